@@ -1,0 +1,11 @@
+#!/usr/bin/env node
+// The `labstation` command: runs the compiled CLI (npm run build writes dist/).
+import { existsSync } from 'node:fs';
+
+const cli = new URL('../dist/electron/cli.js', import.meta.url);
+if (!existsSync(cli)) {
+  process.stderr.write('labstation: dist/ is missing; run `npm run build` first\n');
+  process.exit(2);
+}
+const { main } = await import(cli.href);
+process.exitCode = await main(process.argv.slice(2));

@@ -1,0 +1,200 @@
+/**
+ * The `labstation` command. Exit codes: 0 done; 1 the input was refused (problems printed one
+ * per line); 2 wrong usage of the command itself.
+ */
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { parseQuestions, validateAnswers } from '../shared/questions/index.js';
+import { historyRows, toCsv } from '../shared/usage/history.js';
+import { runStation } from './core/runStation.js';
+import { importBundle } from './core/station/facility.js';
+import { findTool, queryUsage, toolInfo } from './core/station/records.js';
+import { Station } from './core/station/station.js';
+import { AppError } from './core/util/errors.js';
+import { createLogger } from './core/util/log.js';
+
+const HELP = `labstation — instrument station and facility server
+
+Usage:
+  labstation station --data DIR [--port N] [--demo]   run a headless station; prints the UI URL
+  labstation import --data DIR FILE.json              load a facility bundle into a data dir
+  labstation questions check FILE                     validate a question list
+  labstation questions answer QUESTIONS ANSWERS       validate answers, print canonical answers
+  labstation usage --data DIR [--json|--csv] [--tool NAME]
+                                                      print the usage events
+
+Exit codes: 0 ok, 1 input refused (one problem per line), 2 wrong usage.
+`;
+
+class UsageError extends Error {}
+
+function readJson(file: string, what: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new AppError('bad_request', `${what} ${file}: ${(error as Error).message}`);
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new AppError('bad_request', `${what} ${file} is not valid JSON: ${(error as Error).message}`);
+  }
+}
+
+function need(value: string | undefined, flag: string): string {
+  if (!value) throw new UsageError(`${flag} is required`);
+  return value;
+}
+
+async function station(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      data: { type: 'string' },
+      port: { type: 'string' },
+      demo: { type: 'boolean' },
+      help: { type: 'boolean' },
+    },
+  });
+  if (values.help) return (process.stdout.write(HELP), 0);
+  const port = values.port === undefined ? 0 : Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new UsageError('--port must be a whole number from 0 to 65535');
+  }
+  const running = await runStation({
+    dataDir: need(values.data, '--data'),
+    port,
+    demo: values.demo ?? false,
+    log: createLogger(),
+  });
+  process.stdout.write(`Labstation station ready at ${running.url}#token=${running.token}\n`);
+  await new Promise<void>((resolve) => {
+    const stop = (): void => resolve();
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  await running.close();
+  return 0;
+}
+
+async function importCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: { data: { type: 'string' } },
+    allowPositionals: true,
+  });
+  if (positionals.length !== 1) throw new UsageError('import takes one FILE.json');
+  const bundle = readJson(positionals[0]!, 'bundle');
+  const st = Station.open({ dataDir: need(values.data, '--data'), log: createLogger('warn') });
+  try {
+    const summary = await importBundle(st.db, bundle);
+    process.stdout.write(
+      `imported ${summary.users} users, ${summary.projects} projects, ${summary.tools} tools` +
+        (summary.station ? `; this station runs ${summary.station}` : '') +
+        '\n',
+    );
+    return 0;
+  } finally {
+    st.close();
+  }
+}
+
+function questions(argv: string[]): number {
+  const [sub, ...rest] = argv;
+  if (sub === 'check') {
+    if (rest.length !== 1) throw new UsageError('questions check takes one FILE');
+    const result = parseQuestions(readJson(rest[0]!, 'question list'));
+    if (!result.ok) {
+      for (const p of result.problems) process.stdout.write(`${p.path}: ${p.message}\n`);
+      return 1;
+    }
+    process.stdout.write(`ok: ${result.questions.length} questions\n`);
+    return 0;
+  }
+  if (sub === 'answer') {
+    if (rest.length !== 2) throw new UsageError('questions answer takes QUESTIONS ANSWERS');
+    const parsed = parseQuestions(readJson(rest[0]!, 'question list'));
+    if (!parsed.ok) {
+      for (const p of parsed.problems) process.stdout.write(`${p.path}: ${p.message}\n`);
+      return 1;
+    }
+    const result = validateAnswers(parsed.questions, readJson(rest[1]!, 'answers'));
+    if (!result.ok) {
+      for (const p of result.problems) process.stdout.write(`${p.path.join('.')}: ${p.message}\n`);
+      return 1;
+    }
+    process.stdout.write(`${JSON.stringify(result.answers, null, 2)}\n`);
+    return 0;
+  }
+  throw new UsageError('questions takes check or answer');
+}
+
+function usage(argv: string[]): number {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      data: { type: 'string' },
+      json: { type: 'boolean' },
+      csv: { type: 'boolean' },
+      tool: { type: 'string' },
+    },
+  });
+  const st = Station.open({ dataDir: need(values.data, '--data'), log: createLogger('warn') });
+  try {
+    const tool = values.tool ?? st.stationTool;
+    const toolRow = tool === null ? undefined : findTool(st.db, tool);
+    const events = queryUsage(st.db, toolRow ? { toolId: toolRow.id } : {}).reverse();
+    if (values.csv) {
+      if (!toolRow) throw new UsageError('--csv needs --tool (or a station tool)');
+      const table = historyRows(toolInfo(toolRow), events);
+      process.stdout.write(toCsv(table.columns, table.rows));
+    } else if (values.json) {
+      process.stdout.write(`${JSON.stringify(events, null, 2)}\n`);
+    } else {
+      for (const e of events) {
+        process.stdout.write(
+          `${e.id}\t${e.tool_name}\t${e.user_name}\t${e.project_name}\t${e.start}\t${e.end ?? '(active)'}` +
+            `${e.post_usage_pending ? '\tpost-usage pending' : ''}\n`,
+        );
+      }
+    }
+    return 0;
+  } finally {
+    st.close();
+  }
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case 'station':
+        return await station(rest);
+      case 'import':
+        return await importCommand(rest);
+      case 'questions':
+        return questions(rest);
+      case 'usage':
+        return usage(rest);
+      case undefined:
+      case '--help':
+      case '-h':
+      case 'help':
+        process.stdout.write(HELP);
+        return command === undefined ? 2 : 0;
+      default:
+        throw new UsageError(`unknown command ${JSON.stringify(command)}`);
+    }
+  } catch (error) {
+    if (error instanceof UsageError || String((error as { code?: unknown }).code).startsWith('ERR_PARSE_ARGS')) {
+      process.stderr.write(`labstation: ${(error as Error).message}\n\n${HELP}`);
+      return 2;
+    }
+    if (error instanceof AppError) {
+      process.stderr.write(`${error.message}\n`);
+      return 1;
+    }
+    throw error;
+  }
+}

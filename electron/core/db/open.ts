@@ -1,0 +1,53 @@
+import Database from 'better-sqlite3';
+import { LATEST_VERSION, migrations, type Migration } from './migrations.js';
+
+export type Db = Database.Database;
+
+export class NewerDatabaseError extends Error {
+  constructor(
+    readonly found: number,
+    readonly supported: number,
+  ) {
+    super(
+      `database schema version ${found} is newer than this Labstation supports (${supported}); ` +
+        'update Labstation, or open a copy of the data with the version that wrote it',
+    );
+    this.name = 'NewerDatabaseError';
+  }
+}
+
+/**
+ * Opens (creating if needed) a Labstation database: WAL, foreign keys, synchronous=FULL so a
+ * committed usage event survives a power cut, then migrates it to the latest version.
+ */
+export function openDatabase(file: string, list: readonly Migration[] = migrations): Db {
+  const db = new Database(file);
+  try {
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = FULL');
+    db.pragma('foreign_keys = ON');
+    db.pragma('busy_timeout = 5000');
+    migrate(db, list);
+    return db;
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+}
+
+export function schemaVersion(db: Db): number {
+  return db.pragma('user_version', { simple: true }) as number;
+}
+
+export function migrate(db: Db, list: readonly Migration[] = migrations): void {
+  const latest = list.length ? list[list.length - 1]!.version : LATEST_VERSION;
+  const current = schemaVersion(db);
+  if (current > latest) throw new NewerDatabaseError(current, latest);
+  for (const step of list) {
+    if (step.version <= current) continue;
+    db.transaction(() => {
+      db.exec(step.sql);
+      db.pragma(`user_version = ${step.version}`);
+    }).immediate();
+  }
+}

@@ -1,0 +1,117 @@
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import fastifyStatic from '@fastify/static';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { CoreEvent } from '../../../shared/api.js';
+import { HTTP_STATUS, type ApiError } from '../../../shared/errors.js';
+import type { Station } from '../station/station.js';
+import { AppError, toApiError } from '../util/errors.js';
+
+/** The loopback token that guards /rpc and /events; kept in <data>/rpc-token, mode 0600. */
+export function loadOrCreateRpcToken(dataDir: string): string {
+  const file = join(dataDir, 'rpc-token');
+  if (existsSync(file)) {
+    const token = readFileSync(file, 'utf8').trim();
+    chmodSync(file, 0o600);
+    if (token.length >= 32) return token;
+  }
+  const token = randomBytes(32).toString('base64url');
+  writeFileSync(file, `${token}\n`, { mode: 0o600 });
+  chmodSync(file, 0o600);
+  return token;
+}
+
+function bearerMatches(request: FastifyRequest, token: string): boolean {
+  const header = request.headers.authorization ?? '';
+  const match = /^Bearer\s+(\S+)$/i.exec(header);
+  if (!match) return false;
+  const given = Buffer.from(match[1]!);
+  const expected = Buffer.from(token);
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
+  return reply.code(HTTP_STATUS[error.code]).send(error);
+}
+
+export interface StationServerOptions {
+  station: Station;
+  token: string;
+  /** Built renderer (index.html and assets); omitted in tests that only speak RPC. */
+  rendererDir?: string | undefined;
+}
+
+/**
+ * The station's loopback listener: GET /health, POST /rpc/<name> (the HTTP carrier of the
+ * contract), GET /events (server-sent events) and the UI itself.
+ */
+export async function createStationServer(options: StationServerOptions): Promise<FastifyInstance> {
+  const { station, token } = options;
+  const app = Fastify({ logger: false, bodyLimit: 4 * 1024 * 1024 });
+
+  app.setErrorHandler((error, request, reply) => {
+    if (error instanceof AppError) return sendError(reply, error.toJSON());
+    const status = (error as { statusCode?: number }).statusCode;
+    if (status !== undefined && status >= 400 && status < 500) {
+      return sendError(reply, { code: 'bad_request', message: (error as Error).message });
+    }
+    station.log.error({ err: error, url: request.url }, 'request failed');
+    return sendError(reply, toApiError(error));
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendError(reply, { code: 'not_found', message: `nothing at ${request.method} ${request.url}` }),
+  );
+
+  app.get('/health', () => ({ status: 'ok', role: 'station' }));
+
+  app.post<{ Params: { name: string } }>('/rpc/:name', async (request, reply) => {
+    if (!bearerMatches(request, token)) {
+      return sendError(reply, { code: 'unauthenticated', message: 'missing or wrong bearer token' });
+    }
+    return await station.call(request.params.name, request.body);
+  });
+
+  app.get('/events', (request, reply) => {
+    if (!bearerMatches(request, token)) {
+      return sendError(reply, { code: 'unauthenticated', message: 'missing or wrong bearer token' });
+    }
+    reply.hijack();
+    const res = reply.raw;
+    res.writeHead(200, {
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-store',
+      connection: 'keep-alive',
+    });
+    res.write(': connected\n\n');
+    const send = (event: CoreEvent): void => {
+      res.write(`data: ${JSON.stringify(event)}\n\n`);
+    };
+    const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), 25_000);
+    station.events.on('event', send);
+    request.raw.on('close', () => {
+      clearInterval(keepAlive);
+      station.events.off('event', send);
+    });
+    return reply;
+  });
+
+  if (options.rendererDir && existsSync(join(options.rendererDir, 'index.html'))) {
+    await app.register(fastifyStatic, {
+      root: options.rendererDir,
+      index: 'index.html',
+      setHeaders: (res) => {
+        res.setHeader('x-content-type-options', 'nosniff');
+        res.setHeader('referrer-policy', 'no-referrer');
+        res.setHeader('x-frame-options', 'DENY');
+      },
+    });
+  } else {
+    app.get('/', (_request, reply) =>
+      reply
+        .type('text/plain; charset=utf-8')
+        .send('The Labstation UI is not built: run `npm run build`, then start the station again.\n'),
+    );
+  }
+  return app;
+}

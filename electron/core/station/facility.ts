@@ -1,0 +1,216 @@
+import { z } from 'zod';
+import { parseQuestions, serializeQuestions } from '../../../shared/questions/index.js';
+import type { Db } from '../db/open.js';
+import { AppError } from '../util/errors.js';
+import { newUuid, nowIso } from '../util/ids.js';
+import { hashSecret } from '../util/pin.js';
+import { setSetting } from './settings.js';
+
+const name = z.string().trim().min(1, 'must not be empty').max(200);
+const pin = z.string().regex(/^\d{4,12}$/, 'must be 4 to 12 digits');
+
+const bundleSchema = z
+  .object({
+    users: z
+      .array(
+        z
+          .object({
+            username: name,
+            email: z.string().max(320).optional(),
+            first_name: z.string().max(200).optional(),
+            last_name: z.string().max(200).optional(),
+            badge_number: z.string().trim().min(1).max(64).nullable().optional(),
+            pin: pin.optional(),
+            pin_hash: z.string().startsWith('$argon2id$', 'must be an argon2id PHC string').optional(),
+            is_staff: z.boolean().optional(),
+            is_active: z.boolean().optional(),
+            projects: z.array(name).optional(),
+            qualified_tools: z.array(name).optional(),
+          })
+          .strict(),
+      )
+      .optional(),
+    projects: z
+      .array(
+        z
+          .object({
+            name,
+            application_identifier: z.string().max(200).optional(),
+            active: z.boolean().optional(),
+          })
+          .strict(),
+      )
+      .optional(),
+    tools: z
+      .array(
+        z
+          .object({
+            name,
+            pre_usage_questions: z.unknown().optional(),
+            post_usage_questions: z.unknown().optional(),
+          })
+          .strict(),
+      )
+      .optional(),
+    station: z
+      .object({
+        tool: name,
+        idle_logoff_minutes: z.number().positive().max(1440).optional(),
+        idle_force_end_minutes: z.number().positive().max(10080).nullable().optional(),
+        lock_mode: z.boolean().optional(),
+      })
+      .strict()
+      .optional(),
+  })
+  .strict();
+
+export type FacilityBundle = z.infer<typeof bundleSchema>;
+
+export interface ImportSummary {
+  users: number;
+  projects: number;
+  tools: number;
+  station: string | null;
+}
+
+export function formatIssues(issues: z.core.$ZodIssue[]): string[] {
+  return issues.map((issue) => {
+    const path = issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('');
+    const where = path.replace(/^\./, '') || '(bundle)';
+    if (issue.code === 'unrecognized_keys') {
+      return `${where}: unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => JSON.stringify(k)).join(', ')}`;
+    }
+    return `${where}: ${issue.message}`;
+  });
+}
+
+/**
+ * Loads a facility bundle (users, projects, tools with their question forms, the station's
+ * tool) in one transaction: every problem is reported and nothing is imported, or all is.
+ * Records are matched by name, so importing the same bundle twice changes nothing.
+ */
+export async function importBundle(db: Db, input: unknown): Promise<ImportSummary> {
+  const parsed = bundleSchema.safeParse(input);
+  if (!parsed.success) {
+    const problems = formatIssues(parsed.error.issues);
+    throw new AppError('validation_failed', problems.join('\n'), { problems });
+  }
+  const bundle = parsed.data;
+  const problems: string[] = [];
+  const tools = (bundle.tools ?? []).map((tool, i) => {
+    const forms = { pre_usage_questions: '[]', post_usage_questions: '[]' };
+    for (const key of ['pre_usage_questions', 'post_usage_questions'] as const) {
+      const result = parseQuestions(tool[key] ?? []);
+      if (result.ok) forms[key] = JSON.stringify(serializeQuestions(result.questions));
+      else for (const p of result.problems) problems.push(`tools[${i}] (${tool.name}).${key}: ${p.message}`);
+    }
+    return { name: tool.name, ...forms };
+  });
+  const projectNames = new Set([
+    ...(bundle.projects ?? []).map((p) => p.name),
+    ...(db.prepare('SELECT name FROM projects').pluck().all() as string[]),
+  ]);
+  const toolNames = new Set([
+    ...tools.map((t) => t.name),
+    ...(db.prepare('SELECT name FROM tools').pluck().all() as string[]),
+  ]);
+  const seen = new Map<string, number>();
+  (bundle.users ?? []).forEach((u, i) => {
+    const key = u.username.toLowerCase();
+    if (seen.has(key)) problems.push(`users[${i}].username: ${u.username} is listed twice`);
+    seen.set(key, i);
+    for (const p of u.projects ?? []) {
+      if (!projectNames.has(p)) problems.push(`users[${i}] (${u.username}).projects: no project named ${JSON.stringify(p)}`);
+    }
+    for (const t of u.qualified_tools ?? []) {
+      if (!toolNames.has(t)) problems.push(`users[${i}] (${u.username}).qualified_tools: no tool named ${JSON.stringify(t)}`);
+    }
+    if (u.pin && u.pin_hash) problems.push(`users[${i}] (${u.username}): give pin or pin_hash, not both`);
+  });
+  if (bundle.station && !toolNames.has(bundle.station.tool)) {
+    problems.push(`station.tool: no tool named ${JSON.stringify(bundle.station.tool)}`);
+  }
+  if (problems.length) throw new AppError('validation_failed', problems.join('\n'), { problems });
+
+  const pinHashes = await Promise.all(
+    (bundle.users ?? []).map((u) => (u.pin ? hashSecret(u.pin) : Promise.resolve(u.pin_hash))),
+  );
+  const now = nowIso();
+  db.transaction(() => {
+    for (const p of bundle.projects ?? []) {
+      db.prepare(
+        `INSERT INTO projects (uuid, name, application_identifier, active, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT (name) DO UPDATE SET application_identifier = excluded.application_identifier,
+           active = excluded.active, updated_at = excluded.updated_at`,
+      ).run(newUuid(), p.name, p.application_identifier ?? '', p.active === false ? 0 : 1, now, now);
+    }
+    for (const t of tools) {
+      db.prepare(
+        `INSERT INTO tools (uuid, name, pre_usage_questions, post_usage_questions, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT (name) DO UPDATE SET pre_usage_questions = excluded.pre_usage_questions,
+           post_usage_questions = excluded.post_usage_questions, updated_at = excluded.updated_at`,
+      ).run(newUuid(), t.name, t.pre_usage_questions, t.post_usage_questions, now, now);
+    }
+    (bundle.users ?? []).forEach((u, i) => {
+      db.prepare(
+        `INSERT INTO users (uuid, username, email, first_name, last_name, badge_number, pin_hash,
+           is_staff, is_active, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (username) DO UPDATE SET email = excluded.email,
+           first_name = excluded.first_name, last_name = excluded.last_name,
+           badge_number = excluded.badge_number,
+           pin_hash = coalesce(excluded.pin_hash, users.pin_hash),
+           is_staff = excluded.is_staff, is_active = excluded.is_active,
+           updated_at = excluded.updated_at`,
+      ).run(
+        newUuid(),
+        u.username,
+        u.email ?? '',
+        u.first_name ?? '',
+        u.last_name ?? '',
+        u.badge_number ?? null,
+        pinHashes[i] ?? null,
+        u.is_staff ? 1 : 0,
+        u.is_active === false ? 0 : 1,
+        now,
+        now,
+      );
+      const userId = db.prepare('SELECT id FROM users WHERE username = ?').pluck().get(u.username) as number;
+      if (u.projects) {
+        db.prepare('DELETE FROM user_projects WHERE user_id = ?').run(userId);
+        for (const p of u.projects) {
+          db.prepare(
+            'INSERT INTO user_projects (user_id, project_id) SELECT ?, id FROM projects WHERE name = ?',
+          ).run(userId, p);
+        }
+      }
+      if (u.qualified_tools) {
+        db.prepare('DELETE FROM qualifications WHERE user_id = ?').run(userId);
+        for (const t of u.qualified_tools) {
+          db.prepare('INSERT INTO qualifications (user_id, tool_id) SELECT ?, id FROM tools WHERE name = ?').run(
+            userId,
+            t,
+          );
+        }
+      }
+    });
+    if (bundle.station) {
+      setSetting(db, 'station.tool', bundle.station.tool);
+      if (bundle.station.idle_logoff_minutes !== undefined) {
+        setSetting(db, 'idle.logoffMinutes', bundle.station.idle_logoff_minutes);
+      }
+      if (bundle.station.idle_force_end_minutes !== undefined) {
+        setSetting(db, 'idle.forceEndMinutes', bundle.station.idle_force_end_minutes);
+      }
+      if (bundle.station.lock_mode !== undefined) setSetting(db, 'station.lockMode', bundle.station.lock_mode);
+    }
+  }).immediate();
+  return {
+    users: bundle.users?.length ?? 0,
+    projects: bundle.projects?.length ?? 0,
+    tools: tools.length,
+    station: bundle.station?.tool ?? null,
+  };
+}

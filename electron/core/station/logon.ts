@@ -1,0 +1,64 @@
+import type { Db } from '../db/open.js';
+import { AppError } from '../util/errors.js';
+import { hashSecret, verifySecret } from '../util/pin.js';
+import type { UserRow } from './records.js';
+
+export const MAX_PIN_FAILURES = 5;
+
+// Verifying against a real hash for unknown logins keeps the answer time the same, so timing
+// does not tell which usernames or badges exist.
+let decoyHash: Promise<string> | undefined;
+
+function findByLogin(db: Db, login: string): UserRow | undefined {
+  return db
+    .prepare('SELECT * FROM users WHERE username = ? OR badge_number = ? ORDER BY username = ? DESC LIMIT 1')
+    .get(login, login, login) as UserRow | undefined;
+}
+
+/**
+ * Checks a username or badge number and PIN. Five wrong PINs in a row lock that login for
+ * `lockMinutes`; the lock is kept in the database, so a restart does not lift it.
+ */
+export async function checkLogon(
+  db: Db,
+  login: string,
+  pin: string,
+  now: Date,
+  lockMinutes: number,
+): Promise<UserRow> {
+  const user = findByLogin(db, login);
+  const key = user ? `user:${user.id}` : `login:${login.toLowerCase()}`;
+  const state = db.prepare('SELECT * FROM login_failures WHERE login_key = ?').get(key) as
+    | { failures: number; locked_until: string | null }
+    | undefined;
+  if (state?.locked_until && state.locked_until > now.toISOString()) {
+    throw new AppError(
+      'locked',
+      `too many wrong PINs: this login is locked until ${state.locked_until}`,
+      { locked_until: state.locked_until },
+    );
+  }
+  const hash = user?.pin_hash ?? (await (decoyHash ??= hashSecret('decoy-pin')));
+  const good = (await verifySecret(pin, hash)) && user !== undefined && user.is_active === 1 && user.pin_hash !== null;
+  if (good) {
+    db.prepare('DELETE FROM login_failures WHERE login_key = ?').run(key);
+    return user;
+  }
+  const failures = (state && !state.locked_until ? state.failures : 0) + 1;
+  const lockedUntil =
+    failures >= MAX_PIN_FAILURES ? new Date(now.getTime() + lockMinutes * 60_000).toISOString() : null;
+  db.prepare(
+    `INSERT INTO login_failures (login_key, failures, locked_until, last_failure_at) VALUES (?, ?, ?, ?)
+     ON CONFLICT (login_key) DO UPDATE SET failures = excluded.failures,
+       locked_until = excluded.locked_until, last_failure_at = excluded.last_failure_at`,
+  ).run(key, lockedUntil ? 0 : failures, lockedUntil, now.toISOString());
+  if (lockedUntil) {
+    throw new AppError('locked', `too many wrong PINs: this login is locked until ${lockedUntil}`, {
+      locked_until: lockedUntil,
+    });
+  }
+  throw new AppError(
+    'unauthenticated',
+    `unknown login or wrong PIN (${MAX_PIN_FAILURES - failures} tries left before a lock)`,
+  );
+}

@@ -1,0 +1,35 @@
+import type { Db } from '../db/open.js';
+
+/** Station settings, stored as JSON values in the settings table. */
+export interface StationSettings {
+  'station.tool': string | null;
+  'station.lockMode': boolean;
+  'idle.logoffMinutes': number;
+  'idle.forceEndMinutes': number | null;
+  'security.lockMinutes': number;
+}
+
+export const DEFAULT_SETTINGS: StationSettings = {
+  'station.tool': null,
+  'station.lockMode': false,
+  'idle.logoffMinutes': 10,
+  'idle.forceEndMinutes': null,
+  'security.lockMinutes': 5,
+};
+
+export function getSetting<K extends keyof StationSettings>(db: Db, key: K): StationSettings[K] {
+  const raw = db.prepare('SELECT value FROM settings WHERE key = ?').pluck().get(key) as
+    | string
+    | undefined;
+  return raw === undefined ? DEFAULT_SETTINGS[key] : (JSON.parse(raw) as StationSettings[K]);
+}
+
+export function setSetting<K extends keyof StationSettings>(
+  db: Db,
+  key: K,
+  value: StationSettings[K],
+): void {
+  db.prepare(
+    'INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+  ).run(key, JSON.stringify(value));
+}

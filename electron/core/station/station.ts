@@ -1,0 +1,300 @@
+import { EventEmitter } from 'node:events';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  apiSchemas,
+  isApiName,
+  type ApiName,
+  type ApiParsedArgs,
+  type ApiResult,
+  type CoreEvent,
+  type SessionInfo,
+} from '../../../shared/api.js';
+import { openDatabase, type Db } from '../db/open.js';
+import { AppError } from '../util/errors.js';
+import { nowIso } from '../util/ids.js';
+import { createLogger, type Logger } from '../util/log.js';
+import { formatIssues } from './facility.js';
+import { checkLogon } from './logon.js';
+import {
+  activeProjectsOf,
+  findTool,
+  findUser,
+  isQualified,
+  projectSummary,
+  queryUsage,
+  toolInfo,
+  userSummary,
+  type UserRow,
+} from './records.js';
+import { getSetting } from './settings.js';
+import {
+  clearShutdown,
+  completePending,
+  disableTool,
+  enableTool,
+  forceEndTool,
+  toolStatus,
+  validateUsage,
+} from './toolControl.js';
+
+export type Handlers = {
+  [N in ApiName]: (args: ApiParsedArgs<N>) => ApiResult<N> | Promise<ApiResult<N>>;
+};
+
+export interface StationOptions {
+  dataDir: string;
+  log?: Logger;
+  clock?: () => number;
+}
+
+/** Calls that only read what the screen shows; they do not count as someone using the station. */
+const PASSIVE_CALLS: ReadonlySet<ApiName> = new Set([
+  'station.info',
+  'session.current',
+  'toolControl.status',
+]);
+
+/**
+ * The station core: one database, the person logged on at the instrument (one at a time, as at
+ * the physical PC), the idle rule, and the handler map that both carriers dispatch to.
+ */
+export class Station {
+  readonly events = new EventEmitter<{ event: [CoreEvent] }>();
+  readonly handlers: Handlers;
+  private session: { userId: number; startedAt: string } | null = null;
+  private lastInputAt: number;
+  private idleTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    readonly db: Db,
+    readonly log: Logger,
+    private readonly clock: () => number = Date.now,
+  ) {
+    this.lastInputAt = clock();
+    this.handlers = this.buildHandlers();
+  }
+
+  static open(options: StationOptions): Station {
+    mkdirSync(options.dataDir, { recursive: true });
+    const db = openDatabase(join(options.dataDir, 'labstation.db'));
+    return new Station(db, options.log ?? createLogger(), options.clock);
+  }
+
+  close(): void {
+    this.stopIdleWatch();
+    this.db.close();
+  }
+
+  /** Validates raw arguments with the contract's schema and runs the handler. */
+  async call(name: string, rawArgs: unknown): Promise<unknown> {
+    if (!isApiName(name)) throw new AppError('not_found', `no call named ${JSON.stringify(name)}`);
+    const parsed = apiSchemas[name].safeParse(rawArgs ?? {});
+    if (!parsed.success) {
+      const problems = formatIssues(parsed.error.issues);
+      throw new AppError('bad_request', `${name}: ${problems.join('; ')}`, { problems });
+    }
+    if (!PASSIVE_CALLS.has(name)) this.lastInputAt = this.clock();
+    const handler = this.handlers[name] as (args: unknown) => unknown;
+    return await handler(parsed.data);
+  }
+
+  emit(event: CoreEvent): void {
+    this.events.emit('event', event);
+  }
+
+  get stationTool(): string | null {
+    return getSetting(this.db, 'station.tool');
+  }
+
+  /** Called by the shell when it sees keyboard or pointer input (Electron's powerMonitor). */
+  touch(): void {
+    this.lastInputAt = this.clock();
+  }
+
+  /** The idle rule: log the UI session off, and optionally force-end usage after longer. */
+  checkIdle(): void {
+    const idleMs = this.clock() - this.lastInputAt;
+    const logoffMs = getSetting(this.db, 'idle.logoffMinutes') * 60_000;
+    if (this.session && idleMs >= logoffMs) {
+      this.log.info({ userId: this.session.userId }, 'idle: logging the session off');
+      this.session = null;
+      this.emit({ type: 'session.changed', reason: 'idle' });
+    }
+    const forceEndMinutes = getSetting(this.db, 'idle.forceEndMinutes');
+    const tool = this.stationTool;
+    if (forceEndMinutes !== null && tool !== null && idleMs >= forceEndMinutes * 60_000) {
+      if (toolStatus(this.db, tool).state === 'in_use') {
+        const usage = forceEndTool(this.db, null, tool, this.now());
+        this.log.info({ usage: usage.uuid }, 'idle: usage force-ended, post-usage answers pending');
+        this.emit({ type: 'tool.changed', tool });
+      }
+    }
+  }
+
+  startIdleWatch(everyMs = 15_000): void {
+    this.stopIdleWatch();
+    this.idleTimer = setInterval(() => {
+      try {
+        this.checkIdle();
+      } catch (error) {
+        this.log.error({ err: error }, 'idle check failed');
+      }
+    }, everyMs);
+    this.idleTimer.unref();
+  }
+
+  stopIdleWatch(): void {
+    if (this.idleTimer) clearInterval(this.idleTimer);
+    this.idleTimer = undefined;
+  }
+
+  private now(): string {
+    return nowIso(this.clock);
+  }
+
+  private actor(): UserRow {
+    if (!this.session) throw new AppError('unauthenticated', 'log on first');
+    return findUser(this.db, this.session.userId);
+  }
+
+  private sessionInfo(): SessionInfo | null {
+    if (!this.session) return null;
+    const user = findUser(this.db, this.session.userId);
+    const tool = this.stationTool;
+    const toolRow = tool === null ? undefined : findTool(this.db, tool);
+    return {
+      user: userSummary(user),
+      projects: activeProjectsOf(this.db, user.id).map(projectSummary),
+      qualified: user.is_staff === 1 || (toolRow !== undefined && isQualified(this.db, user.id, toolRow.id)),
+      pending: this.pendingFor(user.id),
+      started_at: this.session.startedAt,
+    };
+  }
+
+  private pendingFor(userId: number): SessionInfo['pending'] {
+    return queryUsage(this.db, { userId, pendingOnly: true }).map((usage) => ({
+      usage,
+      questions: toolInfo(findTool(this.db, usage.tool_id)).post_usage_questions,
+    }));
+  }
+
+  private changed(tool: string, usage?: string): void {
+    this.emit({ type: 'tool.changed', tool });
+    if (usage) this.emit({ type: 'usage.changed', usage });
+  }
+
+  private buildHandlers(): Handlers {
+    const db = this.db;
+    return {
+      'station.info': () => ({
+        role: 'station',
+        tool: this.stationTool,
+        idle: {
+          logoffMinutes: getSetting(db, 'idle.logoffMinutes'),
+          forceEndMinutes: getSetting(db, 'idle.forceEndMinutes'),
+        },
+        lockMode: getSetting(db, 'station.lockMode'),
+      }),
+      'session.logon': async ({ login, pin }) => {
+        const now = new Date(this.clock());
+        const user = await checkLogon(db, login, pin, now, getSetting(db, 'security.lockMinutes'));
+        this.session = { userId: user.id, startedAt: now.toISOString() };
+        this.log.info({ user: user.username }, 'logged on');
+        this.emit({ type: 'session.changed', reason: 'logon' });
+        return this.sessionInfo()!;
+      },
+      'session.logoff': () => {
+        if (this.session) this.emit({ type: 'session.changed', reason: 'logoff' });
+        this.session = null;
+        return { ok: true };
+      },
+      'session.current': () => ({ session: this.sessionInfo() }),
+      'session.touch': () => ({ ok: true }),
+      'toolControl.status': ({ tool }) => toolStatus(db, tool),
+      'toolControl.enable': (args) => {
+        const usage = enableTool(db, this.actor(), args, this.now());
+        this.changed(usage.tool_name, usage.uuid);
+        return { usage };
+      },
+      'toolControl.disable': (args) => {
+        const usage = disableTool(db, this.actor(), args, this.now());
+        this.changed(usage.tool_name, usage.uuid);
+        return { usage };
+      },
+      'toolControl.forceEnd': ({ tool }) => {
+        const usage = forceEndTool(db, this.actor(), tool, this.now());
+        this.changed(usage.tool_name, usage.uuid);
+        return { usage };
+      },
+      'toolControl.validate': ({ usage: ref }) => {
+        const usage = validateUsage(db, this.actor(), ref, this.now());
+        this.changed(usage.tool_name, usage.uuid);
+        return { usage };
+      },
+      'toolControl.clearShutdown': ({ tool }) => {
+        const status = clearShutdown(db, this.actor(), tool, this.now());
+        this.changed(status.tool.name);
+        return status;
+      },
+      'usage.history': ({ tool, user, from, to }) => {
+        this.actor();
+        const toolRow = findTool(db, tool);
+        return {
+          tool: toolInfo(toolRow),
+          events: queryUsage(db, {
+            toolId: toolRow.id,
+            ...(user === undefined ? {} : { userId: findUser(db, user).id }),
+            ...(from === undefined ? {} : { from: boundary(from, 'from') }),
+            ...(to === undefined ? {} : { to: boundary(to, 'to') }),
+          }),
+        };
+      },
+      'usage.pending': () => ({ pending: this.pendingFor(this.actor().id) }),
+      'usage.completePending': (args) => {
+        const usage = completePending(db, this.actor(), args, this.now());
+        this.changed(usage.tool_name, usage.uuid);
+        return { usage };
+      },
+      'users.list': ({ tool }) => {
+        const actor = this.actor();
+        if (actor.is_staff !== 1) throw new AppError('forbidden', 'only staff can list users');
+        const toolRow = findTool(db, tool);
+        const rows = db
+          .prepare(
+            `SELECT * FROM users u WHERE u.is_active = 1 AND (u.is_staff = 1 OR EXISTS
+               (SELECT 1 FROM qualifications q WHERE q.user_id = u.id AND q.tool_id = ?))
+             ORDER BY u.last_name, u.first_name, u.username`,
+          )
+          .all(toolRow.id) as UserRow[];
+        return {
+          users: rows.map((u) => ({
+            ...userSummary(u),
+            projects: activeProjectsOf(db, u.id).map(projectSummary),
+          })),
+        };
+      },
+    };
+  }
+}
+
+/**
+ * History bounds: a date alone means that whole day in the station's local time zone (from
+ * its start, to its end); a date-time is taken as given. Everything is folded to UTC text so it
+ * compares with the stored times.
+ */
+export function boundary(value: string, side: 'from' | 'to'): string {
+  const date = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
+  if (date) {
+    const [y, m, d] = [Number(date[1]), Number(date[2]), Number(date[3])];
+    const day = new Date(y, m - 1, d);
+    if (day.getFullYear() !== y || day.getMonth() !== m - 1 || day.getDate() !== d) {
+      throw new AppError('bad_request', `${side}: ${value} is not a real date`);
+    }
+    if (side === 'to') day.setDate(d + 1);
+    return day.toISOString();
+  }
+  const time = new Date(value);
+  if (Number.isNaN(time.getTime())) throw new AppError('bad_request', `${side}: ${value} is not a real date-time`);
+  return time.toISOString();
+}

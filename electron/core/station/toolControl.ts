@@ -1,0 +1,314 @@
+import type { ToolStatus, UsageEventView } from '../../../shared/api.js';
+import {
+  consumablesFrom,
+  problemReportsFrom,
+  validateAnswers,
+  type Answers,
+  type Question,
+} from '../../../shared/questions/index.js';
+import type { Db } from '../db/open.js';
+import { AppError } from '../util/errors.js';
+import { failpoint } from '../util/failpoint.js';
+import { newUuid } from '../util/ids.js';
+import { enqueue, enqueueUsage } from './outbox.js';
+import {
+  activeUsageOf,
+  displayName,
+  findProject,
+  findTool,
+  findUsage,
+  findUser,
+  isQualified,
+  toolInfo,
+  usageView,
+  type Ref,
+  type ToolRow,
+  type UsageRow,
+  type UserRow,
+} from './records.js';
+
+export interface EnableArgs {
+  tool: Ref;
+  project: Ref;
+  answers: unknown;
+  user?: Ref | undefined;
+  remoteWork?: boolean | undefined;
+}
+
+function requireStaff(actor: UserRow, what: string): void {
+  if (actor.is_staff !== 1) throw new AppError('forbidden', `only staff can ${what}`);
+}
+
+/** Answers checked by the core, whatever the UI did; the problems go back field by field. */
+function checkedAnswers(questions: Question[], raw: unknown, form: string): Answers {
+  const result = validateAnswers(questions, raw);
+  if (result.ok) return result.answers;
+  const first = result.problems[0]?.message ?? 'invalid answer';
+  const more = result.problems.length > 1 ? ` (and ${result.problems.length - 1} more)` : '';
+  throw new AppError('validation_failed', `${form}: ${first}${more}`, {
+    problems: result.problems,
+  });
+}
+
+export function toolStatus(db: Db, toolRef: Ref): ToolStatus {
+  const tool = findTool(db, toolRef);
+  const active = activeUsageOf(db, tool.id);
+  return {
+    tool: toolInfo(tool),
+    state: tool.shutdown ? 'shutdown' : active ? 'in_use' : 'idle',
+    active: active ? usageView(db, active.id) : null,
+    shutdown: tool.shutdown
+      ? { reason: tool.shutdown_reason, since: tool.shutdown_since ?? '' }
+      : null,
+  };
+}
+
+export function enableTool(db: Db, actor: UserRow, args: EnableArgs, now: string): UsageEventView {
+  const tool = findTool(db, args.tool);
+  if (tool.shutdown) {
+    throw new AppError('tool_shutdown', `${tool.name} is shut down: ${tool.shutdown_reason}`);
+  }
+  const billed = args.user === undefined ? actor : findUser(db, args.user);
+  if (billed.id !== actor.id) requireStaff(actor, 'enable a tool on behalf of another user');
+  if (args.remoteWork) requireStaff(actor, 'mark usage as remote work');
+  if (billed.is_active !== 1) {
+    throw new AppError('forbidden', `${displayName(billed)}'s account is not active`);
+  }
+  if (billed.is_staff !== 1 && !isQualified(db, billed.id, tool.id)) {
+    throw new AppError('not_qualified', `${displayName(billed)} is not qualified to use ${tool.name}`);
+  }
+  const project = findProject(db, args.project);
+  if (project.active !== 1) throw new AppError('forbidden', `project ${project.name} is not active`);
+  const member = db
+    .prepare('SELECT 1 FROM user_projects WHERE user_id = ? AND project_id = ?')
+    .get(billed.id, project.id);
+  if (!member) {
+    throw new AppError('forbidden', `${project.name} is not one of ${displayName(billed)}'s projects`);
+  }
+  const questions = toolInfo(tool).pre_usage_questions;
+  const answers = checkedAnswers(questions, args.answers, 'pre-usage questions');
+
+  const id = db
+    .transaction(() => {
+      const busy = activeUsageOf(db, tool.id);
+      if (busy) {
+        const who = usageView(db, busy.id);
+        throw new AppError(
+          'tool_in_use',
+          `${tool.name} is in use by ${who.user_name} since ${who.start}`,
+        );
+      }
+      const usageId = Number(
+        db
+          .prepare(
+            `INSERT INTO usage_events (uuid, user_id, operator_id, project_id, tool_id, start,
+               remote_work, pre_run_data, updated_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          )
+          .run(
+            newUuid(),
+            billed.id,
+            actor.id,
+            project.id,
+            tool.id,
+            now,
+            args.remoteWork ? 1 : 0,
+            JSON.stringify(answers),
+            now,
+          ).lastInsertRowid,
+      );
+      failpoint('enable.after-insert');
+      applyAnswerEffects(db, tool, findUsage(db, usageId), questions, answers, actor.id, now);
+      enqueueUsage(db, usageId);
+      failpoint('enable.before-commit');
+      return usageId;
+    })
+    .immediate();
+  return usageView(db, id);
+}
+
+export function disableTool(
+  db: Db,
+  actor: UserRow,
+  args: { tool: Ref; answers: unknown },
+  now: string,
+): UsageEventView {
+  const tool = findTool(db, args.tool);
+  const active = activeUsageOf(db, tool.id);
+  if (!active) throw new AppError('no_active_usage', `${tool.name} is not in use`);
+  if (actor.id !== active.user_id && actor.id !== active.operator_id && actor.is_staff !== 1) {
+    throw new AppError(
+      'forbidden',
+      `${usageView(db, active.id).user_name} is using ${tool.name}; only they or staff can disable it`,
+    );
+  }
+  const questions = toolInfo(tool).post_usage_questions;
+  const answers = checkedAnswers(questions, args.answers, 'post-usage questions');
+  db.transaction(() => {
+    const current = activeUsageOf(db, tool.id);
+    if (!current || current.id !== active.id) {
+      throw new AppError('conflict', `the usage of ${tool.name} changed meanwhile; try again`);
+    }
+    db.prepare(
+      `UPDATE usage_events SET "end" = ?, run_data = ?, version = version + 1, updated_at = ?
+       WHERE id = ?`,
+    ).run(endAtOrAfter(active, now), JSON.stringify(answers), now, active.id);
+    applyAnswerEffects(db, tool, findUsage(db, active.id), questions, answers, actor.id, now);
+    enqueueUsage(db, active.id);
+  }).immediate();
+  return usageView(db, active.id);
+}
+
+/**
+ * Ends the active usage of a tool without its post-usage answers: by staff, by the idle rule
+ * (actor null) or by a forced shutdown. The answers stay pending for the user to complete.
+ */
+export function forceEndTool(db: Db, actor: UserRow | null, toolRef: Ref, now: string): UsageEventView {
+  if (actor) requireStaff(actor, "force-end another person's usage");
+  const tool = findTool(db, toolRef);
+  const id = db
+    .transaction(() => {
+      const active = activeUsageOf(db, tool.id);
+      if (!active) throw new AppError('no_active_usage', `${tool.name} is not in use`);
+      forceEndInTransaction(db, tool, active, actor?.id ?? null, now);
+      return active.id;
+    })
+    .immediate();
+  return usageView(db, id);
+}
+
+function endAtOrAfter(usage: UsageRow, now: string): string {
+  return now < usage.start ? usage.start : now;
+}
+
+function forceEndInTransaction(
+  db: Db,
+  tool: ToolRow,
+  active: UsageRow,
+  byUserId: number | null,
+  now: string,
+): void {
+  const pending = toolInfo(tool).post_usage_questions.length > 0 ? 1 : 0;
+  db.prepare(
+    `UPDATE usage_events SET "end" = ?, run_data = ?, post_usage_pending = ?, reminder_due = ?,
+       force_ended_by_id = ?, version = version + 1, updated_at = ?
+     WHERE id = ?`,
+  ).run(endAtOrAfter(active, now), pending ? '' : '{}', pending, pending, byUserId, now, active.id);
+  enqueueUsage(db, active.id);
+}
+
+export function validateUsage(db: Db, actor: UserRow, usageRef: Ref, now: string): UsageEventView {
+  requireStaff(actor, 'validate usage events');
+  const usage = findUsage(db, usageRef);
+  if (usage.end === null) {
+    throw new AppError('conflict', `usage event ${usage.id} is still active; end it before validating`);
+  }
+  db.transaction(() => {
+    db.prepare(
+      `UPDATE usage_events SET validated = 1, validated_by_id = ?, version = version + 1,
+         updated_at = ? WHERE id = ?`,
+    ).run(actor.id, now, usage.id);
+    enqueueUsage(db, usage.id);
+  }).immediate();
+  return usageView(db, usage.id);
+}
+
+export function clearShutdown(db: Db, actor: UserRow, toolRef: Ref, now: string): ToolStatus {
+  requireStaff(actor, 'bring a shut-down tool back into service');
+  const tool = findTool(db, toolRef);
+  db.prepare(
+    `UPDATE tools SET shutdown = 0, shutdown_reason = '', shutdown_since = NULL, updated_at = ?
+     WHERE id = ?`,
+  ).run(now, tool.id);
+  return toolStatus(db, tool.id);
+}
+
+export function completePending(
+  db: Db,
+  actor: UserRow,
+  args: { usage: Ref; answers: unknown },
+  now: string,
+): UsageEventView {
+  const usage = findUsage(db, args.usage);
+  if (usage.user_id !== actor.id && actor.is_staff !== 1) {
+    throw new AppError('forbidden', 'only the billed user or staff can answer these questions');
+  }
+  if (usage.post_usage_pending !== 1) {
+    throw new AppError('conflict', `usage event ${usage.id} has no pending post-usage questions`);
+  }
+  const tool = findTool(db, usage.tool_id);
+  const questions = toolInfo(tool).post_usage_questions;
+  const answers = checkedAnswers(questions, args.answers, 'post-usage questions');
+  db.transaction(() => {
+    const changed = db
+      .prepare(
+        `UPDATE usage_events SET run_data = ?, post_usage_pending = 0, reminder_due = 0,
+           version = version + 1, updated_at = ?
+         WHERE id = ? AND version = ? AND post_usage_pending = 1`,
+      )
+      .run(JSON.stringify(answers), now, usage.id, usage.version).changes;
+    if (changed !== 1) {
+      throw new AppError('conflict', `usage event ${usage.id} changed meanwhile; reload it`);
+    }
+    applyAnswerEffects(db, tool, findUsage(db, usage.id), questions, answers, actor.id, now);
+    enqueueUsage(db, usage.id);
+  }).immediate();
+  return usageView(db, usage.id);
+}
+
+/**
+ * What answers do beyond being stored: consumable purchases, problem reports, and a forced
+ * shutdown that ends the tool's active usage. Runs inside the caller's transaction.
+ */
+function applyAnswerEffects(
+  db: Db,
+  tool: ToolRow,
+  usage: UsageRow,
+  questions: Question[],
+  answers: Answers,
+  reporterId: number,
+  now: string,
+): void {
+  for (const c of consumablesFrom(questions, answers)) {
+    const uuid = newUuid();
+    db.prepare(
+      `INSERT INTO consumable_withdrawals (uuid, consumable, quantity, user_id, project_id,
+         usage_event_id, tool_id, question, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(uuid, c.consumable, c.quantity, usage.user_id, usage.project_id, usage.id, tool.id, c.question, now);
+    enqueue(db, 'consumable_withdrawal', uuid, {
+      uuid,
+      consumable: c.consumable,
+      quantity: c.quantity,
+      usage_event_uuid: usage.uuid,
+      question: c.question,
+      created_at: now,
+    });
+  }
+  let shutdownReason: string | null = null;
+  for (const p of problemReportsFrom(questions, answers)) {
+    const uuid = newUuid();
+    db.prepare(
+      `INSERT INTO problem_reports (uuid, tool_id, usage_event_id, user_id, question, description,
+         force_shutdown, safety_hazard, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(uuid, tool.id, usage.id, reporterId, p.question, p.description, p.force_shutdown ? 1 : 0, p.safety_hazard ? 1 : 0, now);
+    enqueue(db, 'problem_report', uuid, {
+      uuid,
+      tool_uuid: tool.uuid,
+      usage_event_uuid: usage.uuid,
+      question: p.question,
+      description: p.description,
+      force_shutdown: p.force_shutdown,
+      safety_hazard: p.safety_hazard,
+      created_at: now,
+    });
+    if (p.force_shutdown && shutdownReason === null) shutdownReason = p.description;
+  }
+  if (shutdownReason !== null) {
+    db.prepare(
+      `UPDATE tools SET shutdown = 1, shutdown_reason = ?, shutdown_since = ?, updated_at = ?
+       WHERE id = ?`,
+    ).run(shutdownReason, now, now, tool.id);
+    const active = activeUsageOf(db, tool.id);
+    if (active) forceEndInTransaction(db, tool, active, null, now);
+  }
+}

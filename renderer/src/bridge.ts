@@ -1,0 +1,200 @@
+/**
+ * The renderer's only way to the core. In Electron the preload exposes `window.labstation`;
+ * in a browser (headless station, tests) the same contract runs over `POST /rpc/<name>` and
+ * server-sent events on `/events`, authenticated by the token handed over in the URL fragment.
+ */
+import type {
+  ApiArgs,
+  ApiName,
+  ApiResult,
+  CoreEvent,
+  LabstationBridge,
+} from '../../shared/api.js';
+import type { ErrorCode } from '../../shared/errors.js';
+import { ERROR_CODES, isApiError } from '../../shared/errors.js';
+
+declare global {
+  interface Window {
+    labstation?: LabstationBridge;
+  }
+}
+
+/** An error from the core, with the code that crossed the carrier and the message to show. */
+export class BridgeError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: unknown,
+  ) {
+    super(message);
+    this.name = 'BridgeError';
+  }
+}
+
+/** Whatever a carrier threw, as a BridgeError (IPC errors may arrive as plain objects). */
+export function toBridgeError(error: unknown): BridgeError {
+  if (error instanceof BridgeError) return error;
+  if (isApiError(error)) return new BridgeError(error.code, error.message, error.details);
+  if (error instanceof Error) {
+    const code = (error as Error & { code?: unknown }).code;
+    const details = (error as Error & { details?: unknown }).details;
+    if (typeof code === 'string' && (ERROR_CODES as readonly string[]).includes(code)) {
+      return new BridgeError(code as ErrorCode, error.message, details);
+    }
+    return new BridgeError('internal', error.message || 'Something went wrong.');
+  }
+  return new BridgeError('internal', 'Something went wrong.');
+}
+
+const TOKEN_KEY = 'labstation.token';
+
+/** Takes `#token=...` out of the address bar and keeps it for this tab only. */
+export function takeTokenFromUrl(): string | null {
+  const match = /(?:^#|&)token=([^&]+)/.exec(window.location.hash);
+  if (match?.[1]) {
+    sessionStorage.setItem(TOKEN_KEY, decodeURIComponent(match[1]));
+    const url = window.location.pathname + window.location.search;
+    window.history.replaceState(window.history.state, '', url);
+  }
+  return sessionStorage.getItem(TOKEN_KEY);
+}
+
+function wrapPreload(preload: LabstationBridge): LabstationBridge {
+  return {
+    async call<N extends ApiName>(name: N, args: ApiArgs<N>): Promise<ApiResult<N>> {
+      try {
+        return await preload.call(name, args);
+      } catch (error) {
+        throw toBridgeError(error);
+      }
+    },
+    subscribe: (listener) => preload.subscribe(listener),
+  };
+}
+
+function httpBridge(token: string | null): LabstationBridge {
+  const headers = (): Record<string, string> =>
+    token ? { authorization: `Bearer ${token}` } : {};
+  const listeners = new Set<(event: CoreEvent) => void>();
+  let stream: AbortController | null = null;
+
+  const dispatch = (event: CoreEvent): void => {
+    for (const listener of [...listeners]) listener(event);
+  };
+
+  return {
+    async call<N extends ApiName>(name: N, args: ApiArgs<N>): Promise<ApiResult<N>> {
+      let response: Response;
+      try {
+        response = await fetch(`/rpc/${encodeURIComponent(name)}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...headers() },
+          body: JSON.stringify(args),
+        });
+      } catch {
+        throw new BridgeError('internal', 'The station does not answer. Is it still running?');
+      }
+      const body: unknown = await response.json().catch(() => undefined);
+      if (!response.ok) {
+        if (isApiError(body)) throw new BridgeError(body.code, body.message, body.details);
+        throw new BridgeError('internal', `The station answered ${response.status}.`);
+      }
+      return body as ApiResult<N>;
+    },
+    subscribe(listener) {
+      listeners.add(listener);
+      if (!stream) {
+        stream = new AbortController();
+        void readEvents(headers, dispatch, stream.signal);
+      }
+      return () => {
+        listeners.delete(listener);
+        if (listeners.size === 0 && stream) {
+          stream.abort();
+          stream = null;
+        }
+      };
+    },
+  };
+}
+
+/** Reads `/events` as server-sent events, reconnecting with backoff until aborted. */
+async function readEvents(
+  headers: () => Record<string, string>,
+  dispatch: (event: CoreEvent) => void,
+  signal: AbortSignal,
+): Promise<void> {
+  let delay = 1000;
+  while (!signal.aborted) {
+    try {
+      const response = await fetch('/events', {
+        headers: { accept: 'text/event-stream', ...headers() },
+        signal,
+      });
+      if (!response.ok || !response.body) throw new Error(`events: ${response.status}`);
+      delay = 1000;
+      const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+      let buffer = '';
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += value;
+        const blocks = buffer.split(/\r?\n\r?\n/);
+        buffer = blocks.pop() ?? '';
+        for (const block of blocks) {
+          const event = parseEventBlock(block);
+          if (event) dispatch(event);
+        }
+      }
+    } catch {
+      if (signal.aborted) return;
+    }
+    await wait(delay, signal);
+    delay = Math.min(delay * 2, 30_000);
+  }
+}
+
+/** One SSE block: its `data:` lines joined, parsed as a CoreEvent; comments are ignored. */
+export function parseEventBlock(block: string): CoreEvent | null {
+  const data = block
+    .split(/\r?\n/)
+    .filter((line) => line.startsWith('data:'))
+    .map((line) => line.slice(5).replace(/^ /, ''))
+    .join('\n');
+  if (!data) return null;
+  try {
+    const value: unknown = JSON.parse(data);
+    if (typeof value === 'object' && value !== null && 'type' in value) return value as CoreEvent;
+  } catch {
+    // A malformed event is skipped; the next refresh brings the state back in line.
+  }
+  return null;
+}
+
+function wait(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = window.setTimeout(resolve, ms);
+    signal.addEventListener(
+      'abort',
+      () => {
+        window.clearTimeout(timer);
+        resolve();
+      },
+      { once: true },
+    );
+  });
+}
+
+let bridge: LabstationBridge | null = null;
+
+export function getBridge(): LabstationBridge {
+  if (!bridge) {
+    bridge = window.labstation ? wrapPreload(window.labstation) : httpBridge(takeTokenFromUrl());
+  }
+  return bridge;
+}
+
+/** Shorthand used by the stores. */
+export function call<N extends ApiName>(name: N, args: ApiArgs<N>): Promise<ApiResult<N>> {
+  return getBridge().call(name, args);
+}

@@ -1,0 +1,49 @@
+import { useEffect, useRef } from 'react';
+import type { ReactElement, ReactNode } from 'react';
+
+interface ConfirmDialogProps {
+  open: boolean;
+  title: string;
+  children: ReactNode;
+  confirmLabel: string;
+  onConfirm(): void;
+  onCancel(): void;
+  busy?: boolean;
+}
+
+/**
+ * A modal confirmation on the native <dialog>: it traps focus, and Escape closes it (the
+ * browser's "cancel" event), which counts as "No".
+ */
+export function ConfirmDialog(props: ConfirmDialogProps): ReactElement {
+  const { open, title, children, confirmLabel, onConfirm, onCancel, busy } = props;
+  const ref = useRef<HTMLDialogElement>(null);
+  useEffect(() => {
+    const dialog = ref.current;
+    if (!dialog) return;
+    if (open && !dialog.open) dialog.showModal();
+    if (!open && dialog.open) dialog.close();
+  }, [open]);
+  return (
+    <dialog
+      ref={ref}
+      className="dialog"
+      aria-labelledby="confirm-title"
+      onCancel={(e) => {
+        e.preventDefault();
+        onCancel();
+      }}
+    >
+      <h2 id="confirm-title">{title}</h2>
+      <div className="dialog-body">{children}</div>
+      <div className="actions">
+        <button type="button" className="secondary" onClick={onCancel} autoFocus>
+          Cancel
+        </button>
+        <button type="button" className="danger" onClick={onConfirm} disabled={busy}>
+          {confirmLabel}
+        </button>
+      </div>
+    </dialog>
+  );
+}

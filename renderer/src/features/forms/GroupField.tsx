@@ -1,0 +1,67 @@
+import type { ReactElement } from 'react';
+import type { GroupQuestion } from '../../../../shared/questions/index.js';
+import { questionLabel } from '../../../../shared/questions/index.js';
+import { Help, Messages, widthStyle } from './FieldFrame.js';
+import { useForm } from './FormContext.js';
+import { QuestionField } from './QuestionField.js';
+import { RequiredMark, Title } from './Title.js';
+import { fieldId, groupItemsAt } from './values.js';
+
+/**
+ * A repeatable group: one fieldset per repetition ("Samples 2"), "Add another" while fewer
+ * than max_number, and a remove button on each repetition beyond the required one.
+ */
+export function GroupField({ question }: { question: GroupQuestion }): ReactElement {
+  const form = useForm();
+  const path = [question.name];
+  const id = fieldId(form.formId, path);
+  const items = groupItemsAt(form.values, question.name);
+  const max = question.max_number ?? 1;
+  const minimum = question.required ? 1 : 0;
+  const label = questionLabel(question);
+  const messages = form.messagesAt(path);
+  return (
+    <fieldset
+      className={messages.length ? 'group invalid' : 'group'}
+      style={widthStyle(question)}
+      aria-describedby={question.help ? `${id}-help` : undefined}
+    >
+      <legend>
+        <Title question={question} />
+        <RequiredMark question={question} />
+      </legend>
+      <Help id={`${id}-help`} question={question} />
+      {items.map((_, index) => (
+        <fieldset key={index} className="repetition">
+          <legend>{`${label} ${index + 1}`}</legend>
+          {question.questions.map((sub) => (
+            <QuestionField key={sub.name} question={sub} path={[question.name, index, sub.name]} />
+          ))}
+          {items.length > minimum && (
+            <button
+              type="button"
+              className="secondary"
+              onClick={() => form.removeRepetition(question.name, index)}
+            >
+              {`Remove ${label} ${index + 1}`}
+            </button>
+          )}
+        </fieldset>
+      ))}
+      <Messages id={`${id}-messages`} messages={messages} />
+      {items.length < max && (
+        <button
+          id={id}
+          type="button"
+          className="secondary"
+          onClick={() => form.addRepetition(question.name)}
+        >
+          {items.length === 0 ? `Add ${label}` : `Add another ${label}`}
+        </button>
+      )}
+      {items.length >= max && max > 1 && (
+        <p className="hint">{`At most ${max} repetitions.`}</p>
+      )}
+    </fieldset>
+  );
+}

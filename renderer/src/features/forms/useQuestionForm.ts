@@ -1,0 +1,190 @@
+import { useCallback, useId, useMemo, useState } from 'react';
+import type {
+  AnswerGroup,
+  AnswerProblem,
+  Answers,
+  Question,
+} from '../../../../shared/questions/index.js';
+import {
+  computeFormulas,
+  initialAnswers,
+  validateAnswers,
+} from '../../../../shared/questions/index.js';
+import type { BridgeError } from '../../bridge.js';
+import type { FieldValue, Path } from './values.js';
+import { fieldId, groupItemsAt, pathKey, withGroupItems, withValue } from './values.js';
+
+export interface QuestionForm {
+  formId: string;
+  questions: Question[];
+  values: Answers;
+  /** Canonical answers with formula results, for showing computed fields. */
+  computed: Answers;
+  /** Every broken rule, shown or not yet. */
+  problems: AnswerProblem[];
+  submitted: boolean;
+  setValue(path: Path, value: FieldValue): void;
+  touch(path: Path): void;
+  addRepetition(group: string): void;
+  removeRepetition(group: string, index: number): void;
+  /** The messages to show at this field now (after touch or submit, and from the core). */
+  messagesAt(path: Path): string[];
+  /** Shows every problem; returns the canonical answers when all rules hold. */
+  submit(): Answers | null;
+  /** Puts the core's validation_failed problems at their fields; false for other errors. */
+  showServerProblems(error: BridgeError): boolean;
+  reset(): void;
+}
+
+function isAnswerProblem(value: unknown): value is AnswerProblem {
+  if (typeof value !== 'object' || value === null) return false;
+  const p = value as Partial<AnswerProblem>;
+  return Array.isArray(p.path) && typeof p.message === 'string';
+}
+
+function serverProblemsOf(error: BridgeError): AnswerProblem[] {
+  if (error.code !== 'validation_failed') return [];
+  const details = error.details as { problems?: unknown } | undefined;
+  return Array.isArray(details?.problems) ? details.problems.filter(isAnswerProblem) : [];
+}
+
+/** A new empty repetition of a group, with its fields' defaults. */
+function emptyRepetition(question: Question | undefined): AnswerGroup {
+  if (question?.type !== 'group') return {};
+  // A repetition is keyed like a question list of its own fields, so their defaults apply.
+  return initialAnswers(question.questions) as AnswerGroup;
+}
+
+/** State of one question form: values as typed, touched fields, live validation. */
+export function useQuestionForm(questions: Question[]): QuestionForm {
+  const formId = useId();
+  const initial = useCallback(() => withMinimumRepetitions(questions), [questions]);
+  const [values, setValues] = useState<Answers>(initial);
+  const [touched, setTouched] = useState<ReadonlySet<string>>(() => new Set());
+  const [submitted, setSubmitted] = useState(false);
+  const [serverProblems, setServerProblems] = useState<AnswerProblem[]>([]);
+
+  const validation = useMemo(() => validateAnswers(questions, values), [questions, values]);
+  const problems = useMemo(() => (validation.ok ? [] : validation.problems), [validation]);
+  const computed = useMemo(
+    () => computeFormulas(questions, validation.answers),
+    [questions, validation],
+  );
+
+  const visible = useMemo(() => {
+    const byKey = new Map<string, string[]>();
+    const add = (p: AnswerProblem): void => {
+      const key = pathKey(p.path);
+      const list = byKey.get(key) ?? [];
+      if (!list.includes(p.message)) list.push(p.message);
+      byKey.set(key, list);
+    };
+    for (const p of problems) if (submitted || touched.has(pathKey(p.path))) add(p);
+    for (const p of serverProblems) add(p);
+    return byKey;
+  }, [problems, serverProblems, submitted, touched]);
+
+  const touch = useCallback((path: Path) => {
+    const key = pathKey(path);
+    setTouched((t) => (t.has(key) ? t : new Set(t).add(key)));
+  }, []);
+
+  const forgetServerProblem = (path: Path): void => {
+    const key = pathKey(path);
+    setServerProblems((list) => list.filter((p) => !pathKey(p.path).startsWith(key)));
+  };
+
+  const setValue = (path: Path, value: FieldValue): void => {
+    setValues((v) => withValue(v, path, value));
+    forgetServerProblem(path);
+  };
+
+  const addRepetition = (group: string): void => {
+    const question = questions.find((q) => q.name === group);
+    setValues((v) => withGroupItems(v, group, [...groupItemsAt(v, group), emptyRepetition(question)]));
+    touch([group]);
+    forgetServerProblem([group]);
+  };
+
+  const removeRepetition = (group: string, index: number): void => {
+    setValues((v) =>
+      withGroupItems(
+        v,
+        group,
+        groupItemsAt(v, group).filter((_, i) => i !== index),
+      ),
+    );
+    // Touched marks and problems below the group moved with the repetitions: start afresh.
+    setTouched((t) => new Set([...t].filter((k) => !k.startsWith(`${group}.`)).concat(group)));
+    forgetServerProblem([group]);
+  };
+
+  const submit = (): Answers | null => {
+    setSubmitted(true);
+    setServerProblems([]);
+    if (validation.ok) return validation.answers;
+    focusFirst(formId, validation.problems);
+    return null;
+  };
+
+  const showServerProblems = (error: BridgeError): boolean => {
+    const list = serverProblemsOf(error);
+    if (list.length === 0) return false;
+    setServerProblems(list);
+    setSubmitted(true);
+    focusFirst(formId, list);
+    return true;
+  };
+
+  const reset = (): void => {
+    setValues(initial());
+    setTouched(new Set());
+    setSubmitted(false);
+    setServerProblems([]);
+  };
+
+  return {
+    formId,
+    questions,
+    values,
+    computed,
+    problems: [...problems, ...serverProblems],
+    submitted,
+    setValue,
+    touch,
+    addRepetition,
+    removeRepetition,
+    messagesAt: (path) => visible.get(pathKey(path)) ?? [],
+    submit,
+    showServerProblems,
+    reset,
+  };
+}
+
+/** Groups start with one repetition to fill in (NEMO shows one), defaults filled. */
+function withMinimumRepetitions(questions: Question[]): Answers {
+  let values = initialAnswers(questions);
+  for (const q of questions) {
+    if (q.type === 'group' && groupItemsAt(values, q.name).length === 0) {
+      values = withGroupItems(values, q.name, [emptyRepetition(q)]);
+    }
+  }
+  return values;
+}
+
+/** Moves focus to the field of the first problem, after React has shown the messages. */
+function focusFirst(formId: string, problems: AnswerProblem[]): void {
+  const first = problems[0];
+  if (!first) return;
+  window.requestAnimationFrame(() => {
+    let path = first.path;
+    while (path.length > 0) {
+      const el = document.getElementById(fieldId(formId, path));
+      if (el) {
+        el.focus();
+        return;
+      }
+      path = path.slice(0, -1);
+    }
+  });
+}

@@ -1,0 +1,121 @@
+import { useRef, useState } from 'react';
+import type { FormEvent, ReactElement } from 'react';
+import { toBridgeError } from '../../bridge.js';
+import { applyNumpadKey, Numpad } from '../../components/Numpad.js';
+import { ErrorMessage } from '../../components/ErrorMessage.js';
+import { errorText } from '../../format.js';
+import { useSessionStore } from '../../stores/session.js';
+import { useUiStore } from '../../stores/ui.js';
+import { useBadgeReader } from './useBadgeReader.js';
+
+/** Log-on with username or badge number plus PIN; a badge reader "types" into it. */
+export function LogonPanel(): ReactElement {
+  const logon = useSessionStore((s) => s.logon);
+  const notice = useSessionStore((s) => s.notice);
+  const keypad = useUiStore((s) => s.keypad);
+  const [login, setLogin] = useState('');
+  const [pin, setPin] = useState('');
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const loginRef = useRef<HTMLInputElement>(null);
+  const pinRef = useRef<HTMLInputElement>(null);
+
+  const submit = async (): Promise<void> => {
+    if (busy) return;
+    if (!login.trim()) {
+      setError('Enter your username or badge number.');
+      loginRef.current?.focus();
+      return;
+    }
+    if (!pin) {
+      setError('Enter your PIN.');
+      pinRef.current?.focus();
+      return;
+    }
+    setBusy(true);
+    setError(null);
+    try {
+      await logon(login.trim(), pin);
+    } catch (e) {
+      setError(errorText(toBridgeError(e)));
+      setPin('');
+      pinRef.current?.focus();
+      setBusy(false);
+    }
+  };
+
+  // Enter after the login moves on to the PIN, unless a PIN is already there.
+  const loginEntered = (): void => {
+    if (pin) void submit();
+    else pinRef.current?.focus();
+  };
+
+  useBadgeReader({
+    onChar: (ch) => {
+      setError(null);
+      setLogin((value) => value + ch);
+    },
+    onBackspace: () => setLogin((value) => value.slice(0, -1)),
+    onEnter: () => {
+      if (login) loginEntered();
+    },
+  });
+
+  const onSubmit = (e: FormEvent): void => {
+    e.preventDefault();
+    void submit();
+  };
+
+  return (
+    <section className="panel logon" aria-labelledby="logon-title">
+      <h2 id="logon-title">Log on</h2>
+      {notice && (
+        <p className="notice" role="status">
+          {notice}
+        </p>
+      )}
+      <p className="hint">Type your username or swipe your badge, then enter your PIN.</p>
+      <form noValidate onSubmit={onSubmit}>
+        <div className="field">
+          <label htmlFor="logon-login">Username or badge number</label>
+          <input
+            id="logon-login"
+            ref={loginRef}
+            name="login"
+            autoComplete="username"
+            autoCapitalize="none"
+            spellCheck={false}
+            value={login}
+            onChange={(e) => setLogin(e.target.value)}
+            onKeyDown={(e) => {
+              if (e.key === 'Enter') {
+                e.preventDefault();
+                loginEntered();
+              }
+            }}
+          />
+        </div>
+        <div className="field">
+          <label htmlFor="logon-pin">PIN</label>
+          <input
+            id="logon-pin"
+            ref={pinRef}
+            name="pin"
+            type="password"
+            inputMode="numeric"
+            autoComplete="current-password"
+            value={pin}
+            onChange={(e) => setPin(e.target.value)}
+          />
+        </div>
+        {keypad && <Numpad label="Keypad for PIN" onKey={(k) => setPin((p) => applyNumpadKey(p, k))} />}
+        <ErrorMessage message={error} />
+        <div className="actions">
+          <button type="submit" className="primary" disabled={busy}>
+            {busy ? 'Logging on…' : 'Log on'}
+          </button>
+        </div>
+      </form>
+    </section>
+  );
+}

@@ -1,0 +1,49 @@
+import type { BridgeError } from './bridge.js';
+
+const dateTime = new Intl.DateTimeFormat(undefined, {
+  year: 'numeric',
+  month: '2-digit',
+  day: '2-digit',
+  hour: '2-digit',
+  minute: '2-digit',
+});
+
+/** A stored ISO time in the station's local time, e.g. "05/01/2024, 09:00". */
+export function formatDateTime(iso: string | null | undefined): string {
+  if (!iso) return '';
+  const time = new Date(iso);
+  return Number.isNaN(time.getTime()) ? iso : dateTime.format(time);
+}
+
+export function capitalize(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+function sentence(text: string): string {
+  const t = capitalize(text.trim());
+  return /[.!?]$/.test(t) ? t : `${t}.`;
+}
+
+/** An error from the core in words for the person at the screen. */
+export function errorText(error: BridgeError): string {
+  switch (error.code) {
+    case 'locked': {
+      const until = lockedUntil(error.details);
+      return `This login is locked after five wrong PINs${
+        until ? ` until ${formatDateTime(until)}` : ''
+      }. Try again later or ask staff.`;
+    }
+    case 'unauthenticated':
+      return `Wrong username, badge or PIN. ${sentence(error.message)}`;
+    case 'validation_failed':
+      return `Some answers need attention. ${sentence(error.message)}`;
+    default:
+      return sentence(error.message);
+  }
+}
+
+function lockedUntil(details: unknown): string | null {
+  if (typeof details !== 'object' || details === null) return null;
+  const value = (details as { locked_until?: unknown }).locked_until;
+  return typeof value === 'string' ? value : null;
+}

@@ -1,0 +1,17 @@
+import { defineConfig } from 'vite';
+
+const here = import.meta.dirname;
+
+// Relative asset paths (base './') so the same build loads from file:// in Electron and from
+// the station's HTTP listener. JSX uses React's automatic runtime (no plugin needed).
+export default defineConfig({
+  root: here,
+  base: './',
+  oxc: { jsx: { runtime: 'automatic', importSource: 'react' } },
+  build: {
+    outDir: `${here}/../dist/renderer`,
+    emptyOutDir: true,
+    sourcemap: true,
+    target: 'es2022',
+  },
+});

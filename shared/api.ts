@@ -1,0 +1,193 @@
+/**
+ * The one contract between the UI and the core: call name -> argument schema and result type.
+ * Both carriers (Electron IPC and `POST /rpc/<name>`) validate arguments with these schemas
+ * and dispatch to the same handler map, so they cannot drift.
+ */
+import { z } from 'zod';
+import type { ApiError } from './errors.js';
+import type { Answers, Question } from './questions/index.js';
+
+/** A record named by its integer id, its UUID, or (for people, tools, projects) its name. */
+const ref = z.union([z.number().int().positive(), z.string().min(1).max(200)]);
+const isoDateOrTime = z
+  .string()
+  .regex(
+    /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/,
+    'must be an ISO 8601 date (YYYY-MM-DD) or date-time',
+  );
+const answers = z.unknown();
+const empty = z.object({}).strict();
+
+export const apiSchemas = {
+  'station.info': empty,
+  'session.logon': z
+    .object({ login: z.string().trim().min(1).max(200), pin: z.string().min(1).max(64) })
+    .strict(),
+  'session.logoff': empty,
+  'session.current': empty,
+  'session.touch': empty,
+  'toolControl.status': z.object({ tool: ref }).strict(),
+  'toolControl.enable': z
+    .object({
+      tool: ref,
+      project: ref,
+      answers,
+      user: ref.optional(),
+      remoteWork: z.boolean().optional(),
+    })
+    .strict(),
+  'toolControl.disable': z.object({ tool: ref, answers }).strict(),
+  'toolControl.forceEnd': z.object({ tool: ref }).strict(),
+  'toolControl.validate': z.object({ usage: ref }).strict(),
+  'toolControl.clearShutdown': z.object({ tool: ref }).strict(),
+  'usage.history': z
+    .object({
+      tool: ref,
+      user: ref.optional(),
+      from: isoDateOrTime.optional(),
+      to: isoDateOrTime.optional(),
+    })
+    .strict(),
+  'usage.pending': empty,
+  'usage.completePending': z.object({ usage: ref, answers }).strict(),
+  'users.list': z.object({ tool: ref }).strict(),
+} as const;
+
+export type ApiName = keyof typeof apiSchemas;
+export type ApiArgs<N extends ApiName> = z.input<(typeof apiSchemas)[N]>;
+export type ApiParsedArgs<N extends ApiName> = z.output<(typeof apiSchemas)[N]>;
+export const API_NAMES = Object.keys(apiSchemas) as ApiName[];
+
+export function isApiName(name: string): name is ApiName {
+  return Object.prototype.hasOwnProperty.call(apiSchemas, name);
+}
+
+export interface UserSummary {
+  id: number;
+  uuid: string;
+  username: string;
+  first_name: string;
+  last_name: string;
+  is_staff: boolean;
+}
+
+export interface ProjectSummary {
+  id: number;
+  uuid: string;
+  name: string;
+  application_identifier: string;
+}
+
+export interface ToolInfo {
+  id: number;
+  uuid: string;
+  name: string;
+  pre_usage_questions: Question[];
+  post_usage_questions: Question[];
+}
+
+/** A usage event as stored (spec 000 fields), plus names for display. */
+export interface UsageEventView {
+  id: number;
+  uuid: string;
+  user_id: number;
+  operator_id: number;
+  project_id: number;
+  tool_id: number;
+  start: string;
+  end: string | null;
+  validated: boolean;
+  validated_by_id: number | null;
+  remote_work: boolean;
+  pre_run_data: string;
+  run_data: string;
+  /** Post-usage questions were not answered because the usage was force-ended. */
+  post_usage_pending: boolean;
+  /** A reminder e-mail about the pending post-usage questions is due (the server sends it). */
+  reminder_due: boolean;
+  force_ended_by_id: number | null;
+  user_name: string;
+  operator_name: string;
+  project_name: string;
+  tool_name: string;
+  validated_by_name: string | null;
+}
+
+export type ToolState = 'idle' | 'in_use' | 'shutdown';
+
+export interface ToolStatus {
+  tool: ToolInfo;
+  state: ToolState;
+  active: UsageEventView | null;
+  shutdown: { reason: string; since: string } | null;
+}
+
+export interface PendingForm {
+  usage: UsageEventView;
+  questions: Question[];
+}
+
+export interface SessionInfo {
+  user: UserSummary;
+  projects: ProjectSummary[];
+  qualified: boolean;
+  pending: PendingForm[];
+  started_at: string;
+}
+
+export interface StationInfo {
+  role: 'station';
+  tool: string | null;
+  idle: { logoffMinutes: number; forceEndMinutes: number | null };
+  lockMode: boolean;
+}
+
+export interface QualifiedUser extends UserSummary {
+  projects: ProjectSummary[];
+}
+
+export interface ApiResults {
+  'station.info': StationInfo;
+  'session.logon': SessionInfo;
+  'session.logoff': { ok: true };
+  'session.current': { session: SessionInfo | null };
+  'session.touch': { ok: true };
+  'toolControl.status': ToolStatus;
+  'toolControl.enable': { usage: UsageEventView };
+  'toolControl.disable': { usage: UsageEventView };
+  'toolControl.forceEnd': { usage: UsageEventView };
+  'toolControl.validate': { usage: UsageEventView };
+  'toolControl.clearShutdown': ToolStatus;
+  'usage.history': { tool: ToolInfo; events: UsageEventView[] };
+  'usage.pending': { pending: PendingForm[] };
+  'usage.completePending': { usage: UsageEventView };
+  'users.list': { users: QualifiedUser[] };
+}
+
+export type ApiResult<N extends ApiName> = ApiResults[N];
+
+/** Events pushed from the core to every UI (server-sent events or IPC). */
+export type CoreEvent =
+  | { type: 'tool.changed'; tool: string }
+  | { type: 'session.changed'; reason: 'logon' | 'logoff' | 'idle' }
+  | { type: 'usage.changed'; usage: string };
+
+/**
+ * What the Electron preload exposes as `window.labstation`. Errors do not survive the context
+ * bridge with their fields, so every answer comes back as an envelope; the renderer's bridge
+ * turns it into a LabstationBridge.
+ */
+export type RpcEnvelope<T = unknown> = { ok: true; result: T } | { ok: false; error: ApiError };
+
+export interface LabstationPreload {
+  invoke(name: ApiName, args: unknown): Promise<RpcEnvelope>;
+  subscribe(listener: (event: CoreEvent) => void): () => void;
+}
+
+/** What the UI codes against: the preload (adapted) or the HTTP carrier. */
+export interface LabstationBridge {
+  call<N extends ApiName>(name: N, args: ApiArgs<N>): Promise<ApiResult<N>>;
+  subscribe(listener: (event: CoreEvent) => void): () => void;
+}
+
+export type { Answers, Question };

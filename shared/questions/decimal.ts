@@ -1,0 +1,84 @@
+// Rounding on the decimal representation of a number, not on its binary value.
+//
+// We round half AWAY FROM ZERO (2.5 -> 3, -2.5 -> -3, 1.005 -> 1.01 at 2 places), which is
+// what facility users expect from a calculator. NEMO evaluates formulas with Python, whose
+// round() uses banker's rounding (2.5 -> 2) on the binary value (1.005 -> 1.0); we
+// deliberately differ. Rounding works on the shortest decimal string that reads back as the
+// same double (String(x)), so values typed as "1.005" round as written.
+
+interface DecimalParts {
+  /** Significant digits without leading zeros, e.g. "1005" for 1.005. */
+  digits: string;
+  /** Position of the decimal point relative to the start of digits: value = 0.digits * 10^point. */
+  point: number;
+}
+
+function decimalParts(abs: number): DecimalParts {
+  const text = String(abs);
+  const e = text.indexOf('e');
+  const mantissa = e < 0 ? text : text.slice(0, e);
+  const exponent = e < 0 ? 0 : Number(text.slice(e + 1));
+  const dot = mantissa.indexOf('.');
+  const intLength = dot < 0 ? mantissa.length : dot;
+  let digits = mantissa.replace('.', '');
+  let point = intLength + exponent;
+  // Strip leading zeros ("0.005" -> digits "5", point -2).
+  let lead = 0;
+  while (lead < digits.length - 1 && digits[lead] === '0') lead++;
+  digits = digits.slice(lead);
+  point -= lead;
+  return { digits, point };
+}
+
+/** Adds one to a string of decimal digits ("199" -> "200", "99" -> "100"). */
+function incrementDigits(digits: string): string {
+  const out = digits.split('');
+  for (let i = out.length - 1; i >= 0; i--) {
+    if (out[i] === '9') {
+      out[i] = '0';
+    } else {
+      out[i] = String(Number(out[i]) + 1);
+      return out.join('');
+    }
+  }
+  return '1' + out.join('');
+}
+
+/**
+ * Rounds to `places` decimal places (negative places round to tens, hundreds, ...), half away
+ * from zero. Non-finite input is returned unchanged; -0 becomes 0.
+ */
+export function roundHalfAwayFromZero(value: number, places: number): number {
+  if (!Number.isFinite(value) || value === 0) return value === 0 ? 0 : value;
+  const whole = Math.trunc(places);
+  const negative = value < 0;
+  const { digits, point } = decimalParts(Math.abs(value));
+  const keep = point + whole;
+  if (keep >= digits.length) return value;
+  if (keep < 0) return 0;
+  let kept = digits.slice(0, keep);
+  const next = digits.charAt(keep);
+  if (next >= '5') kept = incrementDigits(kept === '' ? '0' : kept);
+  if (kept === '') kept = '0';
+  const result = Number(`${kept}e${-whole}`);
+  if (result === 0) return 0;
+  return negative ? -result : result;
+}
+
+/** Number of decimal places in the shortest decimal form of a finite number (1.50 -> 1). */
+export function decimalPlaces(value: number): number {
+  if (!Number.isFinite(value) || value === 0) return 0;
+  const { digits, point } = decimalParts(Math.abs(value));
+  let significant = digits.length;
+  while (significant > 1 && digits[significant - 1] === '0') significant--;
+  return Math.max(0, significant - point);
+}
+
+/**
+ * Removes binary noise from a computed value (0.1 + 0.2 -> 0.3) by keeping 15 significant
+ * digits, the most a double always holds exactly. Used for formulas without a precision.
+ */
+export function cleanComputedNumber(value: number): number {
+  if (!Number.isFinite(value) || value === 0) return value === 0 ? 0 : value;
+  return Number(value.toPrecision(15));
+}

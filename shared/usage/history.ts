@@ -1,0 +1,200 @@
+/**
+ * The Usage Data History table (spec 000, rule 3 of "What the service does"): one row per
+ * group repetition, so a sample group answered three times gives three rows, with the event's
+ * scalar fields and answers repeated on each row. Pure: used by the UI and by exports.
+ */
+import type { ToolInfo, UsageEventView } from '../api.js';
+import type { Question } from '../questions/index.js';
+
+export interface HistoryTable {
+  columns: string[];
+  rows: string[][];
+}
+
+type Phase = 'pre' | 'post';
+type AnswerObject = Record<string, unknown>;
+
+/** One answer column: a top-level question, or one field of a group. */
+interface AnswerColumn {
+  phase: Phase;
+  name: string;
+  field?: string;
+}
+
+const EVENT_COLUMNS = [
+  'event id',
+  'user',
+  'operator',
+  'project',
+  'start',
+  'end',
+  'remote work',
+  'validated',
+];
+
+export function historyRows(tool: ToolInfo, events: UsageEventView[]): HistoryTable {
+  const parsed = events.map((event) => ({
+    event,
+    pre: parseAnswers(event.pre_run_data),
+    post: parseAnswers(event.run_data),
+  }));
+  const answerColumns = [
+    ...columnsFor(
+      'pre',
+      tool.pre_usage_questions,
+      parsed.map((p) => p.pre),
+    ),
+    ...columnsFor(
+      'post',
+      tool.post_usage_questions,
+      parsed.map((p) => p.post),
+    ),
+  ];
+  const columns = [...EVENT_COLUMNS, ...answerColumns.map(columnTitle)];
+  const rows: string[][] = [];
+  for (const { event, pre, post } of parsed) {
+    const byPhase: Record<Phase, AnswerObject> = { pre, post };
+    const repetitions = Math.max(
+      1,
+      ...answerColumns
+        .filter((c) => c.field !== undefined)
+        .map((c) => groupItems(byPhase[c.phase][c.name]).length),
+    );
+    const eventCells = [
+      String(event.id),
+      event.user_name,
+      event.operator_name,
+      event.project_name,
+      event.start,
+      event.end ?? '',
+      event.remote_work ? 'Yes' : 'No',
+      event.validated ? 'Yes' : 'No',
+    ];
+    for (let i = 0; i < repetitions; i++) {
+      const answerCells = answerColumns.map((c) => {
+        const value = byPhase[c.phase][c.name];
+        if (c.field === undefined) return formatCell(value);
+        const item = groupItems(value)[i];
+        return item === undefined ? '' : formatCell(item[c.field]);
+      });
+      rows.push([...eventCells, ...answerCells]);
+    }
+  }
+  return { columns, rows };
+}
+
+/** Columns of the tool's questions in their order, then answer keys no longer in its definition. */
+function columnsFor(phase: Phase, questions: Question[], answers: AnswerObject[]): AnswerColumn[] {
+  const columns: AnswerColumn[] = [];
+  const seen = new Set<string>();
+  const add = (column: AnswerColumn): void => {
+    const key = columnTitle(column);
+    if (seen.has(key)) return;
+    seen.add(key);
+    columns.push(column);
+  };
+  const groupFields = new Map<string, Set<string>>();
+  for (const q of questions) {
+    if (q.type === 'group') {
+      const fields = new Set<string>();
+      groupFields.set(q.name, fields);
+      for (const sub of q.questions ?? []) {
+        fields.add(sub.name);
+        add({ phase, name: q.name, field: sub.name });
+      }
+    } else {
+      add({ phase, name: q.name });
+    }
+  }
+  for (const answer of answers) {
+    for (const [name, value] of Object.entries(answer)) {
+      const isGroup =
+        groupFields.has(name) ||
+        (!seen.has(columnTitle({ phase, name })) && looksLikeGroup(value));
+      if (!isGroup) {
+        add({ phase, name });
+        continue;
+      }
+      for (const item of groupItems(value)) {
+        for (const field of Object.keys(item)) add({ phase, name, field });
+      }
+    }
+  }
+  return columns;
+}
+
+function columnTitle(column: AnswerColumn): string {
+  return column.field === undefined
+    ? `${column.phase}:${column.name}`
+    : `${column.phase}:${column.name}.${column.field}`;
+}
+
+/** pre_run_data and run_data are JSON text; an empty or malformed one reads as no answers. */
+function parseAnswers(text: string | null | undefined): AnswerObject {
+  if (typeof text !== 'string' || text.trim() === '') return {};
+  try {
+    const value: unknown = JSON.parse(text);
+    return isObject(value) ? value : {};
+  } catch {
+    return {};
+  }
+}
+
+function isObject(value: unknown): value is AnswerObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** NEMO may wrap an answer as `{...definition, user_input}`; read the value inside. */
+function unwrap(value: unknown): unknown {
+  if (isObject(value) && 'user_input' in value) return value.user_input;
+  return value;
+}
+
+function looksLikeGroup(raw: unknown): boolean {
+  const value = unwrap(raw);
+  if (Array.isArray(value)) return value.length > 0 && value.every(isObject);
+  return isObject(value) && Object.keys(value).length > 0 && Object.keys(value).every(isIndex);
+}
+
+function isIndex(key: string): boolean {
+  return /^\d+$/.test(key);
+}
+
+/** A group's repetitions: an array of objects, or NEMO's object keyed "0", "1", ... */
+function groupItems(raw: unknown): AnswerObject[] {
+  const value = unwrap(raw);
+  if (Array.isArray(value)) return value.filter(isObject);
+  if (isObject(value) && Object.keys(value).every(isIndex)) {
+    return Object.keys(value)
+      .sort((a, b) => Number(a) - Number(b))
+      .map((k) => value[k])
+      .filter(isObject);
+  }
+  return [];
+}
+
+function formatCell(raw: unknown): string {
+  const value = unwrap(raw);
+  if (value === null || value === undefined) return '';
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'bigint') return String(value);
+  if (typeof value === 'boolean') return value ? 'Yes' : 'No';
+  if (Array.isArray(value)) return value.map(formatCell).join('; ');
+  return JSON.stringify(value);
+}
+
+/** Cells a spreadsheet would run as a formula start with one of these. */
+const FORMULA_START = /^[=+\-@\t\r]/;
+
+/**
+ * RFC 4180 CSV: fields holding a comma, quote or line break are quoted, quotes doubled, records
+ * end with CRLF. A cell that a spreadsheet would read as a formula gets a leading apostrophe.
+ */
+export function toCsv(columns: string[], rows: string[][]): string {
+  return [columns, ...rows].map((record) => record.map(csvField).join(',') + '\r\n').join('');
+}
+
+function csvField(cell: string): string {
+  const safe = FORMULA_START.test(cell) ? `'${cell}` : cell;
+  return /[",\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
+}

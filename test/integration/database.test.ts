@@ -1,0 +1,83 @@
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { migrations, LATEST_VERSION } from '../../electron/core/db/migrations.js';
+import { NewerDatabaseError, openDatabase, schemaVersion } from '../../electron/core/db/open.js';
+import { tempDir } from './helpers.js';
+
+function schemaOf(db: Database.Database): unknown[] {
+  return db
+    .prepare("SELECT type, name, tbl_name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name")
+    .all();
+}
+
+describe('database', () => {
+  it('opens with WAL, foreign keys and synchronous=FULL, at the latest version', () => {
+    const db = openDatabase(join(tempDir(), 'a.db'));
+    expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
+    expect(db.pragma('synchronous', { simple: true })).toBe(2);
+    expect(schemaVersion(db)).toBe(LATEST_VERSION);
+    db.close();
+  });
+
+  it('builds the same schema step by step as from zero, and reopening changes nothing', () => {
+    const dir = tempDir();
+    const stepwise = new Database(join(dir, 'step.db'));
+    for (let i = 1; i <= migrations.length; i++) {
+      stepwise.close();
+      const db = openDatabase(join(dir, 'step.db'), migrations.slice(0, i));
+      expect(schemaVersion(db)).toBe(migrations[i - 1]!.version);
+      db.close();
+    }
+    const a = openDatabase(join(dir, 'step.db'));
+    const b = openDatabase(join(dir, 'zero.db'));
+    expect(schemaOf(a)).toEqual(schemaOf(b));
+    a.close();
+    b.close();
+  });
+
+  it('refuses a database written by a newer version and leaves it untouched', () => {
+    const file = join(tempDir(), 'new.db');
+    const raw = new Database(file);
+    raw.exec('CREATE TABLE future (x)');
+    raw.pragma(`user_version = ${LATEST_VERSION + 1}`);
+    raw.close();
+    expect(() => openDatabase(file)).toThrow(NewerDatabaseError);
+    const again = new Database(file);
+    expect(schemaVersion(again)).toBe(LATEST_VERSION + 1);
+    expect(again.prepare("SELECT count(*) FROM sqlite_master WHERE name = 'users'").pluck().get()).toBe(0);
+    again.close();
+  });
+
+  it('enforces one active usage per tool in the schema itself', () => {
+    const db = openDatabase(join(tempDir(), 'c.db'));
+    const now = new Date().toISOString();
+    db.exec(`INSERT INTO users (uuid, username, created_at, updated_at) VALUES ('u', 'u', '${now}', '${now}');
+      INSERT INTO projects (uuid, name, created_at, updated_at) VALUES ('p', 'p', '${now}', '${now}');
+      INSERT INTO tools (uuid, name, created_at, updated_at) VALUES ('t', 't', '${now}', '${now}');`);
+    const insert = db.prepare(
+      `INSERT INTO usage_events (uuid, user_id, operator_id, project_id, tool_id, start, updated_at)
+       VALUES (?, 1, 1, 1, 1, ?, ?)`,
+    );
+    insert.run('e1', now, now);
+    expect(() => insert.run('e2', now, now)).toThrow(/UNIQUE/);
+    db.close();
+  });
+
+  it('answers the hot queries from indexes (EXPLAIN QUERY PLAN)', () => {
+    const db = openDatabase(join(tempDir(), 'd.db'));
+    const plan = (sql: string): string =>
+      (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as { detail: string }[]).map((r) => r.detail).join('\n');
+    expect(plan('SELECT * FROM usage_events WHERE tool_id = 1 AND "end" IS NULL')).toMatch(
+      /USING INDEX usage_events_one_active/,
+    );
+    expect(plan("SELECT * FROM usage_events WHERE tool_id = 1 AND start >= '2026' ORDER BY start DESC")).toMatch(
+      /USING (COVERING )?INDEX usage_events_tool_start/,
+    );
+    expect(plan('SELECT * FROM usage_events WHERE user_id = 1 AND post_usage_pending = 1')).toMatch(
+      /USING INDEX usage_events_user_pending/,
+    );
+    db.close();
+  });
+});

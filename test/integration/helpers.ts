@@ -1,0 +1,87 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+
+export const CLI = join(import.meta.dirname, '..', '..', 'bin', 'labstation.js');
+
+export function tempDir(prefix = 'labstation-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the real `labstation` command (the built one) and collects its output. */
+export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+export function writeJson(dir: string, name: string, value: unknown): string {
+  const file = join(dir, name);
+  writeFileSync(file, JSON.stringify(value, null, 2));
+  return file;
+}
+
+export interface StationProcess {
+  child: ChildProcess;
+  url: string;
+  token: string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  rpc(name: string, args: unknown): Promise<{ status: number; body: unknown }>;
+  stop(): Promise<void>;
+}
+
+/** Starts `labstation station` on an ephemeral loopback port and waits for its ready line. */
+export function startStation(dataDir: string, env: NodeJS.ProcessEnv = {}): Promise<StationProcess> {
+  const child = spawn(process.execPath, [CLI, 'station', '--data', dataDir, '--port', '0'], {
+    env: { ...process.env, LABSTATION_LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  );
+  return new Promise((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout });
+    const timer = setTimeout(() => reject(new Error(`station did not start: ${stderr}`)), 20_000);
+    void exited.then(({ code }) => reject(new Error(`station exited ${code}: ${stderr}`)));
+    lines.on('line', (line) => {
+      const match = /ready at (http:\/\/\S+\/)#token=(\S+)/.exec(line);
+      if (!match) return;
+      clearTimeout(timer);
+      const [, url, token] = match as unknown as [string, string, string];
+      resolve({
+        child,
+        url,
+        token,
+        exited,
+        async rpc(name, args) {
+          const res = await fetch(`${url}rpc/${name}`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+            body: JSON.stringify(args),
+          });
+          return { status: res.status, body: (await res.json()) as unknown };
+        },
+        async stop() {
+          if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+          await exited;
+        },
+      });
+    });
+  });
+}

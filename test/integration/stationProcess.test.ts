@@ -1,0 +1,173 @@
+/**
+ * The real `labstation` process: CLI commands, the HTTP carrier, and a process killed in the
+ * middle of enabling a tool. Needs `npm run build` first (npm test does it).
+ */
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { facilityBundle, goodPreAnswers } from '../fixtures/facility.js';
+import { runCli, startStation, tempDir, writeJson, type StationProcess } from './helpers.js';
+
+const running: StationProcess[] = [];
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((s) => s.stop()));
+});
+
+async function preparedDataDir(): Promise<string> {
+  const dir = tempDir();
+  const bundle = writeJson(dir, 'facility.json', facilityBundle());
+  const result = await runCli(['import', '--data', join(dir, 'data'), bundle]);
+  expect(result.stderr).toBe('');
+  expect(result.code).toBe(0);
+  expect(result.stdout).toMatch(/imported 3 users, 3 projects, 2 tools; this station runs SEM/);
+  return join(dir, 'data');
+}
+
+async function start(dataDir: string, env: NodeJS.ProcessEnv = {}): Promise<StationProcess> {
+  const station = await startStation(dataDir, env);
+  running.push(station);
+  return station;
+}
+
+describe('labstation import', () => {
+  it('names unknown keys and bad questions, and imports nothing then', async () => {
+    const dir = tempDir();
+    const bundle = facilityBundle();
+    const bad = {
+      ...bundle,
+      colour: 'red',
+      tools: [{ name: 'X', pre_usage_questions: [{ type: 'slider', name: 'a' }] }],
+    };
+    const r1 = await runCli(['import', '--data', join(dir, 'd'), writeJson(dir, 'b1.json', bad)]);
+    expect(r1.code).toBe(1);
+    expect(r1.stderr).toMatch(/unknown key "colour"/);
+    const r2 = await runCli([
+      'import',
+      '--data',
+      join(dir, 'd'),
+      writeJson(dir, 'b2.json', { ...bundle, tools: bad.tools, station: { tool: 'X' } }),
+    ]);
+    expect(r2.code).toBe(1);
+    expect(r2.stderr).toMatch(/tools\[0\] \(X\)\.pre_usage_questions: .*slider/);
+    const db = new Database(join(dir, 'd', 'labstation.db'), { readonly: true });
+    expect(db.prepare('SELECT count(*) FROM users').pluck().get()).toBe(0);
+    db.close();
+  });
+});
+
+describe('labstation station over HTTP', () => {
+  it('serves /health, guards /rpc with the token in <data>/rpc-token, and speaks the contract', async () => {
+    const dataDir = await preparedDataDir();
+    const st = await start(dataDir);
+    expect((statSync(join(dataDir, 'rpc-token')).mode & 0o777).toString(8)).toBe('600');
+    const health = await fetch(`${st.url}health`);
+    expect(await health.json()).toEqual({ status: 'ok', role: 'station' });
+    const noToken = await fetch(`${st.url}rpc/toolControl.status`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"tool":"SEM"}',
+    });
+    expect(noToken.status).toBe(401);
+    expect(await noToken.json()).toMatchObject({ code: 'unauthenticated' });
+
+    expect(await st.rpc('toolControl.status', { tool: 'SEM' })).toMatchObject({
+      status: 200,
+      body: { state: 'idle', tool: { name: 'SEM' } },
+    });
+    expect(await st.rpc('toolControl.status', { tool: 'Nope' })).toMatchObject({
+      status: 404,
+      body: { code: 'not_found' },
+    });
+    expect(await st.rpc('session.logon', { login: 'alice', pin: '1234' })).toMatchObject({ status: 200 });
+    const bad = await st.rpc('toolControl.enable', { tool: 'SEM', project: 'Cathodes', answers: {} });
+    expect(bad.status).toBe(422);
+    expect(bad.body).toMatchObject({ code: 'validation_failed' });
+    const ok = await st.rpc('toolControl.enable', { tool: 'SEM', project: 'Cathodes', answers: goodPreAnswers });
+    expect(ok.status).toBe(200);
+    expect(await st.rpc('toolControl.enable', { tool: 'SEM', project: 'Cathodes', answers: goodPreAnswers })).toMatchObject({
+      status: 409,
+      body: { code: 'tool_in_use' },
+    });
+    const malformed = await fetch(`${st.url}rpc/session.logon`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${st.token}` },
+      body: '{not json',
+    });
+    expect(malformed.status).toBe(400);
+    expect(await malformed.json()).toMatchObject({ code: 'bad_request' });
+
+    await st.stop();
+    const usage = await runCli(['usage', '--data', dataDir, '--json']);
+    expect(usage.code).toBe(0);
+    const events = JSON.parse(usage.stdout) as { end: string | null; pre_run_data: string }[];
+    expect(events).toHaveLength(1);
+    expect(events[0]!.end).toBeNull();
+    expect(JSON.parse(events[0]!.pre_run_data)).toMatchObject({ total: 5 });
+  });
+
+  for (const point of ['enable.after-insert', 'enable.before-commit']) {
+    it(`leaves the database consistent when the process is killed at ${point}`, async () => {
+      const dataDir = await preparedDataDir();
+      const st = await start(dataDir, { LABSTATION_FAILPOINT: point });
+      await st.rpc('session.logon', { login: 'alice', pin: '1234' });
+      await expect(
+        st.rpc('toolControl.enable', { tool: 'SEM', project: 'Cathodes', answers: goodPreAnswers }),
+      ).rejects.toThrow();
+      expect(await st.exited).toMatchObject({ signal: 'SIGKILL' });
+
+      const db = new Database(join(dataDir, 'labstation.db'));
+      expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+      expect(db.pragma('foreign_key_check')).toEqual([]);
+      for (const table of ['usage_events', 'consumable_withdrawals', 'problem_reports', 'outbox']) {
+        expect(db.prepare(`SELECT count(*) FROM ${table}`).pluck().get(), table).toBe(0);
+      }
+      db.close();
+
+      const again = await start(dataDir);
+      await again.rpc('session.logon', { login: 'alice', pin: '1234' });
+      const ok = await again.rpc('toolControl.enable', {
+        tool: 'SEM',
+        project: 'Cathodes',
+        answers: goodPreAnswers,
+      });
+      expect(ok.status).toBe(200);
+    });
+  }
+});
+
+describe('labstation questions', () => {
+  it('check: exit 0 for a good list, exit 1 with one line per problem', async () => {
+    const dir = tempDir();
+    const good = writeJson(dir, 'good.json', (facilityBundle().tools as { pre_usage_questions: unknown }[])[0]!.pre_usage_questions);
+    const r1 = await runCli(['questions', 'check', good]);
+    expect(r1.code).toBe(0);
+    const bad = writeJson(dir, 'bad.json', [
+      { type: 'radio', name: 'a', choices: ['x', 'y'], labels: ['only one'] },
+      { type: 'textbox', name: 'a' },
+    ]);
+    const r2 = await runCli(['questions', 'check', bad]);
+    expect(r2.code).toBe(1);
+    const lines = r2.stdout.trim().split('\n');
+    expect(lines.length).toBeGreaterThanOrEqual(2);
+    expect(r2.stdout).toMatch(/labels/);
+    expect(r2.stdout).toMatch(/duplicate|twice|more than once/i);
+  });
+
+  it('answer: prints canonical answers with formula results, or the problems', async () => {
+    const dir = tempDir();
+    const questions = writeJson(dir, 'q.json', [
+      { type: 'number', name: 'a', required: true },
+      { type: 'number', name: 'b' },
+      { type: 'formula', name: 'c', formula: 'a * 2 + b' },
+    ]);
+    const r1 = await runCli(['questions', 'answer', questions, writeJson(dir, 'a.json', { a: '3', b: 4 })]);
+    expect(r1.code).toBe(0);
+    expect(JSON.parse(r1.stdout)).toEqual({ a: 3, b: 4, c: 10 });
+    const r2 = await runCli(['questions', 'answer', questions, writeJson(dir, 'b.json', { a: 1.5 })]);
+    expect(r2.code).toBe(1);
+    expect(r2.stdout).toMatch(/^a: /m);
+    const r3 = await runCli(['questions', 'nonsense']);
+    expect(r3.code).toBe(2);
+  });
+});

@@ -1,0 +1,244 @@
+import { beforeEach, describe, expect, it } from 'vitest';
+import type { SessionInfo, ToolStatus, UsageEventView } from '../../shared/api.js';
+import { importBundle } from '../../electron/core/station/facility.js';
+import { Station } from '../../electron/core/station/station.js';
+import { AppError } from '../../electron/core/util/errors.js';
+import { createLogger } from '../../electron/core/util/log.js';
+import { facilityBundle, goodPreAnswers } from '../fixtures/facility.js';
+import { tempDir } from './helpers.js';
+
+let now = Date.parse('2026-11-20T09:00:00Z');
+const clock = (): number => now;
+
+async function station(): Promise<Station> {
+  const st = Station.open({ dataDir: tempDir(), log: createLogger('silent'), clock });
+  await importBundle(st.db, facilityBundle());
+  return st;
+}
+
+async function expectCode(promise: Promise<unknown>, code: string): Promise<AppError> {
+  const error = await promise.then(
+    () => {
+      throw new Error(`expected ${code}, but the call succeeded`);
+    },
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(AppError);
+  expect((error as AppError).code).toBe(code);
+  return error as AppError;
+}
+
+const logon = (st: Station, login: string, pin: string): Promise<SessionInfo> =>
+  st.call('session.logon', { login, pin }) as Promise<SessionInfo>;
+const enable = (st: Station, args: Record<string, unknown>): Promise<{ usage: UsageEventView }> =>
+  st.call('toolControl.enable', { tool: 'SEM', ...args }) as Promise<{ usage: UsageEventView }>;
+const count = (st: Station, table: string): number =>
+  st.db.prepare(`SELECT count(*) FROM ${table}`).pluck().get() as number;
+
+describe('log-on', () => {
+  beforeEach(() => {
+    now = Date.parse('2026-11-20T09:00:00Z');
+  });
+
+  it('accepts username or badge with the PIN, and lists active projects only', async () => {
+    const st = await station();
+    const s = await logon(st, 'alice', '1234');
+    expect(s.user.username).toBe('alice');
+    expect(s.projects.map((p) => p.name)).toEqual(['Cathodes']);
+    expect(s.qualified).toBe(true);
+    await st.call('session.logoff', {});
+    expect((await logon(st, '100200', '1234')).user.username).toBe('alice');
+    expect(st.db.prepare("SELECT pin_hash FROM users WHERE username = 'alice'").pluck().get()).toMatch(
+      /^\$argon2id\$/,
+    );
+  });
+
+  it('locks a login after five wrong PINs, across badge and username, until the lock ends', async () => {
+    const st = await station();
+    for (let i = 0; i < 4; i++) await expectCode(logon(st, 'alice', '0000'), 'unauthenticated');
+    await expectCode(logon(st, '100200', '0000'), 'locked');
+    await expectCode(logon(st, 'alice', '1234'), 'locked');
+    now += 6 * 60_000;
+    expect((await logon(st, 'alice', '1234')).user.username).toBe('alice');
+  });
+
+  it('refuses an unknown login with the same answer as a wrong PIN', async () => {
+    const st = await station();
+    const e = await expectCode(logon(st, 'nobody', '1234'), 'unauthenticated');
+    expect(e.message).toMatch(/unknown login or wrong PIN/);
+  });
+});
+
+describe('tool control', () => {
+  it('needs a session, qualification, an active project of the user, and valid answers', async () => {
+    const st = await station();
+    await expectCode(enable(st, { project: 'Cathodes', answers: goodPreAnswers }), 'unauthenticated');
+    await logon(st, 'bob', '2345');
+    await expectCode(enable(st, { project: 'Other', answers: goodPreAnswers }), 'not_qualified');
+    await st.call('session.logoff', {});
+    await logon(st, 'alice', '1234');
+    await expectCode(enable(st, { project: 'Old', answers: goodPreAnswers }), 'forbidden');
+    await expectCode(enable(st, { project: 'Other', answers: goodPreAnswers }), 'forbidden');
+    const bad = await expectCode(
+      enable(st, {
+        project: 'Cathodes',
+        answers: { ...goodPreAnswers, project_id: 'x', sample_group: [{ stubs: 1 }] },
+      }),
+      'validation_failed',
+    );
+    const problems = (bad.details as { problems: { path: unknown[]; rule: string }[] }).problems;
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ path: ['project_id'], rule: 'pattern' }),
+        expect.objectContaining({ path: ['sample_group', 0, 'sample_name'], rule: 'required' }),
+      ]),
+    );
+    expect(count(st, 'usage_events')).toBe(0);
+  });
+
+  it('enables with canonical answers and formulas, refuses a second enable, disables', async () => {
+    const st = await station();
+    await logon(st, 'alice', '1234');
+    const { usage } = await enable(st, { project: 'Cathodes', answers: goodPreAnswers });
+    expect(usage.end).toBeNull();
+    expect(usage.start).toBe('2026-11-20T09:00:00.000Z');
+    expect(usage.operator_id).toBe(usage.user_id);
+    expect(JSON.parse(usage.pre_run_data)).toMatchObject({ ...goodPreAnswers, total: 5 });
+    const status = (await st.call('toolControl.status', { tool: 'SEM' })) as ToolStatus;
+    expect(status.state).toBe('in_use');
+    expect(status.active?.user_name).toBe('Alice Martin');
+    await expectCode(enable(st, { project: 'Cathodes', answers: goodPreAnswers }), 'tool_in_use');
+    // consumables: one purchase per group repetition that names a quantity
+    expect(
+      st.db.prepare('SELECT consumable, quantity FROM consumable_withdrawals ORDER BY id').all(),
+    ).toEqual([
+      { consumable: 'SEM stub', quantity: 2 },
+      { consumable: 'SEM stub', quantity: 3 },
+    ]);
+    now += 3_600_000;
+    const done = (await st.call('toolControl.disable', {
+      tool: 'SEM',
+      answers: { problem: 'No', notes: 'fine' },
+    })) as { usage: UsageEventView };
+    expect(done.usage.end).toBe('2026-11-20T10:00:00.000Z');
+    expect(JSON.parse(done.usage.run_data)).toEqual({ problem: 'No', notes: 'fine' });
+    expect(((await st.call('toolControl.status', { tool: 'SEM' })) as ToolStatus).state).toBe('idle');
+    // every change went to the outbox in its own transaction
+    expect(count(st, 'outbox')).toBe(4);
+  });
+
+  it('lets staff enable for a user, force-end, and the user completes the pending answers', async () => {
+    const st = await station();
+    await logon(st, 'alice', '1234');
+    await expectCode(enable(st, { project: 'Cathodes', answers: goodPreAnswers, user: 'bob' }), 'forbidden');
+    await st.call('session.logoff', {});
+    await logon(st, 'sam', '9999');
+    const { usage } = await enable(st, {
+      project: 'Cathodes',
+      answers: goodPreAnswers,
+      user: 'alice',
+      remoteWork: true,
+    });
+    expect(usage.user_name).toBe('Alice Martin');
+    expect(usage.operator_name).toBe('sam');
+    expect(usage.remote_work).toBe(true);
+    now += 60_000;
+    const ended = ((await st.call('toolControl.forceEnd', { tool: 'SEM' })) as { usage: UsageEventView })
+      .usage;
+    expect(ended.end).not.toBeNull();
+    expect(ended.post_usage_pending).toBe(true);
+    expect(ended.reminder_due).toBe(true);
+    expect(ended.run_data).toBe('');
+    await st.call('session.logoff', {});
+
+    const s = await logon(st, 'alice', '1234');
+    expect(s.pending.map((p) => p.usage.id)).toEqual([ended.id]);
+    await expectCode(
+      st.call('usage.completePending', { usage: ended.id, answers: { problem: 'maybe' } }),
+      'validation_failed',
+    );
+    const completed = (
+      (await st.call('usage.completePending', { usage: ended.id, answers: { problem: 'No' } })) as {
+        usage: UsageEventView;
+      }
+    ).usage;
+    expect(completed.post_usage_pending).toBe(false);
+    expect(completed.reminder_due).toBe(false);
+    expect(JSON.parse(completed.run_data)).toEqual({ problem: 'No' });
+    await expectCode(st.call('usage.completePending', { usage: ended.id, answers: {} }), 'conflict');
+    await expectCode(st.call('toolControl.validate', { usage: ended.id }), 'forbidden');
+    await st.call('session.logoff', {});
+    await logon(st, 'sam', '9999');
+    const validated = (
+      (await st.call('toolControl.validate', { usage: ended.id })) as { usage: UsageEventView }
+    ).usage;
+    expect(validated.validated).toBe(true);
+    expect(validated.validated_by_name).toBe('sam');
+  });
+
+  it('shuts the tool down on a problem report with force_shutdown, until staff clear it', async () => {
+    const st = await station();
+    await logon(st, 'alice', '1234');
+    await enable(st, { project: 'Cathodes', answers: goodPreAnswers });
+    await st.call('toolControl.disable', { tool: 'SEM', answers: { problem: 'Yes' } });
+    const status = (await st.call('toolControl.status', { tool: 'SEM' })) as ToolStatus;
+    expect(status.state).toBe('shutdown');
+    expect(status.shutdown?.reason).toBe('Vacuum fault');
+    expect(st.db.prepare('SELECT description, force_shutdown FROM problem_reports').all()).toEqual([
+      { description: 'Vacuum fault', force_shutdown: 1 },
+    ]);
+    await expectCode(enable(st, { project: 'Cathodes', answers: goodPreAnswers }), 'tool_shutdown');
+    await expectCode(st.call('toolControl.clearShutdown', { tool: 'SEM' }), 'forbidden');
+    await st.call('session.logoff', {});
+    await logon(st, 'sam', '9999');
+    expect(((await st.call('toolControl.clearShutdown', { tool: 'SEM' })) as ToolStatus).state).toBe('idle');
+  });
+
+  it('filters the history by user and by local date', async () => {
+    const st = await station();
+    await logon(st, 'alice', '1234');
+    await enable(st, { project: 'Cathodes', answers: goodPreAnswers });
+    await st.call('toolControl.disable', { tool: 'SEM', answers: { problem: 'No' } });
+    const all = (await st.call('usage.history', { tool: 'SEM' })) as { events: UsageEventView[] };
+    expect(all.events).toHaveLength(1);
+    const none = (await st.call('usage.history', { tool: 'SEM', user: 'bob' })) as {
+      events: UsageEventView[];
+    };
+    expect(none.events).toHaveLength(0);
+    const later = (await st.call('usage.history', { tool: 'SEM', from: '2026-11-22' })) as {
+      events: UsageEventView[];
+    };
+    expect(later.events).toHaveLength(0);
+    await expectCode(st.call('usage.history', { tool: 'SEM', from: '2026-02-30' }), 'bad_request');
+    await expectCode(st.call('usage.history', { tool: 'SEM', from: 'yesterday' }), 'bad_request');
+  });
+
+  it('logs the UI session off after the idle time and force-ends usage after the longer one', async () => {
+    const st = await station();
+    st.db.prepare("INSERT INTO settings VALUES ('idle.forceEndMinutes', '30')").run();
+    await logon(st, 'alice', '1234');
+    await enable(st, { project: 'Cathodes', answers: goodPreAnswers });
+    now += 11 * 60_000;
+    st.checkIdle();
+    expect(((await st.call('session.current', {})) as { session: unknown }).session).toBeNull();
+    expect(((await st.call('toolControl.status', { tool: 'SEM' })) as ToolStatus).state).toBe('in_use');
+    now += 20 * 60_000;
+    st.checkIdle();
+    const status = (await st.call('toolControl.status', { tool: 'SEM' })) as ToolStatus;
+    expect(status.state).toBe('idle');
+    const [event] = ((await (async () => {
+      await logon(st, 'alice', '1234');
+      return st.call('usage.history', { tool: 'SEM' });
+    })()) as { events: UsageEventView[] }).events;
+    expect(event?.post_usage_pending).toBe(true);
+    expect(event?.force_ended_by_id).toBeNull();
+  });
+
+  it('rejects malformed arguments with the field named, before any handler runs', async () => {
+    const st = await station();
+    const e = await expectCode(st.call('session.logon', { login: 'alice' }), 'bad_request');
+    expect(e.message).toMatch(/pin/);
+    await expectCode(st.call('session.logon', { login: 'a', pin: '1', extra: 1 }), 'bad_request');
+    await expectCode(st.call('nope.nothing', {}), 'not_found');
+  });
+});

@@ -1,0 +1,200 @@
+import { describe, expect, it } from 'vitest';
+import type { ToolInfo, UsageEventView } from '../../../shared/api.js';
+import type { Question } from '../../../shared/questions/index.js';
+import { historyRows, toCsv } from '../../../shared/usage/history.js';
+
+const pre = [
+  { type: 'textbox', name: 'experiment_title', title: 'Title' },
+  {
+    type: 'group',
+    name: 'sample_group',
+    title: 'Samples',
+    max_number: 5,
+    questions: [
+      { type: 'textbox', name: 'sample_name', title: 'Name' },
+      { type: 'number', name: 'count', title: 'Count' },
+    ],
+  },
+] as Question[];
+const post = [
+  { type: 'checkbox', name: 'cleaned', title: 'Cleaned', choices: ['stage', 'holder'] },
+] as Question[];
+
+const tool: ToolInfo = {
+  id: 1,
+  uuid: 't-1',
+  name: 'SEM',
+  pre_usage_questions: pre,
+  post_usage_questions: post,
+};
+
+function event(id: number, preData: unknown, runData: unknown): UsageEventView {
+  return {
+    id,
+    uuid: `u-${id}`,
+    user_id: 2,
+    operator_id: 3,
+    project_id: 4,
+    tool_id: 1,
+    start: '2024-05-01T09:00:00.000Z',
+    end: '2024-05-01T10:00:00.000Z',
+    validated: false,
+    validated_by_id: null,
+    remote_work: true,
+    pre_run_data: typeof preData === 'string' ? preData : JSON.stringify(preData),
+    run_data: typeof runData === 'string' ? runData : JSON.stringify(runData),
+    post_usage_pending: false,
+    reminder_due: false,
+    force_ended_by_id: null,
+    user_name: 'ada',
+    operator_name: 'staff',
+    project_name: 'P1',
+    tool_name: 'SEM',
+    validated_by_name: null,
+  };
+}
+
+describe('historyRows', () => {
+  it('gives one row per group repetition and repeats the scalar answers', () => {
+    const table = historyRows(tool, [
+      event(
+        7,
+        {
+          experiment_title: 'Grains',
+          sample_group: [
+            { sample_name: 'A', count: 1 },
+            { sample_name: 'B', count: 2 },
+            { sample_name: 'C', count: 3 },
+          ],
+        },
+        { cleaned: ['stage', 'holder'] },
+      ),
+    ]);
+    expect(table.columns).toEqual([
+      'event id',
+      'user',
+      'operator',
+      'project',
+      'start',
+      'end',
+      'remote work',
+      'validated',
+      'pre:experiment_title',
+      'pre:sample_group.sample_name',
+      'pre:sample_group.count',
+      'post:cleaned',
+    ]);
+    expect(table.rows).toHaveLength(3);
+    expect(table.rows.map((r) => r[9])).toEqual(['A', 'B', 'C']);
+    expect(table.rows.map((r) => r[10])).toEqual(['1', '2', '3']);
+    for (const row of table.rows) {
+      expect(row.slice(0, 9)).toEqual([
+        '7',
+        'ada',
+        'staff',
+        'P1',
+        '2024-05-01T09:00:00.000Z',
+        '2024-05-01T10:00:00.000Z',
+        'Yes',
+        'No',
+        'Grains',
+      ]);
+      expect(row[11]).toBe('stage; holder');
+    }
+  });
+
+  it('gives one row to an event without group answers, and reads malformed data as empty', () => {
+    const table = historyRows(tool, [event(1, '', 'not json'), event(2, { sample_group: [] }, {})]);
+    expect(table.rows).toHaveLength(2);
+    expect(table.rows[0]?.slice(8)).toEqual(['', '', '', '']);
+  });
+
+  it('shows an open event with an empty end', () => {
+    const open = { ...event(3, {}, ''), end: null };
+    expect(historyRows(tool, [open]).rows[0]?.[5]).toBe('');
+  });
+
+  it('accepts NEMO shapes: wrapped answers and groups keyed "0", "1"', () => {
+    const table = historyRows(tool, [
+      event(
+        4,
+        {
+          experiment_title: { type: 'textbox', name: 'experiment_title', user_input: 'X' },
+          sample_group: { '1': { sample_name: 'second' }, '0': { sample_name: 'first' } },
+        },
+        {},
+      ),
+    ]);
+    expect(table.rows.map((r) => [r[8], r[9]])).toEqual([
+      ['X', 'first'],
+      ['X', 'second'],
+    ]);
+  });
+
+  it('keeps answers to questions no longer in the definition as extra columns', () => {
+    const table = historyRows(tool, [
+      event(5, { old_question: 'kept', old_group: [{ a: '1' }, { a: '2' }] }, {}),
+    ]);
+    expect(table.columns).toContain('pre:old_question');
+    expect(table.columns).toContain('pre:old_group.a');
+    expect(table.rows).toHaveLength(2);
+  });
+});
+
+describe('toCsv', () => {
+  it('quotes per RFC 4180 and ends records with CRLF', () => {
+    expect(toCsv(['a', 'b'], [['x,y', 'say "hi"'], ['line\nbreak', 'plain']])).toBe(
+      'a,b\r\n"x,y","say ""hi"""\r\n"line\nbreak",plain\r\n',
+    );
+  });
+
+  it('defuses cells a spreadsheet would run as a formula', () => {
+    const csv = toCsv(['c'], [['=1+1'], ['+A1'], ['-2'], ['@SUM(A1)'], ['\tx'], ['\rx'], ['ok']]);
+    expect(csv.split('\r\n').slice(1, -1)).toEqual([
+      "'=1+1",
+      "'+A1",
+      "'-2",
+      "'@SUM(A1)",
+      "'\tx",
+      `"'\rx"`,
+      'ok',
+    ]);
+  });
+
+  it('round-trips a history table through a simple CSV reader', () => {
+    const table = historyRows(tool, [
+      event(9, { experiment_title: 'a, "b"', sample_group: [{ sample_name: 'n' }] }, {}),
+    ]);
+    const csv = toCsv(table.columns, table.rows);
+    expect(parseCsv(csv)).toEqual([table.columns, ...table.rows]);
+  });
+});
+
+/** A minimal RFC 4180 reader, enough to check what toCsv writes. */
+function parseCsv(text: string): string[][] {
+  const records: string[][] = [];
+  let record: string[] = [];
+  let field = '';
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i];
+    if (quoted) {
+      if (ch === '"' && text[i + 1] === '"') {
+        field += '"';
+        i++;
+      } else if (ch === '"') quoted = false;
+      else field += ch;
+    } else if (ch === '"') quoted = true;
+    else if (ch === ',') {
+      record.push(field);
+      field = '';
+    } else if (ch === '\r' && text[i + 1] === '\n') {
+      record.push(field);
+      records.push(record);
+      record = [];
+      field = '';
+      i++;
+    } else field += ch;
+  }
+  return records;
+}
