@@ -1,5 +1,6 @@
 /**
- * The renderer's only way to the core. In Electron the preload exposes `window.labstation`;
+ * The renderer's only way to the core. In Electron the preload exposes `window.labstation`
+ * (LabstationPreload, answering with envelopes);
  * in a browser (headless station, tests) the same contract runs over `POST /rpc/<name>` and
  * server-sent events on `/events`, authenticated by the token handed over in the URL fragment.
  */
@@ -9,13 +10,15 @@ import type {
   ApiResult,
   CoreEvent,
   LabstationBridge,
+  LabstationPreload,
+  RpcEnvelope,
 } from '../../shared/api.js';
 import type { ErrorCode } from '../../shared/errors.js';
 import { ERROR_CODES, isApiError } from '../../shared/errors.js';
 
 declare global {
   interface Window {
-    labstation?: LabstationBridge;
+    labstation?: LabstationPreload;
   }
 }
 
@@ -59,22 +62,25 @@ export function takeTokenFromUrl(): string | null {
   return sessionStorage.getItem(TOKEN_KEY);
 }
 
-function wrapPreload(preload: LabstationBridge): LabstationBridge {
+/** The preload answers with envelopes (errors lose their fields crossing the context bridge). */
+function preloadBridge(preload: LabstationPreload): LabstationBridge {
   return {
     async call<N extends ApiName>(name: N, args: ApiArgs<N>): Promise<ApiResult<N>> {
+      let envelope: RpcEnvelope;
       try {
-        return await preload.call(name, args);
+        envelope = await preload.invoke(name, args);
       } catch (error) {
         throw toBridgeError(error);
       }
+      if (envelope.ok) return envelope.result as ApiResult<N>;
+      throw toBridgeError(envelope.error);
     },
     subscribe: (listener) => preload.subscribe(listener),
   };
 }
 
 function httpBridge(token: string | null): LabstationBridge {
-  const headers = (): Record<string, string> =>
-    token ? { authorization: `Bearer ${token}` } : {};
+  const headers = (): Record<string, string> => (token ? { authorization: `Bearer ${token}` } : {});
   const listeners = new Set<(event: CoreEvent) => void>();
   let stream: AbortController | null = null;
 
@@ -189,7 +195,7 @@ let bridge: LabstationBridge | null = null;
 
 export function getBridge(): LabstationBridge {
   if (!bridge) {
-    bridge = window.labstation ? wrapPreload(window.labstation) : httpBridge(takeTokenFromUrl());
+    bridge = window.labstation ? preloadBridge(window.labstation) : httpBridge(takeTokenFromUrl());
   }
   return bridge;
 }

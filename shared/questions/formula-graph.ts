@@ -19,7 +19,7 @@ export interface FieldInfo {
 export function fieldTable(questions: readonly Question[]): Map<string, FieldInfo> {
   const table = new Map<string, FieldInfo>();
   const add = (question: Question, group: GroupQuestion | null): void => {
-    if (typeof question.name === 'string' && !table.has(question.name)) {
+    if (typeof question.name === 'string' && question.name !== '__proto__' && !table.has(question.name)) {
       table.set(question.name, { question, group });
     }
   };

@@ -13,8 +13,8 @@ export function hasOwn(object: object, key: string): boolean {
 }
 
 /** Own property value, or undefined; never reaches into the prototype chain. */
-export function ownValue(object: JsonObject, key: string): unknown {
-  return hasOwn(object, key) ? object[key] : undefined;
+export function ownValue(object: object, key: string): unknown {
+  return hasOwn(object, key) ? (object as JsonObject)[key] : undefined;
 }
 
 export function isStringArray(value: unknown): value is string[] {

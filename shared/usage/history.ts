@@ -109,8 +109,7 @@ function columnsFor(phase: Phase, questions: Question[], answers: AnswerObject[]
   for (const answer of answers) {
     for (const [name, value] of Object.entries(answer)) {
       const isGroup =
-        groupFields.has(name) ||
-        (!seen.has(columnTitle({ phase, name })) && looksLikeGroup(value));
+        groupFields.has(name) || (!seen.has(columnTitle({ phase, name })) && looksLikeGroup(value));
       if (!isGroup) {
         add({ phase, name });
         continue;

@@ -151,7 +151,7 @@ describe('labstation questions', () => {
     const lines = r2.stdout.trim().split('\n');
     expect(lines.length).toBeGreaterThanOrEqual(2);
     expect(r2.stdout).toMatch(/labels/);
-    expect(r2.stdout).toMatch(/duplicate|twice|more than once/i);
+    expect(r2.stdout).toMatch(/name "a" is already used/);
   });
 
   it('answer: prints canonical answers with formula results, or the problems', async () => {

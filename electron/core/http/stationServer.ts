@@ -101,9 +101,9 @@ export async function createStationServer(options: StationServerOptions): Promis
       root: options.rendererDir,
       index: 'index.html',
       setHeaders: (res) => {
-        res.setHeader('x-content-type-options', 'nosniff');
-        res.setHeader('referrer-policy', 'no-referrer');
-        res.setHeader('x-frame-options', 'DENY');
+        res.header('x-content-type-options', 'nosniff');
+        res.header('referrer-policy', 'no-referrer');
+        res.header('x-frame-options', 'DENY');
       },
     });
   } else {

@@ -1,25 +1,12 @@
 import type { ReactElement } from 'react';
 
 export type NumpadKey =
-  | '0'
-  | '1'
-  | '2'
-  | '3'
-  | '4'
-  | '5'
-  | '6'
-  | '7'
-  | '8'
-  | '9'
-  | '.'
-  | '-'
-  | 'backspace'
-  | 'clear';
+  '0' | '1' | '2' | '3' | '4' | '5' | '6' | '7' | '8' | '9' | '.' | '-' | 'backspace' | 'clear';
 
 interface NumpadProps {
   /** Names the keypad for assistive technology, e.g. "Keypad for PIN". */
   label: string;
-  onKey(key: NumpadKey): void;
+  onKey: (key: NumpadKey) => void;
   decimal?: boolean;
   negative?: boolean;
 }
@@ -69,7 +56,9 @@ export function applyNumpadKey(value: string, key: NumpadKey): string {
     case '-':
       return value.startsWith('-') ? value.slice(1) : `-${value}`;
     case '.':
-      return value.includes('.') ? value : `${value === '' || value === '-' ? `${value}0` : value}.`;
+      return value.includes('.')
+        ? value
+        : `${value === '' || value === '-' ? `${value}0` : value}.`;
     default:
       return value + key;
   }

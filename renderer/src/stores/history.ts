@@ -16,10 +16,10 @@ interface HistoryState {
   events: UsageEventView[];
   loading: boolean;
   error: string | null;
-  setFilters(filters: Partial<HistoryFilters>): void;
-  load(tool: string): Promise<void>;
-  replaceEvent(event: UsageEventView): void;
-  clear(): void;
+  setFilters: (filters: Partial<HistoryFilters>) => void;
+  load: (tool: string) => Promise<void>;
+  replaceEvent: (event: UsageEventView) => void;
+  clear: () => void;
 }
 
 const noFilters: HistoryFilters = { user: '', from: '', to: '' };

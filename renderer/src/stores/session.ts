@@ -6,15 +6,15 @@ interface SessionState {
   session: SessionInfo | null;
   /** Shown on the log-on screen, e.g. after an idle log-off. */
   notice: string | null;
-  restore(): Promise<void>;
+  restore: () => Promise<void>;
   /** Throws a BridgeError when the login or PIN is refused. */
-  logon(login: string, pin: string): Promise<void>;
-  logoff(): Promise<void>;
+  logon: (login: string, pin: string) => Promise<void>;
+  logoff: () => Promise<void>;
   /** The core ended the session (idle rule, or another screen logged off). */
-  ended(notice: string | null): void;
-  refreshPending(): Promise<void>;
-  dropPending(usageId: number): void;
-  setNotice(notice: string | null): void;
+  ended: (notice: string | null) => void;
+  refreshPending: () => Promise<void>;
+  dropPending: (usageId: number) => void;
+  setNotice: (notice: string | null) => void;
 }
 
 export const useSessionStore = create<SessionState>()((set, get) => ({

@@ -7,8 +7,8 @@ interface StaffState {
   error: string | null;
   loadedFor: string | null;
   /** Qualified users of the tool, with their projects; only staff may ask. */
-  loadUsers(tool: string): Promise<void>;
-  reset(): void;
+  loadUsers: (tool: string) => Promise<void>;
+  reset: () => void;
 }
 
 export const useStaffStore = create<StaffState>()((set) => ({

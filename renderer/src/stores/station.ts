@@ -7,9 +7,9 @@ interface StationState {
   status: ToolStatus | null;
   loadError: string | null;
   /** Reads which tool this station controls, then its state. */
-  load(): Promise<void>;
-  refreshStatus(): Promise<void>;
-  setStatus(status: ToolStatus): void;
+  load: () => Promise<void>;
+  refreshStatus: () => Promise<void>;
+  setStatus: (status: ToolStatus) => void;
 }
 
 export const useStationStore = create<StationState>()((set, get) => ({

@@ -6,8 +6,8 @@ interface UiState {
   tab: Tab;
   /** On-screen keypads for PIN and number fields (touch screens); kept per station. */
   keypad: boolean;
-  setTab(tab: Tab): void;
-  toggleKeypad(): void;
+  setTab: (tab: Tab) => void;
+  toggleKeypad: () => void;
 }
 
 const KEYPAD_KEY = 'labstation.keypad';

@@ -143,9 +143,15 @@ describe('historyRows', () => {
 
 describe('toCsv', () => {
   it('quotes per RFC 4180 and ends records with CRLF', () => {
-    expect(toCsv(['a', 'b'], [['x,y', 'say "hi"'], ['line\nbreak', 'plain']])).toBe(
-      'a,b\r\n"x,y","say ""hi"""\r\n"line\nbreak",plain\r\n',
-    );
+    expect(
+      toCsv(
+        ['a', 'b'],
+        [
+          ['x,y', 'say "hi"'],
+          ['line\nbreak', 'plain'],
+        ],
+      ),
+    ).toBe('a,b\r\n"x,y","say ""hi"""\r\n"line\nbreak",plain\r\n');
   });
 
   it('defuses cells a spreadsheet would run as a formula', () => {

@@ -17,7 +17,10 @@ interface FieldProps<Q> {
 
 const REPORT_CHOICES = ['Yes', 'No'];
 
-function optionsOf(choices: string[], labels: string[] | undefined): { value: string; label: string }[] {
+function optionsOf(
+  choices: string[],
+  labels: string[] | undefined,
+): { value: string; label: string }[] {
   return choices.map((value, i) => ({ value, label: labels?.[i] ?? value }));
 }
 

@@ -41,7 +41,12 @@ interface FieldFrameProps {
 }
 
 /** A single-control field: label bound to the control, required mark, help, problems. */
-export function FieldFrame({ question, controlId, messages, children }: FieldFrameProps): ReactElement {
+export function FieldFrame({
+  question,
+  controlId,
+  messages,
+  children,
+}: FieldFrameProps): ReactElement {
   return (
     <div className={messages.length ? 'field invalid' : 'field'} style={widthStyle(question)}>
       <label htmlFor={controlId}>

@@ -7,7 +7,13 @@ import type { Path } from './values.js';
 import { fieldId, valueAt } from './values.js';
 
 /** A computed answer: read-only, recomputed as the answers it reads change. */
-export function FormulaField({ question, path }: { question: FormulaQuestion; path: Path }): ReactElement {
+export function FormulaField({
+  question,
+  path,
+}: {
+  question: FormulaQuestion;
+  path: Path;
+}): ReactElement {
   const form = useForm();
   const id = fieldId(form.formId, path);
   const computed = valueAt(form.computed, path);

@@ -59,9 +59,7 @@ export function GroupField({ question }: { question: GroupQuestion }): ReactElem
           {items.length === 0 ? `Add ${label}` : `Add another ${label}`}
         </button>
       )}
-      {items.length >= max && max > 1 && (
-        <p className="hint">{`At most ${max} repetitions.`}</p>
-      )}
+      {items.length >= max && max > 1 && <p className="hint">{`At most ${max} repetitions.`}</p>}
     </fieldset>
   );
 }

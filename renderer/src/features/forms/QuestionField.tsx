@@ -8,7 +8,13 @@ import { TextareaField, TextboxField } from './TextFields.js';
 import type { Path } from './values.js';
 
 /** The control for one question of spec 000, by its type. */
-export function QuestionField({ question, path }: { question: Question; path: Path }): ReactElement {
+export function QuestionField({
+  question,
+  path,
+}: {
+  question: Question;
+  path: Path;
+}): ReactElement {
   switch (question.type) {
     case 'radio':
     case 'radio_report_problem':

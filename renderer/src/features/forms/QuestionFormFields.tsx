@@ -1,5 +1,4 @@
 import type { ReactElement } from 'react';
-import { questionLabel } from '../../../../shared/questions/index.js';
 import { FormContext } from './FormContext.js';
 import { QuestionField } from './QuestionField.js';
 import type { QuestionForm } from './useQuestionForm.js';
@@ -20,10 +19,6 @@ export function QuestionFormFields({ form }: { form: QuestionForm }): ReactEleme
 function ProblemSummary({ form }: { form: QuestionForm }): ReactElement | null {
   if (!form.submitted || form.problems.length === 0) return null;
   const count = form.problems.length;
-  const titleOf = (name: string): string => {
-    const q = form.questions.find((x) => x.name === name);
-    return q ? questionLabel(q) : name;
-  };
   return (
     <div className="problem-summary" role="alert">
       <p>
@@ -32,11 +27,7 @@ function ProblemSummary({ form }: { form: QuestionForm }): ReactElement | null {
       </p>
       <ul>
         {form.problems.map((p, i) => (
-          <li key={`${p.path.join('.')}-${p.rule}-${i}`}>
-            {typeof p.path[1] === 'number'
-              ? `${titleOf(String(p.path[0]))} ${p.path[1] + 1}: ${p.message}`
-              : p.message}
-          </li>
+          <li key={`${p.path.join('.')}-${p.rule}-${i}`}>{p.message}</li>
         ))}
       </ul>
     </div>

@@ -80,7 +80,13 @@ export function TextareaField({ question, path }: FieldProps<TextareaQuestion>):
   );
 }
 
-function LengthHint({ max, length }: { max: number | undefined; length: number }): ReactElement | null {
+function LengthHint({
+  max,
+  length,
+}: {
+  max: number | undefined;
+  length: number;
+}): ReactElement | null {
   if (max === undefined || length < max * 0.8) return null;
   return (
     <p className="hint">

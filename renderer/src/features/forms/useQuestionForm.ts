@@ -5,11 +5,7 @@ import type {
   Answers,
   Question,
 } from '../../../../shared/questions/index.js';
-import {
-  computeFormulas,
-  initialAnswers,
-  validateAnswers,
-} from '../../../../shared/questions/index.js';
+import { initialAnswers, validateAnswers } from '../../../../shared/questions/index.js';
 import type { BridgeError } from '../../bridge.js';
 import type { FieldValue, Path } from './values.js';
 import { fieldId, groupItemsAt, pathKey, withGroupItems, withValue } from './values.js';
@@ -23,17 +19,20 @@ export interface QuestionForm {
   /** Every broken rule, shown or not yet. */
   problems: AnswerProblem[];
   submitted: boolean;
-  setValue(path: Path, value: FieldValue): void;
-  touch(path: Path): void;
-  addRepetition(group: string): void;
-  removeRepetition(group: string, index: number): void;
+  setValue: (path: Path, value: FieldValue) => void;
+  touch: (path: Path) => void;
+  addRepetition: (group: string) => void;
+  removeRepetition: (group: string, index: number) => void;
   /** The messages to show at this field now (after touch or submit, and from the core). */
-  messagesAt(path: Path): string[];
-  /** Shows every problem; returns the canonical answers when all rules hold. */
-  submit(): Answers | null;
+  messagesAt: (path: Path) => string[];
+  /**
+   * Shows every problem and focuses the first (unless `focus` is false, when something before
+   * the questions needs the person first); returns the canonical answers when all rules hold.
+   */
+  submit: (options?: { focus?: boolean }) => Answers | null;
   /** Puts the core's validation_failed problems at their fields; false for other errors. */
-  showServerProblems(error: BridgeError): boolean;
-  reset(): void;
+  showServerProblems: (error: BridgeError) => boolean;
+  reset: () => void;
 }
 
 function isAnswerProblem(value: unknown): value is AnswerProblem {
@@ -66,10 +65,8 @@ export function useQuestionForm(questions: Question[]): QuestionForm {
 
   const validation = useMemo(() => validateAnswers(questions, values), [questions, values]);
   const problems = useMemo(() => (validation.ok ? [] : validation.problems), [validation]);
-  const computed = useMemo(
-    () => computeFormulas(questions, validation.answers),
-    [questions, validation],
-  );
+  // validateAnswers computes the formulas on the canonical answers.
+  const computed = validation.answers;
 
   const visible = useMemo(() => {
     const byKey = new Map<string, string[]>();
@@ -101,7 +98,9 @@ export function useQuestionForm(questions: Question[]): QuestionForm {
 
   const addRepetition = (group: string): void => {
     const question = questions.find((q) => q.name === group);
-    setValues((v) => withGroupItems(v, group, [...groupItemsAt(v, group), emptyRepetition(question)]));
+    setValues((v) =>
+      withGroupItems(v, group, [...groupItemsAt(v, group), emptyRepetition(question)]),
+    );
     touch([group]);
     forgetServerProblem([group]);
   };
@@ -119,11 +118,11 @@ export function useQuestionForm(questions: Question[]): QuestionForm {
     forgetServerProblem([group]);
   };
 
-  const submit = (): Answers | null => {
+  const submit = (options?: { focus?: boolean }): Answers | null => {
     setSubmitted(true);
     setServerProblems([]);
     if (validation.ok) return validation.answers;
-    focusFirst(formId, validation.problems);
+    if (options?.focus !== false) focusFirst(formId, validation.problems);
     return null;
   };
 

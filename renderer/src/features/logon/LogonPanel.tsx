@@ -108,7 +108,9 @@ export function LogonPanel(): ReactElement {
             onChange={(e) => setPin(e.target.value)}
           />
         </div>
-        {keypad && <Numpad label="Keypad for PIN" onKey={(k) => setPin((p) => applyNumpadKey(p, k))} />}
+        {keypad && (
+          <Numpad label="Keypad for PIN" onKey={(k) => setPin((p) => applyNumpadKey(p, k))} />
+        )}
         <ErrorMessage message={error} />
         <div className="actions">
           <button type="submit" className="primary" disabled={busy}>

@@ -1,9 +1,9 @@
 import { useEffect, useLayoutEffect, useRef } from 'react';
 
 interface BadgeReaderHandlers {
-  onChar(ch: string): void;
-  onBackspace(): void;
-  onEnter(): void;
+  onChar: (ch: string) => void;
+  onBackspace: () => void;
+  onEnter: () => void;
 }
 
 /** True when a key press already goes somewhere: a text field, a list or an editable area. */

@@ -1,0 +1,84 @@
+import { useEffect } from 'react';
+import type { ReactElement } from 'react';
+import { useHistoryStore } from '../stores/history.js';
+import { useSessionStore } from '../stores/session.js';
+import { useStaffStore } from '../stores/staff.js';
+import { useStationStore } from '../stores/station.js';
+import { useUiStore } from '../stores/ui.js';
+import { HistoryTab } from '../features/history/HistoryTab.js';
+import { SessionBar } from '../features/session/SessionBar.js';
+import { useActivityTouch } from '../features/session/useActivityTouch.js';
+import { useCoreEvents } from '../features/session/useCoreEvents.js';
+import { ToolControlTab } from '../features/tool-control/ToolControlTab.js';
+import { ErrorMessage } from '../components/ErrorMessage.js';
+import { Tabs } from './Tabs.js';
+
+export function App(): ReactElement {
+  const info = useStationStore((s) => s.info);
+  const status = useStationStore((s) => s.status);
+  const loadError = useStationStore((s) => s.loadError);
+  const loggedOn = useSessionStore((s) => s.session !== null);
+  const tab = useUiStore((s) => s.tab);
+  const keypad = useUiStore((s) => s.keypad);
+  const toggleKeypad = useUiStore((s) => s.toggleKeypad);
+
+  useCoreEvents();
+  useActivityTouch();
+
+  useEffect(() => {
+    void useStationStore.getState().load();
+    void useSessionStore
+      .getState()
+      .restore()
+      .catch(() => undefined);
+  }, []);
+
+  // Whatever the last person left open goes when they log off.
+  useEffect(() => {
+    if (loggedOn) return;
+    useUiStore.getState().setTab('control');
+    useHistoryStore.getState().clear();
+    useStaffStore.getState().reset();
+  }, [loggedOn]);
+
+  const tool = info?.tool ?? null;
+  return (
+    <div className="app">
+      <header className="app-header">
+        <div>
+          <p className="eyebrow">Labstation</p>
+          <h1>{status?.tool.name ?? tool ?? 'Station'}</h1>
+        </div>
+        <div className="header-actions">
+          <button type="button" className="secondary" aria-pressed={keypad} onClick={toggleKeypad}>
+            On-screen keypad
+          </button>
+          <SessionBar />
+        </div>
+      </header>
+      <ErrorMessage message={loadError} />
+      {info && !tool && (
+        <p className="notice">
+          This station controls no tool yet. Import a facility bundle that names the station's tool.
+        </p>
+      )}
+      {tool && (
+        <Tabs
+          tabs={[
+            { id: 'control', label: 'Tool control', render: () => <ToolControlTab /> },
+            ...(loggedOn
+              ? [
+                  {
+                    id: 'history' as const,
+                    label: 'Usage data history',
+                    render: () => <HistoryTab tool={tool} />,
+                  },
+                ]
+              : []),
+          ]}
+          active={tab}
+        />
+      )}
+    </div>
+  );
+}

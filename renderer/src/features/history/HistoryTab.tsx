@@ -1,0 +1,52 @@
+import { useEffect, useMemo } from 'react';
+import type { ReactElement } from 'react';
+import { historyRows } from '../../../../shared/usage/history.js';
+import { ErrorMessage } from '../../components/ErrorMessage.js';
+import { useHistoryStore } from '../../stores/history.js';
+import { useSessionStore } from '../../stores/session.js';
+import { downloadCsv } from './downloadCsv.js';
+import { HistoryFilters } from './HistoryFilters.js';
+import { HistoryTable } from './HistoryTable.js';
+
+/** The Usage Data History tab (spec 000): every answer of every usage of this tool. */
+export function HistoryTab({ tool }: { tool: string }): ReactElement {
+  const load = useHistoryStore((s) => s.load);
+  const info = useHistoryStore((s) => s.tool);
+  const events = useHistoryStore((s) => s.events);
+  const loading = useHistoryStore((s) => s.loading);
+  const error = useHistoryStore((s) => s.error);
+  const isStaff = useSessionStore((s) => s.session?.user.is_staff ?? false);
+
+  useEffect(() => {
+    void load(tool);
+  }, [load, tool]);
+
+  const table = useMemo(() => (info ? historyRows(info, events) : null), [info, events]);
+  const eventCount = events.length;
+
+  return (
+    <section className="panel history" aria-labelledby="history-title">
+      <h2 id="history-title">Usage data history</h2>
+      <HistoryFilters onApply={() => void load(tool)} />
+      <ErrorMessage message={error} />
+      <div className="history-bar">
+        <p role="status">
+          {loading
+            ? 'Loading…'
+            : `${eventCount} usage event${eventCount === 1 ? '' : 's'}, ${table?.rows.length ?? 0} row${
+                table?.rows.length === 1 ? '' : 's'
+              }`}
+        </p>
+        <button
+          type="button"
+          className="secondary"
+          disabled={!table || table.rows.length === 0}
+          onClick={() => table && downloadCsv(tool, table)}
+        >
+          Export CSV
+        </button>
+      </div>
+      {table && <HistoryTable tool={tool} table={table} events={events} canValidate={isStaff} />}
+    </section>
+  );
+}

@@ -1,0 +1,43 @@
+import { useEffect } from 'react';
+import type { CoreEvent } from '../../../../shared/api.js';
+import { getBridge } from '../../bridge.js';
+import { useHistoryStore } from '../../stores/history.js';
+import { useSessionStore } from '../../stores/session.js';
+import { useStationStore } from '../../stores/station.js';
+
+function idleNotice(): string {
+  const minutes = useStationStore.getState().info?.idle.logoffMinutes;
+  if (!minutes) return 'You were logged off because the station was idle.';
+  const [count, unit] = minutes < 1 ? [Math.round(minutes * 60), 'second'] : [minutes, 'minute'];
+  const quiet = `${count} ${unit}${count === 1 ? '' : 's'}`;
+  return `You were logged off after ${quiet} without activity.`;
+}
+
+function onCoreEvent(event: CoreEvent): void {
+  const station = useStationStore.getState();
+  const session = useSessionStore.getState();
+  switch (event.type) {
+    case 'tool.changed':
+      if (event.tool === station.info?.tool) void station.refreshStatus();
+      break;
+    case 'usage.changed': {
+      void station.refreshStatus();
+      const history = useHistoryStore.getState();
+      const tool = station.info?.tool;
+      if (tool && history.tool && session.session) void history.load(tool);
+      if (session.session) void session.refreshPending().catch(() => undefined);
+      break;
+    }
+    case 'session.changed':
+      if (event.reason === 'idle') session.ended(idleNotice());
+      else if (event.reason === 'logoff') {
+        if (session.session) session.ended(null);
+      } else void session.restore().catch(() => undefined);
+      break;
+  }
+}
+
+/** Keeps the screen in step with the core: tool state, usage changes, session changes. */
+export function useCoreEvents(): void {
+  useEffect(() => getBridge().subscribe(onCoreEvent), []);
+}

@@ -1,0 +1,51 @@
+import type { FormEvent, ReactElement } from 'react';
+import type { ToolStatus } from '../../../../shared/api.js';
+import { call } from '../../bridge.js';
+import { ErrorMessage } from '../../components/ErrorMessage.js';
+import { QuestionFormFields } from '../forms/QuestionFormFields.js';
+import { useQuestionForm } from '../forms/useQuestionForm.js';
+import { useStationStore } from '../../stores/station.js';
+import { useToolAction } from './useToolAction.js';
+
+interface DisableFormProps {
+  status: ToolStatus;
+  /** Staff ending someone else's usage see whose it is. */
+  heading: string;
+  onDone: (message: string) => void;
+}
+
+/** Answer the post-usage questions and end the usage. */
+export function DisableForm({ status, heading, onDone }: DisableFormProps): ReactElement {
+  const tool = status.tool;
+  const form = useQuestionForm(tool.post_usage_questions);
+  const setStatus = useStationStore((s) => s.setStatus);
+  const action = useToolAction();
+
+  const onSubmit = (e: FormEvent): void => {
+    e.preventDefault();
+    const answers = form.submit();
+    if (!answers) return;
+    void action.run(
+      async () => {
+        await call('toolControl.disable', { tool: tool.name, answers });
+        setStatus(await call('toolControl.status', { tool: tool.name }));
+        onDone(`${tool.name} is disabled; the usage has ended.`);
+      },
+      (error) => form.showServerProblems(error),
+    );
+  };
+
+  return (
+    <form className="panel" noValidate onSubmit={onSubmit} aria-labelledby="disable-title">
+      <h2 id="disable-title">{heading}</h2>
+      {tool.post_usage_questions.length > 0 && <h3>Post-usage questions</h3>}
+      <QuestionFormFields form={form} />
+      <ErrorMessage message={action.error} />
+      <div className="actions">
+        <button type="submit" className="primary" disabled={action.busy}>
+          {action.busy ? 'Disabling…' : 'Disable'}
+        </button>
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,118 @@
+import { useEffect, useState } from 'react';
+import type { FormEvent, ReactElement } from 'react';
+import type { ProjectSummary, SessionInfo, ToolStatus } from '../../../../shared/api.js';
+import { call } from '../../bridge.js';
+import { ErrorMessage } from '../../components/ErrorMessage.js';
+import { QuestionFormFields } from '../forms/QuestionFormFields.js';
+import { useQuestionForm } from '../forms/useQuestionForm.js';
+import { useStaffStore } from '../../stores/staff.js';
+import { useStationStore } from '../../stores/station.js';
+import { OnBehalfFields } from './OnBehalfFields.js';
+import { useToolAction } from './useToolAction.js';
+
+interface EnableFormProps {
+  session: SessionInfo;
+  status: ToolStatus;
+  onDone: (message: string) => void;
+}
+
+/** Pick a project, answer the pre-usage questions, enable the tool. */
+export function EnableForm({ session, status, onDone }: EnableFormProps): ReactElement {
+  const tool = status.tool;
+  const isStaff = session.user.is_staff;
+  const form = useQuestionForm(tool.pre_usage_questions);
+  const setStatus = useStationStore((s) => s.setStatus);
+  const users = useStaffStore((s) => s.users);
+  const loadUsers = useStaffStore((s) => s.loadUsers);
+  const action = useToolAction();
+  const [forUser, setForUser] = useState('');
+  const [project, setProject] = useState('');
+  const [remoteWork, setRemoteWork] = useState(false);
+  const [projectMissing, setProjectMissing] = useState(false);
+
+  useEffect(() => {
+    if (isStaff) void loadUsers(tool.name);
+  }, [isStaff, loadUsers, tool.name]);
+
+  const billed = users.find((u) => String(u.id) === forUser);
+  const projects: ProjectSummary[] = billed ? billed.projects : session.projects;
+  const onlyProject = projects.length === 1 ? projects[0] : undefined;
+  const chosenProject = projects.find((p) => String(p.id) === project) ?? onlyProject;
+
+  const onSubmit = (e: FormEvent): void => {
+    e.preventDefault();
+    const answers = form.submit({ focus: chosenProject !== undefined });
+    setProjectMissing(!chosenProject);
+    if (!chosenProject) {
+      document.getElementById('enable-project')?.focus();
+      return;
+    }
+    if (!answers) return;
+    void action.run(
+      async () => {
+        await call('toolControl.enable', {
+          tool: tool.name,
+          project: chosenProject.id,
+          answers,
+          ...(billed ? { user: billed.id } : {}),
+          ...(isStaff ? { remoteWork } : {}),
+        });
+        setStatus(await call('toolControl.status', { tool: tool.name }));
+        onDone(`${tool.name} is enabled${billed ? ` for ${billed.username}` : ''}.`);
+      },
+      (error) => form.showServerProblems(error),
+    );
+  };
+
+  return (
+    <form className="panel" noValidate onSubmit={onSubmit} aria-labelledby="enable-title">
+      <h2 id="enable-title">Enable {tool.name}</h2>
+      {isStaff && (
+        <OnBehalfFields
+          self={session.user}
+          forUser={forUser}
+          onUser={(id) => {
+            setForUser(id);
+            setProject('');
+          }}
+          remoteWork={remoteWork}
+          onRemoteWork={setRemoteWork}
+        />
+      )}
+      {projects.length === 0 ? (
+        <p className="error" role="alert">
+          {billed ? `${billed.username} has` : 'You have'} no active project to charge.
+        </p>
+      ) : (
+        <div className={projectMissing && !chosenProject ? 'field invalid' : 'field'}>
+          <label htmlFor="enable-project">Project</label>
+          <select
+            id="enable-project"
+            value={chosenProject ? String(chosenProject.id) : ''}
+            aria-invalid={(projectMissing && !chosenProject) || undefined}
+            aria-describedby="enable-project-messages"
+            onChange={(e) => setProject(e.target.value)}
+          >
+            {!onlyProject && <option value="">Choose a project…</option>}
+            {projects.map((p) => (
+              <option key={p.id} value={String(p.id)}>
+                {p.application_identifier ? `${p.name} (${p.application_identifier})` : p.name}
+              </option>
+            ))}
+          </select>
+          <ul id="enable-project-messages" className="messages">
+            {projectMissing && !chosenProject && <li>Choose a project.</li>}
+          </ul>
+        </div>
+      )}
+      <h3>Pre-usage questions</h3>
+      <QuestionFormFields form={form} />
+      <ErrorMessage message={action.error} />
+      <div className="actions">
+        <button type="submit" className="primary" disabled={action.busy || projects.length === 0}>
+          {action.busy ? 'Enabling…' : 'Enable'}
+        </button>
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,73 @@
+import { useState } from 'react';
+import type { ReactElement } from 'react';
+import type { ToolStatus } from '../../../../shared/api.js';
+import { call } from '../../bridge.js';
+import { ConfirmDialog } from '../../components/ConfirmDialog.js';
+import { ErrorMessage } from '../../components/ErrorMessage.js';
+import { formatDateTime } from '../../format.js';
+import { useStationStore } from '../../stores/station.js';
+import { useToolAction } from './useToolAction.js';
+
+interface StaffToolActionsProps {
+  status: ToolStatus;
+  onDone: (message: string) => void;
+}
+
+/** Staff: force-end another person's usage (after a confirmation), clear a shutdown. */
+export function StaffToolActions({ status, onDone }: StaffToolActionsProps): ReactElement | null {
+  const setStatus = useStationStore((s) => s.setStatus);
+  const action = useToolAction();
+  const [confirming, setConfirming] = useState(false);
+  const tool = status.tool.name;
+  const active = status.active;
+
+  const forceEnd = (): void =>
+    void action.run(async () => {
+      await call('toolControl.forceEnd', { tool });
+      setConfirming(false);
+      setStatus(await call('toolControl.status', { tool }));
+      onDone(
+        `The usage of ${tool} was ended. ${active?.user_name ?? 'The user'} will be asked for the post-usage answers at their next log-on.`,
+      );
+    });
+
+  const clearShutdown = (): void =>
+    void action.run(async () => {
+      setStatus(await call('toolControl.clearShutdown', { tool }));
+      onDone(`${tool} is back in service.`);
+    });
+
+  if (status.state === 'idle') return null;
+  return (
+    <section className="panel staff" aria-labelledby="staff-actions-title">
+      <h2 id="staff-actions-title">Staff actions</h2>
+      {status.state === 'in_use' && (
+        <button type="button" className="danger" onClick={() => setConfirming(true)}>
+          Force end usage
+        </button>
+      )}
+      {status.state === 'shutdown' && (
+        <button type="button" className="primary" onClick={clearShutdown} disabled={action.busy}>
+          Clear shutdown
+        </button>
+      )}
+      <ErrorMessage message={confirming ? null : action.error} />
+      <ConfirmDialog
+        open={confirming}
+        title="Force end this usage?"
+        confirmLabel="Force end"
+        busy={action.busy}
+        onConfirm={forceEnd}
+        onCancel={() => setConfirming(false)}
+      >
+        <p>
+          {active
+            ? `${active.user_name} has been using ${tool} since ${formatDateTime(active.start)}.`
+            : `${tool} is in use.`}{' '}
+          The usage ends now; the post-usage questions stay pending until they answer them.
+        </p>
+        <ErrorMessage message={action.error} />
+      </ConfirmDialog>
+    </section>
+  );
+}

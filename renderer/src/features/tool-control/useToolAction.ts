@@ -1,0 +1,32 @@
+import { useState } from 'react';
+import { toBridgeError } from '../../bridge.js';
+import type { BridgeError } from '../../bridge.js';
+import { errorText } from '../../format.js';
+
+interface ToolAction {
+  busy: boolean;
+  error: string | null;
+  setError: (error: string | null) => void;
+  /** Runs one call; a failure becomes words in `error` unless `onError` takes it. */
+  run: (action: () => Promise<void>, onError?: (error: BridgeError) => boolean) => Promise<void>;
+}
+
+/** Busy flag and error text around one call to the core. */
+export function useToolAction(): ToolAction {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const run: ToolAction['run'] = async (action, onError) => {
+    if (busy) return;
+    setBusy(true);
+    setError(null);
+    try {
+      await action();
+    } catch (e) {
+      const err = toBridgeError(e);
+      if (!onError?.(err)) setError(errorText(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { busy, error, setError, run };
+}

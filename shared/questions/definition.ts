@@ -1,0 +1,399 @@
+// Reading one question definition: property names and JSON types, per-type rules, defaults.
+// Problems are collected, never thrown; checks across questions (names, formula references,
+// cycles) are in parse.ts.
+
+import { compileHtmlPattern } from './pattern.js';
+import { isFiniteNumber, isPlainObject, isStringArray, listInWords, quote } from './json.js';
+import type { JsonObject } from './json.js';
+import { parseFormulaCached } from './formula.js';
+import {
+  PROPERTY_ORDER,
+  REPORT_PROBLEM_OPTIONS,
+  allowedProperties,
+  canonicalTypeName,
+  isAllowedProperty,
+  isQuestionType,
+} from './properties.js';
+import { QUESTION_TYPES, REPORT_PROBLEM_CHOICES, TEXTAREA_DEFAULT_ROWS } from './types.js';
+import type { DefinitionProblem, QuestionType } from './types.js';
+
+export const MAX_PRECISION = 20;
+
+/** Where a question sits, for problem paths and messages. */
+export interface QuestionContext {
+  /** "sample_name", "sample_group.sample_name", "[3]" or "sample_group.questions[2]". */
+  path: string;
+  /** "question \"sample_name\" in group \"sample_group\"" or "question 4". */
+  label: string;
+  inGroup: boolean;
+}
+
+export class ProblemList {
+  readonly problems: DefinitionProblem[] = [];
+
+  add(context: QuestionContext, property: string | null, message: string): void {
+    const path = property === null ? context.path : `${context.path}.${property}`;
+    const label = context.label.charAt(0).toUpperCase() + context.label.slice(1);
+    this.problems.push({ path, message: `${label}: ${message}` });
+  }
+}
+
+export function describeJsonType(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'object') return 'an object';
+  if (typeof value === 'string') return 'text';
+  if (typeof value === 'number') return Number.isFinite(value) ? 'a number' : String(value);
+  if (typeof value === 'boolean') return value ? 'true' : 'false';
+  return typeof value;
+}
+
+/** Reads the properties of one question that has a known type; returns the canonical copy. */
+export class DefinitionReader {
+  private readonly out: JsonObject;
+
+  constructor(
+    private readonly raw: JsonObject,
+    private readonly type: QuestionType,
+    name: string,
+    private readonly context: QuestionContext,
+    private readonly problems: ProblemList,
+  ) {
+    this.out = { type, name };
+  }
+
+  private problem(property: string | null, message: string): void {
+    this.problems.add(this.context, property, message);
+  }
+
+  private has(property: string): boolean {
+    return Object.prototype.hasOwnProperty.call(this.raw, property);
+  }
+
+  private get(property: string): unknown {
+    return this.has(property) ? this.raw[property] : undefined;
+  }
+
+  private wrongType(property: string, expected: string): void {
+    this.problem(
+      property,
+      `property ${quote(property)} must be ${expected}, not ${describeJsonType(this.get(property))}`,
+    );
+  }
+
+  checkUnknownProperties(): void {
+    for (const property of Object.keys(this.raw)) {
+      if (isAllowedProperty(this.type, property)) continue;
+      let hint = '';
+      if (property === 'consumable') hint = '; only number and number_float questions can charge a consumable';
+      else if (property === 'default_choice') hint = '; use "default_value"';
+      this.problem(
+        property,
+        `unknown property ${quote(property)} for a ${this.type} question (allowed: ${allowedProperties(this.type).join(', ')})${hint}`,
+      );
+    }
+  }
+
+  string(property: string, options: { nonEmpty?: boolean } = {}): string | undefined {
+    if (!this.has(property)) return undefined;
+    const value = this.get(property);
+    if (typeof value !== 'string') {
+      this.wrongType(property, 'text');
+      return undefined;
+    }
+    if (options.nonEmpty && value.trim() === '') {
+      this.problem(property, `property ${quote(property)} is empty`);
+      return undefined;
+    }
+    this.out[property] = value;
+    return value;
+  }
+
+  boolean(property: string): void {
+    if (!this.has(property)) return;
+    const value = this.get(property);
+    if (typeof value !== 'boolean') this.wrongType(property, 'true or false');
+    else this.out[property] = value;
+  }
+
+  number(property: string, rule: { integer?: boolean; min?: number; max?: number; positive?: boolean } = {}): number | undefined {
+    if (!this.has(property)) return undefined;
+    const value = this.get(property);
+    if (!isFiniteNumber(value)) {
+      this.wrongType(property, rule.integer ? 'a whole number' : 'a number');
+      return undefined;
+    }
+    if (rule.integer && !Number.isInteger(value)) {
+      this.problem(property, `property ${quote(property)} must be a whole number, not ${value}`);
+      return undefined;
+    }
+    if (rule.positive && value <= 0) {
+      this.problem(property, `property ${quote(property)} must be greater than 0, not ${value}`);
+      return undefined;
+    }
+    if (rule.min !== undefined && value < rule.min) {
+      this.problem(property, `property ${quote(property)} must be at least ${rule.min}, not ${value}`);
+      return undefined;
+    }
+    if (rule.max !== undefined && value > rule.max) {
+      this.problem(property, `property ${quote(property)} must be at most ${rule.max}, not ${value}`);
+      return undefined;
+    }
+    this.out[property] = value === 0 ? 0 : value; // -0 would not survive JSON
+    return value;
+  }
+
+  common(): void {
+    this.string('title');
+    this.string('title_html');
+    this.boolean('required');
+    this.string('help');
+    this.number('max-width', { positive: true });
+  }
+
+  /** choices, labels and default_value of radio, checkbox and dropdown. */
+  choices(): void {
+    let choices: string[] | undefined;
+    if (!this.has('choices')) {
+      this.problem('choices', `property "choices" is missing; a ${this.type} question needs at least one choice`);
+    } else if (!isStringArray(this.get('choices'))) {
+      this.wrongType('choices', 'a list of texts');
+    } else {
+      const list = this.get('choices') as string[];
+      if (list.length === 0) {
+        this.problem('choices', 'property "choices" is empty; give at least one choice');
+      } else {
+        choices = list.slice();
+        const seen = new Set<string>();
+        const duplicates = new Set<string>();
+        list.forEach((choice, index) => {
+          if (choice.trim() === '') {
+            this.problem('choices', `choice ${index + 1} in property "choices" is empty`);
+          }
+          if (seen.has(choice)) duplicates.add(choice);
+          seen.add(choice);
+        });
+        if (duplicates.size > 0) {
+          this.problem(
+            'choices',
+            `property "choices" lists ${listInWords([...duplicates].map(quote))} more than once`,
+          );
+        }
+        this.out['choices'] = choices;
+      }
+    }
+    this.labels(choices);
+    this.defaultValue(choices);
+    if (this.type !== 'dropdown') this.boolean('inline');
+  }
+
+  private labels(choices: string[] | undefined): void {
+    if (!this.has('labels')) {
+      if (choices) this.out['labels'] = choices.slice();
+      return;
+    }
+    const labels = this.get('labels');
+    if (!isStringArray(labels)) {
+      this.wrongType('labels', 'a list of texts');
+      return;
+    }
+    if (choices && labels.length !== choices.length) {
+      this.problem(
+        'labels',
+        `property "labels" has ${labels.length} label${labels.length === 1 ? '' : 's'} but there ${choices.length === 1 ? 'is 1 choice' : `are ${choices.length} choices`}; give one label per choice`,
+      );
+      return;
+    }
+    this.out['labels'] = labels.slice();
+  }
+
+  private defaultValue(choices: string[] | undefined): void {
+    if (!this.has('default_value')) return;
+    const value = this.get('default_value');
+    if (this.type === 'checkbox') {
+      const list = typeof value === 'string' ? [value] : value;
+      if (!isStringArray(list)) {
+        this.wrongType('default_value', 'a list of choices');
+        return;
+      }
+      const unknown = choices ? list.filter((item) => !choices.includes(item)) : [];
+      if (unknown.length > 0) {
+        this.problem(
+          'default_value',
+          `property "default_value" has ${listInWords(unknown.map(quote))}, which ${unknown.length === 1 ? 'is not a choice' : 'are not choices'}`,
+        );
+        return;
+      }
+      if (new Set(list).size !== list.length) {
+        this.problem('default_value', 'property "default_value" lists a choice more than once');
+        return;
+      }
+      this.out['default_value'] = list.slice();
+      return;
+    }
+    if (typeof value !== 'string') {
+      this.wrongType('default_value', 'text (one of the choices)');
+      return;
+    }
+    if (choices && !choices.includes(value)) {
+      this.problem('default_value', `property "default_value" is ${quote(value)}, which is not one of the choices`);
+      return;
+    }
+    this.out['default_value'] = value;
+  }
+
+  reportProblem(): void {
+    if (this.has('choices')) {
+      const choices = this.get('choices');
+      const fixed =
+        isStringArray(choices) &&
+        choices.length === REPORT_PROBLEM_CHOICES.length &&
+        choices.every((choice, i) => choice === REPORT_PROBLEM_CHOICES[i]);
+      if (!fixed) {
+        this.problem(
+          'choices',
+          'property "choices" of a radio_report_problem question is always ["Yes", "No"]; change the shown text with "labels" instead',
+        );
+      }
+    }
+    this.out['choices'] = REPORT_PROBLEM_CHOICES.slice();
+    if (!this.has('labels')) {
+      this.out['labels'] = REPORT_PROBLEM_CHOICES.slice();
+    } else {
+      const labels = this.get('labels');
+      if (!isStringArray(labels)) this.wrongType('labels', 'a list of two texts');
+      else if (labels.length !== 2) {
+        this.problem('labels', `property "labels" needs exactly 2 labels (for Yes and No), not ${labels.length}`);
+      } else this.out['labels'] = labels.slice();
+    }
+    if (!this.has('options')) return;
+    const options = this.get('options');
+    if (!isPlainObject(options)) {
+      this.wrongType('options', 'an object');
+      return;
+    }
+    const copy: JsonObject = {};
+    for (const key of Object.keys(options)) {
+      const value = options[key];
+      const path = `options.${key}`;
+      if (!(REPORT_PROBLEM_OPTIONS as readonly string[]).includes(key)) {
+        this.problem(path, `unknown option ${quote(key)} in property "options" (allowed: ${REPORT_PROBLEM_OPTIONS.join(', ')})`);
+      } else if (key === 'problem_description' && typeof value !== 'string') {
+        this.problem(path, `option "problem_description" must be text, not ${describeJsonType(value)}`);
+      } else if (key !== 'problem_description' && typeof value !== 'boolean') {
+        this.problem(path, `option ${quote(key)} must be true or false, not ${describeJsonType(value)}`);
+      } else {
+        copy[key] = value;
+      }
+    }
+    const ordered: JsonObject = {};
+    for (const key of REPORT_PROBLEM_OPTIONS) if (key in copy) ordered[key] = copy[key];
+    this.out['options'] = ordered;
+  }
+
+  text(): void {
+    this.number('maxlength', { integer: true, min: 0 });
+    const pattern = this.string('pattern');
+    if (pattern !== undefined) {
+      const compiled = compileHtmlPattern(pattern);
+      if (!compiled.ok) {
+        this.problem('pattern', `property "pattern" is not a valid regular expression (${compiled.error})`);
+      }
+    }
+    this.string('placeholder');
+    if (this.type === 'textbox') {
+      this.string('prefix');
+      this.string('suffix');
+    } else {
+      const rows = this.number('rows', { integer: true, min: 1 });
+      if (rows === undefined && !this.has('rows')) this.out['rows'] = TEXTAREA_DEFAULT_ROWS;
+    }
+  }
+
+  numeric(): void {
+    const min = this.number('min');
+    const max = this.number('max');
+    if (min !== undefined && max !== undefined && min > max) {
+      this.problem('min', `property "min" (${min}) is greater than property "max" (${max})`);
+    }
+    if (this.type === 'number_float') this.number('precision', { integer: true, min: 0, max: MAX_PRECISION });
+    this.string('consumable', { nonEmpty: true });
+    this.string('prefix');
+    this.string('suffix');
+    this.string('placeholder');
+  }
+
+  formula(): void {
+    if (!this.has('formula')) {
+      this.problem('formula', 'property "formula" is missing');
+    } else {
+      const formula = this.string('formula', { nonEmpty: true });
+      if (formula !== undefined) {
+        const parsed = parseFormulaCached(formula);
+        if (!parsed.ok) {
+          this.problem(
+            'formula',
+            `property "formula" cannot be read: ${parsed.error} (at character ${parsed.position + 1} of ${quote(formula)})`,
+          );
+        }
+      }
+    }
+    this.number('precision', { integer: true, min: 0, max: MAX_PRECISION });
+    this.string('suffix');
+  }
+
+  group(readFields: (fields: unknown[]) => unknown[]): void {
+    this.number('max_number', { integer: true, min: 1 });
+    if (!this.has('questions')) {
+      this.problem('questions', 'property "questions" is missing; a group needs at least one question');
+      return;
+    }
+    const fields = this.get('questions');
+    if (!Array.isArray(fields)) {
+      this.wrongType('questions', 'a list of questions');
+      return;
+    }
+    if (fields.length === 0) {
+      this.problem('questions', 'property "questions" is empty; a group needs at least one question');
+      return;
+    }
+    this.out['questions'] = readFields(fields);
+  }
+
+  /** The canonical copy, properties in serialization order. */
+  result(): JsonObject {
+    const ordered: JsonObject = {};
+    for (const property of PROPERTY_ORDER) {
+      if (property in this.out && this.out[property] !== undefined) ordered[property] = this.out[property];
+    }
+    return ordered;
+  }
+}
+
+/** Reads "type": the canonical type name, or null after reporting a problem. */
+export function readType(raw: JsonObject, context: QuestionContext, problems: ProblemList): QuestionType | null {
+  if (!Object.prototype.hasOwnProperty.call(raw, 'type')) {
+    problems.add(context, 'type', 'property "type" is missing');
+    return null;
+  }
+  const type = raw['type'];
+  if (typeof type !== 'string') {
+    problems.add(context, 'type', `property "type" must be text, not ${describeJsonType(type)}`);
+    return null;
+  }
+  const canonical = canonicalTypeName(type);
+  if (!isQuestionType(canonical, QUESTION_TYPES)) {
+    problems.add(context, 'type', `unknown type ${quote(type)}; valid types are ${QUESTION_TYPES.join(', ')}`);
+    return null;
+  }
+  if (context.inGroup && canonical === 'group') {
+    problems.add(context, 'type', 'a group cannot contain another group');
+    return null;
+  }
+  if (context.inGroup && canonical === 'radio_report_problem') {
+    problems.add(context, 'type', 'a radio_report_problem question cannot be inside a group');
+    return null;
+  }
+  return canonical;
+}
+

@@ -1,0 +1,136 @@
+import { expect, test } from './fixtures.js';
+import { facility, logOn, TOOL } from './facility.js';
+
+test('shows a broken pattern and a missing required answer in a group repetition at their fields', async ({
+  page,
+  startStation,
+}) => {
+  const station = await startStation(facility());
+  await page.goto(station.url);
+  await logOn(page, 'ada', '1234');
+
+  const code = page.getByLabel('Sample code');
+  await code.fill('ab-12');
+  await code.blur();
+  await expect(code).toHaveAttribute('aria-invalid', 'true');
+  await expect(code).toHaveAccessibleDescription(/does not have the expected format/);
+  await code.fill('AB-123');
+  await expect(code).not.toHaveAttribute('aria-invalid', 'true');
+
+  await page.getByLabel('Project').selectOption({ label: 'Engines (ENG-1)' });
+  await page.getByLabel('Experiment title').fill('Grain boundaries');
+  await page.getByRole('radiogroup', { name: 'Data consent' }).getByLabel('Agree', { exact: true }).check();
+  await page.getByRole('group', { name: 'Sample 1', exact: true }).getByLabel('Sample name').fill('S1');
+  await page.getByRole('button', { name: 'Add another Sample' }).click();
+  const second = page.getByRole('group', { name: 'Sample 2', exact: true });
+  await expect(second).toBeVisible();
+
+  // Not touched yet: no message until Enable is pressed.
+  await expect(second.getByText('is required')).toHaveCount(0);
+  await page.getByRole('button', { name: 'Enable', exact: true }).click();
+  await expect(second.getByText('"Sample name" in entry 2 of "Sample" is required.')).toBeVisible();
+  await expect(second.getByLabel('Sample name')).toBeFocused();
+  await expect(page.getByRole('alert').filter({ hasText: 'needs attention' })).toBeVisible();
+  await expect(page.getByTestId('tool-state')).toHaveText('Idle');
+
+  await second.getByLabel('Sample name').fill('S2');
+  await expect(second.getByText('is required')).toHaveCount(0);
+  await page.getByRole('button', { name: 'Enable', exact: true }).click();
+  await expect(page.getByTestId('tool-state')).toHaveText('In use');
+});
+
+test('answers a repeated group with a live formula, enables, and disables with post-usage answers', async ({
+  page,
+  startStation,
+}) => {
+  const station = await startStation(facility());
+  await page.goto(station.url);
+  await logOn(page, 'ada', '1234');
+
+  await page.getByLabel('Project').selectOption({ label: 'Looms (LOO-2)' });
+  await page.getByLabel('Experiment title').fill('Weave density');
+  await page.getByRole('radiogroup', { name: 'Data consent' }).getByLabel('Agree', { exact: true }).check();
+  const total = page.getByLabel('Total mass');
+  await expect(total).toHaveAttribute('readonly', '');
+
+  const first = page.getByRole('group', { name: 'Sample 1', exact: true });
+  await first.getByLabel('Sample name').fill('Warp');
+  await first.getByLabel('Mass', { exact: true }).fill('1.5');
+  await expect(total).toHaveValue('1.50');
+
+  await page.getByRole('button', { name: 'Add another Sample' }).click();
+  const second = page.getByRole('group', { name: 'Sample 2', exact: true });
+  await second.getByLabel('Sample name').fill('Weft');
+  // The keypad of a number field types into it.
+  await second.getByRole('button', { name: 'Keypad for Mass' }).click();
+  const keypad = second.getByRole('group', { name: 'Keypad for Mass' });
+  for (const key of ['2', 'Decimal point', '2', '5']) {
+    await keypad.getByRole('button', { name: key, exact: true }).click();
+  }
+  await expect(second.getByLabel('Mass', { exact: true })).toHaveValue('2.25');
+  await expect(total).toHaveValue('3.75');
+
+  await page.getByRole('button', { name: 'Add another Sample' }).click();
+  const third = page.getByRole('group', { name: 'Sample 3', exact: true });
+  await third.getByLabel('Sample name').fill('Selvedge');
+  await third.getByLabel('Mass', { exact: true }).fill('0.25');
+  await expect(total).toHaveValue('4.00');
+  // max_number is 3.
+  await expect(page.getByRole('button', { name: 'Add another Sample' })).toHaveCount(0);
+  await page.getByRole('button', { name: 'Remove Sample 3' }).click();
+  await expect(total).toHaveValue('3.75');
+
+  await page.getByRole('button', { name: 'Enable', exact: true }).click();
+  await expect(page.getByTestId('tool-state')).toHaveText('In use');
+  const status = page.getByRole('region', { name: 'Tool status' });
+  await expect(status).toContainText('Ada Lovelace');
+  await expect(status).toContainText('Looms');
+
+  // Disable: the post-usage form will not submit until its required answer is there.
+  await expect(page.getByRole('heading', { name: `Disable ${TOOL}` })).toBeVisible();
+  await page.getByRole('button', { name: 'Disable', exact: true }).click();
+  await expect(page.getByText('"Condition after use" is required.').first()).toBeVisible();
+  await page.getByLabel('Condition after use').selectOption({ label: 'Good' });
+  await page.getByLabel('Notes').fill('Stage cleaned.');
+  await page.getByRole('button', { name: 'Disable', exact: true }).click();
+  await expect(page.getByTestId('tool-state')).toHaveText('Idle');
+  await expect(page.getByRole('status').filter({ hasText: 'the usage has ended' })).toBeVisible();
+});
+
+test('works by keyboard alone: Tab between fields, Space picks, Enter submits', async ({
+  page,
+  startStation,
+}) => {
+  const station = await startStation(facility());
+  await page.goto(station.url);
+  await page.getByLabel('Username or badge number').focus();
+  await page.keyboard.type('bob');
+  await page.keyboard.press('Tab');
+  await page.keyboard.type('2222');
+  await page.keyboard.press('Enter');
+  await expect(page.getByText('Logged on as')).toContainText('Bob Babbage');
+
+  await page.getByLabel('Experiment title').focus();
+  await page.keyboard.type('Keyboard only');
+  await page.keyboard.press('Tab'); // Sample code, optional
+  await page.keyboard.press('Tab'); // Data consent
+  await page.keyboard.press('Space');
+  await expect(page.getByRole('radio', { name: 'Agree', exact: true })).toBeChecked();
+  await page.keyboard.press('Tab');
+  await expect(page.getByLabel('Sample name')).toBeFocused();
+  await page.keyboard.type('K1');
+  await page.keyboard.press('Tab');
+  await page.keyboard.type('3');
+  await page.keyboard.press('Enter');
+  await expect(page.getByTestId('tool-state')).toHaveText('In use');
+
+  await page.getByLabel('Condition after use').focus();
+  await page.keyboard.press('ArrowDown');
+  await expect(page.getByLabel('Condition after use')).toHaveValue('good');
+  await page.keyboard.press('Tab');
+  await page.keyboard.type('All fine.');
+  await page.keyboard.press('Tab');
+  await expect(page.getByRole('button', { name: 'Disable', exact: true })).toBeFocused();
+  await page.keyboard.press('Enter');
+  await expect(page.getByTestId('tool-state')).toHaveText('Idle');
+});

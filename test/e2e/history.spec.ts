@@ -1,0 +1,86 @@
+import { readFile } from 'node:fs/promises';
+import type { Page } from '@playwright/test';
+import { expect, test } from './fixtures.js';
+import { facility, enableWith, logOff, logOn } from './facility.js';
+
+async function useAndEnd(page: Page, login: string, pin: string, samples: string[]): Promise<void> {
+  await logOn(page, login, pin);
+  await enableWith(page, {
+    project: login === 'ada' ? 'Engines (ENG-1)' : undefined,
+    samples: samples.map((name, i) => ({ name, mass: String(i + 1) })),
+  });
+  await page.getByLabel('Condition after use').selectOption({ label: 'Good' });
+  await page.getByRole('button', { name: 'Disable', exact: true }).click();
+  await expect(page.getByTestId('tool-state')).toHaveText('Idle');
+  await logOff(page);
+}
+
+function localDate(offsetDays: number): string {
+  const d = new Date();
+  d.setDate(d.getDate() + offsetDays);
+  const pad = (n: number): string => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
+}
+
+test('history: one row per group repetition, filters, CSV export, staff validation', async ({
+  page,
+  startStation,
+}) => {
+  const station = await startStation(facility());
+  await page.goto(station.url);
+  await useAndEnd(page, 'ada', '1234', ['A1', 'A2', 'A3']);
+  await useAndEnd(page, 'bob', '2222', ['B1']);
+
+  await logOn(page, 'sam', '9999');
+  await page.getByRole('tab', { name: 'Usage data history' }).click();
+  const table = page.getByRole('region', { name: 'History table' });
+  const bodyRows = table.locator('tbody tr');
+  await expect(page.getByText('2 usage events, 4 rows')).toBeVisible();
+  await expect(bodyRows).toHaveCount(4);
+  await expect(table.getByRole('columnheader', { name: 'pre:sample_group.sample_name' })).toBeVisible();
+  for (const name of ['A1', 'A2', 'A3', 'B1']) {
+    await expect(table.getByRole('cell', { name, exact: true })).toBeVisible();
+  }
+
+  // Filter by user.
+  await page.getByLabel('User', { exact: true }).fill('ada');
+  await page.getByRole('button', { name: 'Apply filters' }).click();
+  await expect(page.getByText('1 usage event, 3 rows')).toBeVisible();
+  await expect(bodyRows).toHaveCount(3);
+
+  // CSV of what is shown.
+  const downloading = page.waitForEvent('download');
+  await page.getByRole('button', { name: 'Export CSV' }).click();
+  const download = await downloading;
+  expect(download.suggestedFilename()).toMatch(/^usage-history-SEM_Quanta-\d{4}-\d{2}-\d{2}\.csv$/);
+  const csv = (await readFile(await download.path(), 'utf8')).replace(/^\uFEFF/, '');
+  const lines = csv.split('\r\n');
+  expect(lines.at(-1)).toBe('');
+  expect(lines[0]).toBe(
+    'event id,user,operator,project,start,end,remote work,validated,pre:experiment_title,' +
+      'pre:sample_code,pre:data_consent,pre:sample_group.sample_name,pre:sample_group.sample_mass,' +
+      'pre:total_mass,post:condition,post:notes',
+  );
+  const records = lines.slice(1, -1).map((line) => line.split(','));
+  expect(records.map((r) => [r[1], r[3], r[11], r[12], r[14]])).toEqual([
+    ['Ada Lovelace', 'Engines', 'A1', '1', 'good'],
+    ['Ada Lovelace', 'Engines', 'A2', '2', 'good'],
+    ['Ada Lovelace', 'Engines', 'A3', '3', 'good'],
+  ]);
+  expect(new Set(records.map((r) => r[13]))).toEqual(new Set(['6']));
+
+  // A date range without usage, then today again.
+  await page.getByLabel('User', { exact: true }).fill('');
+  await page.getByLabel('From', { exact: true }).fill(localDate(-3));
+  await page.getByLabel('To', { exact: true }).fill(localDate(-2));
+  await page.getByRole('button', { name: 'Apply filters' }).click();
+  await expect(page.getByText('0 usage events, 0 rows')).toBeVisible();
+  await page.getByLabel('To', { exact: true }).fill(localDate(0));
+  await page.getByRole('button', { name: 'Apply filters' }).click();
+  await expect(page.getByText('2 usage events, 4 rows')).toBeVisible();
+
+  // Staff validate an event.
+  await page.getByRole('button', { name: 'Validate usage event 1' }).click();
+  await expect(table.getByText('Validated by')).toBeVisible();
+  await expect(page.getByRole('button', { name: 'Validate usage event 1' })).toHaveCount(0);
+});

@@ -1,0 +1,61 @@
+import type { Page } from '@playwright/test';
+import { expect, test } from './fixtures.js';
+import { facility, logOn } from './facility.js';
+
+/** Visible controls smaller than 44 x 44 px (radio and checkbox count by their label). */
+async function smallTargets(page: Page): Promise<string[]> {
+  return await page.evaluate(() => {
+    const selector = [
+      'button',
+      'select',
+      'textarea',
+      'input:not([type=radio]):not([type=checkbox])',
+      'label.choice',
+      '[role=tab]',
+    ].join(',');
+    const small: string[] = [];
+    for (const el of Array.from(document.querySelectorAll<HTMLElement>(selector))) {
+      const box = el.getBoundingClientRect();
+      if (box.width === 0 && box.height === 0) continue;
+      if (box.width < 44 || box.height < 44) {
+        const name = el.getAttribute('aria-label') ?? el.textContent ?? el.id;
+        small.push(`${el.tagName} "${name.trim()}" ${Math.round(box.width)}x${Math.round(box.height)}`);
+      }
+    }
+    return small;
+  });
+}
+
+test('every touch target is at least 44 x 44 px at 1024 x 768', async ({ page, startStation }) => {
+  const station = await startStation(facility());
+  await page.goto(station.url);
+  await expect(page.getByRole('heading', { name: 'Log on' })).toBeVisible();
+  expect(await smallTargets(page)).toEqual([]);
+
+  await logOn(page, 'sam', '9999');
+  await page.getByRole('button', { name: 'Keypad for Mass' }).click();
+  await expect(page.getByRole('group', { name: 'Keypad for Mass' })).toBeVisible();
+  expect(await smallTargets(page)).toEqual([]);
+  // Nothing scrolls sideways at the smallest supported size.
+  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(1024);
+
+  await page.getByRole('tab', { name: 'Usage data history' }).click();
+  await expect(page.getByRole('button', { name: 'Export CSV' })).toBeVisible();
+  expect(await smallTargets(page)).toEqual([]);
+});
+
+test('the idle rule logs the screen off, and the log-on screen says why', async ({
+  page,
+  startStation,
+}) => {
+  const bundle = facility();
+  bundle.station.idle_logoff_minutes = 0.02;
+  const station = await startStation(bundle);
+  await page.goto(station.url);
+  await logOn(page, 'ada', '1234');
+  // The core checks the idle rule every 15 s and pushes session.changed over /events.
+  await expect(page.getByRole('heading', { name: 'Log on' })).toBeVisible({ timeout: 40_000 });
+  await expect(page.getByRole('status').filter({ hasText: 'without activity' })).toContainText(
+    'You were logged off after 1 second without activity.',
+  );
+});

@@ -1,0 +1,66 @@
+import { expect, test } from './fixtures.js';
+import { enableWith, facility, logOff, logOn, TOOL } from './facility.js';
+
+test('staff force-end a usage; its user answers the pending questions at the next log-on', async ({
+  page,
+  startStation,
+}) => {
+  const station = await startStation(facility());
+  await page.goto(station.url);
+
+  await logOn(page, 'bob', '2222');
+  await enableWith(page, { samples: [{ name: 'B1', mass: '1' }] });
+  await logOff(page);
+
+  await logOn(page, 'sam', '9999');
+  await expect(page.getByRole('heading', { name: `Disable ${TOOL} for bob` })).toBeVisible();
+  // Escape closes the confirmation without ending anything.
+  await page.getByRole('button', { name: 'Force end usage' }).click();
+  const dialog = page.getByRole('dialog', { name: 'Force end this usage?' });
+  await expect(dialog).toBeVisible();
+  await page.keyboard.press('Escape');
+  await expect(dialog).toBeHidden();
+  await expect(page.getByTestId('tool-state')).toHaveText('In use');
+
+  await page.getByRole('button', { name: 'Force end usage' }).click();
+  await dialog.getByRole('button', { name: 'Force end' }).click();
+  await expect(page.getByTestId('tool-state')).toHaveText('Idle');
+  await logOff(page);
+
+  await logOn(page, 'bob', '2222');
+  await expect(page.getByRole('heading', { name: 'Post-usage questions pending' })).toBeVisible();
+  await page.getByRole('button', { name: 'Submit answers' }).click();
+  await expect(page.getByText('"Condition after use" is required.').first()).toBeVisible();
+  await page.getByLabel('Condition after use').selectOption({ label: 'Needs service' });
+  await page.getByLabel('Notes').fill('Left in a hurry.');
+  await page.getByRole('button', { name: 'Submit answers' }).click();
+  await expect(page.getByRole('status').filter({ hasText: 'answers for your usage' })).toBeVisible();
+  await expect(page.getByRole('heading', { name: `Enable ${TOOL}` })).toBeVisible();
+  await logOff(page);
+
+  // Answered once: not pending again.
+  await logOn(page, 'bob', '2222');
+  await expect(page.getByRole('heading', { name: `Enable ${TOOL}` })).toBeVisible();
+  await expect(page.getByRole('heading', { name: 'Post-usage questions pending' })).toHaveCount(0);
+});
+
+test('staff enable on behalf of a user, with remote work', async ({ page, startStation }) => {
+  const station = await startStation(facility());
+  await page.goto(station.url);
+  await logOn(page, 'sam', '9999');
+
+  await page.getByLabel('Enable for').selectOption({ label: 'Ada Lovelace (ada)' });
+  await expect(page.getByLabel('Project').locator('option')).toHaveText([
+    'Choose a project…',
+    'Engines (ENG-1)',
+    'Looms (LOO-2)',
+  ]);
+  await page.getByLabel('Remote work').check();
+  await enableWith(page, { project: 'Engines (ENG-1)', samples: [{ name: 'R1' }] });
+
+  const status = page.getByRole('region', { name: 'Tool status' });
+  await expect(status).toContainText('Ada Lovelace');
+  await expect(status).toContainText('Operated by');
+  await expect(status).toContainText('Sam Staff');
+  await expect(status).toContainText('Remote work');
+});
