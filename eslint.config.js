@@ -75,11 +75,18 @@ export default tseslint.config(
     },
   },
   {
-    files: ['**/*.js', 'bin/**/*.js'],
+    files: ['**/*.js'],
     extends: [tseslint.configs.disableTypeChecked],
+    languageOptions: {
+      globals: { process: 'readonly', console: 'readonly', URL: 'readonly' },
+    },
   },
   {
-    files: ['*.config.ts', 'renderer/vite.config.ts', 'test/e2e/playwright.config.ts'],
+    files: ['electron/preload.cts'],
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
+    files: ['eslint.config.js', '*.config.ts', 'renderer/vite.config.ts', 'test/e2e/playwright.config.ts'],
     rules: { 'no-restricted-syntax': 'off' },
   },
 );

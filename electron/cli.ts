@@ -85,7 +85,7 @@ async function importCommand(argv: string[]): Promise<number> {
     allowPositionals: true,
   });
   if (positionals.length !== 1) throw new UsageError('import takes one FILE.json');
-  const bundle = readJson(positionals[0]!, 'bundle');
+  const bundle = readJson(positionals[0], 'bundle');
   const st = Station.open({ dataDir: need(values.data, '--data'), log: createLogger('warn') });
   try {
     const summary = await importBundle(st.db, bundle);
@@ -104,7 +104,7 @@ function questions(argv: string[]): number {
   const [sub, ...rest] = argv;
   if (sub === 'check') {
     if (rest.length !== 1) throw new UsageError('questions check takes one FILE');
-    const result = parseQuestions(readJson(rest[0]!, 'question list'));
+    const result = parseQuestions(readJson(rest[0], 'question list'));
     if (!result.ok) {
       for (const p of result.problems) process.stdout.write(`${p.path}: ${p.message}\n`);
       return 1;
@@ -114,12 +114,12 @@ function questions(argv: string[]): number {
   }
   if (sub === 'answer') {
     if (rest.length !== 2) throw new UsageError('questions answer takes QUESTIONS ANSWERS');
-    const parsed = parseQuestions(readJson(rest[0]!, 'question list'));
+    const parsed = parseQuestions(readJson(rest[0], 'question list'));
     if (!parsed.ok) {
       for (const p of parsed.problems) process.stdout.write(`${p.path}: ${p.message}\n`);
       return 1;
     }
-    const result = validateAnswers(parsed.questions, readJson(rest[1]!, 'answers'));
+    const result = validateAnswers(parsed.questions, readJson(rest[1], 'answers'));
     if (!result.ok) {
       for (const p of result.problems) process.stdout.write(`${p.path.join('.')}: ${p.message}\n`);
       return 1;

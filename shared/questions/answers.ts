@@ -28,7 +28,10 @@ const NUMBER_TEXT = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
 
 /** NEMO wraps each answer as {...definition, user_input}; a wrapper without user_input is unanswered. */
 function unwrap(value: unknown): unknown {
-  if (isPlainObject(value) && (hasOwn(value, 'user_input') || (hasOwn(value, 'type') && hasOwn(value, 'name')))) {
+  if (
+    isPlainObject(value) &&
+    (hasOwn(value, 'user_input') || (hasOwn(value, 'type') && hasOwn(value, 'name')))
+  ) {
     return hasOwn(value, 'user_input') ? value['user_input'] : undefined;
   }
   return value;
@@ -76,8 +79,10 @@ class Normalizer {
     if (value === undefined || value === null) return undefined;
     if (question.type === 'radio_report_problem') {
       // NEMO stores this question's answer as "true"/"false".
-      if (value === true || (typeof value === 'string' && value.trim().toLowerCase() === 'true')) return 'Yes';
-      if (value === false || (typeof value === 'string' && value.trim().toLowerCase() === 'false')) return 'No';
+      if (value === true || (typeof value === 'string' && value.trim().toLowerCase() === 'true'))
+        return 'Yes';
+      if (value === false || (typeof value === 'string' && value.trim().toLowerCase() === 'false'))
+        return 'No';
     }
     if (typeof value === 'string') return isBlankString(value) ? undefined : value;
     if (typeof value === 'number' && Number.isFinite(value)) return String(value);
@@ -154,11 +159,11 @@ class Normalizer {
       const source: JsonObject = isPlainObject(entry) ? entry : {};
       for (const field of fields) {
         if (field.type === 'formula') continue;
-        const fieldValue = this.field(field, hasOwn(source, field.name) ? source[field.name] : undefined, [
-          ...path,
-          index,
-          field.name,
-        ]);
+        const fieldValue = this.field(
+          field,
+          hasOwn(source, field.name) ? source[field.name] : undefined,
+          [...path, index, field.name],
+        );
         if (fieldValue !== undefined) out[field.name] = fieldValue;
       }
       return out;
@@ -170,7 +175,12 @@ class Normalizer {
 function answerObject(raw: unknown, problems: AnswerProblem[]): JsonObject {
   const json = parseJsonText(raw);
   if (!json.ok) {
-    problems.push({ path: [], question: '', rule: 'type', message: 'The answers are not valid JSON.' });
+    problems.push({
+      path: [],
+      question: '',
+      rule: 'type',
+      message: 'The answers are not valid JSON.',
+    });
     return {};
   }
   if (json.value === undefined || json.value === null || json.value === '') return {};
@@ -224,7 +234,10 @@ function initialField(question: GroupFieldQuestion | Question): FieldValue | und
   if (question.type === 'checkbox') {
     return Array.isArray(question.default_value) ? question.default_value.slice() : [];
   }
-  if ((question.type === 'radio' || question.type === 'dropdown') && typeof question.default_value === 'string') {
+  if (
+    (question.type === 'radio' || question.type === 'dropdown') &&
+    typeof question.default_value === 'string'
+  ) {
     return question.default_value;
   }
   return undefined;

@@ -23,7 +23,9 @@ export interface FormulaFailure {
 }
 
 function groupsOf(questions: Question[]): GroupQuestion[] {
-  return questions.filter((q): q is GroupQuestion => q.type === 'group' && Array.isArray(q.questions));
+  return questions.filter(
+    (q): q is GroupQuestion => q.type === 'group' && Array.isArray(q.questions),
+  );
 }
 
 function isNumericField(info: FieldInfo): boolean {
@@ -41,15 +43,17 @@ function copyAnswers(questions: Question[], answers: unknown): Answers {
   for (const question of questions) {
     if (question.type === 'formula') delete out[question.name];
     if (question.type !== 'group') continue;
-    const repetitions = out[question.name];
+    const repetitions = ownValue(out, question.name);
     if (!Array.isArray(repetitions)) continue;
-    const formulaFields = usableQuestions(question.questions).filter((field) => field.type === 'formula');
-    out[question.name] = (repetitions as unknown[]).map((repetition) => {
+    const formulaFields = usableQuestions(question.questions).filter(
+      (field) => field.type === 'formula',
+    );
+    out[question.name] = (repetitions as unknown[]).map<AnswerGroup>((repetition) => {
       if (!isPlainObject(repetition)) return repetition as AnswerGroup;
       const copy: AnswerGroup = { ...(repetition as AnswerGroup) };
       for (const field of formulaFields) delete copy[field.name];
       return copy;
-    }) as AnswerGroup[];
+    });
   }
   return out;
 }
@@ -71,7 +75,9 @@ function evaluate(
     return { ok: false, missing, error: 'a question it uses is not answered' };
   }
   const result = evaluateFormulaAst(item.ast, lookup);
-  return result.ok ? { ok: true, value: finish(item.question, result.value) } : { ...result, missing: [] };
+  return result.ok
+    ? { ok: true, value: finish(item.question, result.value) }
+    : { ...result, missing: [] };
 }
 
 /** Computes every formula; also says why each unset formula is unset. */
@@ -114,7 +120,13 @@ export function runFormulas(
     if (item.group === null) {
       const result = evaluate(item, (n) => valueFor(n, null, null));
       if (result.ok) answers[name] = result.value;
-      else failures.push({ question: item.question, path: [name], missing: result.missing, error: result.error });
+      else
+        failures.push({
+          question: item.question,
+          path: [name],
+          missing: result.missing,
+          error: result.error,
+        });
       continue;
     }
     const group = item.group;
@@ -139,7 +151,9 @@ export function runFormulas(
   // Formulas left out of the plan: unreadable, or part of a dependency cycle.
   const broken = (question: FormulaQuestion): string => {
     const parsed = parseFormulaCached(question.formula);
-    return parsed.ok ? 'its formula depends on itself' : `its formula cannot be read (${parsed.error})`;
+    return parsed.ok
+      ? 'its formula depends on itself'
+      : `its formula cannot be read (${parsed.error})`;
   };
   for (const question of questions) {
     if (question.type === 'formula' && !computed.has(question)) {
@@ -152,7 +166,12 @@ export function runFormulas(
     for (const field of usableQuestions(group.questions)) {
       if (field.type !== 'formula' || computed.has(field)) continue;
       repetitions.forEach((_entry, index) => {
-        failures.push({ question: field, path: [group.name, index, field.name], missing: [], error: broken(field) });
+        failures.push({
+          question: field,
+          path: [group.name, index, field.name],
+          missing: [],
+          error: broken(field),
+        });
       });
     }
   }

@@ -85,7 +85,8 @@ export class DefinitionReader {
     for (const property of Object.keys(this.raw)) {
       if (isAllowedProperty(this.type, property)) continue;
       let hint = '';
-      if (property === 'consumable') hint = '; only number and number_float questions can charge a consumable';
+      if (property === 'consumable')
+        hint = '; only number and number_float questions can charge a consumable';
       else if (property === 'default_choice') hint = '; use "default_value"';
       this.problem(
         property,
@@ -116,7 +117,10 @@ export class DefinitionReader {
     else this.out[property] = value;
   }
 
-  number(property: string, rule: { integer?: boolean; min?: number; max?: number; positive?: boolean } = {}): number | undefined {
+  number(
+    property: string,
+    rule: { integer?: boolean; min?: number; max?: number; positive?: boolean } = {},
+  ): number | undefined {
     if (!this.has(property)) return undefined;
     const value = this.get(property);
     if (!isFiniteNumber(value)) {
@@ -132,11 +136,17 @@ export class DefinitionReader {
       return undefined;
     }
     if (rule.min !== undefined && value < rule.min) {
-      this.problem(property, `property ${quote(property)} must be at least ${rule.min}, not ${value}`);
+      this.problem(
+        property,
+        `property ${quote(property)} must be at least ${rule.min}, not ${value}`,
+      );
       return undefined;
     }
     if (rule.max !== undefined && value > rule.max) {
-      this.problem(property, `property ${quote(property)} must be at most ${rule.max}, not ${value}`);
+      this.problem(
+        property,
+        `property ${quote(property)} must be at most ${rule.max}, not ${value}`,
+      );
       return undefined;
     }
     this.out[property] = value === 0 ? 0 : value; // -0 would not survive JSON
@@ -155,7 +165,10 @@ export class DefinitionReader {
   choices(): void {
     let choices: string[] | undefined;
     if (!this.has('choices')) {
-      this.problem('choices', `property "choices" is missing; a ${this.type} question needs at least one choice`);
+      this.problem(
+        'choices',
+        `property "choices" is missing; a ${this.type} question needs at least one choice`,
+      );
     } else if (!isStringArray(this.get('choices'))) {
       this.wrongType('choices', 'a list of texts');
     } else {
@@ -236,7 +249,10 @@ export class DefinitionReader {
       return;
     }
     if (choices && !choices.includes(value)) {
-      this.problem('default_value', `property "default_value" is ${quote(value)}, which is not one of the choices`);
+      this.problem(
+        'default_value',
+        `property "default_value" is ${quote(value)}, which is not one of the choices`,
+      );
       return;
     }
     this.out['default_value'] = value;
@@ -263,7 +279,10 @@ export class DefinitionReader {
       const labels = this.get('labels');
       if (!isStringArray(labels)) this.wrongType('labels', 'a list of two texts');
       else if (labels.length !== 2) {
-        this.problem('labels', `property "labels" needs exactly 2 labels (for Yes and No), not ${labels.length}`);
+        this.problem(
+          'labels',
+          `property "labels" needs exactly 2 labels (for Yes and No), not ${labels.length}`,
+        );
       } else this.out['labels'] = labels.slice();
     }
     if (!this.has('options')) return;
@@ -277,11 +296,20 @@ export class DefinitionReader {
       const value = options[key];
       const path = `options.${key}`;
       if (!(REPORT_PROBLEM_OPTIONS as readonly string[]).includes(key)) {
-        this.problem(path, `unknown option ${quote(key)} in property "options" (allowed: ${REPORT_PROBLEM_OPTIONS.join(', ')})`);
+        this.problem(
+          path,
+          `unknown option ${quote(key)} in property "options" (allowed: ${REPORT_PROBLEM_OPTIONS.join(', ')})`,
+        );
       } else if (key === 'problem_description' && typeof value !== 'string') {
-        this.problem(path, `option "problem_description" must be text, not ${describeJsonType(value)}`);
+        this.problem(
+          path,
+          `option "problem_description" must be text, not ${describeJsonType(value)}`,
+        );
       } else if (key !== 'problem_description' && typeof value !== 'boolean') {
-        this.problem(path, `option ${quote(key)} must be true or false, not ${describeJsonType(value)}`);
+        this.problem(
+          path,
+          `option ${quote(key)} must be true or false, not ${describeJsonType(value)}`,
+        );
       } else {
         copy[key] = value;
       }
@@ -297,7 +325,10 @@ export class DefinitionReader {
     if (pattern !== undefined) {
       const compiled = compileHtmlPattern(pattern);
       if (!compiled.ok) {
-        this.problem('pattern', `property "pattern" is not a valid regular expression (${compiled.error})`);
+        this.problem(
+          'pattern',
+          `property "pattern" is not a valid regular expression (${compiled.error})`,
+        );
       }
     }
     this.string('placeholder');
@@ -316,7 +347,8 @@ export class DefinitionReader {
     if (min !== undefined && max !== undefined && min > max) {
       this.problem('min', `property "min" (${min}) is greater than property "max" (${max})`);
     }
-    if (this.type === 'number_float') this.number('precision', { integer: true, min: 0, max: MAX_PRECISION });
+    if (this.type === 'number_float')
+      this.number('precision', { integer: true, min: 0, max: MAX_PRECISION });
     this.string('consumable', { nonEmpty: true });
     this.string('prefix');
     this.string('suffix');
@@ -345,7 +377,10 @@ export class DefinitionReader {
   group(readFields: (fields: unknown[]) => unknown[]): void {
     this.number('max_number', { integer: true, min: 1 });
     if (!this.has('questions')) {
-      this.problem('questions', 'property "questions" is missing; a group needs at least one question');
+      this.problem(
+        'questions',
+        'property "questions" is missing; a group needs at least one question',
+      );
       return;
     }
     const fields = this.get('questions');
@@ -354,7 +389,10 @@ export class DefinitionReader {
       return;
     }
     if (fields.length === 0) {
-      this.problem('questions', 'property "questions" is empty; a group needs at least one question');
+      this.problem(
+        'questions',
+        'property "questions" is empty; a group needs at least one question',
+      );
       return;
     }
     this.out['questions'] = readFields(fields);
@@ -364,14 +402,19 @@ export class DefinitionReader {
   result(): JsonObject {
     const ordered: JsonObject = {};
     for (const property of PROPERTY_ORDER) {
-      if (property in this.out && this.out[property] !== undefined) ordered[property] = this.out[property];
+      if (property in this.out && this.out[property] !== undefined)
+        ordered[property] = this.out[property];
     }
     return ordered;
   }
 }
 
 /** Reads "type": the canonical type name, or null after reporting a problem. */
-export function readType(raw: JsonObject, context: QuestionContext, problems: ProblemList): QuestionType | null {
+export function readType(
+  raw: JsonObject,
+  context: QuestionContext,
+  problems: ProblemList,
+): QuestionType | null {
   if (!Object.prototype.hasOwnProperty.call(raw, 'type')) {
     problems.add(context, 'type', 'property "type" is missing');
     return null;
@@ -383,7 +426,11 @@ export function readType(raw: JsonObject, context: QuestionContext, problems: Pr
   }
   const canonical = canonicalTypeName(type);
   if (!isQuestionType(canonical, QUESTION_TYPES)) {
-    problems.add(context, 'type', `unknown type ${quote(type)}; valid types are ${QUESTION_TYPES.join(', ')}`);
+    problems.add(
+      context,
+      'type',
+      `unknown type ${quote(type)}; valid types are ${QUESTION_TYPES.join(', ')}`,
+    );
     return null;
   }
   if (context.inGroup && canonical === 'group') {
@@ -396,4 +443,3 @@ export function readType(raw: JsonObject, context: QuestionContext, problems: Pr
   }
   return canonical;
 }
-

@@ -17,9 +17,7 @@ export type FormulaLookup = (name: string) => unknown;
 
 const MAX_ROUND_PLACES = 20;
 
-class FormulaEvalError {
-  constructor(readonly message: string) {}
-}
+class FormulaEvalError extends Error {}
 
 function fail(message: string): never {
   throw new FormulaEvalError(message);
@@ -103,7 +101,7 @@ class Evaluator {
       case '%': {
         if (right === 0) fail('modulo by zero');
         let rest = left % right;
-        if (rest !== 0 && (rest < 0) !== (right < 0)) rest += right;
+        if (rest !== 0 && rest < 0 !== right < 0) rest += right;
         return finite(rest, 'the remainder');
       }
       case '**':
@@ -120,23 +118,25 @@ class Evaluator {
   private call(name: string, args: FormulaNode[]): number {
     switch (name) {
       case 'round': {
-        const value = this.scalar(args[0]!);
-        const places = args.length > 1 ? this.scalar(args[1]!) : 0;
+        const value = this.scalar(args[0]);
+        const places = args.length > 1 ? this.scalar(args[1]) : 0;
         if (!Number.isInteger(places) || Math.abs(places) > MAX_ROUND_PLACES) {
-          fail(`round() takes a whole number of decimal places between -${MAX_ROUND_PLACES} and ${MAX_ROUND_PLACES}`);
+          fail(
+            `round() takes a whole number of decimal places between -${MAX_ROUND_PLACES} and ${MAX_ROUND_PLACES}`,
+          );
         }
         return finite(roundHalfAwayFromZero(value, places), 'the rounded value');
       }
       case 'floor':
-        return finite(Math.floor(this.scalar(args[0]!)), 'the result');
+        return finite(Math.floor(this.scalar(args[0])), 'the result');
       case 'ceil':
-        return finite(Math.ceil(this.scalar(args[0]!)), 'the result');
+        return finite(Math.ceil(this.scalar(args[0])), 'the result');
       case 'abs':
-        return finite(Math.abs(this.scalar(args[0]!)), 'the result');
+        return finite(Math.abs(this.scalar(args[0])), 'the result');
       case 'trunc':
-        return finite(Math.trunc(this.scalar(args[0]!)), 'the result');
+        return finite(Math.trunc(this.scalar(args[0])), 'the result');
       case 'sqrt': {
-        const value = this.scalar(args[0]!);
+        const value = this.scalar(args[0]);
         if (value < 0) fail('sqrt() of a negative number');
         return finite(Math.sqrt(value), 'the result');
       }
@@ -149,7 +149,7 @@ class Evaluator {
       case 'min': {
         const items = this.flatten(args);
         if (items.length === 0) fail(`${name}() of an empty list`);
-        let best = items[0]!;
+        let best = items[0];
         for (const item of items) {
           if (name === 'max' ? item > best : item < best) best = item;
         }
@@ -180,7 +180,9 @@ class Evaluator {
     const position = index < 0 ? target.length + index : index;
     const item = target[position];
     if (position < 0 || item === undefined) {
-      fail(`index ${index} is out of range for ${describeNode(targetNode)}, which holds ${target.length} value${target.length === 1 ? '' : 's'}`);
+      fail(
+        `index ${index} is out of range for ${describeNode(targetNode)}, which holds ${target.length} value${target.length === 1 ? '' : 's'}`,
+      );
     }
     return item;
   }

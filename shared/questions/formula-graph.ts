@@ -19,7 +19,11 @@ export interface FieldInfo {
 export function fieldTable(questions: readonly Question[]): Map<string, FieldInfo> {
   const table = new Map<string, FieldInfo>();
   const add = (question: Question, group: GroupQuestion | null): void => {
-    if (typeof question.name === 'string' && question.name !== '__proto__' && !table.has(question.name)) {
+    if (
+      typeof question.name === 'string' &&
+      question.name !== '__proto__' &&
+      !table.has(question.name)
+    ) {
       table.set(question.name, { question, group });
     }
   };
@@ -73,7 +77,12 @@ export function planFormulas(questions: readonly Question[]): FormulaPlan {
     if (info.question.type !== 'formula') continue;
     const parsed = parseFormulaCached(info.question.formula);
     if (!parsed.ok) continue;
-    planned.set(name, { question: info.question, group: info.group, ast: parsed.ast, names: parsed.names });
+    planned.set(name, {
+      question: info.question,
+      group: info.group,
+      ast: parsed.ast,
+      names: parsed.names,
+    });
   }
 
   const order: PlannedFormula[] = [];
@@ -87,14 +96,14 @@ export function planFormulas(questions: readonly Question[]): FormulaPlan {
     const stack: { name: string; next: number }[] = [{ name: start, next: 0 }];
     state.set(start, 'visiting');
     while (stack.length > 0) {
-      const frame = stack[stack.length - 1]!;
+      const frame = stack[stack.length - 1];
       const item = planned.get(frame.name)!;
       const dependencies = item.names.filter((dep) => {
         const target = planned.get(dep);
         return target !== undefined && reach(table, item.group, dep) !== 'other-group';
       });
       if (frame.next < dependencies.length) {
-        const dep = dependencies[frame.next++]!;
+        const dep = dependencies[frame.next++];
         const depState = state.get(dep);
         if (depState === undefined) {
           state.set(dep, 'visiting');
@@ -114,4 +123,39 @@ export function planFormulas(questions: readonly Question[]): FormulaPlan {
     }
   }
   return { order, cycles };
+}
+
+/**
+ * Names of lists (group fields seen from outside their group) that the formula uses where one
+ * number is needed: anywhere but directly inside sum(), max(), min() or before an index.
+ */
+export function listsUsedAsNumbers(ast: FormulaNode, lists: ReadonlySet<string>): string[] {
+  const misused = new Set<string>();
+  const visit = (node: FormulaNode, listAllowed: boolean): void => {
+    switch (node.kind) {
+      case 'number':
+        return;
+      case 'name':
+        if (lists.has(node.name) && !listAllowed) misused.add(node.name);
+        return;
+      case 'unary':
+        visit(node.operand, false);
+        return;
+      case 'binary':
+        visit(node.left, false);
+        visit(node.right, false);
+        return;
+      case 'call': {
+        const takesLists = node.name === 'sum' || node.name === 'max' || node.name === 'min';
+        for (const arg of node.args) visit(arg, takesLists);
+        return;
+      }
+      case 'index':
+        visit(node.target, true);
+        visit(node.index, false);
+        return;
+    }
+  };
+  visit(ast, false);
+  return [...misused];
 }

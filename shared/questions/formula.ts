@@ -59,8 +59,7 @@ export type FormulaNode =
 
 /** `position` is the 0-based character index of the error. `names` are unique, in order. */
 export type FormulaParseResult =
-  | { ok: true; ast: FormulaNode; names: string[] }
-  | { ok: false; error: string; position: number };
+  { ok: true; ast: FormulaNode; names: string[] } | { ok: false; error: string; position: number };
 
 type Token =
   | { kind: 'number'; value: number; position: number; text: string }
@@ -68,11 +67,13 @@ type Token =
   | { kind: 'op'; text: string; position: number }
   | { kind: 'end'; text: ''; position: number };
 
-class FormulaSyntaxError {
+class FormulaSyntaxError extends Error {
   constructor(
-    readonly message: string,
+    message: string,
     readonly position: number,
-  ) {}
+  ) {
+    super(message);
+  }
 }
 
 function isDigit(ch: string): boolean {
@@ -93,7 +94,8 @@ function isFormulaFunction(name: string): name is FormulaFunction {
 
 function describeChar(ch: string): string {
   const code = ch.codePointAt(0) ?? 0;
-  if (code < 0x20 || code === 0x7f) return `control character U+${code.toString(16).padStart(4, '0')}`;
+  if (code < 0x20 || code === 0x7f)
+    return `control character U+${code.toString(16).padStart(4, '0')}`;
   return `'${ch}'`;
 }
 
@@ -179,7 +181,7 @@ class Parser {
   constructor(private readonly tokens: Token[]) {}
 
   private peek(): Token {
-    return this.tokens[this.index] ?? this.tokens[this.tokens.length - 1]!;
+    return this.tokens[this.index] ?? this.tokens[this.tokens.length - 1];
   }
 
   private next(): Token {
@@ -315,7 +317,10 @@ class Parser {
       return inner;
     }
     if (token.kind === 'end') {
-      throw new FormulaSyntaxError('the formula ends too early; a value is missing', token.position);
+      throw new FormulaSyntaxError(
+        'the formula ends too early; a value is missing',
+        token.position,
+      );
     }
     throw new FormulaSyntaxError(
       `unexpected ${describeToken(token)}; expected a number, a name or '('`,

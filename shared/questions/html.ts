@@ -72,7 +72,13 @@ function readTag(html: string, start: number): Tag | null {
   if (closing) i++;
   if (!isAsciiLetter(html.charAt(i))) return null;
   const nameStart = i;
-  while (i < html.length && !isSpace(html.charAt(i)) && html.charAt(i) !== '/' && html.charAt(i) !== '>') i++;
+  while (
+    i < html.length &&
+    !isSpace(html.charAt(i)) &&
+    html.charAt(i) !== '/' &&
+    html.charAt(i) !== '>'
+  )
+    i++;
   const name = html.slice(nameStart, i).toLowerCase();
   const attributes = new Map<string, string>();
   for (;;) {
@@ -128,7 +134,13 @@ function decodeAttribute(value: string): string {
     if (body.charAt(0) === '#') {
       const hex = body.charAt(1) === 'x' || body.charAt(1) === 'X';
       const code = parseInt(hex ? body.slice(2) : body.slice(1), hex ? 16 : 10);
-      if (!Number.isFinite(code) || code <= 0 || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) return '\uFFFD';
+      if (
+        !Number.isFinite(code) ||
+        code <= 0 ||
+        code > 0x10ffff ||
+        (code >= 0xd800 && code <= 0xdfff)
+      )
+        return '\uFFFD';
       return String.fromCodePoint(code);
     }
     return NAMED_IN_URL[body.toLowerCase()] ?? whole;

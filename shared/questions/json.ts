@@ -31,7 +31,9 @@ export function isBlankString(value: string): boolean {
 }
 
 /** Reads a JSON text when given one; anything else is returned as it is. */
-export function parseJsonText(input: unknown): { ok: true; value: unknown } | { ok: false; error: string } {
+export function parseJsonText(
+  input: unknown,
+): { ok: true; value: unknown } | { ok: false; error: string } {
   if (typeof input !== 'string') return { ok: true, value: input };
   try {
     return { ok: true, value: JSON.parse(input) as unknown };

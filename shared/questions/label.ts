@@ -15,17 +15,20 @@ const BASIC_ENTITIES: Record<string, string> = {
 /** Plain text of a small HTML fragment: tags removed, basic entities decoded, spaces collapsed. */
 export function htmlToPlainText(html: string): string {
   const withoutTags = html.replace(/<[^>]*>/g, ' ');
-  const decoded = withoutTags.replace(/&(#x[0-9a-fA-F]{1,6}|#[0-9]{1,7}|[a-zA-Z]{2,8});/g, (whole, body: string) => {
-    if (body.startsWith('#x') || body.startsWith('#X')) {
-      const code = parseInt(body.slice(2), 16);
-      return code <= 0x10ffff ? String.fromCodePoint(code) : whole;
-    }
-    if (body.startsWith('#')) {
-      const code = parseInt(body.slice(1), 10);
-      return code <= 0x10ffff ? String.fromCodePoint(code) : whole;
-    }
-    return BASIC_ENTITIES[body] ?? whole;
-  });
+  const decoded = withoutTags.replace(
+    /&(#x[0-9a-fA-F]{1,6}|#[0-9]{1,7}|[a-zA-Z]{2,8});/g,
+    (whole, body: string) => {
+      if (body.startsWith('#x') || body.startsWith('#X')) {
+        const code = parseInt(body.slice(2), 16);
+        return code <= 0x10ffff ? String.fromCodePoint(code) : whole;
+      }
+      if (body.startsWith('#')) {
+        const code = parseInt(body.slice(1), 10);
+        return code <= 0x10ffff ? String.fromCodePoint(code) : whole;
+      }
+      return BASIC_ENTITIES[body] ?? whole;
+    },
+  );
   return decoded.replace(/\s+/g, ' ').trim();
 }
 
@@ -35,7 +38,8 @@ export function htmlToPlainText(html: string): string {
  */
 export function questionLabel(question: Question): string {
   try {
-    if (typeof question.title === 'string' && question.title.trim() !== '') return question.title.trim();
+    if (typeof question.title === 'string' && question.title.trim() !== '')
+      return question.title.trim();
     if (typeof question.title_html === 'string') {
       const text = htmlToPlainText(question.title_html);
       if (text !== '') return text;

@@ -3,7 +3,7 @@
 
 import { DefinitionReader, ProblemList, describeJsonType, readType } from './definition.js';
 import type { QuestionContext } from './definition.js';
-import { fieldTable, planFormulas, reach } from './formula-graph.js';
+import { fieldTable, listsUsedAsNumbers, planFormulas, reach } from './formula-graph.js';
 import { parseFormulaCached } from './formula.js';
 import { isPlainObject, parseJsonText, quote } from './json.js';
 import type { JsonObject } from './json.js';
@@ -35,13 +35,21 @@ class DefinitionWalker {
         }
       : { path: `[${index}]`, label: `question ${index + 1}`, inGroup: false };
     if (!isPlainObject(raw)) {
-      this.problems.add(context, null, `must be an object with "type" and "name", not ${describeJsonType(raw)}`);
+      this.problems.add(
+        context,
+        null,
+        `must be an object with "type" and "name", not ${describeJsonType(raw)}`,
+      );
       return null;
     }
     const name = this.readName(raw, context);
     if (name !== null) {
       context = group
-        ? { path: `${group.path}.${name}`, label: `question ${quote(name)} in ${group.asGroup}`, inGroup: true }
+        ? {
+            path: `${group.path}.${name}`,
+            label: `question ${quote(name)} in ${group.asGroup}`,
+            inGroup: true,
+          }
         : { path: name, label: `question ${quote(name)}`, inGroup: false };
       this.seen.set(name, context.label);
       this.contexts.set(name, context);
@@ -72,7 +80,8 @@ class DefinitionWalker {
         reader.formula();
         break;
       case 'group': {
-        const asGroup = name !== null ? `group ${quote(name)}` : `the group at position ${index + 1}`;
+        const asGroup =
+          name !== null ? `group ${quote(name)}` : `the group at position ${index + 1}`;
         const groupContext: GroupContext = { ...context, asGroup };
         reader.group((fields) =>
           fields
@@ -93,7 +102,11 @@ class DefinitionWalker {
     }
     const name = raw['name'];
     if (typeof name !== 'string') {
-      this.problems.add(context, 'name', `property "name" must be text, not ${describeJsonType(name)}`);
+      this.problems.add(
+        context,
+        'name',
+        `property "name" must be text, not ${describeJsonType(name)}`,
+      );
       return null;
     }
     this.namesWritten.add(name);
@@ -115,14 +128,20 @@ class DefinitionWalker {
     }
     const previous = this.seen.get(name);
     if (previous !== undefined) {
-      this.problems.add(context, 'name', `the name ${quote(name)} is already used by ${previous}; names must be unique, also across groups`);
+      this.problems.add(
+        context,
+        'name',
+        `the name ${quote(name)} is already used by ${previous}; names must be unique, also across groups`,
+      );
       return null;
     }
     return name;
   }
 }
 
-function allFormulas(questions: Question[]): { question: FormulaQuestion; group: GroupQuestion | null }[] {
+function allFormulas(
+  questions: Question[],
+): { question: FormulaQuestion; group: GroupQuestion | null }[] {
   const found: { question: FormulaQuestion; group: GroupQuestion | null }[] = [];
   for (const question of questions) {
     if (question.type === 'formula') found.push({ question, group: null });
@@ -142,6 +161,7 @@ function checkFormulaReferences(questions: Question[], walker: DefinitionWalker)
     const context = walker.contexts.get(question.name);
     const parsed = parseFormulaCached(question.formula);
     if (!context || !parsed.ok) continue;
+    const lists = new Set<string>();
     for (const name of parsed.names) {
       const info = table.get(name);
       if (!info) {
@@ -170,6 +190,14 @@ function checkFormulaReferences(questions: Question[], walker: DefinitionWalker)
           `property "formula" uses ${quote(name)} from group ${quote(info.group?.name ?? '')}; a formula inside group ${quote(group?.name ?? '')} can only use fields of its own group and questions outside any group`,
         );
       }
+      if (reach(table, group, name) === 'list') lists.add(name);
+    }
+    for (const name of listsUsedAsNumbers(parsed.ast, lists)) {
+      walker.problems.add(
+        context,
+        'formula',
+        `property "formula" uses ${quote(name)}, a field of a repeated group, as one number; outside its group it is a list of values: use sum(${name}), max(${name}), min(${name}) or ${name}[0]`,
+      );
     }
   }
   for (const cycle of planFormulas(questions).cycles) {
@@ -191,7 +219,9 @@ function parseUnchecked(input: unknown): ParseQuestionsResult {
   if (!json.ok) {
     return {
       ok: false,
-      problems: [{ path: '', message: `The question definitions are not valid JSON: ${json.error}` }],
+      problems: [
+        { path: '', message: `The question definitions are not valid JSON: ${json.error}` },
+      ],
     };
   }
   if (!Array.isArray(json.value)) {
@@ -225,6 +255,9 @@ export function parseQuestions(input: unknown): ParseQuestionsResult {
   try {
     return parseUnchecked(input);
   } catch {
-    return { ok: false, problems: [{ path: '', message: 'The question definitions could not be read.' }] };
+    return {
+      ok: false,
+      problems: [{ path: '', message: 'The question definitions could not be read.' }],
+    };
   }
 }

@@ -49,7 +49,11 @@ export const PROPERTY_ORDER: readonly string[] = [
   'questions',
 ];
 
-export const REPORT_PROBLEM_OPTIONS = ['problem_description', 'force_shutdown', 'safety_hazard'] as const;
+export const REPORT_PROBLEM_OPTIONS = [
+  'problem_description',
+  'force_shutdown',
+  'safety_hazard',
+] as const;
 
 export function allowedProperties(type: QuestionType): readonly string[] {
   return [...COMMON_PROPERTIES, ...TYPE_PROPERTIES[type]];

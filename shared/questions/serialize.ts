@@ -4,7 +4,13 @@
 
 import { isPlainObject } from './json.js';
 import type { JsonObject } from './json.js';
-import { PROPERTY_ORDER, REPORT_PROBLEM_OPTIONS, canonicalTypeName, isAllowedProperty, isQuestionType } from './properties.js';
+import {
+  PROPERTY_ORDER,
+  REPORT_PROBLEM_OPTIONS,
+  canonicalTypeName,
+  isAllowedProperty,
+  isQuestionType,
+} from './properties.js';
 import { QUESTION_TYPES } from './types.js';
 import type { Question } from './types.js';
 
@@ -33,7 +39,10 @@ function serializeQuestion(question: unknown): JsonObject | null {
   if (!isQuestionType(type, QUESTION_TYPES)) return null;
   const out: JsonObject = {};
   for (const property of PROPERTY_ORDER) {
-    if (!isAllowedProperty(type, property) || !Object.prototype.hasOwnProperty.call(question, property)) {
+    if (
+      !isAllowedProperty(type, property) ||
+      !Object.prototype.hasOwnProperty.call(question, property)
+    ) {
       continue;
     }
     const value = question[property];

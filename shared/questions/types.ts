@@ -141,10 +141,7 @@ export interface GroupQuestion extends QuestionCommon {
 export type Question = GroupFieldQuestion | RadioReportProblemQuestion | GroupQuestion;
 
 export type ChoiceQuestion =
-  | RadioQuestion
-  | RadioReportProblemQuestion
-  | CheckboxQuestion
-  | DropdownQuestion;
+  RadioQuestion | RadioReportProblemQuestion | CheckboxQuestion | DropdownQuestion;
 
 export type NumericInputQuestion = NumberQuestion | NumberFloatQuestion;
 
@@ -156,8 +153,7 @@ export interface DefinitionProblem {
 }
 
 export type ParseQuestionsResult =
-  | { ok: true; questions: Question[] }
-  | { ok: false; problems: DefinitionProblem[] };
+  { ok: true; questions: Question[] } | { ok: false; problems: DefinitionProblem[] };
 
 // ---- answers ----
 
@@ -195,8 +191,7 @@ export interface AnswerProblem {
 }
 
 export type ValidateAnswersResult =
-  | { ok: true; answers: Answers }
-  | { ok: false; answers: Answers; problems: AnswerProblem[] };
+  { ok: true; answers: Answers } | { ok: false; answers: Answers; problems: AnswerProblem[] };
 
 export interface ProblemReportDraft {
   question: string;

@@ -43,13 +43,21 @@ class AnswerChecker {
     this.problems.push({ path, question: question.name, rule, message });
   }
 
-  field(question: Question, value: unknown, path: Path, group: GroupQuestion | null, index: number | null): void {
+  field(
+    question: Question,
+    value: unknown,
+    path: Path,
+    group: GroupQuestion | null,
+    index: number | null,
+  ): void {
     const subject = where(question, group, index);
     if (question.type === 'formula' || question.type === 'group') return;
     if (!isAnswered(value)) {
       if (question.required === true) {
         const message =
-          question.type === 'checkbox' ? `${subject} needs at least one choice.` : `${subject} is required.`;
+          question.type === 'checkbox'
+            ? `${subject} needs at least one choice.`
+            : `${subject} is required.`;
         this.add(question, path, 'required', message);
       }
       return;
@@ -81,7 +89,12 @@ class AnswerChecker {
     }
   }
 
-  private text(question: Question & { type: 'textbox' | 'textarea' }, value: string, path: Path, subject: string): void {
+  private text(
+    question: Question & { type: 'textbox' | 'textarea' },
+    value: string,
+    path: Path,
+    subject: string,
+  ): void {
     const length = [...value].length;
     if (typeof question.maxlength === 'number' && length > question.maxlength) {
       this.add(
@@ -94,8 +107,16 @@ class AnswerChecker {
     if (typeof question.pattern === 'string') {
       const compiled = compileHtmlPattern(question.pattern);
       if (compiled.ok && !compiled.regexp.test(value)) {
-        const example = typeof question.placeholder === 'string' && question.placeholder.trim() !== '' ? ` (for example: ${question.placeholder})` : '';
-        this.add(question, path, 'pattern', `${subject} does not have the expected format${example}.`);
+        const example =
+          typeof question.placeholder === 'string' && question.placeholder.trim() !== ''
+            ? ` (for example: ${question.placeholder})`
+            : '';
+        this.add(
+          question,
+          path,
+          'pattern',
+          `${subject} does not have the expected format${example}.`,
+        );
       }
     }
   }
@@ -118,18 +139,38 @@ class AnswerChecker {
     }
   }
 
-  private number(question: Question & { type: 'number' | 'number_float' }, value: unknown, path: Path, subject: string): void {
+  private number(
+    question: Question & { type: 'number' | 'number_float' },
+    value: unknown,
+    path: Path,
+    subject: string,
+  ): void {
     if (typeof value !== 'number') {
       if (question.type === 'number') {
-        this.add(question, path, 'integer', `${subject} must be a whole number; ${quote(String(value))} is not one.`);
+        this.add(
+          question,
+          path,
+          'integer',
+          `${subject} must be a whole number; ${quote(String(value))} is not one.`,
+        );
       } else {
-        this.add(question, path, 'number', `${subject} must be a number; ${quote(String(value))} is not one.`);
+        this.add(
+          question,
+          path,
+          'number',
+          `${subject} must be a number; ${quote(String(value))} is not one.`,
+        );
       }
       return;
     }
     if (question.type === 'number' && !Number.isSafeInteger(value)) {
       const reason = Number.isInteger(value) ? ' (it is too large to store exactly)' : '';
-      this.add(question, path, 'integer', `${subject} must be a whole number; ${value} is not one${reason}.`);
+      this.add(
+        question,
+        path,
+        'integer',
+        `${subject} must be a whole number; ${value} is not one${reason}.`,
+      );
       return;
     }
     if (question.type === 'number_float' && typeof question.precision === 'number') {
@@ -143,10 +184,20 @@ class AnswerChecker {
       }
     }
     if (typeof question.min === 'number' && value < question.min) {
-      this.add(question, path, 'min', `${subject} must be at least ${question.min}; ${value} is too small.`);
+      this.add(
+        question,
+        path,
+        'min',
+        `${subject} must be at least ${question.min}; ${value} is too small.`,
+      );
     }
     if (typeof question.max === 'number' && value > question.max) {
-      this.add(question, path, 'max', `${subject} must be at most ${question.max}; ${value} is too large.`);
+      this.add(
+        question,
+        path,
+        'max',
+        `${subject} must be at most ${question.max}; ${value} is too large.`,
+      );
     }
   }
 
@@ -173,9 +224,16 @@ class AnswerChecker {
       );
     }
     repetitions.forEach((entry, index) => {
-      const record = typeof entry === 'object' && entry !== null ? (entry as Record<string, unknown>) : {};
+      const record =
+        typeof entry === 'object' && entry !== null ? (entry as Record<string, unknown>) : {};
       for (const field of fields) {
-        this.field(field, ownValue(record, field.name), [question.name, index, field.name], question, index);
+        this.field(
+          field,
+          ownValue(record, field.name),
+          [question.name, index, field.name],
+          question,
+          index,
+        );
       }
     });
   }
@@ -188,7 +246,12 @@ class AnswerChecker {
       failure.missing.length > 0
         ? `answer ${listInWords(failure.missing.map(quote))} first`
         : failure.failure.error;
-    this.add(question, failure.failure.path, 'formula', `${subject} cannot be calculated: ${reason}.`);
+    this.add(
+      question,
+      failure.failure.path,
+      'formula',
+      `${subject} cannot be calculated: ${reason}.`,
+    );
   }
 }
 
@@ -204,7 +267,8 @@ function placeFailure(questions: Question[], failure: FormulaFailure): FailureWi
   const labels = new Map<string, string>();
   for (const question of questions) {
     labels.set(question.name, questionLabel(question));
-    if (question.type === 'group') for (const field of groupFields(question)) labels.set(field.name, questionLabel(field));
+    if (question.type === 'group')
+      for (const field of groupFields(question)) labels.set(field.name, questionLabel(field));
   }
   const [first, index] = failure.path;
   const group =
@@ -239,7 +303,12 @@ function validateUnchecked(questionsInput: Question[], raw: unknown): ValidateAn
   };
   const problems = [...normalized.problems, ...checker.problems]
     .map((problem, position) => ({ problem, position }))
-    .sort((a, b) => rank(a.problem) - rank(b.problem) || compareRepetition(a.problem, b.problem) || a.position - b.position)
+    .sort(
+      (a, b) =>
+        rank(a.problem) - rank(b.problem) ||
+        compareRepetition(a.problem, b.problem) ||
+        a.position - b.position,
+    )
     .map(({ problem }) => problem);
   return problems.length > 0 ? { ok: false, answers, problems } : { ok: true, answers };
 }
@@ -262,7 +331,9 @@ export function validateAnswers(questions: Question[], raw: unknown): ValidateAn
     return {
       ok: false,
       answers: {},
-      problems: [{ path: [], question: '', rule: 'type', message: 'The answers could not be read.' }],
+      problems: [
+        { path: [], question: '', rule: 'type', message: 'The answers could not be read.' },
+      ],
     };
   }
 }

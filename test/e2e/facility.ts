@@ -65,7 +65,26 @@ export const POST_QUESTIONS = [
     choices: ['good', 'needs_service'],
     labels: ['Good', 'Needs service'],
   },
-  { type: 'textarea', name: 'notes', title: 'Notes', rows: 3 },
+  {
+    type: 'checkbox',
+    name: 'cleaned',
+    title: 'Cleaned',
+    choices: ['stage', 'holder'],
+    labels: ['Stage', 'Sample holder'],
+    inline: true,
+  },
+  {
+    type: 'textarea',
+    name: 'notes',
+    title_html: 'Notes <em>for staff</em><img src=x onerror="document.title=1">',
+    rows: 3,
+  },
+  {
+    type: 'radio_report_problem',
+    name: 'problem',
+    title: 'Did anything go wrong?',
+    options: { problem_description: 'Stage vibration', force_shutdown: true },
+  },
 ];
 
 export function facility(): FacilityBundle {
@@ -132,7 +151,10 @@ export async function enableWith(
 ): Promise<void> {
   if (options.project) await page.getByLabel('Project').selectOption({ label: options.project });
   await page.getByLabel('Experiment title').fill(options.title ?? 'Grain boundaries');
-  await page.getByRole('radiogroup', { name: 'Data consent' }).getByLabel('Agree', { exact: true }).check();
+  await page
+    .getByRole('radiogroup', { name: 'Data consent' })
+    .getByLabel('Agree', { exact: true })
+    .check();
   for (const [i, sample] of options.samples.entries()) {
     if (i > 0) await page.getByRole('button', { name: 'Add another Sample' }).click();
     const repetition = page.getByRole('group', { name: `Sample ${i + 1}`, exact: true });

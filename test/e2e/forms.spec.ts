@@ -19,8 +19,14 @@ test('shows a broken pattern and a missing required answer in a group repetition
 
   await page.getByLabel('Project').selectOption({ label: 'Engines (ENG-1)' });
   await page.getByLabel('Experiment title').fill('Grain boundaries');
-  await page.getByRole('radiogroup', { name: 'Data consent' }).getByLabel('Agree', { exact: true }).check();
-  await page.getByRole('group', { name: 'Sample 1', exact: true }).getByLabel('Sample name').fill('S1');
+  await page
+    .getByRole('radiogroup', { name: 'Data consent' })
+    .getByLabel('Agree', { exact: true })
+    .check();
+  await page
+    .getByRole('group', { name: 'Sample 1', exact: true })
+    .getByLabel('Sample name')
+    .fill('S1');
   await page.getByRole('button', { name: 'Add another Sample' }).click();
   const second = page.getByRole('group', { name: 'Sample 2', exact: true });
   await expect(second).toBeVisible();
@@ -49,7 +55,10 @@ test('answers a repeated group with a live formula, enables, and disables with p
 
   await page.getByLabel('Project').selectOption({ label: 'Looms (LOO-2)' });
   await page.getByLabel('Experiment title').fill('Weave density');
-  await page.getByRole('radiogroup', { name: 'Data consent' }).getByLabel('Agree', { exact: true }).check();
+  await page
+    .getByRole('radiogroup', { name: 'Data consent' })
+    .getByLabel('Agree', { exact: true })
+    .check();
   const total = page.getByLabel('Total mass');
   await expect(total).toHaveAttribute('readonly', '');
 
@@ -128,7 +137,16 @@ test('works by keyboard alone: Tab between fields, Space picks, Enter submits', 
   await page.keyboard.press('ArrowDown');
   await expect(page.getByLabel('Condition after use')).toHaveValue('good');
   await page.keyboard.press('Tab');
+  await expect(page.getByRole('checkbox', { name: 'Stage' })).toBeFocused();
+  await page.keyboard.press('Space');
+  await expect(page.getByRole('checkbox', { name: 'Stage' })).toBeChecked();
+  await page.keyboard.press('Tab'); // Sample holder
+  await page.keyboard.press('Tab');
+  await expect(page.getByRole('textbox', { name: 'Notes for staff' })).toBeFocused();
   await page.keyboard.type('All fine.');
+  await page.keyboard.press('Tab'); // "Did anything go wrong?": arrows pick within the group
+  await page.keyboard.press('ArrowRight');
+  await expect(page.getByRole('radio', { name: 'No', exact: true })).toBeChecked();
   await page.keyboard.press('Tab');
   await expect(page.getByRole('button', { name: 'Disable', exact: true })).toBeFocused();
   await page.keyboard.press('Enter');

@@ -37,7 +37,9 @@ test('history: one row per group repetition, filters, CSV export, staff validati
   const bodyRows = table.locator('tbody tr');
   await expect(page.getByText('2 usage events, 4 rows')).toBeVisible();
   await expect(bodyRows).toHaveCount(4);
-  await expect(table.getByRole('columnheader', { name: 'pre:sample_group.sample_name' })).toBeVisible();
+  await expect(
+    table.getByRole('columnheader', { name: 'pre:sample_group.sample_name' }),
+  ).toBeVisible();
   for (const name of ['A1', 'A2', 'A3', 'B1']) {
     await expect(table.getByRole('cell', { name, exact: true })).toBeVisible();
   }
@@ -59,7 +61,7 @@ test('history: one row per group repetition, filters, CSV export, staff validati
   expect(lines[0]).toBe(
     'event id,user,operator,project,start,end,remote work,validated,pre:experiment_title,' +
       'pre:sample_code,pre:data_consent,pre:sample_group.sample_name,pre:sample_group.sample_mass,' +
-      'pre:total_mass,post:condition,post:notes',
+      'pre:total_mass,post:condition,post:cleaned,post:notes,post:problem',
   );
   const records = lines.slice(1, -1).map((line) => line.split(','));
   expect(records.map((r) => [r[1], r[3], r[11], r[12], r[14]])).toEqual([

@@ -19,7 +19,9 @@ async function smallTargets(page: Page): Promise<string[]> {
       if (box.width === 0 && box.height === 0) continue;
       if (box.width < 44 || box.height < 44) {
         const name = el.getAttribute('aria-label') ?? el.textContent ?? el.id;
-        small.push(`${el.tagName} "${name.trim()}" ${Math.round(box.width)}x${Math.round(box.height)}`);
+        small.push(
+          `${el.tagName} "${name.trim()}" ${Math.round(box.width)}x${Math.round(box.height)}`,
+        );
       }
     }
     return small;

@@ -34,7 +34,9 @@ test('staff force-end a usage; its user answers the pending questions at the nex
   await page.getByLabel('Condition after use').selectOption({ label: 'Needs service' });
   await page.getByLabel('Notes').fill('Left in a hurry.');
   await page.getByRole('button', { name: 'Submit answers' }).click();
-  await expect(page.getByRole('status').filter({ hasText: 'answers for your usage' })).toBeVisible();
+  await expect(
+    page.getByRole('status').filter({ hasText: 'answers for your usage' }),
+  ).toBeVisible();
   await expect(page.getByRole('heading', { name: `Enable ${TOOL}` })).toBeVisible();
   await logOff(page);
 
@@ -63,4 +65,36 @@ test('staff enable on behalf of a user, with remote work', async ({ page, startS
   await expect(status).toContainText('Operated by');
   await expect(status).toContainText('Sam Staff');
   await expect(status).toContainText('Remote work');
+});
+
+test('a reported problem shuts the tool down; staff clear the shutdown', async ({
+  page,
+  startStation,
+}) => {
+  const station = await startStation(facility());
+  await page.goto(station.url);
+  await logOn(page, 'bob', '2222');
+  await enableWith(page, { samples: [{ name: 'V1' }] });
+
+  await page.getByLabel('Condition after use').selectOption({ label: 'Needs service' });
+  await page.getByRole('checkbox', { name: 'Stage' }).check();
+  // title_html is shown through the sanitizer: the markup stays, the script does not.
+  const notes = page.getByRole('textbox', { name: 'Notes for staff' });
+  await expect(page.locator('label em', { hasText: 'for staff' })).toBeVisible();
+  await expect(page.locator('label img[onerror]')).toHaveCount(0);
+  await notes.fill('Vibrations at high magnification.');
+  const problem = page.getByRole('radiogroup', { name: 'Did anything go wrong?' });
+  await problem.getByLabel('Yes', { exact: true }).check();
+  await expect(problem.getByRole('note')).toContainText('Stage vibration');
+  await expect(problem.getByRole('note')).toContainText('shut down');
+  await page.getByRole('button', { name: 'Disable', exact: true }).click();
+  await expect(page.getByTestId('tool-state')).toHaveText('Shut down');
+  await expect(page.getByRole('region', { name: 'Tool status' })).toContainText('Stage vibration');
+  await expect(page.getByRole('heading', { name: `${TOOL} is shut down` })).toBeVisible();
+  await logOff(page);
+
+  await logOn(page, 'sam', '9999');
+  await page.getByRole('button', { name: 'Clear shutdown' }).click();
+  await expect(page.getByTestId('tool-state')).toHaveText('Idle');
+  await expect(page.getByRole('heading', { name: `Enable ${TOOL}` })).toBeVisible();
 });

@@ -27,7 +27,7 @@ describe('database', () => {
     for (let i = 1; i <= migrations.length; i++) {
       stepwise.close();
       const db = openDatabase(join(dir, 'step.db'), migrations.slice(0, i));
-      expect(schemaVersion(db)).toBe(migrations[i - 1]!.version);
+      expect(schemaVersion(db)).toBe(migrations[i - 1].version);
       db.close();
     }
     const a = openDatabase(join(dir, 'step.db'));

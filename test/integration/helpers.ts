@@ -45,8 +45,12 @@ export interface StationProcess {
 }
 
 /** Starts `labstation station` on an ephemeral loopback port and waits for its ready line. */
-export function startStation(dataDir: string, env: NodeJS.ProcessEnv = {}): Promise<StationProcess> {
-  const child = spawn(process.execPath, [CLI, 'station', '--data', dataDir, '--port', '0'], {
+export function startStation(
+  dataDir: string,
+  env: NodeJS.ProcessEnv = {},
+  extraArgs: string[] = [],
+): Promise<StationProcess> {
+  const child = spawn(process.execPath, [CLI, 'station', '--data', dataDir, '--port', '0', ...extraArgs], {
     env: { ...process.env, LABSTATION_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -75,7 +79,7 @@ export function startStation(dataDir: string, env: NodeJS.ProcessEnv = {}): Prom
             headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
             body: JSON.stringify(args),
           });
-          return { status: res.status, body: (await res.json()) as unknown };
+          return { status: res.status, body: (await res.json()) };
         },
         async stop() {
           if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');

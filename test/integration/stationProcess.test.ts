@@ -102,8 +102,8 @@ describe('labstation station over HTTP', () => {
     expect(usage.code).toBe(0);
     const events = JSON.parse(usage.stdout) as { end: string | null; pre_run_data: string }[];
     expect(events).toHaveLength(1);
-    expect(events[0]!.end).toBeNull();
-    expect(JSON.parse(events[0]!.pre_run_data)).toMatchObject({ total: 5 });
+    expect(events[0].end).toBeNull();
+    expect(JSON.parse(events[0].pre_run_data)).toMatchObject({ total: 5 });
   });
 
   for (const point of ['enable.after-insert', 'enable.before-commit']) {
@@ -136,10 +136,32 @@ describe('labstation station over HTTP', () => {
   }
 });
 
+describe('labstation station --demo', () => {
+  it('fills an empty data dir with the demo facility, whose forms follow the spec conventions', async () => {
+    const dataDir = join(tempDir(), 'demo');
+    const st = await startStation(dataDir, {}, ['--demo']);
+    running.push(st);
+    const status = await st.rpc('toolControl.status', { tool: 'Demo SEM' });
+    expect(status.status).toBe(200);
+    const names = (status.body as { tool: { pre_usage_questions: { name: string }[] } }).tool.pre_usage_questions.map(
+      (q) => q.name,
+    );
+    expect(names).toEqual(
+      expect.arrayContaining(['data_consent', 'experiment_title', 'experiment_purpose', 'project_id', 'sample_group']),
+    );
+  });
+
+  it('refuses to run a station without a tool, saying how to give it one', async () => {
+    const result = await runCli(['station', '--data', join(tempDir(), 'empty')]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/labstation import --data DIR FILE\.json/);
+  });
+});
+
 describe('labstation questions', () => {
   it('check: exit 0 for a good list, exit 1 with one line per problem', async () => {
     const dir = tempDir();
-    const good = writeJson(dir, 'good.json', (facilityBundle().tools as { pre_usage_questions: unknown }[])[0]!.pre_usage_questions);
+    const good = writeJson(dir, 'good.json', (facilityBundle().tools as { pre_usage_questions: unknown }[])[0].pre_usage_questions);
     const r1 = await runCli(['questions', 'check', good]);
     expect(r1.code).toBe(0);
     const bad = writeJson(dir, 'bad.json', [

@@ -40,7 +40,7 @@ export function schemaVersion(db: Db): number {
 }
 
 export function migrate(db: Db, list: readonly Migration[] = migrations): void {
-  const latest = list.length ? list[list.length - 1]!.version : LATEST_VERSION;
+  const latest = list.length ? list[list.length - 1].version : LATEST_VERSION;
   const current = schemaVersion(db);
   if (current > latest) throw new NewerDatabaseError(current, latest);
   for (const step of list) {

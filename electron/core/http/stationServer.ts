@@ -26,7 +26,7 @@ function bearerMatches(request: FastifyRequest, token: string): boolean {
   const header = request.headers.authorization ?? '';
   const match = /^Bearer\s+(\S+)$/i.exec(header);
   if (!match) return false;
-  const given = Buffer.from(match[1]!);
+  const given = Buffer.from(match[1]);
   const expected = Buffer.from(token);
   return given.length === expected.length && timingSafeEqual(given, expected);
 }

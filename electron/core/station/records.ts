@@ -228,11 +228,15 @@ export interface UsageQuery {
 export function queryUsage(db: Db, q: UsageQuery): UsageEventView[] {
   const where: string[] = [];
   const params: (string | number)[] = [];
-  if (q.toolId !== undefined) (where.push('e.tool_id = ?'), params.push(q.toolId));
-  if (q.userId !== undefined) (where.push('e.user_id = ?'), params.push(q.userId));
-  if (q.from !== undefined) (where.push('e.start >= ?'), params.push(q.from));
-  if (q.to !== undefined) (where.push('e.start < ?'), params.push(q.to));
-  if (q.pendingOnly) where.push('e.post_usage_pending = 1');
+  const add = (clause: string, value?: string | number): void => {
+    where.push(clause);
+    if (value !== undefined) params.push(value);
+  };
+  if (q.toolId !== undefined) add('e.tool_id = ?', q.toolId);
+  if (q.userId !== undefined) add('e.user_id = ?', q.userId);
+  if (q.from !== undefined) add('e.start >= ?', q.from);
+  if (q.to !== undefined) add('e.start < ?', q.to);
+  if (q.pendingOnly) add('e.post_usage_pending = 1');
   const sql = `${USAGE_VIEW_SQL} ${where.length ? 'WHERE ' + where.join(' AND ') : ''}
     ORDER BY e.start DESC, e.id DESC`;
   return (db.prepare(sql).all(...params) as UsageViewRow[]).map(toView);

@@ -21,13 +21,23 @@ describe('problemReportsFrom', () => {
       title: 'Was the vacuum bad?',
       options: { problem_description: 'Vacuum problem reported at logout', force_shutdown: true },
     },
-    { type: 'radio_report_problem', name: 'leak', title: 'Did you see a leak?', options: { safety_hazard: true } },
+    {
+      type: 'radio_report_problem',
+      name: 'leak',
+      title: 'Did you see a leak?',
+      options: { safety_hazard: true },
+    },
     { type: 'radio_report_problem', name: 'other' },
     { type: 'radio', name: 'plain', choices: ['Yes', 'No'] },
   ]);
 
   it('makes one draft per report question answered Yes', () => {
-    const drafts = problemReportsFrom(qs, { vacuum: 'Yes', leak: 'Yes', other: 'No', plain: 'Yes' });
+    const drafts = problemReportsFrom(qs, {
+      vacuum: 'Yes',
+      leak: 'Yes',
+      other: 'No',
+      plain: 'Yes',
+    });
     expect(drafts).toEqual([
       {
         question: 'vacuum',
@@ -35,7 +45,12 @@ describe('problemReportsFrom', () => {
         force_shutdown: true,
         safety_hazard: false,
       },
-      { question: 'leak', description: 'Did you see a leak?', force_shutdown: false, safety_hazard: true },
+      {
+        question: 'leak',
+        description: 'Did you see a leak?',
+        force_shutdown: false,
+        safety_hazard: true,
+      },
     ]);
   });
 
@@ -46,7 +61,9 @@ describe('problemReportsFrom', () => {
   });
 
   it("works on NEMO's stored answers once normalized", () => {
-    const answers = normalizeAnswers(qs, { vacuum: { type: 'radio_report_problem', name: 'vacuum', user_input: 'true' } });
+    const answers = normalizeAnswers(qs, {
+      vacuum: { type: 'radio_report_problem', name: 'vacuum', user_input: 'true' },
+    });
     expect(problemReportsFrom(qs, answers).map((d) => d.question)).toEqual(['vacuum']);
   });
 
@@ -87,12 +104,14 @@ describe('consumablesFrom', () => {
   });
 
   it('keeps fractional quantities of number_float', () => {
-    expect(consumablesFrom(qs, { gas: 1.5 })).toEqual([{ question: 'gas', consumable: 'Nitrogen (l)', quantity: 1.5 }]);
+    expect(consumablesFrom(qs, { gas: 1.5 })).toEqual([
+      { question: 'gas', consumable: 'Nitrogen (l)', quantity: 1.5 },
+    ]);
   });
 
   it('ignores negative and non-numeric values and never throws', () => {
-    expect(consumablesFrom(qs, { wafers: -1, gas: '2' as unknown as number })).toEqual([]);
-    expect(consumablesFrom(qs, { g: 'x' as unknown as [] })).toEqual([]);
+    expect(consumablesFrom(qs, { wafers: -1, gas: '2' })).toEqual([]);
+    expect(consumablesFrom(qs, { g: 'x' })).toEqual([]);
     expect(consumablesFrom(undefined as unknown as Question[], {})).toEqual([]);
   });
 });

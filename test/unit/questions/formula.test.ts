@@ -8,13 +8,19 @@ import {
 } from '../../../shared/questions/index.js';
 import type { FormulaValue } from '../../../shared/questions/index.js';
 
-function value(source: string, scope: Record<string, FormulaValue | null | undefined> = {}): number {
+function value(
+  source: string,
+  scope: Record<string, FormulaValue | null | undefined> = {},
+): number {
   const result = evaluateFormula(source, scope);
   if (!result.ok) throw new Error(`expected a value for ${source}, got error: ${result.error}`);
   return result.value;
 }
 
-function error(source: string, scope: Record<string, FormulaValue | null | undefined> = {}): string {
+function error(
+  source: string,
+  scope: Record<string, FormulaValue | null | undefined> = {},
+): string {
   const result = evaluateFormula(source, scope);
   if (result.ok) throw new Error(`expected an error for ${source}, got ${result.value}`);
   return result.error;
@@ -243,7 +249,7 @@ describe('evaluateFormula: names and scope', () => {
         },
       },
     );
-    const result = evaluateFormula('a + 1', hostile as Record<string, number>);
+    const result = evaluateFormula('a + 1', hostile);
     expect(result.ok).toBe(false);
   });
 

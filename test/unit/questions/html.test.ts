@@ -5,22 +5,42 @@ const LINK = 'rel="noopener noreferrer" target="_blank"';
 
 describe('sanitizeTitleHtml', () => {
   it('keeps the allowed elements, without attributes', () => {
-    const allowed = ['b', 'i', 'em', 'strong', 'u', 's', 'sub', 'sup', 'p', 'span', 'small', 'code', 'ul', 'ol', 'li'];
+    const allowed = [
+      'b',
+      'i',
+      'em',
+      'strong',
+      'u',
+      's',
+      'sub',
+      'sup',
+      'p',
+      'span',
+      'small',
+      'code',
+      'ul',
+      'ol',
+      'li',
+    ];
     for (const tag of allowed) {
-      expect(sanitizeTitleHtml(`<${tag} class="x" style="color:red">t</${tag}>`)).toBe(`<${tag}>t</${tag}>`);
+      expect(sanitizeTitleHtml(`<${tag} class="x" style="color:red">t</${tag}>`)).toBe(
+        `<${tag}>t</${tag}>`,
+      );
     }
     expect(sanitizeTitleHtml('a<br>b<BR/>c')).toBe('a<br>b<br>c');
     expect(sanitizeTitleHtml('<B>bold</B>')).toBe('<b>bold</b>');
   });
 
   it('keeps http, https and mailto links, with rel and target added', () => {
-    expect(sanitizeTitleHtml('<a href="https://example.org/x?a=1&amp;b=2" onclick="evil()">x</a>')).toBe(
-      `<a href="https://example.org/x?a=1&amp;b=2" ${LINK}>x</a>`,
-    );
+    expect(
+      sanitizeTitleHtml('<a href="https://example.org/x?a=1&amp;b=2" onclick="evil()">x</a>'),
+    ).toBe(`<a href="https://example.org/x?a=1&amp;b=2" ${LINK}>x</a>`);
     expect(sanitizeTitleHtml("<a href='http://e.org' target='_self' rel=opener>y</a>")).toBe(
       `<a href="http://e.org" ${LINK}>y</a>`,
     );
-    expect(sanitizeTitleHtml('<a href=mailto:staff@lab.org>mail</a>')).toBe(`<a href="mailto:staff@lab.org" ${LINK}>mail</a>`);
+    expect(sanitizeTitleHtml('<a href=mailto:staff@lab.org>mail</a>')).toBe(
+      `<a href="mailto:staff@lab.org" ${LINK}>mail</a>`,
+    );
   });
 
   it('drops links with other schemes, however they are disguised, keeping the text', () => {
@@ -46,7 +66,9 @@ describe('sanitizeTitleHtml', () => {
   });
 
   it('decodes character references before checking the scheme', () => {
-    expect(sanitizeTitleHtml('<a href="http&#58;//e.org">t</a>')).toBe(`<a href="http://e.org" ${LINK}>t</a>`);
+    expect(sanitizeTitleHtml('<a href="http&#58;//e.org">t</a>')).toBe(
+      `<a href="http://e.org" ${LINK}>t</a>`,
+    );
   });
 
   it('escapes a quote in the href so it cannot end the attribute', () => {
@@ -70,8 +92,12 @@ describe('sanitizeTitleHtml', () => {
   });
 
   it('escapes text, keeping valid character references', () => {
-    expect(sanitizeTitleHtml('1 < 2 > 0 & "q" \'s\'')).toBe('1 &lt; 2 &gt; 0 &amp; &quot;q&quot; &#39;s&#39;');
-    expect(sanitizeTitleHtml('&lt;b&gt; &amp; &#8364; &eacute; &x')).toBe('&lt;b&gt; &amp; &#8364; &eacute; &amp;x');
+    expect(sanitizeTitleHtml('1 < 2 > 0 & "q" \'s\'')).toBe(
+      '1 &lt; 2 &gt; 0 &amp; &quot;q&quot; &#39;s&#39;',
+    );
+    expect(sanitizeTitleHtml('&lt;b&gt; &amp; &#8364; &eacute; &x')).toBe(
+      '&lt;b&gt; &amp; &#8364; &eacute; &amp;x',
+    );
     expect(sanitizeTitleHtml('<3 and < b>')).toBe('&lt;3 and &lt; b&gt;');
   });
 
@@ -85,7 +111,12 @@ describe('sanitizeTitleHtml', () => {
   });
 
   it('is idempotent', () => {
-    const inputs = ['<a href="https://e.org?a=1&b=2">x</a>', '<b>x', "it's <i>fine</i> & done", '<p>&amp;</p>'];
+    const inputs = [
+      '<a href="https://e.org?a=1&b=2">x</a>',
+      '<b>x',
+      "it's <i>fine</i> & done",
+      '<p>&amp;</p>',
+    ];
     for (const input of inputs) {
       const once = sanitizeTitleHtml(input);
       expect(sanitizeTitleHtml(once)).toBe(once);
@@ -101,7 +132,14 @@ describe('sanitizeTitleHtml', () => {
 describe('questionLabel', () => {
   it('uses the title, else the text of title_html, else the name', () => {
     expect(questionLabel({ type: 'textbox', name: 'n', title: ' Title ' })).toBe('Title');
-    expect(questionLabel({ type: 'textbox', name: 'n', title: '', title_html: '<b>Bold</b> &amp; more' })).toBe('Bold & more');
+    expect(
+      questionLabel({
+        type: 'textbox',
+        name: 'n',
+        title: '',
+        title_html: '<b>Bold</b> &amp; more',
+      }),
+    ).toBe('Bold & more');
     expect(questionLabel({ type: 'textbox', name: 'n', title_html: '<br>' })).toBe('n');
     expect(questionLabel({ type: 'textbox', name: 'n' })).toBe('n');
   });

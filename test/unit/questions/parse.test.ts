@@ -22,7 +22,11 @@ function problemAt(question: Record<string, unknown>, path: string): DefinitionP
   return match;
 }
 
-const q = (extra: Record<string, unknown>): Record<string, unknown> => ({ name: 'q1', title: 'Q', ...extra });
+const q = (extra: Record<string, unknown>): Record<string, unknown> => ({
+  name: 'q1',
+  title: 'Q',
+  ...extra,
+});
 
 describe('parseQuestions: every type is accepted with its own properties', () => {
   it('accepts the full property set of each type', () => {
@@ -47,13 +51,59 @@ describe('parseQuestions: every type is accepted with its own properties', () =>
         labels: ['Yes, a problem', 'No'],
         options: { problem_description: 'Broken', force_shutdown: true, safety_hazard: false },
       },
-      { type: 'checkbox', name: 'c', choices: ['x', 'y'], labels: ['X', 'Y'], default_value: ['y'], inline: false },
-      { type: 'textbox', name: 't', maxlength: 10, pattern: '[a-z]+', placeholder: 'abc', prefix: '#', suffix: '!' },
+      {
+        type: 'checkbox',
+        name: 'c',
+        choices: ['x', 'y'],
+        labels: ['X', 'Y'],
+        default_value: ['y'],
+        inline: false,
+      },
+      {
+        type: 'textbox',
+        name: 't',
+        maxlength: 10,
+        pattern: '[a-z]+',
+        placeholder: 'abc',
+        prefix: '#',
+        suffix: '!',
+      },
       { type: 'textarea', name: 'ta', rows: 5, maxlength: 100, pattern: '.*', placeholder: 'p' },
-      { type: 'number', name: 'n', min: 0, max: 10, consumable: 'Gloves', prefix: '$', suffix: 'pcs', placeholder: '1' },
-      { type: 'number_float', name: 'f', min: -1.5, max: 1.5, precision: 2, consumable: 'Gas', prefix: '', suffix: 'l', placeholder: '0.5' },
-      { type: 'dropdown', name: 'd', choices: ['one', 'two'], labels: ['One', 'Two'], default_value: 'two' },
-      { type: 'group', name: 'g', title: 'G', max_number: 3, questions: [{ type: 'textbox', name: 'gt' }] },
+      {
+        type: 'number',
+        name: 'n',
+        min: 0,
+        max: 10,
+        consumable: 'Gloves',
+        prefix: '$',
+        suffix: 'pcs',
+        placeholder: '1',
+      },
+      {
+        type: 'number_float',
+        name: 'f',
+        min: -1.5,
+        max: 1.5,
+        precision: 2,
+        consumable: 'Gas',
+        prefix: '',
+        suffix: 'l',
+        placeholder: '0.5',
+      },
+      {
+        type: 'dropdown',
+        name: 'd',
+        choices: ['one', 'two'],
+        labels: ['One', 'Two'],
+        default_value: 'two',
+      },
+      {
+        type: 'group',
+        name: 'g',
+        title: 'G',
+        max_number: 3,
+        questions: [{ type: 'textbox', name: 'gt' }],
+      },
       { type: 'formula', name: 'fo', formula: 'n * f', precision: 1, suffix: 'kg' },
     ]);
     expect(questions.map((x) => x.type)).toEqual([
@@ -86,7 +136,9 @@ describe('parseQuestions: every type is accepted with its own properties', () =>
   it("reads NEMO's float as number_float", () => {
     const [f] = ok([{ type: 'float', name: 'f', precision: 1 }]);
     expect(f?.type).toBe('number_float');
-    expect(serializeQuestions(ok([{ type: 'float', name: 'f' }]))).toEqual([{ type: 'number_float', name: 'f' }]);
+    expect(serializeQuestions(ok([{ type: 'float', name: 'f' }]))).toEqual([
+      { type: 'number_float', name: 'f' },
+    ]);
   });
 
   it('accepts JSON text of a list', () => {
@@ -185,7 +237,9 @@ describe('parseQuestions: types and properties', () => {
   it('rejects an unknown or missing type, listing the valid ones', () => {
     const p = problemAt({ name: 'a', type: 'slider' }, 'a.type');
     expect(p.message).toContain('"slider"');
-    expect(p.message).toContain('radio, radio_report_problem, checkbox, textbox, textarea, number, number_float, dropdown, group, formula');
+    expect(p.message).toContain(
+      'radio, radio_report_problem, checkbox, textbox, textarea, number, number_float, dropdown, group, formula',
+    );
     expect(problemAt({ name: 'a' }, 'a.type').message).toContain('missing');
     expect(problemAt({ name: 'a', type: 3 }, 'a.type').message).toContain('must be text');
   });
@@ -198,18 +252,30 @@ describe('parseQuestions: types and properties', () => {
   });
 
   it('treats a property of another type as unknown (e.g. rows on textbox, choices on number)', () => {
-    expect(problemAt(q({ type: 'textbox', rows: 3 }), 'q1.rows').message).toContain('unknown property "rows"');
-    expect(problemAt(q({ type: 'number', choices: ['a'] }), 'q1.choices').message).toContain('unknown property');
-    expect(problemAt(q({ type: 'number', precision: 2 }), 'q1.precision').message).toContain('unknown property');
-    expect(problemAt(q({ type: 'textbox', default_value: 'x' }), 'q1.default_value').message).toContain('unknown');
+    expect(problemAt(q({ type: 'textbox', rows: 3 }), 'q1.rows').message).toContain(
+      'unknown property "rows"',
+    );
+    expect(problemAt(q({ type: 'number', choices: ['a'] }), 'q1.choices').message).toContain(
+      'unknown property',
+    );
+    expect(problemAt(q({ type: 'number', precision: 2 }), 'q1.precision').message).toContain(
+      'unknown property',
+    );
+    expect(
+      problemAt(q({ type: 'textbox', default_value: 'x' }), 'q1.default_value').message,
+    ).toContain('unknown');
   });
 
   it('allows consumable only on number and number_float', () => {
     const p = problemAt(q({ type: 'textbox', consumable: 'Gloves' }), 'q1.consumable');
     expect(p.message).toContain('unknown property "consumable"');
     expect(p.message).toContain('number and number_float');
-    expect(problemAt(q({ type: 'formula', formula: '1', consumable: 'x' }), 'q1.consumable').message).toContain('unknown');
-    expect(problemAt(q({ type: 'number', consumable: ' ' }), 'q1.consumable').message).toContain('empty');
+    expect(
+      problemAt(q({ type: 'formula', formula: '1', consumable: 'x' }), 'q1.consumable').message,
+    ).toContain('unknown');
+    expect(problemAt(q({ type: 'number', consumable: ' ' }), 'q1.consumable').message).toContain(
+      'empty',
+    );
   });
 
   it('checks the JSON type of each property', () => {
@@ -241,11 +307,19 @@ describe('parseQuestions: types and properties', () => {
   });
 
   it('checks numeric ranges of properties', () => {
-    expect(problemAt(q({ type: 'textbox', maxlength: -1 }), 'q1.maxlength').message).toContain('at least 0');
+    expect(problemAt(q({ type: 'textbox', maxlength: -1 }), 'q1.maxlength').message).toContain(
+      'at least 0',
+    );
     expect(problemAt(q({ type: 'textarea', rows: -2 }), 'q1.rows').message).toContain('at least 1');
-    expect(problemAt(q({ type: 'number_float', precision: -1 }), 'q1.precision').message).toContain('at least 0');
-    expect(problemAt(q({ type: 'formula', formula: '1', precision: 1.5 }), 'q1.precision').message).toContain('whole');
-    expect(problemAt(q({ type: 'textbox', 'max-width': 0 }), 'q1.max-width').message).toContain('greater than 0');
+    expect(problemAt(q({ type: 'number_float', precision: -1 }), 'q1.precision').message).toContain(
+      'at least 0',
+    );
+    expect(
+      problemAt(q({ type: 'formula', formula: '1', precision: 1.5 }), 'q1.precision').message,
+    ).toContain('whole');
+    expect(problemAt(q({ type: 'textbox', 'max-width': 0 }), 'q1.max-width').message).toContain(
+      'greater than 0',
+    );
     expect(ok([q({ type: 'textbox', maxlength: 0 })])).toHaveLength(1);
   });
 
@@ -266,8 +340,12 @@ describe('parseQuestions: choices', () => {
   });
 
   it('rejects duplicate and empty choices', () => {
-    expect(problemAt(q({ type: 'radio', choices: ['a', 'b', 'a'] }), 'q1.choices').message).toContain('"a" more than once');
-    expect(problemAt(q({ type: 'radio', choices: ['a', ''] }), 'q1.choices').message).toContain('choice 2');
+    expect(
+      problemAt(q({ type: 'radio', choices: ['a', 'b', 'a'] }), 'q1.choices').message,
+    ).toContain('"a" more than once');
+    expect(problemAt(q({ type: 'radio', choices: ['a', ''] }), 'q1.choices').message).toContain(
+      'choice 2',
+    );
   });
 
   it('requires one label per choice', () => {
@@ -277,23 +355,59 @@ describe('parseQuestions: choices', () => {
   });
 
   it('requires default_value among the choices', () => {
-    expect(problemAt(q({ type: 'radio', choices: ['a'], default_value: 'z' }), 'q1.default_value').message).toContain('"z"');
-    expect(problemAt(q({ type: 'dropdown', choices: ['a'], default_value: 1 }), 'q1.default_value').message).toContain('text');
-    expect(problemAt(q({ type: 'checkbox', choices: ['a', 'b'], default_value: ['a', 'z'] }), 'q1.default_value').message).toContain('"z"');
-    expect(problemAt(q({ type: 'checkbox', choices: ['a'], default_value: ['a', 'a'] }), 'q1.default_value').message).toContain('more than once');
-    expect(ok([q({ type: 'checkbox', choices: ['a', 'b'], default_value: ['b', 'a'] })])).toHaveLength(1);
+    expect(
+      problemAt(q({ type: 'radio', choices: ['a'], default_value: 'z' }), 'q1.default_value')
+        .message,
+    ).toContain('"z"');
+    expect(
+      problemAt(q({ type: 'dropdown', choices: ['a'], default_value: 1 }), 'q1.default_value')
+        .message,
+    ).toContain('text');
+    expect(
+      problemAt(
+        q({ type: 'checkbox', choices: ['a', 'b'], default_value: ['a', 'z'] }),
+        'q1.default_value',
+      ).message,
+    ).toContain('"z"');
+    expect(
+      problemAt(
+        q({ type: 'checkbox', choices: ['a'], default_value: ['a', 'a'] }),
+        'q1.default_value',
+      ).message,
+    ).toContain('more than once');
+    expect(
+      ok([q({ type: 'checkbox', choices: ['a', 'b'], default_value: ['b', 'a'] })]),
+    ).toHaveLength(1);
   });
 
   it('keeps radio_report_problem choices fixed to Yes and No', () => {
     expect(ok([q({ type: 'radio_report_problem', choices: ['Yes', 'No'] })])).toHaveLength(1);
-    expect(problemAt(q({ type: 'radio_report_problem', choices: ['true', 'false'] }), 'q1.choices').message).toContain('"Yes", "No"');
-    expect(problemAt(q({ type: 'radio_report_problem', labels: ['Y'] }), 'q1.labels').message).toContain('2 labels');
+    expect(
+      problemAt(q({ type: 'radio_report_problem', choices: ['true', 'false'] }), 'q1.choices')
+        .message,
+    ).toContain('"Yes", "No"');
+    expect(
+      problemAt(q({ type: 'radio_report_problem', labels: ['Y'] }), 'q1.labels').message,
+    ).toContain('2 labels');
   });
 
   it('checks radio_report_problem options', () => {
-    expect(problemAt(q({ type: 'radio_report_problem', options: { urgency: 1 } }), 'q1.options.urgency').message).toContain('"urgency"');
-    expect(problemAt(q({ type: 'radio_report_problem', options: { force_shutdown: 'yes' } }), 'q1.options.force_shutdown').message).toContain('true or false');
-    expect(problemAt(q({ type: 'radio_report_problem', options: { problem_description: 1 } }), 'q1.options.problem_description').message).toContain('text');
+    expect(
+      problemAt(q({ type: 'radio_report_problem', options: { urgency: 1 } }), 'q1.options.urgency')
+        .message,
+    ).toContain('"urgency"');
+    expect(
+      problemAt(
+        q({ type: 'radio_report_problem', options: { force_shutdown: 'yes' } }),
+        'q1.options.force_shutdown',
+      ).message,
+    ).toContain('true or false');
+    expect(
+      problemAt(
+        q({ type: 'radio_report_problem', options: { problem_description: 1 } }),
+        'q1.options.problem_description',
+      ).message,
+    ).toContain('text');
   });
 });
 
@@ -303,7 +417,9 @@ describe('parseQuestions: text patterns', () => {
     expect(p.message).toContain('"pattern"');
     expect(p.message).toContain('regular expression');
     // Valid without flags but not under the v flag HTML5 uses: an unescaped "(" in a class.
-    expect(problemAt(q({ type: 'textbox', pattern: '[(]' }), 'q1.pattern').message).toContain('regular expression');
+    expect(problemAt(q({ type: 'textbox', pattern: '[(]' }), 'q1.pattern').message).toContain(
+      'regular expression',
+    );
     expect(ok([q({ type: 'textbox', pattern: '[A-Z]{2}\\d+' })])).toHaveLength(1);
   });
 
@@ -324,26 +440,47 @@ describe('parseQuestions: text patterns', () => {
 describe('parseQuestions: groups', () => {
   it('requires questions', () => {
     expect(problemAt(q({ type: 'group' }), 'q1.questions').message).toContain('missing');
-    expect(problemAt(q({ type: 'group', questions: [] }), 'q1.questions').message).toContain('empty');
+    expect(problemAt(q({ type: 'group', questions: [] }), 'q1.questions').message).toContain(
+      'empty',
+    );
   });
 
   it('rejects nested groups and report-problem questions inside a group', () => {
     const nested = problemAt(
-      q({ type: 'group', questions: [{ type: 'group', name: 'inner', questions: [{ type: 'textbox', name: 'x' }] }] }),
+      q({
+        type: 'group',
+        questions: [{ type: 'group', name: 'inner', questions: [{ type: 'textbox', name: 'x' }] }],
+      }),
       'q1.inner.type',
     );
     expect(nested.message).toContain('cannot contain another group');
-    const report = problemAt(q({ type: 'group', questions: [{ type: 'radio_report_problem', name: 'p' }] }), 'q1.p.type');
+    const report = problemAt(
+      q({ type: 'group', questions: [{ type: 'radio_report_problem', name: 'p' }] }),
+      'q1.p.type',
+    );
     expect(report.message).toContain('cannot be inside a group');
   });
 
   it('checks max_number', () => {
-    expect(problemAt(q({ type: 'group', max_number: 0, questions: [{ type: 'textbox', name: 'x' }] }), 'q1.max_number').message).toContain('at least 1');
-    expect(problemAt(q({ type: 'group', max_number: 2.5, questions: [{ type: 'textbox', name: 'x' }] }), 'q1.max_number').message).toContain('whole');
+    expect(
+      problemAt(
+        q({ type: 'group', max_number: 0, questions: [{ type: 'textbox', name: 'x' }] }),
+        'q1.max_number',
+      ).message,
+    ).toContain('at least 1');
+    expect(
+      problemAt(
+        q({ type: 'group', max_number: 2.5, questions: [{ type: 'textbox', name: 'x' }] }),
+        'q1.max_number',
+      ).message,
+    ).toContain('whole');
   });
 
   it('reports a nested question without a name by position', () => {
-    const p = problemAt(q({ type: 'group', questions: [{ type: 'textbox' }] }), 'q1.questions[0].name');
+    const p = problemAt(
+      q({ type: 'group', questions: [{ type: 'textbox' }] }),
+      'q1.questions[0].name',
+    );
     expect(p.message).toContain('Question 1 in group "q1"');
   });
 });
@@ -356,15 +493,25 @@ describe('parseQuestions: formulas', () => {
 
   it('requires a formula that parses, giving the parser error and position', () => {
     expect(problemAt(q({ type: 'formula' }), 'q1.formula').message).toContain('missing');
-    expect(problemAt(q({ type: 'formula', formula: '  ' }), 'q1.formula').message).toContain('empty');
+    expect(problemAt(q({ type: 'formula', formula: '  ' }), 'q1.formula').message).toContain(
+      'empty',
+    );
     const p = problemAt(q({ type: 'formula', formula: '1 +* 2' }), 'q1.formula');
     expect(p.message).toContain('character 4');
     expect(p.message).toContain("'*'");
-    expect(problemAt(q({ type: 'formula', formula: '2 ^ 3' }), 'q1.formula').message).toContain('**');
+    expect(problemAt(q({ type: 'formula', formula: '2 ^ 3' }), 'q1.formula').message).toContain(
+      '**',
+    );
   });
 
   it('accepts references to number, number_float and formula questions', () => {
-    expect(ok([...numbers, { type: 'formula', name: 'c', formula: 'a + b' }, { type: 'formula', name: 'd', formula: 'c * 2' }])).toHaveLength(4);
+    expect(
+      ok([
+        ...numbers,
+        { type: 'formula', name: 'c', formula: 'a + b' },
+        { type: 'formula', name: 'd', formula: 'c * 2' },
+      ]),
+    ).toHaveLength(4);
   });
 
   it('rejects unknown names and non-numeric questions', () => {
@@ -372,7 +519,10 @@ describe('parseQuestions: formulas', () => {
     expect(unknown).toHaveLength(1);
     expect(unknown[0]?.path).toBe('c.formula');
     expect(unknown[0]?.message).toContain('"zz"');
-    const text = problems([{ type: 'textbox', name: 't' }, { type: 'formula', name: 'c', formula: 't * 2' }]);
+    const text = problems([
+      { type: 'textbox', name: 't' },
+      { type: 'formula', name: 'c', formula: 't * 2' },
+    ]);
     expect(text[0]?.message).toContain('"t", a textbox question');
     const group = problems([
       { type: 'group', name: 'g', questions: [{ type: 'number', name: 'x' }] },
@@ -405,6 +555,23 @@ describe('parseQuestions: formulas', () => {
     expect(other[0]?.message).toContain('group "g1"');
   });
 
+  it('rejects a group field used outside its group as one number instead of a list', () => {
+    const group = {
+      type: 'group',
+      name: 'g',
+      max_number: 3,
+      questions: [{ type: 'number', name: 'x' }],
+    };
+    const found = problems([group, { type: 'formula', name: 'c', formula: 'x * 2 + sum(x)' }]);
+    expect(found).toHaveLength(1);
+    expect(found[0]?.path).toBe('c.formula');
+    expect(found[0]?.message).toContain('use sum(x)');
+    expect(problems([group, { type: 'formula', name: 'c', formula: 'round(x)' }])).toHaveLength(1);
+    expect(
+      ok([group, { type: 'formula', name: 'c', formula: 'max(x, 1) - min(x) + x[0] * x[-1]' }]),
+    ).toHaveLength(2);
+  });
+
   it('rejects dependency cycles, including a formula using itself', () => {
     const self = problems([{ type: 'formula', name: 'a', formula: 'a + 1' }]);
     expect(self[0]?.message).toContain('its own value');
@@ -417,7 +584,11 @@ describe('parseQuestions: formulas', () => {
     expect(cycle[0]?.message).toContain('a -> b -> c -> a');
     const throughGroup = problems([
       { type: 'formula', name: 'top', formula: 'sum(inner) + 1' },
-      { type: 'group', name: 'g', questions: [{ type: 'formula', name: 'inner', formula: 'top * 2' }] },
+      {
+        type: 'group',
+        name: 'g',
+        questions: [{ type: 'formula', name: 'inner', formula: 'top * 2' }],
+      },
     ]);
     expect(throughGroup).toHaveLength(1);
     expect(throughGroup[0]?.message).toContain('top -> inner -> top');
@@ -439,7 +610,17 @@ describe('parseQuestions never throws', () => {
         throw new Error('boom');
       },
     });
-    for (const input of [undefined, 1, true, Symbol('x'), () => 1, hostile, [[]], [null], { length: 1 }]) {
+    for (const input of [
+      undefined,
+      1,
+      true,
+      Symbol('x'),
+      () => 1,
+      hostile,
+      [[]],
+      [null],
+      { length: 1 },
+    ]) {
       const result = parseQuestions(input);
       expect(result.ok === true || Array.isArray(result.problems)).toBe(true);
     }
@@ -467,7 +648,9 @@ describe('serializeQuestions', () => {
   });
 
   it('drops unknown properties and never throws', () => {
-    expect(serializeQuestions([{ type: 'textbox', name: 'a', extra: 1 } as unknown as Question])).toEqual([{ type: 'textbox', name: 'a' }]);
+    expect(
+      serializeQuestions([{ type: 'textbox', name: 'a', extra: 1 } as unknown as Question]),
+    ).toEqual([{ type: 'textbox', name: 'a' }]);
     expect(serializeQuestions(null as unknown as Question[])).toEqual([]);
     expect(serializeQuestions([null, 3] as unknown as Question[])).toEqual([]);
   });

@@ -46,26 +46,32 @@ const choiceQuestion = fc
     const raw: Raw = { type, choices };
     if (withLabels) raw['labels'] = choices.map((c) => `${c}!`);
     if (defaultPick !== undefined) {
-      const pick = choices[defaultPick % choices.length]!;
+      const pick = choices[defaultPick % choices.length];
       raw['default_value'] = type === 'checkbox' ? (defaultPick % 2 === 0 ? [pick] : pick) : pick;
     }
     if (inline !== undefined && type !== 'dropdown') raw['inline'] = inline;
     return raw;
   });
 
-const textQuestion = fc.record(
-  {
-    type: fc.constantFrom('textbox', 'textarea'),
-    maxlength: fc.nat({ max: 500 }),
-    pattern: fc.constantFrom(...VALID_PATTERNS),
-    placeholder: text,
-  },
-  { requiredKeys: ['type'] },
-).chain((raw) =>
-  raw.type === 'textbox'
-    ? fc.record({ prefix: text, suffix: text }, { requiredKeys: [] }).map((extra) => ({ ...raw, ...extra }))
-    : fc.option(fc.integer({ min: 1, max: 20 }), { nil: undefined }).map((rows) => (rows === undefined ? raw : { ...raw, rows })),
-);
+const textQuestion = fc
+  .record(
+    {
+      type: fc.constantFrom('textbox', 'textarea'),
+      maxlength: fc.nat({ max: 500 }),
+      pattern: fc.constantFrom(...VALID_PATTERNS),
+      placeholder: text,
+    },
+    { requiredKeys: ['type'] },
+  )
+  .chain((raw) =>
+    raw.type === 'textbox'
+      ? fc
+          .record({ prefix: text, suffix: text }, { requiredKeys: [] })
+          .map((extra) => ({ ...raw, ...extra }))
+      : fc
+          .option(fc.integer({ min: 1, max: 20 }), { nil: undefined })
+          .map((rows) => (rows === undefined ? raw : { ...raw, rows })),
+  );
 
 const numberQuestion = fc
   .record({
@@ -125,8 +131,10 @@ const topQuestion = fc.oneof(
 const TRICKY_NAMES = ['constructor', 'toString', 'valueOf', 'hasOwnProperty', '_'];
 
 function formulaText(picks: number[], shape: string, available: string[], lists: string[]): string {
-  const names = picks.flatMap((p) => (available.length > 0 ? [available[p % available.length]!] : []));
-  const listNames = picks.flatMap((p) => (lists.length > 0 ? [lists[p % lists.length]!] : []));
+  const names = picks.flatMap((p) =>
+    available.length > 0 ? [available[p % available.length]] : [],
+  );
+  const listNames = picks.flatMap((p) => (lists.length > 0 ? [lists[p % lists.length]] : []));
   const scalars = names.length > 0 ? names.join(' + ') : '1';
   if (shape === 'sum' && listNames.length > 0) return `sum(${listNames.join(', ')}) * 2`;
   if (shape === 'round') return `round((${scalars}) / 3, 2)`;
@@ -144,15 +152,24 @@ const validDefinitions = fc
     let counter = 0;
     const nextName = (): string => {
       const i = counter++;
-      return tricky && i < TRICKY_NAMES.length ? TRICKY_NAMES[i]! : `q${i}`;
+      return tricky && i < TRICKY_NAMES.length ? TRICKY_NAMES[i] : `q${i}`;
     };
     const topNumeric: string[] = [];
     const groupNumeric: string[] = [];
     const build = (base: Raw, part: Raw, scalars: string[], lists: string[]): Raw => {
       const name = nextName();
       if (part['type'] === 'formula') {
-        const { picks, shape, precision } = part as { picks: number[]; shape: string; precision?: number };
-        const raw: Raw = { ...base, type: 'formula', name, formula: formulaText(picks, shape, scalars, lists) };
+        const { picks, shape, precision } = part as {
+          picks: number[];
+          shape: string;
+          precision?: number;
+        };
+        const raw: Raw = {
+          ...base,
+          type: 'formula',
+          name,
+          formula: formulaText(picks, shape, scalars, lists),
+        };
         if (precision !== undefined) raw['precision'] = precision;
         return raw;
       }
@@ -180,7 +197,8 @@ const validDefinitions = fc
 
 function parsed(raw: unknown): Question[] {
   const result = parseQuestions(raw);
-  if (!result.ok) throw new Error(`generator made invalid definitions: ${JSON.stringify(result.problems)}`);
+  if (!result.ok)
+    throw new Error(`generator made invalid definitions: ${JSON.stringify(result.problems)}`);
   return result.questions;
 }
 
@@ -199,14 +217,14 @@ describe('properties of definitions', () => {
   });
 
   it('parseQuestions never throws and always explains itself, on anything', () => {
-    const mutated = fc.tuple(validDefinitions, fc.nat(), fc.string({ maxLength: 12 }), fc.anything()).map(
-      ([raw, index, key, value]) => {
+    const mutated = fc
+      .tuple(validDefinitions, fc.nat(), fc.string({ maxLength: 12 }), fc.anything())
+      .map(([raw, index, key, value]) => {
         if (raw.length === 0) return raw;
         const copy = raw.map((q) => ({ ...q }));
-        copy[index % copy.length]![key] = value;
+        copy[index % copy.length][key] = value;
         return copy;
-      },
-    );
+      });
     fc.assert(
       fc.property(fc.oneof(fc.anything(), fc.array(fc.anything()), mutated), (input) => {
         const result = parseQuestions(input);
@@ -234,12 +252,16 @@ const answerValue = fc.oneof(
   fc.integer(),
   fc.boolean(),
   fc.constant(null),
-  fc.array(fc.oneof(fc.string({ maxLength: 4 }), fc.integer(), fc.constant(null)), { maxLength: 3 }),
+  fc.array(fc.oneof(fc.string({ maxLength: 4 }), fc.integer(), fc.constant(null)), {
+    maxLength: 3,
+  }),
   fc.anything(),
 );
 
 function answersFor(questions: Question[]): fc.Arbitrary<Record<string, unknown>> {
-  const names = questions.flatMap((q) => (q.type === 'group' ? [q.name, ...q.questions.map((f) => f.name)] : [q.name]));
+  const names = questions.flatMap((q) =>
+    q.type === 'group' ? [q.name, ...q.questions.map((f) => f.name)] : [q.name],
+  );
   if (names.length === 0) return fc.constant({});
   const repetition = fc.dictionary(fc.constantFrom(...names), answerValue, { maxKeys: 4 });
   const value = fc.oneof(
@@ -280,7 +302,8 @@ describe('properties of answers', () => {
         const result = validateAnswers(questions, raw);
         expect(JSON.parse(JSON.stringify(result.answers))).toEqual(result.answers);
         if (!result.ok) {
-          for (const problem of result.problems) expect(problem.message).not.toBe('The answers could not be read.');
+          for (const problem of result.problems)
+            expect(problem.message).not.toBe('The answers could not be read.');
         }
       }),
       { numRuns: 300 },
@@ -315,11 +338,45 @@ describe('properties of answers', () => {
 // ---- formulas ----
 
 const FORMULA_TOKENS = [
-  '1', '2.5', '0', '.5', '1e3', '1e400', 'a', 'b', 'g', 'zz', '(', ')', '[', ']', '+', '-', '*', '/', '%',
-  '**', '^', ',', 'sum(', 'max(', 'min(', 'round(', 'sqrt(', 'abs(', 'floor(', ' ', 'e', '.', '//', '$',
+  '1',
+  '2.5',
+  '0',
+  '.5',
+  '1e3',
+  '1e400',
+  'a',
+  'b',
+  'g',
+  'zz',
+  '(',
+  ')',
+  '[',
+  ']',
+  '+',
+  '-',
+  '*',
+  '/',
+  '%',
+  '**',
+  '^',
+  ',',
+  'sum(',
+  'max(',
+  'min(',
+  'round(',
+  'sqrt(',
+  'abs(',
+  'floor(',
+  ' ',
+  'e',
+  '.',
+  '//',
+  '$',
 ];
 
-const formulaLike = fc.array(fc.constantFrom(...FORMULA_TOKENS), { maxLength: 40 }).map((tokens) => tokens.join(''));
+const formulaLike = fc
+  .array(fc.constantFrom(...FORMULA_TOKENS), { maxLength: 40 })
+  .map((tokens) => tokens.join(''));
 
 const scopeValue = fc.oneof(
   fc.double(),
@@ -377,13 +434,62 @@ describe('properties of formulas', () => {
 // ---- title_html ----
 
 const SOUP = [
-  '<', '>', '/', '</', '<!--', '-->', '<!', '<?', 'script', 'SCRIPT', 'ScRiPt', 'a', 'b', 'img', 'svg', 'style',
-  'iframe', 'p', 'li', ' ', '\n', '\t', '\u0000', '=', '"', "'", '`', 'href', 'src', 'onerror', 'onclick',
-  'ONLOAD', 'javascript:', 'JaVaScRiPt:', 'java\tscript:', '&#106;', '&#x6A;', '&colon;', '&amp;', '&',
-  '#', ';', 'http://', 'https://e.org', 'mailto:', 'data:', 'alert(1)', 'x', 'style=', 'rel', 'target',
+  '<',
+  '>',
+  '/',
+  '</',
+  '<!--',
+  '-->',
+  '<!',
+  '<?',
+  'script',
+  'SCRIPT',
+  'ScRiPt',
+  'a',
+  'b',
+  'img',
+  'svg',
+  'style',
+  'iframe',
+  'p',
+  'li',
+  ' ',
+  '\n',
+  '\t',
+  '\u0000',
+  '=',
+  '"',
+  "'",
+  '`',
+  'href',
+  'src',
+  'onerror',
+  'onclick',
+  'ONLOAD',
+  'javascript:',
+  'JaVaScRiPt:',
+  'java\tscript:',
+  '&#106;',
+  '&#x6A;',
+  '&colon;',
+  '&amp;',
+  '&',
+  '#',
+  ';',
+  'http://',
+  'https://e.org',
+  'mailto:',
+  'data:',
+  'alert(1)',
+  'x',
+  'style=',
+  'rel',
+  'target',
 ];
 
-const tagSoup = fc.array(fc.constantFrom(...SOUP), { maxLength: 60 }).map((parts) => parts.join(''));
+const tagSoup = fc
+  .array(fc.constantFrom(...SOUP), { maxLength: 60 })
+  .map((parts) => parts.join(''));
 
 const ALLOWED_TAG =
   /^<(?:\/?(?:b|i|em|strong|u|s|sub|sup|p|span|small|code|ul|ol|li|a)|br|a href="(?:https?:\/\/|mailto:)[^"<>]+" rel="noopener noreferrer" target="_blank")>$/i;

@@ -16,7 +16,7 @@ function problemsOf(questions: Question[], raw: unknown): AnswerProblem[] {
 function only(questions: Question[], raw: unknown): AnswerProblem {
   const found = problemsOf(questions, raw);
   expect(found, JSON.stringify(found)).toHaveLength(1);
-  return found[0]!;
+  return found[0];
 }
 
 function accepts(questions: Question[], raw: unknown): void {
@@ -27,7 +27,13 @@ function accepts(questions: Question[], raw: unknown): void {
 describe('validateAnswers: required', () => {
   const qs = defs([
     { type: 'textbox', name: 'title', title: 'Experiment title', required: true },
-    { type: 'radio', name: 'consent', title: 'Consent', choices: ['Agree', 'Disagree'], required: true },
+    {
+      type: 'radio',
+      name: 'consent',
+      title: 'Consent',
+      choices: ['Agree', 'Disagree'],
+      required: true,
+    },
     { type: 'checkbox', name: 'gases', title: 'Gases', choices: ['N2', 'Ar'], required: true },
     { type: 'number', name: 'n', required: true },
     { type: 'textbox', name: 'optional' },
@@ -54,13 +60,23 @@ describe('validateAnswers: required', () => {
 
   it('accepts complete answers and returns the canonical answers', () => {
     const result = validateAnswers(qs, { title: 'T', consent: 'Agree', gases: ['Ar'], n: '3' });
-    expect(result).toEqual({ ok: true, answers: { title: 'T', consent: 'Agree', gases: ['Ar'], n: 3 } });
+    expect(result).toEqual({
+      ok: true,
+      answers: { title: 'T', consent: 'Agree', gases: ['Ar'], n: 3 },
+    });
   });
 });
 
 describe('validateAnswers: text', () => {
   const qs = defs([
-    { type: 'textbox', name: 'code', title: 'Code', maxlength: 5, pattern: '[A-Z]{2}[0-9]+', placeholder: 'AB12' },
+    {
+      type: 'textbox',
+      name: 'code',
+      title: 'Code',
+      maxlength: 5,
+      pattern: '[A-Z]{2}[0-9]+',
+      placeholder: 'AB12',
+    },
     { type: 'textarea', name: 'notes', maxlength: 3 },
   ]);
 
@@ -196,7 +212,14 @@ describe('validateAnswers: groups', () => {
       ],
     },
     { type: 'group', name: 'single', questions: [{ type: 'textbox', name: 'note' }] },
-    { type: 'group', name: 'needed', title: 'Needed', required: true, max_number: 2, questions: [{ type: 'textbox', name: 'item' }] },
+    {
+      type: 'group',
+      name: 'needed',
+      title: 'Needed',
+      required: true,
+      max_number: 2,
+      questions: [{ type: 'textbox', name: 'item' }],
+    },
   ]);
 
   it('checks required fields in every repetition, with the repetition in the path', () => {
@@ -213,7 +236,12 @@ describe('validateAnswers: groups', () => {
 
   it('limits repetitions to max_number, and to 1 without max_number', () => {
     const tooMany = only(qs, {
-      sample_group: [{ sample_name: 'a' }, { sample_name: 'b' }, { sample_name: 'c' }, { sample_name: 'd' }],
+      sample_group: [
+        { sample_name: 'a' },
+        { sample_name: 'b' },
+        { sample_name: 'c' },
+        { sample_name: 'd' },
+      ],
       needed: [{ item: 'x' }],
     });
     expect(tooMany).toMatchObject({ rule: 'max_number', path: ['sample_group'] });
@@ -242,13 +270,23 @@ describe('validateAnswers: formulas', () => {
   const qs = defs([
     { type: 'number', name: 'a', title: 'A' },
     { type: 'number', name: 'b', title: 'B' },
-    { type: 'formula', name: 'ratio', title: 'Ratio', formula: 'a / b', required: true, precision: 1 },
+    {
+      type: 'formula',
+      name: 'ratio',
+      title: 'Ratio',
+      formula: 'a / b',
+      required: true,
+      precision: 1,
+    },
     { type: 'formula', name: 'optional_ratio', formula: 'a / b' },
   ]);
 
   it('computes formulas into the answers and ignores client values', () => {
     const result = validateAnswers(qs, { a: 1, b: 3, ratio: 42, optional_ratio: 'x' });
-    expect(result).toEqual({ ok: true, answers: { a: 1, b: 3, ratio: 0.3, optional_ratio: 0.333333333333333 } });
+    expect(result).toEqual({
+      ok: true,
+      answers: { a: 1, b: 3, ratio: 0.3, optional_ratio: 0.333333333333333 },
+    });
   });
 
   it('reports a required formula that cannot be computed, naming the missing inputs', () => {
@@ -269,9 +307,17 @@ describe('validateAnswers: robustness', () => {
   });
 
   it('never throws on broken definitions', () => {
-    const broken = [null, { type: 'group', name: 'g' }, { type: 'checkbox', name: 'c' }, { name: 'x' }] as unknown as Question[];
+    const broken = [
+      null,
+      { type: 'group', name: 'g' },
+      { type: 'checkbox', name: 'c' },
+      { name: 'x' },
+    ] as unknown as Question[];
     const result = validateAnswers(broken, { g: [{}, 1], c: ['a'], x: 1 });
     expect(result.ok).toBe(false);
-    expect(validateAnswers(undefined as unknown as Question[], {})).toEqual({ ok: true, answers: {} });
+    expect(validateAnswers(undefined as unknown as Question[], {})).toEqual({
+      ok: true,
+      answers: {},
+    });
   });
 });
