@@ -124,6 +124,17 @@ function httpBridge(token: string | null): LabstationBridge {
   };
 }
 
+const reconnectListeners = new Set<() => void>();
+
+/**
+ * Called when the event stream is back after a break: events may have been missed, so the
+ * screen should read the state again. (The preload's IPC channel does not break.)
+ */
+export function onEventsReconnected(listener: () => void): () => void {
+  reconnectListeners.add(listener);
+  return () => reconnectListeners.delete(listener);
+}
+
 /** Reads `/events` as server-sent events, reconnecting with backoff until aborted. */
 async function readEvents(
   headers: () => Record<string, string>,
@@ -131,6 +142,7 @@ async function readEvents(
   signal: AbortSignal,
 ): Promise<void> {
   let delay = 1000;
+  let connectedBefore = false;
   while (!signal.aborted) {
     try {
       const response = await fetch('/events', {
@@ -139,6 +151,8 @@ async function readEvents(
       });
       if (!response.ok || !response.body) throw new Error(`events: ${response.status}`);
       delay = 1000;
+      if (connectedBefore) for (const listener of [...reconnectListeners]) listener();
+      connectedBefore = true;
       const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
       let buffer = '';
       for (;;) {

@@ -24,6 +24,14 @@ function sentence(text: string): string {
   return /[.!?]$/.test(t) ? t : `${t}.`;
 }
 
+/** A refused log-on in words: wrong PIN (with the tries left), or locked. */
+export function logonErrorText(error: BridgeError): string {
+  if (error.code === 'unauthenticated') {
+    return `Wrong username, badge or PIN. ${sentence(error.message)}`;
+  }
+  return errorText(error);
+}
+
 /** An error from the core in words for the person at the screen. */
 export function errorText(error: BridgeError): string {
   switch (error.code) {
@@ -33,8 +41,6 @@ export function errorText(error: BridgeError): string {
         until ? ` until ${formatDateTime(until)}` : ''
       }. Try again later or ask staff.`;
     }
-    case 'unauthenticated':
-      return `Wrong username, badge or PIN. ${sentence(error.message)}`;
     case 'validation_failed':
       return `Some answers need attention. ${sentence(error.message)}`;
     default:

@@ -1,52 +1,23 @@
-// Reading one question definition: property names and JSON types, per-type rules, defaults.
-// Problems are collected, never thrown; checks across questions (names, formula references,
-// cycles) are in parse.ts.
+// Reading the properties of one question definition: names and JSON types, per-type rules,
+// defaults. Problems are collected, never thrown; checks across questions (names, formula
+// references, cycles) are in parse.ts.
 
 import { compileHtmlPattern } from './pattern.js';
 import { isFiniteNumber, isPlainObject, isStringArray, listInWords, quote } from './json.js';
 import type { JsonObject } from './json.js';
 import { parseFormulaCached } from './formula.js';
+import { describeJsonType } from './definition-context.js';
+import type { ProblemList, QuestionContext } from './definition-context.js';
 import {
   PROPERTY_ORDER,
   REPORT_PROBLEM_OPTIONS,
   allowedProperties,
-  canonicalTypeName,
   isAllowedProperty,
-  isQuestionType,
 } from './properties.js';
-import { QUESTION_TYPES, REPORT_PROBLEM_CHOICES, TEXTAREA_DEFAULT_ROWS } from './types.js';
-import type { DefinitionProblem, QuestionType } from './types.js';
+import { REPORT_PROBLEM_CHOICES, TEXTAREA_DEFAULT_ROWS } from './types.js';
+import type { QuestionType } from './types.js';
 
 export const MAX_PRECISION = 20;
-
-/** Where a question sits, for problem paths and messages. */
-export interface QuestionContext {
-  /** "sample_name", "sample_group.sample_name", "[3]" or "sample_group.questions[2]". */
-  path: string;
-  /** "question \"sample_name\" in group \"sample_group\"" or "question 4". */
-  label: string;
-  inGroup: boolean;
-}
-
-export class ProblemList {
-  readonly problems: DefinitionProblem[] = [];
-
-  add(context: QuestionContext, property: string | null, message: string): void {
-    const path = property === null ? context.path : `${context.path}.${property}`;
-    const label = context.label.charAt(0).toUpperCase() + context.label.slice(1);
-    this.problems.push({ path, message: `${label}: ${message}` });
-  }
-}
-
-export function describeJsonType(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'a list';
-  if (typeof value === 'object') return 'an object';
-  if (typeof value === 'string') return 'text';
-  if (typeof value === 'number') return Number.isFinite(value) ? 'a number' : String(value);
-  if (typeof value === 'boolean') return value ? 'true' : 'false';
-  return typeof value;
-}
 
 /** Reads the properties of one question that has a known type; returns the canonical copy. */
 export class DefinitionReader {
@@ -407,39 +378,4 @@ export class DefinitionReader {
     }
     return ordered;
   }
-}
-
-/** Reads "type": the canonical type name, or null after reporting a problem. */
-export function readType(
-  raw: JsonObject,
-  context: QuestionContext,
-  problems: ProblemList,
-): QuestionType | null {
-  if (!Object.prototype.hasOwnProperty.call(raw, 'type')) {
-    problems.add(context, 'type', 'property "type" is missing');
-    return null;
-  }
-  const type = raw['type'];
-  if (typeof type !== 'string') {
-    problems.add(context, 'type', `property "type" must be text, not ${describeJsonType(type)}`);
-    return null;
-  }
-  const canonical = canonicalTypeName(type);
-  if (!isQuestionType(canonical, QUESTION_TYPES)) {
-    problems.add(
-      context,
-      'type',
-      `unknown type ${quote(type)}; valid types are ${QUESTION_TYPES.join(', ')}`,
-    );
-    return null;
-  }
-  if (context.inGroup && canonical === 'group') {
-    problems.add(context, 'type', 'a group cannot contain another group');
-    return null;
-  }
-  if (context.inGroup && canonical === 'radio_report_problem') {
-    problems.add(context, 'type', 'a radio_report_problem question cannot be inside a group');
-    return null;
-  }
-  return canonical;
 }

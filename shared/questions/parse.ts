@@ -1,8 +1,9 @@
 // parseQuestions: from untrusted JSON (an array, or its text) to checked, canonical question
 // definitions, or the complete list of problems found. Never throws.
 
-import { DefinitionReader, ProblemList, describeJsonType, readType } from './definition.js';
-import type { QuestionContext } from './definition.js';
+import { ProblemList, describeJsonType, readType } from './definition-context.js';
+import type { QuestionContext } from './definition-context.js';
+import { DefinitionReader } from './definition.js';
 import { fieldTable, listsUsedAsNumbers, planFormulas, reach } from './formula-graph.js';
 import { parseFormulaCached } from './formula.js';
 import { isPlainObject, parseJsonText, quote } from './json.js';

@@ -1,6 +1,15 @@
 import { create } from 'zustand';
 import type { StationInfo, ToolStatus } from '../../../shared/api.js';
 import { call, toBridgeError } from '../bridge.js';
+import { errorText } from '../format.js';
+
+function loadErrorText(error: unknown): string {
+  const e = toBridgeError(error);
+  if (e.code === 'unauthenticated') {
+    return 'This page needs the link the station printed when it started (it carries an access token). Open that link again.';
+  }
+  return errorText(e);
+}
 
 interface StationState {
   info: StationInfo | null;
@@ -22,7 +31,7 @@ export const useStationStore = create<StationState>()((set, get) => ({
       set({ info, loadError: null });
       await get().refreshStatus();
     } catch (error) {
-      set({ loadError: toBridgeError(error).message });
+      set({ loadError: loadErrorText(error) });
     }
   },
   async refreshStatus() {
@@ -32,7 +41,7 @@ export const useStationStore = create<StationState>()((set, get) => ({
       const status = await call('toolControl.status', { tool });
       set({ status, loadError: null });
     } catch (error) {
-      set({ loadError: toBridgeError(error).message });
+      set({ loadError: loadErrorText(error) });
     }
   },
   setStatus(status) {

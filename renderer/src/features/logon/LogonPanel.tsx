@@ -3,7 +3,7 @@ import type { FormEvent, ReactElement } from 'react';
 import { toBridgeError } from '../../bridge.js';
 import { applyNumpadKey, Numpad } from '../../components/Numpad.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
-import { errorText } from '../../format.js';
+import { logonErrorText } from '../../format.js';
 import { useSessionStore } from '../../stores/session.js';
 import { useUiStore } from '../../stores/ui.js';
 import { useBadgeReader } from './useBadgeReader.js';
@@ -37,7 +37,7 @@ export function LogonPanel(): ReactElement {
     try {
       await logon(login.trim(), pin);
     } catch (e) {
-      setError(errorText(toBridgeError(e)));
+      setError(logonErrorText(toBridgeError(e)));
       setPin('');
       pinRef.current?.focus();
       setBusy(false);

@@ -1,6 +1,6 @@
 import { useEffect } from 'react';
 import type { CoreEvent } from '../../../../shared/api.js';
-import { getBridge } from '../../bridge.js';
+import { getBridge, onEventsReconnected } from '../../bridge.js';
 import { useHistoryStore } from '../../stores/history.js';
 import { useSessionStore } from '../../stores/session.js';
 import { useStationStore } from '../../stores/station.js';
@@ -39,5 +39,18 @@ function onCoreEvent(event: CoreEvent): void {
 
 /** Keeps the screen in step with the core: tool state, usage changes, session changes. */
 export function useCoreEvents(): void {
-  useEffect(() => getBridge().subscribe(onCoreEvent), []);
+  useEffect(() => {
+    const unsubscribe = getBridge().subscribe(onCoreEvent);
+    const unwatch = onEventsReconnected(() => {
+      void useStationStore.getState().refreshStatus();
+      void useSessionStore
+        .getState()
+        .restore()
+        .catch(() => undefined);
+    });
+    return () => {
+      unsubscribe();
+      unwatch();
+    };
+  }, []);
 }

@@ -2,6 +2,7 @@ import { useState } from 'react';
 import { toBridgeError } from '../../bridge.js';
 import type { BridgeError } from '../../bridge.js';
 import { errorText } from '../../format.js';
+import { useSessionStore } from '../../stores/session.js';
 
 interface ToolAction {
   busy: boolean;
@@ -23,7 +24,10 @@ export function useToolAction(): ToolAction {
       await action();
     } catch (e) {
       const err = toBridgeError(e);
-      if (!onError?.(err)) setError(errorText(err));
+      if (err.code === 'unauthenticated') {
+        // The session ended meanwhile (idle rule, another screen): back to the log-on.
+        useSessionStore.getState().ended('Your session has ended. Log on again.');
+      } else if (!onError?.(err)) setError(errorText(err));
     } finally {
       setBusy(false);
     }
