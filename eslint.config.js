@@ -3,7 +3,17 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 // The layer rule of DESIGN.md: shared/ is pure, renderer/ never reaches into electron/.
-const nodeBuiltins = ['node:*', 'fs', 'path', 'os', 'crypto', 'child_process', 'http', 'net', 'url'];
+const nodeBuiltins = [
+  'node:*',
+  'fs',
+  'path',
+  'os',
+  'crypto',
+  'child_process',
+  'http',
+  'net',
+  'url',
+];
 
 export default tseslint.config(
   {
@@ -39,8 +49,16 @@ export default tseslint.config(
         {
           patterns: [
             {
-              group: [...nodeBuiltins, 'electron', '../*electron*', '../*renderer*', '**/electron/**', '**/renderer/**'],
-              message: 'shared/ is pure: no Node, DOM or Electron, and nothing outside shared/ (DESIGN.md layer rule).',
+              group: [
+                ...nodeBuiltins,
+                'electron',
+                '../*electron*',
+                '../*renderer*',
+                '**/electron/**',
+                '**/renderer/**',
+              ],
+              message:
+                'shared/ is pure: no Node, DOM or Electron, and nothing outside shared/ (DESIGN.md layer rule).',
             },
           ],
         },
@@ -57,7 +75,8 @@ export default tseslint.config(
           patterns: [
             {
               group: [...nodeBuiltins, 'electron', '**/electron/**'],
-              message: 'renderer/ talks to the core only through window.labstation (DESIGN.md layer rule).',
+              message:
+                'renderer/ talks to the core only through window.labstation (DESIGN.md layer rule).',
             },
           ],
         },
@@ -69,7 +88,11 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': [
         'error',
-        { paths: [{ name: 'electron', message: 'electron/core runs in plain Node: no electron import.' }] },
+        {
+          paths: [
+            { name: 'electron', message: 'electron/core runs in plain Node: no electron import.' },
+          ],
+        },
       ],
       'no-console': 'error',
     },
@@ -86,7 +109,12 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
   {
-    files: ['eslint.config.js', '*.config.ts', 'renderer/vite.config.ts', 'test/e2e/playwright.config.ts'],
+    files: [
+      'eslint.config.js',
+      '*.config.ts',
+      'renderer/vite.config.ts',
+      'test/e2e/playwright.config.ts',
+    ],
     rules: { 'no-restricted-syntax': 'off' },
   },
 );

@@ -16,8 +16,21 @@ export function benchQuestions(): unknown[] {
   for (let i = 0; i < PLAIN; i++) {
     questions.push(
       i % 2 === 0
-        ? { type: 'textbox', name: `top_text_${i}`, required: true, maxlength: 80, pattern: '[A-Z]{2}-\\d{3}' }
-        : { type: 'number_float', name: `top_num_${i}`, required: true, min: 0, max: 1000, precision: 2 },
+        ? {
+            type: 'textbox',
+            name: `top_text_${i}`,
+            required: true,
+            maxlength: 80,
+            pattern: '[A-Z]{2}-\\d{3}',
+          }
+        : {
+            type: 'number_float',
+            name: `top_num_${i}`,
+            required: true,
+            min: 0,
+            max: 1000,
+            precision: 2,
+          },
     );
   }
   for (let g = 0; g < GROUPS; g++) {
@@ -27,10 +40,22 @@ export function benchQuestions(): unknown[] {
       title: `Sample set ${g + 1}`,
       max_number: REPETITIONS,
       questions: [
-        { type: 'textbox', name: `g${g}_name`, required: true, maxlength: 60, pattern: '[A-Za-z0-9 _-]+' },
+        {
+          type: 'textbox',
+          name: `g${g}_name`,
+          required: true,
+          maxlength: 60,
+          pattern: '[A-Za-z0-9 _-]+',
+        },
         { type: 'number', name: `g${g}_count`, required: true, min: 1, max: 100 },
         { type: 'number_float', name: `g${g}_mass`, min: 0, max: 500, precision: 3, suffix: 'mg' },
-        { type: 'radio', name: `g${g}_kind`, choices: ['Sample Name', 'PID'], required: true, inline: true },
+        {
+          type: 'radio',
+          name: `g${g}_kind`,
+          choices: ['Sample Name', 'PID'],
+          required: true,
+          inline: true,
+        },
         { type: 'checkbox', name: `g${g}_elements`, choices: ['C', 'O', 'Li', 'Ni', 'Mn', 'Co'] },
         { type: 'dropdown', name: `g${g}_state`, choices: ['solid', 'powder', 'liquid'] },
       ],

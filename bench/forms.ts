@@ -16,7 +16,8 @@ import { benchAnswers, benchQuestions } from './formFixture.js';
 
 function stats(samples: number[]): { median: number; p95: number; runs: number } {
   const sorted = [...samples].sort((a, b) => a - b);
-  const at = (q: number): number => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+  const at = (q: number): number =>
+    sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
   return { median: at(0.5), p95: at(0.95), runs: sorted.length };
 }
 
@@ -34,18 +35,26 @@ function time(runs: number, fn: () => void): { median: number; p95: number; runs
 const fmt = (s: { median: number; p95: number; runs: number }): string =>
   `median ${s.median.toFixed(2)} ms, p95 ${s.p95.toFixed(2)} ms (${s.runs} runs)`;
 
-async function nodeFigures(): Promise<void> {
+function nodeFigures(): void {
   const rawQuestions = benchQuestions();
   const parsed = parseQuestions(rawQuestions);
   if (!parsed.ok) throw new Error(`bench form invalid: ${parsed.problems[0]?.message}`);
   const answers = benchAnswers();
   const check = validateAnswers(parsed.questions, answers);
   if (!check.ok) throw new Error(`bench answers invalid: ${check.problems[0]?.message}`);
-  console.log(`form: ${parsed.questions.length} questions; answers JSON ${JSON.stringify(check.answers).length} bytes`);
-  console.log(`node  parseQuestions (definition checks)         ${fmt(time(200, () => parseQuestions(rawQuestions)))}`);
-  console.log(`node  validateAnswers (all rules + 50 formulas)  ${fmt(time(200, () => validateAnswers(parsed.questions, answers)))}`);
+  console.log(
+    `form: ${parsed.questions.length} questions; answers JSON ${JSON.stringify(check.answers).length} bytes`,
+  );
+  console.log(
+    `node  parseQuestions (definition checks)         ${fmt(time(200, () => parseQuestions(rawQuestions)))}`,
+  );
+  console.log(
+    `node  validateAnswers (all rules + 50 formulas)  ${fmt(time(200, () => validateAnswers(parsed.questions, answers)))}`,
+  );
   const text = JSON.stringify(answers);
-  console.log(`node  reference: JSON.parse+stringify answers    ${fmt(time(200, () => JSON.stringify(JSON.parse(text))))}`);
+  console.log(
+    `node  reference: JSON.parse+stringify answers    ${fmt(time(200, () => JSON.stringify(JSON.parse(text))))}`,
+  );
 }
 
 const TYPES: Record<string, string> = {
@@ -58,9 +67,15 @@ const TYPES: Record<string, string> = {
 
 async function browserFigures(): Promise<void> {
   const server = createServer((req, res) => {
-    const path = normalize(decodeURIComponent((req.url ?? '/').split('?')[0]!)).replace(/^(\.\.[/\\])+/, '');
+    const path = normalize(decodeURIComponent((req.url ?? '/').split('?')[0])).replace(
+      /^(\.\.[/\\])+/,
+      '',
+    );
     readFile(join(RENDERER_DIR, path === '/' ? 'bench.html' : path)).then(
-      (body) => res.writeHead(200, { 'content-type': TYPES[extname(path)] ?? 'application/octet-stream' }).end(body),
+      (body) =>
+        res
+          .writeHead(200, { 'content-type': TYPES[extname(path)] ?? 'application/octet-stream' })
+          .end(body),
       () => res.writeHead(404).end(),
     );
   });
@@ -70,7 +85,12 @@ async function browserFigures(): Promise<void> {
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
     headless: true,
-    args: ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-gpu'],
+    args: [
+      '--no-sandbox',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-gpu',
+    ],
   });
   try {
     const renders: number[] = [];
@@ -80,9 +100,13 @@ async function browserFigures(): Promise<void> {
     for (let run = 0; run < 10; run++) {
       const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
       await page.goto(`http://127.0.0.1:${port}/bench.html`);
-      const result = await page.waitForFunction(() => (globalThis as unknown as { benchResult?: unknown }).benchResult, null, {
-        timeout: 60_000,
-      });
+      const result = await page.waitForFunction(
+        () => (globalThis as unknown as { benchResult?: unknown }).benchResult,
+        null,
+        {
+          timeout: 60_000,
+        },
+      );
       const r = (await result.jsonValue()) as {
         renderMs: number;
         validateMs: number;
@@ -97,8 +121,12 @@ async function browserFigures(): Promise<void> {
       fields = r.fields;
       await page.close();
     }
-    console.log(`chromium  render form, ${fields} inputs (to first paint)   ${fmt(stats(renders))}`);
-    console.log(`chromium  validateAnswers in the page              ${fmt(stats(browserValidate))}`);
+    console.log(
+      `chromium  render form, ${fields} inputs (to first paint)   ${fmt(stats(renders))}`,
+    );
+    console.log(
+      `chromium  validateAnswers in the page              ${fmt(stats(browserValidate))}`,
+    );
     console.log(`chromium  reference: form.checkValidity() native   ${fmt(stats(nativeValidate))}`);
   } finally {
     await browser.close();
@@ -106,6 +134,8 @@ async function browserFigures(): Promise<void> {
   }
 }
 
-console.log(`machine: ${cpus().length} x ${cpus()[0]?.model ?? '?'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`);
-await nodeFigures();
+console.log(
+  `machine: ${cpus().length} x ${cpus()[0]?.model ?? '?'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`,
+);
+nodeFigures();
 await browserFigures();

@@ -38,7 +38,10 @@ function readJson(file: string, what: string): unknown {
   try {
     return JSON.parse(text) as unknown;
   } catch (error) {
-    throw new AppError('bad_request', `${what} ${file} is not valid JSON: ${(error as Error).message}`);
+    throw new AppError(
+      'bad_request',
+      `${what} ${file} is not valid JSON: ${(error as Error).message}`,
+    );
   }
 }
 
@@ -187,7 +190,10 @@ export async function main(argv: string[]): Promise<number> {
         throw new UsageError(`unknown command ${JSON.stringify(command)}`);
     }
   } catch (error) {
-    if (error instanceof UsageError || String((error as { code?: unknown }).code).startsWith('ERR_PARSE_ARGS')) {
+    if (
+      error instanceof UsageError ||
+      String((error as { code?: unknown }).code).startsWith('ERR_PARSE_ARGS')
+    ) {
       process.stderr.write(`labstation: ${(error as Error).message}\n\n${HELP}`);
       return 2;
     }

@@ -55,7 +55,9 @@ if (!app.requestSingleInstanceLock()) {
 }
 
 async function start(): Promise<void> {
-  session.defaultSession.setPermissionRequestHandler((_contents, _permission, callback) => callback(false));
+  session.defaultSession.setPermissionRequestHandler((_contents, _permission, callback) =>
+    callback(false),
+  );
   station = Station.open({ dataDir });
   if (station.stationTool === null && process.argv.includes('--demo')) {
     await importBundle(station.db, JSON.parse(readFileSync(DEMO_BUNDLE, 'utf8')) as unknown);
@@ -69,9 +71,16 @@ async function start(): Promise<void> {
 }
 
 /** Only our own page may call the core; arguments are validated by the core's schemas. */
-async function handleCall(event: IpcMainInvokeEvent, name: ApiName, args: unknown): Promise<RpcEnvelope> {
+async function handleCall(
+  event: IpcMainInvokeEvent,
+  name: ApiName,
+  args: unknown,
+): Promise<RpcEnvelope> {
   if (!station || event.senderFrame?.url !== INDEX_URL) {
-    return { ok: false, error: { code: 'forbidden', message: 'calls are accepted from the app window only' } };
+    return {
+      ok: false,
+      error: { code: 'forbidden', message: 'calls are accepted from the app window only' },
+    };
   }
   try {
     return { ok: true, result: await station.call(String(name), args) };

@@ -11,7 +11,8 @@ const preload: LabstationPreload = {
   invoke: (name: ApiName, args: unknown) =>
     ipcRenderer.invoke('labstation:call', name, args) as Promise<RpcEnvelope>,
   subscribe(listener: (event: CoreEvent) => void) {
-    const handler = (_event: electron.IpcRendererEvent, payload: CoreEvent): void => listener(payload);
+    const handler = (_event: electron.IpcRendererEvent, payload: CoreEvent): void =>
+      listener(payload);
     ipcRenderer.on('labstation:event', handler);
     return () => {
       ipcRenderer.removeListener('labstation:event', handler);

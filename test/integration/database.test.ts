@@ -7,7 +7,9 @@ import { tempDir } from './helpers.js';
 
 function schemaOf(db: Database.Database): unknown[] {
   return db
-    .prepare("SELECT type, name, tbl_name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name")
+    .prepare(
+      "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name",
+    )
     .all();
 }
 
@@ -46,7 +48,9 @@ describe('database', () => {
     expect(() => openDatabase(file)).toThrow(NewerDatabaseError);
     const again = new Database(file);
     expect(schemaVersion(again)).toBe(LATEST_VERSION + 1);
-    expect(again.prepare("SELECT count(*) FROM sqlite_master WHERE name = 'users'").pluck().get()).toBe(0);
+    expect(
+      again.prepare("SELECT count(*) FROM sqlite_master WHERE name = 'users'").pluck().get(),
+    ).toBe(0);
     again.close();
   });
 
@@ -68,13 +72,15 @@ describe('database', () => {
   it('answers the hot queries from indexes (EXPLAIN QUERY PLAN)', () => {
     const db = openDatabase(join(tempDir(), 'd.db'));
     const plan = (sql: string): string =>
-      (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as { detail: string }[]).map((r) => r.detail).join('\n');
+      (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as { detail: string }[])
+        .map((r) => r.detail)
+        .join('\n');
     expect(plan('SELECT * FROM usage_events WHERE tool_id = 1 AND "end" IS NULL')).toMatch(
       /USING INDEX usage_events_one_active/,
     );
-    expect(plan("SELECT * FROM usage_events WHERE tool_id = 1 AND start >= '2026' ORDER BY start DESC")).toMatch(
-      /USING (COVERING )?INDEX usage_events_tool_start/,
-    );
+    expect(
+      plan("SELECT * FROM usage_events WHERE tool_id = 1 AND start >= '2026' ORDER BY start DESC"),
+    ).toMatch(/USING (COVERING )?INDEX usage_events_tool_start/);
     expect(plan('SELECT * FROM usage_events WHERE user_id = 1 AND post_usage_pending = 1')).toMatch(
       /USING INDEX usage_events_user_pending/,
     );

@@ -50,10 +50,14 @@ export function startStation(
   env: NodeJS.ProcessEnv = {},
   extraArgs: string[] = [],
 ): Promise<StationProcess> {
-  const child = spawn(process.execPath, [CLI, 'station', '--data', dataDir, '--port', '0', ...extraArgs], {
-    env: { ...process.env, LABSTATION_LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [CLI, 'station', '--data', dataDir, '--port', '0', ...extraArgs],
+    {
+      env: { ...process.env, LABSTATION_LOG_LEVEL: 'warn', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
@@ -79,7 +83,7 @@ export function startStation(
             headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
             body: JSON.stringify(args),
           });
-          return { status: res.status, body: (await res.json()) };
+          return { status: res.status, body: await res.json() };
         },
         async stop() {
           if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');

@@ -79,13 +79,29 @@ describe('labstation station over HTTP', () => {
       status: 404,
       body: { code: 'not_found' },
     });
-    expect(await st.rpc('session.logon', { login: 'alice', pin: '1234' })).toMatchObject({ status: 200 });
-    const bad = await st.rpc('toolControl.enable', { tool: 'SEM', project: 'Cathodes', answers: {} });
+    expect(await st.rpc('session.logon', { login: 'alice', pin: '1234' })).toMatchObject({
+      status: 200,
+    });
+    const bad = await st.rpc('toolControl.enable', {
+      tool: 'SEM',
+      project: 'Cathodes',
+      answers: {},
+    });
     expect(bad.status).toBe(422);
     expect(bad.body).toMatchObject({ code: 'validation_failed' });
-    const ok = await st.rpc('toolControl.enable', { tool: 'SEM', project: 'Cathodes', answers: goodPreAnswers });
+    const ok = await st.rpc('toolControl.enable', {
+      tool: 'SEM',
+      project: 'Cathodes',
+      answers: goodPreAnswers,
+    });
     expect(ok.status).toBe(200);
-    expect(await st.rpc('toolControl.enable', { tool: 'SEM', project: 'Cathodes', answers: goodPreAnswers })).toMatchObject({
+    expect(
+      await st.rpc('toolControl.enable', {
+        tool: 'SEM',
+        project: 'Cathodes',
+        answers: goodPreAnswers,
+      }),
+    ).toMatchObject({
       status: 409,
       body: { code: 'tool_in_use' },
     });
@@ -143,11 +159,17 @@ describe('labstation station --demo', () => {
     running.push(st);
     const status = await st.rpc('toolControl.status', { tool: 'Demo SEM' });
     expect(status.status).toBe(200);
-    const names = (status.body as { tool: { pre_usage_questions: { name: string }[] } }).tool.pre_usage_questions.map(
-      (q) => q.name,
-    );
+    const names = (
+      status.body as { tool: { pre_usage_questions: { name: string }[] } }
+    ).tool.pre_usage_questions.map((q) => q.name);
     expect(names).toEqual(
-      expect.arrayContaining(['data_consent', 'experiment_title', 'experiment_purpose', 'project_id', 'sample_group']),
+      expect.arrayContaining([
+        'data_consent',
+        'experiment_title',
+        'experiment_purpose',
+        'project_id',
+        'sample_group',
+      ]),
     );
   });
 
@@ -161,7 +183,11 @@ describe('labstation station --demo', () => {
 describe('labstation questions', () => {
   it('check: exit 0 for a good list, exit 1 with one line per problem', async () => {
     const dir = tempDir();
-    const good = writeJson(dir, 'good.json', (facilityBundle().tools as { pre_usage_questions: unknown }[])[0].pre_usage_questions);
+    const good = writeJson(
+      dir,
+      'good.json',
+      (facilityBundle().tools as { pre_usage_questions: unknown }[])[0].pre_usage_questions,
+    );
     const r1 = await runCli(['questions', 'check', good]);
     expect(r1.code).toBe(0);
     const bad = writeJson(dir, 'bad.json', [
@@ -183,10 +209,20 @@ describe('labstation questions', () => {
       { type: 'number', name: 'b' },
       { type: 'formula', name: 'c', formula: 'a * 2 + b' },
     ]);
-    const r1 = await runCli(['questions', 'answer', questions, writeJson(dir, 'a.json', { a: '3', b: 4 })]);
+    const r1 = await runCli([
+      'questions',
+      'answer',
+      questions,
+      writeJson(dir, 'a.json', { a: '3', b: 4 }),
+    ]);
     expect(r1.code).toBe(0);
     expect(JSON.parse(r1.stdout)).toEqual({ a: 3, b: 4, c: 10 });
-    const r2 = await runCli(['questions', 'answer', questions, writeJson(dir, 'b.json', { a: 1.5 })]);
+    const r2 = await runCli([
+      'questions',
+      'answer',
+      questions,
+      writeJson(dir, 'b.json', { a: 1.5 }),
+    ]);
     expect(r2.code).toBe(1);
     expect(r2.stdout).toMatch(/^a: /m);
     const r3 = await runCli(['questions', 'nonsense']);

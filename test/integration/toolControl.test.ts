@@ -48,9 +48,9 @@ describe('log-on', () => {
     expect(s.qualified).toBe(true);
     await st.call('session.logoff', {});
     expect((await logon(st, '100200', '1234')).user.username).toBe('alice');
-    expect(st.db.prepare("SELECT pin_hash FROM users WHERE username = 'alice'").pluck().get()).toMatch(
-      /^\$argon2id\$/,
-    );
+    expect(
+      st.db.prepare("SELECT pin_hash FROM users WHERE username = 'alice'").pluck().get(),
+    ).toMatch(/^\$argon2id\$/);
   });
 
   it('locks a login after five wrong PINs, across badge and username, until the lock ends', async () => {
@@ -72,7 +72,10 @@ describe('log-on', () => {
 describe('tool control', () => {
   it('needs a session, qualification, an active project of the user, and valid answers', async () => {
     const st = await station();
-    await expectCode(enable(st, { project: 'Cathodes', answers: goodPreAnswers }), 'unauthenticated');
+    await expectCode(
+      enable(st, { project: 'Cathodes', answers: goodPreAnswers }),
+      'unauthenticated',
+    );
     await logon(st, 'bob', '2345');
     await expectCode(enable(st, { project: 'Other', answers: goodPreAnswers }), 'not_qualified');
     await st.call('session.logoff', {});
@@ -122,7 +125,9 @@ describe('tool control', () => {
     })) as { usage: UsageEventView };
     expect(done.usage.end).toBe('2026-11-20T10:00:00.000Z');
     expect(JSON.parse(done.usage.run_data)).toEqual({ problem: 'No', notes: 'fine' });
-    expect(((await st.call('toolControl.status', { tool: 'SEM' })) as ToolStatus).state).toBe('idle');
+    expect(((await st.call('toolControl.status', { tool: 'SEM' })) as ToolStatus).state).toBe(
+      'idle',
+    );
     // every change went to the outbox in its own transaction
     expect(count(st, 'outbox')).toBe(4);
   });
@@ -130,7 +135,10 @@ describe('tool control', () => {
   it('lets staff enable for a user, force-end, and the user completes the pending answers', async () => {
     const st = await station();
     await logon(st, 'alice', '1234');
-    await expectCode(enable(st, { project: 'Cathodes', answers: goodPreAnswers, user: 'bob' }), 'forbidden');
+    await expectCode(
+      enable(st, { project: 'Cathodes', answers: goodPreAnswers, user: 'bob' }),
+      'forbidden',
+    );
     await st.call('session.logoff', {});
     await logon(st, 'sam', '9999');
     const { usage } = await enable(st, {
@@ -143,8 +151,9 @@ describe('tool control', () => {
     expect(usage.operator_name).toBe('sam');
     expect(usage.remote_work).toBe(true);
     now += 60_000;
-    const ended = ((await st.call('toolControl.forceEnd', { tool: 'SEM' })) as { usage: UsageEventView })
-      .usage;
+    const ended = (
+      (await st.call('toolControl.forceEnd', { tool: 'SEM' })) as { usage: UsageEventView }
+    ).usage;
     expect(ended.end).not.toBeNull();
     expect(ended.post_usage_pending).toBe(true);
     expect(ended.reminder_due).toBe(true);
@@ -165,7 +174,10 @@ describe('tool control', () => {
     expect(completed.post_usage_pending).toBe(false);
     expect(completed.reminder_due).toBe(false);
     expect(JSON.parse(completed.run_data)).toEqual({ problem: 'No' });
-    await expectCode(st.call('usage.completePending', { usage: ended.id, answers: {} }), 'conflict');
+    await expectCode(
+      st.call('usage.completePending', { usage: ended.id, answers: {} }),
+      'conflict',
+    );
     await expectCode(st.call('toolControl.validate', { usage: ended.id }), 'forbidden');
     await st.call('session.logoff', {});
     await logon(st, 'sam', '9999');
@@ -191,7 +203,9 @@ describe('tool control', () => {
     await expectCode(st.call('toolControl.clearShutdown', { tool: 'SEM' }), 'forbidden');
     await st.call('session.logoff', {});
     await logon(st, 'sam', '9999');
-    expect(((await st.call('toolControl.clearShutdown', { tool: 'SEM' })) as ToolStatus).state).toBe('idle');
+    expect(
+      ((await st.call('toolControl.clearShutdown', { tool: 'SEM' })) as ToolStatus).state,
+    ).toBe('idle');
   });
 
   it('filters the history by user and by local date', async () => {
@@ -221,15 +235,19 @@ describe('tool control', () => {
     now += 11 * 60_000;
     st.checkIdle();
     expect(((await st.call('session.current', {})) as { session: unknown }).session).toBeNull();
-    expect(((await st.call('toolControl.status', { tool: 'SEM' })) as ToolStatus).state).toBe('in_use');
+    expect(((await st.call('toolControl.status', { tool: 'SEM' })) as ToolStatus).state).toBe(
+      'in_use',
+    );
     now += 20 * 60_000;
     st.checkIdle();
     const status = (await st.call('toolControl.status', { tool: 'SEM' })) as ToolStatus;
     expect(status.state).toBe('idle');
-    const [event] = ((await (async () => {
-      await logon(st, 'alice', '1234');
-      return st.call('usage.history', { tool: 'SEM' });
-    })()) as { events: UsageEventView[] }).events;
+    const [event] = (
+      (await (async () => {
+        await logon(st, 'alice', '1234');
+        return st.call('usage.history', { tool: 'SEM' });
+      })()) as { events: UsageEventView[] }
+    ).events;
     expect(event?.post_usage_pending).toBe(true);
     expect(event?.force_ended_by_id).toBeNull();
   });

@@ -67,14 +67,20 @@ export async function createStationServer(options: StationServerOptions): Promis
 
   app.post<{ Params: { name: string } }>('/rpc/:name', async (request, reply) => {
     if (!bearerMatches(request, token)) {
-      return sendError(reply, { code: 'unauthenticated', message: 'missing or wrong bearer token' });
+      return sendError(reply, {
+        code: 'unauthenticated',
+        message: 'missing or wrong bearer token',
+      });
     }
     return await station.call(request.params.name, request.body);
   });
 
   app.get('/events', (request, reply) => {
     if (!bearerMatches(request, token)) {
-      return sendError(reply, { code: 'unauthenticated', message: 'missing or wrong bearer token' });
+      return sendError(reply, {
+        code: 'unauthenticated',
+        message: 'missing or wrong bearer token',
+      });
     }
     reply.hijack();
     const res = reply.raw;
@@ -110,7 +116,9 @@ export async function createStationServer(options: StationServerOptions): Promis
     app.get('/', (_request, reply) =>
       reply
         .type('text/plain; charset=utf-8')
-        .send('The Labstation UI is not built: run `npm run build`, then start the station again.\n'),
+        .send(
+          'The Labstation UI is not built: run `npm run build`, then start the station again.\n',
+        ),
     );
   }
   return app;

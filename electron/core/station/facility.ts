@@ -21,7 +21,10 @@ const bundleSchema = z
             last_name: z.string().max(200).optional(),
             badge_number: z.string().trim().min(1).max(64).nullable().optional(),
             pin: pin.optional(),
-            pin_hash: z.string().startsWith('$argon2id$', 'must be an argon2id PHC string').optional(),
+            pin_hash: z
+              .string()
+              .startsWith('$argon2id$', 'must be an argon2id PHC string')
+              .optional(),
             is_staff: z.boolean().optional(),
             is_active: z.boolean().optional(),
             projects: z.array(name).optional(),
@@ -75,7 +78,9 @@ export interface ImportSummary {
 
 export function formatIssues(issues: z.core.$ZodIssue[]): string[] {
   return issues.map((issue) => {
-    const path = issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('');
+    const path = issue.path
+      .map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`))
+      .join('');
     const where = path.replace(/^\./, '') || '(bundle)';
     if (issue.code === 'unrecognized_keys') {
       return `${where}: unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => JSON.stringify(k)).join(', ')}`;
@@ -102,7 +107,9 @@ export async function importBundle(db: Db, input: unknown): Promise<ImportSummar
     for (const key of ['pre_usage_questions', 'post_usage_questions'] as const) {
       const result = parseQuestions(tool[key] ?? []);
       if (result.ok) forms[key] = JSON.stringify(serializeQuestions(result.questions));
-      else for (const p of result.problems) problems.push(`tools[${i}] (${tool.name}).${key}: ${p.message}`);
+      else
+        for (const p of result.problems)
+          problems.push(`tools[${i}] (${tool.name}).${key}: ${p.message}`);
     }
     return { name: tool.name, ...forms };
   });
@@ -120,12 +127,19 @@ export async function importBundle(db: Db, input: unknown): Promise<ImportSummar
     if (seen.has(key)) problems.push(`users[${i}].username: ${u.username} is listed twice`);
     seen.set(key, i);
     for (const p of u.projects ?? []) {
-      if (!projectNames.has(p)) problems.push(`users[${i}] (${u.username}).projects: no project named ${JSON.stringify(p)}`);
+      if (!projectNames.has(p))
+        problems.push(
+          `users[${i}] (${u.username}).projects: no project named ${JSON.stringify(p)}`,
+        );
     }
     for (const t of u.qualified_tools ?? []) {
-      if (!toolNames.has(t)) problems.push(`users[${i}] (${u.username}).qualified_tools: no tool named ${JSON.stringify(t)}`);
+      if (!toolNames.has(t))
+        problems.push(
+          `users[${i}] (${u.username}).qualified_tools: no tool named ${JSON.stringify(t)}`,
+        );
     }
-    if (u.pin && u.pin_hash) problems.push(`users[${i}] (${u.username}): give pin or pin_hash, not both`);
+    if (u.pin && u.pin_hash)
+      problems.push(`users[${i}] (${u.username}): give pin or pin_hash, not both`);
   });
   if (bundle.station && !toolNames.has(bundle.station.tool)) {
     problems.push(`station.tool: no tool named ${JSON.stringify(bundle.station.tool)}`);
@@ -143,7 +157,14 @@ export async function importBundle(db: Db, input: unknown): Promise<ImportSummar
          VALUES (?, ?, ?, ?, ?, ?)
          ON CONFLICT (name) DO UPDATE SET application_identifier = excluded.application_identifier,
            active = excluded.active, updated_at = excluded.updated_at`,
-      ).run(newUuid(), p.name, p.application_identifier ?? '', p.active === false ? 0 : 1, now, now);
+      ).run(
+        newUuid(),
+        p.name,
+        p.application_identifier ?? '',
+        p.active === false ? 0 : 1,
+        now,
+        now,
+      );
     }
     for (const t of tools) {
       db.prepare(
@@ -177,7 +198,10 @@ export async function importBundle(db: Db, input: unknown): Promise<ImportSummar
         now,
         now,
       );
-      const userId = db.prepare('SELECT id FROM users WHERE username = ?').pluck().get(u.username) as number;
+      const userId = db
+        .prepare('SELECT id FROM users WHERE username = ?')
+        .pluck()
+        .get(u.username) as number;
       if (u.projects) {
         db.prepare('DELETE FROM user_projects WHERE user_id = ?').run(userId);
         for (const p of u.projects) {
@@ -189,10 +213,9 @@ export async function importBundle(db: Db, input: unknown): Promise<ImportSummar
       if (u.qualified_tools) {
         db.prepare('DELETE FROM qualifications WHERE user_id = ?').run(userId);
         for (const t of u.qualified_tools) {
-          db.prepare('INSERT INTO qualifications (user_id, tool_id) SELECT ?, id FROM tools WHERE name = ?').run(
-            userId,
-            t,
-          );
+          db.prepare(
+            'INSERT INTO qualifications (user_id, tool_id) SELECT ?, id FROM tools WHERE name = ?',
+          ).run(userId, t);
         }
       }
     });
@@ -204,7 +227,8 @@ export async function importBundle(db: Db, input: unknown): Promise<ImportSummar
       if (bundle.station.idle_force_end_minutes !== undefined) {
         setSetting(db, 'idle.forceEndMinutes', bundle.station.idle_force_end_minutes);
       }
-      if (bundle.station.lock_mode !== undefined) setSetting(db, 'station.lockMode', bundle.station.lock_mode);
+      if (bundle.station.lock_mode !== undefined)
+        setSetting(db, 'station.lockMode', bundle.station.lock_mode);
     }
   }).immediate();
   return {

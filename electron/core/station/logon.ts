@@ -11,7 +11,9 @@ let decoyHash: Promise<string> | undefined;
 
 function findByLogin(db: Db, login: string): UserRow | undefined {
   return db
-    .prepare('SELECT * FROM users WHERE username = ? OR badge_number = ? ORDER BY username = ? DESC LIMIT 1')
+    .prepare(
+      'SELECT * FROM users WHERE username = ? OR badge_number = ? ORDER BY username = ? DESC LIMIT 1',
+    )
     .get(login, login, login) as UserRow | undefined;
 }
 
@@ -29,8 +31,7 @@ export async function checkLogon(
   const user = findByLogin(db, login);
   const key = user ? `user:${user.id}` : `login:${login.toLowerCase()}`;
   const state = db.prepare('SELECT * FROM login_failures WHERE login_key = ?').get(key) as
-    | { failures: number; locked_until: string | null }
-    | undefined;
+    { failures: number; locked_until: string | null } | undefined;
   if (state?.locked_until && state.locked_until > now.toISOString()) {
     throw new AppError(
       'locked',
@@ -39,14 +40,20 @@ export async function checkLogon(
     );
   }
   const hash = user?.pin_hash ?? (await (decoyHash ??= hashSecret('decoy-pin')));
-  const good = (await verifySecret(pin, hash)) && user !== undefined && user.is_active === 1 && user.pin_hash !== null;
+  const good =
+    (await verifySecret(pin, hash)) &&
+    user !== undefined &&
+    user.is_active === 1 &&
+    user.pin_hash !== null;
   if (good) {
     db.prepare('DELETE FROM login_failures WHERE login_key = ?').run(key);
     return user;
   }
   const failures = (state && !state.locked_until ? state.failures : 0) + 1;
   const lockedUntil =
-    failures >= MAX_PIN_FAILURES ? new Date(now.getTime() + lockMinutes * 60_000).toISOString() : null;
+    failures >= MAX_PIN_FAILURES
+      ? new Date(now.getTime() + lockMinutes * 60_000).toISOString()
+      : null;
   db.prepare(
     `INSERT INTO login_failures (login_key, failures, locked_until, last_failure_at) VALUES (?, ?, ?, ?)
      ON CONFLICT (login_key) DO UPDATE SET failures = excluded.failures,

@@ -1,9 +1,4 @@
-import type {
-  ProjectSummary,
-  ToolInfo,
-  UsageEventView,
-  UserSummary,
-} from '../../../shared/api.js';
+import type { ProjectSummary, ToolInfo, UsageEventView, UserSummary } from '../../../shared/api.js';
 import { parseQuestions, type Question } from '../../../shared/questions/index.js';
 import type { Db } from '../db/open.js';
 import { AppError } from '../util/errors.js';
@@ -71,8 +66,7 @@ function byRef<T>(db: Db, table: string, ref: Ref, nameColumns: string[], what: 
     row = db.prepare(`SELECT * FROM ${table} WHERE id = ?`).get(ref) as T | undefined;
   } else if (UUID_RE.test(ref)) {
     row = db.prepare(`SELECT * FROM ${table} WHERE uuid = ?`).get(ref.toLowerCase()) as
-      | T
-      | undefined;
+      T | undefined;
   }
   for (const column of nameColumns) {
     if (row || typeof ref !== 'string') break;
@@ -130,7 +124,10 @@ export function toolInfo(row: ToolRow): ToolInfo {
     id: row.id,
     uuid: row.uuid,
     name: row.name,
-    pre_usage_questions: storedQuestions(row.pre_usage_questions, `pre-usage questions of ${row.name}`),
+    pre_usage_questions: storedQuestions(
+      row.pre_usage_questions,
+      `pre-usage questions of ${row.name}`,
+    ),
     post_usage_questions: storedQuestions(
       row.post_usage_questions,
       `post-usage questions of ${row.name}`,
@@ -149,8 +146,9 @@ export function activeProjectsOf(db: Db, userId: number): ProjectRow[] {
 
 export function isQualified(db: Db, userId: number, toolId: number): boolean {
   return (
-    db.prepare('SELECT 1 FROM qualifications WHERE user_id = ? AND tool_id = ?').get(userId, toolId) !==
-    undefined
+    db
+      .prepare('SELECT 1 FROM qualifications WHERE user_id = ? AND tool_id = ?')
+      .get(userId, toolId) !== undefined
   );
 }
 
@@ -200,13 +198,21 @@ function toView(r: UsageViewRow): UsageEventView {
     reminder_due: r.reminder_due === 1,
     force_ended_by_id: r.force_ended_by_id,
     user_name: displayName({ first_name: r.u_first, last_name: r.u_last, username: r.u_username }),
-    operator_name: displayName({ first_name: r.o_first, last_name: r.o_last, username: r.o_username }),
+    operator_name: displayName({
+      first_name: r.o_first,
+      last_name: r.o_last,
+      username: r.o_username,
+    }),
     project_name: r.project_name,
     tool_name: r.tool_name,
     validated_by_name:
       r.v_username === null
         ? null
-        : displayName({ first_name: r.v_first ?? '', last_name: r.v_last ?? '', username: r.v_username }),
+        : displayName({
+            first_name: r.v_first ?? '',
+            last_name: r.v_last ?? '',
+            username: r.v_username,
+          }),
   };
 }
 
@@ -243,7 +249,7 @@ export function queryUsage(db: Db, q: UsageQuery): UsageEventView[] {
 }
 
 export function activeUsageOf(db: Db, toolId: number): UsageRow | undefined {
-  return db.prepare('SELECT * FROM usage_events WHERE tool_id = ? AND "end" IS NULL').get(toolId) as
-    | UsageRow
-    | undefined;
+  return db
+    .prepare('SELECT * FROM usage_events WHERE tool_id = ? AND "end" IS NULL')
+    .get(toolId) as UsageRow | undefined;
 }

@@ -19,8 +19,7 @@ export const DEFAULT_SETTINGS: StationSettings = {
 
 export function getSetting<K extends keyof StationSettings>(db: Db, key: K): StationSettings[K] {
   const raw = db.prepare('SELECT value FROM settings WHERE key = ?').pluck().get(key) as
-    | string
-    | undefined;
+    string | undefined;
   return raw === undefined ? DEFAULT_SETTINGS[key] : (JSON.parse(raw) as StationSettings[K]);
 }
 

@@ -166,7 +166,8 @@ export class Station {
     return {
       user: userSummary(user),
       projects: activeProjectsOf(this.db, user.id).map(projectSummary),
-      qualified: user.is_staff === 1 || (toolRow !== undefined && isQualified(this.db, user.id, toolRow.id)),
+      qualified:
+        user.is_staff === 1 || (toolRow !== undefined && isQualified(this.db, user.id, toolRow.id)),
       pending: this.pendingFor(user.id),
       started_at: this.session.startedAt,
     };
@@ -295,6 +296,7 @@ export function boundary(value: string, side: 'from' | 'to'): string {
     return day.toISOString();
   }
   const time = new Date(value);
-  if (Number.isNaN(time.getTime())) throw new AppError('bad_request', `${side}: ${value} is not a real date-time`);
+  if (Number.isNaN(time.getTime()))
+    throw new AppError('bad_request', `${side}: ${value} is not a real date-time`);
   return time.toISOString();
 }

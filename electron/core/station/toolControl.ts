@@ -75,15 +75,22 @@ export function enableTool(db: Db, actor: UserRow, args: EnableArgs, now: string
     throw new AppError('forbidden', `${displayName(billed)}'s account is not active`);
   }
   if (billed.is_staff !== 1 && !isQualified(db, billed.id, tool.id)) {
-    throw new AppError('not_qualified', `${displayName(billed)} is not qualified to use ${tool.name}`);
+    throw new AppError(
+      'not_qualified',
+      `${displayName(billed)} is not qualified to use ${tool.name}`,
+    );
   }
   const project = findProject(db, args.project);
-  if (project.active !== 1) throw new AppError('forbidden', `project ${project.name} is not active`);
+  if (project.active !== 1)
+    throw new AppError('forbidden', `project ${project.name} is not active`);
   const member = db
     .prepare('SELECT 1 FROM user_projects WHERE user_id = ? AND project_id = ?')
     .get(billed.id, project.id);
   if (!member) {
-    throw new AppError('forbidden', `${project.name} is not one of ${displayName(billed)}'s projects`);
+    throw new AppError(
+      'forbidden',
+      `${project.name} is not one of ${displayName(billed)}'s projects`,
+    );
   }
   const questions = toolInfo(tool).pre_usage_questions;
   const answers = checkedAnswers(questions, args.answers, 'pre-usage questions');
@@ -163,7 +170,12 @@ export function disableTool(
  * Ends the active usage of a tool without its post-usage answers: by staff, by the idle rule
  * (actor null) or by a forced shutdown. The answers stay pending for the user to complete.
  */
-export function forceEndTool(db: Db, actor: UserRow | null, toolRef: Ref, now: string): UsageEventView {
+export function forceEndTool(
+  db: Db,
+  actor: UserRow | null,
+  toolRef: Ref,
+  now: string,
+): UsageEventView {
   if (actor) requireStaff(actor, "force-end another person's usage");
   const tool = findTool(db, toolRef);
   const id = db
@@ -201,7 +213,10 @@ export function validateUsage(db: Db, actor: UserRow, usageRef: Ref, now: string
   requireStaff(actor, 'validate usage events');
   const usage = findUsage(db, usageRef);
   if (usage.end === null) {
-    throw new AppError('conflict', `usage event ${usage.id} is still active; end it before validating`);
+    throw new AppError(
+      'conflict',
+      `usage event ${usage.id} is still active; end it before validating`,
+    );
   }
   db.transaction(() => {
     db.prepare(
@@ -274,7 +289,17 @@ function applyAnswerEffects(
     db.prepare(
       `INSERT INTO consumable_withdrawals (uuid, consumable, quantity, user_id, project_id,
          usage_event_id, tool_id, question, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ).run(uuid, c.consumable, c.quantity, usage.user_id, usage.project_id, usage.id, tool.id, c.question, now);
+    ).run(
+      uuid,
+      c.consumable,
+      c.quantity,
+      usage.user_id,
+      usage.project_id,
+      usage.id,
+      tool.id,
+      c.question,
+      now,
+    );
     enqueue(db, 'consumable_withdrawal', uuid, {
       uuid,
       consumable: c.consumable,
@@ -290,7 +315,17 @@ function applyAnswerEffects(
     db.prepare(
       `INSERT INTO problem_reports (uuid, tool_id, usage_event_id, user_id, question, description,
          force_shutdown, safety_hazard, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ).run(uuid, tool.id, usage.id, reporterId, p.question, p.description, p.force_shutdown ? 1 : 0, p.safety_hazard ? 1 : 0, now);
+    ).run(
+      uuid,
+      tool.id,
+      usage.id,
+      reporterId,
+      p.question,
+      p.description,
+      p.force_shutdown ? 1 : 0,
+      p.safety_hazard ? 1 : 0,
+      now,
+    );
     enqueue(db, 'problem_report', uuid, {
       uuid,
       tool_uuid: tool.uuid,
