@@ -45,7 +45,7 @@ export function benchQuestions(): unknown[] {
           name: `g${g}_name`,
           required: true,
           maxlength: 60,
-          pattern: '[A-Za-z0-9 _-]+',
+          pattern: '[A-Za-z0-9 _\\-]+',
         },
         { type: 'number', name: `g${g}_count`, required: true, min: 1, max: 100 },
         { type: 'number_float', name: `g${g}_mass`, min: 0, max: 500, precision: 3, suffix: 'mg' },

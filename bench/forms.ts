@@ -11,7 +11,7 @@ import { cpus, totalmem } from 'node:os';
 import { extname, join, normalize } from 'node:path';
 import { chromium } from '@playwright/test';
 import { RENDERER_DIR } from '../electron/core/paths.js';
-import { parseQuestions, validateAnswers } from '../shared/questions/index.js';
+import { parseQuestions, validateAnswers, type Question } from '../shared/questions/index.js';
 import { benchAnswers, benchQuestions } from './formFixture.js';
 
 function stats(samples: number[]): { median: number; p95: number; runs: number } {
@@ -35,6 +35,10 @@ function time(runs: number, fn: () => void): { median: number; p95: number; runs
 const fmt = (s: { median: number; p95: number; runs: number }): string =>
   `median ${s.median.toFixed(2)} ms, p95 ${s.p95.toFixed(2)} ms (${s.runs} runs)`;
 
+function countQuestions(questions: Question[]): number {
+  return questions.reduce((n, q) => n + 1 + (q.type === 'group' ? q.questions.length : 0), 0);
+}
+
 function nodeFigures(): void {
   const rawQuestions = benchQuestions();
   const parsed = parseQuestions(rawQuestions);
@@ -43,7 +47,8 @@ function nodeFigures(): void {
   const check = validateAnswers(parsed.questions, answers);
   if (!check.ok) throw new Error(`bench answers invalid: ${check.problems[0]?.message}`);
   console.log(
-    `form: ${parsed.questions.length} questions; answers JSON ${JSON.stringify(check.answers).length} bytes`,
+    `form: ${countQuestions(parsed.questions)} questions (${parsed.questions.length} top-level); ` +
+      `answers JSON ${JSON.stringify(check.answers).length} bytes`,
   );
   console.log(
     `node  parseQuestions (definition checks)         ${fmt(time(200, () => parseQuestions(rawQuestions)))}`,
@@ -94,8 +99,10 @@ async function browserFigures(): Promise<void> {
   });
   try {
     const renders: number[] = [];
+    const commits: number[] = [];
     const browserValidate: number[] = [];
     const nativeValidate: number[] = [];
+    const plainRenders: number[] = [];
     let fields = 0;
     for (let run = 0; run < 10; run++) {
       const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
@@ -109,15 +116,19 @@ async function browserFigures(): Promise<void> {
       );
       const r = (await result.jsonValue()) as {
         renderMs: number;
+        commitMs: number;
         validateMs: number;
         nativeMs: number;
+        plainRenderMs: number;
         fields: number;
         error?: string;
       };
       if (r.error) throw new Error(r.error);
       renders.push(r.renderMs);
+      commits.push(r.commitMs);
       browserValidate.push(r.validateMs);
       nativeValidate.push(r.nativeMs);
+      plainRenders.push(r.plainRenderMs);
       fields = r.fields;
       await page.close();
     }
@@ -126,6 +137,10 @@ async function browserFigures(): Promise<void> {
     );
     console.log(
       `chromium  validateAnswers in the page              ${fmt(stats(browserValidate))}`,
+    );
+    console.log(`chromium    of which React render + DOM commit     ${fmt(stats(commits))}`);
+    console.log(
+      `chromium  reference: plain HTML form, same inputs     ${fmt(stats(plainRenders))}`,
     );
     console.log(`chromium  reference: form.checkValidity() native   ${fmt(stats(nativeValidate))}`);
   } finally {

@@ -5,7 +5,11 @@ import type {
   Answers,
   Question,
 } from '../../../../shared/questions/index.js';
-import { initialAnswers, validateAnswers } from '../../../../shared/questions/index.js';
+import {
+  initialAnswers,
+  normalizeAnswers,
+  validateAnswers,
+} from '../../../../shared/questions/index.js';
 import type { BridgeError } from '../../bridge.js';
 import type { FieldValue, Path } from './values.js';
 import { fieldId, groupItemsAt, pathKey, withGroupItems, withValue } from './values.js';
@@ -54,10 +58,16 @@ function emptyRepetition(question: Question | undefined): AnswerGroup {
   return initialAnswers(question.questions) as AnswerGroup;
 }
 
-/** State of one question form: values as typed, touched fields, live validation. */
-export function useQuestionForm(questions: Question[]): QuestionForm {
+/**
+ * State of one question form: values as typed, touched fields, live validation. `prefill`
+ * (answers in any accepted shape) replaces the defaults, e.g. answers given earlier.
+ */
+export function useQuestionForm(questions: Question[], prefill?: unknown): QuestionForm {
   const formId = useId();
-  const initial = useCallback(() => withMinimumRepetitions(questions), [questions]);
+  const initial = useCallback(
+    () => withMinimumRepetitions(questions, prefill),
+    [questions, prefill],
+  );
   const [values, setValues] = useState<Answers>(initial);
   const [touched, setTouched] = useState<ReadonlySet<string>>(() => new Set());
   const [submitted, setSubmitted] = useState(false);
@@ -161,8 +171,11 @@ export function useQuestionForm(questions: Question[]): QuestionForm {
 }
 
 /** Groups start with one repetition to fill in (NEMO shows one), defaults filled. */
-function withMinimumRepetitions(questions: Question[]): Answers {
-  let values = initialAnswers(questions);
+function withMinimumRepetitions(questions: Question[], prefill?: unknown): Answers {
+  let values =
+    prefill === undefined
+      ? initialAnswers(questions)
+      : { ...initialAnswers(questions), ...normalizeAnswers(questions, prefill) };
   for (const q of questions) {
     if (q.type === 'group' && groupItemsAt(values, q.name).length === 0) {
       values = withGroupItems(values, q.name, [emptyRepetition(q)]);
