@@ -73,7 +73,11 @@ function plainForm(questions: Question[], answers: Answers): HTMLFormElement {
     } else {
       return;
     }
-    el.value = Array.isArray(value) ? value.join(',') : value === undefined ? '' : String(value);
+    el.value = Array.isArray(value)
+      ? value.join(',')
+      : typeof value === 'string' || typeof value === 'number'
+        ? String(value)
+        : '';
     const label = document.createElement('label');
     label.textContent = q.name;
     label.append(el);
