@@ -135,10 +135,10 @@ async function browserFigures(): Promise<void> {
     console.log(
       `chromium  render form, ${fields} inputs (to first paint)   ${fmt(stats(renders))}`,
     );
+    console.log(`chromium    of which React render + DOM commit     ${fmt(stats(commits))}`);
     console.log(
       `chromium  validateAnswers in the page              ${fmt(stats(browserValidate))}`,
     );
-    console.log(`chromium    of which React render + DOM commit     ${fmt(stats(commits))}`);
     console.log(
       `chromium  reference: plain HTML form, same inputs     ${fmt(stats(plainRenders))}`,
     );
