@@ -1,8 +1,9 @@
 // Computing formula answers. A formula is unset (its key absent) when a question it uses is
 // unanswered, when evaluation fails (division by zero, ...) or when the definition is broken
 // (unreadable formula, dependency cycle). Inputs that are lists (a group field seen from
-// outside the group) hold the answered repetitions only, as in NEMO, so sum() over a group
-// with no answers is 0.
+// outside the group) hold the answered repetitions only, as in NEMO; a list with no answered
+// value at all counts as unanswered (issue 2: an unanswered input leaves the result unset), so
+// a total over an empty group stays blank instead of showing 0.
 
 import { cleanComputedNumber, roundHalfAwayFromZero } from './decimal.js';
 import { evaluateFormulaAst } from './formula-eval.js';
@@ -102,14 +103,14 @@ export function runFormulas(
     }
     if (kind === 'list' && info.group) {
       const repetitions = ownValue(answers, info.group.name);
-      if (!Array.isArray(repetitions)) return [];
+      if (!Array.isArray(repetitions)) return null;
       const list: number[] = [];
       for (const entry of repetitions as unknown[]) {
         if (!isPlainObject(entry)) continue;
         const value = numberOrNull(ownValue(entry, name));
         if (value !== null) list.push(value);
       }
-      return list;
+      return list.length > 0 ? list : null;
     }
     return undefined;
   };
