@@ -2,10 +2,12 @@
  * The `labstation` command. Exit codes: 0 done; 1 the input was refused (problems printed one
  * per line); 2 wrong usage of the command itself.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseQuestions, validateAnswers } from '../shared/questions/index.js';
 import { historyRows, toCsv } from '../shared/usage/history.js';
+import { NewerDatabaseError } from './core/db/open.js';
 import { runStation } from './core/runStation.js';
 import { importBundle } from './core/station/facility.js';
 import { findTool, queryUsage, toolInfo } from './core/station/records.js';
@@ -143,7 +145,11 @@ function usage(argv: string[]): number {
       tool: { type: 'string' },
     },
   });
-  const st = Station.open({ dataDir: need(values.data, '--data'), log: createLogger('warn') });
+  const dataDir = need(values.data, '--data');
+  if (!existsSync(join(dataDir, 'labstation.db'))) {
+    throw new AppError('not_found', `${dataDir} holds no Labstation data (no labstation.db)`);
+  }
+  const st = Station.open({ dataDir, log: createLogger('warn') });
   try {
     const tool = values.tool ?? st.stationTool;
     const toolRow = tool === null ? undefined : findTool(st.db, tool);
@@ -199,6 +205,14 @@ export async function main(argv: string[]): Promise<number> {
     }
     if (error instanceof AppError) {
       process.stderr.write(`${error.message}\n`);
+      return 1;
+    }
+    if (error instanceof Error && error.name === 'SqliteError') {
+      process.stderr.write(`labstation: the database refused the change: ${error.message}\n`);
+      return 1;
+    }
+    if (error instanceof NewerDatabaseError) {
+      process.stderr.write(`labstation: ${error.message}\n`);
       return 1;
     }
     throw error;

@@ -8,6 +8,7 @@ import { pathToFileURL } from 'node:url';
 import {
   app,
   BrowserWindow,
+  dialog,
   ipcMain,
   Menu,
   nativeImage,
@@ -51,7 +52,18 @@ if (!app.requestSingleInstanceLock()) {
       return { action: 'deny' };
     });
   });
-  void app.whenReady().then(start);
+  app
+    .whenReady()
+    .then(start)
+    .catch((error: unknown) => {
+      // Without a window nothing would show that the app failed, and the single-instance lock
+      // would keep every later start from doing anything.
+      dialog.showErrorBox(
+        'Labstation could not start',
+        error instanceof Error ? error.message : String(error),
+      );
+      app.exit(1);
+    });
 }
 
 async function start(): Promise<void> {

@@ -1,3 +1,4 @@
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
@@ -45,7 +46,10 @@ describe('database', () => {
     raw.exec('CREATE TABLE future (x)');
     raw.pragma(`user_version = ${LATEST_VERSION + 1}`);
     raw.close();
+    const before = readFileSync(file);
     expect(() => openDatabase(file)).toThrow(NewerDatabaseError);
+    expect(readFileSync(file).equals(before)).toBe(true);
+    expect(existsSync(`${file}-wal`)).toBe(false);
     const again = new Database(file);
     expect(schemaVersion(again)).toBe(LATEST_VERSION + 1);
     expect(

@@ -3,6 +3,7 @@
  * middle of enabling a tool. Needs `npm run build` first (npm test does it).
  */
 import { statSync } from 'node:fs';
+import { request } from 'node:http';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -56,6 +57,48 @@ describe('labstation import', () => {
   });
 });
 
+describe('labstation import: badges name one person', () => {
+  it('refuses a badge used twice or equal to a username, as named problems', async () => {
+    const dir = tempDir();
+    const bundle = facilityBundle();
+    const users = bundle.users as Record<string, unknown>[];
+    const twice = { ...bundle, users: [...users, { username: 'carol', badge_number: '100200' }] };
+    const r1 = await runCli(['import', '--data', join(dir, 'd'), writeJson(dir, 'b1.json', twice)]);
+    expect(r1.code).toBe(1);
+    expect(r1.stderr).toMatch(
+      /users\[3\] \(carol\)\.badge_number: 100200 already belongs to alice/,
+    );
+    const asName = { ...bundle, users: [...users, { username: 'dave', badge_number: 'bob' }] };
+    const r2 = await runCli([
+      'import',
+      '--data',
+      join(dir, 'd'),
+      writeJson(dir, 'b2.json', asName),
+    ]);
+    expect(r2.code).toBe(1);
+    expect(r2.stderr).toMatch(/users\[3\] \(dave\)\.badge_number: bob is someone's username/);
+    // against what is already stored, too
+    expect(
+      (await runCli(['import', '--data', join(dir, 'd'), writeJson(dir, 'ok.json', bundle)])).code,
+    ).toBe(0);
+    const later = { users: [{ username: 'erin', badge_number: '100200' }] };
+    const r3 = await runCli(['import', '--data', join(dir, 'd'), writeJson(dir, 'b3.json', later)]);
+    expect(r3.code).toBe(1);
+    expect(r3.stderr).toMatch(/100200 already belongs to alice/);
+    expect(r3.stderr).not.toMatch(/at .*\.js:\d+/); // a named problem, not a stack trace
+  });
+});
+
+describe('labstation usage', () => {
+  it('refuses a data dir that holds no Labstation data instead of creating one', async () => {
+    const dir = join(tempDir(), 'typo');
+    const result = await runCli(['usage', '--data', dir, '--json']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/holds no Labstation data/);
+    expect(() => statSync(dir)).toThrow();
+  });
+});
+
 describe('labstation station over HTTP', () => {
   it('serves /health, guards /rpc with the token in <data>/rpc-token, and speaks the contract', async () => {
     const dataDir = await preparedDataDir();
@@ -70,6 +113,28 @@ describe('labstation station over HTTP', () => {
     });
     expect(noToken.status).toBe(401);
     expect(await noToken.json()).toMatchObject({ code: 'unauthenticated' });
+    const wrongToken = await fetch(`${st.url}rpc/toolControl.status`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        authorization: `Bearer ${st.token.slice(1)}x`,
+      },
+      body: '{"tool":"SEM"}',
+    });
+    expect(wrongToken.status).toBe(401);
+    expect((await fetch(`${st.url}events`)).status).toBe(401);
+    // fetch() cannot set Host, so ask with node:http as a DNS-rebound browser would
+    const rebound = await new Promise<number | undefined>((resolve, reject) => {
+      const req = request(`${st.url}health`, { headers: { host: 'evil.example' } }, (res) => {
+        res.resume();
+        resolve(res.statusCode);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(rebound).toBe(403);
+    expect((statSync(dataDir).mode & 0o777).toString(8)).toBe('700');
+    expect((statSync(join(dataDir, 'labstation.db')).mode & 0o777).toString(8)).toBe('600');
 
     expect(await st.rpc('toolControl.status', { tool: 'SEM' })).toMatchObject({
       status: 200,
@@ -120,6 +185,24 @@ describe('labstation station over HTTP', () => {
     expect(events).toHaveLength(1);
     expect(events[0].end).toBeNull();
     expect(JSON.parse(events[0].pre_run_data)).toMatchObject({ total: 5 });
+  });
+
+  it('stops on SIGTERM even while a UI holds an event stream open', async () => {
+    const dataDir = await preparedDataDir();
+    const st = await start(dataDir);
+    const stream = await fetch(`${st.url}events`, {
+      headers: { authorization: `Bearer ${st.token}` },
+    });
+    expect(stream.status).toBe(200);
+    const reader = stream.body!.getReader();
+    await reader.read(); // the stream is open and flowing
+    st.child.kill('SIGTERM');
+    // Bounded wait for the exit, so a hang fails the test instead of stalling the run.
+    const outcome = await Promise.race([
+      st.exited,
+      new Promise((resolve) => setTimeout(() => resolve('still running'), 15_000)),
+    ]);
+    expect(outcome).toEqual({ code: 0, signal: null });
   });
 
   for (const point of ['enable.after-insert', 'enable.before-commit']) {

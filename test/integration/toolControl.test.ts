@@ -64,8 +64,24 @@ describe('log-on', () => {
 
   it('refuses an unknown login with the same answer as a wrong PIN', async () => {
     const st = await station();
-    const e = await expectCode(logon(st, 'nobody', '1234'), 'unauthenticated');
-    expect(e.message).toMatch(/unknown login or wrong PIN/);
+    const unknown = await expectCode(logon(st, 'nobody', '1234'), 'unauthenticated');
+    const wrong = await expectCode(logon(st, 'alice', '0000'), 'unauthenticated');
+    expect(unknown.message).toMatch(/unknown login or wrong PIN/);
+    expect(unknown.message).toBe(wrong.message);
+  });
+
+  it('counts wrong PINs sent in parallel: they cannot slip past the lock', async () => {
+    const st = await station();
+    const results = await Promise.allSettled([
+      ...Array.from({ length: 9 }, () => logon(st, 'alice', '0000')),
+      logon(st, 'alice', '1234'),
+    ]);
+    const codes = results.map((r) =>
+      r.status === 'rejected' ? (r.reason as AppError).code : 'ok',
+    );
+    expect(codes.filter((c) => c === 'unauthenticated')).toHaveLength(4);
+    expect(codes.filter((c) => c === 'locked')).toHaveLength(6);
+    expect(codes).not.toContain('ok');
   });
 });
 
@@ -128,8 +144,13 @@ describe('tool control', () => {
     expect(((await st.call('toolControl.status', { tool: 'SEM' })) as ToolStatus).state).toBe(
       'idle',
     );
-    // every change went to the outbox in its own transaction
-    expect(count(st, 'outbox')).toBe(4);
+    // every change went to the outbox with its record, a usage event before what names it
+    expect(st.db.prepare('SELECT kind FROM outbox ORDER BY id').pluck().all()).toEqual([
+      'usage_event',
+      'consumable_withdrawal',
+      'consumable_withdrawal',
+      'usage_event',
+    ]);
   });
 
   it('lets staff enable for a user, force-end, and the user completes the pending answers', async () => {
@@ -206,6 +227,43 @@ describe('tool control', () => {
     expect(
       ((await st.call('toolControl.clearShutdown', { tool: 'SEM' })) as ToolStatus).state,
     ).toBe('idle');
+    expect(st.db.prepare('SELECT resolved_at FROM problem_reports').pluck().get()).not.toBeNull();
+    const payloads = (
+      st.db
+        .prepare("SELECT payload FROM outbox WHERE kind = 'problem_report' ORDER BY id")
+        .pluck()
+        .all() as string[]
+    ).map(
+      (p) =>
+        JSON.parse(p) as {
+          user_uuid: string;
+          resolved_at: string | null;
+          resolved_by_uuid: string | null;
+        },
+    );
+    expect(payloads).toHaveLength(2);
+    expect(payloads[0]).toMatchObject({ resolved_at: null, resolved_by_uuid: null });
+    expect(payloads[0].user_uuid).toMatch(/^[0-9a-f-]{36}$/);
+    expect(payloads[1].resolved_at).not.toBeNull();
+    expect(payloads[1].resolved_by_uuid).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('refuses an enable whose pre-usage answers report a shutdown problem, keeping the report', async () => {
+    const st = await station();
+    await logon(st, 'sam', '9999');
+    const e = await expectCode(
+      st.call('toolControl.enable', { tool: 'AFM', project: 'Other', answers: { broken: 'Yes' } }),
+      'tool_shutdown',
+    );
+    expect(e.message).toMatch(/Tip holder broken/);
+    expect(count(st, 'usage_events')).toBe(0);
+    expect(
+      st.db.prepare('SELECT description, usage_event_id, safety_hazard FROM problem_reports').all(),
+    ).toEqual([{ description: 'Tip holder broken', usage_event_id: null, safety_hazard: 1 }]);
+    expect(((await st.call('toolControl.status', { tool: 'AFM' })) as ToolStatus).state).toBe(
+      'shutdown',
+    );
+    expect(st.db.prepare('SELECT kind FROM outbox').pluck().all()).toEqual(['problem_report']);
   });
 
   it('filters the history by user and by local date', async () => {
@@ -224,7 +282,34 @@ describe('tool control', () => {
     };
     expect(later.events).toHaveLength(0);
     await expectCode(st.call('usage.history', { tool: 'SEM', from: '2026-02-30' }), 'bad_request');
+    await expectCode(
+      st.call('usage.history', { tool: 'SEM', from: '2026-02-30T10:00' }),
+      'bad_request',
+    );
     await expectCode(st.call('usage.history', { tool: 'SEM', from: 'yesterday' }), 'bad_request');
+  });
+
+  it('reads a date alone as that whole day in the station time zone, both ends included', async () => {
+    const saved = process.env.TZ;
+    process.env.TZ = 'America/New_York';
+    try {
+      now = Date.parse('2026-11-20T03:00:00Z'); // 22:00 on the 19th in New York
+      const st = await station();
+      await logon(st, 'alice', '1234');
+      await enable(st, { project: 'Cathodes', answers: goodPreAnswers });
+      const found = async (args: Record<string, string>): Promise<number> =>
+        ((await st.call('usage.history', { tool: 'SEM', ...args })) as { events: unknown[] }).events
+          .length;
+      expect(await found({ from: '2026-11-19', to: '2026-11-19' })).toBe(1);
+      expect(await found({ to: '2026-11-19' })).toBe(1);
+      expect(await found({ from: '2026-11-20' })).toBe(0);
+      expect(await found({ to: '2026-11-18' })).toBe(0);
+      expect(await found({ from: '2026-11-20T02:59:59Z', to: '2026-11-20T03:00:01Z' })).toBe(1);
+    } finally {
+      if (saved === undefined) delete process.env.TZ;
+      else process.env.TZ = saved;
+      now = Date.parse('2026-11-20T09:00:00Z');
+    }
   });
 
   it('logs the UI session off after the idle time and force-ends usage after the longer one', async () => {

@@ -1,3 +1,4 @@
+import { chmodSync, existsSync, writeFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { LATEST_VERSION, migrations, type Migration } from './migrations.js';
 
@@ -18,11 +19,20 @@ export class NewerDatabaseError extends Error {
 
 /**
  * Opens (creating if needed) a Labstation database: WAL, foreign keys, synchronous=FULL so a
- * committed usage event survives a power cut, then migrates it to the latest version.
+ * committed usage event survives a power cut, then migrates it to the latest version. The file
+ * holds PIN hashes, so it is readable by its owner only (SQLite gives its -wal and -shm files
+ * the same mode). A database from a newer version is refused before anything is written to it.
  */
 export function openDatabase(file: string, list: readonly Migration[] = migrations): Db {
+  if (file !== ':memory:') {
+    if (!existsSync(file)) writeFileSync(file, '', { mode: 0o600 });
+    chmodSync(file, 0o600);
+  }
   const db = new Database(file);
   try {
+    const latest = list.length ? list[list.length - 1].version : LATEST_VERSION;
+    const found = schemaVersion(db);
+    if (found > latest) throw new NewerDatabaseError(found, latest);
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = FULL');
     db.pragma('foreign_keys = ON');

@@ -1,5 +1,6 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import fastifyStatic from '@fastify/static';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
@@ -21,6 +22,8 @@ export function loadOrCreateRpcToken(dataDir: string): string {
   chmodSync(file, 0o600);
   return token;
 }
+
+const LOOPBACK_HOST = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|localhost|\[::1\])(:\d{1,5})?$/i;
 
 function bearerMatches(request: FastifyRequest, token: string): boolean {
   const header = request.headers.authorization ?? '';
@@ -63,6 +66,25 @@ export async function createStationServer(options: StationServerOptions): Promis
     sendError(reply, { code: 'not_found', message: `nothing at ${request.method} ${request.url}` }),
   );
 
+  // A loopback server answers to loopback names only: a web page that rebinds its own DNS name
+  // to 127.0.0.1 gets nothing from it (defence in depth; /rpc and /events need the token too).
+  app.addHook('onRequest', async (request, reply) => {
+    if (!LOOPBACK_HOST.test(request.headers.host ?? '')) {
+      return sendError(reply, {
+        code: 'forbidden',
+        message: 'this station answers on loopback only',
+      });
+    }
+  });
+
+  // Open event streams would keep close() waiting forever: end them first.
+  const streams = new Set<ServerResponse>();
+  app.addHook('preClose', (done) => {
+    for (const res of streams) res.end();
+    streams.clear();
+    done();
+  });
+
   app.get('/health', () => ({ status: 'ok', role: 'station' }));
 
   app.post<{ Params: { name: string } }>('/rpc/:name', async (request, reply) => {
@@ -95,9 +117,11 @@ export async function createStationServer(options: StationServerOptions): Promis
     };
     const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), 25_000);
     station.events.on('event', send);
+    streams.add(res);
     request.raw.on('close', () => {
       clearInterval(keepAlive);
       station.events.off('event', send);
+      streams.delete(res);
     });
     return reply;
   });

@@ -76,6 +76,49 @@ export interface ImportSummary {
   station: string | null;
 }
 
+type BundleUser = NonNullable<FacilityBundle['users']>[number];
+
+/**
+ * People log on with a username or a badge number, so each must name one person: a badge
+ * used twice, or equal to someone else's username, would make log-on ambiguous.
+ */
+function badgeProblems(db: Db, users: BundleUser[]): string[] {
+  const problems: string[] = [];
+  const existing = db.prepare('SELECT username, badge_number FROM users').all() as {
+    username: string;
+    badge_number: string | null;
+  }[];
+  const badgeOwner = new Map<string, string>();
+  for (const e of existing)
+    if (e.badge_number) badgeOwner.set(e.badge_number, e.username.toLowerCase());
+  // The bundle's own assignments replace those of the people it names.
+  for (const u of users) {
+    for (const [badge, owner] of badgeOwner)
+      if (owner === u.username.toLowerCase()) badgeOwner.delete(badge);
+  }
+  const usernames = new Set([
+    ...existing.map((e) => e.username.toLowerCase()),
+    ...users.map((u) => u.username.toLowerCase()),
+  ]);
+  users.forEach((u, i) => {
+    const badge = u.badge_number;
+    if (!badge) return;
+    const owner = badgeOwner.get(badge);
+    if (owner !== undefined && owner !== u.username.toLowerCase()) {
+      problems.push(
+        `users[${i}] (${u.username}).badge_number: ${badge} already belongs to ${owner}`,
+      );
+    } else if (
+      usernames.has(badge.toLowerCase()) &&
+      badge.toLowerCase() !== u.username.toLowerCase()
+    ) {
+      problems.push(`users[${i}] (${u.username}).badge_number: ${badge} is someone's username`);
+    }
+    badgeOwner.set(badge, u.username.toLowerCase());
+  });
+  return problems;
+}
+
 export function formatIssues(issues: z.core.$ZodIssue[]): string[] {
   return issues.map((issue) => {
     const path = issue.path
@@ -141,6 +184,7 @@ export async function importBundle(db: Db, input: unknown): Promise<ImportSummar
     if (u.pin && u.pin_hash)
       problems.push(`users[${i}] (${u.username}): give pin or pin_hash, not both`);
   });
+  problems.push(...badgeProblems(db, bundle.users ?? []));
   if (bundle.station && !toolNames.has(bundle.station.tool)) {
     problems.push(`station.tool: no tool named ${JSON.stringify(bundle.station.tool)}`);
   }

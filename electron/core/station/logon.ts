@@ -6,8 +6,12 @@ import type { UserRow } from './records.js';
 export const MAX_PIN_FAILURES = 5;
 
 // Verifying against a real hash for unknown logins keeps the answer time the same, so timing
-// does not tell which usernames or badges exist.
+// does not tell which usernames or badges exist. Made once, ahead of the first log-on.
 let decoyHash: Promise<string> | undefined;
+
+export function decoy(): Promise<string> {
+  return (decoyHash ??= hashSecret('decoy-pin'));
+}
 
 function findByLogin(db: Db, login: string): UserRow | undefined {
   return db
@@ -19,7 +23,9 @@ function findByLogin(db: Db, login: string): UserRow | undefined {
 
 /**
  * Checks a username or badge number and PIN. Five wrong PINs in a row lock that login for
- * `lockMinutes`; the lock is kept in the database, so a restart does not lift it.
+ * `lockMinutes`; the lock is kept in the database, so a restart does not lift it. Callers must
+ * not run two checks at once (the Station queues them): the count is read before the slow hash
+ * and written after it.
  */
 export async function checkLogon(
   db: Db,
@@ -39,7 +45,7 @@ export async function checkLogon(
       { locked_until: state.locked_until },
     );
   }
-  const hash = user?.pin_hash ?? (await (decoyHash ??= hashSecret('decoy-pin')));
+  const hash = user?.pin_hash ?? (await decoy());
   const good =
     (await verifySecret(pin, hash)) &&
     user !== undefined &&

@@ -9,13 +9,14 @@ import {
   type ApiResult,
   type CoreEvent,
   type SessionInfo,
+  type UsageEventView,
 } from '../../../shared/api.js';
 import { openDatabase, type Db } from '../db/open.js';
 import { AppError } from '../util/errors.js';
 import { nowIso } from '../util/ids.js';
 import { createLogger, type Logger } from '../util/log.js';
 import { formatIssues } from './facility.js';
-import { checkLogon } from './logon.js';
+import { checkLogon, decoy } from './logon.js';
 import {
   activeProjectsOf,
   findTool,
@@ -65,6 +66,8 @@ export class Station {
   private session: { userId: number; startedAt: string } | null = null;
   private lastInputAt: number;
   private idleTimer: NodeJS.Timeout | undefined;
+  /** Log-on attempts run one at a time, so parallel guesses cannot slip past the lock. */
+  private logonQueue: Promise<unknown> = Promise.resolve();
 
   constructor(
     readonly db: Db,
@@ -73,10 +76,12 @@ export class Station {
   ) {
     this.lastInputAt = clock();
     this.handlers = this.buildHandlers();
+    void decoy();
   }
 
   static open(options: StationOptions): Station {
-    mkdirSync(options.dataDir, { recursive: true });
+    // A data dir we create is the owner's alone: it holds the database with the PIN hashes.
+    mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
     const db = openDatabase(join(options.dataDir, 'labstation.db'));
     return new Station(db, options.log ?? createLogger(), options.clock);
   }
@@ -198,8 +203,13 @@ export class Station {
         lockMode: getSetting(db, 'station.lockMode'),
       }),
       'session.logon': async ({ login, pin }) => {
+        const attempt = this.logonQueue.then(() => {
+          const now = new Date(this.clock());
+          return checkLogon(db, login, pin, now, getSetting(db, 'security.lockMinutes'));
+        });
+        this.logonQueue = attempt.catch(() => undefined);
+        const user = await attempt;
         const now = new Date(this.clock());
-        const user = await checkLogon(db, login, pin, now, getSetting(db, 'security.lockMinutes'));
         this.session = { userId: user.id, startedAt: now.toISOString() };
         this.log.info({ user: user.username }, 'logged on');
         this.emit({ type: 'session.changed', reason: 'logon' });
@@ -214,7 +224,16 @@ export class Station {
       'session.touch': () => ({ ok: true }),
       'toolControl.status': ({ tool }) => toolStatus(db, tool),
       'toolControl.enable': (args) => {
-        const usage = enableTool(db, this.actor(), args, this.now());
+        let usage: UsageEventView;
+        try {
+          usage = enableTool(db, this.actor(), args, this.now());
+        } catch (error) {
+          // A problem report in the pre-usage answers may have shut the tool down.
+          if (error instanceof AppError && error.code === 'tool_shutdown') {
+            this.emit({ type: 'tool.changed', tool: String(args.tool) });
+          }
+          throw error;
+        }
         this.changed(usage.tool_name, usage.uuid);
         return { usage };
       },
@@ -296,7 +315,14 @@ export function boundary(value: string, side: 'from' | 'to'): string {
     return day.toISOString();
   }
   const time = new Date(value);
-  if (Number.isNaN(time.getTime()))
+  const [, y, m, d] = /^(\d{4})-(\d{2})-(\d{2})/.exec(value) ?? [];
+  const real = new Date(Date.UTC(Number(y), Number(m) - 1, Number(d)));
+  if (
+    Number.isNaN(time.getTime()) ||
+    real.getUTCMonth() !== Number(m) - 1 ||
+    real.getUTCDate() !== Number(d)
+  ) {
     throw new AppError('bad_request', `${side}: ${value} is not a real date-time`);
+  }
   return time.toISOString();
 }

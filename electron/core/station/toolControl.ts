@@ -4,6 +4,7 @@ import {
   problemReportsFrom,
   validateAnswers,
   type Answers,
+  type ProblemReportDraft,
   type Question,
 } from '../../../shared/questions/index.js';
 import type { Db } from '../db/open.js';
@@ -94,17 +95,14 @@ export function enableTool(db: Db, actor: UserRow, args: EnableArgs, now: string
   }
   const questions = toolInfo(tool).pre_usage_questions;
   const answers = checkedAnswers(questions, args.answers, 'pre-usage questions');
+  const busy = activeUsageOf(db, tool.id);
+  if (busy) throw inUse(db, tool, busy);
+  refuseOnShutdownReport(db, tool, questions, answers, actor.id, now);
 
   const id = db
     .transaction(() => {
-      const busy = activeUsageOf(db, tool.id);
-      if (busy) {
-        const who = usageView(db, busy.id);
-        throw new AppError(
-          'tool_in_use',
-          `${tool.name} is in use by ${who.user_name} since ${who.start}`,
-        );
-      }
+      const current = activeUsageOf(db, tool.id);
+      if (current) throw inUse(db, tool, current);
       const usageId = Number(
         db
           .prepare(
@@ -125,8 +123,8 @@ export function enableTool(db: Db, actor: UserRow, args: EnableArgs, now: string
           ).lastInsertRowid,
       );
       failpoint('enable.after-insert');
-      applyAnswerEffects(db, tool, findUsage(db, usageId), questions, answers, actor.id, now);
       enqueueUsage(db, usageId);
+      applyAnswerEffects(db, tool, findUsage(db, usageId), questions, answers, actor.id, now);
       failpoint('enable.before-commit');
       return usageId;
     })
@@ -160,8 +158,8 @@ export function disableTool(
       `UPDATE usage_events SET "end" = ?, run_data = ?, version = version + 1, updated_at = ?
        WHERE id = ?`,
     ).run(endAtOrAfter(active, now), JSON.stringify(answers), now, active.id);
-    applyAnswerEffects(db, tool, findUsage(db, active.id), questions, answers, actor.id, now);
     enqueueUsage(db, active.id);
+    applyAnswerEffects(db, tool, findUsage(db, active.id), questions, answers, actor.id, now);
   }).immediate();
   return usageView(db, active.id);
 }
@@ -187,6 +185,14 @@ export function forceEndTool(
     })
     .immediate();
   return usageView(db, id);
+}
+
+function inUse(db: Db, tool: ToolRow, usage: UsageRow): AppError {
+  const who = usageView(db, usage.id);
+  return new AppError(
+    'tool_in_use',
+    `${tool.name} is in use by ${who.user_name} since ${who.start}`,
+  );
 }
 
 function endAtOrAfter(usage: UsageRow, now: string): string {
@@ -231,10 +237,23 @@ export function validateUsage(db: Db, actor: UserRow, usageRef: Ref, now: string
 export function clearShutdown(db: Db, actor: UserRow, toolRef: Ref, now: string): ToolStatus {
   requireStaff(actor, 'bring a shut-down tool back into service');
   const tool = findTool(db, toolRef);
-  db.prepare(
-    `UPDATE tools SET shutdown = 0, shutdown_reason = '', shutdown_since = NULL, updated_at = ?
-     WHERE id = ?`,
-  ).run(now, tool.id);
+  db.transaction(() => {
+    db.prepare(
+      `UPDATE tools SET shutdown = 0, shutdown_reason = '', shutdown_since = NULL, updated_at = ?
+       WHERE id = ?`,
+    ).run(now, tool.id);
+    const open = db
+      .prepare(
+        `SELECT id FROM problem_reports
+         WHERE tool_id = ? AND force_shutdown = 1 AND resolved_at IS NULL`,
+      )
+      .pluck()
+      .all(tool.id) as number[];
+    for (const id of open) {
+      db.prepare('UPDATE problem_reports SET resolved_at = ? WHERE id = ?').run(now, id);
+      enqueueProblemReport(db, id, actor.id);
+    }
+  }).immediate();
   return toolStatus(db, tool.id);
 }
 
@@ -265,8 +284,8 @@ export function completePending(
     if (changed !== 1) {
       throw new AppError('conflict', `usage event ${usage.id} changed meanwhile; reload it`);
     }
-    applyAnswerEffects(db, tool, findUsage(db, usage.id), questions, answers, actor.id, now);
     enqueueUsage(db, usage.id);
+    applyAnswerEffects(db, tool, findUsage(db, usage.id), questions, answers, actor.id, now);
   }).immediate();
   return usageView(db, usage.id);
 }
@@ -304,6 +323,9 @@ function applyAnswerEffects(
       uuid,
       consumable: c.consumable,
       quantity: c.quantity,
+      user_uuid: uuidOf(db, 'users', usage.user_id),
+      project_uuid: uuidOf(db, 'projects', usage.project_id),
+      tool_uuid: tool.uuid,
       usage_event_uuid: usage.uuid,
       question: c.question,
       created_at: now,
@@ -311,39 +333,95 @@ function applyAnswerEffects(
   }
   let shutdownReason: string | null = null;
   for (const p of problemReportsFrom(questions, answers)) {
-    const uuid = newUuid();
-    db.prepare(
-      `INSERT INTO problem_reports (uuid, tool_id, usage_event_id, user_id, question, description,
-         force_shutdown, safety_hazard, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ).run(
-      uuid,
-      tool.id,
-      usage.id,
-      reporterId,
-      p.question,
-      p.description,
-      p.force_shutdown ? 1 : 0,
-      p.safety_hazard ? 1 : 0,
-      now,
-    );
-    enqueue(db, 'problem_report', uuid, {
-      uuid,
-      tool_uuid: tool.uuid,
-      usage_event_uuid: usage.uuid,
-      question: p.question,
-      description: p.description,
-      force_shutdown: p.force_shutdown,
-      safety_hazard: p.safety_hazard,
-      created_at: now,
-    });
+    recordProblemReport(db, tool, usage.id, reporterId, p, now);
     if (p.force_shutdown && shutdownReason === null) shutdownReason = p.description;
   }
   if (shutdownReason !== null) {
-    db.prepare(
-      `UPDATE tools SET shutdown = 1, shutdown_reason = ?, shutdown_since = ?, updated_at = ?
-       WHERE id = ?`,
-    ).run(shutdownReason, now, now, tool.id);
+    shutDown(db, tool, shutdownReason, now);
     const active = activeUsageOf(db, tool.id);
     if (active) forceEndInTransaction(db, tool, active, null, now);
   }
+}
+
+function shutDown(db: Db, tool: ToolRow, reason: string, now: string): void {
+  db.prepare(
+    `UPDATE tools SET shutdown = 1, shutdown_reason = ?, shutdown_since = ?, updated_at = ?
+     WHERE id = ?`,
+  ).run(reason, now, now, tool.id);
+}
+
+/**
+ * A person who reports a problem that shuts the tool down while enabling it does not get the
+ * tool: the report and the shutdown are kept, no usage event starts, and the call is refused.
+ */
+function refuseOnShutdownReport(
+  db: Db,
+  tool: ToolRow,
+  questions: Question[],
+  answers: Answers,
+  reporterId: number,
+  now: string,
+): void {
+  const reports = problemReportsFrom(questions, answers);
+  const shutdown = reports.find((p) => p.force_shutdown);
+  if (!shutdown) return;
+  db.transaction(() => {
+    for (const p of reports) recordProblemReport(db, tool, null, reporterId, p, now);
+    shutDown(db, tool, shutdown.description, now);
+  }).immediate();
+  throw new AppError(
+    'tool_shutdown',
+    `problem reported: ${shutdown.description}; ${tool.name} is now shut down and was not enabled`,
+  );
+}
+
+function uuidOf(db: Db, table: 'users' | 'projects', id: number): string {
+  return db.prepare(`SELECT uuid FROM ${table} WHERE id = ?`).pluck().get(id) as string;
+}
+
+function recordProblemReport(
+  db: Db,
+  tool: ToolRow,
+  usageId: number | null,
+  reporterId: number,
+  p: ProblemReportDraft,
+  now: string,
+): void {
+  const id = Number(
+    db
+      .prepare(
+        `INSERT INTO problem_reports (uuid, tool_id, usage_event_id, user_id, question, description,
+           force_shutdown, safety_hazard, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(
+        newUuid(),
+        tool.id,
+        usageId,
+        reporterId,
+        p.question,
+        p.description,
+        p.force_shutdown ? 1 : 0,
+        p.safety_hazard ? 1 : 0,
+        now,
+      ).lastInsertRowid,
+  );
+  enqueueProblemReport(db, id, null);
+}
+
+/** Queues a problem report as it now stands (created, or resolved by `resolvedById`). */
+function enqueueProblemReport(db: Db, id: number, resolvedById: number | null): void {
+  const row = db
+    .prepare(
+      `SELECT r.uuid, t.uuid AS tool_uuid, e.uuid AS usage_event_uuid, u.uuid AS user_uuid,
+         r.question, r.description, r.force_shutdown, r.safety_hazard, r.created_at, r.resolved_at
+       FROM problem_reports r JOIN tools t ON t.id = r.tool_id JOIN users u ON u.id = r.user_id
+       LEFT JOIN usage_events e ON e.id = r.usage_event_id WHERE r.id = ?`,
+    )
+    .get(id) as { uuid: string; force_shutdown: number; safety_hazard: number };
+  enqueue(db, 'problem_report', row.uuid, {
+    ...row,
+    force_shutdown: row.force_shutdown === 1,
+    safety_hazard: row.safety_hazard === 1,
+    resolved_by_uuid: resolvedById === null ? null : uuidOf(db, 'users', resolvedById),
+  });
 }
