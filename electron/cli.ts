@@ -94,8 +94,9 @@ async function importCommand(argv: string[]): Promise<number> {
   const st = Station.open({ dataDir: need(values.data, '--data'), log: createLogger('warn') });
   try {
     const summary = await importBundle(st.db, bundle);
+    const n = (count: number, word: string): string => `${count} ${word}${count === 1 ? '' : 's'}`;
     process.stdout.write(
-      `imported ${summary.users} users, ${summary.projects} projects, ${summary.tools} tools` +
+      `imported ${n(summary.users, 'user')}, ${n(summary.projects, 'project')}, ${n(summary.tools, 'tool')}` +
         (summary.station ? `; this station runs ${summary.station}` : '') +
         '\n',
     );
