@@ -8,7 +8,15 @@ import { parseArgs } from 'node:util';
 import { parseQuestions, validateAnswers } from '../shared/questions/index.js';
 import { historyRows, toCsv } from '../shared/usage/history.js';
 import { NewerDatabaseError } from './core/db/open.js';
+import { openServerData, runServer } from './core/runServer.js';
 import { runStation } from './core/runStation.js';
+import {
+  createAccount,
+  createStationAccount,
+  findAccountByEmail,
+  ROLES,
+} from './core/server/accounts.js';
+import { createApiToken, type Role } from './core/server/auth.js';
 import { importBundle } from './core/station/facility.js';
 import { findTool, queryUsage, toolInfo } from './core/station/records.js';
 import { Station } from './core/station/station.js';
@@ -18,7 +26,13 @@ import { createLogger } from './core/util/log.js';
 const HELP = `labstation — instrument station and facility server
 
 Usage:
-  labstation station --data DIR [--port N] [--demo]   run a headless station; prints the UI URL
+  labstation station --data DIR [--port N] [--demo] [--server URL --key KEY]
+                                                      run a headless station; prints the UI URL
+  labstation serve --data DIR [--host H] [--port N]   run the server (default 127.0.0.1:8080)
+  labstation admin user create --data DIR --email E --password P [--role admin|staff|user] [--username U]
+  labstation admin token create --data DIR --user EMAIL    prints a new API token (last line)
+  labstation admin station create --data DIR --name NAME --tool TOOL
+                                                      registers a station; prints its key (last line)
   labstation import --data DIR FILE.json              load a facility bundle into a data dir
   labstation questions check FILE                     validate a question list
   labstation questions answer QUESTIONS ANSWERS       validate answers, print canonical answers
@@ -59,6 +73,8 @@ async function station(argv: string[]): Promise<number> {
       data: { type: 'string' },
       port: { type: 'string' },
       demo: { type: 'boolean' },
+      server: { type: 'string' },
+      key: { type: 'string' },
       help: { type: 'boolean' },
     },
   });
@@ -72,6 +88,7 @@ async function station(argv: string[]): Promise<number> {
     port,
     demo: values.demo ?? false,
     log: createLogger(),
+    ...(values.server ? { server: values.server, key: need(values.key, '--key') } : {}),
   });
   process.stdout.write(`Labstation station ready at ${running.url}#token=${running.token}\n`);
   await new Promise<void>((resolve) => {
@@ -81,6 +98,85 @@ async function station(argv: string[]): Promise<number> {
   });
   await running.close();
   return 0;
+}
+
+async function serve(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: { data: { type: 'string' }, host: { type: 'string' }, port: { type: 'string' } },
+  });
+  const port = values.port === undefined ? 8080 : Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new UsageError('--port must be a whole number from 0 to 65535');
+  }
+  const running = await runServer({
+    dataDir: need(values.data, '--data'),
+    host: values.host ?? '127.0.0.1',
+    port,
+    log: createLogger(),
+  });
+  process.stdout.write(`Labstation server ready at ${running.url}\n`);
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  await running.close();
+  return 0;
+}
+
+async function admin(argv: string[]): Promise<number> {
+  const [what, verb, ...rest] = argv;
+  if (verb !== 'create' || !['user', 'token', 'station'].includes(what ?? '')) {
+    throw new UsageError('admin takes: user create, token create, station create');
+  }
+  const { values } = parseArgs({
+    args: rest,
+    options: {
+      data: { type: 'string' },
+      email: { type: 'string' },
+      password: { type: 'string' },
+      role: { type: 'string' },
+      username: { type: 'string' },
+      user: { type: 'string' },
+      name: { type: 'string' },
+      tool: { type: 'string' },
+    },
+  });
+  const db = openServerData(need(values.data, '--data'));
+  try {
+    if (what === 'user') {
+      const role = values.role ?? 'user';
+      if (!ROLES.includes(role as Role))
+        throw new UsageError(`--role must be one of ${ROLES.join(', ')}`);
+      const created = await createAccount(db, {
+        email: need(values.email, '--email'),
+        password: need(values.password, '--password'),
+        role: role as Role,
+        username: values.username,
+      });
+      process.stdout.write(`created ${role} ${created.username} <${values.email}>\n`);
+    } else if (what === 'token') {
+      const account = findAccountByEmail(db, need(values.user, '--user'));
+      const { token } = createApiToken(
+        db,
+        account.id,
+        'created with labstation admin token create',
+      );
+      process.stdout.write(
+        `API token for ${account.email} (shown once; use as "Authorization: Token ..."):\n${token}\n`,
+      );
+    } else {
+      const { key } = createStationAccount(
+        db,
+        need(values.name, '--name'),
+        need(values.tool, '--tool'),
+      );
+      process.stdout.write(`station ${values.name} registered (the key is shown once):\n${key}\n`);
+    }
+    return 0;
+  } finally {
+    db.close();
+  }
 }
 
 async function importCommand(argv: string[]): Promise<number> {
@@ -183,6 +279,10 @@ export async function main(argv: string[]): Promise<number> {
         return await station(rest);
       case 'import':
         return await importCommand(rest);
+      case 'serve':
+        return await serve(rest);
+      case 'admin':
+        return await admin(rest);
       case 'questions':
         return questions(rest);
       case 'usage':

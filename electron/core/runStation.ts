@@ -3,7 +3,9 @@ import type { FastifyInstance } from 'fastify';
 import { createStationServer, loadOrCreateRpcToken } from './http/stationServer.js';
 import { DEMO_BUNDLE, RENDERER_DIR } from './paths.js';
 import { importBundle } from './station/facility.js';
+import { getSetting } from './station/settings.js';
 import { Station } from './station/station.js';
+import { startSync, type SyncClient } from './sync/client.js';
 import { AppError } from './util/errors.js';
 import type { Logger } from './util/log.js';
 
@@ -13,11 +15,15 @@ export interface RunStationOptions {
   port?: number;
   demo?: boolean;
   log?: Logger;
+  /** Sync with this server (base URL), authenticated by the station key. */
+  server?: string;
+  key?: string;
 }
 
 export interface RunningStation {
   station: Station;
   server: FastifyInstance;
+  sync: SyncClient | null;
   url: string;
   token: string;
   close(): Promise<void>;
@@ -29,10 +35,20 @@ export async function runStation(options: RunStationOptions): Promise<RunningSta
     dataDir: options.dataDir,
     ...(options.log ? { log: options.log } : {}),
   });
+  let sync: SyncClient | null = null;
   try {
     if (options.demo) {
       const empty = station.db.prepare('SELECT count(*) FROM tools').pluck().get() === 0;
       if (empty) await importBundle(station.db, JSON.parse(readFileSync(DEMO_BUNDLE, 'utf8')));
+    }
+    if (getSetting(station.db, 'mode') === 'server') {
+      throw new AppError(
+        'conflict',
+        `${options.dataDir} holds a server's data; a station needs its own data dir`,
+      );
+    }
+    if (options.server && options.key) {
+      sync = await startSync({ station, server: options.server, key: options.key });
     }
     if (station.stationTool === null) {
       throw new AppError(
@@ -51,14 +67,17 @@ export async function runStation(options: RunStationOptions): Promise<RunningSta
     return {
       station,
       server,
+      sync,
       token,
       url: `http://${host.includes(':') ? `[${host}]` : host}:${port}/`,
       async close() {
         await server.close();
+        await sync?.stop();
         station.close();
       },
     };
   } catch (error) {
+    await sync?.stop();
     station.close();
     throw error;
   }

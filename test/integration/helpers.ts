@@ -93,3 +93,42 @@ export function startStation(
     });
   });
 }
+
+export interface ServerProcess {
+  child: ChildProcess;
+  url: string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  stop(): Promise<void>;
+}
+
+/** Starts `labstation serve` on an ephemeral loopback port and waits for its ready line. */
+export function startServer(dataDir: string, env: NodeJS.ProcessEnv = {}): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [CLI, 'serve', '--data', dataDir, '--port', '0'], {
+    env: { ...process.env, LABSTATION_LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  );
+  return new Promise((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout });
+    const timer = setTimeout(() => reject(new Error(`server did not start: ${stderr}`)), 20_000);
+    void exited.then(({ code }) => reject(new Error(`server exited ${code}: ${stderr}`)));
+    lines.on('line', (line) => {
+      const match = /server ready at (http:\/\/\S+\/)/.exec(line);
+      if (!match) return;
+      clearTimeout(timer);
+      resolve({
+        child,
+        url: match[1],
+        exited,
+        async stop() {
+          if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+          await exited;
+        },
+      });
+    });
+  });
+}

@@ -212,6 +212,64 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX usage_events_operator ON usage_events(operator_id);
     `,
   },
+  {
+    version: 3,
+    name: 'station sync: config change log, station origin of pushed records, client state',
+    sql: `
+      -- Server side: every change to what stations need gets a sequence number; a station pulls
+      -- the records named since its cursor. A data dir in station mode logs nothing.
+      CREATE TABLE sync_changes (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        entity TEXT NOT NULL CHECK (entity IN ('user', 'project', 'tool', 'station')),
+        uuid TEXT
+      ) STRICT;
+      ${changeTriggers('users', 'user', 'ROW.uuid', 'username, email, first_name, last_name, badge_number, pin_hash, is_staff, is_active')}
+      ${changeTriggers('projects', 'project', 'ROW.uuid', 'name, application_identifier, active')}
+      ${changeTriggers('tools', 'tool', 'ROW.uuid', 'name, pre_usage_questions, post_usage_questions, category, operational, visible')}
+      ${changeTriggers('user_projects', 'user', '(SELECT uuid FROM users WHERE id = ROW.user_id)', null)}
+      ${changeTriggers('qualifications', 'user', '(SELECT uuid FROM users WHERE id = ROW.user_id)', null)}
+      CREATE TRIGGER stations_sync_update AFTER UPDATE OF name, tool_id, enabled ON stations
+      BEGIN
+        INSERT INTO sync_changes (entity, uuid) VALUES ('station', NEW.uuid);
+      END;
+
+      -- Which station pushed a record (null: made on the server itself).
+      ALTER TABLE usage_events ADD COLUMN station_id INTEGER REFERENCES stations(id);
+      ALTER TABLE problem_reports ADD COLUMN station_id INTEGER REFERENCES stations(id);
+      ALTER TABLE problem_reports ADD COLUMN resolved_by_id INTEGER REFERENCES users(id);
+      ALTER TABLE consumable_withdrawals ADD COLUMN station_id INTEGER REFERENCES stations(id);
+
+      -- Station side: the sync client's own state (the config cursor).
+      CREATE TABLE sync_state (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+      ) STRICT;
+    `,
+  },
 ];
+
+/**
+ * The triggers of migration 3 that log a change of `table` as a change of `entity` (named by
+ * `uuidExpr`, with ROW standing for NEW or OLD). Kept byte-stable: migration 3 has shipped
+ * once it has.
+ */
+function changeTriggers(
+  table: string,
+  entity: string,
+  uuidExpr: string,
+  updateColumns: string | null,
+): string {
+  const notStation = `coalesce((SELECT value FROM settings WHERE key = 'mode'), '') <> '"station"'`;
+  const body = (row: 'NEW' | 'OLD'): string =>
+    `INSERT INTO sync_changes (entity, uuid) VALUES ('${entity}', ${uuidExpr.replaceAll('ROW', row)});`;
+  const update = updateColumns === null ? '' : `UPDATE OF uuid, ${updateColumns}`;
+  return `
+      CREATE TRIGGER ${table}_sync_insert AFTER INSERT ON ${table} WHEN ${notStation}
+      BEGIN ${body('NEW')} END;
+      CREATE TRIGGER ${table}_sync_update AFTER ${update || 'UPDATE'} ON ${table} WHEN ${notStation}
+      BEGIN ${body('OLD')} ${body('NEW')} END;
+      CREATE TRIGGER ${table}_sync_delete AFTER DELETE ON ${table} WHEN ${notStation}
+      BEGIN ${body('OLD')} END;`;
+}
 
 export const LATEST_VERSION = migrations[migrations.length - 1]?.version ?? 0;

@@ -4,7 +4,7 @@ import type { Db } from '../db/open.js';
 import { AppError } from '../util/errors.js';
 import { newUuid, nowIso } from '../util/ids.js';
 import { hashSecret } from '../util/pin.js';
-import { setSetting } from './settings.js';
+import { getSetting, setSetting } from './settings.js';
 
 const name = z.string().trim().min(1, 'must not be empty').max(200);
 const pin = z.string().regex(/^\d{4,12}$/, 'must be 4 to 12 digits');
@@ -27,6 +27,8 @@ const bundleSchema = z
               .optional(),
             is_staff: z.boolean().optional(),
             is_active: z.boolean().optional(),
+            password: z.string().min(10, 'must be at least 10 characters').max(200).optional(),
+            role: z.enum(['admin', 'staff', 'user']).optional(),
             projects: z.array(name).optional(),
             qualified_tools: z.array(name).optional(),
           })
@@ -77,6 +79,39 @@ export interface ImportSummary {
 }
 
 type BundleUser = NonNullable<FacilityBundle['users']>[number];
+
+/**
+ * A data dir serves a station or a server. A station bundle names its tool; a server bundle
+ * may give people passwords and roles to log in to the server. A fresh dir takes the role its
+ * first bundle implies.
+ */
+function dataDirMode(
+  db: Db,
+  bundle: FacilityBundle,
+  problems: string[],
+): 'station' | 'server' | null {
+  const current = getSetting(db, 'mode');
+  const serverOnly = (bundle.users ?? []).flatMap((u, i) =>
+    (['password', 'role'] as const)
+      .filter((k) => u[k] !== undefined)
+      .map((k) => `users[${i}] (${u.username}).${k}`),
+  );
+  const wants = bundle.station ? 'station' : serverOnly.length ? 'server' : null;
+  if (bundle.station && serverOnly.length) {
+    problems.push(
+      `${serverOnly[0]}: passwords and roles belong to a server bundle, which has no "station"`,
+    );
+    return current;
+  }
+  if (current === 'server' && wants === 'station') {
+    problems.push('station: this data dir belongs to a server, which runs no tool itself');
+  } else if (current === 'station' && wants === 'server') {
+    problems.push(
+      `${serverOnly[0]}: this data dir belongs to a station; passwords and roles go to a server`,
+    );
+  }
+  return current ?? wants;
+}
 
 /**
  * People log on with a username or a badge number, so each must name one person: a badge
@@ -165,10 +200,17 @@ export async function importBundle(db: Db, input: unknown): Promise<ImportSummar
     ...(db.prepare('SELECT name FROM tools').pluck().all() as string[]),
   ]);
   const seen = new Map<string, number>();
+  const emails = new Map<string, string>();
   (bundle.users ?? []).forEach((u, i) => {
     const key = u.username.toLowerCase();
     if (seen.has(key)) problems.push(`users[${i}].username: ${u.username} is listed twice`);
     seen.set(key, i);
+    const email = u.email?.trim().toLowerCase();
+    if (email) {
+      const other = emails.get(email);
+      if (other) problems.push(`users[${i}] (${u.username}).email: ${u.email} is also ${other}'s`);
+      emails.set(email, u.username);
+    }
     for (const p of u.projects ?? []) {
       if (!projectNames.has(p))
         problems.push(
@@ -185,6 +227,7 @@ export async function importBundle(db: Db, input: unknown): Promise<ImportSummar
       problems.push(`users[${i}] (${u.username}): give pin or pin_hash, not both`);
   });
   problems.push(...badgeProblems(db, bundle.users ?? []));
+  const mode = dataDirMode(db, bundle, problems);
   if (bundle.station && !toolNames.has(bundle.station.tool)) {
     problems.push(`station.tool: no tool named ${JSON.stringify(bundle.station.tool)}`);
   }
@@ -192,6 +235,9 @@ export async function importBundle(db: Db, input: unknown): Promise<ImportSummar
 
   const pinHashes = await Promise.all(
     (bundle.users ?? []).map((u) => (u.pin ? hashSecret(u.pin) : Promise.resolve(u.pin_hash))),
+  );
+  const passwordHashes = await Promise.all(
+    (bundle.users ?? []).map((u) => (u.password ? hashSecret(u.password) : Promise.resolve(null))),
   );
   const now = nowIso();
   db.transaction(() => {
@@ -221,14 +267,15 @@ export async function importBundle(db: Db, input: unknown): Promise<ImportSummar
     (bundle.users ?? []).forEach((u, i) => {
       db.prepare(
         `INSERT INTO users (uuid, username, email, first_name, last_name, badge_number, pin_hash,
-           is_staff, is_active, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+           is_staff, is_active, password_hash, role, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (username) DO UPDATE SET email = excluded.email,
            first_name = excluded.first_name, last_name = excluded.last_name,
            badge_number = excluded.badge_number,
            pin_hash = coalesce(excluded.pin_hash, users.pin_hash),
            is_staff = excluded.is_staff, is_active = excluded.is_active,
-           updated_at = excluded.updated_at`,
+           password_hash = coalesce(excluded.password_hash, users.password_hash),
+           role = excluded.role, updated_at = excluded.updated_at`,
       ).run(
         newUuid(),
         u.username,
@@ -239,6 +286,8 @@ export async function importBundle(db: Db, input: unknown): Promise<ImportSummar
         pinHashes[i] ?? null,
         u.is_staff ? 1 : 0,
         u.is_active === false ? 0 : 1,
+        passwordHashes[i] ?? null,
+        u.role ?? (u.is_staff ? 'staff' : 'user'),
         now,
         now,
       );
@@ -263,6 +312,7 @@ export async function importBundle(db: Db, input: unknown): Promise<ImportSummar
         }
       }
     });
+    if (mode !== null) setSetting(db, 'mode', mode);
     if (bundle.station) {
       setSetting(db, 'station.tool', bundle.station.tool);
       if (bundle.station.idle_logoff_minutes !== undefined) {

@@ -1,7 +1,12 @@
 import type { Db } from '../db/open.js';
 
-/** Station settings, stored as JSON values in the settings table. */
+/** Settings of a data dir (station or server), stored as JSON values in the settings table. */
 export interface StationSettings {
+  /** Which role this data dir serves; fixed by its first `station`, `serve` or `admin` use. */
+  mode: 'station' | 'server' | null;
+  'server.jwtSecret': string | null;
+  /** IANA time zone of naive date-times in the NEMO API; null = this machine's zone. */
+  'server.timeZone': string | null;
   'station.tool': string | null;
   'station.lockMode': boolean;
   'idle.logoffMinutes': number;
@@ -10,6 +15,9 @@ export interface StationSettings {
 }
 
 export const DEFAULT_SETTINGS: StationSettings = {
+  mode: null,
+  'server.jwtSecret': null,
+  'server.timeZone': null,
   'station.tool': null,
   'station.lockMode': false,
   'idle.logoffMinutes': 10,

@@ -1,0 +1,91 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { openDatabase, type Db } from './db/open.js';
+import { createAccount } from './server/accounts.js';
+import { createServerApp } from './server/app.js';
+import { randomSecret } from './server/secrets.js';
+import { getSetting, setSetting } from './station/settings.js';
+import { AppError } from './util/errors.js';
+import type { Logger } from './util/log.js';
+
+/**
+ * Opens a data dir for server use: refuses a station's data, fixes the mode, and makes the
+ * JWT signing secret on first use.
+ */
+export function openServerData(dataDir: string): Db {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const db = openDatabase(join(dataDir, 'labstation.db'));
+  const mode = getSetting(db, 'mode');
+  if (mode === 'station') {
+    db.close();
+    throw new AppError(
+      'conflict',
+      `${dataDir} holds a station's data; a server needs its own data dir`,
+    );
+  }
+  if (mode === null) setSetting(db, 'mode', 'server');
+  if (getSetting(db, 'server.jwtSecret') === null)
+    setSetting(db, 'server.jwtSecret', randomSecret(32));
+  return db;
+}
+
+export function serverTimeZone(db: Db): string {
+  return getSetting(db, 'server.timeZone') ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
+}
+
+export interface RunServerOptions {
+  dataDir: string;
+  host: string;
+  port: number;
+  log: Logger;
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface RunningServer {
+  app: FastifyInstance;
+  db: Db;
+  url: string;
+  close(): Promise<void>;
+}
+
+export async function runServer(options: RunServerOptions): Promise<RunningServer> {
+  const db = openServerData(options.dataDir);
+  try {
+    const env = options.env ?? process.env;
+    const admins = db
+      .prepare("SELECT count(*) FROM users WHERE role = 'admin'")
+      .pluck()
+      .get() as number;
+    if (admins === 0 && env.LABSTATION_ADMIN_EMAIL && env.LABSTATION_ADMIN_PASSWORD) {
+      await createAccount(db, {
+        email: env.LABSTATION_ADMIN_EMAIL,
+        password: env.LABSTATION_ADMIN_PASSWORD,
+        role: 'admin',
+      });
+      options.log.info({ email: env.LABSTATION_ADMIN_EMAIL }, 'created the first admin');
+    }
+    const app = await createServerApp({
+      db,
+      log: options.log,
+      jwtSecret: getSetting(db, 'server.jwtSecret')!,
+      timeZone: () => serverTimeZone(db),
+    });
+    await app.listen({ host: options.host, port: options.port });
+    const address = app.server.address();
+    const port = typeof address === 'object' && address ? address.port : options.port;
+    const host = options.host.includes(':') ? `[${options.host}]` : options.host;
+    return {
+      app,
+      db,
+      url: `http://${host}:${port}/`,
+      async close() {
+        await app.close();
+        db.close();
+      },
+    };
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+}

@@ -1,0 +1,101 @@
+import type { Db } from '../db/open.js';
+import { AppError } from '../util/errors.js';
+import { newUuid, nowIso } from '../util/ids.js';
+import { hashSecret } from '../util/pin.js';
+import type { Role } from './auth.js';
+import { randomSecret, sha256 } from './secrets.js';
+
+export const ROLES: readonly Role[] = ['admin', 'staff', 'user'];
+export const MIN_PASSWORD_LENGTH = 10;
+
+export function checkPassword(password: string, field = 'password'): void {
+  if (password.length < MIN_PASSWORD_LENGTH) {
+    throw new AppError(
+      'validation_failed',
+      `${field}: must be at least ${MIN_PASSWORD_LENGTH} characters`,
+    );
+  }
+}
+
+export interface NewAccount {
+  email: string;
+  password: string;
+  role?: Role | undefined;
+  username?: string | undefined;
+}
+
+/** Creates a person who can log in to the server (argon2id password hash). */
+export async function createAccount(
+  db: Db,
+  input: NewAccount,
+): Promise<{ id: number; username: string }> {
+  const email = input.email.trim();
+  if (!/^[^\s@]+@[^\s@]+$/.test(email)) {
+    throw new AppError(
+      'validation_failed',
+      `email: ${JSON.stringify(email)} is not an e-mail address`,
+    );
+  }
+  checkPassword(input.password);
+  const role = input.role ?? 'user';
+  if (!ROLES.includes(role))
+    throw new AppError('validation_failed', `role: must be one of ${ROLES.join(', ')}`);
+  const username = (input.username ?? email.split('@')[0] ?? email).trim();
+  if (!username) throw new AppError('validation_failed', 'username: must not be empty');
+  const taken = db
+    .prepare(
+      "SELECT username, email FROM users WHERE username = ? OR (email <> '' AND email = ? COLLATE NOCASE)",
+    )
+    .get(username, email) as { username: string; email: string } | undefined;
+  if (taken) {
+    throw new AppError(
+      'conflict',
+      taken.username.toLowerCase() === username.toLowerCase()
+        ? `username: ${username} is taken`
+        : `email: ${email} is taken`,
+    );
+  }
+  const passwordHash = await hashSecret(input.password);
+  const now = nowIso();
+  const id = Number(
+    db
+      .prepare(
+        `INSERT INTO users (uuid, username, email, password_hash, role, is_staff, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(newUuid(), username, email, passwordHash, role, role === 'user' ? 0 : 1, now, now)
+      .lastInsertRowid,
+  );
+  return { id, username };
+}
+
+export function findAccountByEmail(db: Db, email: string): { id: number; email: string } {
+  const row = db
+    .prepare("SELECT id, email FROM users WHERE email = ? COLLATE NOCASE AND email <> ''")
+    .get(email.trim()) as { id: number; email: string } | undefined;
+  if (!row) throw new AppError('not_found', `user: no account with e-mail ${email}`);
+  return row;
+}
+
+/** Registers a station (a service account bound to a tool); the key is returned once. */
+export function createStationAccount(
+  db: Db,
+  name: string,
+  tool: string,
+): { id: number; key: string } {
+  const toolRow = db.prepare('SELECT id FROM tools WHERE name = ?').get(tool) as
+    { id: number } | undefined;
+  if (!toolRow) throw new AppError('not_found', `tool: no tool named ${JSON.stringify(tool)}`);
+  if (db.prepare('SELECT 1 FROM stations WHERE name = ?').get(name)) {
+    throw new AppError('conflict', `name: a station named ${JSON.stringify(name)} exists`);
+  }
+  const key = randomSecret(32);
+  const id = Number(
+    db
+      .prepare(
+        'INSERT INTO stations (uuid, name, tool_id, key_hash, created_at) VALUES (?, ?, ?, ?, ?)',
+      )
+      .run(newUuid(), name, toolRow.id, sha256(key), nowIso()).lastInsertRowid,
+  );
+  return { id, key };
+}

@@ -1,0 +1,108 @@
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { Db } from '../db/open.js';
+import { decoy } from '../station/logon.js';
+import { verifySecret } from '../util/pin.js';
+import { AppError } from '../util/errors.js';
+import type { Logger } from '../util/log.js';
+import { createGuards, type Role } from './auth.js';
+import { registerNemoApi } from './nemo/routes.js';
+import { FailureLimiter } from './rateLimit.js';
+import { signJwt } from './secrets.js';
+import { registerSyncApi } from './sync/routes.js';
+
+export interface ServerAppOptions {
+  db: Db;
+  log: Logger;
+  jwtSecret: string;
+  timeZone: () => string;
+  jwtLifetimeSeconds?: number;
+  clock?: () => number;
+}
+
+/**
+ * The server's HTTP API: health, login, and the NEMO-compatible read API. Error bodies follow
+ * the services that clients already speak to: `{"detail": ...}`.
+ */
+export async function createServerApp(options: ServerAppOptions): Promise<FastifyInstance> {
+  const { db, log } = options;
+  const clock = options.clock ?? Date.now;
+  const app = Fastify({ logger: false, bodyLimit: 8 * 1024 * 1024, trustProxy: false });
+  const guards = createGuards({ db, log, jwtSecret: options.jwtSecret, clock });
+  const loginFailures = new FailureLimiter(10, 15 * 60_000, clock);
+  // Verified against when the e-mail is unknown, so the answer time does not reveal accounts.
+  const decoyHash = await decoy();
+
+  app.addContentTypeParser(
+    'application/x-www-form-urlencoded',
+    { parseAs: 'string' },
+    (_request, body, done) => done(null, Object.fromEntries(new URLSearchParams(String(body)))),
+  );
+
+  app.setErrorHandler((error, request, reply) => {
+    if (error instanceof AppError) {
+      const status = { not_found: 404, forbidden: 403, unauthenticated: 401, conflict: 409 }[
+        error.code as string
+      ];
+      return reply.code(status ?? 400).send({ detail: error.message, code: error.code });
+    }
+    const status = (error as { statusCode?: number }).statusCode;
+    if (status !== undefined && status >= 400 && status < 500) {
+      return reply.code(status).send({ detail: (error as Error).message });
+    }
+    log.error({ err: error, url: request.url }, 'request failed');
+    return reply.code(500).send({ detail: 'Internal server error.' });
+  });
+  app.setNotFoundHandler((_request, reply) => reply.code(404).send({ detail: 'Not found.' }));
+
+  app.get('/health', () => ({ status: 'ok', role: 'server' }));
+
+  app.post('/auth/jwt/login', async (request, reply) => {
+    const ip = request.ip;
+    if (loginFailures.blocked(ip)) {
+      void reply.header('retry-after', String(loginFailures.retryAfter(ip)));
+      return reply.code(429).send({ detail: 'Request was throttled.' });
+    }
+    const body = (request.body ?? {}) as Record<string, unknown>;
+    const missing = ['username', 'password'].filter(
+      (f) => typeof body[f] !== 'string' || body[f] === '',
+    );
+    if (missing.length) {
+      return reply.code(422).send({
+        detail: missing.map((f) => ({ loc: ['body', f], msg: 'Field required', type: 'missing' })),
+      });
+    }
+    const email = String(body.username).trim();
+    const account = db
+      .prepare(
+        "SELECT id, uuid, role, is_active, password_hash FROM users WHERE email = ? COLLATE NOCASE AND email <> ''",
+      )
+      .get(email) as
+      | { id: number; uuid: string; role: Role; is_active: number; password_hash: string | null }
+      | undefined;
+    const good =
+      (await verifySecret(String(body.password), account?.password_hash ?? decoyHash)) &&
+      account !== undefined &&
+      account.is_active === 1;
+    if (!good) {
+      const count = loginFailures.fail(ip);
+      log.warn({ ip, email, failures: count }, 'failed login');
+      return reply.code(400).send({ detail: 'LOGIN_BAD_CREDENTIALS' });
+    }
+    const now = Math.floor(clock() / 1000);
+    const token = signJwt(options.jwtSecret, {
+      sub: account.uuid,
+      role: account.role,
+      iat: now,
+      exp: now + (options.jwtLifetimeSeconds ?? 8 * 3600),
+    });
+    return { access_token: token, token_type: 'bearer' };
+  });
+
+  registerNemoApi(app, {
+    db,
+    timeZone: options.timeZone,
+    authorize: guards.requireRoles('admin', 'staff'),
+  });
+  registerSyncApi(app, { db, log });
+  return app;
+}

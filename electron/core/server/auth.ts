@@ -1,0 +1,127 @@
+import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import type { Db } from '../db/open.js';
+import { nowIso } from '../util/ids.js';
+import type { Logger } from '../util/log.js';
+import { FailureLimiter } from './rateLimit.js';
+import { randomSecret, sha256, verifyJwt } from './secrets.js';
+
+export type Role = 'admin' | 'staff' | 'user';
+
+export interface Account {
+  id: number;
+  uuid: string;
+  email: string;
+  username: string;
+  role: Role;
+  is_active: number;
+}
+
+export interface Principal {
+  account: Account;
+  via: 'jwt' | 'token';
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal?: Principal;
+  }
+}
+
+/** DRF's own wording, which NEMO clients know. */
+export const DETAIL = {
+  missing: 'Authentication credentials were not provided.',
+  invalidToken: 'Invalid token.',
+  forbidden: 'You do not have permission to perform this action.',
+  throttled: 'Request was throttled.',
+} as const;
+
+export function createApiToken(db: Db, userId: number, name = ''): { id: number; token: string } {
+  const token = randomSecret(30);
+  const id = Number(
+    db
+      .prepare(
+        'INSERT INTO api_tokens (user_id, token_hash, prefix, name, created_at) VALUES (?, ?, ?, ?, ?)',
+      )
+      .run(userId, sha256(token), token.slice(0, 6), name, nowIso()).lastInsertRowid,
+  );
+  return { id, token };
+}
+
+export interface AuthDeps {
+  db: Db;
+  log: Logger;
+  jwtSecret: string;
+  clock?: () => number;
+}
+
+const ACCOUNT_COLUMNS = 'u.id, u.uuid, u.email, u.username, u.role, u.is_active';
+
+/**
+ * Resolves the Authorization header: `Bearer <jwt>` or `Token <api token>`. Returns null when
+ * there is none, 'invalid' when it names no active account.
+ */
+export function authenticate(
+  deps: AuthDeps,
+  header: string | undefined,
+): Principal | 'invalid' | null {
+  if (!header) return null;
+  const match = /^(Bearer|Token)\s+(\S+)$/i.exec(header.trim());
+  if (!match) return 'invalid';
+  const scheme = match[1].toLowerCase();
+  const credential = match[2];
+  const now = (deps.clock ?? Date.now)();
+  let account: Account | undefined;
+  if (scheme === 'bearer') {
+    const claims = verifyJwt(deps.jwtSecret, credential, Math.floor(now / 1000));
+    if (!claims) return 'invalid';
+    account = deps.db
+      .prepare(`SELECT ${ACCOUNT_COLUMNS} FROM users u WHERE u.uuid = ?`)
+      .get(claims.sub) as Account | undefined;
+  } else {
+    const hash = sha256(credential);
+    account = deps.db
+      .prepare(
+        `SELECT ${ACCOUNT_COLUMNS} FROM api_tokens t JOIN users u ON u.id = t.user_id
+         WHERE t.token_hash = ?`,
+      )
+      .get(hash) as Account | undefined;
+    if (account) {
+      deps.db.prepare('UPDATE api_tokens SET last_used_at = ? WHERE token_hash = ?').run(
+        nowIso(() => now),
+        hash,
+      );
+    }
+  }
+  if (!account || account.is_active !== 1) return 'invalid';
+  return { account, via: scheme === 'bearer' ? 'jwt' : 'token' };
+}
+
+/** Builds the preHandlers that guard routes: authentication, throttling, role check. */
+export function createGuards(deps: AuthDeps): {
+  requireRoles: (...roles: Role[]) => preHandlerAsyncHookHandler;
+  tokenFailures: FailureLimiter;
+} {
+  const tokenFailures = new FailureLimiter(20, 60_000, deps.clock);
+  const refuse = (reply: FastifyReply, status: number, detail: string): FastifyReply =>
+    reply.code(status).send({ detail });
+
+  const requireRoles =
+    (...roles: Role[]): preHandlerAsyncHookHandler =>
+    async (request: FastifyRequest, reply: FastifyReply) => {
+      const ip = request.ip;
+      if (tokenFailures.blocked(ip)) {
+        void reply.header('retry-after', String(tokenFailures.retryAfter(ip)));
+        return refuse(reply, 429, DETAIL.throttled);
+      }
+      const result = authenticate(deps, request.headers.authorization);
+      if (result === null) return refuse(reply, 401, DETAIL.missing);
+      if (result === 'invalid') {
+        const count = tokenFailures.fail(ip);
+        deps.log.warn({ ip, url: request.url, failures: count }, 'rejected credentials');
+        return refuse(reply, 401, DETAIL.invalidToken);
+      }
+      if (!roles.includes(result.account.role)) return refuse(reply, 403, DETAIL.forbidden);
+      request.principal = result;
+    };
+  return { requireRoles, tokenFailures };
+}

@@ -1,0 +1,170 @@
+/**
+ * The NEMO-compatible read API (issue 3, spec 000 Endpoints): GET /api/<resource>/ and
+ * /api/<resource>/<id>/ for users, tools, projects, reservations and usage events, with
+ * django-filter style filters, DRF's page-number pagination and ordering, and DRF's bodies.
+ */
+import type {
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  preHandlerAsyncHookHandler,
+} from 'fastify';
+import type { Db } from '../../db/open.js';
+import {
+  MESSAGES,
+  orderByOf,
+  pageNumberOf,
+  pageSizeOf,
+  parseFilters,
+  searchParamsOf,
+  type Clause,
+  type ValidationErrors,
+} from './params.js';
+import { countRows, pageIds, rowById, rowsByIds } from './queries.js';
+import { projects, reservations, tools, usageEvents, users, type Resource } from './resources.js';
+
+export interface NemoDeps {
+  db: Db;
+  /** IANA name of the server's zone: naive filter values are read in it, output carries it. */
+  timeZone: () => string;
+  /** Authenticates and authorizes; sends 401/403 itself. */
+  authorize: preHandlerAsyncHookHandler;
+}
+
+export interface Page<Json> {
+  count: number;
+  next: string | null;
+  previous: string | null;
+  results: Json[];
+}
+
+export function registerNemoApi(app: FastifyInstance, deps: NemoDeps): void {
+  registerResource(app, deps, users);
+  registerResource(app, deps, tools);
+  registerResource(app, deps, projects);
+  registerResource(app, deps, reservations);
+  registerResource(app, deps, usageEvents);
+}
+
+const DETAIL_ID_RE = /^\d{1,15}$/;
+
+function registerResource<Row extends { id: number }, Json>(
+  app: FastifyInstance,
+  deps: NemoDeps,
+  resource: Resource<Row, Json>,
+): void {
+  app.get(
+    `/api/${resource.name}/`,
+    { preHandler: deps.authorize },
+    (request, reply): Page<Json> | ValidationErrors | { detail: string } =>
+      listPage(deps, resource, request, reply),
+  );
+
+  app.get<{ Params: { id: string } }>(
+    `/api/${resource.name}/:id/`,
+    { preHandler: deps.authorize },
+    (request, reply): Json | { detail: string } => {
+      const id = request.params.id;
+      const row = DETAIL_ID_RE.test(id)
+        ? rowById<Row>(deps.db, resource.table, resource.columns, Number(id))
+        : undefined;
+      if (!row) {
+        void reply.code(404);
+        return { detail: MESSAGES.notFound };
+      }
+      return resource.serialize(row, deps.timeZone());
+    },
+  );
+}
+
+export type ListQuery =
+  | { ok: true; clauses: Clause[]; orderBy: string; pageSize: number }
+  | { ok: false; errors: ValidationErrors };
+
+/** The filters, order and page size of a list request (exported for the query-plan test). */
+export function listQueryOf<Row extends { id: number }, Json>(
+  resource: Resource<Row, Json>,
+  query: URLSearchParams,
+  timeZone: string,
+): ListQuery {
+  const filters = parseFilters(resource.filters, query, timeZone);
+  if (!filters.ok) return filters;
+  const preferIndex = filters.clauses.some((clause) => clause.preferIndex === true);
+  return {
+    ok: true,
+    clauses: filters.clauses,
+    orderBy: orderByOf(query, resource.ordering, preferIndex ? '+id' : 'id'),
+    pageSize: pageSizeOf(query),
+  };
+}
+
+function listPage<Row extends { id: number }, Json>(
+  deps: NemoDeps,
+  resource: Resource<Row, Json>,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Page<Json> | ValidationErrors | { detail: string } {
+  const query = searchParamsOf(request.url);
+  const timeZone = deps.timeZone();
+  const list = listQueryOf(resource, query, timeZone);
+  if (!list.ok) {
+    void reply.code(400);
+    return list.errors;
+  }
+  const { clauses, orderBy, pageSize } = list;
+  // One read transaction: the count and the page come from the same snapshot.
+  const found = deps.db.transaction(() => {
+    const count = countRows(deps.db, resource.table, clauses);
+    const pages = Math.max(1, Math.ceil(count / pageSize));
+    const page = pageNumberOf(query, pages);
+    if (page === null) return null;
+    const ids = pageIds(deps.db, {
+      table: resource.table,
+      clauses,
+      orderBy,
+      limit: pageSize,
+      offset: (page - 1) * pageSize,
+      count,
+    });
+    return {
+      count,
+      page,
+      pages,
+      rows: rowsByIds<Row>(deps.db, resource.table, resource.columns, ids),
+    };
+  })();
+  if (!found) {
+    void reply.code(404);
+    return { detail: MESSAGES.invalidPage };
+  }
+  const { count, page, pages, rows } = found;
+  return {
+    count,
+    next: page < pages ? pageUrl(request, query, page + 1) : null,
+    previous: page > 1 ? pageUrl(request, query, page - 1) : null,
+    results: rows.map((row) => resource.serialize(row, timeZone)),
+  };
+}
+
+/**
+ * DRF's replace_query_param / remove_query_param on the absolute request URL: the other
+ * parameters kept (sorted by name, as DRF re-encodes them), page set, or dropped for page 1.
+ */
+export function pageUrl(request: FastifyRequest, query: URLSearchParams, page: number): string {
+  const grouped = new Map<string, string[]>();
+  for (const [name, value] of query) {
+    if (name === 'page') continue;
+    const values = grouped.get(name);
+    if (values) values.push(value);
+    else grouped.set(name, [value]);
+  }
+  if (page > 1) grouped.set('page', [String(page)]);
+  const out = new URLSearchParams();
+  for (const name of [...grouped.keys()].sort()) {
+    for (const value of grouped.get(name) ?? []) out.append(name, value);
+  }
+  const at = request.url.indexOf('?');
+  const path = at < 0 ? request.url : request.url.slice(0, at);
+  const search = out.toString();
+  return `${request.protocol}://${request.host}${path}${search ? `?${search}` : ''}`;
+}

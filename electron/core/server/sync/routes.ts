@@ -1,0 +1,174 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import type { Db } from '../../db/open.js';
+import { nowIso } from '../../util/ids.js';
+import type { Logger } from '../../util/log.js';
+import {
+  MAX_PUSH_BATCH,
+  MAX_WAIT_SECONDS,
+  SYNC_CHANGES_PATH,
+  SYNC_PUSH_PATH,
+  type FacilityDelta,
+  type PushRecord,
+} from '../../sync/protocol.js';
+import { FailureLimiter } from '../rateLimit.js';
+import { sha256 } from '../secrets.js';
+import { facilityDelta, latestChange, type StationAccount } from './export.js';
+import { ingestBatch } from './ingest.js';
+
+export interface SyncApiDeps {
+  db: Db;
+  log: Logger;
+  /** How often a held long-poll looks for new changes (other processes may write them). */
+  pollMs?: number;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    station?: StationAccount;
+  }
+}
+
+const pushBody = z.object({
+  records: z
+    .array(
+      z.object({
+        id: z.number().int().positive(),
+        kind: z.string(),
+        uuid: z.string().min(1).max(64),
+        payload: z.record(z.string(), z.unknown()),
+      }),
+    )
+    .max(MAX_PUSH_BATCH),
+});
+
+const changesQuery = z.object({
+  cursor: z.coerce.number().int().min(0).default(0),
+  wait: z.coerce.number().min(0).max(MAX_WAIT_SECONDS).default(0),
+});
+
+/**
+ * Held long-polls: one timer checks the change log while any is waiting, and wakes those whose
+ * cursor is behind. Changes may come from this process or another (`labstation import`).
+ */
+class ChangeWaiters {
+  private readonly waiters = new Set<{ cursor: number; wake: () => void }>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly db: Db,
+    private readonly pollMs: number,
+  ) {}
+
+  wait(cursor: number, ms: number, signal: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      const waiter = { cursor, wake: () => done() };
+      const timeout = setTimeout(() => done(), ms);
+      const done = (): void => {
+        clearTimeout(timeout);
+        signal.removeEventListener('abort', done);
+        this.waiters.delete(waiter);
+        if (this.waiters.size === 0 && this.timer) {
+          clearInterval(this.timer);
+          this.timer = undefined;
+        }
+        resolve();
+      };
+      signal.addEventListener('abort', done);
+      this.waiters.add(waiter);
+      this.timer ??= setInterval(() => this.check(), this.pollMs);
+    });
+  }
+
+  private check(): void {
+    const latest = latestChange(this.db);
+    for (const waiter of [...this.waiters]) if (latest > waiter.cursor) waiter.wake();
+  }
+
+  wakeAll(): void {
+    for (const waiter of [...this.waiters]) waiter.wake();
+  }
+}
+
+/**
+ * The sync API stations speak to (see electron/core/sync/protocol.ts): authenticated by the
+ * station key, `Authorization: Station <key>`.
+ */
+export function registerSyncApi(app: FastifyInstance, deps: SyncApiDeps): void {
+  const { db, log } = deps;
+  const failures = new FailureLimiter(20, 60_000);
+  const waiters = new ChangeWaiters(db, deps.pollMs ?? 250);
+  app.addHook('preClose', (done) => {
+    waiters.wakeAll();
+    done();
+  });
+
+  const authenticate = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    const ip = request.ip;
+    if (failures.blocked(ip)) {
+      void reply.header('retry-after', String(failures.retryAfter(ip)));
+      return reply.code(429).send({ detail: 'Request was throttled.' });
+    }
+    const match = /^Station\s+(\S+)$/i.exec(request.headers.authorization?.trim() ?? '');
+    if (!match) {
+      return reply
+        .code(401)
+        .send({ detail: 'Station key required: Authorization: Station <key>.' });
+    }
+    const station = db
+      .prepare('SELECT id, uuid, name, tool_id, enabled FROM stations WHERE key_hash = ?')
+      .get(sha256(match[1])) as (StationAccount & { enabled: number }) | undefined;
+    if (!station || station.enabled !== 1) {
+      const count = failures.fail(ip);
+      log.warn({ ip, url: request.url, failures: count }, 'rejected station key');
+      return reply
+        .code(401)
+        .send({ detail: station ? 'This station is disabled.' : 'Invalid station key.' });
+    }
+    db.prepare('UPDATE stations SET last_seen_at = ? WHERE id = ?').run(nowIso(), station.id);
+    request.station = {
+      id: station.id,
+      uuid: station.uuid,
+      name: station.name,
+      tool_id: station.tool_id,
+    };
+  };
+
+  app.post(SYNC_PUSH_PATH, { preHandler: authenticate }, (request, reply) => {
+    const parsed = pushBody.safeParse(request.body);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      return reply
+        .code(400)
+        .send({ detail: `${issue?.path.join('.') || 'body'}: ${issue?.message ?? 'invalid'}` });
+    }
+    const records = parsed.data.records as PushRecord[];
+    const station = request.station!;
+    const result = ingestBatch(db, station.id, records);
+    if (result.error) {
+      log.warn({ station: station.name, error: result.error }, 'sync push: record refused');
+    }
+    return result;
+  });
+
+  app.get(SYNC_CHANGES_PATH, { preHandler: authenticate }, async (request, reply) => {
+    const parsed = changesQuery.safeParse(request.query);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      return reply.code(400).send({ [String(issue?.path[0] ?? 'query')]: [issue?.message] });
+    }
+    const { cursor, wait } = parsed.data;
+    if (wait > 0 && cursor > 0 && latestChange(db) === cursor) {
+      const aborted = new AbortController();
+      reply.raw.once('close', () => aborted.abort());
+      await waiters.wait(cursor, wait * 1000, aborted.signal);
+      if (aborted.signal.aborted && reply.raw.destroyed) return reply;
+    }
+    // Re-read the station: its tool may have changed while the request waited.
+    const station = db
+      .prepare('SELECT id, uuid, name, tool_id FROM stations WHERE id = ?')
+      .get(request.station!.id) as StationAccount;
+    const delta: FacilityDelta = facilityDelta(db, station, cursor);
+    return delta;
+  });
+}

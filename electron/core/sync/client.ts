@@ -1,0 +1,339 @@
+import axios, { type AxiosInstance } from 'axios';
+import type { CoreEvent } from '../../../shared/api.js';
+import type { Station } from '../station/station.js';
+import { AppError } from '../util/errors.js';
+import { failpoint } from '../util/failpoint.js';
+import { nowIso } from '../util/ids.js';
+import { applyDelta, syncCursor } from './apply.js';
+import { Backoff } from './backoff.js';
+import {
+  SYNC_CHANGES_PATH,
+  SYNC_PUSH_PATH,
+  type FacilityDelta,
+  type PushKind,
+  type PushRecord,
+  type PushResult,
+} from './protocol.js';
+
+export interface SyncState {
+  /** The last exchange with the server succeeded. */
+  online: boolean;
+  lastSyncAt: string | null;
+  /** Outbox rows not yet acknowledged by the server. */
+  waiting: number;
+  lastError: string | null;
+}
+
+export interface SyncClientOptions {
+  station: Station;
+  /** The server's base URL, e.g. http://server:8080/ */
+  server: string;
+  key: string;
+  batchSize?: number;
+  /** Push check when nothing nudged it (ms). */
+  tickMs?: number;
+  /** How long the server may hold a pull (s). */
+  waitSeconds?: number;
+  backoffBaseMs?: number;
+  backoffCapMs?: number;
+}
+
+function describe(error: unknown): { message: string; reachable: boolean } {
+  if (axios.isAxiosError(error)) {
+    const status = error.response?.status;
+    if (status !== undefined) {
+      const detail = (error.response?.data as { detail?: unknown } | undefined)?.detail;
+      const text = typeof detail === 'string' ? detail : error.message;
+      return { message: `server answered ${status}: ${text}`, reachable: status < 500 };
+    }
+    return { message: `server unreachable: ${error.code ?? error.message}`, reachable: false };
+  }
+  return { message: error instanceof Error ? error.message : String(error), reachable: true };
+}
+
+/**
+ * The station's side of sync: pushes the outbox in id order (deleting exactly the rows the
+ * server acknowledged, only after its answer), and keeps a long-poll open for config changes.
+ * Both retry with exponential backoff while the server is unreachable; the station keeps
+ * working on its own database meanwhile.
+ */
+export class SyncClient {
+  private readonly http: AxiosInstance;
+  private readonly abort = new AbortController();
+  private readonly pushBackoff: Backoff;
+  private readonly pullBackoff: Backoff;
+  private readonly batchSize: number;
+  private readonly tickMs: number;
+  private readonly waitSeconds: number;
+  private stopped = false;
+  private pushing: Promise<void> | null = null;
+  private pushAgain = false;
+  private pushTimer: NodeJS.Timeout | undefined;
+  private pullLoop: Promise<void> | null = null;
+  private pushError: string | null = null;
+  private pullError: string | null = null;
+  private online = false;
+  private lastSyncAt: string | null = null;
+  private waitingCache = 0;
+  private pulledOnce = false;
+  private readonly pulledListeners = new Set<() => void>();
+  private readonly onEvent = (event: CoreEvent): void => {
+    if (event.type === 'usage.changed' || event.type === 'tool.changed') this.nudge();
+  };
+
+  constructor(private readonly options: SyncClientOptions) {
+    const base = options.server.endsWith('/') ? options.server.slice(0, -1) : options.server;
+    this.http = axios.create({
+      baseURL: base,
+      headers: { authorization: `Station ${options.key}` },
+      timeout: 20_000,
+      // Redirects would carry the key elsewhere.
+      maxRedirects: 0,
+    });
+    this.batchSize = options.batchSize ?? 100;
+    this.tickMs = options.tickMs ?? 5_000;
+    this.waitSeconds = options.waitSeconds ?? 25;
+    // The cap may be lowered from the environment (tests, or a site that wants faster retries).
+    const cap =
+      options.backoffCapMs ?? (Number(process.env.LABSTATION_SYNC_BACKOFF_CAP_MS) || 30_000);
+    this.pushBackoff = new Backoff(options.backoffBaseMs ?? 500, cap);
+    this.pullBackoff = new Backoff(options.backoffBaseMs ?? 500, cap);
+  }
+
+  private get db(): Station['db'] {
+    return this.options.station.db;
+  }
+
+  private get log(): Station['log'] {
+    return this.options.station.log;
+  }
+
+  start(): void {
+    this.options.station.events.on('event', this.onEvent);
+    this.pullLoop = this.runPullLoop();
+    this.nudge();
+  }
+
+  get state(): SyncState {
+    if (!this.stopped) {
+      this.waitingCache = this.db.prepare('SELECT count(*) FROM outbox').pluck().get() as number;
+    }
+    return {
+      online: this.online,
+      lastSyncAt: this.lastSyncAt,
+      waiting: this.waitingCache,
+      lastError: this.pushError ?? this.pullError,
+    };
+  }
+
+  /** Resolves once a pull succeeded; rejects after `timeoutMs` without one. */
+  firstPull(timeoutMs: number): Promise<void> {
+    if (this.pulledOnce) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pulledListeners.delete(done);
+        reject(
+          new AppError(
+            'bad_request',
+            `this station has no tool yet and could not get its facility from ${this.options.server}: ` +
+              `${this.pullError ?? 'no answer'}`,
+          ),
+        );
+      }, timeoutMs);
+      const done = (): void => {
+        clearTimeout(timer);
+        resolve();
+      };
+      this.pulledListeners.add(done);
+    });
+  }
+
+  /** Pushes soon: called after each outbox write (through the station's events) and on a tick. */
+  nudge(): void {
+    if (this.stopped) return;
+    if (this.pushing) {
+      this.pushAgain = true;
+      return;
+    }
+    clearTimeout(this.pushTimer);
+    this.pushTimer = undefined;
+    this.pushing = this.pushAll().finally(() => {
+      this.pushing = null;
+      if (this.pushAgain && !this.stopped) {
+        this.pushAgain = false;
+        this.nudge();
+      }
+    });
+  }
+
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.waitingCache = this.state.waiting; // kept for readers after the database closes
+    this.stopped = true;
+    this.options.station.events.off('event', this.onEvent);
+    clearTimeout(this.pushTimer);
+    this.abort.abort();
+    await Promise.allSettled([this.pushing, this.pullLoop]);
+  }
+
+  private schedulePush(ms: number): void {
+    if (this.stopped) return;
+    clearTimeout(this.pushTimer);
+    this.pushTimer = setTimeout(() => this.nudge(), ms);
+    this.pushTimer.unref();
+  }
+
+  private succeeded(): void {
+    this.online = true;
+    this.lastSyncAt = nowIso();
+  }
+
+  private failed(kind: 'push' | 'pull', error: unknown): void {
+    const { message, reachable } = describe(error);
+    if (!reachable || message.startsWith('server answered 401')) this.online = false;
+    if (kind === 'push') this.pushError = message;
+    else this.pullError = message;
+  }
+
+  private async pushAll(): Promise<void> {
+    try {
+      for (;;) {
+        if (this.stopped) return;
+        const rows = this.db
+          .prepare('SELECT id, kind, record_uuid, payload FROM outbox ORDER BY id LIMIT ?')
+          .all(this.batchSize) as {
+          id: number;
+          kind: PushKind;
+          record_uuid: string;
+          payload: string;
+        }[];
+        if (rows.length === 0) {
+          this.pushError = null;
+          this.pushBackoff.reset();
+          this.schedulePush(this.tickMs);
+          return;
+        }
+        const records: PushRecord[] = rows.map((r) => ({
+          id: r.id,
+          kind: r.kind,
+          uuid: r.record_uuid,
+          payload: JSON.parse(r.payload) as Record<string, unknown>,
+        }));
+        const { data } = await this.http.post<PushResult>(
+          SYNC_PUSH_PATH,
+          { records },
+          { signal: this.abort.signal },
+        );
+        if (this.stopped) return;
+        this.succeeded();
+        failpoint('sync.push.before-ack');
+        const sent = new Set(rows.map((r) => r.id));
+        const acked = (Array.isArray(data.acked) ? data.acked : []).filter((id) => sent.has(id));
+        const remove = this.db.prepare('DELETE FROM outbox WHERE id = ?');
+        this.db.transaction(() => {
+          for (const id of acked) remove.run(id);
+        })();
+        for (const id of data.stale ?? []) {
+          const row = rows.find((r) => r.id === id);
+          this.log.warn(
+            { kind: row?.kind, uuid: row?.record_uuid },
+            'sync: the server holds a newer version of this record; the older one was dropped',
+          );
+        }
+        if (data.error) {
+          this.pushError = `${data.error.kind} ${data.error.uuid} refused: ${data.error.detail}`;
+          this.log.warn(
+            { error: data.error },
+            'sync: the server refused a record; it stays queued',
+          );
+          this.schedulePush(this.pushBackoff.fail());
+          return;
+        }
+        if (acked.length === 0) {
+          this.pushError = 'the server acknowledged nothing';
+          this.schedulePush(this.pushBackoff.fail());
+          return;
+        }
+        this.pushError = null;
+        this.pushBackoff.reset();
+      }
+    } catch (error) {
+      if (this.stopped) return;
+      this.failed('push', error);
+      const delay = this.pushBackoff.fail();
+      this.log.debug({ err: describe(error).message, retryInMs: delay }, 'sync: push failed');
+      this.schedulePush(delay);
+    }
+  }
+
+  private async runPullLoop(): Promise<void> {
+    while (!this.stopped) {
+      try {
+        const cursor = syncCursor(this.db);
+        const wait = cursor > 0 ? this.waitSeconds : 0;
+        const { data } = await this.http.get<FacilityDelta>(SYNC_CHANGES_PATH, {
+          params: { cursor, wait },
+          timeout: (wait + 15) * 1000,
+          signal: this.abort.signal,
+        });
+        if (this.stopped) return;
+        const wasOnline = this.online;
+        const summary = applyDelta(this.db, data);
+        this.succeeded();
+        this.pullError = null;
+        this.pullBackoff.reset();
+        if (!this.pulledOnce) {
+          this.pulledOnce = true;
+          for (const listener of [...this.pulledListeners]) listener();
+          this.pulledListeners.clear();
+        }
+        if (summary.changed) {
+          this.log.info({ cursor: summary.cursor }, 'sync: facility updated from the server');
+          const tool = summary.tool ?? this.options.station.stationTool;
+          if (tool !== null) this.options.station.emit({ type: 'tool.changed', tool });
+        }
+        // Back in touch after an outage: push what waited rather than at the next retry.
+        if (!wasOnline) this.nudge();
+      } catch (error) {
+        if (this.stopped) return;
+        this.failed('pull', error);
+        const delay = this.pullBackoff.fail();
+        this.log.debug({ err: describe(error).message, retryInMs: delay }, 'sync: pull failed');
+        await this.sleep(delay);
+      }
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const signal = this.abort.signal;
+      const timer = setTimeout(done, ms);
+      function done(): void {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        resolve();
+      }
+      signal.addEventListener('abort', done);
+    });
+  }
+}
+
+/**
+ * Starts syncing a station with its server. A station without a tool yet (an empty data dir)
+ * waits for its first pull, which brings its facility and the tool the server registered it for.
+ */
+export async function startSync(
+  options: SyncClientOptions & { firstPullTimeoutMs?: number },
+): Promise<SyncClient> {
+  const client = new SyncClient(options);
+  client.start();
+  if (options.station.stationTool === null) {
+    try {
+      await client.firstPull(options.firstPullTimeoutMs ?? 60_000);
+    } catch (error) {
+      await client.stop();
+      throw error;
+    }
+  }
+  return client;
+}

@@ -1,0 +1,93 @@
+/**
+ * The station <-> server sync protocol, shared by the client (electron/core/sync) and the
+ * server routes (electron/core/server/sync). Every request carries `Authorization: Station <key>`.
+ *
+ * Pull (server -> station), config as deltas since a cursor:
+ *   GET /sync/changes?cursor=N[&wait=S]  ->  FacilityDelta
+ *   With `wait`, the server holds the request up to S seconds (at most 30) until something
+ *   newer than N exists, then answers; with nothing new it answers an empty delta, same cursor.
+ *   Cursor 0 (or a cursor the server never issued) gets everything, with `full: true`.
+ *
+ * Push (station -> server), the outbox rows in id order:
+ *   POST /sync/push  { records: PushRecord[] }  ->  PushResult
+ *   One transaction per batch; records are upserted by uuid, so a resend changes nothing. The
+ *   first record that cannot be stored stops the batch: those before it are acknowledged, it is
+ *   reported in `error`, and the station resends it (and what follows) later.
+ */
+
+export const SYNC_PUSH_PATH = '/sync/push';
+export const SYNC_CHANGES_PATH = '/sync/changes';
+export const MAX_PUSH_BATCH = 500;
+export const MAX_WAIT_SECONDS = 30;
+
+export type PushKind = 'usage_event' | 'problem_report' | 'consumable_withdrawal';
+
+export interface PushRecord {
+  /** The station's outbox row id: what the answer acknowledges. */
+  id: number;
+  kind: PushKind;
+  uuid: string;
+  payload: Record<string, unknown>;
+}
+
+export interface PushError {
+  id: number;
+  kind: string;
+  uuid: string;
+  /** unknown_reference | invalid | forbidden | conflict */
+  code: string;
+  detail: string;
+}
+
+export interface PushResult {
+  /** Outbox ids the server has stored (or already had): the station deletes exactly these. */
+  acked: number[];
+  /** Among `acked`: older versions than what the server holds, rejected rather than merged. */
+  stale: number[];
+  error: PushError | null;
+}
+
+export interface SyncUser {
+  uuid: string;
+  username: string;
+  email: string;
+  first_name: string;
+  last_name: string;
+  badge_number: string | null;
+  pin_hash: string | null;
+  is_staff: boolean;
+  is_active: boolean;
+  /** Uuids of the user's projects and of the tools the user is qualified for (complete lists). */
+  projects: string[];
+  qualified_tools: string[];
+}
+
+export interface SyncProject {
+  uuid: string;
+  name: string;
+  application_identifier: string;
+  active: boolean;
+}
+
+export interface SyncTool {
+  uuid: string;
+  name: string;
+  /** The question lists as the server stores them (JSON text). */
+  pre_usage_questions: string;
+  post_usage_questions: string;
+  category: string;
+  operational: boolean;
+  visible: boolean;
+}
+
+export interface FacilityDelta {
+  cursor: number;
+  /** True when this delta holds the whole facility (first pull, or a reset cursor). */
+  full: boolean;
+  station: { uuid: string; name: string; tool: string | null };
+  users: SyncUser[];
+  projects: SyncProject[];
+  tools: SyncTool[];
+  /** Uuids of records deleted on the server since the cursor. */
+  deleted: { users: string[]; projects: string[]; tools: string[] };
+}

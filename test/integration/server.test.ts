@@ -1,0 +1,262 @@
+/**
+ * Server mode as its users meet it: `labstation serve`, the admin commands, login, both
+ * authentication schemes, and the role matrix on the NEMO-compatible API.
+ */
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { facilityBundle } from '../fixtures/facility.js';
+import { runCli, startServer, tempDir, writeJson, type ServerProcess } from './helpers.js';
+
+const ADMIN = { email: 'admin@example.org', password: 'correct horse battery' };
+let dataDir: string;
+let server: ServerProcess;
+
+function lastLine(text: string): string {
+  return text.trim().split('\n').pop()!;
+}
+
+async function login(email: string, password: string): Promise<Response> {
+  return fetch(`${server.url}auth/jwt/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ username: email, password }).toString(),
+  });
+}
+
+async function get(
+  path: string,
+  authorization?: string,
+): Promise<{ status: number; body: unknown }> {
+  const res = await fetch(`${server.url}${path}`, {
+    headers: authorization ? { authorization } : {},
+  });
+  return { status: res.status, body: await res.json() };
+}
+
+beforeAll(async () => {
+  dataDir = join(tempDir(), 'server');
+  const server_bundle = { ...facilityBundle() } as Record<string, unknown>;
+  delete server_bundle.station;
+  const users = server_bundle.users as Record<string, unknown>[];
+  users[2] = { ...users[2], email: 'sam@example.org', password: 'staff password 1', role: 'staff' };
+  users[0] = { ...users[0], email: 'alice@example.org', password: 'alice password 1' };
+  const imported = await runCli([
+    'import',
+    '--data',
+    dataDir,
+    writeJson(tempDir(), 'b.json', server_bundle),
+  ]);
+  expect(imported.stderr).toBe('');
+  expect(imported.code).toBe(0);
+  server = await startServer(dataDir, {
+    LABSTATION_ADMIN_EMAIL: ADMIN.email,
+    LABSTATION_ADMIN_PASSWORD: ADMIN.password,
+  });
+});
+
+afterAll(async () => {
+  await server?.stop();
+});
+
+describe('labstation serve', () => {
+  it('answers /health, and makes the first admin from the environment', async () => {
+    expect(await get('health')).toEqual({ status: 200, body: { status: 'ok', role: 'server' } });
+    const res = await login(ADMIN.email, ADMIN.password);
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { access_token: string; token_type: string };
+    expect(body.token_type).toBe('bearer');
+    expect(body.access_token.split('.')).toHaveLength(3);
+  });
+
+  it('login: bad credentials 400 LOGIN_BAD_CREDENTIALS, missing fields 422 naming them', async () => {
+    const bad = await login(ADMIN.email, 'wrong password');
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toEqual({ detail: 'LOGIN_BAD_CREDENTIALS' });
+    const unknown = await login('nobody@example.org', 'whatever 123');
+    expect(await unknown.json()).toEqual({ detail: 'LOGIN_BAD_CREDENTIALS' });
+    const missing = await fetch(`${server.url}auth/jwt/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'username=x',
+    });
+    expect(missing.status).toBe(422);
+    expect(await missing.json()).toEqual({
+      detail: [{ loc: ['body', 'password'], msg: 'Field required', type: 'missing' }],
+    });
+  });
+
+  it('role matrix on the NEMO API, with JWT and API tokens', async () => {
+    const jwt = async (email: string, password: string): Promise<string> =>
+      `Bearer ${((await (await login(email, password)).json()) as { access_token: string }).access_token}`;
+    const adminJwt = await jwt(ADMIN.email, ADMIN.password);
+    const staffJwt = await jwt('sam@example.org', 'staff password 1');
+    const userJwt = await jwt('alice@example.org', 'alice password 1');
+
+    const made = await runCli([
+      'admin',
+      'token',
+      'create',
+      '--data',
+      dataDir,
+      '--user',
+      'sam@example.org',
+    ]);
+    expect(made.code).toBe(0);
+    const staffToken = `Token ${lastLine(made.stdout)}`;
+    const userToken = `Token ${lastLine((await runCli(['admin', 'token', 'create', '--data', dataDir, '--user', 'alice@example.org'])).stdout)}`;
+
+    for (const path of [
+      'api/usage_events/',
+      'api/users/',
+      'api/tools/',
+      'api/projects/',
+      'api/reservations/',
+    ]) {
+      expect(await get(path), path).toEqual({
+        status: 401,
+        body: { detail: 'Authentication credentials were not provided.' },
+      });
+      expect(await get(path, 'Token not-a-real-token'), path).toEqual({
+        status: 401,
+        body: { detail: 'Invalid token.' },
+      });
+      expect((await get(path, 'Bearer a.b.c')).status, path).toBe(401);
+      for (const auth of [userJwt, userToken]) {
+        expect(await get(path, auth), path).toEqual({
+          status: 403,
+          body: { detail: 'You do not have permission to perform this action.' },
+        });
+      }
+      for (const auth of [adminJwt, staffJwt, staffToken]) {
+        expect((await get(path, auth)).status, path).toBe(200);
+      }
+    }
+    const users = (await get('api/users/', staffToken)).body as {
+      results: Record<string, unknown>[];
+    };
+    expect(JSON.stringify(users)).not.toMatch(/argon2|pin_hash|password/);
+  });
+});
+
+describe('labstation admin', () => {
+  it('creates users, refusing weak passwords and taken e-mails with the field named', async () => {
+    const ok = await runCli([
+      'admin',
+      'user',
+      'create',
+      '--data',
+      dataDir,
+      '--email',
+      'eve@example.org',
+      '--password',
+      'a long password',
+      '--role',
+      'staff',
+    ]);
+    expect(ok.code).toBe(0);
+    expect((await login('eve@example.org', 'a long password')).status).toBe(200);
+    const weak = await runCli([
+      'admin',
+      'user',
+      'create',
+      '--data',
+      dataDir,
+      '--email',
+      'x@example.org',
+      '--password',
+      'short',
+    ]);
+    expect(weak.code).toBe(1);
+    expect(weak.stderr).toMatch(/password: must be at least 10 characters/);
+    const taken = await runCli([
+      'admin',
+      'user',
+      'create',
+      '--data',
+      dataDir,
+      '--email',
+      'eve@example.org',
+      '--password',
+      'another password',
+      '--username',
+      'eve2',
+    ]);
+    expect(taken.code).toBe(1);
+    expect(taken.stderr).toMatch(/email: eve@example.org is taken/);
+    const role = await runCli([
+      'admin',
+      'user',
+      'create',
+      '--data',
+      dataDir,
+      '--email',
+      'y@example.org',
+      '--password',
+      'a long password',
+      '--role',
+      'root',
+    ]);
+    expect(role.code).toBe(2);
+  });
+
+  it('registers a station for a tool and prints its key on the last line', async () => {
+    const made = await runCli([
+      'admin',
+      'station',
+      'create',
+      '--data',
+      dataDir,
+      '--name',
+      'sem-pc',
+      '--tool',
+      'SEM',
+    ]);
+    expect(made.code).toBe(0);
+    expect(lastLine(made.stdout)).toMatch(/^[A-Za-z0-9_-]{40,}$/);
+    const again = await runCli([
+      'admin',
+      'station',
+      'create',
+      '--data',
+      dataDir,
+      '--name',
+      'sem-pc',
+      '--tool',
+      'SEM',
+    ]);
+    expect(again.code).toBe(1);
+    const noTool = await runCli([
+      'admin',
+      'station',
+      'create',
+      '--data',
+      dataDir,
+      '--name',
+      'x',
+      '--tool',
+      'Nope',
+    ]);
+    expect(noTool.stderr).toMatch(/tool: no tool named "Nope"/);
+  });
+
+  it('keeps station and server data apart', async () => {
+    const refused = await runCli(['station', '--data', dataDir]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/holds a server's data/);
+    const stationBundle = writeJson(tempDir(), 's.json', facilityBundle());
+    const importStation = await runCli(['import', '--data', dataDir, stationBundle]);
+    expect(importStation.code).toBe(1);
+    expect(importStation.stderr).toMatch(/station: this data dir belongs to a server/);
+  });
+});
+
+describe('login throttling', () => {
+  it('refuses an address after ten failed logins in a row', async () => {
+    let last = 0;
+    for (let i = 0; i < 11; i++) last = (await login('sam@example.org', `wrong ${i}`)).status;
+    expect(last).toBe(429);
+    const stillRefused = await login('sam@example.org', 'staff password 1');
+    expect(stillRefused.status).toBe(429);
+    expect(stillRefused.headers.get('retry-after')).toMatch(/^\d+$/);
+  });
+});

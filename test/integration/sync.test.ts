@@ -1,0 +1,463 @@
+/**
+ * Station <-> server sync with real processes on loopback: a `labstation serve`, stations
+ * started with `--server URL --key KEY` on empty data dirs, a TCP proxy that cuts connections
+ * mid-request, and a station killed between the server's answer and its own acknowledgement.
+ */
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { facilityBundle, goodPreAnswers } from '../fixtures/facility.js';
+import { startFaultProxy, type FaultProxy } from './faultProxy.js';
+import {
+  runCli,
+  startServer,
+  startStation,
+  tempDir,
+  writeJson,
+  type ServerProcess,
+  type StationProcess,
+} from './helpers.js';
+
+const FAST = { LABSTATION_SYNC_BACKOFF_CAP_MS: '1500' };
+
+let serverDir: string;
+let server: ServerProcess;
+let serverDb: Database.Database;
+const running = new Set<StationProcess>();
+const proxies = new Set<FaultProxy>();
+
+function lastLine(text: string): string {
+  return text.trim().split('\n').pop()!;
+}
+
+function serverBundle(): Record<string, unknown> {
+  const bundle = facilityBundle();
+  delete bundle.station;
+  const users = bundle.users as Record<string, unknown>[];
+  users[2] = { ...users[2], email: 'sam@example.org', password: 'staff password 1', role: 'staff' };
+  return bundle;
+}
+
+async function importIntoServer(bundle: Record<string, unknown>): Promise<void> {
+  const result = await runCli([
+    'import',
+    '--data',
+    serverDir,
+    writeJson(tempDir(), 'b.json', bundle),
+  ]);
+  expect(result.stderr).toBe('');
+  expect(result.code).toBe(0);
+}
+
+async function registerStation(name: string): Promise<string> {
+  const made = await runCli([
+    'admin',
+    'station',
+    'create',
+    '--data',
+    serverDir,
+    '--name',
+    name,
+    '--tool',
+    'SEM',
+  ]);
+  expect(made.code).toBe(0);
+  return lastLine(made.stdout);
+}
+
+async function launch(
+  dir: string,
+  url: string,
+  key: string,
+  env: NodeJS.ProcessEnv = {},
+): Promise<StationProcess> {
+  const st = await startStation(dir, { ...FAST, ...env }, ['--server', url, '--key', key]);
+  running.add(st);
+  return st;
+}
+
+async function stop(st: StationProcess): Promise<void> {
+  await st.stop();
+  running.delete(st);
+}
+
+/** Polls until `check` returns a value other than undefined; fails after `ms`. */
+async function waitFor<T>(
+  what: string,
+  check: () => T | undefined | Promise<T | undefined>,
+  ms = 15_000,
+): Promise<T> {
+  const until = Date.now() + ms;
+  let last: Error | undefined;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value !== undefined) return value;
+    } catch (error) {
+      last = error instanceof Error ? error : new Error(String(error));
+    }
+    if (Date.now() > until)
+      throw new Error(`timed out waiting for ${what}${last ? `: ${last.message}` : ''}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+function openReadonly(dir: string): Database.Database {
+  return new Database(join(dir, 'labstation.db'), { readonly: true, fileMustExist: true });
+}
+
+interface EventRow {
+  uuid: string;
+  start: string;
+  end: string | null;
+  pre_run_data: string;
+  run_data: string;
+  version: number;
+}
+
+const EVENT_COLUMNS = 'uuid, start, "end", pre_run_data, run_data, version';
+
+function serverEvent(uuid: string): (EventRow & { station_id: number }) | undefined {
+  return serverDb
+    .prepare(`SELECT ${EVENT_COLUMNS}, station_id FROM usage_events WHERE uuid = ?`)
+    .get(uuid) as (EventRow & { station_id: number }) | undefined;
+}
+
+function outboxCount(dir: string): number {
+  const db = openReadonly(dir);
+  try {
+    return db.prepare('SELECT count(*) FROM outbox').pluck().get() as number;
+  } finally {
+    db.close();
+  }
+}
+
+function stationEvents(dir: string): EventRow[] {
+  const db = openReadonly(dir);
+  try {
+    return db
+      .prepare(`SELECT ${EVENT_COLUMNS} FROM usage_events ORDER BY uuid`)
+      .all() as EventRow[];
+  } finally {
+    db.close();
+  }
+}
+
+async function ok(
+  st: StationProcess,
+  name: string,
+  args: unknown,
+): Promise<Record<string, unknown>> {
+  const res = await st.rpc(name, args);
+  expect(res.status, `${name}: ${JSON.stringify(res.body)}`).toBe(200);
+  return res.body as Record<string, unknown>;
+}
+
+async function enable(st: StationProcess): Promise<string> {
+  const body = await ok(st, 'toolControl.enable', {
+    tool: 'SEM',
+    project: 'Cathodes',
+    answers: goodPreAnswers,
+  });
+  return (body.usage as { uuid: string }).uuid;
+}
+
+async function disable(st: StationProcess, notes?: string): Promise<void> {
+  await ok(st, 'toolControl.disable', {
+    tool: 'SEM',
+    answers: notes === undefined ? { problem: 'No' } : { problem: 'No', notes },
+  });
+}
+
+async function push(key: string, records: unknown[]): Promise<{ status: number; body: unknown }> {
+  const res = await fetch(`${server.url}sync/push`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Station ${key}` },
+    body: JSON.stringify({ records }),
+  });
+  return { status: res.status, body: await res.json() };
+}
+
+beforeAll(async () => {
+  serverDir = join(tempDir(), 'server');
+  await importIntoServer(serverBundle());
+  server = await startServer(serverDir);
+  serverDb = openReadonly(serverDir);
+});
+
+afterAll(async () => {
+  await Promise.allSettled([...running].map((st) => st.stop()));
+  await Promise.allSettled([...proxies].map((p) => p.close()));
+  serverDb?.close();
+  await server?.stop();
+});
+
+describe('station sync', () => {
+  let keyA: string;
+
+  it('refuses a missing or wrong station key with 401 and a detail', async () => {
+    keyA = await registerStation('sem-a');
+    for (const authorization of [undefined, 'Station not-a-key', `Token ${keyA}`]) {
+      const res = await fetch(`${server.url}sync/changes?cursor=0`, {
+        headers: authorization ? { authorization } : {},
+      });
+      expect(res.status).toBe(401);
+      expect(await res.json()).toMatchObject({ detail: expect.any(String) as string });
+    }
+    const good = await fetch(`${server.url}sync/changes?cursor=0`, {
+      headers: { authorization: `Station ${keyA}` },
+    });
+    expect(good.status).toBe(200);
+    expect(await good.json()).toMatchObject({
+      full: true,
+      station: { name: 'sem-a', tool: 'SEM' },
+    });
+    const seen = serverDb
+      .prepare("SELECT last_seen_at FROM stations WHERE name = 'sem-a'")
+      .pluck()
+      .get();
+    expect(seen).toEqual(expect.any(String));
+  });
+
+  it('an empty station gets its facility from the server; usage shows there while active, then ends', async () => {
+    const dir = join(tempDir(), 'station-a');
+    const st = await launch(dir, server.url, keyA);
+    const info = await ok(st, 'station.info', {});
+    expect(info.tool).toBe('SEM');
+    const status = await ok(st, 'toolControl.status', { tool: 'SEM' });
+    expect(status).toMatchObject({ state: 'idle', tool: { name: 'SEM' } });
+    // The station holds the server's uuids for what it received.
+    const local = openReadonly(dir);
+    const serverUuids = serverDb.prepare('SELECT uuid FROM users ORDER BY uuid').pluck().all();
+    expect(local.prepare('SELECT uuid FROM users ORDER BY uuid').pluck().all()).toEqual(
+      serverUuids,
+    );
+    local.close();
+
+    // The PIN hash came from the server: alice logs on with her PIN.
+    await ok(st, 'session.logon', { login: 'alice', pin: '1234' });
+    expect((await st.rpc('session.logon', { login: 'alice', pin: '0000' })).status).not.toBe(200);
+    await ok(st, 'session.logon', { login: '100200', pin: '1234' });
+    const uuid = await enable(st);
+    const active = await waitFor('the active usage on the server', () => serverEvent(uuid), 5_000);
+    expect(active.end).toBeNull();
+    expect(active.pre_run_data).toBe(stationEvents(dir).find((e) => e.uuid === uuid)!.pre_run_data);
+
+    await disable(st, 'all good');
+    const ended = await waitFor(
+      'the end of the usage on the server',
+      () => (serverEvent(uuid)?.end ? serverEvent(uuid) : undefined),
+      5_000,
+    );
+    const mine = stationEvents(dir).find((e) => e.uuid === uuid)!;
+    expect(ended).toMatchObject({ ...mine });
+    const withdrawals = serverDb
+      .prepare(
+        `SELECT w.consumable, w.quantity FROM consumable_withdrawals w
+         JOIN usage_events e ON e.id = w.usage_event_id WHERE e.uuid = ? ORDER BY w.quantity`,
+      )
+      .all(uuid);
+    expect(withdrawals).toEqual([
+      { consumable: 'SEM stub', quantity: 2 },
+      { consumable: 'SEM stub', quantity: 3 },
+    ]);
+    await waitFor('an empty outbox', () => (outboxCount(dir) === 0 ? true : undefined));
+    await stop(st);
+  });
+
+  it('push is idempotent, rejects stale versions, and stops a batch at an unknown reference', async () => {
+    const row = serverDb
+      .prepare(
+        `SELECT e.uuid, e.version, e.start, e."end", e.pre_run_data, e.run_data, u.uuid AS user_uuid,
+           p.uuid AS project_uuid, t.uuid AS tool_uuid
+         FROM usage_events e JOIN users u ON u.id = e.user_id JOIN projects p ON p.id = e.project_id
+         JOIN tools t ON t.id = e.tool_id ORDER BY e.id LIMIT 1`,
+      )
+      .get() as EventRow & { user_uuid: string; project_uuid: string; tool_uuid: string };
+    const payload = {
+      uuid: row.uuid,
+      user_uuid: row.user_uuid,
+      operator_uuid: row.user_uuid,
+      project_uuid: row.project_uuid,
+      tool_uuid: row.tool_uuid,
+      start: row.start,
+      end: row.end,
+      validated: 0,
+      remote_work: 0,
+      pre_run_data: row.pre_run_data,
+      run_data: row.run_data,
+      post_usage_pending: 0,
+      reminder_due: 0,
+      version: row.version,
+    };
+    const before = serverEvent(row.uuid);
+    const same = await push(keyA, [{ id: 1, kind: 'usage_event', uuid: row.uuid, payload }]);
+    expect(same).toEqual({ status: 200, body: { acked: [1], stale: [], error: null } });
+    const stale = await push(keyA, [
+      {
+        id: 2,
+        kind: 'usage_event',
+        uuid: row.uuid,
+        payload: { ...payload, version: 1, end: null, run_data: '' },
+      },
+    ]);
+    expect(stale.body).toEqual({ acked: [2], stale: [2], error: null });
+    expect(serverEvent(row.uuid)).toEqual(before);
+
+    const stranger = '01900000-0000-7000-8000-000000000000';
+    const fresh = '01900000-0000-7000-8000-000000000001';
+    const blocked = await push(keyA, [
+      { id: 3, kind: 'usage_event', uuid: row.uuid, payload },
+      {
+        id: 4,
+        kind: 'usage_event',
+        uuid: fresh,
+        payload: { ...payload, uuid: fresh, user_uuid: stranger },
+      },
+      { id: 5, kind: 'usage_event', uuid: fresh, payload: { ...payload, uuid: fresh } },
+    ]);
+    expect(blocked.status).toBe(200);
+    expect(blocked.body).toMatchObject({
+      acked: [3],
+      error: {
+        id: 4,
+        code: 'unknown_reference',
+        detail: expect.stringContaining(stranger) as string,
+      },
+    });
+    expect(serverEvent(fresh)).toBeUndefined();
+
+    const otherKey = await registerStation('sem-other');
+    const foreign = await push(otherKey, [
+      { id: 1, kind: 'usage_event', uuid: row.uuid, payload: { ...payload, version: 99 } },
+    ]);
+    expect(foreign.body).toMatchObject({ acked: [], error: { code: 'forbidden' } });
+  });
+
+  let dirB: string;
+  let keyB: string;
+
+  it('through a proxy that cuts connections mid-request, the server ends with exactly the station events', async () => {
+    keyB = await registerStation('sem-b');
+    dirB = join(tempDir(), 'station-b');
+    const target = new URL(server.url);
+    const proxy = await startFaultProxy({
+      host: target.hostname,
+      port: Number(target.port),
+      maxCuts: 30,
+      probability: 0.3,
+    });
+    proxies.add(proxy);
+    const st = await launch(dirB, proxy.url, keyB);
+    await ok(st, 'session.logon', { login: 'alice', pin: '1234' });
+    // At least 10 cycles, and more (bounded) until connections were cut both ways.
+    let cycles = 0;
+    while (cycles < 10 || ((proxy.cutsUp === 0 || proxy.cutsDown === 0) && cycles < 60)) {
+      await enable(st);
+      await disable(st, `cycle ${cycles}: ✓ µm "quoted" \\ ${'x'.repeat(cycles * 50)}`);
+      cycles += 1;
+    }
+    await waitFor(
+      'the station outbox to drain through the proxy',
+      () => (outboxCount(dirB) === 0 ? true : undefined),
+      60_000,
+    );
+    // Cuts on the way in (request lost or half-sent) and on the way back (stored, answer lost).
+    expect(proxy.cutsUp).toBeGreaterThan(0);
+    expect(proxy.cutsDown).toBeGreaterThan(0);
+    const mine = stationEvents(dirB);
+    expect(mine).toHaveLength(cycles);
+    const stationId = serverDb
+      .prepare("SELECT id FROM stations WHERE name = 'sem-b'")
+      .pluck()
+      .get();
+    const theirs = serverDb
+      .prepare(`SELECT ${EVENT_COLUMNS} FROM usage_events WHERE station_id = ? ORDER BY uuid`)
+      .all(stationId) as EventRow[];
+    expect(theirs).toEqual(mine);
+    const withdrawals = serverDb
+      .prepare(`SELECT count(*) FROM consumable_withdrawals WHERE station_id = ?`)
+      .pluck()
+      .get(stationId);
+    expect(withdrawals).toBe(cycles * 2);
+    await stop(st);
+    await proxy.close();
+    proxies.delete(proxy);
+  }, 120_000);
+
+  it('a station killed between the server storing a push and its acknowledgement loses and duplicates nothing', async () => {
+    const doomed = await launch(dirB, server.url, keyB, {
+      LABSTATION_FAILPOINT: 'sync.push.before-ack',
+    });
+    await ok(doomed, 'session.logon', { login: 'alice', pin: '1234' });
+    const uuid = await enable(doomed);
+    const exit = await doomed.exited;
+    running.delete(doomed);
+    expect(exit.signal).toBe('SIGKILL');
+    // The server stored the batch; the station never learned it, so its rows are still queued.
+    expect(serverEvent(uuid)?.end).toBeNull();
+    expect(outboxCount(dirB)).toBe(3);
+
+    const st = await launch(dirB, server.url, keyB);
+    await waitFor('the resend to be acknowledged', () =>
+      outboxCount(dirB) === 0 ? true : undefined,
+    );
+    expect(
+      serverDb.prepare('SELECT count(*) FROM usage_events WHERE uuid = ?').pluck().get(uuid),
+    ).toBe(1);
+    expect(
+      serverDb
+        .prepare(
+          `SELECT count(*) FROM consumable_withdrawals w JOIN usage_events e ON e.id = w.usage_event_id
+           WHERE e.uuid = ?`,
+        )
+        .pluck()
+        .get(uuid),
+    ).toBe(2);
+    await ok(st, 'session.logon', { login: 'alice', pin: '1234' });
+    await disable(st);
+    await waitFor(
+      'the end on the server',
+      () => (serverEvent(uuid)?.end ? true : undefined),
+      5_000,
+    );
+    const theirs = serverDb
+      .prepare(
+        `SELECT ${EVENT_COLUMNS} FROM usage_events WHERE station_id = (SELECT id FROM stations WHERE name = 'sem-b') ORDER BY uuid`,
+      )
+      .all();
+    expect(theirs).toEqual(stationEvents(dirB));
+
+    // Config changes made on the server reach the online station within seconds (long-poll).
+    const bundle = serverBundle();
+    const tools = bundle.tools as {
+      name: string;
+      pre_usage_questions: Record<string, unknown>[];
+    }[];
+    tools[0].pre_usage_questions[0] = {
+      ...tools[0].pre_usage_questions[0],
+      title: 'Consent, v2',
+    };
+    (bundle.users as Record<string, unknown>[]).push({
+      username: 'dora',
+      pin: '4321',
+      projects: ['Cathodes'],
+      qualified_tools: ['SEM'],
+    });
+    const changedAt = Date.now();
+    await importIntoServer(bundle);
+    await waitFor(
+      'the new question title on the station',
+      async () => {
+        const status = (await st.rpc('toolControl.status', { tool: 'SEM' })).body as {
+          tool: { pre_usage_questions: { title?: string }[] };
+        };
+        return status.tool.pre_usage_questions[0]?.title === 'Consent, v2' ? true : undefined;
+      },
+      10_000,
+    );
+    expect(Date.now() - changedAt).toBeLessThan(10_000);
+    await ok(st, 'session.logon', { login: 'dora', pin: '4321' });
+    await stop(st);
+  }, 60_000);
+});
