@@ -191,3 +191,53 @@ export interface LabstationBridge {
 }
 
 export type { Answers, Question };
+
+/*
+ * Server-mode calls: what a browser user of the server (logged in with a JWT from
+ * `POST /auth/jwt/login`) may call over `POST /rpc/<name>` on the server. A separate map, so the
+ * station's handler map (one handler per ApiName) stays as it is.
+ */
+export const serverApiSchemas = {
+  'account.me': empty,
+  'usage.mine': z.object({ limit: z.number().int().min(1).max(500).optional() }).strict(),
+  'usage.pendingMine': empty,
+  'usage.pendingForm': z.object({ usage: ref }).strict(),
+  'usage.completePendingServer': z
+    .object({ usage: ref, answers, version: z.number().int().min(1) })
+    .strict(),
+} as const;
+
+export type ServerApiName = keyof typeof serverApiSchemas;
+export type ServerApiArgs<N extends ServerApiName> = z.input<(typeof serverApiSchemas)[N]>;
+export type ServerApiParsedArgs<N extends ServerApiName> = z.output<(typeof serverApiSchemas)[N]>;
+
+export function isServerApiName(name: string): name is ServerApiName {
+  return Object.prototype.hasOwnProperty.call(serverApiSchemas, name);
+}
+
+export type AccountRole = 'admin' | 'staff' | 'user';
+
+export interface AccountInfo {
+  id: number;
+  uuid: string;
+  email: string;
+  username: string;
+  first_name: string;
+  last_name: string;
+  role: AccountRole;
+}
+
+/** A pending post-usage form on the server, with the event's version it was loaded at. */
+export interface ServerPendingForm extends PendingForm {
+  version: number;
+}
+
+export interface ServerApiResults {
+  'account.me': { account: AccountInfo };
+  'usage.mine': { events: UsageEventView[] };
+  'usage.pendingMine': { pending: ServerPendingForm[] };
+  'usage.pendingForm': { form: ServerPendingForm };
+  'usage.completePendingServer': { usage: UsageEventView; version: number };
+}
+
+export type ServerApiResult<N extends ServerApiName> = ServerApiResults[N];

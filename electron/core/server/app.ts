@@ -9,6 +9,7 @@ import { registerNemoApi } from './nemo/routes.js';
 import { FailureLimiter } from './rateLimit.js';
 import { signJwt } from './secrets.js';
 import { registerSyncApi } from './sync/routes.js';
+import { registerWebUi } from './web/ui.js';
 
 export interface ServerAppOptions {
   db: Db;
@@ -104,5 +105,6 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
     authorize: guards.requireRoles('admin', 'staff'),
   });
   registerSyncApi(app, { db, log });
+  await registerWebUi(app, { db, log, jwtSecret: options.jwtSecret, clock });
   return app;
 }

@@ -1,0 +1,157 @@
+/**
+ * The server's handlers for browser users (`POST /rpc/<name>` with a JWT): their account, their
+ * usage, and the post-usage answers still owed for force-ended usage events.
+ *
+ * Ownership (DESIGN.md, Data and sync): a usage event belongs to the station that recorded it;
+ * the server only adds the answers of a pending form. That write is conditional on the version
+ * the form was loaded at and bumps it, so a stale form (or a stale station push, which ingest
+ * refuses by version) cannot overwrite newer data.
+ */
+import type {
+  AccountInfo,
+  ServerApiName,
+  ServerApiParsedArgs,
+  ServerApiResult,
+  ServerPendingForm,
+  UsageEventView,
+} from '../../../../shared/api.js';
+import { validateAnswers, type Question } from '../../../../shared/questions/index.js';
+import type { Db } from '../../db/open.js';
+import { findTool, findUsage, toolInfo, usageView, type UsageRow } from '../../station/records.js';
+import { AppError } from '../../util/errors.js';
+import { nowIso } from '../../util/ids.js';
+import type { Account } from '../auth.js';
+
+export type ServerHandlers = {
+  [N in ServerApiName]: (
+    account: Account,
+    args: ServerApiParsedArgs<N>,
+  ) => ServerApiResult<N> | Promise<ServerApiResult<N>>;
+};
+
+export interface WebHandlerDeps {
+  db: Db;
+  clock?: () => number;
+}
+
+const isStaff = (account: Account): boolean => account.role === 'admin' || account.role === 'staff';
+
+function requireOwnerOrStaff(account: Account, usage: UsageRow): void {
+  if (usage.user_id !== account.id && !isStaff(account)) {
+    throw new AppError(
+      'forbidden',
+      'Only the user of this usage event or staff can answer its questions.',
+    );
+  }
+}
+
+function postQuestions(db: Db, toolId: number, cache?: Map<number, Question[]>): Question[] {
+  const cached = cache?.get(toolId);
+  if (cached) return cached;
+  const questions = toolInfo(findTool(db, toolId)).post_usage_questions;
+  cache?.set(toolId, questions);
+  return questions;
+}
+
+function pendingForm(db: Db, usage: UsageRow, cache?: Map<number, Question[]>): ServerPendingForm {
+  return {
+    usage: usageView(db, usage.id),
+    questions: postQuestions(db, usage.tool_id, cache),
+    version: usage.version,
+  };
+}
+
+function notPending(usage: UsageRow): AppError {
+  return new AppError(
+    'conflict',
+    `The post-usage questions of usage event ${usage.id} are already answered.`,
+  );
+}
+
+/** Stores the answers of a pending form: validated, conditional on `version`, in one transaction. */
+export function completePendingOnServer(
+  db: Db,
+  account: Account,
+  args: { usage: number | string; answers: unknown; version: number },
+  now: string,
+): { usage: UsageEventView; version: number } {
+  const id = db
+    .transaction((): number => {
+      const usage = findUsage(db, args.usage);
+      requireOwnerOrStaff(account, usage);
+      if (usage.version !== args.version) {
+        throw new AppError(
+          'conflict',
+          `Usage event ${usage.id} changed since this form was loaded (version ${args.version}, now ${usage.version}). Reload it and answer again if still needed.`,
+          { version: usage.version },
+        );
+      }
+      if (usage.post_usage_pending !== 1) throw notPending(usage);
+      const result = validateAnswers(postQuestions(db, usage.tool_id), args.answers);
+      if (!result.ok) {
+        const first = result.problems[0]?.message ?? 'invalid answer';
+        const more = result.problems.length > 1 ? ` (and ${result.problems.length - 1} more)` : '';
+        throw new AppError('validation_failed', `post-usage questions: ${first}${more}`, {
+          problems: result.problems,
+        });
+      }
+      const changed = db
+        .prepare(
+          `UPDATE usage_events SET run_data = ?, post_usage_pending = 0, reminder_due = 0,
+             version = version + 1, updated_at = ?
+           WHERE id = ? AND version = ? AND post_usage_pending = 1`,
+        )
+        .run(JSON.stringify(result.answers), now, usage.id, usage.version).changes;
+      if (changed !== 1) {
+        throw new AppError('conflict', `Usage event ${usage.id} changed meanwhile; reload it.`);
+      }
+      return usage.id;
+    })
+    .immediate();
+  const version = db
+    .prepare('SELECT version FROM usage_events WHERE id = ?')
+    .pluck()
+    .get(id) as number;
+  return { usage: usageView(db, id), version };
+}
+
+export function createWebHandlers(deps: WebHandlerDeps): ServerHandlers {
+  const { db } = deps;
+  const clock = deps.clock ?? Date.now;
+  return {
+    'account.me': (account) => {
+      const row = db
+        .prepare(
+          'SELECT id, uuid, email, username, first_name, last_name, role FROM users WHERE id = ?',
+        )
+        .get(account.id) as AccountInfo;
+      return { account: row };
+    },
+    'usage.mine': (account, args) => {
+      const ids = db
+        .prepare(
+          'SELECT id FROM usage_events WHERE user_id = ? ORDER BY start DESC, id DESC LIMIT ?',
+        )
+        .pluck()
+        .all(account.id, args.limit ?? 50) as number[];
+      return { events: ids.map((id) => usageView(db, id)) };
+    },
+    'usage.pendingMine': (account) => {
+      const rows = db
+        .prepare(
+          'SELECT * FROM usage_events WHERE user_id = ? AND post_usage_pending = 1 ORDER BY start, id',
+        )
+        .all(account.id) as UsageRow[];
+      const cache = new Map<number, Question[]>();
+      return { pending: rows.map((row) => pendingForm(db, row, cache)) };
+    },
+    'usage.pendingForm': (account, args) => {
+      const usage = findUsage(db, args.usage);
+      requireOwnerOrStaff(account, usage);
+      if (usage.post_usage_pending !== 1) throw notPending(usage);
+      return { form: pendingForm(db, usage) };
+    },
+    'usage.completePendingServer': (account, args) =>
+      completePendingOnServer(db, account, args, nowIso(clock)),
+  };
+}

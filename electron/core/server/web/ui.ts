@@ -1,0 +1,117 @@
+/**
+ * What the server offers browser users: the built React UI at `/` and the HTTP carrier of the
+ * server-mode contract, `POST /rpc/<name>`, authenticated with `Authorization: Bearer <jwt>`
+ * (from `POST /auth/jwt/login`) or `Token <api token>`. Errors are `{code, message, details?}`
+ * with the status of shared/errors.ts, like the station's carrier.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import fastifyStatic from '@fastify/static';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { isServerApiName, serverApiSchemas } from '../../../../shared/api.js';
+import { HTTP_STATUS, type ApiError } from '../../../../shared/errors.js';
+import type { Db } from '../../db/open.js';
+import { RENDERER_DIR } from '../../paths.js';
+import { AppError, toApiError } from '../../util/errors.js';
+import type { Logger } from '../../util/log.js';
+import { authenticate } from '../auth.js';
+import { FailureLimiter } from '../rateLimit.js';
+import { createWebHandlers } from './handlers.js';
+
+export interface WebUiDeps {
+  db: Db;
+  log: Logger;
+  jwtSecret: string;
+  clock?: () => number;
+  /** Built renderer (index.html and assets); defaults to dist/renderer. */
+  rendererDir?: string;
+}
+
+const SECURITY_HEADERS = {
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'x-frame-options': 'DENY',
+} as const;
+
+function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
+  return reply.code(HTTP_STATUS[error.code]).headers(SECURITY_HEADERS).send(error);
+}
+
+function formatIssues(issues: { path: PropertyKey[]; message: string }[]): string[] {
+  return issues.map((i) => `${i.path.map(String).join('.') || '(arguments)'}: ${i.message}`);
+}
+
+export async function registerWebUi(app: FastifyInstance, deps: WebUiDeps): Promise<void> {
+  const { db, log } = deps;
+  const handlers = createWebHandlers({ db, ...(deps.clock ? { clock: deps.clock } : {}) });
+  const failures = new FailureLimiter(20, 60_000, deps.clock);
+
+  // The rpc routes get their own error handler: the contract's `{code, message}`, not `{detail}`.
+  await app.register((scope, _options, done) => {
+    scope.setErrorHandler((error, request, reply) => {
+      if (error instanceof AppError) return sendError(reply, error.toJSON());
+      const status = (error as { statusCode?: number }).statusCode;
+      if (status !== undefined && status >= 400 && status < 500) {
+        return sendError(reply, { code: 'bad_request', message: (error as Error).message });
+      }
+      log.error({ err: error, url: request.url }, 'rpc request failed');
+      const internal = toApiError(error);
+      return sendError(reply, { ...internal, message: 'internal error; see the server log' });
+    });
+
+    scope.post<{ Params: { name: string } }>('/rpc/:name', async (request, reply) => {
+      const ip = request.ip;
+      if (failures.blocked(ip)) {
+        void reply.header('retry-after', String(failures.retryAfter(ip)));
+        return sendError(reply, { code: 'locked', message: 'Too many failed attempts; wait.' });
+      }
+      const principal = authenticate(
+        { db, log, jwtSecret: deps.jwtSecret, ...(deps.clock ? { clock: deps.clock } : {}) },
+        request.headers.authorization,
+      );
+      if (principal === null) {
+        return sendError(reply, { code: 'unauthenticated', message: 'Log in first.' });
+      }
+      if (principal === 'invalid') {
+        const count = failures.fail(ip);
+        log.warn({ ip, url: request.url, failures: count }, 'rejected rpc credentials');
+        return sendError(reply, {
+          code: 'unauthenticated',
+          message: 'Your login has expired or is not valid; log in again.',
+        });
+      }
+      const name = request.params.name;
+      if (!isServerApiName(name)) {
+        throw new AppError('not_found', `no call named ${JSON.stringify(name)} on the server`);
+      }
+      const parsed = serverApiSchemas[name].safeParse(request.body ?? {});
+      if (!parsed.success) {
+        const problems = formatIssues(parsed.error.issues);
+        throw new AppError('bad_request', `${name}: ${problems.join('; ')}`, { problems });
+      }
+      const handler = handlers[name] as (account: unknown, args: unknown) => unknown;
+      void reply.headers(SECURITY_HEADERS);
+      return await handler(principal.account, parsed.data);
+    });
+    done();
+  });
+
+  const root = deps.rendererDir ?? RENDERER_DIR;
+  if (existsSync(join(root, 'index.html'))) {
+    await app.register(fastifyStatic, {
+      root,
+      index: 'index.html',
+      setHeaders: (res) => {
+        for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.header(name, value);
+      },
+    });
+  } else {
+    app.get('/', (_request, reply) =>
+      reply
+        .type('text/plain; charset=utf-8')
+        .send(
+          'The Labstation UI is not built: run `npm run build`, then start the server again.\n',
+        ),
+    );
+  }
+}

@@ -1,0 +1,67 @@
+import { useId, useState } from 'react';
+import type { FormEvent, ReactElement } from 'react';
+import { ErrorMessage } from '../components/ErrorMessage.js';
+import { toBridgeError } from '../bridge.js';
+import { errorText } from '../format.js';
+import { useServerStore } from './store.js';
+
+/** E-mail and password; the JWT the server answers is kept for this tab only. */
+export function LoginScreen(): ReactElement {
+  const id = useId();
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const message = useServerStore((s) => s.loginMessage);
+  const login = useServerStore((s) => s.login);
+
+  const onSubmit = (e: FormEvent): void => {
+    e.preventDefault();
+    if (busy) return;
+    if (!email.trim() || !password) {
+      setError('Enter your e-mail address and your password.');
+      return;
+    }
+    setBusy(true);
+    setError(null);
+    login(email.trim(), password)
+      .catch((err: unknown) => {
+        setPassword('');
+        setError(errorText(toBridgeError(err)));
+      })
+      .finally(() => setBusy(false));
+  };
+
+  return (
+    <form className="panel login" noValidate onSubmit={onSubmit} aria-labelledby={`${id}-title`}>
+      <h2 id={`${id}-title`}>Log in</h2>
+      {message && <p className="notice">{message}</p>}
+      <div className="field">
+        <label htmlFor={`${id}-email`}>E-mail</label>
+        <input
+          id={`${id}-email`}
+          type="email"
+          autoComplete="username"
+          value={email}
+          onChange={(e) => setEmail(e.target.value)}
+        />
+      </div>
+      <div className="field">
+        <label htmlFor={`${id}-password`}>Password</label>
+        <input
+          id={`${id}-password`}
+          type="password"
+          autoComplete="current-password"
+          value={password}
+          onChange={(e) => setPassword(e.target.value)}
+        />
+      </div>
+      <ErrorMessage message={error} />
+      <div className="actions">
+        <button type="submit" className="primary" disabled={busy}>
+          {busy ? 'Logging in…' : 'Log in'}
+        </button>
+      </div>
+    </form>
+  );
+}

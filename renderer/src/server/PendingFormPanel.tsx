@@ -1,0 +1,77 @@
+import { useId, useState } from 'react';
+import type { FormEvent, ReactElement } from 'react';
+import type { ServerPendingForm } from '../../../shared/api.js';
+import { ErrorMessage } from '../components/ErrorMessage.js';
+import { QuestionFormFields } from '../features/forms/QuestionFormFields.js';
+import { useQuestionForm } from '../features/forms/useQuestionForm.js';
+import { errorText, formatDateTime } from '../format.js';
+import { serverCall } from './serverBridge.js';
+import { useServerStore } from './store.js';
+
+/**
+ * One force-ended usage whose post-usage answers are owed: the tool's questions with live
+ * validation; the server checks them again and stores them only if the event did not change
+ * since the form was loaded (its version).
+ */
+export function PendingFormPanel({
+  item,
+  onDone,
+  onReload,
+}: {
+  item: ServerPendingForm;
+  onDone: (message: string) => void;
+  onReload: () => void;
+}): ReactElement {
+  const id = useId();
+  const { usage, questions, version } = item;
+  const form = useQuestionForm(questions);
+  const failed = useServerStore((s) => s.failed);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const [stale, setStale] = useState(false);
+
+  const onSubmit = (e: FormEvent): void => {
+    e.preventDefault();
+    if (busy) return;
+    const answers = form.submit();
+    if (!answers) return;
+    setBusy(true);
+    setError(null);
+    serverCall('usage.completePendingServer', { usage: usage.uuid, answers, version })
+      .then(() => {
+        onDone(`Thank you: the answers for your usage of ${usage.tool_name} are saved.`);
+      })
+      .catch((err: unknown) => {
+        const bridgeError = failed(err);
+        if (bridgeError.code === 'unauthenticated') return;
+        if (form.showServerProblems(bridgeError)) return;
+        if (bridgeError.code === 'conflict') setStale(true);
+        setError(errorText(bridgeError));
+      })
+      .finally(() => setBusy(false));
+  };
+
+  const who = usage.user_name;
+  return (
+    <form className="panel pending" noValidate onSubmit={onSubmit} aria-labelledby={`${id}-title`}>
+      <h2 id={`${id}-title`}>{`Post-usage questions: ${usage.tool_name}`}</h2>
+      <p>
+        {`Usage of ${usage.tool_name} by ${who} for ${usage.project_name}, from ${formatDateTime(
+          usage.start,
+        )} to ${formatDateTime(usage.end)}, was ended without its post-usage answers. Please answer them now.`}
+      </p>
+      <QuestionFormFields form={form} />
+      <ErrorMessage message={error} />
+      <div className="actions">
+        {stale && (
+          <button type="button" className="secondary" onClick={onReload}>
+            Reload
+          </button>
+        )}
+        <button type="submit" className="primary" disabled={busy}>
+          {busy ? 'Saving…' : 'Submit answers'}
+        </button>
+      </div>
+    </form>
+  );
+}

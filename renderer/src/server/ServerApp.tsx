@@ -1,0 +1,160 @@
+import { useCallback, useEffect, useState } from 'react';
+import type { ReactElement } from 'react';
+import type { ServerPendingForm } from '../../../shared/api.js';
+import { ErrorMessage } from '../components/ErrorMessage.js';
+import { errorText } from '../format.js';
+import { LoginScreen } from './LoginScreen.js';
+import { PendingFormPanel } from './PendingFormPanel.js';
+import { parseRoute, type ServerRoute } from './route.js';
+import { serverCall } from './serverBridge.js';
+import { useServerStore } from './store.js';
+import { UsageList } from './UsageList.js';
+
+function useRoute(): ServerRoute {
+  const [route, setRoute] = useState(() => parseRoute(window.location.hash));
+  useEffect(() => {
+    const onChange = (): void => setRoute(parseRoute(window.location.hash));
+    window.addEventListener('hashchange', onChange);
+    return () => window.removeEventListener('hashchange', onChange);
+  }, []);
+  return route;
+}
+
+/** The server's UI in a browser: log in, answer pending post-usage questions, see usage. */
+export function ServerApp(): ReactElement {
+  const account = useServerStore((s) => s.account);
+  const restoring = useServerStore((s) => s.restoring);
+  const logout = useServerStore((s) => s.logout);
+  const route = useRoute();
+
+  useEffect(() => {
+    void useServerStore.getState().restore();
+  }, []);
+
+  return (
+    <div className="app server-app">
+      <header className="app-header">
+        <div>
+          <p className="eyebrow">Labstation server</p>
+          <h1>{account ? 'My usage' : 'Labstation'}</h1>
+        </div>
+        {account && (
+          <div className="header-actions session-bar">
+            <span data-testid="account-name">
+              {`${account.first_name} ${account.last_name}`.trim() || account.email}
+            </span>
+            <button type="button" className="secondary" onClick={() => logout()}>
+              Log out
+            </button>
+          </div>
+        )}
+      </header>
+      {restoring ? (
+        <p role="status">Loading…</p>
+      ) : !account ? (
+        <LoginScreen />
+      ) : route.page === 'pending' ? (
+        <PendingRoute key={route.usage} usage={route.usage} />
+      ) : (
+        <Home />
+      )}
+    </div>
+  );
+}
+
+function Home(): ReactElement {
+  const pending = useServerStore((s) => s.pending);
+  const events = useServerStore((s) => s.events);
+  const loading = useServerStore((s) => s.loading);
+  const error = useServerStore((s) => s.error);
+  const refresh = useServerStore((s) => s.refresh);
+  const [done, setDone] = useState<string | null>(null);
+
+  useEffect(() => {
+    void refresh();
+  }, [refresh]);
+
+  const onDone = (message: string): void => {
+    setDone(message);
+    void refresh();
+  };
+
+  return (
+    <main>
+      {done && (
+        <p className="notice" role="status">
+          {done}
+        </p>
+      )}
+      <ErrorMessage message={error} />
+      <section aria-labelledby="pending-list-title">
+        <h2 id="pending-list-title" className="visually-hidden">
+          Pending post-usage questions
+        </h2>
+        {pending.length === 0 && !loading && (
+          <p className="hint">No post-usage questions are waiting for your answers.</p>
+        )}
+        {pending.map((item) => (
+          <PendingFormPanel
+            key={`${item.usage.uuid}-${item.version}`}
+            item={item}
+            onDone={onDone}
+            onReload={() => void refresh()}
+          />
+        ))}
+      </section>
+      <UsageList events={events} />
+    </main>
+  );
+}
+
+/** `#/pending/<usage uuid>`: the link of the e-mail opens that event's form directly. */
+function PendingRoute({ usage }: { usage: string }): ReactElement {
+  const failed = useServerStore((s) => s.failed);
+  const refresh = useServerStore((s) => s.refresh);
+  const [form, setForm] = useState<ServerPendingForm | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [done, setDone] = useState<string | null>(null);
+
+  const load = useCallback(() => {
+    setError(null);
+    serverCall('usage.pendingForm', { usage })
+      .then((result) => setForm(result.form))
+      .catch((err: unknown) => {
+        const bridgeError = failed(err);
+        setForm(null);
+        if (bridgeError.code !== 'unauthenticated') setError(errorText(bridgeError));
+      });
+  }, [usage, failed]);
+
+  useEffect(() => load(), [load]);
+
+  const onDone = (message: string): void => {
+    setDone(message);
+    setForm(null);
+    void refresh();
+  };
+
+  return (
+    <main>
+      {done && (
+        <p className="notice" role="status">
+          {done}
+        </p>
+      )}
+      <ErrorMessage message={error} />
+      {form && (
+        <PendingFormPanel
+          key={`${form.usage.uuid}-${form.version}`}
+          item={form}
+          onDone={onDone}
+          onReload={load}
+        />
+      )}
+      {!form && !done && !error && <p role="status">Loading…</p>}
+      <p>
+        <a href="#/">Back to my usage</a>
+      </p>
+    </main>
+  );
+}

@@ -1,0 +1,92 @@
+/**
+ * The browser's way to the server: `POST /auth/jwt/login` for a JWT (kept in sessionStorage,
+ * this tab only) and `POST /rpc/<name>` of the server-mode contract with `Bearer <jwt>`.
+ */
+import type { ServerApiArgs, ServerApiName, ServerApiResult } from '../../../shared/api.js';
+import { isApiError } from '../../../shared/errors.js';
+import { BridgeError } from '../bridge.js';
+
+const JWT_KEY = 'labstation.jwt';
+
+export function storedJwt(): string | null {
+  return sessionStorage.getItem(JWT_KEY);
+}
+
+export function forgetJwt(): void {
+  sessionStorage.removeItem(JWT_KEY);
+}
+
+/** True when the page was served by a Labstation server (not a station). */
+export async function servedByServer(): Promise<boolean> {
+  try {
+    const response = await fetch('/health', { headers: { accept: 'application/json' } });
+    if (!response.ok) return false;
+    const body = (await response.json()) as { role?: unknown };
+    return body.role === 'server';
+  } catch {
+    return false;
+  }
+}
+
+function detailText(body: unknown): string | null {
+  if (typeof body !== 'object' || body === null) return null;
+  const detail = (body as { detail?: unknown }).detail;
+  return typeof detail === 'string' ? detail : null;
+}
+
+/** Logs in with e-mail and password; keeps the JWT for this tab. */
+export async function login(email: string, password: string): Promise<void> {
+  let response: Response;
+  try {
+    response = await fetch('/auth/jwt/login', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ username: email, password }).toString(),
+    });
+  } catch {
+    throw new BridgeError('internal', 'The server does not answer. Try again in a moment.');
+  }
+  const body: unknown = await response.json().catch(() => undefined);
+  if (response.status === 429) {
+    throw new BridgeError('locked', 'Too many failed logins from here. Wait a few minutes.');
+  }
+  if (!response.ok) {
+    if (detailText(body) === 'LOGIN_BAD_CREDENTIALS' || response.status === 400) {
+      throw new BridgeError('unauthenticated', 'Wrong e-mail or password.');
+    }
+    throw new BridgeError(
+      'internal',
+      detailText(body) ?? `The server answered ${response.status}.`,
+    );
+  }
+  const token = (body as { access_token?: unknown } | undefined)?.access_token;
+  if (typeof token !== 'string') throw new BridgeError('internal', 'The server sent no token.');
+  sessionStorage.setItem(JWT_KEY, token);
+}
+
+/** One call of the server-mode contract; errors come back as BridgeErrors with their code. */
+export async function serverCall<N extends ServerApiName>(
+  name: N,
+  args: ServerApiArgs<N>,
+): Promise<ServerApiResult<N>> {
+  const token = storedJwt();
+  let response: Response;
+  try {
+    response = await fetch(`/rpc/${encodeURIComponent(name)}`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+      },
+      body: JSON.stringify(args),
+    });
+  } catch {
+    throw new BridgeError('internal', 'The server does not answer. Try again in a moment.');
+  }
+  const body: unknown = await response.json().catch(() => undefined);
+  if (!response.ok) {
+    if (isApiError(body)) throw new BridgeError(body.code, body.message, body.details);
+    throw new BridgeError('internal', `The server answered ${response.status}.`);
+  }
+  return body as ServerApiResult<N>;
+}

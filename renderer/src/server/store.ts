@@ -1,0 +1,80 @@
+import { create } from 'zustand';
+import type { AccountInfo, ServerPendingForm, UsageEventView } from '../../../shared/api.js';
+import { toBridgeError, type BridgeError } from '../bridge.js';
+import { errorText } from '../format.js';
+import { forgetJwt, login, serverCall, storedJwt } from './serverBridge.js';
+
+interface ServerState {
+  account: AccountInfo | null;
+  /** True until the stored login (if any) has been checked. */
+  restoring: boolean;
+  pending: ServerPendingForm[];
+  events: UsageEventView[];
+  loading: boolean;
+  error: string | null;
+  /** Shown on the login screen, e.g. why the person was logged out. */
+  loginMessage: string | null;
+  restore: () => Promise<void>;
+  login: (email: string, password: string) => Promise<void>;
+  logout: (message?: string) => void;
+  refresh: () => Promise<void>;
+  /** Handles an error of any call: an expired login goes back to the login screen. */
+  failed: (error: unknown) => BridgeError;
+}
+
+export const useServerStore = create<ServerState>((set, get) => ({
+  account: null,
+  restoring: true,
+  pending: [],
+  events: [],
+  loading: false,
+  error: null,
+  loginMessage: null,
+
+  async restore() {
+    if (!storedJwt()) {
+      set({ restoring: false });
+      return;
+    }
+    try {
+      const { account } = await serverCall('account.me', {});
+      set({ account, restoring: false });
+      await get().refresh();
+    } catch (error) {
+      get().failed(error);
+      set({ restoring: false });
+    }
+  },
+
+  async login(email, password) {
+    await login(email, password);
+    const { account } = await serverCall('account.me', {});
+    set({ account, loginMessage: null, error: null });
+    await get().refresh();
+  },
+
+  logout(message) {
+    forgetJwt();
+    set({ account: null, pending: [], events: [], error: null, loginMessage: message ?? null });
+  },
+
+  async refresh() {
+    set({ loading: true, error: null });
+    try {
+      const [{ pending }, { events }] = await Promise.all([
+        serverCall('usage.pendingMine', {}),
+        serverCall('usage.mine', {}),
+      ]);
+      set({ pending, events, loading: false });
+    } catch (error) {
+      const err = get().failed(error);
+      set({ loading: false, error: err.code === 'unauthenticated' ? null : errorText(err) });
+    }
+  },
+
+  failed(error) {
+    const err = toBridgeError(error);
+    if (err.code === 'unauthenticated') get().logout('Your login has ended. Log in again.');
+    return err;
+  },
+}));

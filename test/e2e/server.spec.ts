@@ -1,0 +1,137 @@
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { goodPreAnswers } from '../fixtures/facility.js';
+import { expect, PEOPLE, test, type ServerSetup } from './serverFixtures.js';
+
+interface EventRow {
+  end: string | null;
+  run_data: string;
+  post_usage_pending: number;
+  version: number;
+}
+
+function serverEvent(setup: ServerSetup, uuid: string): EventRow | undefined {
+  const db = new Database(join(setup.serverDir, 'labstation.db'), { readonly: true });
+  try {
+    return db
+      .prepare(
+        'SELECT "end", run_data, post_usage_pending, version FROM usage_events WHERE uuid = ?',
+      )
+      .get(uuid) as EventRow | undefined;
+  } finally {
+    db.close();
+  }
+}
+
+/** Alice uses the SEM at the station; staff force-ends it, so her post-usage answers are owed. */
+async function forceEndedUsage(setup: ServerSetup): Promise<string> {
+  await setup.stationRpc('session.logon', { login: 'alice', pin: PEOPLE.alice.pin });
+  const enabled = await setup.stationRpc('toolControl.enable', {
+    tool: 'SEM',
+    project: 'Cathodes',
+    answers: goodPreAnswers,
+  });
+  const uuid = (enabled.usage as { uuid: string }).uuid;
+  await setup.stationRpc('session.logoff', {});
+  await setup.stationRpc('session.logon', { login: 'sam', pin: PEOPLE.sam.pin });
+  await setup.stationRpc('toolControl.forceEnd', { tool: 'SEM' });
+  await setup.stationRpc('session.logoff', {});
+  await expect
+    .poll(() => serverEvent(setup, uuid)?.post_usage_pending, { timeout: 15_000 })
+    .toBe(1);
+  return uuid;
+}
+
+test('a force-ended user logs in to the server UI from the e-mail link and completes the pending questions', async ({
+  page,
+  startServer,
+}) => {
+  const setup = await startServer();
+  const uuid = await forceEndedUsage(setup);
+
+  // The link of the e-mail: <publicUrl>/#/pending/<usage uuid>; login comes first.
+  await page.goto(`${setup.serverUrl}#/pending/${uuid}`);
+  await page.getByLabel('E-mail').fill(PEOPLE.alice.email);
+  await page.getByLabel('Password').fill('wrong password');
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await expect(page.getByRole('alert')).toHaveText('Wrong e-mail or password.');
+  await page.getByLabel('Password').fill(PEOPLE.alice.password);
+  await page.getByRole('button', { name: 'Log in' }).click();
+
+  const form = page.getByRole('form', { name: 'Post-usage questions: SEM' });
+  await expect(form).toBeVisible();
+  await expect(page.getByTestId('account-name')).toHaveText('Alice Martin');
+
+  const problem = form.getByRole('radiogroup', { name: 'Problem?' });
+  await problem.getByLabel('No', { exact: true }).check();
+  await form.getByLabel('notes').fill('Answered on the server');
+  await form.getByRole('button', { name: 'Submit answers' }).click();
+  await expect(page.getByRole('status')).toHaveText(
+    'Thank you: the answers for your usage of SEM are saved.',
+  );
+
+  const row = serverEvent(setup, uuid)!;
+  expect(row.post_usage_pending).toBe(0);
+  expect(JSON.parse(row.run_data)).toMatchObject({
+    problem: 'No',
+    notes: 'Answered on the server',
+  });
+
+  // The home page: nothing pending any more, the usage listed; log out ends the login.
+  await page.getByRole('link', { name: 'Back to my usage' }).click();
+  await expect(
+    page.getByText('No post-usage questions are waiting for your answers.'),
+  ).toBeVisible();
+  await expect(page.getByRole('table').getByRole('row')).toHaveCount(2);
+  await expect(page.getByRole('cell', { name: 'Done' })).toBeVisible();
+  await page.getByRole('button', { name: 'Log out' }).click();
+  await expect(page.getByRole('button', { name: 'Log in' })).toBeVisible();
+  await page.reload();
+  await expect(page.getByRole('button', { name: 'Log in' })).toBeVisible();
+});
+
+test('the home page lists the pending form after login; a stale form is refused with a clear message', async ({
+  page,
+  startServer,
+}) => {
+  const setup = await startServer();
+  const uuid = await forceEndedUsage(setup);
+
+  await page.goto(setup.serverUrl);
+  await page.getByLabel('E-mail').fill(PEOPLE.alice.email);
+  await page.getByLabel('Password').fill(PEOPLE.alice.password);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  const form = page.getByRole('form', { name: 'Post-usage questions: SEM' });
+  await expect(form).toBeVisible();
+  await expect(page.getByRole('link', { name: 'Questions pending' })).toBeVisible();
+
+  // Meanwhile the form is answered elsewhere (another tab, via the API).
+  const login = await fetch(`${setup.serverUrl}auth/jwt/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      username: PEOPLE.sam.email,
+      password: PEOPLE.sam.password,
+    }).toString(),
+  });
+  const { access_token: jwt } = (await login.json()) as { access_token: string };
+  const version = serverEvent(setup, uuid)!.version;
+  const done = await fetch(`${setup.serverUrl}rpc/usage.completePendingServer`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${jwt}` },
+    body: JSON.stringify({ usage: uuid, answers: { problem: 'No', notes: 'by staff' }, version }),
+  });
+  expect(done.status).toBe(200);
+
+  await form
+    .getByRole('radiogroup', { name: 'Problem?' })
+    .getByLabel('No', { exact: true })
+    .check();
+  await form.getByRole('button', { name: 'Submit answers' }).click();
+  await expect(form.getByRole('alert')).toContainText('changed since this form was loaded');
+  expect(JSON.parse(serverEvent(setup, uuid)!.run_data)).toMatchObject({ notes: 'by staff' });
+  await form.getByRole('button', { name: 'Reload' }).click();
+  await expect(
+    page.getByText('No post-usage questions are waiting for your answers.'),
+  ).toBeVisible();
+});

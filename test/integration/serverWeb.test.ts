@@ -1,0 +1,386 @@
+/**
+ * The server's web carrier for browser users (`POST /rpc/<name>` with a JWT), with real
+ * processes: a `labstation serve`, a `labstation station --server URL --key KEY` where a usage
+ * is force-ended, and the pending post-usage answers completed on the server.
+ */
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { facilityBundle, goodPreAnswers } from '../fixtures/facility.js';
+import {
+  runCli,
+  startServer,
+  startStation,
+  tempDir,
+  writeJson,
+  type ServerProcess,
+  type StationProcess,
+} from './helpers.js';
+
+const ALICE = { email: 'alice@example.org', password: 'alice password 1' };
+const BOB = { email: 'bob@example.org', password: 'bob password 12' };
+const SAM = { email: 'sam@example.org', password: 'staff password 1' };
+
+let serverDir: string;
+let stationDir: string;
+let server: ServerProcess;
+let station: StationProcess | undefined;
+let serverDb: Database.Database;
+let stationKey: string;
+let pendingUuid: string;
+
+function lastLine(text: string): string {
+  return text.trim().split('\n').pop()!;
+}
+
+function serverBundle(): Record<string, unknown> {
+  const bundle = facilityBundle();
+  delete bundle.station;
+  const users = bundle.users as Record<string, unknown>[];
+  users[0] = { ...users[0], ...ALICE };
+  users[1] = { ...users[1], ...BOB };
+  users[2] = { ...users[2], ...SAM, role: 'staff' };
+  return bundle;
+}
+
+async function waitFor<T>(what: string, check: () => T | undefined, ms = 15_000): Promise<T> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const value = check();
+    if (value !== undefined) return value;
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+interface EventRow {
+  id: number;
+  uuid: string;
+  end: string | null;
+  run_data: string;
+  post_usage_pending: number;
+  reminder_due: number;
+  version: number;
+}
+
+function serverEvent(uuid: string): EventRow | undefined {
+  return serverDb
+    .prepare(
+      `SELECT id, uuid, "end", run_data, post_usage_pending, reminder_due, version
+       FROM usage_events WHERE uuid = ?`,
+    )
+    .get(uuid) as EventRow | undefined;
+}
+
+async function stationOk(name: string, args: unknown): Promise<Record<string, unknown>> {
+  const res = await station!.rpc(name, args);
+  expect(res.status, `${name}: ${JSON.stringify(res.body)}`).toBe(200);
+  return res.body as Record<string, unknown>;
+}
+
+async function jwtFor(user: { email: string; password: string }): Promise<string> {
+  const res = await fetch(`${server.url}auth/jwt/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ username: user.email, password: user.password }).toString(),
+  });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { access_token: string }).access_token;
+}
+
+async function rpc(
+  name: string,
+  args: unknown,
+  jwt?: string,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const res = await fetch(`${server.url}rpc/${name}`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      ...(jwt ? { authorization: `Bearer ${jwt}` } : {}),
+    },
+    body: JSON.stringify(args),
+  });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+beforeAll(async () => {
+  serverDir = join(tempDir(), 'server');
+  const imported = await runCli([
+    'import',
+    '--data',
+    serverDir,
+    writeJson(tempDir(), 'b.json', serverBundle()),
+  ]);
+  expect(imported.stderr).toBe('');
+  const made = await runCli([
+    'admin',
+    'station',
+    'create',
+    '--data',
+    serverDir,
+    '--name',
+    'sem-web',
+    '--tool',
+    'SEM',
+  ]);
+  expect(made.code).toBe(0);
+  stationKey = lastLine(made.stdout);
+  server = await startServer(serverDir);
+  serverDb = new Database(join(serverDir, 'labstation.db'), { readonly: true });
+
+  // Alice uses the SEM at a real station; staff force-ends it: her answers are pending.
+  stationDir = join(tempDir(), 'station');
+  station = await startStation(stationDir, { LABSTATION_SYNC_BACKOFF_CAP_MS: '1500' }, [
+    '--server',
+    server.url,
+    '--key',
+    stationKey,
+  ]);
+  await stationOk('session.logon', { login: 'alice', pin: '1234' });
+  const enabled = await stationOk('toolControl.enable', {
+    tool: 'SEM',
+    project: 'Cathodes',
+    answers: goodPreAnswers,
+  });
+  pendingUuid = (enabled.usage as { uuid: string }).uuid;
+  await stationOk('session.logoff', {});
+  await stationOk('session.logon', { login: 'sam', pin: '9999' });
+  await stationOk('toolControl.forceEnd', { tool: 'SEM' });
+  await stationOk('session.logoff', {});
+  await waitFor('the force-ended usage on the server', () => {
+    const row = serverEvent(pendingUuid);
+    return row?.end && row.post_usage_pending === 1 ? row : undefined;
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await station?.stop();
+  serverDb?.close();
+  await server?.stop();
+});
+
+describe('server rpc for browser users', () => {
+  it('serves the UI with the security headers, and says it is a server', async () => {
+    const page = await fetch(server.url);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/text\/html/);
+    expect(page.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(page.headers.get('x-frame-options')).toBe('DENY');
+    expect(page.headers.get('referrer-policy')).toBe('no-referrer');
+    expect(await page.text()).toContain('<div id="root">');
+    const health = await fetch(`${server.url}health`);
+    expect(await health.json()).toEqual({ status: 'ok', role: 'server' });
+  });
+
+  it('refuses calls without a JWT or with a bad one: 401 {code, message}', async () => {
+    const none = await rpc('usage.pendingMine', {});
+    expect(none.status).toBe(401);
+    expect(none.body).toMatchObject({
+      code: 'unauthenticated',
+      message: expect.any(String) as string,
+    });
+    const bad = await rpc('usage.pendingMine', {}, 'not.a.jwt');
+    expect(bad.status).toBe(401);
+    expect(bad.body.code).toBe('unauthenticated');
+  });
+
+  it('answers unknown calls with 404 and bad arguments with 400', async () => {
+    const jwt = await jwtFor(ALICE);
+    expect((await rpc('toolControl.enable', {}, jwt)).status).toBe(404);
+    const bad = await rpc('usage.completePendingServer', { usage: pendingUuid }, jwt);
+    expect(bad.status).toBe(400);
+    expect(bad.body.code).toBe('bad_request');
+  });
+
+  it('lets another user neither see nor answer the pending form: 403', async () => {
+    const jwt = await jwtFor(BOB);
+    const mine = await rpc('usage.pendingMine', {}, jwt);
+    expect(mine.status).toBe(200);
+    expect(mine.body.pending).toEqual([]);
+    const form = await rpc('usage.pendingForm', { usage: pendingUuid }, jwt);
+    expect(form.status).toBe(403);
+    expect(form.body.code).toBe('forbidden');
+    const version = serverEvent(pendingUuid)!.version;
+    const done = await rpc(
+      'usage.completePendingServer',
+      { usage: pendingUuid, answers: { problem: 'No' }, version },
+      jwt,
+    );
+    expect(done.status).toBe(403);
+    expect(serverEvent(pendingUuid)!.post_usage_pending).toBe(1);
+  });
+
+  it('rejects invalid answers with 422 and their problems, and a stale version with 409', async () => {
+    const jwt = await jwtFor(ALICE);
+    const before = serverEvent(pendingUuid)!;
+    const invalid = await rpc(
+      'usage.completePendingServer',
+      { usage: pendingUuid, answers: { problem: 'Perhaps' }, version: before.version },
+      jwt,
+    );
+    expect(invalid.status).toBe(422);
+    expect(invalid.body.code).toBe('validation_failed');
+    const problems = (invalid.body.details as { problems: { path: string[] }[] }).problems;
+    expect(problems.map((p) => p.path)).toContainEqual(['problem']);
+
+    const stale = await rpc(
+      'usage.completePendingServer',
+      { usage: pendingUuid, answers: { problem: 'No' }, version: before.version - 1 },
+      jwt,
+    );
+    expect(stale.status).toBe(409);
+    expect(stale.body.code).toBe('conflict');
+    expect(String(stale.body.message)).toMatch(/changed since this form was loaded/);
+    expect(serverEvent(pendingUuid)).toEqual(before);
+  });
+
+  it('lets the user complete her own pending form; the answers reach run_data and the NEMO API', async () => {
+    const jwt = await jwtFor(ALICE);
+    const me = await rpc('account.me', {}, jwt);
+    expect(me.body.account).toMatchObject({ email: ALICE.email, role: 'user' });
+    const mine = await rpc('usage.pendingMine', {}, jwt);
+    const pending = mine.body.pending as {
+      usage: { uuid: string };
+      version: number;
+      questions: { name: string }[];
+    }[];
+    expect(pending).toHaveLength(1);
+    expect(pending[0].usage.uuid).toBe(pendingUuid);
+    expect(pending[0].questions.map((q) => q.name)).toEqual(['problem', 'notes']);
+    const version = pending[0].version;
+
+    const done = await rpc(
+      'usage.completePendingServer',
+      { usage: pendingUuid, answers: { problem: 'No', notes: 'answered on the web' }, version },
+      jwt,
+    );
+    expect(done.status, JSON.stringify(done.body)).toBe(200);
+    expect(done.body.version).toBe(version + 1);
+    const row = serverEvent(pendingUuid)!;
+    expect(row).toMatchObject({ post_usage_pending: 0, reminder_due: 0, version: version + 1 });
+    const runData = JSON.parse(row.run_data) as Record<string, unknown>;
+    expect(runData).toMatchObject({ problem: 'No', notes: 'answered on the web' });
+
+    // A second submit of the same form is stale now.
+    const again = await rpc(
+      'usage.completePendingServer',
+      { usage: pendingUuid, answers: { problem: 'No' }, version },
+      jwt,
+    );
+    expect(again.status).toBe(409);
+    const recent = await rpc('usage.mine', {}, jwt);
+    expect((recent.body.events as { uuid: string }[]).map((e) => e.uuid)).toContain(pendingUuid);
+    expect((await rpc('usage.pendingMine', {}, jwt)).body.pending).toEqual([]);
+
+    const token = await runCli([
+      'admin',
+      'token',
+      'create',
+      '--data',
+      serverDir,
+      '--user',
+      SAM.email,
+    ]);
+    expect(token.code).toBe(0);
+    const api = await fetch(`${server.url}api/usage_events/${row.id}/`, {
+      headers: { authorization: `Token ${lastLine(token.stdout)}` },
+    });
+    expect(api.status).toBe(200);
+    const event = (await api.json()) as { run_data: string };
+    expect(event.run_data).toBe(row.run_data);
+  });
+
+  it('a station push with a lower version does not undo the answers given on the server', async () => {
+    const row = serverEvent(pendingUuid)!;
+    expect(row.post_usage_pending).toBe(0);
+    const refs = serverDb
+      .prepare(
+        `SELECT u.uuid AS user_uuid, o.uuid AS operator_uuid, p.uuid AS project_uuid,
+           t.uuid AS tool_uuid, f.uuid AS force_ended_by_uuid, e.start, e."end",
+           e.pre_run_data
+         FROM usage_events e JOIN users u ON u.id = e.user_id JOIN users o ON o.id = e.operator_id
+           JOIN projects p ON p.id = e.project_id JOIN tools t ON t.id = e.tool_id
+           LEFT JOIN users f ON f.id = e.force_ended_by_id
+         WHERE e.uuid = ?`,
+      )
+      .get(pendingUuid) as Record<string, unknown>;
+    // What the station pushed when it force-ended the usage, resent late (version before ours).
+    const payload = {
+      uuid: pendingUuid,
+      ...refs,
+      validated_by_uuid: null,
+      validated: 0,
+      remote_work: 0,
+      run_data: '',
+      post_usage_pending: 1,
+      reminder_due: 0,
+      version: row.version - 1,
+    };
+    const res = await fetch(`${server.url}sync/push`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Station ${stationKey}` },
+      body: JSON.stringify({
+        records: [{ id: 999_999, kind: 'usage_event', uuid: pendingUuid, payload }],
+      }),
+    });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ acked: [999_999], stale: [999_999], error: null });
+    expect(serverEvent(pendingUuid)).toEqual(row);
+  });
+
+  it('when the station answers the same form too, its push (same version) leaves the server answers', async () => {
+    const row = serverEvent(pendingUuid)!;
+    // The station never heard of the server's answers: the form is still pending there.
+    const session = await stationOk('session.logon', { login: 'alice', pin: '1234' });
+    const pending = (session.pending as { usage: { uuid: string } }[]).map((p) => p.usage.uuid);
+    expect(pending).toContain(pendingUuid);
+    await stationOk('usage.completePending', {
+      usage: pendingUuid,
+      answers: { problem: 'No', notes: 'answered at the station' },
+    });
+    await stationOk('session.logoff', {});
+    const stationDb = new Database(join(stationDir, 'labstation.db'), { readonly: true });
+    try {
+      await waitFor('the station outbox to drain', () =>
+        (stationDb.prepare('SELECT count(*) FROM outbox').pluck().get() as number) === 0
+          ? true
+          : undefined,
+      );
+    } finally {
+      stationDb.close();
+    }
+    // Both sides reached the same version: the server keeps what it holds (first writer wins).
+    expect(serverEvent(pendingUuid)).toEqual(row);
+  });
+
+  it('lets staff complete another person’s pending form', async () => {
+    // A second force-ended usage, this time answered by staff on the server.
+    await stationOk('session.logon', { login: 'alice', pin: '1234' });
+    const enabled = await stationOk('toolControl.enable', {
+      tool: 'SEM',
+      project: 'Cathodes',
+      answers: goodPreAnswers,
+    });
+    const uuid = (enabled.usage as { uuid: string }).uuid;
+    await stationOk('session.logoff', {});
+    await stationOk('session.logon', { login: 'sam', pin: '9999' });
+    await stationOk('toolControl.forceEnd', { tool: 'SEM' });
+    await stationOk('session.logoff', {});
+    const pending = await waitFor('the second force-ended usage', () => {
+      const r = serverEvent(uuid);
+      return r?.end && r.post_usage_pending === 1 ? r : undefined;
+    });
+    const jwt = await jwtFor(SAM);
+    const done = await rpc(
+      'usage.completePendingServer',
+      { usage: uuid, answers: { problem: 'No' }, version: pending.version },
+      jwt,
+    );
+    expect(done.status, JSON.stringify(done.body)).toBe(200);
+    expect(serverEvent(uuid)).toMatchObject({
+      post_usage_pending: 0,
+      version: pending.version + 1,
+    });
+  });
+});
