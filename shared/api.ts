@@ -51,6 +51,7 @@ export const apiSchemas = {
   'usage.pending': empty,
   'usage.completePending': z.object({ usage: ref, answers }).strict(),
   'users.list': z.object({ tool: ref }).strict(),
+  'sync.status': empty,
 } as const;
 
 export type ApiName = keyof typeof apiSchemas;
@@ -142,6 +143,16 @@ export interface StationInfo {
   lockMode: boolean;
 }
 
+/** The station's link to the server, for the screen: configured, reachable, what is waiting. */
+export interface SyncStatus {
+  configured: boolean;
+  online: boolean;
+  lastSyncAt: string | null;
+  /** Records recorded here and not yet acknowledged by the server. */
+  waiting: number;
+  lastError: string | null;
+}
+
 export interface QualifiedUser extends UserSummary {
   projects: ProjectSummary[];
 }
@@ -162,6 +173,7 @@ export interface ApiResults {
   'usage.pending': { pending: PendingForm[] };
   'usage.completePending': { usage: UsageEventView };
   'users.list': { users: QualifiedUser[] };
+  'sync.status': SyncStatus;
 }
 
 export type ApiResult<N extends ApiName> = ApiResults[N];

@@ -49,6 +49,8 @@ export async function runStation(options: RunStationOptions): Promise<RunningSta
     }
     if (options.server && options.key) {
       sync = await startSync({ station, server: options.server, key: options.key });
+      const client = sync;
+      station.reportSyncStatus(() => client.state);
     }
     if (station.stationTool === null) {
       throw new AppError(

@@ -262,6 +262,13 @@ describe('station sync', () => {
       { consumable: 'SEM stub', quantity: 3 },
     ]);
     await waitFor('an empty outbox', () => (outboxCount(dir) === 0 ? true : undefined));
+    // What the station's screen shows about its link to the server.
+    const sync = await waitFor('sync status with nothing waiting', async () => {
+      const s = (await ok(st, 'sync.status', {})) as { waiting: number; online: boolean };
+      return s.online && s.waiting === 0 ? s : undefined;
+    });
+    expect(sync).toMatchObject({ configured: true, online: true, waiting: 0, lastError: null });
+    expect(Date.parse((sync as unknown as { lastSyncAt: string }).lastSyncAt)).not.toBeNaN();
     await stop(st);
   });
 

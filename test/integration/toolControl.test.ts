@@ -337,6 +337,20 @@ describe('tool control', () => {
     expect(event?.force_ended_by_id).toBeNull();
   });
 
+  it('a standalone station reports no server and what it keeps for one', async () => {
+    const st = await station();
+    expect(await st.call('sync.status', {})).toEqual({
+      configured: false,
+      online: false,
+      lastSyncAt: null,
+      waiting: 0,
+      lastError: null,
+    });
+    await logon(st, 'alice', '1234');
+    await enable(st, { project: 'Cathodes', answers: goodPreAnswers });
+    expect(await st.call('sync.status', {})).toMatchObject({ configured: false, waiting: 3 });
+  });
+
   it('rejects malformed arguments with the field named, before any handler runs', async () => {
     const st = await station();
     const e = await expectCode(st.call('session.logon', { login: 'alice' }), 'bad_request');

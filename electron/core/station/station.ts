@@ -9,6 +9,7 @@ import {
   type ApiResult,
   type CoreEvent,
   type SessionInfo,
+  type SyncStatus,
   type UsageEventView,
 } from '../../../shared/api.js';
 import { openDatabase, type Db } from '../db/open.js';
@@ -54,6 +55,7 @@ const PASSIVE_CALLS: ReadonlySet<ApiName> = new Set([
   'station.info',
   'session.current',
   'toolControl.status',
+  'sync.status',
 ]);
 
 /**
@@ -66,6 +68,8 @@ export class Station {
   private session: { userId: number; startedAt: string } | null = null;
   private lastInputAt: number;
   private idleTimer: NodeJS.Timeout | undefined;
+  /** The sync client's state, when this station syncs with a server. */
+  private syncStatus: (() => Omit<SyncStatus, 'configured'>) | null = null;
   /** Log-on attempts run one at a time, so parallel guesses cannot slip past the lock. */
   private logonQueue: Promise<unknown> = Promise.resolve();
 
@@ -110,6 +114,11 @@ export class Station {
 
   get stationTool(): string | null {
     return getSetting(this.db, 'station.tool');
+  }
+
+  /** runStation hands the sync client's state over here, for `sync.status`. */
+  reportSyncStatus(provider: (() => Omit<SyncStatus, 'configured'>) | null): void {
+    this.syncStatus = provider;
   }
 
   /** Called by the shell when it sees keyboard or pointer input (Electron's powerMonitor). */
@@ -275,6 +284,11 @@ export class Station {
         const usage = completePending(db, this.actor(), args, this.now());
         this.changed(usage.tool_name, usage.uuid);
         return { usage };
+      },
+      'sync.status': () => {
+        if (this.syncStatus) return { configured: true, ...this.syncStatus() };
+        const waiting = db.prepare('SELECT count(*) FROM outbox').pluck().get() as number;
+        return { configured: false, online: false, lastSyncAt: null, waiting, lastError: null };
       },
       'users.list': ({ tool }) => {
         const actor = this.actor();

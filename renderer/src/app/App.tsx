@@ -7,6 +7,7 @@ import { useStationStore } from '../stores/station.js';
 import { useUiStore } from '../stores/ui.js';
 import { HistoryTab } from '../features/history/HistoryTab.js';
 import { SessionBar } from '../features/session/SessionBar.js';
+import { SyncBadge } from '../features/sync/SyncBadge.js';
 import { useActivityTouch } from '../features/session/useActivityTouch.js';
 import { useCoreEvents } from '../features/session/useCoreEvents.js';
 import { ToolControlTab } from '../features/tool-control/ToolControlTab.js';
@@ -50,6 +51,7 @@ export function App(): ReactElement {
           <h1>{status?.tool.name ?? tool ?? 'Station'}</h1>
         </div>
         <div className="header-actions">
+          <SyncBadge />
           <button type="button" className="secondary" aria-pressed={keypad} onClick={toggleKeypad}>
             On-screen keypad
           </button>

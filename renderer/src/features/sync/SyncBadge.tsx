@@ -1,0 +1,51 @@
+import { useEffect, useState } from 'react';
+import type { ReactElement } from 'react';
+import type { SyncStatus } from '../../../../shared/api.js';
+import { call } from '../../bridge.js';
+import { formatDateTime } from '../../format.js';
+
+const POLL_MS = 5_000;
+
+/** The station's link to the server: online or not, last successful sync, records waiting. */
+export function SyncBadge(): ReactElement | null {
+  const [status, setStatus] = useState<SyncStatus | null>(null);
+
+  useEffect(() => {
+    let alive = true;
+    const load = (): void => {
+      call('sync.status', {}).then(
+        (next) => alive && setStatus(next),
+        () => alive && setStatus(null),
+      );
+    };
+    load();
+    const timer = window.setInterval(load, POLL_MS);
+    return () => {
+      alive = false;
+      window.clearInterval(timer);
+    };
+  }, []);
+
+  if (!status) return null;
+  const waiting = `${status.waiting} ${status.waiting === 1 ? 'record' : 'records'} waiting`;
+  if (!status.configured) {
+    return (
+      <p className="sync-badge" role="status" aria-label="Sync">
+        Standalone station · {waiting === '0 records waiting' ? 'no server' : waiting}
+      </p>
+    );
+  }
+  const last = status.lastSyncAt
+    ? `last sync ${formatDateTime(status.lastSyncAt)}`
+    : 'never synced';
+  return (
+    <p
+      className={`sync-badge ${status.online ? 'online' : 'offline'}`}
+      role="status"
+      aria-label="Sync"
+      title={status.lastError ?? undefined}
+    >
+      {status.online ? 'Online' : 'Offline'} · {last} · {waiting}
+    </p>
+  );
+}
