@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { openDatabase, type Db } from './db/open.js';
+import { startMailWorker } from './mail/worker.js';
 import { createAccount } from './server/accounts.js';
 import { createServerApp } from './server/app.js';
 import { randomSecret } from './server/secrets.js';
@@ -75,12 +76,21 @@ export async function runServer(options: RunServerOptions): Promise<RunningServe
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : options.port;
     const host = options.host.includes(':') ? `[${options.host}]` : options.host;
+    const url = `http://${host}:${port}/`;
+    const mail = startMailWorker({
+      db,
+      log: options.log,
+      dataDir: options.dataDir,
+      listenUrl: url,
+      env,
+    });
     return {
       app,
       db,
-      url: `http://${host}:${port}/`,
+      url,
       async close() {
         await app.close();
+        await mail.stop();
         db.close();
       },
     };

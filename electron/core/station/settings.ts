@@ -7,6 +7,14 @@ export interface StationSettings {
   'server.jwtSecret': string | null;
   /** IANA time zone of naive date-times in the NEMO API; null = this machine's zone. */
   'server.timeZone': string | null;
+  /** Address of the server as people reach it, for links in e-mail; null = the listen URL. */
+  'server.publicUrl': string | null;
+  /** smtp://user:pass@host:port (or smtps://); null = mail written as .eml files under <data>/mail/. */
+  'mail.smtpUrl': string | null;
+  /** From address of the server's e-mail; null = Labstation <labstation@localhost>. */
+  'mail.from': string | null;
+  /** Hours after the first notice before the pending-answers reminder; null or 0 = none. */
+  'mail.reminderHours': number | null;
   'station.tool': string | null;
   'station.lockMode': boolean;
   'idle.logoffMinutes': number;
@@ -18,6 +26,10 @@ export const DEFAULT_SETTINGS: StationSettings = {
   mode: null,
   'server.jwtSecret': null,
   'server.timeZone': null,
+  'server.publicUrl': null,
+  'mail.smtpUrl': null,
+  'mail.from': null,
+  'mail.reminderHours': 24,
   'station.tool': null,
   'station.lockMode': false,
   'idle.logoffMinutes': 10,

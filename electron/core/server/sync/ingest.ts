@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Db } from '../../db/open.js';
+import { queuePendingAnswersMail } from '../../mail/pending.js';
 import { nowIso } from '../../util/ids.js';
 import type { PushError, PushRecord, PushResult } from '../../sync/protocol.js';
 
@@ -162,6 +163,8 @@ function upsertUsage(db: Db, stationId: number, record: PushRecord, now: string)
          @post_usage_pending, @reminder_due, @version, @updated_at, @station_id)`,
     ).run(values);
   }
+  // A force-ended event (answers pending) queues its e-mail in this same transaction, once.
+  queuePendingAnswersMail(db, existing?.id ?? idOf(db, 'usage_events', p.uuid, 'uuid'), now);
   return 'ok';
 }
 

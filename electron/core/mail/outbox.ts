@@ -1,0 +1,132 @@
+import type { Db } from '../db/open.js';
+import { newUuid } from '../util/ids.js';
+
+export type MailKind = 'pending_answers' | 'pending_reminder';
+export type MailStatus = 'queued' | 'sent' | 'failed' | 'cancelled';
+
+export interface MailRow {
+  id: number;
+  uuid: string;
+  kind: MailKind;
+  usage_event_id: number | null;
+  to: string;
+  cc: string;
+  subject: string;
+  text: string;
+  html: string | null;
+  status: MailStatus;
+  attempts: number;
+  next_attempt_at: string;
+  last_error: string | null;
+  created_at: string;
+  sent_at: string | null;
+}
+
+export interface NewMail {
+  kind: MailKind;
+  usageEventId: number | null;
+  /** Addresses joined with ', '. */
+  to: string;
+  cc: string;
+  subject: string;
+  text: string;
+  html: string | null;
+}
+
+const COLUMNS = `id, uuid, kind, usage_event_id, "to", cc, subject, text, html, status, attempts,
+  next_attempt_at, last_error, created_at, sent_at`;
+
+/**
+ * Queues a mail, due at once. Returns its id, or null when a mail of this kind already exists
+ * for the usage event (the unique (usage_event_id, kind) constraint makes queueing idempotent).
+ * Call it inside the transaction that writes the record the mail is about.
+ */
+export function enqueueMail(db: Db, mail: NewMail, now: string): number | null {
+  const id = db
+    .prepare(
+      `INSERT INTO mail_outbox (uuid, kind, usage_event_id, "to", cc, subject, text, html, status,
+         attempts, next_attempt_at, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'queued', 0, ?, ?)
+       ON CONFLICT (usage_event_id, kind) DO NOTHING
+       RETURNING id`,
+    )
+    .pluck()
+    .get(
+      newUuid(),
+      mail.kind,
+      mail.usageEventId,
+      mail.to,
+      mail.cc,
+      mail.subject,
+      mail.text,
+      mail.html,
+      now,
+      now,
+    ) as number | undefined;
+  return id ?? null;
+}
+
+/** The next queued mail that is due, oldest due first (then in queueing order). */
+export function nextDueMail(db: Db, now: string): MailRow | undefined {
+  return db
+    .prepare(
+      `SELECT ${COLUMNS} FROM mail_outbox WHERE status = 'queued' AND next_attempt_at <= ?
+       ORDER BY next_attempt_at, id LIMIT 1`,
+    )
+    .get(now) as MailRow | undefined;
+}
+
+/** When the next queued mail falls due (null: nothing queued). */
+export function nextDueAt(db: Db): string | null {
+  return (
+    (db
+      .prepare(
+        `SELECT next_attempt_at FROM mail_outbox WHERE status = 'queued'
+         ORDER BY next_attempt_at, id LIMIT 1`,
+      )
+      .pluck()
+      .get() as string | undefined) ?? null
+  );
+}
+
+export function markSent(db: Db, id: number, now: string): void {
+  db.prepare(
+    `UPDATE mail_outbox SET status = 'sent', attempts = attempts + 1, sent_at = ?, last_error = NULL
+     WHERE id = ? AND status = 'queued'`,
+  ).run(now, id);
+}
+
+/** Records a failed attempt: queued again at `retryAt`, or failed for good when it is null. */
+export function markAttemptFailed(db: Db, id: number, error: string, retryAt: string | null): void {
+  db.prepare(
+    `UPDATE mail_outbox SET attempts = attempts + 1, last_error = ?,
+       status = CASE WHEN ? IS NULL THEN 'failed' ELSE 'queued' END,
+       next_attempt_at = coalesce(?, next_attempt_at)
+     WHERE id = ? AND status = 'queued'`,
+  ).run(error.slice(0, 2_000), retryAt, retryAt, id);
+}
+
+/** A queued mail that no longer applies (the answers were completed meanwhile). */
+export function markCancelled(db: Db, id: number, reason: string): void {
+  db.prepare(
+    `UPDATE mail_outbox SET status = 'cancelled', last_error = ? WHERE id = ? AND status = 'queued'`,
+  ).run(reason, id);
+}
+
+/** Puts a failed mail back in the queue, due at once (for an admin after fixing SMTP). */
+export function requeueMail(db: Db, id: number, now: string): boolean {
+  return (
+    db
+      .prepare(
+        `UPDATE mail_outbox SET status = 'queued', attempts = 0, next_attempt_at = ?
+         WHERE id = ? AND status = 'failed'`,
+      )
+      .run(now, id).changes === 1
+  );
+}
+
+export function mailsOfUsage(db: Db, usageEventId: number): MailRow[] {
+  return db
+    .prepare(`SELECT ${COLUMNS} FROM mail_outbox WHERE usage_event_id = ? ORDER BY id`)
+    .all(usageEventId) as MailRow[];
+}

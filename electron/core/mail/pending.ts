@@ -1,0 +1,150 @@
+import type { Db } from '../db/open.js';
+import { nowIso } from '../util/ids.js';
+import { composePendingMail, type MailPerson, type PendingUsage } from './compose.js';
+import { mailContextOf, resolveMailConfig, type MailConfig } from './config.js';
+import { enqueueMail, type MailKind } from './outbox.js';
+
+interface PendingRow {
+  id: number;
+  uuid: string;
+  start: string;
+  end: string | null;
+  post_usage_pending: number;
+  user_id: number;
+  operator_id: number;
+  tool: string;
+  u_username: string;
+  u_first_name: string;
+  u_last_name: string;
+  u_email: string;
+  o_username: string;
+  o_first_name: string;
+  o_last_name: string;
+  o_email: string;
+}
+
+const PENDING_SELECT = `
+  SELECT e.id, e.uuid, e.start, e."end", e.post_usage_pending, e.user_id, e.operator_id,
+    t.name AS tool,
+    u.username AS u_username, u.first_name AS u_first_name, u.last_name AS u_last_name,
+    u.email AS u_email,
+    o.username AS o_username, o.first_name AS o_first_name, o.last_name AS o_last_name,
+    o.email AS o_email
+  FROM usage_events e
+  JOIN tools t ON t.id = e.tool_id
+  JOIN users u ON u.id = e.user_id
+  JOIN users o ON o.id = e.operator_id
+  WHERE e.id = ?`;
+
+/** An ended usage whose post-usage answers are still pending (the mail's condition). */
+export function isPendingEnded(db: Db, usageEventId: number): boolean {
+  const row = db
+    .prepare(`SELECT post_usage_pending, "end" FROM usage_events WHERE id = ?`)
+    .get(usageEventId) as { post_usage_pending: number; end: string | null } | undefined;
+  return row !== undefined && row.post_usage_pending === 1 && row.end !== null;
+}
+
+function person(row: PendingRow, prefix: 'u' | 'o'): MailPerson {
+  return {
+    username: row[`${prefix}_username`],
+    first_name: row[`${prefix}_first_name`],
+    last_name: row[`${prefix}_last_name`],
+    email: row[`${prefix}_email`],
+  };
+}
+
+function queuePending(
+  db: Db,
+  kind: MailKind,
+  row: PendingRow,
+  config: MailConfig,
+  now: string,
+): number | null {
+  if (row.end === null || row.post_usage_pending !== 1) return null;
+  const user = person(row, 'u');
+  // Nobody to write to: the user completes the answers at the station or on the server page.
+  if (!user.email.trim()) return null;
+  const operator = person(row, 'o');
+  const copyOperator =
+    row.operator_id !== row.user_id &&
+    operator.email.trim() !== '' &&
+    operator.email.trim().toLowerCase() !== user.email.trim().toLowerCase();
+  const usage: PendingUsage = {
+    uuid: row.uuid,
+    tool: row.tool,
+    start: row.start,
+    end: row.end,
+    user,
+    operator: copyOperator ? operator : null,
+  };
+  const mail = composePendingMail(kind, usage, config);
+  return enqueueMail(db, { kind, usageEventId: row.id, ...mail }, now);
+}
+
+function wakeWorker(db: Db): void {
+  const wake = mailContextOf(db)?.wake;
+  // After the surrounding transaction has committed (it is synchronous).
+  if (wake) setImmediate(wake);
+}
+
+/**
+ * Queues the e-mail asking the user of a force-ended usage event (ended, post-usage answers
+ * pending) to complete the questions, copying the operator when that is someone else with an
+ * address. Does nothing for any other event, for a user without an e-mail address, or when the
+ * notice was queued before (a re-pushed event never queues a second one). Meant to run in the
+ * transaction that stores the event, so the mail exists if and only if the event does.
+ * Returns the mail's id when one was queued.
+ */
+export function queuePendingAnswersMail(
+  db: Db,
+  usageEventId: number,
+  now: string = nowIso(),
+  config?: MailConfig,
+): number | null {
+  // Cheap check first: this runs for every usage event a station pushes.
+  if (!isPendingEnded(db, usageEventId)) return null;
+  const row = db.prepare(PENDING_SELECT).get(usageEventId) as PendingRow | undefined;
+  if (!row) return null;
+  const id = queuePending(db, 'pending_answers', row, config ?? resolveMailConfig(db), now);
+  if (id !== null) wakeWorker(db);
+  return id;
+}
+
+/**
+ * The reminder scheduler: queues one reminder for each event still pending `reminderHours`
+ * after its notice was sent (not queued: a notice held up by an SMTP outage is not followed at
+ * once by its reminder). One reminder per event: the page link stays valid and staff see the
+ * pending events; more would be nagging. Returns how many reminders were queued.
+ */
+export function queueDueReminders(db: Db, config: MailConfig, nowMs: number = Date.now()): number {
+  if (config.reminderHours === null) return 0;
+  const sentBefore = new Date(nowMs - config.reminderHours * 3_600_000).toISOString();
+  const now = new Date(nowMs).toISOString();
+  // Driven by the pending events (CROSS JOIN keeps them the outer loop, through their partial
+  // index), not by the whole mail history.
+  const due = db
+    .prepare(
+      `SELECT e.id FROM usage_events e
+       CROSS JOIN mail_outbox n ON n.usage_event_id = e.id AND n.kind = 'pending_answers'
+       WHERE e.post_usage_pending = 1 AND e."end" IS NOT NULL
+         AND n.status = 'sent' AND n.sent_at <= ?
+         AND NOT EXISTS (SELECT 1 FROM mail_outbox r
+                         WHERE r.usage_event_id = e.id AND r.kind = 'pending_reminder')
+       ORDER BY n.sent_at, e.id`,
+    )
+    .pluck()
+    .all(sentBefore) as number[];
+  if (due.length === 0) return 0;
+  return db
+    .transaction((): number => {
+      let queued = 0;
+      const select = db.prepare(PENDING_SELECT);
+      for (const id of due) {
+        // Read again inside the write transaction: the answers may have come in meanwhile.
+        const row = select.get(id) as PendingRow | undefined;
+        if (row && queuePending(db, 'pending_reminder', row, config, now) !== null) queued += 1;
+      }
+      return queued;
+    })
+    .immediate();
+}

@@ -1,0 +1,100 @@
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import nodemailer from 'nodemailer';
+import type Mail from 'nodemailer/lib/mailer/index.js';
+import { redactUrl } from './config.js';
+import type { MailRow } from './outbox.js';
+
+/** Delivers one composed mail; rejects when it was not accepted. */
+export interface MailTransport {
+  /** For logs: the SMTP URL without password, or the mail folder. */
+  readonly description: string;
+  send(mail: MailRow, from: string): Promise<string>;
+  close(): void;
+}
+
+function domainOf(from: string): string {
+  const match = /@([^>\s]+)>?\s*$/.exec(from);
+  return match?.[1] ?? 'labstation.invalid';
+}
+
+/** nodemailer message options for an outbox row. Message-ID is fixed by the row's uuid, so a
+ * resend after a crash carries the same id and mail clients can spot the duplicate. */
+export function messageOptions(mail: MailRow, from: string): Mail.Options {
+  return {
+    from,
+    to: mail.to,
+    ...(mail.cc ? { cc: mail.cc } : {}),
+    subject: mail.subject,
+    text: mail.text,
+    ...(mail.html !== null ? { html: mail.html } : {}),
+    messageId: `<${mail.uuid}@${domainOf(from)}>`,
+    headers: {
+      'X-Labstation-Kind': mail.kind,
+      'Auto-Submitted': 'auto-generated',
+    },
+  };
+}
+
+export function smtpTransport(url: string): MailTransport {
+  const transporter = nodemailer.createTransport({
+    url,
+    connectionTimeout: 30_000,
+    greetingTimeout: 30_000,
+    socketTimeout: 60_000,
+  });
+  return {
+    description: redactUrl(url),
+    async send(mail, from) {
+      const info = await transporter.sendMail(messageOptions(mail, from));
+      const rejected = info.rejected.map(String);
+      if (info.accepted.length === 0) {
+        throw new Error(`no recipient accepted (rejected: ${rejected.join(', ')})`);
+      }
+      return info.response;
+    },
+    close() {
+      transporter.close();
+    },
+  };
+}
+
+/** 2025-05-01T10-20-30.123Z: a timestamp usable in a file name everywhere. */
+function fileStamp(iso: string): string {
+  return iso.replaceAll(':', '-');
+}
+
+/**
+ * Writes each mail as an RFC 5322 message (CRLF line ends) to `<dir>/<created_at>-<uuid>.eml`,
+ * through a temporary name and a rename, so the folder never holds half a message. The name
+ * comes from the row, so a resend after a crash rewrites the same file.
+ */
+export function fileTransport(dir: string): MailTransport {
+  const transporter = nodemailer.createTransport({
+    streamTransport: true,
+    buffer: true,
+    newline: 'windows',
+  });
+  return {
+    description: dir,
+    async send(mail, from) {
+      const info = await transporter.sendMail(messageOptions(mail, from));
+      if (!Buffer.isBuffer(info.message)) throw new Error('the mail composer returned no buffer');
+      // Body lines keep the LF of the composed text; RFC 5322 wants CRLF everywhere. The
+      // encoded message is 7-bit (quoted-printable/base64), so latin1 round-trips it.
+      const message = Buffer.from(
+        info.message.toString('latin1').replace(/\r?\n/g, '\r\n'),
+        'latin1',
+      );
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      const file = join(dir, `${fileStamp(mail.created_at)}-${mail.uuid}.eml`);
+      const partial = `${file}.partial`;
+      writeFileSync(partial, message, { mode: 0o600, flush: true });
+      renameSync(partial, file);
+      return file;
+    },
+    close() {
+      transporter.close();
+    },
+  };
+}

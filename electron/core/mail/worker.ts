@@ -1,0 +1,203 @@
+import type { Db } from '../db/open.js';
+import type { Logger } from '../util/log.js';
+import {
+  registerMailContext,
+  resolveMailConfig,
+  unregisterMailContext,
+  type MailConfig,
+  type MailContext,
+} from './config.js';
+import {
+  markAttemptFailed,
+  markCancelled,
+  markSent,
+  nextDueAt,
+  nextDueMail,
+  type MailRow,
+} from './outbox.js';
+import { isPendingEnded, queueDueReminders } from './pending.js';
+import { fileTransport, smtpTransport, type MailTransport } from './transport.js';
+
+export interface MailWorkerOptions {
+  db: Db;
+  log: Logger;
+  dataDir: string;
+  /** The URL the server listens on: the default base of links in mail. */
+  listenUrl: string;
+  env?: NodeJS.ProcessEnv;
+  clock?: () => number;
+}
+
+export interface MailWorker {
+  /** Runs a pass soon (a mail was queued). */
+  wake(): void;
+  /** Stops after the send in flight, if any; closes the SMTP connection. */
+  stop(): Promise<void>;
+}
+
+/** Delay before attempt n+1 after n failed attempts: base * 2^(n-1), capped. */
+export function backoffMs(attempts: number, config: MailConfig): number {
+  const exponent = Math.max(0, attempts - 1);
+  return Math.min(config.backoffCapMs, config.backoffBaseMs * 2 ** Math.min(exponent, 30));
+}
+
+function errorText(error: unknown): string {
+  if (error instanceof Error) {
+    const code = (error as { code?: unknown }).code;
+    return typeof code === 'string' && !error.message.includes(code)
+      ? `${code}: ${error.message}`
+      : error.message;
+  }
+  return String(error);
+}
+
+/**
+ * The mail worker of a server: in each pass it queues due reminders, then delivers due mails
+ * one at a time in order (oldest due first), by SMTP when configured, else as .eml files.
+ * A failed attempt records the error and backs off exponentially (capped); after maxAttempts
+ * the mail is marked failed and logged. A pass stops at the first failure (the SMTP server is
+ * most likely down for the others too); the next pass comes after the poll interval.
+ *
+ * Delivery is at least once: a mail is marked sent only after the transport accepted it, so a
+ * crash between the two sends it again on the next start (with the same Message-ID, or over
+ * the same .eml file). Mail is never lost for a crash.
+ */
+export function startMailWorker(options: MailWorkerOptions): MailWorker {
+  const { db, log } = options;
+  const clock = options.clock ?? Date.now;
+  let timer: NodeJS.Timeout | null = null;
+  let running: Promise<void> | null = null;
+  let again = false;
+  let stopped = false;
+  let transport: { key: string; value: MailTransport } | null = null;
+
+  const context: MailContext = {
+    dataDir: options.dataDir,
+    listenUrl: options.listenUrl,
+    env: options.env ?? process.env,
+    wake: () => wake(),
+  };
+  registerMailContext(db, context);
+
+  function transportFor(config: MailConfig): MailTransport {
+    const key = config.smtpUrl === null ? `file:${config.mailDir}` : `smtp:${config.smtpUrl}`;
+    if (transport?.key !== key) {
+      transport?.value.close();
+      const value =
+        config.smtpUrl === null ? fileTransport(config.mailDir) : smtpTransport(config.smtpUrl);
+      transport = { key, value };
+      log.info({ transport: value.description }, 'mail delivery');
+    }
+    return transport.value;
+  }
+
+  async function deliver(mail: MailRow, config: MailConfig): Promise<boolean> {
+    if (mail.usage_event_id === null || !isPendingEnded(db, mail.usage_event_id)) {
+      markCancelled(db, mail.id, 'the post-usage answers are no longer pending');
+      log.info({ mail: mail.uuid, kind: mail.kind }, 'mail cancelled: answers completed');
+      return true;
+    }
+    const via = transportFor(config);
+    try {
+      const response = await via.send(mail, config.from);
+      // A crash here (sent, not yet marked) resends the mail on the next start: at least once.
+      markSent(db, mail.id, new Date(clock()).toISOString());
+      log.info(
+        { mail: mail.uuid, kind: mail.kind, to: mail.to, via: via.description, response },
+        'mail sent',
+      );
+      return true;
+    } catch (error) {
+      const attempts = mail.attempts + 1;
+      const message = errorText(error);
+      if (attempts >= config.maxAttempts) {
+        markAttemptFailed(db, mail.id, message, null);
+        log.error(
+          { mail: mail.uuid, kind: mail.kind, to: mail.to, attempts, error: message },
+          'mail delivery failed for good',
+        );
+      } else {
+        const retryAt = new Date(clock() + backoffMs(attempts, config)).toISOString();
+        markAttemptFailed(db, mail.id, message, retryAt);
+        log.warn(
+          { mail: mail.uuid, kind: mail.kind, attempts, retryAt, error: message },
+          'mail delivery failed; will retry',
+        );
+      }
+      return false;
+    }
+  }
+
+  async function pass(): Promise<void> {
+    const config = resolveMailConfig(db, context);
+    const reminders = queueDueReminders(db, config, clock());
+    if (reminders > 0) log.info({ reminders }, 'pending-answers reminders queued');
+    for (;;) {
+      if (stopped) return;
+      const mail = nextDueMail(db, new Date(clock()).toISOString());
+      if (!mail) return;
+      if (!(await deliver(mail, config))) return;
+    }
+  }
+
+  function schedule(): void {
+    if (stopped) return;
+    if (timer) clearTimeout(timer);
+    const config = resolveMailConfig(db, context);
+    let delay = config.pollMs;
+    const due = nextDueAt(db);
+    if (due !== null) delay = Math.min(delay, Date.parse(due) - clock());
+    timer = setTimeout(run, Math.max(20, delay));
+    timer.unref();
+  }
+
+  function run(): void {
+    timer = null;
+    if (stopped) return;
+    if (running) {
+      again = true;
+      return;
+    }
+    running = pass()
+      .catch((error: unknown) => log.error({ error: errorText(error) }, 'mail worker pass failed'))
+      .finally(() => {
+        running = null;
+        if (again) {
+          again = false;
+          run();
+        } else {
+          schedule();
+        }
+      });
+  }
+
+  function wake(): void {
+    if (stopped) return;
+    if (timer) clearTimeout(timer);
+    timer = null;
+    run();
+  }
+
+  const { publicUrl } = resolveMailConfig(db, context);
+  const host = URL.canParse(publicUrl) ? new URL(publicUrl).hostname : '';
+  if (host === '' || host === '0.0.0.0' || host === '[::]') {
+    log.warn(
+      { publicUrl },
+      'links in e-mail will not work: set LABSTATION_PUBLIC_URL or the server.publicUrl setting',
+    );
+  }
+  run();
+
+  return {
+    wake,
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      timer = null;
+      await running;
+      transport?.value.close();
+      transport = null;
+      unregisterMailContext(db);
+    },
+  };
+}

@@ -1,0 +1,535 @@
+/**
+ * Pending-answers e-mail with real processes: a real SMTP server (the smtp-server package) in
+ * this test process, a `labstation serve` pointed at it, and a `labstation station --server`
+ * where staff force-end a usage. Then the SMTP server goes down and comes back; and a second
+ * server without SMTP writes .eml files.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { SMTPServer } from 'smtp-server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../electron/core/db/open.js';
+import { queuePendingAnswersMail } from '../../electron/core/mail/pending.js';
+import { startMailWorker } from '../../electron/core/mail/worker.js';
+import { createLogger } from '../../electron/core/util/log.js';
+import { facilityBundle, goodPreAnswers } from '../fixtures/facility.js';
+import {
+  runCli,
+  startServer,
+  startStation,
+  tempDir,
+  writeJson,
+  type ServerProcess,
+  type StationProcess,
+} from './helpers.js';
+
+const PUBLIC_URL = 'https://lab.example.org/labstation/';
+const FAST_MAIL = {
+  LABSTATION_MAIL_POLL_MS: '200',
+  LABSTATION_MAIL_BACKOFF_BASE_MS: '200',
+  LABSTATION_MAIL_BACKOFF_CAP_MS: '800',
+  LABSTATION_MAIL_MAX_ATTEMPTS: '1000',
+};
+
+interface Received {
+  rcpt: string[];
+  headers: Map<string, string>;
+  /** Body with quoted-printable soft breaks and escapes undone. */
+  body: string;
+}
+
+/** Just enough RFC 5322 parsing for the assertions: unfolded headers (first of each name). */
+function parseMessage(raw: string, rcpt: string[] = []): Received {
+  const split = raw.indexOf('\r\n\r\n');
+  const head = raw.slice(0, split).replace(/\r\n[ \t]+/g, ' ');
+  const headers = new Map<string, string>();
+  for (const line of head.split('\r\n')) {
+    const colon = line.indexOf(':');
+    const name = line.slice(0, colon).toLowerCase();
+    if (!headers.has(name)) headers.set(name, line.slice(colon + 1).trim());
+  }
+  const body = raw
+    .slice(split + 4)
+    .replace(/=\r\n/g, '')
+    .replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+  return { rcpt, headers, body };
+}
+
+/** A real SMTP server on loopback that requires no TLS and accepts one login. */
+class TestSmtp {
+  readonly messages: Received[] = [];
+  logins = 0;
+  private server: SMTPServer | null = null;
+  port = 0;
+
+  async start(port = this.port): Promise<void> {
+    const server = new SMTPServer({
+      authOptional: true,
+      allowInsecureAuth: true,
+      disabledCommands: ['STARTTLS'],
+      logger: false,
+      closeTimeout: 1_000,
+      onAuth: (auth, _session, callback) => {
+        if (auth.username === 'labstation' && auth.password === 's3cret') {
+          this.logins += 1;
+          callback(null, { user: auth.username });
+        } else {
+          callback(new Error('invalid login'));
+        }
+      },
+      onData: (stream, session, callback) => {
+        const chunks: Buffer[] = [];
+        stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+        stream.on('end', () => {
+          const rcpt = session.envelope.rcptTo.map((a) => a.address);
+          this.messages.push(parseMessage(Buffer.concat(chunks).toString('utf8'), rcpt));
+          callback();
+        });
+      },
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, '127.0.0.1', () => resolve());
+    });
+    this.port = (server.server.address() as AddressInfo).port;
+    this.server = server;
+  }
+
+  async stop(): Promise<void> {
+    const server = this.server;
+    this.server = null;
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  about(uuid: string, kind: string): Received[] {
+    return this.messages.filter(
+      (m) => m.body.includes(`#/pending/${uuid}`) && m.headers.get('x-labstation-kind') === kind,
+    );
+  }
+}
+
+/** Polls until `check` returns a value other than undefined; fails after `ms`. */
+async function waitFor<T>(
+  what: string,
+  check: () => T | undefined | Promise<T | undefined>,
+  ms = 15_000,
+): Promise<T> {
+  const until = Date.now() + ms;
+  let last: Error | undefined;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value !== undefined) return value;
+    } catch (error) {
+      last = error instanceof Error ? error : new Error(String(error));
+    }
+    if (Date.now() > until)
+      throw new Error(`timed out waiting for ${what}${last ? `: ${last.message}` : ''}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+function serverBundle(aliceFirstName = 'Alice'): Record<string, unknown> {
+  const bundle = facilityBundle();
+  delete bundle.station;
+  const users = bundle.users as Record<string, unknown>[];
+  users[0] = { ...users[0], first_name: aliceFirstName, email: 'alice@example.org' };
+  users[2] = { ...users[2], email: 'sam@example.org', password: 'staff password 1', role: 'staff' };
+  return bundle;
+}
+
+async function prepareServerDir(dir: string, bundle: Record<string, unknown>): Promise<string> {
+  const imported = await runCli(['import', '--data', dir, writeJson(tempDir(), 'b.json', bundle)]);
+  expect(imported.stderr).toBe('');
+  expect(imported.code).toBe(0);
+  const made = await runCli([
+    'admin',
+    'station',
+    'create',
+    '--data',
+    dir,
+    '--name',
+    'sem-1',
+    '--tool',
+    'SEM',
+  ]);
+  expect(made.code).toBe(0);
+  return made.stdout.trim().split('\n').pop()!;
+}
+
+function openReadonly(dir: string): Database.Database {
+  return new Database(join(dir, 'labstation.db'), { readonly: true, fileMustExist: true });
+}
+
+interface MailRow {
+  kind: string;
+  status: string;
+  attempts: number;
+  last_error: string | null;
+  to: string;
+  cc: string;
+}
+
+function mailsOf(db: Database.Database, usageUuid: string): MailRow[] {
+  return db
+    .prepare(
+      `SELECT m.kind, m.status, m.attempts, m.last_error, m."to", m.cc FROM mail_outbox m
+       JOIN usage_events e ON e.id = m.usage_event_id WHERE e.uuid = ? ORDER BY m.id`,
+    )
+    .all(usageUuid) as MailRow[];
+}
+
+async function ok(
+  st: StationProcess,
+  name: string,
+  args: unknown,
+): Promise<Record<string, unknown>> {
+  const res = await st.rpc(name, args);
+  expect(res.status, `${name}: ${JSON.stringify(res.body)}`).toBe(200);
+  return res.body as Record<string, unknown>;
+}
+
+/** `user` enables SEM (logged on as `operator`), then sam force-ends it; returns the uuid. */
+async function forceEndedUsage(st: StationProcess, operator: string, pin: string): Promise<string> {
+  await ok(st, 'session.logon', { login: operator, pin });
+  const enabled = await ok(st, 'toolControl.enable', {
+    tool: 'SEM',
+    project: 'Cathodes',
+    answers: goodPreAnswers,
+    ...(operator === 'alice' ? {} : { user: 'alice' }),
+  });
+  const uuid = (enabled.usage as { uuid: string }).uuid;
+  await ok(st, 'session.logoff', {});
+  await ok(st, 'session.logon', { login: 'sam', pin: '9999' });
+  const ended = await ok(st, 'toolControl.forceEnd', { tool: 'SEM' });
+  expect(ended.usage).toMatchObject({ uuid, post_usage_pending: true });
+  await ok(st, 'session.logoff', {});
+  return uuid;
+}
+
+const smtp = new TestSmtp();
+const servers = new Set<ServerProcess>();
+const stations = new Set<StationProcess>();
+const databases = new Set<Database.Database>();
+
+beforeAll(async () => {
+  await smtp.start(0);
+});
+
+afterAll(async () => {
+  await Promise.allSettled([...stations].map((st) => st.stop()));
+  await Promise.allSettled([...servers].map((s) => s.stop()));
+  for (const db of databases) db.close();
+  await smtp.stop();
+});
+
+describe('pending-answers e-mail over SMTP', () => {
+  let serverDir: string;
+  let server: ServerProcess;
+  let serverDb: Database.Database;
+  let station: StationProcess;
+  let stationKey: string;
+  let first: string;
+
+  it('a force-ended usage sends one notice to its user with the link, then one reminder', async () => {
+    serverDir = join(tempDir(), 'server');
+    stationKey = await prepareServerDir(serverDir, serverBundle());
+    server = await startServer(serverDir, {
+      ...FAST_MAIL,
+      LABSTATION_SMTP_URL: `smtp://labstation:s3cret@127.0.0.1:${smtp.port}`,
+      LABSTATION_MAIL_FROM: 'Facility <facility@example.org>',
+      LABSTATION_PUBLIC_URL: PUBLIC_URL,
+      LABSTATION_REMINDER_HOURS: '0.001',
+    });
+    servers.add(server);
+    serverDb = openReadonly(serverDir);
+    databases.add(serverDb);
+    station = await startStation(join(tempDir(), 'station'), {}, [
+      '--server',
+      server.url,
+      '--key',
+      stationKey,
+    ]);
+    stations.add(station);
+
+    first = await forceEndedUsage(station, 'alice', '1234');
+    const [notice] = await waitFor('the notice', () =>
+      smtp.about(first, 'pending_answers').length
+        ? smtp.about(first, 'pending_answers')
+        : undefined,
+    );
+    expect(notice.rcpt).toEqual(['alice@example.org']);
+    expect(notice.headers.get('to')).toBe('Alice Martin <alice@example.org>');
+    expect(notice.headers.has('cc')).toBe(false); // alice operated the tool herself
+    expect(notice.headers.get('from')).toBe('Facility <facility@example.org>');
+    expect(notice.headers.get('subject')).toMatch(
+      /^Post-usage questions pending for SEM on \d{4}-\d{2}-\d{2}$/,
+    );
+    expect(notice.body).toContain(`https://lab.example.org/labstation/#/pending/${first}`);
+    expect(notice.body).toContain('text/html');
+    expect(notice.body).toMatch(/Session: \d{4}-\d{2}-\d{2} \d{2}:\d{2} to \d{4}-\d{2}-\d{2}/);
+    expect(smtp.logins).toBeGreaterThan(0);
+
+    const [reminder] = await waitFor('the reminder', () =>
+      smtp.about(first, 'pending_reminder').length
+        ? smtp.about(first, 'pending_reminder')
+        : undefined,
+    );
+    expect(reminder.rcpt).toEqual(['alice@example.org']);
+    expect(reminder.headers.get('subject')).toMatch(/^Reminder: post-usage questions pending/);
+    expect(reminder.body).toContain(`#/pending/${first}`);
+    expect(mailsOf(serverDb, first).map((m) => [m.kind, m.status])).toEqual([
+      ['pending_answers', 'sent'],
+      ['pending_reminder', 'sent'],
+    ]);
+    expect(smtp.about(first, 'pending_answers')).toHaveLength(1);
+    expect(smtp.about(first, 'pending_reminder')).toHaveLength(1);
+  }, 60_000);
+
+  it('a re-pushed pending event queues no second mail', async () => {
+    const row = serverDb
+      .prepare(
+        `SELECT e.uuid, e.version, e.start, e."end", e.pre_run_data, u.uuid AS user_uuid,
+           p.uuid AS project_uuid, t.uuid AS tool_uuid, f.uuid AS forcer_uuid
+         FROM usage_events e JOIN users u ON u.id = e.user_id JOIN projects p ON p.id = e.project_id
+         JOIN tools t ON t.id = e.tool_id JOIN users f ON f.id = e.force_ended_by_id
+         WHERE e.uuid = ?`,
+      )
+      .get(first) as Record<string, string | number>;
+    // The station that owns the event resends it, with a newer version still pending: the
+    // server stores it (update path), and the mail outbox stays as it was.
+    const res = await fetch(`${server.url}sync/push`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Station ${stationKey}` },
+      body: JSON.stringify({
+        records: [
+          {
+            id: 1,
+            kind: 'usage_event',
+            uuid: first,
+            payload: {
+              uuid: first,
+              user_uuid: row.user_uuid,
+              operator_uuid: row.user_uuid,
+              project_uuid: row.project_uuid,
+              tool_uuid: row.tool_uuid,
+              force_ended_by_uuid: row.forcer_uuid,
+              start: row.start,
+              end: row.end,
+              validated: 0,
+              remote_work: 0,
+              pre_run_data: row.pre_run_data,
+              run_data: '',
+              post_usage_pending: 1,
+              reminder_due: 1,
+              version: Number(row.version) + 1,
+            },
+          },
+        ],
+      }),
+    });
+    expect(await res.json()).toEqual({ acked: [1], stale: [], error: null });
+    expect(
+      serverDb.prepare('SELECT version FROM usage_events WHERE uuid = ?').pluck().get(first),
+    ).toBe(Number(row.version) + 1);
+    expect(mailsOf(serverDb, first)).toHaveLength(2);
+  });
+
+  it('while SMTP is down the mail stays queued, and goes out once SMTP is back', async () => {
+    await smtp.stop();
+    // sam runs SEM for alice this time: the notice goes to alice, copy to sam.
+    const second = await forceEndedUsage(station, 'sam', '9999');
+    const failing = await waitFor('failed attempts', () => {
+      const [mail] = mailsOf(serverDb, second);
+      return mail && mail.attempts >= 2 ? mail : undefined;
+    });
+    expect(failing).toMatchObject({ kind: 'pending_answers', status: 'queued' });
+    expect(failing.last_error).toMatch(/ECONNREFUSED/);
+    expect(smtp.about(second, 'pending_answers')).toHaveLength(0);
+
+    await smtp.start(); // same port
+    const [notice] = await waitFor('the notice after SMTP came back', () =>
+      smtp.about(second, 'pending_answers').length
+        ? smtp.about(second, 'pending_answers')
+        : undefined,
+    );
+    expect(notice.rcpt.sort()).toEqual(['alice@example.org', 'sam@example.org']);
+    expect(notice.headers.get('to')).toBe('Alice Martin <alice@example.org>');
+    expect(notice.headers.get('cc')).toBe('sam <sam@example.org>');
+    expect(notice.body).toContain(`#/pending/${second}`);
+    await waitFor('the notice marked sent', () =>
+      mailsOf(serverDb, second)[0]?.status === 'sent' ? true : undefined,
+    );
+    expect(smtp.about(second, 'pending_answers')).toHaveLength(1);
+  }, 60_000);
+});
+
+describe('pending-answers e-mail without SMTP', () => {
+  it('writes an RFC 5322 .eml file under <data>/mail/, with user strings escaped in the HTML', async () => {
+    const dir = join(tempDir(), 'server-eml');
+    const key = await prepareServerDir(dir, serverBundle('Alice <b>&'));
+    const server = await startServer(dir, {
+      ...FAST_MAIL,
+      LABSTATION_SMTP_URL: '',
+      LABSTATION_PUBLIC_URL: '',
+      LABSTATION_MAIL_FROM: '',
+    });
+    servers.add(server);
+    const db = openReadonly(dir);
+    databases.add(db);
+    const uuidOf = (table: string, where: string): string =>
+      db.prepare(`SELECT uuid FROM ${table} WHERE ${where}`).pluck().get() as string;
+    const uuid = '01900000-0000-7000-8000-00000000e001';
+    const payload = {
+      uuid,
+      user_uuid: uuidOf('users', "username = 'alice'"),
+      operator_uuid: uuidOf('users', "username = 'sam'"),
+      project_uuid: uuidOf('projects', "name = 'Cathodes'"),
+      tool_uuid: uuidOf('tools', "name = 'SEM'"),
+      force_ended_by_uuid: uuidOf('users', "username = 'sam'"),
+      start: '2025-05-01T08:00:00.000Z',
+      end: '2025-05-01T09:30:00.000Z',
+      validated: 0,
+      remote_work: 0,
+      pre_run_data: '{}',
+      run_data: '',
+      post_usage_pending: 1,
+      reminder_due: 1,
+      version: 2,
+    };
+    const push = async (version: number): Promise<unknown> => {
+      const res = await fetch(`${server.url}sync/push`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Station ${key}` },
+        body: JSON.stringify({
+          records: [{ id: version, kind: 'usage_event', uuid, payload: { ...payload, version } }],
+        }),
+      });
+      return res.json();
+    };
+    expect(await push(2)).toEqual({ acked: [2], stale: [], error: null });
+    // Idempotent: the same event pushed again (same and newer version) queues nothing more.
+    expect(await push(2)).toEqual({ acked: [2], stale: [], error: null });
+    expect(await push(3)).toEqual({ acked: [3], stale: [], error: null });
+    expect(mailsOf(db, uuid).map((m) => m.kind)).toEqual(['pending_answers']);
+
+    const mailDir = join(dir, 'mail');
+    const files = await waitFor('the .eml file', () => {
+      const names = existsSync(mailDir) ? readdirSync(mailDir) : [];
+      return names.some((n) => n.endsWith('.eml')) ? names : undefined;
+    });
+    expect(files).toHaveLength(1);
+    expect(files[0]).toMatch(/^2\d{3}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}\.\d{3}Z-[0-9a-f-]{36}\.eml$/);
+    const raw = readFileSync(join(mailDir, files[0]), 'utf8');
+    expect(raw).not.toMatch(/[^\r]\n/); // CRLF line ends throughout
+    const mail = parseMessage(raw);
+    expect(mail.headers.get('from')).toBe('Labstation <labstation@localhost>');
+    expect(mail.headers.get('to')).toBe('"Alice <b>& Martin" <alice@example.org>');
+    expect(mail.headers.get('cc')).toBe('sam <sam@example.org>');
+    expect(mail.headers.get('subject')).toMatch(
+      /^Post-usage questions pending for SEM on 2025-0[45]-\d{2}$/,
+    );
+    expect(mail.headers.get('message-id')).toMatch(/^<[0-9a-f-]{36}@localhost>$/);
+    expect(mail.headers.get('date')).toBeDefined();
+    expect(mail.headers.get('mime-version')).toBe('1.0');
+    expect(mail.headers.get('content-type')).toMatch(/^multipart\/alternative; boundary=/);
+    // Without a public URL configured, links use the URL the server listens on.
+    expect(mail.body).toContain(`${server.url}#/pending/${uuid}`);
+    expect(mail.body).toContain('Hello Alice <b>& Martin,'); // the text part, as is
+    expect(mail.body).toContain('Hello Alice &lt;b&gt;&amp; Martin,'); // the HTML part, escaped
+    expect(mail.body).not.toContain('<p>Hello Alice <b>');
+    await waitFor('the mail marked sent', () =>
+      mailsOf(db, uuid)[0]?.status === 'sent' ? true : undefined,
+    );
+  }, 60_000);
+});
+
+describe('mail worker retry (in process, real SMTP client against a closed port)', () => {
+  it('backs off, marks a mail failed after the last attempt, and cancels one no longer pending', async () => {
+    const dir = join(tempDir(), 'server-retry');
+    await prepareServerDir(dir, serverBundle());
+    const db = openDatabase(join(dir, 'labstation.db'));
+    const idOf = (sql: string): number => db.prepare(sql).pluck().get() as number;
+    const insert = db.prepare(
+      `INSERT INTO usage_events (uuid, user_id, operator_id, project_id, tool_id, start, "end",
+         post_usage_pending, version, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, 1, 2, ?)`,
+    );
+    const event = (uuid: string, start: string, end: string): number =>
+      Number(
+        insert.run(
+          uuid,
+          idOf("SELECT id FROM users WHERE username = 'alice'"),
+          idOf("SELECT id FROM users WHERE username = 'alice'"),
+          idOf("SELECT id FROM projects WHERE name = 'Cathodes'"),
+          idOf("SELECT id FROM tools WHERE name = 'SEM'"),
+          start,
+          end,
+          end,
+        ).lastInsertRowid,
+      );
+    // A port that was free a moment ago: connections to it are refused.
+    const closed = new SMTPServer({ logger: false });
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', () => resolve()));
+    const port = (closed.server.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+
+    const worker = startMailWorker({
+      db,
+      log: createLogger('silent'),
+      dataDir: dir,
+      listenUrl: 'http://127.0.0.1:1/',
+      env: {
+        LABSTATION_SMTP_URL: `smtp://127.0.0.1:${port}`,
+        LABSTATION_MAIL_POLL_MS: '50',
+        LABSTATION_MAIL_BACKOFF_BASE_MS: '40',
+        LABSTATION_MAIL_BACKOFF_CAP_MS: '100',
+        LABSTATION_MAIL_MAX_ATTEMPTS: '4',
+      },
+    });
+    try {
+      const doomed = event(
+        '01900000-0000-7000-8000-00000000f001',
+        '2025-05-01T08:00:00.000Z',
+        '2025-05-01T09:00:00.000Z',
+      );
+      const doomedMail = db.transaction(() => queuePendingAnswersMail(db, doomed))();
+      expect(doomedMail).toEqual(expect.any(Number));
+      expect(db.transaction(() => queuePendingAnswersMail(db, doomed))()).toBeNull();
+      const row = (): { status: string; attempts: number; last_error: string | null } =>
+        db
+          .prepare('SELECT status, attempts, last_error FROM mail_outbox WHERE id = ?')
+          .get(doomedMail) as { status: string; attempts: number; last_error: string | null };
+      const failed = await waitFor('the mail marked failed', () =>
+        row().status === 'failed' ? row() : undefined,
+      );
+      expect(failed.attempts).toBe(4);
+      expect(failed.last_error).toMatch(/ECONNREFUSED/);
+
+      // Queued, then the answers arrive before it could be sent: it is cancelled, not sent.
+      const answered = event(
+        '01900000-0000-7000-8000-00000000f002',
+        '2025-05-02T08:00:00.000Z',
+        '2025-05-02T09:00:00.000Z',
+      );
+      const answeredMail = db.transaction(() => {
+        const id = queuePendingAnswersMail(db, answered);
+        db.prepare('UPDATE usage_events SET post_usage_pending = 0 WHERE id = ?').run(answered);
+        return id;
+      })();
+      await waitFor('the mail cancelled', () =>
+        db.prepare('SELECT status FROM mail_outbox WHERE id = ?').pluck().get(answeredMail) ===
+        'cancelled'
+          ? true
+          : undefined,
+      );
+      // An event not force-ended queues nothing.
+      expect(db.transaction(() => queuePendingAnswersMail(db, answered))()).toBeNull();
+    } finally {
+      await worker.stop();
+      db.close();
+    }
+  }, 30_000);
+});
