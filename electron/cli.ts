@@ -28,7 +28,8 @@ const HELP = `labstation — instrument station and facility server
 Usage:
   labstation station --data DIR [--port N] [--demo] [--server URL --key KEY]
                                                       run a headless station; prints the UI URL
-  labstation serve --data DIR [--host H] [--port N]   run the server (default 127.0.0.1:8080)
+  labstation serve --data DIR [--host H] [--port N] [--time-zone TZ]
+                                                      run the server (default 127.0.0.1:8080)
   labstation admin user create --data DIR --email E --password P [--role admin|staff|user] [--username U]
   labstation admin token create --data DIR --user EMAIL    prints a new API token (last line)
   labstation admin station create --data DIR --name NAME --tool TOOL
@@ -103,7 +104,12 @@ async function station(argv: string[]): Promise<number> {
 async function serve(argv: string[]): Promise<number> {
   const { values } = parseArgs({
     args: argv,
-    options: { data: { type: 'string' }, host: { type: 'string' }, port: { type: 'string' } },
+    options: {
+      data: { type: 'string' },
+      host: { type: 'string' },
+      port: { type: 'string' },
+      'time-zone': { type: 'string' },
+    },
   });
   const port = values.port === undefined ? 8080 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
@@ -114,6 +120,7 @@ async function serve(argv: string[]): Promise<number> {
     host: values.host ?? '127.0.0.1',
     port,
     log: createLogger(),
+    timeZone: values['time-zone'] ?? process.env.LABSTATION_TIME_ZONE,
   });
   process.stdout.write(`Labstation server ready at ${running.url}\n`);
   await new Promise<void>((resolve) => {

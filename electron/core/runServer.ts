@@ -31,6 +31,18 @@ export function openServerData(dataDir: string): Db {
   return db;
 }
 
+/** Checks an IANA time zone name (Europe/Zurich, America/New_York, UTC) against Intl. */
+export function checkTimeZone(name: string): string {
+  try {
+    return new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone;
+  } catch {
+    throw new AppError(
+      'validation_failed',
+      `time zone: ${JSON.stringify(name)} is not an IANA time zone name (e.g. Europe/Zurich)`,
+    );
+  }
+}
+
 export function serverTimeZone(db: Db): string {
   return getSetting(db, 'server.timeZone') ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
 }
@@ -41,6 +53,8 @@ export interface RunServerOptions {
   port: number;
   log: Logger;
   env?: NodeJS.ProcessEnv;
+  /** The zone of naive date-times in the NEMO API; kept in the data dir once given. */
+  timeZone?: string | undefined;
 }
 
 export interface RunningServer {
@@ -53,6 +67,9 @@ export interface RunningServer {
 export async function runServer(options: RunServerOptions): Promise<RunningServer> {
   const db = openServerData(options.dataDir);
   try {
+    if (options.timeZone !== undefined) {
+      setSetting(db, 'server.timeZone', checkTimeZone(options.timeZone));
+    }
     const env = options.env ?? process.env;
     const admins = db
       .prepare("SELECT count(*) FROM users WHERE role = 'admin'")

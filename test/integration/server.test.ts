@@ -239,6 +239,18 @@ describe('labstation admin', () => {
     expect(noTool.stderr).toMatch(/tool: no tool named "Nope"/);
   });
 
+  it('refuses a time zone that is not an IANA name, naming the field', async () => {
+    const result = await runCli([
+      'serve',
+      '--data',
+      join(tempDir(), 'tz'),
+      '--time-zone',
+      'Mars/Olympus',
+    ]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/time zone: "Mars\/Olympus" is not an IANA time zone name/);
+  });
+
   it('keeps station and server data apart', async () => {
     const refused = await runCli(['station', '--data', dataDir]);
     expect(refused.code).toBe(1);
