@@ -417,6 +417,16 @@ describe('pagination over many rows', () => {
       { user_id: '2', ordering: '-start' },
       /^SEARCH usage_events USING .*INDEX usage_events_user_start/,
     );
+    // A tool's events in the default id order: the index on tool_id alone keeps (tool_id, id)
+    // order, so a deep page neither sorts the tool's events nor walks the table.
+    const byTool = listQueryOf(usageEvents, new URLSearchParams({ tool_id: '1' }), NY);
+    if (!byTool.ok) throw new Error(JSON.stringify(byTool.errors));
+    const toolPage = listSql('usage_events', byTool.clauses, byTool.orderBy, 100, 500);
+    const toolPlan = plan(toolPage.ids.sql, toolPage.ids.args);
+    expect(toolPlan.join('\n')).toMatch(
+      /^SEARCH usage_events USING COVERING INDEX usage_events_tool \(tool_id=\?\)$/m,
+    );
+    expect(toolPlan.filter((d) => /TEMP B-TREE/.test(d))).toEqual([]);
     // Active events: the partial index of one active event per tool, not a walk in id order.
     expectPlan({ end__isnull: 'true' }, /^SCAN usage_events USING INDEX usage_events_one_active$/);
     const rows = plan(

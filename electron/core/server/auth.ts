@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import type { Db } from '../db/open.js';
+import { cachedStatement } from '../db/statements.js';
 import { nowIso } from '../util/ids.js';
 import type { Logger } from '../util/log.js';
 import { FailureLimiter } from './rateLimit.js';
@@ -55,6 +56,8 @@ export interface AuthDeps {
 }
 
 const ACCOUNT_COLUMNS = 'u.id, u.uuid, u.email, u.username, u.role, u.is_active';
+/** How fresh `api_tokens.last_used_at` is kept. */
+export const LAST_USED_RESOLUTION_MS = 60_000;
 
 /**
  * Resolves the Authorization header: `Bearer <jwt>` or `Token <api token>`. Returns null when
@@ -79,17 +82,22 @@ export function authenticate(
       .get(claims.sub) as Account | undefined;
   } else {
     const hash = sha256(credential);
-    account = deps.db
-      .prepare(
-        `SELECT ${ACCOUNT_COLUMNS} FROM api_tokens t JOIN users u ON u.id = t.user_id
-         WHERE t.token_hash = ?`,
-      )
-      .get(hash) as Account | undefined;
-    if (account) {
-      deps.db.prepare('UPDATE api_tokens SET last_used_at = ? WHERE token_hash = ?').run(
-        nowIso(() => now),
-        hash,
-      );
+    const row = cachedStatement(
+      deps.db,
+      `SELECT ${ACCOUNT_COLUMNS}, t.last_used_at FROM api_tokens t JOIN users u ON u.id = t.user_id
+       WHERE t.token_hash = ?`,
+    ).get(hash) as (Account & { last_used_at: string | null }) | undefined;
+    if (row) {
+      const { last_used_at: lastUsed, ...rest } = row;
+      account = rest;
+      // At most one write a minute per token: a commit (synchronous=FULL) on every API read
+      // would cost more than the read itself under load.
+      if (lastUsed === null || Date.parse(lastUsed) <= now - LAST_USED_RESOLUTION_MS) {
+        cachedStatement(deps.db, 'UPDATE api_tokens SET last_used_at = ? WHERE token_hash = ?').run(
+          nowIso(() => now),
+          hash,
+        );
+      }
     }
   }
   if (!account || account.is_active !== 1) return 'invalid';

@@ -4,26 +4,9 @@
  * count, the page's ids, then those rows (REFERENCE.md: 1.8 ms instead of 20 ms at 1,000,000
  * usage events). Statements are prepared once per SQL text and database.
  */
-import type { Statement } from 'better-sqlite3';
 import type { Db } from '../../db/open.js';
+import { cachedStatement } from '../../db/statements.js';
 import type { Clause } from './params.js';
-
-const statements = new WeakMap<Db, Map<string, Statement>>();
-
-/** A prepared statement for this SQL text, prepared on first use. */
-export function cachedStatement(db: Db, sql: string): Statement {
-  let cache = statements.get(db);
-  if (!cache) {
-    cache = new Map();
-    statements.set(db, cache);
-  }
-  let statement = cache.get(sql);
-  if (!statement) {
-    statement = db.prepare(sql);
-    cache.set(sql, statement);
-  }
-  return statement;
-}
 
 export interface ListSql {
   count: { sql: string; args: unknown[] };

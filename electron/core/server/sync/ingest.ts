@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Db } from '../../db/open.js';
+import { cachedStatement } from '../../db/statements.js';
 import { queuePendingAnswersMail } from '../../mail/pending.js';
 import { nowIso } from '../../util/ids.js';
 import type { PushError, PushRecord, PushResult } from '../../sync/protocol.js';
@@ -82,8 +83,9 @@ function parse<T extends z.ZodType<{ uuid: string }>>(schema: T, record: PushRec
 type RefTable = 'users' | 'projects' | 'tools' | 'usage_events';
 
 function idOf(db: Db, table: RefTable, ref: string, field: string): number {
-  const id = db.prepare(`SELECT id FROM ${table} WHERE uuid = ?`).pluck().get(ref.toLowerCase()) as
-    number | undefined;
+  const id = cachedStatement(db, `SELECT id FROM ${table} WHERE uuid = ?`)
+    .pluck()
+    .get(ref.toLowerCase()) as number | undefined;
   if (id === undefined) {
     throw new RecordRefused('unknown_reference', `${field}: no record ${ref} on the server`);
   }
@@ -116,9 +118,10 @@ function checkOwner(
 /** Returns 'stale' when the server holds a newer version (the push is dropped, not merged). */
 function upsertUsage(db: Db, stationId: number, record: PushRecord, now: string): 'ok' | 'stale' {
   const p = parse(usageSchema, record);
-  const existing = db
-    .prepare('SELECT id, version, station_id FROM usage_events WHERE uuid = ?')
-    .get(p.uuid.toLowerCase()) as
+  const existing = cachedStatement(
+    db,
+    'SELECT id, version, station_id FROM usage_events WHERE uuid = ?',
+  ).get(p.uuid.toLowerCase()) as
     { id: number; version: number; station_id: number | null } | undefined;
   checkOwner(existing, stationId, record);
   if (existing && existing.version > p.version) return 'stale';
@@ -144,7 +147,8 @@ function upsertUsage(db: Db, stationId: number, record: PushRecord, now: string)
     station_id: stationId,
   };
   if (existing) {
-    db.prepare(
+    cachedStatement(
+      db,
       `UPDATE usage_events SET user_id = @user_id, operator_id = @operator_id,
          project_id = @project_id, tool_id = @tool_id, validated_by_id = @validated_by_id,
          force_ended_by_id = @force_ended_by_id, start = @start, "end" = @end,
@@ -154,7 +158,8 @@ function upsertUsage(db: Db, stationId: number, record: PushRecord, now: string)
        WHERE uuid = @uuid`,
     ).run(values);
   } else {
-    db.prepare(
+    cachedStatement(
+      db,
       `INSERT INTO usage_events (uuid, user_id, operator_id, project_id, tool_id, validated_by_id,
          force_ended_by_id, start, "end", validated, remote_work, pre_run_data, run_data,
          post_usage_pending, reminder_due, version, updated_at, station_id)
@@ -170,9 +175,9 @@ function upsertUsage(db: Db, stationId: number, record: PushRecord, now: string)
 
 function upsertProblem(db: Db, stationId: number, record: PushRecord): void {
   const p = parse(problemSchema, record);
-  const existing = db
-    .prepare('SELECT station_id FROM problem_reports WHERE uuid = ?')
-    .get(p.uuid.toLowerCase()) as { station_id: number | null } | undefined;
+  const existing = cachedStatement(db, 'SELECT station_id FROM problem_reports WHERE uuid = ?').get(
+    p.uuid.toLowerCase(),
+  ) as { station_id: number | null } | undefined;
   checkOwner(existing, stationId, record);
   const values = {
     uuid: p.uuid.toLowerCase(),
@@ -189,7 +194,8 @@ function upsertProblem(db: Db, stationId: number, record: PushRecord): void {
     station_id: stationId,
   };
   // A report is created once and may later be resolved; a resolution is never undone by a push.
-  db.prepare(
+  cachedStatement(
+    db,
     `INSERT INTO problem_reports (uuid, tool_id, usage_event_id, user_id, question, description,
        force_shutdown, safety_hazard, created_at, resolved_at, resolved_by_id, station_id)
      VALUES (@uuid, @tool_id, @usage_event_id, @user_id, @question, @description,
@@ -202,12 +208,14 @@ function upsertProblem(db: Db, stationId: number, record: PushRecord): void {
 
 function insertWithdrawal(db: Db, stationId: number, record: PushRecord): void {
   const p = parse(withdrawalSchema, record);
-  const existing = db
-    .prepare('SELECT station_id FROM consumable_withdrawals WHERE uuid = ?')
-    .get(p.uuid.toLowerCase()) as { station_id: number | null } | undefined;
+  const existing = cachedStatement(
+    db,
+    'SELECT station_id FROM consumable_withdrawals WHERE uuid = ?',
+  ).get(p.uuid.toLowerCase()) as { station_id: number | null } | undefined;
   checkOwner(existing, stationId, record);
   if (existing) return; // withdrawals never change once made
-  db.prepare(
+  cachedStatement(
+    db,
     `INSERT INTO consumable_withdrawals (uuid, consumable, quantity, user_id, project_id,
        usage_event_id, tool_id, question, created_at, station_id)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
