@@ -173,11 +173,10 @@ async function admin(argv: string[]): Promise<number> {
         `API token for ${account.email} (shown once; use as "Authorization: Token ..."):\n${token}\n`,
       );
     } else {
-      const { key } = createStationAccount(
-        db,
-        need(values.name, '--name'),
-        need(values.tool, '--tool'),
-      );
+      const { key } = createStationAccount(db, {
+        name: need(values.name, '--name'),
+        tool: need(values.tool, '--tool'),
+      });
       process.stdout.write(`station ${values.name} registered (the key is shown once):\n${key}\n`);
     }
     return 0;

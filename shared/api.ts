@@ -4,6 +4,7 @@
  * and dispatch to the same handler map, so they cannot drift.
  */
 import { z } from 'zod';
+import { adminSchemas, type AdminResults } from './adminApi.js';
 import type { ApiError } from './errors.js';
 import type { Answers, Question } from './questions/index.js';
 
@@ -217,6 +218,7 @@ export const serverApiSchemas = {
   'usage.completePendingServer': z
     .object({ usage: ref, answers, version: z.number().int().min(1) })
     .strict(),
+  ...adminSchemas,
 } as const;
 
 export type ServerApiName = keyof typeof serverApiSchemas;
@@ -226,6 +228,29 @@ export type ServerApiParsedArgs<N extends ServerApiName> = z.output<(typeof serv
 export function isServerApiName(name: string): name is ServerApiName {
   return Object.prototype.hasOwnProperty.call(serverApiSchemas, name);
 }
+
+/**
+ * Who may make each server call: any logged-in person (each handler then limits them to their
+ * own records) or admins only. Checked in one place, before the handler runs.
+ */
+export const serverApiAccess: Record<ServerApiName, 'any' | 'admin'> = {
+  'account.me': 'any',
+  'usage.mine': 'any',
+  'usage.pendingMine': 'any',
+  'usage.pendingForm': 'any',
+  'usage.completePendingServer': 'any',
+  'admin.facility': 'admin',
+  'admin.users.save': 'admin',
+  'admin.projects.save': 'admin',
+  'admin.tools.save': 'admin',
+  'admin.tokens.list': 'admin',
+  'admin.tokens.create': 'admin',
+  'admin.tokens.revoke': 'admin',
+  'admin.stations.list': 'admin',
+  'admin.stations.create': 'admin',
+  'admin.stations.update': 'admin',
+  'admin.stations.newKey': 'admin',
+};
 
 export type AccountRole = 'admin' | 'staff' | 'user';
 
@@ -244,7 +269,7 @@ export interface ServerPendingForm extends PendingForm {
   version: number;
 }
 
-export interface ServerApiResults {
+export interface ServerApiResults extends AdminResults {
   'account.me': { account: AccountInfo };
   'usage.mine': { events: UsageEventView[] };
   'usage.pendingMine': { pending: ServerPendingForm[] };

@@ -77,15 +77,30 @@ export function findAccountByEmail(db: Db, email: string): { id: number; email: 
   return row;
 }
 
-/** Registers a station (a service account bound to a tool); the key is returned once. */
+/**
+ * Registers a station (a service account, usually bound to the tool it runs); the key is
+ * returned once and only its hash is kept. `tool` is a tool's id or name, or null.
+ */
 export function createStationAccount(
   db: Db,
-  name: string,
-  tool: string,
+  input: { name: string; tool: number | string | null; description?: string },
 ): { id: number; key: string } {
-  const toolRow = db.prepare('SELECT id FROM tools WHERE name = ?').get(tool) as
-    { id: number } | undefined;
-  if (!toolRow) throw new AppError('not_found', `tool: no tool named ${JSON.stringify(tool)}`);
+  const name = input.name.trim();
+  if (!name) throw new AppError('validation_failed', 'name: must not be empty');
+  let toolId: number | null = null;
+  if (input.tool !== null) {
+    const toolRow = db
+      .prepare(`SELECT id FROM tools WHERE ${typeof input.tool === 'number' ? 'id' : 'name'} = ?`)
+      .get(input.tool) as { id: number } | undefined;
+    if (!toolRow) {
+      const what =
+        typeof input.tool === 'number'
+          ? `with id ${input.tool}`
+          : `named ${JSON.stringify(input.tool)}`;
+      throw new AppError('not_found', `tool: no tool ${what}`);
+    }
+    toolId = toolRow.id;
+  }
   if (db.prepare('SELECT 1 FROM stations WHERE name = ?').get(name)) {
     throw new AppError('conflict', `name: a station named ${JSON.stringify(name)} exists`);
   }
@@ -93,9 +108,10 @@ export function createStationAccount(
   const id = Number(
     db
       .prepare(
-        'INSERT INTO stations (uuid, name, tool_id, key_hash, created_at) VALUES (?, ?, ?, ?, ?)',
+        `INSERT INTO stations (uuid, name, description, tool_id, key_hash, created_at)
+         VALUES (?, ?, ?, ?, ?, ?)`,
       )
-      .run(newUuid(), name, toolRow.id, sha256(key), nowIso()).lastInsertRowid,
+      .run(newUuid(), name, input.description ?? '', toolId, sha256(key), nowIso()).lastInsertRowid,
   );
   return { id, key };
 }

@@ -20,6 +20,16 @@ import type { Db } from '../../db/open.js';
 import { findTool, findUsage, toolInfo, usageView, type UsageRow } from '../../station/records.js';
 import { AppError } from '../../util/errors.js';
 import { nowIso } from '../../util/ids.js';
+import {
+  createStation,
+  createToken,
+  listStations,
+  listTokens,
+  newStationKey,
+  revokeToken,
+  updateStation,
+} from '../admin/credentials.js';
+import { listFacility, saveProject, saveTool, saveUser } from '../admin/facility.js';
 import type { Account } from '../auth.js';
 
 export type ServerHandlers = {
@@ -153,5 +163,17 @@ export function createWebHandlers(deps: WebHandlerDeps): ServerHandlers {
     },
     'usage.completePendingServer': (account, args) =>
       completePendingOnServer(db, account, args, nowIso(clock)),
+    // Admin only (serverApiAccess in shared/api.ts, checked by the carrier before these run).
+    'admin.facility': () => listFacility(db),
+    'admin.users.save': (account, args) => saveUser(db, account, args),
+    'admin.projects.save': (_account, args) => saveProject(db, args),
+    'admin.tools.save': (_account, args) => saveTool(db, args),
+    'admin.tokens.list': () => listTokens(db),
+    'admin.tokens.create': (_account, args) => createToken(db, args),
+    'admin.tokens.revoke': (_account, args) => revokeToken(db, args.id),
+    'admin.stations.list': () => listStations(db),
+    'admin.stations.create': (_account, args) => createStation(db, args),
+    'admin.stations.update': (_account, args) => updateStation(db, args),
+    'admin.stations.newKey': (_account, args) => newStationKey(db, args.id),
   };
 }

@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { isServerApiName, serverApiSchemas } from '../../../../shared/api.js';
+import { isServerApiName, serverApiAccess, serverApiSchemas } from '../../../../shared/api.js';
 import { HTTP_STATUS, type ApiError } from '../../../../shared/errors.js';
 import type { Db } from '../../db/open.js';
 import { RENDERER_DIR } from '../../paths.js';
@@ -83,6 +83,10 @@ export async function registerWebUi(app: FastifyInstance, deps: WebUiDeps): Prom
       const name = request.params.name;
       if (!isServerApiName(name)) {
         throw new AppError('not_found', `no call named ${JSON.stringify(name)} on the server`);
+      }
+      if (serverApiAccess[name] === 'admin' && principal.account.role !== 'admin') {
+        log.warn({ ip, name, user: principal.account.email }, 'refused an admin call');
+        throw new AppError('forbidden', `${name} is for admins only`);
       }
       const parsed = serverApiSchemas[name].safeParse(request.body ?? {});
       if (!parsed.success) {

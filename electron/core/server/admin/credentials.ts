@@ -1,0 +1,98 @@
+/**
+ * Admin management of the server's secrets: API tokens (for NEMO-compatible API clients) and
+ * stations (service accounts whose key a station syncs with). A token or key is returned once,
+ * when made; only its SHA-256 is stored, so a lost one is replaced, never shown again.
+ */
+import type { AdminStation, AdminToken } from '../../../../shared/adminApi.js';
+import type { Db } from '../../db/open.js';
+import { AppError } from '../../util/errors.js';
+import { createStationAccount } from '../accounts.js';
+import { createApiToken } from '../auth.js';
+import { randomSecret, sha256 } from '../secrets.js';
+
+const TOKEN_SELECT = `
+  SELECT t.id, t.user_id, u.email AS user_email, t.name, t.prefix, t.created_at, t.last_used_at
+  FROM api_tokens t JOIN users u ON u.id = t.user_id`;
+
+export function listTokens(db: Db): { tokens: AdminToken[] } {
+  return { tokens: db.prepare(`${TOKEN_SELECT} ORDER BY t.id DESC`).all() as AdminToken[] };
+}
+
+export function createToken(
+  db: Db,
+  input: { user: number; name: string },
+): { token: string; info: AdminToken } {
+  const user = db.prepare('SELECT id, is_active FROM users WHERE id = ?').get(input.user) as
+    { id: number; is_active: number } | undefined;
+  if (!user) throw new AppError('not_found', `user: no person with id ${input.user}`);
+  if (user.is_active !== 1) {
+    throw new AppError(
+      'validation_failed',
+      `user: ${input.user} is deactivated; a token for them would not work`,
+    );
+  }
+  const { id, token } = createApiToken(db, user.id, input.name);
+  return { token, info: db.prepare(`${TOKEN_SELECT} WHERE t.id = ?`).get(id) as AdminToken };
+}
+
+export function revokeToken(db: Db, id: number): { ok: true } {
+  const gone = db.prepare('DELETE FROM api_tokens WHERE id = ?').run(id).changes;
+  if (gone === 0) throw new AppError('not_found', `id: no API token with id ${id}`);
+  return { ok: true };
+}
+
+const STATION_SELECT = `
+  SELECT s.id, s.uuid, s.name, s.description, s.tool_id, t.name AS tool_name, s.enabled,
+    s.created_at, s.last_seen_at
+  FROM stations s LEFT JOIN tools t ON t.id = s.tool_id`;
+
+function stationById(db: Db, id: number): AdminStation {
+  const row = db.prepare(`${STATION_SELECT} WHERE s.id = ?`).get(id) as
+    (Omit<AdminStation, 'enabled'> & { enabled: number }) | undefined;
+  if (!row) throw new AppError('not_found', `id: no station with id ${id}`);
+  return { ...row, enabled: row.enabled === 1 };
+}
+
+export function listStations(db: Db): { stations: AdminStation[] } {
+  const rows = db.prepare(`${STATION_SELECT} ORDER BY s.name`).all() as (Omit<
+    AdminStation,
+    'enabled'
+  > & { enabled: number })[];
+  return { stations: rows.map((row) => ({ ...row, enabled: row.enabled === 1 })) };
+}
+
+export function createStation(
+  db: Db,
+  input: { name: string; description: string; tool: number | null },
+): { key: string; station: AdminStation } {
+  const { id, key } = createStationAccount(db, input);
+  return { key, station: stationById(db, id) };
+}
+
+export function updateStation(
+  db: Db,
+  input: { id: number; name: string; description: string; tool: number | null; enabled: boolean },
+): { station: AdminStation } {
+  db.transaction(() => {
+    stationById(db, input.id);
+    if (db.prepare('SELECT 1 FROM stations WHERE name = ? AND id <> ?').get(input.name, input.id)) {
+      throw new AppError('conflict', `name: a station named ${JSON.stringify(input.name)} exists`);
+    }
+    if (input.tool !== null && !db.prepare('SELECT 1 FROM tools WHERE id = ?').get(input.tool)) {
+      throw new AppError('not_found', `tool: no tool with id ${input.tool}`);
+    }
+    // The sync trigger on stations logs a change of name, tool or enabled: the station pulls it.
+    db.prepare(
+      'UPDATE stations SET name = ?, description = ?, tool_id = ?, enabled = ? WHERE id = ?',
+    ).run(input.name, input.description, input.tool, input.enabled ? 1 : 0, input.id);
+  }).immediate();
+  return { station: stationById(db, input.id) };
+}
+
+/** A new key for a station; the old one stops working at once. */
+export function newStationKey(db: Db, id: number): { key: string; station: AdminStation } {
+  stationById(db, id);
+  const key = randomSecret(32);
+  db.prepare('UPDATE stations SET key_hash = ? WHERE id = ?').run(sha256(key), id);
+  return { key, station: stationById(db, id) };
+}

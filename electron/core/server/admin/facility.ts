@@ -1,0 +1,436 @@
+/**
+ * Admin edits of the facility on the server: people (roles, log-in secrets, badges, projects,
+ * qualifications), projects, and tools with their question forms. Every write runs in one
+ * transaction; the sync triggers of migration 3 log it, so online stations pull it within
+ * seconds. Nothing is deleted: people and projects are deactivated, since usage events keep
+ * pointing at them.
+ */
+import type {
+  AdminProject,
+  AdminProjectInput,
+  AdminTool,
+  AdminToolInput,
+  AdminUser,
+  AdminUserInput,
+} from '../../../../shared/adminApi.js';
+import { parseQuestions, serializeQuestions } from '../../../../shared/questions/index.js';
+import type { Db } from '../../db/open.js';
+import { AppError } from '../../util/errors.js';
+import { newUuid, nowIso } from '../../util/ids.js';
+import { hashSecret } from '../../util/pin.js';
+import type { Account } from '../auth.js';
+
+/** A refusal that names its field, so the UI can show it there. */
+function fieldError(
+  code: 'validation_failed' | 'conflict' | 'not_found',
+  field: string,
+  message: string,
+): AppError {
+  return new AppError(code, `${field}: ${message}`, { problems: [{ path: [field], message }] });
+}
+
+interface UserDbRow {
+  id: number;
+  uuid: string;
+  username: string;
+  email: string;
+  first_name: string;
+  last_name: string;
+  badge_number: string | null;
+  role: AdminUser['role'];
+  is_active: number;
+  pin_hash: string | null;
+  password_hash: string | null;
+}
+
+interface ToolDbRow {
+  id: number;
+  uuid: string;
+  name: string;
+  category: string;
+  operational: number;
+  visible: number;
+  pre_usage_questions: string;
+  post_usage_questions: string;
+  shutdown: number;
+  shutdown_reason: string;
+  shutdown_since: string | null;
+}
+
+/** Pairs (owner id, other id) of a link table, grouped by owner. */
+function linksBy(db: Db, sql: string): Map<number, number[]> {
+  const map = new Map<number, number[]>();
+  for (const [owner, other] of db.prepare(sql).raw().all() as [number, number][]) {
+    const list = map.get(owner) ?? [];
+    list.push(other);
+    map.set(owner, list);
+  }
+  return map;
+}
+
+function toAdminUser(row: UserDbRow, projects: number[], tools: number[]): AdminUser {
+  return {
+    id: row.id,
+    uuid: row.uuid,
+    username: row.username,
+    email: row.email,
+    first_name: row.first_name,
+    last_name: row.last_name,
+    badge_number: row.badge_number ?? '',
+    role: row.role,
+    is_active: row.is_active === 1,
+    has_pin: row.pin_hash !== null,
+    has_password: row.password_hash !== null,
+    projects,
+    qualified_tools: tools,
+  };
+}
+
+function toAdminTool(row: ToolDbRow, users: number[]): AdminTool {
+  return {
+    id: row.id,
+    uuid: row.uuid,
+    name: row.name,
+    category: row.category,
+    operational: row.operational === 1,
+    visible: row.visible === 1,
+    pre_usage_questions: JSON.parse(row.pre_usage_questions) as unknown[],
+    post_usage_questions: JSON.parse(row.post_usage_questions) as unknown[],
+    qualified_users: users,
+    shutdown: row.shutdown ? { reason: row.shutdown_reason, since: row.shutdown_since } : null,
+  };
+}
+
+const toAdminProject = (row: {
+  id: number;
+  uuid: string;
+  name: string;
+  application_identifier: string;
+  active: number;
+}): AdminProject => ({ ...row, active: row.active === 1 });
+
+export function listFacility(db: Db): {
+  users: AdminUser[];
+  projects: AdminProject[];
+  tools: AdminTool[];
+} {
+  const projectsOf = linksBy(
+    db,
+    'SELECT user_id, project_id FROM user_projects ORDER BY user_id, project_id',
+  );
+  const toolsOf = linksBy(
+    db,
+    'SELECT user_id, tool_id FROM qualifications ORDER BY user_id, tool_id',
+  );
+  const usersOf = linksBy(
+    db,
+    'SELECT tool_id, user_id FROM qualifications ORDER BY tool_id, user_id',
+  );
+  const users = (
+    db
+      .prepare(
+        `SELECT id, uuid, username, email, first_name, last_name, badge_number, role, is_active,
+           pin_hash, password_hash
+         FROM users ORDER BY username COLLATE NOCASE`,
+      )
+      .all() as UserDbRow[]
+  ).map((row) => toAdminUser(row, projectsOf.get(row.id) ?? [], toolsOf.get(row.id) ?? []));
+  const projects = (
+    db
+      .prepare(
+        'SELECT id, uuid, name, application_identifier, active FROM projects ORDER BY name COLLATE NOCASE',
+      )
+      .all() as Parameters<typeof toAdminProject>[0][]
+  ).map(toAdminProject);
+  const tools = (
+    db.prepare('SELECT * FROM tools ORDER BY name COLLATE NOCASE').all() as ToolDbRow[]
+  ).map((row) => toAdminTool(row, usersOf.get(row.id) ?? []));
+  return { users, projects, tools };
+}
+
+function userById(db: Db, id: number): AdminUser {
+  const row = db.prepare('SELECT * FROM users WHERE id = ?').get(id) as UserDbRow | undefined;
+  if (!row) throw fieldError('not_found', 'id', `no person with id ${id}`);
+  const ids = (sql: string): number[] => db.prepare(sql).pluck().all(id) as number[];
+  return toAdminUser(
+    row,
+    ids('SELECT project_id FROM user_projects WHERE user_id = ? ORDER BY project_id'),
+    ids('SELECT tool_id FROM qualifications WHERE user_id = ? ORDER BY tool_id'),
+  );
+}
+
+function toolById(db: Db, id: number): AdminTool {
+  const row = db.prepare('SELECT * FROM tools WHERE id = ?').get(id) as ToolDbRow | undefined;
+  if (!row) throw fieldError('not_found', 'id', `no tool with id ${id}`);
+  const users = db
+    .prepare('SELECT user_id FROM qualifications WHERE tool_id = ? ORDER BY user_id')
+    .pluck()
+    .all(id) as number[];
+  return toAdminTool(row, users);
+}
+
+/** Every id must name a row of `table`; the field and the missing ids are named. */
+function checkIds(db: Db, table: 'projects' | 'tools' | 'users', ids: number[], field: string) {
+  const missing = [...new Set(ids)].filter(
+    (id) => db.prepare(`SELECT 1 FROM ${table} WHERE id = ?`).get(id) === undefined,
+  );
+  if (missing.length) {
+    throw fieldError(
+      'validation_failed',
+      field,
+      `no ${table.slice(0, -1)} with id ${missing.join(', ')}`,
+    );
+  }
+}
+
+/** Replaces the set of `other` ids linked to `owner` in a link table. */
+function replaceLinks(
+  db: Db,
+  table: 'user_projects' | 'qualifications',
+  ownerColumn: string,
+  otherColumn: string,
+  owner: number,
+  others: number[],
+): void {
+  const wanted = new Set(others);
+  const current = new Set(
+    db
+      .prepare(`SELECT ${otherColumn} FROM ${table} WHERE ${ownerColumn} = ?`)
+      .pluck()
+      .all(owner) as number[],
+  );
+  // Only the differences are written, so an unchanged save logs no sync change.
+  for (const id of current) {
+    if (!wanted.has(id)) {
+      db.prepare(`DELETE FROM ${table} WHERE ${ownerColumn} = ? AND ${otherColumn} = ?`).run(
+        owner,
+        id,
+      );
+    }
+  }
+  for (const id of wanted) {
+    if (!current.has(id)) {
+      db.prepare(`INSERT INTO ${table} (${ownerColumn}, ${otherColumn}) VALUES (?, ?)`).run(
+        owner,
+        id,
+      );
+    }
+  }
+}
+
+/**
+ * People log on at stations with a username or a badge, so each must name one person: a badge
+ * may not be another's badge or username, nor a username another's badge.
+ */
+function checkLogonNames(db: Db, id: number | null, username: string, badge: string | null): void {
+  const other = (sql: string, value: string): string | undefined =>
+    db
+      .prepare(sql)
+      .pluck()
+      .get(value, id ?? -1) as string | undefined;
+  const byName = other(
+    'SELECT username FROM users WHERE username = ? COLLATE NOCASE AND id <> ?',
+    username,
+  );
+  if (byName) throw fieldError('conflict', 'username', `${username} is taken`);
+  const nameIsBadge = other(
+    'SELECT username FROM users WHERE badge_number = ? AND id <> ?',
+    username,
+  );
+  if (nameIsBadge) {
+    throw fieldError('conflict', 'username', `${username} is the badge number of ${nameIsBadge}`);
+  }
+  if (badge === null) return;
+  const badgeOwner = other('SELECT username FROM users WHERE badge_number = ? AND id <> ?', badge);
+  if (badgeOwner) throw fieldError('conflict', 'badge_number', `${badge} belongs to ${badgeOwner}`);
+  const badgeIsName = other(
+    'SELECT username FROM users WHERE username = ? COLLATE NOCASE AND id <> ?',
+    badge,
+  );
+  if (badgeIsName) {
+    throw fieldError('conflict', 'badge_number', `${badge} is the username of ${badgeIsName}`);
+  }
+}
+
+export async function saveUser(
+  db: Db,
+  actor: Account,
+  input: AdminUserInput,
+): Promise<{ user: AdminUser }> {
+  const id = input.id ?? null;
+  if (id === actor.id && (input.role !== 'admin' || !input.is_active)) {
+    // The acting admin stays an active admin, so the server always keeps one.
+    throw fieldError(
+      'conflict',
+      input.role !== 'admin' ? 'role' : 'is_active',
+      'you cannot take away your own admin access; ask another admin',
+    );
+  }
+  // Hash outside the transaction: argon2id takes tens of milliseconds.
+  const pinHash = input.pin ? await hashSecret(input.pin) : null;
+  const passwordHash = input.password ? await hashSecret(input.password) : null;
+  const email = input.email.trim();
+  const badge = input.badge_number.trim() || null;
+  const now = nowIso();
+  const savedId = db
+    .transaction((): number => {
+      if (id !== null) userById(db, id);
+      checkLogonNames(db, id, input.username, badge);
+      if (email) {
+        const owner = db
+          .prepare('SELECT username FROM users WHERE email = ? COLLATE NOCASE AND id <> ?')
+          .pluck()
+          .get(email, id ?? -1) as string | undefined;
+        if (owner) throw fieldError('conflict', 'email', `${email} is ${owner}'s`);
+      } else if (passwordHash || input.role === 'admin') {
+        throw fieldError('validation_failed', 'email', 'is needed to log in to the server');
+      }
+      checkIds(db, 'projects', input.projects, 'projects');
+      checkIds(db, 'tools', input.qualified_tools, 'qualified_tools');
+      const values = {
+        username: input.username,
+        email,
+        first_name: input.first_name,
+        last_name: input.last_name,
+        badge_number: badge,
+        role: input.role,
+        is_staff: input.role === 'user' ? 0 : 1,
+        is_active: input.is_active ? 1 : 0,
+        pin_hash: pinHash,
+        password_hash: passwordHash,
+        now,
+      };
+      let userId: number;
+      if (id === null) {
+        userId = Number(
+          db
+            .prepare(
+              `INSERT INTO users (uuid, username, email, first_name, last_name, badge_number,
+                 role, is_staff, is_active, pin_hash, password_hash, created_at, updated_at)
+               VALUES (@uuid, @username, @email, @first_name, @last_name, @badge_number, @role,
+                 @is_staff, @is_active, @pin_hash, @password_hash, @now, @now)`,
+            )
+            .run({ ...values, uuid: newUuid() }).lastInsertRowid,
+        );
+      } else {
+        userId = id;
+        db.prepare(
+          `UPDATE users SET username = @username, email = @email, first_name = @first_name,
+             last_name = @last_name, badge_number = @badge_number, role = @role,
+             is_staff = @is_staff, is_active = @is_active,
+             pin_hash = coalesce(@pin_hash, pin_hash),
+             password_hash = coalesce(@password_hash, password_hash), updated_at = @now
+           WHERE id = @id`,
+        ).run({ ...values, id });
+      }
+      replaceLinks(db, 'user_projects', 'user_id', 'project_id', userId, input.projects);
+      replaceLinks(db, 'qualifications', 'user_id', 'tool_id', userId, input.qualified_tools);
+      return userId;
+    })
+    .immediate();
+  return { user: userById(db, savedId) };
+}
+
+export function saveProject(db: Db, input: AdminProjectInput): { project: AdminProject } {
+  const id = input.id ?? null;
+  const now = nowIso();
+  const savedId = db
+    .transaction((): number => {
+      if (id !== null && !db.prepare('SELECT 1 FROM projects WHERE id = ?').get(id)) {
+        throw fieldError('not_found', 'id', `no project with id ${id}`);
+      }
+      const taken = db
+        .prepare('SELECT 1 FROM projects WHERE name = ? AND id <> ?')
+        .get(input.name, id ?? -1);
+      if (taken) throw fieldError('conflict', 'name', `a project named ${input.name} exists`);
+      const values = {
+        name: input.name,
+        application_identifier: input.application_identifier,
+        active: input.active ? 1 : 0,
+        now,
+      };
+      if (id === null) {
+        return Number(
+          db
+            .prepare(
+              `INSERT INTO projects (uuid, name, application_identifier, active, created_at, updated_at)
+               VALUES (@uuid, @name, @application_identifier, @active, @now, @now)`,
+            )
+            .run({ ...values, uuid: newUuid() }).lastInsertRowid,
+        );
+      }
+      db.prepare(
+        `UPDATE projects SET name = @name, application_identifier = @application_identifier,
+           active = @active, updated_at = @now WHERE id = @id`,
+      ).run({ ...values, id });
+      return id;
+    })
+    .immediate();
+  const row = db
+    .prepare('SELECT id, uuid, name, application_identifier, active FROM projects WHERE id = ?')
+    .get(savedId) as Parameters<typeof toAdminProject>[0];
+  return { project: toAdminProject(row) };
+}
+
+/** A question list checked by the shared parser; every problem is named under its field. */
+function questionsJson(value: unknown, field: string): string {
+  const parsed = parseQuestions(value ?? []);
+  if (!parsed.ok) {
+    const problems = parsed.problems.map((p) => ({ path: [field], message: p.message }));
+    throw new AppError(
+      'validation_failed',
+      `${field}: ${problems[0]?.message ?? 'invalid'}${problems.length > 1 ? ` (and ${problems.length - 1} more)` : ''}`,
+      { problems },
+    );
+  }
+  return JSON.stringify(serializeQuestions(parsed.questions));
+}
+
+export function saveTool(db: Db, input: AdminToolInput): { tool: AdminTool } {
+  const id = input.id ?? null;
+  const pre = questionsJson(input.pre_usage_questions, 'pre_usage_questions');
+  const post = questionsJson(input.post_usage_questions, 'post_usage_questions');
+  const now = nowIso();
+  const savedId = db
+    .transaction((): number => {
+      if (id !== null) toolById(db, id);
+      const taken = db
+        .prepare('SELECT 1 FROM tools WHERE name = ? AND id <> ?')
+        .get(input.name, id ?? -1);
+      if (taken) throw fieldError('conflict', 'name', `a tool named ${input.name} exists`);
+      checkIds(db, 'users', input.qualified_users, 'qualified_users');
+      const values = {
+        name: input.name,
+        category: input.category,
+        operational: input.operational ? 1 : 0,
+        visible: input.visible ? 1 : 0,
+        pre,
+        post,
+        now,
+      };
+      let toolId: number;
+      if (id === null) {
+        toolId = Number(
+          db
+            .prepare(
+              `INSERT INTO tools (uuid, name, category, operational, visible, pre_usage_questions,
+                 post_usage_questions, created_at, updated_at)
+               VALUES (@uuid, @name, @category, @operational, @visible, @pre, @post, @now, @now)`,
+            )
+            .run({ ...values, uuid: newUuid() }).lastInsertRowid,
+        );
+      } else {
+        toolId = id;
+        db.prepare(
+          `UPDATE tools SET name = @name, category = @category, operational = @operational,
+             visible = @visible, pre_usage_questions = @pre, post_usage_questions = @post,
+             updated_at = @now
+           WHERE id = @id`,
+        ).run({ ...values, id });
+      }
+      replaceLinks(db, 'qualifications', 'tool_id', 'user_id', toolId, input.qualified_users);
+      return toolId;
+    })
+    .immediate();
+  return { tool: toolById(db, savedId) };
+}

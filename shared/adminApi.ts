@@ -1,0 +1,163 @@
+/**
+ * The server's admin calls (`POST /rpc/admin.*` with an admin's login): people, projects, tools
+ * with their question forms, qualifications, API tokens and stations. Part of the server-mode
+ * contract of api.ts; kept here so that file stays readable.
+ */
+import { z } from 'zod';
+
+const id = z.number().int().positive();
+const text = (max: number) => z.string().trim().max(max, `must be at most ${max} characters`);
+const name = text(200).min(1, 'must not be empty');
+const empty = z.object({}).strict();
+
+export const ACCOUNT_ROLES = ['admin', 'staff', 'user'] as const;
+
+export const adminUserInput = z
+  .object({
+    /** Absent: a new person. */
+    id: id.optional(),
+    username: name,
+    email: text(320).regex(/^$|^[^\s@]+@[^\s@]+$/, 'must be an e-mail address like a@b.org'),
+    first_name: text(200),
+    last_name: text(200),
+    /** Empty: no badge. */
+    badge_number: text(64),
+    role: z.enum(ACCOUNT_ROLES),
+    is_active: z.boolean(),
+    /** Absent or empty: keep the current PIN (a new person then has none). */
+    pin: z
+      .string()
+      .regex(/^(\d{4,12})?$/, 'must be 4 to 12 digits')
+      .optional(),
+    /** Absent or empty: keep the current password (a new person then cannot log in here). */
+    password: z
+      .string()
+      .max(200, 'must be at most 200 characters')
+      .refine((p) => p === '' || p.length >= 10, 'must be at least 10 characters')
+      .optional(),
+    projects: z.array(id).max(10_000),
+    qualified_tools: z.array(id).max(10_000),
+  })
+  .strict();
+
+export const adminProjectInput = z
+  .object({
+    id: id.optional(),
+    name,
+    application_identifier: text(200),
+    active: z.boolean(),
+  })
+  .strict();
+
+export const adminToolInput = z
+  .object({
+    id: id.optional(),
+    name,
+    category: text(200),
+    operational: z.boolean(),
+    visible: z.boolean(),
+    /** Question lists in the spec 000 language; checked by the same parser as everywhere. */
+    pre_usage_questions: z.unknown(),
+    post_usage_questions: z.unknown(),
+    qualified_users: z.array(id).max(100_000),
+  })
+  .strict();
+
+export const adminSchemas = {
+  'admin.facility': empty,
+  'admin.users.save': adminUserInput,
+  'admin.projects.save': adminProjectInput,
+  'admin.tools.save': adminToolInput,
+  'admin.tokens.list': empty,
+  'admin.tokens.create': z.object({ user: id, name: text(200) }).strict(),
+  'admin.tokens.revoke': z.object({ id }).strict(),
+  'admin.stations.list': empty,
+  'admin.stations.create': z
+    .object({ name, description: text(2000), tool: id.nullable() })
+    .strict(),
+  'admin.stations.update': z
+    .object({ id, name, description: text(2000), tool: id.nullable(), enabled: z.boolean() })
+    .strict(),
+  'admin.stations.newKey': z.object({ id }).strict(),
+} as const;
+
+export type AdminUserInput = z.input<typeof adminUserInput>;
+export type AdminProjectInput = z.input<typeof adminProjectInput>;
+export type AdminToolInput = z.input<typeof adminToolInput>;
+
+export interface AdminUser {
+  id: number;
+  uuid: string;
+  username: string;
+  email: string;
+  first_name: string;
+  last_name: string;
+  badge_number: string;
+  role: (typeof ACCOUNT_ROLES)[number];
+  is_active: boolean;
+  has_pin: boolean;
+  has_password: boolean;
+  projects: number[];
+  qualified_tools: number[];
+}
+
+export interface AdminProject {
+  id: number;
+  uuid: string;
+  name: string;
+  application_identifier: string;
+  active: boolean;
+}
+
+export interface AdminTool {
+  id: number;
+  uuid: string;
+  name: string;
+  category: string;
+  operational: boolean;
+  visible: boolean;
+  /** Canonical question lists (serialized as stored). */
+  pre_usage_questions: unknown[];
+  post_usage_questions: unknown[];
+  qualified_users: number[];
+  shutdown: { reason: string; since: string | null } | null;
+}
+
+export interface AdminToken {
+  id: number;
+  user_id: number;
+  user_email: string;
+  name: string;
+  /** The first characters of the token, to tell tokens apart; the token itself is not kept. */
+  prefix: string;
+  created_at: string;
+  last_used_at: string | null;
+}
+
+export interface AdminStation {
+  id: number;
+  uuid: string;
+  name: string;
+  description: string;
+  tool_id: number | null;
+  tool_name: string | null;
+  enabled: boolean;
+  created_at: string;
+  last_seen_at: string | null;
+}
+
+export interface AdminResults {
+  'admin.facility': { users: AdminUser[]; projects: AdminProject[]; tools: AdminTool[] };
+  'admin.users.save': { user: AdminUser };
+  'admin.projects.save': { project: AdminProject };
+  'admin.tools.save': { tool: AdminTool };
+  'admin.tokens.list': { tokens: AdminToken[] };
+  /** `token` is shown once: only its hash is stored. */
+  'admin.tokens.create': { token: string; info: AdminToken };
+  'admin.tokens.revoke': { ok: true };
+  'admin.stations.list': { stations: AdminStation[] };
+  /** `key` is shown once: only its hash is stored. */
+  'admin.stations.create': { key: string; station: AdminStation };
+  'admin.stations.update': { station: AdminStation };
+  'admin.stations.newKey': { key: string; station: AdminStation };
+}

@@ -1,0 +1,458 @@
+/**
+ * The admin calls of the server (`POST /rpc/admin.*`), with real processes: a `labstation
+ * serve`, and a `labstation station` registered through them. What an admin changes reaches the
+ * station; tokens and keys made here work, and stop working when revoked or replaced.
+ */
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { facilityBundle } from '../fixtures/facility.js';
+import {
+  runCli,
+  startServer,
+  startStation,
+  tempDir,
+  writeJson,
+  type ServerProcess,
+  type StationProcess,
+} from './helpers.js';
+
+const ADMIN = { email: 'admin@example.org', password: 'admin password 1' };
+const SAM = { email: 'sam@example.org', password: 'staff password 1' };
+const ALICE = { email: 'alice@example.org', password: 'alice password 1' };
+
+let serverDir: string;
+let server: ServerProcess;
+let serverDb: Database.Database;
+const stations: StationProcess[] = [];
+let adminJwt: string;
+
+interface Reply {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+async function jwtFor(user: { email: string; password: string }): Promise<string> {
+  const res = await fetch(`${server.url}auth/jwt/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ username: user.email, password: user.password }).toString(),
+  });
+  expect(res.status, `login ${user.email}`).toBe(200);
+  return ((await res.json()) as { access_token: string }).access_token;
+}
+
+async function rpc(name: string, args: unknown, jwt?: string): Promise<Reply> {
+  const res = await fetch(`${server.url}rpc/${name}`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      ...(jwt ? { authorization: `Bearer ${jwt}` } : {}),
+    },
+    body: JSON.stringify(args),
+  });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+async function ok<T = Record<string, unknown>>(name: string, args: unknown): Promise<T> {
+  const res = await rpc(name, args, adminJwt);
+  expect(res.status, `${name}: ${JSON.stringify(res.body)}`).toBe(200);
+  return res.body as T;
+}
+
+async function waitFor<T>(what: string, check: () => Promise<T | undefined>): Promise<T> {
+  const until = Date.now() + 15_000;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+interface Facility {
+  users: { id: number; username: string; projects: number[]; qualified_tools: number[] }[];
+  projects: { id: number; name: string; active: boolean }[];
+  tools: {
+    id: number;
+    name: string;
+    pre_usage_questions: unknown[];
+    post_usage_questions: unknown[];
+    qualified_users: number[];
+  }[];
+}
+
+const facility = (): Promise<Facility> => ok<Facility>('admin.facility', {});
+const idOf = (list: { id: number; name?: string; username?: string }[], name: string): number =>
+  list.find((x) => x.name === name || x.username === name)!.id;
+
+function userInput(over: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    username: 'carol',
+    email: 'carol@example.org',
+    first_name: 'Carol',
+    last_name: 'Ng',
+    badge_number: '555000',
+    role: 'user',
+    is_active: true,
+    pin: '4321',
+    password: 'carol password 1',
+    projects: [],
+    qualified_tools: [],
+    ...over,
+  };
+}
+
+beforeAll(async () => {
+  serverDir = join(tempDir(), 'server');
+  const bundle = facilityBundle();
+  delete bundle.station;
+  const users = bundle.users as Record<string, unknown>[];
+  users[0] = { ...users[0], ...ALICE };
+  users[2] = { ...users[2], ...SAM, role: 'staff' };
+  const imported = await runCli([
+    'import',
+    '--data',
+    serverDir,
+    writeJson(tempDir(), 'b.json', bundle),
+  ]);
+  expect(imported.stderr).toBe('');
+  server = await startServer(serverDir, {
+    LABSTATION_ADMIN_EMAIL: ADMIN.email,
+    LABSTATION_ADMIN_PASSWORD: ADMIN.password,
+  });
+  serverDb = new Database(join(serverDir, 'labstation.db'), { readonly: true });
+  adminJwt = await jwtFor(ADMIN);
+}, 30_000);
+
+afterAll(async () => {
+  for (const s of stations) await s.stop();
+  serverDb?.close();
+  await server?.stop();
+});
+
+const ADMIN_CALLS: [string, unknown][] = [
+  ['admin.facility', {}],
+  ['admin.users.save', userInput()],
+  ['admin.projects.save', { name: 'X', application_identifier: '', active: true }],
+  [
+    'admin.tools.save',
+    {
+      name: 'X',
+      category: '',
+      operational: true,
+      visible: true,
+      pre_usage_questions: [],
+      post_usage_questions: [],
+      qualified_users: [],
+    },
+  ],
+  ['admin.tokens.list', {}],
+  ['admin.tokens.create', { user: 1, name: 'x' }],
+  ['admin.tokens.revoke', { id: 1 }],
+  ['admin.stations.list', {}],
+  ['admin.stations.create', { name: 'x', description: '', tool: null }],
+  ['admin.stations.update', { id: 1, name: 'x', description: '', tool: null, enabled: true }],
+  ['admin.stations.newKey', { id: 1 }],
+];
+
+describe('admin calls', () => {
+  it('are refused without a login (401), and to staff and users (403), changing nothing', async () => {
+    const staff = await jwtFor(SAM);
+    const user = await jwtFor(ALICE);
+    const before = serverDb.prepare('SELECT count(*) FROM sync_changes').pluck().get();
+    for (const [name, args] of ADMIN_CALLS) {
+      expect((await rpc(name, args)).status, name).toBe(401);
+      for (const jwt of [staff, user]) {
+        const res = await rpc(name, args, jwt);
+        expect(res.status, name).toBe(403);
+        expect(res.body).toMatchObject({ code: 'forbidden' });
+      }
+    }
+    expect(serverDb.prepare('SELECT count(*) FROM sync_changes').pluck().get()).toBe(before);
+    expect(
+      serverDb.prepare("SELECT count(*) FROM users WHERE username = 'carol'").pluck().get(),
+    ).toBe(0);
+  });
+
+  it('lists the facility without any secret', async () => {
+    const all = await facility();
+    expect(all.users.map((u) => u.username)).toEqual(['admin', 'alice', 'bob', 'sam']);
+    expect(all.tools.map((t) => t.name)).toEqual(['AFM', 'SEM']);
+    const alice = all.users.find((u) => u.username === 'alice')!;
+    expect(alice).toMatchObject({ has_pin: true, has_password: true, badge_number: '100200' });
+    expect(alice.projects).toEqual([idOf(all.projects, 'Cathodes'), idOf(all.projects, 'Old')]);
+    expect(JSON.stringify(all)).not.toMatch(/argon2|pin_hash|password_hash/);
+  });
+
+  it('creates a person who can log in, with projects and qualifications, and edits them', async () => {
+    const all = await facility();
+    const sem = idOf(all.tools, 'SEM');
+    const other = idOf(all.projects, 'Other');
+    const made = await ok<{ user: { id: number; has_pin: boolean; qualified_tools: number[] } }>(
+      'admin.users.save',
+      userInput({ projects: [other], qualified_tools: [sem] }),
+    );
+    expect(made.user).toMatchObject({ has_pin: true, qualified_tools: [sem] });
+    expect(await jwtFor({ email: 'carol@example.org', password: 'carol password 1' })).toBeTruthy();
+    const row = serverDb
+      .prepare('SELECT pin_hash, password_hash, is_staff, role FROM users WHERE id = ?')
+      .get(made.user.id) as Record<string, unknown>;
+    expect(row.pin_hash).toMatch(/^\$argon2id\$/);
+    expect(row.password_hash).toMatch(/^\$argon2id\$/);
+    expect(row).toMatchObject({ is_staff: 0, role: 'user' });
+
+    // Empty secrets keep the current ones; the role sets is_staff.
+    const edited = await ok<{ user: Record<string, unknown> }>(
+      'admin.users.save',
+      userInput({ id: made.user.id, role: 'staff', pin: '', password: '', qualified_tools: [] }),
+    );
+    expect(edited.user).toMatchObject({ role: 'staff', has_pin: true, qualified_tools: [] });
+    expect(
+      serverDb.prepare('SELECT password_hash FROM users WHERE id = ?').pluck().get(made.user.id),
+    ).toBe(row.password_hash);
+    expect(
+      serverDb.prepare('SELECT is_staff FROM users WHERE id = ?').pluck().get(made.user.id),
+    ).toBe(1);
+  });
+
+  it('refuses clashing names, bad fields and unknown ids, naming the field, storing nothing', async () => {
+    const cases: [Record<string, unknown>, number, string, RegExp][] = [
+      [
+        userInput({ username: 'ALICE', email: 'x1@example.org', badge_number: '' }),
+        409,
+        'username',
+        /taken/,
+      ],
+      [
+        userInput({ username: 'dan', email: 'x2@example.org', badge_number: '100200' }),
+        409,
+        'badge_number',
+        /belongs to alice/,
+      ],
+      [
+        userInput({ username: 'erin', email: 'x3@example.org', badge_number: 'bob' }),
+        409,
+        'badge_number',
+        /username of bob/,
+      ],
+      [
+        userInput({ username: '100200', email: 'x4@example.org', badge_number: '' }),
+        409,
+        'username',
+        /badge number of alice/,
+      ],
+      [
+        userInput({ username: 'fay', email: 'ALICE@example.org', badge_number: '' }),
+        409,
+        'email',
+        /alice's/,
+      ],
+      [
+        userInput({ username: 'gus', email: 'g@example.org', badge_number: '', projects: [999] }),
+        422,
+        'projects',
+        /no project with id 999/,
+      ],
+      [
+        userInput({ username: 'hal', email: '', badge_number: '', password: 'long enough 1' }),
+        422,
+        'email',
+        /needed to log in/,
+      ],
+    ];
+    const before = serverDb.prepare('SELECT count(*) FROM users').pluck().get();
+    for (const [input, status, field, message] of cases) {
+      const res = await rpc('admin.users.save', input, adminJwt);
+      expect(res.status, JSON.stringify(res.body)).toBe(status);
+      expect(res.body.message).toMatch(new RegExp(`^${field}: `));
+      expect(res.body.message).toMatch(message);
+      expect(res.body.details).toEqual({
+        problems: [{ path: [field], message: expect.any(String) as string }],
+      });
+    }
+    // Schema rules: short PIN, short password, unknown role, unknown field.
+    for (const bad of [
+      userInput({ username: 'ivy', pin: '12' }),
+      userInput({ username: 'ivy', password: 'short' }),
+      userInput({ username: 'ivy', role: 'root' }),
+      userInput({ username: 'ivy', extra: 1 }),
+    ]) {
+      const res = await rpc('admin.users.save', bad, adminJwt);
+      expect(res.status, JSON.stringify(bad)).toBe(400);
+      expect(res.body.code).toBe('bad_request');
+    }
+    expect(serverDb.prepare('SELECT count(*) FROM users').pluck().get()).toBe(before);
+  });
+
+  it('will not let an admin take away their own admin access', async () => {
+    const all = await facility();
+    const me = all.users.find((u) => u.username === 'admin')!;
+    const base = userInput({
+      id: me.id,
+      username: 'admin',
+      email: ADMIN.email,
+      badge_number: '',
+      pin: '',
+      password: '',
+    });
+    const demote = await rpc('admin.users.save', { ...base, role: 'staff' }, adminJwt);
+    expect(demote.status).toBe(409);
+    expect(demote.body.message).toMatch(/^role: you cannot take away your own admin access/);
+    const deactivate = await rpc(
+      'admin.users.save',
+      { ...base, role: 'admin', is_active: false },
+      adminJwt,
+    );
+    expect(deactivate.status).toBe(409);
+    expect(serverDb.prepare('SELECT role, is_active FROM users WHERE id = ?').get(me.id)).toEqual({
+      role: 'admin',
+      is_active: 1,
+    });
+  });
+
+  it('creates and edits projects; a name is unique', async () => {
+    const made = await ok<{ project: { id: number } }>('admin.projects.save', {
+      name: 'Anodes',
+      application_identifier: 'PRJ-9',
+      active: true,
+    });
+    const edited = await ok<{ project: Record<string, unknown> }>('admin.projects.save', {
+      id: made.project.id,
+      name: 'Anodes',
+      application_identifier: 'PRJ-10',
+      active: false,
+    });
+    expect(edited.project).toMatchObject({ application_identifier: 'PRJ-10', active: false });
+    const clash = await rpc(
+      'admin.projects.save',
+      { id: made.project.id, name: 'Cathodes', application_identifier: '', active: true },
+      adminJwt,
+    );
+    expect(clash.status).toBe(409);
+    expect(clash.body.message).toMatch(/^name: a project named Cathodes exists/);
+  });
+
+  it('refuses a question form with every problem named under its field, keeping the stored one', async () => {
+    const all = await facility();
+    const sem = all.tools.find((t) => t.name === 'SEM')!;
+    const stored = serverDb
+      .prepare("SELECT post_usage_questions FROM tools WHERE name = 'SEM'")
+      .pluck()
+      .get();
+    const res = await rpc(
+      'admin.tools.save',
+      {
+        id: sem.id,
+        name: 'SEM',
+        category: '',
+        operational: true,
+        visible: true,
+        pre_usage_questions: [],
+        post_usage_questions: [
+          { type: 'radio', name: 'a', choices: ['x', 'y'], labels: ['only one'] },
+          { type: 'formula', name: 'f', formula: 'nope + 1' },
+          { type: 'sparkle', name: 's' },
+        ],
+        qualified_users: [],
+      },
+      adminJwt,
+    );
+    expect(res.status).toBe(422);
+    expect(res.body.code).toBe('validation_failed');
+    const problems = (res.body.details as { problems: { path: string[]; message: string }[] })
+      .problems;
+    expect(problems.length).toBeGreaterThanOrEqual(3);
+    expect(problems.every((p) => p.path[0] === 'post_usage_questions')).toBe(true);
+    const text = problems.map((p) => p.message).join('\n');
+    expect(text).toMatch(/labels/);
+    expect(text).toMatch(/nope/);
+    expect(text).toMatch(/sparkle/);
+    expect(
+      serverDb.prepare("SELECT post_usage_questions FROM tools WHERE name = 'SEM'").pluck().get(),
+    ).toBe(stored);
+  });
+
+  it('registers a station whose key syncs; tool edits reach it; a new key shuts out the old', async () => {
+    const all = await facility();
+    const sem = all.tools.find((t) => t.name === 'SEM')!;
+    const made = await ok<{ key: string; station: { id: number; tool_name: string } }>(
+      'admin.stations.create',
+      { name: 'sem-pc', description: 'SEM room 2', tool: sem.id },
+    );
+    expect(made.station.tool_name).toBe('SEM');
+    expect(JSON.stringify(await ok('admin.stations.list', {}))).not.toContain(made.key);
+    expect(
+      serverDb.prepare('SELECT key_hash FROM stations WHERE id = ?').pluck().get(made.station.id),
+    ).not.toBe(made.key);
+
+    const station = await startStation(
+      join(tempDir(), 'station'),
+      { LABSTATION_SYNC_BACKOFF_CAP_MS: '1000' },
+      ['--server', server.url, '--key', made.key],
+    );
+    stations.push(station);
+    const postNames = async (): Promise<string[]> => {
+      const res = await station.rpc('toolControl.status', { tool: 'SEM' });
+      if (res.status !== 200) return [];
+      const status = res.body as { tool: { post_usage_questions: { name: string }[] } };
+      return status.tool.post_usage_questions.map((q) => q.name);
+    };
+    await waitFor('the station to pull its tool', async () =>
+      (await postNames()).length ? true : undefined,
+    );
+
+    // The admin adds a post-usage question; the online station has it within seconds.
+    await ok('admin.tools.save', {
+      id: sem.id,
+      name: 'SEM',
+      category: 'Microscopy',
+      operational: true,
+      visible: true,
+      pre_usage_questions: sem.pre_usage_questions,
+      post_usage_questions: [
+        ...sem.post_usage_questions,
+        { type: 'number_float', name: 'beam_current', title: 'Beam current', precision: 2 },
+      ],
+      qualified_users: sem.qualified_users,
+    });
+    await waitFor('the new question at the station', async () =>
+      (await postNames()).includes('beam_current') ? true : undefined,
+    );
+
+    // A new key: the old one is refused by the sync API.
+    const renewed = await ok<{ key: string }>('admin.stations.newKey', { id: made.station.id });
+    expect(renewed.key).not.toBe(made.key);
+    const pull = (key: string) =>
+      fetch(`${server.url}sync/changes?cursor=0`, { headers: { authorization: `Station ${key}` } });
+    expect((await pull(made.key)).status).toBe(401);
+    expect((await pull(renewed.key)).status).toBe(200);
+  }, 60_000);
+
+  it('makes API tokens that read the NEMO API, shown once, and revokes them', async () => {
+    const all = await facility();
+    const sam = all.users.find((u) => u.username === 'sam')!;
+    const made = await ok<{ token: string; info: { id: number; prefix: string } }>(
+      'admin.tokens.create',
+      { user: sam.id, name: 'NexusLIMS' },
+    );
+    expect(made.token.startsWith(made.info.prefix)).toBe(true);
+    const listed = await ok<{ tokens: { id: number; user_email: string; name: string }[] }>(
+      'admin.tokens.list',
+      {},
+    );
+    expect(listed.tokens[0]).toMatchObject({
+      id: made.info.id,
+      user_email: SAM.email,
+      name: 'NexusLIMS',
+    });
+    expect(JSON.stringify(listed)).not.toContain(made.token);
+
+    const read = () =>
+      fetch(`${server.url}api/users/`, { headers: { authorization: `Token ${made.token}` } });
+    expect((await read()).status).toBe(200);
+    await ok('admin.tokens.revoke', { id: made.info.id });
+    expect((await read()).status).toBe(401);
+    expect((await rpc('admin.tokens.revoke', { id: made.info.id }, adminJwt)).status).toBe(404);
+  });
+});
