@@ -208,13 +208,18 @@ async function importCommand(argv: string[]): Promise<number> {
   }
 }
 
+/** One problem per line; a problem about the whole list or answer object has no path. */
+function printProblem(path: string, message: string): void {
+  process.stdout.write(path ? `${path}: ${message}\n` : `${message}\n`);
+}
+
 function questions(argv: string[]): number {
   const [sub, ...rest] = argv;
   if (sub === 'check') {
     if (rest.length !== 1) throw new UsageError('questions check takes one FILE');
     const result = parseQuestions(readJson(rest[0], 'question list'));
     if (!result.ok) {
-      for (const p of result.problems) process.stdout.write(`${p.path}: ${p.message}\n`);
+      for (const p of result.problems) printProblem(p.path, p.message);
       return 1;
     }
     process.stdout.write(`ok: ${result.questions.length} questions\n`);
@@ -224,12 +229,12 @@ function questions(argv: string[]): number {
     if (rest.length !== 2) throw new UsageError('questions answer takes QUESTIONS ANSWERS');
     const parsed = parseQuestions(readJson(rest[0], 'question list'));
     if (!parsed.ok) {
-      for (const p of parsed.problems) process.stdout.write(`${p.path}: ${p.message}\n`);
+      for (const p of parsed.problems) printProblem(p.path, p.message);
       return 1;
     }
     const result = validateAnswers(parsed.questions, readJson(rest[1], 'answers'));
     if (!result.ok) {
-      for (const p of result.problems) process.stdout.write(`${p.path.join('.')}: ${p.message}\n`);
+      for (const p of result.problems) printProblem(p.path.join('.'), p.message);
       return 1;
     }
     process.stdout.write(`${JSON.stringify(result.answers, null, 2)}\n`);

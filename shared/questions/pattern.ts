@@ -1,6 +1,10 @@
-// HTML5 `pattern` semantics: the expression must match the whole value, and browsers compile
-// it with the `v` flag (older ones with `u`). The pattern is written by a facility
-// administrator in the question definition, never by the person answering.
+// HTML5 `pattern` semantics: the expression must match the whole value. Browsers compile it
+// with the `v` flag since 2023 and with `u` before; many real forms were written for `u` and
+// use what `v` refuses (`[A-Za-z0-9_-]+`: an unescaped "-" in a class), so a pattern that does
+// not compile with `v` is compiled with `u`, and only one that compiles with neither is invalid.
+// Definition checks and answer checks both go through compileHtmlPattern, so they agree. The
+// pattern is written by a facility administrator in the question definition, never by the
+// person answering.
 
 const supportsUnicodeSets = ((): boolean => {
   try {
@@ -11,22 +15,31 @@ const supportsUnicodeSets = ((): boolean => {
   }
 })();
 
-const PATTERN_FLAGS = supportsUnicodeSets ? 'v' : 'u';
+const PATTERN_FLAGS = supportsUnicodeSets ? ['v', 'u'] : ['u'];
 
 export type CompiledPattern = { ok: true; regexp: RegExp } | { ok: false; error: string };
 
 const cache = new Map<string, CompiledPattern>();
 const CACHE_LIMIT = 500;
 
+function compile(pattern: string): CompiledPattern {
+  // The error reported is the last one, from `u`: it names what is wrong even for the older,
+  // more lenient reading (`v` says "Invalid character in character class" for "[a-z").
+  let error = 'invalid pattern';
+  for (const flags of PATTERN_FLAGS) {
+    try {
+      return { ok: true, regexp: new RegExp(`^(?:${pattern})$`, flags) };
+    } catch (e) {
+      error = e instanceof Error ? e.message : 'invalid pattern';
+    }
+  }
+  return { ok: false, error };
+}
+
 export function compileHtmlPattern(pattern: string): CompiledPattern {
   const cached = cache.get(pattern);
   if (cached) return cached;
-  let compiled: CompiledPattern;
-  try {
-    compiled = { ok: true, regexp: new RegExp(`^(?:${pattern})$`, PATTERN_FLAGS) };
-  } catch (error) {
-    compiled = { ok: false, error: error instanceof Error ? error.message : 'invalid pattern' };
-  }
+  const compiled = compile(pattern);
   if (cache.size >= CACHE_LIMIT) cache.clear();
   cache.set(pattern, compiled);
   return compiled;

@@ -184,16 +184,20 @@ function formatCell(raw: unknown): string {
 
 /** Cells a spreadsheet would run as a formula start with one of these. */
 const FORMULA_START = /^[=+\-@\t\r]/;
+// A plain signed number ("-7", "+3", "-0.5", "-1e-3") is a value, not a formula: spreadsheets
+// read it as that number and run nothing, so it is written as it is.
+const PLAIN_NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 
 /**
  * RFC 4180 CSV: fields holding a comma, quote or line break are quoted, quotes doubled, records
- * end with CRLF. A cell that a spreadsheet would read as a formula gets a leading apostrophe.
+ * end with CRLF. A cell that a spreadsheet would read as a formula gets a leading apostrophe;
+ * a plain number such as -7 does not.
  */
 export function toCsv(columns: string[], rows: string[][]): string {
   return [columns, ...rows].map((record) => record.map(csvField).join(',') + '\r\n').join('');
 }
 
 function csvField(cell: string): string {
-  const safe = FORMULA_START.test(cell) ? `'${cell}` : cell;
+  const safe = FORMULA_START.test(cell) && !PLAIN_NUMBER.test(cell) ? `'${cell}` : cell;
   return /[",\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
 }

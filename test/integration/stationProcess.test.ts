@@ -43,6 +43,29 @@ describe('labstation import', () => {
     const r1 = await runCli(['import', '--data', join(dir, 'd'), writeJson(dir, 'b1.json', bad)]);
     expect(r1.code).toBe(1);
     expect(r1.stderr).toMatch(/unknown key "colour"/);
+    // The question problems are named with the schema's, not after they are fixed.
+    expect(r1.stderr).toMatch(/tools\[0\] \(X\)\.pre_usage_questions: .*slider/);
+    const mixed = {
+      ...bundle,
+      tools: [
+        {
+          name: 'Y',
+          colour: 'red',
+          post_usage_questions: [{ type: 'number', name: 'n', min: 'a' }],
+        },
+        { name: 'Z', pre_usage_questions: {} },
+      ],
+    };
+    const r3 = await runCli(['import', '--data', join(dir, 'd'), writeJson(dir, 'b3.json', mixed)]);
+    expect(r3.code).toBe(1);
+    const lines = r3.stderr.trim().split('\n');
+    expect(lines).toContainEqual(expect.stringMatching(/^tools\[0\]: unknown key "colour"$/));
+    expect(lines).toContainEqual(
+      expect.stringMatching(/^tools\[0\] \(Y\)\.post_usage_questions: .*"min"/),
+    );
+    expect(lines).toContainEqual(
+      expect.stringMatching(/^tools\[1\] \(Z\)\.pre_usage_questions: .*must be a list/),
+    );
     const r2 = await runCli([
       'import',
       '--data',
@@ -177,6 +200,15 @@ describe('labstation station over HTTP', () => {
     });
     expect(malformed.status).toBe(400);
     expect(await malformed.json()).toMatchObject({ code: 'bad_request' });
+    const extraKey = await st.rpc('session.logon', { login: 'sam', pin: '9999', x: 1 });
+    expect(extraKey).toMatchObject({
+      status: 400,
+      body: {
+        code: 'bad_request',
+        message: 'session.logon: (arguments): unknown key "x"',
+        details: { problems: ['(arguments): unknown key "x"'] },
+      },
+    });
 
     await st.stop();
     const usage = await runCli(['usage', '--data', dataDir, '--json']);
@@ -310,5 +342,21 @@ describe('labstation questions', () => {
     expect(r2.stdout).toMatch(/^a: /m);
     const r3 = await runCli(['questions', 'nonsense']);
     expect(r3.code).toBe(2);
+  });
+
+  it('prints a problem about the whole list or answer object without a path', async () => {
+    const dir = tempDir();
+    const notList = writeJson(dir, 'obj.json', {});
+    const r1 = await runCli(['questions', 'check', notList]);
+    expect(r1.code).toBe(1);
+    expect(r1.stdout).toMatch(/^The question definitions must be a list/);
+    const r2 = await runCli(['questions', 'answer', notList, writeJson(dir, 'a.json', {})]);
+    expect(r2.code).toBe(1);
+    expect(r2.stdout).toMatch(/^The question definitions must be a list/);
+    const questions = writeJson(dir, 'q.json', [{ type: 'number', name: 'a' }]);
+    const r3 = await runCli(['questions', 'answer', questions, writeJson(dir, 'l.json', [1])]);
+    expect(r3.code).toBe(1);
+    expect(r3.stdout).toMatch(/^The answers must be an object/);
+    expect(r3.stdout).not.toMatch(/^:/m);
   });
 });

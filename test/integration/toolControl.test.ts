@@ -355,7 +355,11 @@ describe('tool control', () => {
     const st = await station();
     const e = await expectCode(st.call('session.logon', { login: 'alice' }), 'bad_request');
     expect(e.message).toMatch(/pin/);
-    await expectCode(st.call('session.logon', { login: 'a', pin: '1', extra: 1 }), 'bad_request');
+    const extra = await expectCode(
+      st.call('session.logon', { login: 'a', pin: '1', extra: 1 }),
+      'bad_request',
+    );
+    expect(extra.message).toBe('session.logon: (arguments): unknown key "extra"');
     await expectCode(st.call('nope.nothing', {}), 'not_found');
   });
 });

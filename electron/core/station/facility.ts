@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { parseQuestions, serializeQuestions } from '../../../shared/questions/index.js';
+import { isPlainObject, ownValue } from '../../../shared/questions/json.js';
 import type { Db } from '../db/open.js';
 import { AppError } from '../util/errors.js';
 import { newUuid, nowIso } from '../util/ids.js';
@@ -154,17 +155,42 @@ function badgeProblems(db: Db, users: BundleUser[]): string[] {
   return problems;
 }
 
-export function formatIssues(issues: z.core.$ZodIssue[]): string[] {
+/** One line per issue, "path: message"; `root` names what an issue without a path is about. */
+export function formatIssues(issues: z.core.$ZodIssue[], root = '(bundle)'): string[] {
   return issues.map((issue) => {
     const path = issue.path
       .map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`))
       .join('');
-    const where = path.replace(/^\./, '') || '(bundle)';
+    const where = path.replace(/^\./, '') || root;
     if (issue.code === 'unrecognized_keys') {
       return `${where}: unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => JSON.stringify(k)).join(', ')}`;
     }
     return `${where}: ${issue.message}`;
   });
+}
+
+const QUESTION_LISTS = ['pre_usage_questions', 'post_usage_questions'] as const;
+
+/**
+ * Checks a tool's question lists and returns them as canonical JSON text, adding a named
+ * problem for each broken rule. It reads the raw input, so the question problems of a bundle
+ * the schema refuses are named too, with the schema's own.
+ */
+function toolForms(
+  tool: unknown,
+  i: number,
+  problems: string[],
+): Record<(typeof QUESTION_LISTS)[number], string> {
+  const forms = { pre_usage_questions: '[]', post_usage_questions: '[]' };
+  if (!isPlainObject(tool)) return forms;
+  const name = ownValue(tool, 'name');
+  const where = typeof name === 'string' ? `tools[${i}] (${name.trim()})` : `tools[${i}]`;
+  for (const key of QUESTION_LISTS) {
+    const result = parseQuestions(ownValue(tool, key) ?? []);
+    if (result.ok) forms[key] = JSON.stringify(serializeQuestions(result.questions));
+    else for (const p of result.problems) problems.push(`${where}.${key}: ${p.message}`);
+  }
+  return forms;
 }
 
 /**
@@ -176,21 +202,16 @@ export async function importBundle(db: Db, input: unknown): Promise<ImportSummar
   const parsed = bundleSchema.safeParse(input);
   if (!parsed.success) {
     const problems = formatIssues(parsed.error.issues);
+    const rawTools = isPlainObject(input) ? ownValue(input, 'tools') : undefined;
+    if (Array.isArray(rawTools)) rawTools.forEach((tool, i) => toolForms(tool, i, problems));
     throw new AppError('validation_failed', problems.join('\n'), { problems });
   }
   const bundle = parsed.data;
   const problems: string[] = [];
-  const tools = (bundle.tools ?? []).map((tool, i) => {
-    const forms = { pre_usage_questions: '[]', post_usage_questions: '[]' };
-    for (const key of ['pre_usage_questions', 'post_usage_questions'] as const) {
-      const result = parseQuestions(tool[key] ?? []);
-      if (result.ok) forms[key] = JSON.stringify(serializeQuestions(result.questions));
-      else
-        for (const p of result.problems)
-          problems.push(`tools[${i}] (${tool.name}).${key}: ${p.message}`);
-    }
-    return { name: tool.name, ...forms };
-  });
+  const tools = (bundle.tools ?? []).map((tool, i) => ({
+    name: tool.name,
+    ...toolForms(tool, i, problems),
+  }));
   const projectNames = new Set([
     ...(bundle.projects ?? []).map((p) => p.name),
     ...(db.prepare('SELECT name FROM projects').pluck().all() as string[]),

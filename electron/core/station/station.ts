@@ -100,7 +100,7 @@ export class Station {
     if (!isApiName(name)) throw new AppError('not_found', `no call named ${JSON.stringify(name)}`);
     const parsed = apiSchemas[name].safeParse(rawArgs ?? {});
     if (!parsed.success) {
-      const problems = formatIssues(parsed.error.issues);
+      const problems = formatIssues(parsed.error.issues, '(arguments)');
       throw new AppError('bad_request', `${name}: ${problems.join('; ')}`, { problems });
     }
     if (!PASSIVE_CALLS.has(name)) this.lastInputAt = this.clock();

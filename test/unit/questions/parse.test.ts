@@ -412,15 +412,21 @@ describe('parseQuestions: choices', () => {
 });
 
 describe('parseQuestions: text patterns', () => {
-  it('rejects a pattern that does not compile the way browsers compile it', () => {
+  it('rejects a pattern that compiles with neither the v nor the u flag', () => {
     const p = problemAt(q({ type: 'textbox', pattern: '[a-z' }), 'q1.pattern');
     expect(p.message).toContain('"pattern"');
     expect(p.message).toContain('regular expression');
-    // Valid without flags but not under the v flag HTML5 uses: an unescaped "(" in a class.
-    expect(problemAt(q({ type: 'textbox', pattern: '[(]' }), 'q1.pattern').message).toContain(
+    // Valid without flags, but not with u (a lone brace) and so not with v either.
+    expect(problemAt(q({ type: 'textbox', pattern: 'a{' }), 'q1.pattern').message).toContain(
       'regular expression',
     );
     expect(ok([q({ type: 'textbox', pattern: '[A-Z]{2}\\d+' })])).toHaveLength(1);
+  });
+
+  it('accepts a pattern that only the older u-flag semantics of browsers compile', () => {
+    // An unescaped "-" or "(" in a class: refused by the v flag, common in NEMO forms.
+    expect(ok([q({ type: 'textbox', pattern: '[A-Za-z0-9_-]+' })])).toHaveLength(1);
+    expect(ok([q({ type: 'textarea', pattern: '[(]' })])).toHaveLength(1);
   });
 
   it('names the group in the path and message of a nested problem', () => {

@@ -111,6 +111,13 @@ describe('validateAnswers: text', () => {
     accepts(q, { word: 'ÉCOLE' });
     expect(only(q, { word: 'école' }).rule).toBe('pattern');
   });
+
+  it('falls back to u-flag semantics for a pattern the v flag refuses', () => {
+    const q = defs([{ type: 'textbox', name: 'sample', pattern: '[A-Za-z0-9_-]+' }]);
+    accepts(q, { sample: 'Fe_2O3-a' });
+    expect(only(q, { sample: 'Fe 2O3' }).rule).toBe('pattern');
+    expect(only(q, { sample: 'x-y!' }).rule).toBe('pattern');
+  });
 });
 
 describe('validateAnswers: numbers', () => {

@@ -155,16 +155,33 @@ describe('toCsv', () => {
   });
 
   it('defuses cells a spreadsheet would run as a formula', () => {
-    const csv = toCsv(['c'], [['=1+1'], ['+A1'], ['-2'], ['@SUM(A1)'], ['\tx'], ['\rx'], ['ok']]);
+    const csv = toCsv(
+      ['c'],
+      [['=1+1'], ['+A1'], ['-2+3'], ['-A1'], ['@SUM(A1)'], ['\tx'], ['\rx'], ['ok']],
+    );
     expect(csv.split('\r\n').slice(1, -1)).toEqual([
       "'=1+1",
       "'+A1",
-      "'-2",
+      "'-2+3",
+      "'-A1",
       "'@SUM(A1)",
       "'\tx",
       `"'\rx"`,
       'ok',
     ]);
+  });
+
+  it('writes plain signed numbers as they are', () => {
+    const numbers = ['-7', '-0.5', '+3', '-.5', '-1e-3', '+2.5E+4', '-12.'];
+    const csv = toCsv(
+      ['n'],
+      numbers.map((n) => [n]),
+    );
+    expect(csv.split('\r\n').slice(1, -1)).toEqual(numbers);
+    // Not plain numbers: still defused.
+    expect(toCsv(['n'], [['-1e'], ['-'], ['+.'], ['-1 ']])).toBe(
+      "n\r\n'-1e\r\n'-\r\n'+.\r\n'-1 \r\n",
+    );
   });
 
   it('round-trips a history table through a simple CSV reader', () => {
