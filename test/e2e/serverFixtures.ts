@@ -23,6 +23,7 @@ export const PEOPLE = {
   alice: { email: 'alice@example.org', password: 'alice password 1', pin: '1234' },
   bob: { email: 'bob@example.org', password: 'bob password 12', pin: '2345' },
   sam: { email: 'sam@example.org', password: 'staff password 1', pin: '9999' },
+  ada: { email: 'ada@example.org', password: 'admin password 1', pin: '' },
 } as const;
 
 export interface ServerSetup {
@@ -72,6 +73,14 @@ function serverBundle(): Record<string, unknown> {
   users[0] = { ...users[0], email: PEOPLE.alice.email, password: PEOPLE.alice.password };
   users[1] = { ...users[1], email: PEOPLE.bob.email, password: PEOPLE.bob.password };
   users[2] = { ...users[2], email: PEOPLE.sam.email, password: PEOPLE.sam.password, role: 'staff' };
+  users.push({
+    username: 'ada',
+    first_name: 'Ada',
+    last_name: 'Admin',
+    email: PEOPLE.ada.email,
+    password: PEOPLE.ada.password,
+    role: 'admin',
+  });
   return bundle;
 }
 

@@ -3,9 +3,10 @@ import type { ReactElement } from 'react';
 import type { ServerPendingForm } from '../../../shared/api.js';
 import { ErrorMessage } from '../components/ErrorMessage.js';
 import { errorText } from '../format.js';
+import { AdminPage } from './admin/AdminPage.js';
 import { LoginScreen } from './LoginScreen.js';
 import { PendingFormPanel } from './PendingFormPanel.js';
-import { parseRoute, type ServerRoute } from './route.js';
+import { adminHref, parseRoute, type ServerRoute } from './route.js';
 import { serverCall } from './serverBridge.js';
 import { useServerStore } from './store.js';
 import { UsageList } from './UsageList.js';
@@ -36,10 +37,25 @@ export function ServerApp(): ReactElement {
       <header className="app-header">
         <div>
           <p className="eyebrow">Labstation server</p>
-          <h1>{account ? 'My usage' : 'Labstation'}</h1>
+          <h1>
+            {!account ? 'Labstation' : route.page === 'admin' ? 'Administration' : 'My usage'}
+          </h1>
         </div>
         {account && (
           <div className="header-actions session-bar">
+            {account.role === 'admin' && (
+              <nav aria-label="Pages" className="page-links">
+                <a href="#/" aria-current={route.page !== 'admin' ? 'page' : undefined}>
+                  My usage
+                </a>
+                <a
+                  href={adminHref('users')}
+                  aria-current={route.page === 'admin' ? 'page' : undefined}
+                >
+                  Administration
+                </a>
+              </nav>
+            )}
             <span data-testid="account-name">
               {`${account.first_name} ${account.last_name}`.trim() || account.email}
             </span>
@@ -55,6 +71,16 @@ export function ServerApp(): ReactElement {
         <LoginScreen />
       ) : route.page === 'pending' ? (
         <PendingRoute key={route.usage} usage={route.usage} />
+      ) : route.page === 'admin' ? (
+        account.role === 'admin' ? (
+          <AdminPage section={route.section} />
+        ) : (
+          <main>
+            <p className="notice">
+              Administration is for admins. <a href="#/">Back to my usage</a>
+            </p>
+          </main>
+        )
       ) : (
         <Home />
       )}

@@ -1,8 +1,24 @@
-/** The server UI's routes live in the URL fragment: `#/pending/<usage uuid>` or the home page. */
-export type ServerRoute = { page: 'home' } | { page: 'pending'; usage: string };
+/**
+ * The server UI's routes live in the URL fragment: the home page, `#/pending/<usage uuid>` (the
+ * link of the e-mail), and the admin screens `#/admin/<section>`.
+ */
+export const ADMIN_SECTIONS = ['users', 'projects', 'tools', 'tokens', 'stations'] as const;
+export type AdminSection = (typeof ADMIN_SECTIONS)[number];
+
+export type ServerRoute =
+  { page: 'home' } | { page: 'pending'; usage: string } | { page: 'admin'; section: AdminSection };
 
 export function parseRoute(hash: string): ServerRoute {
-  const match = /^#\/pending\/([^/?#]+)$/.exec(hash);
-  if (match?.[1]) return { page: 'pending', usage: decodeURIComponent(match[1]) };
+  const pending = /^#\/pending\/([^/?#]+)$/.exec(hash);
+  if (pending?.[1]) return { page: 'pending', usage: decodeURIComponent(pending[1]) };
+  const admin = /^#\/admin(?:\/([a-z]+))?\/?$/.exec(hash);
+  if (admin) {
+    const section = (ADMIN_SECTIONS as readonly string[]).includes(admin[1] ?? '')
+      ? (admin[1] as AdminSection)
+      : 'users';
+    return { page: 'admin', section };
+  }
   return { page: 'home' };
 }
+
+export const adminHref = (section: AdminSection): string => `#/admin/${section}`;

@@ -1,0 +1,50 @@
+import { useEffect } from 'react';
+import type { ReactElement } from 'react';
+import { ErrorMessage } from '../../components/ErrorMessage.js';
+import { adminHref, ADMIN_SECTIONS, type AdminSection } from '../route.js';
+import { ProjectsAdmin } from './ProjectsAdmin.js';
+import { StationsAdmin } from './StationsAdmin.js';
+import { useAdminStore } from './store.js';
+import { TokensAdmin } from './TokensAdmin.js';
+import { ToolsAdmin } from './ToolsAdmin.js';
+import { UsersAdmin } from './UsersAdmin.js';
+
+const LABELS: Record<AdminSection, string> = {
+  users: 'People',
+  projects: 'Projects',
+  tools: 'Tools and forms',
+  tokens: 'API tokens',
+  stations: 'Stations',
+};
+
+/** The facility's administration: one section per kind of record, linked by the URL. */
+export function AdminPage({ section }: { section: AdminSection }): ReactElement {
+  const loaded = useAdminStore((s) => s.loaded);
+  const error = useAdminStore((s) => s.error);
+  useEffect(() => {
+    void useAdminStore.getState().load();
+  }, []);
+  return (
+    <main className="admin">
+      <nav className="tabs" aria-label="Administration">
+        {ADMIN_SECTIONS.map((s) => (
+          <a
+            key={s}
+            href={adminHref(s)}
+            className="tab-link"
+            aria-current={s === section ? 'page' : undefined}
+          >
+            {LABELS[s]}
+          </a>
+        ))}
+      </nav>
+      <ErrorMessage message={error} />
+      {!loaded && !error && <p role="status">Loading…</p>}
+      {loaded && section === 'users' && <UsersAdmin />}
+      {loaded && section === 'projects' && <ProjectsAdmin />}
+      {loaded && section === 'tools' && <ToolsAdmin />}
+      {loaded && section === 'tokens' && <TokensAdmin />}
+      {loaded && section === 'stations' && <StationsAdmin />}
+    </main>
+  );
+}

@@ -1,0 +1,166 @@
+import { useId, useState } from 'react';
+import type { FormEvent, ReactElement } from 'react';
+import { ConfirmDialog } from '../../components/ConfirmDialog.js';
+import { ErrorMessage } from '../../components/ErrorMessage.js';
+import { toBridgeError } from '../../bridge.js';
+import { errorText, formatDateTime } from '../../format.js';
+import { serverCall } from '../serverBridge.js';
+import { useServerStore } from '../store.js';
+import { SecretOnce } from './SecretOnce.js';
+import { useAdminStore } from './store.js';
+
+/**
+ * API tokens for programs that read the NEMO-compatible API (`Authorization: Token ...`). A
+ * token acts as its person: only tokens of staff or admins can read the API.
+ */
+export function TokensAdmin(): ReactElement {
+  const id = useId();
+  const tokens = useAdminStore((s) => s.tokens);
+  const users = useAdminStore((s) => s.users);
+  const setTokens = useAdminStore((s) => s.setTokens);
+  const active = users.filter((u) => u.is_active);
+  const [user, setUser] = useState<string>('');
+  const [name, setName] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const [secret, setSecret] = useState<{ token: string; email: string } | null>(null);
+  const [revoking, setRevoking] = useState<number | null>(null);
+
+  const fail = (err: unknown): void => {
+    const bridgeError = useServerStore.getState().failed(toBridgeError(err));
+    if (bridgeError.code !== 'unauthenticated') setError(errorText(bridgeError));
+  };
+  const reload = async (): Promise<void> => {
+    setTokens((await serverCall('admin.tokens.list', {})).tokens);
+  };
+
+  const create = (e: FormEvent): void => {
+    e.preventDefault();
+    if (busy) return;
+    setError(null);
+    if (!user) {
+      setError('Choose whose token it is.');
+      document.getElementById(`${id}-user`)?.focus();
+      return;
+    }
+    setBusy(true);
+    serverCall('admin.tokens.create', { user: Number(user), name: name.trim() })
+      .then(async (result) => {
+        setSecret({ token: result.token, email: result.info.user_email });
+        setName('');
+        await reload();
+      })
+      .catch(fail)
+      .finally(() => setBusy(false));
+  };
+
+  const revoke = (tokenId: number): void => {
+    setBusy(true);
+    serverCall('admin.tokens.revoke', { id: tokenId })
+      .then(reload)
+      .catch(fail)
+      .finally(() => {
+        setBusy(false);
+        setRevoking(null);
+      });
+  };
+
+  const role = (userId: number): string => users.find((u) => u.id === userId)?.role ?? '';
+  return (
+    <div className="admin-stack">
+      {secret && (
+        <SecretOnce
+          title={`New API token for ${secret.email}`}
+          secret={secret.token}
+          usage={'Send it as the header "Authorization: Token <token>".'}
+          onDone={() => setSecret(null)}
+        />
+      )}
+      <form className="panel" noValidate onSubmit={create} aria-labelledby={`${id}-title`}>
+        <h2 id={`${id}-title`}>New API token</h2>
+        <div className="field-grid">
+          <div className="field">
+            <label htmlFor={`${id}-user`}>For</label>
+            <select id={`${id}-user`} value={user} onChange={(e) => setUser(e.target.value)}>
+              <option value="">Choose a person…</option>
+              {active.map((u) => (
+                <option key={u.id} value={u.id}>
+                  {`${u.email || u.username} (${u.role})`}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div className="field">
+            <label htmlFor={`${id}-name`}>What it is for</label>
+            <input
+              id={`${id}-name`}
+              value={name}
+              autoComplete="off"
+              onChange={(e) => setName(e.target.value)}
+            />
+          </div>
+        </div>
+        <ErrorMessage message={error} />
+        <div className="actions">
+          <button type="submit" className="primary" disabled={busy}>
+            Make token
+          </button>
+        </div>
+      </form>
+      <section className="panel" aria-labelledby={`${id}-list`}>
+        <h2 id={`${id}-list`}>API tokens</h2>
+        {tokens.length === 0 ? (
+          <p className="hint">No tokens yet.</p>
+        ) : (
+          <div className="table-scroll">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Starts with</th>
+                  <th scope="col">Person</th>
+                  <th scope="col">For</th>
+                  <th scope="col">Made</th>
+                  <th scope="col">Last used</th>
+                  <th scope="col">
+                    <span className="visually-hidden">Actions</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {tokens.map((t) => (
+                  <tr key={t.id}>
+                    <td className="code">{`${t.prefix}…`}</td>
+                    <td>{`${t.user_email} (${role(t.user_id)})`}</td>
+                    <td>{t.name}</td>
+                    <td>{formatDateTime(t.created_at)}</td>
+                    <td>{t.last_used_at ? formatDateTime(t.last_used_at) : 'never'}</td>
+                    <td>
+                      <button
+                        type="button"
+                        className="secondary"
+                        aria-label={`Revoke token ${t.prefix}… of ${t.user_email}`}
+                        onClick={() => setRevoking(t.id)}
+                      >
+                        Revoke
+                      </button>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </section>
+      <ConfirmDialog
+        open={revoking !== null}
+        title="Revoke this token?"
+        confirmLabel="Revoke"
+        busy={busy}
+        onConfirm={() => revoking !== null && revoke(revoking)}
+        onCancel={() => setRevoking(null)}
+      >
+        <p>Programs that use it are refused from now on.</p>
+      </ConfirmDialog>
+    </div>
+  );
+}

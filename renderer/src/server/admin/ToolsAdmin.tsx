@@ -1,0 +1,158 @@
+import { useState } from 'react';
+import type { ReactElement } from 'react';
+import { z } from 'zod';
+import { adminToolInput, type AdminTool } from '../../../../shared/adminApi.js';
+import { ErrorMessage } from '../../components/ErrorMessage.js';
+import { formatDateTime } from '../../format.js';
+import { serverCall } from '../serverBridge.js';
+import { IdChecklist, TextInput, Toggle } from './fields.js';
+import { EditorPanel, ListPanel, type Selection } from './layout.js';
+import { checkQuestionText, QuestionListEditor, questionText } from './QuestionListEditor.js';
+import { useAdminStore } from './store.js';
+import { useAdminForm } from './useAdminForm.js';
+
+/** The question lists arrive as JSON text; the schema reads and checks them like the server. */
+const questionListText = z.string().transform((text, context) => {
+  const check = checkQuestionText(text);
+  if (!check.ok) {
+    for (const message of check.problems) context.addIssue({ code: 'custom', message });
+    return z.NEVER;
+  }
+  return JSON.parse(text.trim() === '' ? '[]' : text) as unknown;
+});
+
+const toolForm = adminToolInput.extend({
+  pre_usage_questions: questionListText,
+  post_usage_questions: questionListText,
+});
+
+/** Tools, their usage question forms (with a live preview), and who is qualified on them. */
+export function ToolsAdmin(): ReactElement {
+  const tools = useAdminStore((s) => s.tools);
+  const [selected, setSelected] = useState<Selection>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+  const select = (next: Selection): void => {
+    setNotice(null);
+    setSelected(next);
+  };
+  const current = typeof selected === 'number' ? tools.find((t) => t.id === selected) : undefined;
+  const count = (n: number, what: string): string => `${n} ${what}${n === 1 ? '' : 's'}`;
+  return (
+    <div className="admin-layout wide-editor">
+      <ListPanel
+        title="Tools"
+        newLabel="New tool"
+        onNew={() => select('new')}
+        headers={['Name', 'Category', 'State', 'Pre-usage', 'Post-usage', 'Qualified']}
+        rows={tools.map((t) => ({
+          id: t.id,
+          label: t.name,
+          cells: [
+            t.category,
+            t.shutdown ? 'shut down' : t.operational ? 'operational' : 'not operational',
+            count(t.pre_usage_questions.length, 'question'),
+            count(t.post_usage_questions.length, 'question'),
+            count(t.qualified_users.length, 'person'),
+          ],
+        }))}
+        selected={selected}
+        onSelect={select}
+      />
+      {selected !== null && (
+        <ToolEditor
+          key={current?.id ?? 'new'}
+          tool={current}
+          notice={notice}
+          onSaved={(tool, message) => {
+            setSelected(tool.id);
+            setNotice(message);
+          }}
+          onClose={() => select(null)}
+        />
+      )}
+    </div>
+  );
+}
+
+function ToolEditor({
+  tool,
+  notice,
+  onSaved,
+  onClose,
+}: {
+  tool: AdminTool | undefined;
+  notice: string | null;
+  onSaved: (tool: AdminTool, message: string) => void;
+  onClose: () => void;
+}): ReactElement {
+  const users = useAdminStore((s) => s.users);
+  const putTool = useAdminStore((s) => s.putTool);
+  const form = useAdminForm({
+    ...(tool ? { id: tool.id } : {}),
+    name: tool?.name ?? '',
+    category: tool?.category ?? '',
+    operational: tool?.operational ?? true,
+    visible: tool?.visible ?? true,
+    pre_usage_questions: questionText(tool?.pre_usage_questions ?? []),
+    post_usage_questions: questionText(tool?.post_usage_questions ?? []),
+    qualified_users: tool?.qualified_users ?? [],
+  });
+
+  const save = (): void => {
+    void form.submit(toolForm, async (input) => {
+      const result = await serverCall('admin.tools.save', input);
+      putTool(result.tool);
+      onSaved(
+        result.tool,
+        `Saved ${result.tool.name}. Stations that run it get the change within seconds.`,
+      );
+    });
+  };
+
+  return (
+    <EditorPanel
+      title={tool ? `Edit ${tool.name}` : 'New tool'}
+      busy={form.busy}
+      onSave={save}
+      onClose={onClose}
+      saved={notice}
+    >
+      {tool?.shutdown && (
+        <p className="notice">
+          {`Shut down since ${formatDateTime(tool.shutdown.since)}: ${tool.shutdown.reason}. Staff clear it at the station.`}
+        </p>
+      )}
+      <div className="field-grid">
+        <TextInput form={form} field="name" label="Name" />
+        <TextInput form={form} field="category" label="Category" />
+      </div>
+      <Toggle form={form} field="operational" label="Operational" />
+      <Toggle form={form} field="visible" label="Visible" />
+      <QuestionListEditor
+        id={form.fieldId('pre_usage_questions')}
+        label="Pre-usage questions"
+        text={form.values.pre_usage_questions}
+        onChange={(text) => form.set('pre_usage_questions', text)}
+        serverMessages={form.errors.pre_usage_questions ?? []}
+      />
+      <QuestionListEditor
+        id={form.fieldId('post_usage_questions')}
+        label="Post-usage questions"
+        text={form.values.post_usage_questions}
+        onChange={(text) => form.set('post_usage_questions', text)}
+        serverMessages={form.errors.post_usage_questions ?? []}
+      />
+      <IdChecklist
+        form={form}
+        field="qualified_users"
+        label="Qualified people"
+        options={users.map((u) => ({
+          id: u.id,
+          label: `${u.username}${u.first_name || u.last_name ? ` (${`${u.first_name} ${u.last_name}`.trim()})` : ''}`,
+        }))}
+        empty="No people yet."
+      />
+      <ErrorMessage message={form.formError} />
+    </EditorPanel>
+  );
+}

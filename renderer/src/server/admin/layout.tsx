@@ -1,0 +1,125 @@
+/** The frame every admin section shares: a list of records and the editor of the chosen one. */
+import { useId } from 'react';
+import type { ReactElement, ReactNode } from 'react';
+
+/** The record being edited: its id, 'new', or none. */
+export type Selection = number | 'new' | null;
+
+export interface ListRow {
+  id: number;
+  label: string;
+  cells: string[];
+}
+
+export function ListPanel({
+  title,
+  newLabel,
+  onNew,
+  headers,
+  rows,
+  selected,
+  onSelect,
+}: {
+  title: string;
+  newLabel: string;
+  onNew: () => void;
+  headers: string[];
+  rows: ListRow[];
+  selected: Selection;
+  onSelect: (id: number) => void;
+}): ReactElement {
+  const id = useId();
+  return (
+    <section className="panel" aria-labelledby={`${id}-title`}>
+      <div className="history-bar">
+        <h2 id={`${id}-title`}>{title}</h2>
+        <button type="button" onClick={onNew}>
+          {newLabel}
+        </button>
+      </div>
+      {rows.length === 0 ? (
+        <p className="hint">None yet.</p>
+      ) : (
+        <div className="table-scroll">
+          <table>
+            <thead>
+              <tr>
+                {headers.map((h) => (
+                  <th key={h} scope="col">
+                    {h}
+                  </th>
+                ))}
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((row) => (
+                <tr key={row.id} aria-current={row.id === selected || undefined}>
+                  <th scope="row">
+                    <button
+                      type="button"
+                      className="link-button"
+                      aria-label={`Edit ${row.label}`}
+                      onClick={() => onSelect(row.id)}
+                    >
+                      {row.label}
+                    </button>
+                  </th>
+                  {row.cells.map((cell, i) => (
+                    <td key={i}>{cell}</td>
+                  ))}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}
+
+export function EditorPanel({
+  title,
+  busy,
+  onSave,
+  onClose,
+  saved,
+  saveLabel = 'Save',
+  children,
+}: {
+  title: string;
+  busy: boolean;
+  onSave: () => void;
+  onClose: () => void;
+  saved: string | null;
+  saveLabel?: string;
+  children: ReactNode;
+}): ReactElement {
+  const id = useId();
+  return (
+    <form
+      className="panel editor"
+      noValidate
+      aria-labelledby={`${id}-title`}
+      onSubmit={(e) => {
+        e.preventDefault();
+        onSave();
+      }}
+    >
+      <h2 id={`${id}-title`}>{title}</h2>
+      {children}
+      {saved && (
+        <p className="notice" role="status">
+          {saved}
+        </p>
+      )}
+      <div className="actions">
+        <button type="submit" className="primary" disabled={busy}>
+          {busy ? 'Saving…' : saveLabel}
+        </button>
+        <button type="button" className="secondary" onClick={onClose}>
+          Close
+        </button>
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,65 @@
+import { create } from 'zustand';
+import type {
+  AdminProject,
+  AdminStation,
+  AdminTool,
+  AdminToken,
+  AdminUser,
+} from '../../../../shared/adminApi.js';
+import { errorText } from '../../format.js';
+import { serverCall } from '../serverBridge.js';
+import { useServerStore } from '../store.js';
+
+interface AdminState {
+  users: AdminUser[];
+  projects: AdminProject[];
+  tools: AdminTool[];
+  tokens: AdminToken[];
+  stations: AdminStation[];
+  loaded: boolean;
+  error: string | null;
+  /** Loads everything the admin screens show (a facility is hundreds of rows, not millions). */
+  load: () => Promise<void>;
+  putUser: (user: AdminUser) => void;
+  putProject: (project: AdminProject) => void;
+  putTool: (tool: AdminTool) => void;
+  putStation: (station: AdminStation) => void;
+  setTokens: (tokens: AdminToken[]) => void;
+}
+
+/** Replaces the row with the same id, or adds it; keeps the list sorted by `key`. */
+function upsert<T extends { id: number }>(list: T[], row: T, key: (x: T) => string): T[] {
+  const rest = list.filter((x) => x.id !== row.id);
+  return [...rest, row].sort((a, b) => key(a).localeCompare(key(b)));
+}
+
+export const useAdminStore = create<AdminState>((set) => ({
+  users: [],
+  projects: [],
+  tools: [],
+  tokens: [],
+  stations: [],
+  loaded: false,
+  error: null,
+
+  async load() {
+    set({ error: null });
+    try {
+      const [facility, { tokens }, { stations }] = await Promise.all([
+        serverCall('admin.facility', {}),
+        serverCall('admin.tokens.list', {}),
+        serverCall('admin.stations.list', {}),
+      ]);
+      set({ ...facility, tokens, stations, loaded: true });
+    } catch (error) {
+      const err = useServerStore.getState().failed(error);
+      set({ error: err.code === 'unauthenticated' ? null : errorText(err) });
+    }
+  },
+
+  putUser: (user) => set((s) => ({ users: upsert(s.users, user, (u) => u.username) })),
+  putProject: (project) => set((s) => ({ projects: upsert(s.projects, project, (p) => p.name) })),
+  putTool: (tool) => set((s) => ({ tools: upsert(s.tools, tool, (t) => t.name) })),
+  putStation: (station) => set((s) => ({ stations: upsert(s.stations, station, (t) => t.name) })),
+  setTokens: (tokens) => set({ tokens }),
+}));

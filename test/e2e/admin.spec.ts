@@ -1,0 +1,122 @@
+import { expect, PEOPLE, test, type ServerSetup } from './serverFixtures.js';
+import type { Page } from '@playwright/test';
+
+async function logInAsAdmin(page: Page, setup: ServerSetup): Promise<void> {
+  await page.goto(setup.serverUrl);
+  await page.getByLabel('E-mail').fill(PEOPLE.ada.email);
+  await page.getByLabel('Password').fill(PEOPLE.ada.password);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await page.getByRole('link', { name: 'Administration' }).click();
+  await expect(page.getByRole('heading', { name: 'Administration' })).toBeVisible();
+}
+
+async function stationPostQuestions(setup: ServerSetup): Promise<string[]> {
+  const status = await setup.stationRpc('toolControl.status', { tool: 'SEM' });
+  const tool = status.tool as { post_usage_questions: { name: string }[] };
+  return tool.post_usage_questions.map((q) => q.name);
+}
+
+test('an admin edits a tool’s post-usage questions with the live preview; the station gets them', async ({
+  page,
+  startServer,
+}) => {
+  const setup = await startServer();
+  await logInAsAdmin(page, setup);
+  await page.getByRole('link', { name: 'Tools and forms' }).click();
+  await page.getByRole('button', { name: 'Edit SEM' }).click();
+
+  const editor = page.getByLabel('Post-usage questions', { exact: true });
+  const preview = page.getByRole('region', { name: 'Preview: Post-usage questions' });
+  await expect(preview.getByText('Vacuum fault')).toBeHidden();
+  await expect(preview.getByRole('radiogroup', { name: 'Problem?' })).toBeVisible();
+
+  // A broken definition: the problem is named in words and the preview waits for a good list.
+  await editor.fill(
+    JSON.stringify([{ type: 'radio', name: 'beam', choices: ['on', 'off'], labels: ['On'] }]),
+  );
+  await expect(page.getByText(/labels/).first()).toBeVisible();
+  await expect(preview.getByText('The preview shows once the list has no problems.')).toBeVisible();
+  await page.getByRole('button', { name: 'Save' }).click();
+  await expect(editor).toBeFocused();
+  expect(await stationPostQuestions(setup)).toEqual(['problem', 'notes']);
+
+  // A good list: the preview shows the form as people will see it, rules included.
+  const questions = [
+    { type: 'textarea', name: 'notes', title: 'Notes' },
+    {
+      type: 'number_float',
+      name: 'beam_current',
+      title: 'Beam current',
+      suffix: 'nA',
+      min: 0,
+      precision: 2,
+      required: true,
+    },
+  ];
+  await editor.fill(JSON.stringify(questions));
+  const current = preview.getByRole('textbox', { name: 'Beam current' });
+  await expect(current).toBeVisible();
+  await current.fill('-1');
+  await preview.getByRole('button', { name: 'Check answers' }).click();
+  await expect(preview.getByText(/at least 0/).first()).toBeVisible();
+  await current.fill('1.25');
+  await preview.getByRole('button', { name: 'Check answers' }).click();
+  await expect(preview.getByText('These answers would be accepted.')).toBeVisible();
+
+  await page.getByRole('button', { name: 'Tidy the JSON of the post-usage questions' }).click();
+  await expect(editor).toHaveValue(/\n {2}\{\n/);
+  await page.getByRole('button', { name: 'Save' }).click();
+  await expect(page.getByRole('status').filter({ hasText: 'Saved SEM.' })).toBeVisible();
+
+  // The station that runs the SEM pulls the new form within seconds.
+  await expect
+    .poll(() => stationPostQuestions(setup), { timeout: 15_000 })
+    .toEqual(['notes', 'beam_current']);
+
+  // After a reload the stored form is what the editor shows.
+  await page.reload();
+  await page.getByRole('button', { name: 'Edit SEM' }).click();
+  await expect(page.getByLabel('Post-usage questions', { exact: true })).toHaveValue(
+    /beam_current/,
+  );
+});
+
+test('an admin adds a person with a PIN, a project and a qualification; they log on at the station', async ({
+  page,
+  startServer,
+}) => {
+  const setup = await startServer();
+  await logInAsAdmin(page, setup);
+  await page.getByRole('button', { name: 'New person' }).click();
+  const editor = page.getByRole('form', { name: 'New person' });
+  await editor.getByLabel('Username').fill('carol');
+  await editor.getByLabel('E-mail').fill('alice@example.org');
+  await editor.getByLabel('PIN (4 to 12 digits)').fill('12');
+  await editor.getByRole('button', { name: 'Save' }).click();
+  await expect(editor.getByText('must be 4 to 12 digits')).toBeVisible();
+  await editor.getByLabel('PIN (4 to 12 digits)').fill('4711');
+  await editor.getByLabel('Cathodes').check();
+  await editor.getByLabel('SEM').check();
+  await editor.getByRole('button', { name: 'Save' }).click();
+  // The server refuses the taken e-mail at its field.
+  await expect(editor.getByText("alice@example.org is alice's")).toBeVisible();
+  await editor.getByLabel('E-mail').fill('carol@example.org');
+  await editor.getByRole('button', { name: 'Save' }).click();
+  await expect(page.getByRole('status').filter({ hasText: 'Saved carol.' })).toBeVisible();
+  await expect(page.getByRole('button', { name: 'Edit carol' })).toBeVisible();
+
+  await expect
+    .poll(
+      async () => {
+        try {
+          const session = await setup.stationRpc('session.logon', { login: 'carol', pin: '4711' });
+          await setup.stationRpc('session.logoff', {});
+          return (session as { qualified: boolean }).qualified;
+        } catch {
+          return false;
+        }
+      },
+      { timeout: 15_000 },
+    )
+    .toBe(true);
+});
