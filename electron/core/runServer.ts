@@ -47,6 +47,36 @@ export function serverTimeZone(db: Db): string {
   return getSetting(db, 'server.timeZone') ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
 }
 
+/**
+ * LABSTATION_ADMIN_EMAIL and LABSTATION_ADMIN_PASSWORD make that admin when no account has
+ * that e-mail yet (the first start, or a server whose people were imported first). An
+ * existing account is left as it is: the variables never reset a password or a role.
+ */
+async function ensureEnvAdmin(db: Db, env: NodeJS.ProcessEnv, log: Logger): Promise<void> {
+  const email = env.LABSTATION_ADMIN_EMAIL?.trim();
+  const password = env.LABSTATION_ADMIN_PASSWORD;
+  if (!email && !password) return;
+  if (!email || !password) {
+    log.warn('set both LABSTATION_ADMIN_EMAIL and LABSTATION_ADMIN_PASSWORD to make an admin');
+    return;
+  }
+  const existing = db
+    .prepare("SELECT role FROM users WHERE email = ? COLLATE NOCASE AND email <> ''")
+    .pluck()
+    .get(email) as string | undefined;
+  if (existing !== undefined) {
+    if (existing !== 'admin') {
+      log.warn(
+        { email, role: existing },
+        'LABSTATION_ADMIN_EMAIL names an account that is not an admin; left as it is',
+      );
+    }
+    return;
+  }
+  await createAccount(db, { email, password, role: 'admin' });
+  log.info({ email }, 'created the admin named by LABSTATION_ADMIN_EMAIL');
+}
+
 export interface RunServerOptions {
   dataDir: string;
   host: string;
@@ -71,18 +101,7 @@ export async function runServer(options: RunServerOptions): Promise<RunningServe
       setSetting(db, 'server.timeZone', checkTimeZone(options.timeZone));
     }
     const env = options.env ?? process.env;
-    const admins = db
-      .prepare("SELECT count(*) FROM users WHERE role = 'admin'")
-      .pluck()
-      .get() as number;
-    if (admins === 0 && env.LABSTATION_ADMIN_EMAIL && env.LABSTATION_ADMIN_PASSWORD) {
-      await createAccount(db, {
-        email: env.LABSTATION_ADMIN_EMAIL,
-        password: env.LABSTATION_ADMIN_PASSWORD,
-        role: 'admin',
-      });
-      options.log.info({ email: env.LABSTATION_ADMIN_EMAIL }, 'created the first admin');
-    }
+    await ensureEnvAdmin(db, env, options.log);
     const app = await createServerApp({
       db,
       log: options.log,

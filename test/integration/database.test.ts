@@ -80,7 +80,7 @@ describe('database', () => {
         .map((r) => r.detail)
         .join('\n');
     expect(plan('SELECT * FROM usage_events WHERE tool_id = 1 AND "end" IS NULL')).toMatch(
-      /USING INDEX usage_events_one_active/,
+      /USING INDEX usage_events_active/,
     );
     expect(
       plan("SELECT * FROM usage_events WHERE tool_id = 1 AND start >= '2026' ORDER BY start DESC"),

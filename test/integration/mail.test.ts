@@ -291,7 +291,7 @@ describe('pending-answers e-mail over SMTP', () => {
   it('a re-pushed pending event queues no second mail', async () => {
     const row = serverDb
       .prepare(
-        `SELECT e.uuid, e.version, e.start, e."end", e.pre_run_data, u.uuid AS user_uuid,
+        `SELECT e.uuid, e.version, e.station_version, e.start, e."end", e.pre_run_data, u.uuid AS user_uuid,
            p.uuid AS project_uuid, t.uuid AS tool_uuid, f.uuid AS forcer_uuid
          FROM usage_events e JOIN users u ON u.id = e.user_id JOIN projects p ON p.id = e.project_id
          JOIN tools t ON t.id = e.tool_id JOIN users f ON f.id = e.force_ended_by_id
@@ -324,7 +324,7 @@ describe('pending-answers e-mail over SMTP', () => {
               run_data: '',
               post_usage_pending: 1,
               reminder_due: 1,
-              version: Number(row.version) + 1,
+              version: Number(row.station_version) + 1,
             },
           },
         ],

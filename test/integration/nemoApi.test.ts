@@ -428,7 +428,10 @@ describe('pagination over many rows', () => {
     );
     expect(toolPlan.filter((d) => /TEMP B-TREE/.test(d))).toEqual([]);
     // Active events: the partial index of one active event per tool, not a walk in id order.
-    expectPlan({ end__isnull: 'true' }, /^SCAN usage_events USING INDEX usage_events_one_active$/);
+    expectPlan(
+      { end__isnull: 'true' },
+      /^SCAN usage_events USING COVERING INDEX usage_events_active$/,
+    );
     const rows = plan(
       `SELECT ${usageEvents.columns} FROM usage_events WHERE id IN (SELECT value FROM json_each(?))`,
       ['[1,2]'],

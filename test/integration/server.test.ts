@@ -272,3 +272,89 @@ describe('login throttling', () => {
     expect(stillRefused.headers.get('retry-after')).toMatch(/^\d+$/);
   });
 });
+
+describe('admins from the environment and from bundles; throttling of bad credentials', () => {
+  let dir: string;
+  let own: ServerProcess;
+
+  beforeAll(async () => {
+    dir = join(tempDir(), 'server2');
+    // People imported before the first start, one of them an admin.
+    const bundle = {
+      users: [
+        { username: 'root', email: 'root@example.org', password: 'root password 1', role: 'admin' },
+        { username: 'kim', email: 'kim@example.org', password: 'kim password 12', is_staff: true },
+      ],
+    };
+    expect(
+      (await runCli(['import', '--data', dir, writeJson(tempDir(), 'a.json', bundle)])).code,
+    ).toBe(0);
+    own = await startServer(dir, {
+      LABSTATION_ADMIN_EMAIL: 'boss@example.org',
+      LABSTATION_ADMIN_PASSWORD: 'boss password 1',
+    });
+  });
+
+  afterAll(async () => {
+    await own?.stop();
+  });
+
+  const ownLogin = (email: string, password: string): Promise<Response> =>
+    fetch(`${own.url}auth/jwt/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ username: email, password }).toString(),
+    });
+
+  it('makes the admin of LABSTATION_ADMIN_EMAIL although an imported admin exists', async () => {
+    expect((await ownLogin('boss@example.org', 'boss password 1')).status).toBe(200);
+    expect((await ownLogin('root@example.org', 'root password 1')).status).toBe(200);
+  });
+
+  it('keeps an admin an admin when a bundle names no role; staff follows the role', async () => {
+    const again = writeJson(tempDir(), 'b.json', {
+      users: [{ username: 'root' }, { username: 'kim', is_staff: false }],
+    });
+    expect((await runCli(['import', '--data', dir, again])).code).toBe(0);
+    const token = lastLine(
+      (await runCli(['admin', 'token', 'create', '--data', dir, '--user', 'root@example.org']))
+        .stdout,
+    );
+    const res = await fetch(`${own.url}api/users/?ordering=username`, {
+      headers: { authorization: `Token ${token}` },
+    });
+    expect(res.status).toBe(200);
+    const users = ((await res.json()) as { results: { username: string; is_staff: boolean }[] })
+      .results;
+    expect(users.map((u) => [u.username, u.is_staff])).toEqual([
+      ['boss', true],
+      ['kim', false],
+      ['root', true],
+    ]);
+  });
+
+  it('throttles an address after twenty bad API tokens, station keys or rpc logins', async () => {
+    const statuses = async (url: string, init: RequestInit): Promise<number[]> => {
+      const seen: number[] = [];
+      for (let i = 0; i < 21; i++) seen.push((await fetch(url, init)).status);
+      return seen;
+    };
+    const api = await statuses(`${own.url}api/users/`, {
+      headers: { authorization: 'Token wrong-token' },
+    });
+    expect(api.slice(0, 20).every((s) => s === 401)).toBe(true);
+    expect(api[20]).toBe(429);
+    const sync = await statuses(`${own.url}sync/changes?cursor=0`, {
+      headers: { authorization: 'Station wrong-key' },
+    });
+    expect(sync.slice(0, 20).every((s) => s === 401)).toBe(true);
+    expect(sync[20]).toBe(429);
+    const rpc = await statuses(`${own.url}rpc/account.me`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer not.a.jwt', 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(rpc.slice(0, 20).every((s) => s === 401)).toBe(true);
+    expect(rpc[20]).toBe(429);
+  });
+});

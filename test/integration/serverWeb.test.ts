@@ -43,10 +43,14 @@ function serverBundle(): Record<string, unknown> {
   return bundle;
 }
 
-async function waitFor<T>(what: string, check: () => T | undefined, ms = 15_000): Promise<T> {
+async function waitFor<T>(
+  what: string,
+  check: () => T | undefined | Promise<T | undefined>,
+  ms = 15_000,
+): Promise<T> {
   const until = Date.now() + ms;
   for (;;) {
-    const value = check();
+    const value = await check();
     if (value !== undefined) return value;
     if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -258,7 +262,9 @@ describe('server rpc for browser users', () => {
     expect(done.status, JSON.stringify(done.body)).toBe(200);
     expect(done.body.version).toBe(version + 1);
     const row = serverEvent(pendingUuid)!;
-    expect(row).toMatchObject({ post_usage_pending: 0, reminder_due: 0, version: version + 1 });
+    expect(row).toMatchObject({ post_usage_pending: 0, reminder_due: 0 });
+    // The station may already have pushed the answers back (one more version), not fewer.
+    expect(row.version).toBeGreaterThanOrEqual(version + 1);
     const runData = JSON.parse(row.run_data) as Record<string, unknown>;
     expect(runData).toMatchObject({ problem: 'No', notes: 'answered on the web' });
 
@@ -291,71 +297,92 @@ describe('server rpc for browser users', () => {
     expect(event.run_data).toBe(row.run_data);
   });
 
-  it('a station push with a lower version does not undo the answers given on the server', async () => {
-    const row = serverEvent(pendingUuid)!;
-    expect(row.post_usage_pending).toBe(0);
-    const refs = serverDb
-      .prepare(
-        `SELECT u.uuid AS user_uuid, o.uuid AS operator_uuid, p.uuid AS project_uuid,
-           t.uuid AS tool_uuid, f.uuid AS force_ended_by_uuid, e.start, e."end",
-           e.pre_run_data
-         FROM usage_events e JOIN users u ON u.id = e.user_id JOIN users o ON o.id = e.operator_id
-           JOIN projects p ON p.id = e.project_id JOIN tools t ON t.id = e.tool_id
-           LEFT JOIN users f ON f.id = e.force_ended_by_id
-         WHERE e.uuid = ?`,
-      )
-      .get(pendingUuid) as Record<string, unknown>;
-    // What the station pushed when it force-ended the usage, resent late (version before ours).
-    const payload = {
-      uuid: pendingUuid,
-      ...refs,
-      validated_by_uuid: null,
-      validated: 0,
-      remote_work: 0,
-      run_data: '',
-      post_usage_pending: 1,
-      reminder_due: 0,
-      version: row.version - 1,
-    };
-    const res = await fetch(`${server.url}sync/push`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Station ${stationKey}` },
-      body: JSON.stringify({
-        records: [{ id: 999_999, kind: 'usage_event', uuid: pendingUuid, payload }],
-      }),
-    });
-    expect(res.status).toBe(200);
-    expect(await res.json()).toMatchObject({ acked: [999_999], stale: [999_999], error: null });
-    expect(serverEvent(pendingUuid)).toEqual(row);
-  });
-
-  it('when the station answers the same form too, its push (same version) leaves the server answers', async () => {
-    const row = serverEvent(pendingUuid)!;
-    // The station never heard of the server's answers: the form is still pending there.
-    const session = await stationOk('session.logon', { login: 'alice', pin: '1234' });
-    const pending = (session.pending as { usage: { uuid: string } }[]).map((p) => p.usage.uuid);
-    expect(pending).toContain(pendingUuid);
-    await stationOk('usage.completePending', {
-      usage: pendingUuid,
-      answers: { problem: 'No', notes: 'answered at the station' },
-    });
-    await stationOk('session.logoff', {});
+  it('the station takes the answers given on the server as its own; a late push undoes nothing', async () => {
     const stationDb = new Database(join(stationDir, 'labstation.db'), { readonly: true });
     try {
-      await waitFor('the station outbox to drain', () =>
-        (stationDb.prepare('SELECT count(*) FROM outbox').pluck().get() as number) === 0
+      const answered = serverEvent(pendingUuid)!;
+      // The station completes its pending form with the server's answers and pushes it back.
+      await waitFor('the station to take the answers', () => {
+        const local = stationDb
+          .prepare('SELECT post_usage_pending, run_data FROM usage_events WHERE uuid = ?')
+          .get(pendingUuid) as { post_usage_pending: number; run_data: string };
+        return local.post_usage_pending === 0 && local.run_data === answered.run_data
+          ? true
+          : undefined;
+      });
+      await waitFor('the server to see them pushed back', () =>
+        serverDb
+          .prepare('SELECT answer_acked FROM usage_events WHERE uuid = ?')
+          .pluck()
+          .get(pendingUuid) === 1
           ? true
           : undefined,
       );
+      const session = await stationOk('session.logon', { login: 'alice', pin: '1234' });
+      expect((session.pending as unknown[]).length).toBe(0);
+      await stationOk('session.logoff', {});
+
+      // What the station pushed when it force-ended the usage, resent late.
+      const row = serverEvent(pendingUuid)!;
+      const refs = serverDb
+        .prepare(
+          `SELECT u.uuid AS user_uuid, o.uuid AS operator_uuid, p.uuid AS project_uuid,
+             t.uuid AS tool_uuid, f.uuid AS force_ended_by_uuid, e.start, e."end",
+             e.pre_run_data, e.station_version
+           FROM usage_events e JOIN users u ON u.id = e.user_id JOIN users o ON o.id = e.operator_id
+             JOIN projects p ON p.id = e.project_id JOIN tools t ON t.id = e.tool_id
+             LEFT JOIN users f ON f.id = e.force_ended_by_id
+           WHERE e.uuid = ?`,
+        )
+        .get(pendingUuid) as Record<string, unknown> & { station_version: number };
+      const { station_version: stationVersion, ...fields } = refs;
+      const res = await fetch(`${server.url}sync/push`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Station ${stationKey}` },
+        body: JSON.stringify({
+          records: [
+            {
+              id: 999_999,
+              kind: 'usage_event',
+              uuid: pendingUuid,
+              payload: {
+                uuid: pendingUuid,
+                ...fields,
+                validated_by_uuid: null,
+                validated: 0,
+                remote_work: 0,
+                run_data: '',
+                post_usage_pending: 1,
+                reminder_due: 0,
+                version: stationVersion - 1,
+              },
+            },
+          ],
+        }),
+      });
+      expect(res.status).toBe(200);
+      expect(await res.json()).toMatchObject({ acked: [999_999], stale: [999_999], error: null });
+      expect(serverEvent(pendingUuid)).toEqual(row);
+
+      // Staff validate the event at the station: the server gets that, and keeps the answers.
+      await stationOk('session.logon', { login: 'sam', pin: '9999' });
+      await stationOk('toolControl.validate', { usage: pendingUuid });
+      await stationOk('session.logoff', {});
+      await waitFor('the validation on the server', () =>
+        serverDb
+          .prepare('SELECT validated FROM usage_events WHERE uuid = ?')
+          .pluck()
+          .get(pendingUuid) === 1
+          ? true
+          : undefined,
+      );
+      expect(serverEvent(pendingUuid)!.run_data).toBe(answered.run_data);
     } finally {
       stationDb.close();
     }
-    // Both sides reached the same version: the server keeps what it holds (first writer wins).
-    expect(serverEvent(pendingUuid)).toEqual(row);
   });
 
-  it('lets staff complete another person’s pending form', async () => {
-    // A second force-ended usage, this time answered by staff on the server.
+  it('staff answer another person’s pending form; a reported problem shuts the tool down on both sides', async () => {
     await stationOk('session.logon', { login: 'alice', pin: '1234' });
     const enabled = await stationOk('toolControl.enable', {
       tool: 'SEM',
@@ -374,13 +401,47 @@ describe('server rpc for browser users', () => {
     const jwt = await jwtFor(SAM);
     const done = await rpc(
       'usage.completePendingServer',
-      { usage: uuid, answers: { problem: 'No' }, version: pending.version },
+      { usage: uuid, answers: { problem: 'Yes', notes: 'arcing' }, version: pending.version },
       jwt,
     );
     expect(done.status, JSON.stringify(done.body)).toBe(200);
-    expect(serverEvent(uuid)).toMatchObject({
-      post_usage_pending: 0,
-      version: pending.version + 1,
+
+    // The station records the answer's effects itself: the report, the shutdown.
+    await waitFor('the tool shut down at the station', async () => {
+      const status = await station!.rpc('toolControl.status', { tool: 'SEM' });
+      return (status.body as { state: string }).state === 'shutdown' ? true : undefined;
     });
+    const report = await waitFor(
+      'the problem report on the server',
+      () =>
+        serverDb
+          .prepare(
+            `SELECT r.description, r.force_shutdown, e.uuid AS usage_uuid FROM problem_reports r
+           JOIN usage_events e ON e.id = r.usage_event_id WHERE e.uuid = ?`,
+          )
+          .get(uuid) as { description: string; force_shutdown: number } | undefined,
+    );
+    expect(report).toMatchObject({ description: 'Vacuum fault', force_shutdown: 1 });
+    const token = lastLine(
+      (await runCli(['admin', 'token', 'create', '--data', serverDir, '--user', SAM.email])).stdout,
+    );
+    const operational = async (): Promise<boolean> => {
+      const res = await fetch(`${server.url}api/tools/?name=SEM`, {
+        headers: { authorization: `Token ${token}` },
+      });
+      const list = (await res.json()) as { results: { name: string; operational: boolean }[] };
+      return list.results.find((t) => t.name === 'SEM')!.operational;
+    };
+    await waitFor('SEM not operational on the server', async () =>
+      (await operational()) ? undefined : true,
+    );
+
+    // Staff bring it back at the station; the server follows.
+    await stationOk('session.logon', { login: 'sam', pin: '9999' });
+    await stationOk('toolControl.clearShutdown', { tool: 'SEM' });
+    await stationOk('session.logoff', {});
+    await waitFor('SEM operational again on the server', async () =>
+      (await operational()) ? true : undefined,
+    );
   });
 });

@@ -49,7 +49,7 @@ async function importIntoServer(bundle: Record<string, unknown>): Promise<void> 
   expect(result.code).toBe(0);
 }
 
-async function registerStation(name: string): Promise<string> {
+async function registerStation(name: string, tool = 'SEM'): Promise<string> {
   const made = await runCli([
     'admin',
     'station',
@@ -59,7 +59,7 @@ async function registerStation(name: string): Promise<string> {
     '--name',
     name,
     '--tool',
-    'SEM',
+    tool,
   ]);
   expect(made.code).toBe(0);
   return lastLine(made.stdout);
@@ -116,10 +116,13 @@ interface EventRow {
 }
 
 const EVENT_COLUMNS = 'uuid, start, "end", pre_run_data, run_data, version';
+/** The server keeps the station's own version apart from its own count of changes. */
+const SERVER_EVENT_COLUMNS =
+  'uuid, start, "end", pre_run_data, run_data, station_version AS version';
 
 function serverEvent(uuid: string): (EventRow & { station_id: number }) | undefined {
   return serverDb
-    .prepare(`SELECT ${EVENT_COLUMNS}, station_id FROM usage_events WHERE uuid = ?`)
+    .prepare(`SELECT ${SERVER_EVENT_COLUMNS}, station_id FROM usage_events WHERE uuid = ?`)
     .get(uuid) as (EventRow & { station_id: number }) | undefined;
 }
 
@@ -275,7 +278,7 @@ describe('station sync', () => {
   it('push is idempotent, rejects stale versions, and stops a batch at an unknown reference', async () => {
     const row = serverDb
       .prepare(
-        `SELECT e.uuid, e.version, e.start, e."end", e.pre_run_data, e.run_data, u.uuid AS user_uuid,
+        `SELECT e.uuid, e.station_version AS version, e.start, e."end", e.pre_run_data, e.run_data, u.uuid AS user_uuid,
            p.uuid AS project_uuid, t.uuid AS tool_uuid
          FROM usage_events e JOIN users u ON u.id = e.user_id JOIN projects p ON p.id = e.project_id
          JOIN tools t ON t.id = e.tool_id ORDER BY e.id LIMIT 1`,
@@ -379,7 +382,9 @@ describe('station sync', () => {
       .pluck()
       .get();
     const theirs = serverDb
-      .prepare(`SELECT ${EVENT_COLUMNS} FROM usage_events WHERE station_id = ? ORDER BY uuid`)
+      .prepare(
+        `SELECT ${SERVER_EVENT_COLUMNS} FROM usage_events WHERE station_id = ? ORDER BY uuid`,
+      )
       .all(stationId) as EventRow[];
     expect(theirs).toEqual(mine);
     const withdrawals = serverDb
@@ -430,7 +435,7 @@ describe('station sync', () => {
     );
     const theirs = serverDb
       .prepare(
-        `SELECT ${EVENT_COLUMNS} FROM usage_events WHERE station_id = (SELECT id FROM stations WHERE name = 'sem-b') ORDER BY uuid`,
+        `SELECT ${SERVER_EVENT_COLUMNS} FROM usage_events WHERE station_id = (SELECT id FROM stations WHERE name = 'sem-b') ORDER BY uuid`,
       )
       .all();
     expect(theirs).toEqual(stationEvents(dirB));
@@ -467,4 +472,176 @@ describe('station sync', () => {
     await ok(st, 'session.logon', { login: 'dora', pin: '4321' });
     await stop(st);
   }, 60_000);
+});
+
+describe('what the server keeps of pushed usage events', () => {
+  let key: string;
+  let refs: { user_uuid: string; project_uuid: string; tool_uuid: string };
+  let n = 0;
+
+  /** A usage event as a station pushes it, on the SEM, by alice for Cathodes. */
+  function event(over: Record<string, unknown> = {}): Record<string, unknown> {
+    n += 1;
+    const uuid = `01900000-0000-7000-8000-${String(100_000 + n).padStart(12, '0')}`;
+    return {
+      uuid,
+      user_uuid: refs.user_uuid,
+      operator_uuid: refs.user_uuid,
+      project_uuid: refs.project_uuid,
+      tool_uuid: refs.tool_uuid,
+      start: '2024-01-05T09:00:00.000Z',
+      end: null,
+      validated: 0,
+      remote_work: 0,
+      pre_run_data: '{}',
+      run_data: '',
+      post_usage_pending: 0,
+      reminder_due: 0,
+      version: 1,
+      ...over,
+    };
+  }
+  const record = (id: number, payload: Record<string, unknown>) => ({
+    id,
+    kind: 'usage_event',
+    uuid: payload.uuid as string,
+    payload,
+  });
+
+  beforeAll(async () => {
+    key = await registerStation('sem-raw');
+    refs = serverDb
+      .prepare(
+        `SELECT (SELECT uuid FROM users WHERE username = 'alice') AS user_uuid,
+           (SELECT uuid FROM projects WHERE name = 'Cathodes') AS project_uuid,
+           (SELECT uuid FROM tools WHERE name = 'SEM') AS tool_uuid`,
+      )
+      .get() as typeof refs;
+  });
+
+  it('stores times in UTC to the millisecond, so the API filters find them', async () => {
+    const payload = event({
+      start: '2024-01-05T12:00:00+02:00',
+      end: '2024-01-05T13:30:00.5+02:00',
+    });
+    expect((await push(key, [record(1, payload)])).body).toEqual({
+      acked: [1],
+      stale: [],
+      error: null,
+    });
+    expect(serverEvent(payload.uuid as string)).toMatchObject({
+      start: '2024-01-05T10:00:00.000Z',
+      end: '2024-01-05T11:30:00.500Z',
+    });
+    const token = lastLine(
+      (await runCli(['admin', 'token', 'create', '--data', serverDir, '--user', 'sam@example.org']))
+        .stdout,
+    );
+    const res = await fetch(
+      `${server.url}api/usage_events/?start__gte=2024-01-05T10:00:00Z&start__lte=2024-01-05T10:00:00Z&end__lte=2024-01-05T11:30:00.5Z`,
+      { headers: { authorization: `Token ${token}` } },
+    );
+    const page = (await res.json()) as { results: { start: string }[] };
+    expect(page.results).toHaveLength(1);
+  });
+
+  it('takes an active event of each of two stations on one tool', async () => {
+    const other = await registerStation('sem-raw-2');
+    const mine = event();
+    const theirs = event();
+    expect((await push(key, [record(1, mine)])).body).toMatchObject({ acked: [1], error: null });
+    expect((await push(other, [record(1, theirs)])).body).toMatchObject({
+      acked: [1],
+      error: null,
+    });
+    expect(serverEvent(mine.uuid as string)?.end).toBeNull();
+    expect(serverEvent(theirs.uuid as string)?.end).toBeNull();
+  });
+
+  it('refuses records for a tool the station does not run', async () => {
+    const afm = await registerStation('afm-raw', 'AFM');
+    const payload = event();
+    const res = await push(afm, [record(7, payload)]);
+    expect(res.body).toMatchObject({
+      acked: [],
+      error: {
+        id: 7,
+        code: 'forbidden',
+        detail: expect.stringMatching(/does not run that tool/) as string,
+      },
+    });
+    expect(serverEvent(payload.uuid as string)).toBeUndefined();
+  });
+
+  it('keeps the first answers of a pending form and sends them until the station pushes them back', async () => {
+    const forced = event({
+      end: '2024-01-05T10:00:00.000Z',
+      post_usage_pending: 1,
+      version: 2,
+    });
+    expect((await push(key, [record(1, forced)])).body).toMatchObject({ acked: [1] });
+    const uuid = forced.uuid as string;
+    const login = await fetch(`${server.url}auth/jwt/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ username: 'sam@example.org', password: 'staff password 1' }),
+    });
+    const jwt = ((await login.json()) as { access_token: string }).access_token;
+    const version = serverDb
+      .prepare('SELECT version FROM usage_events WHERE uuid = ?')
+      .pluck()
+      .get(uuid) as number;
+    const answered = await fetch(`${server.url}rpc/usage.completePendingServer`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${jwt}` },
+      body: JSON.stringify({ usage: uuid, answers: { problem: 'No', notes: 'server' }, version }),
+    });
+    expect(answered.status).toBe(200);
+    const serverAnswers = serverEvent(uuid)!.run_data;
+
+    const owed = async (): Promise<string[]> => {
+      const res = await fetch(`${server.url}sync/changes?cursor=0`, {
+        headers: { authorization: `Station ${key}` },
+      });
+      const delta = (await res.json()) as { answers: { usage_uuid: string; run_data: string }[] };
+      return delta.answers.filter((a) => a.usage_uuid === uuid).map((a) => a.run_data);
+    };
+    expect(await owed()).toEqual([serverAnswers]);
+
+    // The station had answered too, before it heard of the server's answers: the server keeps
+    // the first it got, and keeps sending them.
+    const own = JSON.stringify({ problem: 'No', notes: 'station' });
+    await push(key, [record(2, { ...forced, post_usage_pending: 0, run_data: own, version: 3 })]);
+    expect(serverEvent(uuid)!.run_data).toBe(serverAnswers);
+    expect(await owed()).toEqual([serverAnswers]);
+
+    // A later change of the station's (staff validate) is taken; the answers stay.
+    await push(key, [
+      record(3, {
+        ...forced,
+        post_usage_pending: 0,
+        run_data: own,
+        validated: 1,
+        validated_by_uuid: refs.user_uuid,
+        version: 4,
+      }),
+    ]);
+    expect(
+      serverDb.prepare('SELECT validated FROM usage_events WHERE uuid = ?').pluck().get(uuid),
+    ).toBe(1);
+    expect(serverEvent(uuid)!.run_data).toBe(serverAnswers);
+
+    // The station takes them and pushes them back: nothing is owed any more.
+    await push(key, [
+      record(4, {
+        ...forced,
+        post_usage_pending: 0,
+        run_data: serverAnswers,
+        validated: 1,
+        validated_by_uuid: refs.user_uuid,
+        version: 5,
+      }),
+    ]);
+    expect(await owed()).toEqual([]);
+  });
 });

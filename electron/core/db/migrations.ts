@@ -278,12 +278,33 @@ export const migrations: readonly Migration[] = [
   },
   {
     version: 5,
-    name: 'usage events of one tool in id order',
+    name: 'usage events: tool pages in id order, active events per station, answers given on the server',
     sql: `
       -- SQLite keeps (tool_id, id) order in an index on tool_id alone, so a tool's pages in the
       -- default id order seek and stop after one page instead of sorting every event of the
       -- tool (BENCHMARKS.md: 22.6 ms -> about 1 ms at page 400 of a 50,000-event tool).
       CREATE INDEX usage_events_tool ON usage_events(tool_id);
+
+      -- One active usage per tool is the rule of a station, which records its own events
+      -- (station_id null). The server holds the events of every station: two stations on one
+      -- tool, or a re-imaged PC whose last event never ended, may each have one open there.
+      DROP INDEX usage_events_one_active;
+      CREATE UNIQUE INDEX usage_events_one_active ON usage_events(tool_id)
+        WHERE "end" IS NULL AND station_id IS NULL;
+      CREATE INDEX usage_events_active ON usage_events(tool_id, "end") WHERE "end" IS NULL;
+
+      -- Server side. A station owns its events; the server adds only the answers of a pending
+      -- post-usage form. station_version is the last version the station pushed (its own
+      -- counter, so a resend is recognised); version counts every change the server stores,
+      -- for the optimistic check of forms answered on the server. answer_acked is 0 while the
+      -- station has not yet pushed the answers given here back as its own.
+      ALTER TABLE usage_events ADD COLUMN station_version INTEGER;
+      ALTER TABLE usage_events ADD COLUMN answered_on_server_at TEXT;
+      ALTER TABLE usage_events ADD COLUMN answered_on_server_by_id INTEGER REFERENCES users(id);
+      ALTER TABLE usage_events ADD COLUMN answer_acked INTEGER NOT NULL DEFAULT 1
+        CHECK (answer_acked IN (0, 1));
+      UPDATE usage_events SET station_version = version WHERE station_id IS NOT NULL;
+      CREATE INDEX usage_events_answers_owed ON usage_events(station_id) WHERE answer_acked = 0;
     `,
   },
 ];

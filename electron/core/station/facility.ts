@@ -127,8 +127,10 @@ function badgeProblems(db: Db, users: BundleUser[]): string[] {
   const badgeOwner = new Map<string, string>();
   for (const e of existing)
     if (e.badge_number) badgeOwner.set(e.badge_number, e.username.toLowerCase());
-  // The bundle's own assignments replace those of the people it names.
+  // The bundle's own assignments replace those of the people it names (a person whose entry
+  // leaves badge_number out keeps theirs).
   for (const u of users) {
+    if (u.badge_number === undefined) continue;
     for (const [badge, owner] of badgeOwner)
       if (owner === u.username.toLowerCase()) badgeOwner.delete(badge);
   }
@@ -286,32 +288,58 @@ export async function importBundle(db: Db, input: unknown): Promise<ImportSummar
       ).run(newUuid(), t.name, t.pre_usage_questions, t.post_usage_questions, now, now);
     }
     (bundle.users ?? []).forEach((u, i) => {
-      db.prepare(
-        `INSERT INTO users (uuid, username, email, first_name, last_name, badge_number, pin_hash,
-           is_staff, is_active, password_hash, role, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT (username) DO UPDATE SET email = excluded.email,
-           first_name = excluded.first_name, last_name = excluded.last_name,
-           badge_number = excluded.badge_number,
-           pin_hash = coalesce(excluded.pin_hash, users.pin_hash),
-           is_staff = excluded.is_staff, is_active = excluded.is_active,
-           password_hash = coalesce(excluded.password_hash, users.password_hash),
-           role = excluded.role, updated_at = excluded.updated_at`,
-      ).run(
-        newUuid(),
-        u.username,
-        u.email ?? '',
-        u.first_name ?? '',
-        u.last_name ?? '',
-        u.badge_number ?? null,
-        pinHashes[i] ?? null,
-        u.is_staff ? 1 : 0,
-        u.is_active === false ? 0 : 1,
-        passwordHashes[i] ?? null,
-        u.role ?? (u.is_staff ? 'staff' : 'user'),
+      // A bundle that names no role keeps an admin an admin (a re-import must not demote the
+      // person who runs the server); staff follows the role, as NEMO's is_staff does.
+      const current = db
+        .prepare('SELECT role FROM users WHERE username = ?')
+        .pluck()
+        .get(u.username) as string | undefined;
+      const role =
+        u.role ??
+        (current === 'admin'
+          ? 'admin'
+          : u.is_staff !== undefined
+            ? u.is_staff
+              ? 'staff'
+              : 'user'
+            : (current ?? 'user'));
+      // Fields the bundle leaves out keep what the person has (a new one gets the default);
+      // badge_number: null takes a badge away.
+      const values = {
+        username: u.username,
+        email: u.email ?? null,
+        first_name: u.first_name ?? null,
+        last_name: u.last_name ?? null,
+        badge_given: u.badge_number === undefined ? 0 : 1,
+        badge_number: u.badge_number ?? null,
+        pin_hash: pinHashes[i] ?? null,
+        is_staff: role === 'user' ? 0 : 1,
+        is_active: u.is_active === undefined ? null : u.is_active ? 1 : 0,
+        password_hash: passwordHashes[i] ?? null,
+        role,
         now,
-        now,
-      );
+      };
+      if (current === undefined) {
+        db.prepare(
+          `INSERT INTO users (uuid, username, email, first_name, last_name, badge_number, pin_hash,
+             is_staff, is_active, password_hash, role, created_at, updated_at)
+           VALUES (@uuid, @username, coalesce(@email, ''), coalesce(@first_name, ''),
+             coalesce(@last_name, ''), @badge_number, @pin_hash, @is_staff,
+             coalesce(@is_active, 1), @password_hash, @role, @now, @now)`,
+        ).run({ ...values, uuid: newUuid() });
+      } else {
+        db.prepare(
+          `UPDATE users SET email = coalesce(@email, email),
+             first_name = coalesce(@first_name, first_name),
+             last_name = coalesce(@last_name, last_name),
+             badge_number = CASE WHEN @badge_given = 1 THEN @badge_number ELSE badge_number END,
+             pin_hash = coalesce(@pin_hash, pin_hash), is_staff = @is_staff,
+             is_active = coalesce(@is_active, is_active),
+             password_hash = coalesce(@password_hash, password_hash), role = @role,
+             updated_at = @now
+           WHERE username = @username`,
+        ).run(values);
+      }
       const userId = db
         .prepare('SELECT id FROM users WHERE username = ?')
         .pluck()

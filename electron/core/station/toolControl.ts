@@ -291,6 +291,66 @@ export function completePending(
 }
 
 /**
+ * Takes post-usage answers given on the server for one of this station's events as its own:
+ * a pending form is completed with them and their effects are recorded here (consumables,
+ * problem reports, a shutdown), as if answered at the station; an event answered here too
+ * keeps its effects and takes the server's answers, which reached the server first. Either
+ * way the event is queued, which tells the server the station has them. Returns the tool's
+ * name when something changed, null when the event is unknown or already holds these answers.
+ */
+export function adoptServerAnswers(
+  db: Db,
+  answer: { usage_uuid: string; run_data: string; answered_by_uuid: string | null },
+  now: string,
+): string | null {
+  return db
+    .transaction((): string | null => {
+      const usage = db
+        .prepare('SELECT * FROM usage_events WHERE uuid = ?')
+        .get(answer.usage_uuid.toLowerCase()) as UsageRow | undefined;
+      if (!usage) return null;
+      const wasPending = usage.post_usage_pending === 1;
+      const queued = db
+        .prepare("SELECT 1 FROM outbox WHERE kind = 'usage_event' AND record_uuid = ?")
+        .get(usage.uuid);
+      // Already taken, and the push that says so is on its way.
+      if (!wasPending && usage.run_data === answer.run_data && queued) return null;
+      db.prepare(
+        `UPDATE usage_events SET run_data = ?, post_usage_pending = 0, reminder_due = 0,
+           version = version + 1, updated_at = ?
+         WHERE id = ?`,
+      ).run(answer.run_data, now, usage.id);
+      enqueueUsage(db, usage.id);
+      const tool = findTool(db, usage.tool_id);
+      if (wasPending) {
+        const questions = toolInfo(tool).post_usage_questions;
+        const checked = validateAnswers(questions, parseJsonOr(answer.run_data, {}));
+        // The server checked them against its form; if this station's copy differs, the
+        // effects that its own form can read are still recorded.
+        const answers = checked.answers;
+        const by =
+          answer.answered_by_uuid === null
+            ? undefined
+            : (db
+                .prepare('SELECT id FROM users WHERE uuid = ?')
+                .pluck()
+                .get(answer.answered_by_uuid) as number | undefined);
+        applyAnswerEffects(
+          db,
+          tool,
+          findUsage(db, usage.id),
+          questions,
+          answers,
+          by ?? usage.user_id,
+          now,
+        );
+      }
+      return tool.name;
+    })
+    .immediate();
+}
+
+/**
  * What answers do beyond being stored: consumable purchases, problem reports, and a forced
  * shutdown that ends the tool's active usage. Runs inside the caller's transaction.
  */
@@ -373,6 +433,14 @@ function refuseOnShutdownReport(
     'tool_shutdown',
     `problem reported: ${shutdown.description}; ${tool.name} is now shut down and was not enabled`,
   );
+}
+
+function parseJsonOr(text: string, fallback: unknown): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return fallback;
+  }
 }
 
 function uuidOf(db: Db, table: 'users' | 'projects', id: number): string {

@@ -1,6 +1,7 @@
 import axios, { type AxiosInstance } from 'axios';
 import type { CoreEvent } from '../../../shared/api.js';
 import type { Station } from '../station/station.js';
+import { adoptServerAnswers } from '../station/toolControl.js';
 import { AppError } from '../util/errors.js';
 import { failpoint } from '../util/failpoint.js';
 import { nowIso } from '../util/ids.js';
@@ -72,6 +73,9 @@ export class SyncClient {
   private pullLoop: Promise<void> | null = null;
   private pushError: string | null = null;
   private pullError: string | null = null;
+  private pushUnreachable = false;
+  private pullUnreachable = false;
+  private wakePull: (() => void) | null = null;
   private online = false;
   private lastSyncAt: string | null = null;
   private waitingCache = 0;
@@ -186,13 +190,29 @@ export class SyncClient {
   private succeeded(): void {
     this.online = true;
     this.lastSyncAt = nowIso();
+    // The server answers again: an "unreachable" of the other direction is out of date, and a
+    // pull waiting out its backoff may go now.
+    if (this.pushUnreachable) {
+      this.pushError = null;
+      this.pushUnreachable = false;
+    }
+    if (this.pullUnreachable) {
+      this.pullError = null;
+      this.pullUnreachable = false;
+      this.wakePull?.();
+    }
   }
 
   private failed(kind: 'push' | 'pull', error: unknown): void {
     const { message, reachable } = describe(error);
     if (!reachable || message.startsWith('server answered 401')) this.online = false;
-    if (kind === 'push') this.pushError = message;
-    else this.pullError = message;
+    if (kind === 'push') {
+      this.pushError = message;
+      this.pushUnreachable = !reachable;
+    } else {
+      this.pullError = message;
+      this.pullUnreachable = !reachable;
+    }
   }
 
   private async pushAll(): Promise<void> {
@@ -292,6 +312,7 @@ export class SyncClient {
           const tool = summary.tool ?? this.options.station.stationTool;
           if (tool !== null) this.options.station.emit({ type: 'tool.changed', tool });
         }
+        this.adoptAnswers(data);
         // Back in touch after an outage: push what waited rather than at the next retry.
         if (!wasOnline) this.nudge();
       } catch (error) {
@@ -304,15 +325,32 @@ export class SyncClient {
     }
   }
 
+  /** Post-usage answers given on the server for events of this station become its own. */
+  private adoptAnswers(delta: FacilityDelta): void {
+    for (const answer of delta.answers ?? []) {
+      try {
+        const tool = adoptServerAnswers(this.db, answer, nowIso());
+        if (tool === null) continue;
+        this.log.info({ usage: answer.usage_uuid }, 'sync: post-usage answers given on the server');
+        this.options.station.emit({ type: 'usage.changed', usage: answer.usage_uuid });
+        this.options.station.emit({ type: 'tool.changed', tool });
+      } catch (error) {
+        this.log.warn({ err: error, usage: answer.usage_uuid }, 'sync: answers not taken');
+      }
+    }
+  }
+
   private sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
       const signal = this.abort.signal;
-      const timer = setTimeout(done, ms);
-      function done(): void {
+      const done = (): void => {
         clearTimeout(timer);
         signal.removeEventListener('abort', done);
+        this.wakePull = null;
         resolve();
-      }
+      };
+      const timer = setTimeout(done, ms);
+      this.wakePull = done;
       signal.addEventListener('abort', done);
     });
   }

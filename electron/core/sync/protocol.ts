@@ -80,6 +80,19 @@ export interface SyncTool {
   visible: boolean;
 }
 
+/**
+ * Post-usage answers given on the server for a force-ended event of this station. The station
+ * stores them as its own (recording their consumables and problem reports) and pushes the
+ * event back; the server sends them until that push arrives.
+ */
+export interface SyncAnswer {
+  usage_uuid: string;
+  /** The canonical answers as JSON text, as stored in run_data. */
+  run_data: string;
+  answered_at: string;
+  answered_by_uuid: string | null;
+}
+
 export interface FacilityDelta {
   cursor: number;
   /** True when this delta holds the whole facility (first pull, or a reset cursor). */
@@ -90,4 +103,6 @@ export interface FacilityDelta {
   tools: SyncTool[];
   /** Uuids of records deleted on the server since the cursor. */
   deleted: { users: string[]; projects: string[]; tools: string[] };
+  /** Answers given on the server that the station has not pushed back yet (every delta). */
+  answers?: SyncAnswer[];
 }

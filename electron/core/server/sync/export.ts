@@ -1,5 +1,11 @@
 import type { Db } from '../../db/open.js';
-import type { FacilityDelta, SyncProject, SyncTool, SyncUser } from '../../sync/protocol.js';
+import type {
+  FacilityDelta,
+  SyncAnswer,
+  SyncProject,
+  SyncTool,
+  SyncUser,
+} from '../../sync/protocol.js';
 
 export interface StationAccount {
   id: number;
@@ -84,6 +90,18 @@ const PROJECT_COLUMNS = 'uuid, name, application_identifier, active';
 const TOOL_COLUMNS =
   'uuid, name, pre_usage_questions, post_usage_questions, category, operational, visible';
 
+/** Answers given on the server to this station's events, not yet pushed back by it. */
+function answersOwed(db: Db, stationId: number): SyncAnswer[] {
+  return db
+    .prepare(
+      `SELECT e.uuid AS usage_uuid, e.run_data, e.answered_on_server_at AS answered_at,
+         u.uuid AS answered_by_uuid
+       FROM usage_events e LEFT JOIN users u ON u.id = e.answered_on_server_by_id
+       WHERE e.station_id = ? AND e.answer_acked = 0 ORDER BY e.id`,
+    )
+    .all(stationId) as SyncAnswer[];
+}
+
 /**
  * What a station must apply to be current: everything when `cursor` is 0 or unknown to this
  * server (a restored database), else the records changed since it. Read in one transaction so
@@ -106,6 +124,7 @@ export function facilityDelta(db: Db, station: StationAccount, cursor: number): 
       projects: [],
       tools: [],
       deleted: { users: [], projects: [], tools: [] },
+      answers: answersOwed(db, station.id),
     };
     if (full) {
       delta.projects = (

@@ -16,7 +16,9 @@ class RecordRefused extends Error {
 }
 
 const uuid = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i);
-const time = z.iso.datetime({ offset: true });
+// Stored in one form (UTC, milliseconds) whatever offset or precision the station sent:
+// date filters compare the text, so "12:00+02:00" and "10:00:00.000Z" must be one value.
+const time = z.iso.datetime({ offset: true }).transform((value) => new Date(value).toISOString());
 const flag = z.union([z.boolean(), z.literal(0), z.literal(1)]).transform((v) => (v ? 1 : 0));
 
 const usageSchema = z.object({
@@ -115,23 +117,65 @@ function checkOwner(
   }
 }
 
-/** Returns 'stale' when the server holds a newer version (the push is dropped, not merged). */
-function upsertUsage(db: Db, stationId: number, record: PushRecord, now: string): 'ok' | 'stale' {
+interface StationRef {
+  id: number;
+  uuid: string;
+  tool_id: number | null;
+}
+
+/**
+ * A station writes the records of the tool it runs (and of tools it ran before, whose records
+ * may still wait in its outbox); a key cannot be used to write for any other tool.
+ */
+function checkTool(db: Db, station: StationRef, toolId: number, record: PushRecord): void {
+  if (station.tool_id === toolId) return;
+  const ranIt = cachedStatement(
+    db,
+    'SELECT 1 FROM usage_events WHERE station_id = ? AND tool_id = ? LIMIT 1',
+  ).get(station.id, toolId);
+  if (!ranIt) {
+    throw new RecordRefused(
+      'forbidden',
+      `${record.kind} ${record.uuid}: this station does not run that tool`,
+    );
+  }
+}
+
+interface StoredUsage {
+  id: number;
+  version: number;
+  station_version: number | null;
+  station_id: number | null;
+  run_data: string;
+  answered_on_server_at: string | null;
+}
+
+/**
+ * Stores a station's usage event. The station owns it, except for the answers of a pending
+ * post-usage form given on the server: those stay as given (the first answer to reach the
+ * server wins) and the station is sent them until it pushes them back as its own. A push not
+ * newer than the last one stored (a resend) changes nothing; an older one is 'stale'.
+ */
+function upsertUsage(db: Db, station: StationRef, record: PushRecord, now: string): 'ok' | 'stale' {
   const p = parse(usageSchema, record);
   const existing = cachedStatement(
     db,
-    'SELECT id, version, station_id FROM usage_events WHERE uuid = ?',
-  ).get(p.uuid.toLowerCase()) as
-    { id: number; version: number; station_id: number | null } | undefined;
-  checkOwner(existing, stationId, record);
-  if (existing && existing.version > p.version) return 'stale';
-  if (existing && existing.version === p.version) return 'ok';
+    `SELECT id, version, station_version, station_id, run_data, answered_on_server_at
+     FROM usage_events WHERE uuid = ?`,
+  ).get(p.uuid.toLowerCase()) as StoredUsage | undefined;
+  checkOwner(existing, station.id, record);
+  const pushed = existing?.station_version ?? 0;
+  if (existing && p.version < pushed) return 'stale';
+  if (existing && p.version === pushed) return 'ok';
+  const toolId = idOf(db, 'tools', p.tool_uuid, 'tool_uuid');
+  if (!existing) checkTool(db, station, toolId, record);
+  const answeredHere = existing?.answered_on_server_at != null;
   const values = {
     uuid: p.uuid.toLowerCase(),
     user_id: idOf(db, 'users', p.user_uuid, 'user_uuid'),
     operator_id: idOf(db, 'users', p.operator_uuid, 'operator_uuid'),
     project_id: idOf(db, 'projects', p.project_uuid, 'project_uuid'),
-    tool_id: idOf(db, 'tools', p.tool_uuid, 'tool_uuid'),
+    tool_id: toolId,
     validated_by_id: optionalId(db, 'users', p.validated_by_uuid, 'validated_by_uuid'),
     force_ended_by_id: optionalId(db, 'users', p.force_ended_by_uuid, 'force_ended_by_uuid'),
     start: p.start,
@@ -139,12 +183,14 @@ function upsertUsage(db: Db, stationId: number, record: PushRecord, now: string)
     validated: p.validated,
     remote_work: p.remote_work,
     pre_run_data: p.pre_run_data,
-    run_data: p.run_data,
-    post_usage_pending: p.post_usage_pending,
-    reminder_due: p.reminder_due,
-    version: p.version,
+    run_data: answeredHere ? existing.run_data : p.run_data,
+    post_usage_pending: answeredHere ? 0 : p.post_usage_pending,
+    reminder_due: answeredHere ? 0 : p.reminder_due,
+    answer_acked:
+      !answeredHere || (p.post_usage_pending === 0 && p.run_data === existing.run_data) ? 1 : 0,
+    station_version: p.version,
     updated_at: now,
-    station_id: stationId,
+    station_id: station.id,
   };
   if (existing) {
     cachedStatement(
@@ -154,7 +200,8 @@ function upsertUsage(db: Db, stationId: number, record: PushRecord, now: string)
          force_ended_by_id = @force_ended_by_id, start = @start, "end" = @end,
          validated = @validated, remote_work = @remote_work, pre_run_data = @pre_run_data,
          run_data = @run_data, post_usage_pending = @post_usage_pending,
-         reminder_due = @reminder_due, version = @version, updated_at = @updated_at
+         reminder_due = @reminder_due, answer_acked = @answer_acked,
+         station_version = @station_version, version = version + 1, updated_at = @updated_at
        WHERE uuid = @uuid`,
     ).run(values);
   } else {
@@ -162,10 +209,12 @@ function upsertUsage(db: Db, stationId: number, record: PushRecord, now: string)
       db,
       `INSERT INTO usage_events (uuid, user_id, operator_id, project_id, tool_id, validated_by_id,
          force_ended_by_id, start, "end", validated, remote_work, pre_run_data, run_data,
-         post_usage_pending, reminder_due, version, updated_at, station_id)
+         post_usage_pending, reminder_due, answer_acked, station_version, version, updated_at,
+         station_id)
        VALUES (@uuid, @user_id, @operator_id, @project_id, @tool_id, @validated_by_id,
          @force_ended_by_id, @start, @end, @validated, @remote_work, @pre_run_data, @run_data,
-         @post_usage_pending, @reminder_due, @version, @updated_at, @station_id)`,
+         @post_usage_pending, @reminder_due, @answer_acked, @station_version, 1, @updated_at,
+         @station_id)`,
     ).run(values);
   }
   // A force-ended event (answers pending) queues its e-mail in this same transaction, once.
@@ -173,15 +222,17 @@ function upsertUsage(db: Db, stationId: number, record: PushRecord, now: string)
   return 'ok';
 }
 
-function upsertProblem(db: Db, stationId: number, record: PushRecord): void {
+function upsertProblem(db: Db, station: StationRef, record: PushRecord): void {
   const p = parse(problemSchema, record);
   const existing = cachedStatement(db, 'SELECT station_id FROM problem_reports WHERE uuid = ?').get(
     p.uuid.toLowerCase(),
   ) as { station_id: number | null } | undefined;
-  checkOwner(existing, stationId, record);
+  checkOwner(existing, station.id, record);
+  const toolId = idOf(db, 'tools', p.tool_uuid, 'tool_uuid');
+  if (!existing) checkTool(db, station, toolId, record);
   const values = {
     uuid: p.uuid.toLowerCase(),
-    tool_id: idOf(db, 'tools', p.tool_uuid, 'tool_uuid'),
+    tool_id: toolId,
     usage_event_id: optionalId(db, 'usage_events', p.usage_event_uuid, 'usage_event_uuid'),
     user_id: idOf(db, 'users', p.user_uuid, 'user_uuid'),
     question: p.question,
@@ -191,7 +242,7 @@ function upsertProblem(db: Db, stationId: number, record: PushRecord): void {
     created_at: p.created_at,
     resolved_at: p.resolved_at ?? null,
     resolved_by_id: optionalId(db, 'users', p.resolved_by_uuid, 'resolved_by_uuid'),
-    station_id: stationId,
+    station_id: station.id,
   };
   // A report is created once and may later be resolved; a resolution is never undone by a push.
   cachedStatement(
@@ -204,16 +255,43 @@ function upsertProblem(db: Db, stationId: number, record: PushRecord): void {
        resolved_at = coalesce(problem_reports.resolved_at, excluded.resolved_at),
        resolved_by_id = coalesce(problem_reports.resolved_by_id, excluded.resolved_by_id)`,
   ).run(values);
+  refreshShutdown(db, toolId);
 }
 
-function insertWithdrawal(db: Db, stationId: number, record: PushRecord): void {
+/**
+ * The server's view of a tool's shutdown (NEMO's `operational`) follows the station's reports:
+ * shut down while a report that forced it is unresolved, since the oldest such report.
+ */
+function refreshShutdown(db: Db, toolId: number): void {
+  const open = cachedStatement(
+    db,
+    `SELECT description, created_at FROM problem_reports
+     WHERE tool_id = ? AND force_shutdown = 1 AND resolved_at IS NULL
+     ORDER BY created_at LIMIT 1`,
+  ).get(toolId) as { description: string; created_at: string } | undefined;
+  cachedStatement(
+    db,
+    `UPDATE tools SET shutdown = @shutdown, shutdown_reason = @reason, shutdown_since = @since
+     WHERE id = @id AND (shutdown, shutdown_reason, coalesce(shutdown_since, ''))
+       IS NOT (@shutdown, @reason, coalesce(@since, ''))`,
+  ).run({
+    id: toolId,
+    shutdown: open ? 1 : 0,
+    reason: open?.description ?? '',
+    since: open?.created_at ?? null,
+  });
+}
+
+function insertWithdrawal(db: Db, station: StationRef, record: PushRecord): void {
   const p = parse(withdrawalSchema, record);
   const existing = cachedStatement(
     db,
     'SELECT station_id FROM consumable_withdrawals WHERE uuid = ?',
   ).get(p.uuid.toLowerCase()) as { station_id: number | null } | undefined;
-  checkOwner(existing, stationId, record);
+  checkOwner(existing, station.id, record);
   if (existing) return; // withdrawals never change once made
+  const toolId = idOf(db, 'tools', p.tool_uuid, 'tool_uuid');
+  checkTool(db, station, toolId, record);
   cachedStatement(
     db,
     `INSERT INTO consumable_withdrawals (uuid, consumable, quantity, user_id, project_id,
@@ -226,10 +304,10 @@ function insertWithdrawal(db: Db, stationId: number, record: PushRecord): void {
     idOf(db, 'users', p.user_uuid, 'user_uuid'),
     idOf(db, 'projects', p.project_uuid, 'project_uuid'),
     idOf(db, 'usage_events', p.usage_event_uuid, 'usage_event_uuid'),
-    idOf(db, 'tools', p.tool_uuid, 'tool_uuid'),
+    toolId,
     p.question,
     p.created_at,
-    stationId,
+    station.id,
   );
 }
 
@@ -238,17 +316,17 @@ function insertWithdrawal(db: Db, stationId: number, record: PushRecord): void {
  * savepoint: the first one refused is rolled back alone and stops the batch, so the station's
  * order is kept (it resends that record and the rest later).
  */
-export function ingestBatch(db: Db, stationId: number, records: PushRecord[]): PushResult {
+export function ingestBatch(db: Db, station: StationRef, records: PushRecord[]): PushResult {
   const now = nowIso();
   const applyOne = db.transaction((record: PushRecord): 'ok' | 'stale' => {
     switch (record.kind) {
       case 'usage_event':
-        return upsertUsage(db, stationId, record, now);
+        return upsertUsage(db, station, record, now);
       case 'problem_report':
-        upsertProblem(db, stationId, record);
+        upsertProblem(db, station, record);
         return 'ok';
       case 'consumable_withdrawal':
-        insertWithdrawal(db, stationId, record);
+        insertWithdrawal(db, station, record);
         return 'ok';
       default:
         throw new RecordRefused('invalid', `unknown record kind ${JSON.stringify(record.kind)}`);

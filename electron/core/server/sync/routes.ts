@@ -144,7 +144,7 @@ export function registerSyncApi(app: FastifyInstance, deps: SyncApiDeps): void {
     }
     const records = parsed.data.records as PushRecord[];
     const station = request.station!;
-    const result = ingestBatch(db, station.id, records);
+    const result = ingestBatch(db, station, records);
     if (result.error) {
       log.warn({ station: station.name, error: result.error }, 'sync push: record refused');
     }

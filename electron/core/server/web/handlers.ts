@@ -108,13 +108,22 @@ export function completePendingOnServer(
       const changed = db
         .prepare(
           `UPDATE usage_events SET run_data = ?, post_usage_pending = 0, reminder_due = 0,
+             answered_on_server_at = ?, answered_on_server_by_id = ?,
+             answer_acked = CASE WHEN station_id IS NULL THEN 1 ELSE 0 END,
              version = version + 1, updated_at = ?
            WHERE id = ? AND version = ? AND post_usage_pending = 1`,
         )
-        .run(JSON.stringify(result.answers), now, usage.id, usage.version).changes;
+        .run(JSON.stringify(result.answers), now, account.id, now, usage.id, usage.version).changes;
       if (changed !== 1) {
         throw new AppError('conflict', `Usage event ${usage.id} changed meanwhile; reload it.`);
       }
+      // The station that owns the event learns the answers in its next pull; this wakes its
+      // long-poll now. It then records their effects (consumables, problem reports) itself.
+      db.prepare(
+        `INSERT INTO sync_changes (entity, uuid)
+         SELECT 'station', s.uuid FROM usage_events e JOIN stations s ON s.id = e.station_id
+         WHERE e.id = ?`,
+      ).run(usage.id);
       return usage.id;
     })
     .immediate();
