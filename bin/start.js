@@ -1,36 +1,32 @@
 #!/usr/bin/env node
-// `npm start`: the desktop app when the Electron binary is installed, browser mode otherwise.
+// `npm start`: the desktop app when Electron is there (its binary is downloaded on the first
+// start, which needs internet), browser mode otherwise.
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { sqliteBinding } from './native.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
+const require = createRequire(import.meta.url);
 
+/** The Electron binary; requiring the package downloads it the first time. */
 function electronBinary() {
   try {
-    const require = createRequire(import.meta.url);
-    const pkgDir = dirname(require.resolve('electron/package.json'));
-    const pathFile = join(pkgDir, 'path.txt');
-    if (!existsSync(pathFile)) return null;
-    const binary = join(pkgDir, 'dist', readFileSync(pathFile, 'utf8').trim());
-    return existsSync(binary) ? binary : null;
-  } catch {
+    return require('electron');
+  } catch (error) {
+    process.stderr.write(
+      `Electron is not available: ${error instanceof Error ? error.message : error}\n`,
+    );
     return null;
   }
 }
 
-const binary = electronBinary();
-if (binary) {
-  const child = spawn(binary, [root, ...args], { stdio: 'inherit' });
-  child.on('exit', (code) => process.exit(code ?? 0));
-} else {
+function browserMode(reason) {
   const dataDir = process.env.LABSTATION_DATA ?? join(root, '.labstation-data');
   process.stderr.write(
-    'The Electron binary is not installed (it downloads on the first `npx electron` with internet).\n' +
-      `Running in browser mode instead: the station core in Node, data in ${dataDir}.\n` +
+    `${reason}\nRunning in browser mode instead: the station core in Node, data in ${dataDir}.\n` +
       'Open the printed address in a browser.\n',
   );
   const child = spawn(
@@ -39,4 +35,31 @@ if (binary) {
     { stdio: 'inherit' },
   );
   child.on('exit', (code) => process.exit(code ?? 0));
+}
+
+const binary = electronBinary();
+if (!binary) {
+  browserMode(
+    'The Electron binary is not installed (it downloads on the first start, with internet).',
+  );
+} else {
+  let binding;
+  try {
+    binding = sqliteBinding({
+      root,
+      runtime: 'electron',
+      target: require('electron/package.json').version,
+    });
+  } catch (error) {
+    browserMode(
+      `The desktop app cannot open its database: ${error instanceof Error ? error.message : error}.`,
+    );
+  }
+  if (binding) {
+    const child = spawn(binary, [root, ...args], {
+      stdio: 'inherit',
+      env: { ...process.env, LABSTATION_SQLITE_BINDING: binding },
+    });
+    child.on('exit', (code) => process.exit(code ?? 0));
+  }
 }

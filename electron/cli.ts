@@ -28,6 +28,7 @@ const HELP = `labstation — instrument station and facility server
 Usage:
   labstation station --data DIR [--port N] [--demo] [--server URL --key KEY]
                                                       run a headless station; prints the UI URL
+                                                      (--server and --key are kept in DIR)
   labstation serve --data DIR [--host H] [--port N] [--time-zone TZ]
                                                       run the server (default 127.0.0.1:8080)
   labstation admin user create --data DIR --email E --password P [--role admin|staff|user] [--username U]
@@ -89,7 +90,9 @@ async function station(argv: string[]): Promise<number> {
     port,
     demo: values.demo ?? false,
     log: createLogger(),
-    ...(values.server ? { server: values.server, key: need(values.key, '--key') } : {}),
+    ...(values.server !== undefined || values.key !== undefined
+      ? { server: need(values.server, '--server'), key: need(values.key, '--key') }
+      : {}),
   });
   process.stdout.write(`Labstation station ready at ${running.url}#token=${running.token}\n`);
   await new Promise<void>((resolve) => {

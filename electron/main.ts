@@ -1,6 +1,8 @@
 /**
  * The desktop shell. It only wires things: window, tray, single-instance lock, lock mode, idle
- * watch, IPC to the core. The application itself lives in electron/core and runs without it.
+ * watch, IPC to the core, and the app's role on this PC (station or server, chosen in the
+ * station's settings and kept in <userData>/labstation.json). The application itself lives in
+ * electron/core and runs without it.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -17,20 +19,38 @@ import {
   shell,
   Tray,
   type IpcMainInvokeEvent,
+  type MenuItemConstructorOptions,
 } from 'electron';
 import type { ApiName, CoreEvent, RpcEnvelope, ToolStatus } from '../shared/api.js';
+import {
+  desktopPaths,
+  readDesktopConfig,
+  switchDesktopMode,
+  writeDesktopConfig,
+  type DesktopConfig,
+} from './core/desktop/mode.js';
+import { isOwnPage, isWebLink } from './core/desktop/policy.js';
 import { APP_ROOT, DEMO_BUNDLE, RENDERER_DIR, RESOURCES_DIR } from './core/paths.js';
+import { runServer, type RunningServer } from './core/runServer.js';
 import { importBundle } from './core/station/facility.js';
 import { getSetting } from './core/station/settings.js';
 import { Station } from './core/station/station.js';
+import { SyncLink } from './core/sync/link.js';
 import { toApiError } from './core/util/errors.js';
+import { createLogger } from './core/util/log.js';
 
 const INDEX_URL = pathToFileURL(join(RENDERER_DIR, 'index.html')).href;
-const dataDir = process.env.LABSTATION_DATA ?? join(app.getPath('userData'), 'data');
+const paths = desktopPaths(app.getPath('userData'));
+const log = createLogger();
 
+let config: DesktopConfig = readDesktopConfig(paths.config);
 let station: Station | undefined;
+let sync: SyncLink | undefined;
+let server: RunningServer | undefined;
 let window: BrowserWindow | undefined;
 let tray: Tray | undefined;
+/** What the window may show: the station page, or the local server's origin. */
+let ownPage: { file?: string; origin?: string } = { file: INDEX_URL };
 
 if (!app.requestSingleInstanceLock()) {
   app.quit();
@@ -41,20 +61,24 @@ if (!app.requestSingleInstanceLock()) {
     window.focus();
   });
   app.on('window-all-closed', () => app.quit());
-  app.on('will-quit', () => station?.close());
+  app.on('will-quit', () => {
+    void sync?.stop();
+    station?.close();
+    void server?.close();
+  });
   app.on('web-contents-created', (_event, contents) => {
     // No navigation away from the app, no new windows; http(s) links open in the browser.
     contents.on('will-navigate', (event, url) => {
-      if (url !== INDEX_URL) event.preventDefault();
+      if (!isOwnPage(url, ownPage)) event.preventDefault();
     });
     contents.setWindowOpenHandler(({ url }) => {
-      if (/^https?:\/\//.test(url)) void shell.openExternal(url);
+      if (isWebLink(url) && !isOwnPage(url, ownPage)) void shell.openExternal(url);
       return { action: 'deny' };
     });
   });
   app
     .whenReady()
-    .then(start)
+    .then(() => (config.mode === 'server' ? startServerMode() : startStationMode()))
     .catch((error: unknown) => {
       // Without a window nothing would show that the app failed, and the single-instance lock
       // would keep every later start from doing anything.
@@ -66,19 +90,62 @@ if (!app.requestSingleInstanceLock()) {
     });
 }
 
-async function start(): Promise<void> {
+function denyPermissions(): void {
   session.defaultSession.setPermissionRequestHandler((_contents, _permission, callback) =>
     callback(false),
   );
-  station = Station.open({ dataDir });
+}
+
+/** Starts again in the mode just recorded; the reply to the settings call goes out first. */
+function relaunchSoon(): void {
+  setTimeout(() => {
+    app.relaunch();
+    app.exit(0);
+  }, 300);
+}
+
+async function startStationMode(): Promise<void> {
+  denyPermissions();
+  station = Station.open({ dataDir: paths.stationData, log });
   if (station.stationTool === null && process.argv.includes('--demo')) {
     await importBundle(station.db, JSON.parse(readFileSync(DEMO_BUNDLE, 'utf8')) as unknown);
   }
+  sync = new SyncLink(station);
+  station.attach({
+    sync,
+    desktop: {
+      current: () => ({ mode: 'station', port: config.port, network: config.network }),
+      async switchTo(input) {
+        if (input.mode === 'station') return;
+        config = await switchDesktopMode(paths, input);
+        relaunchSoon();
+      },
+    },
+  });
+  // A station configured for a server syncs at once; one without a tool waits for its facility.
+  await sync.start();
   ipcMain.handle('labstation:call', handleCall);
   station.events.on('event', forwardEvent);
   station.startIdleWatch();
   watchInput();
-  createWindow();
+  createWindow(true);
+  void window?.loadURL(INDEX_URL);
+  applyLockMode(false);
+  createTray();
+}
+
+async function startServerMode(): Promise<void> {
+  denyPermissions();
+  server = await runServer({
+    dataDir: paths.serverData,
+    host: config.network ? '0.0.0.0' : '127.0.0.1',
+    port: config.port,
+    log,
+  });
+  const local = `http://127.0.0.1:${config.port}/`;
+  ownPage = { origin: new URL(local).origin };
+  createWindow(false);
+  void window?.loadURL(local);
   createTray();
 }
 
@@ -88,7 +155,7 @@ async function handleCall(
   name: ApiName,
   args: unknown,
 ): Promise<RpcEnvelope> {
-  if (!station || event.senderFrame?.url !== INDEX_URL) {
+  if (!station || event.senderFrame?.url.split('#')[0] !== INDEX_URL) {
     return {
       ok: false,
       error: { code: 'forbidden', message: 'calls are accepted from the app window only' },
@@ -109,16 +176,17 @@ function forwardEvent(event: CoreEvent): void {
   if (event.type === 'session.changed') applyLockMode(event.reason === 'logon');
 }
 
-function createWindow(): void {
+/** The window, hardened the same in both modes; only the station gets the preload. */
+function createWindow(withPreload: boolean): void {
   window = new BrowserWindow({
     width: 1280,
     height: 900,
     minWidth: 1024,
     minHeight: 768,
-    title: 'Labstation',
+    title: config.mode === 'server' ? 'Labstation server' : 'Labstation',
     icon: join(RESOURCES_DIR, 'icon.png'),
     webPreferences: {
-      preload: join(APP_ROOT, 'dist', 'electron', 'preload.cjs'),
+      ...(withPreload ? { preload: join(APP_ROOT, 'dist', 'electron', 'preload.cjs') } : {}),
       contextIsolation: true,
       sandbox: true,
       nodeIntegration: false,
@@ -128,9 +196,7 @@ function createWindow(): void {
     },
   });
   Menu.setApplicationMenu(null);
-  void window.loadURL(INDEX_URL);
   window.on('closed', () => (window = undefined));
-  applyLockMode(false);
 }
 
 /** Lock mode: a full-screen kiosk that covers the desktop until someone logs on. */
@@ -148,9 +214,30 @@ function createTray(): void {
   updateTray();
 }
 
+function serverMenu(): MenuItemConstructorOptions[] {
+  const address = `http://${config.network ? '<this PC>' : '127.0.0.1'}:${config.port}/`;
+  return [
+    { label: `Labstation server at ${address}`, enabled: false },
+    { label: 'Show', click: () => window?.show() },
+    {
+      label: 'Switch this PC back to station mode',
+      click: () => {
+        writeDesktopConfig(paths.config, { ...config, mode: 'station' });
+        relaunchSoon();
+      },
+    },
+  ];
+}
+
 function updateTray(): void {
+  if (!tray) return;
+  if (config.mode === 'server') {
+    tray.setToolTip('Labstation server');
+    tray.setContextMenu(Menu.buildFromTemplate(serverMenu()));
+    return;
+  }
   const tool = station?.stationTool;
-  if (!tray || !station || !tool) return;
+  if (!station || !tool) return;
   void station
     .call('toolControl.status', { tool })
     .then((result) => {

@@ -53,6 +53,20 @@ export const apiSchemas = {
   'usage.completePending': z.object({ usage: ref, answers }).strict(),
   'users.list': z.object({ tool: ref }).strict(),
   'sync.status': empty,
+  'settings.get': empty,
+  'settings.setSync': z
+    .object({ server: z.string().max(2000), key: z.string().max(500).optional() })
+    .strict(),
+  'settings.setDesktopMode': z
+    .object({
+      mode: z.enum(['station', 'server']),
+      port: z.number().int().min(1).max(65535).optional(),
+      /** Listen on every network interface (other computers reach it), not only on this PC. */
+      network: z.boolean().optional(),
+      admin_email: z.string().max(320).optional(),
+      admin_password: z.string().max(200).optional(),
+    })
+    .strict(),
 } as const;
 
 export type ApiName = keyof typeof apiSchemas;
@@ -154,6 +168,13 @@ export interface SyncStatus {
   lastError: string | null;
 }
 
+/** What staff can set at a station: its server link, and (desktop app) the app's role. */
+export interface StationSettingsView {
+  sync: { server: string | null; keySet: boolean };
+  /** null where no desktop shell runs (headless station, browser mode). */
+  desktop: { mode: 'station' | 'server'; port: number; network: boolean } | null;
+}
+
 export interface QualifiedUser extends UserSummary {
   projects: ProjectSummary[];
 }
@@ -175,6 +196,10 @@ export interface ApiResults {
   'usage.completePending': { usage: UsageEventView };
   'users.list': { users: QualifiedUser[] };
   'sync.status': SyncStatus;
+  'settings.get': StationSettingsView;
+  'settings.setSync': SyncStatus;
+  /** The desktop app restarts in the chosen mode once this answers. */
+  'settings.setDesktopMode': { restarting: true };
 }
 
 export type ApiResult<N extends ApiName> = ApiResults[N];

@@ -5,7 +5,7 @@ import { DEMO_BUNDLE, RENDERER_DIR } from './paths.js';
 import { importBundle } from './station/facility.js';
 import { getSetting } from './station/settings.js';
 import { Station } from './station/station.js';
-import { startSync, type SyncClient } from './sync/client.js';
+import { SyncLink, type SyncTuning } from './sync/link.js';
 import { AppError } from './util/errors.js';
 import type { Logger } from './util/log.js';
 
@@ -15,15 +15,16 @@ export interface RunStationOptions {
   port?: number;
   demo?: boolean;
   log?: Logger;
-  /** Sync with this server (base URL), authenticated by the station key. */
+  /** Sync with this server (base URL), authenticated by the station key; kept in the data dir. */
   server?: string;
   key?: string;
+  syncTuning?: SyncTuning;
 }
 
 export interface RunningStation {
   station: Station;
   server: FastifyInstance;
-  sync: SyncClient | null;
+  sync: SyncLink;
   url: string;
   token: string;
   close(): Promise<void>;
@@ -35,7 +36,8 @@ export async function runStation(options: RunStationOptions): Promise<RunningSta
     dataDir: options.dataDir,
     ...(options.log ? { log: options.log } : {}),
   });
-  let sync: SyncClient | null = null;
+  const sync = new SyncLink(station, options.syncTuning);
+  station.attach({ sync });
   try {
     if (options.demo) {
       const empty = station.db.prepare('SELECT count(*) FROM tools').pluck().get() === 0;
@@ -47,10 +49,14 @@ export async function runStation(options: RunStationOptions): Promise<RunningSta
         `${options.dataDir} holds a server's data; a station needs its own data dir`,
       );
     }
-    if (options.server && options.key) {
-      sync = await startSync({ station, server: options.server, key: options.key });
-      const client = sync;
-      station.reportSyncStatus(() => client.state);
+    if (options.server !== undefined || options.key !== undefined) {
+      if (!options.server || !options.key) {
+        throw new AppError('bad_request', '--server and --key go together');
+      }
+      // Kept in the data dir: the next start syncs without them.
+      await sync.configure({ server: options.server, key: options.key });
+    } else {
+      await sync.start();
     }
     if (station.stationTool === null) {
       throw new AppError(
@@ -74,12 +80,12 @@ export async function runStation(options: RunStationOptions): Promise<RunningSta
       url: `http://${host.includes(':') ? `[${host}]` : host}:${port}/`,
       async close() {
         await server.close();
-        await sync?.stop();
+        await sync.stop();
         station.close();
       },
     };
   } catch (error) {
-    await sync?.stop();
+    await sync.stop();
     station.close();
     throw error;
   }

@@ -30,6 +30,10 @@ export interface ServerSetup {
   /** The server's UI, e.g. http://127.0.0.1:1234/ */
   serverUrl: string;
   serverDir: string;
+  /** The station's UI with its token, e.g. http://127.0.0.1:1235/#token=... */
+  stationUrl: string;
+  /** The station's key on the server (as `admin station create` printed it). */
+  stationKey: string;
   /** Calls the station's contract over its loopback carrier. */
   stationRpc(name: string, args: unknown): Promise<Record<string, unknown>>;
   output(): string;
@@ -136,6 +140,8 @@ export const test = base.extend<{ startServer: () => Promise<ServerSetup> }>({
       return {
         serverUrl,
         serverDir,
+        stationUrl,
+        stationKey: key,
         output: () => log,
         async stationRpc(name, args) {
           const res = await fetch(`${origin}rpc/${name}`, {

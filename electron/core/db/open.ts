@@ -28,7 +28,10 @@ export function openDatabase(file: string, list: readonly Migration[] = migratio
     if (!existsSync(file)) writeFileSync(file, '', { mode: 0o600 });
     chmodSync(file, 0o600);
   }
-  const db = new Database(file);
+  // The desktop app runs Electron's Node, whose native-module ABI differs from plain Node's:
+  // bin/start.js builds better-sqlite3 for it into its own folder and names the file here.
+  const binding = process.env.LABSTATION_SQLITE_BINDING;
+  const db = binding ? new Database(file, { nativeBinding: binding }) : new Database(file);
   try {
     const latest = list.length ? list[list.length - 1].version : LATEST_VERSION;
     const found = schemaVersion(db);

@@ -17,6 +17,10 @@ export interface StationSettings {
   'mail.reminderHours': number | null;
   'station.tool': string | null;
   'station.lockMode': boolean;
+  /** The server this station syncs with (base URL ending in /), null = standalone. */
+  'sync.server': string | null;
+  /** The station's key on that server (kept here: the station must send it). */
+  'sync.key': string | null;
   'idle.logoffMinutes': number;
   'idle.forceEndMinutes': number | null;
   'security.lockMinutes': number;
@@ -32,6 +36,8 @@ export const DEFAULT_SETTINGS: StationSettings = {
   'mail.reminderHours': 24,
   'station.tool': null,
   'station.lockMode': false,
+  'sync.server': null,
+  'sync.key': null,
   'idle.logoffMinutes': 10,
   'idle.forceEndMinutes': null,
   'security.lockMinutes': 5,

@@ -9,6 +9,7 @@ import {
   type ApiResult,
   type CoreEvent,
   type SessionInfo,
+  type StationSettingsView,
   type SyncStatus,
   type UsageEventView,
 } from '../../../shared/api.js';
@@ -44,6 +45,25 @@ export type Handlers = {
   [N in ApiName]: (args: ApiParsedArgs<N>) => ApiResult<N> | Promise<ApiResult<N>>;
 };
 
+/** The station's link to a server (electron/core/sync/link.ts), when one is attached. */
+export interface SyncControl {
+  status(): SyncStatus;
+  settings(): StationSettingsView['sync'];
+  configure(input: { server: string | null; key?: string | undefined }): Promise<void>;
+}
+
+/** What the desktop shell lets staff change: the app's role on this PC. */
+export interface DesktopControl {
+  current(): NonNullable<StationSettingsView['desktop']>;
+  switchTo(input: {
+    mode: 'station' | 'server';
+    port?: number | undefined;
+    network?: boolean | undefined;
+    admin_email?: string | undefined;
+    admin_password?: string | undefined;
+  }): Promise<void>;
+}
+
 export interface StationOptions {
   dataDir: string;
   log?: Logger;
@@ -68,8 +88,8 @@ export class Station {
   private session: { userId: number; startedAt: string } | null = null;
   private lastInputAt: number;
   private idleTimer: NodeJS.Timeout | undefined;
-  /** The sync client's state, when this station syncs with a server. */
-  private syncStatus: (() => Omit<SyncStatus, 'configured'>) | null = null;
+  private sync: SyncControl | null = null;
+  private desktop: DesktopControl | null = null;
   /** Log-on attempts run one at a time, so parallel guesses cannot slip past the lock. */
   private logonQueue: Promise<unknown> = Promise.resolve();
 
@@ -116,9 +136,10 @@ export class Station {
     return getSetting(this.db, 'station.tool');
   }
 
-  /** runStation hands the sync client's state over here, for `sync.status`. */
-  reportSyncStatus(provider: (() => Omit<SyncStatus, 'configured'>) | null): void {
-    this.syncStatus = provider;
+  /** The runner (CLI or desktop shell) attaches the server link and, in the desktop, itself. */
+  attach(controls: { sync?: SyncControl; desktop?: DesktopControl }): void {
+    if (controls.sync) this.sync = controls.sync;
+    if (controls.desktop) this.desktop = controls.desktop;
   }
 
   /** Called by the shell when it sees keyboard or pointer input (Electron's powerMonitor). */
@@ -170,6 +191,12 @@ export class Station {
   private actor(): UserRow {
     if (!this.session) throw new AppError('unauthenticated', 'log on first');
     return findUser(this.db, this.session.userId);
+  }
+
+  private requireStaff(what: string): UserRow {
+    const actor = this.actor();
+    if (actor.is_staff !== 1) throw new AppError('forbidden', `only staff can ${what}`);
+    return actor;
   }
 
   private sessionInfo(): SessionInfo | null {
@@ -286,9 +313,34 @@ export class Station {
         return { usage };
       },
       'sync.status': () => {
-        if (this.syncStatus) return { configured: true, ...this.syncStatus() };
+        if (this.sync) return this.sync.status();
         const waiting = db.prepare('SELECT count(*) FROM outbox').pluck().get() as number;
         return { configured: false, online: false, lastSyncAt: null, waiting, lastError: null };
+      },
+      'settings.get': () => {
+        this.requireStaff('see the station settings');
+        return {
+          sync: this.sync?.settings() ?? { server: null, keySet: false },
+          desktop: this.desktop?.current() ?? null,
+        };
+      },
+      'settings.setSync': async (args) => {
+        this.requireStaff('change the server link');
+        if (!this.sync)
+          throw new AppError('bad_request', 'this station runs without a server link');
+        await this.sync.configure(args);
+        return this.sync.status();
+      },
+      'settings.setDesktopMode': async (args) => {
+        this.requireStaff('switch the app between station and server');
+        if (!this.desktop) {
+          throw new AppError(
+            'bad_request',
+            'only the desktop app switches modes; run `labstation serve` for a server',
+          );
+        }
+        await this.desktop.switchTo(args);
+        return { restarting: true as const };
       },
       'users.list': ({ tool }) => {
         const actor = this.actor();

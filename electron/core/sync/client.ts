@@ -287,16 +287,19 @@ export class SyncClient {
   }
 
   private async runPullLoop(): Promise<void> {
+    // The first pull answers at once, so the station knows soon whether it is online.
+    let first = true;
     while (!this.stopped) {
       try {
         const cursor = syncCursor(this.db);
-        const wait = cursor > 0 ? this.waitSeconds : 0;
+        const wait = cursor > 0 && !first ? this.waitSeconds : 0;
         const { data } = await this.http.get<FacilityDelta>(SYNC_CHANGES_PATH, {
           params: { cursor, wait },
           timeout: (wait + 15) * 1000,
           signal: this.abort.signal,
         });
         if (this.stopped) return;
+        first = false;
         const wasOnline = this.online;
         const summary = applyDelta(this.db, data);
         this.succeeded();

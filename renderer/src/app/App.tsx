@@ -6,6 +6,7 @@ import { useStaffStore } from '../stores/staff.js';
 import { useStationStore } from '../stores/station.js';
 import { useUiStore } from '../stores/ui.js';
 import { HistoryTab } from '../features/history/HistoryTab.js';
+import { SettingsTab } from '../features/settings/SettingsTab.js';
 import { SessionBar } from '../features/session/SessionBar.js';
 import { SyncBadge } from '../features/sync/SyncBadge.js';
 import { useActivityTouch } from '../features/session/useActivityTouch.js';
@@ -19,6 +20,7 @@ export function App(): ReactElement {
   const status = useStationStore((s) => s.status);
   const loadError = useStationStore((s) => s.loadError);
   const loggedOn = useSessionStore((s) => s.session !== null);
+  const isStaff = useSessionStore((s) => s.session?.user.is_staff ?? false);
   const tab = useUiStore((s) => s.tab);
   const keypad = useUiStore((s) => s.keypad);
   const toggleKeypad = useUiStore((s) => s.toggleKeypad);
@@ -76,6 +78,9 @@ export function App(): ReactElement {
                     render: () => <HistoryTab tool={tool} />,
                   },
                 ]
+              : []),
+            ...(isStaff
+              ? [{ id: 'settings' as const, label: 'Settings', render: () => <SettingsTab /> }]
               : []),
           ]}
           active={tab}

@@ -1,6 +1,6 @@
 import { create } from 'zustand';
 
-export type Tab = 'control' | 'history';
+export type Tab = 'control' | 'history' | 'settings';
 
 interface UiState {
   tab: Tab;

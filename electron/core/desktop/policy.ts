@@ -1,0 +1,23 @@
+/**
+ * What the desktop window may load: its own page (the station UI from file://, or the server
+ * UI from its loopback origin), nothing else. Links to the web open in the system browser.
+ */
+export function isOwnPage(url: string, own: { file?: string; origin?: string }): boolean {
+  if (own.file !== undefined) {
+    // The station UI is one file; its routes live in the fragment.
+    return url.split('#')[0] === own.file;
+  }
+  if (own.origin !== undefined) {
+    try {
+      return new URL(url).origin === own.origin;
+    } catch {
+      return false;
+    }
+  }
+  return false;
+}
+
+/** http(s) links leave the app for the system browser; every other scheme is dropped. */
+export function isWebLink(url: string): boolean {
+  return /^https?:\/\//i.test(url);
+}

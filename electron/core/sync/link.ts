@@ -1,0 +1,116 @@
+/**
+ * The station's link to its server, as configured in the data dir: the server's address and
+ * the station's key, given once (`labstation station --server URL --key KEY`, or by staff in the
+ * station's settings) and used at every start. Changing them restarts the sync client.
+ */
+import axios from 'axios';
+import type { SyncStatus } from '../../../shared/api.js';
+import { getSetting, setSetting } from '../station/settings.js';
+import type { Station, SyncControl } from '../station/station.js';
+import { AppError } from '../util/errors.js';
+import { startSync, type SyncClient, type SyncClientOptions } from './client.js';
+import { SYNC_CHANGES_PATH } from './protocol.js';
+
+function fieldError(field: 'server' | 'key', message: string): AppError {
+  return new AppError('validation_failed', `${field}: ${message}`, {
+    problems: [{ path: [field], message }],
+  });
+}
+
+/** An http(s) base URL, normalised to end in "/"; anything else is refused naming the field. */
+export function serverAddress(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    throw fieldError('server', 'must be an address such as http://labstation.example.org:8080/');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw fieldError('server', 'must start with http:// or https://');
+  }
+  if (url.username || url.password || url.search || url.hash) {
+    throw fieldError('server', 'must be the server address alone, without user, query or #');
+  }
+  return url.href.endsWith('/') ? url.href : `${url.href}/`;
+}
+
+export type SyncTuning = Pick<
+  SyncClientOptions,
+  'batchSize' | 'tickMs' | 'waitSeconds' | 'backoffBaseMs' | 'backoffCapMs'
+> & { firstPullTimeoutMs?: number };
+
+export class SyncLink implements SyncControl {
+  private client: SyncClient | null = null;
+
+  constructor(
+    private readonly station: Station,
+    private readonly tuning: SyncTuning = {},
+  ) {}
+
+  settings(): { server: string | null; keySet: boolean } {
+    return {
+      server: getSetting(this.station.db, 'sync.server'),
+      keySet: getSetting(this.station.db, 'sync.key') !== null,
+    };
+  }
+
+  status(): SyncStatus {
+    if (this.client) return { configured: true, ...this.client.state };
+    const waiting = this.station.db.prepare('SELECT count(*) FROM outbox').pluck().get() as number;
+    return { configured: false, online: false, lastSyncAt: null, waiting, lastError: null };
+  }
+
+  /** Starts syncing when the data dir names a server and a key; resolves at once otherwise. */
+  async start(): Promise<void> {
+    const server = getSetting(this.station.db, 'sync.server');
+    const key = getSetting(this.station.db, 'sync.key');
+    if (server === null || key === null || this.client) return;
+    this.client = await startSync({ station: this.station, server, key, ...this.tuning });
+  }
+
+  async stop(): Promise<void> {
+    const client = this.client;
+    this.client = null;
+    await client?.stop();
+  }
+
+  /**
+   * Sets (or with `server` null, removes) the server and key, then restarts the link. A key the
+   * server refuses is not kept; an unreachable server is kept (the station syncs once it can).
+   */
+  async configure(input: { server: string | null; key?: string | undefined }): Promise<void> {
+    if (input.server === null || input.server.trim() === '') {
+      await this.stop();
+      setSetting(this.station.db, 'sync.server', null);
+      setSetting(this.station.db, 'sync.key', null);
+      return;
+    }
+    const server = serverAddress(input.server);
+    const key = input.key?.trim() || getSetting(this.station.db, 'sync.key');
+    if (!key) throw fieldError('key', "is needed: the station's key from the server's admin page");
+    await this.checkKey(server, key);
+    await this.stop();
+    setSetting(this.station.db, 'sync.server', server);
+    setSetting(this.station.db, 'sync.key', key);
+    this.station.log.info({ server }, 'sync: server set');
+    await this.start();
+  }
+
+  private async checkKey(server: string, key: string): Promise<void> {
+    try {
+      await axios.get(new URL(SYNC_CHANGES_PATH.slice(1), server).href, {
+        params: { cursor: 0, wait: 0 },
+        headers: { authorization: `Station ${key}` },
+        timeout: 10_000,
+        maxRedirects: 0,
+      });
+    } catch (error) {
+      const status = axios.isAxiosError(error) ? error.response?.status : undefined;
+      if (status === 401) throw fieldError('key', 'the server does not accept this key');
+      if (status === 404) {
+        throw fieldError('server', 'answers, but is not a Labstation server (no sync API there)');
+      }
+      // Unreachable or busy: kept, and retried by the sync client with backoff.
+    }
+  }
+}

@@ -1,0 +1,325 @@
+import { useCallback, useEffect, useId, useState } from 'react';
+import type { FormEvent, ReactElement } from 'react';
+import type { StationSettingsView, SyncStatus } from '../../../../shared/api.js';
+import { call, toBridgeError, type BridgeError } from '../../bridge.js';
+import { ConfirmDialog } from '../../components/ConfirmDialog.js';
+import { ErrorMessage } from '../../components/ErrorMessage.js';
+import { errorText, formatDateTime } from '../../format.js';
+import { describedBy, Messages } from '../forms/FieldFrame.js';
+
+type FieldErrors = Record<string, string[]>;
+
+/** Field problems of a validation_failed answer, by field name; null when there are none. */
+function fieldErrors(error: BridgeError): FieldErrors | null {
+  const problems = (error.details as { problems?: unknown } | undefined)?.problems;
+  if (error.code !== 'validation_failed' || !Array.isArray(problems)) return null;
+  const found: FieldErrors = {};
+  for (const p of problems as { path?: unknown[]; message?: unknown }[]) {
+    const field = typeof p.path?.[0] === 'string' ? p.path[0] : '';
+    if (field && typeof p.message === 'string') (found[field] ??= []).push(p.message);
+  }
+  return Object.keys(found).length ? found : null;
+}
+
+function Field({
+  id,
+  label,
+  hint,
+  messages,
+  children,
+}: {
+  id: string;
+  label: string;
+  hint?: string;
+  messages: string[];
+  children: (describedById: string | undefined) => ReactElement;
+}): ReactElement {
+  return (
+    <div className={messages.length ? 'field invalid' : 'field'}>
+      <label htmlFor={id}>{label}</label>
+      {hint && (
+        <p id={`${id}-hint`} className="help">
+          {hint}
+        </p>
+      )}
+      {children(describedBy(hint && `${id}-hint`, messages.length > 0 && `${id}-messages`))}
+      <Messages id={`${id}-messages`} messages={messages} />
+    </div>
+  );
+}
+
+/** Staff settings of the station: its link to the server and, in the desktop app, its role. */
+export function SettingsTab(): ReactElement {
+  const [settings, setSettings] = useState<StationSettingsView | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const load = useCallback(() => {
+    call('settings.get', {})
+      .then(setSettings)
+      .catch((err: unknown) => setError(errorText(toBridgeError(err))));
+  }, []);
+  useEffect(() => load(), [load]);
+
+  return (
+    <div className="column">
+      <ErrorMessage message={error} />
+      {settings && <ServerLink current={settings.sync} onSaved={load} />}
+      {settings?.desktop && <DesktopRole current={settings.desktop} />}
+    </div>
+  );
+}
+
+function ServerLink({
+  current,
+  onSaved,
+}: {
+  current: StationSettingsView['sync'];
+  onSaved: () => void;
+}): ReactElement {
+  const id = useId();
+  const [server, setServer] = useState(current.server ?? '');
+  const [key, setKey] = useState('');
+  const [errors, setErrors] = useState<FieldErrors>({});
+  const [error, setError] = useState<string | null>(null);
+  const [status, setStatus] = useState<SyncStatus | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  const save = (next: { server: string; key?: string }): void => {
+    setBusy(true);
+    setError(null);
+    setErrors({});
+    call('settings.setSync', next)
+      .then((result) => {
+        setStatus(result);
+        setKey('');
+        if (!next.server) setServer('');
+        onSaved();
+      })
+      .catch((err: unknown) => {
+        const bridgeError = toBridgeError(err);
+        const found = fieldErrors(bridgeError);
+        if (found) {
+          setErrors(found);
+          document.getElementById(`${id}-${Object.keys(found)[0]}`)?.focus();
+        } else setError(errorText(bridgeError));
+      })
+      .finally(() => setBusy(false));
+  };
+
+  const onSubmit = (e: FormEvent): void => {
+    e.preventDefault();
+    if (!busy) save({ server, ...(key ? { key } : {}) });
+  };
+
+  return (
+    <form className="panel" noValidate onSubmit={onSubmit} aria-labelledby={`${id}-title`}>
+      <h2 id={`${id}-title`}>Server</h2>
+      <p>
+        {current.server
+          ? `This station syncs with ${current.server}.`
+          : 'This station runs on its own: nothing is sent anywhere.'}
+      </p>
+      <Field
+        id={`${id}-server`}
+        label="Server address"
+        hint="For example http://labstation.example.org:8080/"
+        messages={errors.server ?? []}
+      >
+        {(described) => (
+          <input
+            id={`${id}-server`}
+            type="text"
+            inputMode="url"
+            autoComplete="off"
+            value={server}
+            aria-invalid={errors.server ? true : undefined}
+            aria-describedby={described}
+            onChange={(e) => setServer(e.target.value)}
+          />
+        )}
+      </Field>
+      <Field
+        id={`${id}-key`}
+        label={current.keySet ? 'Station key (empty: keep the current one)' : 'Station key'}
+        hint="Shown once on the server's admin page when the station was registered."
+        messages={errors.key ?? []}
+      >
+        {(described) => (
+          <input
+            id={`${id}-key`}
+            type="password"
+            autoComplete="off"
+            value={key}
+            aria-invalid={errors.key ? true : undefined}
+            aria-describedby={described}
+            onChange={(e) => setKey(e.target.value)}
+          />
+        )}
+      </Field>
+      <ErrorMessage message={error} />
+      {status && (
+        <p className="notice" role="status">
+          {status.configured
+            ? `Saved. ${status.online ? 'Online' : 'Not reached yet'}${
+                status.lastSyncAt ? `, last sync ${formatDateTime(status.lastSyncAt)}` : ''
+              }.`
+            : 'Saved: this station now runs on its own.'}
+        </p>
+      )}
+      <div className="actions">
+        <button type="submit" className="primary" disabled={busy}>
+          Save
+        </button>
+        {current.server && (
+          <button
+            type="button"
+            className="secondary"
+            disabled={busy}
+            onClick={() => save({ server: '' })}
+          >
+            Disconnect
+          </button>
+        )}
+      </div>
+    </form>
+  );
+}
+
+function DesktopRole({
+  current,
+}: {
+  current: NonNullable<StationSettingsView['desktop']>;
+}): ReactElement {
+  const id = useId();
+  const [port, setPort] = useState(String(current.port));
+  const [network, setNetwork] = useState(current.network);
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const [errors, setErrors] = useState<FieldErrors>({});
+  const [error, setError] = useState<string | null>(null);
+  const [confirming, setConfirming] = useState(false);
+  const [restarting, setRestarting] = useState(false);
+
+  const portNumber = Number(port);
+  const portOk = Number.isInteger(portNumber) && portNumber >= 1 && portNumber <= 65535;
+
+  const onSubmit = (e: FormEvent): void => {
+    e.preventDefault();
+    if (!portOk) {
+      setErrors({ port: ['must be a whole number from 1 to 65535'] });
+      document.getElementById(`${id}-port`)?.focus();
+      return;
+    }
+    setErrors({});
+    setConfirming(true);
+  };
+
+  const switchNow = (): void => {
+    setConfirming(false);
+    setError(null);
+    call('settings.setDesktopMode', {
+      mode: 'server',
+      port: portNumber,
+      network,
+      ...(email ? { admin_email: email, admin_password: password } : {}),
+    })
+      .then(() => setRestarting(true))
+      .catch((err: unknown) => {
+        const bridgeError = toBridgeError(err);
+        const found = fieldErrors(bridgeError);
+        if (found) {
+          setErrors(found);
+          document.getElementById(`${id}-${Object.keys(found)[0]}`)?.focus();
+        } else setError(errorText(bridgeError));
+      });
+  };
+
+  if (restarting) {
+    return (
+      <p className="notice" role="status">
+        Labstation restarts as the facility server…
+      </p>
+    );
+  }
+  return (
+    <form className="panel" noValidate onSubmit={onSubmit} aria-labelledby={`${id}-title`}>
+      <h2 id={`${id}-title`}>This PC as the facility server</h2>
+      <p>
+        The same app can run as the server that stations sync with. The station's data stays here,
+        untouched, for when this PC is switched back (from the tray icon).
+      </p>
+      <Field id={`${id}-port`} label="Port" messages={errors.port ?? []}>
+        {(described) => (
+          <input
+            id={`${id}-port`}
+            type="text"
+            inputMode="numeric"
+            value={port}
+            aria-invalid={errors.port ? true : undefined}
+            aria-describedby={described}
+            onChange={(e) => setPort(e.target.value)}
+          />
+        )}
+      </Field>
+      <div className="field">
+        <label className="choice" htmlFor={`${id}-network`}>
+          <input
+            id={`${id}-network`}
+            type="checkbox"
+            checked={network}
+            onChange={(e) => setNetwork(e.target.checked)}
+          />
+          Reachable from other computers (not only this PC)
+        </label>
+      </div>
+      <Field
+        id={`${id}-admin_email`}
+        label="First admin's e-mail (needed once, for a new server)"
+        messages={errors.admin_email ?? []}
+      >
+        {(described) => (
+          <input
+            id={`${id}-admin_email`}
+            type="email"
+            autoComplete="off"
+            value={email}
+            aria-invalid={errors.admin_email ? true : undefined}
+            aria-describedby={described}
+            onChange={(e) => setEmail(e.target.value)}
+          />
+        )}
+      </Field>
+      <Field
+        id={`${id}-admin_password`}
+        label="First admin's password (10 characters at least)"
+        messages={errors.admin_password ?? []}
+      >
+        {(described) => (
+          <input
+            id={`${id}-admin_password`}
+            type="password"
+            autoComplete="new-password"
+            value={password}
+            aria-invalid={errors.admin_password ? true : undefined}
+            aria-describedby={described}
+            onChange={(e) => setPassword(e.target.value)}
+          />
+        )}
+      </Field>
+      <ErrorMessage message={error} />
+      <div className="actions">
+        <button type="submit" className="primary">
+          Switch to server mode…
+        </button>
+      </div>
+      <ConfirmDialog
+        open={confirming}
+        title="Restart as the server?"
+        confirmLabel="Switch and restart"
+        onConfirm={switchNow}
+        onCancel={() => setConfirming(false)}
+      >
+        <p>This PC stops being a station until it is switched back.</p>
+      </ConfirmDialog>
+    </form>
+  );
+}

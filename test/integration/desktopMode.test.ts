@@ -1,0 +1,84 @@
+/**
+ * The desktop app's role on a PC (electron/core/desktop/mode.ts), in plain Node: the stored
+ * choice, and the switch to server mode, which needs an admin who can log in afterwards.
+ */
+import { writeFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import {
+  DEFAULT_DESKTOP_CONFIG,
+  desktopPaths,
+  readDesktopConfig,
+  switchDesktopMode,
+} from '../../electron/core/desktop/mode.js';
+import { runServer } from '../../electron/core/runServer.js';
+import { createLogger } from '../../electron/core/util/log.js';
+import { tempDir } from './helpers.js';
+
+describe('desktop mode', () => {
+  it('reads a missing or broken choice as a station on port 8080', () => {
+    const paths = desktopPaths(tempDir(), {});
+    expect(readDesktopConfig(paths.config)).toEqual(DEFAULT_DESKTOP_CONFIG);
+    writeFileSync(paths.config, '{ not json');
+    expect(readDesktopConfig(paths.config)).toEqual(DEFAULT_DESKTOP_CONFIG);
+    writeFileSync(paths.config, JSON.stringify({ mode: 'server', port: 'x' }));
+    expect(readDesktopConfig(paths.config)).toEqual({ mode: 'server', port: 8080, network: false });
+  });
+
+  it('puts station and server data in their own folders, unless the environment says', () => {
+    expect(desktopPaths('/u', {})).toEqual({
+      config: '/u/labstation.json',
+      stationData: '/u/data',
+      serverData: '/u/server-data',
+    });
+    expect(desktopPaths('/u', { LABSTATION_DATA: '/d' }).stationData).toBe('/d');
+  });
+
+  it('switches to server mode only with an admin, who can then log in', async () => {
+    const paths = desktopPaths(tempDir(), {});
+    await expect(switchDesktopMode(paths, { mode: 'server' })).rejects.toMatchObject({
+      code: 'validation_failed',
+      message: 'admin_email: a new server needs its first admin',
+    });
+    await expect(
+      switchDesktopMode(paths, {
+        mode: 'server',
+        admin_email: 'ada@example.org',
+        admin_password: 'short',
+      }),
+    ).rejects.toMatchObject({
+      message: 'admin_password: must be at least 10 characters',
+      details: { problems: [{ path: ['admin_password'] }] },
+    });
+    expect(readDesktopConfig(paths.config).mode).toBe('station');
+
+    const config = await switchDesktopMode(paths, {
+      mode: 'server',
+      port: 18_765,
+      admin_email: 'ada@example.org',
+      admin_password: 'admin password 1',
+    });
+    expect(config).toEqual({ mode: 'server', port: 18_765, network: false });
+    expect(readDesktopConfig(paths.config)).toEqual(config);
+    // Switching again needs no new admin: the server has one.
+    await switchDesktopMode(paths, { mode: 'station' });
+    await switchDesktopMode(paths, { mode: 'server' });
+
+    const server = await runServer({
+      dataDir: paths.serverData,
+      host: '127.0.0.1',
+      port: 0,
+      log: createLogger('silent'),
+      env: {},
+    });
+    try {
+      const res = await fetch(`${server.url}auth/jwt/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'username=ada%40example.org&password=admin+password+1',
+      });
+      expect(res.status).toBe(200);
+    } finally {
+      await server.close();
+    }
+  });
+});

@@ -1,0 +1,181 @@
+/**
+ * A station's link to its server, set by staff in the station's settings (`settings.*` calls on
+ * the station's HTTP carrier), kept in the data dir across restarts.
+ */
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { facilityBundle, goodPreAnswers } from '../fixtures/facility.js';
+import {
+  runCli,
+  startServer,
+  startStation,
+  tempDir,
+  writeJson,
+  type ServerProcess,
+  type StationProcess,
+} from './helpers.js';
+
+const FAST = { LABSTATION_SYNC_BACKOFF_CAP_MS: '1000' };
+let server: ServerProcess;
+let serverDb: Database.Database;
+let key: string;
+let stationDir: string;
+let station: StationProcess | undefined;
+
+async function call(
+  name: string,
+  args: unknown,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const res = await station!.rpc(name, args);
+  return { status: res.status, body: res.body as Record<string, unknown> };
+}
+
+async function waitFor<T>(
+  what: string,
+  check: () => T | undefined | Promise<T | undefined>,
+): Promise<T> {
+  const until = Date.now() + 15_000;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+beforeAll(async () => {
+  const serverDir = join(tempDir(), 'server');
+  const bundle = facilityBundle();
+  delete bundle.station;
+  expect(
+    (await runCli(['import', '--data', serverDir, writeJson(tempDir(), 's.json', bundle)])).code,
+  ).toBe(0);
+  const made = await runCli([
+    'admin',
+    'station',
+    'create',
+    '--data',
+    serverDir,
+    '--name',
+    'sem',
+    '--tool',
+    'SEM',
+  ]);
+  key = made.stdout.trim().split('\n').pop()!;
+  server = await startServer(serverDir);
+  serverDb = new Database(join(serverDir, 'labstation.db'), { readonly: true });
+
+  // A station that ran standalone until now.
+  stationDir = join(tempDir(), 'station');
+  expect(
+    (
+      await runCli([
+        'import',
+        '--data',
+        stationDir,
+        writeJson(tempDir(), 'b.json', facilityBundle()),
+      ])
+    ).code,
+  ).toBe(0);
+  station = await startStation(stationDir, FAST);
+}, 30_000);
+
+afterAll(async () => {
+  await station?.stop();
+  serverDb?.close();
+  await server?.stop();
+});
+
+describe('station settings', () => {
+  it('are for staff only', async () => {
+    expect((await call('settings.get', {})).status).toBe(401);
+    await call('session.logon', { login: 'alice', pin: '1234' });
+    for (const [name, args] of [
+      ['settings.get', {}],
+      ['settings.setSync', { server: server.url, key }],
+      ['settings.setDesktopMode', { mode: 'server' }],
+    ] as const) {
+      const res = await call(name, args);
+      expect(res.status, name).toBe(403);
+      expect(res.body.code).toBe('forbidden');
+    }
+    await call('session.logoff', {});
+  });
+
+  it('refuse a bad address or a key the server does not know, naming the field', async () => {
+    await call('session.logon', { login: 'sam', pin: '9999' });
+    expect((await call('settings.get', {})).body).toEqual({
+      sync: { server: null, keySet: false },
+      desktop: null,
+    });
+    const cases: [Record<string, unknown>, string, RegExp][] = [
+      [{ server: 'ftp://server/', key }, 'server', /http:\/\/ or https:\/\//],
+      [{ server: 'not an address', key }, 'server', /must be an address/],
+      [{ server: server.url }, 'key', /is needed/],
+      [{ server: server.url, key: 'wrong-key' }, 'key', /does not accept this key/],
+    ];
+    for (const [args, field, message] of cases) {
+      const res = await call('settings.setSync', args);
+      expect(res.status, JSON.stringify(args)).toBe(422);
+      expect(res.body).toMatchObject({
+        code: 'validation_failed',
+        details: { problems: [{ path: [field] }] },
+      });
+      expect(res.body.message).toMatch(message);
+    }
+    expect((await call('sync.status', {})).body).toMatchObject({ configured: false });
+    const desktop = await call('settings.setDesktopMode', { mode: 'server' });
+    expect(desktop.status).toBe(400);
+    expect(desktop.body.message).toMatch(/only the desktop app/);
+  });
+
+  it('connect the station to its server, which then gets its usage; kept across a restart', async () => {
+    const set = await call('settings.setSync', { server: server.url.replace(/\/$/, ''), key });
+    expect(set.status, JSON.stringify(set.body)).toBe(200);
+    expect(set.body).toMatchObject({ configured: true });
+    expect((await call('settings.get', {})).body).toEqual({
+      sync: { server: server.url, keySet: true },
+      desktop: null,
+    });
+    await call('session.logoff', {});
+
+    await call('session.logon', { login: 'alice', pin: '1234' });
+    const enabled = await call('toolControl.enable', {
+      tool: 'SEM',
+      project: 'Cathodes',
+      answers: goodPreAnswers,
+    });
+    expect(enabled.status).toBe(200);
+    const uuid = (enabled.body.usage as { uuid: string }).uuid;
+    await waitFor('the usage on the server', () =>
+      serverDb.prepare('SELECT 1 FROM usage_events WHERE uuid = ?').get(uuid) ? true : undefined,
+    );
+    await call('toolControl.disable', { tool: 'SEM', answers: { problem: 'No' } });
+
+    // Restarted without --server and --key: the data dir remembers them.
+    await station!.stop();
+    station = await startStation(stationDir, FAST);
+    await waitFor('the restarted station online', async () => {
+      const status = (await call('sync.status', {})).body;
+      return status.configured === true && status.online === true ? true : undefined;
+    });
+    await call('session.logon', { login: 'sam', pin: '9999' });
+    expect((await call('toolControl.validate', { usage: uuid })).status).toBe(200);
+    await waitFor('the validation on the server', () =>
+      serverDb.prepare('SELECT validated FROM usage_events WHERE uuid = ?').pluck().get(uuid) === 1
+        ? true
+        : undefined,
+    );
+    expect(
+      serverDb.prepare('SELECT "end" FROM usage_events WHERE uuid = ?').pluck().get(uuid),
+    ).not.toBeNull();
+
+    // Staff disconnect it: a standalone station again.
+    const off = await call('settings.setSync', { server: '' });
+    expect(off.body).toMatchObject({ configured: false });
+    expect((await call('settings.get', {})).body).toMatchObject({
+      sync: { server: null, keySet: false },
+    });
+  }, 60_000);
+});

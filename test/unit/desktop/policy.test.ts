@@ -1,0 +1,31 @@
+import { describe, expect, it } from 'vitest';
+import { isOwnPage, isWebLink } from '../../../electron/core/desktop/policy.js';
+
+describe('desktop window policy', () => {
+  const file = 'file:///opt/Labstation/resources/app/dist/renderer/index.html';
+
+  it('lets the station window show its own page only, with any fragment', () => {
+    expect(isOwnPage(file, { file })).toBe(true);
+    expect(isOwnPage(`${file}#/history`, { file })).toBe(true);
+    expect(isOwnPage('file:///etc/passwd', { file })).toBe(false);
+    expect(isOwnPage('https://example.org/', { file })).toBe(false);
+    expect(isOwnPage(`${file}.evil.html`, { file })).toBe(false);
+  });
+
+  it('lets the server window move within the local server only', () => {
+    const origin = 'http://127.0.0.1:8080';
+    expect(isOwnPage('http://127.0.0.1:8080/#/admin/users', { origin })).toBe(true);
+    expect(isOwnPage('http://127.0.0.1:8081/', { origin })).toBe(false);
+    expect(isOwnPage('http://localhost:8080/', { origin })).toBe(false);
+    expect(isOwnPage('not a url', { origin })).toBe(false);
+    expect(isOwnPage(file, {})).toBe(false);
+  });
+
+  it('sends only http(s) links to the system browser', () => {
+    expect(isWebLink('https://nemo.example.org/')).toBe(true);
+    expect(isWebLink('HTTP://x.org')).toBe(true);
+    expect(isWebLink('file:///etc/passwd')).toBe(false);
+    expect(isWebLink('javascript:alert(1)')).toBe(false);
+    expect(isWebLink('smb://share/x')).toBe(false);
+  });
+});
