@@ -200,6 +200,33 @@ function sqlAlone(db: Database.Database, query: string): { median: number; plan:
   return { median: stats(samples).p50, plan };
 }
 
+/** Median of 30 timed runs of `run` after 5 untimed ones (ms). */
+function medianMs(run: () => unknown): number {
+  for (let i = 0; i < 5; i++) run();
+  const samples: number[] = [];
+  for (let i = 0; i < 30; i++) {
+    const t0 = process.hrtime.bigint();
+    run();
+    samples.push(Number(process.hrtime.bigint() - t0) / 1e6);
+  }
+  return stats(samples).p50;
+}
+
+/**
+ * The ids step of (c), deep in one tool's events in id order, with the index on tool_id alone
+ * (migration 5: SQLite keeps it in (tool_id, id) order) and, side by side on the same file, forced
+ * onto the index the route had before it, (tool_id, start, end), which must sort the tool's rows.
+ */
+function toolPageSideBySide(db: Database.Database, toolId: number): void {
+  const sql = (index: string): string =>
+    `SELECT id FROM usage_events INDEXED BY ${index} WHERE tool_id = ? ORDER BY id DESC LIMIT 100 OFFSET 39900`;
+  const now = medianMs(() => db.prepare(sql('usage_events_tool')).pluck().all(toolId));
+  const before = medianMs(() => db.prepare(sql('usage_events_tool_start')).pluck().all(toolId));
+  console.log(
+    `(c) ids step alone: index (tool_id) ${ms(now)} ms | before migration 5, index (tool_id, start, end) ${ms(before)} ms`,
+  );
+}
+
 async function readApi(
   fixture: Fixture,
   server: Server,
@@ -288,13 +315,14 @@ async function readApi(
       );
       if (result.sql) console.log(`    plan: ${result.sql.plan.join(' / ')}`);
     }
+    toolPageSideBySide(db, toolId);
   } finally {
     db.close();
   }
   return results;
 }
 
-/** A JWT from POST /auth/jwt/login (its requests write nothing, unlike API tokens). */
+/** A JWT from POST /auth/jwt/login (its requests write nothing; a token's write its last use once a minute). */
 async function login(server: Server): Promise<string> {
   const response = await fetch(`${server.url}auth/jwt/login`, {
     method: 'POST',

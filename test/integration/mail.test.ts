@@ -1,14 +1,15 @@
 /**
  * Pending-answers e-mail with real processes: a real SMTP server (the smtp-server package) in
- * this test process, a `labstation serve` pointed at it, and a `labstation station --server`
+ * a process of its own, a `labstation serve` pointed at it, and a `labstation station --server`
  * where staff force-end a usage. Then the SMTP server goes down and comes back; and a second
  * server without SMTP writes .eml files.
  */
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import Database from 'better-sqlite3';
-import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../electron/core/db/open.js';
 import { queuePendingAnswersMail } from '../../electron/core/mail/pending.js';
@@ -57,50 +58,44 @@ function parseMessage(raw: string, rcpt: string[] = []): Received {
   return { rcpt, headers, body };
 }
 
-/** A real SMTP server on loopback that requires no TLS and accepts one login. */
+const SMTP_SINK = join(import.meta.dirname, '..', 'fixtures', 'smtp-sink.js');
+
+/**
+ * A real SMTP server (test/fixtures/smtp-sink.js, the smtp-server package) in a process of its
+ * own on loopback, which requires no TLS and accepts one login; it reports what it receives.
+ */
 class TestSmtp {
   readonly messages: Received[] = [];
   logins = 0;
-  private server: SMTPServer | null = null;
+  private child: ChildProcess | null = null;
   port = 0;
 
   async start(port = this.port): Promise<void> {
-    const server = new SMTPServer({
-      authOptional: true,
-      allowInsecureAuth: true,
-      disabledCommands: ['STARTTLS'],
-      logger: false,
-      closeTimeout: 1_000,
-      onAuth: (auth, _session, callback) => {
-        if (auth.username === 'labstation' && auth.password === 's3cret') {
-          this.logins += 1;
-          callback(null, { user: auth.username });
-        } else {
-          callback(new Error('invalid login'));
-        }
-      },
-      onData: (stream, session, callback) => {
-        const chunks: Buffer[] = [];
-        stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-        stream.on('end', () => {
-          const rcpt = session.envelope.rcptTo.map((a) => a.address);
-          this.messages.push(parseMessage(Buffer.concat(chunks).toString('utf8'), rcpt));
-          callback();
-        });
-      },
+    const child = spawn(process.execPath, [SMTP_SINK, String(port)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
     });
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(port, '127.0.0.1', () => resolve());
+    this.child = child;
+    this.port = await new Promise<number>((resolve, reject) => {
+      child.once('exit', (code) => reject(new Error(`smtp-sink exited ${code}`)));
+      createInterface({ input: child.stdout }).on('line', (line) => {
+        const event = JSON.parse(line) as
+          | { event: 'listening'; port: number }
+          | { event: 'login' }
+          | { event: 'message'; rcpt: string[]; raw: string };
+        if (event.event === 'listening') resolve(event.port);
+        else if (event.event === 'login') this.logins += 1;
+        else this.messages.push(parseMessage(event.raw, event.rcpt));
+      });
     });
-    this.port = (server.server.address() as AddressInfo).port;
-    this.server = server;
   }
 
   async stop(): Promise<void> {
-    const server = this.server;
-    this.server = null;
-    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+    const child = this.child;
+    this.child = null;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.kill('SIGTERM');
+    await exited;
   }
 
   about(uuid: string, kind: string): Received[] {
@@ -471,9 +466,9 @@ describe('mail worker retry (in process, real SMTP client against a closed port)
         ).lastInsertRowid,
       );
     // A port that was free a moment ago: connections to it are refused.
-    const closed = new SMTPServer({ logger: false });
+    const closed = createServer();
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', () => resolve()));
-    const port = (closed.server.address() as AddressInfo).port;
+    const port = (closed.address() as AddressInfo).port;
     await new Promise<void>((resolve) => closed.close(() => resolve()));
 
     const worker = startMailWorker({

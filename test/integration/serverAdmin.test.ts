@@ -166,7 +166,7 @@ describe('admin calls', () => {
       for (const jwt of [staff, user]) {
         const res = await rpc(name, args, jwt);
         expect(res.status, name).toBe(403);
-        expect(res.body).toMatchObject({ code: 'forbidden' });
+        expect(res.body).toMatchObject({ code: 'forbidden', detail: `${name} is for admins only` });
       }
     }
     expect(serverDb.prepare('SELECT count(*) FROM sync_changes').pluck().get()).toBe(before);

@@ -184,6 +184,7 @@ describe('server rpc for browser users', () => {
       code: 'unauthenticated',
       message: expect.any(String) as string,
     });
+    expect(none.body.detail).toBe(none.body.message);
     const bad = await rpc('usage.pendingMine', {}, 'not.a.jwt');
     expect(bad.status).toBe(401);
     expect(bad.body.code).toBe('unauthenticated');

@@ -33,8 +33,15 @@ const SECURITY_HEADERS = {
   'x-frame-options': 'DENY',
 } as const;
 
+/**
+ * The contract's `{code, message, details?}`, plus `detail` (the message again): what clients of
+ * the server's other routes (DRF and FastAPI style) read for a 401 or 403.
+ */
 function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
-  return reply.code(HTTP_STATUS[error.code]).headers(SECURITY_HEADERS).send(error);
+  return reply
+    .code(HTTP_STATUS[error.code])
+    .headers(SECURITY_HEADERS)
+    .send({ ...error, detail: error.message });
 }
 
 function formatIssues(issues: { path: PropertyKey[]; message: string }[]): string[] {
