@@ -102,8 +102,12 @@ export interface ServerProcess {
 }
 
 /** Starts `labstation serve` on an ephemeral loopback port and waits for its ready line. */
-export function startServer(dataDir: string, env: NodeJS.ProcessEnv = {}): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [CLI, 'serve', '--data', dataDir, '--port', '0'], {
+export function startServer(
+  dataDir: string,
+  env: NodeJS.ProcessEnv = {},
+  port = 0,
+): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [CLI, 'serve', '--data', dataDir, '--port', String(port)], {
     env: { ...process.env, LABSTATION_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -1,0 +1,119 @@
+/**
+ * A station keeps working while its server is down, and catches up when the server is back:
+ * `labstation serve` stopped mid-use and started again on the same port and data dir.
+ */
+import { createServer, type AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { facilityBundle, goodPreAnswers } from '../fixtures/facility.js';
+import {
+  runCli,
+  startServer,
+  startStation,
+  tempDir,
+  writeJson,
+  type ServerProcess,
+  type StationProcess,
+} from './helpers.js';
+
+let server: ServerProcess | undefined;
+let station: StationProcess | undefined;
+
+afterAll(async () => {
+  await station?.stop();
+  await server?.stop();
+});
+
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', () => resolve()));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return port;
+}
+
+async function waitFor<T>(what: string, check: () => Promise<T | undefined>): Promise<T> {
+  const until = Date.now() + 20_000;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+describe('server restart', () => {
+  it('the station works offline while the server is down and catches up after its restart', async () => {
+    const serverDir = join(tempDir(), 'server');
+    const bundle = facilityBundle();
+    delete bundle.station;
+    await runCli(['import', '--data', serverDir, writeJson(tempDir(), 'b.json', bundle)]);
+    const made = await runCli([
+      'admin',
+      'station',
+      'create',
+      '--data',
+      serverDir,
+      '--name',
+      'sem',
+      '--tool',
+      'SEM',
+    ]);
+    const key = made.stdout.trim().split('\n').pop()!;
+    const port = await freePort();
+    server = await startServer(serverDir, {}, port);
+    const stationDir = join(tempDir(), 'station');
+    station = await startStation(stationDir, { LABSTATION_SYNC_BACKOFF_CAP_MS: '1000' }, [
+      '--server',
+      server.url,
+      '--key',
+      key,
+    ]);
+    const call = async (name: string, args: unknown): Promise<Record<string, unknown>> => {
+      const res = await station!.rpc(name, args);
+      expect(res.status, `${name}: ${JSON.stringify(res.body)}`).toBe(200);
+      return res.body as Record<string, unknown>;
+    };
+    const status = async (): Promise<{ online: boolean; waiting: number }> =>
+      (await call('sync.status', {})) as unknown as { online: boolean; waiting: number };
+
+    await server.stop();
+    await call('session.logon', { login: 'alice', pin: '1234' });
+    const uuids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const enabled = await call('toolControl.enable', {
+        tool: 'SEM',
+        project: 'Cathodes',
+        answers: goodPreAnswers,
+      });
+      uuids.push((enabled.usage as { uuid: string }).uuid);
+      await call('toolControl.disable', {
+        tool: 'SEM',
+        answers: { problem: 'No', notes: `run ${i}` },
+      });
+    }
+    await waitFor('the station to see it is offline', async () =>
+      (await status()).online ? undefined : true,
+    );
+    expect((await status()).waiting).toBeGreaterThan(0);
+
+    server = await startServer(serverDir, {}, port);
+    await waitFor('the outbox to drain', async () => {
+      const s = await status();
+      return s.online && s.waiting === 0 ? true : undefined;
+    });
+    const db = new Database(join(serverDir, 'labstation.db'), { readonly: true });
+    const local = new Database(join(stationDir, 'labstation.db'), { readonly: true });
+    try {
+      const columns = 'uuid, start, "end", pre_run_data, run_data';
+      const theirs = db.prepare(`SELECT ${columns} FROM usage_events ORDER BY uuid`).all();
+      const mine = local.prepare(`SELECT ${columns} FROM usage_events ORDER BY uuid`).all();
+      expect(theirs).toEqual(mine);
+      expect(theirs).toHaveLength(uuids.length);
+    } finally {
+      db.close();
+      local.close();
+    }
+  }, 60_000);
+});
