@@ -136,3 +136,48 @@ export function startServer(
     });
   });
 }
+
+/**
+ * Polls `check` every 100 ms until it returns something other than undefined; a check that
+ * throws is tried again. Fails after `ms`, with the last error if there was one.
+ */
+export async function waitFor<T>(
+  what: string,
+  check: () => T | undefined | Promise<T | undefined>,
+  ms = 15_000,
+): Promise<T> {
+  const until = Date.now() + ms;
+  let last: Error | undefined;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value !== undefined) return value;
+    } catch (error) {
+      last = error instanceof Error ? error : new Error(String(error));
+    }
+    if (Date.now() > until)
+      throw new Error(`timed out waiting for ${what}${last ? `: ${last.message}` : ''}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** Registers a station on a server data dir with the real CLI; returns its key. */
+export async function createStationKey(
+  serverDir: string,
+  name: string,
+  tool: string,
+): Promise<string> {
+  const made = await runCli([
+    'admin',
+    'station',
+    'create',
+    '--data',
+    serverDir,
+    '--name',
+    name,
+    '--tool',
+    tool,
+  ]);
+  if (made.code !== 0) throw new Error(`admin station create: ${made.stderr}`);
+  return made.stdout.trim().split('\n').pop()!;
+}

@@ -24,6 +24,7 @@ import {
   writeJson,
   type ServerProcess,
   type StationProcess,
+  waitFor,
 } from './helpers.js';
 
 const PUBLIC_URL = 'https://lab.example.org/labstation/';
@@ -102,27 +103,6 @@ class TestSmtp {
     return this.messages.filter(
       (m) => m.body.includes(`#/pending/${uuid}`) && m.headers.get('x-labstation-kind') === kind,
     );
-  }
-}
-
-/** Polls until `check` returns a value other than undefined; fails after `ms`. */
-async function waitFor<T>(
-  what: string,
-  check: () => T | undefined | Promise<T | undefined>,
-  ms = 15_000,
-): Promise<T> {
-  const until = Date.now() + ms;
-  let last: Error | undefined;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value !== undefined) return value;
-    } catch (error) {
-      last = error instanceof Error ? error : new Error(String(error));
-    }
-    if (Date.now() > until)
-      throw new Error(`timed out waiting for ${what}${last ? `: ${last.message}` : ''}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
 

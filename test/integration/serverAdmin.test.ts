@@ -15,6 +15,7 @@ import {
   writeJson,
   type ServerProcess,
   type StationProcess,
+  waitFor,
 } from './helpers.js';
 
 const ADMIN = { email: 'admin@example.org', password: 'admin password 1' };
@@ -58,16 +59,6 @@ async function ok<T = Record<string, unknown>>(name: string, args: unknown): Pro
   const res = await rpc(name, args, adminJwt);
   expect(res.status, `${name}: ${JSON.stringify(res.body)}`).toBe(200);
   return res.body as T;
-}
-
-async function waitFor<T>(what: string, check: () => Promise<T | undefined>): Promise<T> {
-  const until = Date.now() + 15_000;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 interface Facility {

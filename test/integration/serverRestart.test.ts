@@ -13,8 +13,10 @@ import {
   startStation,
   tempDir,
   writeJson,
+  createStationKey,
   type ServerProcess,
   type StationProcess,
+  waitFor,
 } from './helpers.js';
 
 let server: ServerProcess | undefined;
@@ -33,34 +35,13 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-async function waitFor<T>(what: string, check: () => Promise<T | undefined>): Promise<T> {
-  const until = Date.now() + 20_000;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 describe('server restart', () => {
   it('the station works offline while the server is down and catches up after its restart', async () => {
     const serverDir = join(tempDir(), 'server');
     const bundle = facilityBundle();
     delete bundle.station;
     await runCli(['import', '--data', serverDir, writeJson(tempDir(), 'b.json', bundle)]);
-    const made = await runCli([
-      'admin',
-      'station',
-      'create',
-      '--data',
-      serverDir,
-      '--name',
-      'sem',
-      '--tool',
-      'SEM',
-    ]);
-    const key = made.stdout.trim().split('\n').pop()!;
+    const key = await createStationKey(serverDir, 'sem', 'SEM');
     const port = await freePort();
     server = await startServer(serverDir, {}, port);
     const stationDir = join(tempDir(), 'station');
@@ -99,10 +80,14 @@ describe('server restart', () => {
     expect((await status()).waiting).toBeGreaterThan(0);
 
     server = await startServer(serverDir, {}, port);
-    await waitFor('the outbox to drain', async () => {
-      const s = await status();
-      return s.online && s.waiting === 0 ? true : undefined;
-    });
+    await waitFor(
+      'the outbox to drain',
+      async () => {
+        const s = await status();
+        return s.online && s.waiting === 0 ? true : undefined;
+      },
+      20_000,
+    );
     const db = new Database(join(serverDir, 'labstation.db'), { readonly: true });
     const local = new Database(join(stationDir, 'labstation.db'), { readonly: true });
     try {

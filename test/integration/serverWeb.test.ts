@@ -15,6 +15,7 @@ import {
   writeJson,
   type ServerProcess,
   type StationProcess,
+  waitFor,
 } from './helpers.js';
 
 const ALICE = { email: 'alice@example.org', password: 'alice password 1' };
@@ -41,20 +42,6 @@ function serverBundle(): Record<string, unknown> {
   users[1] = { ...users[1], ...BOB };
   users[2] = { ...users[2], ...SAM, role: 'staff' };
   return bundle;
-}
-
-async function waitFor<T>(
-  what: string,
-  check: () => T | undefined | Promise<T | undefined>,
-  ms = 15_000,
-): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 interface EventRow {

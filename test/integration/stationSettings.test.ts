@@ -12,8 +12,10 @@ import {
   startStation,
   tempDir,
   writeJson,
+  createStationKey,
   type ServerProcess,
   type StationProcess,
+  waitFor,
 } from './helpers.js';
 
 const FAST = { LABSTATION_SYNC_BACKOFF_CAP_MS: '1000' };
@@ -31,19 +33,6 @@ async function call(
   return { status: res.status, body: res.body as Record<string, unknown> };
 }
 
-async function waitFor<T>(
-  what: string,
-  check: () => T | undefined | Promise<T | undefined>,
-): Promise<T> {
-  const until = Date.now() + 15_000;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 beforeAll(async () => {
   const serverDir = join(tempDir(), 'server');
   const bundle = facilityBundle();
@@ -51,18 +40,7 @@ beforeAll(async () => {
   expect(
     (await runCli(['import', '--data', serverDir, writeJson(tempDir(), 's.json', bundle)])).code,
   ).toBe(0);
-  const made = await runCli([
-    'admin',
-    'station',
-    'create',
-    '--data',
-    serverDir,
-    '--name',
-    'sem',
-    '--tool',
-    'SEM',
-  ]);
-  key = made.stdout.trim().split('\n').pop()!;
+  key = await createStationKey(serverDir, 'sem', 'SEM');
   server = await startServer(serverDir);
   serverDb = new Database(join(serverDir, 'labstation.db'), { readonly: true });
 

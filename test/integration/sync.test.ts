@@ -16,6 +16,7 @@ import {
   writeJson,
   type ServerProcess,
   type StationProcess,
+  waitFor,
 } from './helpers.js';
 
 const FAST = { LABSTATION_SYNC_BACKOFF_CAP_MS: '1500' };
@@ -79,27 +80,6 @@ async function launch(
 async function stop(st: StationProcess): Promise<void> {
   await st.stop();
   running.delete(st);
-}
-
-/** Polls until `check` returns a value other than undefined; fails after `ms`. */
-async function waitFor<T>(
-  what: string,
-  check: () => T | undefined | Promise<T | undefined>,
-  ms = 15_000,
-): Promise<T> {
-  const until = Date.now() + ms;
-  let last: Error | undefined;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value !== undefined) return value;
-    } catch (error) {
-      last = error instanceof Error ? error : new Error(String(error));
-    }
-    if (Date.now() > until)
-      throw new Error(`timed out waiting for ${what}${last ? `: ${last.message}` : ''}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 function openReadonly(dir: string): Database.Database {

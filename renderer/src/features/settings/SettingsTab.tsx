@@ -5,7 +5,7 @@ import { call, toBridgeError, type BridgeError } from '../../bridge.js';
 import { ConfirmDialog } from '../../components/ConfirmDialog.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { errorText, formatDateTime } from '../../format.js';
-import { describedBy, Messages } from '../forms/FieldFrame.js';
+import { TextField } from '../../components/LabelledField.js';
 
 type FieldErrors = Record<string, string[]>;
 
@@ -19,33 +19,6 @@ function fieldErrors(error: BridgeError): FieldErrors | null {
     if (field && typeof p.message === 'string') (found[field] ??= []).push(p.message);
   }
   return Object.keys(found).length ? found : null;
-}
-
-function Field({
-  id,
-  label,
-  hint,
-  messages,
-  children,
-}: {
-  id: string;
-  label: string;
-  hint?: string;
-  messages: string[];
-  children: (describedById: string | undefined) => ReactElement;
-}): ReactElement {
-  return (
-    <div className={messages.length ? 'field invalid' : 'field'}>
-      <label htmlFor={id}>{label}</label>
-      {hint && (
-        <p id={`${id}-hint`} className="help">
-          {hint}
-        </p>
-      )}
-      {children(describedBy(hint && `${id}-hint`, messages.length > 0 && `${id}-messages`))}
-      <Messages id={`${id}-messages`} messages={messages} />
-    </div>
-  );
 }
 
 /** Staff settings of the station: its link to the server and, in the desktop app, its role. */
@@ -118,43 +91,26 @@ function ServerLink({
           ? `This station syncs with ${current.server}.`
           : 'This station runs on its own: nothing is sent anywhere.'}
       </p>
-      <Field
+      <TextField
         id={`${id}-server`}
         label="Server address"
         hint="For example http://labstation.example.org:8080/"
         messages={errors.server ?? []}
-      >
-        {(described) => (
-          <input
-            id={`${id}-server`}
-            type="text"
-            inputMode="url"
-            autoComplete="off"
-            value={server}
-            aria-invalid={errors.server ? true : undefined}
-            aria-describedby={described}
-            onChange={(e) => setServer(e.target.value)}
-          />
-        )}
-      </Field>
-      <Field
+        value={server}
+        onChange={setServer}
+        autoComplete="off"
+        inputMode="url"
+      />
+      <TextField
         id={`${id}-key`}
         label={current.keySet ? 'Station key (empty: keep the current one)' : 'Station key'}
         hint="Shown once on the server's admin page when the station was registered."
         messages={errors.key ?? []}
-      >
-        {(described) => (
-          <input
-            id={`${id}-key`}
-            type="password"
-            autoComplete="off"
-            value={key}
-            aria-invalid={errors.key ? true : undefined}
-            aria-describedby={described}
-            onChange={(e) => setKey(e.target.value)}
-          />
-        )}
-      </Field>
+        value={key}
+        onChange={setKey}
+        type="password"
+        autoComplete="off"
+      />
       <ErrorMessage message={error} />
       {status && (
         <p className="notice" role="status">
@@ -247,19 +203,14 @@ function DesktopRole({
         The same app can run as the server that stations sync with. The station's data stays here,
         untouched, for when this PC is switched back (from the tray icon).
       </p>
-      <Field id={`${id}-port`} label="Port" messages={errors.port ?? []}>
-        {(described) => (
-          <input
-            id={`${id}-port`}
-            type="text"
-            inputMode="numeric"
-            value={port}
-            aria-invalid={errors.port ? true : undefined}
-            aria-describedby={described}
-            onChange={(e) => setPort(e.target.value)}
-          />
-        )}
-      </Field>
+      <TextField
+        id={`${id}-port`}
+        label="Port"
+        messages={errors.port ?? []}
+        value={port}
+        onChange={setPort}
+        inputMode="numeric"
+      />
       <div className="field">
         <label className="choice" htmlFor={`${id}-network`}>
           <input
@@ -271,40 +222,24 @@ function DesktopRole({
           Reachable from other computers (not only this PC)
         </label>
       </div>
-      <Field
+      <TextField
         id={`${id}-admin_email`}
         label="First admin's e-mail (needed once, for a new server)"
         messages={errors.admin_email ?? []}
-      >
-        {(described) => (
-          <input
-            id={`${id}-admin_email`}
-            type="email"
-            autoComplete="off"
-            value={email}
-            aria-invalid={errors.admin_email ? true : undefined}
-            aria-describedby={described}
-            onChange={(e) => setEmail(e.target.value)}
-          />
-        )}
-      </Field>
-      <Field
+        value={email}
+        onChange={setEmail}
+        type="email"
+        autoComplete="off"
+      />
+      <TextField
         id={`${id}-admin_password`}
         label="First admin's password (10 characters at least)"
         messages={errors.admin_password ?? []}
-      >
-        {(described) => (
-          <input
-            id={`${id}-admin_password`}
-            type="password"
-            autoComplete="new-password"
-            value={password}
-            aria-invalid={errors.admin_password ? true : undefined}
-            aria-describedby={described}
-            onChange={(e) => setPassword(e.target.value)}
-          />
-        )}
-      </Field>
+        value={password}
+        onChange={setPassword}
+        type="password"
+        autoComplete="new-password"
+      />
       <ErrorMessage message={error} />
       <div className="actions">
         <button type="submit" className="primary">

@@ -1,10 +1,9 @@
-import { useState } from 'react';
 import type { ReactElement } from 'react';
 import { adminProjectInput, type AdminProject } from '../../../../shared/adminApi.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { serverCall } from '../serverBridge.js';
 import { TextInput, Toggle } from './fields.js';
-import { EditorPanel, ListPanel, type Selection } from './layout.js';
+import { EditorPanel, ListPanel, useSelection } from './layout.js';
 import { useAdminStore } from './store.js';
 import { useAdminForm } from './useAdminForm.js';
 
@@ -12,14 +11,7 @@ import { useAdminForm } from './useAdminForm.js';
 export function ProjectsAdmin(): ReactElement {
   const projects = useAdminStore((s) => s.projects);
   const users = useAdminStore((s) => s.users);
-  const [selected, setSelected] = useState<Selection>(null);
-  const [notice, setNotice] = useState<string | null>(null);
-  const select = (next: Selection): void => {
-    setNotice(null);
-    setSelected(next);
-  };
-  const current =
-    typeof selected === 'number' ? projects.find((p) => p.id === selected) : undefined;
+  const { selected, current, notice, select, saved } = useSelection(projects);
   const members = (id: number): number => users.filter((u) => u.projects.includes(id)).length;
   return (
     <div className="admin-layout">
@@ -41,10 +33,7 @@ export function ProjectsAdmin(): ReactElement {
           key={current?.id ?? 'new'}
           project={current}
           notice={notice}
-          onSaved={(project, message) => {
-            setSelected(project.id);
-            setNotice(message);
-          }}
+          onSaved={saved}
           onClose={() => select(null)}
         />
       )}

@@ -1,4 +1,3 @@
-import { useState } from 'react';
 import type { ReactElement } from 'react';
 import { z } from 'zod';
 import { adminToolInput, type AdminTool } from '../../../../shared/adminApi.js';
@@ -6,7 +5,7 @@ import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { formatDateTime } from '../../format.js';
 import { serverCall } from '../serverBridge.js';
 import { IdChecklist, TextInput, Toggle } from './fields.js';
-import { EditorPanel, ListPanel, type Selection } from './layout.js';
+import { EditorPanel, ListPanel, useSelection } from './layout.js';
 import { checkQuestionText, QuestionListEditor, questionText } from './QuestionListEditor.js';
 import { useAdminStore } from './store.js';
 import { useAdminForm } from './useAdminForm.js';
@@ -29,13 +28,7 @@ const toolForm = adminToolInput.extend({
 /** Tools, their usage question forms (with a live preview), and who is qualified on them. */
 export function ToolsAdmin(): ReactElement {
   const tools = useAdminStore((s) => s.tools);
-  const [selected, setSelected] = useState<Selection>(null);
-  const [notice, setNotice] = useState<string | null>(null);
-  const select = (next: Selection): void => {
-    setNotice(null);
-    setSelected(next);
-  };
-  const current = typeof selected === 'number' ? tools.find((t) => t.id === selected) : undefined;
+  const { selected, current, notice, select, saved } = useSelection(tools);
   const count = (n: number, what: string): string => `${n} ${what}${n === 1 ? '' : 's'}`;
   return (
     <div className="admin-layout wide-editor">
@@ -63,10 +56,7 @@ export function ToolsAdmin(): ReactElement {
           key={current?.id ?? 'new'}
           tool={current}
           notice={notice}
-          onSaved={(tool, message) => {
-            setSelected(tool.id);
-            setNotice(message);
-          }}
+          onSaved={saved}
           onClose={() => select(null)}
         />
       )}

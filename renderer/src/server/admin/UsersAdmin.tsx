@@ -1,10 +1,9 @@
-import { useState } from 'react';
 import type { ReactElement } from 'react';
 import { adminUserInput, type AdminUser } from '../../../../shared/adminApi.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { serverCall } from '../serverBridge.js';
 import { IdChecklist, SelectInput, TextInput, Toggle } from './fields.js';
-import { EditorPanel, ListPanel, type Selection } from './layout.js';
+import { EditorPanel, ListPanel, useSelection } from './layout.js';
 import { useAdminStore } from './store.js';
 import { useAdminForm } from './useAdminForm.js';
 
@@ -17,13 +16,7 @@ function fullName(u: AdminUser): string {
 /** People: who they are, how they log on (PIN and badge at stations, password here), roles. */
 export function UsersAdmin(): ReactElement {
   const users = useAdminStore((s) => s.users);
-  const [selected, setSelected] = useState<Selection>(null);
-  const [notice, setNotice] = useState<string | null>(null);
-  const select = (next: Selection): void => {
-    setNotice(null);
-    setSelected(next);
-  };
-  const current = typeof selected === 'number' ? users.find((u) => u.id === selected) : undefined;
+  const { selected, current, notice, select, saved } = useSelection(users);
   return (
     <div className="admin-layout">
       <ListPanel
@@ -44,10 +37,7 @@ export function UsersAdmin(): ReactElement {
           key={current?.id ?? 'new'}
           user={current}
           notice={notice}
-          onSaved={(user, message) => {
-            setSelected(user.id);
-            setNotice(message);
-          }}
+          onSaved={saved}
           onClose={() => select(null)}
         />
       )}

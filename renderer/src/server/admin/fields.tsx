@@ -1,38 +1,12 @@
 /** Labelled inputs of the admin editors, each showing its field's problems in words. */
-import type { ReactElement, ReactNode } from 'react';
+import type { ReactElement } from 'react';
+import { LabelledField, TextField } from '../../components/LabelledField.js';
 import { describedBy, Messages } from '../../features/forms/FieldFrame.js';
 import type { AdminForm } from './useAdminForm.js';
 
 type StringKeys<T> = { [K in keyof T]: T[K] extends string ? K : never }[keyof T] & string;
 type BooleanKeys<T> = { [K in keyof T]: T[K] extends boolean ? K : never }[keyof T] & string;
 type IdListKeys<T> = { [K in keyof T]: T[K] extends number[] ? K : never }[keyof T] & string;
-
-function Frame({
-  id,
-  label,
-  hint,
-  messages,
-  children,
-}: {
-  id: string;
-  label: string;
-  hint?: string | undefined;
-  messages: string[];
-  children: ReactNode;
-}): ReactElement {
-  return (
-    <div className={messages.length ? 'field invalid' : 'field'}>
-      <label htmlFor={id}>{label}</label>
-      {hint && (
-        <p id={`${id}-hint`} className="help">
-          {hint}
-        </p>
-      )}
-      {children}
-      <Messages id={`${id}-messages`} messages={messages} />
-    </div>
-  );
-}
 
 export function TextInput<T extends object>({
   form,
@@ -51,24 +25,18 @@ export function TextInput<T extends object>({
   autoComplete?: string;
   inputMode?: 'numeric';
 }): ReactElement {
-  const id = form.fieldId(field);
-  const messages = form.errors[field] ?? [];
   return (
-    <Frame id={id} label={label} hint={hint} messages={messages}>
-      <input
-        id={id}
-        type={type}
-        autoComplete={autoComplete}
-        inputMode={inputMode}
-        value={form.values[field] as string}
-        aria-invalid={messages.length > 0 || undefined}
-        aria-describedby={describedBy(
-          hint && `${id}-hint`,
-          messages.length > 0 && `${id}-messages`,
-        )}
-        onChange={(e) => form.set(field, e.target.value as T[typeof field])}
-      />
-    </Frame>
+    <TextField
+      id={form.fieldId(field)}
+      label={label}
+      hint={hint}
+      messages={form.errors[field] ?? []}
+      value={form.values[field] as string}
+      type={type}
+      autoComplete={autoComplete}
+      inputMode={inputMode}
+      onChange={(value) => form.set(field, value as T[typeof field])}
+    />
   );
 }
 
@@ -86,7 +54,7 @@ export function SelectInput<T extends object>({
   const id = form.fieldId(field);
   const messages = form.errors[field] ?? [];
   return (
-    <Frame id={id} label={label} messages={messages}>
+    <LabelledField id={id} label={label} messages={messages}>
       <select
         id={id}
         value={form.values[field] as string}
@@ -100,7 +68,7 @@ export function SelectInput<T extends object>({
           </option>
         ))}
       </select>
-    </Frame>
+    </LabelledField>
   );
 }
 

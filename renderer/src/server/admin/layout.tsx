@@ -1,9 +1,39 @@
 /** The frame every admin section shares: a list of records and the editor of the chosen one. */
-import { useId } from 'react';
+import { useId, useState } from 'react';
 import type { ReactElement, ReactNode } from 'react';
 
 /** The record being edited: its id, 'new', or none. */
 export type Selection = number | 'new' | null;
+
+export interface SelectionState<T extends { id: number }> {
+  selected: Selection;
+  /** The record being edited, when it is an existing one. */
+  current: T | undefined;
+  /** What the last save said; cleared when another record is chosen. */
+  notice: string | null;
+  select: (next: Selection) => void;
+  /** After a save: keep editing the saved record and say so. */
+  saved: (record: T, message: string) => void;
+}
+
+/** Which record of `rows` a section edits, and what its last save said. */
+export function useSelection<T extends { id: number }>(rows: T[]): SelectionState<T> {
+  const [selected, setSelected] = useState<Selection>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+  return {
+    selected,
+    current: typeof selected === 'number' ? rows.find((r) => r.id === selected) : undefined,
+    notice,
+    select(next) {
+      setNotice(null);
+      setSelected(next);
+    },
+    saved(record, message) {
+      setSelected(record.id);
+      setNotice(message);
+    },
+  };
+}
 
 export interface ListRow {
   id: number;
