@@ -17,6 +17,7 @@ import {
   type ServerProcess,
   type StationProcess,
   waitFor,
+  createStationKey,
 } from './helpers.js';
 
 const FAST = { LABSTATION_SYNC_BACKOFF_CAP_MS: '1500' };
@@ -51,19 +52,7 @@ async function importIntoServer(bundle: Record<string, unknown>): Promise<void> 
 }
 
 async function registerStation(name: string, tool = 'SEM'): Promise<string> {
-  const made = await runCli([
-    'admin',
-    'station',
-    'create',
-    '--data',
-    serverDir,
-    '--name',
-    name,
-    '--tool',
-    tool,
-  ]);
-  expect(made.code).toBe(0);
-  return lastLine(made.stdout);
+  return createStationKey(serverDir, name, tool);
 }
 
 async function launch(
