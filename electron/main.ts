@@ -220,13 +220,27 @@ function serverMenu(): MenuItemConstructorOptions[] {
     { label: `Labstation server at ${address}`, enabled: false },
     { label: 'Show', click: () => window?.show() },
     {
-      label: 'Switch this PC back to station mode',
-      click: () => {
-        writeDesktopConfig(paths.config, { ...config, mode: 'station' });
-        relaunchSoon();
-      },
+      label: 'Switch this PC back to station mode…',
+      click: () => void confirmSwitchToStation(),
     },
   ];
+}
+
+/** The server stops for every station and browser user: asked first, never by accident. */
+async function confirmSwitchToStation(): Promise<void> {
+  const { response } = await dialog.showMessageBox({
+    type: 'warning',
+    buttons: ['Cancel', 'Stop the server and switch'],
+    defaultId: 0,
+    cancelId: 0,
+    message: 'Switch this PC back to station mode?',
+    detail:
+      'The facility server stops: stations keep working offline and sync again once a ' +
+      'server runs. The server data stays on this PC.',
+  });
+  if (response !== 1) return;
+  writeDesktopConfig(paths.config, { ...config, mode: 'station' });
+  relaunchSoon();
 }
 
 function updateTray(): void {

@@ -49,8 +49,10 @@ export function serverTimeZone(db: Db): string {
 
 /**
  * LABSTATION_ADMIN_EMAIL and LABSTATION_ADMIN_PASSWORD make that admin when no account has
- * that e-mail yet (the first start, or a server whose people were imported first). An
- * existing account is left as it is: the variables never reset a password or a role.
+ * that e-mail yet: at the first start (also when people, admins among them, were imported
+ * before it), and later only while the server has no active admin. An existing account is left
+ * as it is: the variables never reset a password or a role, nor bring back an admin whose
+ * e-mail was changed.
  */
 async function ensureEnvAdmin(db: Db, env: NodeJS.ProcessEnv, log: Logger): Promise<void> {
   const email = env.LABSTATION_ADMIN_EMAIL?.trim();
@@ -64,7 +66,16 @@ async function ensureEnvAdmin(db: Db, env: NodeJS.ProcessEnv, log: Logger): Prom
     .prepare("SELECT role FROM users WHERE email = ? COLLATE NOCASE AND email <> ''")
     .pluck()
     .get(email) as string | undefined;
+  const activeAdmins = db
+    .prepare("SELECT count(*) FROM users WHERE role = 'admin' AND is_active = 1")
+    .pluck()
+    .get() as number;
+  if (existing === undefined && getSetting(db, 'server.envAdminMade') && activeAdmins > 0) {
+    log.info({ email }, 'LABSTATION_ADMIN_EMAIL names no account; its admin was made before');
+    return;
+  }
   if (existing !== undefined) {
+    setSetting(db, 'server.envAdminMade', true);
     if (existing !== 'admin') {
       log.warn(
         { email, role: existing },
@@ -74,6 +85,7 @@ async function ensureEnvAdmin(db: Db, env: NodeJS.ProcessEnv, log: Logger): Prom
     return;
   }
   await createAccount(db, { email, password, role: 'admin' });
+  setSetting(db, 'server.envAdminMade', true);
   log.info({ email }, 'created the admin named by LABSTATION_ADMIN_EMAIL');
 }
 

@@ -73,6 +73,47 @@ describe('database', () => {
     db.close();
   });
 
+  it('migration 5: answers given on the server before it are sent to the station and not undone', () => {
+    const file = join(tempDir(), 'm5.db');
+    const db = openDatabase(file, migrations.slice(0, 4));
+    const now = '2026-01-05T10:00:00.000Z';
+    db.exec(`INSERT INTO settings (key, value) VALUES ('mode', '"server"');
+      INSERT INTO users (uuid, username, created_at, updated_at) VALUES ('u', 'u', '${now}', '${now}');
+      INSERT INTO projects (uuid, name, created_at, updated_at) VALUES ('p', 'p', '${now}', '${now}');
+      INSERT INTO tools (uuid, name, created_at, updated_at) VALUES ('t', 't', '${now}', '${now}');
+      INSERT INTO stations (uuid, name, tool_id, key_hash, created_at) VALUES ('s', 's', 1, 'h', '${now}');`);
+    const insert = db.prepare(
+      `INSERT INTO usage_events (uuid, user_id, operator_id, project_id, tool_id, start, "end",
+         run_data, post_usage_pending, version, updated_at, station_id)
+       VALUES (?, 1, 1, 1, 1, '${now}', '${now}', ?, ?, ?, '${now}', 1)`,
+    );
+    // e1: force-ended at the station (version 2), answered on the server (version 3).
+    insert.run('e1', '{"a":1}', 0, 3);
+    db.exec(`INSERT INTO mail_outbox (uuid, kind, usage_event_id, "to", subject, text, next_attempt_at, created_at)
+      VALUES ('m1', 'pending_answers', 1, 'u@example.org', 's', 't', '${now}', '${now}')`);
+    // e2: an ordinary event; e3: still pending.
+    insert.run('e2', '{"b":2}', 0, 2);
+    insert.run('e3', '', 1, 2);
+    db.close();
+
+    const upgraded = openDatabase(file);
+    const rows = upgraded
+      .prepare(
+        `SELECT uuid, version, station_version, answered_on_server_at, answer_acked
+         FROM usage_events ORDER BY uuid`,
+      )
+      .all();
+    expect(rows).toEqual([
+      { uuid: 'e1', version: 3, station_version: 2, answered_on_server_at: now, answer_acked: 0 },
+      { uuid: 'e2', version: 2, station_version: 2, answered_on_server_at: null, answer_acked: 1 },
+      { uuid: 'e3', version: 2, station_version: 2, answered_on_server_at: null, answer_acked: 1 },
+    ]);
+    expect(upgraded.prepare('SELECT station_id, tool_id FROM station_tools').all()).toEqual([
+      { station_id: 1, tool_id: 1 },
+    ]);
+    upgraded.close();
+  });
+
   it('answers the hot queries from indexes (EXPLAIN QUERY PLAN)', () => {
     const db = openDatabase(join(tempDir(), 'd.db'));
     const plan = (sql: string): string =>

@@ -59,8 +59,16 @@ describe('desktop mode', () => {
     });
     expect(config).toEqual({ mode: 'server', port: 18_765, network: false });
     expect(readDesktopConfig(paths.config)).toEqual(config);
-    // Switching again needs no new admin: the server has one.
+    // Switching again needs no new admin: the server has one; and station staff cannot add one.
     await switchDesktopMode(paths, { mode: 'station' });
+    await expect(
+      switchDesktopMode(paths, {
+        mode: 'server',
+        admin_email: 'mallory@example.org',
+        admin_password: 'mallory password',
+      }),
+    ).rejects.toMatchObject({ message: /^admin_email: this server has its admins already/ });
+    expect(readDesktopConfig(paths.config).mode).toBe('station');
     await switchDesktopMode(paths, { mode: 'server' });
 
     const server = await runServer({

@@ -284,6 +284,7 @@ describe('admins from the environment and from bundles; throttling of bad creden
       users: [
         { username: 'root', email: 'root@example.org', password: 'root password 1', role: 'admin' },
         { username: 'kim', email: 'kim@example.org', password: 'kim password 12', is_staff: true },
+        { username: 'lee', is_staff: true },
       ],
     };
     expect(
@@ -313,7 +314,11 @@ describe('admins from the environment and from bundles; throttling of bad creden
 
   it('keeps an admin an admin when a bundle names no role; staff follows the role', async () => {
     const again = writeJson(tempDir(), 'b.json', {
-      users: [{ username: 'root' }, { username: 'kim', is_staff: false }],
+      users: [
+        { username: 'root' },
+        { username: 'kim', is_staff: false },
+        { username: 'lee', first_name: 'Lee' },
+      ],
     });
     expect((await runCli(['import', '--data', dir, again])).code).toBe(0);
     const token = lastLine(
@@ -329,8 +334,47 @@ describe('admins from the environment and from bundles; throttling of bad creden
     expect(users.map((u) => [u.username, u.is_staff])).toEqual([
       ['boss', true],
       ['kim', false],
+      ['lee', true],
       ['root', true],
     ]);
+  });
+
+  it('does not make the admin of LABSTATION_ADMIN_EMAIL again after its e-mail changed', async () => {
+    const jwt = (
+      (await (await ownLogin('boss@example.org', 'boss password 1')).json()) as {
+        access_token: string;
+      }
+    ).access_token;
+    const rpc = (name: string, args: unknown): Promise<Response> =>
+      fetch(`${own.url}rpc/${name}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${jwt}` },
+        body: JSON.stringify(args),
+      });
+    const facility = (await (await rpc('admin.facility', {})).json()) as {
+      users: { id: number; username: string }[];
+    };
+    const boss = facility.users.find((u) => u.username === 'boss')!;
+    const renamed = await rpc('admin.users.save', {
+      id: boss.id,
+      username: 'boss',
+      email: 'chief@example.org',
+      first_name: '',
+      last_name: '',
+      badge_number: '',
+      role: 'admin',
+      is_active: true,
+      projects: [],
+      qualified_tools: [],
+    });
+    expect(renamed.status).toBe(200);
+    await own.stop();
+    own = await startServer(dir, {
+      LABSTATION_ADMIN_EMAIL: 'boss@example.org',
+      LABSTATION_ADMIN_PASSWORD: 'boss password 1',
+    });
+    expect((await ownLogin('boss@example.org', 'boss password 1')).status).toBe(400);
+    expect((await ownLogin('chief@example.org', 'boss password 1')).status).toBe(200);
   });
 
   it('throttles an address after twenty bad API tokens, station keys or rpc logins', async () => {

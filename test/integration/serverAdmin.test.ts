@@ -27,6 +27,8 @@ let server: ServerProcess;
 let serverDb: Database.Database;
 const stations: StationProcess[] = [];
 let adminJwt: string;
+let stationDir: string;
+let stationKey: string;
 
 interface Reply {
   status: number;
@@ -377,11 +379,13 @@ describe('admin calls', () => {
       serverDb.prepare('SELECT key_hash FROM stations WHERE id = ?').pluck().get(made.station.id),
     ).not.toBe(made.key);
 
-    const station = await startStation(
-      join(tempDir(), 'station'),
-      { LABSTATION_SYNC_BACKOFF_CAP_MS: '1000' },
-      ['--server', server.url, '--key', made.key],
-    );
+    stationDir = join(tempDir(), 'station');
+    const station = await startStation(stationDir, { LABSTATION_SYNC_BACKOFF_CAP_MS: '1000' }, [
+      '--server',
+      server.url,
+      '--key',
+      made.key,
+    ]);
     stations.push(station);
     const postNames = async (): Promise<string[]> => {
       const res = await station.rpc('toolControl.status', { tool: 'SEM' });
@@ -414,11 +418,69 @@ describe('admin calls', () => {
     // A new key: the old one is refused by the sync API.
     const renewed = await ok<{ key: string }>('admin.stations.newKey', { id: made.station.id });
     expect(renewed.key).not.toBe(made.key);
+    stationKey = renewed.key;
     const pull = (key: string) =>
       fetch(`${server.url}sync/changes?cursor=0`, { headers: { authorization: `Station ${key}` } });
     expect((await pull(made.key)).status).toBe(401);
     expect((await pull(renewed.key)).status).toBe(200);
   }, 60_000);
+
+  it('renames that swap two usernames in one go reach the station', async () => {
+    const all = (await ok<{ users: Record<string, unknown>[] }>('admin.facility', {})).users;
+    const input = (u: Record<string, unknown>, over: Record<string, unknown>) => ({
+      id: u.id,
+      username: u.username,
+      email: u.email,
+      first_name: u.first_name,
+      last_name: u.last_name,
+      badge_number: u.badge_number,
+      role: u.role,
+      is_active: u.is_active,
+      projects: u.projects,
+      qualified_tools: u.qualified_tools,
+      ...over,
+    });
+    const alice = all.find((u) => u.username === 'alice')!;
+    const bob = all.find((u) => u.username === 'bob')!;
+    // The station is off while the admin works: it gets all of it in one delta, where bob (first
+    // changed) comes before alice, and takes alice's name before alice has left it.
+    await stations.pop()!.stop();
+    await ok('admin.users.save', input(bob, { pin: '5555' }));
+    await ok('admin.users.save', input(alice, { username: 'alice1' }));
+    await ok('admin.users.save', input(bob, { username: 'alice' }));
+    const station = await startStation(stationDir, { LABSTATION_SYNC_BACKOFF_CAP_MS: '1000' }, [
+      '--server',
+      server.url,
+      '--key',
+      stationKey,
+    ]);
+    stations.push(station);
+    const logon = async (login: string, pin: string): Promise<string | undefined> => {
+      const res = await station.rpc('session.logon', { login, pin });
+      if (res.status !== 200) return undefined;
+      await station.rpc('session.logoff', {});
+      return (res.body as { user: { username: string } }).user.username;
+    };
+    await waitFor('the renames at the station', async () =>
+      (await logon('alice', '5555')) === 'alice' ? true : undefined,
+    );
+    expect(await logon('alice1', '1234')).toBe('alice1');
+    expect(await logon('100200', '1234')).toBe('alice1');
+  }, 30_000);
+
+  it('refuses a username that is someone’s badge in another letter case', async () => {
+    await ok(
+      'admin.users.save',
+      userInput({ username: 'quinn', email: 'q@example.org', badge_number: 'QX7' }),
+    );
+    const res = await rpc(
+      'admin.users.save',
+      userInput({ username: 'qx7', email: 'qx7@example.org', badge_number: '' }),
+      adminJwt,
+    );
+    expect(res.status).toBe(409);
+    expect(res.body.message).toMatch(/^username: qx7 is the badge number of quinn/);
+  });
 
   it('makes API tokens that read the NEMO API, shown once, and revokes them', async () => {
     const all = await facility();

@@ -149,6 +149,12 @@ describe('station settings', () => {
       serverDb.prepare('SELECT "end" FROM usage_events WHERE uuid = ?').pluck().get(uuid),
     ).not.toBeNull();
 
+    // Another address needs its own key: the stored one is not sent elsewhere.
+    const elsewhere = await call('settings.setSync', { server: 'http://127.0.0.1:9/' });
+    expect(elsewhere.status).toBe(422);
+    expect(elsewhere.body.message).toMatch(/^key: is needed/);
+    expect((await call('settings.get', {})).body).toMatchObject({ sync: { server: server.url } });
+
     // Staff disconnect it: a standalone station again.
     const off = await call('settings.setSync', { server: '' });
     expect(off.body).toMatchObject({ configured: false });

@@ -540,6 +540,58 @@ describe('what the server keeps of pushed usage events', () => {
       },
     });
     expect(serverEvent(payload.uuid as string)).toBeUndefined();
+
+    // Nor can it move one of its own events to that tool, and then write for it.
+    const mine = event();
+    expect((await push(key, [record(8, mine)])).body).toMatchObject({ acked: [8], error: null });
+    const afmUuid = serverDb.prepare("SELECT uuid FROM tools WHERE name = 'AFM'").pluck().get();
+    const moved = await push(key, [record(9, { ...mine, tool_uuid: afmUuid, version: 2 })]);
+    expect(moved.body).toMatchObject({
+      acked: [],
+      error: {
+        id: 9,
+        code: 'forbidden',
+        detail: expect.stringMatching(/tool cannot change/) as string,
+      },
+    });
+    expect(
+      serverDb
+        .prepare(
+          'SELECT t.name FROM usage_events e JOIN tools t ON t.id = e.tool_id WHERE e.uuid = ?',
+        )
+        .pluck()
+        .get(mine.uuid),
+    ).toBe('SEM');
+  });
+
+  it('takes the records a station made for the tool it ran before it was moved', async () => {
+    const made = await runCli([
+      'admin',
+      'station',
+      'create',
+      '--data',
+      serverDir,
+      '--name',
+      'mover',
+      '--tool',
+      'SEM',
+    ]);
+    const moverKey = lastLine(made.stdout);
+    // The admin moves the station to the AFM while a SEM event still waits in its outbox.
+    const admin = new Database(join(serverDir, 'labstation.db'));
+    try {
+      admin
+        .prepare(
+          "UPDATE stations SET tool_id = (SELECT id FROM tools WHERE name = 'AFM') WHERE name = 'mover'",
+        )
+        .run();
+    } finally {
+      admin.close();
+    }
+    expect((await push(moverKey, [record(1, event())])).body).toMatchObject({
+      acked: [1],
+      error: null,
+    });
   });
 
   it('keeps the first answers of a pending form and sends them until the station pushes them back', async () => {

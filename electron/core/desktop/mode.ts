@@ -74,7 +74,8 @@ export interface SwitchInput {
 
 /**
  * Records the switch to `input.mode`, ready for the relaunch. A server needs someone who can
- * log in to it: its data dir must already have an admin, or the input names the first one.
+ * log in to it: its data dir must already have an admin, or the input names the first one
+ * (and only then: station staff cannot add admins to an existing server).
  */
 export async function switchDesktopMode(
   paths: DesktopPaths,
@@ -94,7 +95,12 @@ export async function switchDesktopMode(
         .pluck()
         .get() as number;
       const email = input.admin_email?.trim() ?? '';
-      if (admins === 0 || email) {
+      // Station staff may name the first admin of a new server, never add one to a server that
+      // has its admins (that is for those admins, on its admin page).
+      if (admins > 0 && email) {
+        throw fieldError('admin_email', 'this server has its admins already; leave it empty');
+      }
+      if (admins === 0) {
         if (!email) throw fieldError('admin_email', 'a new server needs its first admin');
         if (!input.admin_password) throw fieldError('admin_password', 'must be given');
         try {

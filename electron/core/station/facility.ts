@@ -158,6 +158,23 @@ function badgeProblems(db: Db, users: BundleUser[]): string[] {
 }
 
 /** One line per issue, "path: message"; `root` names what an issue without a path is about. */
+/**
+ * A person's role and NEMO's is_staff after an import. A given role decides both. Else a given
+ * is_staff decides (an admin stays an admin: a re-import must not demote whoever runs the
+ * server). A person the bundle says neither of keeps both; a new one is a user.
+ */
+function roleOf(
+  u: BundleUser,
+  current: { role: string; is_staff: number } | undefined,
+): { role: string; isStaff: number } {
+  if (u.role !== undefined) return { role: u.role, isStaff: u.role === 'user' ? 0 : 1 };
+  if (u.is_staff !== undefined) {
+    if (current?.role === 'admin') return { role: 'admin', isStaff: 1 };
+    return { role: u.is_staff ? 'staff' : 'user', isStaff: u.is_staff ? 1 : 0 };
+  }
+  return current ? { role: current.role, isStaff: current.is_staff } : { role: 'user', isStaff: 0 };
+}
+
 export function formatIssues(issues: z.core.$ZodIssue[], root = '(bundle)'): string[] {
   return issues.map((issue) => {
     const path = issue.path
@@ -291,18 +308,9 @@ export async function importBundle(db: Db, input: unknown): Promise<ImportSummar
       // A bundle that names no role keeps an admin an admin (a re-import must not demote the
       // person who runs the server); staff follows the role, as NEMO's is_staff does.
       const current = db
-        .prepare('SELECT role FROM users WHERE username = ?')
-        .pluck()
-        .get(u.username) as string | undefined;
-      const role =
-        u.role ??
-        (current === 'admin'
-          ? 'admin'
-          : u.is_staff !== undefined
-            ? u.is_staff
-              ? 'staff'
-              : 'user'
-            : (current ?? 'user'));
+        .prepare('SELECT role, is_staff FROM users WHERE username = ?')
+        .get(u.username) as { role: string; is_staff: number } | undefined;
+      const { role, isStaff } = roleOf(u, current);
       // Fields the bundle leaves out keep what the person has (a new one gets the default);
       // badge_number: null takes a badge away.
       const values = {
@@ -313,7 +321,7 @@ export async function importBundle(db: Db, input: unknown): Promise<ImportSummar
         badge_given: u.badge_number === undefined ? 0 : 1,
         badge_number: u.badge_number ?? null,
         pin_hash: pinHashes[i] ?? null,
-        is_staff: role === 'user' ? 0 : 1,
+        is_staff: isStaff,
         is_active: u.is_active === undefined ? null : u.is_active ? 1 : 0,
         password_hash: passwordHashes[i] ?? null,
         role,

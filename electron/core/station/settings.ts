@@ -5,6 +5,8 @@ export interface StationSettings {
   /** Which role this data dir serves; fixed by its first `station`, `serve` or `admin` use. */
   mode: 'station' | 'server' | null;
   'server.jwtSecret': string | null;
+  /** LABSTATION_ADMIN_EMAIL has made its admin once (it is not made again after a rename). */
+  'server.envAdminMade': boolean;
   /** IANA time zone of naive date-times in the NEMO API; null = this machine's zone. */
   'server.timeZone': string | null;
   /** Address of the server as people reach it, for links in e-mail; null = the listen URL. */
@@ -29,6 +31,7 @@ export interface StationSettings {
 export const DEFAULT_SETTINGS: StationSettings = {
   mode: null,
   'server.jwtSecret': null,
+  'server.envAdminMade': false,
   'server.timeZone': null,
   'server.publicUrl': null,
   'mail.smtpUrl': null,

@@ -12,6 +12,11 @@ export function syncCursor(db: Db): number {
   return raw === undefined ? 0 : Number(raw);
 }
 
+/** Forgets the pull position: the next pull brings the whole facility (another server). */
+export function resetSyncCursor(db: Db): void {
+  db.prepare('DELETE FROM sync_state WHERE key = ?').run(CURSOR_KEY);
+}
+
 function setCursor(db: Db, cursor: number): void {
   db.prepare(
     'INSERT INTO sync_state (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
@@ -47,6 +52,12 @@ function localId(
   return byName.id;
 }
 
+/** Gives the records about to be renamed their uuid as a name until the delta names them. */
+function parkNames(db: Db, table: Table, column: string, names: [string, string][]): void {
+  const park = db.prepare(`UPDATE ${table} SET ${column} = uuid WHERE uuid = ? AND ${column} <> ?`);
+  for (const [uuid, name] of names) park.run(uuid, name);
+}
+
 export interface ApplySummary {
   cursor: number;
   changed: boolean;
@@ -72,6 +83,26 @@ export function applyDelta(db: Db, delta: FacilityDelta): ApplySummary {
       // A data dir that got a bundle before it knew it was a station logged it; nothing reads it.
       db.prepare('DELETE FROM sync_changes').run();
       const now = nowIso();
+      // Names are unique, and a delta may swap them (A renamed away, B renamed to A's old name):
+      // every record the delta renames first takes its uuid as a stand-in name.
+      parkNames(
+        db,
+        'projects',
+        'name',
+        delta.projects.map((p) => [p.uuid, p.name]),
+      );
+      parkNames(
+        db,
+        'tools',
+        'name',
+        delta.tools.map((t) => [t.uuid, t.name]),
+      );
+      parkNames(
+        db,
+        'users',
+        'username',
+        delta.users.map((u) => [u.uuid, u.username]),
+      );
 
       for (const p of delta.projects) {
         const id = localId(db, 'projects', 'name', p.uuid, p.name);

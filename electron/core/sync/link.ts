@@ -8,6 +8,7 @@ import type { SyncStatus } from '../../../shared/api.js';
 import { getSetting, setSetting } from '../station/settings.js';
 import type { Station, SyncControl } from '../station/station.js';
 import { AppError } from '../util/errors.js';
+import { resetSyncCursor } from './apply.js';
 import { startSync, type SyncClient, type SyncClientOptions } from './client.js';
 import { SYNC_CHANGES_PATH } from './protocol.js';
 
@@ -41,6 +42,8 @@ export type SyncTuning = Pick<
 
 export class SyncLink implements SyncControl {
   private client: SyncClient | null = null;
+  /** start, stop and configure run one at a time: two clients must never push at once. */
+  private queue: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly station: Station,
@@ -60,15 +63,29 @@ export class SyncLink implements SyncControl {
     return { configured: false, online: false, lastSyncAt: null, waiting, lastError: null };
   }
 
+  private serial<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(task, task);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
   /** Starts syncing when the data dir names a server and a key; resolves at once otherwise. */
-  async start(): Promise<void> {
+  start(): Promise<void> {
+    return this.serial(() => this.startNow());
+  }
+
+  stop(): Promise<void> {
+    return this.serial(() => this.stopNow());
+  }
+
+  private async startNow(): Promise<void> {
     const server = getSetting(this.station.db, 'sync.server');
     const key = getSetting(this.station.db, 'sync.key');
     if (server === null || key === null || this.client) return;
     this.client = await startSync({ station: this.station, server, key, ...this.tuning });
   }
 
-  async stop(): Promise<void> {
+  private async stopNow(): Promise<void> {
     const client = this.client;
     this.client = null;
     await client?.stop();
@@ -78,22 +95,31 @@ export class SyncLink implements SyncControl {
    * Sets (or with `server` null, removes) the server and key, then restarts the link. A key the
    * server refuses is not kept; an unreachable server is kept (the station syncs once it can).
    */
-  async configure(input: { server: string | null; key?: string | undefined }): Promise<void> {
-    if (input.server === null || input.server.trim() === '') {
-      await this.stop();
-      setSetting(this.station.db, 'sync.server', null);
-      setSetting(this.station.db, 'sync.key', null);
-      return;
-    }
-    const server = serverAddress(input.server);
-    const key = input.key?.trim() || getSetting(this.station.db, 'sync.key');
-    if (!key) throw fieldError('key', "is needed: the station's key from the server's admin page");
-    await this.checkKey(server, key);
-    await this.stop();
-    setSetting(this.station.db, 'sync.server', server);
-    setSetting(this.station.db, 'sync.key', key);
-    this.station.log.info({ server }, 'sync: server set');
-    await this.start();
+  configure(input: { server: string | null; key?: string | undefined }): Promise<void> {
+    return this.serial(async () => {
+      if (input.server === null || input.server.trim() === '') {
+        await this.stopNow();
+        setSetting(this.station.db, 'sync.server', null);
+        setSetting(this.station.db, 'sync.key', null);
+        return;
+      }
+      const server = serverAddress(input.server);
+      const previous = getSetting(this.station.db, 'sync.server');
+      // The stored key belongs to the stored server: another address needs its own key.
+      const key =
+        input.key?.trim() || (previous === server ? getSetting(this.station.db, 'sync.key') : null);
+      if (!key) {
+        throw fieldError('key', "is needed: the station's key from the server's admin page");
+      }
+      await this.checkKey(server, key);
+      await this.stopNow();
+      setSetting(this.station.db, 'sync.server', server);
+      setSetting(this.station.db, 'sync.key', key);
+      // A pull position on one server means nothing on another: start from the whole facility.
+      if (previous !== server) resetSyncCursor(this.station.db);
+      this.station.log.info({ server }, 'sync: server set');
+      await this.startNow();
+    });
   }
 
   private async checkKey(server: string, key: string): Promise<void> {

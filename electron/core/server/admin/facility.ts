@@ -233,8 +233,9 @@ function checkLogonNames(db: Db, id: number | null, username: string, badge: str
     username,
   );
   if (byName) throw fieldError('conflict', 'username', `${username} is taken`);
+  // Log-on looks usernames up without regard to case, so a badge may not equal one in any case.
   const nameIsBadge = other(
-    'SELECT username FROM users WHERE badge_number = ? AND id <> ?',
+    'SELECT username FROM users WHERE badge_number = ? COLLATE NOCASE AND id <> ?',
     username,
   );
   if (nameIsBadge) {

@@ -124,14 +124,15 @@ interface StationRef {
 }
 
 /**
- * A station writes the records of the tool it runs (and of tools it ran before, whose records
- * may still wait in its outbox); a key cannot be used to write for any other tool.
+ * A station writes the records of the tool it runs, or of a tool it was registered for before
+ * (records made then may still wait in its outbox: station_tools, migration 5); a key cannot
+ * be used to write for any other tool.
  */
 function checkTool(db: Db, station: StationRef, toolId: number, record: PushRecord): void {
   if (station.tool_id === toolId) return;
   const ranIt = cachedStatement(
     db,
-    'SELECT 1 FROM usage_events WHERE station_id = ? AND tool_id = ? LIMIT 1',
+    'SELECT 1 FROM station_tools WHERE station_id = ? AND tool_id = ?',
   ).get(station.id, toolId);
   if (!ranIt) {
     throw new RecordRefused(
@@ -143,6 +144,7 @@ function checkTool(db: Db, station: StationRef, toolId: number, record: PushReco
 
 interface StoredUsage {
   id: number;
+  tool_id: number;
   version: number;
   station_version: number | null;
   station_id: number | null;
@@ -160,7 +162,7 @@ function upsertUsage(db: Db, station: StationRef, record: PushRecord, now: strin
   const p = parse(usageSchema, record);
   const existing = cachedStatement(
     db,
-    `SELECT id, version, station_version, station_id, run_data, answered_on_server_at
+    `SELECT id, version, station_version, station_id, tool_id, run_data, answered_on_server_at
      FROM usage_events WHERE uuid = ?`,
   ).get(p.uuid.toLowerCase()) as StoredUsage | undefined;
   checkOwner(existing, station.id, record);
@@ -168,6 +170,10 @@ function upsertUsage(db: Db, station: StationRef, record: PushRecord, now: strin
   if (existing && p.version < pushed) return 'stale';
   if (existing && p.version === pushed) return 'ok';
   const toolId = idOf(db, 'tools', p.tool_uuid, 'tool_uuid');
+  // An event belongs to one tool for good: a station never moves it to another.
+  if (existing && existing.tool_id !== toolId) {
+    throw new RecordRefused('forbidden', `usage_event ${record.uuid}: its tool cannot change`);
+  }
   if (!existing) checkTool(db, station, toolId, record);
   const answeredHere = existing?.answered_on_server_at != null;
   const values = {
