@@ -19,6 +19,8 @@ export interface FaultProxy {
   readonly cutsDown: number;
   /** Stop cutting (the proxy then forwards faithfully). */
   heal(): void;
+  /** Forward new connections to another port (a server restarted elsewhere, same address). */
+  forwardTo(port: number): void;
   close(): Promise<void>;
 }
 
@@ -31,6 +33,7 @@ export interface FaultProxy {
  */
 export function startFaultProxy(options: FaultProxyOptions): Promise<FaultProxy> {
   const random = options.random ?? Math.random;
+  let targetPort = options.port;
   const sockets = new Set<Socket>();
   let cuts = 0;
   let healed = false;
@@ -38,7 +41,7 @@ export function startFaultProxy(options: FaultProxyOptions): Promise<FaultProxy>
   let cutsUp = 0;
 
   const server: Server = createServer((client) => {
-    const upstream = connect(options.port, options.host);
+    const upstream = connect(targetPort, options.host);
     sockets.add(client);
     sockets.add(upstream);
     const forget = (): void => {
@@ -96,6 +99,9 @@ export function startFaultProxy(options: FaultProxyOptions): Promise<FaultProxy>
         },
         heal() {
           healed = true;
+        },
+        forwardTo(next) {
+          targetPort = next;
         },
         close() {
           for (const socket of sockets) socket.destroy();

@@ -102,12 +102,8 @@ export interface ServerProcess {
 }
 
 /** Starts `labstation serve` on an ephemeral loopback port and waits for its ready line. */
-export function startServer(
-  dataDir: string,
-  env: NodeJS.ProcessEnv = {},
-  port = 0,
-): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [CLI, 'serve', '--data', dataDir, '--port', String(port)], {
+export function startServer(dataDir: string, env: NodeJS.ProcessEnv = {}): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [CLI, 'serve', '--data', dataDir, '--port', '0'], {
     env: { ...process.env, LABSTATION_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -1,12 +1,13 @@
 /**
  * A station keeps working while its server is down, and catches up when the server is back:
- * `labstation serve` stopped mid-use and started again on the same port and data dir.
+ * `labstation serve` stopped mid-use and started again on the same data dir, at the same
+ * address (a proxy on loopback that stays put, so no other test can take the port meanwhile).
  */
-import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { facilityBundle, goodPreAnswers } from '../fixtures/facility.js';
+import { startFaultProxy, type FaultProxy } from './faultProxy.js';
 import {
   runCli,
   startServer,
@@ -20,20 +21,14 @@ import {
 } from './helpers.js';
 
 let server: ServerProcess | undefined;
+let proxy: FaultProxy;
 let station: StationProcess | undefined;
 
 afterAll(async () => {
   await station?.stop();
+  await proxy?.close();
   await server?.stop();
 });
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', () => resolve()));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
-}
 
 describe('server restart', () => {
   it('the station works offline while the server is down and catches up after its restart', async () => {
@@ -42,12 +37,17 @@ describe('server restart', () => {
     delete bundle.station;
     await runCli(['import', '--data', serverDir, writeJson(tempDir(), 'b.json', bundle)]);
     const key = await createStationKey(serverDir, 'sem', 'SEM');
-    const port = await freePort();
-    server = await startServer(serverDir, {}, port);
+    server = await startServer(serverDir);
+    proxy = await startFaultProxy({
+      host: '127.0.0.1',
+      port: Number(new URL(server.url).port),
+      maxCuts: 0,
+      probability: 0,
+    });
     const stationDir = join(tempDir(), 'station');
     station = await startStation(stationDir, { LABSTATION_SYNC_BACKOFF_CAP_MS: '1000' }, [
       '--server',
-      server.url,
+      proxy.url,
       '--key',
       key,
     ]);
@@ -79,7 +79,8 @@ describe('server restart', () => {
     );
     expect((await status()).waiting).toBeGreaterThan(0);
 
-    server = await startServer(serverDir, {}, port);
+    server = await startServer(serverDir);
+    proxy.forwardTo(Number(new URL(server.url).port));
     await waitFor(
       'the outbox to drain',
       async () => {
