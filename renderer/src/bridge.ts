@@ -49,6 +49,21 @@ export function toBridgeError(error: unknown): BridgeError {
   return new BridgeError('internal', 'Something went wrong.');
 }
 
+/** Problems at named fields, as a refusal lists them in details.problems: field -> messages. */
+export type FieldErrors = Record<string, string[]>;
+
+/** The messages of `error` by the field they name (its path's first part); {} for none. */
+export function fieldProblems(error: BridgeError): FieldErrors {
+  const list = (error.details as { problems?: unknown } | undefined)?.problems;
+  const found: FieldErrors = {};
+  if (!Array.isArray(list)) return found;
+  for (const p of list as { path?: unknown; message?: unknown }[]) {
+    const field = Array.isArray(p?.path) && typeof p.path[0] === 'string' ? p.path[0] : '';
+    if (field && typeof p.message === 'string') (found[field] ??= []).push(p.message);
+  }
+  return found;
+}
+
 const TOKEN_KEY = 'labstation.token';
 
 /** Takes `#token=...` out of the address bar and keeps it for this tab only. */

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { createAccount } from '../server/accounts.js';
 import { openServerData } from '../runServer.js';
-import { AppError } from '../util/errors.js';
+import { AppError, fieldError } from '../util/errors.js';
 
 export interface DesktopPaths {
   /** The JSON file holding the choice. */
@@ -56,12 +56,6 @@ export function writeDesktopConfig(file: string, config: DesktopConfig): void {
   const temp = `${file}.${process.pid}.tmp`;
   writeFileSync(temp, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
   renameSync(temp, file);
-}
-
-function fieldError(field: string, message: string): AppError {
-  return new AppError('validation_failed', `${field}: ${message}`, {
-    problems: [{ path: [field], message }],
-  });
 }
 
 export interface SwitchInput {

@@ -47,7 +47,8 @@ export type Handlers = {
 
 /** The station's link to a server (electron/core/sync/link.ts), when one is attached. */
 export interface SyncControl {
-  status(): SyncStatus;
+  /** null while the station has no server. */
+  status(): SyncStatus | null;
   settings(): StationSettingsView['sync'];
   configure(input: { server: string | null; key?: string | undefined }): Promise<void>;
 }
@@ -313,7 +314,8 @@ export class Station {
         return { usage };
       },
       'sync.status': () => {
-        if (this.sync) return this.sync.status();
+        const linked = this.sync?.status();
+        if (linked) return linked;
         const waiting = db.prepare('SELECT count(*) FROM outbox').pluck().get() as number;
         return { configured: false, online: false, lastSyncAt: null, waiting, lastError: null };
       },
@@ -329,7 +331,7 @@ export class Station {
         if (!this.sync)
           throw new AppError('bad_request', 'this station runs without a server link');
         await this.sync.configure(args);
-        return this.sync.status();
+        return this.handlers['sync.status']({});
       },
       'settings.setDesktopMode': async (args) => {
         this.requireStaff('switch the app between station and server');

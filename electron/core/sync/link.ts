@@ -7,16 +7,10 @@ import axios from 'axios';
 import type { SyncStatus } from '../../../shared/api.js';
 import { getSetting, setSetting } from '../station/settings.js';
 import type { Station, SyncControl } from '../station/station.js';
-import { AppError } from '../util/errors.js';
+import { fieldError } from '../util/errors.js';
 import { resetSyncCursor } from './apply.js';
 import { startSync, type SyncClient, type SyncClientOptions } from './client.js';
 import { SYNC_CHANGES_PATH } from './protocol.js';
-
-function fieldError(field: 'server' | 'key', message: string): AppError {
-  return new AppError('validation_failed', `${field}: ${message}`, {
-    problems: [{ path: [field], message }],
-  });
-}
 
 /** An http(s) base URL, normalised to end in "/"; anything else is refused naming the field. */
 export function serverAddress(raw: string): string {
@@ -57,10 +51,9 @@ export class SyncLink implements SyncControl {
     };
   }
 
-  status(): SyncStatus {
-    if (this.client) return { configured: true, ...this.client.state };
-    const waiting = this.station.db.prepare('SELECT count(*) FROM outbox').pluck().get() as number;
-    return { configured: false, online: false, lastSyncAt: null, waiting, lastError: null };
+  /** The running client's state; null while no server is set (the station says standalone). */
+  status(): SyncStatus | null {
+    return this.client ? { configured: true, ...this.client.state } : null;
   }
 
   private serial<T>(task: () => Promise<T>): Promise<T> {

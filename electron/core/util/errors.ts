@@ -18,6 +18,18 @@ export class AppError extends Error {
   }
 }
 
+/**
+ * A refusal that names its field: the message starts with it, and details.problems points at
+ * it, so a form can show the message at that field.
+ */
+export function fieldError(
+  field: string,
+  message: string,
+  code: 'validation_failed' | 'conflict' | 'not_found' = 'validation_failed',
+): AppError {
+  return new AppError(code, `${field}: ${message}`, { problems: [{ path: [field], message }] });
+}
+
 export function toApiError(error: unknown): ApiError {
   if (error instanceof AppError) return error.toJSON();
   return { code: 'internal', message: 'internal error; see the station log' };

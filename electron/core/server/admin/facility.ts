@@ -15,31 +15,15 @@ import type {
 } from '../../../../shared/adminApi.js';
 import { parseQuestions, serializeQuestions } from '../../../../shared/questions/index.js';
 import type { Db } from '../../db/open.js';
-import { AppError } from '../../util/errors.js';
+import type { UserRow } from '../../station/records.js';
+import { AppError, fieldError } from '../../util/errors.js';
 import { newUuid, nowIso } from '../../util/ids.js';
 import { hashSecret } from '../../util/pin.js';
 import type { Account } from '../auth.js';
 
-/** A refusal that names its field, so the UI can show it there. */
-function fieldError(
-  code: 'validation_failed' | 'conflict' | 'not_found',
-  field: string,
-  message: string,
-): AppError {
-  return new AppError(code, `${field}: ${message}`, { problems: [{ path: [field], message }] });
-}
-
-interface UserDbRow {
-  id: number;
-  uuid: string;
-  username: string;
-  email: string;
-  first_name: string;
-  last_name: string;
-  badge_number: string | null;
+/** A users row with the server's account columns (records.ts has the station's). */
+interface UserDbRow extends UserRow {
   role: AdminUser['role'];
-  is_active: number;
-  pin_hash: string | null;
   password_hash: string | null;
 }
 
@@ -150,7 +134,7 @@ export function listFacility(db: Db): {
 
 function userById(db: Db, id: number): AdminUser {
   const row = db.prepare('SELECT * FROM users WHERE id = ?').get(id) as UserDbRow | undefined;
-  if (!row) throw fieldError('not_found', 'id', `no person with id ${id}`);
+  if (!row) throw fieldError('id', `no person with id ${id}`, 'not_found');
   const ids = (sql: string): number[] => db.prepare(sql).pluck().all(id) as number[];
   return toAdminUser(
     row,
@@ -161,7 +145,7 @@ function userById(db: Db, id: number): AdminUser {
 
 function toolById(db: Db, id: number): AdminTool {
   const row = db.prepare('SELECT * FROM tools WHERE id = ?').get(id) as ToolDbRow | undefined;
-  if (!row) throw fieldError('not_found', 'id', `no tool with id ${id}`);
+  if (!row) throw fieldError('id', `no tool with id ${id}`, 'not_found');
   const users = db
     .prepare('SELECT user_id FROM qualifications WHERE tool_id = ? ORDER BY user_id')
     .pluck()
@@ -175,11 +159,7 @@ function checkIds(db: Db, table: 'projects' | 'tools' | 'users', ids: number[], 
     (id) => db.prepare(`SELECT 1 FROM ${table} WHERE id = ?`).get(id) === undefined,
   );
   if (missing.length) {
-    throw fieldError(
-      'validation_failed',
-      field,
-      `no ${table.slice(0, -1)} with id ${missing.join(', ')}`,
-    );
+    throw fieldError(field, `no ${table.slice(0, -1)} with id ${missing.join(', ')}`);
   }
 }
 
@@ -232,24 +212,24 @@ function checkLogonNames(db: Db, id: number | null, username: string, badge: str
     'SELECT username FROM users WHERE username = ? COLLATE NOCASE AND id <> ?',
     username,
   );
-  if (byName) throw fieldError('conflict', 'username', `${username} is taken`);
+  if (byName) throw fieldError('username', `${username} is taken`, 'conflict');
   // Log-on looks usernames up without regard to case, so a badge may not equal one in any case.
   const nameIsBadge = other(
     'SELECT username FROM users WHERE badge_number = ? COLLATE NOCASE AND id <> ?',
     username,
   );
   if (nameIsBadge) {
-    throw fieldError('conflict', 'username', `${username} is the badge number of ${nameIsBadge}`);
+    throw fieldError('username', `${username} is the badge number of ${nameIsBadge}`, 'conflict');
   }
   if (badge === null) return;
   const badgeOwner = other('SELECT username FROM users WHERE badge_number = ? AND id <> ?', badge);
-  if (badgeOwner) throw fieldError('conflict', 'badge_number', `${badge} belongs to ${badgeOwner}`);
+  if (badgeOwner) throw fieldError('badge_number', `${badge} belongs to ${badgeOwner}`, 'conflict');
   const badgeIsName = other(
     'SELECT username FROM users WHERE username = ? COLLATE NOCASE AND id <> ?',
     badge,
   );
   if (badgeIsName) {
-    throw fieldError('conflict', 'badge_number', `${badge} is the username of ${badgeIsName}`);
+    throw fieldError('badge_number', `${badge} is the username of ${badgeIsName}`, 'conflict');
   }
 }
 
@@ -262,9 +242,9 @@ export async function saveUser(
   if (id === actor.id && (input.role !== 'admin' || !input.is_active)) {
     // The acting admin stays an active admin, so the server always keeps one.
     throw fieldError(
-      'conflict',
       input.role !== 'admin' ? 'role' : 'is_active',
       'you cannot take away your own admin access; ask another admin',
+      'conflict',
     );
   }
   // Hash outside the transaction: argon2id takes tens of milliseconds.
@@ -282,9 +262,9 @@ export async function saveUser(
           .prepare('SELECT username FROM users WHERE email = ? COLLATE NOCASE AND id <> ?')
           .pluck()
           .get(email, id ?? -1) as string | undefined;
-        if (owner) throw fieldError('conflict', 'email', `${email} is ${owner}'s`);
+        if (owner) throw fieldError('email', `${email} is ${owner}'s`, 'conflict');
       } else if (passwordHash || input.role === 'admin') {
-        throw fieldError('validation_failed', 'email', 'is needed to log in to the server');
+        throw fieldError('email', 'is needed to log in to the server');
       }
       checkIds(db, 'projects', input.projects, 'projects');
       checkIds(db, 'tools', input.qualified_tools, 'qualified_tools');
@@ -338,12 +318,12 @@ export function saveProject(db: Db, input: AdminProjectInput): { project: AdminP
   const savedId = db
     .transaction((): number => {
       if (id !== null && !db.prepare('SELECT 1 FROM projects WHERE id = ?').get(id)) {
-        throw fieldError('not_found', 'id', `no project with id ${id}`);
+        throw fieldError('id', `no project with id ${id}`, 'not_found');
       }
       const taken = db
         .prepare('SELECT 1 FROM projects WHERE name = ? AND id <> ?')
         .get(input.name, id ?? -1);
-      if (taken) throw fieldError('conflict', 'name', `a project named ${input.name} exists`);
+      if (taken) throw fieldError('name', `a project named ${input.name} exists`, 'conflict');
       const values = {
         name: input.name,
         application_identifier: input.application_identifier,
@@ -398,7 +378,7 @@ export function saveTool(db: Db, input: AdminToolInput): { tool: AdminTool } {
       const taken = db
         .prepare('SELECT 1 FROM tools WHERE name = ? AND id <> ?')
         .get(input.name, id ?? -1);
-      if (taken) throw fieldError('conflict', 'name', `a tool named ${input.name} exists`);
+      if (taken) throw fieldError('name', `a tool named ${input.name} exists`, 'conflict');
       checkIds(db, 'users', input.qualified_users, 'qualified_users');
       const values = {
         name: input.name,

@@ -1,25 +1,11 @@
 import { useCallback, useEffect, useId, useState } from 'react';
 import type { FormEvent, ReactElement } from 'react';
 import type { StationSettingsView, SyncStatus } from '../../../../shared/api.js';
-import { call, toBridgeError, type BridgeError } from '../../bridge.js';
+import { call, fieldProblems, toBridgeError, type FieldErrors } from '../../bridge.js';
 import { ConfirmDialog } from '../../components/ConfirmDialog.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { errorText, formatDateTime } from '../../format.js';
 import { TextField } from '../../components/LabelledField.js';
-
-type FieldErrors = Record<string, string[]>;
-
-/** Field problems of a validation_failed answer, by field name; null when there are none. */
-function fieldErrors(error: BridgeError): FieldErrors | null {
-  const problems = (error.details as { problems?: unknown } | undefined)?.problems;
-  if (error.code !== 'validation_failed' || !Array.isArray(problems)) return null;
-  const found: FieldErrors = {};
-  for (const p of problems as { path?: unknown[]; message?: unknown }[]) {
-    const field = typeof p.path?.[0] === 'string' ? p.path[0] : '';
-    if (field && typeof p.message === 'string') (found[field] ??= []).push(p.message);
-  }
-  return Object.keys(found).length ? found : null;
-}
 
 /** Staff settings of the station: its link to the server and, in the desktop app, its role. */
 export function SettingsTab(): ReactElement {
@@ -69,8 +55,8 @@ function ServerLink({
       })
       .catch((err: unknown) => {
         const bridgeError = toBridgeError(err);
-        const found = fieldErrors(bridgeError);
-        if (found) {
+        const found = fieldProblems(bridgeError);
+        if (Object.keys(found).length) {
           setErrors(found);
           document.getElementById(`${id}-${Object.keys(found)[0]}`)?.focus();
         } else setError(errorText(bridgeError));
@@ -181,8 +167,8 @@ function DesktopRole({
       .then(() => setRestarting(true))
       .catch((err: unknown) => {
         const bridgeError = toBridgeError(err);
-        const found = fieldErrors(bridgeError);
-        if (found) {
+        const found = fieldProblems(bridgeError);
+        if (Object.keys(found).length) {
           setErrors(found);
           document.getElementById(`${id}-${Object.keys(found)[0]}`)?.focus();
         } else setError(errorText(bridgeError));

@@ -1,10 +1,8 @@
 import { useId, useState } from 'react';
 import type { ZodType } from 'zod';
-import { toBridgeError } from '../../bridge.js';
+import { fieldProblems, toBridgeError, type FieldErrors } from '../../bridge.js';
 import { errorText } from '../../format.js';
 import { useServerStore } from '../store.js';
-
-export type FieldErrors = Record<string, string[]>;
 
 export interface AdminForm<T extends object> {
   formId: string;
@@ -23,18 +21,6 @@ export interface AdminForm<T extends object> {
     schema: ZodType<Parsed>,
     send: (parsed: Parsed) => Promise<void>,
   ) => Promise<void>;
-}
-
-function problemsOf(details: unknown): { path: unknown[]; message: string }[] {
-  const list = (details as { problems?: unknown } | undefined)?.problems;
-  if (!Array.isArray(list)) return [];
-  return list.filter(
-    (p): p is { path: unknown[]; message: string } =>
-      typeof p === 'object' &&
-      p !== null &&
-      Array.isArray((p as { path?: unknown }).path) &&
-      typeof (p as { message?: unknown }).message === 'string',
-  );
 }
 
 /** State of one admin editor: values, field errors from the schema and from the server. */
@@ -88,13 +74,10 @@ export function useAdminForm<T extends object>(initial: T): AdminForm<T> {
       } catch (error) {
         const err = useServerStore.getState().failed(toBridgeError(error));
         if (err.code === 'unauthenticated') return;
-        const found: FieldErrors = {};
-        for (const p of problemsOf(err.details)) {
-          const field = typeof p.path[0] === 'string' ? p.path[0] : '';
-          if (field && field in (values as Record<string, unknown>)) {
-            (found[field] ??= []).push(p.message);
-          }
-        }
+        // Only fields this form has: a problem elsewhere is shown as the form's error.
+        const found = Object.fromEntries(
+          Object.entries(fieldProblems(err)).filter(([field]) => field in values),
+        );
         if (Object.keys(found).length) show(found);
         else setFormError(errorText(err));
       } finally {
