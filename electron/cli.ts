@@ -17,6 +17,8 @@ import {
   ROLES,
 } from './core/server/accounts.js';
 import { createApiToken, type Role } from './core/server/auth.js';
+import { Harvester } from './core/harvest/engine.js';
+import { listFiles, listTransfers } from './core/harvest/records.js';
 import { importBundle } from './core/station/facility.js';
 import { findTool, queryUsage, toolInfo } from './core/station/records.js';
 import { Station } from './core/station/station.js';
@@ -40,6 +42,14 @@ Usage:
   labstation questions answer QUESTIONS ANSWERS       validate answers, print canonical answers
   labstation usage --data DIR [--json|--csv] [--tool NAME]
                                                       print the usage events
+  labstation harvest --data DIR [--once]              harvest the station's instruments: with
+                                                      --once, walk every watched folder, transfer
+                                                      what is stable, exit (1 if any failed);
+                                                      without, keep watching until stopped
+  labstation files --data DIR [--json] [--state S]    print the file records (S: waiting, failed,
+                                                      done, gone)
+  labstation transfers --data DIR [--json] [--file ID]
+                                                      print the transfer records
 
 Exit codes: 0 ok, 1 input refused (one problem per line), 2 wrong usage.
 `;
@@ -285,6 +295,110 @@ function usage(argv: string[]): number {
   }
 }
 
+function openStationData(dataDir: string): Station {
+  if (!existsSync(join(dataDir, 'labstation.db'))) {
+    throw new AppError('not_found', `${dataDir} holds no Labstation data (no labstation.db)`);
+  }
+  return Station.open({ dataDir, log: createLogger('warn') });
+}
+
+async function harvest(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: { data: { type: 'string' }, once: { type: 'boolean' } },
+  });
+  const st = openStationData(need(values.data, '--data'));
+  try {
+    if (st.stationTool === null) {
+      throw new AppError(
+        'bad_request',
+        'this data dir has no station tool, so no instruments to harvest',
+      );
+    }
+    const harvester = new Harvester({
+      db: st.db,
+      log: st.log,
+      tool: () => st.stationTool,
+      watch: !values.once,
+      schedules: !values.once,
+    });
+    if (values.once) {
+      const run = await harvester.runOnce();
+      for (const problem of run.unreachable) process.stdout.write(`not reachable: ${problem}\n`);
+      process.stdout.write(
+        `harvest: ${run.completed} completed, ${run.skipped} skipped, ${run.failed} failed\n`,
+      );
+      return run.failed > 0 || run.unreachable.length > 0 ? 1 : 0;
+    }
+    await harvester.start();
+    process.stdout.write('harvesting; stop with Ctrl+C\n');
+    await new Promise<void>((resolve) => {
+      process.once('SIGINT', resolve);
+      process.once('SIGTERM', resolve);
+    });
+    await harvester.stop();
+    return 0;
+  } finally {
+    st.close();
+  }
+}
+
+function files(argv: string[]): number {
+  const { values } = parseArgs({
+    args: argv,
+    options: { data: { type: 'string' }, json: { type: 'boolean' }, state: { type: 'string' } },
+  });
+  const states = ['waiting', 'failed', 'done', 'gone'] as const;
+  const state = values.state as (typeof states)[number] | undefined;
+  if (state !== undefined && !states.includes(state)) {
+    throw new UsageError(`--state must be one of ${states.join(', ')}`);
+  }
+  const st = openStationData(need(values.data, '--data'));
+  try {
+    const list = listFiles(st.db, { state }).reverse();
+    if (values.json) process.stdout.write(`${JSON.stringify(list, null, 2)}\n`);
+    else {
+      for (const f of list) {
+        const t = f.last_transfer;
+        process.stdout.write(
+          `${f.id}\t${f.persistent_id}\t${f.state}\t${t ? t.status : '-'}\t${f.size}\t${f.source_path}` +
+            `${t?.destination_path ? `\t-> ${t.destination_path}` : ''}${t?.error ? `\t${t.error}` : ''}\n`,
+        );
+      }
+    }
+    return 0;
+  } finally {
+    st.close();
+  }
+}
+
+function transfers(argv: string[]): number {
+  const { values } = parseArgs({
+    args: argv,
+    options: { data: { type: 'string' }, json: { type: 'boolean' }, file: { type: 'string' } },
+  });
+  const fileId = values.file === undefined ? undefined : Number(values.file);
+  if (fileId !== undefined && !(Number.isInteger(fileId) && fileId > 0)) {
+    throw new UsageError('--file must be a file id (a whole number)');
+  }
+  const st = openStationData(need(values.data, '--data'));
+  try {
+    const list = listTransfers(st.db, { fileId }).reverse();
+    if (values.json) process.stdout.write(`${JSON.stringify(list, null, 2)}\n`);
+    else {
+      for (const t of list) {
+        process.stdout.write(
+          `${t.id}\t${t.persistent_id}\t${t.status}\t${t.checksum_verified ? 'verified' : 'unverified'}` +
+            `\t${t.bytes_transferred}\t${t.destination_path ?? '-'}${t.error ? `\t${t.error}` : ''}\n`,
+        );
+      }
+    }
+    return 0;
+  } finally {
+    st.close();
+  }
+}
+
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   try {
@@ -301,6 +415,12 @@ export async function main(argv: string[]): Promise<number> {
         return questions(rest);
       case 'usage':
         return usage(rest);
+      case 'harvest':
+        return await harvest(rest);
+      case 'files':
+        return files(rest);
+      case 'transfers':
+        return transfers(rest);
       case undefined:
       case '--help':
       case '-h':

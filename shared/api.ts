@@ -67,6 +67,18 @@ export const apiSchemas = {
       admin_password: z.string().max(200).optional(),
     })
     .strict(),
+  'harvest.status': empty,
+  'harvest.files': z
+    .object({
+      state: z.enum(['waiting', 'failed', 'done', 'gone']).optional(),
+      limit: z.number().int().min(1).max(1000).optional(),
+      /** Page further back: files with a smaller id. */
+      before_id: z.number().int().positive().optional(),
+    })
+    .strict(),
+  'harvest.file': z.object({ id: z.number().int().positive() }).strict(),
+  'harvest.retry': z.object({ file_id: z.number().int().positive() }).strict(),
+  'harvest.rescan': empty,
 } as const;
 
 export type ApiName = keyof typeof apiSchemas;
@@ -175,6 +187,83 @@ export interface StationSettingsView {
   desktop: { mode: 'station' | 'server'; port: number; network: boolean } | null;
 }
 
+/** A transfer record: spec 002's fields, plus the error text and a note. */
+export interface HarvestTransferView {
+  id: number;
+  uuid: string;
+  file_id: number;
+  persistent_id: string;
+  status: 'completed' | 'skipped' | 'failed';
+  storage_location: string | null;
+  destination_path: string | null;
+  bytes_transferred: number;
+  dest_checksum: string | null;
+  checksum_verified: boolean;
+  started_at: string;
+  completed_at: string | null;
+  /** Why a failed transfer failed. */
+  error: string;
+  /** E.g. that the copy got another name because the destination held other content. */
+  note: string;
+}
+
+/** A file record: spec 002's fields, plus what the station knows about its harvest. */
+export interface HarvestFileView {
+  id: number;
+  uuid: string;
+  persistent_id: string;
+  persistent_id_type: 'ark';
+  /** Minted under the test NAAN 99999: not a real persistent identifier. */
+  test_identifier: boolean;
+  instrument: string;
+  source_path: string;
+  relative_path: string;
+  filename: string;
+  size: number;
+  mtime: string;
+  xxhash: string | null;
+  hash_algorithm: string;
+  first_discovered_at: string;
+  /** UUID of the usage event active when the file was first seen. */
+  usage_event: string | null;
+  metadata_: Record<string, unknown>;
+  /** waiting (for its transfer), failed (retried later), done (completed or skipped), gone. */
+  state: 'waiting' | 'failed' | 'done' | 'gone';
+  attempts: number;
+  next_attempt_at: string | null;
+  last_transfer: HarvestTransferView | null;
+}
+
+export interface ActiveTransfer {
+  file_id: number;
+  filename: string;
+  persistent_id: string;
+  bytes_done: number;
+  bytes_total: number;
+  /** Bytes per second over the transfer so far. */
+  rate: number;
+  /** Seconds left at that rate; null before the rate is known. */
+  seconds_left: number | null;
+  started_at: string;
+}
+
+export interface HarvestStatus {
+  /** False where this station has no enabled instrument on its tool. */
+  running: boolean;
+  instruments: { name: string; watch: string[]; storage: string | null; problem: string | null }[];
+  active: ActiveTransfer[];
+  /** Files found and not yet stable (still being written, or inside the stability window). */
+  settling: number;
+  /** Stable files waiting for a transfer slot. */
+  queued: number;
+  /** Files whose last transfer failed (retried later or on request). */
+  failed: number;
+  today: { completed: number; skipped: number; failed: number; bytes: number };
+  /** The ARK authority in use, and whether it is the test one (99999/fk4). */
+  ark: { naan: string; shoulder: string; test: boolean };
+  last_scan_at: string | null;
+}
+
 export interface QualifiedUser extends UserSummary {
   projects: ProjectSummary[];
 }
@@ -200,6 +289,11 @@ export interface ApiResults {
   'settings.setSync': SyncStatus;
   /** The desktop app restarts in the chosen mode once this answers. */
   'settings.setDesktopMode': { restarting: true };
+  'harvest.status': HarvestStatus;
+  'harvest.files': { files: HarvestFileView[] };
+  'harvest.file': { file: HarvestFileView; transfers: HarvestTransferView[] };
+  'harvest.retry': { file: HarvestFileView };
+  'harvest.rescan': { ok: true };
 }
 
 export type ApiResult<N extends ApiName> = ApiResults[N];
@@ -208,7 +302,9 @@ export type ApiResult<N extends ApiName> = ApiResults[N];
 export type CoreEvent =
   | { type: 'tool.changed'; tool: string }
   | { type: 'session.changed'; reason: 'logon' | 'logoff' | 'idle' }
-  | { type: 'usage.changed'; usage: string };
+  | { type: 'usage.changed'; usage: string }
+  /** Harvest records changed (a file found, a transfer finished); progress is polled. */
+  | { type: 'harvest.changed' };
 
 /**
  * What the Electron preload exposes as `window.labstation`. Errors do not survive the context

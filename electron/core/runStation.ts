@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { createStationServer, loadOrCreateRpcToken } from './http/stationServer.js';
+import { Harvester } from './harvest/engine.js';
 import { DEMO_BUNDLE, RENDERER_DIR } from './paths.js';
 import { importBundle } from './station/facility.js';
 import { getSetting } from './station/settings.js';
@@ -25,6 +26,7 @@ export interface RunningStation {
   station: Station;
   server: FastifyInstance;
   sync: SyncLink;
+  harvester: Harvester;
   url: string;
   token: string;
   close(): Promise<void>;
@@ -37,7 +39,13 @@ export async function runStation(options: RunStationOptions): Promise<RunningSta
     ...(options.log ? { log: options.log } : {}),
   });
   const sync = new SyncLink(station, options.syncTuning);
-  station.attach({ sync });
+  const harvester = new Harvester({
+    db: station.db,
+    log: station.log,
+    tool: () => station.stationTool,
+    emit: (event) => station.emit(event),
+  });
+  station.attach({ sync, harvest: harvester });
   try {
     if (options.demo) {
       const empty = station.db.prepare('SELECT count(*) FROM tools').pluck().get() === 0;
@@ -72,14 +80,20 @@ export async function runStation(options: RunStationOptions): Promise<RunningSta
     const address = server.server.address();
     const port = typeof address === 'object' && address ? address.port : options.port;
     station.startIdleWatch();
+    // The first walk of big folders takes a while: the UI is up meanwhile.
+    harvester
+      .start()
+      .catch((error: unknown) => station.log.error({ err: error }, 'harvest did not start'));
     return {
       station,
       server,
       sync,
+      harvester,
       token,
       url: `http://${host.includes(':') ? `[${host}]` : host}:${port}/`,
       async close() {
         await server.close();
+        await harvester.stop();
         await sync.stop();
         station.close();
       },

@@ -2,6 +2,11 @@ import { z } from 'zod';
 import { parseQuestions, serializeQuestions } from '../../../shared/questions/index.js';
 import { isPlainObject, ownValue } from '../../../shared/questions/json.js';
 import type { Db } from '../db/open.js';
+import {
+  applyHarvestBundle,
+  harvestBundleProblems,
+  harvestBundleShape,
+} from '../harvest/bundle.js';
 import { AppError } from '../util/errors.js';
 import { newUuid, nowIso } from '../util/ids.js';
 import { hashSecret } from '../util/pin.js';
@@ -67,6 +72,7 @@ const bundleSchema = z
       })
       .strict()
       .optional(),
+    ...harvestBundleShape,
   })
   .strict();
 
@@ -77,6 +83,7 @@ export interface ImportSummary {
   projects: number;
   tools: number;
   station: string | null;
+  instruments: number;
 }
 
 type BundleUser = NonNullable<FacilityBundle['users']>[number];
@@ -271,6 +278,7 @@ export async function importBundle(db: Db, input: unknown): Promise<ImportSummar
   if (bundle.station && !toolNames.has(bundle.station.tool)) {
     problems.push(`station.tool: no tool named ${JSON.stringify(bundle.station.tool)}`);
   }
+  problems.push(...harvestBundleProblems(db, bundle, toolNames));
   if (problems.length) throw new AppError('validation_failed', problems.join('\n'), { problems });
 
   const pinHashes = await Promise.all(
@@ -381,11 +389,13 @@ export async function importBundle(db: Db, input: unknown): Promise<ImportSummar
       if (bundle.station.lock_mode !== undefined)
         setSetting(db, 'station.lockMode', bundle.station.lock_mode);
     }
+    applyHarvestBundle(db, bundle, now);
   }).immediate();
   return {
     users: bundle.users?.length ?? 0,
     projects: bundle.projects?.length ?? 0,
     tools: tools.length,
     station: bundle.station?.tool ?? null,
+    instruments: bundle.instruments?.length ?? 0,
   };
 }

@@ -1,7 +1,8 @@
 import type { Db } from '../db/open.js';
 import { nowIso } from '../util/ids.js';
 
-export type OutboxKind = 'usage_event' | 'problem_report' | 'consumable_withdrawal';
+export type OutboxKind =
+  'usage_event' | 'problem_report' | 'consumable_withdrawal' | 'harvest_file' | 'harvest_transfer';
 
 /**
  * Queues a record for the server in the caller's transaction (transactional outbox). The

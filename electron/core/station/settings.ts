@@ -26,6 +26,15 @@ export interface StationSettings {
   'idle.logoffMinutes': number;
   'idle.forceEndMinutes': number | null;
   'security.lockMinutes': number;
+  /** NAAN and shoulder of the ARKs this station mints; null = the test ones (99999/fk4). */
+  'harvest.ark': { naan: string; shoulder: string } | null;
+  /** Minutes between full rescans of the watched folders (the watcher misses things on shares). */
+  'harvest.rescanMinutes': number;
+  /** Transfers at once. */
+  'harvest.concurrency': number;
+  /** First retry of a failed transfer after this many seconds, doubling up to the maximum. */
+  'harvest.retryBaseSeconds': number;
+  'harvest.retryMaxSeconds': number;
 }
 
 export const DEFAULT_SETTINGS: StationSettings = {
@@ -44,6 +53,11 @@ export const DEFAULT_SETTINGS: StationSettings = {
   'idle.logoffMinutes': 10,
   'idle.forceEndMinutes': null,
   'security.lockMinutes': 5,
+  'harvest.ark': null,
+  'harvest.rescanMinutes': 5,
+  'harvest.concurrency': 2,
+  'harvest.retryBaseSeconds': 30,
+  'harvest.retryMaxSeconds': 3600,
 };
 
 export function getSetting<K extends keyof StationSettings>(db: Db, key: K): StationSettings[K] {

@@ -8,6 +8,8 @@ import {
   type ApiParsedArgs,
   type ApiResult,
   type CoreEvent,
+  type HarvestFileView,
+  type HarvestStatus,
   type SessionInfo,
   type StationSettingsView,
   type SyncStatus,
@@ -17,6 +19,13 @@ import { openDatabase, type Db } from '../db/open.js';
 import { AppError } from '../util/errors.js';
 import { nowIso } from '../util/ids.js';
 import { createLogger, type Logger } from '../util/log.js';
+import {
+  getFileView,
+  idleHarvestStatus,
+  listFiles,
+  listTransfers,
+  retryNow,
+} from '../harvest/records.js';
 import { formatIssues } from './facility.js';
 import { checkLogon, decoy } from './logon.js';
 import {
@@ -65,6 +74,13 @@ export interface DesktopControl {
   }): Promise<void>;
 }
 
+/** The harvest engine (electron/core/harvest/engine.ts), when one runs. */
+export interface HarvestControl {
+  status(): HarvestStatus;
+  retry(fileId: number): void;
+  rescanNow(): Promise<void>;
+}
+
 export interface StationOptions {
   dataDir: string;
   log?: Logger;
@@ -91,6 +107,7 @@ export class Station {
   private idleTimer: NodeJS.Timeout | undefined;
   private sync: SyncControl | null = null;
   private desktop: DesktopControl | null = null;
+  private harvest: HarvestControl | null = null;
   /** Log-on attempts run one at a time, so parallel guesses cannot slip past the lock. */
   private logonQueue: Promise<unknown> = Promise.resolve();
 
@@ -138,8 +155,13 @@ export class Station {
   }
 
   /** The runner (CLI or desktop shell) attaches the server link and, in the desktop, itself. */
-  attach(controls: { sync?: SyncControl; desktop?: DesktopControl }): void {
+  attach(controls: {
+    sync?: SyncControl;
+    desktop?: DesktopControl;
+    harvest?: HarvestControl;
+  }): void {
     if (controls.sync) this.sync = controls.sync;
+    if (controls.harvest) this.harvest = controls.harvest;
     if (controls.desktop) this.desktop = controls.desktop;
   }
 
@@ -343,6 +365,35 @@ export class Station {
         }
         await this.desktop.switchTo(args);
         return { restarting: true as const };
+      },
+      'harvest.status': () => this.harvest?.status() ?? idleHarvestStatus(db),
+      'harvest.files': (args) => ({
+        files: listFiles(db, {
+          state: args.state,
+          limit: args.limit ?? 100,
+          beforeId: args.before_id,
+        }),
+      }),
+      'harvest.file': ({ id }) => {
+        const file = getFileView(db, id);
+        if (!file) throw new AppError('not_found', `no harvested file with id ${id}`);
+        return { file, transfers: listTransfers(db, { fileId: id }) };
+      },
+      'harvest.retry': ({ file_id: fileId }) => {
+        this.actor();
+        if (this.harvest) this.harvest.retry(fileId);
+        else if (!retryNow(db, fileId)) {
+          throw new AppError('conflict', `file ${fileId} has no failed transfer to retry`);
+        }
+        const file = getFileView(db, fileId) as HarvestFileView;
+        this.emit({ type: 'harvest.changed' });
+        return { file };
+      },
+      'harvest.rescan': async () => {
+        this.actor();
+        if (!this.harvest) throw new AppError('bad_request', 'no harvest runs on this station');
+        await this.harvest.rescanNow();
+        return { ok: true as const };
       },
       'users.list': ({ tool }) => {
         const actor = this.actor();

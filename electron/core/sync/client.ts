@@ -8,6 +8,7 @@ import { nowIso } from '../util/ids.js';
 import { applyDelta, syncCursor } from './apply.js';
 import { Backoff } from './backoff.js';
 import {
+  PUSH_KINDS_SQL,
   SYNC_CHANGES_PATH,
   SYNC_PUSH_PATH,
   type FacilityDelta,
@@ -120,7 +121,10 @@ export class SyncClient {
 
   get state(): SyncState {
     if (!this.stopped) {
-      this.waitingCache = this.db.prepare('SELECT count(*) FROM outbox').pluck().get() as number;
+      this.waitingCache = this.db
+        .prepare(`SELECT count(*) FROM outbox WHERE kind IN (${PUSH_KINDS_SQL})`)
+        .pluck()
+        .get() as number;
     }
     return {
       online: this.online,
@@ -220,7 +224,10 @@ export class SyncClient {
       for (;;) {
         if (this.stopped) return;
         const rows = this.db
-          .prepare('SELECT id, kind, record_uuid, payload FROM outbox ORDER BY id LIMIT ?')
+          .prepare(
+            `SELECT id, kind, record_uuid, payload FROM outbox WHERE kind IN (${PUSH_KINDS_SQL})
+             ORDER BY id LIMIT ?`,
+          )
           .all(this.batchSize) as {
           id: number;
           kind: PushKind;

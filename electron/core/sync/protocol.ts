@@ -20,7 +20,14 @@ export const SYNC_CHANGES_PATH = '/sync/changes';
 export const MAX_PUSH_BATCH = 500;
 export const MAX_WAIT_SECONDS = 30;
 
-export type PushKind = 'usage_event' | 'problem_report' | 'consumable_withdrawal';
+/**
+ * What the server takes today. Harvest records (harvest_file, harvest_transfer) wait in the
+ * station's outbox until the server's harvest API takes them too; the push skips them meanwhile.
+ */
+export const PUSH_KINDS = ['usage_event', 'problem_report', 'consumable_withdrawal'] as const;
+export type PushKind = (typeof PUSH_KINDS)[number];
+/** `kind IN (...)` for the outbox rows the push sends. */
+export const PUSH_KINDS_SQL = PUSH_KINDS.map((k) => `'${k}'`).join(', ');
 
 export interface PushRecord {
   /** The station's outbox row id: what the answer acknowledges. */

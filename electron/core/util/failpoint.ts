@@ -6,3 +6,13 @@
 export function failpoint(name: string): void {
   if (process.env.LABSTATION_FAILPOINT === name) process.kill(process.pid, 'SIGKILL');
 }
+
+/**
+ * Fault-injection points for tests that need a fault a real machine gives only rarely (a bit
+ * flipped on its way to disk, a full disk where no small file system can be mounted). Active
+ * when LABSTATION_INJECT lists the name (comma-separated); never set outside tests.
+ */
+export function injected(name: string): boolean {
+  const list = process.env.LABSTATION_INJECT;
+  return list !== undefined && list.split(',').includes(name);
+}

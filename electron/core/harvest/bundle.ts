@@ -1,0 +1,249 @@
+/**
+ * The harvest part of a facility bundle (`labstation import`): storage locations, instruments,
+ * hooks, schedules and the ARK authority. Records are matched by name (schedules by instrument),
+ * so importing the same bundle twice changes nothing.
+ */
+import { isAbsolute } from 'node:path';
+import { z } from 'zod';
+import type { Db } from '../db/open.js';
+import { newUuid } from '../util/ids.js';
+import { setSetting } from '../station/settings.js';
+import {
+  arkProblems,
+  cronProblems,
+  DEFAULT_TEMPLATE,
+  defaultExclude,
+  hookProblems,
+  templateProblems,
+  watchProblems,
+} from './config.js';
+
+const name = z.string().trim().min(1, 'must not be empty').max(200);
+
+export const harvestBundleShape = {
+  storage_locations: z
+    .array(
+      z
+        .object({
+          name,
+          type: z.literal('local', { message: 'must be "local" (a folder on this machine)' }),
+          base_path: z.string().min(1),
+          enabled: z.boolean().optional(),
+        })
+        .strict(),
+    )
+    .optional(),
+  instruments: z
+    .array(
+      z
+        .object({
+          name,
+          tool: name,
+          description: z.string().max(2000).optional(),
+          watch: z
+            .array(
+              z
+                .object({
+                  path: z.string().min(1),
+                  include: z.array(z.string()).optional(),
+                  exclude: z.array(z.string()).optional(),
+                })
+                .strict(),
+            )
+            .min(1, 'needs at least one watched folder'),
+          stability_seconds: z.number().min(0).max(86400).optional(),
+          storage_location: name,
+          destination_template: z.string().optional(),
+          enabled: z.boolean().optional(),
+        })
+        .strict(),
+    )
+    .optional(),
+  hooks: z
+    .array(
+      z
+        .object({
+          name,
+          trigger: z.enum(['pre_transfer', 'post_transfer']),
+          kind: z.string().min(1),
+          config: z.record(z.string(), z.unknown()).optional(),
+          priority: z.number().int().optional(),
+          instrument: name.nullable().optional(),
+          enabled: z.boolean().optional(),
+        })
+        .strict(),
+    )
+    .optional(),
+  schedules: z
+    .array(
+      z
+        .object({
+          instrument: name,
+          cron: z.string().min(1),
+          timezone: z.string().min(1).optional(),
+          enabled: z.boolean().optional(),
+        })
+        .strict(),
+    )
+    .optional(),
+  ark: z.object({ naan: z.string(), shoulder: z.string() }).strict().optional(),
+};
+
+export type HarvestBundle = z.infer<z.ZodObject<typeof harvestBundleShape>>;
+
+/** Problems that the schema cannot see: references, globs, templates, cron, hook configs. */
+export function harvestBundleProblems(
+  db: Db,
+  bundle: HarvestBundle,
+  toolNames: ReadonlySet<string>,
+): string[] {
+  const problems: string[] = [];
+  const locations = new Set([
+    ...(bundle.storage_locations ?? []).map((l) => l.name),
+    ...(db.prepare('SELECT name FROM storage_locations').pluck().all() as string[]),
+  ]);
+  const instruments = new Set([
+    ...(bundle.instruments ?? []).map((i) => i.name),
+    ...(db.prepare('SELECT name FROM instruments').pluck().all() as string[]),
+  ]);
+  (bundle.storage_locations ?? []).forEach((l, i) => {
+    if (!isAbsolute(l.base_path)) {
+      problems.push(`storage_locations[${i}] (${l.name}).base_path: must be an absolute path`);
+    }
+  });
+  (bundle.instruments ?? []).forEach((inst, i) => {
+    const at = `instruments[${i}] (${inst.name})`;
+    if (!toolNames.has(inst.tool))
+      problems.push(`${at}.tool: no tool named ${JSON.stringify(inst.tool)}`);
+    if (!locations.has(inst.storage_location)) {
+      problems.push(
+        `${at}.storage_location: no storage location named ${JSON.stringify(inst.storage_location)}`,
+      );
+    }
+    inst.watch.forEach((w, j) => {
+      problems.push(
+        ...watchProblems(`${at}.watch[${j}]`, {
+          path: w.path,
+          include: w.include ?? [],
+          exclude: w.exclude ?? defaultExclude(),
+        }),
+      );
+    });
+    problems.push(
+      ...templateProblems(
+        `${at}.destination_template`,
+        inst.destination_template ?? DEFAULT_TEMPLATE,
+      ),
+    );
+  });
+  const hookNames = new Set<string>();
+  (bundle.hooks ?? []).forEach((hook, i) => {
+    const at = `hooks[${i}] (${hook.name})`;
+    if (hookNames.has(hook.name)) problems.push(`${at}.name: ${hook.name} is listed twice`);
+    hookNames.add(hook.name);
+    problems.push(...hookProblems(at, hook));
+    if (hook.instrument && !instruments.has(hook.instrument)) {
+      problems.push(`${at}.instrument: no instrument named ${JSON.stringify(hook.instrument)}`);
+    }
+    const location = (hook.config as { storage_location?: unknown } | undefined)?.storage_location;
+    if (typeof location === 'string' && !locations.has(location)) {
+      problems.push(
+        `${at}.config.storage_location: no storage location named ${JSON.stringify(location)}`,
+      );
+    }
+  });
+  (bundle.schedules ?? []).forEach((s, i) => {
+    const at = `schedules[${i}]`;
+    if (!instruments.has(s.instrument)) {
+      problems.push(`${at}.instrument: no instrument named ${JSON.stringify(s.instrument)}`);
+    }
+    problems.push(...cronProblems(`${at}.cron`, s.cron, s.timezone));
+  });
+  if (bundle.ark) problems.push(...arkProblems('ark', bundle.ark));
+  return problems;
+}
+
+/** Writes the harvest part of a checked bundle; runs inside the import's transaction. */
+export function applyHarvestBundle(db: Db, bundle: HarvestBundle, now: string): void {
+  for (const l of bundle.storage_locations ?? []) {
+    db.prepare(
+      `INSERT INTO storage_locations (uuid, name, type, base_path, enabled, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (name) DO UPDATE SET type = excluded.type, base_path = excluded.base_path,
+         enabled = excluded.enabled, updated_at = excluded.updated_at`,
+    ).run(newUuid(), l.name, l.type, l.base_path, l.enabled === false ? 0 : 1, now, now);
+  }
+  for (const inst of bundle.instruments ?? []) {
+    const watch = inst.watch.map((w) => ({
+      path: w.path,
+      include: w.include ?? [],
+      exclude: w.exclude ?? defaultExclude(),
+    }));
+    db.prepare(
+      `INSERT INTO instruments (uuid, name, description, tool_id, watch, stability_seconds,
+         storage_location_id, destination_template, enabled, created_at, updated_at)
+       VALUES (@uuid, @name, @description, (SELECT id FROM tools WHERE name = @tool), @watch,
+         @stability, (SELECT id FROM storage_locations WHERE name = @location), @template,
+         @enabled, @now, @now)
+       ON CONFLICT (name) DO UPDATE SET description = excluded.description,
+         tool_id = excluded.tool_id, watch = excluded.watch,
+         stability_seconds = excluded.stability_seconds,
+         storage_location_id = excluded.storage_location_id,
+         destination_template = excluded.destination_template, enabled = excluded.enabled,
+         updated_at = excluded.updated_at`,
+    ).run({
+      uuid: newUuid(),
+      name: inst.name,
+      description: inst.description ?? '',
+      tool: inst.tool,
+      watch: JSON.stringify(watch),
+      stability: inst.stability_seconds ?? 5,
+      location: inst.storage_location,
+      template: inst.destination_template ?? DEFAULT_TEMPLATE,
+      enabled: inst.enabled === false ? 0 : 1,
+      now,
+    });
+  }
+  for (const hook of bundle.hooks ?? []) {
+    db.prepare(
+      `INSERT INTO harvest_hooks (uuid, name, "trigger", kind, config, priority, instrument_id,
+         enabled, created_at, updated_at)
+       VALUES (@uuid, @name, @trigger, @kind, @config, @priority,
+         (SELECT id FROM instruments WHERE name = @instrument), @enabled, @now, @now)
+       ON CONFLICT (name) DO UPDATE SET "trigger" = excluded."trigger", kind = excluded.kind,
+         config = excluded.config, priority = excluded.priority,
+         instrument_id = excluded.instrument_id, enabled = excluded.enabled,
+         updated_at = excluded.updated_at`,
+    ).run({
+      uuid: newUuid(),
+      name: hook.name,
+      trigger: hook.trigger,
+      kind: hook.kind,
+      config: JSON.stringify(hook.config ?? {}),
+      priority: hook.priority ?? 100,
+      instrument: hook.instrument ?? null,
+      enabled: hook.enabled === false ? 0 : 1,
+      now,
+    });
+  }
+  if (bundle.schedules) {
+    // A bundle's schedules are the whole list: what it leaves out no longer runs.
+    db.prepare('DELETE FROM harvest_schedules').run();
+    for (const s of bundle.schedules) {
+      db.prepare(
+        `INSERT INTO harvest_schedules (uuid, instrument_id, cron, timezone, enabled, created_at,
+           updated_at)
+         VALUES (?, (SELECT id FROM instruments WHERE name = ?), ?, ?, ?, ?, ?)`,
+      ).run(
+        newUuid(),
+        s.instrument,
+        s.cron,
+        s.timezone ?? null,
+        s.enabled === false ? 0 : 1,
+        now,
+        now,
+      );
+    }
+  }
+  if (bundle.ark) setSetting(db, 'harvest.ark', bundle.ark);
+}

@@ -1,0 +1,282 @@
+/**
+ * Harvest configuration: what a facility bundle (and, on the server, the harvest API) may say
+ * about instruments, storage locations, hooks and schedules, how it is checked, and how the
+ * station reads it back from its database.
+ */
+import { isAbsolute } from 'node:path';
+import { Cron } from 'croner';
+import { z } from 'zod';
+import {
+  arkConfigProblems,
+  TEST_NAAN,
+  TEST_SHOULDER,
+  type ArkConfig,
+} from '../../../shared/ark.js';
+import { compileFilter, DEFAULT_EXCLUDE } from '../../../shared/harvest/glob.js';
+import { parseTemplate } from '../../../shared/harvest/template.js';
+import type { Db } from '../db/open.js';
+
+export const PRE_TRANSFER_KINDS = ['skip', 'redirect'] as const;
+export const POST_TRANSFER_KINDS = [
+  'file_info',
+  'usage_context',
+  'sidecar_json',
+  'command',
+] as const;
+export type HookKind = (typeof PRE_TRANSFER_KINDS)[number] | (typeof POST_TRANSFER_KINDS)[number];
+export type HookTrigger = 'pre_transfer' | 'post_transfer';
+
+const globList = z.union([z.string(), z.array(z.string())]);
+const matchRules = {
+  /** The file's path relative to its watched folder matches one of these. */
+  glob: globList.optional(),
+  min_size: z.number().int().min(0).optional(),
+  max_size: z.number().int().min(0).optional(),
+};
+
+/** The config object of each built-in hook kind. */
+export const hookConfigSchemas = {
+  skip: z.object(matchRules).strict(),
+  redirect: z
+    .object({
+      ...matchRules,
+      destination_template: z.string().optional(),
+      storage_location: z.string().optional(),
+    })
+    .strict()
+    .refine((c) => c.destination_template !== undefined || c.storage_location !== undefined, {
+      message: 'give destination_template, storage_location or both',
+    }),
+  file_info: z.object({}).strict(),
+  usage_context: z.object({}).strict(),
+  sidecar_json: z.object({ suffixes: z.array(z.string().min(1)).min(1).optional() }).strict(),
+  command: z
+    .object({
+      command: z.string().min(1, 'must name a program'),
+      args: z.array(z.string()).optional(),
+      timeout_seconds: z.number().positive().max(3600).optional(),
+    })
+    .strict(),
+} satisfies Record<HookKind, z.ZodType>;
+
+export type HookConfig<K extends HookKind> = z.infer<(typeof hookConfigSchemas)[K]>;
+
+export function isHookKind(kind: string): kind is HookKind {
+  return Object.hasOwn(hookConfigSchemas, kind);
+}
+
+export function triggerOf(kind: HookKind): HookTrigger {
+  return (PRE_TRANSFER_KINDS as readonly string[]).includes(kind)
+    ? 'pre_transfer'
+    : 'post_transfer';
+}
+
+export interface WatchFolder {
+  path: string;
+  include: string[];
+  exclude: string[];
+}
+
+/** Problems with one watched folder, each starting with `at`. */
+export function watchProblems(at: string, watch: WatchFolder): string[] {
+  const problems: string[] = [];
+  if (!isAbsolute(watch.path)) problems.push(`${at}.path: must be an absolute path`);
+  const filter = compileFilter({ include: watch.include, exclude: watch.exclude });
+  if (!filter.ok) {
+    for (const p of filter.problems) problems.push(`${at}.${p.field}[${p.index}]: ${p.message}`);
+  }
+  return problems;
+}
+
+export function templateProblems(at: string, template: string): string[] {
+  const parsed = parseTemplate(template);
+  return parsed.ok ? [] : parsed.problems.map((p) => `${at}: ${p}`);
+}
+
+export function cronProblems(at: string, cron: string, timezone?: string | null): string[] {
+  try {
+    new Cron(cron, { paused: true, ...(timezone ? { timezone } : {}) }).stop();
+    return [];
+  } catch (error) {
+    return [`${at}: ${(error as Error).message}`];
+  }
+}
+
+/** Problems with a hook's kind, trigger and config, each starting with `at`. */
+export function hookProblems(
+  at: string,
+  hook: { trigger: string; kind: string; config?: unknown },
+): string[] {
+  if (!isHookKind(hook.kind)) {
+    return [
+      `${at}.kind: ${JSON.stringify(hook.kind)} is not a hook kind; kinds are ` +
+        `${[...PRE_TRANSFER_KINDS, ...POST_TRANSFER_KINDS].join(', ')}`,
+    ];
+  }
+  const problems: string[] = [];
+  const trigger = triggerOf(hook.kind);
+  if (hook.trigger !== trigger) {
+    problems.push(`${at}.trigger: a ${hook.kind} hook runs ${trigger}, not ${hook.trigger}`);
+  }
+  const parsed = hookConfigSchemas[hook.kind].safeParse(hook.config ?? {});
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) {
+      const path = issue.path.length ? `.${issue.path.join('.')}` : '';
+      problems.push(`${at}.config${path}: ${issue.message}`);
+    }
+    return problems;
+  }
+  const config = parsed.data as { glob?: string | string[]; destination_template?: string };
+  const globs = config.glob === undefined ? [] : [config.glob].flat();
+  const filter = compileFilter({ include: globs, exclude: [] });
+  if (!filter.ok) {
+    for (const p of filter.problems) problems.push(`${at}.config.glob[${p.index}]: ${p.message}`);
+  }
+  if (config.destination_template !== undefined) {
+    problems.push(
+      ...templateProblems(`${at}.config.destination_template`, config.destination_template),
+    );
+  }
+  return problems;
+}
+
+export const DEFAULT_TEMPLATE = '{instrument}/{yyyy}/{mm}/{dd}/{relative_path}';
+export const DEFAULT_ARK: ArkConfig = { naan: TEST_NAAN, shoulder: TEST_SHOULDER };
+
+export function arkProblems(at: string, ark: ArkConfig): string[] {
+  return arkConfigProblems(ark).map((p) =>
+    p.startsWith('ark.') ? `${at}${p.slice(3)}` : `${at}: ${p}`,
+  );
+}
+
+export function defaultExclude(): string[] {
+  return [...DEFAULT_EXCLUDE];
+}
+
+// --- What the station reads back -------------------------------------------------------------
+
+export interface StorageLocation {
+  id: number;
+  uuid: string;
+  name: string;
+  type: 'local' | 'server';
+  base_path: string;
+  enabled: boolean;
+}
+
+export interface Instrument {
+  id: number;
+  uuid: string;
+  name: string;
+  tool_id: number;
+  tool_name: string;
+  watch: WatchFolder[];
+  stability_seconds: number;
+  storage_location: StorageLocation | null;
+  destination_template: string;
+  enabled: boolean;
+}
+
+export interface Hook {
+  id: number;
+  name: string;
+  trigger: HookTrigger;
+  kind: HookKind;
+  config: Record<string, unknown>;
+  priority: number;
+  instrument_id: number | null;
+}
+
+export interface Schedule {
+  id: number;
+  instrument_id: number;
+  cron: string;
+  timezone: string | null;
+}
+
+interface StorageRow {
+  id: number;
+  uuid: string;
+  name: string;
+  type: 'local' | 'server';
+  base_path: string;
+  enabled: number;
+}
+
+function storageOf(row: StorageRow): StorageLocation {
+  return { ...row, enabled: row.enabled === 1 };
+}
+
+export function storageLocations(db: Db): StorageLocation[] {
+  return (
+    db
+      .prepare(
+        'SELECT id, uuid, name, type, base_path, enabled FROM storage_locations ORDER BY name',
+      )
+      .all() as StorageRow[]
+  ).map(storageOf);
+}
+
+export function storageLocationByName(db: Db, name: string): StorageLocation | null {
+  const row = db
+    .prepare(
+      'SELECT id, uuid, name, type, base_path, enabled FROM storage_locations WHERE name = ?',
+    )
+    .get(name) as StorageRow | undefined;
+  return row ? storageOf(row) : null;
+}
+
+/** The instruments of one tool (a station's), enabled or not, by name. */
+export function instrumentsOfTool(db: Db, toolName: string): Instrument[] {
+  const rows = db
+    .prepare(
+      `SELECT i.id, i.uuid, i.name, i.tool_id, t.name AS tool_name, i.watch, i.stability_seconds,
+         i.storage_location_id, i.destination_template, i.enabled
+       FROM instruments i JOIN tools t ON t.id = i.tool_id
+       WHERE t.name = ? ORDER BY i.name`,
+    )
+    .all(toolName) as (Omit<Instrument, 'watch' | 'enabled' | 'storage_location'> & {
+    watch: string;
+    enabled: number;
+    storage_location_id: number | null;
+  })[];
+  const locations = new Map(storageLocations(db).map((l) => [l.id, l]));
+  return rows.map((r) => ({
+    id: r.id,
+    uuid: r.uuid,
+    name: r.name,
+    tool_id: r.tool_id,
+    tool_name: r.tool_name,
+    watch: JSON.parse(r.watch) as WatchFolder[],
+    stability_seconds: r.stability_seconds,
+    storage_location:
+      r.storage_location_id === null ? null : (locations.get(r.storage_location_id) ?? null),
+    destination_template: r.destination_template,
+    enabled: r.enabled === 1,
+  }));
+}
+
+/** Enabled hooks that apply to an instrument, in the order they run (priority, then name). */
+export function hooksFor(db: Db, instrumentId: number, trigger: HookTrigger): Hook[] {
+  const rows = db
+    .prepare(
+      `SELECT id, name, "trigger", kind, config, priority, instrument_id FROM harvest_hooks
+       WHERE enabled = 1 AND "trigger" = ? AND (instrument_id IS NULL OR instrument_id = ?)
+       ORDER BY priority, name`,
+    )
+    .all(trigger, instrumentId) as (Omit<Hook, 'config'> & { config: string })[];
+  return rows
+    .filter((r) => isHookKind(r.kind))
+    .map((r) => ({ ...r, config: JSON.parse(r.config) as Record<string, unknown> }));
+}
+
+export function schedulesFor(db: Db, instrumentIds: number[]): Schedule[] {
+  if (!instrumentIds.length) return [];
+  return db
+    .prepare(
+      `SELECT id, instrument_id, cron, timezone FROM harvest_schedules
+       WHERE enabled = 1 AND instrument_id IN (${instrumentIds.map(() => '?').join(', ')})
+       ORDER BY id`,
+    )
+    .all(...instrumentIds) as Schedule[];
+}

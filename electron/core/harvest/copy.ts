@@ -1,0 +1,179 @@
+/**
+ * The byte-moving half of a transfer: copy a source into a partial file while hashing it, make
+ * the copy durable, read it back and hash it again. Runs in a copy worker (copyWorker.ts) so
+ * hashing never blocks the thread that serves the UI; the caller decides what the result means
+ * and renames the partial into place (transfer.ts).
+ *
+ * The source is read once. Reads, hashing and writes overlap: while the JS thread hashes chunk
+ * i, libuv's pool reads chunk i+1 and writes chunk i-1. The copy is flushed to disk in steps
+ * while it is written, so the final fsync has little left to do.
+ */
+import { existsSync } from 'node:fs';
+import { open, stat, type FileHandle } from 'node:fs/promises';
+import { createXXHash128, type IHasher } from 'hash-wasm';
+import { injected } from '../util/failpoint.js';
+
+export const HASH_ALGORITHM = 'xxh3-128';
+const CHUNK = 4 * 1024 * 1024;
+/** Flush written data to disk every so often, overlapped with reading and hashing. */
+const FLUSH_EVERY = 64 * 1024 * 1024;
+
+export interface CopyJob {
+  source: string;
+  partial: string;
+  /** What the source looked like when it was found stable. */
+  size: number;
+  mtimeMs: number;
+}
+
+export type CopyResult =
+  | { outcome: 'copied'; sourceHash: string; destHash: string; bytes: number }
+  /** The source is not what it was when found stable (or changed while being read). */
+  | { outcome: 'source_changed'; detail: string };
+
+export type Progress = (bytes: number) => void;
+
+let hasherPromise: Promise<IHasher> | null = null;
+/** One hasher per thread: a copy worker runs one job at a time. */
+async function hasher(): Promise<IHasher> {
+  hasherPromise ??= createXXHash128();
+  const h = await hasherPromise;
+  h.init();
+  return h;
+}
+
+async function readFull(handle: FileHandle, buffer: Buffer, position: number): Promise<number> {
+  let filled = 0;
+  while (filled < buffer.length) {
+    const { bytesRead } = await handle.read(
+      buffer,
+      filled,
+      buffer.length - filled,
+      position + filled,
+    );
+    if (bytesRead === 0) break;
+    filled += bytesRead;
+  }
+  return filled;
+}
+
+async function writeFull(handle: FileHandle, buffer: Buffer, length: number, position: number) {
+  const flag = process.env.LABSTATION_INJECT_ENOSPC_WHILE;
+  if (flag && existsSync(flag)) {
+    // Test hook where no small file system can be mounted: the disk is full while flag exists.
+    throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+  }
+  let written = 0;
+  while (written < length) {
+    const { bytesWritten } = await handle.write(
+      buffer,
+      written,
+      length - written,
+      position + written,
+    );
+    written += bytesWritten;
+  }
+}
+
+/** XXH3-128 of a whole file, reading ahead while hashing. */
+export async function hashFile(
+  path: string,
+  progress?: Progress,
+): Promise<{ hash: string; bytes: number }> {
+  const handle = await open(path, 'r');
+  try {
+    const h = await hasher();
+    const buffers = [Buffer.allocUnsafe(CHUNK), Buffer.allocUnsafe(CHUNK)];
+    let position = 0;
+    let index = 0;
+    let pending = readFull(handle, buffers[0], 0);
+    for (;;) {
+      const n = await pending;
+      if (n === 0) break;
+      const current = buffers[index % 2] as Buffer;
+      pending = readFull(handle, buffers[(index + 1) % 2], position + n);
+      h.update(current.subarray(0, n));
+      position += n;
+      index += 1;
+      progress?.(position);
+    }
+    return { hash: h.digest('hex'), bytes: position };
+  } finally {
+    await handle.close();
+  }
+}
+
+function unchanged(job: CopyJob, size: number, mtimeMs: number): boolean {
+  return size === job.size && mtimeMs === job.mtimeMs;
+}
+
+/**
+ * Copies job.source to job.partial (created here, never overwritten), hashing the source on the
+ * way, fsyncs it, then re-reads and hashes the partial. The partial is left in place for the
+ * caller, whatever the outcome, except that a source change removes nothing either: the caller
+ * owns the cleanup, since it recorded the partial's name before the copy started.
+ */
+export async function copyVerified(job: CopyJob, progress?: Progress): Promise<CopyResult> {
+  const source = await open(job.source, 'r');
+  let dest: FileHandle | null = null;
+  try {
+    const before = await source.stat();
+    if (!unchanged(job, before.size, before.mtimeMs)) {
+      return { outcome: 'source_changed', detail: 'the file changed after it was found stable' };
+    }
+    dest = await open(job.partial, 'wx', 0o644);
+    const h = await hasher();
+    const buffers = [0, 1, 2].map(() => Buffer.allocUnsafe(CHUNK));
+    let position = 0;
+    let index = 0;
+    let sinceFlush = 0;
+    let flushing: Promise<void> = Promise.resolve();
+    let pendingRead = readFull(source, buffers[0], 0);
+    let pendingWrite: Promise<void> = Promise.resolve();
+    for (;;) {
+      const n = await pendingRead;
+      if (n === 0) break;
+      const current = buffers[index % 3] as Buffer;
+      // The buffer read into next was last written two rounds ago; that write has finished.
+      pendingRead = readFull(source, buffers[(index + 1) % 3], position + n);
+      h.update(current.subarray(0, n));
+      await pendingWrite;
+      const handle = dest;
+      pendingWrite = writeFull(handle, current, n, position);
+      position += n;
+      sinceFlush += n;
+      index += 1;
+      if (sinceFlush >= FLUSH_EVERY) {
+        sinceFlush = 0;
+        const previous = flushing;
+        flushing = pendingWrite.then(() => previous).then(() => handle.datasync());
+      }
+      progress?.(position);
+    }
+    await pendingWrite;
+    await flushing;
+    const sourceHash = h.digest('hex');
+    const after = await stat(job.source);
+    if (position !== job.size || !unchanged(job, after.size, after.mtimeMs)) {
+      return {
+        outcome: 'source_changed',
+        detail: `the file changed while it was copied (${position} bytes read, ${after.size} now)`,
+      };
+    }
+    if (injected('harvest.flip-bit') && position > 0) {
+      // Test hook: corrupt the copy after it was written, as a bad disk or cable would.
+      const byte = Buffer.alloc(1);
+      await dest.read(byte, 0, 1, Math.floor(position / 2));
+      byte[0] = byte[0] ^ 0x01;
+      await dest.write(byte, 0, 1, Math.floor(position / 2));
+    }
+    await dest.sync();
+    await dest.close();
+    dest = null;
+    const verified = await hashFile(job.partial);
+    return { outcome: 'copied', sourceHash, destHash: verified.hash, bytes: verified.bytes };
+  } finally {
+    await source.close();
+    if (dest) await dest.close().catch(() => undefined);
+  }
+}

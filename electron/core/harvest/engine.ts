@@ -1,0 +1,596 @@
+/**
+ * The station's harvest engine: discover (watcher + periodic full walk) -> stable (size and
+ * mtime unchanged for the instrument's window, and the file opens) -> record (ARK minted) ->
+ * transfer (transfer.ts, a bounded number at once, in copy workers) -> outbox.
+ */
+import { open, stat } from 'node:fs/promises';
+import { basename } from 'node:path';
+import { Cron } from 'croner';
+import { isTestArk } from '../../../shared/ark.js';
+import type { CoreEvent, HarvestStatus } from '../../../shared/api.js';
+import type { Db } from '../db/open.js';
+import { getSetting } from '../station/settings.js';
+import { AppError } from '../util/errors.js';
+import { nowIso } from '../util/ids.js';
+import type { Logger } from '../util/log.js';
+import { instrumentsOfTool, schedulesFor, type Instrument, type WatchFolder } from './config.js';
+import { CopyPool } from './copyPool.js';
+import { folderFilter, relativeTo, scanFolder, watchFolder, type FolderWatch } from './discover.js';
+import {
+  arkConfig,
+  dueFiles,
+  fileById,
+  interruptedFiles,
+  knownSources,
+  latestBySource,
+  recordFile,
+  requeueFile,
+  retryNow,
+  totalsSince,
+  type FileRow,
+} from './records.js';
+import { describeError, recoverInterrupted, transferFile, type TransferDeps } from './transfer.js';
+
+interface Candidate {
+  instrument: Instrument;
+  folder: WatchFolder;
+  absolutePath: string;
+  relativePath: string;
+  size: number;
+  mtimeMs: number;
+  firstSeenAt: string;
+  usageEventId: number | null;
+  /** Clock time of the last size or mtime change we saw. */
+  changedAt: number;
+}
+
+interface Active {
+  file: FileRow;
+  bytes: number;
+  startedAt: number;
+}
+
+export interface HarvesterOptions {
+  db: Db;
+  log: Logger;
+  /** The station's tool: its enabled instruments are harvested. */
+  tool: () => string | null;
+  emit?: (event: CoreEvent) => void;
+  clock?: () => number;
+  /** Watch folders with chokidar between rescans (off for one-shot runs). */
+  watch?: boolean;
+  /** Run scheduled harvests (off for one-shot runs). */
+  schedules?: boolean;
+}
+
+export interface RunSummary {
+  completed: number;
+  skipped: number;
+  failed: number;
+  /** Folders that could not be walked, with the reason. */
+  unreachable: string[];
+}
+
+export class Harvester {
+  private readonly db: Db;
+  private readonly log: Logger;
+  private readonly clock: () => number;
+  private pool: CopyPool;
+  private instruments: Instrument[] = [];
+  private readonly problems = new Map<number, string>();
+  private readonly candidates = new Map<string, Candidate>();
+  private readonly queue: number[] = [];
+  private readonly queued = new Set<number>();
+  private readonly active = new Map<number, Active>();
+  private watches: FolderWatch[] = [];
+  private crons: Cron[] = [];
+  private timers: NodeJS.Timeout[] = [];
+  private ticking = false;
+  /** Walks under way: a one-shot run is not done while a folder is still being walked. */
+  private scanning = 0;
+  private stopped = true;
+  private lastScanAt: string | null = null;
+  private idleWaiters: (() => void)[] = [];
+  private run: RunSummary | null = null;
+  private changeTimer: NodeJS.Timeout | undefined;
+  private starting: Promise<void> | null = null;
+
+  constructor(private readonly options: HarvesterOptions) {
+    this.db = options.db;
+    this.log = options.log;
+    this.clock = options.clock ?? Date.now;
+    this.pool = new CopyPool(this.concurrency());
+  }
+
+  private concurrency(): number {
+    return Math.max(1, Math.min(16, Math.floor(getSetting(this.db, 'harvest.concurrency'))));
+  }
+
+  private now(): string {
+    return nowIso(this.clock);
+  }
+
+  private get deps(): TransferDeps {
+    return {
+      db: this.db,
+      pool: this.pool,
+      log: this.log,
+      now: () => this.now(),
+      retryAt: (attempts) => {
+        const base = getSetting(this.db, 'harvest.retryBaseSeconds');
+        const max = getSetting(this.db, 'harvest.retryMaxSeconds');
+        const seconds = Math.min(base * 2 ** Math.max(attempts - 1, 0), max);
+        return nowIso(() => this.clock() + seconds * 1000);
+      },
+      progress: (fileId, bytes) => {
+        const active = this.active.get(fileId);
+        if (active) active.bytes = bytes;
+      },
+    };
+  }
+
+  /** Loads the instruments, finishes what a crash interrupted, and starts watching. */
+  start(): Promise<void> {
+    this.starting = this.begin();
+    return this.starting;
+  }
+
+  private async begin(): Promise<void> {
+    this.stopped = false;
+    this.loadInstruments();
+    await this.recover();
+    if (this.stopped) return;
+    if (this.options.watch !== false) this.startWatches();
+    if (this.options.schedules !== false) this.startSchedules();
+    const tick = setInterval(() => void this.tick(), this.tickMs());
+    const rescanMinutes = Math.max(getSetting(this.db, 'harvest.rescanMinutes'), 0.05);
+    const rescan = setInterval(() => void this.rescanAll(), rescanMinutes * 60_000);
+    this.timers = [tick, rescan];
+    for (const t of this.timers) t.unref();
+    await this.rescanAll();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.starting?.catch(() => undefined);
+    this.starting = null;
+    for (const t of this.timers) clearInterval(t);
+    this.timers = [];
+    for (const c of this.crons) c.stop();
+    this.crons = [];
+    await Promise.all(this.watches.map((w) => w.close()));
+    this.watches = [];
+    // Transfers under way end with the pool; their partials are cleaned up at the next start.
+    await this.pool.close();
+    this.pool = new CopyPool(this.concurrency());
+  }
+
+  private tickMs(): number {
+    const windows = this.instruments.map((i) => i.stability_seconds * 1000);
+    const smallest = windows.length ? Math.min(...windows) : 1000;
+    return Math.max(50, Math.min(1000, smallest / 4));
+  }
+
+  private loadInstruments(): void {
+    const tool = this.options.tool();
+    this.instruments =
+      tool === null ? [] : instrumentsOfTool(this.db, tool).filter((i) => i.enabled);
+  }
+
+  private instrument(id: number): Instrument | undefined {
+    return this.instruments.find((i) => i.id === id);
+  }
+
+  private async recover(): Promise<void> {
+    for (const file of interruptedFiles(this.db)) {
+      try {
+        await recoverInterrupted(this.deps, file, this.instrument(file.instrument_id));
+      } catch (error) {
+        this.log.error({ err: error, file: file.source_path }, 'harvest: recovery failed');
+      }
+    }
+  }
+
+  private startWatches(): void {
+    for (const instrument of this.instruments) {
+      for (const folder of instrument.watch) {
+        const filter = folderFilter(folder);
+        try {
+          this.watches.push(
+            watchFolder(
+              folder,
+              filter,
+              (path) => void this.sighted(instrument, folder, path),
+              (error) =>
+                this.log.warn({ err: error, folder: folder.path }, 'harvest: watcher error'),
+            ),
+          );
+        } catch (error) {
+          this.log.warn({ err: error, folder: folder.path }, 'harvest: cannot watch folder');
+        }
+      }
+    }
+  }
+
+  private startSchedules(): void {
+    for (const schedule of schedulesFor(
+      this.db,
+      this.instruments.map((i) => i.id),
+    )) {
+      try {
+        this.crons.push(
+          new Cron(
+            schedule.cron,
+            { protect: true, ...(schedule.timezone ? { timezone: schedule.timezone } : {}) },
+            async () => {
+              this.db
+                .prepare('UPDATE harvest_schedules SET last_run_at = ? WHERE id = ?')
+                .run(this.now(), schedule.id);
+              await this.harvestInstrument(schedule.instrument_id);
+            },
+          ),
+        );
+      } catch (error) {
+        this.log.warn({ err: error, schedule: schedule.id }, 'harvest: schedule not started');
+      }
+    }
+  }
+
+  /** A full harvest of one instrument: walk its folders and retry its failed files now. */
+  async harvestInstrument(instrumentId: number): Promise<void> {
+    const instrument = this.instrument(instrumentId);
+    if (!instrument) return;
+    this.db
+      .prepare(
+        `UPDATE harvest_files SET next_attempt_at = ? WHERE instrument_id = ? AND state = 'failed'
+           AND next_attempt_at IS NOT NULL`,
+      )
+      .run(this.now(), instrumentId);
+    await this.rescan(instrument);
+  }
+
+  async rescanAll(): Promise<void> {
+    this.scanning += 1;
+    try {
+      for (const instrument of this.instruments) await this.rescan(instrument);
+      this.lastScanAt = this.now();
+    } finally {
+      this.scanning -= 1;
+    }
+    this.queueDue();
+  }
+
+  private async rescan(instrument: Instrument): Promise<void> {
+    if (this.stopped) return;
+    const known = knownSources(this.db, instrument.id);
+    const problems: string[] = [];
+    for (const folder of instrument.watch) {
+      let found;
+      try {
+        found = await scanFolder(folder, folderFilter(folder));
+      } catch (error) {
+        problems.push(`${folder.path}: ${describeError(error)}`);
+        continue;
+      }
+      for (const f of found) {
+        const record = known.get(f.absolutePath);
+        // Recorded with the same size and mtime: not read again.
+        if (
+          record &&
+          record.state !== 'gone' &&
+          record.size === f.size &&
+          record.mtime_ms === f.mtimeMs
+        ) {
+          continue;
+        }
+        this.consider(instrument, folder, f.absolutePath, f.size, f.mtimeMs);
+      }
+    }
+    if (problems.length) {
+      this.problems.set(instrument.id, problems.join('; '));
+      this.run?.unreachable.push(...problems);
+      this.log.warn({ instrument: instrument.name, problems }, 'harvest: folders not reachable');
+    } else {
+      this.problems.delete(instrument.id);
+    }
+    void this.tick();
+  }
+
+  /** The watcher saw a file appear or change. */
+  private async sighted(instrument: Instrument, folder: WatchFolder, path: string): Promise<void> {
+    try {
+      const s = await stat(path);
+      if (!s.isFile()) return;
+      const record = latestBySource(this.db, instrument.id, path);
+      if (
+        record &&
+        record.state !== 'gone' &&
+        record.size === s.size &&
+        record.mtime_ms === s.mtimeMs
+      ) {
+        return;
+      }
+      this.consider(instrument, folder, path, s.size, s.mtimeMs);
+    } catch {
+      // Gone again before we looked: nothing to take.
+    }
+  }
+
+  private usageAt(toolId: number, at: string): number | null {
+    const id = this.db
+      .prepare(
+        `SELECT id FROM usage_events WHERE tool_id = ? AND start <= ? AND ("end" IS NULL OR "end" >= ?)
+         ORDER BY start DESC LIMIT 1`,
+      )
+      .pluck()
+      .get(toolId, at, at) as number | undefined;
+    return id ?? null;
+  }
+
+  private consider(
+    instrument: Instrument,
+    folder: WatchFolder,
+    path: string,
+    size: number,
+    mtimeMs: number,
+  ): void {
+    const key = `${instrument.id}\0${path}`;
+    const existing = this.candidates.get(key);
+    if (existing) {
+      if (existing.size !== size || existing.mtimeMs !== mtimeMs) {
+        existing.size = size;
+        existing.mtimeMs = mtimeMs;
+        existing.changedAt = this.clock();
+      }
+      return;
+    }
+    for (const a of this.active.values()) if (a.file.source_path === path) return;
+    const seen = this.now();
+    // The usage on the tool when the file was first seen; a file found later (the station was
+    // off) belongs to the usage in progress when it was written.
+    const usage =
+      this.usageAt(instrument.tool_id, seen) ??
+      this.usageAt(instrument.tool_id, new Date(mtimeMs).toISOString());
+    this.candidates.set(key, {
+      instrument,
+      folder,
+      absolutePath: path,
+      relativePath: relativeTo(folder.path, path),
+      size,
+      mtimeMs,
+      firstSeenAt: seen,
+      usageEventId: usage,
+      changedAt: this.clock(),
+    });
+  }
+
+  /** Checks the candidates whose window has passed; records the stable ones. */
+  private async tick(): Promise<void> {
+    if (this.ticking || this.stopped) return;
+    this.ticking = true;
+    try {
+      const stable: Candidate[] = [];
+      for (const [key, c] of [...this.candidates]) {
+        if (this.clock() - c.changedAt < c.instrument.stability_seconds * 1000) continue;
+        let s;
+        try {
+          s = await stat(c.absolutePath);
+        } catch {
+          this.candidates.delete(key);
+          continue;
+        }
+        if (s.size !== c.size || s.mtimeMs !== c.mtimeMs) {
+          c.size = s.size;
+          c.mtimeMs = s.mtimeMs;
+          c.changedAt = this.clock();
+          continue;
+        }
+        try {
+          // The writer may hold it exclusively (Windows instrument software): wait for it.
+          await (await open(c.absolutePath, 'r')).close();
+        } catch {
+          c.changedAt = this.clock();
+          continue;
+        }
+        this.candidates.delete(key);
+        stable.push(c);
+      }
+      if (stable.length) this.accept(stable);
+      this.queueDue();
+    } catch (error) {
+      this.log.error({ err: error }, 'harvest: stability check failed');
+    } finally {
+      this.ticking = false;
+      this.checkIdle();
+    }
+  }
+
+  /** Records stable files (one transaction) and queues their transfers. */
+  private accept(stable: Candidate[]): void {
+    const ids = this.db
+      .transaction(() =>
+        stable.flatMap((c) => {
+          const record = latestBySource(this.db, c.instrument.id, c.absolutePath);
+          if (record && record.state !== 'done') {
+            requeueFile(this.db, record.id, c.size, c.mtimeMs);
+            return [record.id];
+          }
+          if (record && record.size === c.size && record.mtime_ms === c.mtimeMs) return [];
+          return [
+            recordFile(this.db, {
+              instrumentId: c.instrument.id,
+              watchPath: c.folder.path,
+              relativePath: c.relativePath,
+              sourcePath: c.absolutePath,
+              filename: basename(c.absolutePath),
+              size: c.size,
+              mtimeMs: c.mtimeMs,
+              firstDiscoveredAt: c.firstSeenAt,
+              usageEventId: c.usageEventId,
+            }),
+          ];
+        }),
+      )
+      .immediate();
+    for (const id of ids) this.enqueue(id);
+    this.changed();
+    this.pump();
+  }
+
+  private enqueue(id: number): void {
+    if (this.queued.has(id) || this.active.has(id)) return;
+    this.queued.add(id);
+    this.queue.push(id);
+  }
+
+  private queueDue(): void {
+    if (this.stopped) return;
+    const ids = this.instruments.map((i) => i.id);
+    for (const file of dueFiles(this.db, this.now(), ids)) this.enqueue(file.id);
+    this.pump();
+  }
+
+  private pump(): void {
+    while (!this.stopped && this.active.size < this.pool.size && this.queue.length) {
+      const id = this.queue.shift() as number;
+      this.queued.delete(id);
+      const file = fileById(this.db, id);
+      const instrument = file ? this.instrument(file.instrument_id) : undefined;
+      if (!file || !instrument || (file.state !== 'waiting' && file.state !== 'failed')) continue;
+      this.active.set(id, { file, bytes: 0, startedAt: this.clock() });
+      void this.runTransfer(file, instrument);
+    }
+    this.checkIdle();
+  }
+
+  private async runTransfer(file: FileRow, instrument: Instrument): Promise<void> {
+    try {
+      const end = await transferFile(this.deps, file, instrument);
+      if (end === 'requeue') {
+        const s = await stat(file.source_path).catch(() => null);
+        const folder = instrument.watch.find((w) => w.path === file.watch_path);
+        this.active.delete(file.id);
+        if (s && folder) this.consider(instrument, folder, file.source_path, s.size, s.mtimeMs);
+      } else if (end === 'finished' && this.run) {
+        const last = this.db
+          .prepare(
+            'SELECT status FROM harvest_transfers WHERE file_id = ? ORDER BY id DESC LIMIT 1',
+          )
+          .pluck()
+          .get(file.id) as 'completed' | 'skipped' | 'failed';
+        this.run[last] += 1;
+      }
+    } catch (error) {
+      if (!this.stopped)
+        this.log.error({ err: error, file: file.source_path }, 'harvest: transfer crashed');
+    } finally {
+      this.active.delete(file.id);
+      this.changed();
+      this.pump();
+    }
+  }
+
+  /** Tells the UIs, at most a few times a second. */
+  private changed(): void {
+    if (this.changeTimer || !this.options.emit) return;
+    this.changeTimer = setTimeout(() => {
+      this.changeTimer = undefined;
+      this.options.emit?.({ type: 'harvest.changed' });
+    }, 200);
+    this.changeTimer.unref();
+  }
+
+  private checkIdle(): void {
+    if (this.candidates.size || this.queue.length || this.active.size) return;
+    if (this.ticking || this.scanning) return;
+    for (const resolve of this.idleWaiters.splice(0)) resolve();
+  }
+
+  /**
+   * `labstation harvest --once`: walk every folder, transfer everything that is or becomes
+   * stable (failed files are tried once more now), and report what this run did.
+   */
+  async runOnce(): Promise<RunSummary> {
+    this.run = { completed: 0, skipped: 0, failed: 0, unreachable: [] };
+    this.stopped = false;
+    this.loadInstruments();
+    await this.recover();
+    this.db
+      .prepare(`UPDATE harvest_files SET next_attempt_at = ? WHERE state = 'failed'`)
+      .run(this.now());
+    const tick = setInterval(() => void this.tick(), this.tickMs());
+    try {
+      const idle = new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+      await this.rescanAll();
+      this.checkIdle();
+      await idle;
+      return this.run;
+    } finally {
+      clearInterval(tick);
+      this.run = null;
+      await this.stop();
+    }
+  }
+
+  /** Re-reads the configuration and walks every folder now. */
+  async rescanNow(): Promise<void> {
+    if (this.stopped) return;
+    await Promise.all(this.watches.map((w) => w.close()));
+    this.watches = [];
+    for (const c of this.crons) c.stop();
+    this.crons = [];
+    this.loadInstruments();
+    if (this.options.watch !== false) this.startWatches();
+    if (this.options.schedules !== false) this.startSchedules();
+    await this.rescanAll();
+  }
+
+  retry(fileId: number): void {
+    if (!retryNow(this.db, fileId)) {
+      throw new AppError('conflict', `file ${fileId} has no failed transfer to retry`);
+    }
+    this.enqueue(fileId);
+    this.pump();
+    this.changed();
+  }
+
+  status(): HarvestStatus {
+    const midnight = new Date(this.clock());
+    midnight.setHours(0, 0, 0, 0);
+    const ark = arkConfig(this.db);
+    return {
+      running: !this.stopped && this.instruments.length > 0,
+      instruments: this.instruments.map((i) => ({
+        name: i.name,
+        watch: i.watch.map((w) => w.path),
+        storage: i.storage_location
+          ? `${i.storage_location.name} (${i.storage_location.base_path})`
+          : null,
+        problem: this.problems.get(i.id) ?? null,
+      })),
+      active: [...this.active.values()].map((a) => {
+        const seconds = (this.clock() - a.startedAt) / 1000;
+        const rate = seconds > 0 ? a.bytes / seconds : 0;
+        return {
+          file_id: a.file.id,
+          filename: a.file.filename,
+          persistent_id: a.file.persistent_id,
+          bytes_done: a.bytes,
+          bytes_total: a.file.size,
+          rate,
+          seconds_left: rate > 0 ? Math.max(a.file.size - a.bytes, 0) / rate : null,
+          started_at: new Date(a.startedAt).toISOString(),
+        };
+      }),
+      settling: this.candidates.size,
+      queued: this.queue.length,
+      failed: this.db
+        .prepare(`SELECT count(*) FROM harvest_files WHERE state = 'failed'`)
+        .pluck()
+        .get() as number,
+      today: totalsSince(this.db, midnight.toISOString()),
+      ark: { ...ark, test: isTestArk(ark) },
+      last_scan_at: this.lastScanAt,
+    };
+  }
+}

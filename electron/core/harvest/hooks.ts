@@ -1,0 +1,258 @@
+/**
+ * The built-in hooks. Pre-transfer hooks decide where a file goes (or that it does not);
+ * post-transfer hooks add to its metadata_. Hooks run in priority order; a post-transfer hook
+ * that fails is recorded in metadata_.hook_errors and the transfer stands.
+ */
+import { execFile } from 'node:child_process';
+import { open, readFile } from 'node:fs/promises';
+import { basename, dirname, extname, join } from 'node:path';
+import { compileFilter } from '../../../shared/harvest/glob.js';
+import { sniffMime } from '../../../shared/harvest/mime.js';
+import { isPlainObject } from '../../../shared/questions/json.js';
+import type { Db } from '../db/open.js';
+import { hookConfigSchemas, type Hook, type HookConfig } from './config.js';
+import type { FileRow } from './records.js';
+
+export interface PreTransferDecision {
+  skip: { hook: string } | null;
+  destinationTemplate: string | null;
+  storageLocation: string | null;
+  redirectedBy: string | null;
+}
+
+function matches(
+  config: {
+    glob?: string | string[] | undefined;
+    min_size?: number | undefined;
+    max_size?: number | undefined;
+  },
+  file: FileRow,
+): boolean {
+  if (config.min_size !== undefined && file.size < config.min_size) return false;
+  if (config.max_size !== undefined && file.size > config.max_size) return false;
+  if (config.glob !== undefined) {
+    const filter = compileFilter({ include: [config.glob].flat(), exclude: [] });
+    if (!filter.ok || !filter.accepts(file.relative_path)) return false;
+  }
+  return true;
+}
+
+/** The first matching skip wins; later redirects override earlier ones field by field. */
+export function decidePreTransfer(hooks: Hook[], file: FileRow): PreTransferDecision {
+  const decision: PreTransferDecision = {
+    skip: null,
+    destinationTemplate: null,
+    storageLocation: null,
+    redirectedBy: null,
+  };
+  for (const hook of hooks) {
+    if (hook.kind === 'skip') {
+      const config = hookConfigSchemas.skip.parse(hook.config);
+      if (matches(config, file)) return { ...decision, skip: { hook: hook.name } };
+    } else if (hook.kind === 'redirect') {
+      const config = hookConfigSchemas.redirect.parse(hook.config);
+      if (matches(config, file)) {
+        decision.destinationTemplate = config.destination_template ?? decision.destinationTemplate;
+        decision.storageLocation = config.storage_location ?? decision.storageLocation;
+        decision.redirectedBy = hook.name;
+      }
+    }
+  }
+  return decision;
+}
+
+export interface PostTransferContext {
+  db: Db;
+  file: FileRow;
+  sourcePath: string;
+  destinationPath: string;
+  instrument: string;
+}
+
+async function fileInfo(ctx: PostTransferContext): Promise<Record<string, unknown>> {
+  const handle = await open(ctx.destinationPath, 'r');
+  try {
+    const head = Buffer.alloc(4096);
+    const { bytesRead } = await handle.read(head, 0, head.length, 0);
+    const stats = await handle.stat();
+    return {
+      file_info: {
+        size: stats.size,
+        mime_type: sniffMime(head.subarray(0, bytesRead)),
+        extension: extname(ctx.file.filename).toLowerCase(),
+        modified_at: new Date(ctx.file.mtime_ms).toISOString(),
+        created_at: stats.birthtimeMs > 0 ? stats.birthtime.toISOString() : null,
+        first_discovered_at: ctx.file.first_discovered_at,
+      },
+    };
+  } finally {
+    await handle.close();
+  }
+}
+
+function parseAnswers(text: string): Record<string, unknown> | null {
+  if (!text) return null;
+  try {
+    const value = JSON.parse(text) as unknown;
+    return isPlainObject(value) ? value : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The canonical answers (run_data first, then pre_run_data) that describe the experiment. */
+function experimentFields(answers: Record<string, unknown>[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of ['experiment_title', 'experiment_purpose', 'project_id']) {
+    const found = answers.find((a) => a[key] !== undefined && a[key] !== '');
+    if (found) out[key] = found[key];
+  }
+  const group = answers.find((a) => Array.isArray(a.sample_group))?.sample_group;
+  if (Array.isArray(group)) {
+    out.samples = group.filter(isPlainObject).map((s) => ({
+      sample_name: s.sample_name ?? null,
+      sample_or_pid: s.sample_or_pid ?? null,
+      sample_details: s.sample_details ?? null,
+      sample_elements: s.sample_elements ?? null,
+    }));
+  }
+  return out;
+}
+
+function usageContext(ctx: PostTransferContext): Record<string, unknown> {
+  if (ctx.file.usage_event_id === null) return { usage_context: null };
+  const row = ctx.db
+    .prepare(
+      `SELECT e.uuid, e.start, e."end", e.pre_run_data, e.run_data, u.username, u.first_name,
+         u.last_name, u.email, p.name AS project, p.application_identifier, t.name AS tool
+       FROM usage_events e JOIN users u ON u.id = e.user_id
+       JOIN projects p ON p.id = e.project_id JOIN tools t ON t.id = e.tool_id
+       WHERE e.id = ?`,
+    )
+    .get(ctx.file.usage_event_id) as Record<string, string | null> | undefined;
+  if (!row) return { usage_context: null };
+  const run = parseAnswers(row.run_data ?? '');
+  const pre = parseAnswers(row.pre_run_data ?? '');
+  return {
+    usage_context: {
+      usage_event: row.uuid,
+      tool: row.tool,
+      start: row.start,
+      end: row.end,
+      user: {
+        username: row.username,
+        name: `${row.first_name ?? ''} ${row.last_name ?? ''}`.trim(),
+        email: row.email,
+      },
+      project: { name: row.project, application_identifier: row.application_identifier },
+      ...experimentFields([run, pre].filter((a): a is Record<string, unknown> => a !== null)),
+      pre_run_data: pre,
+      run_data: run,
+    },
+  };
+}
+
+async function sidecarJson(
+  ctx: PostTransferContext,
+  config: HookConfig<'sidecar_json'>,
+): Promise<Record<string, unknown>> {
+  const dir = dirname(ctx.sourcePath);
+  const name = basename(ctx.sourcePath);
+  const stem = name.slice(0, name.length - extname(name).length);
+  const candidates = (config.suffixes ?? ['.json']).flatMap((s) => [`${name}${s}`, `${stem}${s}`]);
+  for (const candidate of [...new Set(candidates)]) {
+    if (candidate === name) continue;
+    let text: string;
+    try {
+      text = await readFile(join(dir, candidate), 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue;
+      throw error;
+    }
+    const value = JSON.parse(text) as unknown;
+    if (!isPlainObject(value)) throw new Error(`${candidate} holds no JSON object`);
+    return value;
+  }
+  return {};
+}
+
+function runCommand(
+  ctx: PostTransferContext,
+  config: HookConfig<'command'>,
+): Promise<Record<string, unknown>> {
+  const args = config.args ?? [];
+  const withPath = args.some((a) => a.includes('{path}'))
+    ? args.map((a) => a.replaceAll('{path}', ctx.destinationPath))
+    : [...args, ctx.destinationPath];
+  const timeout = (config.timeout_seconds ?? 30) * 1000;
+  return new Promise((resolve, reject) => {
+    execFile(
+      config.command,
+      withPath,
+      {
+        timeout,
+        killSignal: 'SIGKILL',
+        maxBuffer: 4 * 1024 * 1024,
+        env: {
+          ...process.env,
+          LABSTATION_SOURCE_PATH: ctx.sourcePath,
+          LABSTATION_DESTINATION_PATH: ctx.destinationPath,
+          LABSTATION_ARK: ctx.file.persistent_id,
+          LABSTATION_INSTRUMENT: ctx.instrument,
+        },
+      },
+      (error, stdout, stderr) => {
+        if (error) {
+          const killed = (error as { killed?: boolean }).killed;
+          const why = killed
+            ? `timed out after ${timeout / 1000} s`
+            : `${error.message.split('\n')[0]}${stderr ? `: ${stderr.trim().slice(0, 500)}` : ''}`;
+          reject(new Error(why));
+          return;
+        }
+        const text = stdout.trim();
+        if (!text) return resolve({});
+        let value: unknown;
+        try {
+          value = JSON.parse(text);
+        } catch {
+          reject(new Error(`printed no JSON object: ${text.slice(0, 200)}`));
+          return;
+        }
+        if (!isPlainObject(value)) reject(new Error('printed JSON that is not an object'));
+        else resolve(value);
+      },
+    );
+  });
+}
+
+/**
+ * Runs the post-transfer hooks in order and returns the file's new metadata_: what it had,
+ * with each hook's output merged over it.
+ */
+export async function runPostTransferHooks(
+  hooks: Hook[],
+  ctx: PostTransferContext,
+): Promise<Record<string, unknown>> {
+  const previous = JSON.parse(ctx.file.metadata_) as Record<string, unknown>;
+  let metadata: Record<string, unknown> = { ...previous };
+  delete metadata.hook_errors;
+  const errors: { hook: string; kind: string; error: string }[] = [];
+  for (const hook of hooks) {
+    try {
+      let output: Record<string, unknown>;
+      if (hook.kind === 'file_info') output = await fileInfo(ctx);
+      else if (hook.kind === 'usage_context') output = usageContext(ctx);
+      else if (hook.kind === 'sidecar_json') {
+        output = await sidecarJson(ctx, hookConfigSchemas.sidecar_json.parse(hook.config));
+      } else if (hook.kind === 'command') {
+        output = await runCommand(ctx, hookConfigSchemas.command.parse(hook.config));
+      } else continue;
+      metadata = { ...metadata, ...output };
+    } catch (error) {
+      errors.push({ hook: hook.name, kind: hook.kind, error: (error as Error).message });
+    }
+  }
+  if (errors.length) metadata.hook_errors = errors;
+  return metadata;
+}

@@ -1,0 +1,457 @@
+/**
+ * File and transfer records of the station's harvest: every write that the server must see
+ * enqueues its outbox row in the same transaction.
+ */
+import { randomInt } from 'node:crypto';
+import {
+  bladeLength,
+  isTestArk,
+  makeArk,
+  randomBlade,
+  type ArkConfig,
+} from '../../../shared/ark.js';
+import type { HarvestFileView, HarvestStatus, HarvestTransferView } from '../../../shared/api.js';
+import type { Db } from '../db/open.js';
+import { enqueue } from '../station/outbox.js';
+import { getSetting } from '../station/settings.js';
+import { newUuid, nowIso } from '../util/ids.js';
+import { HASH_ALGORITHM } from './copy.js';
+import { DEFAULT_ARK } from './config.js';
+
+export type FileState = 'waiting' | 'failed' | 'done' | 'gone';
+
+export interface FileRow {
+  id: number;
+  uuid: string;
+  instrument_id: number;
+  persistent_id: string;
+  watch_path: string;
+  relative_path: string;
+  source_path: string;
+  filename: string;
+  size: number;
+  mtime_ms: number;
+  xxhash: string | null;
+  first_discovered_at: string;
+  usage_event_id: number | null;
+  metadata_: string;
+  state: FileState;
+  attempts: number;
+  next_attempt_at: string | null;
+  partial_path: string | null;
+  verified_hash: string | null;
+  pending_destination: string | null;
+}
+
+export function arkConfig(db: Db): ArkConfig {
+  return getSetting(db, 'harvest.ark') ?? DEFAULT_ARK;
+}
+
+/**
+ * A new ARK under this station's NAAN and shoulder. Blades are random (stations share a
+ * shoulder and mint offline, so a counter would collide between them); the unique index on
+ * persistent_id is the last word, and a collision on this station is drawn again.
+ */
+export function mintArk(db: Db): string {
+  const config = arkConfig(db);
+  const length = bladeLength(config);
+  const taken = db.prepare('SELECT 1 FROM harvest_files WHERE persistent_id = ?').pluck();
+  for (;;) {
+    const ark = makeArk(
+      config,
+      randomBlade(length, (below) => randomInt(below)),
+    );
+    if (taken.get(ark) === undefined) return ark;
+  }
+}
+
+export function fileById(db: Db, id: number): FileRow | undefined {
+  return db.prepare('SELECT * FROM harvest_files WHERE id = ?').get(id) as FileRow | undefined;
+}
+
+/** The latest record of each source path of an instrument: what a rescan compares with. */
+export function knownSources(
+  db: Db,
+  instrumentId: number,
+): Map<string, { id: number; size: number; mtime_ms: number; state: FileState }> {
+  const rows = db
+    .prepare(
+      `SELECT source_path, id, size, mtime_ms, state FROM harvest_files
+       WHERE instrument_id = ? ORDER BY id`,
+    )
+    .all(instrumentId) as {
+    source_path: string;
+    id: number;
+    size: number;
+    mtime_ms: number;
+    state: FileState;
+  }[];
+  return new Map(rows.map((r) => [r.source_path, r]));
+}
+
+export function latestBySource(
+  db: Db,
+  instrumentId: number,
+  sourcePath: string,
+): FileRow | undefined {
+  return db
+    .prepare(
+      `SELECT * FROM harvest_files WHERE instrument_id = ? AND source_path = ?
+       ORDER BY id DESC LIMIT 1`,
+    )
+    .get(instrumentId, sourcePath) as FileRow | undefined;
+}
+
+/** The outbox payload of a file record: spec 002's fields plus what relates it. */
+export function enqueueFile(db: Db, fileId: number): void {
+  const row = db
+    .prepare(
+      `SELECT f.uuid, i.uuid AS instrument_uuid, i.name AS instrument, f.persistent_id,
+         f.persistent_id_type, f.source_path, f.relative_path, f.filename, f.size, f.mtime_ms,
+         f.xxhash, f.hash_algorithm, f.first_discovered_at, e.uuid AS usage_event_uuid,
+         f.metadata_, f.state, f.updated_at
+       FROM harvest_files f JOIN instruments i ON i.id = f.instrument_id
+       LEFT JOIN usage_events e ON e.id = f.usage_event_id
+       WHERE f.id = ?`,
+    )
+    .get(fileId) as { uuid: string; metadata_: string } & Record<string, unknown>;
+  enqueue(db, 'harvest_file', row.uuid, {
+    ...row,
+    metadata_: JSON.parse(row.metadata_) as unknown,
+  });
+}
+
+function enqueueTransfer(db: Db, transferId: number): void {
+  const row = db
+    .prepare(
+      `SELECT t.uuid, f.uuid AS file_uuid, t.status, l.name AS storage_location,
+         t.destination_path, t.bytes_transferred, t.dest_checksum, t.checksum_verified,
+         t.started_at, t.completed_at, t.error, t.note
+       FROM harvest_transfers t JOIN harvest_files f ON f.id = t.file_id
+       LEFT JOIN storage_locations l ON l.id = t.storage_location_id
+       WHERE t.id = ?`,
+    )
+    .get(transferId) as { uuid: string; checksum_verified: number } & Record<string, unknown>;
+  enqueue(db, 'harvest_transfer', row.uuid, {
+    ...row,
+    checksum_verified: row.checksum_verified === 1,
+  });
+}
+
+export interface NewFile {
+  instrumentId: number;
+  watchPath: string;
+  relativePath: string;
+  sourcePath: string;
+  filename: string;
+  size: number;
+  mtimeMs: number;
+  firstDiscoveredAt: string;
+  usageEventId: number | null;
+}
+
+/** Records a file found stable: mints its ARK; it waits for its transfer. */
+export function recordFile(db: Db, file: NewFile): number {
+  const id = db
+    .prepare(
+      `INSERT INTO harvest_files (uuid, instrument_id, persistent_id, watch_path, relative_path,
+         source_path, filename, size, mtime_ms, hash_algorithm, first_discovered_at,
+         usage_event_id, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+    )
+    .pluck()
+    .get(
+      newUuid(),
+      file.instrumentId,
+      mintArk(db),
+      file.watchPath,
+      file.relativePath,
+      file.sourcePath,
+      file.filename,
+      file.size,
+      file.mtimeMs,
+      HASH_ALGORITHM,
+      file.firstDiscoveredAt,
+      file.usageEventId,
+      nowIso(),
+    ) as number;
+  enqueueFile(db, id);
+  return id;
+}
+
+/** A waiting (or failed, or vanished) file seen stable again, possibly with new content. */
+export function requeueFile(db: Db, id: number, size: number, mtimeMs: number): void {
+  db.prepare(
+    `UPDATE harvest_files SET size = ?, mtime_ms = ?, state = 'waiting', next_attempt_at = NULL,
+       updated_at = ? WHERE id = ?`,
+  ).run(size, mtimeMs, nowIso(), id);
+  enqueueFile(db, id);
+}
+
+export function markGone(db: Db, id: number): void {
+  db.prepare(
+    `UPDATE harvest_files SET state = 'gone', next_attempt_at = NULL, partial_path = NULL,
+       verified_hash = NULL, pending_destination = NULL, updated_at = ? WHERE id = ?`,
+  ).run(nowIso(), id);
+  enqueueFile(db, id);
+}
+
+/** Written before the copy creates the partial: a crash leaves a name to clean up. */
+export function beginAttempt(db: Db, id: number, partialPath: string): void {
+  db.prepare('UPDATE harvest_files SET partial_path = ? WHERE id = ?').run(partialPath, id);
+}
+
+/** Written after verification, before the rename: a crash after the rename can be finished. */
+export function markVerified(db: Db, id: number, hash: string, destination: string): void {
+  db.prepare(
+    'UPDATE harvest_files SET verified_hash = ?, pending_destination = ? WHERE id = ?',
+  ).run(hash, destination, id);
+}
+
+export function clearAttempt(db: Db, id: number): void {
+  db.prepare(
+    `UPDATE harvest_files SET partial_path = NULL, verified_hash = NULL,
+       pending_destination = NULL WHERE id = ?`,
+  ).run(id);
+}
+
+export interface TransferOutcome {
+  status: 'completed' | 'skipped' | 'failed';
+  storageLocationId: number | null;
+  destinationPath: string | null;
+  bytes: number;
+  destChecksum: string | null;
+  checksumVerified: boolean;
+  startedAt: string;
+  completedAt: string | null;
+  error?: string;
+  note?: string;
+  /** The source's hash, when this attempt read the whole source. */
+  sourceHash?: string | null;
+  /** Merged into the file's metadata_ (post-transfer hooks). */
+  metadata?: Record<string, unknown> | null;
+  /** For a failure: when to try again (null = only when someone asks). */
+  retryAt?: string | null;
+}
+
+/** Stores one attempt's outcome and the file's new state, in one transaction. */
+export function finishTransfer(db: Db, fileId: number, outcome: TransferOutcome): number {
+  return db
+    .transaction(() => {
+      const transferId = db
+        .prepare(
+          `INSERT INTO harvest_transfers (uuid, file_id, status, storage_location_id,
+             destination_path, bytes_transferred, dest_checksum, checksum_verified, started_at,
+             completed_at, error, note)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+        )
+        .pluck()
+        .get(
+          newUuid(),
+          fileId,
+          outcome.status,
+          outcome.storageLocationId,
+          outcome.destinationPath,
+          outcome.bytes,
+          outcome.destChecksum,
+          outcome.checksumVerified ? 1 : 0,
+          outcome.startedAt,
+          outcome.completedAt,
+          outcome.error ?? '',
+          outcome.note ?? '',
+        ) as number;
+      const failed = outcome.status === 'failed';
+      db.prepare(
+        `UPDATE harvest_files SET state = ?, attempts = attempts + ?, next_attempt_at = ?,
+           xxhash = coalesce(?, xxhash), metadata_ = coalesce(?, metadata_),
+           partial_path = NULL, verified_hash = NULL, pending_destination = NULL, updated_at = ?
+         WHERE id = ?`,
+      ).run(
+        failed ? 'failed' : 'done',
+        failed ? 1 : 0,
+        failed ? (outcome.retryAt ?? null) : null,
+        outcome.sourceHash ?? null,
+        outcome.metadata ? JSON.stringify(outcome.metadata) : null,
+        nowIso(),
+        fileId,
+      );
+      enqueueFile(db, fileId);
+      enqueueTransfer(db, transferId);
+      return transferId;
+    })
+    .immediate();
+}
+
+/** Files a restart must look at: a copy or a rename was under way when the process stopped. */
+export function interruptedFiles(db: Db): FileRow[] {
+  return db
+    .prepare('SELECT * FROM harvest_files WHERE partial_path IS NOT NULL ORDER BY id')
+    .all() as FileRow[];
+}
+
+/** Files whose transfer is due: waiting ones, and failed ones whose retry time has come. */
+export function dueFiles(db: Db, now: string, instrumentIds: number[]): FileRow[] {
+  if (!instrumentIds.length) return [];
+  return db
+    .prepare(
+      `SELECT * FROM harvest_files
+       WHERE (state = 'waiting' OR (state = 'failed' AND next_attempt_at <= ?))
+         AND instrument_id IN (${instrumentIds.map(() => '?').join(', ')})
+       ORDER BY id`,
+    )
+    .all(now, ...instrumentIds) as FileRow[];
+}
+
+export function retryNow(db: Db, fileId: number): boolean {
+  return (
+    db
+      .prepare(
+        `UPDATE harvest_files SET next_attempt_at = ?, updated_at = ?
+         WHERE id = ? AND state = 'failed'`,
+      )
+      .run(nowIso(), nowIso(), fileId).changes === 1
+  );
+}
+
+// --- Views for the UI and the CLI --------------------------------------------------------------
+
+interface TransferRow {
+  id: number;
+  uuid: string;
+  file_id: number;
+  persistent_id: string;
+  status: HarvestTransferView['status'];
+  storage_location: string | null;
+  destination_path: string | null;
+  bytes_transferred: number;
+  dest_checksum: string | null;
+  checksum_verified: number;
+  started_at: string;
+  completed_at: string | null;
+  error: string;
+  note: string;
+}
+
+const TRANSFER_SELECT = `SELECT t.id, t.uuid, t.file_id, f.persistent_id, t.status,
+    l.name AS storage_location, t.destination_path, t.bytes_transferred, t.dest_checksum,
+    t.checksum_verified, t.started_at, t.completed_at, t.error, t.note
+  FROM harvest_transfers t JOIN harvest_files f ON f.id = t.file_id
+  LEFT JOIN storage_locations l ON l.id = t.storage_location_id`;
+
+function transferView(row: TransferRow): HarvestTransferView {
+  return { ...row, checksum_verified: row.checksum_verified === 1 };
+}
+
+export function listTransfers(
+  db: Db,
+  filter: { fileId?: number | undefined; limit?: number | undefined } = {},
+): HarvestTransferView[] {
+  const rows =
+    filter.fileId === undefined
+      ? db.prepare(`${TRANSFER_SELECT} ORDER BY t.id DESC LIMIT ?`).all(filter.limit ?? -1)
+      : db
+          .prepare(`${TRANSFER_SELECT} WHERE t.file_id = ? ORDER BY t.id DESC LIMIT ?`)
+          .all(filter.fileId, filter.limit ?? -1);
+  return (rows as TransferRow[]).map(transferView);
+}
+
+type FileViewRow = Omit<
+  HarvestFileView,
+  'metadata_' | 'test_identifier' | 'mtime' | 'last_transfer' | 'usage_event'
+> & {
+  metadata_: string;
+  mtime_ms: number;
+  usage_event: string | null;
+};
+
+const FILE_SELECT = `SELECT f.id, f.uuid, f.persistent_id, f.persistent_id_type,
+    i.name AS instrument, f.source_path, f.relative_path, f.filename, f.size, f.mtime_ms,
+    f.xxhash, f.hash_algorithm, f.first_discovered_at, e.uuid AS usage_event, f.metadata_,
+    f.state, f.attempts, f.next_attempt_at
+  FROM harvest_files f JOIN instruments i ON i.id = f.instrument_id
+  LEFT JOIN usage_events e ON e.id = f.usage_event_id`;
+
+function fileView(db: Db, row: FileViewRow): HarvestFileView {
+  const { mtime_ms: mtimeMs, metadata_, ...rest } = row;
+  return {
+    ...rest,
+    mtime: new Date(mtimeMs).toISOString(),
+    metadata_: JSON.parse(metadata_) as Record<string, unknown>,
+    test_identifier: isTestArk(row.persistent_id),
+    last_transfer: listTransfers(db, { fileId: row.id, limit: 1 })[0] ?? null,
+  };
+}
+
+export interface FileFilter {
+  state?: FileState | undefined;
+  limit?: number | undefined;
+  beforeId?: number | undefined;
+}
+
+/** Newest first; `beforeId` pages further back. */
+export function listFiles(db: Db, filter: FileFilter = {}): HarvestFileView[] {
+  const where: string[] = [];
+  const params: unknown[] = [];
+  if (filter.state) {
+    where.push('f.state = ?');
+    params.push(filter.state);
+  }
+  if (filter.beforeId !== undefined) {
+    where.push('f.id < ?');
+    params.push(filter.beforeId);
+  }
+  const rows = db
+    .prepare(
+      `${FILE_SELECT} ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+       ORDER BY f.id DESC LIMIT ?`,
+    )
+    .all(...params, filter.limit ?? -1) as FileViewRow[];
+  return rows.map((r) => fileView(db, r));
+}
+
+export function getFileView(db: Db, id: number): HarvestFileView | null {
+  const row = db.prepare(`${FILE_SELECT} WHERE f.id = ?`).get(id) as FileViewRow | undefined;
+  return row ? fileView(db, row) : null;
+}
+
+/** Counts of transfers that ended since `since` (the start of today, local time). */
+export function totalsSince(
+  db: Db,
+  since: string,
+): { completed: number; skipped: number; failed: number; bytes: number } {
+  const rows = db
+    .prepare(
+      `SELECT status, count(*) AS n, sum(bytes_transferred) AS bytes FROM harvest_transfers
+       WHERE started_at >= ? GROUP BY status`,
+    )
+    .all(since) as { status: string; n: number; bytes: number | null }[];
+  const totals = { completed: 0, skipped: 0, failed: 0, bytes: 0 };
+  for (const r of rows) {
+    if (r.status === 'completed' || r.status === 'skipped' || r.status === 'failed') {
+      totals[r.status] = r.n;
+    }
+    if (r.status === 'completed') totals.bytes = r.bytes ?? 0;
+  }
+  return totals;
+}
+
+/** The Data tab's status where no engine runs (a station started without harvest). */
+export function idleHarvestStatus(db: Db): HarvestStatus {
+  const midnight = new Date();
+  midnight.setHours(0, 0, 0, 0);
+  const ark = arkConfig(db);
+  return {
+    running: false,
+    instruments: [],
+    active: [],
+    settling: 0,
+    queued: 0,
+    failed: db
+      .prepare(`SELECT count(*) FROM harvest_files WHERE state = 'failed'`)
+      .pluck()
+      .get() as number,
+    today: totalsSince(db, midnight.toISOString()),
+    ark: { ...ark, test: isTestArk(ark) },
+    last_scan_at: null,
+  };
+}

@@ -1,0 +1,361 @@
+/**
+ * One transfer attempt of one file record, from the pre-transfer hooks to the stored outcome:
+ * completed (a verified copy at its final name), skipped (the same content is already there,
+ * or a hook said so) or failed (with the reason; retried later). A source that changed since
+ * it was found stable goes back to the stability check instead.
+ */
+import { mkdir, stat } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import {
+  FALLBACK_WORD,
+  checkDestination,
+  renderTemplate,
+} from '../../../shared/harvest/template.js';
+import type { Db } from '../db/open.js';
+import type { Logger } from '../util/log.js';
+import {
+  hooksFor,
+  storageLocationByName,
+  type Instrument,
+  type StorageLocation,
+} from './config.js';
+import type { CopyPool } from './copyPool.js';
+import { decidePreTransfer, runPostTransferHooks } from './hooks.js';
+import {
+  exists,
+  freeName,
+  partialPathFor,
+  placeWithoutClobber,
+  removeQuietly,
+  syncFolder,
+} from './place.js';
+import {
+  beginAttempt,
+  clearAttempt,
+  finishTransfer,
+  markGone,
+  markVerified,
+  type FileRow,
+  type TransferOutcome,
+} from './records.js';
+
+export interface TransferDeps {
+  db: Db;
+  pool: CopyPool;
+  log: Logger;
+  now(): string;
+  /** When a file that has now failed `attempts` times is tried again; null = not by itself. */
+  retryAt(attempts: number): string | null;
+  progress(fileId: number, bytes: number): void;
+}
+
+/** finished: an outcome is stored. requeue: check stability again. gone: the source vanished. */
+export type TransferEnd = 'finished' | 'requeue' | 'gone';
+
+const ERRNO_WORDS: Record<string, string> = {
+  ENOSPC: 'disk full (no space left on the storage location)',
+  EDQUOT: 'disk quota exceeded on the storage location',
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+  EROFS: 'the storage location is read-only',
+  ENOENT: 'not found',
+  EIO: 'input/output error (disk or share failing)',
+  ENOTCONN: 'the share is not connected',
+  ESTALE: 'the share is gone (stale handle)',
+  EHOSTDOWN: 'the share is not reachable',
+  EHOSTUNREACH: 'the share is not reachable',
+  ETIMEDOUT: 'the share did not answer',
+};
+
+export function describeError(error: unknown): string {
+  const code = (error as { code?: unknown }).code;
+  const message = (error as Error).message ?? String(error);
+  const word = typeof code === 'string' ? ERRNO_WORDS[code] : undefined;
+  return word ? `${word}: ${message}` : message;
+}
+
+function usageFields(
+  db: Db,
+  usageEventId: number | null,
+): Record<'user' | 'project' | 'usage_event', string> {
+  const row =
+    usageEventId === null
+      ? undefined
+      : (db
+          .prepare(
+            `SELECT u.username, p.name AS project, e.uuid FROM usage_events e
+             JOIN users u ON u.id = e.user_id JOIN projects p ON p.id = e.project_id
+             WHERE e.id = ?`,
+          )
+          .get(usageEventId) as { username: string; project: string; uuid: string } | undefined);
+  return row
+    ? { user: row.username, project: row.project, usage_event: row.uuid }
+    : { user: FALLBACK_WORD, project: FALLBACK_WORD, usage_event: FALLBACK_WORD };
+}
+
+/** The destination, relative to the storage location, or why there is none. */
+export function renderDestination(
+  db: Db,
+  template: string,
+  instrument: Instrument,
+  file: FileRow,
+): { ok: true; path: string } | { ok: false; reason: string } {
+  // Dates are the station's local calendar day of the first sighting.
+  const seen = new Date(file.first_discovered_at);
+  const pad = (n: number): string => String(n).padStart(2, '0');
+  const blade = file.persistent_id.slice(file.persistent_id.lastIndexOf('/') + 1);
+  const rendered = renderTemplate(template, {
+    instrument: instrument.name,
+    yyyy: String(seen.getFullYear()),
+    mm: pad(seen.getMonth() + 1),
+    dd: pad(seen.getDate()),
+    relative_path: file.relative_path,
+    filename: file.filename,
+    ark_blade: blade,
+    ...usageFields(db, file.usage_event_id),
+  });
+  const checked = checkDestination(rendered);
+  return checked.ok
+    ? checked
+    : { ok: false, reason: `destination ${JSON.stringify(rendered)} ${checked.reason}` };
+}
+
+export async function transferFile(
+  deps: TransferDeps,
+  file: FileRow,
+  instrument: Instrument,
+): Promise<TransferEnd> {
+  const { db } = deps;
+  const startedAt = deps.now();
+  let location: StorageLocation | null = null;
+  let destination: string | null = null;
+  const store = (
+    outcome: Omit<TransferOutcome, 'startedAt' | 'storageLocationId'>,
+  ): TransferEnd => {
+    finishTransfer(db, file.id, {
+      startedAt,
+      storageLocationId: location?.id ?? null,
+      ...outcome,
+    });
+    return 'finished';
+  };
+  const fail = (error: string, retry = true): TransferEnd =>
+    store({
+      status: 'failed',
+      destinationPath: destination,
+      bytes: 0,
+      destChecksum: null,
+      checksumVerified: false,
+      completedAt: deps.now(),
+      error,
+      retryAt: retry ? deps.retryAt(file.attempts + 1) : null,
+    });
+
+  // The source: still there, still what was found stable?
+  try {
+    const now = await stat(file.source_path);
+    if (now.size !== file.size || now.mtimeMs !== file.mtime_ms) return 'requeue';
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
+      return fail(`cannot read the source: ${describeError(error)}`);
+    }
+    if (await exists(file.watch_path).catch(() => false)) {
+      markGone(db, file.id);
+      return 'gone';
+    }
+    return fail(`the watched folder ${file.watch_path} is not reachable (share gone?)`);
+  }
+
+  const decision = decidePreTransfer(hooksFor(db, instrument.id, 'pre_transfer'), file);
+  if (decision.skip) {
+    return store({
+      status: 'skipped',
+      destinationPath: null,
+      bytes: 0,
+      destChecksum: null,
+      checksumVerified: false,
+      completedAt: deps.now(),
+      note: `skipped by the pre-transfer hook ${JSON.stringify(decision.skip.hook)}`,
+    });
+  }
+  location = decision.storageLocation
+    ? storageLocationByName(db, decision.storageLocation)
+    : instrument.storage_location;
+  if (!location) return fail(`instrument ${instrument.name} has no storage location`, false);
+  if (!location.enabled) return fail(`storage location ${location.name} is disabled`, false);
+  if (location.type !== 'local') {
+    return fail(
+      `storage location ${location.name} is of type ${location.type}; this station writes to local ones only`,
+      false,
+    );
+  }
+  const rendered = renderDestination(
+    db,
+    decision.destinationTemplate ?? instrument.destination_template,
+    instrument,
+    file,
+  );
+  if (!rendered.ok) return fail(rendered.reason, false);
+  destination = join(location.base_path, ...rendered.path.split('/'));
+  const redirected = decision.redirectedBy
+    ? `redirected by the pre-transfer hook ${JSON.stringify(decision.redirectedBy)}`
+    : '';
+
+  try {
+    const base = await stat(location.base_path);
+    if (!base.isDirectory())
+      return fail(`storage location ${location.name}: ${location.base_path} is not a folder`);
+  } catch (error) {
+    return fail(
+      `storage location ${location.name} (${location.base_path}) is not reachable: ${describeError(error)}`,
+    );
+  }
+
+  const postHooks = hooksFor(db, instrument.id, 'post_transfer');
+  let partial: string | null = null;
+  try {
+    await mkdir(dirname(destination), { recursive: true });
+
+    // The same content already there (a re-imaged station, a second copy of a share): skipped.
+    const existing = await stat(destination).catch(() => null);
+    if (existing?.isFile() && existing.size === file.size) {
+      const [source, dest] = await Promise.all([
+        deps.pool.hash(file.source_path),
+        deps.pool.hash(destination),
+      ]);
+      const after = await stat(file.source_path);
+      if (after.size !== file.size || after.mtimeMs !== file.mtime_ms) return 'requeue';
+      if (source.hash === dest.hash) {
+        const metadata = await runPostTransferHooks(postHooks, {
+          db,
+          file,
+          sourcePath: file.source_path,
+          destinationPath: destination,
+          instrument: instrument.name,
+        });
+        return store({
+          status: 'skipped',
+          destinationPath: destination,
+          bytes: 0,
+          destChecksum: dest.hash,
+          checksumVerified: true,
+          completedAt: deps.now(),
+          sourceHash: source.hash,
+          metadata,
+          note: ['the destination already holds the same content', redirected]
+            .filter(Boolean)
+            .join('; '),
+        });
+      }
+    }
+
+    partial = partialPathFor(destination);
+    beginAttempt(db, file.id, partial);
+    const result = await deps.pool.copy(
+      { source: file.source_path, partial, size: file.size, mtimeMs: file.mtime_ms },
+      (bytes) => deps.progress(file.id, bytes),
+    );
+    if (result.outcome === 'source_changed') {
+      await removeQuietly(partial);
+      clearAttempt(db, file.id);
+      deps.log.info(
+        { file: file.source_path, detail: result.detail },
+        'harvest: source changed, re-queued',
+      );
+      return 'requeue';
+    }
+    if (result.sourceHash !== result.destHash) {
+      await removeQuietly(partial);
+      clearAttempt(db, file.id);
+      return fail(
+        `checksum mismatch: the source hashed ${result.sourceHash}, the copy ${result.destHash}; ` +
+          'the copy was deleted',
+      );
+    }
+
+    // Verified. Record that before the rename, so a crash in between can be finished.
+    let final = await freeName(destination);
+    for (;;) {
+      markVerified(db, file.id, result.destHash, final);
+      if (await placeWithoutClobber(partial, final)) break;
+      final = await freeName(destination);
+    }
+    partial = null;
+    await syncFolder(dirname(final));
+    const metadata = await runPostTransferHooks(postHooks, {
+      db,
+      file,
+      sourcePath: file.source_path,
+      destinationPath: final,
+      instrument: instrument.name,
+    });
+    const renamed =
+      final === destination
+        ? ''
+        : `the destination held other content; this copy was written as ${basename(final)}`;
+    db.prepare('UPDATE instruments SET last_harvested_at = ? WHERE id = ?').run(
+      deps.now(),
+      instrument.id,
+    );
+    return store({
+      status: 'completed',
+      destinationPath: final,
+      bytes: result.bytes,
+      destChecksum: result.destHash,
+      checksumVerified: true,
+      completedAt: deps.now(),
+      sourceHash: result.sourceHash,
+      metadata,
+      note: [renamed, redirected].filter(Boolean).join('; '),
+    });
+  } catch (error) {
+    if (partial) {
+      await removeQuietly(partial).catch(() => undefined);
+      clearAttempt(db, file.id);
+    }
+    return fail(describeError(error));
+  }
+}
+
+/**
+ * After a crash or kill: a copy that was under way is thrown away (its file is tried again);
+ * a verified copy that had reached its final name is recorded as completed, once.
+ */
+export async function recoverInterrupted(
+  deps: TransferDeps,
+  file: FileRow,
+  instrument: Instrument | undefined,
+): Promise<void> {
+  const { db } = deps;
+  if (file.verified_hash && file.pending_destination && (await exists(file.pending_destination))) {
+    const found = await deps.pool.hash(file.pending_destination);
+    if (found.hash === file.verified_hash) {
+      await removeQuietly(file.partial_path);
+      const metadata = instrument
+        ? await runPostTransferHooks(hooksFor(db, instrument.id, 'post_transfer'), {
+            db,
+            file,
+            sourcePath: file.source_path,
+            destinationPath: file.pending_destination,
+            instrument: instrument.name,
+          })
+        : null;
+      finishTransfer(db, file.id, {
+        status: 'completed',
+        storageLocationId: instrument?.storage_location?.id ?? null,
+        destinationPath: file.pending_destination,
+        bytes: found.bytes,
+        destChecksum: found.hash,
+        checksumVerified: true,
+        startedAt: deps.now(),
+        completedAt: deps.now(),
+        sourceHash: file.verified_hash,
+        metadata,
+        note: 'finished after a restart: the verified copy had reached its name',
+      });
+      return;
+    }
+  }
+  await removeQuietly(file.partial_path);
+  clearAttempt(db, file.id);
+}

@@ -1,0 +1,163 @@
+// Destination templates: `{field}` placeholders, `{{` and `}}` for literal braces.
+
+export const TEMPLATE_FIELDS = [
+  'instrument',
+  'yyyy',
+  'mm',
+  'dd',
+  'relative_path',
+  'user',
+  'project',
+  'usage_event',
+  'filename',
+  'ark_blade',
+] as const;
+
+export type TemplateField = (typeof TEMPLATE_FIELDS)[number];
+
+/** Stands in for user, project and usage_event when no usage was active. */
+export const FALLBACK_WORD = 'no-usage';
+
+export type ParsedTemplate =
+  { ok: true; fields: TemplateField[] } | { ok: false; problems: string[] };
+
+export type DestinationCheck = { ok: true; path: string } | { ok: false; reason: string };
+
+type Piece = { kind: 'text'; text: string } | { kind: 'field'; name: string; position: number };
+
+function isField(name: string): name is TemplateField {
+  return (TEMPLATE_FIELDS as readonly string[]).includes(name);
+}
+
+/** Splits a template; problems are collected rather than thrown so all can be shown at once. */
+function scan(template: string): { pieces: Piece[]; problems: string[] } {
+  const pieces: Piece[] = [];
+  const problems: string[] = [];
+  let text = '';
+  let i = 0;
+  while (i < template.length) {
+    const char = template[i];
+    const next = template[i + 1];
+    if ((char === '{' && next === '{') || (char === '}' && next === '}')) {
+      text += char;
+      i += 2;
+    } else if (char === '}') {
+      problems.push(`lone "}" at position ${i + 1}; write "}}" for a literal brace`);
+      text += char;
+      i++;
+    } else if (char === '{') {
+      let end = i + 1;
+      while (end < template.length && template[end] !== '}' && template[end] !== '{') end++;
+      if (template[end] !== '}') {
+        problems.push(`unclosed "{" at position ${i + 1}; write "{{" for a literal brace`);
+        text += char;
+        i++;
+        continue;
+      }
+      if (text !== '') pieces.push({ kind: 'text', text });
+      text = '';
+      pieces.push({ kind: 'field', name: template.slice(i + 1, end), position: i + 1 });
+      i = end + 1;
+    } else {
+      text += char;
+      i++;
+    }
+  }
+  if (text !== '') pieces.push({ kind: 'text', text });
+  return { pieces, problems };
+}
+
+const SAMPLE_VALUES = Object.fromEntries(TEMPLATE_FIELDS.map((field) => [field, 'x'])) as Record<
+  TemplateField,
+  string
+>;
+
+export function parseTemplate(template: string): ParsedTemplate {
+  if (template.trim() === '') return { ok: false, problems: ['template is empty'] };
+  const { pieces, problems } = scan(template);
+  const fields: TemplateField[] = [];
+  for (const piece of pieces) {
+    if (piece.kind !== 'field') continue;
+    if (!isField(piece.name)) {
+      problems.push(`unknown field {${piece.name}}; fields are ${TEMPLATE_FIELDS.join(', ')}`);
+    } else if (!fields.includes(piece.name)) {
+      fields.push(piece.name);
+    }
+  }
+  if (problems.length > 0) return { ok: false, problems };
+  // Values are sanitized, so only the literal text can make a path escape; catching that here
+  // turns a per-file harvest failure into a configuration error.
+  const sample = checkDestination(renderTemplate(template, SAMPLE_VALUES));
+  if (!sample.ok)
+    return { ok: false, problems: [`template gives an unsafe path: ${sample.reason}`] };
+  return { ok: true, fields };
+}
+
+// Windows opens these as devices in any folder, with or without an extension.
+const WINDOWS_DEVICE = /^(con|prn|aux|nul|conin\$|conout\$|com[0-9¹²³]|lpt[0-9¹²³]) *(\..*)?$/i;
+// eslint-disable-next-line no-control-regex -- control characters are exactly what is removed
+const UNSAFE_IN_SEGMENT = /[\u0000-\u001f\u007f-\u009f/\\:]/g;
+
+function sanitizeSegment(value: string): string {
+  const cleaned = value.replace(UNSAFE_IN_SEGMENT, '_');
+  // Windows trims trailing dots and spaces, so ". ." or "... " could turn into "." or "..".
+  if (/^[. ]*$/.test(cleaned)) return '_';
+  return WINDOWS_DEVICE.test(cleaned) ? `_${cleaned}` : cleaned;
+}
+
+function sanitizeRelativePath(value: string): string {
+  return value
+    .split(/[\\/]/)
+    .filter((segment) => segment !== '' && segment !== '.')
+    .map(sanitizeSegment)
+    .join('/');
+}
+
+/**
+ * Assumes `parseTemplate(template).ok`; anything unparsable is kept as literal text. Values are
+ * made into single path segments, except `relative_path`, which keeps its folders.
+ */
+export function renderTemplate(template: string, values: Record<TemplateField, string>): string {
+  return scan(template)
+    .pieces.map((piece) => {
+      if (piece.kind === 'text') return piece.text;
+      if (!isField(piece.name)) return `{${piece.name}}`;
+      const value = values[piece.name];
+      return piece.name === 'relative_path' ? sanitizeRelativePath(value) : sanitizeSegment(value);
+    })
+    .join('');
+}
+
+/**
+ * Checks a rendered path that will be joined onto a storage base path, as if on Linux or Windows
+ * (so '\' is a separator too), and normalizes it to '/'-separated segments.
+ */
+export function checkDestination(relative: string): DestinationCheck {
+  if (relative.includes('\0')) return { ok: false, reason: 'contains a NUL character' };
+  if (/^[\\/]{2}/.test(relative)) {
+    return { ok: false, reason: 'starts with \\\\ (a UNC network path)' };
+  }
+  if (/^[\\/]/.test(relative)) {
+    return { ok: false, reason: 'starts with / or \\ (an absolute path)' };
+  }
+  const segments = relative.split(/[\\/]/);
+  const kept: string[] = [];
+  for (const segment of segments) {
+    const drive = /^[A-Za-z]:/.exec(segment);
+    if (drive !== null) return { ok: false, reason: `names a drive (${drive[0]})` };
+    if (segment === '' || segment === '.') continue;
+    if (/^[. ]+$/.test(segment)) {
+      // Windows trims trailing dots and spaces, so ".. " and ". ." must count as climbing.
+      return segment.includes('..') || segment.replace(/ /g, '') === '..'
+        ? { ok: false, reason: 'climbs out of the storage location with ..' }
+        : { ok: false, reason: `has a segment "${segment}" of only dots and spaces` };
+    }
+    const device = WINDOWS_DEVICE.exec(segment);
+    if (device !== null) {
+      return { ok: false, reason: `uses ${device[1]}, a device name on Windows` };
+    }
+    kept.push(segment);
+  }
+  if (kept.length === 0) return { ok: false, reason: 'is empty' };
+  return { ok: true, path: kept.join('/') };
+}
