@@ -6,7 +6,9 @@ export const TEST_SHOULDER = 'fk4';
 /**
  * The check character is a weighted sum mod 29 (a prime), so position weights 1..28 are all
  * invertible: that is what guarantees detection of single substitutions and adjacent
- * transpositions. Past 28 characters the weights repeat and errors can cancel out.
+ * transpositions. Past 28 characters the weights repeat and errors can cancel out. Two gaps
+ * remain even within the limit: "/" and "0" both weigh 0, so swapping them goes unseen, and at
+ * exactly 28 characters so does swapping the last character with the check character itself.
  */
 export const MAX_PROTECTED_LENGTH = 28;
 
@@ -17,7 +19,7 @@ const MAX_SHOULDER_LENGTH = 10;
 const BETANUMERIC_RE = /^[0-9bcdfghjkmnpqrstvwxz]+$/;
 // The ARK character repertoire for names; '?' and '#' are left out because they start
 // inflections and fragments, which are not part of the identifier.
-const NAME_RE = /^[A-Za-z0-9=~*+@_$.\/%-]+$/;
+const NAME_RE = /^[A-Za-z0-9=~*+@_$./%-]+$/;
 
 export interface ArkConfig {
   naan: string;

@@ -33,13 +33,34 @@ export type CopyResult =
 
 export type Progress = (bytes: number) => void;
 
-let hasherPromise: Promise<IHasher> | null = null;
-/** One hasher per thread: a copy worker runs one job at a time. */
-async function hasher(): Promise<IHasher> {
-  hasherPromise ??= createXXHash128();
-  const h = await hasherPromise;
-  h.init();
-  return h;
+/**
+ * Chunk buffers are reused: allocating megabytes per file would make 10,000 small files a
+ * garbage-collection benchmark. A free list, since inline runs (tests) copy several at once.
+ */
+const freeBuffers: Buffer[] = [];
+function takeBuffers(count: number): Buffer[] {
+  return Array.from({ length: count }, () => freeBuffers.pop() ?? Buffer.allocUnsafe(CHUNK));
+}
+function giveBack(buffers: Buffer[]): void {
+  freeBuffers.push(...buffers);
+}
+
+const freeHashers: IHasher[] = [];
+
+/** Lends a fresh hasher and chunk buffers to `work`, and takes them back after. */
+async function withTools<T>(
+  buffers: number,
+  work: (hasher: IHasher, buffers: Buffer[]) => Promise<T>,
+): Promise<T> {
+  const hasher = freeHashers.pop() ?? (await createXXHash128());
+  hasher.init();
+  const lent = takeBuffers(buffers);
+  try {
+    return await work(hasher, lent);
+  } finally {
+    freeHashers.push(hasher);
+    giveBack(lent);
+  }
 }
 
 async function readFull(handle: FileHandle, buffer: Buffer, position: number): Promise<number> {
@@ -82,25 +103,32 @@ export async function hashFile(
 ): Promise<{ hash: string; bytes: number }> {
   const handle = await open(path, 'r');
   try {
-    const h = await hasher();
-    const buffers = [Buffer.allocUnsafe(CHUNK), Buffer.allocUnsafe(CHUNK)];
-    let position = 0;
-    let index = 0;
-    let pending = readFull(handle, buffers[0], 0);
-    for (;;) {
-      const n = await pending;
-      if (n === 0) break;
-      const current = buffers[index % 2] as Buffer;
-      pending = readFull(handle, buffers[(index + 1) % 2], position + n);
-      h.update(current.subarray(0, n));
-      position += n;
-      index += 1;
-      progress?.(position);
-    }
-    return { hash: h.digest('hex'), bytes: position };
+    return await withTools(2, (h, buffers) => hashWith(handle, h, buffers, progress));
   } finally {
     await handle.close();
   }
+}
+
+async function hashWith(
+  handle: FileHandle,
+  h: IHasher,
+  buffers: Buffer[],
+  progress?: Progress,
+): Promise<{ hash: string; bytes: number }> {
+  let position = 0;
+  let index = 0;
+  let pending = readFull(handle, buffers[0], 0);
+  for (;;) {
+    const n = await pending;
+    if (n === 0) break;
+    const current = buffers[index % 2];
+    pending = readFull(handle, buffers[(index + 1) % 2], position + n);
+    h.update(current.subarray(0, n));
+    position += n;
+    index += 1;
+    progress?.(position);
+  }
+  return { hash: h.digest('hex'), bytes: position };
 }
 
 function unchanged(job: CopyJob, size: number, mtimeMs: number): boolean {
@@ -122,58 +150,72 @@ export async function copyVerified(job: CopyJob, progress?: Progress): Promise<C
       return { outcome: 'source_changed', detail: 'the file changed after it was found stable' };
     }
     dest = await open(job.partial, 'wx', 0o644);
-    const h = await hasher();
-    const buffers = [0, 1, 2].map(() => Buffer.allocUnsafe(CHUNK));
-    let position = 0;
-    let index = 0;
-    let sinceFlush = 0;
-    let flushing: Promise<void> = Promise.resolve();
-    let pendingRead = readFull(source, buffers[0], 0);
-    let pendingWrite: Promise<void> = Promise.resolve();
-    for (;;) {
-      const n = await pendingRead;
-      if (n === 0) break;
-      const current = buffers[index % 3] as Buffer;
-      // The buffer read into next was last written two rounds ago; that write has finished.
-      pendingRead = readFull(source, buffers[(index + 1) % 3], position + n);
-      h.update(current.subarray(0, n));
-      await pendingWrite;
-      const handle = dest;
-      pendingWrite = writeFull(handle, current, n, position);
-      position += n;
-      sinceFlush += n;
-      index += 1;
-      if (sinceFlush >= FLUSH_EVERY) {
-        sinceFlush = 0;
-        const previous = flushing;
-        flushing = pendingWrite.then(() => previous).then(() => handle.datasync());
-      }
-      progress?.(position);
-    }
-    await pendingWrite;
-    await flushing;
-    const sourceHash = h.digest('hex');
-    const after = await stat(job.source);
-    if (position !== job.size || !unchanged(job, after.size, after.mtimeMs)) {
-      return {
-        outcome: 'source_changed',
-        detail: `the file changed while it was copied (${position} bytes read, ${after.size} now)`,
-      };
-    }
-    if (injected('harvest.flip-bit') && position > 0) {
-      // Test hook: corrupt the copy after it was written, as a bad disk or cable would.
-      const byte = Buffer.alloc(1);
-      await dest.read(byte, 0, 1, Math.floor(position / 2));
-      byte[0] = byte[0] ^ 0x01;
-      await dest.write(byte, 0, 1, Math.floor(position / 2));
-    }
-    await dest.sync();
+    const copied = await withTools(3, (h, buffers) =>
+      copyInto(source, dest as FileHandle, job, h, buffers, progress),
+    );
+    if (copied.outcome !== 'copied') return copied;
     await dest.close();
     dest = null;
     const verified = await hashFile(job.partial);
-    return { outcome: 'copied', sourceHash, destHash: verified.hash, bytes: verified.bytes };
+    return { ...copied, destHash: verified.hash, bytes: verified.bytes };
   } finally {
     await source.close();
     if (dest) await dest.close().catch(() => undefined);
   }
+}
+
+/** The single pass over the source: read, hash and write overlapped, then fsync. */
+async function copyInto(
+  source: FileHandle,
+  dest: FileHandle,
+  job: CopyJob,
+  h: IHasher,
+  buffers: Buffer[],
+  progress?: Progress,
+): Promise<CopyResult> {
+  let position = 0;
+  let index = 0;
+  let sinceFlush = 0;
+  let flushing: Promise<void> = Promise.resolve();
+  let pendingRead = readFull(source, buffers[0], 0);
+  let pendingWrite: Promise<void> = Promise.resolve();
+  for (;;) {
+    const n = await pendingRead;
+    if (n === 0) break;
+    const current = buffers[index % 3];
+    // The buffer read into next was last written two rounds ago; that write has finished.
+    pendingRead = readFull(source, buffers[(index + 1) % 3], position + n);
+    h.update(current.subarray(0, n));
+    await pendingWrite;
+    const handle = dest;
+    pendingWrite = writeFull(handle, current, n, position);
+    position += n;
+    sinceFlush += n;
+    index += 1;
+    if (sinceFlush >= FLUSH_EVERY) {
+      sinceFlush = 0;
+      const previous = flushing;
+      flushing = pendingWrite.then(() => previous).then(() => handle.datasync());
+    }
+    progress?.(position);
+  }
+  await pendingWrite;
+  await flushing;
+  const sourceHash = h.digest('hex');
+  const after = await stat(job.source);
+  if (position !== job.size || !unchanged(job, after.size, after.mtimeMs)) {
+    return {
+      outcome: 'source_changed',
+      detail: `the file changed while it was copied (${position} bytes read, ${after.size} now)`,
+    };
+  }
+  if (injected('harvest.flip-bit') && position > 0) {
+    // Test hook: corrupt the copy after it was written, as a bad disk or cable would.
+    const byte = Buffer.alloc(1);
+    await dest.read(byte, 0, 1, Math.floor(position / 2));
+    byte[0] = byte[0] ^ 0x01;
+    await dest.write(byte, 0, 1, Math.floor(position / 2));
+  }
+  await dest.sync();
+  return { outcome: 'copied', sourceHash, destHash: '', bytes: position };
 }

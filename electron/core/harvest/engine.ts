@@ -18,7 +18,7 @@ import { CopyPool } from './copyPool.js';
 import { folderFilter, relativeTo, scanFolder, watchFolder, type FolderWatch } from './discover.js';
 import {
   arkConfig,
-  dueFiles,
+  dueFileIds,
   fileById,
   interruptedFiles,
   knownSources,
@@ -257,7 +257,7 @@ export class Harvester {
     } finally {
       this.scanning -= 1;
     }
-    this.queueDue();
+    this.queueDue(true);
   }
 
   private async rescan(instrument: Instrument): Promise<void> {
@@ -443,10 +443,10 @@ export class Harvester {
     this.queue.push(id);
   }
 
-  private queueDue(): void {
+  private queueDue(includeWaiting = false): void {
     if (this.stopped) return;
     const ids = this.instruments.map((i) => i.id);
-    for (const file of dueFiles(this.db, this.now(), ids)) this.enqueue(file.id);
+    for (const id of dueFileIds(this.db, this.now(), ids, includeWaiting)) this.enqueue(id);
     this.pump();
   }
 

@@ -289,17 +289,28 @@ export function interruptedFiles(db: Db): FileRow[] {
     .all() as FileRow[];
 }
 
-/** Files whose transfer is due: waiting ones, and failed ones whose retry time has come. */
-export function dueFiles(db: Db, now: string, instrumentIds: number[]): FileRow[] {
+/**
+ * Ids of files whose transfer is due: failed ones whose retry time has come, and (after a
+ * start or a walk) waiting ones. Ids only: this runs on every stability tick.
+ */
+export function dueFileIds(
+  db: Db,
+  now: string,
+  instrumentIds: number[],
+  includeWaiting: boolean,
+): number[] {
   if (!instrumentIds.length) return [];
+  const states = includeWaiting
+    ? `(state = 'waiting' OR (state = 'failed' AND next_attempt_at <= ?))`
+    : `state = 'failed' AND next_attempt_at <= ?`;
   return db
     .prepare(
-      `SELECT * FROM harvest_files
-       WHERE (state = 'waiting' OR (state = 'failed' AND next_attempt_at <= ?))
+      `SELECT id FROM harvest_files WHERE ${states}
          AND instrument_id IN (${instrumentIds.map(() => '?').join(', ')})
        ORDER BY id`,
     )
-    .all(now, ...instrumentIds) as FileRow[];
+    .pluck()
+    .all(now, ...instrumentIds) as number[];
 }
 
 export function retryNow(db: Db, fileId: number): boolean {

@@ -1,0 +1,228 @@
+import path from 'node:path';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  checkDestination,
+  FALLBACK_WORD,
+  parseTemplate,
+  renderTemplate,
+  TEMPLATE_FIELDS,
+} from '../../../shared/harvest/template.js';
+import type { TemplateField } from '../../../shared/harvest/template.js';
+
+const values: Record<TemplateField, string> = {
+  instrument: 'confocal-1',
+  yyyy: '2024',
+  mm: '06',
+  dd: '01',
+  relative_path: 'run3/plate2',
+  user: 'alice',
+  project: 'P-17',
+  usage_event: '4711',
+  filename: 'scan.tif',
+  ark_blade: 'bcdf0123gh',
+};
+
+function render(template: string, overrides: Partial<Record<TemplateField, string>> = {}): string {
+  const parsed = parseTemplate(template);
+  if (!parsed.ok) throw new Error(`${template}: ${parsed.problems.join('; ')}`);
+  return renderTemplate(template, { ...values, ...overrides });
+}
+
+/** Both platforms' joins, so that "safe" is checked against real path semantics. */
+function escapes(relative: string): boolean {
+  const posix = path.posix.resolve('/srv/base', relative);
+  const win = path.win32.resolve('D:\\srv\\base', relative);
+  return !posix.startsWith('/srv/base/') || !win.startsWith('D:\\srv\\base\\');
+}
+
+describe('parseTemplate', () => {
+  it('lists the fields used, once each, in order', () => {
+    expect(parseTemplate('{instrument}/{yyyy}/{mm}/{instrument}-{filename}')).toEqual({
+      ok: true,
+      fields: ['instrument', 'yyyy', 'mm', 'filename'],
+    });
+    expect(parseTemplate('plain/{{literal}}/{filename}')).toEqual({
+      ok: true,
+      fields: ['filename'],
+    });
+  });
+
+  it('exports every field name', () => {
+    expect(TEMPLATE_FIELDS).toEqual([
+      'instrument',
+      'yyyy',
+      'mm',
+      'dd',
+      'relative_path',
+      'user',
+      'project',
+      'usage_event',
+      'filename',
+      'ark_blade',
+    ]);
+    expect(parseTemplate(TEMPLATE_FIELDS.map((field) => `{${field}}`).join('/'))).toMatchObject({
+      ok: true,
+    });
+  });
+
+  it.each([
+    ['', 'template is empty'],
+    ['  ', 'template is empty'],
+    [
+      '{instrument}/{foo}',
+      'unknown field {foo}; fields are instrument, yyyy, mm, dd, relative_path, user, project, usage_event, filename, ark_blade',
+    ],
+    ['{instrument/{filename}', 'unclosed "{" at position 1; write "{{" for a literal brace'],
+    ['{filename', 'unclosed "{" at position 1; write "{{" for a literal brace'],
+    ['a}/{filename}', 'lone "}" at position 2; write "}}" for a literal brace'],
+    ['../{filename}', 'template gives an unsafe path: climbs out of the storage location with ..'],
+    ['/data/{filename}', 'template gives an unsafe path: starts with / or \\ (an absolute path)'],
+    ['C:/data/{filename}', 'template gives an unsafe path: names a drive (C:)'],
+  ])('rejects %j', (template, problem) => {
+    expect(parseTemplate(template)).toEqual({ ok: false, problems: [problem] });
+  });
+
+  it('reports every problem at once', () => {
+    const parsed = parseTemplate('{foo}/}/{bar');
+    expect(parsed.ok).toBe(false);
+    if (!parsed.ok) expect(parsed.problems).toHaveLength(3);
+  });
+});
+
+describe('renderTemplate', () => {
+  it('fills in fields and literal braces', () => {
+    expect(render('{instrument}/{yyyy}-{mm}-{dd}/{relative_path}/{filename}')).toBe(
+      'confocal-1/2024-06-01/run3/plate2/scan.tif',
+    );
+    expect(render('{{x}}/{user}_{project}_{usage_event}/{ark_blade}')).toBe(
+      '{x}/alice_P-17_4711/bcdf0123gh',
+    );
+    expect(render('{user}', { user: FALLBACK_WORD })).toBe('no-usage');
+  });
+
+  it.each([
+    ['a/b', 'a_b'],
+    ['a\\b', 'a_b'],
+    ['C:', 'C_'],
+    ['x\0y', 'x_y'],
+    ['tab\there\nnewline', 'tab_here_newline'],
+    ['.', '_'],
+    ['..', '_'],
+    ['', '_'],
+    ['. .', '_'],
+    ['...', '_'],
+    ['.hidden', '.hidden'],
+    ['NUL', '_NUL'],
+    ['com1.txt', '_com1.txt'],
+    ['console', 'console'],
+  ])('makes the value %j the single segment %j', (value, segment) => {
+    expect(render('{user}', { user: value })).toBe(segment);
+  });
+
+  it('keeps the folders of relative_path', () => {
+    expect(render('{relative_path}/{filename}', { relative_path: 'a\\b/c' })).toBe(
+      'a/b/c/scan.tif',
+    );
+    expect(render('x/{relative_path}/{filename}', { relative_path: '' })).toBe('x//scan.tif');
+    expect(render('{relative_path}', { relative_path: './a/../b:c' })).toBe('a/_/b_c');
+  });
+});
+
+describe('checkDestination', () => {
+  it.each([
+    ['a/b/c.tif', 'a/b/c.tif'],
+    ['a\\b\\c.tif', 'a/b/c.tif'],
+    ['a//b/./c.tif', 'a/b/c.tif'],
+    ['./a/', 'a'],
+    ['a/..b/c..', 'a/..b/c..'],
+    ['a/ab:c', 'a/ab:c'],
+  ])('accepts %j as %j', (relative, normalized) => {
+    expect(checkDestination(relative)).toEqual({ ok: true, path: normalized });
+  });
+
+  it.each([
+    ['a/\0b', 'contains a NUL character'],
+    ['/etc/passwd', 'starts with / or \\ (an absolute path)'],
+    ['\\Windows', 'starts with / or \\ (an absolute path)'],
+    ['\\\\server\\share\\x', 'starts with \\\\ (a UNC network path)'],
+    ['//server/share/x', 'starts with \\\\ (a UNC network path)'],
+    ['C:\\x', 'names a drive (C:)'],
+    ['c:x', 'names a drive (c:)'],
+    ['a/d:/x', 'names a drive (d:)'],
+    ['a/b:c', 'names a drive (b:)'],
+    ['..', 'climbs out of the storage location with ..'],
+    ['a/../../b', 'climbs out of the storage location with ..'],
+    ['a\\..\\..\\b', 'climbs out of the storage location with ..'],
+    ['a/.. /b', 'climbs out of the storage location with ..'],
+    ['a/. ./b', 'climbs out of the storage location with ..'],
+    ['a/ /b', 'has a segment " " of only dots and spaces'],
+    ['a/NUL', 'uses NUL, a device name on Windows'],
+    ['a/con.txt', 'uses con, a device name on Windows'],
+    ['', 'is empty'],
+    ['./.', 'is empty'],
+  ])('rejects %j: %s', (relative, reason) => {
+    expect(checkDestination(relative)).toEqual({ ok: false, reason });
+  });
+
+  const nasty = fc.oneof(
+    fc.string(),
+    fc.string({ unit: 'binary' }),
+    fc
+      .array(fc.constantFrom('/', '\\', '.', '..', ':', 'C:', 'c', 'a', ' ', '\0', 'NUL', '//'), {
+        maxLength: 12,
+      })
+      .map((parts) => parts.join('')),
+  );
+
+  it('never throws and never lets a path escape', () => {
+    fc.assert(
+      fc.property(nasty, (relative) => {
+        const result = checkDestination(relative);
+        if (!result.ok) return;
+        const segments = result.path.split('/');
+        expect(segments).not.toContain('..');
+        expect(segments).not.toContain('');
+        expect(result.path).not.toContain('\0');
+        expect(result.path).not.toContain('\\');
+        expect(result.path).not.toMatch(/^[\\/]/);
+        expect(segments.some((segment) => /^[a-z]:/i.test(segment))).toBe(false);
+        expect(escapes(result.path)).toBe(false);
+        expect(escapes(relative)).toBe(false);
+      }),
+      { numRuns: 5000 },
+    );
+  });
+
+  it('gives a safe path for any values in a valid template', () => {
+    const template = fc
+      .array(
+        fc.oneof(
+          fc.constantFrom(...TEMPLATE_FIELDS).map((field) => `{${field}}`),
+          fc.constantFrom('/', '-', '_', 'x', '.', '{{', '}}'),
+        ),
+        { minLength: 1, maxLength: 8 },
+      )
+      .map((parts) => parts.join(''))
+      .filter((text) => parseTemplate(text).ok);
+    const anyValues = fc.record(
+      Object.fromEntries(TEMPLATE_FIELDS.map((field) => [field, nasty])) as Record<
+        TemplateField,
+        typeof nasty
+      >,
+    );
+    let accepted = 0;
+    fc.assert(
+      fc.property(template, anyValues, (text, fieldValues) => {
+        const result = checkDestination(renderTemplate(text, fieldValues));
+        if (!result.ok) return;
+        accepted++;
+        expect(result.path.split('/')).not.toContain('..');
+        expect(escapes(result.path)).toBe(false);
+      }),
+      { numRuns: 3000 },
+    );
+    // Sanitized values should almost always render to an acceptable path.
+    expect(accepted).toBeGreaterThan(2000);
+  });
+});
