@@ -15,6 +15,7 @@ import {
 import { compileFilter, DEFAULT_EXCLUDE } from '../../../shared/harvest/glob.js';
 import { parseTemplate } from '../../../shared/harvest/template.js';
 import type { Db } from '../db/open.js';
+import { cachedStatement } from '../db/statements.js';
 
 export const PRE_TRANSFER_KINDS = ['skip', 'redirect'] as const;
 export const POST_TRANSFER_KINDS = [
@@ -209,33 +210,30 @@ function storageOf(row: StorageRow): StorageLocation {
 
 export function storageLocations(db: Db): StorageLocation[] {
   return (
-    db
-      .prepare(
-        'SELECT id, uuid, name, type, base_path, enabled FROM storage_locations ORDER BY name',
-      )
-      .all() as StorageRow[]
+    cachedStatement(
+      db,
+      'SELECT id, uuid, name, type, base_path, enabled FROM storage_locations ORDER BY name',
+    ).all() as StorageRow[]
   ).map(storageOf);
 }
 
 export function storageLocationByName(db: Db, name: string): StorageLocation | null {
-  const row = db
-    .prepare(
-      'SELECT id, uuid, name, type, base_path, enabled FROM storage_locations WHERE name = ?',
-    )
-    .get(name) as StorageRow | undefined;
+  const row = cachedStatement(
+    db,
+    'SELECT id, uuid, name, type, base_path, enabled FROM storage_locations WHERE name = ?',
+  ).get(name) as StorageRow | undefined;
   return row ? storageOf(row) : null;
 }
 
 /** The instruments of one tool (a station's), enabled or not, by name. */
 export function instrumentsOfTool(db: Db, toolName: string): Instrument[] {
-  const rows = db
-    .prepare(
-      `SELECT i.id, i.uuid, i.name, i.tool_id, t.name AS tool_name, i.watch, i.stability_seconds,
+  const rows = cachedStatement(
+    db,
+    `SELECT i.id, i.uuid, i.name, i.tool_id, t.name AS tool_name, i.watch, i.stability_seconds,
          i.storage_location_id, i.destination_template, i.enabled
        FROM instruments i JOIN tools t ON t.id = i.tool_id
        WHERE t.name = ? ORDER BY i.name`,
-    )
-    .all(toolName) as (Omit<Instrument, 'watch' | 'enabled' | 'storage_location'> & {
+  ).all(toolName) as (Omit<Instrument, 'watch' | 'enabled' | 'storage_location'> & {
     watch: string;
     enabled: number;
     storage_location_id: number | null;
@@ -258,13 +256,12 @@ export function instrumentsOfTool(db: Db, toolName: string): Instrument[] {
 
 /** Enabled hooks that apply to an instrument, in the order they run (priority, then name). */
 export function hooksFor(db: Db, instrumentId: number, trigger: HookTrigger): Hook[] {
-  const rows = db
-    .prepare(
-      `SELECT id, name, "trigger", kind, config, priority, instrument_id FROM harvest_hooks
+  const rows = cachedStatement(
+    db,
+    `SELECT id, name, "trigger", kind, config, priority, instrument_id FROM harvest_hooks
        WHERE enabled = 1 AND "trigger" = ? AND (instrument_id IS NULL OR instrument_id = ?)
        ORDER BY priority, name`,
-    )
-    .all(trigger, instrumentId) as (Omit<Hook, 'config'> & { config: string })[];
+  ).all(trigger, instrumentId) as (Omit<Hook, 'config'> & { config: string })[];
   return rows
     .filter((r) => isHookKind(r.kind))
     .map((r) => ({ ...r, config: JSON.parse(r.config) as Record<string, unknown> }));
@@ -272,11 +269,10 @@ export function hooksFor(db: Db, instrumentId: number, trigger: HookTrigger): Ho
 
 export function schedulesFor(db: Db, instrumentIds: number[]): Schedule[] {
   if (!instrumentIds.length) return [];
-  return db
-    .prepare(
-      `SELECT id, instrument_id, cron, timezone FROM harvest_schedules
+  return cachedStatement(
+    db,
+    `SELECT id, instrument_id, cron, timezone FROM harvest_schedules
        WHERE enabled = 1 AND instrument_id IN (${instrumentIds.map(() => '?').join(', ')})
        ORDER BY id`,
-    )
-    .all(...instrumentIds) as Schedule[];
+  ).all(...instrumentIds) as Schedule[];
 }

@@ -9,6 +9,7 @@ import { Cron } from 'croner';
 import { isTestArk } from '../../../shared/ark.js';
 import type { CoreEvent, HarvestStatus } from '../../../shared/api.js';
 import type { Db } from '../db/open.js';
+import { cachedStatement } from '../db/statements.js';
 import { getSetting } from '../station/settings.js';
 import { AppError } from '../util/errors.js';
 import { nowIso } from '../util/ids.js';
@@ -223,9 +224,10 @@ export class Harvester {
             schedule.cron,
             { protect: true, ...(schedule.timezone ? { timezone: schedule.timezone } : {}) },
             async () => {
-              this.db
-                .prepare('UPDATE harvest_schedules SET last_run_at = ? WHERE id = ?')
-                .run(this.now(), schedule.id);
+              cachedStatement(
+                this.db,
+                'UPDATE harvest_schedules SET last_run_at = ? WHERE id = ?',
+              ).run(this.now(), schedule.id);
               await this.harvestInstrument(schedule.instrument_id);
             },
           ),
@@ -240,12 +242,11 @@ export class Harvester {
   async harvestInstrument(instrumentId: number): Promise<void> {
     const instrument = this.instrument(instrumentId);
     if (!instrument) return;
-    this.db
-      .prepare(
-        `UPDATE harvest_files SET next_attempt_at = ? WHERE instrument_id = ? AND state = 'failed'
+    cachedStatement(
+      this.db,
+      `UPDATE harvest_files SET next_attempt_at = ? WHERE instrument_id = ? AND state = 'failed'
            AND next_attempt_at IS NOT NULL`,
-      )
-      .run(this.now(), instrumentId);
+    ).run(this.now(), instrumentId);
     await this.rescan(instrument);
   }
 
@@ -317,11 +318,11 @@ export class Harvester {
   }
 
   private usageAt(toolId: number, at: string): number | null {
-    const id = this.db
-      .prepare(
-        `SELECT id FROM usage_events WHERE tool_id = ? AND start <= ? AND ("end" IS NULL OR "end" >= ?)
+    const id = cachedStatement(
+      this.db,
+      `SELECT id FROM usage_events WHERE tool_id = ? AND start <= ? AND ("end" IS NULL OR "end" >= ?)
          ORDER BY start DESC LIMIT 1`,
-      )
+    )
       .pluck()
       .get(toolId, at, at) as number | undefined;
     return id ?? null;
@@ -472,10 +473,10 @@ export class Harvester {
         this.active.delete(file.id);
         if (s && folder) this.consider(instrument, folder, file.source_path, s.size, s.mtimeMs);
       } else if (end === 'finished' && this.run) {
-        const last = this.db
-          .prepare(
-            'SELECT status FROM harvest_transfers WHERE file_id = ? ORDER BY id DESC LIMIT 1',
-          )
+        const last = cachedStatement(
+          this.db,
+          'SELECT status FROM harvest_transfers WHERE file_id = ? ORDER BY id DESC LIMIT 1',
+        )
           .pluck()
           .get(file.id) as 'completed' | 'skipped' | 'failed';
         this.run[last] += 1;
@@ -515,9 +516,10 @@ export class Harvester {
     this.stopped = false;
     this.loadInstruments();
     await this.recover();
-    this.db
-      .prepare(`UPDATE harvest_files SET next_attempt_at = ? WHERE state = 'failed'`)
-      .run(this.now());
+    cachedStatement(
+      this.db,
+      `UPDATE harvest_files SET next_attempt_at = ? WHERE state = 'failed'`,
+    ).run(this.now());
     const tick = setInterval(() => void this.tick(), this.tickMs());
     try {
       const idle = new Promise<void>((resolve) => this.idleWaiters.push(resolve));
@@ -584,8 +586,7 @@ export class Harvester {
       }),
       settling: this.candidates.size,
       queued: this.queue.length,
-      failed: this.db
-        .prepare(`SELECT count(*) FROM harvest_files WHERE state = 'failed'`)
+      failed: cachedStatement(this.db, `SELECT count(*) FROM harvest_files WHERE state = 'failed'`)
         .pluck()
         .get() as number,
       today: totalsSince(this.db, midnight.toISOString()),

@@ -10,6 +10,7 @@ import { compileFilter } from '../../../shared/harvest/glob.js';
 import { sniffMime } from '../../../shared/harvest/mime.js';
 import { isPlainObject } from '../../../shared/questions/json.js';
 import type { Db } from '../db/open.js';
+import { cachedStatement } from '../db/statements.js';
 import { hookConfigSchemas, type Hook, type HookConfig } from './config.js';
 import type { FileRow } from './records.js';
 
@@ -121,15 +122,14 @@ function experimentFields(answers: Record<string, unknown>[]): Record<string, un
 
 function usageContext(ctx: PostTransferContext): Record<string, unknown> {
   if (ctx.file.usage_event_id === null) return { usage_context: null };
-  const row = ctx.db
-    .prepare(
-      `SELECT e.uuid, e.start, e."end", e.pre_run_data, e.run_data, u.username, u.first_name,
+  const row = cachedStatement(
+    ctx.db,
+    `SELECT e.uuid, e.start, e."end", e.pre_run_data, e.run_data, u.username, u.first_name,
          u.last_name, u.email, p.name AS project, p.application_identifier, t.name AS tool
        FROM usage_events e JOIN users u ON u.id = e.user_id
        JOIN projects p ON p.id = e.project_id JOIN tools t ON t.id = e.tool_id
        WHERE e.id = ?`,
-    )
-    .get(ctx.file.usage_event_id) as Record<string, string | null> | undefined;
+  ).get(ctx.file.usage_event_id) as Record<string, string | null> | undefined;
   if (!row) return { usage_context: null };
   const run = parseAnswers(row.run_data ?? '');
   const pre = parseAnswers(row.pre_run_data ?? '');

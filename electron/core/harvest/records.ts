@@ -12,6 +12,7 @@ import {
 } from '../../../shared/ark.js';
 import type { HarvestFileView, HarvestStatus, HarvestTransferView } from '../../../shared/api.js';
 import type { Db } from '../db/open.js';
+import { cachedStatement } from '../db/statements.js';
 import { enqueue } from '../station/outbox.js';
 import { getSetting } from '../station/settings.js';
 import { newUuid, nowIso } from '../util/ids.js';
@@ -55,7 +56,7 @@ export function arkConfig(db: Db): ArkConfig {
 export function mintArk(db: Db): string {
   const config = arkConfig(db);
   const length = bladeLength(config);
-  const taken = db.prepare('SELECT 1 FROM harvest_files WHERE persistent_id = ?').pluck();
+  const taken = cachedStatement(db, 'SELECT 1 FROM harvest_files WHERE persistent_id = ?').pluck();
   for (;;) {
     const ark = makeArk(
       config,
@@ -66,7 +67,8 @@ export function mintArk(db: Db): string {
 }
 
 export function fileById(db: Db, id: number): FileRow | undefined {
-  return db.prepare('SELECT * FROM harvest_files WHERE id = ?').get(id) as FileRow | undefined;
+  return cachedStatement(db, 'SELECT * FROM harvest_files WHERE id = ?').get(id) as
+    FileRow | undefined;
 }
 
 /** The latest record of each source path of an instrument: what a rescan compares with. */
@@ -74,12 +76,11 @@ export function knownSources(
   db: Db,
   instrumentId: number,
 ): Map<string, { id: number; size: number; mtime_ms: number; state: FileState }> {
-  const rows = db
-    .prepare(
-      `SELECT source_path, id, size, mtime_ms, state FROM harvest_files
+  const rows = cachedStatement(
+    db,
+    `SELECT source_path, id, size, mtime_ms, state FROM harvest_files
        WHERE instrument_id = ? ORDER BY id`,
-    )
-    .all(instrumentId) as {
+  ).all(instrumentId) as {
     source_path: string;
     id: number;
     size: number;
@@ -94,27 +95,25 @@ export function latestBySource(
   instrumentId: number,
   sourcePath: string,
 ): FileRow | undefined {
-  return db
-    .prepare(
-      `SELECT * FROM harvest_files WHERE instrument_id = ? AND source_path = ?
+  return cachedStatement(
+    db,
+    `SELECT * FROM harvest_files WHERE instrument_id = ? AND source_path = ?
        ORDER BY id DESC LIMIT 1`,
-    )
-    .get(instrumentId, sourcePath) as FileRow | undefined;
+  ).get(instrumentId, sourcePath) as FileRow | undefined;
 }
 
 /** The outbox payload of a file record: spec 002's fields plus what relates it. */
 export function enqueueFile(db: Db, fileId: number): void {
-  const row = db
-    .prepare(
-      `SELECT f.uuid, i.uuid AS instrument_uuid, i.name AS instrument, f.persistent_id,
+  const row = cachedStatement(
+    db,
+    `SELECT f.uuid, i.uuid AS instrument_uuid, i.name AS instrument, f.persistent_id,
          f.persistent_id_type, f.source_path, f.relative_path, f.filename, f.size, f.mtime_ms,
          f.xxhash, f.hash_algorithm, f.first_discovered_at, e.uuid AS usage_event_uuid,
          f.metadata_, f.state, f.updated_at
        FROM harvest_files f JOIN instruments i ON i.id = f.instrument_id
        LEFT JOIN usage_events e ON e.id = f.usage_event_id
        WHERE f.id = ?`,
-    )
-    .get(fileId) as { uuid: string; metadata_: string } & Record<string, unknown>;
+  ).get(fileId) as { uuid: string; metadata_: string } & Record<string, unknown>;
   enqueue(db, 'harvest_file', row.uuid, {
     ...row,
     metadata_: JSON.parse(row.metadata_) as unknown,
@@ -122,16 +121,15 @@ export function enqueueFile(db: Db, fileId: number): void {
 }
 
 function enqueueTransfer(db: Db, transferId: number): void {
-  const row = db
-    .prepare(
-      `SELECT t.uuid, f.uuid AS file_uuid, t.status, l.name AS storage_location,
+  const row = cachedStatement(
+    db,
+    `SELECT t.uuid, f.uuid AS file_uuid, t.status, l.name AS storage_location,
          t.destination_path, t.bytes_transferred, t.dest_checksum, t.checksum_verified,
          t.started_at, t.completed_at, t.error, t.note
        FROM harvest_transfers t JOIN harvest_files f ON f.id = t.file_id
        LEFT JOIN storage_locations l ON l.id = t.storage_location_id
        WHERE t.id = ?`,
-    )
-    .get(transferId) as { uuid: string; checksum_verified: number } & Record<string, unknown>;
+  ).get(transferId) as { uuid: string; checksum_verified: number } & Record<string, unknown>;
   enqueue(db, 'harvest_transfer', row.uuid, {
     ...row,
     checksum_verified: row.checksum_verified === 1,
@@ -152,13 +150,13 @@ export interface NewFile {
 
 /** Records a file found stable: mints its ARK; it waits for its transfer. */
 export function recordFile(db: Db, file: NewFile): number {
-  const id = db
-    .prepare(
-      `INSERT INTO harvest_files (uuid, instrument_id, persistent_id, watch_path, relative_path,
+  const id = cachedStatement(
+    db,
+    `INSERT INTO harvest_files (uuid, instrument_id, persistent_id, watch_path, relative_path,
          source_path, filename, size, mtime_ms, hash_algorithm, first_discovered_at,
          usage_event_id, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-    )
+  )
     .pluck()
     .get(
       newUuid(),
@@ -181,7 +179,8 @@ export function recordFile(db: Db, file: NewFile): number {
 
 /** A waiting (or failed, or vanished) file seen stable again, possibly with new content. */
 export function requeueFile(db: Db, id: number, size: number, mtimeMs: number): void {
-  db.prepare(
+  cachedStatement(
+    db,
     `UPDATE harvest_files SET size = ?, mtime_ms = ?, state = 'waiting', next_attempt_at = NULL,
        updated_at = ? WHERE id = ?`,
   ).run(size, mtimeMs, nowIso(), id);
@@ -189,7 +188,8 @@ export function requeueFile(db: Db, id: number, size: number, mtimeMs: number): 
 }
 
 export function markGone(db: Db, id: number): void {
-  db.prepare(
+  cachedStatement(
+    db,
     `UPDATE harvest_files SET state = 'gone', next_attempt_at = NULL, partial_path = NULL,
        verified_hash = NULL, pending_destination = NULL, updated_at = ? WHERE id = ?`,
   ).run(nowIso(), id);
@@ -198,18 +198,23 @@ export function markGone(db: Db, id: number): void {
 
 /** Written before the copy creates the partial: a crash leaves a name to clean up. */
 export function beginAttempt(db: Db, id: number, partialPath: string): void {
-  db.prepare('UPDATE harvest_files SET partial_path = ? WHERE id = ?').run(partialPath, id);
+  cachedStatement(db, 'UPDATE harvest_files SET partial_path = ? WHERE id = ?').run(
+    partialPath,
+    id,
+  );
 }
 
 /** Written after verification, before the rename: a crash after the rename can be finished. */
 export function markVerified(db: Db, id: number, hash: string, destination: string): void {
-  db.prepare(
+  cachedStatement(
+    db,
     'UPDATE harvest_files SET verified_hash = ?, pending_destination = ? WHERE id = ?',
   ).run(hash, destination, id);
 }
 
 export function clearAttempt(db: Db, id: number): void {
-  db.prepare(
+  cachedStatement(
+    db,
     `UPDATE harvest_files SET partial_path = NULL, verified_hash = NULL,
        pending_destination = NULL WHERE id = ?`,
   ).run(id);
@@ -238,13 +243,13 @@ export interface TransferOutcome {
 export function finishTransfer(db: Db, fileId: number, outcome: TransferOutcome): number {
   return db
     .transaction(() => {
-      const transferId = db
-        .prepare(
-          `INSERT INTO harvest_transfers (uuid, file_id, status, storage_location_id,
+      const transferId = cachedStatement(
+        db,
+        `INSERT INTO harvest_transfers (uuid, file_id, status, storage_location_id,
              destination_path, bytes_transferred, dest_checksum, checksum_verified, started_at,
              completed_at, error, note)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-        )
+      )
         .pluck()
         .get(
           newUuid(),
@@ -261,7 +266,8 @@ export function finishTransfer(db: Db, fileId: number, outcome: TransferOutcome)
           outcome.note ?? '',
         ) as number;
       const failed = outcome.status === 'failed';
-      db.prepare(
+      cachedStatement(
+        db,
         `UPDATE harvest_files SET state = ?, attempts = attempts + ?, next_attempt_at = ?,
            xxhash = coalesce(?, xxhash), metadata_ = coalesce(?, metadata_),
            partial_path = NULL, verified_hash = NULL, pending_destination = NULL, updated_at = ?
@@ -275,6 +281,13 @@ export function finishTransfer(db: Db, fileId: number, outcome: TransferOutcome)
         nowIso(),
         fileId,
       );
+      if (outcome.status === 'completed') {
+        cachedStatement(
+          db,
+          `UPDATE instruments SET last_harvested_at = ?
+           WHERE id = (SELECT instrument_id FROM harvest_files WHERE id = ?)`,
+        ).run(outcome.completedAt, fileId);
+      }
       enqueueFile(db, fileId);
       enqueueTransfer(db, transferId);
       return transferId;
@@ -284,9 +297,10 @@ export function finishTransfer(db: Db, fileId: number, outcome: TransferOutcome)
 
 /** Files a restart must look at: a copy or a rename was under way when the process stopped. */
 export function interruptedFiles(db: Db): FileRow[] {
-  return db
-    .prepare('SELECT * FROM harvest_files WHERE partial_path IS NOT NULL ORDER BY id')
-    .all() as FileRow[];
+  return cachedStatement(
+    db,
+    'SELECT * FROM harvest_files WHERE partial_path IS NOT NULL ORDER BY id',
+  ).all() as FileRow[];
 }
 
 /**
@@ -303,24 +317,23 @@ export function dueFileIds(
   const states = includeWaiting
     ? `(state = 'waiting' OR (state = 'failed' AND next_attempt_at <= ?))`
     : `state = 'failed' AND next_attempt_at <= ?`;
-  return db
-    .prepare(
-      `SELECT id FROM harvest_files WHERE ${states}
+  return cachedStatement(
+    db,
+    `SELECT id FROM harvest_files WHERE ${states}
          AND instrument_id IN (${instrumentIds.map(() => '?').join(', ')})
        ORDER BY id`,
-    )
+  )
     .pluck()
     .all(now, ...instrumentIds) as number[];
 }
 
 export function retryNow(db: Db, fileId: number): boolean {
   return (
-    db
-      .prepare(
-        `UPDATE harvest_files SET next_attempt_at = ?, updated_at = ?
+    cachedStatement(
+      db,
+      `UPDATE harvest_files SET next_attempt_at = ?, updated_at = ?
          WHERE id = ? AND state = 'failed'`,
-      )
-      .run(nowIso(), nowIso(), fileId).changes === 1
+    ).run(nowIso(), nowIso(), fileId).changes === 1
   );
 }
 
@@ -359,10 +372,11 @@ export function listTransfers(
 ): HarvestTransferView[] {
   const rows =
     filter.fileId === undefined
-      ? db.prepare(`${TRANSFER_SELECT} ORDER BY t.id DESC LIMIT ?`).all(filter.limit ?? -1)
-      : db
-          .prepare(`${TRANSFER_SELECT} WHERE t.file_id = ? ORDER BY t.id DESC LIMIT ?`)
-          .all(filter.fileId, filter.limit ?? -1);
+      ? cachedStatement(db, `${TRANSFER_SELECT} ORDER BY t.id DESC LIMIT ?`).all(filter.limit ?? -1)
+      : cachedStatement(
+          db,
+          `${TRANSFER_SELECT} WHERE t.file_id = ? ORDER BY t.id DESC LIMIT ?`,
+        ).all(filter.fileId, filter.limit ?? -1);
   return (rows as TransferRow[]).map(transferView);
 }
 
@@ -411,17 +425,17 @@ export function listFiles(db: Db, filter: FileFilter = {}): HarvestFileView[] {
     where.push('f.id < ?');
     params.push(filter.beforeId);
   }
-  const rows = db
-    .prepare(
-      `${FILE_SELECT} ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+  const rows = cachedStatement(
+    db,
+    `${FILE_SELECT} ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
        ORDER BY f.id DESC LIMIT ?`,
-    )
-    .all(...params, filter.limit ?? -1) as FileViewRow[];
+  ).all(...params, filter.limit ?? -1) as FileViewRow[];
   return rows.map((r) => fileView(db, r));
 }
 
 export function getFileView(db: Db, id: number): HarvestFileView | null {
-  const row = db.prepare(`${FILE_SELECT} WHERE f.id = ?`).get(id) as FileViewRow | undefined;
+  const row = cachedStatement(db, `${FILE_SELECT} WHERE f.id = ?`).get(id) as
+    FileViewRow | undefined;
   return row ? fileView(db, row) : null;
 }
 
@@ -430,12 +444,11 @@ export function totalsSince(
   db: Db,
   since: string,
 ): { completed: number; skipped: number; failed: number; bytes: number } {
-  const rows = db
-    .prepare(
-      `SELECT status, count(*) AS n, sum(bytes_transferred) AS bytes FROM harvest_transfers
+  const rows = cachedStatement(
+    db,
+    `SELECT status, count(*) AS n, sum(bytes_transferred) AS bytes FROM harvest_transfers
        WHERE started_at >= ? GROUP BY status`,
-    )
-    .all(since) as { status: string; n: number; bytes: number | null }[];
+  ).all(since) as { status: string; n: number; bytes: number | null }[];
   const totals = { completed: 0, skipped: 0, failed: 0, bytes: 0 };
   for (const r of rows) {
     if (r.status === 'completed' || r.status === 'skipped' || r.status === 'failed') {
@@ -457,8 +470,7 @@ export function idleHarvestStatus(db: Db): HarvestStatus {
     active: [],
     settling: 0,
     queued: 0,
-    failed: db
-      .prepare(`SELECT count(*) FROM harvest_files WHERE state = 'failed'`)
+    failed: cachedStatement(db, `SELECT count(*) FROM harvest_files WHERE state = 'failed'`)
       .pluck()
       .get() as number,
     today: totalsSince(db, midnight.toISOString()),

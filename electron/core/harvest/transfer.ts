@@ -12,6 +12,7 @@ import {
   renderTemplate,
 } from '../../../shared/harvest/template.js';
 import type { Db } from '../db/open.js';
+import { cachedStatement } from '../db/statements.js';
 import type { Logger } from '../util/log.js';
 import {
   hooksFor,
@@ -81,13 +82,12 @@ function usageFields(
   const row =
     usageEventId === null
       ? undefined
-      : (db
-          .prepare(
-            `SELECT u.username, p.name AS project, e.uuid FROM usage_events e
+      : (cachedStatement(
+          db,
+          `SELECT u.username, p.name AS project, e.uuid FROM usage_events e
              JOIN users u ON u.id = e.user_id JOIN projects p ON p.id = e.project_id
              WHERE e.id = ?`,
-          )
-          .get(usageEventId) as { username: string; project: string; uuid: string } | undefined);
+        ).get(usageEventId) as { username: string; project: string; uuid: string } | undefined);
   return row
     ? { user: row.username, project: row.project, usage_event: row.uuid }
     : { user: FALLBACK_WORD, project: FALLBACK_WORD, usage_event: FALLBACK_WORD };
@@ -293,10 +293,6 @@ export async function transferFile(
       final === destination
         ? ''
         : `the destination held other content; this copy was written as ${basename(final)}`;
-    db.prepare('UPDATE instruments SET last_harvested_at = ? WHERE id = ?').run(
-      deps.now(),
-      instrument.id,
-    );
     return store({
       status: 'completed',
       destinationPath: final,
