@@ -149,7 +149,7 @@ export async function copyVerified(job: CopyJob, progress?: Progress): Promise<C
     if (!unchanged(job, before.size, before.mtimeMs)) {
       return { outcome: 'source_changed', detail: 'the file changed after it was found stable' };
     }
-    dest = await open(job.partial, 'wx', 0o644);
+    dest = await open(job.partial, 'wx+', 0o644);
     const copied = await withTools(3, (h, buffers) =>
       copyInto(source, dest as FileHandle, job, h, buffers, progress),
     );

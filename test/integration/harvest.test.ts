@@ -1,0 +1,409 @@
+/**
+ * The station harvest on real folders, through the real `labstation` command and station
+ * process: stability, verified copies, faults, crash recovery, hooks, configuration errors.
+ */
+import { spawn } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import {
+  appendFileSync,
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { parseArk } from '../../shared/ark.js';
+import type { HarvestFileView } from '../../shared/api.js';
+import {
+  CLI,
+  runCli,
+  startStation,
+  tempDir,
+  waitFor,
+  writeJson,
+  type StationProcess,
+} from './helpers.js';
+import {
+  filesOf,
+  harvestOnce,
+  listTree,
+  setupHarvest,
+  transfersOf,
+  tryMountTmpfs,
+  unmount,
+  withDb,
+} from './harvestSetup.js';
+
+const md5 = (path: string): string => createHash('md5').update(readFileSync(path)).digest('hex');
+
+let station: StationProcess | null = null;
+afterEach(async () => {
+  await station?.stop();
+  station = null;
+});
+
+async function stationFiles(st: StationProcess): Promise<HarvestFileView[]> {
+  const res = await st.rpc('harvest.files', {});
+  return (res.body as { files: HarvestFileView[] }).files;
+}
+
+describe('harvest --once', () => {
+  it('moves a nested tree of 10,000 small files, each with a verified checksum', async () => {
+    const dirs = await setupHarvest();
+    for (let d = 0; d < 100; d += 1) {
+      const dir = join(dirs.src, `run${Math.floor(d / 10)}`, `grid${d % 10}`);
+      mkdirSync(dir, { recursive: true });
+      for (let f = 0; f < 100; f += 1) writeFileSync(join(dir, `frame${f}.dat`), randomBytes(200));
+    }
+    const run = await harvestOnce(dirs.data);
+    expect(run.stdout).toContain('harvest: 10000 completed, 0 skipped, 0 failed');
+    expect(run.code).toBe(0);
+    const files = await filesOf(dirs.data);
+    expect(files).toHaveLength(10_000);
+    const arks = new Set(files.map((f) => f.persistent_id));
+    expect(arks.size).toBe(10_000);
+    for (const f of files) {
+      expect(f.state).toBe('done');
+      expect(f.last_transfer).toMatchObject({ status: 'completed', checksum_verified: true });
+      expect(f.last_transfer?.dest_checksum).toBe(f.xxhash);
+      expect(md5(f.last_transfer?.destination_path as string)).toBe(md5(f.source_path));
+    }
+    expect(listTree(join(dirs.dest, 'sem-1'))).toEqual(listTree(dirs.src));
+
+    // Nothing new: a second run reads nothing again and records nothing.
+    const again = await harvestOnce(dirs.data);
+    expect(again.stdout).toContain('harvest: 0 completed, 0 skipped, 0 failed');
+    expect(await transfersOf(dirs.data)).toHaveLength(10_000);
+  }, 240_000);
+
+  it('mints well-formed ARKs that stay unique across restarts', async () => {
+    const dirs = await setupHarvest();
+    const arks: string[] = [];
+    for (let round = 0; round < 3; round += 1) {
+      for (let i = 0; i < 20; i += 1)
+        writeFileSync(join(dirs.src, `r${round}-${i}.txt`), `${round}/${i}`);
+      expect((await harvestOnce(dirs.data)).code).toBe(0);
+    }
+    for (const f of await filesOf(dirs.data)) {
+      const parsed = parseArk(f.persistent_id);
+      expect(parsed).toMatchObject({ ok: true, checked: true, naan: '99999' });
+      expect(f.test_identifier).toBe(true);
+      arks.push(f.persistent_id);
+    }
+    expect(new Set(arks).size).toBe(60);
+  }, 60_000);
+
+  it('catches a bit flipped in the copy after writing: failed, nothing left behind, then completed', async () => {
+    const dirs = await setupHarvest();
+    writeFileSync(join(dirs.src, 'image.tif'), randomBytes(3 * 1024 * 1024));
+    const flipped = await harvestOnce(dirs.data, { LABSTATION_INJECT: 'harvest.flip-bit' });
+    expect(flipped.code).toBe(1);
+    const [failed] = await transfersOf(dirs.data);
+    expect(failed).toMatchObject({ status: 'failed', checksum_verified: false });
+    expect(failed?.error).toMatch(/checksum mismatch/);
+    expect(listTree(dirs.dest)).toEqual([]);
+
+    const clean = await harvestOnce(dirs.data);
+    expect(clean.code).toBe(0);
+    const transfers = await transfersOf(dirs.data);
+    expect(transfers.map((t) => t.status)).toEqual(['failed', 'completed']);
+    expect(md5(join(dirs.dest, 'sem-1', 'image.tif'))).toBe(md5(join(dirs.src, 'image.tif')));
+  });
+
+  it('a full disk gives a failed transfer with the reason, then completed once space returns', async () => {
+    const mount = join(tempDir('labstation-full-'), 'disk');
+    const mounted = tryMountTmpfs(mount, '2m');
+    try {
+      const dirs = await setupHarvest({ dest: mount });
+      const flag = join(dirs.root, 'disk-full');
+      // Where no tmpfs can be mounted, the copy is told the disk is full while flag exists.
+      const env = mounted ? {} : { LABSTATION_INJECT_ENOSPC_WHILE: flag };
+      const filler = join(mount, 'filler.bin');
+      if (mounted) writeFileSync(filler, Buffer.alloc(1800 * 1024));
+      else writeFileSync(flag, '');
+      writeFileSync(join(dirs.src, 'spectrum.bin'), randomBytes(1024 * 1024));
+
+      const full = await harvestOnce(dirs.data, env);
+      expect(full.code).toBe(1);
+      const [failed] = await transfersOf(dirs.data);
+      expect(failed?.status).toBe('failed');
+      expect(failed?.error).toMatch(/disk full/);
+      expect(listTree(mount).filter((p) => p.endsWith('.partial'))).toEqual([]);
+
+      if (mounted) unlinkSync(filler);
+      else unlinkSync(flag);
+      const freed = await harvestOnce(dirs.data, env);
+      expect(freed.code).toBe(0);
+      expect((await transfersOf(dirs.data)).map((t) => t.status)).toEqual(['failed', 'completed']);
+    } finally {
+      if (mounted) unmount(mount);
+    }
+  });
+
+  it('skips content already at the destination and never overwrites other content', async () => {
+    const dirs = await setupHarvest();
+    mkdirSync(join(dirs.dest, 'sem-1'));
+    writeFileSync(join(dirs.src, 'same.dat'), 'identical bytes');
+    writeFileSync(join(dirs.dest, 'sem-1', 'same.dat'), 'identical bytes');
+    writeFileSync(join(dirs.src, 'other.dat'), 'new acquisition');
+    writeFileSync(join(dirs.dest, 'sem-1', 'other.dat'), 'an older file!!');
+    expect((await harvestOnce(dirs.data)).code).toBe(0);
+    const files = await filesOf(dirs.data);
+    const same = files.find((f) => f.filename === 'same.dat');
+    const other = files.find((f) => f.filename === 'other.dat');
+    expect(same?.last_transfer).toMatchObject({ status: 'skipped', checksum_verified: true });
+    expect(other?.last_transfer).toMatchObject({
+      status: 'completed',
+      destination_path: join(dirs.dest, 'sem-1', 'other (1).dat'),
+    });
+    expect(other?.last_transfer?.note).toMatch(/held other content/);
+    expect(readFileSync(join(dirs.dest, 'sem-1', 'other.dat'), 'utf8')).toBe('an older file!!');
+    expect(readFileSync(join(dirs.dest, 'sem-1', 'other (1).dat'), 'utf8')).toBe('new acquisition');
+  });
+
+  it('refuses a destination that escapes the storage location, naming the rule', async () => {
+    const dirs = await setupHarvest();
+    writeFileSync(join(dirs.src, 'a.txt'), 'a');
+    // The import refuses such a template; an older or hand-edited config must still be caught.
+    withDb(dirs.data, (db) =>
+      db.prepare(`UPDATE instruments SET destination_template = '../{filename}'`).run(),
+    );
+    const run = await harvestOnce(dirs.data);
+    expect(run.code).toBe(1);
+    const [failed] = await transfersOf(dirs.data);
+    expect(failed?.status).toBe('failed');
+    expect(failed?.error).toMatch(/climbs out of the storage location/);
+    expect(existsSync(join(dirs.root, 'a.txt'))).toBe(false);
+  });
+
+  it('runs pre- and post-transfer hooks in priority order; a failing hook is recorded and the transfer stands', async () => {
+    const script = join(tempDir(), 'describe.mjs');
+    writeFileSync(
+      script,
+      `import { statSync } from 'node:fs';
+       const path = process.argv[2];
+       console.log(JSON.stringify({ detector: 'EDS', bytes_seen: statSync(path).size, ark: process.env.LABSTATION_ARK }));`,
+    );
+    const broken = join(tempDir(), 'broken.mjs');
+    writeFileSync(broken, `console.error('no calibration'); process.exit(3);`);
+    const dirs = await setupHarvest({
+      hooks: [
+        {
+          name: 'no-previews',
+          trigger: 'pre_transfer',
+          kind: 'skip',
+          config: { glob: '*.preview' },
+        },
+        {
+          name: 'raw-aside',
+          trigger: 'pre_transfer',
+          kind: 'redirect',
+          config: { glob: '*.raw', destination_template: 'raw/{filename}' },
+        },
+        { name: 'info', trigger: 'post_transfer', kind: 'file_info', priority: 1 },
+        { name: 'sidecar', trigger: 'post_transfer', kind: 'sidecar_json', priority: 2 },
+        {
+          name: 'describe',
+          trigger: 'post_transfer',
+          kind: 'command',
+          priority: 3,
+          config: { command: process.execPath, args: [script] },
+        },
+        {
+          name: 'calibrate',
+          trigger: 'post_transfer',
+          kind: 'command',
+          priority: 4,
+          config: { command: process.execPath, args: [broken], timeout_seconds: 5 },
+        },
+      ],
+    });
+    writeFileSync(
+      join(dirs.src, 'scan.png'),
+      Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex'),
+    );
+    writeFileSync(join(dirs.src, 'scan.json'), JSON.stringify({ sample: 'S-17', voltage_kv: 15 }));
+    writeFileSync(join(dirs.src, 'scan.preview'), 'thumb');
+    writeFileSync(join(dirs.src, 'frame.raw'), 'raw bytes');
+    expect((await harvestOnce(dirs.data)).code).toBe(0);
+    const files = await filesOf(dirs.data);
+    const scan = files.find((f) => f.filename === 'scan.png');
+    expect(scan?.metadata_).toMatchObject({
+      file_info: { mime_type: 'image/png', size: 16 },
+      sample: 'S-17',
+      voltage_kv: 15,
+      detector: 'EDS',
+      bytes_seen: 16,
+      ark: scan?.persistent_id,
+    });
+    expect(scan?.metadata_.hook_errors).toEqual([
+      expect.objectContaining({
+        hook: 'calibrate',
+        error: expect.stringMatching(/no calibration/),
+      }),
+    ]);
+    expect(scan?.last_transfer?.status).toBe('completed');
+    const preview = files.find((f) => f.filename === 'scan.preview');
+    expect(preview?.last_transfer).toMatchObject({ status: 'skipped', destination_path: null });
+    expect(preview?.last_transfer?.note).toMatch(/no-previews/);
+    const raw = files.find((f) => f.filename === 'frame.raw');
+    expect(raw?.last_transfer?.destination_path).toBe(join(dirs.dest, 'raw', 'frame.raw'));
+    expect(existsSync(join(dirs.dest, 'sem-1', 'scan.preview'))).toBe(false);
+  });
+
+  it('refuses a bundle with broken harvest config, naming each field and rule', async () => {
+    const root = tempDir();
+    const bundle = {
+      tools: [{ name: 'SEM' }],
+      station: { tool: 'SEM' },
+      storage_locations: [{ name: 'archive', type: 'local', base_path: 'relative/path' }],
+      instruments: [
+        {
+          name: 'sem-1',
+          tool: 'SEM',
+          watch: [{ path: '/data/in', include: ['[abc'] }],
+          storage_location: 'nowhere',
+          destination_template: '{instrument}/{operator}/{filename}',
+        },
+      ],
+      hooks: [{ name: 'h', trigger: 'post_transfer', kind: 'teleport' }],
+      schedules: [{ instrument: 'sem-1', cron: 'every tuesday' }],
+      ark: { naan: '12', shoulder: 'fk4' },
+    };
+    const out = await runCli([
+      'import',
+      '--data',
+      join(root, 'data'),
+      writeJson(root, 'b.json', bundle),
+    ]);
+    expect(out.code).toBe(1);
+    const text = out.stderr;
+    expect(text).toMatch(/storage_locations\[0\] \(archive\)\.base_path: must be an absolute path/);
+    expect(text).toMatch(
+      /instruments\[0\] \(sem-1\)\.storage_location: no storage location named "nowhere"/,
+    );
+    expect(text).toMatch(/instruments\[0\] \(sem-1\)\.watch\[0\]\.include\[0\]: .*\[/);
+    expect(text).toMatch(/instruments\[0\] \(sem-1\)\.destination_template: .*\{operator\}/);
+    expect(text).toMatch(/hooks\[0\] \(h\)\.kind: "teleport" is not a hook kind/);
+    expect(text).toMatch(/schedules\[0\]\.cron: /);
+    expect(text).toMatch(/ark\.naan: /);
+  });
+});
+
+describe('harvest in a running station', () => {
+  it('does not take a file that is still being written, then takes it whole', async () => {
+    const dirs = await setupHarvest({ stability: 1 });
+    station = await startStation(dirs.data);
+    const path = join(dirs.src, 'movie.mrc');
+    const chunks: Buffer[] = [];
+    for (let i = 0; i < 10; i += 1) {
+      const chunk = randomBytes(64 * 1024);
+      chunks.push(chunk);
+      appendFileSync(path, chunk);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(await stationFiles(station)).toEqual([]);
+    }
+    const done = await waitFor('the finished file', async () => {
+      const [file] = await stationFiles(station as StationProcess);
+      return file?.last_transfer?.status === 'completed' ? file : undefined;
+    });
+    expect(done.size).toBe(10 * 64 * 1024);
+    expect(readFileSync(join(dirs.dest, 'sem-1', 'movie.mrc'))).toEqual(Buffer.concat(chunks));
+    expect(await stationFiles(station)).toHaveLength(1);
+  });
+
+  it('handles a rename and a delete in the source sanely', async () => {
+    const dirs = await setupHarvest({ stability: 0.3 });
+    station = await startStation(dirs.data);
+    const st = station;
+    writeFileSync(join(dirs.src, 'a.dat'), 'first');
+    const first = await waitFor('a.dat harvested', async () =>
+      (await stationFiles(st)).find((f) => f.state === 'done'),
+    );
+    renameSync(join(dirs.src, 'a.dat'), join(dirs.src, 'b.dat'));
+    const renamed = await waitFor('b.dat harvested', async () =>
+      (await stationFiles(st)).find((f) => f.filename === 'b.dat' && f.state === 'done'),
+    );
+    expect(renamed.persistent_id).not.toBe(first.persistent_id);
+    expect(readFileSync(join(dirs.dest, 'sem-1', 'b.dat'), 'utf8')).toBe('first');
+    // The copy of the old name stays: a rename at the source deletes nothing in storage.
+    expect(readFileSync(join(dirs.dest, 'sem-1', 'a.dat'), 'utf8')).toBe('first');
+
+    // A file deleted before it was stable is never recorded.
+    writeFileSync(join(dirs.src, 'blip.tmpdata'), 'x');
+    unlinkSync(join(dirs.src, 'blip.tmpdata'));
+    unlinkSync(join(dirs.src, 'b.dat'));
+    writeFileSync(join(dirs.src, 'c.dat'), 'marker');
+    await waitFor('c.dat harvested', async () =>
+      (await stationFiles(st)).find((f) => f.filename === 'c.dat' && f.state === 'done'),
+    );
+    const names = (await stationFiles(st)).map((f) => f.filename).sort();
+    expect(names).toEqual(['a.dat', 'b.dat', 'c.dat']);
+  });
+
+  it('runs a scheduled full harvest', async () => {
+    const dirs = await setupHarvest({ schedules: [{ instrument: 'sem-1', cron: '* * * * * *' }] });
+    station = await startStation(dirs.data);
+    await waitFor('the schedule to run', () =>
+      withDb(
+        dirs.data,
+        (db) => db.prepare('SELECT last_run_at FROM harvest_schedules').pluck().get() ?? undefined,
+      ),
+    );
+  });
+});
+
+describe('crash safety', () => {
+  it('kill -9 in the middle of a 1 GB transfer: no unverified file at the final name, no partial left, completed once', async () => {
+    const dirs = await setupHarvest();
+    const source = join(dirs.src, 'tomogram.raw');
+    const fd = openSync(source, 'w');
+    const block = randomBytes(8 * 1024 * 1024);
+    for (let i = 0; i < 128; i += 1) {
+      block.writeUInt32LE(i, 0);
+      writeSync(fd, block);
+    }
+    closeSync(fd);
+    const final = join(dirs.dest, 'sem-1', 'tomogram.raw');
+
+    const child = spawn(process.execPath, [CLI, 'harvest', '--data', dirs.data, '--once'], {
+      stdio: 'ignore',
+    });
+    const exited = new Promise((resolve) => child.on('exit', resolve));
+    await waitFor(
+      'a partial copy under way',
+      () => {
+        expect(existsSync(final)).toBe(false);
+        const partial = existsSync(join(dirs.dest, 'sem-1'))
+          ? listTree(join(dirs.dest, 'sem-1')).find((p) => p.endsWith('.partial'))
+          : undefined;
+        if (!partial) return undefined;
+        return statSync(join(dirs.dest, 'sem-1', partial)).size > 64 * 1024 * 1024
+          ? true
+          : undefined;
+      },
+      60_000,
+    );
+    child.kill('SIGKILL');
+    await exited;
+    expect(existsSync(final)).toBe(false);
+
+    const again = await harvestOnce(dirs.data);
+    expect(again.code).toBe(0);
+    expect(listTree(dirs.dest)).toEqual(['sem-1/tomogram.raw']);
+    const transfers = await transfersOf(dirs.data);
+    expect(transfers.filter((t) => t.status === 'completed')).toHaveLength(1);
+    const [file] = await filesOf(dirs.data);
+    expect(file?.last_transfer).toMatchObject({ status: 'completed', checksum_verified: true });
+    expect(md5(final)).toBe(md5(source));
+    rmSync(dirs.root, { recursive: true, force: true });
+  }, 180_000);
+});

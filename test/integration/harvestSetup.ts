@@ -1,0 +1,125 @@
+/** Real folders and a real station data dir for the harvest tests. */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import type { HarvestFileView, HarvestTransferView } from '../../shared/api.js';
+import { runCli, tempDir, writeJson } from './helpers.js';
+
+export interface HarvestDirs {
+  root: string;
+  src: string;
+  dest: string;
+  data: string;
+}
+
+export interface SetupOptions {
+  stability?: number;
+  template?: string;
+  hooks?: unknown[];
+  schedules?: unknown[];
+  users?: unknown[];
+  projects?: unknown[];
+  preUsage?: unknown[];
+  /** Use this folder as the storage location instead of a fresh one. */
+  dest?: string;
+}
+
+/** Makes source and destination folders and imports a one-instrument station bundle. */
+export async function setupHarvest(options: SetupOptions = {}): Promise<HarvestDirs> {
+  const root = tempDir('labstation-harvest-');
+  const dirs = {
+    root,
+    src: join(root, 'src'),
+    dest: options.dest ?? join(root, 'dest'),
+    data: join(root, 'data'),
+  };
+  mkdirSync(dirs.src);
+  mkdirSync(dirs.dest, { recursive: true });
+  const bundle = {
+    projects: options.projects ?? [],
+    users: options.users ?? [],
+    tools: [{ name: 'SEM', pre_usage_questions: options.preUsage ?? [] }],
+    station: { tool: 'SEM' },
+    storage_locations: [{ name: 'archive', type: 'local', base_path: dirs.dest }],
+    instruments: [
+      {
+        name: 'sem-1',
+        tool: 'SEM',
+        watch: [{ path: dirs.src }],
+        stability_seconds: options.stability ?? 0.3,
+        storage_location: 'archive',
+        destination_template: options.template ?? '{instrument}/{relative_path}',
+      },
+    ],
+    hooks: options.hooks ?? [],
+    schedules: options.schedules ?? [],
+  };
+  const imported = await runCli([
+    'import',
+    '--data',
+    dirs.data,
+    writeJson(root, 'bundle.json', bundle),
+  ]);
+  if (imported.code !== 0) throw new Error(`import failed: ${imported.stderr}${imported.stdout}`);
+  return dirs;
+}
+
+export async function filesOf(data: string): Promise<HarvestFileView[]> {
+  const out = await runCli(['files', '--data', data, '--json']);
+  if (out.code !== 0) throw new Error(out.stderr);
+  return JSON.parse(out.stdout) as HarvestFileView[];
+}
+
+export async function transfersOf(data: string): Promise<HarvestTransferView[]> {
+  const out = await runCli(['transfers', '--data', data, '--json']);
+  if (out.code !== 0) throw new Error(out.stderr);
+  return JSON.parse(out.stdout) as HarvestTransferView[];
+}
+
+export function harvestOnce(data: string, env: NodeJS.ProcessEnv = {}) {
+  return runCli(['harvest', '--data', data, '--once'], env);
+}
+
+/** Every file below `dir`, as paths relative to it. */
+export function listTree(dir: string): string[] {
+  const out: string[] = [];
+  const walk = (d: string, prefix: string): void => {
+    for (const name of readdirSync(d)) {
+      const path = join(d, name);
+      if (statSync(path).isDirectory()) walk(path, `${prefix}${name}/`);
+      else out.push(`${prefix}${name}`);
+    }
+  };
+  walk(dir, '');
+  return out.sort();
+}
+
+/** Runs SQL on a data dir's database (for faults that the CLI refuses to configure). */
+export function withDb<T>(data: string, work: (db: Database.Database) => T): T {
+  const db = new Database(join(data, 'labstation.db'));
+  try {
+    return work(db);
+  } finally {
+    db.close();
+  }
+}
+
+/** Mounts a small tmpfs when this machine lets us (root in a container usually may). */
+export function tryMountTmpfs(dir: string, size: string): boolean {
+  mkdirSync(dir, { recursive: true });
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', dir], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function unmount(dir: string): void {
+  try {
+    execFileSync('umount', [dir], { stdio: 'ignore' });
+  } catch {
+    // Already gone.
+  }
+}
