@@ -35,6 +35,10 @@ export interface FacilityBundle {
   projects: { name: string; application_identifier?: string; active?: boolean }[];
   tools: { name: string; pre_usage_questions?: unknown[]; post_usage_questions?: unknown[] }[];
   station: { tool: string; idle_logoff_minutes?: number };
+  /** Harvest configuration (issue 4), passed through to `labstation import` as given. */
+  storage_locations?: { name: string; type: 'local'; base_path: string }[];
+  instruments?: Record<string, unknown>[];
+  hooks?: Record<string, unknown>[];
 }
 
 export interface RunningStation {

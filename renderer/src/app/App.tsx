@@ -5,6 +5,7 @@ import { useSessionStore } from '../stores/session.js';
 import { useStaffStore } from '../stores/staff.js';
 import { useStationStore } from '../stores/station.js';
 import { useUiStore } from '../stores/ui.js';
+import { DataTab } from '../features/harvest/DataTab.js';
 import { HistoryTab } from '../features/history/HistoryTab.js';
 import { SettingsTab } from '../features/settings/SettingsTab.js';
 import { SessionBar } from '../features/session/SessionBar.js';
@@ -79,6 +80,7 @@ export function App(): ReactElement {
                   },
                 ]
               : []),
+            { id: 'data' as const, label: 'Data', render: () => <DataTab /> },
             ...(isStaff
               ? [{ id: 'settings' as const, label: 'Settings', render: () => <SettingsTab /> }]
               : []),

@@ -1,6 +1,7 @@
 import { useEffect } from 'react';
 import type { CoreEvent } from '../../../../shared/api.js';
 import { getBridge, onEventsReconnected } from '../../bridge.js';
+import { useHarvestStore } from '../../stores/harvest.js';
 import { useHistoryStore } from '../../stores/history.js';
 import { useSessionStore } from '../../stores/session.js';
 import { useStationStore } from '../../stores/station.js';
@@ -28,6 +29,9 @@ function onCoreEvent(event: CoreEvent): void {
       if (session.session) void session.refreshPending().catch(() => undefined);
       break;
     }
+    case 'harvest.changed':
+      void useHarvestStore.getState().refresh();
+      break;
     case 'session.changed':
       if (event.reason === 'idle') session.ended(idleNotice());
       else if (event.reason === 'logoff') {

@@ -1,0 +1,217 @@
+import { useEffect } from 'react';
+import type { ReactElement } from 'react';
+import type { ActiveTransfer, HarvestFileView, HarvestStatus } from '../../../../shared/api.js';
+import { ErrorMessage } from '../../components/ErrorMessage.js';
+import { formatDateTime } from '../../format.js';
+import { useHarvestStore } from '../../stores/harvest.js';
+import { FileDetails } from './FileDetails.js';
+import { formatBytes, formatDuration, statusWord } from './words.js';
+
+/** While transfers run, their progress is polled this often; events refresh the rest. */
+const PROGRESS_POLL_MS = 1000;
+
+function TransferProgress({ transfer }: { transfer: ActiveTransfer }): ReactElement {
+  const label = `${transfer.filename}: ${formatBytes(transfer.bytes_done)} of ${formatBytes(transfer.bytes_total)}`;
+  return (
+    <li className="transfer-progress">
+      <div className="transfer-line">
+        <strong>{transfer.filename}</strong>
+        <span>
+          {formatBytes(transfer.bytes_done)} / {formatBytes(transfer.bytes_total)}
+          {transfer.rate > 0 && ` · ${formatBytes(transfer.rate)}/s`}
+          {transfer.seconds_left !== null && ` · ${formatDuration(transfer.seconds_left)} left`}
+        </span>
+      </div>
+      <progress
+        aria-label={label}
+        max={Math.max(transfer.bytes_total, 1)}
+        value={transfer.bytes_done}
+      />
+    </li>
+  );
+}
+
+function Overview({ status }: { status: HarvestStatus }): ReactElement {
+  return (
+    <section aria-label="Harvest overview" className="harvest-overview">
+      {status.ark.test && (
+        <p className="notice" role="note">
+          Test identifiers: this station mints ARKs under the test authority ark:
+          {status.ark.naan}/{status.ark.shoulder} (NAAN 99999), which resolve nowhere. Set the
+          facility's NAAN and shoulder in its bundle (<code>"ark"</code>).
+        </p>
+      )}
+      {!status.running && (
+        <p className="notice">No instrument of this station's tool is set up for harvest.</p>
+      )}
+      <ul className="instrument-list">
+        {status.instruments.map((i) => (
+          <li key={i.name}>
+            <strong>{i.name}</strong>: watches {i.watch.join(', ')} → {i.storage ?? 'no storage'}
+            {i.problem && <ErrorMessage message={`Cannot read: ${i.problem}`} />}
+          </li>
+        ))}
+      </ul>
+      <dl className="harvest-totals" aria-label="Today">
+        <div>
+          <dt>Completed today</dt>
+          <dd data-testid="today-completed">{status.today.completed}</dd>
+        </div>
+        <div>
+          <dt>Skipped today</dt>
+          <dd data-testid="today-skipped">{status.today.skipped}</dd>
+        </div>
+        <div>
+          <dt>Failed today</dt>
+          <dd data-testid="today-failed">{status.today.failed}</dd>
+        </div>
+        <div>
+          <dt>Copied today</dt>
+          <dd>{formatBytes(status.today.bytes)}</dd>
+        </div>
+        <div>
+          <dt>Settling</dt>
+          <dd title="found, waiting until the file stops changing">{status.settling}</dd>
+        </div>
+        <div>
+          <dt>Queued</dt>
+          <dd>{status.queued}</dd>
+        </div>
+      </dl>
+      {status.active.length > 0 && (
+        <ul className="transfer-list" aria-label="Transfers under way">
+          {status.active.map((t) => (
+            <TransferProgress key={t.file_id} transfer={t} />
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
+
+function Failures({ files }: { files: HarvestFileView[] }): ReactElement | null {
+  const retry = useHarvestStore((s) => s.retry);
+  const retrying = useHarvestStore((s) => s.retrying);
+  const failed = files.filter((f) => f.state === 'failed');
+  if (!failed.length) return null;
+  return (
+    <section aria-label="Failed transfers">
+      <h2>Failed transfers</h2>
+      <ul className="failure-list">
+        {failed.map((f) => (
+          <li key={f.id}>
+            <div>
+              <strong>{f.filename}</strong> — {f.last_transfer?.error || 'failed'}
+              <br />
+              <small>
+                {f.attempts} attempt{f.attempts === 1 ? '' : 's'}
+                {f.next_attempt_at
+                  ? `; next try ${formatDateTime(f.next_attempt_at)}`
+                  : '; not retried by itself'}
+              </small>
+            </div>
+            <button
+              type="button"
+              onClick={() => void retry(f.id)}
+              disabled={retrying.has(f.id)}
+              aria-label={`Retry ${f.filename}`}
+            >
+              Retry
+            </button>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+function History({ files }: { files: HarvestFileView[] }): ReactElement {
+  const select = useHarvestStore((s) => s.select);
+  const selected = useHarvestStore((s) => s.selected?.file.id ?? null);
+  const more = useHarvestStore((s) => s.more);
+  const loadMore = useHarvestStore((s) => s.loadMore);
+  return (
+    <section aria-label="Harvested files">
+      <h2>Files</h2>
+      {files.length === 0 ? (
+        <p>No files yet.</p>
+      ) : (
+        <div className="table-scroll">
+          <table>
+            <thead>
+              <tr>
+                <th>File</th>
+                <th>Status</th>
+                <th>Checksum</th>
+                <th>Size</th>
+                <th>ARK</th>
+                <th>First seen</th>
+              </tr>
+            </thead>
+            <tbody>
+              {files.map((f) => (
+                <tr key={f.id} className={f.id === selected ? 'selected' : undefined}>
+                  <td>
+                    <button type="button" className="link" onClick={() => void select(f.id)}>
+                      {f.relative_path}
+                    </button>
+                  </td>
+                  <td>{statusWord(f)}</td>
+                  <td>
+                    {f.last_transfer?.checksum_verified ? '✓ verified ' : ''}
+                    <code title={f.xxhash ?? ''}>{f.xxhash ? f.xxhash.slice(0, 12) : '—'}</code>
+                  </td>
+                  <td>{formatBytes(f.size)}</td>
+                  <td>
+                    <code>{f.persistent_id}</code>
+                    {f.test_identifier && <span className="tag">test</span>}
+                  </td>
+                  <td>{formatDateTime(f.first_discovered_at)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {more && (
+        <button type="button" className="secondary" onClick={() => void loadMore()}>
+          Older files
+        </button>
+      )}
+    </section>
+  );
+}
+
+/** The station's harvest: queue and progress, today's totals, failures, files and their ARKs. */
+export function DataTab(): ReactElement {
+  const status = useHarvestStore((s) => s.status);
+  const files = useHarvestStore((s) => s.files);
+  const error = useHarvestStore((s) => s.error);
+  const selected = useHarvestStore((s) => s.selected);
+  const busy = (status?.active.length ?? 0) > 0 || (status?.settling ?? 0) > 0;
+
+  useEffect(() => {
+    void useHarvestStore.getState().refresh();
+  }, []);
+
+  useEffect(() => {
+    if (!busy) return;
+    const timer = setInterval(
+      () => void useHarvestStore.getState().refreshStatus(),
+      PROGRESS_POLL_MS,
+    );
+    return () => clearInterval(timer);
+  }, [busy]);
+
+  return (
+    <div className="data-tab">
+      <ErrorMessage message={error} />
+      {status && <Overview status={status} />}
+      <Failures files={files} />
+      <div className="data-columns">
+        <History files={files} />
+        {selected && <FileDetails file={selected.file} transfers={selected.transfers} />}
+      </div>
+    </div>
+  );
+}

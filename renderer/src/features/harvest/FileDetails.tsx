@@ -1,0 +1,76 @@
+import type { ReactElement } from 'react';
+import type { HarvestFileView, HarvestTransferView } from '../../../../shared/api.js';
+import { formatDateTime } from '../../format.js';
+import { useHarvestStore } from '../../stores/harvest.js';
+import { formatBytes } from './words.js';
+
+/** One file: its identifier, where it came from and went, every attempt, and its metadata. */
+export function FileDetails({
+  file,
+  transfers,
+}: {
+  file: HarvestFileView;
+  transfers: HarvestTransferView[];
+}): ReactElement {
+  const select = useHarvestStore((s) => s.select);
+  return (
+    <section className="file-details" aria-label={`File ${file.filename}`}>
+      <div className="history-bar">
+        <h2>{file.filename}</h2>
+        <button type="button" className="secondary" onClick={() => void select(null)}>
+          Close
+        </button>
+      </div>
+      <dl className="details">
+        <dt>ARK</dt>
+        <dd>
+          <code data-testid="file-ark">{file.persistent_id}</code>
+          {file.test_identifier && (
+            <span className="tag" title="minted under NAAN 99999: resolves nowhere">
+              test identifier
+            </span>
+          )}
+        </dd>
+        <dt>Instrument</dt>
+        <dd>{file.instrument}</dd>
+        <dt>Source</dt>
+        <dd>
+          <code>{file.source_path}</code>
+        </dd>
+        <dt>Size</dt>
+        <dd>
+          {formatBytes(file.size)} ({file.size.toLocaleString()} bytes)
+        </dd>
+        <dt>Checksum</dt>
+        <dd>
+          <code>{file.xxhash ?? '—'}</code> ({file.hash_algorithm})
+        </dd>
+        <dt>First seen</dt>
+        <dd>{formatDateTime(file.first_discovered_at)}</dd>
+        <dt>Usage</dt>
+        <dd>{file.usage_event ?? 'none active when the file was first seen'}</dd>
+      </dl>
+      <h3>Transfers</h3>
+      <ul className="transfer-history">
+        {transfers.map((t) => (
+          <li key={t.id}>
+            <strong>{t.status}</strong>
+            {t.checksum_verified && ' ✓ checksum verified'} — {formatDateTime(t.started_at)}
+            {t.destination_path && (
+              <>
+                {' '}
+                → <code>{t.destination_path}</code>
+              </>
+            )}
+            {t.error && <div className="error">{t.error}</div>}
+            {t.note && <div>{t.note}</div>}
+          </li>
+        ))}
+      </ul>
+      <h3>Metadata</h3>
+      <pre className="metadata" data-testid="file-metadata">
+        {JSON.stringify(file.metadata_, null, 2)}
+      </pre>
+    </section>
+  );
+}
