@@ -35,6 +35,7 @@ import { runServer, type RunningServer } from './core/runServer.js';
 import { importBundle } from './core/station/facility.js';
 import { getSetting } from './core/station/settings.js';
 import { Station } from './core/station/station.js';
+import { Harvester } from './core/harvest/engine.js';
 import { SyncLink } from './core/sync/link.js';
 import { toApiError } from './core/util/errors.js';
 import { createLogger } from './core/util/log.js';
@@ -46,6 +47,7 @@ const log = createLogger();
 let config: DesktopConfig = readDesktopConfig(paths.config);
 let station: Station | undefined;
 let sync: SyncLink | undefined;
+let harvester: Harvester | undefined;
 let server: RunningServer | undefined;
 let window: BrowserWindow | undefined;
 let tray: Tray | undefined;
@@ -62,6 +64,7 @@ if (!app.requestSingleInstanceLock()) {
   });
   app.on('window-all-closed', () => app.quit());
   app.on('will-quit', () => {
+    void harvester?.stop();
     void sync?.stop();
     station?.close();
     void server?.close();
@@ -111,8 +114,16 @@ async function startStationMode(): Promise<void> {
     await importBundle(station.db, JSON.parse(readFileSync(DEMO_BUNDLE, 'utf8')) as unknown);
   }
   sync = new SyncLink(station);
+  const stationCore = station;
+  harvester = new Harvester({
+    db: stationCore.db,
+    log,
+    tool: () => stationCore.stationTool,
+    emit: (event) => stationCore.emit(event),
+  });
   station.attach({
     sync,
+    harvest: harvester,
     desktop: {
       current: () => ({ mode: 'station', port: config.port, network: config.network }),
       async switchTo(input) {
@@ -127,6 +138,8 @@ async function startStationMode(): Promise<void> {
   ipcMain.handle('labstation:call', handleCall);
   station.events.on('event', forwardEvent);
   station.startIdleWatch();
+  // Copies run in worker threads: the window stays responsive whatever the file sizes.
+  harvester.start().catch((error: unknown) => log.error({ err: error }, 'harvest did not start'));
   watchInput();
   createWindow(true);
   void window?.loadURL(INDEX_URL);
