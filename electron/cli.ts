@@ -212,6 +212,7 @@ async function importCommand(argv: string[]): Promise<number> {
     const n = (count: number, word: string): string => `${count} ${word}${count === 1 ? '' : 's'}`;
     process.stdout.write(
       `imported ${n(summary.users, 'user')}, ${n(summary.projects, 'project')}, ${n(summary.tools, 'tool')}` +
+        (summary.instruments ? `, ${n(summary.instruments, 'instrument')}` : '') +
         (summary.station ? `; this station runs ${summary.station}` : '') +
         '\n',
     );
