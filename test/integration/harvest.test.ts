@@ -110,6 +110,13 @@ describe('harvest --once', () => {
     expect(failed).toMatchObject({ status: 'failed', checksum_verified: false });
     expect(failed?.error).toMatch(/checksum mismatch/);
     expect(listTree(dirs.dest)).toEqual([]);
+    // Retried by itself after 30 s (then 1 min, 2 min, ...), or at once with Retry.
+    const [waiting] = await filesOf(dirs.data);
+    expect(waiting).toMatchObject({ state: 'failed', attempts: 1 });
+    const delay =
+      Date.parse(waiting?.next_attempt_at ?? '') - Date.parse(failed?.completed_at ?? '');
+    expect(delay).toBeGreaterThanOrEqual(29_000);
+    expect(delay).toBeLessThanOrEqual(31_000);
 
     const clean = await harvestOnce(dirs.data);
     expect(clean.code).toBe(0);
@@ -344,6 +351,69 @@ describe('harvest in a running station', () => {
     );
     const names = (await stationFiles(st)).map((f) => f.filename).sort();
     expect(names).toEqual(['a.dat', 'b.dat', 'c.dat']);
+  });
+
+  it('names the usage in progress: template fields and the usage_context hook', async () => {
+    const dirs = await setupHarvest({
+      template: '{user}/{project}/{usage_event}/{filename}',
+      projects: [{ name: 'Cathodes', application_identifier: 'PRJ-7' }],
+      users: [
+        {
+          username: 'ada',
+          first_name: 'Ada',
+          last_name: 'Lovelace',
+          pin: '1234',
+          projects: ['Cathodes'],
+          qualified_tools: ['SEM'],
+        },
+      ],
+      preUsage: [
+        { type: 'textbox', name: 'experiment_title', title: 'Title' },
+        {
+          type: 'group',
+          name: 'sample_group',
+          max_number: 3,
+          questions: [{ type: 'textbox', name: 'sample_name', title: 'Sample' }],
+        },
+      ],
+      hooks: [{ name: 'ctx', trigger: 'post_transfer', kind: 'usage_context' }],
+    });
+    station = await startStation(dirs.data);
+    const st = station;
+    writeFileSync(join(dirs.src, 'before.dat'), 'no usage yet');
+    const before = await waitFor('before.dat harvested', async () =>
+      (await stationFiles(st)).find((f) => f.state === 'done'),
+    );
+    expect(before.usage_event).toBeNull();
+    expect(before.last_transfer?.destination_path).toBe(
+      join(dirs.dest, 'no-usage', 'no-usage', 'no-usage', 'before.dat'),
+    );
+
+    expect((await st.rpc('session.logon', { login: 'ada', pin: '1234' })).status).toBe(200);
+    const enabled = await st.rpc('toolControl.enable', {
+      tool: 'SEM',
+      project: 'Cathodes',
+      answers: { experiment_title: 'Grain growth', sample_group: [{ sample_name: 'S1' }] },
+    });
+    expect(enabled.status).toBe(200);
+    const usage = (enabled.body as { usage: { uuid: string } }).usage.uuid;
+    writeFileSync(join(dirs.src, 'during.dat'), 'acquired');
+    const during = await waitFor('during.dat harvested', async () =>
+      (await stationFiles(st)).find((f) => f.filename === 'during.dat' && f.state === 'done'),
+    );
+    expect(during.usage_event).toBe(usage);
+    expect(during.last_transfer?.destination_path).toBe(
+      join(dirs.dest, 'ada', 'Cathodes', usage, 'during.dat'),
+    );
+    expect(during.metadata_.usage_context).toMatchObject({
+      usage_event: usage,
+      tool: 'SEM',
+      end: null,
+      user: { username: 'ada', name: 'Ada Lovelace' },
+      project: { name: 'Cathodes', application_identifier: 'PRJ-7' },
+      experiment_title: 'Grain growth',
+      samples: [{ sample_name: 'S1' }],
+    });
   });
 
   it('runs a scheduled full harvest', async () => {
