@@ -416,6 +416,40 @@ describe('harvest in a running station', () => {
     });
   });
 
+  it('drops a copy whose source changes under it and takes the file again when it is stable', async () => {
+    const dirs = await setupHarvest({ stability: 0.5 });
+    const source = join(dirs.src, 'stack.tif');
+    const fd = openSync(source, 'w');
+    const block = randomBytes(8 * 1024 * 1024);
+    for (let i = 0; i < 32; i += 1) writeSync(fd, block);
+    closeSync(fd);
+    station = await startStation(dirs.data, { LABSTATION_INJECT: 'harvest.slow-copy' });
+    const st = station;
+    // The instrument appends more while the first copy runs (slowed to 50 ms per 4 MiB).
+    await waitFor(
+      'the first copy under way',
+      () =>
+        existsSync(join(dirs.dest, 'sem-1')) &&
+        listTree(join(dirs.dest, 'sem-1')).some((p) => p.endsWith('.partial'))
+          ? true
+          : undefined,
+      30_000,
+    );
+    appendFileSync(source, 'trailer written late');
+    const done = await waitFor(
+      'the whole file harvested',
+      async () => (await stationFiles(st)).find((f) => f.state === 'done'),
+      60_000,
+    );
+    expect(done.size).toBe(32 * 8 * 1024 * 1024 + 'trailer written late'.length);
+    const transfers = (await st.rpc('harvest.file', { id: done.id })).body as {
+      transfers: { status: string }[];
+    };
+    expect(transfers.transfers.map((t) => t.status)).toEqual(['completed']);
+    expect(md5(join(dirs.dest, 'sem-1', 'stack.tif'))).toBe(md5(source));
+    expect(listTree(dirs.dest)).toEqual(['sem-1/stack.tif']);
+  }, 120_000);
+
   it('runs a scheduled full harvest', async () => {
     const dirs = await setupHarvest({ schedules: [{ instrument: 'sem-1', cron: '* * * * * *' }] });
     station = await startStation(dirs.data);

@@ -179,6 +179,7 @@ async function copyInto(
   let flushing: Promise<void> = Promise.resolve();
   let pendingRead = readFull(source, buffers[0], 0);
   let pendingWrite: Promise<void> = Promise.resolve();
+  const slow = injected('harvest.slow-copy');
   for (;;) {
     const n = await pendingRead;
     if (n === 0) break;
@@ -198,6 +199,14 @@ async function copyInto(
       flushing = pendingWrite.then(() => previous).then(() => handle.datasync());
     }
     progress?.(position);
+    // Test hook: a slow disk, so a test can act while a copy is surely under way.
+    if (slow) await new Promise((resolve) => setTimeout(resolve, 50));
+    if (position > job.size) {
+      // Growing under us: no point copying the rest of this version.
+      await pendingWrite;
+      await flushing;
+      return { outcome: 'source_changed', detail: 'the file grew while it was copied' };
+    }
   }
   await pendingWrite;
   await flushing;
