@@ -61,6 +61,9 @@ test('data tab: a failed transfer shows its reason and Retry completes it; ARK a
   await expect(details).toContainText('failed');
   await expect(details).toContainText('checksum verified');
 
+  await page.getByRole('button', { name: 'Look for new files now' }).click();
+  await expect(page.getByRole('alert')).toHaveCount(0);
+
   // A new file arrives while the tab is open and shows up by itself.
   await writeFile(join(src, 'image2.txt'), 'second');
   await expect(files.getByRole('row', { name: /image2\.txt/ })).toContainText('completed');

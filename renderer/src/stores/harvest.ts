@@ -18,6 +18,7 @@ interface HarvestState {
   loadMore: () => Promise<void>;
   select: (id: number | null) => Promise<void>;
   retry: (id: number) => Promise<void>;
+  rescan: () => Promise<void>;
 }
 
 export const useHarvestStore = create<HarvestState>()((set, get) => ({
@@ -61,6 +62,15 @@ export const useHarvestStore = create<HarvestState>()((set, get) => ({
     if (id === null) return set({ selected: null });
     try {
       set({ selected: await call('harvest.file', { id }) });
+    } catch (error) {
+      set({ error: toBridgeError(error).message });
+    }
+  },
+  async rescan() {
+    try {
+      await call('harvest.rescan', {});
+      set({ error: null });
+      await get().refresh();
     } catch (error) {
       set({ error: toBridgeError(error).message });
     }

@@ -41,6 +41,20 @@ function Overview({ status }: { status: HarvestStatus }): ReactElement {
           facility's NAAN and shoulder in its bundle (<code>"ark"</code>).
         </p>
       )}
+      {status.running && (
+        <p className="history-bar">
+          <span>
+            Last walk of the folders: {formatDateTime(status.last_scan_at) || 'under way'}
+          </span>
+          <button
+            type="button"
+            className="secondary"
+            onClick={() => void useHarvestStore.getState().rescan()}
+          >
+            Look for new files now
+          </button>
+        </p>
+      )}
       {!status.running && (
         <p className="notice">No instrument of this station's tool is set up for harvest.</p>
       )}
