@@ -438,8 +438,8 @@ export const migrations: readonly Migration[] = [
       ) STRICT;
       CREATE INDEX harvest_files_source ON harvest_files(instrument_id, source_path);
       CREATE INDEX harvest_files_discovered ON harvest_files(instrument_id, first_discovered_at);
-      CREATE INDEX harvest_files_work ON harvest_files(state, next_attempt_at)
-        WHERE state IN ('waiting', 'failed');
+      -- Not partial: SQLite would not use an index WHERE state IN (...) for state = 'failed'.
+      CREATE INDEX harvest_files_work ON harvest_files(state, next_attempt_at);
       CREATE INDEX harvest_files_in_flight ON harvest_files(id) WHERE partial_path IS NOT NULL;
 
       -- One row per attempt that got as far as a decision: completed, skipped or failed.

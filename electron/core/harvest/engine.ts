@@ -28,9 +28,18 @@ import {
   requeueFile,
   retryNow,
   totalsSince,
+  finishTransfer,
   type FileRow,
+  type TransferOutcome,
 } from './records.js';
 import { describeError, recoverInterrupted, transferFile, type TransferDeps } from './transfer.js';
+
+/** Outcomes stored together: at most this many, waiting at most this long (see record). */
+const GROUP_COMMIT_MAX = 32;
+const GROUP_COMMIT_MS = 3;
+
+/** Transfers in flight per copy slot (see pump). */
+const IN_FLIGHT_PER_COPY = 4;
 
 interface Candidate {
   instrument: Instrument;
@@ -95,6 +104,13 @@ export class Harvester {
   private run: RunSummary | null = null;
   private changeTimer: NodeJS.Timeout | undefined;
   private starting: Promise<void> | null = null;
+  private pendingRecords: {
+    fileId: number;
+    outcome: TransferOutcome;
+    resolve(): void;
+    reject(error: unknown): void;
+  }[] = [];
+  private recordTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: HarvesterOptions) {
     this.db = options.db;
@@ -127,6 +143,7 @@ export class Harvester {
         const active = this.active.get(fileId);
         if (active) active.bytes = bytes;
       },
+      record: (fileId, outcome) => this.record(fileId, outcome),
     };
   }
 
@@ -163,6 +180,7 @@ export class Harvester {
     this.watches = [];
     // Transfers under way end with the pool; their partials are cleaned up at the next start.
     await this.pool.close();
+    this.flushRecords();
     this.pool = new CopyPool(this.concurrency());
   }
 
@@ -452,7 +470,14 @@ export class Harvester {
   }
 
   private pump(): void {
-    while (!this.stopped && this.active.size < this.pool.size && this.queue.length) {
+    // The pool bounds the copies at once (harvest.concurrency). More transfers than that may be
+    // in flight: while two files are copied, others are being checked, renamed into place
+    // and recorded, which is waiting on the disk and the database more than work.
+    while (
+      !this.stopped &&
+      this.active.size < this.pool.size * IN_FLIGHT_PER_COPY &&
+      this.queue.length
+    ) {
       const id = this.queue.shift() as number;
       this.queued.delete(id);
       const file = fileById(this.db, id);
@@ -489,6 +514,46 @@ export class Harvester {
       this.changed();
       this.pump();
     }
+  }
+
+  /**
+   * Group commit: outcomes that arrive within a few milliseconds are stored in one transaction,
+   * so many small files share one wait for the disk instead of one each. Each outcome still
+   * commits in its own savepoint, so one refused outcome does not take the others with it.
+   */
+  private record(fileId: number, outcome: TransferOutcome): Promise<void> {
+    // Stopping: what is under way is not recorded (the next start cleans up or finishes it).
+    if (this.stopped) return Promise.reject(new Error('the harvest is stopping'));
+    return new Promise((resolve, reject) => {
+      this.pendingRecords.push({ fileId, outcome, resolve, reject });
+      if (this.pendingRecords.length >= GROUP_COMMIT_MAX) this.flushRecords();
+      else this.recordTimer ??= setTimeout(() => this.flushRecords(), GROUP_COMMIT_MS);
+    });
+  }
+
+  private flushRecords(): void {
+    if (this.recordTimer) clearTimeout(this.recordTimer);
+    this.recordTimer = undefined;
+    const batch = this.pendingRecords.splice(0);
+    if (!batch.length) return;
+    const errors = new Map<number, unknown>();
+    try {
+      this.db
+        .transaction(() => {
+          batch.forEach((item, i) => {
+            try {
+              finishTransfer(this.db, item.fileId, item.outcome);
+            } catch (error) {
+              errors.set(i, error);
+            }
+          });
+        })
+        .immediate();
+    } catch (error) {
+      for (const item of batch) item.reject(error);
+      return;
+    }
+    batch.forEach((item, i) => (errors.has(i) ? item.reject(errors.get(i)) : item.resolve()));
   }
 
   /** Tells the UIs, at most a few times a second. */

@@ -204,11 +204,11 @@ export function markGone(db: Db, id: number): void {
  * halved the rate of small files.
  */
 function relaxed(db: Db, write: () => void): void {
-  db.pragma('synchronous = NORMAL');
+  cachedStatement(db, 'PRAGMA synchronous = NORMAL').run();
   try {
     write();
   } finally {
-    db.pragma('synchronous = FULL');
+    cachedStatement(db, 'PRAGMA synchronous = FULL').run();
   }
 }
 

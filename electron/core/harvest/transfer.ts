@@ -48,6 +48,8 @@ export interface TransferDeps {
   /** When a file that has now failed `attempts` times is tried again; null = not by itself. */
   retryAt(attempts: number): string | null;
   progress(fileId: number, bytes: number): void;
+  /** Stores an attempt's outcome (finishTransfer), possibly together with others. */
+  record(fileId: number, outcome: TransferOutcome): Promise<void>;
 }
 
 /** finished: an outcome is stored. requeue: check stability again. gone: the source vanished. */
@@ -129,17 +131,17 @@ export async function transferFile(
   const startedAt = deps.now();
   let location: StorageLocation | null = null;
   let destination: string | null = null;
-  const store = (
+  const store = async (
     outcome: Omit<TransferOutcome, 'startedAt' | 'storageLocationId'>,
-  ): TransferEnd => {
-    finishTransfer(db, file.id, {
+  ): Promise<TransferEnd> => {
+    await deps.record(file.id, {
       startedAt,
       storageLocationId: location?.id ?? null,
       ...outcome,
     });
     return 'finished';
   };
-  const fail = (error: string, retry = true): TransferEnd =>
+  const fail = (error: string, retry = true): Promise<TransferEnd> =>
     store({
       status: 'failed',
       destinationPath: destination,
@@ -157,18 +159,18 @@ export async function transferFile(
     if (now.size !== file.size || now.mtimeMs !== file.mtime_ms) return 'requeue';
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
-      return fail(`cannot read the source: ${describeError(error)}`);
+      return await fail(`cannot read the source: ${describeError(error)}`);
     }
     if (await exists(file.watch_path).catch(() => false)) {
       markGone(db, file.id);
       return 'gone';
     }
-    return fail(`the watched folder ${file.watch_path} is not reachable (share gone?)`);
+    return await fail(`the watched folder ${file.watch_path} is not reachable (share gone?)`);
   }
 
   const decision = decidePreTransfer(hooksFor(db, instrument.id, 'pre_transfer'), file);
   if (decision.skip) {
-    return store({
+    return await store({
       status: 'skipped',
       destinationPath: null,
       bytes: 0,
@@ -181,10 +183,10 @@ export async function transferFile(
   location = decision.storageLocation
     ? storageLocationByName(db, decision.storageLocation)
     : instrument.storage_location;
-  if (!location) return fail(`instrument ${instrument.name} has no storage location`, false);
-  if (!location.enabled) return fail(`storage location ${location.name} is disabled`, false);
+  if (!location) return await fail(`instrument ${instrument.name} has no storage location`, false);
+  if (!location.enabled) return await fail(`storage location ${location.name} is disabled`, false);
   if (location.type !== 'local') {
-    return fail(
+    return await fail(
       `storage location ${location.name} is of type ${location.type}; this station writes to local ones only`,
       false,
     );
@@ -195,7 +197,7 @@ export async function transferFile(
     instrument,
     file,
   );
-  if (!rendered.ok) return fail(rendered.reason, false);
+  if (!rendered.ok) return await fail(rendered.reason, false);
   destination = join(location.base_path, ...rendered.path.split('/'));
   const redirected = decision.redirectedBy
     ? `redirected by the pre-transfer hook ${JSON.stringify(decision.redirectedBy)}`
@@ -204,9 +206,9 @@ export async function transferFile(
   try {
     const base = await stat(location.base_path);
     if (!base.isDirectory())
-      return fail(`storage location ${location.name}: ${location.base_path} is not a folder`);
+      return await fail(`storage location ${location.name}: ${location.base_path} is not a folder`);
   } catch (error) {
-    return fail(
+    return await fail(
       `storage location ${location.name} (${location.base_path}) is not reachable: ${describeError(error)}`,
     );
   }
@@ -233,7 +235,7 @@ export async function transferFile(
           destinationPath: destination,
           instrument: instrument.name,
         });
-        return store({
+        return await store({
           status: 'skipped',
           destinationPath: destination,
           bytes: 0,
@@ -267,7 +269,7 @@ export async function transferFile(
     if (result.sourceHash !== result.destHash) {
       await removeQuietly(partial);
       clearAttempt(db, file.id);
-      return fail(
+      return await fail(
         `checksum mismatch: the source hashed ${result.sourceHash}, the copy ${result.destHash}; ` +
           'the copy was deleted',
       );
@@ -293,7 +295,7 @@ export async function transferFile(
       final === destination
         ? ''
         : `the destination held other content; this copy was written as ${basename(final)}`;
-    return store({
+    return await store({
       status: 'completed',
       destinationPath: final,
       bytes: result.bytes,
@@ -309,7 +311,7 @@ export async function transferFile(
       await removeQuietly(partial).catch(() => undefined);
       clearAttempt(db, file.id);
     }
-    return fail(describeError(error));
+    return await fail(describeError(error));
   }
 }
 

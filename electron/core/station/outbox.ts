@@ -1,4 +1,5 @@
 import type { Db } from '../db/open.js';
+import { cachedStatement } from '../db/statements.js';
 import { nowIso } from '../util/ids.js';
 
 export type OutboxKind =
@@ -9,12 +10,10 @@ export type OutboxKind =
  * payload names related records by UUID, which is what the server upserts by.
  */
 export function enqueue(db: Db, kind: OutboxKind, recordUuid: string, payload: object): void {
-  db.prepare('INSERT INTO outbox (kind, record_uuid, payload, created_at) VALUES (?, ?, ?, ?)').run(
-    kind,
-    recordUuid,
-    JSON.stringify(payload),
-    nowIso(),
-  );
+  cachedStatement(
+    db,
+    'INSERT INTO outbox (kind, record_uuid, payload, created_at) VALUES (?, ?, ?, ?)',
+  ).run(kind, recordUuid, JSON.stringify(payload), nowIso());
 }
 
 export function enqueueUsage(db: Db, usageId: number): void {
