@@ -322,14 +322,18 @@ async function harvest(argv: string[]): Promise<number> {
       tool: () => st.stationTool,
       watch: !values.once,
       schedules: !values.once,
+      lockFile: join(need(values.data, '--data'), 'harvest.lock'),
     });
     if (values.once) {
       const run = await harvester.runOnce();
       for (const problem of run.unreachable) process.stdout.write(`not reachable: ${problem}\n`);
+      for (const path of run.unstable) {
+        process.stdout.write(`still changing, left for the next run: ${path}\n`);
+      }
       process.stdout.write(
         `harvest: ${run.completed} completed, ${run.skipped} skipped, ${run.failed} failed\n`,
       );
-      return run.failed > 0 || run.unreachable.length > 0 ? 1 : 0;
+      return run.failed > 0 || run.unreachable.length > 0 || run.unstable.length > 0 ? 1 : 0;
     }
     await harvester.start();
     process.stdout.write('harvesting; stop with Ctrl+C\n');

@@ -120,6 +120,7 @@ async function startStationMode(): Promise<void> {
     log,
     tool: () => stationCore.stationTool,
     emit: (event) => stationCore.emit(event),
+    lockFile: join(paths.stationData, 'harvest.lock'),
   });
   station.attach({
     sync,

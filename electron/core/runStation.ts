@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { createStationServer, loadOrCreateRpcToken } from './http/stationServer.js';
 import { Harvester } from './harvest/engine.js';
@@ -44,6 +45,7 @@ export async function runStation(options: RunStationOptions): Promise<RunningSta
     log: station.log,
     tool: () => station.stationTool,
     emit: (event) => station.emit(event),
+    lockFile: join(options.dataDir, 'harvest.lock'),
   });
   station.attach({ sync, harvest: harvester });
   try {

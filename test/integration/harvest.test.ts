@@ -14,6 +14,7 @@ import {
   renameSync,
   rmSync,
   statSync,
+  symlinkSync,
   unlinkSync,
   writeFileSync,
   writeSync,
@@ -263,6 +264,22 @@ describe('harvest --once', () => {
     expect(existsSync(join(dirs.dest, 'sem-1', 'scan.preview'))).toBe(false);
   });
 
+  it('does not wait without end for a file that keeps changing', async () => {
+    const dirs = await setupHarvest({ stability: 0.5 });
+    writeFileSync(join(dirs.src, 'done.dat'), 'finished');
+    const log = join(dirs.src, 'instrument.log');
+    writeFileSync(log, 'start\n');
+    const writer = setInterval(() => appendFileSync(log, 'tick\n'), 200);
+    try {
+      const run = await harvestOnce(dirs.data);
+      expect(run.code).toBe(1);
+      expect(run.stdout).toContain(`still changing, left for the next run: ${log}`);
+      expect(run.stdout).toContain('harvest: 1 completed, 0 skipped, 0 failed');
+    } finally {
+      clearInterval(writer);
+    }
+  }, 60_000);
+
   it('refuses a bundle with broken harvest config, naming each field and rule', async () => {
     const root = tempDir();
     const bundle = {
@@ -449,6 +466,23 @@ describe('harvest in a running station', () => {
     expect(md5(join(dirs.dest, 'sem-1', 'stack.tif'))).toBe(md5(source));
     expect(listTree(dirs.dest)).toEqual(['sem-1/stack.tif']);
   }, 120_000);
+
+  it('follows no symbolic link and keeps one harvest per data dir', async () => {
+    const dirs = await setupHarvest();
+    station = await startStation(dirs.data);
+    const st = station;
+    symlinkSync(join(dirs.data, 'labstation.db'), join(dirs.src, 'notes.txt'));
+    symlinkSync('/etc/hostname', join(dirs.src, 'host.txt'));
+    writeFileSync(join(dirs.src, 'real.txt'), 'data');
+    await waitFor('real.txt harvested', async () =>
+      (await stationFiles(st)).find((f) => f.filename === 'real.txt' && f.state === 'done'),
+    );
+    expect((await stationFiles(st)).map((f) => f.filename)).toEqual(['real.txt']);
+
+    const second = await harvestOnce(dirs.data);
+    expect(second.code).toBe(1);
+    expect(second.stderr).toMatch(/another harvest runs on this data dir/);
+  });
 
   it('runs a scheduled full harvest', async () => {
     const dirs = await setupHarvest({ schedules: [{ instrument: 'sem-1', cron: '* * * * * *' }] });

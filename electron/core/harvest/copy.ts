@@ -8,7 +8,7 @@
  * i, libuv's pool reads chunk i+1 and writes chunk i-1. The copy is flushed to disk in steps
  * while it is written, so the final fsync has little left to do.
  */
-import { existsSync } from 'node:fs';
+import { constants, existsSync } from 'node:fs';
 import { open, stat, type FileHandle } from 'node:fs/promises';
 import { createXXHash128, type IHasher } from 'hash-wasm';
 import { injected } from '../util/failpoint.js';
@@ -142,7 +142,8 @@ function unchanged(job: CopyJob, size: number, mtimeMs: number): boolean {
  * owns the cleanup, since it recorded the partial's name before the copy started.
  */
 export async function copyVerified(job: CopyJob, progress?: Progress): Promise<CopyResult> {
-  const source = await open(job.source, 'r');
+  // A source that became a symbolic link since it was found is not followed.
+  const source = await open(job.source, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
   let dest: FileHandle | null = null;
   try {
     const before = await source.stat();
@@ -180,36 +181,44 @@ async function copyInto(
   let pendingRead = readFull(source, buffers[0], 0);
   let pendingWrite: Promise<void> = Promise.resolve();
   const slow = injected('harvest.slow-copy');
-  for (;;) {
-    const n = await pendingRead;
-    if (n === 0) break;
-    const current = buffers[index % 3];
-    // The buffer read into next was last written two rounds ago; that write has finished.
-    pendingRead = readFull(source, buffers[(index + 1) % 3], position + n);
-    h.update(current.subarray(0, n));
-    await pendingWrite;
-    const handle = dest;
-    pendingWrite = writeFull(handle, current, n, position);
-    position += n;
-    sinceFlush += n;
-    index += 1;
-    if (sinceFlush >= FLUSH_EVERY) {
-      sinceFlush = 0;
-      const previous = flushing;
-      flushing = pendingWrite.then(() => previous).then(() => handle.datasync());
-    }
-    progress?.(position);
-    // Test hook: a slow disk, so a test can act while a copy is surely under way.
-    if (slow) await new Promise((resolve) => setTimeout(resolve, 50));
-    if (position > job.size) {
-      // Growing under us: no point copying the rest of this version.
+  try {
+    for (;;) {
+      const n = await pendingRead;
+      if (n === 0) break;
+      const current = buffers[index % 3];
+      // The buffer read into next was last written two rounds ago; that write has finished.
+      pendingRead = readFull(source, buffers[(index + 1) % 3], position + n);
+      h.update(current.subarray(0, n));
       await pendingWrite;
-      await flushing;
-      return { outcome: 'source_changed', detail: 'the file grew while it was copied' };
+      const handle = dest;
+      pendingWrite = writeFull(handle, current, n, position);
+      position += n;
+      sinceFlush += n;
+      index += 1;
+      if (sinceFlush >= FLUSH_EVERY) {
+        sinceFlush = 0;
+        const previous = flushing;
+        flushing = pendingWrite.then(() => previous).then(() => handle.datasync());
+      }
+      progress?.(position);
+      // Test hook: a slow disk, so a test can act while a copy is surely under way.
+      if (slow) await new Promise((resolve) => setTimeout(resolve, 50));
+      if (position > job.size) {
+        // Growing under us: no point copying the rest of this version.
+        await pendingWrite;
+        await flushing;
+        await pendingRead;
+        return { outcome: 'source_changed', detail: 'the file grew while it was copied' };
+      }
     }
+    await pendingWrite;
+    await flushing;
+  } catch (error) {
+    // Whatever failed first is the reason; the other operations in flight must not be left
+    // to reject unheard (that would take the worker down and lose the reason).
+    await Promise.allSettled([pendingRead, pendingWrite, flushing]);
+    throw error;
   }
-  await pendingWrite;
-  await flushing;
   const sourceHash = h.digest('hex');
   const after = await stat(job.source);
   if (position !== job.size || !unchanged(job, after.size, after.mtimeMs)) {

@@ -3,7 +3,7 @@
  * mtime unchanged for the instrument's window, and the file opens) -> record (ARK minted) ->
  * transfer (transfer.ts, a bounded number at once, in copy workers) -> outbox.
  */
-import { open, stat } from 'node:fs/promises';
+import { lstat, open, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { Cron } from 'croner';
 import { isTestArk } from '../../../shared/ark.js';
@@ -16,6 +16,7 @@ import { nowIso } from '../util/ids.js';
 import type { Logger } from '../util/log.js';
 import { instrumentsOfTool, schedulesFor, type Instrument, type WatchFolder } from './config.js';
 import { CopyPool } from './copyPool.js';
+import { takeHarvestLock, type HarvestLock } from './lock.js';
 import { folderFilter, relativeTo, scanFolder, watchFolder, type FolderWatch } from './discover.js';
 import {
   arkConfig,
@@ -52,6 +53,7 @@ interface Candidate {
   usageEventId: number | null;
   /** Clock time of the last size or mtime change we saw. */
   changedAt: number;
+  firstSeenMs: number;
 }
 
 interface Active {
@@ -71,6 +73,8 @@ export interface HarvesterOptions {
   watch?: boolean;
   /** Run scheduled harvests (off for one-shot runs). */
   schedules?: boolean;
+  /** One harvester per data dir: held while running (`<data>/harvest.lock`). */
+  lockFile?: string;
 }
 
 export interface RunSummary {
@@ -79,13 +83,18 @@ export interface RunSummary {
   failed: number;
   /** Folders that could not be walked, with the reason. */
   unreachable: string[];
+  /** Files that kept changing (or could not be opened) for the whole run: left for the next. */
+  unstable: string[];
 }
+
+/** A one-shot run gives a file still changing this many windows (at least 10 s) after its walk. */
+const ONCE_PATIENCE_WINDOWS = 6;
 
 export class Harvester {
   private readonly db: Db;
   private readonly log: Logger;
   private readonly clock: () => number;
-  private pool: CopyPool;
+  private pool: CopyPool | null = null;
   private instruments: Instrument[] = [];
   private readonly problems = new Map<number, string>();
   private readonly candidates = new Map<string, Candidate>();
@@ -96,6 +105,11 @@ export class Harvester {
   private crons: Cron[] = [];
   private timers: NodeJS.Timeout[] = [];
   private ticking = false;
+  private recovered = false;
+  /** A one-shot run has walked every folder: candidates no longer wait without end. */
+  private walked = false;
+  private startedAt = 0;
+  private lock: HarvestLock | null = null;
   /** Walks under way: a one-shot run is not done while a folder is still being walked. */
   private scanning = 0;
   private stopped = true;
@@ -116,7 +130,6 @@ export class Harvester {
     this.db = options.db;
     this.log = options.log;
     this.clock = options.clock ?? Date.now;
-    this.pool = new CopyPool(this.concurrency());
   }
 
   private concurrency(): number {
@@ -130,7 +143,7 @@ export class Harvester {
   private get deps(): TransferDeps {
     return {
       db: this.db,
-      pool: this.pool,
+      pool: this.pool as CopyPool,
       log: this.log,
       now: () => this.now(),
       retryAt: (attempts) => {
@@ -155,6 +168,8 @@ export class Harvester {
 
   private async begin(): Promise<void> {
     this.stopped = false;
+    this.startedAt = this.clock();
+    this.lock = this.options.lockFile ? takeHarvestLock(this.options.lockFile) : null;
     this.loadInstruments();
     await this.recover();
     if (this.stopped) return;
@@ -179,9 +194,12 @@ export class Harvester {
     await Promise.all(this.watches.map((w) => w.close()));
     this.watches = [];
     // Transfers under way end with the pool; their partials are cleaned up at the next start.
-    await this.pool.close();
+    await this.pool?.close();
+    this.pool = null;
     this.flushRecords();
-    this.pool = new CopyPool(this.concurrency());
+    this.recovered = false;
+    this.lock?.release();
+    this.lock = null;
   }
 
   private tickMs(): number {
@@ -200,14 +218,19 @@ export class Harvester {
     return this.instruments.find((i) => i.id === id);
   }
 
+  /** Finishes or cleans up what a crash interrupted; nothing is transferred before it is done. */
   private async recover(): Promise<void> {
+    this.pool ??= new CopyPool(this.concurrency());
     for (const file of interruptedFiles(this.db)) {
+      if (this.stopped) return;
       try {
         await recoverInterrupted(this.deps, file, this.instrument(file.instrument_id));
       } catch (error) {
+        // Left marked: tried again before this file's next transfer (see pump).
         this.log.error({ err: error, file: file.source_path }, 'harvest: recovery failed');
       }
     }
+    this.recovered = true;
   }
 
   private startWatches(): void {
@@ -318,8 +341,9 @@ export class Harvester {
   /** The watcher saw a file appear or change. */
   private async sighted(instrument: Instrument, folder: WatchFolder, path: string): Promise<void> {
     try {
-      const s = await stat(path);
-      if (!s.isFile()) return;
+      // Links are not followed (as in the walk), and the folder's filter holds for every path.
+      const s = await lstat(path);
+      if (!s.isFile() || !folderFilter(folder).accepts(relativeTo(folder.path, path))) return;
       const record = latestBySource(this.db, instrument.id, path);
       if (
         record &&
@@ -365,11 +389,14 @@ export class Harvester {
     }
     for (const a of this.active.values()) if (a.file.source_path === path) return;
     const seen = this.now();
-    // The usage on the tool when the file was first seen; a file found later (the station was
-    // off) belongs to the usage in progress when it was written.
+    // The usage on the tool when the file was first seen. A file written before this harvester
+    // started (the station was off) was not seen when it was made: it belongs to the usage in
+    // progress when it was written, not to whoever is logged on now.
+    const written = new Date(mtimeMs).toISOString();
     const usage =
-      this.usageAt(instrument.tool_id, seen) ??
-      this.usageAt(instrument.tool_id, new Date(mtimeMs).toISOString());
+      mtimeMs < this.startedAt
+        ? this.usageAt(instrument.tool_id, written)
+        : this.usageAt(instrument.tool_id, seen);
     this.candidates.set(key, {
       instrument,
       folder,
@@ -380,6 +407,7 @@ export class Harvester {
       firstSeenAt: seen,
       usageEventId: usage,
       changedAt: this.clock(),
+      firstSeenMs: this.clock(),
     });
   }
 
@@ -390,15 +418,31 @@ export class Harvester {
     try {
       const stable: Candidate[] = [];
       for (const [key, c] of [...this.candidates]) {
-        if (this.clock() - c.changedAt < c.instrument.stability_seconds * 1000) continue;
+        const windowMs = c.instrument.stability_seconds * 1000;
+        if (this.clock() - c.changedAt < windowMs) continue;
+        if (this.walked && this.run) {
+          const patience = Math.max(windowMs * ONCE_PATIENCE_WINDOWS, 10_000);
+          if (this.clock() - c.firstSeenMs > patience) {
+            this.candidates.delete(key);
+            this.run.unstable.push(c.absolutePath);
+            continue;
+          }
+        }
+        // What the window was checked against; a watcher event during the awaits below
+        // changes the candidate, and then this check does not count.
+        const seen = { size: c.size, mtimeMs: c.mtimeMs, changedAt: c.changedAt };
         let s;
         try {
-          s = await stat(c.absolutePath);
+          s = await lstat(c.absolutePath);
         } catch {
           this.candidates.delete(key);
           continue;
         }
-        if (s.size !== c.size || s.mtimeMs !== c.mtimeMs) {
+        if (!s.isFile()) {
+          this.candidates.delete(key);
+          continue;
+        }
+        if (s.size !== seen.size || s.mtimeMs !== seen.mtimeMs || c.changedAt !== seen.changedAt) {
           c.size = s.size;
           c.mtimeMs = s.mtimeMs;
           c.changedAt = this.clock();
@@ -411,6 +455,7 @@ export class Harvester {
           c.changedAt = this.clock();
           continue;
         }
+        if (c.changedAt !== seen.changedAt || !this.candidates.has(key)) continue;
         this.candidates.delete(key);
         stable.push(c);
       }
@@ -473,9 +518,12 @@ export class Harvester {
     // The pool bounds the copies at once (harvest.concurrency). More transfers than that may be
     // in flight: while two files are copied, others are being checked, renamed into place
     // and recorded, which is waiting on the disk and the database more than work.
+    const pool = this.pool;
     while (
       !this.stopped &&
-      this.active.size < this.pool.size * IN_FLIGHT_PER_COPY &&
+      this.recovered &&
+      pool &&
+      this.active.size < pool.size * IN_FLIGHT_PER_COPY &&
       this.queue.length
     ) {
       const id = this.queue.shift() as number;
@@ -491,6 +539,13 @@ export class Harvester {
 
   private async runTransfer(file: FileRow, instrument: Instrument): Promise<void> {
     try {
+      if (file.partial_path !== null) {
+        // An earlier attempt left its markers (its cleanup failed): settle that first.
+        await recoverInterrupted(this.deps, file, instrument);
+        const settled = fileById(this.db, file.id);
+        if (!settled || settled.partial_path !== null || settled.state === 'done') return;
+        file = settled;
+      }
       const end = await transferFile(this.deps, file, instrument);
       if (end === 'requeue') {
         const s = await stat(file.source_path).catch(() => null);
@@ -507,8 +562,10 @@ export class Harvester {
         this.run[last] += 1;
       }
     } catch (error) {
-      if (!this.stopped)
+      if (!this.stopped) {
+        if (this.run) this.run.failed += 1;
         this.log.error({ err: error, file: file.source_path }, 'harvest: transfer crashed');
+      }
     } finally {
       this.active.delete(file.id);
       this.changed();
@@ -577,8 +634,10 @@ export class Harvester {
    * stable (failed files are tried once more now), and report what this run did.
    */
   async runOnce(): Promise<RunSummary> {
-    this.run = { completed: 0, skipped: 0, failed: 0, unreachable: [] };
+    this.run = { completed: 0, skipped: 0, failed: 0, unreachable: [], unstable: [] };
     this.stopped = false;
+    this.startedAt = this.clock();
+    this.lock = this.options.lockFile ? takeHarvestLock(this.options.lockFile) : null;
     this.loadInstruments();
     await this.recover();
     cachedStatement(
@@ -589,18 +648,21 @@ export class Harvester {
     try {
       const idle = new Promise<void>((resolve) => this.idleWaiters.push(resolve));
       await this.rescanAll();
+      this.walked = true;
       this.checkIdle();
       await idle;
       return this.run;
     } finally {
       clearInterval(tick);
       this.run = null;
+      this.walked = false;
       await this.stop();
     }
   }
 
   /** Re-reads the configuration and walks every folder now. */
   async rescanNow(): Promise<void> {
+    await this.starting;
     if (this.stopped) return;
     await Promise.all(this.watches.map((w) => w.close()));
     this.watches = [];

@@ -6,12 +6,15 @@ import { randomBytes } from 'node:crypto';
 import { link, lstat, open, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
 
-/** `.<name>.<random>.partial` beside the destination (hidden, so no watcher takes it). */
+/**
+ * `.<name>.<random>.partial` beside the destination (hidden, so no watcher takes it). A long
+ * name is shortened in the partial's name, which must fit where the final name fits.
+ */
 export function partialPathFor(destination: string): string {
-  return join(
-    dirname(destination),
-    `.${basename(destination)}.${randomBytes(6).toString('hex')}.partial`,
-  );
+  const name = basename(destination);
+  const short =
+    Buffer.byteLength(name) > 200 ? Buffer.from(name).subarray(0, 180).toString() : name;
+  return join(dirname(destination), `.${short}.${randomBytes(6).toString('hex')}.partial`);
 }
 
 /** `scan.tif` -> `scan (1).tif`, `scan (2).tif`, ... */

@@ -4,8 +4,8 @@
  * or a hook said so) or failed (with the reason; retried later). A source that changed since
  * it was found stable goes back to the stability check instead.
  */
-import { mkdir, stat } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { mkdir, realpath, stat } from 'node:fs/promises';
+import { basename, dirname, join, sep } from 'node:path';
 import {
   FALLBACK_WORD,
   checkDestination,
@@ -168,7 +168,12 @@ export async function transferFile(
     return await fail(`the watched folder ${file.watch_path} is not reachable (share gone?)`);
   }
 
-  const decision = decidePreTransfer(hooksFor(db, instrument.id, 'pre_transfer'), file);
+  let decision;
+  try {
+    decision = decidePreTransfer(hooksFor(db, instrument.id, 'pre_transfer'), file);
+  } catch (error) {
+    return await fail(`a pre-transfer hook failed: ${describeError(error)}`);
+  }
   if (decision.skip) {
     return await store({
       status: 'skipped',
@@ -215,8 +220,21 @@ export async function transferFile(
 
   const postHooks = hooksFor(db, instrument.id, 'post_transfer');
   let partial: string | null = null;
+  let placed = false;
   try {
     await mkdir(dirname(destination), { recursive: true });
+    // A symbolic link inside the storage tree must not carry the copy somewhere else.
+    const [realBase, realFolder] = await Promise.all([
+      realpath(location.base_path),
+      realpath(dirname(destination)),
+    ]);
+    if (realFolder !== realBase && !realFolder.startsWith(realBase + sep)) {
+      return await fail(
+        `destination folder ${dirname(destination)} leads outside the storage location ` +
+          `(to ${realFolder}, through a symbolic link)`,
+        false,
+      );
+    }
 
     // The same content already there (a re-imaged station, a second copy of a share): skipped.
     const existing = await stat(destination).catch(() => null);
@@ -253,12 +271,13 @@ export async function transferFile(
 
     partial = partialPathFor(destination);
     beginAttempt(db, file.id, partial);
+    const attempt = partial;
     const result = await deps.pool.copy(
       { source: file.source_path, partial, size: file.size, mtimeMs: file.mtime_ms },
       (bytes) => deps.progress(file.id, bytes),
     );
     if (result.outcome === 'source_changed') {
-      await removeQuietly(partial);
+      await removeQuietly(attempt);
       clearAttempt(db, file.id);
       deps.log.info(
         { file: file.source_path, detail: result.detail },
@@ -267,7 +286,7 @@ export async function transferFile(
       return 'requeue';
     }
     if (result.sourceHash !== result.destHash) {
-      await removeQuietly(partial);
+      await removeQuietly(attempt);
       clearAttempt(db, file.id);
       return await fail(
         `checksum mismatch: the source hashed ${result.sourceHash}, the copy ${result.destHash}; ` +
@@ -275,14 +294,21 @@ export async function transferFile(
       );
     }
 
-    // Verified. Record that before the rename, so a crash in between can be finished.
-    let final = await freeName(destination);
-    for (;;) {
-      markVerified(db, file.id, result.destHash, final);
-      if (await placeWithoutClobber(partial, final)) break;
-      final = await freeName(destination);
-    }
+    // Verified. Record that before the rename, so a crash in between can be finished. Names in
+    // one folder are chosen one transfer at a time: where the storage has no hard links, the
+    // check for a free name and the rename are two steps.
+    const final = await inFolder(dirname(destination), async () => {
+      let name = await freeName(destination);
+      for (;;) {
+        markVerified(db, file.id, result.destHash, name);
+        if (await placeWithoutClobber(attempt, name)) return name;
+        name = await freeName(destination);
+      }
+    });
+    // From here on the copy is at its name: whatever fails now is finished by recovery, which
+    // the markers left in place lead to, never recorded as a failed copy.
     partial = null;
+    placed = true;
     await syncFolder(dirname(final));
     const metadata = await runPostTransferHooks(postHooks, {
       db,
@@ -307,11 +333,32 @@ export async function transferFile(
       note: [renamed, redirected].filter(Boolean).join('; '),
     });
   } catch (error) {
+    if (placed) throw error;
     if (partial) {
-      await removeQuietly(partial).catch(() => undefined);
-      clearAttempt(db, file.id);
+      try {
+        await removeQuietly(partial);
+        clearAttempt(db, file.id);
+      } catch {
+        // Could not delete it (the share is gone): its name stays recorded, and the next
+        // attempt removes it first (engine.runTransfer).
+      }
     }
     return await fail(describeError(error));
+  }
+}
+
+const folderQueues = new Map<string, Promise<unknown>>();
+
+/** Runs `work` after every earlier `inFolder` work on the same folder has finished. */
+async function inFolder<T>(folder: string, work: () => Promise<T>): Promise<T> {
+  const key = folder.toLowerCase();
+  const before = folderQueues.get(key) ?? Promise.resolve();
+  const mine = before.catch(() => undefined).then(work);
+  folderQueues.set(key, mine);
+  try {
+    return await mine;
+  } finally {
+    if (folderQueues.get(key) === mine) folderQueues.delete(key);
   }
 }
 
