@@ -43,6 +43,15 @@ import {
   withDb,
 } from './harvestSetup.js';
 
+/** Harvest waits include stability windows and copies: a loaded CI machine gets more time. */
+function waitLong<T>(
+  what: string,
+  check: () => T | undefined | Promise<T | undefined>,
+  ms = 30_000,
+): Promise<T> {
+  return waitFor(what, check, ms);
+}
+
 const md5 = (path: string): string => createHash('md5').update(readFileSync(path)).digest('hex');
 
 let station: StationProcess | null = null;
@@ -332,7 +341,7 @@ describe('harvest in a running station', () => {
       await new Promise((resolve) => setTimeout(resolve, 300));
       expect(await stationFiles(station)).toEqual([]);
     }
-    const done = await waitFor('the finished file', async () => {
+    const done = await waitLong('the finished file', async () => {
       const [file] = await stationFiles(station as StationProcess);
       return file?.last_transfer?.status === 'completed' ? file : undefined;
     });
@@ -346,11 +355,11 @@ describe('harvest in a running station', () => {
     station = await startStation(dirs.data);
     const st = station;
     writeFileSync(join(dirs.src, 'a.dat'), 'first');
-    const first = await waitFor('a.dat harvested', async () =>
+    const first = await waitLong('a.dat harvested', async () =>
       (await stationFiles(st)).find((f) => f.state === 'done'),
     );
     renameSync(join(dirs.src, 'a.dat'), join(dirs.src, 'b.dat'));
-    const renamed = await waitFor('b.dat harvested', async () =>
+    const renamed = await waitLong('b.dat harvested', async () =>
       (await stationFiles(st)).find((f) => f.filename === 'b.dat' && f.state === 'done'),
     );
     expect(renamed.persistent_id).not.toBe(first.persistent_id);
@@ -363,7 +372,7 @@ describe('harvest in a running station', () => {
     unlinkSync(join(dirs.src, 'blip.tmpdata'));
     unlinkSync(join(dirs.src, 'b.dat'));
     writeFileSync(join(dirs.src, 'c.dat'), 'marker');
-    await waitFor('c.dat harvested', async () =>
+    await waitLong('c.dat harvested', async () =>
       (await stationFiles(st)).find((f) => f.filename === 'c.dat' && f.state === 'done'),
     );
     const names = (await stationFiles(st)).map((f) => f.filename).sort();
@@ -398,7 +407,7 @@ describe('harvest in a running station', () => {
     station = await startStation(dirs.data);
     const st = station;
     writeFileSync(join(dirs.src, 'before.dat'), 'no usage yet');
-    const before = await waitFor('before.dat harvested', async () =>
+    const before = await waitLong('before.dat harvested', async () =>
       (await stationFiles(st)).find((f) => f.state === 'done'),
     );
     expect(before.usage_event).toBeNull();
@@ -415,7 +424,7 @@ describe('harvest in a running station', () => {
     expect(enabled.status).toBe(200);
     const usage = (enabled.body as { usage: { uuid: string } }).usage.uuid;
     writeFileSync(join(dirs.src, 'during.dat'), 'acquired');
-    const during = await waitFor('during.dat harvested', async () =>
+    const during = await waitLong('during.dat harvested', async () =>
       (await stationFiles(st)).find((f) => f.filename === 'during.dat' && f.state === 'done'),
     );
     expect(during.usage_event).toBe(usage);
@@ -443,7 +452,7 @@ describe('harvest in a running station', () => {
     station = await startStation(dirs.data, { LABSTATION_INJECT: 'harvest.slow-copy' });
     const st = station;
     // The instrument appends more while the first copy runs (slowed to 50 ms per 4 MiB).
-    await waitFor(
+    await waitLong(
       'the first copy under way',
       () =>
         existsSync(join(dirs.dest, 'sem-1')) &&
@@ -453,7 +462,7 @@ describe('harvest in a running station', () => {
       30_000,
     );
     appendFileSync(source, 'trailer written late');
-    const done = await waitFor(
+    const done = await waitLong(
       'the whole file harvested',
       async () => (await stationFiles(st)).find((f) => f.state === 'done'),
       60_000,
@@ -474,7 +483,7 @@ describe('harvest in a running station', () => {
     symlinkSync(join(dirs.data, 'labstation.db'), join(dirs.src, 'notes.txt'));
     symlinkSync('/etc/hostname', join(dirs.src, 'host.txt'));
     writeFileSync(join(dirs.src, 'real.txt'), 'data');
-    await waitFor('real.txt harvested', async () =>
+    await waitLong('real.txt harvested', async () =>
       (await stationFiles(st)).find((f) => f.filename === 'real.txt' && f.state === 'done'),
     );
     expect((await stationFiles(st)).map((f) => f.filename)).toEqual(['real.txt']);
@@ -487,7 +496,7 @@ describe('harvest in a running station', () => {
   it('runs a scheduled full harvest', async () => {
     const dirs = await setupHarvest({ schedules: [{ instrument: 'sem-1', cron: '* * * * * *' }] });
     station = await startStation(dirs.data);
-    await waitFor('the schedule to run', () =>
+    await waitLong('the schedule to run', () =>
       withDb(
         dirs.data,
         (db) => db.prepare('SELECT last_run_at FROM harvest_schedules').pluck().get() ?? undefined,
@@ -513,7 +522,7 @@ describe('crash safety', () => {
       stdio: 'ignore',
     });
     const exited = new Promise((resolve) => child.on('exit', resolve));
-    await waitFor(
+    await waitLong(
       'a partial copy under way',
       () => {
         expect(existsSync(final)).toBe(false);

@@ -92,6 +92,7 @@ export function watchFolder(
   filter: FolderFilter,
   onFile: (absolutePath: string) => void,
   onError: (error: Error) => void,
+  onReady: () => void,
 ): FolderWatch {
   const watcher: FSWatcher = watch(folder.path, {
     ignoreInitial: true,
@@ -107,5 +108,8 @@ export function watchFolder(
   watcher.on('add', onFile);
   watcher.on('change', onFile);
   watcher.on('error', (error) => onError(error as Error));
+  // chokidar reports nothing for files that appear while it reads the folder at start, so
+  // the caller walks the folder again once it is ready.
+  watcher.on('ready', onReady);
   return { close: () => watcher.close() };
 }

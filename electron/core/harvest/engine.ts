@@ -245,6 +245,7 @@ export class Harvester {
               (path) => void this.sighted(instrument, folder, path),
               (error) =>
                 this.log.warn({ err: error, folder: folder.path }, 'harvest: watcher error'),
+              () => void this.rescan(instrument),
             ),
           );
         } catch (error) {
@@ -314,6 +315,7 @@ export class Harvester {
         problems.push(`${folder.path}: ${describeError(error)}`);
         continue;
       }
+      if (this.stopped) return;
       for (const f of found) {
         const record = known.get(f.absolutePath);
         // Recorded with the same size and mtime: not read again.
@@ -343,6 +345,7 @@ export class Harvester {
     try {
       // Links are not followed (as in the walk), and the folder's filter holds for every path.
       const s = await lstat(path);
+      if (this.stopped) return;
       if (!s.isFile() || !folderFilter(folder).accepts(relativeTo(folder.path, path))) return;
       const record = latestBySource(this.db, instrument.id, path);
       if (
@@ -459,6 +462,7 @@ export class Harvester {
         this.candidates.delete(key);
         stable.push(c);
       }
+      if (this.stopped) return;
       if (stable.length) this.accept(stable);
       this.queueDue();
     } catch (error) {
