@@ -1,0 +1,736 @@
+/**
+ * npm run bench:transfer — the station's harvest transfer (a verified, durable copy) side by side
+ * with reference tools, on the same data, in one invocation.
+ *
+ * Datasets, generated once into a temp dir (random bytes, removed at the end): one big file
+ * (BENCH_BIG_MB MiB, default 2048) and a tree of BENCH_SMALL_FILES files of 100 KiB (default
+ * 10,000), 100 files per folder.
+ *
+ * Contenders, each timed wall-clock from its start to the data being durable, each run into a
+ * fresh destination folder on the same filesystem (deleted after the run, then `sync`):
+ * - Labstation: the real CLI, `labstation harvest --data DIR --once` on a data dir made with
+ *   `labstation import` (untimed) whose instrument watches the dataset with stability_seconds 0.
+ *   The time includes process start, opening the database, the folder walk, the file and
+ *   transfer records, and the copy: read once, hashed (xxh3-128), written, fsynced, read back,
+ *   hashed again, renamed into place.
+ * - cp + sync: durable, unverified.
+ * - cp + sync + xxhsum -H128 over every source and every destination file, digests compared: the
+ *   durable, verified sequential baseline (same hash as Labstation's).
+ * - rsync -a + sync, rclone copy + sync, where installed.
+ * Before each run: `sync; echo 3 > /proc/sys/vm/drop_caches` when writable (root), so each run
+ * reads its source from disk; otherwise the source is in the page cache. Peak RSS (the largest
+ * process of the command) and CPU time (user + system of the command and its children; the
+ * kernel's writeback threads, which do the writing that `sync` waits for, are counted for no
+ * one) come from `/usr/bin/time -v`; without it, peak RSS is sampled from VmHWM in /proc and
+ * CPU time is not reported.
+ * With BENCH_RUNS > 1, the runs go in rounds (every contender once per round) and the tables
+ * show the median time; the build under test is copied to the temp dir first.
+ *
+ * Latency: a running station (`labstation harvest`, watching, stability_seconds 1) while 20
+ * files of 100 KiB are written 2 s apart; latency is the transfer's completed_at (read from the
+ * station's SQLite database, read-only) minus the time of the file's last write.
+ */
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { randomFillSync } from 'node:crypto';
+import {
+  closeSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
+import { cpus, loadavg, release, totalmem, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { createInterface } from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
+import Database from 'better-sqlite3';
+
+const REPO = join(import.meta.dirname, '..', '..');
+/** The CLI under test: a copy of the build made at the start (see snapshotCli). */
+let cli = join(REPO, 'bin', 'labstation.js');
+const TIME = '/usr/bin/time';
+const MiB = 2 ** 20;
+const BIG_MB = positiveInt('BENCH_BIG_MB', 2048);
+const SMALL_FILES = positiveInt('BENCH_SMALL_FILES', 10_000);
+const SMALL_SIZE = 100 * 1024;
+const PER_FOLDER = 100;
+const RUNS = positiveInt('BENCH_RUNS', 1);
+const LATENCY_FILES = 20;
+const LATENCY_GAP_MS = 2000;
+const LATENCY_STABILITY_S = 1;
+
+function positiveInt(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer`);
+  return value;
+}
+
+/** Single-quoted for sh. */
+const q = (s: string): string => `'${s.replaceAll("'", `'\\''`)}'`;
+const int = (n: number): string => Math.round(n).toLocaleString('en-US');
+const secs = (s: number): string => (s < 10 ? s.toFixed(2) : s.toFixed(1));
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+function commandExists(name: string): boolean {
+  try {
+    execFileSync('sh', ['-c', `command -v ${q(name)}`], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The first line a command prints (some print their version on stderr). */
+function firstLine(cmd: string, args: string[]): string {
+  const out = spawnSync(cmd, args, { encoding: 'utf8' });
+  return `${out.stdout ?? ''}${out.stderr ?? ''}`.trim().split('\n')[0]?.trim() || '?';
+}
+
+const sync = (): void => void execFileSync('sync');
+
+/** sync, then drop the page cache; false where /proc/sys/vm/drop_caches is not writable. */
+function dropCaches(): boolean {
+  sync();
+  try {
+    writeFileSync('/proc/sys/vm/drop_caches', '3');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+// ---- running commands: wall-clock time and peak RSS ----
+
+interface Ran {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  seconds: number;
+  /** Peak resident set size of the command's largest process, MiB; null if unknown. */
+  peakMiB: number | null;
+  /** User + system CPU time of the command and its children, s; null if unknown. */
+  cpuSeconds: number | null;
+}
+
+/** VmHWM (kB) of a process and its descendants, from /proc; 0 for what is gone. */
+function treeHwm(pid: number, seen: Map<number, number>): void {
+  const stack = [pid];
+  for (let p = stack.pop(); p !== undefined; p = stack.pop()) {
+    try {
+      const hwm = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${p}/status`, 'utf8'));
+      if (hwm) seen.set(p, Math.max(seen.get(p) ?? 0, Number(hwm[1])));
+      for (const task of readdirSync(`/proc/${p}/task`)) {
+        const kids = readFileSync(`/proc/${p}/task/${task}/children`, 'utf8').trim();
+        if (kids) stack.push(...kids.split(/\s+/).map(Number));
+      }
+    } catch {
+      // exited between two reads
+    }
+  }
+}
+
+const haveTime = existsSync(TIME);
+
+function run(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<Ran> {
+  const timeFile = join(tmpdir(), `bench-transfer-time-${process.pid}.txt`);
+  const [file, argv] = haveTime ? [TIME, ['-v', '-o', timeFile, cmd, ...args]] : [cmd, args];
+  return new Promise((resolve, reject) => {
+    const start = performance.now();
+    const child = spawn(file, argv, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const sampled = new Map<number, number>();
+    const sampler = haveTime
+      ? undefined
+      : setInterval(() => child.pid !== undefined && treeHwm(child.pid, sampled), 20);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      const seconds = (performance.now() - start) / 1000;
+      clearInterval(sampler);
+      let peakKiB: number | null = sampled.size ? Math.max(...sampled.values()) : null;
+      let cpuSeconds: number | null = null;
+      if (haveTime) {
+        const report = existsSync(timeFile) ? readFileSync(timeFile, 'utf8') : '';
+        rmSync(timeFile, { force: true });
+        const match = /Maximum resident set size \(kbytes\): (\d+)/.exec(report);
+        peakKiB = match ? Number(match[1]) : null;
+        const user = /User time \(seconds\): ([\d.]+)/.exec(report);
+        const system = /System time \(seconds\): ([\d.]+)/.exec(report);
+        cpuSeconds = user && system ? Number(user[1]) + Number(system[1]) : null;
+        // time -v reports a command's own failure in its file, not with its exit code.
+        if (/Command exited with non-zero status/.test(report)) stderr += report;
+      }
+      const peakMiB = peakKiB === null ? null : peakKiB / 1024;
+      resolve({ code, stdout, stderr, seconds, peakMiB, cpuSeconds });
+    });
+  });
+}
+
+async function sh(script: string, env?: NodeJS.ProcessEnv): Promise<Ran> {
+  const ran = await run('sh', ['-c', script], env);
+  if (ran.code !== 0) throw new Error(`\`${script}\` exited ${ran.code}: ${ran.stderr}`);
+  return ran;
+}
+
+/**
+ * Copies the CLI and its build into the temp dir, so that a rebuild of dist/ during the run (the
+ * checkout is shared) cannot change the code under test between two runs.
+ */
+function snapshotCli(root: string): void {
+  const app = join(root, 'app');
+  for (const part of ['dist/electron', 'dist/shared', 'bin/labstation.js', 'package.json']) {
+    cpSync(join(REPO, part), join(app, part), { recursive: true });
+  }
+  for (const part of ['node_modules', 'resources']) {
+    if (existsSync(join(REPO, part))) symlinkSync(join(REPO, part), join(app, part));
+  }
+  cli = join(app, 'bin', 'labstation.js');
+}
+
+// ---- datasets ----
+
+interface Dataset {
+  label: string;
+  /** The folder a station watches; holds the dataset and nothing else. */
+  dir: string;
+  /** The one file of a single-file dataset. */
+  single: string | null;
+  files: number;
+  bytes: number;
+}
+
+function writeRandomFile(path: string, bytes: number, buffer: Buffer): void {
+  const fd = openSync(path, 'w');
+  try {
+    for (let left = bytes; left > 0;) {
+      const n = Math.min(left, buffer.length);
+      randomFillSync(buffer, 0, n);
+      writeSync(fd, buffer, 0, n);
+      left -= n;
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function makeBig(root: string): Dataset {
+  const dir = join(root, 'big');
+  mkdirSync(dir);
+  const single = join(dir, 'big.bin');
+  const bytes = BIG_MB * MiB;
+  writeRandomFile(single, bytes, Buffer.allocUnsafe(16 * MiB));
+  return { label: `one file of ${int(BIG_MB)} MiB`, dir, single, files: 1, bytes };
+}
+
+function makeTree(root: string): Dataset {
+  const dir = join(root, 'tree');
+  const buffer = Buffer.allocUnsafe(SMALL_SIZE);
+  for (let i = 0; i < SMALL_FILES; i++) {
+    const folder = join(dir, `d${String(Math.floor(i / PER_FOLDER)).padStart(3, '0')}`);
+    if (i % PER_FOLDER === 0) mkdirSync(folder, { recursive: true });
+    writeRandomFile(
+      join(folder, `f${String(i % PER_FOLDER).padStart(3, '0')}.bin`),
+      SMALL_SIZE,
+      buffer,
+    );
+  }
+  const folders = Math.ceil(SMALL_FILES / PER_FOLDER);
+  return {
+    label: `${int(SMALL_FILES)} files of 100 KiB (${int(folders)} folders)`,
+    dir,
+    single: null,
+    files: SMALL_FILES,
+    bytes: SMALL_FILES * SMALL_SIZE,
+  };
+}
+
+/** Files and bytes under a folder (the untimed check that a copy is complete). */
+function measureTree(dir: string): { files: number; bytes: number } {
+  let files = 0;
+  let bytes = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (!entry.isFile()) continue;
+    files++;
+    bytes += statSync(join(entry.parentPath, entry.name)).size;
+  }
+  return { files, bytes };
+}
+
+// ---- contenders ----
+
+interface Measure {
+  seconds: number;
+  peakMiB: number | null;
+  cpuSeconds: number | null;
+  note?: string;
+}
+
+const measureOf = (ran: Ran): Measure => ({
+  seconds: ran.seconds,
+  peakMiB: ran.peakMiB,
+  cpuSeconds: ran.cpuSeconds,
+});
+
+interface Contender {
+  name: string;
+  /** Why it cannot run here, or null. */
+  missing: string | null;
+  run(data: Dataset, dest: string, runDir: string): Promise<Measure>;
+}
+
+const peakOf = (...values: (number | null)[]): number | null => {
+  const known = values.filter((v): v is number => v !== null);
+  return known.length ? Math.max(...known) : null;
+};
+
+const sumOf = (...values: (number | null)[]): number | null =>
+  values.some((v) => v === null) ? null : values.reduce<number>((a, v) => a + (v ?? 0), 0);
+
+const copyScript = (data: Dataset, dest: string): string =>
+  data.single ? `cp ${q(data.single)} ${q(dest)}/` : `cp -r ${q(data.dir)}/. ${q(dest)}/`;
+
+function bundleFor(source: string, dest: string, stabilitySeconds: number): string {
+  return JSON.stringify({
+    tools: [{ name: 'BENCH' }],
+    station: { tool: 'BENCH' },
+    storage_locations: [{ name: 'out', type: 'local', base_path: dest }],
+    instruments: [
+      {
+        name: 'bench',
+        tool: 'BENCH',
+        watch: [{ path: source }],
+        stability_seconds: stabilitySeconds,
+        storage_location: 'out',
+        destination_template: '{relative_path}',
+      },
+    ],
+  });
+}
+
+const cliEnv = { ...process.env, LABSTATION_LOG_LEVEL: 'warn' };
+
+/** A station data dir made with the real `labstation import`. */
+function makeStation(runDir: string, source: string, dest: string, stability: number): string {
+  const data = join(runDir, 'station');
+  const bundle = join(runDir, 'bundle.json');
+  writeFileSync(bundle, bundleFor(source, dest, stability));
+  execFileSync(process.execPath, [cli, 'import', '--data', data, bundle], {
+    env: cliEnv,
+    stdio: 'ignore',
+  });
+  return data;
+}
+
+async function labstationOnce(data: string): Promise<Ran & { completed: number }> {
+  const ran = await run(process.execPath, [cli, 'harvest', '--data', data, '--once'], cliEnv);
+  const match = /harvest: (\d+) completed, (\d+) skipped, (\d+) failed/.exec(ran.stdout);
+  if (ran.code !== 0 || !match) {
+    throw new Error(`labstation harvest exited ${ran.code}: ${ran.stdout}${ran.stderr}`);
+  }
+  return { ...ran, completed: Number(match[1]) };
+}
+
+const labstation: Contender = {
+  name: 'Labstation `harvest --once`',
+  missing: null,
+  async run(data, dest, runDir) {
+    const station = makeStation(runDir, data.dir, dest, 0);
+    const ran = await labstationOnce(station);
+    if (ran.completed !== data.files) {
+      throw new Error(`labstation completed ${ran.completed} of ${data.files} files`);
+    }
+    return measureOf(ran);
+  },
+};
+
+const copySync: Contender = {
+  name: 'cp + sync',
+  missing: null,
+  async run(data, dest) {
+    const ran = await sh(`${copyScript(data, dest)} && sync`);
+    return measureOf(ran);
+  },
+};
+
+/** `xxhsum -H128` of every file under a folder, by path relative to it. */
+async function digests(dir: string): Promise<{ ran: Ran; sums: Map<string, string> }> {
+  const ran = await sh(`cd ${q(dir)} && find . -type f -print0 | xargs -0 xxhsum -H128`);
+  const sums = new Map<string, string>();
+  for (const line of ran.stdout.split('\n')) {
+    const match = /^([0-9a-f]{32}) {2}(.+)$/.exec(line);
+    if (match) sums.set(match[2], match[1]);
+  }
+  return { ran, sums };
+}
+
+const cpSyncXxh: Contender = {
+  name: 'cp + sync + xxhsum -H128 (source, destination)',
+  missing: commandExists('xxhsum') ? null : 'not installed',
+  async run(data, dest) {
+    const copy = await sh(`${copyScript(data, dest)} && sync`);
+    const source = await digests(data.dir);
+    const copied = await digests(dest);
+    if (source.sums.size !== data.files || copied.sums.size !== data.files) {
+      throw new Error(`xxhsum: ${source.sums.size} source, ${copied.sums.size} copied digests`);
+    }
+    for (const [path, sum] of source.sums) {
+      if (copied.sums.get(path) !== sum) {
+        throw new Error(`DIGESTS DIFFER for ${path}: ${sum} vs ${copied.sums.get(path)}`);
+      }
+    }
+    return {
+      seconds: copy.seconds + source.ran.seconds + copied.ran.seconds,
+      peakMiB: peakOf(copy.peakMiB, source.ran.peakMiB, copied.ran.peakMiB),
+      cpuSeconds: sumOf(copy.cpuSeconds, source.ran.cpuSeconds, copied.ran.cpuSeconds),
+      note: `cp + sync ${secs(copy.seconds)} s, xxhsum source ${secs(source.ran.seconds)} s, destination ${secs(copied.ran.seconds)} s`,
+    };
+  },
+};
+
+const rsync: Contender = {
+  name: 'rsync -a + sync',
+  missing: commandExists('rsync') ? null : 'not installed',
+  async run(data, dest) {
+    const from = data.single ? q(data.single) : `${q(data.dir)}/`;
+    const ran = await sh(`rsync -a ${from} ${q(dest)}/ && sync`);
+    return measureOf(ran);
+  },
+};
+
+const rclone: Contender = {
+  name: 'rclone copy + sync',
+  missing: commandExists('rclone') ? null : 'not installed',
+  async run(data, dest) {
+    const ran = await sh(`rclone copy ${q(data.single ?? data.dir)} ${q(dest)} && sync`, {
+      ...process.env,
+      RCLONE_CONFIG: '/dev/null',
+    });
+    return measureOf(ran);
+  },
+};
+
+const contenders = [labstation, copySync, cpSyncXxh, rsync, rclone];
+
+// ---- the tables ----
+
+interface Row {
+  contender: Contender;
+  runs: Measure[];
+}
+
+async function runOnce(
+  contender: Contender,
+  data: Dataset,
+  root: string,
+  dropped: boolean,
+): Promise<Measure> {
+  const runDir = mkdtempSync(join(root, 'run-'));
+  const dest = join(runDir, 'dest');
+  mkdirSync(dest);
+  if (dropped && !dropCaches()) throw new Error('drop_caches stopped working');
+  if (!dropped) sync();
+  try {
+    const result = await contender.run(data, dest, runDir);
+    const copied = measureTree(dest);
+    if (copied.files !== data.files || copied.bytes !== data.bytes) {
+      throw new Error(
+        `${contender.name}: destination has ${copied.files} files, ${copied.bytes} bytes`,
+      );
+    }
+    process.stderr.write(
+      `  ${data.label}: ${contender.name}: ${secs(result.seconds)} s` +
+        (result.note ? ` (${result.note})` : '') +
+        ` (load ${loadavg()[0].toFixed(2)})\n`,
+    );
+    return result;
+  } finally {
+    rmSync(runDir, { recursive: true, force: true });
+    sync();
+  }
+}
+
+/** BENCH_RUNS rounds, each running every contender once: noise from outside spreads evenly. */
+async function measure(data: Dataset, root: string, dropped: boolean): Promise<Row[]> {
+  const rows: Row[] = contenders.map((contender) => ({ contender, runs: [] }));
+  for (let i = 0; i < RUNS; i++) {
+    for (const row of rows) {
+      if (!row.contender.missing) row.runs.push(await runOnce(row.contender, data, root, dropped));
+    }
+  }
+  return rows;
+}
+
+/** The run whose time is the median (the lower middle one for an even count). */
+function medianRun(row: Row): Measure | undefined {
+  const sorted = [...row.runs].sort((a, b) => a.seconds - b.seconds);
+  return sorted[Math.floor((sorted.length - 1) / 2)];
+}
+
+const peakOfRow = (row: Row): number | null => peakOf(...row.runs.map((r) => r.peakMiB));
+
+function markdown(header: string[], rows: string[][], right: boolean[]): string {
+  const widths = header.map((h, i) => Math.max(h.length, 3, ...rows.map((r) => r[i].length)));
+  const line = (cells: string[]): string =>
+    `| ${cells.map((c, i) => (right[i] ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join(' | ')} |`;
+  const rule = `| ${widths.map((w, i) => (right[i] ? '-'.repeat(w - 1) + ':' : '-'.repeat(w))).join(' | ')} |`;
+  return [line(header), rule, ...rows.map(line)].join('\n');
+}
+
+function table(data: Dataset, rows: Row[]): string {
+  const baseline = rows.find((r) => r.contender === copySync);
+  const base = baseline?.runs.length ? median(baseline.runs.map((r) => r.seconds)) : NaN;
+  const tree = data.single === null;
+  const header = [
+    'what',
+    's',
+    'MB/s',
+    ...(tree ? ['files/s'] : []),
+    'CPU s',
+    'peak RSS',
+    'x cp + sync',
+  ];
+  const body = rows.map((row) => {
+    if (!row.runs.length) {
+      const missing = row.contender.missing ?? 'not run';
+      return [row.contender.name, missing, '—', ...(tree ? ['—'] : []), '—', '—', '—'];
+    }
+    const s = median(row.runs.map((r) => r.seconds));
+    const peak = peakOfRow(row);
+    const cpu = row.runs.map((r) => r.cpuSeconds);
+    return [
+      row.contender.name,
+      secs(s),
+      int(data.bytes / 1e6 / s),
+      ...(tree ? [int(data.files / s)] : []),
+      cpu.every((c): c is number => c !== null) ? secs(median(cpu)) : '—',
+      peak === null ? '—' : `${int(peak)} MiB`,
+      `${(s / base).toFixed(2)}`,
+    ];
+  });
+  return markdown(
+    header,
+    body,
+    header.map((_, i) => i > 0),
+  );
+}
+
+// ---- latency in a running station ----
+
+interface Latency {
+  samples: number[];
+  peakMiB: number | null;
+}
+
+async function latency(root: string): Promise<Latency> {
+  const runDir = mkdtempSync(join(root, 'latency-'));
+  const source = join(runDir, 'incoming');
+  const dest = join(runDir, 'dest');
+  mkdirSync(source);
+  mkdirSync(dest);
+  const station = makeStation(runDir, source, dest, LATENCY_STABILITY_S);
+  const child = spawn(process.execPath, [cli, 'harvest', '--data', station], {
+    env: cliEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  let db: Database.Database | undefined;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`station did not start: ${stderr}`)), 60_000);
+      void exited.then(() => reject(new Error(`station exited: ${stderr}`)));
+      createInterface({ input: child.stdout }).on('line', (line) => {
+        if (!line.includes('harvesting; stop with Ctrl+C')) return;
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+    const lastWrite = new Map<string, number>();
+    const buffer = Buffer.allocUnsafe(SMALL_SIZE);
+    for (let i = 0; i < LATENCY_FILES; i++) {
+      if (i > 0) await sleep(LATENCY_GAP_MS);
+      const path = join(source, `f${String(i).padStart(2, '0')}.bin`);
+      randomFillSync(buffer);
+      const fd = openSync(path, 'w');
+      writeSync(fd, buffer.subarray(0, SMALL_SIZE / 2));
+      writeSync(fd, buffer.subarray(SMALL_SIZE / 2));
+      lastWrite.set(path, Date.now());
+      closeSync(fd);
+    }
+    db = new Database(join(station, 'labstation.db'), { readonly: true, fileMustExist: true });
+    const completed = db.prepare<[], { source_path: string; completed_at: string }>(
+      `SELECT f.source_path, t.completed_at FROM harvest_transfers t
+         JOIN harvest_files f ON f.id = t.file_id
+        WHERE t.status = 'completed' AND t.completed_at IS NOT NULL`,
+    );
+    const deadline = Date.now() + 60_000;
+    let rows = completed.all();
+    while (rows.length < LATENCY_FILES && Date.now() < deadline) {
+      await sleep(100);
+      rows = completed.all();
+    }
+    if (rows.length < LATENCY_FILES) {
+      throw new Error(`only ${rows.length} of ${LATENCY_FILES} files completed: ${stderr}`);
+    }
+    const samples = rows.map((r) => {
+      const wrote = lastWrite.get(r.source_path);
+      if (wrote === undefined) throw new Error(`unexpected transfer of ${r.source_path}`);
+      return Date.parse(r.completed_at) - wrote;
+    });
+    const sampled = new Map<number, number>();
+    if (child.pid !== undefined) treeHwm(child.pid, sampled);
+    const peakKiB = sampled.size ? Math.max(...sampled.values()) : null;
+    return { samples, peakMiB: peakKiB === null ? null : peakKiB / 1024 };
+  } finally {
+    db?.close();
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    const code = await exited;
+    rmSync(runDir, { recursive: true, force: true });
+    if (code !== 0) process.stderr.write(`labstation harvest exited ${code} on SIGTERM\n`);
+  }
+}
+
+// ---- main ----
+
+async function main(): Promise<void> {
+  const root = mkdtempSync(join(tmpdir(), 'labstation-bench-transfer-'));
+  try {
+    snapshotCli(root);
+    const df = firstLine('sh', ['-c', `df -T ${q(root)} | tail -1`]).split(/\s+/);
+    console.log(
+      `machine: ${cpus().length} x ${cpus()[0]?.model ?? '?'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, ` +
+        `Node ${process.version}, Linux ${release()}`,
+    );
+    console.log(
+      `temp dir: ${root} on ${df[0]} (${df[1]}, ${df[4] ? int(Number(df[4]) / MiB) : '?'} GiB free); ` +
+        'sources and destinations on the same filesystem',
+    );
+    console.log(
+      `tools: ${firstLine('cp', ['--version'])}; ${firstLine('xxhsum', ['--version'])}; ` +
+        `${firstLine('rsync', ['--version'])}; ${firstLine('rclone', ['version'])}`,
+    );
+    console.log(
+      `peak RSS and CPU s (user + system): ${haveTime ? `${TIME} -v (peak: the largest process of the command)` : 'VmHWM sampled every 20 ms, no CPU'}; ` +
+        `runs per contender: ${RUNS}${RUNS > 1 ? ' (median time, largest peak)' : ''}`,
+    );
+
+    console.log(`load average ${loadavg()[0].toFixed(2)} at the start`);
+    const t0 = performance.now();
+    process.stderr.write('generating datasets...\n');
+    const datasets = [makeBig(root), makeTree(root)];
+    sync();
+    process.stderr.write(`  ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
+    for (const d of datasets) {
+      console.log(
+        `dataset: ${d.label}: ${int(d.files)} file(s), ${int(d.bytes)} bytes (${(d.bytes / 1e6).toFixed(0)} MB), random`,
+      );
+    }
+
+    const dropped = dropCaches();
+    console.log(
+      dropped
+        ? 'caches: `sync; echo 3 > /proc/sys/vm/drop_caches` before each run: every run reads its source from disk'
+        : 'caches: /proc/sys/vm/drop_caches is not writable: the source is in the page cache for every run',
+    );
+    console.log(
+      'every run: a fresh destination folder, deleted after the run, then `sync`; ' +
+        'Labstation times include process start, the database and the folder walk',
+    );
+    console.log(
+      'read-backs (Labstation verifying its copy, xxhsum of source and copy after cp) find the ' +
+        'data in the page cache: only the first read of each run is from disk',
+    );
+
+    // The floor of the Labstation rows: the same command on an empty folder, after dropping
+    // the caches as before each run (Node and the code read from disk), then again at once.
+    const floorDir = mkdtempSync(join(root, 'floor-'));
+    mkdirSync(join(floorDir, 'empty'));
+    mkdirSync(join(floorDir, 'dest'));
+    const floorStation = makeStation(floorDir, join(floorDir, 'empty'), join(floorDir, 'dest'), 0);
+    if (dropped) dropCaches();
+    const floorCold = await labstationOnce(floorStation);
+    const floorWarm = await labstationOnce(floorStation);
+    rmSync(floorDir, { recursive: true, force: true });
+
+    const results: Row[][] = [];
+    const loads: string[] = [];
+    for (const d of datasets) {
+      const before = loadavg()[0].toFixed(2);
+      results.push(await measure(d, root, dropped));
+      loads.push(`load average ${before} before these runs, ${loadavg()[0].toFixed(2)} after`);
+    }
+
+    for (const [i, d] of datasets.entries()) {
+      console.log(`\n${d.label}, ${int(d.bytes)} bytes (MB = 10^6 bytes of source):\n`);
+      console.log(table(d, results[i]));
+      console.log(`\n${loads[i]}`);
+      for (const row of results[i]) {
+        const note = medianRun(row)?.note;
+        if (note) console.log(`\n${row.contender.name}${RUNS > 1 ? ' (median run)' : ''}: ${note}`);
+      }
+    }
+    console.log(
+      `\nLabstation floor, \`harvest --once\` on an empty folder (process start, database, walk): ` +
+        `${secs(floorCold.seconds)} s${dropped ? ' after dropping the caches (as in the tables)' : ''}, ` +
+        `${secs(floorWarm.seconds)} s warm (CPU ${floorWarm.cpuSeconds === null ? '—' : secs(floorWarm.cpuSeconds)} s); peak RSS ${floorWarm.peakMiB === null ? '—' : `${int(floorWarm.peakMiB)} MiB`}`,
+    );
+    const peaks = datasets.map((d, i) => {
+      const row = results[i].find((r) => r.contender === labstation);
+      const p = row ? peakOfRow(row) : null;
+      return `${d.label}: ${p === null ? '—' : `${int(p)} MiB`}`;
+    });
+    console.log(`Labstation peak RSS by dataset: ${peaks.join('; ')}`);
+
+    process.stderr.write('latency...\n');
+    const lat = await latency(root);
+    const window = LATENCY_STABILITY_S * 1000;
+    const med = median(lat.samples);
+    const max = Math.max(...lat.samples);
+    console.log(
+      `\nlatency, last write to completed record, running \`labstation harvest\` (watching), ` +
+        `stability window ${LATENCY_STABILITY_S} s, ${LATENCY_FILES} files of 100 KiB written ` +
+        `${LATENCY_GAP_MS / 1000} s apart:\n`,
+    );
+    console.log(
+      markdown(
+        ['what', 'median', 'max'],
+        [
+          ['last write to completed record', `${int(med)} ms`, `${int(max)} ms`],
+          [
+            `the same minus the ${LATENCY_STABILITY_S} s stability window`,
+            `${int(med - window)} ms`,
+            `${int(max - window)} ms`,
+          ],
+        ],
+        [false, true, true],
+      ),
+    );
+    console.log(
+      `\nrunning station peak RSS (VmHWM at the end): ${lat.peakMiB === null ? '—' : `${int(lat.peakMiB)} MiB`}`,
+    );
+    console.log(`load average ${loadavg()[0].toFixed(2)} at the end`);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+await main();
