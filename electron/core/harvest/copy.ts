@@ -14,7 +14,11 @@ import { createXXHash128, type IHasher } from 'hash-wasm';
 import { injected } from '../util/failpoint.js';
 
 export const HASH_ALGORITHM = 'xxh3-128';
-const CHUNK = 4 * 1024 * 1024;
+/**
+ * 1 MiB: measured on a 1 GiB copy here, 4 MiB chunks took 6.2 s (5.3 s of it in the kernel),
+ * 1 MiB 2.6 s, 256 KiB 3.8 s.
+ */
+const CHUNK = 1024 * 1024;
 /** Flush written data to disk every so often, overlapped with reading and hashing. */
 const FLUSH_EVERY = 64 * 1024 * 1024;
 
