@@ -451,7 +451,7 @@ describe('harvest in a running station', () => {
     closeSync(fd);
     station = await startStation(dirs.data, { LABSTATION_INJECT: 'harvest.slow-copy' });
     const st = station;
-    // The instrument appends more while the first copy runs (slowed to 50 ms per 4 MiB).
+    // The instrument appends more while the first copy runs (slowed to 12 ms per 1 MiB chunk).
     await waitLong(
       'the first copy under way',
       () =>

@@ -206,7 +206,7 @@ async function copyInto(
       }
       progress?.(position);
       // Test hook: a slow disk, so a test can act while a copy is surely under way.
-      if (slow) await new Promise((resolve) => setTimeout(resolve, 50));
+      if (slow) await new Promise((resolve) => setTimeout(resolve, 12));
       if (position > job.size) {
         // Growing under us: no point copying the rest of this version.
         await pendingWrite;

@@ -33,7 +33,7 @@ export async function runCopyMessage(
 ): Promise<void> {
   let last = 0;
   const progress = (bytes: number): void => {
-    // A message per 4 MiB chunk is plenty for a progress bar; fewer for fast small files.
+    // A message per 16 MiB is plenty for a progress bar, and none for small files.
     if (bytes - last >= 16 * 1024 * 1024) {
       last = bytes;
       send({ id: request.id, type: 'progress', bytes });
