@@ -1,8 +1,14 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
-/** A random secret for API tokens and station keys (256 bits, URL-safe). */
+/**
+ * A random secret for API tokens and station keys (256 bits, URL-safe). Never one that starts
+ * with "-": `labstation station --key -abc…` would read it as an option (1 key in 64 did).
+ */
 export function randomSecret(bytes = 32): string {
-  return randomBytes(bytes).toString('base64url');
+  for (;;) {
+    const secret = randomBytes(bytes).toString('base64url');
+    if (!secret.startsWith('-')) return secret;
+  }
 }
 
 /**
