@@ -267,11 +267,7 @@ function usage(argv: string[]): number {
       tool: { type: 'string' },
     },
   });
-  const dataDir = need(values.data, '--data');
-  if (!existsSync(join(dataDir, 'labstation.db'))) {
-    throw new AppError('not_found', `${dataDir} holds no Labstation data (no labstation.db)`);
-  }
-  const st = Station.open({ dataDir, log: createLogger('warn') });
+  const st = openStationData(need(values.data, '--data'));
   try {
     const tool = values.tool ?? st.stationTool;
     const toolRow = tool === null ? undefined : findTool(st.db, tool);

@@ -8,6 +8,7 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { facilityBundle, goodPreAnswers } from '../fixtures/facility.js';
 import {
+  createStationKey,
   runCli,
   startServer,
   startStation,
@@ -104,19 +105,7 @@ beforeAll(async () => {
     writeJson(tempDir(), 'b.json', serverBundle()),
   ]);
   expect(imported.stderr).toBe('');
-  const made = await runCli([
-    'admin',
-    'station',
-    'create',
-    '--data',
-    serverDir,
-    '--name',
-    'sem-web',
-    '--tool',
-    'SEM',
-  ]);
-  expect(made.code).toBe(0);
-  stationKey = lastLine(made.stdout);
+  stationKey = await createStationKey(serverDir, 'sem-web', 'SEM');
   server = await startServer(serverDir);
   serverDb = new Database(join(serverDir, 'labstation.db'), { readonly: true });
 

@@ -565,18 +565,7 @@ describe('what the server keeps of pushed usage events', () => {
   });
 
   it('takes the records a station made for the tool it ran before it was moved', async () => {
-    const made = await runCli([
-      'admin',
-      'station',
-      'create',
-      '--data',
-      serverDir,
-      '--name',
-      'mover',
-      '--tool',
-      'SEM',
-    ]);
-    const moverKey = lastLine(made.stdout);
+    const moverKey = await createStationKey(serverDir, 'mover', 'SEM');
     // The admin moves the station to the AFM while a SEM event still waits in its outbox.
     const admin = new Database(join(serverDir, 'labstation.db'));
     try {

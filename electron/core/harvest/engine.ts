@@ -6,7 +6,6 @@
 import { lstat, open, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { Cron } from 'croner';
-import { isTestArk } from '../../../shared/ark.js';
 import type { CoreEvent, HarvestStatus } from '../../../shared/api.js';
 import type { Db } from '../db/open.js';
 import { cachedStatement } from '../db/statements.js';
@@ -19,7 +18,6 @@ import { CopyPool } from './copyPool.js';
 import { takeHarvestLock, type HarvestLock } from './lock.js';
 import { folderFilter, relativeTo, scanFolder, watchFolder, type FolderWatch } from './discover.js';
 import {
-  arkConfig,
   dueFileIds,
   fileById,
   interruptedFiles,
@@ -28,8 +26,8 @@ import {
   recordFile,
   requeueFile,
   retryNow,
-  totalsSince,
   finishTransfer,
+  idleHarvestStatus,
   type FileRow,
   type TransferOutcome,
 } from './records.js';
@@ -688,10 +686,8 @@ export class Harvester {
   }
 
   status(): HarvestStatus {
-    const midnight = new Date(this.clock());
-    midnight.setHours(0, 0, 0, 0);
-    const ark = arkConfig(this.db);
     return {
+      ...idleHarvestStatus(this.db, this.clock()),
       running: !this.stopped && this.instruments.length > 0,
       instruments: this.instruments.map((i) => ({
         name: i.name,
@@ -717,11 +713,6 @@ export class Harvester {
       }),
       settling: this.candidates.size,
       queued: this.queue.length,
-      failed: cachedStatement(this.db, `SELECT count(*) FROM harvest_files WHERE state = 'failed'`)
-        .pluck()
-        .get() as number,
-      today: totalsSince(this.db, midnight.toISOString()),
-      ark: { ...ark, test: isTestArk(ark) },
       last_scan_at: this.lastScanAt,
     };
   }

@@ -479,9 +479,12 @@ export function totalsSince(
   return totals;
 }
 
-/** The Data tab's status where no engine runs (a station started without harvest). */
-export function idleHarvestStatus(db: Db): HarvestStatus {
-  const midnight = new Date();
+/**
+ * What the database alone tells of the harvest: the Data tab's status where no engine runs, and
+ * the base the engine adds its live state to.
+ */
+export function idleHarvestStatus(db: Db, now: number = Date.now()): HarvestStatus {
+  const midnight = new Date(now);
   midnight.setHours(0, 0, 0, 0);
   const ark = arkConfig(db);
   return {
