@@ -467,6 +467,73 @@ export const migrations: readonly Migration[] = [
         WHERE status = 'completed';
     `,
   },
+  {
+    version: 7,
+    name: 'harvest API: instrument access grants, schedule deployments, harvest runs',
+    sql: `
+      -- Server side: which users may read the files (and transfers) of which instrument
+      -- (spec 002 UserInstrumentAccess). Admins read everything without a grant.
+      CREATE TABLE user_instrument_access (
+        instrument_id INTEGER NOT NULL REFERENCES instruments(id) ON DELETE CASCADE,
+        user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+        granted_at TEXT NOT NULL,
+        granted_by_id INTEGER REFERENCES users(id),
+        PRIMARY KEY (instrument_id, user_id)
+      ) STRICT, WITHOUT ROWID;
+      CREATE INDEX user_instrument_access_user ON user_instrument_access(user_id, instrument_id);
+
+      -- A schedule's deployment on the station that runs its instrument. Server side: version
+      -- counts the schedule's changes; the station reports the version it deployed, so a report
+      -- about an older version leaves the deployment pending. Station side: the same columns
+      -- hold what the station last reported.
+      ALTER TABLE harvest_schedules ADD COLUMN version INTEGER NOT NULL DEFAULT 1;
+      ALTER TABLE harvest_schedules ADD COLUMN station_id INTEGER REFERENCES stations(id);
+      ALTER TABLE harvest_schedules ADD COLUMN deployment_state TEXT NOT NULL DEFAULT 'pending'
+        CHECK (deployment_state IN ('pending', 'deployed', 'failed', 'removed'));
+      ALTER TABLE harvest_schedules ADD COLUMN deployed_version INTEGER;
+      ALTER TABLE harvest_schedules ADD COLUMN deployed_at TEXT;
+      ALTER TABLE harvest_schedules ADD COLUMN next_run_at TEXT;
+      ALTER TABLE harvest_schedules ADD COLUMN deployment_error TEXT NOT NULL DEFAULT '';
+
+      -- Station side: instruments, hooks and schedules that came from the server (replaced by
+      -- its next word on them) rather than from a local bundle (left alone by sync).
+      ALTER TABLE instruments ADD COLUMN from_server INTEGER NOT NULL DEFAULT 0
+        CHECK (from_server IN (0, 1));
+      ALTER TABLE harvest_hooks ADD COLUMN from_server INTEGER NOT NULL DEFAULT 0
+        CHECK (from_server IN (0, 1));
+      ALTER TABLE harvest_schedules ADD COLUMN from_server INTEGER NOT NULL DEFAULT 0
+        CHECK (from_server IN (0, 1));
+
+      -- One harvest of one instrument: asked for on the server (trigger) or started by a
+      -- schedule on the station. The server's row is the request and, once the station reports,
+      -- its outcome; the station keeps its own copy so a restart does not lose a queued run.
+      CREATE TABLE harvest_runs (
+        id INTEGER PRIMARY KEY,
+        uuid TEXT NOT NULL UNIQUE,
+        schedule_id INTEGER REFERENCES harvest_schedules(id) ON DELETE SET NULL,
+        instrument_id INTEGER NOT NULL REFERENCES instruments(id) ON DELETE CASCADE,
+        station_id INTEGER REFERENCES stations(id),
+        "trigger" TEXT NOT NULL CHECK ("trigger" IN ('manual', 'schedule')),
+        state TEXT NOT NULL DEFAULT 'queued'
+          CHECK (state IN ('queued', 'running', 'completed', 'failed')),
+        requested_by_id INTEGER REFERENCES users(id),
+        requested_at TEXT NOT NULL,
+        started_at TEXT,
+        finished_at TEXT,
+        files_completed INTEGER NOT NULL DEFAULT 0,
+        files_skipped INTEGER NOT NULL DEFAULT 0,
+        files_failed INTEGER NOT NULL DEFAULT 0,
+        error TEXT NOT NULL DEFAULT ''
+      ) STRICT;
+      CREATE INDEX harvest_runs_schedule ON harvest_runs(schedule_id, requested_at);
+      -- What every delta to a station carries: the runs queued for it.
+      CREATE INDEX harvest_runs_queued ON harvest_runs(station_id) WHERE state = 'queued';
+
+      -- The file filters of GET /api/files.
+      CREATE INDEX harvest_files_filename ON harvest_files(filename);
+      CREATE INDEX harvest_files_first_discovered ON harvest_files(first_discovered_at);
+    `,
+  },
 ];
 
 /**

@@ -227,8 +227,9 @@ export function applyHarvestBundle(db: Db, bundle: HarvestBundle, now: string): 
     });
   }
   if (bundle.schedules) {
-    // A bundle's schedules are the whole list: what it leaves out no longer runs.
-    db.prepare('DELETE FROM harvest_schedules').run();
+    // A bundle's schedules are the whole list: what it leaves out no longer runs. Those the
+    // server deployed here are the server's to change.
+    db.prepare('DELETE FROM harvest_schedules WHERE from_server = 0').run();
     for (const s of bundle.schedules) {
       db.prepare(
         `INSERT INTO harvest_schedules (uuid, instrument_id, cron, timezone, enabled, created_at,

@@ -186,6 +186,8 @@ export interface Hook {
   config: Record<string, unknown>;
   priority: number;
   instrument_id: number | null;
+  /** Sent by the server (not from this station's own bundle). */
+  from_server: boolean;
 }
 
 export interface Schedule {
@@ -258,13 +260,20 @@ export function instrumentsOfTool(db: Db, toolName: string): Instrument[] {
 export function hooksFor(db: Db, instrumentId: number, trigger: HookTrigger): Hook[] {
   const rows = cachedStatement(
     db,
-    `SELECT id, name, "trigger", kind, config, priority, instrument_id FROM harvest_hooks
-       WHERE enabled = 1 AND "trigger" = ? AND (instrument_id IS NULL OR instrument_id = ?)
+    `SELECT id, name, "trigger", kind, config, priority, instrument_id, from_server
+       FROM harvest_hooks WHERE enabled = 1 AND "trigger" = ? AND (instrument_id IS NULL OR instrument_id = ?)
        ORDER BY priority, name`,
-  ).all(trigger, instrumentId) as (Omit<Hook, 'config'> & { config: string })[];
+  ).all(trigger, instrumentId) as (Omit<Hook, 'config' | 'from_server'> & {
+    config: string;
+    from_server: number;
+  })[];
   return rows
     .filter((r) => isHookKind(r.kind))
-    .map((r) => ({ ...r, config: JSON.parse(r.config) as Record<string, unknown> }));
+    .map((r) => ({
+      ...r,
+      config: JSON.parse(r.config) as Record<string, unknown>,
+      from_server: r.from_server === 1,
+    }));
 }
 
 export function schedulesFor(db: Db, instrumentIds: number[]): Schedule[] {

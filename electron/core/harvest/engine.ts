@@ -14,6 +14,17 @@ import { AppError } from '../util/errors.js';
 import { nowIso } from '../util/ids.js';
 import type { Logger } from '../util/log.js';
 import { instrumentsOfTool, schedulesFor, type Instrument, type WatchFolder } from './config.js';
+import {
+  createScheduledRun,
+  finishRun,
+  queuedRuns,
+  reportDeployments,
+  requeueInterruptedRuns,
+  runCounts,
+  startRun,
+  type Deployment,
+  type RunRow,
+} from './runs.js';
 import { CopyPool } from './copyPool.js';
 import { takeHarvestLock, type HarvestLock } from './lock.js';
 import { folderFilter, relativeTo, scanFolder, watchFolder, type FolderWatch } from './discover.js';
@@ -100,7 +111,8 @@ export class Harvester {
   private readonly queued = new Set<number>();
   private readonly active = new Map<number, Active>();
   private watches: FolderWatch[] = [];
-  private crons: Cron[] = [];
+  private crons: { scheduleId: number; cron: Cron }[] = [];
+  private runChain: Promise<void> = Promise.resolve();
   private timers: NodeJS.Timeout[] = [];
   private ticking = false;
   private recovered = false;
@@ -178,7 +190,9 @@ export class Harvester {
     const rescan = setInterval(() => void this.rescanAll(), rescanMinutes * 60_000);
     this.timers = [tick, rescan];
     for (const t of this.timers) t.unref();
+    requeueInterruptedRuns(this.db);
     await this.rescanAll();
+    this.runQueued();
   }
 
   async stop(): Promise<void> {
@@ -187,7 +201,7 @@ export class Harvester {
     this.starting = null;
     for (const t of this.timers) clearInterval(t);
     this.timers = [];
-    for (const c of this.crons) c.stop();
+    for (const c of this.crons) c.cron.stop();
     this.crons = [];
     await Promise.all(this.watches.map((w) => w.close()));
     this.watches = [];
@@ -253,29 +267,116 @@ export class Harvester {
     }
   }
 
+  /**
+   * Starts the cron of every enabled schedule of a harvested instrument, and reports to the
+   * server what became of those it deployed here (deployed with the next run, failed, removed).
+   */
   private startSchedules(): void {
+    const deployments = new Map<number, Deployment>();
     for (const schedule of schedulesFor(
       this.db,
       this.instruments.map((i) => i.id),
     )) {
       try {
-        this.crons.push(
-          new Cron(
-            schedule.cron,
-            { protect: true, ...(schedule.timezone ? { timezone: schedule.timezone } : {}) },
-            async () => {
-              cachedStatement(
-                this.db,
-                'UPDATE harvest_schedules SET last_run_at = ? WHERE id = ?',
-              ).run(this.now(), schedule.id);
-              await this.harvestInstrument(schedule.instrument_id);
-            },
-          ),
+        const cron = new Cron(
+          schedule.cron,
+          { protect: true, ...(schedule.timezone ? { timezone: schedule.timezone } : {}) },
+          () => {
+            createScheduledRun(this.db, schedule.id, schedule.instrument_id, this.now());
+            this.runQueued();
+            this.reportSchedules();
+          },
         );
+        this.crons.push({ scheduleId: schedule.id, cron });
+        deployments.set(schedule.id, {
+          state: 'deployed',
+          next_run_at: cron.nextRun()?.toISOString() ?? null,
+          error: '',
+        });
       } catch (error) {
         this.log.warn({ err: error, schedule: schedule.id }, 'harvest: schedule not started');
+        deployments.set(schedule.id, {
+          state: 'failed',
+          next_run_at: null,
+          error: (error as Error).message,
+        });
       }
     }
+    this.report(deployments);
+  }
+
+  /** The next runs after a schedule fired. */
+  private reportSchedules(): void {
+    const deployments = new Map<number, Deployment>();
+    for (const { scheduleId, cron } of this.crons) {
+      deployments.set(scheduleId, {
+        state: 'deployed',
+        next_run_at: cron.nextRun()?.toISOString() ?? null,
+        error: '',
+      });
+    }
+    this.report(deployments);
+  }
+
+  private report(deployments: Map<number, Deployment>): void {
+    try {
+      reportDeployments(this.db, deployments, this.now());
+    } catch (error) {
+      this.log.error({ err: error }, 'harvest: schedule deployments not recorded');
+    }
+  }
+
+  /** Runs the queued harvest runs one after the other (a trigger from the server, a schedule). */
+  runQueued(): void {
+    this.runChain = this.runChain
+      .then(async () => {
+        await this.starting;
+        for (const run of queuedRuns(this.db)) {
+          if (this.stopped) return;
+          await this.execute(run);
+        }
+      })
+      .catch((error: unknown) => this.log.error({ err: error }, 'harvest: run failed'));
+  }
+
+  private async execute(run: RunRow): Promise<void> {
+    const startedAt = this.now();
+    startRun(this.db, run.id, startedAt);
+    this.changed();
+    const instrument = this.instrument(run.instrument_id);
+    if (!instrument) {
+      finishRun(this.db, run.id, {
+        state: 'failed',
+        counts: { files_completed: 0, files_skipped: 0, files_failed: 0 },
+        error: "the instrument is disabled, or not on this station's tool",
+        now: this.now(),
+      });
+      return;
+    }
+    const idle = new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+    await this.harvestInstrument(instrument.id);
+    this.checkIdle();
+    const limitMs = getSetting(this.db, 'harvest.runTimeoutMinutes') * 60_000;
+    let timer: NodeJS.Timeout | undefined;
+    const settled = await Promise.race([
+      idle.then(() => true),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(false), limitMs);
+        timer.unref();
+      }),
+    ]);
+    clearTimeout(timer);
+    if (this.stopped) return; // left running: the next start runs it again
+    finishRun(this.db, run.id, {
+      state: 'completed',
+      counts: runCounts(this.db, instrument.id, startedAt),
+      error: settled
+        ? ''
+        : `files were still settling or being transferred after ${limitMs / 60_000} min; ` +
+          'they are recorded by the harvest as it goes on',
+      now: this.now(),
+    });
+    this.changed();
   }
 
   /** A full harvest of one instrument: walk its folders and retry its failed files now. */
@@ -668,7 +769,7 @@ export class Harvester {
     if (this.stopped) return;
     await Promise.all(this.watches.map((w) => w.close()));
     this.watches = [];
-    for (const c of this.crons) c.stop();
+    for (const c of this.crons) c.cron.stop();
     this.crons = [];
     this.loadInstruments();
     if (this.options.watch !== false) this.startWatches();

@@ -10,6 +10,7 @@ import { compileFilter } from '../../../shared/harvest/glob.js';
 import { sniffMime } from '../../../shared/harvest/mime.js';
 import { isPlainObject } from '../../../shared/questions/json.js';
 import type { Db } from '../db/open.js';
+import { getSetting } from '../station/settings.js';
 import { cachedStatement } from '../db/statements.js';
 import { hookConfigSchemas, type Hook, type HookConfig } from './config.js';
 import type { FileRow } from './records.js';
@@ -246,6 +247,12 @@ export async function runPostTransferHooks(
       else if (hook.kind === 'sidecar_json') {
         output = await sidecarJson(ctx, hookConfigSchemas.sidecar_json.parse(hook.config));
       } else if (hook.kind === 'command') {
+        if (hook.from_server && !getSetting(ctx.db, 'harvest.serverCommandHooks')) {
+          throw new Error(
+            'command hooks from the server do not run on this station ' +
+              '(station setting harvest.serverCommandHooks is off)',
+          );
+        }
         output = await runCommand(ctx, hookConfigSchemas.command.parse(hook.config));
       } else continue;
       metadata = { ...metadata, ...output };

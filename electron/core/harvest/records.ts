@@ -106,11 +106,12 @@ export function latestBySource(
 export function enqueueFile(db: Db, fileId: number): void {
   const row = cachedStatement(
     db,
-    `SELECT f.uuid, i.uuid AS instrument_uuid, i.name AS instrument, f.persistent_id,
-         f.persistent_id_type, f.source_path, f.relative_path, f.filename, f.size, f.mtime_ms,
-         f.xxhash, f.hash_algorithm, f.first_discovered_at, e.uuid AS usage_event_uuid,
-         f.metadata_, f.state, f.updated_at
+    `SELECT f.uuid, i.uuid AS instrument_uuid, i.name AS instrument, t.uuid AS tool_uuid,
+         f.persistent_id, f.persistent_id_type, f.watch_path, f.source_path, f.relative_path,
+         f.filename, f.size, f.mtime_ms, f.xxhash, f.hash_algorithm, f.first_discovered_at,
+         e.uuid AS usage_event_uuid, f.metadata_, f.state, f.updated_at
        FROM harvest_files f JOIN instruments i ON i.id = f.instrument_id
+       JOIN tools t ON t.id = i.tool_id
        LEFT JOIN usage_events e ON e.id = f.usage_event_id
        WHERE f.id = ?`,
   ).get(fileId) as { uuid: string; metadata_: string } & Record<string, unknown>;
@@ -124,7 +125,7 @@ function enqueueTransfer(db: Db, transferId: number): void {
   const row = cachedStatement(
     db,
     `SELECT t.uuid, f.uuid AS file_uuid, t.status, l.name AS storage_location,
-         t.destination_path, t.bytes_transferred, t.dest_checksum, t.checksum_verified,
+         l.uuid AS storage_location_uuid, t.destination_path, t.bytes_transferred, t.dest_checksum, t.checksum_verified,
          t.started_at, t.completed_at, t.error, t.note
        FROM harvest_transfers t JOIN harvest_files f ON f.id = t.file_id
        LEFT JOIN storage_locations l ON l.id = t.storage_location_id

@@ -1,11 +1,15 @@
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type onRouteHookHandler } from 'fastify';
 import type { Db } from '../db/open.js';
 import { decoy } from '../station/logon.js';
 import { verifySecret } from '../util/pin.js';
 import { AppError } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
 import { createGuards, type Role } from './auth.js';
+import { registerHarvestApi } from './harvest/routes.js';
 import { registerNemoApi } from './nemo/routes.js';
+import { describeServerBasics } from './openapi/basics.js';
+import { ApiDocs } from './openapi/registry.js';
+import { registerApiDocs } from './openapi/routes.js';
 import { FailureLimiter } from './rateLimit.js';
 import { signJwt } from './secrets.js';
 import { registerSyncApi } from './sync/routes.js';
@@ -18,6 +22,10 @@ export interface ServerAppOptions {
   timeZone: () => string;
   jwtLifetimeSeconds?: number;
   clock?: () => number;
+  /** Sees every route as it is added (the docs coverage test lists them with it). */
+  onRoute?: onRouteHookHandler;
+  /** Where the routes describe themselves; a test passes its own to inspect it. */
+  docs?: ApiDocs;
 }
 
 /**
@@ -28,10 +36,14 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
   const { db, log } = options;
   const clock = options.clock ?? Date.now;
   const app = Fastify({ logger: false, bodyLimit: 8 * 1024 * 1024, trustProxy: false });
+  if (options.onRoute) app.addHook('onRoute', options.onRoute);
   const guards = createGuards({ db, log, jwtSecret: options.jwtSecret, clock });
   const loginFailures = new FailureLimiter(10, 15 * 60_000, clock);
   // Verified against when the e-mail is unknown, so the answer time does not reveal accounts.
   const decoyHash = await decoy();
+  // Every route module describes its operations here: /openapi.json and /docs are built from it.
+  const docs = options.docs ?? new ApiDocs();
+  describeServerBasics(docs);
 
   app.addContentTypeParser(
     'application/x-www-form-urlencoded',
@@ -103,8 +115,18 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
     db,
     timeZone: options.timeZone,
     authorize: guards.requireRoles('admin', 'staff'),
+    docs,
   });
-  registerSyncApi(app, { db, log });
-  await registerWebUi(app, { db, log, jwtSecret: options.jwtSecret, clock });
+  registerHarvestApi(app, {
+    db,
+    log,
+    docs,
+    clock,
+    admin: guards.requireRoles('admin'),
+    anyUser: guards.requireRoles('admin', 'staff', 'user'),
+  });
+  registerSyncApi(app, { db, log, docs });
+  await registerWebUi(app, { db, log, jwtSecret: options.jwtSecret, clock, docs });
+  registerApiDocs(app, { docs });
   return app;
 }

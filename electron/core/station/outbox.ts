@@ -3,7 +3,13 @@ import { cachedStatement } from '../db/statements.js';
 import { nowIso } from '../util/ids.js';
 
 export type OutboxKind =
-  'usage_event' | 'problem_report' | 'consumable_withdrawal' | 'harvest_file' | 'harvest_transfer';
+  | 'usage_event'
+  | 'problem_report'
+  | 'consumable_withdrawal'
+  | 'harvest_file'
+  | 'harvest_transfer'
+  | 'harvest_deployment'
+  | 'harvest_run';
 
 /**
  * Queues a record for the server in the caller's transaction (transactional outbox). The

@@ -35,6 +35,13 @@ export interface StationSettings {
   /** First retry of a failed transfer after this many seconds, doubling up to the maximum. */
   'harvest.retryBaseSeconds': number;
   'harvest.retryMaxSeconds': number;
+  /** A harvest run (a trigger, a schedule) reports what it did by then at the latest. */
+  'harvest.runTimeoutMinutes': number;
+  /**
+   * Run `command` hooks that came from the server. Off by default: a server admin would
+   * otherwise choose programs to run on every station.
+   */
+  'harvest.serverCommandHooks': boolean;
 }
 
 export const DEFAULT_SETTINGS: StationSettings = {
@@ -58,6 +65,8 @@ export const DEFAULT_SETTINGS: StationSettings = {
   'harvest.concurrency': 2,
   'harvest.retryBaseSeconds': 30,
   'harvest.retryMaxSeconds': 3600,
+  'harvest.runTimeoutMinutes': 60,
+  'harvest.serverCommandHooks': false,
 };
 
 export function getSetting<K extends keyof StationSettings>(db: Db, key: K): StationSettings[K] {

@@ -78,7 +78,10 @@ export interface DesktopControl {
 export interface HarvestControl {
   status(): HarvestStatus;
   retry(fileId: number): void;
+  /** Re-reads the configuration (and re-deploys schedules), then walks every folder. */
   rescanNow(): Promise<void>;
+  /** Starts the harvest runs queued in the database (from the server) one after the other. */
+  runQueued(): void;
 }
 
 export interface StationOptions {
@@ -163,6 +166,19 @@ export class Station {
     if (controls.sync) this.sync = controls.sync;
     if (controls.harvest) this.harvest = controls.harvest;
     if (controls.desktop) this.desktop = controls.desktop;
+  }
+
+  /** The sync client applied harvest configuration or runs from the server. */
+  harvestFromServer(change: { config: boolean; runs: boolean }): void {
+    if (this.harvest) {
+      if (change.config) {
+        this.harvest.rescanNow().catch((error: unknown) => {
+          this.log.error({ err: error }, 'harvest: configuration from the server not applied');
+        });
+      }
+      if (change.runs) this.harvest.runQueued();
+    }
+    this.emit({ type: 'harvest.changed' });
   }
 
   /** Called by the shell when it sees keyboard or pointer input (Electron's powerMonitor). */

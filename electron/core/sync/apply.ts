@@ -2,6 +2,7 @@ import type { Db } from '../db/open.js';
 import { getSetting, setSetting } from '../station/settings.js';
 import { AppError } from '../util/errors.js';
 import { nowIso } from '../util/ids.js';
+import { applyHarvestConfig, takeQueuedRuns } from './applyHarvest.js';
 import type { FacilityDelta } from './protocol.js';
 
 const CURSOR_KEY = 'pull.cursor';
@@ -62,6 +63,14 @@ export interface ApplySummary {
   cursor: number;
   changed: boolean;
   tool: string | null;
+  /** The station's tool changed: so do the instruments it harvests. */
+  toolChanged: boolean;
+  /** The delta carried the harvest configuration: the harvester reloads it. */
+  harvestChanged: boolean;
+  /** Instruments the server listed whose tool this station does not know. */
+  harvestSkipped: string[];
+  /** Manual harvest runs newly queued by the server. */
+  runsAdded: number;
 }
 
 /**
@@ -221,6 +230,9 @@ export function applyDelta(db: Db, delta: FacilityDelta): ApplySummary {
         db.prepare('UPDATE projects SET active = 0, updated_at = ? WHERE uuid = ?').run(now, uuid);
       }
 
+      const harvestSkipped = delta.harvest ? applyHarvestConfig(db, delta.harvest) : [];
+      const runsAdded = takeQueuedRuns(db, delta.runs ?? []);
+
       const tool = delta.station.tool;
       const toolChanged = tool !== null && getSetting(db, 'station.tool') !== tool;
       if (toolChanged) setSetting(db, 'station.tool', tool);
@@ -229,7 +241,15 @@ export function applyDelta(db: Db, delta: FacilityDelta): ApplySummary {
         toolChanged ||
         delta.users.length + delta.projects.length + delta.tools.length > 0 ||
         goneUsers.length + goneProjects.length > 0;
-      return { cursor: delta.cursor, changed, tool };
+      return {
+        cursor: delta.cursor,
+        changed,
+        tool,
+        toolChanged,
+        harvestChanged: delta.harvest !== undefined,
+        harvestSkipped,
+        runsAdded,
+      };
     })
     .immediate();
 }

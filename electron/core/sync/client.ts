@@ -322,6 +322,19 @@ export class SyncClient {
           const tool = summary.tool ?? this.options.station.stationTool;
           if (tool !== null) this.options.station.emit({ type: 'tool.changed', tool });
         }
+        if (summary.harvestSkipped.length) {
+          this.log.warn(
+            { instruments: summary.harvestSkipped },
+            'sync: instruments on a tool this station does not know were not taken',
+          );
+        }
+        if (summary.harvestChanged || summary.toolChanged || summary.runsAdded > 0) {
+          // A new tool changes which instruments this station harvests, too.
+          this.options.station.harvestFromServer({
+            config: summary.harvestChanged || summary.toolChanged,
+            runs: summary.runsAdded > 0,
+          });
+        }
         this.adoptAnswers(data);
         // Back in touch after an outage: push what waited rather than at the next retry.
         if (!wasOnline) this.nudge();

@@ -20,11 +20,16 @@ export const SYNC_CHANGES_PATH = '/sync/changes';
 export const MAX_PUSH_BATCH = 500;
 export const MAX_WAIT_SECONDS = 30;
 
-/**
- * What the server takes today. Harvest records (harvest_file, harvest_transfer) wait in the
- * station's outbox until the server's harvest API takes them too; the push skips them meanwhile.
- */
-export const PUSH_KINDS = ['usage_event', 'problem_report', 'consumable_withdrawal'] as const;
+/** The kinds of outbox rows the server takes (electron/core/server/sync/ingest.ts). */
+export const PUSH_KINDS = [
+  'usage_event',
+  'problem_report',
+  'consumable_withdrawal',
+  'harvest_file',
+  'harvest_transfer',
+  'harvest_deployment',
+  'harvest_run',
+] as const;
 export type PushKind = (typeof PUSH_KINDS)[number];
 /** `kind IN (...)` for the outbox rows the push sends. */
 export const PUSH_KINDS_SQL = PUSH_KINDS.map((k) => `'${k}'`).join(', ');
@@ -100,6 +105,68 @@ export interface SyncAnswer {
   answered_by_uuid: string | null;
 }
 
+export interface SyncStorageLocation {
+  uuid: string;
+  name: string;
+  type: 'local' | 'server';
+  base_path: string;
+  enabled: boolean;
+}
+
+export interface SyncInstrument {
+  uuid: string;
+  name: string;
+  description: string;
+  tool_uuid: string;
+  watch: { path: string; include: string[]; exclude: string[] }[];
+  stability_seconds: number;
+  storage_location_uuid: string | null;
+  destination_template: string;
+  enabled: boolean;
+}
+
+export interface SyncHook {
+  uuid: string;
+  name: string;
+  trigger: 'pre_transfer' | 'post_transfer';
+  kind: string;
+  config: Record<string, unknown>;
+  priority: number;
+  /** null: every instrument of the station. */
+  instrument_uuid: string | null;
+  enabled: boolean;
+}
+
+export interface SyncSchedule {
+  uuid: string;
+  instrument_uuid: string;
+  cron: string;
+  timezone: string | null;
+  enabled: boolean;
+  /** The station reports the version it deployed (push kind harvest_deployment). */
+  version: number;
+}
+
+/**
+ * The station's whole harvest configuration as the server holds it: the instruments it runs,
+ * the storage locations they (or redirect hooks) use, the hooks that apply to them, and their
+ * schedules. What the server no longer lists is no longer run.
+ */
+export interface SyncHarvest {
+  storage_locations: SyncStorageLocation[];
+  instruments: SyncInstrument[];
+  hooks: SyncHook[];
+  schedules: SyncSchedule[];
+}
+
+/** A manual harvest asked for on the server, not yet taken up by the station. */
+export interface SyncRun {
+  uuid: string;
+  instrument_uuid: string;
+  schedule_uuid: string | null;
+  requested_at: string;
+}
+
 export interface FacilityDelta {
   cursor: number;
   /** True when this delta holds the whole facility (first pull, or a reset cursor). */
@@ -112,4 +179,8 @@ export interface FacilityDelta {
   deleted: { users: string[]; projects: string[]; tools: string[] };
   /** Answers given on the server that the station has not pushed back yet (every delta). */
   answers?: SyncAnswer[];
+  /** The harvest configuration, when it changed since the cursor (and in a full delta). */
+  harvest?: SyncHarvest;
+  /** Queued harvest runs for this station (every delta, until it reports them started). */
+  runs?: SyncRun[];
 }

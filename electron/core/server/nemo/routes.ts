@@ -10,6 +10,8 @@ import type {
   preHandlerAsyncHookHandler,
 } from 'fastify';
 import type { Db } from '../../db/open.js';
+import type { ApiDocs } from '../openapi/registry.js';
+import { describeNemoApi } from './docs.js';
 import {
   MESSAGES,
   orderByOf,
@@ -29,6 +31,8 @@ export interface NemoDeps {
   timeZone: () => string;
   /** Authenticates and authorizes; sends 401/403 itself. */
   authorize: preHandlerAsyncHookHandler;
+  /** Where the routes describe themselves for /openapi.json. */
+  docs?: ApiDocs;
 }
 
 export interface Page<Json> {
@@ -44,6 +48,7 @@ export function registerNemoApi(app: FastifyInstance, deps: NemoDeps): void {
   registerResource(app, deps, projects);
   registerResource(app, deps, reservations);
   registerResource(app, deps, usageEvents);
+  if (deps.docs) describeNemoApi(deps.docs);
 }
 
 const DETAIL_ID_RE = /^\d{1,15}$/;

@@ -7,6 +7,8 @@ import type {
   SyncUser,
 } from '../../sync/protocol.js';
 
+import { harvestChangedSince, harvestConfig, queuedRuns } from './exportHarvest.js';
+
 export interface StationAccount {
   id: number;
   uuid: string;
@@ -125,7 +127,11 @@ export function facilityDelta(db: Db, station: StationAccount, cursor: number): 
       tools: [],
       deleted: { users: [], projects: [], tools: [] },
       answers: answersOwed(db, station.id),
+      runs: queuedRuns(db, station.id),
     };
+    if (full || harvestChangedSince(db, station.uuid, cursor)) {
+      delta.harvest = harvestConfig(db, station.id);
+    }
     if (full) {
       delta.projects = (
         db.prepare(`SELECT ${PROJECT_COLUMNS} FROM projects ORDER BY id`).all() as Parameters<

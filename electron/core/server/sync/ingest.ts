@@ -4,22 +4,24 @@ import { cachedStatement } from '../../db/statements.js';
 import { queuePendingAnswersMail } from '../../mail/pending.js';
 import { nowIso } from '../../util/ids.js';
 import type { PushError, PushRecord, PushResult } from '../../sync/protocol.js';
-
-/** Why one pushed record could not be stored; it stops the batch at that record. */
-class RecordRefused extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-const uuid = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i);
-// Stored in one form (UTC, milliseconds) whatever offset or precision the station sent:
-// date filters compare the text, so "12:00+02:00" and "10:00:00.000Z" must be one value.
-const time = z.iso.datetime({ offset: true }).transform((value) => new Date(value).toISOString());
-const flag = z.union([z.boolean(), z.literal(0), z.literal(1)]).transform((v) => (v ? 1 : 0));
+import {
+  RecordRefused,
+  checkOwner,
+  checkTool,
+  flag,
+  idOf,
+  optionalId,
+  parse,
+  time,
+  uuid,
+  type StationRef,
+} from './records.js';
+import {
+  applyDeployment,
+  insertHarvestTransfer,
+  upsertHarvestFile,
+  upsertRun,
+} from './ingestHarvest.js';
 
 const usageSchema = z.object({
   uuid,
@@ -65,82 +67,6 @@ const withdrawalSchema = z.object({
   question: z.string(),
   created_at: time,
 });
-
-function parse<T extends z.ZodType<{ uuid: string }>>(schema: T, record: PushRecord): z.infer<T> {
-  const result = schema.safeParse(record.payload);
-  if (!result.success) {
-    const issue = result.error.issues[0];
-    const where = issue?.path.join('.') || '(payload)';
-    throw new RecordRefused(
-      'invalid',
-      `${record.kind} ${record.uuid}: ${where}: ${issue?.message}`,
-    );
-  }
-  if (result.data.uuid.toLowerCase() !== record.uuid.toLowerCase()) {
-    throw new RecordRefused('invalid', `${record.kind} ${record.uuid}: payload uuid differs`);
-  }
-  return result.data;
-}
-
-type RefTable = 'users' | 'projects' | 'tools' | 'usage_events';
-
-function idOf(db: Db, table: RefTable, ref: string, field: string): number {
-  const id = cachedStatement(db, `SELECT id FROM ${table} WHERE uuid = ?`)
-    .pluck()
-    .get(ref.toLowerCase()) as number | undefined;
-  if (id === undefined) {
-    throw new RecordRefused('unknown_reference', `${field}: no record ${ref} on the server`);
-  }
-  return id;
-}
-
-function optionalId(
-  db: Db,
-  table: RefTable,
-  ref: string | null | undefined,
-  field: string,
-): number | null {
-  return ref === null || ref === undefined ? null : idOf(db, table, ref, field);
-}
-
-/** Refuses to touch a record another station (or the server itself) created. */
-function checkOwner(
-  existing: { station_id: number | null } | undefined,
-  stationId: number,
-  record: PushRecord,
-): void {
-  if (existing && existing.station_id !== stationId) {
-    throw new RecordRefused(
-      'forbidden',
-      `${record.kind} ${record.uuid} belongs to another station or to the server`,
-    );
-  }
-}
-
-interface StationRef {
-  id: number;
-  uuid: string;
-  tool_id: number | null;
-}
-
-/**
- * A station writes the records of the tool it runs, or of a tool it was registered for before
- * (records made then may still wait in its outbox: station_tools, migration 5); a key cannot
- * be used to write for any other tool.
- */
-function checkTool(db: Db, station: StationRef, toolId: number, record: PushRecord): void {
-  if (station.tool_id === toolId) return;
-  const ranIt = cachedStatement(
-    db,
-    'SELECT 1 FROM station_tools WHERE station_id = ? AND tool_id = ?',
-  ).get(station.id, toolId);
-  if (!ranIt) {
-    throw new RecordRefused(
-      'forbidden',
-      `${record.kind} ${record.uuid}: this station does not run that tool`,
-    );
-  }
-}
 
 interface StoredUsage {
   id: number;
@@ -322,7 +248,11 @@ function insertWithdrawal(db: Db, station: StationRef, record: PushRecord): void
  * savepoint: the first one refused is rolled back alone and stops the batch, so the station's
  * order is kept (it resends that record and the rest later).
  */
-export function ingestBatch(db: Db, station: StationRef, records: PushRecord[]): PushResult {
+export function ingestBatch(
+  db: Db,
+  station: StationRef & { name: string },
+  records: PushRecord[],
+): PushResult {
   const now = nowIso();
   const applyOne = db.transaction((record: PushRecord): 'ok' | 'stale' => {
     switch (record.kind) {
@@ -333,6 +263,18 @@ export function ingestBatch(db: Db, station: StationRef, records: PushRecord[]):
         return 'ok';
       case 'consumable_withdrawal':
         insertWithdrawal(db, station, record);
+        return 'ok';
+      case 'harvest_file':
+        upsertHarvestFile(db, station, record);
+        return 'ok';
+      case 'harvest_transfer':
+        insertHarvestTransfer(db, station, record);
+        return 'ok';
+      case 'harvest_deployment':
+        applyDeployment(db, station, record);
+        return 'ok';
+      case 'harvest_run':
+        upsertRun(db, station, record);
         return 'ok';
       default:
         throw new RecordRefused('invalid', `unknown record kind ${JSON.stringify(record.kind)}`);

@@ -1,7 +1,6 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Db } from '../../db/open.js';
-import { nowIso } from '../../util/ids.js';
 import type { Logger } from '../../util/log.js';
 import {
   MAX_PUSH_BATCH,
@@ -11,22 +10,19 @@ import {
   type FacilityDelta,
   type PushRecord,
 } from '../../sync/protocol.js';
-import { FailureLimiter } from '../rateLimit.js';
-import { sha256 } from '../secrets.js';
+import type { ApiDocs } from '../openapi/registry.js';
+import { describeSyncApi } from './docs.js';
 import { facilityDelta, latestChange, type StationAccount } from './export.js';
 import { ingestBatch } from './ingest.js';
+import { stationAuth } from './stationAuth.js';
 
 export interface SyncApiDeps {
   db: Db;
   log: Logger;
   /** How often a held long-poll looks for new changes (other processes may write them). */
   pollMs?: number;
-}
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    station?: StationAccount;
-  }
+  /** Where the routes describe themselves for /openapi.json. */
+  docs?: ApiDocs;
 }
 
 const pushBody = z.object({
@@ -43,8 +39,18 @@ const pushBody = z.object({
 });
 
 const changesQuery = z.object({
-  cursor: z.coerce.number().int().min(0).default(0),
-  wait: z.coerce.number().min(0).max(MAX_WAIT_SECONDS).default(0),
+  cursor: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(0)
+    .describe('The cursor of the last delta applied; 0 for everything.'),
+  wait: z.coerce
+    .number()
+    .min(0)
+    .max(MAX_WAIT_SECONDS)
+    .default(0)
+    .describe('Seconds to hold the request while nothing is newer than the cursor.'),
 });
 
 /**
@@ -96,43 +102,14 @@ class ChangeWaiters {
  */
 export function registerSyncApi(app: FastifyInstance, deps: SyncApiDeps): void {
   const { db, log } = deps;
-  const failures = new FailureLimiter(20, 60_000);
   const waiters = new ChangeWaiters(db, deps.pollMs ?? 250);
+  if (deps.docs) describeSyncApi(deps.docs, { pushBody, changesQuery });
   app.addHook('preClose', (done) => {
     waiters.wakeAll();
     done();
   });
 
-  const authenticate = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
-    const ip = request.ip;
-    if (failures.blocked(ip)) {
-      void reply.header('retry-after', String(failures.retryAfter(ip)));
-      return reply.code(429).send({ detail: 'Request was throttled.' });
-    }
-    const match = /^Station\s+(\S+)$/i.exec(request.headers.authorization?.trim() ?? '');
-    if (!match) {
-      return reply
-        .code(401)
-        .send({ detail: 'Station key required: Authorization: Station <key>.' });
-    }
-    const station = db
-      .prepare('SELECT id, uuid, name, tool_id, enabled FROM stations WHERE key_hash = ?')
-      .get(sha256(match[1])) as (StationAccount & { enabled: number }) | undefined;
-    if (!station || station.enabled !== 1) {
-      const count = failures.fail(ip);
-      log.warn({ ip, url: request.url, failures: count }, 'rejected station key');
-      return reply
-        .code(401)
-        .send({ detail: station ? 'This station is disabled.' : 'Invalid station key.' });
-    }
-    db.prepare('UPDATE stations SET last_seen_at = ? WHERE id = ?').run(nowIso(), station.id);
-    request.station = {
-      id: station.id,
-      uuid: station.uuid,
-      name: station.name,
-      tool_id: station.tool_id,
-    };
-  };
+  const authenticate = stationAuth(app, { db, log });
 
   app.post(SYNC_PUSH_PATH, { preHandler: authenticate }, (request, reply) => {
     const parsed = pushBody.safeParse(request.body);

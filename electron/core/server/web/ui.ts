@@ -15,7 +15,9 @@ import { RENDERER_DIR } from '../../paths.js';
 import { AppError, toApiError } from '../../util/errors.js';
 import type { Logger } from '../../util/log.js';
 import { authenticate } from '../auth.js';
+import type { ApiDocs } from '../openapi/registry.js';
 import { FailureLimiter } from '../rateLimit.js';
+import { describeWebUi } from './docs.js';
 import { createWebHandlers } from './handlers.js';
 
 export interface WebUiDeps {
@@ -25,6 +27,8 @@ export interface WebUiDeps {
   clock?: () => number;
   /** Built renderer (index.html and assets); defaults to dist/renderer. */
   rendererDir?: string;
+  /** Where the routes describe themselves for /openapi.json. */
+  docs?: ApiDocs;
 }
 
 const SECURITY_HEADERS = {
@@ -52,6 +56,7 @@ export async function registerWebUi(app: FastifyInstance, deps: WebUiDeps): Prom
   const { db, log } = deps;
   const handlers = createWebHandlers({ db, ...(deps.clock ? { clock: deps.clock } : {}) });
   const failures = new FailureLimiter(20, 60_000, deps.clock);
+  if (deps.docs) describeWebUi(deps.docs);
 
   // The rpc routes get their own error handler: the contract's `{code, message}`, not `{detail}`.
   await app.register((scope, _options, done) => {

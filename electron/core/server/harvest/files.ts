@@ -1,0 +1,334 @@
+/**
+ * File and transfer records from every station (spec 002), read by any authenticated user. An
+ * admin sees everything; anyone else only files of instruments granted to them
+ * (user_instrument_access) and transfers of those files. Anything else is answered exactly as
+ * a record that does not exist: never counted, never matched by a filter.
+ */
+import { z } from 'zod';
+import { parseArk } from '../../../../shared/ark.js';
+import type { Db } from '../../db/open.js';
+import type { Role } from '../auth.js';
+import { NotFound, ValidationProblems, problem, type Problem } from './problems.js';
+
+export interface Reader {
+  id: number;
+  role: Role;
+}
+
+export const fileOut = z.object({
+  id: z.number().int(),
+  uuid: z.string(),
+  instrument_id: z.number().int(),
+  persistent_id: z.string(),
+  persistent_id_type: z.string(),
+  source_path: z.string(),
+  filename: z.string(),
+  size: z.number().int(),
+  xxhash: z.string().nullable(),
+  hash_algorithm: z.string(),
+  first_discovered_at: z.string(),
+  metadata_: z.record(z.string(), z.unknown()),
+});
+export type FileOut = z.infer<typeof fileOut>;
+
+export const transferOut = z.object({
+  id: z.number().int(),
+  uuid: z.string(),
+  file_id: z.number().int(),
+  status: z.enum(['completed', 'skipped', 'failed']),
+  storage_location_id: z.number().int().nullable(),
+  destination_path: z.string().nullable(),
+  bytes_transferred: z.number().int(),
+  dest_checksum: z.string().nullable(),
+  checksum_verified: z.boolean(),
+  started_at: z.string(),
+  completed_at: z.string().nullable(),
+  error: z.string(),
+  note: z.string(),
+});
+export type TransferOut = z.infer<typeof transferOut>;
+
+export const fileExample: FileOut = {
+  id: 1041,
+  uuid: '0193a1f2-7c1e-7b55-9d7a-2f1c9e0b4d11',
+  instrument_id: 7,
+  persistent_id: 'ark:99999/fk4d7q2x9m1r',
+  persistent_id_type: 'ark',
+  source_path: 'D:\\Data\\2026-11-20\\grid3_0001.dm4',
+  filename: 'grid3_0001.dm4',
+  size: 67_108_864,
+  xxhash: '6f1ed002ab5595859014ebf0951522d9',
+  hash_algorithm: 'xxh3-128',
+  first_discovered_at: '2026-11-20T09:15:33.120Z',
+  metadata_: { file_info: { mime_type: 'application/octet-stream' } },
+};
+
+export const transferExample: TransferOut = {
+  id: 2210,
+  uuid: '0193a1f2-8a30-7f12-8c55-11aa0b2c3d4e',
+  file_id: 1041,
+  status: 'completed',
+  storage_location_id: 1,
+  destination_path: '/mnt/archive/TEM camera/2026/11/20/2026-11-20/grid3_0001.dm4',
+  bytes_transferred: 67_108_864,
+  dest_checksum: '6f1ed002ab5595859014ebf0951522d9',
+  checksum_verified: true,
+  started_at: '2026-11-20T09:15:38.201Z',
+  completed_at: '2026-11-20T09:15:41.003Z',
+  error: '',
+  note: '',
+};
+
+export const fileQuery = z.object({
+  page: z.string().optional(),
+  size: z.string().optional(),
+  instrument_id: z.string().optional().describe('files of one instrument'),
+  persistent_id: z.string().optional().describe('an ARK; ark:/... is the same identifier'),
+  filename: z.string().optional().describe('the file name, exactly'),
+  first_discovered_at__gte: z.string().optional().describe('discovered at or after (ISO 8601)'),
+  first_discovered_at__lte: z.string().optional().describe('discovered at or before (ISO 8601)'),
+  metadata_key: z
+    .string()
+    .optional()
+    .describe('a metadata_ key, dotted for nesting (file_info.mime_type); with metadata_value'),
+  metadata_value: z.string().optional().describe('the value metadata_key must have'),
+});
+
+export const transferQuery = z.object({
+  page: z.string().optional(),
+  size: z.string().optional(),
+  file_id: z.string().optional().describe('transfers of one file'),
+  status: z.enum(['completed', 'skipped', 'failed']).optional(),
+});
+
+interface Clause {
+  sql: string;
+  args: unknown[];
+}
+
+/** What a reader may see: every file for an admin, else only granted instruments'. */
+function visibleFiles(reader: Reader): Clause {
+  if (reader.role === 'admin') return { sql: '1', args: [] };
+  return {
+    sql: 'f.instrument_id IN (SELECT instrument_id FROM user_instrument_access WHERE user_id = ?)',
+    args: [reader.id],
+  };
+}
+
+type Query = Record<string, string | undefined>;
+
+function integerParam(query: Query, name: string, problems: Problem[]): number | undefined {
+  const text = query[name];
+  if (text === undefined || text === '') return undefined;
+  if (!/^\d{1,15}$/.test(text)) {
+    problems.push(problem(['query', name], 'must be a whole number', 'int_parsing'));
+    return undefined;
+  }
+  return Number(text);
+}
+
+function instantParam(query: Query, name: string, problems: Problem[]): string | undefined {
+  const text = query[name];
+  if (text === undefined || text === '') return undefined;
+  const ms = /^\d{4}-\d{2}-\d{2}/.test(text) ? Date.parse(text) : NaN;
+  if (Number.isNaN(ms)) {
+    problems.push(
+      problem(['query', name], 'must be an ISO 8601 date or date-time', 'datetime_parsing'),
+    );
+    return undefined;
+  }
+  return new Date(ms).toISOString();
+}
+
+export interface Paging {
+  page: number;
+  size: number;
+}
+
+export const DEFAULT_PAGE_SIZE = 50;
+export const MAX_PAGE_SIZE = 1000;
+
+export function pagingOf(query: Query, problems: Problem[]): Paging {
+  const page = integerParam(query, 'page', problems) ?? 1;
+  const size = integerParam(query, 'size', problems) ?? DEFAULT_PAGE_SIZE;
+  if (page < 1)
+    problems.push(problem(['query', 'page'], 'must be 1 or more', 'greater_than_equal'));
+  if (size < 1 || size > MAX_PAGE_SIZE) {
+    problems.push(
+      problem(['query', 'size'], `must be between 1 and ${MAX_PAGE_SIZE}`, 'less_than_equal'),
+    );
+  }
+  return { page, size };
+}
+
+/** A dotted metadata key as a JSON path with every segment quoted. */
+function jsonPath(key: string): string | null {
+  const parts = key.split('.');
+  if (parts.some((p) => p === '' || p.includes('"') || p.includes('\\'))) return null;
+  return `$${parts.map((p) => `."${p}"`).join('')}`;
+}
+
+function fileFilters(query: Query): Clause[] {
+  const problems: Problem[] = [];
+  const clauses: Clause[] = [];
+  const instrumentId = integerParam(query, 'instrument_id', problems);
+  if (instrumentId !== undefined)
+    clauses.push({ sql: 'f.instrument_id = ?', args: [instrumentId] });
+  if (query.persistent_id) {
+    const ark = parseArk(query.persistent_id);
+    if (!ark.ok) problems.push(problem(['query', 'persistent_id'], ark.message, 'ark'));
+    else clauses.push({ sql: 'f.persistent_id = ?', args: [ark.ark] });
+  }
+  if (query.filename) clauses.push({ sql: 'f.filename = ?', args: [query.filename] });
+  const from = instantParam(query, 'first_discovered_at__gte', problems);
+  if (from !== undefined) clauses.push({ sql: 'f.first_discovered_at >= ?', args: [from] });
+  const to = instantParam(query, 'first_discovered_at__lte', problems);
+  if (to !== undefined) clauses.push({ sql: 'f.first_discovered_at <= ?', args: [to] });
+  const key = query.metadata_key;
+  const value = query.metadata_value;
+  if (key) {
+    const path = jsonPath(key);
+    if (path === null) {
+      problems.push(
+        problem(['query', 'metadata_key'], 'must be a key or dotted keys (a.b), without quotes'),
+      );
+    } else if (value === undefined) {
+      clauses.push({ sql: 'json_type(f.metadata_, ?) IS NOT NULL', args: [path] });
+    } else {
+      // The value as the station stored it: text as text, numbers by value, true/false.
+      const number = value.trim() !== '' && Number.isFinite(Number(value)) ? Number(value) : null;
+      clauses.push({
+        sql: `CASE json_type(f.metadata_, ?)
+                WHEN 'text' THEN json_extract(f.metadata_, ?) = ?
+                WHEN 'integer' THEN json_extract(f.metadata_, ?) = ?
+                WHEN 'real' THEN json_extract(f.metadata_, ?) = ?
+                WHEN 'true' THEN ? = 'true'
+                WHEN 'false' THEN ? = 'false'
+                ELSE 0 END`,
+        args: [path, path, value, path, number, path, number, value, value],
+      });
+    }
+  } else if (value !== undefined && value !== '') {
+    problems.push(problem(['query', 'metadata_key'], 'is needed with metadata_value', 'missing'));
+  }
+  if (problems.length) throw new ValidationProblems(problems);
+  return clauses;
+}
+
+function joinClauses(clauses: Clause[]): Clause {
+  return {
+    sql: clauses.length ? clauses.map((c) => `(${c.sql})`).join(' AND ') : '1',
+    args: clauses.flatMap((c) => c.args),
+  };
+}
+
+interface FileRow {
+  id: number;
+  uuid: string;
+  instrument_id: number;
+  persistent_id: string;
+  persistent_id_type: string;
+  source_path: string;
+  filename: string;
+  size: number;
+  xxhash: string | null;
+  hash_algorithm: string;
+  first_discovered_at: string;
+  metadata_: string;
+}
+
+const FILE_COLUMNS = `f.id, f.uuid, f.instrument_id, f.persistent_id, f.persistent_id_type,
+  f.source_path, f.filename, f.size, f.xxhash, f.hash_algorithm, f.first_discovered_at,
+  f.metadata_`;
+
+function fileJson(row: FileRow): FileOut {
+  return { ...row, metadata_: JSON.parse(row.metadata_) as Record<string, unknown> };
+}
+
+export interface Envelope<T> {
+  items: T[];
+  total: number;
+  page: number;
+  size: number;
+}
+
+export function listFiles(db: Db, reader: Reader, query: Query): Envelope<FileOut> {
+  const problems: Problem[] = [];
+  const paging = pagingOf(query, problems);
+  if (problems.length) throw new ValidationProblems(problems);
+  const where = joinClauses([visibleFiles(reader), ...fileFilters(query)]);
+  return db.transaction(() => {
+    const total = db
+      .prepare(`SELECT count(*) FROM harvest_files f WHERE ${where.sql}`)
+      .pluck()
+      .get(...where.args) as number;
+    const rows = db
+      .prepare(
+        `SELECT ${FILE_COLUMNS} FROM harvest_files f WHERE ${where.sql}
+         ORDER BY f.id LIMIT ? OFFSET ?`,
+      )
+      .all(...where.args, paging.size, (paging.page - 1) * paging.size) as FileRow[];
+    return { items: rows.map(fileJson), total, ...paging };
+  })();
+}
+
+export function getFile(db: Db, reader: Reader, id: number): FileOut {
+  const visible = visibleFiles(reader);
+  const row = db
+    .prepare(`SELECT ${FILE_COLUMNS} FROM harvest_files f WHERE f.id = ? AND ${visible.sql}`)
+    .get(id, ...visible.args) as FileRow | undefined;
+  if (!row) throw new NotFound(`no file with id ${id}`);
+  return fileJson(row);
+}
+
+interface TransferRow extends Omit<TransferOut, 'checksum_verified'> {
+  checksum_verified: number;
+}
+
+const TRANSFER_COLUMNS = `t.id, t.uuid, t.file_id, t.status, t.storage_location_id,
+  t.destination_path, t.bytes_transferred, t.dest_checksum, t.checksum_verified, t.started_at,
+  t.completed_at, t.error, t.note`;
+
+function transferJson(row: TransferRow): TransferOut {
+  return { ...row, checksum_verified: row.checksum_verified === 1 };
+}
+
+export function listTransfers(db: Db, reader: Reader, query: Query): Envelope<TransferOut> {
+  const problems: Problem[] = [];
+  const paging = pagingOf(query, problems);
+  const clauses: Clause[] = [visibleFiles(reader)];
+  const fileId = integerParam(query, 'file_id', problems);
+  if (fileId !== undefined) clauses.push({ sql: 't.file_id = ?', args: [fileId] });
+  if (query.status) {
+    if (!['completed', 'skipped', 'failed'].includes(query.status)) {
+      problems.push(problem(['query', 'status'], 'must be completed, skipped or failed', 'enum'));
+    } else clauses.push({ sql: 't.status = ?', args: [query.status] });
+  }
+  if (problems.length) throw new ValidationProblems(problems);
+  const where = joinClauses(clauses);
+  const from = 'harvest_transfers t JOIN harvest_files f ON f.id = t.file_id';
+  return db.transaction(() => {
+    const total = db
+      .prepare(`SELECT count(*) FROM ${from} WHERE ${where.sql}`)
+      .pluck()
+      .get(...where.args) as number;
+    const rows = db
+      .prepare(
+        `SELECT ${TRANSFER_COLUMNS} FROM ${from} WHERE ${where.sql} ORDER BY t.id LIMIT ? OFFSET ?`,
+      )
+      .all(...where.args, paging.size, (paging.page - 1) * paging.size) as TransferRow[];
+    return { items: rows.map(transferJson), total, ...paging };
+  })();
+}
+
+export function getTransfer(db: Db, reader: Reader, id: number): TransferOut {
+  const visible = visibleFiles(reader);
+  const row = db
+    .prepare(
+      `SELECT ${TRANSFER_COLUMNS} FROM harvest_transfers t JOIN harvest_files f ON f.id = t.file_id
+       WHERE t.id = ? AND ${visible.sql}`,
+    )
+    .get(id, ...visible.args) as TransferRow | undefined;
+  if (!row) throw new NotFound(`no transfer with id ${id}`);
+  return transferJson(row);
+}

@@ -1,0 +1,222 @@
+/**
+ * Hooks: the built-in kinds of the station harvest (electron/core/harvest/hooks.ts), checked
+ * here with the same rules as a facility bundle. `instrument_id` null: every instrument.
+ */
+import { z } from 'zod';
+import type { Db } from '../../db/open.js';
+import { newUuid } from '../../util/ids.js';
+import { hookProblems } from '../../harvest/config.js';
+import { notifyStations, stationOfInstrument, stationsRunningInstruments } from './notify.js';
+import { ValidationProblems, pathProblem, problem, type Problem } from './problems.js';
+import {
+  checkReference,
+  checkUniqueName,
+  idSchema,
+  nameSchema,
+  requireRecord,
+  type Context,
+  type ManagedResource,
+} from './resource.js';
+
+const triggers = z.enum(['pre_transfer', 'post_transfer']);
+
+export const hookOut = z.object({
+  id: z.number().int(),
+  name: z.string(),
+  trigger: triggers,
+  kind: z.string(),
+  config: z.record(z.string(), z.unknown()),
+  priority: z.number().int(),
+  instrument_id: z.number().int().nullable(),
+  enabled: z.boolean(),
+});
+export type HookOut = z.infer<typeof hookOut>;
+
+const fields = {
+  name: nameSchema,
+  trigger: triggers,
+  kind: z.string().min(1),
+  config: z.record(z.string(), z.unknown()),
+  priority: z.number().int().min(-1_000_000).max(1_000_000),
+  instrument_id: idSchema.nullable(),
+  enabled: z.boolean(),
+};
+const createSchema = z
+  .object({
+    name: fields.name,
+    trigger: fields.trigger,
+    kind: fields.kind,
+    config: fields.config.optional(),
+    priority: fields.priority.optional(),
+    instrument_id: fields.instrument_id.optional(),
+    enabled: fields.enabled.optional(),
+  })
+  .strict();
+const patchSchema = z.object(fields).partial().strict();
+type Input = Partial<z.infer<z.ZodObject<typeof fields>>>;
+
+interface Row {
+  id: number;
+  name: string;
+  trigger: 'pre_transfer' | 'post_transfer';
+  kind: string;
+  config: string;
+  priority: number;
+  instrument_id: number | null;
+  enabled: number;
+}
+
+function row(db: Db, id: number): Row {
+  return db
+    .prepare(
+      `SELECT id, name, "trigger", kind, config, priority, instrument_id, enabled
+       FROM harvest_hooks WHERE id = ?`,
+    )
+    .get(id) as Row;
+}
+
+function check(db: Db, merged: Required<Input>, input: Input, id: number | null): void {
+  const problems: Problem[] = [
+    ...checkUniqueName(db, 'harvest_hooks', 'hook', input.name, id),
+    ...checkReference(db, 'instruments', 'instrument', 'instrument_id', input.instrument_id),
+  ];
+  if (input.kind !== undefined || input.trigger !== undefined || input.config !== undefined) {
+    for (const text of hookProblems('body', merged)) {
+      problems.push(pathProblem('body', 'body', text));
+    }
+    const location = merged.config.storage_location;
+    if (
+      typeof location === 'string' &&
+      !db.prepare('SELECT 1 FROM storage_locations WHERE name = ?').get(location)
+    ) {
+      problems.push(
+        problem(
+          ['body', 'config', 'storage_location'],
+          `no storage location named ${JSON.stringify(location)}`,
+          'missing_reference',
+        ),
+      );
+    }
+  }
+  if (problems.length) throw new ValidationProblems(problems);
+}
+
+/** A hook for one instrument concerns its station; one for every instrument, all of them. */
+function concerned(db: Db, instrumentId: number | null): (number | null)[] {
+  return instrumentId === null
+    ? stationsRunningInstruments(db)
+    : [stationOfInstrument(db, instrumentId)];
+}
+
+export const hooks: ManagedResource<HookOut> = {
+  path: 'hooks',
+  label: 'hook',
+  table: 'harvest_hooks',
+  createSchema,
+  patchSchema,
+  outSchema: hookOut,
+  readOnly: ['id'],
+  examples: {
+    out: {
+      id: 4,
+      name: 'sidecars',
+      trigger: 'post_transfer',
+      kind: 'sidecar_json',
+      config: { suffixes: ['.json'] },
+      priority: 100,
+      instrument_id: null,
+      enabled: true,
+    },
+    create: {
+      name: 'sidecars',
+      trigger: 'post_transfer',
+      kind: 'sidecar_json',
+      config: { suffixes: ['.json'] },
+    },
+    patch: { priority: 50 },
+  },
+
+  serialize(db, id) {
+    const r = row(db, id);
+    return {
+      ...r,
+      config: JSON.parse(r.config) as Record<string, unknown>,
+      enabled: r.enabled === 1,
+    };
+  },
+
+  create({ db, now }: Context, input) {
+    const i = input as Input & { name: string; trigger: Row['trigger']; kind: string };
+    const merged: Required<Input> = {
+      config: {},
+      priority: 100,
+      instrument_id: null,
+      enabled: true,
+      ...i,
+    };
+    check(db, merged, i, null);
+    const id = Number(
+      db
+        .prepare(
+          `INSERT INTO harvest_hooks (uuid, name, "trigger", kind, config, priority, instrument_id,
+             enabled, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(
+          newUuid(),
+          merged.name,
+          merged.trigger,
+          merged.kind,
+          JSON.stringify(merged.config),
+          merged.priority,
+          merged.instrument_id,
+          merged.enabled ? 1 : 0,
+          now,
+          now,
+        ).lastInsertRowid,
+    );
+    notifyStations(db, concerned(db, merged.instrument_id));
+    return { id };
+  },
+
+  update({ db, now }, id, input) {
+    requireRecord(db, this, id);
+    const before = row(db, id);
+    const i = input as Input;
+    const merged: Required<Input> = {
+      name: before.name,
+      trigger: before.trigger,
+      kind: before.kind,
+      config: JSON.parse(before.config) as Record<string, unknown>,
+      priority: before.priority,
+      instrument_id: before.instrument_id,
+      enabled: before.enabled === 1,
+      ...i,
+    };
+    check(db, merged, i, id);
+    db.prepare(
+      `UPDATE harvest_hooks SET name = ?, "trigger" = ?, kind = ?, config = ?, priority = ?,
+         instrument_id = ?, enabled = ?, updated_at = ? WHERE id = ?`,
+    ).run(
+      merged.name,
+      merged.trigger,
+      merged.kind,
+      JSON.stringify(merged.config),
+      merged.priority,
+      merged.instrument_id,
+      merged.enabled ? 1 : 0,
+      now,
+      id,
+    );
+    notifyStations(db, [
+      ...concerned(db, before.instrument_id),
+      ...concerned(db, merged.instrument_id),
+    ]);
+  },
+
+  remove({ db }, id) {
+    requireRecord(db, this, id);
+    const before = row(db, id);
+    db.prepare('DELETE FROM harvest_hooks WHERE id = ?').run(id);
+    notifyStations(db, concerned(db, before.instrument_id));
+  },
+};

@@ -1,0 +1,86 @@
+/**
+ * The harvest API's validation errors, in the shape FastAPI clients read:
+ * `422 {"detail": [{"loc": ["body", "watch", 0, "include", 1], "msg": "...", "type": "..."}]}`,
+ * one item per problem, so a client can show each next to its field.
+ */
+import { z } from 'zod';
+
+export type Loc = (string | number)[];
+
+export interface Problem {
+  loc: Loc;
+  msg: string;
+  type: string;
+}
+
+/** Thrown by a resource's checks; the routes answer 422 with every problem. */
+export class ValidationProblems extends Error {
+  constructor(readonly problems: Problem[]) {
+    super(problems.map((p) => `${p.loc.join('.')}: ${p.msg}`).join('; '));
+  }
+}
+
+/** A missing record: 404 `{"detail": message}`. */
+export class NotFound extends Error {}
+
+/** Something still refers to the record, or a rule between records is broken: 409. */
+export class Conflict extends Error {}
+
+export function problem(loc: Loc, msg: string, type = 'value_error'): Problem {
+  return { loc, msg, type };
+}
+
+/** zod's issues as problems under `root` ("body" or "query"); unknown keys one by one. */
+export function zodProblems(root: string, error: z.ZodError): Problem[] {
+  const problems: Problem[] = [];
+  for (const issue of error.issues) {
+    const at = [root, ...issue.path.map((p) => (typeof p === 'number' ? p : String(p)))];
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) {
+        problems.push(problem([...at, key], 'unknown field', 'extra_forbidden'));
+      }
+    } else if (issue.code === 'invalid_type' && issue.input === undefined) {
+      problems.push(problem(at, 'Field required', 'missing'));
+    } else {
+      problems.push(problem(at, issue.message, issue.code));
+    }
+  }
+  return problems;
+}
+
+/**
+ * The checks shared with the facility bundle report `path.to[0].field: message`; this turns
+ * one into a problem under `root` (`body`), dropping the bundle's own prefix `prefix`.
+ */
+export function pathProblem(root: string, prefix: string, text: string): Problem {
+  const at = text.indexOf(': ');
+  const path = at < 0 ? '' : text.slice(0, at);
+  const msg = at < 0 ? text : text.slice(at + 2);
+  const rest = path.startsWith(prefix) ? path.slice(prefix.length) : path;
+  const loc: Loc = [root];
+  for (const part of rest.matchAll(/([^.[\]]+)|\[(\d+)\]/g)) {
+    if (part[2] !== undefined) loc.push(Number(part[2]));
+    else if (part[1] !== undefined) loc.push(part[1]);
+  }
+  return problem(loc, msg);
+}
+
+/** Parses `input` with `schema`, or throws every problem as a 422. */
+export function parseBody<T extends z.ZodType>(schema: T, input: unknown): z.output<T> {
+  const result = schema.safeParse(input);
+  if (!result.success) throw new ValidationProblems(zodProblems('body', result.error));
+  return result.data;
+}
+
+/** The 422 body's schema, for the docs. */
+export const validationErrorSchema = z.object({
+  detail: z.array(
+    z.object({
+      loc: z.array(z.union([z.string(), z.number()])),
+      msg: z.string(),
+      type: z.string(),
+    }),
+  ),
+});
+
+export const detailSchema = z.object({ detail: z.string() });

@@ -1,0 +1,128 @@
+/**
+ * Harvest runs: a manual harvest asked for through `POST /api/schedules/{id}/trigger`, or one a
+ * schedule started on its station. A trigger queues the run for the station that runs the
+ * instrument and wakes its long-poll; the station reports when it starts and what it did
+ * (kind harvest_run of the sync push).
+ */
+import { z } from 'zod';
+import type { Db } from '../../db/open.js';
+import { newUuid } from '../../util/ids.js';
+import { MAX_WAIT_SECONDS } from '../../sync/protocol.js';
+import { notifyStations } from './notify.js';
+import { Conflict, NotFound } from './problems.js';
+
+export const runOut = z.object({
+  id: z.number().int(),
+  trigger: z.enum(['manual', 'schedule']),
+  state: z.enum(['queued', 'running', 'completed', 'failed']),
+  requested_at: z.string(),
+  started_at: z.string().nullable(),
+  finished_at: z.string().nullable(),
+  files_completed: z.number().int(),
+  files_skipped: z.number().int(),
+  files_failed: z.number().int(),
+  error: z.string(),
+});
+export type RunOut = z.infer<typeof runOut>;
+
+export const triggerOut = z.object({
+  run_id: z.number().int(),
+  state: z.literal('queued'),
+  station: z.object({ id: z.number().int(), name: z.string(), online: z.boolean() }),
+  /** True when the station is not in touch now: the run waits until it is. */
+  queued_offline: z.boolean(),
+  detail: z.string(),
+});
+export type TriggerOut = z.infer<typeof triggerOut>;
+
+const RUN_COLUMNS = `id, "trigger", state, requested_at, started_at, finished_at, files_completed,
+  files_skipped, files_failed, error`;
+
+export function recentRuns(db: Db, scheduleId: number, limit: number): RunOut[] {
+  return db
+    .prepare(
+      `SELECT ${RUN_COLUMNS} FROM harvest_runs WHERE schedule_id = ?
+       ORDER BY requested_at DESC, id DESC LIMIT ?`,
+    )
+    .all(scheduleId, limit) as RunOut[];
+}
+
+/**
+ * A station is online while it holds a long-poll or has just made a request: its pull waits
+ * at most MAX_WAIT_SECONDS, and every request stamps last_seen_at.
+ */
+export function stationOnline(lastSeenAt: string | null, now: number): boolean {
+  if (lastSeenAt === null) return false;
+  return now - Date.parse(lastSeenAt) <= (MAX_WAIT_SECONDS + 15) * 1000;
+}
+
+/** Queues a manual harvest of the schedule's instrument on its station. */
+export function triggerRun(
+  db: Db,
+  scheduleId: number,
+  requestedBy: number,
+  now: number,
+): TriggerOut {
+  return db
+    .transaction((): TriggerOut => {
+      const schedule = db
+        .prepare(
+          `SELECT s.id, s.instrument_id, i.name AS instrument, i.station_id, i.enabled
+           FROM harvest_schedules s JOIN instruments i ON i.id = s.instrument_id WHERE s.id = ?`,
+        )
+        .get(scheduleId) as
+        | {
+            id: number;
+            instrument_id: number;
+            instrument: string;
+            station_id: number | null;
+            enabled: number;
+          }
+        | undefined;
+      if (!schedule) throw new NotFound(`no schedule with id ${scheduleId}`);
+      if (schedule.station_id === null) {
+        throw new Conflict(
+          `instrument ${schedule.instrument_id} (${schedule.instrument}) has no service account to run it`,
+        );
+      }
+      if (schedule.enabled !== 1) {
+        throw new Conflict(
+          `instrument ${schedule.instrument_id} (${schedule.instrument}) is disabled`,
+        );
+      }
+      const station = db
+        .prepare('SELECT id, name, enabled, last_seen_at FROM stations WHERE id = ?')
+        .get(schedule.station_id) as {
+        id: number;
+        name: string;
+        enabled: number;
+        last_seen_at: string | null;
+      };
+      if (station.enabled !== 1) {
+        throw new Conflict(`service account ${station.id} (${station.name}) is disabled`);
+      }
+      const requestedAt = new Date(now).toISOString();
+      const runId = Number(
+        db
+          .prepare(
+            `INSERT INTO harvest_runs (uuid, schedule_id, instrument_id, station_id, "trigger",
+               state, requested_by_id, requested_at) VALUES (?, ?, ?, ?, 'manual', 'queued', ?, ?)`,
+          )
+          .run(newUuid(), schedule.id, schedule.instrument_id, station.id, requestedBy, requestedAt)
+          .lastInsertRowid,
+      );
+      notifyStations(db, [station.id]);
+      const online = stationOnline(station.last_seen_at, now);
+      return {
+        run_id: runId,
+        state: 'queued',
+        station: { id: station.id, name: station.name, online },
+        queued_offline: !online,
+        detail: online
+          ? `run ${runId} is queued; station ${station.name} starts it within seconds`
+          : `station ${station.name} is offline (last seen ${station.last_seen_at ?? 'never'}); ` +
+            `run ${runId} is queued and starts when it connects`,
+      };
+    })
+    .immediate();
+}

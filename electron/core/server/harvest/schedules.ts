@@ -1,0 +1,245 @@
+/**
+ * Schedules and their deployments. Spec 002's external workflow scheduler is, here, the fleet
+ * of stations: a schedule is deployed on the station that runs its instrument. Every change
+ * bumps the schedule's version and sets its deployment pending; the station's next delta
+ * carries it, and the station reports back which version it deployed (or why it could not),
+ * with its next run (electron/core/server/sync/ingest.ts, kind harvest_deployment).
+ */
+import { z } from 'zod';
+import type { Db } from '../../db/open.js';
+import { newUuid } from '../../util/ids.js';
+import { cronProblems } from '../../harvest/config.js';
+import { notifyStations, stationOfInstrument } from './notify.js';
+import { ValidationProblems, problem, type Problem } from './problems.js';
+import {
+  checkReference,
+  idSchema,
+  requireRecord,
+  type Context,
+  type ManagedResource,
+} from './resource.js';
+import { recentRuns, runOut } from './runs.js';
+
+export const deploymentOut = z.object({
+  station: z.object({ id: z.number().int(), name: z.string() }).nullable(),
+  state: z.enum(['pending', 'deployed', 'failed', 'removed']),
+  deployed_at: z.string().nullable(),
+  last_run_at: z.string().nullable(),
+  next_run_at: z.string().nullable(),
+  /** Why the deployment failed or cannot happen yet; empty otherwise. */
+  error: z.string(),
+  /** The latest runs, newest first (at most 10). */
+  runs: z.array(runOut),
+});
+
+export const scheduleOut = z.object({
+  id: z.number().int(),
+  instrument_id: z.number().int(),
+  cron: z.string(),
+  timezone: z.string().nullable(),
+  enabled: z.boolean(),
+  deployment: deploymentOut,
+});
+export type ScheduleOut = z.infer<typeof scheduleOut>;
+
+const fields = {
+  instrument_id: idSchema,
+  cron: z.string().trim().min(1, 'must not be empty').max(200),
+  timezone: z.string().min(1).max(100).nullable(),
+  enabled: z.boolean(),
+};
+const createSchema = z
+  .object({
+    instrument_id: fields.instrument_id,
+    cron: fields.cron,
+    timezone: fields.timezone.optional(),
+    enabled: fields.enabled.optional(),
+  })
+  .strict();
+const patchSchema = z.object(fields).partial().strict();
+type Input = Partial<z.infer<z.ZodObject<typeof fields>>>;
+
+interface Row {
+  id: number;
+  instrument_id: number;
+  cron: string;
+  timezone: string | null;
+  enabled: number;
+  station_id: number | null;
+  station_name: string | null;
+  deployment_state: 'pending' | 'deployed' | 'failed' | 'removed';
+  deployed_at: string | null;
+  last_run_at: string | null;
+  next_run_at: string | null;
+  deployment_error: string;
+}
+
+function row(db: Db, id: number): Row {
+  return db
+    .prepare(
+      `SELECT s.id, s.instrument_id, s.cron, s.timezone, s.enabled, s.station_id,
+         st.name AS station_name, s.deployment_state, s.deployed_at, s.last_run_at,
+         s.next_run_at, s.deployment_error
+       FROM harvest_schedules s LEFT JOIN stations st ON st.id = s.station_id WHERE s.id = ?`,
+    )
+    .get(id) as Row;
+}
+
+function timezoneProblems(timezone: string | null | undefined): Problem[] {
+  if (!timezone) return [];
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: timezone });
+    return [];
+  } catch {
+    return [
+      problem(
+        ['body', 'timezone'],
+        `${JSON.stringify(timezone)} is not an IANA time zone name (e.g. Europe/Zurich)`,
+      ),
+    ];
+  }
+}
+
+function check(db: Db, merged: Required<Input>, input: Input): void {
+  const problems: Problem[] = [
+    ...checkReference(db, 'instruments', 'instrument', 'instrument_id', input.instrument_id),
+    ...timezoneProblems(input.timezone),
+  ];
+  if ((input.cron !== undefined || input.timezone !== undefined) && !problems.length) {
+    for (const text of cronProblems('cron', merged.cron, merged.timezone)) {
+      problems.push(problem(['body', 'cron'], text.slice('cron: '.length), 'cron'));
+    }
+  }
+  if (problems.length) throw new ValidationProblems(problems);
+}
+
+export const schedules: ManagedResource<ScheduleOut> = {
+  path: 'schedules',
+  label: 'schedule',
+  table: 'harvest_schedules',
+  createSchema,
+  patchSchema,
+  outSchema: scheduleOut,
+  readOnly: ['id', 'deployment'],
+  examples: {
+    out: {
+      id: 2,
+      instrument_id: 7,
+      cron: '0 */2 * * *',
+      timezone: 'Europe/Zurich',
+      enabled: true,
+      deployment: {
+        station: { id: 3, name: 'tem-pc' },
+        state: 'deployed',
+        deployed_at: '2026-11-20T08:00:02.511Z',
+        last_run_at: '2026-11-20T10:00:00.004Z',
+        next_run_at: '2026-11-20T12:00:00.000Z',
+        error: '',
+        runs: [
+          {
+            id: 31,
+            trigger: 'schedule',
+            state: 'completed',
+            requested_at: '2026-11-20T10:00:00.004Z',
+            started_at: '2026-11-20T10:00:00.004Z',
+            finished_at: '2026-11-20T10:00:07.310Z',
+            files_completed: 12,
+            files_skipped: 0,
+            files_failed: 1,
+            error: '',
+          },
+        ],
+      },
+    },
+    create: { instrument_id: 7, cron: '0 */2 * * *', timezone: 'Europe/Zurich' },
+    patch: { enabled: false },
+  },
+
+  serialize(db, id) {
+    const r = row(db, id);
+    let error = r.deployment_error;
+    if (r.station_id === null) {
+      error = `instrument ${r.instrument_id} has no service account to run it`;
+    }
+    return {
+      id: r.id,
+      instrument_id: r.instrument_id,
+      cron: r.cron,
+      timezone: r.timezone,
+      enabled: r.enabled === 1,
+      deployment: {
+        station: r.station_id === null ? null : { id: r.station_id, name: r.station_name ?? '' },
+        state: r.deployment_state,
+        deployed_at: r.deployed_at,
+        last_run_at: r.last_run_at,
+        next_run_at: r.next_run_at,
+        error,
+        runs: recentRuns(db, r.id, 10),
+      },
+    };
+  },
+
+  create({ db, now }: Context, input) {
+    const i = input as Input & { instrument_id: number; cron: string };
+    const merged: Required<Input> = { timezone: null, enabled: true, ...i };
+    check(db, merged, i);
+    const stationId = stationOfInstrument(db, merged.instrument_id);
+    const id = Number(
+      db
+        .prepare(
+          `INSERT INTO harvest_schedules (uuid, instrument_id, cron, timezone, enabled, station_id,
+             version, deployment_state, created_at, updated_at)
+           VALUES (?, ?, ?, ?, ?, ?, 1, 'pending', ?, ?)`,
+        )
+        .run(
+          newUuid(),
+          merged.instrument_id,
+          merged.cron,
+          merged.timezone,
+          merged.enabled ? 1 : 0,
+          stationId,
+          now,
+          now,
+        ).lastInsertRowid,
+    );
+    notifyStations(db, [stationId]);
+    return { id };
+  },
+
+  update({ db, now }, id, input) {
+    requireRecord(db, this, id);
+    const before = row(db, id);
+    const i = input as Input;
+    const merged: Required<Input> = {
+      instrument_id: before.instrument_id,
+      cron: before.cron,
+      timezone: before.timezone,
+      enabled: before.enabled === 1,
+      ...i,
+    };
+    check(db, merged, i);
+    const stationId = stationOfInstrument(db, merged.instrument_id);
+    db.prepare(
+      `UPDATE harvest_schedules SET instrument_id = ?, cron = ?, timezone = ?, enabled = ?,
+         station_id = ?, version = version + 1, deployment_state = 'pending',
+         deployment_error = '', updated_at = ? WHERE id = ?`,
+    ).run(
+      merged.instrument_id,
+      merged.cron,
+      merged.timezone,
+      merged.enabled ? 1 : 0,
+      stationId,
+      now,
+      id,
+    );
+    notifyStations(db, [before.station_id, stationId]);
+  },
+
+  remove({ db }, id) {
+    requireRecord(db, this, id);
+    const before = row(db, id);
+    // Its runs stay (the history of the instrument), without the schedule.
+    db.prepare('DELETE FROM harvest_schedules WHERE id = ?').run(id);
+    notifyStations(db, [before.station_id]);
+  },
+};

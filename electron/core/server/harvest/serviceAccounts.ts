@@ -1,0 +1,136 @@
+/**
+ * Service accounts: the stations. Each syncs with the key that only its create response
+ * carries (only a hash is kept), and runs the instruments that name it. The tool a station
+ * runs follows from its instruments (see instruments.ts), or from the admin page.
+ */
+import { z } from 'zod';
+import type { Db } from '../../db/open.js';
+import { createStationAccount } from '../accounts.js';
+import { Conflict, ValidationProblems } from './problems.js';
+import {
+  checkUniqueName,
+  countWhere,
+  nameSchema,
+  requireRecord,
+  type Context,
+  type ManagedResource,
+} from './resource.js';
+
+export const serviceAccountOut = z.object({
+  id: z.number().int(),
+  name: z.string(),
+  description: z.string(),
+  enabled: z.boolean(),
+  last_seen_at: z.string().nullable(),
+});
+export type ServiceAccountOut = z.infer<typeof serviceAccountOut>;
+
+const fields = {
+  name: nameSchema,
+  description: z.string().max(2000),
+  enabled: z.boolean(),
+};
+const createSchema = z
+  .object({
+    name: fields.name,
+    description: fields.description.optional(),
+    enabled: fields.enabled.optional(),
+  })
+  .strict();
+const patchSchema = z.object(fields).partial().strict();
+
+interface Row {
+  id: number;
+  name: string;
+  description: string;
+  enabled: number;
+  last_seen_at: string | null;
+}
+
+function row(db: Db, id: number): Row {
+  return db
+    .prepare('SELECT id, name, description, enabled, last_seen_at FROM stations WHERE id = ?')
+    .get(id) as Row;
+}
+
+export const serviceAccounts: ManagedResource<ServiceAccountOut> = {
+  path: 'service-accounts',
+  label: 'service account',
+  table: 'stations',
+  createSchema,
+  patchSchema,
+  outSchema: serviceAccountOut,
+  readOnly: ['id', 'last_seen_at', 'key'],
+  examples: {
+    out: {
+      id: 3,
+      name: 'tem-pc',
+      description: 'Acquisition PC of the TEM',
+      enabled: true,
+      last_seen_at: '2026-11-20T09:14:03.120Z',
+    },
+    create: { name: 'tem-pc', description: 'Acquisition PC of the TEM' },
+    patch: { enabled: false },
+  },
+
+  serialize(db, id) {
+    const r = row(db, id);
+    return { ...r, enabled: r.enabled === 1 };
+  },
+
+  create({ db }: Context, input) {
+    const i = input as z.infer<typeof createSchema>;
+    const problems = checkUniqueName(db, 'stations', 'service account', i.name, null);
+    if (problems.length) throw new ValidationProblems(problems);
+    const { id, key } = createStationAccount(db, {
+      name: i.name,
+      tool: null,
+      description: i.description ?? '',
+    });
+    if (i.enabled === false) db.prepare('UPDATE stations SET enabled = 0 WHERE id = ?').run(id);
+    return { id, extra: { key } };
+  },
+
+  update({ db }, id, input) {
+    requireRecord(db, this, id);
+    const i = input as z.infer<typeof patchSchema>;
+    const problems = checkUniqueName(db, 'stations', 'service account', i.name, id);
+    if (problems.length) throw new ValidationProblems(problems);
+    const before = row(db, id);
+    // The sync trigger on stations logs a change of name or enabled: the station pulls it.
+    db.prepare('UPDATE stations SET name = ?, description = ?, enabled = ? WHERE id = ?').run(
+      i.name ?? before.name,
+      i.description ?? before.description,
+      i.enabled === undefined ? before.enabled : i.enabled ? 1 : 0,
+      id,
+    );
+  },
+
+  remove({ db }, id) {
+    requireRecord(db, this, id);
+    const instruments = db
+      .prepare('SELECT name FROM instruments WHERE station_id = ? ORDER BY name')
+      .pluck()
+      .all(id) as string[];
+    if (instruments.length) {
+      throw new Conflict(
+        `service account ${id} runs instrument${instruments.length > 1 ? 's' : ''} ` +
+          instruments.join(', '),
+      );
+    }
+    const pushed =
+      countWhere(db, 'SELECT count(*) FROM usage_events WHERE station_id = ?', id) +
+      countWhere(db, 'SELECT count(*) FROM harvest_files WHERE station_id = ?', id) +
+      countWhere(db, 'SELECT count(*) FROM problem_reports WHERE station_id = ?', id) +
+      countWhere(db, 'SELECT count(*) FROM consumable_withdrawals WHERE station_id = ?', id) +
+      countWhere(db, 'SELECT count(*) FROM harvest_runs WHERE station_id = ?', id) +
+      countWhere(db, 'SELECT count(*) FROM harvest_schedules WHERE station_id = ?', id);
+    if (pushed) {
+      throw new Conflict(
+        `service account ${id} is named by ${pushed} record${pushed > 1 ? 's' : ''} it synced; disable it instead`,
+      );
+    }
+    db.prepare('DELETE FROM station_tools WHERE station_id = ?').run(id);
+    db.prepare('DELETE FROM stations WHERE id = ?').run(id);
+  },
+};

@@ -1,0 +1,175 @@
+import { isAbsolute } from 'node:path';
+import { z } from 'zod';
+import type { Db } from '../../db/open.js';
+import { newUuid } from '../../util/ids.js';
+import { notifyStations, stationsRunningInstruments } from './notify.js';
+import { Conflict, ValidationProblems, problem, type Problem } from './problems.js';
+import {
+  checkUniqueName,
+  countWhere,
+  nameSchema,
+  requireRecord,
+  type Context,
+  type ManagedResource,
+} from './resource.js';
+
+export const storageLocationOut = z.object({
+  id: z.number().int(),
+  name: z.string(),
+  type: z.enum(['local', 'server']),
+  base_path: z.string(),
+  enabled: z.boolean(),
+});
+export type StorageLocationOut = z.infer<typeof storageLocationOut>;
+
+const fields = {
+  name: nameSchema,
+  type: z.enum(['local', 'server'], {
+    message: 'must be "local" (a folder on the station) or "server" (upload to this server)',
+  }),
+  base_path: z.string().min(1, 'must not be empty').max(1000),
+  enabled: z.boolean(),
+};
+
+const createSchema = z.object({ ...fields, enabled: fields.enabled.optional() }).strict();
+const patchSchema = z.object(fields).partial().strict();
+
+/**
+ * An absolute path on a station, which may run Windows while this server does not:
+ * `/data`, `D:\data`, `\\share\data`.
+ */
+export const STATION_ABSOLUTE = /^(\/|[A-Za-z]:[\\/]|\\\\[^\\])/;
+
+function pathProblems(type: string, basePath: string): Problem[] {
+  if (basePath.includes('\0')) return [problem(['body', 'base_path'], 'must not contain NUL')];
+  if (type === 'server' && !isAbsolute(basePath)) {
+    return [problem(['body', 'base_path'], 'must be an absolute path on this server')];
+  }
+  if (type === 'local' && !STATION_ABSOLUTE.test(basePath)) {
+    return [
+      problem(
+        ['body', 'base_path'],
+        'must be an absolute path on the station (/data, D:\\data or \\\\share\\data)',
+      ),
+    ];
+  }
+  return [];
+}
+
+interface Row {
+  id: number;
+  name: string;
+  type: 'local' | 'server';
+  base_path: string;
+  enabled: number;
+}
+
+function row(db: Db, id: number): Row {
+  return db
+    .prepare('SELECT id, name, type, base_path, enabled FROM storage_locations WHERE id = ?')
+    .get(id) as Row;
+}
+
+export const storageLocations: ManagedResource<StorageLocationOut> = {
+  path: 'storage-locations',
+  label: 'storage location',
+  table: 'storage_locations',
+  createSchema,
+  patchSchema,
+  outSchema: storageLocationOut,
+  readOnly: ['id'],
+  examples: {
+    out: { id: 1, name: 'archive', type: 'local', base_path: '/mnt/archive', enabled: true },
+    create: { name: 'archive', type: 'local', base_path: '/mnt/archive' },
+    patch: { enabled: false },
+  },
+
+  serialize(db, id) {
+    const r = row(db, id);
+    return { ...r, enabled: r.enabled === 1 };
+  },
+
+  create({ db, now }: Context, input) {
+    const i = input as z.infer<typeof createSchema>;
+    const problems = [
+      ...checkUniqueName(db, 'storage_locations', 'storage location', i.name, null),
+      ...pathProblems(i.type, i.base_path),
+    ];
+    if (problems.length) throw new ValidationProblems(problems);
+    const id = Number(
+      db
+        .prepare(
+          `INSERT INTO storage_locations (uuid, name, type, base_path, enabled, created_at,
+             updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(newUuid(), i.name, i.type, i.base_path, i.enabled === false ? 0 : 1, now, now)
+        .lastInsertRowid,
+    );
+    return { id };
+  },
+
+  update({ db, now }, id, input) {
+    requireRecord(db, this, id);
+    const i = input as z.infer<typeof patchSchema>;
+    const before = row(db, id);
+    const merged = { ...before, ...i };
+    const problems = [
+      ...checkUniqueName(db, 'storage_locations', 'storage location', i.name, id),
+      ...(i.type !== undefined || i.base_path !== undefined
+        ? pathProblems(merged.type, merged.base_path)
+        : []),
+    ];
+    if (problems.length) throw new ValidationProblems(problems);
+    db.prepare(
+      `UPDATE storage_locations SET name = ?, type = ?, base_path = ?, enabled = ?, updated_at = ?
+       WHERE id = ?`,
+    ).run(
+      merged.name,
+      merged.type,
+      merged.base_path,
+      i.enabled === undefined ? before.enabled : i.enabled ? 1 : 0,
+      now,
+      id,
+    );
+    // Redirect hooks name locations, so any station may use this one.
+    notifyStations(db, stationsRunningInstruments(db));
+  },
+
+  remove({ db }, id) {
+    requireRecord(db, this, id);
+    const name = row(db, id).name;
+    const instruments = db
+      .prepare('SELECT name FROM instruments WHERE storage_location_id = ? ORDER BY name')
+      .pluck()
+      .all(id) as string[];
+    if (instruments.length) {
+      throw new Conflict(
+        `storage location ${id} is used by instrument${instruments.length > 1 ? 's' : ''} ` +
+          instruments.join(', '),
+      );
+    }
+    const hooks = db
+      .prepare(
+        `SELECT name FROM harvest_hooks WHERE json_extract(config, '$.storage_location') = ?
+         ORDER BY name`,
+      )
+      .pluck()
+      .all(name) as string[];
+    if (hooks.length) {
+      throw new Conflict(
+        `storage location ${id} is named by hook${hooks.length > 1 ? 's' : ''} ${hooks.join(', ')}`,
+      );
+    }
+    const transfers = countWhere(
+      db,
+      'SELECT count(*) FROM harvest_transfers WHERE storage_location_id = ?',
+      id,
+    );
+    if (transfers) {
+      throw new Conflict(
+        `storage location ${id} holds ${transfers} transfer record${transfers > 1 ? 's' : ''}; disable it instead`,
+      );
+    }
+    db.prepare('DELETE FROM storage_locations WHERE id = ?').run(id);
+  },
+};

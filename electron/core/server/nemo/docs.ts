@@ -1,0 +1,333 @@
+/**
+ * The NEMO-compatible read API in the OpenAPI document: the response shapes of serialize.ts as
+ * zod schemas (for the docs only; the serializers' types keep them honest), an example of each
+ * resource, and each resource's query parameters derived from the filters it really accepts.
+ */
+import { z } from 'zod';
+import { detailResponse, detailSchema, GUARD_RESPONSES } from '../openapi/common.js';
+import type { ApiDocs } from '../openapi/registry.js';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MESSAGES, type FilterDef } from './params.js';
+import { projects, reservations, tools, usageEvents, users, type Resource } from './resources.js';
+import type {
+  NemoProject,
+  NemoReservation,
+  NemoTool,
+  NemoUsageEvent,
+  NemoUser,
+} from './serialize.js';
+
+export const NEMO_TAG = 'NEMO read API';
+
+const id = z.int().positive();
+const dateTime = z.iso
+  .datetime({ offset: true })
+  .describe('ISO 8601 with the offset of the server time zone.');
+const jsonText = (what: string): z.ZodString =>
+  z.string().describe(`${what}: JSON text inside a string ('' when none); parse it to read it.`);
+
+const userSchema = z
+  .object({
+    id,
+    username: z.string(),
+    first_name: z.string(),
+    last_name: z.string(),
+    email: z.string(),
+    badge_number: z.string().nullable(),
+    is_active: z.boolean(),
+    is_staff: z.boolean(),
+  })
+  .meta({ id: 'NemoUser' }) satisfies z.ZodType<NemoUser>;
+
+const toolSchema = z
+  .object({
+    id,
+    name: z.string(),
+    category: z.string(),
+    operational: z.boolean().describe('False while the tool is shut down by a problem report.'),
+    visible: z.boolean(),
+  })
+  .meta({ id: 'NemoTool' }) satisfies z.ZodType<NemoTool>;
+
+const projectSchema = z
+  .object({
+    id,
+    name: z.string(),
+    application_identifier: z.string(),
+    active: z.boolean(),
+  })
+  .meta({ id: 'NemoProject' }) satisfies z.ZodType<NemoProject>;
+
+const reservationSchema = z
+  .object({
+    id,
+    user: id.describe('The user the reservation is for.'),
+    creator: id.describe('The user who made it.'),
+    tool: id.nullable(),
+    area: id.nullable(),
+    project: id.nullable(),
+    start: dateTime,
+    end: dateTime,
+    cancelled: z.boolean(),
+    question_data: jsonText('Answers to the reservation questions'),
+  })
+  .meta({ id: 'NemoReservation' }) satisfies z.ZodType<NemoReservation>;
+
+const usageEventSchema = z
+  .object({
+    id,
+    user: id.describe('The user billed.'),
+    operator: id.describe('The user who operated the tool.'),
+    project: id,
+    tool: id,
+    start: dateTime,
+    end: dateTime.nullable().describe('Null while the usage is active.'),
+    validated: z.boolean(),
+    validated_by: id.nullable(),
+    remote_work: z.boolean(),
+    pre_run_data: jsonText('Answers to the pre-usage questions'),
+    run_data: jsonText('Answers to the post-usage questions'),
+  })
+  .meta({ id: 'NemoUsageEvent' }) satisfies z.ZodType<NemoUsageEvent>;
+
+const validationErrors = z.record(z.string(), z.array(z.string())).meta({
+  id: 'NemoValidationErrors',
+  description: 'Every malformed parameter, with its message.',
+});
+
+const BASE = 'https://labstation.example.org';
+
+interface ResourceDoc<Json> {
+  resource: Pick<Resource<{ id: number }, Json>, 'name' | 'filters' | 'ordering'>;
+  schema: z.ZodType<Json>;
+  example: Json;
+  /** "user", "usage event" */
+  singular: string;
+}
+
+const USERS: ResourceDoc<NemoUser> = {
+  resource: users,
+  schema: userSchema,
+  singular: 'user',
+  example: {
+    id: 2,
+    username: 'alice',
+    first_name: 'Alice',
+    last_name: 'Liddell',
+    email: 'alice@example.org',
+    badge_number: '100200',
+    is_active: true,
+    is_staff: false,
+  },
+};
+
+const TOOLS: ResourceDoc<NemoTool> = {
+  resource: tools,
+  schema: toolSchema,
+  singular: 'tool',
+  example: { id: 1, name: 'SEM', category: 'Microscopy', operational: true, visible: true },
+};
+
+const PROJECTS: ResourceDoc<NemoProject> = {
+  resource: projects,
+  schema: projectSchema,
+  singular: 'project',
+  example: { id: 1, name: 'Cathodes', application_identifier: 'PRJ-1', active: true },
+};
+
+const RESERVATIONS: ResourceDoc<NemoReservation> = {
+  resource: reservations,
+  schema: reservationSchema,
+  singular: 'reservation',
+  example: {
+    id: 12,
+    user: 2,
+    creator: 2,
+    tool: 1,
+    area: null,
+    project: 1,
+    start: '2024-01-05T08:30:00-05:00',
+    end: '2024-01-05T10:30:00-05:00',
+    cancelled: false,
+    question_data: JSON.stringify({ project_id: 'PRJ-1', sample_group: [{ sample_name: 'S1' }] }),
+  },
+};
+
+const USAGE_EVENTS: ResourceDoc<NemoUsageEvent> = {
+  resource: usageEvents,
+  schema: usageEventSchema,
+  singular: 'usage event',
+  example: {
+    id: 31,
+    user: 2,
+    operator: 2,
+    project: 1,
+    tool: 1,
+    start: '2024-01-05T09:00:00-05:00',
+    end: '2024-01-05T10:15:00.250000-05:00',
+    validated: false,
+    validated_by: null,
+    remote_work: false,
+    pre_run_data: JSON.stringify({ data_consent: 'Agree', project_id: 'PRJ-1' }),
+    run_data: JSON.stringify({ problem: 'No' }),
+  },
+};
+
+export function describeNemoApi(docs: ApiDocs): void {
+  docs.describeTag(
+    NEMO_TAG,
+    'Read-only and compatible with NEMO clients: django-filter style filters, Django REST ' +
+      'framework page-number pagination (`{count, next, previous, results}`) and ordering. ' +
+      'For staff and admin accounts.',
+  );
+  describeResource(docs, USERS);
+  describeResource(docs, TOOLS);
+  describeResource(docs, PROJECTS);
+  describeResource(docs, RESERVATIONS);
+  describeResource(docs, USAGE_EVENTS);
+}
+
+// Made once per resource: a schema's id names one component, whatever number of servers
+// this process builds.
+const pages = new Map<string, z.ZodType>();
+
+/** DRF's page envelope around the resource's records. */
+function pageSchema<Json>({ resource, schema, singular }: ResourceDoc<Json>): z.ZodType {
+  let page = pages.get(resource.name);
+  if (!page) {
+    const typeName = singular.replace(/(^| )(\w)/g, (_m, _s: string, c: string) => c.toUpperCase());
+    page = z
+      .object({
+        count: z.int().min(0).describe('How many records match, on all pages.'),
+        next: z.url().nullable().describe('The next page, or null on the last.'),
+        previous: z.url().nullable().describe('The previous page, or null on the first.'),
+        results: z.array(schema),
+      })
+      .meta({ id: `Nemo${typeName}Page` });
+    pages.set(resource.name, page);
+  }
+  return page;
+}
+
+function describeResource<Json>(docs: ApiDocs, doc: ResourceDoc<Json>): void {
+  const { resource, schema, example, singular } = doc;
+  const name = resource.name;
+  const plural = name.replaceAll('_', ' ');
+  const page = pageSchema(doc);
+  docs.add({
+    method: 'GET',
+    path: `/api/${name}/`,
+    tag: NEMO_TAG,
+    summary: `List ${plural}`,
+    description:
+      `One page of ${plural}, newest id first unless \`ordering\` says otherwise. An unknown ` +
+      'parameter, or a filter given an empty value, is ignored; a repeated one counts once, ' +
+      'with its last value.',
+    security: 'staff',
+    query: listQuery(resource),
+    responses: {
+      200: {
+        description: `A page of ${plural}.`,
+        schema: page,
+        example: {
+          count: 2,
+          next: `${BASE}/api/${name}/?page=2&page_size=1`,
+          previous: null,
+          results: [example],
+        },
+      },
+      400: {
+        description: 'Malformed filter values, each with its message.',
+        schema: validationErrors,
+        example: { id: [MESSAGES.integer] },
+      },
+      ...GUARD_RESPONSES,
+      404: detailResponse('No such page.', MESSAGES.invalidPage),
+    },
+  });
+  docs.add({
+    method: 'GET',
+    path: `/api/${name}/{id}/`,
+    tag: NEMO_TAG,
+    summary: `Get one ${singular}`,
+    security: 'staff',
+    params: z.object({ id: id.describe(`The ${singular}'s id.`) }),
+    responses: {
+      200: { description: `The ${singular}.`, schema, example },
+      ...GUARD_RESPONSES,
+      404: {
+        description: `No ${singular} with this id.`,
+        schema: detailSchema,
+        example: { detail: MESSAGES.notFound },
+      },
+    },
+  });
+}
+
+const DATE_TIME_FORMAT =
+  'ISO 8601: with an offset (`2024-01-05T10:00:00-05:00`, `2024-01-05T15:00:00Z`), or without ' +
+  "one, read in the server's time zone; a date alone (`2024-01-05`) is its midnight.";
+
+const FILTER_MEANING: Record<string, string> = {
+  id: 'Only the record with this id.',
+  id__in: 'Only the records with these ids.',
+  start__gte: 'Starts at or after this time.',
+  start__lte: 'Starts at or before this time.',
+  end__gte: 'Ends at or after this time.',
+  end__lte: 'Ends at or before this time.',
+  end__isnull: '`true`: not ended yet; `false`: ended.',
+  tool_id: 'Only those of this tool.',
+  tool_id__in: 'Only those of these tools.',
+  user_id: 'Only those of this user.',
+  user_id__in: 'Only those of these users.',
+  project_id: 'Only those charged to this project.',
+  operator_id: 'Only those operated by this user.',
+  cancelled: '`true`: only cancelled ones; `false`: only those not cancelled.',
+  username: 'Only the user with exactly this username (letter case counts).',
+  username__iexact: 'Only the user with this username, in any letter case.',
+  username__in: 'Only the users with these usernames (letter case counts).',
+};
+
+/** A filter as a query parameter: the type its kind parses, and what it means. */
+function filterParameter(name: string, def: FilterDef): z.ZodType {
+  const meaning = FILTER_MEANING[name] ?? `Filters on ${name}.`;
+  switch (def.kind) {
+    case 'integer':
+      return z.int().optional().describe(meaning);
+    case 'integers':
+      return z.string().optional().describe(`${meaning} Comma-separated: \`1,2,3\`.`);
+    case 'datetime':
+      return z.string().optional().describe(`${meaning} ${DATE_TIME_FORMAT}`);
+    case 'boolean':
+      return z.boolean().optional().describe(`${meaning} Also \`1\`/\`0\`, in any letter case.`);
+    case 'text':
+      return z.string().optional().describe(meaning);
+    case 'texts':
+      return z.string().optional().describe(`${meaning} Comma-separated.`);
+  }
+}
+
+function listQuery(resource: ResourceDoc<unknown>['resource']): z.ZodObject {
+  const fields = Object.keys(resource.ordering);
+  const shape: Record<string, z.ZodType> = {};
+  for (const [name, def] of Object.entries(resource.filters))
+    shape[name] = filterParameter(name, def);
+  shape.ordering = z
+    .string()
+    .optional()
+    .describe(
+      `Comma-separated fields among ${fields.map((f) => `\`${f}\``).join(', ')}; a \`-\` ` +
+        'before a field orders it descending. Default: `-id`.',
+    );
+  shape.page = z
+    .union([z.int().min(1), z.literal('last')])
+    .optional()
+    .describe('The page, from 1, or `last`. Default: 1.');
+  shape.page_size = z
+    .int()
+    .optional()
+    .describe(
+      `Records per page. Default: ${DEFAULT_PAGE_SIZE}; more than ${MAX_PAGE_SIZE} is ` +
+        `${MAX_PAGE_SIZE}.`,
+    );
+  return z.object(shape);
+}

@@ -1,0 +1,280 @@
+/**
+ * The station sync API in the OpenAPI document: the request schemas are the ones routes.ts
+ * checks requests with; the answers (protocol.ts types) are written here as zod schemas for the
+ * docs, kept to those types by the compiler.
+ */
+import { z } from 'zod';
+import {
+  MAX_PUSH_BATCH,
+  MAX_WAIT_SECONDS,
+  PUSH_KINDS,
+  SYNC_CHANGES_PATH,
+  SYNC_PUSH_PATH,
+  type FacilityDelta,
+  type PushResult,
+} from '../../sync/protocol.js';
+import { detailResponse } from '../openapi/common.js';
+import type { ApiDocs } from '../openapi/registry.js';
+
+export const SYNC_TAG = 'Station sync';
+
+const uuid = z.uuid();
+
+const pushResult = z
+  .object({
+    acked: z.array(z.int()).describe('Outbox ids stored (or already held): delete exactly these.'),
+    stale: z
+      .array(z.int())
+      .describe('Among `acked`: older versions than the server holds, kept out.'),
+    error: z
+      .object({
+        id: z.int(),
+        kind: z.string(),
+        uuid: z.string(),
+        code: z.string().describe('unknown_reference, invalid, forbidden or conflict.'),
+        detail: z.string(),
+      })
+      .nullable()
+      .describe('The first record refused; it and those after it are to be sent again later.'),
+  })
+  .meta({ id: 'SyncPushResult' }) satisfies z.ZodType<PushResult>;
+
+const harvest = z.object({
+  storage_locations: z.array(
+    z.object({
+      uuid,
+      name: z.string(),
+      type: z.enum(['local', 'server']),
+      base_path: z.string(),
+      enabled: z.boolean(),
+    }),
+  ),
+  instruments: z.array(
+    z.object({
+      uuid,
+      name: z.string(),
+      description: z.string(),
+      tool_uuid: uuid,
+      watch: z.array(
+        z.object({ path: z.string(), include: z.array(z.string()), exclude: z.array(z.string()) }),
+      ),
+      stability_seconds: z.number(),
+      storage_location_uuid: uuid.nullable(),
+      destination_template: z.string(),
+      enabled: z.boolean(),
+    }),
+  ),
+  hooks: z.array(
+    z.object({
+      uuid,
+      name: z.string(),
+      trigger: z.enum(['pre_transfer', 'post_transfer']),
+      kind: z.string(),
+      config: z.record(z.string(), z.unknown()),
+      priority: z.number(),
+      instrument_uuid: uuid.nullable().describe('Null: every instrument of the station.'),
+      enabled: z.boolean(),
+    }),
+  ),
+  schedules: z.array(
+    z.object({
+      uuid,
+      instrument_uuid: uuid,
+      cron: z.string(),
+      timezone: z.string().nullable(),
+      enabled: z.boolean(),
+      version: z.int(),
+    }),
+  ),
+});
+
+const facilityDelta = z
+  .object({
+    cursor: z.int().min(0).describe('Send it back as `cursor` next time.'),
+    full: z.boolean().describe('The whole facility (first pull, or a cursor the server reset).'),
+    station: z.object({ uuid, name: z.string(), tool: z.string().nullable() }),
+    users: z.array(
+      z.object({
+        uuid,
+        username: z.string(),
+        email: z.string(),
+        first_name: z.string(),
+        last_name: z.string(),
+        badge_number: z.string().nullable(),
+        pin_hash: z.string().nullable(),
+        is_staff: z.boolean(),
+        is_active: z.boolean(),
+        projects: z.array(uuid),
+        qualified_tools: z.array(uuid),
+      }),
+    ),
+    projects: z.array(
+      z.object({
+        uuid,
+        name: z.string(),
+        application_identifier: z.string(),
+        active: z.boolean(),
+      }),
+    ),
+    tools: z.array(
+      z.object({
+        uuid,
+        name: z.string(),
+        pre_usage_questions: z.string().describe('The question list, as JSON text.'),
+        post_usage_questions: z.string().describe('The question list, as JSON text.'),
+        category: z.string(),
+        operational: z.boolean(),
+        visible: z.boolean(),
+      }),
+    ),
+    deleted: z.object({ users: z.array(uuid), projects: z.array(uuid), tools: z.array(uuid) }),
+    answers: z
+      .array(
+        z.object({
+          usage_uuid: uuid,
+          run_data: z.string(),
+          answered_at: z.string(),
+          answered_by_uuid: uuid.nullable(),
+        }),
+      )
+      .optional()
+      .describe('Post-usage answers given on the server that the station has not pushed back.'),
+    harvest: harvest.optional().describe('The harvest configuration, when it changed.'),
+    runs: z
+      .array(
+        z.object({
+          uuid,
+          instrument_uuid: uuid,
+          schedule_uuid: uuid.nullable(),
+          requested_at: z.string(),
+        }),
+      )
+      .optional()
+      .describe('Manual harvests asked for on the server, until the station starts them.'),
+  })
+  .meta({ id: 'SyncFacilityDelta' }) satisfies z.ZodType<FacilityDelta>;
+
+const STATION = '6b1d0d4e-2f51-4c43-a6a1-0e0b8f2f6a11';
+const ALICE = '0c6f1b8e-8a0e-4f55-9d7e-2b8f0f3a4c21';
+const PROJECT = '9f3e2d1c-4b5a-4c6d-8e7f-0a1b2c3d4e5f';
+const SEM = '3a2b1c0d-9e8f-4a7b-8c6d-5e4f3a2b1c0d';
+const USAGE = 'd4c3b2a1-0f9e-4d8c-b7a6-958473625140';
+
+const deltaExample: FacilityDelta = {
+  cursor: 1042,
+  full: false,
+  station: { uuid: STATION, name: 'sem', tool: 'SEM' },
+  users: [
+    {
+      uuid: ALICE,
+      username: 'alice',
+      email: 'alice@example.org',
+      first_name: 'Alice',
+      last_name: 'Liddell',
+      badge_number: '100200',
+      pin_hash: '$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA',
+      is_staff: false,
+      is_active: true,
+      projects: [PROJECT],
+      qualified_tools: [SEM],
+    },
+  ],
+  projects: [],
+  tools: [],
+  deleted: { users: [], projects: [], tools: [] },
+  answers: [],
+};
+
+const pushExample = {
+  records: [
+    {
+      id: 7,
+      kind: 'usage_event',
+      uuid: USAGE,
+      payload: {
+        uuid: USAGE,
+        user_uuid: ALICE,
+        operator_uuid: ALICE,
+        project_uuid: PROJECT,
+        tool_uuid: SEM,
+        start: '2024-01-05T14:00:00.000Z',
+        end: '2024-01-05T15:15:00.000Z',
+        validated: false,
+        remote_work: false,
+        pre_run_data: JSON.stringify({ data_consent: 'Agree', project_id: 'PRJ-1' }),
+        run_data: JSON.stringify({ problem: 'No' }),
+        post_usage_pending: false,
+        reminder_due: false,
+        version: 2,
+      },
+    },
+  ],
+};
+
+const STATION_RESPONSES = {
+  401: detailResponse(
+    'No station key, an unknown one, or a disabled station.',
+    'Station key required: Authorization: Station <key>.',
+  ),
+  429: detailResponse('Too many wrong keys from this address: wait.', 'Request was throttled.'),
+};
+
+export function describeSyncApi(
+  docs: ApiDocs,
+  schemas: { pushBody: z.ZodType; changesQuery: z.ZodObject },
+): void {
+  docs.describeTag(
+    SYNC_TAG,
+    'What stations call to stay in step with the server: they pull the facility as deltas ' +
+      'since a cursor and push their records. Authenticated by the station key.',
+  );
+  docs.add({
+    method: 'POST',
+    path: SYNC_PUSH_PATH,
+    tag: SYNC_TAG,
+    summary: "Push the station's records",
+    description:
+      `Up to ${MAX_PUSH_BATCH} outbox rows, in id order, stored in one transaction and upserted ` +
+      'by uuid, so sending one again changes nothing. The first record that cannot be stored ' +
+      'stops the batch. Kinds: ' +
+      PUSH_KINDS.map((kind) => `\`${kind}\``).join(', ') +
+      '.',
+    security: 'station',
+    body: schemas.pushBody,
+    bodyExample: pushExample,
+    responses: {
+      200: {
+        description: 'What was stored.',
+        schema: pushResult,
+        example: { acked: [7], stale: [], error: null } satisfies PushResult,
+      },
+      400: detailResponse(
+        'The body is not a batch of records.',
+        'records.0.uuid: Invalid input: expected string, received undefined',
+      ),
+      ...STATION_RESPONSES,
+    },
+  });
+  docs.add({
+    method: 'GET',
+    path: SYNC_CHANGES_PATH,
+    tag: SYNC_TAG,
+    summary: 'Pull the changes since a cursor',
+    description:
+      'The facility as a delta since `cursor` (all of it for cursor 0, or a cursor the ' +
+      `server never issued). With \`wait\`, the request is held up to ${MAX_WAIT_SECONDS} s ` +
+      'until something newer exists; with nothing new it answers an empty delta and the same ' +
+      'cursor.',
+    security: 'station',
+    query: schemas.changesQuery,
+    responses: {
+      200: { description: 'The delta.', schema: facilityDelta, example: deltaExample },
+      400: {
+        description: 'A malformed parameter.',
+        schema: z.record(z.string(), z.array(z.string())),
+        example: { wait: ['Too big: expected number to be <=30'] },
+      },
+      ...STATION_RESPONSES,
+    },
+  });
+}

@@ -1,0 +1,372 @@
+/**
+ * The harvest records a station pushes: file records, transfer records, what it made of its
+ * schedules (deployments) and its harvest runs. Files and transfers are the station's own
+ * (spec 002 fields, upserted by uuid, so a resend changes nothing); deployments and runs answer
+ * what the harvest API asked of the station.
+ */
+import { z } from 'zod';
+import { parseArk } from '../../../../shared/ark.js';
+import type { Db } from '../../db/open.js';
+import { cachedStatement } from '../../db/statements.js';
+import { DEFAULT_TEMPLATE } from '../../harvest/config.js';
+import { newUuid } from '../../util/ids.js';
+import type { PushRecord } from '../../sync/protocol.js';
+import {
+  RecordRefused,
+  checkOwner,
+  checkTool,
+  idOf,
+  optionalId,
+  parse,
+  time,
+  uuid,
+  type StationRef,
+} from './records.js';
+
+const fileSchema = z.object({
+  uuid,
+  instrument_uuid: uuid,
+  instrument: z.string().min(1),
+  tool_uuid: uuid.nullable().optional(),
+  persistent_id: z.string().min(1).max(512),
+  persistent_id_type: z.string().min(1),
+  watch_path: z.string().optional(),
+  source_path: z.string(),
+  relative_path: z.string(),
+  filename: z.string(),
+  size: z.number().int().min(0),
+  mtime_ms: z.number(),
+  xxhash: z.string().nullable(),
+  hash_algorithm: z.string().min(1),
+  first_discovered_at: time,
+  usage_event_uuid: uuid.nullable().optional(),
+  metadata_: z.record(z.string(), z.unknown()),
+  state: z.enum(['waiting', 'failed', 'done', 'gone']),
+  updated_at: time,
+});
+
+const transferSchema = z.object({
+  uuid,
+  file_uuid: uuid,
+  status: z.enum(['completed', 'skipped', 'failed']),
+  storage_location: z.string().nullable().optional(),
+  storage_location_uuid: uuid.nullable().optional(),
+  destination_path: z.string().nullable(),
+  bytes_transferred: z.number().int().min(0),
+  dest_checksum: z.string().nullable(),
+  checksum_verified: z.boolean(),
+  started_at: time,
+  completed_at: time.nullable(),
+  error: z.string(),
+  note: z.string(),
+});
+
+const deploymentSchema = z.object({
+  uuid,
+  version: z.number().int().min(1),
+  state: z.enum(['deployed', 'failed', 'removed']),
+  deployed_at: time.nullable(),
+  next_run_at: time.nullable(),
+  last_run_at: time.nullable(),
+  error: z.string(),
+});
+
+const runSchema = z.object({
+  uuid,
+  schedule_uuid: uuid.nullable(),
+  instrument_uuid: uuid,
+  trigger: z.enum(['manual', 'schedule']),
+  state: z.enum(['queued', 'running', 'completed', 'failed']),
+  requested_at: time,
+  started_at: time.nullable(),
+  finished_at: time.nullable(),
+  files_completed: z.number().int().min(0),
+  files_skipped: z.number().int().min(0),
+  files_failed: z.number().int().min(0),
+  error: z.string(),
+});
+
+interface InstrumentRef {
+  id: number;
+  tool_id: number;
+  station_id: number | null;
+}
+
+/** A name no other instrument has: the station's own, else qualified with the station's. */
+function freeInstrumentName(db: Db, wanted: string, stationName: string): string {
+  const taken = (name: string): boolean =>
+    cachedStatement(db, 'SELECT 1 FROM instruments WHERE name = ?').get(name) !== undefined;
+  if (!taken(wanted)) return wanted;
+  const qualified = `${wanted} (${stationName})`;
+  if (!taken(qualified)) return qualified;
+  return `${qualified} ${newUuid().slice(-6)}`;
+}
+
+/**
+ * The server's instrument for a pushed file. One the server configured must be run by this
+ * station, or be on a tool it ran (a record made before the instrument moved). One the station
+ * configured itself (its local bundle) is registered here from its records, with no service
+ * account: the server sends it no configuration until an admin assigns it one.
+ */
+function instrumentFor(
+  db: Db,
+  station: StationRef & { name: string },
+  p: z.infer<typeof fileSchema>,
+  record: PushRecord,
+): number {
+  const existing = cachedStatement(
+    db,
+    'SELECT id, tool_id, station_id FROM instruments WHERE uuid = ?',
+  ).get(p.instrument_uuid.toLowerCase()) as InstrumentRef | undefined;
+  if (existing) {
+    if (existing.station_id !== station.id) checkTool(db, station, existing.tool_id, record);
+    return existing.id;
+  }
+  const toolId = p.tool_uuid ? idOf(db, 'tools', p.tool_uuid, 'tool_uuid') : station.tool_id;
+  if (toolId === null) {
+    throw new RecordRefused(
+      'unknown_reference',
+      `harvest_file ${record.uuid}: no tool for ${p.instrument}`,
+    );
+  }
+  checkTool(db, station, toolId, record);
+  const now = new Date().toISOString();
+  return Number(
+    cachedStatement(
+      db,
+      `INSERT INTO instruments (uuid, name, description, tool_id, station_id, watch,
+         destination_template, enabled, created_at, updated_at)
+       VALUES (?, ?, ?, ?, NULL, '[]', ?, 1, ?, ?)`,
+    ).run(
+      p.instrument_uuid.toLowerCase(),
+      freeInstrumentName(db, p.instrument, station.name),
+      `Configured on station ${station.name}; its records arrive from there.`,
+      toolId,
+      DEFAULT_TEMPLATE,
+      now,
+      now,
+    ).lastInsertRowid,
+  );
+}
+
+export function upsertHarvestFile(
+  db: Db,
+  station: StationRef & { name: string },
+  record: PushRecord,
+): void {
+  const p = parse(fileSchema, record);
+  const ark = parseArk(p.persistent_id);
+  if (!ark.ok) {
+    throw new RecordRefused(
+      'invalid',
+      `harvest_file ${record.uuid}: persistent_id: ${ark.message}`,
+    );
+  }
+  p.persistent_id = ark.ark;
+  const existing = cachedStatement(
+    db,
+    'SELECT station_id, persistent_id, instrument_id FROM harvest_files WHERE uuid = ?',
+  ).get(p.uuid.toLowerCase()) as
+    { station_id: number | null; persistent_id: string; instrument_id: number } | undefined;
+  checkOwner(existing, station.id, record);
+  if (existing && existing.persistent_id !== p.persistent_id) {
+    throw new RecordRefused(
+      'invalid',
+      `harvest_file ${record.uuid}: persistent_id cannot change (${existing.persistent_id})`,
+    );
+  }
+  const instrumentId = existing?.instrument_id ?? instrumentFor(db, station, p, record);
+  // Later versions of the record win; a resend of an older one changes nothing.
+  cachedStatement(
+    db,
+    `INSERT INTO harvest_files (uuid, instrument_id, station_id, persistent_id,
+       persistent_id_type, watch_path, relative_path, source_path, filename, size, mtime_ms,
+       xxhash, hash_algorithm, first_discovered_at, usage_event_id, metadata_, state, updated_at)
+     VALUES (@uuid, @instrument_id, @station_id, @persistent_id, @persistent_id_type,
+       @watch_path, @relative_path, @source_path, @filename, @size, @mtime_ms, @xxhash,
+       @hash_algorithm, @first_discovered_at, @usage_event_id, @metadata_, @state, @updated_at)
+     ON CONFLICT (uuid) DO UPDATE SET size = excluded.size, mtime_ms = excluded.mtime_ms,
+       xxhash = excluded.xxhash, hash_algorithm = excluded.hash_algorithm,
+       usage_event_id = excluded.usage_event_id, metadata_ = excluded.metadata_,
+       state = excluded.state, updated_at = excluded.updated_at
+     WHERE excluded.updated_at >= harvest_files.updated_at`,
+  ).run({
+    uuid: p.uuid.toLowerCase(),
+    instrument_id: instrumentId,
+    station_id: station.id,
+    persistent_id: p.persistent_id,
+    persistent_id_type: p.persistent_id_type,
+    watch_path: p.watch_path ?? '',
+    relative_path: p.relative_path,
+    source_path: p.source_path,
+    filename: p.filename,
+    size: p.size,
+    mtime_ms: p.mtime_ms,
+    xxhash: p.xxhash,
+    hash_algorithm: p.hash_algorithm,
+    first_discovered_at: p.first_discovered_at,
+    usage_event_id: optionalId(db, 'usage_events', p.usage_event_uuid, 'usage_event_uuid'),
+    metadata_: JSON.stringify(p.metadata_),
+    state: p.state,
+    updated_at: p.updated_at,
+  });
+}
+
+function storageLocationOf(db: Db, p: z.infer<typeof transferSchema>): number | null {
+  const byUuid = p.storage_location_uuid
+    ? (cachedStatement(db, 'SELECT id FROM storage_locations WHERE uuid = ?')
+        .pluck()
+        .get(p.storage_location_uuid.toLowerCase()) as number | undefined)
+    : undefined;
+  if (byUuid !== undefined) return byUuid;
+  if (!p.storage_location) return null;
+  return (
+    (cachedStatement(db, 'SELECT id FROM storage_locations WHERE name = ?')
+      .pluck()
+      .get(p.storage_location) as number | undefined) ?? null
+  );
+}
+
+/** Transfers never change once made: the first push stores it, a resend is a no-op. */
+export function insertHarvestTransfer(db: Db, station: StationRef, record: PushRecord): void {
+  const p = parse(transferSchema, record);
+  const file = cachedStatement(
+    db,
+    'SELECT id, station_id, instrument_id FROM harvest_files WHERE uuid = ?',
+  ).get(p.file_uuid.toLowerCase()) as
+    { id: number; station_id: number | null; instrument_id: number } | undefined;
+  if (!file) {
+    throw new RecordRefused(
+      'unknown_reference',
+      `file_uuid: no record ${p.file_uuid} on the server`,
+    );
+  }
+  checkOwner(file, station.id, record);
+  const existing = cachedStatement(db, 'SELECT 1 FROM harvest_transfers WHERE uuid = ?').get(
+    p.uuid.toLowerCase(),
+  );
+  if (existing) return;
+  cachedStatement(
+    db,
+    `INSERT INTO harvest_transfers (uuid, file_id, status, storage_location_id, destination_path,
+       bytes_transferred, dest_checksum, checksum_verified, started_at, completed_at, error, note)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  ).run(
+    p.uuid.toLowerCase(),
+    file.id,
+    p.status,
+    storageLocationOf(db, p),
+    p.destination_path,
+    p.bytes_transferred,
+    p.dest_checksum,
+    p.checksum_verified ? 1 : 0,
+    p.started_at,
+    p.completed_at,
+    p.error,
+    p.note,
+  );
+  if (p.status === 'completed' && p.completed_at) {
+    cachedStatement(
+      db,
+      `UPDATE instruments SET last_harvested_at = ?
+       WHERE id = ? AND (last_harvested_at IS NULL OR last_harvested_at < ?)`,
+    ).run(p.completed_at, file.instrument_id, p.completed_at);
+  }
+}
+
+/**
+ * What the station made of a schedule. A report about an older version than the schedule's
+ * (it changed since) leaves the deployment pending; one about a schedule that moved to another
+ * station, or was deleted, is acknowledged and dropped.
+ */
+export function applyDeployment(db: Db, station: StationRef, record: PushRecord): void {
+  const p = parse(deploymentSchema, record);
+  cachedStatement(
+    db,
+    `UPDATE harvest_schedules SET deployment_state = @state, deployed_version = @version,
+       deployed_at = @deployed_at, next_run_at = @next_run_at,
+       last_run_at = coalesce(@last_run_at, last_run_at), deployment_error = @error
+     WHERE uuid = @uuid AND station_id = @station AND version = @version`,
+  ).run({
+    uuid: p.uuid.toLowerCase(),
+    station: station.id,
+    version: p.version,
+    state: p.state,
+    deployed_at: p.deployed_at,
+    next_run_at: p.next_run_at,
+    last_run_at: p.last_run_at,
+    error: p.error,
+  });
+}
+
+const RUN_ORDER = { queued: 0, running: 1, completed: 2, failed: 2 } as const;
+
+/** A run's progress; a report never takes a run back (completed stays completed). */
+export function upsertRun(db: Db, station: StationRef, record: PushRecord): void {
+  const p = parse(runSchema, record);
+  const existing = cachedStatement(
+    db,
+    'SELECT id, station_id, state FROM harvest_runs WHERE uuid = ?',
+  ).get(p.uuid.toLowerCase()) as
+    { id: number; station_id: number | null; state: keyof typeof RUN_ORDER } | undefined;
+  checkOwner(existing, station.id, record);
+  const scheduleId = p.schedule_uuid
+    ? ((cachedStatement(db, 'SELECT id FROM harvest_schedules WHERE uuid = ?')
+        .pluck()
+        .get(p.schedule_uuid.toLowerCase()) as number | undefined) ?? null)
+    : null;
+  if (existing) {
+    if (RUN_ORDER[p.state] < RUN_ORDER[existing.state]) return;
+    cachedStatement(
+      db,
+      `UPDATE harvest_runs SET state = ?, started_at = ?, finished_at = ?, files_completed = ?,
+         files_skipped = ?, files_failed = ?, error = ? WHERE id = ?`,
+    ).run(
+      p.state,
+      p.started_at,
+      p.finished_at,
+      p.files_completed,
+      p.files_skipped,
+      p.files_failed,
+      p.error,
+      existing.id,
+    );
+  } else {
+    // A run of an instrument the server does not know (one configured on the station alone,
+    // before any of its files arrived) means nothing here.
+    const instrument = cachedStatement(
+      db,
+      'SELECT id, tool_id, station_id FROM instruments WHERE uuid = ?',
+    ).get(p.instrument_uuid.toLowerCase()) as InstrumentRef | undefined;
+    if (!instrument) return;
+    const instrumentId = instrument.id;
+    if (instrument.station_id !== station.id) checkTool(db, station, instrument.tool_id, record);
+    cachedStatement(
+      db,
+      `INSERT INTO harvest_runs (uuid, schedule_id, instrument_id, station_id, "trigger", state,
+         requested_at, started_at, finished_at, files_completed, files_skipped, files_failed,
+         error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(
+      p.uuid.toLowerCase(),
+      scheduleId,
+      instrumentId,
+      station.id,
+      p.trigger,
+      p.state,
+      p.requested_at,
+      p.started_at,
+      p.finished_at,
+      p.files_completed,
+      p.files_skipped,
+      p.files_failed,
+      p.error,
+    );
+  }
+  if (scheduleId !== null && p.started_at) {
+    cachedStatement(
+      db,
+      `UPDATE harvest_schedules SET last_run_at = ?
+       WHERE id = ? AND (last_run_at IS NULL OR last_run_at < ?)`,
+    ).run(p.started_at, scheduleId, p.started_at);
+  }
+}

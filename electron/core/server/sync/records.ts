@@ -1,0 +1,116 @@
+/**
+ * What every kind of pushed record shares: the refusal that stops a batch at one record, the
+ * payload checks, and the station's right to write for a tool.
+ */
+import { z } from 'zod';
+import type { Db } from '../../db/open.js';
+import { cachedStatement } from '../../db/statements.js';
+import type { PushRecord } from '../../sync/protocol.js';
+
+/** Why one pushed record could not be stored; it stops the batch at that record. */
+export class RecordRefused extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export const uuid = z
+  .string()
+  .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i);
+// Stored in one form (UTC, milliseconds) whatever offset or precision the station sent:
+// date filters compare the text, so "12:00+02:00" and "10:00:00.000Z" must be one value.
+export const time = z.iso
+  .datetime({ offset: true })
+  .transform((value) => new Date(value).toISOString());
+export const flag = z
+  .union([z.boolean(), z.literal(0), z.literal(1)])
+  .transform((v) => (v ? 1 : 0));
+
+export function parse<T extends z.ZodType<{ uuid: string }>>(
+  schema: T,
+  record: PushRecord,
+): z.infer<T> {
+  const result = schema.safeParse(record.payload);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    const where = issue?.path.join('.') || '(payload)';
+    throw new RecordRefused(
+      'invalid',
+      `${record.kind} ${record.uuid}: ${where}: ${issue?.message}`,
+    );
+  }
+  if (result.data.uuid.toLowerCase() !== record.uuid.toLowerCase()) {
+    throw new RecordRefused('invalid', `${record.kind} ${record.uuid}: payload uuid differs`);
+  }
+  return result.data;
+}
+
+export type RefTable =
+  | 'users'
+  | 'projects'
+  | 'tools'
+  | 'usage_events'
+  | 'instruments'
+  | 'harvest_files'
+  | 'storage_locations';
+
+export function idOf(db: Db, table: RefTable, ref: string, field: string): number {
+  const id = cachedStatement(db, `SELECT id FROM ${table} WHERE uuid = ?`)
+    .pluck()
+    .get(ref.toLowerCase()) as number | undefined;
+  if (id === undefined) {
+    throw new RecordRefused('unknown_reference', `${field}: no record ${ref} on the server`);
+  }
+  return id;
+}
+
+export function optionalId(
+  db: Db,
+  table: RefTable,
+  ref: string | null | undefined,
+  field: string,
+): number | null {
+  return ref === null || ref === undefined ? null : idOf(db, table, ref, field);
+}
+
+/** Refuses to touch a record another station (or the server itself) created. */
+export function checkOwner(
+  existing: { station_id: number | null } | undefined,
+  stationId: number,
+  record: PushRecord,
+): void {
+  if (existing && existing.station_id !== stationId) {
+    throw new RecordRefused(
+      'forbidden',
+      `${record.kind} ${record.uuid} belongs to another station or to the server`,
+    );
+  }
+}
+
+export interface StationRef {
+  id: number;
+  uuid: string;
+  tool_id: number | null;
+}
+
+/**
+ * A station writes the records of the tool it runs, or of a tool it was registered for before
+ * (records made then may still wait in its outbox: station_tools, migration 5); a key cannot
+ * be used to write for any other tool.
+ */
+export function checkTool(db: Db, station: StationRef, toolId: number, record: PushRecord): void {
+  if (station.tool_id === toolId) return;
+  const ranIt = cachedStatement(
+    db,
+    'SELECT 1 FROM station_tools WHERE station_id = ? AND tool_id = ?',
+  ).get(station.id, toolId);
+  if (!ranIt) {
+    throw new RecordRefused(
+      'forbidden',
+      `${record.kind} ${record.uuid}: this station does not run that tool`,
+    );
+  }
+}

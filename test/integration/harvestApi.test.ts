@@ -1,0 +1,651 @@
+/**
+ * The harvest management API (spec 002) on a real SQLite file and the real server app
+ * (app.inject): the five operations of every resource, their validation (422 with each
+ * problem's loc), 404 and 409, access grants, file and transfer records pushed by a station
+ * through the sync API and read within the user's grants, schedules with their deployment and
+ * triggered runs as the station reports them, and the role matrix over every route.
+ */
+/* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment,
+   @typescript-eslint/no-unsafe-argument, @typescript-eslint/no-unsafe-call --
+   API bodies are JSON, checked here by value. */
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase, type Db } from '../../electron/core/db/open.js';
+import { createApiToken } from '../../electron/core/server/auth.js';
+import { createServerApp } from '../../electron/core/server/app.js';
+import { newUuid } from '../../electron/core/util/ids.js';
+import { createLogger } from '../../electron/core/util/log.js';
+import type { FacilityDelta, PushResult } from '../../electron/core/sync/protocol.js';
+import { tempDir } from './helpers.js';
+
+const T0 = '2026-01-01T00:00:00.000Z';
+
+interface Reply {
+  status: number;
+  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any -- JSON, checked by value
+}
+
+let db: Db;
+let app: FastifyInstance;
+const tokens: Record<'admin' | 'alice' | 'bob' | 'sam', string> = {
+  admin: '',
+  alice: '',
+  bob: '',
+  sam: '',
+};
+const TOOL_UUID = newUuid();
+const OTHER_TOOL_UUID = newUuid();
+
+function seed(): void {
+  const user = db.prepare(
+    `INSERT INTO users (id, uuid, username, email, first_name, last_name, role, is_staff,
+       is_active, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)`,
+  );
+  user.run(1, newUuid(), 'admin', 'admin@example.org', 'Ada', 'Min', 'admin', 1, T0, T0);
+  user.run(2, newUuid(), 'alice', 'alice@example.org', 'Alice', 'L', 'user', 0, T0, T0);
+  user.run(3, newUuid(), 'bob', 'bob@example.org', 'Bob', 'B', 'user', 0, T0, T0);
+  user.run(4, newUuid(), 'sam', 'sam@example.org', 'Sam', 'S', 'staff', 1, T0, T0);
+  const tool = db.prepare(
+    `INSERT INTO tools (id, uuid, name, category, operational, visible, shutdown, created_at,
+       updated_at) VALUES (?, ?, ?, 'Microscopy', 1, 1, 0, ?, ?)`,
+  );
+  tool.run(1, TOOL_UUID, 'TEM', T0, T0);
+  tool.run(2, OTHER_TOOL_UUID, 'SEM', T0, T0);
+  tokens.admin = createApiToken(db, 1).token;
+  tokens.alice = createApiToken(db, 2).token;
+  tokens.bob = createApiToken(db, 3).token;
+  tokens.sam = createApiToken(db, 4).token;
+}
+
+async function call(
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
+  url: string,
+  who: keyof typeof tokens | null = 'admin',
+  body?: unknown,
+): Promise<Reply> {
+  const res = await app.inject({
+    method,
+    url,
+    headers: who ? { authorization: `Token ${tokens[who]}` } : {},
+    ...(body === undefined ? {} : { payload: body as object }),
+  });
+  return { status: res.statusCode, body: res.body ? res.json() : null };
+}
+
+async function made(url: string, body: unknown): Promise<Reply['body']> {
+  const res = await call('POST', url, 'admin', body);
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return res.body;
+}
+
+async function station(
+  method: 'GET' | 'POST',
+  url: string,
+  key: string,
+  body?: unknown,
+): Promise<Reply> {
+  const res = await app.inject({
+    method,
+    url,
+    headers: { authorization: `Station ${key}` },
+    ...(body === undefined ? {} : { payload: body as object }),
+  });
+  return { status: res.statusCode, body: res.json() };
+}
+
+beforeAll(async () => {
+  db = openDatabase(join(tempDir('labstation-harvest-api-'), 'server.db'));
+  db.prepare("INSERT INTO settings (key, value) VALUES ('mode', '\"server\"')").run();
+  seed();
+  app = await createServerApp({
+    db,
+    log: createLogger('silent'),
+    jwtSecret: 'harvest-api-test-secret-0123456789',
+    timeZone: () => 'UTC',
+  });
+  await app.ready();
+});
+
+afterAll(async () => {
+  await app.close();
+  db.close();
+});
+
+describe('management resources', () => {
+  it('creates, reads, lists, updates and deletes a storage location', async () => {
+    const created = await made('/api/storage-locations', {
+      name: 'archive',
+      type: 'local',
+      base_path: 'D:\\archive',
+    });
+    expect(created).toEqual({
+      id: expect.any(Number),
+      name: 'archive',
+      type: 'local',
+      base_path: 'D:\\archive',
+      enabled: true,
+    });
+    expect((await call('GET', `/api/storage-locations/${created.id}`)).body).toEqual(created);
+    const list = await call('GET', '/api/storage-locations?page=1&size=10');
+    expect(list.body).toEqual({ items: [created], total: 1, page: 1, size: 10 });
+    // Read-only fields sent back as they came are ignored.
+    const patched = await call('PATCH', `/api/storage-locations/${created.id}`, 'admin', {
+      id: 999,
+      enabled: false,
+    });
+    expect(patched.status).toBe(200);
+    expect(patched.body).toEqual({ ...created, enabled: false });
+    expect((await call('DELETE', `/api/storage-locations/${created.id}`)).status).toBe(204);
+    expect((await call('GET', `/api/storage-locations/${created.id}`)).status).toBe(404);
+  });
+
+  it('answers 422 naming each problem: unknown field, wrong type, bad path', async () => {
+    const res = await call('POST', '/api/storage-locations', 'admin', {
+      name: 'x',
+      type: 'cloud',
+      base_path: 5,
+      colour: 'red',
+    });
+    expect(res.status).toBe(422);
+    const locs = (res.body.detail as { loc: unknown[] }[]).map((d) => d.loc.join('.'));
+    expect(locs).toEqual(expect.arrayContaining(['body.type', 'body.base_path', 'body.colour']));
+    const relative = await call('POST', '/api/storage-locations', 'admin', {
+      name: 'rel',
+      type: 'server',
+      base_path: 'relative/path',
+    });
+    expect(relative.status).toBe(422);
+    expect(relative.body.detail[0]).toMatchObject({
+      loc: ['body', 'base_path'],
+      msg: 'must be an absolute path on this server',
+    });
+    const missing = await call('POST', '/api/storage-locations', 'admin', { type: 'local' });
+    expect(missing.body.detail).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ loc: ['body', 'name'], msg: 'Field required' }),
+      ]),
+    );
+  });
+
+  it('validates instruments: globs, templates, references, the station tool', async () => {
+    const res = await call('POST', '/api/instruments', 'admin', {
+      name: 'Camera',
+      tool_id: 99,
+      storage_location_id: 98,
+      watch: [{ path: 'relative', include: ['[abc'] }],
+      destination_template: '{instrument}/{colour}/{filename}',
+    });
+    expect(res.status).toBe(422);
+    const byLoc = Object.fromEntries(
+      (res.body.detail as { loc: unknown[]; msg: string }[]).map((d) => [d.loc.join('.'), d.msg]),
+    );
+    expect(byLoc['body.tool_id']).toBe('no tool with id 99');
+    expect(byLoc['body.storage_location_id']).toBe('no storage location with id 98');
+    expect(byLoc['body.watch.0.path']).toMatch(/absolute path/);
+    expect(byLoc['body.watch.0.include.0']).toBeDefined();
+    expect(byLoc['body.destination_template']).toMatch(/colour/);
+
+    const account = await made('/api/service-accounts', { name: 'tem-pc' });
+    expect(account.key).toMatch(/^[A-Za-z0-9_-]{20,}$/);
+    const listed = (await call('GET', `/api/service-accounts/${account.id}`)).body;
+    expect(listed.key).toBeUndefined();
+    const first = await made('/api/instruments', {
+      name: 'TEM camera',
+      tool_id: 1,
+      service_account_id: account.id,
+      watch: [{ path: '/data/tem' }],
+    });
+    expect(first.watch[0].exclude).toContain('*.tmp');
+    expect(first.destination_template).toBe('{instrument}/{yyyy}/{mm}/{dd}/{relative_path}');
+    // The station now runs TEM: an SEM instrument cannot be given to it.
+    const wrongTool = await call('POST', '/api/instruments', 'admin', {
+      name: 'SEM detector',
+      tool_id: 2,
+      service_account_id: account.id,
+    });
+    expect(wrongTool.status).toBe(422);
+    expect(wrongTool.body.detail[0].loc).toEqual(['body', 'service_account_id']);
+    const dup = await call('POST', '/api/instruments', 'admin', { name: 'TEM camera', tool_id: 1 });
+    expect(dup.body.detail[0]).toMatchObject({ loc: ['body', 'name'] });
+  });
+
+  it('validates schedules (cron, time zone) and hooks (kind, trigger, config)', async () => {
+    const inst = await made('/api/instruments', { name: 'Sched inst', tool_id: 2 });
+    const badCron = await call('POST', '/api/schedules', 'admin', {
+      instrument_id: inst.id,
+      cron: '61 * * * *',
+    });
+    expect(badCron.status).toBe(422);
+    expect(badCron.body.detail[0].loc).toEqual(['body', 'cron']);
+    const badZone = await call('POST', '/api/schedules', 'admin', {
+      instrument_id: inst.id,
+      cron: '0 * * * *',
+      timezone: 'Mars/Olympus',
+    });
+    expect(badZone.body.detail[0].loc).toEqual(['body', 'timezone']);
+    const badHook = await call('POST', '/api/hooks', 'admin', {
+      name: 'bad',
+      trigger: 'pre_transfer',
+      kind: 'sidecar_json',
+      config: { suffixes: [] },
+    });
+    expect(badHook.status).toBe(422);
+    const locs = (badHook.body.detail as { loc: unknown[] }[]).map((d) => d.loc.join('.'));
+    expect(locs).toEqual(expect.arrayContaining(['body.trigger', 'body.config.suffixes']));
+    const unknownKind = await call('POST', '/api/hooks', 'admin', {
+      name: 'bad2',
+      trigger: 'post_transfer',
+      kind: 'teleport',
+    });
+    expect(unknownKind.body.detail[0]).toMatchObject({ loc: ['body', 'kind'] });
+    const redirect = await call('POST', '/api/hooks', 'admin', {
+      name: 'bad3',
+      trigger: 'pre_transfer',
+      kind: 'redirect',
+      config: { storage_location: 'nowhere' },
+    });
+    expect(redirect.body.detail[0]).toMatchObject({
+      loc: ['body', 'config', 'storage_location'],
+    });
+    const hook = await made('/api/hooks', {
+      name: 'info',
+      trigger: 'post_transfer',
+      kind: 'file_info',
+      instrument_id: inst.id,
+    });
+    expect(hook).toMatchObject({ priority: 100, config: {}, enabled: true });
+    // Still referenced: 409 naming what.
+    const blocked = await call('DELETE', `/api/instruments/${inst.id}`);
+    expect(blocked.status).toBe(409);
+    expect(blocked.body.detail).toMatch(/hook info/);
+    expect((await call('DELETE', `/api/hooks/${hook.id}`)).status).toBe(204);
+    expect((await call('DELETE', `/api/instruments/${inst.id}`)).status).toBe(204);
+  });
+
+  it('answers 404 for missing ids and 422 for ids that are not numbers', async () => {
+    for (const resource of [
+      'instruments',
+      'storage-locations',
+      'service-accounts',
+      'schedules',
+      'hooks',
+    ]) {
+      expect((await call('GET', `/api/${resource}/424242`)).status, resource).toBe(404);
+      expect((await call('PATCH', `/api/${resource}/424242`, 'admin', {})).status).toBe(404);
+      expect((await call('DELETE', `/api/${resource}/424242`)).status).toBe(404);
+      expect((await call('GET', `/api/${resource}/abc`)).status).toBe(422);
+    }
+    const paging = await call('GET', '/api/instruments?size=5000');
+    expect(paging.status).toBe(422);
+    expect(paging.body.detail[0].loc).toEqual(['query', 'size']);
+  });
+});
+
+describe('records from a station, schedules and runs', () => {
+  let key: string;
+  let accountId: number;
+  let instrumentId: number;
+  let scheduleId: number;
+  let instrumentUuid: string;
+  let nextOutbox = 1;
+
+  function push(records: { kind: string; uuid: string; payload: object }[]): Promise<Reply> {
+    return station('POST', '/sync/push', key, {
+      records: records.map((r) => ({ ...r, id: nextOutbox++ })),
+    });
+  }
+
+  function filePayload(uuid: string, name: string, extra: object = {}): object {
+    return {
+      uuid,
+      instrument_uuid: instrumentUuid,
+      instrument: 'Records camera',
+      tool_uuid: TOOL_UUID,
+      persistent_id: `ark:99999/fk4${uuid.slice(-12).replace(/[^0-9bcdfghjkmnpqrstvwxz]/g, 'b')}`,
+      persistent_id_type: 'ark',
+      watch_path: '/data',
+      source_path: `/data/${name}`,
+      relative_path: name,
+      filename: name,
+      size: 1234,
+      mtime_ms: 1,
+      xxhash: '0123456789abcdef0123456789abcdef',
+      hash_algorithm: 'xxh3-128',
+      first_discovered_at: '2026-03-01T10:00:00.000Z',
+      usage_event_uuid: null,
+      metadata_: { file_info: { mime_type: 'text/plain' }, sample: { name: 'grid 3' } },
+      state: 'done',
+      updated_at: '2026-03-01T10:00:01.000Z',
+      ...extra,
+    };
+  }
+
+  beforeAll(async () => {
+    const account = await made('/api/service-accounts', { name: 'records-pc' });
+    key = account.key;
+    accountId = account.id;
+    const location = await made('/api/storage-locations', {
+      name: 'records',
+      type: 'local',
+      base_path: '/mnt/records',
+    });
+    const inst = await made('/api/instruments', {
+      name: 'Records camera',
+      tool_id: 1,
+      service_account_id: accountId,
+      watch: [{ path: '/data', include: ['*.dm4'] }],
+      storage_location_id: location.id,
+    });
+    instrumentId = inst.id;
+    instrumentUuid = db
+      .prepare('SELECT uuid FROM instruments WHERE id = ?')
+      .pluck()
+      .get(inst.id) as string;
+  });
+
+  it("sends the station its harvest configuration, and its schedule's deployment comes back", async () => {
+    const first = await station('GET', '/sync/changes?cursor=0', key);
+    expect(first.status).toBe(200);
+    const delta = first.body as FacilityDelta;
+    expect(delta.station.tool).toBe('TEM');
+    expect(delta.harvest?.instruments.map((i) => i.name)).toEqual(['Records camera']);
+    expect(delta.harvest?.storage_locations.map((l) => l.name)).toEqual(['records']);
+
+    const schedule = await made('/api/schedules', {
+      instrument_id: instrumentId,
+      cron: '0 3 * * *',
+    });
+    scheduleId = schedule.id;
+    expect(schedule.deployment).toMatchObject({
+      station: { id: accountId, name: 'records-pc' },
+      state: 'pending',
+      deployed_at: null,
+    });
+    const next = await station('GET', `/sync/changes?cursor=${delta.cursor}`, key);
+    const sent = (next.body as FacilityDelta).harvest?.schedules ?? [];
+    expect(sent).toHaveLength(1);
+    expect(sent[0]).toMatchObject({ cron: '0 3 * * *', version: 1, enabled: true });
+    const reported = await push([
+      {
+        kind: 'harvest_deployment',
+        uuid: sent[0].uuid,
+        payload: {
+          uuid: sent[0].uuid,
+          version: 1,
+          state: 'deployed',
+          deployed_at: '2026-03-01T09:00:00.000Z',
+          next_run_at: '2026-03-02T03:00:00.000Z',
+          last_run_at: null,
+          error: '',
+        },
+      },
+    ]);
+    expect((reported.body as PushResult).error).toBeNull();
+    const deployed = (await call('GET', `/api/schedules/${scheduleId}`)).body;
+    expect(deployed.deployment).toMatchObject({
+      state: 'deployed',
+      deployed_at: '2026-03-01T09:00:00.000Z',
+      next_run_at: '2026-03-02T03:00:00.000Z',
+    });
+    // An update re-deploys: pending again until the station reports the new version.
+    const updated = await call('PATCH', `/api/schedules/${scheduleId}`, 'admin', {
+      cron: '0 4 * * *',
+    });
+    expect(updated.body.deployment.state).toBe('pending');
+  });
+
+  it('queues a triggered run for the station and shows what it reports', async () => {
+    const trigger = await call('POST', `/api/schedules/${scheduleId}/trigger`);
+    expect(trigger.status).toBe(202);
+    expect(trigger.body).toMatchObject({
+      state: 'queued',
+      station: { id: accountId, name: 'records-pc', online: true },
+      queued_offline: false,
+    });
+    const delta = (await station('GET', '/sync/changes?cursor=0', key)).body as FacilityDelta;
+    expect(delta.runs).toHaveLength(1);
+    const run = delta.runs![0];
+    const runPayload = {
+      uuid: run.uuid,
+      schedule_uuid: run.schedule_uuid,
+      instrument_uuid: run.instrument_uuid,
+      trigger: 'manual',
+      requested_at: run.requested_at,
+      started_at: '2026-03-01T10:00:00.000Z',
+    };
+    await push([
+      {
+        kind: 'harvest_run',
+        uuid: run.uuid,
+        payload: {
+          ...runPayload,
+          state: 'completed',
+          finished_at: '2026-03-01T10:00:05.000Z',
+          files_completed: 3,
+          files_skipped: 1,
+          files_failed: 0,
+          error: '',
+        },
+      },
+      // A late report of the start does not take the run back.
+      {
+        kind: 'harvest_run',
+        uuid: run.uuid,
+        payload: {
+          ...runPayload,
+          state: 'running',
+          finished_at: null,
+          files_completed: 0,
+          files_skipped: 0,
+          files_failed: 0,
+          error: '',
+        },
+      },
+    ]);
+    const schedule = (await call('GET', `/api/schedules/${scheduleId}`)).body;
+    expect(schedule.deployment.runs[0]).toMatchObject({
+      id: trigger.body.run_id,
+      state: 'completed',
+      files_completed: 3,
+      files_skipped: 1,
+      files_failed: 0,
+    });
+    expect(schedule.deployment.last_run_at).toBe('2026-03-01T10:00:00.000Z');
+    const after = (await station('GET', '/sync/changes?cursor=0', key)).body as FacilityDelta;
+    expect(after.runs).toEqual([]);
+  });
+
+  it('says a trigger for an offline station is queued', async () => {
+    db.prepare("UPDATE stations SET last_seen_at = '2026-01-01T00:00:00.000Z' WHERE id = ?").run(
+      accountId,
+    );
+    const trigger = await call('POST', `/api/schedules/${scheduleId}/trigger`);
+    expect(trigger.status).toBe(202);
+    expect(trigger.body.queued_offline).toBe(true);
+    expect(trigger.body.detail).toMatch(/offline.*queued/);
+  });
+
+  it('stores pushed files and transfers once, and shows them within grants', async () => {
+    const fileA = newUuid();
+    const fileB = newUuid();
+    const transferA = newUuid();
+    const records = [
+      { kind: 'harvest_file', uuid: fileA, payload: filePayload(fileA, 'a.dm4') },
+      { kind: 'harvest_file', uuid: fileB, payload: filePayload(fileB, 'b.dm4') },
+      {
+        kind: 'harvest_transfer',
+        uuid: transferA,
+        payload: {
+          uuid: transferA,
+          file_uuid: fileA,
+          status: 'completed',
+          storage_location: 'records',
+          destination_path: '/mnt/records/a.dm4',
+          bytes_transferred: 1234,
+          dest_checksum: '0123456789abcdef0123456789abcdef',
+          checksum_verified: true,
+          started_at: '2026-03-01T10:00:02.000Z',
+          completed_at: '2026-03-01T10:00:03.000Z',
+          error: '',
+          note: '',
+        },
+      },
+    ];
+    const first = (await push(records)).body as PushResult;
+    expect(first.error).toBeNull();
+    // A resend changes nothing.
+    expect(((await push(records)).body as PushResult).acked).toHaveLength(3);
+    expect(db.prepare('SELECT count(*) FROM harvest_transfers').pluck().get()).toBe(1);
+
+    const files = (await call('GET', `/api/files?instrument_id=${instrumentId}`)).body;
+    expect(files.total).toBe(2);
+    const a = files.items.find((f: { filename: string }) => f.filename === 'a.dm4');
+    expect(a).toMatchObject({
+      persistent_id: (filePayload(fileA, 'a.dm4') as { persistent_id: string }).persistent_id,
+      persistent_id_type: 'ark',
+      source_path: '/data/a.dm4',
+      xxhash: '0123456789abcdef0123456789abcdef',
+      first_discovered_at: '2026-03-01T10:00:00.000Z',
+      metadata_: { sample: { name: 'grid 3' } },
+    });
+    const transfers = (await call('GET', `/api/transfers?file_id=${a.id}`)).body;
+    expect(transfers.items).toEqual([
+      expect.objectContaining({
+        status: 'completed',
+        checksum_verified: true,
+        destination_path: '/mnt/records/a.dm4',
+        bytes_transferred: 1234,
+      }),
+    ]);
+    const inst = (await call('GET', `/api/instruments/${instrumentId}`)).body;
+    expect(inst.last_harvested_at).toBe('2026-03-01T10:00:03.000Z');
+
+    // Filters.
+    const ark = a.persistent_id.replace('ark:', 'ark:/');
+    expect(
+      (await call('GET', `/api/files?persistent_id=${encodeURIComponent(ark)}`)).body.total,
+    ).toBe(1);
+    expect((await call('GET', '/api/files?filename=b.dm4')).body.total).toBe(1);
+    expect(
+      (await call('GET', '/api/files?metadata_key=sample.name&metadata_value=grid%203')).body.total,
+    ).toBe(2);
+    expect(
+      (await call('GET', '/api/files?metadata_key=sample.name&metadata_value=grid%204')).body.total,
+    ).toBe(0);
+    expect((await call('GET', '/api/files?first_discovered_at__gte=2026-03-02')).body.total).toBe(
+      0,
+    );
+    expect((await call('GET', '/api/files?first_discovered_at__gte=nope')).status).toBe(422);
+
+    // Without a grant: nothing, and the records do not exist.
+    const bobList = (await call('GET', '/api/files', 'bob')).body;
+    expect(bobList).toEqual({ items: [], total: 0, page: 1, size: 50 });
+    expect((await call('GET', `/api/files/${a.id}`, 'bob')).status).toBe(404);
+    expect((await call('GET', '/api/transfers', 'bob')).body.total).toBe(0);
+    expect((await call('GET', `/api/transfers/${transfers.items[0].id}`, 'bob')).status).toBe(404);
+    // With one: alice sees them.
+    const granted = await call('POST', `/api/instruments/${instrumentId}/access`, 'admin', {
+      user_id: 2,
+    });
+    expect(granted.status).toBe(201);
+    expect((await call('GET', `/api/instruments/${instrumentId}/access`)).body).toEqual([
+      { user_id: 2, granted_at: expect.any(String) },
+    ]);
+    expect((await call('GET', '/api/files', 'alice')).body.total).toBe(2);
+    expect((await call('GET', `/api/files/${a.id}`, 'alice')).status).toBe(200);
+    expect((await call('GET', '/api/transfers', 'alice')).body.total).toBe(1);
+    // A file with records cannot be deleted with its instrument.
+    const blocked = await call('DELETE', `/api/instruments/${instrumentId}`);
+    expect(blocked.status).toBe(409);
+    expect(blocked.body.detail).toMatch(/2 file records/);
+    // Revoked: gone again.
+    expect((await call('DELETE', `/api/instruments/${instrumentId}/access/2`)).status).toBe(204);
+    expect((await call('GET', '/api/files', 'alice')).body.total).toBe(0);
+    expect((await call('DELETE', `/api/instruments/${instrumentId}/access/2`)).status).toBe(404);
+  });
+
+  it('refuses a transfer claiming completed without a verified checksum', async () => {
+    const file = newUuid();
+    const transfer = newUuid();
+    await push([{ kind: 'harvest_file', uuid: file, payload: filePayload(file, 'c.dm4') }]);
+    const res = (
+      await push([
+        {
+          kind: 'harvest_transfer',
+          uuid: transfer,
+          payload: {
+            uuid: transfer,
+            file_uuid: file,
+            status: 'completed',
+            storage_location: 'records',
+            destination_path: '/mnt/records/c.dm4',
+            bytes_transferred: 1234,
+            dest_checksum: null,
+            checksum_verified: false,
+            started_at: '2026-03-01T10:00:02.000Z',
+            completed_at: '2026-03-01T10:00:03.000Z',
+            error: '',
+            note: '',
+          },
+        },
+      ])
+    ).body as PushResult;
+    expect(res.error?.code).toBe('conflict');
+    expect(
+      db.prepare('SELECT count(*) FROM harvest_transfers WHERE uuid = ?').pluck().get(transfer),
+    ).toBe(0);
+  });
+});
+
+describe('role matrix', () => {
+  type Who = 'none' | 'bob' | 'alice' | 'sam' | 'admin';
+  const whos: Who[] = ['none', 'bob', 'alice', 'sam', 'admin'];
+
+  it('guards every management route: 401 without credentials, 403 for non-admins', async () => {
+    const inst = await made('/api/instruments', { name: 'Matrix inst', tool_id: 2 });
+    const sched = await made('/api/schedules', { instrument_id: inst.id, cron: '0 1 * * *' });
+    await call('POST', `/api/instruments/${inst.id}/access`, 'admin', { user_id: 2 });
+    const routes: [string, string, unknown?][] = [];
+    for (const r of [
+      'instruments',
+      'storage-locations',
+      'service-accounts',
+      'schedules',
+      'hooks',
+    ]) {
+      routes.push(['GET', `/api/${r}`], ['POST', `/api/${r}`, {}]);
+      routes.push(
+        ['GET', `/api/${r}/1`],
+        ['PATCH', `/api/${r}/1`, {}],
+        ['DELETE', `/api/${r}/424242`],
+      );
+    }
+    routes.push(
+      ['GET', `/api/instruments/${inst.id}/access`],
+      ['POST', `/api/instruments/${inst.id}/access`, { user_id: 3 }],
+      ['DELETE', `/api/instruments/${inst.id}/access/3`],
+      ['POST', `/api/schedules/${sched.id}/trigger`],
+    );
+    for (const [method, url, body] of routes) {
+      for (const who of whos) {
+        const res = await call(method as 'GET', url, who === 'none' ? null : who, body);
+        const want = who === 'none' ? 401 : who === 'admin' ? null : 403;
+        if (want === null)
+          expect([200, 201, 202, 204, 404, 409, 422], `${who} ${method} ${url}`).toContain(
+            res.status,
+          );
+        else expect(res.status, `${who} ${method} ${url}`).toBe(want);
+      }
+    }
+  });
+
+  it('lets any user read files and transfers, within grants', async () => {
+    for (const url of ['/api/files', '/api/transfers']) {
+      expect((await call('GET', url, null)).status).toBe(401);
+      for (const who of ['bob', 'alice', 'sam', 'admin'] as const) {
+        expect((await call('GET', url, who)).status, `${who} ${url}`).toBe(200);
+      }
+    }
+  });
+});

@@ -1,0 +1,266 @@
+/**
+ * The harvest API end to end with real processes: an admin configures a station's harvest over
+ * the API of a `labstation serve`; a `labstation station` holding the service account's key
+ * picks it up, deploys the schedule and reports it; a trigger makes it harvest the files written
+ * into its folder; the records reach the server with verified checksums, and only users granted
+ * the instrument see them. Changes and deletions reach the station within seconds.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { facilityBundle } from '../fixtures/facility.js';
+import {
+  runCli,
+  startServer,
+  startStation,
+  tempDir,
+  waitFor,
+  writeJson,
+  type ServerProcess,
+  type StationProcess,
+} from './helpers.js';
+
+const ADMIN = { email: 'admin@example.org', password: 'admin password 1' };
+const ALICE = { email: 'alice@example.org', password: 'alice password 1' };
+const BOB = { email: 'bob@example.org', password: 'bob password 11' };
+
+interface Reply {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+let root: string;
+let server: ServerProcess;
+let station: StationProcess | undefined;
+let serverDb: Database.Database;
+let adminJwt: string;
+let watchDir: string;
+let archiveDir: string;
+let stationDir: string;
+
+async function jwtFor(user: { email: string; password: string }): Promise<string> {
+  const res = await fetch(`${server.url}auth/jwt/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ username: user.email, password: user.password }).toString(),
+  });
+  expect(res.status, `login ${user.email}`).toBe(200);
+  return ((await res.json()) as { access_token: string }).access_token;
+}
+
+async function api(method: string, path: string, body?: unknown, jwt = adminJwt): Promise<Reply> {
+  const res = await fetch(`${server.url}${path.slice(1)}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${jwt}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+}
+
+async function created(path: string, body: unknown): Promise<Record<string, unknown>> {
+  const res = await api('POST', path, body);
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return res.body;
+}
+
+interface Deployment {
+  state: string;
+  next_run_at: string | null;
+  runs: {
+    id: number;
+    state: string;
+    files_completed: number;
+    files_skipped: number;
+    files_failed: number;
+  }[];
+}
+
+beforeAll(async () => {
+  root = tempDir('labstation-harvest-server-');
+  watchDir = join(root, 'acquisition');
+  archiveDir = join(root, 'archive');
+  stationDir = join(root, 'station');
+  mkdirSync(watchDir);
+  mkdirSync(archiveDir);
+  const serverDir = join(root, 'server');
+  const bundle = facilityBundle();
+  delete bundle.station;
+  const users = bundle.users as Record<string, unknown>[];
+  users[0] = { ...users[0], ...ALICE };
+  users[1] = { ...users[1], ...BOB };
+  const imported = await runCli(['import', '--data', serverDir, writeJson(root, 'b.json', bundle)]);
+  expect(imported.stderr).toBe('');
+  server = await startServer(serverDir, {
+    LABSTATION_ADMIN_EMAIL: ADMIN.email,
+    LABSTATION_ADMIN_PASSWORD: ADMIN.password,
+  });
+  serverDb = new Database(join(serverDir, 'labstation.db'), { readonly: true });
+  adminJwt = await jwtFor(ADMIN);
+}, 60_000);
+
+afterAll(async () => {
+  await station?.stop();
+  serverDb?.close();
+  await server?.stop();
+});
+
+describe('harvest configured on the server, run by a station', () => {
+  let instrumentId: number;
+  let scheduleId: number;
+
+  it('takes the configuration made over the API and reports the schedule deployed', async () => {
+    const semId = serverDb.prepare("SELECT id FROM tools WHERE name = 'SEM'").pluck().get();
+    const account = await created('/api/service-accounts', { name: 'sem-pc' });
+    const location = await created('/api/storage-locations', {
+      name: 'archive',
+      type: 'local',
+      base_path: archiveDir,
+    });
+    const instrument = await created('/api/instruments', {
+      name: 'SEM camera',
+      tool_id: semId,
+      service_account_id: account.id,
+      watch: [{ path: watchDir, include: ['*.tif'] }],
+      // Long enough that files written just before a trigger settle during its run.
+      stability_seconds: 4,
+      storage_location_id: location.id,
+      destination_template: '{instrument}/{relative_path}',
+    });
+    instrumentId = instrument.id as number;
+    const schedule = await created('/api/schedules', {
+      instrument_id: instrumentId,
+      cron: '0 0 1 1 *',
+      timezone: 'UTC',
+    });
+    scheduleId = schedule.id as number;
+    expect((schedule.deployment as Deployment).state).toBe('pending');
+
+    station = await startStation(stationDir, {}, [
+      '--server',
+      server.url,
+      '--key',
+      String(account.key),
+    ]);
+    const deployment = await waitFor('the schedule deployed', async () => {
+      const d = (await api('GET', `/api/schedules/${scheduleId}`)).body.deployment as Deployment;
+      return d.state === 'deployed' ? d : undefined;
+    });
+    expect(deployment.next_run_at?.slice(5, 16)).toBe('01-01T00:00');
+    const status = (await station.rpc('harvest.status', {})).body as {
+      instruments: { name: string; watch: string[] }[];
+    };
+    expect(status.instruments).toEqual([
+      expect.objectContaining({ name: 'SEM camera', watch: [watchDir] }),
+    ]);
+    const last = serverDb
+      .prepare('SELECT last_seen_at FROM stations WHERE id = ?')
+      .pluck()
+      .get(account.id);
+    expect(last).not.toBeNull();
+  }, 60_000);
+
+  it('harvests on a trigger, and the records reach the server verified', async () => {
+    writeFileSync(join(watchDir, 'one.tif'), 'first image');
+    writeFileSync(join(watchDir, 'two.tif'), 'second image, longer');
+    writeFileSync(join(watchDir, 'notes.txt'), 'not harvested: not *.tif');
+    const trigger = await api('POST', `/api/schedules/${scheduleId}/trigger`);
+    expect(trigger.status).toBe(202);
+    expect(trigger.body).toMatchObject({ state: 'queued', queued_offline: false });
+    const runId = trigger.body.run_id as number;
+    const run = await waitFor(
+      'the run reported completed',
+      async () => {
+        const d = (await api('GET', `/api/schedules/${scheduleId}`)).body.deployment as Deployment;
+        const r = d.runs.find((x) => x.id === runId);
+        return r?.state === 'completed' ? r : undefined;
+      },
+      30_000,
+    );
+    expect(run).toMatchObject({ files_completed: 2, files_skipped: 0, files_failed: 0 });
+
+    const files = await waitFor('the file records on the server', async () => {
+      const res = await api('GET', `/api/files?instrument_id=${instrumentId}`);
+      return (res.body.total as number) === 2
+        ? (res.body.items as Record<string, unknown>[])
+        : undefined;
+    });
+    const transfers = await waitFor('the transfer records on the server', async () => {
+      const res = await api('GET', '/api/transfers?status=completed');
+      return (res.body.total as number) === 2
+        ? (res.body.items as Record<string, unknown>[])
+        : undefined;
+    });
+    for (const t of transfers) {
+      expect(t.checksum_verified).toBe(true);
+      const file = files.find((f) => f.id === t.file_id)!;
+      expect(t.dest_checksum).toBe(file.xxhash);
+    }
+    // The same ARK on the station and on the server.
+    const local = await runCli(['files', '--data', stationDir, '--json']);
+    const stationArks = (JSON.parse(local.stdout) as { persistent_id: string }[])
+      .map((f) => f.persistent_id)
+      .sort();
+    expect(files.map((f) => f.persistent_id).sort()).toEqual(stationArks);
+    const inst = (await api('GET', `/api/instruments/${instrumentId}`)).body;
+    expect(inst.last_harvested_at).not.toBeNull();
+  }, 60_000);
+
+  it('shows the records to a user granted the instrument, and to no one else', async () => {
+    const alice = await jwtFor(ALICE);
+    const bob = await jwtFor(BOB);
+    const aliceId = serverDb.prepare("SELECT id FROM users WHERE username = 'alice'").pluck().get();
+    expect(
+      (await api('POST', `/api/instruments/${instrumentId}/access`, { user_id: aliceId })).status,
+    ).toBe(201);
+    const seen = (await api('GET', '/api/files', undefined, alice)).body;
+    expect(seen.total).toBe(2);
+    expect((await api('GET', '/api/transfers', undefined, alice)).body.total).toBe(2);
+    const hidden = (await api('GET', '/api/files', undefined, bob)).body;
+    expect(hidden).toEqual({ items: [], total: 0, page: 1, size: 50 });
+    const fileId = (seen.items as { id: number }[])[0].id;
+    expect((await api('GET', `/api/files/${fileId}`, undefined, bob)).status).toBe(404);
+    expect((await api('GET', `/api/instruments/${instrumentId}`, undefined, alice)).status).toBe(
+      403,
+    );
+  });
+
+  it('re-deploys a changed schedule and removes a deleted one on the station', async () => {
+    const patched = await api('PATCH', `/api/schedules/${scheduleId}`, { enabled: false });
+    expect((patched.body.deployment as Deployment).state).toBe('pending');
+    await waitFor('the disabled schedule removed on the station', async () => {
+      const d = (await api('GET', `/api/schedules/${scheduleId}`)).body.deployment as Deployment;
+      return d.state === 'removed' ? d : undefined;
+    });
+    expect((await api('DELETE', `/api/schedules/${scheduleId}`)).status).toBe(204);
+    const stationDb = new Database(join(stationDir, 'labstation.db'), { readonly: true });
+    try {
+      await waitFor('the schedule gone from the station', () =>
+        stationDb.prepare('SELECT count(*) FROM harvest_schedules').pluck().get() === 0
+          ? true
+          : undefined,
+      );
+    } finally {
+      stationDb.close();
+    }
+  });
+
+  it('moves a watched folder on the station when the instrument changes', async () => {
+    const other = join(root, 'acquisition-2');
+    mkdirSync(other);
+    const res = await api('PATCH', `/api/instruments/${instrumentId}`, {
+      watch: [{ path: other, include: ['*.tif'] }],
+    });
+    expect(res.status).toBe(200);
+    await waitFor('the station watching the new folder', async () => {
+      const status = (await station!.rpc('harvest.status', {})).body as {
+        instruments: { watch: string[] }[];
+      };
+      return status.instruments[0]?.watch[0] === other ? true : undefined;
+    });
+  });
+});
