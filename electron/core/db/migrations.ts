@@ -532,6 +532,45 @@ export const migrations: readonly Migration[] = [
       -- The file filters of GET /api/files.
       CREATE INDEX harvest_files_filename ON harvest_files(filename);
       CREATE INDEX harvest_files_first_discovered ON harvest_files(first_discovered_at);
+
+
+      -- Server side: files that stations upload into 'server' storage locations (issue 5).
+      -- One row per version of a file sent to one destination, so a retry (same station, file,
+      -- location, destination, size and hash) finds its row: it resumes at 'received', or gets
+      -- the finished answer again. A new version of the file is a new row.
+      CREATE TABLE harvest_uploads (
+        id INTEGER PRIMARY KEY,
+        uuid TEXT NOT NULL UNIQUE,
+        station_id INTEGER NOT NULL REFERENCES stations(id) ON DELETE CASCADE,
+        file_uuid TEXT NOT NULL,
+        storage_location_id INTEGER NOT NULL REFERENCES storage_locations(id) ON DELETE CASCADE,
+        -- Relative to the location's base_path, '/'-separated, as checked on arrival.
+        destination_path TEXT NOT NULL,
+        size INTEGER NOT NULL CHECK (size >= 0),
+        -- XXH3-128 (hex) that the station declared for the whole file.
+        xxhash TEXT NOT NULL,
+        state TEXT NOT NULL DEFAULT 'receiving'
+          CHECK (state IN ('receiving', 'completed', 'skipped')),
+        -- Bytes of the partial file flushed to disk and recorded: all that a resume trusts
+        -- (bytes beyond it, written before a crash, are cut off and sent again).
+        received INTEGER NOT NULL DEFAULT 0 CHECK (received >= 0 AND received <= size),
+        -- While receiving: the partial file, under <base_path>/.labstation-uploads/.
+        partial_path TEXT,
+        -- Once finished: where the file is (relative to base_path) and the server's hash of it.
+        final_path TEXT,
+        dest_checksum TEXT,
+        note TEXT NOT NULL DEFAULT '',
+        created_at TEXT NOT NULL,
+        -- Last byte received or state change: what the cleanup of abandoned uploads looks at.
+        updated_at TEXT NOT NULL,
+        finished_at TEXT,
+        CHECK (state = 'receiving' OR (final_path IS NOT NULL AND dest_checksum IS NOT NULL))
+      ) STRICT;
+      -- The lookup of every POST; its prefix (station_id, file_uuid) finds older versions.
+      CREATE UNIQUE INDEX harvest_uploads_version ON harvest_uploads(station_id, file_uuid,
+        storage_location_id, destination_path, size, xxhash);
+      -- The cleanup: abandoned (receiving) and long-finished uploads, oldest first.
+      CREATE INDEX harvest_uploads_age ON harvest_uploads(state, updated_at);
     `,
   },
 ];

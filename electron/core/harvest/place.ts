@@ -66,6 +66,25 @@ export async function placeWithoutClobber(partial: string, destination: string):
   return true;
 }
 
+const folderQueues = new Map<string, Promise<unknown>>();
+
+/**
+ * Runs `work` after every earlier `inFolder` work on the same folder has finished: names in one
+ * folder are chosen one placement at a time, since where the storage has no hard links, the
+ * check for a free name and the rename are two steps.
+ */
+export async function inFolder<T>(folder: string, work: () => Promise<T>): Promise<T> {
+  const key = folder.toLowerCase();
+  const before = folderQueues.get(key) ?? Promise.resolve();
+  const mine = before.catch(() => undefined).then(work);
+  folderQueues.set(key, mine);
+  try {
+    return await mine;
+  } finally {
+    if (folderQueues.get(key) === mine) folderQueues.delete(key);
+  }
+}
+
 /** fsync a folder so a rename in it survives a power cut (a no-op where folders cannot be). */
 export async function syncFolder(folder: string): Promise<void> {
   let handle;

@@ -1,5 +1,6 @@
 /**
- * One transfer attempt of one file record, from the pre-transfer hooks to the stored outcome:
+ * One transfer attempt of one file record, from the pre-transfer hooks to the stored outcome
+ * (a local verified copy here; into a `server` storage location, an upload: upload.ts):
  * completed (a verified copy at its final name), skipped (the same content is already there,
  * or a hook said so) or failed (with the reason; retried later). A source that changed since
  * it was found stable goes back to the stability check instead.
@@ -25,6 +26,7 @@ import { decidePreTransfer, runPostTransferHooks } from './hooks.js';
 import {
   exists,
   freeName,
+  inFolder,
   partialPathFor,
   placeWithoutClobber,
   removeQuietly,
@@ -39,6 +41,7 @@ import {
   type FileRow,
   type TransferOutcome,
 } from './records.js';
+import { uploadVerified } from './upload.js';
 
 export interface TransferDeps {
   db: Db;
@@ -190,12 +193,6 @@ export async function transferFile(
     : instrument.storage_location;
   if (!location) return await fail(`instrument ${instrument.name} has no storage location`, false);
   if (!location.enabled) return await fail(`storage location ${location.name} is disabled`, false);
-  if (location.type !== 'local') {
-    return await fail(
-      `storage location ${location.name} is of type ${location.type}; this station writes to local ones only`,
-      false,
-    );
-  }
   const rendered = renderDestination(
     db,
     decision.destinationTemplate ?? instrument.destination_template,
@@ -203,10 +200,18 @@ export async function transferFile(
     file,
   );
   if (!rendered.ok) return await fail(rendered.reason, false);
-  destination = join(location.base_path, ...rendered.path.split('/'));
   const redirected = decision.redirectedBy
     ? `redirected by the pre-transfer hook ${JSON.stringify(decision.redirectedBy)}`
     : '';
+  if (location.type === 'server') {
+    destination = rendered.path;
+    return await uploadTransfer(deps, file, instrument, rendered.path, location, {
+      store,
+      fail,
+      redirected,
+    });
+  }
+  destination = join(location.base_path, ...rendered.path.split('/'));
 
   try {
     const base = await stat(location.base_path);
@@ -347,19 +352,64 @@ export async function transferFile(
   }
 }
 
-const folderQueues = new Map<string, Promise<unknown>>();
+type Store = (
+  outcome: Omit<TransferOutcome, 'startedAt' | 'storageLocationId'>,
+) => Promise<TransferEnd>;
 
-/** Runs `work` after every earlier `inFolder` work on the same folder has finished. */
-async function inFolder<T>(folder: string, work: () => Promise<T>): Promise<T> {
-  const key = folder.toLowerCase();
-  const before = folderQueues.get(key) ?? Promise.resolve();
-  const mine = before.catch(() => undefined).then(work);
-  folderQueues.set(key, mine);
-  try {
-    return await mine;
-  } finally {
-    if (folderQueues.get(key) === mine) folderQueues.delete(key);
+/**
+ * A `server` storage location: the upload (upload.ts) instead of the local copy, recorded the
+ * same way. Nothing is marked on this side while it runs: the server keeps the partial upload,
+ * and a later attempt resumes it (or gets the finished answer again).
+ */
+async function uploadTransfer(
+  deps: TransferDeps,
+  file: FileRow,
+  instrument: Instrument,
+  relative: string,
+  location: StorageLocation,
+  end: {
+    store: Store;
+    fail: (error: string, retry?: boolean) => Promise<TransferEnd>;
+    redirected: string;
+  },
+): Promise<TransferEnd> {
+  const sent = await uploadVerified(
+    {
+      db: deps.db,
+      log: deps.log,
+      hash: (path) => deps.pool.hash(path),
+      progress: (bytes) => deps.progress(file.id, bytes),
+    },
+    { file, location, destination: relative },
+  );
+  if (sent.outcome === 'source_changed') {
+    deps.log.info(
+      { file: file.source_path, detail: sent.detail },
+      'harvest: source changed, re-queued',
+    );
+    return 'requeue';
   }
+  if (sent.outcome === 'failed') return end.fail(sent.reason, sent.retry);
+  const { state } = sent;
+  // The hooks read the source: the server's copy is out of reach, and holds the same bytes.
+  const metadata = await runPostTransferHooks(hooksFor(deps.db, instrument.id, 'post_transfer'), {
+    db: deps.db,
+    file,
+    sourcePath: file.source_path,
+    destinationPath: file.source_path,
+    instrument: instrument.name,
+  });
+  return end.store({
+    status: state.status === 'skipped' ? 'skipped' : 'completed',
+    destinationPath: state.server_path,
+    bytes: state.status === 'skipped' ? 0 : file.size,
+    destChecksum: state.dest_checksum,
+    checksumVerified: true,
+    completedAt: deps.now(),
+    sourceHash: sent.sourceHash,
+    metadata,
+    note: [state.note, end.redirected].filter(Boolean).join('; '),
+  });
 }
 
 /**

@@ -13,6 +13,7 @@ import { registerApiDocs } from './openapi/routes.js';
 import { FailureLimiter } from './rateLimit.js';
 import { signJwt } from './secrets.js';
 import { registerSyncApi } from './sync/routes.js';
+import { registerUploadApi } from './uploads/routes.js';
 import { registerWebUi } from './web/ui.js';
 
 export interface ServerAppOptions {
@@ -125,6 +126,7 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
     admin: guards.requireRoles('admin'),
     anyUser: guards.requireRoles('admin', 'staff', 'user'),
   });
+  registerUploadApi(app, { db, log, docs });
   registerSyncApi(app, { db, log, docs });
   await registerWebUi(app, { db, log, jwtSecret: options.jwtSecret, clock, docs });
   registerApiDocs(app, { docs });

@@ -211,7 +211,7 @@ const pushExample = {
   ],
 };
 
-const STATION_RESPONSES = {
+export const STATION_RESPONSES = {
   401: detailResponse(
     'No station key, an unknown one, or a disabled station.',
     'Station key required: Authorization: Station <key>.',

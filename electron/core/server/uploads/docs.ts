@@ -1,0 +1,171 @@
+/** The upload routes in /openapi.json (electron/core/sync/uploadProtocol.ts says what they do). */
+import { z } from 'zod';
+import { detailResponse } from '../openapi/common.js';
+import type { ApiDocs } from '../openapi/registry.js';
+import { STATION_RESPONSES, SYNC_TAG } from '../sync/docs.js';
+import {
+  UPLOADS_PATH,
+  uploadRequestSchema,
+  type UploadRequest,
+  type UploadState,
+} from '../../sync/uploadProtocol.js';
+
+const uploadState = z
+  .object({
+    upload_id: z.string(),
+    status: z.enum(['receiving', 'completed', 'skipped']),
+    offset: z.number().int(),
+    size: z.number().int(),
+    destination_path: z.string(),
+    server_path: z.string().nullable(),
+    dest_checksum: z.string().nullable(),
+    checksum_verified: z.boolean(),
+    note: z.string(),
+  })
+  .meta({ id: 'UploadState' }) satisfies z.ZodType<UploadState>;
+
+const idParams = z.object({ id: z.string().describe('The upload_id the POST answered.') });
+
+const requestExample: UploadRequest = {
+  file_uuid: '0193a1f2-7c1e-7b55-9d7a-2f1c9e0b4d11',
+  storage_location_uuid: '0193a1f0-1111-7222-8333-444455556666',
+  storage_location: 'central',
+  destination_path: 'TEM camera/2026/11/20/grid3_0001.dm4',
+  size: 67_108_864,
+  xxhash: '6f1ed002ab5595859014ebf0951522d9',
+};
+
+const receiving: UploadState = {
+  upload_id: '0193a1f2-9000-7000-8000-000000000001',
+  status: 'receiving',
+  offset: 16_777_216,
+  size: 67_108_864,
+  destination_path: 'TEM camera/2026/11/20/grid3_0001.dm4',
+  server_path: null,
+  dest_checksum: null,
+  checksum_verified: false,
+  note: '',
+};
+
+const completed: UploadState = {
+  ...receiving,
+  status: 'completed',
+  offset: 67_108_864,
+  server_path: '/srv/labstation/central/TEM camera/2026/11/20/grid3_0001.dm4',
+  dest_checksum: '6f1ed002ab5595859014ebf0951522d9',
+  checksum_verified: true,
+};
+
+const notFound = detailResponse(
+  'No such upload of this station.',
+  'upload: not found; start it again with POST /sync/uploads',
+);
+
+export function describeUploadApi(docs: ApiDocs): void {
+  docs.add({
+    method: 'POST',
+    path: UPLOADS_PATH,
+    tag: SYNC_TAG,
+    summary: 'Open (or resume) an upload into a server storage location',
+    description:
+      'For a file version (station, file, location, destination, size, XXH3-128 hash). The ' +
+      'same request again answers the same upload at the offset the server holds, so a cut ' +
+      'upload resumes; a finished one answers its result again. The same content already at ' +
+      'the destination answers `skipped` at once. A station writes only into locations its ' +
+      'instruments (or their redirect hooks) use.',
+    security: 'station',
+    body: uploadRequestSchema,
+    bodyExample: requestExample,
+    responses: {
+      200: { description: 'The upload and its offset.', schema: uploadState, example: receiving },
+      400: detailResponse(
+        'A field breaks a rule (the destination leaves base_path, the location is not a server one).',
+        'destination_path: must not contain ..',
+      ),
+      403: detailResponse(
+        'No instrument of this station stores there.',
+        'storage_location: central is not used by an instrument of this station (nor named by a redirect hook for them)',
+      ),
+      404: detailResponse(
+        'No such storage location.',
+        'storage_location_uuid: the server has no storage location …',
+      ),
+      503: detailResponse(
+        'The location’s folder is not reachable on the server.',
+        'storage_location: central (/srv/central) is not reachable on the server: …',
+      ),
+      ...STATION_RESPONSES,
+    },
+  });
+  docs.add({
+    method: 'GET',
+    path: `${UPLOADS_PATH}/{id}`,
+    tag: SYNC_TAG,
+    summary: 'The state of an upload',
+    security: 'station',
+    params: idParams,
+    responses: {
+      200: { description: 'The upload.', schema: uploadState, example: receiving },
+      404: notFound,
+      ...STATION_RESPONSES,
+    },
+  });
+  docs.add({
+    method: 'PATCH',
+    path: `${UPLOADS_PATH}/{id}`,
+    tag: SYNC_TAG,
+    summary: 'Append bytes at the offset; the last byte verifies and places the file',
+    description:
+      'Header `Upload-Offset` must be the server’s offset. The body (application/octet-stream) ' +
+      'is streamed to disk and hashed as it arrives; a body that stops short keeps what came. ' +
+      'At the last byte the server re-reads the file from its disk and places it only when both ' +
+      'the bytes received and the bytes on disk hash to the declared hash.',
+    security: 'station',
+    params: idParams,
+    bodyContentType: 'application/octet-stream',
+    responses: {
+      200: {
+        description: 'The upload after these bytes.',
+        schema: uploadState,
+        example: completed,
+      },
+      409: {
+        description: 'Upload-Offset is not the server’s offset: send from `offset`.',
+        schema: z.object({ detail: z.string(), offset: z.number().int() }),
+        example: { detail: 'Upload-Offset: the server holds 16777216 bytes', offset: 16_777_216 },
+      },
+      422: {
+        description: 'The file does not hash to the declared hash: nothing was kept.',
+        schema: z.object({
+          detail: z.string(),
+          received_hash: z.string(),
+          server_hash: z.string(),
+        }),
+        example: {
+          detail: 'xxhash: the file does not hash to the declared hash; nothing was kept',
+          received_hash: '00000000000000000000000000000000',
+          server_hash: '00000000000000000000000000000000',
+        },
+      },
+      404: notFound,
+      ...STATION_RESPONSES,
+    },
+  });
+  docs.add({
+    method: 'DELETE',
+    path: `${UPLOADS_PATH}/{id}`,
+    tag: SYNC_TAG,
+    summary: 'Drop an unfinished upload and its bytes',
+    security: 'station',
+    params: idParams,
+    responses: {
+      204: { description: 'Dropped.', example: null },
+      404: notFound,
+      409: detailResponse(
+        'The upload is finished: it stays.',
+        'upload: already completed; a finished upload stays',
+      ),
+      ...STATION_RESPONSES,
+    },
+  });
+}

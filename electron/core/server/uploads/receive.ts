@@ -1,0 +1,555 @@
+/**
+ * The server's half of an upload: a partial file under the storage location, appended to from
+ * request bodies with bounded memory while hashing, then re-read from disk, compared with the
+ * station's hash and placed without overwriting anything.
+ *
+ * Partials live in `<base_path>/.labstation-uploads/<upload uuid>.partial` rather than beside
+ * their destination: destination folders are made only for verified files (an abandoned upload
+ * leaves nothing in the folders people browse), the cleanup has one folder per location to look
+ * at, and the partial is still on the storage location's file system, so placing it is a link
+ * or rename, not a copy.
+ */
+import { constants, type Stats } from 'node:fs';
+import { lstat, mkdir, open, readdir, realpath, stat, type FileHandle } from 'node:fs/promises';
+import { basename, dirname, join, posix, sep } from 'node:path';
+import type { Readable } from 'node:stream';
+import { createXXHash128, type IHasher } from 'hash-wasm';
+import type { Db } from '../../db/open.js';
+import { hashFile } from '../../harvest/copy.js';
+import {
+  freeName,
+  inFolder,
+  placeWithoutClobber,
+  removeQuietly,
+  syncFolder,
+} from '../../harvest/place.js';
+import type { UploadState } from '../../sync/uploadProtocol.js';
+import { newUuid } from '../../util/ids.js';
+import type { Logger } from '../../util/log.js';
+import {
+  deleteUpload,
+  findUpload,
+  finishUpload,
+  insertUpload,
+  partialPaths,
+  setReceived,
+  supersededUploads,
+  uploadByUuid,
+  type Finished,
+  type ServerLocation,
+  type UploadKey,
+  type UploadRow,
+} from './store.js';
+
+export const UPLOAD_FOLDER = '.labstation-uploads';
+const CHUNK = 1024 * 1024;
+/** A long upload is flushed and its offset recorded this often, so a crash loses little. */
+const RECORD_EVERY = 64 * 1024 * 1024;
+const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
+
+/** A refusal with its HTTP status; `extra` goes into the body beside `detail`. */
+export class UploadRefusal extends Error {
+  constructor(
+    readonly status: number,
+    readonly detail: string,
+    readonly extra: Record<string, unknown> = {},
+  ) {
+    super(detail);
+  }
+}
+
+const freeHashers: IHasher[] = [];
+async function takeHasher(): Promise<IHasher> {
+  return (freeHashers.pop() ?? (await createXXHash128())).init();
+}
+
+/** Absolute destination of a checked relative path ('/'-separated). */
+export function destinationIn(location: ServerLocation, relative: string): string {
+  return join(location.base_path, ...relative.split('/'));
+}
+
+/**
+ * Null when `folder` (which need not exist yet) stays inside `base` once symbolic links are
+ * resolved; otherwise where it leads. What does not exist yet cannot be a link: its deepest
+ * existing ancestor decides.
+ */
+export async function leadsOutside(base: string, folder: string): Promise<string | null> {
+  const realBase = await realpath(base);
+  let probe = folder;
+  for (;;) {
+    try {
+      const real = await realpath(probe);
+      return real === realBase || real.startsWith(realBase + sep) ? null : real;
+    } catch (error) {
+      const parent = dirname(probe);
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || parent === probe) throw error;
+      probe = parent;
+    }
+  }
+}
+
+export function stateOf(row: UploadRow, location: ServerLocation): UploadState {
+  const finished = row.state !== 'receiving';
+  return {
+    upload_id: row.uuid,
+    status: row.state,
+    offset: row.received,
+    size: row.size,
+    destination_path: row.final_path ?? row.destination_path,
+    server_path: row.final_path ? destinationIn(location, row.final_path) : null,
+    dest_checksum: finished ? row.dest_checksum : null,
+    checksum_verified: finished,
+    note: row.note,
+  };
+}
+
+async function readFull(handle: FileHandle, buffer: Buffer, position: number): Promise<number> {
+  let filled = 0;
+  while (filled < buffer.length) {
+    const { bytesRead } = await handle.read(
+      buffer,
+      filled,
+      buffer.length - filled,
+      position + filled,
+    );
+    if (bytesRead === 0) break;
+    filled += bytesRead;
+  }
+  return filled;
+}
+
+async function writeFull(handle: FileHandle, buffer: Buffer, length: number, position: number) {
+  let written = 0;
+  while (written < length) {
+    const { bytesWritten } = await handle.write(
+      buffer,
+      written,
+      length - written,
+      position + written,
+    );
+    written += bytesWritten;
+  }
+}
+
+/** True when `path` is a regular file (not a link) of `size` bytes that hashes to `hash`. */
+async function holdsSameContent(path: string, size: number, hash: string): Promise<boolean> {
+  const found = await lstat(path).catch(() => null);
+  return found !== null && found.isFile() && found.size === size
+    ? (await hashFile(path)).hash === hash
+    : false;
+}
+
+interface Busy {
+  stop(): void;
+  done: Promise<void>;
+}
+
+export class UploadReceiver {
+  /** Work on one upload at a time; a newer request stops the body an older one still reads. */
+  private readonly busy = new Map<number, Busy>();
+  /**
+   * Hasher states (hash-wasm save()) at an upload's recorded offset, so a PATCH that follows
+   * another need not re-read the partial. Only for this process: after a restart, or when the
+   * offset does not match, the state is rebuilt from the bytes on disk.
+   */
+  private readonly hashStates = new Map<number, { offset: number; state: Uint8Array }>();
+
+  constructor(private readonly deps: { db: Db; log: Logger }) {}
+
+  private async exclusive<T>(id: number, stop: () => void, work: () => Promise<T>): Promise<T> {
+    for (let current = this.busy.get(id); current; current = this.busy.get(id)) {
+      current.stop();
+      await current.done;
+    }
+    let release = (): void => undefined;
+    const done = new Promise<void>((resolve) => (release = resolve));
+    this.busy.set(id, { stop, done });
+    try {
+      return await work();
+    } finally {
+      this.busy.delete(id);
+      release();
+    }
+  }
+
+  isBusy(id: number): boolean {
+    return this.busy.has(id);
+  }
+
+  private rememberHash(id: number, offset: number, hasher: IHasher): void {
+    this.hashStates.delete(id);
+    this.hashStates.set(id, { offset, state: hasher.save() });
+    // A few hundred bytes each; the oldest go first (they are rebuilt from disk if needed).
+    if (this.hashStates.size > 4096) {
+      this.hashStates.delete(this.hashStates.keys().next().value as number);
+    }
+  }
+
+  /** A hasher holding the upload's first `row.received` bytes. */
+  private async hasherAt(row: UploadRow, handle: FileHandle): Promise<IHasher> {
+    const hasher = await takeHasher();
+    const saved = this.hashStates.get(row.id);
+    if (saved?.offset === row.received) return hasher.load(saved.state);
+    const buffer = Buffer.allocUnsafe(CHUNK);
+    for (let position = 0; position < row.received;) {
+      const want = Math.min(CHUNK, row.received - position);
+      const n = await readFull(handle, buffer.subarray(0, want), position);
+      if (n < want) throw new Error(`the partial file ${row.partial_path} shrank while read`);
+      hasher.update(buffer.subarray(0, n));
+      position += n;
+    }
+    return hasher;
+  }
+
+  /**
+   * Makes the partial agree with the record: bytes beyond the recorded offset (written before a
+   * crash, never confirmed) are cut off; a partial that is shorter or gone moves the offset back.
+   */
+  private async reconcile(row: UploadRow, location: ServerLocation): Promise<UploadRow> {
+    const path = row.partial_path as string;
+    const found: Stats | null = await lstat(path).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return null;
+      throw error;
+    });
+    if (found?.isFile()) {
+      if (found.size === row.received) return row;
+      if (found.size > row.received) {
+        const handle = await open(path, constants.O_RDWR | NOFOLLOW);
+        try {
+          await handle.truncate(row.received);
+          await handle.datasync();
+        } finally {
+          await handle.close();
+        }
+        return row;
+      }
+    } else {
+      if (found) await removeQuietly(path);
+      await this.createPartial(location, path);
+    }
+    const received = found?.isFile() ? found.size : 0;
+    this.deps.log.warn(
+      { upload: row.uuid, recorded: row.received, found: received },
+      'upload: the partial file holds less than recorded; resuming from what it holds',
+    );
+    this.hashStates.delete(row.id);
+    setReceived(this.deps.db, row.id, received);
+    return { ...row, received };
+  }
+
+  private async createPartial(location: ServerLocation, path: string): Promise<void> {
+    const folder = join(location.base_path, UPLOAD_FOLDER);
+    await mkdir(folder, { recursive: true, mode: 0o700 });
+    const found = await lstat(folder);
+    if (!found.isDirectory()) {
+      throw new Error(`${folder} is not a folder (a symbolic link?); uploads cannot be kept there`);
+    }
+    const handle = await open(path, constants.O_CREAT | constants.O_EXCL | constants.O_RDWR, 0o644);
+    await handle.close();
+  }
+
+  /** POST: the upload for this file version, found again (resumed) or opened. */
+  async open(location: ServerLocation, key: UploadKey): Promise<UploadState> {
+    const { db } = this.deps;
+    for (const older of supersededUploads(db, key)) await this.drop(older);
+    const existing = findUpload(db, key);
+    if (existing) return this.resume(existing, location);
+
+    const destination = destinationIn(location, key.destination);
+    if (await holdsSameContent(destination, key.size, key.xxhash)) {
+      const skipped: Finished = {
+        state: 'skipped',
+        finalPath: key.destination,
+        destChecksum: key.xxhash,
+        note: 'the destination already holds the same content',
+      };
+      const row =
+        findUpload(db, key) ??
+        insertUpload(db, key, { uuid: newUuid(), partialPath: null, finished: skipped });
+      return stateOf(row, location);
+    }
+
+    const uuid = newUuid();
+    const partial = join(location.base_path, UPLOAD_FOLDER, `${uuid}.partial`);
+    // Another request for the same version may have opened it while this one looked.
+    const raced = findUpload(db, key);
+    if (raced) return this.resume(raced, location);
+    const row = insertUpload(db, key, { uuid, partialPath: partial });
+    try {
+      await this.createPartial(location, partial);
+    } catch (error) {
+      deleteUpload(db, row.id);
+      throw error;
+    }
+    return stateOf(row, location);
+  }
+
+  private resume(row: UploadRow, location: ServerLocation): Promise<UploadState> {
+    if (row.state !== 'receiving') return Promise.resolve(stateOf(row, location));
+    // A body still arriving for this upload belongs to a connection the station gave up on.
+    return this.exclusive(
+      row.id,
+      () => undefined,
+      async () => {
+        const now = uploadByUuid(this.deps.db, row.uuid);
+        if (!now) throw new UploadRefusal(503, 'upload: dropped while resumed; ask again');
+        return stateOf(
+          now.state === 'receiving' ? await this.reconcile(now, location) : now,
+          location,
+        );
+      },
+    );
+  }
+
+  /**
+   * PATCH: appends `body` at `offset`; once the last byte is in, verifies and places the file.
+   * A body cut short keeps what arrived (flushed and recorded before answering).
+   */
+  append(
+    row: UploadRow,
+    location: ServerLocation,
+    offset: number,
+    body: Readable | null,
+    length: number | null,
+  ): Promise<UploadState> {
+    const stop = (): void => {
+      body?.destroy(new Error('superseded by a newer request for this upload'));
+    };
+    return this.exclusive(row.id, stop, async () => {
+      let current = uploadByUuid(this.deps.db, row.uuid);
+      if (!current) throw new UploadRefusal(404, 'upload: not found (dropped); start it again');
+      if (current.state !== 'receiving') return stateOf(current, location);
+      current = await this.reconcile(current, location);
+      if (offset !== current.received) {
+        throw new UploadRefusal(
+          409,
+          `Upload-Offset: is ${offset}, but the server holds ${current.received} bytes of this upload`,
+          { offset: current.received },
+        );
+      }
+      const remaining = current.size - current.received;
+      if (length !== null && length > remaining) {
+        throw new UploadRefusal(
+          400,
+          `body: ${length} bytes, but only ${remaining} remain of the declared size ${current.size}`,
+        );
+      }
+      const received = await this.receive(current, body);
+      if (received.bytes < current.size)
+        return stateOf({ ...current, received: received.bytes }, location);
+      return await this.finish({ ...current, received: received.bytes }, location, received.hash);
+    });
+  }
+
+  /**
+   * Writes the body to the partial in 1 MiB steps, hashing what is written. Receiving, writing
+   * and flushing overlap: one buffer fills while the other is written, and the flush that
+   * records progress runs behind both (waiting on it would stall the sender every 64 MiB).
+   */
+  private async receive(
+    row: UploadRow,
+    body: Readable | null,
+  ): Promise<{ bytes: number; hash: string | null }> {
+    const { db } = this.deps;
+    const handle = await open(row.partial_path as string, constants.O_RDWR | NOFOLLOW);
+    let hasher: IHasher | null = null;
+    let writing: Promise<void> = Promise.resolve();
+    let flushing: Promise<void> = Promise.resolve();
+    try {
+      hasher = await this.hasherAt(row, handle);
+      const h = hasher;
+      const buffers = [Buffer.allocUnsafe(CHUNK), Buffer.allocUnsafe(CHUNK)];
+      let current = 0;
+      let filled = 0;
+      let position = row.received;
+      let unrecorded = 0;
+      const dispatch = async (): Promise<void> => {
+        if (filled === 0) return;
+        // The one write in flight is the other buffer's: the next to fill.
+        await writing;
+        const buffer = buffers[current] as Buffer;
+        h.update(buffer.subarray(0, filled));
+        writing = writeFull(handle, buffer, filled, position);
+        writing.catch(() => undefined);
+        position += filled;
+        unrecorded += filled;
+        current ^= 1;
+        filled = 0;
+        if (unrecorded >= RECORD_EVERY) {
+          unrecorded = 0;
+          const [written, upTo] = [writing, position];
+          flushing = flushing
+            .then(() => written)
+            .then(() => handle.datasync())
+            .then(() => setReceived(db, row.id, upTo));
+          flushing.catch(() => undefined);
+        }
+      };
+      let tooLong = false;
+      try {
+        for await (const chunk of body ?? []) {
+          let data = chunk as Buffer;
+          const room = row.size - position - filled;
+          if (data.length > room) {
+            tooLong = true;
+            data = data.subarray(0, room);
+          }
+          while (data.length > 0) {
+            const n = data.copy(buffers[current], filled);
+            filled += n;
+            data = data.subarray(n);
+            if (filled === CHUNK) await dispatch();
+          }
+          if (tooLong) break;
+        }
+      } catch (error) {
+        // The connection ended mid-body (or a newer request stopped it): what arrived stays.
+        this.deps.log.info({ upload: row.uuid, err: error }, 'upload: body cut short');
+      }
+      await dispatch();
+      await writing;
+      await flushing;
+      await handle.datasync();
+      setReceived(db, row.id, position);
+      if (tooLong) {
+        this.rememberHash(row.id, position, h);
+        throw new UploadRefusal(400, `body: longer than the ${row.size} bytes declared`);
+      }
+      if (position < row.size) {
+        this.rememberHash(row.id, position, h);
+        return { bytes: position, hash: null };
+      }
+      this.hashStates.delete(row.id);
+      return { bytes: position, hash: h.digest('hex') };
+    } catch (error) {
+      // The hasher may hold bytes that did not reach the disk: rebuilt from the disk next time.
+      if (!(error instanceof UploadRefusal)) this.hashStates.delete(row.id);
+      await Promise.allSettled([writing, flushing]);
+      throw error;
+    } finally {
+      if (hasher) freeHashers.push(hasher);
+      await handle.close();
+    }
+  }
+
+  /** The last byte is in: fsync, re-read and hash, compare, place without clobbering. */
+  private async finish(
+    row: UploadRow,
+    location: ServerLocation,
+    receivedHash: string | null,
+  ): Promise<UploadState> {
+    const { db } = this.deps;
+    const partial = row.partial_path as string;
+    const handle = await open(partial, constants.O_RDWR | NOFOLLOW);
+    let received = receivedHash;
+    try {
+      await handle.sync();
+      if (received === null) {
+        // Everything had arrived before (an earlier finish failed): the disk is all there is.
+        const hasher = await this.hasherAt(row, handle);
+        received = hasher.digest('hex');
+        freeHashers.push(hasher);
+      }
+    } finally {
+      await handle.close();
+    }
+    const reread = await hashFile(partial);
+    if (received !== row.xxhash || reread.hash !== row.xxhash || reread.bytes !== row.size) {
+      await removeQuietly(partial);
+      deleteUpload(db, row.id);
+      const where =
+        received !== row.xxhash
+          ? `the ${row.size} bytes received hash to ${received}`
+          : `the file re-read from the server's disk hashes to ${reread.hash} (${reread.bytes} bytes)`;
+      this.deps.log.warn(
+        { upload: row.uuid, declared: row.xxhash, received, reread: reread.hash },
+        'upload: checksum mismatch',
+      );
+      throw new UploadRefusal(
+        422,
+        `xxhash: checksum mismatch: the station declared ${row.xxhash}, ${where}; ` +
+          'the upload was deleted, send the file again',
+        { received_hash: received, server_hash: reread.hash },
+      );
+    }
+
+    const destination = destinationIn(location, row.destination_path);
+    const folder = dirname(destination);
+    const finished = await inFolder(folder, async (): Promise<Finished> => {
+      await mkdir(folder, { recursive: true });
+      const outside = await leadsOutside(location.base_path, folder);
+      if (outside !== null) {
+        await removeQuietly(partial);
+        deleteUpload(db, row.id);
+        throw new UploadRefusal(
+          400,
+          `destination_path: the folder leads outside the storage location (to ${outside}, ` +
+            'through a symbolic link)',
+        );
+      }
+      if (await holdsSameContent(destination, row.size, row.xxhash)) {
+        await removeQuietly(partial);
+        return {
+          state: 'skipped',
+          finalPath: row.destination_path,
+          destChecksum: reread.hash,
+          note: 'the destination already holds the same content',
+        };
+      }
+      let name = await freeName(destination);
+      while (!(await placeWithoutClobber(partial, name))) name = await freeName(destination);
+      await syncFolder(folder);
+      const finalPath = posix.join(posix.dirname(row.destination_path), basename(name));
+      return {
+        state: 'completed',
+        finalPath,
+        destChecksum: reread.hash,
+        note:
+          name === destination
+            ? ''
+            : `the destination held other content; this copy was written as ${basename(name)}`,
+      };
+    });
+    const done = finishUpload(db, row.id, finished);
+    this.deps.log.info(
+      { upload: row.uuid, path: done.final_path, state: done.state },
+      'upload: finished',
+    );
+    return stateOf(done, location);
+  }
+
+  /** Drops an unfinished upload and its bytes (a superseded version, DELETE, the cleanup). */
+  drop(row: UploadRow): Promise<void> {
+    return this.exclusive(
+      row.id,
+      () => undefined,
+      async () => {
+        const now = uploadByUuid(this.deps.db, row.uuid);
+        if (!now || now.state !== 'receiving') return;
+        await removeQuietly(now.partial_path);
+        deleteUpload(this.deps.db, now.id);
+        this.hashStates.delete(now.id);
+      },
+    );
+  }
+
+  /** Partial files no record counts on, older than `before` (ms): left by a crash. */
+  async removeOrphans(locations: ServerLocation[], before: number): Promise<number> {
+    const known = partialPaths(this.deps.db);
+    let removed = 0;
+    for (const location of locations) {
+      const folder = join(location.base_path, UPLOAD_FOLDER);
+      const names = await readdir(folder).catch(() => [] as string[]);
+      for (const name of names) {
+        const path = join(folder, name);
+        if (!name.endsWith('.partial') || known.has(path)) continue;
+        const found = await stat(path).catch(() => null);
+        if (found?.isFile() && found.mtimeMs < before) {
+          await removeQuietly(path);
+          removed += 1;
+        }
+      }
+    }
+    return removed;
+  }
+}

@@ -1,0 +1,273 @@
+/**
+ * The upload API (electron/core/sync/uploadProtocol.ts): stations send harvested files into
+ * `server` storage locations. Authenticated like the sync API, by the station key.
+ */
+import { stat } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { checkDestination } from '../../../../shared/harvest/template.js';
+import type { Db } from '../../db/open.js';
+import {
+  UPLOAD_OFFSET_HEADER,
+  UPLOADS_PATH,
+  uploadRequestSchema,
+  type UploadRequest,
+} from '../../sync/uploadProtocol.js';
+import type { Logger } from '../../util/log.js';
+import type { ApiDocs } from '../openapi/registry.js';
+import { stationAuth } from '../sync/stationAuth.js';
+import { sweepUploads } from './cleanup.js';
+import { describeUploadApi } from './docs.js';
+import {
+  destinationIn,
+  leadsOutside,
+  stateOf,
+  UPLOAD_FOLDER,
+  UploadReceiver,
+  UploadRefusal,
+} from './receive.js';
+import {
+  findLocation,
+  locationById,
+  uploadByUuid,
+  type ServerLocation,
+  type UploadKey,
+  type UploadRow,
+} from './store.js';
+
+export interface UploadApiDeps {
+  db: Db;
+  log: Logger;
+  /** Where the routes describe themselves for /openapi.json. */
+  docs?: ApiDocs;
+  /** How often abandoned uploads are looked for (the first time when the server is ready). */
+  sweepEveryMs?: number;
+  abandonedAfterMs?: number;
+}
+
+const STORAGE_FULL = new Set(['ENOSPC', 'EDQUOT']);
+
+async function refusalOf(error: unknown, reply: FastifyReply): Promise<FastifyReply> {
+  if (error instanceof UploadRefusal) {
+    return reply.code(error.status).send({ detail: error.detail, ...error.extra });
+  }
+  const code = (error as NodeJS.ErrnoException).code ?? '';
+  if (STORAGE_FULL.has(code)) {
+    return reply
+      .code(507)
+      .send({ detail: `the storage location on the server is full: ${(error as Error).message}` });
+  }
+  throw error;
+}
+
+/**
+ * Whether the station may write into the location: one of its instruments stores there, or a
+ * redirect hook that applies to them names it. A key does not open every location.
+ */
+function stationUsesLocation(db: Db, stationId: number, location: ServerLocation): boolean {
+  const byInstrument = db
+    .prepare('SELECT 1 FROM instruments WHERE station_id = ? AND storage_location_id = ?')
+    .get(stationId, location.id);
+  if (byInstrument) return true;
+  return (
+    db
+      .prepare(
+        `SELECT 1 FROM harvest_hooks h
+         WHERE h.kind = 'redirect' AND json_extract(h.config, '$.storage_location') = ?
+           AND (h.instrument_id IS NULL
+             OR h.instrument_id IN (SELECT id FROM instruments WHERE station_id = ?))`,
+      )
+      .get(location.name, stationId) !== undefined
+  );
+}
+
+/** The storage location a request names, if this station's uploads may go there. */
+function uploadLocation(db: Db, request: UploadRequest, stationId: number): ServerLocation {
+  const location = findLocation(db, request.storage_location_uuid, request.storage_location);
+  if (!location) {
+    throw new UploadRefusal(
+      404,
+      `storage_location_uuid: the server has no storage location ${request.storage_location_uuid} ` +
+        `(nor one named ${JSON.stringify(request.storage_location)})`,
+    );
+  }
+  if (location.type !== 'server') {
+    throw new UploadRefusal(
+      400,
+      `storage_location: ${location.name} is a ${location.type} storage location on the server; ` +
+        "uploads go to 'server' ones",
+    );
+  }
+  if (location.enabled !== 1) {
+    throw new UploadRefusal(400, `storage_location: ${location.name} is disabled on the server`);
+  }
+  if (!stationUsesLocation(db, stationId, location)) {
+    throw new UploadRefusal(
+      403,
+      `storage_location: ${location.name} is not used by an instrument of this station ` +
+        '(nor named by a redirect hook for them)',
+    );
+  }
+  return location;
+}
+
+/** The destination, checked as transfer.ts checks a local one: inside base_path, links too. */
+async function checkedDestination(location: ServerLocation, raw: string): Promise<string> {
+  const checked = checkDestination(raw);
+  if (!checked.ok) throw new UploadRefusal(400, `destination_path: ${checked.reason}`);
+  if (checked.path.split('/')[0] === UPLOAD_FOLDER) {
+    throw new UploadRefusal(400, `destination_path: ${UPLOAD_FOLDER} holds the server's uploads`);
+  }
+  try {
+    const base = await stat(location.base_path);
+    if (!base.isDirectory()) throw new Error(`${location.base_path} is not a folder`);
+  } catch (error) {
+    throw new UploadRefusal(
+      503,
+      `storage_location: ${location.name} (${location.base_path}) is not reachable on the ` +
+        `server: ${(error as Error).message}`,
+    );
+  }
+  const outside = await leadsOutside(location.base_path, destinationIn(location, checked.path));
+  if (outside !== null) {
+    throw new UploadRefusal(
+      400,
+      `destination_path: leads outside the storage location (to ${outside}, through a ` +
+        'symbolic link)',
+    );
+  }
+  return checked.path;
+}
+
+function ownUpload(db: Db, request: FastifyRequest): { row: UploadRow; location: ServerLocation } {
+  const { id } = request.params as { id: string };
+  const row = uploadByUuid(db, id);
+  const location = row ? locationById(db, row.storage_location_id) : undefined;
+  // Another station's upload is not found either: ids are not secrets, keys are.
+  if (!row || !location || row.station_id !== request.station!.id) {
+    throw new UploadRefusal(404, 'upload: not found; start it again with POST /sync/uploads');
+  }
+  return { row, location };
+}
+
+function offsetOf(request: FastifyRequest): number {
+  const raw = request.headers[UPLOAD_OFFSET_HEADER];
+  if (typeof raw !== 'string' || !/^\d{1,16}$/.test(raw.trim())) {
+    throw new UploadRefusal(400, 'Upload-Offset: header required, a whole number of bytes');
+  }
+  return Number(raw.trim());
+}
+
+function bodyOf(request: FastifyRequest): { body: Readable | null; length: number | null } {
+  const header = request.headers['content-length'];
+  const length = header === undefined ? null : Number(header);
+  if (request.body === undefined || request.body === null) {
+    if (length !== null && length > 0) {
+      throw new UploadRefusal(415, 'body: Content-Type must be application/octet-stream');
+    }
+    return { body: null, length };
+  }
+  return { body: request.body as Readable, length };
+}
+
+const registered = new WeakSet<FastifyInstance>();
+
+/** Once per app: a second call changes nothing. */
+export function registerUploadApi(app: FastifyInstance, deps: UploadApiDeps): void {
+  if (registered.has(app)) return;
+  registered.add(app);
+  const { db, log } = deps;
+  const authenticate = stationAuth(app, { db, log });
+  const receiver = new UploadReceiver({ db, log });
+  if (deps.docs) describeUploadApi(deps.docs);
+
+  const sweep = (): void => {
+    sweepUploads(
+      { db, log, receiver },
+      deps.abandonedAfterMs === undefined ? {} : { abandonedAfterMs: deps.abandonedAfterMs },
+    ).catch((error: unknown) => log.error({ err: error }, 'uploads: cleanup failed'));
+  };
+  let timer: NodeJS.Timeout | undefined;
+  app.addHook('onReady', (done) => {
+    sweep();
+    timer = setInterval(sweep, deps.sweepEveryMs ?? 3600_000);
+    timer.unref();
+    done();
+  });
+  app.addHook('onClose', (_instance, done) => {
+    clearInterval(timer);
+    done();
+  });
+
+  // In its own scope: the body parser that hands over the raw stream applies to these routes
+  // only (the rest of the server keeps its 8 MiB limit on bodies read whole).
+  void app.register((scope, _options, done) => {
+    scope.addContentTypeParser('application/octet-stream', (_request, payload, parsed) =>
+      parsed(null, payload),
+    );
+
+    scope.post(UPLOADS_PATH, { preHandler: authenticate }, async (request, reply) => {
+      const parsed = uploadRequestSchema.safeParse(request.body);
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0];
+        return reply
+          .code(400)
+          .send({ detail: `${issue?.path.join('.') || 'body'}: ${issue?.message ?? 'invalid'}` });
+      }
+      try {
+        const location = uploadLocation(db, parsed.data, request.station!.id);
+        const key: UploadKey = {
+          stationId: request.station!.id,
+          fileUuid: parsed.data.file_uuid,
+          locationId: location.id,
+          destination: await checkedDestination(location, parsed.data.destination_path),
+          size: parsed.data.size,
+          xxhash: parsed.data.xxhash,
+        };
+        return await receiver.open(location, key);
+      } catch (error) {
+        return refusalOf(error, reply);
+      }
+    });
+
+    scope.get(`${UPLOADS_PATH}/:id`, { preHandler: authenticate }, (request, reply) => {
+      try {
+        const { row, location } = ownUpload(db, request);
+        return stateOf(row, location);
+      } catch (error) {
+        return refusalOf(error, reply);
+      }
+    });
+
+    scope.patch(`${UPLOADS_PATH}/:id`, { preHandler: authenticate }, async (request, reply) => {
+      try {
+        const { row, location } = ownUpload(db, request);
+        if (row.state === 'receiving' && (location.type !== 'server' || location.enabled !== 1)) {
+          throw new UploadRefusal(
+            400,
+            `storage_location: ${location.name} no longer takes uploads (disabled, or not 'server')`,
+          );
+        }
+        const offset = offsetOf(request);
+        const { body, length } = bodyOf(request);
+        return await receiver.append(row, location, offset, body, length);
+      } catch (error) {
+        return refusalOf(error, reply);
+      }
+    });
+
+    scope.delete(`${UPLOADS_PATH}/:id`, { preHandler: authenticate }, async (request, reply) => {
+      try {
+        const { row } = ownUpload(db, request);
+        if (row.state !== 'receiving') {
+          throw new UploadRefusal(409, `upload: already ${row.state}; a finished upload stays`);
+        }
+        await receiver.drop(row);
+        return reply.code(204).send();
+      } catch (error) {
+        return refusalOf(error, reply);
+      }
+    });
+    done();
+  });
+}

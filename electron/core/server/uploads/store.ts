@@ -1,0 +1,195 @@
+/**
+ * The server's records of uploads into `server` storage locations: the table, and the queries
+ * the routes and the cleanup run on it.
+ */
+import type { Db } from '../../db/open.js';
+import { cachedStatement } from '../../db/statements.js';
+import { nowIso } from '../../util/ids.js';
+
+/** Goes into migration 7 (electron/core/db/migrations.ts). */
+
+export type UploadRowState = 'receiving' | 'completed' | 'skipped';
+
+export interface UploadRow {
+  id: number;
+  uuid: string;
+  station_id: number;
+  file_uuid: string;
+  storage_location_id: number;
+  destination_path: string;
+  size: number;
+  xxhash: string;
+  state: UploadRowState;
+  received: number;
+  partial_path: string | null;
+  final_path: string | null;
+  dest_checksum: string | null;
+  note: string;
+  created_at: string;
+  updated_at: string;
+  finished_at: string | null;
+}
+
+export interface ServerLocation {
+  id: number;
+  uuid: string;
+  name: string;
+  type: 'local' | 'server';
+  base_path: string;
+  enabled: number;
+}
+
+const LOCATION_COLUMNS = 'id, uuid, name, type, base_path, enabled';
+
+/** By uuid; by name when the uuid is not known here (each side imports its own config). */
+export function findLocation(db: Db, uuid: string, name: string): ServerLocation | undefined {
+  return (cachedStatement(
+    db,
+    `SELECT ${LOCATION_COLUMNS} FROM storage_locations WHERE uuid = ?`,
+  ).get(uuid) ??
+    cachedStatement(db, `SELECT ${LOCATION_COLUMNS} FROM storage_locations WHERE name = ?`).get(
+      name,
+    )) as ServerLocation | undefined;
+}
+
+export function locationById(db: Db, id: number): ServerLocation | undefined {
+  return cachedStatement(db, `SELECT ${LOCATION_COLUMNS} FROM storage_locations WHERE id = ?`).get(
+    id,
+  ) as ServerLocation | undefined;
+}
+
+export interface UploadKey {
+  stationId: number;
+  fileUuid: string;
+  locationId: number;
+  destination: string;
+  size: number;
+  xxhash: string;
+}
+
+export function findUpload(db: Db, key: UploadKey): UploadRow | undefined {
+  return cachedStatement(
+    db,
+    `SELECT * FROM harvest_uploads WHERE station_id = ? AND file_uuid = ?
+       AND storage_location_id = ? AND destination_path = ? AND size = ? AND xxhash = ?`,
+  ).get(key.stationId, key.fileUuid, key.locationId, key.destination, key.size, key.xxhash) as
+    UploadRow | undefined;
+}
+
+/** Unfinished uploads of other versions of this file to this destination: superseded. */
+export function supersededUploads(db: Db, key: UploadKey): UploadRow[] {
+  return cachedStatement(
+    db,
+    `SELECT * FROM harvest_uploads WHERE station_id = ? AND file_uuid = ?
+       AND storage_location_id = ? AND destination_path = ? AND state = 'receiving'
+       AND NOT (size = ? AND xxhash = ?)`,
+  ).all(
+    key.stationId,
+    key.fileUuid,
+    key.locationId,
+    key.destination,
+    key.size,
+    key.xxhash,
+  ) as UploadRow[];
+}
+
+export function uploadByUuid(db: Db, uuid: string): UploadRow | undefined {
+  return cachedStatement(db, 'SELECT * FROM harvest_uploads WHERE uuid = ?').get(uuid) as
+    UploadRow | undefined;
+}
+
+export function insertUpload(
+  db: Db,
+  key: UploadKey,
+  fields: { uuid: string; partialPath: string | null; finished?: Finished | undefined },
+): UploadRow {
+  const now = nowIso();
+  const finished = fields.finished;
+  return cachedStatement(
+    db,
+    `INSERT INTO harvest_uploads (uuid, station_id, file_uuid, storage_location_id,
+         destination_path, size, xxhash, state, received, partial_path, final_path,
+         dest_checksum, note, created_at, updated_at, finished_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+  ).get(
+    fields.uuid,
+    key.stationId,
+    key.fileUuid,
+    key.locationId,
+    key.destination,
+    key.size,
+    key.xxhash,
+    finished?.state ?? 'receiving',
+    finished ? key.size : 0,
+    fields.partialPath,
+    finished?.finalPath ?? null,
+    finished?.destChecksum ?? null,
+    finished?.note ?? '',
+    now,
+    now,
+    finished ? now : null,
+  ) as UploadRow;
+}
+
+export function setReceived(db: Db, id: number, received: number): void {
+  cachedStatement(db, 'UPDATE harvest_uploads SET received = ?, updated_at = ? WHERE id = ?').run(
+    received,
+    nowIso(),
+    id,
+  );
+}
+
+export interface Finished {
+  state: 'completed' | 'skipped';
+  finalPath: string;
+  destChecksum: string;
+  note: string;
+}
+
+export function finishUpload(db: Db, id: number, finished: Finished): UploadRow {
+  const now = nowIso();
+  return cachedStatement(
+    db,
+    `UPDATE harvest_uploads SET state = ?, received = size, partial_path = NULL,
+       final_path = ?, dest_checksum = ?, note = ?, updated_at = ?, finished_at = ?
+     WHERE id = ? RETURNING *`,
+  ).get(
+    finished.state,
+    finished.finalPath,
+    finished.destChecksum,
+    finished.note,
+    now,
+    now,
+    id,
+  ) as UploadRow;
+}
+
+export function deleteUpload(db: Db, id: number): void {
+  cachedStatement(db, 'DELETE FROM harvest_uploads WHERE id = ?').run(id);
+}
+
+/** Unfinished uploads untouched since `before`, and finished ones older than `finishedBefore`. */
+export function staleUploads(db: Db, before: string, finishedBefore: string): UploadRow[] {
+  return cachedStatement(
+    db,
+    `SELECT * FROM harvest_uploads WHERE state = 'receiving' AND updated_at < ?
+     UNION ALL
+     SELECT * FROM harvest_uploads WHERE state IN ('completed', 'skipped') AND updated_at < ?`,
+  ).all(before, finishedBefore) as UploadRow[];
+}
+
+/** Partial files that a row still counts on (the cleanup keeps these). */
+export function partialPaths(db: Db): Set<string> {
+  return new Set(
+    cachedStatement(db, 'SELECT partial_path FROM harvest_uploads WHERE partial_path IS NOT NULL')
+      .pluck()
+      .all() as string[],
+  );
+}
+
+export function serverLocations(db: Db): ServerLocation[] {
+  return cachedStatement(
+    db,
+    `SELECT ${LOCATION_COLUMNS} FROM storage_locations WHERE type = 'server'`,
+  ).all() as ServerLocation[];
+}

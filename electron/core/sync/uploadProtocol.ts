@@ -1,0 +1,80 @@
+/**
+ * Uploads from a station into a `server` storage location (issue 5), shared by the station
+ * (electron/core/harvest/upload.ts) and the server (electron/core/server/uploads). Every request
+ * carries `Authorization: Station <key>`, as the rest of the sync API does.
+ *
+ *   POST /sync/uploads  UploadRequest  ->  UploadState
+ *     Opens an upload, or finds the one already open for the same file version (station, file
+ *     uuid, storage location, destination, size and hash): a retry resumes at its `offset`, and
+ *     a finished upload answers its result again. The same content already at the destination
+ *     answers `skipped` at once, with no bytes sent.
+ *   PATCH /sync/uploads/:id  (Upload-Offset: N, application/octet-stream)  ->  UploadState
+ *     Appends the body at N, which must be the server's offset (409 with the offset if not).
+ *     A body may stop short: the offset says how far it got. Once the offset reaches the size,
+ *     the server re-reads the file from its disk, hashes it and places it only if both the bytes
+ *     received and the bytes on disk hash to the declared hash (422 otherwise, upload deleted).
+ *   GET /sync/uploads/:id  ->  UploadState
+ *   DELETE /sync/uploads/:id  ->  204 (an unfinished upload is dropped with its bytes)
+ *
+ * Errors answer `{ detail }`, naming the field and the rule; 409 adds `offset`, 422 adds the
+ * server's hashes.
+ */
+import { z } from 'zod';
+
+export const UPLOADS_PATH = '/sync/uploads';
+export const UPLOAD_OFFSET_HEADER = 'upload-offset';
+
+const XXH3_128_HEX = /^[0-9a-f]{32}$/;
+
+export const uploadRequestSchema = z.object({
+  /** The station's harvest_files uuid. */
+  file_uuid: z.string().min(1).max(64),
+  storage_location_uuid: z.string().min(1).max(64),
+  /**
+   * The storage location's name: harvest configuration is imported on each side (not synced
+   * yet), so the same location has a different uuid on the station; the name is the shared key.
+   */
+  storage_location: z.string().min(1).max(200),
+  /** Relative to the location's base_path on the server, as the station's template rendered it. */
+  destination_path: z.string().min(1).max(4096),
+  size: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
+  /** XXH3-128 of the whole file, lowercase hex (hash_algorithm xxh3-128). */
+  xxhash: z.string().regex(XXH3_128_HEX, 'must be an XXH3-128 hash: 32 lowercase hex digits'),
+});
+
+export type UploadRequest = z.infer<typeof uploadRequestSchema>;
+
+export type UploadStatus = 'receiving' | 'completed' | 'skipped';
+
+export interface UploadState {
+  upload_id: string;
+  status: UploadStatus;
+  /** Bytes the server holds; the next PATCH starts here. Equals size once finished. */
+  offset: number;
+  size: number;
+  /**
+   * Relative to base_path: what was asked for while receiving; once finished, where the file is
+   * (`name (1).ext` when other content held the name).
+   */
+  destination_path: string;
+  /** Once finished: the file's absolute path on the server. */
+  server_path: string | null;
+  /** Once finished: the server's XXH3-128 of the file as re-read from its disk. */
+  dest_checksum: string | null;
+  checksum_verified: boolean;
+  note: string;
+}
+
+/** The body of a 409: the offset the next PATCH must give. */
+export interface OffsetConflict {
+  detail: string;
+  offset: number;
+}
+
+/** The body of a 422 after the last byte: nothing was kept. */
+export interface HashMismatch {
+  detail: string;
+  /** What the bytes received hash to, and the file re-read from the server's disk. */
+  received_hash: string;
+  server_hash: string;
+}
