@@ -28,6 +28,11 @@ export interface CopyJob {
   /** What the source looked like when it was found stable. */
   size: number;
   mtimeMs: number;
+  /**
+   * false: leave the flush to the caller, which makes many small copies durable at once
+   * (durable.ts). Default true: the copy is fsynced before it is read back.
+   */
+  durable?: boolean;
 }
 
 export type CopyResult =
@@ -238,6 +243,6 @@ async function copyInto(
     byte[0] = byte[0] ^ 0x01;
     await dest.write(byte, 0, 1, Math.floor(position / 2));
   }
-  await dest.sync();
+  if (job.durable !== false) await dest.sync();
   return { outcome: 'copied', sourceHash, destHash: '', bytes: position };
 }

@@ -14,6 +14,7 @@ import { AppError } from '../util/errors.js';
 import { nowIso } from '../util/ids.js';
 import type { Logger } from '../util/log.js';
 import { instrumentsOfTool, schedulesFor, type Instrument, type WatchFolder } from './config.js';
+import { DurabilityBatch } from './durable.js';
 import {
   createScheduledRun,
   finishRun,
@@ -45,7 +46,7 @@ import {
 import { describeError, recoverInterrupted, transferFile, type TransferDeps } from './transfer.js';
 
 /** Outcomes stored together: at most this many, waiting at most this long (see record). */
-const GROUP_COMMIT_MAX = 32;
+const GROUP_COMMIT_MAX = 256;
 const GROUP_COMMIT_MS = 3;
 
 /** Transfers in flight per copy slot (see pump). */
@@ -113,6 +114,9 @@ export class Harvester {
   private watches: FolderWatch[] = [];
   private crons: { scheduleId: number; cron: Cron }[] = [];
   private runChain: Promise<void> = Promise.resolve();
+  private readonly durability = new DurabilityBatch();
+  /** Transfers whose copy is placed and waits for its batch's flush (durable.ts). */
+  private settling = 0;
   private timers: NodeJS.Timeout[] = [];
   private ticking = false;
   private recovered = false;
@@ -167,6 +171,17 @@ export class Harvester {
         if (active) active.bytes = bytes;
       },
       record: (fileId, outcome) => this.record(fileId, outcome),
+      settle: async (path) => {
+        // A copy waiting for its batch's flush holds no copy slot: more small copies start,
+        // so the batch fills up.
+        this.settling += 1;
+        this.pump();
+        try {
+          await this.durability.settle(path);
+        } finally {
+          this.settling -= 1;
+        }
+      },
     };
   }
 
@@ -206,6 +221,7 @@ export class Harvester {
     await Promise.all(this.watches.map((w) => w.close()));
     this.watches = [];
     // Transfers under way end with the pool; their partials are cleaned up at the next start.
+    this.durability.flush();
     await this.pool?.close();
     this.pool = null;
     this.flushRecords();
@@ -626,7 +642,7 @@ export class Harvester {
       !this.stopped &&
       this.recovered &&
       pool &&
-      this.active.size < pool.size * IN_FLIGHT_PER_COPY &&
+      this.active.size - this.settling < pool.size * IN_FLIGHT_PER_COPY &&
       this.queue.length
     ) {
       const id = this.queue.shift() as number;
@@ -637,6 +653,8 @@ export class Harvester {
       this.active.set(id, { file, bytes: 0, startedAt: this.clock() });
       void this.runTransfer(file, instrument);
     }
+    // Every transfer under way waits for the flush: nothing would join the batch.
+    if (this.settling > 0 && this.active.size === this.settling) this.durability.flush();
     this.checkIdle();
   }
 

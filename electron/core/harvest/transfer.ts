@@ -22,6 +22,7 @@ import {
   type StorageLocation,
 } from './config.js';
 import type { CopyPool } from './copyPool.js';
+import { BATCH_DURABILITY_BELOW } from './durable.js';
 import { decidePreTransfer, runPostTransferHooks } from './hooks.js';
 import {
   exists,
@@ -53,6 +54,11 @@ export interface TransferDeps {
   progress(fileId: number, bytes: number): void;
   /** Stores an attempt's outcome (finishTransfer), possibly together with others. */
   record(fileId: number, outcome: TransferOutcome): Promise<void>;
+  /**
+   * Makes a placed small copy durable (data and folder entry) together with others
+   * (durable.ts). Without it, each copy is flushed on its own.
+   */
+  settle?(path: string): Promise<void>;
 }
 
 /** finished: an outcome is stored. requeue: check stability again. gone: the source vanished. */
@@ -277,8 +283,15 @@ export async function transferFile(
     partial = partialPathFor(destination);
     beginAttempt(db, file.id, partial);
     const attempt = partial;
+    const batched = deps.settle !== undefined && file.size < BATCH_DURABILITY_BELOW;
     const result = await deps.pool.copy(
-      { source: file.source_path, partial, size: file.size, mtimeMs: file.mtime_ms },
+      {
+        source: file.source_path,
+        partial,
+        size: file.size,
+        mtimeMs: file.mtime_ms,
+        durable: !batched,
+      },
       (bytes) => deps.progress(file.id, bytes),
     );
     if (result.outcome === 'source_changed') {
@@ -314,7 +327,8 @@ export async function transferFile(
     // the markers left in place lead to, never recorded as a failed copy.
     partial = null;
     placed = true;
-    await syncFolder(dirname(final));
+    if (batched) await deps.settle!(final);
+    else await syncFolder(dirname(final));
     const metadata = await runPostTransferHooks(postHooks, {
       db,
       file,
@@ -416,6 +430,20 @@ async function uploadTransfer(
  * After a crash or kill: a copy that was under way is thrown away (its file is tried again);
  * a verified copy that had reached its final name is recorded as completed, once.
  */
+/**
+ * Whether what is at pending_destination is the link this station made: the partial is gone
+ * (linked, then removed) or is the same file. A name someone else took between the check and
+ * the link is never ours, and never deleted.
+ */
+async function placedByUs(file: FileRow): Promise<boolean> {
+  if (!file.pending_destination) return false;
+  const final = await stat(file.pending_destination).catch(() => null);
+  if (!final) return false;
+  if (!file.partial_path) return true;
+  const partial = await stat(file.partial_path).catch(() => null);
+  return partial === null || (partial.ino === final.ino && partial.dev === final.dev);
+}
+
 export async function recoverInterrupted(
   deps: TransferDeps,
   file: FileRow,
@@ -424,6 +452,15 @@ export async function recoverInterrupted(
   const { db } = deps;
   if (file.verified_hash && file.pending_destination && (await exists(file.pending_destination))) {
     const found = await deps.pool.hash(file.pending_destination);
+    if (found.hash !== file.verified_hash && (await placedByUs(file))) {
+      // Our copy reached its name but not the disk whole (a power cut before the batch flush,
+      // durable.ts): it goes, and the file is transferred again.
+      deps.log.warn(
+        { file: file.source_path, destination: file.pending_destination },
+        'harvest: a copy damaged by a crash was removed',
+      );
+      await removeQuietly(file.pending_destination);
+    }
     if (found.hash === file.verified_hash) {
       await removeQuietly(file.partial_path);
       const metadata = instrument

@@ -1,0 +1,125 @@
+/**
+ * Small copies are made durable in batches (electron/core/harvest/durable.ts): a power cut can
+ * leave a copy at its final name without its data. These tests put a data dir in the state such
+ * a cut leaves (the markers recorded, the copy at its name, damaged) and start the real CLI:
+ * the damaged copy is removed and the file transferred again, once, verified; a file someone
+ * else put at that name is never touched.
+ */
+import { readFileSync, truncateSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { DurabilityBatch } from '../../electron/core/harvest/durable.js';
+import {
+  filesOf,
+  harvestOnce,
+  listTree,
+  setupHarvest,
+  transfersOf,
+  withDb,
+} from './harvestSetup.js';
+
+/** Harvests one file, then rewinds the database to "verified, placed, not yet recorded". */
+async function placedButNotRecorded() {
+  const dirs = await setupHarvest();
+  const content = Buffer.alloc(200 * 1024, 7);
+  writeFileSync(join(dirs.src, 'grid.tif'), content);
+  expect((await harvestOnce(dirs.data)).code).toBe(0);
+  const [file] = await filesOf(dirs.data);
+  const final = join(dirs.dest, 'sem-1', 'grid.tif');
+  const partial = join(dirs.dest, 'sem-1', '.grid.tif.x1y2.partial');
+  withDb(dirs.data, (db) => {
+    const row = db.prepare('SELECT id, xxhash FROM harvest_files').get() as {
+      id: number;
+      xxhash: string;
+    };
+    db.prepare('DELETE FROM harvest_transfers').run();
+    db.prepare(
+      `UPDATE harvest_files SET state = 'waiting', partial_path = ?, verified_hash = ?,
+         pending_destination = ? WHERE id = ?`,
+    ).run(partial, row.xxhash, final, row.id);
+  });
+  return { dirs, content, final, partial, ark: file.persistent_id };
+}
+
+describe('recovery after a cut before a batch flush', () => {
+  it('removes our damaged copy and transfers the file again, once', async () => {
+    const { dirs, content, final, ark } = await placedButNotRecorded();
+    truncateSync(final, 1000); // the data never reached the disk
+    const run = await harvestOnce(dirs.data);
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(listTree(dirs.dest)).toEqual(['sem-1/grid.tif']);
+    expect(readFileSync(final).equals(content)).toBe(true);
+    const transfers = await transfersOf(dirs.data);
+    expect(transfers).toEqual([
+      expect.objectContaining({ status: 'completed', checksum_verified: true }),
+    ]);
+    // The same record, the same identifier.
+    expect((await filesOf(dirs.data)).map((f) => f.persistent_id)).toEqual([ark]);
+  });
+
+  it('finishes the record when the copy reached its name whole', async () => {
+    const { dirs, content, final } = await placedButNotRecorded();
+    const run = await harvestOnce(dirs.data);
+    expect(run.code).toBe(0);
+    expect(listTree(dirs.dest)).toEqual(['sem-1/grid.tif']);
+    expect(readFileSync(final).equals(content)).toBe(true);
+    const [transfer] = await transfersOf(dirs.data);
+    expect(transfer).toMatchObject({ status: 'completed', checksum_verified: true });
+    expect(transfer.note).toMatch(/finished after a restart/);
+  });
+
+  it('never deletes a file that is not our copy (our partial is still there, not linked)', async () => {
+    const { dirs, content, final, partial } = await placedButNotRecorded();
+    // Someone else's file took the name; our verified partial was never linked.
+    writeFileSync(final, 'somebody else');
+    writeFileSync(partial, content);
+    const run = await harvestOnce(dirs.data);
+    expect(run.code).toBe(0);
+    expect(readFileSync(final, 'utf8')).toBe('somebody else');
+    expect(listTree(dirs.dest)).toEqual(['sem-1/grid (1).tif', 'sem-1/grid.tif']);
+    expect(readFileSync(join(dirs.dest, 'sem-1', 'grid (1).tif')).equals(content)).toBe(true);
+  });
+});
+
+describe('DurabilityBatch', () => {
+  it('flushes once per batch, with each folder once, and answers every waiter', async () => {
+    const calls: string[][] = [];
+    const batch = new DurabilityBatch({
+      maxFiles: 3,
+      maxWaitMs: 10_000,
+      syncFs: (folders) => {
+        calls.push(folders);
+        return Promise.resolve();
+      },
+    });
+    await Promise.all([batch.settle('/a/1'), batch.settle('/a/2'), batch.settle('/b/3')]);
+    expect(calls).toEqual([['/a', '/b']]);
+    const late = batch.settle('/c/4');
+    batch.flush();
+    await late;
+    expect(calls).toEqual([['/a', '/b'], ['/c']]);
+  });
+
+  it('fails every waiter of a batch whose flush fails (none is recorded completed)', async () => {
+    const batch = new DurabilityBatch({
+      maxFiles: 2,
+      syncFs: () => Promise.reject(new Error('EIO')),
+    });
+    const results = await Promise.allSettled([batch.settle('/a/1'), batch.settle('/a/2')]);
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+  });
+
+  it('flushes what waits after maxWaitMs', async () => {
+    let flushed = 0;
+    const batch = new DurabilityBatch({
+      maxFiles: 100,
+      maxWaitMs: 5,
+      syncFs: () => {
+        flushed += 1;
+        return Promise.resolve();
+      },
+    });
+    await batch.settle('/a/1');
+    expect(flushed).toBe(1);
+  });
+});
