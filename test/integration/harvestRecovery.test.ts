@@ -3,7 +3,8 @@
  * leave a copy at its final name without its data. These tests put a data dir in the state such
  * a cut leaves (the markers recorded, the copy at its name, damaged) and start the real CLI:
  * the damaged copy is removed and the file transferred again, once, verified; a file someone
- * else put at that name is never touched.
+ * else put at that name is never touched. Also: `command` hooks that came from the server run
+ * only where the station allows them.
  */
 import { readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -17,6 +18,7 @@ import {
   transfersOf,
   withDb,
 } from './harvestSetup.js';
+import { runCli, tempDir, writeJson } from './helpers.js';
 
 /** Harvests one file, then rewinds the database to "verified, placed, not yet recorded". */
 async function placedButNotRecorded() {
@@ -121,5 +123,42 @@ describe('DurabilityBatch', () => {
     });
     await batch.settle('/a/1');
     expect(flushed).toBe(1);
+  });
+});
+
+describe('command hooks sent by the server', () => {
+  it('run only on a station whose bundle allows them', async () => {
+    const script = join(tempDir('labstation-hook-'), 'describe.cjs');
+    writeFileSync(script, "process.stdout.write(JSON.stringify({ detector: 'EDS' }));");
+    const dirs = await setupHarvest({
+      hooks: [
+        {
+          name: 'describe',
+          trigger: 'post_transfer',
+          kind: 'command',
+          config: { command: process.execPath, args: [script] },
+        },
+      ],
+    });
+    // As the server's harvest configuration would have put it there.
+    withDb(dirs.data, (db) => db.prepare('UPDATE harvest_hooks SET from_server = 1').run());
+    writeFileSync(join(dirs.src, 'first.tif'), 'one');
+    expect((await harvestOnce(dirs.data)).code).toBe(0);
+    const [first] = await filesOf(dirs.data);
+    expect(first?.metadata_.detector).toBeUndefined();
+    expect(JSON.stringify(first?.metadata_.hook_errors)).toMatch(/serverCommandHooks is off/);
+
+    const allow = await runCli([
+      'import',
+      '--data',
+      dirs.data,
+      writeJson(dirs.root, 'allow.json', { station: { tool: 'SEM', server_command_hooks: true } }),
+    ]);
+    expect(allow.code, allow.stderr).toBe(0);
+    writeFileSync(join(dirs.src, 'second.tif'), 'two');
+    expect((await harvestOnce(dirs.data)).code).toBe(0);
+    const second = (await filesOf(dirs.data)).find((f) => f.filename === 'second.tif');
+    expect(second?.metadata_.detector).toBe('EDS');
+    expect(second?.metadata_.hook_errors).toBeUndefined();
   });
 });

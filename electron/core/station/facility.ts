@@ -69,6 +69,8 @@ const bundleSchema = z
         idle_logoff_minutes: z.number().positive().max(1440).optional(),
         idle_force_end_minutes: z.number().positive().max(10080).nullable().optional(),
         lock_mode: z.boolean().optional(),
+        /** Run `command` hooks that come from the server (off unless the station says so). */
+        server_command_hooks: z.boolean().optional(),
       })
       .strict()
       .optional(),
@@ -388,6 +390,9 @@ export async function importBundle(db: Db, input: unknown): Promise<ImportSummar
       }
       if (bundle.station.lock_mode !== undefined)
         setSetting(db, 'station.lockMode', bundle.station.lock_mode);
+      if (bundle.station.server_command_hooks !== undefined) {
+        setSetting(db, 'harvest.serverCommandHooks', bundle.station.server_command_hooks);
+      }
     }
     applyHarvestBundle(db, bundle, now);
   }).immediate();
