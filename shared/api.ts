@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { adminSchemas, type AdminResults } from './adminApi.js';
 import type { ApiError } from './errors.js';
+import { harvestApiAccess, harvestApiSchemas, type HarvestApiResults } from './harvestAdminApi.js';
 import type { Answers, Question } from './questions/index.js';
 
 /** A record named by its integer id, its UUID, or (for people, tools, projects) its name. */
@@ -340,6 +341,7 @@ export const serverApiSchemas = {
     .object({ usage: ref, answers, version: z.number().int().min(1) })
     .strict(),
   ...adminSchemas,
+  ...harvestApiSchemas,
 } as const;
 
 export type ServerApiName = keyof typeof serverApiSchemas;
@@ -371,6 +373,7 @@ export const serverApiAccess: Record<ServerApiName, 'any' | 'admin'> = {
   'admin.stations.create': 'admin',
   'admin.stations.update': 'admin',
   'admin.stations.newKey': 'admin',
+  ...harvestApiAccess,
 };
 
 export type AccountRole = 'admin' | 'staff' | 'user';
@@ -390,7 +393,7 @@ export interface ServerPendingForm extends PendingForm {
   version: number;
 }
 
-export interface ServerApiResults extends AdminResults {
+export interface ServerApiResults extends AdminResults, HarvestApiResults {
   'account.me': { account: AccountInfo };
   'usage.mine': { events: UsageEventView[] };
   'usage.pendingMine': { pending: ServerPendingForm[] };

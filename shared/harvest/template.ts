@@ -13,6 +13,9 @@ export const TEMPLATE_FIELDS = [
   'ark_blade',
 ] as const;
 
+/** Where a file goes when its instrument names no template. */
+export const DEFAULT_TEMPLATE = '{instrument}/{yyyy}/{mm}/{dd}/{relative_path}';
+
 export type TemplateField = (typeof TEMPLATE_FIELDS)[number];
 
 /** Stands in for user, project and usage_event when no usage was active. */

@@ -5,7 +5,6 @@
  */
 import { isAbsolute } from 'node:path';
 import { Cron } from 'croner';
-import { z } from 'zod';
 import {
   arkConfigProblems,
   TEST_NAAN,
@@ -13,64 +12,28 @@ import {
   type ArkConfig,
 } from '../../../shared/ark.js';
 import { compileFilter, DEFAULT_EXCLUDE } from '../../../shared/harvest/glob.js';
-import { parseTemplate } from '../../../shared/harvest/template.js';
+import {
+  HOOK_KINDS,
+  hookConfigSchemas,
+  isHookKind,
+  triggerOf,
+  type HookKind,
+  type HookTrigger,
+} from '../../../shared/harvest/hookKinds.js';
+import { DEFAULT_TEMPLATE, parseTemplate } from '../../../shared/harvest/template.js';
 import type { Db } from '../db/open.js';
 import { cachedStatement } from '../db/statements.js';
 
-export const PRE_TRANSFER_KINDS = ['skip', 'redirect'] as const;
-export const POST_TRANSFER_KINDS = [
-  'file_info',
-  'usage_context',
-  'sidecar_json',
-  'command',
-] as const;
-export type HookKind = (typeof PRE_TRANSFER_KINDS)[number] | (typeof POST_TRANSFER_KINDS)[number];
-export type HookTrigger = 'pre_transfer' | 'post_transfer';
-
-const globList = z.union([z.string(), z.array(z.string())]);
-const matchRules = {
-  /** The file's path relative to its watched folder matches one of these. */
-  glob: globList.optional(),
-  min_size: z.number().int().min(0).optional(),
-  max_size: z.number().int().min(0).optional(),
-};
-
-/** The config object of each built-in hook kind. */
-export const hookConfigSchemas = {
-  skip: z.object(matchRules).strict(),
-  redirect: z
-    .object({
-      ...matchRules,
-      destination_template: z.string().optional(),
-      storage_location: z.string().optional(),
-    })
-    .strict()
-    .refine((c) => c.destination_template !== undefined || c.storage_location !== undefined, {
-      message: 'give destination_template, storage_location or both',
-    }),
-  file_info: z.object({}).strict(),
-  usage_context: z.object({}).strict(),
-  sidecar_json: z.object({ suffixes: z.array(z.string().min(1)).min(1).optional() }).strict(),
-  command: z
-    .object({
-      command: z.string().min(1, 'must name a program'),
-      args: z.array(z.string()).optional(),
-      timeout_seconds: z.number().positive().max(3600).optional(),
-    })
-    .strict(),
-} satisfies Record<HookKind, z.ZodType>;
-
-export type HookConfig<K extends HookKind> = z.infer<(typeof hookConfigSchemas)[K]>;
-
-export function isHookKind(kind: string): kind is HookKind {
-  return Object.hasOwn(hookConfigSchemas, kind);
-}
-
-export function triggerOf(kind: HookKind): HookTrigger {
-  return (PRE_TRANSFER_KINDS as readonly string[]).includes(kind)
-    ? 'pre_transfer'
-    : 'post_transfer';
-}
+export {
+  hookConfigSchemas,
+  isHookKind,
+  POST_TRANSFER_KINDS,
+  PRE_TRANSFER_KINDS,
+  triggerOf,
+  type HookConfig,
+  type HookKind,
+  type HookTrigger,
+} from '../../../shared/harvest/hookKinds.js';
 
 export interface WatchFolder {
   path: string;
@@ -111,7 +74,7 @@ export function hookProblems(
   if (!isHookKind(hook.kind)) {
     return [
       `${at}.kind: ${JSON.stringify(hook.kind)} is not a hook kind; kinds are ` +
-        `${[...PRE_TRANSFER_KINDS, ...POST_TRANSFER_KINDS].join(', ')}`,
+        `${HOOK_KINDS.join(', ')}`,
     ];
   }
   const problems: string[] = [];
@@ -141,7 +104,7 @@ export function hookProblems(
   return problems;
 }
 
-export const DEFAULT_TEMPLATE = '{instrument}/{yyyy}/{mm}/{dd}/{relative_path}';
+export { DEFAULT_TEMPLATE };
 export const DEFAULT_ARK: ArkConfig = { naan: TEST_NAAN, shoulder: TEST_SHOULDER };
 
 export function arkProblems(at: string, ark: ArkConfig): string[] {

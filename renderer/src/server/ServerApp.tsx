@@ -4,9 +4,10 @@ import type { ServerPendingForm } from '../../../shared/api.js';
 import { ErrorMessage } from '../components/ErrorMessage.js';
 import { errorText } from '../format.js';
 import { AdminPage } from './admin/AdminPage.js';
+import { FilesPage } from './files/FilesPage.js';
 import { LoginScreen } from './LoginScreen.js';
 import { PendingFormPanel } from './PendingFormPanel.js';
-import { adminHref, parseRoute, type ServerRoute } from './route.js';
+import { adminHref, FILES_HREF, parseRoute, type ServerRoute } from './route.js';
 import { serverCall } from './serverBridge.js';
 import { useServerStore } from './store.js';
 import { UsageList } from './UsageList.js';
@@ -21,7 +22,17 @@ function useRoute(): ServerRoute {
   return route;
 }
 
-/** The server's UI in a browser: log in, answer pending post-usage questions, see usage. */
+const PAGE_TITLES: Record<ServerRoute['page'], string> = {
+  home: 'My usage',
+  pending: 'My usage',
+  files: 'Files',
+  admin: 'Administration',
+};
+
+/**
+ * The server's UI in a browser: log in, answer pending post-usage questions, see usage, read
+ * harvested files; admins manage the facility.
+ */
 export function ServerApp(): ReactElement {
   const account = useServerStore((s) => s.account);
   const restoring = useServerStore((s) => s.restoring);
@@ -37,25 +48,31 @@ export function ServerApp(): ReactElement {
       <header className="app-header">
         <div>
           <p className="eyebrow">Labstation server</p>
-          <h1>
-            {!account ? 'Labstation' : route.page === 'admin' ? 'Administration' : 'My usage'}
-          </h1>
+          <h1>{account ? PAGE_TITLES[route.page] : 'Labstation'}</h1>
         </div>
         {account && (
           <div className="header-actions session-bar">
-            {account.role === 'admin' && (
-              <nav aria-label="Pages" className="page-links">
-                <a href="#/" aria-current={route.page !== 'admin' ? 'page' : undefined}>
-                  My usage
-                </a>
+            <nav aria-label="Pages" className="page-links">
+              <a
+                href="#/"
+                aria-current={
+                  route.page === 'home' || route.page === 'pending' ? 'page' : undefined
+                }
+              >
+                My usage
+              </a>
+              <a href={FILES_HREF} aria-current={route.page === 'files' ? 'page' : undefined}>
+                Files
+              </a>
+              {account.role === 'admin' && (
                 <a
                   href={adminHref('users')}
                   aria-current={route.page === 'admin' ? 'page' : undefined}
                 >
                   Administration
                 </a>
-              </nav>
-            )}
+              )}
+            </nav>
             <span data-testid="account-name">
               {`${account.first_name} ${account.last_name}`.trim() || account.email}
             </span>
@@ -69,6 +86,8 @@ export function ServerApp(): ReactElement {
         <p role="status">Loading…</p>
       ) : !account ? (
         <LoginScreen />
+      ) : route.page === 'files' ? (
+        <FilesPage />
       ) : route.page === 'pending' ? (
         <PendingRoute key={route.usage} usage={route.usage} />
       ) : route.page === 'admin' ? (

@@ -1,17 +1,32 @@
 /**
  * The server UI's routes live in the URL fragment: the home page, `#/pending/<usage uuid>` (the
- * link of the e-mail), and the admin screens `#/admin/<section>`.
+ * link of the e-mail), the files page `#/files`, and the admin screens `#/admin/<section>`.
  */
-export const ADMIN_SECTIONS = ['users', 'projects', 'tools', 'tokens', 'stations'] as const;
+export const ADMIN_SECTIONS = [
+  'users',
+  'projects',
+  'tools',
+  'tokens',
+  'stations',
+  'instruments',
+  'storage-locations',
+  'service-accounts',
+  'schedules',
+  'hooks',
+] as const;
 export type AdminSection = (typeof ADMIN_SECTIONS)[number];
 
 export type ServerRoute =
-  { page: 'home' } | { page: 'pending'; usage: string } | { page: 'admin'; section: AdminSection };
+  | { page: 'home' }
+  | { page: 'files' }
+  | { page: 'pending'; usage: string }
+  | { page: 'admin'; section: AdminSection };
 
 export function parseRoute(hash: string): ServerRoute {
   const pending = /^#\/pending\/([^/?#]+)$/.exec(hash);
   if (pending?.[1]) return { page: 'pending', usage: decodeURIComponent(pending[1]) };
-  const admin = /^#\/admin(?:\/([a-z]+))?\/?$/.exec(hash);
+  if (/^#\/files\/?$/.test(hash)) return { page: 'files' };
+  const admin = /^#\/admin(?:\/([a-z-]+))?\/?$/.exec(hash);
   if (admin) {
     const section = (ADMIN_SECTIONS as readonly string[]).includes(admin[1] ?? '')
       ? (admin[1] as AdminSection)
@@ -22,3 +37,4 @@ export function parseRoute(hash: string): ServerRoute {
 }
 
 export const adminHref = (section: AdminSection): string => `#/admin/${section}`;
+export const FILES_HREF = '#/files';

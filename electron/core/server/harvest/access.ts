@@ -7,7 +7,9 @@ import type { Db } from '../../db/open.js';
 import { NotFound, ValidationProblems, parseBody, problem } from './problems.js';
 import { idSchema } from './resource.js';
 
-export const grantOut = z.object({ user_id: z.number().int(), granted_at: z.string() });
+export const grantOut = z
+  .object({ user_id: z.number().int(), granted_at: z.string() })
+  .meta({ id: 'AccessGrant' });
 export type GrantOut = z.infer<typeof grantOut>;
 export const grantIn = z.object({ user_id: idSchema }).strict();
 

@@ -6,6 +6,15 @@
  */
 import { z } from 'zod';
 import { parseArk } from '../../../../shared/ark.js';
+import {
+  DEFAULT_PAGE_SIZE,
+  fileOut,
+  MAX_PAGE_SIZE,
+  transferOut,
+  type Envelope,
+  type FileOut,
+  type TransferOut,
+} from '../../../../shared/harvest/management.js';
 import type { Db } from '../../db/open.js';
 import type { Role } from '../auth.js';
 import { NotFound, ValidationProblems, problem, type Problem } from './problems.js';
@@ -15,38 +24,7 @@ export interface Reader {
   role: Role;
 }
 
-export const fileOut = z.object({
-  id: z.number().int(),
-  uuid: z.string(),
-  instrument_id: z.number().int(),
-  persistent_id: z.string(),
-  persistent_id_type: z.string(),
-  source_path: z.string(),
-  filename: z.string(),
-  size: z.number().int(),
-  xxhash: z.string().nullable(),
-  hash_algorithm: z.string(),
-  first_discovered_at: z.string(),
-  metadata_: z.record(z.string(), z.unknown()),
-});
-export type FileOut = z.infer<typeof fileOut>;
-
-export const transferOut = z.object({
-  id: z.number().int(),
-  uuid: z.string(),
-  file_id: z.number().int(),
-  status: z.enum(['completed', 'skipped', 'failed']),
-  storage_location_id: z.number().int().nullable(),
-  destination_path: z.string().nullable(),
-  bytes_transferred: z.number().int(),
-  dest_checksum: z.string().nullable(),
-  checksum_verified: z.boolean(),
-  started_at: z.string(),
-  completed_at: z.string().nullable(),
-  error: z.string(),
-  note: z.string(),
-});
-export type TransferOut = z.infer<typeof transferOut>;
+export { fileOut, transferOut, type FileOut, type TransferOut };
 
 export const fileExample: FileOut = {
   id: 1041,
@@ -106,13 +84,26 @@ interface Clause {
   args: unknown[];
 }
 
-/** What a reader may see: every file for an admin, else only granted instruments'. */
-function visibleFiles(reader: Reader): Clause {
+/** Instruments a reader may see the files of: every one for an admin, else the granted ones. */
+function visibleInstruments(reader: Reader, column: string): Clause {
   if (reader.role === 'admin') return { sql: '1', args: [] };
   return {
-    sql: 'f.instrument_id IN (SELECT instrument_id FROM user_instrument_access WHERE user_id = ?)',
+    sql: `${column} IN (SELECT instrument_id FROM user_instrument_access WHERE user_id = ?)`,
     args: [reader.id],
   };
+}
+
+/** What a reader may see: every file for an admin, else only granted instruments'. */
+function visibleFiles(reader: Reader): Clause {
+  return visibleInstruments(reader, 'f.instrument_id');
+}
+
+/** The instruments whose files a reader may see, by name (what a files filter offers). */
+export function readableInstruments(db: Db, reader: Reader): { id: number; name: string }[] {
+  const visible = visibleInstruments(reader, 'i.id');
+  return db
+    .prepare(`SELECT i.id, i.name FROM instruments i WHERE ${visible.sql} ORDER BY i.name, i.id`)
+    .all(...visible.args) as { id: number; name: string }[];
 }
 
 type Query = Record<string, string | undefined>;
@@ -145,8 +136,7 @@ export interface Paging {
   size: number;
 }
 
-export const DEFAULT_PAGE_SIZE = 50;
-export const MAX_PAGE_SIZE = 1000;
+export { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, type Envelope };
 
 export function pagingOf(query: Query, problems: Problem[]): Paging {
   const page = integerParam(query, 'page', problems) ?? 1;
@@ -243,13 +233,6 @@ const FILE_COLUMNS = `f.id, f.uuid, f.instrument_id, f.persistent_id, f.persiste
 
 function fileJson(row: FileRow): FileOut {
   return { ...row, metadata_: JSON.parse(row.metadata_) as Record<string, unknown> };
-}
-
-export interface Envelope<T> {
-  items: T[];
-  total: number;
-  page: number;
-  size: number;
 }
 
 export function listFiles(db: Db, reader: Reader, query: Query): Envelope<FileOut> {

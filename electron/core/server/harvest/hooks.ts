@@ -2,7 +2,13 @@
  * Hooks: the built-in kinds of the station harvest (electron/core/harvest/hooks.ts), checked
  * here with the same rules as a facility bundle. `instrument_id` null: every instrument.
  */
-import { z } from 'zod';
+import {
+  hookCreate,
+  hookOut,
+  hookPatch,
+  type HookInput,
+  type HookOut,
+} from '../../../../shared/harvest/management.js';
 import type { Db } from '../../db/open.js';
 import { newUuid } from '../../util/ids.js';
 import { hookProblems } from '../../harvest/config.js';
@@ -11,49 +17,14 @@ import { ValidationProblems, pathProblem, problem, type Problem } from './proble
 import {
   checkReference,
   checkUniqueName,
-  idSchema,
-  nameSchema,
   requireRecord,
   type Context,
   type ManagedResource,
 } from './resource.js';
 
-const triggers = z.enum(['pre_transfer', 'post_transfer']);
-
-export const hookOut = z.object({
-  id: z.number().int(),
-  name: z.string(),
-  trigger: triggers,
-  kind: z.string(),
-  config: z.record(z.string(), z.unknown()),
-  priority: z.number().int(),
-  instrument_id: z.number().int().nullable(),
-  enabled: z.boolean(),
-});
-export type HookOut = z.infer<typeof hookOut>;
-
-const fields = {
-  name: nameSchema,
-  trigger: triggers,
-  kind: z.string().min(1),
-  config: z.record(z.string(), z.unknown()),
-  priority: z.number().int().min(-1_000_000).max(1_000_000),
-  instrument_id: idSchema.nullable(),
-  enabled: z.boolean(),
-};
-const createSchema = z
-  .object({
-    name: fields.name,
-    trigger: fields.trigger,
-    kind: fields.kind,
-    config: fields.config.optional(),
-    priority: fields.priority.optional(),
-    instrument_id: fields.instrument_id.optional(),
-    enabled: fields.enabled.optional(),
-  })
-  .strict();
-const patchSchema = z.object(fields).partial().strict();
-type Input = Partial<z.infer<z.ZodObject<typeof fields>>>;
+const createSchema = hookCreate;
+const patchSchema = hookPatch;
+type Input = HookInput;
 
 interface Row {
   id: number;

@@ -3,8 +3,16 @@
  * window, where files go and under which name). `service_account_id` names the station that
  * runs it; a station runs one tool, so its instruments are all on that tool.
  */
-import { z } from 'zod';
+import type { z } from 'zod';
 import { compileFilter } from '../../../../shared/harvest/glob.js';
+import {
+  instrumentCreate,
+  instrumentOut,
+  instrumentPatch,
+  type InstrumentInput,
+  type InstrumentOut,
+  type watchFolderIn,
+} from '../../../../shared/harvest/management.js';
 import { parseTemplate } from '../../../../shared/harvest/template.js';
 import type { Db } from '../../db/open.js';
 import { newUuid } from '../../util/ids.js';
@@ -15,63 +23,16 @@ import {
   checkReference,
   checkUniqueName,
   countWhere,
-  idSchema,
-  nameSchema,
   requireRecord,
   type Context,
   type ManagedResource,
 } from './resource.js';
 import { STATION_ABSOLUTE } from './storageLocations.js';
 
-const watchOut = z.object({
-  path: z.string(),
-  include: z.array(z.string()),
-  exclude: z.array(z.string()),
-});
-
-export const instrumentOut = z.object({
-  id: z.number().int(),
-  name: z.string(),
-  description: z.string(),
-  tool_id: z.number().int(),
-  service_account_id: z.number().int().nullable(),
-  watch: z.array(watchOut),
-  stability_seconds: z.number(),
-  storage_location_id: z.number().int().nullable(),
-  destination_template: z.string(),
-  enabled: z.boolean(),
-  last_harvested_at: z.string().nullable(),
-});
-export type InstrumentOut = z.infer<typeof instrumentOut>;
-
-const watchIn = z
-  .object({
-    path: z.string().min(1, 'must not be empty').max(1000),
-    include: z.array(z.string().max(500)).max(100).optional(),
-    exclude: z.array(z.string().max(500)).max(100).optional(),
-  })
-  .strict();
-
-const fields = {
-  name: nameSchema,
-  description: z.string().max(2000),
-  tool_id: idSchema,
-  service_account_id: idSchema.nullable(),
-  watch: z.array(watchIn).max(50),
-  stability_seconds: z.number().min(0).max(86400),
-  storage_location_id: idSchema.nullable(),
-  destination_template: z.string().min(1, 'must not be empty').max(1000),
-  enabled: z.boolean(),
-};
-const createSchema = z
-  .object({
-    ...Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, v.optional()])),
-    name: fields.name,
-    tool_id: fields.tool_id,
-  })
-  .strict();
-const patchSchema = z.object(fields).partial().strict();
-type Input = Partial<z.infer<z.ZodObject<typeof fields>>>;
+const createSchema = instrumentCreate;
+const patchSchema = instrumentPatch;
+type Input = InstrumentInput;
+type WatchIn = z.infer<typeof watchFolderIn>;
 
 interface Row {
   id: number;
@@ -97,7 +58,7 @@ function row(db: Db, id: number): Row {
     .get(id) as Row;
 }
 
-function watchFolders(watch: z.infer<typeof watchIn>[]): WatchFolder[] {
+function watchFolders(watch: WatchIn[]): WatchFolder[] {
   return watch.map((w) => ({
     path: w.path,
     include: w.include ?? [],

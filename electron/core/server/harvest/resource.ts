@@ -3,7 +3,8 @@
  * service-accounts, schedules, hooks): its schemas, examples and store operations. The routes
  * (routes.ts) are the same five operations for every resource.
  */
-import { z } from 'zod';
+import type { z } from 'zod';
+import type { Envelope } from '../../../../shared/harvest/management.js';
 import type { Db } from '../../db/open.js';
 import { nowIso } from '../../util/ids.js';
 import { NotFound, ValidationProblems, problem, parseBody } from './problems.js';
@@ -67,8 +68,69 @@ export function parseInput<Out>(
   return parseBody<z.ZodObject>(schema, withoutReadOnly(body, resource.readOnly));
 }
 
+/** One page of a resource's records, in id order (the list operation of every resource). */
+export function listPage<Out>(
+  db: Db,
+  resource: ManagedResource<Out>,
+  paging: { page: number; size: number },
+): Envelope<Out> {
+  return db.transaction(() => {
+    const total = db.prepare(`SELECT count(*) FROM ${resource.table}`).pluck().get() as number;
+    const ids = db
+      .prepare(`SELECT id FROM ${resource.table} ORDER BY id LIMIT ? OFFSET ?`)
+      .pluck()
+      .all(paging.size, (paging.page - 1) * paging.size) as number[];
+    return { items: ids.map((id) => resource.serialize(db, id)), total, ...paging };
+  })();
+}
+
 export function context(db: Db, actor: Actor): Context {
   return { db, actor, now: nowIso() };
+}
+
+/**
+ * The create operation: checks `body`, stores it in one transaction, and answers the record
+ * as stored plus what only the create answer carries (a service account's key).
+ */
+export function createRecord<Out>(
+  db: Db,
+  resource: ManagedResource<Out>,
+  actor: Actor,
+  body: unknown,
+): { item: Out; extra: object | undefined } {
+  const input = parseInput(resource, resource.createSchema, body);
+  return db
+    .transaction(() => {
+      const { id, extra } = resource.create(context(db, actor), input);
+      return { item: resource.serialize(db, id), extra };
+    })
+    .immediate();
+}
+
+/** The update operation: only the fields given change; answers the record as it is now. */
+export function updateRecord<Out>(
+  db: Db,
+  resource: ManagedResource<Out>,
+  actor: Actor,
+  id: number,
+  body: unknown,
+): Out {
+  const input = parseInput(resource, resource.patchSchema, body);
+  return db
+    .transaction(() => {
+      resource.update(context(db, actor), id, input);
+      return resource.serialize(db, id);
+    })
+    .immediate();
+}
+
+export function removeRecord<Out>(
+  db: Db,
+  resource: ManagedResource<Out>,
+  actor: Actor,
+  id: number,
+): void {
+  db.transaction(() => resource.remove(context(db, actor), id)).immediate();
 }
 
 /** A reference to another record that must exist: a problem at `loc` when it does not. */
@@ -106,5 +168,4 @@ export function countWhere(db: Db, sql: string, id: number): number {
   return db.prepare(sql).pluck().get(id) as number;
 }
 
-export const idSchema = z.number().int().positive();
-export const nameSchema = z.string().trim().min(1, 'must not be empty').max(200);
+export { idSchema, nameSchema } from '../../../../shared/harvest/management.js';

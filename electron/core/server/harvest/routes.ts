@@ -44,7 +44,13 @@ import {
   validationErrorSchema,
   type Problem,
 } from './problems.js';
-import { context, parseInput, type ManagedResource } from './resource.js';
+import {
+  createRecord,
+  listPage,
+  removeRecord,
+  updateRecord,
+  type ManagedResource,
+} from './resource.js';
 import { triggerOut, triggerRun } from './runs.js';
 import { schedules } from './schedules.js';
 import { serviceAccounts } from './serviceAccounts.js';
@@ -136,6 +142,17 @@ function readerOf(request: FastifyRequest): Reader {
 export function registerHarvestApi(app: FastifyInstance, deps: HarvestApiDeps): void {
   const { db, docs } = deps;
   const clock = deps.clock ?? Date.now;
+  docs.describeTag(
+    TAG,
+    'Instruments, storage locations, service accounts (the stations), schedules and hooks ' +
+      '(spec 002), for admins. Changes reach the station that runs an instrument within ' +
+      'seconds; schedules are deployed there and report back.',
+  );
+  docs.describeTag(
+    RECORDS_TAG,
+    'The file and transfer records every station pushes. Admins read all of them; other ' +
+      'users those of instruments granted to them (`/api/instruments/{id}/access`).',
+  );
   const route = (
     doc: OperationDoc,
     preHandler: preHandlerAsyncHookHandler,
@@ -186,17 +203,7 @@ export function registerHarvestApi(app: FastifyInstance, deps: HarvestApiDeps): 
         const problems: Problem[] = [];
         const paging = pagingOf(request.query as Record<string, string>, problems);
         if (problems.length) throw new ValidationProblems(problems);
-        return db.transaction(() => {
-          const total = db
-            .prepare(`SELECT count(*) FROM ${resource.table}`)
-            .pluck()
-            .get() as number;
-          const ids = db
-            .prepare(`SELECT id FROM ${resource.table} ORDER BY id LIMIT ? OFFSET ?`)
-            .pluck()
-            .all(paging.size, (paging.page - 1) * paging.size) as number[];
-          return { items: ids.map((id) => resource.serialize(db, id)), total, ...paging };
-        })();
+        return listPage(db, resource, paging);
       },
     );
     route(
@@ -256,15 +263,9 @@ export function registerHarvestApi(app: FastifyInstance, deps: HarvestApiDeps): 
       },
       deps.admin,
       (request, reply) => {
-        const input = parseInput(resource, resource.createSchema, request.body);
         const actor = { id: request.principal!.account.id };
-        const created = db
-          .transaction(() => {
-            const { id, extra } = resource.create(context(db, actor), input);
-            return { ...(resource.serialize(db, id) as object), ...extra };
-          })
-          .immediate();
-        return reply.code(201).send(created);
+        const { item, extra } = createRecord(db, resource, actor, request.body);
+        return reply.code(201).send({ ...(item as object), ...extra });
       },
     );
     route(
@@ -291,14 +292,8 @@ export function registerHarvestApi(app: FastifyInstance, deps: HarvestApiDeps): 
       deps.admin,
       (request) => {
         const id = idOf(request);
-        const input = parseInput(resource, resource.patchSchema, request.body);
         const actor = { id: request.principal!.account.id };
-        return db
-          .transaction(() => {
-            resource.update(context(db, actor), id, input);
-            return resource.serialize(db, id);
-          })
-          .immediate();
+        return updateRecord(db, resource, actor, id, request.body);
       },
     );
     route(
@@ -324,7 +319,7 @@ export function registerHarvestApi(app: FastifyInstance, deps: HarvestApiDeps): 
       (request, reply) => {
         const id = idOf(request);
         const actor = { id: request.principal!.account.id };
-        db.transaction(() => resource.remove(context(db, actor), id)).immediate();
+        removeRecord(db, resource, actor, id);
         return reply.code(204).send();
       },
     );

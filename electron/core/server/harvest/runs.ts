@@ -4,36 +4,19 @@
  * instrument and wakes its long-poll; the station reports when it starts and what it did
  * (kind harvest_run of the sync push).
  */
-import { z } from 'zod';
+import {
+  runOut,
+  triggerOut,
+  type RunOut,
+  type TriggerOut,
+} from '../../../../shared/harvest/management.js';
 import type { Db } from '../../db/open.js';
 import { newUuid } from '../../util/ids.js';
 import { MAX_WAIT_SECONDS } from '../../sync/protocol.js';
 import { notifyStations } from './notify.js';
 import { Conflict, NotFound } from './problems.js';
 
-export const runOut = z.object({
-  id: z.number().int(),
-  trigger: z.enum(['manual', 'schedule']),
-  state: z.enum(['queued', 'running', 'completed', 'failed']),
-  requested_at: z.string(),
-  started_at: z.string().nullable(),
-  finished_at: z.string().nullable(),
-  files_completed: z.number().int(),
-  files_skipped: z.number().int(),
-  files_failed: z.number().int(),
-  error: z.string(),
-});
-export type RunOut = z.infer<typeof runOut>;
-
-export const triggerOut = z.object({
-  run_id: z.number().int(),
-  state: z.literal('queued'),
-  station: z.object({ id: z.number().int(), name: z.string(), online: z.boolean() }),
-  /** True when the station is not in touch now: the run waits until it is. */
-  queued_offline: z.boolean(),
-  detail: z.string(),
-});
-export type TriggerOut = z.infer<typeof triggerOut>;
+export { runOut, triggerOut, type RunOut, type TriggerOut };
 
 const RUN_COLUMNS = `id, "trigger", state, requested_at, started_at, finished_at, files_completed,
   files_skipped, files_failed, error`;

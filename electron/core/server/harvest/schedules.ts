@@ -5,59 +5,24 @@
  * carries it, and the station reports back which version it deployed (or why it could not),
  * with its next run (electron/core/server/sync/ingest.ts, kind harvest_deployment).
  */
-import { z } from 'zod';
+import {
+  scheduleCreate,
+  scheduleOut,
+  schedulePatch,
+  type ScheduleInput,
+  type ScheduleOut,
+} from '../../../../shared/harvest/management.js';
 import type { Db } from '../../db/open.js';
 import { newUuid } from '../../util/ids.js';
 import { cronProblems } from '../../harvest/config.js';
 import { notifyStations, stationOfInstrument } from './notify.js';
 import { ValidationProblems, problem, type Problem } from './problems.js';
-import {
-  checkReference,
-  idSchema,
-  requireRecord,
-  type Context,
-  type ManagedResource,
-} from './resource.js';
-import { recentRuns, runOut } from './runs.js';
+import { checkReference, requireRecord, type Context, type ManagedResource } from './resource.js';
+import { recentRuns } from './runs.js';
 
-export const deploymentOut = z.object({
-  station: z.object({ id: z.number().int(), name: z.string() }).nullable(),
-  state: z.enum(['pending', 'deployed', 'failed', 'removed']),
-  deployed_at: z.string().nullable(),
-  last_run_at: z.string().nullable(),
-  next_run_at: z.string().nullable(),
-  /** Why the deployment failed or cannot happen yet; empty otherwise. */
-  error: z.string(),
-  /** The latest runs, newest first (at most 10). */
-  runs: z.array(runOut),
-});
-
-export const scheduleOut = z.object({
-  id: z.number().int(),
-  instrument_id: z.number().int(),
-  cron: z.string(),
-  timezone: z.string().nullable(),
-  enabled: z.boolean(),
-  deployment: deploymentOut,
-});
-export type ScheduleOut = z.infer<typeof scheduleOut>;
-
-const fields = {
-  instrument_id: idSchema,
-  cron: z.string().trim().min(1, 'must not be empty').max(200),
-  timezone: z.string().min(1).max(100).nullable(),
-  enabled: z.boolean(),
-};
-const createSchema = z
-  .object({
-    instrument_id: fields.instrument_id,
-    cron: fields.cron,
-    timezone: fields.timezone.optional(),
-    enabled: fields.enabled.optional(),
-  })
-  .strict();
-const patchSchema = z.object(fields).partial().strict();
-type Input = Partial<z.infer<z.ZodObject<typeof fields>>>;
+const createSchema = scheduleCreate;
+const patchSchema = schedulePatch;
+type Input = ScheduleInput;
 
 interface Row {
   id: number;

@@ -3,41 +3,26 @@
  * carries (only a hash is kept), and runs the instruments that name it. The tool a station
  * runs follows from its instruments (see instruments.ts), or from the admin page.
  */
-import { z } from 'zod';
+import type { z } from 'zod';
+import {
+  serviceAccountCreate,
+  serviceAccountOut,
+  serviceAccountPatch,
+  type ServiceAccountOut,
+} from '../../../../shared/harvest/management.js';
 import type { Db } from '../../db/open.js';
 import { createStationAccount } from '../accounts.js';
 import { Conflict, ValidationProblems } from './problems.js';
 import {
   checkUniqueName,
   countWhere,
-  nameSchema,
   requireRecord,
   type Context,
   type ManagedResource,
 } from './resource.js';
 
-export const serviceAccountOut = z.object({
-  id: z.number().int(),
-  name: z.string(),
-  description: z.string(),
-  enabled: z.boolean(),
-  last_seen_at: z.string().nullable(),
-});
-export type ServiceAccountOut = z.infer<typeof serviceAccountOut>;
-
-const fields = {
-  name: nameSchema,
-  description: z.string().max(2000),
-  enabled: z.boolean(),
-};
-const createSchema = z
-  .object({
-    name: fields.name,
-    description: fields.description.optional(),
-    enabled: fields.enabled.optional(),
-  })
-  .strict();
-const patchSchema = z.object(fields).partial().strict();
+const createSchema = serviceAccountCreate;
+const patchSchema = serviceAccountPatch;
 
 interface Row {
   id: number;

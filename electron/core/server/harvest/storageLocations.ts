@@ -1,5 +1,11 @@
 import { isAbsolute } from 'node:path';
-import { z } from 'zod';
+import type { z } from 'zod';
+import {
+  storageLocationCreate,
+  storageLocationOut,
+  storageLocationPatch,
+  type StorageLocationOut,
+} from '../../../../shared/harvest/management.js';
 import type { Db } from '../../db/open.js';
 import { newUuid } from '../../util/ids.js';
 import { notifyStations, stationsRunningInstruments } from './notify.js';
@@ -7,32 +13,13 @@ import { Conflict, ValidationProblems, problem, type Problem } from './problems.
 import {
   checkUniqueName,
   countWhere,
-  nameSchema,
   requireRecord,
   type Context,
   type ManagedResource,
 } from './resource.js';
 
-export const storageLocationOut = z.object({
-  id: z.number().int(),
-  name: z.string(),
-  type: z.enum(['local', 'server']),
-  base_path: z.string(),
-  enabled: z.boolean(),
-});
-export type StorageLocationOut = z.infer<typeof storageLocationOut>;
-
-const fields = {
-  name: nameSchema,
-  type: z.enum(['local', 'server'], {
-    message: 'must be "local" (a folder on the station) or "server" (upload to this server)',
-  }),
-  base_path: z.string().min(1, 'must not be empty').max(1000),
-  enabled: z.boolean(),
-};
-
-const createSchema = z.object({ ...fields, enabled: fields.enabled.optional() }).strict();
-const patchSchema = z.object(fields).partial().strict();
+const createSchema = storageLocationCreate;
+const patchSchema = storageLocationPatch;
 
 /**
  * An absolute path on a station, which may run Windows while this server does not:

@@ -31,6 +31,7 @@ import {
 } from '../admin/credentials.js';
 import { listFacility, saveProject, saveTool, saveUser } from '../admin/facility.js';
 import type { Account } from '../auth.js';
+import { createHarvestHandlers } from './harvestHandlers.js';
 
 export type ServerHandlers = {
   [N in ServerApiName]: (
@@ -184,5 +185,7 @@ export function createWebHandlers(deps: WebHandlerDeps): ServerHandlers {
     'admin.stations.create': (_account, args) => createStation(db, args),
     'admin.stations.update': (_account, args) => updateStation(db, args),
     'admin.stations.newKey': (_account, args) => newStationKey(db, args.id),
+    // The harvest management calls (admins) and the file records (anyone, within grants).
+    ...createHarvestHandlers({ db, clock }),
   };
 }

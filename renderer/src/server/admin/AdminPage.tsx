@@ -1,6 +1,7 @@
 import { useEffect } from 'react';
 import type { ReactElement } from 'react';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
+import { HarvestAdmin, isHarvestSection } from '../harvest/HarvestAdmin.js';
 import { adminHref, ADMIN_SECTIONS, type AdminSection } from '../route.js';
 import { ProjectsAdmin } from './ProjectsAdmin.js';
 import { StationsAdmin } from './StationsAdmin.js';
@@ -15,6 +16,11 @@ const LABELS: Record<AdminSection, string> = {
   tools: 'Tools and forms',
   tokens: 'API tokens',
   stations: 'Stations',
+  instruments: 'Instruments',
+  'storage-locations': 'Storage locations',
+  'service-accounts': 'Service accounts',
+  schedules: 'Schedules',
+  hooks: 'Hooks',
 };
 
 /** The facility's administration: one section per kind of record, linked by the URL. */
@@ -26,7 +32,7 @@ export function AdminPage({ section }: { section: AdminSection }): ReactElement 
   }, []);
   return (
     <main className="admin">
-      <nav className="tabs" aria-label="Administration">
+      <nav className="tabs admin-tabs" aria-label="Administration">
         {ADMIN_SECTIONS.map((s) => (
           <a
             key={s}
@@ -45,6 +51,7 @@ export function AdminPage({ section }: { section: AdminSection }): ReactElement 
       {loaded && section === 'tools' && <ToolsAdmin />}
       {loaded && section === 'tokens' && <TokensAdmin />}
       {loaded && section === 'stations' && <StationsAdmin />}
+      {loaded && isHarvestSection(section) && <HarvestAdmin section={section} />}
     </main>
   );
 }

@@ -1,0 +1,300 @@
+/**
+ * The server's harvest pages: an admin sets up a storage location, a service account (its key
+ * shown once), an instrument with a watched folder, grants a user access, schedules it and
+ * triggers a run (queued: the station has never connected). The station then pushes a file
+ * record with that key, and the user reads it on the Files page.
+ */
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import type { Page } from '@playwright/test';
+import { expect, PEOPLE, test, type ServerSetup } from './serverFixtures.js';
+
+async function logIn(page: Page, setup: ServerSetup, who: { email: string; password: string }) {
+  await page.goto(setup.serverUrl);
+  await page.getByLabel('E-mail').fill(who.email);
+  await page.getByLabel('Password').fill(who.password);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await expect(page.getByTestId('account-name')).toBeVisible();
+}
+
+async function openSection(page: Page, name: string): Promise<void> {
+  await page
+    .getByRole('navigation', { name: 'Administration' })
+    .getByRole('link', { name })
+    .click();
+  await expect(page.getByRole('heading', { name, exact: true })).toBeVisible();
+}
+
+function instrumentUuid(setup: ServerSetup, name: string): string {
+  const db = new Database(join(setup.serverDir, 'labstation.db'), { readonly: true });
+  try {
+    return db.prepare('SELECT uuid FROM instruments WHERE name = ?').pluck().get(name) as string;
+  } finally {
+    db.close();
+  }
+}
+
+/** What the station would push after harvesting one file: its record and a verified transfer. */
+async function pushHarvestedFile(setup: ServerSetup, key: string, instrument: string) {
+  const file = crypto.randomUUID();
+  const transfer = crypto.randomUUID();
+  const res = await fetch(`${setup.serverUrl}sync/push`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Station ${key}` },
+    body: JSON.stringify({
+      records: [
+        {
+          id: 1,
+          kind: 'harvest_file',
+          uuid: file,
+          payload: {
+            uuid: file,
+            instrument_uuid: instrument,
+            instrument: 'TEM camera',
+            persistent_id: 'ark:99999/fk4d7q2x9m1r',
+            persistent_id_type: 'ark',
+            watch_path: '/data/tem',
+            source_path: '/data/tem/grid3_0001.dm4',
+            relative_path: 'grid3_0001.dm4',
+            filename: 'grid3_0001.dm4',
+            size: 67_108_864,
+            mtime_ms: 1,
+            xxhash: '6f1ed002ab5595859014ebf0951522d9',
+            hash_algorithm: 'xxh3-128',
+            first_discovered_at: '2026-11-20T09:15:33.120Z',
+            usage_event_uuid: null,
+            metadata_: { sample: { name: 'grid 3' } },
+            state: 'done',
+            updated_at: '2026-11-20T09:15:41.003Z',
+          },
+        },
+        {
+          id: 2,
+          kind: 'harvest_transfer',
+          uuid: transfer,
+          payload: {
+            uuid: transfer,
+            file_uuid: file,
+            status: 'completed',
+            storage_location: 'archive',
+            destination_path: '/mnt/archive/TEM camera/grid3_0001.dm4',
+            bytes_transferred: 67_108_864,
+            dest_checksum: '6f1ed002ab5595859014ebf0951522d9',
+            checksum_verified: true,
+            started_at: '2026-11-20T09:15:38.201Z',
+            completed_at: '2026-11-20T09:15:41.003Z',
+            error: '',
+            note: '',
+          },
+        },
+      ],
+    }),
+  });
+  const body = (await res.json()) as { error: unknown };
+  expect(res.status).toBe(200);
+  expect(body.error).toBeNull();
+}
+
+test('an admin sets up harvesting of an instrument; a granted user reads its files', async ({
+  page,
+  startServer,
+}) => {
+  const setup = await startServer();
+  await logIn(page, setup, PEOPLE.ada);
+  await page.getByRole('link', { name: 'Administration' }).click();
+
+  // Storage location: a problem the server finds is shown at its field.
+  await openSection(page, 'Storage locations');
+  await page.getByRole('button', { name: 'New storage location' }).click();
+  await page.getByLabel('Name').fill('archive');
+  await page.getByLabel('Base path').fill('relative/path');
+  await page.getByRole('button', { name: 'Save' }).click();
+  const basePath = page.getByLabel('Base path');
+  await expect(basePath).toHaveAttribute('aria-invalid', 'true');
+  await expect(basePath).toBeFocused();
+  await expect(page.getByText('must be an absolute path on the station')).toBeVisible();
+  await basePath.fill('/mnt/archive');
+  await page.getByRole('button', { name: 'Save' }).click();
+  await expect(page.getByRole('status').filter({ hasText: 'Created archive.' })).toBeVisible();
+
+  // Service account: its key is shown once.
+  await openSection(page, 'Service accounts');
+  await page.getByRole('button', { name: 'New service account' }).click();
+  await page.getByLabel('Name').fill('tem-pc');
+  await page.getByRole('button', { name: 'Create and show its key' }).click();
+  const secret = page.getByRole('alert').filter({ hasText: 'Key of service account tem-pc' });
+  await expect(secret).toBeVisible();
+  const key = await secret.getByLabel('Secret').inputValue();
+  expect(key).toMatch(/^[A-Za-z0-9_-]{20,}$/);
+  await secret.getByRole('button', { name: 'I have copied it' }).click();
+  await expect(page.getByText(key)).toHaveCount(0);
+  await expect(page.getByLabel('Secret')).toHaveCount(0);
+
+  // Instrument with a watched folder; a bad glob is named at its line, a bad template at once.
+  await openSection(page, 'Instruments');
+  await page.getByRole('button', { name: 'New instrument' }).click();
+  await page.getByLabel('Name', { exact: true }).fill('TEM camera');
+  await page.getByLabel('Tool').selectOption({ label: 'AFM' });
+  await page.getByLabel('Service account').selectOption({ label: 'tem-pc' });
+  await page.getByLabel('Storage location').selectOption({ label: 'archive' });
+  await page.getByRole('button', { name: 'Add a watched folder' }).click();
+  const folder = page.getByRole('group', { name: 'Watched folder 1' });
+  await folder.getByLabel('Folder path').fill('/data/tem');
+  await folder.getByLabel('Include globs').fill('[abc');
+  const template = page.getByLabel('Destination template');
+  await expect(template).toHaveValue('{instrument}/{yyyy}/{mm}/{dd}/{relative_path}');
+  await template.fill('{instrument}/{colour}/{filename}');
+  await page.getByRole('button', { name: 'Save' }).click();
+  await expect(template).toHaveAttribute('aria-invalid', 'true');
+  await expect(page.getByText(/unknown field \{colour\}/)).toBeVisible();
+  await template.fill('{instrument}/{yyyy}/{relative_path}');
+  await page.getByRole('button', { name: 'Save' }).click();
+  const include = folder.getByLabel('Include globs');
+  await expect(include).toHaveAttribute('aria-invalid', 'true');
+  await expect(folder.getByText(/^line 1: /)).toBeVisible();
+  await include.fill('*.dm4');
+  await page.getByRole('button', { name: 'Save' }).click();
+  await expect(page.getByRole('status').filter({ hasText: 'Created TEM camera.' })).toBeVisible();
+
+  // Access: Alice may read its files.
+  const access = page.getByRole('region', { name: 'Access to TEM camera' });
+  await access
+    .getByLabel('Person to grant')
+    .selectOption({ label: 'Alice Martin (alice@example.org)' });
+  await access.getByRole('button', { name: 'Grant access' }).click();
+  await expect(access.getByRole('status')).toHaveText(
+    'Alice Martin (alice@example.org) may now read the files of TEM camera.',
+  );
+  await expect(
+    access.getByRole('button', { name: 'Revoke access of Alice Martin (alice@example.org)' }),
+  ).toBeVisible();
+
+  // Schedule and a manual run: the station has never connected, so the run waits for it.
+  await openSection(page, 'Schedules');
+  await page.getByRole('button', { name: 'New schedule' }).click();
+  await page.getByLabel('Instrument').selectOption({ label: 'TEM camera' });
+  await page.getByLabel('Cron').fill('61 * * * *');
+  await page.getByLabel('Time zone').fill('Europe/Zurich');
+  await page.getByRole('button', { name: 'Save' }).click();
+  await expect(page.getByLabel('Cron')).toHaveAttribute('aria-invalid', 'true');
+  await page.getByLabel('Cron').fill('0 3 * * *');
+  await page.getByRole('button', { name: 'Save' }).click();
+  await expect(page.getByRole('status').filter({ hasText: 'Created;' })).toBeVisible();
+  const runs = page.getByRole('region', { name: 'Deployment and runs' });
+  await expect(runs.getByText('tem-pc')).toBeVisible();
+  await expect(runs.getByTestId('deployment-state')).toHaveText(/^pending/);
+  await runs.getByRole('button', { name: 'Trigger now' }).click();
+  await expect(runs.getByRole('status')).toHaveText(
+    /^Queued for an offline station: station tem-pc is offline .*queued/,
+  );
+  const lastRuns = runs.getByRole('table', { name: 'Last runs' });
+  await expect(lastRuns.getByRole('row')).toHaveCount(2);
+  await expect(lastRuns.getByRole('cell', { name: 'queued', exact: true })).toBeVisible();
+  await expect(lastRuns.getByRole('cell', { name: 'triggered', exact: true })).toBeVisible();
+
+  // The station harvests a file and pushes its records with its key.
+  await pushHarvestedFile(setup, key, instrumentUuid(setup, 'TEM camera'));
+
+  // Alice reads it on the Files page.
+  await page.getByRole('button', { name: 'Log out' }).click();
+  await logIn(page, setup, PEOPLE.alice);
+  await page.getByRole('link', { name: 'Files' }).click();
+  await expect(page.getByRole('heading', { name: 'Files', level: 1 })).toBeVisible();
+  await expect(page.getByTestId('files-count')).toHaveText('1 file · page 1 of 1');
+  await page.getByLabel('ARK').fill('ark:/99999/fk4nothere');
+  await page.getByRole('button', { name: 'Search' }).click();
+  await expect(page.getByTestId('files-count')).toHaveText('0 files · page 1 of 1');
+  await page.getByLabel('ARK').fill('ark:/99999/fk4d7q2x9m1r');
+  await page.getByLabel('Instrument').selectOption({ label: 'TEM camera' });
+  await page.getByLabel('Metadata value').fill('grid 3');
+  await page.getByRole('button', { name: 'Search' }).click();
+  await expect(page.getByLabel('Metadata key')).toHaveAttribute('aria-invalid', 'true');
+  await expect(page.getByText('is needed with metadata_value')).toBeVisible();
+  await page.getByLabel('Metadata key').fill('sample.name');
+  await page.getByRole('button', { name: 'Search' }).click();
+  await expect(page.getByTestId('files-count')).toHaveText('1 file · page 1 of 1');
+  await page.getByRole('button', { name: 'Details of grid3_0001.dm4' }).click();
+
+  const details = page.getByRole('region', { name: 'grid3_0001.dm4' });
+  await expect(details.getByTestId('file-ark')).toHaveText('ark:99999/fk4d7q2x9m1r');
+  await expect(details.getByText('test identifier')).toBeVisible();
+  await expect(details.getByTestId('file-checksum')).toHaveText('6f1ed002ab5595859014ebf0951522d9');
+  await expect(details.getByText('(xxh3-128)')).toBeVisible();
+  await expect(details.getByText('/data/tem/grid3_0001.dm4')).toBeVisible();
+  await expect(details.getByTestId('file-metadata')).toContainText('"name": "grid 3"');
+  const history = details.getByRole('table', { name: 'Transfer history' });
+  await expect(history.getByRole('cell', { name: 'completed', exact: true })).toBeVisible();
+  await expect(history.getByText('/mnt/archive/TEM camera/grid3_0001.dm4')).toBeVisible();
+  await expect(history.getByRole('cell', { name: 'yes', exact: true })).toBeVisible();
+
+  // Administration stays closed to her.
+  await page.goto(`${setup.serverUrl}#/admin/instruments`);
+  await expect(page.getByText('Administration is for admins.')).toBeVisible();
+});
+
+test('an admin is told why a delete is refused, and sets up a hook from its kind’s example', async ({
+  page,
+  startServer,
+}) => {
+  const setup = await startServer();
+  await logIn(page, setup, PEOPLE.ada);
+  await page.goto(`${setup.serverUrl}#/admin/storage-locations`);
+  await page.getByRole('button', { name: 'New storage location' }).click();
+  await page.getByLabel('Name').fill('archive');
+  await page.getByLabel('Base path').fill('/mnt/archive');
+  await page.getByRole('button', { name: 'Save' }).click();
+  await expect(page.getByRole('status').filter({ hasText: 'Created archive.' })).toBeVisible();
+
+  await openSection(page, 'Instruments');
+  await page.getByRole('button', { name: 'New instrument' }).click();
+  await page.getByRole('button', { name: 'Save' }).click();
+  // What the form can tell before sending: the name and the tool are needed.
+  await expect(page.getByLabel('Name', { exact: true })).toBeFocused();
+  await expect(page.getByLabel('Tool')).toHaveAttribute('aria-invalid', 'true');
+  await page.getByLabel('Name', { exact: true }).fill('SEM detector');
+  await page.getByLabel('Tool').selectOption({ label: 'SEM' });
+  await page.getByLabel('Storage location').selectOption({ label: 'archive' });
+  await page.getByRole('button', { name: 'Save' }).click();
+  await expect(page.getByRole('status').filter({ hasText: 'Created SEM detector.' })).toBeVisible();
+
+  // The location is in use: the server's 409 is shown, and nothing is deleted.
+  await openSection(page, 'Storage locations');
+  await page.getByRole('button', { name: 'Edit archive' }).click();
+  await page.getByRole('button', { name: 'Delete storage location archive…' }).click();
+  const dialog = page.getByRole('dialog', { name: 'Delete storage location archive?' });
+  await expect(dialog).toBeVisible();
+  await dialog.getByRole('button', { name: 'Cancel' }).click();
+  await expect(dialog).toHaveCount(0);
+  await page.getByRole('button', { name: 'Delete storage location archive…' }).click();
+  await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
+  await expect(page.getByRole('alert')).toHaveText(/is used by instrument SEM detector/);
+  await expect(page.getByRole('button', { name: 'Edit archive' })).toBeVisible();
+
+  // A hook: the kind sets when it runs; a config problem is shown at the config.
+  await openSection(page, 'Hooks');
+  await page.getByRole('button', { name: 'New hook' }).click();
+  await page.getByLabel('Name').fill('sidecars');
+  await page.getByLabel('Kind').selectOption('sidecar_json');
+  await expect(page.getByLabel('Runs')).toHaveValue('post_transfer');
+  await page.getByLabel('Instrument').selectOption({ label: 'SEM detector' });
+  const config = page.getByLabel('Config (JSON)');
+  await config.fill('{"suffixes": []}');
+  await page.getByRole('button', { name: 'Save' }).click();
+  await expect(config).toHaveAttribute('aria-invalid', 'true');
+  await expect(page.getByText(/^suffixes: /)).toBeVisible();
+  await config.fill('{"suffixes": ');
+  await page.getByRole('button', { name: 'Save' }).click();
+  await expect(page.getByText(/is not valid JSON/)).toBeVisible();
+  await page.getByRole('button', { name: 'Use the example config' }).click();
+  await expect(config).toHaveValue(/"\.json"/);
+  await page.getByRole('button', { name: 'Save' }).click();
+  await expect(page.getByRole('status').filter({ hasText: 'Created sidecars.' })).toBeVisible();
+  await expect(
+    page.getByRole('row', { name: /sidecars sidecar_json after 100 SEM detector yes/ }),
+  ).toBeVisible();
+
+  await page.getByRole('button', { name: 'Delete hook sidecars…' }).click();
+  await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
+  await expect(page.getByRole('status')).toHaveText('Deleted hook sidecars.');
+  await expect(page.getByRole('button', { name: 'Edit sidecars' })).toHaveCount(0);
+});
