@@ -263,6 +263,28 @@ describe('management resources', () => {
     expect((await call('DELETE', `/api/instruments/${inst.id}`)).status).toBe(204);
   });
 
+  it('refuses to rename a storage location a redirect hook names (409)', async () => {
+    const location = await made('/api/storage-locations', {
+      name: 'raw-store',
+      type: 'local',
+      base_path: '/mnt/raw',
+    });
+    const hook = await made('/api/hooks', {
+      name: 'raw-aside',
+      trigger: 'pre_transfer',
+      kind: 'redirect',
+      config: { glob: '*.raw', storage_location: 'raw-store' },
+    });
+    const renamed = await call('PATCH', `/api/storage-locations/${location.id}`, 'admin', {
+      name: 'raw-2026',
+    });
+    expect(renamed.status).toBe(409);
+    expect(renamed.body.detail).toMatch(/hook raw-aside/);
+    expect((await call('DELETE', `/api/storage-locations/${location.id}`)).status).toBe(409);
+    expect((await call('DELETE', `/api/hooks/${hook.id}`)).status).toBe(204);
+    expect((await call('DELETE', `/api/storage-locations/${location.id}`)).status).toBe(204);
+  });
+
   it('answers 404 for missing ids and 422 for ids that are not numbers', async () => {
     for (const resource of [
       'instruments',
@@ -276,6 +298,10 @@ describe('management resources', () => {
       expect((await call('DELETE', `/api/${resource}/424242`)).status).toBe(404);
       expect((await call('GET', `/api/${resource}/abc`)).status).toBe(422);
     }
+    // 404 before any check of the body.
+    expect((await call('PATCH', '/api/instruments/424242', 'admin', { bogus: 1 })).status).toBe(
+      404,
+    );
     const paging = await call('GET', '/api/instruments?size=5000');
     expect(paging.status).toBe(422);
     expect(paging.body.detail[0].loc).toEqual(['query', 'size']);
@@ -537,6 +563,13 @@ describe('records from a station, schedules and runs', () => {
       0,
     );
     expect((await call('GET', '/api/files?first_discovered_at__gte=nope')).status).toBe(422);
+    // A date alone as the upper bound takes in that whole day.
+    expect((await call('GET', '/api/files?first_discovered_at__lte=2026-03-01')).body.total).toBe(
+      2,
+    );
+    expect((await call('GET', '/api/files?first_discovered_at__lte=2026-02-28')).body.total).toBe(
+      0,
+    );
 
     // Without a grant: nothing, and the records do not exist.
     const bobList = (await call('GET', '/api/files', 'bob')).body;
@@ -563,6 +596,54 @@ describe('records from a station, schedules and runs', () => {
     expect((await call('DELETE', `/api/instruments/${instrumentId}/access/2`)).status).toBe(204);
     expect((await call('GET', '/api/files', 'alice')).body.total).toBe(0);
     expect((await call('DELETE', `/api/instruments/${instrumentId}/access/2`)).status).toBe(404);
+  });
+
+  it("refuses a station's records for an instrument it was never given", async () => {
+    const other = await made('/api/service-accounts', { name: 'intruder-pc' });
+    const file = newUuid();
+    const res = await station('POST', '/sync/push', other.key as string, {
+      records: [{ id: 1, kind: 'harvest_file', uuid: file, payload: filePayload(file, 'x.dm4') }],
+    });
+    expect((res.body as PushResult).error).toMatchObject({ code: 'forbidden' });
+    expect(db.prepare('SELECT count(*) FROM harvest_files WHERE uuid = ?').pluck().get(file)).toBe(
+      0,
+    );
+  });
+
+  it('refuses a transfer completed into a server location that never received the file', async () => {
+    const central = await made('/api/storage-locations', {
+      name: 'central',
+      type: 'server',
+      base_path: tempDir('labstation-central-'),
+    });
+    const file = newUuid();
+    const transfer = newUuid();
+    const res = (
+      await push([
+        { kind: 'harvest_file', uuid: file, payload: filePayload(file, 'd.dm4') },
+        {
+          kind: 'harvest_transfer',
+          uuid: transfer,
+          payload: {
+            uuid: transfer,
+            file_uuid: file,
+            status: 'completed',
+            storage_location: 'central',
+            destination_path: 'd.dm4',
+            bytes_transferred: 1234,
+            dest_checksum: '0123456789abcdef0123456789abcdef',
+            checksum_verified: true,
+            started_at: '2026-03-01T10:00:02.000Z',
+            completed_at: '2026-03-01T10:00:03.000Z',
+            error: '',
+            note: '',
+          },
+        },
+      ])
+    ).body as PushResult;
+    expect(res.error).toMatchObject({ code: 'invalid', kind: 'harvest_transfer' });
+    expect(res.error?.detail).toMatch(/no finished upload/);
+    expect((await call('DELETE', `/api/storage-locations/${central.id}`)).status).toBe(204);
   });
 
   it('refuses a transfer claiming completed without a verified checksum', async () => {

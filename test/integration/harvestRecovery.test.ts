@@ -97,7 +97,7 @@ describe('DurabilityBatch', () => {
     await Promise.all([batch.settle('/a/1'), batch.settle('/a/2'), batch.settle('/b/3')]);
     expect(calls).toEqual([['/a', '/b']]);
     const late = batch.settle('/c/4');
-    batch.flush();
+    await batch.flush();
     await late;
     expect(calls).toEqual([['/a', '/b'], ['/c']]);
   });

@@ -482,6 +482,27 @@ export const migrations: readonly Migration[] = [
       ) STRICT, WITHOUT ROWID;
       CREATE INDEX user_instrument_access_user ON user_instrument_access(user_id, instrument_id);
 
+      -- Server side: every instrument a station was given (or registered from its own records),
+      -- so records it made for an instrument since moved to another station, still waiting in
+      -- its outbox, are taken; records for any other instrument are refused.
+      CREATE TABLE station_instruments (
+        station_id INTEGER NOT NULL REFERENCES stations(id) ON DELETE CASCADE,
+        instrument_id INTEGER NOT NULL REFERENCES instruments(id) ON DELETE CASCADE,
+        PRIMARY KEY (station_id, instrument_id)
+      ) STRICT, WITHOUT ROWID;
+      CREATE TRIGGER instruments_station_insert AFTER INSERT ON instruments
+        WHEN NEW.station_id IS NOT NULL
+      BEGIN
+        INSERT OR IGNORE INTO station_instruments (station_id, instrument_id)
+          VALUES (NEW.station_id, NEW.id);
+      END;
+      CREATE TRIGGER instruments_station_update AFTER UPDATE OF station_id ON instruments
+        WHEN NEW.station_id IS NOT NULL
+      BEGIN
+        INSERT OR IGNORE INTO station_instruments (station_id, instrument_id)
+          VALUES (NEW.station_id, NEW.id);
+      END;
+
       -- A schedule's deployment on the station that runs its instrument. Server side: version
       -- counts the schedule's changes; the station reports the version it deployed, so a report
       -- about an older version leaves the deployment pending. Station side: the same columns

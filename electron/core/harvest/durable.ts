@@ -14,7 +14,7 @@
  * folder once.
  */
 import { execFile } from 'node:child_process';
-import { open } from 'node:fs/promises';
+import { open, statfs } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { syncFolder } from './place.js';
 
@@ -32,13 +32,44 @@ function runSyncF(folders: string[]): Promise<void> {
   });
 }
 
-async function fsyncPath(path: string): Promise<void> {
-  const handle = await open(path, 'r');
+/** fsync of one file; 'r+': Windows flushes only a handle open for writing. */
+export async function fsyncPath(path: string): Promise<void> {
+  const handle = await open(path, 'r+');
   try {
     await handle.sync();
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * File systems whose syncfs writes every dirty page to the disk and reports failures: local
+ * disk file systems. Network and FUSE mounts (NFS, SMB, sshfs, many NAS clients) may answer
+ * syncfs without forcing anything to stable storage; their copies are fsynced one by one.
+ */
+const LOCAL_DISK_TYPES = new Set([
+  0xef53, // ext2/3/4
+  0x58465342, // xfs
+  0x9123683e, // btrfs
+  0xf2f52010, // f2fs
+  0x2fc12fc1, // zfs
+  0x01021994, // tmpfs
+  0x794c7630, // overlayfs (syncs its upper, local file system)
+]);
+
+const localDisk = new Map<string, Promise<boolean>>();
+
+function onLocalDisk(folder: string): Promise<boolean> {
+  let known = localDisk.get(folder);
+  if (!known) {
+    known = statfs(folder).then(
+      (s) => LOCAL_DISK_TYPES.has(s.type),
+      () => false,
+    );
+    localDisk.set(folder, known);
+    if (localDisk.size > 10_000) localDisk.clear();
+  }
+  return known;
 }
 
 let syncFsSupport: Promise<boolean> | null = null;
@@ -84,36 +115,58 @@ export class DurabilityBatch {
   settle(path: string): Promise<void> {
     return new Promise((resolve, reject) => {
       this.waiting.push({ path, resolve, reject });
-      if (this.waiting.length >= this.maxFiles) this.flush();
-      else this.timer ??= setTimeout(() => this.flush(), this.maxWaitMs);
+      if (this.waiting.length >= this.maxFiles) void this.flush();
+      else this.timer ??= setTimeout(() => void this.flush(), this.maxWaitMs);
     });
   }
 
-  /** Nothing more is coming soon: flush what waits now. */
-  flush(): void {
+  /** Nothing more is coming soon: flush what waits now. Resolves once it is flushed. */
+  flush(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     const batch = this.waiting.splice(0);
-    if (!batch.length) return;
-    this.chain = this.chain.then(async () => {
-      try {
-        await this.flushBatch(batch.map((w) => w.path));
-        for (const w of batch) w.resolve();
-      } catch (error) {
-        for (const w of batch) w.reject(error);
-      }
-    });
+    if (batch.length) this.chain = this.chain.then(() => this.flushBatch(batch));
+    return this.chain;
   }
 
-  private async flushBatch(paths: string[]): Promise<void> {
-    const folders = [...new Set(paths.map((p) => dirname(p)))];
-    if (this.options.syncFs) return this.options.syncFs(folders);
-    if (await hasSyncFs(folders[0])) {
-      // One syncfs per folder named; after the first, a folder on the same file system has
-      // nothing left to write.
-      return runSyncF(folders);
+  /**
+   * One syncfs for the batch when its folders are all on local disks; else, or when that
+   * fails, each file and folder on its own, so one unreachable share fails only its own files.
+   */
+  private async flushBatch(batch: Waiting[]): Promise<void> {
+    const folders = [...new Set(batch.map((w) => dirname(w.path)))];
+    try {
+      if (this.options.syncFs) {
+        await this.options.syncFs(folders);
+        for (const w of batch) w.resolve();
+        return;
+      }
+      const local = (await Promise.all(folders.map((f) => onLocalDisk(f)))).every(Boolean);
+      if (local && (await hasSyncFs(folders[0]))) {
+        // One syncfs per folder named; after the first, a folder on the same file system has
+        // nothing left to write.
+        await runSyncF(folders);
+        for (const w of batch) w.resolve();
+        return;
+      }
+    } catch {
+      // Flushed one by one below: each file then fails or succeeds on its own.
     }
-    for (const path of paths) await fsyncPath(path);
-    for (const folder of folders) await syncFolder(folder);
+    if (this.options.syncFs) {
+      for (const w of batch) w.reject(new Error('the flush of this batch failed'));
+      return;
+    }
+    const synced = new Map<string, Promise<void>>();
+    for (const w of batch) {
+      try {
+        await fsyncPath(w.path);
+        const folder = dirname(w.path);
+        if (!synced.has(folder)) synced.set(folder, syncFolder(folder));
+        await synced.get(folder);
+        w.resolve();
+      } catch (error) {
+        w.reject(error);
+      }
+    }
   }
 }

@@ -221,7 +221,7 @@ export class Harvester {
     await Promise.all(this.watches.map((w) => w.close()));
     this.watches = [];
     // Transfers under way end with the pool; their partials are cleaned up at the next start.
-    this.durability.flush();
+    await this.durability.flush();
     await this.pool?.close();
     this.pool = null;
     this.flushRecords();
@@ -404,7 +404,15 @@ export class Harvester {
       `UPDATE harvest_files SET next_attempt_at = ? WHERE instrument_id = ? AND state = 'failed'
            AND next_attempt_at IS NOT NULL`,
     ).run(this.now(), instrumentId);
-    await this.rescan(instrument);
+    // Counted as a walk: a run waiting for the harvest to settle must not see it idle while
+    // the folders are still being walked.
+    this.scanning += 1;
+    try {
+      await this.rescan(instrument);
+    } finally {
+      this.scanning -= 1;
+    }
+    this.queueDue(true);
   }
 
   async rescanAll(): Promise<void> {
@@ -654,7 +662,7 @@ export class Harvester {
       void this.runTransfer(file, instrument);
     }
     // Every transfer under way waits for the flush: nothing would join the batch.
-    if (this.settling > 0 && this.active.size === this.settling) this.durability.flush();
+    if (this.settling > 0 && this.active.size === this.settling) void this.durability.flush();
     this.checkIdle();
   }
 

@@ -22,7 +22,7 @@ import {
   type StorageLocation,
 } from './config.js';
 import type { CopyPool } from './copyPool.js';
-import { BATCH_DURABILITY_BELOW } from './durable.js';
+import { BATCH_DURABILITY_BELOW, fsyncPath } from './durable.js';
 import { decidePreTransfer, runPostTransferHooks } from './hooks.js';
 import {
   exists,
@@ -440,8 +440,14 @@ async function placedByUs(file: FileRow): Promise<boolean> {
   const final = await stat(file.pending_destination).catch(() => null);
   if (!final) return false;
   if (!file.partial_path) return true;
-  const partial = await stat(file.partial_path).catch(() => null);
-  return partial === null || (partial.ino === final.ino && partial.dev === final.dev);
+  let partial;
+  try {
+    partial = await stat(file.partial_path);
+  } catch (error) {
+    // Only a partial that is surely gone counts as linked and removed.
+    return (error as NodeJS.ErrnoException).code === 'ENOENT';
+  }
+  return partial.ino === final.ino && partial.dev === final.dev;
 }
 
 export async function recoverInterrupted(
@@ -462,6 +468,10 @@ export async function recoverInterrupted(
       await removeQuietly(file.pending_destination);
     }
     if (found.hash === file.verified_hash) {
+      // A small copy was placed before its batch's flush (durable.ts): it is made durable now,
+      // before it is recorded; a failure leaves it marked, for the next try.
+      await fsyncPath(file.pending_destination);
+      await syncFolder(dirname(file.pending_destination));
       await removeQuietly(file.partial_path);
       const metadata = instrument
         ? await runPostTransferHooks(hooksFor(db, instrument.id, 'post_transfer'), {

@@ -13,15 +13,30 @@ import type { SyncHarvest, SyncRun } from './protocol.js';
 
 type Named = 'storage_locations' | 'instruments' | 'harvest_hooks';
 
+/**
+ * The local row for a server record: by uuid, else one a local bundle made with that name
+ * (never one the server sent under another uuid), which then takes the server's uuid. Any other
+ * row holding the name (local, or the server's and no longer listed) is renamed aside, so a
+ * name the server reuses never blocks the whole delta.
+ */
 function localId(db: Db, table: Named, uuid: string, name: string): number | null {
   const byUuid = db.prepare(`SELECT id FROM ${table} WHERE uuid = ?`).pluck().get(uuid) as
     number | undefined;
-  if (byUuid !== undefined) return byUuid;
-  const byName = db.prepare(`SELECT id FROM ${table} WHERE name = ?`).pluck().get(name) as
-    number | undefined;
-  if (byName === undefined) return null;
-  db.prepare(`UPDATE ${table} SET uuid = ? WHERE id = ?`).run(uuid, byName);
-  return byName;
+  const local = table === 'storage_locations' ? '' : 'AND from_server = 0';
+  const byName =
+    byUuid === undefined
+      ? (db.prepare(`SELECT id FROM ${table} WHERE name = ? ${local}`).pluck().get(name) as
+          number | undefined)
+      : undefined;
+  const id = byUuid ?? byName;
+  if (byName !== undefined) {
+    db.prepare(`UPDATE ${table} SET uuid = ? WHERE id = ?`).run(uuid, byName);
+  }
+  db.prepare(
+    `UPDATE ${table} SET name = name || ' (local ' || substr(uuid, -6) || ')'
+     WHERE name = ? AND id IS NOT ?`,
+  ).run(name, id ?? null);
+  return id ?? null;
 }
 
 /** Names are unique and the server may have swapped two: each takes its uuid as a stand-in. */
@@ -111,6 +126,9 @@ export function applyHarvestConfig(db: Db, harvest: SyncHarvest): string[] {
   parkNames(db, 'harvest_hooks', harvest.hooks);
   const hooks = new Set<string>();
   for (const h of harvest.hooks) {
+    const instrumentId = idByUuid(db, 'instruments', h.instrument_uuid);
+    // A hook for an instrument not taken here is not taken either: it would apply to all.
+    if (h.instrument_uuid !== null && instrumentId === null) continue;
     hooks.add(h.uuid);
     const id = localId(db, 'harvest_hooks', h.uuid, h.name);
     const values = [
@@ -119,7 +137,7 @@ export function applyHarvestConfig(db: Db, harvest: SyncHarvest): string[] {
       h.kind,
       JSON.stringify(h.config),
       h.priority,
-      idByUuid(db, 'instruments', h.instrument_uuid),
+      instrumentId,
       h.enabled ? 1 : 0,
       now,
     ];

@@ -128,7 +128,9 @@ function instantParam(query: Query, name: string, problems: Problem[]): string |
     );
     return undefined;
   }
-  return new Date(ms).toISOString();
+  // A date alone as an upper bound means the whole of that day (UTC).
+  const wholeDay = /^\d{4}-\d{2}-\d{2}$/.test(text) && name.endsWith('__lte');
+  return new Date(wholeDay ? ms + 86_400_000 - 1 : ms).toISOString();
 }
 
 export interface Paging {

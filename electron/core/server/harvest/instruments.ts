@@ -134,7 +134,50 @@ function check(db: Db, merged: Required<Input>, input: Input, id: number | null)
   }
   if (!problems.length)
     problems.push(...stationProblems(db, merged.service_account_id, merged.tool_id));
+  if (!problems.length) problems.push(...takeoverProblems(db, merged, input, id));
   if (problems.length) throw new ValidationProblems(problems);
+}
+
+/**
+ * An instrument a station registered from its own records (its local bundle) has no folders or
+ * storage here. Given to a station as it is, the station would replace its own settings with
+ * those empty ones and stop harvesting: they must be given first.
+ */
+function takeoverProblems(
+  db: Db,
+  merged: Required<Input>,
+  input: Input,
+  id: number | null,
+): Problem[] {
+  if (id === null || input.service_account_id == null) return [];
+  const registered = db
+    .prepare('SELECT station_id IS NULL FROM instruments WHERE id = ?')
+    .pluck()
+    .get(id) as number;
+  const hasFiles = db.prepare('SELECT 1 FROM harvest_files WHERE instrument_id = ?').get(id);
+  if (registered !== 1 || !hasFiles) return [];
+  const problems: Problem[] = [];
+  if (merged.watch.length === 0) {
+    problems.push(
+      problem(
+        ['body', 'watch'],
+        'this instrument was configured on its station; give its watched folders here before ' +
+          'a service account runs it, or the station would stop watching them',
+        'takeover',
+      ),
+    );
+  }
+  if (merged.storage_location_id === null) {
+    problems.push(
+      problem(
+        ['body', 'storage_location_id'],
+        'this instrument was configured on its station; give its storage location here before ' +
+          'a service account runs it',
+        'takeover',
+      ),
+    );
+  }
+  return problems;
 }
 
 /** A station without a tool yet takes the tool of the first instrument it is given. */

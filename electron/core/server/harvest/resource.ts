@@ -115,6 +115,8 @@ export function updateRecord<Out>(
   id: number,
   body: unknown,
 ): Out {
+  // A missing record is 404 whatever the body says.
+  requireRecord(db, resource, id);
   const input = parseInput(resource, resource.patchSchema, body);
   return db
     .transaction(() => {

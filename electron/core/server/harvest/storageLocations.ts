@@ -57,6 +57,16 @@ function row(db: Db, id: number): Row {
     .get(id) as Row;
 }
 
+function hooksNaming(db: Db, name: string): string[] {
+  return db
+    .prepare(
+      `SELECT name FROM harvest_hooks WHERE json_extract(config, '$.storage_location') = ?
+       ORDER BY name`,
+    )
+    .pluck()
+    .all(name) as string[];
+}
+
 export const storageLocations: ManagedResource<StorageLocationOut> = {
   path: 'storage-locations',
   label: 'storage location',
@@ -107,6 +117,16 @@ export const storageLocations: ManagedResource<StorageLocationOut> = {
         : []),
     ];
     if (problems.length) throw new ValidationProblems(problems);
+    if (merged.name !== before.name) {
+      // Redirect hooks name their location: a rename would leave them pointing nowhere.
+      const naming = hooksNaming(db, before.name);
+      if (naming.length) {
+        throw new Conflict(
+          `storage location ${id} is named by hook${naming.length > 1 ? 's' : ''} ` +
+            `${naming.join(', ')}; change ${naming.length > 1 ? 'their' : 'its'} config first`,
+        );
+      }
+    }
     db.prepare(
       `UPDATE storage_locations SET name = ?, type = ?, base_path = ?, enabled = ?, updated_at = ?
        WHERE id = ?`,

@@ -92,6 +92,28 @@ interface InstrumentRef {
   station_id: number | null;
 }
 
+/**
+ * A station writes records of the instruments it runs or was given before (station_instruments:
+ * records made then may still wait in its outbox); a key cannot write for any other.
+ */
+function checkInstrument(
+  db: Db,
+  station: StationRef,
+  instrumentId: number,
+  record: PushRecord,
+): void {
+  const given = cachedStatement(
+    db,
+    'SELECT 1 FROM station_instruments WHERE station_id = ? AND instrument_id = ?',
+  ).get(station.id, instrumentId);
+  if (!given) {
+    throw new RecordRefused(
+      'forbidden',
+      `${record.kind} ${record.uuid}: this station does not run that instrument`,
+    );
+  }
+}
+
 /** A name no other instrument has: the station's own, else qualified with the station's. */
 function freeInstrumentName(db: Db, wanted: string, stationName: string): string {
   const taken = (name: string): boolean =>
@@ -119,7 +141,7 @@ function instrumentFor(
     'SELECT id, tool_id, station_id FROM instruments WHERE uuid = ?',
   ).get(p.instrument_uuid.toLowerCase()) as InstrumentRef | undefined;
   if (existing) {
-    if (existing.station_id !== station.id) checkTool(db, station, existing.tool_id, record);
+    checkInstrument(db, station, existing.id, record);
     return existing.id;
   }
   const toolId = p.tool_uuid ? idOf(db, 'tools', p.tool_uuid, 'tool_uuid') : station.tool_id;
@@ -131,7 +153,7 @@ function instrumentFor(
   }
   checkTool(db, station, toolId, record);
   const now = new Date().toISOString();
-  return Number(
+  const id = Number(
     cachedStatement(
       db,
       `INSERT INTO instruments (uuid, name, description, tool_id, station_id, watch,
@@ -147,6 +169,11 @@ function instrumentFor(
       now,
     ).lastInsertRowid,
   );
+  cachedStatement(
+    db,
+    'INSERT OR IGNORE INTO station_instruments (station_id, instrument_id) VALUES (?, ?)',
+  ).run(station.id, id);
+  return id;
 }
 
 export function upsertHarvestFile(
@@ -227,6 +254,34 @@ function storageLocationOf(db: Db, p: z.infer<typeof transferSchema>): number | 
   );
 }
 
+/**
+ * A transfer into a `server` storage location is completed only if this server received the
+ * file itself: a finished upload of this station for that file, with the same checksum.
+ */
+function checkUploaded(
+  db: Db,
+  station: StationRef,
+  p: z.infer<typeof transferSchema>,
+  locationId: number,
+): void {
+  const type = cachedStatement(db, 'SELECT type FROM storage_locations WHERE id = ?')
+    .pluck()
+    .get(locationId) as string;
+  if (type !== 'server') return;
+  const received = cachedStatement(
+    db,
+    `SELECT 1 FROM harvest_uploads WHERE station_id = ? AND file_uuid = ?
+       AND storage_location_id = ? AND state IN ('completed', 'skipped') AND dest_checksum = ?`,
+  ).get(station.id, p.file_uuid, locationId, p.dest_checksum);
+  if (!received) {
+    throw new RecordRefused(
+      'invalid',
+      `harvest_transfer ${p.uuid}: completed into a server storage location, but this server ` +
+        'holds no finished upload of that file with that checksum',
+    );
+  }
+}
+
 /** Transfers never change once made: the first push stores it, a resend is a no-op. */
 export function insertHarvestTransfer(db: Db, station: StationRef, record: PushRecord): void {
   const p = parse(transferSchema, record);
@@ -246,6 +301,8 @@ export function insertHarvestTransfer(db: Db, station: StationRef, record: PushR
     p.uuid.toLowerCase(),
   );
   if (existing) return;
+  const locationId = storageLocationOf(db, p);
+  if (p.status === 'completed' && locationId !== null) checkUploaded(db, station, p, locationId);
   cachedStatement(
     db,
     `INSERT INTO harvest_transfers (uuid, file_id, status, storage_location_id, destination_path,
@@ -255,7 +312,7 @@ export function insertHarvestTransfer(db: Db, station: StationRef, record: PushR
     p.uuid.toLowerCase(),
     file.id,
     p.status,
-    storageLocationOf(db, p),
+    locationId,
     p.destination_path,
     p.bytes_transferred,
     p.dest_checksum,
@@ -311,9 +368,10 @@ export function upsertRun(db: Db, station: StationRef, record: PushRecord): void
     { id: number; station_id: number | null; state: keyof typeof RUN_ORDER } | undefined;
   checkOwner(existing, station.id, record);
   const scheduleId = p.schedule_uuid
-    ? ((cachedStatement(db, 'SELECT id FROM harvest_schedules WHERE uuid = ?')
+    ? // Only a schedule deployed on this station: a key cannot touch another's history.
+      ((cachedStatement(db, 'SELECT id FROM harvest_schedules WHERE uuid = ? AND station_id = ?')
         .pluck()
-        .get(p.schedule_uuid.toLowerCase()) as number | undefined) ?? null)
+        .get(p.schedule_uuid.toLowerCase(), station.id) as number | undefined) ?? null)
     : null;
   if (existing) {
     if (RUN_ORDER[p.state] < RUN_ORDER[existing.state]) return;
@@ -340,7 +398,7 @@ export function upsertRun(db: Db, station: StationRef, record: PushRecord): void
     ).get(p.instrument_uuid.toLowerCase()) as InstrumentRef | undefined;
     if (!instrument) return;
     const instrumentId = instrument.id;
-    if (instrument.station_id !== station.id) checkTool(db, station, instrument.tool_id, record);
+    checkInstrument(db, station, instrumentId, record);
     cachedStatement(
       db,
       `INSERT INTO harvest_runs (uuid, schedule_id, instrument_id, station_id, "trigger", state,

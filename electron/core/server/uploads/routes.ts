@@ -73,7 +73,8 @@ function stationUsesLocation(db: Db, stationId: number, location: ServerLocation
     db
       .prepare(
         `SELECT 1 FROM harvest_hooks h
-         WHERE h.kind = 'redirect' AND json_extract(h.config, '$.storage_location') = ?
+         WHERE h.kind = 'redirect' AND h.enabled = 1
+           AND json_extract(h.config, '$.storage_location') = ?
            AND (h.instrument_id IS NULL
              OR h.instrument_id IN (SELECT id FROM instruments WHERE station_id = ?))`,
       )
