@@ -91,9 +91,12 @@ interface Waiting {
 }
 
 export interface DurabilityOptions {
-  /** Flush when this many files wait. */
+  /** Flush when this many files wait (default 1000). */
   maxFiles?: number;
-  /** Flush at the latest this long after the first file began to wait. */
+  /**
+   * Flush at the latest this long after the first file began to wait (default 200 ms: each
+   * flush starts a `sync` process, a few milliseconds of CPU).
+   */
   maxWaitMs?: number;
   /** Test seam: how a batch's file systems are flushed. */
   syncFs?: SyncFs;
@@ -107,8 +110,8 @@ export class DurabilityBatch {
   private readonly maxWaitMs: number;
 
   constructor(private readonly options: DurabilityOptions = {}) {
-    this.maxFiles = options.maxFiles ?? 512;
-    this.maxWaitMs = options.maxWaitMs ?? 25;
+    this.maxFiles = options.maxFiles ?? 1000;
+    this.maxWaitMs = options.maxWaitMs ?? 200;
   }
 
   /** Resolves once the file at `path` and its folder entry are on disk. */
