@@ -30,249 +30,58 @@
  * files of 100 KiB are written 2 s apart; latency is the transfer's completed_at (read from the
  * station's SQLite database, read-only) minus the time of the file's last write.
  */
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { randomFillSync } from 'node:crypto';
 import {
   closeSync,
-  cpSync,
-  existsSync,
   mkdirSync,
   mkdtempSync,
   openSync,
-  readFileSync,
-  readdirSync,
   rmSync,
-  statSync,
-  symlinkSync,
   writeFileSync,
   writeSync,
 } from 'node:fs';
-import { cpus, loadavg, release, totalmem, tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
+import {
+  REPO,
+  RUNS,
+  SMALL_SIZE,
+  TIME,
+  commandExists,
+  dropCaches,
+  fileSystemOf,
+  firstLine,
+  haveTime,
+  int,
+  machineLine,
+  makeBig,
+  makeTree,
+  markdown,
+  measureTree,
+  median,
+  peakOf,
+  q,
+  run,
+  secs,
+  sh,
+  snapshotCli,
+  sumOf,
+  sync,
+  treeHwm,
+  type Dataset,
+  type Ran,
+} from './common.js';
 
-const REPO = join(import.meta.dirname, '..', '..');
 /** The CLI under test: a copy of the build made at the start (see snapshotCli). */
 let cli = join(REPO, 'bin', 'labstation.js');
-const TIME = '/usr/bin/time';
-const MiB = 2 ** 20;
-const BIG_MB = positiveInt('BENCH_BIG_MB', 2048);
-const SMALL_FILES = positiveInt('BENCH_SMALL_FILES', 10_000);
-const SMALL_SIZE = 100 * 1024;
-const PER_FOLDER = 100;
-const RUNS = positiveInt('BENCH_RUNS', 1);
 const LATENCY_FILES = 20;
 const LATENCY_GAP_MS = 2000;
 const LATENCY_STABILITY_S = 1;
-
-function positiveInt(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer`);
-  return value;
-}
-
-/** Single-quoted for sh. */
-const q = (s: string): string => `'${s.replaceAll("'", `'\\''`)}'`;
-const int = (n: number): string => Math.round(n).toLocaleString('en-US');
-const secs = (s: number): string => (s < 10 ? s.toFixed(2) : s.toFixed(1));
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-}
-
-function commandExists(name: string): boolean {
-  try {
-    execFileSync('sh', ['-c', `command -v ${q(name)}`], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** The first line a command prints (some print their version on stderr). */
-function firstLine(cmd: string, args: string[]): string {
-  const out = spawnSync(cmd, args, { encoding: 'utf8' });
-  return `${out.stdout ?? ''}${out.stderr ?? ''}`.trim().split('\n')[0]?.trim() || '?';
-}
-
-const sync = (): void => void execFileSync('sync');
-
-/** sync, then drop the page cache; false where /proc/sys/vm/drop_caches is not writable. */
-function dropCaches(): boolean {
-  sync();
-  try {
-    writeFileSync('/proc/sys/vm/drop_caches', '3');
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-// ---- running commands: wall-clock time and peak RSS ----
-
-interface Ran {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  seconds: number;
-  /** Peak resident set size of the command's largest process, MiB; null if unknown. */
-  peakMiB: number | null;
-  /** User + system CPU time of the command and its children, s; null if unknown. */
-  cpuSeconds: number | null;
-}
-
-/** VmHWM (kB) of a process and its descendants, from /proc; 0 for what is gone. */
-function treeHwm(pid: number, seen: Map<number, number>): void {
-  const stack = [pid];
-  for (let p = stack.pop(); p !== undefined; p = stack.pop()) {
-    try {
-      const hwm = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${p}/status`, 'utf8'));
-      if (hwm) seen.set(p, Math.max(seen.get(p) ?? 0, Number(hwm[1])));
-      for (const task of readdirSync(`/proc/${p}/task`)) {
-        const kids = readFileSync(`/proc/${p}/task/${task}/children`, 'utf8').trim();
-        if (kids) stack.push(...kids.split(/\s+/).map(Number));
-      }
-    } catch {
-      // exited between two reads
-    }
-  }
-}
-
-const haveTime = existsSync(TIME);
-
-function run(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<Ran> {
-  const timeFile = join(tmpdir(), `bench-transfer-time-${process.pid}.txt`);
-  const [file, argv] = haveTime ? [TIME, ['-v', '-o', timeFile, cmd, ...args]] : [cmd, args];
-  return new Promise((resolve, reject) => {
-    const start = performance.now();
-    const child = spawn(file, argv, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const sampled = new Map<number, number>();
-    const sampler = haveTime
-      ? undefined
-      : setInterval(() => child.pid !== undefined && treeHwm(child.pid, sampled), 20);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      const seconds = (performance.now() - start) / 1000;
-      clearInterval(sampler);
-      let peakKiB: number | null = sampled.size ? Math.max(...sampled.values()) : null;
-      let cpuSeconds: number | null = null;
-      if (haveTime) {
-        const report = existsSync(timeFile) ? readFileSync(timeFile, 'utf8') : '';
-        rmSync(timeFile, { force: true });
-        const match = /Maximum resident set size \(kbytes\): (\d+)/.exec(report);
-        peakKiB = match ? Number(match[1]) : null;
-        const user = /User time \(seconds\): ([\d.]+)/.exec(report);
-        const system = /System time \(seconds\): ([\d.]+)/.exec(report);
-        cpuSeconds = user && system ? Number(user[1]) + Number(system[1]) : null;
-        // time -v reports a command's own failure in its file, not with its exit code.
-        if (/Command exited with non-zero status/.test(report)) stderr += report;
-      }
-      const peakMiB = peakKiB === null ? null : peakKiB / 1024;
-      resolve({ code, stdout, stderr, seconds, peakMiB, cpuSeconds });
-    });
-  });
-}
-
-async function sh(script: string, env?: NodeJS.ProcessEnv): Promise<Ran> {
-  const ran = await run('sh', ['-c', script], env);
-  if (ran.code !== 0) throw new Error(`\`${script}\` exited ${ran.code}: ${ran.stderr}`);
-  return ran;
-}
-
-/**
- * Copies the CLI and its build into the temp dir, so that a rebuild of dist/ during the run (the
- * checkout is shared) cannot change the code under test between two runs.
- */
-function snapshotCli(root: string): void {
-  const app = join(root, 'app');
-  for (const part of ['dist/electron', 'dist/shared', 'bin/labstation.js', 'package.json']) {
-    cpSync(join(REPO, part), join(app, part), { recursive: true });
-  }
-  for (const part of ['node_modules', 'resources']) {
-    if (existsSync(join(REPO, part))) symlinkSync(join(REPO, part), join(app, part));
-  }
-  cli = join(app, 'bin', 'labstation.js');
-}
-
-// ---- datasets ----
-
-interface Dataset {
-  label: string;
-  /** The folder a station watches; holds the dataset and nothing else. */
-  dir: string;
-  /** The one file of a single-file dataset. */
-  single: string | null;
-  files: number;
-  bytes: number;
-}
-
-function writeRandomFile(path: string, bytes: number, buffer: Buffer): void {
-  const fd = openSync(path, 'w');
-  try {
-    for (let left = bytes; left > 0;) {
-      const n = Math.min(left, buffer.length);
-      randomFillSync(buffer, 0, n);
-      writeSync(fd, buffer, 0, n);
-      left -= n;
-    }
-  } finally {
-    closeSync(fd);
-  }
-}
-
-function makeBig(root: string): Dataset {
-  const dir = join(root, 'big');
-  mkdirSync(dir);
-  const single = join(dir, 'big.bin');
-  const bytes = BIG_MB * MiB;
-  writeRandomFile(single, bytes, Buffer.allocUnsafe(16 * MiB));
-  return { label: `one file of ${int(BIG_MB)} MiB`, dir, single, files: 1, bytes };
-}
-
-function makeTree(root: string): Dataset {
-  const dir = join(root, 'tree');
-  const buffer = Buffer.allocUnsafe(SMALL_SIZE);
-  for (let i = 0; i < SMALL_FILES; i++) {
-    const folder = join(dir, `d${String(Math.floor(i / PER_FOLDER)).padStart(3, '0')}`);
-    if (i % PER_FOLDER === 0) mkdirSync(folder, { recursive: true });
-    writeRandomFile(
-      join(folder, `f${String(i % PER_FOLDER).padStart(3, '0')}.bin`),
-      SMALL_SIZE,
-      buffer,
-    );
-  }
-  const folders = Math.ceil(SMALL_FILES / PER_FOLDER);
-  return {
-    label: `${int(SMALL_FILES)} files of 100 KiB (${int(folders)} folders)`,
-    dir,
-    single: null,
-    files: SMALL_FILES,
-    bytes: SMALL_FILES * SMALL_SIZE,
-  };
-}
-
-/** Files and bytes under a folder (the untimed check that a copy is complete). */
-function measureTree(dir: string): { files: number; bytes: number } {
-  let files = 0;
-  let bytes = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
-    if (!entry.isFile()) continue;
-    files++;
-    bytes += statSync(join(entry.parentPath, entry.name)).size;
-  }
-  return { files, bytes };
-}
 
 // ---- contenders ----
 
@@ -295,14 +104,6 @@ interface Contender {
   missing: string | null;
   run(data: Dataset, dest: string, runDir: string): Promise<Measure>;
 }
-
-const peakOf = (...values: (number | null)[]): number | null => {
-  const known = values.filter((v): v is number => v !== null);
-  return known.length ? Math.max(...known) : null;
-};
-
-const sumOf = (...values: (number | null)[]): number | null =>
-  values.some((v) => v === null) ? null : values.reduce<number>((a, v) => a + (v ?? 0), 0);
 
 const copyScript = (data: Dataset, dest: string): string =>
   data.single ? `cp ${q(data.single)} ${q(dest)}/` : `cp -r ${q(data.dir)}/. ${q(dest)}/`;
@@ -486,14 +287,6 @@ function medianRun(row: Row): Measure | undefined {
 
 const peakOfRow = (row: Row): number | null => peakOf(...row.runs.map((r) => r.peakMiB));
 
-function markdown(header: string[], rows: string[][], right: boolean[]): string {
-  const widths = header.map((h, i) => Math.max(h.length, 3, ...rows.map((r) => r[i].length)));
-  const line = (cells: string[]): string =>
-    `| ${cells.map((c, i) => (right[i] ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join(' | ')} |`;
-  const rule = `| ${widths.map((w, i) => (right[i] ? '-'.repeat(w - 1) + ':' : '-'.repeat(w))).join(' | ')} |`;
-  return [line(header), rule, ...rows.map(line)].join('\n');
-}
-
 function table(data: Dataset, rows: Row[]): string {
   const baseline = rows.find((r) => r.contender === copySync);
   const base = baseline?.runs.length ? median(baseline.runs.map((r) => r.seconds)) : NaN;
@@ -614,15 +407,10 @@ async function latency(root: string): Promise<Latency> {
 async function main(): Promise<void> {
   const root = mkdtempSync(join(tmpdir(), 'labstation-bench-transfer-'));
   try {
-    snapshotCli(root);
-    const df = firstLine('sh', ['-c', `df -T ${q(root)} | tail -1`]).split(/\s+/);
+    cli = snapshotCli(root);
+    console.log(machineLine());
     console.log(
-      `machine: ${cpus().length} x ${cpus()[0]?.model ?? '?'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, ` +
-        `Node ${process.version}, Linux ${release()}`,
-    );
-    console.log(
-      `temp dir: ${root} on ${df[0]} (${df[1]}, ${df[4] ? int(Number(df[4]) / MiB) : '?'} GiB free); ` +
-        'sources and destinations on the same filesystem',
+      `temp dir: ${root} on ${fileSystemOf(root)}; sources and destinations on the same filesystem`,
     );
     console.log(
       `tools: ${firstLine('cp', ['--version'])}; ${firstLine('xxhsum', ['--version'])}; ` +
