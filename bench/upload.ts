@@ -154,6 +154,21 @@ function hwmOf(pid: number): number {
   return Number(match[1]) / 1024;
 }
 
+/** The machine's CPU ticks from /proc/stat: all, and stolen by the hypervisor. */
+function cpuTicks(): { all: number; steal: number } {
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1);
+  // user nice system idle iowait irq softirq steal (guest time is already in user)
+  const values = fields.slice(0, 8).map(Number);
+  return { all: values.reduce((a, v) => a + v, 0), steal: values[7] ?? 0 };
+}
+
+/** On a virtual machine, the share of CPU time the host gave to others: it slows every row. */
+function stolenSince(before: { all: number; steal: number }): string {
+  const now = cpuTicks();
+  const share = (now.steal - before.steal) / Math.max(1, now.all - before.all);
+  return `${(100 * share).toFixed(1)}%`;
+}
+
 // ---- checking what arrived ----
 
 /** Size and XXH3-128 of every file under `dir`, by '/'-separated path relative to it. */
@@ -551,8 +566,12 @@ async function main(): Promise<void> {
     const loads: string[] = [];
     for (const d of datasets) {
       const before = loadavg()[0].toFixed(2);
+      const ticks = cpuTicks();
       results.push(await measure(d, root, dropped));
-      loads.push(`load average ${before} before these runs, ${loadavg()[0].toFixed(2)} after`);
+      loads.push(
+        `load average ${before} before these runs, ${loadavg()[0].toFixed(2)} after; ` +
+          `CPU time stolen by the hypervisor during them: ${stolenSince(ticks)}`,
+      );
     }
     for (const [i, d] of datasets.entries()) {
       console.log(`\n${d.label}, ${int(d.bytes)} bytes (MB = 10^6 bytes of source):\n`);
