@@ -54,6 +54,7 @@ import {
   TIME,
   commandExists,
   dropCaches,
+  readyMemory,
   fileSystemOf,
   firstLine,
   haveTime,
@@ -248,6 +249,7 @@ async function runOnce(
   mkdirSync(dest);
   if (dropped && !dropCaches()) throw new Error('drop_caches stopped working');
   if (!dropped) sync();
+  readyMemory(2 * data.bytes + 2 ** 30);
   try {
     const result = await contender.run(data, dest, runDir);
     const copied = measureTree(dest);

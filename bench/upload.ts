@@ -51,6 +51,7 @@ import {
   TIME,
   commandExists,
   dropCaches,
+  readyMemory,
   fileSystemOf,
   firstLine,
   haveTime,
@@ -219,9 +220,15 @@ interface Measure {
 }
 
 /** Times `work` with the receiver's CPU time and peak RSS over it. */
-async function timed<R extends Ran>(receiver: Receiver, dropped: boolean, work: () => Promise<R>) {
+async function timed<R extends Ran>(
+  receiver: Receiver,
+  data: Dataset,
+  dropped: boolean,
+  work: () => Promise<R>,
+) {
   if (dropped && !dropCaches()) throw new Error('drop_caches stopped working');
   if (!dropped) sync();
+  readyMemory(2 * data.bytes + 2 ** 30);
   const pid = receiver.child.pid as number;
   const cpuBefore = cpuOf(pid);
   const ran = await work();
@@ -339,7 +346,7 @@ async function labstation(
   const world = await labstationWorld(runDir, data.dir);
   let measure: Measure;
   try {
-    const done = await timed(world.server, dropped, () => harvestOnce(world.station));
+    const done = await timed(world.server, data, dropped, () => harvestOnce(world.station));
     if (done.ran.completed !== data.files) {
       throw new Error(`labstation completed ${done.ran.completed} of ${data.files} files`);
     }
@@ -399,7 +406,7 @@ async function curlSink(
   let measure: CurlMeasure;
   try {
     let split = { curlSeconds: 0, syncSeconds: 0 };
-    const done = await timed(sink, dropped, async () => {
+    const done = await timed(sink, data, dropped, async () => {
       const sent = await sh(script);
       const flushed = await sh('sync');
       split = { curlSeconds: sent.seconds, syncSeconds: flushed.seconds };
