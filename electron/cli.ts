@@ -5,6 +5,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { parseMetadataText, serializeMetadata } from '../shared/metadata/index.js';
+import type { LocatedProblem } from '../shared/metadata/index.js';
 import { parseQuestions, validateAnswers } from '../shared/questions/index.js';
 import { historyRows, toCsv } from '../shared/usage/history.js';
 import { NewerDatabaseError } from './core/db/open.js';
@@ -40,6 +42,11 @@ Usage:
   labstation import --data DIR FILE.json              load a facility bundle into a data dir
   labstation questions check FILE                     validate a question list
   labstation questions answer QUESTIONS ANSWERS       validate answers, print canonical answers
+  labstation metadata check FILE                      validate notebook entry metadata (errors one
+                                                      per line; notices go to stderr)
+  labstation metadata convert FILE --to elabftw|notebook
+                                                      print the metadata in the notebook service's
+                                                      form (elabftw) or in Labstation's (notebook)
   labstation usage --data DIR [--json|--csv] [--tool NAME]
                                                       print the usage events
   labstation harvest --data DIR [--once]              harvest the station's instruments: with
@@ -257,6 +264,65 @@ function questions(argv: string[]): number {
   throw new UsageError('questions takes check or answer');
 }
 
+const METADATA_FORMS = ['elabftw', 'notebook'] as const;
+
+/**
+ * metadata check: every error (structure and values) one per line on stdout, exit 1; notices
+ * (an empty required field...) on stderr. metadata convert: refused only for structural
+ * problems, since value problems do not block saving either.
+ */
+function metadata(argv: string[]): number {
+  const [sub, ...rest] = argv;
+  if (sub !== 'check' && sub !== 'convert') throw new UsageError('metadata takes check or convert');
+  const { values, positionals } = parseArgs({
+    args: rest,
+    options: { to: { type: 'string' } },
+    allowPositionals: true,
+  });
+  const file = positionals[0];
+  if (positionals.length !== 1 || file === undefined) {
+    throw new UsageError(`metadata ${sub} takes one FILE`);
+  }
+  const form = METADATA_FORMS.find((name) => name === values.to);
+  if (sub === 'convert' && form === undefined) {
+    throw new UsageError('metadata convert needs --to elabftw or --to notebook');
+  }
+  if (sub === 'check' && values.to !== undefined)
+    throw new UsageError('--to is for metadata convert');
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new AppError('bad_request', `metadata file ${file}: ${(error as Error).message}`);
+  }
+  const result = parseMetadataText(text);
+  const syntax = result.problems.find((p) => p.code === 'invalid_json');
+  if (syntax) throw new AppError('bad_request', `metadata file ${file}: ${syntax.message}`);
+  const note = (p: LocatedProblem): void => {
+    process.stderr.write(`${p.severity === 'warning' ? 'notice' : 'error'}: ${p.message}\n`);
+  };
+  if (sub === 'check') {
+    const errors = result.problems.filter((p) => p.severity === 'error');
+    for (const p of result.problems) {
+      if (p.severity === 'error') process.stdout.write(`${p.message}\n`);
+      else note(p);
+    }
+    if (errors.length > 0 || !result.ok) return 1;
+    process.stdout.write(`ok: ${result.doc.fields.length} fields\n`);
+    return 0;
+  }
+  if (!result.ok) {
+    for (const p of result.problems) {
+      if (p.blocksSaving) process.stdout.write(`${p.message}\n`);
+      else note(p);
+    }
+    return 1;
+  }
+  result.problems.forEach(note);
+  process.stdout.write(`${serializeMetadata(result.doc, form)}\n`);
+  return 0;
+}
+
 function usage(argv: string[]): number {
   const { values } = parseArgs({
     args: argv,
@@ -414,6 +480,8 @@ export async function main(argv: string[]): Promise<number> {
         return await admin(rest);
       case 'questions':
         return questions(rest);
+      case 'metadata':
+        return metadata(rest);
       case 'usage':
         return usage(rest);
       case 'harvest':

@@ -1,0 +1,168 @@
+// Search by metadata (spec 001 rule 4), pure part: the rows of a derived search table, one per
+// field value, and the queries over them. The SQL side stores metadataIndexRows() and
+// translates each query with the same meaning as matchesQuery(), which is the reference.
+//
+// Beyond the notebook service (whose search is one case-insensitive LIKE on the value), this
+// offers number ranges with a unit and date ranges, a long-standing request of its users.
+
+import { z } from 'zod';
+import type { FieldType, MetadataDoc, MetadataField } from './types.js';
+import { isValidDate, normalizeDateTime, numericValue } from './values.js';
+
+export interface MetadataIndexRow {
+  /** The field name, as written (queries match it exactly). */
+  name: string;
+  type: FieldType;
+  /** The value as lowercased text, for equals and contains ("on" / "" for a checkbox). */
+  text: string;
+  /** number fields: the value as a number; null when empty or not a number. */
+  num: number | null;
+  /** number fields: the chosen unit; null when none. */
+  unit: string | null;
+  /** date: YYYY-MM-DD; datetime-local: YYYY-MM-DDTHH:MM:SS; null when empty or invalid. */
+  date: string | null;
+  /** checkbox fields: the value; null for other types. */
+  bool: boolean | null;
+}
+
+/** How query text and stored text are compared: both lowercased this way. */
+export function searchText(text: string): string {
+  return text.toLowerCase();
+}
+
+function rowsOf(field: MetadataField): MetadataIndexRow[] {
+  const values = Array.isArray(field.value) ? field.value : [field.value];
+  // An empty multi-select still gives one row, so every field can be found by its name.
+  return (values.length > 0 ? values : ['']).map((value): MetadataIndexRow => {
+    const isNumber = field.type === 'number';
+    const text = typeof value === 'string' ? value.trim() : '';
+    let date: string | null = null;
+    if (field.type === 'date' && isValidDate(text)) date = text;
+    if (field.type === 'datetime-local') date = normalizeDateTime(text);
+    return {
+      name: field.name,
+      type: field.type,
+      text: typeof value === 'boolean' ? (value ? 'on' : '') : searchText(String(value).trim()),
+      num: isNumber ? numericValue(value) : null,
+      unit: isNumber && field.unit !== undefined && field.unit !== '' ? field.unit : null,
+      date,
+      bool: field.type === 'checkbox' && typeof value === 'boolean' ? value : null,
+    };
+  });
+}
+
+/** The search rows of a document: one per field, one per value for a multi-select. */
+export function metadataIndexRows(doc: MetadataDoc): MetadataIndexRow[] {
+  return doc.fields.flatMap(rowsOf);
+}
+
+// ---- queries ----
+
+const fieldName = z.string().max(1000);
+const DATE_OR_DATETIME = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2})?)?$/;
+const dateBound = z
+  .string()
+  .regex(DATE_OR_DATETIME, 'must be YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS]')
+  .refine((text) => (text.length === 10 ? isValidDate(text) : normalizeDateTime(text) !== null), {
+    message: 'is not a real date and time',
+  });
+
+const bounded = (low: unknown, high: unknown): boolean => low !== undefined || high !== undefined;
+
+export const metadataQuerySchema = z.discriminatedUnion('kind', [
+  /** The field's value equals `value`, ignoring case (one of the values, for a multi-select). */
+  z.object({ kind: z.literal('equals'), field: fieldName, value: z.string().max(1000) }).strict(),
+  /** The field's value contains `text`, ignoring case. */
+  z
+    .object({ kind: z.literal('contains'), field: fieldName, text: z.string().min(1).max(1000) })
+    .strict(),
+  /** A number field between min and max (inclusive; one may be left out), in `unit` if given. */
+  z
+    .object({
+      kind: z.literal('numberBetween'),
+      field: fieldName,
+      min: z.number().optional(),
+      max: z.number().optional(),
+      unit: z.string().max(100).optional(),
+    })
+    .strict()
+    .refine((q) => bounded(q.min, q.max), { message: 'give min, max or both' })
+    .refine((q) => q.min === undefined || q.max === undefined || q.min <= q.max, {
+      message: 'min must not be above max',
+    }),
+  /**
+   * A date or datetime-local field between from and to (inclusive; one may be left out). A
+   * bound given as a date covers that whole day; a date value counts as the start of its day.
+   */
+  z
+    .object({
+      kind: z.literal('dateBetween'),
+      field: fieldName,
+      from: dateBound.optional(),
+      to: dateBound.optional(),
+    })
+    .strict()
+    .refine((q) => bounded(q.from, q.to), { message: 'give from, to or both' }),
+  /** A checkbox field that is (or is not) checked. */
+  z.object({ kind: z.literal('checkbox'), field: fieldName, checked: z.boolean() }).strict(),
+  /** Any field's value contains `text`, ignoring case. */
+  z.object({ kind: z.literal('anyFieldContains'), text: z.string().min(1).max(1000) }).strict(),
+]);
+
+export type MetadataQuery = z.infer<typeof metadataQuerySchema>;
+
+/**
+ * The bounds of a date query as strings to compare with row.date: date >= min and
+ * date <= max. A date-only `to` reaches the end of that day; minutes without seconds cover
+ * that whole minute.
+ */
+export function dateQueryBounds(query: { from?: string; to?: string }): {
+  min: string | null;
+  max: string | null;
+} {
+  const min =
+    query.from === undefined ? null : query.from.length === 16 ? `${query.from}:00` : query.from;
+  let max: string | null = null;
+  if (query.to !== undefined) {
+    if (query.to.length === 10) max = `${query.to}T23:59:59`;
+    else max = query.to.length === 16 ? `${query.to}:59` : query.to;
+  }
+  return { min, max };
+}
+
+/** `%text%` for SQL LIKE ... ESCAPE '\', with %, _ and \ in the text escaped. */
+export function likeContainsPattern(text: string): string {
+  return `%${searchText(text).replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/** Whether one row matches a query: the meaning the SQL side must reproduce. */
+export function rowMatches(row: MetadataIndexRow, query: MetadataQuery): boolean {
+  if (query.kind === 'anyFieldContains') return row.text.includes(searchText(query.text));
+  if (row.name !== query.field) return false;
+  switch (query.kind) {
+    case 'equals':
+      return row.text === searchText(query.value);
+    case 'contains':
+      return row.text.includes(searchText(query.text));
+    case 'numberBetween':
+      return (
+        row.num !== null &&
+        (query.min === undefined || row.num >= query.min) &&
+        (query.max === undefined || row.num <= query.max) &&
+        (query.unit === undefined || row.unit === query.unit)
+      );
+    case 'dateBetween': {
+      const { min, max } = dateQueryBounds(query);
+      return (
+        row.date !== null && (min === null || row.date >= min) && (max === null || row.date <= max)
+      );
+    }
+    case 'checkbox':
+      return row.bool === query.checked;
+  }
+}
+
+/** Whether a document matches a query (some row of it matches). */
+export function matchesQuery(doc: MetadataDoc, query: MetadataQuery): boolean {
+  return metadataIndexRows(doc).some((row) => rowMatches(row, query));
+}

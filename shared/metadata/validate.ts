@@ -1,0 +1,266 @@
+// The rules a document's content must follow once its JSON shape is right: options for
+// select and radio, groups that exist, and values that fit their field type. The JSON shape
+// itself (property types) is checked while reading, in parse.ts.
+
+import { describeJsonType, quote, showValue } from './json.js';
+import { listInParens, notice, structural, valueError } from './problems.js';
+import type { MetadataDoc, MetadataField, MetadataProblem, ProblemPath } from './types.js';
+import {
+  isEmptyValue,
+  isValidDate,
+  isValidDateTime,
+  isValidEmail,
+  isValidTime,
+  numericValue,
+  urlProblem,
+} from './values.js';
+
+export interface ValidateOptions {
+  /** Also apply the builder's rules, as blocking problems. */
+  builder?: boolean;
+  /** The key the notebook object was read from ("notebook" or "elabftw"), for messages. */
+  notebookKey?: string;
+}
+
+interface FieldContext {
+  groupIds: ReadonlySet<number>;
+  builder: boolean;
+  notebookKey: string;
+}
+
+/** Every problem of a document that the parser accepted (or that an operation produced). */
+export function validateMetadata(
+  doc: MetadataDoc,
+  options: ValidateOptions = {},
+): MetadataProblem[] {
+  const notebookKey = options.notebookKey ?? 'notebook';
+  const problems: MetadataProblem[] = [];
+  const groupIds = new Set<number>();
+  (doc.notebook?.extra_fields_groups ?? []).forEach((group, index) => {
+    if (groupIds.has(group.id)) {
+      problems.push(
+        structural(
+          [notebookKey, 'extra_fields_groups', index, 'id'],
+          'duplicate_group_id',
+          `${group.id} is also the id of an earlier group; group ids must be unique`,
+        ),
+      );
+    }
+    groupIds.add(group.id);
+  });
+  const context: FieldContext = { groupIds, builder: options.builder === true, notebookKey };
+  for (const field of doc.fields) problems.push(...validateField(field, context));
+  return problems;
+}
+
+/** The problems of one field; `groupIds` are the ids of the document's groups. */
+export function validateField(field: MetadataField, context: FieldContext): MetadataProblem[] {
+  const at = (...rest: (string | number)[]): ProblemPath => ['extra_fields', field.name, ...rest];
+  const problems: MetadataProblem[] = [];
+  const { type } = field;
+  const choice = type === 'select' || type === 'radio';
+
+  if (choice && field.options === undefined) {
+    problems.push(
+      structural(
+        at('options'),
+        'missing_options',
+        `a ${type} field needs "options", a list of choices`,
+      ),
+    );
+  }
+  if (context.builder) {
+    if (field.name.trim() === '') {
+      problems.push(structural(at(), 'empty_name', 'a field needs a name'));
+    }
+    if (choice && field.options !== undefined && field.options.length < 2) {
+      problems.push(
+        structural(
+          at('options'),
+          'too_few_options',
+          `a ${type} field built in the builder needs at least 2 options, not ${field.options.length}`,
+        ),
+      );
+    }
+  }
+  const seen = new Set<string>();
+  (field.options ?? []).forEach((option, index) => {
+    if (seen.has(option)) {
+      problems.push(
+        notice(at('options', index), 'duplicate_option', `${quote(option)} is listed twice`),
+      );
+    }
+    seen.add(option);
+  });
+  if (field.group_id !== undefined && !context.groupIds.has(field.group_id)) {
+    problems.push(
+      structural(
+        at('group_id'),
+        'unknown_group',
+        `${field.group_id} is not the id of a group in ${context.notebookKey}.extra_fields_groups`,
+      ),
+    );
+  }
+  problems.push(...notApplicable(field, at));
+  problems.push(...valueProblems(field, at('value')));
+  if (type === 'number' && field.unit !== undefined && field.unit !== '') {
+    if (field.units === undefined) {
+      problems.push(
+        notice(
+          at('unit'),
+          'unit_without_units',
+          `is ${quote(field.unit)}, but the field has no "units" to choose from`,
+        ),
+      );
+    } else if (!field.units.includes(field.unit)) {
+      problems.push(
+        valueError(
+          at('unit'),
+          'unit_not_in_units',
+          `${quote(field.unit)} is not one of units ${listInParens(field.units)}`,
+        ),
+      );
+    }
+  }
+  if (field.required === true && type !== 'checkbox' && isEmptyValue(field.value)) {
+    problems.push(
+      notice(
+        at('value'),
+        'required_empty',
+        'is empty; the field is marked required (a reminder only)',
+      ),
+    );
+  }
+  return problems;
+}
+
+/** Notices for properties set on a type they do not apply to (they are kept, and ignored). */
+function notApplicable(
+  field: MetadataField,
+  at: (...rest: (string | number)[]) => ProblemPath,
+): MetadataProblem[] {
+  const { type } = field;
+  const found: [string, boolean, string][] = [
+    [
+      'options',
+      type !== 'select' && type !== 'radio' && (field.options?.length ?? 0) > 0,
+      'select and radio',
+    ],
+    ['allow_multi_values', type !== 'select' && field.allow_multi_values === true, 'select'],
+    ['units', type !== 'number' && (field.units?.length ?? 0) > 0, 'number'],
+    ['unit', type !== 'number' && (field.unit ?? '') !== '', 'number'],
+    ['open_in_current_tab', type !== 'url' && field.open_in_current_tab === true, 'url'],
+  ];
+  return found
+    .filter(([, applies]) => applies)
+    .map(([property, , types]) =>
+      notice(
+        at(property),
+        'not_applicable',
+        `applies only to ${types} fields; it is ignored for a ${type} field`,
+      ),
+    );
+}
+
+function optionProblem(
+  value: string,
+  options: readonly string[] | undefined,
+  path: ProblemPath,
+): MetadataProblem[] {
+  if (options === undefined || value.trim() === '' || options.includes(value)) return [];
+  return [
+    valueError(
+      path,
+      'not_an_option',
+      `${quote(value)} is not one of options ${listInParens(options)}`,
+    ),
+  ];
+}
+
+function valueProblems(field: MetadataField, path: ProblemPath): MetadataProblem[] {
+  const value = field.value;
+  const wrongKind = (expected: string): MetadataProblem[] => [
+    valueError(path, 'invalid_value', `must be ${expected}, not ${describeJsonType(value)}`),
+  ];
+  switch (field.type) {
+    case 'checkbox':
+      return typeof value === 'boolean'
+        ? []
+        : [
+            valueError(
+              path,
+              'invalid_checkbox',
+              `must be true or false (or "on" / "" as the notebook service writes it), not ${showValue(value)}`,
+            ),
+          ];
+    case 'number':
+      if (typeof value === 'number') return [];
+      if (typeof value !== 'string') return wrongKind('a number or numeric text');
+      return isEmptyValue(value) || numericValue(value) !== null
+        ? []
+        : [valueError(path, 'not_a_number', `${quote(value)} is not a number`)];
+    case 'select':
+    case 'radio':
+      if (Array.isArray(value)) {
+        if (field.type === 'select' && field.allow_multi_values === true) {
+          return value.flatMap((item, index) =>
+            optionProblem(item, field.options, [...path, index]),
+          );
+        }
+        return [
+          valueError(
+            path,
+            'multiple_values',
+            field.type === 'select'
+              ? 'is a list, but allow_multi_values is not true'
+              : 'is a list, but a radio field holds one choice',
+          ),
+        ];
+      }
+      if (typeof value !== 'string') return wrongKind('one of the options');
+      return optionProblem(value, field.options, path);
+    default:
+      if (typeof value !== 'string') return wrongKind('text');
+      return isEmptyValue(value) ? [] : textProblems(field.type, value, path);
+  }
+}
+
+function textProblems(type: string, value: string, path: ProblemPath): MetadataProblem[] {
+  const shown = quote(value);
+  switch (type) {
+    case 'email':
+      return isValidEmail(value)
+        ? []
+        : [valueError(path, 'invalid_email', `${shown} is not a valid e-mail address`)];
+    case 'url': {
+      const problem = urlProblem(value);
+      return problem === null ? [] : [valueError(path, 'invalid_url', `${shown} ${problem}`)];
+    }
+    case 'date':
+      return isValidDate(value)
+        ? []
+        : [valueError(path, 'invalid_date', `${shown} is not a valid date (YYYY-MM-DD)`)];
+    case 'datetime-local':
+      return isValidDateTime(value)
+        ? []
+        : [
+            valueError(
+              path,
+              'invalid_datetime',
+              `${shown} is not a valid date and time (YYYY-MM-DDTHH:MM, seconds optional)`,
+            ),
+          ];
+    case 'time':
+      return isValidTime(value)
+        ? []
+        : [
+            valueError(
+              path,
+              'invalid_time',
+              `${shown} is not a valid time (HH:MM, seconds optional)`,
+            ),
+          ];
+    default:
+      return [];
+  }
+}

@@ -1,0 +1,188 @@
+import { describe, expect, it } from 'vitest';
+import {
+  dateQueryBounds,
+  likeContainsPattern,
+  matchesQuery,
+  metadataIndexRows,
+  metadataQuerySchema,
+  parseMetadata,
+} from '../../../shared/metadata/index.js';
+import type { MetadataDoc, MetadataQuery } from '../../../shared/metadata/index.js';
+
+function docOf(input: unknown): MetadataDoc {
+  const result = parseMetadata(input);
+  if (!result.ok) throw new Error(JSON.stringify(result.problems));
+  return result.doc;
+}
+
+const DOC = docOf({
+  extra_fields: {
+    Status: { type: 'select', options: ['Planned', 'Done'], value: 'Done' },
+    Mass: { type: 'number', value: '12.5', units: ['mg', 'g'], unit: 'mg' },
+    Count: { type: 'number', value: 3 },
+    Empty: { type: 'number', value: '' },
+    Day: { type: 'date', value: '2024-03-15' },
+    Start: { type: 'datetime-local', value: '2024-03-15T09:30' },
+    Broken: { type: 'date', value: '2024-02-30' },
+    Degassed: { type: 'checkbox', value: 'on' },
+    Filtered: { type: 'checkbox', value: false },
+    Solvents: {
+      type: 'select',
+      options: ['Water', 'DMSO'],
+      allow_multi_values: true,
+      value: ['Water', 'DMSO'],
+    },
+    None: { type: 'select', options: ['a'], allow_multi_values: true, value: [] },
+    Notes: { value: '  Sample from Lab B  ' },
+  },
+});
+
+describe('metadataIndexRows', () => {
+  it('gives one row per field, one per value of a multi-select', () => {
+    const rows = metadataIndexRows(DOC);
+    const row = (name: string) => rows.filter((item) => item.name === name);
+    expect(row('Status')).toEqual([
+      {
+        name: 'Status',
+        type: 'select',
+        text: 'done',
+        num: null,
+        unit: null,
+        date: null,
+        bool: null,
+      },
+    ]);
+    expect(row('Mass')).toEqual([
+      { name: 'Mass', type: 'number', text: '12.5', num: 12.5, unit: 'mg', date: null, bool: null },
+    ]);
+    expect(row('Count')[0]).toMatchObject({ text: '3', num: 3, unit: null });
+    expect(row('Empty')[0]).toMatchObject({ text: '', num: null });
+    expect(row('Day')[0]).toMatchObject({ date: '2024-03-15' });
+    expect(row('Start')[0]).toMatchObject({
+      date: '2024-03-15T09:30:00',
+      text: '2024-03-15t09:30',
+    });
+    expect(row('Broken')[0]).toMatchObject({ date: null, text: '2024-02-30' });
+    expect(row('Degassed')[0]).toMatchObject({ bool: true, text: 'on' });
+    expect(row('Filtered')[0]).toMatchObject({ bool: false, text: '' });
+    expect(row('Solvents').map((item) => item.text)).toEqual(['water', 'dmso']);
+    expect(row('None')).toEqual([expect.objectContaining({ text: '' })]);
+    expect(row('Notes')[0]?.text).toBe('sample from lab b');
+  });
+});
+
+describe('queries', () => {
+  const cases: [string, MetadataQuery, boolean][] = [
+    ['equals, ignoring case', { kind: 'equals', field: 'Status', value: 'DONE' }, true],
+    ['equals another value', { kind: 'equals', field: 'Status', value: 'Planned' }, false],
+    ['equals on another field', { kind: 'equals', field: 'Notes', value: 'done' }, false],
+    [
+      'equals one value of a multi-select',
+      { kind: 'equals', field: 'Solvents', value: 'dmso' },
+      true,
+    ],
+    ['contains', { kind: 'contains', field: 'Notes', text: 'LAB b' }, true],
+    ['contains nothing there', { kind: 'contains', field: 'Notes', text: 'lab c' }, false],
+    ['number between', { kind: 'numberBetween', field: 'Mass', min: 10, max: 20 }, true],
+    ['number between, outside', { kind: 'numberBetween', field: 'Mass', min: 13 }, false],
+    [
+      'number between, bounds included',
+      { kind: 'numberBetween', field: 'Mass', min: 12.5, max: 12.5 },
+      true,
+    ],
+    [
+      'number between in the stored unit',
+      { kind: 'numberBetween', field: 'Mass', max: 20, unit: 'mg' },
+      true,
+    ],
+    [
+      'number between in another unit',
+      { kind: 'numberBetween', field: 'Mass', max: 20, unit: 'g' },
+      false,
+    ],
+    [
+      'number between, a number written as a number',
+      { kind: 'numberBetween', field: 'Count', min: 3, max: 3 },
+      true,
+    ],
+    [
+      'number between, no unit stored',
+      { kind: 'numberBetween', field: 'Count', min: 0, unit: 'g' },
+      false,
+    ],
+    ['number between, empty value', { kind: 'numberBetween', field: 'Empty', min: -1e9 }, false],
+    [
+      'date between',
+      { kind: 'dateBetween', field: 'Day', from: '2024-03-01', to: '2024-03-31' },
+      true,
+    ],
+    [
+      'date between, the day itself',
+      { kind: 'dateBetween', field: 'Day', from: '2024-03-15', to: '2024-03-15' },
+      true,
+    ],
+    ['date between, before', { kind: 'dateBetween', field: 'Day', to: '2024-03-14' }, false],
+    [
+      'datetime between dates covering its day',
+      { kind: 'dateBetween', field: 'Start', from: '2024-03-15', to: '2024-03-15' },
+      true,
+    ],
+    [
+      'datetime between times',
+      { kind: 'dateBetween', field: 'Start', from: '2024-03-15T09:00', to: '2024-03-15T09:30' },
+      true,
+    ],
+    ['datetime after', { kind: 'dateBetween', field: 'Start', from: '2024-03-15T09:31' }, false],
+    [
+      'an invalid date never matches',
+      { kind: 'dateBetween', field: 'Broken', from: '2000-01-01' },
+      false,
+    ],
+    ['checkbox true', { kind: 'checkbox', field: 'Degassed', checked: true }, true],
+    ['checkbox false', { kind: 'checkbox', field: 'Filtered', checked: false }, true],
+    [
+      'checkbox false on a checked one',
+      { kind: 'checkbox', field: 'Degassed', checked: false },
+      false,
+    ],
+    ['any field containing', { kind: 'anyFieldContains', text: 'DMS' }, true],
+    ['any field containing nothing', { kind: 'anyFieldContains', text: 'toluene' }, false],
+  ];
+  it.each(cases)('%s', (_name, query, expected) => {
+    expect(metadataQuerySchema.parse(query)).toEqual(query);
+    expect(matchesQuery(DOC, query)).toBe(expected);
+  });
+
+  it('the schema refuses malformed queries', () => {
+    const bad: unknown[] = [
+      { kind: 'numberBetween', field: 'Mass' },
+      { kind: 'numberBetween', field: 'Mass', min: 5, max: 1 },
+      { kind: 'dateBetween', field: 'Day' },
+      { kind: 'dateBetween', field: 'Day', from: '2023-02-29' },
+      { kind: 'dateBetween', field: 'Day', from: '15/03/2024' },
+      { kind: 'contains', field: 'Notes', text: '' },
+      { kind: 'equals', field: 'Status', value: 'x', extra: 1 },
+      { kind: 'regex', field: 'Status', value: '.*' },
+    ];
+    for (const query of bad) expect(metadataQuerySchema.safeParse(query).success).toBe(false);
+  });
+
+  it('dateQueryBounds widens date-only and minute bounds', () => {
+    expect(dateQueryBounds({ from: '2024-03-01', to: '2024-03-31' })).toEqual({
+      min: '2024-03-01',
+      max: '2024-03-31T23:59:59',
+    });
+    expect(dateQueryBounds({ from: '2024-03-01T10:00', to: '2024-03-01T11:00' })).toEqual({
+      min: '2024-03-01T10:00:00',
+      max: '2024-03-01T11:00:59',
+    });
+    expect(dateQueryBounds({ to: '2024-03-01T11:00:05' })).toEqual({
+      min: null,
+      max: '2024-03-01T11:00:05',
+    });
+  });
+
+  it('likeContainsPattern escapes LIKE wildcards', () => {
+    expect(likeContainsPattern('50%_A\\b')).toBe('%50\\%\\_a\\\\b%');
+  });
+});
