@@ -3,8 +3,8 @@
  * that name durable.
  */
 import { randomBytes } from 'node:crypto';
-import { link, lstat, open, rename, unlink } from 'node:fs/promises';
-import { basename, dirname, extname, join } from 'node:path';
+import { link, lstat, mkdir, open, realpath, rename, stat, unlink } from 'node:fs/promises';
+import { basename, dirname, extname, join, sep } from 'node:path';
 
 /**
  * `.<name>.<random>.partial` beside the destination (hidden, so no watcher takes it). A long
@@ -106,4 +106,47 @@ export async function removeQuietly(path: string | null): Promise<void> {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
   }
+}
+
+/** How long a destination folder, once made and checked, is taken as it was. */
+const FOLDER_CHECK_MS = 2000;
+const checkedFolders = new Map<string, number>();
+
+export type FolderCheck =
+  | { ok: true }
+  /** The storage location's folder: not a folder (error null), or not reachable. */
+  | { ok: false; kind: 'base'; error: unknown }
+  | { ok: false; kind: 'outside'; realFolder: string };
+
+/**
+ * Makes `folder` (inside `base`) exist and checks that it really is inside `base`: a symbolic
+ * link in the storage tree must not carry a copy somewhere else. A folder that passed within
+ * the last two seconds is taken as it was, without asking the file system again: for 10,000
+ * small files in 100 folders that saves four file-system calls per file. A copy into a folder
+ * that vanished meanwhile fails to create its partial, and the caller forgets the folder.
+ */
+export async function prepareFolder(base: string, folder: string): Promise<FolderCheck> {
+  const key = `${base}\0${folder}`;
+  const until = checkedFolders.get(key);
+  if (until !== undefined && until > Date.now()) return { ok: true };
+  checkedFolders.delete(key);
+  try {
+    const found = await stat(base);
+    if (!found.isDirectory()) return { ok: false, kind: 'base', error: null };
+  } catch (error) {
+    return { ok: false, kind: 'base', error };
+  }
+  await mkdir(folder, { recursive: true });
+  const [realBase, realFolder] = await Promise.all([realpath(base), realpath(folder)]);
+  if (realFolder !== realBase && !realFolder.startsWith(realBase + sep)) {
+    return { ok: false, kind: 'outside', realFolder };
+  }
+  if (checkedFolders.size > 10_000) checkedFolders.clear();
+  checkedFolders.set(key, Date.now() + FOLDER_CHECK_MS);
+  return { ok: true };
+}
+
+/** After a failure in `folder`: check it again next time. */
+export function forgetFolder(base: string, folder: string): void {
+  checkedFolders.delete(`${base}\0${folder}`);
 }

@@ -5,8 +5,8 @@
  * or a hook said so) or failed (with the reason; retried later). A source that changed since
  * it was found stable goes back to the stability check instead.
  */
-import { mkdir, realpath, stat } from 'node:fs/promises';
-import { basename, dirname, join, sep } from 'node:path';
+import { stat } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import {
   FALLBACK_WORD,
   checkDestination,
@@ -30,6 +30,8 @@ import {
   inFolder,
   partialPathFor,
   placeWithoutClobber,
+  prepareFolder,
+  forgetFolder,
   removeQuietly,
   syncFolder,
 } from './place.js';
@@ -219,30 +221,22 @@ export async function transferFile(
   }
   destination = join(location.base_path, ...rendered.path.split('/'));
 
-  try {
-    const base = await stat(location.base_path);
-    if (!base.isDirectory())
-      return await fail(`storage location ${location.name}: ${location.base_path} is not a folder`);
-  } catch (error) {
-    return await fail(
-      `storage location ${location.name} (${location.base_path}) is not reachable: ${describeError(error)}`,
-    );
-  }
-
   const postHooks = hooksFor(db, instrument.id, 'post_transfer');
   let partial: string | null = null;
   let placed = false;
   try {
-    await mkdir(dirname(destination), { recursive: true });
-    // A symbolic link inside the storage tree must not carry the copy somewhere else.
-    const [realBase, realFolder] = await Promise.all([
-      realpath(location.base_path),
-      realpath(dirname(destination)),
-    ]);
-    if (realFolder !== realBase && !realFolder.startsWith(realBase + sep)) {
+    const checked = await prepareFolder(location.base_path, dirname(destination));
+    if (!checked.ok && checked.kind === 'base') {
+      return await fail(
+        checked.error === null
+          ? `storage location ${location.name}: ${location.base_path} is not a folder`
+          : `storage location ${location.name} (${location.base_path}) is not reachable: ${describeError(checked.error)}`,
+      );
+    }
+    if (!checked.ok) {
       return await fail(
         `destination folder ${dirname(destination)} leads outside the storage location ` +
-          `(to ${realFolder}, through a symbolic link)`,
+          `(to ${checked.realFolder}, through a symbolic link)`,
         false,
       );
     }
@@ -316,7 +310,8 @@ export async function transferFile(
     // one folder are chosen one transfer at a time: where the storage has no hard links, the
     // check for a free name and the rename are two steps.
     const final = await inFolder(dirname(destination), async () => {
-      let name = await freeName(destination);
+      // The name itself first: the link refuses it if it is taken (no separate check).
+      let name = destination;
       for (;;) {
         markVerified(db, file.id, result.destHash, name);
         if (await placeWithoutClobber(attempt, name)) return name;
@@ -353,6 +348,8 @@ export async function transferFile(
     });
   } catch (error) {
     if (placed) throw error;
+    const folder = dirname(destination);
+    forgetFolder(location.base_path, folder);
     if (partial) {
       try {
         await removeQuietly(partial);
@@ -361,6 +358,14 @@ export async function transferFile(
         // Could not delete it (the share is gone): its name stays recorded, and the next
         // attempt removes it first (engine.runTransfer).
       }
+    }
+    if (
+      (error as { code?: unknown }).code === 'ENOENT' &&
+      !(await exists(folder).catch(() => true))
+    ) {
+      // The destination folder went away after it was checked (prepareFolder): made again
+      // on the next look, not a failure.
+      return 'requeue';
     }
     return await fail(describeError(error));
   }

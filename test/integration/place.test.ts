@@ -1,0 +1,54 @@
+/** prepareFolder: destination folders made, checked to stay inside the storage, and memoized. */
+import { existsSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { forgetFolder, prepareFolder } from '../../electron/core/harvest/place.js';
+import { tempDir } from './helpers.js';
+
+describe('prepareFolder', () => {
+  it('makes a nested folder inside the storage location', async () => {
+    const base = tempDir('labstation-place-');
+    const folder = join(base, 'a', 'b', 'c');
+    expect(await prepareFolder(base, folder)).toEqual({ ok: true });
+    expect(existsSync(folder)).toBe(true);
+  });
+
+  it('refuses a folder that a symbolic link leads outside, and never remembers it', async () => {
+    const base = tempDir('labstation-place-');
+    const outside = tempDir('labstation-outside-');
+    symlinkSync(outside, join(base, 'link'));
+    const folder = join(base, 'link', 'x');
+    const first = await prepareFolder(base, folder);
+    expect(first).toMatchObject({ ok: false, kind: 'outside' });
+    expect(await prepareFolder(base, folder)).toMatchObject({ ok: false, kind: 'outside' });
+  });
+
+  it('names a storage location that is missing or not a folder', async () => {
+    const root = tempDir('labstation-place-');
+    const missing = join(root, 'gone');
+    const missingCheck = await prepareFolder(missing, join(missing, 'x'));
+    expect(missingCheck).toMatchObject({ ok: false, kind: 'base' });
+    expect(existsSync(missing)).toBe(false);
+    const file = join(root, 'file');
+    writeFileSync(file, 'x');
+    expect(await prepareFolder(file, join(file, 'x'))).toEqual({
+      ok: false,
+      kind: 'base',
+      error: null,
+    });
+  });
+
+  it('takes a folder checked moments ago as it was, until it is forgotten', async () => {
+    const base = tempDir('labstation-place-');
+    const folder = join(base, 'day');
+    expect(await prepareFolder(base, folder)).toEqual({ ok: true });
+    rmSync(folder, { recursive: true });
+    // Memoized: no file-system call, so the folder is not made again...
+    expect(await prepareFolder(base, folder)).toEqual({ ok: true });
+    expect(existsSync(folder)).toBe(false);
+    // ...until a failure in it makes the caller forget it.
+    forgetFolder(base, folder);
+    expect(await prepareFolder(base, folder)).toEqual({ ok: true });
+    expect(existsSync(folder)).toBe(true);
+  });
+});
