@@ -5,6 +5,12 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import type { z } from 'zod';
+import {
+  buildExperimentRecord,
+  reservationListSchema,
+  usageEventInputSchema,
+} from '../shared/experiment/index.js';
 import { parseMetadataText, serializeMetadata } from '../shared/metadata/index.js';
 import type { LocatedProblem } from '../shared/metadata/index.js';
 import { parseQuestions, validateAnswers } from '../shared/questions/index.js';
@@ -47,6 +53,10 @@ Usage:
   labstation metadata convert FILE --to elabftw|notebook
                                                       print the metadata in the notebook service's
                                                       form (elabftw) or in Labstation's (notebook)
+  labstation experiment --event FILE --reservations FILE [--now ISO]
+                                                      print the experiment record of a usage
+                                                      event (read API shapes); exit 1 when the
+                                                      rules give none, with each source's reason
   labstation usage --data DIR [--json|--csv] [--tool NAME]
                                                       print the usage events
   labstation harvest --data DIR [--once]              harvest the station's instruments: with
@@ -323,6 +333,65 @@ function metadata(argv: string[]): number {
   return 0;
 }
 
+/** The problems of a schema check, one per line, each naming its field. */
+function schemaProblems(what: string, issues: z.core.$ZodIssue[]): string {
+  return issues
+    .map(
+      (issue) =>
+        `${what}${issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('')}: ${issue.message}`,
+    )
+    .join('\n');
+}
+
+/**
+ * experiment: the record the metadata-harvesting rules (spec 000 conventions) build from a usage
+ * event and its tool's reservations, as given by the read API; for checking a facility's data
+ * offline.
+ */
+function experiment(argv: string[]): number {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: {
+      event: { type: 'string' },
+      reservations: { type: 'string' },
+      now: { type: 'string' },
+    },
+    allowPositionals: true,
+  });
+  if (positionals.length) throw new UsageError('experiment takes --event FILE --reservations FILE');
+  const event = usageEventInputSchema.safeParse(
+    readJson(need(values.event, '--event'), 'usage event'),
+  );
+  if (!event.success)
+    throw new AppError('bad_request', schemaProblems('usage event', event.error.issues));
+  const list = reservationListSchema.safeParse(
+    readJson(need(values.reservations, '--reservations'), 'reservations'),
+  );
+  if (!list.success)
+    throw new AppError('bad_request', schemaProblems('reservations', list.error.issues));
+  let now: number | undefined;
+  if (values.now !== undefined) {
+    now = Date.parse(values.now);
+    if (!Number.isFinite(now)) throw new UsageError('--now must be an ISO 8601 date-time');
+  }
+  const result = buildExperimentRecord(event.data, list.data, now === undefined ? {} : { now });
+  process.stdout.write(
+    `${JSON.stringify(
+      result.ok
+        ? { record: result.record, attempts: result.attempts }
+        : {
+            record: null,
+            reason: result.reason,
+            reservation: result.reservation,
+            attempts: result.attempts,
+          },
+      null,
+      2,
+    )}\n`,
+  );
+  return result.ok ? 0 : 1;
+}
+
 function usage(argv: string[]): number {
   const { values } = parseArgs({
     args: argv,
@@ -482,6 +551,8 @@ export async function main(argv: string[]): Promise<number> {
         return questions(rest);
       case 'metadata':
         return metadata(rest);
+      case 'experiment':
+        return experiment(rest);
       case 'usage':
         return usage(rest);
       case 'harvest':

@@ -1,0 +1,129 @@
+/**
+ * `labstation experiment --event FILE --reservations FILE`, run as a user runs it: the built
+ * command in a child process, inputs in the read API's shapes. Needs `npm run build` first.
+ */
+import { describe, expect, it } from 'vitest';
+import { runCli, tempDir, writeJson } from './helpers.js';
+
+const answers = (consent: string, title: string) =>
+  JSON.stringify({
+    data_consent: consent,
+    experiment_title: title,
+    experiment_purpose: 'EDS maps',
+    project_id: 'P-7',
+    sample_group: [
+      {
+        sample_name: 'steel',
+        sample_or_pid: 'Sample Name',
+        sample_details: '',
+        sample_elements: ['Fe'],
+      },
+      { sample_name: 'ark:99999/fk4b2', sample_or_pid: 'PID' },
+    ],
+  });
+
+const EVENT = {
+  id: 31,
+  user: 2,
+  operator: 2,
+  project: 1,
+  tool: 3,
+  start: '2025-03-01T10:00:00-05:00',
+  end: '2025-03-01T12:00:00-05:00',
+  validated: false,
+  validated_by: null,
+  remote_work: false,
+  pre_run_data: '',
+  run_data: JSON.stringify({ data_consent: 'Agree', experiment_title: 'missing the rest' }),
+};
+
+const PAGE = {
+  count: 2,
+  next: null,
+  previous: null,
+  results: [
+    {
+      id: 4,
+      user: 2,
+      creator: 2,
+      tool: 3,
+      area: null,
+      project: 1,
+      start: '2025-03-01T09:00:00-05:00',
+      end: '2025-03-01T10:30:00-05:00',
+      cancelled: false,
+      question_data: answers('Yes', 'short one'),
+    },
+    {
+      id: 5,
+      user: 2,
+      creator: 2,
+      tool: 3,
+      area: null,
+      project: 1,
+      start: '2025-03-01T10:30:00-05:00',
+      end: '2025-03-01T13:00:00-05:00',
+      cancelled: false,
+      question_data: answers('yes', 'Grain boundaries'),
+    },
+  ],
+};
+
+describe('labstation experiment', () => {
+  it("prints the record built from the best reservation's answers when run_data lacks fields", async () => {
+    const dir = tempDir();
+    const out = await runCli([
+      'experiment',
+      '--event',
+      writeJson(dir, 'event.json', EVENT),
+      '--reservations',
+      writeJson(dir, 'reservations.json', PAGE),
+    ]);
+    expect(out.code).toBe(0);
+    const printed = JSON.parse(out.stdout) as {
+      record: Record<string, unknown>;
+      attempts: { source: string; reason?: string; detail?: string }[];
+    };
+    expect(printed.record).toMatchObject({
+      usage_event_id: 31,
+      source: 'question_data',
+      experiment_title: 'Grain boundaries',
+      project_id: 'P-7',
+      reservation: { id: 5, overlap_seconds: 5400 },
+    });
+    expect(printed.record.samples).toHaveLength(2);
+    expect(printed.attempts.map((a) => a.reason ?? 'ok')).toEqual(['missing_field', 'empty', 'ok']);
+    expect(printed.attempts[0].detail).toBe('experiment_purpose: missing or blank');
+  });
+
+  it('exits 1 with every reason when no source is left (a plain list of reservations)', async () => {
+    const dir = tempDir();
+    const declined = PAGE.results.map((r) => ({ ...r, question_data: answers('Negative', 'no') }));
+    const out = await runCli([
+      'experiment',
+      '--event',
+      writeJson(dir, 'event.json', EVENT),
+      '--reservations',
+      writeJson(dir, 'reservations.json', declined),
+    ]);
+    expect(out.code).toBe(1);
+    const printed = JSON.parse(out.stdout) as { record: null; reason: string };
+    expect(printed.record).toBeNull();
+    expect(printed.reason).toContain('question_data: data_consent: declined (Negative)');
+  });
+
+  it('names the field and the rule of a bad input', async () => {
+    const dir = tempDir();
+    const out = await runCli([
+      'experiment',
+      '--event',
+      writeJson(dir, 'event.json', { ...EVENT, start: 'yesterday' }),
+      '--reservations',
+      writeJson(dir, 'reservations.json', [{ ...PAGE.results[0], tool: 'SEM' }]),
+    ]);
+    expect(out.code).toBe(1);
+    expect(out.stderr).toContain('usage event.start: must be an ISO 8601 date-time');
+    const missing = await runCli(['experiment', '--event', writeJson(dir, 'e.json', EVENT)]);
+    expect(missing.code).toBe(2);
+  });
+});
