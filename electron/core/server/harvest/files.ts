@@ -214,7 +214,7 @@ function joinClauses(clauses: Clause[]): Clause {
   };
 }
 
-interface FileRow {
+export interface FileRow {
   id: number;
   uuid: string;
   instrument_id: number;
@@ -229,11 +229,11 @@ interface FileRow {
   metadata_: string;
 }
 
-const FILE_COLUMNS = `f.id, f.uuid, f.instrument_id, f.persistent_id, f.persistent_id_type,
+export const FILE_COLUMNS = `f.id, f.uuid, f.instrument_id, f.persistent_id, f.persistent_id_type,
   f.source_path, f.filename, f.size, f.xxhash, f.hash_algorithm, f.first_discovered_at,
   f.metadata_`;
 
-function fileJson(row: FileRow): FileOut {
+export function fileJson(row: FileRow): FileOut {
   return { ...row, metadata_: JSON.parse(row.metadata_) as Record<string, unknown> };
 }
 

@@ -4,6 +4,9 @@
  * resource, and each resource's query parameters derived from the filters it really accepts.
  */
 import { z } from 'zod';
+import { SOURCES, type ExperimentRecord } from '../../../../shared/experiment/index.js';
+import { fileExample, fileOut } from '../harvest/files.js';
+import { EXPERIMENTS, type ExperimentJson } from './experiments.js';
 import { detailResponse, detailSchema, GUARD_RESPONSES } from '../openapi/common.js';
 import type { ApiDocs } from '../openapi/registry.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MESSAGES, type FilterDef } from './params.js';
@@ -89,6 +92,69 @@ const usageEventSchema = z
   })
   .meta({ id: 'NemoUsageEvent' }) satisfies z.ZodType<NemoUsageEvent>;
 
+const sampleSchema = z.object({
+  sample_name: z.string(),
+  sample_or_pid: z.enum(['Sample Name', 'PID']),
+  sample_details: z.string(),
+  sample_elements: z.array(z.string()),
+});
+
+const experimentRecordSchema = z
+  .object({
+    usage_event_id: id,
+    tool_id: id,
+    start: z.string(),
+    end: z.string().nullable(),
+    experiment_title: z.string(),
+    experiment_purpose: z.string(),
+    project_id: z.string(),
+    samples: z.array(sampleSchema),
+    data_consent: z
+      .string()
+      .describe('The consent answer as given: Agree, Yes, True or Affirmative.'),
+    source: z
+      .enum(SOURCES)
+      .describe('The answers used: run_data, then pre_run_data, then the reservation.'),
+    reservation: z
+      .object({ id, start: z.string(), end: z.string(), overlap_seconds: z.int().min(0) })
+      .nullable()
+      .describe("The tool's reservation that overlaps the usage most, if any."),
+  })
+  .meta({ id: 'ExperimentRecord' }) satisfies z.ZodType<ExperimentRecord>;
+
+const experimentSchema = z
+  .object({
+    id: id.describe("The usage event's id."),
+    usage_event: usageEventSchema,
+    record: experimentRecordSchema.nullable().describe('Null when no answer source is usable.'),
+    reason: z.string().nullable().describe('Why there is no record: each source and its fault.'),
+    attempts: z.array(
+      z.object({
+        source: z.enum(SOURCES),
+        reservation_id: id.optional(),
+        ok: z.boolean(),
+        reason: z
+          .enum([
+            'empty',
+            'malformed_json',
+            'not_an_object',
+            'missing_field',
+            'wrong_type',
+            'consent_missing',
+            'consent_declined',
+            'consent_unrecognized',
+            'no_reservation',
+          ])
+          .optional(),
+        detail: z.string().optional(),
+      }),
+    ),
+    files: z
+      .array(fileOut)
+      .describe("File records of the tool's instruments found during the usage."),
+  })
+  .meta({ id: 'Experiment' }) satisfies z.ZodType<ExperimentJson>;
+
 const validationErrors = z.record(z.string(), z.array(z.string())).meta({
   id: 'NemoValidationErrors',
   description: 'Every malformed parameter, with its message.',
@@ -172,6 +238,53 @@ const USAGE_EVENTS: ResourceDoc<NemoUsageEvent> = {
   },
 };
 
+const EXPERIMENTS_DOC: ResourceDoc<ExperimentJson> = {
+  resource: EXPERIMENTS,
+  schema: experimentSchema,
+  singular: 'experiment',
+  example: {
+    id: 31,
+    usage_event: USAGE_EVENTS.example,
+    record: {
+      usage_event_id: 31,
+      tool_id: 1,
+      start: '2024-01-05T09:00:00-05:00',
+      end: '2024-01-05T10:15:00.250000-05:00',
+      experiment_title: 'Grain boundaries in 316L',
+      experiment_purpose: 'EDS maps',
+      project_id: 'PRJ-1',
+      samples: [
+        {
+          sample_name: 'S1',
+          sample_or_pid: 'Sample Name',
+          sample_details: '',
+          sample_elements: ['Fe', 'Cr'],
+        },
+      ],
+      data_consent: 'Agree',
+      source: 'question_data',
+      reservation: {
+        id: 12,
+        start: '2024-01-05T08:30:00-05:00',
+        end: '2024-01-05T11:00:00-05:00',
+        overlap_seconds: 4500,
+      },
+    },
+    reason: null,
+    attempts: [
+      { source: 'run_data', ok: false, reason: 'consent_missing', detail: 'data_consent: missing' },
+      {
+        source: 'pre_run_data',
+        ok: false,
+        reason: 'missing_field',
+        detail: 'experiment_title: missing or blank',
+      },
+      { source: 'question_data', reservation_id: 12, ok: true },
+    ],
+    files: [fileExample],
+  },
+};
+
 export function describeNemoApi(docs: ApiDocs): void {
   docs.describeTag(
     NEMO_TAG,
@@ -184,6 +297,7 @@ export function describeNemoApi(docs: ApiDocs): void {
   describeResource(docs, PROJECTS);
   describeResource(docs, RESERVATIONS);
   describeResource(docs, USAGE_EVENTS);
+  describeResource(docs, EXPERIMENTS_DOC);
 }
 
 // Made once per resource: a schema's id names one component, whatever number of servers

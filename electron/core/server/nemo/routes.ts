@@ -1,6 +1,7 @@
 /**
  * The NEMO-compatible read API (issue 3, spec 000 Endpoints): GET /api/<resource>/ and
- * /api/<resource>/<id>/ for users, tools, projects, reservations and usage events, with
+ * /api/<resource>/<id>/ for users, tools, projects, reservations and usage events (and the
+ * experiment records built from usage events, experiments.ts), with
  * django-filter style filters, DRF's page-number pagination and ordering, and DRF's bodies.
  */
 import type {
@@ -22,6 +23,7 @@ import {
   type Clause,
   type ValidationErrors,
 } from './params.js';
+import { experimentsResource } from './experiments.js';
 import { countRows, pageIds, rowById, rowsByIds } from './queries.js';
 import { projects, reservations, tools, usageEvents, users, type Resource } from './resources.js';
 
@@ -48,6 +50,7 @@ export function registerNemoApi(app: FastifyInstance, deps: NemoDeps): void {
   registerResource(app, deps, projects);
   registerResource(app, deps, reservations);
   registerResource(app, deps, usageEvents);
+  registerResource(app, deps, experimentsResource(deps.db));
   if (deps.docs) describeNemoApi(deps.docs);
 }
 

@@ -1,0 +1,89 @@
+/**
+ * GET /api/experiments/ and /api/experiments/{usage_event_id}/ (issue 7): for each usage event,
+ * the experiment record that the metadata-harvesting rules of spec 000 build from it and its
+ * tool's reservations (shared/experiment/), or why there is none, with the file records of the
+ * tool's instruments first discovered during the usage. Paged and filtered exactly as
+ * usage_events: one result per usage event.
+ */
+import {
+  buildExperimentRecord,
+  type ExperimentRecord,
+  type SourceAttempt,
+} from '../../../../shared/experiment/index.js';
+import type { FileOut } from '../../../../shared/harvest/management.js';
+import type { Db } from '../../db/open.js';
+import { cachedStatement } from '../../db/statements.js';
+import { FILE_COLUMNS, fileJson, type FileRow } from '../harvest/files.js';
+import { usageEvents, type Resource } from './resources.js';
+import {
+  RESERVATION_COLUMNS,
+  USAGE_EVENT_COLUMNS,
+  reservationJson,
+  usageEventJson,
+  type NemoUsageEvent,
+  type ReservationRow,
+  type UsageEventRow,
+} from './serialize.js';
+
+export interface ExperimentJson {
+  /** The usage event's id. */
+  id: number;
+  usage_event: NemoUsageEvent;
+  /** null when no source is left (rule 4); `reason` says why. */
+  record: ExperimentRecord | null;
+  reason: string | null;
+  /** Each source tried, in order, and why it was passed over. */
+  attempts: SourceAttempt[];
+  /** File records of the tool's instruments first discovered within the usage's span. */
+  files: FileOut[];
+}
+
+/** What the docs need: the same path, filters and ordering as usage_events. */
+export const EXPERIMENTS = {
+  name: 'experiments',
+  table: 'usage_events',
+  columns: USAGE_EVENT_COLUMNS,
+  filters: usageEvents.filters,
+  ordering: usageEvents.ordering,
+} as const;
+
+export function experimentsResource(
+  db: Db,
+  now: () => Date = () => new Date(),
+): Resource<UsageEventRow, ExperimentJson> {
+  return {
+    ...EXPERIMENTS,
+    serialize: (row, timeZone) => experimentOf(db, row, timeZone, now()),
+  };
+}
+
+function experimentOf(db: Db, row: UsageEventRow, timeZone: string, now: Date): ExperimentJson {
+  const usage = usageEventJson(row, timeZone);
+  const until = row.end ?? now.toISOString();
+  // Reservations of the tool that overlap the usage; the rules pick the best one.
+  const reservations = (
+    cachedStatement(
+      db,
+      `SELECT ${RESERVATION_COLUMNS} FROM reservations
+         WHERE tool_id = ? AND cancelled = 0 AND start < ? AND "end" > ?`,
+    ).all(row.tool_id, until, row.start) as ReservationRow[]
+  ).map((r) => reservationJson(r, timeZone));
+  const result = buildExperimentRecord(usage, reservations, { now: now.getTime() });
+  const files = (
+    cachedStatement(
+      db,
+      `SELECT ${FILE_COLUMNS} FROM instruments i
+         JOIN harvest_files f ON f.instrument_id = i.id
+         WHERE i.tool_id = ? AND f.first_discovered_at >= ? AND f.first_discovered_at <= ?
+         ORDER BY f.first_discovered_at, f.id`,
+    ).all(row.tool_id, row.start, until) as FileRow[]
+  ).map(fileJson);
+  return {
+    id: row.id,
+    usage_event: usage,
+    record: result.ok ? result.record : null,
+    reason: result.ok ? null : result.reason,
+    attempts: result.attempts,
+    files,
+  };
+}

@@ -1,0 +1,173 @@
+/**
+ * GET /api/experiments/ on a real SQLite file and a real fastify instance: the record the
+ * metadata-harvesting rules build for each usage event (run_data, pre_run_data, then the
+ * reservation with the largest overlap), why there is none, and the files found during the
+ * usage; the same filters and pagination as usage_events; staff only.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Db } from '../../electron/core/db/open.js';
+import type { ExperimentJson } from '../../electron/core/server/nemo/experiments.js';
+import { fixture, get, insertUsage, page, type Fixture } from './nemo/fixture.js';
+
+const T0 = '2024-01-01T00:00:00.000Z';
+
+const answers = (consent: string, title: string) =>
+  JSON.stringify({
+    data_consent: consent,
+    experiment_title: title,
+    experiment_purpose: 'EDS maps',
+    project_id: 'CAT-1',
+    sample_group: {
+      '0': { sample_name: 'S1', sample_or_pid: 'Sample Name', sample_elements: ['Fe'] },
+      '3': { sample_name: 'ark:99999/fk4x2', sample_or_pid: 'PID' },
+    },
+  });
+
+function reservation(
+  db: Db,
+  id: number,
+  tool: number,
+  start: string,
+  end: string,
+  data: string,
+  cancelled = 0,
+) {
+  db.prepare(
+    `INSERT INTO reservations (id, uuid, user_id, creator_id, project_id, tool_id, area_id, start,
+       "end", cancelled, question_data, created_at, updated_at)
+     VALUES (?, ?, 2, 1, 1, ?, NULL, ?, ?, ?, ?, ?, ?)`,
+  ).run(id, `r-${id}`, tool, start, end, cancelled, data, T0, T0);
+}
+
+function file(db: Db, id: number, instrument: number, at: string) {
+  db.prepare(
+    `INSERT INTO harvest_files (id, uuid, instrument_id, persistent_id, watch_path, relative_path,
+       source_path, filename, size, mtime_ms, xxhash, first_discovered_at, metadata_, state, updated_at)
+     VALUES (?, ?, ?, ?, '/data', ?, ?, ?, 10, 0, 'abc', ?, '{}', 'done', ?)`,
+  ).run(
+    id,
+    `f-${id}`,
+    instrument,
+    `ark:99999/fk4t${id}`,
+    `f${id}.tif`,
+    `/data/f${id}.tif`,
+    `f${id}.tif`,
+    at,
+    T0,
+  );
+}
+
+function seed(db: Db): void {
+  db.prepare(
+    `INSERT INTO instruments (id, uuid, name, tool_id, destination_template, created_at, updated_at)
+     VALUES (1, 'i-1', 'SEM camera', 1, '{relative_path}', ?, ?), (2, 'i-2', 'TEM camera', 2, '{relative_path}', ?, ?)`,
+  ).run(T0, T0, T0, T0);
+  // 1: run_data missing consent; the reservation overlapping most (r-2) answers.
+  insertUsage(db, {
+    id: 1,
+    user: 2,
+    tool: 1,
+    start: '2024-01-05T14:00:00.000Z',
+    end: '2024-01-05T16:00:00.000Z',
+    run: JSON.stringify({ experiment_title: 'no consent here' }),
+  });
+  reservation(
+    db,
+    1,
+    1,
+    '2024-01-05T13:00:00.000Z',
+    '2024-01-05T14:30:00.000Z',
+    answers('Yes', 'short'),
+  );
+  reservation(
+    db,
+    2,
+    1,
+    '2024-01-05T14:30:00.000Z',
+    '2024-01-05T17:00:00.000Z',
+    answers('agree', 'Grain boundaries'),
+  );
+  reservation(
+    db,
+    3,
+    1,
+    '2024-01-05T14:00:00.000Z',
+    '2024-01-05T16:00:00.000Z',
+    answers('Yes', 'cancelled'),
+    1,
+  );
+  // Files of tool 1 during usage 1 (two), before it, and of another tool during it.
+  file(db, 1, 1, '2024-01-05T14:10:00.000Z');
+  file(db, 2, 1, '2024-01-05T15:59:00.000Z');
+  file(db, 3, 1, '2024-01-05T13:59:00.000Z');
+  file(db, 4, 2, '2024-01-05T15:00:00.000Z');
+  // 2: run_data used as it is.
+  insertUsage(db, {
+    id: 2,
+    user: 2,
+    tool: 2,
+    start: '2024-01-06T14:00:00.000Z',
+    end: '2024-01-06T15:00:00.000Z',
+    run: answers('True', 'From run data'),
+  });
+  // 3: every source declined or missing: no record.
+  insertUsage(db, {
+    id: 3,
+    user: 3,
+    tool: 1,
+    start: '2024-01-07T14:00:00.000Z',
+    end: '2024-01-07T15:00:00.000Z',
+    pre: answers('Disagree', 'declined'),
+  });
+}
+
+let f: Fixture;
+beforeAll(async () => {
+  f = await fixture(seed);
+});
+afterAll(async () => {
+  await f.app.close();
+  f.db.close();
+});
+
+describe('GET /api/experiments/', () => {
+  it("builds the record from the best reservation's answers and lists the usage's files", async () => {
+    const res = await get(f, '/api/experiments/1/');
+    expect(res.status).toBe(200);
+    const body = res.body as ExperimentJson;
+    expect(body.record).toMatchObject({
+      usage_event_id: 1,
+      source: 'question_data',
+      experiment_title: 'Grain boundaries',
+      data_consent: 'agree',
+      reservation: { id: 2, overlap_seconds: 5400 },
+    });
+    expect(body.record?.samples.map((s) => s.sample_name)).toEqual(['S1', 'ark:99999/fk4x2']);
+    expect(body.attempts.map((a) => a.reason ?? 'ok')).toEqual(['consent_missing', 'empty', 'ok']);
+    expect(body.files.map((x) => x.persistent_id)).toEqual(['ark:99999/fk4t1', 'ark:99999/fk4t2']);
+    expect(body.usage_event).toMatchObject({ id: 1, tool: 1, start: '2024-01-05T09:00:00-05:00' });
+  });
+
+  it('pages and filters as usage_events, with a reason where no record can be built', async () => {
+    const all = await page(f, '/api/experiments/');
+    expect(all.count).toBe(3);
+    expect(all.results.map((r) => r.id)).toEqual([3, 2, 1]);
+    const none = all.results[0] as unknown as ExperimentJson;
+    expect(none.record).toBeNull();
+    expect(none.reason).toContain('pre_run_data: data_consent: declined (Disagree)');
+    expect(none.reason).toContain('question_data: no reservation');
+    const fromRun = all.results[1] as unknown as ExperimentJson;
+    expect(fromRun.record).toMatchObject({ source: 'run_data', experiment_title: 'From run data' });
+    expect(fromRun.files).toEqual([]);
+    const tool1 = await page(f, '/api/experiments/?tool_id=1&page_size=1');
+    expect(tool1.count).toBe(2);
+    expect(tool1.next).toContain('page=2');
+    expect((await page(f, '/api/experiments/?user_id=3')).results.map((r) => r.id)).toEqual([3]);
+  });
+
+  it('answers 404 for a usage event that does not exist, 400 for a bad filter, 401/403 as the others', async () => {
+    expect((await get(f, '/api/experiments/99/')).status).toBe(404);
+    expect((await get(f, '/api/experiments/?start__gte=soon')).status).toBe(400);
+    expect((await get(f, '/api/experiments/', '')).status).toBe(401);
+  });
+});
