@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { adminSchemas, type AdminResults } from './adminApi.js';
 import type { ApiError } from './errors.js';
 import { harvestApiAccess, harvestApiSchemas, type HarvestApiResults } from './harvestAdminApi.js';
+import { notebookApiSchemas, type NotebookApiResults } from './notebookApi.js';
 import type { Answers, Question } from './questions/index.js';
 
 /** A record named by its integer id, its UUID, or (for people, tools, projects) its name. */
@@ -80,6 +81,7 @@ export const apiSchemas = {
   'harvest.file': z.object({ id: z.number().int().positive() }).strict(),
   'harvest.retry': z.object({ file_id: z.number().int().positive() }).strict(),
   'harvest.rescan': empty,
+  ...notebookApiSchemas,
 } as const;
 
 export type ApiName = keyof typeof apiSchemas;
@@ -269,7 +271,7 @@ export interface QualifiedUser extends UserSummary {
   projects: ProjectSummary[];
 }
 
-export interface ApiResults {
+export interface ApiResults extends NotebookApiResults {
   'station.info': StationInfo;
   'session.logon': SessionInfo;
   'session.logoff': { ok: true };
@@ -305,7 +307,9 @@ export type CoreEvent =
   | { type: 'session.changed'; reason: 'logon' | 'logoff' | 'idle' }
   | { type: 'usage.changed'; usage: string }
   /** Harvest records changed (a file found, a transfer finished); progress is polled. */
-  | { type: 'harvest.changed' };
+  | { type: 'harvest.changed' }
+  /** A notebook entry was saved (created, changed, linked or deleted) on this station. */
+  | { type: 'notebook.changed'; entry: string };
 
 /**
  * What the Electron preload exposes as `window.labstation`. Errors do not survive the context

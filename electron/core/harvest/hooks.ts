@@ -149,8 +149,26 @@ function usageContext(ctx: PostTransferContext): Record<string, unknown> {
       ...experimentFields([run, pre].filter((a): a is Record<string, unknown> => a !== null)),
       pre_run_data: pre,
       run_data: run,
+      experiments: attachedExperiments(ctx.db, ctx.file.usage_event_id),
     },
   };
+}
+
+/** The notebook experiments linked to the usage event, with their metadata (Labstation form). */
+function attachedExperiments(
+  db: Db,
+  usageEventId: number,
+): { uuid: string; title: string; metadata: unknown }[] {
+  const rows = cachedStatement(
+    db,
+    `SELECT uuid, title, metadata FROM notebook_entries
+     WHERE usage_event_id = ? AND kind = 'experiment' AND deleted_at IS NULL ORDER BY id`,
+  ).all(usageEventId) as { uuid: string; title: string; metadata: string | null }[];
+  return rows.map((row) => ({
+    uuid: row.uuid,
+    title: row.title,
+    metadata: row.metadata === null ? null : (JSON.parse(row.metadata) as unknown),
+  }));
 }
 
 async function sidecarJson(

@@ -9,7 +9,8 @@ export type OutboxKind =
   | 'harvest_file'
   | 'harvest_transfer'
   | 'harvest_deployment'
-  | 'harvest_run';
+  | 'harvest_run'
+  | 'notebook_entry';
 
 /**
  * Queues a record for the server in the caller's transaction (transactional outbox). The

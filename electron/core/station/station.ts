@@ -26,6 +26,7 @@ import {
   listTransfers,
   retryNow,
 } from '../harvest/records.js';
+import { notebookHandlers } from '../notebook/handlers.js';
 import { formatIssues } from './facility.js';
 import { checkLogon, decoy } from './logon.js';
 import {
@@ -411,6 +412,13 @@ export class Station {
         await this.harvest.rescanNow();
         return { ok: true as const };
       },
+      ...notebookHandlers({
+        db,
+        actor: () => this.actor(),
+        now: () => this.now(),
+        stationTool: () => this.stationTool,
+        changed: (entry) => this.emit({ type: 'notebook.changed', entry }),
+      }),
       'users.list': ({ tool }) => {
         const actor = this.actor();
         if (actor.is_staff !== 1) throw new AppError('forbidden', 'only staff can list users');

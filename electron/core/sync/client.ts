@@ -83,7 +83,13 @@ export class SyncClient {
   private pulledOnce = false;
   private readonly pulledListeners = new Set<() => void>();
   private readonly onEvent = (event: CoreEvent): void => {
-    if (event.type === 'usage.changed' || event.type === 'tool.changed') this.nudge();
+    if (
+      event.type === 'usage.changed' ||
+      event.type === 'tool.changed' ||
+      event.type === 'notebook.changed'
+    ) {
+      this.nudge();
+    }
   };
 
   constructor(private readonly options: SyncClientOptions) {

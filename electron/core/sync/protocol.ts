@@ -29,6 +29,7 @@ export const PUSH_KINDS = [
   'harvest_transfer',
   'harvest_deployment',
   'harvest_run',
+  'notebook_entry',
 ] as const;
 export type PushKind = (typeof PUSH_KINDS)[number];
 /** `kind IN (...)` for the outbox rows the push sends. */

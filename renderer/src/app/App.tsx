@@ -1,12 +1,14 @@
 import { useEffect } from 'react';
 import type { ReactElement } from 'react';
 import { useHistoryStore } from '../stores/history.js';
+import { useNotebookStore } from '../stores/notebook.js';
 import { useSessionStore } from '../stores/session.js';
 import { useStaffStore } from '../stores/staff.js';
 import { useStationStore } from '../stores/station.js';
 import { useUiStore } from '../stores/ui.js';
 import { DataTab } from '../features/harvest/DataTab.js';
 import { HistoryTab } from '../features/history/HistoryTab.js';
+import { NotebookTab } from '../features/notebook/NotebookTab.js';
 import { SettingsTab } from '../features/settings/SettingsTab.js';
 import { SessionBar } from '../features/session/SessionBar.js';
 import { SyncBadge } from '../features/sync/SyncBadge.js';
@@ -43,6 +45,7 @@ export function App(): ReactElement {
     useUiStore.getState().setTab('control');
     useHistoryStore.getState().clear();
     useStaffStore.getState().reset();
+    useNotebookStore.getState().clear();
   }, [loggedOn]);
 
   const tool = info?.tool ?? null;
@@ -78,6 +81,7 @@ export function App(): ReactElement {
                     label: 'Usage data history',
                     render: () => <HistoryTab tool={tool} />,
                   },
+                  { id: 'notebook' as const, label: 'Notebook', render: () => <NotebookTab /> },
                 ]
               : []),
             { id: 'data' as const, label: 'Data', render: () => <DataTab /> },

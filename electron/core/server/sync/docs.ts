@@ -159,6 +159,7 @@ const ALICE = '0c6f1b8e-8a0e-4f55-9d7e-2b8f0f3a4c21';
 const PROJECT = '9f3e2d1c-4b5a-4c6d-8e7f-0a1b2c3d4e5f';
 const SEM = '3a2b1c0d-9e8f-4a7b-8c6d-5e4f3a2b1c0d';
 const USAGE = 'd4c3b2a1-0f9e-4d8c-b7a6-958473625140';
+const ENTRY = '01890a5d-ac96-774b-bcce-b302099a8057';
 
 const deltaExample: FacilityDelta = {
   cursor: 1042,
@@ -208,6 +209,32 @@ const pushExample = {
         version: 2,
       },
     },
+    {
+      id: 8,
+      kind: 'notebook_entry',
+      uuid: ENTRY,
+      payload: {
+        uuid: ENTRY,
+        kind: 'experiment',
+        title: 'Cathode cross-sections',
+        body: 'Polished at 5 kV.',
+        tags: ['cathodes'],
+        metadata: {
+          extra_fields: {
+            'Beam energy': { type: 'number', value: 5, units: ['kV', 'V'], unit: 'kV' },
+            'Sample date': { type: 'date', value: '2024-01-05' },
+          },
+        },
+        owner_uuid: ALICE,
+        owner_username: 'alice',
+        template_uuid: null,
+        usage_event_uuid: USAGE,
+        created_at: '2024-01-05T14:05:00.000Z',
+        updated_at: '2024-01-05T14:20:00.000Z',
+        version: 3,
+        deleted_at: null,
+      },
+    },
   ],
 };
 
@@ -238,7 +265,9 @@ export function describeSyncApi(
       'by uuid, so sending one again changes nothing. The first record that cannot be stored ' +
       'stops the batch. Kinds: ' +
       PUSH_KINDS.map((kind) => `\`${kind}\``).join(', ') +
-      '.',
+      '. A `notebook_entry` carries the whole entry (metadata in Labstation form, owner, ' +
+      'template and usage event by uuid, `version`, `deleted_at`); the server keeps the ' +
+      'highest version and refuses one whose owner, template or usage event it does not hold.',
     security: 'station',
     body: schemas.pushBody,
     bodyExample: pushExample,

@@ -22,6 +22,7 @@ import {
   upsertHarvestFile,
   upsertRun,
 } from './ingestHarvest.js';
+import { upsertNotebookEntry } from './ingestNotebook.js';
 
 const usageSchema = z.object({
   uuid,
@@ -276,6 +277,8 @@ export function ingestBatch(
       case 'harvest_run':
         upsertRun(db, station, record);
         return 'ok';
+      case 'notebook_entry':
+        return upsertNotebookEntry(db, station, record);
       default:
         throw new RecordRefused('invalid', `unknown record kind ${JSON.stringify(record.kind)}`);
     }

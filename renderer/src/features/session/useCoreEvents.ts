@@ -3,6 +3,7 @@ import type { CoreEvent } from '../../../../shared/api.js';
 import { getBridge, onEventsReconnected } from '../../bridge.js';
 import { useHarvestStore } from '../../stores/harvest.js';
 import { useHistoryStore } from '../../stores/history.js';
+import { useNotebookStore } from '../../stores/notebook.js';
 import { useSessionStore } from '../../stores/session.js';
 import { useStationStore } from '../../stores/station.js';
 
@@ -31,6 +32,10 @@ function onCoreEvent(event: CoreEvent): void {
     }
     case 'harvest.changed':
       void useHarvestStore.getState().refresh();
+      break;
+    case 'notebook.changed':
+      // The list only: an entry being edited keeps its draft (a stale save is a conflict).
+      if (session.session) void useNotebookStore.getState().refresh();
       break;
     case 'session.changed':
       if (event.reason === 'idle') session.ended(idleNotice());

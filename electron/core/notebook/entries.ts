@@ -1,0 +1,298 @@
+/**
+ * Notebook entries on a station (spec 001): create (from a template), update with an
+ * optimistic version, duplicate, soft delete, link an experiment to a usage event, list, get
+ * and tags. Every write enqueues the entry for the server in its own transaction.
+ *
+ * Who may do what: an entry belongs to the person who made it. Templates are read (and used,
+ * and duplicated) by everyone and changed by their owner; other entries are read and changed
+ * by their owner only. Staff read and change everything.
+ */
+import { createFromTemplate, duplicateMetadata } from '../../../shared/metadata/index.js';
+import type { ApiParsedArgs } from '../../../shared/api.js';
+import type {
+  EntryKind,
+  NotebookEntrySummary,
+  NotebookEntryView,
+} from '../../../shared/notebookApi.js';
+import type { Db } from '../db/open.js';
+import { cachedStatement } from '../db/statements.js';
+import { enqueue } from '../station/outbox.js';
+import { activeUsageOf, findTool, findUsage, type UserRow } from '../station/records.js';
+import { AppError } from '../util/errors.js';
+import { newUuid } from '../util/ids.js';
+import {
+  NO_METADATA,
+  TEMPLATE_KINDS_SQL,
+  entryById,
+  insertEntry,
+  isTemplate,
+  normalizeTags,
+  prepareDoc,
+  prepareMetadata,
+  replaceEntry,
+  storedDoc,
+  valuesOf,
+  type EntryRow,
+  type EntryValues,
+} from './store.js';
+import { SUMMARY_COLUMNS, SUMMARY_JOINS, entryView, toSummary, type SummaryRow } from './views.js';
+
+type Actor = Pick<UserRow, 'id' | 'is_staff'>;
+
+const isStaff = (actor: Actor): boolean => actor.is_staff === 1;
+
+function canRead(actor: Actor, row: EntryRow): boolean {
+  return row.owner_id === actor.id || isTemplate(row.kind) || isStaff(actor);
+}
+
+/** An entry the actor may read; others' private entries are not found, as if absent. */
+export function readableEntry(db: Db, actor: Actor, id: number): EntryRow {
+  const row = entryById(db, id);
+  if (!row || row.deleted_at !== null || !canRead(actor, row)) {
+    throw new AppError('not_found', `notebook entry ${id} does not exist`);
+  }
+  return row;
+}
+
+function editableEntry(db: Db, actor: Actor, id: number, version: number | null): EntryRow {
+  const row = readableEntry(db, actor, id);
+  if (row.owner_id !== actor.id && !isStaff(actor)) {
+    throw new AppError('forbidden', `only the owner of "${row.title}" can change it`);
+  }
+  if (version !== null && row.version !== version) {
+    throw new AppError(
+      'conflict',
+      `"${row.title}" was changed elsewhere (version ${row.version}, this edit started from ` +
+        `${version}); reload it and make the change again`,
+      { version: row.version },
+    );
+  }
+  return row;
+}
+
+/** The outbox payload of an entry: its fields, and what it relates to by UUID. */
+export function enqueueEntry(db: Db, id: number): void {
+  const row = cachedStatement(
+    db,
+    `SELECT e.uuid, e.kind, e.title, e.body, e.tags, e.metadata, o.uuid AS owner_uuid,
+       o.username AS owner_username, t.uuid AS template_uuid, ue.uuid AS usage_event_uuid,
+       e.created_at, e.updated_at, e.version, e.deleted_at
+     FROM notebook_entries e JOIN users o ON o.id = e.owner_id
+     LEFT JOIN notebook_entries t ON t.id = e.template_id
+     LEFT JOIN usage_events ue ON ue.id = e.usage_event_id
+     WHERE e.id = ?`,
+  ).get(id) as { uuid: string; tags: string; metadata: string | null } & Record<string, unknown>;
+  enqueue(db, 'notebook_entry', row.uuid, {
+    ...row,
+    tags: JSON.parse(row.tags) as unknown,
+    metadata: row.metadata === null ? null : (JSON.parse(row.metadata) as unknown),
+  });
+}
+
+function save(db: Db, values: EntryValues, id: number | null): NotebookEntryView {
+  const saved = db.transaction((): number => {
+    const entryId = id ?? insertEntry(db, values);
+    if (id !== null) replaceEntry(db, id, values);
+    enqueueEntry(db, entryId);
+    return entryId;
+  })();
+  return entryView(db, saved);
+}
+
+/** The template an entry of `kind` may be made from: a template of the same family. */
+function templateFor(db: Db, actor: Actor, templateId: number, kind: EntryKind): EntryRow {
+  const template = readableEntry(db, actor, templateId);
+  const family = kind.replace(/_template$/, '');
+  if (template.kind !== `${family}_template`) {
+    throw new AppError(
+      'validation_failed',
+      `template_id: entry ${templateId} is not an ${family} template`,
+      { problems: [{ path: ['template_id'], message: `is not an ${family} template` }] },
+    );
+  }
+  return template;
+}
+
+export function createEntry(
+  db: Db,
+  actor: Actor,
+  args: ApiParsedArgs<'notebook.create'>,
+  now: string,
+): NotebookEntryView {
+  const template =
+    args.template_id === undefined ? null : templateFor(db, actor, args.template_id, args.kind);
+  let metadata = NO_METADATA;
+  if (args.metadata !== undefined) metadata = prepareMetadata(args.metadata);
+  else if (template) {
+    const doc = storedDoc(template);
+    if (doc) metadata = prepareDoc(createFromTemplate(doc));
+  }
+  return save(
+    db,
+    {
+      uuid: newUuid(),
+      kind: args.kind,
+      title: args.title,
+      body: args.body ?? template?.body ?? '',
+      tags: normalizeTags(args.tags ?? (template ? (JSON.parse(template.tags) as string[]) : [])),
+      metadata,
+      owner_id: actor.id,
+      template_id: template?.id ?? null,
+      usage_event_id: null,
+      created_at: now,
+      updated_at: now,
+      version: 1,
+      deleted_at: null,
+      station_id: null,
+    },
+    null,
+  );
+}
+
+export function updateEntry(
+  db: Db,
+  actor: Actor,
+  args: ApiParsedArgs<'notebook.update'>,
+  now: string,
+): NotebookEntryView {
+  const row = editableEntry(db, actor, args.id, args.version);
+  const values = valuesOf(row);
+  return save(
+    db,
+    {
+      ...values,
+      title: args.title ?? values.title,
+      body: args.body ?? values.body,
+      tags: args.tags === undefined ? values.tags : normalizeTags(args.tags),
+      metadata: args.metadata === undefined ? values.metadata : prepareMetadata(args.metadata),
+      updated_at: now,
+      version: row.version + 1,
+    },
+    row.id,
+  );
+}
+
+/** A copy owned by the actor; fields with blank_value_on_duplicate are cleared. */
+export function duplicateEntry(db: Db, actor: Actor, id: number, now: string): NotebookEntryView {
+  const row = readableEntry(db, actor, id);
+  const values = valuesOf(row);
+  const doc = values.metadata.doc;
+  return save(
+    db,
+    {
+      ...values,
+      uuid: newUuid(),
+      title: `${row.title} (copy)`,
+      metadata: doc ? prepareDoc(duplicateMetadata(doc)) : NO_METADATA,
+      owner_id: actor.id,
+      usage_event_id: null,
+      created_at: now,
+      updated_at: now,
+      version: 1,
+      deleted_at: null,
+      station_id: null,
+    },
+    null,
+  );
+}
+
+/** Marks the entry deleted (kept, and synced as deleted); returns its uuid. */
+export function deleteEntry(
+  db: Db,
+  actor: Actor,
+  id: number,
+  version: number,
+  now: string,
+): string {
+  const row = editableEntry(db, actor, id, version);
+  save(db, { ...valuesOf(row), deleted_at: now, updated_at: now, version: row.version + 1 }, id);
+  return row.uuid;
+}
+
+/**
+ * Links an experiment to a usage event: the one given, or the one in progress on the station's
+ * tool; null unlinks. The usage must be the owner's (as user or operator) unless staff link it:
+ * the usage_context harvest hook copies an attached experiment into the usage's file records.
+ */
+export function attachUsage(
+  db: Db,
+  actor: Actor,
+  args: ApiParsedArgs<'notebook.attachUsage'>,
+  stationTool: string | null,
+  now: string,
+): NotebookEntryView {
+  const row = editableEntry(db, actor, args.id, null);
+  if (row.kind !== 'experiment') {
+    throw new AppError(
+      'bad_request',
+      `only experiments are linked to usage; this is an ${row.kind}`,
+    );
+  }
+  let usageId: number | null = null;
+  if (args.usage === undefined) {
+    const active =
+      stationTool === null ? undefined : activeUsageOf(db, findTool(db, stationTool).id);
+    if (!active) throw new AppError('no_active_usage', 'no usage is in progress on this station');
+    usageId = active.id;
+  } else if (args.usage !== null) {
+    usageId = findUsage(db, args.usage).id;
+  }
+  if (usageId !== null && !isStaff(actor)) {
+    const usage = findUsage(db, usageId);
+    if (usage.user_id !== row.owner_id && usage.operator_id !== row.owner_id) {
+      throw new AppError('forbidden', 'an experiment can only be linked to its owner’s usage');
+    }
+  }
+  if (usageId === row.usage_event_id) return entryView(db, row.id);
+  const values = valuesOf(row);
+  return save(
+    db,
+    { ...values, usage_event_id: usageId, updated_at: now, version: row.version + 1 },
+    row.id,
+  );
+}
+
+export function getEntry(db: Db, actor: Actor, id: number): NotebookEntryView {
+  return entryView(db, readableEntry(db, actor, id).id);
+}
+
+/** The actor's entries and every template, newest change first, a page at a time. */
+export function listEntries(
+  db: Db,
+  actor: Actor,
+  args: ApiParsedArgs<'notebook.list'>,
+): NotebookEntrySummary[] {
+  const where = [
+    'e.deleted_at IS NULL',
+    `(e.owner_id = @owner OR e.kind IN ${TEMPLATE_KINDS_SQL})`,
+  ];
+  if (args.kind !== undefined) where.push('e.kind = @kind');
+  if (args.before_id !== undefined) {
+    where.push(
+      '(e.updated_at, e.id) < (SELECT updated_at, id FROM notebook_entries WHERE id = @before)',
+    );
+  }
+  const rows = db
+    .prepare(
+      `SELECT ${SUMMARY_COLUMNS} FROM notebook_entries e ${SUMMARY_JOINS}
+       WHERE ${where.join(' AND ')} ORDER BY e.updated_at DESC, e.id DESC LIMIT @limit`,
+    )
+    .all({
+      owner: actor.id,
+      kind: args.kind ?? null,
+      before: args.before_id ?? null,
+      limit: args.limit ?? 100,
+    }) as SummaryRow[];
+  return rows.map(toSummary);
+}
+
+/** The tags of the entries the actor sees in lists, with how many entries carry each. */
+export function tagCounts(db: Db, actor: Actor): { tag: string; count: number }[] {
+  return cachedStatement(
+    db,
+    `SELECT min(t.tag) AS tag, count(*) AS count FROM notebook_tags t
+     JOIN notebook_entries e ON e.id = t.entry_id
+     WHERE e.owner_id = ? OR e.kind IN ${TEMPLATE_KINDS_SQL}
+     GROUP BY t.tag ORDER BY count DESC, tag`,
+  ).all(actor.id) as { tag: string; count: number }[];
+}

@@ -1,0 +1,257 @@
+/**
+ * Notebook entries in the database, for both roles: the station saves its own, the server
+ * stores what stations push. Every save rewrites the derived tables (tags, metadata search
+ * rows, the any-field text index) in the caller's transaction, so a search never sees an
+ * entry in one state and its rows in another.
+ */
+import {
+  metadataIndexRows,
+  parseMetadata,
+  searchText,
+  toNotebook,
+  type MetadataDoc,
+  type MetadataProblem,
+} from '../../../shared/metadata/index.js';
+import type { EntryKind } from '../../../shared/notebookApi.js';
+import type { Db } from '../db/open.js';
+import { cachedStatement } from '../db/statements.js';
+import { AppError } from '../util/errors.js';
+
+export interface EntryRow {
+  id: number;
+  uuid: string;
+  kind: EntryKind;
+  title: string;
+  body: string;
+  /** JSON string[] */
+  tags: string;
+  /** JSON, Labstation's form; null: no metadata. */
+  metadata: string | null;
+  /** JSON MetadataProblem[] */
+  problems: string;
+  field_count: number;
+  owner_id: number;
+  template_id: number | null;
+  usage_event_id: number | null;
+  created_at: string;
+  updated_at: string;
+  version: number;
+  deleted_at: string | null;
+  station_id: number | null;
+}
+
+export const TEMPLATE_KINDS: readonly EntryKind[] = ['experiment_template', 'item_template'];
+export const TEMPLATE_KINDS_SQL = "('experiment_template', 'item_template')";
+
+export function isTemplate(kind: EntryKind): boolean {
+  return TEMPLATE_KINDS.includes(kind);
+}
+
+/** Metadata checked and normalized for storage. */
+export interface PreparedMetadata {
+  doc: MetadataDoc | null;
+  /** JSON text of toNotebook(doc), or null. */
+  json: string | null;
+  /** Value problems and notices: stored and shown, never refused. */
+  problems: MetadataProblem[];
+}
+
+export const NO_METADATA: PreparedMetadata = { doc: null, json: null, problems: [] };
+
+/**
+ * Checks metadata as it arrives (a JSON object, JSON text, or null for none). A structural
+ * problem refuses the save with validation_failed: the message names each field and property,
+ * details.problems lists every problem found.
+ */
+export function prepareMetadata(input: unknown): PreparedMetadata {
+  if (input === null || input === undefined) return NO_METADATA;
+  const result = parseMetadata(input);
+  if (!result.ok) {
+    const blocking = result.problems.filter((problem) => problem.blocksSaving);
+    throw new AppError(
+      'validation_failed',
+      `metadata: ${blocking.map((problem) => problem.message).join('; ')}`,
+      { problems: result.problems },
+    );
+  }
+  return fromDoc(result.doc, result.problems);
+}
+
+/** A document made by an operation (from a template, a duplicate): checked again as stored. */
+export function prepareDoc(doc: MetadataDoc): PreparedMetadata {
+  return prepareMetadata(toNotebook(doc));
+}
+
+function fromDoc(doc: MetadataDoc, problems: MetadataProblem[]): PreparedMetadata {
+  return { doc, json: JSON.stringify(toNotebook(doc)), problems };
+}
+
+/** The stored document of an entry (stored metadata always parses: it was checked on save). */
+export function storedDoc(row: Pick<EntryRow, 'metadata'>): MetadataDoc | null {
+  if (row.metadata === null) return null;
+  const result = parseMetadata(JSON.parse(row.metadata) as unknown);
+  return result.ok ? result.doc : null;
+}
+
+/** Tags as stored: trimmed, each once (ignoring case), in the order given. */
+export function normalizeTags(tags: readonly string[]): string[] {
+  const seen = new Set<string>();
+  const out: string[] = [];
+  for (const raw of tags) {
+    const tag = raw.trim();
+    const key = tag.toLowerCase();
+    if (tag === '' || seen.has(key)) continue;
+    seen.add(key);
+    out.push(tag);
+  }
+  return out;
+}
+
+export interface EntryValues {
+  uuid: string;
+  kind: EntryKind;
+  title: string;
+  body: string;
+  tags: string[];
+  metadata: PreparedMetadata;
+  owner_id: number;
+  template_id: number | null;
+  usage_event_id: number | null;
+  created_at: string;
+  updated_at: string;
+  version: number;
+  deleted_at: string | null;
+  station_id: number | null;
+}
+
+function columns(values: EntryValues): Record<string, unknown> {
+  return {
+    uuid: values.uuid,
+    kind: values.kind,
+    title: values.title,
+    title_search: searchText(values.title),
+    body: values.body,
+    tags: JSON.stringify(values.tags),
+    metadata: values.metadata.json,
+    problems: JSON.stringify(values.metadata.problems),
+    field_count: values.metadata.doc?.fields.length ?? 0,
+    owner_id: values.owner_id,
+    template_id: values.template_id,
+    usage_event_id: values.usage_event_id,
+    created_at: values.created_at,
+    updated_at: values.updated_at,
+    version: values.version,
+    deleted_at: values.deleted_at,
+    station_id: values.station_id,
+  };
+}
+
+/** Inserts an entry and its derived rows; call inside a transaction. Returns its id. */
+export function insertEntry(db: Db, values: EntryValues): number {
+  const id = Number(
+    cachedStatement(
+      db,
+      `INSERT INTO notebook_entries (uuid, kind, title, title_search, body, tags, metadata,
+         problems, field_count, owner_id, template_id, usage_event_id, created_at, updated_at,
+         version, deleted_at, station_id)
+       VALUES (@uuid, @kind, @title, @title_search, @body, @tags, @metadata, @problems,
+         @field_count, @owner_id, @template_id, @usage_event_id, @created_at, @updated_at,
+         @version, @deleted_at, @station_id)`,
+    ).run(columns(values)).lastInsertRowid,
+  );
+  writeDerived(db, id, values);
+  return id;
+}
+
+/** Replaces every column of an entry (but its id) and its derived rows; inside a transaction. */
+export function replaceEntry(db: Db, id: number, values: EntryValues): void {
+  cachedStatement(
+    db,
+    `UPDATE notebook_entries SET uuid = @uuid, kind = @kind, title = @title,
+       title_search = @title_search, body = @body, tags = @tags, metadata = @metadata,
+       problems = @problems, field_count = @field_count, owner_id = @owner_id,
+       template_id = @template_id, usage_event_id = @usage_event_id, created_at = @created_at,
+       updated_at = @updated_at, version = @version, deleted_at = @deleted_at,
+       station_id = @station_id
+     WHERE id = @id`,
+  ).run({ ...columns(values), id });
+  writeDerived(db, id, values);
+}
+
+/** The values of a stored entry, to change some of them and replace it. */
+export function valuesOf(row: EntryRow): EntryValues {
+  return {
+    uuid: row.uuid,
+    kind: row.kind,
+    title: row.title,
+    body: row.body,
+    tags: JSON.parse(row.tags) as string[],
+    metadata: {
+      doc: storedDoc(row),
+      json: row.metadata,
+      problems: JSON.parse(row.problems) as MetadataProblem[],
+    },
+    owner_id: row.owner_id,
+    template_id: row.template_id,
+    usage_event_id: row.usage_event_id,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    version: row.version,
+    deleted_at: row.deleted_at,
+    station_id: row.station_id,
+  };
+}
+
+/** The derived rows of one entry; a deleted entry has none (it is never found). */
+function writeDerived(db: Db, entryId: number, values: EntryValues): void {
+  cachedStatement(db, 'DELETE FROM notebook_tags WHERE entry_id = ?').run(entryId);
+  cachedStatement(db, 'DELETE FROM notebook_metadata_index WHERE entry_id = ?').run(entryId);
+  cachedStatement(db, 'DELETE FROM notebook_metadata_text WHERE rowid = ?').run(entryId);
+  if (values.deleted_at !== null) return;
+  const tag = cachedStatement(
+    db,
+    'INSERT OR IGNORE INTO notebook_tags (entry_id, tag) VALUES (?, ?)',
+  );
+  for (const name of values.tags) tag.run(entryId, name);
+  const doc = values.metadata.doc;
+  if (!doc) return;
+  const rows = metadataIndexRows(doc);
+  const insert = cachedStatement(
+    db,
+    `INSERT INTO notebook_metadata_index (entry_id, name, type, text, num, unit, date, bool)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  for (const row of rows) {
+    insert.run(
+      entryId,
+      row.name,
+      row.type,
+      row.text,
+      row.num,
+      row.unit,
+      row.date,
+      row.bool === null ? null : row.bool ? 1 : 0,
+    );
+  }
+  const text = rows
+    .map((row) => row.text)
+    .filter((t) => t !== '')
+    .join('\n');
+  if (text !== '') {
+    cachedStatement(db, 'INSERT INTO notebook_metadata_text (rowid, text) VALUES (?, ?)').run(
+      entryId,
+      text,
+    );
+  }
+}
+
+export function entryById(db: Db, id: number): EntryRow | undefined {
+  return cachedStatement(db, 'SELECT * FROM notebook_entries WHERE id = ?').get(id) as
+    EntryRow | undefined;
+}
+
+export function entryByUuid(db: Db, uuid: string): EntryRow | undefined {
+  return cachedStatement(db, 'SELECT * FROM notebook_entries WHERE uuid = ?').get(
+    uuid.toLowerCase(),
+  ) as EntryRow | undefined;
+}

@@ -1,0 +1,99 @@
+/**
+ * Notebook entries pushed by a station (push kind notebook_entry), stored in the station's own
+ * tables with their derived search rows. The station that made an entry is its only writer;
+ * its version decides: a resend changes nothing, an older version is stale.
+ */
+import { z } from 'zod';
+import { ENTRY_KINDS } from '../../../../shared/notebookApi.js';
+import type { Db } from '../../db/open.js';
+import {
+  entryByUuid,
+  insertEntry,
+  normalizeTags,
+  prepareMetadata,
+  replaceEntry,
+  type EntryValues,
+} from '../../notebook/store.js';
+import type { PushRecord } from '../../sync/protocol.js';
+import { AppError } from '../../util/errors.js';
+import {
+  RecordRefused,
+  checkOwner,
+  idOf,
+  optionalId,
+  parse,
+  time,
+  uuid,
+  type StationRef,
+} from './records.js';
+
+export const notebookEntrySchema = z.object({
+  uuid,
+  kind: z.enum(ENTRY_KINDS),
+  title: z.string().min(1).max(500),
+  body: z.string().max(1_000_000),
+  tags: z.array(z.string().max(100)).max(100),
+  metadata: z.record(z.string(), z.unknown()).nullable(),
+  owner_uuid: uuid,
+  owner_username: z.string().optional(),
+  template_uuid: uuid.nullable().optional(),
+  usage_event_uuid: uuid.nullable().optional(),
+  created_at: time,
+  updated_at: time,
+  version: z.number().int().min(1),
+  deleted_at: time.nullable(),
+});
+
+function templateId(db: Db, ref: string | null | undefined): number | null {
+  if (ref === null || ref === undefined) return null;
+  const row = entryByUuid(db, ref);
+  if (!row)
+    throw new RecordRefused('unknown_reference', `template_uuid: no entry ${ref} on the server`);
+  return row.id;
+}
+
+export function upsertNotebookEntry(
+  db: Db,
+  station: StationRef,
+  record: PushRecord,
+): 'ok' | 'stale' {
+  const p = parse(notebookEntrySchema, record);
+  const existing = entryByUuid(db, p.uuid);
+  checkOwner(existing, station.id, record);
+  if (existing && p.version < existing.version) return 'stale';
+  if (existing && p.version === existing.version) return 'ok';
+  if (p.usage_event_uuid && p.kind !== 'experiment') {
+    throw new RecordRefused(
+      'invalid',
+      `notebook_entry ${record.uuid}: only experiments link to usage`,
+    );
+  }
+  let metadata;
+  try {
+    metadata = prepareMetadata(p.metadata);
+  } catch (error) {
+    if (error instanceof AppError) {
+      throw new RecordRefused('invalid', `notebook_entry ${record.uuid}: ${error.message}`);
+    }
+    throw error;
+  }
+  const values: EntryValues = {
+    uuid: p.uuid.toLowerCase(),
+    kind: p.kind,
+    title: p.title,
+    body: p.body,
+    tags: normalizeTags(p.tags),
+    metadata,
+    owner_id: idOf(db, 'users', p.owner_uuid, 'owner_uuid'),
+    template_id: templateId(db, p.template_uuid),
+    usage_event_id: optionalId(db, 'usage_events', p.usage_event_uuid, 'usage_event_uuid'),
+    created_at: p.created_at,
+    updated_at: p.updated_at,
+    version: p.version,
+    deleted_at: p.deleted_at,
+    station_id: station.id,
+  };
+  if (existing) replaceEntry(db, existing.id, values);
+  else insertEntry(db, values);
+  return 'ok';
+}

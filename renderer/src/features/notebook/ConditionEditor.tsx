@@ -1,0 +1,157 @@
+import type { ReactElement, ReactNode } from 'react';
+import { CONDITION_LABELS } from './searchConditions.js';
+import type { ConditionKind, ConditionRow } from './searchConditions.js';
+
+interface ConditionEditorProps {
+  row: ConditionRow;
+  number: number;
+  problem: string | null;
+  onChange: (row: ConditionRow) => void;
+  onRemove: () => void;
+}
+
+function Input({
+  id,
+  label,
+  children,
+}: {
+  id: string;
+  label: string;
+  children: ReactNode;
+}): ReactElement {
+  return (
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
+      {children}
+    </div>
+  );
+}
+
+/** One metadata condition of the search panel, with the inputs its kind needs. */
+export function ConditionEditor(props: ConditionEditorProps): ReactElement {
+  const { row, number, problem, onChange, onRemove } = props;
+  const id = `condition-${row.key}`;
+  const set = (changes: Partial<ConditionRow>): void => onChange({ ...row, ...changes });
+  const dateType = row.withTime ? 'datetime-local' : 'date';
+  return (
+    <fieldset className="condition" aria-label={`Condition ${number}`}>
+      <legend>Condition {number}</legend>
+      <div className="filters">
+        <Input id={`${id}-kind`} label="Condition">
+          <select
+            id={`${id}-kind`}
+            value={row.kind}
+            onChange={(e) => set({ kind: e.target.value as ConditionKind })}
+          >
+            {(Object.keys(CONDITION_LABELS) as ConditionKind[]).map((kind) => (
+              <option key={kind} value={kind}>
+                {CONDITION_LABELS[kind]}
+              </option>
+            ))}
+          </select>
+        </Input>
+        {row.kind !== 'anyFieldContains' && (
+          <Input id={`${id}-field`} label="Field name">
+            <input
+              id={`${id}-field`}
+              type="text"
+              value={row.field}
+              onChange={(e) => set({ field: e.target.value })}
+            />
+          </Input>
+        )}
+        {(row.kind === 'equals' || row.kind === 'contains' || row.kind === 'anyFieldContains') && (
+          <Input id={`${id}-text`} label={row.kind === 'equals' ? 'Value' : 'Text'}>
+            <input
+              id={`${id}-text`}
+              type="text"
+              value={row.text}
+              onChange={(e) => set({ text: e.target.value })}
+            />
+          </Input>
+        )}
+        {row.kind === 'numberBetween' && (
+          <>
+            <Input id={`${id}-min`} label="From (minimum)">
+              <input
+                id={`${id}-min`}
+                type="number"
+                step="any"
+                value={row.min}
+                onChange={(e) => set({ min: e.target.value })}
+              />
+            </Input>
+            <Input id={`${id}-max`} label="To (maximum)">
+              <input
+                id={`${id}-max`}
+                type="number"
+                step="any"
+                value={row.max}
+                onChange={(e) => set({ max: e.target.value })}
+              />
+            </Input>
+            <Input id={`${id}-unit`} label="Unit (optional)">
+              <input
+                id={`${id}-unit`}
+                type="text"
+                value={row.unit}
+                onChange={(e) => set({ unit: e.target.value })}
+              />
+            </Input>
+          </>
+        )}
+        {row.kind === 'dateBetween' && (
+          <>
+            <label className="choice">
+              <input
+                type="checkbox"
+                checked={row.withTime}
+                onChange={(e) => set({ withTime: e.target.checked, from: '', to: '' })}
+              />
+              <span>With time</span>
+            </label>
+            <Input id={`${id}-from`} label="From">
+              <input
+                id={`${id}-from`}
+                type={dateType}
+                value={row.from}
+                onChange={(e) => set({ from: e.target.value })}
+              />
+            </Input>
+            <Input id={`${id}-to`} label="To">
+              <input
+                id={`${id}-to`}
+                type={dateType}
+                value={row.to}
+                onChange={(e) => set({ to: e.target.value })}
+              />
+            </Input>
+          </>
+        )}
+        {row.kind === 'checkbox' && (
+          <Input id={`${id}-checked`} label="State">
+            <select
+              id={`${id}-checked`}
+              value={row.checked ? 'true' : 'false'}
+              onChange={(e) => set({ checked: e.target.value === 'true' })}
+            >
+              <option value="true">Checked</option>
+              <option value="false">Not checked</option>
+            </select>
+          </Input>
+        )}
+        <div className="actions">
+          <button
+            type="button"
+            className="secondary"
+            aria-label={`Remove condition ${number}`}
+            onClick={onRemove}
+          >
+            Remove
+          </button>
+        </div>
+      </div>
+      {problem && <p className="messages">{problem}</p>}
+    </fieldset>
+  );
+}

@@ -1,0 +1,72 @@
+import { useMemo, useState } from 'react';
+import type { ReactElement } from 'react';
+import { parseMetadata } from '../../../../shared/metadata/index.js';
+import type { MetadataDoc } from '../../../../shared/metadata/index.js';
+import type { NotebookEntryView } from '../../../../shared/notebookApi.js';
+import { useNotebookStore } from '../../stores/notebook.js';
+import { useStationStore } from '../../stores/station.js';
+import { EntryEditor } from './EntryEditor.js';
+import { EntryView } from './EntryView.js';
+
+const EMPTY_DOC: MetadataDoc = { fields: [], unknown: [] };
+
+/** The stored metadata as a document; the core refuses structural problems, so this holds. */
+function docOf(entry: NotebookEntryView): MetadataDoc {
+  if (entry.metadata === null) return EMPTY_DOC;
+  const result = parseMetadata(entry.metadata);
+  return result.ok ? result.doc : EMPTY_DOC;
+}
+
+/** The open entry: view mode with its actions, or edit mode. */
+export function EntryPanel({ entry }: { entry: NotebookEntryView }): ReactElement {
+  const [editing, setEditing] = useState(false);
+  const doc = useMemo(() => docOf(entry), [entry]);
+  const inUse = useStationStore((s) => s.status?.active !== null && s.status?.active !== undefined);
+  const { duplicate, attachUsage, openEntry } = useNotebookStore.getState();
+
+  return (
+    <section
+      className="panel entry-panel"
+      aria-label={editing ? `Editing entry ${entry.title}` : `Entry ${entry.title}`}
+    >
+      <div className="actions entry-actions">
+        {!editing && (
+          <button type="button" className="primary" onClick={() => setEditing(true)}>
+            Edit
+          </button>
+        )}
+        <button type="button" className="secondary" onClick={() => void duplicate(entry.id)}>
+          Duplicate
+        </button>
+        {entry.kind === 'experiment' && (
+          <button
+            type="button"
+            className="secondary"
+            disabled={!inUse}
+            title={inUse ? undefined : 'No usage of the tool is in progress'}
+            onClick={() => void attachUsage(entry.id)}
+          >
+            Link to the current usage
+          </button>
+        )}
+        <button type="button" className="secondary" onClick={() => void openEntry(null)}>
+          Close
+        </button>
+      </div>
+      {editing ? (
+        <EntryEditor
+          key={`${entry.id}-${entry.version}`}
+          entry={entry}
+          doc={doc}
+          onDone={() => setEditing(false)}
+          onReload={() => {
+            setEditing(false);
+            void openEntry(entry.id);
+          }}
+        />
+      ) : (
+        <EntryView entry={entry} doc={doc} />
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,51 @@
+import type { ReactElement } from 'react';
+import { isEmptyValue, urlProblem } from '../../../../shared/metadata/index.js';
+import type { MetadataField } from '../../../../shared/metadata/index.js';
+
+/** A url value as a link, or as plain text when it is not a safe, valid URL. */
+function UrlValue({ field, url }: { field: MetadataField; url: string }): ReactElement {
+  const text = url.trim();
+  if (urlProblem(text) !== null) {
+    return (
+      <span className="invalid-url" title="Not a valid link">
+        {text}
+      </span>
+    );
+  }
+  if (field.open_in_current_tab === true) return <a href={text}>{text}</a>;
+  return (
+    <a href={text} target="_blank" rel="noopener noreferrer">
+      {text}
+    </a>
+  );
+}
+
+/** One field's value as read in view mode: ticks, units, links. */
+export function FieldValueView({ field }: { field: MetadataField }): ReactElement {
+  const value = field.value;
+  if (field.type === 'checkbox') {
+    const checked = value === true;
+    return (
+      <span
+        className={checked ? 'tick yes' : 'tick no'}
+        role="img"
+        aria-label={checked ? 'Checked' : 'Not checked'}
+      >
+        {checked ? '✓' : '✗'}
+      </span>
+    );
+  }
+  if (isEmptyValue(value)) return <span className="empty-value">—</span>;
+  if (field.type === 'url' && typeof value === 'string')
+    return <UrlValue field={field} url={value} />;
+  if (Array.isArray(value)) return <span>{value.join(', ')}</span>;
+  const text = String(value);
+  if (field.type === 'number' && field.unit) {
+    return (
+      <span>
+        {text} <span className="unit">{field.unit}</span>
+      </span>
+    );
+  }
+  return <span>{text}</span>;
+}

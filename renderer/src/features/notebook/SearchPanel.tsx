@@ -1,0 +1,127 @@
+import { useState } from 'react';
+import type { FormEvent, ReactElement } from 'react';
+import { ENTRY_KINDS } from '../../../../shared/notebookApi.js';
+import type { EntryKind } from '../../../../shared/notebookApi.js';
+import type { MetadataQuery } from '../../../../shared/metadata/index.js';
+import { ErrorMessage } from '../../components/ErrorMessage.js';
+import { useNotebookStore } from '../../stores/notebook.js';
+import { ConditionEditor } from './ConditionEditor.js';
+import { EntryRows } from './EntryList.js';
+import { newCondition, toQuery } from './searchConditions.js';
+import type { ConditionRow } from './searchConditions.js';
+import { KIND_PLURALS, parseTags } from './words.js';
+
+/** Milliseconds in words: one decimal below 10 ms. */
+function formatMs(ms: number): string {
+  return ms < 10 ? ms.toFixed(1) : String(Math.round(ms));
+}
+
+/** Search by kind, title, tags and metadata conditions (spec 001 rule 4). */
+export function SearchPanel(): ReactElement {
+  const outcome = useNotebookStore((s) => s.search);
+  const error = useNotebookStore((s) => s.searchError);
+  const [kind, setKind] = useState<EntryKind | ''>('');
+  const [title, setTitle] = useState('');
+  const [tags, setTags] = useState('');
+  const [rows, setRows] = useState<ConditionRow[]>([]);
+  const [nextKey, setNextKey] = useState(1);
+  const [problems, setProblems] = useState<Map<number, string>>(new Map());
+
+  const submit = (e: FormEvent): void => {
+    e.preventDefault();
+    const queries: MetadataQuery[] = [];
+    const found = new Map<number, string>();
+    for (const row of rows) {
+      const result = toQuery(row);
+      if ('query' in result) queries.push(result.query);
+      else found.set(row.key, result.problem);
+    }
+    setProblems(found);
+    if (found.size > 0) return;
+    const tagList = parseTags(tags);
+    void useNotebookStore.getState().runSearch({
+      ...(kind ? { kind } : {}),
+      ...(title.trim() ? { title: title.trim() } : {}),
+      ...(tagList.length ? { tags: tagList } : {}),
+      ...(queries.length ? { metadata: queries } : {}),
+    });
+  };
+
+  return (
+    <section className="panel search-panel" aria-label="Search entries">
+      <h2>Search</h2>
+      <form onSubmit={submit}>
+        <div className="filters">
+          <div className="field">
+            <label htmlFor="search-kind">Kind</label>
+            <select
+              id="search-kind"
+              value={kind}
+              onChange={(e) => setKind(e.target.value as EntryKind | '')}
+            >
+              <option value="">Every kind</option>
+              {ENTRY_KINDS.map((k) => (
+                <option key={k} value={k}>
+                  {KIND_PLURALS[k]}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div className="field">
+            <label htmlFor="search-title">Title contains</label>
+            <input
+              id="search-title"
+              type="text"
+              value={title}
+              onChange={(e) => setTitle(e.target.value)}
+            />
+          </div>
+          <div className="field">
+            <label htmlFor="search-tags">Tags (all of, separated by commas)</label>
+            <input
+              id="search-tags"
+              type="text"
+              value={tags}
+              onChange={(e) => setTags(e.target.value)}
+            />
+          </div>
+        </div>
+        {rows.map((row, i) => (
+          <ConditionEditor
+            key={row.key}
+            row={row}
+            number={i + 1}
+            problem={problems.get(row.key) ?? null}
+            onChange={(changed) => setRows(rows.map((r) => (r.key === row.key ? changed : r)))}
+            onRemove={() => setRows(rows.filter((r) => r.key !== row.key))}
+          />
+        ))}
+        <div className="actions">
+          <button
+            type="button"
+            className="secondary"
+            onClick={() => {
+              setRows([...rows, newCondition(nextKey)]);
+              setNextKey(nextKey + 1);
+            }}
+          >
+            Add metadata condition
+          </button>
+          <button type="submit" className="primary">
+            Search
+          </button>
+        </div>
+      </form>
+      <ErrorMessage message={error} />
+      {outcome && (
+        <div className="search-results">
+          <p role="status" data-testid="search-summary">
+            {outcome.total} {outcome.total === 1 ? 'entry' : 'entries'} found in{' '}
+            {formatMs(outcome.took_ms)} ms
+          </p>
+          <EntryRows entries={outcome.entries} label="Search results" />
+        </div>
+      )}
+    </section>
+  );
+}

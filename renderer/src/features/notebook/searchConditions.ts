@@ -1,0 +1,96 @@
+// The search panel's condition rows and the MetadataQuery each one becomes (notebook.search).
+
+import { metadataQuerySchema, numericValue } from '../../../../shared/metadata/index.js';
+import type { MetadataQuery } from '../../../../shared/metadata/index.js';
+
+export type ConditionKind = MetadataQuery['kind'];
+
+export const CONDITION_LABELS: Record<ConditionKind, string> = {
+  equals: 'Field equals',
+  contains: 'Field contains',
+  numberBetween: 'Number between',
+  dateBetween: 'Date between',
+  checkbox: 'Checkbox is',
+  anyFieldContains: 'Any field contains',
+};
+
+export interface ConditionRow {
+  key: number;
+  kind: ConditionKind;
+  field: string;
+  text: string;
+  min: string;
+  max: string;
+  unit: string;
+  /** Bounds typed as dates or as dates with a time. */
+  withTime: boolean;
+  from: string;
+  to: string;
+  checked: boolean;
+}
+
+export function newCondition(key: number, kind: ConditionKind = 'equals'): ConditionRow {
+  return {
+    key,
+    kind,
+    field: '',
+    text: '',
+    min: '',
+    max: '',
+    unit: '',
+    withTime: false,
+    from: '',
+    to: '',
+    checked: true,
+  };
+}
+
+function optional<K extends string, V>(key: K, value: V | null | undefined): Partial<Record<K, V>> {
+  return value === null || value === undefined ? {} : ({ [key]: value } as Partial<Record<K, V>>);
+}
+
+function candidate(row: ConditionRow): unknown {
+  const field = row.field.trim();
+  switch (row.kind) {
+    case 'equals':
+      return { kind: 'equals', field, value: row.text };
+    case 'contains':
+      return { kind: 'contains', field, text: row.text };
+    case 'numberBetween':
+      return {
+        kind: 'numberBetween',
+        field,
+        ...optional('min', row.min.trim() === '' ? null : numericValue(row.min)),
+        ...optional('max', row.max.trim() === '' ? null : numericValue(row.max)),
+        ...optional('unit', row.unit.trim() === '' ? null : row.unit.trim()),
+      };
+    case 'dateBetween':
+      return {
+        kind: 'dateBetween',
+        field,
+        ...optional('from', row.from === '' ? null : row.from),
+        ...optional('to', row.to === '' ? null : row.to),
+      };
+    case 'checkbox':
+      return { kind: 'checkbox', field, checked: row.checked };
+    case 'anyFieldContains':
+      return { kind: 'anyFieldContains', text: row.text };
+  }
+}
+
+/** The query of a row, or why it is not one yet (in words, for the row). */
+export function toQuery(row: ConditionRow): { query: MetadataQuery } | { problem: string } {
+  if (row.kind !== 'anyFieldContains' && row.field.trim() === '') {
+    return { problem: 'Name the field.' };
+  }
+  if (row.kind === 'numberBetween') {
+    for (const bound of [row.min, row.max]) {
+      if (bound.trim() !== '' && numericValue(bound) === null) {
+        return { problem: `"${bound}" is not a number.` };
+      }
+    }
+  }
+  const parsed = metadataQuerySchema.safeParse(candidate(row));
+  if (parsed.success) return { query: parsed.data };
+  return { problem: parsed.error.issues.map((issue) => issue.message).join('; ') };
+}

@@ -1,0 +1,168 @@
+import { useMemo, useState } from 'react';
+import {
+  addField,
+  addGroup,
+  parseMetadataText,
+  removeField,
+  removeGroup,
+  renameGroup,
+  serializeMetadata,
+  setFieldValue,
+  toNotebook,
+  updateField,
+} from '../../../../shared/metadata/index.js';
+import type {
+  EditResult,
+  FieldDraft,
+  LocatedProblem,
+  MetadataDoc,
+  MetadataProblem,
+} from '../../../../shared/metadata/index.js';
+import type { NotebookEntryView } from '../../../../shared/notebookApi.js';
+import { toBridgeError } from '../../bridge.js';
+import { errorText } from '../../format.js';
+import { useNotebookStore } from '../../stores/notebook.js';
+import { parseTags } from './words.js';
+
+export type EditorMode = 'builder' | 'code';
+
+export interface SaveError {
+  message: string;
+  conflict: boolean;
+}
+
+/** What the code text holds now: the document, or why it cannot become one. */
+function readCode(code: string): { doc: MetadataDoc | null; problems: LocatedProblem[] } {
+  const result = parseMetadataText(code);
+  return { doc: result.ok ? result.doc : null, problems: result.problems };
+}
+
+/**
+ * The edit-mode draft of one entry: title, tags, main text and the metadata, edited in the
+ * builder or as JSON. Switching modes never drops data: builder -> code writes the document
+ * out; code -> builder happens only when the text is a document (else the text stays and its
+ * problems show).
+ */
+export function useEntryDraft(entry: NotebookEntryView, initialDoc: MetadataDoc) {
+  const [title, setTitle] = useState(entry.title);
+  const [body, setBody] = useState(entry.body);
+  const [tags, setTags] = useState(entry.tags.join(', '));
+  const [doc, setDoc] = useState(initialDoc);
+  const [mode, setMode] = useState<EditorMode>('builder');
+  const [code, setCode] = useState('');
+  /** Bumped each time code mode opens, to give the editor a fresh start. */
+  const [codeRevision, setCodeRevision] = useState(0);
+  const [blocked, setBlocked] = useState<LocatedProblem[] | null>(null);
+  const [saveError, setSaveError] = useState<SaveError | null>(null);
+  const [saving, setSaving] = useState(false);
+  const [notice, setNotice] = useState<string | null>(null);
+
+  const codeProblems = useMemo(
+    () => (mode === 'code' ? readCode(code).problems : []),
+    [mode, code],
+  );
+
+  /** Applies an operation's result; returns its problems in words when it was refused. */
+  const apply = (result: EditResult): string[] => {
+    if (!result.ok) return result.problems.map((p: MetadataProblem) => p.message);
+    setDoc(result.doc);
+    return [];
+  };
+
+  const actions = {
+    setTitle,
+    setBody,
+    setTags,
+    setValue: (name: string, value: unknown) => apply(setFieldValue(doc, name, value)),
+    setUnit: (name: string, unit: string) => apply(updateField(doc, name, { unit: unit || null })),
+    removeField: (name: string) => apply(removeField(doc, name)),
+    addField: (name: string, draft: FieldDraft) => apply(addField(doc, name, draft)),
+    addGroup: (name: string) => {
+      const result = addGroup(doc, name);
+      if (result.ok) setDoc(result.doc);
+    },
+    renameGroup: (id: number, name: string) => apply(renameGroup(doc, id, name)),
+    removeGroup: (id: number) => apply(removeGroup(doc, id)),
+    setDisplayMainText: (display: boolean) => {
+      const notebook = { ...(doc.notebook ?? { unknown: [] }), display_main_text: display };
+      setDoc({ ...doc, notebook });
+    },
+    setCode: (text: string) => {
+      setCode(text);
+      setBlocked(null);
+    },
+    toCode: () => {
+      setCode(serializeMetadata(doc));
+      setCodeRevision((n) => n + 1);
+      setBlocked(null);
+      setMode('code');
+    },
+    /** Back to the builder, unless the text is not a document: then it stays, with why. */
+    toBuilder: (): boolean => {
+      const read = readCode(code);
+      if (!read.doc) {
+        setBlocked(read.problems);
+        return false;
+      }
+      setDoc(read.doc);
+      setBlocked(null);
+      setMode('builder');
+      return true;
+    },
+    async save(): Promise<boolean> {
+      let metadataDoc = doc;
+      if (mode === 'code') {
+        const read = readCode(code);
+        if (!read.doc) {
+          setBlocked(read.problems);
+          return false;
+        }
+        metadataDoc = read.doc;
+      }
+      setSaving(true);
+      setSaveError(null);
+      try {
+        await useNotebookStore.getState().update({
+          id: entry.id,
+          version: entry.version,
+          title: title.trim(),
+          body,
+          tags: parseTags(tags),
+          metadata: toNotebook(metadataDoc),
+        });
+        return true;
+      } catch (error) {
+        const e = toBridgeError(error);
+        setSaveError({
+          conflict: e.code === 'conflict',
+          message:
+            e.code === 'conflict'
+              ? `This entry was changed elsewhere since you opened it (you started from version ${entry.version}). Your changes are still here and were not saved: copy what you need, then reload the saved version.`
+              : errorText(e),
+        });
+        return false;
+      } finally {
+        setSaving(false);
+      }
+    },
+    setNotice,
+  };
+
+  return {
+    title,
+    body,
+    tags,
+    doc,
+    mode,
+    code,
+    codeRevision,
+    codeProblems,
+    blocked,
+    saveError,
+    saving,
+    notice,
+    actions,
+  };
+}
+
+export type EntryDraft = ReturnType<typeof useEntryDraft>;

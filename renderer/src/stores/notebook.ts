@@ -1,0 +1,126 @@
+import { create } from 'zustand';
+import type {
+  EntryKind,
+  NotebookEntrySummary,
+  NotebookEntryView,
+} from '../../../shared/notebookApi.js';
+import type { ApiArgs } from '../../../shared/api.js';
+import { call, toBridgeError } from '../bridge.js';
+import { errorText } from '../format.js';
+
+export interface SearchOutcome {
+  entries: NotebookEntrySummary[];
+  total: number;
+  took_ms: number;
+}
+
+interface NotebookState {
+  /** The list's kind filter; null lists every kind. */
+  kind: EntryKind | null;
+  entries: NotebookEntrySummary[];
+  /** Templates of both kinds, for "New from template". */
+  templates: NotebookEntrySummary[];
+  /** The entry open on the right, as last read from or written to the core. */
+  open: NotebookEntryView | null;
+  error: string | null;
+  search: SearchOutcome | null;
+  searchError: string | null;
+  setKind: (kind: EntryKind | null) => Promise<void>;
+  refresh: () => Promise<void>;
+  openEntry: (id: number | null) => Promise<void>;
+  create: (args: ApiArgs<'notebook.create'>) => Promise<NotebookEntryView | null>;
+  /** Saves; throws the BridgeError (a conflict included) so the editor keeps its draft. */
+  update: (args: ApiArgs<'notebook.update'>) => Promise<NotebookEntryView>;
+  duplicate: (id: number) => Promise<void>;
+  attachUsage: (id: number) => Promise<void>;
+  runSearch: (args: ApiArgs<'notebook.search'>) => Promise<void>;
+  clear: () => void;
+}
+
+function message(error: unknown): string {
+  return errorText(toBridgeError(error));
+}
+
+export const useNotebookStore = create<NotebookState>()((set, get) => ({
+  kind: null,
+  entries: [],
+  templates: [],
+  open: null,
+  error: null,
+  search: null,
+  searchError: null,
+  async setKind(kind) {
+    set({ kind });
+    await get().refresh();
+  },
+  async refresh() {
+    const kind = get().kind;
+    try {
+      const [list, experimentTemplates, itemTemplates] = await Promise.all([
+        call('notebook.list', kind ? { kind } : {}),
+        call('notebook.list', { kind: 'experiment_template' }),
+        call('notebook.list', { kind: 'item_template' }),
+      ]);
+      set({
+        entries: list.entries,
+        templates: [...experimentTemplates.entries, ...itemTemplates.entries],
+        error: null,
+      });
+    } catch (error) {
+      set({ error: message(error) });
+    }
+  },
+  async openEntry(id) {
+    if (id === null) return set({ open: null });
+    try {
+      const { entry } = await call('notebook.get', { id });
+      set({ open: entry, error: null });
+    } catch (error) {
+      set({ error: message(error) });
+    }
+  },
+  async create(args) {
+    try {
+      const { entry } = await call('notebook.create', args);
+      set({ open: entry, error: null });
+      await get().refresh();
+      return entry;
+    } catch (error) {
+      set({ error: message(error) });
+      return null;
+    }
+  },
+  async update(args) {
+    const { entry } = await call('notebook.update', args);
+    set({ open: entry, error: null });
+    await get().refresh();
+    return entry;
+  },
+  async duplicate(id) {
+    try {
+      const { entry } = await call('notebook.duplicate', { id });
+      set({ open: entry, error: null });
+      await get().refresh();
+    } catch (error) {
+      set({ error: message(error) });
+    }
+  },
+  async attachUsage(id) {
+    try {
+      const { entry } = await call('notebook.attachUsage', { id });
+      set({ open: entry, error: null });
+    } catch (error) {
+      set({ error: message(error) });
+    }
+  },
+  async runSearch(args) {
+    try {
+      set({ search: await call('notebook.search', args), searchError: null });
+    } catch (error) {
+      set({ searchError: message(error) });
+    }
+  },
+  clear() {
+    set({ kind: null, entries: [], templates: [], open: null, error: null, search: null });
+  },
+}));

@@ -1,0 +1,320 @@
+import type { Locator, Page } from '@playwright/test';
+import { expect, test } from './fixtures.js';
+import { facility, logOn } from './facility.js';
+
+interface BuilderField {
+  type: string;
+  name: string;
+  options?: string;
+  units?: string;
+  unit?: string;
+  value?: string;
+  group?: string;
+  position?: string;
+  flags?: string[];
+}
+
+async function openNotebook(page: Page): Promise<void> {
+  await page.getByRole('tab', { name: 'Notebook' }).click();
+  await expect(page.getByRole('region', { name: 'Entries' })).toBeVisible();
+}
+
+async function createEntry(
+  page: Page,
+  kind: string,
+  title: string,
+  template?: string,
+): Promise<Locator> {
+  const form = page.getByRole('form', { name: 'New entry' });
+  await form.getByLabel('Kind').selectOption({ label: kind });
+  if (template) await form.getByLabel('Start from').selectOption({ label: template });
+  await form.getByLabel('Title').fill(title);
+  await form.getByRole('button', { name: 'Create' }).click();
+  const entry = page.getByRole('region', { name: `Entry ${title}` });
+  await expect(entry.getByRole('heading', { name: title })).toBeVisible();
+  return entry;
+}
+
+async function addField(page: Page, field: BuilderField): Promise<void> {
+  await page.getByRole('button', { name: 'Add field', exact: true }).click();
+  const dialog = page.getByRole('dialog', { name: 'Add field' });
+  await expect(dialog).toBeVisible();
+  await dialog.getByLabel('Field type').selectOption(field.type);
+  await dialog.getByLabel('Field name').fill(field.name);
+  if (field.options !== undefined) {
+    await dialog.getByLabel('Options (one per line, at least 2)').fill(field.options);
+  }
+  if (field.units !== undefined) await dialog.getByLabel('Units (one per line)').fill(field.units);
+  if (field.unit !== undefined) await dialog.getByLabel('Default unit').selectOption(field.unit);
+  if (field.value !== undefined) await dialog.getByLabel('Default value').fill(field.value);
+  if (field.group !== undefined) {
+    await dialog.getByLabel('Group').selectOption({ label: field.group });
+  }
+  if (field.position !== undefined) await dialog.getByLabel('Position').fill(field.position);
+  for (const flag of field.flags ?? []) await dialog.getByLabel(flag).check();
+  await dialog.getByRole('button', { name: 'Add field' }).click();
+  await expect(dialog).toBeHidden();
+  await expect(page.getByRole('button', { name: `Remove field ${field.name}` })).toBeVisible();
+}
+
+/** CodeMirror's own search panel (Ctrl+F): replaces every `find` with `replace`. */
+async function replaceInCode(page: Page, find: string, replace: string): Promise<void> {
+  await page.locator('.cm-content').click();
+  await page.keyboard.press('Control+f');
+  const findInput = page.locator('.cm-search input[name="search"]');
+  await findInput.fill(find);
+  await findInput.press('End');
+  const replaceInput = page.locator('.cm-search input[name="replace"]');
+  await replaceInput.fill(replace);
+  await replaceInput.press('End');
+  await page.locator('.cm-search button[name="replaceAll"]').click();
+  await page.locator('.cm-search button[name="close"]').click();
+}
+
+function fieldValue(entry: Locator, name: string): Locator {
+  return entry.locator(`[data-field="${name}"] dd`);
+}
+
+test('notebook: template with every field type, entry from it, code mode, duplicate, search, keyboard', async ({
+  page,
+  startStation,
+}) => {
+  const station = await startStation(facility());
+  const cspViolations: string[] = [];
+  page.on('console', (message) => {
+    if (message.text().includes('Content Security Policy')) cspViolations.push(message.text());
+  });
+  await page.goto(station.url);
+  await logOn(page, 'ada', '1234');
+  await openNotebook(page);
+
+  // ---- an experiment template built in the builder ----
+  const template = await createEntry(page, 'Experiment template', 'SEM sample template');
+  await template.getByRole('button', { name: 'Edit' }).click();
+  const editor = page.getByRole('region', { name: 'Editing entry SEM sample template' });
+  await editor.getByLabel('New group name').fill('Sample');
+  await editor.getByRole('button', { name: 'Add group' }).click();
+  await editor.getByLabel('New group name').fill('Measurement');
+  await editor.getByRole('button', { name: 'Add group' }).click();
+  await expect(editor.getByLabel('Name of group Measurement')).toBeVisible();
+
+  // The builder refuses a choice field with fewer than 2 options, and says why.
+  await page.getByRole('button', { name: 'Add field', exact: true }).click();
+  const dialog = page.getByRole('dialog', { name: 'Add field' });
+  await dialog.getByLabel('Field type').selectOption('radio');
+  await expect(dialog.getByLabel('Units (one per line)')).toHaveCount(0);
+  await expect(dialog.getByLabel('Open in the current tab')).toHaveCount(0);
+  await dialog.getByLabel('Field name').fill('Atmosphere');
+  await dialog.getByLabel('Options (one per line, at least 2)').fill('air');
+  await dialog.getByRole('button', { name: 'Add field' }).click();
+  await expect(dialog.getByRole('alert')).toContainText('at least 2 options');
+  await dialog.getByLabel('Options (one per line, at least 2)').fill('air\nvacuum');
+  await dialog.getByRole('button', { name: 'Add field' }).click();
+  await expect(dialog).toBeHidden();
+
+  await addField(page, {
+    type: 'number',
+    name: 'Mass',
+    units: 'mg\ng',
+    unit: 'mg',
+    group: 'Sample',
+    position: '1',
+    flags: ['Blank value on duplicate'],
+  });
+  await addField(page, { type: 'date', name: 'Prepared on', group: 'Sample', position: '2' });
+  await addField(page, { type: 'checkbox', name: 'Coated', group: 'Sample' });
+  await addField(page, {
+    type: 'select',
+    name: 'Detector',
+    options: 'SE\nBSE\nEDS',
+    group: 'Measurement',
+    flags: ['Allow several values'],
+  });
+  await addField(page, { type: 'datetime-local', name: 'Measured at', group: 'Measurement' });
+  await addField(page, { type: 'time', name: 'Start time', group: 'Measurement' });
+  await addField(page, { type: 'email', name: 'Contact' });
+  await addField(page, { type: 'text', name: 'Operator note', flags: ['Required'] });
+  await addField(page, { type: 'url', name: 'Protocol' });
+  await editor.getByRole('button', { name: 'Save' }).click();
+
+  const savedTemplate = page.getByRole('region', { name: 'Entry SEM sample template' });
+  const sections = savedTemplate.locator('.field-section h3');
+  await expect(sections).toHaveText(['Sample', 'Measurement']);
+  await expect(
+    savedTemplate.getByRole('region', { name: 'Sample', exact: true }).locator('dt'),
+  ).toHaveText(['Mass', 'Prepared on', 'Coated']);
+
+  // ---- an experiment from the template, filled in ----
+  const entry = await createEntry(page, 'Experiment', 'Run 42', 'SEM sample template');
+  await expect(fieldValue(entry, 'Mass')).toBeAttached();
+  await entry.getByRole('button', { name: 'Edit' }).click();
+  const edit = page.getByRole('region', { name: 'Editing entry Run 42' });
+  await edit.getByLabel('Mass', { exact: true }).fill('12.5');
+  await edit.getByLabel('Unit of Mass').selectOption('mg');
+  await edit.getByLabel('Prepared on', { exact: true }).fill('2024-05-01');
+  await edit.getByLabel('Coated', { exact: true }).check();
+  await edit.getByLabel('Detector', { exact: true }).selectOption(['SE', 'EDS']);
+  await edit.getByLabel('Measured at', { exact: true }).fill('2024-05-02T10:30');
+  await edit.getByLabel('Start time', { exact: true }).fill('09:15');
+  await edit.getByRole('radiogroup', { name: 'Atmosphere' }).getByLabel('vacuum').check();
+  await expect(edit.getByText('is empty; the field is marked required')).toBeVisible();
+  await edit.getByLabel('Operator note', { exact: true }).fill('Note one');
+  await expect(edit.getByText('is empty; the field is marked required')).toHaveCount(0);
+  // Live validation at the field.
+  await edit.getByLabel('Contact', { exact: true }).fill('not-an-email');
+  await expect(edit.getByText('is not a valid e-mail address')).toBeVisible();
+  await expect(edit.getByLabel('Contact', { exact: true })).toHaveAttribute('aria-invalid', 'true');
+  await edit.getByLabel('Contact', { exact: true }).fill('ada@example.org');
+  await expect(edit.getByText('is not a valid e-mail address')).toHaveCount(0);
+  await edit.getByLabel('Protocol', { exact: true }).fill('https://example.org/protocol');
+
+  // ---- code mode: edit the JSON, come back, nothing lost ----
+  await edit.getByRole('button', { name: 'Code (JSON)' }).click();
+  await expect(page.locator('.cm-content')).toContainText('"extra_fields"');
+  // CodeMirror's styles apply under the page's CSP (no inline <style> needed).
+  await expect(page.locator('.cm-editor')).toHaveCSS('display', 'flex');
+  // (CodeMirror renders only the lines in view, so the result is checked back in the builder.)
+  await replaceInCode(page, '"Note one"', '"Note two"');
+  // Invalid JSON blocks the way back, keeps the text and says where.
+  await replaceInCode(page, '"extra_fields": {', '"extra_fields": {{');
+  await edit.getByRole('button', { name: 'Builder' }).click();
+  await expect(edit.getByTestId('code-blocked')).toContainText('not valid JSON');
+  await expect(edit.getByRole('button', { name: 'Code (JSON)' })).toHaveAttribute(
+    'aria-pressed',
+    'true',
+  );
+  await expect(edit.getByRole('region', { name: 'Problems in the JSON' })).toContainText('Line 2');
+  await expect(page.locator('.cm-lint-marker-error').first()).toBeVisible();
+  await expect(page.locator('.cm-content')).toContainText('"extra_fields": {{');
+  await replaceInCode(page, '{{', '{');
+  await edit.getByRole('button', { name: 'Builder' }).click();
+  await expect(edit.getByRole('button', { name: 'Builder' })).toHaveAttribute(
+    'aria-pressed',
+    'true',
+  );
+  await expect(edit.getByLabel('Operator note', { exact: true })).toHaveValue('Note two');
+  await expect(edit.getByLabel('Mass', { exact: true })).toHaveValue('12.5');
+  await edit.getByRole('button', { name: 'Save' }).click();
+
+  // ---- view mode ----
+  const saved = page.getByRole('region', { name: 'Entry Run 42' });
+  await expect(fieldValue(saved, 'Operator note')).toHaveText('Note two');
+  await expect(fieldValue(saved, 'Mass')).toHaveText('12.5 mg');
+  await expect(fieldValue(saved, 'Coated').getByRole('img', { name: 'Checked' })).toHaveText('✓');
+  await expect(fieldValue(saved, 'Detector')).toHaveText('SE, EDS');
+  const link = fieldValue(saved, 'Protocol').getByRole('link');
+  await expect(link).toHaveAttribute('href', 'https://example.org/protocol');
+  await expect(link).toHaveAttribute('target', '_blank');
+  await expect(link).toHaveAttribute('rel', 'noopener noreferrer');
+
+  // ---- duplicate: blank_value_on_duplicate clears Mass, the rest stays ----
+  await saved.getByRole('button', { name: 'Duplicate' }).click();
+  const copy = page.getByRole('region', { name: /^Entry Run 42 .*copy/ });
+  await expect(fieldValue(copy, 'Mass')).toHaveText('—');
+  await expect(fieldValue(copy, 'Operator note')).toHaveText('Note two');
+
+  // ---- search by a number range and a date range ----
+  await page.getByRole('button', { name: 'Search entries' }).click();
+  const search = page.getByRole('region', { name: 'Search entries' });
+  await search.getByLabel('Kind').selectOption({ label: 'Experiments' });
+  await search.getByRole('button', { name: 'Add metadata condition' }).click();
+  const first = search.getByRole('group', { name: 'Condition 1' });
+  await first.getByLabel('Condition', { exact: true }).selectOption({ label: 'Number between' });
+  await first.getByLabel('Field name').fill('Mass');
+  await first.getByLabel('From (minimum)').fill('10');
+  await first.getByLabel('To (maximum)').fill('20');
+  await first.getByLabel('Unit (optional)').fill('mg');
+  await search.getByRole('button', { name: 'Add metadata condition' }).click();
+  const second = search.getByRole('group', { name: 'Condition 2' });
+  await second.getByLabel('Condition', { exact: true }).selectOption({ label: 'Date between' });
+  await second.getByLabel('Field name').fill('Prepared on');
+  await second.getByLabel('From', { exact: true }).fill('2024-04-30');
+  await second.getByLabel('To', { exact: true }).fill('2024-05-01');
+  await search.getByRole('button', { name: 'Search', exact: true }).click();
+  await expect(search.getByTestId('search-summary')).toContainText(/^1 entry found in [\d.]+ ms$/);
+  const results = search.getByRole('list', { name: 'Search results' });
+  await expect(results.getByRole('button')).toHaveCount(1);
+  await expect(results.getByRole('button')).toContainText('Run 42');
+  // Outside the range: nothing.
+  await first.getByLabel('From (minimum)').fill('13');
+  await search.getByRole('button', { name: 'Search', exact: true }).click();
+  await expect(search.getByTestId('search-summary')).toContainText(/^0 entries found/);
+  expect(cspViolations).toEqual([]);
+});
+
+test('notebook: keyboard-only builder, Escape closes it, touch-sized controls', async ({
+  page,
+  startStation,
+}) => {
+  const station = await startStation(facility());
+  await page.goto(station.url);
+  await logOn(page, 'ada', '1234');
+  await openNotebook(page);
+
+  // Create an item by keyboard alone.
+  const form = page.getByRole('form', { name: 'New entry' });
+  await form.getByLabel('Kind').focus();
+  await form.getByLabel('Kind').selectOption('item');
+  await page.keyboard.press('Tab');
+  await expect(form.getByLabel('Start from')).toBeFocused();
+  await page.keyboard.press('Tab');
+  await expect(form.getByLabel('Title')).toBeFocused();
+  await page.keyboard.type('Sample holder');
+  await page.keyboard.press('Enter');
+  const entry = page.getByRole('region', { name: 'Entry Sample holder' });
+  await expect(entry.getByRole('heading', { name: 'Sample holder' })).toBeVisible();
+
+  const edit = entry.getByRole('button', { name: 'Edit' });
+  await edit.focus();
+  await page.keyboard.press('Enter');
+  const editor = page.getByRole('region', { name: 'Editing entry Sample holder' });
+
+  // The builder opens with Enter, takes the name, adds with Enter; Escape closes it.
+  const addButton = editor.getByRole('button', { name: 'Add field', exact: true });
+  await addButton.focus();
+  await page.keyboard.press('Enter');
+  const dialog = page.getByRole('dialog', { name: 'Add field' });
+  await expect(dialog).toBeVisible();
+  await expect(dialog.getByLabel('Field name')).toBeFocused();
+  await page.keyboard.press('Escape');
+  await expect(dialog).toBeHidden();
+  await expect(addButton).toBeFocused();
+
+  await page.keyboard.press('Space');
+  await expect(dialog).toBeVisible();
+  await page.keyboard.type('Slot count');
+  await page.keyboard.press('Shift+Tab');
+  await expect(dialog.getByLabel('Field type')).toBeFocused();
+  await dialog.getByLabel('Field type').selectOption('number');
+  await dialog.getByLabel('Field name').focus();
+  await page.keyboard.press('Enter');
+  await expect(dialog).toBeHidden();
+  const slots = editor.getByLabel('Slot count', { exact: true });
+  await expect(slots).toBeVisible();
+  await slots.focus();
+  await page.keyboard.type('6');
+  await expect(slots).toHaveValue('6');
+
+  // Focus is visible (the station's focus ring), and controls are touch-sized.
+  const outline = await slots.evaluate((el) => getComputedStyle(el).outlineStyle);
+  expect(outline).toBe('solid');
+  for (const control of [
+    slots,
+    addButton,
+    editor.getByRole('button', { name: 'Save' }),
+    editor.getByRole('button', { name: 'Remove field Slot count' }),
+    editor.getByLabel('Title', { exact: true }),
+  ]) {
+    const box = await control.boundingBox();
+    expect(box?.height ?? 0).toBeGreaterThanOrEqual(44);
+  }
+
+  // Save from the keyboard.
+  await editor.getByRole('button', { name: 'Save' }).focus();
+  await page.keyboard.press('Enter');
+  await expect(
+    page
+      .getByRole('region', { name: 'Entry Sample holder' })
+      .locator('[data-field="Slot count"] dd'),
+  ).toHaveText('6');
+});

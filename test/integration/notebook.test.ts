@@ -1,0 +1,620 @@
+/**
+ * The notebook on a real station data dir (SQLite file in a temp dir): entries, templates,
+ * optimistic versions, ownership, usage links, search by metadata against the reference
+ * semantics (matchesQuery), the query plans, the usage_context harvest hook, and the push of
+ * entries through the server's sync route with a station key.
+ */
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  matchesQuery,
+  parseMetadata,
+  type MetadataDoc,
+  type MetadataQuery,
+} from '../../shared/metadata/index.js';
+import type { NotebookEntryView } from '../../shared/notebookApi.js';
+import type { UsageEventView } from '../../shared/api.js';
+import { openDatabase, type Db } from '../../electron/core/db/open.js';
+import { runPostTransferHooks } from '../../electron/core/harvest/hooks.js';
+import type { FileRow } from '../../electron/core/harvest/records.js';
+import { searchWhere } from '../../electron/core/notebook/search.js';
+import { createStationAccount } from '../../electron/core/server/accounts.js';
+import { createServerApp } from '../../electron/core/server/app.js';
+import { importBundle } from '../../electron/core/station/facility.js';
+import { Station } from '../../electron/core/station/station.js';
+import type { PushResult } from '../../electron/core/sync/protocol.js';
+import { AppError } from '../../electron/core/util/errors.js';
+import { createLogger } from '../../electron/core/util/log.js';
+import { facilityBundle, goodPreAnswers } from '../fixtures/facility.js';
+import { tempDir } from './helpers.js';
+
+let now = Date.parse('2026-11-20T09:00:00Z');
+const clock = (): number => (now += 1000);
+
+async function station(): Promise<Station> {
+  const st = Station.open({ dataDir: tempDir(), log: createLogger('silent'), clock });
+  await importBundle(st.db, facilityBundle());
+  return st;
+}
+
+async function as(st: Station, login: string, pin: string): Promise<void> {
+  await st.call('session.logoff', {});
+  await st.call('session.logon', { login, pin });
+}
+
+async function entry(st: Station, name: string, args: object): Promise<NotebookEntryView> {
+  return ((await st.call(name, args)) as { entry: NotebookEntryView }).entry;
+}
+
+async function failure(promise: Promise<unknown>, code: string): Promise<AppError> {
+  const error = await promise.then(
+    () => new Error(`expected ${code}, but the call succeeded`),
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(AppError);
+  expect((error as AppError).code).toBe(code);
+  return error as AppError;
+}
+
+const count = (db: Db, sql: string): number => db.prepare(sql).pluck().get() as number;
+
+const metadata = {
+  extra_fields: {
+    Status: { type: 'select', value: 'Running', options: ['Planned', 'Running', 'Done'] },
+    'Beam energy': { type: 'number', value: 5, units: ['kV', 'V'], unit: 'kV' },
+    'Sample ID': { value: 'A-100', blank_value_on_duplicate: true },
+    Polished: { type: 'checkbox', value: true },
+    'Prepared on': { type: 'date', value: '2026-11-19' },
+  },
+};
+
+describe('notebook entries', () => {
+  let st: Station;
+  beforeAll(async () => {
+    st = await station();
+  });
+  afterAll(() => st.close());
+
+  it('needs someone logged on', async () => {
+    await st.call('session.logoff', {});
+    await failure(st.call('notebook.list', {}), 'unauthenticated');
+  });
+
+  it('creates, reads and updates with an optimistic version; a stale edit is a conflict', async () => {
+    await as(st, 'alice', '1234');
+    const made = await entry(st, 'notebook.create', {
+      kind: 'experiment',
+      title: 'Cathode cross-sections',
+      body: 'Polished at 5 kV.',
+      tags: ['cathodes', 'SEM', 'cathodes'],
+      metadata,
+    });
+    expect(made).toMatchObject({ version: 1, tags: ['cathodes', 'SEM'], problems: [] });
+    expect(made.owner?.username).toBe('alice');
+    expect((made.metadata as typeof metadata).extra_fields['Beam energy'].unit).toBe('kV');
+    const changed = await entry(st, 'notebook.update', { id: made.id, version: 1, title: 'New' });
+    expect(changed).toMatchObject({ version: 2, title: 'New', body: 'Polished at 5 kV.' });
+    const stale = await failure(
+      st.call('notebook.update', { id: made.id, version: 1, body: 'other window' }),
+      'conflict',
+    );
+    expect(stale.message).toMatch(/changed elsewhere/);
+    expect((await entry(st, 'notebook.get', { id: made.id })).body).toBe('Polished at 5 kV.');
+    const pushed = st.db
+      .prepare("SELECT payload FROM outbox WHERE kind = 'notebook_entry' ORDER BY id")
+      .pluck()
+      .all() as string[];
+    expect(pushed.map((p) => (JSON.parse(p) as { version: number }).version)).toEqual([1, 2]);
+  });
+
+  it('refuses structurally broken metadata, naming field and property, and stores nothing', async () => {
+    await as(st, 'alice', '1234');
+    const before = count(st.db, 'SELECT count(*) FROM notebook_entries');
+    const outbox = count(st.db, 'SELECT count(*) FROM outbox');
+    const error = await failure(
+      st.call('notebook.create', {
+        kind: 'item',
+        title: 'Broken',
+        metadata: { extra_fields: { Colour: { type: 'select', value: 'red' } } },
+      }),
+      'validation_failed',
+    );
+    expect(error.message).toContain('extra_fields."Colour".options');
+    expect((error.details as { problems: { code: string }[] }).problems[0]?.code).toBe(
+      'missing_options',
+    );
+    expect(count(st.db, 'SELECT count(*) FROM notebook_entries')).toBe(before);
+    expect(count(st.db, 'SELECT count(*) FROM outbox')).toBe(outbox);
+  });
+
+  it('stores value problems and returns them', async () => {
+    await as(st, 'alice', '1234');
+    const made = await entry(st, 'notebook.create', {
+      kind: 'item',
+      title: 'Contact',
+      metadata: { extra_fields: { Email: { type: 'email', value: 'not-an-address' } } },
+    });
+    expect(made.problems.map((p) => p.code)).toEqual(['invalid_email']);
+    expect((await entry(st, 'notebook.get', { id: made.id })).problems[0]?.message).toContain(
+      'extra_fields."Email".value',
+    );
+  });
+
+  it('makes entries from templates, duplicates, and keeps others’ entries private', async () => {
+    await as(st, 'bob', '2345');
+    const template = await entry(st, 'notebook.create', {
+      kind: 'experiment_template',
+      title: 'SEM session',
+      body: 'Steps: ...',
+      tags: ['sem'],
+      metadata,
+    });
+    await as(st, 'alice', '1234');
+    const fromTemplate = await entry(st, 'notebook.create', {
+      kind: 'experiment',
+      title: 'Monday',
+      template_id: template.id,
+    });
+    expect(fromTemplate).toMatchObject({
+      title: 'Monday',
+      body: 'Steps: ...',
+      tags: ['sem'],
+      template_id: template.id,
+    });
+    expect(fromTemplate.owner?.username).toBe('alice');
+    expect(fromTemplate.metadata).toEqual(template.metadata);
+    await failure(
+      st.call('notebook.create', { kind: 'item', title: 'x', template_id: template.id }),
+      'validation_failed',
+    );
+    // Templates are everyone's to read and use, only their owner's to change.
+    await failure(
+      st.call('notebook.update', { id: template.id, version: 1, title: 'mine' }),
+      'forbidden',
+    );
+    const copy = await entry(st, 'notebook.duplicate', { id: fromTemplate.id });
+    expect(copy.title).toBe('Monday (copy)');
+    const fields = (copy.metadata as typeof metadata).extra_fields;
+    expect(fields['Sample ID'].value).toBe('');
+    expect(fields.Status.value).toBe('Running');
+    await as(st, 'bob', '2345');
+    await failure(st.call('notebook.get', { id: fromTemplate.id }), 'not_found');
+    const listed = (await st.call('notebook.list', {})) as { entries: { id: number }[] };
+    expect(listed.entries.map((e) => e.id)).toEqual([template.id]);
+    // Staff read and change everything.
+    await as(st, 'sam', '9999');
+    expect((await entry(st, 'notebook.get', { id: fromTemplate.id })).title).toBe('Monday');
+  });
+
+  it('deletes softly: kept, synced as deleted, no longer listed or found', async () => {
+    await as(st, 'alice', '1234');
+    const made = await entry(st, 'notebook.create', {
+      kind: 'item',
+      title: 'To delete',
+      tags: ['gone'],
+      metadata: { extra_fields: { Code: { value: 'zz-delete' } } },
+    });
+    await failure(st.call('notebook.delete', { id: made.id, version: 5 }), 'conflict');
+    expect(await st.call('notebook.delete', { id: made.id, version: 1 })).toEqual({ ok: true });
+    await failure(st.call('notebook.get', { id: made.id }), 'not_found');
+    const found = (await st.call('notebook.search', {
+      metadata: [{ kind: 'anyFieldContains', text: 'zz-delete' }],
+    })) as { total: number };
+    expect(found.total).toBe(0);
+    const tags = (await st.call('notebook.tags', {})) as { tags: { tag: string }[] };
+    expect(tags.tags.map((t) => t.tag)).not.toContain('gone');
+    const last = JSON.parse(
+      st.db
+        .prepare('SELECT payload FROM outbox WHERE record_uuid = ? ORDER BY id DESC LIMIT 1')
+        .pluck()
+        .get(made.uuid) as string,
+    ) as { deleted_at: string | null; version: number };
+    expect(last.deleted_at).not.toBeNull();
+    expect(last.version).toBe(2);
+  });
+
+  it('links an experiment to the usage in progress, and only an experiment', async () => {
+    await as(st, 'alice', '1234');
+    const experiment = await entry(st, 'notebook.create', {
+      kind: 'experiment',
+      title: 'During usage',
+      metadata,
+    });
+    await failure(st.call('notebook.attachUsage', { id: experiment.id }), 'no_active_usage');
+    const { usage } = (await st.call('toolControl.enable', {
+      tool: 'SEM',
+      project: 'Cathodes',
+      answers: goodPreAnswers,
+    })) as { usage: UsageEventView };
+    const linked = await entry(st, 'notebook.attachUsage', { id: experiment.id });
+    expect(linked.usage_event).toMatchObject({ uuid: usage.uuid, tool: 'SEM', end: null });
+    expect(linked.version).toBe(2);
+    const item = await entry(st, 'notebook.create', { kind: 'item', title: 'An item' });
+    await failure(st.call('notebook.attachUsage', { id: item.id }), 'bad_request');
+    await failure(
+      st.call('notebook.attachUsage', { id: experiment.id, usage: 99999 }),
+      'not_found',
+    );
+
+    // The usage_context hook lists the attached experiments with their metadata.
+    const output = await runPostTransferHooks(
+      [
+        {
+          id: 1,
+          name: 'ctx',
+          trigger: 'post_transfer',
+          kind: 'usage_context',
+          config: {},
+          priority: 1,
+          instrument_id: null,
+          from_server: false,
+        },
+      ],
+      {
+        db: st.db,
+        file: { usage_event_id: usage.id, metadata_: '{}' } as FileRow,
+        sourcePath: '/nowhere',
+        destinationPath: '/nowhere',
+        instrument: 'camera',
+      },
+    );
+    const context = output.usage_context as { experiments: unknown[] };
+    expect(context.experiments).toEqual([
+      { uuid: experiment.uuid, title: 'During usage', metadata: linked.metadata },
+    ]);
+    const unlinked = await entry(st, 'notebook.attachUsage', { id: experiment.id, usage: null });
+    expect(unlinked.usage_event).toBeNull();
+  });
+});
+
+// ---- search ----
+
+interface Made {
+  id: number;
+  doc: MetadataDoc;
+  kind: string;
+  title: string;
+  tags: string[];
+}
+
+function fieldsFor(i: number): Record<string, unknown> {
+  const units = ['kV', 'V', 'mV'];
+  const fields: Record<string, unknown> = {
+    Status: {
+      type: 'select',
+      value: ['Planned', 'Running', 'Done'][i % 3],
+      options: ['Planned', 'Running', 'Done'],
+    },
+    Voltage: {
+      type: 'number',
+      value: i % 7 === 0 ? '' : (i * 1.5) % 20,
+      units,
+      unit: units[i % 3],
+    },
+    Polished: { type: 'checkbox', value: i % 2 === 0 },
+    Prepared: { type: 'date', value: `2026-11-${String(1 + (i % 28)).padStart(2, '0')}` },
+    Started: {
+      type: 'datetime-local',
+      value: `2026-11-${10 + (i % 3)}T${String(i % 24).padStart(2, '0')}:${String((i * 7) % 60).padStart(2, '0')}`,
+    },
+    Note: { value: i % 5 === 0 ? '100% Done_ok\\' : `Sample ${i} GÜNTHER` },
+  };
+  if (i % 4 === 0) {
+    fields.Elements = {
+      type: 'select',
+      allow_multi_values: true,
+      value: i % 8 === 0 ? ['Fe', 'Ni'] : [],
+      options: ['Fe', 'Ni', 'Co'],
+    };
+  }
+  return { extra_fields: fields };
+}
+
+const QUERIES: MetadataQuery[] = [
+  { kind: 'equals', field: 'Status', value: 'running' },
+  { kind: 'equals', field: 'Elements', value: 'ni' },
+  { kind: 'equals', field: 'Polished', value: 'on' },
+  { kind: 'contains', field: 'Note', text: 'günther' },
+  { kind: 'contains', field: 'Note', text: '0% d' },
+  { kind: 'contains', field: 'Note', text: '_' },
+  { kind: 'contains', field: 'Note', text: 'done_ok\\' },
+  { kind: 'numberBetween', field: 'Voltage', min: 3, max: 12 },
+  { kind: 'numberBetween', field: 'Voltage', min: 3, max: 12, unit: 'kV' },
+  { kind: 'numberBetween', field: 'Voltage', max: 4.5, unit: 'V' },
+  { kind: 'dateBetween', field: 'Prepared', from: '2026-11-05', to: '2026-11-09' },
+  { kind: 'dateBetween', field: 'Started', from: '2026-11-10T05:30', to: '2026-11-10T12:00' },
+  { kind: 'dateBetween', field: 'Started', to: '2026-11-10' },
+  { kind: 'dateBetween', field: 'Prepared', from: '2026-11-20T00:00' },
+  { kind: 'checkbox', field: 'Polished', checked: true },
+  { kind: 'checkbox', field: 'Polished', checked: false },
+  { kind: 'anyFieldContains', text: 'Running' },
+  { kind: 'anyFieldContains', text: '100%' },
+  { kind: 'anyFieldContains', text: 'Fe' },
+  { kind: 'anyFieldContains', text: 'le 1' },
+];
+
+describe('notebook search', () => {
+  let st: Station;
+  const made: Made[] = [];
+
+  beforeAll(async () => {
+    st = await station();
+    await as(st, 'bob', '2345');
+    // Someone else's experiment: never in alice's results.
+    await entry(st, 'notebook.create', {
+      kind: 'experiment',
+      title: 'Bob 0',
+      metadata: fieldsFor(0),
+    });
+    await as(st, 'alice', '1234');
+    for (let i = 0; i < 60; i++) {
+      const kind = i % 10 === 9 ? 'experiment_template' : i % 3 === 2 ? 'item' : 'experiment';
+      const tags = [i % 2 ? 'odd' : 'even', ...(i % 3 === 0 ? ['Third'] : [])];
+      const title = `Run ${i}${i % 6 === 0 ? ' – Cathode' : ''}`;
+      const view = await entry(st, 'notebook.create', {
+        kind,
+        title,
+        tags,
+        metadata: fieldsFor(i),
+      });
+      const parsed = parseMetadata(fieldsFor(i));
+      if (!parsed.ok) throw new Error('fixture metadata does not parse');
+      made.push({ id: view.id, doc: parsed.doc, kind, title, tags });
+    }
+  });
+  afterAll(() => st.close());
+
+  const search = async (args: object): Promise<number[]> => {
+    const result = (await st.call('notebook.search', { limit: 500, ...args })) as {
+      entries: { id: number }[];
+      total: number;
+    };
+    expect(result.total).toBe(result.entries.length);
+    return result.entries.map((e) => e.id).sort((a, b) => a - b);
+  };
+
+  it.each(QUERIES.map((q) => [JSON.stringify(q), q] as const))(
+    'finds exactly what matchesQuery finds: %s',
+    async (_name, query) => {
+      const expected = made.filter((m) => matchesQuery(m.doc, query)).map((m) => m.id);
+      expect(expected.length).toBeGreaterThan(0);
+      expect(expected.length).toBeLessThan(made.length);
+      expect(await search({ metadata: [query] })).toEqual(expected);
+    },
+  );
+
+  it('respects the unit of a number range', async () => {
+    const inKv = await search({
+      metadata: [{ kind: 'numberBetween', field: 'Voltage', min: 0, max: 100, unit: 'kV' }],
+    });
+    const units = made.filter((m) => inKv.includes(m.id)).map((m) => m.doc.fields[1]?.unit);
+    expect(new Set(units)).toEqual(new Set(['kV']));
+  });
+
+  it('combines metadata conditions with kind, title and tags (all of them)', async () => {
+    const query: MetadataQuery[] = [
+      { kind: 'checkbox', field: 'Polished', checked: true },
+      { kind: 'numberBetween', field: 'Voltage', min: 1 },
+    ];
+    const expected = made
+      .filter(
+        (m) =>
+          m.kind === 'experiment' &&
+          m.title.toLowerCase().includes('cathode') &&
+          m.tags.includes('even') &&
+          m.tags.includes('Third') &&
+          query.every((q) => matchesQuery(m.doc, q)),
+      )
+      .map((m) => m.id);
+    expect(expected.length).toBeGreaterThan(0);
+    expect(
+      await search({
+        kind: 'experiment',
+        title: 'CATHODE',
+        tags: ['even', 'third'],
+        metadata: query,
+      }),
+    ).toEqual(expected);
+    expect(await search({ kind: 'experiment_template' })).toEqual(
+      made.filter((m) => m.kind === 'experiment_template').map((m) => m.id),
+    );
+    expect(await search({ title: '%' })).toEqual([]);
+  });
+
+  it('answers every query kind from an index (EXPLAIN QUERY PLAN)', () => {
+    const expectIndex: Record<MetadataQuery['kind'], RegExp> = {
+      equals: /notebook_metadata_index USING (COVERING )?INDEX notebook_metadata_index_text/,
+      contains: /notebook_metadata_index USING (COVERING )?INDEX notebook_metadata_index_text/,
+      numberBetween: /USING (COVERING )?INDEX notebook_metadata_index_num/,
+      dateBetween: /USING (COVERING )?INDEX notebook_metadata_index_date/,
+      checkbox: /USING (COVERING )?INDEX notebook_metadata_index_bool/,
+      anyFieldContains: /notebook_metadata_text VIRTUAL TABLE INDEX/,
+    };
+    for (const query of QUERIES) {
+      if (query.kind === 'anyFieldContains' && [...query.text].length < 3) continue;
+      const where = searchWhere({ id: 1 }, { metadata: [query] });
+      const plan = (
+        st.db
+          .prepare(`EXPLAIN QUERY PLAN SELECT e.id FROM notebook_entries e WHERE ${where.sql}`)
+          .all(...where.params) as { detail: string }[]
+      )
+        .map((row) => row.detail)
+        .join('\n');
+      expect(plan, JSON.stringify(query)).toMatch(expectIndex[query.kind]);
+      expect(plan, JSON.stringify(query)).not.toMatch(/SCAN notebook_metadata_index\b(?! USING)/);
+    }
+    const tagged = searchWhere({ id: 1 }, { tags: ['odd'] });
+    const tagPlan = (
+      st.db
+        .prepare(`EXPLAIN QUERY PLAN SELECT e.id FROM notebook_entries e WHERE ${tagged.sql}`)
+        .all(...tagged.params) as { detail: string }[]
+    )
+      .map((row) => row.detail)
+      .join('\n');
+    expect(tagPlan).toMatch(/notebook_tags USING (COVERING )?INDEX notebook_tags_tag/);
+  });
+});
+
+// ---- sync ----
+
+describe('notebook sync', () => {
+  let st: Station;
+  let server: Db;
+  let app: FastifyInstance;
+  let key: string;
+
+  beforeAll(async () => {
+    st = await station();
+    server = openDatabase(join(tempDir(), 'server.db'));
+    server.prepare("INSERT INTO settings (key, value) VALUES ('mode', '\"server\"')").run();
+    // The facility as the server has it: the same records under the same uuids.
+    for (const table of ['users', 'projects', 'tools']) {
+      const rows = st.db.prepare(`SELECT * FROM ${table}`).all() as Record<string, unknown>[];
+      for (const row of rows) {
+        const cols = Object.keys(row);
+        server
+          .prepare(
+            `INSERT INTO ${table} (${cols.map((c) => `"${c}"`).join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`,
+          )
+          .run(...cols.map((c) => row[c]));
+      }
+    }
+    key = createStationAccount(server, { name: 'sem-pc', tool: 'SEM' }).key;
+    app = await createServerApp({
+      db: server,
+      log: createLogger('silent'),
+      jwtSecret: 'notebook-test-secret-0123456789abcdef',
+      timeZone: () => 'UTC',
+    });
+    await app.ready();
+  });
+
+  afterAll(async () => {
+    await app.close();
+    server.close();
+    st.close();
+  });
+
+  const outbox = (): {
+    id: number;
+    kind: string;
+    uuid: string;
+    payload: Record<string, unknown>;
+  }[] =>
+    (
+      st.db.prepare('SELECT id, kind, record_uuid, payload FROM outbox ORDER BY id').all() as {
+        id: number;
+        kind: string;
+        record_uuid: string;
+        payload: string;
+      }[]
+    ).map((r) => ({
+      id: r.id,
+      kind: r.kind,
+      uuid: r.record_uuid,
+      payload: JSON.parse(r.payload) as Record<string, unknown>,
+    }));
+
+  const push = async (records: ReturnType<typeof outbox>): Promise<PushResult> => {
+    const res = await app.inject({
+      method: 'POST',
+      url: '/sync/push',
+      headers: { authorization: `Station ${key}` },
+      payload: { records },
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    return res.json();
+  };
+
+  it('pushes entries, keeps the highest version, and keeps the search rows on the server', async () => {
+    await as(st, 'alice', '1234');
+    await st.call('toolControl.enable', {
+      tool: 'SEM',
+      project: 'Cathodes',
+      answers: goodPreAnswers,
+    });
+    const template = await entry(st, 'notebook.create', {
+      kind: 'experiment_template',
+      title: 'Template',
+      metadata,
+    });
+    const experiment = await entry(st, 'notebook.create', {
+      kind: 'experiment',
+      title: 'Pushed',
+      tags: ['sync'],
+      template_id: template.id,
+    });
+    await entry(st, 'notebook.attachUsage', { id: experiment.id });
+    const rows = outbox();
+    const result = await push(rows);
+    expect(result.error).toBeNull();
+    expect(result.acked).toEqual(rows.map((r) => r.id));
+    const stored = server
+      .prepare(
+        `SELECT e.version, e.usage_event_id IS NOT NULL AS linked, t.uuid AS template, e.station_id
+         FROM notebook_entries e LEFT JOIN notebook_entries t ON t.id = e.template_id
+         WHERE e.uuid = ?`,
+      )
+      .get(experiment.uuid);
+    expect(stored).toMatchObject({ version: 2, linked: 1, template: template.uuid });
+    expect(
+      server
+        .prepare(
+          `SELECT count(*) FROM notebook_metadata_index r JOIN notebook_entries e
+           ON e.id = r.entry_id WHERE e.uuid = ? AND r.name = 'Beam energy' AND r.num = 5`,
+        )
+        .pluck()
+        .get(experiment.uuid),
+    ).toBe(1);
+    // A resend changes nothing: the version the server holds is acknowledged again, the
+    // older one is stale (acknowledged, kept out).
+    const [older, newer] = rows.filter((r) => r.uuid === experiment.uuid);
+    const again = await push(rows);
+    expect(again).toMatchObject({ error: null, stale: [older.id] });
+    expect(await push([{ ...newer, id: 900 }])).toMatchObject({ acked: [900], stale: [] });
+    expect(
+      server
+        .prepare('SELECT version FROM notebook_entries WHERE uuid = ?')
+        .pluck()
+        .get(experiment.uuid),
+    ).toBe(2);
+  });
+
+  it('refuses an entry whose owner or usage the server does not hold', async () => {
+    const sample = outbox().find((r) => r.kind === 'notebook_entry')!;
+    const stranger = '01890a5d-ac96-774b-bcce-b302099a8057';
+    const noOwner = await push([
+      {
+        ...sample,
+        id: 901,
+        uuid: stranger,
+        payload: { ...sample.payload, uuid: stranger, owner_uuid: stranger },
+      },
+    ]);
+    expect(noOwner.error).toMatchObject({ code: 'unknown_reference' });
+    expect(noOwner.error?.detail).toMatch(/owner_uuid/);
+    const other = '01890a5d-ac96-774b-bcce-b302099a8058';
+    const noUsage = await push([
+      {
+        ...sample,
+        id: 902,
+        uuid: other,
+        payload: {
+          ...sample.payload,
+          uuid: other,
+          kind: 'experiment',
+          template_uuid: null,
+          usage_event_uuid: stranger,
+        },
+      },
+    ]);
+    expect(noUsage.error).toMatchObject({ code: 'unknown_reference' });
+    expect(
+      count(
+        server,
+        `SELECT count(*) FROM notebook_entries WHERE uuid IN ('${stranger}', '${other}')`,
+      ),
+    ).toBe(0);
+  });
+});
