@@ -332,6 +332,9 @@ const QUERIES: MetadataQuery[] = [
   { kind: 'anyFieldContains', text: '100%' },
   { kind: 'anyFieldContains', text: 'Fe' },
   { kind: 'anyFieldContains', text: 'le 1' },
+  { kind: 'anyFieldContains', text: 'GÜNTHER' },
+  { kind: 'anyFieldContains', text: 'done_ok\\' },
+  { kind: 'anyFieldContains', text: '\\' },
 ];
 
 describe('notebook search', () => {
@@ -383,6 +386,22 @@ describe('notebook search', () => {
       expect(await search({ metadata: [query] })).toEqual(expected);
     },
   );
+
+  it('never matches across two values of an entry (the text index holds one per line)', async () => {
+    const spanning = { kind: 'anyFieldContains', text: 'running\n2026-11-' } as const;
+    expect(made.filter((m) => matchesQuery(m.doc, spanning))).toEqual([]);
+    // ...while the joined text of some entries does hold it.
+    const joined = st.db
+      .prepare('SELECT count(*) FROM notebook_metadata_text WHERE instr(text, ?) > 0')
+      .pluck()
+      .get(spanning.text) as number;
+    expect(joined).toBeGreaterThan(0);
+    expect(await search({ metadata: [spanning] })).toEqual([]);
+    // The same two values one at a time are found.
+    expect(
+      (await search({ metadata: [{ kind: 'anyFieldContains', text: 'running' }] })).length,
+    ).toBeGreaterThan(0);
+  });
 
   it('respects the unit of a number range', async () => {
     const inKv = await search({
@@ -436,7 +455,9 @@ describe('notebook search', () => {
       const where = searchWhere({ id: 1 }, { metadata: [query] });
       const plan = (
         st.db
-          .prepare(`EXPLAIN QUERY PLAN SELECT e.id FROM notebook_entries e WHERE ${where.sql}`)
+          .prepare(
+            `EXPLAIN QUERY PLAN SELECT k.entry_id FROM notebook_search_keys k WHERE ${where.sql}`,
+          )
           .all(...where.params) as { detail: string }[]
       )
         .map((row) => row.detail)
@@ -447,7 +468,9 @@ describe('notebook search', () => {
     const tagged = searchWhere({ id: 1 }, { tags: ['odd'] });
     const tagPlan = (
       st.db
-        .prepare(`EXPLAIN QUERY PLAN SELECT e.id FROM notebook_entries e WHERE ${tagged.sql}`)
+        .prepare(
+          `EXPLAIN QUERY PLAN SELECT k.entry_id FROM notebook_search_keys k WHERE ${tagged.sql}`,
+        )
         .all(...tagged.params) as { detail: string }[]
     )
       .map((row) => row.detail)

@@ -1,8 +1,10 @@
 /**
  * notebook.search in SQL over the derived tables (migration 8). Each metadata condition
- * becomes `e.id IN (SELECT entry_id FROM notebook_metadata_index WHERE name = ? AND ...)`,
+ * becomes `k.entry_id IN (SELECT entry_id FROM notebook_metadata_index WHERE name = ? AND ...)`,
  * which seeks one index by field name, with exactly the meaning of matchesQuery()
- * (shared/metadata/search.ts): an entry matches when one of its rows does.
+ * (shared/metadata/search.ts): an entry matches when one of its rows does. Who may see an
+ * entry, its kind, title and order come from the slim notebook_search_keys rows, never from
+ * the entries themselves; the page's summaries are read for its ids alone.
  */
 import {
   dateQueryBounds,
@@ -14,7 +16,7 @@ import type { ApiParsedArgs } from '../../../shared/api.js';
 import type { NotebookEntrySummary } from '../../../shared/notebookApi.js';
 import type { Db } from '../db/open.js';
 import type { UserRow } from '../station/records.js';
-import { TEMPLATE_KINDS_SQL } from './store.js';
+import { cachedStatement } from '../db/statements.js';
 import { SUMMARY_COLUMNS, SUMMARY_JOINS, toSummary, type SummaryRow } from './views.js';
 
 export interface SqlCondition {
@@ -29,17 +31,17 @@ function trigramPhrase(text: string): string | null {
   return [...text].length >= 3 ? `"${text.replaceAll('"', '""')}"` : null;
 }
 
-/** One metadata query as a condition on `e.id`. */
+/** One metadata query as a condition on `k.entry_id`. */
 export function metadataCondition(query: MetadataQuery): SqlCondition {
   switch (query.kind) {
     case 'equals':
       return {
-        sql: `e.id IN (${ROWS} name = ? AND text = ?)`,
+        sql: `k.entry_id IN (${ROWS} name = ? AND text = ?)`,
         params: [query.field, searchText(query.value)],
       };
     case 'contains':
       return {
-        sql: `e.id IN (${ROWS} name = ? AND text LIKE ? ESCAPE '\\')`,
+        sql: `k.entry_id IN (${ROWS} name = ? AND text LIKE ? ESCAPE '\\')`,
         params: [query.field, likeContainsPattern(query.text)],
       };
     case 'numberBetween': {
@@ -57,7 +59,7 @@ export function metadataCondition(query: MetadataQuery): SqlCondition {
         terms.push('unit = ?');
         params.push(query.unit);
       }
-      return { sql: `e.id IN (${ROWS} ${terms.join(' AND ')})`, params };
+      return { sql: `k.entry_id IN (${ROWS} ${terms.join(' AND ')})`, params };
     }
     case 'dateBetween': {
       const { min, max } = dateQueryBounds(query);
@@ -71,27 +73,34 @@ export function metadataCondition(query: MetadataQuery): SqlCondition {
         terms.push('date <= ?');
         params.push(max);
       }
-      return { sql: `e.id IN (${ROWS} ${terms.join(' AND ')})`, params };
+      return { sql: `k.entry_id IN (${ROWS} ${terms.join(' AND ')})`, params };
     }
     case 'checkbox':
       return {
-        sql: `e.id IN (${ROWS} name = ? AND bool = ?)`,
+        sql: `k.entry_id IN (${ROWS} name = ? AND bool = ?)`,
         params: [query.field, query.checked ? 1 : 0],
       };
     case 'anyFieldContains': {
+      const needle = searchText(query.text);
       const pattern = likeContainsPattern(query.text);
-      const phrase = trigramPhrase(searchText(query.text));
-      // Candidates from the trigram index, confirmed on the entry's own rows.
-      if (phrase !== null) {
+      const phrase = trigramPhrase(needle);
+      // The phrase is an exact substring match in the entry's lines (case-sensitive trigram
+      // index over lowercased text); only a needle with a line break could span two values,
+      // and only those are confirmed on the rows themselves.
+      if (phrase !== null && !needle.includes('\n')) {
         return {
-          sql:
-            `e.id IN (SELECT rowid FROM notebook_metadata_text WHERE notebook_metadata_text MATCH ?)` +
-            ` AND EXISTS (SELECT 1 FROM notebook_metadata_index r WHERE r.entry_id = e.id` +
-            ` AND r.text LIKE ? ESCAPE '\\')`,
-          params: [phrase, pattern],
+          sql: `k.entry_id IN (SELECT rowid FROM notebook_metadata_text WHERE notebook_metadata_text MATCH ?)`,
+          params: [phrase],
         };
       }
-      return { sql: `e.id IN (${ROWS} text LIKE ? ESCAPE '\\')`, params: [pattern] };
+      if (!needle.includes('\n')) {
+        // Too short for trigrams: one pass over the entries' lines, not over every row.
+        return {
+          sql: `k.entry_id IN (SELECT entry_id FROM notebook_metadata_lines WHERE text LIKE ? ESCAPE '\\')`,
+          params: [pattern],
+        };
+      }
+      return { sql: `k.entry_id IN (${ROWS} text LIKE ? ESCAPE '\\')`, params: [pattern] };
     }
   }
 }
@@ -101,18 +110,19 @@ export function searchWhere(
   actor: Pick<UserRow, 'id'>,
   args: ApiParsedArgs<'notebook.search'>,
 ): SqlCondition {
-  const terms = ['e.deleted_at IS NULL', `(e.owner_id = ? OR e.kind IN ${TEMPLATE_KINDS_SQL})`];
+  // Deleted entries have no keys row.
+  const terms = ['k.reader IN (0, ?)'];
   const params: unknown[] = [actor.id];
   if (args.kind !== undefined) {
-    terms.push('e.kind = ?');
+    terms.push('k.kind = ?');
     params.push(args.kind);
   }
   if (args.title !== undefined && args.title.trim() !== '') {
-    terms.push(`e.title_search LIKE ? ESCAPE '\\'`);
+    terms.push(`k.title_search LIKE ? ESCAPE '\\'`);
     params.push(likeContainsPattern(args.title.trim()));
   }
   for (const tag of new Set((args.tags ?? []).map((t) => t.trim()))) {
-    terms.push('e.id IN (SELECT entry_id FROM notebook_tags WHERE tag = ?)');
+    terms.push('k.entry_id IN (SELECT entry_id FROM notebook_tags WHERE tag = ?)');
     params.push(tag);
   }
   for (const query of args.metadata ?? []) {
@@ -135,15 +145,26 @@ export function searchEntries(
 ): SearchResult {
   const where = searchWhere(actor, args);
   // Prepared per call: the text depends on the conditions, too many shapes to keep them all.
-  const rows = db
+  // One pass: the page and the count of all matches (a window over the same rows).
+  const found = db
     .prepare(
-      `SELECT ${SUMMARY_COLUMNS} FROM notebook_entries e ${SUMMARY_JOINS}
-     WHERE ${where.sql} ORDER BY e.updated_at DESC, e.id DESC LIMIT ?`,
+      `SELECT k.entry_id, count(*) OVER () FROM notebook_search_keys k WHERE ${where.sql}
+       ORDER BY k.updated_at DESC, k.entry_id DESC LIMIT ?`,
     )
-    .all(...where.params, args.limit ?? 100) as SummaryRow[];
-  const total = db
-    .prepare(`SELECT count(*) FROM notebook_entries e WHERE ${where.sql}`)
-    .pluck()
-    .get(...where.params) as number;
-  return { entries: rows.map(toSummary), total };
+    .raw()
+    .all(...where.params, args.limit ?? 100) as [number, number][];
+  const ids = found.map(([id]) => id);
+  // The limit is at least 1: an empty page means nothing matched.
+  const total = found.length ? found[0][1] : 0;
+  const rows = cachedStatement(
+    db,
+    `SELECT ${SUMMARY_COLUMNS} FROM notebook_entries e ${SUMMARY_JOINS}
+     WHERE e.id IN (SELECT value FROM json_each(?))`,
+  ).all(JSON.stringify(ids)) as SummaryRow[];
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  const entries = ids.flatMap((id) => {
+    const row = byId.get(id);
+    return row ? [toSummary(row)] : [];
+  });
+  return { entries, total };
 }

@@ -206,8 +206,31 @@ export function valuesOf(row: EntryRow): EntryValues {
 function writeDerived(db: Db, entryId: number, values: EntryValues): void {
   cachedStatement(db, 'DELETE FROM notebook_tags WHERE entry_id = ?').run(entryId);
   cachedStatement(db, 'DELETE FROM notebook_metadata_index WHERE entry_id = ?').run(entryId);
-  cachedStatement(db, 'DELETE FROM notebook_metadata_text WHERE rowid = ?').run(entryId);
+  // The text index reads its content from notebook_metadata_lines: it is told what goes.
+  const lines = cachedStatement(db, 'SELECT text FROM notebook_metadata_lines WHERE entry_id = ?')
+    .pluck()
+    .get(entryId) as string | undefined;
+  if (lines !== undefined) {
+    cachedStatement(
+      db,
+      `INSERT INTO notebook_metadata_text (notebook_metadata_text, rowid, text)
+       VALUES ('delete', ?, ?)`,
+    ).run(entryId, lines);
+    cachedStatement(db, 'DELETE FROM notebook_metadata_lines WHERE entry_id = ?').run(entryId);
+  }
+  cachedStatement(db, 'DELETE FROM notebook_search_keys WHERE entry_id = ?').run(entryId);
   if (values.deleted_at !== null) return;
+  cachedStatement(
+    db,
+    `INSERT INTO notebook_search_keys (entry_id, reader, kind, title_search, updated_at)
+     VALUES (?, ?, ?, ?, ?)`,
+  ).run(
+    entryId,
+    isTemplate(values.kind) ? 0 : values.owner_id,
+    values.kind,
+    searchText(values.title),
+    values.updated_at,
+  );
   const tag = cachedStatement(
     db,
     'INSERT OR IGNORE INTO notebook_tags (entry_id, tag) VALUES (?, ?)',
@@ -238,6 +261,10 @@ function writeDerived(db: Db, entryId: number, values: EntryValues): void {
     .filter((t) => t !== '')
     .join('\n');
   if (text !== '') {
+    cachedStatement(db, 'INSERT INTO notebook_metadata_lines (entry_id, text) VALUES (?, ?)').run(
+      entryId,
+      text,
+    );
     cachedStatement(db, 'INSERT INTO notebook_metadata_text (rowid, text) VALUES (?, ?)').run(
       entryId,
       text,
