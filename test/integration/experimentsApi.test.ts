@@ -101,6 +101,22 @@ function seed(db: Db): void {
   file(db, 2, 1, '2024-01-05T15:59:00.000Z');
   file(db, 3, 1, '2024-01-05T13:59:00.000Z');
   file(db, 4, 2, '2024-01-05T15:00:00.000Z');
+  // Notebook experiments linked to usage 1 at the station (one deleted since).
+  const entry = db.prepare(
+    `INSERT INTO notebook_entries (uuid, kind, title, title_search, tags, metadata, owner_id,
+       usage_event_id, created_at, updated_at, deleted_at)
+     VALUES (?, 'experiment', ?, ?, '["steel"]', ?, 2, 1, ?, ?, ?)`,
+  );
+  entry.run(
+    'n-1',
+    'EDS of 316L',
+    'eds of 316l',
+    JSON.stringify({ extra_fields: { Beam: { value: '15' } } }),
+    T0,
+    T0,
+    null,
+  );
+  entry.run('n-2', 'Gone', 'gone', null, T0, T0, T0);
   // 2: run_data used as it is.
   insertUsage(db, {
     id: 2,
@@ -146,6 +162,15 @@ describe('GET /api/experiments/', () => {
     expect(body.attempts.map((a) => a.reason ?? 'ok')).toEqual(['consent_missing', 'empty', 'ok']);
     expect(body.files.map((x) => x.persistent_id)).toEqual(['ark:99999/fk4t1', 'ark:99999/fk4t2']);
     expect(body.usage_event).toMatchObject({ id: 1, tool: 1, start: '2024-01-05T09:00:00-05:00' });
+    expect(body.notebook_entries).toEqual([
+      {
+        uuid: 'n-1',
+        title: 'EDS of 316L',
+        tags: ['steel'],
+        metadata: { extra_fields: { Beam: { value: '15' } } },
+        updated_at: T0,
+      },
+    ]);
   });
 
   it('pages and filters as usage_events, with a reason where no record can be built', async () => {

@@ -152,6 +152,17 @@ const experimentSchema = z
     files: z
       .array(fileOut)
       .describe("File records of the tool's instruments found during the usage."),
+    notebook_entries: z
+      .array(
+        z.object({
+          uuid: z.string(),
+          title: z.string(),
+          tags: z.array(z.string()),
+          metadata: z.record(z.string(), z.unknown()).nullable(),
+          updated_at: z.string(),
+        }),
+      )
+      .describe('Notebook experiments linked to this usage at the station (spec 001 metadata).'),
   })
   .meta({ id: 'Experiment' }) satisfies z.ZodType<ExperimentJson>;
 
@@ -282,6 +293,19 @@ const EXPERIMENTS_DOC: ResourceDoc<ExperimentJson> = {
       { source: 'question_data', reservation_id: 12, ok: true },
     ],
     files: [fileExample],
+    notebook_entries: [
+      {
+        uuid: '0193a1f2-8d2e-7c31-a1b2-3c4d5e6f7a8b',
+        title: 'EDS of 316L',
+        tags: ['steel'],
+        metadata: {
+          extra_fields: {
+            'Beam energy': { type: 'number', value: '15', units: ['kV'], unit: 'kV' },
+          },
+        },
+        updated_at: '2024-01-05T15:20:00.000Z',
+      },
+    ],
   },
 };
 

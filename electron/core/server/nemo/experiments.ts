@@ -2,7 +2,8 @@
  * GET /api/experiments/ and /api/experiments/{usage_event_id}/ (issue 7): for each usage event,
  * the experiment record that the metadata-harvesting rules of spec 000 build from it and its
  * tool's reservations (shared/experiment/), or why there is none, with the file records of the
- * tool's instruments first discovered during the usage. Paged and filtered exactly as
+ * tool's instruments first discovered during the usage and the notebook experiments linked to
+ * it. Paged and filtered exactly as
  * usage_events: one result per usage event.
  */
 import {
@@ -36,6 +37,17 @@ export interface ExperimentJson {
   attempts: SourceAttempt[];
   /** File records of the tool's instruments first discovered within the usage's span. */
   files: FileOut[];
+  /** Notebook experiments linked to the usage event at the station (spec 001 metadata). */
+  notebook_entries: LinkedEntry[];
+}
+
+export interface LinkedEntry {
+  uuid: string;
+  title: string;
+  tags: string[];
+  /** The metadata document in Labstation's form, or null. */
+  metadata: Record<string, unknown> | null;
+  updated_at: string;
 }
 
 /** What the docs need: the same path, filters and ordering as usage_events. */
@@ -78,6 +90,26 @@ function experimentOf(db: Db, row: UsageEventRow, timeZone: string, now: Date): 
          ORDER BY f.first_discovered_at, f.id`,
     ).all(row.tool_id, row.start, until) as FileRow[]
   ).map(fileJson);
+  const notebook = (
+    cachedStatement(
+      db,
+      `SELECT uuid, title, tags, metadata, updated_at FROM notebook_entries
+         WHERE usage_event_id = ? AND deleted_at IS NULL ORDER BY id`,
+    ).all(row.id) as {
+      uuid: string;
+      title: string;
+      tags: string;
+      metadata: string | null;
+      updated_at: string;
+    }[]
+  ).map((entry): LinkedEntry => ({
+    uuid: entry.uuid,
+    title: entry.title,
+    tags: JSON.parse(entry.tags) as string[],
+    metadata:
+      entry.metadata === null ? null : (JSON.parse(entry.metadata) as Record<string, unknown>),
+    updated_at: entry.updated_at,
+  }));
   return {
     id: row.id,
     usage_event: usage,
@@ -85,5 +117,6 @@ function experimentOf(db: Db, row: UsageEventRow, timeZone: string, now: Date): 
     reason: result.ok ? null : result.reason,
     attempts: result.attempts,
     files,
+    notebook_entries: notebook,
   };
 }
