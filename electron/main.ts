@@ -72,7 +72,11 @@ if (!app.requestSingleInstanceLock()) {
   app.on('web-contents-created', (_event, contents) => {
     // No navigation away from the app, no new windows; http(s) links open in the browser.
     contents.on('will-navigate', (event, url) => {
-      if (!isOwnPage(url, ownPage)) event.preventDefault();
+      if (isOwnPage(url, ownPage)) return;
+      event.preventDefault();
+      // A link meant for the current tab (a notebook url field with open_in_current_tab):
+      // the app's window stays the app; a web link opens in the browser instead.
+      if (isWebLink(url)) void shell.openExternal(url);
     });
     contents.setWindowOpenHandler(({ url }) => {
       if (isWebLink(url) && !isOwnPage(url, ownPage)) void shell.openExternal(url);

@@ -128,6 +128,20 @@ describe('notebook entries', () => {
     expect(count(st.db, 'SELECT count(*) FROM outbox')).toBe(outbox);
   });
 
+  it('keeps what it stores within what the server takes (title of a copy, metadata size)', async () => {
+    await as(st, 'alice', '1234');
+    const long = await entry(st, 'notebook.create', { kind: 'item', title: 'x'.repeat(500) });
+    const copy = await entry(st, 'notebook.duplicate', { id: long.id });
+    expect(copy.title).toHaveLength(500);
+    expect(copy.title.endsWith(' (copy)')).toBe(true);
+    const huge = { extra_fields: { Notes: { value: 'y'.repeat(1_000_001) } } };
+    const error = await failure(
+      st.call('notebook.create', { kind: 'item', title: 'Huge', metadata: huge }),
+      'validation_failed',
+    );
+    expect(error.message).toMatch(/^metadata: at most 1,000,000 characters of JSON/);
+  });
+
   it('stores value problems and returns them', async () => {
     await as(st, 'alice', '1234');
     const made = await entry(st, 'notebook.create', {
@@ -602,6 +616,64 @@ describe('notebook sync', () => {
         .pluck()
         .get(experiment.uuid),
     ).toBe(2);
+  });
+
+  it("refuses a link to a usage its owner did not make, or to another tool's usage", async () => {
+    const linked = outbox().find(
+      (r) => r.kind === 'notebook_entry' && typeof r.payload.usage_event_uuid === 'string',
+    )!;
+    const uuidOf = (username: string): string =>
+      server.prepare('SELECT uuid FROM users WHERE username = ?').pluck().get(username) as string;
+    // bob neither used nor operated alice's usage, and is not staff.
+    const bobs = '01890a5d-ac96-774b-bcce-b302099a8061';
+    const notHis = await push([
+      {
+        ...linked,
+        id: 903,
+        uuid: bobs,
+        payload: { ...linked.payload, uuid: bobs, owner_uuid: uuidOf('bob'), template_uuid: null },
+      },
+    ]);
+    expect(notHis.error).toMatchObject({ code: 'forbidden' });
+    expect(notHis.error?.detail).toMatch(/neither used nor operated/);
+    // A usage of AFM, a tool this station does not run, made by alice at another station.
+    const afm = server.prepare("SELECT id FROM tools WHERE name = 'AFM'").pluck().get() as number;
+    const usage = server.prepare('SELECT * FROM usage_events LIMIT 1').get() as Record<
+      string,
+      unknown
+    >;
+    const elsewhere = '01890a5d-ac96-774b-bcce-b302099a8062';
+    const cols = Object.keys(usage).filter((c) => c !== 'id');
+    server
+      .prepare(
+        `INSERT INTO usage_events (${cols.map((c) => `"${c}"`).join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`,
+      )
+      .run(
+        ...cols.map((c) =>
+          c === 'uuid' ? elsewhere : c === 'tool_id' ? afm : c === 'station_id' ? null : usage[c],
+        ),
+      );
+    const entryUuid = '01890a5d-ac96-774b-bcce-b302099a8063';
+    const otherTool = await push([
+      {
+        ...linked,
+        id: 904,
+        uuid: entryUuid,
+        payload: {
+          ...linked.payload,
+          uuid: entryUuid,
+          usage_event_uuid: elsewhere,
+          template_uuid: null,
+        },
+      },
+    ]);
+    expect(otherTool.error).toMatchObject({ code: 'forbidden' });
+    expect(
+      count(
+        server,
+        `SELECT count(*) FROM notebook_entries WHERE uuid IN ('${bobs}', '${entryUuid}')`,
+      ),
+    ).toBe(0);
   });
 
   it('refuses an entry whose owner or usage the server does not hold', async () => {

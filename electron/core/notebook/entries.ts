@@ -182,7 +182,8 @@ export function duplicateEntry(db: Db, actor: Actor, id: number, now: string): N
     {
       ...values,
       uuid: newUuid(),
-      title: `${row.title} (copy)`,
+      // Within the 500 characters a title may have, here and on the server.
+      title: `${row.title.slice(0, 493)} (copy)`,
       metadata: doc ? prepareDoc(duplicateMetadata(doc)) : NO_METADATA,
       owner_id: actor.id,
       usage_event_id: null,

@@ -63,8 +63,21 @@ export const NO_METADATA: PreparedMetadata = { doc: null, json: null, problems: 
  * problem refuses the save with validation_failed: the message names each field and property,
  * details.problems lists every problem found.
  */
+/**
+ * A metadata document, as JSON, at most this long: an entry (with a main text of up to a
+ * million characters) must fit in one push to the server (8 MiB).
+ */
+export const MAX_METADATA_CHARS = 1_000_000;
+
 export function prepareMetadata(input: unknown): PreparedMetadata {
   if (input === null || input === undefined) return NO_METADATA;
+  const size = JSON.stringify(input)?.length ?? 0;
+  if (size > MAX_METADATA_CHARS) {
+    throw new AppError(
+      'validation_failed',
+      `metadata: at most ${MAX_METADATA_CHARS.toLocaleString('en-US')} characters of JSON (this has ${size.toLocaleString('en-US')})`,
+    );
+  }
   const result = parseMetadata(input);
   if (!result.ok) {
     const blocking = result.problems.filter((problem) => problem.blocksSaving);

@@ -59,6 +59,9 @@ function describe(error: unknown): { message: string; reachable: boolean } {
  * Both retry with exponential backoff while the server is unreachable; the station keeps
  * working on its own database meanwhile.
  */
+/** Payload characters per push request, well under the server's 8 MiB body limit. */
+const PUSH_BATCH_BYTES = 4 * 1024 * 1024;
+
 export class SyncClient {
   private readonly http: AxiosInstance;
   private readonly abort = new AbortController();
@@ -246,6 +249,14 @@ export class SyncClient {
           this.schedulePush(this.tickMs);
           return;
         }
+        // A batch also stops at 4 MiB of payload (the server takes 8 MiB per request); the
+        // first record always goes, and no record can be larger (notebook entries are capped).
+        let bytes = 0;
+        const fits = rows.findIndex((r, i) => {
+          bytes += r.payload.length;
+          return i > 0 && bytes > PUSH_BATCH_BYTES;
+        });
+        if (fits > 0) rows.length = fits;
         const records: PushRecord[] = rows.map((r) => ({
           id: r.id,
           kind: r.kind,

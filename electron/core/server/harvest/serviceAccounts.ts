@@ -109,7 +109,8 @@ export const serviceAccounts: ManagedResource<ServiceAccountOut> = {
       countWhere(db, 'SELECT count(*) FROM problem_reports WHERE station_id = ?', id) +
       countWhere(db, 'SELECT count(*) FROM consumable_withdrawals WHERE station_id = ?', id) +
       countWhere(db, 'SELECT count(*) FROM harvest_runs WHERE station_id = ?', id) +
-      countWhere(db, 'SELECT count(*) FROM harvest_schedules WHERE station_id = ?', id);
+      countWhere(db, 'SELECT count(*) FROM harvest_schedules WHERE station_id = ?', id) +
+      countWhere(db, 'SELECT count(*) FROM notebook_entries WHERE station_id = ?', id);
     if (pushed) {
       throw new Conflict(
         `service account ${id} is named by ${pushed} record${pushed > 1 ? 's' : ''} it synced; disable it instead`,

@@ -19,6 +19,7 @@ import { AppError } from '../../util/errors.js';
 import {
   RecordRefused,
   checkOwner,
+  checkTool,
   idOf,
   optionalId,
   parse,
@@ -77,6 +78,9 @@ export function upsertNotebookEntry(
     }
     throw error;
   }
+  const ownerId = idOf(db, 'users', p.owner_uuid, 'owner_uuid');
+  const usageId = optionalId(db, 'usage_events', p.usage_event_uuid, 'usage_event_uuid');
+  if (usageId !== null) checkUsageLink(db, station, record, usageId, ownerId);
   const values: EntryValues = {
     uuid: p.uuid.toLowerCase(),
     kind: p.kind,
@@ -84,9 +88,9 @@ export function upsertNotebookEntry(
     body: p.body,
     tags: normalizeTags(p.tags),
     metadata,
-    owner_id: idOf(db, 'users', p.owner_uuid, 'owner_uuid'),
+    owner_id: ownerId,
     template_id: templateId(db, p.template_uuid),
-    usage_event_id: optionalId(db, 'usage_events', p.usage_event_uuid, 'usage_event_uuid'),
+    usage_event_id: usageId,
     created_at: p.created_at,
     updated_at: p.updated_at,
     version: p.version,
@@ -96,4 +100,30 @@ export function upsertNotebookEntry(
   if (existing) replaceEntry(db, existing.id, values);
   else insertEntry(db, values);
   return 'ok';
+}
+
+/**
+ * An experiment links only to a usage of a tool this station runs (or ran), made by its owner
+ * (as user or operator) unless the owner is staff: as the station itself allows
+ * (notebook.attachUsage), so no key can attach an entry to another station's usage.
+ */
+function checkUsageLink(
+  db: Db,
+  station: StationRef,
+  record: PushRecord,
+  usageId: number,
+  ownerId: number,
+): void {
+  const usage = db
+    .prepare('SELECT tool_id, user_id, operator_id FROM usage_events WHERE id = ?')
+    .get(usageId) as { tool_id: number; user_id: number; operator_id: number };
+  checkTool(db, station, usage.tool_id, record);
+  if (usage.user_id === ownerId || usage.operator_id === ownerId) return;
+  const staff = db.prepare('SELECT is_staff FROM users WHERE id = ?').pluck().get(ownerId);
+  if (staff !== 1) {
+    throw new RecordRefused(
+      'forbidden',
+      `notebook_entry ${record.uuid}: its owner neither used nor operated that usage`,
+    );
+  }
 }

@@ -29,30 +29,31 @@ export function EntryPanel({ entry }: { entry: NotebookEntryView }): ReactElemen
       className="panel entry-panel"
       aria-label={editing ? `Editing entry ${entry.title}` : `Entry ${entry.title}`}
     >
-      <div className="actions entry-actions">
-        {!editing && (
+      {!editing && (
+        // Hidden while editing: each of these would replace the entry under the draft.
+        <div className="actions entry-actions">
           <button type="button" className="primary" onClick={() => setEditing(true)}>
             Edit
           </button>
-        )}
-        <button type="button" className="secondary" onClick={() => void duplicate(entry.id)}>
-          Duplicate
-        </button>
-        {entry.kind === 'experiment' && (
-          <button
-            type="button"
-            className="secondary"
-            disabled={!inUse}
-            title={inUse ? undefined : 'No usage of the tool is in progress'}
-            onClick={() => void attachUsage(entry.id)}
-          >
-            Link to the current usage
+          <button type="button" className="secondary" onClick={() => void duplicate(entry.id)}>
+            Duplicate
           </button>
-        )}
-        <button type="button" className="secondary" onClick={() => void openEntry(null)}>
-          Close
-        </button>
-      </div>
+          {entry.kind === 'experiment' && (
+            <button
+              type="button"
+              className="secondary"
+              disabled={!inUse}
+              title={inUse ? undefined : 'No usage of the tool is in progress'}
+              onClick={() => void attachUsage(entry.id)}
+            >
+              Link to the current usage
+            </button>
+          )}
+          <button type="button" className="secondary" onClick={() => void openEntry(null)}>
+            Close
+          </button>
+        </div>
+      )}
       {editing ? (
         <EntryEditor
           key={`${entry.id}-${entry.version}`}

@@ -12,6 +12,9 @@ function UrlValue({ field, url }: { field: MetadataField; url: string }): ReactE
       </span>
     );
   }
+  // Only web links can be followed from here (the app opens them in the browser); a share or
+  // ftp address is shown to be copied.
+  if (!/^https?:\/\//i.test(text)) return <span className="plain-url">{text}</span>;
   if (field.open_in_current_tab === true) return <a href={text}>{text}</a>;
   return (
     <a href={text} target="_blank" rel="noopener noreferrer">
