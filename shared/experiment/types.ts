@@ -1,3 +1,5 @@
+import type { FileOut } from '../harvest/management.js';
+
 // The experiment record that a metadata-harvesting consumer builds from a usage event (spec 000,
 // "Conventions of a metadata-harvesting consumer"), and what the rules read it from.
 
@@ -93,3 +95,45 @@ export type ExperimentResult =
       attempts: SourceAttempt[];
       reservation: MatchedReservation | null;
     };
+
+/** A usage event as the read API gives it (`/api/usage_events/{id}/`). */
+export interface ExperimentUsageEvent {
+  id: number;
+  user: number;
+  operator: number;
+  project: number;
+  tool: number;
+  start: string;
+  end: string | null;
+  validated: boolean;
+  validated_by: number | null;
+  remote_work: boolean;
+  pre_run_data: string;
+  run_data: string;
+}
+
+/** A notebook experiment linked to the usage at the station (spec 001 metadata). */
+export interface LinkedNotebookEntry {
+  uuid: string;
+  title: string;
+  tags: string[];
+  /** The metadata document in Labstation's form, or null. */
+  metadata: Record<string, unknown> | null;
+  updated_at: string;
+}
+
+/** One result of `GET /api/experiments/`: a usage event and what the rules make of it. */
+export interface ExperimentView {
+  /** The usage event's id. */
+  id: number;
+  usage_event: ExperimentUsageEvent;
+  /** null when no source is left (rule 4); `reason` says why. */
+  record: ExperimentRecord | null;
+  reason: string | null;
+  /** Each source tried, in order, and why it was passed over. */
+  attempts: SourceAttempt[];
+  /** File records of the tool's instruments first discovered within the usage's span. */
+  files: FileOut[];
+  /** Notebook experiments linked to the usage event at the station. */
+  notebook_entries: LinkedNotebookEntry[];
+}

@@ -4,10 +4,11 @@ import type { ServerPendingForm } from '../../../shared/api.js';
 import { ErrorMessage } from '../components/ErrorMessage.js';
 import { errorText } from '../format.js';
 import { AdminPage } from './admin/AdminPage.js';
+import { ExperimentsPage } from './experiments/ExperimentsPage.js';
 import { FilesPage } from './files/FilesPage.js';
 import { LoginScreen } from './LoginScreen.js';
 import { PendingFormPanel } from './PendingFormPanel.js';
-import { adminHref, FILES_HREF, parseRoute, type ServerRoute } from './route.js';
+import { adminHref, EXPERIMENTS_HREF, FILES_HREF, parseRoute, type ServerRoute } from './route.js';
 import { serverCall } from './serverBridge.js';
 import { useServerStore } from './store.js';
 import { UsageList } from './UsageList.js';
@@ -26,6 +27,7 @@ const PAGE_TITLES: Record<ServerRoute['page'], string> = {
   home: 'My usage',
   pending: 'My usage',
   files: 'Files',
+  experiments: 'Experiments',
   admin: 'Administration',
 };
 
@@ -64,6 +66,14 @@ export function ServerApp(): ReactElement {
               <a href={FILES_HREF} aria-current={route.page === 'files' ? 'page' : undefined}>
                 Files
               </a>
+              {(account.role === 'admin' || account.role === 'staff') && (
+                <a
+                  href={EXPERIMENTS_HREF}
+                  aria-current={route.page === 'experiments' ? 'page' : undefined}
+                >
+                  Experiments
+                </a>
+              )}
               {account.role === 'admin' && (
                 <a
                   href={adminHref('users')}
@@ -88,6 +98,16 @@ export function ServerApp(): ReactElement {
         <LoginScreen />
       ) : route.page === 'files' ? (
         <FilesPage />
+      ) : route.page === 'experiments' ? (
+        account.role === 'admin' || account.role === 'staff' ? (
+          <ExperimentsPage />
+        ) : (
+          <main>
+            <p className="notice">
+              Experiment records are for staff. <a href="#/">Back to my usage</a>
+            </p>
+          </main>
+        )
       ) : route.page === 'pending' ? (
         <PendingRoute key={route.usage} usage={route.usage} />
       ) : route.page === 'admin' ? (

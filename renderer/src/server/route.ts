@@ -1,6 +1,6 @@
 /**
  * The server UI's routes live in the URL fragment: the home page, `#/pending/<usage uuid>` (the
- * link of the e-mail), the files page `#/files`, and the admin screens `#/admin/<section>`.
+ * link of the e-mail), the files page `#/files`, the experiments `#/experiments`, and the admin screens `#/admin/<section>`.
  */
 export const ADMIN_SECTIONS = [
   'users',
@@ -19,6 +19,7 @@ export type AdminSection = (typeof ADMIN_SECTIONS)[number];
 export type ServerRoute =
   | { page: 'home' }
   | { page: 'files' }
+  | { page: 'experiments' }
   | { page: 'pending'; usage: string }
   | { page: 'admin'; section: AdminSection };
 
@@ -26,6 +27,7 @@ export function parseRoute(hash: string): ServerRoute {
   const pending = /^#\/pending\/([^/?#]+)$/.exec(hash);
   if (pending?.[1]) return { page: 'pending', usage: decodeURIComponent(pending[1]) };
   if (/^#\/files\/?$/.test(hash)) return { page: 'files' };
+  if (/^#\/experiments\/?$/.test(hash)) return { page: 'experiments' };
   const admin = /^#\/admin(?:\/([a-z-]+))?\/?$/.exec(hash);
   if (admin) {
     const section = (ADMIN_SECTIONS as readonly string[]).includes(admin[1] ?? '')
@@ -38,3 +40,4 @@ export function parseRoute(hash: string): ServerRoute {
 
 export const adminHref = (section: AdminSection): string => `#/admin/${section}`;
 export const FILES_HREF = '#/files';
+export const EXPERIMENTS_HREF = '#/experiments';

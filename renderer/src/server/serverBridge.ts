@@ -90,3 +90,36 @@ export async function serverCall<N extends ServerApiName>(
   }
   return body as ServerApiResult<N>;
 }
+
+/**
+ * A GET of the server's read API (`/api/...`) with this tab's JWT: the NEMO-style answers,
+ * with `{detail}` errors (and `{param: [messages]}` for a bad filter) made BridgeErrors.
+ */
+export async function serverGet<T>(path: string): Promise<T> {
+  const token = storedJwt();
+  let response: Response;
+  try {
+    response = await fetch(path, {
+      headers: {
+        accept: 'application/json',
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+      },
+    });
+  } catch {
+    throw new BridgeError('internal', 'The server does not answer. Try again in a moment.');
+  }
+  const body: unknown = await response.json().catch(() => undefined);
+  if (response.ok) return body as T;
+  const detail = detailText(body);
+  if (response.status === 401) throw new BridgeError('unauthenticated', detail ?? 'Log in again.');
+  if (response.status === 403) throw new BridgeError('forbidden', detail ?? 'Not allowed.');
+  if (response.status === 404) throw new BridgeError('not_found', detail ?? 'Not found.');
+  if (response.status === 400 && typeof body === 'object' && body !== null) {
+    const problems = Object.entries(body as Record<string, unknown>).map(
+      ([name, messages]) =>
+        `${name}: ${Array.isArray(messages) ? messages.join(' ') : String(messages)}`,
+    );
+    throw new BridgeError('bad_request', problems.join('; '));
+  }
+  throw new BridgeError('internal', detail ?? `The server answered ${response.status}.`);
+}

@@ -8,10 +8,9 @@
  */
 import {
   buildExperimentRecord,
-  type ExperimentRecord,
-  type SourceAttempt,
+  type ExperimentView,
+  type LinkedNotebookEntry,
 } from '../../../../shared/experiment/index.js';
-import type { FileOut } from '../../../../shared/harvest/management.js';
 import type { Db } from '../../db/open.js';
 import { cachedStatement } from '../../db/statements.js';
 import { FILE_COLUMNS, fileJson, type FileRow } from '../harvest/files.js';
@@ -21,34 +20,13 @@ import {
   USAGE_EVENT_COLUMNS,
   reservationJson,
   usageEventJson,
-  type NemoUsageEvent,
   type ReservationRow,
   type UsageEventRow,
 } from './serialize.js';
 
-export interface ExperimentJson {
-  /** The usage event's id. */
-  id: number;
-  usage_event: NemoUsageEvent;
-  /** null when no source is left (rule 4); `reason` says why. */
-  record: ExperimentRecord | null;
-  reason: string | null;
-  /** Each source tried, in order, and why it was passed over. */
-  attempts: SourceAttempt[];
-  /** File records of the tool's instruments first discovered within the usage's span. */
-  files: FileOut[];
-  /** Notebook experiments linked to the usage event at the station (spec 001 metadata). */
-  notebook_entries: LinkedEntry[];
-}
-
-export interface LinkedEntry {
-  uuid: string;
-  title: string;
-  tags: string[];
-  /** The metadata document in Labstation's form, or null. */
-  metadata: Record<string, unknown> | null;
-  updated_at: string;
-}
+/** One result: the usage event, its record or why none, its files and notebook entries. */
+export type ExperimentJson = ExperimentView;
+export type LinkedEntry = LinkedNotebookEntry;
 
 /** What the docs need: the same path, filters and ordering as usage_events. */
 export const EXPERIMENTS = {
