@@ -425,6 +425,21 @@ describe('notebook search', () => {
     expect(new Set(units)).toEqual(new Set(['kV']));
   });
 
+  it('finds a tag in any letter case, beyond ASCII too', async () => {
+    const tagged = await entry(st, 'notebook.create', {
+      kind: 'item',
+      title: 'Umlaut tag',
+      tags: ['Überprobe'],
+    });
+    for (const tag of ['überprobe', 'ÜBERPROBE', 'Überprobe']) {
+      expect(await search({ tags: [tag] })).toEqual([tagged.id]);
+    }
+    const tags = (await st.call('notebook.tags', {})) as { tags: { tag: string; count: number }[] };
+    expect(tags.tags.filter((t) => t.tag.toLowerCase() === 'überprobe')).toEqual([
+      { tag: 'Überprobe', count: 1 },
+    ]);
+  });
+
   it('combines metadata conditions with kind, title and tags (all of them)', async () => {
     const query: MetadataQuery[] = [
       { kind: 'checkbox', field: 'Polished', checked: true },

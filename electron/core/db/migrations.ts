@@ -641,10 +641,12 @@ export const migrations: readonly Migration[] = [
       -- entry): the tag filter and the tag counts.
       CREATE TABLE notebook_tags (
         entry_id INTEGER NOT NULL REFERENCES notebook_entries(id) ON DELETE CASCADE,
-        tag TEXT NOT NULL COLLATE NOCASE,
-        PRIMARY KEY (entry_id, tag)
+        tag TEXT NOT NULL,
+        -- searchText(tag): tags are one regardless of letter case, beyond ASCII too.
+        tag_key TEXT NOT NULL,
+        PRIMARY KEY (entry_id, tag_key)
       ) STRICT, WITHOUT ROWID;
-      CREATE INDEX notebook_tags_tag ON notebook_tags(tag, entry_id);
+      CREATE INDEX notebook_tags_tag ON notebook_tags(tag_key, entry_id);
 
       -- Derived from notebook_entries.metadata: metadataIndexRows() (shared/metadata/search.ts),
       -- one row per field value, rewritten in the transaction of every save; empty for a

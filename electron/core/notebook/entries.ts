@@ -294,6 +294,6 @@ export function tagCounts(db: Db, actor: Actor): { tag: string; count: number }[
     `SELECT min(t.tag) AS tag, count(*) AS count FROM notebook_tags t
      JOIN notebook_entries e ON e.id = t.entry_id
      WHERE e.owner_id = ? OR e.kind IN ${TEMPLATE_KINDS_SQL}
-     GROUP BY t.tag ORDER BY count DESC, tag`,
+     GROUP BY t.tag_key ORDER BY count DESC, tag`,
   ).all(actor.id) as { tag: string; count: number }[];
 }

@@ -122,8 +122,8 @@ export function searchWhere(
     params.push(likeContainsPattern(args.title.trim()));
   }
   for (const tag of new Set((args.tags ?? []).map((t) => t.trim()))) {
-    terms.push('k.entry_id IN (SELECT entry_id FROM notebook_tags WHERE tag = ?)');
-    params.push(tag);
+    terms.push('k.entry_id IN (SELECT entry_id FROM notebook_tags WHERE tag_key = ?)');
+    params.push(searchText(tag));
   }
   for (const query of args.metadata ?? []) {
     const condition = metadataCondition(query);

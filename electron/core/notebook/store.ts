@@ -246,9 +246,9 @@ function writeDerived(db: Db, entryId: number, values: EntryValues): void {
   );
   const tag = cachedStatement(
     db,
-    'INSERT OR IGNORE INTO notebook_tags (entry_id, tag) VALUES (?, ?)',
+    'INSERT OR IGNORE INTO notebook_tags (entry_id, tag, tag_key) VALUES (?, ?, ?)',
   );
-  for (const name of values.tags) tag.run(entryId, name);
+  for (const name of values.tags) tag.run(entryId, name, searchText(name));
   const doc = values.metadata.doc;
   if (!doc) return;
   const rows = metadataIndexRows(doc);

@@ -18,6 +18,8 @@ interface NotebookState {
   /** The list's kind filter; null lists every kind. */
   kind: EntryKind | null;
   entries: NotebookEntrySummary[];
+  /** The last page of the list was full: older entries may follow (loadMore). */
+  more: boolean;
   /** Templates of both kinds, for "New from template". */
   templates: NotebookEntrySummary[];
   /** The entry open on the right, as last read from or written to the core. */
@@ -27,6 +29,8 @@ interface NotebookState {
   searchError: string | null;
   setKind: (kind: EntryKind | null) => Promise<void>;
   refresh: () => Promise<void>;
+  /** The next page of older entries, appended to the list. */
+  loadMore: () => Promise<void>;
   openEntry: (id: number | null) => Promise<void>;
   create: (args: ApiArgs<'notebook.create'>) => Promise<NotebookEntryView | null>;
   /** Saves; throws the BridgeError (a conflict included) so the editor keeps its draft. */
@@ -37,6 +41,9 @@ interface NotebookState {
   clear: () => void;
 }
 
+/** Entries per page of the list. */
+const PAGE = 100;
+
 function message(error: unknown): string {
   return errorText(toBridgeError(error));
 }
@@ -44,6 +51,7 @@ function message(error: unknown): string {
 export const useNotebookStore = create<NotebookState>()((set, get) => ({
   kind: null,
   entries: [],
+  more: false,
   templates: [],
   open: null,
   error: null,
@@ -57,13 +65,35 @@ export const useNotebookStore = create<NotebookState>()((set, get) => ({
     const kind = get().kind;
     try {
       const [list, experimentTemplates, itemTemplates] = await Promise.all([
-        call('notebook.list', kind ? { kind } : {}),
-        call('notebook.list', { kind: 'experiment_template' }),
-        call('notebook.list', { kind: 'item_template' }),
+        call('notebook.list', { ...(kind ? { kind } : {}), limit: PAGE }),
+        // Templates to start from: as many as one call gives.
+        call('notebook.list', { kind: 'experiment_template', limit: 500 }),
+        call('notebook.list', { kind: 'item_template', limit: 500 }),
       ]);
       set({
         entries: list.entries,
+        more: list.entries.length === PAGE,
         templates: [...experimentTemplates.entries, ...itemTemplates.entries],
+        error: null,
+      });
+    } catch (error) {
+      set({ error: message(error) });
+    }
+  },
+  async loadMore() {
+    const { kind, entries } = get();
+    const last = entries[entries.length - 1];
+    if (!last) return;
+    try {
+      const page = await call('notebook.list', {
+        ...(kind ? { kind } : {}),
+        limit: PAGE,
+        before_id: last.id,
+      });
+      const known = new Set(get().entries.map((entry) => entry.id));
+      set({
+        entries: [...get().entries, ...page.entries.filter((entry) => !known.has(entry.id))],
+        more: page.entries.length === PAGE,
         error: null,
       });
     } catch (error) {
@@ -121,6 +151,14 @@ export const useNotebookStore = create<NotebookState>()((set, get) => ({
     }
   },
   clear() {
-    set({ kind: null, entries: [], templates: [], open: null, error: null, search: null });
+    set({
+      kind: null,
+      entries: [],
+      more: false,
+      templates: [],
+      open: null,
+      error: null,
+      search: null,
+    });
   },
 }));

@@ -42,7 +42,9 @@ export function EntryRows({
 export function EntryList(): ReactElement {
   const kind = useNotebookStore((s) => s.kind);
   const entries = useNotebookStore((s) => s.entries);
+  const more = useNotebookStore((s) => s.more);
   const setKind = useNotebookStore((s) => s.setKind);
+  const loadMore = useNotebookStore((s) => s.loadMore);
   return (
     <section aria-label="Entries" className="entries">
       <h2>Entries</h2>
@@ -64,6 +66,11 @@ export function EntryList(): ReactElement {
         </select>
       </div>
       <EntryRows entries={entries} label="Entry list" />
+      {more && (
+        <button type="button" className="secondary" onClick={() => void loadMore()}>
+          Older entries
+        </button>
+      )}
     </section>
   );
 }
