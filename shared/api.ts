@@ -9,6 +9,11 @@ import type { ApiError } from './errors.js';
 import { harvestApiAccess, harvestApiSchemas, type HarvestApiResults } from './harvestAdminApi.js';
 import { notebookApiSchemas, type NotebookApiResults } from './notebookApi.js';
 import type { Answers, Question } from './questions/index.js';
+import {
+  reservationApiAccess,
+  reservationSchemas,
+  type ReservationApiResults,
+} from './reservationApi.js';
 
 /** A record named by its integer id, its UUID, or (for people, tools, projects) its name. */
 const ref = z.union([z.number().int().positive(), z.string().min(1).max(200)]);
@@ -346,6 +351,7 @@ export const serverApiSchemas = {
     .strict(),
   ...adminSchemas,
   ...harvestApiSchemas,
+  ...reservationSchemas,
 } as const;
 
 export type ServerApiName = keyof typeof serverApiSchemas;
@@ -378,6 +384,7 @@ export const serverApiAccess: Record<ServerApiName, 'any' | 'admin'> = {
   'admin.stations.update': 'admin',
   'admin.stations.newKey': 'admin',
   ...harvestApiAccess,
+  ...reservationApiAccess,
 };
 
 export type AccountRole = 'admin' | 'staff' | 'user';
@@ -397,7 +404,7 @@ export interface ServerPendingForm extends PendingForm {
   version: number;
 }
 
-export interface ServerApiResults extends AdminResults, HarvestApiResults {
+export interface ServerApiResults extends AdminResults, HarvestApiResults, ReservationApiResults {
   'account.me': { account: AccountInfo };
   'usage.mine': { events: UsageEventView[] };
   'usage.pendingMine': { pending: ServerPendingForm[] };

@@ -32,6 +32,7 @@ import {
 import { listFacility, saveProject, saveTool, saveUser } from '../admin/facility.js';
 import type { Account } from '../auth.js';
 import { createHarvestHandlers } from './harvestHandlers.js';
+import { createReservationHandlers } from './reservationHandlers.js';
 
 export type ServerHandlers = {
   [N in ServerApiName]: (
@@ -187,5 +188,7 @@ export function createWebHandlers(deps: WebHandlerDeps): ServerHandlers {
     'admin.stations.newKey': (_account, args) => newStationKey(db, args.id),
     // The harvest management calls (admins) and the file records (anyone, within grants).
     ...createHarvestHandlers({ db, clock }),
+    // Booking (anyone, within their own records), question sets and areas (admins).
+    ...createReservationHandlers({ db, clock }),
   };
 }

@@ -1,0 +1,259 @@
+/**
+ * Booking and cancelling reservations on the server.
+ *
+ * What overlaps (two reservations that are not cancelled, whose times overlap; one ending when
+ * the other starts does not): an area reservation holds the area and every tool in it, a tool
+ * reservation holds the tool, and two reservations conflict when what they hold meets. So a
+ * tool's booking is refused by a booking of the same tool or of an area holding it, and an
+ * area's booking by one of the same area, of a tool in it, or of another area sharing a tool
+ * with it. The area's tools are those at booking time.
+ *
+ * The check and the insert run in one synchronous IMMEDIATE transaction (better-sqlite3), so
+ * no other booking can slip in between. Each check is an index search: (tool_id, start) on
+ * reservations_tool_start, (area_id, start) on reservations_area_start.
+ */
+import type { ReservationView } from '../../../../shared/reservationApi.js';
+import { validateAnswers } from '../../../../shared/questions/index.js';
+import type { Db } from '../../db/open.js';
+import { AppError, fieldError } from '../../util/errors.js';
+import { newUuid } from '../../util/ids.js';
+import type { Account } from '../auth.js';
+import { mergedQuestions, type FormTarget } from './questionSets.js';
+
+export interface BookArgs {
+  tool?: number | undefined;
+  area?: number | undefined;
+  project: number;
+  start: string;
+  end: string;
+  answers: unknown;
+  user?: number | undefined;
+}
+
+const isStaff = (account: Account): boolean => account.role === 'admin' || account.role === 'staff';
+
+/** The overlap checks; exported so the plan test runs the very statements used here. */
+export const TOOL_OVERLAP_SQL = `SELECT id, tool_id, area_id, start, "end" FROM reservations
+  WHERE tool_id = ? AND start < ? AND "end" > ? AND cancelled = 0 LIMIT 1`;
+export const AREA_OVERLAP_SQL = `SELECT id, tool_id, area_id, start, "end" FROM reservations
+  WHERE area_id = ? AND start < ? AND "end" > ? AND cancelled = 0 LIMIT 1`;
+
+interface Overlap {
+  id: number;
+  tool_id: number | null;
+  area_id: number | null;
+  start: string;
+  end: string;
+}
+
+const VIEW_SQL = `SELECT r.*, u.username AS user_name, p.name AS project_name,
+    coalesce(t.name, a.name) AS target_name
+  FROM reservations r JOIN users u ON u.id = r.user_id
+  LEFT JOIN projects p ON p.id = r.project_id
+  LEFT JOIN tools t ON t.id = r.tool_id
+  LEFT JOIN areas a ON a.id = r.area_id`;
+
+type ViewRow = Omit<ReservationView, 'cancelled'> & { cancelled: number };
+
+const toView = (row: ViewRow): ReservationView => ({ ...row, cancelled: row.cancelled === 1 });
+
+export function reservationView(db: Db, id: number): ReservationView {
+  const row = db.prepare(`${VIEW_SQL} WHERE r.id = ?`).get(id) as ViewRow | undefined;
+  if (!row) throw fieldError('id', `no reservation with id ${id}`, 'not_found');
+  return toView(row);
+}
+
+/** Canonical UTC text (as every timestamp is stored), so times compare as text. */
+function instant(value: string, field: string): string {
+  const ms = Date.parse(value);
+  if (Number.isNaN(ms)) throw fieldError(field, `${value} is not a date-time`);
+  return new Date(ms).toISOString();
+}
+
+/** The first reservation that holds something this booking would hold, if any. */
+function findOverlap(db: Db, target: FormTarget, start: string, end: string): Overlap | null {
+  const byTool = db.prepare(TOOL_OVERLAP_SQL);
+  const byArea = db.prepare(AREA_OVERLAP_SQL);
+  const ids = (sql: string, id: number): number[] => db.prepare(sql).pluck().all(id) as number[];
+  let tools: number[];
+  let areas: number[];
+  if (target.tool !== undefined) {
+    tools = [target.tool];
+    areas = ids('SELECT area_id FROM area_tools WHERE tool_id = ?', target.tool);
+  } else {
+    tools = ids('SELECT tool_id FROM area_tools WHERE area_id = ?', target.area);
+    areas = [
+      target.area,
+      ...(db
+        .prepare(
+          `SELECT DISTINCT b.area_id FROM area_tools a JOIN area_tools b ON b.tool_id = a.tool_id
+           WHERE a.area_id = ? AND b.area_id <> a.area_id`,
+        )
+        .pluck()
+        .all(target.area) as number[]),
+    ];
+  }
+  for (const tool of tools) {
+    const hit = byTool.get(tool, end, start) as Overlap | undefined;
+    if (hit) return hit;
+  }
+  for (const area of areas) {
+    const hit = byArea.get(area, end, start) as Overlap | undefined;
+    if (hit) return hit;
+  }
+  return null;
+}
+
+function describeOverlap(db: Db, hit: Overlap): string {
+  const what =
+    hit.tool_id !== null
+      ? `the tool ${db.prepare('SELECT name FROM tools WHERE id = ?').pluck().get(hit.tool_id) as string}`
+      : `the area ${db.prepare('SELECT name FROM areas WHERE id = ?').pluck().get(hit.area_id) as string}`;
+  return `reservation ${hit.id} of ${what} (${hit.start} to ${hit.end})`;
+}
+
+export function bookReservation(
+  db: Db,
+  account: Account,
+  args: BookArgs,
+  now: string,
+): { reservation: ReservationView } {
+  const target: FormTarget =
+    args.tool !== undefined ? { tool: args.tool } : { area: args.area as number };
+  const start = instant(args.start, 'start');
+  const end = instant(args.end, 'end');
+  if (end <= start) throw fieldError('end', 'must be after the start');
+  if (end <= now) throw fieldError('end', 'is in the past; a reservation is for time to come');
+  const userId = args.user ?? account.id;
+  if (userId !== account.id && !isStaff(account)) {
+    throw new AppError('forbidden', 'Only staff can book a reservation for someone else.');
+  }
+  const id = db
+    .transaction((): number => {
+      const active = db.prepare('SELECT is_active FROM users WHERE id = ?').pluck().get(userId) as
+        number | undefined;
+      if (active === undefined)
+        throw fieldError('user', `no person with id ${userId}`, 'not_found');
+      if (active !== 1) throw fieldError('user', 'this person is deactivated');
+      const form = mergedQuestions(db, target, args.project);
+      const project = db
+        .prepare(
+          `SELECT p.active, up.user_id IS NOT NULL AS member FROM projects p
+           LEFT JOIN user_projects up ON up.project_id = p.id AND up.user_id = ?
+           WHERE p.id = ?`,
+        )
+        .get(userId, args.project) as { active: number; member: number };
+      if (project.active !== 1) throw fieldError('project', 'this project is not active');
+      if (project.member !== 1) throw fieldError('project', 'is not one of the person’s projects');
+      if (target.tool !== undefined && !isStaff(account)) {
+        const qualified = db
+          .prepare('SELECT 1 FROM qualifications WHERE user_id = ? AND tool_id = ?')
+          .get(userId, target.tool);
+        if (!qualified) {
+          throw new AppError('not_qualified', 'You are not qualified on this tool.');
+        }
+      }
+      const result = validateAnswers(form.questions, args.answers ?? {});
+      if (!result.ok) {
+        const problems = result.problems.map((p) => ({
+          path: ['answers', ...p.path],
+          question: p.question,
+          rule: p.rule,
+          message: p.message,
+        }));
+        const more = problems.length > 1 ? ` (and ${problems.length - 1} more)` : '';
+        throw new AppError('validation_failed', `answers: ${problems[0]?.message}${more}`, {
+          problems,
+        });
+      }
+      const overlap = findOverlap(db, target, start, end);
+      if (overlap) {
+        throw new AppError(
+          'conflict',
+          `This time overlaps ${describeOverlap(db, overlap)}; choose another time.`,
+          { reservation: overlap.id },
+        );
+      }
+      return Number(
+        db
+          .prepare(
+            `INSERT INTO reservations (uuid, user_id, creator_id, project_id, tool_id, area_id,
+               start, "end", cancelled, question_data, created_at, updated_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)`,
+          )
+          .run(
+            newUuid(),
+            userId,
+            account.id,
+            args.project,
+            target.tool ?? null,
+            target.area ?? null,
+            start,
+            end,
+            JSON.stringify(result.answers),
+            now,
+            now,
+          ).lastInsertRowid,
+      );
+    })
+    .immediate();
+  return { reservation: reservationView(db, id) };
+}
+
+/**
+ * Marks a reservation cancelled; the record stays (GET /api/reservations/?cancelled=true lists
+ * it). Its user, its creator, staff and admins may; cancelling twice changes nothing.
+ */
+export function cancelReservation(
+  db: Db,
+  account: Account,
+  id: number,
+  now: string,
+): { reservation: ReservationView } {
+  db.transaction(() => {
+    const row = db
+      .prepare('SELECT user_id, creator_id, cancelled FROM reservations WHERE id = ?')
+      .get(id) as { user_id: number; creator_id: number; cancelled: number } | undefined;
+    if (!row) throw fieldError('id', `no reservation with id ${id}`, 'not_found');
+    if (row.user_id !== account.id && row.creator_id !== account.id && !isStaff(account)) {
+      throw new AppError(
+        'forbidden',
+        'Only the person it is for, the one who booked it, or staff can cancel a reservation.',
+      );
+    }
+    if (row.cancelled === 1) return;
+    db.prepare('UPDATE reservations SET cancelled = 1, updated_at = ? WHERE id = ?').run(now, id);
+  }).immediate();
+  return { reservation: reservationView(db, id) };
+}
+
+/**
+ * A tool's reservations that are not cancelled and not over, its own and those of areas
+ * holding it, by start. The answers of other people's are left out unless staff asks.
+ */
+export function upcomingForTool(
+  db: Db,
+  account: Account,
+  tool: number,
+  now: string,
+  limit = 100,
+): { reservations: ReservationView[] } {
+  if (!db.prepare('SELECT 1 FROM tools WHERE id = ?').get(tool)) {
+    throw fieldError('tool', `no tool with id ${tool}`, 'not_found');
+  }
+  const rows = db
+    .prepare(
+      `${VIEW_SQL}
+       WHERE r.cancelled = 0 AND r."end" > @now
+         AND (r.tool_id = @tool OR r.area_id IN (SELECT area_id FROM area_tools WHERE tool_id = @tool))
+       ORDER BY r.start, r.id LIMIT @limit`,
+    )
+    .all({ tool, now, limit }) as ViewRow[];
+  return {
+    reservations: rows.map((row) => {
+      const view = toView(row);
+      const own = row.user_id === account.id || row.creator_id === account.id;
+      return own || isStaff(account) ? view : { ...view, question_data: '' };
+    }),
+  };
+}

@@ -1,0 +1,569 @@
+/**
+ * Reservations on the server, through the real fastify app and `POST /rpc/<name>` with the JWTs
+ * of real logins, on a real SQLite file: question sets (validation, the shared-name refusal,
+ * where each applies, the merged form), booking (answers, overlaps of tools and areas),
+ * cancelling (kept, listed by the NEMO API), who may do what, and the overlap check's plan.
+ */
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase, type Db } from '../../electron/core/db/open.js';
+import { createServerApp } from '../../electron/core/server/app.js';
+import {
+  AREA_OVERLAP_SQL,
+  TOOL_OVERLAP_SQL,
+} from '../../electron/core/server/reservations/book.js';
+import { newUuid } from '../../electron/core/util/ids.js';
+import { createLogger } from '../../electron/core/util/log.js';
+import { hashSecret } from '../../electron/core/util/pin.js';
+import { tempDir } from './helpers.js';
+
+const T0 = '2026-01-01T00:00:00.000Z';
+const PASSWORD = 'a long password 1';
+type Who = 'admin' | 'staff' | 'alice' | 'bob';
+
+let db: Db;
+let app: FastifyInstance;
+const jwt = {} as Record<Who, string>;
+const userId = { admin: 1, staff: 2, alice: 3, bob: 4 } as const;
+/** Tools 1 (TEM), 2 (SEM), 3 (AFM); projects 1 (P1), 2 (P2). */
+const TEM = 1;
+const SEM = 2;
+const AFM = 3;
+const P1 = 1;
+const P2 = 2;
+
+interface Reply {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+async function rpc(who: Who, name: string, args: unknown): Promise<Reply> {
+  const res = await app.inject({
+    method: 'POST',
+    url: `/rpc/${name}`,
+    headers: { authorization: `Bearer ${jwt[who]}`, 'content-type': 'application/json' },
+    payload: JSON.stringify(args),
+  });
+  return { status: res.statusCode, body: res.json<Record<string, unknown>>() };
+}
+
+async function ok<T = Record<string, unknown>>(who: Who, name: string, args: unknown): Promise<T> {
+  const res = await rpc(who, name, args);
+  expect(res.status, `${name}: ${JSON.stringify(res.body)}`).toBe(200);
+  return res.body as T;
+}
+
+function setInput(over: Record<string, unknown>): Record<string, unknown> {
+  return {
+    enabled: true,
+    name: 'set',
+    questions: [],
+    tool_reservations: true,
+    only_for_tools: [],
+    area_reservations: false,
+    only_for_areas: [],
+    only_for_projects: [],
+    ...over,
+  };
+}
+
+const text = (name: string, title = name) => ({ type: 'textbox', name, title });
+const saveSet = (over: Record<string, unknown>) =>
+  rpc('admin', 'admin.reservationQuestionSets.save', setInput(over));
+const formNames = async (args: Record<string, unknown>): Promise<string[]> =>
+  (
+    await ok<{ questions: { name: string }[] }>(
+      'admin',
+      'admin.reservationQuestionSets.preview',
+      args,
+    )
+  ).questions.map((q) => q.name);
+
+function clearSets(): void {
+  db.prepare('DELETE FROM reservation_question_sets').run();
+}
+
+function seed(hash: string): void {
+  const user = db.prepare(
+    `INSERT INTO users (id, uuid, username, email, role, is_staff, is_active, password_hash,
+       created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?, ?)`,
+  );
+  user.run(1, newUuid(), 'admin', 'admin@example.org', 'admin', 1, hash, T0, T0);
+  user.run(2, newUuid(), 'staff', 'staff@example.org', 'staff', 1, hash, T0, T0);
+  user.run(3, newUuid(), 'alice', 'alice@example.org', 'user', 0, hash, T0, T0);
+  user.run(4, newUuid(), 'bob', 'bob@example.org', 'user', 0, hash, T0, T0);
+  const tool = db.prepare(
+    'INSERT INTO tools (id, uuid, name, created_at, updated_at) VALUES (?, ?, ?, ?, ?)',
+  );
+  tool.run(TEM, newUuid(), 'TEM', T0, T0);
+  tool.run(SEM, newUuid(), 'SEM', T0, T0);
+  tool.run(AFM, newUuid(), 'AFM', T0, T0);
+  const project = db.prepare(
+    'INSERT INTO projects (id, uuid, name, created_at, updated_at) VALUES (?, ?, ?, ?, ?)',
+  );
+  project.run(P1, newUuid(), 'P1', T0, T0);
+  project.run(P2, newUuid(), 'P2', T0, T0);
+  for (const u of [3, 4]) {
+    for (const p of [P1, P2]) {
+      db.prepare('INSERT INTO user_projects (user_id, project_id) VALUES (?, ?)').run(u, p);
+    }
+    for (const t of [TEM, SEM, AFM]) {
+      db.prepare('INSERT INTO qualifications (user_id, tool_id) VALUES (?, ?)').run(u, t);
+    }
+  }
+}
+
+beforeAll(async () => {
+  db = openDatabase(join(tempDir('labstation-reservations-'), 'server.db'));
+  db.prepare("INSERT INTO settings (key, value) VALUES ('mode', '\"server\"')").run();
+  seed(await hashSecret(PASSWORD));
+  app = await createServerApp({
+    db,
+    log: createLogger('silent'),
+    jwtSecret: 'reservations-test-secret-0123456789',
+    timeZone: () => 'UTC',
+  });
+  await app.ready();
+  for (const who of Object.keys(userId) as Who[]) {
+    const res = await app.inject({
+      method: 'POST',
+      url: '/auth/jwt/login',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({
+        username: `${who}@example.org`,
+        password: PASSWORD,
+      }).toString(),
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    jwt[who] = res.json<{ access_token: string }>().access_token;
+  }
+}, 30_000);
+
+afterAll(async () => {
+  await app.close();
+  db.close();
+});
+
+describe('reservation question sets', () => {
+  it('refuses a question list the usage question language refuses, naming the question and rule', async () => {
+    const res = await saveSet({
+      name: 'bad',
+      questions: [{ type: 'number', name: 'samples', title: 'Samples', min: 'many' }],
+    });
+    expect(res.status).toBe(422);
+    expect(res.body.code).toBe('validation_failed');
+    expect(String(res.body.detail)).toMatch(/^questions: .*samples.*min/);
+    expect(db.prepare('SELECT count(*) FROM reservation_question_sets').pluck().get()).toBe(0);
+  });
+
+  it('refuses a name two sets that can apply together both use, naming the question and both sets', async () => {
+    clearSets();
+    const first = await saveSet({ name: 'Safety', questions: [text('purpose')] });
+    expect(first.status).toBe(200);
+    const res = await saveSet({
+      name: 'Billing',
+      questions: [text('budget'), text('purpose')],
+      only_for_tools: [TEM],
+    });
+    expect(res.status).toBe(409);
+    expect(res.body.detail).toMatch(/"purpose" is used by both "Billing" and "Safety"/);
+    // Never together: areas only, or a disabled set, or disjoint project lists.
+    expect(
+      (
+        await saveSet({
+          name: 'Areas',
+          questions: [text('purpose')],
+          tool_reservations: false,
+          area_reservations: true,
+        })
+      ).status,
+    ).toBe(200);
+    expect(
+      (await saveSet({ name: 'Off', enabled: false, questions: [text('purpose')] })).status,
+    ).toBe(200);
+    clearSets();
+    expect(
+      (await saveSet({ name: 'A', questions: [text('purpose')], only_for_projects: [P1] })).status,
+    ).toBe(200);
+    expect(
+      (await saveSet({ name: 'B', questions: [text('purpose')], only_for_projects: [P2] })).status,
+    ).toBe(200);
+    // Disjoint tool lists never meet; a nested group name counts too.
+    clearSets();
+    expect(
+      (await saveSet({ name: 'A', questions: [text('purpose')], only_for_tools: [TEM] })).status,
+    ).toBe(200);
+    expect(
+      (await saveSet({ name: 'B', questions: [text('purpose')], only_for_tools: [SEM] })).status,
+    ).toBe(200);
+    const nested = await saveSet({
+      name: 'C',
+      questions: [
+        { type: 'group', name: 'samples', title: 'Samples', questions: [text('purpose')] },
+      ],
+    });
+    expect(nested.status).toBe(409);
+    expect(nested.body.detail).toMatch(/"purpose" is used by both "C" and "A"/);
+    // Enabling a disabled set is checked too.
+    const off = await ok<{ set: { id: number } }>(
+      'admin',
+      'admin.reservationQuestionSets.save',
+      setInput({ name: 'D', enabled: false, questions: [text('purpose')] }),
+    );
+    const on = await saveSet({
+      id: off.set.id,
+      name: 'D',
+      enabled: true,
+      questions: [text('purpose')],
+    });
+    expect(on.status).toBe(409);
+  });
+
+  it('applies sets by their flags, lists and enabled state, and merges them in set order', async () => {
+    clearSets();
+    db.prepare('DELETE FROM area_tools').run();
+    db.prepare('DELETE FROM areas').run();
+    const area = (
+      await ok<{ area: { id: number; tools: number[] } }>('admin', 'admin.areas.save', {
+        name: 'Clean room',
+        tools: [SEM, AFM],
+      })
+    ).area;
+    expect(area.tools).toEqual([SEM, AFM]);
+    const save = async (over: Record<string, unknown>) =>
+      (
+        await ok<{ set: { id: number } }>(
+          'admin',
+          'admin.reservationQuestionSets.save',
+          setInput(over),
+        )
+      ).set.id;
+    await save({ name: 'z all tools', questions: [text('a1')] });
+    await save({ name: 'y TEM only', questions: [text('b1'), text('b2')], only_for_tools: [TEM] });
+    await save({
+      name: 'x areas',
+      questions: [text('c1')],
+      tool_reservations: false,
+      area_reservations: true,
+    });
+    await save({
+      name: 'w P2 only',
+      questions: [text('d1')],
+      area_reservations: true,
+      only_for_projects: [P2],
+    });
+    await save({ name: 'v off', enabled: false, questions: [text('e1')] });
+    const other = (
+      await ok<{ area: { id: number } }>('admin', 'admin.areas.save', { name: 'Other', tools: [] })
+    ).area.id;
+    await save({
+      name: 'u other area',
+      questions: [text('f1')],
+      tool_reservations: false,
+      area_reservations: true,
+      only_for_areas: [other],
+    });
+    expect(await formNames({ tool: TEM, project: P1 })).toEqual(['a1', 'b1', 'b2']);
+    expect(await formNames({ tool: SEM, project: P1 })).toEqual(['a1']);
+    expect(await formNames({ tool: SEM, project: P2 })).toEqual(['a1', 'd1']);
+    expect(await formNames({ area: area.id, project: P1 })).toEqual(['c1']);
+    expect(await formNames({ area: area.id, project: P2 })).toEqual(['c1', 'd1']);
+    expect(await formNames({ area: other, project: P1 })).toEqual(['c1', 'f1']);
+    const form = await ok<{ sets: { name: string }[] }>('alice', 'reservations.questions', {
+      tool: TEM,
+      project: P1,
+    });
+    expect(form.sets.map((s) => s.name)).toEqual(['z all tools', 'y TEM only']);
+    const both = await rpc('admin', 'admin.reservationQuestionSets.preview', {
+      tool: TEM,
+      area: area.id,
+      project: P1,
+    });
+    expect(both.status).toBe(400);
+    const listed = await ok<{ sets: { name: string; only_for_tools: number[] }[] }>(
+      'admin',
+      'admin.reservationQuestionSets.list',
+      {},
+    );
+    expect(listed.sets.find((s) => s.name === 'y TEM only')?.only_for_tools).toEqual([TEM]);
+  });
+
+  it('lets only admins manage question sets and areas', async () => {
+    for (const who of ['alice', 'staff'] as const) {
+      for (const [name, args] of [
+        ['admin.reservationQuestionSets.list', {}],
+        ['admin.reservationQuestionSets.save', setInput({ name: 'mine' })],
+        ['admin.reservationQuestionSets.delete', { id: 1 }],
+        ['admin.reservationQuestionSets.preview', { tool: TEM, project: P1 }],
+        ['admin.areas.save', { name: 'mine', tools: [] }],
+      ] as const) {
+        expect((await rpc(who, name, args)).status, `${who} ${name}`).toBe(403);
+      }
+    }
+    const sets = await ok<{ sets: { id: number }[] }>(
+      'admin',
+      'admin.reservationQuestionSets.list',
+      {},
+    );
+    const id = sets.sets[0].id;
+    await ok('admin', 'admin.reservationQuestionSets.delete', { id });
+    expect((await rpc('admin', 'admin.reservationQuestionSets.delete', { id })).status).toBe(404);
+  });
+});
+
+describe('booking', () => {
+  let area: number;
+
+  beforeAll(async () => {
+    clearSets();
+    db.prepare('DELETE FROM reservations').run();
+    db.prepare('DELETE FROM area_tools').run();
+    db.prepare('DELETE FROM areas').run();
+    area = (
+      await ok<{ area: { id: number } }>('admin', 'admin.areas.save', {
+        name: 'Bay',
+        tools: [SEM],
+      })
+    ).area.id;
+    await ok(
+      'admin',
+      'admin.reservationQuestionSets.save',
+      setInput({
+        name: 'Samples',
+        questions: [
+          { type: 'textbox', name: 'purpose', title: 'Purpose', required: true },
+          { type: 'number', name: 'samples', title: 'Number of samples', min: 1, max: 10 },
+        ],
+        area_reservations: true,
+      }),
+    );
+  });
+
+  const book = (who: Who, over: Record<string, unknown>) =>
+    rpc(who, 'reservations.book', {
+      tool: TEM,
+      project: P1,
+      start: '2030-01-01T10:00:00Z',
+      end: '2030-01-01T11:00:00Z',
+      answers: { purpose: 'imaging', samples: 3 },
+      ...over,
+    });
+
+  it('validates the answers against the merged questions and stores them canonical', async () => {
+    const bad = await book('alice', { answers: { purpose: 'imaging', samples: 50 } });
+    expect(bad.status).toBe(422);
+    expect(bad.body.code).toBe('validation_failed');
+    expect(String(bad.body.detail)).toMatch(/^answers: .*Number of samples/);
+    const missing = await book('alice', { answers: {} });
+    expect(String(missing.body.detail)).toMatch(/Purpose/);
+    const good = await book('alice', {});
+    expect(good.status, JSON.stringify(good.body)).toBe(200);
+    const r = (good.body as { reservation: Record<string, unknown> }).reservation;
+    expect(r).toMatchObject({
+      user_id: userId.alice,
+      creator_id: userId.alice,
+      project_id: P1,
+      tool_id: TEM,
+      area_id: null,
+      start: '2030-01-01T10:00:00.000Z',
+      end: '2030-01-01T11:00:00.000Z',
+      cancelled: false,
+      target_name: 'TEM',
+    });
+    expect(JSON.parse(String(r.question_data))).toEqual({ purpose: 'imaging', samples: 3 });
+  });
+
+  it('refuses an overlap on the same tool; touching ends are no overlap', async () => {
+    const clash = await book('bob', { start: '2030-01-01T10:30:00Z', end: '2030-01-01T12:00:00Z' });
+    expect(clash.status).toBe(409);
+    expect(clash.body.detail).toMatch(/overlaps reservation \d+ of the tool TEM/);
+    // The same instant written with another offset is the same time.
+    const shifted = await book('bob', {
+      start: '2030-01-01T11:30:00+01:00',
+      end: '2030-01-01T13:00:00+01:00',
+    });
+    expect(shifted.status).toBe(409);
+    expect(
+      (await book('bob', { start: '2030-01-01T11:00:00Z', end: '2030-01-01T12:00:00Z' })).status,
+    ).toBe(200);
+    expect(
+      (await book('bob', { start: '2030-01-01T09:00:00Z', end: '2030-01-01T10:00:00Z' })).status,
+    ).toBe(200);
+    expect((await book('bob', { tool: SEM })).status).toBe(200);
+  });
+
+  it('makes an area reservation hold its tools, and a tool reservation block its areas', async () => {
+    // SEM is in the bay and booked 10:00-11:00 above.
+    const areaClash = await book('alice', { tool: undefined, area: area });
+    expect(areaClash.status).toBe(409);
+    expect(areaClash.body.detail).toMatch(/of the tool SEM/);
+    expect(
+      (
+        await book('alice', {
+          tool: undefined,
+          area,
+          start: '2030-01-02T10:00:00Z',
+          end: '2030-01-02T11:00:00Z',
+        })
+      ).status,
+    ).toBe(200);
+    const toolClash = await book('bob', {
+      tool: SEM,
+      start: '2030-01-02T10:30:00Z',
+      end: '2030-01-02T10:45:00Z',
+    });
+    expect(toolClash.status).toBe(409);
+    expect(toolClash.body.detail).toMatch(/of the area Bay/);
+    // Another area sharing SEM overlaps the bay too; TEM alone does not.
+    const hall = (
+      await ok<{ area: { id: number } }>('admin', 'admin.areas.save', {
+        name: 'Hall',
+        tools: [SEM, AFM],
+      })
+    ).area.id;
+    expect(
+      (
+        await book('bob', {
+          tool: undefined,
+          area: hall,
+          start: '2030-01-02T10:00:00Z',
+          end: '2030-01-02T11:00:00Z',
+        })
+      ).status,
+    ).toBe(409);
+    expect(
+      (await book('bob', { start: '2030-01-02T10:00:00Z', end: '2030-01-02T11:00:00Z' })).status,
+    ).toBe(200);
+  });
+
+  it('refuses bookings for others by users, unqualified users, foreign projects and bad times', async () => {
+    const forBob = await book('alice', {
+      user: userId.bob,
+      start: '2030-02-01T10:00:00Z',
+      end: '2030-02-01T11:00:00Z',
+    });
+    expect(forBob.status).toBe(403);
+    const byStaff = await book('staff', {
+      user: userId.bob,
+      start: '2030-02-01T10:00:00Z',
+      end: '2030-02-01T11:00:00Z',
+    });
+    expect(byStaff.status).toBe(200);
+    expect(byStaff.body.reservation).toMatchObject({
+      user_id: userId.bob,
+      creator_id: userId.staff,
+    });
+    db.prepare('DELETE FROM qualifications WHERE user_id = ? AND tool_id = ?').run(userId.bob, AFM);
+    expect(
+      (await book('bob', { tool: AFM, start: '2030-02-02T10:00:00Z', end: '2030-02-02T11:00:00Z' }))
+        .body.code,
+    ).toBe('not_qualified');
+    db.prepare('DELETE FROM user_projects WHERE user_id = ? AND project_id = ?').run(
+      userId.bob,
+      P2,
+    );
+    expect(
+      String(
+        (
+          await book('bob', {
+            project: P2,
+            start: '2030-02-03T10:00:00Z',
+            end: '2030-02-03T11:00:00Z',
+          })
+        ).body.detail,
+      ),
+    ).toMatch(/^project:/);
+    expect(
+      String(
+        (await book('bob', { start: '2030-02-04T11:00:00Z', end: '2030-02-04T10:00:00Z' })).body
+          .detail,
+      ),
+    ).toMatch(/^end: must be after/);
+    expect(
+      String(
+        (await book('bob', { start: '2020-02-04T10:00:00Z', end: '2020-02-04T11:00:00Z' })).body
+          .detail,
+      ),
+    ).toMatch(/^end: is in the past/);
+    expect((await book('bob', { start: '2030-02-04T10:00', end: '2030-02-04T11:00' })).status).toBe(
+      400,
+    );
+  });
+
+  it('cancels by keeping the record; only its user, creator or staff may', async () => {
+    const id = (
+      (await book('alice', { start: '2030-03-01T10:00:00Z', end: '2030-03-01T11:00:00Z' }))
+        .body as {
+        reservation: { id: number };
+      }
+    ).reservation.id;
+    const refused = await rpc('bob', 'reservations.cancel', { id });
+    expect(refused.status).toBe(403);
+    const cancelled = await ok<{ reservation: { cancelled: boolean } }>(
+      'alice',
+      'reservations.cancel',
+      { id },
+    );
+    expect(cancelled.reservation.cancelled).toBe(true);
+    expect(db.prepare('SELECT cancelled FROM reservations WHERE id = ?').pluck().get(id)).toBe(1);
+    // The time is free again.
+    expect(
+      (await book('bob', { start: '2030-03-01T10:00:00Z', end: '2030-03-01T11:00:00Z' })).status,
+    ).toBe(200);
+    const byStaff = (
+      await book('staff', {
+        user: userId.bob,
+        start: '2030-03-02T10:00:00Z',
+        end: '2030-03-02T11:00:00Z',
+      })
+    ).body as { reservation: { id: number } };
+    expect((await rpc('staff', 'reservations.cancel', { id: byStaff.reservation.id })).status).toBe(
+      200,
+    );
+    expect((await rpc('admin', 'reservations.cancel', { id: 424242 })).status).toBe(404);
+    const list = await app.inject({
+      method: 'GET',
+      url: '/api/reservations/?cancelled=true',
+      headers: { authorization: `Bearer ${jwt.admin}` },
+    });
+    expect(list.statusCode, list.body).toBe(200);
+    const body = list.json<
+      { results?: { id: number; cancelled: boolean }[] } | { id: number; cancelled: boolean }[]
+    >();
+    const rows = Array.isArray(body) ? body : (body.results ?? []);
+    expect(rows.map((r) => r.id).sort()).toEqual([id, byStaff.reservation.id].sort());
+    expect(rows.every((r) => r.cancelled)).toBe(true);
+  });
+
+  it('lists a tool’s upcoming reservations, its areas’ too, without others’ answers', async () => {
+    const seen = await ok<{
+      reservations: {
+        tool_id: number | null;
+        area_id: number | null;
+        user_id: number;
+        question_data: string;
+      }[];
+    }>('bob', 'reservations.forTool', { tool: SEM });
+    expect(seen.reservations.some((r) => r.area_id === area)).toBe(true);
+    expect(seen.reservations.every((r) => r.tool_id === SEM || r.area_id !== null)).toBe(true);
+    for (const r of seen.reservations) {
+      expect(r.question_data === '', `user ${r.user_id}`).toBe(r.user_id !== userId.bob);
+    }
+  });
+});
+
+describe('the overlap check', () => {
+  it('is an index search on the tool or the area and the start', () => {
+    const plan = (sql: string): string =>
+      (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(1, 'b', 'a') as { detail: string }[])
+        .map((r) => r.detail)
+        .join('\n');
+    expect(plan(TOOL_OVERLAP_SQL)).toMatch(
+      /SEARCH reservations USING INDEX reservations_tool_start \(tool_id=\? AND start<\?\)/,
+    );
+    expect(plan(AREA_OVERLAP_SQL)).toMatch(
+      /SEARCH reservations USING INDEX reservations_area_start \(area_id=\? AND start<\?\)/,
+    );
+  });
+});
