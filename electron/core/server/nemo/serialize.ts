@@ -4,6 +4,7 @@
  * "they are not native JSON objects and must be parsed by the reader"). Only the columns named
  * here are ever selected, so password, PIN and role data cannot leak.
  */
+import type { ExperimentUsageEvent } from '../../../../shared/experiment/index.js';
 import { formatDateTime } from './datetime.js';
 
 export const USAGE_EVENT_COLUMNS =
@@ -25,20 +26,8 @@ export interface UsageEventRow {
   run_data: string;
 }
 
-export interface NemoUsageEvent {
-  id: number;
-  user: number;
-  operator: number;
-  project: number;
-  tool: number;
-  start: string;
-  end: string | null;
-  validated: boolean;
-  validated_by: number | null;
-  remote_work: boolean;
-  pre_run_data: string;
-  run_data: string;
-}
+/** The read API's usage event: the shape the experiment rules read too (shared/experiment). */
+export type NemoUsageEvent = ExperimentUsageEvent;
 
 export function usageEventJson(row: UsageEventRow, timeZone: string): NemoUsageEvent {
   return {

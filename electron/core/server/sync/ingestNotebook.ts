@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { ENTRY_KINDS } from '../../../../shared/notebookApi.js';
 import type { Db } from '../../db/open.js';
+import { cachedStatement } from '../../db/statements.js';
 import {
   entryByUuid,
   insertEntry,
@@ -114,12 +115,13 @@ function checkUsageLink(
   usageId: number,
   ownerId: number,
 ): void {
-  const usage = db
-    .prepare('SELECT tool_id, user_id, operator_id FROM usage_events WHERE id = ?')
-    .get(usageId) as { tool_id: number; user_id: number; operator_id: number };
+  const usage = cachedStatement(
+    db,
+    'SELECT tool_id, user_id, operator_id FROM usage_events WHERE id = ?',
+  ).get(usageId) as { tool_id: number; user_id: number; operator_id: number };
   checkTool(db, station, usage.tool_id, record);
   if (usage.user_id === ownerId || usage.operator_id === ownerId) return;
-  const staff = db.prepare('SELECT is_staff FROM users WHERE id = ?').pluck().get(ownerId);
+  const staff = cachedStatement(db, 'SELECT is_staff FROM users WHERE id = ?').pluck().get(ownerId);
   if (staff !== 1) {
     throw new RecordRefused(
       'forbidden',
