@@ -14,6 +14,10 @@ import {
   reservationSchemas,
   type ReservationApiResults,
 } from './reservationApi.js';
+import {
+  stationReservationSchemas,
+  type StationReservationResults,
+} from './stationReservationApi.js';
 
 /** A record named by its integer id, its UUID, or (for people, tools, projects) its name. */
 const ref = z.union([z.number().int().positive(), z.string().min(1).max(200)]);
@@ -87,6 +91,7 @@ export const apiSchemas = {
   'harvest.retry': z.object({ file_id: z.number().int().positive() }).strict(),
   'harvest.rescan': empty,
   ...notebookApiSchemas,
+  ...stationReservationSchemas,
 } as const;
 
 export type ApiName = keyof typeof apiSchemas;
@@ -276,7 +281,7 @@ export interface QualifiedUser extends UserSummary {
   projects: ProjectSummary[];
 }
 
-export interface ApiResults extends NotebookApiResults {
+export interface ApiResults extends NotebookApiResults, StationReservationResults {
   'station.info': StationInfo;
   'session.logon': SessionInfo;
   'session.logoff': { ok: true };
@@ -314,7 +319,9 @@ export type CoreEvent =
   /** Harvest records changed (a file found, a transfer finished); progress is polled. */
   | { type: 'harvest.changed' }
   /** A notebook entry was saved (created, changed, linked or deleted) on this station. */
-  | { type: 'notebook.changed'; entry: string };
+  | { type: 'notebook.changed'; entry: string }
+  /** The tool's reservations changed (a pull brought them, or one was booked or cancelled here). */
+  | { type: 'reservations.changed' };
 
 /**
  * What the Electron preload exposes as `window.labstation`. Errors do not survive the context

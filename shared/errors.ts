@@ -11,6 +11,8 @@ export const ERROR_CODES = [
   'tool_shutdown',
   'tool_in_use',
   'no_active_usage',
+  /** The server could not be reached (or is not linked) for something only it can do. */
+  'unavailable',
   'internal',
 ] as const;
 
@@ -35,6 +37,7 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   tool_shutdown: 409,
   tool_in_use: 409,
   no_active_usage: 409,
+  unavailable: 503,
   internal: 500,
 };
 

@@ -16,6 +16,12 @@ import {
   type UsageEventView,
 } from '../../../shared/api.js';
 import { openDatabase, type Db } from '../db/open.js';
+import {
+  SYNC_RESERVATION_CANCEL_PATH,
+  SYNC_RESERVATION_FORM_PATH,
+  SYNC_RESERVATIONS_PATH,
+  type SyncReservation,
+} from '../sync/protocol.js';
 import { AppError } from '../util/errors.js';
 import { nowIso } from '../util/ids.js';
 import { createLogger, type Logger } from '../util/log.js';
@@ -31,6 +37,7 @@ import { formatIssues } from './facility.js';
 import { checkLogon, decoy } from './logon.js';
 import {
   activeProjectsOf,
+  findProject,
   findTool,
   findUser,
   isQualified,
@@ -40,6 +47,14 @@ import {
   userSummary,
   type UserRow,
 } from './records.js';
+import {
+  currentReservation,
+  dropStationReservation,
+  reservationsSyncedAt,
+  storeStationReservation,
+  upcomingReservations,
+  viewOfSynced,
+} from './reservations.js';
 import { getSetting } from './settings.js';
 import {
   clearShutdown,
@@ -61,6 +76,12 @@ export interface SyncControl {
   status(): SyncStatus | null;
   settings(): StationSettingsView['sync'];
   configure(input: { server: string | null; key?: string | undefined }): Promise<void>;
+  /** A request only the server can answer (booking); AppError `unavailable` when offline. */
+  request<T>(
+    method: 'GET' | 'POST',
+    path: string,
+    options?: { params?: Record<string, string>; body?: unknown },
+  ): Promise<T>;
 }
 
 /** What the desktop shell lets staff change: the app's role on this PC. */
@@ -97,6 +118,7 @@ const PASSIVE_CALLS: ReadonlySet<ApiName> = new Set([
   'session.current',
   'toolControl.status',
   'sync.status',
+  'reservations.upcoming',
 ]);
 
 /**
@@ -231,6 +253,13 @@ export class Station {
   private actor(): UserRow {
     if (!this.session) throw new AppError('unauthenticated', 'log on first');
     return findUser(this.db, this.session.userId);
+  }
+
+  private server(): SyncControl {
+    if (!this.sync || this.sync.status() === null) {
+      throw new AppError('unavailable', 'this station has no server link; book on the server');
+    }
+    return this.sync;
   }
 
   private requireStaff(what: string): UserRow {
@@ -419,6 +448,59 @@ export class Station {
         stationTool: () => this.stationTool,
         changed: (entry) => this.emit({ type: 'notebook.changed', entry }),
       }),
+      'reservations.upcoming': ({ limit }) => {
+        const viewer = this.session ? findUser(db, this.session.userId) : null;
+        const status = this.sync?.status() ?? null;
+        return {
+          reservations: upcomingReservations(db, viewer, this.now(), limit ?? 100),
+          linked: status !== null,
+          online: status?.online ?? false,
+          synced_at: reservationsSyncedAt(db),
+        };
+      },
+      'reservations.current': ({ user }) => {
+        const actor = this.actor();
+        const person = user === undefined ? actor : findUser(db, user);
+        if (person.id !== actor.id && actor.is_staff !== 1) {
+          throw new AppError('forbidden', "only staff can see someone else's reservation");
+        }
+        const tool = this.stationTool;
+        const questions = tool === null ? [] : toolInfo(findTool(db, tool)).pre_usage_questions;
+        return currentReservation(db, person, questions, new Date(this.clock()));
+      },
+      'reservations.form': async ({ project }) => {
+        this.actor();
+        const projectRow = findProject(db, project);
+        return await this.server().request<ApiResult<'reservations.form'>>(
+          'GET',
+          SYNC_RESERVATION_FORM_PATH,
+          { params: { project_uuid: projectRow.uuid } },
+        );
+      },
+      'reservations.book': async ({ project, start, end, answers }) => {
+        const actor = this.actor();
+        const projectRow = findProject(db, project);
+        const { reservation } = await this.server().request<{ reservation: SyncReservation }>(
+          'POST',
+          SYNC_RESERVATIONS_PATH,
+          {
+            body: { user_uuid: actor.uuid, project_uuid: projectRow.uuid, start, end, answers },
+          },
+        );
+        // Listed at once; the next pull brings the same record.
+        storeStationReservation(db, reservation);
+        this.emit({ type: 'reservations.changed' });
+        return { reservation: viewOfSynced(reservation, actor) };
+      },
+      'reservations.cancel': async ({ uuid }) => {
+        const actor = this.actor();
+        await this.server().request('POST', SYNC_RESERVATION_CANCEL_PATH, {
+          body: { user_uuid: actor.uuid, reservation_uuid: uuid },
+        });
+        dropStationReservation(db, uuid);
+        this.emit({ type: 'reservations.changed' });
+        return { ok: true as const };
+      },
       'users.list': ({ tool }) => {
         const actor = this.actor();
         if (actor.is_staff !== 1) throw new AppError('forbidden', 'only staff can list users');

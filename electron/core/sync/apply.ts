@@ -2,6 +2,7 @@ import type { Db } from '../db/open.js';
 import { getSetting, setSetting } from '../station/settings.js';
 import { AppError } from '../util/errors.js';
 import { nowIso } from '../util/ids.js';
+import { markReservationsSynced, replaceStationReservations } from '../station/reservations.js';
 import { applyHarvestConfig, takeQueuedRuns } from './applyHarvest.js';
 import type { FacilityDelta } from './protocol.js';
 
@@ -71,6 +72,8 @@ export interface ApplySummary {
   harvestSkipped: string[];
   /** Manual harvest runs newly queued by the server. */
   runsAdded: number;
+  /** The delta carried the tool's reservations (the station's copy was replaced). */
+  reservationsChanged: boolean;
 }
 
 /**
@@ -232,6 +235,9 @@ export function applyDelta(db: Db, delta: FacilityDelta): ApplySummary {
 
       const harvestSkipped = delta.harvest ? applyHarvestConfig(db, delta.harvest) : [];
       const runsAdded = takeQueuedRuns(db, delta.runs ?? []);
+      // A delta without reservations means none changed: the copy is current as of now.
+      if (delta.reservations) replaceStationReservations(db, delta.reservations, now);
+      else markReservationsSynced(db, now);
 
       const tool = delta.station.tool;
       const toolChanged = tool !== null && getSetting(db, 'station.tool') !== tool;
@@ -249,6 +255,7 @@ export function applyDelta(db: Db, delta: FacilityDelta): ApplySummary {
         harvestChanged: delta.harvest !== undefined,
         harvestSkipped,
         runsAdded,
+        reservationsChanged: delta.reservations !== undefined,
       };
     })
     .immediate();

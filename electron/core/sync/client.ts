@@ -2,6 +2,7 @@ import axios, { type AxiosInstance } from 'axios';
 import type { CoreEvent } from '../../../shared/api.js';
 import type { Station } from '../station/station.js';
 import { adoptServerAnswers } from '../station/toolControl.js';
+import { ERROR_CODES, type ErrorCode } from '../../../shared/errors.js';
 import { AppError } from '../util/errors.js';
 import { failpoint } from '../util/failpoint.js';
 import { nowIso } from '../util/ids.js';
@@ -163,6 +164,47 @@ export class SyncClient {
       };
       this.pulledListeners.add(done);
     });
+  }
+
+  /**
+   * A request of the station UI that only the server can answer (booking): the server's own
+   * error (code, message, details) is rethrown as such; no answer at all is `unavailable`.
+   */
+  async request<T>(
+    method: 'GET' | 'POST',
+    path: string,
+    options: { params?: Record<string, string>; body?: unknown } = {},
+  ): Promise<T> {
+    if (this.stopped) throw new AppError('unavailable', 'the server link is being restarted');
+    try {
+      const { data } = await this.http.request<T>({
+        method,
+        url: path,
+        params: options.params,
+        data: options.body,
+        timeout: 15_000,
+        signal: this.abort.signal,
+      });
+      this.succeeded();
+      return data;
+    } catch (error) {
+      const body = axios.isAxiosError(error)
+        ? (error.response?.data as { code?: unknown; message?: unknown; details?: unknown })
+        : undefined;
+      if (
+        typeof body?.code === 'string' &&
+        (ERROR_CODES as readonly string[]).includes(body.code) &&
+        typeof body.message === 'string'
+      ) {
+        throw new AppError(body.code as ErrorCode, body.message, body.details);
+      }
+      const { message, reachable } = describe(error);
+      if (!reachable) this.online = false;
+      throw new AppError(
+        'unavailable',
+        `cannot reach the server now (${message}); try again later`,
+      );
+    }
   }
 
   /** Pushes soon: called after each outbox write (through the station's events) and on a tick. */
@@ -334,6 +376,8 @@ export class SyncClient {
           for (const listener of [...this.pulledListeners]) listener();
           this.pulledListeners.clear();
         }
+        if (summary.reservationsChanged)
+          this.options.station.emit({ type: 'reservations.changed' });
         if (summary.changed) {
           this.log.info({ cursor: summary.cursor }, 'sync: facility updated from the server');
           const tool = summary.tool ?? this.options.station.stationTool;

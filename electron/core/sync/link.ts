@@ -7,7 +7,7 @@ import axios from 'axios';
 import type { SyncStatus } from '../../../shared/api.js';
 import { getSetting, setSetting } from '../station/settings.js';
 import type { Station, SyncControl } from '../station/station.js';
-import { fieldError } from '../util/errors.js';
+import { AppError, fieldError } from '../util/errors.js';
 import { resetSyncCursor } from './apply.js';
 import { startSync, type SyncClient, type SyncClientOptions } from './client.js';
 import { SYNC_CHANGES_PATH } from './protocol.js';
@@ -54,6 +54,20 @@ export class SyncLink implements SyncControl {
   /** The running client's state; null while no server is set (the station says standalone). */
   status(): SyncStatus | null {
     return this.client ? { configured: true, ...this.client.state } : null;
+  }
+
+  /** A request to the server for the station UI (booking); `unavailable` without a link. */
+  request<T>(
+    method: 'GET' | 'POST',
+    path: string,
+    options?: { params?: Record<string, string>; body?: unknown },
+  ): Promise<T> {
+    if (!this.client) {
+      return Promise.reject(
+        new AppError('unavailable', 'this station has no server link; book on the server'),
+      );
+    }
+    return this.client.request<T>(method, path, options);
   }
 
   private serial<T>(task: () => Promise<T>): Promise<T> {

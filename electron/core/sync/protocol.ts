@@ -17,6 +17,10 @@
 
 export const SYNC_PUSH_PATH = '/sync/push';
 export const SYNC_CHANGES_PATH = '/sync/changes';
+/** Booking from a station while it is online (the server books for the station's tool). */
+export const SYNC_RESERVATION_FORM_PATH = '/sync/reservations/form';
+export const SYNC_RESERVATIONS_PATH = '/sync/reservations';
+export const SYNC_RESERVATION_CANCEL_PATH = '/sync/reservations/cancel';
 export const MAX_PUSH_BATCH = 500;
 export const MAX_WAIT_SECONDS = 30;
 
@@ -168,6 +172,38 @@ export interface SyncRun {
   requested_at: string;
 }
 
+/**
+ * A reservation of the station's tool (or of an area holding it), not cancelled and not ended
+ * when sent. Names travel with it so the station lists it offline.
+ */
+export interface SyncReservation {
+  uuid: string;
+  /** The server's id: what people see and what the API's reservation filters take. */
+  id: number;
+  /** null: an area reservation (area_name says which). */
+  tool_uuid: string | null;
+  area_name: string | null;
+  target_name: string;
+  user_uuid: string;
+  user_name: string;
+  creator_uuid: string;
+  project_uuid: string | null;
+  project_name: string | null;
+  start: string;
+  end: string;
+  /** The answers to the reservation questions (JSON text, spec 000). */
+  question_data: string;
+}
+
+/** POST /sync/reservations: a booking made at the station by the person logged on there. */
+export interface SyncBooking {
+  user_uuid: string;
+  project_uuid: string;
+  start: string;
+  end: string;
+  answers: unknown;
+}
+
 export interface FacilityDelta {
   cursor: number;
   /** True when this delta holds the whole facility (first pull, or a reset cursor). */
@@ -184,4 +220,10 @@ export interface FacilityDelta {
   harvest?: SyncHarvest;
   /** Queued harvest runs for this station (every delta, until it reports them started). */
   runs?: SyncRun[];
+  /**
+   * The station tool's reservations that have not ended, all of them (the station replaces its
+   * copy): sent when a reservation, an area or the station changed since the cursor, and in a
+   * full delta.
+   */
+  reservations?: SyncReservation[];
 }

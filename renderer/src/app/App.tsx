@@ -9,6 +9,7 @@ import { useUiStore } from '../stores/ui.js';
 import { DataTab } from '../features/harvest/DataTab.js';
 import { HistoryTab } from '../features/history/HistoryTab.js';
 import { NotebookTab } from '../features/notebook/NotebookTab.js';
+import { ReservationsTab } from '../features/reservations/ReservationsTab.js';
 import { SettingsTab } from '../features/settings/SettingsTab.js';
 import { SessionBar } from '../features/session/SessionBar.js';
 import { SyncBadge } from '../features/sync/SyncBadge.js';
@@ -74,6 +75,11 @@ export function App(): ReactElement {
         <Tabs
           tabs={[
             { id: 'control', label: 'Tool control', render: () => <ToolControlTab /> },
+            {
+              id: 'reservations' as const,
+              label: 'Reservations',
+              render: () => <ReservationsTab tool={tool} />,
+            },
             ...(loggedOn
               ? [
                   {

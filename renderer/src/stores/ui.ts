@@ -1,6 +1,6 @@
 import { create } from 'zustand';
 
-export type Tab = 'control' | 'history' | 'notebook' | 'data' | 'settings';
+export type Tab = 'control' | 'reservations' | 'history' | 'notebook' | 'data' | 'settings';
 
 interface UiState {
   tab: Tab;

@@ -12,6 +12,7 @@ import {
   SYNC_PUSH_PATH,
   type FacilityDelta,
   type PushResult,
+  type SyncReservation,
 } from '../../sync/protocol.js';
 import { detailResponse } from '../openapi/common.js';
 import type { ApiDocs } from '../openapi/registry.js';
@@ -88,6 +89,24 @@ const harvest = z.object({
   ),
 });
 
+export const reservationSchema = z
+  .object({
+    uuid,
+    id: z.int(),
+    tool_uuid: uuid.nullable().describe('Null: an area reservation.'),
+    area_name: z.string().nullable(),
+    target_name: z.string(),
+    user_uuid: uuid,
+    user_name: z.string(),
+    creator_uuid: uuid,
+    project_uuid: uuid.nullable(),
+    project_name: z.string().nullable(),
+    start: z.string(),
+    end: z.string(),
+    question_data: z.string().describe('The answers to the reservation questions, JSON text.'),
+  })
+  .meta({ id: 'SyncReservation' }) satisfies z.ZodType<SyncReservation>;
+
 const facilityDelta = z
   .object({
     cursor: z.int().min(0).describe('Send it back as `cursor` next time.'),
@@ -151,6 +170,13 @@ const facilityDelta = z
       )
       .optional()
       .describe('Manual harvests asked for on the server, until the station starts them.'),
+    reservations: z
+      .array(reservationSchema)
+      .optional()
+      .describe(
+        "The station tool's reservations that have not ended (its own and those of areas " +
+          'holding it), all of them: sent when anything changed since the cursor.',
+      ),
   })
   .meta({ id: 'SyncFacilityDelta' }) satisfies z.ZodType<FacilityDelta>;
 

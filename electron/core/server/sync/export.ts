@@ -7,7 +7,9 @@ import type {
   SyncUser,
 } from '../../sync/protocol.js';
 
+import { nowIso } from '../../util/ids.js';
 import { harvestChangedSince, harvestConfig, queuedRuns } from './exportHarvest.js';
+import { reservationsChangedSince, stationReservations } from './exportReservations.js';
 
 export interface StationAccount {
   id: number;
@@ -131,6 +133,9 @@ export function facilityDelta(db: Db, station: StationAccount, cursor: number): 
     };
     if (full || harvestChangedSince(db, station.uuid, cursor)) {
       delta.harvest = harvestConfig(db, station.id);
+    }
+    if (full || reservationsChangedSince(db, station.uuid, cursor)) {
+      delta.reservations = stationReservations(db, station.tool_id, nowIso());
     }
     if (full) {
       delta.projects = (

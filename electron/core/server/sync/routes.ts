@@ -14,6 +14,7 @@ import type { ApiDocs } from '../openapi/registry.js';
 import { describeSyncApi } from './docs.js';
 import { facilityDelta, latestChange, type StationAccount } from './export.js';
 import { ingestBatch } from './ingest.js';
+import { registerStationReservationRoutes } from './reservationRoutes.js';
 import { stationAuth } from './stationAuth.js';
 
 export interface SyncApiDeps {
@@ -110,6 +111,7 @@ export function registerSyncApi(app: FastifyInstance, deps: SyncApiDeps): void {
   });
 
   const authenticate = stationAuth(app, { db, log });
+  registerStationReservationRoutes(app, { db, log, ...(deps.docs ? { docs: deps.docs } : {}) });
 
   app.post(SYNC_PUSH_PATH, { preHandler: authenticate }, (request, reply) => {
     const parsed = pushBody.safeParse(request.body);

@@ -4,6 +4,7 @@ import { getBridge, onEventsReconnected } from '../../bridge.js';
 import { useHarvestStore } from '../../stores/harvest.js';
 import { useHistoryStore } from '../../stores/history.js';
 import { useNotebookStore } from '../../stores/notebook.js';
+import { useReservationsStore } from '../../stores/reservations.js';
 import { useSessionStore } from '../../stores/session.js';
 import { useStationStore } from '../../stores/station.js';
 
@@ -36,6 +37,9 @@ function onCoreEvent(event: CoreEvent): void {
     case 'notebook.changed':
       // The list only: an entry being edited keeps its draft (a stale save is a conflict).
       if (session.session) void useNotebookStore.getState().refresh();
+      break;
+    case 'reservations.changed':
+      if (useReservationsStore.getState().upcoming) void useReservationsStore.getState().load();
       break;
     case 'session.changed':
       if (event.reason === 'idle') session.ended(idleNotice());

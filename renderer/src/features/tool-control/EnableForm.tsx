@@ -1,7 +1,8 @@
 import { useEffect, useState } from 'react';
 import type { FormEvent, ReactElement } from 'react';
-import type { ProjectSummary, SessionInfo, ToolStatus } from '../../../../shared/api.js';
+import type { ApiResult, ProjectSummary, SessionInfo, ToolStatus } from '../../../../shared/api.js';
 import { call } from '../../bridge.js';
+import { formatDateTime } from '../../format.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { QuestionFormFields } from '../forms/QuestionFormFields.js';
 import { useQuestionForm } from '../forms/useQuestionForm.js';
@@ -16,17 +17,81 @@ interface EnableFormProps {
   onDone: (message: string) => void;
 }
 
-/** Pick a project, answer the pre-usage questions, enable the tool. */
-export function EnableForm({ session, status, onDone }: EnableFormProps): ReactElement {
+type CurrentReservation = ApiResult<'reservations.current'>;
+
+const NO_RESERVATION: CurrentReservation = {
+  reservation: null,
+  answers: {},
+  matched: [],
+  project: null,
+};
+
+/**
+ * Pick a project, answer the pre-usage questions, enable the tool. The reservation on now for
+ * the person billed (from the station's synced copy) fills in the answers whose question names
+ * match, and its project; the form is built once that is known.
+ */
+export function EnableForm(props: EnableFormProps): ReactElement {
+  const [forUser, setForUser] = useState('');
+  const [current, setCurrent] = useState<{ user: string; found: CurrentReservation } | null>(null);
+
+  useEffect(() => {
+    let live = true;
+    void call('reservations.current', forUser ? { user: Number(forUser) } : {})
+      .catch(() => NO_RESERVATION)
+      .then((found) => {
+        if (live) setCurrent({ user: forUser, found });
+      });
+    return () => {
+      live = false;
+    };
+  }, [forUser]);
+
+  if (current === null) {
+    return (
+      <section className="panel" aria-busy="true">
+        <h2>Enable {props.status.tool.name}</h2>
+        <p>Loading…</p>
+      </section>
+    );
+  }
+  return (
+    <EnableFormBody
+      // A new form only when another reservation fills it: typed answers stay otherwise.
+      key={current.found.reservation?.uuid ?? 'none'}
+      {...props}
+      forUser={forUser}
+      onForUser={setForUser}
+      current={current.found}
+    />
+  );
+}
+
+interface EnableFormBodyProps extends EnableFormProps {
+  forUser: string;
+  onForUser: (id: string) => void;
+  current: CurrentReservation;
+}
+
+function EnableFormBody({
+  session,
+  status,
+  onDone,
+  forUser,
+  onForUser,
+  current,
+}: EnableFormBodyProps): ReactElement {
   const tool = status.tool;
   const isStaff = session.user.is_staff;
-  const form = useQuestionForm(tool.pre_usage_questions);
+  const form = useQuestionForm(
+    tool.pre_usage_questions,
+    current.matched.length > 0 ? current.answers : undefined,
+  );
   const setStatus = useStationStore((s) => s.setStatus);
   const users = useStaffStore((s) => s.users);
   const loadUsers = useStaffStore((s) => s.loadUsers);
   const action = useToolAction();
-  const [forUser, setForUser] = useState('');
-  const [project, setProject] = useState('');
+  const [project, setProject] = useState(current.project ? String(current.project.id) : '');
   const [remoteWork, setRemoteWork] = useState(false);
   const [projectMissing, setProjectMissing] = useState(false);
 
@@ -72,7 +137,7 @@ export function EnableForm({ session, status, onDone }: EnableFormProps): ReactE
           self={session.user}
           forUser={forUser}
           onUser={(id) => {
-            setForUser(id);
+            onForUser(id);
             setProject('');
           }}
           remoteWork={remoteWork}
@@ -104,6 +169,16 @@ export function EnableForm({ session, status, onDone }: EnableFormProps): ReactE
             {projectMissing && !chosenProject && <li>Choose a project.</li>}
           </ul>
         </div>
+      )}
+      {current.reservation && (
+        <p className="notice" role="status">
+          {`Reservation ${formatDateTime(current.reservation.start)} to ${formatDateTime(
+            current.reservation.end,
+          )}`}
+          {current.matched.length > 0
+            ? `: its answers are filled in (${current.matched.join(', ')}). Check them before enabling.`
+            : '.'}
+        </p>
       )}
       <h3>Pre-usage questions</h3>
       <QuestionFormFields form={form} />

@@ -1,0 +1,54 @@
+/**
+ * The reservation part of a station's delta: every reservation of the station's tool that has
+ * not ended, its own and those of areas holding the tool, sent whole so the station replaces its
+ * copy (no deletions to track: a cancelled or moved reservation is simply no longer listed).
+ */
+import type { Db } from '../../db/open.js';
+import type { SyncReservation } from '../../sync/protocol.js';
+
+/** More than any tool is booked ahead; the earliest first. */
+export const MAX_SYNCED_RESERVATIONS = 500;
+
+/**
+ * Whether the list may differ from the one sent at `cursor`: a reservation, an area, a name
+ * (person, project, tool) or this station's binding changed. Other stations' changes do not
+ * count.
+ */
+export function reservationsChangedSince(db: Db, stationUuid: string, cursor: number): boolean {
+  return (
+    db
+      .prepare(
+        `SELECT 1 FROM sync_changes WHERE seq > ? AND (entity <> 'station' OR uuid = ?) LIMIT 1`,
+      )
+      .get(cursor, stationUuid) !== undefined
+  );
+}
+
+const SELECT = `SELECT r.uuid, r.id, t.uuid AS tool_uuid, a.name AS area_name,
+    coalesce(t.name, a.name) AS target_name, u.uuid AS user_uuid, u.username AS user_name,
+    c.uuid AS creator_uuid, p.uuid AS project_uuid, p.name AS project_name,
+    r.start, r."end" AS "end", r.question_data
+  FROM reservations r
+  JOIN users u ON u.id = r.user_id
+  JOIN users c ON c.id = r.creator_id
+  LEFT JOIN projects p ON p.id = r.project_id
+  LEFT JOIN tools t ON t.id = r.tool_id
+  LEFT JOIN areas a ON a.id = r.area_id`;
+
+export function stationReservations(db: Db, toolId: number | null, now: string): SyncReservation[] {
+  if (toolId === null) return [];
+  return db
+    .prepare(
+      `${SELECT}
+       WHERE r.cancelled = 0 AND r."end" > @now
+         AND (r.tool_id = @tool
+           OR r.area_id IN (SELECT area_id FROM area_tools WHERE tool_id = @tool))
+       ORDER BY r.start, r.id LIMIT ${MAX_SYNCED_RESERVATIONS}`,
+    )
+    .all({ tool: toolId, now }) as SyncReservation[];
+}
+
+/** One reservation in the delta's shape (a booking made from a station, answered at once). */
+export function syncedReservation(db: Db, id: number): SyncReservation {
+  return db.prepare(`${SELECT} WHERE r.id = ?`).get(id) as SyncReservation;
+}
