@@ -76,6 +76,12 @@ export const reservationSchemas = {
     .object({ tool: id, limit: z.number().int().min(1).max(500).optional() })
     .strict(),
   'reservations.questions': formArgs,
+  'reservations.calendar': z
+    .object({ ...target, from: instant, to: instant })
+    .strict()
+    .refine(oneTarget, oneTargetMessage),
+  'reservations.mine': z.object({ limit: z.number().int().min(1).max(500).optional() }).strict(),
+  'reservations.targets': z.object({}).strict(),
   'admin.reservationQuestionSets.list': z.object({}).strict(),
   'admin.reservationQuestionSets.save': reservationQuestionSetInput,
   'admin.reservationQuestionSets.delete': z.object({ id }).strict(),
@@ -89,6 +95,9 @@ export const reservationApiAccess = {
   'reservations.cancel': 'any',
   'reservations.forTool': 'any',
   'reservations.questions': 'any',
+  'reservations.calendar': 'any',
+  'reservations.mine': 'any',
+  'reservations.targets': 'any',
   'admin.reservationQuestionSets.list': 'admin',
   'admin.reservationQuestionSets.save': 'admin',
   'admin.reservationQuestionSets.delete': 'admin',
@@ -150,12 +159,39 @@ export interface ReservationView {
   target_name: string;
 }
 
+/** The longest span `reservations.calendar` answers for (two months and a day or so). */
+export const CALENDAR_MAX_DAYS = 62;
+
+/** What a person may book and for which projects (`reservations.targets`). */
+export interface ReservationTargets {
+  /** Tools the caller may book: those they are qualified on, every tool for staff and admins. */
+  tools: { id: number; name: string }[];
+  /** Every area, with the tools it holds. */
+  areas: { id: number; name: string; tools: { id: number; name: string }[] }[];
+  /** Active projects by id: the caller's own, every active project for staff and admins. */
+  projects: { id: number; name: string }[];
+  /**
+   * Whom the caller may book for, with the ids of their active projects: the caller alone, or
+   * every active person for staff and admins (reservations.book's `user`).
+   */
+  people: { id: number; name: string; projects: number[] }[];
+}
+
 export interface ReservationApiResults {
   'reservations.book': { reservation: ReservationView };
   'reservations.cancel': { reservation: ReservationView };
   /** Not cancelled and not yet ended: the tool's own and those of areas holding it. */
   'reservations.forTool': { reservations: ReservationView[] };
   'reservations.questions': ReservationForm;
+  /**
+   * Not cancelled and overlapping [from, to): for a tool its own and those of areas holding it;
+   * for an area its own, its tools' and those of areas sharing a tool with it; by start. The
+   * answers of other people's are left out unless staff asks.
+   */
+  'reservations.calendar': { reservations: ReservationView[] };
+  /** The caller's reservations (for them or booked by them), not cancelled and not over. */
+  'reservations.mine': { reservations: ReservationView[] };
+  'reservations.targets': ReservationTargets;
   'admin.reservationQuestionSets.list': { sets: ReservationQuestionSet[] };
   'admin.reservationQuestionSets.save': { set: ReservationQuestionSet };
   'admin.reservationQuestionSets.delete': { ok: true };

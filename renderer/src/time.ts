@@ -1,7 +1,8 @@
 /**
- * Times of the reservation page in the browser's own time zone: weeks start on Monday at
- * midnight, `datetime-local` values are read as local times and sent as ISO with the offset
- * of that moment (so a booking made across a DST change still means what was typed).
+ * Times of the reservation pages (server and station) in the browser's own time zone: weeks
+ * start on Monday at midnight, `datetime-local` values are read as local times and sent as ISO
+ * with the offset of that moment (so a booking made across a DST change still means what was
+ * typed).
  */
 
 const pad = (n: number): string => String(n).padStart(2, '0');
@@ -61,10 +62,12 @@ const longDayFormat = new Intl.DateTimeFormat(undefined, {
   year: 'numeric',
 });
 const timeFormat = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' });
+const hourFormat = new Intl.DateTimeFormat(undefined, { hour: 'numeric' });
 
 export const formatDay = (date: Date): string => dayFormat.format(date);
 export const formatLongDay = (date: Date): string => longDayFormat.format(date);
 export const formatTime = (date: Date): string => timeFormat.format(date);
+export const formatHour = (date: Date): string => hourFormat.format(date);
 
 export function sameDay(a: Date, b: Date): boolean {
   return (

@@ -553,6 +553,171 @@ describe('booking', () => {
   });
 });
 
+describe('the calendar, one’s own reservations and what one may book', () => {
+  /** The reservations below by letter, as booked. */
+  const r = {} as Record<'a' | 'b' | 'c' | 'd' | 'e' | 'f' | 'g', number>;
+  let bay: number;
+  let hall: number;
+  let side: number;
+
+  beforeAll(async () => {
+    clearSets();
+    db.prepare('DELETE FROM reservations').run();
+    db.prepare('DELETE FROM area_tools').run();
+    db.prepare('DELETE FROM areas').run();
+    const area = async (name: string, tools: number[]): Promise<number> =>
+      (await ok<{ area: { id: number } }>('admin', 'admin.areas.save', { name, tools })).area.id;
+    bay = await area('Bay', [SEM]);
+    hall = await area('Hall', [SEM, AFM]);
+    side = await area('Side', [AFM]);
+    await ok(
+      'admin',
+      'admin.reservationQuestionSets.save',
+      setInput({ name: 'Purpose', questions: [text('purpose')], area_reservations: true }),
+    );
+    const book = async (
+      who: Who,
+      letter: keyof typeof r,
+      over: Record<string, unknown>,
+    ): Promise<void> => {
+      const reply = await ok<{ reservation: { id: number } }>(who, 'reservations.book', {
+        project: P1,
+        answers: { purpose: `purpose ${letter}` },
+        ...over,
+      });
+      r[letter] = reply.reservation.id;
+    };
+    const at = (day: string, from: string, to: string) => ({
+      start: `2031-05-${day}T${from}:00Z`,
+      end: `2031-05-${day}T${to}:00Z`,
+    });
+    await book('alice', 'a', { tool: TEM, ...at('05', '10:00', '11:00') });
+    await book('bob', 'b', { tool: SEM, ...at('05', '12:00', '13:00') });
+    await book('alice', 'c', { area: bay, ...at('06', '10:00', '11:00') });
+    await book('bob', 'd', { area: side, ...at('06', '12:00', '13:00') });
+    await book('staff', 'e', { tool: AFM, user: userId.bob, ...at('07', '09:00', '10:00') });
+    await book('alice', 'f', { tool: SEM, ...at('20', '10:00', '11:00') });
+    await book('bob', 'g', { tool: SEM, ...at('07', '14:00', '15:00') });
+    await ok('bob', 'reservations.cancel', { id: r.g });
+  });
+
+  const week = { from: '2031-05-04T00:00:00Z', to: '2031-05-11T00:00:00Z' };
+  const calendar = async (who: Who, args: Record<string, unknown>) =>
+    (
+      await ok<{ reservations: { id: number; user_id: number; question_data: string }[] }>(
+        who,
+        'reservations.calendar',
+        { ...week, ...args },
+      )
+    ).reservations;
+  const idsOf = (list: { id: number }[]): number[] => list.map((x) => x.id);
+
+  it('shows a tool’s own reservations and those of areas holding it, in the range, by start', async () => {
+    expect(idsOf(await calendar('bob', { tool: SEM }))).toEqual([r.b, r.c]);
+    expect(idsOf(await calendar('bob', { tool: TEM }))).toEqual([r.a]);
+    expect(idsOf(await calendar('bob', { tool: AFM }))).toEqual([r.d, r.e]);
+    // Touching the range's ends is outside it; a range may start in a reservation.
+    expect(idsOf(await calendar('bob', { tool: TEM, from: '2031-05-05T11:00:00Z' }))).toEqual([]);
+    expect(
+      idsOf(
+        await calendar('bob', {
+          tool: TEM,
+          from: '2031-05-05T10:30:00+00:00',
+          to: '2031-05-05T13:30:00+02:00',
+        }),
+      ),
+    ).toEqual([r.a]);
+  });
+
+  it('shows an area’s own reservations, its tools’ and those of areas sharing a tool', async () => {
+    expect(idsOf(await calendar('alice', { area: bay }))).toEqual([r.b, r.c]);
+    expect(idsOf(await calendar('alice', { area: hall }))).toEqual([r.b, r.c, r.d, r.e]);
+    expect(idsOf(await calendar('alice', { area: side }))).toEqual([r.d, r.e]);
+  });
+
+  it('leaves out other people’s answers unless staff asks', async () => {
+    const seen = await calendar('bob', { area: hall });
+    for (const x of seen) {
+      expect(x.question_data === '', `reservation ${x.id}`).toBe(x.user_id !== userId.bob);
+    }
+    const staffSees = await calendar('staff', { area: hall });
+    expect(staffSees.every((x) => x.question_data.startsWith('{"purpose"'))).toBe(true);
+  });
+
+  it('refuses a range that is empty, too long, or a target that is not one thing', async () => {
+    const refused = async (args: Record<string, unknown>) =>
+      rpc('alice', 'reservations.calendar', { tool: SEM, ...week, ...args });
+    const backwards = await refused({ to: week.from });
+    expect(backwards.status).toBe(422);
+    expect(backwards.body.detail).toMatch(/^to: must be after from/);
+    expect(backwards.body.details).toEqual({
+      problems: [{ path: ['to'], message: 'must be after from' }],
+    });
+    const long = await refused({ to: '2031-07-06T00:00:00Z' });
+    expect(long.status).toBe(422);
+    expect(long.body.detail).toMatch(/^to: the range may span at most 62 days/);
+    expect((await refused({ to: '2031-07-05T00:00:00Z' })).status).toBe(200);
+    expect((await refused({ area: bay })).status).toBe(400);
+    expect((await refused({ from: '2031-05-04' })).status).toBe(400);
+    const missing = await refused({ tool: 424242 });
+    expect(missing.status).toBe(404);
+    expect(missing.body.detail).toMatch(/^tool: no tool/);
+    const res = await app.inject({
+      method: 'POST',
+      url: '/rpc/reservations.calendar',
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify({ tool: SEM, ...week }),
+    });
+    expect(res.statusCode).toBe(401);
+  });
+
+  it('lists one’s own upcoming reservations, for one or booked by one, not cancelled', async () => {
+    const mine = async (who: Who) =>
+      idsOf(
+        (await ok<{ reservations: { id: number }[] }>(who, 'reservations.mine', {})).reservations,
+      );
+    expect(await mine('alice')).toEqual([r.a, r.c, r.f]);
+    expect(await mine('bob')).toEqual([r.b, r.d, r.e]);
+    expect(await mine('staff')).toEqual([r.e]);
+    expect(await mine('admin')).toEqual([]);
+  });
+
+  it('offers a user their qualified tools, the areas and their active projects; staff everything', async () => {
+    db.prepare('DELETE FROM qualifications WHERE user_id = ? AND tool_id = ?').run(
+      userId.alice,
+      AFM,
+    );
+    db.prepare("UPDATE projects SET active = 0 WHERE name = 'P2'").run();
+    try {
+      const alice = await ok<{
+        tools: { name: string }[];
+        areas: { name: string; tools: { name: string }[] }[];
+        projects: { name: string }[];
+        people: { id: number; projects: number[] }[];
+      }>('alice', 'reservations.targets', {});
+      expect(alice.tools.map((t) => t.name)).toEqual(['SEM', 'TEM']);
+      expect(alice.areas.map((a) => [a.name, a.tools.map((t) => t.name)])).toEqual([
+        ['Bay', ['SEM']],
+        ['Hall', ['AFM', 'SEM']],
+        ['Side', ['AFM']],
+      ]);
+      expect(alice.projects.map((p) => p.name)).toEqual(['P1']);
+      expect(alice.people).toEqual([{ id: userId.alice, name: 'alice', projects: [P1] }]);
+      const staff = await ok<typeof alice>('staff', 'reservations.targets', {});
+      expect(staff.tools.map((t) => t.name)).toEqual(['AFM', 'SEM', 'TEM']);
+      expect(staff.projects.map((p) => p.name)).toEqual(['P1']);
+      expect(staff.people.map((p) => p.id).sort()).toEqual(Object.values(userId).sort());
+      expect(staff.people.find((p) => p.id === userId.bob)?.projects).toEqual([P1]);
+    } finally {
+      db.prepare("UPDATE projects SET active = 1 WHERE name = 'P2'").run();
+      db.prepare('INSERT INTO qualifications (user_id, tool_id) VALUES (?, ?)').run(
+        userId.alice,
+        AFM,
+      );
+    }
+  });
+});
+
 describe('the overlap check', () => {
   it('is an index search on the tool or the area and the start', () => {
     const plan = (sql: string): string =>

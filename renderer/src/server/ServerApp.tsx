@@ -8,7 +8,15 @@ import { ExperimentsPage } from './experiments/ExperimentsPage.js';
 import { FilesPage } from './files/FilesPage.js';
 import { LoginScreen } from './LoginScreen.js';
 import { PendingFormPanel } from './PendingFormPanel.js';
-import { adminHref, EXPERIMENTS_HREF, FILES_HREF, parseRoute, type ServerRoute } from './route.js';
+import { ReservationsPage } from './reservations/ReservationsPage.js';
+import {
+  adminHref,
+  EXPERIMENTS_HREF,
+  FILES_HREF,
+  parseRoute,
+  RESERVATIONS_HREF,
+  type ServerRoute,
+} from './route.js';
 import { serverCall } from './serverBridge.js';
 import { useServerStore } from './store.js';
 import { UsageList } from './UsageList.js';
@@ -28,12 +36,13 @@ const PAGE_TITLES: Record<ServerRoute['page'], string> = {
   pending: 'My usage',
   files: 'Files',
   experiments: 'Experiments',
+  reservations: 'Reservations',
   admin: 'Administration',
 };
 
 /**
  * The server's UI in a browser: log in, answer pending post-usage questions, see usage, read
- * harvested files; admins manage the facility.
+ * harvested files, book tools and areas; admins manage the facility.
  */
 export function ServerApp(): ReactElement {
   const account = useServerStore((s) => s.account);
@@ -65,6 +74,12 @@ export function ServerApp(): ReactElement {
               </a>
               <a href={FILES_HREF} aria-current={route.page === 'files' ? 'page' : undefined}>
                 Files
+              </a>
+              <a
+                href={RESERVATIONS_HREF}
+                aria-current={route.page === 'reservations' ? 'page' : undefined}
+              >
+                Reservations
               </a>
               {(account.role === 'admin' || account.role === 'staff') && (
                 <a
@@ -98,6 +113,8 @@ export function ServerApp(): ReactElement {
         <LoginScreen />
       ) : route.page === 'files' ? (
         <FilesPage />
+      ) : route.page === 'reservations' ? (
+        <ReservationsPage />
       ) : route.page === 'experiments' ? (
         account.role === 'admin' || account.role === 'staff' ? (
           <ExperimentsPage />

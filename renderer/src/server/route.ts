@@ -1,6 +1,7 @@
 /**
  * The server UI's routes live in the URL fragment: the home page, `#/pending/<usage uuid>` (the
- * link of the e-mail), the files page `#/files`, the experiments `#/experiments`, and the admin screens `#/admin/<section>`.
+ * link of the e-mail), the files page `#/files`, the experiments `#/experiments`, the reservations
+ * `#/reservations`, and the admin screens `#/admin/<section>`.
  */
 export const ADMIN_SECTIONS = [
   'users',
@@ -13,6 +14,8 @@ export const ADMIN_SECTIONS = [
   'service-accounts',
   'schedules',
   'hooks',
+  'areas',
+  'reservation-questions',
 ] as const;
 export type AdminSection = (typeof ADMIN_SECTIONS)[number];
 
@@ -20,6 +23,7 @@ export type ServerRoute =
   | { page: 'home' }
   | { page: 'files' }
   | { page: 'experiments' }
+  | { page: 'reservations' }
   | { page: 'pending'; usage: string }
   | { page: 'admin'; section: AdminSection };
 
@@ -28,6 +32,7 @@ export function parseRoute(hash: string): ServerRoute {
   if (pending?.[1]) return { page: 'pending', usage: decodeURIComponent(pending[1]) };
   if (/^#\/files\/?$/.test(hash)) return { page: 'files' };
   if (/^#\/experiments\/?$/.test(hash)) return { page: 'experiments' };
+  if (/^#\/reservations\/?$/.test(hash)) return { page: 'reservations' };
   const admin = /^#\/admin(?:\/([a-z-]+))?\/?$/.exec(hash);
   if (admin) {
     const section = (ADMIN_SECTIONS as readonly string[]).includes(admin[1] ?? '')
@@ -41,3 +46,4 @@ export function parseRoute(hash: string): ServerRoute {
 export const adminHref = (section: AdminSection): string => `#/admin/${section}`;
 export const FILES_HREF = '#/files';
 export const EXPERIMENTS_HREF = '#/experiments';
+export const RESERVATIONS_HREF = '#/reservations';

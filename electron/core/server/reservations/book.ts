@@ -12,7 +12,7 @@
  * no other booking can slip in between. Each check is an index search: (tool_id, start) on
  * reservations_tool_start, (area_id, start) on reservations_area_start.
  */
-import type { ReservationView } from '../../../../shared/reservationApi.js';
+import { CALENDAR_MAX_DAYS, type ReservationView } from '../../../../shared/reservationApi.js';
 import { validateAnswers } from '../../../../shared/questions/index.js';
 import type { Db } from '../../db/open.js';
 import { AppError, fieldError } from '../../util/errors.js';
@@ -74,25 +74,7 @@ function instant(value: string, field: string): string {
 function findOverlap(db: Db, target: FormTarget, start: string, end: string): Overlap | null {
   const byTool = db.prepare(TOOL_OVERLAP_SQL);
   const byArea = db.prepare(AREA_OVERLAP_SQL);
-  const ids = (sql: string, id: number): number[] => db.prepare(sql).pluck().all(id) as number[];
-  let tools: number[];
-  let areas: number[];
-  if (target.tool !== undefined) {
-    tools = [target.tool];
-    areas = ids('SELECT area_id FROM area_tools WHERE tool_id = ?', target.tool);
-  } else {
-    tools = ids('SELECT tool_id FROM area_tools WHERE area_id = ?', target.area);
-    areas = [
-      target.area,
-      ...(db
-        .prepare(
-          `SELECT DISTINCT b.area_id FROM area_tools a JOIN area_tools b ON b.tool_id = a.tool_id
-           WHERE a.area_id = ? AND b.area_id <> a.area_id`,
-        )
-        .pluck()
-        .all(target.area) as number[]),
-    ];
-  }
+  const { tools, areas } = heldWith(db, target);
   for (const tool of tools) {
     const hit = byTool.get(tool, end, start) as Overlap | undefined;
     if (hit) return hit;
@@ -249,11 +231,90 @@ export function upcomingForTool(
        ORDER BY r.start, r.id LIMIT @limit`,
     )
     .all({ tool, now, limit }) as ViewRow[];
+  return { reservations: rows.map((row) => visibleTo(account, row)) };
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** What a reservation of `target` would meet: the tools and areas whose bookings concern it. */
+function heldWith(db: Db, target: FormTarget): { tools: number[]; areas: number[] } {
+  const ids = (sql: string, id: number): number[] => db.prepare(sql).pluck().all(id) as number[];
+  if (target.tool !== undefined) {
+    if (!db.prepare('SELECT 1 FROM tools WHERE id = ?').get(target.tool)) {
+      throw fieldError('tool', `no tool with id ${target.tool}`, 'not_found');
+    }
+    return {
+      tools: [target.tool],
+      areas: ids('SELECT area_id FROM area_tools WHERE tool_id = ?', target.tool),
+    };
+  }
+  if (!db.prepare('SELECT 1 FROM areas WHERE id = ?').get(target.area)) {
+    throw fieldError('area', `no area with id ${target.area}`, 'not_found');
+  }
   return {
-    reservations: rows.map((row) => {
-      const view = toView(row);
-      const own = row.user_id === account.id || row.creator_id === account.id;
-      return own || isStaff(account) ? view : { ...view, question_data: '' };
-    }),
+    tools: ids('SELECT tool_id FROM area_tools WHERE area_id = ?', target.area),
+    areas: [
+      target.area,
+      ...ids(
+        `SELECT DISTINCT b.area_id FROM area_tools a JOIN area_tools b ON b.tool_id = a.tool_id
+         WHERE a.area_id = ? AND b.area_id <> a.area_id`,
+        target.area,
+      ),
+    ],
   };
+}
+
+/** Others' answers stay private unless staff asks (as in upcomingForTool). */
+function visibleTo(account: Account, row: ViewRow): ReservationView {
+  const view = toView(row);
+  const own = row.user_id === account.id || row.creator_id === account.id;
+  return own || isStaff(account) ? view : { ...view, question_data: '' };
+}
+
+/**
+ * The reservations a calendar of a tool or an area shows for [from, to): not cancelled and
+ * overlapping the range, of everything that a booking of the target would conflict with (the
+ * same rule as the overlap check), by start. At most CALENDAR_MAX_DAYS days at a time.
+ */
+export function calendarReservations(
+  db: Db,
+  account: Account,
+  args: { tool?: number | undefined; area?: number | undefined; from: string; to: string },
+): { reservations: ReservationView[] } {
+  const from = instant(args.from, 'from');
+  const to = instant(args.to, 'to');
+  if (to <= from) throw fieldError('to', 'must be after from');
+  if (Date.parse(to) - Date.parse(from) > CALENDAR_MAX_DAYS * DAY_MS) {
+    throw fieldError('to', `the range may span at most ${CALENDAR_MAX_DAYS} days`);
+  }
+  const target: FormTarget =
+    args.tool !== undefined ? { tool: args.tool } : { area: args.area as number };
+  const { tools, areas } = heldWith(db, target);
+  const list = (values: number[]): string => values.map(() => '?').join(', ') || 'NULL';
+  const rows = db
+    .prepare(
+      `${VIEW_SQL}
+       WHERE r.cancelled = 0 AND r.start < ? AND r."end" > ?
+         AND (r.tool_id IN (${list(tools)}) OR r.area_id IN (${list(areas)}))
+       ORDER BY r.start, r.id`,
+    )
+    .all(to, from, ...tools, ...areas) as ViewRow[];
+  return { reservations: rows.map((row) => visibleTo(account, row)) };
+}
+
+/** The caller's reservations still to come or running (for them or booked by them), by start. */
+export function myUpcomingReservations(
+  db: Db,
+  account: Account,
+  now: string,
+  limit = 100,
+): { reservations: ReservationView[] } {
+  const rows = db
+    .prepare(
+      `${VIEW_SQL}
+       WHERE r.cancelled = 0 AND r."end" > @now AND (r.user_id = @me OR r.creator_id = @me)
+       ORDER BY r.start, r.id LIMIT @limit`,
+    )
+    .all({ now, me: account.id, limit }) as ViewRow[];
+  return { reservations: rows.map(toView) };
 }

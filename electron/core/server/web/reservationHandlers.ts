@@ -1,7 +1,7 @@
 /**
  * The reservation calls of the server's web carrier (shared/reservationApi.ts): booking,
- * cancelling and the booking form (anyone logged in; the functions limit them to their own
- * records), question sets and areas (admins, checked by the carrier before these run).
+ * cancelling, the booking form, the calendar and what one may book (anyone logged in; the
+ * functions limit them to their own records), question sets and areas (admins, checked by the carrier before these run).
  */
 import type {
   ServerApiName,
@@ -13,7 +13,13 @@ import type { Db } from '../../db/open.js';
 import { nowIso } from '../../util/ids.js';
 import type { Account } from '../auth.js';
 import { listAreas, saveArea } from '../reservations/areas.js';
-import { bookReservation, cancelReservation, upcomingForTool } from '../reservations/book.js';
+import {
+  bookReservation,
+  calendarReservations,
+  cancelReservation,
+  myUpcomingReservations,
+  upcomingForTool,
+} from '../reservations/book.js';
 import {
   deleteQuestionSet,
   listQuestionSets,
@@ -21,6 +27,7 @@ import {
   saveQuestionSet,
   type FormTarget,
 } from '../reservations/questionSets.js';
+import { reservationTargets } from '../reservations/targets.js';
 
 type ReservationCallName = keyof ReservationApiResults & ServerApiName;
 
@@ -47,6 +54,10 @@ export function createReservationHandlers(deps: {
     'reservations.forTool': (account, args) =>
       upcomingForTool(db, account, args.tool, nowIso(clock), args.limit),
     'reservations.questions': (_account, args) => mergedQuestions(db, targetOf(args), args.project),
+    'reservations.calendar': (account, args) => calendarReservations(db, account, args),
+    'reservations.mine': (account, args) =>
+      myUpcomingReservations(db, account, nowIso(clock), args.limit),
+    'reservations.targets': (account) => reservationTargets(db, account),
     'admin.reservationQuestionSets.list': () => listQuestionSets(db),
     'admin.reservationQuestionSets.save': (_account, args) =>
       saveQuestionSet(db, args, nowIso(clock)),

@@ -2,6 +2,7 @@ import { useEffect } from 'react';
 import type { ReactElement } from 'react';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { HarvestAdmin, isHarvestSection } from '../harvest/HarvestAdmin.js';
+import { isReservationSection, ReservationAdmin } from '../reservations/ReservationAdmin.js';
 import { adminHref, ADMIN_SECTIONS, type AdminSection } from '../route.js';
 import { ProjectsAdmin } from './ProjectsAdmin.js';
 import { StationsAdmin } from './StationsAdmin.js';
@@ -21,6 +22,8 @@ const LABELS: Record<AdminSection, string> = {
   'service-accounts': 'Service accounts',
   schedules: 'Schedules',
   hooks: 'Hooks',
+  areas: 'Areas',
+  'reservation-questions': 'Reservation questions',
 };
 
 /** The facility's administration: one section per kind of record, linked by the URL. */
@@ -52,6 +55,7 @@ export function AdminPage({ section }: { section: AdminSection }): ReactElement 
       {loaded && section === 'tokens' && <TokensAdmin />}
       {loaded && section === 'stations' && <StationsAdmin />}
       {loaded && isHarvestSection(section) && <HarvestAdmin section={section} />}
+      {loaded && isReservationSection(section) && <ReservationAdmin section={section} />}
     </main>
   );
 }

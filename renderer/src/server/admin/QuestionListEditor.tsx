@@ -1,5 +1,6 @@
 import { useMemo } from 'react';
 import type { ReactElement } from 'react';
+import { z } from 'zod';
 import {
   parseQuestions,
   serializeQuestions,
@@ -25,6 +26,16 @@ export function checkQuestionText(text: string): QuestionListCheck {
 }
 
 export const questionText = (questions: unknown[]): string => JSON.stringify(questions, null, 2);
+
+/** The question lists arrive as JSON text; the schema reads and checks them like the server. */
+export const questionListText = z.string().transform((text, context) => {
+  const check = checkQuestionText(text);
+  if (!check.ok) {
+    for (const message of check.problems) context.addIssue({ code: 'custom', message });
+    return z.NEVER;
+  }
+  return JSON.parse(text.trim() === '' ? '[]' : text) as unknown;
+});
 
 /**
  * A tool's question list as JSON (the spec 000 language) beside a live preview of the form as

@@ -1,24 +1,13 @@
 import type { ReactElement } from 'react';
-import { z } from 'zod';
 import { adminToolInput, type AdminTool } from '../../../../shared/adminApi.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { formatDateTime } from '../../format.js';
 import { serverCall } from '../serverBridge.js';
 import { IdChecklist, TextInput, Toggle } from './fields.js';
 import { EditorPanel, ListPanel, useSelection } from './layout.js';
-import { checkQuestionText, QuestionListEditor, questionText } from './QuestionListEditor.js';
+import { QuestionListEditor, questionListText, questionText } from './QuestionListEditor.js';
 import { useAdminStore } from './store.js';
 import { useAdminForm } from './useAdminForm.js';
-
-/** The question lists arrive as JSON text; the schema reads and checks them like the server. */
-const questionListText = z.string().transform((text, context) => {
-  const check = checkQuestionText(text);
-  if (!check.ok) {
-    for (const message of check.problems) context.addIssue({ code: 'custom', message });
-    return z.NEVER;
-  }
-  return JSON.parse(text.trim() === '' ? '[]' : text) as unknown;
-});
 
 const toolForm = adminToolInput.extend({
   pre_usage_questions: questionListText,

@@ -1,0 +1,51 @@
+import { create } from 'zustand';
+import type { AreaView, ReservationQuestionSet } from '../../../../shared/reservationApi.js';
+import { errorText } from '../../format.js';
+import { serverCall } from '../serverBridge.js';
+import { useServerStore } from '../store.js';
+
+interface ReservationAdminState {
+  areas: AreaView[];
+  sets: ReservationQuestionSet[];
+  loaded: boolean;
+  error: string | null;
+  /** Loads the areas and the reservation question sets (tens of each). */
+  load: () => Promise<void>;
+  putArea: (area: AreaView) => void;
+  putSet: (set: ReservationQuestionSet) => void;
+  dropSet: (id: number) => void;
+}
+
+export const useReservationAdminStore = create<ReservationAdminState>((set) => ({
+  areas: [],
+  sets: [],
+  loaded: false,
+  error: null,
+
+  async load() {
+    set({ error: null });
+    try {
+      const [{ areas }, { sets }] = await Promise.all([
+        serverCall('admin.areas.list', {}),
+        serverCall('admin.reservationQuestionSets.list', {}),
+      ]);
+      set({ areas, sets, loaded: true });
+    } catch (error) {
+      const err = useServerStore.getState().failed(error);
+      set({ error: err.code === 'unauthenticated' ? null : errorText(err) });
+    }
+  },
+
+  putArea: (area) =>
+    set((s) => ({
+      areas: [...s.areas.filter((a) => a.id !== area.id), area].sort((a, b) =>
+        a.name.localeCompare(b.name),
+      ),
+    })),
+  // Sets apply in id order (their questions merge in that order), so the list keeps it.
+  putSet: (record) =>
+    set((s) => ({
+      sets: [...s.sets.filter((x) => x.id !== record.id), record].sort((a, b) => a.id - b.id),
+    })),
+  dropSet: (id) => set((s) => ({ sets: s.sets.filter((x) => x.id !== id) })),
+}));
