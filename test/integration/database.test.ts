@@ -114,6 +114,63 @@ describe('database', () => {
     upgraded.close();
   });
 
+  it('migration 10: the change log keeps its rows and its position, and logs reservations and areas', () => {
+    const file = join(tempDir(), 'm10.db');
+    const db = openDatabase(file, migrations.slice(0, 9));
+    const now = '2026-01-05T10:00:00.000Z';
+    db.exec(`INSERT INTO settings (key, value) VALUES ('mode', '"server"');
+      INSERT INTO users (uuid, username, created_at, updated_at) VALUES ('u1', 'u1', '${now}', '${now}');
+      INSERT INTO users (uuid, username, created_at, updated_at) VALUES ('u2', 'u2', '${now}', '${now}');
+      INSERT INTO tools (uuid, name, created_at, updated_at) VALUES ('t', 't', '${now}', '${now}');`);
+    // The newest change removed: stations may hold a cursor past the highest row left.
+    db.exec('DELETE FROM sync_changes WHERE seq = (SELECT max(seq) FROM sync_changes)');
+    const rowsBefore = db.prepare('SELECT seq, entity, uuid FROM sync_changes ORDER BY seq').all();
+    const position = db
+      .prepare("SELECT seq FROM sqlite_sequence WHERE name = 'sync_changes'")
+      .pluck()
+      .get() as number;
+    expect(rowsBefore.length).toBe(position - 1);
+    db.close();
+
+    const upgraded = openDatabase(file);
+    const log = (): { seq: number; entity: string; uuid: string }[] =>
+      upgraded.prepare('SELECT seq, entity, uuid FROM sync_changes ORDER BY seq').all() as {
+        seq: number;
+        entity: string;
+        uuid: string;
+      }[];
+    expect(log()).toEqual(rowsBefore);
+    // The triggers of migration 3 write to the rebuilt table, after the old position.
+    upgraded.exec(
+      `INSERT INTO projects (uuid, name, created_at, updated_at) VALUES ('p', 'p', '${now}', '${now}')`,
+    );
+    expect(log().at(-1)).toEqual({ seq: position + 1, entity: 'project', uuid: 'p' });
+    upgraded.exec(`INSERT INTO areas (uuid, name, created_at, updated_at) VALUES ('a', 'a', '${now}', '${now}');
+      INSERT INTO area_tools (area_id, tool_id) VALUES (1, 1);
+      INSERT INTO reservations (uuid, user_id, creator_id, project_id, tool_id, start, "end",
+        created_at, updated_at) VALUES ('r', 1, 1, 1, 1, '${now}', '2026-01-05T11:00:00.000Z', '${now}', '${now}');
+      UPDATE reservations SET cancelled = 1 WHERE uuid = 'r';`);
+    expect(
+      log()
+        .slice(-5)
+        .map((c) => [c.entity, c.uuid]),
+    ).toEqual([
+      ['area', 'a'],
+      ['area', 'a'],
+      ['reservation', 'r'],
+      ['reservation', 'r'],
+      ['reservation', 'r'],
+    ]);
+    expect(() =>
+      upgraded.exec("INSERT INTO sync_changes (entity, uuid) VALUES ('bogus', 'x')"),
+    ).toThrow(/CHECK constraint/);
+    // A station logs nothing of what it is sent.
+    upgraded.exec(`UPDATE settings SET value = '"station"' WHERE key = 'mode';
+      UPDATE reservations SET cancelled = 0 WHERE uuid = 'r';`);
+    expect(log().length).toBe(rowsBefore.length + 6);
+    upgraded.close();
+  });
+
   it('answers the hot queries from indexes (EXPLAIN QUERY PLAN)', () => {
     const db = openDatabase(join(tempDir(), 'd.db'));
     const plan = (sql: string): string =>
