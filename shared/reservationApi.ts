@@ -15,7 +15,7 @@ const name = z
   .min(1, 'must not be empty')
   .max(200, 'must be at most 200 characters');
 /** A moment with its offset: a booking made in one time zone means the same instant elsewhere. */
-const instant = z
+export const instant = z
   .string()
   .regex(
     /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/,

@@ -10,15 +10,9 @@
 import { z } from 'zod';
 import type { ProjectSummary } from './api.js';
 import type { Answers, Question } from './questions/index.js';
+import { instant } from './reservationApi.js';
 
 const ref = z.union([z.number().int().positive(), z.string().min(1).max(200)]);
-const instant = z
-  .string()
-  .regex(
-    /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/,
-    'must be an ISO 8601 date-time with an offset, like 2026-03-01T09:00:00Z',
-  );
-
 /** How long before its start a reservation counts as the current one (people come early). */
 export const EARLY_START_MINUTES = 15;
 

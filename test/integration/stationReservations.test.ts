@@ -207,6 +207,8 @@ afterAll(async () => {
 
 /** The reservation booked at the station in the first test, on now. */
 let booked: Listed;
+/** sam's booking of an area holding the SEM, made on the server. */
+let samsAreaBooking: string;
 
 describe('reservations at a station', () => {
   it('books at the station with the reservation questions, and the server holds it', async () => {
@@ -299,6 +301,7 @@ describe('reservations at a station', () => {
         user: serverDb.prepare("SELECT id FROM users WHERE username = 'sam'").pluck().get(),
       })
     ).reservation as { uuid: string };
+    samsAreaBooking = areaBooking.uuid;
     const listed = await waitFor('the area booking on the station', async () =>
       (await upcoming()).reservations.find((r) => r.uuid === areaBooking.uuid),
     );
@@ -329,6 +332,29 @@ describe('reservations at a station', () => {
     expect((await upcoming()).reservations.some((r) => r.uuid === reservation.uuid)).toBe(false);
     const listed = await api('GET', `/api/reservations/?cancelled=true&id=${reservation.id}`);
     expect(listed.status).toBe(200);
+  });
+
+  it("cancels at a station only the person's own, and only of the station's tool", async () => {
+    const others = await station.rpc('reservations.cancel', { uuid: samsAreaBooking });
+    expect(others.status).toBe(403);
+    expect((others.body as { message: string }).message).toContain('only the person');
+
+    const afm = (
+      await rpc('reservations.book', {
+        tool: idOf('tools', 'AFM'),
+        project: idOf('projects', 'Cathodes'),
+        start: minutesFromNow(24 * 60),
+        end: minutesFromNow(25 * 60),
+        answers: RESERVATION_ANSWERS,
+        user: serverDb.prepare("SELECT id FROM users WHERE username = 'alice'").pluck().get(),
+      })
+    ).reservation as { uuid: string };
+    const elsewhere = await station.rpc('reservations.cancel', { uuid: afm.uuid });
+    expect(elsewhere.status).toBe(403);
+    expect((elsewhere.body as { message: string }).message).toContain("this station's tool");
+
+    const cancelled = serverDb.prepare('SELECT cancelled FROM reservations WHERE uuid = ?').pluck();
+    expect([cancelled.get(samsAreaBooking), cancelled.get(afm.uuid)]).toEqual([0, 0]);
   });
 
   it("offers the reservation's answers for the pre-usage questions of the same name", async () => {

@@ -34,6 +34,18 @@ interface Row {
   question_data: string;
 }
 
+const UPSERT = `INSERT INTO station_reservations (uuid, server_id, tool_uuid, area_name,
+    target_name, user_uuid, user_name, creator_uuid, project_uuid, project_name, start, "end",
+    question_data)
+  VALUES (@uuid, @id, @tool_uuid, @area_name, @target_name, @user_uuid, @user_name,
+    @creator_uuid, @project_uuid, @project_name, @start, @end, @question_data)
+  ON CONFLICT (uuid) DO UPDATE SET server_id = excluded.server_id, tool_uuid = excluded.tool_uuid,
+    area_name = excluded.area_name, target_name = excluded.target_name,
+    user_uuid = excluded.user_uuid, user_name = excluded.user_name,
+    creator_uuid = excluded.creator_uuid, project_uuid = excluded.project_uuid,
+    project_name = excluded.project_name, start = excluded.start, "end" = excluded."end",
+    question_data = excluded.question_data`;
+
 /** Replaces the copy with the server's list (inside the delta's transaction). */
 export function replaceStationReservations(
   db: Db,
@@ -41,32 +53,24 @@ export function replaceStationReservations(
   now: string,
 ): void {
   db.prepare('DELETE FROM station_reservations').run();
-  const insert = db.prepare(
-    `INSERT INTO station_reservations (uuid, server_id, tool_uuid, area_name, target_name,
-       user_uuid, user_name, creator_uuid, project_uuid, project_name, start, "end", question_data)
-     VALUES (@uuid, @id, @tool_uuid, @area_name, @target_name, @user_uuid, @user_name,
-       @creator_uuid, @project_uuid, @project_name, @start, @end, @question_data)
-     ON CONFLICT (uuid) DO NOTHING`,
-  );
-  for (const r of reservations) insert.run(r);
+  const upsert = db.prepare(UPSERT);
+  for (const r of reservations) upsert.run(r);
   markReservationsSynced(db, now);
 }
 
 /** Adds (or refreshes) one reservation the server just booked for this station. */
 export function storeStationReservation(db: Db, r: SyncReservation): void {
-  db.prepare(
-    `INSERT INTO station_reservations (uuid, server_id, tool_uuid, area_name, target_name,
-       user_uuid, user_name, creator_uuid, project_uuid, project_name, start, "end", question_data)
-     VALUES (@uuid, @id, @tool_uuid, @area_name, @target_name, @user_uuid, @user_name,
-       @creator_uuid, @project_uuid, @project_name, @start, @end, @question_data)
-     ON CONFLICT (uuid) DO UPDATE SET start = excluded.start, "end" = excluded."end",
-       question_data = excluded.question_data, project_uuid = excluded.project_uuid,
-       project_name = excluded.project_name`,
-  ).run(r);
+  db.prepare(UPSERT).run(r);
 }
 
 export function dropStationReservation(db: Db, uuid: string): void {
   db.prepare('DELETE FROM station_reservations WHERE uuid = ?').run(uuid);
+}
+
+/** Another server, or none: what the last one sent no longer holds. */
+export function clearStationReservations(db: Db): void {
+  db.prepare('DELETE FROM station_reservations').run();
+  db.prepare('DELETE FROM sync_state WHERE key = ?').run(SYNCED_AT_KEY);
 }
 
 /** Every pull brings the copy up to date (a delta without reservations: nothing changed). */

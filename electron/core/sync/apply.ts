@@ -2,7 +2,11 @@ import type { Db } from '../db/open.js';
 import { getSetting, setSetting } from '../station/settings.js';
 import { AppError } from '../util/errors.js';
 import { nowIso } from '../util/ids.js';
-import { markReservationsSynced, replaceStationReservations } from '../station/reservations.js';
+import {
+  clearStationReservations,
+  markReservationsSynced,
+  replaceStationReservations,
+} from '../station/reservations.js';
 import { applyHarvestConfig, takeQueuedRuns } from './applyHarvest.js';
 import type { FacilityDelta } from './protocol.js';
 
@@ -14,9 +18,15 @@ export function syncCursor(db: Db): number {
   return raw === undefined ? 0 : Number(raw);
 }
 
-/** Forgets the pull position: the next pull brings the whole facility (another server). */
+/**
+ * Forgets the pull position, and the reservations the last server sent: the next pull brings
+ * the whole facility (another server, or none).
+ */
 export function resetSyncCursor(db: Db): void {
-  db.prepare('DELETE FROM sync_state WHERE key = ?').run(CURSOR_KEY);
+  db.transaction(() => {
+    db.prepare('DELETE FROM sync_state WHERE key = ?').run(CURSOR_KEY);
+    clearStationReservations(db);
+  })();
 }
 
 function setCursor(db: Db, cursor: number): void {

@@ -196,7 +196,17 @@ export class SyncClient {
         (ERROR_CODES as readonly string[]).includes(body.code) &&
         typeof body.message === 'string'
       ) {
-        throw new AppError(body.code as ErrorCode, body.message, body.details);
+        // The server's "unauthenticated" is about the station's key, not the person logged on
+        // here (whom the UI would log off on that code).
+        const code = body.code === 'unauthenticated' ? 'forbidden' : (body.code as ErrorCode);
+        throw new AppError(code, body.message, body.details);
+      }
+      const status = axios.isAxiosError(error) ? error.response?.status : undefined;
+      if (status === 401 || status === 403) {
+        throw new AppError(
+          'forbidden',
+          `the server refused this station's key (${describe(error).message}); ask an admin`,
+        );
       }
       const { message, reachable } = describe(error);
       if (!reachable) this.online = false;

@@ -108,6 +108,7 @@ export class SyncLink implements SyncControl {
         await this.stopNow();
         setSetting(this.station.db, 'sync.server', null);
         setSetting(this.station.db, 'sync.key', null);
+        resetSyncCursor(this.station.db);
         return;
       }
       const server = serverAddress(input.server);

@@ -33,6 +33,12 @@ export function reservationTargets(db: Db, account: Account): ReservationTargets
   const areas = (db.prepare('SELECT id, name FROM areas ORDER BY name').all() as NamedRow[]).map(
     (area) => ({ ...area, tools: areaTools.all(area.id) as NamedRow[] }),
   );
+  const projectsOf = db
+    .prepare(
+      `SELECT p.id FROM user_projects up JOIN projects p ON p.id = up.project_id
+       WHERE up.user_id = ? AND p.active = 1 ORDER BY p.name`,
+    )
+    .pluck();
   const people = (
     db
       .prepare(
@@ -40,16 +46,7 @@ export function reservationTargets(db: Db, account: Account): ReservationTargets
          WHERE is_active = 1 AND (@staff = 1 OR id = @me) ORDER BY username`,
       )
       .all({ staff: staff ? 1 : 0, me: account.id }) as NamedRow[]
-  ).map((person) => ({
-    ...person,
-    projects: db
-      .prepare(
-        `SELECT p.id FROM user_projects up JOIN projects p ON p.id = up.project_id
-         WHERE up.user_id = ? AND p.active = 1 ORDER BY p.name`,
-      )
-      .pluck()
-      .all(person.id) as number[],
-  }));
+  ).map((person) => ({ ...person, projects: projectsOf.all(person.id) as number[] }));
   const projects = db
     .prepare(
       `SELECT id, name FROM projects p WHERE active = 1

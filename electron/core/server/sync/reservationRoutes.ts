@@ -11,6 +11,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { HTTP_STATUS, type ApiError } from '../../../../shared/errors.js';
+import { instant } from '../../../../shared/reservationApi.js';
 import type { Db } from '../../db/open.js';
 import {
   SYNC_RESERVATION_CANCEL_PATH,
@@ -30,13 +31,6 @@ import { syncedReservation } from './exportReservations.js';
 import { stationAuth } from './stationAuth.js';
 
 const uuid = z.uuid();
-const instant = z
-  .string()
-  .regex(
-    /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/,
-    'must be an ISO 8601 date-time with an offset, like 2026-03-01T09:00:00Z',
-  );
-
 const formQuery = z.object({ project_uuid: uuid.describe('The project the booking charges.') });
 const bookBody = z
   .object({
@@ -79,7 +73,9 @@ function accountOf(db: Db, userUuid: string): Account {
   const row = db
     .prepare('SELECT id, uuid, email, username, role, is_active FROM users WHERE uuid = ?')
     .get(userUuid) as Account | undefined;
-  if (!row) throw fieldError('user_uuid', 'no such person on the server', 'not_found');
+  if (!row) {
+    throw fieldError('user', 'the person logged on is not known to the server', 'not_found');
+  }
   if (row.is_active !== 1) throw new AppError('forbidden', `${row.username} is deactivated`);
   return row;
 }
@@ -157,7 +153,7 @@ export function registerStationReservationRoutes(
       const body = parse(cancelBody, request.body);
       const tool = stationTool(request.station!.tool_id);
       const account = accountOf(db, body.user_uuid);
-      const id = idOf(db, 'reservations', body.reservation_uuid, 'reservation_uuid');
+      const id = idOf(db, 'reservations', body.reservation_uuid, 'uuid');
       // A station cancels only what it lists: reservations of its own tool or areas holding it.
       const ours = db
         .prepare(
@@ -168,7 +164,22 @@ export function registerStationReservationRoutes(
       if (!ours) {
         throw new AppError('forbidden', "this reservation is not one of this station's tool");
       }
+      // At a station a person cancels their own (booked for them or by them); staff rights are
+      // for the server's page, where staff log in themselves.
+      const owner = db
+        .prepare('SELECT 1 FROM reservations WHERE id = ? AND (user_id = ? OR creator_id = ?)')
+        .get(id, account.id, account.id);
+      if (!owner) {
+        throw new AppError(
+          'forbidden',
+          'At a station only the person a reservation is for, or who booked it, can cancel it.',
+        );
+      }
       const { reservation } = cancelReservation(db, account, id, nowIso(clock));
+      log.info(
+        { station: request.station!.name, reservation: reservation.id, user: account.username },
+        'reservation cancelled at a station',
+      );
       return { cancelled: reservation.cancelled, id: reservation.id, uuid: reservation.uuid };
     }),
   );
@@ -294,7 +305,8 @@ function describe(docs: ApiDocs): void {
     tag: SYNC_TAG,
     summary: 'Cancel a reservation of the station’s tool',
     description:
-      'Its person, whoever booked it, or staff may. The record stays, with `cancelled` true.',
+      'Its person or whoever booked it may (staff cancel others’ on the server). The record ' +
+      'stays, with `cancelled` true.',
     security: 'station',
     body: cancelBody,
     bodyExample: { user_uuid: ALICE, reservation_uuid: RESERVATION },

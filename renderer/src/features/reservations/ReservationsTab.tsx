@@ -9,9 +9,12 @@ import { errorText, formatDateTime } from '../../format.js';
 import { useReservationsStore } from '../../stores/reservations.js';
 import { useSessionStore } from '../../stores/session.js';
 import { fromLocalInput, isoWithOffset, toLocalInput } from '../../time.js';
+import { answerProblems } from '../forms/answerProblems.js';
 import { QuestionFormFields } from '../forms/QuestionFormFields.js';
 import { useQuestionForm } from '../forms/useQuestionForm.js';
 import { useToolAction } from '../tool-control/useToolAction.js';
+
+const REFRESH_MS = 5_000;
 
 /**
  * The tool's upcoming reservations, from the station's copy of the server's (readable offline),
@@ -24,8 +27,12 @@ export function ReservationsTab({ tool }: { tool: string }): ReactElement {
   const [message, setMessage] = useState<string | null>(null);
   const userId = session?.user.id;
 
+  // The list is read again every few seconds: the copy is local (cheap), and whether the server
+  // answers (booking, cancelling) changes without any reservation changing.
   useEffect(() => {
     void useReservationsStore.getState().load();
+    const timer = window.setInterval(() => void useReservationsStore.getState().load(), REFRESH_MS);
+    return () => window.clearInterval(timer);
   }, [userId]);
   useEffect(() => setMessage(null), [userId]);
 
@@ -311,7 +318,7 @@ function BookingFields({
           setTimeProblem({ field, text: err.message.slice(field.length + 2) });
           return true;
         }
-        return form.showServerProblems(err);
+        return form.showServerProblems(answerProblems(err));
       },
     );
   };

@@ -42,6 +42,8 @@ function onCoreEvent(event: CoreEvent): void {
       if (useReservationsStore.getState().upcoming) void useReservationsStore.getState().load();
       break;
     case 'session.changed':
+      // The list marks the person's own: the next person must not see them as theirs.
+      useReservationsStore.getState().clear();
       if (event.reason === 'idle') session.ended(idleNotice());
       else if (event.reason === 'logoff') {
         if (session.session) session.ended(null);

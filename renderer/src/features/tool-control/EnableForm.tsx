@@ -33,6 +33,7 @@ const NO_RESERVATION: CurrentReservation = {
  */
 export function EnableForm(props: EnableFormProps): ReactElement {
   const [forUser, setForUser] = useState('');
+  const [remoteWork, setRemoteWork] = useState(false);
   const [current, setCurrent] = useState<{ user: string; found: CurrentReservation } | null>(null);
 
   useEffect(() => {
@@ -55,14 +56,18 @@ export function EnableForm(props: EnableFormProps): ReactElement {
       </section>
     );
   }
+  const fills = current.found.matched.length > 0 || current.found.project !== null;
   return (
     <EnableFormBody
       // A new form only when another reservation fills it: typed answers stay otherwise.
-      key={current.found.reservation?.uuid ?? 'none'}
+      key={fills ? (current.found.reservation?.uuid ?? 'none') : 'none'}
       {...props}
       forUser={forUser}
       onForUser={setForUser}
-      current={current.found}
+      remoteWork={remoteWork}
+      onRemoteWork={setRemoteWork}
+      // Another person chosen and their reservation not read yet: say nothing of the last one's.
+      current={current.user === forUser ? current.found : NO_RESERVATION}
     />
   );
 }
@@ -70,6 +75,8 @@ export function EnableForm(props: EnableFormProps): ReactElement {
 interface EnableFormBodyProps extends EnableFormProps {
   forUser: string;
   onForUser: (id: string) => void;
+  remoteWork: boolean;
+  onRemoteWork: (value: boolean) => void;
   current: CurrentReservation;
 }
 
@@ -79,6 +86,8 @@ function EnableFormBody({
   onDone,
   forUser,
   onForUser,
+  remoteWork,
+  onRemoteWork,
   current,
 }: EnableFormBodyProps): ReactElement {
   const tool = status.tool;
@@ -92,7 +101,6 @@ function EnableFormBody({
   const loadUsers = useStaffStore((s) => s.loadUsers);
   const action = useToolAction();
   const [project, setProject] = useState(current.project ? String(current.project.id) : '');
-  const [remoteWork, setRemoteWork] = useState(false);
   const [projectMissing, setProjectMissing] = useState(false);
 
   useEffect(() => {
@@ -141,7 +149,7 @@ function EnableFormBody({
             setProject('');
           }}
           remoteWork={remoteWork}
-          onRemoteWork={setRemoteWork}
+          onRemoteWork={onRemoteWork}
         />
       )}
       {projects.length === 0 ? (

@@ -8,7 +8,8 @@ import type {
 import type { Answers } from '../../../../shared/questions/index.js';
 import { LabelledField } from '../../components/LabelledField.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
-import { BridgeError, fieldProblems, toBridgeError, type FieldErrors } from '../../bridge.js';
+import { fieldProblems, toBridgeError, type FieldErrors } from '../../bridge.js';
+import { answerProblems } from '../../features/forms/answerProblems.js';
 import { describedBy } from '../../features/forms/FieldFrame.js';
 import { QuestionFormFields } from '../../features/forms/QuestionFormFields.js';
 import { useQuestionForm } from '../../features/forms/useQuestionForm.js';
@@ -59,16 +60,6 @@ function fieldErrorsOf(values: Values): FieldErrors {
 /** The server names times in UTC (a conflict's reservation); the person reads local times. */
 const localTimes = (text: string): string =>
   text.replace(/\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{3})?Z/g, (iso) => formatDateTime(iso));
-
-/** The answers' problems of a refused booking, at their questions (the server adds `answers`). */
-function answerProblems(error: BridgeError): BridgeError {
-  const problems = (error.details as { problems?: unknown } | undefined)?.problems;
-  if (!Array.isArray(problems)) return error;
-  const inAnswers = (problems as { path?: unknown }[])
-    .filter((p) => Array.isArray(p.path) && p.path[0] === 'answers')
-    .map((p) => ({ ...p, path: (p.path as unknown[]).slice(1) }));
-  return new BridgeError(error.code, error.message, { problems: inAnswers });
-}
 
 /**
  * Booking the chosen tool or area: who for (staff may book for others), the project, start and
