@@ -1,15 +1,31 @@
 /**
- * A fixed number of copy workers (worker threads), each running one job at a time. Where the
- * worker script is not built (tests that import the TypeScript sources), jobs run on the calling
- * thread instead, with the same code.
+ * A fixed number of copy workers (worker threads), each running one job at a time: a job is one
+ * file, or one batch of small files (copyBatch.ts), which takes one worker like one file does.
+ * Placing a verified batch (a few links and unlinks) is sent to a worker at once, beside its
+ * job. Where the worker script is not built (tests that import the TypeScript sources), jobs
+ * run on the calling thread instead, with the same code.
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { copyVerified, hashFile, type CopyJob, type CopyResult } from './copy.js';
+import {
+  copySmallFiles,
+  placeFiles,
+  probeFiles,
+  type PlaceJob,
+  type Probe,
+  type PlaceResult,
+  type SmallCopyJob,
+  type SmallCopyResult,
+} from './copyBatch.js';
 
 export type WorkerRequest =
-  { id: number; type: 'copy'; job: CopyJob } | { id: number; type: 'hash'; path: string };
+  | { id: number; type: 'copy'; job: CopyJob }
+  | { id: number; type: 'hash'; path: string }
+  | { id: number; type: 'copySmall'; jobs: SmallCopyJob[] }
+  | { id: number; type: 'place'; jobs: PlaceJob[] }
+  | { id: number; type: 'probe'; paths: string[] };
 
 export type WorkerMessage =
   | { id: number; type: 'progress'; bytes: number }
@@ -43,7 +59,13 @@ export async function runCopyMessage(
     const result =
       request.type === 'copy'
         ? await copyVerified(request.job, progress)
-        : await hashFile(request.path);
+        : request.type === 'copySmall'
+          ? await copySmallFiles(request.jobs)
+          : request.type === 'place'
+            ? placeFiles(request.jobs)
+            : request.type === 'probe'
+              ? probeFiles(request.paths)
+              : await hashFile(request.path);
     send({ id: request.id, type: 'done', result });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
@@ -70,6 +92,9 @@ export class CopyPool {
   private readonly waiting: { request: WorkerRequest; pending: Pending }[] = [];
   private readonly pending = new Map<number, Pending>();
   private readonly busy = new Map<Worker, number>();
+  /** Requests sent beside a worker's job (place), by worker. */
+  private readonly beside = new Map<Worker, Set<number>>();
+  private nextBeside = 0;
   private nextId = 1;
   private closed = false;
   readonly inline: boolean;
@@ -87,6 +112,41 @@ export class CopyPool {
       hash: string;
       bytes: number;
     }>;
+  }
+
+  /** Copies and verifies a batch of small files as one job (one worker, one slot). */
+  copySmall(jobs: SmallCopyJob[]): Promise<SmallCopyResult[]> {
+    return this.submit({ id: this.nextId++, type: 'copySmall', jobs }) as Promise<
+      SmallCopyResult[]
+    >;
+  }
+
+  /**
+   * Places verified copies (copyBatch.ts placeFiles). Sent to a worker at once, not queued
+   * behind the copies: it is a few file-system calls per file, and the copies it waits for
+   * are done.
+   */
+  place(jobs: PlaceJob[]): Promise<PlaceResult[]> {
+    return this.sendBeside({ id: this.nextId++, type: 'place', jobs }) as Promise<PlaceResult[]>;
+  }
+
+  /** The engine's stability check of many files (copyBatch.ts probeFiles), sent at once. */
+  probe(paths: string[]): Promise<Probe[]> {
+    return this.sendBeside({ id: this.nextId++, type: 'probe', paths }) as Promise<Probe[]>;
+  }
+
+  private sendBeside(request: WorkerRequest): Promise<unknown> {
+    if (this.closed) return Promise.reject(new Error('the copy pool is closed'));
+    const worker = this.inline ? null : this.workers[this.nextBeside++ % this.workers.length];
+    // No worker yet: queued like any job.
+    if (!worker) return this.submit(request);
+    return new Promise((resolve, reject) => {
+      this.pending.set(request.id, { resolve, reject });
+      let ids = this.beside.get(worker);
+      if (!ids) this.beside.set(worker, (ids = new Set()));
+      ids.add(request.id);
+      worker.postMessage(request);
+    });
   }
 
   private submit(request: WorkerRequest, progress?: (bytes: number) => void): Promise<unknown> {
@@ -127,7 +187,9 @@ export class CopyPool {
       const pending = this.pending.get(message.id);
       if (!pending) return;
       this.settle(message, pending);
-      if (message.type !== 'progress') {
+      if (message.type !== 'progress' && this.beside.get(worker)?.delete(message.id)) {
+        this.pending.delete(message.id);
+      } else if (message.type !== 'progress') {
         this.pending.delete(message.id);
         this.busy.delete(worker);
         this.idle.push(worker);
@@ -141,10 +203,16 @@ export class CopyPool {
       this.workers.splice(this.workers.indexOf(worker), 1);
       const at = this.idle.indexOf(worker);
       if (at >= 0) this.idle.splice(at, 1);
-      if (id !== undefined) {
-        this.pending.get(id)?.reject(new CopyError(`copy worker failed: ${error.message}`, null));
-        this.pending.delete(id);
+      for (const lostId of [
+        ...(id === undefined ? [] : [id]),
+        ...(this.beside.get(worker) ?? []),
+      ]) {
+        this.pending
+          .get(lostId)
+          ?.reject(new CopyError(`copy worker failed: ${error.message}`, null));
+        this.pending.delete(lostId);
       }
+      this.beside.delete(worker);
       if (!this.closed) this.dispatch();
     };
     worker.on('error', lost);

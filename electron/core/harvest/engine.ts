@@ -3,7 +3,7 @@
  * mtime unchanged for the instrument's window, and the file opens) -> record (ARK minted) ->
  * transfer (transfer.ts, a bounded number at once, in copy workers) -> outbox.
  */
-import { lstat, open, stat } from 'node:fs/promises';
+import { lstat, stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { Cron } from 'croner';
 import type { CoreEvent, HarvestStatus } from '../../../shared/api.js';
@@ -30,6 +30,7 @@ import { CopyPool } from './copyPool.js';
 import { takeHarvestLock, type HarvestLock } from './lock.js';
 import { folderFilter, relativeTo, scanFolder, watchFolder, type FolderWatch } from './discover.js';
 import {
+  arkConfig,
   dueFileIds,
   fileById,
   interruptedFiles,
@@ -44,12 +45,23 @@ import {
   type TransferOutcome,
 } from './records.js';
 import { describeError, recoverInterrupted, transferFile, type TransferDeps } from './transfer.js';
+import {
+  BATCH_MAX_BYTES,
+  BATCH_MAX_FILES,
+  batchable,
+  transferBatch,
+  type BatchEnd,
+  type BatchItem,
+} from './batch.js';
 
 /** Outcomes stored together: at most this many, waiting at most this long (see record). */
 const GROUP_COMMIT_MAX = 256;
 const GROUP_COMMIT_MS = 3;
 
-/** Transfers in flight per copy slot (see pump). */
+/** Files checked for stability in one message, then recorded and queued together (see tick). */
+const ACCEPT_EVERY = 256;
+
+/** Transfers (a file, or a batch of small files) in flight per copy slot (see pump). */
 const IN_FLIGHT_PER_COPY = 4;
 
 interface Candidate {
@@ -115,7 +127,9 @@ export class Harvester {
   private crons: { scheduleId: number; cron: Cron }[] = [];
   private runChain: Promise<void> = Promise.resolve();
   private readonly durability = new DurabilityBatch();
-  /** Transfers whose copy is placed and waits for its batch's flush (durable.ts). */
+  /** Transfers under way: one per big file, one per batch of small files (batch.ts). */
+  private units = 0;
+  /** Of those, the ones whose copies are placed and wait for the flush (durable.ts). */
   private settling = 0;
   private timers: NodeJS.Timeout[] = [];
   private ticking = false;
@@ -178,6 +192,15 @@ export class Harvester {
         this.pump();
         try {
           await this.durability.settle(path);
+        } finally {
+          this.settling -= 1;
+        }
+      },
+      settleAll: async (paths) => {
+        this.settling += 1;
+        this.pump();
+        try {
+          return await Promise.allSettled(paths.map((path) => this.durability.settle(path)));
         } finally {
           this.settling -= 1;
         }
@@ -542,7 +565,7 @@ export class Harvester {
     if (this.ticking || this.stopped) return;
     this.ticking = true;
     try {
-      const stable: Candidate[] = [];
+      const due: [string, Candidate][] = [];
       for (const [key, c] of [...this.candidates]) {
         const windowMs = c.instrument.stability_seconds * 1000;
         if (this.clock() - c.changedAt < windowMs) continue;
@@ -554,39 +577,40 @@ export class Harvester {
             continue;
           }
         }
-        // What the window was checked against; a watcher event during the awaits below
-        // changes the candidate, and then this check does not count.
-        const seen = { size: c.size, mtimeMs: c.mtimeMs, changedAt: c.changedAt };
-        let s;
-        try {
-          s = await lstat(c.absolutePath);
-        } catch {
-          this.candidates.delete(key);
-          continue;
-        }
-        if (!s.isFile()) {
-          this.candidates.delete(key);
-          continue;
-        }
-        if (s.size !== seen.size || s.mtimeMs !== seen.mtimeMs || c.changedAt !== seen.changedAt) {
-          c.size = s.size;
-          c.mtimeMs = s.mtimeMs;
-          c.changedAt = this.clock();
-          continue;
-        }
-        try {
-          // The writer may hold it exclusively (Windows instrument software): wait for it.
-          await (await open(c.absolutePath, 'r')).close();
-        } catch {
-          c.changedAt = this.clock();
-          continue;
-        }
-        if (c.changedAt !== seen.changedAt || !this.candidates.has(key)) continue;
-        this.candidates.delete(key);
-        stable.push(c);
+        due.push([key, c]);
+      }
+      // In groups, each checked by a copy worker in one message (copyBatch.ts probeFiles):
+      // three file-system calls per file, off this thread. Each group is recorded and queued
+      // as soon as it is checked: the transfers of a big walk start while the rest waits.
+      for (let at = 0; at < due.length && !this.stopped && this.pool; at += ACCEPT_EVERY) {
+        const group = due.slice(at, at + ACCEPT_EVERY);
+        // What the window was checked against; a watcher event during the check changes the
+        // candidate, and then this check does not count.
+        const seen = group.map(([, c]) => c.changedAt);
+        const probes = await this.pool.probe(group.map(([, c]) => c.absolutePath));
+        const stable: Candidate[] = [];
+        group.forEach(([key, c], i) => {
+          const probe = probes[i];
+          if (probe.kind !== 'file') {
+            this.candidates.delete(key);
+          } else if (
+            probe.size !== c.size ||
+            probe.mtimeMs !== c.mtimeMs ||
+            c.changedAt !== seen[i]
+          ) {
+            c.size = probe.size;
+            c.mtimeMs = probe.mtimeMs;
+            c.changedAt = this.clock();
+          } else if (!probe.opens) {
+            c.changedAt = this.clock();
+          } else if (this.candidates.get(key) === c) {
+            this.candidates.delete(key);
+            stable.push(c);
+          }
+        });
+        if (stable.length && !this.stopped) this.accept(stable);
       }
       if (this.stopped) return;
-      if (stable.length) this.accept(stable);
       this.queueDue();
     } catch (error) {
       this.log.error({ err: error }, 'harvest: stability check failed');
@@ -598,6 +622,7 @@ export class Harvester {
 
   /** Records stable files (one transaction) and queues their transfers. */
   private accept(stable: Candidate[]): void {
+    const ark = arkConfig(this.db);
     const ids = this.db
       .transaction(() =>
         stable.flatMap((c) => {
@@ -608,17 +633,21 @@ export class Harvester {
           }
           if (record && record.size === c.size && record.mtime_ms === c.mtimeMs) return [];
           return [
-            recordFile(this.db, {
-              instrumentId: c.instrument.id,
-              watchPath: c.folder.path,
-              relativePath: c.relativePath,
-              sourcePath: c.absolutePath,
-              filename: basename(c.absolutePath),
-              size: c.size,
-              mtimeMs: c.mtimeMs,
-              firstDiscoveredAt: c.firstSeenAt,
-              usageEventId: c.usageEventId,
-            }),
+            recordFile(
+              this.db,
+              {
+                instrumentId: c.instrument.id,
+                watchPath: c.folder.path,
+                relativePath: c.relativePath,
+                sourcePath: c.absolutePath,
+                filename: basename(c.absolutePath),
+                size: c.size,
+                mtimeMs: c.mtimeMs,
+                firstDiscoveredAt: c.firstSeenAt,
+                usageEventId: c.usageEventId,
+              },
+              ark,
+            ),
           ];
         }),
       )
@@ -642,15 +671,18 @@ export class Harvester {
   }
 
   private pump(): void {
-    // The pool bounds the copies at once (harvest.concurrency). More transfers than that may be
-    // in flight: while two files are copied, others are being checked, renamed into place
-    // and recorded, which is waiting on the disk and the database more than work.
+    // The pool bounds the copies at once (harvest.concurrency): a copy is one big file or one
+    // batch of small files (batch.ts). More transfers than that may be in flight: while two
+    // are copied, others are being checked, placed and recorded, which is waiting on the disk
+    // and the database more than work.
     const pool = this.pool;
+    let batch: BatchItem[] = [];
+    let batchBytes = 0;
     while (
       !this.stopped &&
       this.recovered &&
       pool &&
-      this.active.size - this.settling < pool.size * IN_FLIGHT_PER_COPY &&
+      this.units - this.settling < pool.size * IN_FLIGHT_PER_COPY &&
       this.queue.length
     ) {
       const id = this.queue.shift() as number;
@@ -659,44 +691,103 @@ export class Harvester {
       const instrument = file ? this.instrument(file.instrument_id) : undefined;
       if (!file || !instrument || (file.state !== 'waiting' && file.state !== 'failed')) continue;
       this.active.set(id, { file, bytes: 0, startedAt: this.clock() });
-      void this.runTransfer(file, instrument);
+      if (!batchable(file, instrument)) {
+        this.units += 1;
+        void this.runTransfer(file, instrument);
+        continue;
+      }
+      batch.push({ file, instrument });
+      batchBytes += file.size;
+      if (batch.length >= BATCH_MAX_FILES || batchBytes >= BATCH_MAX_BYTES) {
+        this.units += 1;
+        void this.runBatch(batch);
+        batch = [];
+        batchBytes = 0;
+      }
+    }
+    if (batch.length) {
+      this.units += 1;
+      void this.runBatch(batch);
     }
     // Every transfer under way waits for the flush: nothing would join the batch.
-    if (this.settling > 0 && this.active.size === this.settling) void this.durability.flush();
+    if (this.settling > 0 && this.units === this.settling) void this.durability.flush();
     this.checkIdle();
   }
 
-  private async runTransfer(file: FileRow, instrument: Instrument): Promise<void> {
+  private async runBatch(items: BatchItem[]): Promise<void> {
+    let ends: BatchEnd[];
     try {
-      if (file.partial_path !== null) {
-        // An earlier attempt left its markers (its cleanup failed): settle that first.
-        await recoverInterrupted(this.deps, file, instrument);
-        const settled = fileById(this.db, file.id);
-        if (!settled || settled.partial_path !== null || settled.state === 'done') return;
-        file = settled;
-      }
-      const end = await transferFile(this.deps, file, instrument);
-      if (end === 'requeue') {
+      ends = await transferBatch(this.deps, items);
+    } catch (error) {
+      // Whatever was under way keeps its markers: the next attempt settles them first.
+      ends = items.map(() => ({ end: 'crashed', error }));
+    }
+    try {
+      await Promise.all(items.map((item, i) => this.ended(item.file, item.instrument, ends[i])));
+    } finally {
+      this.units -= 1;
+      this.changed();
+      this.pump();
+    }
+  }
+
+  /** Counts a transfer's end in the run, and takes back a re-queued file for a new look. */
+  private async ended(file: FileRow, instrument: Instrument, end: BatchEnd): Promise<void> {
+    try {
+      if (end.end === 'crashed') {
+        if (!this.stopped) {
+          if (this.run) this.run.failed += 1;
+          this.log.error({ err: end.error, file: file.source_path }, 'harvest: transfer crashed');
+        }
+      } else if (end.end === 'requeue') {
         const s = await stat(file.source_path).catch(() => null);
         const folder = instrument.watch.find((w) => w.path === file.watch_path);
         this.active.delete(file.id);
         if (s && folder) this.consider(instrument, folder, file.source_path, s.size, s.mtimeMs);
-      } else if (end === 'finished' && this.run) {
-        const last = cachedStatement(
-          this.db,
-          'SELECT status FROM harvest_transfers WHERE file_id = ? ORDER BY id DESC LIMIT 1',
-        )
-          .pluck()
-          .get(file.id) as 'completed' | 'skipped' | 'failed';
-        this.run[last] += 1;
-      }
-    } catch (error) {
-      if (!this.stopped) {
-        if (this.run) this.run.failed += 1;
-        this.log.error({ err: error, file: file.source_path }, 'harvest: transfer crashed');
+      } else if (end.end === 'finished' && this.run) {
+        const status =
+          'status' in end && end.status
+            ? end.status
+            : (cachedStatement(
+                this.db,
+                'SELECT status FROM harvest_transfers WHERE file_id = ? ORDER BY id DESC LIMIT 1',
+              )
+                .pluck()
+                .get(file.id) as 'completed' | 'skipped' | 'failed');
+        this.run[status] += 1;
       }
     } finally {
       this.active.delete(file.id);
+    }
+  }
+
+  private async runTransfer(file: FileRow, instrument: Instrument): Promise<void> {
+    const id = file.id;
+    // null: settled by recovery alone, nothing to count.
+    let end: BatchEnd | null = null;
+    try {
+      let current: FileRow | undefined = file;
+      if (file.partial_path !== null) {
+        // An earlier attempt left its markers (its cleanup failed): settle that first.
+        await recoverInterrupted(this.deps, file, instrument);
+        const settled = fileById(this.db, id);
+        current =
+          settled && settled.partial_path === null && settled.state !== 'done'
+            ? settled
+            : undefined;
+      }
+      if (current) {
+        file = current;
+        end = { end: await transferFile(this.deps, current, instrument) };
+      }
+    } catch (error) {
+      end = { end: 'crashed', error };
+    }
+    try {
+      if (end) await this.ended(file, instrument, end);
+    } finally {
+      this.active.delete(id);
+      this.units -= 1;
       this.changed();
       this.pump();
     }

@@ -11,6 +11,7 @@ import {
   type ArkConfig,
 } from '../../../shared/ark.js';
 import type { HarvestFileView, HarvestStatus, HarvestTransferView } from '../../../shared/api.js';
+import type { Transaction } from 'better-sqlite3';
 import type { Db } from '../db/open.js';
 import { cachedStatement } from '../db/statements.js';
 import { enqueue } from '../station/outbox.js';
@@ -53,8 +54,7 @@ export function arkConfig(db: Db): ArkConfig {
  * shoulder and mint offline, so a counter would collide between them); the unique index on
  * persistent_id is the last word, and a collision on this station is drawn again.
  */
-export function mintArk(db: Db): string {
-  const config = arkConfig(db);
+export function mintArk(db: Db, config: ArkConfig = arkConfig(db)): string {
   const length = bladeLength(config);
   const taken = cachedStatement(db, 'SELECT 1 FROM harvest_files WHERE persistent_id = ?').pluck();
   for (;;) {
@@ -149,8 +149,11 @@ export interface NewFile {
   usageEventId: number | null;
 }
 
-/** Records a file found stable: mints its ARK; it waits for its transfer. */
-export function recordFile(db: Db, file: NewFile): number {
+/**
+ * Records a file found stable: mints its ARK; it waits for its transfer. `ark`: the station's
+ * ARK settings, read once by a caller that records many files in one transaction.
+ */
+export function recordFile(db: Db, file: NewFile, ark: ArkConfig = arkConfig(db)): number {
   const id = cachedStatement(
     db,
     `INSERT INTO harvest_files (uuid, instrument_id, persistent_id, watch_path, relative_path,
@@ -162,7 +165,7 @@ export function recordFile(db: Db, file: NewFile): number {
     .get(
       newUuid(),
       file.instrumentId,
-      mintArk(db),
+      mintArk(db, ark),
       file.watchPath,
       file.relativePath,
       file.sourcePath,
@@ -233,6 +236,41 @@ export function markVerified(db: Db, id: number, hash: string, destination: stri
   );
 }
 
+/**
+ * beginAttempt for a batch of small files (batch.ts), in one commit: every partial name is
+ * recorded before the batch is handed to a copy worker.
+ */
+export function beginAttempts(db: Db, attempts: { id: number; partialPath: string }[]): void {
+  if (!attempts.length) return;
+  relaxed(db, () =>
+    db
+      .transaction(() => {
+        const set = cachedStatement(db, 'UPDATE harvest_files SET partial_path = ? WHERE id = ?');
+        for (const a of attempts) set.run(a.partialPath, a.id);
+      })
+      .immediate(),
+  );
+}
+
+/** markVerified for a batch, in one commit, before any of its copies is placed. */
+export function markVerifiedMany(
+  db: Db,
+  verified: { id: number; hash: string; destination: string }[],
+): void {
+  if (!verified.length) return;
+  relaxed(db, () =>
+    db
+      .transaction(() => {
+        const set = cachedStatement(
+          db,
+          'UPDATE harvest_files SET verified_hash = ?, pending_destination = ? WHERE id = ?',
+        );
+        for (const v of verified) set.run(v.hash, v.destination, v.id);
+      })
+      .immediate(),
+  );
+}
+
 export function clearAttempt(db: Db, id: number): void {
   cachedStatement(
     db,
@@ -260,60 +298,74 @@ export interface TransferOutcome {
   retryAt?: string | null;
 }
 
-/** Stores one attempt's outcome and the file's new state, in one transaction. */
+const finishers = new WeakMap<
+  Db,
+  Transaction<(fileId: number, outcome: TransferOutcome) => number>
+>();
+
+/**
+ * Stores one attempt's outcome and the file's new state, in one transaction (a savepoint
+ * inside the engine's group commit). The transaction function is made once per database:
+ * better-sqlite3 builds a new wrapper on every db.transaction call.
+ */
 export function finishTransfer(db: Db, fileId: number, outcome: TransferOutcome): number {
-  return db
-    .transaction(() => {
-      const transferId = cachedStatement(
-        db,
-        `INSERT INTO harvest_transfers (uuid, file_id, status, storage_location_id,
-             destination_path, bytes_transferred, dest_checksum, checksum_verified, started_at,
-             completed_at, error, note)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-      )
-        .pluck()
-        .get(
-          newUuid(),
-          fileId,
-          outcome.status,
-          outcome.storageLocationId,
-          outcome.destinationPath,
-          outcome.bytes,
-          outcome.destChecksum,
-          outcome.checksumVerified ? 1 : 0,
-          outcome.startedAt,
-          outcome.completedAt,
-          outcome.error ?? '',
-          outcome.note ?? '',
-        ) as number;
-      const failed = outcome.status === 'failed';
-      cachedStatement(
-        db,
-        `UPDATE harvest_files SET state = ?, attempts = attempts + ?, next_attempt_at = ?,
-           xxhash = coalesce(?, xxhash), metadata_ = coalesce(?, metadata_),
-           partial_path = NULL, verified_hash = NULL, pending_destination = NULL, updated_at = ?
-         WHERE id = ?`,
-      ).run(
-        failed ? 'failed' : 'done',
-        failed ? 1 : 0,
-        failed ? (outcome.retryAt ?? null) : null,
-        outcome.sourceHash ?? null,
-        outcome.metadata ? JSON.stringify(outcome.metadata) : null,
-        nowIso(),
-        fileId,
-      );
-      if (outcome.status === 'completed') {
-        cachedStatement(
-          db,
-          `UPDATE instruments SET last_harvested_at = ?
-           WHERE id = (SELECT instrument_id FROM harvest_files WHERE id = ?)`,
-        ).run(outcome.completedAt, fileId);
-      }
-      enqueueFile(db, fileId);
-      enqueueTransfer(db, transferId);
-      return transferId;
-    })
-    .immediate();
+  let finish = finishers.get(db);
+  if (!finish) {
+    finish = db.transaction((id: number, result: TransferOutcome) => storeOutcome(db, id, result));
+    finishers.set(db, finish);
+  }
+  return finish.immediate(fileId, outcome);
+}
+
+function storeOutcome(db: Db, fileId: number, outcome: TransferOutcome): number {
+  const transferId = cachedStatement(
+    db,
+    `INSERT INTO harvest_transfers (uuid, file_id, status, storage_location_id,
+         destination_path, bytes_transferred, dest_checksum, checksum_verified, started_at,
+         completed_at, error, note)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+  )
+    .pluck()
+    .get(
+      newUuid(),
+      fileId,
+      outcome.status,
+      outcome.storageLocationId,
+      outcome.destinationPath,
+      outcome.bytes,
+      outcome.destChecksum,
+      outcome.checksumVerified ? 1 : 0,
+      outcome.startedAt,
+      outcome.completedAt,
+      outcome.error ?? '',
+      outcome.note ?? '',
+    ) as number;
+  const failed = outcome.status === 'failed';
+  cachedStatement(
+    db,
+    `UPDATE harvest_files SET state = ?, attempts = attempts + ?, next_attempt_at = ?,
+       xxhash = coalesce(?, xxhash), metadata_ = coalesce(?, metadata_),
+       partial_path = NULL, verified_hash = NULL, pending_destination = NULL, updated_at = ?
+     WHERE id = ?`,
+  ).run(
+    failed ? 'failed' : 'done',
+    failed ? 1 : 0,
+    failed ? (outcome.retryAt ?? null) : null,
+    outcome.sourceHash ?? null,
+    outcome.metadata ? JSON.stringify(outcome.metadata) : null,
+    nowIso(),
+    fileId,
+  );
+  if (outcome.status === 'completed') {
+    cachedStatement(
+      db,
+      `UPDATE instruments SET last_harvested_at = ?
+       WHERE id = (SELECT instrument_id FROM harvest_files WHERE id = ?)`,
+    ).run(outcome.completedAt, fileId);
+  }
+  enqueueFile(db, fileId);
+  enqueueTransfer(db, transferId);
+  return transferId;
 }
 
 /** Files a restart must look at: a copy or a rename was under way when the process stopped. */

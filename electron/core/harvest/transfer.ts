@@ -61,6 +61,8 @@ export interface TransferDeps {
    * (durable.ts). Without it, each copy is flushed on its own.
    */
   settle?(path: string): Promise<void>;
+  /** settle for a batch of small copies (batch.ts): one outcome per path, in order. */
+  settleAll?: (paths: string[]) => Promise<PromiseSettledResult<void>[]>;
 }
 
 /** finished: an outcome is stored. requeue: check stability again. gone: the source vanished. */

@@ -1,0 +1,287 @@
+/**
+ * The copy worker's half of a batch of small files (batch.ts): copy, verify and, once the main
+ * thread has recorded them verified, place many small files per message. A worker message
+ * costs the main thread about as much as the copy of a 100 KiB file; one per file made the
+ * main thread, not the disk, the limit of a harvest of many small files (BENCHMARKS.md).
+ *
+ * Small files are read and written with synchronous calls: a copy worker does one thing at a
+ * time anyway, and each asynchronous call would be a round trip through libuv's thread pool,
+ * which the main thread needs for its own file-system calls. The bytes are the same as in
+ * copy.ts: the source read once and hashed on the way, the copy re-read and hashed again.
+ * The engine's stability check of many files (probeFiles) runs here too, for the same reason.
+ */
+import {
+  closeSync,
+  constants,
+  existsSync,
+  fstatSync,
+  linkSync,
+  lstatSync,
+  openSync,
+  readSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
+import { createXXHash128, type IHasher } from 'hash-wasm';
+import { failpoint, injected } from '../util/failpoint.js';
+
+export interface SmallCopyJob {
+  source: string;
+  /** Recorded by the caller before this job is sent (records.beginAttempts). */
+  partial: string;
+  /** Where the copy will go: a file of the same size there is checked by the caller first. */
+  destination: string;
+  /** What the source looked like when it was found stable. */
+  size: number;
+  mtimeMs: number;
+}
+
+/**
+ * removed: the partial this job created is deleted again (or was never created); false when
+ * deleting it failed and its recorded name must stay for a later cleanup.
+ */
+export type SmallCopyResult =
+  | { outcome: 'copied'; sourceHash: string; destHash: string; bytes: number }
+  | { outcome: 'mismatch'; sourceHash: string; destHash: string; removed: boolean }
+  | { outcome: 'source_changed'; detail: string; removed: boolean }
+  /** The source is not there (ENOENT), or a file of the same size is at the destination. */
+  | { outcome: 'missing' }
+  | { outcome: 'exists' }
+  | { outcome: 'error'; message: string; code: string | null; removed: boolean };
+
+export interface PlaceJob {
+  partial: string;
+  destination: string;
+}
+
+export type PlaceResult =
+  /** partialLeft: linked, but the partial's name could not be removed. */
+  | { outcome: 'placed'; partialLeft: boolean }
+  /** The name is taken; the partial is untouched. */
+  | { outcome: 'taken' }
+  | { outcome: 'error'; message: string; code: string | null };
+
+const CHUNK = 1024 * 1024;
+let buffer: Buffer | null = null;
+let hasher: IHasher | null = null;
+
+function codeOf(error: unknown): string | null {
+  const code = (error as NodeJS.ErrnoException).code;
+  return typeof code === 'string' ? code : null;
+}
+
+/** Test hook (as in copy.ts): the disk is full while the named file exists. */
+function checkInjectedFull(): void {
+  const flag = process.env.LABSTATION_INJECT_ENOSPC_WHILE;
+  if (flag && existsSync(flag)) {
+    throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+  }
+}
+
+function writeAll(fd: number, data: Buffer, length: number, position: number): void {
+  checkInjectedFull();
+  for (let written = 0; written < length;) {
+    written += writeSync(fd, data, written, length - written, position + written);
+  }
+}
+
+function removeSync(path: string): boolean {
+  try {
+    unlinkSync(path);
+    return true;
+  } catch (error) {
+    return codeOf(error) === 'ENOENT';
+  }
+}
+
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+function hashOf(h: IHasher, fd: number, chunk: Buffer): { hash: string; bytes: number } {
+  h.init();
+  let position = 0;
+  for (;;) {
+    const n = readSync(fd, chunk, 0, chunk.length, position);
+    if (n === 0) break;
+    h.update(chunk.subarray(0, n));
+    position += n;
+  }
+  return { hash: h.digest('hex'), bytes: position };
+}
+
+function copyOne(job: SmallCopyJob, h: IHasher, chunk: Buffer): SmallCopyResult {
+  let source: number;
+  try {
+    // A source that became a symbolic link since it was found is not followed.
+    source = openSync(job.source, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
+  } catch (error) {
+    if (codeOf(error) === 'ENOENT') return { outcome: 'missing' };
+    return {
+      outcome: 'error',
+      message: (error as Error).message,
+      code: codeOf(error),
+      removed: true,
+    };
+  }
+  let dest: number | null = null;
+  let created = false;
+  const fail = (error: unknown): SmallCopyResult => ({
+    outcome: 'error',
+    message: (error as Error).message,
+    code: codeOf(error),
+    removed: !created || removeSync(job.partial),
+  });
+  try {
+    const before = fstatSync(source);
+    if (before.size !== job.size || before.mtimeMs !== job.mtimeMs) {
+      return {
+        outcome: 'source_changed',
+        detail: 'the file changed after it was found stable',
+        removed: true,
+      };
+    }
+    const existing = lstatSync(job.destination, { throwIfNoEntry: false });
+    if (existing?.isFile() && existing.size === job.size) return { outcome: 'exists' };
+    dest = openSync(job.partial, 'wx+', 0o644);
+    created = true;
+    const slow = injected('harvest.slow-copy');
+    h.init();
+    let position = 0;
+    for (;;) {
+      const n = readSync(source, chunk, 0, chunk.length, position);
+      if (n === 0) break;
+      h.update(chunk.subarray(0, n));
+      writeAll(dest, chunk, n, position);
+      position += n;
+      if (slow) sleepSync(12);
+      if (position > job.size) break;
+    }
+    const sourceHash = h.digest('hex');
+    const after = statSync(job.source);
+    if (position !== job.size || after.size !== job.size || after.mtimeMs !== job.mtimeMs) {
+      closeSync(dest);
+      dest = null;
+      return {
+        outcome: 'source_changed',
+        detail: `the file changed while it was copied (${position} bytes read, ${after.size} now)`,
+        removed: removeSync(job.partial),
+      };
+    }
+    if (injected('harvest.flip-bit') && position > 0) {
+      // Test hook: corrupt the copy after it was written, as a bad disk or cable would.
+      const byte = Buffer.alloc(1);
+      readSync(dest, byte, 0, 1, Math.floor(position / 2));
+      byte[0] = byte[0] ^ 0x01;
+      writeSync(dest, byte, 0, 1, Math.floor(position / 2));
+    }
+    closeSync(dest);
+    dest = null;
+    // Read back through a new descriptor, as copy.ts does. Durability is the caller's: the
+    // batch is flushed at once after placing (durable.ts).
+    const back = openSync(job.partial, 'r');
+    let verified;
+    try {
+      verified = hashOf(h, back, chunk);
+    } finally {
+      closeSync(back);
+    }
+    if (verified.hash !== sourceHash) {
+      return {
+        outcome: 'mismatch',
+        sourceHash,
+        destHash: verified.hash,
+        removed: removeSync(job.partial),
+      };
+    }
+    return { outcome: 'copied', sourceHash, destHash: verified.hash, bytes: verified.bytes };
+  } catch (error) {
+    if (dest !== null) {
+      try {
+        closeSync(dest);
+      } catch {
+        // The write error is the reason.
+      }
+      dest = null;
+    }
+    return fail(error);
+  } finally {
+    closeSync(source);
+  }
+}
+
+/** Copies and verifies each job in turn; one file's failure is its own result. */
+export async function copySmallFiles(jobs: SmallCopyJob[]): Promise<SmallCopyResult[]> {
+  hasher ??= await createXXHash128();
+  buffer ??= Buffer.allocUnsafe(CHUNK);
+  const h = hasher;
+  const chunk = buffer;
+  const results: SmallCopyResult[] = [];
+  for (const job of jobs) {
+    results.push(copyOne(job, h, chunk));
+    // Crash test: the process dies with one copy written and the others not begun.
+    if (results.length === 1) failpoint('harvest.batch.mid-copy');
+  }
+  return results;
+}
+
+const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EXDEV', 'EMLINK']);
+
+/**
+ * place.ts placeWithoutClobber, synchronous: a hard link that refuses a taken name, then the
+ * partial's name goes; where there are no hard links, check then rename (the caller holds the
+ * folder, place.ts inFolder).
+ */
+function placeOne(job: PlaceJob): PlaceResult {
+  try {
+    linkSync(job.partial, job.destination);
+  } catch (error) {
+    const code = codeOf(error) ?? '';
+    if (code === 'EEXIST') return { outcome: 'taken' };
+    if (!NO_HARD_LINKS.has(code)) {
+      return { outcome: 'error', message: (error as Error).message, code: codeOf(error) };
+    }
+    try {
+      if (lstatSync(job.destination, { throwIfNoEntry: false })) return { outcome: 'taken' };
+      renameSync(job.partial, job.destination);
+      return { outcome: 'placed', partialLeft: false };
+    } catch (fallback) {
+      return { outcome: 'error', message: (fallback as Error).message, code: codeOf(fallback) };
+    }
+  }
+  return { outcome: 'placed', partialLeft: !removeSync(job.partial) };
+}
+
+export function placeFiles(jobs: PlaceJob[]): PlaceResult[] {
+  const results: PlaceResult[] = [];
+  for (const job of jobs) {
+    results.push(placeOne(job));
+    // Crash test: the process dies with one copy at its name and the others still partials.
+    if (results.length === 1) failpoint('harvest.batch.mid-place');
+  }
+  return results;
+}
+
+/** What the stability check (engine.ts tick) needs to know of a file, without following links. */
+export type Probe =
+  | { kind: 'file'; size: number; mtimeMs: number; opens: boolean }
+  | { kind: 'gone' }
+  | { kind: 'other' };
+
+/** lstat, and whether the file opens (a writer may hold it exclusively on Windows). */
+export function probeFiles(paths: string[]): Probe[] {
+  return paths.map((path): Probe => {
+    const s = lstatSync(path, { throwIfNoEntry: false });
+    if (!s) return { kind: 'gone' };
+    if (!s.isFile()) return { kind: 'other' };
+    let opens = true;
+    try {
+      closeSync(openSync(path, 'r'));
+    } catch {
+      opens = false;
+    }
+    return { kind: 'file', size: s.size, mtimeMs: s.mtimeMs, opens };
+  });
+}
