@@ -134,7 +134,7 @@ export function facilityDelta(db: Db, station: StationAccount, cursor: number): 
     if (full || harvestChangedSince(db, station.uuid, cursor)) {
       delta.harvest = harvestConfig(db, station.id);
     }
-    if (full || reservationsChangedSince(db, station.uuid, cursor)) {
+    if (full || reservationsChangedSince(db, station, cursor)) {
       delta.reservations = stationReservations(db, station.tool_id, nowIso());
     }
     if (full) {

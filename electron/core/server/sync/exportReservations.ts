@@ -10,17 +10,28 @@ import type { SyncReservation } from '../../sync/protocol.js';
 export const MAX_SYNCED_RESERVATIONS = 500;
 
 /**
- * Whether the list may differ from the one sent at `cursor`: a reservation, an area, a name
- * (person, project, tool) or this station's binding changed. Other stations' changes do not
- * count.
+ * Whether the list may differ from the one sent at `cursor`: a reservation of this tool (or of
+ * an area holding it) changed, an area changed (its tools may have), a name the list shows
+ * (person, project, tool) changed, or this station's binding. Bookings of other tools do not
+ * count: every station would otherwise get its whole list again at each booking anywhere.
  */
-export function reservationsChangedSince(db: Db, stationUuid: string, cursor: number): boolean {
+export function reservationsChangedSince(
+  db: Db,
+  station: { uuid: string; tool_id: number | null },
+  cursor: number,
+): boolean {
   return (
     db
       .prepare(
-        `SELECT 1 FROM sync_changes WHERE seq > ? AND (entity <> 'station' OR uuid = ?) LIMIT 1`,
+        `SELECT 1 FROM sync_changes c WHERE c.seq > @cursor AND (
+           (c.entity = 'station' AND c.uuid = @station)
+           OR c.entity IN ('user', 'project', 'tool', 'area')
+           OR (c.entity = 'reservation' AND EXISTS (
+             SELECT 1 FROM reservations r WHERE r.uuid = c.uuid AND (r.tool_id = @tool
+               OR r.area_id IN (SELECT area_id FROM area_tools WHERE tool_id = @tool)))))
+         LIMIT 1`,
       )
-      .get(cursor, stationUuid) !== undefined
+      .get({ cursor, station: station.uuid, tool: station.tool_id }) !== undefined
   );
 }
 
