@@ -37,10 +37,22 @@ function segmentsOf(
   return { segments, lanes: Math.max(1, laneEnds.length) };
 }
 
-function placement(segment: Segment, lanes: number, dayStart: Date, dayEnd: Date): CSSProperties {
-  const span = dayEnd.getTime() - dayStart.getTime();
-  const top = ((segment.start.getTime() - dayStart.getTime()) / span) * 100;
-  const height = ((segment.end.getTime() - segment.start.getTime()) / span) * 100;
+/**
+ * Where a time sits on its day's column, in wall-clock hours (0 to 24): the hour labels are
+ * wall-clock hours, so a day of 23 or 25 hours (a change to or from summer time) still lines
+ * up with them. The end of the day (the next midnight) is 24.
+ */
+function wallHours(time: Date, dayStart: Date): number {
+  if (!sameDay(time, dayStart)) return 24;
+  return time.getHours() + time.getMinutes() / 60 + time.getSeconds() / 3600;
+}
+
+function placement(segment: Segment, lanes: number, dayStart: Date): CSSProperties {
+  const from = wallHours(segment.start, dayStart);
+  // In the hour a clock is set back, an end can read earlier than its start: keep it visible.
+  const to = Math.max(wallHours(segment.end, dayStart), from + 0.25);
+  const top = (from / 24) * 100;
+  const height = ((Math.min(to, 24) - from) / 24) * 100;
   return {
     top: `${top}%`,
     height: `${height}%`,
@@ -120,7 +132,7 @@ export function WeekCalendar({
                         <li
                           key={r.id}
                           className={own ? 'booking own' : 'booking'}
-                          style={placement(segment, lanes, day, dayEnd)}
+                          style={placement(segment, lanes, day)}
                           title={`${text}${r.project_name ? `, project ${r.project_name}` : ''}`}
                           data-reservation={r.id}
                         >
