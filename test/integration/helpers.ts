@@ -177,3 +177,42 @@ export async function createStationKey(
   if (made.code !== 0) throw new Error(`admin station create: ${made.stderr}`);
   return made.stdout.trim().split('\n').pop()!;
 }
+
+export interface HttpReply {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+/** Logs in to a running server (`POST /auth/jwt/login`, as the web UI does); returns the JWT. */
+export async function loginJwt(
+  serverUrl: string,
+  user: { email: string; password: string },
+): Promise<string> {
+  const res = await fetch(`${serverUrl}auth/jwt/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ username: user.email, password: user.password }).toString(),
+  });
+  if (res.status !== 200) throw new Error(`login ${user.email}: ${res.status} ${await res.text()}`);
+  return ((await res.json()) as { access_token: string }).access_token;
+}
+
+/** A request to a running server with a JWT (or API token), JSON in and out. */
+export async function serverRequest(
+  serverUrl: string,
+  jwt: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<HttpReply> {
+  const res = await fetch(`${serverUrl}${path.slice(1)}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${jwt}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+}

@@ -16,6 +16,7 @@ import {
   type ServerProcess,
   type StationProcess,
   waitFor,
+  loginJwt,
 } from './helpers.js';
 
 const ADMIN = { email: 'admin@example.org', password: 'admin password 1' };
@@ -35,15 +36,8 @@ interface Reply {
   body: Record<string, unknown>;
 }
 
-async function jwtFor(user: { email: string; password: string }): Promise<string> {
-  const res = await fetch(`${server.url}auth/jwt/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ username: user.email, password: user.password }).toString(),
-  });
-  expect(res.status, `login ${user.email}`).toBe(200);
-  return ((await res.json()) as { access_token: string }).access_token;
-}
+const jwtFor = (user: { email: string; password: string }): Promise<string> =>
+  loginJwt(server.url, user);
 
 async function rpc(name: string, args: unknown, jwt?: string): Promise<Reply> {
   const res = await fetch(`${server.url}rpc/${name}`, {

@@ -17,6 +17,7 @@ import {
   type ServerProcess,
   type StationProcess,
   waitFor,
+  loginJwt,
 } from './helpers.js';
 
 const ALICE = { email: 'alice@example.org', password: 'alice password 1' };
@@ -70,15 +71,8 @@ async function stationOk(name: string, args: unknown): Promise<Record<string, un
   return res.body as Record<string, unknown>;
 }
 
-async function jwtFor(user: { email: string; password: string }): Promise<string> {
-  const res = await fetch(`${server.url}auth/jwt/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ username: user.email, password: user.password }).toString(),
-  });
-  expect(res.status).toBe(200);
-  return ((await res.json()) as { access_token: string }).access_token;
-}
+const jwtFor = (user: { email: string; password: string }): Promise<string> =>
+  loginJwt(server.url, user);
 
 async function rpc(
   name: string,

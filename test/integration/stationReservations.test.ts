@@ -24,6 +24,8 @@ import {
   writeJson,
   type ServerProcess,
   type StationProcess,
+  loginJwt,
+  serverRequest,
 } from './helpers.js';
 
 const ADMIN = { email: 'admin@example.org', password: 'admin password 1' };
@@ -44,28 +46,11 @@ let aliceJwt: string;
 let watchDir: string;
 let scheduleId: number;
 
-async function jwtFor(user: { email: string; password: string }): Promise<string> {
-  const res = await fetch(`${server.url}auth/jwt/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ username: user.email, password: user.password }).toString(),
-  });
-  expect(res.status, `login ${user.email}`).toBe(200);
-  return ((await res.json()) as { access_token: string }).access_token;
-}
+const jwtFor = (user: { email: string; password: string }): Promise<string> =>
+  loginJwt(server.url, user);
 
-async function api(method: string, path: string, body?: unknown, jwt = adminJwt): Promise<Reply> {
-  const res = await fetch(`${server.url}${path.slice(1)}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${jwt}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
-}
+const api = (method: string, path: string, body?: unknown, jwt = adminJwt): Promise<Reply> =>
+  serverRequest(server.url, jwt, method, path, body);
 
 async function rpc(name: string, args: unknown, jwt = adminJwt): Promise<Record<string, unknown>> {
   const res = await api('POST', `/rpc/${name}`, args, jwt);

@@ -18,21 +18,8 @@ import { activeProjectsOf, projectSummary, type UserRow } from './records.js';
 
 const SYNCED_AT_KEY = 'reservations.synced_at';
 
-interface Row {
-  uuid: string;
-  server_id: number;
-  tool_uuid: string | null;
-  area_name: string | null;
-  target_name: string;
-  user_uuid: string;
-  user_name: string;
-  creator_uuid: string;
-  project_uuid: string | null;
-  project_name: string | null;
-  start: string;
-  end: string;
-  question_data: string;
-}
+/** A row of station_reservations: the server's record, its id kept as server_id. */
+type Row = Omit<SyncReservation, 'id'> & { server_id: number };
 
 const UPSERT = `INSERT INTO station_reservations (uuid, server_id, tool_uuid, area_name,
     target_name, user_uuid, user_name, creator_uuid, project_uuid, project_name, start, "end",
