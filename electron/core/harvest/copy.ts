@@ -19,8 +19,6 @@ export const HASH_ALGORITHM = 'xxh3-128';
  * 1 MiB 2.6 s, 256 KiB 3.8 s.
  */
 const CHUNK = 1024 * 1024;
-/** Flush written data to disk every so often, overlapped with reading and hashing. */
-const FLUSH_EVERY = 64 * 1024 * 1024;
 
 export interface CopyJob {
   source: string;
@@ -174,7 +172,14 @@ export async function copyVerified(job: CopyJob, progress?: Progress): Promise<C
   }
 }
 
-/** The single pass over the source: read, hash and write overlapped, then fsync. */
+/**
+ * The single pass over the source: read, hash and write overlapped, then one fsync. No flush
+ * on the way: an fdatasync every 64 MiB (to overlap the writeback with the copy) made a 2 GiB
+ * copy slower here, 3.8 to 4.1 s against 2.8 to 3.0 s for one fsync at the end (a Node loop of
+ * 1 MiB reads and writes, memory touched first), and the kernel starts writing back dirty
+ * pages on its own past its background threshold and holds writers at its limit, so the page
+ * cache does not grow with the file. Memory use stays the three buffers whatever the size.
+ */
 async function copyInto(
   source: FileHandle,
   dest: FileHandle,
@@ -185,8 +190,6 @@ async function copyInto(
 ): Promise<CopyResult> {
   let position = 0;
   let index = 0;
-  let sinceFlush = 0;
-  let flushing: Promise<void> = Promise.resolve();
   let pendingRead = readFull(source, buffers[0], 0);
   let pendingWrite: Promise<void> = Promise.resolve();
   const slow = injected('harvest.slow-copy');
@@ -199,33 +202,24 @@ async function copyInto(
       pendingRead = readFull(source, buffers[(index + 1) % 3], position + n);
       h.update(current.subarray(0, n));
       await pendingWrite;
-      const handle = dest;
-      pendingWrite = writeFull(handle, current, n, position);
+      pendingWrite = writeFull(dest, current, n, position);
       position += n;
-      sinceFlush += n;
       index += 1;
-      if (sinceFlush >= FLUSH_EVERY) {
-        sinceFlush = 0;
-        const previous = flushing;
-        flushing = pendingWrite.then(() => previous).then(() => handle.datasync());
-      }
       progress?.(position);
       // Test hook: a slow disk, so a test can act while a copy is surely under way.
       if (slow) await new Promise((resolve) => setTimeout(resolve, 12));
       if (position > job.size) {
         // Growing under us: no point copying the rest of this version.
         await pendingWrite;
-        await flushing;
         await pendingRead;
         return { outcome: 'source_changed', detail: 'the file grew while it was copied' };
       }
     }
     await pendingWrite;
-    await flushing;
   } catch (error) {
     // Whatever failed first is the reason; the other operations in flight must not be left
     // to reject unheard (that would take the worker down and lose the reason).
-    await Promise.allSettled([pendingRead, pendingWrite, flushing]);
+    await Promise.allSettled([pendingRead, pendingWrite]);
     throw error;
   }
   const sourceHash = h.digest('hex');
