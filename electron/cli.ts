@@ -16,8 +16,8 @@ import type { LocatedProblem } from '../shared/metadata/index.js';
 import { parseQuestions, validateAnswers } from '../shared/questions/index.js';
 import { historyRows, toCsv } from '../shared/usage/history.js';
 import { NewerDatabaseError } from './core/db/open.js';
-import { openServerData, runServer } from './core/runServer.js';
-import { runStation } from './core/runStation.js';
+// The station and server runners (fastify, the sync client, the web UI) are imported by the
+// commands that run them: every other command starts without loading them.
 import {
   createAccount,
   createStationAccount,
@@ -112,6 +112,7 @@ async function station(argv: string[]): Promise<number> {
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new UsageError('--port must be a whole number from 0 to 65535');
   }
+  const { runStation } = await import('./core/runStation.js');
   const running = await runStation({
     dataDir: need(values.data, '--data'),
     port,
@@ -145,6 +146,7 @@ async function serve(argv: string[]): Promise<number> {
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new UsageError('--port must be a whole number from 0 to 65535');
   }
+  const { runServer } = await import('./core/runServer.js');
   const running = await runServer({
     dataDir: need(values.data, '--data'),
     host: values.host ?? '127.0.0.1',
@@ -179,6 +181,7 @@ async function admin(argv: string[]): Promise<number> {
       tool: { type: 'string' },
     },
   });
+  const { openServerData } = await import('./core/runServer.js');
   const db = openServerData(need(values.data, '--data'));
   try {
     if (what === 'user') {
