@@ -21,6 +21,8 @@ export interface AdminForm<T extends object> {
     schema: ZodType<Parsed>,
     send: (parsed: Parsed) => Promise<void>,
   ) => Promise<void>;
+  /** Runs a call that is no save (a delete): its refusal becomes the form's error. */
+  run: (call: () => Promise<void>) => Promise<void>;
 }
 
 /** State of one admin editor: values, field errors from the schema and from the server. */
@@ -80,6 +82,19 @@ export function useAdminForm<T extends object>(initial: T): AdminForm<T> {
         );
         if (Object.keys(found).length) show(found);
         else setFormError(errorText(err));
+      } finally {
+        setBusy(false);
+      }
+    },
+    async run(call) {
+      if (busy) return;
+      setFormError(null);
+      setBusy(true);
+      try {
+        await call();
+      } catch (error) {
+        const err = useServerStore.getState().failed(toBridgeError(error));
+        if (err.code !== 'unauthenticated') setFormError(errorText(err));
       } finally {
         setBusy(false);
       }

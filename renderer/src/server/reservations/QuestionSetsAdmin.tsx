@@ -5,8 +5,6 @@ import {
   type ReservationQuestionSet,
 } from '../../../../shared/reservationApi.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
-import { toBridgeError } from '../../bridge.js';
-import { errorText } from '../../format.js';
 import { IdChecklist, TextInput, Toggle } from '../admin/fields.js';
 import { EditorPanel, ListPanel, useSelection } from '../admin/layout.js';
 import { QuestionListEditor, questionListText, questionText } from '../admin/QuestionListEditor.js';
@@ -14,7 +12,6 @@ import { useAdminStore } from '../admin/store.js';
 import { useAdminForm } from '../admin/useAdminForm.js';
 import { DeleteRecord } from '../harvest/DeleteRecord.js';
 import { serverCall } from '../serverBridge.js';
-import { useServerStore } from '../store.js';
 import { useReservationAdminStore } from './adminStore.js';
 import { FormPreview } from './FormPreview.js';
 
@@ -114,8 +111,6 @@ function SetEditor({
   const areas = useReservationAdminStore((s) => s.areas);
   const putSet = useReservationAdminStore((s) => s.putSet);
   const dropSet = useReservationAdminStore((s) => s.dropSet);
-  const [deleting, setDeleting] = useState(false);
-  const [deleteError, setDeleteError] = useState<string | null>(null);
   const form = useAdminForm({
     ...(set ? { id: set.id } : {}),
     enabled: set?.enabled ?? true,
@@ -138,24 +133,17 @@ function SetEditor({
 
   const remove = (): void => {
     if (!set) return;
-    setDeleting(true);
-    setDeleteError(null);
-    serverCall('admin.reservationQuestionSets.delete', { id: set.id })
-      .then(() => {
-        dropSet(set.id);
-        onDeleted(`Deleted the question set ${set.name}. Reservations keep the answers given.`);
-      })
-      .catch((error: unknown) => {
-        const err = useServerStore.getState().failed(toBridgeError(error));
-        if (err.code !== 'unauthenticated') setDeleteError(errorText(err));
-      })
-      .finally(() => setDeleting(false));
+    void form.run(async () => {
+      await serverCall('admin.reservationQuestionSets.delete', { id: set.id });
+      dropSet(set.id);
+      onDeleted(`Deleted the question set ${set.name}. Reservations keep the answers given.`);
+    });
   };
 
   return (
     <EditorPanel
       title={set ? `Edit ${set.name}` : 'New question set'}
-      busy={form.busy || deleting}
+      busy={form.busy}
       onSave={save}
       onClose={onClose}
       saved={notice}
@@ -204,16 +192,12 @@ function SetEditor({
       </p>
       {set && (
         <div className="actions">
-          <DeleteRecord
-            what={`question set ${set.name}`}
-            busy={form.busy || deleting}
-            onDelete={remove}
-          >
+          <DeleteRecord what={`question set ${set.name}`} busy={form.busy} onDelete={remove}>
             <p>Bookings no longer ask its questions; reservations keep the answers given.</p>
           </DeleteRecord>
         </div>
       )}
-      <ErrorMessage message={form.formError ?? deleteError} />
+      <ErrorMessage message={form.formError} />
     </EditorPanel>
   );
 }
