@@ -33,6 +33,18 @@ export function isoWithOffset(date: Date): string {
   );
 }
 
+/**
+ * What a booking form starts from: the next whole hour, and an hour after it, as the values of
+ * `datetime-local` inputs.
+ */
+export function defaultBookingTimes(now: Date = new Date()): { start: string; end: string } {
+  const start = new Date(now);
+  start.setMinutes(0, 0, 0);
+  start.setHours(start.getHours() + 1);
+  const end = new Date(start.getTime() + 60 * 60_000);
+  return { start: toLocalInput(start), end: toLocalInput(end) };
+}
+
 /** The value of a `datetime-local` input for an instant (local time, minutes). */
 export function toLocalInput(date: Date): string {
   return (

@@ -8,7 +8,7 @@ import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { errorText, formatDateTime } from '../../format.js';
 import { useReservationsStore } from '../../stores/reservations.js';
 import { useSessionStore } from '../../stores/session.js';
-import { fromLocalInput, isoWithOffset, toLocalInput } from '../../time.js';
+import { defaultBookingTimes, fromLocalInput, isoWithOffset } from '../../time.js';
 import { answerProblems } from '../forms/answerProblems.js';
 import { QuestionFormFields } from '../forms/QuestionFormFields.js';
 import { useQuestionForm } from '../forms/useQuestionForm.js';
@@ -171,15 +171,6 @@ function ReservationList({
   );
 }
 
-/** The next whole hour, and an hour after it: what most bookings start from. */
-function defaultTimes(): { start: string; end: string } {
-  const start = new Date();
-  start.setMinutes(0, 0, 0);
-  start.setHours(start.getHours() + 1);
-  const end = new Date(start.getTime() + 60 * 60_000);
-  return { start: toLocalInput(start), end: toLocalInput(end) };
-}
-
 function BookingPanel({
   tool,
   session,
@@ -273,7 +264,7 @@ function BookingFields({
 }): ReactElement {
   const form = useQuestionForm(questions.questions);
   const action = useToolAction();
-  const [times, setTimes] = useState(defaultTimes);
+  const [times, setTimes] = useState(() => defaultBookingTimes());
   const [timeProblem, setTimeProblem] = useState<{ field: 'start' | 'end'; text: string } | null>(
     null,
   );

@@ -17,7 +17,7 @@ import { errorText, formatDateTime } from '../../format.js';
 import { serverCall } from '../serverBridge.js';
 import { useServerStore } from '../store.js';
 import { targetArgs, type TargetKey } from './store.js';
-import { fromLocalInput, isoWithOffset, toLocalInput } from '../../time.js';
+import { defaultBookingTimes, fromLocalInput, isoWithOffset } from '../../time.js';
 
 /** The booking's own fields, by the names the server's problems use. */
 const LABELS = {
@@ -36,13 +36,6 @@ interface Values {
   project: number | null;
   start: string;
   end: string;
-}
-
-function nextHour(): Date {
-  const at = new Date();
-  at.setMinutes(0, 0, 0);
-  at.setHours(at.getHours() + 1);
-  return at;
 }
 
 /** What the person typed, checked before anything is sent (the server checks again). */
@@ -83,15 +76,11 @@ export function BookingForm({
     const person = targets.people.find((p) => p.id === user);
     return targets.projects.filter((p) => person?.projects.includes(p.id));
   };
-  const [values, setValues] = useState<Values>(() => {
-    const start = nextHour();
-    return {
-      user: me,
-      project: projectsOf(me)[0]?.id ?? null,
-      start: toLocalInput(start),
-      end: toLocalInput(new Date(start.getTime() + 60 * 60 * 1000)),
-    };
-  });
+  const [values, setValues] = useState<Values>(() => ({
+    user: me,
+    project: projectsOf(me)[0]?.id ?? null,
+    ...defaultBookingTimes(),
+  }));
   const [questions, setQuestions] = useState<{ key: string; form: ReservationForm } | null>(null);
   const [questionsError, setQuestionsError] = useState<string | null>(null);
   /** Bumped after each booking, so the questions start afresh. */
