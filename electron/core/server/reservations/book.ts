@@ -32,6 +32,14 @@ export interface BookArgs {
 
 const isStaff = (account: Account): boolean => account.role === 'admin' || account.role === 'staff';
 
+/**
+ * The reservation `r` holds the tool named by the parameter `@tool`: it is the tool's own, or
+ * that of an area holding it. One condition for every list of a tool's reservations (the
+ * station's, its sync, what a station may cancel).
+ */
+export const HOLDS_TOOL_SQL = `(r.tool_id = @tool
+  OR r.area_id IN (SELECT area_id FROM area_tools WHERE tool_id = @tool))`;
+
 /** The overlap checks; exported so the plan test runs the very statements used here. */
 export const TOOL_OVERLAP_SQL = `SELECT id, tool_id, area_id, start, "end" FROM reservations
   WHERE tool_id = ? AND start < ? AND "end" > ? AND cancelled = 0 LIMIT 1`;
@@ -227,7 +235,7 @@ export function upcomingForTool(
     .prepare(
       `${VIEW_SQL}
        WHERE r.cancelled = 0 AND r."end" > @now
-         AND (r.tool_id = @tool OR r.area_id IN (SELECT area_id FROM area_tools WHERE tool_id = @tool))
+         AND ${HOLDS_TOOL_SQL}
        ORDER BY r.start, r.id LIMIT @limit`,
     )
     .all({ tool, now, limit }) as ViewRow[];

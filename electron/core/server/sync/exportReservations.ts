@@ -5,6 +5,7 @@
  */
 import type { Db } from '../../db/open.js';
 import type { SyncReservation } from '../../sync/protocol.js';
+import { HOLDS_TOOL_SQL } from '../reservations/book.js';
 
 /** More than any tool is booked ahead; the earliest first. */
 export const MAX_SYNCED_RESERVATIONS = 500;
@@ -27,8 +28,7 @@ export function reservationsChangedSince(
            (c.entity = 'station' AND c.uuid = @station)
            OR c.entity IN ('user', 'project', 'tool', 'area')
            OR (c.entity = 'reservation' AND EXISTS (
-             SELECT 1 FROM reservations r WHERE r.uuid = c.uuid AND (r.tool_id = @tool
-               OR r.area_id IN (SELECT area_id FROM area_tools WHERE tool_id = @tool)))))
+             SELECT 1 FROM reservations r WHERE r.uuid = c.uuid AND ${HOLDS_TOOL_SQL})))
          LIMIT 1`,
       )
       .get({ cursor, station: station.uuid, tool: station.tool_id }) !== undefined
@@ -52,8 +52,7 @@ export function stationReservations(db: Db, toolId: number | null, now: string):
     .prepare(
       `${SELECT}
        WHERE r.cancelled = 0 AND r."end" > @now
-         AND (r.tool_id = @tool
-           OR r.area_id IN (SELECT area_id FROM area_tools WHERE tool_id = @tool))
+         AND ${HOLDS_TOOL_SQL}
        ORDER BY r.start, r.id LIMIT ${MAX_SYNCED_RESERVATIONS}`,
     )
     .all({ tool: toolId, now }) as SyncReservation[];

@@ -24,7 +24,7 @@ import { nowIso } from '../../util/ids.js';
 import type { Logger } from '../../util/log.js';
 import type { Account } from '../auth.js';
 import type { ApiDocs } from '../openapi/registry.js';
-import { bookReservation, cancelReservation } from '../reservations/book.js';
+import { bookReservation, cancelReservation, HOLDS_TOOL_SQL } from '../reservations/book.js';
 import { mergedQuestions } from '../reservations/questionSets.js';
 import { reservationSchema, STATION_RESPONSES, SYNC_TAG } from './docs.js';
 import { syncedReservation } from './exportReservations.js';
@@ -156,11 +156,8 @@ export function registerStationReservationRoutes(
       const id = idOf(db, 'reservations', body.reservation_uuid, 'uuid');
       // A station cancels only what it lists: reservations of its own tool or areas holding it.
       const ours = db
-        .prepare(
-          `SELECT 1 FROM reservations WHERE id = ? AND (tool_id = ?
-             OR area_id IN (SELECT area_id FROM area_tools WHERE tool_id = ?))`,
-        )
-        .get(id, tool, tool);
+        .prepare(`SELECT 1 FROM reservations r WHERE r.id = @id AND ${HOLDS_TOOL_SQL}`)
+        .get({ id, tool });
       if (!ours) {
         throw new AppError('forbidden', "this reservation is not one of this station's tool");
       }
