@@ -23,21 +23,18 @@
  * does not render, a folder that fails its check, a missing source, a file of the same size
  * at the destination) goes through transferFile on its own.
  */
-import { basename, dirname, join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { failpoint } from '../util/failpoint.js';
 import { hooksFor, storageLocationByName, type Hook, type Instrument } from './config.js';
 import type { PlaceResult, SmallCopyResult } from './copyBatch.js';
 import { BATCH_DURABILITY_BELOW, fsyncPath } from './durable.js';
 import { decidePreTransfer, runPostTransferHooks } from './hooks.js';
 import {
-  exists,
-  forgetFolder,
   freeName,
   inFolder,
   partialPathFor,
   placeWithoutClobber,
   prepareFolder,
-  removeQuietly,
   syncFolder,
 } from './place.js';
 import {
@@ -50,7 +47,10 @@ import {
   type TransferOutcome,
 } from './records.js';
 import {
+  abandonAttempt,
+  completedNote,
   describeError,
+  failedOutcome,
   recoverInterrupted,
   renderDestination,
   transferFile,
@@ -139,36 +139,14 @@ export async function transferBatch(deps: TransferDeps, items: BatchItem[]): Pro
     return { end: 'finished', status: outcome.status };
   };
   const fail = (p: Planned, error: string, destination: string | null): Promise<BatchEnd> =>
-    store(p, {
-      status: 'failed',
-      destinationPath: destination,
-      bytes: 0,
-      destChecksum: null,
-      checksumVerified: false,
-      completedAt: deps.now(),
-      error,
-      retryAt: deps.retryAt(p.file.attempts + 1),
-    });
+    store(p, failedOutcome(deps, p.file, error, destination));
   /** As transferFile's catch: the copy is dropped, and the failure recorded (or re-queued). */
   const dropped = async (
     p: Planned,
     error: unknown,
     removed: boolean | null,
   ): Promise<BatchEnd> => {
-    const folder = dirname(p.destination);
-    forgetFolder(p.base, folder);
-    try {
-      if (removed === null) await removeQuietly(p.partial);
-      if (removed !== false) clearAttempt(db, p.file.id);
-    } catch {
-      // Its name stays recorded: the next attempt removes it first (engine.runTransfer).
-    }
-    if (
-      (error as { code?: unknown }).code === 'ENOENT' &&
-      !(await exists(folder).catch(() => true))
-    ) {
-      return { end: 'requeue' };
-    }
+    if (await abandonAttempt(db, p.file.id, p, error, removed)) return { end: 'requeue' };
     return fail(p, describeError(error), p.destination);
   };
 
@@ -387,10 +365,6 @@ export async function transferBatch(deps: TransferDeps, items: BatchItem[]): Pro
         destinationPath: final,
         instrument: v.instrument.name,
       });
-      const renamed =
-        final === v.destination
-          ? ''
-          : `the destination held other content; this copy was written as ${basename(final)}`;
       return store(v, {
         status: 'completed',
         destinationPath: final,
@@ -400,7 +374,7 @@ export async function transferBatch(deps: TransferDeps, items: BatchItem[]): Pro
         completedAt: deps.now(),
         sourceHash: v.sourceHash,
         metadata,
-        note: [renamed, v.redirected].filter(Boolean).join('; '),
+        note: completedNote(final, v.destination, v.redirected),
       });
     });
   });

@@ -108,6 +108,65 @@ function usageFields(
     : { user: FALLBACK_WORD, project: FALLBACK_WORD, usage_event: FALLBACK_WORD };
 }
 
+/** A failed attempt as recorded: nothing verified; tried again with backoff unless `retry` is false. */
+export function failedOutcome(
+  deps: Pick<TransferDeps, 'now' | 'retryAt'>,
+  file: FileRow,
+  error: string,
+  destination: string | null,
+  retry = true,
+): Omit<TransferOutcome, 'startedAt' | 'storageLocationId'> {
+  return {
+    status: 'failed',
+    destinationPath: destination,
+    bytes: 0,
+    destChecksum: null,
+    checksumVerified: false,
+    completedAt: deps.now(),
+    error,
+    retryAt: retry ? deps.retryAt(file.attempts + 1) : null,
+  };
+}
+
+/** The note of a completed copy: written under another name, redirected by a hook. */
+export function completedNote(final: string, destination: string, redirected: string): string {
+  const renamed =
+    final === destination
+      ? ''
+      : `the destination held other content; this copy was written as ${basename(final)}`;
+  return [renamed, redirected].filter(Boolean).join('; ');
+}
+
+/**
+ * After a copy failed before it had its final name: the destination folder's check is
+ * forgotten, the partial removed and its recorded name cleared. `removed` says what became of
+ * the partial: null, still there (removed here); true, already gone; false, could not be
+ * removed (its name stays recorded, and the next attempt removes it first: engine.runTransfer).
+ * True when the failure was the destination folder going away after it was checked
+ * (prepareFolder): the file is then re-queued (the folder is made again), not failed.
+ */
+export async function abandonAttempt(
+  db: Db,
+  fileId: number,
+  place: { base: string; destination: string; partial: string | null },
+  error: unknown,
+  removed: boolean | null = null,
+): Promise<boolean> {
+  const folder = dirname(place.destination);
+  forgetFolder(place.base, folder);
+  if (place.partial !== null) {
+    try {
+      if (removed === null) await removeQuietly(place.partial);
+      if (removed !== false) clearAttempt(db, fileId);
+    } catch {
+      // Could not delete it (the share is gone): as removed = false.
+    }
+  }
+  return (
+    (error as { code?: unknown }).code === 'ENOENT' && !(await exists(folder).catch(() => true))
+  );
+}
+
 /** The destination, relative to the storage location, or why there is none. */
 export function renderDestination(
   db: Db,
@@ -155,16 +214,7 @@ export async function transferFile(
     return 'finished';
   };
   const fail = (error: string, retry = true): Promise<TransferEnd> =>
-    store({
-      status: 'failed',
-      destinationPath: destination,
-      bytes: 0,
-      destChecksum: null,
-      checksumVerified: false,
-      completedAt: deps.now(),
-      error,
-      retryAt: retry ? deps.retryAt(file.attempts + 1) : null,
-    });
+    store(failedOutcome(deps, file, error, destination, retry));
 
   // The source: still there, still what was found stable?
   try {
@@ -333,10 +383,6 @@ export async function transferFile(
       destinationPath: final,
       instrument: instrument.name,
     });
-    const renamed =
-      final === destination
-        ? ''
-        : `the destination held other content; this copy was written as ${basename(final)}`;
     return await store({
       status: 'completed',
       destinationPath: final,
@@ -346,29 +392,12 @@ export async function transferFile(
       completedAt: deps.now(),
       sourceHash: result.sourceHash,
       metadata,
-      note: [renamed, redirected].filter(Boolean).join('; '),
+      note: completedNote(final, destination, redirected),
     });
   } catch (error) {
     if (placed) throw error;
-    const folder = dirname(destination);
-    forgetFolder(location.base_path, folder);
-    if (partial) {
-      try {
-        await removeQuietly(partial);
-        clearAttempt(db, file.id);
-      } catch {
-        // Could not delete it (the share is gone): its name stays recorded, and the next
-        // attempt removes it first (engine.runTransfer).
-      }
-    }
-    if (
-      (error as { code?: unknown }).code === 'ENOENT' &&
-      !(await exists(folder).catch(() => true))
-    ) {
-      // The destination folder went away after it was checked (prepareFolder): made again
-      // on the next look, not a failure.
-      return 'requeue';
-    }
+    const place = { base: location.base_path, destination, partial };
+    if (await abandonAttempt(db, file.id, place, error)) return 'requeue';
     return await fail(describeError(error));
   }
 }
