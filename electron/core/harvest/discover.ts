@@ -52,26 +52,26 @@ export async function scanFolder(folder: WatchFolder, filter: FolderFilter): Pro
       continue;
     }
     first = false;
-    const files: string[] = [];
+    const files: { path: string; rel: string }[] = [];
     for await (const entry of handle) {
       const path = join(dir, entry.name);
       const rel = relativeTo(folder.path, path);
       if (entry.isDirectory()) {
         if (!filter.skipsDirectory(rel)) pending.push(path);
       } else if (entry.isFile() && filter.accepts(rel)) {
-        files.push(path);
+        files.push({ path, rel });
       }
     }
     // stat in small parallel groups: a share answers many at once faster than one by one.
     for (let i = 0; i < files.length; i += 32) {
       const group = files.slice(i, i + 32);
-      const stats = await Promise.all(group.map((p) => stat(p).catch(() => null)));
-      group.forEach((path, j) => {
+      const stats = await Promise.all(group.map((f) => stat(f.path).catch(() => null)));
+      group.forEach((f, j) => {
         const s = stats[j];
         if (s?.isFile()) {
           found.push({
-            absolutePath: path,
-            relativePath: relativeTo(folder.path, path),
+            absolutePath: f.path,
+            relativePath: f.rel,
             size: s.size,
             mtimeMs: s.mtimeMs,
           });

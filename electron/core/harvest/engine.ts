@@ -473,7 +473,7 @@ export class Harvester {
         ) {
           continue;
         }
-        this.consider(instrument, folder, f.absolutePath, f.size, f.mtimeMs);
+        this.consider(instrument, folder, f.absolutePath, f.size, f.mtimeMs, f.relativePath);
       }
     }
     if (problems.length) {
@@ -525,6 +525,7 @@ export class Harvester {
     path: string,
     size: number,
     mtimeMs: number,
+    relativePath = relativeTo(folder.path, path),
   ): void {
     const key = `${instrument.id}\0${path}`;
     const existing = this.candidates.get(key);
@@ -550,7 +551,7 @@ export class Harvester {
       instrument,
       folder,
       absolutePath: path,
-      relativePath: relativeTo(folder.path, path),
+      relativePath,
       size,
       mtimeMs,
       firstSeenAt: seen,

@@ -2,7 +2,6 @@
  * File and transfer records of the station's harvest: every write that the server must see
  * enqueues its outbox row in the same transaction.
  */
-import { randomInt } from 'node:crypto';
 import {
   bladeLength,
   isTestArk,
@@ -14,9 +13,9 @@ import type { HarvestFileView, HarvestStatus, HarvestTransferView } from '../../
 import type { Transaction } from 'better-sqlite3';
 import type { Db } from '../db/open.js';
 import { cachedStatement } from '../db/statements.js';
-import { enqueue } from '../station/outbox.js';
 import { getSetting } from '../station/settings.js';
 import { newUuid, nowIso } from '../util/ids.js';
+import { randomBelow } from '../util/random.js';
 import { HASH_ALGORITHM } from './copy.js';
 import { DEFAULT_ARK } from './config.js';
 
@@ -58,10 +57,7 @@ export function mintArk(db: Db, config: ArkConfig = arkConfig(db)): string {
   const length = bladeLength(config);
   const taken = cachedStatement(db, 'SELECT 1 FROM harvest_files WHERE persistent_id = ?').pluck();
   for (;;) {
-    const ark = makeArk(
-      config,
-      randomBlade(length, (below) => randomInt(below)),
-    );
+    const ark = makeArk(config, randomBlade(length, randomBelow));
     if (taken.get(ark) === undefined) return ark;
   }
 }
@@ -102,39 +98,49 @@ export function latestBySource(
   ).get(instrumentId, sourcePath) as FileRow | undefined;
 }
 
-/** The outbox payload of a file record: spec 002's fields plus what relates it. */
+/**
+ * The outbox payload of a file record: spec 002's fields plus what relates it. SQLite builds
+ * the JSON in the same statement that queues it (its REALs print back to the same doubles, as
+ * JSON.stringify's do): a harvest of small files queues three records per file, and reading
+ * each row into JavaScript to stringify it again was a fifth of the bookkeeping per file.
+ */
 export function enqueueFile(db: Db, fileId: number): void {
-  const row = cachedStatement(
+  cachedStatement(
     db,
-    `SELECT f.uuid, i.uuid AS instrument_uuid, i.name AS instrument, t.uuid AS tool_uuid,
-         f.persistent_id, f.persistent_id_type, f.watch_path, f.source_path, f.relative_path,
-         f.filename, f.size, f.mtime_ms, f.xxhash, f.hash_algorithm, f.first_discovered_at,
-         e.uuid AS usage_event_uuid, f.metadata_, f.state, f.updated_at
+    `INSERT INTO outbox (kind, record_uuid, payload, created_at)
+       SELECT 'harvest_file', f.uuid, json_object(
+           'uuid', f.uuid, 'instrument_uuid', i.uuid, 'instrument', i.name,
+           'tool_uuid', t.uuid, 'persistent_id', f.persistent_id,
+           'persistent_id_type', f.persistent_id_type, 'watch_path', f.watch_path,
+           'source_path', f.source_path, 'relative_path', f.relative_path,
+           'filename', f.filename, 'size', f.size, 'mtime_ms', f.mtime_ms, 'xxhash', f.xxhash,
+           'hash_algorithm', f.hash_algorithm, 'first_discovered_at', f.first_discovered_at,
+           'usage_event_uuid', e.uuid, 'metadata_', json(f.metadata_), 'state', f.state,
+           'updated_at', f.updated_at), ?
        FROM harvest_files f JOIN instruments i ON i.id = f.instrument_id
        JOIN tools t ON t.id = i.tool_id
        LEFT JOIN usage_events e ON e.id = f.usage_event_id
        WHERE f.id = ?`,
-  ).get(fileId) as { uuid: string; metadata_: string } & Record<string, unknown>;
-  enqueue(db, 'harvest_file', row.uuid, {
-    ...row,
-    metadata_: JSON.parse(row.metadata_) as unknown,
-  });
+  ).run(nowIso(), fileId);
 }
 
+/** The outbox payload of a transfer record, built as enqueueFile's. */
 function enqueueTransfer(db: Db, transferId: number): void {
-  const row = cachedStatement(
+  cachedStatement(
     db,
-    `SELECT t.uuid, f.uuid AS file_uuid, t.status, l.name AS storage_location,
-         l.uuid AS storage_location_uuid, t.destination_path, t.bytes_transferred, t.dest_checksum, t.checksum_verified,
-         t.started_at, t.completed_at, t.error, t.note
+    `INSERT INTO outbox (kind, record_uuid, payload, created_at)
+       SELECT 'harvest_transfer', t.uuid, json_object(
+           'uuid', t.uuid, 'file_uuid', f.uuid, 'status', t.status,
+           'storage_location', l.name, 'storage_location_uuid', l.uuid,
+           'destination_path', t.destination_path, 'bytes_transferred', t.bytes_transferred,
+           'dest_checksum', t.dest_checksum,
+           'checksum_verified', json(CASE WHEN t.checksum_verified = 1 THEN 'true' ELSE 'false' END),
+           'started_at', t.started_at, 'completed_at', t.completed_at, 'error', t.error,
+           'note', t.note), ?
        FROM harvest_transfers t JOIN harvest_files f ON f.id = t.file_id
        LEFT JOIN storage_locations l ON l.id = t.storage_location_id
        WHERE t.id = ?`,
-  ).get(transferId) as { uuid: string; checksum_verified: number } & Record<string, unknown>;
-  enqueue(db, 'harvest_transfer', row.uuid, {
-    ...row,
-    checksum_verified: row.checksum_verified === 1,
-  });
+  ).run(nowIso(), transferId);
 }
 
 export interface NewFile {
