@@ -4,27 +4,24 @@
  * costs the main thread about as much as the copy of a 100 KiB file; one per file made the
  * main thread, not the disk, the limit of a harvest of many small files (BENCHMARKS.md).
  *
- * Small files are read and written with synchronous calls: a copy worker does one thing at a
- * time anyway, and each asynchronous call would be a round trip through libuv's thread pool,
- * which the main thread needs for its own file-system calls. The bytes are the same as in
- * copy.ts: the source read once and hashed on the way, the copy re-read and hashed again.
+ * Small files are read and written with copy.ts's synchronous spans: the source read once and
+ * hashed on the way, the copy re-read and hashed again. Each asynchronous call would be a
+ * round trip through libuv's thread pool, which the main thread needs for its own calls.
  * The engine's stability check of many files (probeFiles) runs here too, for the same reason.
  */
 import {
   closeSync,
   constants,
-  existsSync,
   fstatSync,
   linkSync,
   lstatSync,
   openSync,
-  readSync,
   renameSync,
   statSync,
   unlinkSync,
-  writeSync,
 } from 'node:fs';
 import { createXXHash128, type IHasher } from 'hash-wasm';
+import { CHUNK, copySpan, flipBit, hashSpan, slowDownMs } from './copy.js';
 import { failpoint, injected } from '../util/failpoint.js';
 
 export interface SmallCopyJob {
@@ -63,28 +60,12 @@ export type PlaceResult =
   | { outcome: 'taken' }
   | { outcome: 'error'; message: string; code: string | null };
 
-const CHUNK = 1024 * 1024;
 let buffer: Buffer | null = null;
 let hasher: IHasher | null = null;
 
 function codeOf(error: unknown): string | null {
   const code = (error as NodeJS.ErrnoException).code;
   return typeof code === 'string' ? code : null;
-}
-
-/** Test hook (as in copy.ts): the disk is full while the named file exists. */
-function checkInjectedFull(): void {
-  const flag = process.env.LABSTATION_INJECT_ENOSPC_WHILE;
-  if (flag && existsSync(flag)) {
-    throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
-  }
-}
-
-function writeAll(fd: number, data: Buffer, length: number, position: number): void {
-  checkInjectedFull();
-  for (let written = 0; written < length;) {
-    written += writeSync(fd, data, written, length - written, position + written);
-  }
 }
 
 function removeSync(path: string): boolean {
@@ -98,18 +79,6 @@ function removeSync(path: string): boolean {
 
 function sleepSync(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
-}
-
-function hashOf(h: IHasher, fd: number, chunk: Buffer): { hash: string; bytes: number } {
-  h.init();
-  let position = 0;
-  for (;;) {
-    const n = readSync(fd, chunk, 0, chunk.length, position);
-    if (n === 0) break;
-    h.update(chunk.subarray(0, n));
-    position += n;
-  }
-  return { hash: h.digest('hex'), bytes: position };
 }
 
 function copyOne(job: SmallCopyJob, h: IHasher, chunk: Buffer): SmallCopyResult {
@@ -147,18 +116,10 @@ function copyOne(job: SmallCopyJob, h: IHasher, chunk: Buffer): SmallCopyResult 
     if (existing?.isFile() && existing.size === job.size) return { outcome: 'exists' };
     dest = openSync(job.partial, 'wx+', 0o644);
     created = true;
-    const slow = injected('harvest.slow-copy');
     h.init();
-    let position = 0;
-    for (;;) {
-      const n = readSync(source, chunk, 0, chunk.length, position);
-      if (n === 0) break;
-      h.update(chunk.subarray(0, n));
-      writeAll(dest, chunk, n, position);
-      position += n;
-      if (slow) sleepSync(12);
-      if (position > job.size) break;
-    }
+    // Up to one byte past the size it had: a file that grew is not copied further.
+    const { position } = copySpan(source, dest, h, chunk, 0, job.size + 1);
+    if (injected('harvest.slow-copy')) sleepSync(slowDownMs(position));
     const sourceHash = h.digest('hex');
     const after = statSync(job.source);
     if (position !== job.size || after.size !== job.size || after.mtimeMs !== job.mtimeMs) {
@@ -170,13 +131,7 @@ function copyOne(job: SmallCopyJob, h: IHasher, chunk: Buffer): SmallCopyResult 
         removed: removeSync(job.partial),
       };
     }
-    if (injected('harvest.flip-bit') && position > 0) {
-      // Test hook: corrupt the copy after it was written, as a bad disk or cable would.
-      const byte = Buffer.alloc(1);
-      readSync(dest, byte, 0, 1, Math.floor(position / 2));
-      byte[0] = byte[0] ^ 0x01;
-      writeSync(dest, byte, 0, 1, Math.floor(position / 2));
-    }
+    if (injected('harvest.flip-bit') && position > 0) flipBit(dest, position);
     closeSync(dest);
     dest = null;
     // Read back through a new descriptor, as copy.ts does. Durability is the caller's: the
@@ -184,7 +139,9 @@ function copyOne(job: SmallCopyJob, h: IHasher, chunk: Buffer): SmallCopyResult 
     const back = openSync(job.partial, 'r');
     let verified;
     try {
-      verified = hashOf(h, back, chunk);
+      h.init();
+      const read = hashSpan(back, h, chunk, 0, Infinity);
+      verified = { hash: h.digest('hex'), bytes: read.position };
     } finally {
       closeSync(back);
     }
