@@ -242,20 +242,21 @@ export async function copyVerified(job: CopyJob, progress?: Progress): Promise<C
       const copied = await copyInto(source, destFd, job, h, chunk, progress);
       if (copied.outcome !== 'copied') return copied;
       // The flush runs in libuv's pool while this thread reads the copy back (see the top).
-      const flushed =
+      // Its error is a value, so it cannot go unheard while the read-back runs.
+      const flushed: Promise<Error | null> =
         job.durable === false
-          ? Promise.resolve()
-          : new Promise<void>((resolve, reject) =>
-              fsync(destFd, (error) => (error ? reject(error) : resolve())),
-            );
+          ? Promise.resolve(null)
+          : new Promise((resolve) => fsync(destFd, resolve));
       let verified;
       try {
         verified = await readBack(job.partial, h, chunk);
-      } finally {
+      } catch (error) {
         // The descriptor must outlive the flush: it is closed only after it.
-        await flushed.catch(() => undefined);
+        await flushed;
+        throw error;
       }
-      await flushed;
+      const flushError = await flushed;
+      if (flushError) throw flushError;
       return { ...copied, destHash: verified.hash, bytes: verified.bytes };
     });
   } finally {
