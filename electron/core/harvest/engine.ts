@@ -28,7 +28,14 @@ import {
 } from './runs.js';
 import { CopyPool } from './copyPool.js';
 import { takeHarvestLock, type HarvestLock } from './lock.js';
-import { folderFilter, relativeTo, scanFolder, watchFolder, type FolderWatch } from './discover.js';
+import {
+  folderFilter,
+  relativeTo,
+  scanFolder,
+  watchFolder,
+  type FolderWatch,
+  type FoundFile,
+} from './discover.js';
 import {
   arkConfig,
   dueFileIds,
@@ -454,27 +461,32 @@ export class Harvester {
     const known = knownSources(this.db, instrument.id);
     const problems: string[] = [];
     for (const folder of instrument.watch) {
-      let found;
+      // Each folder's files are considered as the walk reaches them, and checked for
+      // stability at once: copies start while the rest of the tree is walked.
+      const take = (found: FoundFile[]): void => {
+        if (this.stopped) return;
+        for (const f of found) {
+          const record = known.get(f.absolutePath);
+          // Recorded with the same size and mtime: not read again.
+          if (
+            record &&
+            record.state !== 'gone' &&
+            record.size === f.size &&
+            record.mtime_ms === f.mtimeMs
+          ) {
+            continue;
+          }
+          this.consider(instrument, folder, f.absolutePath, f.size, f.mtimeMs, f.relativePath);
+        }
+        void this.tick();
+      };
       try {
-        found = await scanFolder(folder, folderFilter(folder));
+        await scanFolder(folder, folderFilter(folder), take);
       } catch (error) {
         problems.push(`${folder.path}: ${describeError(error)}`);
         continue;
       }
       if (this.stopped) return;
-      for (const f of found) {
-        const record = known.get(f.absolutePath);
-        // Recorded with the same size and mtime: not read again.
-        if (
-          record &&
-          record.state !== 'gone' &&
-          record.size === f.size &&
-          record.mtime_ms === f.mtimeMs
-        ) {
-          continue;
-        }
-        this.consider(instrument, folder, f.absolutePath, f.size, f.mtimeMs, f.relativePath);
-      }
     }
     if (problems.length) {
       this.problems.set(instrument.id, problems.join('; '));

@@ -1,0 +1,59 @@
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  folderFilter,
+  scanFolder,
+  type FoundFile,
+} from '../../../electron/core/harvest/discover.js';
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function tree(): string {
+  const root = mkdtempSync(join(tmpdir(), 'labstation-walk-'));
+  dirs.push(root);
+  for (const d of ['a', 'a/deep', 'b', 'empty']) mkdirSync(join(root, d), { recursive: true });
+  writeFileSync(join(root, 'top.dat'), 'x');
+  writeFileSync(join(root, 'a', 'one.dat'), 'xx');
+  writeFileSync(join(root, 'a', 'deep', 'two.dat'), 'xxx');
+  writeFileSync(join(root, 'b', 'three.dat'), 'xxxx');
+  writeFileSync(join(root, 'b', 'skip.tmp'), 'temporary');
+  symlinkSync(join(root, 'top.dat'), join(root, 'b', 'link.dat'));
+  return root;
+}
+
+const names = (files: FoundFile[]) => files.map((f) => f.relativePath).sort();
+
+describe('scanFolder', () => {
+  it('hands over each folder’s files as it reaches them, the same files a whole walk returns', async () => {
+    const root = tree();
+    const folder = { path: root, include: [], exclude: ['*.tmp'] };
+    const whole = await scanFolder(folder, folderFilter(folder));
+    const handed: FoundFile[][] = [];
+    const returned = await scanFolder(folder, folderFilter(folder), (files) => handed.push(files));
+    expect(returned).toEqual([]);
+    // One call per folder that holds accepted files; the empty folder gives none.
+    expect(handed).toHaveLength(4);
+    for (const group of handed) {
+      expect(new Set(group.map((f) => f.relativePath.split('/').slice(0, -1).join('/'))).size).toBe(
+        1,
+      );
+    }
+    expect(names(handed.flat())).toEqual(names(whole));
+    expect(names(whole)).toEqual(['a/deep/two.dat', 'a/one.dat', 'b/three.dat', 'top.dat']);
+    expect(whole.find((f) => f.relativePath === 'b/three.dat')?.size).toBe(4);
+  });
+
+  it('throws when the watched folder itself cannot be read, and hands over nothing', async () => {
+    const folder = { path: join(tmpdir(), 'labstation-no-such-folder'), include: [], exclude: [] };
+    const handed: FoundFile[][] = [];
+    await expect(
+      scanFolder(folder, folderFilter(folder), (files) => handed.push(files)),
+    ).rejects.toThrow(/ENOENT/);
+    expect(handed).toEqual([]);
+  });
+});
