@@ -40,11 +40,6 @@ export function openDatabase(file: string, list: readonly Migration[] = migratio
     db.pragma('synchronous = FULL');
     db.pragma('foreign_keys = ON');
     db.pragma('busy_timeout = 5000');
-    // Savepoints inside a transaction keep the pages they change in a sub-journal, which
-    // SQLite spills to a temporary file past 64 KiB: the harvest's group commit (a savepoint
-    // per file) wrote about 13 pages a file to /var/tmp, a system call per page and per page
-    // number. Held in memory, they cost what the pages do.
-    db.pragma('temp_store = MEMORY');
     migrate(db, list);
     return db;
   } catch (error) {

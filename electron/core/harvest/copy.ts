@@ -8,9 +8,10 @@
  * the worker's own thread: measured on 2 GiB here (BENCHMARKS.md), an asynchronous loop that
  * read and wrote through libuv's pool while the worker hashed took 6.6 s (median of four
  * runs), the synchronous one 3.2 s, against 2.6 s for cp + sync: every chunk stays in one
- * core's cache. The loop lets the worker's event loop run every YIELD_EVERY bytes, so a
- * placement or a stability check sent beside the copy (copyPool.ts) waits milliseconds, not
- * the length of the copy.
+ * core's cache. Progress is reported, and the event loop let run, every YIELD_EVERY bytes or
+ * YIELD_AFTER_MS, whichever comes first: a copy run on the calling thread (copyPool.ts inline,
+ * in tests) does not hold it for seconds. A copy worker gets no other request while it copies
+ * (copyPool.ts sends those to its service worker).
  *
  * The flush and the read-back overlap: the fsync runs in libuv's pool while this thread reads
  * the copy back and hashes it, and the copy counts only once both are done. Both see the same
@@ -41,8 +42,14 @@ export const HASH_ALGORITHM = 'xxh3-128';
  * (four runs each, medians) 3.2 s in 128 KiB chunks, 4.4 s in 256 KiB and 4.5 s in 1 MiB.
  */
 export const CHUNK = 128 * 1024;
-/** The copy and the read-back let the worker's event loop run after this many bytes. */
+/**
+ * The copy and the read-back let the worker's event loop run after this many bytes or this
+ * many milliseconds, whichever comes first (a slow share takes long for 16 MiB).
+ */
 const YIELD_EVERY = 16 * 1024 * 1024;
+const YIELD_AFTER_MS = 20;
+/** hashFile reads asynchronously: bigger reads, fewer round trips through libuv's pool. */
+const ASYNC_CHUNK = 1024 * 1024;
 
 export interface CopyJob {
   source: string;
@@ -68,25 +75,25 @@ export type Progress = (bytes: number) => void;
  * Chunk buffers and hashers are reused: allocating per file would make 10,000 small files a
  * garbage-collection benchmark. Free lists, since inline runs (tests) copy several at once.
  */
-const freeBuffers: Buffer[] = [];
+const freeBuffers = new Map<number, Buffer[]>();
 const freeHashers: IHasher[] = [];
 
-/** Lends a fresh hasher and chunk buffers to `work`, and takes them back after. */
+/** Lends a fresh hasher and `count` buffers of `size` to `work`, and takes them back after. */
 async function withTools<T>(
-  buffers: number,
+  count: number,
+  size: number,
   work: (hasher: IHasher, buffers: Buffer[]) => Promise<T>,
 ): Promise<T> {
   const hasher = freeHashers.pop() ?? (await createXXHash128());
   hasher.init();
-  const lent = Array.from(
-    { length: buffers },
-    () => freeBuffers.pop() ?? Buffer.allocUnsafe(CHUNK),
-  );
+  let free = freeBuffers.get(size);
+  if (!free) freeBuffers.set(size, (free = []));
+  const lent = Array.from({ length: count }, () => free.pop() ?? Buffer.allocUnsafe(size));
   try {
     return await work(hasher, lent);
   } finally {
     freeHashers.push(hasher);
-    freeBuffers.push(...lent);
+    free.push(...lent);
   }
 }
 
@@ -112,9 +119,10 @@ export function slowDownMs(bytes: number): number {
 }
 
 /**
- * Reads the source from `position`, hashing each chunk and writing it at the same place in
- * dest, until the source ends or `until` is reached. Returns the position reached and whether
- * the source ended there. Synchronous: callers copying a big file call it span by span.
+ * Reads the source from `position` in whole chunks, hashing each and writing it at the same
+ * place in dest, until the source ends, `until` is reached or passed, or the chunk that ends
+ * after `deadline` (performance.now()) is done. Returns the position reached and whether the
+ * source ended there. Synchronous: callers copying a big file call it span by span.
  */
 export function copySpan(
   source: number,
@@ -123,6 +131,7 @@ export function copySpan(
   chunk: Buffer,
   position: number,
   until: number,
+  deadline = Infinity,
 ): { position: number; ended: boolean } {
   while (position < until) {
     const n = readSync(source, chunk, 0, chunk.length, position);
@@ -130,23 +139,26 @@ export function copySpan(
     h.update(chunk.subarray(0, n));
     writeAll(dest, chunk, n, position);
     position += n;
+    if (deadline !== Infinity && performance.now() >= deadline) break;
   }
   return { position, ended: false };
 }
 
-/** Hashes fd from `position` for up to `until` bytes in all; as copySpan, for a read-back. */
+/** As copySpan, for a read-back: hashes fd from `position`. */
 export function hashSpan(
   fd: number,
   h: IHasher,
   chunk: Buffer,
   position: number,
   until: number,
+  deadline = Infinity,
 ): { position: number; ended: boolean } {
   while (position < until) {
     const n = readSync(fd, chunk, 0, chunk.length, position);
     if (n === 0) return { position, ended: true };
     h.update(chunk.subarray(0, n));
     position += n;
+    if (deadline !== Infinity && performance.now() >= deadline) break;
   }
   return { position, ended: false };
 }
@@ -181,7 +193,7 @@ export async function hashFile(
 ): Promise<{ hash: string; bytes: number }> {
   const handle = await open(path, 'r');
   try {
-    return await withTools(2, (h, buffers) => hashWith(handle, h, buffers, progress));
+    return await withTools(2, ASYNC_CHUNK, (h, buffers) => hashWith(handle, h, buffers, progress));
   } finally {
     await handle.close();
   }
@@ -238,7 +250,7 @@ export async function copyVerified(job: CopyJob, progress?: Progress): Promise<C
     }
     dest = openSync(job.partial, 'wx+', 0o644);
     const destFd = dest;
-    return await withTools(1, async (h, [chunk]) => {
+    return await withTools(1, CHUNK, async (h, [chunk]) => {
       const copied = await copyInto(source, destFd, job, h, chunk, progress);
       if (copied.outcome !== 'copied') return copied;
       // The flush runs in libuv's pool while this thread reads the copy back (see the top).
@@ -276,7 +288,8 @@ async function readBack(
     h.init();
     let at = { position: 0, ended: false };
     while (!at.ended) {
-      at = hashSpan(fd, h, chunk, at.position, at.position + YIELD_EVERY);
+      const deadline = performance.now() + YIELD_AFTER_MS;
+      at = hashSpan(fd, h, chunk, at.position, at.position + YIELD_EVERY, deadline);
       if (!at.ended) await yieldToEvents();
     }
     return { hash: h.digest('hex'), bytes: at.position };
@@ -307,7 +320,7 @@ async function copyInto(
   let at = { position: 0, ended: false };
   while (!at.ended) {
     const from = at.position;
-    at = copySpan(source, dest, h, chunk, from, from + span);
+    at = copySpan(source, dest, h, chunk, from, from + span, performance.now() + YIELD_AFTER_MS);
     progress?.(at.position);
     if (slow) await new Promise((resolve) => setTimeout(resolve, slowDownMs(at.position - from)));
     else if (!at.ended) await yieldToEvents();

@@ -1,9 +1,10 @@
 /**
  * A fixed number of copy workers (worker threads), each running one job at a time: a job is one
  * file, or one batch of small files (copyBatch.ts), which takes one worker like one file does.
- * Placing a verified batch (a few links and unlinks) is sent to a worker at once, beside its
- * job. Where the worker script is not built (tests that import the TypeScript sources), jobs
- * run on the calling thread instead, with the same code.
+ * One more worker, the service worker, answers the quick requests at once: placing a verified
+ * batch (a few links and unlinks) and the engine's stability checks. Where the worker script
+ * is not built (tests that import the TypeScript sources), jobs run on the calling thread
+ * instead, with the same code.
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -92,9 +93,14 @@ export class CopyPool {
   private readonly waiting: { request: WorkerRequest; pending: Pending }[] = [];
   private readonly pending = new Map<number, Pending>();
   private readonly busy = new Map<Worker, number>();
-  /** Requests sent beside a worker's job (place), by worker. */
-  private readonly beside = new Map<Worker, Set<number>>();
-  private nextBeside = 0;
+  /**
+   * The worker that answers placements and stability checks, and never copies: a copy
+   * worker reads synchronously (copy.ts), so a request sent beside its copy would wait for
+   * the copy to yield, and for ever behind a read from a share that hangs.
+   */
+  private service: Worker | null = null;
+  /** Requests the service worker has not answered yet. */
+  private readonly servicePending = new Set<number>();
   private nextId = 1;
   private closed = false;
   readonly inline: boolean;
@@ -122,9 +128,9 @@ export class CopyPool {
   }
 
   /**
-   * Places verified copies (copyBatch.ts placeFiles). Sent to a worker at once, not queued
-   * behind the copies: it is a few file-system calls per file, and the copies it waits for
-   * are done.
+   * Places verified copies (copyBatch.ts placeFiles). Sent to the service worker at once, not
+   * queued behind the copies: it is a few file-system calls per file, and the copies it waits
+   * for are done.
    */
   place(jobs: PlaceJob[]): Promise<PlaceResult[]> {
     return this.sendBeside({ id: this.nextId++, type: 'place', jobs }) as Promise<PlaceResult[]>;
@@ -137,16 +143,38 @@ export class CopyPool {
 
   private sendBeside(request: WorkerRequest): Promise<unknown> {
     if (this.closed) return Promise.reject(new Error('the copy pool is closed'));
-    const worker = this.inline ? null : this.workers[this.nextBeside++ % this.workers.length];
-    // No worker yet: queued like any job.
-    if (!worker) return this.submit(request);
+    if (this.inline) return this.submit(request);
+    const worker = this.service ?? this.spawnService();
     return new Promise((resolve, reject) => {
       this.pending.set(request.id, { resolve, reject });
-      let ids = this.beside.get(worker);
-      if (!ids) this.beside.set(worker, (ids = new Set()));
-      ids.add(request.id);
+      this.servicePending.add(request.id);
       worker.postMessage(request);
     });
+  }
+
+  private spawnService(): Worker {
+    const worker = new Worker(WORKER_URL);
+    this.service = worker;
+    worker.on('message', (message: WorkerMessage) => {
+      const pending = this.pending.get(message.id);
+      if (!pending || message.type === 'progress') return;
+      this.settle(message, pending);
+      this.pending.delete(message.id);
+      this.servicePending.delete(message.id);
+    });
+    // A service worker that dies fails what it was asked; the next request starts another.
+    const lost = (error: Error): void => {
+      if (this.service !== worker) return;
+      this.service = null;
+      for (const id of this.servicePending) {
+        this.pending.get(id)?.reject(new CopyError(`copy worker failed: ${error.message}`, null));
+        this.pending.delete(id);
+      }
+      this.servicePending.clear();
+    };
+    worker.on('error', lost);
+    worker.on('exit', (code) => lost(new Error(`exited with code ${code}`)));
+    return worker;
   }
 
   private submit(request: WorkerRequest, progress?: (bytes: number) => void): Promise<unknown> {
@@ -187,9 +215,7 @@ export class CopyPool {
       const pending = this.pending.get(message.id);
       if (!pending) return;
       this.settle(message, pending);
-      if (message.type !== 'progress' && this.beside.get(worker)?.delete(message.id)) {
-        this.pending.delete(message.id);
-      } else if (message.type !== 'progress') {
+      if (message.type !== 'progress') {
         this.pending.delete(message.id);
         this.busy.delete(worker);
         this.idle.push(worker);
@@ -203,16 +229,10 @@ export class CopyPool {
       this.workers.splice(this.workers.indexOf(worker), 1);
       const at = this.idle.indexOf(worker);
       if (at >= 0) this.idle.splice(at, 1);
-      for (const lostId of [
-        ...(id === undefined ? [] : [id]),
-        ...(this.beside.get(worker) ?? []),
-      ]) {
-        this.pending
-          .get(lostId)
-          ?.reject(new CopyError(`copy worker failed: ${error.message}`, null));
-        this.pending.delete(lostId);
+      if (id !== undefined) {
+        this.pending.get(id)?.reject(new CopyError(`copy worker failed: ${error.message}`, null));
+        this.pending.delete(id);
       }
-      this.beside.delete(worker);
       if (!this.closed) this.dispatch();
     };
     worker.on('error', lost);
@@ -228,6 +248,9 @@ export class CopyPool {
       pending.reject(new Error('the copy pool is closed'));
     }
     const workers = this.workers.splice(0);
+    if (this.service) workers.push(this.service);
+    this.service = null;
+    this.servicePending.clear();
     this.idle.length = 0;
     await Promise.all(workers.map((w) => w.terminate()));
     for (const pending of this.pending.values())

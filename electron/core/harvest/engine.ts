@@ -461,8 +461,8 @@ export class Harvester {
     const known = knownSources(this.db, instrument.id);
     const problems: string[] = [];
     for (const folder of instrument.watch) {
-      // Each folder's files are considered as the walk reaches them, and checked for
-      // stability at once: copies start while the rest of the tree is walked.
+      // Each folder's files are considered as the walk reaches them, so the ticks (every
+      // tickMs) check and copy them while the rest of the tree is walked.
       const take = (found: FoundFile[]): void => {
         if (this.stopped) return;
         for (const f of found) {
@@ -478,7 +478,6 @@ export class Harvester {
           }
           this.consider(instrument, folder, f.absolutePath, f.size, f.mtimeMs, f.relativePath);
         }
-        void this.tick();
       };
       try {
         await scanFolder(folder, folderFilter(folder), take);

@@ -105,7 +105,7 @@ export function latestBySource(
  * each row into JavaScript to stringify it again was a fifth of the bookkeeping per file.
  */
 export function enqueueFile(db: Db, fileId: number): void {
-  cachedStatement(
+  const queued = cachedStatement(
     db,
     `INSERT INTO outbox (kind, record_uuid, payload, created_at)
        SELECT 'harvest_file', f.uuid, json_object(
@@ -122,11 +122,17 @@ export function enqueueFile(db: Db, fileId: number): void {
        LEFT JOIN usage_events e ON e.id = f.usage_event_id
        WHERE f.id = ?`,
   ).run(nowIso(), fileId);
+  queuedOne(queued.changes, 'file', fileId);
+}
+
+/** A record that is not there cannot be queued; the caller's transaction is rolled back. */
+function queuedOne(changes: number, what: string, id: number): void {
+  if (changes !== 1) throw new Error(`no harvest ${what} ${id} to queue for the server`);
 }
 
 /** The outbox payload of a transfer record, built as enqueueFile's. */
 function enqueueTransfer(db: Db, transferId: number): void {
-  cachedStatement(
+  const queued = cachedStatement(
     db,
     `INSERT INTO outbox (kind, record_uuid, payload, created_at)
        SELECT 'harvest_transfer', t.uuid, json_object(
@@ -141,6 +147,7 @@ function enqueueTransfer(db: Db, transferId: number): void {
        LEFT JOIN storage_locations l ON l.id = t.storage_location_id
        WHERE t.id = ?`,
   ).run(nowIso(), transferId);
+  queuedOne(queued.changes, 'transfer', transferId);
 }
 
 export interface NewFile {
