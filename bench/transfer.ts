@@ -23,8 +23,8 @@
  * kernel's writeback threads, which do the writing that `sync` waits for, are counted for no
  * one) come from `/usr/bin/time -v`; without it, peak RSS is sampled from VmHWM in /proc and
  * CPU time is not reported.
- * With BENCH_RUNS > 1, the runs go in rounds (every contender once per round) and the tables
- * show the median time; the build under test is copied to the temp dir first.
+ * With BENCH_RUNS > 1, the runs go in rounds (every contender once per round, each round
+ * starting with the next contender) and the tables show the median time; the build under test is copied to the temp dir first.
  *
  * Latency: a running station (`labstation harvest`, watching, stability_seconds 1) while 20
  * files of 100 KiB are written 2 s apart; latency is the transfer's completed_at (read from the
@@ -270,11 +270,16 @@ async function runOnce(
   }
 }
 
-/** BENCH_RUNS rounds, each running every contender once: noise from outside spreads evenly. */
+/**
+ * BENCH_RUNS rounds, each running every contender once: noise from outside spreads evenly.
+ * Each round starts with the next contender: the first run of a dataset was often the slowest
+ * here (the disk still busy with what came before), and no contender should always be it.
+ */
 async function measure(data: Dataset, root: string, dropped: boolean): Promise<Row[]> {
   const rows: Row[] = contenders.map((contender) => ({ contender, runs: [] }));
   for (let i = 0; i < RUNS; i++) {
-    for (const row of rows) {
+    for (let k = 0; k < rows.length; k++) {
+      const row = rows[(i + k) % rows.length];
       if (!row.contender.missing) row.runs.push(await runOnce(row.contender, data, root, dropped));
     }
   }
