@@ -120,13 +120,14 @@ export function slowDownMs(bytes: number): number {
 
 /**
  * Reads the source from `position` in whole chunks, hashing each and writing it at the same
- * place in dest, until the source ends, `until` is reached or passed, or the chunk that ends
- * after `deadline` (performance.now()) is done. Returns the position reached and whether the
- * source ended there. Synchronous: callers copying a big file call it span by span.
+ * place in dest (null: a read-back, hashing only), until the source ends, `until` is reached or passed, or
+ * the chunk that ends after `deadline` (performance.now()) is done. Returns the position
+ * reached and whether the source ended there. Synchronous: callers copying a big file call it
+ * span by span.
  */
 export function copySpan(
   source: number,
-  dest: number,
+  dest: number | null,
   h: IHasher,
   chunk: Buffer,
   position: number,
@@ -137,26 +138,7 @@ export function copySpan(
     const n = readSync(source, chunk, 0, chunk.length, position);
     if (n === 0) return { position, ended: true };
     h.update(chunk.subarray(0, n));
-    writeAll(dest, chunk, n, position);
-    position += n;
-    if (deadline !== Infinity && performance.now() >= deadline) break;
-  }
-  return { position, ended: false };
-}
-
-/** As copySpan, for a read-back: hashes fd from `position`. */
-export function hashSpan(
-  fd: number,
-  h: IHasher,
-  chunk: Buffer,
-  position: number,
-  until: number,
-  deadline = Infinity,
-): { position: number; ended: boolean } {
-  while (position < until) {
-    const n = readSync(fd, chunk, 0, chunk.length, position);
-    if (n === 0) return { position, ended: true };
-    h.update(chunk.subarray(0, n));
+    if (dest !== null) writeAll(dest, chunk, n, position);
     position += n;
     if (deadline !== Infinity && performance.now() >= deadline) break;
   }
@@ -289,7 +271,7 @@ async function readBack(
     let at = { position: 0, ended: false };
     while (!at.ended) {
       const deadline = performance.now() + YIELD_AFTER_MS;
-      at = hashSpan(fd, h, chunk, at.position, at.position + YIELD_EVERY, deadline);
+      at = copySpan(fd, null, h, chunk, at.position, at.position + YIELD_EVERY, deadline);
       if (!at.ended) await yieldToEvents();
     }
     return { hash: h.digest('hex'), bytes: at.position };

@@ -21,7 +21,7 @@ import {
   unlinkSync,
 } from 'node:fs';
 import { createXXHash128, type IHasher } from 'hash-wasm';
-import { CHUNK, copySpan, flipBit, hashSpan, slowDownMs } from './copy.js';
+import { CHUNK, copySpan, flipBit, slowDownMs } from './copy.js';
 import { failpoint, injected } from '../util/failpoint.js';
 
 export interface SmallCopyJob {
@@ -140,7 +140,7 @@ function copyOne(job: SmallCopyJob, h: IHasher, chunk: Buffer): SmallCopyResult 
     let verified;
     try {
       h.init();
-      const read = hashSpan(back, h, chunk, 0, Infinity);
+      const read = copySpan(back, null, h, chunk, 0, Infinity);
       verified = { hash: h.digest('hex'), bytes: read.position };
     } finally {
       closeSync(back);

@@ -116,6 +116,20 @@ export interface RunSummary {
   unstable: string[];
 }
 
+/** Recorded with the same size and mtime, and still there: not read again. */
+function alreadyRecorded(
+  record: { size: number; mtime_ms: number; state: string } | undefined,
+  size: number,
+  mtimeMs: number,
+): boolean {
+  return (
+    record !== undefined &&
+    record.state !== 'gone' &&
+    record.size === size &&
+    record.mtime_ms === mtimeMs
+  );
+}
+
 /** A one-shot run gives a file still changing this many windows (at least 10 s) after its walk. */
 const ONCE_PATIENCE_WINDOWS = 6;
 
@@ -466,16 +480,7 @@ export class Harvester {
       const take = (found: FoundFile[]): void => {
         if (this.stopped) return;
         for (const f of found) {
-          const record = known.get(f.absolutePath);
-          // Recorded with the same size and mtime: not read again.
-          if (
-            record &&
-            record.state !== 'gone' &&
-            record.size === f.size &&
-            record.mtime_ms === f.mtimeMs
-          ) {
-            continue;
-          }
+          if (alreadyRecorded(known.get(f.absolutePath), f.size, f.mtimeMs)) continue;
           this.consider(instrument, folder, f.absolutePath, f.size, f.mtimeMs, f.relativePath);
         }
       };
@@ -504,13 +509,7 @@ export class Harvester {
       const s = await lstat(path);
       if (this.stopped) return;
       if (!s.isFile() || !folderFilter(folder).accepts(relativeTo(folder.path, path))) return;
-      const record = latestBySource(this.db, instrument.id, path);
-      if (
-        record &&
-        record.state !== 'gone' &&
-        record.size === s.size &&
-        record.mtime_ms === s.mtimeMs
-      ) {
+      if (alreadyRecorded(latestBySource(this.db, instrument.id, path), s.size, s.mtimeMs)) {
         return;
       }
       this.consider(instrument, folder, path, s.size, s.mtimeMs);
