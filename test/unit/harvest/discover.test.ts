@@ -29,13 +29,11 @@ function tree(): string {
 const names = (files: FoundFile[]) => files.map((f) => f.relativePath).sort();
 
 describe('scanFolder', () => {
-  it('hands over each folder’s files as it reaches them, the same files a whole walk returns', async () => {
+  it('hands over each folder’s files as it reaches them, every accepted file once', async () => {
     const root = tree();
     const folder = { path: root, include: [], exclude: ['*.tmp'] };
-    const whole = await scanFolder(folder, folderFilter(folder));
     const handed: FoundFile[][] = [];
-    const returned = await scanFolder(folder, folderFilter(folder), (files) => handed.push(files));
-    expect(returned).toEqual([]);
+    await scanFolder(folder, folderFilter(folder), (files) => handed.push(files));
     // One call per folder that holds accepted files; the empty folder gives none.
     expect(handed).toHaveLength(4);
     for (const group of handed) {
@@ -43,7 +41,7 @@ describe('scanFolder', () => {
         1,
       );
     }
-    expect(names(handed.flat())).toEqual(names(whole));
+    const whole = handed.flat();
     expect(names(whole)).toEqual(['a/deep/two.dat', 'a/one.dat', 'b/three.dat', 'top.dat']);
     expect(whole.find((f) => f.relativePath === 'b/three.dat')?.size).toBe(4);
   });
