@@ -120,10 +120,10 @@ export function slowDownMs(bytes: number): number {
 
 /**
  * Reads the source from `position` in whole chunks, hashing each and writing it at the same
- * place in dest (null: a read-back, hashing only), until the source ends, `until` is reached or passed, or
- * the chunk that ends after `deadline` (performance.now()) is done. Returns the position
- * reached and whether the source ended there. Synchronous: callers copying a big file call it
- * span by span.
+ * place in dest (null: a read-back, hashing only), until the source ends, `until` is reached
+ * or passed, or the chunk that ends after `deadline` (performance.now()) is done. Returns the
+ * position reached and whether the source ended there. Synchronous: callers copying a big file
+ * call it span by span.
  */
 export function copySpan(
   source: number,
