@@ -54,8 +54,8 @@ import {
 import { describeError, recoverInterrupted, transferFile, type TransferDeps } from './transfer.js';
 import {
   BATCH_MAX_BYTES,
-  BATCH_MAX_FILES,
   batchable,
+  filesPerBatch,
   transferBatch,
   type BatchEnd,
   type BatchItem,
@@ -689,6 +689,7 @@ export class Harvester {
     const pool = this.pool;
     let batch: BatchItem[] = [];
     let batchBytes = 0;
+    const perBatch = filesPerBatch(this.queue.length, pool?.size ?? 1);
     while (
       !this.stopped &&
       this.recovered &&
@@ -709,7 +710,7 @@ export class Harvester {
       }
       batch.push({ file, instrument });
       batchBytes += file.size;
-      if (batch.length >= BATCH_MAX_FILES || batchBytes >= BATCH_MAX_BYTES) {
+      if (batch.length >= perBatch || batchBytes >= BATCH_MAX_BYTES) {
         this.units += 1;
         void this.runBatch(batch);
         batch = [];

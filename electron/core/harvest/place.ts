@@ -2,9 +2,9 @@
  * Putting a verified copy at its final name without ever overwriting anything, and making
  * that name durable.
  */
-import { randomBytes } from 'node:crypto';
 import { link, lstat, mkdir, open, realpath, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, extname, join, sep } from 'node:path';
+import { randomPoolBytes } from '../util/random.js';
 
 /**
  * `.<name>.<random>.partial` beside the destination (hidden, so no watcher takes it). A long
@@ -14,7 +14,7 @@ export function partialPathFor(destination: string): string {
   const name = basename(destination);
   const short =
     Buffer.byteLength(name) > 200 ? Buffer.from(name).subarray(0, 180).toString() : name;
-  return join(dirname(destination), `.${short}.${randomBytes(6).toString('hex')}.partial`);
+  return join(dirname(destination), `.${short}.${randomPoolBytes(6).toString('hex')}.partial`);
 }
 
 /** `scan.tif` -> `scan (1).tif`, `scan (2).tif`, ... */

@@ -55,7 +55,19 @@ export function newUuid(clock: () => number = Date.now): string {
   return out;
 }
 
-/** Timestamps are stored as ISO 8601 UTC text with milliseconds: they sort as text. */
+let isoMs = Number.NaN;
+let isoText = '';
+
+/**
+ * Timestamps are stored as ISO 8601 UTC text with milliseconds: they sort as text. A harvest of
+ * small files takes about ten per file, mostly within the same millisecond: the last one made
+ * is given again for the same instant.
+ */
 export function nowIso(clock: () => number = Date.now): string {
-  return new Date(clock()).toISOString();
+  const ms = clock();
+  if (ms !== isoMs) {
+    isoText = new Date(ms).toISOString();
+    isoMs = ms;
+  }
+  return isoText;
 }
