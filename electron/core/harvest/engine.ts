@@ -91,6 +91,53 @@ interface Active {
   startedAt: number;
 }
 
+/**
+ * The transfers under way by file id, with the source paths they read: a walk asks for every
+ * file it finds whether it is being copied, with a thousand small files under way at once.
+ */
+class ActiveTransfers {
+  private readonly byId = new Map<number, Active>();
+  private readonly sources = new Map<string, number>();
+
+  get size(): number {
+    return this.byId.size;
+  }
+
+  get(id: number): Active | undefined {
+    return this.byId.get(id);
+  }
+
+  has(id: number): boolean {
+    return this.byId.has(id);
+  }
+
+  values(): IterableIterator<Active> {
+    return this.byId.values();
+  }
+
+  set(id: number, active: Active): void {
+    this.delete(id);
+    this.byId.set(id, active);
+    const path = active.file.source_path;
+    this.sources.set(path, (this.sources.get(path) ?? 0) + 1);
+  }
+
+  delete(id: number): void {
+    const active = this.byId.get(id);
+    if (!active) return;
+    this.byId.delete(id);
+    const path = active.file.source_path;
+    const left = (this.sources.get(path) ?? 1) - 1;
+    if (left > 0) this.sources.set(path, left);
+    else this.sources.delete(path);
+  }
+
+  /** Whether a transfer under way reads this source. */
+  reads(path: string): boolean {
+    return this.sources.has(path);
+  }
+}
+
 export interface HarvesterOptions {
   db: Db;
   log: Logger;
@@ -143,7 +190,7 @@ export class Harvester {
   private readonly candidates = new Map<string, Candidate>();
   private readonly queue: number[] = [];
   private readonly queued = new Set<number>();
-  private readonly active = new Map<number, Active>();
+  private readonly active = new ActiveTransfers();
   private watches: FolderWatch[] = [];
   private crons: { scheduleId: number; cron: Cron }[] = [];
   private runChain: Promise<void> = Promise.resolve();
@@ -547,7 +594,7 @@ export class Harvester {
       }
       return;
     }
-    for (const a of this.active.values()) if (a.file.source_path === path) return;
+    if (this.active.reads(path)) return;
     const seen = this.now();
     // The usage on the tool when the file was first seen. A file written before this harvester
     // started (the station was off) was not seen when it was made: it belongs to the usage in
