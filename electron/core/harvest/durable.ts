@@ -13,7 +13,7 @@
  * Where `sync -f` is not available (Windows, macOS), the batch is flushed file by file and each
  * folder once.
  */
-import { execFile } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { open, statfs } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { syncFolder } from './place.js';
@@ -25,9 +25,20 @@ type SyncFs = (folders: string[]) => Promise<void>;
 
 function runSyncF(folders: string[]): Promise<void> {
   return new Promise((resolve, reject) => {
-    execFile('sync', ['-f', ...folders], { timeout: 600_000 }, (error, _stdout, stderr) => {
-      if (error) reject(new Error(`sync -f failed: ${stderr.trim() || error.message}`));
-      else resolve();
+    // Only stderr is read (the reason of a failure): each pipe costs the engine's thread.
+    const child = spawn('sync', ['-f', ...folders], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      timeout: 600_000,
+    });
+    let stderr = '';
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (text: string) => {
+      if (stderr.length < 4096) stderr += text;
+    });
+    child.on('error', (error) => reject(new Error(`sync -f failed: ${error.message}`)));
+    child.on('close', (code, signal) => {
+      if (code === 0) resolve();
+      else reject(new Error(`sync -f failed: ${stderr.trim() || `exit ${code ?? signal}`}`));
     });
   });
 }
