@@ -5,6 +5,7 @@ export const config = defineConfig({
     include: ['test/unit/**/*.test.ts', 'test/integration/**/*.test.ts'],
     testTimeout: 30_000,
     pool: 'forks',
+    globalSetup: ['test/tempRoot.ts'],
   },
 });
 

@@ -541,7 +541,9 @@ describe('crash safety', () => {
     expect(existsSync(final)).toBe(false);
 
     const again = await harvestOnce(dirs.data);
-    expect(again.code).toBe(0);
+    expect({ code: again.code, stdout: again.stdout, stderr: again.stderr }).toMatchObject({
+      code: 0,
+    });
     expect(listTree(dirs.dest)).toEqual(['sem-1/tomogram.raw']);
     const transfers = await transfersOf(dirs.data);
     expect(transfers.filter((t) => t.status === 'completed')).toHaveLength(1);
