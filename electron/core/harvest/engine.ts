@@ -340,6 +340,7 @@ export class Harvester {
   /** Finishes or cleans up what a crash interrupted; nothing is transferred before it is done. */
   private async recover(): Promise<void> {
     this.pool ??= new CopyPool(this.concurrency());
+    this.pool.warm();
     for (const file of interruptedFiles(this.db)) {
       if (this.stopped) return;
       try {
