@@ -165,6 +165,28 @@ describe('harvest --once', () => {
     }
   });
 
+  it('ends with the error and frees the data dir when the database fails before the walk', async () => {
+    const dirs = await setupHarvest();
+    writeFileSync(join(dirs.src, 'a.txt'), 'a');
+    withDb(dirs.data, (db) =>
+      db.prepare(`UPDATE instruments SET destination_template = '../{filename}'`).run(),
+    );
+    expect((await harvestOnce(dirs.data)).code).toBe(1);
+    // The next run's first write (failed files become due now) fails as on a full disk.
+    withDb(dirs.data, (db) =>
+      db.exec(`CREATE TRIGGER full_disk BEFORE UPDATE OF next_attempt_at ON harvest_files
+               BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END`),
+    );
+    const broken = await harvestOnce(dirs.data);
+    expect(broken.code).toBe(1);
+    expect(broken.stderr).toMatch(/database or disk is full/);
+
+    withDb(dirs.data, (db) => db.exec('DROP TRIGGER full_disk'));
+    const again = await harvestOnce(dirs.data);
+    expect(again.stderr).not.toMatch(/another harvest runs/);
+    expect(again.stdout).toContain('0 completed, 0 skipped, 1 failed');
+  });
+
   it('skips content already at the destination and never overwrites other content', async () => {
     const dirs = await setupHarvest();
     mkdirSync(join(dirs.dest, 'sem-1'));

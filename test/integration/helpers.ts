@@ -16,10 +16,17 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs the real `labstation` command (the built one) and collects its output. */
+/**
+ * Runs the real `labstation` command (the built one) and collects its output. A command that
+ * hangs is killed after the longest test's time, so a failing test leaves no process behind.
+ */
 export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env } });
+    const child = spawn(process.execPath, [CLI, ...args], {
+      env: { ...process.env, ...env },
+      timeout: 180_000,
+      killSignal: 'SIGKILL',
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

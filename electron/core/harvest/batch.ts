@@ -76,7 +76,8 @@ const BATCH_MIN_SPLIT = 16;
  * one worker while the other waits.
  */
 export function filesPerBatch(queued: number, workers: number): number {
-  return Math.min(BATCH_MAX_FILES, Math.max(BATCH_MIN_SPLIT, Math.ceil(queued / workers)));
+  const share = Math.ceil(queued / Math.max(1, workers));
+  return Math.min(BATCH_MAX_FILES, Math.max(BATCH_MIN_SPLIT, share));
 }
 
 /**

@@ -23,19 +23,22 @@ export const BATCH_DURABILITY_BELOW = 4 * 1024 * 1024;
 
 type SyncFs = (folders: string[]) => Promise<void>;
 
-function runSyncF(folders: string[]): Promise<void> {
+/** `sync -f` of the folders: one syncfs per file system they are on (Linux, coreutils 8.24+). */
+export function runSyncF(folders: string[]): Promise<void> {
   return new Promise((resolve, reject) => {
     // Only stderr is read (the reason of a failure): each pipe costs the engine's thread.
     const child = spawn('sync', ['-f', ...folders], {
       stdio: ['ignore', 'ignore', 'pipe'],
       timeout: 600_000,
     });
+    // The error listener comes first: a spawn that fails for want of file descriptors has
+    // no stderr pipe, and an 'error' event without a listener would end the process.
+    child.on('error', (error) => reject(new Error(`sync -f failed: ${error.message}`)));
     let stderr = '';
-    child.stderr.setEncoding('utf8');
-    child.stderr.on('data', (text: string) => {
+    child.stderr?.setEncoding('utf8');
+    child.stderr?.on('data', (text: string) => {
       if (stderr.length < 4096) stderr += text;
     });
-    child.on('error', (error) => reject(new Error(`sync -f failed: ${error.message}`)));
     child.on('close', (code, signal) => {
       if (code === 0) resolve();
       else reject(new Error(`sync -f failed: ${stderr.trim() || `exit ${code ?? signal}`}`));

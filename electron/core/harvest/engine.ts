@@ -340,7 +340,9 @@ export class Harvester {
   /** Finishes or cleans up what a crash interrupted; nothing is transferred before it is done. */
   private async recover(): Promise<void> {
     this.pool ??= new CopyPool(this.concurrency());
-    this.pool.warm();
+    // A station with nothing to harvest keeps no idle threads; one configured later starts
+    // its workers on demand.
+    if (this.instruments.length) this.pool.warm();
     for (const file of interruptedFiles(this.db)) {
       if (this.stopped) return;
       try {
@@ -918,14 +920,17 @@ export class Harvester {
     this.stopped = false;
     this.startedAt = this.clock();
     this.lock = this.options.lockFile ? takeHarvestLock(this.options.lockFile) : null;
-    this.loadInstruments();
-    await this.recover();
-    cachedStatement(
-      this.db,
-      `UPDATE harvest_files SET next_attempt_at = ? WHERE state = 'failed'`,
-    ).run(this.now());
-    const tick = setInterval(() => void this.tick(), this.tickMs());
+    let tick: NodeJS.Timeout | undefined;
+    // Everything after the lock is inside the try: an error (a full disk, a busy database)
+    // must still end the copy workers and release the lock, or the command would never exit.
     try {
+      this.loadInstruments();
+      await this.recover();
+      cachedStatement(
+        this.db,
+        `UPDATE harvest_files SET next_attempt_at = ? WHERE state = 'failed'`,
+      ).run(this.now());
+      tick = setInterval(() => void this.tick(), this.tickMs());
       const idle = new Promise<void>((resolve) => this.idleWaiters.push(resolve));
       await this.rescanAll();
       this.walked = true;

@@ -25,4 +25,8 @@ describe('filesPerBatch', () => {
     expect(filesPerBatch(10, 2)).toBe(16);
     expect(filesPerBatch(0, 2)).toBe(16);
   });
+
+  it('counts no workers as one', () => {
+    expect(filesPerBatch(100, 0)).toBe(100);
+  });
 });
