@@ -68,7 +68,7 @@ import {
 export const BATCH_MAX_FILES = 128;
 export const BATCH_MAX_BYTES = 16 * 1024 * 1024;
 /** A short queue is split between the copy workers, but not into batches smaller than this. */
-const BATCH_MIN_SPLIT = 16;
+export const BATCH_MIN_SPLIT = 16;
 
 /**
  * How many files the next batches take from a queue of `queued` files: a queue shorter than a

@@ -117,11 +117,7 @@ export class CopyPool {
   warm(): void {
     if (this.inline || this.closed) return;
     if (!this.service) this.spawnService();
-    while (this.workers.length < this.size) {
-      const worker = this.spawn();
-      if (!worker) break;
-      this.idle.push(worker);
-    }
+    for (let worker = this.spawn(); worker; worker = this.spawn()) this.idle.push(worker);
   }
 
   copy(job: CopyJob, progress?: (bytes: number) => void): Promise<CopyResult> {

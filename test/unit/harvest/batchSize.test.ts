@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { BATCH_MAX_FILES, filesPerBatch } from '../../../electron/core/harvest/batch.js';
+import {
+  BATCH_MAX_FILES,
+  BATCH_MIN_SPLIT,
+  filesPerBatch,
+} from '../../../electron/core/harvest/batch.js';
 
 describe('filesPerBatch', () => {
   it('fills whole batches from a long queue', () => {
@@ -14,16 +18,16 @@ describe('filesPerBatch', () => {
         expect(size).toBeLessThanOrEqual(BATCH_MAX_FILES);
         // No more batches than workers unless the batches are already at their floor.
         const batches = Math.ceil(queued / size);
-        if (size > 16) expect(batches).toBeLessThanOrEqual(workers);
-        if (queued >= workers * 16) expect(batches).toBeGreaterThanOrEqual(workers);
+        if (size > BATCH_MIN_SPLIT) expect(batches).toBeLessThanOrEqual(workers);
+        if (queued >= workers * BATCH_MIN_SPLIT) expect(batches).toBeGreaterThanOrEqual(workers);
       }
     }
     expect(filesPerBatch(100, 2)).toBe(50);
   });
 
   it('does not cut a few files into tiny batches', () => {
-    expect(filesPerBatch(10, 2)).toBe(16);
-    expect(filesPerBatch(0, 2)).toBe(16);
+    expect(filesPerBatch(10, 2)).toBe(BATCH_MIN_SPLIT);
+    expect(filesPerBatch(0, 2)).toBe(BATCH_MIN_SPLIT);
   });
 
   it('counts no workers as one', () => {
