@@ -165,4 +165,35 @@ describe('batches of small files', () => {
       expect.objectContaining({ checksum_verified: true }),
     ]);
   }, 120_000);
+  it('store the other outcomes of a group when one is refused, and the refused one later', async () => {
+    const dirs = await setupHarvest({ stability: 0 });
+    const sources = writeSources(dirs.src);
+    // One file's transfer record is refused, as a failing constraint would refuse it.
+    withDb(dirs.data, (db) =>
+      db.exec(`CREATE TRIGGER refuse_one BEFORE INSERT ON harvest_transfers
+               WHEN (SELECT filename FROM harvest_files WHERE id = NEW.file_id) = 'f010.dat'
+               BEGIN SELECT RAISE(ABORT, 'refused for the test'); END`),
+    );
+    const refused = await harvestOnce(dirs.data);
+    expect(refused.code, refused.stdout + refused.stderr).not.toBe(0);
+    const first = await transfersOf(dirs.data);
+    // Every other file is recorded completed once; the refused one has no record.
+    expect(first.filter((t) => t.status === 'completed')).toHaveLength(FILES - 1);
+    const files = await filesOf(dirs.data);
+    const loner = files.find((f) => f.filename === 'f010.dat');
+    expect(first.some((t) => t.file_id === loner?.id)).toBe(false);
+
+    withDb(dirs.data, (db) => db.exec('DROP TRIGGER refuse_one'));
+    const run = await harvestOnce(dirs.data);
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    const completed = (await transfersOf(dirs.data)).filter((t) => t.status === 'completed');
+    expect(completed).toHaveLength(FILES);
+    expect(new Set(completed.map((t) => t.file_id)).size).toBe(FILES);
+    expect(listTree(dirs.dest).filter((p) => p.endsWith('.partial'))).toEqual([]);
+    expect(
+      readFileSync(join(dirs.dest, 'sem-1', 'run-1', 'f010.dat')).equals(
+        sources.get('run-1/f010.dat') as Buffer,
+      ),
+    ).toBe(true);
+  }, 120_000);
 });

@@ -132,19 +132,14 @@ function copyOne(job: SmallCopyJob, h: IHasher, chunk: Buffer): SmallCopyResult 
       };
     }
     if (injected('harvest.flip-bit') && position > 0) flipBit(dest, position);
+    // Read back from the start through the descriptor that wrote it: any descriptor reads the
+    // same pages of the file, and this one costs no second open. Durability is the caller's:
+    // the batch is flushed at once after placing (durable.ts).
+    h.init();
+    const read = copySpan(dest, null, h, chunk, 0, Infinity);
+    const verified = { hash: h.digest('hex'), bytes: read.position };
     closeSync(dest);
     dest = null;
-    // Read back through a new descriptor, as copy.ts does. Durability is the caller's: the
-    // batch is flushed at once after placing (durable.ts).
-    const back = openSync(job.partial, 'r');
-    let verified;
-    try {
-      h.init();
-      const read = copySpan(back, null, h, chunk, 0, Infinity);
-      verified = { hash: h.digest('hex'), bytes: read.position };
-    } finally {
-      closeSync(back);
-    }
     if (verified.hash !== sourceHash) {
       return {
         outcome: 'mismatch',

@@ -311,26 +311,57 @@ export interface TransferOutcome {
   retryAt?: string | null;
 }
 
-const finishers = new WeakMap<
-  Db,
-  Transaction<(fileId: number, outcome: TransferOutcome) => number>
->();
-
-/**
- * Stores one attempt's outcome and the file's new state, in one transaction (a savepoint
- * inside the engine's group commit). The transaction function is made once per database:
- * better-sqlite3 builds a new wrapper on every db.transaction call.
- */
-export function finishTransfer(db: Db, fileId: number, outcome: TransferOutcome): number {
-  let finish = finishers.get(db);
-  if (!finish) {
-    finish = db.transaction((id: number, result: TransferOutcome) => storeOutcome(db, id, result));
-    finishers.set(db, finish);
-  }
-  return finish.immediate(fileId, outcome);
+export interface Finish {
+  fileId: number;
+  outcome: TransferOutcome;
 }
 
-function storeOutcome(db: Db, fileId: number, outcome: TransferOutcome): number {
+const finishers = new WeakMap<Db, Transaction<(items: Finish[]) => number[]>>();
+
+/**
+ * Stores attempts' outcomes and their files' new states in one transaction, all or none; a
+ * transaction inside another is a savepoint. Returns the transfer ids. The transaction
+ * function is made once per database: better-sqlite3 builds a new wrapper on every
+ * db.transaction call.
+ */
+export function finishTransfers(db: Db, items: Finish[]): number[] {
+  let finish = finishers.get(db);
+  if (!finish) {
+    finish = db.transaction((group: Finish[]) => {
+      const harvested = new Map<number, string>();
+      const ids = group.map(({ fileId, outcome }) => {
+        const { transferId, instrumentId } = storeOutcome(db, fileId, outcome);
+        const at = outcome.completedAt;
+        if (outcome.status === 'completed' && at && at > (harvested.get(instrumentId) ?? '')) {
+          harvested.set(instrumentId, at);
+        }
+        return transferId;
+      });
+      // Once per instrument, not once per file: a group may hold hundreds of small files.
+      for (const [instrumentId, at] of harvested) {
+        cachedStatement(
+          db,
+          `UPDATE instruments SET last_harvested_at = ?
+           WHERE id = ? AND (last_harvested_at IS NULL OR last_harvested_at < ?)`,
+        ).run(at, instrumentId, at);
+      }
+      return ids;
+    });
+    finishers.set(db, finish);
+  }
+  return finish.immediate(items);
+}
+
+/** finishTransfers for one outcome. */
+export function finishTransfer(db: Db, fileId: number, outcome: TransferOutcome): number {
+  return finishTransfers(db, [{ fileId, outcome }])[0];
+}
+
+function storeOutcome(
+  db: Db,
+  fileId: number,
+  outcome: TransferOutcome,
+): { transferId: number; instrumentId: number } {
   const transferId = cachedStatement(
     db,
     `INSERT INTO harvest_transfers (uuid, file_id, status, storage_location_id,
@@ -354,31 +385,26 @@ function storeOutcome(db: Db, fileId: number, outcome: TransferOutcome): number 
       outcome.note ?? '',
     ) as number;
   const failed = outcome.status === 'failed';
-  cachedStatement(
+  const instrumentId = cachedStatement(
     db,
     `UPDATE harvest_files SET state = ?, attempts = attempts + ?, next_attempt_at = ?,
        xxhash = coalesce(?, xxhash), metadata_ = coalesce(?, metadata_),
        partial_path = NULL, verified_hash = NULL, pending_destination = NULL, updated_at = ?
-     WHERE id = ?`,
-  ).run(
-    failed ? 'failed' : 'done',
-    failed ? 1 : 0,
-    failed ? (outcome.retryAt ?? null) : null,
-    outcome.sourceHash ?? null,
-    outcome.metadata ? JSON.stringify(outcome.metadata) : null,
-    nowIso(),
-    fileId,
-  );
-  if (outcome.status === 'completed') {
-    cachedStatement(
-      db,
-      `UPDATE instruments SET last_harvested_at = ?
-       WHERE id = (SELECT instrument_id FROM harvest_files WHERE id = ?)`,
-    ).run(outcome.completedAt, fileId);
-  }
+     WHERE id = ? RETURNING instrument_id`,
+  )
+    .pluck()
+    .get(
+      failed ? 'failed' : 'done',
+      failed ? 1 : 0,
+      failed ? (outcome.retryAt ?? null) : null,
+      outcome.sourceHash ?? null,
+      outcome.metadata ? JSON.stringify(outcome.metadata) : null,
+      nowIso(),
+      fileId,
+    ) as number;
   enqueueFile(db, fileId);
   enqueueTransfer(db, transferId);
-  return transferId;
+  return { transferId, instrumentId };
 }
 
 /** Files a restart must look at: a copy or a rename was under way when the process stopped. */
