@@ -147,6 +147,23 @@ describe('server rpc for browser users', () => {
     expect(await health.json()).toEqual({ status: 'ok', role: 'server' });
   });
 
+  it('sends the security headers with every answer: the APIs, their refusals, unknown paths', async () => {
+    const answers = [
+      await fetch(`${server.url}health`),
+      await fetch(`${server.url}openapi.json`),
+      await fetch(`${server.url}api/tools/`),
+      await fetch(`${server.url}sync/reservations`, { method: 'POST', body: '{}' }),
+      await fetch(`${server.url}rpc/usage.pendingMine`, { method: 'POST', body: '{}' }),
+      await fetch(`${server.url}no/such/path`),
+    ];
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 401, 401, 401, 404]);
+    for (const answer of answers) {
+      expect(answer.headers.get('x-content-type-options'), answer.url).toBe('nosniff');
+      expect(answer.headers.get('x-frame-options'), answer.url).toBe('DENY');
+      expect(answer.headers.get('referrer-policy'), answer.url).toBe('no-referrer');
+    }
+  });
+
   it('refuses calls without a JWT or with a bad one: 401 {code, message}', async () => {
     const none = await rpc('usage.pendingMine', {});
     expect(none.status).toBe(401);

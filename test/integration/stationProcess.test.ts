@@ -146,6 +146,12 @@ describe('labstation station over HTTP', () => {
     });
     expect(wrongToken.status).toBe(401);
     expect((await fetch(`${st.url}events`)).status).toBe(401);
+    // Every answer carries the security headers, refusals and unknown paths too.
+    for (const answer of [health, noToken, wrongToken, await fetch(`${st.url}no-such-page`)]) {
+      expect(answer.headers.get('x-content-type-options'), answer.url).toBe('nosniff');
+      expect(answer.headers.get('x-frame-options'), answer.url).toBe('DENY');
+      expect(answer.headers.get('referrer-policy'), answer.url).toBe('no-referrer');
+    }
     // fetch() cannot set Host, so ask with node:http as a DNS-rebound browser would
     const rebound = await new Promise<number | undefined>((resolve, reject) => {
       const req = request(`${st.url}health`, { headers: { host: 'evil.example' } }, (res) => {

@@ -8,6 +8,7 @@ import type { CoreEvent } from '../../../shared/api.js';
 import { HTTP_STATUS, type ApiError } from '../../../shared/errors.js';
 import type { Station } from '../station/station.js';
 import { AppError, toApiError } from '../util/errors.js';
+import { addSecurityHeaders } from './securityHeaders.js';
 
 /** The loopback token that guards /rpc and /events; kept in <data>/rpc-token, mode 0600. */
 export function loadOrCreateRpcToken(dataDir: string): string {
@@ -52,6 +53,7 @@ export interface StationServerOptions {
 export async function createStationServer(options: StationServerOptions): Promise<FastifyInstance> {
   const { station, token } = options;
   const app = Fastify({ logger: false, bodyLimit: 4 * 1024 * 1024 });
+  addSecurityHeaders(app);
 
   app.setErrorHandler((error, request, reply) => {
     if (error instanceof AppError) return sendError(reply, error.toJSON());

@@ -11,12 +11,6 @@ import { buildOpenApiDocument } from './document.js';
 import { DOCS_ASSET_NAMES, DOCS_CSP, DOCS_HTML, docsAsset } from './page.js';
 import type { ApiDocs } from './registry.js';
 
-const SECURITY_HEADERS = {
-  'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
-  'x-frame-options': 'DENY',
-} as const;
-
 const assetParams = z.object({
   file: z.enum(DOCS_ASSET_NAMES).describe('A file of the docs page.'),
 });
@@ -29,7 +23,6 @@ export function registerApiDocs(app: FastifyInstance, deps: { docs: ApiDocs }): 
   app.get('/openapi.json', (_request, reply) => {
     document ??= JSON.stringify(buildOpenApiDocument(docs));
     return reply
-      .headers(SECURITY_HEADERS)
       .header('cache-control', 'no-cache')
       .type('application/json; charset=utf-8')
       .send(document);
@@ -37,7 +30,6 @@ export function registerApiDocs(app: FastifyInstance, deps: { docs: ApiDocs }): 
 
   app.get('/docs', (_request, reply) =>
     reply
-      .headers(SECURITY_HEADERS)
       .header('content-security-policy', DOCS_CSP)
       .header('cache-control', 'no-cache')
       .type('text/html; charset=utf-8')
@@ -48,10 +40,7 @@ export function registerApiDocs(app: FastifyInstance, deps: { docs: ApiDocs }): 
     const params = assetParams.safeParse(request.params);
     if (!params.success) return reply.code(404).send({ detail: 'Not found.' });
     const asset = await docsAsset(params.data.file);
-    void reply
-      .headers(SECURITY_HEADERS)
-      .header('cache-control', 'no-cache')
-      .header('etag', asset.etag);
+    void reply.header('cache-control', 'no-cache').header('etag', asset.etag);
     if (request.headers['if-none-match'] === asset.etag) return reply.code(304).send();
     return reply.type(asset.type).send(asset.body);
   });

@@ -31,21 +31,12 @@ export interface WebUiDeps {
   docs?: ApiDocs;
 }
 
-const SECURITY_HEADERS = {
-  'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
-  'x-frame-options': 'DENY',
-} as const;
-
 /**
  * The contract's `{code, message, details?}`, plus `detail` (the message again): what clients of
  * the server's other routes (DRF and FastAPI style) read for a 401 or 403.
  */
 function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
-  return reply
-    .code(HTTP_STATUS[error.code])
-    .headers(SECURITY_HEADERS)
-    .send({ ...error, detail: error.message });
+  return reply.code(HTTP_STATUS[error.code]).send({ ...error, detail: error.message });
 }
 
 function formatIssues(issues: { path: PropertyKey[]; message: string }[]): string[] {
@@ -106,7 +97,6 @@ export async function registerWebUi(app: FastifyInstance, deps: WebUiDeps): Prom
         throw new AppError('bad_request', `${name}: ${problems.join('; ')}`, { problems });
       }
       const handler = handlers[name] as (account: unknown, args: unknown) => unknown;
-      void reply.headers(SECURITY_HEADERS);
       return await handler(principal.account, parsed.data);
     });
     done();
@@ -117,9 +107,6 @@ export async function registerWebUi(app: FastifyInstance, deps: WebUiDeps): Prom
     await app.register(fastifyStatic, {
       root,
       index: 'index.html',
-      setHeaders: (res) => {
-        for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.header(name, value);
-      },
     });
   } else {
     app.get('/', (_request, reply) =>
