@@ -164,7 +164,7 @@ export class CopyPool {
   }
 
   private spawnService(): Worker {
-    const worker = new Worker(WORKER_URL);
+    const worker = new Worker(WORKER_URL, { workerData: { service: true } });
     this.service = worker;
     worker.on('message', (message: WorkerMessage) => {
       const pending = this.pending.get(message.id);

@@ -1,5 +1,5 @@
 /** Copy worker: runs copy.ts jobs off the thread that serves the UI and the database. */
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import { createXXHash128 } from 'hash-wasm';
 import { runCopyMessage, type WorkerRequest } from './copyPool.js';
 
@@ -10,5 +10,8 @@ if (port) {
   });
 }
 
-// The hasher's WebAssembly is compiled while the worker waits for its first job.
-void createXXHash128().catch(() => undefined);
+// A copy worker compiles the hasher's WebAssembly while it waits for its first job. The service
+// worker (copyPool.ts) places and probes files and never hashes.
+if ((workerData as { service?: boolean } | null)?.service !== true) {
+  void createXXHash128().catch(() => undefined);
+}
