@@ -146,8 +146,10 @@ describe('labstation station over HTTP', () => {
     });
     expect(wrongToken.status).toBe(401);
     expect((await fetch(`${st.url}events`)).status).toBe(401);
-    // Every answer carries the security headers, refusals and unknown paths too.
-    for (const answer of [health, noToken, wrongToken, await fetch(`${st.url}no-such-page`)]) {
+    // Every answer carries the security headers: the UI, refusals and unknown paths too.
+    const page = await fetch(st.url);
+    expect(page.headers.get('content-type')).toMatch(/text\/html/);
+    for (const answer of [page, health, noToken, wrongToken, await fetch(`${st.url}nothing`)]) {
       expect(answer.headers.get('x-content-type-options'), answer.url).toBe('nosniff');
       expect(answer.headers.get('x-frame-options'), answer.url).toBe('DENY');
       expect(answer.headers.get('referrer-policy'), answer.url).toBe('no-referrer');

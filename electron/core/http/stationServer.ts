@@ -132,11 +132,6 @@ export async function createStationServer(options: StationServerOptions): Promis
     await app.register(fastifyStatic, {
       root: options.rendererDir,
       index: 'index.html',
-      setHeaders: (res) => {
-        res.header('x-content-type-options', 'nosniff');
-        res.header('referrer-policy', 'no-referrer');
-        res.header('x-frame-options', 'DENY');
-      },
     });
   } else {
     app.get('/', (_request, reply) =>
