@@ -338,18 +338,24 @@ export function finishTransfers(db: Db, items: Finish[]): number[] {
         return transferId;
       });
       // Once per instrument, not once per file: a group may hold hundreds of small files.
-      for (const [instrumentId, at] of harvested) {
-        cachedStatement(
-          db,
-          `UPDATE instruments SET last_harvested_at = ?
-           WHERE id = ? AND (last_harvested_at IS NULL OR last_harvested_at < ?)`,
-        ).run(at, instrumentId, at);
-      }
+      for (const [instrumentId, at] of harvested) noteHarvested(db, instrumentId, at);
       return ids;
     });
     finishers.set(db, finish);
   }
   return finish.immediate(items);
+}
+
+/**
+ * An instrument's last harvest is its latest completed transfer: a transfer recorded late (a
+ * station's push, an older outcome) never moves it back.
+ */
+export function noteHarvested(db: Db, instrumentId: number, completedAt: string): void {
+  cachedStatement(
+    db,
+    `UPDATE instruments SET last_harvested_at = ?
+     WHERE id = ? AND (last_harvested_at IS NULL OR last_harvested_at < ?)`,
+  ).run(completedAt, instrumentId, completedAt);
 }
 
 /** finishTransfers for one outcome. */

@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 
-export const SECURITY_HEADERS = {
+const SECURITY_HEADERS = {
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
   'x-frame-options': 'DENY',

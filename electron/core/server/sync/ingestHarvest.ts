@@ -9,6 +9,7 @@ import { parseArk } from '../../../../shared/ark.js';
 import type { Db } from '../../db/open.js';
 import { cachedStatement } from '../../db/statements.js';
 import { DEFAULT_TEMPLATE } from '../../harvest/config.js';
+import { noteHarvested } from '../../harvest/records.js';
 import { newUuid } from '../../util/ids.js';
 import type { PushRecord } from '../../sync/protocol.js';
 import {
@@ -323,11 +324,7 @@ export function insertHarvestTransfer(db: Db, station: StationRef, record: PushR
     p.note,
   );
   if (p.status === 'completed' && p.completed_at) {
-    cachedStatement(
-      db,
-      `UPDATE instruments SET last_harvested_at = ?
-       WHERE id = ? AND (last_harvested_at IS NULL OR last_harvested_at < ?)`,
-    ).run(p.completed_at, file.instrument_id, p.completed_at);
+    noteHarvested(db, file.instrument_id, p.completed_at);
   }
 }
 
