@@ -4,15 +4,20 @@
  * costs the main thread about as much as the copy of a 100 KiB file; one per file made the
  * main thread, not the disk, the limit of a harvest of many small files (BENCHMARKS.md).
  *
- * Small files are read and written with copy.ts's synchronous spans: the source read once and
- * hashed on the way, the copy re-read and hashed again. Each asynchronous call would be a
- * round trip through libuv's thread pool, which the main thread needs for its own calls.
- * The engine's stability check of many files (probeFiles) runs here too, for the same reason.
+ * Small files are written and read back with copy.ts's synchronous spans: the source read once
+ * and hashed on the way, the copy re-read and hashed again. Only the opening and first read of
+ * the next few sources go through libuv's pool, ahead of their copy (copySmallFiles): a disk
+ * answers several reads at once faster than one by one. The engine's stability check of many
+ * files (probeFiles), the walk's stat calls (statFiles) and the batch flush (copyPool.ts
+ * syncFs) run in the service worker, off the engine's thread.
  */
 import {
+  close,
   closeSync,
   constants,
   fstatSync,
+  open,
+  read,
   linkSync,
   lstatSync,
   openSync,
@@ -21,7 +26,7 @@ import {
   unlinkSync,
 } from 'node:fs';
 import { createXXHash128, type IHasher } from 'hash-wasm';
-import { CHUNK, copySpan, flipBit, slowDownMs } from './copy.js';
+import { CHUNK, copySpan, flipBit, slowDownMs, writeAll } from './copy.js';
 import { failpoint, injected } from '../util/failpoint.js';
 
 export interface SmallCopyJob {
@@ -60,7 +65,10 @@ export type PlaceResult =
   | { outcome: 'taken' }
   | { outcome: 'error'; message: string; code: string | null };
 
-let buffer: Buffer | null = null;
+/** Sources of a batch opened and read ahead of the one being copied (copySmallFiles). */
+const READ_AHEAD = 4;
+
+const buffers: Buffer[] = [];
 let hasher: IHasher | null = null;
 
 function codeOf(error: unknown): string | null {
@@ -81,20 +89,40 @@ function sleepSync(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
-function copyOne(job: SmallCopyJob, h: IHasher, chunk: Buffer): SmallCopyResult {
-  let source: number;
-  try {
+/**
+ * A source opened, and its first chunk read, in libuv's pool while the worker copies the files
+ * before it (copySmallFiles). `error`: the open failed; `readError`: the first read did.
+ */
+type ReadAhead =
+  | { error: NodeJS.ErrnoException }
+  | { fd: number; chunk: Buffer; bytes: number; readError: NodeJS.ErrnoException | null };
+
+function readAhead(path: string, chunk: Buffer): Promise<ReadAhead> {
+  return new Promise((resolve) => {
     // A source that became a symbolic link since it was found is not followed.
-    source = openSync(job.source, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
-  } catch (error) {
-    if (codeOf(error) === 'ENOENT') return { outcome: 'missing' };
+    open(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0), (error, fd) => {
+      if (error) {
+        resolve({ error });
+        return;
+      }
+      read(fd, chunk, 0, chunk.length, 0, (readError, bytes) =>
+        resolve({ fd, chunk, bytes: readError ? 0 : bytes, readError }),
+      );
+    });
+  });
+}
+
+function copyOne(job: SmallCopyJob, h: IHasher, ahead: ReadAhead): SmallCopyResult {
+  if ('error' in ahead) {
+    if (ahead.error.code === 'ENOENT') return { outcome: 'missing' };
     return {
       outcome: 'error',
-      message: (error as Error).message,
-      code: codeOf(error),
+      message: ahead.error.message,
+      code: codeOf(ahead.error),
       removed: true,
     };
   }
+  const { fd: source, chunk } = ahead;
   let dest: number | null = null;
   let created = false;
   const fail = (error: unknown): SmallCopyResult => ({
@@ -104,6 +132,9 @@ function copyOne(job: SmallCopyJob, h: IHasher, chunk: Buffer): SmallCopyResult 
     removed: !created || removeSync(job.partial),
   });
   try {
+    if (ahead.readError) throw ahead.readError;
+    // Checked after the first chunk was read: a write since the file was found stable, before
+    // or during that read, has moved its mtime by now.
     const before = fstatSync(source);
     if (before.size !== job.size || before.mtimeMs !== job.mtimeMs) {
       return {
@@ -117,8 +148,15 @@ function copyOne(job: SmallCopyJob, h: IHasher, chunk: Buffer): SmallCopyResult 
     dest = openSync(job.partial, 'wx+', 0o644);
     created = true;
     h.init();
-    // Up to one byte past the size it had: a file that grew is not copied further.
-    const { position } = copySpan(source, dest, h, chunk, 0, job.size + 1);
+    let position = ahead.bytes;
+    if (position > 0) {
+      h.update(chunk.subarray(0, position));
+      writeAll(dest, chunk, position, 0);
+      // Up to one byte past the size it had: a file that grew is not copied further.
+      if (position <= job.size) {
+        position = copySpan(source, dest, h, chunk, position, job.size + 1).position;
+      }
+    }
     if (injected('harvest.slow-copy')) sleepSync(slowDownMs(position));
     const sourceHash = h.digest('hex');
     const after = statSync(job.source);
@@ -164,17 +202,39 @@ function copyOne(job: SmallCopyJob, h: IHasher, chunk: Buffer): SmallCopyResult 
   }
 }
 
-/** Copies and verifies each job in turn; one file's failure is its own result. */
+/**
+ * Copies and verifies each job in turn; one file's failure is its own result. The next
+ * READ_AHEAD sources are opened and their first chunk read in libuv's pool meanwhile: a disk
+ * or a share answers several reads at once much faster than one after the other (BENCHMARKS.md),
+ * and a small file is mostly its first chunk.
+ */
 export async function copySmallFiles(jobs: SmallCopyJob[]): Promise<SmallCopyResult[]> {
   hasher ??= await createXXHash128();
-  buffer ??= Buffer.allocUnsafe(CHUNK);
   const h = hasher;
-  const chunk = buffer;
+  while (buffers.length < READ_AHEAD + 1) buffers.push(Buffer.allocUnsafe(CHUNK));
+  // Job i reads into buffer i % (READ_AHEAD + 1). The read for job i + READ_AHEAD starts
+  // before job i is copied, and job i copies through its own buffer to the end: while it does,
+  // the READ_AHEAD jobs after it hold the other buffers.
+  const ahead = (i: number): Promise<ReadAhead> =>
+    readAhead(jobs[i].source, buffers[i % (READ_AHEAD + 1)]);
+  const pending: Promise<ReadAhead>[] = [];
+  for (let i = 0; i < Math.min(READ_AHEAD, jobs.length); i++) pending.push(ahead(i));
   const results: SmallCopyResult[] = [];
-  for (const job of jobs) {
-    results.push(copyOne(job, h, chunk));
-    // Crash test: the process dies with one copy written and the others not begun.
-    if (results.length === 1) failpoint('harvest.batch.mid-copy');
+  try {
+    for (let i = 0; i < jobs.length; i++) {
+      const opened = await pending[i];
+      if (i + READ_AHEAD < jobs.length) pending.push(ahead(i + READ_AHEAD));
+      results.push(copyOne(jobs[i], h, opened));
+      // Crash test: the process dies with one copy written and the others not begun.
+      if (results.length === 1) failpoint('harvest.batch.mid-copy');
+    }
+  } finally {
+    // Only if the loop threw: every source it read ahead and did not copy is closed.
+    for (const left of pending.slice(results.length)) {
+      void left.then((a) => {
+        if ('fd' in a) close(a.fd, () => undefined);
+      });
+    }
   }
   return results;
 }
@@ -235,5 +295,20 @@ export function probeFiles(paths: string[]): Probe[] {
       opens = false;
     }
     return { kind: 'file', size: s.size, mtimeMs: s.mtimeMs, opens };
+  });
+}
+
+/** A walked file's size and mtime (discover.ts); null: not a regular file now, or gone. */
+export type FileStat = { size: number; mtimeMs: number } | null;
+
+/** lstat of each path, for the walk: its file-system calls off the engine's thread. */
+export function statFiles(paths: string[]): FileStat[] {
+  return paths.map((path): FileStat => {
+    try {
+      const s = lstatSync(path, { throwIfNoEntry: false });
+      return s?.isFile() ? { size: s.size, mtimeMs: s.mtimeMs } : null;
+    } catch {
+      return null;
+    }
   });
 }

@@ -10,10 +10,13 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { copyVerified, hashFile, type CopyJob, type CopyResult } from './copy.js';
+import { runSyncF } from './durable.js';
 import {
   copySmallFiles,
   placeFiles,
   probeFiles,
+  statFiles,
+  type FileStat,
   type PlaceJob,
   type Probe,
   type PlaceResult,
@@ -26,7 +29,9 @@ export type WorkerRequest =
   | { id: number; type: 'hash'; path: string }
   | { id: number; type: 'copySmall'; jobs: SmallCopyJob[] }
   | { id: number; type: 'place'; jobs: PlaceJob[] }
-  | { id: number; type: 'probe'; paths: string[] };
+  | { id: number; type: 'probe'; paths: string[] }
+  | { id: number; type: 'stat'; paths: string[] }
+  | { id: number; type: 'syncfs'; folders: string[] };
 
 export type WorkerMessage =
   | { id: number; type: 'progress'; bytes: number }
@@ -66,7 +71,11 @@ export async function runCopyMessage(
             ? placeFiles(request.jobs)
             : request.type === 'probe'
               ? probeFiles(request.paths)
-              : await hashFile(request.path);
+              : request.type === 'stat'
+                ? statFiles(request.paths)
+                : request.type === 'syncfs'
+                  ? await runSyncF(request.folders)
+                  : await hashFile(request.path);
     send({ id: request.id, type: 'done', result });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
@@ -150,6 +159,20 @@ export class CopyPool {
   /** The engine's stability check of many files (copyBatch.ts probeFiles), sent at once. */
   probe(paths: string[]): Promise<Probe[]> {
     return this.sendBeside({ id: this.nextId++, type: 'probe', paths }) as Promise<Probe[]>;
+  }
+
+  /** The walk's lstat of many files (copyBatch.ts statFiles), sent at once. */
+  stat(paths: string[]): Promise<FileStat[]> {
+    return this.sendBeside({ id: this.nextId++, type: 'stat', paths }) as Promise<FileStat[]>;
+  }
+
+  /**
+   * `sync -f` of the folders (durable.ts runSyncF), started by the service worker: starting a
+   * process costs the thread that starts it about a millisecond, and a harvest of many small
+   * files starts one per batch.
+   */
+  syncFs(folders: string[]): Promise<void> {
+    return this.sendBeside({ id: this.nextId++, type: 'syncfs', folders }) as Promise<void>;
   }
 
   private sendBeside(request: WorkerRequest): Promise<unknown> {

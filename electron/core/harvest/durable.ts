@@ -114,6 +114,11 @@ export interface DurabilityOptions {
   maxWaitMs?: number;
   /** Test seam: how a batch's file systems are flushed. */
   syncFs?: SyncFs;
+  /**
+   * How `sync -f` is run once the folders are known to be on local disks (default runSyncF
+   * here; the engine has its service worker start it, copyPool.ts).
+   */
+  runSync?: SyncFs;
 }
 
 export class DurabilityBatch {
@@ -162,7 +167,7 @@ export class DurabilityBatch {
       if (local && (await hasSyncFs(folders[0]))) {
         // One syncfs per folder named; after the first, a folder on the same file system has
         // nothing left to write.
-        await runSyncF(folders);
+        await (this.options.runSync ?? runSyncF)(folders);
         for (const w of batch) w.resolve();
         return;
       }

@@ -14,7 +14,7 @@ import { AppError } from '../util/errors.js';
 import { nowIso } from '../util/ids.js';
 import type { Logger } from '../util/log.js';
 import { instrumentsOfTool, schedulesFor, type Instrument, type WatchFolder } from './config.js';
-import { DurabilityBatch } from './durable.js';
+import { DurabilityBatch, runSyncF } from './durable.js';
 import {
   createScheduledRun,
   finishRun,
@@ -195,7 +195,9 @@ export class Harvester {
   private watches: FolderWatch[] = [];
   private crons: { scheduleId: number; cron: Cron }[] = [];
   private runChain: Promise<void> = Promise.resolve();
-  private readonly durability = new DurabilityBatch();
+  private readonly durability = new DurabilityBatch({
+    runSync: (folders) => (this.pool ? this.pool.syncFs(folders) : runSyncF(folders)),
+  });
   /** Transfers under way: one per big file, one per batch of small files (batch.ts). */
   private units = 0;
   /** Of those, the ones whose copies are placed and wait for the flush (durable.ts). */
@@ -536,7 +538,13 @@ export class Harvester {
         }
       };
       try {
-        await scanFolder(folder, folderFilter(folder), take);
+        const pool = this.pool;
+        await scanFolder(
+          folder,
+          folderFilter(folder),
+          take,
+          pool ? (paths) => pool.stat(paths) : undefined,
+        );
       } catch (error) {
         problems.push(`${folder.path}: ${describeError(error)}`);
         continue;

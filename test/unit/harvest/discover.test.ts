@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { statFiles } from '../../../electron/core/harvest/copyBatch.js';
 import {
   folderFilter,
   scanFolder,
@@ -53,5 +54,47 @@ describe('scanFolder', () => {
       scanFolder(folder, folderFilter(folder), (files) => handed.push(files)),
     ).rejects.toThrow(/ENOENT/);
     expect(handed).toEqual([]);
+  });
+
+  it('finds the same files when another thread answers the stat calls, in groups', async () => {
+    const root = tree();
+    // More files in one folder than one group of stat calls holds.
+    mkdirSync(join(root, 'many'));
+    for (let i = 0; i < 1100; i++) writeFileSync(join(root, 'many', `m${i}.dat`), 'x'.repeat(i));
+    const folder = { path: root, include: [], exclude: ['*.tmp'] };
+    const here: FoundFile[] = [];
+    await scanFolder(folder, folderFilter(folder), (files) => here.push(...files));
+    const calls: number[] = [];
+    const there: FoundFile[] = [];
+    await scanFolder(
+      folder,
+      folderFilter(folder),
+      (files) => there.push(...files),
+      (paths) => {
+        calls.push(paths.length);
+        return Promise.resolve(statFiles(paths));
+      },
+    );
+    const byPath = (a: FoundFile, b: FoundFile) => a.absolutePath.localeCompare(b.absolutePath);
+    expect(there.sort(byPath)).toEqual(here.sort(byPath));
+    expect(there).toHaveLength(1104);
+    expect(there.find((f) => f.relativePath === 'many/m999.dat')?.size).toBe(999);
+    expect(Math.max(...calls)).toBe(1024);
+  });
+
+  it('leaves out a file that is gone by the time it is looked at', async () => {
+    const root = tree();
+    const folder = { path: root, include: [], exclude: ['*.tmp'] };
+    const found: FoundFile[] = [];
+    await scanFolder(
+      folder,
+      folderFilter(folder),
+      (files) => found.push(...files),
+      (paths) => {
+        rmSync(join(root, 'a', 'one.dat'), { force: true });
+        return Promise.resolve(statFiles(paths));
+      },
+    );
+    expect(names(found)).toEqual(['a/deep/two.dat', 'b/three.dat', 'top.dat']);
   });
 });
