@@ -6,32 +6,18 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { z } from 'zod';
-import {
-  buildExperimentRecord,
-  reservationListSchema,
-  usageEventInputSchema,
-} from '../shared/experiment/index.js';
-import { parseMetadataText, serializeMetadata } from '../shared/metadata/index.js';
 import type { LocatedProblem } from '../shared/metadata/index.js';
-import { parseQuestions, validateAnswers } from '../shared/questions/index.js';
-import { historyRows, toCsv } from '../shared/usage/history.js';
-import { NewerDatabaseError } from './core/db/open.js';
-// The station and server runners (fastify, the sync client, the web UI) are imported by the
-// commands that run them: every other command starts without loading them.
-import {
-  createAccount,
-  createStationAccount,
-  findAccountByEmail,
-  ROLES,
-} from './core/server/accounts.js';
-import { createApiToken, type Role } from './core/server/auth.js';
-import { Harvester } from './core/harvest/engine.js';
-import { listFiles, listTransfers } from './core/harvest/records.js';
-import { importBundle } from './core/station/facility.js';
-import { findTool, queryUsage, toolInfo } from './core/station/records.js';
-import { Station } from './core/station/station.js';
+import { NewerDatabaseError, type Db } from './core/db/open.js';
+import type { Role } from './core/server/auth.js';
+import { getSetting } from './core/station/settings.js';
+import { openStationDatabase } from './core/station/database.js';
 import { AppError } from './core/util/errors.js';
 import { createLogger } from './core/util/log.js';
+// Each command imports the rest of what it needs when it runs: the station and server runners
+// (fastify, the sync client, the web UI), the forms, the schemas. `harvest --once` loads the
+// harvest and the database only; on an empty folder it took 0.33 s warm, 0.45 to 0.52 s with
+// the caches dropped, against 0.41 s and 0.56 to 0.62 s when cli.ts imported every command's
+// modules (BENCHMARKS.md).
 
 const HELP = `labstation — instrument station and facility server
 
@@ -182,6 +168,9 @@ async function admin(argv: string[]): Promise<number> {
     },
   });
   const { openServerData } = await import('./core/runServer.js');
+  const { createAccount, createStationAccount, findAccountByEmail, ROLES } =
+    await import('./core/server/accounts.js');
+  const { createApiToken } = await import('./core/server/auth.js');
   const db = openServerData(need(values.data, '--data'));
   try {
     if (what === 'user') {
@@ -226,9 +215,10 @@ async function importCommand(argv: string[]): Promise<number> {
   });
   if (positionals.length !== 1) throw new UsageError('import takes one FILE.json');
   const bundle = readJson(positionals[0], 'bundle');
-  const st = Station.open({ dataDir: need(values.data, '--data'), log: createLogger('warn') });
+  const { importBundle } = await import('./core/station/facility.js');
+  const db = openStationDatabase(need(values.data, '--data'));
   try {
-    const summary = await importBundle(st.db, bundle);
+    const summary = await importBundle(db, bundle);
     const n = (count: number, word: string): string => `${count} ${word}${count === 1 ? '' : 's'}`;
     process.stdout.write(
       `imported ${n(summary.users, 'user')}, ${n(summary.projects, 'project')}, ${n(summary.tools, 'tool')}` +
@@ -238,7 +228,7 @@ async function importCommand(argv: string[]): Promise<number> {
     );
     return 0;
   } finally {
-    st.close();
+    db.close();
   }
 }
 
@@ -247,8 +237,9 @@ function printProblem(path: string, message: string): void {
   process.stdout.write(path ? `${path}: ${message}\n` : `${message}\n`);
 }
 
-function questions(argv: string[]): number {
+async function questions(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
+  const { parseQuestions, validateAnswers } = await import('../shared/questions/index.js');
   if (sub === 'check') {
     if (rest.length !== 1) throw new UsageError('questions check takes one FILE');
     const result = parseQuestions(readJson(rest[0], 'question list'));
@@ -284,7 +275,7 @@ const METADATA_FORMS = ['elabftw', 'notebook'] as const;
  * (an empty required field...) on stderr. metadata convert: refused only for structural
  * problems, since value problems do not block saving either.
  */
-function metadata(argv: string[]): number {
+async function metadata(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub !== 'check' && sub !== 'convert') throw new UsageError('metadata takes check or convert');
   const { values, positionals } = parseArgs({
@@ -308,6 +299,7 @@ function metadata(argv: string[]): number {
   } catch (error) {
     throw new AppError('bad_request', `metadata file ${file}: ${(error as Error).message}`);
   }
+  const { parseMetadataText, serializeMetadata } = await import('../shared/metadata/index.js');
   const result = parseMetadataText(text);
   const syntax = result.problems.find((p) => p.code === 'invalid_json');
   if (syntax) throw new AppError('bad_request', `metadata file ${file}: ${syntax.message}`);
@@ -351,7 +343,7 @@ function schemaProblems(what: string, issues: z.core.$ZodIssue[]): string {
  * event and its tool's reservations, as given by the read API; for checking a facility's data
  * offline.
  */
-function experiment(argv: string[]): number {
+async function experiment(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
     options: {
@@ -362,6 +354,8 @@ function experiment(argv: string[]): number {
     allowPositionals: true,
   });
   if (positionals.length) throw new UsageError('experiment takes --event FILE --reservations FILE');
+  const { buildExperimentRecord, reservationListSchema, usageEventInputSchema } =
+    await import('../shared/experiment/index.js');
   const event = usageEventInputSchema.safeParse(
     readJson(need(values.event, '--event'), 'usage event'),
   );
@@ -395,7 +389,7 @@ function experiment(argv: string[]): number {
   return result.ok ? 0 : 1;
 }
 
-function usage(argv: string[]): number {
+async function usage(argv: string[]): Promise<number> {
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -405,11 +399,13 @@ function usage(argv: string[]): number {
       tool: { type: 'string' },
     },
   });
-  const st = openStationData(need(values.data, '--data'));
+  const { findTool, queryUsage, toolInfo } = await import('./core/station/records.js');
+  const { historyRows, toCsv } = await import('../shared/usage/history.js');
+  const db = openStationData(need(values.data, '--data'));
   try {
-    const tool = values.tool ?? st.stationTool;
-    const toolRow = tool === null ? undefined : findTool(st.db, tool);
-    const events = queryUsage(st.db, toolRow ? { toolId: toolRow.id } : {}).reverse();
+    const tool = values.tool ?? stationTool(db);
+    const toolRow = tool === null ? undefined : findTool(db, tool);
+    const events = queryUsage(db, toolRow ? { toolId: toolRow.id } : {}).reverse();
     if (values.csv) {
       if (!toolRow) throw new UsageError('--csv needs --tool (or a station tool)');
       const table = historyRows(toolInfo(toolRow), events);
@@ -426,34 +422,38 @@ function usage(argv: string[]): number {
     }
     return 0;
   } finally {
-    st.close();
+    db.close();
   }
 }
 
-function openStationData(dataDir: string): Station {
+/** An existing station data dir's database (a command that reads it never makes one). */
+function openStationData(dataDir: string): Db {
   if (!existsSync(join(dataDir, 'labstation.db'))) {
     throw new AppError('not_found', `${dataDir} holds no Labstation data (no labstation.db)`);
   }
-  return Station.open({ dataDir, log: createLogger('warn') });
+  return openStationDatabase(dataDir);
 }
+
+const stationTool = (db: Db): string | null => getSetting(db, 'station.tool');
 
 async function harvest(argv: string[]): Promise<number> {
   const { values } = parseArgs({
     args: argv,
     options: { data: { type: 'string' }, once: { type: 'boolean' } },
   });
-  const st = openStationData(need(values.data, '--data'));
+  const { Harvester } = await import('./core/harvest/engine.js');
+  const db = openStationData(need(values.data, '--data'));
   try {
-    if (st.stationTool === null) {
+    if (stationTool(db) === null) {
       throw new AppError(
         'bad_request',
         'this data dir has no station tool, so no instruments to harvest',
       );
     }
     const harvester = new Harvester({
-      db: st.db,
-      log: st.log,
-      tool: () => st.stationTool,
+      db,
+      log: createLogger('warn'),
+      tool: () => stationTool(db),
       watch: !values.once,
       schedules: !values.once,
       lockFile: join(need(values.data, '--data'), 'harvest.lock'),
@@ -478,11 +478,11 @@ async function harvest(argv: string[]): Promise<number> {
     await harvester.stop();
     return 0;
   } finally {
-    st.close();
+    db.close();
   }
 }
 
-function files(argv: string[]): number {
+async function files(argv: string[]): Promise<number> {
   const { values } = parseArgs({
     args: argv,
     options: { data: { type: 'string' }, json: { type: 'boolean' }, state: { type: 'string' } },
@@ -492,9 +492,10 @@ function files(argv: string[]): number {
   if (state !== undefined && !states.includes(state)) {
     throw new UsageError(`--state must be one of ${states.join(', ')}`);
   }
-  const st = openStationData(need(values.data, '--data'));
+  const { listFiles } = await import('./core/harvest/records.js');
+  const db = openStationData(need(values.data, '--data'));
   try {
-    const list = listFiles(st.db, { state }).reverse();
+    const list = listFiles(db, { state }).reverse();
     if (values.json) process.stdout.write(`${JSON.stringify(list, null, 2)}\n`);
     else {
       for (const f of list) {
@@ -507,11 +508,11 @@ function files(argv: string[]): number {
     }
     return 0;
   } finally {
-    st.close();
+    db.close();
   }
 }
 
-function transfers(argv: string[]): number {
+async function transfers(argv: string[]): Promise<number> {
   const { values } = parseArgs({
     args: argv,
     options: { data: { type: 'string' }, json: { type: 'boolean' }, file: { type: 'string' } },
@@ -520,9 +521,10 @@ function transfers(argv: string[]): number {
   if (fileId !== undefined && !(Number.isInteger(fileId) && fileId > 0)) {
     throw new UsageError('--file must be a file id (a whole number)');
   }
-  const st = openStationData(need(values.data, '--data'));
+  const { listTransfers } = await import('./core/harvest/records.js');
+  const db = openStationData(need(values.data, '--data'));
   try {
-    const list = listTransfers(st.db, { fileId }).reverse();
+    const list = listTransfers(db, { fileId }).reverse();
     if (values.json) process.stdout.write(`${JSON.stringify(list, null, 2)}\n`);
     else {
       for (const t of list) {
@@ -534,7 +536,7 @@ function transfers(argv: string[]): number {
     }
     return 0;
   } finally {
-    st.close();
+    db.close();
   }
 }
 
@@ -551,19 +553,19 @@ export async function main(argv: string[]): Promise<number> {
       case 'admin':
         return await admin(rest);
       case 'questions':
-        return questions(rest);
+        return await questions(rest);
       case 'metadata':
-        return metadata(rest);
+        return await metadata(rest);
       case 'experiment':
-        return experiment(rest);
+        return await experiment(rest);
       case 'usage':
-        return usage(rest);
+        return await usage(rest);
       case 'harvest':
         return await harvest(rest);
       case 'files':
-        return files(rest);
+        return await files(rest);
       case 'transfers':
-        return transfers(rest);
+        return await transfers(rest);
       case undefined:
       case '--help':
       case '-h':

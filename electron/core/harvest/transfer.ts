@@ -44,7 +44,6 @@ import {
   type FileRow,
   type TransferOutcome,
 } from './records.js';
-import { uploadVerified } from './upload.js';
 
 export interface TransferDeps {
   db: Db;
@@ -423,6 +422,9 @@ async function uploadTransfer(
     redirected: string;
   },
 ): Promise<TransferEnd> {
+  // Loaded on the first upload: its protocol's schemas are most of what a harvest that only
+  // copies locally would load otherwise.
+  const { uploadVerified } = await import('./upload.js');
   const sent = await uploadVerified(
     {
       db: deps.db,

@@ -1,6 +1,4 @@
 import { EventEmitter } from 'node:events';
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import {
   apiSchemas,
   isApiName,
@@ -15,7 +13,8 @@ import {
   type SyncStatus,
   type UsageEventView,
 } from '../../../shared/api.js';
-import { openDatabase, type Db } from '../db/open.js';
+import type { Db } from '../db/open.js';
+import { openStationDatabase } from './database.js';
 import {
   SYNC_RESERVATION_CANCEL_PATH,
   SYNC_RESERVATION_FORM_PATH,
@@ -147,14 +146,7 @@ export class Station {
   }
 
   static open(options: StationOptions): Station {
-    // A data dir we create is the owner's alone: it holds the database with the PIN hashes.
-    mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
-    const db = openDatabase(join(options.dataDir, 'labstation.db'));
-    // Savepoints inside a transaction keep the pages they change in a sub-journal, which
-    // SQLite spills to a temporary file past 64 KiB: the harvest's group commit (a savepoint
-    // per file) wrote about 13 pages a file to /var/tmp, a system call per page and per page
-    // number. A station's transactions are small; held in memory, they cost what the pages do.
-    db.pragma('temp_store = MEMORY');
+    const db = openStationDatabase(options.dataDir);
     return new Station(db, options.log ?? createLogger(), options.clock);
   }
 
