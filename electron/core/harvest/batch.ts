@@ -28,7 +28,7 @@ import { failpoint } from '../util/failpoint.js';
 import { hooksFor, storageLocationByName, type Hook, type Instrument } from './config.js';
 import type { PlaceResult, SmallCopyResult } from './copyBatch.js';
 import { BATCH_DURABILITY_BELOW, fsyncPath } from './durable.js';
-import { decidePreTransfer, runPostTransferHooks } from './hooks.js';
+import { decidePreTransfer, loadHookSchemas, runPostTransferHooks } from './hooks.js';
 import {
   freeName,
   inFolder,
@@ -172,17 +172,25 @@ export async function transferBatch(deps: TransferDeps, items: BatchItem[]): Pro
   const hooks = new Map<number, { pre: Hook[]; post: Hook[] } | null>();
   const locations = new Map<string, ReturnType<typeof storageLocationByName>>();
   const planned: Omit<Planned, 'partial'>[] = [];
-  items.forEach(({ file, instrument }, index) => {
-    if (!hooks.has(instrument.id)) {
-      try {
-        hooks.set(instrument.id, {
-          pre: hooksFor(db, instrument.id, 'pre_transfer'),
-          post: hooksFor(db, instrument.id, 'post_transfer'),
-        });
-      } catch {
-        hooks.set(instrument.id, null);
-      }
+  for (const { instrument } of items) {
+    if (hooks.has(instrument.id)) continue;
+    try {
+      hooks.set(instrument.id, {
+        pre: hooksFor(db, instrument.id, 'pre_transfer'),
+        post: hooksFor(db, instrument.id, 'post_transfer'),
+      });
+    } catch {
+      hooks.set(instrument.id, null);
     }
+  }
+  if ([...hooks.values()].some((h) => h?.pre.length)) {
+    try {
+      await loadHookSchemas();
+    } catch {
+      // decidePreTransfer then throws, and each file goes on its own (alone), which says why.
+    }
+  }
+  items.forEach(({ file, instrument }, index) => {
     const found = hooks.get(instrument.id);
     if (!found) return alone(index);
     let decision;

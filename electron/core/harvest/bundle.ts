@@ -8,15 +8,14 @@ import { z } from 'zod';
 import type { Db } from '../db/open.js';
 import { newUuid } from '../util/ids.js';
 import { setSetting } from '../station/settings.js';
+import { DEFAULT_TEMPLATE, defaultExclude } from './config.js';
 import {
   arkProblems,
   cronProblems,
-  DEFAULT_TEMPLATE,
-  defaultExclude,
   hookProblems,
   templateProblems,
   watchProblems,
-} from './config.js';
+} from './configCheck.js';
 
 const name = z.string().trim().min(1, 'must not be empty').max(200);
 

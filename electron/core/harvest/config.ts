@@ -1,39 +1,24 @@
 /**
  * Harvest configuration: what a facility bundle (and, on the server, the harvest API) may say
- * about instruments, storage locations, hooks and schedules, how it is checked, and how the
- * station reads it back from its database.
+ * about instruments, storage locations, hooks and schedules, and how the station reads it back
+ * from its database. How it is checked is in configCheck.ts.
  */
-import { isAbsolute } from 'node:path';
-import { Cron } from 'croner';
-import {
-  arkConfigProblems,
-  TEST_NAAN,
-  TEST_SHOULDER,
-  type ArkConfig,
-} from '../../../shared/ark.js';
-import { compileFilter, DEFAULT_EXCLUDE } from '../../../shared/harvest/glob.js';
-import {
-  HOOK_KINDS,
-  hookConfigSchemas,
-  isHookKind,
-  triggerOf,
-  type HookKind,
-  type HookTrigger,
-} from '../../../shared/harvest/hookKinds.js';
-import { DEFAULT_TEMPLATE, parseTemplate } from '../../../shared/harvest/template.js';
+import { TEST_NAAN, TEST_SHOULDER, type ArkConfig } from '../../../shared/ark.js';
+import { DEFAULT_EXCLUDE } from '../../../shared/harvest/glob.js';
+import { isHookKind, type HookKind, type HookTrigger } from '../../../shared/harvest/hookKinds.js';
+import { DEFAULT_TEMPLATE } from '../../../shared/harvest/template.js';
 import type { Db } from '../db/open.js';
 import { cachedStatement } from '../db/statements.js';
 
 export {
-  hookConfigSchemas,
   isHookKind,
   POST_TRANSFER_KINDS,
   PRE_TRANSFER_KINDS,
   triggerOf,
-  type HookConfig,
   type HookKind,
   type HookTrigger,
 } from '../../../shared/harvest/hookKinds.js';
+export type { HookConfig } from '../../../shared/harvest/hookConfig.js';
 
 export interface WatchFolder {
   path: string;
@@ -41,77 +26,8 @@ export interface WatchFolder {
   exclude: string[];
 }
 
-/** Problems with one watched folder, each starting with `at`. */
-export function watchProblems(at: string, watch: WatchFolder): string[] {
-  const problems: string[] = [];
-  if (!isAbsolute(watch.path)) problems.push(`${at}.path: must be an absolute path`);
-  const filter = compileFilter({ include: watch.include, exclude: watch.exclude });
-  if (!filter.ok) {
-    for (const p of filter.problems) problems.push(`${at}.${p.field}[${p.index}]: ${p.message}`);
-  }
-  return problems;
-}
-
-export function templateProblems(at: string, template: string): string[] {
-  const parsed = parseTemplate(template);
-  return parsed.ok ? [] : parsed.problems.map((p) => `${at}: ${p}`);
-}
-
-export function cronProblems(at: string, cron: string, timezone?: string | null): string[] {
-  try {
-    new Cron(cron, { paused: true, ...(timezone ? { timezone } : {}) }).stop();
-    return [];
-  } catch (error) {
-    return [`${at}: ${(error as Error).message}`];
-  }
-}
-
-/** Problems with a hook's kind, trigger and config, each starting with `at`. */
-export function hookProblems(
-  at: string,
-  hook: { trigger: string; kind: string; config?: unknown },
-): string[] {
-  if (!isHookKind(hook.kind)) {
-    return [
-      `${at}.kind: ${JSON.stringify(hook.kind)} is not a hook kind; kinds are ` +
-        `${HOOK_KINDS.join(', ')}`,
-    ];
-  }
-  const problems: string[] = [];
-  const trigger = triggerOf(hook.kind);
-  if (hook.trigger !== trigger) {
-    problems.push(`${at}.trigger: a ${hook.kind} hook runs ${trigger}, not ${hook.trigger}`);
-  }
-  const parsed = hookConfigSchemas[hook.kind].safeParse(hook.config ?? {});
-  if (!parsed.success) {
-    for (const issue of parsed.error.issues) {
-      const path = issue.path.length ? `.${issue.path.join('.')}` : '';
-      problems.push(`${at}.config${path}: ${issue.message}`);
-    }
-    return problems;
-  }
-  const config = parsed.data as { glob?: string | string[]; destination_template?: string };
-  const globs = config.glob === undefined ? [] : [config.glob].flat();
-  const filter = compileFilter({ include: globs, exclude: [] });
-  if (!filter.ok) {
-    for (const p of filter.problems) problems.push(`${at}.config.glob[${p.index}]: ${p.message}`);
-  }
-  if (config.destination_template !== undefined) {
-    problems.push(
-      ...templateProblems(`${at}.config.destination_template`, config.destination_template),
-    );
-  }
-  return problems;
-}
-
 export { DEFAULT_TEMPLATE };
 export const DEFAULT_ARK: ArkConfig = { naan: TEST_NAAN, shoulder: TEST_SHOULDER };
-
-export function arkProblems(at: string, ark: ArkConfig): string[] {
-  return arkConfigProblems(ark).map((p) =>
-    p.startsWith('ark.') ? `${at}${p.slice(3)}` : `${at}: ${p}`,
-  );
-}
 
 export function defaultExclude(): string[] {
   return [...DEFAULT_EXCLUDE];

@@ -12,7 +12,8 @@ import { isPlainObject } from '../../../shared/questions/json.js';
 import type { Db } from '../db/open.js';
 import { getSetting } from '../station/settings.js';
 import { cachedStatement } from '../db/statements.js';
-import { hookConfigSchemas, type Hook, type HookConfig } from './config.js';
+import type { hookConfigSchemas as HookConfigSchemas } from '../../../shared/harvest/hookConfig.js';
+import type { Hook, HookConfig } from './config.js';
 import type { FileRow } from './records.js';
 
 export interface PreTransferDecision {
@@ -39,7 +40,26 @@ function matches(
   return true;
 }
 
-/** The first matching skip wins; later redirects override earlier ones field by field. */
+let schemas: typeof HookConfigSchemas | null = null;
+
+/**
+ * The hooks' config schemas, loaded with the first hook that runs: they load zod, which a
+ * harvest without hooks never needs (its start is a good part of a one-shot harvest's).
+ */
+export async function loadHookSchemas(): Promise<typeof HookConfigSchemas> {
+  schemas ??= (await import('../../../shared/harvest/hookConfig.js')).hookConfigSchemas;
+  return schemas;
+}
+
+function loadedSchemas(): typeof HookConfigSchemas {
+  if (!schemas) throw new Error('the hook config schemas are not loaded (loadHookSchemas)');
+  return schemas;
+}
+
+/**
+ * The first matching skip wins; later redirects override earlier ones field by field. Where
+ * there are hooks, the caller has awaited loadHookSchemas.
+ */
 export function decidePreTransfer(hooks: Hook[], file: FileRow): PreTransferDecision {
   const decision: PreTransferDecision = {
     skip: null,
@@ -49,10 +69,10 @@ export function decidePreTransfer(hooks: Hook[], file: FileRow): PreTransferDeci
   };
   for (const hook of hooks) {
     if (hook.kind === 'skip') {
-      const config = hookConfigSchemas.skip.parse(hook.config);
+      const config = loadedSchemas().skip.parse(hook.config);
       if (matches(config, file)) return { ...decision, skip: { hook: hook.name } };
     } else if (hook.kind === 'redirect') {
-      const config = hookConfigSchemas.redirect.parse(hook.config);
+      const config = loadedSchemas().redirect.parse(hook.config);
       if (matches(config, file)) {
         decision.destinationTemplate = config.destination_template ?? decision.destinationTemplate;
         decision.storageLocation = config.storage_location ?? decision.storageLocation;
@@ -263,7 +283,7 @@ export async function runPostTransferHooks(
       if (hook.kind === 'file_info') output = await fileInfo(ctx);
       else if (hook.kind === 'usage_context') output = usageContext(ctx);
       else if (hook.kind === 'sidecar_json') {
-        output = await sidecarJson(ctx, hookConfigSchemas.sidecar_json.parse(hook.config));
+        output = await sidecarJson(ctx, (await loadHookSchemas()).sidecar_json.parse(hook.config));
       } else if (hook.kind === 'command') {
         if (hook.from_server && !getSetting(ctx.db, 'harvest.serverCommandHooks')) {
           throw new Error(
@@ -271,7 +291,7 @@ export async function runPostTransferHooks(
               '(station setting harvest.serverCommandHooks is off)',
           );
         }
-        output = await runCommand(ctx, hookConfigSchemas.command.parse(hook.config));
+        output = await runCommand(ctx, (await loadHookSchemas()).command.parse(hook.config));
       } else continue;
       metadata = { ...metadata, ...output };
     } catch (error) {

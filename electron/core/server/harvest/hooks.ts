@@ -11,7 +11,7 @@ import {
 } from '../../../../shared/harvest/management.js';
 import type { Db } from '../../db/open.js';
 import { newUuid } from '../../util/ids.js';
-import { hookProblems } from '../../harvest/config.js';
+import { hookProblems } from '../../harvest/configCheck.js';
 import { notifyStations, stationOfInstrument, stationsRunningInstruments } from './notify.js';
 import { ValidationProblems, pathProblem, problem, type Problem } from './problems.js';
 import {

@@ -14,7 +14,7 @@ import {
 } from '../../../../shared/harvest/management.js';
 import type { Db } from '../../db/open.js';
 import { newUuid } from '../../util/ids.js';
-import { cronProblems } from '../../harvest/config.js';
+import { cronProblems } from '../../harvest/configCheck.js';
 import { notifyStations, stationOfInstrument } from './notify.js';
 import { ValidationProblems, problem, type Problem } from './problems.js';
 import { checkReference, requireRecord, type Context, type ManagedResource } from './resource.js';

@@ -1,0 +1,82 @@
+/**
+ * How harvest configuration is checked, for a facility bundle (bundle.ts) and the server's
+ * harvest API: each problem names its field and the rule. Apart from config.ts, which the
+ * harvest itself loads: the hook config schemas here load zod.
+ */
+import { isAbsolute } from 'node:path';
+import { Cron } from 'croner';
+import { arkConfigProblems, type ArkConfig } from '../../../shared/ark.js';
+import { compileFilter } from '../../../shared/harvest/glob.js';
+import { hookConfigSchemas } from '../../../shared/harvest/hookConfig.js';
+import { HOOK_KINDS, isHookKind, triggerOf } from '../../../shared/harvest/hookKinds.js';
+import { parseTemplate } from '../../../shared/harvest/template.js';
+import type { WatchFolder } from './config.js';
+
+/** Problems with one watched folder, each starting with `at`. */
+export function watchProblems(at: string, watch: WatchFolder): string[] {
+  const problems: string[] = [];
+  if (!isAbsolute(watch.path)) problems.push(`${at}.path: must be an absolute path`);
+  const filter = compileFilter({ include: watch.include, exclude: watch.exclude });
+  if (!filter.ok) {
+    for (const p of filter.problems) problems.push(`${at}.${p.field}[${p.index}]: ${p.message}`);
+  }
+  return problems;
+}
+
+export function templateProblems(at: string, template: string): string[] {
+  const parsed = parseTemplate(template);
+  return parsed.ok ? [] : parsed.problems.map((p) => `${at}: ${p}`);
+}
+
+export function cronProblems(at: string, cron: string, timezone?: string | null): string[] {
+  try {
+    new Cron(cron, { paused: true, ...(timezone ? { timezone } : {}) }).stop();
+    return [];
+  } catch (error) {
+    return [`${at}: ${(error as Error).message}`];
+  }
+}
+
+/** Problems with a hook's kind, trigger and config, each starting with `at`. */
+export function hookProblems(
+  at: string,
+  hook: { trigger: string; kind: string; config?: unknown },
+): string[] {
+  if (!isHookKind(hook.kind)) {
+    return [
+      `${at}.kind: ${JSON.stringify(hook.kind)} is not a hook kind; kinds are ` +
+        `${HOOK_KINDS.join(', ')}`,
+    ];
+  }
+  const problems: string[] = [];
+  const trigger = triggerOf(hook.kind);
+  if (hook.trigger !== trigger) {
+    problems.push(`${at}.trigger: a ${hook.kind} hook runs ${trigger}, not ${hook.trigger}`);
+  }
+  const parsed = hookConfigSchemas[hook.kind].safeParse(hook.config ?? {});
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) {
+      const path = issue.path.length ? `.${issue.path.join('.')}` : '';
+      problems.push(`${at}.config${path}: ${issue.message}`);
+    }
+    return problems;
+  }
+  const config = parsed.data as { glob?: string | string[]; destination_template?: string };
+  const globs = config.glob === undefined ? [] : [config.glob].flat();
+  const filter = compileFilter({ include: globs, exclude: [] });
+  if (!filter.ok) {
+    for (const p of filter.problems) problems.push(`${at}.config.glob[${p.index}]: ${p.message}`);
+  }
+  if (config.destination_template !== undefined) {
+    problems.push(
+      ...templateProblems(`${at}.config.destination_template`, config.destination_template),
+    );
+  }
+  return problems;
+}
+
+export function arkProblems(at: string, ark: ArkConfig): string[] {
+  return arkConfigProblems(ark).map((p) =>
+    p.startsWith('ark.') ? `${at}${p.slice(3)}` : `${at}: ${p}`,
+  );
+}

@@ -1,0 +1,38 @@
+/** The config object each built-in hook kind (hookKinds.ts) takes. */
+import { z } from 'zod';
+import type { HookKind } from './hookKinds.js';
+
+const globList = z.union([z.string(), z.array(z.string())]);
+const matchRules = {
+  /** The file's path relative to its watched folder matches one of these. */
+  glob: globList.optional(),
+  min_size: z.number().int().min(0).optional(),
+  max_size: z.number().int().min(0).optional(),
+};
+
+/** The config object of each built-in hook kind. */
+export const hookConfigSchemas = {
+  skip: z.object(matchRules).strict(),
+  redirect: z
+    .object({
+      ...matchRules,
+      destination_template: z.string().optional(),
+      storage_location: z.string().optional(),
+    })
+    .strict()
+    .refine((c) => c.destination_template !== undefined || c.storage_location !== undefined, {
+      message: 'give destination_template, storage_location or both',
+    }),
+  file_info: z.object({}).strict(),
+  usage_context: z.object({}).strict(),
+  sidecar_json: z.object({ suffixes: z.array(z.string().min(1)).min(1).optional() }).strict(),
+  command: z
+    .object({
+      command: z.string().min(1, 'must name a program'),
+      args: z.array(z.string()).optional(),
+      timeout_seconds: z.number().positive().max(3600).optional(),
+    })
+    .strict(),
+} satisfies Record<HookKind, z.ZodType>;
+
+export type HookConfig<K extends HookKind> = z.infer<(typeof hookConfigSchemas)[K]>;
