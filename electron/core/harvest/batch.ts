@@ -26,8 +26,8 @@
 import { dirname, join } from 'node:path';
 import { failpoint } from '../util/failpoint.js';
 import { hooksFor, storageLocationByName, type Hook, type Instrument } from './config.js';
-import type { PlaceResult, SmallCopyResult } from './copyBatch.js';
-import { BATCH_DURABILITY_BELOW, fsyncPath } from './durable.js';
+import { READ_AHEAD, type PlaceResult, type SmallCopyResult } from './copyBatch.js';
+import { BATCH_DURABILITY_BELOW, fsyncPath, onLocalDisk } from './durable.js';
 import { decidePreTransfer, loadHookSchemas, runPostTransferHooks } from './hooks.js';
 import {
   freeName,
@@ -256,6 +256,10 @@ export async function transferBatch(deps: TransferDeps, items: BatchItem[]): Pro
       copying.map((p) => ({ id: p.file.id, partialPath: p.partial })),
     );
     try {
+      // Sources are read ahead only from local disks: the reads wait in libuv's pool, which
+      // the whole process shares, and a share that hangs would hold its threads.
+      const watched = [...new Set(copying.map((p) => p.file.watch_path))];
+      const local = (await Promise.all(watched.map((w) => onLocalDisk(w)))).every(Boolean);
       copied = await deps.pool.copySmall(
         copying.map((p) => ({
           source: p.file.source_path,
@@ -264,6 +268,7 @@ export async function transferBatch(deps: TransferDeps, items: BatchItem[]): Pro
           size: p.file.size,
           mtimeMs: p.file.mtime_ms,
         })),
+        local ? READ_AHEAD : 0,
       );
     } catch (error) {
       // The worker died or the pool closed: none of the batch was placed.

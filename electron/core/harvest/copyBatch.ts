@@ -12,12 +12,12 @@
  * syncFs) run in the service worker, off the engine's thread.
  */
 import {
-  close,
   closeSync,
   constants,
   fstatSync,
   open,
   read,
+  readSync,
   linkSync,
   lstatSync,
   openSync,
@@ -25,6 +25,7 @@ import {
   statSync,
   unlinkSync,
 } from 'node:fs';
+import { lstat } from 'node:fs/promises';
 import { createXXHash128, type IHasher } from 'hash-wasm';
 import { CHUNK, copySpan, flipBit, slowDownMs, writeAll } from './copy.js';
 import { failpoint, injected } from '../util/failpoint.js';
@@ -65,10 +66,13 @@ export type PlaceResult =
   | { outcome: 'taken' }
   | { outcome: 'error'; message: string; code: string | null };
 
-/** Sources of a batch opened and read ahead of the one being copied (copySmallFiles). */
-const READ_AHEAD = 4;
+/**
+ * Sources of a batch opened and read ahead of the one being copied, where the sources are on
+ * a local disk (batch.ts): in libuv's pool, which the whole process shares, so a share that
+ * hangs must not hold its threads.
+ */
+export const READ_AHEAD = 4;
 
-const buffers: Buffer[] = [];
 let hasher: IHasher | null = null;
 
 function codeOf(error: unknown): string | null {
@@ -96,6 +100,21 @@ function sleepSync(ms: number): void {
 type ReadAhead =
   | { error: NodeJS.ErrnoException }
   | { fd: number; chunk: Buffer; bytes: number; readError: NodeJS.ErrnoException | null };
+
+/** The same, on this thread: a source not read ahead. */
+function openAndRead(path: string, chunk: Buffer): ReadAhead {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
+  } catch (error) {
+    return { error: error as NodeJS.ErrnoException };
+  }
+  try {
+    return { fd, chunk, bytes: readSync(fd, chunk, 0, chunk.length, 0), readError: null };
+  } catch (error) {
+    return { fd, chunk, bytes: 0, readError: error as NodeJS.ErrnoException };
+  }
+}
 
 function readAhead(path: string, chunk: Buffer): Promise<ReadAhead> {
   return new Promise((resolve) => {
@@ -203,40 +222,57 @@ function copyOne(job: SmallCopyJob, h: IHasher, ahead: ReadAhead): SmallCopyResu
 }
 
 /**
- * Copies and verifies each job in turn; one file's failure is its own result. The next
- * READ_AHEAD sources are opened and their first chunk read in libuv's pool meanwhile: a disk
- * or a share answers several reads at once much faster than one after the other (BENCHMARKS.md),
+ * Copies and verifies each job in turn; one file's failure is its own result. With `ahead` >
+ * 0, the next `ahead` sources are opened and their first chunk read in libuv's pool meanwhile:
+ * a disk answers several reads at once much faster than one after the other (BENCHMARKS.md),
  * and a small file is mostly its first chunk.
  */
-export async function copySmallFiles(jobs: SmallCopyJob[]): Promise<SmallCopyResult[]> {
+export async function copySmallFiles(jobs: SmallCopyJob[], ahead = 0): Promise<SmallCopyResult[]> {
   hasher ??= await createXXHash128();
   const h = hasher;
-  while (buffers.length < READ_AHEAD + 1) buffers.push(Buffer.allocUnsafe(CHUNK));
-  // Job i reads into buffer i % (READ_AHEAD + 1). The read for job i + READ_AHEAD starts
-  // before job i is copied, and job i copies through its own buffer to the end: while it does,
-  // the READ_AHEAD jobs after it hold the other buffers.
-  const ahead = (i: number): Promise<ReadAhead> =>
-    readAhead(jobs[i].source, buffers[i % (READ_AHEAD + 1)]);
+  // This call's own buffers: calls on the calling thread (copyPool.ts inline) may interleave.
+  // Job i reads into buffer i % (ahead + 1). The read for job i + ahead starts before job i is
+  // copied, and job i copies through its own buffer to the end: while it does, the `ahead`
+  // jobs after it hold the other buffers.
+  const buffers = Array.from({ length: ahead + 1 }, () => Buffer.allocUnsafe(CHUNK));
+  const start = (i: number): Promise<ReadAhead> =>
+    readAhead(jobs[i].source, buffers[i % (ahead + 1)]);
   const pending: Promise<ReadAhead>[] = [];
-  for (let i = 0; i < Math.min(READ_AHEAD, jobs.length); i++) pending.push(ahead(i));
+  for (let i = 0; i < Math.min(ahead, jobs.length); i++) pending.push(start(i));
   const results: SmallCopyResult[] = [];
+  // Read-aheads from here on were not handed to copyOne, which closes the source it is given.
+  let handed = 0;
   try {
     for (let i = 0; i < jobs.length; i++) {
-      const opened = await pending[i];
-      if (i + READ_AHEAD < jobs.length) pending.push(ahead(i + READ_AHEAD));
+      let opened: ReadAhead;
+      if (ahead > 0) {
+        opened = await pending[i];
+        if (i + ahead < jobs.length) pending.push(start(i + ahead));
+      } else {
+        opened = openAndRead(jobs[i].source, buffers[0]);
+      }
+      handed = i + 1;
       results.push(copyOne(jobs[i], h, opened));
-      // Crash test: the process dies with one copy written and the others not begun.
+      // Crash test: the process dies with one copy written and the others not begun (their
+      // sources opened and read at most).
       if (results.length === 1) failpoint('harvest.batch.mid-copy');
     }
   } finally {
-    // Only if the loop threw: every source it read ahead and did not copy is closed.
-    for (const left of pending.slice(results.length)) {
-      void left.then((a) => {
-        if ('fd' in a) close(a.fd, () => undefined);
-      });
+    // Only if the loop threw: the reads still under way end before this returns, and the
+    // sources they opened are closed.
+    for (const left of await Promise.allSettled(pending.slice(handed))) {
+      if (left.status === 'fulfilled' && 'fd' in left.value) closeQuietly(left.value.fd);
     }
   }
   return results;
+}
+
+function closeQuietly(fd: number): void {
+  try {
+    closeSync(fd);
+  } catch {
+    // Nothing more to do with it.
+  }
 }
 
 const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EXDEV', 'EMLINK']);
@@ -301,14 +337,23 @@ export function probeFiles(paths: string[]): Probe[] {
 /** A walked file's size and mtime (discover.ts); null: not a regular file now, or gone. */
 export type FileStat = { size: number; mtimeMs: number } | null;
 
-/** lstat of each path, for the walk: its file-system calls off the engine's thread. */
-export function statFiles(paths: string[]): FileStat[] {
-  return paths.map((path): FileStat => {
-    try {
-      const s = lstatSync(path, { throwIfNoEntry: false });
-      return s?.isFile() ? { size: s.size, mtimeMs: s.mtimeMs } : null;
-    } catch {
-      return null;
-    }
-  });
+/**
+ * lstat of each path, for the walk (discover.ts), in small parallel groups: a share answers
+ * many at once faster than one by one. The engine has its service worker run it, off its own
+ * thread, and the worker answers other requests between the groups.
+ */
+export async function statFiles(paths: string[]): Promise<FileStat[]> {
+  const stats: FileStat[] = [];
+  for (let i = 0; i < paths.length; i += 32) {
+    const group = await Promise.all(
+      paths.slice(i, i + 32).map((path) =>
+        lstat(path).then(
+          (s): FileStat => (s.isFile() ? { size: s.size, mtimeMs: s.mtimeMs } : null),
+          () => null,
+        ),
+      ),
+    );
+    stats.push(...group);
+  }
+  return stats;
 }

@@ -2,7 +2,8 @@
  * A fixed number of copy workers (worker threads), each running one job at a time: a job is one
  * file, or one batch of small files (copyBatch.ts), which takes one worker like one file does.
  * One more worker, the service worker, answers the quick requests at once: placing a verified
- * batch (a few links and unlinks) and the engine's stability checks. Where the worker script
+ * batch (a few links and unlinks), the engine's stability checks and the walk's stat calls,
+ * and starting the batch flush's `sync -f`. Where the worker script
  * is not built (tests that import the TypeScript sources), jobs run on the calling thread
  * instead, with the same code.
  */
@@ -27,7 +28,7 @@ import {
 export type WorkerRequest =
   | { id: number; type: 'copy'; job: CopyJob }
   | { id: number; type: 'hash'; path: string }
-  | { id: number; type: 'copySmall'; jobs: SmallCopyJob[] }
+  | { id: number; type: 'copySmall'; jobs: SmallCopyJob[]; ahead: number }
   | { id: number; type: 'place'; jobs: PlaceJob[] }
   | { id: number; type: 'probe'; paths: string[] }
   | { id: number; type: 'stat'; paths: string[] }
@@ -66,13 +67,13 @@ export async function runCopyMessage(
       request.type === 'copy'
         ? await copyVerified(request.job, progress)
         : request.type === 'copySmall'
-          ? await copySmallFiles(request.jobs)
+          ? await copySmallFiles(request.jobs, request.ahead)
           : request.type === 'place'
             ? placeFiles(request.jobs)
             : request.type === 'probe'
               ? probeFiles(request.paths)
               : request.type === 'stat'
-                ? statFiles(request.paths)
+                ? await statFiles(request.paths)
                 : request.type === 'syncfs'
                   ? await runSyncF(request.folders)
                   : await hashFile(request.path);
@@ -103,7 +104,8 @@ export class CopyPool {
   private readonly pending = new Map<number, Pending>();
   private readonly busy = new Map<Worker, number>();
   /**
-   * The worker that answers placements and stability checks, and never copies: a copy
+   * The worker that answers placements, stability checks, the walk's stat calls and the
+   * flushes, and never copies: a copy
    * worker reads synchronously (copy.ts), so a request sent beside its copy would wait for
    * the copy to yield, and for ever behind a read from a share that hangs.
    */
@@ -140,9 +142,12 @@ export class CopyPool {
     }>;
   }
 
-  /** Copies and verifies a batch of small files as one job (one worker, one slot). */
-  copySmall(jobs: SmallCopyJob[]): Promise<SmallCopyResult[]> {
-    return this.submit({ id: this.nextId++, type: 'copySmall', jobs }) as Promise<
+  /**
+   * Copies and verifies a batch of small files as one job (one worker, one slot); `ahead`
+   * sources read ahead of the copy (copyBatch.ts copySmallFiles).
+   */
+  copySmall(jobs: SmallCopyJob[], ahead = 0): Promise<SmallCopyResult[]> {
+    return this.submit({ id: this.nextId++, type: 'copySmall', jobs, ahead }) as Promise<
       SmallCopyResult[]
     >;
   }

@@ -3,12 +3,12 @@
  * and a chokidar watcher in between. The walk is the truth; the watcher only makes new files
  * show up sooner. Symbolic links are not followed (a link loop on a share would never end).
  */
-import { lstat, opendir } from 'node:fs/promises';
+import { opendir } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { watch, type FSWatcher } from 'chokidar';
 import { compileFilter } from '../../../shared/harvest/glob.js';
 import type { WatchFolder } from './config.js';
-import type { FileStat } from './copyBatch.js';
+import { statFiles, type FileStat } from './copyBatch.js';
 
 export interface FoundFile {
   absolutePath: string;
@@ -19,31 +19,14 @@ export interface FoundFile {
 }
 
 /**
- * Size and mtime of each path, null for one that is gone or no longer a regular file. The
- * engine has its service worker answer (copyPool.ts stat): a walk of 10,000 files spent 0.3 s
- * of the engine's thread in stat calls and their promises.
+ * Size and mtime of each path, null for one that is gone or no longer a regular file
+ * (copyBatch.ts statFiles). The engine has its service worker answer (copyPool.ts stat): a walk
+ * of 10,000 files spent 0.3 s of the engine's thread in stat calls and their promises.
  */
 export type StatAll = (paths: string[]) => Promise<FileStat[]>;
 
 /** Paths per StatAll call: a folder of 100,000 files does not hold the service worker long. */
 const STAT_GROUP = 1024;
-
-/** StatAll on this thread, in small parallel groups: a share answers many at once faster. */
-async function statHere(paths: string[]): Promise<FileStat[]> {
-  const stats: FileStat[] = [];
-  for (let i = 0; i < paths.length; i += 32) {
-    const group = await Promise.all(
-      paths.slice(i, i + 32).map((path) =>
-        lstat(path).then(
-          (s) => (s.isFile() ? { size: s.size, mtimeMs: s.mtimeMs } : null),
-          () => null,
-        ),
-      ),
-    );
-    stats.push(...group);
-  }
-  return stats;
-}
 
 export interface FolderFilter {
   accepts(relativePath: string): boolean;
@@ -65,14 +48,15 @@ export function relativeTo(root: string, absolutePath: string): string {
  * Walks a watched folder and hands `onFiles` every accepted regular file with its size and
  * mtime, a folder's files at a time, as soon as they are known: the harvest copies the first
  * folders while it walks the rest (a walk of 10,000 files took 0.3 to 0.6 s here). Throws when
- * the folder itself cannot be read (a share that is gone); entries that vanish during the walk
- * are left out.
+ * the folder itself cannot be read (a share that is gone), or when `statAll` fails (the
+ * service worker died: the next walk takes the rest); entries that vanish during the walk are
+ * left out.
  */
 export async function scanFolder(
   folder: WatchFolder,
   filter: FolderFilter,
   onFiles: (files: FoundFile[]) => void,
-  statAll: StatAll = statHere,
+  statAll: StatAll = statFiles,
 ): Promise<void> {
   const pending: string[] = [folder.path];
   let first = true;

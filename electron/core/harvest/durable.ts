@@ -73,7 +73,8 @@ const LOCAL_DISK_TYPES = new Set([
 
 const localDisk = new Map<string, Promise<boolean>>();
 
-function onLocalDisk(folder: string): Promise<boolean> {
+/** Whether a folder is on a local disk file system (LOCAL_DISK_TYPES); cached per folder. */
+export function onLocalDisk(folder: string): Promise<boolean> {
   let known = localDisk.get(folder);
   if (!known) {
     known = statfs(folder).then(
