@@ -28,7 +28,7 @@ import { failpoint } from '../util/failpoint.js';
 import { hooksFor, storageLocationByName, type Hook, type Instrument } from './config.js';
 import { READ_AHEAD, type PlaceResult, type SmallCopyResult } from './copyBatch.js';
 import { BATCH_DURABILITY_BELOW, fsyncPath, onLocalDisk } from './durable.js';
-import { decidePreTransfer, loadHookSchemas, runPostTransferHooks } from './hooks.js';
+import { decidePreTransfer, preTransferHooks, runPostTransferHooks } from './hooks.js';
 import {
   freeName,
   inFolder,
@@ -176,18 +176,12 @@ export async function transferBatch(deps: TransferDeps, items: BatchItem[]): Pro
     if (hooks.has(instrument.id)) continue;
     try {
       hooks.set(instrument.id, {
-        pre: hooksFor(db, instrument.id, 'pre_transfer'),
+        pre: await preTransferHooks(db, instrument.id),
         post: hooksFor(db, instrument.id, 'post_transfer'),
       });
     } catch {
+      // Each of its files goes on its own (alone), and transferFile records why.
       hooks.set(instrument.id, null);
-    }
-  }
-  if ([...hooks.values()].some((h) => h?.pre.length)) {
-    try {
-      await loadHookSchemas();
-    } catch {
-      // decidePreTransfer then throws, and each file goes on its own (alone), which says why.
     }
   }
   items.forEach(({ file, instrument }, index) => {

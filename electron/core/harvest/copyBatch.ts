@@ -73,6 +73,9 @@ export type PlaceResult =
  */
 export const READ_AHEAD = 4;
 
+/** How a source is opened: a source that became a symbolic link since it was found is not followed. */
+const SOURCE_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0);
+
 let hasher: IHasher | null = null;
 
 function codeOf(error: unknown): string | null {
@@ -105,7 +108,7 @@ type ReadAhead =
 function openAndRead(path: string, chunk: Buffer): ReadAhead {
   let fd: number;
   try {
-    fd = openSync(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
+    fd = openSync(path, SOURCE_FLAGS);
   } catch (error) {
     return { error: error as NodeJS.ErrnoException };
   }
@@ -118,8 +121,7 @@ function openAndRead(path: string, chunk: Buffer): ReadAhead {
 
 function readAhead(path: string, chunk: Buffer): Promise<ReadAhead> {
   return new Promise((resolve) => {
-    // A source that became a symbolic link since it was found is not followed.
-    open(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0), (error, fd) => {
+    open(path, SOURCE_FLAGS, (error, fd) => {
       if (error) {
         resolve({ error });
         return;

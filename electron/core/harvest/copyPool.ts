@@ -3,9 +3,8 @@
  * file, or one batch of small files (copyBatch.ts), which takes one worker like one file does.
  * One more worker, the service worker, answers the quick requests at once: placing a verified
  * batch (a few links and unlinks), the engine's stability checks and the walk's stat calls,
- * and starting the batch flush's `sync -f`. Where the worker script
- * is not built (tests that import the TypeScript sources), jobs run on the calling thread
- * instead, with the same code.
+ * and starting the batch flush's `sync -f`. Where the worker script is not built (tests that
+ * import the TypeScript sources), jobs run on the calling thread instead, with the same code.
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -105,9 +104,9 @@ export class CopyPool {
   private readonly busy = new Map<Worker, number>();
   /**
    * The worker that answers placements, stability checks, the walk's stat calls and the
-   * flushes, and never copies: a copy
-   * worker reads synchronously (copy.ts), so a request sent beside its copy would wait for
-   * the copy to yield, and for ever behind a read from a share that hangs.
+   * flushes, and never copies: a copy worker reads synchronously (copy.ts), so a request sent
+   * beside its copy would wait for the copy to yield, and for ever behind a read from a share
+   * that hangs.
    */
   private service: Worker | null = null;
   /** Requests the service worker has not answered yet. */

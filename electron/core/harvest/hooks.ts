@@ -13,7 +13,7 @@ import type { Db } from '../db/open.js';
 import { getSetting } from '../station/settings.js';
 import { cachedStatement } from '../db/statements.js';
 import type { hookConfigSchemas as HookConfigSchemas } from '../../../shared/harvest/hookConfig.js';
-import type { Hook, HookConfig } from './config.js';
+import { hooksFor, type Hook, type HookConfig } from './config.js';
 import type { FileRow } from './records.js';
 
 export interface PreTransferDecision {
@@ -46,19 +46,29 @@ let schemas: typeof HookConfigSchemas | null = null;
  * The hooks' config schemas, loaded with the first hook that runs: they load zod, which a
  * harvest without hooks never needs (its start is a good part of a one-shot harvest's).
  */
-export async function loadHookSchemas(): Promise<typeof HookConfigSchemas> {
+async function loadHookSchemas(): Promise<typeof HookConfigSchemas> {
   schemas ??= (await import('../../../shared/harvest/hookConfig.js')).hookConfigSchemas;
   return schemas;
 }
 
+/**
+ * An instrument's pre-transfer hooks (config.ts hooksFor), with the schemas decidePreTransfer
+ * needs loaded when there are any.
+ */
+export async function preTransferHooks(db: Db, instrumentId: number): Promise<Hook[]> {
+  const hooks = hooksFor(db, instrumentId, 'pre_transfer');
+  if (hooks.length) await loadHookSchemas();
+  return hooks;
+}
+
 function loadedSchemas(): typeof HookConfigSchemas {
-  if (!schemas) throw new Error('the hook config schemas are not loaded (loadHookSchemas)');
+  if (!schemas) throw new Error('the hook config schemas are not loaded (preTransferHooks)');
   return schemas;
 }
 
 /**
- * The first matching skip wins; later redirects override earlier ones field by field. Where
- * there are hooks, the caller has awaited loadHookSchemas.
+ * The first matching skip wins; later redirects override earlier ones field by field. `hooks`
+ * come from preTransferHooks.
  */
 export function decidePreTransfer(hooks: Hook[], file: FileRow): PreTransferDecision {
   const decision: PreTransferDecision = {

@@ -23,7 +23,7 @@ import {
 } from './config.js';
 import type { CopyPool } from './copyPool.js';
 import { BATCH_DURABILITY_BELOW, fsyncPath } from './durable.js';
-import { decidePreTransfer, loadHookSchemas, runPostTransferHooks } from './hooks.js';
+import { decidePreTransfer, preTransferHooks, runPostTransferHooks } from './hooks.js';
 import {
   exists,
   freeName,
@@ -232,9 +232,7 @@ export async function transferFile(
 
   let decision;
   try {
-    const pre = hooksFor(db, instrument.id, 'pre_transfer');
-    if (pre.length) await loadHookSchemas();
-    decision = decidePreTransfer(pre, file);
+    decision = decidePreTransfer(await preTransferHooks(db, instrument.id), file);
   } catch (error) {
     return await fail(`a pre-transfer hook failed: ${describeError(error)}`);
   }
