@@ -31,7 +31,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
-import { createXXHash128, type IHasher } from 'hash-wasm';
+import { createXXHash128, type IHasher } from '../util/hasher.js';
 import { injected } from '../util/failpoint.js';
 
 export const HASH_ALGORITHM = 'xxh3-128';

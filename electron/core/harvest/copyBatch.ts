@@ -26,7 +26,7 @@ import {
   unlinkSync,
 } from 'node:fs';
 import { lstat } from 'node:fs/promises';
-import { createXXHash128, type IHasher } from 'hash-wasm';
+import { createXXHash128, type IHasher } from '../util/hasher.js';
 import { CHUNK, copySpan, flipBit, slowDownMs, writeAll } from './copy.js';
 import { failpoint, injected } from '../util/failpoint.js';
 

@@ -1,6 +1,6 @@
 /** Copy worker: runs copy.ts jobs off the thread that serves the UI and the database. */
 import { parentPort, workerData } from 'node:worker_threads';
-import { createXXHash128 } from 'hash-wasm';
+import { createXXHash128 } from '../util/hasher.js';
 import { runCopyMessage, type WorkerRequest } from './copyPool.js';
 
 const port = parentPort;

@@ -17,7 +17,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { createXXHash128 } from 'hash-wasm';
+import { createXXHash128 } from '../util/hasher.js';
 import type { Db } from '../db/open.js';
 import { getSetting } from '../station/settings.js';
 import {

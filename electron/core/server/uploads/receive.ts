@@ -13,7 +13,7 @@ import { constants, type Stats } from 'node:fs';
 import { lstat, mkdir, open, readdir, realpath, stat, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join, posix, sep } from 'node:path';
 import type { Readable } from 'node:stream';
-import { createXXHash128, type IHasher } from 'hash-wasm';
+import { createXXHash128, type IHasher } from '../../util/hasher.js';
 import type { Db } from '../../db/open.js';
 import { hashFile } from '../../harvest/copy.js';
 import {
