@@ -12,7 +12,9 @@
  *   `labstation import` (untimed) whose instrument watches the dataset with stability_seconds 0.
  *   The time includes process start, opening the database, the folder walk, the file and
  *   transfer records, and the copy: read once, hashed (xxh3-128), written, fsynced, read back,
- *   hashed again, renamed into place.
+ *   hashed again, renamed into place. Its note splits the time, from the station's records: how
+ *   long after the command's start the first transfer started, and how long the transfers took
+ *   from the first start to the last completion.
  * - cp + sync: durable, unverified.
  * - cp + sync + xxhsum -H128 over every source and every destination file, digests compared: the
  *   durable, verified sequential baseline (same hash as Labstation's).
@@ -155,13 +157,42 @@ const labstation: Contender = {
   missing: null,
   async run(data, dest, runDir) {
     const station = makeStation(runDir, data.dir, dest, 0);
+    const startedMs = Date.now();
     const ran = await labstationOnce(station);
     if (ran.completed !== data.files) {
       throw new Error(`labstation completed ${ran.completed} of ${data.files} files`);
     }
-    return measureOf(ran);
+    const span = transferSpan(station);
+    return {
+      ...measureOf(ran),
+      note:
+        `first transfer started ${secs((span.firstStartMs - startedMs) / 1000)} s after the ` +
+        `command; transfers ${secs((span.lastEndMs - span.firstStartMs) / 1000)} s from the ` +
+        `first start to the last completion`,
+    };
   },
 };
+
+/**
+ * When the harvest's transfers ran, from the station's own records (read-only): the first
+ * started_at and the last completed_at. What comes before the first is the process start, the
+ * database and the walk.
+ */
+function transferSpan(station: string): { firstStartMs: number; lastEndMs: number } {
+  const db = new Database(join(station, 'labstation.db'), { readonly: true });
+  try {
+    const row = db
+      .prepare(
+        `SELECT min(started_at) AS first, max(completed_at) AS last FROM harvest_transfers
+           WHERE status = 'completed'`,
+      )
+      .get() as { first: string | null; last: string | null };
+    if (!row.first || !row.last) throw new Error('labstation recorded no completed transfer');
+    return { firstStartMs: Date.parse(row.first), lastEndMs: Date.parse(row.last) };
+  } finally {
+    db.close();
+  }
+}
 
 const copySync: Contender = {
   name: 'cp + sync',
