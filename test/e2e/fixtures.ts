@@ -79,9 +79,20 @@ async function stop(child: ChildProcess): Promise<void> {
 }
 
 export const test = base.extend<{
+  /** A temporary folder for the test's own files (acquisition folders, archives). */
+  scratchDir: string;
   startStation: (bundle: FacilityBundle) => Promise<RunningStation>;
 }>({
-  startStation: async ({ page }, use) => {
+  // Playwright reads a fixture's dependencies from its first parameter's pattern: none here.
+  // eslint-disable-next-line no-empty-pattern
+  scratchDir: async ({}, use) => {
+    const dir = await mkdtemp(join(tmpdir(), 'labstation-e2e-scratch-'));
+    await use(dir);
+    await rm(dir, { recursive: true, force: true });
+  },
+  // Depends on scratchDir so that the stations, which may watch folders in it, stop before it
+  // is removed: Playwright tears a fixture down before the fixtures it depends on.
+  startStation: async ({ page, scratchDir: _scratchDir }, use) => {
     const children: ChildProcess[] = [];
     const dirs: string[] = [];
     await use(async (bundle) => {

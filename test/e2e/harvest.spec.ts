@@ -1,5 +1,4 @@
-import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect, test } from './fixtures.js';
 import { TOOL, facility, logOn } from './facility.js';
@@ -7,10 +6,10 @@ import { TOOL, facility, logOn } from './facility.js';
 test('data tab: a failed transfer shows its reason and Retry completes it; ARK and metadata shown', async ({
   page,
   startStation,
+  scratchDir,
 }) => {
-  const root = await mkdtemp(join(tmpdir(), 'labstation-e2e-harvest-'));
-  const src = join(root, 'acquisition');
-  const archive = join(root, 'archive');
+  const src = join(scratchDir, 'acquisition');
+  const archive = join(scratchDir, 'archive');
   await mkdir(src);
   await writeFile(join(src, 'spectrum.txt'), 'counts 1 2 3\n');
   const station = await startStation({
