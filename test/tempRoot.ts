@@ -1,15 +1,44 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
+const PREFIX = 'labstation-test-';
+
+/** Whether a process with this id is running (signal 0 only checks). */
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it runs, as another user.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Roots left by runs that were killed before their teardown (`labstation-test-<pid>-*`, whose
+ * process is gone). A run of the harvest tests writes several GB there.
+ */
+export function removeAbandonedRoots(base: string): void {
+  for (const name of readdirSync(base)) {
+    const pid = Number(/^labstation-test-(\d+)-/.exec(name)?.[1]);
+    if (pid && pid !== process.pid && !running(pid)) {
+      rmSync(join(base, name), { recursive: true, force: true });
+    }
+  }
+}
 
 /**
  * Vitest global setup: every test file, and every program a test starts, makes its temporary
  * folders below one root (TMPDIR points there), and the root goes when the run ends, passed or
- * failed. Tests that stop early leave nothing behind in the machine's /tmp; a run of the
- * harvest tests writes several GB there.
+ * failed. Tests that stop early leave nothing behind in the machine's /tmp. A run that is
+ * killed cannot clean up, so each run first removes the roots of runs that are no longer
+ * running.
  */
 export function setup(): () => void {
-  const root = mkdtempSync(join(tmpdir(), 'labstation-test-'));
+  const base = tmpdir();
+  removeAbandonedRoots(base);
+  const root = mkdtempSync(join(base, `${PREFIX}${process.pid}-`));
   process.env.TMPDIR = root;
   return () => rmSync(root, { recursive: true, force: true });
 }
