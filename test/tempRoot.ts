@@ -1,19 +1,9 @@
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { isRunning } from '../electron/core/util/pid.js';
 
 const PREFIX = 'labstation-test-';
-
-/** Whether a process with this id is running (signal 0 only checks). */
-function running(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it runs, as another user.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /**
  * Roots left by runs that were killed before their teardown (`labstation-test-<pid>-*`, whose
@@ -22,7 +12,7 @@ function running(pid: number): boolean {
 export function removeAbandonedRoots(base: string): void {
   for (const name of readdirSync(base)) {
     const pid = Number(/^labstation-test-(\d+)-/.exec(name)?.[1]);
-    if (pid && pid !== process.pid && !running(pid)) {
+    if (pid && pid !== process.pid && !isRunning(pid)) {
       rmSync(join(base, name), { recursive: true, force: true });
     }
   }

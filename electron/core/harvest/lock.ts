@@ -6,18 +6,10 @@
  */
 import { readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { AppError } from '../util/errors.js';
+import { isRunning } from '../util/pid.js';
 
 export interface HarvestLock {
   release(): void;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 export function takeHarvestLock(file: string): HarvestLock {
@@ -42,7 +34,7 @@ export function takeHarvestLock(file: string): HarvestLock {
     } catch {
       continue;
     }
-    if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && alive(owner)) {
+    if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && isRunning(owner)) {
       throw new AppError(
         'conflict',
         `another harvest runs on this data dir (process ${owner}); stop it first ` +
