@@ -207,11 +207,12 @@ function unchanged(job: CopyJob, size: number, mtimeMs: number): boolean {
   return size === job.size && mtimeMs === job.mtimeMs;
 }
 
-function closeQuietly(fd: number): void {
+/** Closes a descriptor on a path that is already ending: an error closing it changes nothing. */
+export function closeQuietly(fd: number): void {
   try {
     closeSync(fd);
   } catch {
-    // What failed before is the reason.
+    // What failed before, if anything, is the reason.
   }
 }
 

@@ -27,7 +27,7 @@ import {
 } from 'node:fs';
 import { lstat } from 'node:fs/promises';
 import { createXXHash128, type IHasher } from '../util/hasher.js';
-import { CHUNK, copySpan, flipBit, slowDownMs, writeAll } from './copy.js';
+import { CHUNK, closeQuietly, copySpan, flipBit, slowDownMs, writeAll } from './copy.js';
 import { failpoint, injected } from '../util/failpoint.js';
 
 export interface SmallCopyJob {
@@ -267,14 +267,6 @@ export async function copySmallFiles(jobs: SmallCopyJob[], ahead = 0): Promise<S
     }
   }
   return results;
-}
-
-function closeQuietly(fd: number): void {
-  try {
-    closeSync(fd);
-  } catch {
-    // Nothing more to do with it.
-  }
 }
 
 const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EXDEV', 'EMLINK']);
