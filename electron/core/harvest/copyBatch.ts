@@ -127,8 +127,8 @@ function openAndRead(path: string, chunk: Buffer): ReadAhead {
  * walk has just looked the file up, so the open finds it in the kernel's caches. Opening in the
  * pool as well made two steps, and the read could only start once the worker's event loop ran
  * the open's callback: while the worker copied, which is synchronous, the reads ahead waited
- * behind it. Each copy worker then spent about half as long waiting for its sources (1.5 s
- * against 0.76 s on 10,000 files of 100 KiB, BENCHMARKS.md).
+ * behind it. Each copy worker now waits about half as long for its sources (0.9-1.0 s against
+ * 1.7-2.0 s on 10,000 files of 100 KiB, BENCHMARKS.md).
  */
 function readAhead(path: string, chunk: Buffer): Promise<ReadAhead> {
   const fd = openSource(path);
