@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { isRunning } from '../electron/core/util/pid.js';
 
 const PREFIX = 'labstation-test-';
+/** A root's name: the prefix, the pid of the run that made it, then mkdtemp's suffix. */
+const ROOT_NAME = new RegExp(`^${PREFIX}(\\d+)-`);
 
 /**
  * Roots left by runs that were killed before their teardown (`labstation-test-<pid>-*`, whose
@@ -11,7 +13,7 @@ const PREFIX = 'labstation-test-';
  */
 export function removeAbandonedRoots(base: string): void {
   for (const name of readdirSync(base)) {
-    const pid = Number(/^labstation-test-(\d+)-/.exec(name)?.[1]);
+    const pid = Number(ROOT_NAME.exec(name)?.[1]);
     if (pid && pid !== process.pid && !isRunning(pid)) {
       rmSync(join(base, name), { recursive: true, force: true });
     }

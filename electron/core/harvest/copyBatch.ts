@@ -72,7 +72,10 @@ export type PlaceResult =
  */
 export const READ_AHEAD = 4;
 
-/** How a source is opened: a source that became a symbolic link since it was found is not followed. */
+/**
+ * How a source is opened: a source that became a symbolic link since it was found is not
+ * followed.
+ */
 const SOURCE_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0);
 
 let hasher: IHasher | null = null;
@@ -233,8 +236,8 @@ function copyOne(job: SmallCopyJob, h: IHasher, ahead: ReadAhead): SmallCopyResu
 /**
  * Copies and verifies each job in turn; one file's failure is its own result. With `ahead` >
  * 0, the next `ahead` sources are opened, and their first chunks read in libuv's pool
- * meanwhile: a disk answers several reads at once much faster than one after the other (BENCHMARKS.md),
- * and a small file is mostly its first chunk.
+ * meanwhile: a disk answers several reads at once much faster than one after the other
+ * (BENCHMARKS.md), and a small file is mostly its first chunk.
  */
 export async function copySmallFiles(jobs: SmallCopyJob[], ahead = 0): Promise<SmallCopyResult[]> {
   hasher ??= await createXXHash128();

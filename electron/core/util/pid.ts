@@ -1,4 +1,7 @@
-/** Whether a process with this id is running: signal 0 only checks (EPERM: it runs, as another user). */
+/**
+ * Whether a process with this id is running: signal 0 only checks (EPERM: it runs, as another
+ * user).
+ */
 export function isRunning(pid: number): boolean {
   try {
     process.kill(pid, 0);
