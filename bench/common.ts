@@ -197,13 +197,20 @@ export async function sh(script: string, env?: NodeJS.ProcessEnv): Promise<Ran> 
 }
 
 /**
- * Copies the CLI and its build into `root`/app and returns the CLI's path there, so that a
- * rebuild of dist/ during the run (the checkout is shared) cannot change the code under test
- * between two runs.
+ * Copies the CLI and its build (with bench/copyAlone.ts, a contender of bench:transfer) into
+ * `root`/app and returns the CLI's path there, so that a rebuild of dist/ during the run (the
+ * checkout is shared) cannot change the code under test between two runs.
  */
 export function snapshotCli(root: string): string {
   const app = join(root, 'app');
-  for (const part of ['dist/electron', 'dist/shared', 'bin/labstation.js', 'package.json']) {
+  const parts = [
+    'dist/electron',
+    'dist/shared',
+    'dist/bench/copyAlone.js',
+    'bin/labstation.js',
+    'package.json',
+  ];
+  for (const part of parts) {
     cpSync(join(REPO, part), join(app, part), { recursive: true });
   }
   for (const part of ['node_modules', 'resources']) {

@@ -15,6 +15,8 @@
  *   hashed again, renamed into place. Its note splits the time, from the station's records: how
  *   long after the command's start the first transfer started, and how long the transfers took
  *   from the first start to the last completion.
+ * - Labstation's copy alone: the harvest's copy functions without a station (bench/copyAlone.ts):
+ *   what the verified copy costs without the database and the records.
  * - cp + sync: durable, unverified.
  * - cp + sync + xxhsum -H128 over every source and every destination file, digests compared: the
  *   durable, verified sequential baseline (same hash as Labstation's).
@@ -44,7 +46,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -194,6 +196,23 @@ function transferSpan(station: string): { firstStartMs: number; lastEndMs: numbe
   }
 }
 
+/**
+ * The harvest's copy functions with no station around them (bench/copyAlone.ts): the same
+ * verified, durable copy, without the walk's stability check, the database and the records.
+ * Its time against the harvest's is what the records cost; against cp + sync, what verifying
+ * costs.
+ */
+const copyAlone: Contender = {
+  name: "Labstation's copy alone (no records)",
+  missing: null,
+  async run(data, dest) {
+    const script = join(dirname(dirname(cli)), 'dist', 'bench', 'copyAlone.js');
+    const ran = await run(process.execPath, [script, data.dir, dest]);
+    if (ran.code !== 0) throw new Error(`copyAlone exited ${ran.code}: ${ran.stdout}${ran.stderr}`);
+    return measureOf(ran);
+  },
+};
+
 const copySync: Contender = {
   name: 'cp + sync',
   missing: null,
@@ -260,7 +279,7 @@ const rclone: Contender = {
   },
 };
 
-const contenders = [labstation, copySync, cpSyncXxh, rsync, rclone];
+const contenders = [labstation, copyAlone, copySync, cpSyncXxh, rsync, rclone];
 
 // ---- the tables ----
 
