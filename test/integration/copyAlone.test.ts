@@ -3,29 +3,15 @@
  * bench:transfer): it must copy what a harvest would, verified and placed, and say so only
  * then. Needs `npm run build` first (npm test does it).
  */
-import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { tempDir, type CliResult } from './helpers.js';
+import { runNodeScript, tempDir, type CliResult } from './helpers.js';
 
 const SCRIPT = join(import.meta.dirname, '..', '..', 'dist', 'bench', 'copyAlone.js');
 
-function copyAlone(args: string[]): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [SCRIPT, ...args], {
-      timeout: 120_000,
-      killSignal: 'SIGKILL',
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const copyAlone = (args: string[]): Promise<CliResult> => runNodeScript(SCRIPT, args);
 
 /**
  * Every file below `root`, by relative path, with the SHA-256 of its bytes (a deep comparison

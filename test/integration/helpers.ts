@@ -21,8 +21,17 @@ export interface CliResult {
  * hangs is killed after the longest test's time, so a failing test leaves no process behind.
  */
 export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+  return runNodeScript(CLI, args, env);
+}
+
+/** A built script run in Node, as runCli runs the CLI. */
+export function runNodeScript(
+  script: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
+    const child = spawn(process.execPath, [script, ...args], {
       env: { ...process.env, ...env },
       timeout: 180_000,
       killSignal: 'SIGKILL',
