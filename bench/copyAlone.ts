@@ -7,20 +7,20 @@
  *
  * Walks SOURCE first (synchronously, making DEST's folders), then THREADS worker threads
  * (default 2, the default of harvest.concurrency) take the files in turns, with the harvest's
- * own functions: files below BATCH_DURABILITY_BELOW go in batches of BATCH_MAX_FILES through
- * copyBatch.ts copySmallFiles (sources read ahead, each copied while hashed, read back and
- * hashed again) and placeFiles (linked to their names); a bigger file goes through copy.ts
- * copyVerified (fsynced while read back) and is placed the same way. Then one `sync -f` of
- * DEST makes the small copies durable, as the harvest's durability batches do. Prints the
+ * own functions: files below BATCH_DURABILITY_BELOW go in batches of at most BATCH_MAX_FILES
+ * files and BATCH_MAX_BYTES bytes, as the engine makes them, through copyBatch.ts
+ * copySmallFiles (sources read ahead, each copied while hashed, read back and hashed again)
+ * and placeFiles (linked to their names); a bigger file goes through copy.ts copyVerified
+ * (fsynced while read back) and is placed the same way. Then one `sync -f` of DEST (durable.ts
+ * runSyncF) makes the small copies durable, as the harvest's durability batches do. Prints the
  * number of files and bytes copied; exits 1 when any copy is not verified and placed.
  */
-import { execFileSync } from 'node:child_process';
 import { lstatSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { copyVerified } from '../electron/core/harvest/copy.js';
 import { READ_AHEAD, copySmallFiles, placeFiles } from '../electron/core/harvest/copyBatch.js';
-import { BATCH_DURABILITY_BELOW } from '../electron/core/harvest/durable.js';
+import { BATCH_DURABILITY_BELOW, runSyncF } from '../electron/core/harvest/durable.js';
 import { partialPathFor } from '../electron/core/harvest/place.js';
 
 interface Job {
@@ -63,18 +63,21 @@ function walk(source: string, dest: string): Job[] {
 }
 
 /** The units of work, as the harvest makes them: batches of small files, big files alone. */
-function units(jobs: Job[], batchMax: number): Job[][] {
+function units(jobs: Job[], maxFiles: number, maxBytes: number): Job[][] {
   const out: Job[][] = [];
   let batch: Job[] = [];
+  let batchBytes = 0;
   for (const job of jobs) {
     if (job.size >= BATCH_DURABILITY_BELOW) {
       out.push([job]);
       continue;
     }
     batch.push(job);
-    if (batch.length === batchMax) {
+    batchBytes += job.size;
+    if (batch.length >= maxFiles || batchBytes >= maxBytes) {
       out.push(batch);
       batch = [];
+      batchBytes = 0;
     }
   }
   if (batch.length) out.push(batch);
@@ -140,11 +143,11 @@ async function main(): Promise<number> {
     return 2;
   }
   // Imported here, not at the top: the workers load only what the harvest's copy workers do.
-  const { BATCH_MAX_FILES } = await import('../electron/core/harvest/batch.js');
-  const all = units(walk(source, dest), BATCH_MAX_FILES);
+  const { BATCH_MAX_BYTES, BATCH_MAX_FILES } = await import('../electron/core/harvest/batch.js');
+  const all = units(walk(source, dest), BATCH_MAX_FILES, BATCH_MAX_BYTES);
   const shares = Array.from({ length: threads }, (_, t) => all.filter((_, i) => i % threads === t));
   const results = await Promise.all(shares.map((share) => inWorker(share)));
-  execFileSync('sync', ['-f', dest]);
+  await runSyncF([dest]);
   const files = results.reduce((n, r) => n + r.files, 0);
   const bytes = results.reduce((n, r) => n + r.bytes, 0);
   const problems = results.flatMap((r) => r.problems);
