@@ -132,6 +132,27 @@ export function parseArk(text: string): ParsedArk {
   return { ok: true, ark: `ark:${naan}/${name}`, naan, name, checked };
 }
 
+/**
+ * The blade of an ARK minted as `ark:NAAN/shoulder+blade+check`: its name without the shoulder
+ * and without the check character. `shoulder` is the one it was minted under, as far as the
+ * caller knows (the station's setting); a name that does not start with it (minted before the
+ * shoulder was changed) is read by the ARK first-digit convention, where a shoulder runs up to
+ * and including its first digit. null for text that is not an ARK, or a name with no blade left.
+ */
+export function arkBlade(ark: string, shoulder: string): string | null {
+  const parsed = parseArk(ark);
+  if (!parsed.ok) return null;
+  const { name } = parsed;
+  const firstDigit = name.search(/[0-9]/);
+  const shoulderLength = name.startsWith(shoulder)
+    ? shoulder.length
+    : firstDigit >= 0
+      ? firstDigit + 1
+      : 0;
+  const blade = name.slice(shoulderLength, -1);
+  return blade === '' ? null : blade;
+}
+
 export function sameArk(a: string, b: string): boolean {
   const left = parseArk(a);
   const right = parseArk(b);

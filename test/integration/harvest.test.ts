@@ -21,7 +21,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseArk } from '../../shared/ark.js';
+import { makeArk, parseArk } from '../../shared/ark.js';
 import type { HarvestFileView } from '../../shared/api.js';
 import {
   CLI,
@@ -109,6 +109,24 @@ describe('harvest --once', () => {
       arks.push(f.persistent_id);
     }
     expect(new Set(arks).size).toBe(60);
+  }, 60_000);
+
+  it('files copies under their ARK blade with {ark_blade}, small and large alike', async () => {
+    const dirs = await setupHarvest({ template: '{ark_blade}/{filename}' });
+    writeFileSync(join(dirs.src, 'small.txt'), 'a few bytes');
+    // Above the batch limit (durable.ts BATCH_DURABILITY_BELOW): transferred on its own.
+    writeFileSync(join(dirs.src, 'large.bin'), randomBytes(5 * 1024 * 1024));
+    expect((await harvestOnce(dirs.data)).code).toBe(0);
+    const transfers = await transfersOf(dirs.data);
+    const files = await filesOf(dirs.data);
+    expect(files).toHaveLength(2);
+    for (const f of files) {
+      const destination = transfers.find((t) => t.file_id === f.id)?.destination_path ?? '';
+      const blade = destination.slice(dirs.dest.length + 1, -(f.filename.length + 1));
+      expect(blade).toMatch(/^[0-9bcdfghjkmnpqrstvwxz]{10}$/);
+      expect(f.persistent_id).toBe(makeArk({ naan: '99999', shoulder: 'fk4' }, blade));
+      expect(md5(destination)).toBe(md5(join(dirs.src, f.filename)));
+    }
   }, 60_000);
 
   it('catches a bit flipped in the copy after writing: failed, nothing left behind, then completed', async () => {

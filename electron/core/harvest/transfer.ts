@@ -7,6 +7,7 @@
  */
 import { stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { arkBlade } from '../../../shared/ark.js';
 import {
   FALLBACK_WORD,
   checkDestination,
@@ -36,6 +37,7 @@ import {
   syncFolder,
 } from './place.js';
 import {
+  arkConfig,
   beginAttempt,
   clearAttempt,
   finishTransfer,
@@ -176,7 +178,10 @@ export function renderDestination(
   // Dates are the station's local calendar day of the first sighting.
   const seen = new Date(file.first_discovered_at);
   const pad = (n: number): string => String(n).padStart(2, '0');
-  const blade = file.persistent_id.slice(file.persistent_id.lastIndexOf('/') + 1);
+  // The settings are read only for a template that uses the blade.
+  const blade = template.includes('{ark_blade}')
+    ? (arkBlade(file.persistent_id, arkConfig(db).shoulder) ?? file.persistent_id)
+    : '';
   const rendered = renderTemplate(template, {
     instrument: instrument.name,
     yyyy: String(seen.getFullYear()),

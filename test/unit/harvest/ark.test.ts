@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  arkBlade,
   arkCheckChar,
   arkConfigProblems,
   BETANUMERIC,
@@ -200,6 +201,34 @@ describe('parseArk', () => {
       ),
       { numRuns: 2000 },
     );
+  });
+});
+
+describe('arkBlade', () => {
+  it('gives back the blade a minted ARK was made with, without shoulder and check', () => {
+    const random = seeded(7);
+    for (const config of [
+      testConfig,
+      { naan: '12345', shoulder: 'b2' },
+      { naan: '12345', shoulder: 'bcd' },
+    ]) {
+      for (let i = 0; i < 50; i += 1) {
+        const blade = randomBlade(bladeLength(config), random);
+        const ark = makeArk(config, blade);
+        expect(arkBlade(ark, config.shoulder)).toBe(blade);
+        expect(arkBlade(ark.replace('ark:', 'ark:/'), config.shoulder)).toBe(blade);
+      }
+    }
+  });
+
+  it('reads an ARK of an earlier shoulder by the first-digit convention', () => {
+    const ark = makeArk(testConfig, 'bcdf0123gh');
+    expect(arkBlade(ark, 'x7')).toBe('bcdf0123gh');
+  });
+
+  it('is null for what is not an ARK or has no blade', () => {
+    expect(arkBlade('not an ark', 'fk4')).toBeNull();
+    expect(arkBlade('ark:99999/fk4x', 'fk4')).toBeNull();
   });
 });
 
