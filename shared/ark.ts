@@ -133,24 +133,28 @@ export function parseArk(text: string): ParsedArk {
 }
 
 /**
- * The blade of an ARK minted as `ark:NAAN/shoulder+blade+check`: its name without the shoulder
- * and without the check character. `shoulder` is the one it was minted under, as far as the
- * caller knows (the station's setting); a name that does not start with it (minted before the
- * shoulder was changed) is read by the ARK first-digit convention, where a shoulder runs up to
- * and including its first digit. null for text that is not an ARK, or a name with no blade left.
+ * The blade of an ARK that makeArk minted: its name without the shoulder and without the check
+ * character. Minted blades are MAX_BLADE_LENGTH characters, except where NAAN/shoulder leaves
+ * less room: then the blade fills the protected string to MAX_PROTECTED_LENGTH exactly. So a
+ * shorter protected string ends in a full-length blade whatever the shoulder was (also for an
+ * ARK minted before the station's shoulder changed). Only one of exactly that length needs its
+ * `shoulder`, and gives null when it does not start with the one given. null too for text that
+ * is not an ARK.
  */
-export function arkBlade(ark: string, shoulder: string): string | null {
+export function arkBlade(ark: string, shoulder?: string): string | null {
   const parsed = parseArk(ark);
   if (!parsed.ok) return null;
-  const { name } = parsed;
-  const firstDigit = name.search(/[0-9]/);
-  const shoulderLength = name.startsWith(shoulder)
-    ? shoulder.length
-    : firstDigit >= 0
-      ? firstDigit + 1
-      : 0;
-  const blade = name.slice(shoulderLength, -1);
-  return blade === '' ? null : blade;
+  const { naan, name } = parsed;
+  const protectedLength = naan.length + name.length; // NAAN, "/", name without its check
+  if (protectedLength < MAX_PROTECTED_LENGTH) {
+    return name.length > MAX_BLADE_LENGTH + 1 ? name.slice(-(MAX_BLADE_LENGTH + 1), -1) : null;
+  }
+  if (protectedLength > MAX_PROTECTED_LENGTH || shoulder === undefined || shoulder === '') {
+    return null;
+  }
+  if (!name.startsWith(shoulder)) return null;
+  const blade = name.slice(shoulder.length, -1);
+  return blade.length >= MIN_BLADE_LENGTH && blade.length <= MAX_BLADE_LENGTH ? blade : null;
 }
 
 export function sameArk(a: string, b: string): boolean {

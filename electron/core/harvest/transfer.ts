@@ -7,7 +7,7 @@
  */
 import { stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { arkBlade } from '../../../shared/ark.js';
+import { arkBlade, MAX_PROTECTED_LENGTH } from '../../../shared/ark.js';
 import {
   FALLBACK_WORD,
   checkDestination,
@@ -178,10 +178,22 @@ export function renderDestination(
   // Dates are the station's local calendar day of the first sighting.
   const seen = new Date(file.first_discovered_at);
   const pad = (n: number): string => String(n).padStart(2, '0');
-  // The settings are read only for a template that uses the blade.
-  const blade = template.includes('{ark_blade}')
-    ? (arkBlade(file.persistent_id, arkConfig(db).shoulder) ?? file.persistent_id)
-    : '';
+  let blade = '';
+  if (template.includes('{ark_blade}')) {
+    // The station's shoulder is read only for the ARKs whose blade needs it (arkBlade).
+    const found =
+      arkBlade(file.persistent_id) ?? arkBlade(file.persistent_id, arkConfig(db).shoulder);
+    if (found === null) {
+      return {
+        ok: false,
+        reason:
+          `{ark_blade}: the blade of ${file.persistent_id} cannot be told from its shoulder ` +
+          `(NAAN/shoulder+blade is ${MAX_PROTECTED_LENGTH} characters long and does not start ` +
+          `with the station's shoulder)`,
+      };
+    }
+    blade = found;
+  }
   const rendered = renderTemplate(template, {
     instrument: instrument.name,
     yyyy: String(seen.getFullYear()),

@@ -221,9 +221,33 @@ describe('arkBlade', () => {
     }
   });
 
-  it('reads an ARK of an earlier shoulder by the first-digit convention', () => {
-    const ark = makeArk(testConfig, 'bcdf0123gh');
-    expect(arkBlade(ark, 'x7')).toBe('bcdf0123gh');
+  it('finds the blade of an ARK minted under an earlier shoulder', () => {
+    // [minted under, the station's shoulder now]: prefixes, extensions, digits anywhere.
+    const changes = [
+      ['fk4x', 'fk4'],
+      ['fk4', 'fk4x'],
+      ['fk4', 'fk'],
+      ['bcd', 'fk4'],
+      ['b2c', 'fk4'],
+      ['12', 'fk4'],
+    ];
+    const random = seeded(11);
+    for (const [then, now] of changes) {
+      for (let i = 0; i < 30; i += 1) {
+        const config = { naan: TEST_NAAN, shoulder: then };
+        const blade = randomBlade(bladeLength(config), random);
+        expect(arkBlade(makeArk(config, blade), now)).toBe(blade);
+      }
+    }
+  });
+
+  it('needs the shoulder only where NAAN/shoulder leaves less than a full blade', () => {
+    const config = { naan: '123456789012', shoulder: 'bcdfghjkm' }; // 22 + 6 = 28
+    const ark = makeArk(config, 'x7k9qz');
+    expect(arkBlade(ark, 'bcdfghjkm')).toBe('x7k9qz');
+    expect(arkBlade(ark, 'fk4')).toBeNull();
+    expect(arkBlade(ark, 'bcdf')).toBeNull(); // would leave 11 characters: no minted blade
+    expect(arkBlade(ark)).toBeNull();
   });
 
   it('is null for what is not an ARK or has no blade', () => {
