@@ -8,8 +8,8 @@
  * and hashed on the way, the copy re-read and hashed again. Only the first read of the next
  * few sources goes through libuv's pool, ahead of their copy (copySmallFiles): a disk
  * answers several reads at once faster than one by one. The engine's stability check of many
- * files (probeFiles), the walk's stat calls (statFiles) and the batch flush (copyPool.ts
- * syncFs) run in the service worker, off the engine's thread.
+ * files (probeFiles) and the walk's stat calls (statFiles) run in the service worker, off the
+ * engine's thread; the batch flush runs in a shell started once (durable.ts SyncFsRunner).
  */
 import {
   closeSync,

@@ -2,15 +2,14 @@
  * A fixed number of copy workers (worker threads), each running one job at a time: a job is one
  * file, or one batch of small files (copyBatch.ts), which takes one worker like one file does.
  * One more worker, the service worker, answers the quick requests at once: placing a verified
- * batch (a few links and unlinks), the engine's stability checks and the walk's stat calls,
- * and starting the batch flush's `sync -f`. Where the worker script is not built (tests that
+ * batch (a few links and unlinks), the engine's stability checks and the walk's stat calls.
+ * Where the worker script is not built (tests that
  * import the TypeScript sources), jobs run on the calling thread instead, with the same code.
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { copyVerified, hashFile, type CopyJob, type CopyResult } from './copy.js';
-import { runSyncF } from './durable.js';
 import {
   copySmallFiles,
   placeFiles,
@@ -30,8 +29,7 @@ export type WorkerRequest =
   | { id: number; type: 'copySmall'; jobs: SmallCopyJob[]; ahead: number }
   | { id: number; type: 'place'; jobs: PlaceJob[] }
   | { id: number; type: 'probe'; paths: string[] }
-  | { id: number; type: 'stat'; paths: string[] }
-  | { id: number; type: 'syncfs'; folders: string[] };
+  | { id: number; type: 'stat'; paths: string[] };
 
 export type WorkerMessage =
   | { id: number; type: 'progress'; bytes: number }
@@ -73,9 +71,7 @@ export async function runCopyMessage(
               ? probeFiles(request.paths)
               : request.type === 'stat'
                 ? await statFiles(request.paths)
-                : request.type === 'syncfs'
-                  ? await runSyncF(request.folders)
-                  : await hashFile(request.path);
+                : await hashFile(request.path);
     send({ id: request.id, type: 'done', result });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
@@ -103,8 +99,8 @@ export class CopyPool {
   private readonly pending = new Map<number, Pending>();
   private readonly busy = new Map<Worker, number>();
   /**
-   * The worker that answers placements, stability checks, the walk's stat calls and the
-   * flushes, and never copies: a copy worker reads synchronously (copy.ts), so a request sent
+   * The worker that answers placements, stability checks and the walk's stat calls, and never
+   * copies: a copy worker reads synchronously (copy.ts), so a request sent
    * beside its copy would wait for the copy to yield, and for ever behind a read from a share
    * that hangs.
    */
@@ -168,15 +164,6 @@ export class CopyPool {
   /** The walk's lstat of many files (copyBatch.ts statFiles), sent at once. */
   stat(paths: string[]): Promise<FileStat[]> {
     return this.sendBeside({ id: this.nextId++, type: 'stat', paths }) as Promise<FileStat[]>;
-  }
-
-  /**
-   * `sync -f` of the folders (durable.ts runSyncF), started by the service worker: starting a
-   * process costs the thread that starts it about a millisecond, and a harvest of many small
-   * files starts one per batch.
-   */
-  syncFs(folders: string[]): Promise<void> {
-    return this.sendBeside({ id: this.nextId++, type: 'syncfs', folders }) as Promise<void>;
   }
 
   private sendBeside(request: WorkerRequest): Promise<unknown> {

@@ -13,8 +13,9 @@
  * Where `sync -f` is not available (Windows, macOS), the batch is flushed file by file and each
  * folder once.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { open, statfs } from 'node:fs/promises';
+import type { Readable, Writable } from 'node:stream';
 import { dirname } from 'node:path';
 import { syncFolder } from './place.js';
 
@@ -44,6 +45,127 @@ export function runSyncF(folders: string[]): Promise<void> {
       else reject(new Error(`sync -f failed: ${stderr.trim() || `exit ${code ?? signal}`}`));
     });
   });
+}
+
+/**
+ * The shell that SyncFsRunner keeps: folder names come in a line each, an empty line ends a
+ * request, and the answer is a line: sync's exit status, then what it wrote to stderr.
+ */
+const SYNC_SHELL = `set --
+while IFS= read -r folder; do
+  if [ -n "$folder" ]; then set -- "$@" "$folder"; continue; fi
+  err=$(sync -f -- "$@" 2>&1 >/dev/null)
+  status=$?
+  if [ -z "$err" ]; then echo "$status"; else printf '%s %s\\n' "$status" "$(printf '%s' "$err" | tr '\\n' ' ')"; fi
+  set --
+done`;
+
+type Shell = ChildProcessByStdio<Writable, Readable, null>;
+
+/**
+ * runSyncF through one long-lived `sh`. Starting `sync` from this process forks it, page tables
+ * and all: about 5 ms of CPU per start once a harvest has 250 MiB mapped, against 1 ms at
+ * 50 MiB (BENCHMARKS.md), and a harvest of 10,000 small files starts one per batch. The shell
+ * is started once and forks only itself, a few hundred KiB, for each `sync`.
+ *
+ * Requests run one at a time. An idle shell does not keep the process alive, and it ends when
+ * its input does: at close(), or when this process ends. Folder names with a line break, a
+ * shell that cannot start and a shell that ends mid-request fall back to runSyncF; a `sync`
+ * that fails fails its request with sync's reason, as runSyncF does.
+ */
+export class SyncFsRunner {
+  private shell: Shell | null = null;
+  private pending = '';
+  private answer: ((line: string | null) => void) | null = null;
+  private queue: Promise<unknown> = Promise.resolve();
+
+  /** The shell's process id while it runs (diagnostics and tests). */
+  get shellPid(): number | undefined {
+    return this.shell?.pid;
+  }
+
+  run(folders: string[]): Promise<void> {
+    const done = this.queue.then(() => this.request(folders));
+    this.queue = done.catch(() => undefined);
+    return done;
+  }
+
+  /** Ends the shell once the requests before this call are answered; a later run starts one. */
+  close(): Promise<void> {
+    const done = this.queue.then(() => {
+      const shell = this.shell;
+      if (!shell) return;
+      const ended = new Promise<void>((resolve) => shell.once('close', () => resolve()));
+      // Held until it has ended: whoever awaits close() would otherwise see the process end.
+      this.hold(shell, true);
+      shell.stdin.end();
+      return ended;
+    });
+    this.queue = done;
+    return done;
+  }
+
+  private async request(folders: string[]): Promise<void> {
+    if (!folders.length) return;
+    if (folders.some((f) => f === '' || f.includes('\n'))) return runSyncF(folders);
+    const shell = this.shell ?? this.start();
+    const line = await new Promise<string | null>((resolve) => {
+      this.answer = resolve;
+      this.hold(shell, true);
+      shell.stdin.write(`${folders.join('\n')}\n\n`);
+    });
+    this.hold(shell, false);
+    // The shell could not start or ended: its `sync`, if any, is over; start one directly.
+    if (line === null) return runSyncF(folders);
+    const space = line.indexOf(' ');
+    const status = space < 0 ? line : line.slice(0, space);
+    if (status !== '0') {
+      const reason = space < 0 ? '' : line.slice(space + 1).trim();
+      throw new Error(`sync -f failed: ${reason || `exit ${status}`}`);
+    }
+  }
+
+  private start(): Shell {
+    const shell = spawn('/bin/sh', ['-c', SYNC_SHELL], { stdio: ['pipe', 'pipe', 'ignore'] });
+    this.shell = shell;
+    this.pending = '';
+    const ended = (): void => {
+      if (this.shell !== shell) return;
+      this.shell = null;
+      const answer = this.answer;
+      this.answer = null;
+      answer?.(null);
+    };
+    // A shell that failed to start, or died, answers null; writing to it then fails quietly.
+    shell.on('error', ended);
+    shell.on('close', ended);
+    shell.stdin.on('error', () => undefined);
+    shell.stdout.setEncoding('utf8');
+    shell.stdout.on('data', (text: string) => {
+      this.pending += text;
+      for (let end = this.pending.indexOf('\n'); end >= 0; end = this.pending.indexOf('\n')) {
+        const line = this.pending.slice(0, end);
+        this.pending = this.pending.slice(end + 1);
+        const answer = this.answer;
+        this.answer = null;
+        answer?.(line);
+      }
+    });
+    this.hold(shell, false);
+    return shell;
+  }
+
+  /** While a request waits, the shell keeps the process alive; idle, it does not. */
+  private hold(shell: Shell, on: boolean): void {
+    const handles = [shell, shell.stdin, shell.stdout] as unknown as {
+      ref(): void;
+      unref(): void;
+    }[];
+    for (const handle of handles) {
+      if (on) handle.ref();
+      else handle.unref();
+    }
+  }
 }
 
 /** fsync of one file; 'r+': Windows flushes only a handle open for writing. */
@@ -110,7 +232,7 @@ export interface DurabilityOptions {
   maxFiles?: number;
   /**
    * Flush at the latest this long after the first file began to wait (default 200 ms: each
-   * flush starts a `sync` process, a few milliseconds of CPU).
+   * flush starts a `sync` process).
    */
   maxWaitMs?: number;
   /** Test seam: how a batch's file systems are flushed. */

@@ -14,7 +14,7 @@ import { AppError } from '../util/errors.js';
 import { nowIso } from '../util/ids.js';
 import type { Logger } from '../util/log.js';
 import { instrumentsOfTool, schedulesFor, type Instrument, type WatchFolder } from './config.js';
-import { DurabilityBatch, runSyncF } from './durable.js';
+import { DurabilityBatch, SyncFsRunner } from './durable.js';
 import {
   createScheduledRun,
   finishRun,
@@ -195,8 +195,9 @@ export class Harvester {
   private watches: FolderWatch[] = [];
   private crons: { scheduleId: number; cron: Cron }[] = [];
   private runChain: Promise<void> = Promise.resolve();
+  private readonly syncFs = new SyncFsRunner();
   private readonly durability = new DurabilityBatch({
-    runSync: (folders) => (this.pool ? this.pool.syncFs(folders) : runSyncF(folders)),
+    runSync: (folders) => this.syncFs.run(folders),
   });
   /** Transfers under way: one per big file, one per batch of small files (batch.ts). */
   private units = 0;
@@ -316,6 +317,7 @@ export class Harvester {
     this.watches = [];
     // Transfers under way end with the pool; their partials are cleaned up at the next start.
     await this.durability.flush();
+    await this.syncFs.close();
     await this.pool?.close();
     this.pool = null;
     this.flushRecords();

@@ -1,8 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runSyncF } from '../../../electron/core/harvest/durable.js';
+import { runSyncF, SyncFsRunner } from '../../../electron/core/harvest/durable.js';
 
 // The real `sync -f` that flushes batches of small copies on Linux; elsewhere it is not used.
 describe.runIf(process.platform === 'linux')('runSyncF', () => {
@@ -17,5 +17,133 @@ describe.runIf(process.platform === 'linux')('runSyncF', () => {
     await expect(runSyncF([join(dir, 'gone')])).rejects.toThrow(
       /^sync -f failed: .*gone.*No such file or directory/,
     );
+  });
+});
+
+/** Whether a process runs (a zombie counts: its parent has not collected it). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function commandOf(pid: number): string {
+  return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+}
+
+async function until(check: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+describe.runIf(process.platform === 'linux')('SyncFsRunner', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'labstation-syncfs-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('runs every request through one shell, which ends at close', async () => {
+    const runner = new SyncFsRunner();
+    await runner.run([dir]);
+    const pid = runner.shellPid as number;
+    expect(pid).toBeGreaterThan(0);
+    expect(commandOf(pid)).toBe('sh');
+    await runner.run([dir, tmpdir()]);
+    await runner.run([tmpdir()]);
+    expect(runner.shellPid).toBe(pid);
+    await runner.close();
+    expect(runner.shellPid).toBeUndefined();
+    expect(alive(pid)).toBe(false);
+    // A run after close starts a new shell.
+    await runner.run([dir]);
+    expect(runner.shellPid).toBeGreaterThan(0);
+    expect(runner.shellPid).not.toBe(pid);
+    await runner.close();
+  });
+
+  it("fails a request with sync's own reason, and answers the next one", async () => {
+    const runner = new SyncFsRunner();
+    try {
+      await expect(runner.run([dir, join(dir, 'gone')])).rejects.toThrow(
+        /^sync -f failed: .*gone.*No such file or directory/,
+      );
+      const pid = runner.shellPid;
+      await expect(runner.run([dir])).resolves.toBeUndefined();
+      expect(runner.shellPid).toBe(pid);
+    } finally {
+      await runner.close();
+    }
+  });
+
+  it('answers requests made at once each with its own outcome, in turn', async () => {
+    const runner = new SyncFsRunner();
+    try {
+      const outcomes = await Promise.allSettled([
+        runner.run([dir]),
+        runner.run([join(dir, 'missing-1')]),
+        runner.run([tmpdir(), dir]),
+        runner.run([join(dir, 'missing-2')]),
+        runner.run([dir]),
+      ]);
+      expect(outcomes.map((o) => o.status)).toEqual([
+        'fulfilled',
+        'rejected',
+        'fulfilled',
+        'rejected',
+        'fulfilled',
+      ]);
+      expect(String((outcomes[1] as PromiseRejectedResult).reason)).toMatch(/missing-1/);
+      expect(String((outcomes[3] as PromiseRejectedResult).reason)).toMatch(/missing-2/);
+    } finally {
+      await runner.close();
+    }
+  });
+
+  it('takes folder names with spaces, quotes, dashes and a leading dash as they are', async () => {
+    const odd = join(dir, `-n "it's" $HOME *`);
+    mkdirSync(odd);
+    const runner = new SyncFsRunner();
+    try {
+      await expect(runner.run([odd])).resolves.toBeUndefined();
+      await expect(runner.run([join(odd, 'gone')])).rejects.toThrow(/\$HOME \*\/gone/);
+    } finally {
+      await runner.close();
+    }
+  });
+
+  it('flushes a folder whose name has a line break without the shell', async () => {
+    const broken = join(dir, 'line\nbreak');
+    mkdirSync(broken);
+    const runner = new SyncFsRunner();
+    await expect(runner.run([broken])).resolves.toBeUndefined();
+    expect(runner.shellPid).toBeUndefined();
+    await expect(runner.run([join(broken, 'gone')])).rejects.toThrow(/^sync -f failed: /);
+    await runner.close();
+  });
+
+  it('replaces a shell that died, and finishes a request whose shell died under it', async () => {
+    const runner = new SyncFsRunner();
+    try {
+      await runner.run([dir]);
+      const first = runner.shellPid as number;
+      process.kill(first, 'SIGKILL');
+      await until(() => runner.shellPid === undefined, 'the runner to see its shell end');
+      await expect(runner.run([dir])).resolves.toBeUndefined();
+      const second = runner.shellPid as number;
+      expect(second).toBeGreaterThan(0);
+      expect(second).not.toBe(first);
+
+      // Killed as the request is written: the request is flushed by a `sync` of its own.
+      const request = runner.run([dir]);
+      await until(() => runner.shellPid !== undefined, 'the request to reach the shell');
+      process.kill(second, 'SIGKILL');
+      await expect(request).resolves.toBeUndefined();
+    } finally {
+      await runner.close();
+    }
   });
 });
