@@ -116,13 +116,22 @@ function sanitizeRelativePath(value: string): string {
     .join('/');
 }
 
+const scanned = new Map<string, Piece[]>();
+
 /**
  * Assumes `parseTemplate(template).ok`; anything unparsable is kept as literal text. Values are
  * made into single path segments, except `relative_path`, which keeps its folders.
  */
 export function renderTemplate(template: string, values: Record<TemplateField, string>): string {
-  return scan(template)
-    .pieces.map((piece) => {
+  let pieces = scanned.get(template);
+  if (!pieces) {
+    // A harvest renders one instrument's template for every file: parsed once, kept.
+    if (scanned.size >= 100) scanned.clear();
+    pieces = scan(template).pieces;
+    scanned.set(template, pieces);
+  }
+  return pieces
+    .map((piece) => {
       if (piece.kind === 'text') return piece.text;
       if (!isField(piece.name)) return `{${piece.name}}`;
       const value = values[piece.name];

@@ -1,4 +1,5 @@
 import type { Db } from '../db/open.js';
+import { cachedStatement } from '../db/statements.js';
 
 /** Settings of a data dir (station or server), stored as JSON values in the settings table. */
 export interface StationSettings {
@@ -70,7 +71,7 @@ export const DEFAULT_SETTINGS: StationSettings = {
 };
 
 export function getSetting<K extends keyof StationSettings>(db: Db, key: K): StationSettings[K] {
-  const raw = db.prepare('SELECT value FROM settings WHERE key = ?').pluck().get(key) as
+  const raw = cachedStatement(db, 'SELECT value FROM settings WHERE key = ?').pluck().get(key) as
     string | undefined;
   return raw === undefined ? DEFAULT_SETTINGS[key] : (JSON.parse(raw) as StationSettings[K]);
 }

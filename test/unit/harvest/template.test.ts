@@ -127,6 +127,17 @@ describe('renderTemplate', () => {
     expect(render('x/{relative_path}/{filename}', { relative_path: '' })).toBe('x//scan.tif');
     expect(render('{relative_path}', { relative_path: './a/../b:c' })).toBe('a/_/b_c');
   });
+
+  it('renders each template by its own pieces when many are rendered in turn', () => {
+    // Parsed templates are kept (up to 100, then forgotten): 150 in turns, three rounds.
+    for (let round = 0; round < 3; round++) {
+      for (let i = 0; i < 150; i++) {
+        expect(render(`t${i}/{{{user}}}/{filename}`, { user: `u${round}` })).toBe(
+          `t${i}/{u${round}}/scan.tif`,
+        );
+      }
+    }
+  });
 });
 
 describe('checkDestination', () => {
