@@ -71,13 +71,16 @@ type Shell = ChildProcessByStdio<Writable, Readable, null>;
  * Requests run one at a time. An idle shell does not keep the process alive, and it ends when
  * its input does: at close(), or when this process ends. Folder names with a line break, a
  * shell that cannot start and a shell that ends mid-request fall back to runSyncF; a `sync`
- * that fails fails its request with sync's reason, as runSyncF does.
+ * that fails fails its request with sync's reason, as runSyncF does, and so does one that has
+ * not answered after `timeoutMs` (its shell is killed; the next request starts another).
  */
 export class SyncFsRunner {
   private shell: Shell | null = null;
   private pending = '';
   private answer: ((line: string | null) => void) | null = null;
   private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly timeoutMs = 600_000) {}
 
   /** The shell's process id while it runs (diagnostics and tests). */
   get shellPid(): number | undefined {
@@ -109,13 +112,25 @@ export class SyncFsRunner {
     if (!folders.length) return;
     if (folders.some((f) => f === '' || f.includes('\n'))) return runSyncF(folders);
     const shell = this.shell ?? this.start();
+    if (!shell) return runSyncF(folders);
+    let timedOut = false;
+    let timer: NodeJS.Timeout | undefined;
     const line = await new Promise<string | null>((resolve) => {
       this.answer = resolve;
       this.hold(shell, true);
+      timer = setTimeout(() => {
+        timedOut = true;
+        shell.kill('SIGKILL');
+      }, this.timeoutMs);
       shell.stdin.write(`${folders.join('\n')}\n\n`);
     });
+    clearTimeout(timer);
     this.hold(shell, false);
-    // The shell could not start or ended: its `sync`, if any, is over; start one directly.
+    if (timedOut) {
+      throw new Error(`sync -f failed: no answer in ${this.timeoutMs / 1000} s`);
+    }
+    // The shell could not start or died (a `sync` it started may still be running): the
+    // folders are flushed by a `sync` of their own.
     if (line === null) return runSyncF(folders);
     const space = line.indexOf(' ');
     const status = space < 0 ? line : line.slice(0, space);
@@ -125,8 +140,14 @@ export class SyncFsRunner {
     }
   }
 
-  private start(): Shell {
+  /** null: no shell to be had (no descriptors left for its pipes). */
+  private start(): Shell | null {
     const shell = spawn('/bin/sh', ['-c', SYNC_SHELL], { stdio: ['pipe', 'pipe', 'ignore'] });
+    // Out of descriptors (EMFILE, ENFILE), Node gives a child without pipes and an 'error' later.
+    if (!(shell.stdin as Writable | null) || !(shell.stdout as Readable | null)) {
+      shell.on('error', () => undefined);
+      return null;
+    }
     this.shell = shell;
     this.pending = '';
     const ended = (): void => {
@@ -136,12 +157,13 @@ export class SyncFsRunner {
       this.answer = null;
       answer?.(null);
     };
-    // A shell that failed to start, or died, answers null; writing to it then fails quietly.
+    // A shell that failed to start (ENOENT) or died answers null; writing to it fails quietly.
     shell.on('error', ended);
     shell.on('close', ended);
     shell.stdin.on('error', () => undefined);
     shell.stdout.setEncoding('utf8');
     shell.stdout.on('data', (text: string) => {
+      if (this.shell !== shell) return;
       this.pending += text;
       for (let end = this.pending.indexOf('\n'); end >= 0; end = this.pending.indexOf('\n')) {
         const line = this.pending.slice(0, end);

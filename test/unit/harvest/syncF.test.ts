@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -103,7 +103,7 @@ describe.runIf(process.platform === 'linux')('SyncFsRunner', () => {
     }
   });
 
-  it('takes folder names with spaces, quotes, dashes and a leading dash as they are', async () => {
+  it('takes folder names with spaces, quotes, $ and * as they are', async () => {
     const odd = join(dir, `-n "it's" $HOME *`);
     mkdirSync(odd);
     const runner = new SyncFsRunner();
@@ -137,13 +137,39 @@ describe.runIf(process.platform === 'linux')('SyncFsRunner', () => {
       expect(second).toBeGreaterThan(0);
       expect(second).not.toBe(first);
 
-      // Killed as the request is written: the request is flushed by a `sync` of its own.
-      const request = runner.run([dir]);
-      await until(() => runner.shellPid !== undefined, 'the request to reach the shell');
+      // Killed before the shell could read the request (its end is noticed only after the
+      // request is written): the request is flushed by a `sync` of its own, whose reason
+      // shows it ran, and no new shell is started for it.
       process.kill(second, 'SIGKILL');
-      await expect(request).resolves.toBeUndefined();
+      await expect(runner.run([join(dir, 'gone')])).rejects.toThrow(
+        /^sync -f failed: sync: .*gone.*No such file or directory/,
+      );
+      expect(runner.shellPid).toBeUndefined();
+      await expect(runner.run([dir])).resolves.toBeUndefined();
+      expect(runner.shellPid).toBeGreaterThan(0);
     } finally {
       await runner.close();
+    }
+  });
+
+  it('fails a request whose sync does not answer in time, and starts a new shell after', async () => {
+    // A `sync` that hangs, first on the PATH of the shell started while it is set.
+    const bin = mkdtempSync(join(tmpdir(), 'labstation-hung-sync-'));
+    writeFileSync(join(bin, 'sync'), '#!/bin/sh\nexec sleep 3\n', { mode: 0o755 });
+    const path = process.env.PATH;
+    const runner = new SyncFsRunner(300);
+    try {
+      process.env.PATH = `${bin}:${path ?? ''}`;
+      const started = Date.now();
+      await expect(runner.run([dir])).rejects.toThrow(/^sync -f failed: no answer in 0.3 s$/);
+      expect(Date.now() - started).toBeLessThan(2500);
+      expect(runner.shellPid).toBeUndefined();
+      process.env.PATH = path;
+      await expect(runner.run([dir])).resolves.toBeUndefined();
+    } finally {
+      process.env.PATH = path;
+      await runner.close();
+      rmSync(bin, { recursive: true, force: true });
     }
   });
 });
