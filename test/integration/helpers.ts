@@ -24,16 +24,17 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Cli
   return runNodeScript(CLI, args, env);
 }
 
-/** A built script run in Node, as runCli runs the CLI. */
+/** A built script run in Node, as runCli runs the CLI; killed after `timeoutMs`. */
 export function runNodeScript(
   script: string,
   args: string[],
   env: NodeJS.ProcessEnv = {},
+  timeoutMs = 180_000,
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [script, ...args], {
       env: { ...process.env, ...env },
-      timeout: 180_000,
+      timeout: timeoutMs,
       killSignal: 'SIGKILL',
     });
     let stdout = '';

@@ -3,34 +3,28 @@
  * alive (the harvest CLI ends when its work does), and a request under way must. Needs
  * `npm run build` first (npm test does it).
  */
-import { spawn } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { tempDir } from './helpers.js';
+import { isRunning } from '../../electron/core/util/pid.js';
+import { runNodeScript, tempDir, type CliResult } from './helpers.js';
 
 const MODULE = pathToFileURL(
   join(import.meta.dirname, '..', '..', 'dist', 'electron', 'core', 'harvest', 'durable.js'),
 ).href;
 
-/** Runs an ES module script in Node; a process still running after 20 s is killed. */
-function runModule(code: string): Promise<{ code: number | null; stdout: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--input-type=module', '-e', code], {
-      timeout: 20_000,
-      killSignal: 'SIGKILL',
-    });
-    let stdout = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.on('error', reject);
-    child.on('close', (exit) => resolve({ code: exit, stdout }));
-  });
-}
-
 describe.runIf(process.platform === 'linux')('SyncFsRunner in a process of its own', () => {
   const dir = tempDir('labstation-syncfs-proc-');
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** Runs an ES module script in Node, written to a file; still running after 20 s, killed. */
+  let scripts = 0;
+  function runModule(code: string): Promise<CliResult> {
+    const script = join(dir, `script-${++scripts}.mjs`);
+    writeFileSync(script, code);
+    return runNodeScript(script, [], {}, 20_000);
+  }
 
   it('lets the process end with the shell idle, and holds it for a request under way', async () => {
     const started = Date.now();
@@ -49,6 +43,7 @@ describe.runIf(process.platform === 'linux')('SyncFsRunner in a process of its o
     expect(second).toBe(first.replace('first', 'second'));
     expect(Date.now() - started).toBeLessThan(20_000);
   });
+
   it('returns from close() once the shell has ended, with nothing else holding the process', async () => {
     const result = await runModule(`
       const { SyncFsRunner } = await import(${JSON.stringify(MODULE)});
@@ -56,10 +51,11 @@ describe.runIf(process.platform === 'linux')('SyncFsRunner in a process of its o
       await runner.run([${JSON.stringify(dir)}]);
       const pid = runner.shellPid;
       await runner.close();
-      let running = true;
-      try { process.kill(pid, 0); } catch { running = false; }
-      console.log('closed', running ? 'running' : 'ended');
+      console.log('closed', pid, runner.shellPid);
     `);
-    expect(result).toEqual({ code: 0, stdout: 'closed ended\n' });
+    expect(result.code).toBe(0);
+    const [, pid, after] = result.stdout.trim().split(' ');
+    expect(after).toBe('undefined');
+    expect(isRunning(Number(pid))).toBe(false);
   });
 });

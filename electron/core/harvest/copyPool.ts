@@ -3,8 +3,8 @@
  * file, or one batch of small files (copyBatch.ts), which takes one worker like one file does.
  * One more worker, the service worker, answers the quick requests at once: placing a verified
  * batch (a few links and unlinks), the engine's stability checks and the walk's stat calls.
- * Where the worker script is not built (tests that
- * import the TypeScript sources), jobs run on the calling thread instead, with the same code.
+ * Where the worker script is not built (tests that import the TypeScript sources), jobs run on
+ * the calling thread instead, with the same code.
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -100,9 +100,8 @@ export class CopyPool {
   private readonly busy = new Map<Worker, number>();
   /**
    * The worker that answers placements, stability checks and the walk's stat calls, and never
-   * copies: a copy worker reads synchronously (copy.ts), so a request sent
-   * beside its copy would wait for the copy to yield, and for ever behind a read from a share
-   * that hangs.
+   * copies: a copy worker reads synchronously (copy.ts), so a request sent beside its copy would
+   * wait for the copy to yield, and for ever behind a read from a share that hangs.
    */
   private service: Worker | null = null;
   /** Requests the service worker has not answered yet. */

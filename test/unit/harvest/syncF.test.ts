@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runSyncF, SyncFsRunner } from '../../../electron/core/harvest/durable.js';
+import { isRunning } from '../../../electron/core/util/pid.js';
 
 // The real `sync -f` that flushes batches of small copies on Linux; elsewhere it is not used.
 describe.runIf(process.platform === 'linux')('runSyncF', () => {
@@ -19,16 +20,6 @@ describe.runIf(process.platform === 'linux')('runSyncF', () => {
     );
   });
 });
-
-/** Whether a process runs (a zombie counts: its parent has not collected it). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 function commandOf(pid: number): string {
   return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
@@ -57,7 +48,7 @@ describe.runIf(process.platform === 'linux')('SyncFsRunner', () => {
     expect(runner.shellPid).toBe(pid);
     await runner.close();
     expect(runner.shellPid).toBeUndefined();
-    expect(alive(pid)).toBe(false);
+    expect(isRunning(pid)).toBe(false);
     // A run after close starts a new shell.
     await runner.run([dir]);
     expect(runner.shellPid).toBeGreaterThan(0);
