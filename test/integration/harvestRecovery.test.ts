@@ -6,8 +6,8 @@
  * else put at that name is never touched. Also: `command` hooks that came from the server run
  * only where the station allows them.
  */
-import { readFileSync, truncateSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DurabilityBatch } from '../../electron/core/harvest/durable.js';
 import {
@@ -83,45 +83,74 @@ describe('recovery after a cut before a batch flush', () => {
   });
 });
 
-describe('DurabilityBatch', () => {
+/** Files a, b and c in folders of their own under a new temporary folder. */
+function threeFolders(): { a: string; b: string; c: string } {
+  const root = tempDir();
+  const path = (name: string): string => {
+    mkdirSync(join(root, name));
+    const file = join(root, name, `${name}.bin`);
+    writeFileSync(file, name);
+    return file;
+  };
+  return { a: path('a'), b: path('b'), c: path('c') };
+}
+
+// The batch's one flush is `sync -f`, which only Linux has; elsewhere each file is flushed.
+describe.runIf(process.platform === 'linux')('DurabilityBatch', () => {
   it('flushes once per batch, with each folder once, and answers every waiter', async () => {
+    const { a, b, c } = threeFolders();
     const calls: string[][] = [];
     const batch = new DurabilityBatch({
       maxFiles: 3,
       maxWaitMs: 10_000,
-      syncFs: (folders) => {
+      runSync: (folders) => {
         calls.push(folders);
         return Promise.resolve();
       },
     });
-    await Promise.all([batch.settle('/a/1'), batch.settle('/a/2'), batch.settle('/b/3')]);
-    expect(calls).toEqual([['/a', '/b']]);
-    const late = batch.settle('/c/4');
+    const again = join(dirname(a), 'again.bin');
+    writeFileSync(again, 'a again');
+    await Promise.all([batch.settle(a), batch.settle(again), batch.settle(b)]);
+    expect(calls).toEqual([[dirname(a), dirname(b)]]);
+    const late = batch.settle(c);
     await batch.flush();
     await late;
-    expect(calls).toEqual([['/a', '/b'], ['/c']]);
+    expect(calls).toEqual([[dirname(a), dirname(b)], [dirname(c)]]);
   });
 
-  it('fails every waiter of a batch whose flush fails (none is recorded completed)', async () => {
+  it('flushes file by file when the batch flush fails: only a file that cannot be flushed fails', async () => {
+    const { a, b } = threeFolders();
+    const gone = join(dirname(b), 'gone.bin');
+    let tried = 0;
     const batch = new DurabilityBatch({
-      maxFiles: 2,
-      syncFs: () => Promise.reject(new Error('EIO')),
+      maxFiles: 3,
+      runSync: () => {
+        tried += 1;
+        return Promise.reject(new Error('sync -f failed: EIO'));
+      },
     });
-    const results = await Promise.allSettled([batch.settle('/a/1'), batch.settle('/a/2')]);
-    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    const results = await Promise.allSettled([
+      batch.settle(a),
+      batch.settle(gone),
+      batch.settle(b),
+    ]);
+    expect(tried).toBe(1);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(String((results[1] as PromiseRejectedResult).reason)).toMatch(/ENOENT/);
   });
 
   it('flushes what waits after maxWaitMs', async () => {
+    const { a } = threeFolders();
     let flushed = 0;
     const batch = new DurabilityBatch({
       maxFiles: 100,
       maxWaitMs: 5,
-      syncFs: () => {
+      runSync: () => {
         flushed += 1;
         return Promise.resolve();
       },
     });
-    await batch.settle('/a/1');
+    await batch.settle(a);
     expect(flushed).toBe(1);
   });
 });

@@ -254,14 +254,12 @@ export interface DurabilityOptions {
   maxFiles?: number;
   /**
    * Flush at the latest this long after the first file began to wait (default 200 ms: each
-   * flush starts a `sync` process).
+   * flush is a `sync` run).
    */
   maxWaitMs?: number;
-  /** Test seam: how a batch's file systems are flushed. */
-  syncFs?: SyncFs;
   /**
-   * How `sync -f` is run once the folders are known to be on local disks (default runSyncF
-   * here; the engine has its service worker start it, copyPool.ts).
+   * How `sync -f` is run once the folders are known to be on local disks: runSyncF by default;
+   * the engine passes its SyncFsRunner's.
    */
   runSync?: SyncFs;
 }
@@ -303,11 +301,6 @@ export class DurabilityBatch {
   private async flushBatch(batch: Waiting[]): Promise<void> {
     const folders = [...new Set(batch.map((w) => dirname(w.path)))];
     try {
-      if (this.options.syncFs) {
-        await this.options.syncFs(folders);
-        for (const w of batch) w.resolve();
-        return;
-      }
       const local = (await Promise.all(folders.map((f) => onLocalDisk(f)))).every(Boolean);
       if (local && (await hasSyncFs(folders[0]))) {
         // One syncfs per folder named; after the first, a folder on the same file system has
@@ -318,10 +311,6 @@ export class DurabilityBatch {
       }
     } catch {
       // Flushed one by one below: each file then fails or succeeds on its own.
-    }
-    if (this.options.syncFs) {
-      for (const w of batch) w.reject(new Error('the flush of this batch failed'));
-      return;
     }
     const synced = new Map<string, Promise<void>>();
     for (const w of batch) {
