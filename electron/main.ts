@@ -51,6 +51,10 @@ let harvester: Harvester | undefined;
 let server: RunningServer | undefined;
 let window: BrowserWindow | undefined;
 let tray: Tray | undefined;
+/** Quitting: what runs is being ended (closeAll), then the app quits. */
+let quitting: 'no' | 'closing' | 'ready' = 'no';
+/** How long a quit waits for the harvest, the sync client and the server to end. */
+const QUIT_WAIT_MS = 10_000;
 /** What the window may show: the station page, or the local server's origin. */
 let ownPage: { file?: string; origin?: string } = { file: INDEX_URL };
 
@@ -63,11 +67,15 @@ if (!app.requestSingleInstanceLock()) {
     window.focus();
   });
   app.on('window-all-closed', () => app.quit());
-  app.on('will-quit', () => {
-    void harvester?.stop();
-    void sync?.stop();
-    station?.close();
-    void server?.close();
+  app.on('will-quit', (event) => {
+    if (quitting === 'ready') return;
+    event.preventDefault();
+    if (quitting === 'closing') return;
+    quitting = 'closing';
+    void closeAll().finally(() => {
+      quitting = 'ready';
+      app.quit();
+    });
   });
   app.on('web-contents-created', (_event, contents) => {
     // No navigation away from the app, no new windows; http(s) links open in the browser.
@@ -95,6 +103,21 @@ if (!app.requestSingleInstanceLock()) {
       );
       app.exit(1);
     });
+}
+
+/**
+ * Ends what runs before the app quits, the database last: the harvest stores the outcomes that
+ * are in, then releases its lock; the sync client finishes the push under way. A stop that
+ * hangs (a copy stuck on a share that is gone) does not keep the app from quitting: after
+ * QUIT_WAIT_MS it quits anyway, and the next start finishes or cleans up what was under way.
+ */
+async function closeAll(): Promise<void> {
+  const stopped = Promise.allSettled([harvester?.stop(), sync?.stop(), server?.close()]);
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise((resolve) => (timer = setTimeout(resolve, QUIT_WAIT_MS)));
+  await Promise.race([stopped, late]);
+  clearTimeout(timer);
+  station?.close();
 }
 
 function denyPermissions(): void {

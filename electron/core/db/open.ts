@@ -28,10 +28,7 @@ export function openDatabase(file: string, list: readonly Migration[] = migratio
     if (!existsSync(file)) writeFileSync(file, '', { mode: 0o600 });
     chmodSync(file, 0o600);
   }
-  // The desktop app runs Electron's Node, whose native-module ABI differs from plain Node's:
-  // bin/start.js builds better-sqlite3 for it into its own folder and names the file here.
-  const binding = process.env.LABSTATION_SQLITE_BINDING;
-  const db = binding ? new Database(file, { nativeBinding: binding }) : new Database(file);
+  const db = newDatabase(file);
   try {
     const latest = list.length ? list[list.length - 1].version : LATEST_VERSION;
     const found = schemaVersion(db);
@@ -46,6 +43,16 @@ export function openDatabase(file: string, list: readonly Migration[] = migratio
     db.close();
     throw error;
   }
+}
+
+/**
+ * A better-sqlite3 connection to `file`, nothing set. The desktop app runs Electron's Node,
+ * whose native-module ABI differs from plain Node's: bin/start.js builds better-sqlite3 for it
+ * into its own folder and names the file here.
+ */
+export function newDatabase(file: string, options: { timeout?: number } = {}): Db {
+  const binding = process.env.LABSTATION_SQLITE_BINDING;
+  return new Database(file, binding ? { ...options, nativeBinding: binding } : options);
 }
 
 export function schemaVersion(db: Db): number {

@@ -1,10 +1,17 @@
 /**
  * One harvester per data dir. Two (a running station and a cron `labstation harvest --once`)
  * would each take the other's partial copies for leftovers of a crash and transfer the same
- * files twice. The lock is a file holding the owner's pid, created exclusively; a lock whose
- * process is gone is stale and taken over.
+ * files twice.
+ *
+ * The lock is the operating system's file lock: `harvest.lock` is an empty SQLite database that
+ * the owner holds exclusively (locking_mode EXCLUSIVE) for as long as it harvests. The system
+ * drops the lock when the owner's process ends, however it ends, so nothing stale is left. The
+ * lock used to be a file holding the owner's pid, and a pid outlives its process: after a
+ * reboot, or at once on Windows, which hands pids out again soon, another program could hold
+ * it, and no harvest would start until someone deleted the file.
  */
-import { readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { readFileSync, truncateSync } from 'node:fs';
+import { newDatabase, type Db } from '../db/open.js';
 import { AppError } from '../util/errors.js';
 import { isRunning } from '../util/pid.js';
 
@@ -12,22 +19,34 @@ export interface HarvestLock {
   release(): void;
 }
 
+const TAKEN = 'another harvest runs on this data dir';
+const STOP_IT = 'stop it first (a running station harvests by itself)';
+
+function codeOf(error: unknown): string | undefined {
+  return (error as { code?: string }).code;
+}
+
 export function takeHarvestLock(file: string): HarvestLock {
   for (let attempt = 0; attempt < 3; attempt += 1) {
+    // timeout 0: a lock that is held is refused at once, not waited for.
+    const db: Db = newDatabase(file, { timeout: 0 });
     try {
-      writeFileSync(file, `${process.pid}\n`, { flag: 'wx', mode: 0o600 });
-      return {
-        release() {
-          try {
-            if (readFileSync(file, 'utf8').trim() === String(process.pid)) unlinkSync(file);
-          } catch {
-            // Already gone.
-          }
-        },
-      };
+      db.pragma('locking_mode = EXCLUSIVE');
+      // In exclusive locking mode the lock that BEGIN EXCLUSIVE takes outlives the transaction
+      // and is held until the connection closes.
+      db.exec('BEGIN EXCLUSIVE');
+      db.exec('COMMIT');
+      return { release: () => db.close() };
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      db.close();
+      // SQLITE_BUSY from another process; from this one, SQLite refuses a second connection the
+      // same way.
+      if (codeOf(error) === 'SQLITE_BUSY') throw new AppError('conflict', `${TAKEN}; ${STOP_IT}`);
+      if (codeOf(error) !== 'SQLITE_NOTADB') throw error;
     }
+    // A pid lock left by an earlier version. Its owner, if it still runs, holds no file lock:
+    // only its pid tells. Emptied, not deleted: the file keeps its identity, so two harvests
+    // that meet here both lock the same file and one of them is refused.
     let owner = Number.NaN;
     try {
       owner = Number(readFileSync(file, 'utf8').trim());
@@ -35,17 +54,9 @@ export function takeHarvestLock(file: string): HarvestLock {
       continue;
     }
     if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && isRunning(owner)) {
-      throw new AppError(
-        'conflict',
-        `another harvest runs on this data dir (process ${owner}); stop it first ` +
-          '(a running station harvests by itself)',
-      );
+      throw new AppError('conflict', `${TAKEN} (process ${owner}); ${STOP_IT}`);
     }
-    try {
-      unlinkSync(file);
-    } catch {
-      // Someone else took it over first; try again.
-    }
+    truncateSync(file, 0);
   }
   throw new AppError('conflict', `cannot take the harvest lock ${file}`);
 }
