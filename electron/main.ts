@@ -112,12 +112,27 @@ if (!app.requestSingleInstanceLock()) {
  * QUIT_WAIT_MS it quits anyway, and the next start finishes or cleans up what was under way.
  */
 async function closeAll(): Promise<void> {
-  const stopped = Promise.allSettled([harvester?.stop(), sync?.stop(), server?.close()]);
+  const parts = { harvest: harvester?.stop(), sync: sync?.stop(), server: server?.close() };
+  const stopped = Promise.all(
+    Object.entries(parts).map(([name, ending]) =>
+      Promise.resolve(ending).catch((error: unknown) =>
+        log.error({ err: error }, `${name} did not stop cleanly`),
+      ),
+    ),
+  );
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise((resolve) => (timer = setTimeout(resolve, QUIT_WAIT_MS)));
-  await Promise.race([stopped, late]);
+  const late = new Promise<'late'>(
+    (resolve) => (timer = setTimeout(() => resolve('late'), QUIT_WAIT_MS)),
+  );
+  if ((await Promise.race([stopped, late])) === 'late') {
+    log.warn(`quitting before everything stopped (waited ${QUIT_WAIT_MS / 1000} s)`);
+  }
   clearTimeout(timer);
-  station?.close();
+  try {
+    station?.close();
+  } catch (error) {
+    log.error({ err: error }, 'the station database did not close cleanly');
+  }
 }
 
 function denyPermissions(): void {
@@ -129,8 +144,11 @@ function denyPermissions(): void {
 /** Starts again in the mode just recorded; the reply to the settings call goes out first. */
 function relaunchSoon(): void {
   setTimeout(() => {
-    app.relaunch();
-    app.exit(0);
+    quitting = 'closing';
+    void closeAll().finally(() => {
+      app.relaunch();
+      app.exit(0);
+    });
   }, 300);
 }
 

@@ -2,11 +2,12 @@
  * One harvest per data dir (electron/core/harvest/lock.ts): the lock is the system's file lock
  * on `harvest.lock`, held by a process of its own here (built code; `npm run build` first, as
  * npm test does). It refuses a second harvest while its owner lives, and leaves nothing behind
- * when the owner is killed: no pid in a file can name some other program later.
+ * when the owner is killed: no pid in a file can name some other program later, and no
+ * journal is left beside it. Of harvests that start at once, exactly one takes it.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { takeHarvestLock } from '../../electron/core/harvest/lock.js';
@@ -17,9 +18,12 @@ const MODULE = pathToFileURL(
 ).href;
 
 let holder: ChildProcess | null = null;
+/** The processes of the race below, which hold what they took until they are killed. */
+const racers: ChildProcess[] = [];
 afterEach(() => {
   holder?.kill('SIGKILL');
   holder = null;
+  for (const child of racers.splice(0)) child.kill('SIGKILL');
 });
 
 /** A process that takes the lock, says so, and keeps it until it is killed. */
@@ -40,6 +44,32 @@ function holdInAnotherProcess(file: string): Promise<ChildProcess> {
       if (d.toString().includes('held')) resolve(child);
     });
     child.on('exit', (code) => reject(new Error(`the holder ended (${code}): ${stderr}`)));
+  });
+}
+
+/** A process that tries to take the lock, answers 'took' or 'refused', and holds it. */
+function tryInAnotherProcess(file: string): Promise<string> {
+  const child = spawn(process.execPath, [
+    '--input-type=module',
+    '-e',
+    `const { takeHarvestLock } = await import(${JSON.stringify(MODULE)});
+     try {
+       takeHarvestLock(${JSON.stringify(file)});
+       console.log('took');
+       setInterval(() => undefined, 1000);
+     } catch (error) {
+       console.log(/another harvest runs/.test(error.message) ? 'refused' : error.message);
+     }`,
+  ]);
+  racers.push(child);
+  return new Promise((resolve, reject) => {
+    let stdout = '';
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+      if (stdout.includes('\n')) resolve(stdout.trim());
+    });
+    child.on('error', reject);
+    child.on('exit', () => resolve(stdout.trim()));
   });
 }
 
@@ -67,22 +97,46 @@ describe('the harvest lock', () => {
     );
     child.kill('SIGKILL');
     await ended(child);
-    // Nothing to clean up or to wait for: the system dropped the lock with its owner.
+    // Nothing to clean up or to wait for: the system dropped the lock with its owner, and no
+    // journal or other file was left beside it.
+    expect(readdirSync(dirname(file))).toEqual(['harvest.lock']);
     const lock = takeHarvestLock(file);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
     lock.release();
+  });
+
+  it('lets exactly one of three harvests that start at once take it', async () => {
+    for (let round = 0; round < 3; round += 1) {
+      const file = join(tempDir(), 'harvest.lock');
+      // Odd rounds start from a pid lock of an earlier version, whose owner is gone.
+      if (round % 2 === 1) writeFileSync(file, '99999999\n');
+      const answers = await Promise.all([1, 2, 3].map(() => tryInAnotherProcess(file)));
+      expect(answers.sort()).toEqual(['refused', 'refused', 'took']);
+    }
+  });
+
+  it('names the file and the reason when the lock cannot be opened', () => {
+    const file = join(tempDir(), 'harvest.lock');
+    mkdirSync(file);
+    expect(() => takeHarvestLock(file)).toThrow(
+      `cannot take the harvest lock ${file}: unable to open database file`,
+    );
   });
 
   it('takes over a pid lock left by an earlier version once its process is gone', () => {
     const file = join(tempDir(), 'harvest.lock');
     // Above the largest pid Linux hands out (4,194,304).
     writeFileSync(file, '99999999\n');
+    const inode = statSync(file).ino;
     const lock = takeHarvestLock(file);
     expect(() => takeHarvestLock(file)).toThrow(/another harvest runs/);
     lock.release();
-    expect(readFileSync(file).subarray(0, 6).toString()).not.toBe('999999');
+    // Emptied in place, not replaced by a new file (see lock.ts).
+    expect(statSync(file).ino).toBe(inode);
+    expect(readFileSync(file, 'utf8')).not.toContain('99999999');
   });
 
-  it('refuses a pid lock left by an earlier version while its process runs', async () => {
+  it('refuses a pid lock left by an earlier version while its process runs', () => {
     const file = join(tempDir(), 'harvest.lock');
     const child = spawn(process.execPath, ['-e', 'setInterval(() => undefined, 1000)']);
     holder = child;
@@ -90,8 +144,5 @@ describe('the harvest lock', () => {
     expect(() => takeHarvestLock(file)).toThrow(
       `another harvest runs on this data dir (process ${child.pid})`,
     );
-    child.kill('SIGKILL');
-    await ended(child);
-    takeHarvestLock(file).release();
   });
 });

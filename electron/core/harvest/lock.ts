@@ -10,7 +10,7 @@
  * reboot, or at once on Windows, which hands pids out again soon, another program could hold
  * it, and no harvest would start until someone deleted the file.
  */
-import { readFileSync, truncateSync } from 'node:fs';
+import { existsSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { newDatabase, type Db } from '../db/open.js';
 import { AppError } from '../util/errors.js';
 import { isRunning } from '../util/pid.js';
@@ -22,27 +22,53 @@ export interface HarvestLock {
 const TAKEN = 'another harvest runs on this data dir';
 const STOP_IT = 'stop it first (a running station harvests by itself)';
 
-function codeOf(error: unknown): string | undefined {
-  return (error as { code?: string }).code;
+function codeOf(error: unknown): string {
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' ? code : '';
 }
 
+/**
+ * How long a held lock is waited for before it is refused. Windows drops a dead process's
+ * locks soon, not at once, and a station started again right after a crash must not find its
+ * own old lock; elsewhere the lock goes with the process.
+ */
+const WAIT_MS = process.platform === 'win32' ? 2000 : 0;
+
+/**
+ * Takes the lock, or throws a conflict naming why. The holder must not open and close
+ * `file` in any other way while it holds the lock: on Linux and macOS, closing any descriptor
+ * of a file drops every lock the process has on it.
+ */
 export function takeHarvestLock(file: string): HarvestLock {
   for (let attempt = 0; attempt < 3; attempt += 1) {
-    // timeout 0: a lock that is held is refused at once, not waited for.
-    const db: Db = newDatabase(file, { timeout: 0 });
+    let db: Db | null = null;
     try {
+      // Created readable by its owner only, as the database is. Only if missing: opening and
+      // closing the file here would drop a lock this process holds on it.
+      if (!existsSync(file)) writeFileSync(file, '', { mode: 0o600, flag: 'a' });
+      db = newDatabase(file, { timeout: WAIT_MS });
       db.pragma('locking_mode = EXCLUSIVE');
+      // No journal file beside the lock: a holder that is killed would leave it behind.
+      db.pragma('journal_mode = MEMORY');
       // In exclusive locking mode the lock that BEGIN EXCLUSIVE takes outlives the transaction
       // and is held until the connection closes.
       db.exec('BEGIN EXCLUSIVE');
       db.exec('COMMIT');
-      return { release: () => db.close() };
+      const held = db;
+      return { release: () => held.close() };
     } catch (error) {
-      db.close();
+      db?.close();
+      const code = codeOf(error);
       // SQLITE_BUSY from another process; from this one, SQLite refuses a second connection the
       // same way.
-      if (codeOf(error) === 'SQLITE_BUSY') throw new AppError('conflict', `${TAKEN}; ${STOP_IT}`);
-      if (codeOf(error) !== 'SQLITE_NOTADB') throw error;
+      if (code === 'SQLITE_BUSY') throw new AppError('conflict', `${TAKEN}; ${STOP_IT}`);
+      if (code !== 'SQLITE_NOTADB') {
+        throw new AppError(
+          'internal',
+          `cannot take the harvest lock ${file}: ${(error as Error).message} ` +
+            '(the data dir must be writable)',
+        );
+      }
     }
     // A pid lock left by an earlier version. Its owner, if it still runs, holds no file lock:
     // only its pid tells. Emptied, not deleted: the file keeps its identity, so two harvests
