@@ -39,6 +39,7 @@ import { Harvester } from './core/harvest/engine.js';
 import { SyncLink } from './core/sync/link.js';
 import { toApiError } from './core/util/errors.js';
 import { createLogger } from './core/util/log.js';
+import { stopThenClose } from './core/util/shutdown.js';
 
 const INDEX_URL = pathToFileURL(join(RENDERER_DIR, 'index.html')).href;
 const paths = desktopPaths(app.getPath('userData'));
@@ -53,8 +54,6 @@ let window: BrowserWindow | undefined;
 let tray: Tray | undefined;
 /** Quitting: what runs is being ended (closeAll), then the app quits. */
 let quitting: 'no' | 'closing' | 'ready' = 'no';
-/** How long a quit waits for the harvest, the sync client and the server to end. */
-const QUIT_WAIT_MS = 10_000;
 /** What the window may show: the station page, or the local server's origin. */
 let ownPage: { file?: string; origin?: string } = { file: INDEX_URL };
 
@@ -105,34 +104,18 @@ if (!app.requestSingleInstanceLock()) {
     });
 }
 
-/**
- * Ends what runs before the app quits, the database last: the harvest stores the outcomes that
- * are in, then releases its lock; the sync client finishes the push under way. A stop that
- * hangs (a copy stuck on a share that is gone) does not keep the app from quitting: after
- * QUIT_WAIT_MS it quits anyway, and the next start finishes or cleans up what was under way.
- */
+/** Ends what runs before the app quits, the database last (util/shutdown.ts). */
 async function closeAll(): Promise<void> {
-  const parts = { harvest: harvester?.stop(), sync: sync?.stop(), server: server?.close() };
-  const stopped = Promise.all(
-    Object.entries(parts).map(([name, ending]) =>
-      Promise.resolve(ending).catch((error: unknown) =>
-        log.error({ err: error }, `${name} did not stop cleanly`),
-      ),
-    ),
+  const [harvest, link, web, core] = [harvester, sync, server, station];
+  await stopThenClose(
+    {
+      harvest: harvest && (() => harvest.stop()),
+      sync: link && (() => link.stop()),
+      server: web && (() => web.close()),
+    },
+    () => core?.close(),
+    { log },
   );
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<'late'>(
-    (resolve) => (timer = setTimeout(() => resolve('late'), QUIT_WAIT_MS)),
-  );
-  if ((await Promise.race([stopped, late])) === 'late') {
-    log.warn(`quitting before everything stopped (waited ${QUIT_WAIT_MS / 1000} s)`);
-  }
-  clearTimeout(timer);
-  try {
-    station?.close();
-  } catch (error) {
-    log.error({ err: error }, 'the station database did not close cleanly');
-  }
 }
 
 function denyPermissions(): void {

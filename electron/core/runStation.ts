@@ -10,6 +10,7 @@ import { Station } from './station/station.js';
 import { SyncLink, type SyncTuning } from './sync/link.js';
 import { AppError } from './util/errors.js';
 import type { Logger } from './util/log.js';
+import { stopThenClose } from './util/shutdown.js';
 
 export interface RunStationOptions {
   dataDir: string;
@@ -94,10 +95,15 @@ export async function runStation(options: RunStationOptions): Promise<RunningSta
       token,
       url: `http://${host.includes(':') ? `[${host}]` : host}:${port}/`,
       async close() {
-        await server.close();
-        await harvester.stop();
-        await sync.stop();
-        station.close();
+        await stopThenClose(
+          {
+            server: () => server.close(),
+            harvest: () => harvester.stop(),
+            sync: () => sync.stop(),
+          },
+          () => station.close(),
+          { log: station.log },
+        );
       },
     };
   } catch (error) {
