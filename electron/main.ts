@@ -61,6 +61,11 @@ if (!app.requestSingleInstanceLock()) {
   app.quit();
 } else {
   app.on('second-instance', () => {
+    // Started again while this one quits (closeAll can take seconds): start anew once it has.
+    if (quitting !== 'no') {
+      app.relaunch();
+      return;
+    }
     if (!window) return;
     if (window.isMinimized()) window.restore();
     window.focus();
