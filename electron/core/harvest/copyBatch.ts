@@ -27,6 +27,7 @@ import {
 import { lstat } from 'node:fs/promises';
 import { createXXHash128, type IHasher } from '../util/hasher.js';
 import { CHUNK, closeQuietly, copySpan, flipBit, slowDownMs, writeAll } from './copy.js';
+import { errorCode } from '../util/errors.js';
 import { failpoint, injected } from '../util/failpoint.js';
 
 export interface SmallCopyJob {
@@ -80,17 +81,12 @@ const SOURCE_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0);
 
 let hasher: IHasher | null = null;
 
-function codeOf(error: unknown): string | null {
-  const code = (error as NodeJS.ErrnoException).code;
-  return typeof code === 'string' ? code : null;
-}
-
 function removeSync(path: string): boolean {
   try {
     unlinkSync(path);
     return true;
   } catch (error) {
-    return codeOf(error) === 'ENOENT';
+    return errorCode(error) === 'ENOENT';
   }
 }
 
@@ -149,7 +145,7 @@ function copyOne(job: SmallCopyJob, h: IHasher, ahead: ReadAhead): SmallCopyResu
     return {
       outcome: 'error',
       message: ahead.error.message,
-      code: codeOf(ahead.error),
+      code: errorCode(ahead.error),
       removed: true,
     };
   }
@@ -159,7 +155,7 @@ function copyOne(job: SmallCopyJob, h: IHasher, ahead: ReadAhead): SmallCopyResu
   const fail = (error: unknown): SmallCopyResult => ({
     outcome: 'error',
     message: (error as Error).message,
-    code: codeOf(error),
+    code: errorCode(error),
     removed: !created || removeSync(job.partial),
   });
   try {
@@ -290,17 +286,17 @@ function placeOne(job: PlaceJob): PlaceResult {
   try {
     linkSync(job.partial, job.destination);
   } catch (error) {
-    const code = codeOf(error) ?? '';
+    const code = errorCode(error) ?? '';
     if (code === 'EEXIST') return { outcome: 'taken' };
     if (!NO_HARD_LINKS.has(code)) {
-      return { outcome: 'error', message: (error as Error).message, code: codeOf(error) };
+      return { outcome: 'error', message: (error as Error).message, code: errorCode(error) };
     }
     try {
       if (lstatSync(job.destination, { throwIfNoEntry: false })) return { outcome: 'taken' };
       renameSync(job.partial, job.destination);
       return { outcome: 'placed', partialLeft: false };
     } catch (fallback) {
-      return { outcome: 'error', message: (fallback as Error).message, code: codeOf(fallback) };
+      return { outcome: 'error', message: (fallback as Error).message, code: errorCode(fallback) };
     }
   }
   return { outcome: 'placed', partialLeft: !removeSync(job.partial) };

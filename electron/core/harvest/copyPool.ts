@@ -9,6 +9,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { errorCode } from '../util/errors.js';
 import { copyVerified, hashFile, type CopyJob, type CopyResult } from './copy.js';
 import {
   copySmallFiles,
@@ -74,12 +75,11 @@ export async function runCopyMessage(
                 : await hashFile(request.path);
     send({ id: request.id, type: 'done', result });
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
     send({
       id: request.id,
       type: 'error',
       message: (error as Error).message,
-      code: typeof code === 'string' ? code : null,
+      code: errorCode(error),
     });
   }
 }

@@ -12,7 +12,7 @@
  */
 import { existsSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { newDatabase, type Db } from '../db/open.js';
-import { AppError } from '../util/errors.js';
+import { AppError, errorCode } from '../util/errors.js';
 import { isRunning } from '../util/pid.js';
 
 export interface HarvestLock {
@@ -21,11 +21,6 @@ export interface HarvestLock {
 
 const TAKEN = 'another harvest runs on this data dir';
 const STOP_IT = 'stop it first (a running station harvests by itself)';
-
-function codeOf(error: unknown): string {
-  const code = (error as { code?: unknown }).code;
-  return typeof code === 'string' ? code : '';
-}
 
 /**
  * How long a held lock is waited for before it is refused. Windows drops a dead process's
@@ -58,7 +53,7 @@ export function takeHarvestLock(file: string): HarvestLock {
       return { release: () => held.close() };
     } catch (error) {
       db?.close();
-      const code = codeOf(error);
+      const code = errorCode(error);
       // SQLITE_BUSY from another process; from this one, SQLite refuses a second connection the
       // same way.
       if (code === 'SQLITE_BUSY') throw new AppError('conflict', `${TAKEN}; ${STOP_IT}`);

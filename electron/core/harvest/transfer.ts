@@ -15,6 +15,7 @@ import {
 } from '../../../shared/harvest/template.js';
 import type { Db } from '../db/open.js';
 import { cachedStatement } from '../db/statements.js';
+import { errorCode } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
 import {
   hooksFor,
@@ -85,9 +86,9 @@ const ERRNO_WORDS: Record<string, string> = {
 };
 
 export function describeError(error: unknown): string {
-  const code = (error as { code?: unknown }).code;
+  const code = errorCode(error);
   const message = (error as Error).message ?? String(error);
-  const word = typeof code === 'string' ? ERRNO_WORDS[code] : undefined;
+  const word = code === null ? undefined : ERRNO_WORDS[code];
   return word ? `${word}: ${message}` : message;
 }
 

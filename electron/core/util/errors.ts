@@ -22,6 +22,12 @@ export class AppError extends Error {
  * A refusal that names its field: the message starts with it, and details.problems points at
  * it, so a form can show the message at that field.
  */
+/** An error's code (errno's `ENOSPC`, SQLite's `SQLITE_BUSY`), null when it has none. */
+export function errorCode(error: unknown): string | null {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : null;
+}
+
 export function fieldError(
   field: string,
   message: string,
