@@ -17,38 +17,17 @@ const MODULE = pathToFileURL(
   join(import.meta.dirname, '..', '..', 'dist', 'electron', 'core', 'harvest', 'lock.js'),
 ).href;
 
-let holder: ChildProcess | null = null;
-/** The processes of the race below, which hold what they took until they are killed. */
-const racers: ChildProcess[] = [];
+/** Processes started here; they hold what they took until they are killed. */
+const others: ChildProcess[] = [];
 afterEach(() => {
-  holder?.kill('SIGKILL');
-  holder = null;
-  for (const child of racers.splice(0)) child.kill('SIGKILL');
+  for (const child of others.splice(0)) child.kill('SIGKILL');
 });
 
-/** A process that takes the lock, says so, and keeps it until it is killed. */
-function holdInAnotherProcess(file: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [
-    '--input-type=module',
-    '-e',
-    `const { takeHarvestLock } = await import(${JSON.stringify(MODULE)});
-     takeHarvestLock(${JSON.stringify(file)});
-     console.log('held');
-     setInterval(() => undefined, 1000);`,
-  ]);
-  holder = child;
-  return new Promise((resolve, reject) => {
-    let stderr = '';
-    child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.stdout?.on('data', (d: Buffer) => {
-      if (d.toString().includes('held')) resolve(child);
-    });
-    child.on('exit', (code) => reject(new Error(`the holder ended (${code}): ${stderr}`)));
-  });
-}
-
-/** A process that tries to take the lock, answers 'took' or 'refused', and holds it. */
-function tryInAnotherProcess(file: string): Promise<string> {
+/**
+ * A process that tries to take the lock and answers 'took' (then holds it until it is killed)
+ * or 'refused'; anything else it says is the error it met.
+ */
+function tryInAnotherProcess(file: string): Promise<{ answer: string; child: ChildProcess }> {
   const child = spawn(process.execPath, [
     '--input-type=module',
     '-e',
@@ -61,15 +40,18 @@ function tryInAnotherProcess(file: string): Promise<string> {
        console.log(/another harvest runs/.test(error.message) ? 'refused' : error.message);
      }`,
   ]);
-  racers.push(child);
+  others.push(child);
   return new Promise((resolve, reject) => {
     let stdout = '';
+    let stderr = '';
+    const answer = (): void => resolve({ answer: stdout.trim() || stderr.trim(), child });
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.stdout.on('data', (d: Buffer) => {
       stdout += d.toString();
-      if (stdout.includes('\n')) resolve(stdout.trim());
+      if (stdout.includes('\n')) answer();
     });
     child.on('error', reject);
-    child.on('exit', () => resolve(stdout.trim()));
+    child.on('exit', answer);
   });
 }
 
@@ -91,7 +73,8 @@ describe('the harvest lock', () => {
 
   it('refuses while another process holds it, and is free the moment that process is killed', async () => {
     const file = join(tempDir(), 'harvest.lock');
-    const child = await holdInAnotherProcess(file);
+    const { answer, child } = await tryInAnotherProcess(file);
+    expect(answer).toBe('took');
     expect(() => takeHarvestLock(file)).toThrow(
       'another harvest runs on this data dir; stop it first (a running station harvests by itself)',
     );
@@ -110,8 +93,8 @@ describe('the harvest lock', () => {
       const file = join(tempDir(), 'harvest.lock');
       // Odd rounds start from a pid lock of an earlier version, whose owner is gone.
       if (round % 2 === 1) writeFileSync(file, '99999999\n');
-      const answers = await Promise.all([1, 2, 3].map(() => tryInAnotherProcess(file)));
-      expect(answers.sort()).toEqual(['refused', 'refused', 'took']);
+      const tries = await Promise.all([1, 2, 3].map(() => tryInAnotherProcess(file)));
+      expect(tries.map((t) => t.answer).sort()).toEqual(['refused', 'refused', 'took']);
     }
   });
 
@@ -139,7 +122,7 @@ describe('the harvest lock', () => {
   it('refuses a pid lock left by an earlier version while its process runs', () => {
     const file = join(tempDir(), 'harvest.lock');
     const child = spawn(process.execPath, ['-e', 'setInterval(() => undefined, 1000)']);
-    holder = child;
+    others.push(child);
     writeFileSync(file, `${child.pid}\n`);
     expect(() => takeHarvestLock(file)).toThrow(
       `another harvest runs on this data dir (process ${child.pid})`,
