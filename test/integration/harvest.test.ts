@@ -39,6 +39,7 @@ import {
   setupHarvest,
   transfersOf,
   tryMountTmpfs,
+  type HarvestDirs,
   unmount,
   withDb,
 } from './harvestSetup.js';
@@ -61,7 +62,7 @@ afterEach(async () => {
 });
 
 async function stationFiles(st: StationProcess): Promise<HarvestFileView[]> {
-  const res = await st.rpc('harvest.files', {});
+  const res = await st.rpc('harvest.files', { limit: 1000 });
   return (res.body as { files: HarvestFileView[] }).files;
 }
 
@@ -368,6 +369,21 @@ describe('harvest --once', () => {
   });
 });
 
+/**
+ * A running station whose watch is up: a file written into the watched folder was harvested.
+ * The next walk is minutes away (harvest.rescanMinutes 5), so what follows is the watcher's.
+ */
+async function watchingStation(): Promise<{ dirs: HarvestDirs; st: StationProcess }> {
+  const dirs = await setupHarvest();
+  const st = await startStation(dirs.data);
+  station = st;
+  writeFileSync(join(dirs.src, 'first.dat'), 'first');
+  await waitLong('first.dat harvested', async () =>
+    (await stationFiles(st)).find((f) => f.state === 'done'),
+  );
+  return { dirs, st };
+}
+
 describe('harvest in a running station', () => {
   it('does not take a file that is still being written, then takes it whole', async () => {
     const dirs = await setupHarvest({ stability: 1 });
@@ -417,6 +433,76 @@ describe('harvest in a running station', () => {
     );
     const names = (await stationFiles(st)).map((f) => f.filename).sort();
     expect(names).toEqual(['a.dat', 'b.dat', 'c.dat']);
+  });
+
+  it('takes a tree moved in whole while it runs: each file once, verified, filters kept', async () => {
+    const { dirs, st } = await watchingStation();
+
+    // A run's folder, made beside the watched folder and moved in at once, as a user drops a
+    // folder copied from elsewhere: no event ever names its files.
+    const tree = join(dirs.root, 'run-0042');
+    const contents = new Map<string, Buffer>();
+    const put = (rel: string, data: Buffer): void => {
+      mkdirSync(join(tree, rel, '..'), { recursive: true });
+      writeFileSync(join(tree, rel), data);
+    };
+    for (let grid = 0; grid < 4; grid += 1) {
+      for (let frame = 0; frame < 60; frame += 1) {
+        const rel = `grid${grid}/frames/frame${frame}.tif`;
+        contents.set(rel, randomBytes(1000 + frame));
+        put(rel, contents.get(rel) as Buffer);
+      }
+    }
+    contents.set('summary.json', Buffer.from('{"grids": 4}'));
+    put('summary.json', contents.get('summary.json') as Buffer);
+    put('grid0/frames/scratch.tmp', Buffer.from('excluded by *.tmp'));
+    put('.cache/index.dat', Buffer.from('hidden folder'));
+    symlinkSync('/etc/hostname', join(tree, 'grid1', 'host.txt'));
+    renameSync(tree, join(dirs.src, 'run-0042'));
+
+    const wanted = contents.size + 1;
+    const files = await waitLong('the tree harvested', async () => {
+      const all = await stationFiles(st);
+      return all.filter((f) => f.state === 'done').length === wanted ? all : undefined;
+    });
+    expect(files.every((f) => f.last_transfer?.checksum_verified === true)).toBe(true);
+    for (const [rel, data] of contents) {
+      expect(readFileSync(join(dirs.dest, 'sem-1', 'run-0042', rel))).toEqual(data);
+    }
+    // The folder is read again a second after it appeared: that read takes nothing twice.
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    expect(await stationFiles(st)).toHaveLength(wanted);
+    expect(listTree(join(dirs.dest, 'sem-1', 'run-0042')).sort()).toEqual(
+      [...contents.keys()].sort(),
+    );
+  });
+
+  it('takes files written into a folder just made, whenever they come', async () => {
+    const { dirs, st } = await watchingStation();
+    // Instruments make a folder per acquisition and write into it at once. chokidar reports a
+    // new folder before it watches it: files written before, during and after that must all
+    // be found, without waiting for the next walk.
+    const delays = [0, 2, 10, 30, 100, 300];
+    const written: string[] = [];
+    for (let session = 0; session < 3; session += 1) {
+      const dir = join(dirs.src, `session-${session}`, 'raw');
+      mkdirSync(dir, { recursive: true });
+      let waited = 0;
+      for (const delay of delays) {
+        await new Promise((resolve) => setTimeout(resolve, delay - waited));
+        waited = delay;
+        const name = `image-${delay}ms.dat`;
+        writeFileSync(join(dir, name), `session ${session}, ${delay} ms`);
+        written.push(`session-${session}/raw/${name}`);
+      }
+    }
+    await waitLong('every file written into the new folders', async () => {
+      const done = (await stationFiles(st)).filter((f) => f.state === 'done');
+      return done.length === written.length + 1 ? done : undefined;
+    });
+    for (const rel of written) {
+      expect(existsSync(join(dirs.dest, 'sem-1', rel))).toBe(true);
+    }
   });
 
   it('names the usage in progress: template fields and the usage_context hook', async () => {

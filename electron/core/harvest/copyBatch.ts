@@ -20,11 +20,13 @@ import {
   linkSync,
   lstatSync,
   openSync,
+  readdirSync,
   renameSync,
   statSync,
   unlinkSync,
 } from 'node:fs';
 import { lstat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { createXXHash128, type IHasher } from '../util/hasher.js';
 import { CHUNK, closeQuietly, copySpan, flipBit, slowDownMs, writeAll } from './copy.js';
 import { errorCode } from '../util/errors.js';
@@ -356,4 +358,37 @@ export async function statFiles(paths: string[]): Promise<FileStat[]> {
     stats.push(...group);
   }
   return stats;
+}
+
+/** A regular file found in a folder, with its lstat size and mtime. */
+export interface ListedFile {
+  path: string;
+  size: number;
+  mtimeMs: number;
+}
+
+/**
+ * The regular files directly in each folder (not in its subfolders), for the folders the
+ * watcher reports (engine.ts folderSighted); none for a folder that cannot be read. Synchronous,
+ * on the service worker's thread: when a tree is moved in, the process's libuv pool is queued
+ * full with chokidar's lstat of every entry, and an asynchronous read here waited behind all
+ * of them (0.4 to 0.5 s before the first file of 10,000).
+ */
+export function listFiles(dirs: string[]): ListedFile[][] {
+  return dirs.map((dir) => {
+    let entries;
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return [];
+    }
+    const files: ListedFile[] = [];
+    for (const entry of entries) {
+      if (!entry.isFile()) continue;
+      const path = join(dir, entry.name);
+      const s = lstatSync(path, { throwIfNoEntry: false });
+      if (s?.isFile()) files.push({ path, size: s.size, mtimeMs: s.mtimeMs });
+    }
+    return files;
+  });
 }

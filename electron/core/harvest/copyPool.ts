@@ -2,7 +2,8 @@
  * A fixed number of copy workers (worker threads), each running one job at a time: a job is one
  * file, or one batch of small files (copyBatch.ts), which takes one worker like one file does.
  * One more worker, the service worker, answers the quick requests at once: placing a verified
- * batch (a few links and unlinks), the engine's stability checks and the walk's stat calls.
+ * batch (a few links and unlinks), the engine's stability checks, the walk's stat calls and the
+ * listing of folders the watcher reports.
  * Where the worker script is not built (tests that import the TypeScript sources), jobs run on
  * the calling thread instead, with the same code.
  */
@@ -13,10 +14,12 @@ import { errorCode } from '../util/errors.js';
 import { copyVerified, hashFile, type CopyJob, type CopyResult } from './copy.js';
 import {
   copySmallFiles,
+  listFiles,
   placeFiles,
   probeFiles,
   statFiles,
   type FileStat,
+  type ListedFile,
   type PlaceJob,
   type Probe,
   type PlaceResult,
@@ -30,7 +33,8 @@ export type WorkerRequest =
   | { id: number; type: 'copySmall'; jobs: SmallCopyJob[]; ahead: number }
   | { id: number; type: 'place'; jobs: PlaceJob[] }
   | { id: number; type: 'probe'; paths: string[] }
-  | { id: number; type: 'stat'; paths: string[] };
+  | { id: number; type: 'stat'; paths: string[] }
+  | { id: number; type: 'list'; dirs: string[] };
 
 export type WorkerMessage =
   | { id: number; type: 'progress'; bytes: number }
@@ -72,7 +76,9 @@ export async function runCopyMessage(
               ? probeFiles(request.paths)
               : request.type === 'stat'
                 ? await statFiles(request.paths)
-                : await hashFile(request.path);
+                : request.type === 'list'
+                  ? listFiles(request.dirs)
+                  : await hashFile(request.path);
     send({ id: request.id, type: 'done', result });
   } catch (error) {
     send({
@@ -163,6 +169,11 @@ export class CopyPool {
   /** The walk's lstat of many files (copyBatch.ts statFiles), sent at once. */
   stat(paths: string[]): Promise<FileStat[]> {
     return this.sendBeside({ id: this.nextId++, type: 'stat', paths }) as Promise<FileStat[]>;
+  }
+
+  /** The regular files of folders the watcher reported (copyBatch.ts listFiles), sent at once. */
+  list(dirs: string[]): Promise<ListedFile[][]> {
+    return this.sendBeside({ id: this.nextId++, type: 'list', dirs }) as Promise<ListedFile[][]>;
   }
 
   private sendBeside(request: WorkerRequest): Promise<unknown> {

@@ -3,7 +3,7 @@
  * mtime unchanged for the instrument's window, and the file opens) -> record (ARK minted) ->
  * transfer (transfer.ts, a bounded number at once, in copy workers) -> outbox.
  */
-import { lstat, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { Cron } from 'croner';
 import type { CoreEvent, HarvestStatus } from '../../../shared/api.js';
@@ -26,15 +26,19 @@ import {
   type Deployment,
   type RunRow,
 } from './runs.js';
+import { listFiles } from './copyBatch.js';
 import { CopyPool } from './copyPool.js';
 import { takeHarvestLock, type HarvestLock } from './lock.js';
 import {
   folderFilter,
   relativeTo,
   scanFolder,
+  statFound,
   watchFolder,
+  type FolderFilter,
   type FolderWatch,
   type FoundFile,
+  type StatAll,
 } from './discover.js';
 import {
   arkConfig,
@@ -84,6 +88,14 @@ interface Candidate {
   /** Clock time of the last size or mtime change we saw. */
   changedAt: number;
   firstSeenMs: number;
+}
+
+/** Paths the watcher reported in one watched folder, not looked at yet (Harvester.sighted). */
+interface Sightings {
+  instrument: Instrument;
+  filter: FolderFilter;
+  paths: Set<string>;
+  folders: Set<string>;
 }
 
 interface Active {
@@ -178,6 +190,14 @@ function alreadyRecorded(
   );
 }
 
+const candidateKey = (instrument: Instrument, path: string): string => `${instrument.id}\0${path}`;
+
+/** Folders listed per request to the service worker (Harvester.lookAtSightings). */
+const LIST_GROUP = 4;
+
+/** A folder the watcher reports is read again this long after (Harvester.folderSighted). */
+const FOLDER_SETTLE_MS = 1000;
+
 /** A one-shot run gives a file still changing this many windows (at least 10 s) after its walk. */
 const ONCE_PATIENCE_WINDOWS = 6;
 
@@ -189,6 +209,8 @@ export class Harvester {
   private instruments: Instrument[] = [];
   private readonly problems = new Map<number, string>();
   private readonly candidates = new Map<string, Candidate>();
+  private readonly sightings = new Map<WatchFolder, Sightings>();
+  private lookingAtSightings = false;
   private readonly queue: number[] = [];
   private readonly queued = new Set<number>();
   private readonly active = new ActiveTransfers();
@@ -315,6 +337,7 @@ export class Harvester {
     this.crons = [];
     await Promise.all(this.watches.map((w) => w.close()));
     this.watches = [];
+    this.sightings.clear();
     // Transfers under way end with the pool; their partials are cleaned up at the next start.
     await this.durability.flush();
     await this.syncFs.close();
@@ -366,14 +389,13 @@ export class Harvester {
         const filter = folderFilter(folder);
         try {
           this.watches.push(
-            watchFolder(
-              folder,
-              filter,
-              (path) => void this.sighted(instrument, folder, path),
-              (error) =>
+            watchFolder(folder, filter, {
+              onPath: (path) => this.sighted(instrument, folder, filter, { paths: [path] }),
+              onFolder: (path) => this.folderSighted(instrument, folder, filter, path),
+              onError: (error) =>
                 this.log.warn({ err: error, folder: folder.path }, 'harvest: watcher error'),
-              () => void this.rescan(instrument),
-            ),
+              onReady: () => void this.rescan(instrument),
+            }),
           );
         } catch (error) {
           this.log.warn({ err: error, folder: folder.path }, 'harvest: cannot watch folder');
@@ -533,20 +555,10 @@ export class Harvester {
       // Each folder's files are considered as the walk reaches them, so the ticks (every
       // tickMs) check and copy them while the rest of the tree is walked.
       const take = (found: FoundFile[]): void => {
-        if (this.stopped) return;
-        for (const f of found) {
-          if (alreadyRecorded(known.get(f.absolutePath), f.size, f.mtimeMs)) continue;
-          this.consider(instrument, folder, f.absolutePath, f.size, f.mtimeMs, f.relativePath);
-        }
+        if (!this.stopped) this.take(instrument, folder, found, (path) => known.get(path));
       };
       try {
-        const pool = this.pool;
-        await scanFolder(
-          folder,
-          folderFilter(folder),
-          take,
-          pool ? (paths) => pool.stat(paths) : undefined,
-        );
+        await scanFolder(folder, folderFilter(folder), take, this.statAll());
       } catch (error) {
         problems.push(`${folder.path}: ${describeError(error)}`);
         continue;
@@ -563,19 +575,122 @@ export class Harvester {
     void this.tick();
   }
 
-  /** The watcher saw a file appear or change. */
-  private async sighted(instrument: Instrument, folder: WatchFolder, path: string): Promise<void> {
+  /** The service worker's lstat of many files (copyPool.ts stat); in this thread without one. */
+  private statAll(): StatAll | undefined {
+    const pool = this.pool;
+    return pool ? (paths) => pool.stat(paths) : undefined;
+  }
+
+  /** Considers the found files, but those recorded already with the same size and mtime. */
+  private take(
+    instrument: Instrument,
+    folder: WatchFolder,
+    found: FoundFile[],
+    recorded: (path: string) => Parameters<typeof alreadyRecorded>[0],
+  ): void {
+    for (const f of found) {
+      if (alreadyRecorded(recorded(f.absolutePath), f.size, f.mtimeMs)) continue;
+      this.consider(instrument, folder, f.absolutePath, f.size, f.mtimeMs, f.relativePath);
+    }
+  }
+
+  /**
+   * The watcher saw something happen to files (`paths`) or in folders (`folders`: the folder
+   * appeared, or changed without naming what). Sightings are looked at in groups: a folder
+   * copied or moved in is thousands of files at once, and a group's file-system calls go to the
+   * service worker in one message, as the walk's do. The first sighting is looked at on the next
+   * turn of the event loop; those that come meanwhile wait for the next group, so a lone file is
+   * not held back.
+   */
+  private sighted(
+    instrument: Instrument,
+    folder: WatchFolder,
+    filter: FolderFilter,
+    seen: { paths?: string[]; folders?: string[] },
+  ): void {
+    if (this.stopped) return;
+    let waiting = this.sightings.get(folder);
+    if (!waiting) {
+      waiting = { instrument, filter, paths: new Set(), folders: new Set() };
+      this.sightings.set(folder, waiting);
+    }
+    for (const path of seen.paths ?? []) waiting.paths.add(path);
+    for (const dir of seen.folders ?? []) waiting.folders.add(dir);
+    if (this.lookingAtSightings) return;
+    this.lookingAtSightings = true;
+    setImmediate(() => void this.lookAtSightings());
+  }
+
+  /**
+   * A folder appeared in the watched tree (made, or moved in with its files): its files are
+   * read now, and once more after FOLDER_SETTLE_MS. chokidar reports the folder before it
+   * watches it; a file made in it between the first read and that watch shows up in the second
+   * read, not at the next walk minutes later. Its subfolders are reported one by one.
+   */
+  private folderSighted(
+    instrument: Instrument,
+    folder: WatchFolder,
+    filter: FolderFilter,
+    dir: string,
+  ): void {
+    this.sighted(instrument, folder, filter, { folders: [dir] });
+    const again = setTimeout(() => {
+      this.timers = this.timers.filter((t) => t !== again);
+      this.sighted(instrument, folder, filter, { folders: [dir] });
+    }, FOLDER_SETTLE_MS);
+    again.unref();
+    this.timers.push(again);
+  }
+
+  private async lookAtSightings(): Promise<void> {
     try {
-      // Links are not followed (as in the walk), and the folder's filter holds for every path.
-      const s = await lstat(path);
-      if (this.stopped) return;
-      if (!s.isFile() || !folderFilter(folder).accepts(relativeTo(folder.path, path))) return;
-      if (alreadyRecorded(latestBySource(this.db, instrument.id, path), s.size, s.mtimeMs)) {
-        return;
+      while (this.sightings.size && !this.stopped) {
+        const [folder, waiting] = this.sightings.entries().next().value as [WatchFolder, Sightings];
+        this.sightings.delete(folder);
+        const { instrument, filter } = waiting;
+        // A candidate is not looked at again: its stability check sees any change (tick); nor
+        // is a file being copied: its copy does. The folder's filter holds for every path.
+        const wanted = (path: string): string | null => {
+          if (this.candidates.has(candidateKey(instrument, path)) || this.active.reads(path)) {
+            return null;
+          }
+          const rel = relativeTo(folder.path, path);
+          return filter.accepts(rel) ? rel : null;
+        };
+        const take = (found: FoundFile[]): void =>
+          this.take(instrument, folder, found, (path) =>
+            latestBySource(this.db, instrument.id, path),
+          );
+        // A few folders per request, each group taken as it is listed: the first files of a
+        // tree moved in are copied while the rest is listed.
+        const dirs = [...waiting.folders];
+        for (let at = 0; at < dirs.length; at += LIST_GROUP) {
+          const group = dirs.slice(at, at + LIST_GROUP);
+          const listed = this.pool ? await this.pool.list(group) : listFiles(group);
+          if (this.stopped) return;
+          take(
+            listed.flat().flatMap((file) => {
+              const rel = wanted(file.path);
+              return rel === null ? [] : [{ ...file, absolutePath: file.path, relativePath: rel }];
+            }),
+          );
+        }
+        // Links are not followed (statFiles uses lstat, as the walk does).
+        const files = [...waiting.paths].flatMap((path) => {
+          const rel = wanted(path);
+          return rel === null ? [] : [{ path, rel }];
+        });
+        const found = await statFound(files, this.statAll());
+        if (this.stopped) return;
+        take(found);
       }
-      this.consider(instrument, folder, path, s.size, s.mtimeMs);
-    } catch {
-      // Gone again before we looked: nothing to take.
+    } catch (error) {
+      // The service worker failed (it is started again for the next request): the next walk
+      // finds what these sightings would have.
+      this.sightings.clear();
+      this.log.warn({ err: error }, 'harvest: files the watcher saw are left to the next walk');
+    } finally {
+      this.lookingAtSightings = false;
     }
   }
 
@@ -598,7 +713,7 @@ export class Harvester {
     mtimeMs: number,
     relativePath = relativeTo(folder.path, path),
   ): void {
-    const key = `${instrument.id}\0${path}`;
+    const key = candidateKey(instrument, path);
     const existing = this.candidates.get(key);
     if (existing) {
       if (existing.size !== size || existing.mtimeMs !== mtimeMs) {
@@ -977,6 +1092,7 @@ export class Harvester {
     if (this.stopped) return;
     await Promise.all(this.watches.map((w) => w.close()));
     this.watches = [];
+    this.sightings.clear();
     for (const c of this.crons) c.cron.stop();
     this.crons = [];
     this.loadInstruments();
