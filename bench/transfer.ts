@@ -15,6 +15,10 @@
  *   hashed again, renamed into place. Its note splits the time, from the station's records: how
  *   long after the command's start the first transfer started, and how long the transfers took
  *   from the first start to the last completion.
+ * - Labstation, running station: a `labstation harvest` already running (started untimed)
+ *   watches an empty folder; the dataset is moved into it (a rename, no data read) and the time
+ *   runs until its records show every transfer completed. What a burst of files costs a station
+ *   that runs all day: no process start, no database open, the watcher finding the files.
  * - Labstation's copy alone: the harvest's copy functions without a station (bench/copyAlone.ts):
  *   what the verified copy costs without the database and the records.
  * - cp + sync: durable, unverified.
@@ -34,19 +38,22 @@
  * files of 100 KiB are written 2 s apart; latency is the transfer's completed_at (read from the
  * station's SQLite database, read-only) minus the time of the file's last write.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomFillSync } from 'node:crypto';
 import {
   closeSync,
+  existsSync,
   mkdirSync,
   mkdtempSync,
   openSync,
+  readFileSync,
+  renameSync,
   rmSync,
   writeFileSync,
   writeSync,
 } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -213,6 +220,116 @@ const copyAlone: Contender = {
   },
 };
 
+/** A `labstation harvest` process (watching, no --once) that has said it harvests. */
+interface RunningHarvest {
+  child: ChildProcess;
+  stderr(): string;
+  /** Stops it (SIGTERM) and says how it ended. */
+  stop(): Promise<number | null>;
+}
+
+async function startHarvest(station: string): Promise<RunningHarvest> {
+  const child = spawn(process.execPath, [cli, 'harvest', '--data', station], {
+    env: cliEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const running: RunningHarvest = {
+    child,
+    stderr: () => stderr,
+    stop: () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      return exited;
+    },
+  };
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`station did not start: ${stderr}`)), 60_000);
+      void exited.then(() => reject(new Error(`station exited: ${stderr}`)));
+      createInterface({ input: child.stdout }).on('line', (line) => {
+        if (!line.includes('harvesting; stop with Ctrl+C')) return;
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  } catch (error) {
+    await running.stop();
+    throw error;
+  }
+  return running;
+}
+
+/** User + system CPU seconds of a process so far, all its threads (/proc/PID/stat). */
+function cpuOf(pid: number): number | null {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * A station already running: `labstation harvest` (watching, stability_seconds 0) on an empty
+ * folder is started and has said it harvests before the clock starts. The dataset is then
+ * moved into the watched folder (a rename on the same file system: no data is read), and the
+ * time runs until the station's records show every file's transfer completed (read-only,
+ * every 20 ms). No process start, no database open, no walk: what each burst of files costs
+ * a station that runs all day, the watcher finding them. CPU is the station's over that span.
+ */
+const runningStation: Contender = {
+  name: 'Labstation, running station (watching)',
+  missing: null,
+  async run(data, dest, runDir) {
+    const incoming = join(runDir, 'incoming');
+    mkdirSync(incoming);
+    const station = makeStation(runDir, incoming, dest, 0);
+    const harvest = await startHarvest(station);
+    const moved = join(incoming, basename(data.dir));
+    const pid = harvest.child.pid as number;
+    let db: Database.Database | undefined;
+    try {
+      db = new Database(join(station, 'labstation.db'), { readonly: true, fileMustExist: true });
+      const progress = db.prepare<[], { done: number; last: string | null }>(
+        `SELECT count(*) AS done, max(completed_at) AS last FROM harvest_transfers
+          WHERE status = 'completed'`,
+      );
+      const cpu0 = cpuOf(pid);
+      const started = performance.now();
+      const startedMs = Date.now();
+      renameSync(data.dir, moved);
+      let row = progress.get() as { done: number; last: string | null };
+      while (row.done < data.files) {
+        if (performance.now() - started > 600_000) {
+          throw new Error(`the station completed ${row.done} of ${data.files} files in 10 min`);
+        }
+        if (harvest.child.exitCode !== null) throw new Error(`station exited: ${harvest.stderr()}`);
+        await sleep(20);
+        row = progress.get() as { done: number; last: string | null };
+      }
+      const seconds = (performance.now() - started) / 1000;
+      const cpu1 = cpuOf(pid);
+      const sampled = new Map<number, number>();
+      treeHwm(pid, sampled);
+      const peakKiB = sampled.size ? Math.max(...sampled.values()) : null;
+      return {
+        seconds,
+        peakMiB: peakKiB === null ? null : peakKiB / 1024,
+        cpuSeconds: cpu0 === null || cpu1 === null ? null : cpu1 - cpu0,
+        note: `last transfer completed ${secs((Date.parse(row.last as string) - startedMs) / 1000)} s after the move`,
+      };
+    } finally {
+      db?.close();
+      const code = await harvest.stop();
+      // Back where every other contender reads it, before the run's folder is deleted.
+      if (existsSync(moved)) renameSync(moved, data.dir);
+      if (code !== 0) process.stderr.write(`labstation harvest exited ${code} on SIGTERM\n`);
+    }
+  },
+};
+
 const copySync: Contender = {
   name: 'cp + sync',
   missing: null,
@@ -279,7 +396,7 @@ const rclone: Contender = {
   },
 };
 
-const contenders = [labstation, copyAlone, copySync, cpSyncXxh, rsync, rclone];
+const contenders = [labstation, runningStation, copyAlone, copySync, cpSyncXxh, rsync, rclone];
 
 // ---- the tables ----
 
@@ -396,24 +513,9 @@ async function latency(root: string): Promise<Latency> {
   mkdirSync(source);
   mkdirSync(dest);
   const station = makeStation(runDir, source, dest, LATENCY_STABILITY_S);
-  const child = spawn(process.execPath, [cli, 'harvest', '--data', station], {
-    env: cliEnv,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const harvest = await startHarvest(station);
   let db: Database.Database | undefined;
   try {
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`station did not start: ${stderr}`)), 60_000);
-      void exited.then(() => reject(new Error(`station exited: ${stderr}`)));
-      createInterface({ input: child.stdout }).on('line', (line) => {
-        if (!line.includes('harvesting; stop with Ctrl+C')) return;
-        clearTimeout(timer);
-        resolve();
-      });
-    });
     const lastWrite = new Map<string, number>();
     const buffer = Buffer.allocUnsafe(SMALL_SIZE);
     for (let i = 0; i < LATENCY_FILES; i++) {
@@ -439,7 +541,9 @@ async function latency(root: string): Promise<Latency> {
       rows = completed.all();
     }
     if (rows.length < LATENCY_FILES) {
-      throw new Error(`only ${rows.length} of ${LATENCY_FILES} files completed: ${stderr}`);
+      throw new Error(
+        `only ${rows.length} of ${LATENCY_FILES} files completed: ${harvest.stderr()}`,
+      );
     }
     const samples = rows.map((r) => {
       const wrote = lastWrite.get(r.source_path);
@@ -447,13 +551,12 @@ async function latency(root: string): Promise<Latency> {
       return Date.parse(r.completed_at) - wrote;
     });
     const sampled = new Map<number, number>();
-    if (child.pid !== undefined) treeHwm(child.pid, sampled);
+    if (harvest.child.pid !== undefined) treeHwm(harvest.child.pid, sampled);
     const peakKiB = sampled.size ? Math.max(...sampled.values()) : null;
     return { samples, peakMiB: peakKiB === null ? null : peakKiB / 1024 };
   } finally {
     db?.close();
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-    const code = await exited;
+    const code = await harvest.stop();
     rmSync(runDir, { recursive: true, force: true });
     if (code !== 0) process.stderr.write(`labstation harvest exited ${code} on SIGTERM\n`);
   }
