@@ -227,6 +227,11 @@ export class Harvester {
   private settling = 0;
   private timers: NodeJS.Timeout[] = [];
   private ticking = false;
+  /** The stability check woken when the first candidate's window ends (wakeAt). */
+  private wakeTimer: NodeJS.Timeout | undefined;
+  private wakeAtMs = Infinity;
+  /** A wake came while the check ran: it runs again once it ends. */
+  private tickAgain = false;
   private recovered = false;
   /** A one-shot run has walked every folder: candidates no longer wait without end. */
   private walked = false;
@@ -279,22 +284,26 @@ export class Harvester {
         if (active) active.bytes = bytes;
       },
       record: (fileId, outcome) => this.record(fileId, outcome),
+      // A copy waiting for its batch's flush holds no copy slot: more small copies start, so
+      // the batch fills up. Its files join the batch before pump, which flushes at once when
+      // every transfer under way waits for the flush: a lone file does not wait for the
+      // batch's timer (200 ms), nor does the last batch of a harvest.
       settle: async (path) => {
-        // A copy waiting for its batch's flush holds no copy slot: more small copies start,
-        // so the batch fills up.
+        const settled = this.durability.settle(path);
         this.settling += 1;
         this.pump();
         try {
-          await this.durability.settle(path);
+          await settled;
         } finally {
           this.settling -= 1;
         }
       },
       settleAll: async (paths) => {
+        const settled = Promise.allSettled(paths.map((path) => this.durability.settle(path)));
         this.settling += 1;
         this.pump();
         try {
-          return await Promise.allSettled(paths.map((path) => this.durability.settle(path)));
+          return await settled;
         } finally {
           this.settling -= 1;
         }
@@ -333,6 +342,9 @@ export class Harvester {
     this.starting = null;
     for (const t of this.timers) clearInterval(t);
     this.timers = [];
+    clearTimeout(this.wakeTimer);
+    this.wakeTimer = undefined;
+    this.wakeAtMs = Infinity;
     for (const c of this.crons) c.cron.stop();
     this.crons = [];
     await Promise.all(this.watches.map((w) => w.close()));
@@ -720,6 +732,7 @@ export class Harvester {
         existing.size = size;
         existing.mtimeMs = mtimeMs;
         existing.changedAt = this.clock();
+        this.wakeFor(existing);
       }
       return;
     }
@@ -733,7 +746,7 @@ export class Harvester {
       mtimeMs < this.startedAt
         ? this.usageAt(instrument.tool_id, written)
         : this.usageAt(instrument.tool_id, seen);
-    this.candidates.set(key, {
+    const candidate: Candidate = {
       instrument,
       folder,
       absolutePath: path,
@@ -744,12 +757,46 @@ export class Harvester {
       usageEventId: usage,
       changedAt: this.clock(),
       firstSeenMs: this.clock(),
-    });
+    };
+    this.candidates.set(key, candidate);
+    this.wakeFor(candidate);
   }
 
-  /** Checks the candidates whose window has passed; records the stable ones. */
-  private async tick(): Promise<void> {
-    if (this.ticking || this.stopped) return;
+  /** Wakes the stability check when this candidate's window ends (see wakeAt). */
+  private wakeFor(c: Candidate): void {
+    this.wakeAt(c.changedAt + c.instrument.stability_seconds * 1000);
+  }
+
+  /**
+   * Runs the stability check at `clockMs` (or sooner, if another candidate is due sooner): a
+   * file is taken when its window ends, not at the next tick, which came up to tickMs (a
+   * quarter of the window) later. The ticks stay, for what this does not wake.
+   */
+  private wakeAt(clockMs: number): void {
+    if (this.stopped || clockMs >= this.wakeAtMs) return;
+    clearTimeout(this.wakeTimer);
+    this.wakeAtMs = clockMs;
+    this.wakeTimer = setTimeout(
+      () => {
+        this.wakeTimer = undefined;
+        this.wakeAtMs = Infinity;
+        void this.tick(true);
+      },
+      Math.max(0, clockMs - this.clock()),
+    );
+    this.wakeTimer.unref();
+  }
+
+  /**
+   * Checks the candidates whose window has passed; records the stable ones. `woken`: by
+   * wakeAt, which must not be lost when a check is already running (the ticks may be).
+   */
+  private async tick(woken = false): Promise<void> {
+    if (this.stopped) return;
+    if (this.ticking) {
+      if (woken) this.tickAgain = true;
+      return;
+    }
     this.ticking = true;
     try {
       const due: [string, Candidate][] = [];
@@ -788,8 +835,10 @@ export class Harvester {
             c.size = probe.size;
             c.mtimeMs = probe.mtimeMs;
             c.changedAt = this.clock();
+            this.wakeFor(c);
           } else if (!probe.opens) {
             c.changedAt = this.clock();
+            this.wakeFor(c);
           } else if (this.candidates.get(key) === c) {
             this.candidates.delete(key);
             stable.push(c);
@@ -803,6 +852,10 @@ export class Harvester {
       this.log.error({ err: error }, 'harvest: stability check failed');
     } finally {
       this.ticking = false;
+      if (this.tickAgain && !this.stopped) {
+        this.tickAgain = false;
+        setImmediate(() => void this.tick(true));
+      }
       this.checkIdle();
     }
   }
