@@ -484,7 +484,7 @@ describe('harvest in a running station', () => {
     // be found, without waiting for the next walk.
     const delays = [0, 2, 10, 30, 100, 300];
     const written: string[] = [];
-    for (let session = 0; session < 3; session += 1) {
+    for (let session = 0; session < 8; session += 1) {
       const dir = join(dirs.src, `session-${session}`, 'raw');
       mkdirSync(dir, { recursive: true });
       let waited = 0;

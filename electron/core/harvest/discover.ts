@@ -115,10 +115,22 @@ export interface WatchEvents {
   onPath: (absolutePath: string) => void;
   /** A folder appeared, or changed without saying what in it: read its files. */
   onFolder: (absolutePath: string) => void;
+  /**
+   * A burst of events ended (BURST_EVENTS or more, then none for BURST_QUIET_MS). Events may
+   * have been dropped in it: a full inotify queue drops them without a word. Walk the folder.
+   */
+  onBurst: () => void;
   onError: (error: Error) => void;
   /** The watch is set up; what appeared while it was being set up is for a walk to find. */
   onReady: () => void;
 }
+
+/** A burst of at least this many events is followed by a walk (WatchEvents.onBurst). */
+const BURST_EVENTS = 1000;
+/** A burst ends after this long without an event. */
+const BURST_QUIET_MS = 1000;
+/** New folders whose watch is not proven yet, at most (see watchFolder). */
+const UNPROVEN_MAX = 10_000;
 
 /**
  * Watches a folder's tree for files that appear or change. chokidar watches the folders only,
@@ -127,6 +139,10 @@ export interface WatchEvents {
  * reads its files. Per-file watching cost chokidar an lstat, a watch and an event per file
  * (1.2 s of CPU and 0.5 s before the first event, for 10,000 files moved in here) and one of
  * the system's inotify watches per file (192,536 for all of a user's programs here).
+ *
+ * chokidar reports a new folder before it watches it. A file made in it before the watch is up
+ * has no event; the caller lists the folder twice (engine.ts folderSighted), and it is listed
+ * again here at the folder's first event, which proves its watch is up.
  */
 export function watchFolder(
   folder: WatchFolder,
@@ -145,15 +161,39 @@ export function watchFolder(
       return stats.isDirectory() ? filter.skipsDirectory(rel) : true;
     },
   });
+  const unproven = new Set<string>();
+  let burst = 0;
+  let quiet: NodeJS.Timeout | undefined;
   watcher.on('raw', (_event, name: string | null, details) => {
+    burst += 1;
+    quiet ??= setTimeout(() => {
+      quiet = undefined;
+      if (burst >= BURST_EVENTS) events.onBurst();
+      burst = 0;
+    }, BURST_QUIET_MS).unref();
+    quiet.refresh();
     const dir = (details as { watchedPath?: string } | undefined)?.watchedPath;
-    if (!dir) return;
+    if (!dir) {
+      // Polling (CHOKIDAR_USEPOLLING): the event is a folder's, named by its full path.
+      if (name) events.onFolder(name);
+      return;
+    }
+    if (unproven.delete(dir)) events.onFolder(dir);
     // Some systems do not always name the entry (Node's fs.watch documentation).
     if (name) events.onPath(join(dir, name));
     else events.onFolder(dir);
   });
-  watcher.on('addDir', (path) => events.onFolder(path));
+  watcher.on('addDir', (path) => {
+    if (unproven.size >= UNPROVEN_MAX) unproven.delete(unproven.values().next().value as string);
+    unproven.add(path);
+    events.onFolder(path);
+  });
   watcher.on('error', (error) => events.onError(error as Error));
   watcher.on('ready', events.onReady);
-  return { close: () => watcher.close() };
+  return {
+    close: () => {
+      clearTimeout(quiet);
+      return watcher.close();
+    },
+  };
 }

@@ -192,6 +192,9 @@ function alreadyRecorded(
 
 const candidateKey = (instrument: Instrument, path: string): string => `${instrument.id}\0${path}`;
 
+/** A stability check woken by another (wakeAt) comes at least this long after it. */
+const WAKE_GAP_MS = 50;
+
 /** Folders listed per request to the service worker (Harvester.lookAtSightings). */
 const LIST_GROUP = 4;
 
@@ -210,6 +213,8 @@ export class Harvester {
   private readonly problems = new Map<number, string>();
   private readonly candidates = new Map<string, Candidate>();
   private readonly sightings = new Map<WatchFolder, Sightings>();
+  /** The second listings of new folders (folderSighted), ended with the watches. */
+  private readonly relists = new Set<NodeJS.Timeout>();
   private lookingAtSightings = false;
   private readonly queue: number[] = [];
   private readonly queued = new Set<number>();
@@ -349,7 +354,7 @@ export class Harvester {
     this.crons = [];
     await Promise.all(this.watches.map((w) => w.close()));
     this.watches = [];
-    this.sightings.clear();
+    this.forgetSightings();
     // Transfers under way end with the pool; their partials are cleaned up at the next start.
     await this.durability.flush();
     await this.syncFs.close();
@@ -406,6 +411,7 @@ export class Harvester {
               onFolder: (path) => this.folderSighted(instrument, folder, filter, path),
               onError: (error) =>
                 this.log.warn({ err: error, folder: folder.path }, 'harvest: watcher error'),
+              onBurst: () => void this.rescan(instrument),
               onReady: () => void this.rescan(instrument),
             }),
           );
@@ -647,11 +653,21 @@ export class Harvester {
   ): void {
     this.sighted(instrument, folder, filter, { folders: [dir] });
     const again = setTimeout(() => {
-      this.timers = this.timers.filter((t) => t !== again);
+      this.relists.delete(again);
       this.sighted(instrument, folder, filter, { folders: [dir] });
     }, FOLDER_SETTLE_MS);
     again.unref();
-    this.timers.push(again);
+    this.relists.add(again);
+  }
+
+  /**
+   * Drops what the watches saw and has not been looked at, when they stop or are set up again:
+   * the walk that follows a new setup finds it, with the new configuration.
+   */
+  private forgetSightings(): void {
+    this.sightings.clear();
+    for (const timer of this.relists) clearTimeout(timer);
+    this.relists.clear();
   }
 
   private async lookAtSightings(): Promise<void> {
@@ -659,51 +675,68 @@ export class Harvester {
       while (this.sightings.size && !this.stopped) {
         const [folder, waiting] = this.sightings.entries().next().value as [WatchFolder, Sightings];
         this.sightings.delete(folder);
-        const { instrument, filter } = waiting;
-        // A candidate is not looked at again: its stability check sees any change (tick); nor
-        // is a file being copied: its copy does. The folder's filter holds for every path.
-        const wanted = (path: string): string | null => {
-          if (this.candidates.has(candidateKey(instrument, path)) || this.active.reads(path)) {
-            return null;
+        try {
+          await this.lookAt(folder, waiting);
+        } catch (error) {
+          // The service worker or the database failed: the next walk finds what this group
+          // would have. The others are still looked at.
+          if (!this.stopped) {
+            this.log.warn(
+              { err: error, folder: folder.path },
+              'harvest: files the watcher saw are left to the next walk',
+            );
           }
-          const rel = relativeTo(folder.path, path);
-          return filter.accepts(rel) ? rel : null;
-        };
-        const take = (found: FoundFile[]): void =>
-          this.take(instrument, folder, found, (path) =>
-            latestBySource(this.db, instrument.id, path),
-          );
-        // A few folders per request, each group taken as it is listed: the first files of a
-        // tree moved in are copied while the rest is listed.
-        const dirs = [...waiting.folders];
-        for (let at = 0; at < dirs.length; at += LIST_GROUP) {
-          const group = dirs.slice(at, at + LIST_GROUP);
-          const listed = this.pool ? await this.pool.list(group) : listFiles(group);
-          if (this.stopped) return;
-          take(
-            listed.flat().flatMap((file) => {
-              const rel = wanted(file.path);
-              return rel === null ? [] : [{ ...file, absolutePath: file.path, relativePath: rel }];
-            }),
-          );
         }
-        // Links are not followed (statFiles uses lstat, as the walk does).
-        const files = [...waiting.paths].flatMap((path) => {
-          const rel = wanted(path);
-          return rel === null ? [] : [{ path, rel }];
-        });
-        const found = await statFound(files, this.statAll());
-        if (this.stopped) return;
-        take(found);
       }
-    } catch (error) {
-      // The service worker failed (it is started again for the next request): the next walk
-      // finds what these sightings would have.
-      this.sightings.clear();
-      this.log.warn({ err: error }, 'harvest: files the watcher saw are left to the next walk');
     } finally {
       this.lookingAtSightings = false;
     }
+  }
+
+  private async lookAt(folder: WatchFolder, waiting: Sightings): Promise<void> {
+    const { instrument, filter } = waiting;
+    // Sightings of an instrument no longer harvested here (the configuration changed while they
+    // waited) are dropped: the walk after the change finds what the new one wants.
+    const current = (): boolean => !this.stopped && this.instruments.includes(instrument);
+    // A file being copied is left to its copy, which sees a change. The folder's filter holds
+    // for every path.
+    const accepted = (path: string): string | null => {
+      if (this.active.reads(path)) return null;
+      const rel = relativeTo(folder.path, path);
+      return filter.accepts(rel) ? rel : null;
+    };
+    const take = (found: FoundFile[]): void =>
+      this.take(instrument, folder, found, (path) => latestBySource(this.db, instrument.id, path));
+    // A few folders per request, each group taken as it is listed: the first files of a tree
+    // moved in are copied while the rest is listed. A listed candidate is considered again with
+    // its size and mtime, which restart its window only if they changed.
+    const dirs = [...waiting.folders];
+    for (let at = 0; at < dirs.length && current(); at += LIST_GROUP) {
+      const group = dirs.slice(at, at + LIST_GROUP);
+      const listed = this.pool ? await this.pool.list(group) : listFiles(group);
+      if (!current()) return;
+      take(
+        listed.flat().flatMap((file) => {
+          const rel = accepted(file.path);
+          return rel === null ? [] : [{ ...file, absolutePath: file.path, relativePath: rel }];
+        }),
+      );
+    }
+    // An event for a candidate is a change (a write, a rename, new attributes; fs.watch reports
+    // no reads): its window starts again now, with no stat, as often as a file is written to.
+    // Links are not followed (statFiles uses lstat, as the walk does).
+    const files = [...waiting.paths].flatMap((path) => {
+      const candidate = this.candidates.get(candidateKey(instrument, path));
+      if (candidate) {
+        candidate.changedAt = this.clock();
+        return [];
+      }
+      const rel = accepted(path);
+      return rel === null ? [] : [{ path, rel }];
+    });
+    if (!files.length || !current()) return;
+    const found = await statFound(files, this.statAll());
+    if (current()) take(found);
   }
 
   private usageAt(toolId: number, at: string): number | null {
@@ -762,15 +795,22 @@ export class Harvester {
     this.wakeFor(candidate);
   }
 
-  /** Wakes the stability check when this candidate's window ends (see wakeAt). */
-  private wakeFor(c: Candidate): void {
-    this.wakeAt(c.changedAt + c.instrument.stability_seconds * 1000);
+  /**
+   * Wakes the stability check when this candidate's window ends (see wakeAt), and not sooner
+   * than `soonestMs` from now: a file that keeps changing with a window of 0 is not probed back
+   * to back.
+   */
+  private wakeFor(c: Candidate, soonestMs = 0): void {
+    this.wakeAt(
+      Math.max(c.changedAt + c.instrument.stability_seconds * 1000, this.clock() + soonestMs),
+    );
   }
 
   /**
    * Runs the stability check at `clockMs` (or sooner, if another candidate is due sooner): a
    * file is taken when its window ends, not at the next tick, which came up to tickMs (a
-   * quarter of the window) later. The ticks stay, for what this does not wake.
+   * quarter of the window) later. Each check wakes the next for the candidates it left (at
+   * least WAKE_GAP_MS later); the ticks stay, for what this does not wake.
    */
   private wakeAt(clockMs: number): void {
     if (this.stopped || clockMs >= this.wakeAtMs) return;
@@ -782,7 +822,8 @@ export class Harvester {
         this.wakeAtMs = Infinity;
         void this.tick(true);
       },
-      Math.max(0, clockMs - this.clock()),
+      // A timer may fire a millisecond early; then nothing would be due yet.
+      Math.max(0, clockMs - this.clock()) + 1,
     );
     this.wakeTimer.unref();
   }
@@ -800,9 +841,13 @@ export class Harvester {
     this.ticking = true;
     try {
       const due: [string, Candidate][] = [];
+      let nextDue = Infinity;
       for (const [key, c] of [...this.candidates]) {
         const windowMs = c.instrument.stability_seconds * 1000;
-        if (this.clock() - c.changedAt < windowMs) continue;
+        if (this.clock() - c.changedAt < windowMs) {
+          nextDue = Math.min(nextDue, c.changedAt + windowMs);
+          continue;
+        }
         if (this.walked && this.run) {
           const patience = Math.max(windowMs * ONCE_PATIENCE_WINDOWS, 10_000);
           if (this.clock() - c.firstSeenMs > patience) {
@@ -818,8 +863,8 @@ export class Harvester {
       // as soon as it is checked: the transfers of a big walk start while the rest waits.
       for (let at = 0; at < due.length && !this.stopped && this.pool; at += ACCEPT_EVERY) {
         const group = due.slice(at, at + ACCEPT_EVERY);
-        // What the window was checked against; a watcher event during the check changes the
-        // candidate, and then this check does not count.
+        // What the window was checked against; a watcher event or a walk during the check
+        // changes the candidate, and then this check does not count.
         const seen = group.map(([, c]) => c.changedAt);
         const probes = await this.pool.probe(group.map(([, c]) => c.absolutePath));
         const stable: Candidate[] = [];
@@ -835,10 +880,10 @@ export class Harvester {
             c.size = probe.size;
             c.mtimeMs = probe.mtimeMs;
             c.changedAt = this.clock();
-            this.wakeFor(c);
+            this.wakeFor(c, WAKE_GAP_MS);
           } else if (!probe.opens) {
             c.changedAt = this.clock();
-            this.wakeFor(c);
+            this.wakeFor(c, WAKE_GAP_MS);
           } else if (this.candidates.get(key) === c) {
             this.candidates.delete(key);
             stable.push(c);
@@ -847,6 +892,7 @@ export class Harvester {
         if (stable.length && !this.stopped) this.accept(stable);
       }
       if (this.stopped) return;
+      if (nextDue < Infinity) this.wakeAt(Math.max(nextDue, this.clock() + WAKE_GAP_MS));
       this.queueDue();
     } catch (error) {
       this.log.error({ err: error }, 'harvest: stability check failed');
@@ -1145,7 +1191,7 @@ export class Harvester {
     if (this.stopped) return;
     await Promise.all(this.watches.map((w) => w.close()));
     this.watches = [];
-    this.sightings.clear();
+    this.forgetSightings();
     for (const c of this.crons) c.cron.stop();
     this.crons = [];
     this.loadInstruments();

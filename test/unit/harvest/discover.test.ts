@@ -1,11 +1,12 @@
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { statFiles } from '../../../electron/core/harvest/copyBatch.js';
+import { listFiles, statFiles } from '../../../electron/core/harvest/copyBatch.js';
 import {
   folderFilter,
   scanFolder,
+  watchFolder,
   type FoundFile,
 } from '../../../electron/core/harvest/discover.js';
 
@@ -98,5 +99,122 @@ describe('scanFolder', () => {
       },
     );
     expect(names(found)).toEqual(['a/deep/two.dat', 'b/three.dat', 'top.dat']);
+  });
+});
+
+/** A watch on a fresh folder, recording what it reports, ready before it is returned. */
+async function watching(exclude: string[] = ['*.tmp']) {
+  const root = mkdtempSync(join(tmpdir(), 'labstation-watch-'));
+  dirs.push(root);
+  const folder = { path: root, include: [], exclude };
+  const seen = { paths: new Set<string>(), folders: [] as string[], bursts: 0 };
+  let ready!: () => void;
+  const isReady = new Promise<void>((resolve) => (ready = resolve));
+  const watch = watchFolder(folder, folderFilter(folder), {
+    onPath: (path) => seen.paths.add(path),
+    onFolder: (path) => seen.folders.push(path),
+    onBurst: () => (seen.bursts += 1),
+    onError: (error) => {
+      throw error;
+    },
+    onReady: ready,
+  });
+  watches.push(watch);
+  await isReady;
+  return { root, seen };
+}
+
+const watches: { close(): Promise<void> }[] = [];
+afterEach(async () => {
+  await Promise.all(watches.splice(0).map((w) => w.close()));
+});
+
+async function until(what: string, check: () => boolean, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe('watchFolder', () => {
+  it('names the files written in watched folders and reports each folder that appears', async () => {
+    const { root, seen } = await watching();
+    writeFileSync(join(root, 'top.dat'), 'x');
+    await until('top.dat', () => seen.paths.has(join(root, 'top.dat')));
+
+    // A tree moved in whole: no event names its files; each of its folders is reported.
+    const outside = mkdtempSync(join(tmpdir(), 'labstation-tree-'));
+    dirs.push(outside);
+    mkdirSync(join(outside, 'run', 'a', 'deep'), { recursive: true });
+    writeFileSync(join(outside, 'run', 'a', 'deep', 'two.dat'), 'xx');
+    renameSync(join(outside, 'run'), join(root, 'run'));
+    const folders = ['run', 'run/a', 'run/a/deep'].map((d) => join(root, d));
+    await until('the moved folders', () => folders.every((d) => seen.folders.includes(d)));
+
+    // Once its watch is up, a file written in a new folder is named. That first event proves
+    // the watch, and the folder is reported once more (a file made before the watch was up
+    // has no event of its own); later events do not report it again.
+    const deep = join(root, 'run', 'a', 'deep');
+    const reports = (): number => seen.folders.filter((d) => d === deep).length;
+    expect(reports()).toBe(1);
+    writeFileSync(join(deep, 'three.dat'), 'xxx');
+    await until('three.dat', () => seen.paths.has(join(deep, 'three.dat')));
+    expect(reports()).toBe(2);
+    writeFileSync(join(deep, 'four.dat'), 'xxxx');
+    await until('four.dat', () => seen.paths.has(join(deep, 'four.dat')));
+    expect(reports()).toBe(2);
+    expect(seen.bursts).toBe(0);
+  });
+
+  it('watches no folder the filter skips', async () => {
+    const { root, seen } = await watching(['.*', 'scratch']);
+    mkdirSync(join(root, 'scratch'));
+    mkdirSync(join(root, '.cache'));
+    mkdirSync(join(root, 'kept'));
+    await until('kept', () => seen.folders.includes(join(root, 'kept')));
+    writeFileSync(join(root, 'scratch', 'x.dat'), 'x');
+    writeFileSync(join(root, '.cache', 'y.dat'), 'y');
+    writeFileSync(join(root, 'kept', 'z.dat'), 'z');
+    await until('z.dat', () => seen.paths.has(join(root, 'kept', 'z.dat')));
+    // 'kept' twice: when it appeared and at its first event (see above).
+    expect([...new Set(seen.folders)]).toEqual([join(root, 'kept')]);
+    expect([...seen.paths].filter((p) => /x\.dat|y\.dat/.test(p))).toEqual([]);
+  });
+
+  it('asks for a walk after a burst of events, once it has ended', async () => {
+    const { root, seen } = await watching();
+    for (let i = 0; i < 1200; i++) writeFileSync(join(root, `f${i}.dat`), 'x');
+    await until('the walk after the burst', () => seen.bursts === 1);
+    // A few events more are no burst.
+    for (let i = 0; i < 5; i++) writeFileSync(join(root, `g${i}.dat`), 'x');
+    await until('g4.dat', () => seen.paths.has(join(root, 'g4.dat')));
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(seen.bursts).toBe(1);
+  });
+
+  it('reports the folder when chokidar polls (CHOKIDAR_USEPOLLING), whose events name no file', async () => {
+    process.env.CHOKIDAR_USEPOLLING = '1';
+    try {
+      const { root, seen } = await watching();
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      writeFileSync(join(root, 'polled.dat'), 'x');
+      await until('the polled folder', () => seen.folders.includes(root));
+    } finally {
+      delete process.env.CHOKIDAR_USEPOLLING;
+    }
+  });
+});
+
+describe('listFiles', () => {
+  it('lists the regular files directly in each folder with their size; none for a missing one', () => {
+    const root = tree();
+    const [top, b, missing] = listFiles([root, join(root, 'b'), join(root, 'no-such')]);
+    expect(top.map((f) => f.path)).toEqual([join(root, 'top.dat')]);
+    expect(b.map((f) => [f.path, f.size]).sort()).toEqual([
+      [join(root, 'b', 'skip.tmp'), 9],
+      [join(root, 'b', 'three.dat'), 4],
+    ]);
+    expect(missing).toEqual([]);
   });
 });
