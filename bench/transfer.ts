@@ -224,6 +224,10 @@ const copyAlone: Contender = {
 interface RunningHarvest {
   child: ChildProcess;
   stderr(): string;
+  /** User + system CPU seconds so far, all its threads (/proc/PID/stat). */
+  cpuSeconds(): number | null;
+  /** Its peak RSS so far (VmHWM), in MiB. */
+  peakMiB(): number | null;
   /** Stops it (SIGTERM) and says how it ended. */
   stop(): Promise<number | null>;
 }
@@ -239,6 +243,19 @@ async function startHarvest(station: string): Promise<RunningHarvest> {
   const running: RunningHarvest = {
     child,
     stderr: () => stderr,
+    cpuSeconds: () => {
+      try {
+        const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1].split(' ');
+        return (Number(fields[11]) + Number(fields[12])) / 100;
+      } catch {
+        return null;
+      }
+    },
+    peakMiB: () => {
+      const sampled = new Map<number, number>();
+      if (child.pid !== undefined) treeHwm(child.pid, sampled);
+      return sampled.size ? Math.max(...sampled.values()) / 1024 : null;
+    },
     stop: () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       return exited;
@@ -261,16 +278,6 @@ async function startHarvest(station: string): Promise<RunningHarvest> {
   return running;
 }
 
-/** User + system CPU seconds of a process so far, all its threads (/proc/PID/stat). */
-function cpuOf(pid: number): number | null {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return null;
-  }
-}
-
 /**
  * A station already running: `labstation harvest` (watching, stability_seconds 0) on an empty
  * folder is started and has said it harvests before the clock starts. The dataset is then
@@ -288,7 +295,6 @@ const runningStation: Contender = {
     const station = makeStation(runDir, incoming, dest, 0);
     const harvest = await startHarvest(station);
     const moved = join(incoming, basename(data.dir));
-    const pid = harvest.child.pid as number;
     let db: Database.Database | undefined;
     try {
       db = new Database(join(station, 'labstation.db'), { readonly: true, fileMustExist: true });
@@ -296,7 +302,7 @@ const runningStation: Contender = {
         `SELECT count(*) AS done, max(completed_at) AS last FROM harvest_transfers
           WHERE status = 'completed'`,
       );
-      const cpu0 = cpuOf(pid);
+      const cpu0 = harvest.cpuSeconds();
       const started = performance.now();
       const startedMs = Date.now();
       renameSync(data.dir, moved);
@@ -310,13 +316,10 @@ const runningStation: Contender = {
         row = progress.get() as { done: number; last: string | null };
       }
       const seconds = (performance.now() - started) / 1000;
-      const cpu1 = cpuOf(pid);
-      const sampled = new Map<number, number>();
-      treeHwm(pid, sampled);
-      const peakKiB = sampled.size ? Math.max(...sampled.values()) : null;
+      const cpu1 = harvest.cpuSeconds();
       return {
         seconds,
-        peakMiB: peakKiB === null ? null : peakKiB / 1024,
+        peakMiB: harvest.peakMiB(),
         cpuSeconds: cpu0 === null || cpu1 === null ? null : cpu1 - cpu0,
         note: `last transfer completed ${secs((Date.parse(row.last as string) - startedMs) / 1000)} s after the move`,
       };
@@ -550,10 +553,7 @@ async function latency(root: string): Promise<Latency> {
       if (wrote === undefined) throw new Error(`unexpected transfer of ${r.source_path}`);
       return Date.parse(r.completed_at) - wrote;
     });
-    const sampled = new Map<number, number>();
-    if (harvest.child.pid !== undefined) treeHwm(harvest.child.pid, sampled);
-    const peakKiB = sampled.size ? Math.max(...sampled.values()) : null;
-    return { samples, peakMiB: peakKiB === null ? null : peakKiB / 1024 };
+    return { samples, peakMiB: harvest.peakMiB() };
   } finally {
     db?.close();
     const code = await harvest.stop();

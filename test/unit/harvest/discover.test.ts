@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { waitFor } from '../../integration/helpers.js';
 import { listFiles, statFiles } from '../../../electron/core/harvest/copyBatch.js';
 import {
   folderFilter,
@@ -129,13 +130,9 @@ afterEach(async () => {
   await Promise.all(watches.splice(0).map((w) => w.close()));
 });
 
-async function until(what: string, check: () => boolean, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+/** Waits until `check` holds (waitFor wants a value, not false). */
+const until = (what: string, check: () => boolean): Promise<true> =>
+  waitFor(what, () => check() || undefined, 10_000);
 
 describe('watchFolder', () => {
   it('names the files written in watched folders and reports each folder that appears', async () => {

@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../../integration/helpers.js';
 import { runSyncF, SyncFsRunner } from '../../../electron/core/harvest/durable.js';
 import { isRunning } from '../../../electron/core/util/pid.js';
 
@@ -23,14 +24,6 @@ describe.runIf(process.platform === 'linux')('runSyncF', () => {
 
 function commandOf(pid: number): string {
   return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
-}
-
-async function until(check: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 describe.runIf(process.platform === 'linux')('SyncFsRunner', () => {
@@ -122,7 +115,11 @@ describe.runIf(process.platform === 'linux')('SyncFsRunner', () => {
       await runner.run([dir]);
       const first = runner.shellPid as number;
       process.kill(first, 'SIGKILL');
-      await until(() => runner.shellPid === undefined, 'the runner to see its shell end');
+      await waitFor(
+        'the runner to see its shell end',
+        () => runner.shellPid === undefined || undefined,
+        10_000,
+      );
       await expect(runner.run([dir])).resolves.toBeUndefined();
       const second = runner.shellPid as number;
       expect(second).toBeGreaterThan(0);
