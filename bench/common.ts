@@ -103,6 +103,22 @@ export function dropCaches(): boolean {
   }
 }
 
+/**
+ * CPU seconds the hypervisor has taken from this machine since boot, all cores (the `steal`
+ * column of /proc/stat's `cpu` line, in USER_HZ of 100 a second); null where it is not there.
+ * A run that lost some is slower for reasons outside it: on a shared host, a harvest's copy
+ * loop on one core slows with it, while cp's copy in the kernel barely does (BENCHMARKS.md).
+ */
+export function stealSeconds(): number | null {
+  try {
+    const cpu = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0].trim().split(/\s+/);
+    const steal = Number(cpu[8]);
+    return cpu[0] === 'cpu' && Number.isFinite(steal) ? steal / 100 : null;
+  } catch {
+    return null;
+  }
+}
+
 /** CPU, core count, memory, Node and kernel, on one line. */
 export function machineLine(): string {
   return (

@@ -32,7 +32,10 @@
  * one) come from `/usr/bin/time -v`; without it, peak RSS is sampled from VmHWM in /proc and
  * CPU time is not reported.
  * With BENCH_RUNS > 1, the runs go in rounds (every contender once per round, each round
- * starting with the next contender) and the tables show the median time; the build under test is copied to the temp dir first.
+ * starting with the next contender) and the tables show the median time; every run is listed
+ * after its table with its ratio to the same round's cp + sync and the CPU time the host took
+ * from the machine meanwhile (/proc/stat's steal). The build under test is copied to the temp
+ * dir first.
  *
  * Latency: a running station (`labstation harvest`, watching, stability_seconds 1) while 20
  * files of 100 KiB are written 2 s apart; latency is the transfer's completed_at (read from the
@@ -82,6 +85,7 @@ import {
   secs,
   sh,
   snapshotCli,
+  stealSeconds,
   sumOf,
   sync,
   treeHwm,
@@ -102,6 +106,8 @@ interface Measure {
   peakMiB: number | null;
   cpuSeconds: number | null;
   note?: string;
+  /** CPU seconds the host took from this machine during the run (stealSeconds); set by runOnce. */
+  stealSeconds?: number | null;
 }
 
 const measureOf = (ran: Ran): Measure => ({
@@ -421,7 +427,11 @@ async function runOnce(
   if (!dropped) sync();
   readyMemory(2 * data.bytes + 2 ** 30);
   try {
+    const stolenBefore = stealSeconds();
     const result = await contender.run(data, dest, runDir);
+    const stolenAfter = stealSeconds();
+    result.stealSeconds =
+      stolenBefore === null || stolenAfter === null ? null : stolenAfter - stolenBefore;
     const copied = measureTree(dest);
     if (copied.files !== data.files || copied.bytes !== data.bytes) {
       throw new Error(
@@ -431,7 +441,7 @@ async function runOnce(
     process.stderr.write(
       `  ${data.label}: ${contender.name}: ${secs(result.seconds)} s` +
         (result.note ? ` (${result.note})` : '') +
-        ` (load ${loadavg()[0].toFixed(2)})\n`,
+        ` (load ${loadavg()[0].toFixed(2)}${stolen(result)})\n`,
     );
     return result;
   } finally {
@@ -463,6 +473,30 @@ function medianRun(row: Row): Measure | undefined {
 }
 
 const peakOfRow = (row: Row): number | null => peakOf(...row.runs.map((r) => r.peakMiB));
+
+const stolen = (m: Measure): string =>
+  m.stealSeconds ? `, ${m.stealSeconds.toFixed(2)} s stolen by the host` : '';
+
+/**
+ * Every run of every contender, round by round, over the same round's cp + sync: the same
+ * build swings by ±15 % here between rounds, and the rounds show whether a median is a quiet
+ * box's or a busy one's. Runs that the host took CPU time from say how much.
+ */
+function roundByRound(rows: Row[]): string {
+  const baseline = rows.find((r) => r.contender === copySync)?.runs ?? [];
+  const lines = rows
+    .filter((row) => row.runs.length)
+    .map((row) => {
+      const runs = row.runs.map((m, i) => {
+        const base = baseline[i]?.seconds;
+        const ratio =
+          base && row.contender !== copySync ? `, ${(m.seconds / base).toFixed(2)}` : '';
+        return `${secs(m.seconds)} s${ratio}${stolen(m)}`;
+      });
+      return `- ${row.contender.name}: ${runs.join('; ')}`;
+    });
+  return `round by round (s, x the round's cp + sync):\n\n${lines.join('\n')}`;
+}
 
 function table(data: Dataset, rows: Row[]): string {
   const baseline = rows.find((r) => r.contender === copySync);
@@ -630,6 +664,7 @@ async function main(): Promise<void> {
     for (const [i, d] of datasets.entries()) {
       console.log(`\n${d.label}, ${int(d.bytes)} bytes (MB = 10^6 bytes of source):\n`);
       console.log(table(d, results[i]));
+      console.log(`\n${roundByRound(results[i])}`);
       console.log(`\n${loads[i]}`);
       for (const row of results[i]) {
         const note = medianRun(row)?.note;

@@ -367,6 +367,65 @@ describe('harvest --once', () => {
     expect(text).toMatch(/schedules\[0\]\.cron: /);
     expect(text).toMatch(/ark\.naan: /);
   });
+
+  it('refuses what would store but never work: twins, a loop, NUL, a dead schedule', async () => {
+    const root = tempDir();
+    const data = join(root, 'data');
+    const src = join(root, 'src');
+    const instrument = (name: string, watch: string) => ({
+      name,
+      tool: 'SEM',
+      watch: [{ path: watch }],
+      storage_location: 'archive',
+    });
+    const bundle = {
+      tools: [{ name: 'SEM' }],
+      station: { tool: 'SEM' },
+      storage_locations: [
+        { name: 'archive', type: 'local', base_path: join(src, 'archive') },
+        { name: 'archive', type: 'local', base_path: join(root, 'other') },
+        { name: 'nul', type: 'local', base_path: '/mnt/a\u0000b' },
+      ],
+      instruments: [instrument('sem-1', src), instrument('sem-1', join(root, 'x\u0000y'))],
+      hooks: [
+        { name: 'h', trigger: 'pre_transfer', kind: 'skip', config: { min_size: 9, max_size: 3 } },
+      ],
+      schedules: [
+        { instrument: 'sem-1', cron: '0 2 * * *', timezone: 'Mars/Olympus' },
+        { instrument: 'sem-1', cron: '0 0 31 2 *' },
+      ],
+    };
+    const out = await runCli(['import', '--data', data, writeJson(root, 'b.json', bundle)]);
+    expect(out.code).toBe(1);
+    const text = out.stderr;
+    expect(text).toMatch(/storage_locations\[1\] \(archive\)\.name: archive is listed twice/);
+    expect(text).toMatch(/storage_locations\[2\] \(nul\)\.base_path: must not contain NUL/);
+    expect(text).toMatch(/instruments\[1\] \(sem-1\)\.name: sem-1 is listed twice/);
+    expect(text).toMatch(/instruments\[1\] \(sem-1\)\.watch\[0\]\.path: must not contain NUL/);
+    expect(text).toMatch(
+      /storage_locations\[0\] \(archive\)\.base_path: must not be inside a watched folder \(sem-1 watches .*src\)/,
+    );
+    expect(text).toMatch(/hooks\[0\] \(h\)\.config\.min_size: must not be larger than max_size/);
+    expect(text).toMatch(/schedules\[0\]\.timezone: "Mars\/Olympus" is not an IANA time zone/);
+    expect(text).toMatch(/schedules\[1\]\.cron: "0 0 31 2 \*" never comes round/);
+
+    // The other side of the loop: a stored storage location that a new watch would hold.
+    const good = {
+      tools: [{ name: 'SEM' }],
+      station: { tool: 'SEM' },
+      storage_locations: [{ name: 'archive', type: 'local', base_path: join(root, 'out', 'a') }],
+      instruments: [instrument('sem-1', src)],
+    };
+    expect((await runCli(['import', '--data', data, writeJson(root, 'g.json', good)])).code).toBe(
+      0,
+    );
+    const widened = { instruments: [instrument('sem-2', join(root, 'out'))] };
+    const again = await runCli(['import', '--data', data, writeJson(root, 'w.json', widened)]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(
+      /instruments\[0\] \(sem-2\)\.watch\[0\]\.path: must not hold a storage location \(archive at .*out\/a\)/,
+    );
+  });
 });
 
 /**

@@ -3,7 +3,7 @@
  * hooks, schedules and the ARK authority. Records are matched by name (schedules by instrument),
  * so importing the same bundle twice changes nothing.
  */
-import { isAbsolute } from 'node:path';
+import { isAbsolute, relative } from 'node:path';
 import { z } from 'zod';
 import type { Db } from '../db/open.js';
 import { newUuid } from '../util/ids.js';
@@ -14,6 +14,7 @@ import {
   cronProblems,
   hookProblems,
   templateProblems,
+  timezoneProblems,
   watchProblems,
 } from './configCheck.js';
 
@@ -105,13 +106,19 @@ export function harvestBundleProblems(
     ...(bundle.instruments ?? []).map((i) => i.name),
     ...(db.prepare('SELECT name FROM instruments').pluck().all() as string[]),
   ]);
+  const locationNames = new Set<string>();
   (bundle.storage_locations ?? []).forEach((l, i) => {
-    if (!isAbsolute(l.base_path)) {
-      problems.push(`storage_locations[${i}] (${l.name}).base_path: must be an absolute path`);
-    }
+    const at = `storage_locations[${i}] (${l.name})`;
+    if (locationNames.has(l.name)) problems.push(`${at}.name: ${l.name} is listed twice`);
+    locationNames.add(l.name);
+    if (!isAbsolute(l.base_path)) problems.push(`${at}.base_path: must be an absolute path`);
+    if (l.base_path.includes('\0')) problems.push(`${at}.base_path: must not contain NUL`);
   });
+  const instrumentNames = new Set<string>();
   (bundle.instruments ?? []).forEach((inst, i) => {
     const at = `instruments[${i}] (${inst.name})`;
+    if (instrumentNames.has(inst.name)) problems.push(`${at}.name: ${inst.name} is listed twice`);
+    instrumentNames.add(inst.name);
     if (!toolNames.has(inst.tool))
       problems.push(`${at}.tool: no tool named ${JSON.stringify(inst.tool)}`);
     if (!locations.has(inst.storage_location)) {
@@ -156,10 +163,81 @@ export function harvestBundleProblems(
     if (!instruments.has(s.instrument)) {
       problems.push(`${at}.instrument: no instrument named ${JSON.stringify(s.instrument)}`);
     }
-    problems.push(...cronProblems(`${at}.cron`, s.cron, s.timezone));
+    problems.push(...cronProblems(`${at}.cron`, s.cron));
+    problems.push(...timezoneProblems(`${at}.timezone`, s.timezone));
   });
+  problems.push(...storageInWatchProblems(db, bundle));
   if (bundle.ark) problems.push(...arkProblems('ark', bundle.ark));
   return problems;
+}
+
+/** `inner` is `outer` or inside it (both absolute). */
+function within(outer: string, inner: string): boolean {
+  const rel = relative(outer, inner);
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+}
+
+/**
+ * A storage location inside a watched folder: each harvest would find its own copies there and
+ * harvest them again, a folder deeper each time. Checked over what the station will hold after
+ * the import (the bundle's storage locations and instruments, and the stored ones it does not
+ * name), and reported where the bundle names one side of the pair.
+ */
+function storageInWatchProblems(db: Db, bundle: HarvestBundle): string[] {
+  const bundled = bundle.storage_locations ?? [];
+  const locations = [
+    ...bundled.map((l, i) => ({ ...l, at: `storage_locations[${i}] (${l.name})` })),
+    ...(db.prepare('SELECT name, base_path FROM storage_locations').all() as LocationRow[])
+      .filter((l) => !bundled.some((b) => b.name === l.name))
+      .map((l) => ({ ...l, at: null })),
+  ];
+  const instruments = bundle.instruments ?? [];
+  const watches = [
+    ...instruments.flatMap((inst, i) =>
+      inst.watch.map((w, j) => ({
+        name: inst.name,
+        path: w.path,
+        at: `instruments[${i}] (${inst.name}).watch[${j}].path`,
+      })),
+    ),
+    ...(db.prepare('SELECT name, watch FROM instruments').all() as InstrumentRow[])
+      .filter((row) => !instruments.some((inst) => inst.name === row.name))
+      .flatMap((row) =>
+        (JSON.parse(row.watch) as { path: string }[]).map((w) => ({
+          name: row.name,
+          path: w.path,
+          at: null,
+        })),
+      ),
+  ];
+  const problems: string[] = [];
+  for (const l of locations) {
+    if (!isAbsolute(l.base_path)) continue;
+    for (const w of watches) {
+      if (!isAbsolute(w.path) || !within(w.path, l.base_path)) continue;
+      const rule = 'the harvest would take its own copies again';
+      if (l.at) {
+        problems.push(
+          `${l.at}.base_path: must not be inside a watched folder (${w.name} watches ${w.path}): ${rule}`,
+        );
+      } else if (w.at) {
+        problems.push(
+          `${w.at}: must not hold a storage location (${l.name} at ${l.base_path}): ${rule}`,
+        );
+      }
+    }
+  }
+  return problems;
+}
+
+interface LocationRow {
+  name: string;
+  base_path: string;
+}
+
+interface InstrumentRow {
+  name: string;
+  watch: string;
 }
 
 /** Writes the harvest part of a checked bundle; runs inside the import's transaction. */

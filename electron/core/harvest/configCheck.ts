@@ -16,6 +16,7 @@ import type { WatchFolder } from './config.js';
 export function watchProblems(at: string, watch: WatchFolder): string[] {
   const problems: string[] = [];
   if (!isAbsolute(watch.path)) problems.push(`${at}.path: must be an absolute path`);
+  if (watch.path.includes('\0')) problems.push(`${at}.path: must not contain NUL`);
   const filter = compileFilter({ include: watch.include, exclude: watch.exclude });
   if (!filter.ok) {
     for (const p of filter.problems) problems.push(`${at}.${p.field}[${p.index}]: ${p.message}`);
@@ -28,12 +29,34 @@ export function templateProblems(at: string, template: string): string[] {
   return parsed.ok ? [] : parsed.problems.map((p) => `${at}: ${p}`);
 }
 
-export function cronProblems(at: string, cron: string, timezone?: string | null): string[] {
+/** Problems with a schedule's cron: one that does not parse, or that never comes round. */
+export function cronProblems(at: string, cron: string): string[] {
+  let job: Cron;
   try {
-    new Cron(cron, { paused: true, ...(timezone ? { timezone } : {}) }).stop();
-    return [];
+    job = new Cron(cron, { paused: true });
   } catch (error) {
     return [`${at}: ${(error as Error).message}`];
+  }
+  try {
+    return job.nextRun() === null ? [`${at}: ${JSON.stringify(cron)} never comes round`] : [];
+  } finally {
+    job.stop();
+  }
+}
+
+/**
+ * A schedule's time zone. croner checks it only when it works out a run, so a bad one would
+ * be found only when the station starts the schedule, and the schedule would never run.
+ */
+export function timezoneProblems(at: string, timezone: string | null | undefined): string[] {
+  if (!timezone) return [];
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: timezone });
+    return [];
+  } catch {
+    return [
+      `${at}: ${JSON.stringify(timezone)} is not an IANA time zone name (e.g. Europe/Zurich)`,
+    ];
   }
 }
 

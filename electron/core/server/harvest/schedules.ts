@@ -71,7 +71,7 @@ function check(db: Db, merged: Required<Input>, input: Input): void {
     ...timezoneProblems(input.timezone),
   ];
   if ((input.cron !== undefined || input.timezone !== undefined) && !problems.length) {
-    for (const text of cronProblems('cron', merged.cron, merged.timezone)) {
+    for (const text of cronProblems('cron', merged.cron)) {
       problems.push(problem(['body', 'cron'], text.slice('cron: '.length), 'cron'));
     }
   }
