@@ -330,6 +330,29 @@ describe('harvest --once', () => {
     }
   }, 60_000);
 
+  it('drops a copy whose source is deleted under it: the file is gone, not failed', async () => {
+    const dirs = await setupHarvest({ stability: 0 });
+    const source = join(dirs.src, 'movie.mrc');
+    writeFileSync(source, randomBytes(64 * 1024 * 1024));
+    writeFileSync(join(dirs.src, 'keep.dat'), 'kept');
+    // Slowed to 12 ms per MiB: the 64 MiB copy takes about 0.8 s.
+    const run = harvestOnce(dirs.data, { LABSTATION_INJECT: 'harvest.slow-copy' });
+    await waitLong('the copy under way', () =>
+      existsSync(join(dirs.dest, 'sem-1')) &&
+      listTree(join(dirs.dest, 'sem-1')).some((p) => p.endsWith('.partial'))
+        ? true
+        : undefined,
+    );
+    unlinkSync(source);
+    const out = await run;
+    expect(out.stdout).toContain('harvest: 1 completed, 0 skipped, 0 failed');
+    expect(out.code).toBe(0);
+    const files = await filesOf(dirs.data);
+    expect(files.find((f) => f.filename === 'movie.mrc')?.state).toBe('gone');
+    expect((await transfersOf(dirs.data)).map((t) => t.status)).toEqual(['completed']);
+    expect(listTree(dirs.dest)).toEqual(['sem-1/keep.dat']);
+  }, 60_000);
+
   it('refuses a bundle with broken harvest config, naming each field and rule', async () => {
     const root = tempDir();
     const bundle = {

@@ -35,6 +35,7 @@ import { createXXHash128, type IHasher } from '../util/hasher.js';
 import { injected } from '../util/failpoint.js';
 
 export const HASH_ALGORITHM = 'xxh3-128';
+export const GONE_WHILE_COPIED = 'the file was moved or deleted while it was copied';
 /**
  * 128 KiB: the chunk, the hasher's copy of it and the kernel's pages it is copied from and to
  * stay in the core's cache. Larger chunks were slower here: dd of 2 GiB with fsync took 3.5 s
@@ -313,7 +314,10 @@ async function copyInto(
     }
   }
   const sourceHash = h.digest('hex');
-  const after = statSync(job.source);
+  // Moved or deleted while it was copied: the attempt is dropped like any other change, and
+  // the file's next look finds it gone (or finds it under its new name), not a failure.
+  const after = statSync(job.source, { throwIfNoEntry: false });
+  if (!after) return { outcome: 'source_changed', detail: GONE_WHILE_COPIED };
   if (at.position !== job.size || !unchanged(job, after.size, after.mtimeMs)) {
     return {
       outcome: 'source_changed',

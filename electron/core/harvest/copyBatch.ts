@@ -28,7 +28,15 @@ import {
 import { lstat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createXXHash128, type IHasher } from '../util/hasher.js';
-import { CHUNK, closeQuietly, copySpan, flipBit, slowDownMs, writeAll } from './copy.js';
+import {
+  CHUNK,
+  GONE_WHILE_COPIED,
+  closeQuietly,
+  copySpan,
+  flipBit,
+  slowDownMs,
+  writeAll,
+} from './copy.js';
 import { errorCode } from '../util/errors.js';
 import { failpoint, injected } from '../util/failpoint.js';
 
@@ -188,13 +196,20 @@ function copyOne(job: SmallCopyJob, h: IHasher, ahead: ReadAhead): SmallCopyResu
     }
     if (injected('harvest.slow-copy')) sleepSync(slowDownMs(position));
     const sourceHash = h.digest('hex');
-    const after = statSync(job.source);
-    if (position !== job.size || after.size !== job.size || after.mtimeMs !== job.mtimeMs) {
+    const after = statSync(job.source, { throwIfNoEntry: false });
+    if (
+      !after ||
+      position !== job.size ||
+      after.size !== job.size ||
+      after.mtimeMs !== job.mtimeMs
+    ) {
       closeSync(dest);
       dest = null;
       return {
         outcome: 'source_changed',
-        detail: `the file changed while it was copied (${position} bytes read, ${after.size} now)`,
+        detail: after
+          ? `the file changed while it was copied (${position} bytes read, ${after.size} now)`
+          : GONE_WHILE_COPIED,
         removed: removeSync(job.partial),
       };
     }

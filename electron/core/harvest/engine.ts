@@ -47,6 +47,7 @@ import {
   interruptedFiles,
   knownSources,
   latestBySource,
+  markGone,
   recordFile,
   requeueFile,
   retryNow,
@@ -1029,10 +1030,15 @@ export class Harvester {
           this.log.error({ err: end.error, file: file.source_path }, 'harvest: transfer crashed');
         }
       } else if (end.end === 'requeue') {
-        const s = await stat(file.source_path).catch(() => null);
+        const s = await stat(file.source_path).catch((error: NodeJS.ErrnoException) => error);
         const folder = instrument.watch.find((w) => w.path === file.watch_path);
         this.active.delete(file.id);
-        if (s && folder) this.consider(instrument, folder, file.source_path, s.size, s.mtimeMs);
+        if (!(s instanceof Error)) {
+          if (folder) this.consider(instrument, folder, file.source_path, s.size, s.mtimeMs);
+        } else if (s.code === 'ENOENT' && (await stat(file.watch_path).catch(() => null))) {
+          // Deleted or moved away while it was copied; under a new name it is a new file.
+          markGone(this.db, file.id);
+        }
       } else if (end.end === 'finished' && this.run) {
         const status =
           'status' in end && end.status
