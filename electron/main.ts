@@ -154,6 +154,7 @@ async function startStationMode(): Promise<void> {
     tool: () => stationCore.stationTool,
     emit: (event) => stationCore.emit(event),
     lockFile: join(paths.stationData, 'harvest.lock'),
+    waitForLock: true,
   });
   station.attach({
     sync,

@@ -261,8 +261,10 @@ export interface ActiveTransfer {
 }
 
 export interface HarvestStatus {
-  /** False where this station has no enabled instrument on its tool. */
+  /** False where this station has no enabled instrument on its tool, or `problem` says why. */
   running: boolean;
+  /** Why the station does not harvest now (another harvest holds the data dir), or null. */
+  problem: string | null;
   instruments: { name: string; watch: string[]; storage: string | null; problem: string | null }[];
   active: ActiveTransfer[];
   /** Files found and not yet stable (still being written, or inside the stability window). */

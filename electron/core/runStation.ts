@@ -47,6 +47,7 @@ export async function runStation(options: RunStationOptions): Promise<RunningSta
     tool: () => station.stationTool,
     emit: (event) => station.emit(event),
     lockFile: join(options.dataDir, 'harvest.lock'),
+    waitForLock: true,
   });
   station.attach({ sync, harvest: harvester });
   try {

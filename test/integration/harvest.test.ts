@@ -2,7 +2,7 @@
  * The station harvest on real folders, through the real `labstation` command and station
  * process: stability, verified copies, faults, crash recovery, hooks, configuration errors.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import {
   appendFileSync,
@@ -11,6 +11,7 @@ import {
   mkdirSync,
   openSync,
   readFileSync,
+  readdirSync,
   renameSync,
   rmSync,
   statSync,
@@ -21,6 +22,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { takeHarvestLock } from '../../electron/core/harvest/lock.js';
 import { makeArk, parseArk } from '../../shared/ark.js';
 import type { HarvestFileView } from '../../shared/api.js';
 import {
@@ -339,7 +341,7 @@ describe('harvest --once', () => {
     const run = harvestOnce(dirs.data, { LABSTATION_INJECT: 'harvest.slow-copy' });
     await waitLong('the copy under way', () =>
       existsSync(join(dirs.dest, 'sem-1')) &&
-      listTree(join(dirs.dest, 'sem-1')).some((p) => p.endsWith('.partial'))
+      listTree(join(dirs.dest, 'sem-1')).some((p) => p.startsWith('.movie.mrc.'))
         ? true
         : undefined,
     );
@@ -351,6 +353,42 @@ describe('harvest --once', () => {
     expect(files.find((f) => f.filename === 'movie.mrc')?.state).toBe('gone');
     expect((await transfersOf(dirs.data)).map((t) => t.status)).toEqual(['completed']);
     expect(listTree(dirs.dest)).toEqual(['sem-1/keep.dat']);
+  }, 60_000);
+
+  it('keeps the name of a partial it could not remove, and removes it at the next run', async (ctx) => {
+    const dirs = await setupHarvest({ stability: 0 });
+    const folder = join(dirs.dest, 'sem-1');
+    mkdirSync(folder);
+    // An immutable folder stands for a share that turned read-only after the copy started:
+    // the copy's name cannot be placed, nor the partial removed. Root ignores permissions.
+    const chattr = (flag: string) => spawnSync('chattr', [flag, folder]).status === 0;
+    if (!chattr('+i')) return ctx.skip();
+    chattr('-i');
+    const source = join(dirs.src, 'movie.mrc');
+    writeFileSync(source, randomBytes(32 * 1024 * 1024));
+    try {
+      const run = harvestOnce(dirs.data, { LABSTATION_INJECT: 'harvest.slow-copy' });
+      await waitLong('the copy under way', () =>
+        readdirSync(folder).some((p) => p.endsWith('.partial')) ? true : undefined,
+      );
+      expect(chattr('+i')).toBe(true);
+      const failed = await run;
+      expect(failed.code).toBe(1);
+      expect(failed.stdout).toContain('harvest: 0 completed, 0 skipped, 1 failed');
+    } finally {
+      chattr('-i');
+    }
+    const [left] = readdirSync(folder);
+    expect(left).toMatch(/^\.movie\.mrc\..*\.partial$/);
+    expect(
+      withDb(dirs.data, (db) => db.prepare('SELECT partial_path FROM harvest_files').pluck().get()),
+    ).toBe(join(folder, left));
+
+    const again = await harvestOnce(dirs.data);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain('harvest: 1 completed, 0 skipped, 0 failed');
+    expect(readdirSync(folder)).toEqual(['movie.mrc']);
+    expect(md5(join(folder, 'movie.mrc'))).toBe(md5(source));
   }, 60_000);
 
   it('refuses a bundle with broken harvest config, naming each field and rule', async () => {
@@ -683,6 +721,41 @@ describe('harvest in a running station', () => {
     expect(md5(join(dirs.dest, 'sem-1', 'stack.tif'))).toBe(md5(source));
     expect(listTree(dirs.dest)).toEqual(['sem-1/stack.tif']);
   }, 120_000);
+
+  it('waits while another harvest holds the data dir, and harvests once it is free', async () => {
+    const dirs = await setupHarvest();
+    // This test's process stands in for a `labstation harvest --once` run by cron.
+    const other = takeHarvestLock(join(dirs.data, 'harvest.lock'));
+    let held = true;
+    try {
+      station = await startStation(dirs.data);
+      const st = station;
+      const status = async () =>
+        (await st.rpc('harvest.status', {})).body as { running: boolean; problem: string | null };
+      const waiting = await waitLong('the station waiting', async () => {
+        const s = await status();
+        return s.problem ? s : undefined;
+      });
+      expect(waiting.running).toBe(false);
+      expect(waiting.problem).toMatch(/another harvest runs on this data dir/);
+      writeFileSync(join(dirs.src, 'while-held.dat'), 'data');
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      expect(await stationFiles(st)).toEqual([]);
+
+      other.release();
+      held = false;
+      await waitLong('while-held.dat harvested after the lock was freed', async () =>
+        (await stationFiles(st)).find((f) => f.state === 'done'),
+      );
+      expect(await status()).toMatchObject({ running: true, problem: null });
+      writeFileSync(join(dirs.src, 'after.dat'), 'watched');
+      await waitLong('after.dat harvested by the watcher', async () =>
+        (await stationFiles(st)).find((f) => f.filename === 'after.dat' && f.state === 'done'),
+      );
+    } finally {
+      if (held) other.release();
+    }
+  }, 60_000);
 
   it('follows no symbolic link and keeps one harvest per data dir', async () => {
     const dirs = await setupHarvest();

@@ -33,9 +33,11 @@ import {
 import { open, type FileHandle } from 'node:fs/promises';
 import { createXXHash128, type IHasher } from '../util/hasher.js';
 import { injected } from '../util/failpoint.js';
+import { errorCode } from '../util/errors.js';
 
 export const HASH_ALGORITHM = 'xxh3-128';
 export const GONE_WHILE_COPIED = 'the file was moved or deleted while it was copied';
+const GONE = 'the file was moved or deleted before it was copied';
 /**
  * 128 KiB: the chunk, the hasher's copy of it and the kernel's pages it is copied from and to
  * stay in the core's cache. Larger chunks were slower here: dd of 2 GiB with fsync took 3.5 s
@@ -225,7 +227,14 @@ export function closeQuietly(fd: number): void {
  */
 export async function copyVerified(job: CopyJob, progress?: Progress): Promise<CopyResult> {
   // A source that became a symbolic link since it was found is not followed.
-  const source = openSync(job.source, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
+  let source: number;
+  try {
+    source = openSync(job.source, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
+  } catch (error) {
+    // Gone since it was found stable: as when it goes during the copy (see copyInto).
+    if (errorCode(error) === 'ENOENT') return { outcome: 'source_changed', detail: GONE };
+    throw error;
+  }
   let dest: number | null = null;
   try {
     const before = fstatSync(source);

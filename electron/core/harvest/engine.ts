@@ -165,7 +165,16 @@ export interface HarvesterOptions {
   schedules?: boolean;
   /** One harvester per data dir: held while running (`<data>/harvest.lock`). */
   lockFile?: string;
+  /**
+   * A station's harvester: while another harvest holds the lock (a `labstation harvest --once`
+   * from cron), start() says so in status() and takes the lock once it is free, instead of
+   * failing. Without it, start() fails at once, as a command run by hand should.
+   */
+  waitForLock?: boolean;
 }
+
+/** How often a station waiting for the harvest lock tries it again. */
+const LOCK_RETRY_MS = 5000;
 
 export interface RunSummary {
   completed: number;
@@ -243,6 +252,9 @@ export class Harvester {
   private walked = false;
   private startedAt = 0;
   private lock: HarvestLock | null = null;
+  /** Why this harvester waits instead of harvesting: another one holds the lock. */
+  private lockProblem: string | null = null;
+  private lockRetry: NodeJS.Timeout | undefined;
   /** Walks under way: a one-shot run is not done while a folder is still being walked. */
   private scanning = 0;
   private stopped = true;
@@ -326,8 +338,8 @@ export class Harvester {
   private async begin(): Promise<void> {
     this.stopped = false;
     this.startedAt = this.clock();
-    this.lock = this.options.lockFile ? takeHarvestLock(this.options.lockFile) : null;
     this.loadInstruments();
+    if (!this.takeLock()) return;
     await this.recover();
     if (this.stopped) return;
     if (this.options.watch !== false) this.startWatches();
@@ -342,8 +354,41 @@ export class Harvester {
     this.runQueued();
   }
 
+  /**
+   * Takes the harvest lock. False while another harvest holds it and this harvester waits
+   * (waitForLock): it tries again every LOCK_RETRY_MS, and its status says why it waits.
+   */
+  private takeLock(): boolean {
+    if (!this.options.lockFile) return true;
+    try {
+      this.lock = takeHarvestLock(this.options.lockFile);
+    } catch (error) {
+      if (!this.options.waitForLock || !(error instanceof AppError) || error.code !== 'conflict') {
+        throw error;
+      }
+      if (this.lockProblem === null) this.log.warn({ err: error }, 'harvest: waiting for the lock');
+      this.lockProblem =
+        'another harvest runs on this data dir (a `labstation harvest --once`?); ' +
+        'this station starts harvesting as soon as it ends';
+      this.lockRetry = setTimeout(() => {
+        this.lockRetry = undefined;
+        if (this.stopped) return;
+        this.start().catch((e: unknown) => this.log.error({ err: e }, 'harvest did not start'));
+      }, LOCK_RETRY_MS);
+      this.changed();
+      return false;
+    }
+    if (this.lockProblem !== null) this.log.info('harvest: took the lock, harvesting');
+    this.lockProblem = null;
+    this.changed();
+    return true;
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
+    clearTimeout(this.lockRetry);
+    this.lockRetry = undefined;
+    this.lockProblem = null;
     await this.starting?.catch(() => undefined);
     this.starting = null;
     for (const t of this.timers) clearInterval(t);
@@ -487,6 +532,8 @@ export class Harvester {
     this.runChain = this.runChain
       .then(async () => {
         await this.starting;
+        // Waiting for the lock: the runs stay queued, for when it is taken (begin).
+        if (this.lockProblem !== null) return;
         for (const run of queuedRuns(this.db)) {
           if (this.stopped) return;
           await this.execute(run);
@@ -1036,8 +1083,9 @@ export class Harvester {
         if (!(s instanceof Error)) {
           if (folder) this.consider(instrument, folder, file.source_path, s.size, s.mtimeMs);
         } else if (s.code === 'ENOENT' && (await stat(file.watch_path).catch(() => null))) {
-          // Deleted or moved away while it was copied; under a new name it is a new file.
-          markGone(this.db, file.id);
+          // Deleted or moved away while it was copied; under a new name it is a new file. A
+          // partial that could not be removed keeps the file for its next start to settle.
+          if (fileById(this.db, file.id)?.partial_path === null) markGone(this.db, file.id);
         }
       } else if (end.end === 'finished' && this.run) {
         const status =
@@ -1196,7 +1244,7 @@ export class Harvester {
   /** Re-reads the configuration and walks every folder now. */
   async rescanNow(): Promise<void> {
     await this.starting;
-    if (this.stopped) return;
+    if (this.stopped || this.lockProblem !== null) return;
     await Promise.all(this.watches.map((w) => w.close()));
     this.watches = [];
     this.forgetSightings();
@@ -1209,6 +1257,7 @@ export class Harvester {
   }
 
   retry(fileId: number): void {
+    if (this.lockProblem !== null) throw new AppError('conflict', this.lockProblem);
     if (!retryNow(this.db, fileId)) {
       throw new AppError('conflict', `file ${fileId} has no failed transfer to retry`);
     }
@@ -1220,7 +1269,8 @@ export class Harvester {
   status(): HarvestStatus {
     return {
       ...idleHarvestStatus(this.db, this.clock()),
-      running: !this.stopped && this.instruments.length > 0,
+      running: !this.stopped && this.lockProblem === null && this.instruments.length > 0,
+      problem: this.lockProblem,
       instruments: this.instruments.map((i) => ({
         name: i.name,
         watch: i.watch.map((w) => w.path),

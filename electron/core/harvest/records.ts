@@ -391,11 +391,16 @@ function storeOutcome(
       outcome.note ?? '',
     ) as number;
   const failed = outcome.status === 'failed';
+  // A failure keeps the attempt's markers: whoever cleaned up after it cleared them
+  // (clearAttempt); ones still set name a partial that could not be removed (the share went
+  // away, the folder turned read-only), which the next attempt, or the next start, settles
+  // first (recoverInterrupted). Clearing them here would leave that partial forever.
   const instrumentId = cachedStatement(
     db,
     `UPDATE harvest_files SET state = ?, attempts = attempts + ?, next_attempt_at = ?,
        xxhash = coalesce(?, xxhash), metadata_ = coalesce(?, metadata_),
-       partial_path = NULL, verified_hash = NULL, pending_destination = NULL, updated_at = ?
+       partial_path = iif(?, partial_path, NULL), verified_hash = iif(?, verified_hash, NULL),
+       pending_destination = iif(?, pending_destination, NULL), updated_at = ?
      WHERE id = ? RETURNING instrument_id`,
   )
     .pluck()
@@ -405,6 +410,7 @@ function storeOutcome(
       failed ? (outcome.retryAt ?? null) : null,
       outcome.sourceHash ?? null,
       outcome.metadata ? JSON.stringify(outcome.metadata) : null,
+      ...Array<number>(3).fill(failed ? 1 : 0),
       nowIso(),
       fileId,
     ) as number;
@@ -587,6 +593,7 @@ export function idleHarvestStatus(db: Db, now: number = Date.now()): HarvestStat
   const ark = arkConfig(db);
   return {
     running: false,
+    problem: null,
     instruments: [],
     active: [],
     settling: 0,

@@ -55,7 +55,8 @@ function Overview({ status }: { status: HarvestStatus }): ReactElement {
           </button>
         </p>
       )}
-      {!status.running && (
+      {status.problem && <ErrorMessage message={`Not harvesting: ${status.problem}`} />}
+      {!status.running && !status.problem && (
         <p className="notice">No instrument of this station's tool is set up for harvest.</p>
       )}
       <ul className="instrument-list">
