@@ -391,6 +391,30 @@ describe('harvest --once', () => {
     expect(md5(join(folder, 'movie.mrc'))).toBe(md5(source));
   }, 60_000);
 
+  it('skips a second source with the same content and destination, copied at the same time', async () => {
+    const dirs = await setupHarvest({ stability: 0, template: '{instrument}/{filename}' });
+    // Small files go in batches, big ones on their own: both ways of placing a copy.
+    const small = randomBytes(6 * 1024);
+    const big = randomBytes(6 * 1024 * 1024);
+    for (const run of ['run1', 'run2']) {
+      mkdirSync(join(dirs.src, run));
+      writeFileSync(join(dirs.src, run, 'small.bin'), small);
+      writeFileSync(join(dirs.src, run, 'big.bin'), big);
+    }
+    const out = await harvestOnce(dirs.data);
+    expect(out.stdout).toContain('harvest: 2 completed, 2 skipped, 0 failed');
+    expect(out.code).toBe(0);
+    expect(listTree(dirs.dest).sort()).toEqual(['sem-1/big.bin', 'sem-1/small.bin']);
+    const transfers = await transfersOf(dirs.data);
+    for (const name of ['small.bin', 'big.bin']) {
+      const mine = transfers.filter((t) => t.destination_path === join(dirs.dest, 'sem-1', name));
+      expect(mine.map((t) => t.status).sort()).toEqual(['completed', 'skipped']);
+      const skipped = mine.find((t) => t.status === 'skipped');
+      expect(skipped?.note).toBe('the destination already holds the same content');
+      expect(skipped?.checksum_verified).toBe(true);
+    }
+  });
+
   it('refuses a bundle with broken harvest config, naming each field and rule', async () => {
     const root = tempDir();
     const bundle = {

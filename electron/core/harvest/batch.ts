@@ -35,6 +35,7 @@ import {
   partialPathFor,
   placeWithoutClobber,
   prepareFolder,
+  removeQuietly,
   syncFolder,
 } from './place.js';
 import {
@@ -51,7 +52,9 @@ import {
   completedNote,
   describeError,
   failedOutcome,
+  holdsSame,
   recoverInterrupted,
+  sameContentOutcome,
   renderDestination,
   transferFile,
   type TransferDeps,
@@ -344,9 +347,27 @@ export async function transferBatch(deps: TransferDeps, items: BatchItem[]): Pro
             step(v.index, () => dropped(v, error, null));
             continue;
           }
-          // The name is taken: the next free one, chosen and marked one at a time, as
-          // transferFile does.
+          // The name is taken: the same content there is a skip; otherwise the next free
+          // name, chosen and marked one at a time, as transferFile does.
           try {
+            if (await holdsSame(deps, v.destination, v.bytes, v.destHash)) {
+              await removeQuietly(v.partial);
+              clearAttempt(db, v.file.id);
+              step(v.index, async () => {
+                const metadata = await runPostTransferHooks(v.post, {
+                  db,
+                  file: v.file,
+                  sourcePath: v.file.source_path,
+                  destinationPath: v.destination,
+                  instrument: v.instrument.name,
+                });
+                return store(
+                  v,
+                  sameContentOutcome(deps, v.destination, v.destHash, metadata, v.redirected),
+                );
+              });
+              continue;
+            }
             for (;;) {
               const name = await freeName(v.destination);
               markVerified(db, v.file.id, v.destHash, name);

@@ -17,11 +17,36 @@ export function partialPathFor(destination: string): string {
   return join(dirname(destination), `.${short}.${randomPoolBytes(6).toString('hex')}.partial`);
 }
 
-/** `scan.tif` -> `scan (1).tif`, `scan (2).tif`, ... */
+/** Most file systems take names of up to 255 bytes. */
+const NAME_MAX_BYTES = 255;
+
+/** The longest start of `text` that is at most `bytes` long in UTF-8, cut between characters. */
+function fitBytes(text: string, bytes: number): string {
+  let used = 0;
+  let end = 0;
+  for (const char of text) {
+    used += Buffer.byteLength(char);
+    if (used > bytes) break;
+    end += char.length;
+  }
+  return text.slice(0, end);
+}
+
+/**
+ * `scan.tif` -> `scan (1).tif`, `scan (2).tif`, ... A name that would grow past 255 bytes is
+ * shortened before the number (the extension kept), so the new name fits where the first did.
+ */
 export function alternativeName(destination: string, n: number): string {
-  const ext = extname(destination);
-  const stem = destination.slice(0, destination.length - ext.length);
-  return `${stem} (${n})${ext}`;
+  const folder = dirname(destination);
+  const name = basename(destination);
+  let ext = extname(name);
+  if (Buffer.byteLength(ext) > NAME_MAX_BYTES / 2) ext = '';
+  const suffix = ` (${n})${ext}`;
+  const stem = fitBytes(
+    name.slice(0, name.length - ext.length),
+    NAME_MAX_BYTES - Buffer.byteLength(suffix),
+  );
+  return join(folder, `${stem}${suffix}`);
 }
 
 export async function exists(path: string): Promise<boolean> {

@@ -130,6 +130,41 @@ export function failedOutcome(
   };
 }
 
+/**
+ * Whether `path` is a file holding exactly the content hashed `hash`: the destination already
+ * has what a transfer would write there.
+ */
+export async function holdsSame(
+  deps: TransferDeps,
+  path: string,
+  size: number,
+  hash: string,
+): Promise<boolean> {
+  const there = await stat(path).catch(() => null);
+  return !!there?.isFile() && there.size === size && (await deps.pool.hash(path)).hash === hash;
+}
+
+/** The outcome of a file whose destination already holds the same content. */
+export function sameContentOutcome(
+  deps: TransferDeps,
+  destination: string,
+  hash: string,
+  metadata: TransferOutcome['metadata'],
+  redirected: string,
+): Omit<TransferOutcome, 'startedAt' | 'storageLocationId'> {
+  return {
+    status: 'skipped',
+    destinationPath: destination,
+    bytes: 0,
+    destChecksum: hash,
+    checksumVerified: true,
+    completedAt: deps.now(),
+    sourceHash: hash,
+    metadata,
+    note: ['the destination already holds the same content', redirected].filter(Boolean).join('; '),
+  };
+}
+
 /** The note of a completed copy: written under another name, redirected by a hook. */
 export function completedNote(final: string, destination: string, redirected: string): string {
   const renamed =
@@ -327,19 +362,7 @@ export async function transferFile(
           destinationPath: destination,
           instrument: instrument.name,
         });
-        return await store({
-          status: 'skipped',
-          destinationPath: destination,
-          bytes: 0,
-          destChecksum: dest.hash,
-          checksumVerified: true,
-          completedAt: deps.now(),
-          sourceHash: source.hash,
-          metadata,
-          note: ['the destination already holds the same content', redirected]
-            .filter(Boolean)
-            .join('; '),
-        });
+        return await store(sameContentOutcome(deps, destination, dest.hash, metadata, redirected));
       }
     }
 
@@ -384,9 +407,29 @@ export async function transferFile(
       for (;;) {
         markVerified(db, file.id, result.destHash, name);
         if (await placeWithoutClobber(attempt, name)) return name;
+        // Taken since the check before the copy (another source of this run with the same
+        // destination, say): the same content there is a skip, as it would have been then.
+        if (name === destination && (await holdsSame(deps, name, result.bytes, result.destHash))) {
+          return null;
+        }
         name = await freeName(destination);
       }
     });
+    if (final === null) {
+      await removeQuietly(attempt);
+      clearAttempt(db, file.id);
+      partial = null;
+      const metadata = await runPostTransferHooks(postHooks, {
+        db,
+        file,
+        sourcePath: file.source_path,
+        destinationPath: destination,
+        instrument: instrument.name,
+      });
+      return await store(
+        sameContentOutcome(deps, destination, result.destHash, metadata, redirected),
+      );
+    }
     // From here on the copy is at its name: whatever fails now is finished by recovery, which
     // the markers left in place lead to, never recorded as a failed copy.
     partial = null;
