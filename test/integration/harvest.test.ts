@@ -316,6 +316,57 @@ describe('harvest --once', () => {
     expect(existsSync(join(dirs.dest, 'sem-1', 'scan.preview'))).toBe(false);
   });
 
+  it('names a sidecar that is not JSON, and the transfer stands', async () => {
+    const dirs = await setupHarvest({
+      hooks: [{ name: 'sidecar', trigger: 'post_transfer', kind: 'sidecar_json' }],
+    });
+    writeFileSync(join(dirs.src, 'a.dat'), 'data');
+    writeFileSync(join(dirs.src, 'a.json'), '{sample: S-1}');
+    const out = await harvestOnce(dirs.data);
+    expect(out.stdout).toContain('harvest: 2 completed, 0 skipped, 0 failed');
+    const file = (await filesOf(dirs.data)).find((f) => f.filename === 'a.dat');
+    const errors = file?.metadata_.hook_errors as { hook: string; error: string }[];
+    expect(errors).toHaveLength(1);
+    expect(errors[0].error).toMatch(/^a\.json is not JSON: /);
+  });
+
+  it('ends a command hook that times out with everything it started', async () => {
+    const root = tempDir();
+    const pidFile = join(root, 'child.pid');
+    const script = join(root, 'slow-hook.sh');
+    // The hook's own child holds its output open: only ending the whole group ends the hook.
+    writeFileSync(script, `#!/bin/sh\nsleep 100 &\necho $! > '${pidFile}'\nsleep 100\n`, {
+      mode: 0o755,
+    });
+    const dirs = await setupHarvest({
+      hooks: [
+        {
+          name: 'slow',
+          trigger: 'post_transfer',
+          kind: 'command',
+          config: { command: script, timeout_seconds: 1 },
+        },
+      ],
+    });
+    writeFileSync(join(dirs.src, 'a.dat'), 'data');
+    const out = await harvestOnce(dirs.data);
+    expect(out.stdout).toContain('harvest: 1 completed, 0 skipped, 0 failed');
+    const [file] = await filesOf(dirs.data);
+    expect(file.metadata_.hook_errors).toEqual([
+      { hook: 'slow', kind: 'command', error: 'timed out after 1 s' },
+    ]);
+    const pid = Number(readFileSync(pidFile, 'utf8'));
+    // Gone, or a zombie waiting for whoever adopted it to reap it.
+    const alive = (): boolean => {
+      try {
+        return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+      } catch {
+        return false;
+      }
+    };
+    await waitLong("the hook's child ended", () => (alive() ? undefined : true), 5_000);
+  }, 60_000);
+
   it('does not wait without end for a file that keeps changing', async () => {
     const dirs = await setupHarvest({ stability: 0.5 });
     writeFileSync(join(dirs.src, 'done.dat'), 'finished');

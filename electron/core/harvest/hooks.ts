@@ -3,7 +3,7 @@
  * post-transfer hooks add to its metadata_. Hooks run in priority order; a post-transfer hook
  * that fails is recorded in metadata_.hook_errors and the transfer stands.
  */
-import { execFile } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { open, readFile } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
 import { compileFilter } from '../../../shared/harvest/glob.js';
@@ -218,13 +218,28 @@ async function sidecarJson(
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue;
       throw error;
     }
-    const value = JSON.parse(text) as unknown;
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (error) {
+      throw new Error(`${candidate} is not JSON: ${(error as Error).message}`);
+    }
     if (!isPlainObject(value)) throw new Error(`${candidate} holds no JSON object`);
     return value;
   }
   return {};
 }
 
+/** What a command hook may print: more ends it, as a hook gone wrong. */
+const COMMAND_OUTPUT_MAX = 4 * 1024 * 1024;
+/** A command's own process group (POSIX): a timeout ends what it started too. */
+const OWN_GROUP = process.platform !== 'win32';
+
+/**
+ * Runs a command hook with the destination path and reads its JSON from stdout. The program
+ * runs in a process group of its own, and a timeout kills the whole group: a script's own
+ * children (a `sleep`, a converter it started) do not outlive it, nor hold its output open.
+ */
 function runCommand(
   ctx: PostTransferContext,
   config: HookConfig<'command'>,
@@ -235,43 +250,65 @@ function runCommand(
     : [...args, ctx.destinationPath];
   const timeout = (config.timeout_seconds ?? 30) * 1000;
   return new Promise((resolve, reject) => {
-    execFile(
-      config.command,
-      withPath,
-      {
-        timeout,
-        killSignal: 'SIGKILL',
-        maxBuffer: 4 * 1024 * 1024,
-        env: {
-          ...process.env,
-          LABSTATION_SOURCE_PATH: ctx.sourcePath,
-          LABSTATION_DESTINATION_PATH: ctx.destinationPath,
-          LABSTATION_ARK: ctx.file.persistent_id,
-          LABSTATION_INSTRUMENT: ctx.instrument,
-        },
+    const child = spawn(config.command, withPath, {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: OWN_GROUP,
+      windowsHide: true,
+      env: {
+        ...process.env,
+        LABSTATION_SOURCE_PATH: ctx.sourcePath,
+        LABSTATION_DESTINATION_PATH: ctx.destinationPath,
+        LABSTATION_ARK: ctx.file.persistent_id,
+        LABSTATION_INSTRUMENT: ctx.instrument,
       },
-      (error, stdout, stderr) => {
-        if (error) {
-          const killed = (error as { killed?: boolean }).killed;
-          const why = killed
-            ? `timed out after ${timeout / 1000} s`
-            : `${error.message.split('\n')[0]}${stderr ? `: ${stderr.trim().slice(0, 500)}` : ''}`;
-          reject(new Error(why));
-          return;
-        }
-        const text = stdout.trim();
-        if (!text) return resolve({});
-        let value: unknown;
-        try {
-          value = JSON.parse(text);
-        } catch {
-          reject(new Error(`printed no JSON object: ${text.slice(0, 200)}`));
-          return;
-        }
-        if (!isPlainObject(value)) reject(new Error('printed JSON that is not an object'));
-        else resolve(value);
-      },
-    );
+    });
+    let stdout = '';
+    let stderr = '';
+    let ended: string | null = null;
+    const end = (why: string): void => {
+      ended ??= why;
+      try {
+        if (OWN_GROUP && child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+        else child.kill('SIGKILL');
+      } catch {
+        // Already gone.
+      }
+    };
+    const timer = setTimeout(() => end(`timed out after ${timeout / 1000} s`), timeout);
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (text: string) => {
+      stdout += text;
+      if (stdout.length > COMMAND_OUTPUT_MAX) {
+        end(`printed more than ${COMMAND_OUTPUT_MAX / (1024 * 1024)} MiB`);
+      }
+    });
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (text: string) => {
+      if (stderr.length < 4096) stderr += text;
+    });
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(new Error(`cannot run ${config.command}: ${error.message}`));
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      if (ended) return reject(new Error(ended));
+      if (code !== 0) {
+        const how = code === null ? `ended by ${signal}` : `exited with ${code}`;
+        const said = stderr.trim().slice(0, 500);
+        return reject(new Error(`${config.command} ${how}${said ? `: ${said}` : ''}`));
+      }
+      const text = stdout.trim();
+      if (!text) return resolve({});
+      let value: unknown;
+      try {
+        value = JSON.parse(text);
+      } catch {
+        return reject(new Error(`printed no JSON object: ${text.slice(0, 200)}`));
+      }
+      if (!isPlainObject(value)) reject(new Error('printed JSON that is not an object'));
+      else resolve(value);
+    });
   });
 }
 
