@@ -466,6 +466,40 @@ describe('harvest --once', () => {
     }
   });
 
+  it('harvests a folder that two instruments watch for each of them', async () => {
+    const dirs = await setupHarvest({ stability: 0 });
+    const second = {
+      instruments: [
+        {
+          name: 'sem-2',
+          tool: 'SEM',
+          watch: [{ path: dirs.src }],
+          stability_seconds: 0,
+          storage_location: 'archive',
+          destination_template: '{instrument}/{relative_path}',
+        },
+      ],
+    };
+    const imported = await runCli([
+      'import',
+      '--data',
+      dirs.data,
+      writeJson(dirs.root, 'second.json', second),
+    ]);
+    expect(imported.code).toBe(0);
+    writeFileSync(join(dirs.src, 'a.dat'), 'a');
+    writeFileSync(join(dirs.src, 'b.dat'), randomBytes(5 * 1024 * 1024));
+    const out = await harvestOnce(dirs.data);
+    expect(out.stdout).toContain('harvest: 4 completed, 0 skipped, 0 failed');
+    expect(listTree(dirs.dest).sort()).toEqual([
+      'sem-1/a.dat',
+      'sem-1/b.dat',
+      'sem-2/a.dat',
+      'sem-2/b.dat',
+    ]);
+    expect((await harvestOnce(dirs.data)).stdout).toContain('harvest: 0 completed');
+  });
+
   it('refuses a bundle with broken harvest config, naming each field and rule', async () => {
     const root = tempDir();
     const bundle = {

@@ -108,7 +108,10 @@ interface Active {
 /**
  * The transfers under way by file id, with the source paths they read: a walk asks for every
  * file it finds whether it is being copied, with a thousand small files under way at once.
+ * Sources are an instrument's: two instruments watching one folder each harvest its files.
  */
+const sourceKey = (instrumentId: number, path: string): string => `${instrumentId}\0${path}`;
+
 class ActiveTransfers {
   private readonly byId = new Map<number, Active>();
   private readonly sources = new Map<string, number>();
@@ -132,23 +135,23 @@ class ActiveTransfers {
   set(id: number, active: Active): void {
     this.delete(id);
     this.byId.set(id, active);
-    const path = active.file.source_path;
-    this.sources.set(path, (this.sources.get(path) ?? 0) + 1);
+    const key = sourceKey(active.file.instrument_id, active.file.source_path);
+    this.sources.set(key, (this.sources.get(key) ?? 0) + 1);
   }
 
   delete(id: number): void {
     const active = this.byId.get(id);
     if (!active) return;
     this.byId.delete(id);
-    const path = active.file.source_path;
-    const left = (this.sources.get(path) ?? 1) - 1;
-    if (left > 0) this.sources.set(path, left);
-    else this.sources.delete(path);
+    const key = sourceKey(active.file.instrument_id, active.file.source_path);
+    const left = (this.sources.get(key) ?? 1) - 1;
+    if (left > 0) this.sources.set(key, left);
+    else this.sources.delete(key);
   }
 
-  /** Whether a transfer under way reads this source. */
-  reads(path: string): boolean {
-    return this.sources.has(path);
+  /** Whether a transfer of this instrument under way reads this source. */
+  reads(instrument: Instrument, path: string): boolean {
+    return this.sources.has(sourceKey(instrument.id, path));
   }
 }
 
@@ -200,7 +203,8 @@ function alreadyRecorded(
   );
 }
 
-const candidateKey = (instrument: Instrument, path: string): string => `${instrument.id}\0${path}`;
+const candidateKey = (instrument: Instrument, path: string): string =>
+  sourceKey(instrument.id, path);
 
 /** A stability check woken by another (wakeAt) comes at least this long after it. */
 const WAKE_GAP_MS = 50;
@@ -751,7 +755,7 @@ export class Harvester {
     // A file being copied is left to its copy, which sees a change. The folder's filter holds
     // for every path.
     const accepted = (path: string): string | null => {
-      if (this.active.reads(path)) return null;
+      if (this.active.reads(instrument, path)) return null;
       const rel = relativeTo(folder.path, path);
       return filter.accepts(rel) ? rel : null;
     };
@@ -819,7 +823,7 @@ export class Harvester {
       }
       return;
     }
-    if (this.active.reads(path)) return;
+    if (this.active.reads(instrument, path)) return;
     const seen = this.now();
     // The usage on the tool when the file was first seen. A file written before this harvester
     // started (the station was off) was not seen when it was made: it belongs to the usage in
