@@ -49,6 +49,7 @@ describe('recovery after a cut before a batch flush', () => {
     truncateSync(final, 1000); // the data never reached the disk
     const run = await harvestOnce(dirs.data);
     expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(run.stdout).toContain('harvest: 1 completed, 0 skipped, 0 failed');
     expect(listTree(dirs.dest)).toEqual(['sem-1/grid.tif']);
     expect(readFileSync(final).equals(content)).toBe(true);
     const transfers = await transfersOf(dirs.data);
@@ -63,6 +64,8 @@ describe('recovery after a cut before a batch flush', () => {
     const { dirs, content, final } = await placedButNotRecorded();
     const run = await harvestOnce(dirs.data);
     expect(run.code).toBe(0);
+    // Recorded by this run's recovery, and counted as this run's.
+    expect(run.stdout).toContain('harvest: 1 completed, 0 skipped, 0 failed');
     expect(listTree(dirs.dest)).toEqual(['sem-1/grid.tif']);
     expect(readFileSync(final).equals(content)).toBe(true);
     const [transfer] = await transfersOf(dirs.data);

@@ -442,6 +442,8 @@ export class Harvester {
       if (this.stopped) return;
       try {
         await recoverInterrupted(this.deps, file, this.instrument(file.instrument_id));
+        // A verified copy that had reached its name is recorded now: this run's, for --once.
+        if (this.run && fileById(this.db, file.id)?.state === 'done') this.run.completed += 1;
       } catch (error) {
         // Left marked: tried again before this file's next transfer (see pump).
         this.log.error({ err: error, file: file.source_path }, 'harvest: recovery failed');
