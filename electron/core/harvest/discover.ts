@@ -3,6 +3,7 @@
  * and a chokidar watcher in between. The walk is the truth; the watcher only makes new files
  * show up sooner. Symbolic links are not followed (a link loop on a share would never end).
  */
+import { realpathSync } from 'node:fs';
 import { opendir } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { watch, type FSWatcher } from 'chokidar';
@@ -149,12 +150,25 @@ export function watchFolder(
   filter: FolderFilter,
   events: WatchEvents,
 ): FolderWatch {
-  const watcher: FSWatcher = watch(folder.path, {
+  // A watched folder that is itself a symbolic link (`/data/sem` -> `/mnt/disk2/sem`) is
+  // watched where it leads, as the walk reads it there; links below it are not followed.
+  // Paths are reported under the folder's own name.
+  let root = folder.path;
+  try {
+    root = realpathSync(folder.path);
+  } catch {
+    // Not there (yet): chokidar reports that, and the walks find the folder when it comes.
+  }
+  const named =
+    root === folder.path
+      ? (path: string) => path
+      : (path: string) => join(folder.path, relative(root, path));
+  const watcher: FSWatcher = watch(root, {
     ignoreInitial: true,
     followSymlinks: false,
     ignored: (path, stats) => {
-      if (path === folder.path) return false;
-      const rel = relativeTo(folder.path, path);
+      if (path === root) return false;
+      const rel = relativeTo(root, path);
       if (rel.startsWith('..')) return true;
       // Without stats chokidar asks again with them; only folders are watched.
       if (!stats) return false;
@@ -175,18 +189,18 @@ export function watchFolder(
     const dir = (details as { watchedPath?: string } | undefined)?.watchedPath;
     if (!dir) {
       // Polling (CHOKIDAR_USEPOLLING): the event is a folder's, named by its full path.
-      if (name) events.onFolder(name);
+      if (name) events.onFolder(named(name));
       return;
     }
-    if (unproven.delete(dir)) events.onFolder(dir);
+    if (unproven.delete(dir)) events.onFolder(named(dir));
     // Some systems do not always name the entry (Node's fs.watch documentation).
-    if (name) events.onPath(join(dir, name));
-    else events.onFolder(dir);
+    if (name) events.onPath(named(join(dir, name)));
+    else events.onFolder(named(dir));
   });
   watcher.on('addDir', (path) => {
     if (unproven.size >= UNPROVEN_MAX) unproven.delete(unproven.values().next().value as string);
     unproven.add(path);
-    events.onFolder(path);
+    events.onFolder(named(path));
   });
   watcher.on('error', (error) => events.onError(error as Error));
   watcher.on('ready', events.onReady);

@@ -103,10 +103,18 @@ describe('scanFolder', () => {
   });
 });
 
-/** A watch on a fresh folder, recording what it reports, ready before it is returned. */
-async function watching(exclude: string[] = ['*.tmp']) {
-  const root = mkdtempSync(join(tmpdir(), 'labstation-watch-'));
-  dirs.push(root);
+/**
+ * A watch on a fresh folder, recording what it reports, ready before it is returned. With
+ * `throughLink`, the watched path is a symbolic link to the folder (`real`).
+ */
+async function watching(exclude: string[] = ['*.tmp'], throughLink = false) {
+  const real = mkdtempSync(join(tmpdir(), 'labstation-watch-'));
+  dirs.push(real);
+  const root = throughLink ? `${real}-link` : real;
+  if (throughLink) {
+    symlinkSync(real, root);
+    dirs.push(root);
+  }
   const folder = { path: root, include: [], exclude };
   const seen = { paths: new Set<string>(), folders: [] as string[], bursts: 0 };
   let ready!: () => void;
@@ -122,7 +130,7 @@ async function watching(exclude: string[] = ['*.tmp']) {
   });
   watches.push(watch);
   await isReady;
-  return { root, seen };
+  return { root, real, seen };
 }
 
 const watches: { close(): Promise<void> }[] = [];
@@ -162,6 +170,17 @@ describe('watchFolder', () => {
     await until('four.dat', () => seen.paths.has(join(deep, 'four.dat')));
     expect(reports()).toBe(2);
     expect(seen.bursts).toBe(0);
+  });
+
+  it('watches a folder that is a symbolic link where it leads, naming files under the link', async () => {
+    const { root, real, seen } = await watching(['*.tmp'], true);
+    writeFileSync(join(real, 'top.dat'), 'x');
+    await until('top.dat', () => seen.paths.has(join(root, 'top.dat')));
+    mkdirSync(join(real, 'run'));
+    await until('the new folder', () => seen.folders.includes(join(root, 'run')));
+    writeFileSync(join(real, 'run', 'a.dat'), 'x');
+    await until('run/a.dat', () => seen.paths.has(join(root, 'run', 'a.dat')));
+    expect([...seen.paths].every((p) => p.startsWith(`${root}/`))).toBe(true);
   });
 
   it('watches no folder the filter skips', async () => {
