@@ -458,6 +458,18 @@ async function harvest(argv: string[]): Promise<number> {
       schedules: !values.once,
       lockFile: join(need(values.data, '--data'), 'harvest.lock'),
     });
+    // Instruments set up for another tool are harvested by that tool's station, not here.
+    const elsewhere = db
+      .prepare(
+        `SELECT i.name, t.name AS tool FROM instruments i JOIN tools t ON t.id = i.tool_id
+         WHERE i.enabled = 1 AND t.name != ? ORDER BY i.name`,
+      )
+      .all(stationTool(db)) as { name: string; tool: string }[];
+    for (const i of elsewhere) {
+      process.stdout.write(
+        `not harvested here: instrument ${i.name} is on tool ${i.tool}, this station's is ${stationTool(db)}\n`,
+      );
+    }
     if (values.once) {
       const run = await harvester.runOnce();
       for (const problem of run.unreachable) process.stdout.write(`not reachable: ${problem}\n`);

@@ -10,14 +10,9 @@ const matchRules = {
   max_size: z.number().int().min(0).optional(),
 };
 
-/** A size range that no file can fall in is a mistake, not a rule that never matches. */
-const sizesInOrder = (c: { min_size?: number; max_size?: number }): boolean =>
-  c.min_size === undefined || c.max_size === undefined || c.min_size <= c.max_size;
-const sizeOrder = { message: 'must not be larger than max_size', path: ['min_size'] };
-
 /** The config object of each built-in hook kind. */
 export const hookConfigSchemas = {
-  skip: z.object(matchRules).strict().refine(sizesInOrder, sizeOrder),
+  skip: z.object(matchRules).strict(),
   redirect: z
     .object({
       ...matchRules,
@@ -27,8 +22,7 @@ export const hookConfigSchemas = {
     .strict()
     .refine((c) => c.destination_template !== undefined || c.storage_location !== undefined, {
       message: 'give destination_template, storage_location or both',
-    })
-    .refine(sizesInOrder, sizeOrder),
+    }),
   file_info: z.object({}).strict(),
   usage_context: z.object({}).strict(),
   sidecar_json: z.object({ suffixes: z.array(z.string().min(1)).min(1).optional() }).strict(),

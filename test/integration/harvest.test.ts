@@ -416,7 +416,8 @@ describe('harvest --once', () => {
     if (!chattr('+i')) return ctx.skip();
     chattr('-i');
     const source = join(dirs.src, 'movie.mrc');
-    writeFileSync(source, randomBytes(32 * 1024 * 1024));
+    // Slowed to 12 ms per MiB: about 0.8 s to make the folder immutable while it copies.
+    writeFileSync(source, randomBytes(64 * 1024 * 1024));
     try {
       const run = harvestOnce(dirs.data, { LABSTATION_INJECT: 'harvest.slow-copy' });
       await waitLong('the copy under way', () =>
@@ -426,14 +427,26 @@ describe('harvest --once', () => {
       const failed = await run;
       expect(failed.code).toBe(1);
       expect(failed.stdout).toContain('harvest: 0 completed, 0 skipped, 1 failed');
+      const [left] = readdirSync(folder);
+      expect(left).toMatch(/^\.movie\.mrc\..*\.partial$/);
+      const marked = () =>
+        withDb(dirs.data, (db) =>
+          db.prepare('SELECT partial_path, next_attempt_at FROM harvest_files').get(),
+        ) as { partial_path: string | null; next_attempt_at: string | null };
+      expect(marked().partial_path).toBe(join(folder, left));
+
+      // Still immutable: the leftover cannot be removed before the next copy either. That is
+      // a failure with its reason and a time for the next try, the name still kept.
+      const stuck = await harvestOnce(dirs.data);
+      expect(stuck.code).toBe(1);
+      const last = (await transfersOf(dirs.data)).at(-1);
+      expect(last?.status).toBe('failed');
+      expect(last?.error).toMatch(/cannot clean up an earlier attempt .*movie\.mrc/);
+      expect(marked().partial_path).toBe(join(folder, left));
+      expect(marked().next_attempt_at).not.toBeNull();
     } finally {
       chattr('-i');
     }
-    const [left] = readdirSync(folder);
-    expect(left).toMatch(/^\.movie\.mrc\..*\.partial$/);
-    expect(
-      withDb(dirs.data, (db) => db.prepare('SELECT partial_path FROM harvest_files').pluck().get()),
-    ).toBe(join(folder, left));
 
     const again = await harvestOnce(dirs.data);
     expect(again.code).toBe(0);
@@ -468,17 +481,18 @@ describe('harvest --once', () => {
 
   it('harvests a folder that two instruments watch for each of them', async () => {
     const dirs = await setupHarvest({ stability: 0 });
+    const instrument = (name: string, tool: string) => ({
+      name,
+      tool,
+      watch: [{ path: dirs.src }],
+      stability_seconds: 0,
+      storage_location: 'archive',
+      destination_template: '{instrument}/{relative_path}',
+    });
+    // tem-1 is another station's: named, not harvested.
     const second = {
-      instruments: [
-        {
-          name: 'sem-2',
-          tool: 'SEM',
-          watch: [{ path: dirs.src }],
-          stability_seconds: 0,
-          storage_location: 'archive',
-          destination_template: '{instrument}/{relative_path}',
-        },
-      ],
+      tools: [{ name: 'TEM' }],
+      instruments: [instrument('sem-2', 'SEM'), instrument('tem-1', 'TEM')],
     };
     const imported = await runCli([
       'import',
@@ -491,6 +505,9 @@ describe('harvest --once', () => {
     writeFileSync(join(dirs.src, 'b.dat'), randomBytes(5 * 1024 * 1024));
     const out = await harvestOnce(dirs.data);
     expect(out.stdout).toContain('harvest: 4 completed, 0 skipped, 0 failed');
+    expect(out.stdout).toContain(
+      "not harvested here: instrument tem-1 is on tool TEM, this station's is SEM",
+    );
     expect(listTree(dirs.dest).sort()).toEqual([
       'sem-1/a.dat',
       'sem-1/b.dat',
@@ -595,6 +612,18 @@ describe('harvest --once', () => {
     expect(again.stderr).toMatch(
       /instruments\[0\] \(sem-2\)\.watch\[0\]\.path: must not hold a storage location \(archive at .*out\/a\)/,
     );
+    // The same watch with the storage folder excluded takes no copy again: no loop.
+    const excluded = {
+      instruments: [
+        {
+          ...instrument('sem-2', join(root, 'out')),
+          watch: [{ path: join(root, 'out'), exclude: ['a'] }],
+        },
+      ],
+    };
+    const ok = await runCli(['import', '--data', data, writeJson(root, 'x.json', excluded)]);
+    expect(ok.stderr).toBe('');
+    expect(ok.code).toBe(0);
   });
 });
 

@@ -354,17 +354,8 @@ export async function transferBatch(deps: TransferDeps, items: BatchItem[]): Pro
               await removeQuietly(v.partial);
               clearAttempt(db, v.file.id);
               step(v.index, async () => {
-                const metadata = await runPostTransferHooks(v.post, {
-                  db,
-                  file: v.file,
-                  sourcePath: v.file.source_path,
-                  destinationPath: v.destination,
-                  instrument: v.instrument.name,
-                });
-                return store(
-                  v,
-                  sameContentOutcome(deps, v.destination, v.destHash, metadata, v.redirected),
-                );
+                const skip = { ...v, hash: v.destHash };
+                return store(v, await sameContentOutcome(deps, skip));
               });
               continue;
             }

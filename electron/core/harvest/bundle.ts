@@ -3,12 +3,13 @@
  * hooks, schedules and the ARK authority. Records are matched by name (schedules by instrument),
  * so importing the same bundle twice changes nothing.
  */
-import { isAbsolute, relative } from 'node:path';
+import { isAbsolute, relative, sep } from 'node:path';
+import { compileFilter } from '../../../shared/harvest/glob.js';
 import { z } from 'zod';
 import type { Db } from '../db/open.js';
 import { newUuid } from '../util/ids.js';
 import { setSetting } from '../station/settings.js';
-import { DEFAULT_TEMPLATE, defaultExclude } from './config.js';
+import { DEFAULT_TEMPLATE, defaultExclude, type WatchFolder } from './config.js';
 import {
   arkProblems,
   cronProblems,
@@ -96,6 +97,8 @@ export function harvestBundleProblems(
   db: Db,
   bundle: HarvestBundle,
   toolNames: ReadonlySet<string>,
+  /** The station's tool after the import; null on a server's data dir. */
+  stationTool: string | null,
 ): string[] {
   const problems: string[] = [];
   const locations = new Set([
@@ -166,46 +169,78 @@ export function harvestBundleProblems(
     problems.push(...cronProblems(`${at}.cron`, s.cron));
     problems.push(...timezoneProblems(`${at}.timezone`, s.timezone));
   });
-  problems.push(...storageInWatchProblems(db, bundle));
+  problems.push(...storageInWatchProblems(db, bundle, stationTool));
   if (bundle.ark) problems.push(...arkProblems('ark', bundle.ark));
   return problems;
 }
 
-/** `inner` is `outer` or inside it (both absolute). */
-function within(outer: string, inner: string): boolean {
-  const rel = relative(outer, inner);
-  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+/**
+ * Whether a copy stored at `base` would be found again by a watch of `watch`: `base` is the
+ * watched folder or inside it, in no folder the watch's filter skips.
+ */
+function watchedBy(watch: WatchFolder, base: string): boolean {
+  const rel = relative(watch.path, base);
+  if (rel === '') return true;
+  if (rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) return false;
+  const filter = compileFilter({ include: watch.include, exclude: watch.exclude });
+  if (!filter.ok) return false;
+  const parts = rel.split(sep);
+  return !parts.some((_, i) => filter.skipsDirectory(parts.slice(0, i + 1).join('/')));
 }
 
 /**
  * A storage location inside a watched folder: each harvest would find its own copies there and
- * harvest them again, a folder deeper each time. Checked over what the station will hold after
- * the import (the bundle's storage locations and instruments, and the stored ones it does not
- * name), and reported where the bundle names one side of the pair.
+ * harvest them again, a folder deeper each time. Checked over what the station will harvest
+ * after the import (its tool's enabled instruments and its local storage locations, the
+ * bundle's and the stored ones it does not name), and reported where the bundle names one
+ * side of the pair. Not on a server's data dir: its paths are on other machines.
  */
-function storageInWatchProblems(db: Db, bundle: HarvestBundle): string[] {
+function storageInWatchProblems(
+  db: Db,
+  bundle: HarvestBundle,
+  stationTool: string | null,
+): string[] {
+  if (stationTool === null) return [];
   const bundled = bundle.storage_locations ?? [];
   const locations = [
     ...bundled.map((l, i) => ({ ...l, at: `storage_locations[${i}] (${l.name})` })),
-    ...(db.prepare('SELECT name, base_path FROM storage_locations').all() as LocationRow[])
+    ...(
+      db
+        .prepare(`SELECT name, base_path FROM storage_locations WHERE type = 'local'`)
+        .all() as LocationRow[]
+    )
       .filter((l) => !bundled.some((b) => b.name === l.name))
       .map((l) => ({ ...l, at: null })),
   ];
   const instruments = bundle.instruments ?? [];
+  const watchOf = (w: { path: string; include?: string[]; exclude?: string[] }): WatchFolder => ({
+    path: w.path,
+    include: w.include ?? [],
+    exclude: w.exclude ?? defaultExclude(),
+  });
   const watches = [
     ...instruments.flatMap((inst, i) =>
-      inst.watch.map((w, j) => ({
-        name: inst.name,
-        path: w.path,
-        at: `instruments[${i}] (${inst.name}).watch[${j}].path`,
-      })),
+      inst.tool === stationTool && inst.enabled !== false
+        ? inst.watch.map((w, j) => ({
+            name: inst.name,
+            watch: watchOf(w),
+            at: `instruments[${i}] (${inst.name}).watch[${j}].path`,
+          }))
+        : [],
     ),
-    ...(db.prepare('SELECT name, watch FROM instruments').all() as InstrumentRow[])
+    ...(
+      db
+        .prepare(
+          `SELECT i.name, i.watch FROM instruments i JOIN tools t ON t.id = i.tool_id
+           WHERE t.name = ? AND i.enabled = 1`,
+        )
+        .all(stationTool) as InstrumentRow[]
+    )
       .filter((row) => !instruments.some((inst) => inst.name === row.name))
       .flatMap((row) =>
-        (JSON.parse(row.watch) as { path: string }[]).map((w) => ({
+        (JSON.parse(row.watch) as WatchFolder[]).map((w) => ({
           name: row.name,
-          path: w.path,
+          watch: watchOf(w),
           at: null,
         })),
       ),
@@ -213,16 +248,16 @@ function storageInWatchProblems(db: Db, bundle: HarvestBundle): string[] {
   const problems: string[] = [];
   for (const l of locations) {
     if (!isAbsolute(l.base_path)) continue;
-    for (const w of watches) {
-      if (!isAbsolute(w.path) || !within(w.path, l.base_path)) continue;
+    for (const { name, watch, at } of watches) {
+      if (!isAbsolute(watch.path) || !watchedBy(watch, l.base_path)) continue;
       const rule = 'the harvest would take its own copies again';
       if (l.at) {
         problems.push(
-          `${l.at}.base_path: must not be inside a watched folder (${w.name} watches ${w.path}): ${rule}`,
+          `${l.at}.base_path: must not be inside a watched folder (${name} watches ${watch.path}): ${rule}`,
         );
-      } else if (w.at) {
+      } else if (at) {
         problems.push(
-          `${w.at}: must not hold a storage location (${l.name} at ${l.base_path}): ${rule}`,
+          `${at}: must not hold a storage location (${l.name} at ${l.base_path}): ${rule}`,
         );
       }
     }

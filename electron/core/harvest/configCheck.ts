@@ -84,7 +84,21 @@ export function hookProblems(
     }
     return problems;
   }
-  const config = parsed.data as { glob?: string | string[]; destination_template?: string };
+  const config = parsed.data as {
+    glob?: string | string[];
+    destination_template?: string;
+    min_size?: number;
+    max_size?: number;
+  };
+  // Checked here, not in the schema that runs hooks: a rule stored before this check never
+  // matches, as it did, rather than failing every transfer of its instrument.
+  if (
+    config.min_size !== undefined &&
+    config.max_size !== undefined &&
+    config.min_size > config.max_size
+  ) {
+    problems.push(`${at}.config.min_size: must not be larger than max_size`);
+  }
   const globs = config.glob === undefined ? [] : [config.glob].flat();
   const filter = compileFilter({ include: globs, exclude: [] });
   if (!filter.ok) {

@@ -3,10 +3,9 @@
  * and a chokidar watcher in between. The walk is the truth; the watcher only makes new files
  * show up sooner. Symbolic links are not followed (a link loop on a share would never end).
  */
-import { realpathSync } from 'node:fs';
-import { opendir } from 'node:fs/promises';
+import { opendir, realpath } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
-import { watch, type FSWatcher } from 'chokidar';
+import { watch as chokidarWatch, type FSWatcher } from 'chokidar';
 import { compileFilter } from '../../../shared/harvest/glob.js';
 import type { WatchFolder } from './config.js';
 import { statFiles, type FileStat } from './copyBatch.js';
@@ -152,18 +151,35 @@ export function watchFolder(
 ): FolderWatch {
   // A watched folder that is itself a symbolic link (`/data/sem` -> `/mnt/disk2/sem`) is
   // watched where it leads, as the walk reads it there; links below it are not followed.
-  // Paths are reported under the folder's own name.
-  let root = folder.path;
-  try {
-    root = realpathSync(folder.path);
-  } catch {
-    // Not there (yet): chokidar reports that, and the walks find the folder when it comes.
-  }
+  // Resolved in libuv's pool: a share that hangs must not hold the thread that serves the UI.
+  // One not there (yet) is watched by its name: chokidar reports that, and the walks find it.
+  let closed = false;
+  let watch: FolderWatch | null = null;
+  void realpath(folder.path)
+    .catch(() => folder.path)
+    .then((root) => {
+      if (!closed) watch = watchAt(root, folder, filter, events);
+    });
+  return {
+    close: async () => {
+      closed = true;
+      await watch?.close();
+    },
+  };
+}
+
+/** watchFolder, with the folder found at `root`; paths are reported under the folder's name. */
+function watchAt(
+  root: string,
+  folder: WatchFolder,
+  filter: FolderFilter,
+  events: WatchEvents,
+): FolderWatch {
   const named =
     root === folder.path
       ? (path: string) => path
       : (path: string) => join(folder.path, relative(root, path));
-  const watcher: FSWatcher = watch(root, {
+  const watcher: FSWatcher = chokidarWatch(root, {
     ignoreInitial: true,
     followSymlinks: false,
     ignored: (path, stats) => {

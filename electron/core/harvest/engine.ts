@@ -57,7 +57,13 @@ import {
   type FileRow,
   type TransferOutcome,
 } from './records.js';
-import { describeError, recoverInterrupted, transferFile, type TransferDeps } from './transfer.js';
+import {
+  describeError,
+  failedOutcome,
+  recoverInterrupted,
+  transferFile,
+  type TransferDeps,
+} from './transfer.js';
 import {
   BATCH_MAX_BYTES,
   batchable,
@@ -105,13 +111,13 @@ interface Active {
   startedAt: number;
 }
 
+/** A source of one instrument: two instruments watching one folder each harvest its files. */
+const sourceKey = (instrumentId: number, path: string): string => `${instrumentId}\0${path}`;
+
 /**
  * The transfers under way by file id, with the source paths they read: a walk asks for every
  * file it finds whether it is being copied, with a thousand small files under way at once.
- * Sources are an instrument's: two instruments watching one folder each harvest its files.
  */
-const sourceKey = (instrumentId: number, path: string): string => `${instrumentId}\0${path}`;
-
 class ActiveTransfers {
   private readonly byId = new Map<number, Active>();
   private readonly sources = new Map<string, number>();
@@ -367,25 +373,33 @@ export class Harvester {
     try {
       this.lock = takeHarvestLock(this.options.lockFile);
     } catch (error) {
-      if (!this.options.waitForLock || !(error instanceof AppError) || error.code !== 'conflict') {
+      if (!this.options.waitForLock) throw error;
+      if (!(error instanceof AppError) || error.code !== 'conflict') {
+        // Not another harvest: nothing to wait for (a data dir that cannot be written).
+        this.setLockProblem(`the harvest cannot start: ${(error as Error).message}`);
         throw error;
       }
       if (this.lockProblem === null) this.log.warn({ err: error }, 'harvest: waiting for the lock');
-      this.lockProblem =
-        'another harvest runs on this data dir (a `labstation harvest --once`?); ' +
-        'this station starts harvesting as soon as it ends';
+      this.setLockProblem(
+        `${error.message.split(';')[0]} (a \`labstation harvest --once\`?); ` +
+          'this station starts harvesting as soon as it ends',
+      );
       this.lockRetry = setTimeout(() => {
         this.lockRetry = undefined;
         if (this.stopped) return;
         this.start().catch((e: unknown) => this.log.error({ err: e }, 'harvest did not start'));
       }, LOCK_RETRY_MS);
-      this.changed();
       return false;
     }
     if (this.lockProblem !== null) this.log.info('harvest: took the lock, harvesting');
-    this.lockProblem = null;
-    this.changed();
+    this.setLockProblem(null);
     return true;
+  }
+
+  private setLockProblem(problem: string | null): void {
+    if (problem === this.lockProblem) return;
+    this.lockProblem = problem;
+    this.changed();
   }
 
   async stop(): Promise<void> {
@@ -1110,6 +1124,30 @@ export class Harvester {
     }
   }
 
+  /**
+   * Settles what an earlier attempt left (recoverInterrupted). When that fails too, the
+   * partial still cannot be removed (the share is still away): the file's failure is recorded
+   * with the reason and tried again after the usual backoff, its markers kept; without that it
+   * would be due again at every tick.
+   */
+  private async settleEarlierAttempt(
+    file: FileRow,
+    instrument: Instrument,
+  ): Promise<BatchEnd | null> {
+    try {
+      await recoverInterrupted(this.deps, file, instrument);
+      return null;
+    } catch (error) {
+      const reason = `cannot clean up an earlier attempt (${file.partial_path}): ${describeError(error)}`;
+      await this.record(file.id, {
+        ...failedOutcome(this.deps, file, reason, file.pending_destination),
+        startedAt: this.now(),
+        storageLocationId: instrument.storage_location?.id ?? null,
+      });
+      return { end: 'finished', status: 'failed' };
+    }
+  }
+
   private async runTransfer(file: FileRow, instrument: Instrument): Promise<void> {
     const id = file.id;
     // null: settled by recovery alone, nothing to count.
@@ -1118,12 +1156,12 @@ export class Harvester {
       let current: FileRow | undefined = file;
       if (file.partial_path !== null) {
         // An earlier attempt left its markers (its cleanup failed): settle that first.
-        await recoverInterrupted(this.deps, file, instrument);
+        current = undefined;
+        end = await this.settleEarlierAttempt(file, instrument);
         const settled = fileById(this.db, id);
-        current =
-          settled && settled.partial_path === null && settled.state !== 'done'
-            ? settled
-            : undefined;
+        if (end === null && settled?.state === 'done')
+          end = { end: 'finished', status: 'completed' };
+        else if (end === null && settled?.partial_path === null) current = settled;
       }
       if (current) {
         file = current;
@@ -1263,10 +1301,11 @@ export class Harvester {
   }
 
   retry(fileId: number): void {
-    if (this.lockProblem !== null) throw new AppError('conflict', this.lockProblem);
     if (!retryNow(this.db, fileId)) {
       throw new AppError('conflict', `file ${fileId} has no failed transfer to retry`);
     }
+    // Waiting for the lock: due now, and taken with the other due files once it is held.
+    if (this.lockProblem !== null) return;
     this.enqueue(fileId);
     this.pump();
     this.changed();

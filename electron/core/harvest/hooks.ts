@@ -234,6 +234,20 @@ async function sidecarJson(
 const COMMAND_OUTPUT_MAX = 4 * 1024 * 1024;
 /** A command's own process group (POSIX): a timeout ends what it started too. */
 const OWN_GROUP = process.platform !== 'win32';
+/**
+ * The process groups of command hooks running now. In a group of its own a hook no longer
+ * gets the terminal's Ctrl+C with the harvest; they are ended when this process exits.
+ */
+const runningGroups = new Set<number>();
+let endGroupsAtExit = false;
+
+function killGroup(pid: number): void {
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // Already gone.
+  }
+}
 
 /**
  * Runs a command hook with the destination path and reads its JSON from stdout. The program
@@ -262,17 +276,21 @@ function runCommand(
         LABSTATION_INSTRUMENT: ctx.instrument,
       },
     });
+    const group = OWN_GROUP ? child.pid : undefined;
+    if (group !== undefined) {
+      runningGroups.add(group);
+      if (!endGroupsAtExit) {
+        endGroupsAtExit = true;
+        process.on('exit', () => runningGroups.forEach(killGroup));
+      }
+    }
     let stdout = '';
     let stderr = '';
     let ended: string | null = null;
     const end = (why: string): void => {
       ended ??= why;
-      try {
-        if (OWN_GROUP && child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
-        else child.kill('SIGKILL');
-      } catch {
-        // Already gone.
-      }
+      if (group !== undefined) killGroup(group);
+      else child.kill('SIGKILL');
     };
     const timer = setTimeout(() => end(`timed out after ${timeout / 1000} s`), timeout);
     child.stdout.setEncoding('utf8');
@@ -289,6 +307,16 @@ function runCommand(
     child.on('error', (error) => {
       clearTimeout(timer);
       reject(new Error(`cannot run ${config.command}: ${error.message}`));
+    });
+    child.on('exit', () => {
+      if (group !== undefined) runningGroups.delete(group);
+      // Ended by us: what still holds its output (a child that left its group, or any child
+      // on Windows) must not keep the transfer waiting for 'close'.
+      if (!ended) return;
+      clearTimeout(timer);
+      child.stdout.destroy();
+      child.stderr.destroy();
+      reject(new Error(ended));
     });
     child.on('close', (code, signal) => {
       clearTimeout(timer);

@@ -393,8 +393,8 @@ function storeOutcome(
   const failed = outcome.status === 'failed';
   // A failure keeps the attempt's markers: whoever cleaned up after it cleared them
   // (clearAttempt); ones still set name a partial that could not be removed (the share went
-  // away, the folder turned read-only), which the next attempt, or the next start, settles
-  // first (recoverInterrupted). Clearing them here would leave that partial forever.
+  // away, the folder turned read-only), which the file's next attempt settles first
+  // (engine.ts runTransfer). Clearing them here would leave that partial forever.
   const instrumentId = cachedStatement(
     db,
     `UPDATE harvest_files SET state = ?, attempts = attempts + ?, next_attempt_at = ?,
@@ -410,7 +410,8 @@ function storeOutcome(
       failed ? (outcome.retryAt ?? null) : null,
       outcome.sourceHash ?? null,
       outcome.metadata ? JSON.stringify(outcome.metadata) : null,
-      ...Array<number>(3).fill(failed ? 1 : 0),
+      // The three iif()s: a failure keeps each marker.
+      ...[failed, failed, failed].map(Number),
       nowIso(),
       fileId,
     ) as number;
@@ -421,9 +422,12 @@ function storeOutcome(
 
 /** Files a restart must look at: a copy or a rename was under way when the process stopped. */
 export function interruptedFiles(db: Db): FileRow[] {
+  // A failed file's markers name a partial its failure could not remove (a share that went
+  // away): its next attempt settles them (engine.ts runTransfer), after its backoff, so a
+  // share still away does not hold up every start.
   return cachedStatement(
     db,
-    'SELECT * FROM harvest_files WHERE partial_path IS NOT NULL ORDER BY id',
+    `SELECT * FROM harvest_files WHERE partial_path IS NOT NULL AND state != 'failed' ORDER BY id`,
   ).all() as FileRow[];
 }
 

@@ -20,6 +20,7 @@ import type { Logger } from '../util/log.js';
 import {
   hooksFor,
   storageLocationByName,
+  type Hook,
   type Instrument,
   type StorageLocation,
 } from './config.js';
@@ -144,24 +145,40 @@ export async function holdsSame(
   return !!there?.isFile() && there.size === size && (await deps.pool.hash(path)).hash === hash;
 }
 
-/** The outcome of a file whose destination already holds the same content. */
-export function sameContentOutcome(
+/**
+ * The outcome of a file whose destination already holds the same content: skipped, with what
+ * the post-transfer hooks add (they describe the file at its destination as for a copy).
+ */
+export async function sameContentOutcome(
   deps: TransferDeps,
-  destination: string,
-  hash: string,
-  metadata: TransferOutcome['metadata'],
-  redirected: string,
-): Omit<TransferOutcome, 'startedAt' | 'storageLocationId'> {
+  skip: {
+    file: FileRow;
+    post: Hook[];
+    instrument: Instrument;
+    destination: string;
+    hash: string;
+    redirected: string;
+  },
+): Promise<Omit<TransferOutcome, 'startedAt' | 'storageLocationId'>> {
+  const metadata = await runPostTransferHooks(skip.post, {
+    db: deps.db,
+    file: skip.file,
+    sourcePath: skip.file.source_path,
+    destinationPath: skip.destination,
+    instrument: skip.instrument.name,
+  });
   return {
     status: 'skipped',
-    destinationPath: destination,
+    destinationPath: skip.destination,
     bytes: 0,
-    destChecksum: hash,
+    destChecksum: skip.hash,
     checksumVerified: true,
     completedAt: deps.now(),
-    sourceHash: hash,
+    sourceHash: skip.hash,
     metadata,
-    note: ['the destination already holds the same content', redirected].filter(Boolean).join('; '),
+    note: ['the destination already holds the same content', skip.redirected]
+      .filter(Boolean)
+      .join('; '),
   };
 }
 
@@ -355,14 +372,15 @@ export async function transferFile(
       const after = await stat(file.source_path);
       if (after.size !== file.size || after.mtimeMs !== file.mtime_ms) return 'requeue';
       if (source.hash === dest.hash) {
-        const metadata = await runPostTransferHooks(postHooks, {
-          db,
+        const skip = {
           file,
-          sourcePath: file.source_path,
-          destinationPath: destination,
-          instrument: instrument.name,
-        });
-        return await store(sameContentOutcome(deps, destination, dest.hash, metadata, redirected));
+          post: postHooks,
+          instrument,
+          destination,
+          hash: dest.hash,
+          redirected,
+        };
+        return await store(await sameContentOutcome(deps, skip));
       }
     }
 
@@ -419,15 +437,16 @@ export async function transferFile(
       await removeQuietly(attempt);
       clearAttempt(db, file.id);
       partial = null;
-      const metadata = await runPostTransferHooks(postHooks, {
-        db,
-        file,
-        sourcePath: file.source_path,
-        destinationPath: destination,
-        instrument: instrument.name,
-      });
+      const hash = result.destHash;
       return await store(
-        sameContentOutcome(deps, destination, result.destHash, metadata, redirected),
+        await sameContentOutcome(deps, {
+          file,
+          post: postHooks,
+          instrument,
+          destination,
+          hash,
+          redirected,
+        }),
       );
     }
     // From here on the copy is at its name: whatever fails now is finished by recovery, which

@@ -280,7 +280,9 @@ export async function importBundle(db: Db, input: unknown): Promise<ImportSummar
   if (bundle.station && !toolNames.has(bundle.station.tool)) {
     problems.push(`station.tool: no tool named ${JSON.stringify(bundle.station.tool)}`);
   }
-  problems.push(...harvestBundleProblems(db, bundle, toolNames));
+  const stationTool =
+    bundle.station?.tool ?? (mode === 'station' ? getSetting(db, 'station.tool') : null);
+  problems.push(...harvestBundleProblems(db, bundle, toolNames, stationTool));
   if (problems.length) throw new AppError('validation_failed', problems.join('\n'), { problems });
 
   const pinHashes = await Promise.all(

@@ -14,7 +14,7 @@ import {
 } from '../../../../shared/harvest/management.js';
 import type { Db } from '../../db/open.js';
 import { newUuid } from '../../util/ids.js';
-import { cronProblems } from '../../harvest/configCheck.js';
+import { cronProblems, timezoneProblems } from '../../harvest/configCheck.js';
 import { notifyStations, stationOfInstrument } from './notify.js';
 import { ValidationProblems, problem, type Problem } from './problems.js';
 import { checkReference, requireRecord, type Context, type ManagedResource } from './resource.js';
@@ -50,27 +50,14 @@ function row(db: Db, id: number): Row {
     .get(id) as Row;
 }
 
-function timezoneProblems(timezone: string | null | undefined): Problem[] {
-  if (!timezone) return [];
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: timezone });
-    return [];
-  } catch {
-    return [
-      problem(
-        ['body', 'timezone'],
-        `${JSON.stringify(timezone)} is not an IANA time zone name (e.g. Europe/Zurich)`,
-      ),
-    ];
-  }
-}
-
 function check(db: Db, merged: Required<Input>, input: Input): void {
   const problems: Problem[] = [
     ...checkReference(db, 'instruments', 'instrument', 'instrument_id', input.instrument_id),
-    ...timezoneProblems(input.timezone),
+    ...timezoneProblems('timezone', input.timezone).map((text) =>
+      problem(['body', 'timezone'], text.slice('timezone: '.length)),
+    ),
   ];
-  if ((input.cron !== undefined || input.timezone !== undefined) && !problems.length) {
+  if (input.cron !== undefined && !problems.length) {
     for (const text of cronProblems('cron', merged.cron)) {
       problems.push(problem(['body', 'cron'], text.slice('cron: '.length), 'cron'));
     }
