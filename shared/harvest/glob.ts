@@ -22,6 +22,15 @@ export interface GlobOptions {
   caseInsensitive?: boolean;
 }
 
+/**
+ * How a station matches names: without regard to case where its file systems ignore case
+ * (Windows, macOS), so `*.tif` takes `SCAN.TIF` as the instrument PC's own search would;
+ * exactly on Linux, where `a.tif` and `A.TIF` are two files.
+ */
+export function platformGlobOptions(platform: string): GlobOptions {
+  return { caseInsensitive: platform === 'win32' || platform === 'darwin' };
+}
+
 export type CompiledGlob =
   { ok: true; test(relPath: string): boolean } | { ok: false; message: string };
 

@@ -4,7 +4,7 @@
  * so importing the same bundle twice changes nothing.
  */
 import { isAbsolute, relative, sep } from 'node:path';
-import { compileFilter } from '../../../shared/harvest/glob.js';
+import { compileFilter, platformGlobOptions } from '../../../shared/harvest/glob.js';
 import { z } from 'zod';
 import type { Db } from '../db/open.js';
 import { newUuid } from '../util/ids.js';
@@ -182,7 +182,10 @@ function watchedBy(watch: WatchFolder, base: string): boolean {
   const rel = relative(watch.path, base);
   if (rel === '') return true;
   if (rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) return false;
-  const filter = compileFilter({ include: watch.include, exclude: watch.exclude });
+  const filter = compileFilter(
+    { include: watch.include, exclude: watch.exclude },
+    platformGlobOptions(process.platform),
+  );
   if (!filter.ok) return false;
   const parts = rel.split(sep);
   return !parts.some((_, i) => filter.skipsDirectory(parts.slice(0, i + 1).join('/')));

@@ -6,7 +6,7 @@
 import { opendir, realpath } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { watch as chokidarWatch, type FSWatcher } from 'chokidar';
-import { compileFilter } from '../../../shared/harvest/glob.js';
+import { compileFilter, platformGlobOptions } from '../../../shared/harvest/glob.js';
 import type { WatchFolder } from './config.js';
 import { statFiles, type FileStat } from './copyBatch.js';
 
@@ -34,7 +34,10 @@ export interface FolderFilter {
 }
 
 export function folderFilter(folder: WatchFolder): FolderFilter {
-  const compiled = compileFilter({ include: folder.include, exclude: folder.exclude });
+  const compiled = compileFilter(
+    { include: folder.include, exclude: folder.exclude },
+    platformGlobOptions(process.platform),
+  );
   // Config is checked when it is stored; a filter that does not compile here takes nothing.
   if (!compiled.ok) return { accepts: () => false, skipsDirectory: () => true };
   return compiled;

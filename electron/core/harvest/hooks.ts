@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import { open, readFile } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
-import { compileFilter } from '../../../shared/harvest/glob.js';
+import { compileFilter, platformGlobOptions } from '../../../shared/harvest/glob.js';
 import { sniffMime } from '../../../shared/harvest/mime.js';
 import { isPlainObject } from '../../../shared/questions/json.js';
 import type { Db } from '../db/open.js';
@@ -34,7 +34,10 @@ function matches(
   if (config.min_size !== undefined && file.size < config.min_size) return false;
   if (config.max_size !== undefined && file.size > config.max_size) return false;
   if (config.glob !== undefined) {
-    const filter = compileFilter({ include: [config.glob].flat(), exclude: [] });
+    const filter = compileFilter(
+      { include: [config.glob].flat(), exclude: [] },
+      platformGlobOptions(process.platform),
+    );
     if (!filter.ok || !filter.accepts(file.relative_path)) return false;
   }
   return true;

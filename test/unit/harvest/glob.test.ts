@@ -1,6 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { compileFilter, compileGlob, DEFAULT_EXCLUDE } from '../../../shared/harvest/glob.js';
+import {
+  compileFilter,
+  compileGlob,
+  DEFAULT_EXCLUDE,
+  platformGlobOptions,
+} from '../../../shared/harvest/glob.js';
 import type { GlobOptions } from '../../../shared/harvest/glob.js';
 
 function glob(pattern: string, options?: GlobOptions): (relPath: string) => boolean {
@@ -122,6 +127,25 @@ describe('compileGlob', () => {
     expect(glob('*.TIF', { caseInsensitive: true })('a.tif')).toBe(true);
     expect(glob('Raw/[A-C]*.{Tif,Png}', { caseInsensitive: true })('RAW/b1.PNG')).toBe(true);
     expect(glob('thumbs.db', { caseInsensitive: true })('x/Thumbs.DB')).toBe(true);
+  });
+
+  it('ignores case on the platforms whose file systems do, and only there', () => {
+    const filter = (platform: string, include: string[] = []) => {
+      const compiled = compileFilter(
+        { include, exclude: [...DEFAULT_EXCLUDE] },
+        platformGlobOptions(platform),
+      );
+      if (!compiled.ok) throw new Error('does not compile');
+      return compiled;
+    };
+    for (const platform of ['win32', 'darwin']) {
+      expect(filter(platform, ['*.tif']).accepts('run/SCAN.TIF')).toBe(true);
+      expect(filter(platform).accepts('run/~WRL0001.TMP')).toBe(false);
+      expect(filter(platform).accepts('run/THUMBS.DB')).toBe(false);
+    }
+    expect(filter('linux', ['*.tif']).accepts('run/SCAN.TIF')).toBe(false);
+    expect(filter('linux', ['*.tif']).accepts('run/scan.tif')).toBe(true);
+    expect(filter('linux').accepts('run/~WRL0001.TMP')).toBe(true);
   });
 
   it.each([
