@@ -316,6 +316,52 @@ describe('harvest --once', () => {
     expect(existsSync(join(dirs.dest, 'sem-1', 'scan.preview'))).toBe(false);
   });
 
+  it('ends with Ctrl+C at once, and its running hooks with it', async () => {
+    const root = tempDir();
+    const pidFile = join(root, 'hook.pid');
+    const slow = join(root, 'slow');
+    const script = join(root, 'slow-hook.sh');
+    // Slow only while `slow` exists: the run after the interrupt runs the hook again.
+    writeFileSync(
+      script,
+      `#!/bin/sh\n[ -f '${slow}' ] || exit 0\necho $$ > '${pidFile}'\nsleep 100\n`,
+      { mode: 0o755 },
+    );
+    writeFileSync(slow, '');
+    const dirs = await setupHarvest({
+      hooks: [
+        {
+          name: 'slow',
+          trigger: 'post_transfer',
+          kind: 'command',
+          config: { command: script, timeout_seconds: 120 },
+        },
+      ],
+    });
+    writeFileSync(join(dirs.src, 'a.dat'), 'data');
+    const child = spawn(process.execPath, [CLI, 'harvest', '--data', dirs.data, '--once'], {
+      stdio: 'ignore',
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    await waitLong('the hook running', () => (existsSync(pidFile) ? true : undefined));
+    child.kill('SIGINT');
+    expect(await exited).toBe(130);
+    const pid = Number(readFileSync(pidFile, 'utf8'));
+    const alive = (): boolean => {
+      try {
+        return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+      } catch {
+        return false;
+      }
+    };
+    await waitLong('the hook ended', () => (alive() ? undefined : true), 5_000);
+    // The copy was placed before the hooks ran: the next run records it, once.
+    unlinkSync(slow);
+    const again = await harvestOnce(dirs.data);
+    expect(again.stdout).toContain('harvest: 1 completed, 0 skipped, 0 failed');
+    expect((await transfersOf(dirs.data)).map((t) => t.status)).toEqual(['completed']);
+  }, 60_000);
+
   it('names a sidecar that is not JSON, and the transfer stands', async () => {
     const dirs = await setupHarvest({
       hooks: [{ name: 'sidecar', trigger: 'post_transfer', kind: 'sidecar_json' }],
