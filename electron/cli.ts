@@ -459,15 +459,16 @@ async function harvest(argv: string[]): Promise<number> {
       lockFile: join(need(values.data, '--data'), 'harvest.lock'),
     });
     // Instruments set up for another tool are harvested by that tool's station, not here.
+    const tool = stationTool(db);
     const elsewhere = db
       .prepare(
         `SELECT i.name, t.name AS tool FROM instruments i JOIN tools t ON t.id = i.tool_id
          WHERE i.enabled = 1 AND t.name != ? ORDER BY i.name`,
       )
-      .all(stationTool(db)) as { name: string; tool: string }[];
+      .all(tool) as { name: string; tool: string }[];
     for (const i of elsewhere) {
       process.stdout.write(
-        `not harvested here: instrument ${i.name} is on tool ${i.tool}, this station's is ${stationTool(db)}\n`,
+        `not harvested here: instrument ${i.name} is on tool ${i.tool}, this station's is ${tool}\n`,
       );
     }
     if (values.once) {

@@ -47,6 +47,37 @@ import {
 } from './harvestSetup.js';
 
 /** Harvest waits include stability windows and copies: a loaded CI machine gets more time. */
+/**
+ * A station whose one instrument runs `script` as a command hook (post-transfer), with the
+ * given timeout, and one file in its watched folder to harvest.
+ */
+async function withCommandHook(script: string, timeoutSeconds: number): Promise<HarvestDirs> {
+  const dirs = await setupHarvest({
+    hooks: [
+      {
+        name: 'slow',
+        trigger: 'post_transfer',
+        kind: 'command',
+        config: { command: script, timeout_seconds: timeoutSeconds },
+      },
+    ],
+  });
+  writeFileSync(join(dirs.src, 'a.dat'), 'data');
+  return dirs;
+}
+
+/** Waits until process `pid` is gone, or a zombie waiting for whoever adopted it to reap it. */
+function processEnded(what: string, pid: number): Promise<true> {
+  const alive = (): boolean => {
+    try {
+      return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+    } catch {
+      return false;
+    }
+  };
+  return waitLong(what, () => (alive() ? undefined : true), 5_000);
+}
+
 function waitLong<T>(
   what: string,
   check: () => T | undefined | Promise<T | undefined>,
@@ -328,17 +359,7 @@ describe('harvest --once', () => {
       { mode: 0o755 },
     );
     writeFileSync(slow, '');
-    const dirs = await setupHarvest({
-      hooks: [
-        {
-          name: 'slow',
-          trigger: 'post_transfer',
-          kind: 'command',
-          config: { command: script, timeout_seconds: 120 },
-        },
-      ],
-    });
-    writeFileSync(join(dirs.src, 'a.dat'), 'data');
+    const dirs = await withCommandHook(script, 120);
     const child = spawn(process.execPath, [CLI, 'harvest', '--data', dirs.data, '--once'], {
       stdio: 'ignore',
     });
@@ -346,15 +367,7 @@ describe('harvest --once', () => {
     await waitLong('the hook running', () => (existsSync(pidFile) ? true : undefined));
     child.kill('SIGINT');
     expect(await exited).toBe(130);
-    const pid = Number(readFileSync(pidFile, 'utf8'));
-    const alive = (): boolean => {
-      try {
-        return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-      } catch {
-        return false;
-      }
-    };
-    await waitLong('the hook ended', () => (alive() ? undefined : true), 5_000);
+    await processEnded('the hook ended', Number(readFileSync(pidFile, 'utf8')));
     // The copy was placed before the hooks ran: the next run records it, once.
     unlinkSync(slow);
     const again = await harvestOnce(dirs.data);
@@ -384,33 +397,14 @@ describe('harvest --once', () => {
     writeFileSync(script, `#!/bin/sh\nsleep 100 &\necho $! > '${pidFile}'\nsleep 100\n`, {
       mode: 0o755,
     });
-    const dirs = await setupHarvest({
-      hooks: [
-        {
-          name: 'slow',
-          trigger: 'post_transfer',
-          kind: 'command',
-          config: { command: script, timeout_seconds: 1 },
-        },
-      ],
-    });
-    writeFileSync(join(dirs.src, 'a.dat'), 'data');
+    const dirs = await withCommandHook(script, 1);
     const out = await harvestOnce(dirs.data);
     expect(out.stdout).toContain('harvest: 1 completed, 0 skipped, 0 failed');
     const [file] = await filesOf(dirs.data);
     expect(file.metadata_.hook_errors).toEqual([
       { hook: 'slow', kind: 'command', error: 'timed out after 1 s' },
     ]);
-    const pid = Number(readFileSync(pidFile, 'utf8'));
-    // Gone, or a zombie waiting for whoever adopted it to reap it.
-    const alive = (): boolean => {
-      try {
-        return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-      } catch {
-        return false;
-      }
-    };
-    await waitLong("the hook's child ended", () => (alive() ? undefined : true), 5_000);
+    await processEnded("the hook's child ended", Number(readFileSync(pidFile, 'utf8')));
   }, 60_000);
 
   it('does not wait without end for a file that keeps changing', async () => {

@@ -130,13 +130,7 @@ export function harvestBundleProblems(
       );
     }
     inst.watch.forEach((w, j) => {
-      problems.push(
-        ...watchProblems(`${at}.watch[${j}]`, {
-          path: w.path,
-          include: w.include ?? [],
-          exclude: w.exclude ?? defaultExclude(),
-        }),
-      );
+      problems.push(...watchProblems(`${at}.watch[${j}]`, watchFolderOf(w)));
     });
     problems.push(
       ...templateProblems(
@@ -172,6 +166,11 @@ export function harvestBundleProblems(
   problems.push(...storageInWatchProblems(db, bundle, stationTool));
   if (bundle.ark) problems.push(...arkProblems('ark', bundle.ark));
   return problems;
+}
+
+/** A bundle's watched folder as stored: no include takes everything, no exclude the defaults. */
+function watchFolderOf(w: { path: string; include?: string[]; exclude?: string[] }): WatchFolder {
+  return { path: w.path, include: w.include ?? [], exclude: w.exclude ?? defaultExclude() };
 }
 
 /**
@@ -216,17 +215,12 @@ function storageInWatchProblems(
       .map((l) => ({ ...l, at: null })),
   ];
   const instruments = bundle.instruments ?? [];
-  const watchOf = (w: { path: string; include?: string[]; exclude?: string[] }): WatchFolder => ({
-    path: w.path,
-    include: w.include ?? [],
-    exclude: w.exclude ?? defaultExclude(),
-  });
   const watches = [
     ...instruments.flatMap((inst, i) =>
       inst.tool === stationTool && inst.enabled !== false
         ? inst.watch.map((w, j) => ({
             name: inst.name,
-            watch: watchOf(w),
+            watch: watchFolderOf(w),
             at: `instruments[${i}] (${inst.name}).watch[${j}].path`,
           }))
         : [],
@@ -241,9 +235,10 @@ function storageInWatchProblems(
     )
       .filter((row) => !instruments.some((inst) => inst.name === row.name))
       .flatMap((row) =>
-        (JSON.parse(row.watch) as WatchFolder[]).map((w) => ({
+        // Stored as applyHarvestBundle wrote them: include and exclude filled in.
+        (JSON.parse(row.watch) as WatchFolder[]).map((watch) => ({
           name: row.name,
-          watch: watchOf(w),
+          watch,
           at: null,
         })),
       ),
@@ -289,11 +284,7 @@ export function applyHarvestBundle(db: Db, bundle: HarvestBundle, now: string): 
     ).run(newUuid(), l.name, l.type, l.base_path, l.enabled === false ? 0 : 1, now, now);
   }
   for (const inst of bundle.instruments ?? []) {
-    const watch = inst.watch.map((w) => ({
-      path: w.path,
-      include: w.include ?? [],
-      exclude: w.exclude ?? defaultExclude(),
-    }));
+    const watch = inst.watch.map(watchFolderOf);
     db.prepare(
       `INSERT INTO instruments (uuid, name, description, tool_id, watch, stability_seconds,
          storage_location_id, destination_template, enabled, created_at, updated_at)
