@@ -23,6 +23,24 @@ export interface PreTransferDecision {
   redirectedBy: string | null;
 }
 
+/** Compiled hook globs by their patterns: a hook's rule is the same for every file it sees. */
+const compiledGlobs = new Map<string, ReturnType<typeof compileFilter>>();
+
+function globFilter(glob: string | string[]): ReturnType<typeof compileFilter> {
+  const patterns = [glob].flat();
+  const key = JSON.stringify(patterns);
+  let filter = compiledGlobs.get(key);
+  if (!filter) {
+    filter = compileFilter(
+      { include: patterns, exclude: [] },
+      platformGlobOptions(process.platform),
+    );
+    if (compiledGlobs.size >= 256) compiledGlobs.clear();
+    compiledGlobs.set(key, filter);
+  }
+  return filter;
+}
+
 function matches(
   config: {
     glob?: string | string[] | undefined;
@@ -34,10 +52,7 @@ function matches(
   if (config.min_size !== undefined && file.size < config.min_size) return false;
   if (config.max_size !== undefined && file.size > config.max_size) return false;
   if (config.glob !== undefined) {
-    const filter = compileFilter(
-      { include: [config.glob].flat(), exclude: [] },
-      platformGlobOptions(process.platform),
-    );
+    const filter = globFilter(config.glob);
     if (!filter.ok || !filter.accepts(file.relative_path)) return false;
   }
   return true;
