@@ -148,8 +148,18 @@ describe('management resources', () => {
       colour: 'red',
     });
     expect(res.status).toBe(422);
-    const locs = (res.body.detail as { loc: unknown[] }[]).map((d) => d.loc.join('.'));
-    expect(locs).toEqual(expect.arrayContaining(['body.type', 'body.base_path', 'body.colour']));
+    const byLoc = Object.fromEntries(
+      (res.body.detail as { loc: unknown[]; msg: string; type: string }[]).map((d) => [
+        d.loc.join('.'),
+        d,
+      ]),
+    );
+    expect(Object.keys(byLoc)).toEqual(
+      expect.arrayContaining(['body.type', 'body.base_path', 'body.colour']),
+    );
+    // A field that is there with the wrong type says so; only an absent one is "required".
+    expect(byLoc['body.base_path']).toMatchObject({ type: 'invalid_type' });
+    expect(byLoc['body.base_path']?.msg).toMatch(/expected string/);
     const relative = await call('POST', '/api/storage-locations', 'admin', {
       name: 'rel',
       type: 'server',

@@ -30,8 +30,26 @@ export function problem(loc: Loc, msg: string, type = 'value_error'): Problem {
   return { loc, msg, type };
 }
 
-/** zod's issues as problems under `root` ("body" or "query"); unknown keys one by one. */
-export function zodProblems(root: string, error: z.ZodError): Problem[] {
+/**
+ * Whether `input` holds a value at `path`. zod leaves the offending value out of its issues
+ * (unless asked to report it), so a key that is there with the wrong type and a key that is
+ * not there at all both come as `invalid_type`; this tells them apart.
+ */
+function present(input: unknown, path: PropertyKey[]): boolean {
+  let at: unknown = input;
+  for (const key of path) {
+    if (at === null || typeof at !== 'object' || typeof key === 'symbol') return false;
+    if (!Object.prototype.hasOwnProperty.call(at, key)) return false;
+    at = (at as Record<string | number, unknown>)[key];
+  }
+  return at !== undefined;
+}
+
+/**
+ * zod's issues as problems under `root` ("body" or "query"), for `input` as it came; unknown
+ * keys one by one.
+ */
+export function zodProblems(root: string, error: z.ZodError, input: unknown): Problem[] {
   const problems: Problem[] = [];
   for (const issue of error.issues) {
     const at = [root, ...issue.path.map((p) => (typeof p === 'number' ? p : String(p)))];
@@ -39,7 +57,7 @@ export function zodProblems(root: string, error: z.ZodError): Problem[] {
       for (const key of issue.keys) {
         problems.push(problem([...at, key], 'unknown field', 'extra_forbidden'));
       }
-    } else if (issue.code === 'invalid_type' && issue.input === undefined) {
+    } else if (issue.code === 'invalid_type' && !present(input, issue.path)) {
       problems.push(problem(at, 'Field required', 'missing'));
     } else {
       problems.push(problem(at, issue.message, issue.code));
@@ -68,7 +86,7 @@ export function pathProblem(root: string, prefix: string, text: string): Problem
 /** Parses `input` with `schema`, or throws every problem as a 422. */
 export function parseBody<T extends z.ZodType>(schema: T, input: unknown): z.output<T> {
   const result = schema.safeParse(input);
-  if (!result.success) throw new ValidationProblems(zodProblems('body', result.error));
+  if (!result.success) throw new ValidationProblems(zodProblems('body', result.error, input));
   return result.data;
 }
 
