@@ -502,6 +502,45 @@ describe('records from a station, schedules and runs', () => {
     expect(trigger.body.detail).toMatch(/offline.*queued/);
   });
 
+  it('takes a call with no body that says its body is JSON, as curl with shared headers sends it', async () => {
+    const jsonHeaders = {
+      authorization: `Token ${tokens.admin}`,
+      'content-type': 'application/json',
+    };
+    const trigger = await app.inject({
+      method: 'POST',
+      url: `/api/schedules/${scheduleId}/trigger`,
+      headers: jsonHeaders,
+    });
+    expect(trigger.statusCode, trigger.body).toBe(202);
+    const location = await made('/api/storage-locations', {
+      name: 'short-lived',
+      type: 'server',
+      base_path: join(tempDir('harvest-api-empty-'), 'store'),
+    });
+    const removed = await app.inject({
+      method: 'DELETE',
+      url: `/api/storage-locations/${location.id}`,
+      headers: jsonHeaders,
+    });
+    expect(removed.statusCode, removed.body).toBe(204);
+    // A route that needs a body names it; a body that is there must still be JSON.
+    const empty = await app.inject({
+      method: 'POST',
+      url: '/api/storage-locations',
+      headers: jsonHeaders,
+    });
+    expect(empty.statusCode).toBe(422);
+    expect(empty.json().detail[0]).toMatchObject({ loc: ['body'], msg: 'must be a JSON object' });
+    const broken = await app.inject({
+      method: 'POST',
+      url: '/api/storage-locations',
+      headers: jsonHeaders,
+      payload: '{"name":',
+    });
+    expect(broken.statusCode).toBe(400);
+  });
+
   it('stores pushed files and transfers once, and shows them within grants', async () => {
     const fileA = newUuid();
     const fileB = newUuid();

@@ -171,6 +171,12 @@ describe('labstation station over HTTP', () => {
       status: 200,
       body: { state: 'idle', tool: { name: 'SEM' } },
     });
+    // A call without arguments may come with no body and still say JSON (curl -H on every call).
+    const bodiless = await fetch(`${st.url}rpc/harvest.status`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${st.token}` },
+    });
+    expect(bodiless.status, await bodiless.clone().text()).toBe(200);
     expect(await st.rpc('toolControl.status', { tool: 'Nope' })).toMatchObject({
       status: 404,
       body: { code: 'not_found' },

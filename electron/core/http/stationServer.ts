@@ -9,6 +9,7 @@ import { HTTP_STATUS, type ApiError } from '../../../shared/errors.js';
 import type { Station } from '../station/station.js';
 import { AppError, toApiError } from '../util/errors.js';
 import { addSecurityHeaders } from './securityHeaders.js';
+import { acceptEmptyJson } from './emptyJson.js';
 
 /** The loopback token that guards /rpc and /events; kept in <data>/rpc-token, mode 0600. */
 export function loadOrCreateRpcToken(dataDir: string): string {
@@ -54,6 +55,7 @@ export async function createStationServer(options: StationServerOptions): Promis
   const { station, token } = options;
   const app = Fastify({ logger: false, bodyLimit: 4 * 1024 * 1024 });
   addSecurityHeaders(app);
+  acceptEmptyJson(app);
 
   app.setErrorHandler((error, request, reply) => {
     if (error instanceof AppError) return sendError(reply, error.toJSON());

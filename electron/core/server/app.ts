@@ -16,6 +16,7 @@ import { registerSyncApi } from './sync/routes.js';
 import { registerUploadApi } from './uploads/routes.js';
 import { registerWebUi } from './web/ui.js';
 import { addSecurityHeaders } from '../http/securityHeaders.js';
+import { acceptEmptyJson } from '../http/emptyJson.js';
 
 export interface ServerAppOptions {
   db: Db;
@@ -40,6 +41,7 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
   const app = Fastify({ logger: false, bodyLimit: 8 * 1024 * 1024, trustProxy: false });
   if (options.onRoute) app.addHook('onRoute', options.onRoute);
   addSecurityHeaders(app);
+  acceptEmptyJson(app);
   const guards = createGuards({ db, log, jwtSecret: options.jwtSecret, clock });
   const loginFailures = new FailureLimiter(10, 15 * 60_000, clock);
   // Verified against when the e-mail is unknown, so the answer time does not reveal accounts.
