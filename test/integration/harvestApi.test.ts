@@ -619,6 +619,37 @@ describe('records from a station, schedules and runs', () => {
     expect((await call('GET', '/api/files?first_discovered_at__lte=2026-02-28')).body.total).toBe(
       0,
     );
+    // Only real dates; and without an offset, a date-time is wall-clock time in the server's zone.
+    const impossible = await call('GET', '/api/files?first_discovered_at__gte=2026-02-30');
+    expect(impossible.status).toBe(422);
+    expect(impossible.body.detail[0].loc).toEqual(['query', 'first_discovered_at__gte']);
+    expect(
+      (await call('GET', '/api/files?first_discovered_at__gte=2026-03-01T10:30')).body.total,
+    ).toBe(0);
+    const zurich = await createServerApp({
+      db,
+      log: createLogger('silent'),
+      jwtSecret: 'harvest-api-test-secret-0123456789',
+      timeZone: () => 'Europe/Zurich',
+    });
+    try {
+      const inZurich = async (query: string): Promise<number> => {
+        const res = await zurich.inject({
+          method: 'GET',
+          url: `/api/files?${query}`,
+          headers: { authorization: `Token ${tokens.admin}` },
+        });
+        expect(res.statusCode, res.body).toBe(200);
+        return res.json<{ total: number }>().total;
+      };
+      // 10:00 UTC is 11:00 in Zurich.
+      expect(await inZurich('first_discovered_at__gte=2026-03-01T10:30')).toBe(2);
+      expect(await inZurich('first_discovered_at__gte=2026-03-01T11:00:00.001')).toBe(0);
+      expect(await inZurich('first_discovered_at__gte=2026-03-01T10:30Z')).toBe(0);
+      expect(await inZurich('first_discovered_at__lte=2026-03-01')).toBe(2);
+    } finally {
+      await zurich.close();
+    }
 
     // Without a grant: nothing, and the records do not exist.
     const bobList = (await call('GET', '/api/files', 'bob')).body;

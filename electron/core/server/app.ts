@@ -127,12 +127,20 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
     log,
     docs,
     clock,
+    timeZone: options.timeZone,
     admin: guards.requireRoles('admin'),
     anyUser: guards.requireRoles('admin', 'staff', 'user'),
   });
   registerUploadApi(app, { db, log, docs });
   registerSyncApi(app, { db, log, docs });
-  await registerWebUi(app, { db, log, jwtSecret: options.jwtSecret, clock, docs });
+  await registerWebUi(app, {
+    db,
+    log,
+    jwtSecret: options.jwtSecret,
+    clock,
+    timeZone: options.timeZone,
+    docs,
+  });
   registerApiDocs(app, { docs });
   return app;
 }

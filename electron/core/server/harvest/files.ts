@@ -17,6 +17,7 @@ import {
 } from '../../../../shared/harvest/management.js';
 import type { Db } from '../../db/open.js';
 import type { Role } from '../auth.js';
+import { parseDateTime, storedIso } from '../nemo/datetime.js';
 import { NotFound, ValidationProblems, problem, type Problem } from './problems.js';
 
 export interface Reader {
@@ -118,20 +119,42 @@ function integerParam(query: Query, name: string, problems: Problem[]): number |
   return Number(text);
 }
 
-function instantParam(query: Query, name: string, problems: Problem[]): string | undefined {
+/**
+ * A date-time filter, read as the NEMO filters read theirs (nemo/datetime.ts): a real calendar
+ * date and time, wall-clock time in the server's zone when it carries no offset.
+ */
+function instantParam(
+  query: Query,
+  name: string,
+  timeZone: string,
+  problems: Problem[],
+): string | undefined {
   const text = query[name];
   if (text === undefined || text === '') return undefined;
-  const ms = /^\d{4}-\d{2}-\d{2}/.test(text) ? Date.parse(text) : NaN;
-  if (Number.isNaN(ms)) {
+  const dateOnly = DATE_ONLY_RE.exec(text.trim());
+  const parsed = parseDateTime(text, timeZone);
+  if (parsed === null) {
     problems.push(
-      problem(['query', name], 'must be an ISO 8601 date or date-time', 'datetime_parsing'),
+      problem(
+        ['query', name],
+        'must be a real ISO 8601 date or date-time (YYYY-MM-DD[THH:MM[:SS[.fff]]][Z|±HH:MM])',
+        'datetime_parsing',
+      ),
     );
     return undefined;
   }
-  // A date alone as an upper bound means the whole of that day (UTC).
-  const wholeDay = /^\d{4}-\d{2}-\d{2}$/.test(text) && name.endsWith('__lte');
-  return new Date(wholeDay ? ms + 86_400_000 - 1 : ms).toISOString();
+  if (dateOnly && name.endsWith('__lte')) {
+    // A date alone as an upper bound means the whole of that day, in the server's zone.
+    const [, y, m, d] = dateOnly.map(Number) as [number, number, number, number];
+    const next = new Date(Date.UTC(y, m - 1, d + 1));
+    const nextDay = `${next.toISOString().slice(0, 10)}T00:00`;
+    const end = parseDateTime(nextDay, timeZone);
+    if (end !== null) return storedIso(end.ms - 1);
+  }
+  return storedIso(parsed.ms);
 }
+
+const DATE_ONLY_RE = /^(\d{4})-(\d{1,2})-(\d{1,2})$/;
 
 export interface Paging {
   page: number;
@@ -160,7 +183,7 @@ function jsonPath(key: string): string | null {
   return `$${parts.map((p) => `."${p}"`).join('')}`;
 }
 
-function fileFilters(query: Query): Clause[] {
+function fileFilters(query: Query, timeZone: string): Clause[] {
   const problems: Problem[] = [];
   const clauses: Clause[] = [];
   const instrumentId = integerParam(query, 'instrument_id', problems);
@@ -172,9 +195,9 @@ function fileFilters(query: Query): Clause[] {
     else clauses.push({ sql: 'f.persistent_id = ?', args: [ark.ark] });
   }
   if (query.filename) clauses.push({ sql: 'f.filename = ?', args: [query.filename] });
-  const from = instantParam(query, 'first_discovered_at__gte', problems);
+  const from = instantParam(query, 'first_discovered_at__gte', timeZone, problems);
   if (from !== undefined) clauses.push({ sql: 'f.first_discovered_at >= ?', args: [from] });
-  const to = instantParam(query, 'first_discovered_at__lte', problems);
+  const to = instantParam(query, 'first_discovered_at__lte', timeZone, problems);
   if (to !== undefined) clauses.push({ sql: 'f.first_discovered_at <= ?', args: [to] });
   const key = query.metadata_key;
   const value = query.metadata_value;
@@ -237,11 +260,20 @@ export function fileJson(row: FileRow): FileOut {
   return { ...row, metadata_: JSON.parse(row.metadata_) as Record<string, unknown> };
 }
 
-export function listFiles(db: Db, reader: Reader, query: Query): Envelope<FileOut> {
+/**
+ * The files `reader` may read that match `query` (the REST filters, as text). `timeZone` is
+ * the server's: date-times without an offset are wall-clock time there.
+ */
+export function listFiles(
+  db: Db,
+  reader: Reader,
+  query: Query,
+  timeZone: string,
+): Envelope<FileOut> {
   const problems: Problem[] = [];
   const paging = pagingOf(query, problems);
   if (problems.length) throw new ValidationProblems(problems);
-  const where = joinClauses([visibleFiles(reader), ...fileFilters(query)]);
+  const where = joinClauses([visibleFiles(reader), ...fileFilters(query, timeZone)]);
   return db.transaction(() => {
     const total = db
       .prepare(`SELECT count(*) FROM harvest_files f WHERE ${where.sql}`)

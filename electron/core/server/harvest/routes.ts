@@ -64,6 +64,8 @@ export interface HarvestApiDeps {
   anyUser: preHandlerAsyncHookHandler;
   /** Authenticates an admin; sends 401/403 itself. */
   admin: preHandlerAsyncHookHandler;
+  /** The server's time zone: date-time filters without an offset are wall-clock time there. */
+  timeZone: () => string;
   clock?: () => number;
 }
 
@@ -476,7 +478,8 @@ export function registerHarvestApi(app: FastifyInstance, deps: HarvestApiDeps): 
       },
     },
     deps.anyUser,
-    (request) => listFiles(db, readerOf(request), request.query as Record<string, string>),
+    (request) =>
+      listFiles(db, readerOf(request), request.query as Record<string, string>, deps.timeZone()),
   );
   route(
     {

@@ -44,6 +44,8 @@ export type ServerHandlers = {
 export interface WebHandlerDeps {
   db: Db;
   clock?: () => number;
+  /** The server's time zone (for filters that read date-times); UTC where not given. */
+  timeZone?: () => string;
 }
 
 const isStaff = (account: Account): boolean => account.role === 'admin' || account.role === 'staff';
@@ -187,7 +189,7 @@ export function createWebHandlers(deps: WebHandlerDeps): ServerHandlers {
     'admin.stations.update': (_account, args) => updateStation(db, args),
     'admin.stations.newKey': (_account, args) => newStationKey(db, args.id),
     // The harvest management calls (admins) and the file records (anyone, within grants).
-    ...createHarvestHandlers({ db, clock }),
+    ...createHarvestHandlers({ db, clock, timeZone: deps.timeZone ?? (() => 'UTC') }),
     // Booking (anyone, within their own records), question sets and areas (admins).
     ...createReservationHandlers({ db, clock }),
   };

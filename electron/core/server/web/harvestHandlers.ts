@@ -53,6 +53,8 @@ export type HarvestHandlers = {
 export interface HarvestHandlerDeps {
   db: Db;
   clock?: () => number;
+  /** The server's time zone: date-times without an offset are wall-clock time there. */
+  timeZone: () => string;
 }
 
 /** A problem as the contract carries it: where (the field's path) and what, in words. */
@@ -182,7 +184,9 @@ export function createHarvestHandlers(deps: HarvestHandlerDeps): HarvestHandlers
       revoke(db, args.instrument_id, args.user_id);
       return { ok: true };
     }),
-    'files.list': translated((account, args) => listFiles(db, readerOf(account), fileQuery(args))),
+    'files.list': translated((account, args) =>
+      listFiles(db, readerOf(account), fileQuery(args), deps.timeZone()),
+    ),
     'files.get': translated((account, args) => {
       const reader = readerOf(account);
       const file = getFile(db, reader, args.id);

@@ -25,6 +25,8 @@ export interface WebUiDeps {
   log: Logger;
   jwtSecret: string;
   clock?: () => number;
+  /** The server's time zone (for filters that read date-times); UTC where not given. */
+  timeZone?: () => string;
   /** Built renderer (index.html and assets); defaults to dist/renderer. */
   rendererDir?: string;
   /** Where the routes describe themselves for /openapi.json. */
@@ -45,7 +47,11 @@ function formatIssues(issues: { path: PropertyKey[]; message: string }[]): strin
 
 export async function registerWebUi(app: FastifyInstance, deps: WebUiDeps): Promise<void> {
   const { db, log } = deps;
-  const handlers = createWebHandlers({ db, ...(deps.clock ? { clock: deps.clock } : {}) });
+  const handlers = createWebHandlers({
+    db,
+    ...(deps.clock ? { clock: deps.clock } : {}),
+    ...(deps.timeZone ? { timeZone: deps.timeZone } : {}),
+  });
   const failures = new FailureLimiter(20, 60_000, deps.clock);
   if (deps.docs) describeWebUi(deps.docs);
 
