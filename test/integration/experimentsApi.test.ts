@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../electron/core/db/open.js';
+import { createApiToken } from '../../electron/core/server/auth.js';
 import type { ExperimentJson } from '../../electron/core/server/nemo/experiments.js';
 import { fixture, get, insertUsage, page, type Fixture } from './nemo/fixture.js';
 
@@ -188,6 +189,30 @@ describe('GET /api/experiments/', () => {
     expect(tool1.count).toBe(2);
     expect(tool1.next).toContain('page=2');
     expect((await page(f, '/api/experiments/?user_id=3')).results.map((r) => r.id)).toEqual([3]);
+  });
+
+  it('shows staff only the files of instruments they are granted, as /api/files does', async () => {
+    const staff = `Token ${createApiToken(f.db, 3).token}`;
+    const filesOf = async (): Promise<string[]> => {
+      const res = await get(f, '/api/experiments/1/', staff);
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      return (res.body as ExperimentJson).files.map((x) => x.persistent_id);
+    };
+    expect(await filesOf()).toEqual([]);
+    f.db
+      .prepare(
+        `INSERT INTO user_instrument_access (instrument_id, user_id, granted_at, granted_by_id)
+         VALUES (1, 3, ?, 1)`,
+      )
+      .run(T0);
+    try {
+      expect(await filesOf()).toEqual(['ark:99999/fk4t1', 'ark:99999/fk4t2']);
+      const listed = await get(f, '/api/experiments/?tool_id=1', staff);
+      const usage1 = (listed.body as { results: ExperimentJson[] }).results.find((r) => r.id === 1);
+      expect(usage1?.files).toHaveLength(2);
+    } finally {
+      f.db.prepare('DELETE FROM user_instrument_access WHERE user_id = 3').run();
+    }
   });
 
   it('answers 404 for a usage event that does not exist, 400 for a bad filter, 401/403 as the others', async () => {

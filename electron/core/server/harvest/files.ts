@@ -95,7 +95,7 @@ function visibleInstruments(reader: Reader, column: string): Clause {
 }
 
 /** What a reader may see: every file for an admin, else only granted instruments'. */
-function visibleFiles(reader: Reader): Clause {
+export function visibleFiles(reader: Reader): Clause {
   return visibleInstruments(reader, 'f.instrument_id');
 }
 

@@ -13,7 +13,13 @@ import {
 } from '../../../../shared/experiment/index.js';
 import type { Db } from '../../db/open.js';
 import { cachedStatement } from '../../db/statements.js';
-import { FILE_COLUMNS, fileJson, type FileRow } from '../harvest/files.js';
+import {
+  FILE_COLUMNS,
+  fileJson,
+  visibleFiles,
+  type FileRow,
+  type Reader,
+} from '../harvest/files.js';
 import { usageEvents, type Resource } from './resources.js';
 import {
   RESERVATION_COLUMNS,
@@ -43,11 +49,17 @@ export function experimentsResource(
 ): Resource<UsageEventRow, ExperimentJson> {
   return {
     ...EXPERIMENTS,
-    serialize: (row, timeZone) => experimentOf(db, row, timeZone, now()),
+    serialize: (row, timeZone, reader) => experimentOf(db, row, timeZone, reader, now()),
   };
 }
 
-function experimentOf(db: Db, row: UsageEventRow, timeZone: string, now: Date): ExperimentJson {
+function experimentOf(
+  db: Db,
+  row: UsageEventRow,
+  timeZone: string,
+  reader: Reader,
+  now: Date,
+): ExperimentJson {
   const usage = usageEventJson(row, timeZone);
   const until = row.end ?? now.toISOString();
   // Reservations of the tool that overlap the usage; the rules pick the best one.
@@ -59,14 +71,17 @@ function experimentOf(db: Db, row: UsageEventRow, timeZone: string, now: Date): 
     ).all(row.tool_id, until, row.start) as ReservationRow[]
   ).map((r) => reservationJson(r, timeZone));
   const result = buildExperimentRecord(usage, reservations, { now: now.getTime() });
+  // Only the files of instruments the reader may read, as /api/files shows them.
+  const visible = visibleFiles(reader);
   const files = (
     cachedStatement(
       db,
       `SELECT ${FILE_COLUMNS} FROM instruments i
          JOIN harvest_files f ON f.instrument_id = i.id
          WHERE i.tool_id = ? AND f.first_discovered_at >= ? AND f.first_discovered_at <= ?
+           AND ${visible.sql}
          ORDER BY f.first_discovered_at, f.id`,
-    ).all(row.tool_id, row.start, until) as FileRow[]
+    ).all(row.tool_id, row.start, until, ...visible.args) as FileRow[]
   ).map(fileJson);
   const notebook = (
     cachedStatement(

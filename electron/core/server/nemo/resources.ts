@@ -4,6 +4,7 @@
  * unknown parameter.
  */
 import { storedIso } from './datetime.js';
+import type { Reader } from '../harvest/files.js';
 import type { FilterDef, FilterSet, OrderField } from './params.js';
 import {
   PROJECT_COLUMNS,
@@ -35,7 +36,8 @@ export interface Resource<Row extends { id: number }, Json> {
   columns: string;
   filters: FilterSet;
   ordering: Readonly<Record<string, OrderField>>;
-  serialize: (row: Row, timeZone: string) => Json;
+  /** `reader` is who asks: what a result embeds from elsewhere (files) is within their grants. */
+  serialize: (row: Row, timeZone: string, reader: Reader) => Json;
 }
 
 // Lists go through json_each so one SQL text serves any number of values.

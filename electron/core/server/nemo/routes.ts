@@ -11,6 +11,7 @@ import type {
   preHandlerAsyncHookHandler,
 } from 'fastify';
 import type { Db } from '../../db/open.js';
+import type { Reader } from '../harvest/files.js';
 import type { ApiDocs } from '../openapi/registry.js';
 import { describeNemoApi } from './docs.js';
 import {
@@ -56,6 +57,12 @@ export function registerNemoApi(app: FastifyInstance, deps: NemoDeps): void {
 
 const DETAIL_ID_RE = /^\d{1,15}$/;
 
+/** Who asks (authorize has run, so there is a principal). */
+function readerOf(request: FastifyRequest): Reader {
+  const account = request.principal!.account;
+  return { id: account.id, role: account.role };
+}
+
 function registerResource<Row extends { id: number }, Json>(
   app: FastifyInstance,
   deps: NemoDeps,
@@ -80,7 +87,7 @@ function registerResource<Row extends { id: number }, Json>(
         void reply.code(404);
         return { detail: MESSAGES.notFound };
       }
-      return resource.serialize(row, deps.timeZone());
+      return resource.serialize(row, deps.timeZone(), readerOf(request));
     },
   );
 }
@@ -150,7 +157,7 @@ function listPage<Row extends { id: number }, Json>(
     count,
     next: page < pages ? pageUrl(request, query, page + 1) : null,
     previous: page > 1 ? pageUrl(request, query, page - 1) : null,
-    results: rows.map((row) => resource.serialize(row, timeZone)),
+    results: rows.map((row) => resource.serialize(row, timeZone, readerOf(request))),
   };
 }
 
