@@ -2,7 +2,7 @@
  * The station harvest on real folders, through the real `labstation` command and station
  * process: stability, verified copies, faults, crash recovery, hooks, configuration errors.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import {
   appendFileSync,
@@ -214,6 +214,31 @@ describe('harvest --once', () => {
       expect((await transfersOf(dirs.data)).map((t) => t.status)).toEqual(['failed', 'completed']);
     } finally {
       if (mounted) unmount(mount);
+    }
+  });
+
+  it('a read-only storage location gives a failed transfer that says so, then completed', async (ctx) => {
+    const mount = join(tempDir('labstation-ro-'), 'disk');
+    if (!tryMountTmpfs(mount, '2m')) return ctx.skip();
+    try {
+      // The destination's folders do not exist yet: Node's recursive mkdir answers ENOENT on a
+      // read-only file system, which read as "the folder vanished" and was tried again at once.
+      execFileSync('mount', ['-o', 'remount,ro', mount], { stdio: 'ignore' });
+      const dirs = await setupHarvest({ dest: mount, template: '{instrument}/{yyyy}/{filename}' });
+      writeFileSync(join(dirs.src, 'frame.tif'), randomBytes(4096));
+      const readOnly = await harvestOnce(dirs.data);
+      expect(readOnly.code).toBe(1);
+      expect(readOnly.stdout).toContain('harvest: 0 completed, 0 skipped, 1 failed');
+      const [failed] = await transfersOf(dirs.data);
+      expect(failed?.status).toBe('failed');
+      expect(failed?.error).toMatch(/read-only/);
+
+      execFileSync('mount', ['-o', 'remount,rw', mount], { stdio: 'ignore' });
+      const writable = await harvestOnce(dirs.data);
+      expect(writable.code).toBe(0);
+      expect((await transfersOf(dirs.data)).map((t) => t.status)).toEqual(['failed', 'completed']);
+    } finally {
+      unmount(mount);
     }
   });
 

@@ -2,9 +2,10 @@
  * Putting a verified copy at its final name without ever overwriting anything, and making
  * that name durable.
  */
-import { link, lstat, mkdir, open, realpath, rename, stat, unlink } from 'node:fs/promises';
+import { link, lstat, open, realpath, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, extname, join, sep } from 'node:path';
 import { randomPoolBytes } from '../util/random.js';
+import { makeFolders } from '../util/folders.js';
 
 /**
  * `.<name>.<random>.partial` beside the destination (hidden, so no watcher takes it). A long
@@ -161,7 +162,7 @@ export async function prepareFolder(base: string, folder: string): Promise<Folde
   } catch (error) {
     return { ok: false, kind: 'base', error };
   }
-  await mkdir(folder, { recursive: true });
+  await makeFolders(folder);
   const [realBase, realFolder] = await Promise.all([realpath(base), realpath(folder)]);
   if (realFolder !== realBase && !realFolder.startsWith(realBase + sep)) {
     return { ok: false, kind: 'outside', realFolder };

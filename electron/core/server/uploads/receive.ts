@@ -10,11 +10,12 @@
  * or rename, not a copy.
  */
 import { constants, type Stats } from 'node:fs';
-import { lstat, mkdir, open, readdir, realpath, stat, type FileHandle } from 'node:fs/promises';
+import { lstat, open, readdir, realpath, stat, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join, posix, sep } from 'node:path';
 import type { Readable } from 'node:stream';
 import { createXXHash128, type IHasher } from '../../util/hasher.js';
 import type { Db } from '../../db/open.js';
+import { makeFolders } from '../../util/folders.js';
 import { hashFile } from '../../harvest/copy.js';
 import {
   freeName,
@@ -239,7 +240,7 @@ export class UploadReceiver {
 
   private async createPartial(location: ServerLocation, path: string): Promise<void> {
     const folder = join(location.base_path, UPLOAD_FOLDER);
-    await mkdir(folder, { recursive: true, mode: 0o700 });
+    await makeFolders(folder, 0o700);
     const found = await lstat(folder);
     if (!found.isDirectory()) {
       throw new Error(`${folder} is not a folder (a symbolic link?); uploads cannot be kept there`);
@@ -476,7 +477,7 @@ export class UploadReceiver {
     const destination = destinationIn(location, row.destination_path);
     const folder = dirname(destination);
     const finished = await inFolder(folder, async (): Promise<Finished> => {
-      await mkdir(folder, { recursive: true });
+      await makeFolders(folder);
       const outside = await leadsOutside(location.base_path, folder);
       if (outside !== null) {
         await removeQuietly(partial);

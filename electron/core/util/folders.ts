@@ -1,0 +1,41 @@
+/**
+ * `mkdir -p` that says why it failed. Node's recursive mkdir (20.x) answers ENOENT whatever
+ * stopped it below an existing folder: a read-only file system (EROFS), a file system out of
+ * inodes (ENOSPC), no permission (EACCES). A caller that takes ENOENT to mean "a folder
+ * vanished meanwhile" would then try again for ever. Here, an ENOENT is checked by making the
+ * missing folders one at a time, which gives the real error.
+ */
+import { mkdir, stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
+
+export async function makeFolders(folder: string, mode?: number): Promise<void> {
+  const options = mode === undefined ? { recursive: true } : { recursive: true, mode };
+  try {
+    await mkdir(folder, options);
+    return;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  // The folders to make, from the deepest one that exists down to `folder`.
+  const missing: string[] = [];
+  for (let at = folder; ; at = dirname(at)) {
+    try {
+      await stat(at);
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      missing.unshift(at);
+      // The root itself is missing: nothing to make it in (a drive that is gone).
+      if (dirname(at) === at) break;
+    }
+  }
+  for (const at of missing) {
+    try {
+      await mkdir(at, mode === undefined ? undefined : { mode });
+    } catch (error) {
+      // Made meanwhile by someone else: go on. Anything else is why, ENOENT included (a
+      // folder above went away meanwhile).
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+  }
+}
