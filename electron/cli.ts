@@ -478,8 +478,12 @@ async function harvest(argv: string[]): Promise<number> {
       process.once('SIGTERM', () => process.exit(143));
       const run = await harvester.runOnce();
       for (const problem of run.unreachable) process.stdout.write(`not reachable: ${problem}\n`);
-      for (const path of run.unstable) {
-        process.stdout.write(`still changing, left for the next run: ${path}\n`);
+      for (const { path, openError } of run.unstable) {
+        process.stdout.write(
+          openError === null
+            ? `still changing, left for the next run: ${path}\n`
+            : `cannot be opened for reading (${openError}), left for the next run: ${path}\n`,
+        );
       }
       process.stdout.write(
         `harvest: ${run.completed} completed, ${run.skipped} skipped, ${run.failed} failed\n`,

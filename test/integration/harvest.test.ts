@@ -6,6 +6,7 @@ import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import {
   appendFileSync,
+  chmodSync,
   closeSync,
   existsSync,
   mkdirSync,
@@ -21,6 +22,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { takeHarvestLock } from '../../electron/core/harvest/lock.js';
 import { makeArk, parseArk } from '../../shared/ark.js';
@@ -959,6 +961,57 @@ describe('harvest in a running station', () => {
       if (held) other.release();
     }
   }, 60_000);
+
+  it('names a folder below a watched one that it cannot read, and a file it cannot open', () => {
+    const root = tempDir('labstation-unread-');
+    mkdirSync(join(root, 'ok'));
+    mkdirSync(join(root, 'locked'));
+    writeFileSync(join(root, 'ok', 'a.tif'), 'a');
+    writeFileSync(join(root, 'locked', 'b.tif'), 'b');
+    // Root reads any folder, so as root the walk runs as nobody, for whom `locked` (root's,
+    // mode 700) cannot be read; the folders above must let nobody through.
+    const asRoot = process.getuid?.() === 0;
+    chmodSync(join(root, '..'), 0o711);
+    chmodSync(root, 0o755);
+    chmodSync(join(root, 'ok'), 0o755);
+    chmodSync(join(root, 'ok', 'a.tif'), 0o644);
+    writeFileSync(join(root, 'ok', 'secret.tif'), 's');
+    chmodSync(join(root, 'ok', 'secret.tif'), asRoot ? 0o600 : 0o000);
+    chmodSync(join(root, 'locked'), asRoot ? 0o700 : 0o000);
+    const discover = join(import.meta.dirname, '..', '..', 'dist', 'electron', 'core', 'harvest');
+    const script = `
+      const { folderFilter, scanFolder } = await import(${JSON.stringify(
+        pathToFileURL(join(discover, 'discover.js')).href,
+      )});
+      const { probeFiles } = await import(${JSON.stringify(
+        pathToFileURL(join(discover, 'copyBatch.js')).href,
+      )});
+      if (process.getuid() === 0) { process.setgid(65534); process.setuid(65534); }
+      const folder = { path: ${JSON.stringify(root)}, include: [], exclude: [] };
+      const found = [];
+      const unread = await scanFolder(folder, folderFilter(folder), (files) =>
+        found.push(...files.map((f) => f.relativePath)));
+      const probes = probeFiles(found.sort().map((rel) => folder.path + '/' + rel));
+      console.log(JSON.stringify({
+        found,
+        unread: unread.map((u) => [u.path, u.error.code]),
+        openErrors: probes.map((p) => p.openError),
+      }));`;
+    try {
+      const walked = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+        encoding: 'utf8',
+      });
+      expect(walked.status, walked.stderr).toBe(0);
+      expect(JSON.parse(walked.stdout)).toEqual({
+        found: ['ok/a.tif', 'ok/secret.tif'],
+        unread: [[join(root, 'locked'), 'EACCES']],
+        // The station leaves such a file waiting, and harvest --once names why.
+        openErrors: [null, 'EACCES'],
+      });
+    } finally {
+      chmodSync(join(root, 'locked'), 0o700);
+    }
+  });
 
   it('follows no symbolic link and keeps one harvest per data dir', async () => {
     const dirs = await setupHarvest();

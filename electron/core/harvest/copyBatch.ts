@@ -331,23 +331,26 @@ export function placeFiles(jobs: PlaceJob[]): PlaceResult[] {
 
 /** What the stability check (engine.ts tick) needs to know of a file, without following links. */
 export type Probe =
-  | { kind: 'file'; size: number; mtimeMs: number; opens: boolean }
+  | { kind: 'file'; size: number; mtimeMs: number; openError: string | null }
   | { kind: 'gone' }
   | { kind: 'other' };
 
-/** lstat, and whether the file opens (a writer may hold it exclusively on Windows). */
+/**
+ * lstat, and why the file does not open for reading, if it does not (a writer may hold it
+ * exclusively on Windows; no permission).
+ */
 export function probeFiles(paths: string[]): Probe[] {
   return paths.map((path): Probe => {
     const s = lstatSync(path, { throwIfNoEntry: false });
     if (!s) return { kind: 'gone' };
     if (!s.isFile()) return { kind: 'other' };
-    let opens = true;
+    let openError: string | null = null;
     try {
       closeSync(openSync(path, 'r'));
-    } catch {
-      opens = false;
+    } catch (error) {
+      openError = (error as NodeJS.ErrnoException).code ?? String(error);
     }
-    return { kind: 'file', size: s.size, mtimeMs: s.mtimeMs, opens };
+    return { kind: 'file', size: s.size, mtimeMs: s.mtimeMs, openError };
   });
 }
 

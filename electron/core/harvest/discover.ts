@@ -53,15 +53,17 @@ export function relativeTo(root: string, absolutePath: string): string {
  * folders while it walks the rest (a walk of 10,000 files took 0.3 to 0.6 s here). Throws when
  * the folder itself cannot be read (a share that is gone), or when `statAll` fails (the
  * service worker died: the next walk takes the rest); entries that vanish during the walk are
- * left out.
+ * left out. Returns the folders below it that could not be read (no permission, an I/O
+ * error), with why: their files are not harvested, and the harvest must say so.
  */
 export async function scanFolder(
   folder: WatchFolder,
   filter: FolderFilter,
   onFiles: (files: FoundFile[]) => void,
   statAll: StatAll = statFiles,
-): Promise<void> {
+): Promise<UnreadFolder[]> {
   const pending: string[] = [folder.path];
+  const unread: UnreadFolder[] = [];
   let first = true;
   while (pending.length) {
     const dir = pending.pop() as string;
@@ -70,6 +72,9 @@ export async function scanFolder(
       handle = await opendir(dir, { bufferSize: 256 });
     } catch (error) {
       if (first) throw error;
+      // Gone since its parent was read, or now a file: nothing of it to harvest.
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') unread.push({ path: dir, error });
       continue;
     }
     first = false;
@@ -86,6 +91,13 @@ export async function scanFolder(
     const found = await statFound(files, statAll);
     if (found.length) onFiles(found);
   }
+  return unread;
+}
+
+/** A folder below a watched one that a walk could not read. */
+export interface UnreadFolder {
+  path: string;
+  error: unknown;
 }
 
 /**

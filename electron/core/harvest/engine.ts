@@ -95,6 +95,8 @@ interface Candidate {
   /** Clock time of the last size or mtime change we saw. */
   changedAt: number;
   firstSeenMs: number;
+  /** Why the file would not open for reading at its last check (an errno code), or null. */
+  openError: string | null;
 }
 
 /** Paths the watcher reported in one watched folder, not looked at yet (Harvester.sighted). */
@@ -191,8 +193,11 @@ export interface RunSummary {
   failed: number;
   /** Folders that could not be walked, with the reason. */
   unreachable: string[];
-  /** Files that kept changing (or could not be opened) for the whole run: left for the next. */
-  unstable: string[];
+  /**
+   * Files that kept changing, or could not be opened for reading (`openError`, an errno code),
+   * for the whole run: left for the next.
+   */
+  unstable: { path: string; openError: string | null }[];
 }
 
 /** Recorded with the same size and mtime, and still there: not read again. */
@@ -644,7 +649,12 @@ export class Harvester {
         if (!this.stopped) this.take(instrument, folder, found, (path) => known.get(path));
       };
       try {
-        await scanFolder(folder, folderFilter(folder), take, this.statAll());
+        const unread = await scanFolder(folder, folderFilter(folder), take, this.statAll());
+        for (const u of unread) {
+          problems.push(
+            `${u.path}: cannot be read, its files are not harvested: ${describeError(u.error)}`,
+          );
+        }
       } catch (error) {
         problems.push(`${folder.path}: ${describeError(error)}`);
         continue;
@@ -860,6 +870,7 @@ export class Harvester {
       usageEventId: usage,
       changedAt: this.clock(),
       firstSeenMs: this.clock(),
+      openError: null,
     };
     this.candidates.set(key, candidate);
     this.wakeFor(candidate);
@@ -922,7 +933,7 @@ export class Harvester {
           const patience = Math.max(windowMs * ONCE_PATIENCE_WINDOWS, 10_000);
           if (this.clock() - c.firstSeenMs > patience) {
             this.candidates.delete(key);
-            this.run.unstable.push(c.absolutePath);
+            this.run.unstable.push({ path: c.absolutePath, openError: c.openError });
             continue;
           }
         }
@@ -949,9 +960,11 @@ export class Harvester {
           ) {
             c.size = probe.size;
             c.mtimeMs = probe.mtimeMs;
+            c.openError = null;
             c.changedAt = this.clock();
             this.wakeFor(c, WAKE_GAP_MS);
-          } else if (!probe.opens) {
+          } else if (probe.openError !== null) {
+            c.openError = probe.openError;
             c.changedAt = this.clock();
             this.wakeFor(c, WAKE_GAP_MS);
           } else if (this.candidates.get(key) === c) {
