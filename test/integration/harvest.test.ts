@@ -830,6 +830,35 @@ describe('harvest in a running station', () => {
     }
   });
 
+  it('watches a watched folder that appears after the start, or is replaced, within seconds', async () => {
+    const dirs = await setupHarvest();
+    // Missing at the start, as a share mounted late at boot; the next walk is 5 minutes away.
+    rmSync(dirs.src, { recursive: true });
+    station = await startStation(dirs.data);
+    const st = station;
+    await waitLong('the missing folder named', async () => {
+      const status = (await st.rpc('harvest.status', {})).body as {
+        instruments: { problem: string | null }[];
+      };
+      return status.instruments[0]?.problem ?? undefined;
+    });
+    mkdirSync(dirs.src);
+    writeFileSync(join(dirs.src, 'late.dat'), 'late');
+    const doneNames = async (): Promise<string[]> =>
+      (await stationFiles(st)).filter((f) => f.state === 'done').map((f) => f.filename);
+    await waitFor('a file in the folder that appeared', async () =>
+      (await doneNames()).includes('late.dat') ? true : undefined,
+    );
+    // Another folder in its place (a share mounted again): its files are seen as they come.
+    renameSync(dirs.src, `${dirs.src}-old`);
+    mkdirSync(dirs.src);
+    await new Promise((resolve) => setTimeout(resolve, 6_000));
+    writeFileSync(join(dirs.src, 'replaced.dat'), 'replaced');
+    await waitFor('a file in the folder put in its place', async () =>
+      (await doneNames()).includes('replaced.dat') ? true : undefined,
+    );
+  });
+
   it('names the usage in progress: template fields and the usage_context hook', async () => {
     const dirs = await setupHarvest({
       template: '{user}/{project}/{usage_event}/{filename}',

@@ -3,7 +3,7 @@
  * and a chokidar watcher in between. The walk is the truth; the watcher only makes new files
  * show up sooner. Symbolic links are not followed (a link loop on a share would never end).
  */
-import { opendir, realpath } from 'node:fs/promises';
+import { opendir, realpath, stat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { watch as chokidarWatch, type FSWatcher } from 'chokidar';
 import { compileFilter, platformGlobOptions } from '../../../shared/harvest/glob.js';
@@ -123,6 +123,24 @@ export async function statFound(
 
 export interface FolderWatch {
   close(): Promise<void>;
+  /**
+   * What is watched (folderIdentity of the folder when the watch was set up; null when it was
+   * not there), or undefined while that is being found out.
+   */
+  watched(): string | null | undefined;
+}
+
+/**
+ * The folder at `path` (links followed) as its device and inode, or null when there is none:
+ * a folder that appears, is replaced, or has a share mounted on it gets another identity.
+ */
+export async function folderIdentity(path: string): Promise<string | null> {
+  try {
+    const found = await stat(path);
+    return found.isDirectory() ? `${found.dev}:${found.ino}` : null;
+  } catch {
+    return null;
+  }
 }
 
 export interface WatchEvents {
@@ -167,12 +185,15 @@ export function watchFolder(
   // A watched folder that is itself a symbolic link (`/data/sem` -> `/mnt/disk2/sem`) is
   // watched where it leads, as the walk reads it there; links below it are not followed.
   // Resolved in libuv's pool: a share that hangs must not hold the thread that serves the UI.
-  // One not there (yet) is watched by its name: chokidar reports that, and the walks find it.
+  // One not there (yet) is watched by its name: the walks find it, and the engine sets up its
+  // watch again once a walk finds it there, or another folder in its place (watched()).
   let closed = false;
-  let watch: FolderWatch | null = null;
+  let watch: Closable | null = null;
+  let identity: string | null | undefined;
   void realpath(folder.path)
     .catch(() => folder.path)
-    .then((root) => {
+    .then(async (root) => {
+      identity = await folderIdentity(root);
       if (!closed) watch = watchAt(root, folder, filter, events);
     });
   return {
@@ -180,7 +201,12 @@ export function watchFolder(
       closed = true;
       await watch?.close();
     },
+    watched: () => identity,
   };
+}
+
+interface Closable {
+  close(): Promise<void>;
 }
 
 /** watchFolder, with the folder found at `root`; paths are reported under the folder's name. */
@@ -189,7 +215,7 @@ function watchAt(
   folder: WatchFolder,
   filter: FolderFilter,
   events: WatchEvents,
-): FolderWatch {
+): Closable {
   const named =
     root === folder.path
       ? (path: string) => path

@@ -31,6 +31,7 @@ import { CopyPool } from './copyPool.js';
 import { takeHarvestLock, type HarvestLock } from './lock.js';
 import {
   folderFilter,
+  folderIdentity,
   relativeTo,
   scanFolder,
   statFound,
@@ -226,6 +227,9 @@ const LIST_GROUP = 4;
 /** A folder the watcher reports is read again this long after (Harvester.folderSighted). */
 const FOLDER_SETTLE_MS = 1000;
 
+/** How often the watched folders are checked for one that appeared or was replaced. */
+const WATCH_CHECK_MS = 5_000;
+
 /** A one-shot run gives a file still changing this many windows (at least 10 s) after its walk. */
 const ONCE_PATIENCE_WINDOWS = 6;
 
@@ -244,7 +248,8 @@ export class Harvester {
   private readonly queue: number[] = [];
   private readonly queued = new Set<number>();
   private readonly active = new ActiveTransfers();
-  private watches: FolderWatch[] = [];
+  private readonly watches = new Map<WatchFolder, FolderWatch>();
+  private checkingWatches = false;
   private crons: { scheduleId: number; cron: Cron }[] = [];
   private runChain: Promise<void> = Promise.resolve();
   private readonly syncFs = new SyncFsRunner();
@@ -362,7 +367,8 @@ export class Harvester {
     const tick = setInterval(() => void this.tick(), this.tickMs());
     const rescanMinutes = Math.max(getSetting(this.db, 'harvest.rescanMinutes'), 0.05);
     const rescan = setInterval(() => void this.rescanAll(), rescanMinutes * 60_000);
-    this.timers = [tick, rescan];
+    const renew = setInterval(() => void this.renewWatches(), WATCH_CHECK_MS);
+    this.timers = [tick, rescan, renew];
     for (const t of this.timers) t.unref();
     requeueInterruptedRuns(this.db);
     await this.rescanAll();
@@ -421,8 +427,7 @@ export class Harvester {
     this.wakeAtMs = Infinity;
     for (const c of this.crons) c.cron.stop();
     this.crons = [];
-    await Promise.all(this.watches.map((w) => w.close()));
-    this.watches = [];
+    await this.closeWatches();
     this.forgetSightings();
     // Transfers under way end with the pool; their partials are cleaned up at the next start.
     await this.durability.flush();
@@ -473,24 +478,67 @@ export class Harvester {
 
   private startWatches(): void {
     for (const instrument of this.instruments) {
-      for (const folder of instrument.watch) {
-        const filter = folderFilter(folder);
-        try {
-          this.watches.push(
-            watchFolder(folder, filter, {
-              onPath: (path) => this.sighted(instrument, folder, filter, { paths: [path] }),
-              onFolder: (path) => this.folderSighted(instrument, folder, filter, path),
-              onError: (error) =>
-                this.log.warn({ err: error, folder: folder.path }, 'harvest: watcher error'),
-              onBurst: () => void this.rescan(instrument),
-              onReady: () => void this.rescan(instrument),
-            }),
-          );
-        } catch (error) {
-          this.log.warn({ err: error, folder: folder.path }, 'harvest: cannot watch folder');
-        }
-      }
+      for (const folder of instrument.watch) this.watchOne(instrument, folder);
     }
+  }
+
+  private watchOne(instrument: Instrument, folder: WatchFolder): void {
+    const filter = folderFilter(folder);
+    try {
+      this.watches.set(
+        folder,
+        watchFolder(folder, filter, {
+          onPath: (path) => this.sighted(instrument, folder, filter, { paths: [path] }),
+          onFolder: (path) => this.folderSighted(instrument, folder, filter, path),
+          onError: (error) =>
+            this.log.warn({ err: error, folder: folder.path }, 'harvest: watcher error'),
+          onBurst: () => void this.rescan(instrument),
+          onReady: () => void this.rescan(instrument),
+        }),
+      );
+    } catch (error) {
+      this.log.warn({ err: error, folder: folder.path }, 'harvest: cannot watch folder');
+    }
+  }
+
+  /**
+   * renewWatch for every watched folder, every WATCH_CHECK_MS: a folder that appears (a share
+   * mounted late at boot) is watched within seconds, not at the next walk. One check at a time:
+   * a share that hangs holds one of libuv's threads, not all of them.
+   */
+  private async renewWatches(): Promise<void> {
+    if (this.checkingWatches || this.stopped) return;
+    this.checkingWatches = true;
+    try {
+      for (const instrument of this.instruments) {
+        for (const folder of instrument.watch) await this.renewWatch(instrument, folder);
+      }
+    } finally {
+      this.checkingWatches = false;
+    }
+  }
+
+  private async closeWatches(): Promise<void> {
+    const watches = [...this.watches.values()];
+    this.watches.clear();
+    await Promise.all(watches.map((w) => w.close()));
+  }
+
+  /**
+   * After a walk of `folder`: when what is there now is not what its watch was set up on (the
+   * folder was missing at start, was replaced, or a share was mounted on it since), watch it
+   * again. Until then only the walks every few minutes would find its new files. The new
+   * watch walks the folder once it is up.
+   */
+  private async renewWatch(instrument: Instrument, folder: WatchFolder): Promise<void> {
+    const watch = this.watches.get(folder);
+    const watched = watch?.watched();
+    if (!watch || watched === undefined || this.stopped) return;
+    const now = await folderIdentity(folder.path);
+    if (now === watched || this.stopped || this.watches.get(folder) !== watch) return;
+    this.log.info({ folder: folder.path }, 'harvest: the watched folder appeared or was replaced');
+    this.watchOne(instrument, folder);
+    await watch.close();
   }
 
   /**
@@ -649,6 +697,7 @@ export class Harvester {
         if (!this.stopped) this.take(instrument, folder, found, (path) => known.get(path));
       };
       try {
+        await this.renewWatch(instrument, folder);
         const unread = await scanFolder(folder, folderFilter(folder), take, this.statAll());
         for (const u of unread) {
           problems.push(
@@ -1302,8 +1351,7 @@ export class Harvester {
   async rescanNow(): Promise<void> {
     await this.starting;
     if (this.stopped || this.lockProblem !== null) return;
-    await Promise.all(this.watches.map((w) => w.close()));
-    this.watches = [];
+    await this.closeWatches();
     this.forgetSightings();
     for (const c of this.crons) c.cron.stop();
     this.crons = [];
