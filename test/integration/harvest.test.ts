@@ -1059,15 +1059,36 @@ describe('harvest in a running station', () => {
     expect(second.stderr).toMatch(/another harvest runs on this data dir/);
   });
 
-  it('runs a scheduled full harvest', async () => {
+  it('runs a scheduled full harvest, which a file that keeps changing holds up no longer', async () => {
     const dirs = await setupHarvest({ schedules: [{ instrument: 'sem-1', cron: '* * * * * *' }] });
-    station = await startStation(dirs.data);
-    await waitLong('the schedule to run', () =>
-      withDb(
-        dirs.data,
-        (db) => db.prepare('SELECT last_run_at FROM harvest_schedules').pluck().get() ?? undefined,
-      ),
-    );
+    const log = join(dirs.src, 'live.log');
+    writeFileSync(log, 'start\n');
+    // Written all day long: each run leaves it for later instead of waiting for it (an hour,
+    // the run timeout), and runs due meanwhile do not pile up behind it.
+    const appender = setInterval(() => appendFileSync(log, 'line\n'), 100);
+    try {
+      station = await startStation(dirs.data);
+      const error = await waitFor(
+        'a run that ends while the log still grows',
+        () =>
+          withDb(dirs.data, (db) =>
+            db
+              .prepare(
+                "SELECT error FROM harvest_runs WHERE state = 'completed' ORDER BY id LIMIT 1",
+              )
+              .pluck()
+              .get(),
+          ) as string | undefined,
+        40_000,
+      );
+      expect(error).toMatch(/^1 file was still changing, .*live\.log$/);
+      const queued = withDb(dirs.data, (db) =>
+        db.prepare("SELECT count(*) FROM harvest_runs WHERE state = 'queued'").pluck().get(),
+      );
+      expect(queued).toBeLessThanOrEqual(1);
+    } finally {
+      clearInterval(appender);
+    }
   });
 });
 

@@ -18,6 +18,7 @@ import { DurabilityBatch, SyncFsRunner } from './durable.js';
 import {
   createScheduledRun,
   finishRun,
+  hasQueuedRun,
   queuedRuns,
   reportDeployments,
   requeueInterruptedRuns,
@@ -226,6 +227,9 @@ const LIST_GROUP = 4;
 
 /** A folder the watcher reports is read again this long after (Harvester.folderSighted). */
 const FOLDER_SETTLE_MS = 1000;
+
+/** How often a harvest run checks whether its instrument's files have settled. */
+const RUN_SETTLE_POLL_MS = 250;
 
 /** How often the watched folders are checked for one that appeared or was replaced. */
 const WATCH_CHECK_MS = 5_000;
@@ -556,6 +560,9 @@ export class Harvester {
           schedule.cron,
           { protect: true, ...(schedule.timezone ? { timezone: schedule.timezone } : {}) },
           () => {
+            // A run of this schedule still waiting its turn covers this one too: runs that
+            // come faster than they end must not pile up.
+            if (hasQueuedRun(this.db, schedule.id)) return;
             createScheduledRun(this.db, schedule.id, schedule.instrument_id, this.now());
             this.runQueued();
             this.reportSchedules();
@@ -629,30 +636,54 @@ export class Harvester {
       });
       return;
     }
-    const idle = new Promise<void>((resolve) => this.idleWaiters.push(resolve));
     await this.harvestInstrument(instrument.id);
-    this.checkIdle();
+    const walkedAt = this.clock();
     const limitMs = getSetting(this.db, 'harvest.runTimeoutMinutes') * 60_000;
-    let timer: NodeJS.Timeout | undefined;
-    const settled = await Promise.race([
-      idle.then(() => true),
-      new Promise<boolean>((resolve) => {
-        timer = setTimeout(() => resolve(false), limitMs);
-        timer.unref();
-      }),
-    ]);
-    clearTimeout(timer);
+    // Done when the transfers have ended and what is left of this instrument's files are those
+    // still changing long after the walk (a log written all day): they are left for the next
+    // run, as `harvest --once` leaves them. Waiting for them would hold this run, and every
+    // run queued behind it, until the run timeout.
+    let settled = this.settledFor(instrument.id, walkedAt);
+    while (settled === null && !this.stopped && this.clock() - walkedAt < limitMs) {
+      await new Promise((resolve) => setTimeout(resolve, RUN_SETTLE_POLL_MS));
+      settled = this.settledFor(instrument.id, walkedAt);
+    }
     if (this.stopped) return; // left running: the next start runs it again
+    const changing = settled?.length ?? 0;
     finishRun(this.db, run.id, {
       state: 'completed',
       counts: runCounts(this.db, instrument.id, startedAt),
-      error: settled
-        ? ''
-        : `files were still settling or being transferred after ${limitMs / 60_000} min; ` +
-          'they are recorded by the harvest as it goes on',
+      error:
+        settled === null
+          ? `files were still settling or being transferred after ${limitMs / 60_000} min; ` +
+            'they are recorded by the harvest as it goes on'
+          : changing > 0
+            ? `${changing} file${changing === 1 ? ' was' : 's were'} still changing, left ` +
+              `for the harvest to take when stable: ${settled.slice(0, 5).join(', ')}` +
+              (changing > 5 ? ', ...' : '')
+            : '',
       now: this.now(),
     });
     this.changed();
+  }
+
+  /**
+   * Whether a run of `instrumentId` whose walk ended at `walkedAt` is done: null while walks,
+   * checks or transfers are under way or a file of the instrument may still settle; else the
+   * files of the instrument still changing (seen changing for ONCE_PATIENCE_WINDOWS windows,
+   * at least 10 s, since the walk).
+   */
+  private settledFor(instrumentId: number, walkedAt: number): string[] | null {
+    if (this.scanning || this.ticking || this.queue.length || this.active.size) return null;
+    const changing: string[] = [];
+    for (const c of this.candidates.values()) {
+      if (c.instrument.id !== instrumentId) continue;
+      const windowMs = c.instrument.stability_seconds * 1000;
+      const patience = Math.max(windowMs * ONCE_PATIENCE_WINDOWS, 10_000);
+      if (this.clock() - Math.max(c.firstSeenMs, walkedAt) <= patience) return null;
+      changing.push(c.absolutePath);
+    }
+    return changing;
   }
 
   /** A full harvest of one instrument: walk its folders and retry its failed files now. */

@@ -42,6 +42,16 @@ export function queuedRuns(db: Db): RunRow[] {
   ).all() as RunRow[];
 }
 
+/** Whether a run of `scheduleId` is queued and not started yet. */
+export function hasQueuedRun(db: Db, scheduleId: number): boolean {
+  return (
+    cachedStatement(
+      db,
+      "SELECT 1 FROM harvest_runs WHERE schedule_id = ? AND state = 'queued' LIMIT 1",
+    ).get(scheduleId) !== undefined
+  );
+}
+
 /** A run a restart interrupted is run again. */
 export function requeueInterruptedRuns(db: Db): void {
   cachedStatement(
