@@ -2,7 +2,8 @@
  * The server's Experiments page: a usage at the station whose pre-usage answers miss the
  * experiment's title, a reservation of the tool with complete answers, and a file harvested
  * during the usage. Staff see the record built from the reservation's answers, its samples and
- * the file; the reasons the usage's own answers were passed over are kept in the API.
+ * the file (of an instrument granted to them); the reasons the usage's own answers were passed
+ * over are kept in the API.
  */
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -78,6 +79,11 @@ test('staff see the experiment record built from the reservation, with its sampl
        VALUES (?, ?, 'ark:99999/fk4e2e7x', '/data', 'grain.tif', '/data/grain.tif', 'grain.tif',
          4096, 0, 'abc', ?, 'done', ?)`,
     ).run(crypto.randomUUID(), instrument, new Date().toISOString(), now);
+    // Staff read the files of the instruments granted to them, as in /api/files.
+    const sam = db.prepare('SELECT id FROM users WHERE email = ?').pluck().get(PEOPLE.sam.email);
+    db.prepare(
+      `INSERT INTO user_instrument_access (instrument_id, user_id, granted_at) VALUES (?, ?, ?)`,
+    ).run(instrument, sam, now);
   } finally {
     db.close();
   }
