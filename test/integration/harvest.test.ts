@@ -244,6 +244,37 @@ describe('harvest --once', () => {
     }
   });
 
+  it("dates each new version of a file after the last, even when the station's clock went back", async () => {
+    const dirs = await setupHarvest({ stability: 0 });
+    rmSync(dirs.dest, { recursive: true });
+    writeFileSync(join(dirs.src, 'scan.tif'), 'scan');
+    expect((await harvestOnce(dirs.data)).code).toBe(1);
+    // The failed version was written while the clock ran an hour ahead; NTP has set it back.
+    const ahead = new Date(Date.now() + 3_600_000).toISOString();
+    withDb(dirs.data, (db) => db.prepare('UPDATE harvest_files SET updated_at = ?').run(ahead));
+    mkdirSync(dirs.dest);
+    expect((await harvestOnce(dirs.data)).code).toBe(0);
+    const { uuid, updated_at: updated } = withDb(
+      dirs.data,
+      (db) =>
+        db.prepare('SELECT uuid, updated_at FROM harvest_files').get() as {
+          uuid: string;
+          updated_at: string;
+        },
+    );
+    // The server keeps the version with the latest updated_at: the completed one must win.
+    expect(updated > ahead).toBe(true);
+    const pushed = withDb(dirs.data, (db) =>
+      db
+        .prepare(
+          "SELECT payload FROM outbox WHERE kind = 'harvest_file' AND record_uuid = ? ORDER BY id DESC LIMIT 1",
+        )
+        .pluck()
+        .get(uuid),
+    ) as string;
+    expect(JSON.parse(pushed)).toMatchObject({ state: 'done', updated_at: updated });
+  });
+
   it('ends with the error and frees the data dir when the database fails before the walk', async () => {
     const dirs = await setupHarvest();
     writeFileSync(join(dirs.src, 'a.txt'), 'a');

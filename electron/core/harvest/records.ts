@@ -194,12 +194,19 @@ export function recordFile(db: Db, file: NewFile, ark: ArkConfig = arkConfig(db)
   return id;
 }
 
+/**
+ * A file row's new `updated_at`: now, but always after the one it had. The server keeps the
+ * version of a file with the latest `updated_at` (server/sync/ingestHarvest.ts); a station
+ * clock set back (NTP stepping it) must not make a later version look older and be dropped.
+ */
+const NEXT_UPDATED_AT = `max(?, strftime('%Y-%m-%dT%H:%M:%fZ', updated_at, '+0.001 seconds'))`;
+
 /** A waiting (or failed, or vanished) file seen stable again, possibly with new content. */
 export function requeueFile(db: Db, id: number, size: number, mtimeMs: number): void {
   cachedStatement(
     db,
     `UPDATE harvest_files SET size = ?, mtime_ms = ?, state = 'waiting', next_attempt_at = NULL,
-       updated_at = ? WHERE id = ?`,
+       updated_at = ${NEXT_UPDATED_AT} WHERE id = ?`,
   ).run(size, mtimeMs, nowIso(), id);
   enqueueFile(db, id);
 }
@@ -208,7 +215,7 @@ export function markGone(db: Db, id: number): void {
   cachedStatement(
     db,
     `UPDATE harvest_files SET state = 'gone', next_attempt_at = NULL, partial_path = NULL,
-       verified_hash = NULL, pending_destination = NULL, updated_at = ? WHERE id = ?`,
+       verified_hash = NULL, pending_destination = NULL, updated_at = ${NEXT_UPDATED_AT} WHERE id = ?`,
   ).run(nowIso(), id);
   enqueueFile(db, id);
 }
@@ -400,7 +407,7 @@ function storeOutcome(
     `UPDATE harvest_files SET state = ?, attempts = attempts + ?, next_attempt_at = ?,
        xxhash = coalesce(?, xxhash), metadata_ = coalesce(?, metadata_),
        partial_path = iif(?, partial_path, NULL), verified_hash = iif(?, verified_hash, NULL),
-       pending_destination = iif(?, pending_destination, NULL), updated_at = ?
+       pending_destination = iif(?, pending_destination, NULL), updated_at = ${NEXT_UPDATED_AT}
      WHERE id = ? RETURNING instrument_id`,
   )
     .pluck()
@@ -459,7 +466,7 @@ export function retryNow(db: Db, fileId: number): boolean {
   return (
     cachedStatement(
       db,
-      `UPDATE harvest_files SET next_attempt_at = ?, updated_at = ?
+      `UPDATE harvest_files SET next_attempt_at = ?, updated_at = ${NEXT_UPDATED_AT}
          WHERE id = ? AND state = 'failed'`,
     ).run(nowIso(), nowIso(), fileId).changes === 1
   );
