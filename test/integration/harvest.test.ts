@@ -890,6 +890,38 @@ describe('harvest in a running station', () => {
     );
   });
 
+  it('takes a bundle imported while it runs: a new instrument harvests within seconds', async () => {
+    const { dirs, st } = await watchingStation();
+    const second = join(dirs.root, 'second');
+    mkdirSync(second);
+    const bundle = {
+      instruments: [
+        {
+          name: 'sem-2',
+          tool: 'SEM',
+          watch: [{ path: second }],
+          stability_seconds: 0.3,
+          storage_location: 'archive',
+          destination_template: '{instrument}/{relative_path}',
+        },
+      ],
+    };
+    const imported = await runCli([
+      'import',
+      '--data',
+      dirs.data,
+      writeJson(dirs.root, 'more.json', bundle),
+    ]);
+    expect(imported.code, imported.stderr).toBe(0);
+    writeFileSync(join(second, 'detector.dat'), 'detector');
+    await waitFor('the new instrument’s file', async () =>
+      (await stationFiles(st)).some((f) => f.filename === 'detector.dat' && f.state === 'done')
+        ? true
+        : undefined,
+    );
+    expect(existsSync(join(dirs.dest, 'sem-2', 'detector.dat'))).toBe(true);
+  });
+
   it('names the usage in progress: template fields and the usage_context hook', async () => {
     const dirs = await setupHarvest({
       template: '{user}/{project}/{usage_event}/{filename}',

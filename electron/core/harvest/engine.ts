@@ -254,6 +254,8 @@ export class Harvester {
   private readonly active = new ActiveTransfers();
   private readonly watches = new Map<WatchFolder, FolderWatch>();
   private checkingWatches = false;
+  /** harvest.importedAt as this harvester last applied it (renewWatches). */
+  private importedAt: string | null = null;
   private crons: { scheduleId: number; cron: Cron }[] = [];
   private runChain: Promise<void> = Promise.resolve();
   private readonly syncFs = new SyncFsRunner();
@@ -362,6 +364,7 @@ export class Harvester {
   private async begin(): Promise<void> {
     this.stopped = false;
     this.startedAt = this.clock();
+    this.importedAt = getSetting(this.db, 'harvest.importedAt');
     this.loadInstruments();
     if (!this.takeLock()) return;
     await this.recover();
@@ -514,6 +517,15 @@ export class Harvester {
     if (this.checkingWatches || this.stopped) return;
     this.checkingWatches = true;
     try {
+      // A bundle imported into this data dir while the station runs (`labstation import`):
+      // its instruments, watches, hooks and schedules take effect now, not at the next start.
+      const imported = getSetting(this.db, 'harvest.importedAt');
+      if (imported !== this.importedAt) {
+        this.importedAt = imported;
+        this.log.info('harvest: configuration imported; applying it');
+        await this.rescanNow();
+        return;
+      }
       for (const instrument of this.instruments) {
         for (const folder of instrument.watch) await this.renewWatch(instrument, folder);
       }

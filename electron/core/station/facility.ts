@@ -397,6 +397,7 @@ export async function importBundle(db: Db, input: unknown): Promise<ImportSummar
       }
     }
     applyHarvestBundle(db, bundle, now);
+    setSetting(db, 'harvest.importedAt', now);
   }).immediate();
   return {
     users: bundle.users?.length ?? 0,

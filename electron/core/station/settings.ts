@@ -43,6 +43,11 @@ export interface StationSettings {
    * otherwise choose programs to run on every station.
    */
   'harvest.serverCommandHooks': boolean;
+  /**
+   * When a facility bundle was last imported (`labstation import`): a station already running
+   * on the data dir sees it change and takes the new harvest configuration.
+   */
+  'harvest.importedAt': string | null;
 }
 
 export const DEFAULT_SETTINGS: StationSettings = {
@@ -68,6 +73,7 @@ export const DEFAULT_SETTINGS: StationSettings = {
   'harvest.retryMaxSeconds': 3600,
   'harvest.runTimeoutMinutes': 60,
   'harvest.serverCommandHooks': false,
+  'harvest.importedAt': null,
 };
 
 export function getSetting<K extends keyof StationSettings>(db: Db, key: K): StationSettings[K] {
