@@ -250,6 +250,8 @@ export interface HarvestFileView {
 export interface ActiveTransfer {
   file_id: number;
   filename: string;
+  /** Below the watched folder: tells apart files of one name in two folders. */
+  relative_path: string;
   persistent_id: string;
   bytes_done: number;
   bytes_total: number;

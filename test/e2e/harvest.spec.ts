@@ -1,7 +1,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect, test } from './fixtures.js';
-import { TOOL, facility, logOn } from './facility.js';
+import { TOOL, facility, logOff, logOn } from './facility.js';
 
 test('data tab: a failed transfer shows its reason and Retry completes it; ARK and metadata shown', async ({
   page,
@@ -12,11 +12,25 @@ test('data tab: a failed transfer shows its reason and Retry completes it; ARK a
   const archive = join(scratchDir, 'archive');
   await mkdir(src);
   await writeFile(join(src, 'spectrum.txt'), 'counts 1 2 3\n');
+  const camera = join(scratchDir, 'camera');
+  await mkdir(camera);
+  await mkdir(join(scratchDir, 'frames'));
   const station = await startStation({
     ...facility(),
     // The archive folder does not exist yet: the share is "not mounted".
-    storage_locations: [{ name: 'archive', type: 'local', base_path: archive }],
+    storage_locations: [
+      { name: 'archive', type: 'local', base_path: archive },
+      { name: 'frames', type: 'local', base_path: join(scratchDir, 'frames') },
+    ],
     instruments: [
+      {
+        name: 'camera',
+        tool: TOOL,
+        watch: [{ path: camera }],
+        stability_seconds: 0.2,
+        storage_location: 'frames',
+        destination_template: '{relative_path}',
+      },
       {
         name: 'quanta',
         tool: TOOL,
@@ -36,6 +50,14 @@ test('data tab: a failed transfer shows its reason and Retry completes it; ARK a
   await expect(failures).toContainText('spectrum.txt');
   await expect(failures).toContainText('is not reachable');
   await expect(page.getByTestId('today-failed')).toHaveText('1');
+  // A second instrument's 120 files complete after it: more than a page of the history, and
+  // the failure stays listed all the same.
+  for (let i = 0; i < 120; i += 1) await writeFile(join(camera, `frame-${i}.txt`), `frame ${i}`);
+  await expect(page.getByTestId('today-completed')).toHaveText('120');
+  await expect(failures).toContainText('spectrum.txt');
+  // Nobody is logged on: Retry waits for someone who is.
+  await expect(page.getByRole('button', { name: 'Retry spectrum.txt' })).toBeDisabled();
+  await expect(failures).toContainText('Log on to retry');
 
   // The share comes back; someone at the station asks for the retry.
   await mkdir(archive);
@@ -44,8 +66,12 @@ test('data tab: a failed transfer shows its reason and Retry completes it; ARK a
   await page.getByRole('tab', { name: 'Data', exact: true }).click();
   await page.getByRole('button', { name: 'Retry spectrum.txt' }).click();
   await expect(failures).toHaveCount(0);
-  await expect(page.getByTestId('today-completed')).toHaveText('1');
+  await expect(page.getByTestId('today-completed')).toHaveText('121');
+  await expect(page.getByTestId('today-failed')).toHaveText('0');
   const files = page.getByRole('region', { name: 'Harvested files' });
+  // 121 files: the first page shows the newest 100.
+  await files.getByRole('button', { name: 'Older files' }).click();
+  await expect(files.getByRole('row')).toHaveCount(122);
   await expect(files.getByRole('row', { name: /spectrum\.txt/ })).toContainText('completed');
   await expect(files.getByRole('row', { name: /spectrum\.txt/ })).toContainText('✓ verified');
   expect(await readFile(join(archive, 'quanta', 'spectrum.txt'), 'utf8')).toBe('counts 1 2 3\n');
@@ -62,6 +88,14 @@ test('data tab: a failed transfer shows its reason and Retry completes it; ARK a
 
   await page.getByRole('button', { name: 'Look for new files now' }).click();
   await expect(page.getByRole('alert')).toHaveCount(0);
+
+  // The metadata names who made the file: for someone logged on only.
+  await page.getByRole('tab', { name: 'Tool control' }).click();
+  await logOff(page);
+  await page.getByRole('tab', { name: 'Data', exact: true }).click();
+  await files.getByRole('button', { name: 'spectrum.txt' }).click();
+  await expect(details).toContainText("Log on to see the file's metadata");
+  await expect(details.getByTestId('file-metadata')).toHaveCount(0);
 
   // A new file arrives while the tab is open and shows up by itself.
   await writeFile(join(src, 'image2.txt'), 'second');

@@ -922,6 +922,34 @@ describe('harvest in a running station', () => {
     expect(existsSync(join(dirs.dest, 'sem-2', 'detector.dat'))).toBe(true);
   });
 
+  it('counts files waiting for a copy slot as queued, not as under way', async () => {
+    const dirs = await setupHarvest({ stability: 0.2 });
+    // Slowed to 12 ms per MiB: 32 MiB takes about 0.4 s; two copies run at once (the default).
+    station = await startStation(dirs.data, { LABSTATION_INJECT: 'harvest.slow-copy' });
+    const st = station;
+    for (let i = 0; i < 6; i += 1) {
+      writeFileSync(join(dirs.src, `movie-${i}.mrc`), randomBytes(32 * 1024 * 1024));
+    }
+    interface Status {
+      active: { relative_path: string; bytes_done: number }[];
+      queued: number;
+      settling: number;
+    }
+    let peakActive = 0;
+    let sawQueued = false;
+    await waitLong('all six copies', async () => {
+      const status = (await st.rpc('harvest.status', {})).body as Status;
+      peakActive = Math.max(peakActive, status.active.length);
+      if (status.queued > 0) sawQueued = true;
+      for (const a of status.active) expect(a.relative_path).toMatch(/^movie-\d\.mrc$/);
+      const done = (await stationFiles(st)).filter((f) => f.state === 'done').length;
+      return done === 6 ? true : undefined;
+    });
+    // Two copying, and one or two more being placed and recorded: never all six at once.
+    expect(peakActive).toBeLessThanOrEqual(4);
+    expect(sawQueued).toBe(true);
+  });
+
   it('names the usage in progress: template fields and the usage_context hook', async () => {
     const dirs = await setupHarvest({
       template: '{user}/{project}/{usage_event}/{filename}',
@@ -983,6 +1011,19 @@ describe('harvest in a running station', () => {
       experiment_title: 'Grain growth',
       samples: [{ sample_name: 'S1' }],
     });
+
+    // Who made it and the usage's answers are for someone logged on, as the usage history is.
+    expect((await st.rpc('session.logoff', {})).status).toBe(200);
+    const seen = (await stationFiles(st)).find((f) => f.filename === 'during.dat');
+    expect(seen).toMatchObject({
+      usage_event: null,
+      metadata_: {},
+      persistent_id: during.persistent_id,
+    });
+    const one = (await st.rpc('harvest.file', { id: during.id })).body as {
+      file: HarvestFileView;
+    };
+    expect(one.file.metadata_).toEqual({});
   });
 
   it('drops a copy whose source changes under it and takes the file again when it is stable', async () => {

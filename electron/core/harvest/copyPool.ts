@@ -64,6 +64,9 @@ export async function runCopyMessage(
       send({ id: request.id, type: 'progress', bytes });
     }
   };
+  // A copy says when it starts: until then it waits for a copy slot, and its rate and time
+  // left must not count the wait.
+  if (request.type === 'copy') send({ id: request.id, type: 'progress', bytes: 0 });
   try {
     const result =
       request.type === 'copy'

@@ -113,6 +113,8 @@ interface Active {
   file: FileRow;
   bytes: number;
   startedAt: number;
+  /** When its copy started (its first progress); null while it waits for a copy slot. */
+  copyingSince: number | null;
 }
 
 /** A source of one instrument: two instruments watching one folder each harvest its files. */
@@ -325,7 +327,10 @@ export class Harvester {
       },
       progress: (fileId, bytes) => {
         const active = this.active.get(fileId);
-        if (active) active.bytes = bytes;
+        if (active) {
+          active.bytes = bytes;
+          active.copyingSince ??= this.clock();
+        }
       },
       record: (fileId, outcome) => this.record(fileId, outcome),
       // A copy waiting for its batch's flush holds no copy slot: more small copies start, so
@@ -723,6 +728,7 @@ export class Harvester {
     try {
       for (const instrument of this.instruments) await this.rescan(instrument);
       this.lastScanAt = this.now();
+      this.changed();
     } finally {
       this.scanning -= 1;
     }
@@ -1152,7 +1158,7 @@ export class Harvester {
       const file = fileById(this.db, id);
       const instrument = file ? this.instrument(file.instrument_id) : undefined;
       if (!file || !instrument || (file.state !== 'waiting' && file.state !== 'failed')) continue;
-      this.active.set(id, { file, bytes: 0, startedAt: this.clock() });
+      this.active.set(id, { file, bytes: 0, startedAt: this.clock(), copyingSince: null });
       if (!batchable(file, instrument)) {
         this.units += 1;
         void this.runTransfer(file, instrument);
@@ -1428,22 +1434,26 @@ export class Harvester {
           : null,
         problem: this.problems.get(i.id) ?? null,
       })),
-      active: [...this.active.values()].map((a) => {
-        const seconds = (this.clock() - a.startedAt) / 1000;
+      // Handed to the copy pool but waiting for a copy slot: queued, not under way.
+      active: [...this.active.values()].flatMap((a) => {
+        if (a.copyingSince === null) return [];
+        const seconds = (this.clock() - a.copyingSince) / 1000;
         const rate = seconds > 0 ? a.bytes / seconds : 0;
         return {
           file_id: a.file.id,
           filename: a.file.filename,
+          relative_path: a.file.relative_path,
           persistent_id: a.file.persistent_id,
           bytes_done: a.bytes,
           bytes_total: a.file.size,
           rate,
           seconds_left: rate > 0 ? Math.max(a.file.size - a.bytes, 0) / rate : null,
-          started_at: new Date(a.startedAt).toISOString(),
+          started_at: new Date(a.copyingSince).toISOString(),
         };
       }),
       settling: this.candidates.size,
-      queued: this.queue.length,
+      queued:
+        this.queue.length + [...this.active.values()].filter((a) => a.copyingSince === null).length,
       last_scan_at: this.lastScanAt,
     };
   }

@@ -574,23 +574,35 @@ export function getFileView(db: Db, id: number): HarvestFileView | null {
   return row ? fileView(db, row) : null;
 }
 
-/** Counts of transfers that ended since `since` (the start of today, local time). */
+/**
+ * Today's totals, `since` being the start of today (local time): transfers completed and
+ * skipped that started since then, the bytes completed, and the files that failed since then
+ * and are failed still (by started_at, which is indexed: the status is read every second while
+ * files are copied). Files, not attempts: a share down all day is one failed file per file,
+ * however often each was tried, and a file that failed and then completed is not failed.
+ */
 export function totalsSince(
   db: Db,
   since: string,
 ): { completed: number; skipped: number; failed: number; bytes: number } {
-  const rows = cachedStatement(
+  const ended = cachedStatement(
     db,
     `SELECT status, count(*) AS n, sum(bytes_transferred) AS bytes FROM harvest_transfers
-       WHERE started_at >= ? GROUP BY status`,
-  ).all(since) as { status: string; n: number; bytes: number | null }[];
+       WHERE started_at >= ? AND status IN ('completed', 'skipped') GROUP BY status`,
+  ).all(since) as { status: 'completed' | 'skipped'; n: number; bytes: number | null }[];
   const totals = { completed: 0, skipped: 0, failed: 0, bytes: 0 };
-  for (const r of rows) {
-    if (r.status === 'completed' || r.status === 'skipped' || r.status === 'failed') {
-      totals[r.status] = r.n;
-    }
+  for (const r of ended) {
+    totals[r.status] = r.n;
     if (r.status === 'completed') totals.bytes = r.bytes ?? 0;
   }
+  totals.failed = cachedStatement(
+    db,
+    `SELECT count(*) FROM harvest_files f WHERE f.state = 'failed' AND EXISTS (
+       SELECT 1 FROM harvest_transfers t
+       WHERE t.file_id = f.id AND t.status = 'failed' AND t.started_at >= ?)`,
+  )
+    .pluck()
+    .get(since) as number;
   return totals;
 }
 

@@ -264,6 +264,14 @@ export class Station {
     return this.sync;
   }
 
+  /**
+   * A file as whoever is at the screen may see it. Its metadata_ holds who made it and the
+   * usage's answers (usage_context): for someone logged on only, as the usage history is.
+   */
+  private forViewer(file: HarvestFileView): HarvestFileView {
+    return this.session ? file : { ...file, usage_event: null, metadata_: {} };
+  }
+
   private requireStaff(what: string): UserRow {
     const actor = this.actor();
     if (actor.is_staff !== 1) throw new AppError('forbidden', `only staff can ${what}`);
@@ -420,12 +428,12 @@ export class Station {
           state: args.state,
           limit: args.limit ?? 100,
           beforeId: args.before_id,
-        }),
+        }).map((f) => this.forViewer(f)),
       }),
       'harvest.file': ({ id }) => {
         const file = getFileView(db, id);
         if (!file) throw new AppError('not_found', `no harvested file with id ${id}`);
-        return { file, transfers: listTransfers(db, { fileId: id }) };
+        return { file: this.forViewer(file), transfers: listTransfers(db, { fileId: id }) };
       },
       'harvest.retry': ({ file_id: fileId }) => {
         this.actor();

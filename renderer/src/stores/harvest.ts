@@ -3,10 +3,16 @@ import type { HarvestFileView, HarvestStatus, HarvestTransferView } from '../../
 import { call, toBridgeError } from '../bridge.js';
 
 const PAGE = 100;
+/** The most files one call returns (shared/api.ts harvest.files). */
+const MOST = 1000;
 
 interface HarvestState {
   status: HarvestStatus | null;
   files: HarvestFileView[];
+  /** Every failed file (up to MOST), whatever page of the history is loaded. */
+  failed: HarvestFileView[];
+  /** How many files the list shows: a page, and one more per "Older files". */
+  wanted: number;
   /** More (older) files exist than are loaded. */
   more: boolean;
   selected: { file: HarvestFileView; transfers: HarvestTransferView[] } | null;
@@ -24,6 +30,8 @@ interface HarvestState {
 export const useHarvestStore = create<HarvestState>()((set, get) => ({
   status: null,
   files: [],
+  failed: [],
+  wanted: PAGE,
   more: false,
   selected: null,
   error: null,
@@ -37,11 +45,19 @@ export const useHarvestStore = create<HarvestState>()((set, get) => ({
   },
   async refresh() {
     try {
-      const [status, { files }] = await Promise.all([
+      // The newest files again, as many as are shown, at most MOST (what one call gives);
+      // pages loaded beyond MOST stay as they were.
+      const limit = Math.min(MOST, get().wanted);
+      const [status, { files: newest }, { files: failed }] = await Promise.all([
         call('harvest.status', {}),
-        call('harvest.files', { limit: Math.max(PAGE, get().files.length) }),
+        call('harvest.files', { limit }),
+        call('harvest.files', { state: 'failed', limit: MOST }),
       ]);
-      set({ status, files, more: files.length >= Math.max(PAGE, get().files.length), error: null });
+      const oldest = newest.at(-1)?.id;
+      const beyond =
+        get().wanted > MOST && oldest !== undefined ? get().files.filter((f) => f.id < oldest) : [];
+      const more = beyond.length > 0 ? get().more : newest.length >= limit;
+      set({ status, files: [...newest, ...beyond], failed, more, error: null });
       const selected = get().selected;
       if (selected) await get().select(selected.file.id);
     } catch (error) {
@@ -53,7 +69,11 @@ export const useHarvestStore = create<HarvestState>()((set, get) => ({
     if (!last) return;
     try {
       const { files } = await call('harvest.files', { limit: PAGE, before_id: last.id });
-      set({ files: [...get().files, ...files], more: files.length === PAGE });
+      set({
+        files: [...get().files, ...files],
+        wanted: get().wanted + PAGE,
+        more: files.length === PAGE,
+      });
     } catch (error) {
       set({ error: toBridgeError(error).message });
     }

@@ -4,18 +4,22 @@ import type { ActiveTransfer, HarvestFileView, HarvestStatus } from '../../../..
 import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { formatDateTime } from '../../format.js';
 import { useHarvestStore } from '../../stores/harvest.js';
+import { useSessionStore } from '../../stores/session.js';
 import { FileDetails } from './FileDetails.js';
 import { formatBytes, formatDuration, statusWord } from './words.js';
 
 /** While transfers run, their progress is polled this often; events refresh the rest. */
 const PROGRESS_POLL_MS = 1000;
+/** Otherwise the overview is read again this often: the last walk, and today's totals at midnight. */
+const IDLE_POLL_MS = 30_000;
 
 function TransferProgress({ transfer }: { transfer: ActiveTransfer }): ReactElement {
-  const label = `${transfer.filename}: ${formatBytes(transfer.bytes_done)} of ${formatBytes(transfer.bytes_total)}`;
+  const name = transfer.relative_path;
+  const label = `${name}: ${formatBytes(transfer.bytes_done)} of ${formatBytes(transfer.bytes_total)}`;
   return (
     <li className="transfer-progress">
       <div className="transfer-line">
-        <strong>{transfer.filename}</strong>
+        <strong className="file-name">{name}</strong>
         <span>
           {formatBytes(transfer.bytes_done)} / {formatBytes(transfer.bytes_total)}
           {transfer.rate > 0 && ` · ${formatBytes(transfer.rate)}/s`}
@@ -32,6 +36,7 @@ function TransferProgress({ transfer }: { transfer: ActiveTransfer }): ReactElem
 }
 
 function Overview({ status }: { status: HarvestStatus }): ReactElement {
+  const loggedOn = useSessionStore((s) => s.session !== null);
   return (
     <section aria-label="Harvest overview" className="harvest-overview">
       {status.ark.test && (
@@ -49,6 +54,8 @@ function Overview({ status }: { status: HarvestStatus }): ReactElement {
           <button
             type="button"
             className="secondary"
+            disabled={!loggedOn}
+            title={loggedOn ? undefined : 'Log on to ask for a walk of the folders'}
             onClick={() => void useHarvestStore.getState().rescan()}
           >
             Look for new files now
@@ -104,32 +111,42 @@ function Overview({ status }: { status: HarvestStatus }): ReactElement {
   );
 }
 
-function Failures({ files }: { files: HarvestFileView[] }): ReactElement | null {
+function Failures({
+  failed,
+  active,
+}: {
+  failed: HarvestFileView[];
+  active: ReadonlySet<number>;
+}): ReactElement | null {
   const retry = useHarvestStore((s) => s.retry);
   const retrying = useHarvestStore((s) => s.retrying);
-  const failed = files.filter((f) => f.state === 'failed');
+  const loggedOn = useSessionStore((s) => s.session !== null);
   if (!failed.length) return null;
   return (
     <section aria-label="Failed transfers">
       <h2>Failed transfers</h2>
+      {!loggedOn && <p className="notice">Log on to retry a transfer now.</p>}
       <ul className="failure-list">
         {failed.map((f) => (
           <li key={f.id}>
             <div>
-              <strong>{f.filename}</strong> — {f.last_transfer?.error || 'failed'}
+              <strong className="file-name">{f.relative_path}</strong> —{' '}
+              {f.last_transfer?.error || 'failed'}
               <br />
               <small>
                 {f.attempts} attempt{f.attempts === 1 ? '' : 's'}
-                {f.next_attempt_at
-                  ? `; next try ${formatDateTime(f.next_attempt_at)}`
-                  : '; not retried by itself'}
+                {active.has(f.id)
+                  ? '; being tried again now'
+                  : f.next_attempt_at
+                    ? `; next try ${formatDateTime(f.next_attempt_at)}`
+                    : '; not retried by itself'}
               </small>
             </div>
             <button
               type="button"
               onClick={() => void retry(f.id)}
-              disabled={retrying.has(f.id)}
-              aria-label={`Retry ${f.filename}`}
+              disabled={!loggedOn || retrying.has(f.id) || active.has(f.id)}
+              aria-label={`Retry ${f.relative_path}`}
             >
               Retry
             </button>
@@ -167,7 +184,11 @@ function History({ files }: { files: HarvestFileView[] }): ReactElement {
               {files.map((f) => (
                 <tr key={f.id} className={f.id === selected ? 'selected' : undefined}>
                   <td>
-                    <button type="button" className="link" onClick={() => void select(f.id)}>
+                    <button
+                      type="button"
+                      className="link file-name"
+                      onClick={() => void select(f.id)}
+                    >
                       {f.relative_path}
                     </button>
                   </td>
@@ -201,6 +222,7 @@ function History({ files }: { files: HarvestFileView[] }): ReactElement {
 export function DataTab(): ReactElement {
   const status = useHarvestStore((s) => s.status);
   const files = useHarvestStore((s) => s.files);
+  const failed = useHarvestStore((s) => s.failed);
   const error = useHarvestStore((s) => s.error);
   const selected = useHarvestStore((s) => s.selected);
   const busy = (status?.active.length ?? 0) > 0 || (status?.settling ?? 0) > 0;
@@ -210,19 +232,19 @@ export function DataTab(): ReactElement {
   }, []);
 
   useEffect(() => {
-    if (!busy) return;
     const timer = setInterval(
       () => void useHarvestStore.getState().refreshStatus(),
-      PROGRESS_POLL_MS,
+      busy ? PROGRESS_POLL_MS : IDLE_POLL_MS,
     );
     return () => clearInterval(timer);
   }, [busy]);
+  const active = new Set(status?.active.map((t) => t.file_id));
 
   return (
     <div className="data-tab">
       <ErrorMessage message={error} />
       {status && <Overview status={status} />}
-      <Failures files={files} />
+      <Failures failed={failed} active={active} />
       <div className="data-columns">
         <History files={files} />
         {selected && <FileDetails file={selected.file} transfers={selected.transfers} />}

@@ -2,6 +2,7 @@ import type { ReactElement } from 'react';
 import type { HarvestFileView, HarvestTransferView } from '../../../../shared/api.js';
 import { formatDateTime } from '../../format.js';
 import { useHarvestStore } from '../../stores/harvest.js';
+import { useSessionStore } from '../../stores/session.js';
 import { formatBytes } from './words.js';
 
 /** One file: its identifier, where it came from and went, every attempt, and its metadata. */
@@ -13,10 +14,11 @@ export function FileDetails({
   transfers: HarvestTransferView[];
 }): ReactElement {
   const select = useHarvestStore((s) => s.select);
+  const loggedOn = useSessionStore((s) => s.session !== null);
   return (
     <section className="file-details" aria-label={`File ${file.filename}`}>
       <div className="history-bar">
-        <h2>{file.filename}</h2>
+        <h2 className="file-name">{file.filename}</h2>
         <button type="button" className="secondary" onClick={() => void select(null)}>
           Close
         </button>
@@ -48,7 +50,11 @@ export function FileDetails({
         <dt>First seen</dt>
         <dd>{formatDateTime(file.first_discovered_at)}</dd>
         <dt>Usage</dt>
-        <dd>{file.usage_event ?? 'none active when the file was first seen'}</dd>
+        <dd>
+          {loggedOn
+            ? (file.usage_event ?? 'none active when the file was first seen')
+            : 'log on to see'}
+        </dd>
       </dl>
       <h3>Transfers</h3>
       <ul className="transfer-history">
@@ -68,9 +74,15 @@ export function FileDetails({
         ))}
       </ul>
       <h3>Metadata</h3>
-      <pre className="metadata" data-testid="file-metadata">
-        {JSON.stringify(file.metadata_, null, 2)}
-      </pre>
+      {loggedOn ? (
+        <pre className="metadata" data-testid="file-metadata">
+          {JSON.stringify(file.metadata_, null, 2)}
+        </pre>
+      ) : (
+        <p className="notice">
+          Log on to see the file's metadata: it names who made it and the usage's answers.
+        </p>
+      )}
     </section>
   );
 }

@@ -44,6 +44,8 @@ function onCoreEvent(event: CoreEvent): void {
     case 'session.changed':
       // The list marks the person's own: the next person must not see them as theirs.
       useReservationsStore.getState().clear();
+      // Files' metadata is shown to someone logged on only.
+      if (useHarvestStore.getState().status) void useHarvestStore.getState().refresh();
       if (event.reason === 'idle') session.ended(idleNotice());
       else if (event.reason === 'logoff') {
         if (session.session) session.ended(null);
@@ -58,6 +60,8 @@ export function useCoreEvents(): void {
     const unsubscribe = getBridge().subscribe(onCoreEvent);
     const unwatch = onEventsReconnected(() => {
       void useStationStore.getState().refreshStatus();
+      // What the harvest did while the stream was down came with no event.
+      if (useHarvestStore.getState().status) void useHarvestStore.getState().refresh();
       void useSessionStore
         .getState()
         .restore()
