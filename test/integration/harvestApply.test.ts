@@ -8,8 +8,14 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../../electron/core/db/open.js';
 import { applyDelta } from '../../electron/core/sync/apply.js';
-import type { FacilityDelta, SyncHarvest } from '../../electron/core/sync/protocol.js';
+import { pendingHistory, takeHistoryPage } from '../../electron/core/sync/history.js';
+import type {
+  FacilityDelta,
+  SyncHarvest,
+  SyncHistoryFile,
+} from '../../electron/core/sync/protocol.js';
 import { newUuid } from '../../electron/core/util/ids.js';
+import { makeArk } from '../../shared/ark.js';
 import { tempDir } from './helpers.js';
 
 const TOOL = newUuid();
@@ -157,6 +163,126 @@ describe("applying the server's harvest configuration", () => {
     expect(names[0]?.name).toMatch(/^scope \(local \w+\)$/);
     expect(names[0]?.enabled).toBe(0);
     expect(names[1]).toEqual({ name: 'scope', enabled: 1 });
+    db.close();
+  });
+
+  it("waits for an instrument's history, takes it page by page, and takes a page again harmlessly", () => {
+    const db = stationDb();
+    const camera = newUuid();
+    const config: SyncHarvest = {
+      storage_locations: [],
+      instruments: [
+        {
+          uuid: camera,
+          name: 'camera',
+          description: '',
+          tool_uuid: TOOL,
+          watch: [{ path: '/data', include: [], exclude: [] }],
+          stability_seconds: 5,
+          storage_location_uuid: null,
+          destination_template: '{filename}',
+          enabled: true,
+        },
+      ],
+      hooks: [],
+      schedules: [],
+    };
+    applyDelta(db, delta(config, 1));
+    // The local instrument of that name took the server's uuid: it waits for its history.
+    expect(pendingHistory(db)).toEqual([
+      { instrumentId: 1, uuid: camera, name: 'camera', after: 0 },
+    ]);
+    const file = (n: number, state: SyncHistoryFile['state'], updated = T0): SyncHistoryFile => ({
+      id: n,
+      uuid: `0192f3a4-6c1e-7d2a-9b3c-${String(n).padStart(12, '0')}`,
+      persistent_id: makeArk({ naan: '99999', shoulder: 'fk4' }, `h${String(n).padStart(7, '0')}`),
+      persistent_id_type: 'ark',
+      watch_path: '/data',
+      source_path: `/data/f${n}.tif`,
+      relative_path: `f${n}.tif`,
+      filename: `f${n}.tif`,
+      size: n,
+      mtime_ms: 1.5e12 + 0.25,
+      xxhash: state === 'done' ? 'ab'.repeat(16) : null,
+      hash_algorithm: 'xxh3-128',
+      first_discovered_at: T0,
+      usage_event_uuid: newUuid(),
+      metadata_: { n },
+      state,
+      updated_at: updated,
+      transfers:
+        state === 'done'
+          ? [
+              {
+                uuid: `0192f3a4-7a2b-7c3d-8e4f-${String(n).padStart(12, '0')}`,
+                status: 'completed',
+                storage_location_uuid: newUuid(),
+                destination_path: `/archive/f${n}.tif`,
+                bytes_transferred: n,
+                dest_checksum: 'ab'.repeat(16),
+                checksum_verified: true,
+                started_at: T0,
+                completed_at: T0,
+                error: '',
+                note: '',
+              },
+            ]
+          : [],
+    });
+    const first = { files: [file(1, 'done'), file(2, 'failed')], next: 2 };
+    expect(takeHistoryPage(db, 1, first)).toBe(false);
+    expect(pendingHistory(db)[0]?.after).toBe(2);
+    expect(takeHistoryPage(db, 1, first)).toBe(false); // the same page again: nothing doubles
+    // Made where the share was mounted elsewhere: placed under the folder watched here.
+    const moved = { ...file(3, 'gone'), watch_path: '/mnt/old', source_path: '/mnt/old/a/f3.tif' };
+    moved.relative_path = 'a/f3.tif';
+    expect(takeHistoryPage(db, 1, { files: [moved], next: null })).toBe(true);
+    expect(pendingHistory(db)).toEqual([]);
+    const rows = db
+      .prepare(
+        `SELECT persistent_id, state, mtime_ms, usage_event_id, metadata_ FROM harvest_files
+         ORDER BY id`,
+      )
+      .all() as { persistent_id: string; state: string; mtime_ms: number }[];
+    expect(rows.map((r) => [r.state, r.mtime_ms])).toEqual([
+      ['done', 1.5e12 + 0.25],
+      ['waiting', 1.5e12 + 0.25], // failed on the other station: due here
+      ['gone', 1.5e12 + 0.25],
+    ]);
+    expect(rows[0]).toMatchObject({ usage_event_id: null, metadata_: '{"n":1}' });
+    expect(
+      db.prepare('SELECT watch_path, source_path FROM harvest_files WHERE id = 3').get(),
+    ).toEqual({ watch_path: '/data', source_path: '/data/a/f3.tif' });
+    expect(db.prepare('SELECT count(*) FROM harvest_transfers').pluck().get()).toBe(1);
+    // No outbox rows: the server holds these records.
+    expect(db.prepare('SELECT count(*) FROM outbox').pluck().get()).toBe(0);
+
+    // Taken again later (the instrument came back): a newer version replaces the one held,
+    // unless a copy of that file is under way here.
+    db.prepare(
+      "UPDATE harvest_files SET partial_path = '/archive/.f2.tif.x.partial' WHERE id = 2",
+    ).run();
+    const later = '2026-02-01T00:00:00.000Z';
+    expect(
+      takeHistoryPage(db, 1, {
+        files: [file(1, 'gone', later), file(2, 'done', later)],
+        next: null,
+      }),
+    ).toBe(true);
+    expect(db.prepare('SELECT state FROM harvest_files ORDER BY id').pluck().all()).toEqual([
+      'gone',
+      'waiting',
+      'gone',
+    ]);
+
+    // Turned off on the server and on again: it waits for its history once more.
+    applyDelta(
+      db,
+      delta({ ...config, instruments: [{ ...config.instruments[0], enabled: false }] }, 2),
+    );
+    expect(pendingHistory(db)).toEqual([]);
+    applyDelta(db, delta(config, 3));
+    expect(pendingHistory(db)).toHaveLength(1);
     db.close();
   });
 });

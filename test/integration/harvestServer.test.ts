@@ -5,10 +5,13 @@
  * into its folder; the records reach the server with verified checksums, and only users granted
  * the instrument see them. Changes and deletions reach the station within seconds.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HISTORY_PAGE } from '../../electron/core/sync/protocol.js';
+import { newUuid } from '../../electron/core/util/ids.js';
+import { makeArk } from '../../shared/ark.js';
 import { facilityBundle } from '../fixtures/facility.js';
 import {
   runCli,
@@ -97,10 +100,12 @@ afterAll(async () => {
 describe('harvest configured on the server, run by a station', () => {
   let instrumentId: number;
   let scheduleId: number;
+  let firstKey: string;
 
   it('takes the configuration made over the API and reports the schedule deployed', async () => {
     const semId = serverDb.prepare("SELECT id FROM tools WHERE name = 'SEM'").pluck().get();
     const account = await created('/api/service-accounts', { name: 'sem-pc' });
+    firstKey = String(account.key);
     const location = await created('/api/storage-locations', {
       name: 'archive',
       type: 'local',
@@ -248,4 +253,212 @@ describe('harvest configured on the server, run by a station', () => {
       return status.instruments[0]?.watch[0] === other ? true : undefined;
     });
   });
+
+  it('hands an instrument moved to a new station the records and ARKs of its files', async () => {
+    // The station's PC is replaced: the instrument goes to a new one, watching the old folder.
+    await station!.stop();
+    station = undefined;
+    const account = await created('/api/service-accounts', { name: 'sem-pc-new' });
+    const moved = await api('PATCH', `/api/instruments/${instrumentId}`, {
+      service_account_id: account.id,
+      watch: [{ path: watchDir, include: ['*.tif'] }],
+    });
+    expect(moved.status, JSON.stringify(moved.body)).toBe(200);
+    const recordsBefore = (await api('GET', `/api/files?instrument_id=${instrumentId}`)).body
+      .items as { id: number; filename: string; persistent_id: string }[];
+    expect(recordsBefore.map((f) => f.filename).sort()).toEqual(['one.tif', 'two.tif']);
+
+    // More history than a page, as the old station pushed it: files gone since, and one that
+    // failed there (its storage was down) and waits to be transferred under the ARK it has.
+    writeFileSync(join(watchDir, 'four.tif'), 'fourth image, never transferred');
+    const four = statSync(join(watchDir, 'four.tif'));
+    const writable = new Database(join(root, 'server', 'labstation.db'));
+    // The station that made one.tif and two.tif.
+    const oldStation = writable
+      .prepare('SELECT station_id FROM harvest_files WHERE instrument_id = ? LIMIT 1')
+      .pluck()
+      .get(instrumentId) as number;
+    const fourArk = makeArk({ naan: '99999', shoulder: 'fk4' }, 'h9999999');
+    try {
+      const insert = writable.prepare(
+        `INSERT INTO harvest_files (uuid, instrument_id, station_id, persistent_id, watch_path,
+           relative_path, source_path, filename, size, mtime_ms, xxhash, first_discovered_at,
+           state, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      );
+      const t = '2026-11-20T10:00:00.000Z';
+      writable.transaction(() => {
+        for (let i = 0; i < HISTORY_PAGE * 2 + 3; i += 1) {
+          const name = `old-${i}.tif`;
+          const ark = makeArk({ naan: '99999', shoulder: 'fk4' }, `h${String(i).padStart(7, '0')}`);
+          const path = join(watchDir, 'gone', name);
+          insert.run(
+            newUuid(),
+            instrumentId,
+            oldStation,
+            ark,
+            watchDir,
+            `gone/${name}`,
+            path,
+            name,
+            10,
+            1e12,
+            null,
+            t,
+            'gone',
+            t,
+          );
+        }
+        insert.run(
+          newUuid(),
+          instrumentId,
+          oldStation,
+          fourArk,
+          watchDir,
+          'four.tif',
+          join(watchDir, 'four.tif'),
+          'four.tif',
+          four.size,
+          four.mtimeMs,
+          null,
+          t,
+          'failed',
+          t,
+        );
+      })();
+    } finally {
+      writable.close();
+    }
+
+    // Its history is the instrument's, for the station that runs it now only.
+    const history = (key: string, query: string): Promise<Response> =>
+      fetch(new URL(`/sync/harvest/history?${query}`, server.url), {
+        headers: { authorization: `Station ${key}` },
+      });
+    const uuid = serverDb
+      .prepare('SELECT uuid FROM instruments WHERE id = ?')
+      .pluck()
+      .get(instrumentId) as string;
+    const refused = await history(firstKey, `instrument=${uuid}`);
+    expect(refused.status).toBe(403);
+    expect(((await refused.json()) as { detail: string }).detail).toContain(
+      'this station does not run that instrument',
+    );
+    expect((await history(String(account.key), 'instrument=nope')).status).toBe(400);
+    expect(
+      (await fetch(new URL(`/sync/harvest/history?instrument=${uuid}`, server.url))).status,
+    ).toBe(401);
+    const firstPage = (await (await history(String(account.key), `instrument=${uuid}`)).json()) as {
+      files: { persistent_id: string; transfers: unknown[] }[];
+      next: number | null;
+    };
+    expect(firstPage.files).toHaveLength(HISTORY_PAGE);
+    expect(firstPage.next).not.toBeNull();
+    expect(firstPage.files[0]?.transfers).toHaveLength(1);
+
+    const newDir = join(root, 'station-new');
+    station = await startStation(newDir, {}, [
+      '--server',
+      server.url,
+      '--key',
+      String(account.key),
+    ]);
+    const st = station;
+    writeFileSync(join(watchDir, 'three.tif'), 'third image');
+    await waitFor(
+      'three.tif and four.tif on the server',
+      async () => {
+        const res = await api('GET', `/api/transfers?status=completed`);
+        return (res.body.total as number) === 4 ? true : undefined;
+      },
+      30_000,
+    );
+    // one.tif and two.tif were not harvested again, and four.tif kept its ARK.
+    const after = serverDb
+      .prepare(
+        `SELECT filename, persistent_id, state, station_id FROM harvest_files
+         WHERE instrument_id = ? AND filename NOT LIKE 'old-%' ORDER BY filename`,
+      )
+      .all(instrumentId) as { filename: string; persistent_id: string; state: string }[];
+    expect(after.map((f) => f.filename)).toEqual(['four.tif', 'one.tif', 'three.tif', 'two.tif']);
+    for (const f of recordsBefore) {
+      expect(after.find((a) => a.filename === f.filename)?.persistent_id).toBe(f.persistent_id);
+    }
+    expect(after.find((a) => a.filename === 'four.tif')).toMatchObject({
+      persistent_id: fourArk,
+      state: 'done',
+    });
+    const fourTransfers = serverDb
+      .prepare(
+        `SELECT t.status, t.checksum_verified FROM harvest_transfers t
+           JOIN harvest_files f ON f.id = t.file_id WHERE f.persistent_id = ?`,
+      )
+      .all(fourArk);
+    expect(fourTransfers).toEqual([{ status: 'completed', checksum_verified: 1 }]);
+
+    // The old station, back in touch, pushes its own copy of four.tif made while it was out of
+    // touch: acknowledged (its outbox goes on) and kept out, as the file is completed already.
+    const fourUuid = serverDb
+      .prepare('SELECT uuid FROM harvest_files WHERE persistent_id = ?')
+      .pluck()
+      .get(fourArk) as string;
+    const now = new Date().toISOString();
+    const lateUuid = newUuid();
+    const late = await fetch(new URL('/sync/push', server.url), {
+      method: 'POST',
+      headers: { authorization: `Station ${firstKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        records: [
+          {
+            id: 1,
+            kind: 'harvest_transfer',
+            uuid: lateUuid,
+            payload: {
+              uuid: lateUuid,
+              file_uuid: fourUuid,
+              status: 'completed',
+              destination_path: join(archiveDir, 'elsewhere', 'four.tif'),
+              bytes_transferred: four.size,
+              dest_checksum: 'ab'.repeat(16),
+              checksum_verified: true,
+              started_at: now,
+              completed_at: now,
+              error: '',
+              note: '',
+            },
+          },
+        ],
+      }),
+    });
+    expect(await late.json()).toEqual({ acked: [1], stale: [1], error: null });
+    expect(
+      serverDb
+        .prepare(
+          'SELECT count(*) FROM harvest_transfers t JOIN harvest_files f ON f.id = t.file_id WHERE f.persistent_id = ?',
+        )
+        .pluck()
+        .get(fourArk),
+    ).toBe(1);
+
+    // The new station holds the whole history, with the transfers made before.
+    const local = JSON.parse((await runCli(['files', '--data', newDir, '--json'])).stdout) as {
+      persistent_id: string;
+    }[];
+    expect(local).toHaveLength(HISTORY_PAGE * 2 + 3 + 4);
+    const transfers = JSON.parse(
+      (await runCli(['transfers', '--data', newDir, '--json'])).stdout,
+    ) as {
+      persistent_id: string;
+      status: string;
+    }[];
+    for (const f of recordsBefore) {
+      expect(transfers.filter((t) => t.persistent_id === f.persistent_id)).toEqual([
+        expect.objectContaining({ status: 'completed' }),
+      ]);
+    }
+    const status = (await st.rpc('harvest.status', {})).body as {
+      instruments: { name: string; problem: string | null }[];
+    };
+    expect(status.instruments).toEqual([expect.objectContaining({ problem: null })]);
+  }, 90_000);
 });

@@ -4,7 +4,7 @@
  * show up sooner. Symbolic links are not followed (a link loop on a share would never end).
  */
 import { opendir, realpath, stat } from 'node:fs/promises';
-import { join, relative, sep } from 'node:path';
+import { basename, join, relative, sep } from 'node:path';
 import { watch as chokidarWatch, type FSWatcher } from 'chokidar';
 import { compileFilter, platformGlobOptions } from '../../../shared/harvest/glob.js';
 import type { WatchFolder } from './config.js';
@@ -74,7 +74,10 @@ export async function scanFolder(
       if (first) throw error;
       // Gone since its parent was read, or now a file: nothing of it to harvest.
       const code = (error as NodeJS.ErrnoException).code;
-      if (code !== 'ENOENT' && code !== 'ENOTDIR') unread.push({ path: dir, error });
+      if (code === 'ENOENT' || code === 'ENOTDIR') continue;
+      // A file system's own folder, closed to users by design: not the instrument's data.
+      if ((code === 'EACCES' || code === 'EPERM') && isSystemFolder(dir)) continue;
+      unread.push({ path: dir, error });
       continue;
     }
     first = false;
@@ -92,6 +95,17 @@ export async function scanFolder(
     if (found.length) onFiles(found);
   }
   return unread;
+}
+
+/**
+ * Folders that file systems keep for themselves at a volume's root and close to users: ext4's
+ * `lost+found`, and on Windows shares `System Volume Information` and `$RECYCLE.BIN`. A walk
+ * that cannot read one says nothing (any other unreadable folder is a problem to report).
+ */
+const SYSTEM_FOLDERS = new Set(['lost+found', 'system volume information', '$recycle.bin']);
+
+export function isSystemFolder(path: string): boolean {
+  return SYSTEM_FOLDERS.has(basename(path).toLowerCase());
 }
 
 /** A folder below a watched one that a walk could not read. */

@@ -13,6 +13,7 @@ import { getSetting } from '../station/settings.js';
 import { AppError } from '../util/errors.js';
 import { nowIso } from '../util/ids.js';
 import type { Logger } from '../util/log.js';
+import { HISTORY_PROBLEM, historyPendingIds } from '../sync/history.js';
 import { instrumentsOfTool, schedulesFor, type Instrument, type WatchFolder } from './config.js';
 import { DurabilityBatch, SyncFsRunner } from './durable.js';
 import {
@@ -256,9 +257,13 @@ export class Harvester {
   private readonly active = new ActiveTransfers();
   private readonly watches = new Map<WatchFolder, FolderWatch>();
   private checkingWatches = false;
+  /** The rescanNow under way, if any (they run one after the other). */
+  private rescanning: Promise<void> = Promise.resolve();
   /** harvest.importedAt as this harvester last applied it (renewWatches). */
   private importedAt: string | null = null;
   private crons: { scheduleId: number; cron: Cron }[] = [];
+  /** Enabled instruments not harvested until their history is here (loadInstruments). */
+  private awaitingHistory: Instrument[] = [];
   private runChain: Promise<void> = Promise.resolve();
   private readonly syncFs = new SyncFsRunner();
   private readonly durability = new DurabilityBatch({
@@ -460,8 +465,12 @@ export class Harvester {
 
   private loadInstruments(): void {
     const tool = this.options.tool();
-    this.instruments =
-      tool === null ? [] : instrumentsOfTool(this.db, tool).filter((i) => i.enabled);
+    const enabled = tool === null ? [] : instrumentsOfTool(this.db, tool).filter((i) => i.enabled);
+    // Given by the server and still waiting for the records of their files made before: left
+    // alone until those are here, or their files would get new ARKs (sync/history.ts).
+    const waiting = historyPendingIds(this.db);
+    this.instruments = enabled.filter((i) => !waiting.has(i.id));
+    this.awaitingHistory = enabled.filter((i) => waiting.has(i.id));
   }
 
   private instrument(id: number): Instrument | undefined {
@@ -648,7 +657,9 @@ export class Harvester {
       finishRun(this.db, run.id, {
         state: 'failed',
         counts: { files_completed: 0, files_skipped: 0, files_failed: 0 },
-        error: "the instrument is disabled, or not on this station's tool",
+        error: this.awaitingHistory.some((i) => i.id === run.instrument_id)
+          ? `the instrument is ${HISTORY_PROBLEM}`
+          : "the instrument is disabled, or not on this station's tool",
         now: this.now(),
       });
       return;
@@ -726,6 +737,8 @@ export class Harvester {
   async rescanAll(): Promise<void> {
     this.scanning += 1;
     try {
+      for (const i of this.awaitingHistory)
+        this.run?.unreachable.push(`${i.name}: ${HISTORY_PROBLEM}`);
       for (const instrument of this.instruments) await this.rescan(instrument);
       this.lastScanAt = this.now();
       this.changed();
@@ -754,7 +767,7 @@ export class Harvester {
           );
         }
       } catch (error) {
-        problems.push(`${folder.path}: ${describeError(error)}`);
+        problems.push(`${folder.path}: cannot be read: ${describeError(error)}`);
         continue;
       }
       if (this.stopped) return;
@@ -1396,11 +1409,22 @@ export class Harvester {
     }
   }
 
-  /** Re-reads the configuration and walks every folder now. */
-  async rescanNow(): Promise<void> {
+  /**
+   * Re-reads the configuration and walks every folder now. One at a time: two at once (the
+   * server's configuration, an import, a Rescan) would each start watches, and the first set
+   * would never be closed.
+   */
+  rescanNow(): Promise<void> {
+    const next = this.rescanning.then(() => this.reload());
+    this.rescanning = next.catch(() => undefined);
+    return next;
+  }
+
+  private async reload(): Promise<void> {
     await this.starting;
     if (this.stopped || this.lockProblem !== null) return;
     await this.closeWatches();
+    if (this.stopped) return; // stopped meanwhile: start nothing again
     this.forgetSightings();
     for (const c of this.crons) c.cron.stop();
     this.crons = [];
@@ -1426,13 +1450,15 @@ export class Harvester {
       ...idleHarvestStatus(this.db, this.clock()),
       running: !this.stopped && this.lockProblem === null && this.instruments.length > 0,
       problem: this.lockProblem,
-      instruments: this.instruments.map((i) => ({
+      instruments: [...this.instruments, ...this.awaitingHistory].map((i) => ({
         name: i.name,
         watch: i.watch.map((w) => w.path),
         storage: i.storage_location
           ? `${i.storage_location.name} (${i.storage_location.base_path})`
           : null,
-        problem: this.problems.get(i.id) ?? null,
+        problem: this.awaitingHistory.includes(i)
+          ? HISTORY_PROBLEM
+          : (this.problems.get(i.id) ?? null),
       })),
       // Handed to the copy pool but waiting for a copy slot: queued, not under way.
       active: [...this.active.values()].flatMap((a) => {

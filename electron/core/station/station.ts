@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import { dirname } from 'node:path';
 import {
   apiSchemas,
   isApiName,
@@ -8,6 +9,7 @@ import {
   type CoreEvent,
   type HarvestFileView,
   type HarvestStatus,
+  type HarvestTransferView,
   type SessionInfo,
   type StationSettingsView,
   type SyncStatus,
@@ -193,6 +195,11 @@ export class Station {
     if (controls.desktop) this.desktop = controls.desktop;
   }
 
+  /** Re-reads the harvest configuration and walks the folders; resolves once done. */
+  reloadHarvest(): Promise<void> {
+    return this.harvest?.rescanNow() ?? Promise.resolve();
+  }
+
   /** The sync client applied harvest configuration or runs from the server. */
   harvestFromServer(change: { config: boolean; runs: boolean }): void {
     if (this.harvest) {
@@ -266,10 +273,41 @@ export class Station {
 
   /**
    * A file as whoever is at the screen may see it. Its metadata_ holds who made it and the
-   * usage's answers (usage_context): for someone logged on only, as the usage history is.
+   * usage's answers (usage_context), and the destination of a file made during a usage may be
+   * named after them ({user}, {project}, {usage_event}): for someone logged on only, as the
+   * usage history is.
    */
   private forViewer(file: HarvestFileView): HarvestFileView {
-    return this.session ? file : { ...file, usage_event: null, metadata_: {} };
+    if (this.session) return file;
+    const last = file.last_transfer;
+    return {
+      ...file,
+      usage_event: null,
+      metadata_: {},
+      last_transfer: last && this.transferForViewer(last, file.usage_event),
+    };
+  }
+
+  /**
+   * A transfer of a file made during `usage` for a screen nobody is logged on to: where it went
+   * is left out (forViewer). The reason stays, as the screen must say why a file failed, with
+   * the destination's folder cut out of it.
+   */
+  private transferForViewer(
+    transfer: HarvestTransferView,
+    usage: string | null,
+  ): HarvestTransferView {
+    if (this.session || usage === null) return transfer;
+    const destination = transfer.destination_path;
+    const folder = destination === null ? '.' : dirname(destination);
+    const redact = (text: string): string =>
+      folder === '.' || folder === '/' || folder === '' ? text : text.split(folder).join('…');
+    return {
+      ...transfer,
+      destination_path: null,
+      error: redact(transfer.error),
+      note: redact(transfer.note),
+    };
   }
 
   private requireStaff(what: string): UserRow {
@@ -433,7 +471,12 @@ export class Station {
       'harvest.file': ({ id }) => {
         const file = getFileView(db, id);
         if (!file) throw new AppError('not_found', `no harvested file with id ${id}`);
-        return { file: this.forViewer(file), transfers: listTransfers(db, { fileId: id }) };
+        return {
+          file: this.forViewer(file),
+          transfers: listTransfers(db, { fileId: id }).map((t) =>
+            this.transferForViewer(t, file.usage_event),
+          ),
+        };
       },
       'harvest.retry': ({ file_id: fileId }) => {
         this.actor();

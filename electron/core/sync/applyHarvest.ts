@@ -9,6 +9,7 @@
 import type { Db } from '../db/open.js';
 import { enqueue } from '../station/outbox.js';
 import { nowIso } from '../util/ids.js';
+import { awaitHistory } from './history.js';
 import type { SyncHarvest, SyncRun } from './protocol.js';
 
 type Named = 'storage_locations' | 'instruments' | 'harvest_hooks';
@@ -86,6 +87,10 @@ export function applyHarvestConfig(db: Db, harvest: SyncHarvest): string[] {
       continue;
     }
     listed.add(i.uuid);
+    const before = db
+      .prepare('SELECT enabled FROM instruments WHERE uuid = ?')
+      .pluck()
+      .get(i.uuid) as number | undefined;
     const id = localId(db, 'instruments', i.uuid, i.name);
     const values = [
       i.name,
@@ -111,6 +116,9 @@ export function applyHarvestConfig(db: Db, harvest: SyncHarvest): string[] {
            updated_at = ?, from_server = 1 WHERE id = ?`,
       ).run(...values, id);
     }
+    // New here (or a local one that took the server's uuid), or back after it was off: the
+    // server may hold records of its files made elsewhere meanwhile (sync/history.ts).
+    if (i.enabled && before !== 1) awaitHistory(db, i.uuid);
   }
   // Moved to another station, or deleted there: no longer harvested here.
   const disable = db.prepare(

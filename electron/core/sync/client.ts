@@ -8,11 +8,14 @@ import { failpoint } from '../util/failpoint.js';
 import { nowIso } from '../util/ids.js';
 import { applyDelta, syncCursor } from './apply.js';
 import { Backoff } from './backoff.js';
+import { pendingHistory, takeHistoryPage } from './history.js';
 import {
   PUSH_KINDS_SQL,
   SYNC_CHANGES_PATH,
+  SYNC_HARVEST_HISTORY_PATH,
   SYNC_PUSH_PATH,
   type FacilityDelta,
+  type SyncHistoryPage,
   type PushKind,
   type PushRecord,
   type PushResult,
@@ -78,6 +81,10 @@ export class SyncClient {
   private pullLoop: Promise<void> | null = null;
   private pushError: string | null = null;
   private pullError: string | null = null;
+  /** Why an instrument's history (sync/history.ts) could not be fetched, until it is. */
+  private readonly historyErrors = new Map<number, string>();
+  /** The history fetch under way (fetchHistory), beside the pull loop. */
+  private historyRun: Promise<void> | null = null;
   private pushUnreachable = false;
   private pullUnreachable = false;
   private wakePull: (() => void) | null = null;
@@ -140,7 +147,7 @@ export class SyncClient {
       online: this.online,
       lastSyncAt: this.lastSyncAt,
       waiting: this.waitingCache,
-      lastError: this.pushError ?? this.pullError,
+      lastError: this.pushError ?? this.pullError ?? [...this.historyErrors.values()][0] ?? null,
     };
   }
 
@@ -242,7 +249,7 @@ export class SyncClient {
     this.options.station.events.off('event', this.onEvent);
     clearTimeout(this.pushTimer);
     this.abort.abort();
-    await Promise.allSettled([this.pushing, this.pullLoop]);
+    await Promise.allSettled([this.pushing, this.pullLoop, this.historyRun]);
   }
 
   private schedulePush(ms: number): void {
@@ -409,6 +416,7 @@ export class SyncClient {
         this.adoptAnswers(data);
         // Back in touch after an outage: push what waited rather than at the next retry.
         if (!wasOnline) this.nudge();
+        this.startHistory();
       } catch (error) {
         if (this.stopped) return;
         this.failed('pull', error);
@@ -416,6 +424,73 @@ export class SyncClient {
         this.log.debug({ err: describe(error).message, retryInMs: delay }, 'sync: pull failed');
         await this.sleep(delay);
       }
+    }
+  }
+
+  /**
+   * Fetches the history of instruments given to this station (sync/history.ts) beside the pull
+   * loop, so a long one holds up no delta. Started after every pull while any waits.
+   */
+  private startHistory(): void {
+    if (this.historyRun !== null || this.stopped) return;
+    if (pendingHistory(this.db).length === 0) {
+      this.historyErrors.clear();
+      return;
+    }
+    this.historyRun = this.fetchHistory()
+      .catch((error: unknown) => {
+        if (!this.stopped) this.log.warn({ err: error }, 'sync: history not taken');
+      })
+      .finally(() => {
+        this.historyRun = null;
+      });
+  }
+
+  /**
+   * The file records of instruments given to this station that were made before it had them,
+   * page by page; each instrument is harvested once all of its are here. A failure is logged
+   * and shown, and does not count as the pull's: the next pull tries again.
+   */
+  private async fetchHistory(): Promise<void> {
+    // The harvest sees these instruments as waiting first: one it ran until now (a local one
+    // that took the server's uuid) would otherwise go on recording, with new ARKs, files whose
+    // records are on their way.
+    await this.options.station.reloadHarvest();
+    for (const pending of pendingHistory(this.db)) {
+      if (this.stopped) return;
+      let after = pending.after;
+      let taken = 0;
+      try {
+        for (;;) {
+          const { data } = await this.http.get<SyncHistoryPage>(SYNC_HARVEST_HISTORY_PATH, {
+            params: { instrument: pending.uuid, after },
+            timeout: 60_000,
+            signal: this.abort.signal,
+          });
+          if (this.stopped) return;
+          taken += data.files.length;
+          if (takeHistoryPage(this.db, pending.instrumentId, data)) break;
+          after = data.next ?? after;
+        }
+      } catch (error) {
+        if (this.stopped) return;
+        if (axios.isAxiosError(error) && error.response?.status === 404) {
+          // A server older than this route holds no history to wait for.
+          takeHistoryPage(this.db, pending.instrumentId, { files: [], next: null });
+          this.log.warn({ instrument: pending.name }, 'sync: the server sends no history');
+        } else {
+          const message = `the records of ${pending.name} harvested before: ${describe(error).message}`;
+          this.historyErrors.set(pending.instrumentId, message);
+          this.log.warn({ instrument: pending.name, err: message }, 'sync: history');
+          continue;
+        }
+      }
+      this.historyErrors.delete(pending.instrumentId);
+      this.log.info(
+        { instrument: pending.name, files: taken },
+        'sync: the records of files harvested before took their place; harvesting the instrument',
+      );
+      this.options.station.harvestFromServer({ config: true, runs: false });
     }
   }
 

@@ -13,6 +13,12 @@
  *   One transaction per batch; records are upserted by uuid, so a resend changes nothing. The
  *   first record that cannot be stored stops the batch: those before it are acknowledged, it is
  *   reported in `error`, and the station resends it (and what follows) later.
+ *
+ * History (server -> station), the file records of an instrument the station was given:
+ *   GET /sync/harvest/history?instrument=UUID[&after=ID]  ->  SyncHistoryPage
+ *   Made on another station (the instrument moved) or on this one before its data dir was made
+ *   anew. The station takes them before it harvests the instrument, so a file already harvested
+ *   keeps its ARK and is not harvested again; it then writes those records as if its own.
  */
 
 export const SYNC_PUSH_PATH = '/sync/push';
@@ -21,7 +27,10 @@ export const SYNC_CHANGES_PATH = '/sync/changes';
 export const SYNC_RESERVATION_FORM_PATH = '/sync/reservations/form';
 export const SYNC_RESERVATIONS_PATH = '/sync/reservations';
 export const SYNC_RESERVATION_CANCEL_PATH = '/sync/reservations/cancel';
+export const SYNC_HARVEST_HISTORY_PATH = '/sync/harvest/history';
 export const MAX_PUSH_BATCH = 500;
+/** File records per history page. */
+export const HISTORY_PAGE = 500;
 export const MAX_WAIT_SECONDS = 30;
 
 /** The kinds of outbox rows the server takes (electron/core/server/sync/ingest.ts). */
@@ -162,6 +171,50 @@ export interface SyncHarvest {
   instruments: SyncInstrument[];
   hooks: SyncHook[];
   schedules: SyncSchedule[];
+}
+
+/** A transfer record of a file in an instrument's history (spec 002 fields). */
+export interface SyncHistoryTransfer {
+  uuid: string;
+  status: 'completed' | 'skipped' | 'failed';
+  storage_location_uuid: string | null;
+  destination_path: string | null;
+  bytes_transferred: number;
+  dest_checksum: string | null;
+  checksum_verified: boolean;
+  started_at: string;
+  completed_at: string | null;
+  error: string;
+  note: string;
+}
+
+/** A file record of an instrument's history, as the push sent it, with its transfers. */
+export interface SyncHistoryFile {
+  /** The server's id: the next page starts after the last one. */
+  id: number;
+  uuid: string;
+  persistent_id: string;
+  persistent_id_type: string;
+  watch_path: string;
+  source_path: string;
+  relative_path: string;
+  filename: string;
+  size: number;
+  mtime_ms: number;
+  xxhash: string | null;
+  hash_algorithm: string;
+  first_discovered_at: string;
+  usage_event_uuid: string | null;
+  metadata_: Record<string, unknown>;
+  state: 'waiting' | 'failed' | 'done' | 'gone';
+  updated_at: string;
+  transfers: SyncHistoryTransfer[];
+}
+
+/** GET /sync/harvest/history: one page, in id order; `next` is null after the last. */
+export interface SyncHistoryPage {
+  files: SyncHistoryFile[];
+  next: number | null;
 }
 
 /** A manual harvest asked for on the server, not yet taken up by the station. */

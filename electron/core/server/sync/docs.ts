@@ -8,9 +8,12 @@ import {
   MAX_PUSH_BATCH,
   MAX_WAIT_SECONDS,
   PUSH_KINDS,
+  HISTORY_PAGE,
   SYNC_CHANGES_PATH,
+  SYNC_HARVEST_HISTORY_PATH,
   SYNC_PUSH_PATH,
   type FacilityDelta,
+  type SyncHistoryPage,
   type PushResult,
   type SyncReservation,
 } from '../../sync/protocol.js';
@@ -264,6 +267,88 @@ const pushExample = {
   ],
 };
 
+const historyTransfer = z.object({
+  uuid,
+  status: z.enum(['completed', 'skipped', 'failed']),
+  storage_location_uuid: uuid.nullable(),
+  destination_path: z.string().nullable(),
+  bytes_transferred: z.int().min(0),
+  dest_checksum: z.string().nullable(),
+  checksum_verified: z.boolean(),
+  started_at: z.string(),
+  completed_at: z.string().nullable(),
+  error: z.string(),
+  note: z.string(),
+});
+
+const historyPage = z
+  .object({
+    files: z.array(
+      z.object({
+        id: z.int().describe("The server's id."),
+        uuid,
+        persistent_id: z.string(),
+        persistent_id_type: z.string(),
+        watch_path: z.string(),
+        source_path: z.string(),
+        relative_path: z.string(),
+        filename: z.string(),
+        size: z.int().min(0),
+        mtime_ms: z.number(),
+        xxhash: z.string().nullable(),
+        hash_algorithm: z.string(),
+        first_discovered_at: z.string(),
+        usage_event_uuid: uuid.nullable(),
+        metadata_: z.record(z.string(), z.unknown()),
+        state: z.enum(['waiting', 'failed', 'done', 'gone']),
+        updated_at: z.string(),
+        transfers: z.array(historyTransfer),
+      }),
+    ),
+    next: z.int().nullable().describe('`after` for the next page; null after the last.'),
+  })
+  .meta({ id: 'SyncHistoryPage' }) satisfies z.ZodType<SyncHistoryPage>;
+
+const historyExample: SyncHistoryPage = {
+  files: [
+    {
+      id: 41,
+      uuid: '0192f3a4-6c1e-7d2a-9b3c-4d5e6f708192',
+      persistent_id: 'ark:99999/fk4bc7dfg9h1',
+      persistent_id_type: 'ark',
+      watch_path: 'D:/Acquisition',
+      source_path: 'D:/Acquisition/run-12/grid-3.tif',
+      relative_path: 'run-12/grid-3.tif',
+      filename: 'grid-3.tif',
+      size: 52428800,
+      mtime_ms: 1763997000000,
+      xxhash: '5d1b0c9a3e7f64a2b8c1d0e9f7a6b5c4',
+      hash_algorithm: 'xxh3-128',
+      first_discovered_at: '2026-11-24T15:10:02.000Z',
+      usage_event_uuid: '0192f3a0-1b2c-7d3e-8f40-5a6b7c8d9e0f',
+      metadata_: { file_info: { mime_type: 'image/tiff' } },
+      state: 'done',
+      updated_at: '2026-11-24T15:10:09.000Z',
+      transfers: [
+        {
+          uuid: '0192f3a4-7a2b-7c3d-8e4f-5061728394a5',
+          status: 'completed',
+          storage_location_uuid: '0192f000-0000-7000-8000-000000000001',
+          destination_path: '/archive/sem-1/2026/11/24/run-12/grid-3.tif',
+          bytes_transferred: 52428800,
+          dest_checksum: '5d1b0c9a3e7f64a2b8c1d0e9f7a6b5c4',
+          checksum_verified: true,
+          started_at: '2026-11-24T15:10:07.000Z',
+          completed_at: '2026-11-24T15:10:09.000Z',
+          error: '',
+          note: '',
+        },
+      ],
+    },
+  ],
+  next: null,
+};
+
 export const STATION_RESPONSES = {
   401: detailResponse(
     'No station key, an unknown one, or a disabled station.',
@@ -274,7 +359,7 @@ export const STATION_RESPONSES = {
 
 export function describeSyncApi(
   docs: ApiDocs,
-  schemas: { pushBody: z.ZodType; changesQuery: z.ZodObject },
+  schemas: { pushBody: z.ZodType; changesQuery: z.ZodObject; historyQuery: z.ZodObject },
 ): void {
   docs.describeTag(
     SYNC_TAG,
@@ -329,6 +414,34 @@ export function describeSyncApi(
         schema: z.record(z.string(), z.array(z.string())),
         example: { wait: ['Too big: expected number to be <=30'] },
       },
+      ...STATION_RESPONSES,
+    },
+  });
+  docs.add({
+    method: 'GET',
+    path: SYNC_HARVEST_HISTORY_PATH,
+    tag: SYNC_TAG,
+    summary: "An instrument's earlier file records",
+    description:
+      'The file records of an instrument this station runs, made wherever: on the station that ' +
+      'ran it before, or on this one before its data dir was made anew. A station given an ' +
+      'instrument takes them all before it harvests it, so a file harvested already keeps its ' +
+      `ARK and is not harvested again. Pages of ${HISTORY_PAGE} files in id order, each with ` +
+      'its transfers; ask again with `after` set to `next` until `next` is null. The station ' +
+      'running the instrument may then push changes to those records (a file gone, a retry).',
+    security: 'station',
+    query: schemas.historyQuery,
+    responses: {
+      200: { description: 'A page of records.', schema: historyPage, example: historyExample },
+      400: {
+        description: 'A malformed parameter.',
+        schema: z.record(z.string(), z.array(z.string())),
+        example: { instrument: ['Invalid string: must match pattern'] },
+      },
+      403: detailResponse(
+        'The station does not run that instrument (or no instrument has that uuid).',
+        'instrument 0192f3a4-…: this station does not run that instrument',
+      ),
       ...STATION_RESPONSES,
     },
   });

@@ -6,6 +6,9 @@
 import type { Db } from '../../db/open.js';
 import type {
   SyncHarvest,
+  SyncHistoryFile,
+  SyncHistoryPage,
+  SyncHistoryTransfer,
   SyncHook,
   SyncInstrument,
   SyncRun,
@@ -115,4 +118,53 @@ export function queuedRuns(db: Db, stationId: number): SyncRun[] {
        WHERE r.station_id = ? AND r.state = 'queued' ORDER BY r.id`,
     )
     .all(stationId) as SyncRun[];
+}
+
+/**
+ * A page of the file records of an instrument this station runs, made wherever (another
+ * station, or this one before its data dir was made anew), with their transfers. Null when the
+ * station does not run that instrument.
+ */
+export function harvestHistory(
+  db: Db,
+  stationId: number,
+  instrumentUuid: string,
+  after: number,
+  limit: number,
+): SyncHistoryPage | null {
+  const instrument = db
+    .prepare('SELECT id FROM instruments WHERE uuid = ? AND station_id = ?')
+    .pluck()
+    .get(instrumentUuid.toLowerCase(), stationId) as number | undefined;
+  if (instrument === undefined) return null;
+  const rows = db
+    .prepare(
+      `SELECT f.id, f.uuid, f.persistent_id, f.persistent_id_type, f.watch_path, f.source_path,
+         f.relative_path, f.filename, f.size, f.mtime_ms, f.xxhash, f.hash_algorithm,
+         f.first_discovered_at, e.uuid AS usage_event_uuid, f.metadata_, f.state, f.updated_at
+       FROM harvest_files f LEFT JOIN usage_events e ON e.id = f.usage_event_id
+       WHERE f.instrument_id = ? AND f.id > ? ORDER BY f.id LIMIT ?`,
+    )
+    .all(instrument, after, limit + 1) as (Omit<SyncHistoryFile, 'metadata_' | 'transfers'> & {
+    metadata_: string;
+  })[];
+  const page = rows.slice(0, limit);
+  const transfersOf = db.prepare(
+    `SELECT t.uuid, t.status, l.uuid AS storage_location_uuid, t.destination_path,
+       t.bytes_transferred, t.dest_checksum, t.checksum_verified, t.started_at, t.completed_at,
+       t.error, t.note
+     FROM harvest_transfers t LEFT JOIN storage_locations l ON l.id = t.storage_location_id
+     WHERE t.file_id = ? ORDER BY t.id`,
+  );
+  const files = page.map((r) => ({
+    ...r,
+    metadata_: JSON.parse(r.metadata_) as Record<string, unknown>,
+    transfers: (
+      transfersOf.all(r.id) as (Omit<SyncHistoryTransfer, 'checksum_verified'> & {
+        checksum_verified: number;
+      })[]
+    ).map((t) => ({ ...t, checksum_verified: t.checksum_verified === 1 })),
+  }));
+  const last = page[page.length - 1];
+  return { files, next: rows.length > limit && last ? last.id : null };
 }

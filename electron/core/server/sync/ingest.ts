@@ -266,11 +266,9 @@ export function ingestBatch(
         insertWithdrawal(db, station, record);
         return 'ok';
       case 'harvest_file':
-        upsertHarvestFile(db, station, record);
-        return 'ok';
+        return upsertHarvestFile(db, station, record);
       case 'harvest_transfer':
-        insertHarvestTransfer(db, station, record);
-        return 'ok';
+        return insertHarvestTransfer(db, station, record);
       case 'harvest_deployment':
         applyDeployment(db, station, record);
         return 'ok';

@@ -115,6 +115,35 @@ function checkInstrument(
   }
 }
 
+/**
+ * Who may write a file record (or a transfer of it): the station that made it, and the station
+ * that runs its instrument now, which took the records with the instrument's history (GET
+ * /sync/harvest/history) and records what becomes of those files (a retry, a file gone). A
+ * station that ran the instrument in between and still has such a record waiting in its
+ * outbox is not refused (that would stop its whole outbox): its record is kept out, as stale.
+ * A key never writes records of an instrument it was never given.
+ */
+function fileWriter(
+  db: Db,
+  existing: { station_id: number | null; instrument_id: number } | undefined,
+  station: StationRef,
+  record: PushRecord,
+): 'ok' | 'stale' {
+  if (!existing || existing.station_id === station.id) return 'ok';
+  // Plucked, as notify.ts uses the same statement (a cached statement keeps its mode).
+  const runBy = cachedStatement(db, 'SELECT station_id FROM instruments WHERE id = ?')
+    .pluck()
+    .get(existing.instrument_id) as number | null | undefined;
+  if (runBy === station.id) return 'ok';
+  const given = cachedStatement(
+    db,
+    'SELECT 1 FROM station_instruments WHERE station_id = ? AND instrument_id = ?',
+  ).get(station.id, existing.instrument_id);
+  if (given && existing.station_id !== null) return 'stale';
+  checkOwner(existing, station.id, record);
+  return 'ok';
+}
+
 /** A name no other instrument has: the station's own, else qualified with the station's. */
 function freeInstrumentName(db: Db, wanted: string, stationName: string): string {
   const taken = (name: string): boolean =>
@@ -181,7 +210,7 @@ export function upsertHarvestFile(
   db: Db,
   station: StationRef & { name: string },
   record: PushRecord,
-): void {
+): 'ok' | 'stale' {
   const p = parse(fileSchema, record);
   const ark = parseArk(p.persistent_id);
   if (!ark.ok) {
@@ -196,7 +225,7 @@ export function upsertHarvestFile(
     'SELECT station_id, persistent_id, instrument_id FROM harvest_files WHERE uuid = ?',
   ).get(p.uuid.toLowerCase()) as
     { station_id: number | null; persistent_id: string; instrument_id: number } | undefined;
-  checkOwner(existing, station.id, record);
+  if (fileWriter(db, existing, station, record) === 'stale') return 'stale';
   if (existing && existing.persistent_id !== p.persistent_id) {
     throw new RecordRefused(
       'invalid',
@@ -204,7 +233,8 @@ export function upsertHarvestFile(
     );
   }
   const instrumentId = existing?.instrument_id ?? instrumentFor(db, station, p, record);
-  // Later versions of the record win; a resend of an older one changes nothing.
+  // Later versions of the record win; a resend of an older one changes nothing. The usage a
+  // file was made in never goes: a station that took the record from another may not hold it.
   cachedStatement(
     db,
     `INSERT INTO harvest_files (uuid, instrument_id, station_id, persistent_id,
@@ -215,7 +245,8 @@ export function upsertHarvestFile(
        @hash_algorithm, @first_discovered_at, @usage_event_id, @metadata_, @state, @updated_at)
      ON CONFLICT (uuid) DO UPDATE SET size = excluded.size, mtime_ms = excluded.mtime_ms,
        xxhash = excluded.xxhash, hash_algorithm = excluded.hash_algorithm,
-       usage_event_id = excluded.usage_event_id, metadata_ = excluded.metadata_,
+       usage_event_id = coalesce(excluded.usage_event_id, harvest_files.usage_event_id),
+       metadata_ = excluded.metadata_,
        state = excluded.state, updated_at = excluded.updated_at
      WHERE excluded.updated_at >= harvest_files.updated_at`,
   ).run({
@@ -238,6 +269,7 @@ export function upsertHarvestFile(
     state: p.state,
     updated_at: p.updated_at,
   });
+  return 'ok';
 }
 
 function storageLocationOf(db: Db, p: z.infer<typeof transferSchema>): number | null {
@@ -284,7 +316,11 @@ function checkUploaded(
 }
 
 /** Transfers never change once made: the first push stores it, a resend is a no-op. */
-export function insertHarvestTransfer(db: Db, station: StationRef, record: PushRecord): void {
+export function insertHarvestTransfer(
+  db: Db,
+  station: StationRef,
+  record: PushRecord,
+): 'ok' | 'stale' {
   const p = parse(transferSchema, record);
   const file = cachedStatement(
     db,
@@ -297,11 +333,22 @@ export function insertHarvestTransfer(db: Db, station: StationRef, record: PushR
       `file_uuid: no record ${p.file_uuid} on the server`,
     );
   }
-  checkOwner(file, station.id, record);
+  if (fileWriter(db, file, station, record) === 'stale') return 'stale';
   const existing = cachedStatement(db, 'SELECT 1 FROM harvest_transfers WHERE uuid = ?').get(
     p.uuid.toLowerCase(),
   );
-  if (existing) return;
+  if (existing) return 'ok';
+  // Completed already by another station: the station that ran the instrument before, while it
+  // was out of touch, and the one that runs it now, from its history. The first one stays.
+  if (
+    p.status === 'completed' &&
+    cachedStatement(
+      db,
+      "SELECT 1 FROM harvest_transfers WHERE file_id = ? AND status = 'completed'",
+    ).get(file.id) !== undefined
+  ) {
+    return 'stale';
+  }
   const locationId = storageLocationOf(db, p);
   if (p.status === 'completed' && locationId !== null) checkUploaded(db, station, p, locationId);
   cachedStatement(
@@ -326,6 +373,7 @@ export function insertHarvestTransfer(db: Db, station: StationRef, record: PushR
   if (p.status === 'completed' && p.completed_at) {
     noteHarvested(db, file.instrument_id, p.completed_at);
   }
+  return 'ok';
 }
 
 /**

@@ -3,9 +3,11 @@ import { z } from 'zod';
 import type { Db } from '../../db/open.js';
 import type { Logger } from '../../util/log.js';
 import {
+  HISTORY_PAGE,
   MAX_PUSH_BATCH,
   MAX_WAIT_SECONDS,
   SYNC_CHANGES_PATH,
+  SYNC_HARVEST_HISTORY_PATH,
   SYNC_PUSH_PATH,
   type FacilityDelta,
   type PushRecord,
@@ -13,7 +15,9 @@ import {
 import type { ApiDocs } from '../openapi/registry.js';
 import { describeSyncApi } from './docs.js';
 import { facilityDelta, latestChange, type StationAccount } from './export.js';
+import { harvestHistory } from './exportHarvest.js';
 import { ingestBatch } from './ingest.js';
+import { uuid } from './records.js';
 import { registerStationReservationRoutes } from './reservationRoutes.js';
 import { stationAuth } from './stationAuth.js';
 
@@ -52,6 +56,16 @@ const changesQuery = z.object({
     .max(MAX_WAIT_SECONDS)
     .default(0)
     .describe('Seconds to hold the request while nothing is newer than the cursor.'),
+});
+
+const historyQuery = z.object({
+  instrument: uuid.describe('The uuid of an instrument this station runs.'),
+  after: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(0)
+    .describe("The `next` of the page before (the server's id of its last file); 0 to begin."),
 });
 
 /**
@@ -104,7 +118,7 @@ class ChangeWaiters {
 export function registerSyncApi(app: FastifyInstance, deps: SyncApiDeps): void {
   const { db, log } = deps;
   const waiters = new ChangeWaiters(db, deps.pollMs ?? 250);
-  if (deps.docs) describeSyncApi(deps.docs, { pushBody, changesQuery });
+  if (deps.docs) describeSyncApi(deps.docs, { pushBody, changesQuery, historyQuery });
   app.addHook('preClose', (done) => {
     waiters.wakeAll();
     done();
@@ -149,5 +163,21 @@ export function registerSyncApi(app: FastifyInstance, deps: SyncApiDeps): void {
       .get(request.station!.id) as StationAccount;
     const delta: FacilityDelta = facilityDelta(db, station, cursor);
     return delta;
+  });
+
+  app.get(SYNC_HARVEST_HISTORY_PATH, { preHandler: authenticate }, (request, reply) => {
+    const parsed = historyQuery.safeParse(request.query);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      return reply.code(400).send({ [String(issue?.path[0] ?? 'query')]: [issue?.message] });
+    }
+    const { instrument, after } = parsed.data;
+    const page = harvestHistory(db, request.station!.id, instrument, after, HISTORY_PAGE);
+    if (page === null) {
+      return reply
+        .code(403)
+        .send({ detail: `instrument ${instrument}: this station does not run that instrument` });
+    }
+    return page;
   });
 }

@@ -63,14 +63,14 @@ function Overview({ status }: { status: HarvestStatus }): ReactElement {
         </p>
       )}
       {status.problem && <ErrorMessage message={`Not harvesting: ${status.problem}`} />}
-      {!status.running && !status.problem && (
+      {!status.running && !status.problem && status.instruments.length === 0 && (
         <p className="notice">No instrument of this station's tool is set up for harvest.</p>
       )}
       <ul className="instrument-list">
         {status.instruments.map((i) => (
           <li key={i.name}>
             <strong>{i.name}</strong>: watches {i.watch.join(', ')} → {i.storage ?? 'no storage'}
-            {i.problem && <ErrorMessage message={`Cannot read: ${i.problem}`} />}
+            {i.problem && <ErrorMessage message={i.problem} />}
           </li>
         ))}
       </ul>
