@@ -45,17 +45,20 @@ export const useHarvestStore = create<HarvestState>()((set, get) => ({
   },
   async refresh() {
     try {
-      // The newest files again, as many as are shown, at most MOST (what one call gives);
-      // pages loaded beyond MOST stay as they were.
+      // The newest files again, as many as are shown, at most MOST (what one call gives).
       const limit = Math.min(MOST, get().wanted);
       const [status, { files: newest }, { files: failed }] = await Promise.all([
         call('harvest.status', {}),
         call('harvest.files', { limit }),
         call('harvest.files', { state: 'failed', limit: MOST }),
       ]);
+      // Older files loaded beyond what this call asked for stay as they are: pages past MOST,
+      // and a page that "Older files" brought while this call was under way.
       const oldest = newest.at(-1)?.id;
       const beyond =
-        get().wanted > MOST && oldest !== undefined ? get().files.filter((f) => f.id < oldest) : [];
+        get().wanted > limit && oldest !== undefined
+          ? get().files.filter((f) => f.id < oldest)
+          : [];
       const more = beyond.length > 0 ? get().more : newest.length >= limit;
       set({ status, files: [...newest, ...beyond], failed, more, error: null });
       const selected = get().selected;
@@ -65,15 +68,21 @@ export const useHarvestStore = create<HarvestState>()((set, get) => ({
     }
   },
   async loadMore() {
-    const last = get().files.at(-1);
-    if (!last) return;
     try {
-      const { files } = await call('harvest.files', { limit: PAGE, before_id: last.id });
-      set({
-        files: [...get().files, ...files],
-        wanted: get().wanted + PAGE,
-        more: files.length === PAGE,
-      });
+      // A refresh that lands meanwhile may move the list's end; then ask again from the new
+      // end, so that no file falls between the pages.
+      for (let attempt = 0; attempt < 3; attempt += 1) {
+        const last = get().files.at(-1);
+        if (!last) return;
+        const { files } = await call('harvest.files', { limit: PAGE, before_id: last.id });
+        if (get().files.at(-1)?.id !== last.id) continue;
+        set({
+          files: [...get().files, ...files],
+          wanted: get().wanted + PAGE,
+          more: files.length === PAGE,
+        });
+        return;
+      }
     } catch (error) {
       set({ error: toBridgeError(error).message });
     }
