@@ -26,6 +26,7 @@ import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { takeHarvestLock } from '../../electron/core/harvest/lock.js';
+import { HISTORY_PROBLEM } from '../../electron/core/sync/history.js';
 import { makeArk, parseArk } from '../../shared/ark.js';
 import type { HarvestFileView, HarvestTransferView } from '../../shared/api.js';
 import {
@@ -1034,6 +1035,45 @@ describe('harvest in a running station', () => {
     expect(one.transfers.every((t) => t.destination_path === null)).toBe(true);
     expect(JSON.stringify(one)).not.toContain(usage);
     expect(JSON.stringify(one)).not.toContain('Cathodes');
+  });
+
+  it('refuses a Retry of a file whose instrument waits for its history, and leaves the file be', async () => {
+    const dirs = await setupHarvest({
+      users: [
+        {
+          username: 'ada',
+          first_name: 'Ada',
+          last_name: 'L',
+          pin: '1234',
+          qualified_tools: ['SEM'],
+        },
+      ],
+    });
+    // The share is down: the first try fails.
+    rmSync(dirs.dest, { recursive: true });
+    writeFileSync(join(dirs.src, 'image.tif'), 'an image');
+    expect((await harvestOnce(dirs.data)).code).toBe(1);
+    // The instrument is handed to this station again; its history has not come yet.
+    withDb(dirs.data, (db) =>
+      db
+        .prepare(
+          `INSERT INTO harvest_history_pending (instrument_id, after)
+             SELECT id, 0 FROM instruments WHERE name = 'sem-1'`,
+        )
+        .run(),
+    );
+    mkdirSync(dirs.dest);
+    station = await startStation(dirs.data);
+    const st = station;
+    expect((await st.rpc('session.logon', { login: 'ada', pin: '1234' })).status).toBe(200);
+    const [failed] = await stationFiles(st);
+    const refused = await st.rpc('harvest.retry', { file_id: failed?.id });
+    expect(refused.status).toBe(409);
+    expect((refused.body as { message: string }).message).toBe(`sem-1: ${HISTORY_PROBLEM}`);
+    // Not made due: the copy waits for the history, then for its backoff, as before.
+    const [after] = await stationFiles(st);
+    expect(after).toMatchObject({ state: 'failed', next_attempt_at: failed?.next_attempt_at });
+    expect(listTree(dirs.dest)).toEqual([]);
   });
 
   it('drops a copy whose source changes under it and takes the file again when it is stable', async () => {

@@ -1435,6 +1435,11 @@ export class Harvester {
   }
 
   retry(fileId: number): void {
+    // A file of an instrument waiting for its history keeps the ARK the server may still send:
+    // trying it now would copy it under a record that the history then replaces.
+    const instrumentId = fileById(this.db, fileId)?.instrument_id;
+    const waiting = this.awaitingHistory.find((i) => i.id === instrumentId);
+    if (waiting) throw new AppError('conflict', `${waiting.name}: ${HISTORY_PROBLEM}`);
     if (!retryNow(this.db, fileId)) {
       throw new AppError('conflict', `file ${fileId} has no failed transfer to retry`);
     }
