@@ -267,7 +267,14 @@ export interface HarvestStatus {
   running: boolean;
   /** Why the station does not harvest now (another harvest holds the data dir), or null. */
   problem: string | null;
-  instruments: { name: string; watch: string[]; storage: string | null; problem: string | null }[];
+  instruments: {
+    name: string;
+    watch: string[];
+    storage: string | null;
+    problem: string | null;
+    /** Taken over by this station and not harvested until the server sent its files' records. */
+    waiting_for_history: boolean;
+  }[];
   active: ActiveTransfer[];
   /** Files found and not yet stable (still being written, or inside the stability window). */
   settling: number;

@@ -81,7 +81,14 @@ async function stop(child: ChildProcess): Promise<void> {
 export const test = base.extend<{
   /** A temporary folder for the test's own files (acquisition folders, archives). */
   scratchDir: string;
-  startStation: (bundle: FacilityBundle) => Promise<RunningStation>;
+  /**
+   * A station on `bundle`; `beforeStart` runs on its data dir after the import and before the
+   * station starts (earlier runs of the CLI, a state set up in its database).
+   */
+  startStation: (
+    bundle: FacilityBundle,
+    beforeStart?: (dataDir: string, cli: string) => Promise<void>,
+  ) => Promise<RunningStation>;
 }>({
   // Playwright reads a fixture's dependencies from its first parameter's pattern: none here.
   // eslint-disable-next-line no-empty-pattern
@@ -95,7 +102,7 @@ export const test = base.extend<{
   startStation: async ({ page, scratchDir: _scratchDir }, use) => {
     const children: ChildProcess[] = [];
     const dirs: string[] = [];
-    await use(async (bundle) => {
+    await use(async (bundle, beforeStart) => {
       const dataDir = await mkdtemp(join(tmpdir(), 'labstation-e2e-'));
       dirs.push(dataDir);
       const bundleFile = join(dataDir, 'bundle.json');
@@ -103,6 +110,7 @@ export const test = base.extend<{
       await promisify(execFile)(process.execPath, [CLI, 'import', '--data', dataDir, bundleFile], {
         cwd: ROOT,
       });
+      if (beforeStart) await beforeStart(dataDir, CLI);
       let log = '';
       const child = spawn(process.execPath, [CLI, 'station', '--data', dataDir, '--port', '0'], {
         cwd: ROOT,

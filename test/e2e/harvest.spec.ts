@@ -1,5 +1,8 @@
+import { execFile } from 'node:child_process';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
+import Database from 'better-sqlite3';
 import { expect, test } from './fixtures.js';
 import { TOOL, facility, logOff, logOn } from './facility.js';
 
@@ -100,4 +103,64 @@ test('data tab: a failed transfer shows its reason and Retry completes it; ARK a
   // A new file arrives while the tab is open and shows up by itself.
   await writeFile(join(src, 'image2.txt'), 'second');
   await expect(files.getByRole('row', { name: /image2\.txt/ })).toContainText('completed');
+});
+
+test('data tab: an instrument waiting for its history says so, and its failed file offers no Retry', async ({
+  page,
+  startStation,
+  scratchDir,
+}) => {
+  const src = join(scratchDir, 'acquisition');
+  await mkdir(src);
+  await writeFile(join(src, 'spectrum.txt'), 'counts 1 2 3\n');
+  const station = await startStation(
+    {
+      ...facility(),
+      // The archive is not mounted: the first harvest fails.
+      storage_locations: [
+        { name: 'archive', type: 'local', base_path: join(scratchDir, 'archive') },
+      ],
+      instruments: [
+        {
+          name: 'quanta',
+          tool: TOOL,
+          watch: [{ path: src }],
+          stability_seconds: 0.2,
+          storage_location: 'archive',
+          destination_template: '{instrument}/{relative_path}',
+        },
+      ],
+    },
+    async (dataDir, cli) => {
+      await promisify(execFile)(process.execPath, [
+        cli,
+        'harvest',
+        '--data',
+        dataDir,
+        '--once',
+      ]).catch((error: { code?: number }) => {
+        if (error.code !== 1) throw error;
+      });
+      // The instrument is handed to this station anew: it waits for the server's records.
+      const db = new Database(join(dataDir, 'labstation.db'));
+      try {
+        db.prepare(
+          `INSERT INTO harvest_history_pending (instrument_id, after)
+             SELECT id, 0 FROM instruments WHERE name = 'quanta'`,
+        ).run();
+      } finally {
+        db.close();
+      }
+    },
+  );
+  await mkdir(join(scratchDir, 'archive'));
+  await page.goto(station.url);
+  await logOn(page, 'ada', '1234');
+  await page.getByRole('tab', { name: 'Data', exact: true }).click();
+  await expect(page.getByRole('listitem').filter({ hasText: 'quanta: watches' })).toContainText(
+    'waiting for the server to send the records of its files',
+  );
+  const failures = page.getByRole('region', { name: 'Failed transfers' });
+  await expect(failures).toContainText("tried once quanta's history is here");
+  await expect(page.getByRole('button', { name: 'Retry spectrum.txt' })).toBeDisabled();
 });

@@ -1066,6 +1066,10 @@ describe('harvest in a running station', () => {
     station = await startStation(dirs.data);
     const st = station;
     expect((await st.rpc('session.logon', { login: 'ada', pin: '1234' })).status).toBe(200);
+    // The Data tab names the wait, and offers no Retry for the instrument's files meanwhile.
+    expect((await st.rpc('harvest.status', {})).body).toMatchObject({
+      instruments: [{ name: 'sem-1', problem: HISTORY_PROBLEM, waiting_for_history: true }],
+    });
     const [failed] = await stationFiles(st);
     const refused = await st.rpc('harvest.retry', { file_id: failed?.id });
     expect(refused.status).toBe(409);

@@ -1464,6 +1464,7 @@ export class Harvester {
         problem: this.awaitingHistory.includes(i)
           ? HISTORY_PROBLEM
           : (this.problems.get(i.id) ?? null),
+        waiting_for_history: this.awaitingHistory.includes(i),
       })),
       // Handed to the copy pool but waiting for a copy slot: queued, not under way.
       active: [...this.active.values()].flatMap((a) => {

@@ -114,9 +114,12 @@ function Overview({ status }: { status: HarvestStatus }): ReactElement {
 function Failures({
   failed,
   active,
+  waiting,
 }: {
   failed: HarvestFileView[];
   active: ReadonlySet<number>;
+  /** Instruments waiting for their history: their files are not tried before it is here. */
+  waiting: ReadonlySet<string>;
 }): ReactElement | null {
   const retry = useHarvestStore((s) => s.retry);
   const retrying = useHarvestStore((s) => s.retrying);
@@ -137,15 +140,19 @@ function Failures({
                 {f.attempts} attempt{f.attempts === 1 ? '' : 's'}
                 {active.has(f.id)
                   ? '; being tried again now'
-                  : f.next_attempt_at
-                    ? `; next try ${formatDateTime(f.next_attempt_at)}`
-                    : '; not retried by itself'}
+                  : waiting.has(f.instrument)
+                    ? `; tried once ${f.instrument}'s history is here`
+                    : f.next_attempt_at
+                      ? `; next try ${formatDateTime(f.next_attempt_at)}`
+                      : '; not retried by itself'}
               </small>
             </div>
             <button
               type="button"
               onClick={() => void retry(f.id)}
-              disabled={!loggedOn || retrying.has(f.id) || active.has(f.id)}
+              disabled={
+                !loggedOn || retrying.has(f.id) || active.has(f.id) || waiting.has(f.instrument)
+              }
               aria-label={`Retry ${f.relative_path}`}
             >
               Retry
@@ -239,12 +246,15 @@ export function DataTab(): ReactElement {
     return () => clearInterval(timer);
   }, [busy]);
   const active = new Set(status?.active.map((t) => t.file_id));
+  const waiting = new Set(
+    status?.instruments.filter((i) => i.waiting_for_history).map((i) => i.name),
+  );
 
   return (
     <div className="data-tab">
       <ErrorMessage message={error} />
       {status && <Overview status={status} />}
-      <Failures failed={failed} active={active} />
+      <Failures failed={failed} active={active} waiting={waiting} />
       <div className="data-columns">
         <History files={files} />
         {selected && <FileDetails file={selected.file} transfers={selected.transfers} />}
