@@ -144,6 +144,9 @@ test('data tab: an instrument waiting for its history says so, and its failed fi
       // The instrument is handed to this station anew: it waits for the server's records.
       const db = new Database(join(dataDir, 'labstation.db'));
       try {
+        expect(db.prepare('SELECT filename, state FROM harvest_files').all()).toEqual([
+          { filename: 'spectrum.txt', state: 'failed' },
+        ]);
         db.prepare(
           `INSERT INTO harvest_history_pending (instrument_id, after)
              SELECT id, 0 FROM instruments WHERE name = 'quanta'`,
@@ -161,6 +164,6 @@ test('data tab: an instrument waiting for its history says so, and its failed fi
     'waiting for the server to send the records of its files',
   );
   const failures = page.getByRole('region', { name: 'Failed transfers' });
-  await expect(failures).toContainText("tried once quanta's history is here");
+  await expect(failures).toContainText("next try once quanta's history is here, not before");
   await expect(page.getByRole('button', { name: 'Retry spectrum.txt' })).toBeDisabled();
 });

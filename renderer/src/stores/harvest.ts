@@ -27,6 +27,14 @@ interface HarvestState {
   rescan: () => Promise<void>;
 }
 
+/** Refreshes asked for, and the latest whose answer was taken: an older answer is dropped. */
+let refreshes = 0;
+let landed = 0;
+/** "Older files" under way. */
+let paging = 0;
+/** Selections asked for: only the latest one's answer is shown. */
+let selections = 0;
+
 export const useHarvestStore = create<HarvestState>()((set, get) => ({
   status: null,
   files: [],
@@ -44,6 +52,7 @@ export const useHarvestStore = create<HarvestState>()((set, get) => ({
     }
   },
   async refresh() {
+    const asked = (refreshes += 1);
     try {
       // The newest files again, as many as are shown, at most MOST (what one call gives).
       const limit = Math.min(MOST, get().wanted);
@@ -52,25 +61,36 @@ export const useHarvestStore = create<HarvestState>()((set, get) => ({
         call('harvest.files', { limit }),
         call('harvest.files', { state: 'failed', limit: MOST }),
       ]);
-      // Older files loaded beyond what this call asked for stay as they are: pages past MOST,
-      // and a page that "Older files" brought while this call was under way.
+      // A later refresh landed first (answers may cross on the HTTP carrier): it is newer.
+      if (asked < landed) return;
+      landed = asked;
+      // Older files shown beyond what this call asked for stay: pages past MOST, and a page
+      // that "Older files" brings or brought meanwhile. They stay only if they join up with
+      // the newest; after more new files than a page, the list starts again from the newest.
       const oldest = newest.at(-1)?.id;
-      const beyond =
-        get().wanted > limit && oldest !== undefined
-          ? get().files.filter((f) => f.id < oldest)
-          : [];
-      const more = beyond.length > 0 ? get().more : newest.length >= limit;
-      set({ status, files: [...newest, ...beyond], failed, more, error: null });
-      const selected = get().selected;
-      if (selected) await get().select(selected.file.id);
+      const shown = get().files;
+      const joined = oldest !== undefined && (shown[0]?.id ?? 0) >= oldest;
+      const keep = (get().wanted > limit || paging > 0) && joined;
+      const beyond = keep ? shown.filter((f) => f.id < oldest) : [];
+      const more = keep && get().wanted > limit ? get().more : newest.length >= limit;
+      // Started again from the newest: as many are shown as were asked for.
+      const wanted = keep ? get().wanted : limit;
+      set({ status, files: [...newest, ...beyond], failed, more, wanted, error: null });
+      // The file shown is read again, unless someone picks or closes one meanwhile.
+      const shownFile = get().selected?.file.id;
+      if (shownFile === undefined) return;
+      const picks = selections;
+      const again = await call('harvest.file', { id: shownFile });
+      if (picks === selections && get().selected?.file.id === shownFile) set({ selected: again });
     } catch (error) {
       set({ error: toBridgeError(error).message });
     }
   },
   async loadMore() {
+    paging += 1;
     try {
-      // A refresh that lands meanwhile may move the list's end; then ask again from the new
-      // end, so that no file falls between the pages.
+      // While this runs, refreshes keep the list's end (above); only one that restarts the
+      // list from the newest moves it, and then the page is asked again from the new end.
       for (let attempt = 0; attempt < 3; attempt += 1) {
         const last = get().files.at(-1);
         if (!last) return;
@@ -83,14 +103,20 @@ export const useHarvestStore = create<HarvestState>()((set, get) => ({
         });
         return;
       }
+      set({ error: 'The list changed while older files were loading. Try again.' });
     } catch (error) {
       set({ error: toBridgeError(error).message });
+    } finally {
+      paging -= 1;
     }
   },
   async select(id) {
+    const asked = (selections += 1);
     if (id === null) return set({ selected: null });
     try {
-      set({ selected: await call('harvest.file', { id }) });
+      const selected = await call('harvest.file', { id });
+      // Someone picked another file (or closed this one) meanwhile: theirs stands.
+      if (asked === selections) set({ selected });
     } catch (error) {
       set({ error: toBridgeError(error).message });
     }

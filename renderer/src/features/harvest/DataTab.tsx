@@ -141,7 +141,9 @@ function Failures({
                 {active.has(f.id)
                   ? '; being tried again now'
                   : waiting.has(f.instrument)
-                    ? `; tried once ${f.instrument}'s history is here`
+                    ? f.next_attempt_at
+                      ? `; next try once ${f.instrument}'s history is here, not before ${formatDateTime(f.next_attempt_at)}`
+                      : `; not retried by itself; Retry once ${f.instrument}'s history is here`
                     : f.next_attempt_at
                       ? `; next try ${formatDateTime(f.next_attempt_at)}`
                       : '; not retried by itself'}
