@@ -89,6 +89,7 @@ export const apiSchemas = {
     .strict(),
   'harvest.file': z.object({ id: z.number().int().positive() }).strict(),
   'harvest.retry': z.object({ file_id: z.number().int().positive() }).strict(),
+  'harvest.retryAll': empty,
   'harvest.rescan': empty,
   ...notebookApiSchemas,
   ...stationReservationSchemas,
@@ -317,6 +318,8 @@ export interface ApiResults extends NotebookApiResults, StationReservationResult
   'harvest.files': { files: HarvestFileView[] };
   'harvest.file': { file: HarvestFileView; transfers: HarvestTransferView[] };
   'harvest.retry': { file: HarvestFileView };
+  /** Every failed file of the instruments harvested here, made due now: how many. */
+  'harvest.retryAll': { count: number };
   'harvest.rescan': { ok: true };
 }
 

@@ -167,3 +167,42 @@ test('data tab: an instrument waiting for its history says so, and its failed fi
   await expect(failures).toContainText("next try once quanta's history is here, not before");
   await expect(page.getByRole('button', { name: 'Retry spectrum.txt' })).toBeDisabled();
 });
+
+test('data tab: Retry all takes every failed file again once the share is back', async ({
+  page,
+  startStation,
+  scratchDir,
+}) => {
+  const src = join(scratchDir, 'acquisition');
+  const archive = join(scratchDir, 'archive');
+  await mkdir(src);
+  for (const name of ['one.txt', 'two.txt', 'three.txt']) await writeFile(join(src, name), name);
+  const station = await startStation({
+    ...facility(),
+    storage_locations: [{ name: 'archive', type: 'local', base_path: archive }],
+    instruments: [
+      {
+        name: 'quanta',
+        tool: TOOL,
+        watch: [{ path: src }],
+        stability_seconds: 0.2,
+        storage_location: 'archive',
+        destination_template: '{relative_path}',
+      },
+    ],
+  });
+  await page.goto(station.url);
+  await page.getByRole('tab', { name: 'Data', exact: true }).click();
+  await expect(page.getByTestId('today-failed')).toHaveText('3');
+  const retryAll = page.getByRole('button', { name: 'Retry all (3)' });
+  await expect(retryAll).toBeDisabled();
+
+  await mkdir(archive);
+  await page.getByRole('tab', { name: 'Tool control' }).click();
+  await logOn(page, 'ada', '1234');
+  await page.getByRole('tab', { name: 'Data', exact: true }).click();
+  await retryAll.click();
+  await expect(page.getByRole('region', { name: 'Failed transfers' })).toHaveCount(0);
+  await expect(page.getByTestId('today-completed')).toHaveText('3');
+  expect(await readFile(join(archive, 'two.txt'), 'utf8')).toBe('two.txt');
+});

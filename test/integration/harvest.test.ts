@@ -1037,6 +1037,47 @@ describe('harvest in a running station', () => {
     expect(JSON.stringify(one)).not.toContain('Cathodes');
   });
 
+  it('Retry all makes every failed file due at once, for someone logged on', async () => {
+    const dirs = await setupHarvest({
+      users: [
+        {
+          username: 'ada',
+          first_name: 'Ada',
+          last_name: 'L',
+          pin: '1234',
+          qualified_tools: ['SEM'],
+        },
+      ],
+    });
+    // The share is down: both files fail, and would be tried again only in an hour.
+    withDb(dirs.data, (db) =>
+      db
+        .prepare(`INSERT INTO settings (key, value) VALUES ('harvest.retryBaseSeconds', '3600')`)
+        .run(),
+    );
+    rmSync(dirs.dest, { recursive: true });
+    writeFileSync(join(dirs.src, 'a.dat'), 'first');
+    writeFileSync(join(dirs.src, 'b.dat'), 'second');
+    expect((await harvestOnce(dirs.data)).code).toBe(1);
+    const failed = await filesOf(dirs.data);
+    for (const f of failed) {
+      expect(Date.parse(f.next_attempt_at ?? '') - Date.now()).toBeGreaterThan(3_000_000);
+    }
+    mkdirSync(dirs.dest);
+    station = await startStation(dirs.data);
+    const st = station;
+    expect((await st.rpc('harvest.retryAll', {})).status).toBe(401);
+    expect((await st.rpc('session.logon', { login: 'ada', pin: '1234' })).status).toBe(200);
+    const asked = await st.rpc('harvest.retryAll', {});
+    expect(asked).toMatchObject({ status: 200, body: { count: 2 } });
+    await waitLong('both files completed', async () => {
+      const files = await stationFiles(st);
+      return files.length === 2 && files.every((f) => f.state === 'done') ? true : undefined;
+    });
+    expect(readFileSync(join(dirs.dest, 'sem-1', 'b.dat'), 'utf8')).toBe('second');
+    expect((await st.rpc('harvest.retryAll', {})).body).toEqual({ count: 0 });
+  });
+
   it('refuses a Retry of a file whose instrument waits for its history, and leaves the file be', async () => {
     const dirs = await setupHarvest({
       users: [
@@ -1074,6 +1115,8 @@ describe('harvest in a running station', () => {
     const refused = await st.rpc('harvest.retry', { file_id: failed?.id });
     expect(refused.status).toBe(409);
     expect((refused.body as { message: string }).message).toBe(`sem-1: ${HISTORY_PROBLEM}`);
+    // Retry all leaves its files out too.
+    expect((await st.rpc('harvest.retryAll', {})).body).toEqual({ count: 0 });
     // Not made due: the copy waits for the history, then for its backoff, as before.
     const [after] = await stationFiles(st);
     expect(after).toMatchObject({ state: 'failed', next_attempt_at: failed?.next_attempt_at });

@@ -53,6 +53,7 @@ import {
   markGone,
   recordFile,
   requeueFile,
+  retryAllNow,
   retryNow,
   finishTransfer,
   finishTransfers,
@@ -1448,6 +1449,22 @@ export class Harvester {
     this.enqueue(fileId);
     this.pump();
     this.changed();
+  }
+
+  /**
+   * Retry all: every failed file of the instruments harvested here is due now (those of an
+   * instrument waiting for its history wait for it). How many were failed.
+   */
+  retryAll(): number {
+    const ids = retryAllNow(
+      this.db,
+      this.instruments.map((i) => i.id),
+    );
+    if (!ids.length || this.lockProblem !== null) return ids.length;
+    for (const id of ids) this.enqueue(id);
+    this.pump();
+    this.changed();
+    return ids.length;
   }
 
   status(): HarvestStatus {

@@ -462,6 +462,19 @@ export function dueFileIds(
     .all(now, ...instrumentIds) as number[];
 }
 
+/** Every failed file of these instruments, made due now (Retry all): their ids. */
+export function retryAllNow(db: Db, instrumentIds: number[]): number[] {
+  if (!instrumentIds.length) return [];
+  return cachedStatement(
+    db,
+    `UPDATE harvest_files SET next_attempt_at = ?, updated_at = ${NEXT_UPDATED_AT}
+       WHERE state = 'failed' AND instrument_id IN (${instrumentIds.map(() => '?').join(', ')})
+     RETURNING id`,
+  )
+    .pluck()
+    .all(nowIso(), nowIso(), ...instrumentIds) as number[];
+}
+
 export function retryNow(db: Db, fileId: number): boolean {
   return (
     cachedStatement(

@@ -101,6 +101,8 @@ export interface DesktopControl {
 export interface HarvestControl {
   status(): HarvestStatus;
   retry(fileId: number): void;
+  /** Makes every failed file of the instruments harvested here due now; how many. */
+  retryAll(): number;
   /** Re-reads the configuration (and re-deploys schedules), then walks every folder. */
   rescanNow(): Promise<void>;
   /** Starts the harvest runs queued in the database (from the server) one after the other. */
@@ -487,6 +489,13 @@ export class Station {
         const file = getFileView(db, fileId) as HarvestFileView;
         this.emit({ type: 'harvest.changed' });
         return { file };
+      },
+      'harvest.retryAll': () => {
+        this.actor();
+        if (!this.harvest) throw new AppError('bad_request', 'no harvest runs on this station');
+        const count = this.harvest.retryAll();
+        this.emit({ type: 'harvest.changed' });
+        return { count };
       },
       'harvest.rescan': async () => {
         this.actor();

@@ -24,6 +24,9 @@ interface HarvestState {
   loadMore: () => Promise<void>;
   select: (id: number | null) => Promise<void>;
   retry: (id: number) => Promise<void>;
+  /** Retry all failed files; true while under way. */
+  retryingAll: boolean;
+  retryAll: () => Promise<void>;
   rescan: () => Promise<void>;
 }
 
@@ -44,6 +47,7 @@ export const useHarvestStore = create<HarvestState>()((set, get) => ({
   selected: null,
   error: null,
   retrying: new Set(),
+  retryingAll: false,
   async refreshStatus() {
     try {
       set({ status: await call('harvest.status', {}) });
@@ -128,6 +132,18 @@ export const useHarvestStore = create<HarvestState>()((set, get) => ({
       await get().refresh();
     } catch (error) {
       set({ error: toBridgeError(error).message });
+    }
+  },
+  async retryAll() {
+    set({ retryingAll: true });
+    try {
+      await call('harvest.retryAll', {});
+      set({ error: null });
+      await get().refresh();
+    } catch (error) {
+      set({ error: toBridgeError(error).message });
+    } finally {
+      set({ retryingAll: false });
     }
   },
   async retry(id) {

@@ -123,11 +123,23 @@ function Failures({
 }): ReactElement | null {
   const retry = useHarvestStore((s) => s.retry);
   const retrying = useHarvestStore((s) => s.retrying);
+  const retryAll = useHarvestStore((s) => s.retryAll);
+  const retryingAll = useHarvestStore((s) => s.retryingAll);
   const loggedOn = useSessionStore((s) => s.session !== null);
   if (!failed.length) return null;
+  const retriable = failed.filter((f) => !waiting.has(f.instrument) && !active.has(f.id)).length;
   return (
     <section aria-label="Failed transfers">
       <h2>Failed transfers</h2>
+      {failed.length > 1 && (
+        <button
+          type="button"
+          onClick={() => void retryAll()}
+          disabled={!loggedOn || retryingAll || retriable === 0}
+        >
+          Retry all ({retriable})
+        </button>
+      )}
       {!loggedOn && <p className="notice">Log on to retry a transfer now.</p>}
       <ul className="failure-list">
         {failed.map((f) => (
