@@ -85,6 +85,14 @@ export const apiSchemas = {
       limit: z.number().int().min(1).max(1000).optional(),
       /** Page further back: files with a smaller id. */
       before_id: z.number().int().positive().optional(),
+      /** An ARK (ark:NAAN/name or ark:/NAAN/name) finds its file; other text, the files whose
+       * path below the watched folder holds it (ignoring case). */
+      search: z
+        .string()
+        .trim()
+        .min(1, 'must hold something to look for')
+        .max(200, 'must be at most 200 characters')
+        .optional(),
     })
     .strict(),
   'harvest.file': z.object({ id: z.number().int().positive() }).strict(),

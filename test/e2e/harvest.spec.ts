@@ -89,6 +89,25 @@ test('data tab: a failed transfer shows its reason and Retry completes it; ARK a
   await expect(details).toContainText('failed');
   await expect(details).toContainText('checksum verified');
 
+  // Found again by its ARK (as a label or a citation gives it), and others by a part of the name.
+  const ark = (await details.getByTestId('file-ark').textContent()) ?? '';
+  const find = page.getByRole('searchbox', { name: 'Find a file (name, path or ARK)' });
+  await find.fill(ark.replace('ark:', 'ark:/'));
+  await find.press('Enter');
+  await expect(files.getByRole('row')).toHaveCount(2);
+  await expect(files.getByRole('row', { name: /spectrum\.txt/ })).toContainText('completed');
+  await find.fill('FRAME-11');
+  await files.getByRole('button', { name: 'Find' }).click();
+  // frame-11 and frame-110 to frame-119, and the header.
+  await expect(files.getByRole('row')).toHaveCount(12);
+  await find.fill('no such file');
+  await find.press('Enter');
+  await expect(files).toContainText('No file matches "no such file".');
+  await files.getByRole('button', { name: 'Show all files' }).click();
+  await expect(files.getByRole('row')).toHaveCount(101);
+  await files.getByRole('button', { name: 'Older files' }).click();
+  await expect(files.getByRole('row')).toHaveCount(122);
+
   await page.getByRole('button', { name: 'Look for new files now' }).click();
   await expect(page.getByRole('alert')).toHaveCount(0);
 

@@ -1037,6 +1037,60 @@ describe('harvest in a running station', () => {
     expect(JSON.stringify(one)).not.toContain('Cathodes');
   });
 
+  it('finds files by a part of their path, ignoring case, and a file by its ARK', async () => {
+    const dirs = await setupHarvest();
+    mkdirSync(join(dirs.src, 'sub'));
+    for (const name of ['Alpha_1.tif', 'beta%.tif', 'sub/gamma.tif', 'delta.tif']) {
+      writeFileSync(join(dirs.src, name), name);
+    }
+    station = await startStation(dirs.data);
+    const st = station;
+    const all = await waitLong('four files harvested', async () => {
+      const files = await stationFiles(st);
+      return files.length === 4 && files.every((f) => f.state === 'done') ? files : undefined;
+    });
+    const found = async (search: string): Promise<string[]> => {
+      const res = await st.rpc('harvest.files', { search });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      return (res.body as { files: HarvestFileView[] }).files.map((f) => f.relative_path).sort();
+    };
+    expect(await found('alpha')).toEqual(['Alpha_1.tif']);
+    expect(await found('  ALPHA ')).toEqual(['Alpha_1.tif']);
+    // % and _ are what they are, not LIKE's wildcards.
+    expect(await found('%')).toEqual(['beta%.tif']);
+    expect(await found('_')).toEqual(['Alpha_1.tif']);
+    expect(await found('sub/')).toEqual(['sub/gamma.tif']);
+    expect(await found('.tif')).toHaveLength(4);
+    expect(await found('epsilon')).toEqual([]);
+    // An ARK finds its file, written either way; one that is no file's finds none.
+    const gamma = all.find((f) => f.relative_path === 'sub/gamma.tif') as HarvestFileView;
+    expect(await found(gamma.persistent_id)).toEqual(['sub/gamma.tif']);
+    expect(await found(gamma.persistent_id.replace('ark:', 'ark:/'))).toEqual(['sub/gamma.tif']);
+    expect(await found(makeArk({ naan: '99999', shoulder: 'fk4' }, 'zzzzzzzzzz'))).toEqual([]);
+    // Paging goes on within the search.
+    const newest = (await st.rpc('harvest.files', { search: '.tif', limit: 2 })).body as {
+      files: HarvestFileView[];
+    };
+    const older = (
+      await st.rpc('harvest.files', {
+        search: '.tif',
+        limit: 2,
+        before_id: newest.files[1]?.id,
+      })
+    ).body as { files: HarvestFileView[] };
+    expect([...newest.files, ...older.files].map((f) => f.id)).toEqual(
+      all.map((f) => f.id).sort((a, b) => b - a),
+    );
+    const empty = await st.rpc('harvest.files', { search: '  ' });
+    expect(empty).toMatchObject({
+      status: 400,
+      body: { details: { problems: ['search: must hold something to look for'] } },
+    });
+    expect((await st.rpc('harvest.files', { search: 'x'.repeat(201) })).body).toMatchObject({
+      details: { problems: ['search: must be at most 200 characters'] },
+    });
+  });
+
   it('Retry all makes every failed file due at once, for someone logged on', async () => {
     const dirs = await setupHarvest({
       users: [

@@ -6,6 +6,7 @@ import {
   bladeLength,
   isTestArk,
   makeArk,
+  parseArk,
   randomBlade,
   type ArkConfig,
 } from '../../../shared/ark.js';
@@ -559,12 +560,31 @@ export interface FileFilter {
   state?: FileState | undefined;
   limit?: number | undefined;
   beforeId?: number | undefined;
+  /** An ARK (either form) finds its file; other text, the files whose path holds it. */
+  search?: string | undefined;
+}
+
+/** `text` as a LIKE pattern that matches it anywhere, its own % and _ taken literally. */
+function containsPattern(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
 /** Newest first; `beforeId` pages further back. */
 export function listFiles(db: Db, filter: FileFilter = {}): HarvestFileView[] {
   const where: string[] = [];
   const params: unknown[] = [];
+  const search = filter.search?.trim();
+  if (search) {
+    const ark = parseArk(search);
+    if (ark.ok) {
+      where.push('f.persistent_id = ?');
+      params.push(ark.ark);
+    } else {
+      // LIKE is case-blind for ASCII letters, as a person typing a name expects.
+      where.push(`f.relative_path LIKE ? ESCAPE '\\'`);
+      params.push(containsPattern(search));
+    }
+  }
   if (filter.state) {
     where.push('f.state = ?');
     params.push(filter.state);

@@ -468,6 +468,7 @@ export class Station {
           state: args.state,
           limit: args.limit ?? 100,
           beforeId: args.before_id,
+          search: args.search,
         }).map((f) => this.forViewer(f)),
       }),
       'harvest.file': ({ id }) => {

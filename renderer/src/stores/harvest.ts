@@ -15,6 +15,9 @@ interface HarvestState {
   wanted: number;
   /** More (older) files exist than are loaded. */
   more: boolean;
+  /** What the list is narrowed to (a name, a path or an ARK); '' for every file. */
+  search: string;
+  setSearch: (search: string) => Promise<void>;
   selected: { file: HarvestFileView; transfers: HarvestTransferView[] } | null;
   error: string | null;
   /** Files whose Retry is under way. */
@@ -30,6 +33,8 @@ interface HarvestState {
   rescan: () => Promise<void>;
 }
 
+const searchArg = (search: string): { search?: string } => (search ? { search } : {});
+
 /** Refreshes asked for, and the latest whose answer was taken: an older answer is dropped. */
 let refreshes = 0;
 let landed = 0;
@@ -44,6 +49,7 @@ export const useHarvestStore = create<HarvestState>()((set, get) => ({
   failed: [],
   wanted: PAGE,
   more: false,
+  search: '',
   selected: null,
   error: null,
   retrying: new Set(),
@@ -60,13 +66,15 @@ export const useHarvestStore = create<HarvestState>()((set, get) => ({
     try {
       // The newest files again, as many as are shown, at most MOST (what one call gives).
       const limit = Math.min(MOST, get().wanted);
+      const search = get().search;
       const [status, { files: newest }, { files: failed }] = await Promise.all([
         call('harvest.status', {}),
-        call('harvest.files', { limit }),
+        call('harvest.files', { limit, ...searchArg(search) }),
         call('harvest.files', { state: 'failed', limit: MOST }),
       ]);
       // A later refresh landed first (answers may cross on the HTTP carrier): it is newer.
-      if (asked < landed) return;
+      // One asked before the search changed answers for another list.
+      if (asked < landed || search !== get().search) return;
       landed = asked;
       // Older files shown beyond what this call asked for stay: pages past MOST, and a page
       // that "Older files" brings or brought meanwhile. They stay only if they join up with
@@ -95,10 +103,16 @@ export const useHarvestStore = create<HarvestState>()((set, get) => ({
     try {
       // While this runs, refreshes keep the list's end (above); only one that restarts the
       // list from the newest moves it, and then the page is asked again from the new end.
+      const search = get().search;
       for (let attempt = 0; attempt < 3; attempt += 1) {
         const last = get().files.at(-1);
         if (!last) return;
-        const { files } = await call('harvest.files', { limit: PAGE, before_id: last.id });
+        const { files } = await call('harvest.files', {
+          limit: PAGE,
+          before_id: last.id,
+          ...searchArg(search),
+        });
+        if (search !== get().search) return;
         if (get().files.at(-1)?.id !== last.id) continue;
         set({
           files: [...get().files, ...files],
@@ -113,6 +127,11 @@ export const useHarvestStore = create<HarvestState>()((set, get) => ({
     } finally {
       paging -= 1;
     }
+  },
+  async setSearch(search) {
+    if (search.trim() === get().search) return;
+    set({ search: search.trim(), files: [], wanted: PAGE, more: false });
+    await get().refresh();
   },
   async select(id) {
     const asked = (selections += 1);

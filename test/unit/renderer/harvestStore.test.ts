@@ -10,6 +10,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import type { LabstationPreload, RpcEnvelope } from '../../../shared/api.js';
 
 interface Args {
+  search?: string;
   limit?: number;
   before_id?: number;
   state?: string;
@@ -37,6 +38,7 @@ function answer(name: string, args: Args): RpcEnvelope {
   const page = [...ids]
     .sort((a, b) => b - a)
     .filter((id) => args.before_id === undefined || id < args.before_id)
+    .filter((id) => args.search === undefined || `f${id}`.includes(args.search))
     .slice(0, args.limit ?? 100);
   return { ok: true, result: { files: page.map((id) => ({ id, relative_path: `f${id}` })) } };
 }
@@ -77,7 +79,14 @@ const range = (from: number, to: number): number[] =>
 async function startWith(count: number): Promise<void> {
   ids = range(count, 1);
   held = [];
-  useHarvestStore.setState({ files: [], wanted: 100, more: false, selected: null, error: null });
+  useHarvestStore.setState({
+    files: [],
+    wanted: 100,
+    more: false,
+    search: '',
+    selected: null,
+    error: null,
+  });
   const first = store().refresh();
   await releaseAll();
   await first;
@@ -167,6 +176,25 @@ describe('harvest store', () => {
     await refreshing;
     expect(shown()).toEqual(range(100, 1));
     expect(store().more).toBe(false);
+  });
+
+  it('drops answers asked for before the search changed', async () => {
+    const unsearched = store().refresh();
+    const paging = store().loadMore();
+    const before = takeHeld();
+    const searching = store().setSearch(' f12 ');
+    expect(store().search).toBe('f12');
+    await release((h) => before.has(h));
+    await Promise.all([unsearched, paging]);
+    expect(shown()).toEqual([]);
+    await releaseAll();
+    await searching;
+    expect(shown()).toEqual([121, 120, 12]);
+    expect(store().more).toBe(false);
+    const cleared = store().setSearch('');
+    await releaseAll();
+    await cleared;
+    expect(shown()).toEqual(range(121, 22));
   });
 
   it('shows the file picked last, whatever a refresh reads meanwhile', async () => {

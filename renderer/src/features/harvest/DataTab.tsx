@@ -1,5 +1,5 @@
-import { useEffect } from 'react';
-import type { ReactElement } from 'react';
+import { useEffect, useState } from 'react';
+import type { FormEvent, ReactElement } from 'react';
 import type { ActiveTransfer, HarvestFileView, HarvestStatus } from '../../../../shared/api.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { formatDateTime } from '../../format.js';
@@ -178,16 +178,53 @@ function Failures({
   );
 }
 
+/** Narrows the list to a name or path, or finds the file of an ARK. */
+function FileSearch(): ReactElement {
+  const search = useHarvestStore((s) => s.search);
+  const setSearch = useHarvestStore((s) => s.setSearch);
+  const [text, setText] = useState(search);
+  const submit = (event: FormEvent): void => {
+    event.preventDefault();
+    void setSearch(text);
+  };
+  return (
+    <form className="file-search" role="search" onSubmit={submit}>
+      <label htmlFor="file-search">Find a file (name, path or ARK)</label>
+      <input
+        id="file-search"
+        type="search"
+        value={text}
+        onChange={(e) => setText(e.target.value)}
+      />
+      <button type="submit">Find</button>
+      {search && (
+        <button
+          type="button"
+          className="secondary"
+          onClick={() => {
+            setText('');
+            void setSearch('');
+          }}
+        >
+          Show all files
+        </button>
+      )}
+    </form>
+  );
+}
+
 function History({ files }: { files: HarvestFileView[] }): ReactElement {
   const select = useHarvestStore((s) => s.select);
   const selected = useHarvestStore((s) => s.selected?.file.id ?? null);
   const more = useHarvestStore((s) => s.more);
   const loadMore = useHarvestStore((s) => s.loadMore);
+  const search = useHarvestStore((s) => s.search);
   return (
     <section aria-label="Harvested files">
       <h2>Files</h2>
+      <FileSearch />
       {files.length === 0 ? (
-        <p>No files yet.</p>
+        <p>{search ? `No file matches "${search}".` : 'No files yet.'}</p>
       ) : (
         <div className="table-scroll">
           <table>
