@@ -87,7 +87,7 @@ export const test = base.extend<{
    */
   startStation: (
     bundle: FacilityBundle,
-    beforeStart?: (dataDir: string, cli: string) => Promise<void>,
+    beforeStart?: (dataDir: string, cli: string) => Promise<void> | void,
   ) => Promise<RunningStation>;
 }>({
   // Playwright reads a fixture's dependencies from its first parameter's pattern: none here.

@@ -196,20 +196,34 @@ test('data tab: Retry all takes every failed file again once the share is back',
   const archive = join(scratchDir, 'archive');
   await mkdir(src);
   for (const name of ['one.txt', 'two.txt', 'three.txt']) await writeFile(join(src, name), name);
-  const station = await startStation({
-    ...facility(),
-    storage_locations: [{ name: 'archive', type: 'local', base_path: archive }],
-    instruments: [
-      {
-        name: 'quanta',
-        tool: TOOL,
-        watch: [{ path: src }],
-        stability_seconds: 0.2,
-        storage_location: 'archive',
-        destination_template: '{relative_path}',
-      },
-    ],
-  });
+  const station = await startStation(
+    {
+      ...facility(),
+      storage_locations: [{ name: 'archive', type: 'local', base_path: archive }],
+      instruments: [
+        {
+          name: 'quanta',
+          tool: TOOL,
+          watch: [{ path: src }],
+          stability_seconds: 0.2,
+          storage_location: 'archive',
+          destination_template: '{relative_path}',
+        },
+      ],
+    },
+    (dataDir) => {
+      // Failed files are tried again by themselves only in an hour: what completes them here
+      // is the button.
+      const db = new Database(join(dataDir, 'labstation.db'));
+      try {
+        db.prepare(
+          `INSERT INTO settings (key, value) VALUES ('harvest.retryBaseSeconds', '3600')`,
+        ).run();
+      } finally {
+        db.close();
+      }
+    },
+  );
   await page.goto(station.url);
   await page.getByRole('tab', { name: 'Data', exact: true }).click();
   await expect(page.getByTestId('today-failed')).toHaveText('3');

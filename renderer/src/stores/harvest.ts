@@ -17,6 +17,8 @@ interface HarvestState {
   more: boolean;
   /** What the list is narrowed to (a name, a path or an ARK); '' for every file. */
   search: string;
+  /** A new search is under way: the list is empty until its answer comes. */
+  searching: boolean;
   setSearch: (search: string) => Promise<void>;
   selected: { file: HarvestFileView; transfers: HarvestTransferView[] } | null;
   error: string | null;
@@ -50,6 +52,7 @@ export const useHarvestStore = create<HarvestState>()((set, get) => ({
   wanted: PAGE,
   more: false,
   search: '',
+  searching: false,
   selected: null,
   error: null,
   retrying: new Set(),
@@ -87,7 +90,15 @@ export const useHarvestStore = create<HarvestState>()((set, get) => ({
       const more = keep && get().wanted > limit ? get().more : newest.length >= limit;
       // Started again from the newest: as many are shown as were asked for.
       const wanted = keep ? get().wanted : limit;
-      set({ status, files: [...newest, ...beyond], failed, more, wanted, error: null });
+      set({
+        status,
+        files: [...newest, ...beyond],
+        failed,
+        more,
+        wanted,
+        searching: false,
+        error: null,
+      });
       // The file shown is read again, unless someone picks or closes one meanwhile.
       const shownFile = get().selected?.file.id;
       if (shownFile === undefined) return;
@@ -95,7 +106,7 @@ export const useHarvestStore = create<HarvestState>()((set, get) => ({
       const again = await call('harvest.file', { id: shownFile });
       if (picks === selections && get().selected?.file.id === shownFile) set({ selected: again });
     } catch (error) {
-      set({ error: toBridgeError(error).message });
+      set({ error: toBridgeError(error).message, searching: false });
     }
   },
   async loadMore() {
@@ -130,7 +141,7 @@ export const useHarvestStore = create<HarvestState>()((set, get) => ({
   },
   async setSearch(search) {
     if (search.trim() === get().search) return;
-    set({ search: search.trim(), files: [], wanted: PAGE, more: false });
+    set({ search: search.trim(), searching: true, files: [], wanted: PAGE, more: false });
     await get().refresh();
   },
   async select(id) {
@@ -156,8 +167,9 @@ export const useHarvestStore = create<HarvestState>()((set, get) => ({
   async retryAll() {
     set({ retryingAll: true });
     try {
-      await call('harvest.retryAll', {});
-      set({ error: null });
+      const { count } = await call('harvest.retryAll', {});
+      // The list may hold files that this station does not harvest (an instrument turned off).
+      set({ error: count === 0 ? 'None of these files is harvested here now.' : null });
       await get().refresh();
     } catch (error) {
       set({ error: toBridgeError(error).message });

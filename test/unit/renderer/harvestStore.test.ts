@@ -197,6 +197,22 @@ describe('harvest store', () => {
     expect(shown()).toEqual(range(121, 22));
   });
 
+  it('drops an older page of the last search that lands after the new search', async () => {
+    const paging = store().loadMore();
+    const page = takeHeld();
+    const searching = store().setSearch('f12');
+    expect(shown()).toEqual([]);
+    expect(store().searching).toBe(true);
+    await release((h) => !page.has(h));
+    await searching;
+    expect(shown()).toEqual([121, 120, 12]);
+    expect(store().searching).toBe(false);
+    await releaseAll();
+    await paging;
+    await releaseAll();
+    expect(shown()).toEqual([121, 120, 12]);
+  });
+
   it('shows the file picked last, whatever a refresh reads meanwhile', async () => {
     const first = store().select(5);
     await releaseAll();

@@ -115,11 +115,14 @@ function Failures({
   failed,
   active,
   waiting,
+  harvested,
 }: {
   failed: HarvestFileView[];
   active: ReadonlySet<number>;
   /** Instruments waiting for their history: their files are not tried before it is here. */
   waiting: ReadonlySet<string>;
+  /** Instruments this station harvests (waiting or not). */
+  harvested: ReadonlySet<string>;
 }): ReactElement | null {
   const retry = useHarvestStore((s) => s.retry);
   const retrying = useHarvestStore((s) => s.retrying);
@@ -127,7 +130,10 @@ function Failures({
   const retryingAll = useHarvestStore((s) => s.retryingAll);
   const loggedOn = useSessionStore((s) => s.session !== null);
   if (!failed.length) return null;
-  const retriable = failed.filter((f) => !waiting.has(f.instrument) && !active.has(f.id)).length;
+  // What Retry all takes: files of the instruments harvested here that wait for no history.
+  const retriable = failed.filter(
+    (f) => harvested.has(f.instrument) && !waiting.has(f.instrument) && !active.has(f.id),
+  ).length;
   return (
     <section aria-label="Failed transfers">
       <h2>Failed transfers</h2>
@@ -219,12 +225,15 @@ function History({ files }: { files: HarvestFileView[] }): ReactElement {
   const more = useHarvestStore((s) => s.more);
   const loadMore = useHarvestStore((s) => s.loadMore);
   const search = useHarvestStore((s) => s.search);
+  const searching = useHarvestStore((s) => s.searching);
   return (
     <section aria-label="Harvested files">
       <h2>Files</h2>
       <FileSearch />
       {files.length === 0 ? (
-        <p>{search ? `No file matches "${search}".` : 'No files yet.'}</p>
+        <p>
+          {searching ? 'Searching…' : search ? `No file matches "${search}".` : 'No files yet.'}
+        </p>
       ) : (
         <div className="table-scroll">
           <table>
@@ -300,12 +309,13 @@ export function DataTab(): ReactElement {
   const waiting = new Set(
     status?.instruments.filter((i) => i.waiting_for_history).map((i) => i.name),
   );
+  const harvested = new Set(status?.instruments.map((i) => i.name));
 
   return (
     <div className="data-tab">
       <ErrorMessage message={error} />
       {status && <Overview status={status} />}
-      <Failures failed={failed} active={active} waiting={waiting} />
+      <Failures failed={failed} active={active} waiting={waiting} harvested={harvested} />
       <div className="data-columns">
         <History files={files} />
         {selected && <FileDetails file={selected.file} transfers={selected.transfers} />}
