@@ -3,8 +3,36 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
-import { expect, test } from './fixtures.js';
+import { expect, test, type FacilityBundle } from './fixtures.js';
 import { TOOL, facility, logOff, logOn } from './facility.js';
+
+/** The facility with one instrument, quanta, harvesting `src` into the folder `archive`. */
+function withQuanta(src: string, archive: string, template: string): FacilityBundle {
+  return {
+    ...facility(),
+    storage_locations: [{ name: 'archive', type: 'local', base_path: archive }],
+    instruments: [
+      {
+        name: 'quanta',
+        tool: TOOL,
+        watch: [{ path: src }],
+        stability_seconds: 0.2,
+        storage_location: 'archive',
+        destination_template: template,
+      },
+    ],
+  };
+}
+
+/** Works on a station's database before the station starts (beforeStart). */
+function withStationDb<T>(dataDir: string, work: (db: Database.Database) => T): T {
+  const db = new Database(join(dataDir, 'labstation.db'));
+  try {
+    return work(db);
+  } finally {
+    db.close();
+  }
+}
 
 test('data tab: a failed transfer shows its reason and Retry completes it; ARK and metadata shown', async ({
   page,
@@ -133,23 +161,8 @@ test('data tab: an instrument waiting for its history says so, and its failed fi
   await mkdir(src);
   await writeFile(join(src, 'spectrum.txt'), 'counts 1 2 3\n');
   const station = await startStation(
-    {
-      ...facility(),
-      // The archive is not mounted: the first harvest fails.
-      storage_locations: [
-        { name: 'archive', type: 'local', base_path: join(scratchDir, 'archive') },
-      ],
-      instruments: [
-        {
-          name: 'quanta',
-          tool: TOOL,
-          watch: [{ path: src }],
-          stability_seconds: 0.2,
-          storage_location: 'archive',
-          destination_template: '{instrument}/{relative_path}',
-        },
-      ],
-    },
+    // The archive is not mounted: the first harvest fails.
+    withQuanta(src, join(scratchDir, 'archive'), '{instrument}/{relative_path}'),
     async (dataDir, cli) => {
       await promisify(execFile)(process.execPath, [
         cli,
@@ -161,8 +174,7 @@ test('data tab: an instrument waiting for its history says so, and its failed fi
         if (error.code !== 1) throw error;
       });
       // The instrument is handed to this station anew: it waits for the server's records.
-      const db = new Database(join(dataDir, 'labstation.db'));
-      try {
+      withStationDb(dataDir, (db) => {
         expect(db.prepare('SELECT filename, state FROM harvest_files').all()).toEqual([
           { filename: 'spectrum.txt', state: 'failed' },
         ]);
@@ -170,9 +182,7 @@ test('data tab: an instrument waiting for its history says so, and its failed fi
           `INSERT INTO harvest_history_pending (instrument_id, after)
              SELECT id, 0 FROM instruments WHERE name = 'quanta'`,
         ).run();
-      } finally {
-        db.close();
-      }
+      });
     },
   );
   await mkdir(join(scratchDir, 'archive'));
@@ -196,33 +206,14 @@ test('data tab: Retry all takes every failed file again once the share is back',
   const archive = join(scratchDir, 'archive');
   await mkdir(src);
   for (const name of ['one.txt', 'two.txt', 'three.txt']) await writeFile(join(src, name), name);
-  const station = await startStation(
-    {
-      ...facility(),
-      storage_locations: [{ name: 'archive', type: 'local', base_path: archive }],
-      instruments: [
-        {
-          name: 'quanta',
-          tool: TOOL,
-          watch: [{ path: src }],
-          stability_seconds: 0.2,
-          storage_location: 'archive',
-          destination_template: '{relative_path}',
-        },
-      ],
-    },
-    (dataDir) => {
-      // Failed files are tried again by themselves only in an hour: what completes them here
-      // is the button.
-      const db = new Database(join(dataDir, 'labstation.db'));
-      try {
-        db.prepare(
-          `INSERT INTO settings (key, value) VALUES ('harvest.retryBaseSeconds', '3600')`,
-        ).run();
-      } finally {
-        db.close();
-      }
-    },
+  const station = await startStation(withQuanta(src, archive, '{relative_path}'), (dataDir) =>
+    // Failed files are tried again by themselves only in an hour: what completes them here is
+    // the button.
+    withStationDb(dataDir, (db) => {
+      db.prepare(
+        `INSERT INTO settings (key, value) VALUES ('harvest.retryBaseSeconds', '3600')`,
+      ).run();
+    }),
   );
   await page.goto(station.url);
   await page.getByRole('tab', { name: 'Data', exact: true }).click();

@@ -90,6 +90,15 @@ function waitLong<T>(
   return waitFor(what, check, ms);
 }
 
+/** Someone who may log on at the station (Retry is for someone logged on). */
+const ADA = {
+  username: 'ada',
+  first_name: 'Ada',
+  last_name: 'L',
+  pin: '1234',
+  qualified_tools: ['SEM'],
+};
+
 const md5 = (path: string): string => createHash('md5').update(readFileSync(path)).digest('hex');
 
 let station: StationProcess | null = null;
@@ -1092,17 +1101,7 @@ describe('harvest in a running station', () => {
   });
 
   it('Retry all makes every failed file due at once, for someone logged on', async () => {
-    const dirs = await setupHarvest({
-      users: [
-        {
-          username: 'ada',
-          first_name: 'Ada',
-          last_name: 'L',
-          pin: '1234',
-          qualified_tools: ['SEM'],
-        },
-      ],
-    });
+    const dirs = await setupHarvest({ users: [ADA] });
     // The share is down: both files fail, and would be tried again only in an hour.
     withDb(dirs.data, (db) =>
       db
@@ -1133,17 +1132,7 @@ describe('harvest in a running station', () => {
   });
 
   it('refuses a Retry of a file whose instrument waits for its history, and leaves the file be', async () => {
-    const dirs = await setupHarvest({
-      users: [
-        {
-          username: 'ada',
-          first_name: 'Ada',
-          last_name: 'L',
-          pin: '1234',
-          qualified_tools: ['SEM'],
-        },
-      ],
-    });
+    const dirs = await setupHarvest({ users: [ADA] });
     // The share is down: the first try fails.
     rmSync(dirs.dest, { recursive: true });
     writeFileSync(join(dirs.src, 'image.tif'), 'an image');

@@ -1444,11 +1444,7 @@ export class Harvester {
     if (!retryNow(this.db, fileId)) {
       throw new AppError('conflict', `file ${fileId} has no failed transfer to retry`);
     }
-    // Waiting for the lock: due now, and taken with the other due files once it is held.
-    if (this.lockProblem !== null) return;
-    this.enqueue(fileId);
-    this.pump();
-    this.changed();
+    this.takeNow([fileId]);
   }
 
   /**
@@ -1460,11 +1456,17 @@ export class Harvester {
       this.db,
       this.instruments.map((i) => i.id),
     );
-    if (!ids.length || this.lockProblem !== null) return ids.length;
+    this.takeNow(ids);
+    return ids.length;
+  }
+
+  /** Files made due now by a Retry: queued at once. */
+  private takeNow(ids: number[]): void {
+    // Waiting for the lock: due now, and taken with the other due files once it is held.
+    if (!ids.length || this.lockProblem !== null) return;
     for (const id of ids) this.enqueue(id);
     this.pump();
     this.changed();
-    return ids.length;
   }
 
   status(): HarvestStatus {
@@ -1472,16 +1474,17 @@ export class Harvester {
       ...idleHarvestStatus(this.db, this.clock()),
       running: !this.stopped && this.lockProblem === null && this.instruments.length > 0,
       problem: this.lockProblem,
-      instruments: [...this.instruments, ...this.awaitingHistory].map((i) => ({
+      instruments: [
+        ...this.instruments.map((i) => ({ i, waiting: false })),
+        ...this.awaitingHistory.map((i) => ({ i, waiting: true })),
+      ].map(({ i, waiting }) => ({
         name: i.name,
         watch: i.watch.map((w) => w.path),
         storage: i.storage_location
           ? `${i.storage_location.name} (${i.storage_location.base_path})`
           : null,
-        problem: this.awaitingHistory.includes(i)
-          ? HISTORY_PROBLEM
-          : (this.problems.get(i.id) ?? null),
-        waiting_for_history: this.awaitingHistory.includes(i),
+        problem: waiting ? HISTORY_PROBLEM : (this.problems.get(i.id) ?? null),
+        waiting_for_history: waiting,
       })),
       // Handed to the copy pool but waiting for a copy slot: queued, not under way.
       active: [...this.active.values()].flatMap((a) => {

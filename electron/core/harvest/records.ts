@@ -560,7 +560,10 @@ export interface FileFilter {
   state?: FileState | undefined;
   limit?: number | undefined;
   beforeId?: number | undefined;
-  /** An ARK (either form) finds its file; other text, the files whose path holds it. */
+  /**
+   * An ARK (either form) finds its file; other text, the files whose path holds it. Trimmed
+   * by the caller (the API's schema).
+   */
   search?: string | undefined;
 }
 
@@ -573,7 +576,7 @@ function containsPattern(text: string): string {
 export function listFiles(db: Db, filter: FileFilter = {}): HarvestFileView[] {
   const where: string[] = [];
   const params: unknown[] = [];
-  const search = filter.search?.trim();
+  const search = filter.search;
   if (search) {
     const ark = parseArk(search);
     if (ark.ok) {

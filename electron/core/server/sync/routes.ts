@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
 import type { Db } from '../../db/open.js';
 import type { Logger } from '../../util/log.js';
@@ -67,6 +67,12 @@ const historyQuery = z.object({
     .default(0)
     .describe("The `next` of the page before (the server's id of its last file); 0 to begin."),
 });
+
+/** 400 for a query that does not parse: its first problem, under the parameter it names. */
+function refuseQuery(reply: FastifyReply, error: z.ZodError): FastifyReply {
+  const issue = error.issues[0];
+  return reply.code(400).send({ [String(issue?.path[0] ?? 'query')]: [issue?.message] });
+}
 
 /**
  * Held long-polls: one timer checks the change log while any is waiting, and wakes those whose
@@ -146,10 +152,7 @@ export function registerSyncApi(app: FastifyInstance, deps: SyncApiDeps): void {
 
   app.get(SYNC_CHANGES_PATH, { preHandler: authenticate }, async (request, reply) => {
     const parsed = changesQuery.safeParse(request.query);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      return reply.code(400).send({ [String(issue?.path[0] ?? 'query')]: [issue?.message] });
-    }
+    if (!parsed.success) return refuseQuery(reply, parsed.error);
     const { cursor, wait } = parsed.data;
     if (wait > 0 && cursor > 0 && latestChange(db) === cursor) {
       const aborted = new AbortController();
@@ -167,10 +170,7 @@ export function registerSyncApi(app: FastifyInstance, deps: SyncApiDeps): void {
 
   app.get(SYNC_HARVEST_HISTORY_PATH, { preHandler: authenticate }, (request, reply) => {
     const parsed = historyQuery.safeParse(request.query);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      return reply.code(400).send({ [String(issue?.path[0] ?? 'query')]: [issue?.message] });
-    }
+    if (!parsed.success) return refuseQuery(reply, parsed.error);
     const { instrument, after } = parsed.data;
     const page = harvestHistory(db, request.station!.id, instrument, after, HISTORY_PAGE);
     if (page === null) {
