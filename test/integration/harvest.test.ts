@@ -18,6 +18,7 @@ import {
   statSync,
   symlinkSync,
   unlinkSync,
+  utimesSync,
   writeFileSync,
   writeSync,
 } from 'node:fs';
@@ -327,6 +328,74 @@ describe('harvest --once', () => {
     expect(other?.last_transfer?.note).toMatch(/held other content/);
     expect(readFileSync(join(dirs.dest, 'sem-1', 'other.dat'), 'utf8')).toBe('an older file!!');
     expect(readFileSync(join(dirs.dest, 'sem-1', 'other (1).dat'), 'utf8')).toBe('new acquisition');
+  });
+
+  it('keeps the ARK of a file found again unchanged under a new mtime; a changed one is a new version', async () => {
+    const dirs = await setupHarvest({
+      stability: 0,
+      hooks: [{ name: 'info', trigger: 'post_transfer', kind: 'file_info' }],
+    });
+    const touched = join(dirs.src, 'touched.dat');
+    const rewritten = join(dirs.src, 'rewritten.dat');
+    writeFileSync(touched, 'the same bytes');
+    writeFileSync(rewritten, 'first version');
+    expect((await harvestOnce(dirs.data)).stdout).toContain('2 completed, 0 skipped, 0 failed');
+    const [before] = (await filesOf(dirs.data)).filter((f) => f.filename === 'touched.dat');
+
+    // A touch (or a share that reports times at another precision), and a rewrite of the
+    // same size: only the rewrite is a new version.
+    const later = new Date(Date.now() + 60_000);
+    utimesSync(touched, later, later);
+    writeFileSync(rewritten, 'other version');
+    utimesSync(rewritten, later, later);
+    const { mtimeMs } = statSync(touched);
+    const again = await harvestOnce(dirs.data);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain('1 completed, 0 skipped, 0 failed');
+
+    const files = await filesOf(dirs.data);
+    const touchedRecords = files.filter((f) => f.filename === 'touched.dat');
+    expect(touchedRecords).toHaveLength(1);
+    expect(touchedRecords[0]).toMatchObject({
+      uuid: before.uuid,
+      persistent_id: before.persistent_id,
+      xxhash: before.xxhash,
+      state: 'done',
+      mtime: new Date(mtimeMs).toISOString(),
+    });
+    expect(touchedRecords[0].mtime).not.toBe(before.mtime);
+    expect(touchedRecords[0].metadata_.file_info).toMatchObject({
+      modified_at: new Date(mtimeMs).toISOString(),
+    });
+    // Its one transfer, of the first run: the touch copied nothing.
+    expect(
+      (await transfersOf(dirs.data)).filter((t) => t.persistent_id === before.persistent_id),
+    ).toHaveLength(1);
+    // The server gets the record with its new mtime, under the same uuid.
+    const pushed = withDb(dirs.data, (db) =>
+      db
+        .prepare(
+          "SELECT payload FROM outbox WHERE kind = 'harvest_file' AND record_uuid = ? ORDER BY id DESC LIMIT 1",
+        )
+        .pluck()
+        .get(before.uuid),
+    ) as string;
+    expect(JSON.parse(pushed)).toMatchObject({
+      persistent_id: before.persistent_id,
+      mtime_ms: mtimeMs,
+    });
+
+    const versions = files.filter((f) => f.filename === 'rewritten.dat');
+    expect(versions).toHaveLength(2);
+    expect(new Set(versions.map((f) => f.persistent_id)).size).toBe(2);
+    expect(readFileSync(join(dirs.dest, 'sem-1', 'rewritten.dat'), 'utf8')).toBe('first version');
+    expect(readFileSync(join(dirs.dest, 'sem-1', 'rewritten (1).dat'), 'utf8')).toBe(
+      'other version',
+    );
+
+    // Recorded with their mtimes now: the next run reads neither.
+    expect((await harvestOnce(dirs.data)).stdout).toContain('0 completed, 0 skipped, 0 failed');
+    expect(await filesOf(dirs.data)).toHaveLength(3);
   });
 
   it('refuses a destination that escapes the storage location, naming the rule', async () => {

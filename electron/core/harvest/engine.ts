@@ -29,6 +29,7 @@ import {
   type RunRow,
 } from './runs.js';
 import { listFiles } from './copyBatch.js';
+import { HASH_ALGORITHM } from './copy.js';
 import { CopyPool } from './copyPool.js';
 import { takeHarvestLock, type HarvestLock } from './lock.js';
 import {
@@ -48,6 +49,7 @@ import {
   dueFileIds,
   fileById,
   interruptedFiles,
+  keepRecord,
   knownSources,
   latestBySource,
   markGone,
@@ -256,6 +258,11 @@ export class Harvester {
   private readonly queue: number[] = [];
   private readonly queued = new Set<number>();
   private readonly active = new ActiveTransfers();
+  /**
+   * Sources whose content is being compared with their record (recheck), by candidateKey: a
+   * file found again with its size but a new mtime.
+   */
+  private readonly rechecks = new Set<string>();
   private readonly watches = new Map<WatchFolder, FolderWatch>();
   private checkingWatches = false;
   /** The rescanNow under way, if any (they run one after the other). */
@@ -704,6 +711,7 @@ export class Harvester {
    */
   private settledFor(instrumentId: number, walkedAt: number): string[] | null {
     if (this.scanning || this.ticking || this.queue.length || this.active.size) return null;
+    if (this.rechecks.size) return null;
     const changing: string[] = [];
     for (const c of this.candidates.values()) {
       if (c.instrument.id !== instrumentId) continue;
@@ -961,7 +969,7 @@ export class Harvester {
       }
       return;
     }
-    if (this.active.reads(instrument, path)) return;
+    if (this.active.reads(instrument, path) || this.rechecks.has(key)) return;
     const seen = this.now();
     // The usage on the tool when the file was first seen. A file written before this harvester
     // started (the station was off) was not seen when it was made: it belongs to the usage in
@@ -1101,9 +1109,14 @@ export class Harvester {
     }
   }
 
-  /** Records stable files (one transaction) and queues their transfers. */
-  private accept(stable: Candidate[]): void {
+  /**
+   * Records stable files (one transaction) and queues their transfers. A file recorded and
+   * done that comes back with its size but a new mtime is compared with its record first
+   * (recheck), unless `compared`: that comparison found other content.
+   */
+  private accept(stable: Candidate[], compared = false): void {
     const ark = arkConfig(this.db);
+    const toCompare: [Candidate, FileRow][] = [];
     const ids = this.db
       .transaction(() =>
         stable.flatMap((c) => {
@@ -1112,7 +1125,13 @@ export class Harvester {
             requeueFile(this.db, record.id, c.size, c.mtimeMs);
             return [record.id];
           }
-          if (record && record.size === c.size && record.mtime_ms === c.mtimeMs) return [];
+          if (record && record.size === c.size) {
+            if (record.mtime_ms === c.mtimeMs) return [];
+            if (!compared && record.xxhash !== null && record.hash_algorithm === HASH_ALGORITHM) {
+              toCompare.push([c, record]);
+              return [];
+            }
+          }
           return [
             recordFile(
               this.db,
@@ -1134,8 +1153,60 @@ export class Harvester {
       )
       .immediate();
     for (const id of ids) this.enqueue(id);
+    for (const [c, record] of toCompare) void this.recheck(c, record);
     this.changed();
     this.pump();
+  }
+
+  /**
+   * A file recorded and done, found again with the same size and a new mtime: touched, saved
+   * again unchanged, copied in with its bytes kept, or on a share that now reports its times
+   * at another precision. Its content is read (in a copy worker, queued with the copies) and
+   * compared with the record's checksum. The same bytes keep their record and ARK, which takes
+   * the new mtime, and are not copied again; other bytes are a new version with an ARK of its
+   * own. A file changed while it was read waits out its window again; one that cannot be read
+   * is recorded as a new version, whose transfer fails with the reason and is retried, as any
+   * file's.
+   */
+  private async recheck(c: Candidate, record: FileRow): Promise<void> {
+    const key = candidateKey(c.instrument, c.absolutePath);
+    const pool = this.pool;
+    if (!pool || this.rechecks.has(key)) return;
+    this.rechecks.add(key);
+    const current = (): boolean => !this.stopped && this.instruments.includes(c.instrument);
+    try {
+      let hash: string | null = null;
+      try {
+        hash = (await pool.hash(c.absolutePath)).hash;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT' || !current()) return;
+        this.log.warn({ err: error, file: c.absolutePath }, 'harvest: cannot compare a file');
+      }
+      const [probe] = await pool.probe([c.absolutePath]);
+      if (!current() || probe.kind !== 'file') return;
+      if (probe.size !== c.size || probe.mtimeMs !== c.mtimeMs) {
+        // Written to while it was read: a candidate again, from its first sighting.
+        c.size = probe.size;
+        c.mtimeMs = probe.mtimeMs;
+        c.changedAt = this.clock();
+        this.candidates.set(key, c);
+        this.wakeFor(c);
+        return;
+      }
+      if (hash === record.xxhash) {
+        keepRecord(this.db, record.id, c.mtimeMs);
+        this.changed();
+        return;
+      }
+      this.rechecks.delete(key);
+      this.accept([c], true);
+    } catch (error) {
+      if (current())
+        this.log.error({ err: error, file: c.absolutePath }, 'harvest: recheck failed');
+    } finally {
+      this.rechecks.delete(key);
+      this.checkIdle();
+    }
   }
 
   private enqueue(id: number): void {
@@ -1372,6 +1443,7 @@ export class Harvester {
 
   private checkIdle(): void {
     if (this.candidates.size || this.queue.length || this.active.size) return;
+    if (this.rechecks.size) return;
     if (this.ticking || this.scanning) return;
     for (const resolve of this.idleWaiters.splice(0)) resolve();
   }

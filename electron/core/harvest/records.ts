@@ -34,6 +34,7 @@ export interface FileRow {
   size: number;
   mtime_ms: number;
   xxhash: string | null;
+  hash_algorithm: string;
   first_discovered_at: string;
   usage_event_id: number | null;
   metadata_: string;
@@ -210,6 +211,23 @@ export function requeueFile(db: Db, id: number, size: number, mtimeMs: number): 
        updated_at = ${NEXT_UPDATED_AT} WHERE id = ?`,
   ).run(size, mtimeMs, nowIso(), id);
   enqueueFile(db, id);
+}
+
+/**
+ * A done file found again with the bytes it was recorded with, under a new mtime: the record
+ * (and its ARK) stays, with the file's mtime now, in file_info too.
+ */
+export function keepRecord(db: Db, id: number, mtimeMs: number): void {
+  db.transaction(() => {
+    cachedStatement(
+      db,
+      `UPDATE harvest_files SET mtime_ms = ?,
+         metadata_ = CASE WHEN json_type(metadata_, '$.file_info.modified_at') IS NULL THEN metadata_
+           ELSE json_set(metadata_, '$.file_info.modified_at', ?) END,
+         updated_at = ${NEXT_UPDATED_AT} WHERE id = ?`,
+    ).run(mtimeMs, new Date(mtimeMs).toISOString(), nowIso(), id);
+    enqueueFile(db, id);
+  }).immediate();
 }
 
 export function markGone(db: Db, id: number): void {
