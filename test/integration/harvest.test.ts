@@ -337,15 +337,18 @@ describe('harvest --once', () => {
     });
     const touched = join(dirs.src, 'touched.dat');
     const rewritten = join(dirs.src, 'rewritten.dat');
+    const alsoTouched = join(dirs.src, 'also touched.dat');
     writeFileSync(touched, 'the same bytes');
+    writeFileSync(alsoTouched, 'more of the same');
     writeFileSync(rewritten, 'first version');
-    expect((await harvestOnce(dirs.data)).stdout).toContain('2 completed, 0 skipped, 0 failed');
+    expect((await harvestOnce(dirs.data)).stdout).toContain('3 completed, 0 skipped, 0 failed');
     const [before] = (await filesOf(dirs.data)).filter((f) => f.filename === 'touched.dat');
 
     // A touch (or a share that reports times at another precision), and a rewrite of the
     // same size: only the rewrite is a new version.
     const later = new Date(Date.now() + 60_000);
     utimesSync(touched, later, later);
+    utimesSync(alsoTouched, later, later);
     writeFileSync(rewritten, 'other version');
     utimesSync(rewritten, later, later);
     const { mtimeMs } = statSync(touched);
@@ -393,9 +396,13 @@ describe('harvest --once', () => {
       'other version',
     );
 
-    // Recorded with their mtimes now: the next run reads neither.
+    expect(files.filter((f) => f.filename === 'also touched.dat')).toMatchObject([
+      { state: 'done', mtime: new Date(statSync(alsoTouched).mtimeMs).toISOString() },
+    ]);
+
+    // Recorded with their mtimes now: the next run reads none of them.
     expect((await harvestOnce(dirs.data)).stdout).toContain('0 completed, 0 skipped, 0 failed');
-    expect(await filesOf(dirs.data)).toHaveLength(3);
+    expect(await filesOf(dirs.data)).toHaveLength(4);
   });
 
   it('refuses a destination that escapes the storage location, naming the rule', async () => {

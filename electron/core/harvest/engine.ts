@@ -49,7 +49,7 @@ import {
   dueFileIds,
   fileById,
   interruptedFiles,
-  keepRecord,
+  keepRecords,
   knownSources,
   latestBySource,
   markGone,
@@ -240,6 +240,21 @@ const RUN_SETTLE_POLL_MS = 250;
 /** How often the watched folders are checked for one that appeared or was replaced. */
 const WATCH_CHECK_MS = 5_000;
 
+/**
+ * Why a file could not be read for its comparison with its record (recheck) that passes: it is
+ * looked at again, as a file that does not open yet is (a writer holds it, a permission is
+ * being set; null: the copy worker ended).
+ */
+const READ_AGAIN = new Set<string | null>([
+  'EBUSY',
+  'EACCES',
+  'EPERM',
+  'EAGAIN',
+  'EMFILE',
+  'ENFILE',
+  null,
+]);
+
 /** A one-shot run gives a file still changing this many windows (at least 10 s) after its walk. */
 const ONCE_PATIENCE_WINDOWS = 6;
 
@@ -262,7 +277,7 @@ export class Harvester {
    * Sources whose content is being compared with their record (recheck), by candidateKey: a
    * file found again with its size but a new mtime.
    */
-  private readonly rechecks = new Set<string>();
+  private readonly rechecks = new Map<string, { again: boolean }>();
   private readonly watches = new Map<WatchFolder, FolderWatch>();
   private checkingWatches = false;
   /** The rescanNow under way, if any (they run one after the other). */
@@ -969,7 +984,12 @@ export class Harvester {
       }
       return;
     }
-    if (this.active.reads(instrument, path) || this.rechecks.has(key)) return;
+    if (this.active.reads(instrument, path)) return;
+    const rechecked = this.rechecks.get(key);
+    if (rechecked) {
+      rechecked.again = true;
+      return;
+    }
     const seen = this.now();
     // The usage on the tool when the file was first seen. A file written before this harvester
     // started (the station was off) was not seen when it was made: it belongs to the usage in
@@ -1153,58 +1173,93 @@ export class Harvester {
       )
       .immediate();
     for (const id of ids) this.enqueue(id);
-    for (const [c, record] of toCompare) void this.recheck(c, record);
+    if (toCompare.length) void this.recheck(toCompare);
     this.changed();
     this.pump();
   }
 
   /**
-   * A file recorded and done, found again with the same size and a new mtime: touched, saved
-   * again unchanged, copied in with its bytes kept, or on a share that now reports its times
-   * at another precision. Its content is read (in a copy worker, queued with the copies) and
-   * compared with the record's checksum. The same bytes keep their record and ARK, which takes
-   * the new mtime, and are not copied again; other bytes are a new version with an ARK of its
-   * own. A file changed while it was read waits out its window again; one that cannot be read
-   * is recorded as a new version, whose transfer fails with the reason and is retried, as any
-   * file's.
+   * Files recorded and done, found again with their size and a new mtime: touched, saved
+   * again unchanged, copied in with their bytes kept, or on a share that now reports times at
+   * another precision (then every file of it, at once). Each is read (in a copy worker, queued
+   * with the copies) and compared with its record's checksum; the group's outcomes are stored
+   * in one commit. The same bytes keep their record and ARK, which take the new mtime, and
+   * are not copied again; other bytes are a new version with an ARK of its own. A file
+   * changed while it was read, or that cannot be read for now (held by a writer, no
+   * permission), is a candidate again, from its first sighting: a one-shot run gives it the
+   * same patience as any file. One that cannot be read for another reason (EIO) is recorded
+   * as a new version, whose transfer fails with the reason and is retried, as any file's.
    */
-  private async recheck(c: Candidate, record: FileRow): Promise<void> {
-    const key = candidateKey(c.instrument, c.absolutePath);
+  private async recheck(group: [Candidate, FileRow][]): Promise<void> {
     const pool = this.pool;
-    if (!pool || this.rechecks.has(key)) return;
-    this.rechecks.add(key);
-    const current = (): boolean => !this.stopped && this.instruments.includes(c.instrument);
+    if (!pool) return;
+    const keys = group.map(([c]) => candidateKey(c.instrument, c.absolutePath));
+    for (const key of keys) this.rechecks.set(key, { again: false });
+    const current = (c: Candidate): boolean =>
+      !this.stopped && this.instruments.includes(c.instrument);
     try {
-      let hash: string | null = null;
-      try {
-        hash = (await pool.hash(c.absolutePath)).hash;
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === 'ENOENT' || !current()) return;
-        this.log.warn({ err: error, file: c.absolutePath }, 'harvest: cannot compare a file');
-      }
-      const [probe] = await pool.probe([c.absolutePath]);
-      if (!current() || probe.kind !== 'file') return;
-      if (probe.size !== c.size || probe.mtimeMs !== c.mtimeMs) {
-        // Written to while it was read: a candidate again, from its first sighting.
-        c.size = probe.size;
-        c.mtimeMs = probe.mtimeMs;
-        c.changedAt = this.clock();
-        this.candidates.set(key, c);
-        this.wakeFor(c);
-        return;
-      }
-      if (hash === record.xxhash) {
-        keepRecord(this.db, record.id, c.mtimeMs);
+      const hashes = await Promise.allSettled(group.map(([c]) => pool.hash(c.absolutePath)));
+      if (this.stopped) return;
+      const probes = await pool.probe(group.map(([c]) => c.absolutePath));
+      if (this.stopped) return;
+      const same: { id: number; size: number; mtimeMs: number }[] = [];
+      const versions: Candidate[] = [];
+      group.forEach(([c, record], i) => {
+        const probe = probes[i];
+        const hashed = hashes[i];
+        if (!current(c) || probe.kind !== 'file') return;
+        const code =
+          hashed.status === 'rejected'
+            ? ((hashed.reason as NodeJS.ErrnoException).code ?? null)
+            : null;
+        const readAgain = hashed.status === 'rejected' && READ_AGAIN.has(code);
+        const changed = probe.size !== c.size || probe.mtimeMs !== c.mtimeMs;
+        if (changed || probe.openError !== null || readAgain) {
+          c.size = probe.size;
+          c.mtimeMs = probe.mtimeMs;
+          c.openError = changed ? null : (probe.openError ?? code ?? 'unreadable');
+          c.changedAt = this.clock();
+          this.candidates.set(keys[i], c);
+          this.wakeFor(c, changed ? 0 : WAKE_GAP_MS);
+        } else if (hashed.status === 'fulfilled' && hashed.value.hash === record.xxhash) {
+          same.push({ id: record.id, size: c.size, mtimeMs: c.mtimeMs });
+        } else {
+          if (hashed.status === 'rejected') {
+            this.log.warn(
+              { err: hashed.reason, file: c.absolutePath },
+              'harvest: cannot compare a file with its record; recorded as a new version',
+            );
+          }
+          versions.push(c);
+        }
+      });
+      if (same.length) {
+        keepRecords(this.db, same);
         this.changed();
-        return;
       }
-      this.rechecks.delete(key);
-      this.accept([c], true);
+      if (versions.length) this.accept(versions, true);
     } catch (error) {
-      if (current())
-        this.log.error({ err: error, file: c.absolutePath }, 'harvest: recheck failed');
+      // Not one file's trouble (the database): each is looked at again, none dropped.
+      if (!this.stopped) this.log.error({ err: error }, 'harvest: comparing files failed');
+      for (const key of keys) {
+        const mark = this.rechecks.get(key);
+        if (mark) mark.again = true;
+      }
     } finally {
-      this.rechecks.delete(key);
+      group.forEach(([c], i) => {
+        const mark = this.rechecks.get(keys[i]);
+        this.rechecks.delete(keys[i]);
+        // Seen again meanwhile (a watcher event, a walk; consider left it to this check), or
+        // its instrument was set up again: looked at anew, as the instrument now is. The
+        // stability check probes it before anything is taken.
+        if (this.stopped || this.candidates.has(keys[i])) return;
+        if (!mark?.again && this.instruments.includes(c.instrument)) return;
+        const instrument = this.instruments.find((one) => one.id === c.instrument.id);
+        const folder = instrument?.watch.find((w) => w.path === c.folder.path);
+        if (instrument && folder) {
+          this.consider(instrument, folder, c.absolutePath, c.size, c.mtimeMs, c.relativePath);
+        }
+      });
       this.checkIdle();
     }
   }

@@ -214,19 +214,29 @@ export function requeueFile(db: Db, id: number, size: number, mtimeMs: number): 
 }
 
 /**
- * A done file found again with the bytes it was recorded with, under a new mtime: the record
- * (and its ARK) stays, with the file's mtime now, in file_info too.
+ * Done files found again with the bytes they were recorded with, under a new mtime (one
+ * commit): each record (and its ARK) stays, with the file's mtime now, in file_info too.
  */
-export function keepRecord(db: Db, id: number, mtimeMs: number): void {
+export function keepRecords(db: Db, files: { id: number; size: number; mtimeMs: number }[]): void {
   db.transaction(() => {
-    cachedStatement(
+    const keep = cachedStatement(
       db,
       `UPDATE harvest_files SET mtime_ms = ?,
          metadata_ = CASE WHEN json_type(metadata_, '$.file_info.modified_at') IS NULL THEN metadata_
            ELSE json_set(metadata_, '$.file_info.modified_at', ?) END,
-         updated_at = ${NEXT_UPDATED_AT} WHERE id = ?`,
-    ).run(mtimeMs, new Date(mtimeMs).toISOString(), nowIso(), id);
-    enqueueFile(db, id);
+         updated_at = ${NEXT_UPDATED_AT}
+       WHERE id = ? AND state = 'done' AND size = ?`,
+    );
+    for (const f of files) {
+      const { changes } = keep.run(
+        f.mtimeMs,
+        new Date(f.mtimeMs).toISOString(),
+        nowIso(),
+        f.id,
+        f.size,
+      );
+      if (changes) enqueueFile(db, f.id);
+    }
   }).immediate();
 }
 
