@@ -113,7 +113,10 @@ test('data tab: a failed transfer shows its reason and Retry completes it; ARK a
     /^ark:99999\/fk4[0-9bcdfghjkmnpqrstvwxz]+$/,
   );
   await expect(details).toContainText('test identifier');
-  await expect(details.getByTestId('file-metadata')).toContainText('"mime_type": "text/plain"');
+  const metadata = details.getByTestId('file-metadata');
+  await expect(metadata.locator('dt[title="file_info.mime_type"] + dd')).toHaveText('text/plain');
+  await metadata.getByText('As JSON').click();
+  await expect(metadata.locator('pre')).toContainText('"mime_type": "text/plain"');
   await expect(details).toContainText('failed');
   await expect(details).toContainText('checksum verified');
 

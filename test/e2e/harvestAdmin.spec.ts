@@ -221,7 +221,9 @@ test('an admin sets up harvesting of an instrument; a granted user reads its fil
   await expect(details.getByTestId('file-checksum')).toHaveText('6f1ed002ab5595859014ebf0951522d9');
   await expect(details.getByText('(xxh3-128)')).toBeVisible();
   await expect(details.getByText('/data/tem/grid3_0001.dm4')).toBeVisible();
-  await expect(details.getByTestId('file-metadata')).toContainText('"name": "grid 3"');
+  await expect(
+    details.getByTestId('file-metadata').locator('dt[title="sample.name"] + dd'),
+  ).toHaveText('grid 3');
   const history = details.getByRole('table', { name: 'Transfer history' });
   await expect(history.getByRole('cell', { name: 'completed', exact: true })).toBeVisible();
   await expect(history.getByText('/mnt/archive/TEM camera/grid3_0001.dm4')).toBeVisible();

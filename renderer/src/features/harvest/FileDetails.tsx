@@ -1,5 +1,6 @@
 import type { ReactElement } from 'react';
 import type { HarvestFileView, HarvestTransferView } from '../../../../shared/api.js';
+import { MetadataTree } from '../../components/MetadataTree.js';
 import { formatDateTime } from '../../format.js';
 import { useHarvestStore } from '../../stores/harvest.js';
 import { useSessionStore } from '../../stores/session.js';
@@ -75,9 +76,7 @@ export function FileDetails({
       </ul>
       <h3>Metadata</h3>
       {loggedOn ? (
-        <pre className="metadata" data-testid="file-metadata">
-          {JSON.stringify(file.metadata_, null, 2)}
-        </pre>
+        <MetadataTree metadata={file.metadata_} />
       ) : (
         <p className="notice">
           Log on to see the file's metadata: it names who made it and the usage's answers.

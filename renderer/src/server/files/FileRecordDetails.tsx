@@ -2,6 +2,7 @@ import { useId } from 'react';
 import type { ReactElement } from 'react';
 import { isTestArk } from '../../../../shared/ark.js';
 import type { FileOut, TransferOut } from '../../../../shared/harvest/management.js';
+import { MetadataTree } from '../../components/MetadataTree.js';
 import { formatDateTime } from '../../format.js';
 import { formatBytes } from '../../features/harvest/words.js';
 
@@ -90,9 +91,9 @@ export function FileRecordDetails({
         </div>
       )}
       <h3 id={`${id}-metadata`}>Metadata</h3>
-      <pre className="metadata" aria-labelledby={`${id}-metadata`} data-testid="file-metadata">
-        {JSON.stringify(file.metadata_, null, 2)}
-      </pre>
+      <section aria-labelledby={`${id}-metadata`}>
+        <MetadataTree metadata={file.metadata_} />
+      </section>
     </section>
   );
 }
