@@ -324,7 +324,12 @@ export interface ApiResults extends NotebookApiResults, StationReservationResult
   'settings.setDesktopMode': { restarting: true };
   'harvest.status': HarvestStatus;
   'harvest.files': { files: HarvestFileView[] };
-  'harvest.file': { file: HarvestFileView; transfers: HarvestTransferView[] };
+  /** `usage`: the usage during which the file was first seen, for someone logged on. */
+  'harvest.file': {
+    file: HarvestFileView;
+    transfers: HarvestTransferView[];
+    usage: UsageEventView | null;
+  };
   'harvest.retry': { file: HarvestFileView };
   /** Every failed file of the instruments harvested here, made due now: how many. */
   'harvest.retryAll': { count: number };

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { expect, test, type FacilityBundle } from './fixtures.js';
-import { TOOL, facility, logOff, logOn } from './facility.js';
+import { TOOL, enableWith, facility, logOff, logOn } from './facility.js';
 
 /** The facility with one instrument, quanta, harvesting `src` into the folder `archive`. */
 function withQuanta(src: string, archive: string, template: string): FacilityBundle {
@@ -232,4 +232,42 @@ test('data tab: Retry all takes every failed file again once the share is back',
   await expect(page.getByRole('region', { name: 'Failed transfers' })).toHaveCount(0);
   await expect(page.getByTestId('today-completed')).toHaveText('3');
   expect(await readFile(join(archive, 'two.txt'), 'utf8')).toBe('two.txt');
+});
+
+test('data tab: a file names the usage it was made during, for someone logged on', async ({
+  page,
+  startStation,
+  scratchDir,
+}) => {
+  const src = join(scratchDir, 'acquisition');
+  const archive = join(scratchDir, 'archive');
+  await mkdir(src);
+  await mkdir(archive);
+  await writeFile(join(src, 'before.txt'), 'made before anyone used the tool');
+  const station = await startStation(withQuanta(src, archive, '{relative_path}'));
+  await page.goto(station.url);
+  await logOn(page, 'ada', '1234');
+  await enableWith(page, { project: 'Looms (LOO-2)', samples: [{ name: 'W1' }] });
+  await writeFile(join(src, 'during.txt'), 'made while Ada used the tool');
+
+  await page.getByRole('tab', { name: 'Data', exact: true }).click();
+  const files = page.getByRole('region', { name: 'Harvested files' });
+  await expect(files.getByRole('row', { name: /during\.txt/ })).toContainText('completed');
+  await files.getByRole('button', { name: 'during.txt' }).click();
+  const usage = page.getByRole('region', { name: 'File during.txt' }).getByTestId('file-usage');
+  await expect(usage).toContainText('Ada Lovelace, project Looms:');
+  await expect(usage).toContainText('to now (in progress)');
+  await files.getByRole('button', { name: 'before.txt' }).click();
+  await expect(
+    page.getByRole('region', { name: 'File before.txt' }).getByTestId('file-usage'),
+  ).toHaveText('none active when the file was first seen');
+
+  // Nobody at the screen: who it was is not shown.
+  await page.getByRole('tab', { name: 'Tool control' }).click();
+  await logOff(page);
+  await page.getByRole('tab', { name: 'Data', exact: true }).click();
+  await files.getByRole('button', { name: 'during.txt' }).click();
+  await expect(
+    page.getByRole('region', { name: 'File during.txt' }).getByTestId('file-usage'),
+  ).toHaveText('log on to see');
 });

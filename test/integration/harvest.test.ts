@@ -29,7 +29,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { takeHarvestLock } from '../../electron/core/harvest/lock.js';
 import { HISTORY_PROBLEM } from '../../electron/core/sync/history.js';
 import { makeArk, parseArk } from '../../shared/ark.js';
-import type { HarvestFileView, HarvestTransferView } from '../../shared/api.js';
+import type { HarvestFileView, HarvestTransferView, UsageEventView } from '../../shared/api.js';
 import {
   CLI,
   runCli,
@@ -1099,6 +1099,17 @@ describe('harvest in a running station', () => {
       experiment_title: 'Grain growth',
       samples: [{ sample_name: 'S1' }],
     });
+    // The file's details name the usage: who, with which project, since when.
+    const details = (await st.rpc('harvest.file', { id: during.id })).body as {
+      usage: UsageEventView | null;
+    };
+    expect(details.usage).toMatchObject({
+      uuid: usage,
+      user_name: 'Ada Lovelace',
+      project_name: 'Cathodes',
+      tool_name: 'SEM',
+      end: null,
+    });
 
     // Who made it and the usage's answers are for someone logged on, as the usage history is.
     expect((await st.rpc('session.logoff', {})).status).toBe(200);
@@ -1113,7 +1124,9 @@ describe('harvest in a running station', () => {
     const one = (await st.rpc('harvest.file', { id: during.id })).body as {
       file: HarvestFileView;
       transfers: HarvestTransferView[];
+      usage: UsageEventView | null;
     };
+    expect(one.usage).toBeNull();
     expect(one.file.metadata_).toEqual({});
     expect(one.file.last_transfer?.destination_path).toBeNull();
     expect(one.transfers.length).toBeGreaterThan(0);

@@ -222,6 +222,13 @@ export function usageView(db: Db, id: number): UsageEventView {
   return toView(row);
 }
 
+/** The usage event of this uuid, null when this station has none of it. */
+export function usageViewByUuid(db: Db, uuid: string): UsageEventView | null {
+  const row = db.prepare(`${USAGE_VIEW_SQL} WHERE e.uuid = ?`).get(uuid) as
+    UsageViewRow | undefined;
+  return row ? toView(row) : null;
+}
+
 export interface UsageQuery {
   toolId?: number;
   userId?: number;

@@ -45,6 +45,7 @@ import {
   projectSummary,
   queryUsage,
   toolInfo,
+  usageViewByUuid,
   userSummary,
   type UserRow,
 } from './records.js';
@@ -479,6 +480,11 @@ export class Station {
           transfers: listTransfers(db, { fileId: id }).map((t) =>
             this.transferForViewer(t, file.usage_event),
           ),
+          // Who made it and with which project: for someone logged on (forViewer).
+          usage:
+            this.session && file.usage_event !== null
+              ? usageViewByUuid(db, file.usage_event)
+              : null,
         };
       },
       'harvest.retry': ({ file_id: fileId }) => {

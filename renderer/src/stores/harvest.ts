@@ -1,5 +1,10 @@
 import { create } from 'zustand';
-import type { HarvestFileView, HarvestStatus, HarvestTransferView } from '../../../shared/api.js';
+import type {
+  HarvestFileView,
+  HarvestStatus,
+  HarvestTransferView,
+  UsageEventView,
+} from '../../../shared/api.js';
 import { call, toBridgeError } from '../bridge.js';
 
 const PAGE = 100;
@@ -20,7 +25,11 @@ interface HarvestState {
   /** A new search is under way: the list is empty until its answer comes. */
   searching: boolean;
   setSearch: (search: string) => Promise<void>;
-  selected: { file: HarvestFileView; transfers: HarvestTransferView[] } | null;
+  selected: {
+    file: HarvestFileView;
+    transfers: HarvestTransferView[];
+    usage: UsageEventView | null;
+  } | null;
   error: string | null;
   /** Files whose Retry is under way. */
   retrying: ReadonlySet<number>;

@@ -31,7 +31,7 @@ function answer(name: string, args: Args): RpcEnvelope {
   if (name === 'harvest.file') {
     return {
       ok: true,
-      result: { file: { id: args.id, relative_path: `f${args.id}` }, transfers: [] },
+      result: { file: { id: args.id, relative_path: `f${args.id}` }, transfers: [], usage: null },
     };
   }
   if (args.state === 'failed') return { ok: true, result: { files: [] } };

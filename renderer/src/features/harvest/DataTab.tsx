@@ -318,7 +318,9 @@ export function DataTab(): ReactElement {
       <Failures failed={failed} active={active} waiting={waiting} harvested={harvested} />
       <div className="data-columns">
         <History files={files} />
-        {selected && <FileDetails file={selected.file} transfers={selected.transfers} />}
+        {selected && (
+          <FileDetails file={selected.file} transfers={selected.transfers} usage={selected.usage} />
+        )}
       </div>
     </div>
   );

@@ -1,5 +1,9 @@
 import type { ReactElement } from 'react';
-import type { HarvestFileView, HarvestTransferView } from '../../../../shared/api.js';
+import type {
+  HarvestFileView,
+  HarvestTransferView,
+  UsageEventView,
+} from '../../../../shared/api.js';
 import { MetadataTree } from '../../components/MetadataTree.js';
 import { formatDateTime } from '../../format.js';
 import { useHarvestStore } from '../../stores/harvest.js';
@@ -10,9 +14,12 @@ import { formatBytes } from './words.js';
 export function FileDetails({
   file,
   transfers,
+  usage,
 }: {
   file: HarvestFileView;
   transfers: HarvestTransferView[];
+  /** The usage during which it was first seen (for someone logged on). */
+  usage: UsageEventView | null;
 }): ReactElement {
   const select = useHarvestStore((s) => s.select);
   const loggedOn = useSessionStore((s) => s.session !== null);
@@ -51,10 +58,19 @@ export function FileDetails({
         <dt>First seen</dt>
         <dd>{formatDateTime(file.first_discovered_at)}</dd>
         <dt>Usage</dt>
-        <dd>
-          {loggedOn
-            ? (file.usage_event ?? 'none active when the file was first seen')
-            : 'log on to see'}
+        <dd data-testid="file-usage">
+          {!loggedOn ? (
+            'log on to see'
+          ) : usage !== null ? (
+            <>
+              {usage.user_name}, project {usage.project_name}: {formatDateTime(usage.start)} to{' '}
+              {usage.end === null ? 'now (in progress)' : formatDateTime(usage.end)}
+            </>
+          ) : file.usage_event !== null ? (
+            <code title="this station holds no record of that usage">{file.usage_event}</code>
+          ) : (
+            'none active when the file was first seen'
+          )}
         </dd>
       </dl>
       <h3>Transfers</h3>
