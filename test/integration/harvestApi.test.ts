@@ -234,6 +234,17 @@ describe('management resources', () => {
       timezone: 'Mars/Olympus',
     });
     expect(badZone.body.detail[0].loc).toEqual(['body', 'timezone']);
+    // Every problem at once: a bad zone does not hide a cron that never comes round.
+    const both = await call('POST', '/api/schedules', 'admin', {
+      instrument_id: inst.id,
+      cron: '0 0 31 2 *',
+      timezone: 'Mars/Olympus',
+    });
+    expect(both.status).toBe(422);
+    expect((both.body.detail as { loc: string[] }[]).map((d) => d.loc.join('.'))).toEqual([
+      'body.timezone',
+      'body.cron',
+    ]);
     const badHook = await call('POST', '/api/hooks', 'admin', {
       name: 'bad',
       trigger: 'pre_transfer',

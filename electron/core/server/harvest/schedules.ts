@@ -57,7 +57,8 @@ function check(db: Db, merged: Required<Input>, input: Input): void {
       problem(['body', 'timezone'], text.slice('timezone: '.length)),
     ),
   ];
-  if (input.cron !== undefined && !problems.length) {
+  // The cron is checked beside the rest (it needs no time zone): every problem is named at once.
+  if (input.cron !== undefined) {
     for (const text of cronProblems('cron', merged.cron)) {
       problems.push(problem(['body', 'cron'], text.slice('cron: '.length), 'cron'));
     }
