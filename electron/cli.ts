@@ -49,8 +49,10 @@ Usage:
                                                       --once, walk every watched folder, transfer
                                                       what is stable, exit (1 if any failed);
                                                       without, keep watching until stopped
-  labstation files --data DIR [--json] [--state S]    print the file records (S: waiting, failed,
-                                                      done, gone)
+  labstation files --data DIR [--json] [--state S] [--search TEXT]
+                                                      print the file records (S: waiting, failed,
+                                                      done, gone; TEXT: a part of the path below
+                                                      the watched folder, or an ARK)
   labstation transfers --data DIR [--json] [--file ID]
                                                       print the transfer records
 
@@ -506,17 +508,32 @@ async function harvest(argv: string[]): Promise<number> {
 async function files(argv: string[]): Promise<number> {
   const { values } = parseArgs({
     args: argv,
-    options: { data: { type: 'string' }, json: { type: 'boolean' }, state: { type: 'string' } },
+    options: {
+      data: { type: 'string' },
+      json: { type: 'boolean' },
+      state: { type: 'string' },
+      search: { type: 'string' },
+    },
   });
   const states = ['waiting', 'failed', 'done', 'gone'] as const;
   const state = values.state as (typeof states)[number] | undefined;
   if (state !== undefined && !states.includes(state)) {
     throw new UsageError(`--state must be one of ${states.join(', ')}`);
   }
+  let search: string | undefined;
+  if (values.search !== undefined) {
+    // The Data tab's rules (harvest.files): the same text finds the same files.
+    const { apiSchemas } = await import('../shared/api.js');
+    const parsed = apiSchemas['harvest.files'].shape.search.safeParse(values.search);
+    if (!parsed.success) {
+      throw new UsageError(`--search ${parsed.error.issues[0]?.message ?? 'is not valid'}`);
+    }
+    search = parsed.data;
+  }
   const { listFiles } = await import('./core/harvest/records.js');
   const db = openStationData(need(values.data, '--data'));
   try {
-    const list = listFiles(db, { state }).reverse();
+    const list = listFiles(db, { state, search }).reverse();
     if (values.json) process.stdout.write(`${JSON.stringify(list, null, 2)}\n`);
     else {
       for (const f of list) {

@@ -1187,6 +1187,26 @@ describe('harvest in a running station', () => {
     expect((await st.rpc('harvest.files', { search: 'x'.repeat(201) })).body).toMatchObject({
       details: { problems: ['search: must be at most 200 characters'] },
     });
+
+    // The command line finds the same files by the same rules.
+    const cli = async (search: string) => {
+      const out = await runCli(['files', '--data', dirs.data, '--json', '--search', search]);
+      return {
+        ...out,
+        paths:
+          out.code === 0
+            ? (JSON.parse(out.stdout) as HarvestFileView[]).map((f) => f.relative_path)
+            : [],
+      };
+    };
+    expect((await cli('ALPHA')).paths).toEqual(['Alpha_1.tif']);
+    expect((await cli(gamma.persistent_id.replace('ark:', 'ark:/'))).paths).toEqual([
+      'sub/gamma.tif',
+    ]);
+    expect((await cli('.tif')).paths).toHaveLength(4);
+    const blank = await cli(' ');
+    expect(blank.code).toBe(2);
+    expect(blank.stderr).toContain('--search must hold something to look for');
   });
 
   it('Retry all makes every failed file due at once, for someone logged on', async () => {
