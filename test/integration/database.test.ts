@@ -4,6 +4,7 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { migrations, LATEST_VERSION } from '../../electron/core/db/migrations.js';
 import { NewerDatabaseError, openDatabase, schemaVersion } from '../../electron/core/db/open.js';
+import { listFiles } from '../../electron/core/harvest/records.js';
 import { tempDir } from './helpers.js';
 
 function schemaOf(db: Database.Database): unknown[] {
@@ -169,6 +170,57 @@ describe('database', () => {
       UPDATE reservations SET cancelled = 0 WHERE uuid = 'r';`);
     expect(log().length).toBe(rowsBefore.length + 6);
     upgraded.close();
+  });
+
+  it("migration 12: a station's file records, old and new, are found by a part of their path; a server's are not indexed", () => {
+    const now = '2026-01-05T10:00:00.000Z';
+    const record = (db: Database.Database, id: number, path: string): void => {
+      db.prepare(
+        `INSERT INTO harvest_files (id, uuid, instrument_id, persistent_id, watch_path,
+           relative_path, source_path, filename, size, mtime_ms, first_discovered_at, updated_at)
+         VALUES (?, ?, 1, ?, '/w', ?, '/w/' || ?, ?, 1, 1, ?, ?)`,
+      ).run(id, `f${id}`, `ark:99999/fk4${id}`, path, path, path, now, now);
+    };
+    const withRecords = (mode: string, file: string): Database.Database => {
+      const db = openDatabase(file, migrations.slice(0, 11));
+      db.exec(`INSERT INTO settings (key, value) VALUES ('mode', '${JSON.stringify(mode)}');
+        INSERT INTO tools (uuid, name, created_at, updated_at) VALUES ('t', 't', '${now}', '${now}');
+        INSERT INTO instruments (uuid, name, tool_id, destination_template, created_at, updated_at)
+          VALUES ('i', 'i', 1, '{relative_path}', '${now}', '${now}')`);
+      record(db, 1, 'run-7/Grain-Boundary.tif');
+      record(db, 2, 'run-8/other.tif');
+      db.close();
+      return openDatabase(file);
+    };
+    const indexed = (db: Database.Database, text: string): number[] =>
+      db
+        .prepare(
+          'SELECT rowid FROM harvest_files_path WHERE harvest_files_path MATCH ? ORDER BY rowid',
+        )
+        .pluck()
+        .all(`"${text}"`) as number[];
+    const found = (db: Database.Database, search: string): string[] =>
+      listFiles(db, { search }).map((f) => f.relative_path);
+
+    const station = withRecords('station', join(tempDir(), 'm12s.db'));
+    // Records made before the migration are indexed by it, without case.
+    expect(indexed(station, 'grain-b')).toEqual([1]);
+    expect(indexed(station, '.TIF')).toEqual([1, 2]);
+    // Records made after it join the index before a search (and after each walk), in bulk.
+    record(station, 3, 'run-9/grain-c.tif');
+    expect(indexed(station, 'grain')).toEqual([1]);
+    expect(found(station, 'GRAIN')).toEqual(['run-9/grain-c.tif', 'run-7/Grain-Boundary.tif']);
+    expect(indexed(station, 'grain')).toEqual([1, 3]);
+    expect(station.prepare('SELECT through FROM harvest_files_path_through').pluck().get()).toBe(3);
+    station
+      .prepare("INSERT INTO harvest_files_path (harvest_files_path) VALUES ('integrity-check')")
+      .run();
+    station.close();
+
+    const server = withRecords('server', join(tempDir(), 'm12v.db'));
+    expect(indexed(server, '.tif')).toEqual([]);
+    expect(server.prepare('SELECT through FROM harvest_files_path_through').pluck().get()).toBe(0);
+    server.close();
   });
 
   it('answers the hot queries from indexes (EXPLAIN QUERY PLAN)', () => {

@@ -1138,14 +1138,14 @@ describe('harvest in a running station', () => {
   it('finds files by a part of their path, ignoring case, and a file by its ARK', async () => {
     const dirs = await setupHarvest();
     mkdirSync(join(dirs.src, 'sub'));
-    for (const name of ['Alpha_1.tif', 'beta%.tif', 'sub/gamma.tif', 'delta.tif']) {
+    for (const name of ['Alpha_1.tif', 'beta%.tif', 'sub/gamma.tif', 'delta.tif', 'Größe.tif']) {
       writeFileSync(join(dirs.src, name), name);
     }
     station = await startStation(dirs.data);
     const st = station;
-    const all = await waitLong('four files harvested', async () => {
+    const all = await waitLong('five files harvested', async () => {
       const files = await stationFiles(st);
-      return files.length === 4 && files.every((f) => f.state === 'done') ? files : undefined;
+      return files.length === 5 && files.every((f) => f.state === 'done') ? files : undefined;
     });
     const found = async (search: string): Promise<string[]> => {
       const res = await st.rpc('harvest.files', { search });
@@ -1158,22 +1158,25 @@ describe('harvest in a running station', () => {
     expect(await found('%')).toEqual(['beta%.tif']);
     expect(await found('_')).toEqual(['Alpha_1.tif']);
     expect(await found('sub/')).toEqual(['sub/gamma.tif']);
-    expect(await found('.tif')).toHaveLength(4);
+    expect(await found('.tif')).toHaveLength(5);
     expect(await found('epsilon')).toEqual([]);
+    // Case is ignored for A to Z only (the path index folds more; the search does not).
+    expect(await found('gRö')).toEqual(['Größe.tif']);
+    expect(await found('GRÖ')).toEqual([]);
     // An ARK finds its file, written either way; one that is no file's finds none.
     const gamma = all.find((f) => f.relative_path === 'sub/gamma.tif') as HarvestFileView;
     expect(await found(gamma.persistent_id)).toEqual(['sub/gamma.tif']);
     expect(await found(gamma.persistent_id.replace('ark:', 'ark:/'))).toEqual(['sub/gamma.tif']);
     expect(await found(makeArk({ naan: '99999', shoulder: 'fk4' }, 'zzzzzzzzzz'))).toEqual([]);
     // Paging goes on within the search.
-    const newest = (await st.rpc('harvest.files', { search: '.tif', limit: 2 })).body as {
+    const newest = (await st.rpc('harvest.files', { search: '.tif', limit: 3 })).body as {
       files: HarvestFileView[];
     };
     const older = (
       await st.rpc('harvest.files', {
         search: '.tif',
-        limit: 2,
-        before_id: newest.files[1]?.id,
+        limit: 3,
+        before_id: newest.files[2]?.id,
       })
     ).body as { files: HarvestFileView[] };
     expect([...newest.files, ...older.files].map((f) => f.id)).toEqual(
@@ -1203,7 +1206,7 @@ describe('harvest in a running station', () => {
     expect((await cli(gamma.persistent_id.replace('ark:', 'ark:/'))).paths).toEqual([
       'sub/gamma.tif',
     ]);
-    expect((await cli('.tif')).paths).toHaveLength(4);
+    expect((await cli('.tif')).paths).toHaveLength(5);
     const blank = await cli(' ');
     expect(blank.code).toBe(2);
     expect(blank.stderr).toContain('--search must hold something to look for');

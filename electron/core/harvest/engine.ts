@@ -60,6 +60,7 @@ import {
   finishTransfer,
   finishTransfers,
   idleHarvestStatus,
+  indexPaths,
   type FileRow,
   type TransferOutcome,
 } from './records.js';
@@ -761,6 +762,13 @@ export class Harvester {
   async rescanAll(): Promise<void> {
     this.scanning += 1;
     try {
+      // The records made since the last walk join the path index in bulk, off the per-file
+      // path: a search then has little left to add (records.ts indexPaths).
+      try {
+        indexPaths(this.db);
+      } catch (error) {
+        this.log.warn({ err: error }, 'harvest: the path index was not brought up to date');
+      }
       for (const i of this.awaitingHistory)
         this.run?.unreachable.push(`${i.name}: ${HISTORY_PROBLEM}`);
       for (const instrument of this.instruments) await this.rescan(instrument);

@@ -600,18 +600,68 @@ function containsPattern(text: string): string {
   return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
+/**
+ * Adds the records made since the last time to the path index (migration 12), in one
+ * statement: 5 us per record, where a trigger per record cost 45 (FTS5 writes a segment per
+ * statement in a trigger). Run before a search, and by the harvest after each walk, so a
+ * search never has much to add. Cheap when there is nothing to add.
+ */
+export function indexPaths(db: Db): void {
+  const through = cachedStatement(db, 'SELECT through FROM harvest_files_path_through')
+    .pluck()
+    .get() as number;
+  const newest = cachedStatement(db, 'SELECT max(id) FROM harvest_files').pluck().get() as
+    number | null;
+  if (newest === null || newest <= through) return;
+  db.transaction(() => {
+    cachedStatement(
+      db,
+      `INSERT INTO harvest_files_path (rowid, relative_path)
+         SELECT id, relative_path FROM harvest_files
+         WHERE id > (SELECT through FROM harvest_files_path_through) ORDER BY id`,
+    ).run();
+    cachedStatement(
+      db,
+      `UPDATE harvest_files_path_through
+         SET through = (SELECT coalesce(max(id), through) FROM harvest_files)`,
+    ).run();
+  }).immediate();
+}
+
+/**
+ * `text` as a query of the path index (migration 12) that finds the records whose path may
+ * hold it: one phrase of its trigrams, without case. Null for text of fewer than three
+ * characters, which has no trigram.
+ */
+function trigramQuery(text: string): string | null {
+  return [...text].length < 3 ? null : `"${text.replace(/"/g, '""')}"`;
+}
+
 /** Newest first; `beforeId` pages further back. */
 export function listFiles(db: Db, filter: FileFilter = {}): HarvestFileView[] {
   const where: string[] = [];
   const params: unknown[] = [];
+  // The records are walked from the newest: by their id, or by the path index's rowid (the
+  // same), which the index gives in that order, so a page stops as soon as it is full.
+  let from = '';
+  let id = 'f.id';
   const search = filter.search;
   if (search) {
     const ark = parseArk(search);
+    const phrase = ark.ok ? null : trigramQuery(search);
     if (ark.ok) {
       where.push('f.persistent_id = ?');
       params.push(ark.ark);
     } else {
-      // LIKE is case-blind for ASCII letters, as a person typing a name expects.
+      if (phrase !== null) {
+        indexPaths(db);
+        from = 'JOIN harvest_files_path p ON p.rowid = f.id';
+        id = 'p.rowid';
+        where.push('harvest_files_path MATCH ?');
+        params.push(phrase);
+      }
+      // The index folds case beyond A to Z; LIKE has the last word, case-blind for ASCII
+      // letters only, as a person typing a name expects (and as without the index).
       where.push(`f.relative_path LIKE ? ESCAPE '\\'`);
       params.push(containsPattern(search));
     }
@@ -621,13 +671,13 @@ export function listFiles(db: Db, filter: FileFilter = {}): HarvestFileView[] {
     params.push(filter.state);
   }
   if (filter.beforeId !== undefined) {
-    where.push('f.id < ?');
+    where.push(`${id} < ?`);
     params.push(filter.beforeId);
   }
   const rows = cachedStatement(
     db,
-    `${FILE_SELECT} ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
-       ORDER BY f.id DESC LIMIT ?`,
+    `${FILE_SELECT} ${from} ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+       ORDER BY ${id} DESC LIMIT ?`,
   ).all(...params, filter.limit ?? -1) as FileViewRow[];
   return rows.map((r) => fileView(db, r));
 }
