@@ -4,7 +4,7 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { migrations, LATEST_VERSION } from '../../electron/core/db/migrations.js';
 import { NewerDatabaseError, openDatabase, schemaVersion } from '../../electron/core/db/open.js';
-import { listFiles } from '../../electron/core/harvest/records.js';
+import { indexPaths, listFiles } from '../../electron/core/harvest/records.js';
 import { tempDir } from './helpers.js';
 
 function schemaOf(db: Database.Database): unknown[] {
@@ -206,12 +206,22 @@ describe('database', () => {
     // Records made before the migration are indexed by it, without case.
     expect(indexed(station, 'grain-b')).toEqual([1]);
     expect(indexed(station, '.TIF')).toEqual([1, 2]);
-    // Records made after it join the index before a search (and after each walk), in bulk.
+    // Records made after it are found as they are, newest first, before the indexed ones,
+    // and a search writes nothing; the harvest adds them to the index in bulk.
     record(station, 3, 'run-9/grain-c.tif');
-    expect(indexed(station, 'grain')).toEqual([1]);
+    record(station, 4, 'run-9/other.tif');
     expect(found(station, 'GRAIN')).toEqual(['run-9/grain-c.tif', 'run-7/Grain-Boundary.tif']);
+    expect(listFiles(station, { search: '.tif', limit: 3 }).map((f) => f.id)).toEqual([4, 3, 2]);
+    expect(listFiles(station, { search: '.tif', limit: 2, beforeId: 4 }).map((f) => f.id)).toEqual([
+      3, 2,
+    ]);
+    expect(indexed(station, 'grain')).toEqual([1]);
+    indexPaths(station);
     expect(indexed(station, 'grain')).toEqual([1, 3]);
-    expect(station.prepare('SELECT through FROM harvest_files_path_through').pluck().get()).toBe(3);
+    expect(found(station, 'GRAIN')).toEqual(['run-9/grain-c.tif', 'run-7/Grain-Boundary.tif']);
+    expect(station.prepare('SELECT through FROM harvest_files_path_through').pluck().get()).toBe(4);
+    // No path holds a NUL: nothing is found, and nothing fails.
+    expect(found(station, 'grain\0')).toEqual([]);
     station
       .prepare("INSERT INTO harvest_files_path (harvest_files_path) VALUES ('integrity-check')")
       .run();
@@ -219,6 +229,8 @@ describe('database', () => {
 
     const server = withRecords('server', join(tempDir(), 'm12v.db'));
     expect(indexed(server, '.tif')).toEqual([]);
+    // Read as they are there (`labstation files --search` on a server's data dir).
+    expect(found(server, 'grain')).toEqual(['run-7/Grain-Boundary.tif']);
     expect(server.prepare('SELECT through FROM harvest_files_path_through').pluck().get()).toBe(0);
     server.close();
   });

@@ -763,7 +763,7 @@ export class Harvester {
     this.scanning += 1;
     try {
       // The records made since the last walk join the path index in bulk, off the per-file
-      // path: a search then has little left to add (records.ts indexPaths).
+      // path; a search reads those made since as they are (records.ts indexPaths).
       try {
         indexPaths(this.db);
       } catch (error) {

@@ -66,8 +66,6 @@ export function FileDetails({
               {usage.user_name}, project {usage.project_name}: {formatDateTime(usage.start)} to{' '}
               {usage.end === null ? 'now (in progress)' : formatDateTime(usage.end)}
             </>
-          ) : file.usage_event !== null ? (
-            <code title="this station holds no record of that usage">{file.usage_event}</code>
           ) : (
             'none active when the file was first seen'
           )}
