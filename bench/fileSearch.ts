@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Database } from 'better-sqlite3';
+import { likeContains } from '../shared/sqlLike.js';
 import { migrations } from '../electron/core/db/migrations.js';
 import { openDatabase } from '../electron/core/db/open.js';
 import { indexPaths, listFiles } from '../electron/core/harvest/records.js';
@@ -46,9 +47,6 @@ function insertRecords(db: Database, from: number, to: number): number {
   })();
   return performance.now() - started;
 }
-
-/** LIKE's pattern for text anywhere, its % and _ literal (as records.ts containsPattern). */
-const contains = (text: string): string => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 function timeRuns(work: () => number): { median: number; max: number; rows: number } {
   let rows = work();
@@ -109,7 +107,7 @@ function main(): void {
     const rows = cases.map(({ label, search, beforeId }) => {
       const indexed = timeRuns(() => listFiles(db, { search, beforeId, limit: 100 }).length);
       const scanned = timeRuns(
-        () => scan.all(contains(search), beforeId ?? Number.MAX_SAFE_INTEGER).length,
+        () => scan.all(likeContains(search), beforeId ?? Number.MAX_SAFE_INTEGER).length,
       );
       if (indexed.rows !== scanned.rows) {
         throw new Error(`${label}: ${indexed.rows} files with the index, ${scanned.rows} without`);

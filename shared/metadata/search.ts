@@ -6,6 +6,7 @@
 // offers number ranges with a unit and date ranges, a long-standing request of its users.
 
 import { z } from 'zod';
+import { likeContains } from '../sqlLike.js';
 import type { FieldType, MetadataDoc, MetadataField } from './types.js';
 import { isValidDate, normalizeDateTime, numericValue } from './values.js';
 
@@ -130,9 +131,9 @@ export function dateQueryBounds(query: { from?: string; to?: string }): {
   return { min, max };
 }
 
-/** `%text%` for SQL LIKE ... ESCAPE '\', with %, _ and \ in the text escaped. */
+/** `%text%` for SQL LIKE ... ESCAPE '\', of the text as searched (searchText), escaped. */
 export function likeContainsPattern(text: string): string {
-  return `%${searchText(text).replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  return likeContains(searchText(text));
 }
 
 /** Whether one row matches a query: the meaning the SQL side must reproduce. */

@@ -11,6 +11,7 @@ import {
   type ArkConfig,
 } from '../../../shared/ark.js';
 import type { HarvestFileView, HarvestStatus, HarvestTransferView } from '../../../shared/api.js';
+import { likeContains } from '../../../shared/sqlLike.js';
 import type { Transaction } from 'better-sqlite3';
 import type { Db } from '../db/open.js';
 import { cachedStatement } from '../db/statements.js';
@@ -595,11 +596,6 @@ export interface FileFilter {
   search?: string | undefined;
 }
 
-/** `text` as a LIKE pattern that matches it anywhere, its own % and _ taken literally. */
-function containsPattern(text: string): string {
-  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-}
-
 /**
  * Adds the records made since the last time to the path index (migration 12), in one
  * statement: 4 to 7 us per record, where a trigger per record cost 45 (FTS5 writes a segment
@@ -608,9 +604,7 @@ function containsPattern(text: string): string {
  * (listFiles). Cheap when there is nothing to add.
  */
 export function indexPaths(db: Db): void {
-  const through = cachedStatement(db, 'SELECT through FROM harvest_files_path_through')
-    .pluck()
-    .get() as number;
+  const through = indexedThrough(db);
   const newest = cachedStatement(db, 'SELECT max(id) FROM harvest_files').pluck().get() as
     number | null;
   if (newest === null || newest <= through) return;
@@ -618,15 +612,17 @@ export function indexPaths(db: Db): void {
     cachedStatement(
       db,
       `INSERT INTO harvest_files_path (rowid, relative_path)
-         SELECT id, relative_path FROM harvest_files
-         WHERE id > (SELECT through FROM harvest_files_path_through) ORDER BY id`,
-    ).run();
-    cachedStatement(
-      db,
-      `UPDATE harvest_files_path_through
-         SET through = (SELECT coalesce(max(id), through) FROM harvest_files)`,
-    ).run();
+         SELECT id, relative_path FROM harvest_files WHERE id > ? AND id <= ? ORDER BY id`,
+    ).run(through, newest);
+    cachedStatement(db, 'UPDATE harvest_files_path_through SET through = ?').run(newest);
   }).immediate();
+}
+
+/** The newest record in the path index: those after it are not indexed yet. */
+function indexedThrough(db: Db): number {
+  return cachedStatement(db, 'SELECT through FROM harvest_files_path_through')
+    .pluck()
+    .get() as number;
 }
 
 /**
@@ -656,7 +652,7 @@ export function listFiles(db: Db, filter: FileFilter = {}): HarvestFileView[] {
       // The index folds case beyond A to Z; LIKE has the last word, case-blind for ASCII
       // letters only, as a person typing a name expects (and as without the index).
       where.push(`f.relative_path LIKE ? ESCAPE '\\'`);
-      params.push(containsPattern(search));
+      params.push(likeContains(search));
     }
   }
   if (filter.state) {
@@ -688,9 +684,7 @@ export function listFiles(db: Db, filter: FileFilter = {}): HarvestFileView[] {
   // those made since (one walk's worth at most, while the harvest runs) are read as they are,
   // and come first, being the newest; then the index, newest first, which stops as soon as
   // the page is full. Nothing is written here: a search is a read, from the CLI too.
-  const through = cachedStatement(db, 'SELECT through FROM harvest_files_path_through')
-    .pluck()
-    .get() as number;
+  const through = indexedThrough(db);
   const newer = page(['f.id > ?'], [through]);
   const left = limit < 0 ? -1 : limit - newer.length;
   const indexed =
