@@ -24,6 +24,13 @@ function withQuanta(src: string, archive: string, template: string): FacilityBun
   };
 }
 
+/** The acquisition folder, made, and where the archive goes (made when a test says). */
+async function acquisition(scratchDir: string): Promise<{ src: string; archive: string }> {
+  const src = join(scratchDir, 'acquisition');
+  await mkdir(src);
+  return { src, archive: join(scratchDir, 'archive') };
+}
+
 /** Works on a station's database before the station starts (beforeStart). */
 function withStationDb<T>(dataDir: string, work: (db: Database.Database) => T): T {
   const db = new Database(join(dataDir, 'labstation.db'));
@@ -39,9 +46,7 @@ test('data tab: a failed transfer shows its reason and Retry completes it; ARK a
   startStation,
   scratchDir,
 }) => {
-  const src = join(scratchDir, 'acquisition');
-  const archive = join(scratchDir, 'archive');
-  await mkdir(src);
+  const { src, archive } = await acquisition(scratchDir);
   await writeFile(join(src, 'spectrum.txt'), 'counts 1 2 3\n');
   const camera = join(scratchDir, 'camera');
   await mkdir(camera);
@@ -160,12 +165,11 @@ test('data tab: an instrument waiting for its history says so, and its failed fi
   startStation,
   scratchDir,
 }) => {
-  const src = join(scratchDir, 'acquisition');
-  await mkdir(src);
+  const { src, archive } = await acquisition(scratchDir);
   await writeFile(join(src, 'spectrum.txt'), 'counts 1 2 3\n');
   const station = await startStation(
     // The archive is not mounted: the first harvest fails.
-    withQuanta(src, join(scratchDir, 'archive'), '{instrument}/{relative_path}'),
+    withQuanta(src, archive, '{instrument}/{relative_path}'),
     async (dataDir, cli) => {
       await promisify(execFile)(process.execPath, [
         cli,
@@ -188,7 +192,7 @@ test('data tab: an instrument waiting for its history says so, and its failed fi
       });
     },
   );
-  await mkdir(join(scratchDir, 'archive'));
+  await mkdir(archive);
   await page.goto(station.url);
   await logOn(page, 'ada', '1234');
   await page.getByRole('tab', { name: 'Data', exact: true }).click();
@@ -205,9 +209,7 @@ test('data tab: Retry all takes every failed file again once the share is back',
   startStation,
   scratchDir,
 }) => {
-  const src = join(scratchDir, 'acquisition');
-  const archive = join(scratchDir, 'archive');
-  await mkdir(src);
+  const { src, archive } = await acquisition(scratchDir);
   for (const name of ['one.txt', 'two.txt', 'three.txt']) await writeFile(join(src, name), name);
   const station = await startStation(withQuanta(src, archive, '{relative_path}'), (dataDir) =>
     // Failed files are tried again by themselves only in an hour: what completes them here is
@@ -239,9 +241,7 @@ test('data tab: a file names the usage it was made during, for someone logged on
   startStation,
   scratchDir,
 }) => {
-  const src = join(scratchDir, 'acquisition');
-  const archive = join(scratchDir, 'archive');
-  await mkdir(src);
+  const { src, archive } = await acquisition(scratchDir);
   await mkdir(archive);
   await writeFile(join(src, 'before.txt'), 'made before anyone used the tool');
   const station = await startStation(withQuanta(src, archive, '{relative_path}'));

@@ -817,8 +817,9 @@ export const migrations: readonly Migration[] = [
       -- the Data tab asks again at each change); this index of the paths' trigrams, without
       -- case, gives the few records that can hold the text. Its text is harvest_files' own
       -- (external content): the index only. Records are indexed in bulk, after they are made
-      -- (records.ts indexPaths: before a search, and after each walk), not by a trigger: FTS5
-      -- writes a segment per statement in a trigger, 45 us per file on the harvest's thread.
+      -- (records.ts indexPaths, as each walk of the harvest starts; a search reads the newer
+      -- ones as they are), not by a trigger: FTS5 writes a segment per statement in a trigger,
+      -- 45 us per file on the harvest's thread.
       -- A path is never changed and a record never deleted, so the records with an id above
       -- the one noted in harvest_files_path_through are the ones to index. A server's
       -- records are not searched so: not indexed.

@@ -920,7 +920,7 @@ export class Harvester {
     const { instrument, filter } = waiting;
     // Sightings of an instrument no longer harvested here (the configuration changed while they
     // waited) are dropped: the walk after the change finds what the new one wants.
-    const current = (): boolean => !this.stopped && this.instruments.includes(instrument);
+    const current = (): boolean => this.harvests(instrument);
     // A file being copied is left to its copy, which sees a change. The folder's filter holds
     // for every path.
     const accepted = (path: string): string | null => {
@@ -960,6 +960,14 @@ export class Harvester {
     if (!files.length || !current()) return;
     const found = await statFound(files, this.statAll());
     if (current()) take(found);
+  }
+
+  /**
+   * Whether this instrument (this configuration of it) is harvested here now: work begun for
+   * it before a stop or a reload of the configuration is dropped, or looked at anew.
+   */
+  private harvests(instrument: Instrument): boolean {
+    return !this.stopped && this.instruments.includes(instrument);
   }
 
   private usageAt(toolId: number, at: string): number | null {
@@ -1203,8 +1211,6 @@ export class Harvester {
     if (!pool) return;
     const keys = group.map(([c]) => candidateKey(c.instrument, c.absolutePath));
     for (const key of keys) this.rechecks.set(key, { again: false });
-    const current = (c: Candidate): boolean =>
-      !this.stopped && this.instruments.includes(c.instrument);
     try {
       const hashes = await Promise.allSettled(group.map(([c]) => pool.hash(c.absolutePath)));
       if (this.stopped) return;
@@ -1215,7 +1221,7 @@ export class Harvester {
       group.forEach(([c, record], i) => {
         const probe = probes[i];
         const hashed = hashes[i];
-        if (!current(c) || probe.kind !== 'file') return;
+        if (!this.harvests(c.instrument) || probe.kind !== 'file') return;
         const code =
           hashed.status === 'rejected'
             ? ((hashed.reason as NodeJS.ErrnoException).code ?? null)
@@ -1261,7 +1267,7 @@ export class Harvester {
         // its instrument was set up again: looked at anew, as the instrument now is. The
         // stability check probes it before anything is taken.
         if (this.stopped || this.candidates.has(keys[i])) return;
-        if (!mark?.again && this.instruments.includes(c.instrument)) return;
+        if (!mark?.again && this.harvests(c.instrument)) return;
         const instrument = this.instruments.find((one) => one.id === c.instrument.id);
         const folder = instrument?.watch.find((w) => w.path === c.folder.path);
         if (instrument && folder) {

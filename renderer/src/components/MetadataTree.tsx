@@ -36,7 +36,7 @@ export function MetadataTree({ metadata }: { metadata: Record<string, unknown> }
       )}
       <details className="metadata-json">
         <summary>As JSON</summary>
-        <pre className="metadata">{JSON.stringify(metadata, null, 2)}</pre>
+        <pre>{JSON.stringify(metadata, null, 2)}</pre>
       </details>
     </div>
   );
