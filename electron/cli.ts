@@ -2,7 +2,7 @@
  * The `labstation` command. Exit codes: 0 done; 1 the input was refused (problems printed one
  * per line); 2 wrong usage of the command itself.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { z } from 'zod';
@@ -218,9 +218,15 @@ async function importCommand(argv: string[]): Promise<number> {
   if (positionals.length !== 1) throw new UsageError('import takes one FILE.json');
   const bundle = readJson(positionals[0], 'bundle');
   const { importBundle } = await import('./core/station/facility.js');
-  const db = openStationDatabase(need(values.data, '--data'));
+  const dataDir = need(values.data, '--data');
+  const dbFile = join(dataDir, 'labstation.db');
+  const newDir = !existsSync(dataDir);
+  const newDb = !existsSync(dbFile);
+  const db = openStationDatabase(dataDir);
+  let imported = false;
   try {
     const summary = await importBundle(db, bundle);
+    imported = true;
     const n = (count: number, word: string): string => `${count} ${word}${count === 1 ? '' : 's'}`;
     process.stdout.write(
       `imported ${n(summary.users, 'user')}, ${n(summary.projects, 'project')}, ${n(summary.tools, 'tool')}` +
@@ -231,6 +237,18 @@ async function importCommand(argv: string[]): Promise<number> {
     return 0;
   } finally {
     db.close();
+    // A refused bundle stores nothing; a data dir it would have been the first to fill is
+    // left as it was found, not holding an empty database that makes it look set up.
+    if (!imported && newDb) {
+      for (const suffix of ['', '-wal', '-shm']) rmSync(dbFile + suffix, { force: true });
+      if (newDir) {
+        try {
+          rmdirSync(dataDir);
+        } catch {
+          // Something else was put there meanwhile: it stays.
+        }
+      }
+    }
   }
 }
 

@@ -780,6 +780,8 @@ describe('harvest --once', () => {
     expect(text).toMatch(/hooks\[0\] \(h\)\.config\.min_size: must not be larger than max_size/);
     expect(text).toMatch(/schedules\[0\]\.timezone: "Mars\/Olympus" is not an IANA time zone/);
     expect(text).toMatch(/schedules\[1\]\.cron: "0 0 31 2 \*" never comes round/);
+    // Refused before anything was stored: the data dir it would have begun is not left behind.
+    expect(existsSync(data)).toBe(false);
 
     // The other side of the loop: a stored storage location that a new watch would hold.
     const good = {
@@ -794,8 +796,26 @@ describe('harvest --once', () => {
     const widened = { instruments: [instrument('sem-2', join(root, 'out'))] };
     const again = await runCli(['import', '--data', data, writeJson(root, 'w.json', widened)]);
     expect(again.code).toBe(1);
+    // A refusal into a data dir in use leaves its database where it was.
+    expect(existsSync(join(data, 'labstation.db'))).toBe(true);
     expect(again.stderr).toMatch(
       /instruments\[0\] \(sem-2\)\.watch\[0\]\.path: must not hold a storage location \(archive at .*out\/a\)/,
+    );
+    // A glob that does not compile does not hide the loop: both are named at once, and the
+    // loop says it was judged without that glob.
+    const broken = {
+      instruments: [
+        {
+          ...instrument('sem-2', join(root, 'out')),
+          watch: [{ path: join(root, 'out'), exclude: ['[', '*.tmp'] }],
+        },
+      ],
+    };
+    const both = await runCli(['import', '--data', data, writeJson(root, 'y.json', broken)]);
+    expect(both.code).toBe(1);
+    expect(both.stderr).toMatch(/instruments\[0\] \(sem-2\)\.watch\[0\]\.exclude\[0\]: /);
+    expect(both.stderr).toMatch(
+      /instruments\[0\] \(sem-2\)\.watch\[0\]\.path: must not hold a storage location \(archive at .*out\/a\): .*\(judged without the exclude globs that do not compile\)/,
     );
     // The same watch with the storage folder excluded takes no copy again: no loop.
     const excluded = {

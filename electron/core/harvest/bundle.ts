@@ -175,19 +175,26 @@ function watchFolderOf(w: { path: string; include?: string[]; exclude?: string[]
 
 /**
  * Whether a copy stored at `base` would be found again by a watch of `watch`: `base` is the
- * watched folder or inside it, in no folder the watch's filter skips.
+ * watched folder or inside it, in no folder the watch's filter skips. Only exclude globs skip
+ * folders; one that does not compile (reported on its own) is left out, so that a broken glob
+ * does not hide the loop until it is fixed. `partly` says a broken glob was left out.
  */
-function watchedBy(watch: WatchFolder, base: string): boolean {
+function watchedBy(watch: WatchFolder, base: string): { watched: boolean; partly: boolean } {
   const rel = relative(watch.path, base);
-  if (rel === '') return true;
-  if (rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) return false;
-  const filter = compileFilter(
-    { include: watch.include, exclude: watch.exclude },
-    platformGlobOptions(process.platform),
+  if (rel === '') return { watched: true, partly: false };
+  if (rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel))
+    return { watched: false, partly: false };
+  const options = platformGlobOptions(process.platform);
+  const exclude = watch.exclude.filter(
+    (glob) => compileFilter({ include: [], exclude: [glob] }, options).ok,
   );
-  if (!filter.ok) return false;
+  const filter = compileFilter({ include: [], exclude }, options);
+  if (!filter.ok) return { watched: true, partly: true };
   const parts = rel.split(sep);
-  return !parts.some((_, i) => filter.skipsDirectory(parts.slice(0, i + 1).join('/')));
+  return {
+    watched: !parts.some((_, i) => filter.skipsDirectory(parts.slice(0, i + 1).join('/'))),
+    partly: exclude.length < watch.exclude.length,
+  };
 }
 
 /**
@@ -247,8 +254,12 @@ function storageInWatchProblems(
   for (const l of locations) {
     if (!isAbsolute(l.base_path)) continue;
     for (const { name, watch, at } of watches) {
-      if (!isAbsolute(watch.path) || !watchedBy(watch, l.base_path)) continue;
-      const rule = 'the harvest would take its own copies again';
+      if (!isAbsolute(watch.path)) continue;
+      const { watched, partly } = watchedBy(watch, l.base_path);
+      if (!watched) continue;
+      const rule =
+        'the harvest would take its own copies again' +
+        (partly ? ' (judged without the exclude globs that do not compile)' : '');
       if (l.at) {
         problems.push(
           `${l.at}.base_path: must not be inside a watched folder (${name} watches ${watch.path}): ${rule}`,
