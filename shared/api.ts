@@ -163,6 +163,21 @@ export interface UsageEventView {
   validated_by_name: string | null;
 }
 
+/** The usage a harvested file was made during, as the Data tab names it. */
+export interface FileUsageView {
+  uuid: string;
+  user_name: string;
+  project_name: string;
+  tool_name: string;
+  start: string;
+  end: string | null;
+  /**
+   * Held on another station, not this one: a file of an instrument's history made there, named
+   * as the server described the usage when it sent the history.
+   */
+  elsewhere: boolean;
+}
+
 export type ToolState = 'idle' | 'in_use' | 'shutdown';
 
 export interface ToolStatus {
@@ -328,7 +343,7 @@ export interface ApiResults extends NotebookApiResults, StationReservationResult
   'harvest.file': {
     file: HarvestFileView;
     transfers: HarvestTransferView[];
-    usage: UsageEventView | null;
+    usage: FileUsageView | null;
   };
   'harvest.retry': { file: HarvestFileView };
   /** Every failed file of the instruments harvested here, made due now: how many. */

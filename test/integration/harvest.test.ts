@@ -29,7 +29,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { takeHarvestLock } from '../../electron/core/harvest/lock.js';
 import { HISTORY_PROBLEM } from '../../electron/core/sync/history.js';
 import { makeArk, parseArk } from '../../shared/ark.js';
-import type { HarvestFileView, HarvestTransferView, UsageEventView } from '../../shared/api.js';
+import type { FileUsageView, HarvestFileView, HarvestTransferView } from '../../shared/api.js';
 import {
   CLI,
   runCli,
@@ -1121,7 +1121,7 @@ describe('harvest in a running station', () => {
     });
     // The file's details name the usage: who, with which project, since when.
     const details = (await st.rpc('harvest.file', { id: during.id })).body as {
-      usage: UsageEventView | null;
+      usage: FileUsageView | null;
     };
     expect(details.usage).toMatchObject({
       uuid: usage,
@@ -1129,6 +1129,7 @@ describe('harvest in a running station', () => {
       project_name: 'Cathodes',
       tool_name: 'SEM',
       end: null,
+      elsewhere: false,
     });
 
     // Who made it and the usage's answers are for someone logged on, as the usage history is.
@@ -1144,7 +1145,7 @@ describe('harvest in a running station', () => {
     const one = (await st.rpc('harvest.file', { id: during.id })).body as {
       file: HarvestFileView;
       transfers: HarvestTransferView[];
-      usage: UsageEventView | null;
+      usage: FileUsageView | null;
     };
     expect(one.usage).toBeNull();
     expect(one.file.metadata_).toEqual({});

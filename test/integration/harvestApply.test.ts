@@ -7,6 +7,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../../electron/core/db/open.js';
+import { getFileView } from '../../electron/core/harvest/records.js';
 import { applyDelta } from '../../electron/core/sync/apply.js';
 import { pendingHistory, takeHistoryPage } from '../../electron/core/sync/history.js';
 import type {
@@ -229,7 +230,20 @@ describe("applying the server's harvest configuration", () => {
             ]
           : [],
     });
-    const first = { files: [file(1, 'done'), file(2, 'failed')], next: 2 };
+    // The usage each was made during, held on the other station: sent as the server knows it.
+    const context = (usage: string | null): Record<string, unknown> => ({
+      usage_event: usage,
+      tool: 'SEM',
+      start: T0,
+      end: null,
+      user: { username: 'ada', name: 'Ada Lovelace', email: null },
+      project: { name: 'Cathodes', application_identifier: null },
+    });
+    const failed = file(2, 'failed');
+    failed.usage_context = context(failed.usage_event_uuid);
+    // A context that names another usage than the record's, or is not one, is not trusted.
+    const done = { ...file(1, 'done'), usage_context: context(newUuid()) };
+    const first = { files: [done, failed], next: 2 };
     expect(takeHistoryPage(db, 1, first)).toBe(false);
     expect(pendingHistory(db)[0]?.after).toBe(2);
     expect(takeHistoryPage(db, 1, first)).toBe(false); // the same page again: nothing doubles
@@ -250,6 +264,15 @@ describe("applying the server's harvest configuration", () => {
       ['gone', 1.5e12 + 0.25],
     ]);
     expect(rows[0]).toMatchObject({ usage_event_id: null, metadata_: '{"n":1}' });
+    const elsewhere = db
+      .prepare('SELECT usage_elsewhere FROM harvest_files ORDER BY id')
+      .pluck()
+      .all() as (string | null)[];
+    expect(elsewhere[0]).toBeNull();
+    expect(JSON.parse(elsewhere[1] ?? 'null')).toEqual(context(failed.usage_event_uuid));
+    expect(elsewhere[2]).toBeNull();
+    // Its uuid stands for the usage in the record as viewed and as pushed back.
+    expect(getFileView(db, 2)?.usage_event).toBe(failed.usage_event_uuid);
     expect(
       db.prepare('SELECT watch_path, source_path FROM harvest_files WHERE id = 3').get(),
     ).toEqual({ watch_path: '/data', source_path: '/data/a/f3.tif' });

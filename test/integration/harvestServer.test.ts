@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HISTORY_PAGE } from '../../electron/core/sync/protocol.js';
 import { newUuid } from '../../electron/core/util/ids.js';
 import { makeArk } from '../../shared/ark.js';
+import type { FileUsageView } from '../../shared/api.js';
 import { facilityBundle } from '../fixtures/facility.js';
 import {
   runCli,
@@ -262,8 +263,15 @@ describe('harvest configured on the server, run by a station', () => {
     const moved = await api('PATCH', `/api/instruments/${instrumentId}`, {
       service_account_id: account.id,
       watch: [{ path: watchDir, include: ['*.tif'] }],
+      destination_template: '{instrument}/{user}/{project}/{relative_path}',
     });
     expect(moved.status, JSON.stringify(moved.body)).toBe(200);
+    await created('/api/hooks', {
+      name: 'who',
+      trigger: 'post_transfer',
+      kind: 'usage_context',
+      instrument_id: instrumentId,
+    });
     const recordsBefore = (await api('GET', `/api/files?instrument_id=${instrumentId}`)).body
       .items as { id: number; filename: string; persistent_id: string }[];
     expect(recordsBefore.map((f) => f.filename).sort()).toEqual(['one.tif', 'two.tif']);
@@ -279,15 +287,39 @@ describe('harvest configured on the server, run by a station', () => {
       .pluck()
       .get(instrumentId) as number;
     const fourArk = makeArk({ naan: '99999', shoulder: 'fk4' }, 'h9999999');
+    // four.tif was first seen there during alice's usage, which the new station never holds.
+    const usageUuid = newUuid();
     try {
       const insert = writable.prepare(
         `INSERT INTO harvest_files (uuid, instrument_id, station_id, persistent_id, watch_path,
            relative_path, source_path, filename, size, mtime_ms, xxhash, first_discovered_at,
-           state, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           state, updated_at, usage_event_id)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       );
       const t = '2026-11-20T10:00:00.000Z';
       writable.transaction(() => {
+        const idOf = (table: string, name: string): number =>
+          writable
+            .prepare(`SELECT id FROM ${table} WHERE ${table === 'users' ? 'username' : 'name'} = ?`)
+            .pluck()
+            .get(name) as number;
+        const alice = idOf('users', 'alice');
+        const usageId = writable
+          .prepare(
+            `INSERT INTO usage_events (uuid, user_id, operator_id, project_id, tool_id, start,
+               "end", pre_run_data, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          )
+          .run(
+            usageUuid,
+            alice,
+            alice,
+            idOf('projects', 'Cathodes'),
+            idOf('tools', 'SEM'),
+            '2026-11-20T09:00:00.000Z',
+            '2026-11-20T11:00:00.000Z',
+            JSON.stringify({ experiment_title: 'Grain growth', data_consent: 'Agree' }),
+            t,
+          ).lastInsertRowid;
         for (let i = 0; i < HISTORY_PAGE * 2 + 3; i += 1) {
           const name = `old-${i}.tif`;
           const ark = makeArk({ naan: '99999', shoulder: 'fk4' }, `h${String(i).padStart(7, '0')}`);
@@ -307,6 +339,7 @@ describe('harvest configured on the server, run by a station', () => {
             t,
             'gone',
             t,
+            null,
           );
         }
         insert.run(
@@ -324,6 +357,7 @@ describe('harvest configured on the server, run by a station', () => {
           t,
           'failed',
           t,
+          usageId,
         );
       })();
     } finally {
@@ -355,6 +389,7 @@ describe('harvest configured on the server, run by a station', () => {
     expect(firstPage.files).toHaveLength(HISTORY_PAGE);
     expect(firstPage.next).not.toBeNull();
     expect(firstPage.files[0]?.transfers).toHaveLength(1);
+    expect(firstPage.files[0]).toMatchObject({ usage_event_uuid: null, usage_context: null });
 
     const newDir = join(root, 'station-new');
     station = await startStation(newDir, {}, [
@@ -390,11 +425,47 @@ describe('harvest configured on the server, run by a station', () => {
     });
     const fourTransfers = serverDb
       .prepare(
-        `SELECT t.status, t.checksum_verified FROM harvest_transfers t
+        `SELECT t.status, t.checksum_verified, t.destination_path FROM harvest_transfers t
            JOIN harvest_files f ON f.id = t.file_id WHERE f.persistent_id = ?`,
       )
       .all(fourArk);
-    expect(fourTransfers).toEqual([{ status: 'completed', checksum_verified: 1 }]);
+    // Placed and described by the usage it was made during on the old station: the server sent
+    // that usage with the history.
+    expect(fourTransfers).toEqual([
+      {
+        status: 'completed',
+        checksum_verified: 1,
+        destination_path: join(archiveDir, 'SEM camera', 'alice', 'Cathodes', 'four.tif'),
+      },
+    ]);
+    const fourRecord = serverDb
+      .prepare(
+        `SELECT e.uuid AS usage, f.metadata_ FROM harvest_files f
+           LEFT JOIN usage_events e ON e.id = f.usage_event_id WHERE f.persistent_id = ?`,
+      )
+      .get(fourArk) as { usage: string; metadata_: string };
+    expect(fourRecord.usage).toBe(usageUuid);
+    expect(JSON.parse(fourRecord.metadata_)).toMatchObject({
+      usage_context: {
+        usage_event: usageUuid,
+        tool: 'SEM',
+        start: '2026-11-20T09:00:00.000Z',
+        end: '2026-11-20T11:00:00.000Z',
+        user: { username: 'alice', name: 'Alice Martin' },
+        project: { name: 'Cathodes', application_identifier: 'PRJ-1' },
+        experiment_title: 'Grain growth',
+      },
+    });
+    // A file first seen here has no usage: the template's word for none.
+    expect(
+      serverDb
+        .prepare(
+          `SELECT t.destination_path FROM harvest_transfers t
+             JOIN harvest_files f ON f.id = t.file_id WHERE f.filename = 'three.tif'`,
+        )
+        .pluck()
+        .get(),
+    ).toBe(join(archiveDir, 'SEM camera', 'no-usage', 'no-usage', 'three.tif'));
 
     // The old station, back in touch, pushes its own copy of four.tif made while it was out of
     // touch: acknowledged (its outbox goes on) and kept out, as the file is completed already.
@@ -442,9 +513,27 @@ describe('harvest configured on the server, run by a station', () => {
 
     // The new station holds the whole history, with the transfers made before.
     const local = JSON.parse((await runCli(['files', '--data', newDir, '--json'])).stdout) as {
+      id: number;
       persistent_id: string;
+      usage_event: string | null;
     }[];
     expect(local).toHaveLength(HISTORY_PAGE * 2 + 3 + 4);
+    const fourHere = local.find((f) => f.persistent_id === fourArk);
+    expect(fourHere?.usage_event).toBe(usageUuid);
+    // The Data tab names that usage to someone logged on, as made on another station.
+    expect((await st.rpc('session.logon', { login: 'alice', pin: '1234' })).status).toBe(200);
+    const details = (await st.rpc('harvest.file', { id: fourHere?.id })).body as {
+      usage: FileUsageView | null;
+    };
+    expect(details.usage).toEqual({
+      uuid: usageUuid,
+      user_name: 'Alice Martin',
+      project_name: 'Cathodes',
+      tool_name: 'SEM',
+      start: '2026-11-20T09:00:00.000Z',
+      end: '2026-11-20T11:00:00.000Z',
+      elsewhere: true,
+    });
     const transfers = JSON.parse(
       (await runCli(['transfers', '--data', newDir, '--json'])).stdout,
     ) as {

@@ -11,10 +11,10 @@ import { sniffMime } from '../../../shared/harvest/mime.js';
 import { isPlainObject } from '../../../shared/questions/json.js';
 import type { Db } from '../db/open.js';
 import { getSetting } from '../station/settings.js';
-import { cachedStatement } from '../db/statements.js';
 import type { hookConfigSchemas as HookConfigSchemas } from '../../../shared/harvest/hookConfig.js';
 import { hooksFor, type Hook, type HookConfig } from './config.js';
 import type { FileRow } from './records.js';
+import { receivedUsageContext, usageContextOf } from './usageContext.js';
 
 export interface PreTransferDecision {
   skip: { hook: string } | null;
@@ -140,83 +140,14 @@ async function fileInfo(ctx: PostTransferContext): Promise<Record<string, unknow
   }
 }
 
-function parseAnswers(text: string): Record<string, unknown> | null {
-  if (!text) return null;
-  try {
-    const value = JSON.parse(text) as unknown;
-    return isPlainObject(value) ? value : null;
-  } catch {
-    return null;
-  }
-}
-
-/** The canonical answers (run_data first, then pre_run_data) that describe the experiment. */
-function experimentFields(answers: Record<string, unknown>[]): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const key of ['experiment_title', 'experiment_purpose', 'project_id']) {
-    const found = answers.find((a) => a[key] !== undefined && a[key] !== '');
-    if (found) out[key] = found[key];
-  }
-  const group = answers.find((a) => Array.isArray(a.sample_group))?.sample_group;
-  if (Array.isArray(group)) {
-    out.samples = group.filter(isPlainObject).map((s) => ({
-      sample_name: s.sample_name ?? null,
-      sample_or_pid: s.sample_or_pid ?? null,
-      sample_details: s.sample_details ?? null,
-      sample_elements: s.sample_elements ?? null,
-    }));
-  }
-  return out;
-}
-
 function usageContext(ctx: PostTransferContext): Record<string, unknown> {
-  if (ctx.file.usage_event_id === null) return { usage_context: null };
-  const row = cachedStatement(
-    ctx.db,
-    `SELECT e.uuid, e.start, e."end", e.pre_run_data, e.run_data, u.username, u.first_name,
-         u.last_name, u.email, p.name AS project, p.application_identifier, t.name AS tool
-       FROM usage_events e JOIN users u ON u.id = e.user_id
-       JOIN projects p ON p.id = e.project_id JOIN tools t ON t.id = e.tool_id
-       WHERE e.id = ?`,
-  ).get(ctx.file.usage_event_id) as Record<string, string | null> | undefined;
-  if (!row) return { usage_context: null };
-  const run = parseAnswers(row.run_data ?? '');
-  const pre = parseAnswers(row.pre_run_data ?? '');
+  const { usage_event_id: id, usage_elsewhere: elsewhere } = ctx.file;
+  if (id !== null) return { usage_context: usageContextOf(ctx.db, id) };
+  // A file of an instrument's history first seen on another station: its usage, which this
+  // station does not hold, as the server described it.
   return {
-    usage_context: {
-      usage_event: row.uuid,
-      tool: row.tool,
-      start: row.start,
-      end: row.end,
-      user: {
-        username: row.username,
-        name: `${row.first_name ?? ''} ${row.last_name ?? ''}`.trim(),
-        email: row.email,
-      },
-      project: { name: row.project, application_identifier: row.application_identifier },
-      ...experimentFields([run, pre].filter((a): a is Record<string, unknown> => a !== null)),
-      pre_run_data: pre,
-      run_data: run,
-      experiments: attachedExperiments(ctx.db, ctx.file.usage_event_id),
-    },
+    usage_context: elsewhere === null ? null : receivedUsageContext(JSON.parse(elsewhere)),
   };
-}
-
-/** The notebook experiments linked to the usage event, with their metadata (Labstation form). */
-function attachedExperiments(
-  db: Db,
-  usageEventId: number,
-): { uuid: string; title: string; metadata: unknown }[] {
-  const rows = cachedStatement(
-    db,
-    `SELECT uuid, title, metadata FROM notebook_entries
-     WHERE usage_event_id = ? AND kind = 'experiment' AND deleted_at IS NULL ORDER BY id`,
-  ).all(usageEventId) as { uuid: string; title: string; metadata: string | null }[];
-  return rows.map((row) => ({
-    uuid: row.uuid,
-    title: row.title,
-    metadata: row.metadata === null ? null : (JSON.parse(row.metadata) as unknown),
-  }));
 }
 
 async function sidecarJson(

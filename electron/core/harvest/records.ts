@@ -38,6 +38,8 @@ export interface FileRow {
   hash_algorithm: string;
   first_discovered_at: string;
   usage_event_id: number | null;
+  /** A usage_context (JSON) from the server: see migration 13. Only when usage_event_id is null. */
+  usage_elsewhere: string | null;
   metadata_: string;
   state: FileState;
   attempts: number;
@@ -118,7 +120,8 @@ export function enqueueFile(db: Db, fileId: number): void {
            'source_path', f.source_path, 'relative_path', f.relative_path,
            'filename', f.filename, 'size', f.size, 'mtime_ms', f.mtime_ms, 'xxhash', f.xxhash,
            'hash_algorithm', f.hash_algorithm, 'first_discovered_at', f.first_discovered_at,
-           'usage_event_uuid', e.uuid, 'metadata_', json(f.metadata_), 'state', f.state,
+           'usage_event_uuid', coalesce(e.uuid, f.usage_elsewhere ->> '$.usage_event'),
+           'metadata_', json(f.metadata_), 'state', f.state,
            'updated_at', f.updated_at), ?
        FROM harvest_files f JOIN instruments i ON i.id = f.instrument_id
        JOIN tools t ON t.id = i.tool_id
@@ -569,7 +572,8 @@ type FileViewRow = Omit<
 
 const FILE_SELECT = `SELECT f.id, f.uuid, f.persistent_id, f.persistent_id_type,
     i.name AS instrument, f.source_path, f.relative_path, f.filename, f.size, f.mtime_ms,
-    f.xxhash, f.hash_algorithm, f.first_discovered_at, e.uuid AS usage_event, f.metadata_,
+    f.xxhash, f.hash_algorithm, f.first_discovered_at,
+    coalesce(e.uuid, f.usage_elsewhere ->> '$.usage_event') AS usage_event, f.metadata_,
     f.state, f.attempts, f.next_attempt_at
   FROM harvest_files f JOIN instruments i ON i.id = f.instrument_id
   LEFT JOIN usage_events e ON e.id = f.usage_event_id`;

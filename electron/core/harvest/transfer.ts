@@ -25,6 +25,7 @@ import {
   type StorageLocation,
 } from './config.js';
 import type { CopyPool } from './copyPool.js';
+import { receivedUsageContext } from './usageContext.js';
 import { BATCH_DURABILITY_BELOW, fsyncPath } from './durable.js';
 import { decidePreTransfer, preTransferHooks, runPostTransferHooks } from './hooks.js';
 import {
@@ -93,22 +94,36 @@ export function describeError(error: unknown): string {
   return word ? `${word}: ${message}` : message;
 }
 
+/**
+ * The template's usage fields of a file: from the usage it was made during, held here or (a
+ * file of an instrument's history made on another station) as the server described it.
+ */
 function usageFields(
   db: Db,
-  usageEventId: number | null,
+  file: Pick<FileRow, 'usage_event_id' | 'usage_elsewhere'>,
 ): Record<'user' | 'project' | 'usage_event', string> {
   const row =
-    usageEventId === null
-      ? undefined
-      : (cachedStatement(
+    file.usage_event_id !== null
+      ? (cachedStatement(
           db,
           `SELECT u.username, p.name AS project, e.uuid FROM usage_events e
              JOIN users u ON u.id = e.user_id JOIN projects p ON p.id = e.project_id
              WHERE e.id = ?`,
-        ).get(usageEventId) as { username: string; project: string; uuid: string } | undefined);
+        ).get(file.usage_event_id) as
+          { username: string; project: string; uuid: string } | undefined)
+      : elsewhereFields(file.usage_elsewhere);
   return row
     ? { user: row.username, project: row.project, usage_event: row.uuid }
     : { user: FALLBACK_WORD, project: FALLBACK_WORD, usage_event: FALLBACK_WORD };
+}
+
+function elsewhereFields(
+  json: string | null,
+): { username: string; project: string; uuid: string } | undefined {
+  const context = json === null ? null : receivedUsageContext(JSON.parse(json));
+  return context === null
+    ? undefined
+    : { username: context.user.username, project: context.project.name, uuid: context.usage_event };
 }
 
 /** A failed attempt as recorded: nothing verified; tried again with backoff unless `retry` is false. */
@@ -255,7 +270,7 @@ export function renderDestination(
     relative_path: file.relative_path,
     filename: file.filename,
     ark_blade: blade,
-    ...usageFields(db, file.usage_event_id),
+    ...usageFields(db, file),
   });
   const checked = checkDestination(rendered);
   return checked.ok

@@ -1,6 +1,13 @@
-import type { ProjectSummary, ToolInfo, UsageEventView, UserSummary } from '../../../shared/api.js';
+import type {
+  FileUsageView,
+  ProjectSummary,
+  ToolInfo,
+  UsageEventView,
+  UserSummary,
+} from '../../../shared/api.js';
 import { parseQuestions, type Question } from '../../../shared/questions/index.js';
 import type { Db } from '../db/open.js';
+import { receivedUsageContext } from '../harvest/usageContext.js';
 import { AppError } from '../util/errors.js';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -222,11 +229,35 @@ export function usageView(db: Db, id: number): UsageEventView {
   return toView(row);
 }
 
-/** The usage event of this uuid, null when this station has none of it. */
-export function usageViewByUuid(db: Db, uuid: string): UsageEventView | null {
-  const row = db.prepare(`${USAGE_VIEW_SQL} WHERE e.uuid = ?`).get(uuid) as
-    UsageViewRow | undefined;
-  return row ? toView(row) : null;
+/**
+ * The usage the harvested file with this id was made during: the station's own, or (a file of
+ * an instrument's history made on another station) as the server described it. Null when
+ * there was none, or none is known.
+ */
+export function fileUsageView(db: Db, fileId: number): FileUsageView | null {
+  const file = db
+    .prepare('SELECT usage_event_id, usage_elsewhere FROM harvest_files WHERE id = ?')
+    .get(fileId) as { usage_event_id: number | null; usage_elsewhere: string | null } | undefined;
+  if (!file) return null;
+  if (file.usage_event_id !== null) {
+    const row = db.prepare(`${USAGE_VIEW_SQL} WHERE e.id = ?`).get(file.usage_event_id) as
+      UsageViewRow | undefined;
+    if (!row) return null;
+    const { uuid, user_name, project_name, tool_name, start, end } = toView(row);
+    return { uuid, user_name, project_name, tool_name, start, end, elsewhere: false };
+  }
+  const context =
+    file.usage_elsewhere === null ? null : receivedUsageContext(JSON.parse(file.usage_elsewhere));
+  if (context === null) return null;
+  return {
+    uuid: context.usage_event,
+    user_name: context.user.name || context.user.username,
+    project_name: context.project.name,
+    tool_name: typeof context.tool === 'string' ? context.tool : '',
+    start: context.start,
+    end: typeof context.end === 'string' ? context.end : null,
+    elsewhere: true,
+  };
 }
 
 export interface UsageQuery {

@@ -45,7 +45,7 @@ import {
   projectSummary,
   queryUsage,
   toolInfo,
-  usageViewByUuid,
+  fileUsageView,
   userSummary,
   type UserRow,
 } from './records.js';
@@ -481,10 +481,7 @@ export class Station {
             this.transferForViewer(t, file.usage_event),
           ),
           // Who made it and with which project: for someone logged on (forViewer).
-          usage:
-            this.session && file.usage_event !== null
-              ? usageViewByUuid(db, file.usage_event)
-              : null,
+          usage: this.session ? fileUsageView(db, id) : null,
         };
       },
       'harvest.retry': ({ file_id: fileId }) => {

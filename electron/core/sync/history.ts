@@ -12,6 +12,7 @@
 import { join } from 'node:path';
 import type { Db } from '../db/open.js';
 import { cachedStatement } from '../db/statements.js';
+import { receivedUsageContext } from '../harvest/usageContext.js';
 import type { SyncHistoryFile, SyncHistoryPage } from './protocol.js';
 
 /** An instrument whose history is still to be fetched. */
@@ -69,13 +70,17 @@ export function takeHistoryPage(db: Db, instrumentId: number, page: SyncHistoryP
     db,
     `INSERT INTO harvest_files (uuid, instrument_id, persistent_id, persistent_id_type,
        watch_path, relative_path, source_path, filename, size, mtime_ms, xxhash, hash_algorithm,
-       first_discovered_at, usage_event_id, metadata_, state, updated_at)
-     VALUES (@uuid, @instrument_id, @persistent_id, @persistent_id_type, @watch_path,
+       first_discovered_at, usage_event_id, usage_elsewhere, metadata_, state, updated_at)
+     SELECT @uuid, @instrument_id, @persistent_id, @persistent_id_type, @watch_path,
        @relative_path, @source_path, @filename, @size, @mtime_ms, @xxhash, @hash_algorithm,
-       @first_discovered_at, (SELECT id FROM usage_events WHERE uuid = @usage_event_uuid),
-       @metadata_, @state, @updated_at)
+       @first_discovered_at, e.id, CASE WHEN e.id IS NULL THEN @usage_elsewhere END,
+       @metadata_, @state, @updated_at
+     FROM (SELECT 1) LEFT JOIN usage_events e ON e.uuid = @usage_event_uuid
+     WHERE true
      ON CONFLICT (uuid) DO UPDATE SET size = excluded.size, mtime_ms = excluded.mtime_ms,
        xxhash = excluded.xxhash, hash_algorithm = excluded.hash_algorithm,
+       usage_elsewhere = CASE WHEN harvest_files.usage_event_id IS NULL
+         THEN coalesce(excluded.usage_elsewhere, harvest_files.usage_elsewhere) END,
        metadata_ = excluded.metadata_, state = excluded.state, updated_at = excluded.updated_at,
        attempts = 0, next_attempt_at = NULL
      WHERE excluded.updated_at > harvest_files.updated_at
@@ -112,6 +117,7 @@ export function takeHistoryPage(db: Db, instrumentId: number, page: SyncHistoryP
         hash_algorithm: f.hash_algorithm,
         first_discovered_at: f.first_discovered_at,
         usage_event_uuid: f.usage_event_uuid,
+        usage_elsewhere: elsewhere(f),
         metadata_: JSON.stringify(f.metadata_),
         // Waiting or failed elsewhere: due here (a failed file's backoff was the other one's).
         state: f.state === 'failed' ? 'waiting' : f.state,
@@ -147,6 +153,17 @@ export function takeHistoryPage(db: Db, instrumentId: number, page: SyncHistoryP
   });
   take.immediate();
   return page.next === null;
+}
+
+/**
+ * The usage a record of the history was made during, as the server described it, for when this
+ * station does not hold that usage: JSON, or null when the server sent none that fits.
+ */
+function elsewhere(f: SyncHistoryFile): string | null {
+  const context = receivedUsageContext(f.usage_context);
+  if (context === null || context.usage_event.toLowerCase() !== f.usage_event_uuid?.toLowerCase())
+    return null;
+  return JSON.stringify(context);
 }
 
 /**

@@ -205,6 +205,12 @@ export interface SyncHistoryFile {
   hash_algorithm: string;
   first_discovered_at: string;
   usage_event_uuid: string | null;
+  /**
+   * That usage as the usage_context hook describes it (harvest/usageContext.ts), so that a
+   * station that does not hold the usage can still name it; null without a usage. A server
+   * from before it sends none.
+   */
+  usage_context?: Record<string, unknown> | null;
   metadata_: Record<string, unknown>;
   state: 'waiting' | 'failed' | 'done' | 'gone';
   updated_at: string;

@@ -1,9 +1,9 @@
 import { create } from 'zustand';
 import type {
+  FileUsageView,
   HarvestFileView,
   HarvestStatus,
   HarvestTransferView,
-  UsageEventView,
 } from '../../../shared/api.js';
 import { call, toBridgeError } from '../bridge.js';
 
@@ -28,7 +28,7 @@ interface HarvestState {
   selected: {
     file: HarvestFileView;
     transfers: HarvestTransferView[];
-    usage: UsageEventView | null;
+    usage: FileUsageView | null;
   } | null;
   error: string | null;
   /** Files whose Retry is under way. */

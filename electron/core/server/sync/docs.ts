@@ -299,6 +299,15 @@ const historyPage = z
         hash_algorithm: z.string(),
         first_discovered_at: z.string(),
         usage_event_uuid: uuid.nullable(),
+        usage_context: z
+          .record(z.string(), z.unknown())
+          .nullable()
+          .optional()
+          .describe(
+            'The usage the file was made during, as the `usage_context` hook describes it ' +
+              '(usage_event, tool, start, end, user, project, answers, experiments), for a ' +
+              'station that does not hold it; null without a usage.',
+          ),
         metadata_: z.record(z.string(), z.unknown()),
         state: z.enum(['waiting', 'failed', 'done', 'gone']),
         updated_at: z.string(),
@@ -326,6 +335,18 @@ const historyExample: SyncHistoryPage = {
       hash_algorithm: 'xxh3-128',
       first_discovered_at: '2026-11-24T15:10:02.000Z',
       usage_event_uuid: '0192f3a0-1b2c-7d3e-8f40-5a6b7c8d9e0f',
+      usage_context: {
+        usage_event: '0192f3a0-1b2c-7d3e-8f40-5a6b7c8d9e0f',
+        tool: 'SEM',
+        start: '2026-11-24T14:30:00.000Z',
+        end: '2026-11-24T16:05:00.000Z',
+        user: { username: 'ada', name: 'Ada Lovelace', email: 'ada@example.org' },
+        project: { name: 'Cathodes', application_identifier: 'PRJ-7' },
+        experiment_title: 'Grain growth',
+        pre_run_data: { experiment_title: 'Grain growth' },
+        run_data: null,
+        experiments: [],
+      },
       metadata_: { file_info: { mime_type: 'image/tiff' } },
       state: 'done',
       updated_at: '2026-11-24T15:10:09.000Z',

@@ -4,6 +4,7 @@
  * and the runs queued for it.
  */
 import type { Db } from '../../db/open.js';
+import { usageContextOf, type UsageContext } from '../../harvest/usageContext.js';
 import type {
   SyncHarvest,
   SyncHistoryFile,
@@ -141,12 +142,17 @@ export function harvestHistory(
     .prepare(
       `SELECT f.id, f.uuid, f.persistent_id, f.persistent_id_type, f.watch_path, f.source_path,
          f.relative_path, f.filename, f.size, f.mtime_ms, f.xxhash, f.hash_algorithm,
-         f.first_discovered_at, e.uuid AS usage_event_uuid, f.metadata_, f.state, f.updated_at
+         f.first_discovered_at, f.usage_event_id, e.uuid AS usage_event_uuid, f.metadata_,
+         f.state, f.updated_at
        FROM harvest_files f LEFT JOIN usage_events e ON e.id = f.usage_event_id
        WHERE f.instrument_id = ? AND f.id > ? ORDER BY f.id LIMIT ?`,
     )
-    .all(instrument, after, limit + 1) as (Omit<SyncHistoryFile, 'metadata_' | 'transfers'> & {
+    .all(instrument, after, limit + 1) as (Omit<
+    SyncHistoryFile,
+    'metadata_' | 'transfers' | 'usage_context'
+  > & {
     metadata_: string;
+    usage_event_id: number | null;
   })[];
   const page = rows.slice(0, limit);
   const transfersOf = db.prepare(
@@ -156,8 +162,16 @@ export function harvestHistory(
      FROM harvest_transfers t LEFT JOIN storage_locations l ON l.id = t.storage_location_id
      WHERE t.file_id = ? ORDER BY t.id`,
   );
-  const files = page.map((r) => ({
+  // A station that does not hold a file's usage (it was made on another) is sent the usage
+  // as the usage_context hook describes it; the files of one usage share one.
+  const contexts = new Map<number, UsageContext | null>();
+  const contextOf = (id: number): UsageContext | null => {
+    if (!contexts.has(id)) contexts.set(id, usageContextOf(db, id));
+    return contexts.get(id) ?? null;
+  };
+  const files = page.map(({ usage_event_id: usageEventId, ...r }) => ({
     ...r,
+    usage_context: usageEventId === null ? null : contextOf(usageEventId),
     metadata_: JSON.parse(r.metadata_) as Record<string, unknown>,
     transfers: (
       transfersOf.all(r.id) as (Omit<SyncHistoryTransfer, 'checksum_verified'> & {

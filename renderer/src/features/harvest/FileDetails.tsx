@@ -1,8 +1,8 @@
 import type { ReactElement } from 'react';
 import type {
+  FileUsageView,
   HarvestFileView,
   HarvestTransferView,
-  UsageEventView,
 } from '../../../../shared/api.js';
 import { MetadataTree } from '../../components/MetadataTree.js';
 import { formatDateTime } from '../../format.js';
@@ -19,7 +19,7 @@ export function FileDetails({
   file: HarvestFileView;
   transfers: HarvestTransferView[];
   /** The usage during which it was first seen (for someone logged on). */
-  usage: UsageEventView | null;
+  usage: FileUsageView | null;
 }): ReactElement {
   const select = useHarvestStore((s) => s.select);
   const loggedOn = useSessionStore((s) => s.session !== null);
@@ -65,6 +65,7 @@ export function FileDetails({
             <>
               {usage.user_name}, project {usage.project_name}: {formatDateTime(usage.start)} to{' '}
               {usage.end === null ? 'now (in progress)' : formatDateTime(usage.end)}
+              {usage.elsewhere && ' (on another station, as the server recorded it)'}
             </>
           ) : (
             'none active when the file was first seen'

@@ -1,0 +1,132 @@
+/**
+ * What the `usage_context` hook adds to a file's metadata_: the usage event active on the tool
+ * when the file was first seen, its user, project and canonical answers, and the notebook
+ * experiments linked to it. Built from the usage as the database holds it, on a station (its
+ * own usage) or on the server (any station's): the server sends it with an instrument's history
+ * (sync/history.ts), so that a file first seen on another station, and transferred here, is
+ * described by the usage it was made during, which this station does not hold.
+ */
+import { isPlainObject } from '../../../shared/questions/json.js';
+import type { Db } from '../db/open.js';
+import { cachedStatement } from '../db/statements.js';
+
+/** The usage_context of one usage event, as the hook stores it in metadata_. */
+export interface UsageContext {
+  usage_event: string;
+  tool: string;
+  start: string;
+  end: string | null;
+  user: { username: string; name: string; email: string | null };
+  project: { name: string; application_identifier: string | null };
+  pre_run_data: Record<string, unknown> | null;
+  run_data: Record<string, unknown> | null;
+  experiments: { uuid: string; title: string; metadata: unknown }[];
+  [canonical: string]: unknown;
+}
+
+/** The usage_context of the usage event with this id; null when there is none. */
+export function usageContextOf(db: Db, usageEventId: number): UsageContext | null {
+  const row = cachedStatement(
+    db,
+    `SELECT e.uuid, e.start, e."end", e.pre_run_data, e.run_data, u.username, u.first_name,
+         u.last_name, u.email, p.name AS project, p.application_identifier, t.name AS tool
+       FROM usage_events e JOIN users u ON u.id = e.user_id
+       JOIN projects p ON p.id = e.project_id JOIN tools t ON t.id = e.tool_id
+       WHERE e.id = ?`,
+  ).get(usageEventId) as UsageRow | undefined;
+  if (!row) return null;
+  const run = parseAnswers(row.run_data);
+  const pre = parseAnswers(row.pre_run_data);
+  return {
+    usage_event: row.uuid,
+    tool: row.tool,
+    start: row.start,
+    end: row.end,
+    user: {
+      username: row.username,
+      name: `${row.first_name ?? ''} ${row.last_name ?? ''}`.trim(),
+      email: row.email,
+    },
+    project: { name: row.project, application_identifier: row.application_identifier },
+    ...experimentFields([run, pre].filter((a): a is Record<string, unknown> => a !== null)),
+    pre_run_data: pre,
+    run_data: run,
+    experiments: attachedExperiments(db, usageEventId),
+  };
+}
+
+/**
+ * A usage_context received from the server, as far as the station relies on it: the usage's
+ * uuid, its user's name and its project's (the destination template's `{usage_event}`,
+ * `{user}` and `{project}`, and the Data tab). Null for anything else, which is then kept as no
+ * usage rather than trusted.
+ */
+export function receivedUsageContext(value: unknown): UsageContext | null {
+  if (!isPlainObject(value)) return null;
+  const { usage_event: uuid, user, project, start } = value;
+  if (typeof uuid !== 'string' || typeof start !== 'string') return null;
+  if (!isPlainObject(user) || typeof user.username !== 'string') return null;
+  if (!isPlainObject(project) || typeof project.name !== 'string') return null;
+  return value as UsageContext;
+}
+
+interface UsageRow {
+  uuid: string;
+  start: string;
+  end: string | null;
+  pre_run_data: string;
+  run_data: string;
+  username: string;
+  first_name: string | null;
+  last_name: string | null;
+  email: string | null;
+  project: string;
+  application_identifier: string | null;
+  tool: string;
+}
+
+function parseAnswers(text: string): Record<string, unknown> | null {
+  if (!text) return null;
+  try {
+    const value = JSON.parse(text) as unknown;
+    return isPlainObject(value) ? value : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The canonical answers (run_data first, then pre_run_data) that describe the experiment. */
+function experimentFields(answers: Record<string, unknown>[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of ['experiment_title', 'experiment_purpose', 'project_id']) {
+    const found = answers.find((a) => a[key] !== undefined && a[key] !== '');
+    if (found) out[key] = found[key];
+  }
+  const group = answers.find((a) => Array.isArray(a.sample_group))?.sample_group;
+  if (Array.isArray(group)) {
+    out.samples = group.filter(isPlainObject).map((s) => ({
+      sample_name: s.sample_name ?? null,
+      sample_or_pid: s.sample_or_pid ?? null,
+      sample_details: s.sample_details ?? null,
+      sample_elements: s.sample_elements ?? null,
+    }));
+  }
+  return out;
+}
+
+/** The notebook experiments linked to the usage event, with their metadata (Labstation form). */
+function attachedExperiments(
+  db: Db,
+  usageEventId: number,
+): { uuid: string; title: string; metadata: unknown }[] {
+  const rows = cachedStatement(
+    db,
+    `SELECT uuid, title, metadata FROM notebook_entries
+     WHERE usage_event_id = ? AND kind = 'experiment' AND deleted_at IS NULL ORDER BY id`,
+  ).all(usageEventId) as { uuid: string; title: string; metadata: string | null }[];
+  return rows.map((row) => ({
+    uuid: row.uuid,
+    title: row.title,
+    metadata: row.metadata === null ? null : (JSON.parse(row.metadata) as unknown),
+  }));
+}
