@@ -306,6 +306,11 @@ export interface HarvestStatus {
   queued: number;
   /** Files whose last transfer failed (retried later or on request). */
   failed: number;
+  /**
+   * What Retry all takes now: the failed files of the instruments harvested here that wait for
+   * no history and are not being tried already. 0 where no harvest runs.
+   */
+  retriable: number;
   today: { completed: number; skipped: number; failed: number; bytes: number };
   /** The ARK authority in use, and whether it is the test one (99999/fk4). */
   ark: { naan: string; shoulder: string; test: boolean };

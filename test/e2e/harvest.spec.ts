@@ -210,7 +210,9 @@ test('data tab: Retry all takes every failed file again once the share is back',
   scratchDir,
 }) => {
   const { src, archive } = await acquisition(scratchDir);
-  for (const name of ['one.txt', 'two.txt', 'three.txt']) await writeFile(join(src, name), name);
+  // More than the list shows (1,000): the button still takes them all.
+  const names = Array.from({ length: 1002 }, (_, i) => `f${String(i).padStart(4, '0')}.txt`);
+  for (const name of names) await writeFile(join(src, name), name);
   const station = await startStation(withQuanta(src, archive, '{relative_path}'), (dataDir) =>
     // Failed files are tried again by themselves only in an hour: what completes them here is
     // the button.
@@ -222,8 +224,11 @@ test('data tab: Retry all takes every failed file again once the share is back',
   );
   await page.goto(station.url);
   await page.getByRole('tab', { name: 'Data', exact: true }).click();
-  await expect(page.getByTestId('today-failed')).toHaveText('3');
-  const retryAll = page.getByRole('button', { name: 'Retry all (3)' });
+  await expect(page.getByTestId('today-failed')).toHaveText('1002');
+  await expect(page.getByTestId('failed-shown')).toHaveText(
+    'The first 1,000 of 1,002 failed files.',
+  );
+  const retryAll = page.getByRole('button', { name: 'Retry all (1002)' });
   await expect(retryAll).toBeDisabled();
 
   await mkdir(archive);
@@ -232,8 +237,8 @@ test('data tab: Retry all takes every failed file again once the share is back',
   await page.getByRole('tab', { name: 'Data', exact: true }).click();
   await retryAll.click();
   await expect(page.getByRole('region', { name: 'Failed transfers' })).toHaveCount(0);
-  await expect(page.getByTestId('today-completed')).toHaveText('3');
-  expect(await readFile(join(archive, 'two.txt'), 'utf8')).toBe('two.txt');
+  await expect(page.getByTestId('today-completed')).toHaveText('1002');
+  expect(await readFile(join(archive, 'f1001.txt'), 'utf8')).toBe('f1001.txt');
 });
 
 test('data tab: a file names the usage it was made during, for someone logged on', async ({

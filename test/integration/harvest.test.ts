@@ -1253,6 +1253,8 @@ describe('harvest in a running station', () => {
     station = await startStation(dirs.data);
     const st = station;
     expect((await st.rpc('harvest.retryAll', {})).status).toBe(401);
+    // The Data tab's count of what Retry all takes.
+    expect((await st.rpc('harvest.status', {})).body).toMatchObject({ failed: 2, retriable: 2 });
     expect((await st.rpc('session.logon', { login: 'ada', pin: '1234' })).status).toBe(200);
     const asked = await st.rpc('harvest.retryAll', {});
     expect(asked).toMatchObject({ status: 200, body: { count: 2 } });
@@ -1262,6 +1264,7 @@ describe('harvest in a running station', () => {
     });
     expect(readFileSync(join(dirs.dest, 'sem-1', 'b.dat'), 'utf8')).toBe('second');
     expect((await st.rpc('harvest.retryAll', {})).body).toEqual({ count: 0 });
+    expect((await st.rpc('harvest.status', {})).body).toMatchObject({ failed: 0, retriable: 0 });
   });
 
   it('refuses a Retry of a file whose instrument waits for its history, and leaves the file be', async () => {
@@ -1291,7 +1294,8 @@ describe('harvest in a running station', () => {
     const refused = await st.rpc('harvest.retry', { file_id: failed?.id });
     expect(refused.status).toBe(409);
     expect((refused.body as { message: string }).message).toBe(`sem-1: ${HISTORY_PROBLEM}`);
-    // Retry all leaves its files out too.
+    // Retry all leaves its files out too, and the count it shows says so.
+    expect((await st.rpc('harvest.status', {})).body).toMatchObject({ failed: 1, retriable: 0 });
     expect((await st.rpc('harvest.retryAll', {})).body).toEqual({ count: 0 });
     // Not made due: the copy waits for the history, then for its backoff, as before.
     const [after] = await stationFiles(st);

@@ -56,6 +56,7 @@ import {
   recordFile,
   requeueFile,
   retryAllNow,
+  countRetriable,
   retryNow,
   finishTransfer,
   finishTransfers,
@@ -1647,6 +1648,11 @@ export class Harvester {
       settling: this.candidates.size,
       queued:
         this.queue.length + [...this.active.values()].filter((a) => a.copyingSince === null).length,
+      retriable: countRetriable(
+        this.db,
+        this.instruments.map((i) => i.id),
+        (id) => this.active.has(id),
+      ),
       last_scan_at: this.lastScanAt,
     };
   }

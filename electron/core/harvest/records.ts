@@ -508,6 +508,23 @@ export function retryAllNow(db: Db, instrumentIds: number[]): number[] {
     .all(nowIso(), nowIso(), ...instrumentIds) as number[];
 }
 
+/** How many files retryAllNow would make due, less those `busy` (being tried already). */
+export function countRetriable(
+  db: Db,
+  instrumentIds: number[],
+  busy: (fileId: number) => boolean,
+): number {
+  if (!instrumentIds.length) return 0;
+  const ids = cachedStatement(
+    db,
+    `SELECT id FROM harvest_files
+       WHERE state = 'failed' AND instrument_id IN (${instrumentIds.map(() => '?').join(', ')})`,
+  )
+    .pluck()
+    .all(...instrumentIds) as number[];
+  return ids.filter((id) => !busy(id)).length;
+}
+
 export function retryNow(db: Db, fileId: number): boolean {
   return (
     cachedStatement(
@@ -760,6 +777,7 @@ export function idleHarvestStatus(db: Db, now: number = Date.now()): HarvestStat
     failed: cachedStatement(db, `SELECT count(*) FROM harvest_files WHERE state = 'failed'`)
       .pluck()
       .get() as number,
+    retriable: 0,
     today: totalsSince(db, midnight.toISOString()),
     ark: { ...ark, test: isTestArk(ark) },
     last_scan_at: null,

@@ -113,16 +113,20 @@ function Overview({ status }: { status: HarvestStatus }): ReactElement {
 
 function Failures({
   failed,
+  total,
+  retriable,
   active,
   waiting,
-  harvested,
 }: {
+  /** The failed files listed: the first MOST of them. */
   failed: HarvestFileView[];
+  /** How many files are failed in all. */
+  total: number;
+  /** How many of them Retry all takes (HarvestStatus.retriable). */
+  retriable: number;
   active: ReadonlySet<number>;
   /** Instruments waiting for their history: their files are not tried before it is here. */
   waiting: ReadonlySet<string>;
-  /** Instruments this station harvests (waiting or not). */
-  harvested: ReadonlySet<string>;
 }): ReactElement | null {
   const retry = useHarvestStore((s) => s.retry);
   const retrying = useHarvestStore((s) => s.retrying);
@@ -130,13 +134,14 @@ function Failures({
   const retryingAll = useHarvestStore((s) => s.retryingAll);
   const loggedOn = useSessionStore((s) => s.session !== null);
   if (!failed.length) return null;
-  // What Retry all takes: files of the instruments harvested here that wait for no history.
-  const retriable = failed.filter(
-    (f) => harvested.has(f.instrument) && !waiting.has(f.instrument) && !active.has(f.id),
-  ).length;
   return (
     <section aria-label="Failed transfers">
       <h2>Failed transfers</h2>
+      {total > failed.length && (
+        <p className="notice" data-testid="failed-shown">
+          The first {failed.length.toLocaleString()} of {total.toLocaleString()} failed files.
+        </p>
+      )}
       {failed.length > 1 && (
         <button
           type="button"
@@ -309,13 +314,18 @@ export function DataTab(): ReactElement {
   const waiting = new Set(
     status?.instruments.filter((i) => i.waiting_for_history).map((i) => i.name),
   );
-  const harvested = new Set(status?.instruments.map((i) => i.name));
 
   return (
     <div className="data-tab">
       <ErrorMessage message={error} />
       {status && <Overview status={status} />}
-      <Failures failed={failed} active={active} waiting={waiting} harvested={harvested} />
+      <Failures
+        failed={failed}
+        total={Math.max(status?.failed ?? 0, failed.length)}
+        retriable={status?.retriable ?? 0}
+        active={active}
+        waiting={waiting}
+      />
       <div className="data-columns">
         <History files={files} />
         {selected && (
