@@ -509,20 +509,16 @@ export function retryAllNow(db: Db, instrumentIds: number[]): number[] {
 }
 
 /** How many files retryAllNow would make due, less those `busy` (being tried already). */
-export function countRetriable(
-  db: Db,
-  instrumentIds: number[],
-  busy: (fileId: number) => boolean,
-): number {
+export function countRetriable(db: Db, instrumentIds: number[], busy: number[]): number {
   if (!instrumentIds.length) return 0;
-  const ids = cachedStatement(
+  return cachedStatement(
     db,
-    `SELECT id FROM harvest_files
-       WHERE state = 'failed' AND instrument_id IN (${instrumentIds.map(() => '?').join(', ')})`,
+    `SELECT count(*) FROM harvest_files
+       WHERE state = 'failed' AND instrument_id IN (${instrumentIds.map(() => '?').join(', ')})
+         AND id NOT IN (SELECT value FROM json_each(?))`,
   )
     .pluck()
-    .all(...instrumentIds) as number[];
-  return ids.filter((id) => !busy(id)).length;
+    .get(...instrumentIds, JSON.stringify(busy)) as number;
 }
 
 export function retryNow(db: Db, fileId: number): boolean {
