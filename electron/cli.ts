@@ -3,7 +3,7 @@
  * per line); 2 wrong usage of the command itself.
  */
 import { existsSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { z } from 'zod';
 import type { LocatedProblem } from '../shared/metadata/index.js';
@@ -218,10 +218,14 @@ async function importCommand(argv: string[]): Promise<number> {
   if (positionals.length !== 1) throw new UsageError('import takes one FILE.json');
   const bundle = readJson(positionals[0], 'bundle');
   const { importBundle } = await import('./core/station/facility.js');
-  const dataDir = need(values.data, '--data');
+  const dataDir = resolve(need(values.data, '--data'));
   const dbFile = join(dataDir, 'labstation.db');
-  const newDir = !existsSync(dataDir);
   const newDb = !existsSync(dbFile);
+  // The folders the station database's open makes, innermost first: a refusal removes them.
+  const madeDirs: string[] = [];
+  for (let dir = dataDir; !existsSync(dir) && dirname(dir) !== dir; dir = dirname(dir)) {
+    madeDirs.push(dir);
+  }
   const db = openStationDatabase(dataDir);
   let imported = false;
   try {
@@ -241,12 +245,10 @@ async function importCommand(argv: string[]): Promise<number> {
     // left as it was found, not holding an empty database that makes it look set up.
     if (!imported && newDb) {
       for (const suffix of ['', '-wal', '-shm']) rmSync(dbFile + suffix, { force: true });
-      if (newDir) {
-        try {
-          rmdirSync(dataDir);
-        } catch {
-          // Something else was put there meanwhile: it stays.
-        }
+      try {
+        for (const dir of madeDirs) rmdirSync(dir);
+      } catch {
+        // Something else was put there meanwhile: it stays, and so do the folders holding it.
       }
     }
   }

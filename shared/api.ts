@@ -308,7 +308,7 @@ export interface HarvestStatus {
   failed: number;
   /**
    * What Retry all takes now: the failed files of the instruments harvested here that wait for
-   * no history and are not being tried already. 0 where no harvest runs.
+   * no history and are not being tried already (queued or under way). 0 where no harvest runs.
    */
   retriable: number;
   today: { completed: number; skipped: number; failed: number; bytes: number };

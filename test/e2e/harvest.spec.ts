@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
@@ -226,7 +226,7 @@ test('data tab: Retry all takes every failed file again once the share is back',
   await page.getByRole('tab', { name: 'Data', exact: true }).click();
   await expect(page.getByTestId('today-failed')).toHaveText('1002');
   await expect(page.getByTestId('failed-shown')).toHaveText(
-    'The first 1,000 of 1,002 failed files.',
+    'The newest 1,000 of 1,002 failed files.',
   );
   const retryAll = page.getByRole('button', { name: 'Retry all (1002)' });
   await expect(retryAll).toBeDisabled();
@@ -238,6 +238,8 @@ test('data tab: Retry all takes every failed file again once the share is back',
   await retryAll.click();
   await expect(page.getByRole('region', { name: 'Failed transfers' })).toHaveCount(0);
   await expect(page.getByTestId('today-completed')).toHaveText('1002');
+  // Those listed and those not: every one.
+  expect((await readdir(archive)).sort()).toEqual(names);
   expect(await readFile(join(archive, 'f1001.txt'), 'utf8')).toBe('f1001.txt');
 });
 

@@ -742,7 +742,7 @@ describe('harvest --once', () => {
 
   it('refuses what would store but never work: twins, a loop, NUL, a dead schedule', async () => {
     const root = tempDir();
-    const data = join(root, 'data');
+    const data = join(root, 'sites', 'data');
     const src = join(root, 'src');
     const instrument = (name: string, watch: string) => ({
       name,
@@ -780,8 +780,9 @@ describe('harvest --once', () => {
     expect(text).toMatch(/hooks\[0\] \(h\)\.config\.min_size: must not be larger than max_size/);
     expect(text).toMatch(/schedules\[0\]\.timezone: "Mars\/Olympus" is not an IANA time zone/);
     expect(text).toMatch(/schedules\[1\]\.cron: "0 0 31 2 \*" never comes round/);
-    // Refused before anything was stored: the data dir it would have begun is not left behind.
-    expect(existsSync(data)).toBe(false);
+    // Refused before anything was stored: the data dir it would have begun, and the folder it
+    // made to hold it, are not left behind.
+    expect(existsSync(join(root, 'sites'))).toBe(false);
 
     // The other side of the loop: a stored storage location that a new watch would hold.
     const good = {

@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../../electron/core/db/open.js';
-import { getFileView } from '../../electron/core/harvest/records.js';
+import { enqueueFile, getFileView } from '../../electron/core/harvest/records.js';
 import { applyDelta } from '../../electron/core/sync/apply.js';
 import { pendingHistory, takeHistoryPage } from '../../electron/core/sync/history.js';
 import type {
@@ -244,13 +244,15 @@ describe("applying the server's harvest configuration", () => {
     // A context that names another usage than the record's, or is not one, is not trusted.
     const done = { ...file(1, 'done'), usage_context: context(newUuid()) };
     const first = { files: [done, failed], next: 2 };
+    const fourth = file(4, 'waiting');
+    const malformed = { ...fourth, usage_context: { usage_event: fourth.usage_event_uuid } };
     expect(takeHistoryPage(db, 1, first)).toBe(false);
     expect(pendingHistory(db)[0]?.after).toBe(2);
     expect(takeHistoryPage(db, 1, first)).toBe(false); // the same page again: nothing doubles
     // Made where the share was mounted elsewhere: placed under the folder watched here.
     const moved = { ...file(3, 'gone'), watch_path: '/mnt/old', source_path: '/mnt/old/a/f3.tif' };
     moved.relative_path = 'a/f3.tif';
-    expect(takeHistoryPage(db, 1, { files: [moved], next: null })).toBe(true);
+    expect(takeHistoryPage(db, 1, { files: [moved, malformed], next: null })).toBe(true);
     expect(pendingHistory(db)).toEqual([]);
     const rows = db
       .prepare(
@@ -262,6 +264,7 @@ describe("applying the server's harvest configuration", () => {
       ['done', 1.5e12 + 0.25],
       ['waiting', 1.5e12 + 0.25], // failed on the other station: due here
       ['gone', 1.5e12 + 0.25],
+      ['waiting', 1.5e12 + 0.25],
     ]);
     expect(rows[0]).toMatchObject({ usage_event_id: null, metadata_: '{"n":1}' });
     const elsewhere = db
@@ -271,8 +274,13 @@ describe("applying the server's harvest configuration", () => {
     expect(elsewhere[0]).toBeNull();
     expect(JSON.parse(elsewhere[1] ?? 'null')).toEqual(context(failed.usage_event_uuid));
     expect(elsewhere[2]).toBeNull();
+    expect(elsewhere[3]).toBeNull(); // names no user or project: not kept
     // Its uuid stands for the usage in the record as viewed and as pushed back.
     expect(getFileView(db, 2)?.usage_event).toBe(failed.usage_event_uuid);
+    db.transaction(() => enqueueFile(db, 2))();
+    const pushed = db.prepare('SELECT payload FROM outbox').pluck().get() as string;
+    expect(JSON.parse(pushed)).toMatchObject({ usage_event_uuid: failed.usage_event_uuid });
+    db.prepare('DELETE FROM outbox').run();
     expect(
       db.prepare('SELECT watch_path, source_path FROM harvest_files WHERE id = 3').get(),
     ).toEqual({ watch_path: '/data', source_path: '/data/a/f3.tif' });
@@ -296,6 +304,7 @@ describe("applying the server's harvest configuration", () => {
       'gone',
       'waiting',
       'gone',
+      'waiting',
     ]);
 
     // Turned off on the server and on again: it waits for its history once more.

@@ -1651,7 +1651,7 @@ export class Harvester {
       retriable: countRetriable(
         this.db,
         this.instruments.map((i) => i.id),
-        [...this.active.values()].map((a) => a.file.id),
+        [...this.queue, ...[...this.active.values()].map((a) => a.file.id)],
       ),
       last_scan_at: this.lastScanAt,
     };

@@ -251,7 +251,10 @@ export function fileUsageView(db: Db, fileId: number): FileUsageView | null {
   if (context === null) return null;
   return {
     uuid: context.usage_event,
-    user_name: context.user.name || context.user.username,
+    user_name:
+      typeof context.user.name === 'string' && context.user.name
+        ? context.user.name
+        : context.user.username,
     project_name: context.project.name,
     tool_name: typeof context.tool === 'string' ? context.tool : '',
     start: context.start,

@@ -118,7 +118,7 @@ function Failures({
   active,
   waiting,
 }: {
-  /** The failed files listed: the first MOST of them. */
+  /** The failed files listed: the newest MOST of them. */
   failed: HarvestFileView[];
   /** How many files are failed in all. */
   total: number;
@@ -139,7 +139,7 @@ function Failures({
       <h2>Failed transfers</h2>
       {total > failed.length && (
         <p className="notice" data-testid="failed-shown">
-          The first {failed.length.toLocaleString()} of {total.toLocaleString()} failed files.
+          The newest {failed.length.toLocaleString()} of {total.toLocaleString()} failed files.
         </p>
       )}
       {failed.length > 1 && (
