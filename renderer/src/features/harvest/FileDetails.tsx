@@ -64,7 +64,11 @@ export function FileDetails({
           ) : usage !== null ? (
             <>
               {usage.user_name}, project {usage.project_name}: {formatDateTime(usage.start)} to{' '}
-              {usage.end === null ? 'now (in progress)' : formatDateTime(usage.end)}
+              {usage.end !== null
+                ? formatDateTime(usage.end)
+                : usage.elsewhere
+                  ? 'an end the server did not know yet'
+                  : 'now (in progress)'}
               {usage.elsewhere && ' (on another station, as the server recorded it)'}
             </>
           ) : (
