@@ -1434,6 +1434,28 @@ describe('harvest in a running station', () => {
     }
   });
 
+  it('names a file or folder whose name is not UTF-8 instead of leaving it out in silence', async () => {
+    const dirs = await setupHarvest();
+    // Latin-1 names, as older Windows software writes them to a share: 0xE9 is é there.
+    const latin1 = (name: string): Buffer => Buffer.from(join(dirs.src, name), 'latin1');
+    writeFileSync(latin1('caf\u00e9.tif'), 'one');
+    mkdirSync(latin1('r\u00e9p'));
+    writeFileSync(Buffer.concat([latin1('r\u00e9p'), Buffer.from('/in.tif')]), 'two');
+    writeFileSync(join(dirs.src, 'ok.tif'), 'fine');
+    const run = await harvestOnce(dirs.data);
+    expect(run.code).toBe(1);
+    const said = run.stdout + run.stderr;
+    expect(said).toContain(
+      `${join(dirs.src, 'caf\ufffd.tif')}: not harvested: its name is not valid UTF-8`,
+    );
+    expect(said).toContain(
+      `${join(dirs.src, 'r\ufffdp')}: not harvested: its name is not valid UTF-8`,
+    );
+    expect((await filesOf(dirs.data)).map((f) => [f.filename, f.state])).toEqual([
+      ['ok.tif', 'done'],
+    ]);
+  });
+
   it('follows no symbolic link and keeps one harvest per data dir', async () => {
     const dirs = await setupHarvest();
     station = await startStation(dirs.data);

@@ -3,7 +3,7 @@
  * and a chokidar watcher in between. The walk is the truth; the watcher only makes new files
  * show up sooner. Symbolic links are not followed (a link loop on a share would never end).
  */
-import { opendir, realpath, stat } from 'node:fs/promises';
+import { lstat, opendir, realpath, stat } from 'node:fs/promises';
 import { basename, join, relative, sep } from 'node:path';
 import { watch as chokidarWatch, type FSWatcher } from 'chokidar';
 import { compileFilter, platformGlobOptions } from '../../../shared/harvest/glob.js';
@@ -85,6 +85,10 @@ export async function scanFolder(
     for await (const entry of handle) {
       const path = join(dir, entry.name);
       const rel = relativeTo(folder.path, path);
+      if (entry.name.includes('\uFFFD') && (await undecodable(path))) {
+        unread.push({ path, error: new Error(UNDECODABLE), name: true });
+        continue;
+      }
       if (entry.isDirectory()) {
         if (!filter.skipsDirectory(rel)) pending.push(path);
       } else if (entry.isFile() && filter.accepts(rel)) {
@@ -108,10 +112,32 @@ export function isSystemFolder(path: string): boolean {
   return SYSTEM_FOLDERS.has(basename(path).toLowerCase());
 }
 
-/** A folder below a watched one that a walk could not read. */
+/**
+ * A folder below a watched one that a walk could not read; or (`name`) a file or folder whose
+ * name cannot be used, so that neither it nor anything in it is harvested.
+ */
 export interface UnreadFolder {
   path: string;
   error: unknown;
+  name?: true;
+}
+
+const UNDECODABLE =
+  'its name is not valid UTF-8 (written in another encoding, such as Latin-1 by older ' +
+  'Windows software), so it cannot be opened by name; rename it to harvest it';
+
+/**
+ * Whether a name read with U+FFFD in it stands for bytes that are not UTF-8: Node reads names
+ * as UTF-8 and puts U+FFFD for what is not, and such a path names no file. A name that really
+ * holds U+FFFD is found at its path.
+ */
+async function undecodable(path: string): Promise<boolean> {
+  try {
+    await lstat(path);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ENOENT';
+  }
 }
 
 /**

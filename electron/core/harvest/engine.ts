@@ -796,7 +796,9 @@ export class Harvester {
         const unread = await scanFolder(folder, folderFilter(folder), take, this.statAll());
         for (const u of unread) {
           problems.push(
-            `${u.path}: cannot be read, its files are not harvested: ${describeError(u.error)}`,
+            u.name
+              ? `${u.path}: not harvested: ${describeError(u.error)}`
+              : `${u.path}: cannot be read, its files are not harvested: ${describeError(u.error)}`,
           );
         }
       } catch (error) {
