@@ -1456,6 +1456,50 @@ describe('harvest in a running station', () => {
     ]);
   });
 
+  it('never takes its own copies again, though a link hides that storage is in the watched tree', async () => {
+    const dirs = await setupHarvest();
+    const link = join(dirs.root, 'srclink');
+    symlinkSync(dirs.src, link);
+    // Import looks through the link: the storage location would be inside the watched folder.
+    const looped = {
+      storage_locations: [{ name: 'archive', type: 'local', base_path: join(dirs.src, 'store') }],
+      instruments: [
+        { name: 'sem-1', tool: 'SEM', watch: [{ path: link }], storage_location: 'archive' },
+      ],
+    };
+    const refused = await runCli([
+      'import',
+      '--data',
+      dirs.data,
+      writeJson(dirs.root, 'l.json', looped),
+    ]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(
+      /storage_locations\[0\] \(archive\)\.base_path: must not be inside a watched folder \(sem-1 watches .*srclink\)/,
+    );
+    // A configuration that was not checked so (the server's): the harvest leaves the storage
+    // folder out of its walks and its watch, found by real path.
+    withDb(dirs.data, (db) =>
+      db.prepare('UPDATE storage_locations SET base_path = ?').run(join(link, 'store')),
+    );
+    mkdirSync(join(dirs.src, 'store'));
+    writeFileSync(join(dirs.src, 'scan1.tif'), 'an image');
+    for (let run = 0; run < 3; run += 1) expect((await harvestOnce(dirs.data)).code).toBe(0);
+    expect((await filesOf(dirs.data)).map((f) => f.relative_path)).toEqual(['scan1.tif']);
+    expect(listTree(join(dirs.src, 'store'))).toEqual(['sem-1/scan1.tif']);
+    station = await startStation(dirs.data);
+    const st = station;
+    writeFileSync(join(dirs.src, 'scan2.tif'), 'another image');
+    await waitLong('scan2.tif harvested', async () =>
+      (await stationFiles(st)).find((f) => f.filename === 'scan2.tif' && f.state === 'done'),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect((await stationFiles(st)).map((f) => f.relative_path).sort()).toEqual([
+      'scan1.tif',
+      'scan2.tif',
+    ]);
+  });
+
   it('follows no symbolic link and keeps one harvest per data dir', async () => {
     const dirs = await setupHarvest();
     station = await startStation(dirs.data);

@@ -3,7 +3,8 @@
  * hooks, schedules and the ARK authority. Records are matched by name (schedules by instrument),
  * so importing the same bundle twice changes nothing.
  */
-import { isAbsolute, relative, sep } from 'node:path';
+import { isAbsolute } from 'node:path';
+import { realOrNearestSync, storageFolderIn } from './storageGuard.js';
 import { compileFilter, platformGlobOptions } from '../../../shared/harvest/glob.js';
 import { z } from 'zod';
 import type { Db } from '../db/open.js';
@@ -180,17 +181,18 @@ function watchFolderOf(w: { path: string; include?: string[]; exclude?: string[]
  * does not hide the loop until it is fixed. `partly` says a broken glob was left out.
  */
 function watchedBy(watch: WatchFolder, base: string): { watched: boolean; partly: boolean } {
-  const rel = relative(watch.path, base);
-  if (rel === '') return { watched: true, partly: false };
-  if (rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel))
-    return { watched: false, partly: false };
+  // Where both are on disk: a link (the watched folder, the base, or a folder above either)
+  // must not hide that the copies land in the watched tree.
+  const inside = storageFolderIn(realOrNearestSync(watch.path), realOrNearestSync(base));
+  if (inside === null) return { watched: false, partly: false };
+  if (inside === '') return { watched: true, partly: false };
   const options = platformGlobOptions(process.platform);
   const exclude = watch.exclude.filter(
     (glob) => compileFilter({ include: [], exclude: [glob] }, options).ok,
   );
   const filter = compileFilter({ include: [], exclude }, options);
   if (!filter.ok) return { watched: true, partly: true };
-  const parts = rel.split(sep);
+  const parts = inside.split('/');
   return {
     watched: !parts.some((_, i) => filter.skipsDirectory(parts.slice(0, i + 1).join('/'))),
     partly: exclude.length < watch.exclude.length,

@@ -31,6 +31,7 @@ import {
 import { listFiles } from './copyBatch.js';
 import { HASH_ALGORITHM } from './copy.js';
 import { CopyPool } from './copyPool.js';
+import { inFolders, realOrNearest, storageFolderIn } from './storageGuard.js';
 import { takeHarvestLock, type HarvestLock } from './lock.js';
 import {
   folderFilter,
@@ -235,6 +236,13 @@ const LIST_GROUP = 4;
 
 /** A folder the watcher reports is read again this long after (Harvester.folderSighted). */
 const FOLDER_SETTLE_MS = 1000;
+/** The storage folders found inside watched folders, as text to tell a change by. */
+function storageSummary(found: Map<WatchFolder, string[]>): string {
+  return JSON.stringify([...found].map(([folder, inside]) => [folder.path, inside]));
+}
+
+/** How long a start waits for the storage folders' real paths (engine.guardStorage). */
+const STORAGE_GUARD_MS = 2000;
 
 /** How often a harvest run checks whether its instrument's files have settled. */
 const RUN_SETTLE_POLL_MS = 250;
@@ -272,6 +280,11 @@ export class Harvester {
   /** The second listings of new folders (folderSighted), ended with the watches. */
   private readonly relists = new Set<NodeJS.Timeout>();
   private lookingAtSightings = false;
+  /**
+   * Per watched folder, the folders of its tree that are a local storage location's base on
+   * disk (storageGuard.ts): left out of its walks and its watch, whatever its filter says.
+   */
+  private storageFolders = new Map<WatchFolder, string[]>();
   private readonly queue: number[] = [];
   private readonly queued = new Set<number>();
   private readonly active = new ActiveTransfers();
@@ -403,6 +416,7 @@ export class Harvester {
     this.loadInstruments();
     if (!this.takeLock()) return;
     await this.recover();
+    await this.guardStorage();
     if (this.stopped) return;
     if (this.options.watch !== false) this.startWatches();
     if (this.options.schedules !== false) this.startSchedules();
@@ -496,6 +510,74 @@ export class Harvester {
     const waiting = historyPendingIds(this.db);
     this.instruments = enabled.filter((i) => !waiting.has(i.id));
     this.awaitingHistory = enabled.filter((i) => waiting.has(i.id));
+    this.storageFolders = this.findStorageFolders((path) => path);
+  }
+
+  /**
+   * The storage folders inside each watched folder, by `where` each path is: as written (at
+   * once), or on disk (guardStorage). Logged when there are any: import refuses such a
+   * bundle, so they came from the server or through a link.
+   */
+  private findStorageFolders(where: (path: string) => string): Map<WatchFolder, string[]> {
+    const bases = (
+      cachedStatement(this.db, `SELECT base_path FROM storage_locations WHERE type = 'local'`)
+        .pluck()
+        .all() as string[]
+    ).map(where);
+    const found = new Map<WatchFolder, string[]>();
+    for (const instrument of this.instruments) {
+      for (const folder of instrument.watch) {
+        const watch = where(folder.path);
+        const inside = bases.flatMap((b) => storageFolderIn(watch, b) ?? []);
+        if (inside.length) found.set(folder, inside);
+      }
+    }
+    return found;
+  }
+
+  /**
+   * The storage folders inside watched folders by real path: a link can hide them from the
+   * paths as written. Waits at most STORAGE_GUARD_MS (a share that hangs), keeping the paths as
+   * written meanwhile.
+   */
+  private async guardStorage(): Promise<void> {
+    const instruments = this.instruments;
+    const paths = new Set<string>(
+      cachedStatement(this.db, `SELECT base_path FROM storage_locations WHERE type = 'local'`)
+        .pluck()
+        .all() as string[],
+    );
+    for (const i of instruments) for (const f of i.watch) paths.add(f.path);
+    const resolve = (async () => {
+      const real = new Map<string, string>();
+      await Promise.all([...paths].map(async (p) => real.set(p, await realOrNearest(p))));
+      return real;
+    })();
+    const real = await Promise.race([
+      resolve,
+      new Promise<null>((done) => setTimeout(() => done(null), STORAGE_GUARD_MS).unref()),
+    ]);
+    if (real === null || this.instruments !== instruments) return;
+    const said = storageSummary(this.storageFolders);
+    this.storageFolders = this.findStorageFolders((path) => real.get(path) ?? path);
+    if (storageSummary(this.storageFolders) === said) return;
+    for (const [folder, inside] of this.storageFolders) {
+      this.log.warn(
+        { folder: folder.path, storage: inside },
+        'harvest: a storage location lies inside this watched folder; left out of its harvest',
+      );
+    }
+  }
+
+  /** A watched folder's filter, with the storage folders inside it left out. */
+  private filterOf(folder: WatchFolder): FolderFilter {
+    const filter = folderFilter(folder);
+    // Read at each call: guardStorage may find them after the watch is set up.
+    const stored = (rel: string): boolean => inFolders(this.storageFolders.get(folder) ?? [], rel);
+    return {
+      accepts: (rel) => filter.accepts(rel) && !stored(rel),
+      skipsDirectory: (rel) => filter.skipsDirectory(rel) || stored(rel),
+    };
   }
 
   private instrument(id: number): Instrument | undefined {
@@ -529,7 +611,7 @@ export class Harvester {
   }
 
   private watchOne(instrument: Instrument, folder: WatchFolder): void {
-    const filter = folderFilter(folder);
+    const filter = this.filterOf(folder);
     try {
       this.watches.set(
         folder,
@@ -772,6 +854,8 @@ export class Harvester {
       }
       for (const i of this.awaitingHistory)
         this.run?.unreachable.push(`${i.name}: ${HISTORY_PROBLEM}`);
+      // A link or a share's mount may have changed where a storage location is on disk.
+      await this.guardStorage();
       for (const instrument of this.instruments) await this.rescan(instrument);
       this.lastScanAt = this.now();
       this.changed();
@@ -793,7 +877,7 @@ export class Harvester {
       };
       try {
         await this.renewWatch(instrument, folder);
-        const unread = await scanFolder(folder, folderFilter(folder), take, this.statAll());
+        const unread = await scanFolder(folder, this.filterOf(folder), take, this.statAll());
         for (const u of unread) {
           problems.push(
             u.name
@@ -1574,6 +1658,8 @@ export class Harvester {
     for (const c of this.crons) c.cron.stop();
     this.crons = [];
     this.loadInstruments();
+    await this.guardStorage();
+    if (this.stopped) return;
     if (this.options.watch !== false) this.startWatches();
     if (this.options.schedules !== false) this.startSchedules();
     await this.rescanAll();

@@ -1,0 +1,56 @@
+/**
+ * Storage locations inside a watched folder. A harvest that found its own copies there would
+ * harvest them again, a folder deeper each run. Import refuses such a bundle (bundle.ts), but a
+ * configuration from the server is not checked against this station's disks, and links hide
+ * the overlap from a comparison of paths as written (a watch of `/data/link` that leads to
+ * `/data/src`, storage at `/data/src/store`). So the harvest itself leaves out every folder of
+ * a watched tree that is, on disk, a local storage location's base: compared by real path.
+ */
+import { realpathSync } from 'node:fs';
+import { realpath } from 'node:fs/promises';
+import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
+
+/**
+ * The folder (relative to `watch`, `/`-separated; '' for the watched folder itself) at which
+ * `base` lies inside `watch`, or null when it does not.
+ */
+export function storageFolderIn(watch: string, base: string): string | null {
+  const rel = relative(watch, base);
+  if (rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) return null;
+  return rel.split(sep).join('/');
+}
+
+/**
+ * Where `path` is on disk: its real path, or (for a path not made yet, as a storage location's
+ * base often is before its first copy) the real path of its nearest existing folder with the
+ * rest appended. The path as written when nothing of it can be resolved.
+ */
+export async function realOrNearest(path: string): Promise<string> {
+  const rest: string[] = [];
+  for (let at = path; ; at = dirname(at)) {
+    try {
+      return join(await realpath(at), ...rest.reverse());
+    } catch {
+      if (dirname(at) === at) return path;
+      rest.push(basename(at));
+    }
+  }
+}
+
+/** realOrNearest, for a one-shot command's checks. */
+export function realOrNearestSync(path: string): string {
+  const rest: string[] = [];
+  for (let at = path; ; at = dirname(at)) {
+    try {
+      return join(realpathSync.native(at), ...rest.reverse());
+    } catch {
+      if (dirname(at) === at) return path;
+      rest.push(basename(at));
+    }
+  }
+}
+
+/** Whether `rel` (relative to a watched folder) is one of `folders` or inside one. */
+export function inFolders(folders: readonly string[], rel: string): boolean {
+  return folders.some((f) => f === '' || rel === f || rel.startsWith(`${f}/`));
+}
