@@ -466,7 +466,11 @@ describe('harvest --once', () => {
       join(dirs.src, 'scan.png'),
       Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex'),
     );
-    writeFileSync(join(dirs.src, 'scan.json'), JSON.stringify({ sample: 'S-17', voltage_kv: 15 }));
+    // A sidecar may add to the metadata, not pass off the station's own findings.
+    writeFileSync(
+      join(dirs.src, 'scan.json'),
+      JSON.stringify({ sample: 'S-17', voltage_kv: 15, file_info: { size: 999999 } }),
+    );
     writeFileSync(join(dirs.src, 'scan.preview'), 'thumb');
     writeFileSync(join(dirs.src, 'frame.raw'), 'raw bytes');
     expect((await harvestOnce(dirs.data)).code).toBe(0);
@@ -481,8 +485,9 @@ describe('harvest --once', () => {
       ark: scan?.persistent_id,
     });
     const hookErrors = scan?.metadata_.hook_errors as { hook: string; error: string }[];
-    expect(hookErrors.map((e) => e.hook)).toEqual(['calibrate']);
-    expect(hookErrors[0]?.error).toMatch(/no calibration/);
+    expect(hookErrors.map((e) => e.hook)).toEqual(['sidecar', 'calibrate']);
+    expect(hookErrors[0]?.error).toBe("left out file_info: kept for the station's own hooks");
+    expect(hookErrors[1]?.error).toMatch(/no calibration/);
     expect(scan?.last_transfer?.status).toBe('completed');
     const preview = files.find((f) => f.filename === 'scan.preview');
     expect(preview?.last_transfer).toMatchObject({ status: 'skipped', destination_path: null });

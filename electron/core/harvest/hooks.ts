@@ -289,6 +289,9 @@ function runCommand(
   });
 }
 
+/** The metadata_ keys that only the built-in hooks (and the station) write. */
+const RESERVED_KEYS: readonly string[] = ['file_info', 'usage_context', 'hook_errors'];
+
 /**
  * Runs the post-transfer hooks in order and returns the file's new metadata_: what it had,
  * with each hook's output merged over it.
@@ -317,6 +320,21 @@ export async function runPostTransferHooks(
         }
         output = await runCommand(ctx, (await loadHookSchemas()).command.parse(hook.config));
       } else continue;
+      if (hook.kind === 'sidecar_json' || hook.kind === 'command') {
+        // What the station itself finds out about the file is its own: a file beside it, or a
+        // program, may add to the metadata but not pass off other values under those keys.
+        const taken = RESERVED_KEYS.filter((key) => Object.hasOwn(output, key));
+        if (taken.length) {
+          output = Object.fromEntries(
+            Object.entries(output).filter(([key]) => !RESERVED_KEYS.includes(key)),
+          );
+          errors.push({
+            hook: hook.name,
+            kind: hook.kind,
+            error: `left out ${taken.join(', ')}: kept for the station's own hooks`,
+          });
+        }
+      }
       metadata = { ...metadata, ...output };
     } catch (error) {
       errors.push({ hook: hook.name, kind: hook.kind, error: (error as Error).message });
