@@ -512,12 +512,25 @@ async function harvest(argv: string[]): Promise<number> {
       );
       return run.failed > 0 || run.unreachable.length > 0 || run.unstable.length > 0 ? 1 : 0;
     }
-    await harvester.start();
-    process.stdout.write('harvesting; stop with Ctrl+C\n');
-    await new Promise<void>((resolve) => {
-      process.once('SIGINT', resolve);
-      process.once('SIGTERM', resolve);
+    // Ctrl+C or SIGTERM stops the harvest and exits 0, from the start on: a signal during the
+    // first walk too. A second signal while it stops exits at once, as --once does.
+    let signalled = false;
+    const stopAsked = new Promise<void>((resolve) => {
+      const onSignal = (signal: NodeJS.Signals): void => {
+        if (signalled) process.exit(signal === 'SIGINT' ? 130 : 143);
+        signalled = true;
+        resolve();
+      };
+      process.on('SIGINT', onSignal);
+      process.on('SIGTERM', onSignal);
     });
+    await Promise.race([
+      harvester.start().then(() => {
+        if (!signalled) process.stdout.write('harvesting; stop with Ctrl+C\n');
+      }),
+      stopAsked,
+    ]);
+    await stopAsked;
     await harvester.stop();
     return 0;
   } finally {

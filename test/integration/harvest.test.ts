@@ -525,6 +525,60 @@ describe('harvest --once', () => {
     expect((await transfersOf(dirs.data)).map((t) => t.status)).toEqual(['completed']);
   }, 60_000);
 
+  it('a watching harvest stops with exit 0 on Ctrl+C or SIGTERM, at once, ending a running hook', async () => {
+    const root = tempDir();
+    const script = join(root, 'slow-hook.sh');
+    const pids = join(root, 'pids');
+    // Slow only while `slow` exists.
+    const slow = join(root, 'slow');
+    writeFileSync(
+      script,
+      `#!/bin/sh\n[ -f '${slow}' ] || { echo '{}'; exit 0; }\necho $$ >> '${pids}'\nsleep 100\n`,
+      { mode: 0o755 },
+    );
+    const dirs = await withCommandHook(script, 120);
+    // The first stop comes while the first walk's hook runs, before it says it harvests; the
+    // second while a hook of the watch's runs.
+    for (const [signal, during] of [
+      ['SIGINT', 'first walk'],
+      ['SIGTERM', 'watch'],
+    ] as const) {
+      if (existsSync(pids)) unlinkSync(pids);
+      // The first run's hook of a.dat is slow. The second run records a.dat at its start
+      // (the copy was placed before the hooks ran) with a quick hook; then slow2.dat's is slow.
+      if (during === 'first walk') writeFileSync(slow, '');
+      else unlinkSync(slow);
+      const child = spawn(process.execPath, [CLI, 'harvest', '--data', dirs.data], {
+        stdio: ['ignore', 'pipe', 'ignore'],
+      });
+      let said = '';
+      child.stdout.on('data', (chunk: Buffer) => (said += chunk.toString()));
+      const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+      if (during === 'watch') {
+        await waitLong('harvesting', () => (said.includes('harvesting') ? true : undefined));
+        writeFileSync(slow, '');
+        writeFileSync(join(dirs.src, 'slow2.dat'), 'written while it watches');
+      }
+      await waitLong(`a hook running (${during})`, () => (existsSync(pids) ? true : undefined));
+      const asked = Date.now();
+      child.kill(signal);
+      expect(await exited).toBe(0);
+      // Not the hook's timeout (120 s), nor its sleep (100 s).
+      expect(Date.now() - asked).toBeLessThan(20_000);
+      for (const pid of readFileSync(pids, 'utf8').trim().split('\n')) {
+        await processEnded('the hook ended', Number(pid));
+      }
+    }
+    unlinkSync(slow);
+    // Both files are recorded once: their copies were placed before the hooks ran.
+    const again = await harvestOnce(dirs.data);
+    expect(again.code).toBe(0);
+    expect((await filesOf(dirs.data)).map((f) => [f.filename, f.state]).sort()).toEqual([
+      ['a.dat', 'done'],
+      ['slow2.dat', 'done'],
+    ]);
+  }, 90_000);
+
   it('names a sidecar that is not JSON, and the transfer stands', async () => {
     const dirs = await setupHarvest({
       hooks: [{ name: 'sidecar', trigger: 'post_transfer', kind: 'sidecar_json' }],

@@ -31,6 +31,7 @@ import {
 import { listFiles } from './copyBatch.js';
 import { HASH_ALGORITHM } from './copy.js';
 import { CopyPool } from './copyPool.js';
+import { endRunningHooks } from './hooks.js';
 import { inFolders, realOrNearest, storageFolderIn } from './storageGuard.js';
 import { takeHarvestLock, type HarvestLock } from './lock.js';
 import {
@@ -471,6 +472,9 @@ export class Harvester {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    // A command hook under way would hold the stop for up to its timeout; its file is not
+    // recorded done by a stopped harvest, and is taken again at the next start.
+    endRunningHooks('the harvest was stopped');
     clearTimeout(this.lockRetry);
     this.lockRetry = undefined;
     this.lockProblem = null;

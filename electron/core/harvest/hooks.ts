@@ -189,6 +189,16 @@ const OWN_GROUP = process.platform !== 'win32';
  */
 const runningGroups = new Set<number>();
 let endGroupsAtExit = false;
+/** How to end each command hook running now (endRunningHooks). */
+const runningHooks = new Set<(why: string) => void>();
+
+/**
+ * Ends every command hook running now, with what it started: the harvest stops, and must not
+ * wait out their timeouts (their files are taken again at its next start).
+ */
+export function endRunningHooks(why: string): void {
+  for (const end of runningHooks) end(why);
+}
 
 function killGroup(pid: number): void {
   try {
@@ -241,6 +251,7 @@ function runCommand(
       if (group !== undefined) killGroup(group);
       else child.kill('SIGKILL');
     };
+    runningHooks.add(end);
     const timer = setTimeout(() => end(`timed out after ${timeout / 1000} s`), timeout);
     child.stdout.setEncoding('utf8');
     child.stdout.on('data', (text: string) => {
@@ -254,10 +265,12 @@ function runCommand(
       if (stderr.length < 4096) stderr += text;
     });
     child.on('error', (error) => {
+      runningHooks.delete(end);
       clearTimeout(timer);
       reject(new Error(`cannot run ${config.command}: ${error.message}`));
     });
     child.on('exit', () => {
+      runningHooks.delete(end);
       if (group !== undefined) runningGroups.delete(group);
       // Ended by us: what still holds its output (a child that left its group, or any child
       // on Windows) must not keep the transfer waiting for 'close'.
