@@ -140,9 +140,43 @@ export function renderTemplate(template: string, values: Record<TemplateField, s
     .join('');
 }
 
+/** Most file systems take names of up to 255 bytes (in UTF-8 on Linux and macOS). */
+export const NAME_MAX_BYTES = 255;
+
+/** The longest start of `text` that is at most `bytes` long in UTF-8, cut between characters. */
+export function fitBytes(text: string, bytes: number): string {
+  let used = 0;
+  let end = 0;
+  for (const char of text) {
+    used += utf8Length(char);
+    if (used > bytes) break;
+    end += char.length;
+  }
+  return text.slice(0, end);
+}
+
+function utf8Length(char: string): number {
+  const code = char.codePointAt(0) ?? 0;
+  return code < 0x80 ? 1 : code < 0x800 ? 2 : code < 0x10000 ? 3 : 4;
+}
+
+/**
+ * A name cut to NAME_MAX_BYTES, its extension kept (a file's; a folder's is cut as the rest):
+ * text a template adds around `{filename}` must not make a long name one no disk takes.
+ */
+function fitName(name: string, file: boolean): string {
+  if ([...name].reduce((n, c) => n + utf8Length(c), 0) <= NAME_MAX_BYTES) return name;
+  const dot = file ? name.lastIndexOf('.') : -1;
+  let ext = dot > 0 ? name.slice(dot) : '';
+  if ([...ext].reduce((n, c) => n + utf8Length(c), 0) > NAME_MAX_BYTES / 2) ext = '';
+  const room = NAME_MAX_BYTES - [...ext].reduce((n, c) => n + utf8Length(c), 0);
+  return fitBytes(name.slice(0, name.length - ext.length), room) + ext;
+}
+
 /**
  * Checks a rendered path that will be joined onto a storage base path, as if on Linux or Windows
- * (so '\' is a separator too), and normalizes it to '/'-separated segments.
+ * (so '\' is a separator too), and normalizes it to '/'-separated segments, each cut to
+ * NAME_MAX_BYTES.
  */
 export function checkDestination(relative: string): DestinationCheck {
   if (relative.includes('\0')) return { ok: false, reason: 'contains a NUL character' };
@@ -171,5 +205,8 @@ export function checkDestination(relative: string): DestinationCheck {
     kept.push(segment);
   }
   if (kept.length === 0) return { ok: false, reason: 'is empty' };
-  return { ok: true, path: kept.join('/') };
+  return {
+    ok: true,
+    path: kept.map((segment, i) => fitName(segment, i === kept.length - 1)).join('/'),
+  };
 }

@@ -177,6 +177,20 @@ describe('harvest --once', () => {
     }
   }, 60_000);
 
+  it('cuts a name that text around {filename} makes too long for the disk, keeping its extension', async () => {
+    const dirs = await setupHarvest({ template: '{ark_blade}_{filename}' });
+    const long = `${'x'.repeat(250)}.tif`; // 254 bytes: fits where the instrument wrote it
+    writeFileSync(join(dirs.src, long), 'an image with a long name');
+    expect((await harvestOnce(dirs.data)).code).toBe(0);
+    const [transfer] = await transfersOf(dirs.data);
+    const name = basename(transfer?.destination_path ?? '');
+    expect(Buffer.byteLength(name)).toBe(255);
+    expect(name).toMatch(/^[0-9bcdfghjkmnpqrstvwxz]{10}_x+\.tif$/);
+    expect(readFileSync(transfer?.destination_path ?? '', 'utf8')).toBe(
+      'an image with a long name',
+    );
+  });
+
   it('catches a bit flipped in the copy after writing: failed, nothing left behind, then completed', async () => {
     const dirs = await setupHarvest();
     writeFileSync(join(dirs.src, 'image.tif'), randomBytes(3 * 1024 * 1024));

@@ -6,6 +6,7 @@ import { link, lstat, open, realpath, rename, stat, unlink } from 'node:fs/promi
 import { basename, dirname, extname, join, sep } from 'node:path';
 import { randomPoolBytes } from '../util/random.js';
 import { makeFolders } from '../util/folders.js';
+import { fitBytes, NAME_MAX_BYTES } from '../../../shared/harvest/template.js';
 
 /**
  * `.<name>.<random>.partial` beside the destination (hidden, so no watcher takes it). A long
@@ -16,21 +17,6 @@ export function partialPathFor(destination: string): string {
   const short =
     Buffer.byteLength(name) > 200 ? Buffer.from(name).subarray(0, 180).toString() : name;
   return join(dirname(destination), `.${short}.${randomPoolBytes(6).toString('hex')}.partial`);
-}
-
-/** Most file systems take names of up to 255 bytes. */
-const NAME_MAX_BYTES = 255;
-
-/** The longest start of `text` that is at most `bytes` long in UTF-8, cut between characters. */
-function fitBytes(text: string, bytes: number): string {
-  let used = 0;
-  let end = 0;
-  for (const char of text) {
-    used += Buffer.byteLength(char);
-    if (used > bytes) break;
-    end += char.length;
-  }
-  return text.slice(0, end);
 }
 
 /**

@@ -152,6 +152,22 @@ describe('checkDestination', () => {
     expect(checkDestination(relative)).toEqual({ ok: true, path: normalized });
   });
 
+  it('cuts each name to 255 bytes, between characters, a file keeping its extension', () => {
+    const bytes = (text: string): number => new TextEncoder().encode(text).length;
+    // Text a template adds around a 254-byte {filename}: over what any disk takes.
+    const file = `ARKBLADE_${'x'.repeat(250)}.tif`;
+    const folder = 'é'.repeat(200); // 400 bytes
+    const checked = checkDestination(`${folder}/sub/${file}`);
+    if (!checked.ok) throw new Error(checked.reason);
+    const [first, sub, last] = checked.path.split('/') as [string, string, string];
+    expect([bytes(first), sub, bytes(last)]).toEqual([254, 'sub', 255]);
+    expect(first).toBe('é'.repeat(127));
+    expect(last).toBe(`ARKBLADE_${'x'.repeat(242)}.tif`);
+    // A name that fits is left as it is, a multi-byte one too.
+    const fits = `${'ü'.repeat(125)}.tif`; // 254 bytes
+    expect(checkDestination(fits)).toEqual({ ok: true, path: fits });
+  });
+
   it.each([
     ['a/\0b', 'contains a NUL character'],
     ['/etc/passwd', 'starts with / or \\ (an absolute path)'],
