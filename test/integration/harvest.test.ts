@@ -191,6 +191,21 @@ describe('harvest --once', () => {
     );
   });
 
+  it('names the file that stands where a destination needs a folder', async () => {
+    const dirs = await setupHarvest();
+    writeFileSync(join(dirs.src, 'run1'), 'a file first');
+    expect((await harvestOnce(dirs.data)).code).toBe(0);
+    // Then a folder of that name: its copy's folder would be the copy of the file.
+    rmSync(join(dirs.src, 'run1'));
+    mkdirSync(join(dirs.src, 'run1'));
+    writeFileSync(join(dirs.src, 'run1', 'img.tif'), 'an image');
+    expect((await harvestOnce(dirs.data)).code).toBe(1);
+    const failed = (await transfersOf(dirs.data)).find((t) => t.status === 'failed');
+    expect(failed?.error).toContain(
+      `${join(dirs.dest, 'sem-1', 'run1')} is a file, where a folder is needed; rename or move that file`,
+    );
+  });
+
   it('catches a bit flipped in the copy after writing: failed, nothing left behind, then completed', async () => {
     const dirs = await setupHarvest();
     writeFileSync(join(dirs.src, 'image.tif'), randomBytes(3 * 1024 * 1024));

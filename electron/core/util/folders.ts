@@ -14,7 +14,9 @@ export async function makeFolders(folder: string, mode?: number): Promise<void> 
     await mkdir(folder, options);
     return;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST' || code === 'ENOTDIR') throw await notAFolder(folder, error);
+    if (code !== 'ENOENT') throw error;
   }
   // The folders to make, from the deepest one that exists down to `folder`.
   const missing: string[] = [];
@@ -35,7 +37,31 @@ export async function makeFolders(folder: string, mode?: number): Promise<void> 
     } catch (error) {
       // Made meanwhile by someone else: go on. Anything else is why, ENOENT included (a
       // folder above went away meanwhile).
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOTDIR') throw await notAFolder(at, error);
+      if (code !== 'EEXIST') throw error;
     }
   }
+}
+
+/**
+ * Why a folder could not be made when something on its way is not a folder (mkdir's EEXIST or
+ * ENOTDIR): which path that is, as a harvest whose destination folder is named like a file
+ * already there (a file `run1`, then a folder `run1/`) must say, or the reason reads as if
+ * the folder were there.
+ */
+async function notAFolder(folder: string, error: unknown): Promise<unknown> {
+  for (let at = folder; dirname(at) !== at; at = dirname(at)) {
+    try {
+      if ((await stat(at)).isDirectory()) return error;
+      return Object.assign(
+        new Error(`${at} is a file, where a folder is needed; rename or move that file`),
+        { code: 'ENOTDIR' },
+      );
+    } catch (statError) {
+      const code = (statError as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') return error;
+    }
+  }
+  return error;
 }
