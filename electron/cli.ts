@@ -458,6 +458,16 @@ function openStationData(dataDir: string): Db {
 
 const stationTool = (db: Db): string | null => getSetting(db, 'station.tool');
 
+/**
+ * Text for one tab-separated field of a line: a file name may hold a tab or a newline (Linux
+ * allows both), which would split the record for a script reading line by line. They are
+ * written as `\t`, `\n` and `\r` (a Windows path keeps its backslashes as they are); --json
+ * gives the text as it is.
+ */
+function oneField(text: string): string {
+  return text.replace(/[\t\n\r]/g, (c) => (c === '\t' ? '\\t' : c === '\n' ? '\\n' : '\\r'));
+}
+
 async function harvest(argv: string[]): Promise<number> {
   const { values } = parseArgs({
     args: argv,
@@ -572,8 +582,8 @@ async function files(argv: string[]): Promise<number> {
       for (const f of list) {
         const t = f.last_transfer;
         process.stdout.write(
-          `${f.id}\t${f.persistent_id}\t${f.state}\t${t ? t.status : '-'}\t${f.size}\t${f.source_path}` +
-            `${t?.destination_path ? `\t-> ${t.destination_path}` : ''}${t?.error ? `\t${t.error}` : ''}\n`,
+          `${f.id}\t${f.persistent_id}\t${f.state}\t${t ? t.status : '-'}\t${f.size}\t${oneField(f.source_path)}` +
+            `${t?.destination_path ? `\t-> ${oneField(t.destination_path)}` : ''}${t?.error ? `\t${oneField(t.error)}` : ''}\n`,
         );
       }
     }
@@ -601,7 +611,7 @@ async function transfers(argv: string[]): Promise<number> {
       for (const t of list) {
         process.stdout.write(
           `${t.id}\t${t.persistent_id}\t${t.status}\t${t.checksum_verified ? 'verified' : 'unverified'}` +
-            `\t${t.bytes_transferred}\t${t.destination_path ?? '-'}${t.error ? `\t${t.error}` : ''}\n`,
+            `\t${t.bytes_transferred}\t${oneField(t.destination_path ?? '-')}${t.error ? `\t${oneField(t.error)}` : ''}\n`,
         );
       }
     }

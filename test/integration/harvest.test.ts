@@ -191,6 +191,24 @@ describe('harvest --once', () => {
     );
   });
 
+  it('prints a name holding a newline or a tab on one line of the text listing', async () => {
+    const dirs = await setupHarvest();
+    writeFileSync(join(dirs.src, 'new\nline\t.txt'), 'odd name');
+    writeFileSync(join(dirs.src, 'plain.txt'), 'plain name');
+    expect((await harvestOnce(dirs.data)).code).toBe(0);
+    for (const command of ['files', 'transfers']) {
+      const lines = (await runCli([command, '--data', dirs.data])).stdout.trim().split('\n');
+      expect(lines).toHaveLength(2);
+      // The source as it is, escaped; its copy's name has them replaced (template.ts).
+      if (command === 'files') expect(lines.join('\n')).toContain('/new\\nline\\t.txt\t-> ');
+    }
+    // --json keeps the name as it is.
+    expect((await filesOf(dirs.data)).map((f) => f.filename).sort()).toEqual([
+      'new\nline\t.txt',
+      'plain.txt',
+    ]);
+  });
+
   it('names the file that stands where a destination needs a folder', async () => {
     const dirs = await setupHarvest();
     writeFileSync(join(dirs.src, 'run1'), 'a file first');
