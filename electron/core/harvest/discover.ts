@@ -61,11 +61,14 @@ export async function scanFolder(
   filter: FolderFilter,
   onFiles: (files: FoundFile[]) => void,
   statAll: StatAll = statFiles,
+  stopped: () => boolean = () => false,
 ): Promise<UnreadFolder[]> {
   const pending: string[] = [folder.path];
   const unread: UnreadFolder[] = [];
   let first = true;
-  while (pending.length) {
+  // A harvest that stops ends its walk at the next folder: a tree on a slow share must not
+  // hold the stop.
+  while (pending.length && !stopped()) {
     const dir = pending.pop() as string;
     let handle;
     try {
@@ -85,13 +88,16 @@ export async function scanFolder(
     for await (const entry of handle) {
       const path = join(dir, entry.name);
       const rel = relativeTo(folder.path, path);
+      const wanted = entry.isDirectory()
+        ? !filter.skipsDirectory(rel)
+        : entry.isFile() && filter.accepts(rel);
+      if (!wanted) continue;
+      // One the harvest would take, but whose name does not open it: said, not passed over.
       if (entry.name.includes('\uFFFD') && (await undecodable(path))) {
         unread.push({ path, error: new Error(UNDECODABLE), name: true });
-        continue;
-      }
-      if (entry.isDirectory()) {
-        if (!filter.skipsDirectory(rel)) pending.push(path);
-      } else if (entry.isFile() && filter.accepts(rel)) {
+      } else if (entry.isDirectory()) {
+        pending.push(path);
+      } else {
         files.push({ path, rel });
       }
     }

@@ -31,7 +31,7 @@ import {
 import { listFiles } from './copyBatch.js';
 import { HASH_ALGORITHM } from './copy.js';
 import { CopyPool } from './copyPool.js';
-import { endRunningHooks } from './hooks.js';
+import { acceptHooks, endRunningHooks } from './hooks.js';
 import { inFolders, realOrNearest, storageFolderIn } from './storageGuard.js';
 import { takeHarvestLock, type HarvestLock } from './lock.js';
 import {
@@ -412,6 +412,7 @@ export class Harvester {
 
   private async begin(): Promise<void> {
     this.stopped = false;
+    acceptHooks();
     this.startedAt = this.clock();
     this.importedAt = getSetting(this.db, 'harvest.importedAt');
     this.loadInstruments();
@@ -472,8 +473,8 @@ export class Harvester {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    // A command hook under way would hold the stop for up to its timeout; its file is not
-    // recorded done by a stopped harvest, and is taken again at the next start.
+    // A command hook under way would hold the stop for up to its timeout, and no new one
+    // starts: the file's copy is recorded, its hooks run again, at the next start.
     endRunningHooks('the harvest was stopped');
     clearTimeout(this.lockRetry);
     this.lockRetry = undefined;
@@ -514,7 +515,22 @@ export class Harvester {
     const waiting = historyPendingIds(this.db);
     this.instruments = enabled.filter((i) => !waiting.has(i.id));
     this.awaitingHistory = enabled.filter((i) => waiting.has(i.id));
-    this.storageFolders = this.findStorageFolders((path) => path);
+    this.setStorageFolders(this.findStorageFolders((path) => path));
+  }
+
+  /** Keeps the storage folders found inside watched folders, and logs them when they change. */
+  private setStorageFolders(found: Map<WatchFolder, string[]>): void {
+    const changed = storageSummary(found) !== storageSummary(this.storageFolders);
+    this.storageFolders = found;
+    if (!changed) return;
+    for (const [folder, inside] of found) {
+      this.log.warn(
+        { folder: folder.path, storage: inside },
+        inside.includes('')
+          ? 'harvest: this watched folder is a storage location; nothing of it is harvested'
+          : 'harvest: a storage location lies inside this watched folder; left out of its harvest',
+      );
+    }
   }
 
   /**
@@ -562,15 +578,7 @@ export class Harvester {
       new Promise<null>((done) => setTimeout(() => done(null), STORAGE_GUARD_MS).unref()),
     ]);
     if (real === null || this.instruments !== instruments) return;
-    const said = storageSummary(this.storageFolders);
-    this.storageFolders = this.findStorageFolders((path) => real.get(path) ?? path);
-    if (storageSummary(this.storageFolders) === said) return;
-    for (const [folder, inside] of this.storageFolders) {
-      this.log.warn(
-        { folder: folder.path, storage: inside },
-        'harvest: a storage location lies inside this watched folder; left out of its harvest',
-      );
-    }
+    this.setStorageFolders(this.findStorageFolders((path) => real.get(path) ?? path));
   }
 
   /** A watched folder's filter, with the storage folders inside it left out. */
@@ -881,7 +889,13 @@ export class Harvester {
       };
       try {
         await this.renewWatch(instrument, folder);
-        const unread = await scanFolder(folder, this.filterOf(folder), take, this.statAll());
+        const unread = await scanFolder(
+          folder,
+          this.filterOf(folder),
+          take,
+          this.statAll(),
+          () => this.stopped,
+        );
         for (const u of unread) {
           problems.push(
             u.name

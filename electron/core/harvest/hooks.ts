@@ -191,14 +191,27 @@ const runningGroups = new Set<number>();
 let endGroupsAtExit = false;
 /** How to end each command hook running now (endRunningHooks). */
 const runningHooks = new Set<(why: string) => void>();
+/** Set by endRunningHooks until acceptHooks: a harvest stops, and starts no command hook. */
+let refusing: string | null = null;
 
 /**
- * Ends every command hook running now, with what it started: the harvest stops, and must not
- * wait out their timeouts (their files are taken again at its next start).
+ * Ends every command hook running now, with what it started, and refuses new ones until
+ * acceptHooks: the harvest stops, and must not wait out their timeouts. The hooks of a file
+ * end with a HarvestStopped error, not a hook error: its copy is recorded at the next start,
+ * when its hooks run again.
  */
 export function endRunningHooks(why: string): void {
+  refusing = why;
   for (const end of runningHooks) end(why);
 }
+
+/** A harvest starts: command hooks run again. */
+export function acceptHooks(): void {
+  refusing = null;
+}
+
+/** A file's hooks were cut short by the harvest stopping: not a hook error, nothing to record. */
+export class HarvestStopped extends Error {}
 
 function killGroup(pid: number): void {
   try {
@@ -222,6 +235,7 @@ function runCommand(
     ? args.map((a) => a.replaceAll('{path}', ctx.destinationPath))
     : [...args, ctx.destinationPath];
   const timeout = (config.timeout_seconds ?? 30) * 1000;
+  if (refusing !== null) return Promise.reject(new HarvestStopped(refusing));
   return new Promise((resolve, reject) => {
     const child = spawn(config.command, withPath, {
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -246,12 +260,15 @@ function runCommand(
     let stdout = '';
     let stderr = '';
     let ended: string | null = null;
-    const end = (why: string): void => {
+    let stopped = false;
+    const end = (why: string, byStop = false): void => {
+      if (ended === null) stopped = byStop;
       ended ??= why;
       if (group !== undefined) killGroup(group);
       else child.kill('SIGKILL');
     };
-    runningHooks.add(end);
+    const endByStop = (why: string): void => end(why, true);
+    runningHooks.add(endByStop);
     const timer = setTimeout(() => end(`timed out after ${timeout / 1000} s`), timeout);
     child.stdout.setEncoding('utf8');
     child.stdout.on('data', (text: string) => {
@@ -265,12 +282,12 @@ function runCommand(
       if (stderr.length < 4096) stderr += text;
     });
     child.on('error', (error) => {
-      runningHooks.delete(end);
+      runningHooks.delete(endByStop);
       clearTimeout(timer);
       reject(new Error(`cannot run ${config.command}: ${error.message}`));
     });
     child.on('exit', () => {
-      runningHooks.delete(end);
+      runningHooks.delete(endByStop);
       if (group !== undefined) runningGroups.delete(group);
       // Ended by us: what still holds its output (a child that left its group, or any child
       // on Windows) must not keep the transfer waiting for 'close'.
@@ -278,11 +295,11 @@ function runCommand(
       clearTimeout(timer);
       child.stdout.destroy();
       child.stderr.destroy();
-      reject(new Error(ended));
+      reject(stopped ? new HarvestStopped(ended) : new Error(ended));
     });
     child.on('close', (code, signal) => {
       clearTimeout(timer);
-      if (ended) return reject(new Error(ended));
+      if (ended) return reject(stopped ? new HarvestStopped(ended) : new Error(ended));
       if (code !== 0) {
         const how = code === null ? `ended by ${signal}` : `exited with ${code}`;
         const said = stderr.trim().slice(0, 500);
@@ -350,6 +367,7 @@ export async function runPostTransferHooks(
       }
       metadata = { ...metadata, ...output };
     } catch (error) {
+      if (error instanceof HarvestStopped) throw error;
       errors.push({ hook: hook.name, kind: hook.kind, error: (error as Error).message });
     }
   }
