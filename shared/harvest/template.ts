@@ -165,6 +165,8 @@ function utf8Length(char: string): number {
  * text a template adds around `{filename}` must not make a long name one no disk takes.
  */
 function fitName(name: string, file: boolean): string {
+  // A UTF-16 unit is at most 3 bytes in UTF-8 (a pair, 4): most names are known to fit at once.
+  if (name.length * 3 <= NAME_MAX_BYTES) return name;
   if ([...name].reduce((n, c) => n + utf8Length(c), 0) <= NAME_MAX_BYTES) return name;
   const dot = file ? name.lastIndexOf('.') : -1;
   let ext = dot > 0 ? name.slice(dot) : '';
