@@ -160,6 +160,13 @@ function utf8Length(char: string): number {
   return code < 0x80 ? 1 : code < 0x800 ? 2 : code < 0x10000 ? 3 : 4;
 }
 
+/** The length of `text` in UTF-8 (Buffer.byteLength, where the renderer has no Buffer). */
+function utf8Bytes(text: string): number {
+  let bytes = 0;
+  for (const char of text) bytes += utf8Length(char);
+  return bytes;
+}
+
 /**
  * A name cut to NAME_MAX_BYTES, its extension kept (a file's; a folder's is cut as the rest):
  * text a template adds around `{filename}` must not make a long name one no disk takes.
@@ -167,12 +174,11 @@ function utf8Length(char: string): number {
 function fitName(name: string, file: boolean): string {
   // A UTF-16 unit is at most 3 bytes in UTF-8 (a pair, 4): most names are known to fit at once.
   if (name.length * 3 <= NAME_MAX_BYTES) return name;
-  if ([...name].reduce((n, c) => n + utf8Length(c), 0) <= NAME_MAX_BYTES) return name;
+  if (utf8Bytes(name) <= NAME_MAX_BYTES) return name;
   const dot = file ? name.lastIndexOf('.') : -1;
   let ext = dot > 0 ? name.slice(dot) : '';
-  if ([...ext].reduce((n, c) => n + utf8Length(c), 0) > NAME_MAX_BYTES / 2) ext = '';
-  const room = NAME_MAX_BYTES - [...ext].reduce((n, c) => n + utf8Length(c), 0);
-  return fitBytes(name.slice(0, name.length - ext.length), room) + ext;
+  if (utf8Bytes(ext) > NAME_MAX_BYTES / 2) ext = '';
+  return fitBytes(name.slice(0, name.length - ext.length), NAME_MAX_BYTES - utf8Bytes(ext)) + ext;
 }
 
 /**

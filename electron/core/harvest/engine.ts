@@ -424,7 +424,12 @@ export class Harvester {
     if (this.options.schedules !== false) this.startSchedules();
     const tick = setInterval(() => void this.tick(), this.tickMs());
     const rescanMinutes = Math.max(getSetting(this.db, 'harvest.rescanMinutes'), 0.05);
-    const rescan = setInterval(() => void this.rescanAll(), rescanMinutes * 60_000);
+    // Each walk looks again where the storage locations are on disk first: a link or a
+    // share's mount may have changed. (A start, a reload and --once look before their walk.)
+    const rescan = setInterval(
+      () => void this.guardStorage().then(() => this.rescanAll()),
+      rescanMinutes * 60_000,
+    );
     const renew = setInterval(() => void this.renewWatches(), WATCH_CHECK_MS);
     this.timers = [tick, rescan, renew];
     for (const t of this.timers) t.unref();
@@ -533,17 +538,20 @@ export class Harvester {
     }
   }
 
+  /** Where this station's local storage locations keep their copies, as written. */
+  private localStorageBases(): string[] {
+    return cachedStatement(this.db, `SELECT base_path FROM storage_locations WHERE type = 'local'`)
+      .pluck()
+      .all() as string[];
+  }
+
   /**
    * The storage folders inside each watched folder, by `where` each path is: as written (at
-   * once), or on disk (guardStorage). Logged when there are any: import refuses such a
-   * bundle, so they came from the server or through a link.
+   * once), or on disk (guardStorage). Import refuses such a bundle, so any found came from the
+   * server or through a link (setStorageFolders logs them).
    */
   private findStorageFolders(where: (path: string) => string): Map<WatchFolder, string[]> {
-    const bases = (
-      cachedStatement(this.db, `SELECT base_path FROM storage_locations WHERE type = 'local'`)
-        .pluck()
-        .all() as string[]
-    ).map(where);
+    const bases = this.localStorageBases().map(where);
     const found = new Map<WatchFolder, string[]>();
     for (const instrument of this.instruments) {
       for (const folder of instrument.watch) {
@@ -562,11 +570,7 @@ export class Harvester {
    */
   private async guardStorage(): Promise<void> {
     const instruments = this.instruments;
-    const paths = new Set<string>(
-      cachedStatement(this.db, `SELECT base_path FROM storage_locations WHERE type = 'local'`)
-        .pluck()
-        .all() as string[],
-    );
+    const paths = new Set(this.localStorageBases());
     for (const i of instruments) for (const f of i.watch) paths.add(f.path);
     const resolve = (async () => {
       const real = new Map<string, string>();
@@ -866,8 +870,6 @@ export class Harvester {
       }
       for (const i of this.awaitingHistory)
         this.run?.unreachable.push(`${i.name}: ${HISTORY_PROBLEM}`);
-      // A link or a share's mount may have changed where a storage location is on disk.
-      await this.guardStorage();
       for (const instrument of this.instruments) await this.rescan(instrument);
       this.lastScanAt = this.now();
       this.changed();
@@ -1637,6 +1639,7 @@ export class Harvester {
     try {
       this.loadInstruments();
       await this.recover();
+      await this.guardStorage();
       cachedStatement(
         this.db,
         `UPDATE harvest_files SET next_attempt_at = ? WHERE state = 'failed'`,

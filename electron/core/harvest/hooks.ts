@@ -14,7 +14,7 @@ import { getSetting } from '../station/settings.js';
 import type { hookConfigSchemas as HookConfigSchemas } from '../../../shared/harvest/hookConfig.js';
 import { hooksFor, type Hook, type HookConfig } from './config.js';
 import type { FileRow } from './records.js';
-import { receivedUsageContext, usageContextOf } from './usageContext.js';
+import { storedUsageContext, usageContextOf } from './usageContext.js';
 
 export interface PreTransferDecision {
   skip: { hook: string } | null;
@@ -145,9 +145,7 @@ function usageContext(ctx: PostTransferContext): Record<string, unknown> {
   if (id !== null) return { usage_context: usageContextOf(ctx.db, id) };
   // A file of an instrument's history first seen on another station: its usage, which this
   // station does not hold, as the server described it.
-  return {
-    usage_context: elsewhere === null ? null : receivedUsageContext(JSON.parse(elsewhere)),
-  };
+  return { usage_context: storedUsageContext(elsewhere) };
 }
 
 async function sidecarJson(
@@ -190,7 +188,7 @@ const OWN_GROUP = process.platform !== 'win32';
 const runningGroups = new Set<number>();
 let endGroupsAtExit = false;
 /** How to end each command hook running now (endRunningHooks). */
-const runningHooks = new Set<(why: string) => void>();
+const runningHooks = new Set<(why: string, byStop: boolean) => void>();
 /** Set by endRunningHooks until acceptHooks: a harvest stops, and starts no command hook. */
 let refusing: string | null = null;
 
@@ -202,7 +200,7 @@ let refusing: string | null = null;
  */
 export function endRunningHooks(why: string): void {
   refusing = why;
-  for (const end of runningHooks) end(why);
+  for (const end of runningHooks) end(why, true);
 }
 
 /** A harvest starts: command hooks run again. */
@@ -267,8 +265,7 @@ function runCommand(
       if (group !== undefined) killGroup(group);
       else child.kill('SIGKILL');
     };
-    const endByStop = (why: string): void => end(why, true);
-    runningHooks.add(endByStop);
+    runningHooks.add(end);
     const timer = setTimeout(() => end(`timed out after ${timeout / 1000} s`), timeout);
     child.stdout.setEncoding('utf8');
     child.stdout.on('data', (text: string) => {
@@ -282,12 +279,12 @@ function runCommand(
       if (stderr.length < 4096) stderr += text;
     });
     child.on('error', (error) => {
-      runningHooks.delete(endByStop);
+      runningHooks.delete(end);
       clearTimeout(timer);
       reject(new Error(`cannot run ${config.command}: ${error.message}`));
     });
     child.on('exit', () => {
-      runningHooks.delete(endByStop);
+      runningHooks.delete(end);
       if (group !== undefined) runningGroups.delete(group);
       // Ended by us: what still holds its output (a child that left its group, or any child
       // on Windows) must not keep the transfer waiting for 'close'.

@@ -25,7 +25,7 @@ import {
   type StorageLocation,
 } from './config.js';
 import type { CopyPool } from './copyPool.js';
-import { receivedUsageContext } from './usageContext.js';
+import { storedUsageContext } from './usageContext.js';
 import { BATCH_DURABILITY_BELOW, fsyncPath } from './durable.js';
 import { decidePreTransfer, preTransferHooks, runPostTransferHooks } from './hooks.js';
 import {
@@ -120,7 +120,7 @@ function usageFields(
 function elsewhereFields(
   json: string | null,
 ): { username: string; project: string; uuid: string } | undefined {
-  const context = json === null ? null : receivedUsageContext(JSON.parse(json));
+  const context = storedUsageContext(json);
   return context === null
     ? undefined
     : { username: context.user.username, project: context.project.name, uuid: context.usage_event };

@@ -70,6 +70,11 @@ export function receivedUsageContext(value: unknown): UsageContext | null {
   return value as UsageContext;
 }
 
+/** A file's usage_elsewhere (migration 13) as a usage_context: null for none, or one not to trust. */
+export function storedUsageContext(json: string | null): UsageContext | null {
+  return json === null ? null : receivedUsageContext(JSON.parse(json));
+}
+
 interface UsageRow {
   uuid: string;
   start: string;

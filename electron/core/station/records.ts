@@ -7,7 +7,7 @@ import type {
 } from '../../../shared/api.js';
 import { parseQuestions, type Question } from '../../../shared/questions/index.js';
 import type { Db } from '../db/open.js';
-import { receivedUsageContext } from '../harvest/usageContext.js';
+import { storedUsageContext } from '../harvest/usageContext.js';
 import { AppError } from '../util/errors.js';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -246,8 +246,7 @@ export function fileUsageView(db: Db, fileId: number): FileUsageView | null {
     const { uuid, user_name, project_name, tool_name, start, end } = toView(row);
     return { uuid, user_name, project_name, tool_name, start, end, elsewhere: false };
   }
-  const context =
-    file.usage_elsewhere === null ? null : receivedUsageContext(JSON.parse(file.usage_elsewhere));
+  const context = storedUsageContext(file.usage_elsewhere);
   if (context === null) return null;
   return {
     uuid: context.usage_event,
