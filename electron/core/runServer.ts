@@ -1,7 +1,9 @@
 import { mkdirSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { openDatabase, type Db } from './db/open.js';
+import { configuredPublicUrl } from './mail/config.js';
 import { startMailWorker } from './mail/worker.js';
 import { createAccount } from './server/accounts.js';
 import { createServerApp } from './server/app.js';
@@ -39,6 +41,52 @@ export function checkTimeZone(name: string): string {
     throw new AppError(
       'validation_failed',
       `time zone: ${JSON.stringify(name)} is not an IANA time zone name (e.g. Europe/Zurich)`,
+    );
+  }
+}
+
+/**
+ * LABSTATION_TRUST_PROXY: the reverse proxies in front of the server, by address or network
+ * (`127.0.0.1`, `10.0.0.0/8`, `::1`) or by proxy-addr's names (`loopback`, `linklocal`,
+ * `uniquelocal`), comma-separated. A request coming from one of them is taken as coming from
+ * the client its X-Forwarded-For names (throttling counts failures per client, not per proxy),
+ * over the scheme and host of X-Forwarded-Proto and X-Forwarded-Host. Unset: no proxy is
+ * trusted, and those headers are ignored (anyone could send them).
+ */
+export function trustedProxies(text: string | undefined): string[] {
+  const names = new Set(['loopback', 'linklocal', 'uniquelocal']);
+  const entries = (text ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+  for (const entry of entries) {
+    const slash = entry.indexOf('/');
+    const address = slash < 0 ? entry : entry.slice(0, slash);
+    const bits = slash < 0 ? null : entry.slice(slash + 1);
+    const family = isIP(address);
+    const max = family === 4 ? 32 : 128;
+    const bitsOk = bits === null || (/^\d{1,3}$/.test(bits) && Number(bits) <= max);
+    if (!names.has(entry) && (family === 0 || !bitsOk)) {
+      throw new AppError(
+        'validation_failed',
+        `LABSTATION_TRUST_PROXY: ${JSON.stringify(entry)} is not an IP address, a network ` +
+          '(10.0.0.0/8) or one of loopback, linklocal, uniquelocal',
+      );
+    }
+  }
+  return entries;
+}
+
+/** LABSTATION_PUBLIC_URL, when set, must be an http or https address. */
+export function checkPublicUrl(text: string | undefined): void {
+  const value = text?.trim();
+  if (!value) return;
+  const url = URL.canParse(value) ? new URL(value) : null;
+  if (url === null || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+    throw new AppError(
+      'validation_failed',
+      `LABSTATION_PUBLIC_URL: ${JSON.stringify(value)} is not an http or https address ` +
+        '(e.g. https://labstation.example.org/)',
     );
   }
 }
@@ -113,12 +161,16 @@ export async function runServer(options: RunServerOptions): Promise<RunningServe
       setSetting(db, 'server.timeZone', checkTimeZone(options.timeZone));
     }
     const env = options.env ?? process.env;
+    const proxies = trustedProxies(env.LABSTATION_TRUST_PROXY);
+    checkPublicUrl(env.LABSTATION_PUBLIC_URL);
     await ensureEnvAdmin(db, env, options.log);
     const app = await createServerApp({
       db,
       log: options.log,
       jwtSecret: getSetting(db, 'server.jwtSecret')!,
       timeZone: () => serverTimeZone(db),
+      trustProxy: proxies,
+      publicUrl: () => configuredPublicUrl(db, env),
     });
     await app.listen({ host: options.host, port: options.port });
     const address = app.server.address();

@@ -3,7 +3,7 @@
  * authentication schemes, and the role matrix on the NEMO-compatible API.
  */
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { facilityBundle } from '../fixtures/facility.js';
 import { runCli, startServer, tempDir, writeJson, type ServerProcess } from './helpers.js';
 
@@ -377,7 +377,37 @@ describe('admins from the environment and from bundles; throttling of bad creden
     expect((await ownLogin('chief@example.org', 'boss password 1')).status).toBe(200);
   });
 
-  it('throttles an address after twenty bad API tokens, station keys or rpc logins', async () => {
+  it('throttles bad API tokens, station keys or rpc logins per address; valid ones still get in', async () => {
+    // Valid credentials of each kind, made before the address is throttled.
+    const tool = writeJson(tempDir(), 'tool.json', {
+      tools: [{ name: 'Press', pre_usage_questions: [], post_usage_questions: [] }],
+    });
+    expect((await runCli(['import', '--data', dir, tool])).code).toBe(0);
+    const token = lastLine(
+      (await runCli(['admin', 'token', 'create', '--data', dir, '--user', 'root@example.org']))
+        .stdout,
+    );
+    const key = lastLine(
+      (
+        await runCli([
+          'admin',
+          'station',
+          'create',
+          '--data',
+          dir,
+          '--name',
+          'press-pc',
+          '--tool',
+          'Press',
+        ])
+      ).stdout,
+    );
+    const jwt = (
+      (await (await ownLogin('root@example.org', 'root password 1')).json()) as {
+        access_token: string;
+      }
+    ).access_token;
+
     const statuses = async (url: string, init: RequestInit): Promise<number[]> => {
       const seen: number[] = [];
       for (let i = 0; i < 21; i++) seen.push((await fetch(url, init)).status);
@@ -388,11 +418,28 @@ describe('admins from the environment and from bundles; throttling of bad creden
     });
     expect(api.slice(0, 20).every((s) => s === 401)).toBe(true);
     expect(api[20]).toBe(429);
+    // The forwarded address is not believed without LABSTATION_TRUST_PROXY.
+    const forwarded = await fetch(`${own.url}api/users/`, {
+      headers: { authorization: 'Token wrong-token', 'x-forwarded-for': '203.0.113.9' },
+    });
+    expect(forwarded.status).toBe(429);
+    expect(forwarded.headers.get('retry-after')).toMatch(/^\d+$/);
+    // A client with a valid token behind the same address (a proxy, a NAT) is not locked out.
+    const good = await fetch(`${own.url}api/users/`, {
+      headers: { authorization: `Token ${token}` },
+    });
+    expect(good.status).toBe(200);
+
     const sync = await statuses(`${own.url}sync/changes?cursor=0`, {
       headers: { authorization: 'Station wrong-key' },
     });
     expect(sync.slice(0, 20).every((s) => s === 401)).toBe(true);
     expect(sync[20]).toBe(429);
+    const station = await fetch(`${own.url}sync/changes?cursor=0`, {
+      headers: { authorization: `Station ${key}` },
+    });
+    expect(station.status).toBe(200);
+
     const rpc = await statuses(`${own.url}rpc/account.me`, {
       method: 'POST',
       headers: { authorization: 'Bearer not.a.jwt', 'content-type': 'application/json' },
@@ -400,5 +447,108 @@ describe('admins from the environment and from bundles; throttling of bad creden
     });
     expect(rpc.slice(0, 20).every((s) => s === 401)).toBe(true);
     expect(rpc[20]).toBe(429);
+    const me = await fetch(`${own.url}rpc/account.me`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${jwt}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(me.status).toBe(200);
+  });
+});
+
+describe('behind a reverse proxy (LABSTATION_TRUST_PROXY, LABSTATION_PUBLIC_URL)', () => {
+  let dir: string;
+  let proxied: ServerProcess | undefined;
+
+  beforeAll(async () => {
+    dir = join(tempDir(), 'proxied');
+    const bundle = {
+      users: [
+        { username: 'root', email: 'root@example.org', password: 'root password 1', role: 'admin' },
+        { username: 'kim', email: 'kim@example.org', password: 'kim password 12', is_staff: true },
+        { username: 'lee', is_staff: true },
+      ],
+    };
+    expect(
+      (await runCli(['import', '--data', dir, writeJson(tempDir(), 'p.json', bundle)])).code,
+    ).toBe(0);
+  });
+
+  afterEach(async () => {
+    await proxied?.stop();
+    proxied = undefined;
+  });
+
+  const loginVia = (client: string, password: string): Promise<Response> =>
+    fetch(`${proxied!.url}auth/jwt/login`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        'x-forwarded-for': client,
+      },
+      body: new URLSearchParams({ username: 'kim@example.org', password }).toString(),
+    });
+
+  it('throttles the client a trusted proxy names, not the proxy', async () => {
+    proxied = await startServer(dir, { LABSTATION_TRUST_PROXY: '127.0.0.1, ::1' });
+    let last = 0;
+    for (let i = 0; i < 11; i++) last = (await loginVia('203.0.113.7', `wrong ${i}`)).status;
+    expect(last).toBe(429);
+    // Another client behind the same proxy logs in.
+    expect((await loginVia('203.0.113.8', 'kim password 12')).status).toBe(200);
+    expect((await loginVia('203.0.113.7', 'kim password 12')).status).toBe(429);
+  });
+
+  it("builds page links from the public URL, else from a trusted proxy's forwarded scheme and host", async () => {
+    const token = lastLine(
+      (await runCli(['admin', 'token', 'create', '--data', dir, '--user', 'root@example.org']))
+        .stdout,
+    );
+    const next = async (headers: Record<string, string>): Promise<string> => {
+      const res = await fetch(`${proxied!.url}api/users/?page_size=1&ordering=username`, {
+        headers: { authorization: `Token ${token}`, ...headers },
+      });
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { next: string }).next;
+    };
+    const forwarded = {
+      'x-forwarded-proto': 'https',
+      'x-forwarded-host': 'labstation.example.org',
+    };
+
+    proxied = await startServer(dir, {
+      LABSTATION_PUBLIC_URL: 'https://labstation.example.org/lab/',
+    });
+    expect(await next(forwarded)).toBe(
+      'https://labstation.example.org/lab/api/users/?ordering=username&page=2&page_size=1',
+    );
+    await proxied.stop();
+
+    proxied = await startServer(dir, { LABSTATION_TRUST_PROXY: 'loopback' });
+    expect(await next(forwarded)).toBe(
+      'https://labstation.example.org/api/users/?ordering=username&page=2&page_size=1',
+    );
+    await proxied.stop();
+
+    // Nothing configured: the forwarded headers are not believed.
+    proxied = await startServer(dir);
+    expect(await next(forwarded)).toBe(
+      `${proxied.url}api/users/?ordering=username&page=2&page_size=1`,
+    );
+  });
+
+  it('refuses to start with a proxy or public URL it cannot use, naming the variable', async () => {
+    const proxy = await runCli(['serve', '--data', dir, '--port', '0'], {
+      LABSTATION_TRUST_PROXY: '127.0.0.1,proxy.example.org',
+    });
+    expect(proxy.code).toBe(1);
+    expect(proxy.stderr).toMatch(
+      /LABSTATION_TRUST_PROXY: "proxy\.example\.org" is not an IP address, a network/,
+    );
+    const url = await runCli(['serve', '--data', dir, '--port', '0'], {
+      LABSTATION_PUBLIC_URL: 'labstation.example.org',
+    });
+    expect(url.code).toBe(1);
+    expect(url.stderr).toMatch(/LABSTATION_PUBLIC_URL: "labstation\.example\.org" is not an http/);
   });
 });

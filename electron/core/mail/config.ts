@@ -72,6 +72,17 @@ function reminderHours(db: Db, env: NodeJS.ProcessEnv): number | null {
 }
 
 /**
+ * The address people and clients reach the server at, as configured (LABSTATION_PUBLIC_URL,
+ * then the server.publicUrl setting), without a trailing slash; null when neither is set. A
+ * server behind a reverse proxy sets it: links it hands out (e-mail, the API's page links)
+ * then name the proxy's address, not the one the request came in on.
+ */
+export function configuredPublicUrl(db: Db, env: NodeJS.ProcessEnv): string | null {
+  const url = text(env.LABSTATION_PUBLIC_URL) ?? getSetting(db, 'server.publicUrl');
+  return url === null ? null : url.replace(/\/+$/, '');
+}
+
+/**
  * The configuration in force now for `db`. Read on every use (a few primary-key reads), so a
  * changed setting applies without a restart. Without a registered context (a tool or test
  * using the queries alone) it falls back to this process's environment and a loopback URL.
@@ -82,11 +93,7 @@ export function resolveMailConfig(
 ): MailConfig {
   const env = context?.env ?? process.env;
   const dataDir = context?.dataDir ?? '.';
-  const publicUrl =
-    text(env.LABSTATION_PUBLIC_URL) ??
-    getSetting(db, 'server.publicUrl') ??
-    context?.listenUrl ??
-    'http://127.0.0.1:8080/';
+  const publicUrl = configuredPublicUrl(db, env) ?? context?.listenUrl ?? 'http://127.0.0.1:8080/';
   return {
     smtpUrl: text(env.LABSTATION_SMTP_URL) ?? getSetting(db, 'mail.smtpUrl'),
     from: text(env.LABSTATION_MAIL_FROM) ?? getSetting(db, 'mail.from') ?? DEFAULT_FROM,

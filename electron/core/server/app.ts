@@ -29,6 +29,16 @@ export interface ServerAppOptions {
   onRoute?: onRouteHookHandler;
   /** Where the routes describe themselves; a test passes its own to inspect it. */
   docs?: ApiDocs;
+  /**
+   * The reverse proxies whose X-Forwarded-For, -Proto and -Host are believed (runServer's
+   * trustedProxies); none by default.
+   */
+  trustProxy?: string[];
+  /**
+   * The server's configured public address (configuredPublicUrl), which links handed out in
+   * responses start with; null or unset: the scheme and host the request came in on.
+   */
+  publicUrl?: () => string | null;
 }
 
 /**
@@ -38,7 +48,12 @@ export interface ServerAppOptions {
 export async function createServerApp(options: ServerAppOptions): Promise<FastifyInstance> {
   const { db, log } = options;
   const clock = options.clock ?? Date.now;
-  const app = Fastify({ logger: false, bodyLimit: 8 * 1024 * 1024, trustProxy: false });
+  const proxies = options.trustProxy ?? [];
+  const app = Fastify({
+    logger: false,
+    bodyLimit: 8 * 1024 * 1024,
+    trustProxy: proxies.length ? proxies : false,
+  });
   if (options.onRoute) app.addHook('onRoute', options.onRoute);
   addSecurityHeaders(app);
   acceptEmptyJson(app);
@@ -119,6 +134,7 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
   registerNemoApi(app, {
     db,
     timeZone: options.timeZone,
+    publicUrl: options.publicUrl ?? (() => null),
     authorize: guards.requireRoles('admin', 'staff'),
     docs,
   });

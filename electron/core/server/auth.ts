@@ -117,13 +117,16 @@ export function createGuards(deps: AuthDeps): {
     (...roles: Role[]): preHandlerAsyncHookHandler =>
     async (request: FastifyRequest, reply: FastifyReply) => {
       const ip = request.ip;
-      if (tokenFailures.blocked(ip)) {
-        void reply.header('retry-after', String(tokenFailures.retryAfter(ip)));
-        return refuse(reply, 429, DETAIL.throttled);
-      }
+      // The credential is checked first: a token or JWT cannot be guessed, so what throttling
+      // guards against is the load of bad ones, and a valid one from the same address (a
+      // client behind the same proxy or NAT as a job with a revoked token) still gets in.
       const result = authenticate(deps, request.headers.authorization);
       if (result === null) return refuse(reply, 401, DETAIL.missing);
       if (result === 'invalid') {
+        if (tokenFailures.blocked(ip)) {
+          void reply.header('retry-after', String(tokenFailures.retryAfter(ip)));
+          return refuse(reply, 429, DETAIL.throttled);
+        }
         const count = tokenFailures.fail(ip);
         deps.log.warn({ ip, url: request.url, failures: count }, 'rejected credentials');
         return refuse(reply, 401, DETAIL.invalidToken);

@@ -36,6 +36,11 @@ export interface NemoDeps {
   authorize: preHandlerAsyncHookHandler;
   /** Where the routes describe themselves for /openapi.json. */
   docs?: ApiDocs;
+  /**
+   * The server's configured public address (no trailing slash), which page links start with;
+   * null: the scheme and host of the request (behind a trusted proxy, its forwarded ones).
+   */
+  publicUrl?: () => string | null;
 }
 
 export interface Page<Json> {
@@ -153,19 +158,38 @@ function listPage<Row extends { id: number }, Json>(
     return { detail: MESSAGES.invalidPage };
   }
   const { count, page, pages, rows } = found;
+  const base = publicBase(deps, request);
   return {
     count,
-    next: page < pages ? pageUrl(request, query, page + 1) : null,
-    previous: page > 1 ? pageUrl(request, query, page - 1) : null,
+    next: page < pages ? pageUrl(base, request, query, page + 1) : null,
+    previous: page > 1 ? pageUrl(base, request, query, page - 1) : null,
     results: rows.map((row) => resource.serialize(row, timeZone, readerOf(request))),
   };
+}
+
+/**
+ * Where the absolute links of a response start: the configured public address when it is an
+ * http(s) URL (a server behind a proxy: the address clients reach it at), else the scheme and
+ * host of the request as DRF's build_absolute_uri takes them.
+ */
+function publicBase(deps: NemoDeps, request: FastifyRequest): string {
+  const configured = deps.publicUrl?.() ?? null;
+  if (configured !== null && /^https?:\/\/[^/]/i.test(configured) && URL.canParse(configured)) {
+    return configured.replace(/\/+$/, '');
+  }
+  return `${request.protocol}://${request.host}`;
 }
 
 /**
  * DRF's replace_query_param / remove_query_param on the absolute request URL: the other
  * parameters kept (sorted by name, as DRF re-encodes them), page set, or dropped for page 1.
  */
-export function pageUrl(request: FastifyRequest, query: URLSearchParams, page: number): string {
+export function pageUrl(
+  base: string,
+  request: FastifyRequest,
+  query: URLSearchParams,
+  page: number,
+): string {
   const grouped = new Map<string, string[]>();
   for (const [name, value] of query) {
     if (name === 'page') continue;
@@ -181,5 +205,5 @@ export function pageUrl(request: FastifyRequest, query: URLSearchParams, page: n
   const at = request.url.indexOf('?');
   const path = at < 0 ? request.url : request.url.slice(0, at);
   const search = out.toString();
-  return `${request.protocol}://${request.host}${path}${search ? `?${search}` : ''}`;
+  return `${base}${path}${search ? `?${search}` : ''}`;
 }

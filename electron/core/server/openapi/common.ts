@@ -21,5 +21,8 @@ export const GUARD_RESPONSES = {
     DETAIL.missing,
   ),
   403: detailResponse('The account may not call this.', DETAIL.forbidden),
-  429: detailResponse('Too many wrong credentials from this address: wait.', DETAIL.throttled),
+  429: detailResponse(
+    'Too many wrong credentials from this address: wait (a valid one still gets in).',
+    DETAIL.throttled,
+  ),
 } satisfies Record<number, ResponseDoc>;

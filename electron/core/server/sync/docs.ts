@@ -375,7 +375,10 @@ export const STATION_RESPONSES = {
     'No station key, an unknown one, or a disabled station.',
     'Station key required: Authorization: Station <key>.',
   ),
-  429: detailResponse('Too many wrong keys from this address: wait.', 'Request was throttled.'),
+  429: detailResponse(
+    'Too many wrong keys from this address: wait (a valid key still gets in).',
+    'Request was throttled.',
+  ),
 };
 
 export function describeSyncApi(

@@ -29,10 +29,8 @@ export function stationAuth(app: FastifyInstance, deps: { db: Db; log: Logger })
   const failures = new FailureLimiter(20, 60_000);
   const authenticate: StationAuth = async (request, reply) => {
     const ip = request.ip;
-    if (failures.blocked(ip)) {
-      void reply.header('retry-after', String(failures.retryAfter(ip)));
-      return reply.code(429).send({ detail: 'Request was throttled.' });
-    }
+    // A station key cannot be guessed: only bad keys are throttled, a valid one always gets in
+    // (stations behind one NAT share an address with one that has an old key).
     const match = /^Station\s+(\S+)$/i.exec(request.headers.authorization?.trim() ?? '');
     if (!match) {
       return reply
@@ -43,6 +41,10 @@ export function stationAuth(app: FastifyInstance, deps: { db: Db; log: Logger })
       .prepare('SELECT id, uuid, name, tool_id, enabled FROM stations WHERE key_hash = ?')
       .get(sha256(match[1])) as (StationAccount & { enabled: number }) | undefined;
     if (!station || station.enabled !== 1) {
+      if (failures.blocked(ip)) {
+        void reply.header('retry-after', String(failures.retryAfter(ip)));
+        return reply.code(429).send({ detail: 'Request was throttled.' });
+      }
       const count = failures.fail(ip);
       log.warn({ ip, url: request.url, failures: count }, 'rejected station key');
       return reply

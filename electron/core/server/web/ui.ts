@@ -70,10 +70,7 @@ export async function registerWebUi(app: FastifyInstance, deps: WebUiDeps): Prom
 
     scope.post<{ Params: { name: string } }>('/rpc/:name', async (request, reply) => {
       const ip = request.ip;
-      if (failures.blocked(ip)) {
-        void reply.header('retry-after', String(failures.retryAfter(ip)));
-        return sendError(reply, { code: 'locked', message: 'Too many failed attempts; wait.' });
-      }
+      // As the API's guard: a valid JWT always gets in, only bad ones are throttled.
       const principal = authenticate(
         { db, log, jwtSecret: deps.jwtSecret, ...(deps.clock ? { clock: deps.clock } : {}) },
         request.headers.authorization,
@@ -82,6 +79,10 @@ export async function registerWebUi(app: FastifyInstance, deps: WebUiDeps): Prom
         return sendError(reply, { code: 'unauthenticated', message: 'Log in first.' });
       }
       if (principal === 'invalid') {
+        if (failures.blocked(ip)) {
+          void reply.header('retry-after', String(failures.retryAfter(ip)));
+          return sendError(reply, { code: 'locked', message: 'Too many failed attempts; wait.' });
+        }
         const count = failures.fail(ip);
         log.warn({ ip, url: request.url, failures: count }, 'rejected rpc credentials');
         return sendError(reply, {
