@@ -214,6 +214,13 @@ export interface SyncStatus {
   lastSyncAt: string | null;
   /** Records recorded here and not yet acknowledged by the server. */
   waiting: number;
+  /**
+   * Among `waiting`: records the server refused at their last try. They are set aside (the rest
+   * still goes) and offered again later, when the facility changes, or when the link restarts.
+   */
+  refused: number;
+  /** Why the oldest of them was refused. */
+  refusedReason: string | null;
   lastError: string | null;
 }
 

@@ -140,6 +140,31 @@ describe('notebook entries', () => {
       'validation_failed',
     );
     expect(error.message).toMatch(/^metadata: at most 1,000,000 characters of JSON/);
+
+    // A title cut for its copy keeps whole characters (a cut surrogate pair was stored as
+    // replacement characters, and the title came out longer than 500).
+    const emoji = await entry(st, 'notebook.create', {
+      kind: 'item',
+      title: `${'a'.repeat(492)}🧪${'b'.repeat(6)}`,
+    });
+    const emojiCopy = await entry(st, 'notebook.duplicate', { id: emoji.id });
+    expect(emojiCopy.title).toBe(`${'a'.repeat(492)} (copy)`);
+
+    // Metadata under the limit as sent, over it as stored (each field's type written out):
+    // refused, naming the stored size, so no copy or resend of it is refused later.
+    const fields: Record<string, { value: string }> = {};
+    for (let i = 0; i < 43_400; i++) fields[`f${String(i).padStart(6, '0')}`] = { value: '' };
+    const many = { extra_fields: fields };
+    expect(JSON.stringify(many).length).toBeLessThan(1_000_000);
+    const before = count(st.db, 'SELECT count(*) FROM notebook_entries');
+    const grown = await failure(
+      st.call('notebook.create', { kind: 'experiment', title: 'Many', metadata: many }),
+      'validation_failed',
+    );
+    expect(grown.message).toMatch(
+      /^metadata: at most 1,000,000 characters of JSON as stored, with each field's type written out \(this comes to 1,[0-9,]+\)$/,
+    );
+    expect(count(st.db, 'SELECT count(*) FROM notebook_entries')).toBe(before);
   });
 
   it('stores value problems and returns them', async () => {
@@ -279,6 +304,37 @@ describe('notebook entries', () => {
     ]);
     const unlinked = await entry(st, 'notebook.attachUsage', { id: experiment.id, usage: null });
     expect(unlinked.usage_event).toBeNull();
+
+    // Staff may edit alice's experiment, but not link it to a usage she neither used nor
+    // operated: the server, which cannot know who linked it, would refuse the link.
+    await st.call('toolControl.disable', { tool: 'SEM', answers: { problem: 'No' } });
+    await as(st, 'sam', '9999');
+    const { usage: sams } = (await st.call('toolControl.enable', {
+      tool: 'SEM',
+      project: 'Other',
+      answers: goodPreAnswers,
+    })) as { usage: UsageEventView };
+    const refused = await failure(
+      st.call('notebook.attachUsage', { id: experiment.id }),
+      'forbidden',
+    );
+    expect(refused.message).toBe(
+      'an experiment can only be linked to a usage its owner used or operated',
+    );
+    // His own experiment he links to it; and hers to a usage he ran for her.
+    const his = await entry(st, 'notebook.create', { kind: 'experiment', title: "Sam's" });
+    expect((await entry(st, 'notebook.attachUsage', { id: his.id })).usage_event).toMatchObject({
+      uuid: sams.uuid,
+    });
+    await st.call('toolControl.disable', { tool: 'SEM', answers: { problem: 'No' } });
+    const { usage: forHer } = (await st.call('toolControl.enable', {
+      tool: 'SEM',
+      project: 'Cathodes',
+      user: 'alice',
+      answers: goodPreAnswers,
+    })) as { usage: UsageEventView };
+    const hers = await entry(st, 'notebook.attachUsage', { id: experiment.id });
+    expect(hers.usage_event).toMatchObject({ uuid: forHer.uuid });
   });
 });
 

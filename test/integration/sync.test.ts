@@ -443,6 +443,128 @@ describe('station sync', () => {
   }, 60_000);
 });
 
+describe('records the server refuses', () => {
+  it('sets a refused record aside so the rest still goes, and sends it once the server has what it names', async () => {
+    // A station that ran on its own, with a person the server does not know (dave).
+    const dir = join(tempDir(), 'station-own');
+    const bundle = facilityBundle();
+    (bundle.users as Record<string, unknown>[]).push({
+      username: 'dave',
+      pin: '4444',
+      projects: ['Cathodes'],
+      qualified_tools: ['SEM'],
+    });
+    const imported = await runCli([
+      'import',
+      '--data',
+      dir,
+      writeJson(tempDir(), 'own.json', bundle),
+    ]);
+    expect(imported.code, imported.stderr).toBe(0);
+    const alone = await startStation(dir, FAST);
+    running.add(alone);
+    await ok(alone, 'session.logon', { login: 'dave', pin: '4444' });
+    const daves = await enable(alone);
+    await disable(alone);
+    await ok(alone, 'session.logon', { login: 'alice', pin: '1234' });
+    // A notebook field named __proto__ is a field like any other (spec 001 leaves names free).
+    const made = await ok(alone, 'notebook.create', {
+      kind: 'experiment',
+      title: 'Odd field name',
+      metadata: '{"extra_fields": {"__proto__": {"type": "text", "value": "kept"}}}',
+    });
+    const entryUuid = (made.entry as { uuid: string }).uuid;
+    const alices = await enable(alone);
+    await disable(alone);
+    await stop(alone);
+
+    const key = await registerStation('sem-own');
+    const st = await launch(dir, server.url, key);
+    await waitFor(
+      "alice's usage on the server",
+      () => serverEvent(alices)?.end ?? undefined,
+      15_000,
+    );
+    const entry = await waitFor('the notebook entry on the server', () =>
+      serverDb
+        .prepare('SELECT metadata FROM notebook_entries WHERE uuid = ?')
+        .pluck()
+        .get(entryUuid),
+    );
+    expect(JSON.parse(entry as string)).toEqual({
+      extra_fields: JSON.parse('{"__proto__": {"type": "text", "value": "kept"}}') as unknown,
+    });
+    expect(serverEvent(daves)).toBeUndefined();
+    const held = await waitFor('the refused records set aside', async () => {
+      const s = (await ok(st, 'sync.status', {})) as {
+        waiting: number;
+        refused: number;
+        refusedReason: string | null;
+        lastError: string | null;
+      };
+      // (Records pushed before the first pull named this station's own uuid of the SEM; the
+      // pull gives them the server's, and they go again.)
+      return s.refused > 0 && s.waiting === s.refused && /user_uuid/.test(s.refusedReason ?? '')
+        ? s
+        : undefined;
+    });
+    // The reason names the person, not only the uuid the server knows.
+    expect(held.refusedReason).toMatch(
+      /refused: user_uuid: no record \S+ \(person "dave"\) on the server/,
+    );
+    expect(held.lastError).toMatch(
+      /refused by the server \(set aside, offered again later; the rest still goes\)/,
+    );
+
+    // An admin adds dave on the server: the station hears of it and sends his records.
+    const withDave = serverBundle();
+    (withDave.users as Record<string, unknown>[]).push({
+      username: 'dave',
+      pin: '4444',
+      projects: ['Cathodes'],
+      qualified_tools: ['SEM'],
+    });
+    await importIntoServer(withDave);
+    await waitFor("dave's usage on the server", () => serverEvent(daves)?.end ?? undefined, 20_000);
+    const done = await waitFor('nothing waiting', async () => {
+      const s = (await ok(st, 'sync.status', {})) as { waiting: number; refused: number };
+      return s.waiting === 0 ? s : undefined;
+    });
+    expect(done).toMatchObject({ waiting: 0, refused: 0, refusedReason: null, lastError: null });
+    await stop(st);
+  }, 90_000);
+
+  it('finds the record in a batch the server cannot read at all, and sets it aside alone', async () => {
+    const dir = join(tempDir(), 'station-bad-row');
+    const key = await registerStation('sem-bad-row');
+    let st = await launch(dir, server.url, key);
+    await ok(st, 'session.logon', { login: 'alice', pin: '1234' });
+    await stop(st);
+    // A row no server can take (its payload is not an object), between two good ones.
+    const first = join(dir, 'labstation.db');
+    const db = new Database(first);
+    db.prepare(
+      "INSERT INTO outbox (kind, record_uuid, payload, created_at) VALUES ('usage_event', '01900000-0000-7000-8000-00000000dead', '[1]', '2024-01-05T09:00:00Z')",
+    ).run();
+    db.close();
+    st = await launch(dir, server.url, key);
+    await ok(st, 'session.logon', { login: 'alice', pin: '1234' });
+    const uuid = await enable(st);
+    await disable(st);
+    await waitFor(
+      'the good usage on the server',
+      () => serverEvent(uuid)?.end ?? undefined,
+      15_000,
+    );
+    const s = (await waitFor('the bad row set aside', async () => {
+      const status = (await ok(st, 'sync.status', {})) as { waiting: number; refused: number };
+      return status.waiting === 1 && status.refused === 1 ? status : undefined;
+    })) as unknown as { refusedReason: string };
+    expect(s.refusedReason).toMatch(/^server answered 400: records\.0\.payload: /);
+    await stop(st);
+  }, 60_000);
+});
+
 describe('what the server keeps of pushed usage events', () => {
   let key: string;
   let refs: { user_uuid: string; project_uuid: string; tool_uuid: string };

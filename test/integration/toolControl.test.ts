@@ -10,9 +10,9 @@ import { tempDir } from './helpers.js';
 let now = Date.parse('2026-11-20T09:00:00Z');
 const clock = (): number => now;
 
-async function station(): Promise<Station> {
+async function station(tool = 'SEM'): Promise<Station> {
   const st = Station.open({ dataDir: tempDir(), log: createLogger('silent'), clock });
-  await importBundle(st.db, facilityBundle());
+  await importBundle(st.db, { ...facilityBundle(), station: { tool } });
   return st;
 }
 
@@ -248,8 +248,31 @@ describe('tool control', () => {
     expect(payloads[1].resolved_by_uuid).toMatch(/^[0-9a-f-]{36}$/);
   });
 
+  it('controls its own tool only', async () => {
+    const st = await station('SEM');
+    await logon(st, 'sam', '9999');
+    for (const [name, args, doing] of [
+      [
+        'toolControl.enable',
+        { tool: 'AFM', project: 'Other', answers: { broken: 'No' } },
+        'enable',
+      ],
+      ['toolControl.forceEnd', { tool: 'AFM' }, 'force-end'],
+      ['toolControl.clearShutdown', { tool: 'AFM' }, 'bring back'],
+    ] as const) {
+      const e = await expectCode(st.call(name, args), 'forbidden');
+      expect(e.message).toBe(`tool: this station runs "SEM"; ${doing} "AFM" at its own station`);
+    }
+    expect(count(st, 'usage_events')).toBe(0);
+    expect(count(st, 'outbox')).toBe(0);
+    // Another tool's state can still be read.
+    expect(((await st.call('toolControl.status', { tool: 'AFM' })) as ToolStatus).state).toBe(
+      'idle',
+    );
+  });
+
   it('refuses an enable whose pre-usage answers report a shutdown problem, keeping the report', async () => {
-    const st = await station();
+    const st = await station('AFM');
     await logon(st, 'sam', '9999');
     const e = await expectCode(
       st.call('toolControl.enable', { tool: 'AFM', project: 'Other', answers: { broken: 'Yes' } }),
@@ -344,6 +367,8 @@ describe('tool control', () => {
       online: false,
       lastSyncAt: null,
       waiting: 0,
+      refused: 0,
+      refusedReason: null,
       lastError: null,
     });
     await logon(st, 'alice', '1234');

@@ -851,6 +851,17 @@ export const migrations: readonly Migration[] = [
       ALTER TABLE harvest_files ADD COLUMN usage_elsewhere TEXT;
     `,
   },
+  {
+    version: 14,
+    name: 'a station sets aside a record its server refused, so the rest still goes',
+    sql: `
+      -- Station side: a pushed record the server refuses (a person or project it does not
+      -- hold, a rule it applies) no longer holds back every record queued after it. It waits
+      -- until held_until (or until the facility changes), and refusal says why. NULL: due.
+      ALTER TABLE outbox ADD COLUMN held_until TEXT;
+      ALTER TABLE outbox ADD COLUMN refusal TEXT;
+    `,
+  },
 ];
 
 /**

@@ -39,6 +39,13 @@ import { SUMMARY_COLUMNS, SUMMARY_JOINS, entryView, toSummary, type SummaryRow }
 
 type Actor = Pick<UserRow, 'id' | 'is_staff'>;
 
+/** The first `units` UTF-16 units of `title`, without cutting a character in two. */
+function cutTitle(title: string, units: number): string {
+  if (title.length <= units) return title;
+  const last = title.charCodeAt(units - 1);
+  return title.slice(0, last >= 0xd800 && last <= 0xdbff ? units - 1 : units);
+}
+
 const isStaff = (actor: Actor): boolean => actor.is_staff === 1;
 
 function canRead(actor: Actor, row: EntryRow): boolean {
@@ -183,7 +190,7 @@ export function duplicateEntry(db: Db, actor: Actor, id: number, now: string): N
       ...values,
       uuid: newUuid(),
       // Within the 500 characters a title may have, here and on the server.
-      title: `${row.title.slice(0, 493)} (copy)`,
+      title: `${cutTitle(row.title, 493)} (copy)`,
       metadata: doc ? prepareDoc(duplicateMetadata(doc)) : NO_METADATA,
       owner_id: actor.id,
       usage_event_id: null,
@@ -238,10 +245,18 @@ export function attachUsage(
   } else if (args.usage !== null) {
     usageId = findUsage(db, args.usage).id;
   }
-  if (usageId !== null && !isStaff(actor)) {
+  // The rule is the owner's, whoever links: the server checks the same (ingestNotebook.ts
+  // checkUsageLink) and cannot know who linked, so a link it would refuse is not made here.
+  if (usageId !== null) {
     const usage = findUsage(db, usageId);
-    if (usage.user_id !== row.owner_id && usage.operator_id !== row.owner_id) {
-      throw new AppError('forbidden', 'an experiment can only be linked to its owner’s usage');
+    const owner = cachedStatement(db, 'SELECT is_staff FROM users WHERE id = ?')
+      .pluck()
+      .get(row.owner_id);
+    if (usage.user_id !== row.owner_id && usage.operator_id !== row.owner_id && owner !== 1) {
+      throw new AppError(
+        'forbidden',
+        'an experiment can only be linked to a usage its owner used or operated',
+      );
     }
   }
   if (usageId === row.usage_event_id) return entryView(db, row.id);

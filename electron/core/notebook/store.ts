@@ -87,7 +87,20 @@ export function prepareMetadata(input: unknown): PreparedMetadata {
       { problems: result.problems },
     );
   }
-  return fromDoc(result.doc, result.problems);
+  const prepared = fromDoc(result.doc, result.problems);
+  // The stored form writes out what the input may leave implicit (each field's type), so it
+  // can be longer; the limit holds for it too, or a copy, a resend or the server would refuse
+  // what was stored here.
+  const stored = prepared.json?.length ?? 0;
+  if (stored > MAX_METADATA_CHARS) {
+    throw new AppError(
+      'validation_failed',
+      `metadata: at most ${MAX_METADATA_CHARS.toLocaleString('en-US')} characters of JSON as ` +
+        `stored, with each field's type written out (this comes to ` +
+        `${stored.toLocaleString('en-US')})`,
+    );
+  }
+  return prepared;
 }
 
 /** A document made by an operation (from a template, a duplicate): checked again as stored. */

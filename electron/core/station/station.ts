@@ -182,6 +182,23 @@ export class Station {
   }
 
   /**
+   * A station controls its own tool only: a usage it recorded for another would be refused by
+   * its server (which takes a station's records for the tool it was registered for) and, until
+   * then, held there. Reading another tool's state stays open.
+   */
+  private requireOwnTool(tool: string | number, doing: string): void {
+    const own = this.stationTool;
+    if (own === null) return;
+    const name = findTool(this.db, tool).name;
+    if (name !== own) {
+      throw new AppError(
+        'forbidden',
+        `tool: this station runs ${JSON.stringify(own)}; ${doing} ${JSON.stringify(name)} at its own station`,
+      );
+    }
+  }
+
+  /**
    * The runner (CLI or desktop shell) attaches the server link and, in the desktop, itself.
    * A station that serves people makes the decoy PIN hash now, ahead of the first log-on
    * (logon.ts); a one-shot command (`harvest --once`, `files`) never needs it, and skips the
@@ -380,6 +397,7 @@ export class Station {
       'session.touch': () => ({ ok: true }),
       'toolControl.status': ({ tool }) => toolStatus(db, tool),
       'toolControl.enable': (args) => {
+        this.requireOwnTool(args.tool, 'enable');
         let usage: UsageEventView;
         try {
           usage = enableTool(db, this.actor(), args, this.now());
@@ -399,6 +417,7 @@ export class Station {
         return { usage };
       },
       'toolControl.forceEnd': ({ tool }) => {
+        this.requireOwnTool(tool, 'force-end');
         const usage = forceEndTool(db, this.actor(), tool, this.now());
         this.changed(usage.tool_name, usage.uuid);
         return { usage };
@@ -409,6 +428,7 @@ export class Station {
         return { usage };
       },
       'toolControl.clearShutdown': ({ tool }) => {
+        this.requireOwnTool(tool, 'bring back');
         const status = clearShutdown(db, this.actor(), tool, this.now());
         this.changed(status.tool.name);
         return status;
@@ -436,7 +456,15 @@ export class Station {
         const linked = this.sync?.status();
         if (linked) return linked;
         const waiting = db.prepare('SELECT count(*) FROM outbox').pluck().get() as number;
-        return { configured: false, online: false, lastSyncAt: null, waiting, lastError: null };
+        return {
+          configured: false,
+          online: false,
+          lastSyncAt: null,
+          waiting,
+          refused: 0,
+          refusedReason: null,
+          lastError: null,
+        };
       },
       'settings.get': () => {
         this.requireStaff('see the station settings');

@@ -3,6 +3,7 @@ import type { CoreEvent } from '../../../shared/api.js';
 import type { Station } from '../station/station.js';
 import { adoptServerAnswers } from '../station/toolControl.js';
 import { ERROR_CODES, type ErrorCode } from '../../../shared/errors.js';
+import { cachedStatement } from '../db/statements.js';
 import { AppError } from '../util/errors.js';
 import { failpoint } from '../util/failpoint.js';
 import { nowIso } from '../util/ids.js';
@@ -27,6 +28,10 @@ export interface SyncState {
   lastSyncAt: string | null;
   /** Outbox rows not yet acknowledged by the server. */
   waiting: number;
+  /** Among `waiting`: records the server refused at their last try, set aside (holdRecord). */
+  refused: number;
+  /** Why the oldest of them was refused, naming the people, projects and tools it means. */
+  refusedReason: string | null;
   lastError: string | null;
 }
 
@@ -42,6 +47,45 @@ export interface SyncClientOptions {
   waitSeconds?: number;
   backoffBaseMs?: number;
   backoffCapMs?: number;
+  /** How long a record the server refused is set aside before it is offered again (ms). */
+  holdMs?: number;
+}
+
+/**
+ * A record the server refuses is set aside this long, then offered again; a change of the
+ * facility pulled from the server, or a new start of the link, offers it again sooner (an
+ * admin may have added the person it names).
+ */
+export const HOLD_MS = 10 * 60_000;
+
+/** Answers to a whole push that no resend of the same batch can change: the batch holds a record the server cannot take. */
+const BATCH_REFUSED = new Set([400, 413, 415, 422]);
+
+const UUID_RE = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
+
+/**
+ * `text` with each uuid of a person, project, tool or usage event held here followed by what
+ * it is ("user_uuid: no record 01a2… (dave) on the server"): the server knows only the uuid.
+ */
+export function nameUuids(db: Station['db'], text: string): string {
+  const lookups: [string, string][] = [
+    ['person', 'SELECT username FROM users WHERE uuid = ?'],
+    ['project', 'SELECT name FROM projects WHERE uuid = ?'],
+    ['tool', 'SELECT name FROM tools WHERE uuid = ?'],
+    [
+      'usage',
+      `SELECT u.username || ' on ' || t.name || ' from ' || e.start FROM usage_events e
+         JOIN users u ON u.id = e.user_id JOIN tools t ON t.id = e.tool_id WHERE e.uuid = ?`,
+    ],
+    ['notebook entry', 'SELECT title FROM notebook_entries WHERE uuid = ?'],
+  ];
+  return text.replace(UUID_RE, (uuid) => {
+    for (const [what, sql] of lookups) {
+      const name = cachedStatement(db, sql).pluck().get(uuid.toLowerCase()) as string | undefined;
+      if (name !== undefined) return `${uuid} (${what} ${JSON.stringify(name)})`;
+    }
+    return uuid;
+  });
 }
 
 function describe(error: unknown): { message: string; reachable: boolean } {
@@ -91,6 +135,13 @@ export class SyncClient {
   private online = false;
   private lastSyncAt: string | null = null;
   private waitingCache = 0;
+  private refusedCache: { count: number; reason: string | null } = { count: 0, reason: null };
+  private readonly holdMs: number;
+  /**
+   * After the server refused a whole batch (a body it cannot parse, one too large), records up
+   * to this outbox id go one at a time, so the one it cannot take is found and set aside.
+   */
+  private probeThrough: number | null = null;
   private pulledOnce = false;
   private readonly pulledListeners = new Set<() => void>();
   private readonly onEvent = (event: CoreEvent): void => {
@@ -113,6 +164,7 @@ export class SyncClient {
       maxRedirects: 0,
     });
     this.batchSize = options.batchSize ?? 100;
+    this.holdMs = options.holdMs ?? HOLD_MS;
     this.tickMs = options.tickMs ?? 5_000;
     this.waitSeconds = options.waitSeconds ?? 25;
     // The cap may be lowered from the environment (tests, or a site that wants faster retries).
@@ -131,6 +183,8 @@ export class SyncClient {
   }
 
   start(): void {
+    // A new start of the link offers the records set aside again (the server may take them).
+    this.releaseHeld();
     this.options.station.events.on('event', this.onEvent);
     this.pullLoop = this.runPullLoop();
     this.nudge();
@@ -142,13 +196,58 @@ export class SyncClient {
         .prepare(`SELECT count(*) FROM outbox WHERE kind IN (${PUSH_KINDS_SQL})`)
         .pluck()
         .get() as number;
+      const refused = cachedStatement(
+        this.db,
+        `SELECT count(*) AS count, (SELECT refusal FROM outbox WHERE refusal IS NOT NULL
+           ORDER BY id LIMIT 1) AS reason FROM outbox WHERE refusal IS NOT NULL`,
+      ).get() as { count: number; reason: string | null };
+      this.refusedCache = refused;
     }
+    const refused = this.refusedCache;
     return {
       online: this.online,
       lastSyncAt: this.lastSyncAt,
       waiting: this.waitingCache,
-      lastError: this.pushError ?? this.pullError ?? [...this.historyErrors.values()][0] ?? null,
+      refused: refused.count,
+      refusedReason: refused.reason,
+      lastError:
+        this.pushError ??
+        this.pullError ??
+        [...this.historyErrors.values()][0] ??
+        (refused.reason === null
+          ? null
+          : `${refused.count} ${refused.count === 1 ? 'record' : 'records'} refused by the server ` +
+            `(set aside, offered again later; the rest still goes): ${refused.reason}`),
     };
+  }
+
+  /**
+   * Sets a record the server refused aside until `holdMs` from now, with why: the records
+   * queued after it still go. It is offered again then, when the facility changes, or when the
+   * link starts again; it leaves the outbox only once the server takes it.
+   */
+  private holdRecord(id: number, sent: string, reason: string): void {
+    const until = new Date(Date.now() + this.holdMs).toISOString();
+    const named = nameUuids(this.db, reason);
+    // Not when the row changed while it was on its way: a pull that took the server's people
+    // and tools rewrote its uuids (apply.ts localId), and it goes again as it is now.
+    const held = cachedStatement(
+      this.db,
+      'UPDATE outbox SET held_until = ?, refusal = ? WHERE id = ? AND payload = ?',
+    ).run(until, named, id, sent);
+    if (held.changes === 0) return;
+    this.log.warn(
+      { id, reason: named, retryAt: until },
+      'sync: the server refused a record; it is set aside and the rest still goes',
+    );
+  }
+
+  /** Offers every record set aside again at the next push. */
+  private releaseHeld(): void {
+    cachedStatement(
+      this.db,
+      'UPDATE outbox SET held_until = NULL WHERE held_until IS NOT NULL',
+    ).run();
   }
 
   /** Resolves once a pull succeeded; rejects after `timeoutMs` without one. */
@@ -291,17 +390,21 @@ export class SyncClient {
     try {
       for (;;) {
         if (this.stopped) return;
-        const rows = this.db
-          .prepare(
-            `SELECT id, kind, record_uuid, payload FROM outbox WHERE kind IN (${PUSH_KINDS_SQL})
-             ORDER BY id LIMIT ?`,
-          )
-          .all(this.batchSize) as {
+        const rows = cachedStatement(
+          this.db,
+          `SELECT id, kind, record_uuid, payload FROM outbox WHERE kind IN (${PUSH_KINDS_SQL})
+             AND (held_until IS NULL OR held_until <= ?)
+           ORDER BY id LIMIT ?`,
+        ).all(nowIso(), this.probeThrough === null ? this.batchSize : 1) as {
           id: number;
           kind: PushKind;
           record_uuid: string;
           payload: string;
         }[];
+        if (this.probeThrough !== null && (rows.length === 0 || rows[0].id > this.probeThrough)) {
+          this.probeThrough = null;
+          continue;
+        }
         if (rows.length === 0) {
           this.pushError = null;
           this.pushBackoff.reset();
@@ -322,11 +425,22 @@ export class SyncClient {
           uuid: r.record_uuid,
           payload: JSON.parse(r.payload) as Record<string, unknown>,
         }));
-        const { data } = await this.http.post<PushResult>(
-          SYNC_PUSH_PATH,
-          { records },
-          { signal: this.abort.signal },
-        );
+        let data: PushResult;
+        try {
+          ({ data } = await this.http.post<PushResult>(
+            SYNC_PUSH_PATH,
+            { records },
+            { signal: this.abort.signal },
+          ));
+        } catch (error) {
+          const status = axios.isAxiosError(error) ? error.response?.status : undefined;
+          if (this.stopped || status === undefined || !BATCH_REFUSED.has(status)) throw error;
+          this.succeeded();
+          // The server cannot take this batch as it is, and never will: find the record.
+          if (rows.length > 1) this.probeThrough = rows[rows.length - 1].id;
+          else this.holdRecord(rows[0].id, rows[0].payload, describe(error).message);
+          continue;
+        }
         if (this.stopped) return;
         this.succeeded();
         failpoint('sync.push.before-ack');
@@ -344,11 +458,17 @@ export class SyncClient {
           );
         }
         if (data.error) {
-          this.pushError = `${data.error.kind} ${data.error.uuid} refused: ${data.error.detail}`;
-          this.log.warn(
-            { error: data.error },
-            'sync: the server refused a record; it stays queued',
-          );
+          const refused = data.error;
+          const row = rows.find((r) => r.id === refused.id);
+          if (row && !acked.includes(refused.id)) {
+            this.holdRecord(
+              row.id,
+              row.payload,
+              `${refused.kind} ${refused.uuid} refused: ${refused.detail}`,
+            );
+            continue;
+          }
+          this.pushError = `${refused.kind} ${refused.uuid} refused: ${refused.detail}`;
           this.schedulePush(this.pushBackoff.fail());
           return;
         }
@@ -397,6 +517,9 @@ export class SyncClient {
           this.options.station.emit({ type: 'reservations.changed' });
         if (summary.changed) {
           this.log.info({ cursor: summary.cursor }, 'sync: facility updated from the server');
+          // A person or project the server lacked may be there now.
+          this.releaseHeld();
+          this.nudge();
           const tool = summary.tool ?? this.options.station.stationTool;
           if (tool !== null) this.options.station.emit({ type: 'tool.changed', tool });
         }

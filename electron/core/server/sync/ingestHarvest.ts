@@ -17,6 +17,7 @@ import {
   checkOwner,
   checkTool,
   idOf,
+  jsonObject,
   optionalId,
   parse,
   time,
@@ -41,7 +42,7 @@ const fileSchema = z.object({
   hash_algorithm: z.string().min(1),
   first_discovered_at: time,
   usage_event_uuid: uuid.nullable().optional(),
-  metadata_: z.record(z.string(), z.unknown()),
+  metadata_: jsonObject,
   state: z.enum(['waiting', 'failed', 'done', 'gone']),
   updated_at: time,
 });

@@ -29,6 +29,16 @@ export const flag = z
   .union([z.boolean(), z.literal(0), z.literal(1)])
   .transform((v) => (v ? 1 : 0));
 
+/**
+ * A JSON object taken as it is, every key kept: `z.record` rebuilds the object by assignment,
+ * which turns a key `__proto__` (a notebook field or a sidecar key may be named so) into the
+ * new object's prototype and loses it.
+ */
+export const jsonObject = z.custom<Record<string, unknown>>(
+  (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
+  { message: 'expected an object' },
+);
+
 export function parse<T extends z.ZodType<{ uuid: string }>>(
   schema: T,
   record: PushRecord,

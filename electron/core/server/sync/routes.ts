@@ -17,7 +17,7 @@ import { describeSyncApi } from './docs.js';
 import { facilityDelta, latestChange, type StationAccount } from './export.js';
 import { harvestHistory } from './exportHarvest.js';
 import { ingestBatch } from './ingest.js';
-import { uuid } from './records.js';
+import { jsonObject, uuid } from './records.js';
 import { registerStationReservationRoutes } from './reservationRoutes.js';
 import { stationAuth } from './stationAuth.js';
 
@@ -37,7 +37,7 @@ const pushBody = z.object({
         id: z.number().int().positive(),
         kind: z.string(),
         uuid: z.string().min(1).max(64),
-        payload: z.record(z.string(), z.unknown()),
+        payload: jsonObject,
       }),
     )
     .max(MAX_PUSH_BATCH),
@@ -133,21 +133,44 @@ export function registerSyncApi(app: FastifyInstance, deps: SyncApiDeps): void {
   const authenticate = stationAuth(app, { db, log });
   registerStationReservationRoutes(app, { db, log, ...(deps.docs ? { docs: deps.docs } : {}) });
 
-  app.post(SYNC_PUSH_PATH, { preHandler: authenticate }, (request, reply) => {
-    const parsed = pushBody.safeParse(request.body);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      return reply
-        .code(400)
-        .send({ detail: `${issue?.path.join('.') || 'body'}: ${issue?.message ?? 'invalid'}` });
-    }
-    const records = parsed.data.records as PushRecord[];
-    const station = request.station!;
-    const result = ingestBatch(db, station, records);
-    if (result.error) {
-      log.warn({ station: station.name, error: result.error }, 'sync push: record refused');
-    }
-    return result;
+  // Pushed records are read with JSON.parse itself, in a scope of their own: a station stores
+  // notebook fields and sidecar keys named `__proto__` (own keys, as JSON.parse makes them), and
+  // Fastify's parser would refuse the whole batch for one. The ingest builds its rows from the
+  // fields it knows and passes metadata on as parsed (jsonObject), so no key is assigned.
+  void app.register((scope, _options, done) => {
+    scope.removeContentTypeParser('application/json');
+    scope.addContentTypeParser(
+      'application/json',
+      { parseAs: 'string' },
+      (_request, body, parsed) => {
+        try {
+          parsed(null, JSON.parse(String(body)) as unknown);
+        } catch (error) {
+          parsed(
+            Object.assign(new Error(`the body is not valid JSON: ${(error as Error).message}`), {
+              statusCode: 400,
+            }),
+          );
+        }
+      },
+    );
+    scope.post(SYNC_PUSH_PATH, { preHandler: authenticate }, (request, reply) => {
+      const parsed = pushBody.safeParse(request.body);
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0];
+        return reply
+          .code(400)
+          .send({ detail: `${issue?.path.join('.') || 'body'}: ${issue?.message ?? 'invalid'}` });
+      }
+      const records = parsed.data.records as PushRecord[];
+      const station = request.station!;
+      const result = ingestBatch(db, station, records);
+      if (result.error) {
+        log.warn({ station: station.name, error: result.error }, 'sync push: record refused');
+      }
+      return result;
+    });
+    done();
   });
 
   app.get(SYNC_CHANGES_PATH, { preHandler: authenticate }, async (request, reply) => {

@@ -38,14 +38,20 @@ export function SyncBadge(): ReactElement | null {
   const last = status.lastSyncAt
     ? `last sync ${formatDateTime(status.lastSyncAt)}`
     : 'never synced';
+  // Records the server refused wait aside; the others still go. Staff see why on hover.
+  const refused =
+    status.refused > 0
+      ? ` · ${status.refused} refused by the server: ${status.refusedReason ?? ''}`
+      : '';
   return (
     <p
-      className={`sync-badge ${status.online ? 'online' : 'offline'}`}
+      className={`sync-badge ${status.online ? 'online' : 'offline'}${refused ? ' refused' : ''}`}
       role="status"
       aria-label="Sync"
       title={status.lastError ?? undefined}
     >
       {status.online ? 'Online' : 'Offline'} · {last} · {waiting}
+      {refused}
     </p>
   );
 }
