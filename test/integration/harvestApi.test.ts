@@ -634,6 +634,31 @@ describe('records from a station, schedules and runs', () => {
     const impossible = await call('GET', '/api/files?first_discovered_at__gte=2026-02-30');
     expect(impossible.status).toBe(422);
     expect(impossible.body.detail[0].loc).toEqual(['query', 'first_discovered_at__gte']);
+    // A parameter given twice is named as such (it was a 500 for the text filters), and every
+    // problem of the query comes at once, paging included.
+    for (const name of [
+      'filename',
+      'persistent_id',
+      'metadata_key',
+      'metadata_value',
+      'first_discovered_at__gte',
+    ]) {
+      const twice = await call('GET', `/api/files?metadata_key=a&${name}=a&${name}=b`);
+      expect(twice.status, name).toBe(422);
+      expect(twice.body.detail).toEqual([
+        { loc: ['query', name], msg: 'must be given once', type: 'multiple_values' },
+      ]);
+    }
+    const all = await call('GET', '/api/files?page=0&instrument_id=x&persistent_id=zz');
+    expect(all.status).toBe(422);
+    expect(all.body.detail.map((d: { loc: string[] }) => d.loc[1])).toEqual([
+      'page',
+      'instrument_id',
+      'persistent_id',
+    ]);
+    const statusTwice = await call('GET', '/api/transfers?status=failed&status=completed');
+    expect(statusTwice.status).toBe(422);
+    expect(statusTwice.body.detail[0].loc).toEqual(['query', 'status']);
     expect(
       (await call('GET', '/api/files?first_discovered_at__gte=2026-03-01T10:30')).body.total,
     ).toBe(0);

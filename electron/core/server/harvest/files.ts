@@ -109,6 +109,23 @@ export function readableInstruments(db: Db, reader: Reader): { id: number; name:
 
 type Query = Record<string, string | undefined>;
 
+/**
+ * The query as one value per parameter. A parameter given more than once (Fastify hands it
+ * over as a list) is a problem named for it, not a value of the wrong type further on.
+ */
+export function singleValues(
+  query: Record<string, string | string[] | undefined>,
+  problems: Problem[],
+): Query {
+  const single: Query = {};
+  for (const [name, value] of Object.entries(query)) {
+    if (Array.isArray(value)) {
+      problems.push(problem(['query', name], 'must be given once', 'multiple_values'));
+    } else single[name] = value;
+  }
+  return single;
+}
+
 function integerParam(query: Query, name: string, problems: Problem[]): number | undefined {
   const text = query[name];
   if (text === undefined || text === '') return undefined;
@@ -183,8 +200,7 @@ function jsonPath(key: string): string | null {
   return `$${parts.map((p) => `."${p}"`).join('')}`;
 }
 
-function fileFilters(query: Query, timeZone: string): Clause[] {
-  const problems: Problem[] = [];
+function fileFilters(query: Query, timeZone: string, problems: Problem[]): Clause[] {
   const clauses: Clause[] = [];
   const instrumentId = integerParam(query, 'instrument_id', problems);
   if (instrumentId !== undefined)
@@ -226,7 +242,6 @@ function fileFilters(query: Query, timeZone: string): Clause[] {
   } else if (value !== undefined && value !== '') {
     problems.push(problem(['query', 'metadata_key'], 'is needed with metadata_value', 'missing'));
   }
-  if (problems.length) throw new ValidationProblems(problems);
   return clauses;
 }
 
@@ -267,13 +282,16 @@ export function fileJson(row: FileRow): FileOut {
 export function listFiles(
   db: Db,
   reader: Reader,
-  query: Query,
+  raw: Record<string, string | string[] | undefined>,
   timeZone: string,
 ): Envelope<FileOut> {
+  // Every problem of the query at once: paging and filters.
   const problems: Problem[] = [];
+  const query = singleValues(raw, problems);
   const paging = pagingOf(query, problems);
+  const filters = fileFilters(query, timeZone, problems);
   if (problems.length) throw new ValidationProblems(problems);
-  const where = joinClauses([visibleFiles(reader), ...fileFilters(query, timeZone)]);
+  const where = joinClauses([visibleFiles(reader), ...filters]);
   return db.transaction(() => {
     const total = db
       .prepare(`SELECT count(*) FROM harvest_files f WHERE ${where.sql}`)
@@ -310,8 +328,13 @@ function transferJson(row: TransferRow): TransferOut {
   return { ...row, checksum_verified: row.checksum_verified === 1 };
 }
 
-export function listTransfers(db: Db, reader: Reader, query: Query): Envelope<TransferOut> {
+export function listTransfers(
+  db: Db,
+  reader: Reader,
+  raw: Record<string, string | string[] | undefined>,
+): Envelope<TransferOut> {
   const problems: Problem[] = [];
+  const query = singleValues(raw, problems);
   const paging = pagingOf(query, problems);
   const clauses: Clause[] = [visibleFiles(reader)];
   const fileId = integerParam(query, 'file_id', problems);

@@ -27,6 +27,7 @@ import {
   getTransfer,
   listFiles,
   listTransfers,
+  singleValues,
   pagingOf,
   transferExample,
   transferOut,
@@ -203,7 +204,8 @@ export function registerHarvestApi(app: FastifyInstance, deps: HarvestApiDeps): 
       deps.admin,
       (request) => {
         const problems: Problem[] = [];
-        const paging = pagingOf(request.query as Record<string, string>, problems);
+        const query = singleValues(request.query as Record<string, string | string[]>, problems);
+        const paging = pagingOf(query, problems);
         if (problems.length) throw new ValidationProblems(problems);
         return listPage(db, resource, paging);
       },
@@ -479,7 +481,12 @@ export function registerHarvestApi(app: FastifyInstance, deps: HarvestApiDeps): 
     },
     deps.anyUser,
     (request) =>
-      listFiles(db, readerOf(request), request.query as Record<string, string>, deps.timeZone()),
+      listFiles(
+        db,
+        readerOf(request),
+        request.query as Record<string, string | string[]>,
+        deps.timeZone(),
+      ),
   );
   route(
     {
@@ -518,7 +525,8 @@ export function registerHarvestApi(app: FastifyInstance, deps: HarvestApiDeps): 
       },
     },
     deps.anyUser,
-    (request) => listTransfers(db, readerOf(request), request.query as Record<string, string>),
+    (request) =>
+      listTransfers(db, readerOf(request), request.query as Record<string, string | string[]>),
   );
   route(
     {
