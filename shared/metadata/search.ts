@@ -70,13 +70,19 @@ const dateBound = z
 
 const bounded = (low: unknown, high: unknown): boolean => low !== undefined || high !== undefined;
 
+/** Text to look for: SQLite reads a LIKE pattern or a MATCH phrase only up to a NUL. */
+const needle = (min: number): z.ZodString =>
+  z
+    .string()
+    .min(min)
+    .max(1000)
+    .regex(/^[^\0]*$/, 'must not hold a NUL character');
+
 export const metadataQuerySchema = z.discriminatedUnion('kind', [
   /** The field's value equals `value`, ignoring case (one of the values, for a multi-select). */
-  z.object({ kind: z.literal('equals'), field: fieldName, value: z.string().max(1000) }).strict(),
+  z.object({ kind: z.literal('equals'), field: fieldName, value: needle(0) }).strict(),
   /** The field's value contains `text`, ignoring case. */
-  z
-    .object({ kind: z.literal('contains'), field: fieldName, text: z.string().min(1).max(1000) })
-    .strict(),
+  z.object({ kind: z.literal('contains'), field: fieldName, text: needle(1) }).strict(),
   /** A number field between min and max (inclusive; one may be left out), in `unit` if given. */
   z
     .object({
@@ -103,11 +109,18 @@ export const metadataQuerySchema = z.discriminatedUnion('kind', [
       to: dateBound.optional(),
     })
     .strict()
-    .refine((q) => bounded(q.from, q.to), { message: 'give from, to or both' }),
+    .refine((q) => bounded(q.from, q.to), { message: 'give from, to or both' })
+    .refine(
+      (q) => {
+        const { min, max } = dateQueryBounds(q);
+        return min === null || max === null || min <= max;
+      },
+      { message: 'from must not be after to' },
+    ),
   /** A checkbox field that is (or is not) checked. */
   z.object({ kind: z.literal('checkbox'), field: fieldName, checked: z.boolean() }).strict(),
   /** Any field's value contains `text`, ignoring case. */
-  z.object({ kind: z.literal('anyFieldContains'), text: z.string().min(1).max(1000) }).strict(),
+  z.object({ kind: z.literal('anyFieldContains'), text: needle(1) }).strict(),
 ]);
 
 export type MetadataQuery = z.infer<typeof metadataQuerySchema>;
@@ -115,14 +128,19 @@ export type MetadataQuery = z.infer<typeof metadataQuerySchema>;
 /**
  * The bounds of a date query as strings to compare with row.date: date >= min and
  * date <= max. A date-only `to` reaches the end of that day; minutes without seconds cover
- * that whole minute.
+ * that whole minute; a `from` at midnight takes the dates of its day.
  */
 export function dateQueryBounds(query: { from?: string; to?: string }): {
   min: string | null;
   max: string | null;
 } {
-  const min =
+  let min =
     query.from === undefined ? null : query.from.length === 16 ? `${query.from}:00` : query.from;
+  // A date value counts as the start of its day, so a bound at midnight takes that day's dates
+  // too: as text, "2024-01-05" sorts before "2024-01-05T00:00:00", and so does a bound of the
+  // date alone before every date-time of the day.
+  const midnight = min === null ? null : /^(\d{4}-\d{2}-\d{2})T00:00:00(\.0+)?$/.exec(min);
+  if (midnight) min = midnight[1];
   let max: string | null = null;
   if (query.to !== undefined) {
     if (query.to.length === 10) max = `${query.to}T23:59:59`;

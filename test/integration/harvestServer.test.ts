@@ -201,6 +201,35 @@ describe('harvest configured on the server, run by a station', () => {
     expect(inst.last_harvested_at).not.toBeNull();
   }, 60_000);
 
+  it('runs a trigger sent right after the instrument is turned on again', async () => {
+    const off = await api('PATCH', `/api/instruments/${instrumentId}`, { enabled: false });
+    expect(off.status).toBe(200);
+    await waitFor('the instrument off on the station', async () => {
+      const status = (await station!.rpc('harvest.status', {})).body as {
+        instruments: unknown[];
+      };
+      return status.instruments.length === 0 ? true : undefined;
+    });
+    // Turned on and triggered at once: the station gets both together, and applies the
+    // configuration before the run (it failed the run: "the instrument is disabled").
+    expect((await api('PATCH', `/api/instruments/${instrumentId}`, { enabled: true })).status).toBe(
+      200,
+    );
+    const trigger = await api('POST', `/api/schedules/${scheduleId}/trigger`);
+    expect(trigger.status).toBe(202);
+    const runId = trigger.body.run_id as number;
+    const run = await waitFor(
+      'the run ended',
+      async () => {
+        const d = (await api('GET', `/api/schedules/${scheduleId}`)).body.deployment as Deployment;
+        const r = d.runs.find((x) => x.id === runId);
+        return r && r.state !== 'queued' && r.state !== 'running' ? r : undefined;
+      },
+      30_000,
+    );
+    expect(run).toMatchObject({ state: 'completed', files_failed: 0, error: '' });
+  }, 60_000);
+
   it('shows the records to a user granted the instrument, and to no one else', async () => {
     const alice = await jwtFor(ALICE);
     const bob = await jwtFor(BOB);
@@ -391,6 +420,17 @@ describe('harvest configured on the server, run by a station', () => {
     expect(firstPage.files[0]?.transfers).toHaveLength(1);
     expect(firstPage.files[0]).toMatchObject({ usage_event_uuid: null, usage_context: null });
 
+    // A run triggered before the new station first connects waits there for the history
+    // (it failed: "the instrument is not harvested yet"), then runs.
+    const nightly = await created('/api/schedules', {
+      instrument_id: instrumentId,
+      cron: '0 3 * * *',
+      timezone: 'UTC',
+    });
+    const queued = await api('POST', `/api/schedules/${String(nightly.id)}/trigger`);
+    expect(queued.status).toBe(202);
+    const queuedRun = queued.body.run_id as number;
+
     const newDir = join(root, 'station-new');
     station = await startStation(newDir, {}, [
       '--server',
@@ -408,6 +448,17 @@ describe('harvest configured on the server, run by a station', () => {
       },
       30_000,
     );
+    const ran = await waitFor(
+      'the run queued while the station was away',
+      async () => {
+        const d = (await api('GET', `/api/schedules/${String(nightly.id)}`)).body
+          .deployment as Deployment;
+        const r = d.runs.find((x) => x.id === queuedRun);
+        return r && r.state !== 'queued' && r.state !== 'running' ? r : undefined;
+      },
+      30_000,
+    );
+    expect(ran).toMatchObject({ state: 'completed', files_failed: 0, error: '' });
     // one.tif and two.tif were not harvested again, and four.tif kept its ARK.
     const after = serverDb
       .prepare(

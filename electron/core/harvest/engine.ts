@@ -761,6 +761,9 @@ export class Harvester {
     this.runChain = this.runChain
       .then(async () => {
         await this.starting;
+        // A configuration from the server that came with the run (an instrument made or turned
+        // on just before its trigger) is applied first: the run would not find it otherwise.
+        await this.rescanning;
         // Waiting for the lock: the runs stay queued, for when it is taken (begin).
         if (this.lockProblem !== null) return;
         for (const run of queuedRuns(this.db)) {
@@ -772,6 +775,9 @@ export class Harvester {
   }
 
   private async execute(run: RunRow): Promise<void> {
+    // An instrument waiting for its history is not harvested yet: its run stays queued, and
+    // runs once the history is here (the sync client then asks for the queued runs again).
+    if (this.awaitingHistory.some((i) => i.id === run.instrument_id)) return;
     const startedAt = this.now();
     startRun(this.db, run.id, startedAt);
     this.changed();
@@ -780,9 +786,7 @@ export class Harvester {
       finishRun(this.db, run.id, {
         state: 'failed',
         counts: { files_completed: 0, files_skipped: 0, files_failed: 0 },
-        error: this.awaitingHistory.some((i) => i.id === run.instrument_id)
-          ? `the instrument is ${HISTORY_PROBLEM}`
-          : "the instrument is disabled, or not on this station's tool",
+        error: "the instrument is disabled, or not on this station's tool",
         now: this.now(),
       });
       return;

@@ -613,7 +613,8 @@ export class SyncClient {
         { instrument: pending.name, files: taken },
         'sync: the records of files harvested before took their place; harvesting the instrument',
       );
-      this.options.station.harvestFromServer({ config: true, runs: false });
+      // Runs triggered meanwhile waited for the history: they go now.
+      this.options.station.harvestFromServer({ config: true, runs: true });
     }
   }
 

@@ -123,6 +123,16 @@ describe('queries', () => {
     ],
     ['date between, before', { kind: 'dateBetween', field: 'Day', to: '2024-03-14' }, false],
     [
+      'date from midnight of its day (a date is the start of its day)',
+      { kind: 'dateBetween', field: 'Day', from: '2024-03-15T00:00' },
+      true,
+    ],
+    [
+      'date from just after midnight of its day',
+      { kind: 'dateBetween', field: 'Day', from: '2024-03-15T00:00:01' },
+      false,
+    ],
+    [
       'datetime between dates covering its day',
       { kind: 'dateBetween', field: 'Start', from: '2024-03-15', to: '2024-03-15' },
       true,
@@ -163,8 +173,32 @@ describe('queries', () => {
       { kind: 'contains', field: 'Notes', text: '' },
       { kind: 'equals', field: 'Status', value: 'x', extra: 1 },
       { kind: 'regex', field: 'Status', value: '.*' },
+      { kind: 'dateBetween', field: 'Day', from: '2024-03-02', to: '2024-03-01' },
+      { kind: 'dateBetween', field: 'Day', from: '2024-03-01T10:00', to: '2024-03-01T09:59' },
+      { kind: 'anyFieldContains', text: 'qqq\0' },
+      { kind: 'contains', field: 'Notes', text: '\0zzzz' },
+      { kind: 'equals', field: 'Status', value: 'done\0' },
     ];
     for (const query of bad) expect(metadataQuerySchema.safeParse(query).success).toBe(false);
+    const messages = (query: unknown): string[] => {
+      const parsed = metadataQuerySchema.safeParse(query);
+      return parsed.success ? [] : parsed.error.issues.map((issue) => issue.message);
+    };
+    expect(messages({ kind: 'anyFieldContains', text: 'qqq\0' })).toEqual([
+      'must not hold a NUL character',
+    ]);
+    expect(
+      messages({ kind: 'dateBetween', field: 'Day', from: '2024-03-02', to: '2024-03-01' }),
+    ).toEqual(['from must not be after to']);
+    // The same day from its start to its end is a range.
+    expect(
+      metadataQuerySchema.safeParse({
+        kind: 'dateBetween',
+        field: 'Day',
+        from: '2024-03-01T10:00',
+        to: '2024-03-01',
+      }).success,
+    ).toBe(true);
   });
 
   it('dateQueryBounds widens date-only and minute bounds', () => {
@@ -180,6 +214,11 @@ describe('queries', () => {
       min: null,
       max: '2024-03-01T11:00:05',
     });
+    // A date counts as the start of its day: a from-bound at midnight takes it.
+    for (const from of ['2024-03-01T00:00', '2024-03-01T00:00:00']) {
+      expect(dateQueryBounds({ from })).toEqual({ min: '2024-03-01', max: null });
+    }
+    expect(dateQueryBounds({ from: '2024-03-01T00:00:01' }).min).toBe('2024-03-01T00:00:01');
   });
 
   it('likeContainsPattern escapes LIKE wildcards', () => {
