@@ -59,6 +59,95 @@ describe('database', () => {
     again.close();
   });
 
+  it('migration 15: ids of deleted harvest resources are never given again; rows, references, indexes and triggers kept', () => {
+    const file = join(tempDir(), 'm15.db');
+    const db = openDatabase(file, migrations.slice(0, 14));
+    const t = '2026-01-05T10:00:00.000Z';
+    db.exec(`
+      INSERT INTO settings (key, value) VALUES ('mode', '"server"');
+      INSERT INTO users (uuid, username, created_at, updated_at) VALUES ('u1', 'alice', '${t}', '${t}');
+      INSERT INTO tools (uuid, name, created_at, updated_at) VALUES ('t1', 'SEM', '${t}', '${t}');
+      INSERT INTO stations (uuid, name, key_hash, created_at, tool_id)
+        VALUES ('s1', 'pc-1', 'k1', '${t}', 1), ('s2', 'pc-2', 'k2', '${t}', 1);
+      INSERT INTO storage_locations (uuid, name, type, base_path, created_at, updated_at)
+        VALUES ('l1', 'a', 'local', '/a', '${t}', '${t}'), ('l2', 'b', 'local', '/b', '${t}', '${t}');
+      INSERT INTO instruments (uuid, name, tool_id, station_id, destination_template, created_at, updated_at)
+        VALUES ('i1', 'cam', 1, 1, '{filename}', '${t}', '${t}'),
+               ('i2', 'eds', 1, 1, '{filename}', '${t}', '${t}');
+      INSERT INTO harvest_schedules (uuid, instrument_id, cron, created_at, updated_at)
+        VALUES ('c1', 1, '0 3 * * *', '${t}', '${t}'), ('c2', 1, '0 4 * * *', '${t}', '${t}');
+      INSERT INTO harvest_hooks (uuid, name, "trigger", kind, created_at, updated_at, instrument_id)
+        VALUES ('h1', 'x', 'post_transfer', 'file_info', '${t}', '${t}', 1),
+               ('h2', 'y', 'post_transfer', 'file_info', '${t}', '${t}', 1);
+      INSERT INTO user_instrument_access (instrument_id, user_id, granted_at) VALUES (1, 1, '${t}');
+    `);
+    // The highest of each deleted before the migration, as an admin would over the API.
+    db.exec(`DELETE FROM harvest_hooks WHERE id = 2; DELETE FROM harvest_schedules WHERE id = 2;
+      DELETE FROM instruments WHERE id = 2; DELETE FROM storage_locations WHERE id = 2;
+      DELETE FROM stations WHERE id = 2;`);
+    const shape = (d: Database.Database): unknown =>
+      d
+        .prepare(
+          `SELECT type, name, tbl_name FROM sqlite_master WHERE tbl_name IN ('instruments',
+             'storage_locations', 'stations', 'harvest_schedules', 'harvest_hooks')
+             AND type <> 'table' ORDER BY name`,
+        )
+        .all();
+    const before = shape(db);
+    const rows = (d: Database.Database): unknown =>
+      ['instruments', 'storage_locations', 'stations', 'harvest_schedules', 'harvest_hooks'].map(
+        (table) => d.prepare(`SELECT * FROM ${table} ORDER BY id`).all(),
+      );
+    const rowsBefore = rows(db);
+    db.close();
+
+    const migrated = openDatabase(file);
+    expect(schemaVersion(migrated)).toBe(LATEST_VERSION);
+    expect(rows(migrated)).toEqual(rowsBefore);
+    expect(shape(migrated)).toEqual(before);
+    expect(migrated.pragma('foreign_keys', { simple: true })).toBe(1);
+    expect(migrated.pragma('foreign_key_check')).toEqual([]);
+    // Ids freed from now on are not given again.
+    const hook = (uuid: string): number =>
+      Number(
+        migrated
+          .prepare(
+            `INSERT INTO harvest_hooks (uuid, name, "trigger", kind, created_at, updated_at)
+             VALUES (?, ?, 'post_transfer', 'file_info', '${t}', '${t}')`,
+          )
+          .run(uuid, uuid).lastInsertRowid,
+      );
+    const three = hook('h3');
+    expect(three).toBe(2); // the one freed before the migration: SQLite's old rule
+    migrated.prepare('DELETE FROM harvest_hooks WHERE id = ?').run(three);
+    expect(hook('h4')).toBe(3);
+    const instrument = Number(
+      migrated
+        .prepare(
+          `INSERT INTO instruments (uuid, name, tool_id, destination_template, created_at, updated_at)
+           VALUES ('i3', 'tem', 1, '{filename}', '${t}', '${t}')`,
+        )
+        .run().lastInsertRowid,
+    );
+    migrated.prepare('DELETE FROM instruments WHERE id = ?').run(instrument);
+    const next = migrated
+      .prepare(
+        `INSERT INTO instruments (uuid, name, tool_id, destination_template, created_at, updated_at)
+         VALUES ('i4', 'tem', 1, '{filename}', '${t}', '${t}')`,
+      )
+      .run().lastInsertRowid;
+    expect(Number(next)).toBe(instrument + 1);
+    // The references and their ON DELETE rules still hold.
+    const dropCamera = migrated.prepare('DELETE FROM instruments WHERE id = 1');
+    expect(() => dropCamera.run()).toThrow(/FOREIGN KEY/); // its schedule and hook name it
+    migrated.exec(
+      'DELETE FROM harvest_schedules; DELETE FROM harvest_hooks WHERE instrument_id = 1',
+    );
+    dropCamera.run();
+    expect(migrated.prepare('SELECT count(*) FROM user_instrument_access').pluck().get()).toBe(0);
+    migrated.close();
+  });
+
   it('enforces one active usage per tool in the schema itself', () => {
     const db = openDatabase(join(tempDir(), 'c.db'));
     const now = new Date().toISOString();

@@ -306,6 +306,33 @@ describe('management resources', () => {
     expect((await call('DELETE', `/api/storage-locations/${location.id}`)).status).toBe(204);
   });
 
+  it('never gives the id of a deleted record to a new one', async () => {
+    const bodies = (n: number): [string, Record<string, unknown>][] => [
+      ['service-accounts', { name: `ids-pc-${n}` }],
+      ['storage-locations', { name: `ids-store-${n}`, type: 'local', base_path: `/mnt/ids${n}` }],
+      ['instruments', { name: `ids-inst-${n}`, tool_id: 2 }],
+      ['hooks', { name: `ids-hook-${n}`, trigger: 'post_transfer', kind: 'file_info' }],
+    ];
+    for (let n = 0; n < 2; n++) {
+      for (const [resource, body] of bodies(n)) {
+        const gone = await made(`/api/${resource}`, body);
+        expect((await call('DELETE', `/api/${resource}/${gone.id}`)).status).toBe(204);
+        const next = await made(`/api/${resource}`, body);
+        expect(next.id, resource).toBeGreaterThan(gone.id as number);
+        // A client still holding the old id is told it is gone, not shown the new record.
+        expect((await call('GET', `/api/${resource}/${gone.id}`)).status, resource).toBe(404);
+        expect((await call('DELETE', `/api/${resource}/${next.id}`)).status).toBe(204);
+      }
+    }
+    const inst = await made('/api/instruments', { name: 'ids-sched', tool_id: 2 });
+    const gone = await made('/api/schedules', { instrument_id: inst.id, cron: '0 3 * * *' });
+    expect((await call('DELETE', `/api/schedules/${gone.id}`)).status).toBe(204);
+    const next = await made('/api/schedules', { instrument_id: inst.id, cron: '0 3 * * *' });
+    expect(next.id).toBeGreaterThan(gone.id as number);
+    expect((await call('DELETE', `/api/schedules/${next.id}`)).status).toBe(204);
+    expect((await call('DELETE', `/api/instruments/${inst.id}`)).status).toBe(204);
+  });
+
   it('answers 404 for missing ids and 422 for ids that are not numbers', async () => {
     for (const resource of [
       'instruments',

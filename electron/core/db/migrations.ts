@@ -1,3 +1,4 @@
+import type { Db } from './open.js';
 /**
  * Numbered schema migrations. Each runs in one transaction and sets PRAGMA user_version to its
  * number. Never edit a migration that has shipped: add the next one.
@@ -6,6 +7,13 @@ export interface Migration {
   version: number;
   name: string;
   sql: string;
+  /** Work SQL text cannot do alone, run after `sql` in the same transaction. */
+  run?: (db: Db) => void;
+  /**
+   * Rebuilds tables that others reference: foreign keys are off while it runs (so dropping
+   * the old table deletes nothing through ON DELETE), and checked before it commits.
+   */
+  rebuildsTables?: boolean;
 }
 
 export const migrations: readonly Migration[] = [
@@ -862,7 +870,61 @@ export const migrations: readonly Migration[] = [
       ALTER TABLE outbox ADD COLUMN refusal TEXT;
     `,
   },
+  {
+    version: 15,
+    name: 'ids of deleted instruments, storage locations, service accounts, schedules and hooks are never given again',
+    // The harvest API (spec 002) names these by id: a client holding the id of a deleted
+    // schedule must get 404, not the next schedule made, which SQLite gave the highest id
+    // freed. AUTOINCREMENT ids only grow; a table gets it by being made anew.
+    sql: '',
+    rebuildsTables: true,
+    run: (db) => {
+      for (const table of [
+        'instruments',
+        'storage_locations',
+        'stations',
+        'harvest_schedules',
+        'harvest_hooks',
+      ]) {
+        addAutoincrement(db, table);
+      }
+    },
+  },
 ];
+
+/**
+ * Makes `table` anew with AUTOINCREMENT on its id, rows, indexes and triggers as they were
+ * (SQLite's procedure for a change ALTER TABLE cannot make; foreign keys off meanwhile).
+ */
+function addAutoincrement(db: Db, table: string): void {
+  const sql = db
+    .prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?")
+    .pluck()
+    .get(table) as string;
+  const head = `CREATE TABLE ${table} (`;
+  const made = sql.replace(/\bid INTEGER PRIMARY KEY,/, 'id INTEGER PRIMARY KEY AUTOINCREMENT,');
+  if (!sql.startsWith(head) || made === sql) {
+    throw new Error(`migration: ${table} is not made as expected: ${sql.slice(0, 80)}`);
+  }
+  const kept = db
+    .prepare(
+      `SELECT sql FROM sqlite_master WHERE tbl_name = ? AND type IN ('index', 'trigger')
+         AND sql IS NOT NULL ORDER BY type, name`,
+    )
+    .pluck()
+    .all(table) as string[];
+  const columns = (
+    db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all(table) as string[]
+  )
+    .map((name) => `"${name}"`)
+    .join(', ');
+  const fresh = `${table}_autoincrement`;
+  db.exec(`CREATE TABLE ${fresh} (${made.slice(head.length)}`);
+  db.exec(`INSERT INTO ${fresh} (${columns}) SELECT ${columns} FROM ${table} ORDER BY id`);
+  db.exec(`DROP TABLE ${table}`);
+  db.exec(`ALTER TABLE ${fresh} RENAME TO ${table}`);
+  for (const statement of kept) db.exec(statement);
+}
 
 /**
  * The triggers of migration 3 that log a change of `table` as a change of `entity` (named by

@@ -65,9 +65,31 @@ export function migrate(db: Db, list: readonly Migration[] = migrations): void {
   if (current > latest) throw new NewerDatabaseError(current, latest);
   for (const step of list) {
     if (step.version <= current) continue;
-    db.transaction(() => {
-      db.exec(step.sql);
-      db.pragma(`user_version = ${step.version}`);
-    }).immediate();
+    // Outside a transaction, where SQLite takes these two: no ON DELETE action while a table
+    // is made anew, and no check of other tables' triggers while it has no name.
+    if (step.rebuildsTables) {
+      db.pragma('foreign_keys = OFF');
+      db.pragma('legacy_alter_table = ON');
+    }
+    try {
+      db.transaction(() => {
+        db.exec(step.sql);
+        step.run?.(db);
+        if (step.rebuildsTables) {
+          const broken = db.pragma('foreign_key_check') as unknown[];
+          if (broken.length) {
+            throw new Error(
+              `migration ${step.version}: ${broken.length} rows lost their reference`,
+            );
+          }
+        }
+        db.pragma(`user_version = ${step.version}`);
+      }).immediate();
+    } finally {
+      if (step.rebuildsTables) {
+        db.pragma('legacy_alter_table = OFF');
+        db.pragma('foreign_keys = ON');
+      }
+    }
   }
 }
