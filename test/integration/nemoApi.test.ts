@@ -190,6 +190,26 @@ describe('users, tools and projects: filters', () => {
     expect(await ids('/api/users/?username__in=alice,Bob')).toEqual([3, 2]);
     expect(await ids('/api/users/?username__in=alice,bob')).toEqual([2]);
     expect(await ids('/api/users/?tool_id=1&start__gte=nonsense')).toEqual([4, 3, 2, 1]);
+    // A CharFilter strips its value; blanks alone are no filter.
+    expect(await ids('/api/users/?username=%20alice%20')).toEqual([2]);
+    expect(await ids('/api/users/?username=%20')).toEqual([4, 3, 2, 1]);
+    // iexact folds every letter, not ASCII alone.
+    const t = '2024-01-01T00:00:00.000Z';
+    const emile = Number(
+      f.db
+        .prepare(
+          `INSERT INTO users (uuid, username, role, created_at, updated_at)
+           VALUES ('01900000-0000-7000-8000-0000000e0001', 'Émile', 'user', ?, ?)`,
+        )
+        .run(t, t).lastInsertRowid,
+    );
+    try {
+      expect(await ids('/api/users/?username__iexact=%C3%A9mile')).toEqual([emile]);
+      expect(await ids('/api/users/?username__iexact=%C3%89MILE')).toEqual([emile]);
+      expect(await ids('/api/users/?username=%C3%A9mile')).toEqual([]);
+    } finally {
+      f.db.prepare('DELETE FROM users WHERE id = ?').run(emile);
+    }
   });
 
   it('filters tools and projects by id', async () => {

@@ -37,6 +37,10 @@ export function openDatabase(file: string, list: readonly Migration[] = migratio
     db.pragma('synchronous = FULL');
     db.pragma('foreign_keys = ON');
     db.pragma('busy_timeout = 5000');
+    // SQLite's upper() and NOCASE fold ASCII letters only: "émile" would not match "Émile".
+    db.function('unicode_upper', { deterministic: true }, (text: unknown) =>
+      typeof text === 'string' ? text.toUpperCase() : text,
+    );
     migrate(db, list);
     return db;
   } catch (error) {

@@ -104,7 +104,10 @@ export function parseFilters(
     if (seen.has(name) || !Object.hasOwn(set, name)) continue;
     seen.add(name);
     const def = set[name];
-    const text = lastValue(query, name);
+    const given = lastValue(query, name);
+    // django-filter's CharFilter strips its value (forms.CharField): ` alice ` is alice, and
+    // blanks alone are no filter.
+    const text = def?.kind === 'text' ? given?.trim() : given;
     if (def === undefined || text === undefined || text === '') continue;
     const clause = filterClause(def, text, timeZone);
     if (typeof clause === 'string') errors[name] = [clause];

@@ -142,7 +142,8 @@ export const reservations: Resource<ReservationRow, NemoReservation> = {
 };
 
 // usernames are unique without regard to case (COLLATE NOCASE), but Django's exact and in
-// lookups compare case-sensitively; iexact is the case-insensitive one.
+// lookups compare case-sensitively; iexact is the case-insensitive one, for every letter (as
+// Django's UPPER() = UPPER() on PostgreSQL), not ASCII alone (NOCASE).
 export const users: Resource<UserRow, NemoUser> = {
   name: 'users',
   table: 'users',
@@ -158,7 +159,7 @@ export const users: Resource<UserRow, NemoUser> = {
     },
     username__iexact: {
       kind: 'text',
-      where: (value) => ({ sql: 'username = ? COLLATE NOCASE', args: [value] }),
+      where: (value) => ({ sql: 'unicode_upper(username) = unicode_upper(?)', args: [value] }),
     },
     username__in: {
       kind: 'texts',
