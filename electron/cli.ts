@@ -61,10 +61,18 @@ Exit codes: 0 ok, 1 input refused (one problem per line), 2 wrong usage.
 
 class UsageError extends Error {}
 
+/**
+ * A text file as UTF-8, without the byte order mark Windows editors (Notepad, PowerShell's
+ * UTF8 encoding) write first: JSON.parse would refuse it as an invisible first character.
+ */
+function readText(file: string): string {
+  return readFileSync(file, 'utf8').replace(/^\uFEFF/, '');
+}
+
 function readJson(file: string, what: string): unknown {
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    text = readText(file);
   } catch (error) {
     throw new AppError('bad_request', `${what} ${file}: ${(error as Error).message}`);
   }
@@ -317,7 +325,7 @@ async function metadata(argv: string[]): Promise<number> {
     throw new UsageError('--to is for metadata convert');
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    text = readText(file);
   } catch (error) {
     throw new AppError('bad_request', `metadata file ${file}: ${(error as Error).message}`);
   }

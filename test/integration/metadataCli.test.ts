@@ -28,6 +28,24 @@ describe('labstation metadata check', () => {
     expect(out.stderr).toContain('notice: extra_fields."Operator".value: is empty');
   });
 
+  it('reads a file that starts with a byte order mark, as Windows editors write it', async () => {
+    const dir = tempDir();
+    const file = join(dir, 'bom.json');
+    writeFileSync(file, `\uFEFF${JSON.stringify(TEMPLATE)}`, 'utf8');
+    const out = await runCli(['metadata', 'check', file]);
+    expect(out.stderr).not.toContain('not valid JSON');
+    expect(out.stdout).toBe('ok: 4 fields\n');
+    const questions = join(dir, 'questions.json');
+    writeFileSync(
+      questions,
+      `\uFEFF${JSON.stringify([{ type: 'textbox', name: 'sample', title: 'Sample' }])}`,
+      'utf8',
+    );
+    const checked = await runCli(['questions', 'check', questions]);
+    expect(checked.stderr).toBe('');
+    expect(checked.code).toBe(0);
+  });
+
   it('prints one line per problem, naming the field and the property, and exits 1', async () => {
     const file = writeJson(tempDir(), 'bad.json', {
       extra_fields: {
