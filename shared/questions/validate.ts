@@ -301,7 +301,12 @@ function validateUnchecked(questionsInput: Question[], raw: unknown): ValidateAn
     const head = problem.path[0];
     return typeof head === 'string' ? (order.get(head) ?? -1) : -1;
   };
-  const problems = [...normalized.problems, ...checker.problems]
+  // An answer of the wrong kind is that one problem: it was given, so not also "required".
+  const unreadable = new Set(normalized.problems.map((problem) => JSON.stringify(problem.path)));
+  const checked = checker.problems.filter(
+    (problem) => !(problem.rule === 'required' && unreadable.has(JSON.stringify(problem.path))),
+  );
+  const problems = [...normalized.problems, ...checked]
     .map((problem, position) => ({ problem, position }))
     .sort(
       (a, b) =>

@@ -203,6 +203,10 @@ describe('validateAnswers: choices', () => {
     expect(only(qs, { c: [{}] })).toMatchObject({ rule: 'type', path: ['c'] });
     expect(only(qs, { c: 5 }).rule).toBe('type');
     expect(only(qs, { r: { a: 1 } }).message).toContain('"Radio" needs text');
+    // A required question answered with the wrong kind is told so once, not also "required".
+    const required = defs([{ type: 'textbox', name: 'title', title: 'Title', required: true }]);
+    expect(only(required, { title: ['a'] })).toMatchObject({ rule: 'type', path: ['title'] });
+    expect(only(required, {})).toMatchObject({ rule: 'required', path: ['title'] });
   });
 });
 
