@@ -20,8 +20,15 @@ export interface DuplicateKey {
   keyStart: number;
 }
 
+/** A whole number written with more digits than a JSON number (a double) holds exactly. */
+export interface InexactNumber {
+  path: ProblemPath;
+  start: number;
+  literal: string;
+}
+
 export type ScanResult =
-  | { ok: true; root: JsonLocation; duplicates: DuplicateKey[] }
+  | { ok: true; root: JsonLocation; duplicates: DuplicateKey[]; inexact: InexactNumber[] }
   | { ok: false; offset: number; message: string };
 
 class SyntaxProblem extends Error {
@@ -48,6 +55,7 @@ const LITERALS = ['true', 'false', 'null'];
 class Scanner {
   pos = 0;
   readonly duplicates: DuplicateKey[] = [];
+  readonly inexact: InexactNumber[] = [];
 
   constructor(private readonly text: string) {}
 
@@ -87,20 +95,20 @@ class Scanner {
     return JSON.parse(text.slice(start, this.pos)) as string;
   }
 
-  /** Skips one number, literal or string at pos (not an object or list). */
-  scalar(): void {
+  /** Skips one number, literal or string at pos (not an object or list); a number's text. */
+  scalar(): string | null {
     const { text } = this;
     const c = text[this.pos] ?? '';
     if (c === '"') {
       this.string();
-      return;
+      return null;
     }
     if (c === '-' || (c >= '0' && c <= '9')) {
       NUMBER.lastIndex = this.pos;
       const match = NUMBER.exec(text);
       if (!match) this.fail('invalid number');
       this.pos += match[0].length;
-      return;
+      return match[0];
     }
     const literal = LITERALS.find((word) => text.startsWith(word, this.pos));
     if (literal === undefined) {
@@ -111,6 +119,7 @@ class Scanner {
       );
     }
     this.pos += literal.length;
+    return null;
   }
 
   /** Reads `"key" :` into frame.key. */
@@ -167,7 +176,11 @@ class Scanner {
           continue;
         }
       } else {
-        this.scalar();
+        const number = this.scalar();
+        if (number !== null && !exact(number)) {
+          const path = parent ? [...pathOf(parent), segment] : [];
+          this.inexact.push({ path, start: location.start, literal: number });
+        }
       }
       // A value ended: close every container that ends here.
       for (;;) {
@@ -199,6 +212,20 @@ class Scanner {
   }
 }
 
+/**
+ * Whether JSON.parse reads a number literal as exactly the number written: a whole number
+ * past 2^53 loses its last digits (12345678901234567890 reads as 12345678901234567000). A
+ * fraction is read to the nearest double, as anyone writing one expects; one too large to
+ * hold at all is reported by the reader.
+ */
+function exact(literal: string): boolean {
+  if (!/^-?\d+$/.test(literal)) return true;
+  const value = Number(literal);
+  return (
+    !Number.isFinite(value) || Number.isSafeInteger(value) || BigInt(literal) === BigInt(value)
+  );
+}
+
 /** The path of a container, walked up from its frame (only needed for the rare duplicate). */
 function pathOf(frame: Frame): ProblemPath {
   const path: ProblemPath = [];
@@ -211,7 +238,7 @@ export function scanJson(text: string): ScanResult {
   const scanner = new Scanner(text);
   try {
     const root = scanner.scan();
-    return { ok: true, root, duplicates: scanner.duplicates };
+    return { ok: true, root, duplicates: scanner.duplicates, inexact: scanner.inexact };
   } catch (error) {
     if (error instanceof SyntaxProblem) {
       return { ok: false, offset: error.offset, message: error.message };

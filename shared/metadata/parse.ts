@@ -90,6 +90,15 @@ export function parseMetadataText(
         ),
         ...at(duplicate.keyStart),
       })),
+      ...scan.inexact.map((number) => ({
+        ...notice(
+          number.path,
+          'inexact_number',
+          `${number.literal} has more digits than a number holds: it reads as ` +
+            `${String(Number(number.literal))}; write it as text ("${number.literal}") to keep every digit`,
+        ),
+        ...at(number.start),
+      })),
       ...result.problems.map((problem) => ({
         ...problem,
         ...at(locatePath(scan.root, problem.path)),

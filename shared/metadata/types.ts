@@ -157,6 +157,7 @@ export const PROBLEM_CODES = [
   'unit_without_units',
   'duplicate_option',
   'duplicate_key',
+  'inexact_number',
   'both_notebook_keys',
 ] as const;
 

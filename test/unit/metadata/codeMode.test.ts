@@ -104,6 +104,29 @@ describe('parseMetadataText: problems at their line', () => {
     ]);
   });
 
+  it('a whole number with more digits than a number holds is a notice naming what it reads as', () => {
+    const result = parseMetadataText(
+      '{"extra_fields": {\n"Barcode": {"value": 12345678901234567890},\n' +
+        '"Count": {"type": "number", "value": 9007199254740992},\n' +
+        '"Mass": {"type": "number", "value": 0.1000000000000000055511}}}',
+    );
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect(result.problems).toEqual([
+      expect.objectContaining({
+        code: 'inexact_number',
+        line: 2,
+        column: 22,
+        severity: 'warning',
+        path: ['extra_fields', 'Barcode', 'value'],
+        message: expect.stringContaining(
+          '12345678901234567890 has more digits than a number holds: it reads as ' +
+            '12345678901234567000; write it as text ("12345678901234567890") to keep every digit',
+        ) as string,
+      }),
+    ]);
+  });
+
   it('\\r\\n and \\r end lines too', () => {
     expect(problemsOf('{\r\n"extra_fields":\r{"A": {}}}')[0]).toMatchObject({ line: 3, column: 2 });
   });
