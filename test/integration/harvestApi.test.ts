@@ -176,6 +176,31 @@ describe('management resources', () => {
         expect.objectContaining({ loc: ['body', 'name'], msg: 'Field required' }),
       ]),
     );
+    // Every field left out is "required", an enum's too (it was its list of values).
+    const none = await call('POST', '/api/storage-locations', 'admin', {});
+    expect(none.body.detail).toEqual([
+      { loc: ['body', 'name'], msg: 'Field required', type: 'missing' },
+      { loc: ['body', 'type'], msg: 'Field required', type: 'missing' },
+      { loc: ['body', 'base_path'], msg: 'Field required', type: 'missing' },
+    ]);
+    const noCommand = await call('POST', '/api/hooks', 'admin', {
+      name: 'cmd',
+      trigger: 'post_transfer',
+      kind: 'command',
+      config: {},
+    });
+    expect(noCommand.status).toBe(422);
+    expect(noCommand.body.detail[0]).toMatchObject({
+      loc: ['body', 'config', 'command'],
+      msg: 'is required',
+    });
+    // Control characters in a name (they end up in paths and one-line output).
+    const nul = await call('POST', '/api/service-accounts', 'admin', { name: 'a\u0000b' });
+    expect(nul.status).toBe(422);
+    expect(nul.body.detail[0]).toMatchObject({
+      loc: ['body', 'name'],
+      msg: 'must not hold control characters (NUL, tab, line break)',
+    });
   });
 
   it('validates instruments: globs, templates, references, the station tool', async () => {
@@ -576,7 +601,9 @@ describe('records from a station, schedules and runs', () => {
       headers: jsonHeaders,
       payload: '{"name":',
     });
-    expect(broken.statusCode).toBe(400);
+    // As FastAPI answers a body that is not JSON: 422, the problem in the list.
+    expect(broken.statusCode).toBe(422);
+    expect(broken.json()).toMatchObject({ detail: [{ loc: ['body'], type: 'json_invalid' }] });
   });
 
   it('stores pushed files and transfers once, and shows them within grants', async () => {

@@ -80,7 +80,16 @@ export function hookProblems(
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
       const path = issue.path.length ? `.${issue.path.join('.')}` : '';
-      problems.push(`${at}.config${path}: ${issue.message}`);
+      // A setting left out is named as missing, not as "expected string, received undefined".
+      const given = issue.path.reduce<unknown>(
+        (value, key) =>
+          value !== null && typeof value === 'object' && Object.hasOwn(value, key)
+            ? (value as Record<PropertyKey, unknown>)[key]
+            : undefined,
+        hook.config ?? {},
+      );
+      const missing = issue.code !== 'custom' && issue.path.length > 0 && given === undefined;
+      problems.push(`${at}.config${path}: ${missing ? 'is required' : issue.message}`);
     }
     return problems;
   }

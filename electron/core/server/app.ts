@@ -79,6 +79,24 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
       return reply.code(status ?? 400).send({ detail: error.message, code: error.code });
     }
     const status = (error as { statusCode?: number }).statusCode;
+    // The harvest API and the login answer a body that is not JSON as FastAPI does: 422 with
+    // the problem in the list every other refused body gets.
+    if (
+      (error as { code?: unknown }).code === 'FST_ERR_CTP_INVALID_JSON_BODY' &&
+      /^\/(api|auth)\//.test(request.url)
+    ) {
+      return reply.code(422).send({
+        detail: [
+          {
+            loc: ['body'],
+            msg:
+              'JSON decode error: the body is not valid JSON, or has a key named __proto__ ' +
+              '(refused)',
+            type: 'json_invalid',
+          },
+        ],
+      });
+    }
     if (status !== undefined && status >= 400 && status < 500) {
       return reply.code(status).send({ detail: (error as Error).message });
     }

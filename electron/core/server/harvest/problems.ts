@@ -57,7 +57,8 @@ export function zodProblems(root: string, error: z.ZodError, input: unknown): Pr
       for (const key of issue.keys) {
         problems.push(problem([...at, key], 'unknown field', 'extra_forbidden'));
       }
-    } else if (issue.code === 'invalid_type' && !present(input, issue.path)) {
+    } else if (issue.code !== 'custom' && !present(input, issue.path)) {
+      // Left out, whatever the rule it would have broken (a type, one of an enum's values).
       problems.push(problem(at, 'Field required', 'missing'));
     } else {
       problems.push(problem(at, issue.message, issue.code));

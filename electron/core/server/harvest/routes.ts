@@ -17,7 +17,7 @@ import { z } from 'zod';
 import type { Db } from '../../db/open.js';
 import { nowIso } from '../../util/ids.js';
 import type { Logger } from '../../util/log.js';
-import type { ApiDocs, OperationDoc } from '../openapi/registry.js';
+import type { ApiDocs, OperationDoc, ResponseDoc } from '../openapi/registry.js';
 import { grant, grantIn, grantOut, listGrants, revoke } from './access.js';
 import {
   fileExample,
@@ -226,6 +226,7 @@ export function registerHarvestApi(app: FastifyInstance, deps: HarvestApiDeps): 
           },
           ...common,
           404: notFound(label),
+          422: invalid(['path', 'id'], 'must be a whole number'),
         },
       },
       deps.admin,
@@ -272,6 +273,19 @@ export function registerHarvestApi(app: FastifyInstance, deps: HarvestApiDeps): 
         return reply.code(201).send({ ...(item as object), ...extra });
       },
     );
+    // Renaming a storage location that a redirect hook names is refused (storageLocations.ts).
+    const renameConflict: Record<number, ResponseDoc> =
+      resource === storageLocations
+        ? {
+            409: {
+              description: 'A redirect hook names the location: change its config first',
+              schema: detailSchema,
+              example: {
+                detail: 'storage location 3 is named by hook raw-aside; change its config first',
+              },
+            },
+          }
+        : {};
     route(
       {
         method: 'PATCH',
@@ -290,6 +304,7 @@ export function registerHarvestApi(app: FastifyInstance, deps: HarvestApiDeps): 
           },
           ...common,
           404: notFound(label),
+          ...renameConflict,
           422: invalid(['body', 'enabled'], 'Invalid input: expected boolean, received string'),
         },
       },
