@@ -121,6 +121,9 @@ describe('labstation serve', () => {
         body: { detail: 'Invalid token.' },
       });
       expect((await get(path, 'Bearer a.b.c')).status, path).toBe(401);
+      // The schemes that would do, as DRF names Token in its 401.
+      const challenge = await fetch(`${server.url}${path}`);
+      expect(challenge.headers.get('www-authenticate')).toBe('Token, Bearer');
       for (const auth of [userJwt, userToken]) {
         expect(await get(path, auth), path).toEqual({
           status: 403,

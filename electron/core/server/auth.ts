@@ -110,8 +110,11 @@ export function createGuards(deps: AuthDeps): {
   tokenFailures: FailureLimiter;
 } {
   const tokenFailures = new FailureLimiter(20, 60_000, deps.clock);
-  const refuse = (reply: FastifyReply, status: number, detail: string): FastifyReply =>
-    reply.code(status).send({ detail });
+  const refuse = (reply: FastifyReply, status: number, detail: string): FastifyReply => {
+    // A 401 names the schemes that would do (RFC 9110), Token first as DRF sends it.
+    if (status === 401) void reply.header('www-authenticate', 'Token, Bearer');
+    return reply.code(status).send({ detail });
+  };
 
   const requireRoles =
     (...roles: Role[]): preHandlerAsyncHookHandler =>
