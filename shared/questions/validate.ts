@@ -107,10 +107,12 @@ class AnswerChecker {
     if (typeof question.pattern === 'string') {
       const compiled = compileHtmlPattern(question.pattern);
       if (compiled.ok && !compiled.regexp.test(value)) {
+        // The form's own example when it has one; else the rule itself, which at least says
+        // what is wanted.
         const example =
           typeof question.placeholder === 'string' && question.placeholder.trim() !== ''
             ? ` (for example: ${question.placeholder})`
-            : '';
+            : ` (it must match the pattern ${question.pattern})`;
         this.add(
           question,
           path,

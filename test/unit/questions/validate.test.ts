@@ -95,6 +95,11 @@ describe('validateAnswers: text', () => {
     expect(p.message).toContain('"Code"');
     expect(p.message).toContain('AB12');
     expect(only(qs, { code: 'AB12x' }).rule).toBe('pattern');
+    // Without an example in the form, the message gives the rule itself.
+    const bare = defs([{ type: 'textbox', name: 't', pattern: 'PRJ-\\d+' }]);
+    expect(only(bare, { t: 'x' }).message).toBe(
+      '"t" does not have the expected format (it must match the pattern PRJ-\\d+).',
+    );
   });
 
   it('does not check the pattern of an empty optional answer', () => {
