@@ -79,6 +79,8 @@ export const notebookApiSchemas = {
       /** Every one of these conditions on the metadata. */
       metadata: z.array(metadataQuerySchema).max(20).optional(),
       limit: z.number().int().min(1).max(500).optional(),
+      /** Matches to pass over first (newest change first): the next page starts there. */
+      offset: z.number().int().min(0).max(1_000_000).optional(),
     })
     .strict(),
   'notebook.tags': z.object({}).strict(),

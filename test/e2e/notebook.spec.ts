@@ -239,6 +239,28 @@ test('notebook: template with every field type, entry from it, code mode, duplic
   await first.getByLabel('From (minimum)').fill('13');
   await search.getByRole('button', { name: 'Search', exact: true }).click();
   await expect(search.getByTestId('search-summary')).toContainText(/^0 entries found/);
+
+  // ---- more matches than a page: Show more brings the rest ----
+  const token = /#token=([^&]+)/.exec(station.url)?.[1] ?? '';
+  for (let i = 0; i < 105; i++) {
+    const res = await fetch(new URL('/rpc/notebook.create', station.url), {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ kind: 'item', title: `Bulk ${i}`, tags: ['bulk'] }),
+    });
+    expect(res.status).toBe(200);
+  }
+  await search.getByRole('button', { name: 'Remove condition 2' }).click();
+  await search.getByRole('button', { name: 'Remove condition 1' }).click();
+  await search.getByLabel('Kind').selectOption({ label: 'Items' });
+  await search.getByLabel('Tags (all of, separated by commas)').fill('bulk');
+  await search.getByRole('button', { name: 'Search', exact: true }).click();
+  await expect(search.getByTestId('search-summary')).toContainText(/^105 entries found/);
+  await expect(results.getByRole('button')).toHaveCount(100);
+  await search.getByRole('button', { name: 'Show more (5 not shown)' }).click();
+  await expect(results.getByRole('button')).toHaveCount(105);
+  await expect(results.getByRole('button').last()).toContainText('Bulk 0');
+  await expect(search.getByRole('button', { name: /^Show more/ })).toHaveCount(0);
   expect(cspViolations).toEqual([]);
 });
 

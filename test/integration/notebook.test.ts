@@ -526,6 +526,29 @@ describe('notebook search', () => {
     expect(await search({ title: '%' })).toEqual([]);
   });
 
+  it('pages through the matches: offset, newest change first, each once', async () => {
+    const all = (await st.call('notebook.search', { limit: 500 })) as {
+      entries: { id: number }[];
+      total: number;
+    };
+    expect(all.total).toBeGreaterThan(25);
+    const paged: number[] = [];
+    for (let offset = 0; offset < all.total; offset += 10) {
+      const page = (await st.call('notebook.search', { limit: 10, offset })) as {
+        entries: { id: number }[];
+        total: number;
+      };
+      expect(page.total).toBe(all.total);
+      paged.push(...page.entries.map((e) => e.id));
+    }
+    expect(paged).toEqual(all.entries.map((e) => e.id));
+    // Past the last page: nothing, with the count still right.
+    expect(await st.call('notebook.search', { limit: 10, offset: all.total })).toMatchObject({
+      entries: [],
+      total: all.total,
+    });
+  });
+
   it('answers every query kind from an index (EXPLAIN QUERY PLAN)', () => {
     const expectIndex: Record<MetadataQuery['kind'], RegExp> = {
       equals: /notebook_metadata_index USING (COVERING )?INDEX notebook_metadata_index_text/,

@@ -146,16 +146,25 @@ export function searchEntries(
   const where = searchWhere(actor, args);
   // Prepared per call: the text depends on the conditions, too many shapes to keep them all.
   // One pass: the page and the count of all matches (a window over the same rows).
+  const offset = args.offset ?? 0;
   const found = db
     .prepare(
       `SELECT k.entry_id, count(*) OVER () FROM notebook_search_keys k WHERE ${where.sql}
-       ORDER BY k.updated_at DESC, k.entry_id DESC LIMIT ?`,
+       ORDER BY k.updated_at DESC, k.entry_id DESC LIMIT ? OFFSET ?`,
     )
     .raw()
-    .all(...where.params, args.limit ?? 100) as [number, number][];
+    .all(...where.params, args.limit ?? 100, offset) as [number, number][];
   const ids = found.map(([id]) => id);
-  // The limit is at least 1: an empty page means nothing matched.
-  const total = found.length ? found[0][1] : 0;
+  // The limit is at least 1: an empty first page means nothing matched; a page past the last
+  // one is counted apart.
+  const total = found.length
+    ? found[0][1]
+    : offset === 0
+      ? 0
+      : (db
+          .prepare(`SELECT count(*) FROM notebook_search_keys k WHERE ${where.sql}`)
+          .pluck()
+          .get(...where.params) as number);
   const rows = cachedStatement(
     db,
     `SELECT ${SUMMARY_COLUMNS} FROM notebook_entries e ${SUMMARY_JOINS}

@@ -38,11 +38,16 @@ interface NotebookState {
   duplicate: (id: number) => Promise<void>;
   attachUsage: (id: number) => Promise<void>;
   runSearch: (args: ApiArgs<'notebook.search'>) => Promise<void>;
+  /** The next page of the last search's matches, appended to its results. */
+  searchMore: () => Promise<void>;
   clear: () => void;
 }
 
 /** Entries per page of the list. */
 const PAGE = 100;
+
+/** The arguments of the search on show, for its next page (searchMore). */
+let lastSearch: ApiArgs<'notebook.search'> | null = null;
 
 function message(error: unknown): string {
   return errorText(toBridgeError(error));
@@ -146,6 +151,25 @@ export const useNotebookStore = create<NotebookState>()((set, get) => ({
   async runSearch(args) {
     try {
       set({ search: await call('notebook.search', args), searchError: null });
+      lastSearch = args;
+    } catch (error) {
+      set({ searchError: message(error) });
+    }
+  },
+  async searchMore() {
+    const shown = get().search;
+    if (!shown || !lastSearch || shown.entries.length >= shown.total) return;
+    try {
+      const next = await call('notebook.search', { ...lastSearch, offset: shown.entries.length });
+      // Entries changed meanwhile may come again: each is listed once.
+      const seen = new Set(shown.entries.map((entry) => entry.id));
+      set({
+        search: {
+          ...next,
+          entries: [...shown.entries, ...next.entries.filter((entry) => !seen.has(entry.id))],
+        },
+        searchError: null,
+      });
     } catch (error) {
       set({ searchError: message(error) });
     }

@@ -120,6 +120,17 @@ export function SearchPanel(): ReactElement {
             {formatMs(outcome.took_ms)} ms
           </p>
           <EntryRows entries={outcome.entries} label="Search results" />
+          {outcome.entries.length < outcome.total && (
+            <div className="actions">
+              <button
+                type="button"
+                className="secondary"
+                onClick={() => void useNotebookStore.getState().searchMore()}
+              >
+                Show more ({outcome.total - outcome.entries.length} not shown)
+              </button>
+            </div>
+          )}
         </div>
       )}
     </section>
