@@ -121,6 +121,15 @@ describe('labstation serve', () => {
         body: { detail: 'Invalid token.' },
       });
       expect((await get(path, 'Bearer a.b.c')).status, path).toBe(401);
+      // Without its trailing slash: sent to it (Django's APPEND_SLASH), before credentials.
+      const bare = await fetch(`${server.url}${path.slice(0, -1)}?page_size=2`, {
+        redirect: 'manual',
+      });
+      expect(bare.status, path).toBe(301);
+      expect(bare.headers.get('location')).toBe(`/${path}?page_size=2`);
+      const record = await fetch(`${server.url}${path}1`, { redirect: 'manual' });
+      expect(record.status, path).toBe(301);
+      expect(record.headers.get('location')).toBe(`/${path}1/`);
       // The schemes that would do, as DRF names Token in its 401.
       const challenge = await fetch(`${server.url}${path}`);
       expect(challenge.headers.get('www-authenticate')).toBe('Token, Bearer');

@@ -18,6 +18,10 @@ import { registerWebUi } from './web/ui.js';
 import { addSecurityHeaders } from '../http/securityHeaders.js';
 import { acceptEmptyJson } from '../http/emptyJson.js';
 
+/** A NEMO resource's list or record path without the trailing slash it is served at. */
+const NEMO_WITHOUT_SLASH =
+  /^\/api\/(users|tools|projects|reservations|usage_events|experiments)(\/\d{1,15})?$/;
+
 export interface ServerAppOptions {
   db: Db;
   log: Logger;
@@ -103,7 +107,16 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
     log.error({ err: error, url: request.url }, 'request failed');
     return reply.code(500).send({ detail: 'Internal server error.' });
   });
-  app.setNotFoundHandler((_request, reply) => reply.code(404).send({ detail: 'Not found.' }));
+  app.setNotFoundHandler((request, reply) => {
+    // Django's APPEND_SLASH, which NEMO runs with: a NEMO list or record asked for without its
+    // trailing slash is sent there (301), query kept, before anything checks credentials.
+    const at = request.url.indexOf('?');
+    const path = at < 0 ? request.url : request.url.slice(0, at);
+    if ((request.method === 'GET' || request.method === 'HEAD') && NEMO_WITHOUT_SLASH.test(path)) {
+      return reply.redirect(`${path}/${at < 0 ? '' : request.url.slice(at)}`, 301);
+    }
+    return reply.code(404).send({ detail: 'Not found.' });
+  });
 
   app.get('/health', () => ({ status: 'ok', role: 'server' }));
 
