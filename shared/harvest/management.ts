@@ -8,16 +8,7 @@
 import { z } from 'zod';
 
 export const idSchema = z.number().int().positive();
-export const nameSchema = z
-  .string()
-  .trim()
-  .min(1, 'must not be empty')
-  .max(200)
-  // Names end up in paths ({instrument}), logs and one-line CLI output.
-  .refine(
-    (name) => !/[\p{Cc}]/u.test(name),
-    'must not hold control characters (NUL, tab, line break)',
-  );
+export const nameSchema = z.string().trim().min(1, 'must not be empty').max(200);
 
 // --- Storage locations ---------------------------------------------------------------------
 

@@ -201,6 +201,19 @@ describe('management resources', () => {
       loc: ['body', 'name'],
       msg: 'must not hold control characters (NUL, tab, line break)',
     });
+    // A name stored before the rule still saves back unchanged (the admin pages send it).
+    const legacy = await made('/api/service-accounts', { name: 'legacy-pc' });
+    db.prepare('UPDATE stations SET name = ? WHERE id = ?').run('legacy\tpc', legacy.id);
+    const kept = await call('PATCH', `/api/service-accounts/${legacy.id}`, 'admin', {
+      name: 'legacy\tpc',
+      description: 'still here',
+    });
+    expect(kept.status, JSON.stringify(kept.body)).toBe(200);
+    const renamed = await call('PATCH', `/api/service-accounts/${legacy.id}`, 'admin', {
+      name: 'legacy\npc',
+    });
+    expect(renamed.status).toBe(422);
+    expect((await call('DELETE', `/api/service-accounts/${legacy.id}`)).status).toBe(204);
   });
 
   it('validates instruments: globs, templates, references, the station tool', async () => {

@@ -99,6 +99,7 @@ export function createRecord<Out>(
   body: unknown,
 ): { item: Out; extra: object | undefined } {
   const input = parseInput(resource, resource.createSchema, body);
+  checkNewName(input, null);
   return db
     .transaction(() => {
       const { id, extra } = resource.create(context(db, actor), input);
@@ -118,12 +119,29 @@ export function updateRecord<Out>(
   // A missing record is 404 whatever the body says.
   requireRecord(db, resource, id);
   const input = parseInput(resource, resource.patchSchema, body);
+  if (typeof (input as { name?: unknown }).name === 'string') {
+    const stored = db.prepare(`SELECT name FROM ${resource.table} WHERE id = ?`).pluck().get(id);
+    checkNewName(input, typeof stored === 'string' ? stored : null);
+  }
   return db
     .transaction(() => {
       resource.update(context(db, actor), id, input);
       return resource.serialize(db, id);
     })
     .immediate();
+}
+
+/**
+ * A name given or changed must not hold control characters (NUL, tab, line break): names end
+ * up in paths ({instrument}), logs and one-line output. A name stored before this rule (or
+ * made by a station's bundle) is left as it is when a save sends it back unchanged.
+ */
+function checkNewName(input: unknown, stored: string | null): void {
+  const name = (input as { name?: unknown }).name;
+  if (typeof name !== 'string' || name === stored || !/\p{Cc}/u.test(name)) return;
+  throw new ValidationProblems([
+    problem(['body', 'name'], 'must not hold control characters (NUL, tab, line break)'),
+  ]);
 }
 
 export function removeRecord<Out>(
