@@ -495,6 +495,8 @@ describe('records the server refuses', () => {
       extra_fields: JSON.parse('{"__proto__": {"type": "text", "value": "kept"}}') as unknown,
     });
     expect(serverEvent(daves)).toBeUndefined();
+    // Why is for staff: it names people and their usage.
+    await ok(st, 'session.logon', { login: 'sam', pin: '9999' });
     const held = await waitFor('the refused records set aside', async () => {
       const s = (await ok(st, 'sync.status', {})) as {
         waiting: number;
@@ -513,8 +515,27 @@ describe('records the server refuses', () => {
       /refused: user_uuid: no record \S+ \(person "dave"\) on the server/,
     );
     expect(held.lastError).toMatch(
-      /refused by the server \(set aside, offered again later; the rest still goes\)/,
+      /^\d+ records? refused by the server \(set aside, offered again later; the rest still goes\)$/,
     );
+    await ok(st, 'session.logon', { login: 'alice', pin: '1234' });
+    expect(await ok(st, 'sync.status', {})).toMatchObject({
+      refused: held.refused,
+      refusedReason: null,
+    });
+    // Set aside for ten minutes after a first refusal, each record once.
+    const local = openReadonly(dir);
+    try {
+      const rows = local
+        .prepare('SELECT held_until, refusals, refusal_code FROM outbox WHERE refusal IS NOT NULL')
+        .all() as { held_until: string; refusals: number; refusal_code: string }[];
+      expect(rows.length).toBe(held.refused);
+      for (const row of rows) {
+        expect(row.refusal_code).toBe('unknown_reference');
+        expect(Date.parse(row.held_until) - Date.now()).toBeGreaterThan(5 * 60_000);
+      }
+    } finally {
+      local.close();
+    }
 
     // An admin adds dave on the server: the station hears of it and sends his records.
     const withDave = serverBundle();
@@ -556,6 +577,7 @@ describe('records the server refuses', () => {
       () => serverEvent(uuid)?.end ?? undefined,
       15_000,
     );
+    await ok(st, 'session.logon', { login: 'sam', pin: '9999' });
     const s = (await waitFor('the bad row set aside', async () => {
       const status = (await ok(st, 'sync.status', {})) as { waiting: number; refused: number };
       return status.waiting === 1 && status.refused === 1 ? status : undefined;

@@ -265,6 +265,16 @@ describe('tool control', () => {
     }
     expect(count(st, 'usage_events')).toBe(0);
     expect(count(st, 'outbox')).toBe(0);
+    // A usage it recorded on a tool it ran before can still be force-ended here.
+    await logon(st, 'alice', '1234');
+    await enable(st, { project: 'Cathodes', answers: goodPreAnswers });
+    st.db.prepare("UPDATE settings SET value = '\"AFM\"' WHERE key = 'station.tool'").run();
+    await logon(st, 'sam', '9999');
+    const ended = (await st.call('toolControl.forceEnd', { tool: 'SEM' })) as {
+      usage: { end: string | null };
+    };
+    expect(ended.usage.end).not.toBeNull();
+    await expectCode(st.call('toolControl.forceEnd', { tool: 'SEM' }), 'forbidden');
     // Another tool's state can still be read.
     expect(((await st.call('toolControl.status', { tool: 'AFM' })) as ToolStatus).state).toBe(
       'idle',

@@ -3,6 +3,9 @@
  * `windowMs`, the address is refused until the oldest failure ages out. In memory, because a
  * restart already costs an attacker the time it takes.
  */
+/** Addresses with failures kept at most (about 100 bytes each). */
+export const MAX_ADDRESSES = 10_000;
+
 export class FailureLimiter {
   private readonly failures = new Map<string, number[]>();
 
@@ -27,8 +30,23 @@ export class FailureLimiter {
   fail(key: string): number {
     const list = this.recent(key);
     list.push(this.clock());
+    // Last in the map's order: the most recently failing address is pruned last.
+    this.failures.delete(key);
     this.failures.set(key, list);
+    if (this.failures.size > MAX_ADDRESSES) this.prune();
     return list.length;
+  }
+
+  /**
+   * Bounds the memory many addresses take (a trusted proxy network lets clients name any):
+   * addresses whose failures aged out go, then the ones seen longest ago.
+   */
+  private prune(): void {
+    for (const key of [...this.failures.keys()]) this.recent(key);
+    for (const key of this.failures.keys()) {
+      if (this.failures.size <= MAX_ADDRESSES) break;
+      this.failures.delete(key);
+    }
   }
 
   /** Seconds until the address may try again. */

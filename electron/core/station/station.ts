@@ -38,6 +38,7 @@ import { formatIssues } from './facility.js';
 import { checkLogon, decoy } from './logon.js';
 import {
   activeProjectsOf,
+  activeUsageOf,
   findProject,
   findTool,
   findUser,
@@ -330,6 +331,15 @@ export class Station {
     };
   }
 
+  private staffLoggedOn(): boolean {
+    if (!this.session) return false;
+    const user = this.db
+      .prepare('SELECT is_staff FROM users WHERE id = ?')
+      .pluck()
+      .get(this.session.userId);
+    return user === 1;
+  }
+
   private requireStaff(what: string): UserRow {
     const actor = this.actor();
     if (actor.is_staff !== 1) throw new AppError('forbidden', `only staff can ${what}`);
@@ -417,7 +427,9 @@ export class Station {
         return { usage };
       },
       'toolControl.forceEnd': ({ tool }) => {
-        this.requireOwnTool(tool, 'force-end');
+        // A usage this station recorded on a tool it ran before can still be ended here (its
+        // server takes a station's records for its former tools, and no other station may).
+        if (!activeUsageOf(db, findTool(db, tool).id)) this.requireOwnTool(tool, 'force-end');
         const usage = forceEndTool(db, this.actor(), tool, this.now());
         this.changed(usage.tool_name, usage.uuid);
         return { usage };
@@ -454,7 +466,9 @@ export class Station {
       },
       'sync.status': () => {
         const linked = this.sync?.status();
-        if (linked) return linked;
+        // Why the server refused a record names people and their usage: for staff only (the
+        // status line shows on the kiosk to whoever stands there).
+        if (linked) return this.staffLoggedOn() ? linked : { ...linked, refusedReason: null };
         const waiting = db.prepare('SELECT count(*) FROM outbox').pluck().get() as number;
         return {
           configured: false,

@@ -52,11 +52,13 @@ export interface SyncClientOptions {
 }
 
 /**
- * A record the server refuses is set aside this long, then offered again; a change of the
- * facility pulled from the server, or a new start of the link, offers it again sooner (an
- * admin may have added the person it names).
+ * A record the server refuses is set aside this long after its first refusal, twice as long
+ * after each next one up to HOLD_CAP_MS, then offered again; a change of the facility pulled
+ * from the server (for a record naming something the server lacked), or a new start of the
+ * link, offers it again sooner (an admin may have added the person it names).
  */
 export const HOLD_MS = 10 * 60_000;
+const HOLD_CAP_MS = 6 * 3_600_000;
 
 /** Answers to a whole push that no resend of the same batch can change: the batch holds a record the server cannot take. */
 const BATCH_REFUSED = new Set([400, 413, 415, 422]);
@@ -65,7 +67,9 @@ const UUID_RE = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi
 
 /**
  * `text` with each uuid of a person, project, tool or usage event held here followed by what
- * it is ("user_uuid: no record 01a2… (dave) on the server"): the server knows only the uuid.
+ * it is ("user_uuid: no record 01a2… (person "dave") on the server"): the server knows only
+ * the uuid. What the station shows of a usage anyway (who, which tool, since when), nothing
+ * more: no notebook titles. Shown to staff only (sync.status).
  */
 export function nameUuids(db: Station['db'], text: string): string {
   const lookups: [string, string][] = [
@@ -77,7 +81,6 @@ export function nameUuids(db: Station['db'], text: string): string {
       `SELECT u.username || ' on ' || t.name || ' from ' || e.start FROM usage_events e
          JOIN users u ON u.id = e.user_id JOIN tools t ON t.id = e.tool_id WHERE e.uuid = ?`,
     ],
-    ['notebook entry', 'SELECT title FROM notebook_entries WHERE uuid = ?'],
   ];
   return text.replace(UUID_RE, (uuid) => {
     for (const [what, sql] of lookups) {
@@ -142,6 +145,8 @@ export class SyncClient {
    * to this outbox id go one at a time, so the one it cannot take is found and set aside.
    */
   private probeThrough: number | null = null;
+  /** Counts releaseHeld: a refusal that comes back after a release is offered again at once. */
+  private releases = 0;
   private pulledOnce = false;
   private readonly pulledListeners = new Set<() => void>();
   private readonly onEvent = (event: CoreEvent): void => {
@@ -214,10 +219,10 @@ export class SyncClient {
         this.pushError ??
         this.pullError ??
         [...this.historyErrors.values()][0] ??
-        (refused.reason === null
+        (refused.count === 0
           ? null
-          : `${refused.count} ${refused.count === 1 ? 'record' : 'records'} refused by the server ` +
-            `(set aside, offered again later; the rest still goes): ${refused.reason}`),
+          : `${refused.count} ${refused.count === 1 ? 'record' : 'records'} refused by the ` +
+            'server (set aside, offered again later; the rest still goes)'),
     };
   }
 
@@ -226,28 +231,47 @@ export class SyncClient {
    * queued after it still go. It is offered again then, when the facility changes, or when the
    * link starts again; it leaves the outbox only once the server takes it.
    */
-  private holdRecord(id: number, sent: string, reason: string): void {
-    const until = new Date(Date.now() + this.holdMs).toISOString();
-    const named = nameUuids(this.db, reason);
-    // Not when the row changed while it was on its way: a pull that took the server's people
-    // and tools rewrote its uuids (apply.ts localId), and it goes again as it is now.
+  private holdRecord(
+    row: { id: number; payload: string },
+    refusal: { code: string; reason: string },
+    releasesAtSend: number,
+  ): void {
+    // Not when the facility changed while it was on its way: what it names may be there now.
+    if (this.releases !== releasesAtSend) return;
+    const named = nameUuids(this.db, refusal.reason);
+    const refusals =
+      (cachedStatement(this.db, 'SELECT refusals FROM outbox WHERE id = ?').pluck().get(row.id) as
+        number | undefined) ?? 0;
+    const holdMs = Math.min(this.holdMs * 2 ** Math.min(refusals, 20), HOLD_CAP_MS);
+    const until = new Date(Date.now() + holdMs).toISOString();
+    // Nor when the row changed on its way: a pull that took the server's people and tools
+    // rewrote its uuids (apply.ts localId), and it goes again as it is now.
     const held = cachedStatement(
       this.db,
-      'UPDATE outbox SET held_until = ?, refusal = ? WHERE id = ? AND payload = ?',
-    ).run(until, named, id, sent);
+      `UPDATE outbox SET held_until = ?, refusal = ?, refusal_code = ?, refusals = refusals + 1
+       WHERE id = ? AND payload = ?`,
+    ).run(until, named, refusal.code, row.id, row.payload);
     if (held.changes === 0) return;
-    this.log.warn(
-      { id, reason: named, retryAt: until },
-      'sync: the server refused a record; it is set aside and the rest still goes',
-    );
+    // Once per record, not at each offer: the status line keeps saying it meanwhile.
+    if (refusals === 0) {
+      this.log.warn(
+        { id: row.id, reason: named, retryAt: until },
+        'sync: the server refused a record; it is set aside and the rest still goes',
+      );
+    }
   }
 
-  /** Offers every record set aside again at the next push. */
-  private releaseHeld(): void {
+  /**
+   * Offers records set aside again at the next push: every one (a new start of the link), or
+   * those refused for naming something the server lacked (the facility changed).
+   */
+  private releaseHeld(onlyCode?: string): void {
+    this.releases += 1;
     cachedStatement(
       this.db,
-      'UPDATE outbox SET held_until = NULL WHERE held_until IS NOT NULL',
-    ).run();
+      `UPDATE outbox SET held_until = NULL
+       WHERE held_until IS NOT NULL AND (? IS NULL OR refusal_code = ?)`,
+    ).run(onlyCode ?? null, onlyCode ?? null);
   }
 
   /** Resolves once a pull succeeded; rejects after `timeoutMs` without one. */
@@ -392,19 +416,26 @@ export class SyncClient {
         if (this.stopped) return;
         const rows = cachedStatement(
           this.db,
-          `SELECT id, kind, record_uuid, payload FROM outbox WHERE kind IN (${PUSH_KINDS_SQL})
-             AND (held_until IS NULL OR held_until <= ?)
+          `SELECT id, kind, record_uuid, payload, refusal IS NOT NULL AS refused FROM outbox
+           WHERE kind IN (${PUSH_KINDS_SQL}) AND (held_until IS NULL OR held_until <= ?)
            ORDER BY id LIMIT ?`,
         ).all(nowIso(), this.probeThrough === null ? this.batchSize : 1) as {
           id: number;
           kind: PushKind;
           record_uuid: string;
           payload: string;
+          refused: number;
         }[];
         if (this.probeThrough !== null && (rows.length === 0 || rows[0].id > this.probeThrough)) {
           this.probeThrough = null;
           continue;
         }
+        // A record refused before goes alone: the server likely refuses it again, and a batch
+        // behind it would be sent only to be sent once more.
+        const before = rows.findIndex((r, i) => r.refused === 1 && i > 0);
+        if (rows[0]?.refused === 1) rows.length = 1;
+        else if (before > 0) rows.length = before;
+        const releasesAtSend = this.releases;
         if (rows.length === 0) {
           this.pushError = null;
           this.pushBackoff.reset();
@@ -438,7 +469,10 @@ export class SyncClient {
           this.succeeded();
           // The server cannot take this batch as it is, and never will: find the record.
           if (rows.length > 1) this.probeThrough = rows[rows.length - 1].id;
-          else this.holdRecord(rows[0].id, rows[0].payload, describe(error).message);
+          else {
+            const reason = describe(error).message;
+            this.holdRecord(rows[0], { code: `http_${status}`, reason }, releasesAtSend);
+          }
           continue;
         }
         if (this.stopped) return;
@@ -462,9 +496,12 @@ export class SyncClient {
           const row = rows.find((r) => r.id === refused.id);
           if (row && !acked.includes(refused.id)) {
             this.holdRecord(
-              row.id,
-              row.payload,
-              `${refused.kind} ${refused.uuid} refused: ${refused.detail}`,
+              row,
+              {
+                code: refused.code,
+                reason: `${refused.kind} ${refused.uuid} refused: ${refused.detail}`,
+              },
+              releasesAtSend,
             );
             continue;
           }
@@ -518,7 +555,7 @@ export class SyncClient {
         if (summary.changed) {
           this.log.info({ cursor: summary.cursor }, 'sync: facility updated from the server');
           // A person or project the server lacked may be there now.
-          this.releaseHeld();
+          this.releaseHeld('unknown_reference');
           this.nudge();
           const tool = summary.tool ?? this.options.station.stationTool;
           if (tool !== null) this.options.station.emit({ type: 'tool.changed', tool });

@@ -38,10 +38,11 @@ export function SyncBadge(): ReactElement | null {
   const last = status.lastSyncAt
     ? `last sync ${formatDateTime(status.lastSyncAt)}`
     : 'never synced';
-  // Records the server refused wait aside; the others still go. Staff see why on hover.
+  // Records the server refused wait aside; the others still go. Staff logged on see why (the
+  // core gives the reason to staff only).
   const refused =
     status.refused > 0
-      ? ` · ${status.refused} refused by the server: ${status.refusedReason ?? ''}`
+      ? ` · ${status.refused} refused by the server${status.refusedReason ? `: ${status.refusedReason}` : ''}`
       : '';
   return (
     <p
