@@ -852,6 +852,25 @@ describe('harvest --once', () => {
     expect(text).toMatch(/ark\.naan: /);
   });
 
+  it('refuses names holding control characters, as the harvest API does', async () => {
+    const root = tempDir();
+    const bundle = {
+      tools: [{ name: 'SEM' }],
+      station: { tool: 'SEM' },
+      hooks: [{ name: 'tab\there', trigger: 'post_transfer', kind: 'file_info' }],
+    };
+    const out = await runCli([
+      'import',
+      '--data',
+      join(root, 'data'),
+      writeJson(root, 'b.json', bundle),
+    ]);
+    expect(out.code).toBe(1);
+    expect(out.stderr).toMatch(
+      /hooks\[0\]\.name: must not hold control characters \(NUL, tab, line break\)/,
+    );
+  });
+
   it('refuses what would store but never work: twins, a loop, NUL, a dead schedule', async () => {
     const root = tempDir();
     const data = join(root, 'sites', 'data');

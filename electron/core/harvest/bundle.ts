@@ -20,7 +20,16 @@ import {
   watchProblems,
 } from './configCheck.js';
 
-const name = z.string().trim().min(1, 'must not be empty').max(200);
+// As the harvest API's names (server/harvest/resource.ts): they end up in paths and logs.
+const name = z
+  .string()
+  .trim()
+  .min(1, 'must not be empty')
+  .max(200)
+  .refine(
+    (text) => !/\p{Cc}/u.test(text),
+    'must not hold control characters (NUL, tab, line break)',
+  );
 
 export const harvestBundleShape = {
   storage_locations: z
