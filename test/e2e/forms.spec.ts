@@ -31,6 +31,18 @@ test('shows a broken pattern and a missing required answer in a group repetition
   const second = page.getByRole('group', { name: 'Sample 2', exact: true });
   await expect(second).toBeVisible();
 
+  // A look at another tab loses nothing typed: project, answers, repetitions.
+  await page.getByRole('tab', { name: 'Notebook' }).click();
+  await page.getByRole('tab', { name: 'Tool control' }).click();
+  await expect(page.getByLabel('Project')).toHaveValue(/.+/);
+  await expect(page.getByLabel('Project').locator('option:checked')).toHaveText('Engines (ENG-1)');
+  await expect(page.getByLabel('Experiment title')).toHaveValue('Grain boundaries');
+  await expect(code).toHaveValue('AB-123');
+  await expect(second).toBeVisible();
+  await expect(
+    page.getByRole('group', { name: 'Sample 1', exact: true }).getByLabel('Sample name'),
+  ).toHaveValue('S1');
+
   // Not touched yet: no message until Enable is pressed.
   await expect(second.getByText('is required')).toHaveCount(0);
   await page.getByRole('button', { name: 'Enable', exact: true }).click();

@@ -80,6 +80,15 @@ test('history: one row per group repetition, filters, CSV export, staff validati
   await page.getByLabel('To', { exact: true }).fill(localDate(0));
   await page.getByRole('button', { name: 'Apply filters' }).click();
   await expect(page.getByText('2 usage events, 4 rows')).toBeVisible();
+  // A filter refused empties the table: nothing on screen or in a CSV claims to match it.
+  await page.getByLabel('User', { exact: true }).fill('zzz');
+  await page.getByRole('button', { name: 'Apply filters' }).click();
+  await expect(page.getByText('user "zzz" does not exist')).toBeVisible();
+  await expect(page.getByText('0 usage events, 0 rows')).toBeVisible();
+  await expect(page.getByRole('button', { name: 'Export CSV' })).toBeDisabled();
+  await page.getByLabel('User', { exact: true }).fill('');
+  await page.getByRole('button', { name: 'Apply filters' }).click();
+  await expect(page.getByText('2 usage events, 4 rows')).toBeVisible();
 
   // Staff validate an event.
   await page.getByRole('button', { name: 'Validate usage event 1' }).click();

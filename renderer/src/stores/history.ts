@@ -45,7 +45,8 @@ export const useHistoryStore = create<HistoryState>()((set, get) => ({
       });
       set({ tool: result.tool, events: result.events, loading: false, error: null });
     } catch (error) {
-      set({ loading: false, error: toBridgeError(error).message });
+      // The table said what the filters asked for: none of it now (nor its CSV export).
+      set({ loading: false, events: [], error: toBridgeError(error).message });
     }
   },
   replaceEvent(event) {

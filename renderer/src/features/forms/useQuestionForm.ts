@@ -1,4 +1,4 @@
-import { useCallback, useId, useMemo, useState } from 'react';
+import { useCallback, useEffect, useId, useMemo, useState } from 'react';
 import type {
   AnswerGroup,
   AnswerProblem,
@@ -11,6 +11,7 @@ import {
   validateAnswers,
 } from '../../../../shared/questions/index.js';
 import type { BridgeError } from '../../bridge.js';
+import { readDraft, writeDraft } from './drafts.js';
 import type { FieldValue, Path } from './values.js';
 import { fieldId, groupItemsAt, pathKey, withGroupItems, withValue } from './values.js';
 
@@ -62,13 +63,19 @@ function emptyRepetition(question: Question | undefined): AnswerGroup {
  * State of one question form: values as typed, touched fields, live validation. `prefill`
  * (answers in any accepted shape) replaces the defaults, e.g. answers given earlier.
  */
-export function useQuestionForm(questions: Question[], prefill?: unknown): QuestionForm {
+export function useQuestionForm(
+  questions: Question[],
+  prefill?: unknown,
+  /** Keeps the values typed across a tab switch under this key (drafts.ts). */
+  draftKey?: string,
+): QuestionForm {
   const formId = useId();
   const initial = useCallback(
     () => withMinimumRepetitions(questions, prefill),
     [questions, prefill],
   );
-  const [values, setValues] = useState<Answers>(initial);
+  const [values, setValues] = useState<Answers>(() => readDraft<Answers>(draftKey) ?? initial());
+  useEffect(() => writeDraft(draftKey, values), [draftKey, values]);
   const [touched, setTouched] = useState<ReadonlySet<string>>(() => new Set());
   const [submitted, setSubmitted] = useState(false);
   const [serverProblems, setServerProblems] = useState<AnswerProblem[]>([]);

@@ -3,6 +3,7 @@ import type { ToolStatus } from '../../../../shared/api.js';
 import { call } from '../../bridge.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { QuestionFormFields } from '../forms/QuestionFormFields.js';
+import { dropDrafts } from '../forms/drafts.js';
 import { useQuestionForm } from '../forms/useQuestionForm.js';
 import { useStationStore } from '../../stores/station.js';
 import { useToolAction } from './useToolAction.js';
@@ -17,7 +18,9 @@ interface DisableFormProps {
 /** Answer the post-usage questions and end the usage. */
 export function DisableForm({ status, heading, onDone }: DisableFormProps): ReactElement {
   const tool = status.tool;
-  const form = useQuestionForm(tool.post_usage_questions);
+  // Typed answers stay while the person looks at another tab (drafts.ts), per usage.
+  const draft = `disable:${status.active?.uuid ?? tool.name}`;
+  const form = useQuestionForm(tool.post_usage_questions, undefined, draft);
   const setStatus = useStationStore((s) => s.setStatus);
   const action = useToolAction();
 
@@ -28,6 +31,7 @@ export function DisableForm({ status, heading, onDone }: DisableFormProps): Reac
     void action.run(
       async () => {
         await call('toolControl.disable', { tool: tool.name, answers });
+        dropDrafts(draft);
         setStatus(await call('toolControl.status', { tool: tool.name }));
         onDone(`${tool.name} is disabled; the usage has ended.`);
       },

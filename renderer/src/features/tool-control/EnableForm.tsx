@@ -5,6 +5,7 @@ import { call } from '../../bridge.js';
 import { formatDateTime } from '../../format.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { QuestionFormFields } from '../forms/QuestionFormFields.js';
+import { dropDrafts, readDraft, writeDraft } from '../forms/drafts.js';
 import { useQuestionForm } from '../forms/useQuestionForm.js';
 import { useStaffStore } from '../../stores/staff.js';
 import { useStationStore } from '../../stores/station.js';
@@ -92,15 +93,22 @@ function EnableFormBody({
 }: EnableFormBodyProps): ReactElement {
   const tool = status.tool;
   const isStaff = session.user.is_staff;
+  // Typed answers and the project chosen stay while the person looks at another tab.
+  const draft = `enable:${session.user.id}:${tool.name}:${forUser}`;
   const form = useQuestionForm(
     tool.pre_usage_questions,
     current.matched.length > 0 ? current.answers : undefined,
+    `${draft}:answers`,
   );
   const setStatus = useStationStore((s) => s.setStatus);
   const users = useStaffStore((s) => s.users);
   const loadUsers = useStaffStore((s) => s.loadUsers);
   const action = useToolAction();
-  const [project, setProject] = useState(current.project ? String(current.project.id) : '');
+  const [project, setProject] = useState(
+    () =>
+      readDraft<string>(`${draft}:project`) ?? (current.project ? String(current.project.id) : ''),
+  );
+  useEffect(() => writeDraft(`${draft}:project`, project), [draft, project]);
   const [projectMissing, setProjectMissing] = useState(false);
 
   useEffect(() => {
@@ -130,6 +138,7 @@ function EnableFormBody({
           ...(billed ? { user: billed.id } : {}),
           ...(isStaff ? { remoteWork } : {}),
         });
+        dropDrafts(`enable:${session.user.id}:`);
         setStatus(await call('toolControl.status', { tool: tool.name }));
         onDone(`${tool.name} is enabled${billed ? ` for ${billed.username}` : ''}.`);
       },
