@@ -97,6 +97,11 @@ test('notebook: template with every field type, entry from it, code mode, duplic
   await editor.getByLabel('New group name').fill('Measurement');
   await editor.getByRole('button', { name: 'Add group' }).click();
   await expect(editor.getByLabel('Name of group Measurement')).toBeVisible();
+  // A look at another tab loses nothing of the draft: still editing, the groups still there.
+  await page.getByRole('tab', { name: 'Tool control' }).click();
+  await page.getByRole('tab', { name: 'Notebook' }).click();
+  await expect(editor.getByLabel('Name of group Measurement')).toBeVisible();
+  await expect(editor.getByLabel('Name of group Sample')).toBeVisible();
 
   // The builder refuses a choice field with fewer than 2 options, and says why.
   await page.getByRole('button', { name: 'Add field', exact: true }).click();

@@ -7,6 +7,8 @@ import { useNotebookStore } from '../../stores/notebook.js';
 import { useStationStore } from '../../stores/station.js';
 import { EntryEditor } from './EntryEditor.js';
 import { EntryView } from './EntryView.js';
+import { entryDraftPrefix } from './useEntryDraft.js';
+import { dropDrafts, readDraft, writeDraft } from '../forms/drafts.js';
 
 const EMPTY_DOC: MetadataDoc = { fields: [], unknown: [] };
 
@@ -19,7 +21,14 @@ function docOf(entry: NotebookEntryView): MetadataDoc {
 
 /** The open entry: view mode with its actions, or edit mode. */
 export function EntryPanel({ entry }: { entry: NotebookEntryView }): ReactElement {
-  const [editing, setEditing] = useState(false);
+  // Editing goes on after a look at another tab (its draft is kept by useEntryDraft).
+  const editingKey = `${entryDraftPrefix(entry.id)}editing`;
+  const [editing, setEditingState] = useState(() => readDraft<boolean>(editingKey) ?? false);
+  const setEditing = (on: boolean): void => {
+    setEditingState(on);
+    if (on) writeDraft(editingKey, true);
+    else dropDrafts(entryDraftPrefix(entry.id));
+  };
   const doc = useMemo(() => docOf(entry), [entry]);
   const inUse = useStationStore((s) => s.status?.active !== null && s.status?.active !== undefined);
   const { duplicate, attachUsage, openEntry } = useNotebookStore.getState();

@@ -1,4 +1,4 @@
-import { useMemo, useState } from 'react';
+import { useEffect, useMemo, useState } from 'react';
 import {
   addField,
   addGroup,
@@ -21,10 +21,25 @@ import type {
 import type { NotebookEntryView } from '../../../../shared/notebookApi.js';
 import { toBridgeError } from '../../bridge.js';
 import { errorText } from '../../format.js';
+import { dropDrafts, readDraft, writeDraft } from '../forms/drafts.js';
 import { useNotebookStore } from '../../stores/notebook.js';
 import { parseTags } from './words.js';
 
 export type EditorMode = 'builder' | 'code';
+
+interface KeptDraft {
+  title: string;
+  body: string;
+  tags: string;
+  doc: MetadataDoc;
+  mode: EditorMode;
+  code: string;
+}
+
+/** Where an entry's edit drafts are kept (drafts.ts); dropped when saved or given up. */
+export function entryDraftPrefix(id: number): string {
+  return `notebook:${id}:`;
+}
 
 export interface SaveError {
   message: string;
@@ -44,12 +59,20 @@ function readCode(code: string): { doc: MetadataDoc | null; problems: LocatedPro
  * problems show).
  */
 export function useEntryDraft(entry: NotebookEntryView, initialDoc: MetadataDoc) {
-  const [title, setTitle] = useState(entry.title);
-  const [body, setBody] = useState(entry.body);
-  const [tags, setTags] = useState(entry.tags.join(', '));
-  const [doc, setDoc] = useState(initialDoc);
-  const [mode, setMode] = useState<EditorMode>('builder');
-  const [code, setCode] = useState('');
+  // What is typed stays while the person looks at another tab (drafts.ts): the editor leaves
+  // the screen then, and its state with it.
+  const key = `${entryDraftPrefix(entry.id)}${entry.version}`;
+  const [kept] = useState(() => readDraft<KeptDraft>(key));
+  const [title, setTitle] = useState(kept?.title ?? entry.title);
+  const [body, setBody] = useState(kept?.body ?? entry.body);
+  const [tags, setTags] = useState(kept?.tags ?? entry.tags.join(', '));
+  const [doc, setDoc] = useState(kept?.doc ?? initialDoc);
+  const [mode, setMode] = useState<EditorMode>(kept?.mode ?? 'builder');
+  const [code, setCode] = useState(kept?.code ?? '');
+  useEffect(
+    () => writeDraft(key, { title, body, tags, doc, mode, code } satisfies KeptDraft),
+    [key, title, body, tags, doc, mode, code],
+  );
   /** Bumped each time code mode opens, to give the editor a fresh start. */
   const [codeRevision, setCodeRevision] = useState(0);
   const [blocked, setBlocked] = useState<LocatedProblem[] | null>(null);
@@ -130,6 +153,7 @@ export function useEntryDraft(entry: NotebookEntryView, initialDoc: MetadataDoc)
           tags: parseTags(tags),
           metadata: toNotebook(metadataDoc),
         });
+        dropDrafts(entryDraftPrefix(entry.id));
         return true;
       } catch (error) {
         const e = toBridgeError(error);
