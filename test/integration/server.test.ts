@@ -3,6 +3,7 @@
  * authentication schemes, and the role matrix on the NEMO-compatible API.
  */
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { facilityBundle } from '../fixtures/facility.js';
 import { runCli, startServer, tempDir, writeJson, type ServerProcess } from './helpers.js';
@@ -465,6 +466,41 @@ describe('admins from the environment and from bundles; throttling of bad creden
       body: '{}',
     });
     expect(me.status).toBe(200);
+  });
+  it('ends the logins made before a password change or a deactivation', async () => {
+    const jwtOf = async (password: string): Promise<string> => {
+      const res = await ownLogin('kim@example.org', password);
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { access_token: string }).access_token;
+    };
+    const me = async (jwt: string): Promise<number> =>
+      (
+        await fetch(`${own.url}rpc/account.me`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${jwt}`, 'content-type': 'application/json' },
+          body: '{}',
+        })
+      ).status;
+    const before = await jwtOf('kim password 12');
+    expect(await me(before)).toBe(200);
+    const reset = writeJson(tempDir(), 'pw.json', {
+      users: [{ username: 'kim', password: 'kim password 13' }],
+    });
+    expect((await runCli(['import', '--data', dir, reset])).code).toBe(0);
+    // Refused (401; 429 once the address is throttled for bad credentials, as it is here).
+    expect([401, 429]).toContain(await me(before));
+    const after = await jwtOf('kim password 13');
+    expect(await me(after)).toBe(200);
+    // Turned off, then on again: the logins made before stay ended.
+    const db = new Database(join(dir, 'labstation.db'));
+    try {
+      db.prepare("UPDATE users SET is_active = 0 WHERE username = 'kim'").run();
+      db.prepare("UPDATE users SET is_active = 1 WHERE username = 'kim'").run();
+    } finally {
+      db.close();
+    }
+    expect([401, 429]).toContain(await me(after));
+    expect(await me(await jwtOf('kim password 13'))).toBe(200);
   });
 });
 

@@ -138,10 +138,17 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
     const email = String(body.username).trim();
     const account = db
       .prepare(
-        "SELECT id, uuid, role, is_active, password_hash FROM users WHERE email = ? COLLATE NOCASE AND email <> ''",
+        "SELECT id, uuid, role, is_active, password_hash, credentials_version FROM users WHERE email = ? COLLATE NOCASE AND email <> ''",
       )
       .get(email) as
-      | { id: number; uuid: string; role: Role; is_active: number; password_hash: string | null }
+      | {
+          id: number;
+          uuid: string;
+          role: Role;
+          is_active: number;
+          password_hash: string | null;
+          credentials_version: number;
+        }
       | undefined;
     const good =
       (await verifySecret(String(body.password), account?.password_hash ?? decoyHash)) &&
@@ -156,6 +163,7 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
     const token = signJwt(options.jwtSecret, {
       sub: account.uuid,
       role: account.role,
+      cv: account.credentials_version,
       iat: now,
       exp: now + (options.jwtLifetimeSeconds ?? 8 * 3600),
     });

@@ -77,9 +77,12 @@ export function authenticate(
   if (scheme === 'bearer') {
     const claims = verifyJwt(deps.jwtSecret, credential, Math.floor(now / 1000));
     if (!claims) return 'invalid';
-    account = deps.db
-      .prepare(`SELECT ${ACCOUNT_COLUMNS} FROM users u WHERE u.uuid = ?`)
-      .get(claims.sub) as Account | undefined;
+    const found = deps.db
+      .prepare(`SELECT ${ACCOUNT_COLUMNS}, u.credentials_version FROM users u WHERE u.uuid = ?`)
+      .get(claims.sub) as (Account & { credentials_version: number }) | undefined;
+    // Made before the password changed or the account was turned off: ended (migration 16).
+    if (found && found.credentials_version !== (claims.cv ?? 0)) return 'invalid';
+    account = found;
   } else {
     const hash = sha256(credential);
     const row = cachedStatement(

@@ -30,6 +30,11 @@ export interface JwtClaims {
   role: string;
   iat: number;
   exp: number;
+  /**
+   * The account's credentials_version when the token was made (migration 16): a password
+   * changed or the account deactivated since ends the token. Tokens made before it: 0.
+   */
+  cv?: number;
 }
 
 const b64 = (value: object): string => Buffer.from(JSON.stringify(value)).toString('base64url');
