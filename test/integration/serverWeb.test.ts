@@ -185,21 +185,31 @@ describe('server rpc for browser users', () => {
     expect(bad.body.code).toBe('bad_request');
   });
 
-  it('lets another user neither see nor answer the pending form: 403', async () => {
+  it('lets another user neither see nor answer the pending form, nor learn it exists: 404', async () => {
     const jwt = await jwtFor(BOB);
     const mine = await rpc('usage.pendingMine', {}, jwt);
     expect(mine.status).toBe(200);
     expect(mine.body.pending).toEqual([]);
     const form = await rpc('usage.pendingForm', { usage: pendingUuid }, jwt);
-    expect(form.status).toBe(403);
-    expect(form.body.code).toBe('forbidden');
+    expect(form.status).toBe(404);
+    expect(form.body.code).toBe('not_found');
+    // The same answer as for an event that does not exist.
+    const none = await rpc(
+      'usage.pendingForm',
+      { usage: '01900000-0000-7000-8000-000000000999' },
+      jwt,
+    );
+    expect(none.status).toBe(404);
+    expect(form.body.message).toBe(
+      String(none.body.message).replace('01900000-0000-7000-8000-000000000999', pendingUuid),
+    );
     const version = serverEvent(pendingUuid)!.version;
     const done = await rpc(
       'usage.completePendingServer',
       { usage: pendingUuid, answers: { problem: 'No' }, version },
       jwt,
     );
-    expect(done.status).toBe(403);
+    expect(done.status).toBe(404);
     expect(serverEvent(pendingUuid)!.post_usage_pending).toBe(1);
   });
 

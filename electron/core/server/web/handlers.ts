@@ -50,13 +50,16 @@ export interface WebHandlerDeps {
 
 const isStaff = (account: Account): boolean => account.role === 'admin' || account.role === 'staff';
 
-function requireOwnerOrStaff(account: Account, usage: UsageRow): void {
+/**
+ * The usage event `ref` for its user or staff. Anyone else is answered as if it did not exist
+ * (as files of instruments not granted are), so usage ids cannot be probed.
+ */
+function ownUsage(db: Db, account: Account, ref: number | string): UsageRow {
+  const usage = findUsage(db, ref);
   if (usage.user_id !== account.id && !isStaff(account)) {
-    throw new AppError(
-      'forbidden',
-      'Only the user of this usage event or staff can answer its questions.',
-    );
+    throw new AppError('not_found', `usage event ${JSON.stringify(ref)} does not exist`);
   }
+  return usage;
 }
 
 function postQuestions(db: Db, toolId: number, cache?: Map<number, Question[]>): Question[] {
@@ -91,8 +94,7 @@ export function completePendingOnServer(
 ): { usage: UsageEventView; version: number } {
   const id = db
     .transaction((): number => {
-      const usage = findUsage(db, args.usage);
-      requireOwnerOrStaff(account, usage);
+      const usage = ownUsage(db, account, args.usage);
       if (usage.version !== args.version) {
         throw new AppError(
           'conflict',
@@ -169,8 +171,7 @@ export function createWebHandlers(deps: WebHandlerDeps): ServerHandlers {
       return { pending: rows.map((row) => pendingForm(db, row, cache)) };
     },
     'usage.pendingForm': (account, args) => {
-      const usage = findUsage(db, args.usage);
-      requireOwnerOrStaff(account, usage);
+      const usage = ownUsage(db, account, args.usage);
       if (usage.post_usage_pending !== 1) throw notPending(usage);
       return { form: pendingForm(db, usage) };
     },
