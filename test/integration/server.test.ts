@@ -276,6 +276,21 @@ describe('labstation admin', () => {
 });
 
 describe('login throttling', () => {
+  it('refuses a log-in sent from another site, which then counts for nothing', async () => {
+    const from = async (origin: string, password: string): Promise<number> =>
+      (
+        await fetch(`${server.url}auth/jwt/login`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', origin },
+          body: new URLSearchParams({ username: 'sam@example.org', password }).toString(),
+        })
+      ).status;
+    for (let i = 0; i < 12; i++) expect(await from('https://evil.example', `wrong ${i}`)).toBe(403);
+    expect(await from('null', 'staff password 1')).toBe(403);
+    // Its own page logs in; the address was not locked by the other site's tries.
+    expect(await from(new URL(server.url).origin, 'staff password 1')).toBe(200);
+  });
+
   it('refuses an address after ten failed logins in a row', async () => {
     let last = 0;
     for (let i = 0; i < 11; i++) last = (await login('sam@example.org', `wrong ${i}`)).status;

@@ -22,6 +22,18 @@ import { acceptEmptyJson } from '../http/emptyJson.js';
 const NEMO_WITHOUT_SLASH =
   /^\/api\/(users|tools|projects|reservations|usage_events|experiments)(\/\d{1,15})?$/;
 
+/**
+ * Whether a browser's Origin header names this server: the host the request came to (behind a
+ * trusted proxy, the one it forwarded) or the configured public address. `null` (a sandboxed
+ * or file page) is another site.
+ */
+function sameSite(origin: string, host: string, publicUrl: string | null): boolean {
+  if (!URL.canParse(origin)) return false;
+  const from = new URL(origin).host;
+  if (from === host) return true;
+  return publicUrl !== null && URL.canParse(publicUrl) && new URL(publicUrl).host === from;
+}
+
 export interface ServerAppOptions {
   db: Db;
   log: Logger;
@@ -121,6 +133,12 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
   app.get('/health', () => ({ status: 'ok', role: 'server' }));
 
   app.post('/auth/jwt/login', async (request, reply) => {
+    // A browser names the page a form was sent from: another site's page may not log in here,
+    // nor, by failing, lock the people at this address out (its form needs no script).
+    const origin = request.headers.origin;
+    if (origin !== undefined && !sameSite(origin, request.host, options.publicUrl?.() ?? null)) {
+      return reply.code(403).send({ detail: 'A log-in from another site is refused.' });
+    }
     const ip = request.ip;
     if (loginFailures.blocked(ip)) {
       void reply.header('retry-after', String(loginFailures.retryAfter(ip)));
