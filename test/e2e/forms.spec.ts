@@ -42,6 +42,11 @@ test('shows a broken pattern and a missing required answer in a group repetition
   await expect(
     page.getByRole('group', { name: 'Sample 1', exact: true }).getByLabel('Sample name'),
   ).toHaveValue('S1');
+  // Removing a repetition moves focus to Add, not onto the next repetition's Remove.
+  await page.getByRole('button', { name: 'Remove Sample 2' }).click();
+  await expect(page.getByRole('button', { name: 'Add another Sample' })).toBeFocused();
+  await page.keyboard.press('Enter');
+  await expect(second).toBeVisible();
 
   // Not touched yet: no message until Enable is pressed.
   await expect(second.getByText('is required')).toHaveCount(0);

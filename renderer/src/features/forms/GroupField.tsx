@@ -41,7 +41,12 @@ export function GroupField({ question }: { question: GroupQuestion }): ReactElem
             <button
               type="button"
               className="secondary"
-              onClick={() => form.removeRepetition(question.name, index)}
+              onClick={() => {
+                form.removeRepetition(question.name, index);
+                // The next repetition's Remove button would take this place under the
+                // keyboard: a second Enter would remove it too. Focus goes to Add instead.
+                window.requestAnimationFrame(() => document.getElementById(id)?.focus());
+              }}
             >
               {`Remove ${label} ${index + 1}`}
             </button>
