@@ -24,6 +24,20 @@ async function login(email: string, password: string): Promise<Response> {
   });
 }
 
+/** An admin (root), a staff member with a password (kim) and one without (lee), into `dir`. */
+async function importThreePeople(dir: string): Promise<void> {
+  const bundle = {
+    users: [
+      { username: 'root', email: 'root@example.org', password: 'root password 1', role: 'admin' },
+      { username: 'kim', email: 'kim@example.org', password: 'kim password 12', is_staff: true },
+      { username: 'lee', is_staff: true },
+    ],
+  };
+  expect(
+    (await runCli(['import', '--data', dir, writeJson(tempDir(), 'p.json', bundle)])).code,
+  ).toBe(0);
+}
+
 async function get(
   path: string,
   authorization?: string,
@@ -308,16 +322,7 @@ describe('admins from the environment and from bundles; throttling of bad creden
   beforeAll(async () => {
     dir = join(tempDir(), 'server2');
     // People imported before the first start, one of them an admin.
-    const bundle = {
-      users: [
-        { username: 'root', email: 'root@example.org', password: 'root password 1', role: 'admin' },
-        { username: 'kim', email: 'kim@example.org', password: 'kim password 12', is_staff: true },
-        { username: 'lee', is_staff: true },
-      ],
-    };
-    expect(
-      (await runCli(['import', '--data', dir, writeJson(tempDir(), 'a.json', bundle)])).code,
-    ).toBe(0);
+    await importThreePeople(dir);
     own = await startServer(dir, {
       LABSTATION_ADMIN_EMAIL: 'boss@example.org',
       LABSTATION_ADMIN_PASSWORD: 'boss password 1',
@@ -525,16 +530,7 @@ describe('behind a reverse proxy (LABSTATION_TRUST_PROXY, LABSTATION_PUBLIC_URL)
 
   beforeAll(async () => {
     dir = join(tempDir(), 'proxied');
-    const bundle = {
-      users: [
-        { username: 'root', email: 'root@example.org', password: 'root password 1', role: 'admin' },
-        { username: 'kim', email: 'kim@example.org', password: 'kim password 12', is_staff: true },
-        { username: 'lee', is_staff: true },
-      ],
-    };
-    expect(
-      (await runCli(['import', '--data', dir, writeJson(tempDir(), 'p.json', bundle)])).code,
-    ).toBe(0);
+    await importThreePeople(dir);
   });
 
   afterEach(async () => {
