@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useId, useMemo, useState } from 'react';
+import { useCallback, useId, useMemo, useState } from 'react';
 import type {
   AnswerGroup,
   AnswerProblem,
@@ -11,7 +11,7 @@ import {
   validateAnswers,
 } from '../../../../shared/questions/index.js';
 import type { BridgeError } from '../../bridge.js';
-import { readDraft, writeDraft } from './drafts.js';
+import { dropDrafts, readDraft, writeDraft } from './drafts.js';
 import type { FieldValue, Path } from './values.js';
 import { fieldId, groupItemsAt, pathKey, withGroupItems, withValue } from './values.js';
 
@@ -74,8 +74,17 @@ export function useQuestionForm(
     () => withMinimumRepetitions(questions, prefill),
     [questions, prefill],
   );
-  const [values, setValues] = useState<Answers>(() => readDraft<Answers>(draftKey) ?? initial());
-  useEffect(() => writeDraft(draftKey, values), [draftKey, values]);
+  const [values, setValuesState] = useState<Answers>(
+    () => readDraft<Answers>(draftKey) ?? initial(),
+  );
+  // Kept as a draft only once the person changed something: until then a new prefill (a
+  // reservation booked meanwhile) still applies when the form comes back.
+  const setValues = (update: (v: Answers) => Answers): void =>
+    setValuesState((v) => {
+      const next = update(v);
+      writeDraft(draftKey, next);
+      return next;
+    });
   const [touched, setTouched] = useState<ReadonlySet<string>>(() => new Set());
   const [submitted, setSubmitted] = useState(false);
   const [serverProblems, setServerProblems] = useState<AnswerProblem[]>([]);
@@ -153,7 +162,8 @@ export function useQuestionForm(
   };
 
   const reset = (): void => {
-    setValues(initial());
+    if (draftKey !== undefined) dropDrafts(draftKey);
+    setValuesState(initial());
     setTouched(new Set());
     setSubmitted(false);
     setServerProblems([]);

@@ -94,7 +94,8 @@ function EnableFormBody({
   const tool = status.tool;
   const isStaff = session.user.is_staff;
   // Typed answers and the project chosen stay while the person looks at another tab.
-  const draft = `enable:${session.user.id}:${tool.name}:${forUser}`;
+  // A reservation matched since is a new start (its answers fill the form).
+  const draft = `enable:${session.user.id}:${tool.name}:${forUser}:${current.matched.length > 0 ? 'reserved' : 'open'}`;
   const form = useQuestionForm(
     tool.pre_usage_questions,
     current.matched.length > 0 ? current.answers : undefined,
@@ -104,11 +105,14 @@ function EnableFormBody({
   const users = useStaffStore((s) => s.users);
   const loadUsers = useStaffStore((s) => s.loadUsers);
   const action = useToolAction();
-  const [project, setProject] = useState(
+  const [project, setProjectState] = useState(
     () =>
       readDraft<string>(`${draft}:project`) ?? (current.project ? String(current.project.id) : ''),
   );
-  useEffect(() => writeDraft(`${draft}:project`, project), [draft, project]);
+  const setProject = (value: string): void => {
+    setProjectState(value);
+    writeDraft(`${draft}:project`, value);
+  };
   const [projectMissing, setProjectMissing] = useState(false);
 
   useEffect(() => {
