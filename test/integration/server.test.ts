@@ -6,7 +6,14 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { facilityBundle } from '../fixtures/facility.js';
-import { runCli, startServer, tempDir, writeJson, type ServerProcess } from './helpers.js';
+import {
+  createStationKey,
+  runCli,
+  startServer,
+  tempDir,
+  writeJson,
+  type ServerProcess,
+} from './helpers.js';
 
 const ADMIN = { email: 'admin@example.org', password: 'correct horse battery' };
 let dataDir: string;
@@ -420,21 +427,7 @@ describe('admins from the environment and from bundles; throttling of bad creden
       (await runCli(['admin', 'token', 'create', '--data', dir, '--user', 'root@example.org']))
         .stdout,
     );
-    const key = lastLine(
-      (
-        await runCli([
-          'admin',
-          'station',
-          'create',
-          '--data',
-          dir,
-          '--name',
-          'press-pc',
-          '--tool',
-          'Press',
-        ])
-      ).stdout,
-    );
+    const key = await createStationKey(dir, 'press-pc', 'Press');
     const jwt = (
       (await (await ownLogin('root@example.org', 'root password 1')).json()) as {
         access_token: string;

@@ -6,6 +6,11 @@
 import { isAbsolute } from 'node:path';
 import { realOrNearestSync, storageFolderIn } from './storageGuard.js';
 import { compileFilter, platformGlobOptions } from '../../../shared/harvest/glob.js';
+import {
+  CONTROL_CHARACTERS,
+  hasControlCharacters,
+  nameSchema,
+} from '../../../shared/harvest/management.js';
 import { z } from 'zod';
 import type { Db } from '../db/open.js';
 import { newUuid } from '../util/ids.js';
@@ -20,16 +25,8 @@ import {
   watchProblems,
 } from './configCheck.js';
 
-// As the harvest API's names (server/harvest/resource.ts): they end up in paths and logs.
-const name = z
-  .string()
-  .trim()
-  .min(1, 'must not be empty')
-  .max(200)
-  .refine(
-    (text) => !/\p{Cc}/u.test(text),
-    'must not hold control characters (NUL, tab, line break)',
-  );
+// As the harvest API's names; a station registers its instruments on the server under them.
+const name = nameSchema.refine((text) => !hasControlCharacters(text), CONTROL_CHARACTERS);
 
 export const harvestBundleShape = {
   storage_locations: z

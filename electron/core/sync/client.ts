@@ -232,16 +232,14 @@ export class SyncClient {
    * link starts again; it leaves the outbox only once the server takes it.
    */
   private holdRecord(
-    row: { id: number; payload: string },
+    row: { id: number; payload: string; refusals: number },
     refusal: { code: string; reason: string },
     releasesAtSend: number,
   ): void {
     // Not when the facility changed while it was on its way: what it names may be there now.
     if (this.releases !== releasesAtSend) return;
     const named = nameUuids(this.db, refusal.reason);
-    const refusals =
-      (cachedStatement(this.db, 'SELECT refusals FROM outbox WHERE id = ?').pluck().get(row.id) as
-        number | undefined) ?? 0;
+    const refusals = row.refusals;
     const holdMs = Math.min(this.holdMs * 2 ** Math.min(refusals, 20), HOLD_CAP_MS);
     const until = new Date(Date.now() + holdMs).toISOString();
     // Nor when the row changed on its way: a pull that took the server's people and tools
@@ -416,7 +414,7 @@ export class SyncClient {
         if (this.stopped) return;
         const rows = cachedStatement(
           this.db,
-          `SELECT id, kind, record_uuid, payload, refusal IS NOT NULL AS refused FROM outbox
+          `SELECT id, kind, record_uuid, payload, refusals FROM outbox
            WHERE kind IN (${PUSH_KINDS_SQL}) AND (held_until IS NULL OR held_until <= ?)
            ORDER BY id LIMIT ?`,
         ).all(nowIso(), this.probeThrough === null ? this.batchSize : 1) as {
@@ -424,7 +422,7 @@ export class SyncClient {
           kind: PushKind;
           record_uuid: string;
           payload: string;
-          refused: number;
+          refusals: number;
         }[];
         if (this.probeThrough !== null && (rows.length === 0 || rows[0].id > this.probeThrough)) {
           this.probeThrough = null;
@@ -432,9 +430,8 @@ export class SyncClient {
         }
         // A record refused before goes alone: the server likely refuses it again, and a batch
         // behind it would be sent only to be sent once more.
-        const before = rows.findIndex((r, i) => r.refused === 1 && i > 0);
-        if (rows[0]?.refused === 1) rows.length = 1;
-        else if (before > 0) rows.length = before;
+        const refusedAt = rows.findIndex((r) => r.refusals > 0);
+        if (refusedAt >= 0) rows.length = Math.max(refusedAt, 1);
         const releasesAtSend = this.releases;
         if (rows.length === 0) {
           this.pushError = null;

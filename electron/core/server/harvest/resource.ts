@@ -4,7 +4,11 @@
  * (routes.ts) are the same five operations for every resource.
  */
 import type { z } from 'zod';
-import type { Envelope } from '../../../../shared/harvest/management.js';
+import {
+  CONTROL_CHARACTERS,
+  hasControlCharacters,
+  type Envelope,
+} from '../../../../shared/harvest/management.js';
 import type { Db } from '../../db/open.js';
 import { nowIso } from '../../util/ids.js';
 import { NotFound, ValidationProblems, problem, parseBody } from './problems.js';
@@ -131,17 +135,11 @@ export function updateRecord<Out>(
     .immediate();
 }
 
-/**
- * A name given or changed must not hold control characters (NUL, tab, line break): names end
- * up in paths ({instrument}), logs and one-line output. A name stored before this rule (or
- * made by a station's bundle) is left as it is when a save sends it back unchanged.
- */
+/** A name given or changed holds no control character (management.ts); one stored may stay. */
 function checkNewName(input: unknown, stored: string | null): void {
   const name = (input as { name?: unknown }).name;
-  if (typeof name !== 'string' || name === stored || !/\p{Cc}/u.test(name)) return;
-  throw new ValidationProblems([
-    problem(['body', 'name'], 'must not hold control characters (NUL, tab, line break)'),
-  ]);
+  if (typeof name !== 'string' || name === stored || !hasControlCharacters(name)) return;
+  throw new ValidationProblems([problem(['body', 'name'], CONTROL_CHARACTERS)]);
 }
 
 export function removeRecord<Out>(
