@@ -3,6 +3,8 @@
  * processes: a `labstation serve`, a `labstation station --server URL --key KEY` where a usage
  * is force-ended, and the pending post-usage answers completed on the server.
  */
+import { existsSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -19,6 +21,9 @@ import {
   waitFor,
   loginJwt,
 } from './helpers.js';
+
+/** The renderer that `labstation serve` (run from dist/) hands out. */
+const RENDERER_DIR = join(import.meta.dirname, '..', '..', 'dist', 'renderer');
 
 const ALICE = { email: 'alice@example.org', password: 'alice password 1' };
 const BOB = { email: 'bob@example.org', password: 'bob password 12' };
@@ -145,6 +150,20 @@ describe('server rpc for browser users', () => {
     expect(await page.text()).toContain('<div id="root">');
     const health = await fetch(`${server.url}health`);
     expect(await health.json()).toEqual({ status: 'ok', role: 'server' });
+  });
+
+  it('serves the page’s own scripts, but neither the bench page nor source maps', async () => {
+    const page = await (await fetch(server.url)).text();
+    const script = /<script[^>]* src="(?:\.?\/)?([^"]+\.js)"/.exec(page)?.[1];
+    expect(script).toMatch(/^assets\//);
+    expect((await fetch(`${server.url}${script}`)).status).toBe(200);
+    const bench = (await readdir(join(RENDERER_DIR, 'assets'))).find((f) =>
+      /^bench-.*\.js$/.test(f),
+    );
+    expect(existsSync(join(RENDERER_DIR, `${script}.map`)) && bench).toBeTruthy();
+    for (const path of [`${script}.map`, 'bench.html', `assets/${bench}`]) {
+      expect((await fetch(`${server.url}${path}`)).status, path).toBe(404);
+    }
   });
 
   it('sends the security headers with every answer: the APIs, their refusals, unknown paths', async () => {

@@ -148,6 +148,13 @@ describe('labstation station over HTTP', () => {
     // Every answer carries the security headers: the UI, refusals and unknown paths too.
     const page = await fetch(st.url);
     expect(page.headers.get('content-type')).toMatch(/text\/html/);
+    // The page's scripts and their maps (for the desktop window's developer tools), not the
+    // page of `npm run bench:forms`.
+    const script = /<script[^>]* src="(?:\.?\/)?([^"]+\.js)"/.exec(await page.clone().text())?.[1];
+    expect(script).toMatch(/^assets\//);
+    expect((await fetch(`${st.url}${script}`)).status).toBe(200);
+    expect((await fetch(`${st.url}${script}.map`)).status).toBe(200);
+    expect((await fetch(`${st.url}bench.html`)).status).toBe(404);
     for (const answer of [page, health, noToken, wrongToken, await fetch(`${st.url}nothing`)]) {
       expect(answer.headers.get('x-content-type-options'), answer.url).toBe('nosniff');
       expect(answer.headers.get('x-frame-options'), answer.url).toBe('DENY');

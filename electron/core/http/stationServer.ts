@@ -3,6 +3,7 @@ import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import fastifyStatic from '@fastify/static';
+import { uiFileFilter } from './uiFiles.js';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { CoreEvent } from '../../../shared/api.js';
 import { HTTP_STATUS, type ApiError } from '../../../shared/errors.js';
@@ -134,6 +135,7 @@ export async function createStationServer(options: StationServerOptions): Promis
     await app.register(fastifyStatic, {
       root: options.rendererDir,
       index: 'index.html',
+      allowedPath: uiFileFilter({ sourceMaps: true }),
     });
   } else {
     app.get('/', (_request, reply) =>

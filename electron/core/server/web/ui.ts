@@ -12,6 +12,7 @@ import { isServerApiName, serverApiAccess, serverApiSchemas } from '../../../../
 import { HTTP_STATUS, type ApiError } from '../../../../shared/errors.js';
 import type { Db } from '../../db/open.js';
 import { RENDERER_DIR } from '../../paths.js';
+import { uiFileFilter } from '../../http/uiFiles.js';
 import { AppError, toApiError } from '../../util/errors.js';
 import type { Logger } from '../../util/log.js';
 import { authenticate } from '../auth.js';
@@ -114,6 +115,7 @@ export async function registerWebUi(app: FastifyInstance, deps: WebUiDeps): Prom
     await app.register(fastifyStatic, {
       root,
       index: 'index.html',
+      allowedPath: uiFileFilter({ sourceMaps: false }),
     });
   } else {
     app.get('/', (_request, reply) =>

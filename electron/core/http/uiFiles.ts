@@ -1,0 +1,24 @@
+/**
+ * Which files of the built renderer (dist/renderer) the station's and the server's listeners
+ * hand out. The build also holds the page of `npm run bench:forms` (bench.html and its script,
+ * served by the bench itself) and a source map per script; neither is part of the app.
+ */
+
+/** The bench page and its entry script (`assets/bench-<hash>.js`, and its map). */
+const BENCH_FILE = /^\/(?:bench\.html|assets\/bench-[^/]*)$/;
+
+export interface UiFileOptions {
+  /**
+   * Whether `.map` files are served: yes on a station (loopback only, for the developer tools
+   * of the desktop window), no on the facility server, which need not show its sources.
+   */
+  sourceMaps: boolean;
+}
+
+/** An `allowedPath` for @fastify/static: true when `pathName` may be served. */
+export function uiFileFilter(options: UiFileOptions): (pathName: string) => boolean {
+  return (pathName) => {
+    if (BENCH_FILE.test(pathName)) return false;
+    return options.sourceMaps || !pathName.endsWith('.map');
+  };
+}
