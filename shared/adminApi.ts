@@ -4,10 +4,12 @@
  * contract of api.ts; kept here so that file stays readable.
  */
 import { z } from 'zod';
+import { lineSchema } from './text.js';
 
 const id = z.number().int().positive();
+/** Text of several lines (a station's description). */
 const text = (max: number) => z.string().trim().max(max, `must be at most ${max} characters`);
-const name = text(200).min(1, 'must not be empty');
+const name = lineSchema(200).min(1, 'must not be empty');
 const empty = z.object({}).strict();
 
 export const ACCOUNT_ROLES = ['admin', 'staff', 'user'] as const;
@@ -17,11 +19,11 @@ export const adminUserInput = z
     /** Absent: a new person. */
     id: id.optional(),
     username: name,
-    email: text(320).regex(/^$|^[^\s@]+@[^\s@]+$/, 'must be an e-mail address like a@b.org'),
-    first_name: text(200),
-    last_name: text(200),
+    email: lineSchema(320).regex(/^$|^[^\s@]+@[^\s@]+$/, 'must be an e-mail address like a@b.org'),
+    first_name: lineSchema(200),
+    last_name: lineSchema(200),
     /** Empty: no badge. */
-    badge_number: text(64),
+    badge_number: lineSchema(64),
     role: z.enum(ACCOUNT_ROLES),
     is_active: z.boolean(),
     /** Absent or empty: keep the current PIN (a new person then has none). */
@@ -44,7 +46,7 @@ export const adminProjectInput = z
   .object({
     id: id.optional(),
     name,
-    application_identifier: text(200),
+    application_identifier: lineSchema(200),
     active: z.boolean(),
   })
   .strict();
@@ -53,7 +55,7 @@ export const adminToolInput = z
   .object({
     id: id.optional(),
     name,
-    category: text(200),
+    category: lineSchema(200),
     operational: z.boolean(),
     visible: z.boolean(),
     /** Question lists in the spec 000 language; checked by the same parser as everywhere. */
@@ -69,7 +71,7 @@ export const adminSchemas = {
   'admin.projects.save': adminProjectInput,
   'admin.tools.save': adminToolInput,
   'admin.tokens.list': empty,
-  'admin.tokens.create': z.object({ user: id, name: text(200) }).strict(),
+  'admin.tokens.create': z.object({ user: id, name: lineSchema(200) }).strict(),
   'admin.tokens.revoke': z.object({ id }).strict(),
   'admin.stations.list': empty,
   'admin.stations.create': z

@@ -10,18 +10,6 @@ import { z } from 'zod';
 export const idSchema = z.number().int().positive();
 export const nameSchema = z.string().trim().min(1, 'must not be empty').max(200);
 
-/**
- * Names given to harvest resources must not hold control characters: they end up in paths
- * ({instrument}), logs and one-line output. Checked where a name is given or changed (the
- * API's create and update, a facility bundle), not on every read of the shape: a name stored
- * before the rule still saves back unchanged.
- */
-export const CONTROL_CHARACTERS = 'must not hold control characters (NUL, tab, line break)';
-
-export function hasControlCharacters(text: string): boolean {
-  return /\p{Cc}/u.test(text);
-}
-
 // --- Storage locations ---------------------------------------------------------------------
 
 export const STORAGE_TYPES = ['local', 'server'] as const;

@@ -269,6 +269,22 @@ describe('admin calls', () => {
       expect(res.status, JSON.stringify(bad)).toBe(400);
       expect(res.body.code).toBe('bad_request');
     }
+    // One-line fields hold no control character: they reach paths, mails and CSV cells.
+    for (const [field, value] of [
+      ['username', 'ivy\tx'],
+      ['last_name', 'Smith\nBcc: x@y.org'],
+      ['badge_number', '12\u000034'],
+    ] as const) {
+      const res = await rpc(
+        'admin.users.save',
+        userInput({ username: 'ivy', [field]: value }),
+        adminJwt,
+      );
+      expect(res.status, field).toBe(400);
+      expect(res.body.message).toBe(
+        `admin.users.save: ${field}: must not hold control characters (NUL, tab, line break)`,
+      );
+    }
     expect(serverDb.prepare('SELECT count(*) FROM users').pluck().get()).toBe(before);
   });
 

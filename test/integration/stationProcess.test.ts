@@ -79,6 +79,24 @@ describe('labstation import', () => {
   });
 });
 
+describe('labstation import: one-line fields', () => {
+  it('refuses control characters in names, as named problems, and stores nothing', async () => {
+    const dir = tempDir();
+    const bundle = facilityBundle();
+    const users = bundle.users as Record<string, unknown>[];
+    const bad = {
+      ...bundle,
+      users: [...users, { username: 'carol', last_name: 'Smith\r\nX' }],
+      projects: [...(bundle.projects as object[]), { name: 'P\u0000Q' }],
+    };
+    const r = await runCli(['import', '--data', join(dir, 'd'), writeJson(dir, 'b.json', bad)]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/users\[3\]\.last_name: must not hold control characters/);
+    expect(r.stderr).toMatch(/projects\[\d+\]\.name: must not hold control characters/);
+    expect(existsSync(join(dir, 'd'))).toBe(false);
+  });
+});
+
 describe('labstation import: badges name one person', () => {
   it('refuses a badge used twice or equal to a username, as named problems', async () => {
     const dir = tempDir();

@@ -6,11 +6,8 @@
 import { isAbsolute } from 'node:path';
 import { realOrNearestSync, storageFolderIn } from './storageGuard.js';
 import { compileFilter, platformGlobOptions } from '../../../shared/harvest/glob.js';
-import {
-  CONTROL_CHARACTERS,
-  hasControlCharacters,
-  nameSchema,
-} from '../../../shared/harvest/management.js';
+import { nameSchema } from '../../../shared/harvest/management.js';
+import { CONTROL_CHARACTERS, hasControlCharacters } from '../../../shared/text.js';
 import { z } from 'zod';
 import type { Db } from '../db/open.js';
 import { newUuid } from '../util/ids.js';

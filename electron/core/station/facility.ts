@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { parseQuestions, serializeQuestions } from '../../../shared/questions/index.js';
 import { isPlainObject, ownValue } from '../../../shared/questions/json.js';
+import { lineSchema } from '../../../shared/text.js';
 import type { Db } from '../db/open.js';
 import {
   applyHarvestBundle,
@@ -12,7 +13,7 @@ import { newUuid, nowIso } from '../util/ids.js';
 import { hashSecret } from '../util/pin.js';
 import { getSetting, setSetting } from './settings.js';
 
-const name = z.string().trim().min(1, 'must not be empty').max(200);
+const name = lineSchema(200).min(1, 'must not be empty');
 const pin = z.string().regex(/^\d{4,12}$/, 'must be 4 to 12 digits');
 
 const bundleSchema = z
@@ -22,10 +23,10 @@ const bundleSchema = z
         z
           .object({
             username: name,
-            email: z.string().max(320).optional(),
-            first_name: z.string().max(200).optional(),
-            last_name: z.string().max(200).optional(),
-            badge_number: z.string().trim().min(1).max(64).nullable().optional(),
+            email: lineSchema(320).optional(),
+            first_name: lineSchema(200).optional(),
+            last_name: lineSchema(200).optional(),
+            badge_number: lineSchema(64).min(1).nullable().optional(),
             pin: pin.optional(),
             pin_hash: z
               .string()
@@ -46,7 +47,7 @@ const bundleSchema = z
         z
           .object({
             name,
-            application_identifier: z.string().max(200).optional(),
+            application_identifier: lineSchema(200).optional(),
             active: z.boolean().optional(),
           })
           .strict(),

@@ -4,11 +4,8 @@
  * (routes.ts) are the same five operations for every resource.
  */
 import type { z } from 'zod';
-import {
-  CONTROL_CHARACTERS,
-  hasControlCharacters,
-  type Envelope,
-} from '../../../../shared/harvest/management.js';
+import type { Envelope } from '../../../../shared/harvest/management.js';
+import { CONTROL_CHARACTERS, hasControlCharacters } from '../../../../shared/text.js';
 import type { Db } from '../../db/open.js';
 import { nowIso } from '../../util/ids.js';
 import { NotFound, ValidationProblems, problem, parseBody } from './problems.js';
@@ -135,7 +132,10 @@ export function updateRecord<Out>(
     .immediate();
 }
 
-/** A name given or changed holds no control character (management.ts); one stored may stay. */
+/**
+ * A name given or changed holds no control character (shared/text.ts). Checked here, not in the
+ * shape, so that a name stored before the rule still saves back unchanged.
+ */
 function checkNewName(input: unknown, stored: string | null): void {
   const name = (input as { name?: unknown }).name;
   if (typeof name !== 'string' || name === stored || !hasControlCharacters(name)) return;
