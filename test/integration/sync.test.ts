@@ -6,6 +6,7 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeArk } from '../../shared/ark.js';
 import { facilityBundle, goodPreAnswers } from '../fixtures/facility.js';
 import { startFaultProxy, type FaultProxy } from './faultProxy.js';
 import {
@@ -706,6 +707,109 @@ describe('what the server keeps of pushed usage events', () => {
         .pluck()
         .get(mine.uuid),
     ).toBe('SEM');
+  });
+
+  it('refuses a withdrawal, a problem report or a file hung on another tool’s usage', async () => {
+    // A SEM usage; the AFM's station tries to hang its records on it (to bill it, or to read
+    // the usage's person and answers back through its files' usage_context).
+    const sem = event();
+    expect((await push(key, [record(1, sem)])).body).toMatchObject({ acked: [1], error: null });
+    const afm = await registerStation('afm-hang', 'AFM');
+    const afmUuid = serverDb.prepare("SELECT uuid FROM tools WHERE name = 'AFM'").pluck().get();
+    const id = (n: number) => `01900000-0000-7000-8000-${String(900_000 + n).padStart(12, '0')}`;
+    const hung = [
+      {
+        kind: 'consumable_withdrawal',
+        payload: {
+          uuid: id(1),
+          consumable: 'tips',
+          quantity: 1,
+          user_uuid: refs.user_uuid,
+          project_uuid: refs.project_uuid,
+          tool_uuid: afmUuid,
+          usage_event_uuid: sem.uuid,
+          question: 'tips',
+          created_at: '2024-01-05T10:00:00.000Z',
+        },
+      },
+      {
+        kind: 'problem_report',
+        payload: {
+          uuid: id(2),
+          tool_uuid: afmUuid,
+          usage_event_uuid: sem.uuid,
+          user_uuid: refs.user_uuid,
+          question: 'problem',
+          description: 'x',
+          force_shutdown: 0,
+          safety_hazard: 0,
+          created_at: '2024-01-05T10:00:00.000Z',
+        },
+      },
+      {
+        kind: 'harvest_file',
+        payload: {
+          uuid: id(3),
+          instrument_uuid: id(4),
+          instrument: 'afm-cam',
+          persistent_id: makeArk({ naan: '99999', shoulder: 'fk4' }, 'x7x7x7x7x7'),
+          persistent_id_type: 'ark',
+          source_path: '/d/a.tif',
+          relative_path: 'a.tif',
+          filename: 'a.tif',
+          size: 1,
+          mtime_ms: 0,
+          xxhash: null,
+          hash_algorithm: 'xxh3-128',
+          first_discovered_at: '2024-01-05T10:00:00.000Z',
+          usage_event_uuid: sem.uuid,
+          metadata_: {},
+          state: 'waiting',
+          updated_at: '2024-01-05T10:00:00.000Z',
+        },
+      },
+    ];
+    for (const [i, { kind, payload }] of hung.entries()) {
+      const res = await push(afm, [{ id: 20 + i, kind, uuid: payload.uuid, payload }]);
+      expect(res.body, kind).toMatchObject({
+        acked: [],
+        error: {
+          id: 20 + i,
+          code: 'forbidden',
+          detail: expect.stringMatching(
+            kind === 'harvest_file' ? /does not run that tool/ : /that usage is of another tool/,
+          ) as string,
+        },
+      });
+    }
+    for (const table of ['consumable_withdrawals', 'problem_reports', 'harvest_files']) {
+      const uuids = hung.map((h) => h.payload.uuid);
+      const stored = serverDb
+        .prepare(`SELECT count(*) FROM ${table} WHERE uuid IN (?, ?, ?)`)
+        .pluck()
+        .get(...uuids);
+      expect(stored, table).toBe(0);
+    }
+    // Without the usage, the file goes; a second file with its ARK is refused in words.
+    const file = hung[2].payload;
+    const own = { ...file, usage_event_uuid: null };
+    expect(
+      (await push(afm, [{ id: 30, kind: 'harvest_file', uuid: file.uuid, payload: own }])).body,
+    ).toMatchObject({ acked: [30], error: null });
+    const twin = { ...own, uuid: id(5) };
+    expect(
+      (await push(afm, [{ id: 31, kind: 'harvest_file', uuid: twin.uuid, payload: twin }])).body,
+    ).toEqual({
+      acked: [],
+      stale: [],
+      error: {
+        id: 31,
+        kind: 'harvest_file',
+        uuid: twin.uuid,
+        code: 'conflict',
+        detail: `harvest_file ${twin.uuid}: persistent_id: another record has that value`,
+      },
+    });
   });
 
   it('takes the records a station made for the tool it ran before it was moved', async () => {

@@ -13,6 +13,7 @@ import {
   optionalId,
   parse,
   time,
+  usageOfTool,
   uuid,
   type StationRef,
 } from './records.js';
@@ -166,7 +167,11 @@ function upsertProblem(db: Db, station: StationRef, record: PushRecord): void {
   const values = {
     uuid: p.uuid.toLowerCase(),
     tool_id: toolId,
-    usage_event_id: optionalId(db, 'usage_events', p.usage_event_uuid, 'usage_event_uuid'),
+    // Stored once: a push of an existing report changes its resolution only (below).
+    usage_event_id:
+      existing || p.usage_event_uuid === null || p.usage_event_uuid === undefined
+        ? null
+        : usageOfTool(db, p.usage_event_uuid, toolId, 'usage_event_uuid', record),
     user_id: idOf(db, 'users', p.user_uuid, 'user_uuid'),
     question: p.question,
     description: p.description,
@@ -236,7 +241,7 @@ function insertWithdrawal(db: Db, station: StationRef, record: PushRecord): void
     p.quantity,
     idOf(db, 'users', p.user_uuid, 'user_uuid'),
     idOf(db, 'projects', p.project_uuid, 'project_uuid'),
-    idOf(db, 'usage_events', p.usage_event_uuid, 'usage_event_uuid'),
+    usageOfTool(db, p.usage_event_uuid, toolId, 'usage_event_uuid', record),
     toolId,
     p.question,
     p.created_at,
@@ -298,6 +303,20 @@ export function ingestBatch(
     .immediate();
 }
 
+/**
+ * What a constraint the record broke means, without SQLite's words (table names, its syntax):
+ * "UNIQUE constraint failed: harvest_files.persistent_id" is "persistent_id: another record
+ * has that value".
+ */
+function constraintInWords(message: string): string {
+  const unique = /^UNIQUE constraint failed: (.+)$/.exec(message);
+  if (unique) {
+    const fields = unique[1].split(', ').map((column) => column.slice(column.indexOf('.') + 1));
+    return `${fields.join(', ')}: another record has ${fields.length > 1 ? 'those values' : 'that value'}`;
+  }
+  return 'it breaks a rule of the records the server holds';
+}
+
 function refusal(record: PushRecord, error: unknown): PushError {
   const base = { id: record.id, kind: record.kind, uuid: record.uuid };
   if (error instanceof RecordRefused) return { ...base, code: error.code, detail: error.message };
@@ -307,7 +326,7 @@ function refusal(record: PushRecord, error: unknown): PushError {
       return {
         ...base,
         code: 'conflict',
-        detail: `${record.kind} ${record.uuid}: ${error.message}`,
+        detail: `${record.kind} ${record.uuid}: ${constraintInWords(error.message)}`,
       };
     }
   }

@@ -18,7 +18,7 @@ import {
   checkTool,
   idOf,
   jsonObject,
-  optionalId,
+  fileUsage,
   parse,
   time,
   uuid,
@@ -223,9 +223,15 @@ export function upsertHarvestFile(
   p.persistent_id = ark.ark;
   const existing = cachedStatement(
     db,
-    'SELECT station_id, persistent_id, instrument_id FROM harvest_files WHERE uuid = ?',
+    'SELECT station_id, persistent_id, instrument_id, usage_event_id FROM harvest_files WHERE uuid = ?',
   ).get(p.uuid.toLowerCase()) as
-    { station_id: number | null; persistent_id: string; instrument_id: number } | undefined;
+    | {
+        station_id: number | null;
+        persistent_id: string;
+        instrument_id: number;
+        usage_event_id: number | null;
+      }
+    | undefined;
   if (fileWriter(db, existing, station, record) === 'stale') return 'stale';
   if (existing && existing.persistent_id !== p.persistent_id) {
     throw new RecordRefused(
@@ -265,7 +271,7 @@ export function upsertHarvestFile(
     xxhash: p.xxhash,
     hash_algorithm: p.hash_algorithm,
     first_discovered_at: p.first_discovered_at,
-    usage_event_id: optionalId(db, 'usage_events', p.usage_event_uuid, 'usage_event_uuid'),
+    usage_event_id: fileUsage(db, station, p.usage_event_uuid, existing?.usage_event_id, record),
     metadata_: JSON.stringify(p.metadata_),
     state: p.state,
     updated_at: p.updated_at,

@@ -124,3 +124,51 @@ export function checkTool(db: Db, station: StationRef, toolId: number, record: P
     );
   }
 }
+
+/** The tool of a usage event, by the event's id. */
+function usageTool(db: Db, usageId: number): number {
+  return cachedStatement(db, 'SELECT tool_id FROM usage_events WHERE id = ?')
+    .pluck()
+    .get(usageId) as number;
+}
+
+/**
+ * A record made in a usage (a consumable withdrawn, a problem reported in its form) names a
+ * usage of its own tool: no key can hang a withdrawal or a report on another tool's usage, its
+ * bill or its logbook.
+ */
+export function usageOfTool(
+  db: Db,
+  ref: string,
+  toolId: number,
+  field: string,
+  record: PushRecord,
+): number {
+  const usageId = idOf(db, 'usage_events', ref, field);
+  if (usageTool(db, usageId) !== toolId) {
+    throw new RecordRefused(
+      'forbidden',
+      `${record.kind} ${record.uuid}: ${field}: that usage is of another tool`,
+    );
+  }
+  return usageId;
+}
+
+/**
+ * A file links to a usage of a tool this station runs or ran (checkTool), as its usage_context
+ * is read back by the station (GET /sync/harvest/history): no key can read another tool's
+ * usage, its person and answers, by linking a file to it. A link already stored may be sent
+ * again unchanged by a station that took the record over.
+ */
+export function fileUsage(
+  db: Db,
+  station: StationRef,
+  ref: string | null | undefined,
+  stored: number | null | undefined,
+  record: PushRecord,
+): number | null {
+  const usageId = optionalId(db, 'usage_events', ref, 'usage_event_uuid');
+  if (usageId !== null && usageId !== stored)
+    checkTool(db, station, usageTool(db, usageId), record);
+  return usageId;
+}
