@@ -459,6 +459,30 @@ describe('booking', () => {
       (await book('bob', { tool: AFM, start: '2030-02-02T10:00:00Z', end: '2030-02-02T11:00:00Z' }))
         .body.code,
     ).toBe('not_qualified');
+    // An area holds its tools: booking it takes a qualification on each of them.
+    const afmBay = (
+      await ok<{ area: { id: number } }>('admin', 'admin.areas.save', {
+        name: 'AFM bay',
+        tools: [SEM, AFM],
+      })
+    ).area.id;
+    const areaTime = { tool: undefined, area: afmBay, start: '2030-02-03T10:00:00Z' };
+    const unqualified = await book('bob', { ...areaTime, end: '2030-02-03T11:00:00Z' });
+    expect(unqualified.status).toBe(403);
+    expect(unqualified.body).toMatchObject({
+      code: 'not_qualified',
+      message: 'You are not qualified on every tool of this area (not on AFM).',
+    });
+    expect(
+      db.prepare('SELECT count(*) FROM reservations WHERE area_id = ?').pluck().get(afmBay),
+    ).toBe(0);
+    const areaByStaff = await book('staff', {
+      ...areaTime,
+      user: userId.bob,
+      end: '2030-02-03T11:00:00Z',
+    });
+    expect(areaByStaff.status).toBe(200);
+    db.prepare('INSERT INTO qualifications (user_id, tool_id) VALUES (?, ?)').run(userId.bob, AFM);
     db.prepare('DELETE FROM user_projects WHERE user_id = ? AND project_id = ?').run(
       userId.bob,
       P2,
@@ -696,15 +720,15 @@ describe('the calendar, one’s own reservations and what one may book', () => {
         people: { id: number; projects: number[] }[];
       }>('alice', 'reservations.targets', {});
       expect(alice.tools.map((t) => t.name)).toEqual(['SEM', 'TEM']);
+      // Only the areas whose every tool she may book: Hall and Side hold the AFM.
       expect(alice.areas.map((a) => [a.name, a.tools.map((t) => t.name)])).toEqual([
         ['Bay', ['SEM']],
-        ['Hall', ['AFM', 'SEM']],
-        ['Side', ['AFM']],
       ]);
       expect(alice.projects.map((p) => p.name)).toEqual(['P1']);
       expect(alice.people).toEqual([{ id: userId.alice, name: 'alice', projects: [P1] }]);
       const staff = await ok<typeof alice>('staff', 'reservations.targets', {});
       expect(staff.tools.map((t) => t.name)).toEqual(['AFM', 'SEM', 'TEM']);
+      expect(staff.areas.map((a) => a.name)).toEqual(['Bay', 'Hall', 'Side']);
       expect(staff.projects.map((p) => p.name)).toEqual(['P1']);
       expect(staff.people.map((p) => p.id).sort()).toEqual(Object.values(userId).sort());
       expect(staff.people.find((p) => p.id === userId.bob)?.projects).toEqual([P1]);

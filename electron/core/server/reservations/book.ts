@@ -143,6 +143,24 @@ export function bookReservation(
           throw new AppError('not_qualified', 'You are not qualified on this tool.');
         }
       }
+      if (target.area !== undefined && !isStaff(account)) {
+        // An area's booking holds each of its tools, so it takes a qualification on each.
+        const missing = db
+          .prepare(
+            `SELECT t.name FROM area_tools at JOIN tools t ON t.id = at.tool_id
+             WHERE at.area_id = ? AND NOT EXISTS
+               (SELECT 1 FROM qualifications q WHERE q.user_id = ? AND q.tool_id = at.tool_id)
+             ORDER BY t.name`,
+          )
+          .pluck()
+          .all(target.area, userId) as string[];
+        if (missing.length > 0) {
+          throw new AppError(
+            'not_qualified',
+            `You are not qualified on every tool of this area (not on ${missing.join(', ')}).`,
+          );
+        }
+      }
       const result = validateAnswers(form.questions, args.answers ?? {});
       if (!result.ok) {
         const problems = result.problems.map((p) => ({

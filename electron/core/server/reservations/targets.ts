@@ -1,7 +1,8 @@
 /**
  * What a person may book on the server's reservation page (`reservations.targets`): the tools
- * booking accepts from them (qualified ones; every tool for staff and admins, as book.ts
- * decides), the areas, and the people and active projects a booking may name.
+ * and areas booking accepts from them (qualified tools, and areas whose every tool is one;
+ * everything for staff and admins, as book.ts decides), and the people and active projects a
+ * booking may name.
  */
 import type { ReservationTargets } from '../../../../shared/reservationApi.js';
 import type { Db } from '../../db/open.js';
@@ -30,9 +31,10 @@ export function reservationTargets(db: Db, account: Account): ReservationTargets
     `SELECT t.id, t.name FROM area_tools a JOIN tools t ON t.id = a.tool_id
      WHERE a.area_id = ? ORDER BY t.name`,
   );
-  const areas = (db.prepare('SELECT id, name FROM areas ORDER BY name').all() as NamedRow[]).map(
-    (area) => ({ ...area, tools: areaTools.all(area.id) as NamedRow[] }),
-  );
+  const qualified = new Set(tools.map((tool) => tool.id));
+  const areas = (db.prepare('SELECT id, name FROM areas ORDER BY name').all() as NamedRow[])
+    .map((area) => ({ ...area, tools: areaTools.all(area.id) as NamedRow[] }))
+    .filter((area) => staff || area.tools.every((tool) => qualified.has(tool.id)));
   const projectsOf = db
     .prepare(
       `SELECT p.id FROM user_projects up JOIN projects p ON p.id = up.project_id
