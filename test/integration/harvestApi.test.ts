@@ -617,6 +617,23 @@ describe('records from a station, schedules and runs', () => {
     // As FastAPI answers a body that is not JSON: 422, the problem in the list.
     expect(broken.statusCode).toBe(422);
     expect(broken.json()).toMatchObject({ detail: [{ loc: ['body'], type: 'json_invalid' }] });
+    // Who may send a body is settled before it is read: no login 401, not an admin 403, a
+    // wrong station key 401, whatever the body holds.
+    for (const [url, authorization, status] of [
+      ['/api/storage-locations', undefined, 401],
+      ['/api/storage-locations', `Token ${tokens.alice}`, 403],
+      ['/sync/push', 'Station not-a-key', 401],
+    ] as const) {
+      const refused = await app.inject({
+        method: 'POST',
+        url,
+        headers: authorization
+          ? { 'content-type': 'application/json', authorization }
+          : { 'content-type': 'application/json' },
+        payload: '{"name":',
+      });
+      expect(refused.statusCode, `${url} ${authorization}`).toBe(status);
+    }
   });
 
   it('stores pushed files and transfers once, and shows them within grants', async () => {

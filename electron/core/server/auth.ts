@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import type { Db } from '../db/open.js';
 import { cachedStatement } from '../db/statements.js';
 import { nowIso } from '../util/ids.js';
@@ -107,9 +107,12 @@ export function authenticate(
   return { account, via: scheme === 'bearer' ? 'jwt' : 'token' };
 }
 
-/** Builds the preHandlers that guard routes: authentication, throttling, role check. */
+/**
+ * Builds the hooks that guard routes (as `onRequest`, so a body is read only for a caller who
+ * may send it): authentication, throttling, role check.
+ */
 export function createGuards(deps: AuthDeps): {
-  requireRoles: (...roles: Role[]) => preHandlerAsyncHookHandler;
+  requireRoles: (...roles: Role[]) => onRequestAsyncHookHandler;
   tokenFailures: FailureLimiter;
 } {
   const tokenFailures = new FailureLimiter(20, 60_000, deps.clock);
@@ -120,7 +123,7 @@ export function createGuards(deps: AuthDeps): {
   };
 
   const requireRoles =
-    (...roles: Role[]): preHandlerAsyncHookHandler =>
+    (...roles: Role[]): onRequestAsyncHookHandler =>
     async (request: FastifyRequest, reply: FastifyReply) => {
       const ip = request.ip;
       // The credential is checked first: a token or JWT cannot be guessed, so what throttling

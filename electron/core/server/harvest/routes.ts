@@ -11,7 +11,7 @@ import type {
   FastifyInstance,
   FastifyReply,
   FastifyRequest,
-  preHandlerAsyncHookHandler,
+  onRequestAsyncHookHandler,
 } from 'fastify';
 import { z } from 'zod';
 import type { Db } from '../../db/open.js';
@@ -62,9 +62,9 @@ export interface HarvestApiDeps {
   log: Logger;
   docs: ApiDocs;
   /** Authenticates any account; sends 401 itself. */
-  anyUser: preHandlerAsyncHookHandler;
+  anyUser: onRequestAsyncHookHandler;
   /** Authenticates an admin; sends 401/403 itself. */
-  admin: preHandlerAsyncHookHandler;
+  admin: onRequestAsyncHookHandler;
   /** The server's time zone: date-time filters without an offset are wall-clock time there. */
   timeZone: () => string;
   clock?: () => number;
@@ -158,7 +158,7 @@ export function registerHarvestApi(app: FastifyInstance, deps: HarvestApiDeps): 
   );
   const route = (
     doc: OperationDoc,
-    preHandler: preHandlerAsyncHookHandler,
+    guard: onRequestAsyncHookHandler,
     handler: (request: FastifyRequest, reply: FastifyReply) => unknown,
   ): void => {
     docs.add(doc);
@@ -166,7 +166,7 @@ export function registerHarvestApi(app: FastifyInstance, deps: HarvestApiDeps): 
     app.route({
       method: doc.method,
       url,
-      preHandler,
+      onRequest: guard,
       handler: (request, reply) => {
         try {
           return handler(request, reply);

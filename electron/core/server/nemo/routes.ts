@@ -8,7 +8,7 @@ import type {
   FastifyInstance,
   FastifyReply,
   FastifyRequest,
-  preHandlerAsyncHookHandler,
+  onRequestAsyncHookHandler,
 } from 'fastify';
 import type { Db } from '../../db/open.js';
 import type { Reader } from '../harvest/files.js';
@@ -33,7 +33,7 @@ export interface NemoDeps {
   /** IANA name of the server's zone: naive filter values are read in it, output carries it. */
   timeZone: () => string;
   /** Authenticates and authorizes; sends 401/403 itself. */
-  authorize: preHandlerAsyncHookHandler;
+  authorize: onRequestAsyncHookHandler;
   /** Where the routes describe themselves for /openapi.json. */
   docs?: ApiDocs;
   /**
@@ -75,14 +75,14 @@ function registerResource<Row extends { id: number }, Json>(
 ): void {
   app.get(
     `/api/${resource.name}/`,
-    { preHandler: deps.authorize },
+    { onRequest: deps.authorize },
     (request, reply): Page<Json> | ValidationErrors | { detail: string } =>
       listPage(deps, resource, request, reply),
   );
 
   app.get<{ Params: { id: string } }>(
     `/api/${resource.name}/:id/`,
-    { preHandler: deps.authorize },
+    { onRequest: deps.authorize },
     (request, reply): Json | { detail: string } => {
       const id = request.params.id;
       const row = DETAIL_ID_RE.test(id)

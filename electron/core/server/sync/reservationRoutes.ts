@@ -115,7 +115,7 @@ export function registerStationReservationRoutes(
     }
   };
 
-  app.get(SYNC_RESERVATION_FORM_PATH, { preHandler: authenticate }, (request, reply) =>
+  app.get(SYNC_RESERVATION_FORM_PATH, { onRequest: authenticate }, (request, reply) =>
     answer(reply, () => {
       const query = parse(formQuery, request.query);
       const tool = stationTool(request.station!.tool_id);
@@ -123,7 +123,7 @@ export function registerStationReservationRoutes(
     }),
   );
 
-  app.post(SYNC_RESERVATIONS_PATH, { preHandler: authenticate }, (request, reply) =>
+  app.post(SYNC_RESERVATIONS_PATH, { onRequest: authenticate }, (request, reply) =>
     answer(reply, () => {
       const body = parse(bookBody, request.body);
       const tool = stationTool(request.station!.tool_id);
@@ -148,7 +148,7 @@ export function registerStationReservationRoutes(
     }),
   );
 
-  app.post(SYNC_RESERVATION_CANCEL_PATH, { preHandler: authenticate }, (request, reply) =>
+  app.post(SYNC_RESERVATION_CANCEL_PATH, { onRequest: authenticate }, (request, reply) =>
     answer(reply, () => {
       const body = parse(cancelBody, request.body);
       const tool = stationTool(request.station!.tool_id);

@@ -154,7 +154,7 @@ export function registerSyncApi(app: FastifyInstance, deps: SyncApiDeps): void {
         }
       },
     );
-    scope.post(SYNC_PUSH_PATH, { preHandler: authenticate }, (request, reply) => {
+    scope.post(SYNC_PUSH_PATH, { onRequest: authenticate }, (request, reply) => {
       const parsed = pushBody.safeParse(request.body);
       if (!parsed.success) {
         const issue = parsed.error.issues[0];
@@ -173,7 +173,7 @@ export function registerSyncApi(app: FastifyInstance, deps: SyncApiDeps): void {
     done();
   });
 
-  app.get(SYNC_CHANGES_PATH, { preHandler: authenticate }, async (request, reply) => {
+  app.get(SYNC_CHANGES_PATH, { onRequest: authenticate }, async (request, reply) => {
     const parsed = changesQuery.safeParse(request.query);
     if (!parsed.success) return refuseQuery(reply, parsed.error);
     const { cursor, wait } = parsed.data;
@@ -191,7 +191,7 @@ export function registerSyncApi(app: FastifyInstance, deps: SyncApiDeps): void {
     return delta;
   });
 
-  app.get(SYNC_HARVEST_HISTORY_PATH, { preHandler: authenticate }, (request, reply) => {
+  app.get(SYNC_HARVEST_HISTORY_PATH, { onRequest: authenticate }, (request, reply) => {
     const parsed = historyQuery.safeParse(request.query);
     if (!parsed.success) return refuseQuery(reply, parsed.error);
     const { instrument, after } = parsed.data;

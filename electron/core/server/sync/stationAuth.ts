@@ -21,7 +21,7 @@ export type StationAuth = (request: FastifyRequest, reply: FastifyReply) => Prom
 /** One per app, so wrong keys count against one limit whichever station route they try. */
 const perApp = new WeakMap<FastifyInstance, StationAuth>();
 
-/** The preHandler that sets request.station, or answers 401 (429 after too many wrong keys). */
+/** The onRequest hook (before the body is read) that sets request.station, or answers 401 (429 after too many wrong keys). */
 export function stationAuth(app: FastifyInstance, deps: { db: Db; log: Logger }): StationAuth {
   const known = perApp.get(app);
   if (known) return known;

@@ -207,7 +207,7 @@ export function registerUploadApi(app: FastifyInstance, deps: UploadApiDeps): vo
       parsed(null, payload),
     );
 
-    scope.post(UPLOADS_PATH, { preHandler: authenticate }, async (request, reply) => {
+    scope.post(UPLOADS_PATH, { onRequest: authenticate }, async (request, reply) => {
       const parsed = uploadRequestSchema.safeParse(request.body);
       if (!parsed.success) {
         const issue = parsed.error.issues[0];
@@ -231,7 +231,7 @@ export function registerUploadApi(app: FastifyInstance, deps: UploadApiDeps): vo
       }
     });
 
-    scope.get(`${UPLOADS_PATH}/:id`, { preHandler: authenticate }, (request, reply) => {
+    scope.get(`${UPLOADS_PATH}/:id`, { onRequest: authenticate }, (request, reply) => {
       try {
         const { row, location } = ownUpload(db, request);
         return stateOf(row, location);
@@ -240,7 +240,7 @@ export function registerUploadApi(app: FastifyInstance, deps: UploadApiDeps): vo
       }
     });
 
-    scope.patch(`${UPLOADS_PATH}/:id`, { preHandler: authenticate }, async (request, reply) => {
+    scope.patch(`${UPLOADS_PATH}/:id`, { onRequest: authenticate }, async (request, reply) => {
       try {
         const { row, location } = ownUpload(db, request);
         if (row.state === 'receiving' && (location.type !== 'server' || location.enabled !== 1)) {
@@ -257,7 +257,7 @@ export function registerUploadApi(app: FastifyInstance, deps: UploadApiDeps): vo
       }
     });
 
-    scope.delete(`${UPLOADS_PATH}/:id`, { preHandler: authenticate }, async (request, reply) => {
+    scope.delete(`${UPLOADS_PATH}/:id`, { onRequest: authenticate }, async (request, reply) => {
       try {
         const { row } = ownUpload(db, request);
         if (row.state !== 'receiving') {
