@@ -8,7 +8,7 @@
 /* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment,
    @typescript-eslint/no-unsafe-argument, @typescript-eslint/no-unsafe-call --
    API bodies are JSON, checked here by value. */
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../../electron/core/db/open.js';
@@ -170,6 +170,23 @@ describe('management resources', () => {
       loc: ['body', 'base_path'],
       msg: 'must be an absolute path on this server',
     });
+    // Stations write under a server location: never among the server's own files.
+    const dataDir = dirname(db.name);
+    for (const [basePath, msg] of [
+      ['/', /^must not be the server's data folder \(.+\), inside it, or a folder holding it$/],
+      [join(dataDir, 'uploads'), /^must not be the server's data folder/],
+      [dataDir, /^must not be the server's data folder/],
+      ['/srv/records/../../etc', /^must not hold "\." or "\.\." parts/],
+    ] as const) {
+      const refused = await call('POST', '/api/storage-locations', 'admin', {
+        name: 'inside',
+        type: 'server',
+        base_path: basePath,
+      });
+      expect(refused.status, basePath).toBe(422);
+      expect(refused.body.detail[0].loc).toEqual(['body', 'base_path']);
+      expect(refused.body.detail[0].msg).toMatch(msg);
+    }
     const missing = await call('POST', '/api/storage-locations', 'admin', { type: 'local' });
     expect(missing.body.detail).toEqual(
       expect.arrayContaining([

@@ -1,4 +1,4 @@
-import { isAbsolute } from 'node:path';
+import { dirname, isAbsolute, normalize, relative, sep } from 'node:path';
 import type { z } from 'zod';
 import {
   storageLocationCreate,
@@ -7,6 +7,7 @@ import {
   type StorageLocationOut,
 } from '../../../../shared/harvest/management.js';
 import type { Db } from '../../db/open.js';
+import { realOrNearestSync } from '../../harvest/storageGuard.js';
 import { newUuid } from '../../util/ids.js';
 import { notifyStations, stationsRunningInstruments } from './notify.js';
 import { Conflict, ValidationProblems, problem, type Problem } from './problems.js';
@@ -27,10 +28,35 @@ const patchSchema = storageLocationPatch;
  */
 export const STATION_ABSOLUTE = /^(\/|[A-Za-z]:[\\/]|\\\\[^\\])/;
 
-function pathProblems(type: string, basePath: string): Problem[] {
+/** Whether one of two absolute paths is the other or inside it. */
+function overlaps(a: string, b: string): boolean {
+  const inside = (outer: string, inner: string): boolean => {
+    const rel = relative(outer, inner);
+    return rel === '' || (rel.split(sep)[0] !== '..' && !isAbsolute(rel));
+  };
+  return inside(a, b) || inside(b, a);
+}
+
+function pathProblems(db: Db, type: string, basePath: string): Problem[] {
   if (basePath.includes('\0')) return [problem(['body', 'base_path'], 'must not contain NUL')];
-  if (type === 'server' && !isAbsolute(basePath)) {
-    return [problem(['body', 'base_path'], 'must be an absolute path on this server')];
+  if (type === 'server') {
+    if (!isAbsolute(basePath)) {
+      return [problem(['body', 'base_path'], 'must be an absolute path on this server')];
+    }
+    if (normalize(basePath).replace(/(.)[\\/]$/, '$1') !== basePath.replace(/(.)[\\/]$/, '$1')) {
+      return [problem(['body', 'base_path'], 'must not hold "." or ".." parts or doubled slashes')];
+    }
+    // Stations write new files under it: never among the server's own (its database, secrets,
+    // logs), nor in a folder that holds them.
+    const dataDir = dirname(db.name);
+    if (!db.memory && overlaps(realOrNearestSync(basePath), realOrNearestSync(dataDir))) {
+      return [
+        problem(
+          ['body', 'base_path'],
+          `must not be the server's data folder (${dataDir}), inside it, or a folder holding it`,
+        ),
+      ];
+    }
   }
   if (type === 'local' && !STATION_ABSOLUTE.test(basePath)) {
     return [
@@ -90,7 +116,7 @@ export const storageLocations: ManagedResource<StorageLocationOut> = {
     const i = input as z.infer<typeof createSchema>;
     const problems = [
       ...checkUniqueName(db, 'storage_locations', 'storage location', i.name, null),
-      ...pathProblems(i.type, i.base_path),
+      ...pathProblems(db, i.type, i.base_path),
     ];
     if (problems.length) throw new ValidationProblems(problems);
     const id = Number(
@@ -113,7 +139,7 @@ export const storageLocations: ManagedResource<StorageLocationOut> = {
     const problems = [
       ...checkUniqueName(db, 'storage_locations', 'storage location', i.name, id),
       ...(i.type !== undefined || i.base_path !== undefined
-        ? pathProblems(merged.type, merged.base_path)
+        ? pathProblems(db, merged.type, merged.base_path)
         : []),
     ];
     if (problems.length) throw new ValidationProblems(problems);
