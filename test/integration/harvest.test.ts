@@ -646,6 +646,36 @@ describe('harvest --once', () => {
     expect(errors[0].error).toMatch(/^a\.json is not JSON: /);
   });
 
+  it('reads only sidecar files of the folder: no link, FIFO or folder, at most 4 MiB, a BOM dropped', async () => {
+    const dirs = await setupHarvest({
+      hooks: [{ name: 'sidecar', trigger: 'post_transfer', kind: 'sidecar_json' }],
+    });
+    const outside = join(dirs.root, 'secret.json');
+    writeFileSync(outside, '{"secret": true}');
+    for (const name of ['bom', 'fifo', 'link', 'folder', 'big']) {
+      writeFileSync(join(dirs.src, `${name}.dat`), name);
+    }
+    writeFileSync(join(dirs.src, 'bom.json'), '\ufeff{"sample": "S-2"}');
+    execFileSync('mkfifo', [join(dirs.src, 'fifo.json')]);
+    symlinkSync(outside, join(dirs.src, 'link.json'));
+    mkdirSync(join(dirs.src, 'folder.json'));
+    writeFileSync(join(dirs.src, 'big.json'), `{"x": "${'a'.repeat(4 * 1024 * 1024)}"}`);
+    // A FIFO's open used to wait for a writer, and the harvest with it.
+    const out = await harvestOnce(dirs.data);
+    expect(out.stdout).toContain('harvest: 7 completed, 0 skipped, 0 failed');
+    const files = await filesOf(dirs.data);
+    const of = (name: string) => files.find((f) => f.filename === name)!.metadata_;
+    expect(of('bom.dat')).toMatchObject({ sample: 'S-2' });
+    expect(of('bom.dat').hook_errors).toBeUndefined();
+    const error = (name: string) =>
+      (of(name).hook_errors as { error: string }[] | undefined)?.map((e) => e.error);
+    expect(error('fifo.dat')).toEqual(['fifo.json is not a file']);
+    expect(error('link.dat')).toEqual(['link.json is a link; links are not followed']);
+    expect(of('link.dat').secret).toBeUndefined();
+    expect(error('folder.dat')).toEqual(['folder.json is not a file']);
+    expect(error('big.dat')).toEqual(['big.json holds more than 4 MiB']);
+  }, 60_000);
+
   it('ends a command hook that times out with everything it started', async () => {
     const root = tempDir();
     const pidFile = join(root, 'child.pid');

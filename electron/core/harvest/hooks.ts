@@ -4,7 +4,8 @@
  * that fails is recorded in metadata_.hook_errors and the transfer stands.
  */
 import { spawn } from 'node:child_process';
-import { open, readFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { lstat, open } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
 import { compileFilter, platformGlobOptions } from '../../../shared/harvest/glob.js';
 import { sniffMime } from '../../../shared/harvest/mime.js';
@@ -148,6 +149,53 @@ function usageContext(ctx: PostTransferContext): Record<string, unknown> {
   return { usage_context: storedUsageContext(elsewhere) };
 }
 
+/** The most a sidecar may hold, as a command hook may print. */
+const SIDECAR_MAX = 4 * 1024 * 1024;
+
+/**
+ * A sidecar's text, or null when there is none. Only a file of the watched folder itself is
+ * read: not a link (the harvest follows none), a folder or a FIFO (whose open would wait for a
+ * writer and hold the harvest), nor more than SIDECAR_MAX. A byte-order mark, as Windows
+ * programs write, is dropped.
+ */
+async function readSidecar(path: string, name: string): Promise<string | null> {
+  let info;
+  try {
+    info = await lstat(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw new Error(`${name} cannot be read: ${(error as Error).message}`);
+  }
+  if (info.isSymbolicLink()) throw new Error(`${name} is a link; links are not followed`);
+  if (!info.isFile()) throw new Error(`${name} is not a file`);
+  // No following and no waiting, should the name have been swapped since the look above.
+  const flags = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
+  const handle = await open(path, flags).catch((error: unknown) => {
+    throw new Error(`${name} cannot be read: ${(error as Error).message}`);
+  });
+  try {
+    const opened = await handle.stat();
+    if (!opened.isFile()) throw new Error(`${name} is not a file`);
+    if (opened.size > SIDECAR_MAX) {
+      throw new Error(`${name} holds more than ${SIDECAR_MAX / (1024 * 1024)} MiB`);
+    }
+    const buffer = Buffer.allocUnsafe(SIDECAR_MAX + 1);
+    let length = 0;
+    for (;;) {
+      const { bytesRead } = await handle.read(buffer, length, buffer.length - length, length);
+      if (bytesRead === 0) break;
+      length += bytesRead;
+      if (length > SIDECAR_MAX) {
+        throw new Error(`${name} holds more than ${SIDECAR_MAX / (1024 * 1024)} MiB`);
+      }
+    }
+    const text = buffer.toString('utf8', 0, length);
+    return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  } finally {
+    await handle.close();
+  }
+}
+
 async function sidecarJson(
   ctx: PostTransferContext,
   config: HookConfig<'sidecar_json'>,
@@ -158,13 +206,8 @@ async function sidecarJson(
   const candidates = (config.suffixes ?? ['.json']).flatMap((s) => [`${name}${s}`, `${stem}${s}`]);
   for (const candidate of [...new Set(candidates)]) {
     if (candidate === name) continue;
-    let text: string;
-    try {
-      text = await readFile(join(dir, candidate), 'utf8');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue;
-      throw error;
-    }
+    const text = await readSidecar(join(dir, candidate), candidate);
+    if (text === null) continue;
     let value: unknown;
     try {
       value = JSON.parse(text);
