@@ -7,5 +7,10 @@ if (!existsSync(cli)) {
   process.stderr.write('labstation: dist/ is missing; run `npm run build` first\n');
   process.exit(2);
 }
+// Output read by a program that stops reading (`labstation files | head`) is not an error.
+process.stdout.on('error', (error) => {
+  if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  throw error;
+});
 const { main } = await import(cli.href);
 process.exitCode = await main(process.argv.slice(2));

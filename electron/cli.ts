@@ -86,6 +86,35 @@ function readJson(file: string, what: string): unknown {
   }
 }
 
+/**
+ * A data dir a command may be the first to fill. Should the command fail, `undo` leaves it as
+ * it was found, not holding a database that would make it look set up: a folder this run made
+ * goes whole, else the database files it made.
+ */
+function firstFill(dataDir: string): { undo(): void } {
+  const dbFile = join(dataDir, 'labstation.db');
+  if (existsSync(dbFile)) return { undo: () => undefined };
+  // The folders the open would make, innermost first.
+  const madeDirs: string[] = [];
+  for (let dir = dataDir; !existsSync(dir) && dirname(dir) !== dir; dir = dirname(dir)) {
+    madeDirs.push(dir);
+  }
+  return {
+    undo() {
+      if (madeDirs.length === 0) {
+        for (const suffix of ['', '-wal', '-shm']) rmSync(dbFile + suffix, { force: true });
+        return;
+      }
+      rmSync(madeDirs[0], { recursive: true, force: true });
+      try {
+        for (const dir of madeDirs.slice(1)) rmdirSync(dir);
+      } catch {
+        // Something else was put there meanwhile: it stays, and so do the folders holding it.
+      }
+    },
+  };
+}
+
 function need(value: string | undefined, flag: string): string {
   if (!value) throw new UsageError(`${flag} is required`);
   return value;
@@ -109,14 +138,19 @@ async function station(argv: string[]): Promise<number> {
     throw new UsageError('--port must be a whole number from 0 to 65535');
   }
   const { runStation } = await import('./core/runStation.js');
+  const dataDir = need(values.data, '--data');
+  const fill = firstFill(resolve(dataDir));
   const running = await runStation({
-    dataDir: need(values.data, '--data'),
+    dataDir,
     port,
     demo: values.demo ?? false,
     log: createLogger(),
     ...(values.server !== undefined || values.key !== undefined
       ? { server: need(values.server, '--server'), key: need(values.key, '--key') }
       : {}),
+  }).catch((error: unknown) => {
+    fill.undo();
+    throw error;
   });
   process.stdout.write(`Labstation station ready at ${running.url}#token=${running.token}\n`);
   await new Promise<void>((resolve) => {
@@ -143,12 +177,17 @@ async function serve(argv: string[]): Promise<number> {
     throw new UsageError('--port must be a whole number from 0 to 65535');
   }
   const { runServer } = await import('./core/runServer.js');
+  const dataDir = need(values.data, '--data');
+  const fill = firstFill(resolve(dataDir));
   const running = await runServer({
-    dataDir: need(values.data, '--data'),
+    dataDir,
     host: values.host ?? '127.0.0.1',
     port,
     log: createLogger(),
     timeZone: values['time-zone'] ?? process.env.LABSTATION_TIME_ZONE,
+  }).catch((error: unknown) => {
+    fill.undo();
+    throw error;
   });
   process.stdout.write(`Labstation server ready at ${running.url}\n`);
   await new Promise<void>((resolve) => {
@@ -181,7 +220,15 @@ async function admin(argv: string[]): Promise<number> {
   const { createAccount, createStationAccount, findAccountByEmail, ROLES } =
     await import('./core/server/accounts.js');
   const { createApiToken } = await import('./core/server/auth.js');
-  const db = openServerData(need(values.data, '--data'));
+  const dataDir = need(values.data, '--data');
+  if (!existsSync(join(dataDir, 'labstation.db'))) {
+    throw new AppError(
+      'not_found',
+      `${dataDir} holds no Labstation data (no labstation.db); \`labstation serve --data ${dataDir}\` ` +
+        'or `labstation import` makes a server data dir',
+    );
+  }
+  const db = openServerData(dataDir);
   try {
     if (what === 'user') {
       const role = values.role ?? 'user';
@@ -227,13 +274,7 @@ async function importCommand(argv: string[]): Promise<number> {
   const bundle = readJson(positionals[0], 'bundle');
   const { importBundle } = await import('./core/station/facility.js');
   const dataDir = resolve(need(values.data, '--data'));
-  const dbFile = join(dataDir, 'labstation.db');
-  const newDb = !existsSync(dbFile);
-  // The folders the station database's open makes, innermost first: a refusal removes them.
-  const madeDirs: string[] = [];
-  for (let dir = dataDir; !existsSync(dir) && dirname(dir) !== dir; dir = dirname(dir)) {
-    madeDirs.push(dir);
-  }
+  const fill = firstFill(dataDir);
   const db = openStationDatabase(dataDir);
   let imported = false;
   try {
@@ -249,16 +290,8 @@ async function importCommand(argv: string[]): Promise<number> {
     return 0;
   } finally {
     db.close();
-    // A refused bundle stores nothing; a data dir it would have been the first to fill is
-    // left as it was found, not holding an empty database that makes it look set up.
-    if (!imported && newDb) {
-      for (const suffix of ['', '-wal', '-shm']) rmSync(dbFile + suffix, { force: true });
-      try {
-        for (const dir of madeDirs) rmdirSync(dir);
-      } catch {
-        // Something else was put there meanwhile: it stays, and so do the folders holding it.
-      }
-    }
+    // A refused bundle stores nothing, and leaves a new data dir as it was.
+    if (!imported) fill.undo();
   }
 }
 
@@ -629,6 +662,24 @@ async function transfers(argv: string[]): Promise<number> {
   }
 }
 
+/**
+ * A system call's refusal (a port in use, a host that does not resolve, a path that is a file)
+ * in one line, with what to do where that is plain; null for any other error.
+ */
+function systemErrorLine(error: unknown): string | null {
+  const e = error as NodeJS.ErrnoException & { hostname?: string; address?: string; port?: number };
+  if (!(error instanceof Error) || typeof e.code !== 'string' || typeof e.syscall !== 'string') {
+    return null;
+  }
+  if (e.code === 'EADDRINUSE') {
+    return `port ${e.port ?? ''} is in use by another program; choose another with --port`;
+  }
+  if (e.code === 'EADDRNOTAVAIL' || (e.syscall === 'getaddrinfo' && e.hostname)) {
+    return `cannot listen on ${e.hostname ?? e.address ?? 'that address'}: ${e.code}; check --host`;
+  }
+  return e.message;
+}
+
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   try {
@@ -682,6 +733,11 @@ export async function main(argv: string[]): Promise<number> {
     }
     if (error instanceof NewerDatabaseError) {
       process.stderr.write(`labstation: ${error.message}\n`);
+      return 1;
+    }
+    const system = systemErrorLine(error);
+    if (system !== null) {
+      process.stderr.write(`labstation: ${system}\n`);
       return 1;
     }
     throw error;

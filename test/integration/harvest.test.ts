@@ -140,6 +140,15 @@ describe('harvest --once', () => {
     const again = await harvestOnce(dirs.data);
     expect(again.stdout).toContain('harvest: 0 completed, 0 skipped, 0 failed');
     expect(await transfersOf(dirs.data)).toHaveLength(10_000);
+
+    // A reader that stops early (`| head`) ends the listing quietly, exit 0.
+    const head = spawnSync('bash', [
+      '-c',
+      `set -o pipefail; '${process.execPath}' '${CLI}' files --data '${dirs.data}' | head -1`,
+    ]);
+    expect(head.stderr.toString()).toBe('');
+    expect(head.status).toBe(0);
+    expect(head.stdout.toString()).toMatch(/^\S+\t/);
   }, 240_000);
 
   it('mints well-formed ARKs that stay unique across restarts', async () => {

@@ -2,6 +2,8 @@
  * Server mode as its users meet it: `labstation serve`, the admin commands, login, both
  * authentication schemes, and the role matrix on the NEMO-compatible API.
  */
+import { existsSync, readdirSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -283,6 +285,54 @@ describe('labstation admin', () => {
     ]);
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/time zone: "Mars\/Olympus" is not an IANA time zone name/);
+  });
+
+  it('refuses a data dir that holds nothing, and a refused start leaves a new one as it was', async () => {
+    const root = tempDir();
+    const missing = join(root, 'typo');
+    const admin = await runCli([
+      'admin',
+      'user',
+      'create',
+      '--data',
+      missing,
+      '--email',
+      'a@example.org',
+      '--password',
+      'a long password',
+    ]);
+    expect(admin.code).toBe(1);
+    expect(admin.stderr).toBe(
+      `${missing} holds no Labstation data (no labstation.db); \`labstation serve --data ${missing}\` or \`labstation import\` makes a server data dir\n`,
+    );
+    expect(existsSync(missing)).toBe(false);
+    // A port in use, a host that does not resolve: one line each, and no data dir left.
+    const busy = createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    const port = (busy.address() as AddressInfo).port;
+    try {
+      for (const [args, line] of [
+        [
+          ['serve', '--data', join(root, 'sv'), '--port', String(port)],
+          `labstation: port ${port} is in use by another program; choose another with --port\n`,
+        ],
+        [
+          ['serve', '--data', join(root, 'sv'), '--host', '999.1.1.1', '--port', '0'],
+          'labstation: cannot listen on 999.1.1.1: ENOTFOUND; check --host\n',
+        ],
+        [
+          ['station', '--data', join(root, 'st'), '--demo', '--port', String(port)],
+          `labstation: port ${port} is in use by another program; choose another with --port\n`,
+        ],
+      ] as const) {
+        const refused = await runCli([...args]);
+        expect(refused.stderr, args.join(' ')).toBe(line);
+        expect(refused.code).toBe(1);
+      }
+    } finally {
+      busy.close();
+    }
+    expect(readdirSync(root)).toEqual([]);
   });
 
   it('keeps station and server data apart', async () => {
