@@ -1673,6 +1673,41 @@ describe('harvest in a running station', () => {
     ]);
   });
 
+  it('fails a copy that a storage location holding the watched folder would put back in it', async () => {
+    // The storage location holds the watched folder (root/src), and the template leads back
+    // into it: each run used to copy the copies, a folder deeper.
+    const dirs = await setupHarvest({ template: 'src/copies/{relative_path}' });
+    withDb(dirs.data, (db) =>
+      db.prepare('UPDATE storage_locations SET base_path = ?').run(dirs.root),
+    );
+    writeFileSync(join(dirs.src, 'scan1.tif'), 'an image');
+    for (let run = 0; run < 3; run += 1) {
+      const out = await harvestOnce(dirs.data);
+      expect(out.code).toBe(1);
+      // Many small files go together (batch.ts); one alone goes on its own: both are checked.
+      for (let i = 0; i < 3; i += 1) writeFileSync(join(dirs.src, `more${run}-${i}.tif`), 'x');
+    }
+    expect(existsSync(join(dirs.src, 'copies'))).toBe(false);
+    const files = await filesOf(dirs.data);
+    expect(files.map((f) => f.relative_path).sort()).toEqual([
+      'more0-0.tif',
+      'more0-1.tif',
+      'more0-2.tif',
+      'more1-0.tif',
+      'more1-1.tif',
+      'more1-2.tif',
+      'scan1.tif',
+    ]);
+    for (const f of files) {
+      expect(f.state).toBe('failed');
+      expect(f.last_transfer?.error).toBe(
+        `the destination ${join(dirs.src, 'copies', f.relative_path)} lies in the watched folder ` +
+          `${dirs.src}: the harvest would take its copy again; change the destination template ` +
+          'or the storage location',
+      );
+    }
+  });
+
   it('follows no symbolic link and keeps one harvest per data dir', async () => {
     const dirs = await setupHarvest();
     station = await startStation(dirs.data);

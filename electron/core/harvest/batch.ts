@@ -55,6 +55,7 @@ import {
   holdsSame,
   recoverInterrupted,
   sameContentOutcome,
+  intoWatchedFolder,
   renderDestination,
   transferFile,
   type TransferDeps,
@@ -210,7 +211,10 @@ export async function transferBatch(deps: TransferDeps, items: BatchItem[]): Pro
       instrument,
       file,
     );
-    if (!rendered.ok) return alone(index);
+    // transferFile records why such a file fails.
+    if (!rendered.ok || intoWatchedFolder(deps, location.base_path, rendered.path) !== null) {
+      return alone(index);
+    }
     planned.push({
       index,
       file,

@@ -286,6 +286,11 @@ export class Harvester {
    * disk (storageGuard.ts): left out of its walks and its watch, whatever its filter says.
    */
   private storageFolders = new Map<WatchFolder, string[]>();
+  /**
+   * The other way round: per local storage location's base (as written), the watched folders
+   * inside it, relative to it. A copy rendered into one fails (transfer.ts intoWatchedFolder).
+   */
+  private watchedInStorage = new Map<string, string[]>();
   private readonly queue: number[] = [];
   private readonly queued = new Set<number>();
   private readonly active = new ActiveTransfers();
@@ -377,6 +382,7 @@ export class Harvester {
         }
       },
       record: (fileId, outcome) => this.record(fileId, outcome),
+      watchedIn: (base) => this.watchedInStorage.get(base) ?? [],
       // A copy waiting for its batch's flush holds no copy slot: more small copies start, so
       // the batch fills up. Its files join the batch before pump, which flushes at once when
       // every transfer under way waits for the flush: a lone file does not wait for the
@@ -521,6 +527,7 @@ export class Harvester {
     this.instruments = enabled.filter((i) => !waiting.has(i.id));
     this.awaitingHistory = enabled.filter((i) => waiting.has(i.id));
     this.setStorageFolders(this.findStorageFolders((path) => path));
+    this.watchedInStorage = this.findWatchedInStorage((path) => path);
   }
 
   /** Keeps the storage folders found inside watched folders, and logs them when they change. */
@@ -583,6 +590,20 @@ export class Harvester {
     ]);
     if (real === null || this.instruments !== instruments) return;
     this.setStorageFolders(this.findStorageFolders((path) => real.get(path) ?? path));
+    this.watchedInStorage = this.findWatchedInStorage((path) => real.get(path) ?? path);
+  }
+
+  /** The watched folders inside each local storage location's base, by `where` each path is. */
+  private findWatchedInStorage(where: (path: string) => string): Map<string, string[]> {
+    const watched = this.instruments.flatMap((i) => i.watch.map((folder) => where(folder.path)));
+    const found = new Map<string, string[]>();
+    for (const base of this.localStorageBases()) {
+      // storageFolderIn(outer, inner): where inner lies in outer.
+      // '' (a watched folder that is the base) is not here: its harvest is off altogether.
+      const inside = watched.flatMap((watch) => storageFolderIn(where(base), watch) || []);
+      if (inside.length) found.set(base, inside);
+    }
+    return found;
   }
 
   /** A watched folder's filter, with the storage folders inside it left out. */

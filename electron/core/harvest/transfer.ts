@@ -26,6 +26,7 @@ import {
 } from './config.js';
 import type { CopyPool } from './copyPool.js';
 import { storedUsageContext } from './usageContext.js';
+import { inFolders } from './storageGuard.js';
 import { BATCH_DURABILITY_BELOW, fsyncPath } from './durable.js';
 import { decidePreTransfer, preTransferHooks, runPostTransferHooks } from './hooks.js';
 import {
@@ -67,6 +68,30 @@ export interface TransferDeps {
   settle?(path: string): Promise<void>;
   /** settle for a batch of small copies (batch.ts): one outcome per path, in order. */
   settleAll?: (paths: string[]) => Promise<PromiseSettledResult<void>[]>;
+  /**
+   * The watched folders inside a local storage location's base (as written), relative to it
+   * and `/`-separated, found on disk by the engine: a copy rendered into one would be harvested
+   * again, a folder deeper each time (watchedFolderOf).
+   */
+  watchedIn?(basePath: string): readonly string[];
+}
+
+/**
+ * Why a copy may not go to `rendered` (relative to the storage location's base): it would lie
+ * in a watched folder, or null.
+ */
+export function intoWatchedFolder(
+  deps: Pick<TransferDeps, 'watchedIn'>,
+  base: string,
+  rendered: string,
+): string | null {
+  const watched = deps.watchedIn?.(base).find((folder) => inFolders([folder], rendered));
+  if (watched === undefined) return null;
+  return (
+    `the destination ${join(base, ...rendered.split('/'))} lies in the watched folder ` +
+    `${join(base, ...watched.split('/'))}: the harvest would take its copy again; change the ` +
+    'destination template or the storage location'
+  );
 }
 
 /** finished: an outcome is stored. requeue: check stability again. gone: the source vanished. */
@@ -355,6 +380,8 @@ export async function transferFile(
       redirected,
     });
   }
+  const looping = intoWatchedFolder(deps, location.base_path, rendered.path);
+  if (looping !== null) return await fail(looping, false);
   destination = join(location.base_path, ...rendered.path.split('/'));
 
   const postHooks = hooksFor(db, instrument.id, 'post_transfer');
