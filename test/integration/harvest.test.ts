@@ -384,6 +384,44 @@ describe('harvest --once', () => {
     expect(other?.last_transfer?.note).toMatch(/held other content/);
     expect(readFileSync(join(dirs.dest, 'sem-1', 'other.dat'), 'utf8')).toBe('an older file!!');
     expect(readFileSync(join(dirs.dest, 'sem-1', 'other (1).dat'), 'utf8')).toBe('new acquisition');
+
+    // The same new acquisition again, from another folder into the same name: it is at
+    // `other (1).dat` already, so it is skipped there, not written as `other (2).dat`; and
+    // so is a small one, which goes with others in a batch.
+    const flat = await setupHarvest({ stability: 0, template: '{instrument}/{filename}' });
+    // Large enough to go on its own (batches take small files), and a small one.
+    const acquire = (folder: string, text: string) => {
+      mkdirSync(join(flat.src, folder));
+      writeFileSync(join(flat.src, folder, 'big.dat'), Buffer.alloc(5 * 1024 * 1024, text));
+      writeFileSync(join(flat.src, folder, 'small.dat'), text);
+    };
+    acquire('s1', 'first');
+    expect((await harvestOnce(flat.data)).code).toBe(0);
+    acquire('s2', 'second');
+    acquire('s3', 'second');
+    expect((await harvestOnce(flat.data)).code).toBe(0);
+    expect(listTree(join(flat.dest, 'sem-1')).sort()).toEqual([
+      'big (1).dat',
+      'big.dat',
+      'small (1).dat',
+      'small.dat',
+    ]);
+    const outcomes = (await filesOf(flat.data))
+      .map((f) => [
+        f.relative_path,
+        f.last_transfer?.status,
+        basename(f.last_transfer?.destination_path ?? ''),
+      ])
+      .sort((a, b) => String(a[0]).localeCompare(String(b[0])));
+    expect(outcomes.filter((o) => o[1] === 'skipped')).toHaveLength(2);
+    expect(outcomes.map((o) => o[2]).sort()).toEqual([
+      'big (1).dat',
+      'big (1).dat',
+      'big.dat',
+      'small (1).dat',
+      'small (1).dat',
+      'small.dat',
+    ]);
   });
 
   it('keeps the ARK of a file found again unchanged under a new mtime; a changed one is a new version', async () => {

@@ -266,6 +266,19 @@ describe('uploads into a server storage location', () => {
     expect(transfer?.note).toMatch(/held other content; this copy was written as image \(1\)\.raw/);
     expect(readFileSync(join(store, 'other', 'image.raw'), 'utf8')).toBe('someone else');
     expect(md5(readFileSync(join(store, 'other', 'image (1).raw')))).toBe(md5(data));
+
+    // The same image again from another folder: it is at image (1).raw, so it is skipped
+    // there, not sent and written as image (2).raw.
+    mkdirSync(join(dirs.src, 'again'));
+    writeFileSync(join(dirs.src, 'again', 'image.raw'), data);
+    withDb(dirs.data, (db) =>
+      db.prepare("UPDATE instruments SET destination_template = 'other/{filename}'").run(),
+    );
+    const second = await harvestOnce(dirs.data);
+    expect(second.stdout).toContain('harvest: 0 completed, 1 skipped, 0 failed');
+    expect(storeTree('other').sort()).toEqual(['image (1).raw', 'image.raw']);
+    const skipped = (await transfersOf(dirs.data)).find((t) => t.status === 'skipped');
+    expect(skipped?.destination_path).toBe(join(store, 'other', 'image (1).raw'));
   });
 
   it('a connection cut mid-file: the upload resumes, and the file is there once, verified', async () => {

@@ -30,7 +30,7 @@ import { READ_AHEAD, type PlaceResult, type SmallCopyResult } from './copyBatch.
 import { BATCH_DURABILITY_BELOW, fsyncPath, onLocalDisk } from './durable.js';
 import { decidePreTransfer, preTransferHooks, runPostTransferHooks } from './hooks.js';
 import {
-  freeName,
+  freeOrSameName,
   inFolder,
   partialPathFor,
   placeWithoutClobber,
@@ -351,23 +351,25 @@ export async function transferBatch(deps: TransferDeps, items: BatchItem[]): Pro
             step(v.index, () => dropped(v, error, null));
             continue;
           }
-          // The name is taken: the same content there is a skip; otherwise the next free
-          // name, chosen and marked one at a time, as transferFile does.
+          // The name is taken: the same content there or at a numbered name is a skip;
+          // otherwise the next free name, chosen and marked one at a time, as transferFile does.
           try {
-            if (await holdsSame(deps, v.destination, v.bytes, v.destHash)) {
-              await removeQuietly(v.partial);
-              clearAttempt(db, v.file.id);
-              step(v.index, async () => {
-                const skip = { ...v, hash: v.destHash };
-                return store(v, await sameContentOutcome(deps, skip));
-              });
-              continue;
-            }
             for (;;) {
-              const name = await freeName(v.destination);
-              markVerified(db, v.file.id, v.destHash, name);
-              if (await placeWithoutClobber(v.partial, name)) {
-                placed.push({ v, final: name });
+              const next = await freeOrSameName(v.destination, (path) =>
+                holdsSame(deps, path, v.bytes, v.destHash),
+              );
+              if (next.same) {
+                await removeQuietly(v.partial);
+                clearAttempt(db, v.file.id);
+                step(v.index, async () => {
+                  const skip = { ...v, destination: next.name, hash: v.destHash };
+                  return store(v, await sameContentOutcome(deps, skip));
+                });
+                break;
+              }
+              markVerified(db, v.file.id, v.destHash, next.name);
+              if (await placeWithoutClobber(v.partial, next.name)) {
+                placed.push({ v, final: next.name });
                 break;
               }
             }

@@ -46,12 +46,19 @@ export async function exists(path: string): Promise<boolean> {
   }
 }
 
-/** The first of destination, `name (1).ext`, `name (2).ext`, ... that does not exist yet. */
-export async function freeName(destination: string): Promise<string> {
-  if (!(await exists(destination))) return destination;
-  for (let n = 1; ; n += 1) {
-    const candidate = alternativeName(destination, n);
-    if (!(await exists(candidate))) return candidate;
+/**
+ * The first of destination, `name (1).ext`, `name (2).ext`, ... that does not exist yet, or,
+ * should one before it already hold the content (`holds` says), that one: content harvested
+ * twice into one folder, each time beside other content of its name, is not copied again.
+ */
+export async function freeOrSameName(
+  destination: string,
+  holds: (path: string) => Promise<boolean>,
+): Promise<{ name: string; same: boolean }> {
+  for (let n = 0; ; n += 1) {
+    const name = n === 0 ? destination : alternativeName(destination, n);
+    if (!(await exists(name))) return { name, same: false };
+    if (await holds(name)) return { name, same: true };
   }
 }
 

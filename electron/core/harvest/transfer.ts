@@ -31,7 +31,7 @@ import { BATCH_DURABILITY_BELOW, fsyncPath } from './durable.js';
 import { decidePreTransfer, preTransferHooks, runPostTransferHooks } from './hooks.js';
 import {
   exists,
-  freeName,
+  freeOrSameName,
   inFolder,
   partialPathFor,
   placeWithoutClobber,
@@ -461,21 +461,22 @@ export async function transferFile(
     // Verified. Record that before the rename, so a crash in between can be finished. Names in
     // one folder are chosen one transfer at a time: where the storage has no hard links, the
     // check for a free name and the rename are two steps.
-    const final = await inFolder(dirname(destination), async () => {
+    const placement = await inFolder(dirname(destination), async () => {
       // The name itself first: the link refuses it if it is taken (no separate check).
       let name = destination;
       for (;;) {
         markVerified(db, file.id, result.destHash, name);
-        if (await placeWithoutClobber(attempt, name)) return name;
-        // Taken since the check before the copy (another source of this run with the same
-        // destination, say): the same content there is a skip, as it would have been then.
-        if (name === destination && (await holdsSame(deps, name, result.bytes, result.destHash))) {
-          return null;
-        }
-        name = await freeName(destination);
+        if (await placeWithoutClobber(attempt, name)) return { name, same: false };
+        // Taken (since the check before the copy, by another source of this run, say): the
+        // same content there or at a numbered name is a skip, as it would have been then.
+        const next = await freeOrSameName(destination, (path) =>
+          holdsSame(deps, path, result.bytes, result.destHash),
+        );
+        if (next.same) return next;
+        name = next.name;
       }
     });
-    if (final === null) {
+    if (placement.same) {
       await removeQuietly(attempt);
       clearAttempt(db, file.id);
       partial = null;
@@ -485,12 +486,13 @@ export async function transferFile(
           file,
           post: postHooks,
           instrument,
-          destination,
+          destination: placement.name,
           hash,
           redirected,
         }),
       );
     }
+    const final = placement.name;
     // From here on the copy is at its name: whatever fails now is finished by recovery, which
     // the markers left in place lead to, never recorded as a failed copy.
     partial = null;

@@ -18,7 +18,7 @@ import type { Db } from '../../db/open.js';
 import { makeFolders } from '../../util/folders.js';
 import { hashFile } from '../../harvest/copy.js';
 import {
-  freeName,
+  freeOrSameName,
   inFolder,
   placeWithoutClobber,
   removeQuietly,
@@ -256,11 +256,15 @@ export class UploadReceiver {
     const existing = findUpload(db, key);
     if (existing) return this.resume(existing, location);
 
-    const destination = destinationIn(location, key.destination);
-    if (await holdsSameContent(destination, key.size, key.xxhash)) {
+    // The same content at the destination, or at a numbered name before a free one: nothing
+    // to send.
+    const there = await freeOrSameName(destinationIn(location, key.destination), (path) =>
+      holdsSameContent(path, key.size, key.xxhash),
+    );
+    if (there.same) {
       const skipped: Finished = {
         state: 'skipped',
-        finalPath: key.destination,
+        finalPath: posix.join(posix.dirname(key.destination), basename(there.name)),
         destChecksum: key.xxhash,
         note: 'the destination already holds the same content',
       };
@@ -488,17 +492,23 @@ export class UploadReceiver {
             'through a symbolic link)',
         );
       }
-      if (await holdsSameContent(destination, row.size, row.xxhash)) {
-        await removeQuietly(partial);
-        return {
-          state: 'skipped',
-          finalPath: row.destination_path,
-          destChecksum: reread.hash,
-          note: 'the destination already holds the same content',
-        };
+      // The same content at the name, or at a numbered name before a free one, is a skip.
+      const holds = (path: string) => holdsSameContent(path, row.size, row.xxhash);
+      let name: string;
+      for (;;) {
+        const next = await freeOrSameName(destination, holds);
+        if (next.same) {
+          await removeQuietly(partial);
+          return {
+            state: 'skipped',
+            finalPath: posix.join(posix.dirname(row.destination_path), basename(next.name)),
+            destChecksum: reread.hash,
+            note: 'the destination already holds the same content',
+          };
+        }
+        name = next.name;
+        if (await placeWithoutClobber(partial, name)) break;
       }
-      let name = await freeName(destination);
-      while (!(await placeWithoutClobber(partial, name))) name = await freeName(destination);
       await syncFolder(folder);
       const finalPath = posix.join(posix.dirname(row.destination_path), basename(name));
       return {
