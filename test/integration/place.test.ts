@@ -1,5 +1,5 @@
 /** prepareFolder: destination folders made, checked to stay inside the storage, and memoized. */
-import { existsSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { forgetFolder, prepareFolder } from '../../electron/core/harvest/place.js';
@@ -17,10 +17,12 @@ describe('prepareFolder', () => {
     const base = tempDir('labstation-place-');
     const outside = tempDir('labstation-outside-');
     symlinkSync(outside, join(base, 'link'));
-    const folder = join(base, 'link', 'x');
+    const folder = join(base, 'link', 'x', 'y');
     const first = await prepareFolder(base, folder);
     expect(first).toMatchObject({ ok: false, kind: 'outside' });
     expect(await prepareFolder(base, folder)).toMatchObject({ ok: false, kind: 'outside' });
+    // Refused before anything is made where the link leads.
+    expect(readdirSync(outside)).toEqual([]);
   });
 
   it('names a storage location that is missing or not a folder', async () => {

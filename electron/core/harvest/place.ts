@@ -155,6 +155,10 @@ export async function prepareFolder(base: string, folder: string): Promise<Folde
   } catch (error) {
     return { ok: false, kind: 'base', error };
   }
+  // Where the folder would lead before any of it is made (a link in the storage tree must not
+  // get folders made where it leads), then again once made (a link put there meanwhile).
+  const before = await leadsOutside(base, folder);
+  if (before !== null) return { ok: false, kind: 'outside', realFolder: before };
   await makeFolders(folder);
   const [realBase, realFolder] = await Promise.all([realpath(base), realpath(folder)]);
   if (realFolder !== realBase && !realFolder.startsWith(realBase + sep)) {
@@ -163,6 +167,26 @@ export async function prepareFolder(base: string, folder: string): Promise<Folde
   if (checkedFolders.size > 10_000) checkedFolders.clear();
   checkedFolders.set(key, Date.now() + FOLDER_CHECK_MS);
   return { ok: true };
+}
+
+/**
+ * Null when `folder` (which need not exist yet) stays inside `base` once symbolic links are
+ * resolved; otherwise where it leads. What does not exist yet cannot be a link: its deepest
+ * existing ancestor decides.
+ */
+export async function leadsOutside(base: string, folder: string): Promise<string | null> {
+  const realBase = await realpath(base);
+  let probe = folder;
+  for (;;) {
+    try {
+      const real = await realpath(probe);
+      return real === realBase || real.startsWith(realBase + sep) ? null : real;
+    } catch (error) {
+      const parent = dirname(probe);
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || parent === probe) throw error;
+      probe = parent;
+    }
+  }
 }
 
 /** After a failure in `folder`: check it again next time. */

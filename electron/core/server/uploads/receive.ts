@@ -10,8 +10,8 @@
  * or rename, not a copy.
  */
 import { constants, type Stats } from 'node:fs';
-import { lstat, open, readdir, realpath, stat, type FileHandle } from 'node:fs/promises';
-import { basename, dirname, join, posix, sep } from 'node:path';
+import { lstat, open, readdir, stat, type FileHandle } from 'node:fs/promises';
+import { basename, dirname, join, posix } from 'node:path';
 import type { Readable } from 'node:stream';
 import { createXXHash128, type IHasher } from '../../util/hasher.js';
 import type { Db } from '../../db/open.js';
@@ -19,6 +19,7 @@ import { makeFolders } from '../../util/folders.js';
 import { hashFile } from '../../harvest/copy.js';
 import {
   freeOrSameName,
+  leadsOutside,
   inFolder,
   placeWithoutClobber,
   removeQuietly,
@@ -67,26 +68,6 @@ async function takeHasher(): Promise<IHasher> {
 /** Absolute destination of a checked relative path ('/'-separated). */
 export function destinationIn(location: ServerLocation, relative: string): string {
   return join(location.base_path, ...relative.split('/'));
-}
-
-/**
- * Null when `folder` (which need not exist yet) stays inside `base` once symbolic links are
- * resolved; otherwise where it leads. What does not exist yet cannot be a link: its deepest
- * existing ancestor decides.
- */
-export async function leadsOutside(base: string, folder: string): Promise<string | null> {
-  const realBase = await realpath(base);
-  let probe = folder;
-  for (;;) {
-    try {
-      const real = await realpath(probe);
-      return real === realBase || real.startsWith(realBase + sep) ? null : real;
-    } catch (error) {
-      const parent = dirname(probe);
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || parent === probe) throw error;
-      probe = parent;
-    }
-  }
 }
 
 export function stateOf(row: UploadRow, location: ServerLocation): UploadState {
@@ -481,8 +462,13 @@ export class UploadReceiver {
     const destination = destinationIn(location, row.destination_path);
     const folder = dirname(destination);
     const finished = await inFolder(folder, async (): Promise<Finished> => {
-      await makeFolders(folder);
-      const outside = await leadsOutside(location.base_path, folder);
+      // Checked before a folder is made (a link must not get one made where it leads), and
+      // again after (a link put there meanwhile).
+      let outside = await leadsOutside(location.base_path, folder);
+      if (outside === null) {
+        await makeFolders(folder);
+        outside = await leadsOutside(location.base_path, folder);
+      }
       if (outside !== null) {
         await removeQuietly(partial);
         deleteUpload(db, row.id);

@@ -18,14 +18,8 @@ import type { ApiDocs } from '../openapi/registry.js';
 import { stationAuth } from '../sync/stationAuth.js';
 import { sweepUploads } from './cleanup.js';
 import { describeUploadApi } from './docs.js';
-import {
-  destinationIn,
-  leadsOutside,
-  stateOf,
-  UPLOAD_FOLDER,
-  UploadReceiver,
-  UploadRefusal,
-} from './receive.js';
+import { leadsOutside } from '../../harvest/place.js';
+import { destinationIn, stateOf, UPLOAD_FOLDER, UploadReceiver, UploadRefusal } from './receive.js';
 import {
   findLocation,
   locationById,
