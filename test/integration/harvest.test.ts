@@ -287,6 +287,41 @@ describe('harvest --once', () => {
     }
   });
 
+  it('a share not mounted on its storage folder gives failed transfers, not copies on the local disk', async (ctx) => {
+    const mount = join(tempDir('labstation-share-'), 'share');
+    if (!tryMountTmpfs(mount, '8m')) return ctx.skip();
+    try {
+      const dirs = await setupHarvest({ dest: mount });
+      writeFileSync(join(dirs.src, 'first.tif'), randomBytes(4096));
+      expect((await harvestOnce(dirs.data)).code).toBe(0);
+      expect(listTree(mount)).toEqual(['sem-1/first.tif']);
+      // The share goes; its empty mount point stays behind on the local disk.
+      unmount(mount);
+      writeFileSync(join(dirs.src, 'second.tif'), randomBytes(4096));
+      writeFileSync(join(dirs.src, 'third.tif'), randomBytes(4096));
+      const refused = await harvestOnce(dirs.data);
+      expect(refused.code).toBe(1);
+      expect(readdirSync(mount)).toEqual([]);
+      const failed = (await filesOf(dirs.data)).filter((f) => f.state === 'failed');
+      expect(failed.map((f) => f.filename).sort()).toEqual(['second.tif', 'third.tif']);
+      for (const f of failed) {
+        expect(f.last_transfer?.error).toBe(
+          `storage location archive: ${mount} held a mounted share or disk, and now holds none: ` +
+            'it is not mounted; nothing was copied to the local disk under it',
+        );
+      }
+      // Back: the failed ones go, onto the share.
+      expect(tryMountTmpfs(mount, '8m')).toBe(true);
+      withDb(dirs.data, (db) =>
+        db.prepare('UPDATE harvest_files SET next_attempt_at = NULL').run(),
+      );
+      expect((await harvestOnce(dirs.data)).code).toBe(0);
+      expect(listTree(mount).sort()).toEqual(['sem-1/second.tif', 'sem-1/third.tif']);
+    } finally {
+      unmount(mount);
+    }
+  });
+
   it('a read-only storage location gives a failed transfer that says so, then completed', async (ctx) => {
     const mount = join(tempDir('labstation-ro-'), 'disk');
     if (!tryMountTmpfs(mount, '2m')) return ctx.skip();

@@ -235,7 +235,7 @@ export async function transferBatch(deps: TransferDeps, items: BatchItem[]): Pro
     if (!checks.has(key)) {
       checks.set(
         key,
-        prepareFolder(p.base, dirname(p.destination)).then(
+        prepareFolder(p.base, dirname(p.destination), deps.mounts).then(
           (c) => c.ok,
           () => false,
         ),

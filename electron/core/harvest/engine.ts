@@ -9,7 +9,7 @@ import { Cron } from 'croner';
 import type { CoreEvent, HarvestStatus } from '../../../shared/api.js';
 import type { Db } from '../db/open.js';
 import { cachedStatement } from '../db/statements.js';
-import { getSetting } from '../station/settings.js';
+import { getSetting, setSetting } from '../station/settings.js';
 import { AppError } from '../util/errors.js';
 import { nowIso } from '../util/ids.js';
 import type { Logger } from '../util/log.js';
@@ -74,6 +74,7 @@ import {
   transferFile,
   type TransferDeps,
 } from './transfer.js';
+import type { MountMemory } from './place.js';
 import {
   BATCH_MAX_BYTES,
   batchable,
@@ -291,6 +292,14 @@ export class Harvester {
    * inside it, relative to it. A copy rendered into one fails (transfer.ts intoWatchedFolder).
    */
   private watchedInStorage = new Map<string, string[]>();
+  /** Storage folders seen as mount points, kept in the settings (place.ts mountProblem). */
+  private readonly mounts: MountMemory = {
+    wasMounted: (base) => getSetting(this.db, 'harvest.mountedBases').includes(base),
+    mounted: (base) => {
+      const known = getSetting(this.db, 'harvest.mountedBases');
+      if (!known.includes(base)) setSetting(this.db, 'harvest.mountedBases', [...known, base]);
+    },
+  };
   private readonly queue: number[] = [];
   private readonly queued = new Set<number>();
   private readonly active = new ActiveTransfers();
@@ -383,6 +392,7 @@ export class Harvester {
       },
       record: (fileId, outcome) => this.record(fileId, outcome),
       watchedIn: (base) => this.watchedInStorage.get(base) ?? [],
+      mounts: this.mounts,
       // A copy waiting for its batch's flush holds no copy slot: more small copies start, so
       // the batch fills up. Its files join the batch before pump, which flushes at once when
       // every transfer under way waits for the flush: a lone file does not wait for the

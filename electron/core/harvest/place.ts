@@ -2,6 +2,7 @@
  * Putting a verified copy at its final name without ever overwriting anything, and making
  * that name durable.
  */
+import type { Stats } from 'node:fs';
 import { link, lstat, open, realpath, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, extname, join, sep } from 'node:path';
 import { randomPoolBytes } from '../util/random.js';
@@ -135,7 +136,15 @@ export type FolderCheck =
   | { ok: true }
   /** The storage location's folder: not a folder (error null), or not reachable. */
   | { ok: false; kind: 'base'; error: unknown }
-  | { ok: false; kind: 'outside'; realFolder: string };
+  | { ok: false; kind: 'outside'; realFolder: string }
+  /** The base was a mounted file system's root, and is now a folder of the one above it. */
+  | { ok: false; kind: 'unmounted' };
+
+/** Which storage folders were seen as mount points (kept by the engine in the settings). */
+export interface MountMemory {
+  wasMounted(base: string): boolean;
+  mounted(base: string): void;
+}
 
 /**
  * Makes `folder` (inside `base`) exist and checks that it really is inside `base`: a symbolic
@@ -144,7 +153,11 @@ export type FolderCheck =
  * small files in 100 folders that saves four file-system calls per file. A copy into a folder
  * that vanished meanwhile fails to create its partial, and the caller forgets the folder.
  */
-export async function prepareFolder(base: string, folder: string): Promise<FolderCheck> {
+export async function prepareFolder(
+  base: string,
+  folder: string,
+  mounts?: MountMemory,
+): Promise<FolderCheck> {
   const key = `${base}\0${folder}`;
   const until = checkedFolders.get(key);
   if (until !== undefined && until > Date.now()) return { ok: true };
@@ -152,6 +165,8 @@ export async function prepareFolder(base: string, folder: string): Promise<Folde
   try {
     const found = await stat(base);
     if (!found.isDirectory()) return { ok: false, kind: 'base', error: null };
+    if (mounts && (await mountProblem(base, found, mounts)))
+      return { ok: false, kind: 'unmounted' };
   } catch (error) {
     return { ok: false, kind: 'base', error };
   }
@@ -187,6 +202,23 @@ export async function leadsOutside(base: string, folder: string): Promise<string
       probe = parent;
     }
   }
+}
+
+/**
+ * Whether `base` has lost the file system mounted on it. A share is often mounted on an empty
+ * folder of the local disk: unmounted, that folder is still there, and copies would fill the
+ * local disk with records saying they are on the share. A base on another device than its
+ * parent folder is a mount point, remembered as such; one remembered that is on its parent's
+ * device again is refused until the share is back.
+ */
+async function mountProblem(base: string, found: Stats, mounts: MountMemory): Promise<boolean> {
+  const parent = await stat(dirname(base)).catch(() => null);
+  // The root of a drive or of the system (its own parent) counts as mounted.
+  if (parent === null || parent.dev !== found.dev || parent.ino === found.ino) {
+    mounts.mounted(base);
+    return false;
+  }
+  return mounts.wasMounted(base);
 }
 
 /** After a failure in `folder`: check it again next time. */

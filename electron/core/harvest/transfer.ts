@@ -33,6 +33,7 @@ import {
   exists,
   freeOrSameName,
   inFolder,
+  type MountMemory,
   partialPathFor,
   placeWithoutClobber,
   prepareFolder,
@@ -74,6 +75,8 @@ export interface TransferDeps {
    * again, a folder deeper each time (watchedFolderOf).
    */
   watchedIn?(basePath: string): readonly string[];
+  /** The storage folders seen as mount points (prepareFolder); none remembered without it. */
+  mounts?: MountMemory;
 }
 
 /**
@@ -388,7 +391,13 @@ export async function transferFile(
   let partial: string | null = null;
   let placed = false;
   try {
-    const checked = await prepareFolder(location.base_path, dirname(destination));
+    const checked = await prepareFolder(location.base_path, dirname(destination), deps.mounts);
+    if (!checked.ok && checked.kind === 'unmounted') {
+      return await fail(
+        `storage location ${location.name}: ${location.base_path} held a mounted share or disk, ` +
+          'and now holds none: it is not mounted; nothing was copied to the local disk under it',
+      );
+    }
     if (!checked.ok && checked.kind === 'base') {
       return await fail(
         checked.error === null

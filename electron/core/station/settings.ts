@@ -48,6 +48,12 @@ export interface StationSettings {
    * on the data dir sees it change and takes the new harvest configuration.
    */
   'harvest.importedAt': string | null;
+  /**
+   * Local storage locations' folders seen as the root of a mounted file system (a share, a
+   * disk): should one later be a plain folder again, its share is not mounted, and copies fail
+   * rather than fill the local disk under the empty mount point (harvest/place.ts).
+   */
+  'harvest.mountedBases': string[];
 }
 
 export const DEFAULT_SETTINGS: StationSettings = {
@@ -74,6 +80,7 @@ export const DEFAULT_SETTINGS: StationSettings = {
   'harvest.runTimeoutMinutes': 60,
   'harvest.serverCommandHooks': false,
   'harvest.importedAt': null,
+  'harvest.mountedBases': [],
 };
 
 export function getSetting<K extends keyof StationSettings>(db: Db, key: K): StationSettings[K] {
