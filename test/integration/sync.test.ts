@@ -52,6 +52,19 @@ async function importIntoServer(bundle: Record<string, unknown>): Promise<void> 
   expect(result.code).toBe(0);
 }
 
+/** The station's projects by name: all, or the active ones only. */
+function stationProjects(dir: string, activeOnly = false): string[] {
+  const local = openReadonly(dir);
+  try {
+    return local
+      .prepare(`SELECT name FROM projects ${activeOnly ? 'WHERE active = 1' : ''} ORDER BY name`)
+      .pluck()
+      .all() as string[];
+  } finally {
+    local.close();
+  }
+}
+
 async function registerStation(name: string, tool = 'SEM'): Promise<string> {
   return createStationKey(serverDir, name, tool);
 }
@@ -442,6 +455,56 @@ describe('station sync', () => {
     await ok(st, 'session.logon', { login: 'dora', pin: '4321' });
     await stop(st);
   }, 60_000);
+});
+
+describe('a server restored from a backup', () => {
+  it('gives a station whose cursor it numbered anew the whole facility, not a gap', async () => {
+    const key = await registerStation('sem-restore');
+    const dir = join(tempDir(), 'station-restore');
+    const project = (name: string) =>
+      writable
+        .prepare(
+          `INSERT INTO projects (uuid, name, created_at, updated_at)
+         VALUES (lower(hex(randomblob(16))), ?, '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')`,
+        )
+        .run(name);
+    const writable = new Database(join(serverDir, 'labstation.db'));
+    writable.pragma('busy_timeout = 5000');
+    try {
+      let st = await launch(dir, server.url, key);
+      await ok(st, 'station.info', {});
+      await stop(st);
+      // The backup is taken here, at change `backup`; then six projects, which the station pulls.
+      const backup = writable.prepare('SELECT max(seq) FROM sync_changes').pluck().get() as number;
+      for (const n of [1, 2, 3, 4, 5, 6]) project(`BK${n}`);
+      st = await launch(dir, server.url, key);
+      await waitFor('BK6 at the station', () =>
+        stationProjects(dir).includes('BK6') ? true : undefined,
+      );
+      await stop(st);
+      // The backup is put back (its changes end at `backup`, its numbers go on from there)...
+      writable.exec(`DELETE FROM projects WHERE name LIKE 'BK%'`);
+      writable.prepare('DELETE FROM sync_changes WHERE seq > ?').run(backup);
+      writable
+        .prepare("UPDATE sqlite_sequence SET seq = ? WHERE name = 'sync_changes'")
+        .run(backup);
+      // ...and eight projects are made: the station's cursor is one of their numbers now.
+      for (const n of [1, 2, 3, 4, 5, 6, 7, 8]) project(`R${n}`);
+      st = await launch(dir, server.url, key);
+      await waitFor('R1 to R8 at the station', () =>
+        ['R1', 'R2', 'R3', 'R4', 'R5', 'R6', 'R7', 'R8'].every((n) =>
+          stationProjects(dir, true).includes(n),
+        )
+          ? true
+          : undefined,
+      );
+      // What the restored server no longer has is no longer offered.
+      expect(stationProjects(dir, true).filter((n) => n.startsWith('BK'))).toEqual([]);
+      await stop(st);
+    } finally {
+      writable.close();
+    }
+  });
 });
 
 describe('records the server refuses', () => {

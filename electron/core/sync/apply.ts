@@ -12,10 +12,19 @@ import type { FacilityDelta } from './protocol.js';
 
 const CURSOR_KEY = 'pull.cursor';
 
+/** What the server said its change at the cursor was (FacilityDelta.cursor_mark). */
+const MARK_KEY = 'pull.cursorMark';
+
 export function syncCursor(db: Db): number {
   const raw = db.prepare('SELECT value FROM sync_state WHERE key = ?').pluck().get(CURSOR_KEY) as
     string | undefined;
   return raw === undefined ? 0 : Number(raw);
+}
+
+/** The mark of the cursor, sent with it; undefined from a server that gave none. */
+export function syncCursorMark(db: Db): string | undefined {
+  return db.prepare('SELECT value FROM sync_state WHERE key = ?').pluck().get(MARK_KEY) as
+    string | undefined;
 }
 
 /**
@@ -24,15 +33,18 @@ export function syncCursor(db: Db): number {
  */
 export function resetSyncCursor(db: Db): void {
   db.transaction(() => {
-    db.prepare('DELETE FROM sync_state WHERE key = ?').run(CURSOR_KEY);
+    db.prepare('DELETE FROM sync_state WHERE key IN (?, ?)').run(CURSOR_KEY, MARK_KEY);
     clearStationReservations(db);
   })();
 }
 
-function setCursor(db: Db, cursor: number): void {
-  db.prepare(
+function setCursor(db: Db, cursor: number, mark: string | undefined): void {
+  const set = db.prepare(
     'INSERT INTO sync_state (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
-  ).run(CURSOR_KEY, String(cursor));
+  );
+  set.run(CURSOR_KEY, String(cursor));
+  if (mark === undefined) db.prepare('DELETE FROM sync_state WHERE key = ?').run(MARK_KEY);
+  else set.run(MARK_KEY, mark);
 }
 
 type Table = 'users' | 'projects' | 'tools';
@@ -252,7 +264,7 @@ export function applyDelta(db: Db, delta: FacilityDelta): ApplySummary {
       const tool = delta.station.tool;
       const toolChanged = tool !== null && getSetting(db, 'station.tool') !== tool;
       if (toolChanged) setSetting(db, 'station.tool', tool);
-      setCursor(db, delta.cursor);
+      setCursor(db, delta.cursor, delta.cursor_mark);
       const changed =
         toolChanged ||
         delta.users.length + delta.projects.length + delta.tools.length > 0 ||

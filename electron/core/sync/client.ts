@@ -7,7 +7,7 @@ import { cachedStatement } from '../db/statements.js';
 import { AppError } from '../util/errors.js';
 import { failpoint } from '../util/failpoint.js';
 import { nowIso } from '../util/ids.js';
-import { applyDelta, syncCursor } from './apply.js';
+import { applyDelta, syncCursor, syncCursorMark } from './apply.js';
 import { Backoff } from './backoff.js';
 import { pendingHistory, takeHistoryPage } from './history.js';
 import {
@@ -529,9 +529,10 @@ export class SyncClient {
     while (!this.stopped) {
       try {
         const cursor = syncCursor(this.db);
+        const mark = cursor > 0 ? syncCursorMark(this.db) : undefined;
         const wait = cursor > 0 && !first ? this.waitSeconds : 0;
         const { data } = await this.http.get<FacilityDelta>(SYNC_CHANGES_PATH, {
-          params: { cursor, wait },
+          params: { cursor, wait, ...(mark === undefined ? {} : { mark }) },
           timeout: (wait + 15) * 1000,
           signal: this.abort.signal,
         });

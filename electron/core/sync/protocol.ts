@@ -265,6 +265,12 @@ export interface SyncBooking {
 
 export interface FacilityDelta {
   cursor: number;
+  /**
+   * What the server's change `cursor` was (changeMark): sent back with the cursor, it tells a
+   * server restored from a backup, whose numbers went on from an older change, that the
+   * station's cursor names another history, and the next delta is full.
+   */
+  cursor_mark?: string;
   /** True when this delta holds the whole facility (first pull, or a reset cursor). */
   full: boolean;
   station: { uuid: string; name: string; tool: string | null };

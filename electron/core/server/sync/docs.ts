@@ -113,6 +113,13 @@ export const reservationSchema = z
 const facilityDelta = z
   .object({
     cursor: z.int().min(0).describe('Send it back as `cursor` next time.'),
+    cursor_mark: z
+      .string()
+      .optional()
+      .describe(
+        'Send it back as `mark` with the cursor: it tells a restored server that the cursor ' +
+          'names another history.',
+      ),
     full: z.boolean().describe('The whole facility (first pull, or a cursor the server reset).'),
     station: z.object({ uuid, name: z.string(), tool: z.string().nullable() }),
     users: z.array(
@@ -192,6 +199,7 @@ const ENTRY = '01890a5d-ac96-774b-bcce-b302099a8057';
 
 const deltaExample: FacilityDelta = {
   cursor: 1042,
+  cursor_mark: '5f0c2a9d3b7e4c61',
   full: false,
   station: { uuid: STATION, name: 'sem', tool: 'SEM' },
   users: [

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Db } from '../../db/open.js';
 import type {
   FacilityDelta,
@@ -23,6 +24,22 @@ export function latestChange(db: Db): number {
   return (
     (db.prepare('SELECT coalesce(max(seq), 0) FROM sync_changes').pluck().get() as number) ?? 0
   );
+}
+
+/**
+ * A short fingerprint of change `seq` (its number, kind and record), '' for none. A station
+ * sends the one of its cursor back: a database restored from a backup numbers its new changes
+ * on from the backup's last one, so a number alone may name another change than the station
+ * applied, and the changes between would never reach it.
+ */
+export function changeMark(db: Db, seq: number): string {
+  const row = db.prepare('SELECT entity, uuid FROM sync_changes WHERE seq = ?').get(seq) as
+    { entity: string; uuid: string | null } | undefined;
+  if (!row) return '';
+  return createHash('sha256')
+    .update(`${seq}|${row.entity}|${row.uuid ?? ''}`)
+    .digest('hex')
+    .slice(0, 16);
 }
 
 interface UserRecord {
@@ -108,13 +125,20 @@ function answersOwed(db: Db, stationId: number): SyncAnswer[] {
 
 /**
  * What a station must apply to be current: everything when `cursor` is 0 or unknown to this
- * server (a restored database), else the records changed since it. Read in one transaction so
+ * server, or `mark` says it names another change than this server's of that number (a
+ * restored database), else the records changed since it. Read in one transaction so
  * the records and the cursor returned agree.
  */
-export function facilityDelta(db: Db, station: StationAccount, cursor: number): FacilityDelta {
+export function facilityDelta(
+  db: Db,
+  station: StationAccount,
+  cursor: number,
+  mark?: string,
+): FacilityDelta {
   return db.transaction((): FacilityDelta => {
     const latest = latestChange(db);
-    const full = cursor <= 0 || cursor > latest;
+    const full =
+      cursor <= 0 || cursor > latest || (mark !== undefined && mark !== changeMark(db, cursor));
     const toolName =
       station.tool_id === null
         ? null
@@ -122,6 +146,7 @@ export function facilityDelta(db: Db, station: StationAccount, cursor: number): 
             string | undefined) ?? null);
     const delta: FacilityDelta = {
       cursor: latest,
+      cursor_mark: changeMark(db, latest),
       full,
       station: { uuid: station.uuid, name: station.name, tool: toolName },
       users: [],

@@ -14,7 +14,7 @@ import {
 } from '../../sync/protocol.js';
 import type { ApiDocs } from '../openapi/registry.js';
 import { describeSyncApi } from './docs.js';
-import { facilityDelta, latestChange, type StationAccount } from './export.js';
+import { changeMark, facilityDelta, latestChange, type StationAccount } from './export.js';
 import { harvestHistory } from './exportHarvest.js';
 import { ingestBatch } from './ingest.js';
 import { jsonObject, uuid } from './records.js';
@@ -56,6 +56,14 @@ const changesQuery = z.object({
     .max(MAX_WAIT_SECONDS)
     .default(0)
     .describe('Seconds to hold the request while nothing is newer than the cursor.'),
+  mark: z
+    .string()
+    .max(64)
+    .optional()
+    .describe(
+      'The cursor_mark that came with the cursor: another change of that number on the ' +
+        'server (a restored database) makes the delta full.',
+    ),
 });
 
 const historyQuery = z.object({
@@ -176,8 +184,9 @@ export function registerSyncApi(app: FastifyInstance, deps: SyncApiDeps): void {
   app.get(SYNC_CHANGES_PATH, { onRequest: authenticate }, async (request, reply) => {
     const parsed = changesQuery.safeParse(request.query);
     if (!parsed.success) return refuseQuery(reply, parsed.error);
-    const { cursor, wait } = parsed.data;
-    if (wait > 0 && cursor > 0 && latestChange(db) === cursor) {
+    const { cursor, wait, mark } = parsed.data;
+    const current = mark === undefined || mark === changeMark(db, cursor);
+    if (wait > 0 && cursor > 0 && current && latestChange(db) === cursor) {
       const aborted = new AbortController();
       reply.raw.once('close', () => aborted.abort());
       await waiters.wait(cursor, wait * 1000, aborted.signal);
@@ -187,7 +196,7 @@ export function registerSyncApi(app: FastifyInstance, deps: SyncApiDeps): void {
     const station = db
       .prepare('SELECT id, uuid, name, tool_id FROM stations WHERE id = ?')
       .get(request.station!.id) as StationAccount;
-    const delta: FacilityDelta = facilityDelta(db, station, cursor);
+    const delta: FacilityDelta = facilityDelta(db, station, cursor, mark);
     return delta;
   });
 
