@@ -70,3 +70,24 @@ export function consumablesFrom(questions: Question[], answers: Answers): Consum
     return [];
   }
 }
+
+/**
+ * The names of the questions of `questions` whose answers can have an effect: consumables
+ * (number fields with a consumable, in groups too) and problem reports. Tells the effects of
+ * one form (the post-usage one) from those of another (the pre-usage one) on the same usage.
+ */
+export function effectQuestionNames(questions: Question[]): Set<string> {
+  const names = new Set<string>();
+  const look = (question: Question): void => {
+    const consumable =
+      (question.type === 'number' || question.type === 'number_float') &&
+      typeof question.consumable === 'string' &&
+      question.consumable !== '';
+    if (consumable || question.type === 'radio_report_problem') names.add(question.name);
+  };
+  for (const question of usableQuestions(questions)) {
+    if (question.type === 'group') groupFields(question).forEach(look);
+    else look(question);
+  }
+  return names;
+}

@@ -53,6 +53,6 @@ export { evaluateFormula } from './formula-eval.js';
 export type { FormulaEvalResult, FormulaValue } from './formula-eval.js';
 export { roundHalfAwayFromZero } from './decimal.js';
 export { sanitizeTitleHtml } from './html.js';
-export { consumablesFrom, problemReportsFrom } from './effects.js';
+export { consumablesFrom, effectQuestionNames, problemReportsFrom } from './effects.js';
 export { choiceLabels, choicesOf, questionLabel } from './label.js';
 export { matchesHtmlPattern } from './pattern.js';

@@ -1,6 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { SessionInfo, ToolStatus, UsageEventView } from '../../shared/api.js';
 import { importBundle } from '../../electron/core/station/facility.js';
+import { adoptServerAnswers } from '../../electron/core/station/toolControl.js';
 import { Station } from '../../electron/core/station/station.js';
 import { AppError } from '../../electron/core/util/errors.js';
 import { createLogger } from '../../electron/core/util/log.js';
@@ -396,5 +397,76 @@ describe('tool control', () => {
     );
     expect(extra.message).toBe('session.logon: (arguments): unknown key "extra"');
     await expectCode(st.call('nope.nothing', {}), 'not_found');
+  });
+});
+
+describe('a pending form answered on the server and at the station, offline', () => {
+  it('keeps the server’s answers, and records what they do beyond the station’s own', async () => {
+    const bundle = facilityBundle();
+    const sem = (bundle.tools as Record<string, unknown>[])[0];
+    sem.post_usage_questions = [
+      ...(sem.post_usage_questions as unknown[]),
+      { type: 'number', name: 'ln2', title: 'LN2 (litres)', consumable: 'LN2' },
+    ];
+    const st = Station.open({ dataDir: tempDir(), log: createLogger('silent'), clock });
+    await importBundle(st.db, { ...bundle, station: { tool: 'SEM' } });
+    const pending = async (): Promise<UsageEventView> => {
+      await logon(st, 'sam', '9999');
+      await enable(st, { project: 'Cathodes', answers: goodPreAnswers, user: 'alice' });
+      now += 60_000;
+      const { usage } = (await st.call('toolControl.forceEnd', { tool: 'SEM' })) as {
+        usage: UsageEventView;
+      };
+      await st.call('session.logoff', {});
+      return usage;
+    };
+    const effects = (usage: UsageEventView) => ({
+      ln2: st.db
+        .prepare(
+          "SELECT sum(quantity) FROM consumable_withdrawals WHERE usage_event_id = ? AND consumable = 'LN2'",
+        )
+        .pluck()
+        .get(usage.id) as number | null,
+      reports: st.db
+        .prepare('SELECT question FROM problem_reports WHERE usage_event_id = ?')
+        .pluck()
+        .all(usage.id),
+    });
+    const answerBoth = async (usage: UsageEventView, here: object, there: object) => {
+      await logon(st, 'alice', '1234');
+      await st.call('usage.completePending', { usage: usage.id, answers: here });
+      await st.call('session.logoff', {});
+      return adoptServerAnswers(
+        st.db,
+        { usage_uuid: usage.uuid, run_data: JSON.stringify(there), answered_by_uuid: null },
+        new Date(now).toISOString(),
+      );
+    };
+
+    // The server's answers report a problem and more LN2: both are recorded.
+    const first = await pending();
+    const taken = await answerBoth(first, { problem: 'No', ln2: 2 }, { problem: 'Yes', ln2: 7 });
+    expect(taken).toEqual({ tool: 'SEM', withdrawnBeyond: [] });
+    expect(effects(first)).toEqual({ ln2: 7, reports: ['problem'] });
+    const row = st.db.prepare('SELECT run_data FROM usage_events WHERE id = ?').get(first.id);
+    expect(JSON.parse((row as { run_data: string }).run_data)).toEqual({ problem: 'Yes', ln2: 7 });
+    // Offered again (until the station's push reaches the server): nothing twice.
+    adoptServerAnswers(
+      st.db,
+      {
+        usage_uuid: first.uuid,
+        run_data: JSON.stringify({ problem: 'Yes', ln2: 7 }),
+        answered_by_uuid: null,
+      },
+      new Date(now).toISOString(),
+    );
+    expect(effects(first)).toEqual({ ln2: 7, reports: ['problem'] });
+
+    // Less LN2 on the server: what was withdrawn stays, and is named for staff to settle.
+    st.db.prepare('UPDATE tools SET shutdown = 0').run();
+    const second = await pending();
+    const fewer = await answerBoth(second, { problem: 'No', ln2: 3 }, { problem: 'No', ln2: 1 });
+    expect(fewer).toEqual({ tool: 'SEM', withdrawnBeyond: ['2 LN2 (ln2)'] });
+    expect(effects(second)).toEqual({ ln2: 3, reports: [] });
   });
 });

@@ -1,9 +1,11 @@
 import type { ToolStatus, UsageEventView } from '../../../shared/api.js';
 import {
   consumablesFrom,
+  effectQuestionNames,
   problemReportsFrom,
   validateAnswers,
   type Answers,
+  type ConsumableDraft,
   type ProblemReportDraft,
   type Question,
 } from '../../../shared/questions/index.js';
@@ -294,17 +296,19 @@ export function completePending(
  * Takes post-usage answers given on the server for one of this station's events as its own:
  * a pending form is completed with them and their effects are recorded here (consumables,
  * problem reports, a shutdown), as if answered at the station; an event answered here too
- * keeps its effects and takes the server's answers, which reached the server first. Either
- * way the event is queued, which tells the server the station has them. Returns the tool's
- * name when something changed, null when the event is unknown or already holds these answers.
+ * keeps its effects and takes the server's answers, which reached the server first, and what
+ * those do beyond them (applyKeptAnswersEffects). Either way the event is queued, which tells
+ * the server the station has them. Returns the tool's name, and the withdrawals recorded
+ * beyond the kept answers, when something changed; null when the event is unknown or already
+ * holds these answers.
  */
 export function adoptServerAnswers(
   db: Db,
   answer: { usage_uuid: string; run_data: string; answered_by_uuid: string | null },
   now: string,
-): string | null {
+): { tool: string; withdrawnBeyond: string[] } | null {
   return db
-    .transaction((): string | null => {
+    .transaction((): { tool: string; withdrawnBeyond: string[] } | null => {
       const usage = db
         .prepare('SELECT * FROM usage_events WHERE uuid = ?')
         .get(answer.usage_uuid.toLowerCase()) as UsageRow | undefined;
@@ -322,30 +326,28 @@ export function adoptServerAnswers(
       ).run(answer.run_data, now, usage.id);
       enqueueUsage(db, usage.id);
       const tool = findTool(db, usage.tool_id);
+      const questions = toolInfo(tool).post_usage_questions;
+      // The server checked them against its form; if this station's copy differs, the
+      // effects that its own form can read are still recorded.
+      const answers = validateAnswers(questions, parseJsonOr(answer.run_data, {})).answers;
+      const by =
+        answer.answered_by_uuid === null
+          ? undefined
+          : (db
+              .prepare('SELECT id FROM users WHERE uuid = ?')
+              .pluck()
+              .get(answer.answered_by_uuid) as number | undefined);
+      const ended = findUsage(db, usage.id);
       if (wasPending) {
-        const questions = toolInfo(tool).post_usage_questions;
-        const checked = validateAnswers(questions, parseJsonOr(answer.run_data, {}));
-        // The server checked them against its form; if this station's copy differs, the
-        // effects that its own form can read are still recorded.
-        const answers = checked.answers;
-        const by =
-          answer.answered_by_uuid === null
-            ? undefined
-            : (db
-                .prepare('SELECT id FROM users WHERE uuid = ?')
-                .pluck()
-                .get(answer.answered_by_uuid) as number | undefined);
-        applyAnswerEffects(
-          db,
-          tool,
-          findUsage(db, usage.id),
-          questions,
-          answers,
-          by ?? usage.user_id,
-          now,
-        );
+        applyAnswerEffects(db, tool, ended, questions, answers, by ?? usage.user_id, now);
+        return { tool: tool.name, withdrawnBeyond: [] };
       }
-      return tool.name;
+      // Answered here too, with other answers: what the kept ones do beyond is recorded.
+      const withdrawnBeyond =
+        usage.run_data === answer.run_data
+          ? []
+          : applyKeptAnswersEffects(db, tool, ended, questions, answers, by ?? usage.user_id, now);
+      return { tool: tool.name, withdrawnBeyond };
     })
     .immediate();
 }
@@ -363,7 +365,86 @@ function applyAnswerEffects(
   reporterId: number,
   now: string,
 ): void {
+  const effects = {
+    consumables: consumablesFrom(questions, answers),
+    reports: problemReportsFrom(questions, answers),
+  };
+  recordEffects(db, tool, usage, effects, reporterId, now);
+}
+
+/** Below this, two quantities of a consumable are the same (sums of decimal fractions). */
+const QUANTITY_EPSILON = 1e-9;
+
+/**
+ * A pending form answered both on the server and at this station while it was offline: the
+ * server's answers are kept (adoptServerAnswers), but what the station's own answers did is
+ * already recorded and sent. What the kept answers do beyond that is recorded now: the
+ * consumables they withdraw beyond those recorded for the usage (per question and
+ * consumable), and the problems they report that no report of the usage names. So a problem
+ * reported on the server is never lost. A withdrawal recorded beyond the kept answers stays
+ * (the server keeps each as made): it is logged for staff to settle. Returns what it logged.
+ */
+function applyKeptAnswersEffects(
+  db: Db,
+  tool: ToolRow,
+  usage: UsageRow,
+  questions: Question[],
+  answers: Answers,
+  reporterId: number,
+  now: string,
+): string[] {
+  const key = (c: { question: string; consumable: string }) =>
+    JSON.stringify([c.question, c.consumable]);
+  // Only what this form's answers did: the pre-usage form's withdrawals are the usage's too.
+  const ofThisForm = effectQuestionNames(questions);
+  const recorded = new Map<string, number>();
+  for (const row of db
+    .prepare(
+      `SELECT question, consumable, sum(quantity) AS quantity FROM consumable_withdrawals
+       WHERE usage_event_id = ? GROUP BY question, consumable`,
+    )
+    .all(usage.id) as { question: string; consumable: string; quantity: number }[]) {
+    if (ofThisForm.has(row.question)) recorded.set(key(row), row.quantity);
+  }
+  const kept = new Map<string, ConsumableDraft>();
   for (const c of consumablesFrom(questions, answers)) {
+    const before = kept.get(key(c));
+    kept.set(key(c), before ? { ...c, quantity: before.quantity + c.quantity } : c);
+  }
+  const consumables: ConsumableDraft[] = [];
+  const beyond: string[] = [];
+  for (const [k, c] of kept) {
+    const more = c.quantity - (recorded.get(k) ?? 0);
+    if (more > QUANTITY_EPSILON) consumables.push({ ...c, quantity: more });
+    recorded.delete(k);
+    if (more < -QUANTITY_EPSILON) beyond.push(`${-more} ${c.consumable} (${c.question})`);
+  }
+  for (const [k, quantity] of recorded) {
+    const [question, consumable] = JSON.parse(k) as [string, string];
+    beyond.push(`${quantity} ${consumable} (${question})`);
+  }
+  const reported = new Set(
+    (
+      db
+        .prepare('SELECT question FROM problem_reports WHERE usage_event_id = ?')
+        .pluck()
+        .all(usage.id) as string[]
+    ).filter((question) => ofThisForm.has(question)),
+  );
+  const reports = problemReportsFrom(questions, answers).filter((p) => !reported.has(p.question));
+  recordEffects(db, tool, usage, { consumables, reports }, reporterId, now);
+  return beyond;
+}
+
+function recordEffects(
+  db: Db,
+  tool: ToolRow,
+  usage: UsageRow,
+  effects: { consumables: ConsumableDraft[]; reports: ProblemReportDraft[] },
+  reporterId: number,
+  now: string,
+): void {
+  for (const c of effects.consumables) {
     const uuid = newUuid();
     db.prepare(
       `INSERT INTO consumable_withdrawals (uuid, consumable, quantity, user_id, project_id,
@@ -392,7 +473,7 @@ function applyAnswerEffects(
     });
   }
   let shutdownReason: string | null = null;
-  for (const p of problemReportsFrom(questions, answers)) {
+  for (const p of effects.reports) {
     recordProblemReport(db, tool, usage.id, reporterId, p, now);
     if (p.force_shutdown && shutdownReason === null) shutdownReason = p.description;
   }

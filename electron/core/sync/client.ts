@@ -657,9 +657,17 @@ export class SyncClient {
   private adoptAnswers(delta: FacilityDelta): void {
     for (const answer of delta.answers ?? []) {
       try {
-        const tool = adoptServerAnswers(this.db, answer, nowIso());
-        if (tool === null) continue;
+        const taken = adoptServerAnswers(this.db, answer, nowIso());
+        if (taken === null) continue;
+        const tool = taken.tool;
         this.log.info({ usage: answer.usage_uuid }, 'sync: post-usage answers given on the server');
+        if (taken.withdrawnBeyond.length) {
+          this.log.warn(
+            { usage: answer.usage_uuid, withdrawn: taken.withdrawnBeyond },
+            'sync: the answers kept (given on the server) withdraw less than this station ' +
+              'recorded from its own answers; staff should settle the difference',
+          );
+        }
         this.options.station.emit({ type: 'usage.changed', usage: answer.usage_uuid });
         this.options.station.emit({ type: 'tool.changed', tool });
       } catch (error) {
