@@ -346,7 +346,14 @@ export function adoptServerAnswers(
       const withdrawnBeyond =
         usage.run_data === answer.run_data
           ? []
-          : applyKeptAnswersEffects(db, tool, ended, questions, answers, by ?? usage.user_id, now);
+          : applyKeptAnswersEffects(db, {
+              tool,
+              usage: ended,
+              questions,
+              answers,
+              reporterId: by ?? usage.user_id,
+              now,
+            });
       return { tool: tool.name, withdrawnBeyond };
     })
     .immediate();
@@ -369,7 +376,17 @@ function applyAnswerEffects(
     consumables: consumablesFrom(questions, answers),
     reports: problemReportsFrom(questions, answers),
   };
-  recordEffects(db, tool, usage, effects, reporterId, now);
+  recordEffects(db, { tool, usage, questions, answers, reporterId, now }, effects);
+}
+
+/** A form's answers for a usage, and who gave them when: what their effects are recorded with. */
+interface AnsweredForm {
+  tool: ToolRow;
+  usage: UsageRow;
+  questions: Question[];
+  answers: Answers;
+  reporterId: number;
+  now: string;
 }
 
 /** Below this, two quantities of a consumable are the same (sums of decimal fractions). */
@@ -384,15 +401,8 @@ const QUANTITY_EPSILON = 1e-9;
  * reported on the server is never lost. A withdrawal recorded beyond the kept answers stays
  * (the server keeps each as made): it is logged for staff to settle. Returns what it logged.
  */
-function applyKeptAnswersEffects(
-  db: Db,
-  tool: ToolRow,
-  usage: UsageRow,
-  questions: Question[],
-  answers: Answers,
-  reporterId: number,
-  now: string,
-): string[] {
+function applyKeptAnswersEffects(db: Db, form: AnsweredForm): string[] {
+  const { usage, questions, answers } = form;
   const key = (c: { question: string; consumable: string }) =>
     JSON.stringify([c.question, c.consumable]);
   // Only what this form's answers did: the pre-usage form's withdrawals are the usage's too.
@@ -432,17 +442,14 @@ function applyKeptAnswersEffects(
     ).filter((question) => ofThisForm.has(question)),
   );
   const reports = problemReportsFrom(questions, answers).filter((p) => !reported.has(p.question));
-  recordEffects(db, tool, usage, { consumables, reports }, reporterId, now);
+  recordEffects(db, form, { consumables, reports });
   return beyond;
 }
 
 function recordEffects(
   db: Db,
-  tool: ToolRow,
-  usage: UsageRow,
+  { tool, usage, reporterId, now }: AnsweredForm,
   effects: { consumables: ConsumableDraft[]; reports: ProblemReportDraft[] },
-  reporterId: number,
-  now: string,
 ): void {
   for (const c of effects.consumables) {
     const uuid = newUuid();
