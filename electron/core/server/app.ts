@@ -5,7 +5,7 @@ import { verifySecret } from '../util/pin.js';
 import { AppError } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
 import { createGuards, type Role } from './auth.js';
-import { registerHarvestApi } from './harvest/routes.js';
+import { registerHarvestApi, withoutSlash } from './harvest/routes.js';
 import { registerNemoApi } from './nemo/routes.js';
 import { describeServerBasics } from './openapi/basics.js';
 import { ApiDocs } from './openapi/registry.js';
@@ -127,6 +127,9 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
     if ((request.method === 'GET' || request.method === 'HEAD') && NEMO_WITHOUT_SLASH.test(path)) {
       return reply.redirect(`${path}/${at < 0 ? '' : request.url.slice(at)}`, 301);
     }
+    // The harvest API's paths the other way round, as FastAPI does.
+    const redirect = withoutSlash(reply, request.url);
+    if (redirect) return redirect;
     return reply.code(404).send({ detail: 'Not found.' });
   });
 

@@ -117,6 +117,23 @@ const notFound = (label: string) => ({
   example: { detail: `no ${label} with id 999` },
 });
 
+/**
+ * A harvest API path asked for with a trailing slash. The API (FastAPI in spec 002) serves its
+ * paths without one, and Starlette's redirect_slashes sends such a request on to the path
+ * without it (307, method and body kept, query kept); without this, `/api/instruments/` met
+ * the route of `/api/instruments/{id}` and answered that `id` must be a whole number.
+ */
+export const HARVEST_WITH_SLASH =
+  /^\/api\/(instruments|storage-locations|service-accounts|schedules|hooks|files|transfers)(\/\d{1,15}(\/access(\/\d{1,15})?|\/trigger)?)?\/$/;
+
+/** The 307 to `url` without its trailing slash, when HARVEST_WITH_SLASH names it; else null. */
+export function withoutSlash(reply: FastifyReply, url: string): FastifyReply | null {
+  const at = url.indexOf('?');
+  const path = at < 0 ? url : url.slice(0, at);
+  if (!HARVEST_WITH_SLASH.test(path)) return null;
+  return reply.redirect(`${path.slice(0, -1)}${at < 0 ? '' : url.slice(at)}`, 307);
+}
+
 /** Sends what a handler threw as the API's error bodies; anything else goes on to fastify. */
 function sendError(reply: FastifyReply, error: unknown): FastifyReply {
   if (error instanceof ValidationProblems) {
@@ -166,7 +183,8 @@ export function registerHarvestApi(app: FastifyInstance, deps: HarvestApiDeps): 
     app.route({
       method: doc.method,
       url,
-      onRequest: guard,
+      // The slash first, before credentials, as for the paths no route matches (app.ts).
+      onRequest: [async (request, reply) => withoutSlash(reply, request.url) ?? undefined, guard],
       handler: (request, reply) => {
         try {
           return handler(request, reply);
