@@ -702,8 +702,14 @@ export async function startSync(
   const client = new SyncClient(options);
   client.start();
   if (options.station.stationTool === null) {
+    const timeoutMs = options.firstPullTimeoutMs ?? 60_000;
+    // Said at once: the start waits on this, and a server that cannot be reached says nothing.
+    options.station.log.info(
+      { server: options.server, waitSeconds: timeoutMs / 1000 },
+      'sync: this station has no facility yet; waiting for it from the server',
+    );
     try {
-      await client.firstPull(options.firstPullTimeoutMs ?? 60_000);
+      await client.firstPull(timeoutMs);
     } catch (error) {
       await client.stop();
       throw error;
