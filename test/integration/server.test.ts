@@ -511,6 +511,12 @@ describe('admins from the environment and from bundles; throttling of bad creden
     });
     expect(sync.slice(0, 20).every((s) => s === 401)).toBe(true);
     expect(sync[20]).toBe(429);
+    const throttled = await fetch(`${own.url}sync/changes?cursor=0`, {
+      headers: { authorization: 'Station wrong-key' },
+    });
+    expect(((await throttled.json()) as { detail: string }).detail).toMatch(
+      /^Request was throttled: too many wrong station keys from this address\. A station whose key was replaced needs the new one/,
+    );
     const station = await fetch(`${own.url}sync/changes?cursor=0`, {
       headers: { authorization: `Station ${key}` },
     });

@@ -19,6 +19,7 @@ import {
 } from '../../sync/protocol.js';
 import { detailResponse } from '../openapi/common.js';
 import type { ApiDocs } from '../openapi/registry.js';
+import { STATION_THROTTLED } from './stationAuth.js';
 
 export const SYNC_TAG = 'Station sync';
 
@@ -385,7 +386,7 @@ export const STATION_RESPONSES = {
   ),
   429: detailResponse(
     'Too many wrong keys from this address: wait (a valid key still gets in).',
-    'Request was throttled.',
+    STATION_THROTTLED,
   ),
 };
 

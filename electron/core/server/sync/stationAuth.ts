@@ -18,6 +18,11 @@ declare module 'fastify' {
 
 export type StationAuth = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
 
+/** The 429 of wrong station keys. */
+export const STATION_THROTTLED =
+  'Request was throttled: too many wrong station keys from this address. A station whose key ' +
+  'was replaced needs the new one (its Settings tab); a valid key still gets in.';
+
 /** One per app, so wrong keys count against one limit whichever station route they try. */
 const perApp = new WeakMap<FastifyInstance, StationAuth>();
 
@@ -43,7 +48,8 @@ export function stationAuth(app: FastifyInstance, deps: { db: Db; log: Logger })
     if (!station || station.enabled !== 1) {
       if (failures.blocked(ip)) {
         void reply.header('retry-after', String(failures.retryAfter(ip)));
-        return reply.code(429).send({ detail: 'Request was throttled.' });
+        // Says why: a station sees this after its key was replaced, and shows it to staff.
+        return reply.code(429).send({ detail: STATION_THROTTLED });
       }
       const count = failures.fail(ip);
       log.warn({ ip, url: request.url, failures: count }, 'rejected station key');
