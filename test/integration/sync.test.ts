@@ -3,6 +3,7 @@
  * started with `--server URL --key KEY` on empty data dirs, a TCP proxy that cuts connections
  * mid-request, and a station killed between the server's answer and its own acknowledgement.
  */
+import { connect, createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -455,6 +456,49 @@ describe('station sync', () => {
     await ok(st, 'session.logon', { login: 'dora', pin: '4321' });
     await stop(st);
   }, 60_000);
+});
+
+describe('a short outage', () => {
+  it('shows the station online again as soon as the server answers', async () => {
+    const key = await registerStation('sem-outage');
+    const target = Number(new URL(server.url).port);
+    // A forwarder that can be taken away and put back on the same port: the cable.
+    const sockets = new Set<Socket>();
+    const forward = createNetServer((client) => {
+      const upstream = connect(target, '127.0.0.1');
+      for (const s of [client, upstream]) {
+        sockets.add(s);
+        s.on('close', () => sockets.delete(s));
+        s.on('error', () => undefined);
+      }
+      client.pipe(upstream).pipe(client);
+    });
+    const listen = (port: number) =>
+      new Promise<void>((resolve) => forward.listen(port, '127.0.0.1', resolve));
+    await listen(0);
+    const port = (forward.address() as AddressInfo).port;
+    try {
+      const st = await launch(join(tempDir(), 'station-outage'), `http://127.0.0.1:${port}/`, key);
+      const status = async () => (await ok(st, 'sync.status', {})) as { online: boolean };
+      await waitFor('online', async () => ((await status()).online ? true : undefined));
+      await new Promise<void>((resolve) => {
+        forward.close(() => resolve());
+        for (const s of sockets) s.destroy();
+      });
+      await waitFor('offline', async () => ((await status()).online ? undefined : true), 15_000);
+      await listen(port);
+      // Its next pull answers at once; a held one (25 s) kept it "offline" meanwhile.
+      await waitFor(
+        'online again',
+        async () => ((await status()).online ? true : undefined),
+        8_000,
+      );
+      await stop(st);
+    } finally {
+      forward.close();
+      for (const s of sockets) s.destroy();
+    }
+  });
 });
 
 describe('a server restored from a backup', () => {

@@ -530,7 +530,9 @@ export class SyncClient {
       try {
         const cursor = syncCursor(this.db);
         const mark = cursor > 0 ? syncCursorMark(this.db) : undefined;
-        const wait = cursor > 0 && !first ? this.waitSeconds : 0;
+        // After a failed pull, the next answers at once: a held one would leave the station
+        // showing "offline" for up to its wait after the server is back.
+        const wait = cursor > 0 && !first && this.pullError === null ? this.waitSeconds : 0;
         const { data } = await this.http.get<FacilityDelta>(SYNC_CHANGES_PATH, {
           params: { cursor, wait, ...(mark === undefined ? {} : { mark }) },
           timeout: (wait + 15) * 1000,
