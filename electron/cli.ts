@@ -8,6 +8,7 @@ import { parseArgs } from 'node:util';
 import type { z } from 'zod';
 import type { LocatedProblem } from '../shared/metadata/index.js';
 import { NewerDatabaseError, type Db } from './core/db/open.js';
+import { DataDirBusy } from './core/harvest/lock.js';
 import type { Role } from './core/server/auth.js';
 import { getSetting } from './core/station/settings.js';
 import { openStationDatabase } from './core/station/database.js';
@@ -86,14 +87,26 @@ function readJson(file: string, what: string): unknown {
   }
 }
 
+/** The files a start makes in a data dir (the database, its journal, the locks, the token). */
+const STARTED_FILES = [
+  'labstation.db',
+  'labstation.db-wal',
+  'labstation.db-shm',
+  'rpc-token',
+  'running.lock',
+  'harvest.lock',
+];
+
 /**
  * A data dir a command may be the first to fill. Should the command fail, `undo` leaves it as
- * it was found, not holding a database that would make it look set up: a folder this run made
- * goes whole, else the database files it made.
+ * it was found, not holding a database that would make it look set up: the files of
+ * STARTED_FILES that were not there, then the folders this run made, if empty. Anything else
+ * put there meanwhile stays, and so do the folders holding it. Never throws: the command's own
+ * error is the one to report.
  */
 function firstFill(dataDir: string): { undo(): void } {
-  const dbFile = join(dataDir, 'labstation.db');
-  if (existsSync(dbFile)) return { undo: () => undefined };
+  if (existsSync(join(dataDir, 'labstation.db'))) return { undo: () => undefined };
+  const made = STARTED_FILES.filter((name) => !existsSync(join(dataDir, name)));
   // The folders the open would make, innermost first.
   const madeDirs: string[] = [];
   for (let dir = dataDir; !existsSync(dir) && dirname(dir) !== dir; dir = dirname(dir)) {
@@ -101,17 +114,21 @@ function firstFill(dataDir: string): { undo(): void } {
   }
   return {
     undo() {
-      if (madeDirs.length === 0) {
-        for (const suffix of ['', '-wal', '-shm']) rmSync(dbFile + suffix, { force: true });
-        return;
-      }
-      rmSync(madeDirs[0], { recursive: true, force: true });
       try {
-        for (const dir of madeDirs.slice(1)) rmdirSync(dir);
+        for (const name of made) rmSync(join(dataDir, name), { force: true });
+        for (const dir of madeDirs) rmdirSync(dir);
       } catch {
-        // Something else was put there meanwhile: it stays, and so do the folders holding it.
+        // Something else is there, or cannot be removed: it stays.
       }
     },
+  };
+}
+
+/** Undoes `fill` unless another process holds the data dir (then nothing here was made). */
+function undoUnlessBusy(fill: { undo(): void }): (error: unknown) => never {
+  return (error) => {
+    if (!(error instanceof DataDirBusy)) fill.undo();
+    throw error;
   };
 }
 
@@ -148,10 +165,7 @@ async function station(argv: string[]): Promise<number> {
     ...(values.server !== undefined || values.key !== undefined
       ? { server: need(values.server, '--server'), key: need(values.key, '--key') }
       : {}),
-  }).catch((error: unknown) => {
-    fill.undo();
-    throw error;
-  });
+  }).catch(undoUnlessBusy(fill));
   process.stdout.write(`Labstation station ready at ${running.url}#token=${running.token}\n`);
   await new Promise<void>((resolve) => {
     const stop = (): void => resolve();
@@ -185,10 +199,7 @@ async function serve(argv: string[]): Promise<number> {
     port,
     log: createLogger(),
     timeZone: values['time-zone'] ?? process.env.LABSTATION_TIME_ZONE,
-  }).catch((error: unknown) => {
-    fill.undo();
-    throw error;
-  });
+  }).catch(undoUnlessBusy(fill));
   process.stdout.write(`Labstation server ready at ${running.url}\n`);
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);

@@ -36,6 +36,7 @@ import { importBundle } from './core/station/facility.js';
 import { getSetting } from './core/station/settings.js';
 import { Station } from './core/station/station.js';
 import { Harvester } from './core/harvest/engine.js';
+import { takeDataDirLock, type HarvestLock } from './core/harvest/lock.js';
 import { SyncLink } from './core/sync/link.js';
 import { toApiError } from './core/util/errors.js';
 import { createLogger } from './core/util/log.js';
@@ -50,6 +51,8 @@ let station: Station | undefined;
 let sync: SyncLink | undefined;
 let harvester: Harvester | undefined;
 let server: RunningServer | undefined;
+/** The station's hold on its data dir (a CLI station there meanwhile is refused). */
+let stationLock: HarvestLock | undefined;
 let window: BrowserWindow | undefined;
 let tray: Tray | undefined;
 /** Quitting: what runs is being ended (closeAll), then the app quits. */
@@ -118,7 +121,10 @@ async function closeAll(): Promise<void> {
       sync: link && (() => link.stop()),
       server: web && (() => web.close()),
     },
-    () => core?.close(),
+    () => {
+      core?.close();
+      stationLock?.release();
+    },
     { log },
   );
 }
@@ -142,6 +148,7 @@ function relaunchSoon(): void {
 
 async function startStationMode(): Promise<void> {
   denyPermissions();
+  stationLock = takeDataDirLock(paths.stationData);
   station = Station.open({ dataDir: paths.stationData, log });
   if (station.stationTool === null && process.argv.includes('--demo')) {
     await importBundle(station.db, JSON.parse(readFileSync(DEMO_BUNDLE, 'utf8')) as unknown);

@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { openDatabase, type Db } from './db/open.js';
 import { configuredPublicUrl } from './mail/config.js';
 import { startMailWorker } from './mail/worker.js';
+import { takeDataDirLock } from './harvest/lock.js';
 import { createAccount } from './server/accounts.js';
 import { createServerApp } from './server/app.js';
 import { randomSecret } from './server/secrets.js';
@@ -155,7 +156,15 @@ export interface RunningServer {
 }
 
 export async function runServer(options: RunServerOptions): Promise<RunningServer> {
-  const db = openServerData(options.dataDir);
+  // First, before the database is opened: a second server on the data dir touches nothing.
+  const running = takeDataDirLock(options.dataDir);
+  let db: Db;
+  try {
+    db = openServerData(options.dataDir);
+  } catch (error) {
+    running.release();
+    throw error;
+  }
   try {
     if (options.timeZone !== undefined) {
       setSetting(db, 'server.timeZone', checkTimeZone(options.timeZone));
@@ -192,10 +201,12 @@ export async function runServer(options: RunServerOptions): Promise<RunningServe
         await app.close();
         await mail.stop();
         db.close();
+        running.release();
       },
     };
   } catch (error) {
     db.close();
+    running.release();
     throw error;
   }
 }

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { createStationServer, loadOrCreateRpcToken } from './http/stationServer.js';
 import { Harvester } from './harvest/engine.js';
+import { takeDataDirLock } from './harvest/lock.js';
 import { DEMO_BUNDLE, RENDERER_DIR } from './paths.js';
 import { importBundle } from './station/facility.js';
 import { getSetting } from './station/settings.js';
@@ -36,10 +37,18 @@ export interface RunningStation {
 
 /** Opens the data dir, loads the demo facility if asked, and serves UI and RPC on loopback. */
 export async function runStation(options: RunStationOptions): Promise<RunningStation> {
-  const station = Station.open({
-    dataDir: options.dataDir,
-    ...(options.log ? { log: options.log } : {}),
-  });
+  // First, before the database is opened: a second station on the data dir touches nothing.
+  const running = takeDataDirLock(options.dataDir);
+  let station: Station;
+  try {
+    station = Station.open({
+      dataDir: options.dataDir,
+      ...(options.log ? { log: options.log } : {}),
+    });
+  } catch (error) {
+    running.release();
+    throw error;
+  }
   const sync = new SyncLink(station, options.syncTuning);
   const harvester = new Harvester({
     db: station.db,
@@ -102,7 +111,10 @@ export async function runStation(options: RunStationOptions): Promise<RunningSta
             harvest: () => harvester.stop(),
             sync: () => sync.stop(),
           },
-          () => station.close(),
+          () => {
+            station.close();
+            running.release();
+          },
           { log: station.log },
         );
       },
@@ -110,6 +122,7 @@ export async function runStation(options: RunStationOptions): Promise<RunningSta
   } catch (error) {
     await sync.stop();
     station.close();
+    running.release();
     throw error;
   }
 }

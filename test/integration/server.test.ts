@@ -333,12 +333,23 @@ describe('labstation admin', () => {
       busy.close();
     }
     expect(readdirSync(root)).toEqual([]);
+
+    // One server per data dir: a second is refused before it touches anything.
+    const second = await runCli(['serve', '--data', dataDir, '--port', '0']);
+    expect(second.code).toBe(1);
+    expect(second.stderr).toBe(
+      `another Labstation station or server runs on ${dataDir}; stop it first (one per data dir)\n`,
+    );
+    expect((await fetch(`${server.url}health`)).status).toBe(200);
   });
 
   it('keeps station and server data apart', async () => {
     const refused = await runCli(['station', '--data', dataDir]);
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toMatch(/holds a server's data/);
+    // The running server holds its data dir; stopped, its mode refuses (holds a server's data).
+    expect(refused.stderr).toMatch(
+      /another Labstation station or server runs on|holds a server's data/,
+    );
     const stationBundle = writeJson(tempDir(), 's.json', facilityBundle());
     const importStation = await runCli(['import', '--data', dataDir, stationBundle]);
     expect(importStation.code).toBe(1);

@@ -144,6 +144,12 @@ describe('labstation station over HTTP', () => {
     const dataDir = await preparedDataDir();
     const st = await start(dataDir);
     expect((statSync(join(dataDir, 'rpc-token')).mode & 0o777).toString(8)).toBe('600');
+    // One station per data dir: a second is refused, and the first goes on.
+    const second = await runCli(['station', '--data', dataDir, '--port', '0']);
+    expect(second.code).toBe(1);
+    expect(second.stderr).toBe(
+      `another Labstation station or server runs on ${dataDir}; stop it first (one per data dir)\n`,
+    );
     const health = await fetch(`${st.url}health`);
     expect(await health.json()).toEqual({ status: 'ok', role: 'station' });
     const noToken = await fetch(`${st.url}rpc/toolControl.status`, {

@@ -10,7 +10,8 @@
  * reboot, or at once on Windows, which hands pids out again soon, another program could hold
  * it, and no harvest would start until someone deleted the file.
  */
-import { existsSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { newDatabase, type Db } from '../db/open.js';
 import { AppError, errorCode } from '../util/errors.js';
 import { isRunning } from '../util/pid.js';
@@ -34,25 +35,66 @@ const WAIT_MS = process.platform === 'win32' ? 2000 : 0;
  * `file` in any other way while it holds the lock: on Linux and macOS, closing any descriptor
  * of a file drops every lock the process has on it.
  */
+/**
+ * Holds `file` (an empty SQLite database, made if missing) locked exclusively until `release`;
+ * throws SQLite's error (SQLITE_BUSY: another holder) when it cannot.
+ */
+function holdExclusive(file: string): HarvestLock {
+  let db: Db | null = null;
+  try {
+    // Created readable by its owner only, as the database is. Only if missing: opening and
+    // closing the file here would drop a lock this process holds on it.
+    if (!existsSync(file)) writeFileSync(file, '', { mode: 0o600, flag: 'a' });
+    db = newDatabase(file, { timeout: WAIT_MS });
+    db.pragma('locking_mode = EXCLUSIVE');
+    // No journal file beside the lock: a holder that is killed would leave it behind.
+    db.pragma('journal_mode = MEMORY');
+    // In exclusive locking mode the lock that BEGIN EXCLUSIVE takes outlives the transaction
+    // and is held until the connection closes.
+    db.exec('BEGIN EXCLUSIVE');
+    db.exec('COMMIT');
+    const held = db;
+    return { release: () => held.close() };
+  } catch (error) {
+    db?.close();
+    throw error;
+  }
+}
+
+/** Another station or server holds the data dir: nothing of it was touched. */
+export class DataDirBusy extends AppError {
+  constructor(dataDir: string) {
+    super(
+      'conflict',
+      `another Labstation station or server runs on ${dataDir}; stop it first (one per data dir)`,
+    );
+  }
+}
+
+/**
+ * One `station` or `serve` per data dir (`<data>/running.lock`, held as the harvest lock is):
+ * two would answer on two ports from one database, sync it twice, and a server's mail worker
+ * would send each e-mail twice. Commands that read or add to the data dir (`usage`, `import`,
+ * `admin`, `harvest --once`) take no part in it.
+ */
+export function takeDataDirLock(dataDir: string): HarvestLock {
+  try {
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    return holdExclusive(join(dataDir, 'running.lock'));
+  } catch (error) {
+    if (errorCode(error) === 'SQLITE_BUSY') throw new DataDirBusy(dataDir);
+    throw new AppError(
+      'internal',
+      `cannot lock ${dataDir}: ${(error as Error).message} (the data dir must be writable)`,
+    );
+  }
+}
+
 export function takeHarvestLock(file: string): HarvestLock {
   for (let attempt = 0; attempt < 3; attempt += 1) {
-    let db: Db | null = null;
     try {
-      // Created readable by its owner only, as the database is. Only if missing: opening and
-      // closing the file here would drop a lock this process holds on it.
-      if (!existsSync(file)) writeFileSync(file, '', { mode: 0o600, flag: 'a' });
-      db = newDatabase(file, { timeout: WAIT_MS });
-      db.pragma('locking_mode = EXCLUSIVE');
-      // No journal file beside the lock: a holder that is killed would leave it behind.
-      db.pragma('journal_mode = MEMORY');
-      // In exclusive locking mode the lock that BEGIN EXCLUSIVE takes outlives the transaction
-      // and is held until the connection closes.
-      db.exec('BEGIN EXCLUSIVE');
-      db.exec('COMMIT');
-      const held = db;
-      return { release: () => held.close() };
+      return holdExclusive(file);
     } catch (error) {
-      db?.close();
       const code = errorCode(error);
       // SQLITE_BUSY from another process; from this one, SQLite refuses a second connection the
       // same way.
