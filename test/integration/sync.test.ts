@@ -53,6 +53,18 @@ async function importIntoServer(bundle: Record<string, unknown>): Promise<void> 
   expect(result.code).toBe(0);
 }
 
+/** The station's pull cursor. */
+function syncedCursor(dir: string): number {
+  const local = openReadonly(dir);
+  try {
+    return Number(
+      local.prepare("SELECT value FROM sync_state WHERE key = 'pull.cursor'").pluck().get(),
+    );
+  } finally {
+    local.close();
+  }
+}
+
 /** The station's projects by name: all, or the active ones only. */
 function stationProjects(dir: string, activeOnly = false): string[] {
   const local = openReadonly(dir);
@@ -544,6 +556,42 @@ describe('a server restored from a backup', () => {
       );
       // What the restored server no longer has is no longer offered.
       expect(stationProjects(dir, true).filter((n) => n.startsWith('BK'))).toEqual([]);
+      await stop(st);
+
+      // Harder: the same record changed at the same numbers before and after the restore (an
+      // edit lost with the backup, made again otherwise). Only the change's nonce differs.
+      const firstName = () => {
+        const local = openReadonly(dir);
+        try {
+          return local
+            .prepare("SELECT first_name FROM users WHERE username = 'alice'")
+            .pluck()
+            .get() as string;
+        } finally {
+          local.close();
+        }
+      };
+      const rename = (name: string) =>
+        writable.prepare("UPDATE users SET first_name = ? WHERE username = 'alice'").run(name);
+      const before = writable.prepare('SELECT max(seq) FROM sync_changes').pluck().get() as number;
+      rename('Lost');
+      st = await launch(dir, server.url, key);
+      await waitFor('the lost edit at the station', () =>
+        firstName() === 'Lost' ? true : undefined,
+      );
+      await stop(st);
+      writable.prepare('DELETE FROM sync_changes WHERE seq > ?').run(before);
+      writable
+        .prepare("UPDATE sqlite_sequence SET seq = ? WHERE name = 'sync_changes'")
+        .run(before);
+      rename('Redone');
+      expect(writable.prepare('SELECT max(seq) FROM sync_changes').pluck().get()).toBe(
+        syncedCursor(dir),
+      );
+      st = await launch(dir, server.url, key);
+      await waitFor('the edit made again at the station', () =>
+        firstName() === 'Redone' ? true : undefined,
+      );
       await stop(st);
     } finally {
       writable.close();

@@ -27,17 +27,18 @@ export function latestChange(db: Db): number {
 }
 
 /**
- * A short fingerprint of change `seq` (its number, kind and record), '' for none. A station
- * sends the one of its cursor back: a database restored from a backup numbers its new changes
- * on from the backup's last one, so a number alone may name another change than the station
+ * A short fingerprint of change `seq` (its number, kind, record and random nonce, migration
+ * 17), '' for none. A station sends the one of its cursor back: a database restored from a
+ * backup numbers its new changes on from the backup's last one, so a number alone (or with
+ * its record: the same record changed again) may name another change than the station
  * applied, and the changes between would never reach it.
  */
 export function changeMark(db: Db, seq: number): string {
-  const row = db.prepare('SELECT entity, uuid FROM sync_changes WHERE seq = ?').get(seq) as
-    { entity: string; uuid: string | null } | undefined;
+  const row = db.prepare('SELECT entity, uuid, nonce FROM sync_changes WHERE seq = ?').get(seq) as
+    { entity: string; uuid: string | null; nonce: string | null } | undefined;
   if (!row) return '';
   return createHash('sha256')
-    .update(`${seq}|${row.entity}|${row.uuid ?? ''}`)
+    .update(`${seq}|${row.entity}|${row.uuid ?? ''}|${row.nonce ?? ''}`)
     .digest('hex')
     .slice(0, 16);
 }
