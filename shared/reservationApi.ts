@@ -6,14 +6,11 @@
  */
 import { z } from 'zod';
 import type { Question } from './questions/index.js';
+import { lineSchema } from './text.js';
 
 const id = z.number().int().positive();
 const ids = z.array(id).max(100_000);
-const name = z
-  .string()
-  .trim()
-  .min(1, 'must not be empty')
-  .max(200, 'must be at most 200 characters');
+const name = lineSchema(200).min(1, 'must not be empty');
 /** A moment with its offset: a booking made in one time zone means the same instant elsewhere. */
 export const instant = z
   .string()

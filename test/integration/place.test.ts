@@ -2,7 +2,7 @@
 import { existsSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { forgetFolder, prepareFolder } from '../../electron/core/harvest/place.js';
+import { forgetFolder, freeOrSameName, prepareFolder } from '../../electron/core/harvest/place.js';
 import { tempDir } from './helpers.js';
 
 describe('prepareFolder', () => {
@@ -52,5 +52,20 @@ describe('prepareFolder', () => {
     forgetFolder(base, folder);
     expect(await prepareFolder(base, folder)).toEqual({ ok: true });
     expect(existsSync(folder)).toBe(true);
+  });
+
+  it('freeOrSameName: the same content at a numbered name, looked for in the first few only', async () => {
+    const base = tempDir('labstation-place-');
+    const name = (n: number) => join(base, n === 0 ? 'a.dat' : `a (${n}).dat`);
+    for (let n = 0; n <= 10; n += 1) writeFileSync(name(n), String(n));
+    const holding = (wanted: number) => async (path: string) => path === name(wanted);
+    expect(await freeOrSameName(name(0), holding(3))).toEqual({ name: name(3), same: true });
+    // Past the first eight numbered names, only a free one is looked for.
+    expect(await freeOrSameName(name(0), holding(10))).toEqual({ name: name(11), same: false });
+    // One that cannot be read is not the same.
+    const unreadable = async (): Promise<boolean> => {
+      throw Object.assign(new Error('EACCES: permission denied'), { code: 'EACCES' });
+    };
+    expect(await freeOrSameName(name(0), unreadable)).toEqual({ name: name(11), same: false });
   });
 });

@@ -233,6 +233,21 @@ describe('labstation admin', () => {
       'root',
     ]);
     expect(role.code).toBe(2);
+    const tab = await runCli([
+      'admin',
+      'user',
+      'create',
+      '--data',
+      dataDir,
+      '--email',
+      'tab@example.org',
+      '--password',
+      'a long password',
+      '--username',
+      'tab\tname',
+    ]);
+    expect(tab.code).toBe(1);
+    expect(tab.stderr).toBe('username: must not hold control characters (NUL, tab, line break)\n');
   });
 
   it('registers a station for a tool and prints its key on the last line', async () => {

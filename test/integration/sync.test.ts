@@ -932,7 +932,9 @@ describe('what the server keeps of pushed usage events', () => {
           id: 20 + i,
           code: 'forbidden',
           detail: expect.stringMatching(
-            kind === 'harvest_file' ? /does not run that tool/ : /that usage is of another tool/,
+            kind === 'harvest_file'
+              ? /usage_event_uuid: that usage is of a tool this station does not run$/
+              : /usage_event_uuid: that usage is of another tool$/,
           ) as string,
         },
       });

@@ -179,15 +179,21 @@ async function readSidecar(path: string, name: string): Promise<string | null> {
     if (opened.size > SIDECAR_MAX) {
       throw new Error(`${name} holds more than ${SIDECAR_MAX / (1024 * 1024)} MiB`);
     }
-    const buffer = Buffer.allocUnsafe(SIDECAR_MAX + 1);
+    // As big as the file, and one byte more to see it grew; up to one past the limit.
+    let buffer = Buffer.allocUnsafe(opened.size + 1);
     let length = 0;
     for (;;) {
+      if (length === buffer.length) {
+        if (length > SIDECAR_MAX) {
+          throw new Error(`${name} holds more than ${SIDECAR_MAX / (1024 * 1024)} MiB`);
+        }
+        const grown = Buffer.allocUnsafe(Math.min(buffer.length * 2, SIDECAR_MAX + 1));
+        buffer.copy(grown, 0, 0, length);
+        buffer = grown;
+      }
       const { bytesRead } = await handle.read(buffer, length, buffer.length - length, length);
       if (bytesRead === 0) break;
       length += bytesRead;
-      if (length > SIDECAR_MAX) {
-        throw new Error(`${name} holds more than ${SIDECAR_MAX / (1024 * 1024)} MiB`);
-      }
     }
     const text = buffer.toString('utf8', 0, length);
     return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;

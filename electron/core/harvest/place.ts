@@ -47,6 +47,9 @@ export async function exists(path: string): Promise<boolean> {
   }
 }
 
+/** How many numbered names freeOrSameName compares with the content, at most. */
+const SAME_LOOKS = 8;
+
 /**
  * The first of destination, `name (1).ext`, `name (2).ext`, ... that does not exist yet, or,
  * should one before it already hold the content (`holds` says), that one: content harvested
@@ -59,7 +62,10 @@ export async function freeOrSameName(
   for (let n = 0; ; n += 1) {
     const name = n === 0 ? destination : alternativeName(destination, n);
     if (!(await exists(name))) return { name, same: false };
-    if (await holds(name)) return { name, same: true };
+    // Each look may read a whole file: past the first few numbered names (an instrument that
+    // writes image.raw again and again) only a free name is looked for. One that cannot be
+    // read is not the same.
+    if (n <= SAME_LOOKS && (await holds(name).catch(() => false))) return { name, same: true };
   }
 }
 

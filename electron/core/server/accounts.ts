@@ -1,4 +1,5 @@
 import type { Db } from '../db/open.js';
+import { CONTROL_CHARACTERS, hasControlCharacters } from '../../../shared/text.js';
 import { AppError } from '../util/errors.js';
 import { newUuid, nowIso } from '../util/ids.js';
 import { hashSecret } from '../util/pin.js';
@@ -42,6 +43,14 @@ export async function createAccount(
     throw new AppError('validation_failed', `role: must be one of ${ROLES.join(', ')}`);
   const username = (input.username ?? email.split('@')[0] ?? email).trim();
   if (!username) throw new AppError('validation_failed', 'username: must not be empty');
+  for (const [field, value] of [
+    ['email', email],
+    ['username', username],
+  ] as const) {
+    if (hasControlCharacters(value)) {
+      throw new AppError('validation_failed', `${field}: ${CONTROL_CHARACTERS}`);
+    }
+  }
   const taken = db
     .prepare(
       "SELECT username, email FROM users WHERE username = ? OR (email <> '' AND email = ? COLLATE NOCASE)",

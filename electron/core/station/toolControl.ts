@@ -427,7 +427,10 @@ function applyKeptAnswersEffects(db: Db, form: AnsweredForm): string[] {
     const more = c.quantity - (recorded.get(k) ?? 0);
     if (more > QUANTITY_EPSILON) consumables.push({ ...c, quantity: more });
     recorded.delete(k);
-    if (more < -QUANTITY_EPSILON) beyond.push(`${-more} ${c.consumable} (${c.question})`);
+    // Rounded: sums of decimal fractions (0.1 + 0.2) would print their binary noise.
+    if (more < -QUANTITY_EPSILON) {
+      beyond.push(`${Number((-more).toPrecision(12))} ${c.consumable} (${c.question})`);
+    }
   }
   for (const [k, quantity] of recorded) {
     const [question, consumable] = JSON.parse(k) as [string, string];

@@ -112,17 +112,23 @@ export interface StationRef {
  * be used to write for any other tool.
  */
 export function checkTool(db: Db, station: StationRef, toolId: number, record: PushRecord): void {
-  if (station.tool_id === toolId) return;
-  const ranIt = cachedStatement(
-    db,
-    'SELECT 1 FROM station_tools WHERE station_id = ? AND tool_id = ?',
-  ).get(station.id, toolId);
-  if (!ranIt) {
+  if (!runsTool(db, station, toolId)) {
     throw new RecordRefused(
       'forbidden',
       `${record.kind} ${record.uuid}: this station does not run that tool`,
     );
   }
+}
+
+/** Whether the station runs the tool, or ran it (checkTool). */
+function runsTool(db: Db, station: StationRef, toolId: number): boolean {
+  if (station.tool_id === toolId) return true;
+  return (
+    cachedStatement(db, 'SELECT 1 FROM station_tools WHERE station_id = ? AND tool_id = ?').get(
+      station.id,
+      toolId,
+    ) !== undefined
+  );
 }
 
 /** The tool of a usage event, by the event's id. */
@@ -155,7 +161,7 @@ export function usageOfTool(
 }
 
 /**
- * A file links to a usage of a tool this station runs or ran (checkTool), as its usage_context
+ * A file links to a usage of a tool this station runs or ran (runsTool), as its usage_context
  * is read back by the station (GET /sync/harvest/history): no key can read another tool's
  * usage, its person and answers, by linking a file to it. A link already stored may be sent
  * again unchanged by a station that took the record over.
@@ -168,7 +174,12 @@ export function fileUsage(
   record: PushRecord,
 ): number | null {
   const usageId = optionalId(db, 'usage_events', ref, 'usage_event_uuid');
-  if (usageId !== null && usageId !== stored)
-    checkTool(db, station, usageTool(db, usageId), record);
+  if (usageId !== null && usageId !== stored && !runsTool(db, station, usageTool(db, usageId))) {
+    throw new RecordRefused(
+      'forbidden',
+      `${record.kind} ${record.uuid}: usage_event_uuid: that usage is of a tool this station ` +
+        'does not run',
+    );
+  }
   return usageId;
 }
