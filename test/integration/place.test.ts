@@ -58,14 +58,13 @@ describe('prepareFolder', () => {
     const base = tempDir('labstation-place-');
     const name = (n: number) => join(base, n === 0 ? 'a.dat' : `a (${n}).dat`);
     for (let n = 0; n <= 10; n += 1) writeFileSync(name(n), String(n));
-    const holding = (wanted: number) => async (path: string) => path === name(wanted);
+    const holding = (wanted: number) => (path: string) => Promise.resolve(path === name(wanted));
     expect(await freeOrSameName(name(0), holding(3))).toEqual({ name: name(3), same: true });
     // Past the first eight numbered names, only a free one is looked for.
     expect(await freeOrSameName(name(0), holding(10))).toEqual({ name: name(11), same: false });
     // One that cannot be read is not the same.
-    const unreadable = async (): Promise<boolean> => {
-      throw Object.assign(new Error('EACCES: permission denied'), { code: 'EACCES' });
-    };
+    const unreadable = (): Promise<boolean> =>
+      Promise.reject(Object.assign(new Error('EACCES: permission denied'), { code: 'EACCES' }));
     expect(await freeOrSameName(name(0), unreadable)).toEqual({ name: name(11), same: false });
   });
 });
