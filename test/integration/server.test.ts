@@ -176,12 +176,9 @@ describe('labstation serve', () => {
 
 describe('labstation admin', () => {
   it('creates users, refusing weak passwords and taken e-mails with the field named', async () => {
-    const ok = await runCli([
-      'admin',
-      'user',
-      'create',
-      '--data',
-      dataDir,
+    const createUser = (args: string[]) =>
+      runCli(['admin', 'user', 'create', '--data', dataDir, ...args]);
+    const ok = await createUser([
       '--email',
       'eve@example.org',
       '--password',
@@ -191,25 +188,10 @@ describe('labstation admin', () => {
     ]);
     expect(ok.code).toBe(0);
     expect((await login('eve@example.org', 'a long password')).status).toBe(200);
-    const weak = await runCli([
-      'admin',
-      'user',
-      'create',
-      '--data',
-      dataDir,
-      '--email',
-      'x@example.org',
-      '--password',
-      'short',
-    ]);
+    const weak = await createUser(['--email', 'x@example.org', '--password', 'short']);
     expect(weak.code).toBe(1);
     expect(weak.stderr).toMatch(/password: must be at least 10 characters/);
-    const taken = await runCli([
-      'admin',
-      'user',
-      'create',
-      '--data',
-      dataDir,
+    const taken = await createUser([
       '--email',
       'eve@example.org',
       '--password',
@@ -219,12 +201,7 @@ describe('labstation admin', () => {
     ]);
     expect(taken.code).toBe(1);
     expect(taken.stderr).toMatch(/email: eve@example.org is taken/);
-    const role = await runCli([
-      'admin',
-      'user',
-      'create',
-      '--data',
-      dataDir,
+    const role = await createUser([
       '--email',
       'y@example.org',
       '--password',
@@ -233,12 +210,7 @@ describe('labstation admin', () => {
       'root',
     ]);
     expect(role.code).toBe(2);
-    const tab = await runCli([
-      'admin',
-      'user',
-      'create',
-      '--data',
-      dataDir,
+    const tab = await createUser([
       '--email',
       'tab@example.org',
       '--password',
