@@ -32,11 +32,11 @@ import { makeArk, parseArk } from '../../shared/ark.js';
 import type { FileUsageView, HarvestFileView, HarvestTransferView } from '../../shared/api.js';
 import {
   CLI,
+  importBundle,
   runCli,
   startStation,
   tempDir,
   waitFor,
-  writeJson,
   type StationProcess,
 } from './helpers.js';
 import {
@@ -903,12 +903,7 @@ describe('harvest --once', () => {
       tools: [{ name: 'TEM' }],
       instruments: [instrument('sem-2', 'SEM'), instrument('tem-1', 'TEM')],
     };
-    const imported = await runCli([
-      'import',
-      '--data',
-      dirs.data,
-      writeJson(dirs.root, 'second.json', second),
-    ]);
+    const imported = await importBundle(dirs.data, second);
     expect(imported.code).toBe(0);
     writeFileSync(join(dirs.src, 'a.dat'), 'a');
     writeFileSync(join(dirs.src, 'b.dat'), randomBytes(5 * 1024 * 1024));
@@ -945,12 +940,7 @@ describe('harvest --once', () => {
       schedules: [{ instrument: 'sem-1', cron: 'every tuesday' }],
       ark: { naan: '12', shoulder: 'fk4' },
     };
-    const out = await runCli([
-      'import',
-      '--data',
-      join(root, 'data'),
-      writeJson(root, 'b.json', bundle),
-    ]);
+    const out = await importBundle(join(root, 'data'), bundle);
     expect(out.code).toBe(1);
     const text = out.stderr;
     expect(text).toMatch(/storage_locations\[0\] \(archive\)\.base_path: must be an absolute path/);
@@ -971,12 +961,7 @@ describe('harvest --once', () => {
       station: { tool: 'SEM' },
       hooks: [{ name: 'tab\there', trigger: 'post_transfer', kind: 'file_info' }],
     };
-    const out = await runCli([
-      'import',
-      '--data',
-      join(root, 'data'),
-      writeJson(root, 'b.json', bundle),
-    ]);
+    const out = await importBundle(join(root, 'data'), bundle);
     expect(out.code).toBe(1);
     expect(out.stderr).toMatch(
       /hooks\[0\]\.name: must not hold control characters \(NUL, tab, line break\)/,
@@ -1010,7 +995,7 @@ describe('harvest --once', () => {
         { instrument: 'sem-1', cron: '0 0 31 2 *' },
       ],
     };
-    const out = await runCli(['import', '--data', data, writeJson(root, 'b.json', bundle)]);
+    const out = await importBundle(data, bundle);
     expect(out.code).toBe(1);
     const text = out.stderr;
     expect(text).toMatch(/storage_locations\[1\] \(archive\)\.name: archive is listed twice/);
@@ -1034,11 +1019,9 @@ describe('harvest --once', () => {
       storage_locations: [{ name: 'archive', type: 'local', base_path: join(root, 'out', 'a') }],
       instruments: [instrument('sem-1', src)],
     };
-    expect((await runCli(['import', '--data', data, writeJson(root, 'g.json', good)])).code).toBe(
-      0,
-    );
+    expect((await importBundle(data, good)).code).toBe(0);
     const widened = { instruments: [instrument('sem-2', join(root, 'out'))] };
-    const again = await runCli(['import', '--data', data, writeJson(root, 'w.json', widened)]);
+    const again = await importBundle(data, widened);
     expect(again.code).toBe(1);
     // A refusal into a data dir in use leaves its database where it was.
     expect(existsSync(join(data, 'labstation.db'))).toBe(true);
@@ -1055,7 +1038,7 @@ describe('harvest --once', () => {
         },
       ],
     };
-    const both = await runCli(['import', '--data', data, writeJson(root, 'y.json', broken)]);
+    const both = await importBundle(data, broken);
     expect(both.code).toBe(1);
     expect(both.stderr).toMatch(/instruments\[0\] \(sem-2\)\.watch\[0\]\.exclude\[0\]: /);
     expect(both.stderr).toMatch(
@@ -1070,7 +1053,7 @@ describe('harvest --once', () => {
         },
       ],
     };
-    const ok = await runCli(['import', '--data', data, writeJson(root, 'x.json', excluded)]);
+    const ok = await importBundle(data, excluded);
     expect(ok.stderr).toBe('');
     expect(ok.code).toBe(0);
   });
@@ -1257,12 +1240,7 @@ describe('harvest in a running station', () => {
         },
       ],
     };
-    const imported = await runCli([
-      'import',
-      '--data',
-      dirs.data,
-      writeJson(dirs.root, 'more.json', bundle),
-    ]);
+    const imported = await importBundle(dirs.data, bundle);
     expect(imported.code, imported.stderr).toBe(0);
     writeFileSync(join(second, 'detector.dat'), 'detector');
     await waitFor('the new instrument’s file', async () =>
@@ -1713,12 +1691,7 @@ describe('harvest in a running station', () => {
         { name: 'sem-1', tool: 'SEM', watch: [{ path: link }], storage_location: 'archive' },
       ],
     };
-    const refused = await runCli([
-      'import',
-      '--data',
-      dirs.data,
-      writeJson(dirs.root, 'l.json', looped),
-    ]);
+    const refused = await importBundle(dirs.data, looped);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(
       /storage_locations\[0\] \(archive\)\.base_path: must not be inside a watched folder \(sem-1 watches .*srclink\)/,

@@ -4,7 +4,7 @@ import { mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { HarvestFileView, HarvestTransferView } from '../../shared/api.js';
-import { runCli, tempDir, writeJson } from './helpers.js';
+import { importBundle, runCli, tempDir } from './helpers.js';
 
 export interface HarvestDirs {
   root: string;
@@ -55,12 +55,7 @@ export async function setupHarvest(options: SetupOptions = {}): Promise<HarvestD
     hooks: options.hooks ?? [],
     schedules: options.schedules ?? [],
   };
-  const imported = await runCli([
-    'import',
-    '--data',
-    dirs.data,
-    writeJson(root, 'bundle.json', bundle),
-  ]);
+  const imported = await importBundle(dirs.data, bundle);
   if (imported.code !== 0) throw new Error(`import failed: ${imported.stderr}${imported.stdout}`);
   return dirs;
 }

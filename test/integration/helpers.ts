@@ -52,6 +52,11 @@ export function writeJson(dir: string, name: string, value: unknown): string {
   return file;
 }
 
+/** `labstation import --data dataDir` of `bundle` (written to a file of its own first). */
+export function importBundle(dataDir: string, bundle: unknown): Promise<CliResult> {
+  return runCli(['import', '--data', dataDir, writeJson(tempDir(), 'bundle.json', bundle)]);
+}
+
 export interface StationProcess {
   child: ChildProcess;
   url: string;
