@@ -176,15 +176,8 @@ export async function prepareFolder(
   } catch (error) {
     return { ok: false, kind: 'base', error };
   }
-  // Where the folder would lead before any of it is made (a link in the storage tree must not
-  // get folders made where it leads), then again once made (a link put there meanwhile).
-  const before = await leadsOutside(base, folder);
-  if (before !== null) return { ok: false, kind: 'outside', realFolder: before };
-  await makeFolders(folder);
-  const [realBase, realFolder] = await Promise.all([realpath(base), realpath(folder)]);
-  if (realFolder !== realBase && !realFolder.startsWith(realBase + sep)) {
-    return { ok: false, kind: 'outside', realFolder };
-  }
+  const outside = await makeFoldersInside(base, folder);
+  if (outside !== null) return { ok: false, kind: 'outside', realFolder: outside };
   if (checkedFolders.size > 10_000) checkedFolders.clear();
   checkedFolders.set(key, Date.now() + FOLDER_CHECK_MS);
   return { ok: true };
@@ -225,6 +218,18 @@ async function mountProblem(base: string, found: Stats, mounts: MountMemory): Pr
     return false;
   }
   return mounts.wasMounted(base);
+}
+
+/**
+ * Makes `folder` (inside `base`) unless a symbolic link leads it out of `base`: checked before
+ * any of it is made (a link must not get folders made where it leads), and again once made (a
+ * link put there meanwhile). Null when made inside; otherwise where it leads.
+ */
+export async function makeFoldersInside(base: string, folder: string): Promise<string | null> {
+  const before = await leadsOutside(base, folder);
+  if (before !== null) return before;
+  await makeFolders(folder);
+  return await leadsOutside(base, folder);
 }
 
 /** After a failure in `folder`: check it again next time. */

@@ -1,4 +1,4 @@
-import { dirname, isAbsolute, relative, sep } from 'node:path';
+import { dirname, isAbsolute } from 'node:path';
 import type { z } from 'zod';
 import {
   storageLocationCreate,
@@ -7,7 +7,7 @@ import {
   type StorageLocationOut,
 } from '../../../../shared/harvest/management.js';
 import type { Db } from '../../db/open.js';
-import { realOrNearestSync } from '../../harvest/storageGuard.js';
+import { realOrNearestSync, storageFolderIn } from '../../harvest/storageGuard.js';
 import { newUuid } from '../../util/ids.js';
 import { notifyStations, stationsRunningInstruments } from './notify.js';
 import { Conflict, ValidationProblems, problem, type Problem } from './problems.js';
@@ -28,15 +28,6 @@ const patchSchema = storageLocationPatch;
  */
 export const STATION_ABSOLUTE = /^(\/|[A-Za-z]:[\\/]|\\\\[^\\])/;
 
-/** Whether one of two absolute paths is the other or inside it. */
-function overlaps(a: string, b: string): boolean {
-  const inside = (outer: string, inner: string): boolean => {
-    const rel = relative(outer, inner);
-    return rel === '' || (rel.split(sep)[0] !== '..' && !isAbsolute(rel));
-  };
-  return inside(a, b) || inside(b, a);
-}
-
 function pathProblems(db: Db, type: string, basePath: string): Problem[] {
   if (basePath.includes('\0')) return [problem(['body', 'base_path'], 'must not contain NUL')];
   if (type === 'server') {
@@ -49,13 +40,17 @@ function pathProblems(db: Db, type: string, basePath: string): Problem[] {
     // Stations write new files under it: never among the server's own (its database, secrets,
     // logs), nor in a folder that holds them.
     const dataDir = dirname(db.name);
-    if (!db.memory && overlaps(realOrNearestSync(basePath), realOrNearestSync(dataDir))) {
-      return [
-        problem(
-          ['body', 'base_path'],
-          `must not be the server's data folder (${dataDir}), inside it, or a folder holding it`,
-        ),
-      ];
+    if (!db.memory) {
+      const base = realOrNearestSync(basePath);
+      const data = realOrNearestSync(dataDir);
+      if (storageFolderIn(data, base) !== null || storageFolderIn(base, data) !== null) {
+        return [
+          problem(
+            ['body', 'base_path'],
+            `must not be the server's data folder (${dataDir}), inside it, or a folder holding it`,
+          ),
+        ];
+      }
     }
   }
   if (type === 'local' && !STATION_ABSOLUTE.test(basePath)) {

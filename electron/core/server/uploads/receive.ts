@@ -19,7 +19,7 @@ import { makeFolders } from '../../util/folders.js';
 import { hashFile } from '../../harvest/copy.js';
 import {
   freeOrSameName,
-  leadsOutside,
+  makeFoldersInside,
   inFolder,
   placeWithoutClobber,
   removeQuietly,
@@ -462,13 +462,7 @@ export class UploadReceiver {
     const destination = destinationIn(location, row.destination_path);
     const folder = dirname(destination);
     const finished = await inFolder(folder, async (): Promise<Finished> => {
-      // Checked before a folder is made (a link must not get one made where it leads), and
-      // again after (a link put there meanwhile).
-      let outside = await leadsOutside(location.base_path, folder);
-      if (outside === null) {
-        await makeFolders(folder);
-        outside = await leadsOutside(location.base_path, folder);
-      }
+      const outside = await makeFoldersInside(location.base_path, folder);
       if (outside !== null) {
         await removeQuietly(partial);
         deleteUpload(db, row.id);
