@@ -371,5 +371,32 @@ describe('access', () => {
     const users = await app.inject({ method: 'GET', url: '/api/users/' });
     expect(users.statusCode).toBe(401);
     expect(users.json()).toEqual({ detail: 'Authentication credentials were not provided.' });
+
+    // The docs with a trailing slash: sent to /docs, whose asset paths are relative to it.
+    const slash = await app.inject({ method: 'GET', url: '/docs/?x=1' });
+    expect(slash.statusCode).toBe(307);
+    expect(slash.headers.location).toBe('/docs?x=1');
+  });
+
+  it('answers a method a path has no route for with 405 and the methods it has', async () => {
+    const cases: [string, string, string][] = [
+      ['POST', '/api/users/', 'GET, HEAD'],
+      ['DELETE', '/api/usage_events/7/', 'GET, HEAD'],
+      ['PUT', '/api/instruments', 'GET, HEAD, POST'],
+      ['POST', '/api/instruments/3', 'DELETE, GET, HEAD, PATCH'],
+      ['DELETE', '/health', 'GET, HEAD'],
+      ['GET', '/auth/jwt/login', 'POST'],
+    ];
+    for (const [method, url, allow] of cases) {
+      const answer = await app.inject({ method: method as 'GET', url });
+      expect(answer.statusCode, `${method} ${url}`).toBe(405);
+      expect(answer.headers.allow, `${method} ${url}`).toBe(allow);
+      expect(answer.json()).toEqual({ detail: `Method "${method}" not allowed.` });
+    }
+    // A path that is nowhere stays 404, whatever the method (the UI's catch-all aside).
+    for (const method of ['GET', 'POST'] as const) {
+      const nowhere = await app.inject({ method, url: '/api/nothing-here/' });
+      expect(nowhere.statusCode, method).toBe(404);
+    }
   });
 });

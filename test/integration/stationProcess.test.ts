@@ -244,6 +244,24 @@ describe('labstation station over HTTP', () => {
     });
     expect(malformed.status).toBe(400);
     expect(await malformed.json()).toMatchObject({ code: 'bad_request' });
+    // Fastify's own refusals keep their status: a body that is not JSON is 415, and a method
+    // the path has no route for is 405 naming the one it has.
+    const plain = await fetch(`${st.url}rpc/session.logon`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/xml', authorization: `Bearer ${st.token}` },
+      body: '<login>alice</login>',
+    });
+    expect(plain.status).toBe(415);
+    expect(await plain.json()).toMatchObject({ code: 'bad_request' });
+    const wrongMethod = await fetch(`${st.url}rpc/session.logon`, {
+      headers: { authorization: `Bearer ${st.token}` },
+    });
+    expect(wrongMethod.status).toBe(405);
+    expect(wrongMethod.headers.get('allow')).toBe('POST');
+    expect(await wrongMethod.json()).toEqual({
+      code: 'bad_request',
+      message: 'GET is not allowed here (allowed: POST)',
+    });
     const extraKey = await st.rpc('session.logon', { login: 'sam', pin: '9999', x: 1 });
     expect(extraKey).toMatchObject({
       status: 400,

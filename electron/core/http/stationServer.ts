@@ -11,6 +11,7 @@ import type { Station } from '../station/station.js';
 import { AppError, toApiError } from '../util/errors.js';
 import { addSecurityHeaders } from './securityHeaders.js';
 import { acceptEmptyJson } from './emptyJson.js';
+import { recordRouteMethods } from './allowedMethods.js';
 
 /** The loopback token that guards /rpc and /events; kept in <data>/rpc-token, mode 0600. */
 export function loadOrCreateRpcToken(dataDir: string): string {
@@ -57,19 +58,35 @@ export async function createStationServer(options: StationServerOptions): Promis
   const app = Fastify({ logger: false, bodyLimit: 4 * 1024 * 1024 });
   addSecurityHeaders(app);
   acceptEmptyJson(app);
+  const allowedMethods = recordRouteMethods(app);
 
   app.setErrorHandler((error, request, reply) => {
     if (error instanceof AppError) return sendError(reply, error.toJSON());
     const status = (error as { statusCode?: number }).statusCode;
     if (status !== undefined && status >= 400 && status < 500) {
-      return sendError(reply, { code: 'bad_request', message: (error as Error).message });
+      // Fastify's own refusals keep their status (415 for a body that is not JSON, 413 for
+      // one over the limit); the body is the contract's, code bad_request.
+      const body: ApiError = { code: 'bad_request', message: (error as Error).message };
+      return reply.code(status).send(body);
     }
     station.log.error({ err: error, url: request.url }, 'request failed');
     return sendError(reply, toApiError(error));
   });
-  app.setNotFoundHandler((request, reply) =>
-    sendError(reply, { code: 'not_found', message: `nothing at ${request.method} ${request.url}` }),
-  );
+  app.setNotFoundHandler((request, reply) => {
+    const at = request.url.indexOf('?');
+    const allowed = allowedMethods(at < 0 ? request.url : request.url.slice(0, at));
+    if (allowed.length) {
+      const body: ApiError = {
+        code: 'bad_request',
+        message: `${request.method} is not allowed here (allowed: ${allowed.join(', ')})`,
+      };
+      return reply.code(405).header('allow', allowed.join(', ')).send(body);
+    }
+    return sendError(reply, {
+      code: 'not_found',
+      message: `nothing at ${request.method} ${request.url}`,
+    });
+  });
 
   // A loopback server answers to loopback names only: a web page that rebinds its own DNS name
   // to 127.0.0.1 gets nothing from it (defence in depth; /rpc and /events need the token too).

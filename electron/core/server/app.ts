@@ -17,6 +17,7 @@ import { registerUploadApi } from './uploads/routes.js';
 import { registerWebUi } from './web/ui.js';
 import { addSecurityHeaders } from '../http/securityHeaders.js';
 import { acceptEmptyJson } from '../http/emptyJson.js';
+import { recordRouteMethods } from '../http/allowedMethods.js';
 
 /** A NEMO resource's list or record path without the trailing slash it is served at. */
 const NEMO_WITHOUT_SLASH =
@@ -71,6 +72,7 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
     trustProxy: proxies.length ? proxies : false,
   });
   if (options.onRoute) app.addHook('onRoute', options.onRoute);
+  const allowedMethods = recordRouteMethods(app);
   addSecurityHeaders(app);
   acceptEmptyJson(app);
   const guards = createGuards({ db, log, jwtSecret: options.jwtSecret, clock });
@@ -130,6 +132,17 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
     // The harvest API's paths the other way round, as FastAPI does.
     const redirect = withoutSlash(reply, request.url);
     if (redirect) return redirect;
+    if (path === '/docs/')
+      return reply.redirect(`/docs${at < 0 ? '' : request.url.slice(at)}`, 307);
+    // A path that is there for other methods: 405 naming them, before any credentials are
+    // checked, as FastAPI's router answers it (the route list is public at /docs anyway).
+    const allowed = allowedMethods(path);
+    if (allowed.length) {
+      return reply
+        .code(405)
+        .header('allow', allowed.join(', '))
+        .send({ detail: `Method "${request.method}" not allowed.` });
+    }
     return reply.code(404).send({ detail: 'Not found.' });
   });
 
