@@ -222,6 +222,12 @@ export interface SyncStatus {
   /** Why the oldest of them was refused. */
   refusedReason: string | null;
   lastError: string | null;
+  /**
+   * This station's clock minus the server's, in whole seconds, from the server's last answer
+   * (its `Date` header); null before the first answer. Past CLOCK_SKEW_WARN_SECONDS
+   * (shared/clock.ts) the station says so.
+   */
+  clockSkewSeconds: number | null;
 }
 
 /** What staff can set at a station: its server link, and (desktop app) the app's role. */

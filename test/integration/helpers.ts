@@ -64,6 +64,8 @@ export interface StationProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   rpc(name: string, args: unknown): Promise<{ status: number; body: unknown }>;
   stop(): Promise<void>;
+  /** What the process wrote to stderr so far (its log, at LABSTATION_LOG_LEVEL). */
+  stderr(): string;
 }
 
 /** Starts `labstation station` on an ephemeral loopback port and waits for its ready line. */
@@ -111,6 +113,7 @@ export function startStation(
           if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
           await exited;
         },
+        stderr: () => stderr,
       });
     });
   });

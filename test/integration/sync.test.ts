@@ -3,6 +3,7 @@
  * started with `--server URL --key KEY` on empty data dirs, a TCP proxy that cuts connections
  * mid-request, and a station killed between the server's answer and its own acknowledgement.
  */
+import { createServer as createHttpServer, request as httpRequest } from 'node:http';
 import { connect, createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -268,6 +269,10 @@ describe('station sync', () => {
     });
     expect(sync).toMatchObject({ configured: true, online: true, waiting: 0, lastError: null });
     expect(Date.parse((sync as unknown as { lastSyncAt: string }).lastSyncAt)).not.toBeNaN();
+    // One machine, one clock: measured from the server's Date header, within its second.
+    expect(
+      Math.abs((sync as unknown as { clockSkewSeconds: number }).clockSkewSeconds),
+    ).toBeLessThanOrEqual(2);
     await stop(st);
   });
 
@@ -509,6 +514,64 @@ describe('a short outage', () => {
     } finally {
       forward.close();
       for (const s of sockets) s.destroy();
+    }
+  });
+});
+
+describe("a station whose clock is off the server's", () => {
+  it('measures the difference from every answer and says so past a minute', async () => {
+    // An HTTP proxy to the server whose answers say the server's clock is 10 minutes ahead.
+    const target = new URL(server.url);
+    let ahead = 10 * 60_000;
+    const proxy = createHttpServer((request, response) => {
+      const upstream = httpRequest(
+        {
+          host: target.hostname,
+          port: target.port,
+          path: request.url,
+          method: request.method,
+          headers: request.headers,
+        },
+        (answer) => {
+          response.writeHead(answer.statusCode ?? 502, {
+            ...answer.headers,
+            date: new Date(Date.now() + ahead).toUTCString(),
+          });
+          answer.pipe(response);
+        },
+      );
+      upstream.on('error', () => response.destroy());
+      request.pipe(upstream);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/`;
+    try {
+      const st = await launch(join(tempDir(), 'skewed'), url, await registerStation('sem-skew'));
+      const skewOf = async (): Promise<number | null> =>
+        ((await ok(st, 'sync.status', {})) as { clockSkewSeconds: number | null }).clockSkewSeconds;
+      const behind = await waitFor('a measured skew', async () => {
+        const skew = await skewOf();
+        return skew !== null && skew < -60 ? skew : undefined;
+      });
+      expect(behind).toBeGreaterThanOrEqual(-602);
+      expect(behind).toBeLessThanOrEqual(-598);
+      await waitFor('the warning in the log', () =>
+        st.stderr().includes("this station's clock is 10 min behind the server's")
+          ? true
+          : undefined,
+      );
+      // Set right: the next answer measures it again, and the log says so.
+      ahead = 0;
+      await ok(st, 'session.logon', { login: 'alice', pin: '1234' });
+      await enable(st);
+      await waitFor('the skew measured again', async () => {
+        const skew = await skewOf();
+        return skew !== null && Math.abs(skew) <= 2 ? true : undefined;
+      });
+      await stop(st);
+    } finally {
+      proxy.closeAllConnections();
+      await new Promise((resolve) => proxy.close(resolve));
     }
   });
 });

@@ -381,6 +381,7 @@ describe('tool control', () => {
       refused: 0,
       refusedReason: null,
       lastError: null,
+      clockSkewSeconds: null,
     });
     await logon(st, 'alice', '1234');
     await enable(st, { project: 'Cathodes', answers: goodPreAnswers });

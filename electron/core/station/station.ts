@@ -478,6 +478,7 @@ export class Station {
           refused: 0,
           refusedReason: null,
           lastError: null,
+          clockSkewSeconds: null,
         };
       },
       'settings.get': () => {

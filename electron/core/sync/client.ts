@@ -1,5 +1,6 @@
 import axios, { type AxiosInstance } from 'axios';
 import type { CoreEvent } from '../../../shared/api.js';
+import { clockSkewWarning } from '../../../shared/clock.js';
 import type { Station } from '../station/station.js';
 import { adoptServerAnswers } from '../station/toolControl.js';
 import { ERROR_CODES, type ErrorCode } from '../../../shared/errors.js';
@@ -33,6 +34,8 @@ export interface SyncState {
   /** Why the oldest of them was refused, naming the people, projects and tools it means. */
   refusedReason: string | null;
   lastError: string | null;
+  /** This station's clock minus the server's (s), from its last answer; null before one. */
+  clockSkewSeconds: number | null;
 }
 
 export interface SyncClientOptions {
@@ -140,6 +143,7 @@ export class SyncClient {
   private waitingCache = 0;
   private refusedCache: { count: number; reason: string | null } = { count: 0, reason: null };
   private readonly holdMs: number;
+  private clockSkew: number | null = null;
   /**
    * After the server refused a whole batch (a body it cannot parse, one too large), records up
    * to this outbox id go one at a time, so the one it cannot take is found and set aside.
@@ -168,6 +172,16 @@ export class SyncClient {
       // Redirects would carry the key elsewhere.
       maxRedirects: 0,
     });
+    this.http.interceptors.response.use(
+      (response) => {
+        this.noteServerDate(response.headers.date);
+        return response;
+      },
+      (error: unknown) => {
+        if (axios.isAxiosError(error)) this.noteServerDate(error.response?.headers.date);
+        return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+      },
+    );
     this.batchSize = options.batchSize ?? 100;
     this.holdMs = options.holdMs ?? HOLD_MS;
     this.tickMs = options.tickMs ?? 5_000;
@@ -215,6 +229,7 @@ export class SyncClient {
       waiting: this.waitingCache,
       refused: refused.count,
       refusedReason: refused.reason,
+      clockSkewSeconds: this.clockSkew,
       lastError:
         this.pushError ??
         this.pullError ??
@@ -378,6 +393,28 @@ export class SyncClient {
     clearTimeout(this.pushTimer);
     this.pushTimer = setTimeout(() => this.nudge(), ms);
     this.pushTimer.unref();
+  }
+
+  /**
+   * Measures this station's clock against the server's `Date` header (RFC 9110: whole seconds,
+   * cut down, so the server's time was half a second past it on average) and logs when the
+   * difference goes past CLOCK_SKEW_WARN_SECONDS, or back within it.
+   */
+  private noteServerDate(header: unknown): void {
+    if (typeof header !== 'string') return;
+    const server = Date.parse(header);
+    if (!Number.isFinite(server)) return;
+    const skew = Math.round((Date.now() - server - 500) / 1000);
+    const before = clockSkewWarning(this.clockSkew);
+    this.clockSkew = skew;
+    const now = clockSkewWarning(skew);
+    if (now && !before) this.log.warn({ clockSkewSeconds: skew }, now);
+    else if (!now && before) {
+      this.log.info(
+        { clockSkewSeconds: skew },
+        "this station's clock agrees with the server's again",
+      );
+    }
   }
 
   private succeeded(): void {

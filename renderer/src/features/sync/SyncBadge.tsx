@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'react';
 import type { ReactElement } from 'react';
 import type { SyncStatus } from '../../../../shared/api.js';
+import { clockSkewWarning } from '../../../../shared/clock.js';
 import { call } from '../../bridge.js';
 import { formatDateTime } from '../../format.js';
 
@@ -44,15 +45,18 @@ export function SyncBadge(): ReactElement | null {
     status.refused > 0
       ? ` · ${status.refused} refused by the server${status.refusedReason ? `: ${status.refusedReason}` : ''}`
       : '';
+  // A clock that is off bills the wrong minutes: said to whoever stands there, so it gets set.
+  const skew = clockSkewWarning(status.clockSkewSeconds);
   return (
     <p
-      className={`sync-badge ${status.online ? 'online' : 'offline'}${refused ? ' refused' : ''}`}
+      className={`sync-badge ${status.online ? 'online' : 'offline'}${skew ? ' clock-off' : ''}`}
       role="status"
       aria-label="Sync"
       title={status.lastError ?? undefined}
     >
       {status.online ? 'Online' : 'Offline'} · {last} · {waiting}
       {refused}
+      {skew && ` · ${skew.charAt(0).toUpperCase()}${skew.slice(1)}`}
     </p>
   );
 }
