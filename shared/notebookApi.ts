@@ -72,8 +72,12 @@ export const notebookApiSchemas = {
   'notebook.search': z
     .object({
       kind: entryKind.optional(),
-      /** Title contains this text, ignoring case. */
-      title: z.string().max(500).optional(),
+      /** Title contains this text, ignoring case (SQLite's LIKE would stop at a NUL). */
+      title: z
+        .string()
+        .max(500)
+        .regex(/^[^\0]*$/, 'must not hold a NUL character')
+        .optional(),
       /** Every one of these tags. */
       tags: tags.optional(),
       /** Every one of these conditions on the metadata. */

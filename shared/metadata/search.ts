@@ -79,7 +79,10 @@ const needle = (min: number): z.ZodString =>
     .regex(/^[^\0]*$/, 'must not hold a NUL character');
 
 export const metadataQuerySchema = z.discriminatedUnion('kind', [
-  /** The field's value equals `value`, ignoring case (one of the values, for a multi-select). */
+  /**
+   * The field's value equals `value`, ignoring case and the spaces around both (one of the
+   * values, for a multi-select).
+   */
   z.object({ kind: z.literal('equals'), field: fieldName, value: needle(0) }).strict(),
   /** The field's value contains `text`, ignoring case. */
   z.object({ kind: z.literal('contains'), field: fieldName, text: needle(1) }).strict(),
@@ -160,7 +163,8 @@ export function rowMatches(row: MetadataIndexRow, query: MetadataQuery): boolean
   if (row.name !== query.field) return false;
   switch (query.kind) {
     case 'equals':
-      return row.text === searchText(query.value);
+      // Values are indexed trimmed (rowsOf): so is the value looked for.
+      return row.text === searchText(query.value.trim());
     case 'contains':
       return row.text.includes(searchText(query.text));
     case 'numberBetween':

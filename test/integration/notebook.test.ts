@@ -383,6 +383,7 @@ function fieldsFor(i: number): Record<string, unknown> {
 
 const QUERIES: MetadataQuery[] = [
   { kind: 'equals', field: 'Status', value: 'running' },
+  { kind: 'equals', field: 'Status', value: '  Running\t' },
   { kind: 'equals', field: 'Elements', value: 'ni' },
   { kind: 'equals', field: 'Polished', value: 'on' },
   { kind: 'contains', field: 'Note', text: 'günther' },
@@ -524,6 +525,11 @@ describe('notebook search', () => {
       made.filter((m) => m.kind === 'experiment_template').map((m) => m.id),
     );
     expect(await search({ title: '%' })).toEqual([]);
+    // SQLite's LIKE would stop at a NUL and match every title: refused by name.
+    for (const title of ['\0zzzz', 'T\0nothing-like-this']) {
+      const refused = await failure(st.call('notebook.search', { title }), 'bad_request');
+      expect(refused.message).toContain('title: must not hold a NUL character');
+    }
   });
 
   it('pages through the matches: offset, newest change first, each once', async () => {

@@ -37,7 +37,7 @@ export function metadataCondition(query: MetadataQuery): SqlCondition {
     case 'equals':
       return {
         sql: `k.entry_id IN (${ROWS} name = ? AND text = ?)`,
-        params: [query.field, searchText(query.value)],
+        params: [query.field, searchText(query.value.trim())],
       };
     case 'contains':
       return {
