@@ -2,6 +2,7 @@
  * The `labstation` command. Exit codes: 0 done; 1 the input was refused (problems printed one
  * per line); 2 wrong usage of the command itself.
  */
+import { isUtf8 } from 'node:buffer';
 import { existsSync, readFileSync, rmdirSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -66,8 +67,20 @@ class UsageError extends Error {}
  * A text file as UTF-8, without the byte order mark Windows editors (Notepad, PowerShell's
  * UTF8 encoding) write first: JSON.parse would refuse it as an invisible first character.
  */
+/**
+ * A JSON file's text. JSON is UTF-8 (RFC 8259): a file in another encoding (Latin-1 from an
+ * old editor) is refused, naming the line, instead of read with its letters replaced by U+FFFD
+ * and written back so. A leading byte order mark, as Windows editors write it, is dropped.
+ */
 function readText(file: string): string {
-  return readFileSync(file, 'utf8').replace(/^\uFEFF/, '');
+  const bytes = readFileSync(file);
+  const text = bytes.toString('utf8');
+  if (!isUtf8(bytes)) {
+    const bad = text.indexOf('\uFFFD');
+    const line = text.slice(0, Math.max(bad, 0)).split('\n').length;
+    throw new Error(`is not UTF-8 text (line ${line}); save it as UTF-8`);
+  }
+  return text.replace(/^\uFEFF/, '');
 }
 
 function readJson(file: string, what: string): unknown {

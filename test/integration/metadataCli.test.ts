@@ -78,6 +78,34 @@ describe('labstation metadata check', () => {
     expect(out.stderr).toContain('line 4, column 5');
   });
 
+  it('refuses a file that is not UTF-8, naming it and the line, and writes nothing', async () => {
+    const dir = tempDir();
+    const file = join(dir, 'latin1.json');
+    // Latin-1 as an old editor saves it: ü and ß are single bytes that UTF-8 cannot read.
+    writeFileSync(
+      file,
+      Buffer.concat([
+        Buffer.from('{"extra_fields": {\n  "M'),
+        Buffer.from([0xfc]),
+        Buffer.from('nster": {"value": "Stra'),
+        Buffer.from([0xdf]),
+        Buffer.from('e"}}}\n'),
+      ]),
+    );
+    for (const args of [
+      ['metadata', 'check', file],
+      ['metadata', 'convert', file, '--to', 'notebook'],
+      ['questions', 'check', file],
+    ]) {
+      const out = await runCli(args);
+      expect(out.code, args.join(' ')).toBe(1);
+      expect(out.stdout, args.join(' ')).toBe('');
+      expect(out.stderr, args.join(' ')).toContain(
+        `${file}: is not UTF-8 text (line 2); save it as UTF-8`,
+      );
+    }
+  });
+
   it('names a file it cannot read', async () => {
     const file = join(tempDir(), 'missing.json');
     const out = await runCli(['metadata', 'check', file]);
