@@ -310,9 +310,12 @@ export function readMetadata(input: unknown): ReadResult {
     );
     return fail();
   }
-  const notebookKey =
-    !hasOwn(input, 'notebook') && hasOwn(input, 'elabftw') ? 'elabftw' : 'notebook';
-  if (hasOwn(input, 'notebook') && hasOwn(input, 'elabftw')) {
+  // A null notebook object is none (as a null property is everywhere here): the groups are read
+  // from "elabftw" then, so that the document written back, which leaves the null out, reads
+  // the same.
+  const given = (key: string): boolean => present(input, key) != null;
+  const notebookKey = !given('notebook') && hasOwn(input, 'elabftw') ? 'elabftw' : 'notebook';
+  if (given('notebook') && hasOwn(input, 'elabftw')) {
     reader.problems.push(
       notice(
         ['elabftw'],
@@ -328,7 +331,7 @@ export function readMetadata(input: unknown): ReadResult {
       rawNotebook === undefined || rawNotebook === null
         ? undefined
         : reader.notebook(rawNotebook, notebookKey);
-    const unknown = unknownEntries(input, ['extra_fields', notebookKey], []);
+    const unknown = unknownEntries(input, ['extra_fields', 'notebook', notebookKey], []);
     const doc: MetadataDoc = { fields, unknown };
     if (notebook) doc.notebook = notebook;
     return { doc, problems: reader.problems, notebookKey, notebookRead: notebook !== null };

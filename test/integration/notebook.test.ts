@@ -226,6 +226,47 @@ describe('notebook entries', () => {
     expect((await entry(st, 'notebook.get', { id: fromTemplate.id })).title).toBe('Monday');
   });
 
+  it('keeps the fields of an entry with a null "notebook" beside "elabftw" through saves and copies', async () => {
+    await as(st, 'alice', '1234');
+    const made = await entry(st, 'notebook.create', {
+      kind: 'item_template',
+      title: 'Null notebook',
+      metadata: {
+        extra_fields: { Grid: { value: 'G-1', group_id: 1 } },
+        notebook: null,
+        elabftw: { extra_fields_groups: [{ id: 1, name: 'Sample' }] },
+      },
+    });
+    const grid = { Grid: { type: 'text', value: 'G-1', group_id: 1 } };
+    expect(made.metadata).toEqual({
+      extra_fields: grid,
+      notebook: { extra_fields_groups: [{ id: 1, name: 'Sample' }] },
+    });
+    const saved = await entry(st, 'notebook.update', {
+      id: made.id,
+      version: 1,
+      metadata: made.metadata,
+    });
+    expect(saved.metadata).toEqual(made.metadata);
+    expect((await entry(st, 'notebook.duplicate', { id: made.id })).metadata).toMatchObject({
+      extra_fields: grid,
+    });
+    const item = await entry(st, 'notebook.create', {
+      kind: 'item',
+      title: 'From it',
+      template_id: made.id,
+    });
+    expect(item.metadata).toMatchObject({ extra_fields: grid });
+    // A stored document that no longer reads stops a copy instead of losing its fields.
+    st.db
+      .prepare('UPDATE notebook_entries SET metadata = ? WHERE id = ?')
+      .run('{"extra_fields": 5}', made.id);
+    const entries = count(st.db, 'SELECT count(*) FROM notebook_entries');
+    const refused = await failure(st.call('notebook.duplicate', { id: made.id }), 'internal');
+    expect(refused.message).toContain(`entry ${made.id}: its stored metadata no longer reads`);
+    expect(count(st.db, 'SELECT count(*) FROM notebook_entries')).toBe(entries);
+  });
+
   it('deletes softly: kept, synced as deleted, no longer listed or found', async () => {
     await as(st, 'alice', '1234');
     const made = await entry(st, 'notebook.create', {

@@ -112,11 +112,20 @@ function fromDoc(doc: MetadataDoc, problems: MetadataProblem[]): PreparedMetadat
   return { doc, json: JSON.stringify(toNotebook(doc)), problems };
 }
 
-/** The stored document of an entry (stored metadata always parses: it was checked on save). */
-export function storedDoc(row: Pick<EntryRow, 'metadata'>): MetadataDoc | null {
+/**
+ * The stored document of an entry. Stored metadata always parses (it was checked on save, and
+ * reading is idempotent); should it not, this throws rather than let a copy or an entry made
+ * from a template go on without the fields.
+ */
+export function storedDoc(row: Pick<EntryRow, 'id' | 'metadata'>): MetadataDoc | null {
   if (row.metadata === null) return null;
   const result = parseMetadata(JSON.parse(row.metadata) as unknown);
-  return result.ok ? result.doc : null;
+  if (result.ok) return result.doc;
+  const first = result.problems.find((p) => p.blocksSaving) ?? result.problems[0];
+  throw new AppError(
+    'internal',
+    `entry ${row.id}: its stored metadata no longer reads (${first?.message ?? 'unknown problem'}); nothing was changed`,
+  );
 }
 
 /** Tags as stored: trimmed, each once (ignoring case), in the order given. */

@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { displayMainText, parseMetadata } from '../../../shared/metadata/index.js';
+import {
+  displayMainText,
+  parseMetadata,
+  serializeMetadata,
+} from '../../../shared/metadata/index.js';
 import type {
   MetadataDoc,
   MetadataField,
@@ -618,6 +622,34 @@ describe('parseMetadata: unknown keys and unusual names', () => {
     expect(problems).toEqual([
       expect.objectContaining({ code: 'both_notebook_keys', severity: 'warning' }),
     ]);
+  });
+
+  it('a null "notebook" is none: the groups are read from "elabftw", and read the same again', () => {
+    const raw = {
+      extra_fields: { a: { value: '1', group_id: 1 } },
+      notebook: null,
+      elabftw: { extra_fields_groups: [{ id: 1, name: 'G' }] },
+    };
+    const { doc, problems } = accepted(raw);
+    expect(problems).toEqual([]);
+    expect(doc.notebook?.extra_fields_groups).toEqual([{ id: 1, name: 'G', unknown: [] }]);
+    expect(doc.unknown).toEqual([]);
+    expect(accepted(serializeMetadata(doc)).doc).toEqual(doc);
+    expect(accepted(serializeMetadata(doc, 'elabftw')).doc).toEqual(doc);
+    // Broken groups under "elabftw" are refused at once, not first when the entry is saved again.
+    const broken = parseMetadata({
+      ...raw,
+      elabftw: {
+        extra_fields_groups: [
+          { id: 1, name: 'G' },
+          { id: 1, name: 'H' },
+        ],
+      },
+    });
+    expect(broken.ok).toBe(false);
+    expect(broken.problems.map((p) => p.message)).toContain(
+      'elabftw.extra_fields_groups[1].id: 1 is also the id of an earlier group; group ids must be unique',
+    );
   });
 
   it('field names and keys such as __proto__ and constructor are plain names', () => {

@@ -172,6 +172,10 @@ const validDocument: fc.Arbitrary<Raw> = groupList.chain((ids) =>
         raw[spec.key] = assign(object, notebook.unknown);
         // Both keys: "notebook" is read and "elabftw" is kept as an unknown key.
         if (spec.alsoOther && spec.key === 'notebook') raw['elabftw'] = { something: 'else' };
+        // A null "notebook" beside "elabftw" is none: the groups are read from "elabftw".
+        if (spec.alsoOther && spec.key === 'elabftw') raw['notebook'] = null;
+      } else if (spec.alsoOther) {
+        raw[spec.key] = null;
       }
       return assign(raw, spec.unknown);
     }),
