@@ -244,6 +244,30 @@ describe('labstation station over HTTP', () => {
     });
     expect(malformed.status).toBe(400);
     expect(await malformed.json()).toMatchObject({ code: 'bad_request' });
+    // A notebook field may be named __proto__ (or constructor, with a prototype): kept as a
+    // plain field, and the entry saved back in the form notebook.get gives it.
+    const rpcText = async (name: string, text: string): Promise<Response> =>
+      await fetch(`${st.url}rpc/${name}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${st.token}` },
+        body: text,
+      });
+    const created = await rpcText(
+      'notebook.create',
+      '{"kind":"item","title":"p","metadata":{"extra_fields":{"__proto__":{"value":"kept"},' +
+        '"constructor":{"value":"c","prototype":"p"}}}}',
+    );
+    expect(created.status, await created.clone().text()).toBe(200);
+    const entryText = await created.text();
+    expect(entryText).toContain('"__proto__":{"type":"text","value":"kept"}');
+    const entryId = (JSON.parse(entryText) as { entry: { id: number } }).entry.id;
+    const updated = await rpcText(
+      'notebook.update',
+      `{"id":${entryId},"version":1,"metadata":{"extra_fields":{"__proto__":{"value":"changed"}}}}`,
+    );
+    expect(updated.status, await updated.clone().text()).toBe(200);
+    expect(await updated.text()).toContain('"__proto__":{"type":"text","value":"changed"}');
+    expect(({} as Record<string, unknown>).value).toBeUndefined();
     // Fastify's own refusals keep their status: a body that is not JSON is 415, and a method
     // the path has no route for is 405 naming the one it has.
     const plain = await fetch(`${st.url}rpc/session.logon`, {

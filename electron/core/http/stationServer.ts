@@ -57,7 +57,8 @@ export async function createStationServer(options: StationServerOptions): Promis
   const { station, token } = options;
   const app = Fastify({ logger: false, bodyLimit: 4 * 1024 * 1024 });
   addSecurityHeaders(app);
-  acceptEmptyJson(app);
+  // Notebook fields may be named `__proto__`: every /rpc call is checked by its zod schema.
+  acceptEmptyJson(app, { keepProtoKeys: true });
   const allowedMethods = recordRouteMethods(app);
 
   app.setErrorHandler((error, request, reply) => {
