@@ -595,6 +595,67 @@ describe('records from a station, schedules and runs', () => {
     expect(trigger.body.detail).toMatch(/offline.*queued/);
   });
 
+  it('moves the runs queued for a station with their instrument, and deletes a station that took none', async () => {
+    const a = await made('/api/service-accounts', { name: 'mover-a' });
+    const b = await made('/api/service-accounts', { name: 'mover-b' });
+    const location = await made('/api/storage-locations', {
+      name: 'mover-store',
+      type: 'local',
+      base_path: '/mnt/mover',
+    });
+    const inst = await made('/api/instruments', {
+      name: 'Mover camera',
+      tool_id: 1,
+      service_account_id: a.id,
+      watch: [{ path: '/data/mover' }],
+      storage_location_id: location.id,
+    });
+    const schedule = await made('/api/schedules', { instrument_id: inst.id, cron: '0 3 * * *' });
+    const first = await call('POST', `/api/schedules/${schedule.id}/trigger`);
+    expect(first.body).toMatchObject({ station: { id: a.id }, queued_offline: true });
+    const runsOf = async (): Promise<{ id: number; state: string; error: string }[]> =>
+      (await call('GET', `/api/schedules/${schedule.id}`)).body.deployment.runs as {
+        id: number;
+        state: string;
+        error: string;
+      }[];
+    const queuedFor = async (stationKey: string): Promise<string[]> =>
+      (
+        (await station('GET', '/sync/changes?cursor=0', stationKey)).body as FacilityDelta
+      ).runs!.map((r) => r.instrument_uuid);
+
+    expect(
+      (await call('PATCH', `/api/instruments/${inst.id}`, 'admin', { service_account_id: b.id }))
+        .status,
+    ).toBe(200);
+    const moved = await runsOf();
+    const again = moved.find((r) => r.state === 'queued')!;
+    expect(moved.find((r) => r.id === first.body.run_id)).toMatchObject({
+      state: 'failed',
+      error:
+        `the instrument moved to service account ${b.id} (mover-b) before this run started: ` +
+        `run ${again.id} is queued there instead`,
+    });
+    expect(await queuedFor(a.key)).toEqual([]);
+    expect(await queuedFor(b.key)).toHaveLength(1);
+
+    // Taken off every station: what was queued fails, saying why.
+    await call('PATCH', `/api/instruments/${inst.id}`, 'admin', { service_account_id: null });
+    expect((await runsOf()).find((r) => r.id === again.id)).toMatchObject({
+      state: 'failed',
+      error: 'the instrument was taken off its service account before this run started',
+    });
+    expect(await queuedFor(b.key)).toEqual([]);
+
+    // Neither station took a run: neither is named by a record it synced.
+    for (const account of [a, b]) {
+      const gone = await call('DELETE', `/api/service-accounts/${account.id}`);
+      expect(gone.status, JSON.stringify(gone.body)).toBe(204);
+    }
+    expect((await runsOf()).map((r) => r.state)).toEqual(['failed', 'failed']);
+    await call('DELETE', `/api/instruments/${inst.id}`);
+  });
+
   it('takes a call with no body that says its body is JSON, as curl with shared headers sends it', async () => {
     const jsonHeaders = {
       authorization: `Token ${tokens.admin}`,

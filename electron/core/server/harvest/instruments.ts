@@ -18,6 +18,7 @@ import type { Db } from '../../db/open.js';
 import { newUuid } from '../../util/ids.js';
 import { DEFAULT_TEMPLATE, defaultExclude, type WatchFolder } from '../../harvest/config.js';
 import { notifyStations } from './notify.js';
+import { moveQueuedRuns } from './runs.js';
 import { Conflict, ValidationProblems, problem, type Problem } from './problems.js';
 import {
   checkReference,
@@ -321,6 +322,10 @@ export const instruments: ManagedResource<InstrumentOut> = {
         `UPDATE harvest_schedules SET station_id = ?, version = version + 1,
            deployment_state = 'pending', updated_at = ? WHERE instrument_id = ?`,
       ).run(merged.service_account_id, now, id);
+      // So are its manual runs still queued for the old station.
+      if (before.station_id !== null) {
+        moveQueuedRuns(db, id, before.station_id, merged.service_account_id, now);
+      }
     }
     notifyStations(db, [before.station_id, merged.service_account_id]);
   },

@@ -109,3 +109,70 @@ export function triggerRun(
     })
     .immediate();
 }
+
+/**
+ * The manual runs of an instrument still queued for `fromStation` when the instrument moves to
+ * `toStation` (or to none): the old station will never run them, and until now they stayed
+ * queued there (or failed when it next connected). Each is marked failed, saying why, and
+ * queued anew, as asked then, for the station that runs the instrument now. The old run keeps
+ * its station, so that station's report on it, should it have taken it already, still counts.
+ */
+export function moveQueuedRuns(
+  db: Db,
+  instrumentId: number,
+  fromStation: number,
+  toStation: number | null,
+  now: string,
+): void {
+  const queued = db
+    .prepare(
+      `SELECT id, schedule_id, requested_by_id, requested_at FROM harvest_runs
+       WHERE instrument_id = ? AND station_id = ? AND state = 'queued' AND "trigger" = 'manual'
+       ORDER BY id`,
+    )
+    .all(instrumentId, fromStation) as {
+    id: number;
+    schedule_id: number | null;
+    requested_by_id: number | null;
+    requested_at: string;
+  }[];
+  if (queued.length === 0) return;
+  const target =
+    toStation === null
+      ? undefined
+      : (db.prepare('SELECT id, name FROM stations WHERE id = ?').get(toStation) as
+          { id: number; name: string } | undefined);
+  const fail = db.prepare(
+    "UPDATE harvest_runs SET state = 'failed', finished_at = ?, error = ? WHERE id = ?",
+  );
+  const requeue = db.prepare(
+    `INSERT INTO harvest_runs (uuid, schedule_id, instrument_id, station_id, "trigger", state,
+       requested_by_id, requested_at) VALUES (?, ?, ?, ?, 'manual', 'queued', ?, ?)`,
+  );
+  for (const run of queued) {
+    if (!target) {
+      fail.run(
+        now,
+        'the instrument was taken off its service account before this run started',
+        run.id,
+      );
+      continue;
+    }
+    const again = Number(
+      requeue.run(
+        newUuid(),
+        run.schedule_id,
+        instrumentId,
+        target.id,
+        run.requested_by_id,
+        run.requested_at,
+      ).lastInsertRowid,
+    );
+    fail.run(
+      now,
+      `the instrument moved to service account ${target.id} (${target.name}) before this run ` +
+        `started: run ${again} is queued there instead`,
+      run.id,
+    );
+  }
+}

@@ -91,7 +91,7 @@ export const serviceAccounts: ManagedResource<ServiceAccountOut> = {
     );
   },
 
-  remove({ db }, id) {
+  remove({ db, now }, id) {
     requireRecord(db, this, id);
     const instruments = db
       .prepare('SELECT name FROM instruments WHERE station_id = ? ORDER BY name')
@@ -108,7 +108,14 @@ export const serviceAccounts: ManagedResource<ServiceAccountOut> = {
       countWhere(db, 'SELECT count(*) FROM harvest_files WHERE station_id = ?', id) +
       countWhere(db, 'SELECT count(*) FROM problem_reports WHERE station_id = ?', id) +
       countWhere(db, 'SELECT count(*) FROM consumable_withdrawals WHERE station_id = ?', id) +
-      countWhere(db, 'SELECT count(*) FROM harvest_runs WHERE station_id = ?', id) +
+      // Runs it reported (a started one, or one its schedule made), not runs an admin queued
+      // for it that it never took.
+      countWhere(
+        db,
+        `SELECT count(*) FROM harvest_runs WHERE station_id = ?
+           AND (started_at IS NOT NULL OR "trigger" = 'schedule')`,
+        id,
+      ) +
       countWhere(db, 'SELECT count(*) FROM harvest_schedules WHERE station_id = ?', id) +
       countWhere(db, 'SELECT count(*) FROM notebook_entries WHERE station_id = ?', id);
     if (pushed) {
@@ -116,6 +123,15 @@ export const serviceAccounts: ManagedResource<ServiceAccountOut> = {
         `service account ${id} is named by ${pushed} record${pushed > 1 ? 's' : ''} it synced; disable it instead`,
       );
     }
+    // What was queued for it and never taken ends with it, kept in its schedule's history.
+    db.prepare(
+      `UPDATE harvest_runs SET station_id = NULL,
+         state = CASE state WHEN 'queued' THEN 'failed' ELSE state END,
+         finished_at = CASE state WHEN 'queued' THEN ? ELSE finished_at END,
+         error = CASE state WHEN 'queued'
+           THEN 'its service account was deleted before this run started' ELSE error END
+       WHERE station_id = ?`,
+    ).run(now, id);
     db.prepare('DELETE FROM station_tools WHERE station_id = ?').run(id);
     db.prepare('DELETE FROM stations WHERE id = ?').run(id);
   },
