@@ -66,6 +66,7 @@ interface Deployment {
     files_completed: number;
     files_skipped: number;
     files_failed: number;
+    error: string;
   }[];
 }
 
@@ -228,6 +229,44 @@ describe('harvest configured on the server, run by a station', () => {
       30_000,
     );
     expect(run).toMatchObject({ state: 'completed', files_failed: 0, error: '' });
+  }, 60_000);
+
+  it('fails a triggered run whose watched folder cannot be read, naming it', async () => {
+    const missing = join(root, 'not-mounted');
+    const moved = await api('PATCH', `/api/instruments/${instrumentId}`, {
+      watch: [{ path: missing, include: ['*.tif'] }],
+    });
+    expect(moved.status).toBe(200);
+    await waitFor('the station watching the missing folder', async () => {
+      const status = (await station!.rpc('harvest.status', {})).body as {
+        instruments: { watch: string[] }[];
+      };
+      return status.instruments[0]?.watch[0] === missing ? true : undefined;
+    });
+    const trigger = await api('POST', `/api/schedules/${scheduleId}/trigger`);
+    const runId = trigger.body.run_id as number;
+    const run = await waitFor(
+      'the run ended',
+      async () => {
+        const d = (await api('GET', `/api/schedules/${scheduleId}`)).body.deployment as Deployment;
+        const r = d.runs.find((x) => x.id === runId);
+        return r && r.state !== 'queued' && r.state !== 'running' ? r : undefined;
+      },
+      30_000,
+    );
+    expect(run).toMatchObject({ state: 'failed', files_completed: 0, files_failed: 0 });
+    expect(run.error).toContain('not every watched folder could be read: ');
+    expect(run.error).toContain(missing);
+    const back = await api('PATCH', `/api/instruments/${instrumentId}`, {
+      watch: [{ path: watchDir, include: ['*.tif'] }],
+    });
+    expect(back.status).toBe(200);
+    await waitFor('the station watching its folder again', async () => {
+      const status = (await station!.rpc('harvest.status', {})).body as {
+        instruments: { watch: string[] }[];
+      };
+      return status.instruments[0]?.watch[0] === watchDir ? true : undefined;
+    });
   }, 60_000);
 
   it('shows the records to a user granted the instrument, and to no one else', async () => {

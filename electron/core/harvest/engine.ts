@@ -823,6 +823,9 @@ export class Harvester {
       return;
     }
     await this.harvestInstrument(instrument.id);
+    // What this run's walk could not read (a folder not there, a share gone): the run fails
+    // naming it, as `harvest --once` exits 1, instead of reporting a clean, empty run.
+    const unread = this.problems.get(instrument.id) ?? null;
     const walkedAt = this.clock();
     const limitMs = getSetting(this.db, 'harvest.runTimeoutMinutes') * 60_000;
     // Done when the transfers have ended and what is left of this instrument's files are those
@@ -837,17 +840,19 @@ export class Harvester {
     if (this.stopped) return; // left running: the next start runs it again
     const changing = settled?.length ?? 0;
     finishRun(this.db, run.id, {
-      state: 'completed',
+      state: unread === null ? 'completed' : 'failed',
       counts: runCounts(this.db, instrument.id, startedAt),
       error:
-        settled === null
-          ? `files were still settling or being transferred after ${limitMs / 60_000} min; ` +
-            'they are recorded by the harvest as it goes on'
-          : changing > 0
-            ? `${changing} file${changing === 1 ? ' was' : 's were'} still changing, left ` +
-              `for the harvest to take when stable: ${settled.slice(0, 5).join(', ')}` +
-              (changing > 5 ? ', ...' : '')
-            : '',
+        unread !== null
+          ? `not every watched folder could be read: ${unread}`
+          : settled === null
+            ? `files were still settling or being transferred after ${limitMs / 60_000} min; ` +
+              'they are recorded by the harvest as it goes on'
+            : changing > 0
+              ? `${changing} file${changing === 1 ? ' was' : 's were'} still changing, left ` +
+                `for the harvest to take when stable: ${settled.slice(0, 5).join(', ')}` +
+                (changing > 5 ? ', ...' : '')
+              : '',
       now: this.now(),
     });
     this.changed();
