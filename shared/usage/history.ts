@@ -106,20 +106,53 @@ function columnsFor(phase: Phase, questions: Question[], answers: AnswerObject[]
       add({ phase, name: q.name });
     }
   }
+  // Answers to questions no longer in the definition (a question an admin removed since): a
+  // group when some event answered it with repetitions and none with a plain value (an event
+  // that left the group empty stored []), decided over all the events before any column is
+  // made, so the order of the events does not change the table.
+  const removed = new Map<string, { group: boolean; plain: boolean; fields: string[] }>();
   for (const answer of answers) {
     for (const [name, value] of Object.entries(answer)) {
-      const isGroup =
-        groupFields.has(name) || (!seen.has(columnTitle({ phase, name })) && looksLikeGroup(value));
-      if (!isGroup) {
-        add({ phase, name });
+      if (groupFields.has(name)) {
+        for (const item of groupItems(value)) {
+          for (const field of Object.keys(item)) add({ phase, name, field });
+        }
         continue;
       }
-      for (const item of groupItems(value)) {
-        for (const field of Object.keys(item)) add({ phase, name, field });
+      if (seen.has(columnTitle({ phase, name }))) continue;
+      let seenAs = removed.get(name);
+      if (!seenAs) {
+        seenAs = { group: false, plain: false, fields: [] };
+        removed.set(name, seenAs);
+      }
+      if (looksLikeGroup(value)) {
+        seenAs.group = true;
+        for (const item of groupItems(value)) {
+          for (const field of Object.keys(item)) {
+            if (!seenAs.fields.includes(field)) seenAs.fields.push(field);
+          }
+        }
+      } else if (!isEmptyAnswer(value)) {
+        seenAs.plain = true;
       }
     }
   }
+  for (const [name, seenAs] of removed) {
+    if (seenAs.group && !seenAs.plain) {
+      for (const field of seenAs.fields) add({ phase, name, field });
+    } else {
+      add({ phase, name });
+    }
+  }
   return columns;
+}
+
+/** No answer: nothing, an empty text, or an empty group ([] or {}). */
+function isEmptyAnswer(raw: unknown): boolean {
+  const value = unwrap(raw);
+  if (value === null || value === undefined || value === '') return true;
+  if (Array.isArray(value)) return value.length === 0;
+  return isObject(value) && Object.keys(value).length === 0;
 }
 
 function columnTitle(column: AnswerColumn): string {

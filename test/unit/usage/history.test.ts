@@ -139,6 +139,43 @@ describe('historyRows', () => {
     expect(table.columns).toContain('pre:old_group.a');
     expect(table.rows).toHaveLength(2);
   });
+
+  it('lays out a removed group the same whichever event comes first, one left empty too', () => {
+    const withSamples = event(8, { old_group: [{ a: '1', b: 'x' }, { a: '2' }] }, {});
+    const empty = event(9, { old_group: [] }, {});
+    const emptyNemo = event(10, { old_group: {} }, {});
+    for (const order of [
+      [empty, withSamples, emptyNemo],
+      [withSamples, emptyNemo, empty],
+    ]) {
+      const table = historyRows(tool, order);
+      expect(table.columns.filter((c) => c.includes('old_group'))).toEqual([
+        'pre:old_group.a',
+        'pre:old_group.b',
+      ]);
+      const a = table.columns.indexOf('pre:old_group.a');
+      const cells = table.rows.map((r) => [r[0], r[a], r[a + 1]]);
+      expect(cells).toEqual(
+        order.flatMap((e) =>
+          e.id === 8
+            ? [
+                ['8', '1', 'x'],
+                ['8', '2', ''],
+              ]
+            : [[String(e.id), '', '']],
+        ),
+      );
+    }
+    // A removed question answered with plain values by some events is one column.
+    const mixed = historyRows(tool, [
+      event(11, { old_question: [] }, {}),
+      event(12, { old_question: 'text' }, {}),
+      event(13, { old_question: [{ a: '1' }] }, {}),
+    ]);
+    expect(mixed.columns.filter((c) => c.includes('old_question'))).toEqual(['pre:old_question']);
+    const at = mixed.columns.indexOf('pre:old_question');
+    expect(mixed.rows.map((r) => r[at])).toEqual(['', 'text', '{"a":"1"}']);
+  });
 });
 
 describe('toCsv', () => {
