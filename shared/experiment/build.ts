@@ -47,7 +47,7 @@ export function buildExperimentRecord(
       source: 'question_data',
       ok: false,
       reason: 'no_reservation',
-      detail: 'no reservation of this tool overlaps the usage',
+      detail: 'no reservation of this tool (or of an area holding it) overlaps the usage',
     });
   } else {
     const read = tryRead(

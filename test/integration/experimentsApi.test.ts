@@ -220,4 +220,53 @@ describe('GET /api/experiments/', () => {
     expect((await get(f, '/api/experiments/?start__gte=soon')).status).toBe(400);
     expect((await get(f, '/api/experiments/', '')).status).toBe(401);
   });
+
+  it('takes the answers of a booking of an area that holds the tool', async () => {
+    f.db
+      .prepare(
+        `INSERT INTO areas (id, uuid, name, created_at, updated_at)
+       VALUES (51, 'a-51', 'Bay 1', ?, ?), (52, 'a-52', 'Bay 2', ?, ?)`,
+      )
+      .run(T0, T0, T0, T0);
+    f.db.prepare('INSERT INTO area_tools (area_id, tool_id) VALUES (51, 2), (52, 1)').run();
+    insertUsage(f.db, {
+      id: 4,
+      user: 2,
+      tool: 2,
+      start: '2024-01-08T12:00:00.000Z',
+      end: '2024-01-08T13:00:00.000Z',
+    });
+    const area = f.db.prepare(
+      `INSERT INTO reservations (id, uuid, user_id, creator_id, project_id, tool_id, area_id,
+         start, "end", cancelled, question_data, created_at, updated_at)
+       VALUES (?, ?, 2, 1, 1, NULL, ?, ?, ?, 0, ?, ?, ?)`,
+    );
+    // Bay 2 does not hold tool 2, though it overlaps the usage more.
+    area.run(
+      10,
+      'r-10',
+      52,
+      '2024-01-08T12:00:00.000Z',
+      '2024-01-08T13:00:00.000Z',
+      answers('Yes', 'other bay'),
+      T0,
+      T0,
+    );
+    area.run(
+      11,
+      'r-11',
+      51,
+      '2024-01-08T11:00:00.000Z',
+      '2024-01-08T12:30:00.000Z',
+      answers('Yes', 'Booked the bay'),
+      T0,
+      T0,
+    );
+    const body = (await get(f, '/api/experiments/4/')).body as ExperimentJson;
+    expect(body.record).toMatchObject({
+      source: 'question_data',
+      experiment_title: 'Booked the bay',
+      reservation: { id: 11, overlap_seconds: 1800 },
+    });
+  });
 });

@@ -62,15 +62,21 @@ function experimentOf(
 ): ExperimentJson {
   const usage = usageEventJson(row, timeZone);
   const until = row.end ?? now.toISOString();
-  // Reservations of the tool that overlap the usage; the rules pick the best one.
+  // Reservations of the tool, or of an area holding it (a booking of the area holds all its
+  // tools), that overlap the usage; the rules pick the one that overlaps most.
+  const toolAreas = cachedStatement(db, 'SELECT area_id FROM area_tools WHERE tool_id = ?')
+    .pluck()
+    .all(row.tool_id) as number[];
   const reservations = (
     cachedStatement(
       db,
       `SELECT ${RESERVATION_COLUMNS} FROM reservations
-         WHERE tool_id = ? AND cancelled = 0 AND start < ? AND "end" > ?`,
-    ).all(row.tool_id, until, row.start) as ReservationRow[]
+         WHERE (tool_id = ? OR (tool_id IS NULL
+             AND area_id IN (SELECT area_id FROM area_tools WHERE tool_id = ?)))
+           AND cancelled = 0 AND start < ? AND "end" > ?`,
+    ).all(row.tool_id, row.tool_id, until, row.start) as ReservationRow[]
   ).map((r) => reservationJson(r, timeZone));
-  const result = buildExperimentRecord(usage, reservations, { now: now.getTime() });
+  const result = buildExperimentRecord(usage, reservations, { now: now.getTime(), toolAreas });
   // Only the files of instruments the reader may read, as /api/files shows them.
   const visible = visibleFiles(reader);
   const files = (
