@@ -41,7 +41,7 @@ Usage:
   labstation metadata convert FILE --to elabftw|notebook
                                                       print the metadata in the notebook service's
                                                       form (elabftw) or in Labstation's (notebook)
-  labstation experiment --event FILE --reservations FILE [--now ISO]
+  labstation experiment --event FILE --reservations FILE [--areas IDS] [--now ISO]
                                                       print the experiment record of a usage
                                                       event (read API shapes); exit 1 when the
                                                       rules give none, with each source's reason
@@ -437,10 +437,21 @@ async function experiment(argv: string[]): Promise<number> {
       event: { type: 'string' },
       reservations: { type: 'string' },
       now: { type: 'string' },
+      areas: { type: 'string' },
     },
     allowPositionals: true,
   });
   if (positionals.length) throw new UsageError('experiment takes --event FILE --reservations FILE');
+  // The areas that hold the event's tool: their bookings are its reservations too.
+  const toolAreas = (values.areas ?? '')
+    .split(',')
+    .filter((part) => part.trim() !== '')
+    .map((part) => {
+      if (!/^\s*\d{1,15}\s*$/.test(part)) {
+        throw new UsageError('--areas takes area ids separated by commas, such as 2,5');
+      }
+      return Number(part);
+    });
   const { buildExperimentRecord, reservationListSchema, usageEventInputSchema } =
     await import('../shared/experiment/index.js');
   const event = usageEventInputSchema.safeParse(
@@ -458,7 +469,10 @@ async function experiment(argv: string[]): Promise<number> {
     now = Date.parse(values.now);
     if (!Number.isFinite(now)) throw new UsageError('--now must be an ISO 8601 date-time');
   }
-  const result = buildExperimentRecord(event.data, list.data, now === undefined ? {} : { now });
+  const result = buildExperimentRecord(event.data, list.data, {
+    toolAreas,
+    ...(now === undefined ? {} : { now }),
+  });
   process.stdout.write(
     `${JSON.stringify(
       result.ok

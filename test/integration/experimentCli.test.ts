@@ -112,6 +112,36 @@ describe('labstation experiment', () => {
     expect(printed.reason).toContain('question_data: data_consent: declined (Negative)');
   });
 
+  it('takes the booking of an area holding the tool, given the areas with --areas', async () => {
+    const dir = tempDir();
+    const bay = {
+      ...PAGE.results[1],
+      id: 9,
+      tool: null,
+      area: 7,
+      start: '2025-03-01T10:00:00-05:00',
+      end: '2025-03-01T12:00:00-05:00',
+      question_data: answers('yes', 'Booked the bay'),
+    };
+    const args = [
+      'experiment',
+      '--event',
+      writeJson(dir, 'event.json', EVENT),
+      '--reservations',
+      writeJson(dir, 'reservations.json', [...PAGE.results, bay]),
+    ];
+    const without = JSON.parse((await runCli(args)).stdout) as { record: { reservation: unknown } };
+    expect(without.record.reservation).toMatchObject({ id: 5 });
+    const withAreas = await runCli([...args, '--areas', '2, 7']);
+    expect(withAreas.code).toBe(0);
+    expect(JSON.parse(withAreas.stdout)).toMatchObject({
+      record: { experiment_title: 'Booked the bay', reservation: { id: 9, overlap_seconds: 7200 } },
+    });
+    const bad = await runCli([...args, '--areas', 'bay']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--areas takes area ids separated by commas');
+  });
+
   it('names the field and the rule of a bad input', async () => {
     const dir = tempDir();
     const out = await runCli([
