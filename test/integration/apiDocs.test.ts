@@ -378,6 +378,23 @@ describe('access', () => {
     expect(slash.headers.location).toBe('/docs?x=1');
   });
 
+  it('documents the 422 of every harvest API path whose id is not a whole number', async () => {
+    const missing: string[] = [];
+    for (const op of docs.operations) {
+      if (!op.path.startsWith('/api/') || op.path.endsWith('/') || !op.path.includes('{')) continue;
+      if (!op.responses[422]) missing.push(`${op.method} ${op.path}`);
+      // ...and it is what the server answers.
+      const url = op.path.replace(/\{[^}]+\}/g, 'x');
+      const answer = await app.inject({
+        method: op.method as 'GET',
+        url,
+        headers: { authorization: `Token ${token}` },
+      });
+      expect(answer.statusCode, `${op.method} ${url}`).toBe(422);
+    }
+    expect(missing).toEqual([]);
+  });
+
   it('answers a method a path has no route for with 405 and the methods it has', async () => {
     const cases: [string, string, string][] = [
       ['POST', '/api/users/', 'GET, HEAD'],

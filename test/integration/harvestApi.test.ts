@@ -271,6 +271,13 @@ describe('management resources', () => {
     });
     expect(wrongTool.status).toBe(422);
     expect(wrongTool.body.detail[0].loc).toEqual(['body', 'service_account_id']);
+    // Only the tool changed: the problem is on the field that was sent.
+    const retooled = await call('PATCH', `/api/instruments/${first.id}`, 'admin', { tool_id: 2 });
+    expect(retooled.status).toBe(422);
+    expect(retooled.body.detail[0]).toMatchObject({
+      loc: ['body', 'tool_id'],
+      type: 'tool_mismatch',
+    });
     const dup = await call('POST', '/api/instruments', 'admin', { name: 'TEM camera', tool_id: 1 });
     expect(dup.body.detail[0]).toMatchObject({ loc: ['body', 'name'] });
   });
@@ -517,6 +524,17 @@ describe('records from a station, schedules and runs', () => {
       deployed_at: '2026-03-01T09:00:00.000Z',
       next_run_at: '2026-03-02T03:00:00.000Z',
     });
+    // What it is, sent back (a client PATCHing what it read): nothing to deploy again.
+    const same = await call('PATCH', `/api/schedules/${scheduleId}`, 'admin', {
+      instrument_id: deployed.instrument_id,
+      cron: deployed.cron,
+      timezone: deployed.timezone,
+      enabled: deployed.enabled,
+    });
+    expect(same.status).toBe(200);
+    expect(same.body.deployment).toMatchObject({ state: 'deployed' });
+    const resent = await station('GET', `/sync/changes?cursor=${delta.cursor}`, key);
+    expect((resent.body as FacilityDelta).harvest?.schedules[0]).toMatchObject({ version: 1 });
     // An update re-deploys: pending again until the station reports the new version.
     const updated = await call('PATCH', `/api/schedules/${scheduleId}`, 'admin', {
       cron: '0 4 * * *',

@@ -89,7 +89,16 @@ function watchProblems(watch: WatchFolder[]): Problem[] {
 }
 
 /** The tool a station runs, and whether the instrument may be run there. */
-function stationProblems(db: Db, stationId: number | null, toolId: number): Problem[] {
+/**
+ * The station must run the instrument's tool; the problem is put on the field the request
+ * gave (tool_id when only the tool changes, service_account_id otherwise).
+ */
+function stationProblems(
+  db: Db,
+  stationId: number | null,
+  toolId: number,
+  field: 'tool_id' | 'service_account_id',
+): Problem[] {
   if (stationId === null) return [];
   const station = db.prepare('SELECT name, tool_id FROM stations WHERE id = ?').get(stationId) as
     { name: string; tool_id: number | null } | undefined;
@@ -97,7 +106,7 @@ function stationProblems(db: Db, stationId: number | null, toolId: number): Prob
   const tool = db.prepare('SELECT name FROM tools WHERE id = ?').pluck().get(station.tool_id);
   return [
     problem(
-      ['body', 'service_account_id'],
+      ['body', field],
       `service account ${stationId} (${station.name}) runs tool ${station.tool_id} (${String(tool)}); ` +
         `its instruments must be on that tool, not on tool ${toolId}`,
       'tool_mismatch',
@@ -133,8 +142,13 @@ function check(db: Db, merged: Required<Input>, input: Input, id: number | null)
       }
     }
   }
-  if (!problems.length)
-    problems.push(...stationProblems(db, merged.service_account_id, merged.tool_id));
+  if (!problems.length) {
+    const field =
+      input.service_account_id === undefined && input.tool_id !== undefined
+        ? 'tool_id'
+        : 'service_account_id';
+    problems.push(...stationProblems(db, merged.service_account_id, merged.tool_id, field));
+  }
   if (!problems.length) problems.push(...takeoverProblems(db, merged, input, id));
   if (problems.length) throw new ValidationProblems(problems);
 }

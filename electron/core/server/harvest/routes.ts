@@ -111,6 +111,14 @@ const invalid = (loc: (string | number)[], msg: string) => ({
   schema: validationErrorSchema,
   example: { detail: [{ loc, msg, type: 'value_error' }] },
 });
+/** A path id that is not a whole number (idOf). */
+const badId = (name = 'id') => ({
+  description: `The ${name} in the path is not a whole number`,
+  schema: validationErrorSchema,
+  example: {
+    detail: [{ loc: ['path', name], msg: 'must be a whole number', type: 'int_parsing' }],
+  },
+});
 const notFound = (label: string) => ({
   description: `No ${label} with that id (or not one this user may see)`,
   schema: detailSchema,
@@ -244,7 +252,7 @@ export function registerHarvestApi(app: FastifyInstance, deps: HarvestApiDeps): 
           },
           ...common,
           404: notFound(label),
-          422: invalid(['path', 'id'], 'must be a whole number'),
+          422: badId(),
         },
       },
       deps.admin,
@@ -350,6 +358,7 @@ export function registerHarvestApi(app: FastifyInstance, deps: HarvestApiDeps): 
             schema: detailSchema,
             example: { detail: `${label} 7 is used by instrument TEM camera` },
           },
+          422: badId(),
         },
       },
       deps.admin,
@@ -380,6 +389,7 @@ export function registerHarvestApi(app: FastifyInstance, deps: HarvestApiDeps): 
         401: unauthorized,
         403: forbidden,
         404: notFound('instrument'),
+        422: badId(),
       },
     },
     deps.admin,
@@ -440,6 +450,7 @@ export function registerHarvestApi(app: FastifyInstance, deps: HarvestApiDeps): 
           schema: detailSchema,
           example: { detail: 'user 12 has no access to instrument 7' },
         },
+        422: badId('user_id'),
       },
     },
     deps.admin,
@@ -482,6 +493,7 @@ export function registerHarvestApi(app: FastifyInstance, deps: HarvestApiDeps): 
           schema: detailSchema,
           example: { detail: 'instrument 7 (TEM camera) has no service account to run it' },
         },
+        422: badId(),
       },
     },
     deps.admin,
@@ -533,6 +545,7 @@ export function registerHarvestApi(app: FastifyInstance, deps: HarvestApiDeps): 
         200: { description: 'The file', schema: fileOut, example: fileExample },
         ...recordResponses,
         404: notFound('file'),
+        422: badId(),
       },
     },
     deps.anyUser,
@@ -573,6 +586,7 @@ export function registerHarvestApi(app: FastifyInstance, deps: HarvestApiDeps): 
         200: { description: 'The transfer', schema: transferOut, example: transferExample },
         ...recordResponses,
         404: notFound('transfer'),
+        422: badId(),
       },
     },
     deps.anyUser,

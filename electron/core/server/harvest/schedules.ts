@@ -172,6 +172,15 @@ export const schedules: ManagedResource<ScheduleOut> = {
     };
     check(db, merged, i);
     const stationId = stationOfInstrument(db, merged.instrument_id);
+    // The schedule as it is (a client that PATCHes back what it read): nothing to deploy again,
+    // unless the last deployment failed, which this retries.
+    const unchanged =
+      merged.instrument_id === before.instrument_id &&
+      merged.cron === before.cron &&
+      merged.timezone === before.timezone &&
+      (merged.enabled ? 1 : 0) === before.enabled &&
+      stationId === before.station_id;
+    if (unchanged && before.deployment_state !== 'failed') return;
     db.prepare(
       `UPDATE harvest_schedules SET instrument_id = ?, cron = ?, timezone = ?, enabled = ?,
          station_id = ?, version = version + 1, deployment_state = 'pending',
