@@ -35,7 +35,9 @@ export const notebookApiSchemas = {
   'notebook.get': z.object({ id }).strict(),
   /**
    * A new entry; with `template_id`, its fields (values included), main text and tags come from
-   * that template, and the given title replaces the template's.
+   * that template, and the given title replaces the template's. `metadata` given as well is laid
+   * over the template's: a field of the same name replaces the template's, new ones are added
+   * (the template's fields are always there, spec 001 rule 3).
    */
   'notebook.create': z
     .object({

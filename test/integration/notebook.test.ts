@@ -203,6 +203,28 @@ describe('notebook entries', () => {
     });
     expect(fromTemplate.owner?.username).toBe('alice');
     expect(fromTemplate.metadata).toEqual(template.metadata);
+    // Metadata given with the template fills in its fields and adds to them; none is lost.
+    const filled = await entry(st, 'notebook.create', {
+      kind: 'experiment',
+      title: 'Tuesday',
+      template_id: template.id,
+      metadata: { extra_fields: { 'Sample ID': { value: 'S-42' }, Extra: { value: 'x' } } },
+    });
+    const templateFields = Object.keys((template.metadata as typeof metadata).extra_fields);
+    const filledFields = (filled.metadata as typeof metadata).extra_fields as Record<
+      string,
+      { value: unknown }
+    >;
+    expect(Object.keys(filledFields)).toEqual([...templateFields, 'Extra']);
+    expect(filledFields['Sample ID'].value).toBe('S-42');
+    expect(filledFields.Status.value).toBe('Running');
+    const nothingGiven = await entry(st, 'notebook.create', {
+      kind: 'experiment',
+      title: 'Wednesday',
+      template_id: template.id,
+      metadata: null,
+    });
+    expect(nothingGiven.metadata).toEqual(template.metadata);
     await failure(
       st.call('notebook.create', { kind: 'item', title: 'x', template_id: template.id }),
       'validation_failed',

@@ -7,7 +7,12 @@
  * and duplicated) by everyone and changed by their owner; other entries are read and changed
  * by their owner only. Staff read and change everything.
  */
-import { createFromTemplate, duplicateMetadata } from '../../../shared/metadata/index.js';
+import {
+  createFromTemplate,
+  duplicateMetadata,
+  type JsonEntry,
+  type MetadataDoc,
+} from '../../../shared/metadata/index.js';
 import type { ApiParsedArgs } from '../../../shared/api.js';
 import type {
   EntryKind,
@@ -120,6 +125,27 @@ function templateFor(db: Db, actor: Actor, templateId: number, kind: EntryKind):
   return template;
 }
 
+/**
+ * `base` with `given` laid over it: base's fields in their order, each replaced by the given
+ * field of the same name, then the given fields base lacks; the given notebook settings if
+ * any, else base's; base's other keys, each replaced by the given one of the same name.
+ */
+function overlay(base: MetadataDoc, given: MetadataDoc | null): MetadataDoc {
+  if (!given) return base;
+  const givenFields = new Map(given.fields.map((field) => [field.name, field]));
+  const fields = base.fields.map((field) => givenFields.get(field.name) ?? field);
+  const baseNames = new Set(base.fields.map((field) => field.name));
+  fields.push(...given.fields.filter((field) => !baseNames.has(field.name)));
+  const givenKeys = new Map(given.unknown);
+  const unknown = base.unknown.map(([key, value]): JsonEntry =>
+    givenKeys.has(key) ? [key, givenKeys.get(key)!] : [key, value],
+  );
+  const baseKeys = new Set(base.unknown.map(([key]) => key));
+  unknown.push(...given.unknown.filter(([key]) => !baseKeys.has(key)));
+  const notebook = given.notebook ?? base.notebook;
+  return { fields, unknown, ...(notebook ? { notebook } : {}) };
+}
+
 export function createEntry(
   db: Db,
   actor: Actor,
@@ -128,11 +154,12 @@ export function createEntry(
 ): NotebookEntryView {
   const template =
     args.template_id === undefined ? null : templateFor(db, actor, args.template_id, args.kind);
-  let metadata = NO_METADATA;
-  if (args.metadata !== undefined) metadata = prepareMetadata(args.metadata);
-  else if (template) {
-    const doc = storedDoc(template);
-    if (doc) metadata = prepareDoc(createFromTemplate(doc));
+  let metadata = args.metadata === undefined ? NO_METADATA : prepareMetadata(args.metadata);
+  const fromTemplate = template ? storedDoc(template) : null;
+  if (fromTemplate) {
+    // The template's fields are on every entry made from it (spec 001, rule 3): metadata given
+    // as well fills them in (a field of the same name replaces the template's) and adds to them.
+    metadata = prepareDoc(overlay(createFromTemplate(fromTemplate), metadata.doc));
   }
   return save(
     db,
