@@ -351,8 +351,25 @@ describe('tool control', () => {
     st.db.prepare("INSERT INTO settings VALUES ('idle.forceEndMinutes', '30')").run();
     await logon(st, 'alice', '1234');
     await enable(st, { project: 'Cathodes', answers: goodPreAnswers });
-    now += 11 * 60_000;
-    st.checkIdle();
+    // What a screen reads on its own (the Data tab while files arrive, each open screen on a
+    // change) is not someone at the station: it does not hold the session open.
+    for (let minute = 0; minute < 11; minute++) {
+      now += 60_000;
+      for (const [name, args] of [
+        ['harvest.status', {}],
+        ['harvest.files', {}],
+        ['usage.history', { tool: 'SEM' }],
+        ['usage.pending', {}],
+        ['notebook.list', {}],
+        ['sync.status', {}],
+      ] as const) {
+        // Once logged off, the calls made for a person answer "log on first", as at the screen.
+        await st.call(name, args).catch((error: unknown) => {
+          if ((error as AppError).code !== 'unauthenticated') throw error;
+        });
+      }
+      st.checkIdle();
+    }
     expect(((await st.call('session.current', {})) as { session: unknown }).session).toBeNull();
     expect(((await st.call('toolControl.status', { tool: 'SEM' })) as ToolStatus).state).toBe(
       'in_use',
@@ -369,6 +386,12 @@ describe('tool control', () => {
     ).events;
     expect(event?.post_usage_pending).toBe(true);
     expect(event?.force_ended_by_id).toBeNull();
+    // Input at the screen (session.touch) and a change keep it open.
+    now += 9 * 60_000;
+    await st.call('session.touch', {});
+    now += 9 * 60_000;
+    st.checkIdle();
+    expect(((await st.call('session.current', {})) as { session: unknown }).session).not.toBeNull();
   });
 
   it('a standalone station reports no server and what it keeps for one', async () => {

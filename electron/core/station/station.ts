@@ -117,13 +117,32 @@ export interface StationOptions {
   clock?: () => number;
 }
 
-/** Calls that only read what the screen shows; they do not count as someone using the station. */
-const PASSIVE_CALLS: ReadonlySet<ApiName> = new Set([
+/**
+ * Calls that only read. They do not count as someone using the station: a screen makes them
+ * on its own (the Data tab every few seconds while files arrive, every open screen on each
+ * change), and would otherwise keep the idle rule from ever logging off whoever walked away.
+ * What counts is a call that changes something, and `session.touch`, which the screen sends
+ * on keyboard, pointer and wheel input.
+ */
+const READ_CALLS: ReadonlySet<ApiName> = new Set([
   'station.info',
   'session.current',
   'toolControl.status',
+  'usage.history',
+  'usage.pending',
+  'users.list',
   'sync.status',
+  'settings.get',
+  'harvest.status',
+  'harvest.files',
+  'harvest.file',
+  'notebook.list',
+  'notebook.get',
+  'notebook.search',
+  'notebook.tags',
   'reservations.upcoming',
+  'reservations.current',
+  'reservations.form',
 ]);
 
 /**
@@ -169,7 +188,7 @@ export class Station {
       const problems = formatIssues(parsed.error.issues, '(arguments)');
       throw new AppError('bad_request', `${name}: ${problems.join('; ')}`, { problems });
     }
-    if (!PASSIVE_CALLS.has(name)) this.lastInputAt = this.clock();
+    if (!READ_CALLS.has(name)) this.lastInputAt = this.clock();
     const handler = this.handlers[name] as (args: unknown) => unknown;
     return await handler(parsed.data);
   }

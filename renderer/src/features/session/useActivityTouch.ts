@@ -6,7 +6,8 @@ const TOUCH_EVERY_MS = 30_000;
 
 /**
  * Tells the core the screen is in use (its idle rule logs off after a quiet while): on
- * keyboard or pointer input while someone is logged on, at most once every 30 s.
+ * keyboard, pointer or wheel input while someone is logged on, at most once every 30 s (the
+ * core counts no read as input: screens read on their own).
  */
 export function useActivityTouch(): void {
   const loggedOn = useSessionStore((s) => s.session !== null);
@@ -25,9 +26,11 @@ export function useActivityTouch(): void {
     const options = { capture: true, passive: true };
     window.addEventListener('keydown', onInput, options);
     window.addEventListener('pointerdown', onInput, options);
+    window.addEventListener('wheel', onInput, options);
     return () => {
       window.removeEventListener('keydown', onInput, options);
       window.removeEventListener('pointerdown', onInput, options);
+      window.removeEventListener('wheel', onInput, options);
     };
   }, [loggedOn]);
 }
