@@ -185,7 +185,9 @@ async function readEvents(
       if (signal.aborted) return;
     }
     await wait(delay, signal);
-    delay = Math.min(delay * 2, 30_000);
+    // At most a few seconds apart: a restarted station (or server) has nobody logged on, and
+    // the screen learns it only on reconnecting (session.restore); a try costs one request.
+    delay = Math.min(delay * 2, 3_000);
   }
 }
 

@@ -18,6 +18,11 @@ test('shows a broken pattern and a missing required answer in a group repetition
   await expect(code).not.toHaveAttribute('aria-invalid', 'true');
 
   await page.getByLabel('Project').selectOption({ label: 'Engines (ENG-1)' });
+  // The limit counts characters as the check does: an emoji is one, not two UTF-16 units.
+  const title = page.getByLabel('Experiment title');
+  await title.fill('😀'.repeat(90));
+  await expect(title).toHaveValue('😀'.repeat(80));
+  await expect(page.getByText('80 of 80 characters')).toBeVisible();
   await page.getByLabel('Experiment title').fill('Grain boundaries');
   await page
     .getByRole('radiogroup', { name: 'Data consent' })

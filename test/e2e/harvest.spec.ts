@@ -118,6 +118,10 @@ test('data tab: a failed transfer shows its reason and Retry completes it; ARK a
     /^ark:99999\/fk4[0-9bcdfghjkmnpqrstvwxz]+$/,
   );
   await expect(details).toContainText('test identifier');
+  // A triple click on the ARK selects the ARK alone, not its badge with it.
+  const shownArk = (await details.getByTestId('file-ark').textContent()) ?? '';
+  await details.getByTestId('file-ark').click({ clickCount: 3 });
+  expect((await page.evaluate(() => window.getSelection()?.toString()))?.trim()).toBe(shownArk);
   const metadata = details.getByTestId('file-metadata');
   await expect(metadata.locator('dt[title="file_info.mime_type"] + dd')).toHaveText('text/plain');
   await metadata.getByText('As JSON').click();

@@ -213,9 +213,13 @@ test('notebook: template with every field type, entry from it, code mode, duplic
   await expect(link).toHaveAttribute('rel', 'noopener noreferrer');
 
   // ---- duplicate: blank_value_on_duplicate clears Mass, the rest stays ----
-  await saved.getByRole('button', { name: 'Duplicate' }).click();
+  // A double click makes one copy.
+  await saved.getByRole('button', { name: 'Duplicate' }).dblclick();
   const copy = page.getByRole('region', { name: /^Entry Run 42 .*copy/ });
   await expect(fieldValue(copy, 'Mass')).toHaveText('—');
+  await expect(
+    page.getByRole('region', { name: 'Entries' }).getByText('Run 42 (copy)', { exact: true }),
+  ).toHaveCount(1);
   await expect(fieldValue(copy, 'Operator note')).toHaveText('Note two');
 
   // ---- search by a number range and a date range ----
@@ -344,4 +348,40 @@ test('notebook: keyboard-only builder, Escape closes it, touch-sized controls', 
       .getByRole('region', { name: 'Entry Sample holder' })
       .locator('[data-field="Slot count"] dd'),
   ).toHaveText('6');
+});
+
+test('notebook: one click, one entry; an entry open on a second screen shows a change made on the first', async ({
+  page,
+  startStation,
+}) => {
+  const station = await startStation(facility());
+  await page.goto(station.url);
+  await logOn(page, 'ada', '1234');
+  await openNotebook(page);
+  const form = page.getByRole('form', { name: 'New entry' });
+  await form.getByLabel('Kind').selectOption('item');
+  await form.getByLabel('Title').fill('Holder A');
+  await form.getByRole('button', { name: 'Create' }).dblclick();
+  const entries = page.getByRole('region', { name: 'Entries' });
+  const entryRow = entries.getByRole('button', { name: /^Holder A/ });
+  await expect(entryRow).toHaveCount(1);
+  await expect(page.getByRole('region', { name: 'Entry Holder A' })).toBeVisible();
+
+  // The same station on a second screen (the same person is logged on there), the entry open.
+  const second = await page.context().newPage();
+  await second.goto(station.url);
+  await openNotebook(second);
+  await second
+    .getByRole('region', { name: 'Entries' })
+    .getByRole('button', { name: /^Holder A/ })
+    .click();
+  await expect(second.getByRole('region', { name: 'Entry Holder A' })).toBeVisible();
+
+  const first = page.getByRole('region', { name: 'Entry Holder A' });
+  await first.getByRole('button', { name: 'Edit' }).click();
+  await page.locator('#entry-title-input').fill('Holder B');
+  await page.getByRole('button', { name: 'Save' }).click();
+  await expect(page.getByRole('region', { name: 'Entry Holder B' })).toBeVisible();
+  await expect(second.getByRole('region', { name: 'Entry Holder B' })).toBeVisible();
+  await second.close();
 });

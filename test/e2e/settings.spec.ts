@@ -38,6 +38,8 @@ test('staff disconnect the station from its server and connect it again from the
   await expect(page.getByRole('status', { name: 'Sync' })).toHaveText(/^Online/, {
     timeout: 15_000,
   });
+  // The notice follows the link it started: online, not "Not reached yet" for good.
+  await expect(page.getByText(/^Saved\. Online, last sync /)).toBeVisible({ timeout: 15_000 });
   // The browser station has no desktop shell: no switch to server mode here.
   await expect(page.getByRole('heading', { name: 'This PC as the facility server' })).toHaveCount(
     0,

@@ -25,6 +25,8 @@ interface NotebookState {
   /** The entry open on the right, as last read from or written to the core. */
   open: NotebookEntryView | null;
   error: string | null;
+  /** A create or duplicate is under way: a second click (a double click) makes no second entry. */
+  making: boolean;
   search: SearchOutcome | null;
   searchError: string | null;
   setKind: (kind: EntryKind | null) => Promise<void>;
@@ -32,6 +34,12 @@ interface NotebookState {
   /** The next page of older entries, appended to the list. */
   loadMore: () => Promise<void>;
   openEntry: (id: number | null) => Promise<void>;
+  /**
+   * Reads the open entry again if it is `uuid` (changed elsewhere: another screen, a sync),
+   * unless it is being edited (`editing`): a draft keeps its version, and a stale save is a
+   * conflict. One deleted meanwhile is closed.
+   */
+  reloadOpen: (uuid: string, editing: (id: number) => boolean) => Promise<void>;
   create: (args: ApiArgs<'notebook.create'>) => Promise<NotebookEntryView | null>;
   /** Saves; throws the BridgeError (a conflict included) so the editor keeps its draft. */
   update: (args: ApiArgs<'notebook.update'>) => Promise<NotebookEntryView>;
@@ -60,6 +68,7 @@ export const useNotebookStore = create<NotebookState>()((set, get) => ({
   templates: [],
   open: null,
   error: null,
+  making: false,
   search: null,
   searchError: null,
   async setKind(kind) {
@@ -114,7 +123,21 @@ export const useNotebookStore = create<NotebookState>()((set, get) => ({
       set({ error: message(error) });
     }
   },
+  async reloadOpen(uuid, editing) {
+    const open = get().open;
+    if (!open || open.uuid !== uuid || editing(open.id)) return;
+    try {
+      const { entry } = await call('notebook.get', { id: open.id });
+      if (get().open?.id === open.id && !editing(open.id)) set({ open: entry });
+    } catch (error) {
+      if (toBridgeError(error).code === 'not_found' && get().open?.id === open.id) {
+        set({ open: null });
+      }
+    }
+  },
   async create(args) {
+    if (get().making) return null;
+    set({ making: true });
     try {
       const { entry } = await call('notebook.create', args);
       set({ open: entry, error: null });
@@ -123,6 +146,8 @@ export const useNotebookStore = create<NotebookState>()((set, get) => ({
     } catch (error) {
       set({ error: message(error) });
       return null;
+    } finally {
+      set({ making: false });
     }
   },
   async update(args) {
@@ -132,12 +157,16 @@ export const useNotebookStore = create<NotebookState>()((set, get) => ({
     return entry;
   },
   async duplicate(id) {
+    if (get().making) return;
+    set({ making: true });
     try {
       const { entry } = await call('notebook.duplicate', { id });
       set({ open: entry, error: null });
       await get().refresh();
     } catch (error) {
       set({ error: message(error) });
+    } finally {
+      set({ making: false });
     }
   },
   async attachUsage(id) {

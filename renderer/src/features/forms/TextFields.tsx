@@ -33,7 +33,6 @@ export function TextboxField({ question, path }: FieldProps<TextboxQuestion>): R
           id={id}
           type="text"
           value={value}
-          maxLength={question.maxlength}
           placeholder={question.placeholder}
           aria-required={question.required || undefined}
           aria-invalid={messages.length > 0 || undefined}
@@ -43,12 +42,12 @@ export function TextboxField({ question, path }: FieldProps<TextboxQuestion>): R
             question.help && `${id}-help`,
             messages.length > 0 && `${id}-messages`,
           )}
-          onChange={(e) => form.setValue(path, e.target.value)}
+          onChange={(e) => form.setValue(path, withinLength(e.target.value, question.maxlength))}
           onBlur={() => form.touch(path)}
         />
         <Affix id={`${id}-suffix`} text={question.suffix} />
       </div>
-      <LengthHint max={question.maxlength} length={value.length} />
+      <LengthHint max={question.maxlength} length={characters(value)} />
     </FieldFrame>
   );
 }
@@ -64,7 +63,6 @@ export function TextareaField({ question, path }: FieldProps<TextareaQuestion>):
         id={id}
         value={value}
         rows={question.rows ?? 2}
-        maxLength={question.maxlength}
         placeholder={question.placeholder}
         aria-required={question.required || undefined}
         aria-invalid={messages.length > 0 || undefined}
@@ -72,12 +70,27 @@ export function TextareaField({ question, path }: FieldProps<TextareaQuestion>):
           question.help && `${id}-help`,
           messages.length > 0 && `${id}-messages`,
         )}
-        onChange={(e) => form.setValue(path, e.target.value)}
+        onChange={(e) => form.setValue(path, withinLength(e.target.value, question.maxlength))}
         onBlur={() => form.touch(path)}
       />
-      <LengthHint max={question.maxlength} length={value.length} />
+      <LengthHint max={question.maxlength} length={characters(value)} />
     </FieldFrame>
   );
+}
+
+/**
+ * Characters as the answer check counts them (code points: an emoji is one), where the
+ * browser's maxLength counts UTF-16 units (an emoji is two) and would stop at half the limit.
+ */
+function characters(text: string): number {
+  return [...text].length;
+}
+
+/** `text` cut to `max` characters, as maxLength would, counted as the check counts them. */
+function withinLength(text: string, max: number | undefined): string {
+  if (max === undefined || text.length <= max) return text;
+  const chars = [...text];
+  return chars.length <= max ? text : chars.slice(0, max).join('');
 }
 
 function LengthHint({

@@ -272,7 +272,13 @@ function History({ files }: { files: HarvestFileView[] }): ReactElement {
                   <td>{formatBytes(f.size)}</td>
                   <td>
                     <code>{f.persistent_id}</code>
-                    {f.test_identifier && <span className="tag">test</span>}
+                    {/* Apart from the ARK, and not selectable: a copied ARK is the ARK alone. */}
+                    {f.test_identifier && (
+                      <>
+                        {' '}
+                        <span className="tag">test</span>
+                      </>
+                    )}
                   </td>
                   <td>{formatDateTime(f.first_discovered_at)}</td>
                 </tr>

@@ -34,7 +34,7 @@ export function FileDetails({
       <dl className="details">
         <dt>ARK</dt>
         <dd>
-          <code data-testid="file-ark">{file.persistent_id}</code>
+          <code data-testid="file-ark">{file.persistent_id}</code>{' '}
           {file.test_identifier && (
             <span className="tag" title="minted under NAAN 99999: resolves nowhere">
               test identifier

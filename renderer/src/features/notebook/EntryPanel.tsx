@@ -32,6 +32,7 @@ export function EntryPanel({ entry }: { entry: NotebookEntryView }): ReactElemen
   const doc = useMemo(() => docOf(entry), [entry]);
   const inUse = useStationStore((s) => s.status?.active !== null && s.status?.active !== undefined);
   const { duplicate, attachUsage, openEntry } = useNotebookStore.getState();
+  const making = useNotebookStore((s) => s.making);
 
   return (
     <section
@@ -44,7 +45,12 @@ export function EntryPanel({ entry }: { entry: NotebookEntryView }): ReactElemen
           <button type="button" className="primary" onClick={() => setEditing(true)}>
             Edit
           </button>
-          <button type="button" className="secondary" onClick={() => void duplicate(entry.id)}>
+          <button
+            type="button"
+            className="secondary"
+            disabled={making}
+            onClick={() => void duplicate(entry.id)}
+          >
             Duplicate
           </button>
           {entry.kind === 'experiment' && (

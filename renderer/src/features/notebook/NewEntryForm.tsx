@@ -8,6 +8,7 @@ import { KIND_LABELS, templateKindFor } from './words.js';
 /** New entry: its kind, title, and blank or from a template of the matching kind. */
 export function NewEntryForm({ onCreated }: { onCreated: () => void }): ReactElement {
   const templates = useNotebookStore((s) => s.templates);
+  const making = useNotebookStore((s) => s.making);
   const [kind, setKind] = useState<EntryKind>('experiment');
   const [title, setTitle] = useState('');
   const [template, setTemplate] = useState('');
@@ -82,7 +83,7 @@ export function NewEntryForm({ onCreated }: { onCreated: () => void }): ReactEle
         />
       </div>
       <div className="actions">
-        <button type="submit" className="primary" disabled={title.trim() === ''}>
+        <button type="submit" className="primary" disabled={title.trim() === '' || making}>
           Create
         </button>
       </div>

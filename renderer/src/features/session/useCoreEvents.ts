@@ -7,6 +7,8 @@ import { useNotebookStore } from '../../stores/notebook.js';
 import { useReservationsStore } from '../../stores/reservations.js';
 import { useSessionStore } from '../../stores/session.js';
 import { useStationStore } from '../../stores/station.js';
+import { readDraft } from '../forms/drafts.js';
+import { entryDraftPrefix } from '../notebook/useEntryDraft.js';
 
 function idleNotice(): string {
   const minutes = useStationStore.getState().info?.idle.logoffMinutes;
@@ -35,8 +37,16 @@ function onCoreEvent(event: CoreEvent): void {
       void useHarvestStore.getState().refresh();
       break;
     case 'notebook.changed':
-      // The list only: an entry being edited keeps its draft (a stale save is a conflict).
-      if (session.session) void useNotebookStore.getState().refresh();
+      if (!session.session) break;
+      void useNotebookStore.getState().refresh();
+      // The entry on show too, unless it is being edited: its draft stays (a stale save is a
+      // conflict, not an overwrite).
+      void useNotebookStore
+        .getState()
+        .reloadOpen(
+          event.entry,
+          (id) => readDraft<boolean>(`${entryDraftPrefix(id)}editing`) === true,
+        );
       break;
     case 'reservations.changed':
       if (useReservationsStore.getState().upcoming) void useReservationsStore.getState().load();

@@ -42,6 +42,30 @@ function ServerLink({
   const [status, setStatus] = useState<SyncStatus | null>(null);
   const [busy, setBusy] = useState(false);
 
+  // The link starts syncing just after the save answers: follow it for a while, so the notice
+  // says "Online" once it is, not "Not reached yet" for good.
+  const configured = status?.configured === true;
+  const online = status?.online === true;
+  useEffect(() => {
+    if (!configured || online) return;
+    let alive = true;
+    let tries = 0;
+    const timer = window.setInterval(() => {
+      tries += 1;
+      if (tries > 30) window.clearInterval(timer);
+      call('sync.status', {}).then(
+        (next) => {
+          if (alive && next.configured) setStatus(next);
+        },
+        () => undefined,
+      );
+    }, 1000);
+    return () => {
+      alive = false;
+      window.clearInterval(timer);
+    };
+  }, [configured, online]);
+
   const save = (next: { server: string; key?: string }): void => {
     setBusy(true);
     setError(null);
