@@ -1403,6 +1403,14 @@ describe('harvest in a running station', () => {
     expect(await found('sub/')).toEqual(['sub/gamma.tif']);
     expect(await found('.tif')).toHaveLength(5);
     expect(await found('epsilon')).toEqual([]);
+    // A whole source path, as the file's details show it, finds that file; the watched folder
+    // alone, every file in it.
+    expect(await found(join(dirs.src, 'sub', 'gamma.tif'))).toEqual(['sub/gamma.tif']);
+    expect(await found(all.find((f) => f.relative_path === 'delta.tif')!.source_path)).toEqual([
+      'delta.tif',
+    ]);
+    expect(await found(dirs.src)).toHaveLength(5);
+    expect(await found(`${dirs.src}/sub`)).toEqual(['sub/gamma.tif']);
     // Case is ignored for A to Z only (the path index folds more; the search does not).
     expect(await found('gRö')).toEqual(['Größe.tif']);
     expect(await found('GRÖ')).toEqual([]);

@@ -651,12 +651,38 @@ function trigramQuery(text: string): string | null {
   return [...text].length < 3 ? null : `"${text.replace(/"/g, '""')}"`;
 }
 
+/**
+ * A whole source path, as a file's details show it (a watched folder, then the path below it),
+ * as that folder and the part below it; null for other text. So a path pasted from the
+ * details finds its file, where the index holds the part below the folder only.
+ */
+function belowWatchedFolder(db: Db, text: string): { folder: string; below: string } | null {
+  const folders = (
+    cachedStatement(db, 'SELECT watch FROM instruments').pluck().all() as string[]
+  ).flatMap((watch) => (JSON.parse(watch) as { path: string }[]).map((w) => w.path));
+  // The longest first: a folder watched inside another names its own files.
+  for (const folder of folders.sort((a, b) => b.length - a.length)) {
+    const bare = folder.replace(/[\\/]+$/, '');
+    if (text === bare) return { folder, below: '' };
+    if (text.startsWith(bare) && /^[\\/]/.test(text.slice(bare.length))) {
+      return { folder, below: text.slice(bare.length + 1).replace(/\\/g, '/') };
+    }
+  }
+  return null;
+}
+
 /** Newest first; `beforeId` pages further back. */
 export function listFiles(db: Db, filter: FileFilter = {}): HarvestFileView[] {
   const where: string[] = [];
   const params: unknown[] = [];
-  const search = filter.search;
+  let search = filter.search;
   let phrase: string | null = null;
+  const source = search ? belowWatchedFolder(db, search) : null;
+  if (source) {
+    where.push('f.watch_path = ?');
+    params.push(source.folder);
+    search = source.below;
+  }
   if (search) {
     const ark = parseArk(search);
     if (ark.ok) {
