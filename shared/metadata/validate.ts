@@ -73,12 +73,14 @@ export function validateField(field: MetadataField, context: FieldContext): Meta
     if (field.name.trim() === '') {
       problems.push(structural(at(), 'empty_name', 'a field needs a name'));
     }
-    if (choice && field.options !== undefined && field.options.length < 2) {
+    // Different options: ["a", "a"] offers one choice.
+    const distinct = new Set(field.options ?? []).size;
+    if (choice && field.options !== undefined && distinct < 2) {
       problems.push(
         structural(
           at('options'),
           'too_few_options',
-          `a ${type} field built in the builder needs at least 2 options, not ${field.options.length}`,
+          `a ${type} field built in the builder needs at least 2 different options, not ${distinct}`,
         ),
       );
     }

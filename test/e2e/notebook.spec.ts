@@ -112,7 +112,7 @@ test('notebook: template with every field type, entry from it, code mode, duplic
   await dialog.getByLabel('Field name').fill('Atmosphere');
   await dialog.getByLabel('Options (one per line, at least 2)').fill('air');
   await dialog.getByRole('button', { name: 'Add field' }).click();
-  await expect(dialog.getByRole('alert')).toContainText('at least 2 options');
+  await expect(dialog.getByRole('alert')).toContainText('at least 2 different options');
   await dialog.getByLabel('Options (one per line, at least 2)').fill('air\nvacuum');
   await dialog.getByRole('button', { name: 'Add field' }).click();
   await expect(dialog).toBeHidden();

@@ -509,6 +509,17 @@ describe('parseMetadata: builder rules', () => {
       expect(
         accepted(one({ type, options: ['a', 'b'], value: '' }), { builder: true }).problems,
       ).toEqual([]);
+      // The same option twice is one choice.
+      expect(
+        problemAt(refused(one({ type, options: ['a', 'a'], value: '' }), { builder: true }), [
+          'extra_fields',
+          'F',
+          'options',
+        ]),
+      ).toMatchObject({
+        code: 'too_few_options',
+        message: expect.stringContaining('needs at least 2 different options, not 1') as string,
+      });
     }
   });
 });
