@@ -54,9 +54,12 @@ export function parseMetadata(input: unknown, options: ParseOptions = {}): Parse
  * is about (the key of the property, or the syntax error). Never throws.
  */
 export function parseMetadataText(
-  text: string,
+  source: string,
   options: ParseOptions = {},
 ): ParseMetadataResult<LocatedProblem> {
+  // A byte order mark, as Windows editors write one at the start: read as the space it takes,
+  // so every line and column stays where the text has it.
+  const text = source.replace(/^\uFEFF/, ' ');
   try {
     const at = lineColumns(text);
     const scan = scanJson(text);

@@ -45,6 +45,16 @@ describe('parseMetadataText: problems at their line', () => {
     });
   });
 
+  it('reads text that starts with a byte order mark, its problems where they were', () => {
+    const withMark = parseMetadataText(`\uFEFF${TEXT}`);
+    expect(withMark.problems).toEqual(problemsOf(TEXT));
+    expect(parseMetadataText('\uFEFF{"extra_fields": {"a": {"value": "1"}}}').ok).toBe(true);
+    expect(parseMetadataText('\uFEFF{"extra_fields": }').problems[0]).toMatchObject({
+      line: 1,
+      column: 19,
+    });
+  });
+
   it('sorts problems by place', () => {
     const problems = problemsOf(TEXT);
     const lines = problems.map((problem) => problem.line);
