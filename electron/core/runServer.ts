@@ -3,7 +3,7 @@ import { isIP } from 'node:net';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { openDatabase, type Db } from './db/open.js';
-import { configuredPublicUrl } from './mail/config.js';
+import { configuredPublicUrl, redactUrl } from './mail/config.js';
 import { startMailWorker } from './mail/worker.js';
 import { takeDataDirLock } from './harvest/lock.js';
 import { createAccount } from './server/accounts.js';
@@ -92,6 +92,32 @@ export function checkPublicUrl(text: string | undefined): void {
   }
 }
 
+/**
+ * The mail variables, checked at start: a typo would otherwise show only when the first mail
+ * fails, hours later, in the outbox.
+ */
+export function checkMailEnv(env: NodeJS.ProcessEnv): void {
+  const smtp = env.LABSTATION_SMTP_URL?.trim();
+  if (smtp) {
+    const url = URL.canParse(smtp) ? new URL(smtp) : null;
+    if (url === null || (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') || !url.hostname) {
+      throw new AppError(
+        'validation_failed',
+        `LABSTATION_SMTP_URL: ${JSON.stringify(redactUrl(smtp))} is not an smtp:// or smtps:// ` +
+          'address with a host (e.g. smtp://user:password@mail.example.org:587)',
+      );
+    }
+  }
+  const from = env.LABSTATION_MAIL_FROM?.trim();
+  if (from && !/^([^<>]*<\s*[^\s<>@]+@[^\s<>@]+\s*>|[^\s<>@]+@[^\s<>@]+)$/.test(from)) {
+    throw new AppError(
+      'validation_failed',
+      `LABSTATION_MAIL_FROM: ${JSON.stringify(from)} is not an e-mail address ` +
+        '(e.g. Labstation <labstation@example.org>)',
+    );
+  }
+}
+
 export function serverTimeZone(db: Db): string {
   return getSetting(db, 'server.timeZone') ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
 }
@@ -172,6 +198,7 @@ export async function runServer(options: RunServerOptions): Promise<RunningServe
     const env = options.env ?? process.env;
     const proxies = trustedProxies(env.LABSTATION_TRUST_PROXY);
     checkPublicUrl(env.LABSTATION_PUBLIC_URL);
+    checkMailEnv(env);
     await ensureEnvAdmin(db, env, options.log);
     const app = await createServerApp({
       db,

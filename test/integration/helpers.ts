@@ -124,6 +124,8 @@ export interface ServerProcess {
   url: string;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   stop(): Promise<void>;
+  /** What the process wrote to stderr so far (its log, at LABSTATION_LOG_LEVEL). */
+  stderr(): string;
 }
 
 /** Starts `labstation serve` on an ephemeral loopback port and waits for its ready line. */
@@ -153,6 +155,7 @@ export function startServer(dataDir: string, env: NodeJS.ProcessEnv = {}): Promi
           if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
           await exited;
         },
+        stderr: () => stderr,
       });
     });
   });

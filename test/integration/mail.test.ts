@@ -312,6 +312,25 @@ describe('pending-answers e-mail over SMTP', () => {
     expect(mailsOf(serverDb, first)).toHaveLength(2);
   });
 
+  it('says at start whether the mail server answers', async () => {
+    const dir = join(tempDir(), 'server');
+    await prepareServerDir(dir, serverBundle());
+    // A port that was free a moment ago: nothing answers there.
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const port = (probe.address() as AddressInfo).port;
+    await new Promise((resolve) => probe.close(resolve));
+    const closed = await startServer(dir, { LABSTATION_SMTP_URL: `smtp://127.0.0.1:${port}` });
+    try {
+      await waitFor('the warning', () =>
+        closed.stderr().includes('mail: cannot use the mail server now') ? true : undefined,
+      );
+      expect(closed.stderr()).toMatch(/ECONNREFUSED/);
+    } finally {
+      await closed.stop();
+    }
+  });
+
   it('while SMTP is down the mail stays queued, and goes out once SMTP is back', async () => {
     await smtp.stop();
     // sam runs SEM for alice this time: the notice goes to alice, copy to sam.

@@ -656,5 +656,23 @@ describe('behind a reverse proxy (LABSTATION_TRUST_PROXY, LABSTATION_PUBLIC_URL)
     });
     expect(url.code).toBe(1);
     expect(url.stderr).toMatch(/LABSTATION_PUBLIC_URL: "labstation\.example\.org" is not an http/);
+    const smtp = await runCli(['serve', '--data', dir, '--port', '0'], {
+      LABSTATION_SMTP_URL: 'mail.example.org:587',
+    });
+    expect(smtp.code).toBe(1);
+    expect(smtp.stderr).toMatch(
+      /LABSTATION_SMTP_URL: "mail\.example\.org:587" is not an smtp:\/\/ or smtps:\/\/ address/,
+    );
+    // The password is never printed.
+    const secret = await runCli(['serve', '--data', dir, '--port', '0'], {
+      LABSTATION_SMTP_URL: 'http://user:hunter2@mail.example.org/',
+    });
+    expect(secret.code).toBe(1);
+    expect(secret.stderr).not.toContain('hunter2');
+    const from = await runCli(['serve', '--data', dir, '--port', '0'], {
+      LABSTATION_MAIL_FROM: 'Labstation',
+    });
+    expect(from.code).toBe(1);
+    expect(from.stderr).toMatch(/LABSTATION_MAIL_FROM: "Labstation" is not an e-mail address/);
   });
 });

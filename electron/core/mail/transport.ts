@@ -10,6 +10,8 @@ export interface MailTransport {
   /** For logs: the SMTP URL without password, or the mail folder. */
   readonly description: string;
   send(mail: MailRow, from: string): Promise<string>;
+  /** Connects (and logs in) without sending: rejects with why the server cannot be used. */
+  verify(): Promise<void>;
   close(): void;
 }
 
@@ -53,6 +55,9 @@ export function smtpTransport(url: string): MailTransport {
       }
       return info.response;
     },
+    async verify() {
+      await transporter.verify();
+    },
     close() {
       transporter.close();
     },
@@ -92,6 +97,10 @@ export function fileTransport(dir: string): MailTransport {
       writeFileSync(partial, message, { mode: 0o600, flush: true });
       renameSync(partial, file);
       return file;
+    },
+    verify() {
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      return Promise.resolve();
     },
     close() {
       transporter.close();

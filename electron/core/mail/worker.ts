@@ -178,7 +178,18 @@ export function startMailWorker(options: MailWorkerOptions): MailWorker {
     run();
   }
 
-  const { publicUrl } = resolveMailConfig(db, context);
+  const startConfig = resolveMailConfig(db, context);
+  const { publicUrl } = startConfig;
+  // Whether mail can go out is told at start, not first when a mail fails hours later.
+  const checking = transportFor(startConfig);
+  checking.verify().then(
+    () => log.info({ transport: checking.description }, 'mail: the mail server answers'),
+    (error: unknown) =>
+      log.warn(
+        { transport: checking.description, error: errorText(error) },
+        'mail: cannot use the mail server now; mail waits in the outbox and is tried again',
+      ),
+  );
   const host = URL.canParse(publicUrl) ? new URL(publicUrl).hostname : '';
   if (host === '' || host === '0.0.0.0' || host === '[::]') {
     log.warn(
