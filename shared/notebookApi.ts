@@ -36,8 +36,8 @@ export const notebookApiSchemas = {
   /**
    * A new entry; with `template_id`, its fields (values included), main text and tags come from
    * that template, and the given title replaces the template's. `metadata` given as well is laid
-   * over the template's: a field of the same name replaces the template's, new ones are added
-   * (the template's fields are always there, spec 001 rule 3).
+   * over the template's: a field's properties over those of the template's field of the same
+   * name, new fields added (the template's fields are always there, spec 001 rule 3).
    */
   'notebook.create': z
     .object({

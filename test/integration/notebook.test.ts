@@ -208,7 +208,14 @@ describe('notebook entries', () => {
       kind: 'experiment',
       title: 'Tuesday',
       template_id: template.id,
-      metadata: { extra_fields: { 'Sample ID': { value: 'S-42' }, Extra: { value: 'x' } } },
+      metadata: {
+        extra_fields: {
+          'Sample ID': { value: 'S-42' },
+          Status: { value: 'Done' },
+          'Beam energy': { value: 10, unit: 'V' },
+          Extra: { value: 'x' },
+        },
+      },
     });
     const templateFields = Object.keys((template.metadata as typeof metadata).extra_fields);
     const filledFields = (filled.metadata as typeof metadata).extra_fields as Record<
@@ -216,8 +223,35 @@ describe('notebook entries', () => {
       { value: unknown }
     >;
     expect(Object.keys(filledFields)).toEqual([...templateFields, 'Extra']);
-    expect(filledFields['Sample ID'].value).toBe('S-42');
-    expect(filledFields.Status.value).toBe('Running');
+    expect(filledFields['Sample ID']).toEqual({
+      type: 'text',
+      value: 'S-42',
+      blank_value_on_duplicate: true,
+    });
+    // A value fills in the template's field: its type, options and units stay.
+    expect(filledFields.Status).toEqual({
+      type: 'select',
+      value: 'Done',
+      options: ['Planned', 'Running', 'Done'],
+    });
+    expect(filledFields['Beam energy']).toEqual({
+      type: 'number',
+      value: 10,
+      units: ['kV', 'V'],
+      unit: 'V',
+    });
+    expect(filledFields.Polished.value).toBe(true);
+    // Checked as a whole, and refused by name.
+    const refused = await failure(
+      st.call('notebook.create', {
+        kind: 'experiment',
+        title: 'Thursday',
+        template_id: template.id,
+        metadata: { extra_fields: { 'Beam energy': { units: 'kV' } } },
+      }),
+      'validation_failed',
+    );
+    expect(refused.message).toContain('extra_fields."Beam energy".units: must be a list of text');
     const nothingGiven = await entry(st, 'notebook.create', {
       kind: 'experiment',
       title: 'Wednesday',
@@ -279,14 +313,33 @@ describe('notebook entries', () => {
       template_id: made.id,
     });
     expect(item.metadata).toMatchObject({ extra_fields: grid });
-    // A stored document that no longer reads stops a copy instead of losing its fields.
+    // A stored document that no longer reads (saved by an older version) stops a copy instead
+    // of losing its fields, and can still be given new metadata or deleted.
     st.db
       .prepare('UPDATE notebook_entries SET metadata = ? WHERE id = ?')
       .run('{"extra_fields": 5}', made.id);
     const entries = count(st.db, 'SELECT count(*) FROM notebook_entries');
     const refused = await failure(st.call('notebook.duplicate', { id: made.id }), 'internal');
     expect(refused.message).toContain(`entry ${made.id}: its stored metadata no longer reads`);
+    await failure(
+      st.call('notebook.create', { kind: 'item', title: 'From broken', template_id: made.id }),
+      'internal',
+    );
     expect(count(st.db, 'SELECT count(*) FROM notebook_entries')).toBe(entries);
+    const renamed = await entry(st, 'notebook.update', {
+      id: made.id,
+      version: saved.version,
+      title: 'Renamed',
+    });
+    const repaired = await entry(st, 'notebook.update', {
+      id: made.id,
+      version: renamed.version,
+      metadata: { extra_fields: { Grid: { value: 'G-2' } } },
+    });
+    expect(repaired.metadata).toEqual({ extra_fields: { Grid: { type: 'text', value: 'G-2' } } });
+    expect(await st.call('notebook.delete', { id: made.id, version: repaired.version })).toEqual({
+      ok: true,
+    });
   });
 
   it('deletes softly: kept, synced as deleted, no longer listed or found', async () => {

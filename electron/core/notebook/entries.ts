@@ -10,9 +10,9 @@
 import {
   createFromTemplate,
   duplicateMetadata,
-  type JsonEntry,
-  type MetadataDoc,
+  toNotebook,
 } from '../../../shared/metadata/index.js';
+import { isPlainObject, ownValue, setOwn, type JsonObject } from '../../../shared/metadata/json.js';
 import type { ApiParsedArgs } from '../../../shared/api.js';
 import type {
   EntryKind,
@@ -35,10 +35,11 @@ import {
   prepareDoc,
   prepareMetadata,
   replaceEntry,
-  storedDoc,
+  fieldsToCopy,
   valuesOf,
   type EntryRow,
   type EntryValues,
+  type PreparedMetadata,
 } from './store.js';
 import { SUMMARY_COLUMNS, SUMMARY_JOINS, entryView, toSummary, type SummaryRow } from './views.js';
 
@@ -125,25 +126,69 @@ function templateFor(db: Db, actor: Actor, templateId: number, kind: EntryKind):
   return template;
 }
 
+/** Own entries of `a`, then those of `b` over them (b wins); `__proto__` is a plain key. */
+function mergeObjects(a: JsonObject, b: JsonObject): JsonObject {
+  const out: JsonObject = {};
+  for (const [key, value] of Object.entries(a)) setOwn(out, key, value);
+  for (const [key, value] of Object.entries(b)) setOwn(out, key, value);
+  return out;
+}
+
 /**
- * `base` with `given` laid over it: base's fields in their order, each replaced by the given
- * field of the same name, then the given fields base lacks; the given notebook settings if
- * any, else base's; base's other keys, each replaced by the given one of the same name.
+ * A template's metadata (as JSON) with the metadata given for the new entry laid over it, so
+ * the template's fields are all there (spec 001, rule 3): a given field of the same name fills
+ * in the template's (its properties over the template's: a value keeps the field's type,
+ * options, unit and group), given fields the template lacks are added after its own, and the
+ * given notebook settings are merged over the template's. Checked as a whole afterwards.
  */
-function overlay(base: MetadataDoc, given: MetadataDoc | null): MetadataDoc {
-  if (!given) return base;
-  const givenFields = new Map(given.fields.map((field) => [field.name, field]));
-  const fields = base.fields.map((field) => givenFields.get(field.name) ?? field);
-  const baseNames = new Set(base.fields.map((field) => field.name));
-  fields.push(...given.fields.filter((field) => !baseNames.has(field.name)));
-  const givenKeys = new Map(given.unknown);
-  const unknown = base.unknown.map(([key, value]): JsonEntry =>
-    givenKeys.has(key) ? [key, givenKeys.get(key)!] : [key, value],
-  );
-  const baseKeys = new Set(base.unknown.map(([key]) => key));
-  unknown.push(...given.unknown.filter(([key]) => !baseKeys.has(key)));
-  const notebook = given.notebook ?? base.notebook;
-  return { fields, unknown, ...(notebook ? { notebook } : {}) };
+function overlayJson(base: JsonObject, given: JsonObject): JsonObject {
+  const out = mergeObjects(base, {});
+  for (const [key, value] of Object.entries(given)) {
+    const was = ownValue(out, key);
+    if (key === 'extra_fields' && isPlainObject(was) && isPlainObject(value)) {
+      const fields: JsonObject = {};
+      for (const [name, field] of Object.entries(was)) {
+        const over = ownValue(value, name);
+        setOwn(
+          fields,
+          name,
+          over === undefined
+            ? field
+            : isPlainObject(field) && isPlainObject(over)
+              ? mergeObjects(field, over)
+              : over,
+        );
+      }
+      for (const [name, field] of Object.entries(value)) {
+        if (ownValue(was, name) === undefined) setOwn(fields, name, field);
+      }
+      setOwn(out, key, fields);
+    } else if (key === 'notebook' && isPlainObject(was) && isPlainObject(value)) {
+      setOwn(out, key, mergeObjects(was, value));
+    } else {
+      setOwn(out, key, value);
+    }
+  }
+  return out;
+}
+
+/**
+ * Metadata given as an object or as JSON text, as an object; null for none. What is not a
+ * JSON object is refused here with the problems prepareMetadata names.
+ */
+function givenObject(input: unknown): JsonObject | null {
+  if (input === null || input === undefined) return null;
+  let value: unknown = input;
+  if (typeof input === 'string') {
+    try {
+      value = JSON.parse(input.replace(/^\uFEFF/, ''));
+    } catch {
+      value = undefined;
+    }
+  }
+  if (isPlainObject(value)) return value;
+  prepareMetadata(input); // throws, naming the problem
+  throw new AppError('validation_failed', 'metadata: must be a JSON object');
 }
 
 export function createEntry(
@@ -154,12 +199,18 @@ export function createEntry(
 ): NotebookEntryView {
   const template =
     args.template_id === undefined ? null : templateFor(db, actor, args.template_id, args.kind);
-  let metadata = args.metadata === undefined ? NO_METADATA : prepareMetadata(args.metadata);
-  const fromTemplate = template ? storedDoc(template) : null;
+  const fromTemplate = template ? fieldsToCopy(template) : null;
+  let metadata: PreparedMetadata;
   if (fromTemplate) {
     // The template's fields are on every entry made from it (spec 001, rule 3): metadata given
-    // as well fills them in (a field of the same name replaces the template's) and adds to them.
-    metadata = prepareDoc(overlay(createFromTemplate(fromTemplate), metadata.doc));
+    // as well fills them in and adds to them (overlayJson).
+    const base = toNotebook(createFromTemplate(fromTemplate));
+    const given = givenObject(args.metadata);
+    metadata = given
+      ? prepareMetadata(overlayJson(base, given))
+      : prepareDoc(createFromTemplate(fromTemplate));
+  } else {
+    metadata = args.metadata === undefined ? NO_METADATA : prepareMetadata(args.metadata);
   }
   return save(
     db,
@@ -210,7 +261,7 @@ export function updateEntry(
 export function duplicateEntry(db: Db, actor: Actor, id: number, now: string): NotebookEntryView {
   const row = readableEntry(db, actor, id);
   const values = valuesOf(row);
-  const doc = values.metadata.doc;
+  const doc = fieldsToCopy(row);
   return save(
     db,
     {

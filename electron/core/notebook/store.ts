@@ -113,18 +113,30 @@ function fromDoc(doc: MetadataDoc, problems: MetadataProblem[]): PreparedMetadat
 }
 
 /**
- * The stored document of an entry. Stored metadata always parses (it was checked on save, and
- * reading is idempotent); should it not, this throws rather than let a copy or an entry made
- * from a template go on without the fields.
+ * The stored document of an entry, or null for none. Stored metadata always parses (it was
+ * checked on save, and reading is idempotent); one that does not (saved by an older version)
+ * reads as null here, and its JSON is kept as it is: the entry can still be edited, given new
+ * metadata, linked or deleted.
  */
-export function storedDoc(row: Pick<EntryRow, 'id' | 'metadata'>): MetadataDoc | null {
+export function storedDoc(row: Pick<EntryRow, 'metadata'>): MetadataDoc | null {
+  if (row.metadata === null) return null;
+  const result = parseMetadata(JSON.parse(row.metadata) as unknown);
+  return result.ok ? result.doc : null;
+}
+
+/**
+ * The stored document of an entry whose fields are to be copied (a duplicate, an entry made
+ * from a template): one that no longer reads stops the copy, rather than let it go on
+ * without the fields.
+ */
+export function fieldsToCopy(row: Pick<EntryRow, 'id' | 'metadata'>): MetadataDoc | null {
   if (row.metadata === null) return null;
   const result = parseMetadata(JSON.parse(row.metadata) as unknown);
   if (result.ok) return result.doc;
   const first = result.problems.find((p) => p.blocksSaving) ?? result.problems[0];
   throw new AppError(
     'internal',
-    `entry ${row.id}: its stored metadata no longer reads (${first?.message ?? 'unknown problem'}); nothing was changed`,
+    `entry ${row.id}: its stored metadata no longer reads (${first?.message ?? 'unknown problem'}); nothing was copied`,
   );
 }
 
