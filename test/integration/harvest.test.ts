@@ -1411,6 +1411,11 @@ describe('harvest in a running station', () => {
     ]);
     expect(await found(dirs.src)).toHaveLength(5);
     expect(await found(`${dirs.src}/sub`)).toEqual(['sub/gamma.tif']);
+    expect(await found(`${dirs.src}/sub/`)).toEqual(['sub/gamma.tif']);
+    // The path itself, not text it may hold: no file is a.tif here (gamma.tif and delta.tif
+    // end with it), and no folder is "su".
+    expect(await found(join(dirs.src, 'a.tif'))).toEqual([]);
+    expect(await found(join(dirs.src, 'su'))).toEqual([]);
     // Case is ignored for A to Z only (the path index folds more; the search does not).
     expect(await found('gRö')).toEqual(['Größe.tif']);
     expect(await found('GRÖ')).toEqual([]);

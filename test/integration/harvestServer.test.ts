@@ -255,7 +255,7 @@ describe('harvest configured on the server, run by a station', () => {
       30_000,
     );
     expect(run).toMatchObject({ state: 'failed', files_completed: 0, files_failed: 0 });
-    expect(run.error).toContain('not every watched folder could be read: ');
+    expect(run.error).toContain('not everything in the watched folders could be read: ');
     expect(run.error).toContain(missing);
     const back = await api('PATCH', `/api/instruments/${instrumentId}`, {
       watch: [{ path: watchDir, include: ['*.tif'] }],

@@ -823,8 +823,9 @@ export class Harvester {
       return;
     }
     await this.harvestInstrument(instrument.id);
-    // What this run's walk could not read (a folder not there, a share gone): the run fails
-    // naming it, as `harvest --once` exits 1, instead of reporting a clean, empty run.
+    // What this run's walk could not read (a folder not there, a share gone, a subfolder
+    // without permission, a name that is not UTF-8): the run fails naming it, as `harvest
+    // --once` exits 1, instead of reporting a clean run; its counts say what it did.
     const unread = this.problems.get(instrument.id) ?? null;
     const walkedAt = this.clock();
     const limitMs = getSetting(this.db, 'harvest.runTimeoutMinutes') * 60_000;
@@ -844,7 +845,7 @@ export class Harvester {
       counts: runCounts(this.db, instrument.id, startedAt),
       error:
         unread !== null
-          ? `not every watched folder could be read: ${unread}`
+          ? `not everything in the watched folders could be read: ${unread}`
           : settled === null
             ? `files were still settling or being transferred after ${limitMs / 60_000} min; ` +
               'they are recorded by the harvest as it goes on'

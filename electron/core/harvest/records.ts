@@ -11,7 +11,7 @@ import {
   type ArkConfig,
 } from '../../../shared/ark.js';
 import type { HarvestFileView, HarvestStatus, HarvestTransferView } from '../../../shared/api.js';
-import { likeContains } from '../../../shared/sqlLike.js';
+import { likeContains, likePrefix } from '../../../shared/sqlLike.js';
 import type { Transaction } from 'better-sqlite3';
 import type { Db } from '../db/open.js';
 import { cachedStatement } from '../db/statements.js';
@@ -679,9 +679,14 @@ export function listFiles(db: Db, filter: FileFilter = {}): HarvestFileView[] {
   let phrase: string | null = null;
   const source = search ? belowWatchedFolder(db, search) : null;
   if (source) {
+    // That file, or the files of that folder: the path itself, not text it may hold.
     where.push('f.watch_path = ?');
     params.push(source.folder);
-    search = source.below;
+    if (source.below !== '') {
+      where.push(`(f.relative_path = ? OR f.relative_path LIKE ? ESCAPE '\\')`);
+      params.push(source.below, likePrefix(`${source.below.replace(/\/+$/, '')}/`));
+    }
+    search = undefined;
   }
   if (search) {
     const ark = parseArk(search);

@@ -1,6 +1,6 @@
 import axios, { type AxiosInstance } from 'axios';
 import type { CoreEvent } from '../../../shared/api.js';
-import { clockSkewWarning } from '../../../shared/clock.js';
+import { CLOCK_SKEW_WARN_SECONDS, clockSkewWarning } from '../../../shared/clock.js';
 import type { Station } from '../station/station.js';
 import { adoptServerAnswers } from '../station/toolControl.js';
 import { ERROR_CODES, type ErrorCode } from '../../../shared/errors.js';
@@ -144,6 +144,7 @@ export class SyncClient {
   private refusedCache: { count: number; reason: string | null } = { count: 0, reason: null };
   private readonly holdMs: number;
   private clockSkew: number | null = null;
+  private clockWarned = false;
   /**
    * After the server refused a whole batch (a body it cannot parse, one too large), records up
    * to this outbox id go one at a time, so the one it cannot take is found and set aside.
@@ -405,11 +406,14 @@ export class SyncClient {
     const server = Date.parse(header);
     if (!Number.isFinite(server)) return;
     const skew = Math.round((Date.now() - server - 500) / 1000);
-    const before = clockSkewWarning(this.clockSkew);
     this.clockSkew = skew;
-    const now = clockSkewWarning(skew);
-    if (now && !before) this.log.warn({ clockSkewSeconds: skew }, now);
-    else if (!now && before) {
+    // Said once each way: a clock about a minute off would otherwise log on every answer.
+    const warning = clockSkewWarning(skew);
+    if (warning && !this.clockWarned) {
+      this.clockWarned = true;
+      this.log.warn({ clockSkewSeconds: skew }, warning);
+    } else if (this.clockWarned && Math.abs(skew) < CLOCK_SKEW_WARN_SECONDS - 15) {
+      this.clockWarned = false;
       this.log.info(
         { clockSkewSeconds: skew },
         "this station's clock agrees with the server's again",

@@ -3,6 +3,7 @@ import type { TextareaQuestion, TextboxQuestion } from '../../../../shared/quest
 import { describedBy, FieldFrame } from './FieldFrame.js';
 import { useForm } from './FormContext.js';
 import type { Path } from './values.js';
+import { characters, fitEdit } from './textLength.js';
 import { asText, fieldId, valueAt } from './values.js';
 
 interface FieldProps<Q> {
@@ -42,7 +43,7 @@ export function TextboxField({ question, path }: FieldProps<TextboxQuestion>): R
             question.help && `${id}-help`,
             messages.length > 0 && `${id}-messages`,
           )}
-          onChange={(e) => form.setValue(path, withinLength(e.target.value, question.maxlength))}
+          onChange={(e) => setWithin(form, path, e.target, value, question.maxlength)}
           onBlur={() => form.touch(path)}
         />
         <Affix id={`${id}-suffix`} text={question.suffix} />
@@ -70,7 +71,7 @@ export function TextareaField({ question, path }: FieldProps<TextareaQuestion>):
           question.help && `${id}-help`,
           messages.length > 0 && `${id}-messages`,
         )}
-        onChange={(e) => form.setValue(path, withinLength(e.target.value, question.maxlength))}
+        onChange={(e) => setWithin(form, path, e.target, value, question.maxlength)}
         onBlur={() => form.touch(path)}
       />
       <LengthHint max={question.maxlength} length={characters(value)} />
@@ -79,18 +80,22 @@ export function TextareaField({ question, path }: FieldProps<TextareaQuestion>):
 }
 
 /**
- * Characters as the answer check counts them (code points: an emoji is one), where the
- * browser's maxLength counts UTF-16 units (an emoji is two) and would stop at half the limit.
+ * Sets what was typed, cut to the limit as the check counts it (fitEdit), and puts the caret
+ * back after what was kept: a controlled field would otherwise jump it to the end.
  */
-function characters(text: string): number {
-  return [...text].length;
-}
-
-/** `text` cut to `max` characters, as maxLength would, counted as the check counts them. */
-function withinLength(text: string, max: number | undefined): string {
-  if (max === undefined || text.length <= max) return text;
-  const chars = [...text];
-  return chars.length <= max ? text : chars.slice(0, max).join('');
+function setWithin(
+  form: ReturnType<typeof useForm>,
+  path: Path,
+  element: HTMLInputElement | HTMLTextAreaElement,
+  previous: string,
+  max: number | undefined,
+): void {
+  const fit = fitEdit(previous, element.value, max);
+  form.setValue(path, fit.text);
+  const caret = fit.caret;
+  if (caret !== null) {
+    window.requestAnimationFrame(() => element.setSelectionRange(caret, caret));
+  }
 }
 
 function LengthHint({

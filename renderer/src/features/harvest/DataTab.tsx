@@ -276,7 +276,7 @@ function History({ files }: { files: HarvestFileView[] }): ReactElement {
                     {f.test_identifier && (
                       <>
                         {' '}
-                        <span className="tag">test</span>
+                        <span className="tag beside-id">test</span>
                       </>
                     )}
                   </td>

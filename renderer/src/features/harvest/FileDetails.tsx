@@ -36,7 +36,7 @@ export function FileDetails({
         <dd>
           <code data-testid="file-ark">{file.persistent_id}</code>{' '}
           {file.test_identifier && (
-            <span className="tag" title="minted under NAAN 99999: resolves nowhere">
+            <span className="tag beside-id" title="minted under NAAN 99999: resolves nowhere">
               test identifier
             </span>
           )}

@@ -30,9 +30,12 @@ export function FileRecordDetails({
       <dl className="details">
         <dt>ARK</dt>
         <dd>
-          <code data-testid="file-ark">{file.persistent_id}</code>
+          <code data-testid="file-ark">{file.persistent_id}</code>{' '}
           {isTestArk(file.persistent_id) && (
-            <span className="tag" title="minted under the test NAAN 99999: it resolves nowhere">
+            <span
+              className="tag beside-id"
+              title="minted under the test NAAN 99999: it resolves nowhere"
+            >
               test identifier
             </span>
           )}
