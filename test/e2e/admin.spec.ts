@@ -119,4 +119,23 @@ test('an admin adds a person with a PIN, a project and a qualification; they log
       { timeout: 15_000 },
     )
     .toBe(true);
+
+  // The tool shows carol qualified; a qualification given there shows on her person, so a
+  // later save of her person keeps it (it was sent back as it stood when the page opened).
+  await page.getByRole('link', { name: 'Tools and forms' }).click();
+  await page.getByRole('button', { name: 'Edit AFM' }).click();
+  const tool = page.getByRole('form', { name: 'Edit AFM' });
+  await tool.getByLabel('carol').check();
+  await tool.getByRole('button', { name: 'Save' }).click();
+  await expect(page.getByRole('status').filter({ hasText: 'Saved AFM' })).toBeVisible();
+  await page.getByRole('link', { name: 'People' }).click();
+  await page.getByRole('button', { name: 'Edit carol' }).click();
+  const person = page.getByRole('form', { name: 'Edit carol' });
+  await expect(person.getByLabel('AFM')).toBeChecked();
+  await person.getByLabel('First name').fill('Carol');
+  await person.getByRole('button', { name: 'Save' }).click();
+  await expect(page.getByRole('status').filter({ hasText: 'Saved carol.' })).toBeVisible();
+  await page.getByRole('link', { name: 'Tools and forms' }).click();
+  await page.getByRole('button', { name: 'Edit AFM' }).click();
+  await expect(page.getByRole('form', { name: 'Edit AFM' }).getByLabel('carol')).toBeChecked();
 });

@@ -30,9 +30,12 @@ const LABELS: Record<AdminSection, string> = {
 export function AdminPage({ section }: { section: AdminSection }): ReactElement {
   const loaded = useAdminStore((s) => s.loaded);
   const error = useAdminStore((s) => s.error);
+  // Read again on entering each section: a save in another section (a qualification given on
+  // a tool, a station switched off among the service accounts) changed what this one shows,
+  // and a form filled from stale lists would send the old values back when saved.
   useEffect(() => {
     void useAdminStore.getState().load();
-  }, []);
+  }, [section]);
   return (
     <main className="admin">
       <nav className="tabs admin-tabs" aria-label="Administration">

@@ -33,7 +33,7 @@ function upsert<T extends { id: number }>(list: T[], row: T, key: (x: T) => stri
   return [...rest, row].sort((a, b) => key(a).localeCompare(key(b)));
 }
 
-export const useAdminStore = create<AdminState>((set) => ({
+export const useAdminStore = create<AdminState>((set, get) => ({
   users: [],
   projects: [],
   tools: [],
@@ -57,9 +57,17 @@ export const useAdminStore = create<AdminState>((set) => ({
     }
   },
 
-  putUser: (user) => set((s) => ({ users: upsert(s.users, user, (u) => u.username) })),
+  // A person's qualifications are also their tools' qualified people, and the other way round:
+  // after either save the other list is read again.
+  putUser: (user) => {
+    set((s) => ({ users: upsert(s.users, user, (u) => u.username) }));
+    void get().load();
+  },
   putProject: (project) => set((s) => ({ projects: upsert(s.projects, project, (p) => p.name) })),
-  putTool: (tool) => set((s) => ({ tools: upsert(s.tools, tool, (t) => t.name) })),
+  putTool: (tool) => {
+    set((s) => ({ tools: upsert(s.tools, tool, (t) => t.name) }));
+    void get().load();
+  },
   putStation: (station) => set((s) => ({ stations: upsert(s.stations, station, (t) => t.name) })),
   setTokens: (tokens) => set({ tokens }),
 }));
