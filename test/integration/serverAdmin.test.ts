@@ -201,6 +201,17 @@ describe('admin calls', () => {
     expect(
       serverDb.prepare('SELECT is_staff FROM users WHERE id = ?').pluck().get(made.user.id),
     ).toBe(1);
+    // The e-mail of someone with a password is how they log in: it may not be cleared.
+    const cleared = await rpc(
+      'admin.users.save',
+      userInput({ id: made.user.id, role: 'staff', email: '', pin: '', password: '' }),
+      adminJwt,
+    );
+    expect(cleared.status).toBe(422);
+    expect(JSON.stringify(cleared.body)).toContain('is needed to log in to the server');
+    expect(serverDb.prepare('SELECT email FROM users WHERE id = ?').pluck().get(made.user.id)).toBe(
+      'carol@example.org',
+    );
   });
 
   it('refuses clashing names, bad fields and unknown ids, naming the field, storing nothing', async () => {

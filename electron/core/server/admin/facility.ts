@@ -263,7 +263,15 @@ export async function saveUser(
           .pluck()
           .get(email, id ?? -1) as string | undefined;
         if (owner) throw fieldError('email', `${email} is ${owner}'s`, 'conflict');
-      } else if (passwordHash || input.role === 'admin') {
+      } else if (
+        passwordHash ||
+        input.role === 'admin' ||
+        // A password kept from before logs in with the e-mail too: clearing it would lock
+        // the person out of the server (and leave pending-answers mail nowhere to go).
+        (id !== null &&
+          db.prepare('SELECT password_hash IS NOT NULL FROM users WHERE id = ?').pluck().get(id) ===
+            1)
+      ) {
         throw fieldError('email', 'is needed to log in to the server');
       }
       checkIds(db, 'projects', input.projects, 'projects');
