@@ -32,6 +32,9 @@ export interface BookArgs {
 
 const isStaff = (account: Account): boolean => account.role === 'admin' || account.role === 'staff';
 
+/** How far before now a booking may start (the time its form took to fill in). */
+const START_GRACE_MS = 5 * 60_000;
+
 /**
  * The reservation `r` holds the tool named by the parameter `@tool`: it is the tool's own, or
  * that of an area holding it. One condition for every list of a tool's reservations (the
@@ -114,6 +117,11 @@ export function bookReservation(
   const end = instant(args.end, 'end');
   if (end <= start) throw fieldError('end', 'must be after the start');
   if (end <= now) throw fieldError('end', 'is in the past; a reservation is for time to come');
+  // A booking starts from now on, with a few minutes' grace for the time the form took (as
+  // NEMO's policy); staff may record one that began earlier.
+  if (!isStaff(account) && start < new Date(Date.parse(now) - START_GRACE_MS).toISOString()) {
+    throw fieldError('start', 'is in the past; a reservation starts from now on');
+  }
   const userId = args.user ?? account.id;
   if (userId !== account.id && !isStaff(account)) {
     throw new AppError('forbidden', 'Only staff can book a reservation for someone else.');
