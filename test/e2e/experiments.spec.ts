@@ -10,6 +10,9 @@ import Database from 'better-sqlite3';
 import { goodPreAnswers } from '../fixtures/facility.js';
 import { expect, PEOPLE, test } from './serverFixtures.js';
 
+// The browser 25 hours ahead of the server's zone (set below): their dates always differ.
+test.use({ timezoneId: 'Pacific/Kiritimati' });
+
 test('staff see the experiment record built from the reservation, with its samples and files', async ({
   page,
   startServer,
@@ -84,6 +87,10 @@ test('staff see the experiment record built from the reservation, with its sampl
     db.prepare(
       `INSERT INTO user_instrument_access (instrument_id, user_id, granted_at) VALUES (?, ?, ?)`,
     ).run(instrument, sam, now);
+    db.prepare(
+      `INSERT INTO settings (key, value) VALUES ('server.timeZone', '"Pacific/Pago_Pago"')
+       ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
+    ).run();
   } finally {
     db.close();
   }
@@ -101,6 +108,17 @@ test('staff see the experiment record built from the reservation, with its sampl
   await expect(samples.getByRole('cell', { name: 'Fe, Cr' })).toBeVisible();
   const files = card.getByRole('table', { name: 'Files (1)' });
   await expect(files.getByRole('cell', { name: 'ark:99999/fk4e2e7x' })).toBeVisible();
+
+  // The date filter takes the days of the browser's zone, as the page shows the times.
+  const today = await page.evaluate(() => new Date().toLocaleDateString('sv'));
+  const filters = page.getByRole('form', { name: 'Filter experiments' });
+  await filters.getByLabel('Started from').fill(today);
+  await filters.getByLabel('to', { exact: true }).fill(today);
+  await filters.getByRole('button', { name: 'Show' }).click();
+  await expect(page.getByRole('status').filter({ hasText: /usage event/ })).toHaveText(
+    '1 usage event',
+  );
+  await expect(card).toBeVisible();
 
   // Alice is neither staff nor admin: no link, and the page says so.
   await page.getByRole('button', { name: 'Log out' }).click();

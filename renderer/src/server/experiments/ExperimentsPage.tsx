@@ -22,11 +22,19 @@ interface Filters {
   to: string;
 }
 
+/** A date-time of the browser's zone (YYYY-MM-DDTHH:MM:SS[.sss]) as an instant in UTC. */
+function localInstant(text: string): string {
+  const ms = new Date(text).getTime();
+  return Number.isFinite(ms) ? new Date(ms).toISOString() : text;
+}
+
 function queryOf(filters: Filters, page: number): string {
   const query = new URLSearchParams({ page: String(page), page_size: String(PAGE_SIZE) });
   if (filters.tool.trim()) query.set('tool_id', filters.tool.trim());
-  if (filters.from) query.set('start__gte', filters.from);
-  if (filters.to) query.set('start__lte', `${filters.to}T23:59:59.999`);
+  // The days of the browser's zone, as the page shows the times: sent as instants, since a
+  // date-time without an offset is read in the server's zone.
+  if (filters.from) query.set('start__gte', localInstant(`${filters.from}T00:00:00`));
+  if (filters.to) query.set('start__lte', localInstant(`${filters.to}T23:59:59.999`));
   return `/api/experiments/?${query.toString()}`;
 }
 
