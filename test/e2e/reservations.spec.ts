@@ -110,10 +110,20 @@ test('an admin sets up reservation questions; a user books, is refused an overla
     /overlaps reservation \d+ of the tool SEM/,
   );
   await expect(mine).toHaveCount(1);
+  // What the page said of the first booking does not stand beside the refusal of this one.
+  await expect(page.getByRole('status').filter({ hasText: /^Booked SEM from/ })).toHaveCount(0);
 
-  // Cancelling asks first, then frees the time.
-  await upcoming.getByRole('button', { name: /^Cancel the reservation of SEM/ }).click();
+  // Cancelling asks first, then frees the time; Escape leaves the question, and the focus goes
+  // back to the button that asked it.
+  const cancel = upcoming.getByRole('button', { name: /^Cancel the reservation of SEM/ });
+  await cancel.focus();
+  await page.keyboard.press('Enter');
   const dialog = page.getByRole('dialog', { name: 'Cancel the reservation of SEM?' });
+  await expect(dialog).toBeVisible();
+  await page.keyboard.press('Escape');
+  await expect(dialog).toBeHidden();
+  await expect(cancel).toBeFocused();
+  await cancel.click();
   await dialog.getByRole('button', { name: 'Cancel reservation' }).click();
   await expect(
     page.getByRole('status').filter({ hasText: /^Cancelled the reservation/ }),

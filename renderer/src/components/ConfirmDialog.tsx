@@ -18,12 +18,30 @@ interface ConfirmDialogProps {
 export function ConfirmDialog(props: ConfirmDialogProps): ReactElement {
   const { open, title, children, confirmLabel, onConfirm, onCancel, busy } = props;
   const ref = useRef<HTMLDialogElement>(null);
+  /** What had the focus when the dialog opened: it gets it back when the dialog closes. */
+  const opener = useRef<HTMLElement | null>(null);
   useEffect(() => {
     const dialog = ref.current;
     if (!dialog) return;
-    if (open && !dialog.open) dialog.showModal();
-    if (!open && dialog.open) dialog.close();
+    if (open && !dialog.open) {
+      opener.current =
+        document.activeElement instanceof HTMLElement ? document.activeElement : null;
+      dialog.showModal();
+    }
+    if (!open && dialog.open) {
+      dialog.close();
+      // A keyboard user goes on where they were, not from the top of the page.
+      if (opener.current?.isConnected) opener.current.focus();
+      opener.current = null;
+    }
   }, [open]);
+  // Taken away while open (a parent that renders it only while asking): the same.
+  useEffect(
+    () => () => {
+      if (opener.current?.isConnected) opener.current.focus();
+    },
+    [],
+  );
   return (
     <dialog
       ref={ref}

@@ -64,11 +64,14 @@ export function BookingForm({
   target,
   targetName,
   onBooked,
+  onSending,
 }: {
   targets: ReservationTargets;
   target: TargetKey;
   targetName: string;
   onBooked: (reservation: ReservationView) => void;
+  /** A booking is being sent: what the page said of the last one is out of date. */
+  onSending?: () => void;
 }): ReactElement {
   const account = useServerStore((s) => s.account);
   const me = account?.id ?? 0;
@@ -85,6 +88,8 @@ export function BookingForm({
   const [questionsError, setQuestionsError] = useState<string | null>(null);
   /** Bumped after each booking, so the questions start afresh. */
   const [round, setRound] = useState(0);
+  /** Bumped to read the questions again (an admin changed them while the form was open). */
+  const [asked, setAsked] = useState(0);
 
   const formKey = `${target}|${values.project ?? ''}`;
   useEffect(() => {
@@ -102,7 +107,7 @@ export function BookingForm({
     return () => {
       current = false;
     };
-  }, [target, values.project]);
+  }, [target, values.project, asked]);
 
   return (
     <section className="panel booking-form" aria-labelledby="booking-title">
@@ -124,6 +129,9 @@ export function BookingForm({
           setValues={setValues}
           projects={projectsOf(values.user)}
           questions={questions?.key === formKey ? questions.form : null}
+          draftKey={`booking:${target}:${round}`}
+          onSending={onSending}
+          onQuestionsStale={() => setAsked((a) => a + 1)}
           onBooked={(reservation) => {
             setRound((r) => r + 1);
             onBooked(reservation);
@@ -143,6 +151,9 @@ function BookingFields({
   setValues,
   projects,
   questions,
+  draftKey,
+  onSending,
+  onQuestionsStale,
   onBooked,
 }: {
   targets: ReservationTargets;
@@ -151,11 +162,15 @@ function BookingFields({
   setValues: (update: (v: Values) => Values) => void;
   projects: { id: number; name: string }[];
   questions: ReservationForm | null;
+  /** The answers typed are kept under it while the person or project changes. */
+  draftKey: string;
+  onSending: (() => void) | undefined;
+  onQuestionsStale: () => void;
   onBooked: (reservation: ReservationView) => void;
 }): ReactElement {
   const id = useId();
   const account = useServerStore((s) => s.account);
-  const qform = useQuestionForm(questions?.questions ?? []);
+  const qform = useQuestionForm(questions?.questions ?? [], undefined, draftKey);
   const [errors, setErrors] = useState<FieldErrors>({});
   const [formError, setFormError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -182,6 +197,7 @@ function BookingFields({
     const end = fromLocalInput(values.end);
     if (!start || !end || values.project === null) return;
     setBusy(true);
+    onSending?.();
     try {
       const { reservation } = await serverCall('reservations.book', {
         ...targetArgs(target),
@@ -191,10 +207,14 @@ function BookingFields({
         answers,
         ...(values.user !== account?.id ? { user: values.user } : {}),
       });
+      qform.reset(); // the answers were for this booking
       onBooked(reservation);
     } catch (error) {
       const err = useServerStore.getState().failed(toBridgeError(error));
       if (err.code === 'unauthenticated') return;
+      // The questions may have changed since the form was opened (a question added that the
+      // form lacks): read them again, so each problem shows at its field.
+      if (err.code === 'validation_failed') onQuestionsStale();
       if (qform.showServerProblems(answerProblems(err))) {
         setFormError(errorText(err));
         return;

@@ -152,6 +152,7 @@ export function ReservationsPage(): ReactElement {
             target={target}
             targetName={targetName}
             onBooked={onBooked}
+            onSending={() => setNotice(null)}
           />
         </>
       )}
