@@ -314,6 +314,25 @@ describe('station sync', () => {
     ]);
     expect(stale.body).toEqual({ acked: [2], stale: [2], error: null });
     expect(serverEvent(row.uuid)).toEqual(before);
+    // The same version saying otherwise (a station restored from a backup that ended the
+    // event anew) is refused by name, and the server keeps what it had.
+    const other = await push(keyA, [
+      {
+        id: 6,
+        kind: 'usage_event',
+        uuid: row.uuid,
+        payload: { ...payload, end: '2099-01-01T00:00:00.000Z' },
+      },
+    ]);
+    expect(other.body).toMatchObject({
+      acked: [],
+      error: {
+        id: 6,
+        code: 'conflict',
+        detail: expect.stringContaining('was this station restored from a backup?') as string,
+      },
+    });
+    expect(serverEvent(row.uuid)).toEqual(before);
 
     const stranger = '01900000-0000-7000-8000-000000000000';
     const fresh = '01900000-0000-7000-8000-000000000001';

@@ -76,6 +76,9 @@ interface StoredUsage {
   version: number;
   station_version: number | null;
   station_id: number | null;
+  start: string;
+  end: string | null;
+  pre_run_data: string;
   run_data: string;
   answered_on_server_at: string | null;
 }
@@ -90,13 +93,31 @@ function upsertUsage(db: Db, station: StationRef, record: PushRecord, now: strin
   const p = parse(usageSchema, record);
   const existing = cachedStatement(
     db,
-    `SELECT id, version, station_version, station_id, tool_id, run_data, answered_on_server_at
-     FROM usage_events WHERE uuid = ?`,
+    `SELECT id, version, station_version, station_id, tool_id, start, "end", pre_run_data,
+       run_data, answered_on_server_at FROM usage_events WHERE uuid = ?`,
   ).get(p.uuid.toLowerCase()) as StoredUsage | undefined;
   checkOwner(existing, station.id, record);
   const pushed = existing?.station_version ?? 0;
   if (existing && p.version < pushed) return 'stale';
-  if (existing && p.version === pushed) return 'ok';
+  if (existing && p.version === pushed) {
+    // A resend carries what was stored. The same version saying otherwise comes from a
+    // station whose data dir was restored from a backup and changed the event again (ended
+    // it anew): refused, so the two are not left to differ in silence.
+    const differs =
+      p.start !== existing.start ||
+      p.end !== existing.end ||
+      p.pre_run_data !== existing.pre_run_data ||
+      (existing.answered_on_server_at === null && p.run_data !== existing.run_data);
+    if (differs) {
+      throw new RecordRefused(
+        'conflict',
+        `usage_event ${record.uuid}: the server holds version ${pushed} of it with other ` +
+          'content (end or answers); was this station restored from a backup? The server ' +
+          'keeps its version; staff settle the difference',
+      );
+    }
+    return 'ok';
+  }
   const toolId = idOf(db, 'tools', p.tool_uuid, 'tool_uuid');
   // An event belongs to one tool for good: a station never moves it to another.
   if (existing && existing.tool_id !== toolId) {
