@@ -1251,6 +1251,21 @@ describe('harvest in a running station', () => {
     expect(existsSync(join(dirs.dest, 'sem-2', 'detector.dat'))).toBe(true);
   });
 
+  it('tries stable files again within seconds when their records could not be written', async () => {
+    const dirs = await setupHarvest({ stability: 0.2 });
+    // The first recording of stable files fails, as on a full disk: before, the files were
+    // dropped until the next full walk, minutes later.
+    station = await startStation(dirs.data, { LABSTATION_INJECT: 'harvest.accept-fails-once' });
+    const st = station;
+    writeFileSync(join(dirs.src, 'after-full.tif'), 'written while the disk was full');
+    const files = await waitFor('the file recorded and copied', async () => {
+      const found = await stationFiles(st);
+      return found.length === 1 && found[0]?.state === 'done' ? found : undefined;
+    });
+    expect(files[0]?.relative_path).toBe('after-full.tif');
+    expect(st.stderr()).toContain('database or disk is full (injected)');
+  });
+
   it('counts files waiting for a copy slot as queued, not as under way', async () => {
     const dirs = await setupHarvest({ stability: 0.2 });
     // Slowed to 12 ms per MiB: 32 MiB takes about 0.4 s; two copies run at once (the default).

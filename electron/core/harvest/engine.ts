@@ -11,6 +11,7 @@ import type { Db } from '../db/open.js';
 import { cachedStatement } from '../db/statements.js';
 import { getSetting, setSetting } from '../station/settings.js';
 import { AppError } from '../util/errors.js';
+import { injected } from '../util/failpoint.js';
 import { nowIso } from '../util/ids.js';
 import type { Logger } from '../util/log.js';
 import { HISTORY_PROBLEM, historyPendingIds } from '../sync/history.js';
@@ -232,6 +233,11 @@ const candidateKey = (instrument: Instrument, path: string): string =>
 
 /** A stability check woken by another (wakeAt) comes at least this long after it. */
 const WAKE_GAP_MS = 50;
+
+/** How soon stable files whose records could not be written (a full disk) are tried again. */
+const ACCEPT_RETRY_MS = 5_000;
+/** The test fault harvest.accept-fails-once fails the first recording of stable files. */
+let acceptFailedOnce = false;
 
 /** Folders listed per request to the service worker (Harvester.lookAtSightings). */
 const LIST_GROUP = 4;
@@ -1253,6 +1259,7 @@ export class Harvester {
         const seen = group.map(([, c]) => c.changedAt);
         const probes = await this.pool.probe(group.map(([, c]) => c.absolutePath));
         const stable: Candidate[] = [];
+        const stableKeys: string[] = [];
         group.forEach(([key, c], i) => {
           const probe = probes[i];
           if (probe.kind !== 'file') {
@@ -1274,9 +1281,27 @@ export class Harvester {
           } else if (this.candidates.get(key) === c) {
             this.candidates.delete(key);
             stable.push(c);
+            stableKeys.push(key);
           }
         });
-        if (stable.length && !this.stopped) this.accept(stable);
+        if (stable.length && !this.stopped) {
+          try {
+            if (injected('harvest.accept-fails-once') && !acceptFailedOnce) {
+              acceptFailedOnce = true;
+              throw new Error('database or disk is full (injected)');
+            }
+            this.accept(stable);
+          } catch (error) {
+            // Not recorded (a full disk, a busy database): the files stay candidates and are
+            // checked again soon, rather than left for the next walk minutes later.
+            stable.forEach((c, i) => {
+              const key = stableKeys[i];
+              if (!this.candidates.has(key)) this.candidates.set(key, c);
+            });
+            this.wakeAt(this.clock() + ACCEPT_RETRY_MS);
+            throw error;
+          }
+        }
       }
       if (this.stopped) return;
       if (nextDue < Infinity) this.wakeAt(Math.max(nextDue, this.clock() + WAKE_GAP_MS));
