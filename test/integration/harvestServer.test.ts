@@ -70,6 +70,29 @@ interface Deployment {
   }[];
 }
 
+/** Waits until the station's instrument watches `folder` (a configuration change arrived). */
+async function watching(folder: string): Promise<void> {
+  await waitFor(`the station watching ${folder}`, async () => {
+    const status = (await station!.rpc('harvest.status', {})).body as {
+      instruments: { watch: string[] }[];
+    };
+    return status.instruments[0]?.watch[0] === folder ? true : undefined;
+  });
+}
+
+/** Waits until run `runId` of schedule `scheduleId` has ended; it as the server shows it. */
+async function runEnded(scheduleId: number, runId: number): Promise<Deployment['runs'][number]> {
+  return waitFor(
+    'the run ended',
+    async () => {
+      const d = (await api('GET', `/api/schedules/${scheduleId}`)).body.deployment as Deployment;
+      const r = d.runs.find((x) => x.id === runId);
+      return r && r.state !== 'queued' && r.state !== 'running' ? r : undefined;
+    },
+    30_000,
+  );
+}
+
 beforeAll(async () => {
   root = tempDir('labstation-harvest-server-');
   watchDir = join(root, 'acquisition');
@@ -219,15 +242,7 @@ describe('harvest configured on the server, run by a station', () => {
     const trigger = await api('POST', `/api/schedules/${scheduleId}/trigger`);
     expect(trigger.status).toBe(202);
     const runId = trigger.body.run_id as number;
-    const run = await waitFor(
-      'the run ended',
-      async () => {
-        const d = (await api('GET', `/api/schedules/${scheduleId}`)).body.deployment as Deployment;
-        const r = d.runs.find((x) => x.id === runId);
-        return r && r.state !== 'queued' && r.state !== 'running' ? r : undefined;
-      },
-      30_000,
-    );
+    const run = await runEnded(scheduleId, runId);
     expect(run).toMatchObject({ state: 'completed', files_failed: 0, error: '' });
   }, 60_000);
 
@@ -237,23 +252,10 @@ describe('harvest configured on the server, run by a station', () => {
       watch: [{ path: missing, include: ['*.tif'] }],
     });
     expect(moved.status).toBe(200);
-    await waitFor('the station watching the missing folder', async () => {
-      const status = (await station!.rpc('harvest.status', {})).body as {
-        instruments: { watch: string[] }[];
-      };
-      return status.instruments[0]?.watch[0] === missing ? true : undefined;
-    });
+    await watching(missing);
     const trigger = await api('POST', `/api/schedules/${scheduleId}/trigger`);
     const runId = trigger.body.run_id as number;
-    const run = await waitFor(
-      'the run ended',
-      async () => {
-        const d = (await api('GET', `/api/schedules/${scheduleId}`)).body.deployment as Deployment;
-        const r = d.runs.find((x) => x.id === runId);
-        return r && r.state !== 'queued' && r.state !== 'running' ? r : undefined;
-      },
-      30_000,
-    );
+    const run = await runEnded(scheduleId, runId);
     expect(run).toMatchObject({ state: 'failed', files_completed: 0, files_failed: 0 });
     expect(run.error).toContain('not everything in the watched folders could be read: ');
     expect(run.error).toContain(missing);
@@ -261,12 +263,7 @@ describe('harvest configured on the server, run by a station', () => {
       watch: [{ path: watchDir, include: ['*.tif'] }],
     });
     expect(back.status).toBe(200);
-    await waitFor('the station watching its folder again', async () => {
-      const status = (await station!.rpc('harvest.status', {})).body as {
-        instruments: { watch: string[] }[];
-      };
-      return status.instruments[0]?.watch[0] === watchDir ? true : undefined;
-    });
+    await watching(watchDir);
   }, 60_000);
 
   it('shows the records to a user granted the instrument, and to no one else', async () => {
@@ -315,12 +312,7 @@ describe('harvest configured on the server, run by a station', () => {
       watch: [{ path: other, include: ['*.tif'] }],
     });
     expect(res.status).toBe(200);
-    await waitFor('the station watching the new folder', async () => {
-      const status = (await station!.rpc('harvest.status', {})).body as {
-        instruments: { watch: string[] }[];
-      };
-      return status.instruments[0]?.watch[0] === other ? true : undefined;
-    });
+    await watching(other);
   });
 
   it('hands an instrument moved to a new station the records and ARKs of its files', async () => {
