@@ -64,13 +64,10 @@ Exit codes: 0 ok, 1 input refused (one problem per line), 2 wrong usage.
 class UsageError extends Error {}
 
 /**
- * A text file as UTF-8, without the byte order mark Windows editors (Notepad, PowerShell's
- * UTF8 encoding) write first: JSON.parse would refuse it as an invisible first character.
- */
-/**
  * A JSON file's text. JSON is UTF-8 (RFC 8259): a file in another encoding (Latin-1 from an
  * old editor) is refused, naming the line, instead of read with its letters replaced by U+FFFD
- * and written back so. A leading byte order mark, as Windows editors write it, is dropped.
+ * and written back so. The byte order mark Windows editors (Notepad, PowerShell's UTF8
+ * encoding) write first is dropped: JSON.parse would refuse it as an invisible character.
  */
 function readText(file: string): string {
   const bytes = readFileSync(file);

@@ -237,21 +237,18 @@ describe('labstation station over HTTP', () => {
       status: 409,
       body: { code: 'tool_in_use' },
     });
-    const malformed = await fetch(`${st.url}rpc/session.logon`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${st.token}` },
-      body: '{not json',
-    });
+    /** A call whose body is sent as written, under the content type given. */
+    const rpcText = async (name: string, text: string, type = 'application/json') =>
+      await fetch(`${st.url}rpc/${name}`, {
+        method: 'POST',
+        headers: { 'content-type': type, authorization: `Bearer ${st.token}` },
+        body: text,
+      });
+    const malformed = await rpcText('session.logon', '{not json');
     expect(malformed.status).toBe(400);
     expect(await malformed.json()).toMatchObject({ code: 'bad_request' });
     // A notebook field may be named __proto__ (or constructor, with a prototype): kept as a
     // plain field, and the entry saved back in the form notebook.get gives it.
-    const rpcText = async (name: string, text: string): Promise<Response> =>
-      await fetch(`${st.url}rpc/${name}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${st.token}` },
-        body: text,
-      });
     const created = await rpcText(
       'notebook.create',
       '{"kind":"item","title":"p","metadata":{"extra_fields":{"__proto__":{"value":"kept"},' +
@@ -269,11 +266,7 @@ describe('labstation station over HTTP', () => {
     expect(await updated.text()).toContain('"__proto__":{"type":"text","value":"changed"}');
     // Fastify's own refusals keep their status: a body that is not JSON is 415, and a method
     // the path has no route for is 405 naming the one it has.
-    const plain = await fetch(`${st.url}rpc/session.logon`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/xml', authorization: `Bearer ${st.token}` },
-      body: '<login>alice</login>',
-    });
+    const plain = await rpcText('session.logon', '<login>alice</login>', 'application/xml');
     expect(plain.status).toBe(415);
     expect(await plain.json()).toMatchObject({ code: 'bad_request' });
     const wrongMethod = await fetch(`${st.url}rpc/session.logon`, {

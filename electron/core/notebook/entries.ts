@@ -206,9 +206,7 @@ export function createEntry(
     // as well fills them in and adds to them (overlayJson).
     const base = toNotebook(createFromTemplate(fromTemplate));
     const given = givenObject(args.metadata);
-    metadata = given
-      ? prepareMetadata(overlayJson(base, given))
-      : prepareDoc(createFromTemplate(fromTemplate));
+    metadata = prepareMetadata(given ? overlayJson(base, given) : base);
   } else {
     metadata = args.metadata === undefined ? NO_METADATA : prepareMetadata(args.metadata);
   }

@@ -119,9 +119,12 @@ function fromDoc(doc: MetadataDoc, problems: MetadataProblem[]): PreparedMetadat
  * metadata, linked or deleted.
  */
 export function storedDoc(row: Pick<EntryRow, 'metadata'>): MetadataDoc | null {
-  if (row.metadata === null) return null;
-  const result = parseMetadata(JSON.parse(row.metadata) as unknown);
-  return result.ok ? result.doc : null;
+  const result = readStored(row);
+  return result?.ok ? result.doc : null;
+}
+
+function readStored(row: Pick<EntryRow, 'metadata'>): ReturnType<typeof parseMetadata> | null {
+  return row.metadata === null ? null : parseMetadata(JSON.parse(row.metadata) as unknown);
 }
 
 /**
@@ -130,8 +133,8 @@ export function storedDoc(row: Pick<EntryRow, 'metadata'>): MetadataDoc | null {
  * without the fields.
  */
 export function fieldsToCopy(row: Pick<EntryRow, 'id' | 'metadata'>): MetadataDoc | null {
-  if (row.metadata === null) return null;
-  const result = parseMetadata(JSON.parse(row.metadata) as unknown);
+  const result = readStored(row);
+  if (result === null) return null;
   if (result.ok) return result.doc;
   const first = result.problems.find((p) => p.blocksSaving) ?? result.problems[0];
   throw new AppError(

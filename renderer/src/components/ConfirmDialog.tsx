@@ -20,6 +20,11 @@ export function ConfirmDialog(props: ConfirmDialogProps): ReactElement {
   const ref = useRef<HTMLDialogElement>(null);
   /** What had the focus when the dialog opened: it gets it back when the dialog closes. */
   const opener = useRef<HTMLElement | null>(null);
+  // A keyboard user goes on where they were, not from the top of the page.
+  const giveFocusBack = (): void => {
+    if (opener.current?.isConnected) opener.current.focus();
+    opener.current = null;
+  };
   useEffect(() => {
     const dialog = ref.current;
     if (!dialog) return;
@@ -30,18 +35,11 @@ export function ConfirmDialog(props: ConfirmDialogProps): ReactElement {
     }
     if (!open && dialog.open) {
       dialog.close();
-      // A keyboard user goes on where they were, not from the top of the page.
-      if (opener.current?.isConnected) opener.current.focus();
-      opener.current = null;
+      giveFocusBack();
     }
   }, [open]);
   // Taken away while open (a parent that renders it only while asking): the same.
-  useEffect(
-    () => () => {
-      if (opener.current?.isConnected) opener.current.focus();
-    },
-    [],
-  );
+  useEffect(() => giveFocusBack, []);
   return (
     <dialog
       ref={ref}

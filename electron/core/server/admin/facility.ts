@@ -255,7 +255,7 @@ export async function saveUser(
   const now = nowIso();
   const savedId = db
     .transaction((): number => {
-      if (id !== null) userById(db, id);
+      const before = id === null ? null : userById(db, id);
       checkLogonNames(db, id, input.username, badge);
       if (email) {
         const owner = db
@@ -268,9 +268,7 @@ export async function saveUser(
         input.role === 'admin' ||
         // A password kept from before logs in with the e-mail too: clearing it would lock
         // the person out of the server (and leave pending-answers mail nowhere to go).
-        (id !== null &&
-          db.prepare('SELECT password_hash IS NOT NULL FROM users WHERE id = ?').pluck().get(id) ===
-            1)
+        before?.has_password
       ) {
         throw fieldError('email', 'is needed to log in to the server');
       }

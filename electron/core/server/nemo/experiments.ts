@@ -71,10 +71,9 @@ function experimentOf(
     cachedStatement(
       db,
       `SELECT ${RESERVATION_COLUMNS} FROM reservations
-         WHERE (tool_id = ? OR (tool_id IS NULL
-             AND area_id IN (SELECT area_id FROM area_tools WHERE tool_id = ?)))
+         WHERE (tool_id = ? OR (tool_id IS NULL AND area_id IN (SELECT value FROM json_each(?))))
            AND cancelled = 0 AND start < ? AND "end" > ?`,
-    ).all(row.tool_id, row.tool_id, until, row.start) as ReservationRow[]
+    ).all(row.tool_id, JSON.stringify(toolAreas), until, row.start) as ReservationRow[]
   ).map((r) => reservationJson(r, timeZone));
   const result = buildExperimentRecord(usage, reservations, { now: now.getTime(), toolAreas });
   // Only the files of instruments the reader may read, as /api/files shows them.

@@ -7,7 +7,7 @@ import { useNotebookStore } from '../../stores/notebook.js';
 import { useStationStore } from '../../stores/station.js';
 import { EntryEditor } from './EntryEditor.js';
 import { EntryView } from './EntryView.js';
-import { entryDraftPrefix } from './useEntryDraft.js';
+import { entryDraftPrefix, entryEditingKey } from './useEntryDraft.js';
 import { dropDrafts, readDraft, writeDraft } from '../forms/drafts.js';
 
 const EMPTY_DOC: MetadataDoc = { fields: [], unknown: [] };
@@ -22,7 +22,7 @@ function docOf(entry: NotebookEntryView): MetadataDoc {
 /** The open entry: view mode with its actions, or edit mode. */
 export function EntryPanel({ entry }: { entry: NotebookEntryView }): ReactElement {
   // Editing goes on after a look at another tab (its draft is kept by useEntryDraft).
-  const editingKey = `${entryDraftPrefix(entry.id)}editing`;
+  const editingKey = entryEditingKey(entry.id);
   const [editing, setEditingState] = useState(() => readDraft<boolean>(editingKey) ?? false);
   const setEditing = (on: boolean): void => {
     setEditingState(on);

@@ -41,6 +41,11 @@ export function entryDraftPrefix(id: number): string {
   return `notebook:${id}:`;
 }
 
+/** The draft that says an entry is being edited (EntryPanel): true while it is. */
+export function entryEditingKey(id: number): string {
+  return `${entryDraftPrefix(id)}editing`;
+}
+
 export interface SaveError {
   message: string;
   conflict: boolean;

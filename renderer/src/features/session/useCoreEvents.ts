@@ -8,7 +8,7 @@ import { useReservationsStore } from '../../stores/reservations.js';
 import { useSessionStore } from '../../stores/session.js';
 import { useStationStore } from '../../stores/station.js';
 import { readDraft } from '../forms/drafts.js';
-import { entryDraftPrefix } from '../notebook/useEntryDraft.js';
+import { entryEditingKey } from '../notebook/useEntryDraft.js';
 
 function idleNotice(): string {
   const minutes = useStationStore.getState().info?.idle.logoffMinutes;
@@ -43,10 +43,7 @@ function onCoreEvent(event: CoreEvent): void {
       // conflict, not an overwrite).
       void useNotebookStore
         .getState()
-        .reloadOpen(
-          event.entry,
-          (id) => readDraft<boolean>(`${entryDraftPrefix(id)}editing`) === true,
-        );
+        .reloadOpen(event.entry, (id) => readDraft<boolean>(entryEditingKey(id)) === true);
       break;
     case 'reservations.changed':
       if (useReservationsStore.getState().upcoming) void useReservationsStore.getState().load();
