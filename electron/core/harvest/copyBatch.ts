@@ -378,11 +378,13 @@ export async function statFiles(paths: string[]): Promise<FileStat[]> {
   return stats;
 }
 
-/** A regular file found in a folder, with its lstat size and mtime. */
+/** A regular file found in a folder, with its lstat size, mtime and inode. */
 export interface ListedFile {
   path: string;
   size: number;
   mtimeMs: number;
+  /** Tells a file put back in its place (with its size and mtime) from the one listed before. */
+  ino: number;
 }
 
 /**
@@ -405,7 +407,7 @@ export function listFiles(dirs: string[]): ListedFile[][] {
       if (!entry.isFile()) continue;
       const path = join(dir, entry.name);
       const s = lstatSync(path, { throwIfNoEntry: false });
-      if (s?.isFile()) files.push({ path, size: s.size, mtimeMs: s.mtimeMs });
+      if (s?.isFile()) files.push({ path, size: s.size, mtimeMs: s.mtimeMs, ino: s.ino });
     }
     return files;
   });

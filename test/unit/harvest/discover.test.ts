@@ -1,4 +1,12 @@
-import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -227,6 +235,8 @@ describe('listFiles', () => {
     const root = tree();
     const [top, b, missing] = listFiles([root, join(root, 'b'), join(root, 'no-such')]);
     expect(top.map((f) => f.path)).toEqual([join(root, 'top.dat')]);
+    // The inode tells a file put back in its place from the one listed before (engine.ts).
+    expect(top[0].ino).toBe(statSync(join(root, 'top.dat')).ino);
     expect(b.map((f) => [f.path, f.size]).sort()).toEqual([
       [join(root, 'b', 'skip.tmp'), 9],
       [join(root, 'b', 'three.dat'), 4],
