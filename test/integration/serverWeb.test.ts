@@ -196,6 +196,36 @@ describe('server rpc for browser users', () => {
     expect(bad.body.code).toBe('unauthenticated');
   });
 
+  it('settles who calls before it reads the body; a body it will not read keeps its 413 or 415', async () => {
+    const post = async (
+      body: string,
+      headers: Record<string, string>,
+    ): Promise<{ status: number; body: Record<string, unknown> }> => {
+      const res = await fetch(`${server.url}rpc/usage.pendingMine`, {
+        method: 'POST',
+        headers,
+        body,
+      });
+      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+    };
+    const json = { 'content-type': 'application/json' };
+    // A body that is not JSON, from no one: refused for who sent it, unread (a deep or large
+    // body from anyone on the network would otherwise cost the server its parse).
+    for (const headers of [json, { ...json, authorization: 'Bearer not.a.jwt' }]) {
+      const broken = await post('{"no": ', headers);
+      expect(broken.status).toBe(401);
+      expect(broken.body.code).toBe('unauthenticated');
+    }
+    const jwt = { ...json, authorization: `Bearer ${await jwtFor(ALICE)}` };
+    expect((await post('{"no": ', jwt)).status).toBe(400);
+    const large = await post(JSON.stringify({ pad: 'x'.repeat(9 * 1024 * 1024) }), jwt);
+    expect(large.status).toBe(413);
+    expect(large.body).toMatchObject({ code: 'bad_request', detail: large.body.message });
+    const xml = await post('<a/>', { ...jwt, 'content-type': 'application/xml' });
+    expect(xml.status).toBe(415);
+    expect(xml.body.code).toBe('bad_request');
+  });
+
   it('answers unknown calls with 404 and bad arguments with 400', async () => {
     const jwt = await jwtFor(ALICE);
     expect((await rpc('toolControl.enable', {}, jwt)).status).toBe(404);

@@ -62,14 +62,20 @@ export async function registerWebUi(app: FastifyInstance, deps: WebUiDeps): Prom
       if (error instanceof AppError) return sendError(reply, error.toJSON());
       const status = (error as { statusCode?: number }).statusCode;
       if (status !== undefined && status >= 400 && status < 500) {
-        return sendError(reply, { code: 'bad_request', message: (error as Error).message });
+        // Fastify's own refusals keep their status (413 for a body over the limit, 415 for one
+        // that is not JSON), as on the server's other routes and the station's /rpc.
+        const body: ApiError = { code: 'bad_request', message: (error as Error).message };
+        return reply.code(status).send({ ...body, detail: body.message });
       }
       log.error({ err: error, url: request.url }, 'rpc request failed');
       const internal = toApiError(error);
       return sendError(reply, { ...internal, message: 'internal error; see the server log' });
     });
 
-    scope.post<{ Params: { name: string } }>('/rpc/:name', async (request, reply) => {
+    // Who calls is settled before the body is read (onRequest): a caller without valid
+    // credentials gets its 401 without the server reading and parsing up to bodyLimit of JSON,
+    // as on the API's routes (auth.ts createGuards).
+    scope.addHook('onRequest', async (request, reply) => {
       const ip = request.ip;
       // As the API's guard: a valid JWT always gets in, only bad ones are throttled.
       const principal = authenticate(
@@ -91,6 +97,13 @@ export async function registerWebUi(app: FastifyInstance, deps: WebUiDeps): Prom
           message: 'Your login has expired or is not valid; log in again.',
         });
       }
+      request.principal = principal;
+    });
+
+    scope.post<{ Params: { name: string } }>('/rpc/:name', async (request) => {
+      const ip = request.ip;
+      const principal = request.principal;
+      if (!principal) throw new Error('rpc: no principal after the onRequest check');
       const name = request.params.name;
       if (!isServerApiName(name)) {
         throw new AppError('not_found', `no call named ${JSON.stringify(name)} on the server`);
