@@ -107,6 +107,13 @@ describe('labstation serve', () => {
     expect(await missing.json()).toEqual({
       detail: [{ loc: ['body', 'password'], msg: 'Field required', type: 'missing' }],
     });
+    // Open to anyone: it reads a log-in form's worth (64 KiB), not the 8 MiB of other routes.
+    const large = await fetch(`${server.url}auth/jwt/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: ADMIN.email, password: 'x'.repeat(100 * 1024) }),
+    });
+    expect(large.status).toBe(413);
   });
 
   it('role matrix on the NEMO API, with JWT and API tokens', async () => {

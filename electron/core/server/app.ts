@@ -35,6 +35,8 @@ function sameSite(origin: string, host: string, publicUrl: string | null): boole
   return publicUrl !== null && URL.canParse(publicUrl) && new URL(publicUrl).host === from;
 }
 
+/** The most `POST /auth/jwt/login` reads: an e-mail address and a password, with room. */
+const LOGIN_BODY_LIMIT = 64 * 1024;
 export interface ServerAppOptions {
   db: Db;
   log: Logger;
@@ -148,7 +150,9 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
 
   app.get('/health', () => ({ status: 'ok', role: 'server' }));
 
-  app.post('/auth/jwt/login', async (request, reply) => {
+  // Open to anyone, so it reads no more than a log-in form needs: a large or deeply nested
+  // body from no one costs a 413, not a parse.
+  app.post('/auth/jwt/login', { bodyLimit: LOGIN_BODY_LIMIT }, async (request, reply) => {
     // A browser names the page a form was sent from: another site's page may not log in here,
     // nor, by failing, lock the people at this address out (its form needs no script).
     const origin = request.headers.origin;
