@@ -11,6 +11,7 @@ import {
   mkdirSync,
   readdirSync,
   readFileSync,
+  rmSync,
   statSync,
   symlinkSync,
   utimesSync,
@@ -383,6 +384,38 @@ describe('uploads into a server storage location', () => {
     const [file] = await filesOf(dirs.data);
     expect(file).toMatchObject({ state: 'failed', next_attempt_at: null });
     expect(readdirSync(outside)).toEqual([]);
+  });
+
+  it("refuses a base_path that has come to lead to the server's data folder since it was saved", async () => {
+    // Saved while the path did not exist (so it passed the save's check), then made a link to
+    // the server's own folder, or to a folder holding it.
+    const later = join(tempDir('labstation-later-'), 'store');
+    const hash = await xxh3(Buffer.from('x'));
+    const setBase = (path: string) =>
+      serverDb
+        .prepare("UPDATE storage_locations SET base_path = ? WHERE name = 'archive'")
+        .run(path);
+    try {
+      for (const target of [serverDir, dirname(serverDir), join(serverDir, 'inside')]) {
+        mkdirSync(target, { recursive: true });
+        rmSync(later, { force: true });
+        symlinkSync(target, later);
+        setBase(later);
+        const answer = await open({ destination_path: 'planted.eml', size: 1, xxhash: hash });
+        expect(answer.status, target).toBe(400);
+        expect(answer.body.detail, target).toMatch(
+          /^storage_location: archive \(.*\) leads to .*, which is the server's data folder, inside it, or holds it/,
+        );
+        expect(existsSync(join(target, 'planted.eml'))).toBe(false);
+      }
+    } finally {
+      setBase(store);
+    }
+    // The location where it belongs still takes uploads.
+    const fine = await open({ destination_path: 'fine.txt', size: 1, xxhash: hash });
+    expect(fine.status).toBe(200);
+    const dropped = await call('DELETE', `${UPLOADS_PATH}/${fine.body.upload_id as string}`);
+    expect(dropped.status).toBe(204);
   });
 
   it('names the field and the rule of a bad request', async () => {

@@ -2,7 +2,8 @@
  * The upload API (electron/core/sync/uploadProtocol.ts): stations send harvested files into
  * `server` storage locations. Authenticated like the sync API, by the station key.
  */
-import { stat } from 'node:fs/promises';
+import { realpath, stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { checkDestination } from '../../../../shared/harvest/template.js';
@@ -19,6 +20,7 @@ import { stationAuth } from '../sync/stationAuth.js';
 import { sweepUploads } from './cleanup.js';
 import { describeUploadApi } from './docs.js';
 import { leadsOutside } from '../../harvest/place.js';
+import { storageFolderIn } from '../../harvest/storageGuard.js';
 import { destinationIn, stateOf, UPLOAD_FOLDER, UploadReceiver, UploadRefusal } from './receive.js';
 import {
   findLocation,
@@ -106,8 +108,17 @@ function uploadLocation(db: Db, request: UploadRequest, stationId: number): Serv
   return location;
 }
 
-/** The destination, checked as transfer.ts checks a local one: inside base_path, links too. */
-async function checkedDestination(location: ServerLocation, raw: string): Promise<string> {
+/**
+ * The destination, checked as transfer.ts checks a local one: inside base_path, links too.
+ * `dataDir` is the server's data folder (null for a database in memory): a base_path that has
+ * come to lead into it, or to hold it, since it was saved (a link made there later, a share
+ * mounted on it) is refused, as its save would be (storageLocations.ts pathProblems).
+ */
+async function checkedDestination(
+  location: ServerLocation,
+  raw: string,
+  dataDir: string | null,
+): Promise<string> {
   const checked = checkDestination(raw);
   if (!checked.ok) throw new UploadRefusal(400, `destination_path: ${checked.reason}`);
   if (checked.path.split('/')[0] === UPLOAD_FOLDER) {
@@ -122,6 +133,16 @@ async function checkedDestination(location: ServerLocation, raw: string): Promis
       `storage_location: ${location.name} (${location.base_path}) is not reachable on the ` +
         `server: ${(error as Error).message}`,
     );
+  }
+  if (dataDir !== null) {
+    const [base, data] = await Promise.all([realpath(location.base_path), realpath(dataDir)]);
+    if (storageFolderIn(data, base) !== null || storageFolderIn(base, data) !== null) {
+      throw new UploadRefusal(
+        400,
+        `storage_location: ${location.name} (${location.base_path}) leads to ${base}, which is ` +
+          `the server's data folder, inside it, or holds it: an admin must move the location`,
+      );
+    }
   }
   const outside = await leadsOutside(location.base_path, destinationIn(location, checked.path));
   if (outside !== null) {
@@ -172,6 +193,7 @@ export function registerUploadApi(app: FastifyInstance, deps: UploadApiDeps): vo
   if (registered.has(app)) return;
   registered.add(app);
   const { db, log } = deps;
+  const dataDir = db.memory ? null : dirname(db.name);
   const authenticate = stationAuth(app, { db, log });
   const receiver = new UploadReceiver({ db, log });
   if (deps.docs) describeUploadApi(deps.docs);
@@ -215,7 +237,7 @@ export function registerUploadApi(app: FastifyInstance, deps: UploadApiDeps): vo
           stationId: request.station!.id,
           fileUuid: parsed.data.file_uuid,
           locationId: location.id,
-          destination: await checkedDestination(location, parsed.data.destination_path),
+          destination: await checkedDestination(location, parsed.data.destination_path, dataDir),
           size: parsed.data.size,
           xxhash: parsed.data.xxhash,
         };
