@@ -97,6 +97,31 @@ describe('labstation import: one-line fields', () => {
   });
 });
 
+describe('labstation import: names listed twice', () => {
+  it('refuses a project or tool listed twice, naming each, and imports nothing', async () => {
+    const dir = tempDir();
+    const bundle = {
+      projects: [
+        { name: 'P', application_identifier: 'A-1' },
+        { name: 'P', application_identifier: 'B-2', active: false },
+      ],
+      tools: [
+        {
+          name: 'T',
+          pre_usage_questions: [{ type: 'textbox', name: 'x', title: 'X', required: true }],
+        },
+        { name: 'T', pre_usage_questions: [] },
+      ],
+      station: { tool: 'T' },
+    };
+    const r = await runCli(['import', '--data', join(dir, 'd'), writeJson(dir, 'b.json', bundle)]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/projects\[1\]\.name: P is listed twice/);
+    expect(r.stderr).toMatch(/tools\[1\]\.name: T is listed twice/);
+    expect(existsSync(join(dir, 'd'))).toBe(false);
+  });
+});
+
 describe('labstation import: badges name one person', () => {
   it('refuses a badge used twice or equal to a username, as named problems', async () => {
     const dir = tempDir();

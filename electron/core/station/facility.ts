@@ -249,6 +249,17 @@ export async function importBundle(db: Db, input: unknown): Promise<ImportSummar
     ...tools.map((t) => t.name),
     ...(db.prepare('SELECT name FROM tools').pluck().all() as string[]),
   ]);
+  // Records are matched by name: a name listed twice would keep only its last entry.
+  for (const [field, list] of [
+    ['projects', bundle.projects ?? []],
+    ['tools', tools],
+  ] as const) {
+    const names = new Set<string>();
+    list.forEach((item, i) => {
+      if (names.has(item.name)) problems.push(`${field}[${i}].name: ${item.name} is listed twice`);
+      names.add(item.name);
+    });
+  }
   const seen = new Map<string, number>();
   const emails = new Map<string, string>();
   (bundle.users ?? []).forEach((u, i) => {
