@@ -326,8 +326,22 @@ describe('pending-answers e-mail over SMTP', () => {
         closed.stderr().includes('mail: cannot use the mail server now') ? true : undefined,
       );
       expect(closed.stderr()).toMatch(/ECONNREFUSED/);
+      expect(closed.stderr()).not.toContain('the mail server answers');
     } finally {
       await closed.stop();
+    }
+    // No SMTP set: it says that mail is only written to a folder, not that a server answers.
+    const none = join(tempDir(), 'server');
+    await prepareServerDir(none, serverBundle());
+    const unsent = await startServer(none, {});
+    try {
+      await waitFor('the notice', () =>
+        unsent.stderr().includes('mail: no LABSTATION_SMTP_URL') ? true : undefined,
+      );
+      expect(unsent.stderr()).toContain(join(none, 'mail'));
+      expect(unsent.stderr()).not.toContain('the mail server answers');
+    } finally {
+      await unsent.stop();
     }
   });
 

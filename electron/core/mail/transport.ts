@@ -9,6 +9,8 @@ import type { MailRow } from './outbox.js';
 export interface MailTransport {
   /** For logs: the SMTP URL without password, or the mail folder. */
   readonly description: string;
+  /** Whether mail goes to a mail server, or is only written to a folder (no SMTP set). */
+  readonly sends: boolean;
   send(mail: MailRow, from: string): Promise<string>;
   /** Connects (and logs in) without sending: rejects with why the server cannot be used. */
   verify(): Promise<void>;
@@ -47,6 +49,7 @@ export function smtpTransport(url: string): MailTransport {
   });
   return {
     description: redactUrl(url),
+    sends: true,
     async send(mail, from) {
       const info = await transporter.sendMail(messageOptions(mail, from));
       const rejected = info.rejected.map(String);
@@ -82,6 +85,7 @@ export function fileTransport(dir: string): MailTransport {
   });
   return {
     description: dir,
+    sends: false,
     async send(mail, from) {
       const info = await transporter.sendMail(messageOptions(mail, from));
       if (!Buffer.isBuffer(info.message)) throw new Error('the mail composer returned no buffer');

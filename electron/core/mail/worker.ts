@@ -183,7 +183,13 @@ export function startMailWorker(options: MailWorkerOptions): MailWorker {
   // Whether mail can go out is told at start, not first when a mail fails hours later.
   const checking = transportFor(startConfig);
   checking.verify().then(
-    () => log.info({ transport: checking.description }, 'mail: the mail server answers'),
+    () =>
+      checking.sends
+        ? log.info({ transport: checking.description }, 'mail: the mail server answers')
+        : log.warn(
+            { transport: checking.description },
+            'mail: no LABSTATION_SMTP_URL: mail is written to this folder as .eml files, not sent',
+          ),
     (error: unknown) =>
       log.warn(
         { transport: checking.description, error: errorText(error) },
