@@ -54,7 +54,8 @@ Usage:
   labstation files --data DIR [--json] [--state S] [--search TEXT]
                                                       print the file records (S: waiting, failed,
                                                       done, gone; TEXT: a part of the path below
-                                                      the watched folder, or an ARK)
+                                                      the watched folder, a whole source path or
+                                                      a folder's, or an ARK)
   labstation transfers --data DIR [--json] [--file ID]
                                                       print the transfer records
 
