@@ -84,8 +84,21 @@ test('a force-ended user logs in to the server UI from the e-mail link and compl
   ).toBeVisible();
   await expect(page.getByRole('table').getByRole('row')).toHaveCount(2);
   await expect(page.getByRole('cell', { name: 'Done' })).toBeVisible();
+  const jwt = await page.evaluate(() => sessionStorage.getItem('labstation.jwt'));
+  expect(jwt).toBeTruthy();
+  const me = async (): Promise<number> =>
+    (
+      await fetch(`${setup.serverUrl}rpc/account.me`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${jwt}`, 'content-type': 'application/json' },
+        body: '{}',
+      })
+    ).status;
+  expect(await me()).toBe(200);
   await page.getByRole('button', { name: 'Log out' }).click();
   await expect(page.getByRole('button', { name: 'Log in' })).toBeVisible();
+  // Ended on the server too: a copy of the tab's token no longer works.
+  await expect.poll(me).toBe(401);
   await page.reload();
   await expect(page.getByRole('button', { name: 'Log in' })).toBeVisible();
 });

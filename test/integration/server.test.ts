@@ -179,6 +179,47 @@ describe('labstation serve', () => {
     };
     expect(JSON.stringify(users)).not.toMatch(/argon2|pin_hash|password/);
   });
+
+  it('logout ends the JWT it is called with, at once; other logins go on', async () => {
+    const jwtOf = async (): Promise<string> =>
+      `Bearer ${((await (await login('alice@example.org', 'alice password 1')).json()) as { access_token: string }).access_token}`;
+    const logout = (auth?: string): Promise<Response> =>
+      fetch(`${server.url}auth/jwt/logout`, {
+        method: 'POST',
+        headers: auth ? { authorization: auth } : {},
+      });
+    const me = async (auth: string): Promise<number> =>
+      (
+        await fetch(`${server.url}rpc/account.me`, {
+          method: 'POST',
+          headers: { authorization: auth, 'content-type': 'application/json' },
+          body: '{}',
+        })
+      ).status;
+    const first = await jwtOf();
+    const second = await jwtOf();
+    expect(first).not.toBe(second);
+    expect(await me(first)).toBe(200);
+    const out = await logout(first);
+    expect(out.status).toBe(204);
+    // Ended everywhere (the web page's /rpc and the APIs), though not expired.
+    expect(await me(first)).toBe(401);
+    expect(
+      (await fetch(`${server.url}api/files`, { headers: { authorization: first } })).status,
+    ).toBe(401);
+    expect((await logout(first)).status).toBe(401);
+    // The person's other login (another browser) goes on.
+    expect(await me(second)).toBe(200);
+    expect((await logout()).status).toBe(401);
+    // An API token is not a login to end here.
+    const token = `Token ${lastLine((await runCli(['admin', 'token', 'create', '--data', dataDir, '--user', 'alice@example.org'])).stdout)}`;
+    const refused = await logout(token);
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { detail: string }).detail).toMatch(
+      /^Authorization: log out with the JWT/,
+    );
+    expect(await me(token)).toBe(200);
+  });
 });
 
 describe('labstation admin', () => {

@@ -4,14 +4,15 @@ import { decoy } from '../station/logon.js';
 import { verifySecret } from '../util/pin.js';
 import { AppError } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
-import { createGuards, type Role } from './auth.js';
+import { createGuards, endJwt, type Role } from './auth.js';
 import { registerHarvestApi, withoutSlash } from './harvest/routes.js';
 import { registerNemoApi } from './nemo/routes.js';
 import { describeServerBasics } from './openapi/basics.js';
 import { ApiDocs } from './openapi/registry.js';
 import { registerApiDocs } from './openapi/routes.js';
 import { FailureLimiter } from './rateLimit.js';
-import { signJwt } from './secrets.js';
+import { randomBytes } from 'node:crypto';
+import { signJwt, verifyJwt } from './secrets.js';
 import { registerSyncApi } from './sync/routes.js';
 import { registerUploadApi } from './uploads/routes.js';
 import { registerWebUi } from './web/ui.js';
@@ -204,9 +205,35 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
       cv: account.credentials_version,
       iat: now,
       exp: now + (options.jwtLifetimeSeconds ?? 8 * 3600),
+      jti: randomBytes(16).toString('base64url'),
     });
     return { access_token: token, token_type: 'bearer' };
   });
+
+  // As FastAPI-Users' JWT logout, with an effect: the token it is called with is ended here,
+  // not only forgotten by the browser (a copy taken from it would work on for hours).
+  app.post(
+    '/auth/jwt/logout',
+    { onRequest: guards.requireRoles('admin', 'staff', 'user') },
+    (request, reply) => {
+      const [, credential = ''] = (request.headers.authorization ?? '').trim().split(/\s+/);
+      const nowSeconds = Math.floor(clock() / 1000);
+      const claims =
+        request.principal?.via === 'jwt'
+          ? verifyJwt(options.jwtSecret, credential, nowSeconds)
+          : null;
+      if (!claims) {
+        return reply.code(400).send({
+          detail:
+            'Authorization: log out with the JWT of POST /auth/jwt/login (Bearer); ' +
+            'an API token is revoked by an admin (the web page, Administration, API tokens)',
+        });
+      }
+      endJwt(db, claims, nowSeconds);
+      log.info({ user: request.principal?.account.email }, 'logged out');
+      return reply.code(204).send();
+    },
+  );
 
   registerNemoApi(app, {
     db,

@@ -4,7 +4,7 @@ import { cachedStatement } from '../db/statements.js';
 import { nowIso } from '../util/ids.js';
 import type { Logger } from '../util/log.js';
 import { FailureLimiter } from './rateLimit.js';
-import { randomSecret, sha256, verifyJwt } from './secrets.js';
+import { randomSecret, sha256, verifyJwt, type JwtClaims } from './secrets.js';
 
 export type Role = 'admin' | 'staff' | 'user';
 
@@ -77,6 +77,8 @@ export function authenticate(
   if (scheme === 'bearer') {
     const claims = verifyJwt(deps.jwtSecret, credential, Math.floor(now / 1000));
     if (!claims) return 'invalid';
+    // Logged out of (POST /auth/jwt/logout): ended before its time.
+    if (claims.jti !== undefined && jwtEnded(deps.db, claims.jti)) return 'invalid';
     const found = deps.db
       .prepare(`SELECT ${ACCOUNT_COLUMNS}, u.credentials_version FROM users u WHERE u.uuid = ?`)
       .get(claims.sub) as (Account & { credentials_version: number }) | undefined;
@@ -105,6 +107,26 @@ export function authenticate(
   }
   if (!account || account.is_active !== 1) return 'invalid';
   return { account, via: scheme === 'bearer' ? 'jwt' : 'token' };
+}
+
+/** Whether the JWT with this id was logged out of (migration 18). */
+function jwtEnded(db: Db, jti: string): boolean {
+  return cachedStatement(db, 'SELECT 1 FROM ended_jwts WHERE jti = ?').get(jti) !== undefined;
+}
+
+/**
+ * Ends a JWT before its time (`POST /auth/jwt/logout`): it no longer authenticates. Ended
+ * tokens past their own expiry are forgotten meanwhile. A token without an id (made before
+ * migration 18) cannot be ended so: false.
+ */
+export function endJwt(db: Db, claims: JwtClaims, nowSeconds: number): boolean {
+  db.prepare('DELETE FROM ended_jwts WHERE expires_at <= ?').run(nowSeconds);
+  if (claims.jti === undefined) return false;
+  db.prepare('INSERT OR IGNORE INTO ended_jwts (jti, expires_at) VALUES (?, ?)').run(
+    claims.jti,
+    claims.exp,
+  );
+  return true;
 }
 
 /**

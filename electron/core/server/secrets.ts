@@ -35,6 +35,11 @@ export interface JwtClaims {
    * changed or the account deactivated since ends the token. Tokens made before it: 0.
    */
   cv?: number;
+  /**
+   * The token's own id, which `POST /auth/jwt/logout` puts on the list of ended tokens
+   * (migration 18). Tokens made before it have none, and end at their exp.
+   */
+  jti?: string;
 }
 
 const b64 = (value: object): string => Buffer.from(JSON.stringify(value)).toString('base64url');

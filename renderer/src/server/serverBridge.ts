@@ -12,8 +12,22 @@ export function storedJwt(): string | null {
   return sessionStorage.getItem(JWT_KEY);
 }
 
-export function forgetJwt(): void {
+/**
+ * Forgets this tab's login, and (`end`) ends its JWT on the server (`POST /auth/jwt/logout`), so
+ * a copy of it taken from the tab does not work on until it expires. The server is not waited
+ * for: the page logs out whether it answers or not. A login the server no longer takes is only
+ * forgotten.
+ */
+export function forgetJwt(end: boolean): void {
+  const token = storedJwt();
   sessionStorage.removeItem(JWT_KEY);
+  if (token && end) {
+    void fetch('/auth/jwt/logout', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}` },
+      keepalive: true,
+    }).catch(() => undefined);
+  }
 }
 
 /** True when the page was served by a Labstation server (not a station). */

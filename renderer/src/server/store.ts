@@ -16,6 +16,10 @@ interface ServerState {
   loginMessage: string | null;
   restore: () => Promise<void>;
   login: (email: string, password: string) => Promise<void>;
+  /**
+   * Logs out: the person asked (no message; the JWT is ended on the server too), or the server
+   * no longer takes the login (`message` says so on the login screen).
+   */
   logout: (message?: string) => void;
   refresh: () => Promise<void>;
   /** Handles an error of any call: an expired login goes back to the login screen. */
@@ -54,7 +58,8 @@ export const useServerStore = create<ServerState>((set, get) => ({
   },
 
   logout(message) {
-    forgetJwt();
+    // A message says why the server ended the login; a login still good is ended there too.
+    forgetJwt(message === undefined);
     set({ account: null, pending: [], events: [], error: null, loginMessage: message ?? null });
   },
 

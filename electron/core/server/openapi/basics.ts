@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { DETAIL } from '../auth.js';
-import { detailResponse } from './common.js';
+import { detailResponse, GUARD_RESPONSES } from './common.js';
 import type { ApiDocs } from './registry.js';
 
 export const SERVER_TAG = 'Server';
@@ -75,6 +75,25 @@ export function describeServerBasics(docs: ApiDocs): void {
         },
       },
       429: detailResponse('Too many failed logins from this address: wait.', DETAIL.throttled),
+    },
+  });
+  docs.add({
+    method: 'POST',
+    path: '/auth/jwt/logout',
+    tag: AUTH_TAG,
+    summary: 'Log out',
+    description:
+      'Ends the JWT sent with it (`Authorization: Bearer`): from now on it authenticates ' +
+      'nowhere, though it has not expired. Other logins of the same person go on.',
+    security: 'user',
+    responses: {
+      204: { description: 'Logged out: the token is ended.' },
+      400: detailResponse(
+        'Called with an API token, not a JWT.',
+        'Authorization: log out with the JWT of POST /auth/jwt/login (Bearer)',
+      ),
+      401: GUARD_RESPONSES[401],
+      429: GUARD_RESPONSES[429],
     },
   });
 }
