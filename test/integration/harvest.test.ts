@@ -921,6 +921,51 @@ describe('harvest --once', () => {
     expect((await harvestOnce(dirs.data)).stdout).toContain('harvest: 0 completed');
   });
 
+  it('keeps a schedule that a bundle imported again still lists, with its id, uuid and runs', async () => {
+    const nightly = { instrument: 'sem-1', cron: '0 3 * * *' };
+    const hourly = { instrument: 'sem-1', cron: '0 * * * *' };
+    const dirs = await setupHarvest({ schedules: [nightly, hourly] });
+    type Row = { id: number; uuid: string; cron: string; enabled: number; timezone: string | null };
+    const schedules = (): Row[] =>
+      withDb(dirs.data, (db) =>
+        db
+          .prepare('SELECT id, uuid, cron, enabled, timezone FROM harvest_schedules ORDER BY id')
+          .all(),
+      ) as Row[];
+    const before = schedules();
+    expect(before.map((s) => s.cron)).toEqual(['0 3 * * *', '0 * * * *']);
+    // A run of the nightly one, as the scheduler records it.
+    withDb(dirs.data, (db) =>
+      db
+        .prepare(
+          `INSERT INTO harvest_runs (uuid, instrument_id, schedule_id, "trigger", state, requested_at)
+           VALUES ('run-1', (SELECT id FROM instruments WHERE name = 'sem-1'), ?, 'schedule',
+             'completed', '2026-11-25T03:00:00.000Z')`,
+        )
+        .run(before[0].id),
+    );
+    expect((await importBundle(dirs.data, { schedules: [nightly, hourly] })).code).toBe(0);
+    expect(schedules()).toEqual(before);
+    // Changed: the nightly one off and in another zone (the same schedule), the hourly one
+    // left out (gone), a new one listed (made).
+    const changed = {
+      schedules: [
+        { ...nightly, enabled: false, timezone: 'Europe/Zurich' },
+        { instrument: 'sem-1', cron: '30 12 * * *' },
+      ],
+    };
+    expect((await importBundle(dirs.data, changed)).code).toBe(0);
+    const after = schedules();
+    expect(after).toHaveLength(2);
+    expect(after[0]).toEqual({ ...before[0], enabled: 0, timezone: 'Europe/Zurich' });
+    expect(after[1]).toMatchObject({ cron: '30 12 * * *', enabled: 1 });
+    expect(after[1].id).toBeGreaterThan(before[1].id);
+    const run = withDb(dirs.data, (db) =>
+      db.prepare("SELECT schedule_id FROM harvest_runs WHERE uuid = 'run-1'").pluck().get(),
+    );
+    expect(run).toBe(before[0].id);
+  });
+
   it('refuses a bundle with broken harvest config, naming each field and rule', async () => {
     const root = tempDir();
     const bundle = {

@@ -350,23 +350,42 @@ export function applyHarvestBundle(db: Db, bundle: HarvestBundle, now: string): 
   }
   if (bundle.schedules) {
     // A bundle's schedules are the whole list: what it leaves out no longer runs. Those the
-    // server deployed here are the server's to change.
-    db.prepare('DELETE FROM harvest_schedules WHERE from_server = 0').run();
+    // server deployed here are the server's to change. A schedule of the same instrument and
+    // cron as one the bundle lists is that one, kept with its id, uuid and runs; only its time
+    // zone and whether it is enabled follow the bundle.
+    const kept = db
+      .prepare(
+        `SELECT s.id, i.name AS instrument, s.cron FROM harvest_schedules s
+           JOIN instruments i ON i.id = s.instrument_id
+         WHERE s.from_server = 0 ORDER BY s.id`,
+      )
+      .all() as { id: number; instrument: string; cron: string }[];
+    const matched = new Set<number>();
     for (const s of bundle.schedules) {
-      db.prepare(
-        `INSERT INTO harvest_schedules (uuid, instrument_id, cron, timezone, enabled, created_at,
-           updated_at)
-         VALUES (?, (SELECT id FROM instruments WHERE name = ?), ?, ?, ?, ?, ?)`,
-      ).run(
-        newUuid(),
-        s.instrument,
-        s.cron,
-        s.timezone ?? null,
-        s.enabled === false ? 0 : 1,
-        now,
-        now,
+      const same = kept.find(
+        (k) => !matched.has(k.id) && k.instrument === s.instrument && k.cron === s.cron,
       );
+      const timezone = s.timezone ?? null;
+      const enabled = s.enabled === false ? 0 : 1;
+      if (same) {
+        matched.add(same.id);
+        db.prepare(
+          `UPDATE harvest_schedules SET timezone = ?, enabled = ?, updated_at = ?
+           WHERE id = ? AND (timezone IS NOT ? OR enabled IS NOT ?)`,
+        ).run(timezone, enabled, now, same.id, timezone, enabled);
+        continue;
+      }
+      const made = db
+        .prepare(
+          `INSERT INTO harvest_schedules (uuid, instrument_id, cron, timezone, enabled, created_at,
+             updated_at)
+           VALUES (?, (SELECT id FROM instruments WHERE name = ?), ?, ?, ?, ?, ?)`,
+        )
+        .run(newUuid(), s.instrument, s.cron, timezone, enabled, now, now);
+      matched.add(Number(made.lastInsertRowid));
     }
+    const gone = db.prepare('DELETE FROM harvest_schedules WHERE id = ?');
+    for (const k of kept) if (!matched.has(k.id)) gone.run(k.id);
   }
   if (bundle.ark) setSetting(db, 'harvest.ark', bundle.ark);
 }
