@@ -793,6 +793,109 @@ describe('records the server refuses', () => {
     await stop(st);
   }, 90_000);
 
+  it('sends again a usage the server lost (a new or restored server), then what names it', async () => {
+    const dir = join(tempDir(), 'station-lost');
+    const key = await registerStation('sem-lost');
+    const st = await launch(dir, server.url, key);
+    await ok(st, 'session.logon', { login: 'alice', pin: '1234' });
+    const usage = await enable(st);
+    await disable(st);
+    await waitFor('the usage on the server', () => serverEvent(usage)?.end ?? undefined);
+    await waitFor('the outbox empty', () => (outboxCount(dir) === 0 ? true : undefined));
+    // The server loses it, as one restored from a backup taken before it would (or a new
+    // install): the station has it, and no longer queued.
+    const writable = new Database(join(serverDir, 'labstation.db'));
+    try {
+      writable.pragma('busy_timeout = 5000');
+      writable.pragma('foreign_keys = OFF');
+      writable
+        .prepare(
+          'DELETE FROM consumable_withdrawals WHERE usage_event_id IN (SELECT id FROM usage_events WHERE uuid = ?)',
+        )
+        .run(usage);
+      writable.prepare('DELETE FROM usage_events WHERE uuid = ?').run(usage);
+    } finally {
+      writable.close();
+    }
+    expect(serverEvent(usage)).toBeUndefined();
+    // alice links an experiment to that usage afterwards: the entry names it.
+    const made = await ok(st, 'notebook.create', { kind: 'experiment', title: 'Linked later' });
+    const entry = made.entry as { id: number; uuid: string };
+    await ok(st, 'notebook.attachUsage', { id: entry.id, usage });
+    await waitFor('the usage on the server again', () => serverEvent(usage)?.end ?? undefined);
+    const linked = await waitFor('the entry on the server, linked to the usage', () =>
+      serverDb
+        .prepare(
+          `SELECT e.uuid FROM notebook_entries n JOIN usage_events e ON e.id = n.usage_event_id
+           WHERE n.uuid = ?`,
+        )
+        .pluck()
+        .get(entry.uuid),
+    );
+    expect(linked).toBe(usage);
+    expect(serverEvent(usage)).toMatchObject(stationEvents(dir).find((e) => e.uuid === usage)!);
+    await waitFor('the outbox empty again', () => (outboxCount(dir) === 0 ? true : undefined));
+    await stop(st);
+  }, 60_000);
+
+  it('ends a hold set while the clock was ahead once the clock is right', async () => {
+    // erin is known to this station only: her usage is refused, and set aside.
+    const dir = join(tempDir(), 'station-ahead');
+    const bundle = facilityBundle();
+    (bundle.users as Record<string, unknown>[]).push({
+      username: 'erin',
+      pin: '5555',
+      projects: ['Cathodes'],
+      qualified_tools: ['SEM'],
+    });
+    const imported = await runCli([
+      'import',
+      '--data',
+      dir,
+      writeJson(tempDir(), 'e.json', bundle),
+    ]);
+    expect(imported.code, imported.stderr).toBe(0);
+    const alone = await startStation(dir, FAST);
+    running.add(alone);
+    await ok(alone, 'session.logon', { login: 'erin', pin: '5555' });
+    const usage = await enable(alone);
+    await stop(alone);
+    const key = await registerStation('sem-ahead');
+    const st = await launch(dir, server.url, key);
+    type Held = { id: number; held_until: string; refusals: number };
+    const held = (): Held | undefined => {
+      const local = openReadonly(dir);
+      try {
+        return local
+          .prepare(
+            `SELECT id, held_until, refusals FROM outbox
+             WHERE record_uuid = ? AND held_until IS NOT NULL`,
+          )
+          .get(usage) as Held | undefined;
+      } finally {
+        local.close();
+      }
+    };
+    const first = await waitFor('her usage set aside', held);
+    // As if set while the station's clock was 7 hours ahead (the longest hold is 6 hours).
+    const local = new Database(join(dir, 'labstation.db'));
+    try {
+      local.pragma('busy_timeout = 5000');
+      local
+        .prepare('UPDATE outbox SET held_until = ? WHERE id = ?')
+        .run(new Date(Date.now() + 7 * 3_600_000).toISOString(), first.id);
+    } finally {
+      local.close();
+    }
+    // Offered again at the next push, refused again, and held from now by the right clock.
+    const again = await waitFor('her usage offered again', () => {
+      const row = held();
+      return row && row.refusals > first.refusals ? row : undefined;
+    });
+    expect(Date.parse(again.held_until) - Date.now()).toBeLessThan(6 * 3_600_000);
+    await stop(st);
+  }, 60_000);
+
   it('finds the record in a batch the server cannot read at all, and sets it aside alone', async () => {
     const dir = join(tempDir(), 'station-bad-row');
     const key = await registerStation('sem-bad-row');

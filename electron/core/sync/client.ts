@@ -3,6 +3,8 @@ import type { CoreEvent } from '../../../shared/api.js';
 import { CLOCK_SKEW_WARN_SECONDS, clockSkewWarning } from '../../../shared/clock.js';
 import type { Station } from '../station/station.js';
 import { adoptServerAnswers } from '../station/toolControl.js';
+import { enqueueUsage } from '../station/outbox.js';
+import { enqueueFile } from '../harvest/records.js';
 import { ERROR_CODES, type ErrorCode } from '../../../shared/errors.js';
 import { cachedStatement } from '../db/statements.js';
 import { AppError } from '../util/errors.js';
@@ -251,6 +253,7 @@ export class SyncClient {
     row: { id: number; payload: string; refusals: number },
     refusal: { code: string; reason: string },
     releasesAtSend: number,
+    waitsFor: string | null = null,
   ): void {
     // Not when the facility changed while it was on its way: what it names may be there now.
     if (this.releases !== releasesAtSend) return;
@@ -262,9 +265,10 @@ export class SyncClient {
     // rewrote its uuids (apply.ts localId), and it goes again as it is now.
     const held = cachedStatement(
       this.db,
-      `UPDATE outbox SET held_until = ?, refusal = ?, refusal_code = ?, refusals = refusals + 1
+      `UPDATE outbox SET held_until = ?, refusal = ?, refusal_code = ?, refusals = refusals + 1,
+         waits_for = ?
        WHERE id = ? AND payload = ?`,
-    ).run(until, named, refusal.code, row.id, row.payload);
+    ).run(until, named, refusal.code, waitsFor, row.id, row.payload);
     if (held.changes === 0) return;
     // Once per record, not at each offer: the status line keeps saying it meanwhile.
     if (refusals === 0) {
@@ -286,6 +290,49 @@ export class SyncClient {
       `UPDATE outbox SET held_until = NULL
        WHERE held_until IS NOT NULL AND (? IS NULL OR refusal_code = ?)`,
     ).run(onlyCode ?? null, onlyCode ?? null);
+  }
+
+  /**
+   * The server lacks a record this station made and pushed before (it acknowledged it, so the
+   * outbox no longer holds it): a new server, or one restored from a backup. It is queued
+   * again as it is now, unless a version of it is queued already; the record that named it
+   * waits for it (waits_for).
+   */
+  private sendAgain(missing: { table: string; uuid: string }): void {
+    const kind =
+      missing.table === 'usage_events'
+        ? 'usage_event'
+        : missing.table === 'harvest_files'
+          ? 'harvest_file'
+          : null;
+    if (kind === null) return;
+    const queued = cachedStatement(
+      this.db,
+      'SELECT 1 FROM outbox WHERE kind = ? AND record_uuid = ?',
+    ).get(kind, missing.uuid);
+    if (queued) return;
+    const id = cachedStatement(this.db, `SELECT id FROM ${missing.table} WHERE uuid = ?`)
+      .pluck()
+      .get(missing.uuid) as number | undefined;
+    if (id === undefined) return;
+    this.db.transaction(() =>
+      kind === 'usage_event' ? enqueueUsage(this.db, id) : enqueueFile(this.db, id),
+    )();
+    this.log.warn(
+      { kind, uuid: missing.uuid },
+      'sync: the server lacks a record it took before (a new server, or one restored from a ' +
+        'backup); it is sent again',
+    );
+  }
+
+  /** Offers again at once the records set aside until the server had one of these. */
+  private releaseWaiting(uuids: string[]): void {
+    if (!uuids.length) return;
+    cachedStatement(
+      this.db,
+      `UPDATE outbox SET held_until = NULL, waits_for = NULL
+       WHERE waits_for IN (SELECT value FROM json_each(?))`,
+    ).run(JSON.stringify(uuids));
   }
 
   /** Resolves once a pull succeeded; rejects after `timeoutMs` without one. */
@@ -456,9 +503,16 @@ export class SyncClient {
         const rows = cachedStatement(
           this.db,
           `SELECT id, kind, record_uuid, payload, refusals FROM outbox
-           WHERE kind IN (${PUSH_KINDS_SQL}) AND (held_until IS NULL OR held_until <= ?)
+           WHERE kind IN (${PUSH_KINDS_SQL})
+             AND (held_until IS NULL OR held_until <= ? OR held_until > ?)
            ORDER BY id LIMIT ?`,
-        ).all(nowIso(), this.probeThrough === null ? this.batchSize : 1) as {
+        ).all(
+          nowIso(),
+          // A hold ending further off than the longest hold was set while this station's clock
+          // was ahead (it says so: clockSkewSeconds), and is over.
+          nowIso(() => Date.now() + HOLD_CAP_MS),
+          this.probeThrough === null ? this.batchSize : 1,
+        ) as {
           id: number;
           kind: PushKind;
           record_uuid: string;
@@ -522,8 +576,21 @@ export class SyncClient {
         this.db.transaction(() => {
           for (const id of acked) remove.run(id);
         })();
+        this.releaseWaiting(rows.filter((r) => acked.includes(r.id)).map((r) => r.record_uuid));
         for (const id of data.stale ?? []) {
           const row = rows.find((r) => r.id === id);
+          // A newer version of the record in the same batch, taken: this one is a resend whose
+          // answer was lost, and the server already had the newer one from it.
+          const resent = rows.some(
+            (r) => r.id > id && r.record_uuid === row?.record_uuid && acked.includes(r.id),
+          );
+          if (resent) {
+            this.log.debug(
+              { kind: row?.kind, uuid: row?.record_uuid },
+              'sync: an older version sent again; the server holds the newer one from this station',
+            );
+            continue;
+          }
           this.log.warn(
             { kind: row?.kind, uuid: row?.record_uuid },
             'sync: the server holds a newer version of this record; the older one was dropped',
@@ -533,6 +600,8 @@ export class SyncClient {
           const refused = data.error;
           const row = rows.find((r) => r.id === refused.id);
           if (row && !acked.includes(refused.id)) {
+            const missing = refused.code === 'unknown_reference' ? refused.missing : undefined;
+            if (missing) this.sendAgain(missing);
             this.holdRecord(
               row,
               {
@@ -540,6 +609,7 @@ export class SyncClient {
                 reason: `${refused.kind} ${refused.uuid} refused: ${refused.detail}`,
               },
               releasesAtSend,
+              missing?.uuid ?? null,
             );
             continue;
           }

@@ -63,6 +63,12 @@ export interface PushError {
   /** unknown_reference | invalid | forbidden | conflict */
   code: string;
   detail: string;
+  /**
+   * With unknown_reference: the record the server lacks, by its table and uuid. A station that
+   * made it pushes it again (a new server, or one restored from a backup, lacks what it took
+   * before), and holds the refused record until the server has it.
+   */
+  missing?: { table: string; uuid: string };
 }
 
 export interface PushResult {

@@ -38,6 +38,13 @@ const pushResult = z
         uuid: z.string(),
         code: z.string().describe('unknown_reference, invalid, forbidden or conflict.'),
         detail: z.string(),
+        missing: z
+          .object({ table: z.string(), uuid: z.string() })
+          .optional()
+          .describe(
+            'With unknown_reference: the record the server lacks (usage_events, harvest_files, ' +
+              'users, ...). A station that made it pushes it again.',
+          ),
       })
       .nullable()
       .describe('The first record refused; it and those after it are to be sent again later.'),

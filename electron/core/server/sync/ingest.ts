@@ -340,7 +340,14 @@ function constraintInWords(message: string): string {
 
 function refusal(record: PushRecord, error: unknown): PushError {
   const base = { id: record.id, kind: record.kind, uuid: record.uuid };
-  if (error instanceof RecordRefused) return { ...base, code: error.code, detail: error.message };
+  if (error instanceof RecordRefused) {
+    return {
+      ...base,
+      code: error.code,
+      detail: error.message,
+      ...(error.missing ? { missing: error.missing } : {}),
+    };
+  }
   if (error instanceof Error && error.name === 'SqliteError') {
     const code = String((error as { code?: unknown }).code);
     if (code.startsWith('SQLITE_CONSTRAINT')) {

@@ -338,6 +338,7 @@ export function insertHarvestTransfer(
     throw new RecordRefused(
       'unknown_reference',
       `file_uuid: no record ${p.file_uuid} on the server`,
+      { table: 'harvest_files', uuid: p.file_uuid.toLowerCase() },
     );
   }
   if (fileWriter(db, file, station, record) === 'stale') return 'stale';

@@ -12,6 +12,8 @@ export class RecordRefused extends Error {
   constructor(
     readonly code: string,
     message: string,
+    /** For unknown_reference: the record the server lacks (PushError.missing). */
+    readonly missing?: { table: RefTable; uuid: string },
   ) {
     super(message);
   }
@@ -72,7 +74,10 @@ export function idOf(db: Db, table: RefTable, ref: string, field: string): numbe
     .pluck()
     .get(ref.toLowerCase()) as number | undefined;
   if (id === undefined) {
-    throw new RecordRefused('unknown_reference', `${field}: no record ${ref} on the server`);
+    throw new RecordRefused('unknown_reference', `${field}: no record ${ref} on the server`, {
+      table,
+      uuid: ref.toLowerCase(),
+    });
   }
   return id;
 }
