@@ -7,6 +7,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { signJwt } from '../../electron/core/server/secrets.js';
 import { facilityBundle } from '../fixtures/facility.js';
 import {
   createStationKey,
@@ -219,6 +220,28 @@ describe('labstation serve', () => {
       /^Authorization: log out with the JWT/,
     );
     expect(await me(token)).toBe(200);
+    // A login made before tokens had an id (jti) is ended as well.
+    const db = new Database(join(dataDir, 'labstation.db'), { readonly: true });
+    let old: string;
+    try {
+      const secret = JSON.parse(
+        db
+          .prepare("SELECT value FROM settings WHERE key = 'server.jwtSecret'")
+          .pluck()
+          .get() as string,
+      ) as string;
+      const alice = db
+        .prepare("SELECT uuid, credentials_version FROM users WHERE username = 'alice'")
+        .get() as { uuid: string; credentials_version: number };
+      const now = Math.floor(Date.now() / 1000);
+      old = `Bearer ${signJwt(secret, { sub: alice.uuid, role: 'user', cv: alice.credentials_version, iat: now, exp: now + 3600 })}`;
+    } finally {
+      db.close();
+    }
+    expect(await me(old)).toBe(200);
+    expect((await logout(old)).status).toBe(204);
+    expect(await me(old)).toBe(401);
+    expect(await me(second)).toBe(200);
   });
 });
 

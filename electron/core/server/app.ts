@@ -229,7 +229,7 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
             'an API token is revoked by an admin (the web page, Administration, API tokens)',
         });
       }
-      endJwt(db, claims, nowSeconds);
+      endJwt(db, credential, claims, nowSeconds);
       log.info({ user: request.principal?.account.email }, 'logged out');
       return reply.code(204).send();
     },

@@ -78,7 +78,7 @@ export function authenticate(
     const claims = verifyJwt(deps.jwtSecret, credential, Math.floor(now / 1000));
     if (!claims) return 'invalid';
     // Logged out of (POST /auth/jwt/logout): ended before its time.
-    if (claims.jti !== undefined && jwtEnded(deps.db, claims.jti)) return 'invalid';
+    if (jwtEnded(deps.db, credential)) return 'invalid';
     const found = deps.db
       .prepare(`SELECT ${ACCOUNT_COLUMNS}, u.credentials_version FROM users u WHERE u.uuid = ?`)
       .get(claims.sub) as (Account & { credentials_version: number }) | undefined;
@@ -109,24 +109,24 @@ export function authenticate(
   return { account, via: scheme === 'bearer' ? 'jwt' : 'token' };
 }
 
-/** Whether the JWT with this id was logged out of (migration 18). */
-function jwtEnded(db: Db, jti: string): boolean {
-  return cachedStatement(db, 'SELECT 1 FROM ended_jwts WHERE jti = ?').get(jti) !== undefined;
+/** Whether this JWT was logged out of (migration 18). */
+function jwtEnded(db: Db, token: string): boolean {
+  return (
+    cachedStatement(db, 'SELECT 1 FROM ended_jwts WHERE token_hash = ?').get(sha256(token)) !==
+    undefined
+  );
 }
 
 /**
  * Ends a JWT before its time (`POST /auth/jwt/logout`): it no longer authenticates. Ended
- * tokens past their own expiry are forgotten meanwhile. A token without an id (made before
- * migration 18) cannot be ended so: false.
+ * tokens past their own expiry are forgotten meanwhile.
  */
-export function endJwt(db: Db, claims: JwtClaims, nowSeconds: number): boolean {
+export function endJwt(db: Db, token: string, claims: JwtClaims, nowSeconds: number): void {
   db.prepare('DELETE FROM ended_jwts WHERE expires_at <= ?').run(nowSeconds);
-  if (claims.jti === undefined) return false;
-  db.prepare('INSERT OR IGNORE INTO ended_jwts (jti, expires_at) VALUES (?, ?)').run(
-    claims.jti,
+  db.prepare('INSERT OR IGNORE INTO ended_jwts (token_hash, expires_at) VALUES (?, ?)').run(
+    sha256(token),
     claims.exp,
   );
-  return true;
 }
 
 /**

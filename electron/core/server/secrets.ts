@@ -36,8 +36,9 @@ export interface JwtClaims {
    */
   cv?: number;
   /**
-   * The token's own id, which `POST /auth/jwt/logout` puts on the list of ended tokens
-   * (migration 18). Tokens made before it have none, and end at their exp.
+   * A random id: every login's token differs, even two of one person in the same second, so
+   * logging out of one (`POST /auth/jwt/logout`) ends that one only. Tokens made before it
+   * have none.
    */
   jti?: string;
 }
