@@ -1212,6 +1212,54 @@ describe('harvest in a running station', () => {
     );
   });
 
+  it('takes a folder moved in where two watched folders of one instrument meet, for each', async () => {
+    // One instrument watches a folder for images and a folder inside it for spectra: a run's
+    // folder moved into the inner one is listed for each, each with its own filter.
+    const dirs = await setupHarvest();
+    const eds = join(dirs.src, 'eds');
+    mkdirSync(eds);
+    const twoWatches = {
+      instruments: [
+        {
+          name: 'sem-1',
+          tool: 'SEM',
+          watch: [
+            { path: dirs.src, include: ['*.tif'] },
+            { path: eds, include: ['*.emd'] },
+          ],
+          stability_seconds: 0.3,
+          storage_location: 'archive',
+          destination_template: '{instrument}/{relative_path}',
+        },
+      ],
+    };
+    expect((await importBundle(dirs.data, twoWatches)).code).toBe(0);
+    const st = await startStation(dirs.data);
+    station = st;
+    writeFileSync(join(dirs.src, 'first.tif'), 'first');
+    await waitLong('first.tif harvested', async () =>
+      (await stationFiles(st)).find((f) => f.state === 'done'),
+    );
+    const run = join(dirs.root, 'run-7');
+    mkdirSync(run);
+    writeFileSync(join(run, 'image.tif'), 'an image');
+    writeFileSync(join(run, 'spectrum.emd'), 'a spectrum');
+    renameSync(run, join(eds, 'run-7'));
+    // Both well before the next walk (minutes away).
+    const done = await waitLong('both files of the run harvested', async () => {
+      const names = (await stationFiles(st))
+        .filter((f) => f.state === 'done')
+        .map((f) => f.filename);
+      return names.includes('image.tif') && names.includes('spectrum.emd') ? names : undefined;
+    });
+    expect(done.sort()).toEqual(['first.tif', 'image.tif', 'spectrum.emd']);
+    expect(listTree(join(dirs.dest, 'sem-1')).sort()).toEqual([
+      'eds/run-7/image.tif',
+      'first.tif',
+      'run-7/spectrum.emd',
+    ]);
+  });
+
   it('takes files written into a folder just made, whenever they come', async () => {
     const { dirs, st } = await watchingStation();
     // Instruments make a folder per acquisition and write into it at once. chokidar reports a

@@ -297,6 +297,8 @@ export class Harvester {
    */
   private readonly listings = new Map<string, { at: number; files: Map<string, ListedFile> }>();
   private listedFiles = 0;
+  private listingsTimer: NodeJS.Timeout | undefined;
+  private readonly folderIds = new Map<WatchFolder, number>();
   private lookingAtSightings = false;
   /**
    * Per watched folder, the folders of its tree that are a local storage location's base on
@@ -1057,6 +1059,9 @@ export class Harvester {
     this.relists.clear();
     this.listings.clear();
     this.listedFiles = 0;
+    clearTimeout(this.listingsTimer);
+    this.listingsTimer = undefined;
+    this.folderIds.clear();
   }
 
   private async lookAtSightings(): Promise<void> {
@@ -1104,15 +1109,21 @@ export class Harvester {
       const group = dirs.slice(at, at + LIST_GROUP);
       const listed = this.pool ? await this.pool.list(group) : listFiles(group);
       if (!current()) return;
+      // Files being copied are left to their copy, and not remembered: the next listing looks.
+      const left = new Set<string>();
       take(
         group.flatMap((dir, i) =>
-          this.newSinceListed(instrument, dir, listed[i]).flatMap((file) => {
+          this.newSinceListed(folder, dir, listed[i]).flatMap((file) => {
+            if (this.active.reads(instrument, file.path)) {
+              left.add(file.path);
+              return [];
+            }
             const rel = accepted(file.path);
             return rel === null ? [] : [{ ...file, absolutePath: file.path, relativePath: rel }];
           }),
         ),
       );
-      group.forEach((dir, i) => this.remember(instrument, dir, listed[i]));
+      group.forEach((dir, i) => this.remember(folder, dir, listed[i], left));
     }
     // An event for a candidate is a change (a write, a rename, new attributes; fs.watch reports
     // no reads): its window starts again now, with no stat, as often as a file is written to.
@@ -1132,16 +1143,17 @@ export class Harvester {
   }
 
   /**
-   * The files of a folder's listing that its listing a moment ago (remember) did not hold with
-   * this size and mtime. A folder the watcher reports is listed twice (folderSighted), and a
-   * file the first listing held unchanged (the same inode, size and mtime) was taken then: its
-   * candidate, its copy or its record already stands for it, and looking its record up again
-   * cost a query per file (a tree of 10,000 files moved in: 0.14 s of the engine's thread, and
-   * about 0.3 s with the garbage it made). Only listings are passed over so: a file written,
-   * made or moved has an event of its own (lookAt's paths).
+   * The files of a folder's listing that its listing a moment ago (remember), for the same
+   * watched folder, did not hold with this size, mtime and inode. A folder the watcher reports
+   * is listed twice (folderSighted), and a file the first listing held unchanged was taken
+   * then, or turned down by the watched folder's filter: its candidate, its copy or its record
+   * already stands for it, and looking its record up again cost a query per file (a tree of
+   * 10,000 files moved in: 0.14 s of the engine's thread, and about 0.3 s with the garbage it
+   * made). Only listings are passed over so: a file written, made or moved has an event of
+   * its own (lookAt's paths).
    */
-  private newSinceListed(instrument: Instrument, dir: string, files: ListedFile[]): ListedFile[] {
-    const before = this.listings.get(candidateKey(instrument, dir));
+  private newSinceListed(folder: WatchFolder, dir: string, files: ListedFile[]): ListedFile[] {
+    const before = this.listings.get(this.listingKey(folder, dir));
     if (!before || this.clock() - before.at > LISTING_KEPT_MS) return files;
     return files.filter((f) => {
       const was = before.files.get(f.path);
@@ -1150,25 +1162,56 @@ export class Harvester {
   }
 
   /**
-   * Keeps a folder's listing for newSinceListed, once its files were taken (a listing whose
-   * files could not be taken, the database failing, is not kept: the next one takes them).
+   * A listing's key: the watched folder (each has its own filter; one instrument may watch a
+   * folder and one inside it, or the same one twice) and the folder listed.
    */
-  private remember(instrument: Instrument, dir: string, files: ListedFile[]): void {
-    const now = this.clock();
-    for (const [key, kept] of this.listings) {
-      if (now - kept.at <= LISTING_KEPT_MS && this.listedFiles + files.length <= LISTED_MAX) break;
-      this.listings.delete(key);
-      this.listedFiles -= kept.files.size;
+  private listingKey(folder: WatchFolder, dir: string): string {
+    let id = this.folderIds.get(folder);
+    if (id === undefined) {
+      id = this.folderIds.size + 1;
+      this.folderIds.set(folder, id);
     }
-    const key = candidateKey(instrument, dir);
+    return `${id}\0${dir}`;
+  }
+
+  /**
+   * Keeps a folder's listing for newSinceListed, once its files were taken (a listing whose
+   * files could not be taken, the database failing, is not kept: the next one takes them), but
+   * for those left to a copy under way (`left`), which the next listing looks at again.
+   * Listings older than LISTING_KEPT_MS are dropped meanwhile, and by a timer when no more come.
+   */
+  private remember(folder: WatchFolder, dir: string, files: ListedFile[], left: Set<string>): void {
+    const kept = left.size ? files.filter((f) => !left.has(f.path)) : files;
+    this.pruneListings(kept.length);
+    const key = this.listingKey(folder, dir);
     const old = this.listings.get(key);
     if (old) {
       this.listings.delete(key);
       this.listedFiles -= old.files.size;
     }
-    if (this.listedFiles + files.length > LISTED_MAX) return;
-    this.listings.set(key, { at: now, files: new Map(files.map((f) => [f.path, f])) });
-    this.listedFiles += files.length;
+    if (this.listedFiles + kept.length > LISTED_MAX) return;
+    this.listings.set(key, { at: this.clock(), files: new Map(kept.map((f) => [f.path, f])) });
+    this.listedFiles += kept.length;
+    this.pruneLater();
+  }
+
+  /** Drops the listings once they are past LISTING_KEPT_MS, though no listing comes after. */
+  private pruneLater(): void {
+    this.listingsTimer ??= setTimeout(() => {
+      this.listingsTimer = undefined;
+      this.pruneListings(0);
+      if (this.listings.size) this.pruneLater();
+    }, LISTING_KEPT_MS + 100).unref();
+  }
+
+  /** Drops the listings past LISTING_KEPT_MS, and the oldest while `room` more would not fit. */
+  private pruneListings(room: number): void {
+    const now = this.clock();
+    for (const [key, kept] of this.listings) {
+      if (now - kept.at <= LISTING_KEPT_MS && this.listedFiles + room <= LISTED_MAX) break;
+      this.listings.delete(key);
+      this.listedFiles -= kept.files.size;
+    }
   }
 
   /**
