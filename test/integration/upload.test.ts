@@ -395,6 +395,11 @@ describe('uploads into a server storage location', () => {
       serverDb
         .prepare("UPDATE storage_locations SET base_path = ? WHERE name = 'archive'")
         .run(path);
+    // An upload opened before the change, resumed after it, is refused as well.
+    const before = await open({ destination_path: 'resumed.eml', size: 1, xxhash: hash });
+    expect(before.status).toBe(200);
+    const rule =
+      /^storage_location: archive \(.*\) leads to .*, which is the server's data folder, inside it, or holds it/;
     try {
       for (const target of [serverDir, dirname(serverDir), join(serverDir, 'inside')]) {
         mkdirSync(target, { recursive: true });
@@ -403,14 +408,19 @@ describe('uploads into a server storage location', () => {
         setBase(later);
         const answer = await open({ destination_path: 'planted.eml', size: 1, xxhash: hash });
         expect(answer.status, target).toBe(400);
-        expect(answer.body.detail, target).toMatch(
-          /^storage_location: archive \(.*\) leads to .*, which is the server's data folder, inside it, or holds it/,
-        );
+        expect(answer.body.detail, target).toMatch(rule);
         expect(existsSync(join(target, 'planted.eml'))).toBe(false);
+        const resumed = await append(before.body.upload_id as string, 0, Buffer.from('x'));
+        expect(resumed.status, target).toBe(400);
+        expect(resumed.body.detail, target).toMatch(rule);
+        expect(existsSync(join(target, 'resumed.eml'))).toBe(false);
       }
     } finally {
       setBase(store);
     }
+    expect(
+      (await call('DELETE', `${UPLOADS_PATH}/${before.body.upload_id as string}`)).status,
+    ).toBe(204);
     // The location where it belongs still takes uploads.
     const fine = await open({ destination_path: 'fine.txt', size: 1, xxhash: hash });
     expect(fine.status).toBe(200);

@@ -109,10 +109,26 @@ function uploadLocation(db: Db, request: UploadRequest, stationId: number): Serv
 }
 
 /**
- * The destination, checked as transfer.ts checks a local one: inside base_path, links too.
- * `dataDir` is the server's data folder (null for a database in memory): a base_path that has
- * come to lead into it, or to hold it, since it was saved (a link made there later, a share
- * mounted on it) is refused, as its save would be (storageLocations.ts pathProblems).
+ * Refuses a location whose base_path has come to lead to the server's data folder (`dataDir`;
+ * null for a database in memory), into it, or to a folder holding it, since it was saved (a
+ * link made there later, a share mounted on it), as its save would be (storageLocations.ts
+ * pathProblems). Checked as an upload opens and at each of its appends, which write there.
+ */
+async function checkApartFromData(location: ServerLocation, dataDir: string | null): Promise<void> {
+  if (dataDir === null) return;
+  const [base, data] = await Promise.all([realpath(location.base_path), realpath(dataDir)]);
+  if (storageFolderIn(data, base) !== null || storageFolderIn(base, data) !== null) {
+    throw new UploadRefusal(
+      400,
+      `storage_location: ${location.name} (${location.base_path}) leads to ${base}, which is ` +
+        `the server's data folder, inside it, or holds it: an admin must move the location`,
+    );
+  }
+}
+
+/**
+ * The destination, checked as transfer.ts checks a local one: inside base_path, links too,
+ * and the location apart from the server's data folder (checkApartFromData).
  */
 async function checkedDestination(
   location: ServerLocation,
@@ -134,16 +150,7 @@ async function checkedDestination(
         `server: ${(error as Error).message}`,
     );
   }
-  if (dataDir !== null) {
-    const [base, data] = await Promise.all([realpath(location.base_path), realpath(dataDir)]);
-    if (storageFolderIn(data, base) !== null || storageFolderIn(base, data) !== null) {
-      throw new UploadRefusal(
-        400,
-        `storage_location: ${location.name} (${location.base_path}) leads to ${base}, which is ` +
-          `the server's data folder, inside it, or holds it: an admin must move the location`,
-      );
-    }
-  }
+  await checkApartFromData(location, dataDir);
   const outside = await leadsOutside(location.base_path, destinationIn(location, checked.path));
   if (outside !== null) {
     throw new UploadRefusal(
@@ -265,6 +272,7 @@ export function registerUploadApi(app: FastifyInstance, deps: UploadApiDeps): vo
             `storage_location: ${location.name} no longer takes uploads (disabled, or not 'server')`,
           );
         }
+        if (row.state === 'receiving') await checkApartFromData(location, dataDir);
         const offset = offsetOf(request);
         const { body, length } = bodyOf(request);
         return await receiver.append(row, location, offset, body, length);
