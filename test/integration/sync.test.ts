@@ -681,27 +681,36 @@ describe('a server restored from a backup', () => {
   });
 });
 
+/**
+ * A station that runs on its own (no server yet) with a person only it knows, in the
+ * facility's Cathodes project and qualified on SEM, logged on.
+ */
+async function stationWithOwnPerson(
+  name: string,
+  username: string,
+  pin: string,
+): Promise<{ dir: string; alone: StationProcess }> {
+  const dir = join(tempDir(), name);
+  const bundle = facilityBundle();
+  (bundle.users as Record<string, unknown>[]).push({
+    username,
+    pin,
+    projects: ['Cathodes'],
+    qualified_tools: ['SEM'],
+  });
+  const file = writeJson(tempDir(), `${name}.json`, bundle);
+  const imported = await runCli(['import', '--data', dir, file]);
+  expect(imported.code, imported.stderr).toBe(0);
+  const alone = await startStation(dir, FAST);
+  running.add(alone);
+  await ok(alone, 'session.logon', { login: username, pin });
+  return { dir, alone };
+}
+
 describe('records the server refuses', () => {
   it('sets a refused record aside so the rest still goes, and sends it once the server has what it names', async () => {
     // A station that ran on its own, with a person the server does not know (dave).
-    const dir = join(tempDir(), 'station-own');
-    const bundle = facilityBundle();
-    (bundle.users as Record<string, unknown>[]).push({
-      username: 'dave',
-      pin: '4444',
-      projects: ['Cathodes'],
-      qualified_tools: ['SEM'],
-    });
-    const imported = await runCli([
-      'import',
-      '--data',
-      dir,
-      writeJson(tempDir(), 'own.json', bundle),
-    ]);
-    expect(imported.code, imported.stderr).toBe(0);
-    const alone = await startStation(dir, FAST);
-    running.add(alone);
-    await ok(alone, 'session.logon', { login: 'dave', pin: '4444' });
+    const { dir, alone } = await stationWithOwnPerson('station-own', 'dave', '4444');
     const daves = await enable(alone);
     await disable(alone);
     await ok(alone, 'session.logon', { login: 'alice', pin: '1234' });
@@ -840,24 +849,7 @@ describe('records the server refuses', () => {
 
   it('ends a hold set while the clock was ahead once the clock is right', async () => {
     // erin is known to this station only: her usage is refused, and set aside.
-    const dir = join(tempDir(), 'station-ahead');
-    const bundle = facilityBundle();
-    (bundle.users as Record<string, unknown>[]).push({
-      username: 'erin',
-      pin: '5555',
-      projects: ['Cathodes'],
-      qualified_tools: ['SEM'],
-    });
-    const imported = await runCli([
-      'import',
-      '--data',
-      dir,
-      writeJson(tempDir(), 'e.json', bundle),
-    ]);
-    expect(imported.code, imported.stderr).toBe(0);
-    const alone = await startStation(dir, FAST);
-    running.add(alone);
-    await ok(alone, 'session.logon', { login: 'erin', pin: '5555' });
+    const { dir, alone } = await stationWithOwnPerson('station-ahead', 'erin', '5555');
     const usage = await enable(alone);
     await stop(alone);
     const key = await registerStation('sem-ahead');
