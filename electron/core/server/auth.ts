@@ -4,7 +4,7 @@ import { cachedStatement } from '../db/statements.js';
 import { nowIso } from '../util/ids.js';
 import type { Logger } from '../util/log.js';
 import { FailureLimiter } from './rateLimit.js';
-import { randomSecret, sha256, verifyJwt, type JwtClaims } from './secrets.js';
+import { randomSecret, sha256, verifyJwt } from './secrets.js';
 
 export type Role = 'admin' | 'staff' | 'user';
 
@@ -20,6 +20,8 @@ export interface Account {
 export interface Principal {
   account: Account;
   via: 'jwt' | 'token';
+  /** For a JWT: its SHA-256 and expiry, which logging out of it (endJwt) records. */
+  jwt?: { hash: string; exp: number };
 }
 
 declare module 'fastify' {
@@ -74,11 +76,13 @@ export function authenticate(
   const credential = match[2];
   const now = (deps.clock ?? Date.now)();
   let account: Account | undefined;
+  let jwt: Principal['jwt'];
   if (scheme === 'bearer') {
     const claims = verifyJwt(deps.jwtSecret, credential, Math.floor(now / 1000));
     if (!claims) return 'invalid';
+    jwt = { hash: sha256(credential), exp: claims.exp };
     // Logged out of (POST /auth/jwt/logout): ended before its time.
-    if (jwtEnded(deps.db, credential)) return 'invalid';
+    if (jwtEnded(deps.db, jwt.hash)) return 'invalid';
     const found = deps.db
       .prepare(`SELECT ${ACCOUNT_COLUMNS}, u.credentials_version FROM users u WHERE u.uuid = ?`)
       .get(claims.sub) as (Account & { credentials_version: number }) | undefined;
@@ -106,14 +110,13 @@ export function authenticate(
     }
   }
   if (!account || account.is_active !== 1) return 'invalid';
-  return { account, via: scheme === 'bearer' ? 'jwt' : 'token' };
+  return jwt ? { account, via: 'jwt', jwt } : { account, via: 'token' };
 }
 
-/** Whether this JWT was logged out of (migration 18). */
-function jwtEnded(db: Db, token: string): boolean {
+/** Whether the JWT with this SHA-256 was logged out of (migration 18). */
+function jwtEnded(db: Db, hash: string): boolean {
   return (
-    cachedStatement(db, 'SELECT 1 FROM ended_jwts WHERE token_hash = ?').get(sha256(token)) !==
-    undefined
+    cachedStatement(db, 'SELECT 1 FROM ended_jwts WHERE token_hash = ?').get(hash) !== undefined
   );
 }
 
@@ -121,12 +124,41 @@ function jwtEnded(db: Db, token: string): boolean {
  * Ends a JWT before its time (`POST /auth/jwt/logout`): it no longer authenticates. Ended
  * tokens past their own expiry are forgotten meanwhile.
  */
-export function endJwt(db: Db, token: string, claims: JwtClaims, nowSeconds: number): void {
+export function endJwt(db: Db, jwt: { hash: string; exp: number }, nowSeconds: number): void {
   db.prepare('DELETE FROM ended_jwts WHERE expires_at <= ?').run(nowSeconds);
   db.prepare('INSERT OR IGNORE INTO ended_jwts (token_hash, expires_at) VALUES (?, ?)').run(
-    sha256(token),
-    claims.exp,
+    jwt.hash,
+    jwt.exp,
   );
+}
+
+/** What the credentials of a request come to (admit). */
+export type Admission =
+  | { principal: Principal }
+  | { refused: 'missing' }
+  | { refused: 'invalid' }
+  | { refused: 'throttled'; retryAfter: number };
+
+/**
+ * Authenticates a request and throttles bad credentials by address, for the API's guards and
+ * the web page's /rpc (each with its own `failures` and its own answer). The credential is
+ * checked first: a token or JWT cannot be guessed, so what throttling guards against is the
+ * load of bad ones, and a valid one from the same address (a client behind the same proxy or
+ * NAT as a job with a revoked token) still gets in.
+ */
+export function admit(
+  deps: AuthDeps,
+  failures: FailureLimiter,
+  request: FastifyRequest,
+): Admission {
+  const result = authenticate(deps, request.headers.authorization);
+  if (result === null) return { refused: 'missing' };
+  if (result !== 'invalid') return { principal: result };
+  const ip = request.ip;
+  if (failures.blocked(ip)) return { refused: 'throttled', retryAfter: failures.retryAfter(ip) };
+  const count = failures.fail(ip);
+  deps.log.warn({ ip, url: request.url, failures: count }, 'rejected credentials');
+  return { refused: 'invalid' };
 }
 
 /**
@@ -147,23 +179,16 @@ export function createGuards(deps: AuthDeps): {
   const requireRoles =
     (...roles: Role[]): onRequestAsyncHookHandler =>
     async (request: FastifyRequest, reply: FastifyReply) => {
-      const ip = request.ip;
-      // The credential is checked first: a token or JWT cannot be guessed, so what throttling
-      // guards against is the load of bad ones, and a valid one from the same address (a
-      // client behind the same proxy or NAT as a job with a revoked token) still gets in.
-      const result = authenticate(deps, request.headers.authorization);
-      if (result === null) return refuse(reply, 401, DETAIL.missing);
-      if (result === 'invalid') {
-        if (tokenFailures.blocked(ip)) {
-          void reply.header('retry-after', String(tokenFailures.retryAfter(ip)));
-          return refuse(reply, 429, DETAIL.throttled);
-        }
-        const count = tokenFailures.fail(ip);
-        deps.log.warn({ ip, url: request.url, failures: count }, 'rejected credentials');
-        return refuse(reply, 401, DETAIL.invalidToken);
+      const admitted = admit(deps, tokenFailures, request);
+      if ('refused' in admitted) {
+        if (admitted.refused === 'missing') return refuse(reply, 401, DETAIL.missing);
+        if (admitted.refused === 'invalid') return refuse(reply, 401, DETAIL.invalidToken);
+        void reply.header('retry-after', String(admitted.retryAfter));
+        return refuse(reply, 429, DETAIL.throttled);
       }
-      if (!roles.includes(result.account.role)) return refuse(reply, 403, DETAIL.forbidden);
-      request.principal = result;
+      const { principal } = admitted;
+      if (!roles.includes(principal.account.role)) return refuse(reply, 403, DETAIL.forbidden);
+      request.principal = principal;
     };
   return { requireRoles, tokenFailures };
 }

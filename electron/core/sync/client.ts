@@ -1,6 +1,7 @@
 import axios, { type AxiosInstance } from 'axios';
 import type { CoreEvent } from '../../../shared/api.js';
 import { CLOCK_SKEW_WARN_SECONDS, clockSkewWarning } from '../../../shared/clock.js';
+import type { Db } from '../db/open.js';
 import type { Station } from '../station/station.js';
 import { adoptServerAnswers } from '../station/toolControl.js';
 import { enqueueUsage } from '../station/outbox.js';
@@ -62,6 +63,18 @@ export interface SyncClientOptions {
  * from the server (for a record naming something the server lacked), or a new start of the
  * link, offers it again sooner (an admin may have added the person it names).
  */
+/**
+ * The records a station sends again when the server says it lacks them (PushError.missing),
+ * by the server's table name: those a later record names.
+ */
+const SENT_AGAIN = new Map<
+  string,
+  { table: string; kind: 'usage_event' | 'harvest_file'; enqueue: (db: Db, id: number) => void }
+>([
+  ['usage_events', { table: 'usage_events', kind: 'usage_event', enqueue: enqueueUsage }],
+  ['harvest_files', { table: 'harvest_files', kind: 'harvest_file', enqueue: enqueueFile }],
+]);
+
 export const HOLD_MS = 10 * 60_000;
 const HOLD_CAP_MS = 6 * 3_600_000;
 
@@ -299,27 +312,20 @@ export class SyncClient {
    * waits for it (waits_for).
    */
   private sendAgain(missing: { table: string; uuid: string }): void {
-    const kind =
-      missing.table === 'usage_events'
-        ? 'usage_event'
-        : missing.table === 'harvest_files'
-          ? 'harvest_file'
-          : null;
-    if (kind === null) return;
+    const again = SENT_AGAIN.get(missing.table);
+    if (!again) return;
     const queued = cachedStatement(
       this.db,
       'SELECT 1 FROM outbox WHERE kind = ? AND record_uuid = ?',
-    ).get(kind, missing.uuid);
+    ).get(again.kind, missing.uuid);
     if (queued) return;
-    const id = cachedStatement(this.db, `SELECT id FROM ${missing.table} WHERE uuid = ?`)
+    const id = cachedStatement(this.db, `SELECT id FROM ${again.table} WHERE uuid = ?`)
       .pluck()
       .get(missing.uuid) as number | undefined;
     if (id === undefined) return;
-    this.db.transaction(() =>
-      kind === 'usage_event' ? enqueueUsage(this.db, id) : enqueueFile(this.db, id),
-    )();
+    this.db.transaction(() => again.enqueue(this.db, id))();
     this.log.warn(
-      { kind, uuid: missing.uuid },
+      { kind: again.kind, uuid: missing.uuid },
       'sync: the server lacks a record it took before (a new server, or one restored from a ' +
         'backup); it is sent again',
     );

@@ -2,6 +2,7 @@
  * The upload API (electron/core/sync/uploadProtocol.ts): stations send harvested files into
  * `server` storage locations. Authenticated like the sync API, by the station key.
  */
+import { realpathSync } from 'node:fs';
 import { realpath, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -109,15 +110,15 @@ function uploadLocation(db: Db, request: UploadRequest, stationId: number): Serv
 }
 
 /**
- * Refuses a location whose base_path has come to lead to the server's data folder (`dataDir`;
- * null for a database in memory), into it, or to a folder holding it, since it was saved (a
- * link made there later, a share mounted on it), as its save would be (storageLocations.ts
- * pathProblems). Checked as an upload opens and at each of its appends, which write there.
+ * Refuses a location whose base_path has come to lead to the server's data folder (`dataDir`,
+ * its real path; null for a database in memory), into it, or to a folder holding it, since it
+ * was saved (a link made there later, a share mounted on it), as its save would be
+ * (storageLocations.ts pathProblems). Checked as an upload opens and at each of its appends.
  */
 async function checkApartFromData(location: ServerLocation, dataDir: string | null): Promise<void> {
   if (dataDir === null) return;
-  const [base, data] = await Promise.all([realpath(location.base_path), realpath(dataDir)]);
-  if (storageFolderIn(data, base) !== null || storageFolderIn(base, data) !== null) {
+  const base = await realpath(location.base_path);
+  if (storageFolderIn(dataDir, base) !== null || storageFolderIn(base, dataDir) !== null) {
     throw new UploadRefusal(
       400,
       `storage_location: ${location.name} (${location.base_path}) leads to ${base}, which is ` +
@@ -200,7 +201,8 @@ export function registerUploadApi(app: FastifyInstance, deps: UploadApiDeps): vo
   if (registered.has(app)) return;
   registered.add(app);
   const { db, log } = deps;
-  const dataDir = db.memory ? null : dirname(db.name);
+  // The data folder does not move while the server runs: its real path is read once.
+  const dataDir = db.memory ? null : realpathSync(dirname(db.name));
   const authenticate = stationAuth(app, { db, log });
   const receiver = new UploadReceiver({ db, log });
   if (deps.docs) describeUploadApi(deps.docs);

@@ -15,7 +15,7 @@ import { RENDERER_DIR } from '../../paths.js';
 import { uiFileFilter } from '../../http/uiFiles.js';
 import { AppError, toApiError } from '../../util/errors.js';
 import type { Logger } from '../../util/log.js';
-import { authenticate } from '../auth.js';
+import { admit } from '../auth.js';
 import type { ApiDocs } from '../openapi/registry.js';
 import { FailureLimiter } from '../rateLimit.js';
 import { describeWebUi } from './docs.js';
@@ -54,6 +54,12 @@ export async function registerWebUi(app: FastifyInstance, deps: WebUiDeps): Prom
     ...(deps.timeZone ? { timeZone: deps.timeZone } : {}),
   });
   const failures = new FailureLimiter(20, 60_000, deps.clock);
+  const authDeps = {
+    db,
+    log,
+    jwtSecret: deps.jwtSecret,
+    ...(deps.clock ? { clock: deps.clock } : {}),
+  };
   if (deps.docs) describeWebUi(deps.docs);
 
   // The rpc routes get their own error handler: the contract's `{code, message}`, not `{detail}`.
@@ -76,28 +82,23 @@ export async function registerWebUi(app: FastifyInstance, deps: WebUiDeps): Prom
     // credentials gets its 401 without the server reading and parsing up to bodyLimit of JSON,
     // as on the API's routes (auth.ts createGuards).
     scope.addHook('onRequest', async (request, reply) => {
-      const ip = request.ip;
       // As the API's guard: a valid JWT always gets in, only bad ones are throttled.
-      const principal = authenticate(
-        { db, log, jwtSecret: deps.jwtSecret, ...(deps.clock ? { clock: deps.clock } : {}) },
-        request.headers.authorization,
-      );
-      if (principal === null) {
+      const admitted = admit(authDeps, failures, request);
+      if (!('refused' in admitted)) {
+        request.principal = admitted.principal;
+        return;
+      }
+      if (admitted.refused === 'missing') {
         return sendError(reply, { code: 'unauthenticated', message: 'Log in first.' });
       }
-      if (principal === 'invalid') {
-        if (failures.blocked(ip)) {
-          void reply.header('retry-after', String(failures.retryAfter(ip)));
-          return sendError(reply, { code: 'locked', message: 'Too many failed attempts; wait.' });
-        }
-        const count = failures.fail(ip);
-        log.warn({ ip, url: request.url, failures: count }, 'rejected rpc credentials');
-        return sendError(reply, {
-          code: 'unauthenticated',
-          message: 'Your login has expired or is not valid; log in again.',
-        });
+      if (admitted.refused === 'throttled') {
+        void reply.header('retry-after', String(admitted.retryAfter));
+        return sendError(reply, { code: 'locked', message: 'Too many failed attempts; wait.' });
       }
-      request.principal = principal;
+      return sendError(reply, {
+        code: 'unauthenticated',
+        message: 'Your login has expired or is not valid; log in again.',
+      });
     });
 
     scope.post<{ Params: { name: string } }>('/rpc/:name', async (request) => {
