@@ -988,6 +988,86 @@ describe('records from a station, schedules and runs', () => {
       db.prepare('SELECT count(*) FROM harvest_transfers WHERE uuid = ?').pluck().get(transfer),
     ).toBe(0);
   });
+
+  it("gives a station's own instrument a service account only with its folders, storage, template and window", async () => {
+    // A file of an instrument the station configured itself (its local bundle): the server
+    // registers the instrument from it, with its own defaults.
+    const ownUuid = newUuid();
+    const fileUuid = newUuid();
+    const pushed = await push([
+      {
+        kind: 'harvest_file',
+        uuid: fileUuid,
+        payload: filePayload(fileUuid, 'own.txt', {
+          instrument_uuid: ownUuid,
+          instrument: 'Own camera',
+        }),
+      },
+    ]);
+    expect(pushed.body, JSON.stringify(pushed.body)).toMatchObject({ error: null });
+    expect(pushed.body.acked).toHaveLength(1);
+    const ownId = db
+      .prepare('SELECT id FROM instruments WHERE uuid = ?')
+      .pluck()
+      .get(ownUuid) as number;
+    const registered = await call('GET', `/api/instruments/${ownId}`);
+    expect(registered.body).toMatchObject({
+      service_account_id: null,
+      watch: [],
+      storage_location_id: null,
+      stability_seconds: 5,
+      destination_template: '{instrument}/{yyyy}/{mm}/{dd}/{relative_path}',
+    });
+    const location = await made('/api/storage-locations', {
+      name: 'own-store',
+      type: 'local',
+      base_path: '/mnt/own',
+    });
+    const problemsOf = async (body: object): Promise<string[]> => {
+      const res = await call('PATCH', `/api/instruments/${ownId}`, 'admin', body);
+      expect(res.status).toBe(422);
+      return (res.body.detail as { loc: string[]; msg: string; type: string }[]).map(
+        (d) => `${d.loc.join('.')} ${d.type}: ${d.msg}`,
+      );
+    };
+    expect(await problemsOf({ service_account_id: accountId })).toEqual([
+      expect.stringMatching(/^body\.watch takeover: .*stop watching them$/),
+      expect.stringMatching(/^body\.storage_location_id takeover: /),
+      'body.destination_template takeover: this instrument was configured on its station; give ' +
+        'the destination template it uses there with the service account, or its new files ' +
+        'would be placed by {instrument}/{yyyy}/{mm}/{dd}/{relative_path}',
+      'body.stability_seconds takeover: this instrument was configured on its station; give the ' +
+        'stability window it uses there with the service account, or the station would wait 5 s',
+    ]);
+    // Folders and storage given before, template and window not with the account: refused.
+    const placed = await call('PATCH', `/api/instruments/${ownId}`, 'admin', {
+      watch: [{ path: '/data/own' }],
+      storage_location_id: location.id,
+      destination_template: '{instrument}/{relative_path}',
+    });
+    expect(placed.status, JSON.stringify(placed.body)).toBe(200);
+    expect(
+      (await problemsOf({ service_account_id: accountId })).map((p) => p.split(':')[0]),
+    ).toEqual(['body.destination_template takeover', 'body.stability_seconds takeover']);
+    const before = await call('GET', `/api/instruments/${ownId}`);
+    expect(before.body.service_account_id).toBeNull();
+
+    const taken = await call('PATCH', `/api/instruments/${ownId}`, 'admin', {
+      service_account_id: accountId,
+      destination_template: '{instrument}/{relative_path}',
+      stability_seconds: 1,
+    });
+    expect(taken.status, JSON.stringify(taken.body)).toBe(200);
+    expect(taken.body).toMatchObject({
+      service_account_id: accountId,
+      destination_template: '{instrument}/{relative_path}',
+      stability_seconds: 1,
+      watch: [{ path: '/data/own' }],
+    });
+    // Once run by a service account, it is the server's: edits need nothing more.
+    const later = await call('PATCH', `/api/instruments/${ownId}`, 'admin', { enabled: false });
+    expect(later.status, JSON.stringify(later.body)).toBe(200);
+  });
 });
 
 describe('role matrix', () => {

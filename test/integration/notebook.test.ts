@@ -167,6 +167,32 @@ describe('notebook entries', () => {
     expect(count(st.db, 'SELECT count(*) FROM notebook_entries')).toBe(before);
   });
 
+  it('refuses metadata nested too deep for JSON.stringify with the depth rule, not a crash', async () => {
+    await as(st, 'alice', '1234');
+    // 100,000 levels: JSON.parse takes it (it arrives as a 600 KB RPC body), JSON.stringify
+    // runs out of stack on it.
+    let deep: unknown = 1;
+    for (let i = 0; i < 100_000; i++) deep = { a: deep };
+    const before = count(st.db, 'SELECT count(*) FROM notebook_entries');
+    const made = await failure(
+      st.call('notebook.create', {
+        kind: 'item',
+        title: 'Deep',
+        metadata: { extra_fields: {}, custom: deep },
+      }),
+      'validation_failed',
+    );
+    expect(made.message).toMatch(/^metadata: custom(\.a)+: is nested more than 200 levels deep$/);
+    expect(count(st.db, 'SELECT count(*) FROM notebook_entries')).toBe(before);
+    const item = await entry(st, 'notebook.create', { kind: 'item', title: 'Shallow' });
+    const updated = await failure(
+      st.call('notebook.update', { id: item.id, version: 1, metadata: { custom: deep } }),
+      'validation_failed',
+    );
+    expect(updated.message).toContain('is nested more than 200 levels deep');
+    expect((await entry(st, 'notebook.get', { id: item.id })).version).toBe(1);
+  });
+
   it('stores value problems and returns them', async () => {
     await as(st, 'alice', '1234');
     const made = await entry(st, 'notebook.create', {

@@ -69,9 +69,23 @@ export const NO_METADATA: PreparedMetadata = { doc: null, json: null, problems: 
  */
 export const MAX_METADATA_CHARS = 1_000_000;
 
+/**
+ * The length of `input` as JSON text; 0 when it is nested too deep for JSON.stringify's stack
+ * (some thousands of levels, a body of a few dozen KB): parseMetadata then refuses it, naming
+ * where it passes MAX_DEPTH.
+ */
+function jsonLength(input: unknown): number {
+  try {
+    return JSON.stringify(input)?.length ?? 0;
+  } catch (error) {
+    if (error instanceof RangeError) return 0;
+    throw error;
+  }
+}
+
 export function prepareMetadata(input: unknown): PreparedMetadata {
   if (input === null || input === undefined) return NO_METADATA;
-  const size = JSON.stringify(input)?.length ?? 0;
+  const size = jsonLength(input);
   if (size > MAX_METADATA_CHARS) {
     throw new AppError(
       'validation_failed',
