@@ -510,6 +510,15 @@ describe('booking', () => {
           .detail,
       ),
     ).toMatch(/^end: is in the past/);
+    // Years JavaScript writes as "+010000-…" would sort before every other date as text.
+    const farOff = await book('bob', {
+      start: '9999-12-31T23:00:00-05:00',
+      end: '9999-12-31T23:30:00-05:00',
+    });
+    expect(farOff.status).toBe(422);
+    expect(String(farOff.body.detail)).toBe(
+      'start: 9999-12-31T23:00:00-05:00 must fall within the years 0001 to 9999 (UTC)',
+    );
     // A start already past (beyond a few minutes' grace for filling in the form) is refused,
     // but for staff, who may record a booking that began earlier.
     const hour = 3_600_000;

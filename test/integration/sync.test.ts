@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeArk } from '../../shared/ark.js';
+import type { PushResult } from '../../electron/core/sync/protocol.js';
 import { facilityBundle, goodPreAnswers } from '../fixtures/facility.js';
 import { startFaultProxy, type FaultProxy } from './faultProxy.js';
 import {
@@ -989,6 +990,17 @@ describe('what the server keeps of pushed usage events', () => {
     );
     const page = (await res.json()) as { results: { start: string }[] };
     expect(page.results).toHaveLength(1);
+  });
+
+  it('refuses a time outside the years 0001 to 9999, which would not sort as text', async () => {
+    const far = event({ start: '9999-12-31T23:00:00-05:00', end: '9999-12-31T23:30:00-05:00' });
+    const res = (await push(key, [record(2, far)])).body as PushResult;
+    expect(res.acked).toEqual([]);
+    expect(res.error).toMatchObject({ id: 2, code: 'invalid' });
+    expect(res.error?.detail).toBe(
+      `usage_event ${far.uuid as string}: start: must fall within the years 0001 to 9999 (UTC)`,
+    );
+    expect(serverEvent(far.uuid as string)).toBeUndefined();
   });
 
   it('takes an active event of each of two stations on one tool', async () => {

@@ -71,3 +71,15 @@ export function nowIso(clock: () => number = Date.now): string {
   }
   return isoText;
 }
+
+/**
+ * Whether an instant written by toISOString keeps the four-digit year that makes text order
+ * time order: JavaScript writes the years past 9999 as "+010000-…" and those before 1 as
+ * "0000-…" or "-000001-…", which sort apart from the rest (a date filter's text comparison
+ * then matches them wrongly), and NEMO's clients, in Python, read no year outside 1 to 9999.
+ */
+export function storableInstant(iso: string): boolean {
+  return /^\d{4}-/.test(iso) && !iso.startsWith('0000-');
+}
+
+export const INSTANT_RANGE_RULE = 'must fall within the years 0001 to 9999 (UTC)';

@@ -16,7 +16,7 @@ import { CALENDAR_MAX_DAYS, type ReservationView } from '../../../../shared/rese
 import { validateAnswers } from '../../../../shared/questions/index.js';
 import type { Db } from '../../db/open.js';
 import { AppError, fieldError } from '../../util/errors.js';
-import { newUuid } from '../../util/ids.js';
+import { INSTANT_RANGE_RULE, newUuid, storableInstant } from '../../util/ids.js';
 import type { Account } from '../auth.js';
 import { mergedQuestions, type FormTarget } from './questionSets.js';
 
@@ -78,7 +78,9 @@ export function reservationView(db: Db, id: number): ReservationView {
 function instant(value: string, field: string): string {
   const ms = Date.parse(value);
   if (Number.isNaN(ms)) throw fieldError(field, `${value} is not a date-time`);
-  return new Date(ms).toISOString();
+  const text = new Date(ms).toISOString();
+  if (!storableInstant(text)) throw fieldError(field, `${value} ${INSTANT_RANGE_RULE}`);
+  return text;
 }
 
 /** The first reservation that holds something this booking would hold, if any. */

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import type { Db } from '../../db/open.js';
 import { cachedStatement } from '../../db/statements.js';
 import type { PushRecord } from '../../sync/protocol.js';
+import { INSTANT_RANGE_RULE, storableInstant } from '../../util/ids.js';
 
 /** Why one pushed record could not be stored; it stops the batch at that record. */
 export class RecordRefused extends Error {
@@ -26,7 +27,8 @@ export const uuid = z
 // date filters compare the text, so "12:00+02:00" and "10:00:00.000Z" must be one value.
 export const time = z.iso
   .datetime({ offset: true })
-  .transform((value) => new Date(value).toISOString());
+  .transform((value) => new Date(value).toISOString())
+  .refine(storableInstant, INSTANT_RANGE_RULE);
 export const flag = z
   .union([z.boolean(), z.literal(0), z.literal(1)])
   .transform((v) => (v ? 1 : 0));
