@@ -308,6 +308,54 @@ describe('notebook entries', () => {
     expect((await entry(st, 'notebook.get', { id: fromTemplate.id })).title).toBe('Monday');
   });
 
+  it('lays given field groups over a template’s by id, keeping the groups its fields name', async () => {
+    await as(st, 'alice', '1234');
+    const template = await entry(st, 'notebook.create', {
+      kind: 'experiment_template',
+      title: 'Grouped',
+      metadata: {
+        notebook: {
+          extra_fields_groups: [
+            { id: 1, name: 'Beam' },
+            { id: 2, name: 'Sample' },
+          ],
+        },
+        extra_fields: {
+          'Beam energy': { type: 'number', value: 5, group_id: 1 },
+          'Sample ID': { value: '', group_id: 2 },
+        },
+      },
+    });
+    const made = await entry(st, 'notebook.create', {
+      kind: 'experiment',
+      title: 'With a group of its own',
+      template_id: template.id,
+      metadata: {
+        notebook: {
+          extra_fields_groups: [
+            { id: 2, name: 'Specimen' },
+            { id: 3, name: 'Other' },
+          ],
+        },
+        extra_fields: { New: { value: 'n', group_id: 3 } },
+      },
+    });
+    const doc = made.metadata as {
+      notebook: { extra_fields_groups: unknown[] };
+      extra_fields: Record<string, { group_id?: number }>;
+    };
+    expect(doc.notebook.extra_fields_groups).toEqual([
+      { id: 1, name: 'Beam' },
+      { id: 2, name: 'Specimen' },
+      { id: 3, name: 'Other' },
+    ]);
+    expect(Object.entries(doc.extra_fields).map(([name, f]) => [name, f.group_id])).toEqual([
+      ['Beam energy', 1],
+      ['Sample ID', 2],
+      ['New', 3],
+    ]);
+  });
+
   it('keeps the fields of an entry with a null "notebook" beside "elabftw" through saves and copies', async () => {
     await as(st, 'alice', '1234');
     const made = await entry(st, 'notebook.create', {

@@ -134,12 +134,38 @@ function mergeObjects(a: JsonObject, b: JsonObject): JsonObject {
   return out;
 }
 
+/** A group's id, where it is a group object with one. */
+const groupId = (group: unknown): unknown =>
+  isPlainObject(group) ? ownValue(group, 'id') : undefined;
+
+/**
+ * The template's field groups with the given ones laid over them: a given group of the same id
+ * in its place, the others after. Null when either is not a list (nothing to merge: the given
+ * value stands, and the check names what is wrong with it).
+ */
+function mergeGroups(base: unknown, given: unknown): unknown[] | null {
+  if (!Array.isArray(base) || !Array.isArray(given)) return null;
+  const theirs: unknown[] = base;
+  const mine: unknown[] = given;
+  const byId = new Map<unknown, unknown>();
+  for (const group of mine) {
+    const id = groupId(group);
+    if (id !== undefined && !byId.has(id)) byId.set(id, group);
+  }
+  const baseIds = new Set(theirs.map(groupId));
+  return [
+    ...theirs.map((group) => byId.get(groupId(group)) ?? group),
+    ...mine.filter((group) => groupId(group) === undefined || !baseIds.has(groupId(group))),
+  ];
+}
+
 /**
  * A template's metadata (as JSON) with the metadata given for the new entry laid over it, so
  * the template's fields are all there (spec 001, rule 3): a given field of the same name fills
  * in the template's (its properties over the template's: a value keeps the field's type,
  * options, unit and group), given fields the template lacks are added after its own, and the
- * given notebook settings are merged over the template's. Checked as a whole afterwards.
+ * given notebook settings are merged over the template's: its groups too, by id (mergeGroups),
+ * since the template's fields name the template's groups. Checked as a whole afterwards.
  */
 function overlayJson(base: JsonObject, given: JsonObject): JsonObject {
   const out = mergeObjects(base, {});
@@ -164,7 +190,13 @@ function overlayJson(base: JsonObject, given: JsonObject): JsonObject {
       }
       setOwn(out, key, fields);
     } else if (key === 'notebook' && isPlainObject(was) && isPlainObject(value)) {
-      setOwn(out, key, mergeObjects(was, value));
+      const notebook = mergeObjects(was, value);
+      const groups = mergeGroups(
+        ownValue(was, 'extra_fields_groups'),
+        ownValue(value, 'extra_fields_groups'),
+      );
+      if (groups) setOwn(notebook, 'extra_fields_groups', groups);
+      setOwn(out, key, notebook);
     } else {
       setOwn(out, key, value);
     }
