@@ -899,10 +899,14 @@ describe('records from a station, schedules and runs', () => {
     expect((await call('GET', '/api/files', 'alice')).body.total).toBe(2);
     expect((await call('GET', `/api/files/${a.id}`, 'alice')).status).toBe(200);
     expect((await call('GET', '/api/transfers', 'alice')).body.total).toBe(1);
-    // A file with records cannot be deleted with its instrument.
+    // A file with records cannot be deleted with its instrument; all that is in the way is
+    // named at once.
     const blocked = await call('DELETE', `/api/instruments/${instrumentId}`);
     expect(blocked.status).toBe(409);
-    expect(blocked.body.detail).toMatch(/2 file records/);
+    expect(blocked.body.detail).toBe(
+      `instrument ${instrumentId} has 2 file records; disable it instead; ` +
+        `it is used by schedule ${scheduleId}`,
+    );
     // Revoked: gone again.
     expect((await call('DELETE', `/api/instruments/${instrumentId}/access/2`)).status).toBe(204);
     expect((await call('GET', '/api/files', 'alice')).body.total).toBe(0);

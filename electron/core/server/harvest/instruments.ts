@@ -370,30 +370,27 @@ export const instruments: ManagedResource<InstrumentOut> = {
 
   remove({ db }, id) {
     requireRecord(db, this, id);
+    // Every record in the way is named at once, not one kind per attempt.
+    const reasons: string[] = [];
     const files = countWhere(db, 'SELECT count(*) FROM harvest_files WHERE instrument_id = ?', id);
     if (files) {
-      throw new Conflict(
-        `instrument ${id} has ${files} file record${files > 1 ? 's' : ''}; disable it instead`,
-      );
+      reasons.push(`has ${files} file record${files > 1 ? 's' : ''}; disable it instead`);
     }
     const schedules = db
       .prepare('SELECT id FROM harvest_schedules WHERE instrument_id = ? ORDER BY id')
       .pluck()
       .all(id) as number[];
     if (schedules.length) {
-      throw new Conflict(
-        `instrument ${id} is used by schedule${schedules.length > 1 ? 's' : ''} ${schedules.join(', ')}`,
-      );
+      reasons.push(`is used by schedule${schedules.length > 1 ? 's' : ''} ${schedules.join(', ')}`);
     }
     const hooks = db
       .prepare('SELECT name FROM harvest_hooks WHERE instrument_id = ? ORDER BY name')
       .pluck()
       .all(id) as string[];
     if (hooks.length) {
-      throw new Conflict(
-        `instrument ${id} is used by hook${hooks.length > 1 ? 's' : ''} ${hooks.join(', ')}`,
-      );
+      reasons.push(`is used by hook${hooks.length > 1 ? 's' : ''} ${hooks.join(', ')}`);
     }
+    if (reasons.length) throw new Conflict(`instrument ${id} ${reasons.join('; it ')}`);
     const stationId = row(db, id).station_id;
     db.prepare('DELETE FROM harvest_runs WHERE instrument_id = ?').run(id);
     db.prepare('DELETE FROM instruments WHERE id = ?').run(id);

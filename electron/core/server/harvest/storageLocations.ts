@@ -166,14 +166,15 @@ export const storageLocations: ManagedResource<StorageLocationOut> = {
   remove({ db }, id) {
     requireRecord(db, this, id);
     const name = row(db, id).name;
+    // Every record in the way is named at once, not one kind per attempt.
+    const reasons: string[] = [];
     const instruments = db
       .prepare('SELECT name FROM instruments WHERE storage_location_id = ? ORDER BY name')
       .pluck()
       .all(id) as string[];
     if (instruments.length) {
-      throw new Conflict(
-        `storage location ${id} is used by instrument${instruments.length > 1 ? 's' : ''} ` +
-          instruments.join(', '),
+      reasons.push(
+        `is used by instrument${instruments.length > 1 ? 's' : ''} ${instruments.join(', ')}`,
       );
     }
     const hooks = db
@@ -184,9 +185,7 @@ export const storageLocations: ManagedResource<StorageLocationOut> = {
       .pluck()
       .all(name) as string[];
     if (hooks.length) {
-      throw new Conflict(
-        `storage location ${id} is named by hook${hooks.length > 1 ? 's' : ''} ${hooks.join(', ')}`,
-      );
+      reasons.push(`is named by hook${hooks.length > 1 ? 's' : ''} ${hooks.join(', ')}`);
     }
     const transfers = countWhere(
       db,
@@ -194,10 +193,11 @@ export const storageLocations: ManagedResource<StorageLocationOut> = {
       id,
     );
     if (transfers) {
-      throw new Conflict(
-        `storage location ${id} holds ${transfers} transfer record${transfers > 1 ? 's' : ''}; disable it instead`,
+      reasons.push(
+        `holds ${transfers} transfer record${transfers > 1 ? 's' : ''}; disable it instead`,
       );
     }
+    if (reasons.length) throw new Conflict(`storage location ${id} ${reasons.join('; it ')}`);
     db.prepare('DELETE FROM storage_locations WHERE id = ?').run(id);
   },
 };
