@@ -93,6 +93,18 @@ describe('labstation serve', () => {
     expect(body.access_token.split('.')).toHaveLength(3);
   });
 
+  it('answers a path with an empty segment 404 like any unknown path, also where the web page is served', async () => {
+    const page = await fetch(server.url);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('<div id="root">');
+    for (const path of ['//health', '/api//usage_events/', '/foo//bar', '/assets//x.js']) {
+      expect(await get(path.slice(1)), path).toEqual({
+        status: 404,
+        body: { detail: 'Not found.' },
+      });
+    }
+  });
+
   it('login: bad credentials 400 LOGIN_BAD_CREDENTIALS, missing fields 422 naming them', async () => {
     const bad = await login(ADMIN.email, 'wrong password');
     expect(bad.status).toBe(400);

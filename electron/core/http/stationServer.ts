@@ -2,8 +2,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
-import fastifyStatic from '@fastify/static';
-import { uiFileFilter } from './uiFiles.js';
+import { serveUiFiles } from './uiFiles.js';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { CoreEvent } from '../../../shared/api.js';
 import { HTTP_STATUS, type ApiError } from '../../../shared/errors.js';
@@ -150,11 +149,7 @@ export async function createStationServer(options: StationServerOptions): Promis
   });
 
   if (options.rendererDir && existsSync(join(options.rendererDir, 'index.html'))) {
-    await app.register(fastifyStatic, {
-      root: options.rendererDir,
-      index: 'index.html',
-      allowedPath: uiFileFilter({ sourceMaps: true }),
-    });
+    await serveUiFiles(app, options.rendererDir, { sourceMaps: true });
   } else {
     app.get('/', (_request, reply) =>
       reply

@@ -3,6 +3,8 @@
  * hand out. The build also holds the page of `npm run bench:forms` (bench.html and its script,
  * served by the bench itself) and a source map per script; neither is part of the app.
  */
+import fastifyStatic from '@fastify/static';
+import type { FastifyInstance } from 'fastify';
 
 /** The bench page and its entry script (`assets/bench-<hash>.js`, and its map). */
 const BENCH_FILE = /^\/(?:bench\.html|assets\/bench-[^/]*)$/;
@@ -21,4 +23,28 @@ export function uiFileFilter(options: UiFileOptions): (pathName: string) => bool
     if (BENCH_FILE.test(pathName)) return false;
     return options.sourceMaps || !pathName.endsWith('.map');
   };
+}
+
+/**
+ * Serves the built renderer in `root` on `app`, as uiFileFilter allows. A path with an empty
+ * segment ("/api//usage_events/", a mistyped address) names no file of the build: the file
+ * sender would answer it 403, as a spelling it cannot vouch for; here it is the 404 of any
+ * other unknown path (the app's not-found handler).
+ */
+export async function serveUiFiles(
+  app: FastifyInstance,
+  root: string,
+  options: UiFileOptions,
+): Promise<void> {
+  await app.register(async (files) => {
+    files.addHook('onRequest', (request, reply, done) => {
+      if (request.url.split('?', 1)[0].includes('//')) return void reply.callNotFound();
+      done();
+    });
+    await files.register(fastifyStatic, {
+      root,
+      index: 'index.html',
+      allowedPath: uiFileFilter(options),
+    });
+  });
 }

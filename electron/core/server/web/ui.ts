@@ -6,13 +6,12 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { isServerApiName, serverApiAccess, serverApiSchemas } from '../../../../shared/api.js';
 import { HTTP_STATUS, type ApiError } from '../../../../shared/errors.js';
 import type { Db } from '../../db/open.js';
 import { RENDERER_DIR } from '../../paths.js';
-import { uiFileFilter } from '../../http/uiFiles.js';
+import { serveUiFiles } from '../../http/uiFiles.js';
 import { AppError, toApiError } from '../../util/errors.js';
 import type { Logger } from '../../util/log.js';
 import { admit } from '../auth.js';
@@ -126,11 +125,7 @@ export async function registerWebUi(app: FastifyInstance, deps: WebUiDeps): Prom
 
   const root = deps.rendererDir ?? RENDERER_DIR;
   if (existsSync(join(root, 'index.html'))) {
-    await app.register(fastifyStatic, {
-      root,
-      index: 'index.html',
-      allowedPath: uiFileFilter({ sourceMaps: false }),
-    });
+    await serveUiFiles(app, root, { sourceMaps: false });
   } else {
     app.get('/', (_request, reply) =>
       reply
