@@ -307,6 +307,39 @@ describe('management resources', () => {
       'body.timezone',
       'body.cron',
     ]);
+    // The same instrument at the same times twice would start each run twice; another time
+    // zone, or another cron, is another schedule.
+    const nightly = await made('/api/schedules', { instrument_id: inst.id, cron: '0 2 * * *' });
+    const again = await call('POST', '/api/schedules', 'admin', {
+      instrument_id: inst.id,
+      cron: '0 2 * * *',
+    });
+    expect(again.status).toBe(422);
+    expect(again.body.detail).toEqual([
+      {
+        loc: ['body', 'cron'],
+        msg:
+          `schedule ${nightly.id} already runs instrument ${inst.id} at these times ` +
+          '(the same cron and time zone)',
+        type: 'unique',
+      },
+    ]);
+    const zurich = await made('/api/schedules', {
+      instrument_id: inst.id,
+      cron: '0 2 * * *',
+      timezone: 'Europe/Zurich',
+    });
+    const moved = await call('PATCH', `/api/schedules/${zurich.id}`, 'admin', { timezone: null });
+    expect(moved.status).toBe(422);
+    expect(moved.body.detail[0].type).toBe('unique');
+    // Saved back as it is: not a duplicate of itself.
+    const same = await call('PATCH', `/api/schedules/${nightly.id}`, 'admin', {
+      cron: '0 2 * * *',
+    });
+    expect(same.status, JSON.stringify(same.body)).toBe(200);
+    for (const s of [nightly, zurich]) {
+      expect((await call('DELETE', `/api/schedules/${s.id}`)).status).toBe(204);
+    }
     const badHook = await call('POST', '/api/hooks', 'admin', {
       name: 'bad',
       trigger: 'pre_transfer',
@@ -713,6 +746,18 @@ describe('records from a station, schedules and runs', () => {
     // As FastAPI answers a body that is not JSON: 422, the problem in the list.
     expect(broken.statusCode).toBe(422);
     expect(broken.json()).toMatchObject({ detail: [{ loc: ['body'], type: 'json_invalid' }] });
+    // Keys that would reach an object's prototype are refused by the parser, and named.
+    const prototype = await app.inject({
+      method: 'POST',
+      url: '/api/storage-locations',
+      headers: jsonHeaders,
+      payload: '{"constructor":{"prototype":{"x":1}},"name":"p2"}',
+    });
+    expect(prototype.statusCode).toBe(422);
+    expect(prototype.json().detail[0].msg).toBe(
+      'JSON decode error: the body is not valid JSON, or has a key named __proto__, or a key ' +
+        'constructor holding a key prototype (refused)',
+    );
     // A trailing slash is sent on to the path without it (307, query kept), as FastAPI does,
     // before credentials are looked at; it used to be a 422 about an `id` never sent.
     for (const [method, url, to] of [

@@ -111,8 +111,8 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
           {
             loc: ['body'],
             msg:
-              'JSON decode error: the body is not valid JSON, or has a key named __proto__ ' +
-              '(refused)',
+              'JSON decode error: the body is not valid JSON, or has a key named __proto__, ' +
+              'or a key constructor holding a key prototype (refused)',
             type: 'json_invalid',
           },
         ],

@@ -50,7 +50,21 @@ function row(db: Db, id: number): Row {
     .get(id) as Row;
 }
 
-function check(db: Db, merged: Required<Input>, input: Input): void {
+/**
+ * Another schedule that runs the same instrument at the same times (cron and time zone), which
+ * would start every run twice; a bundle's import matches schedules by instrument and cron too.
+ */
+function sameSchedule(db: Db, merged: Required<Input>, self: number | null): number | undefined {
+  return db
+    .prepare(
+      `SELECT id FROM harvest_schedules WHERE instrument_id = ? AND cron = ? AND timezone IS ?
+         AND id IS NOT ? ORDER BY id LIMIT 1`,
+    )
+    .pluck()
+    .get(merged.instrument_id, merged.cron, merged.timezone, self) as number | undefined;
+}
+
+function check(db: Db, merged: Required<Input>, input: Input, self: number | null): void {
   const problems: Problem[] = [
     ...checkReference(db, 'instruments', 'instrument', 'instrument_id', input.instrument_id),
     ...timezoneProblems('timezone', input.timezone).map((text) =>
@@ -61,6 +75,19 @@ function check(db: Db, merged: Required<Input>, input: Input): void {
   if (input.cron !== undefined) {
     for (const text of cronProblems('cron', merged.cron)) {
       problems.push(problem(['body', 'cron'], text.slice('cron: '.length), 'cron'));
+    }
+  }
+  if (!problems.length) {
+    const other = sameSchedule(db, merged, self);
+    if (other !== undefined) {
+      problems.push(
+        problem(
+          ['body', 'cron'],
+          `schedule ${other} already runs instrument ${merged.instrument_id} at these times ` +
+            '(the same cron and time zone)',
+          'unique',
+        ),
+      );
     }
   }
   if (problems.length) throw new ValidationProblems(problems);
@@ -135,7 +162,7 @@ export const schedules: ManagedResource<ScheduleOut> = {
   create({ db, now }: Context, input) {
     const i = input as Input & { instrument_id: number; cron: string };
     const merged: Required<Input> = { timezone: null, enabled: true, ...i };
-    check(db, merged, i);
+    check(db, merged, i, null);
     const stationId = stationOfInstrument(db, merged.instrument_id);
     const id = Number(
       db
@@ -170,7 +197,7 @@ export const schedules: ManagedResource<ScheduleOut> = {
       enabled: before.enabled === 1,
       ...i,
     };
-    check(db, merged, i);
+    check(db, merged, i, id);
     const stationId = stationOfInstrument(db, merged.instrument_id);
     // The schedule as it is (a client that PATCHes back what it read): nothing to deploy again,
     // unless the last deployment failed, which this retries.
