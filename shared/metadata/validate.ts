@@ -69,21 +69,25 @@ export function validateField(field: MetadataField, context: FieldContext): Meta
       ),
     );
   }
-  if (context.builder) {
-    if (field.name.trim() === '') {
-      problems.push(structural(at(), 'empty_name', 'a field needs a name'));
-    }
-    // Different options: ["a", "a"] offers one choice.
-    const distinct = new Set(field.options ?? []).size;
-    if (choice && field.options !== undefined && distinct < 2) {
-      problems.push(
-        structural(
-          at('options'),
-          'too_few_options',
-          `a ${type} field built in the builder needs at least 2 different options, not ${distinct}`,
-        ),
-      );
-    }
+  if (context.builder && field.name.trim() === '') {
+    problems.push(structural(at(), 'empty_name', 'a field needs a name'));
+  }
+  // Different options: ["a", "a"] offers one choice. The builder refuses fewer than 2 (spec
+  // 001); a document written as JSON keeps them, as the notebook service does (one option can
+  // be a box to tick), and an empty list, which offers nothing to choose, gets a notice.
+  const distinct = new Set(field.options ?? []).size;
+  if (choice && field.options !== undefined && distinct < 2 && context.builder) {
+    problems.push(
+      structural(
+        at('options'),
+        'too_few_options',
+        `a ${type} field built in the builder needs at least 2 different options, not ${distinct}`,
+      ),
+    );
+  } else if (choice && field.options !== undefined && distinct === 0) {
+    problems.push(
+      notice(at('options'), 'too_few_options', `a ${type} field with no options offers no choice`),
+    );
   }
   const seen = new Set<string>();
   (field.options ?? []).forEach((option, index) => {

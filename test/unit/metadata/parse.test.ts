@@ -500,6 +500,16 @@ describe('parseMetadata: builder rules', () => {
     for (const type of ['select', 'radio']) {
       const raw = one({ type, options: ['only'], value: '' });
       expect(accepted(raw).problems).toEqual([]);
+      // No options at all offers nothing to choose: kept, with a notice.
+      expect(accepted(one({ type, options: [], value: '' })).problems).toEqual([
+        expect.objectContaining({
+          path: ['extra_fields', 'F', 'options'],
+          code: 'too_few_options',
+          severity: 'warning',
+          blocksSaving: false,
+          message: `extra_fields."F".options: a ${type} field with no options offers no choice`,
+        }),
+      ]);
       expect(
         problemAt(refused(raw, { builder: true }), ['extra_fields', 'F', 'options']),
       ).toMatchObject({
