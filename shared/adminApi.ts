@@ -11,6 +11,11 @@ const id = z.number().int().positive();
 const text = (max: number) => z.string().trim().max(max, `must be at most ${max} characters`);
 const name = lineSchema(200).min(1, 'must not be empty');
 const empty = z.object({}).strict();
+/**
+ * The record's updated_at as the editor loaded it: a save of a record changed since is refused
+ * (conflict) instead of overwriting that change. Absent: saved whatever changed (a script).
+ */
+const loadedAt = z.string().max(40).optional();
 
 export const ACCOUNT_ROLES = ['admin', 'staff', 'user'] as const;
 
@@ -39,6 +44,7 @@ export const adminUserInput = z
       .optional(),
     projects: z.array(id).max(10_000),
     qualified_tools: z.array(id).max(10_000),
+    updated_at: loadedAt,
   })
   .strict();
 
@@ -48,6 +54,7 @@ export const adminProjectInput = z
     name,
     application_identifier: lineSchema(200),
     active: z.boolean(),
+    updated_at: loadedAt,
   })
   .strict();
 
@@ -62,6 +69,7 @@ export const adminToolInput = z
     pre_usage_questions: z.unknown(),
     post_usage_questions: z.unknown(),
     qualified_users: z.array(id).max(100_000),
+    updated_at: loadedAt,
   })
   .strict();
 
@@ -101,6 +109,8 @@ export interface AdminUser {
   has_password: boolean;
   projects: number[];
   qualified_tools: number[];
+  /** Sent back with a save (adminUserInput.updated_at). */
+  updated_at: string;
 }
 
 export interface AdminProject {
@@ -109,6 +119,7 @@ export interface AdminProject {
   name: string;
   application_identifier: string;
   active: boolean;
+  updated_at: string;
 }
 
 export interface AdminTool {
@@ -123,6 +134,7 @@ export interface AdminTool {
   post_usage_questions: unknown[];
   qualified_users: number[];
   shutdown: { reason: string; since: string | null } | null;
+  updated_at: string;
 }
 
 export interface AdminToken {

@@ -139,3 +139,47 @@ test('an admin adds a person with a PIN, a project and a qualification; they log
   await page.getByRole('button', { name: 'Edit AFM' }).click();
   await expect(page.getByRole('form', { name: 'Edit AFM' }).getByLabel('carol')).toBeChecked();
 });
+
+test('two admins edit one person: the later save is refused, says why and keeps what was typed', async ({
+  page,
+  browser,
+  startServer,
+}) => {
+  const setup = await startServer();
+  const other = await (await browser.newContext()).newPage();
+  try {
+    for (const p of [page, other]) {
+      await logInAsAdmin(p, setup);
+      await p.getByRole('button', { name: 'Edit bob' }).click();
+    }
+    const first = other.getByRole('form', { name: 'Edit bob' });
+    await first.getByLabel('Last name').fill('First');
+    await first.getByRole('button', { name: 'Save' }).click();
+    await expect(other.getByRole('status').filter({ hasText: 'Saved bob.' })).toBeVisible();
+
+    const second = page.getByRole('form', { name: 'Edit bob' });
+    await second.getByLabel('Badge number').fill('777');
+    await second.getByRole('button', { name: 'Save' }).click();
+    await expect(second.getByRole('alert')).toContainText(
+      /^Bob was changed elsewhere since it was opened here \(saved at .+\); reload the page to see that change, then make yours again\.$/,
+    );
+    await expect(second.getByLabel('Badge number')).toHaveValue('777');
+
+    // Reloaded, the first admin's change is there, and the second one saves on top of it.
+    await page.reload();
+    await page.getByRole('link', { name: 'Administration' }).click();
+    await page.getByRole('button', { name: 'Edit bob' }).click();
+    const fresh = page.getByRole('form', { name: 'Edit bob' });
+    await expect(fresh.getByLabel('Last name')).toHaveValue('First');
+    await fresh.getByLabel('Badge number').fill('777');
+    await fresh.getByRole('button', { name: 'Save' }).click();
+    await expect(page.getByRole('status').filter({ hasText: 'Saved bob.' })).toBeVisible();
+    // Saved twice from the same editor: its own save is no conflict.
+    await fresh.getByLabel('First name').fill('Robert');
+    await fresh.getByRole('button', { name: 'Save' }).click();
+    await expect(fresh.getByRole('alert')).toHaveCount(0);
+    await expect(page.getByRole('status').filter({ hasText: 'Saved bob.' })).toBeVisible();
+  } finally {
+    await other.context().close();
+  }
+});

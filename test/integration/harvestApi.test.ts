@@ -9,7 +9,7 @@
    @typescript-eslint/no-unsafe-argument, @typescript-eslint/no-unsafe-call --
    API bodies are JSON, checked here by value. */
 import { dirname, join } from 'node:path';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../../electron/core/db/open.js';
 import { createApiToken } from '../../electron/core/server/auth.js';
@@ -730,29 +730,22 @@ describe('records from a station, schedules and runs', () => {
     });
     expect(removed.statusCode, removed.body).toBe(204);
     // A route that needs a body names it; a body that is there must still be JSON.
-    const empty = await app.inject({
-      method: 'POST',
-      url: '/api/storage-locations',
-      headers: jsonHeaders,
-    });
+    const create = (payload?: string): Promise<LightMyRequestResponse> =>
+      app.inject({
+        method: 'POST',
+        url: '/api/storage-locations',
+        headers: jsonHeaders,
+        ...(payload === undefined ? {} : { payload }),
+      });
+    const empty = await create();
     expect(empty.statusCode).toBe(422);
     expect(empty.json().detail[0]).toMatchObject({ loc: ['body'], msg: 'must be a JSON object' });
-    const broken = await app.inject({
-      method: 'POST',
-      url: '/api/storage-locations',
-      headers: jsonHeaders,
-      payload: '{"name":',
-    });
+    const broken = await create('{"name":');
     // As FastAPI answers a body that is not JSON: 422, the problem in the list.
     expect(broken.statusCode).toBe(422);
     expect(broken.json()).toMatchObject({ detail: [{ loc: ['body'], type: 'json_invalid' }] });
     // Keys that would reach an object's prototype are refused by the parser, and named.
-    const prototype = await app.inject({
-      method: 'POST',
-      url: '/api/storage-locations',
-      headers: jsonHeaders,
-      payload: '{"constructor":{"prototype":{"x":1}},"name":"p2"}',
-    });
+    const prototype = await create('{"constructor":{"prototype":{"x":1}},"name":"p2"}');
     expect(prototype.statusCode).toBe(422);
     expect(prototype.json().detail[0].msg).toBe(
       'JSON decode error: the body is not valid JSON, or has a key named __proto__, or a key ' +

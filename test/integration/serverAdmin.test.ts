@@ -347,6 +347,105 @@ describe('admin calls', () => {
     expect(clash.body.message).toMatch(/^name: a project named Cathodes exists/);
   });
 
+  it('refuses a save of a record changed since it was opened, also through a linked record, keeping the change', async () => {
+    type Stamped = { id: number; updated_at: string } & Record<string, unknown>;
+    const all = (await facility()) as unknown as {
+      users: Stamped[];
+      projects: Stamped[];
+      tools: Stamped[];
+    };
+    const bob = all.users.find((u) => u.username === 'bob')!;
+    const afm = all.tools.find((t) => t.name === 'AFM')!;
+    const project = all.projects.find((p) => p.name === 'Other')!;
+    const asOpened = (u: Stamped): Record<string, unknown> => {
+      const { id, username, email, first_name, last_name, badge_number, role, is_active } = u;
+      const { projects, qualified_tools, updated_at } = u;
+      return {
+        ...{ id, username, email, first_name, last_name, badge_number, role, is_active },
+        ...{ projects, qualified_tools, updated_at },
+      };
+    };
+    // Two admins open bob; the first saves a new last name, the second a new badge.
+    const first = await ok<{ user: Stamped }>('admin.users.save', {
+      ...asOpened(bob),
+      last_name: 'First',
+    });
+    expect(first.user.updated_at).not.toBe(bob.updated_at);
+    const second = await rpc(
+      'admin.users.save',
+      { ...asOpened(bob), badge_number: '777' },
+      adminJwt,
+    );
+    expect(second.status).toBe(409);
+    expect(second.body).toMatchObject({
+      code: 'conflict',
+      detail:
+        `bob was changed elsewhere since it was opened here (saved at ${first.user.updated_at}); ` +
+        'reload the page to see that change, then make yours again',
+    });
+    const stored = serverDb
+      .prepare('SELECT last_name, badge_number FROM users WHERE id = ?')
+      .get(bob.id) as { last_name: string; badge_number: string | null };
+    expect(stored).toEqual({ last_name: 'First', badge_number: bob.badge_number || null });
+    // Saved again from what the first save answered: taken.
+    await ok('admin.users.save', { ...asOpened(first.user), badge_number: '777' });
+
+    // Qualifying bob for the AFM changes the AFM's list of qualified people: an AFM editor
+    // opened before would save its old list back, and take the qualification away.
+    const now = (await facility()) as unknown as { users: Stamped[] };
+    const bobNow = now.users.find((u) => u.username === 'bob')!;
+    await ok('admin.users.save', {
+      ...asOpened(bobNow),
+      qualified_tools: [...(bobNow.qualified_tools as number[]), afm.id],
+    });
+    const { id, name, category, operational, visible, qualified_users, updated_at } = afm;
+    const staleTool = await rpc(
+      'admin.tools.save',
+      {
+        ...{ id, name, category, operational, visible, qualified_users, updated_at },
+        pre_usage_questions: afm.pre_usage_questions,
+        post_usage_questions: afm.post_usage_questions,
+        category: 'Changed',
+      },
+      adminJwt,
+    );
+    expect(staleTool.status).toBe(409);
+    expect(staleTool.body.detail).toMatch(/^AFM was changed elsewhere since it was opened here/);
+    expect(
+      serverDb
+        .prepare('SELECT 1 FROM qualifications WHERE user_id = ? AND tool_id = ?')
+        .get(bob.id, afm.id),
+    ).toBeTruthy();
+
+    // A project the same way; a save without updated_at (a script) is taken as before.
+    const renamed = await ok<{ project: Stamped }>('admin.projects.save', {
+      id: project.id,
+      name: 'Other',
+      application_identifier: 'PRJ-A',
+      active: true,
+      updated_at: project.updated_at,
+    });
+    expect(renamed.project.updated_at).not.toBe(project.updated_at);
+    const staleProject = await rpc(
+      'admin.projects.save',
+      {
+        id: project.id,
+        name: 'Other',
+        application_identifier: 'PRJ-B',
+        active: true,
+        updated_at: project.updated_at,
+      },
+      adminJwt,
+    );
+    expect(staleProject.status).toBe(409);
+    await ok('admin.projects.save', {
+      id: project.id,
+      name: 'Other',
+      application_identifier: 'PRJ-C',
+      active: true,
+    });
+  });
+
   it('refuses a question form with every problem named under its field, keeping the stored one', async () => {
     const all = await facility();
     const sem = all.tools.find((t) => t.name === 'SEM')!;

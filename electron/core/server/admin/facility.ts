@@ -25,6 +25,7 @@ import type { Account } from '../auth.js';
 interface UserDbRow extends UserRow {
   role: AdminUser['role'];
   password_hash: string | null;
+  updated_at: string;
 }
 
 interface ToolDbRow {
@@ -39,6 +40,7 @@ interface ToolDbRow {
   shutdown: number;
   shutdown_reason: string;
   shutdown_since: string | null;
+  updated_at: string;
 }
 
 /** Pairs (owner id, other id) of a link table, grouped by owner. */
@@ -67,6 +69,7 @@ function toAdminUser(row: UserDbRow, projects: number[], tools: number[]): Admin
     has_password: row.password_hash !== null,
     projects,
     qualified_tools: tools,
+    updated_at: row.updated_at,
   };
 }
 
@@ -82,6 +85,7 @@ function toAdminTool(row: ToolDbRow, users: number[]): AdminTool {
     post_usage_questions: JSON.parse(row.post_usage_questions) as unknown[],
     qualified_users: users,
     shutdown: row.shutdown ? { reason: row.shutdown_reason, since: row.shutdown_since } : null,
+    updated_at: row.updated_at,
   };
 }
 
@@ -91,6 +95,7 @@ const toAdminProject = (row: {
   name: string;
   application_identifier: string;
   active: number;
+  updated_at: string;
 }): AdminProject => ({ ...row, active: row.active === 1 });
 
 export function listFacility(db: Db): {
@@ -114,7 +119,7 @@ export function listFacility(db: Db): {
     db
       .prepare(
         `SELECT id, uuid, username, email, first_name, last_name, badge_number, role, is_active,
-           pin_hash, password_hash
+           pin_hash, password_hash, updated_at
          FROM users ORDER BY username COLLATE NOCASE`,
       )
       .all() as UserDbRow[]
@@ -122,7 +127,8 @@ export function listFacility(db: Db): {
   const projects = (
     db
       .prepare(
-        'SELECT id, uuid, name, application_identifier, active FROM projects ORDER BY name COLLATE NOCASE',
+        `SELECT id, uuid, name, application_identifier, active, updated_at FROM projects
+         ORDER BY name COLLATE NOCASE`,
       )
       .all() as Parameters<typeof toAdminProject>[0][]
   ).map(toAdminProject);
@@ -163,7 +169,10 @@ function checkIds(db: Db, table: 'projects' | 'tools' | 'users', ids: number[], 
   }
 }
 
-/** Replaces the set of `other` ids linked to `owner` in a link table. */
+/**
+ * Replaces the set of `other` ids linked to `owner` in a link table; returns the other ids
+ * whose link was made or removed.
+ */
 function replaceLinks(
   db: Db,
   table: 'user_projects' | 'qualifications',
@@ -171,7 +180,8 @@ function replaceLinks(
   otherColumn: string,
   owner: number,
   others: number[],
-): void {
+): number[] {
+  const changed: number[] = [];
   const wanted = new Set(others);
   const current = new Set(
     db
@@ -186,6 +196,7 @@ function replaceLinks(
         owner,
         id,
       );
+      changed.push(id);
     }
   }
   for (const id of wanted) {
@@ -194,8 +205,40 @@ function replaceLinks(
         owner,
         id,
       );
+      changed.push(id);
     }
   }
+  return changed;
+}
+
+/**
+ * Saves carry the `updated_at` of the record as the editor loaded it: a record changed since
+ * (by another admin, or by a save of a record linked to it) is not overwritten with what the
+ * editor still showed. Not a field error: the whole form is stale.
+ */
+function unchangedSince(
+  db: Db,
+  table: 'users' | 'projects' | 'tools',
+  id: number,
+  loaded: string | undefined,
+  what: string,
+): void {
+  if (loaded === undefined) return;
+  const now = db.prepare(`SELECT updated_at FROM ${table} WHERE id = ?`).pluck().get(id) as
+    string | undefined;
+  if (now !== undefined && now !== loaded) {
+    throw new AppError(
+      'conflict',
+      `${what} was changed elsewhere since it was opened here (saved at ${now}); reload the ` +
+        'page to see that change, then make yours again',
+    );
+  }
+}
+
+/** A record whose links another save changed counts as changed (unchangedSince). */
+function touch(db: Db, table: 'users' | 'tools', ids: number[], now: string): void {
+  const stamp = db.prepare(`UPDATE ${table} SET updated_at = ? WHERE id = ?`);
+  for (const id of ids) stamp.run(now, id);
 }
 
 /**
@@ -256,6 +299,7 @@ export async function saveUser(
   const savedId = db
     .transaction((): number => {
       const before = id === null ? null : userById(db, id);
+      if (before) unchangedSince(db, 'users', before.id, input.updated_at, before.username);
       checkLogonNames(db, id, input.username, badge);
       if (email) {
         const owner = db
@@ -311,7 +355,16 @@ export async function saveUser(
         ).run({ ...values, id });
       }
       replaceLinks(db, 'user_projects', 'user_id', 'project_id', userId, input.projects);
-      replaceLinks(db, 'qualifications', 'user_id', 'tool_id', userId, input.qualified_tools);
+      const tools = replaceLinks(
+        db,
+        'qualifications',
+        'user_id',
+        'tool_id',
+        userId,
+        input.qualified_tools,
+      );
+      // A tool lists its qualified people: an editor open on it is now stale.
+      touch(db, 'tools', tools, now);
       return userId;
     })
     .immediate();
@@ -323,8 +376,11 @@ export function saveProject(db: Db, input: AdminProjectInput): { project: AdminP
   const now = nowIso();
   const savedId = db
     .transaction((): number => {
-      if (id !== null && !db.prepare('SELECT 1 FROM projects WHERE id = ?').get(id)) {
-        throw fieldError('id', `no project with id ${id}`, 'not_found');
+      if (id !== null) {
+        const name = db.prepare('SELECT name FROM projects WHERE id = ?').pluck().get(id) as
+          string | undefined;
+        if (name === undefined) throw fieldError('id', `no project with id ${id}`, 'not_found');
+        unchangedSince(db, 'projects', id, input.updated_at, name);
       }
       const taken = db
         .prepare('SELECT 1 FROM projects WHERE name = ? AND id <> ?')
@@ -354,7 +410,9 @@ export function saveProject(db: Db, input: AdminProjectInput): { project: AdminP
     })
     .immediate();
   const row = db
-    .prepare('SELECT id, uuid, name, application_identifier, active FROM projects WHERE id = ?')
+    .prepare(
+      'SELECT id, uuid, name, application_identifier, active, updated_at FROM projects WHERE id = ?',
+    )
     .get(savedId) as Parameters<typeof toAdminProject>[0];
   return { project: toAdminProject(row) };
 }
@@ -380,7 +438,9 @@ export function saveTool(db: Db, input: AdminToolInput): { tool: AdminTool } {
   const now = nowIso();
   const savedId = db
     .transaction((): number => {
-      if (id !== null) toolById(db, id);
+      if (id !== null) {
+        unchangedSince(db, 'tools', id, input.updated_at, toolById(db, id).name);
+      }
       const taken = db
         .prepare('SELECT 1 FROM tools WHERE name = ? AND id <> ?')
         .get(input.name, id ?? -1);
@@ -415,7 +475,16 @@ export function saveTool(db: Db, input: AdminToolInput): { tool: AdminTool } {
            WHERE id = @id`,
         ).run({ ...values, id });
       }
-      replaceLinks(db, 'qualifications', 'tool_id', 'user_id', toolId, input.qualified_users);
+      const users = replaceLinks(
+        db,
+        'qualifications',
+        'tool_id',
+        'user_id',
+        toolId,
+        input.qualified_users,
+      );
+      // A person lists their qualified tools: an editor open on them is now stale.
+      touch(db, 'users', users, now);
       return toolId;
     })
     .immediate();

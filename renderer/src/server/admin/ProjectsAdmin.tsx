@@ -58,11 +58,13 @@ function ProjectEditor({
     name: project?.name ?? '',
     application_identifier: project?.application_identifier ?? '',
     active: project?.active ?? true,
+    ...(project ? { updated_at: project.updated_at } : {}),
   });
   const save = (): void => {
     void form.submit(adminProjectInput, async (input) => {
       const result = await serverCall('admin.projects.save', input);
       putProject(result.project);
+      form.set('updated_at', result.project.updated_at);
       onSaved(result.project, `Saved ${result.project.name}.`);
     });
   };

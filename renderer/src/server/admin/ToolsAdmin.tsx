@@ -75,12 +75,14 @@ function ToolEditor({
     pre_usage_questions: questionText(tool?.pre_usage_questions ?? []),
     post_usage_questions: questionText(tool?.post_usage_questions ?? []),
     qualified_users: tool?.qualified_users ?? [],
+    ...(tool ? { updated_at: tool.updated_at } : {}),
   });
 
   const save = (): void => {
     void form.submit(toolForm, async (input) => {
       const result = await serverCall('admin.tools.save', input);
       putTool(result.tool);
+      form.set('updated_at', result.tool.updated_at);
       onSaved(
         result.tool,
         `Saved ${result.tool.name}. Stations that run it get the change within seconds.`,

@@ -72,6 +72,8 @@ function UserEditor({
     password: '',
     projects: user?.projects ?? [],
     qualified_tools: user?.qualified_tools ?? [],
+    // The record as loaded: a save of one changed elsewhere since is refused, not overwritten.
+    ...(user ? { updated_at: user.updated_at } : {}),
   });
 
   const save = (): void => {
@@ -81,6 +83,7 @@ function UserEditor({
       onSaved(result.user, `Saved ${result.user.username}.`);
       form.set('pin', '');
       form.set('password', '');
+      form.set('updated_at', result.user.updated_at);
     });
   };
 
