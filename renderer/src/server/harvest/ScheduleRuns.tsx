@@ -6,17 +6,11 @@ import { toBridgeError } from '../../bridge.js';
 import { errorText, formatDateTime } from '../../format.js';
 import { serverCall } from '../serverBridge.js';
 import { useServerStore } from '../store.js';
+import { deploymentWords } from './deployment.js';
 import { useHarvestAdminStore } from './store.js';
 
 /** How often the page reads the runs again while one is queued or running. */
 const REFRESH_MS = 3000;
-
-const STATE_WORDS = {
-  pending: 'pending (the station has not confirmed this version yet)',
-  deployed: 'deployed',
-  failed: 'failed',
-  removed: 'removed',
-} as const;
 
 /**
  * A schedule's deployment on its station, the Trigger button and the last runs. The runs are
@@ -61,7 +55,7 @@ export function ScheduleRuns({ schedule }: { schedule: ScheduleOut }): ReactElem
         <dt>Station</dt>
         <dd>{deployment.station?.name ?? 'none: the instrument has no service account'}</dd>
         <dt>State</dt>
-        <dd data-testid="deployment-state">{STATE_WORDS[deployment.state]}</dd>
+        <dd data-testid="deployment-state">{deploymentWords(deployment)}</dd>
         <dt>Deployed</dt>
         <dd>{deployment.deployed_at ? formatDateTime(deployment.deployed_at) : 'not yet'}</dd>
         <dt>Last run</dt>

@@ -10,6 +10,7 @@ import { formatDateTime } from '../../format.js';
 import { EditorPanel, ListPanel, useSelection } from '../admin/layout.js';
 import { serverCall } from '../serverBridge.js';
 import { DeleteRecord } from './DeleteRecord.js';
+import { deploymentCell, deploysWhen } from './deployment.js';
 import { CheckControl, idText, SelectControl, TextControl } from './formFields.js';
 import { ScheduleRuns } from './ScheduleRuns.js';
 import { useHarvestAdminStore } from './store.js';
@@ -52,7 +53,7 @@ export function SchedulesAdmin(): ReactElement {
               s.cron,
               s.timezone ?? 'station’s',
               s.enabled ? 'yes' : 'no',
-              s.deployment.state,
+              deploymentCell(s.deployment),
               formatDateTime(s.deployment.next_run_at),
             ],
           }))}
@@ -120,13 +121,13 @@ function ScheduleEditor({
       void form.submit(schedulePatch, input, async (parsed) => {
         const { item } = await serverCall('admin.schedules.update', { ...parsed, id: schedule.id });
         put('schedules', item);
-        onSaved(item, 'Saved; the station deploys the change when it next syncs.');
+        onSaved(item, `Saved; ${deploysWhen(item)}`);
       });
     } else {
       void form.submit(scheduleCreate, input, async (parsed) => {
         const { item } = await serverCall('admin.schedules.create', parsed);
         put('schedules', item);
-        onSaved(item, 'Created; the station deploys it when it next syncs.');
+        onSaved(item, `Created; ${deploysWhen(item)}`);
       });
     }
   };
