@@ -269,6 +269,23 @@ describe('admin calls', () => {
         problems: [{ path: [field], message: expect.any(String) as string }],
       });
     }
+    // Every clash at once, each at its field: not one per save.
+    const all = await rpc(
+      'admin.users.save',
+      userInput({ username: 'bob', email: 'ALICE@example.org', badge_number: '100200' }),
+      adminJwt,
+    );
+    expect(all.status).toBe(409);
+    expect(all.body.details).toEqual({
+      problems: [
+        { path: ['username'], message: 'bob is taken' },
+        { path: ['badge_number'], message: '100200 belongs to alice' },
+        { path: ['email'], message: "ALICE@example.org is alice's" },
+      ],
+    });
+    expect(all.body.message).toBe(
+      "username: bob is taken; badge_number: 100200 belongs to alice; email: ALICE@example.org is alice's",
+    );
     // Schema rules: short PIN, short password, unknown role, unknown field.
     for (const bad of [
       userInput({ username: 'ivy', pin: '12' }),

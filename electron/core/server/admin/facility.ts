@@ -245,35 +245,56 @@ function touch(db: Db, table: 'users' | 'tools', ids: number[], now: string): vo
  * People log on at stations with a username or a badge, so each must name one person: a badge
  * may not be another's badge or username, nor a username another's badge.
  */
-function checkLogonNames(db: Db, id: number | null, username: string, badge: string | null): void {
+type Clash = { path: string[]; message: string };
+
+/** The username and badge must each be free, of names and badges both. */
+function logonNameClashes(
+  db: Db,
+  id: number | null,
+  username: string,
+  badge: string | null,
+): Clash[] {
   const other = (sql: string, value: string): string | undefined =>
     db
       .prepare(sql)
       .pluck()
       .get(value, id ?? -1) as string | undefined;
+  const problems: Clash[] = [];
+  const clash = (field: string, message: string): void => {
+    problems.push({ path: [field], message });
+  };
   const byName = other(
     'SELECT username FROM users WHERE username = ? COLLATE NOCASE AND id <> ?',
     username,
   );
-  if (byName) throw fieldError('username', `${username} is taken`, 'conflict');
   // Log-on looks usernames up without regard to case, so a badge may not equal one in any case.
   const nameIsBadge = other(
     'SELECT username FROM users WHERE badge_number = ? COLLATE NOCASE AND id <> ?',
     username,
   );
-  if (nameIsBadge) {
-    throw fieldError('username', `${username} is the badge number of ${nameIsBadge}`, 'conflict');
+  if (byName) clash('username', `${username} is taken`);
+  else if (nameIsBadge) clash('username', `${username} is the badge number of ${nameIsBadge}`);
+  if (badge !== null) {
+    const badgeOwner = other(
+      'SELECT username FROM users WHERE badge_number = ? AND id <> ?',
+      badge,
+    );
+    const badgeIsName = other(
+      'SELECT username FROM users WHERE username = ? COLLATE NOCASE AND id <> ?',
+      badge,
+    );
+    if (badgeOwner) clash('badge_number', `${badge} belongs to ${badgeOwner}`);
+    else if (badgeIsName) clash('badge_number', `${badge} is the username of ${badgeIsName}`);
   }
-  if (badge === null) return;
-  const badgeOwner = other('SELECT username FROM users WHERE badge_number = ? AND id <> ?', badge);
-  if (badgeOwner) throw fieldError('badge_number', `${badge} belongs to ${badgeOwner}`, 'conflict');
-  const badgeIsName = other(
-    'SELECT username FROM users WHERE username = ? COLLATE NOCASE AND id <> ?',
-    badge,
-  );
-  if (badgeIsName) {
-    throw fieldError('badge_number', `${badge} is the username of ${badgeIsName}`, 'conflict');
-  }
+  return problems;
+}
+
+/** Every clash at once (one refusal, each problem at its field), not one per save. */
+function refuseClashes(problems: Clash[]): void {
+  if (!problems.length) return;
+  throw new AppError('conflict', problems.map((p) => `${p.path[0]}: ${p.message}`).join('; '), {
+    problems,
+  });
 }
 
 export async function saveUser(
@@ -300,19 +321,22 @@ export async function saveUser(
     .transaction((): number => {
       const before = id === null ? null : userById(db, id);
       if (before) unchangedSince(db, 'users', before.id, input.updated_at, before.username);
-      checkLogonNames(db, id, input.username, badge);
+      const clashes = logonNameClashes(db, id, input.username, badge);
       if (email) {
         const owner = db
           .prepare('SELECT username FROM users WHERE email = ? COLLATE NOCASE AND id <> ?')
           .pluck()
           .get(email, id ?? -1) as string | undefined;
-        if (owner) throw fieldError('email', `${email} is ${owner}'s`, 'conflict');
-      } else if (
-        passwordHash ||
-        input.role === 'admin' ||
-        // A password kept from before logs in with the e-mail too: clearing it would lock
-        // the person out of the server (and leave pending-answers mail nowhere to go).
-        before?.has_password
+        if (owner) clashes.push({ path: ['email'], message: `${email} is ${owner}'s` });
+      }
+      refuseClashes(clashes);
+      if (
+        !email &&
+        (passwordHash ||
+          input.role === 'admin' ||
+          // A password kept from before logs in with the e-mail too: clearing it would lock
+          // the person out of the server (and leave pending-answers mail nowhere to go).
+          before?.has_password)
       ) {
         throw fieldError('email', 'is needed to log in to the server');
       }
