@@ -119,7 +119,7 @@ class DefinitionWalker {
       this.problems.add(
         context,
         'name',
-        `property "name" is ${quote(name)}; a name must start with a letter or _ and hold only letters, digits and _ (formulas refer to questions by name)`,
+        `property "name" is ${quote(name)}; a name must start with a letter A to Z (either case) or _ and hold only those, digits and _ (formulas refer to questions by name)`,
       );
       return null;
     }

@@ -197,7 +197,8 @@ describe('parseQuestions: names', () => {
     for (const name of ['my name', '1abc', 'a-b', 'é']) {
       const p = problemAt({ type: 'textbox', name }, '[0].name');
       expect(p.message).toContain(JSON.stringify(name));
-      expect(p.message).toContain('letter');
+      // "é" is a letter too: the rule says which ones.
+      expect(p.message).toContain('a letter A to Z (either case) or _');
     }
     expect(ok([{ type: 'textbox', name: '_a1' }])).toHaveLength(1);
   });
