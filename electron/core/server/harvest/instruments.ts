@@ -155,11 +155,8 @@ function check(db: Db, merged: Required<Input>, input: Input, id: number | null)
 
 /**
  * An instrument a station registered from its own records (its local bundle) has no folders or
- * storage here, and a destination template and stability window that are this server's
- * defaults, not the station's. Given to a station as it is, the station would replace its own
- * settings with these: stop harvesting, or place new files by another template. The folders
- * and storage must be given first; the template and the window in the request that assigns the
- * service account, since the server cannot tell a default from a value an admin chose.
+ * storage here. Given to a station as it is, the station would replace its own settings with
+ * those empty ones and stop harvesting: they must be given first.
  */
 function takeoverProblems(
   db: Db,
@@ -191,27 +188,6 @@ function takeoverProblems(
         ['body', 'storage_location_id'],
         'this instrument was configured on its station; give its storage location here before ' +
           'a service account runs it',
-        'takeover',
-      ),
-    );
-  }
-  if (input.destination_template === undefined) {
-    problems.push(
-      problem(
-        ['body', 'destination_template'],
-        'this instrument was configured on its station; give the destination template it uses ' +
-          'there with the service account, or its new files would be placed by ' +
-          merged.destination_template,
-        'takeover',
-      ),
-    );
-  }
-  if (input.stability_seconds === undefined) {
-    problems.push(
-      problem(
-        ['body', 'stability_seconds'],
-        'this instrument was configured on its station; give the stability window it uses ' +
-          `there with the service account, or the station would wait ${merged.stability_seconds} s`,
         'takeover',
       ),
     );
