@@ -354,6 +354,38 @@ describe('notebook entries', () => {
       ['Sample ID', 2],
       ['New', 3],
     ]);
+    // Ids written as text are the same ids ("2" is group 2, as the reader takes it).
+    const asText = await entry(st, 'notebook.create', {
+      kind: 'experiment',
+      title: 'Ids as text',
+      template_id: template.id,
+      metadata: { notebook: { extra_fields_groups: [{ id: '2', name: 'Specimen' }] } },
+    });
+    expect(
+      (asText.metadata as { notebook: { extra_fields_groups: unknown[] } }).notebook
+        .extra_fields_groups,
+    ).toEqual([
+      { id: 1, name: 'Beam' },
+      { id: 2, name: 'Specimen' },
+    ]);
+    // A given id listed twice is refused, not silently dropped.
+    const twice = await failure(
+      st.call('notebook.create', {
+        kind: 'experiment',
+        title: 'Twice',
+        template_id: template.id,
+        metadata: {
+          notebook: {
+            extra_fields_groups: [
+              { id: 3, name: 'A' },
+              { id: 3, name: 'B' },
+            ],
+          },
+        },
+      }),
+      'validation_failed',
+    );
+    expect(JSON.stringify(twice.details)).toContain('duplicate_group_id');
   });
 
   it('keeps the fields of an entry with a null "notebook" beside "elabftw" through saves and copies', async () => {

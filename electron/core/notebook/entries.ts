@@ -134,29 +134,34 @@ function mergeObjects(a: JsonObject, b: JsonObject): JsonObject {
   return out;
 }
 
-/** A group's id, where it is a group object with one. */
-const groupId = (group: unknown): unknown =>
-  isPlainObject(group) ? ownValue(group, 'id') : undefined;
+/**
+ * A group's id as the reader takes it (a whole number, also written as text such as "2"), where
+ * it is a group object with one; other values stand for themselves.
+ */
+function groupId(group: unknown): unknown {
+  const id = isPlainObject(group) ? ownValue(group, 'id') : undefined;
+  return typeof id === 'string' && /^-?\d{1,15}$/.test(id.trim()) ? Number(id.trim()) : id;
+}
 
 /**
  * The template's field groups with the given ones laid over them: a given group of the same id
- * in its place, the others after. Null when either is not a list (nothing to merge: the given
- * value stands, and the check names what is wrong with it).
+ * in its place, the others after. A given id listed twice is kept twice, for the check to
+ * refuse. Null when either is not a list (nothing to merge: the given value stands, and the
+ * check names what is wrong with it).
  */
 function mergeGroups(base: unknown, given: unknown): unknown[] | null {
   if (!Array.isArray(base) || !Array.isArray(given)) return null;
   const theirs: unknown[] = base;
   const mine: unknown[] = given;
-  const byId = new Map<unknown, unknown>();
+  const baseIds = new Set(theirs.map(groupId));
+  const over = new Map<unknown, unknown>();
+  const after: unknown[] = [];
   for (const group of mine) {
     const id = groupId(group);
-    if (id !== undefined && !byId.has(id)) byId.set(id, group);
+    if (id !== undefined && baseIds.has(id) && !over.has(id)) over.set(id, group);
+    else after.push(group);
   }
-  const baseIds = new Set(theirs.map(groupId));
-  return [
-    ...theirs.map((group) => byId.get(groupId(group)) ?? group),
-    ...mine.filter((group) => groupId(group) === undefined || !baseIds.has(groupId(group))),
-  ];
+  return [...theirs.map((group) => over.get(groupId(group)) ?? group), ...after];
 }
 
 /**
