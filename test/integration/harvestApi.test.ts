@@ -337,7 +337,22 @@ describe('management resources', () => {
       cron: '0 2 * * *',
     });
     expect(same.status, JSON.stringify(same.body)).toBe(200);
-    for (const s of [nightly, zurich]) {
+    // A disabled schedule starts nothing: it blocks no other, and two that repeat each other
+    // (made before this rule) can still be disabled.
+    expect(
+      (await call('PATCH', `/api/schedules/${nightly.id}`, 'admin', { enabled: false })).status,
+    ).toBe(200);
+    const twin = await made('/api/schedules', { instrument_id: inst.id, cron: '0 2 * * *' });
+    const enableAgain = await call('PATCH', `/api/schedules/${nightly.id}`, 'admin', {
+      enabled: true,
+    });
+    expect(enableAgain.status).toBe(422);
+    expect(enableAgain.body.detail[0].msg).toMatch(new RegExp(`^schedule ${twin.id} already runs`));
+    db.prepare('UPDATE harvest_schedules SET enabled = 1 WHERE id = ?').run(nightly.id);
+    expect(
+      (await call('PATCH', `/api/schedules/${twin.id}`, 'admin', { enabled: false })).status,
+    ).toBe(200);
+    for (const s of [nightly, zurich, twin]) {
       expect((await call('DELETE', `/api/schedules/${s.id}`)).status).toBe(204);
     }
     const badHook = await call('POST', '/api/hooks', 'admin', {

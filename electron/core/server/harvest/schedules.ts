@@ -51,20 +51,37 @@ function row(db: Db, id: number): Row {
 }
 
 /**
- * Another schedule that runs the same instrument at the same times (cron and time zone), which
- * would start every run twice; a bundle's import matches schedules by instrument and cron too.
+ * Another enabled schedule that runs the same instrument at the same times (cron and time zone),
+ * which would start every run twice; a bundle's import matches schedules by instrument and cron
+ * too. The cron is compared as written.
  */
 function sameSchedule(db: Db, merged: Required<Input>, self: number | null): number | undefined {
   return db
     .prepare(
       `SELECT id FROM harvest_schedules WHERE instrument_id = ? AND cron = ? AND timezone IS ?
-         AND id IS NOT ? ORDER BY id LIMIT 1`,
+         AND enabled = 1 AND id IS NOT ? ORDER BY id LIMIT 1`,
     )
     .pluck()
     .get(merged.instrument_id, merged.cron, merged.timezone, self) as number | undefined;
 }
 
-function check(db: Db, merged: Required<Input>, input: Input, self: number | null): void {
+/**
+ * Whether a save makes this schedule an enabled one at new times: only then can it repeat
+ * another. A save that leaves the times alone (disabling one of two that repeat each other,
+ * say) is never refused for it.
+ */
+function startsRunningAt(merged: Required<Input>, before: Row | null): boolean {
+  if (!merged.enabled) return false;
+  return (
+    before === null ||
+    before.enabled !== 1 ||
+    before.instrument_id !== merged.instrument_id ||
+    before.cron !== merged.cron ||
+    before.timezone !== merged.timezone
+  );
+}
+
+function check(db: Db, merged: Required<Input>, input: Input, before: Row | null): void {
   const problems: Problem[] = [
     ...checkReference(db, 'instruments', 'instrument', 'instrument_id', input.instrument_id),
     ...timezoneProblems('timezone', input.timezone).map((text) =>
@@ -77,8 +94,8 @@ function check(db: Db, merged: Required<Input>, input: Input, self: number | nul
       problems.push(problem(['body', 'cron'], text.slice('cron: '.length), 'cron'));
     }
   }
-  if (!problems.length) {
-    const other = sameSchedule(db, merged, self);
+  if (!problems.length && startsRunningAt(merged, before)) {
+    const other = sameSchedule(db, merged, before?.id ?? null);
     if (other !== undefined) {
       problems.push(
         problem(
@@ -197,7 +214,7 @@ export const schedules: ManagedResource<ScheduleOut> = {
       enabled: before.enabled === 1,
       ...i,
     };
-    check(db, merged, i, id);
+    check(db, merged, i, before);
     const stationId = stationOfInstrument(db, merged.instrument_id);
     // The schedule as it is (a client that PATCHes back what it read): nothing to deploy again,
     // unless the last deployment failed, which this retries.
