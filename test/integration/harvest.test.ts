@@ -9,6 +9,7 @@ import {
   chmodSync,
   closeSync,
   existsSync,
+  lstatSync,
   mkdirSync,
   openSync,
   readFileSync,
@@ -885,6 +886,33 @@ describe('harvest --once', () => {
       const skipped = mine.find((t) => t.status === 'skipped');
       expect(skipped?.note).toBe('the destination already holds the same content');
       expect(skipped?.checksum_verified).toBe(true);
+    }
+  });
+
+  it('takes a link at the destination name for no copy, even to the same content outside', async () => {
+    const dirs = await setupHarvest({ stability: 0, template: '{instrument}/{filename}' });
+    const outside = join(dirs.root, 'outside');
+    mkdirSync(outside);
+    mkdirSync(join(dirs.dest, 'sem-1'), { recursive: true });
+    // Small files go in batches, big ones on their own: both ways of placing a copy.
+    for (const [name, size] of [
+      ['small.bin', 6 * 1024],
+      ['big.bin', 6 * 1024 * 1024],
+    ] as const) {
+      const bytes = randomBytes(size);
+      writeFileSync(join(outside, name), bytes);
+      writeFileSync(join(dirs.src, name), bytes);
+      symlinkSync(join(outside, name), join(dirs.dest, 'sem-1', name));
+    }
+    const out = await harvestOnce(dirs.data);
+    expect(out.stdout).toContain('harvest: 2 completed, 0 skipped, 0 failed');
+    expect(out.code).toBe(0);
+    for (const name of ['small.bin', 'big.bin']) {
+      const link = join(dirs.dest, 'sem-1', name);
+      expect(lstatSync(link).isSymbolicLink()).toBe(true);
+      const copy = join(dirs.dest, 'sem-1', name.replace('.bin', ' (1).bin'));
+      expect(lstatSync(copy).isFile()).toBe(true);
+      expect(md5(copy)).toBe(md5(join(dirs.src, name)));
     }
   });
 

@@ -5,7 +5,7 @@
  * or a hook said so) or failed (with the reason; retried later). A source that changed since
  * it was found stable goes back to the stability check instead.
  */
-import { stat } from 'node:fs/promises';
+import { lstat, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { arkBlade, MAX_PROTECTED_LENGTH } from '../../../shared/ark.js';
 import {
@@ -184,7 +184,9 @@ export async function holdsSame(
   size: number,
   hash: string,
 ): Promise<boolean> {
-  const there = await stat(path).catch(() => null);
+  // Not followed: a link at the name (to a file outside the storage location, say) holds no
+  // copy here, whatever the content it leads to.
+  const there = await lstat(path).catch(() => null);
   return !!there?.isFile() && there.size === size && (await deps.pool.hash(path)).hash === hash;
 }
 
@@ -414,7 +416,8 @@ export async function transferFile(
     }
 
     // The same content already there (a re-imaged station, a second copy of a share): skipped.
-    const existing = await stat(destination).catch(() => null);
+    // A link at the name is no copy (holdsSame).
+    const existing = await lstat(destination).catch(() => null);
     if (existing?.isFile() && existing.size === file.size) {
       const [source, dest] = await Promise.all([
         deps.pool.hash(file.source_path),
