@@ -108,9 +108,14 @@ function sanitizeSegment(value: string): string {
   return WINDOWS_DEVICE.test(cleaned) ? `_${cleaned}` : cleaned;
 }
 
+/**
+ * A relative path as the station records it, its folders joined by "/" on every system
+ * (discover.ts relativeTo): a backslash is part of a name there (Linux allows one), made "_" as
+ * in {filename}, not a folder, or "a\\b.txt" would be placed where "a/b.txt" goes.
+ */
 function sanitizeRelativePath(value: string): string {
   return value
-    .split(/[\\/]/)
+    .split('/')
     .filter((segment) => segment !== '' && segment !== '.')
     .map(sanitizeSegment)
     .join('/');
