@@ -2,7 +2,9 @@
 import { z } from 'zod';
 import type { HookKind } from './hookKinds.js';
 
-const globList = z.union([z.string(), z.array(z.string())]);
+const GLOB_RULE = 'must be a glob or a list of globs (text), such as "*.tmp" or ["*.tmp", "*.bak"]';
+// One message for either shape: a union's own ("Invalid input") names no rule.
+const globList = z.union([z.string(), z.array(z.string())], { error: GLOB_RULE });
 const matchRules = {
   /** The file's path relative to its watched folder matches one of these. */
   glob: globList.optional(),

@@ -364,6 +364,22 @@ describe('management resources', () => {
     expect(badHook.status).toBe(422);
     const locs = (badHook.body.detail as { loc: unknown[] }[]).map((d) => d.loc.join('.'));
     expect(locs).toEqual(expect.arrayContaining(['body.trigger', 'body.config.suffixes']));
+    // A glob of the wrong type is told what a glob is.
+    for (const glob of [5, { a: 1 }, ['*.tmp', 5]]) {
+      const badGlob = await call('POST', '/api/hooks', 'admin', {
+        name: 'bad-glob',
+        trigger: 'pre_transfer',
+        kind: 'skip',
+        config: { glob },
+      });
+      expect(badGlob.status).toBe(422);
+      expect(badGlob.body.detail).toEqual([
+        expect.objectContaining({
+          loc: ['body', 'config', 'glob'],
+          msg: 'must be a glob or a list of globs (text), such as "*.tmp" or ["*.tmp", "*.bak"]',
+        }),
+      ]);
+    }
     const unknownKind = await call('POST', '/api/hooks', 'admin', {
       name: 'bad2',
       trigger: 'post_transfer',
