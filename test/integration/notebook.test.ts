@@ -368,24 +368,50 @@ describe('notebook entries', () => {
       { id: 1, name: 'Beam' },
       { id: 2, name: 'Specimen' },
     ]);
-    // A given id listed twice is refused, not silently dropped.
-    const twice = await failure(
-      st.call('notebook.create', {
+    // A given id listed twice is refused, not silently dropped: a new id, and one of the
+    // template's (where the second used to be lost behind the first).
+    for (const id of [3, 2]) {
+      const twice = await failure(
+        st.call('notebook.create', {
+          kind: 'experiment',
+          title: 'Twice',
+          template_id: template.id,
+          metadata: {
+            notebook: {
+              extra_fields_groups: [
+                { id, name: 'A' },
+                { id, name: 'B' },
+              ],
+            },
+          },
+        }),
+        'validation_failed',
+      );
+      expect(JSON.stringify(twice.details)).toContain('duplicate_group_id');
+    }
+    // Settings given under "elabftw" (the notebook service's key, read when "notebook" is
+    // absent or null) are laid over the template's as well.
+    for (const notebook of [{}, { notebook: null }]) {
+      const elabftw = await entry(st, 'notebook.create', {
         kind: 'experiment',
-        title: 'Twice',
+        title: 'Under elabftw',
         template_id: template.id,
         metadata: {
-          notebook: {
-            extra_fields_groups: [
-              { id: 3, name: 'A' },
-              { id: 3, name: 'B' },
-            ],
-          },
+          ...notebook,
+          elabftw: { extra_fields_groups: [{ id: 3, name: 'Other' }] },
+          extra_fields: { New: { value: 'n', group_id: 3 } },
         },
-      }),
-      'validation_failed',
-    );
-    expect(JSON.stringify(twice.details)).toContain('duplicate_group_id');
+      });
+      const read = elabftw.metadata as Record<string, unknown> & {
+        notebook: { extra_fields_groups: unknown[] };
+      };
+      expect(read.notebook.extra_fields_groups).toEqual([
+        { id: 1, name: 'Beam' },
+        { id: 2, name: 'Sample' },
+        { id: 3, name: 'Other' },
+      ]);
+      expect(read.elabftw).toBeUndefined();
+    }
   });
 
   it('keeps the fields of an entry with a null "notebook" beside "elabftw" through saves and copies', async () => {

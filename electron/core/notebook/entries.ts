@@ -165,6 +165,26 @@ function mergeGroups(base: unknown, given: unknown): unknown[] | null {
 }
 
 /**
+ * The given metadata with its notebook settings under "notebook", where the template's are
+ * (toNotebook): the reader takes them from "elabftw" when "notebook" is absent or null
+ * (readMetadata), so settings given there are merged as if given under "notebook". A null
+ * "notebook" is none, as everywhere: the template's settings stay. An "elabftw" that is not an
+ * object is left under its own name, for the check to name it.
+ */
+function givenSettingsAsNotebook(given: JsonObject): JsonObject {
+  const notebook = ownValue(given, 'notebook');
+  const elabftw = ownValue(given, 'elabftw');
+  if (notebook !== null && (notebook !== undefined || !isPlainObject(elabftw))) return given;
+  const takeElabftw = isPlainObject(elabftw);
+  const out: JsonObject = {};
+  for (const [key, value] of Object.entries(given)) {
+    if (key === 'notebook') continue;
+    setOwn(out, takeElabftw && key === 'elabftw' ? 'notebook' : key, value);
+  }
+  return out;
+}
+
+/**
  * A template's metadata (as JSON) with the metadata given for the new entry laid over it, so
  * the template's fields are all there (spec 001, rule 3): a given field of the same name fills
  * in the template's (its properties over the template's: a value keeps the field's type,
@@ -174,7 +194,7 @@ function mergeGroups(base: unknown, given: unknown): unknown[] | null {
  */
 function overlayJson(base: JsonObject, given: JsonObject): JsonObject {
   const out = mergeObjects(base, {});
-  for (const [key, value] of Object.entries(given)) {
+  for (const [key, value] of Object.entries(givenSettingsAsNotebook(given))) {
     const was = ownValue(out, key);
     if (key === 'extra_fields' && isPlainObject(was) && isPlainObject(value)) {
       const fields: JsonObject = {};
