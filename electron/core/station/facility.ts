@@ -385,12 +385,26 @@ export async function importBundle(db: Db, input: unknown): Promise<ImportSummar
         }
       }
       if (u.qualified_tools) {
+        const toolsOf = (): Set<number> =>
+          new Set(
+            db
+              .prepare('SELECT tool_id FROM qualifications WHERE user_id = ?')
+              .pluck()
+              .all(userId) as number[],
+          );
+        const before = toolsOf();
         db.prepare('DELETE FROM qualifications WHERE user_id = ?').run(userId);
         for (const t of u.qualified_tools) {
           db.prepare(
             'INSERT INTO qualifications (user_id, tool_id) SELECT ?, id FROM tools WHERE name = ?',
           ).run(userId, t);
         }
+        // A tool lists its qualified people: an admin's editor open on one whose list changed
+        // is now stale, as after a save of the person in the admin pages.
+        const after = toolsOf();
+        const stamp = db.prepare('UPDATE tools SET updated_at = ? WHERE id = ?');
+        for (const id of before) if (!after.has(id)) stamp.run(now, id);
+        for (const id of after) if (!before.has(id)) stamp.run(now, id);
       }
     });
     if (mode !== null) setSetting(db, 'mode', mode);
