@@ -38,8 +38,10 @@
  * dir first.
  *
  * Latency: a running station (`labstation harvest`, watching, stability_seconds 1) while 20
- * files of 100 KiB are written 2 s apart; latency is the transfer's completed_at (read from the
+ * files of 100 KiB are written 2 s apart, each in two writes back to back, then (a new station)
+ * each in eight writes 10 ms apart; latency is the transfer's completed_at (read from the
  * station's SQLite database, read-only) minus the time of the file's last write.
+ * BENCH_ONLY=latency runs the latency part alone.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomFillSync } from 'node:crypto';
@@ -98,6 +100,17 @@ let cli = join(REPO, 'bin', 'labstation.js');
 const LATENCY_FILES = 20;
 const LATENCY_GAP_MS = 2000;
 const LATENCY_STABILITY_S = 1;
+/**
+ * How each file of the latency runs is written: in two writes back to back, and as an
+ * instrument writing while it acquires, in eight writes 10 ms apart (chokidar reports one
+ * change of a file per 50 ms, so the last writes of such a burst go unreported).
+ */
+const LATENCY_WRITES = [
+  { writes: 2, gapMs: 0, label: 'in 2 writes back to back' },
+  { writes: 8, gapMs: 10, label: 'in 8 writes 10 ms apart' },
+];
+/** BENCH_ONLY=latency: only the latency runs (no datasets, no copies). */
+const ONLY_LATENCY = process.env.BENCH_ONLY === 'latency';
 
 // ---- contenders ----
 
@@ -543,7 +556,7 @@ interface Latency {
   peakMiB: number | null;
 }
 
-async function latency(root: string): Promise<Latency> {
+async function latency(root: string, how: { writes: number; gapMs: number }): Promise<Latency> {
   const runDir = mkdtempSync(join(root, 'latency-'));
   const source = join(runDir, 'incoming');
   const dest = join(runDir, 'dest');
@@ -560,8 +573,11 @@ async function latency(root: string): Promise<Latency> {
       const path = join(source, `f${String(i).padStart(2, '0')}.bin`);
       randomFillSync(buffer);
       const fd = openSync(path, 'w');
-      writeSync(fd, buffer.subarray(0, SMALL_SIZE / 2));
-      writeSync(fd, buffer.subarray(SMALL_SIZE / 2));
+      const part = Math.ceil(SMALL_SIZE / how.writes);
+      for (let at = 0; at < SMALL_SIZE; at += part) {
+        if (at > 0 && how.gapMs > 0) await sleep(how.gapMs);
+        writeSync(fd, buffer.subarray(at, Math.min(at + part, SMALL_SIZE)));
+      }
       lastWrite.set(path, Date.now());
       closeSync(fd);
     }
@@ -616,104 +632,110 @@ async function main(): Promise<void> {
     );
 
     console.log(`load average ${loadavg()[0].toFixed(2)} at the start`);
-    const t0 = performance.now();
-    process.stderr.write('generating datasets...\n');
-    const datasets = [makeBig(root), makeTree(root)];
-    sync();
-    process.stderr.write(`  ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
-    for (const d of datasets) {
-      console.log(
-        `dataset: ${d.label}: ${int(d.files)} file(s), ${int(d.bytes)} bytes (${(d.bytes / 1e6).toFixed(0)} MB), random`,
-      );
-    }
-
-    const dropped = dropCaches();
-    console.log(
-      dropped
-        ? 'caches: `sync; echo 3 > /proc/sys/vm/drop_caches` before each run: every run reads its source from disk'
-        : 'caches: /proc/sys/vm/drop_caches is not writable: the source is in the page cache for every run',
-    );
-    console.log(
-      'every run: a fresh destination folder, deleted after the run, then `sync`; ' +
-        'Labstation times include process start, the database and the folder walk',
-    );
-    console.log(
-      'read-backs (Labstation verifying its copy, xxhsum of source and copy after cp) find the ' +
-        'data in the page cache: only the first read of each run is from disk',
-    );
-
-    // The floor of the Labstation rows: the same command on an empty folder, after dropping
-    // the caches as before each run (Node and the code read from disk), then again at once.
-    const floorDir = mkdtempSync(join(root, 'floor-'));
-    mkdirSync(join(floorDir, 'empty'));
-    mkdirSync(join(floorDir, 'dest'));
-    const floorStation = makeStation(floorDir, join(floorDir, 'empty'), join(floorDir, 'dest'), 0);
-    if (dropped) dropCaches();
-    const floorCold = await labstationOnce(floorStation);
-    const floorWarm = await labstationOnce(floorStation);
-    rmSync(floorDir, { recursive: true, force: true });
-
-    const results: Row[][] = [];
-    const loads: string[] = [];
-    for (const d of datasets) {
-      const before = loadavg()[0].toFixed(2);
-      results.push(await measure(d, root, dropped));
-      loads.push(`load average ${before} before these runs, ${loadavg()[0].toFixed(2)} after`);
-    }
-
-    for (const [i, d] of datasets.entries()) {
-      console.log(`\n${d.label}, ${int(d.bytes)} bytes (MB = 10^6 bytes of source):\n`);
-      console.log(table(d, results[i]));
-      console.log(`\n${roundByRound(results[i])}`);
-      console.log(`\n${loads[i]}`);
-      for (const row of results[i]) {
-        const note = medianRun(row)?.note;
-        if (note) console.log(`\n${row.contender.name}${RUNS > 1 ? ' (median run)' : ''}: ${note}`);
-      }
-    }
-    console.log(
-      `\nLabstation floor, \`harvest --once\` on an empty folder (process start, database, walk): ` +
-        `${secs(floorCold.seconds)} s${dropped ? ' after dropping the caches (as in the tables)' : ''}, ` +
-        `${secs(floorWarm.seconds)} s warm (CPU ${floorWarm.cpuSeconds === null ? '—' : secs(floorWarm.cpuSeconds)} s); peak RSS ${floorWarm.peakMiB === null ? '—' : `${int(floorWarm.peakMiB)} MiB`}`,
-    );
-    const peaks = datasets.map((d, i) => {
-      const row = results[i].find((r) => r.contender === labstation);
-      const p = row ? peakOfRow(row) : null;
-      return `${d.label}: ${p === null ? '—' : `${int(p)} MiB`}`;
-    });
-    console.log(`Labstation peak RSS by dataset: ${peaks.join('; ')}`);
-
-    process.stderr.write('latency...\n');
-    const lat = await latency(root);
-    const window = LATENCY_STABILITY_S * 1000;
-    const med = median(lat.samples);
-    const max = Math.max(...lat.samples);
-    console.log(
-      `\nlatency, last write to completed record, running \`labstation harvest\` (watching), ` +
-        `stability window ${LATENCY_STABILITY_S} s, ${LATENCY_FILES} files of 100 KiB written ` +
-        `${LATENCY_GAP_MS / 1000} s apart:\n`,
-    );
-    console.log(
-      markdown(
-        ['what', 'median', 'max'],
-        [
-          ['last write to completed record', `${int(med)} ms`, `${int(max)} ms`],
-          [
-            `the same minus the ${LATENCY_STABILITY_S} s stability window`,
-            `${int(med - window)} ms`,
-            `${int(max - window)} ms`,
-          ],
-        ],
-        [false, true, true],
-      ),
-    );
-    console.log(
-      `\nrunning station peak RSS (VmHWM at the end): ${lat.peakMiB === null ? '—' : `${int(lat.peakMiB)} MiB`}`,
-    );
+    if (!ONLY_LATENCY) await datasetRuns(root);
+    await latencyRuns(root);
     console.log(`load average ${loadavg()[0].toFixed(2)} at the end`);
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
+}
+
+/** The datasets, each copied by every contender, and the tables of their runs. */
+async function datasetRuns(root: string): Promise<void> {
+  const t0 = performance.now();
+  process.stderr.write('generating datasets...\n');
+  const datasets = [makeBig(root), makeTree(root)];
+  sync();
+  process.stderr.write(`  ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
+  for (const d of datasets) {
+    console.log(
+      `dataset: ${d.label}: ${int(d.files)} file(s), ${int(d.bytes)} bytes (${(d.bytes / 1e6).toFixed(0)} MB), random`,
+    );
+  }
+
+  const dropped = dropCaches();
+  console.log(
+    dropped
+      ? 'caches: `sync; echo 3 > /proc/sys/vm/drop_caches` before each run: every run reads its source from disk'
+      : 'caches: /proc/sys/vm/drop_caches is not writable: the source is in the page cache for every run',
+  );
+  console.log(
+    'every run: a fresh destination folder, deleted after the run, then `sync`; ' +
+      'Labstation times include process start, the database and the folder walk',
+  );
+  console.log(
+    'read-backs (Labstation verifying its copy, xxhsum of source and copy after cp) find the ' +
+      'data in the page cache: only the first read of each run is from disk',
+  );
+
+  // The floor of the Labstation rows: the same command on an empty folder, after dropping
+  // the caches as before each run (Node and the code read from disk), then again at once.
+  const floorDir = mkdtempSync(join(root, 'floor-'));
+  mkdirSync(join(floorDir, 'empty'));
+  mkdirSync(join(floorDir, 'dest'));
+  const floorStation = makeStation(floorDir, join(floorDir, 'empty'), join(floorDir, 'dest'), 0);
+  if (dropped) dropCaches();
+  const floorCold = await labstationOnce(floorStation);
+  const floorWarm = await labstationOnce(floorStation);
+  rmSync(floorDir, { recursive: true, force: true });
+
+  const results: Row[][] = [];
+  const loads: string[] = [];
+  for (const d of datasets) {
+    const before = loadavg()[0].toFixed(2);
+    results.push(await measure(d, root, dropped));
+    loads.push(`load average ${before} before these runs, ${loadavg()[0].toFixed(2)} after`);
+  }
+
+  for (const [i, d] of datasets.entries()) {
+    console.log(`\n${d.label}, ${int(d.bytes)} bytes (MB = 10^6 bytes of source):\n`);
+    console.log(table(d, results[i]));
+    console.log(`\n${roundByRound(results[i])}`);
+    console.log(`\n${loads[i]}`);
+    for (const row of results[i]) {
+      const note = medianRun(row)?.note;
+      if (note) console.log(`\n${row.contender.name}${RUNS > 1 ? ' (median run)' : ''}: ${note}`);
+    }
+  }
+  console.log(
+    `\nLabstation floor, \`harvest --once\` on an empty folder (process start, database, walk): ` +
+      `${secs(floorCold.seconds)} s${dropped ? ' after dropping the caches (as in the tables)' : ''}, ` +
+      `${secs(floorWarm.seconds)} s warm (CPU ${floorWarm.cpuSeconds === null ? '—' : secs(floorWarm.cpuSeconds)} s); peak RSS ${floorWarm.peakMiB === null ? '—' : `${int(floorWarm.peakMiB)} MiB`}`,
+  );
+  const peaks = datasets.map((d, i) => {
+    const row = results[i].find((r) => r.contender === labstation);
+    const p = row ? peakOfRow(row) : null;
+    return `${d.label}: ${p === null ? '—' : `${int(p)} MiB`}`;
+  });
+  console.log(`Labstation peak RSS by dataset: ${peaks.join('; ')}`);
+}
+
+/** A running station's latency, for each way of writing a file (LATENCY_WRITES). */
+async function latencyRuns(root: string): Promise<void> {
+  const window = LATENCY_STABILITY_S * 1000;
+  const rows: string[][] = [];
+  const peaks: string[] = [];
+  for (const how of LATENCY_WRITES) {
+    process.stderr.write(`latency, files written ${how.label}...\n`);
+    const lat = await latency(root, how);
+    const med = median(lat.samples);
+    const max = Math.max(...lat.samples);
+    rows.push([how.label, `${int(med)} ms`, `${int(max)} ms`, `${int(max - window)} ms`]);
+    peaks.push(`${how.label}: ${lat.peakMiB === null ? '—' : `${int(lat.peakMiB)} MiB`}`);
+  }
+  console.log(
+    `\nlatency, last write to completed record, running \`labstation harvest\` (watching), ` +
+      `stability window ${LATENCY_STABILITY_S} s, ${LATENCY_FILES} files of 100 KiB written ` +
+      `${LATENCY_GAP_MS / 1000} s apart:\n`,
+  );
+  console.log(
+    markdown(
+      ['each file written', 'median', 'max', `max minus the ${LATENCY_STABILITY_S} s window`],
+      rows,
+      [false, true, true, true],
+    ),
+  );
+  console.log(`\nrunning station peak RSS (VmHWM at the end): ${peaks.join('; ')}`);
 }
 
 await main();

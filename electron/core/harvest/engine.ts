@@ -106,6 +106,12 @@ interface Candidate {
   usageEventId: number | null;
   /** Clock time of the last size or mtime change we saw. */
   changedAt: number;
+  /**
+   * Whether size and mtime were read since the last change we know of (see settleMs): false
+   * while they come from a watcher's stat or a walk, which may have caught the file between
+   * two writes, or from before a watcher event.
+   */
+  settled: boolean;
   firstSeenMs: number;
   /** Why the file would not open for reading at its last check (an errno code), or null. */
   openError: string | null;
@@ -233,6 +239,22 @@ const candidateKey = (instrument: Instrument, path: string): string =>
 
 /** A stability check woken by another (wakeAt) comes at least this long after it. */
 const WAKE_GAP_MS = 50;
+
+/**
+ * How long after a change a file's size and mtime are read again, once, before its window
+ * ends (see settleMs). chokidar reports one change per file in 50 ms and drops the others, and
+ * its stat of a new file may come between two writes; the window's end then found a size
+ * other than the one it was counted from, and the file waited a second window (a 1 s window:
+ * a file written in two quick writes completed 2.07 s after its last write, against 1.01 s).
+ * Read again once the writes have paused this long, the size is the final one and the window
+ * runs on from the change: no wait at all when it was right, this much when it was not.
+ */
+const SETTLE_MS = 100;
+
+/** When a candidate is read again before its window ends: never for windows this short. */
+function settleMs(c: Candidate): number | null {
+  return c.settled || c.instrument.stability_seconds * 1000 < 4 * SETTLE_MS ? null : SETTLE_MS;
+}
 
 /** How soon stable files whose records could not be written (a full disk) are tried again. */
 const ACCEPT_RETRY_MS = 5_000;
@@ -1132,6 +1154,9 @@ export class Harvester {
       const candidate = this.candidates.get(candidateKey(instrument, path));
       if (candidate) {
         candidate.changedAt = this.clock();
+        candidate.settled = false;
+        // Read again soon after the writes pause (settleMs), not only at the window's end.
+        if (settleMs(candidate) !== null) this.wakeFor(candidate);
         return [];
       }
       const rel = accepted(path);
@@ -1248,6 +1273,7 @@ export class Harvester {
         existing.size = size;
         existing.mtimeMs = mtimeMs;
         existing.changedAt = this.clock();
+        existing.settled = false;
         this.wakeFor(existing);
       }
       return;
@@ -1277,6 +1303,7 @@ export class Harvester {
       firstSeenAt: seen,
       usageEventId: usage,
       changedAt: this.clock(),
+      settled: false,
       firstSeenMs: this.clock(),
       openError: null,
     };
@@ -1290,9 +1317,8 @@ export class Harvester {
    * to back.
    */
   private wakeFor(c: Candidate, soonestMs = 0): void {
-    this.wakeAt(
-      Math.max(c.changedAt + c.instrument.stability_seconds * 1000, this.clock() + soonestMs),
-    );
+    const after = settleMs(c) ?? c.instrument.stability_seconds * 1000;
+    this.wakeAt(Math.max(c.changedAt + after, this.clock() + soonestMs));
   }
 
   /**
@@ -1334,7 +1360,10 @@ export class Harvester {
       for (const [key, c] of [...this.candidates]) {
         const windowMs = c.instrument.stability_seconds * 1000;
         if (this.clock() - c.changedAt < windowMs) {
-          nextDue = Math.min(nextDue, c.changedAt + windowMs);
+          // Read again before the window ends, where a watcher's stat may have come too soon.
+          const settle = settleMs(c);
+          if (settle !== null && this.clock() - c.changedAt >= settle) due.push([key, c]);
+          else nextDue = Math.min(nextDue, c.changedAt + (settle ?? windowMs));
           continue;
         }
         if (this.walked && this.run) {
@@ -1360,6 +1389,7 @@ export class Harvester {
         const stableKeys: string[] = [];
         group.forEach(([key, c], i) => {
           const probe = probes[i];
+          const windowEnded = this.clock() - seen[i] >= c.instrument.stability_seconds * 1000;
           if (probe.kind !== 'file') {
             this.candidates.delete(key);
           } else if (
@@ -1370,8 +1400,14 @@ export class Harvester {
             c.size = probe.size;
             c.mtimeMs = probe.mtimeMs;
             c.openError = null;
+            // Read after the last change we know of, unless a watcher event came meanwhile.
+            c.settled = c.changedAt === seen[i];
             c.changedAt = this.clock();
             this.wakeFor(c, WAKE_GAP_MS);
+          } else if (!windowEnded) {
+            // Read again before its window ends, and unchanged: the window runs on.
+            c.settled = true;
+            this.wakeFor(c);
           } else if (probe.openError !== null) {
             c.openError = probe.openError;
             c.changedAt = this.clock();
@@ -1504,6 +1540,7 @@ export class Harvester {
           c.mtimeMs = probe.mtimeMs;
           c.openError = changed ? null : (probe.openError ?? code ?? 'unreadable');
           c.changedAt = this.clock();
+          c.settled = true;
           this.candidates.set(keys[i], c);
           this.wakeFor(c, changed ? 0 : WAKE_GAP_MS);
         } else if (hashed.status === 'fulfilled' && hashed.value.hash === record.xxhash) {
