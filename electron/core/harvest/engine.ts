@@ -371,6 +371,12 @@ export class Harvester {
   /** The stability check woken when the first candidate's window ends (wakeAt). */
   private wakeTimer: NodeJS.Timeout | undefined;
   private wakeAtMs = Infinity;
+  /**
+   * The stability check woken SETTLE_MS after the last watcher event for a candidate, to read
+   * files again once their writes pause (settleMs); put off by every event, so files written
+   * to all the time add no checks: the ticks find those whose own writes paused.
+   */
+  private settleTimer: NodeJS.Timeout | undefined;
   /** A wake came while the check ran: it runs again once it ends. */
   private tickAgain = false;
   private recovered = false;
@@ -547,6 +553,8 @@ export class Harvester {
     clearTimeout(this.wakeTimer);
     this.wakeTimer = undefined;
     this.wakeAtMs = Infinity;
+    clearTimeout(this.settleTimer);
+    this.settleTimer = undefined;
     for (const c of this.crons) c.cron.stop();
     this.crons = [];
     await this.closeWatches();
@@ -1156,7 +1164,7 @@ export class Harvester {
         candidate.changedAt = this.clock();
         candidate.settled = false;
         // Read again soon after the writes pause (settleMs), not only at the window's end.
-        if (settleMs(candidate) !== null) this.wakeFor(candidate);
+        if (settleMs(candidate) !== null) this.settleSoon();
         return [];
       }
       const rel = accepted(path);
@@ -1321,6 +1329,17 @@ export class Harvester {
     this.wakeAt(Math.max(c.changedAt + after, this.clock() + soonestMs));
   }
 
+  /** Wakes the stability check SETTLE_MS from now, unless another watcher event comes first. */
+  private settleSoon(): void {
+    if (this.stopped) return;
+    clearTimeout(this.settleTimer);
+    this.settleTimer = setTimeout(() => {
+      this.settleTimer = undefined;
+      void this.tick(true);
+    }, SETTLE_MS + 1);
+    this.settleTimer.unref();
+  }
+
   /**
    * Runs the stability check at `clockMs` (or sooner, if another candidate is due sooner): a
    * file is taken when its window ends, not at the next tick, which came up to tickMs (a
@@ -1361,9 +1380,11 @@ export class Harvester {
         const windowMs = c.instrument.stability_seconds * 1000;
         if (this.clock() - c.changedAt < windowMs) {
           // Read again before the window ends, where a watcher's stat may have come too soon.
+          // Not woken for: settleSoon and wakeFor wake the check for that, and files still
+          // being written would otherwise wake it at every write.
           const settle = settleMs(c);
           if (settle !== null && this.clock() - c.changedAt >= settle) due.push([key, c]);
-          else nextDue = Math.min(nextDue, c.changedAt + (settle ?? windowMs));
+          else nextDue = Math.min(nextDue, c.changedAt + windowMs);
           continue;
         }
         if (this.walked && this.run) {
@@ -1384,12 +1405,15 @@ export class Harvester {
         // What the window was checked against; a watcher event or a walk during the check
         // changes the candidate, and then this check does not count.
         const seen = group.map(([, c]) => c.changedAt);
+        // The files are read after this: a window counts as ended only if it had before they
+        // were (a reply that comes late does not make a read made too soon count).
+        const probedAt = this.clock();
         const probes = await this.pool.probe(group.map(([, c]) => c.absolutePath));
         const stable: Candidate[] = [];
         const stableKeys: string[] = [];
         group.forEach(([key, c], i) => {
           const probe = probes[i];
-          const windowEnded = this.clock() - seen[i] >= c.instrument.stability_seconds * 1000;
+          const windowEnded = probedAt - seen[i] >= c.instrument.stability_seconds * 1000;
           if (probe.kind !== 'file') {
             this.candidates.delete(key);
           } else if (
