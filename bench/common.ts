@@ -294,6 +294,30 @@ export function makeTree(root: string): Dataset {
   };
 }
 
+/**
+ * Both datasets, generated into `root` and made durable, each described on stdout; then the
+ * caches dropped where that is allowed (said too). Returns whether they were.
+ */
+export function prepareDatasets(root: string): { datasets: Dataset[]; dropped: boolean } {
+  const t0 = performance.now();
+  process.stderr.write('generating datasets...\n');
+  const datasets = [makeBig(root), makeTree(root)];
+  sync();
+  process.stderr.write(`  ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
+  for (const d of datasets) {
+    console.log(
+      `dataset: ${d.label}: ${int(d.files)} file(s), ${int(d.bytes)} bytes (${(d.bytes / 1e6).toFixed(0)} MB), random`,
+    );
+  }
+  const dropped = dropCaches();
+  console.log(
+    dropped
+      ? 'caches: `sync; echo 3 > /proc/sys/vm/drop_caches` before each run: every run reads its source from disk'
+      : 'caches: /proc/sys/vm/drop_caches is not writable: the source is in the page cache for every run',
+  );
+  return { datasets, dropped };
+}
+
 /** Files and bytes under a folder (the untimed check that a copy is complete). */
 export function measureTree(dir: string): { files: number; bytes: number } {
   let files = 0;

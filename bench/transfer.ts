@@ -64,35 +64,34 @@ import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import {
-  REPO,
-  RUNS,
-  SMALL_SIZE,
-  TIME,
   commandExists,
+  type Dataset,
   dropCaches,
-  readyMemory,
   fileSystemOf,
   firstLine,
   haveTime,
   int,
   machineLine,
-  makeBig,
-  makeTree,
   markdown,
   measureTree,
   median,
   peakOf,
+  prepareDatasets,
   q,
+  type Ran,
+  readyMemory,
+  REPO,
   run,
+  RUNS,
   secs,
   sh,
+  SMALL_SIZE,
   snapshotCli,
   stealSeconds,
   sumOf,
   sync,
+  TIME,
   treeHwm,
-  type Dataset,
-  type Ran,
 } from './common.js';
 
 /** The CLI under test: a copy of the build made at the start (see snapshotCli). */
@@ -642,23 +641,7 @@ async function main(): Promise<void> {
 
 /** The datasets, each copied by every contender, and the tables of their runs. */
 async function datasetRuns(root: string): Promise<void> {
-  const t0 = performance.now();
-  process.stderr.write('generating datasets...\n');
-  const datasets = [makeBig(root), makeTree(root)];
-  sync();
-  process.stderr.write(`  ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
-  for (const d of datasets) {
-    console.log(
-      `dataset: ${d.label}: ${int(d.files)} file(s), ${int(d.bytes)} bytes (${(d.bytes / 1e6).toFixed(0)} MB), random`,
-    );
-  }
-
-  const dropped = dropCaches();
-  console.log(
-    dropped
-      ? 'caches: `sync; echo 3 > /proc/sys/vm/drop_caches` before each run: every run reads its source from disk'
-      : 'caches: /proc/sys/vm/drop_caches is not writable: the source is in the page cache for every run',
-  );
+  const { datasets, dropped } = prepareDatasets(root);
   console.log(
     'every run: a fresh destination folder, deleted after the run, then `sync`; ' +
       'Labstation times include process start, the database and the folder walk',

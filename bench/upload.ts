@@ -47,30 +47,29 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { createXXHash128 } from 'hash-wasm';
 import {
-  RUNS,
-  TIME,
   commandExists,
+  type Dataset,
   dropCaches,
-  readyMemory,
   fileSystemOf,
   firstLine,
   haveTime,
   int,
   machineLine,
-  makeBig,
-  makeTree,
   markdown,
   median,
   peakOf,
+  prepareDatasets,
   q,
+  type Ran,
+  readyMemory,
   run,
+  RUNS,
   secs,
   sh,
   snapshotCli,
   sumOf,
   sync,
-  type Dataset,
-  type Ran,
+  TIME,
 } from './common.js';
 
 const SINK_ARG = 'sink';
@@ -540,20 +539,7 @@ async function main(): Promise<void> {
         `for the run); runs per contender: ${RUNS}${RUNS > 1 ? ' (median time and CPU, largest peak)' : ''}`,
     );
     console.log(`load average ${loadavg()[0].toFixed(2)} at the start`);
-    process.stderr.write('generating datasets...\n');
-    const datasets = [makeBig(root), makeTree(root)];
-    sync();
-    for (const d of datasets) {
-      console.log(
-        `dataset: ${d.label}: ${int(d.files)} file(s), ${int(d.bytes)} bytes (${(d.bytes / 1e6).toFixed(0)} MB), random`,
-      );
-    }
-    const dropped = dropCaches();
-    console.log(
-      dropped
-        ? 'caches: `sync; echo 3 > /proc/sys/vm/drop_caches` before each run: every run reads its source from disk'
-        : 'caches: /proc/sys/vm/drop_caches is not writable: the source is in the page cache for every run',
-    );
+    const { datasets, dropped } = prepareDatasets(root);
 
     // The floor of the Labstation rows: the station on an empty folder, the server running.
     const floor = await inRunDir(root, async (dir) => {
