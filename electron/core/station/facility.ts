@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { parseQuestions, serializeQuestions } from '../../../shared/questions/index.js';
 import { isPlainObject, ownValue } from '../../../shared/questions/json.js';
 import { lineSchema } from '../../../shared/text.js';
+import { replaceLinks, touch } from '../db/links.js';
 import type { Db } from '../db/open.js';
 import {
   applyHarvestBundle,
@@ -385,26 +386,14 @@ export async function importBundle(db: Db, input: unknown): Promise<ImportSummar
         }
       }
       if (u.qualified_tools) {
-        const toolsOf = (): Set<number> =>
-          new Set(
-            db
-              .prepare('SELECT tool_id FROM qualifications WHERE user_id = ?')
-              .pluck()
-              .all(userId) as number[],
-          );
-        const before = toolsOf();
-        db.prepare('DELETE FROM qualifications WHERE user_id = ?').run(userId);
-        for (const t of u.qualified_tools) {
-          db.prepare(
-            'INSERT INTO qualifications (user_id, tool_id) SELECT ?, id FROM tools WHERE name = ?',
-          ).run(userId, t);
-        }
+        const toolIds = u.qualified_tools.flatMap((name) => {
+          const id = db.prepare('SELECT id FROM tools WHERE name = ?').pluck().get(name);
+          return id === undefined ? [] : [id as number];
+        });
+        const changed = replaceLinks(db, 'qualifications', 'user_id', 'tool_id', userId, toolIds);
         // A tool lists its qualified people: an admin's editor open on one whose list changed
         // is now stale, as after a save of the person in the admin pages.
-        const after = toolsOf();
-        const stamp = db.prepare('UPDATE tools SET updated_at = ? WHERE id = ?');
-        for (const id of before) if (!after.has(id)) stamp.run(now, id);
-        for (const id of after) if (!before.has(id)) stamp.run(now, id);
+        touch(db, 'tools', changed, now);
       }
     });
     if (mode !== null) setSetting(db, 'mode', mode);

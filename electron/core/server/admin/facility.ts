@@ -14,6 +14,7 @@ import type {
   AdminUserInput,
 } from '../../../../shared/adminApi.js';
 import { parseQuestions, serializeQuestions } from '../../../../shared/questions/index.js';
+import { replaceLinks, touch } from '../../db/links.js';
 import type { Db } from '../../db/open.js';
 import type { UserRow } from '../../station/records.js';
 import { AppError, fieldError } from '../../util/errors.js';
@@ -170,48 +171,6 @@ function checkIds(db: Db, table: 'projects' | 'tools' | 'users', ids: number[], 
 }
 
 /**
- * Replaces the set of `other` ids linked to `owner` in a link table; returns the other ids
- * whose link was made or removed.
- */
-function replaceLinks(
-  db: Db,
-  table: 'user_projects' | 'qualifications',
-  ownerColumn: string,
-  otherColumn: string,
-  owner: number,
-  others: number[],
-): number[] {
-  const changed: number[] = [];
-  const wanted = new Set(others);
-  const current = new Set(
-    db
-      .prepare(`SELECT ${otherColumn} FROM ${table} WHERE ${ownerColumn} = ?`)
-      .pluck()
-      .all(owner) as number[],
-  );
-  // Only the differences are written, so an unchanged save logs no sync change.
-  for (const id of current) {
-    if (!wanted.has(id)) {
-      db.prepare(`DELETE FROM ${table} WHERE ${ownerColumn} = ? AND ${otherColumn} = ?`).run(
-        owner,
-        id,
-      );
-      changed.push(id);
-    }
-  }
-  for (const id of wanted) {
-    if (!current.has(id)) {
-      db.prepare(`INSERT INTO ${table} (${ownerColumn}, ${otherColumn}) VALUES (?, ?)`).run(
-        owner,
-        id,
-      );
-      changed.push(id);
-    }
-  }
-  return changed;
-}
-
-/**
  * Saves carry the `updated_at` of the record as the editor loaded it: a record changed since
  * (by another admin, or by a save of a record linked to it) is not overwritten with what the
  * editor still showed. Not a field error: the whole form is stale.
@@ -233,12 +192,6 @@ function unchangedSince(
         'page to see that change, then make yours again',
     );
   }
-}
-
-/** A record whose links another save changed counts as changed (unchangedSince). */
-function touch(db: Db, table: 'users' | 'tools', ids: number[], now: string): void {
-  const stamp = db.prepare(`UPDATE ${table} SET updated_at = ? WHERE id = ?`);
-  for (const id of ids) stamp.run(now, id);
 }
 
 /**
