@@ -107,7 +107,7 @@ interface Candidate {
   /** Clock time of the last size or mtime change we saw. */
   changedAt: number;
   /**
-   * Whether size and mtime were read since the last change we know of (see settleMs): false
+   * Whether size and mtime were read since the last change we know of (see settles): false
    * while they come from a watcher's stat or a walk, which may have caught the file between
    * two writes, or from before a watcher event.
    */
@@ -242,7 +242,7 @@ const WAKE_GAP_MS = 50;
 
 /**
  * How long after a change a file's size and mtime are read again, once, before its window
- * ends (see settleMs). chokidar reports one change per file in 50 ms and drops the others, and
+ * ends (see settles). chokidar reports one change per file in 50 ms and drops the others, and
  * its stat of a new file may come between two writes; the window's end then found a size
  * other than the one it was counted from, and the file waited a second window (a 1 s window:
  * a file written in two quick writes completed 2.07 s after its last write, against 1.01 s).
@@ -251,9 +251,9 @@ const WAKE_GAP_MS = 50;
  */
 const SETTLE_MS = 100;
 
-/** When a candidate is read again before its window ends: never for windows this short. */
-function settleMs(c: Candidate): number | null {
-  return c.settled || c.instrument.stability_seconds * 1000 < 4 * SETTLE_MS ? null : SETTLE_MS;
+/** Whether a candidate is read again SETTLE_MS after its last change: not for short windows. */
+function settles(c: Candidate): boolean {
+  return !c.settled && c.instrument.stability_seconds * 1000 >= 4 * SETTLE_MS;
 }
 
 /** How soon stable files whose records could not be written (a full disk) are tried again. */
@@ -373,7 +373,7 @@ export class Harvester {
   private wakeAtMs = Infinity;
   /**
    * The stability check woken SETTLE_MS after the last watcher event for a candidate, to read
-   * files again once their writes pause (settleMs); put off by every event, so files written
+   * files again once their writes pause (settles); put off by every event, so files written
    * to all the time add no checks: the ticks find those whose own writes paused.
    */
   private settleTimer: NodeJS.Timeout | undefined;
@@ -1163,8 +1163,8 @@ export class Harvester {
       if (candidate) {
         candidate.changedAt = this.clock();
         candidate.settled = false;
-        // Read again soon after the writes pause (settleMs), not only at the window's end.
-        if (settleMs(candidate) !== null) this.settleSoon();
+        // Read again soon after the writes pause (settles), not only at the window's end.
+        if (settles(candidate)) this.settleSoon();
         return [];
       }
       const rel = accepted(path);
@@ -1325,7 +1325,7 @@ export class Harvester {
    * to back.
    */
   private wakeFor(c: Candidate, soonestMs = 0): void {
-    const after = settleMs(c) ?? c.instrument.stability_seconds * 1000;
+    const after = settles(c) ? SETTLE_MS : c.instrument.stability_seconds * 1000;
     this.wakeAt(Math.max(c.changedAt + after, this.clock() + soonestMs));
   }
 
@@ -1382,8 +1382,7 @@ export class Harvester {
           // Read again before the window ends, where a watcher's stat may have come too soon.
           // Not woken for: settleSoon and wakeFor wake the check for that, and files still
           // being written would otherwise wake it at every write.
-          const settle = settleMs(c);
-          if (settle !== null && this.clock() - c.changedAt >= settle) due.push([key, c]);
+          if (settles(c) && this.clock() - c.changedAt >= SETTLE_MS) due.push([key, c]);
           else nextDue = Math.min(nextDue, c.changedAt + windowMs);
           continue;
         }
