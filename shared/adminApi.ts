@@ -158,6 +158,8 @@ export interface AdminStation {
   enabled: boolean;
   created_at: string;
   last_seen_at: string | null;
+  /** Host name of the Labstation that holds the key (server/sync/stationAuth.ts); null: none yet. */
+  host: string | null;
 }
 
 export interface AdminResults {

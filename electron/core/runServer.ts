@@ -78,6 +78,23 @@ export function trustedProxies(text: string | undefined): string[] {
   return entries;
 }
 
+/**
+ * LABSTATION_STATION_TAKEOVER_SECONDS: how long the Labstation holding a station key must be
+ * silent before another may take it (server/sync/stationAuth.ts); undefined when unset.
+ */
+export function stationTakeoverMs(text: string | undefined): number | undefined {
+  const value = text?.trim();
+  if (!value) return undefined;
+  if (!/^\d{1,7}$/.test(value)) {
+    throw new AppError(
+      'validation_failed',
+      `LABSTATION_STATION_TAKEOVER_SECONDS: ${JSON.stringify(value)} is not a whole number of ` +
+        'seconds (e.g. 120)',
+    );
+  }
+  return Number(value) * 1000;
+}
+
 /** LABSTATION_PUBLIC_URL, when set, must be an http or https address. */
 export function checkPublicUrl(text: string | undefined): void {
   const value = text?.trim();
@@ -199,6 +216,7 @@ export async function runServer(options: RunServerOptions): Promise<RunningServe
     const proxies = trustedProxies(env.LABSTATION_TRUST_PROXY);
     checkPublicUrl(env.LABSTATION_PUBLIC_URL);
     checkMailEnv(env);
+    const takeoverMs = stationTakeoverMs(env.LABSTATION_STATION_TAKEOVER_SECONDS);
     await ensureEnvAdmin(db, env, options.log);
     const app = await createServerApp({
       db,
@@ -207,6 +225,7 @@ export async function runServer(options: RunServerOptions): Promise<RunningServe
       timeZone: () => serverTimeZone(db),
       trustProxy: proxies,
       publicUrl: () => configuredPublicUrl(db, env),
+      ...(takeoverMs === undefined ? {} : { stationTakeoverMs: takeoverMs }),
     });
     await app.listen({ host: options.host, port: options.port });
     const address = app.server.address();

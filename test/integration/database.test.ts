@@ -101,8 +101,9 @@ describe('database', () => {
     const rowsBefore = rows(db);
     db.close();
 
-    const migrated = openDatabase(file);
-    expect(schemaVersion(migrated)).toBe(LATEST_VERSION);
+    // Up to migration 15 itself: later ones add columns to these tables.
+    const migrated = openDatabase(file, migrations.slice(0, 15));
+    expect(schemaVersion(migrated)).toBe(15);
     expect(rows(migrated)).toEqual(rowsBefore);
     expect(shape(migrated)).toEqual(before);
     expect(migrated.pragma('foreign_keys', { simple: true })).toBe(1);

@@ -55,14 +55,19 @@ let app: FastifyInstance;
 let serverUrl: string;
 const proxies = new Set<CutProxy>();
 
-/** The server app as `labstation serve` builds it, with the upload API, on an ephemeral port. */
-async function startApp(): Promise<void> {
+/**
+ * The server app as `labstation serve` builds it, with the upload API, on an ephemeral port.
+ * Each test's station is a data dir of its own with the one key, used one after another: the
+ * next takes the key at once (`takeoverMs` 0) unless a test says otherwise.
+ */
+async function startApp(takeoverMs = 0): Promise<void> {
   const log = createLogger(process.env.UPLOAD_TEST_LOG ?? 'silent');
   app = await createServerApp({
     db: serverDb,
     log,
     jwtSecret: getSetting(serverDb, 'server.jwtSecret')!,
     timeZone: () => 'UTC',
+    stationTakeoverMs: takeoverMs,
   });
   registerUploadApi(app, { db: serverDb, log });
   serverUrl = await app.listen({ host: '127.0.0.1', port: 0 });
@@ -596,6 +601,33 @@ describe('uploads into a server storage location', () => {
       expect(left).toBe(0);
     } finally {
       stationDb.close();
+    }
+  });
+
+  it('a key another Labstation holds: a failed transfer that says so, to be retried', async () => {
+    // Another Labstation uses the key (its data dir and host named, as a station's are); the
+    // server then holds it to that one for a minute.
+    const other = { 'x-labstation-install': randomUUID(), 'x-labstation-host': 'other-pc' };
+    expect((await call('GET', '/sync/changes?cursor=0', { headers: other })).status).toBe(200);
+    await app.close();
+    await startApp(60_000);
+    try {
+      const dirs = await station('held');
+      writeFileSync(join(dirs.src, 'a.txt'), 'a');
+      const run = await harvestOnce(dirs.data);
+      expect(run.code).toBe(1);
+      const [failed] = await transfersOf(dirs.data);
+      expect(failed?.error).toMatch(
+        /does not accept this station's key: This station key is in use by another Labstation \(host "other-pc"/,
+      );
+      const [file] = await filesOf(dirs.data);
+      // Retried later (a key can be free again), not left until someone asks.
+      expect(file?.state).toBe('failed');
+      expect(file?.next_attempt_at).toEqual(expect.any(String) as string);
+      expect(storeTree('held')).toEqual([]);
+    } finally {
+      await app.close();
+      await startApp();
     }
   });
 

@@ -20,6 +20,7 @@ import { pipeline } from 'node:stream/promises';
 import { createXXHash128 } from '../util/hasher.js';
 import type { Db } from '../db/open.js';
 import { getSetting } from '../station/settings.js';
+import { KEY_IN_USE, stationHeaders } from '../sync/identity.js';
 import {
   UPLOAD_OFFSET_HEADER,
   UPLOADS_PATH,
@@ -83,7 +84,8 @@ function request(
   url: URL,
   options: {
     method: string;
-    key: string;
+    /** stationHeaders: the key and who sends it. */
+    station: Record<string, string>;
     headers?: Record<string, string>;
     body?: Buffer | Readable;
     idleMs: number;
@@ -102,11 +104,7 @@ function request(
     };
     const req = transport.request(url, {
       method: options.method,
-      headers: {
-        authorization: `Station ${options.key}`,
-        accept: 'application/json',
-        ...options.headers,
-      },
+      headers: { ...options.station, accept: 'application/json', ...options.headers },
     });
     req.setTimeout(options.idleMs, () =>
       req.destroy(new Error(`the server sent nothing for ${options.idleMs / 1000} s`)),
@@ -151,7 +149,7 @@ function request(
 class UploadClient {
   constructor(
     private readonly server: string,
-    private readonly key: string,
+    private readonly station: Record<string, string>,
   ) {}
 
   private url(path: string): URL {
@@ -165,7 +163,7 @@ class UploadClient {
   ): Promise<Answer> {
     const answer = await request(this.url(path), {
       method,
-      key: this.key,
+      station: this.station,
       idleMs: options.idleMs ?? IDLE_MS,
       ...(options.headers ? { headers: options.headers } : {}),
       ...(options.body ? { body: options.body } : {}),
@@ -326,7 +324,7 @@ export async function uploadVerified(deps: UploadDeps, job: UploadJob): Promise<
     };
   }
 
-  const client = new UploadClient(server, key);
+  const client = new UploadClient(server, stationHeaders(deps.db, key));
   const body: UploadRequest = {
     file_uuid: file.uuid,
     storage_location_uuid: job.location.uuid,
@@ -368,7 +366,7 @@ export async function uploadVerified(deps: UploadDeps, job: UploadJob): Promise<
         if (error.status === 422) {
           return { outcome: 'failed', reason: detailOf(error), retry: true };
         }
-        if (error.status === 401) {
+        if (error.status === 401 || error.body.code === KEY_IN_USE) {
           return {
             outcome: 'failed',
             reason: `the server does not accept this station's key: ${detailOf(error)}`,

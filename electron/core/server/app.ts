@@ -14,6 +14,7 @@ import { FailureLimiter } from './rateLimit.js';
 import { randomBytes } from 'node:crypto';
 import { signJwt } from './secrets.js';
 import { registerSyncApi } from './sync/routes.js';
+import { stationAuth } from './sync/stationAuth.js';
 import { registerUploadApi } from './uploads/routes.js';
 import { registerWebUi } from './web/ui.js';
 import { addSecurityHeaders } from '../http/securityHeaders.js';
@@ -59,6 +60,8 @@ export interface ServerAppOptions {
    * responses start with; null or unset: the scheme and host the request came in on.
    */
   publicUrl?: () => string | null;
+  /** How long a key's holder must be silent before another Labstation may take the key (stationAuth.ts). */
+  stationTakeoverMs?: number;
 }
 
 /**
@@ -245,6 +248,13 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
     timeZone: options.timeZone,
     admin: guards.requireRoles('admin'),
     anyUser: guards.requireRoles('admin', 'staff', 'user'),
+  });
+  // Made here first, with the server's settings: the station routes below get this one.
+  stationAuth(app, {
+    db,
+    log,
+    clock,
+    ...(options.stationTakeoverMs === undefined ? {} : { takeoverMs: options.stationTakeoverMs }),
   });
   registerUploadApi(app, { db, log, docs });
   registerSyncApi(app, { db, log, docs });

@@ -24,6 +24,8 @@ export interface StationSettings {
   'sync.server': string | null;
   /** The station's key on that server (kept here: the station must send it). */
   'sync.key': string | null;
+  /** This data dir's id, sent with the key (sync/identity.ts); made at its first use. */
+  'sync.install': string | null;
   'idle.logoffMinutes': number;
   'idle.forceEndMinutes': number | null;
   'security.lockMinutes': number;
@@ -69,6 +71,7 @@ export const DEFAULT_SETTINGS: StationSettings = {
   'station.lockMode': false,
   'sync.server': null,
   'sync.key': null,
+  'sync.install': null,
   'idle.logoffMinutes': 10,
   'idle.forceEndMinutes': null,
   'security.lockMinutes': 5,

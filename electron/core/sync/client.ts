@@ -3,6 +3,7 @@ import type { CoreEvent } from '../../../shared/api.js';
 import { CLOCK_SKEW_WARN_SECONDS, clockSkewWarning } from '../../../shared/clock.js';
 import type { Db } from '../db/open.js';
 import type { Station } from '../station/station.js';
+import { stationHeaders } from './identity.js';
 import { adoptServerAnswers } from '../station/toolControl.js';
 import { enqueueUsage } from '../station/outbox.js';
 import { enqueueFile } from '../harvest/records.js';
@@ -183,7 +184,7 @@ export class SyncClient {
     const base = options.server.endsWith('/') ? options.server.slice(0, -1) : options.server;
     this.http = axios.create({
       baseURL: base,
-      headers: { authorization: `Station ${options.key}` },
+      headers: stationHeaders(options.station.db, options.key),
       timeout: 20_000,
       // Redirects would carry the key elsewhere.
       maxRedirects: 0,
@@ -399,7 +400,8 @@ export class SyncClient {
         throw new AppError(code, body.message, body.details);
       }
       const status = axios.isAxiosError(error) ? error.response?.status : undefined;
-      if (status === 401 || status === 403) {
+      // 409: the key is held by another Labstation (server/sync/stationAuth.ts).
+      if (status === 401 || status === 403 || status === 409) {
         throw new AppError(
           'forbidden',
           `the server refused this station's key (${describe(error).message}); ask an admin`,
@@ -492,7 +494,8 @@ export class SyncClient {
 
   private failed(kind: 'push' | 'pull', error: unknown): void {
     const { message, reachable } = describe(error);
-    if (!reachable || message.startsWith('server answered 401')) this.online = false;
+    // 401: the key is refused; 409: another Labstation holds it (server/sync/stationAuth.ts).
+    if (!reachable || /^server answered 40[19]\b/.test(message)) this.online = false;
     if (kind === 'push') {
       this.pushError = message;
       this.pushUnreachable = !reachable;

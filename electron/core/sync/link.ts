@@ -10,6 +10,7 @@ import type { Station, SyncControl } from '../station/station.js';
 import { AppError, fieldError } from '../util/errors.js';
 import { resetSyncCursor } from './apply.js';
 import { startSync, type SyncClient, type SyncClientOptions } from './client.js';
+import { stationHeaders } from './identity.js';
 import { SYNC_CHANGES_PATH } from './protocol.js';
 
 /** An http(s) base URL, normalised to end in "/"; anything else is refused naming the field. */
@@ -134,13 +135,20 @@ export class SyncLink implements SyncControl {
     try {
       await axios.get(new URL(SYNC_CHANGES_PATH.slice(1), server).href, {
         params: { cursor: 0, wait: 0 },
-        headers: { authorization: `Station ${key}` },
+        headers: stationHeaders(this.station.db, key),
         timeout: 10_000,
         maxRedirects: 0,
       });
     } catch (error) {
       const status = axios.isAxiosError(error) ? error.response?.status : undefined;
       if (status === 401) throw fieldError('key', 'the server does not accept this key');
+      if (status === 409) {
+        // Held by another Labstation (server/sync/stationAuth.ts): the server says which.
+        const detail = axios.isAxiosError(error)
+          ? (error.response?.data as { detail?: unknown } | undefined)?.detail
+          : undefined;
+        throw fieldError('key', typeof detail === 'string' ? detail : 'is in use elsewhere');
+      }
       if (status === 404) {
         throw fieldError('server', 'answers, but is not a Labstation server (no sync API there)');
       }

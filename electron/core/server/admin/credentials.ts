@@ -43,7 +43,7 @@ export function revokeToken(db: Db, id: number): { ok: true } {
 
 const STATION_SELECT = `
   SELECT s.id, s.uuid, s.name, s.description, s.tool_id, t.name AS tool_name, s.enabled,
-    s.created_at, s.last_seen_at
+    s.created_at, s.last_seen_at, s.install_host AS host
   FROM stations s LEFT JOIN tools t ON t.id = s.tool_id`;
 
 function stationById(db: Db, id: number): AdminStation {
@@ -93,6 +93,10 @@ export function updateStation(
 export function newStationKey(db: Db, id: number): { key: string; station: AdminStation } {
   stationById(db, id);
   const key = randomSecret(32);
-  db.prepare('UPDATE stations SET key_hash = ? WHERE id = ?').run(sha256(key), id);
+  // The Labstation that held the old key holds nothing now: the next to use the new key does.
+  db.prepare(
+    `UPDATE stations SET key_hash = ?, install_id = NULL, install_host = NULL,
+       install_seen_at = NULL WHERE id = ?`,
+  ).run(sha256(key), id);
   return { key, station: stationById(db, id) };
 }

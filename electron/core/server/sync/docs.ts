@@ -386,10 +386,24 @@ const historyExample: SyncHistoryPage = {
   next: null,
 };
 
+/** Said by a route whose own 409 means something else (STATION_RESPONSES' 409 is replaced). */
+export const KEY_HELD =
+  'or another Labstation holds the station key (`code` `station_key_in_use`, as the 409 of ' +
+  '`GET /sync/changes` says)';
+
 export const STATION_RESPONSES = {
   401: detailResponse(
     'No station key, an unknown one, or a disabled station.',
     'Station key required: Authorization: Station <key>.',
+  ),
+  409: detailResponse(
+    'Another Labstation holds this key: a station names its data dir and host in ' +
+      '`X-Labstation-Install` (a UUID) and `X-Labstation-Host` (URI-encoded), and the key is ' +
+      'held by the one that uses it until it has been silent for the takeover time (2 minutes ' +
+      'unless set) or an admin makes a new key. The body also has `code`: ' +
+      '`station_key_in_use`. A malformed `X-Labstation-Install` or `X-Labstation-Host` is a 400.',
+    'This station key is in use by another Labstation (host "sem-pc", data dir ' +
+      '0192f3a4-7a2b-7c3d-8e4f-5061728394a5), last seen 12 s ago. …',
   ),
   429: detailResponse(
     'Too many wrong keys from this address: wait (a valid key still gets in).',

@@ -26,7 +26,7 @@ import type { Account } from '../auth.js';
 import type { ApiDocs } from '../openapi/registry.js';
 import { bookReservation, cancelReservation, HOLDS_TOOL_SQL } from '../reservations/book.js';
 import { mergedQuestions } from '../reservations/questionSets.js';
-import { reservationSchema, STATION_RESPONSES, SYNC_TAG } from './docs.js';
+import { KEY_HELD, reservationSchema, STATION_RESPONSES, SYNC_TAG } from './docs.js';
 import { syncedReservation } from './exportReservations.js';
 import { stationAuth } from './stationAuth.js';
 
@@ -225,17 +225,17 @@ const conflictExample = {
 
 function describe(docs: ApiDocs): void {
   const errors = {
+    ...STATION_RESPONSES,
     404: {
       description: 'The person, project or reservation is not on the server.',
       schema: errorBody,
     },
     409: {
-      description: 'The time overlaps another reservation, or the station has no tool.',
+      description: `The time overlaps another reservation, the station has no tool, ${KEY_HELD}.`,
       schema: errorBody,
       example: conflictExample,
     },
     422: { description: 'A field breaks a rule; `details.problems` names it.', schema: errorBody },
-    ...STATION_RESPONSES,
   };
   docs.add({
     method: 'GET',

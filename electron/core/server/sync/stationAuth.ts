@@ -4,10 +4,10 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../../db/open.js';
-import { nowIso } from '../../util/ids.js';
 import type { Logger } from '../../util/log.js';
 import { FailureLimiter } from '../rateLimit.js';
 import { sha256 } from '../secrets.js';
+import { HOST_HEADER, INSTALL_HEADER, KEY_IN_USE } from '../../sync/identity.js';
 import type { StationAccount } from './export.js';
 
 declare module 'fastify' {
@@ -26,11 +26,32 @@ export const STATION_THROTTLED =
 /** One per app, so wrong keys count against one limit whichever station route they try. */
 const perApp = new WeakMap<FastifyInstance, StationAuth>();
 
-/** The onRequest hook (before the body is read) that sets request.station, or answers 401 (429 after too many wrong keys). */
-export function stationAuth(app: FastifyInstance, deps: { db: Db; log: Logger }): StationAuth {
+/**
+ * How long a Labstation that holds a key must have been silent before another may take it
+ * over. A running station asks the server at least every 30 s (its pull waits 25 s, its
+ * retries back off to 30 s), so a holder this quiet has stopped: its data dir was made anew,
+ * its PC replaced. LABSTATION_STATION_TAKEOVER_SECONDS sets another (runServer.ts).
+ */
+export const TAKEOVER_MS = 120_000;
+
+export interface StationAuthDeps {
+  db: Db;
+  log: Logger;
+  /** TAKEOVER_MS unless set. */
+  takeoverMs?: number;
+  clock?: () => number;
+}
+
+/**
+ * The onRequest hook (before the body is read) that sets request.station, or answers 401 (429
+ * after too many wrong keys, 409 when another Labstation holds the key). The first call for an
+ * app makes it, with that call's deps (createServerApp's); later calls get the same one.
+ */
+export function stationAuth(app: FastifyInstance, deps: StationAuthDeps): StationAuth {
   const known = perApp.get(app);
   if (known) return known;
   const { db, log } = deps;
+  const holds = keyHolder(deps);
   const failures = new FailureLimiter(20, 60_000);
   const authenticate: StationAuth = async (request, reply) => {
     const ip = request.ip;
@@ -57,7 +78,14 @@ export function stationAuth(app: FastifyInstance, deps: { db: Db; log: Logger })
         .code(401)
         .send({ detail: station ? 'This station is disabled.' : 'Invalid station key.' });
     }
-    db.prepare('UPDATE stations SET last_seen_at = ? WHERE id = ?').run(nowIso(), station.id);
+    const caller = callerOf(request);
+    if ('problem' in caller) return reply.code(400).send({ detail: caller.problem });
+    const named = caller.install === null ? null : caller;
+    const refusal = holds(station.id, named);
+    if (refusal !== null) {
+      log.warn({ ip, station: station.name, host: named?.host }, 'station key held elsewhere');
+      return reply.code(409).send({ detail: refusal, code: KEY_IN_USE });
+    }
     request.station = {
       id: station.id,
       uuid: station.uuid,
@@ -67,4 +95,96 @@ export function stationAuth(app: FastifyInstance, deps: { db: Db; log: Logger })
   };
   perApp.set(app, authenticate);
   return authenticate;
+}
+
+interface Caller {
+  install: string;
+  host: string;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function oneHeader(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/**
+ * Who calls, from the headers every Labstation sends (sync/identity.ts); install null for a
+ * caller that sends none (a script with the key), which is let in without a hold on the key.
+ */
+function callerOf(
+  request: FastifyRequest,
+): { install: string; host: string } | { install: null } | { problem: string } {
+  const install = oneHeader(request, INSTALL_HEADER);
+  if (install === undefined) return { install: null };
+  if (!UUID.test(install)) return { problem: `${INSTALL_HEADER}: must be a UUID` };
+  let host = '';
+  try {
+    host = decodeURIComponent(oneHeader(request, HOST_HEADER) ?? '');
+  } catch {
+    return { problem: `${HOST_HEADER}: must be URI-encoded` };
+  }
+  if (host.length > 255) return { problem: `${HOST_HEADER}: must be at most 255 characters` };
+  return { install: install.toLowerCase(), host };
+}
+
+/**
+ * Notes the call on the station (last_seen_at) and, for a Labstation that names itself, holds
+ * the key to it: taken when no one holds it, the holder has been silent for the takeover time,
+ * or the caller is the holder. Returns why another is refused, or null.
+ */
+function keyHolder(
+  deps: StationAuthDeps,
+): (stationId: number, caller: Caller | null) => string | null {
+  const { db } = deps;
+  const clock = deps.clock ?? Date.now;
+  const takeoverMs = deps.takeoverMs ?? TAKEOVER_MS;
+  const read = db.prepare(
+    'SELECT install_id, install_host, install_seen_at FROM stations WHERE id = ?',
+  );
+  const seen = db.prepare('UPDATE stations SET last_seen_at = ? WHERE id = ?');
+  const hold = db.prepare(
+    `UPDATE stations SET last_seen_at = ?, install_id = ?, install_host = ?, install_seen_at = ?
+     WHERE id = ?`,
+  );
+  const take = db.transaction((stationId: number, caller: Caller | null): string | null => {
+    const now = clock();
+    const at = new Date(now).toISOString();
+    if (caller === null) {
+      seen.run(at, stationId);
+      return null;
+    }
+    const held = read.get(stationId) as {
+      install_id: string | null;
+      install_host: string | null;
+      install_seen_at: string | null;
+    };
+    const holder = held.install_id !== null && held.install_seen_at !== null;
+    const same = held.install_id === caller.install && held.install_host === caller.host;
+    if (holder && !same) {
+      const silentMs = now - Date.parse(held.install_seen_at as string);
+      if (silentMs < takeoverMs) {
+        return (
+          `This station key is in use by another Labstation (host ${JSON.stringify(held.install_host)}, ` +
+          `data dir ${held.install_id}), last seen ${Math.max(0, Math.round(silentMs / 1000))} s ` +
+          'ago. A key serves one station: give each station its own (an admin makes one on the ' +
+          "server's Stations page; a new key also frees this one). If that Labstation is gone " +
+          `for good, this one takes the key over once it has been silent for ` +
+          `${Math.round(takeoverMs / 1000)} s.`
+        );
+      }
+      deps.log.warn(
+        {
+          stationId,
+          from: { install: held.install_id, host: held.install_host },
+          to: caller,
+        },
+        'station key taken over by another Labstation (the one before was silent)',
+      );
+    }
+    hold.run(at, caller.install, caller.host, at, stationId);
+    return null;
+  });
+  return (stationId, caller) => take.immediate(stationId, caller);
 }

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { detailResponse } from '../openapi/common.js';
 import type { ApiDocs } from '../openapi/registry.js';
-import { STATION_RESPONSES, SYNC_TAG } from '../sync/docs.js';
+import { KEY_HELD, STATION_RESPONSES, SYNC_TAG } from '../sync/docs.js';
 import {
   UPLOADS_PATH,
   uploadRequestSchema,
@@ -124,13 +124,14 @@ export function describeUploadApi(docs: ApiDocs): void {
     params: idParams,
     bodyContentType: 'application/octet-stream',
     responses: {
+      ...STATION_RESPONSES,
       200: {
         description: 'The upload after these bytes.',
         schema: uploadState,
         example: completed,
       },
       409: {
-        description: 'Upload-Offset is not the server’s offset: send from `offset`.',
+        description: `Upload-Offset is not the server’s offset: send from \`offset\`; ${KEY_HELD}.`,
         schema: z.object({ detail: z.string(), offset: z.number().int() }),
         example: { detail: 'Upload-Offset: the server holds 16777216 bytes', offset: 16_777_216 },
       },
@@ -148,7 +149,6 @@ export function describeUploadApi(docs: ApiDocs): void {
         },
       },
       404: notFound,
-      ...STATION_RESPONSES,
     },
   });
   docs.add({
@@ -159,13 +159,13 @@ export function describeUploadApi(docs: ApiDocs): void {
     security: 'station',
     params: idParams,
     responses: {
+      ...STATION_RESPONSES,
       204: { description: 'Dropped.', example: null },
       404: notFound,
       409: detailResponse(
-        'The upload is finished: it stays.',
+        `The upload is finished: it stays; ${KEY_HELD}.`,
         'upload: already completed; a finished upload stays',
       ),
-      ...STATION_RESPONSES,
     },
   });
 }

@@ -47,7 +47,7 @@ export function StationsAdmin(): ReactElement {
           title="Stations"
           newLabel="New station"
           onNew={() => setSelected('new')}
-          headers={['Name', 'Tool', 'Enabled', 'Last seen']}
+          headers={['Name', 'Tool', 'Enabled', 'Last seen', 'Host']}
           rows={stations.map((s) => ({
             id: s.id,
             label: s.name,
@@ -55,6 +55,7 @@ export function StationsAdmin(): ReactElement {
               s.tool_name ?? '',
               s.enabled ? 'yes' : 'no',
               s.last_seen_at ? formatDateTime(s.last_seen_at) : 'never',
+              s.host ?? '',
             ],
           }))}
           selected={selected}
@@ -175,7 +176,10 @@ function StationEditor({
         onConfirm={renew}
         onCancel={() => setRenewing(false)}
       >
-        <p>The station stops syncing until its settings get the new key.</p>
+        <p>
+          The station stops syncing until its settings get the new key. The first Labstation to use
+          the new key holds it; any other that has the old one is refused.
+        </p>
       </ConfirmDialog>
     </EditorPanel>
   );
