@@ -73,4 +73,59 @@ describe('a bundle import seen by the admin pages', () => {
     expect(afterTaken.qualified_users).toEqual([]);
     expect(afterTaken.updated_at).not.toBe(afterGiven.updated_at);
   });
+
+  it('a re-import of the same bundle changes nothing: no change for stations to pull, no editor made stale; what differs is written', async () => {
+    const server = (db = openServerData(tempDir()));
+    const bundle = facilityBundle();
+    delete bundle.station;
+    const users = bundle.users as Record<string, unknown>[];
+    users[0] = { ...users[0], email: 'alice@example.org', password: 'alice password 1' };
+    await importBundle(server, bundle);
+    const changes = (): { entity: string; uuid: string }[] =>
+      server
+        .prepare('SELECT entity, uuid FROM sync_changes WHERE seq > ? ORDER BY seq')
+        .all(mark) as { entity: string; uuid: string }[];
+    let mark = server.prepare('SELECT max(seq) FROM sync_changes').pluck().get() as number;
+    const before = listFacility(server);
+    const hashes = (): unknown =>
+      server.prepare('SELECT username, pin_hash, password_hash FROM users ORDER BY id').all();
+    const hashesBefore = hashes();
+
+    // The same bundle again, PINs and password as plain text: they still match their hashes.
+    await pause(5);
+    await importBundle(server, bundle);
+    expect(changes()).toEqual([]);
+    expect(listFacility(server)).toEqual(before);
+    expect(hashes()).toEqual(hashesBefore);
+
+    // What differs is written, and only that: bob's PIN, alice's projects, one project, one tool.
+    mark = server.prepare('SELECT max(seq) FROM sync_changes').pluck().get() as number;
+    const again = facilityBundle();
+    delete again.station;
+    const changed = again.users as Record<string, unknown>[];
+    changed[0] = { ...users[0], projects: ['Other'] };
+    changed[1] = { ...changed[1], pin: '5432' };
+    (again.projects as Record<string, unknown>[])[0].active = false;
+    (again.tools as Record<string, unknown>[])[0].pre_usage_questions = [];
+    await importBundle(server, again);
+    const uuidOf = (table: string, column: string, name: string): string =>
+      server.prepare(`SELECT uuid FROM ${table} WHERE ${column} = ?`).pluck().get(name) as string;
+    const logged = new Set(changes().map((c) => `${c.entity} ${c.uuid}`));
+    expect(logged).toEqual(
+      new Set([
+        `user ${uuidOf('users', 'username', 'alice')}`,
+        `user ${uuidOf('users', 'username', 'bob')}`,
+        `project ${uuidOf('projects', 'name', (again.projects as { name: string }[])[0].name)}`,
+        `tool ${uuidOf('tools', 'name', (again.tools as { name: string }[])[0].name)}`,
+      ]),
+    );
+    const after = hashes() as { username: string; pin_hash: string }[];
+    const bob = (list: unknown): string =>
+      (list as { username: string; pin_hash: string }[]).find((u) => u.username === 'bob')!
+        .pin_hash;
+    expect(bob(after)).not.toBe(bob(hashesBefore));
+    expect(after.filter((u) => u.username !== 'bob')).toEqual(
+      (hashesBefore as { username: string }[]).filter((u) => u.username !== 'bob'),
+    );
+  });
 });

@@ -11,7 +11,7 @@ import {
 } from '../harvest/bundle.js';
 import { AppError } from '../util/errors.js';
 import { newUuid, nowIso } from '../util/ids.js';
-import { hashSecret } from '../util/pin.js';
+import { hashSecret, verifySecret } from '../util/pin.js';
 import { getSetting, setSetting } from './settings.js';
 
 const name = lineSchema(200).min(1, 'must not be empty');
@@ -298,12 +298,22 @@ export async function importBundle(db: Db, input: unknown): Promise<ImportSummar
   problems.push(...harvestBundleProblems(db, bundle, toolNames, stationTool));
   if (problems.length) throw new AppError('validation_failed', problems.join('\n'), { problems });
 
-  const pinHashes = await Promise.all(
-    (bundle.users ?? []).map((u) => (u.pin ? hashSecret(u.pin) : Promise.resolve(u.pin_hash))),
+  // A PIN or password the person has already keeps its hash (null: unchanged), so that a
+  // re-import of the same bundle changes no one (a new salt would make every hash new).
+  const stored = db.prepare('SELECT pin_hash, password_hash FROM users WHERE username = ?');
+  const hashes = await Promise.all(
+    (bundle.users ?? []).map(async (u) => {
+      const now = stored.get(u.username) as
+        | { pin_hash: string | null; password_hash: string | null }
+        | undefined;
+      return {
+        pin: u.pin ? await newHash(u.pin, now?.pin_hash ?? null) : (u.pin_hash ?? null),
+        password: u.password ? await newHash(u.password, now?.password_hash ?? null) : null,
+      };
+    }),
   );
-  const passwordHashes = await Promise.all(
-    (bundle.users ?? []).map((u) => (u.password ? hashSecret(u.password) : Promise.resolve(null))),
-  );
+  const pinHashes = hashes.map((h) => h.pin);
+  const passwordHashes = hashes.map((h) => h.password);
   const now = nowIso();
   db.transaction(() => {
     for (const p of bundle.projects ?? []) {
@@ -311,7 +321,9 @@ export async function importBundle(db: Db, input: unknown): Promise<ImportSummar
         `INSERT INTO projects (uuid, name, application_identifier, active, created_at, updated_at)
          VALUES (?, ?, ?, ?, ?, ?)
          ON CONFLICT (name) DO UPDATE SET application_identifier = excluded.application_identifier,
-           active = excluded.active, updated_at = excluded.updated_at`,
+           active = excluded.active, updated_at = excluded.updated_at
+         WHERE (application_identifier, active) IS NOT
+           (excluded.application_identifier, excluded.active)`,
       ).run(
         newUuid(),
         p.name,
@@ -326,7 +338,9 @@ export async function importBundle(db: Db, input: unknown): Promise<ImportSummar
         `INSERT INTO tools (uuid, name, pre_usage_questions, post_usage_questions, created_at, updated_at)
          VALUES (?, ?, ?, ?, ?, ?)
          ON CONFLICT (name) DO UPDATE SET pre_usage_questions = excluded.pre_usage_questions,
-           post_usage_questions = excluded.post_usage_questions, updated_at = excluded.updated_at`,
+           post_usage_questions = excluded.post_usage_questions, updated_at = excluded.updated_at
+         WHERE (pre_usage_questions, post_usage_questions) IS NOT
+           (excluded.pre_usage_questions, excluded.post_usage_questions)`,
       ).run(newUuid(), t.name, t.pre_usage_questions, t.post_usage_questions, now, now);
     }
     (bundle.users ?? []).forEach((u, i) => {
@@ -370,7 +384,13 @@ export async function importBundle(db: Db, input: unknown): Promise<ImportSummar
              is_active = coalesce(@is_active, is_active),
              password_hash = coalesce(@password_hash, password_hash), role = @role,
              updated_at = @now
-           WHERE username = @username`,
+           WHERE username = @username
+             AND (email, first_name, last_name, badge_number, pin_hash, is_staff, is_active,
+               password_hash, role) IS NOT (coalesce(@email, email),
+               coalesce(@first_name, first_name), coalesce(@last_name, last_name),
+               CASE WHEN @badge_given = 1 THEN @badge_number ELSE badge_number END,
+               coalesce(@pin_hash, pin_hash), @is_staff, coalesce(@is_active, is_active),
+               coalesce(@password_hash, password_hash), @role)`,
         ).run(values);
       }
       const userId = db
@@ -378,12 +398,13 @@ export async function importBundle(db: Db, input: unknown): Promise<ImportSummar
         .pluck()
         .get(u.username) as number;
       if (u.projects) {
-        db.prepare('DELETE FROM user_projects WHERE user_id = ?').run(userId);
-        for (const p of u.projects) {
-          db.prepare(
-            'INSERT INTO user_projects (user_id, project_id) SELECT ?, id FROM projects WHERE name = ?',
-          ).run(userId, p);
-        }
+        // Only the links that change are written, as the admin pages write them: a re-import
+        // of the same bundle logs no change for stations to pull.
+        const projectIds = u.projects.flatMap((name) => {
+          const id = db.prepare('SELECT id FROM projects WHERE name = ?').pluck().get(name);
+          return id === undefined ? [] : [id as number];
+        });
+        replaceLinks(db, 'user_projects', 'user_id', 'project_id', userId, projectIds);
       }
       if (u.qualified_tools) {
         const toolIds = u.qualified_tools.flatMap((name) => {
@@ -421,4 +442,10 @@ export async function importBundle(db: Db, input: unknown): Promise<ImportSummar
     station: bundle.station?.tool ?? null,
     instruments: bundle.instruments?.length ?? 0,
   };
+}
+
+/** The hash to store for `secret`: null when `current` is already its hash (kept as it is). */
+async function newHash(secret: string, current: string | null): Promise<string | null> {
+  if (current !== null && (await verifySecret(secret, current))) return null;
+  return hashSecret(secret);
 }
