@@ -6,6 +6,7 @@
  * loopback.
  */
 import { randomUUID } from 'node:crypto';
+import { cpSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -76,6 +77,20 @@ async function ok(st: StationProcess, name: string, args: unknown): Promise<unkn
   return res.body;
 }
 
+/** A data dir's `sync.install` setting (sync/identity.ts). */
+function installOf(dir: string): { id: string; host: string } {
+  const db = new Database(join(dir, 'labstation.db'), { readonly: true });
+  try {
+    const value = db
+      .prepare("SELECT value FROM settings WHERE key = 'sync.install'")
+      .pluck()
+      .get() as string;
+    return JSON.parse(value) as { id: string; host: string };
+  } finally {
+    db.close();
+  }
+}
+
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 beforeAll(async () => {
@@ -122,12 +137,17 @@ describe('a station key and the Labstation that holds it', () => {
     expect(detail).toContain('"PC-Ä"');
     expect(detail).toContain(a.install);
     expect(detail).toContain(`silent for ${TAKEOVER_SECONDS} s`);
-    // The same data dir on another machine (a PC image cloned with it) is another Labstation.
-    expect((await pull(key, { install: a.install, host: 'pc-a-clone' })).status).toBe(409);
+    // The data dir decides: its machine renamed (a laptop on another network) still holds it.
+    expect((await pull(key, { install: a.install, host: 'pc-a-renamed' })).status).toBe(200);
+    expect(holder('sem-1')).toEqual({ install_id: a.install, install_host: 'pc-a-renamed' });
+    expect((await pull(key, a)).status).toBe(200);
     // What names itself wrongly is refused for that, and holds nothing.
     const bad = await pull(key, { install: 'not-a-uuid', host: 'pc-c' });
     expect(bad.status).toBe(400);
-    expect(bad.body).toEqual({ detail: 'x-labstation-install: must be a UUID' });
+    expect(bad.body).toEqual({
+      detail: 'x-labstation-install: must be a UUID',
+      code: 'bad_station_identity',
+    });
     // A refusal is not a use: the holder stays, as long as it is in use, past the takeover time.
     const until = Date.now() + (TAKEOVER_SECONDS + 1) * 1000;
     while (Date.now() < until) {
@@ -250,14 +270,32 @@ describe('a station key and the Labstation that holds it', () => {
       return s.online && s.waiting === 0 ? true : undefined;
     });
     expect(onServer()).toBe(1);
-    const settings = new Database(join(dirOne, 'labstation.db'), { readonly: true });
-    const install = JSON.parse(
-      settings
-        .prepare("SELECT value FROM settings WHERE key = 'sync.install'")
-        .pluck()
-        .get() as string,
-    ) as string;
-    settings.close();
-    expect(holder('sem-3').install_id).toBe(install);
+    expect(holder('sem-3').install_id).toBe(installOf(dirOne).id);
+    await stop(again);
+
+    // A PC image cloned with the first's data dir: on its own machine the data dir finds it was
+    // made on another (here: its record says so), makes itself a new id, and is another
+    // Labstation to the server, refused while the first holds the key.
+    const dirClone = join(tempDir(), 'clone');
+    cpSync(dirOne, dirClone, { recursive: true });
+    const original = installOf(dirOne);
+    const cloned = new Database(join(dirClone, 'labstation.db'));
+    cloned
+      .prepare("UPDATE settings SET value = ? WHERE key = 'sync.install'")
+      .run(JSON.stringify({ ...original, host: 'the-imaged-pc' }));
+    cloned.close();
+    const first = await launch(dirOne);
+    await waitFor('the first to hold the key again', async () => {
+      const s = (await first.rpc('sync.status', {})).body as { online: boolean };
+      return s.online ? true : undefined;
+    });
+    const clone = await launch(dirClone);
+    await waitFor('the clone to be refused', async () => {
+      const s = (await clone.rpc('sync.status', {})).body as { lastError: string | null };
+      return s.lastError?.includes('in use by another Labstation') ? true : undefined;
+    });
+    expect(installOf(dirClone).id).not.toBe(original.id);
+    expect(installOf(dirOne)).toEqual(original);
+    expect(holder('sem-3').install_id).toBe(original.id);
   }, 120_000);
 });

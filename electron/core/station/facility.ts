@@ -304,8 +304,7 @@ export async function importBundle(db: Db, input: unknown): Promise<ImportSummar
   const hashes = await Promise.all(
     (bundle.users ?? []).map(async (u) => {
       const now = stored.get(u.username) as
-        | { pin_hash: string | null; password_hash: string | null }
-        | undefined;
+        { pin_hash: string | null; password_hash: string | null } | undefined;
       return {
         pin: u.pin ? await newHash(u.pin, now?.pin_hash ?? null) : (u.pin_hash ?? null),
         password: u.password ? await newHash(u.password, now?.password_hash ?? null) : null,

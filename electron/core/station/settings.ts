@@ -24,8 +24,11 @@ export interface StationSettings {
   'sync.server': string | null;
   /** The station's key on that server (kept here: the station must send it). */
   'sync.key': string | null;
-  /** This data dir's id, sent with the key (sync/identity.ts); made at its first use. */
-  'sync.install': string | null;
+  /**
+   * This data dir's id, sent with the key, and the host it was made on (sync/identity.ts);
+   * made at its first use, and anew on another host.
+   */
+  'sync.install': { id: string; host: string } | null;
   'idle.logoffMinutes': number;
   'idle.forceEndMinutes': number | null;
   'security.lockMinutes': number;

@@ -3,7 +3,7 @@ import type { CoreEvent } from '../../../shared/api.js';
 import { CLOCK_SKEW_WARN_SECONDS, clockSkewWarning } from '../../../shared/clock.js';
 import type { Db } from '../db/open.js';
 import type { Station } from '../station/station.js';
-import { stationHeaders } from './identity.js';
+import { BAD_IDENTITY, stationHeaders } from './identity.js';
 import { adoptServerAnswers } from '../station/toolControl.js';
 import { enqueueUsage } from '../station/outbox.js';
 import { enqueueFile } from '../harvest/records.js';
@@ -566,7 +566,13 @@ export class SyncClient {
           ));
         } catch (error) {
           const status = axios.isAxiosError(error) ? error.response?.status : undefined;
-          if (this.stopped || status === undefined || !BATCH_REFUSED.has(status)) throw error;
+          // A 400 of the station's identity headers is not the batch's fault: nothing is set aside.
+          const identity =
+            axios.isAxiosError(error) &&
+            (error.response?.data as { code?: unknown } | undefined)?.code === BAD_IDENTITY;
+          if (this.stopped || status === undefined || !BATCH_REFUSED.has(status) || identity) {
+            throw error;
+          }
           this.succeeded();
           // The server cannot take this batch as it is, and never will: find the record.
           if (rows.length > 1) this.probeThrough = rows[rows.length - 1].id;

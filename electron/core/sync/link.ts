@@ -147,7 +147,12 @@ export class SyncLink implements SyncControl {
         const detail = axios.isAxiosError(error)
           ? (error.response?.data as { detail?: unknown } | undefined)?.detail
           : undefined;
-        throw fieldError('key', typeof detail === 'string' ? detail : 'is in use elsewhere');
+        // Not kept: nothing here asks again, so whoever sets it does, once that one is gone.
+        throw fieldError(
+          'key',
+          `${typeof detail === 'string' ? detail : 'is in use by another Labstation'} ` +
+            'The key was not kept: set it again then.',
+        );
       }
       if (status === 404) {
         throw fieldError('server', 'answers, but is not a Labstation server (no sync API there)');

@@ -32,7 +32,8 @@ export function recentRuns(db: Db, scheduleId: number, limit: number): RunOut[] 
 
 /**
  * A station is online while it holds a long-poll or has just made a request: its pull waits
- * at most MAX_WAIT_SECONDS, and every request stamps last_seen_at.
+ * at most MAX_WAIT_SECONDS, and every request let in stamps last_seen_at (one refused for
+ * its key or because another Labstation holds the key does not).
  */
 export function stationOnline(lastSeenAt: string | null, now: number): boolean {
   if (lastSeenAt === null) return false;

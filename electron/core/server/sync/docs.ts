@@ -18,7 +18,8 @@ import {
   type SyncReservation,
 } from '../../sync/protocol.js';
 import { detailResponse } from '../openapi/common.js';
-import type { ApiDocs } from '../openapi/registry.js';
+import type { ApiDocs, ResponseDoc } from '../openapi/registry.js';
+import { BAD_IDENTITY, KEY_IN_USE } from '../../sync/identity.js';
 import { STATION_THROTTLED } from './stationAuth.js';
 
 export const SYNC_TAG = 'Station sync';
@@ -386,30 +387,67 @@ const historyExample: SyncHistoryPage = {
   next: null,
 };
 
-/** Said by a route whose own 409 means something else (STATION_RESPONSES' 409 is replaced). */
-export const KEY_HELD =
-  'or another Labstation holds the station key (`code` `station_key_in_use`, as the 409 of ' +
-  '`GET /sync/changes` says)';
+const identityError = (code: string): z.ZodType =>
+  z.object({ detail: z.string(), code: z.literal(code) });
 
-export const STATION_RESPONSES = {
+/** The answers of the station guard (stationAuth.ts), on every route a station calls. */
+const STATION_RESPONSES: Record<number, ResponseDoc> = {
+  400: {
+    description:
+      'A malformed `X-Labstation-Install` (not a UUID) or `X-Labstation-Host` (not ' +
+      'URI-encoded, or over 255 characters), with `code` `bad_station_identity`.',
+    schema: identityError(BAD_IDENTITY),
+    example: { detail: 'x-labstation-install: must be a UUID', code: BAD_IDENTITY },
+  },
   401: detailResponse(
     'No station key, an unknown one, or a disabled station.',
     'Station key required: Authorization: Station <key>.',
   ),
-  409: detailResponse(
-    'Another Labstation holds this key: a station names its data dir and host in ' +
-      '`X-Labstation-Install` (a UUID) and `X-Labstation-Host` (URI-encoded), and the key is ' +
-      'held by the one that uses it until it has been silent for the takeover time (2 minutes ' +
-      'unless set) or an admin makes a new key. The body also has `code`: ' +
-      '`station_key_in_use`. A malformed `X-Labstation-Install` or `X-Labstation-Host` is a 400.',
-    'This station key is in use by another Labstation (host "sem-pc", data dir ' +
-      '0192f3a4-7a2b-7c3d-8e4f-5061728394a5), last seen 12 s ago. …',
-  ),
+  409: {
+    description:
+      'Another Labstation holds this key, with `code` `station_key_in_use`: a station names ' +
+      'its data dir and host in `X-Labstation-Install` (a UUID) and `X-Labstation-Host` ' +
+      '(URI-encoded), and the key is held by the data dir that uses it until that one has been ' +
+      'silent for the takeover time (2 minutes unless set) or an admin makes a new key. A ' +
+      'request without `X-Labstation-Install` is let in and holds nothing.',
+    schema: identityError(KEY_IN_USE),
+    example: {
+      detail:
+        'This station key is in use by another Labstation (host "sem-pc", data dir ' +
+        '0192f3a4-7a2b-7c3d-8e4f-5061728394a5), last seen 12 s ago. …',
+      code: KEY_IN_USE,
+    },
+  },
   429: detailResponse(
     'Too many wrong keys from this address: wait (a valid key still gets in).',
     STATION_THROTTLED,
   ),
 };
+
+/**
+ * A station route's answers with the station guard's: where the route has its own answer with
+ * the same status (a 400 of its body, a 409 of its own), the two are documented as one.
+ */
+export function withStationResponses(
+  own: Record<number, ResponseDoc>,
+): Record<number, ResponseDoc> {
+  const merged: Record<number, ResponseDoc> = { ...own };
+  for (const [key, guard] of Object.entries(STATION_RESPONSES)) {
+    const status = Number(key);
+    const mine = own[status];
+    merged[status] =
+      mine === undefined
+        ? guard
+        : {
+            ...mine,
+            description: `${mine.description} Or: ${guard.description}`,
+            ...(mine.schema && guard.schema
+              ? { schema: z.union([mine.schema, guard.schema]) }
+              : {}),
+          };
+  }
+  return merged;
+}
 
 export function describeSyncApi(
   docs: ApiDocs,
@@ -436,7 +474,7 @@ export function describeSyncApi(
     security: 'station',
     body: schemas.pushBody,
     bodyExample: pushExample,
-    responses: {
+    responses: withStationResponses({
       200: {
         description: 'What was stored.',
         schema: pushResult,
@@ -446,8 +484,7 @@ export function describeSyncApi(
         'The body is not a batch of records.',
         'records.0.uuid: Invalid input: expected string, received undefined',
       ),
-      ...STATION_RESPONSES,
-    },
+    }),
   });
   docs.add({
     method: 'GET',
@@ -461,15 +498,14 @@ export function describeSyncApi(
       'cursor.',
     security: 'station',
     query: schemas.changesQuery,
-    responses: {
+    responses: withStationResponses({
       200: { description: 'The delta.', schema: facilityDelta, example: deltaExample },
       400: {
         description: 'A malformed parameter.',
         schema: z.record(z.string(), z.array(z.string())),
         example: { wait: ['Too big: expected number to be <=30'] },
       },
-      ...STATION_RESPONSES,
-    },
+    }),
   });
   docs.add({
     method: 'GET',
@@ -485,7 +521,7 @@ export function describeSyncApi(
       'running the instrument may then push changes to those records (a file gone, a retry).',
     security: 'station',
     query: schemas.historyQuery,
-    responses: {
+    responses: withStationResponses({
       200: { description: 'A page of records.', schema: historyPage, example: historyExample },
       400: {
         description: 'A malformed parameter.',
@@ -496,7 +532,6 @@ export function describeSyncApi(
         'The station does not run that instrument (or no instrument has that uuid).',
         'instrument 0192f3a4-…: this station does not run that instrument',
       ),
-      ...STATION_RESPONSES,
-    },
+    }),
   });
 }

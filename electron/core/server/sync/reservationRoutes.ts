@@ -26,7 +26,7 @@ import type { Account } from '../auth.js';
 import type { ApiDocs } from '../openapi/registry.js';
 import { bookReservation, cancelReservation, HOLDS_TOOL_SQL } from '../reservations/book.js';
 import { mergedQuestions } from '../reservations/questionSets.js';
-import { KEY_HELD, reservationSchema, STATION_RESPONSES, SYNC_TAG } from './docs.js';
+import { reservationSchema, SYNC_TAG, withStationResponses } from './docs.js';
 import { syncedReservation } from './exportReservations.js';
 import { stationAuth } from './stationAuth.js';
 
@@ -224,19 +224,18 @@ const conflictExample = {
 };
 
 function describe(docs: ApiDocs): void {
-  const errors = {
-    ...STATION_RESPONSES,
+  const errors = withStationResponses({
     404: {
       description: 'The person, project or reservation is not on the server.',
       schema: errorBody,
     },
     409: {
-      description: `The time overlaps another reservation, the station has no tool, ${KEY_HELD}.`,
+      description: 'The time overlaps another reservation, or the station has no tool.',
       schema: errorBody,
       example: conflictExample,
     },
     422: { description: 'A field breaks a rule; `details.problems` names it.', schema: errorBody },
-  };
+  });
   docs.add({
     method: 'GET',
     path: SYNC_RESERVATION_FORM_PATH,

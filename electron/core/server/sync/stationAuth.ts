@@ -7,7 +7,13 @@ import type { Db } from '../../db/open.js';
 import type { Logger } from '../../util/log.js';
 import { FailureLimiter } from '../rateLimit.js';
 import { sha256 } from '../secrets.js';
-import { HOST_HEADER, INSTALL_HEADER, KEY_IN_USE } from '../../sync/identity.js';
+import {
+  BAD_IDENTITY,
+  HOST_HEADER,
+  INSTALL_HEADER,
+  KEY_IN_USE,
+  UUID_PATTERN,
+} from '../../sync/identity.js';
 import type { StationAccount } from './export.js';
 
 declare module 'fastify' {
@@ -79,7 +85,9 @@ export function stationAuth(app: FastifyInstance, deps: StationAuthDeps): Statio
         .send({ detail: station ? 'This station is disabled.' : 'Invalid station key.' });
     }
     const caller = callerOf(request);
-    if ('problem' in caller) return reply.code(400).send({ detail: caller.problem });
+    if ('problem' in caller) {
+      return reply.code(400).send({ detail: caller.problem, code: BAD_IDENTITY });
+    }
     const named = caller.install === null ? null : caller;
     const refusal = holds(station.id, named);
     if (refusal !== null) {
@@ -102,8 +110,6 @@ interface Caller {
   host: string;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 function oneHeader(request: FastifyRequest, name: string): string | undefined {
   const value = request.headers[name];
   return Array.isArray(value) ? value[0] : value;
@@ -118,7 +124,7 @@ function callerOf(
 ): { install: string; host: string } | { install: null } | { problem: string } {
   const install = oneHeader(request, INSTALL_HEADER);
   if (install === undefined) return { install: null };
-  if (!UUID.test(install)) return { problem: `${INSTALL_HEADER}: must be a UUID` };
+  if (!UUID_PATTERN.test(install)) return { problem: `${INSTALL_HEADER}: must be a UUID` };
   let host = '';
   try {
     host = decodeURIComponent(oneHeader(request, HOST_HEADER) ?? '');
@@ -160,9 +166,11 @@ function keyHolder(
       install_host: string | null;
       install_seen_at: string | null;
     };
+    // The data dir decides, not the host name, which may change under a running station (a
+    // laptop on another network); a data dir cloned to another machine makes itself a new id
+    // there (sync/identity.ts).
     const holder = held.install_id !== null && held.install_seen_at !== null;
-    const same = held.install_id === caller.install && held.install_host === caller.host;
-    if (holder && !same) {
+    if (holder && held.install_id !== caller.install) {
       const silentMs = now - Date.parse(held.install_seen_at as string);
       if (silentMs < takeoverMs) {
         return (

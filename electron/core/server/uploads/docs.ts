@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { detailResponse } from '../openapi/common.js';
 import type { ApiDocs } from '../openapi/registry.js';
-import { KEY_HELD, STATION_RESPONSES, SYNC_TAG } from '../sync/docs.js';
+import { SYNC_TAG, withStationResponses } from '../sync/docs.js';
 import {
   UPLOADS_PATH,
   uploadRequestSchema,
@@ -76,7 +76,7 @@ export function describeUploadApi(docs: ApiDocs): void {
     security: 'station',
     body: uploadRequestSchema,
     bodyExample: requestExample,
-    responses: {
+    responses: withStationResponses({
       200: { description: 'The upload and its offset.', schema: uploadState, example: receiving },
       400: detailResponse(
         'A field breaks a rule (the destination leaves base_path, the location is not a server one).',
@@ -94,8 +94,7 @@ export function describeUploadApi(docs: ApiDocs): void {
         'The location’s folder is not reachable on the server.',
         'storage_location: central (/srv/central) is not reachable on the server: …',
       ),
-      ...STATION_RESPONSES,
-    },
+    }),
   });
   docs.add({
     method: 'GET',
@@ -104,11 +103,10 @@ export function describeUploadApi(docs: ApiDocs): void {
     summary: 'The state of an upload',
     security: 'station',
     params: idParams,
-    responses: {
+    responses: withStationResponses({
       200: { description: 'The upload.', schema: uploadState, example: receiving },
       404: notFound,
-      ...STATION_RESPONSES,
-    },
+    }),
   });
   docs.add({
     method: 'PATCH',
@@ -123,15 +121,14 @@ export function describeUploadApi(docs: ApiDocs): void {
     security: 'station',
     params: idParams,
     bodyContentType: 'application/octet-stream',
-    responses: {
-      ...STATION_RESPONSES,
+    responses: withStationResponses({
       200: {
         description: 'The upload after these bytes.',
         schema: uploadState,
         example: completed,
       },
       409: {
-        description: `Upload-Offset is not the server’s offset: send from \`offset\`; ${KEY_HELD}.`,
+        description: 'Upload-Offset is not the server’s offset: send from `offset`.',
         schema: z.object({ detail: z.string(), offset: z.number().int() }),
         example: { detail: 'Upload-Offset: the server holds 16777216 bytes', offset: 16_777_216 },
       },
@@ -149,7 +146,7 @@ export function describeUploadApi(docs: ApiDocs): void {
         },
       },
       404: notFound,
-    },
+    }),
   });
   docs.add({
     method: 'DELETE',
@@ -158,14 +155,13 @@ export function describeUploadApi(docs: ApiDocs): void {
     summary: 'Drop an unfinished upload and its bytes',
     security: 'station',
     params: idParams,
-    responses: {
-      ...STATION_RESPONSES,
+    responses: withStationResponses({
       204: { description: 'Dropped.', example: null },
       404: notFound,
       409: detailResponse(
-        `The upload is finished: it stays; ${KEY_HELD}.`,
+        'The upload is finished: it stays.',
         'upload: already completed; a finished upload stays',
       ),
-    },
+    }),
   });
 }
