@@ -1436,7 +1436,10 @@ describe('harvest in a running station', () => {
           type: 'group',
           name: 'sample_group',
           max_number: 3,
-          questions: [{ type: 'textbox', name: 'sample_name', title: 'Sample' }],
+          questions: [
+            { type: 'textbox', name: 'sample_name', title: 'Sample' },
+            { type: 'textbox', name: 'sample_elements', title: 'Elements' },
+          ],
         },
       ],
       hooks: [{ name: 'ctx', trigger: 'post_transfer', kind: 'usage_context' }],
@@ -1456,7 +1459,10 @@ describe('harvest in a running station', () => {
     const enabled = await st.rpc('toolControl.enable', {
       tool: 'SEM',
       project: 'Cathodes',
-      answers: { experiment_title: 'Grain growth', sample_group: [{ sample_name: 'S1' }] },
+      answers: {
+        experiment_title: 'Grain growth',
+        sample_group: [{ sample_name: 'S1', sample_elements: 'Fe, Ni' }],
+      },
     });
     expect(enabled.status).toBe(200);
     const usage = (enabled.body as { usage: { uuid: string } }).usage.uuid;
@@ -1475,7 +1481,10 @@ describe('harvest in a running station', () => {
       user: { username: 'ada', name: 'Ada Lovelace' },
       project: { name: 'Cathodes', application_identifier: 'PRJ-7' },
       experiment_title: 'Grain growth',
-      samples: [{ sample_name: 'S1' }],
+      // The experiment record's shape: what the form did not ask is '', elements a list.
+      samples: [
+        { sample_name: 'S1', sample_or_pid: '', sample_details: '', sample_elements: ['Fe', 'Ni'] },
+      ],
     });
     // The file's details name the usage: who, with which project, since when.
     const details = (await st.rpc('harvest.file', { id: during.id })).body as {

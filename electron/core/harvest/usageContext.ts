@@ -109,14 +109,21 @@ function experimentFields(answers: Record<string, unknown>[]): Record<string, un
   }
   const group = answers.find((a) => Array.isArray(a.sample_group))?.sample_group;
   if (Array.isArray(group)) {
+    // In the experiment record's shape (shared/experiment): a field not answered is '' (a
+    // list: []), elements given as text are split into symbols; what is there is kept as is.
     out.samples = group.filter(isPlainObject).map((s) => ({
-      sample_name: s.sample_name ?? null,
-      sample_or_pid: s.sample_or_pid ?? null,
-      sample_details: s.sample_details ?? null,
-      sample_elements: s.sample_elements ?? null,
+      sample_name: s.sample_name ?? '',
+      sample_or_pid: s.sample_or_pid ?? '',
+      sample_details: s.sample_details ?? '',
+      sample_elements: elementList(s.sample_elements),
     }));
   }
   return out;
+}
+
+function elementList(value: unknown): unknown {
+  if (value === undefined || value === null) return [];
+  return typeof value === 'string' ? value.split(/[\s,;]+/).filter(Boolean) : value;
 }
 
 /** The notebook experiments linked to the usage event, with their metadata (Labstation form). */
