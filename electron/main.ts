@@ -38,6 +38,7 @@ import { Station } from './core/station/station.js';
 import { Harvester } from './core/harvest/engine.js';
 import { takeDataDirLock, type HarvestLock } from './core/harvest/lock.js';
 import { SyncLink } from './core/sync/link.js';
+import { RESTORE_CHECK_WAIT_MS } from './core/sync/restored.js';
 import { toApiError } from './core/util/errors.js';
 import { createLogger } from './core/util/log.js';
 import { stopThenClose } from './core/util/shutdown.js';
@@ -155,7 +156,7 @@ async function startStationMode(): Promise<void> {
   }
   sync = new SyncLink(station);
   const stationCore = station;
-  harvester = new Harvester({
+  const stationHarvest = new Harvester({
     db: stationCore.db,
     log,
     tool: () => stationCore.stationTool,
@@ -163,9 +164,10 @@ async function startStationMode(): Promise<void> {
     lockFile: join(paths.stationData, 'harvest.lock'),
     waitForLock: true,
   });
+  harvester = stationHarvest;
   station.attach({
     sync,
-    harvest: harvester,
+    harvest: stationHarvest,
     desktop: {
       current: () => ({ mode: 'station', port: config.port, network: config.network }),
       async switchTo(input) {
@@ -180,8 +182,13 @@ async function startStationMode(): Promise<void> {
   ipcMain.handle('labstation:call', handleCall);
   station.events.on('event', forwardEvent);
   station.startIdleWatch();
-  // Copies run in worker threads: the window stays responsive whatever the file sizes.
-  harvester.start().catch((error: unknown) => log.error({ err: error }, 'harvest did not start'));
+  // Copies run in worker threads: the window stays responsive whatever the file sizes. The
+  // harvest waits for the server's first answer, which tells a data dir restored from a backup
+  // (core/sync/restored.ts).
+  sync
+    .pulled(RESTORE_CHECK_WAIT_MS)
+    .then(() => (quitting !== 'no' ? undefined : stationHarvest.start()))
+    .catch((error: unknown) => log.error({ err: error }, 'harvest did not start'));
   watchInput();
   createWindow(true);
   void window?.loadURL(INDEX_URL);

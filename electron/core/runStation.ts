@@ -9,6 +9,7 @@ import { importBundle } from './station/facility.js';
 import { getSetting } from './station/settings.js';
 import { Station } from './station/station.js';
 import { SyncLink, type SyncTuning } from './sync/link.js';
+import { RESTORE_CHECK_WAIT_MS } from './sync/restored.js';
 import { AppError } from './util/errors.js';
 import type { Logger } from './util/log.js';
 import { stopThenClose } from './util/shutdown.js';
@@ -93,9 +94,12 @@ export async function runStation(options: RunStationOptions): Promise<RunningSta
     const address = server.server.address();
     const port = typeof address === 'object' && address ? address.port : options.port;
     station.startIdleWatch();
-    // The first walk of big folders takes a while: the UI is up meanwhile.
-    harvester
-      .start()
+    // The first walk of big folders takes a while: the UI is up meanwhile. It waits for the
+    // server's first answer, which tells a data dir restored from a backup (sync/restored.ts).
+    let closing = false;
+    sync
+      .pulled(RESTORE_CHECK_WAIT_MS)
+      .then(() => (closing ? undefined : harvester.start()))
       .catch((error: unknown) => station.log.error({ err: error }, 'harvest did not start'));
     return {
       station,
@@ -105,6 +109,7 @@ export async function runStation(options: RunStationOptions): Promise<RunningSta
       token,
       url: `http://${host.includes(':') ? `[${host}]` : host}:${port}/`,
       async close() {
+        closing = true;
         await stopThenClose(
           {
             server: () => server.close(),

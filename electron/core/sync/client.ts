@@ -15,6 +15,7 @@ import { nowIso } from '../util/ids.js';
 import { applyDelta, syncCursor, syncCursorMark } from './apply.js';
 import { Backoff } from './backoff.js';
 import { pendingHistory, takeHistoryPage } from './history.js';
+import { noteRestored } from './restored.js';
 import {
   PUSH_KINDS_SQL,
   SYNC_CHANGES_PATH,
@@ -668,6 +669,16 @@ export class SyncClient {
         first = false;
         const wasOnline = this.online;
         const summary = applyDelta(this.db, data);
+        const restored =
+          typeof data.acked_through === 'number' ? noteRestored(this.db, data.acked_through) : null;
+        if (restored !== null) {
+          this.log.warn(
+            { ackedThrough: data.acked_through, instruments: restored },
+            'sync: this data dir is older than what the server took from it (restored from a ' +
+              'backup?): its instruments wait for their file records from the server, so that ' +
+              'files harvested since keep their ARKs',
+          );
+        }
         this.succeeded();
         this.pullError = null;
         this.pullBackoff.reset();

@@ -57,6 +57,16 @@ export class SyncLink implements SyncControl {
     return this.client ? { configured: true, ...this.client.state } : null;
   }
 
+  /**
+   * Resolves once the server has answered a pull (so a data dir restored from a backup knows it
+   * before it harvests: sync/restored.ts), or after `timeoutMs` without one (offline: the
+   * harvest goes on alone), or at once without a server.
+   */
+  async pulled(timeoutMs: number): Promise<void> {
+    await this.queue;
+    await this.client?.firstPull(timeoutMs).catch(() => undefined);
+  }
+
   /** A request to the server for the station UI (booking); `unavailable` without a link. */
   request<T>(
     method: 'GET' | 'POST',

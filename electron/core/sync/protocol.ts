@@ -279,6 +279,12 @@ export interface FacilityDelta {
   cursor_mark?: string;
   /** True when this delta holds the whole facility (first pull, or a reset cursor). */
   full: boolean;
+  /**
+   * The highest outbox id the server has taken from the station's data dir (named by
+   * X-Labstation-Install, holding the key): one the data dir's outbox has not made yet means it
+   * was restored from a backup (sync/restored.ts). Absent before the data dir pushed anything.
+   */
+  acked_through?: number;
   station: { uuid: string; name: string; tool: string | null };
   users: SyncUser[];
   projects: SyncProject[];

@@ -130,6 +130,16 @@ const facilityDelta = z
           'names another history.',
       ),
     full: z.boolean().describe('The whole facility (first pull, or a cursor the server reset).'),
+    acked_through: z
+      .int()
+      .min(1)
+      .optional()
+      .describe(
+        'The highest outbox id the server took from the data dir named by ' +
+          '`X-Labstation-Install` (the one holding the key): a data dir whose outbox never ' +
+          'made that id was restored from a backup, and fetches its instruments’ file records ' +
+          'before it harvests them again.',
+      ),
     station: z.object({ uuid, name: z.string(), tool: z.string().nullable() }),
     users: z.array(
       z.object({

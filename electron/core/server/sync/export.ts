@@ -17,6 +17,11 @@ export interface StationAccount {
   uuid: string;
   name: string;
   tool_id: number | null;
+  /**
+   * The data dir the request came from (X-Labstation-Install), which holds the key
+   * (stationAuth.ts); null for a caller that names none. Unset outside the station routes.
+   */
+  install?: string | null;
 }
 
 /** The newest change number: a station whose cursor is below it has something to pull. */

@@ -173,6 +173,13 @@ export function registerSyncApi(app: FastifyInstance, deps: SyncApiDeps): void {
       const records = parsed.data.records as PushRecord[];
       const station = request.station!;
       const result = ingestBatch(db, station, records);
+      if (station.install && result.acked.length) {
+        // The highest outbox id taken from the data dir that holds the key (sync/restored.ts).
+        db.prepare(
+          `UPDATE stations SET install_acked_through = max(coalesce(install_acked_through, 0), ?)
+           WHERE id = ? AND install_id = ?`,
+        ).run(Math.max(...result.acked), station.id, station.install);
+      }
       if (result.error) {
         log.warn({ station: station.name, error: result.error }, 'sync push: record refused');
       }
@@ -194,9 +201,19 @@ export function registerSyncApi(app: FastifyInstance, deps: SyncApiDeps): void {
     }
     // Re-read the station: its tool may have changed while the request waited.
     const station = db
-      .prepare('SELECT id, uuid, name, tool_id FROM stations WHERE id = ?')
-      .get(request.station!.id) as StationAccount;
+      .prepare(
+        `SELECT id, uuid, name, tool_id, install_id, install_acked_through FROM stations
+         WHERE id = ?`,
+      )
+      .get(request.station!.id) as StationAccount & {
+      install_id: string | null;
+      install_acked_through: number | null;
+    };
     const delta: FacilityDelta = facilityDelta(db, station, cursor, mark);
+    const install = request.station!.install;
+    if (install && install === station.install_id && station.install_acked_through !== null) {
+      delta.acked_through = station.install_acked_through;
+    }
     return delta;
   });
 

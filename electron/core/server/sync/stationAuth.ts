@@ -99,6 +99,7 @@ export function stationAuth(app: FastifyInstance, deps: StationAuthDeps): Statio
       uuid: station.uuid,
       name: station.name,
       tool_id: station.tool_id,
+      install: named?.install ?? null,
     };
   };
   perApp.set(app, authenticate);
@@ -150,9 +151,12 @@ function keyHolder(
     'SELECT install_id, install_host, install_seen_at FROM stations WHERE id = ?',
   );
   const seen = db.prepare('UPDATE stations SET last_seen_at = ? WHERE id = ?');
+  // Another data dir taking the key starts with no outbox id acknowledged (sync/restored.ts).
   const hold = db.prepare(
-    `UPDATE stations SET last_seen_at = ?, install_id = ?, install_host = ?, install_seen_at = ?
-     WHERE id = ?`,
+    `UPDATE stations SET last_seen_at = @at, install_host = @host, install_seen_at = @at,
+       install_acked_through = iif(install_id IS @install, install_acked_through, NULL),
+       install_id = @install
+     WHERE id = @id`,
   );
   const take = db.transaction((stationId: number, caller: Caller | null): string | null => {
     const now = clock();
@@ -191,7 +195,7 @@ function keyHolder(
         'station key taken over by another Labstation (the one before was silent)',
       );
     }
-    hold.run(at, caller.install, caller.host, at, stationId);
+    hold.run({ at, host: caller.host, install: caller.install, id: stationId });
     return null;
   });
   return (stationId, caller) => take.immediate(stationId, caller);

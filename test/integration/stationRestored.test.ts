@@ -1,0 +1,173 @@
+/**
+ * A station's data dir restored from a backup (sync/restored.ts): the files it harvested after
+ * the backup keep their records and ARKs (fetched from the server before the harvest looks at
+ * them), instead of being recorded again under new ones. A real `labstation serve` and
+ * `labstation station` on loopback, the backup a copy of the stopped station's data dir.
+ */
+import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { facilityBundle } from '../fixtures/facility.js';
+import {
+  loginJwt,
+  runCli,
+  serverRequest,
+  startServer,
+  startStation,
+  tempDir,
+  waitFor,
+  writeJson,
+  type ServerProcess,
+  type StationProcess,
+} from './helpers.js';
+
+const ADMIN = { email: 'admin@example.org', password: 'admin password 1' };
+
+let root: string;
+let server: ServerProcess;
+let serverDb: Database.Database;
+let station: StationProcess | undefined;
+
+interface FileRecord {
+  uuid: string;
+  filename: string;
+  persistent_id: string;
+  state: string;
+}
+
+async function stationFiles(dir: string): Promise<FileRecord[]> {
+  const out = await runCli(['files', '--data', dir, '--json']);
+  expect(out.code, out.stderr).toBe(0);
+  return JSON.parse(out.stdout) as FileRecord[];
+}
+
+function serverFiles(): { uuid: string; filename: string; persistent_id: string }[] {
+  return serverDb
+    .prepare('SELECT uuid, filename, persistent_id FROM harvest_files ORDER BY filename, id')
+    .all() as { uuid: string; filename: string; persistent_id: string }[];
+}
+
+async function start(dir: string, args: string[] = []): Promise<StationProcess> {
+  station = await startStation(dir, { LABSTATION_SYNC_BACKOFF_CAP_MS: '1000' }, args);
+  return station;
+}
+
+async function stop(): Promise<void> {
+  await station?.stop();
+  station = undefined;
+}
+
+/** Waits until the station has pushed everything it recorded. */
+async function pushed(st: StationProcess): Promise<void> {
+  await waitFor('the outbox sent', async () => {
+    const s = (await st.rpc('sync.status', {})).body as { online: boolean; waiting: number };
+    return s.online && s.waiting === 0 ? true : undefined;
+  });
+}
+
+beforeAll(async () => {
+  root = tempDir('labstation-restored-');
+  const serverDir = join(root, 'server');
+  const bundle = facilityBundle();
+  delete bundle.station;
+  const imported = await runCli(['import', '--data', serverDir, writeJson(root, 'b.json', bundle)]);
+  expect(imported.code, imported.stderr).toBe(0);
+  server = await startServer(serverDir, {
+    LABSTATION_ADMIN_EMAIL: ADMIN.email,
+    LABSTATION_ADMIN_PASSWORD: ADMIN.password,
+  });
+  serverDb = new Database(join(serverDir, 'labstation.db'), { readonly: true });
+}, 60_000);
+
+afterAll(async () => {
+  await stop();
+  serverDb?.close();
+  await server?.stop();
+});
+
+describe('a station data dir restored from a backup', () => {
+  it('keeps the records and ARKs of the files it harvested after the backup; what it records next is new', async () => {
+    const watch = join(root, 'acquisition');
+    const archive = join(root, 'archive');
+    mkdirSync(watch);
+    mkdirSync(archive);
+    const jwt = await loginJwt(server.url, ADMIN);
+    const api = async (path: string, body: unknown): Promise<Record<string, unknown>> => {
+      const res = await serverRequest(server.url, jwt, 'POST', path, body);
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      return res.body;
+    };
+    const account = await api('/api/service-accounts', { name: 'sem-pc' });
+    const location = await api('/api/storage-locations', {
+      name: 'archive',
+      type: 'local',
+      base_path: archive,
+    });
+    await api('/api/instruments', {
+      name: 'SEM camera',
+      tool_id: serverDb.prepare("SELECT id FROM tools WHERE name = 'SEM'").pluck().get(),
+      service_account_id: account.id,
+      watch: [{ path: watch }],
+      stability_seconds: 1,
+      storage_location_id: location.id,
+      destination_template: '{relative_path}',
+    });
+
+    const dir = join(root, 'station');
+    let st = await start(dir, ['--server', server.url, '--key', String(account.key)]);
+    writeFileSync(join(watch, 'a.tif'), 'before the backup');
+    await waitFor('a.tif on the server', () => (serverFiles().length === 1 ? true : undefined));
+    await pushed(st);
+    await stop();
+    const backup = join(root, 'backup');
+    cpSync(dir, backup, { recursive: true });
+
+    // After the backup: b.tif is harvested and reaches the server.
+    st = await start(dir);
+    writeFileSync(join(watch, 'b.tif'), 'after the backup');
+    await waitFor('b.tif on the server', () => (serverFiles().length === 2 ? true : undefined));
+    await pushed(st);
+    expect(st.stderr()).not.toContain('restored from a backup');
+    await stop();
+    const before = serverFiles();
+    const ackedThrough = serverDb
+      .prepare("SELECT install_acked_through FROM stations WHERE name = 'sem-pc'")
+      .pluck()
+      .get() as number;
+    expect(ackedThrough).toBeGreaterThan(0);
+
+    // The disk is lost; the data dir comes back from the backup, without b.tif's record.
+    rmSync(dir, { recursive: true });
+    cpSync(backup, dir, { recursive: true });
+    expect((await stationFiles(dir)).map((f) => f.filename)).toEqual(['a.tif']);
+
+    st = await start(dir);
+    const b = await waitFor('b.tif known again', async () =>
+      (await stationFiles(dir)).find((f) => f.filename === 'b.tif' && f.state === 'done'),
+    );
+    expect(st.stderr()).toContain('restored from a backup');
+    // The server's record, its ARK: not a second one.
+    const serverB = before.find((f) => f.filename === 'b.tif')!;
+    expect(b).toMatchObject({ uuid: serverB.uuid, persistent_id: serverB.persistent_id });
+    expect(serverFiles()).toEqual(before);
+
+    // What the restored station records from now on is new, numbered past what it sent.
+    writeFileSync(join(watch, 'c.tif'), 'after the restore');
+    await waitFor('c.tif on the server', () => (serverFiles().length === 3 ? true : undefined));
+    await pushed(st);
+    expect(serverFiles().filter((f) => f.filename !== 'c.tif')).toEqual(before);
+    expect(
+      serverDb
+        .prepare("SELECT install_acked_through FROM stations WHERE name = 'sem-pc'")
+        .pluck()
+        .get(),
+    ).toBeGreaterThan(ackedThrough);
+    // One record per file on the station as well.
+    expect((await stationFiles(dir)).map((f) => f.filename).sort()).toEqual([
+      'a.tif',
+      'b.tif',
+      'c.tif',
+    ]);
+  }, 120_000);
+});
