@@ -78,14 +78,14 @@ async function ok(st: StationProcess, name: string, args: unknown): Promise<unkn
 }
 
 /** A data dir's `sync.install` setting (sync/identity.ts). */
-function installOf(dir: string): { id: string; host: string } {
+function installOf(dir: string): { id: string; host: string; previous?: string | null } {
   const db = new Database(join(dir, 'labstation.db'), { readonly: true });
   try {
     const value = db
       .prepare("SELECT value FROM settings WHERE key = 'sync.install'")
       .pluck()
       .get() as string;
-    return JSON.parse(value) as { id: string; host: string };
+    return JSON.parse(value) as { id: string; host: string; previous?: string | null };
   } finally {
     db.close();
   }
@@ -207,9 +207,15 @@ describe('a station key and the Labstation that holds it', () => {
     const one = await launch(dirOne, ['--server', server.url, '--key', key]);
 
     // Set up with the key while the first uses it: refused, with the server's reason.
-    await expect(
-      startStation(dirTwo, FAST, ['--server', server.url, '--key', key]),
-    ).rejects.toThrow(/key: This station key is in use by another Labstation/);
+    // (One that starts after all is stopped at once, not left running behind the test.)
+    const refused = await startStation(dirTwo, FAST, ['--server', server.url, '--key', key]).then(
+      async (started) => {
+        await started.stop();
+        return null;
+      },
+      (error: Error) => error,
+    );
+    expect(refused?.message).toMatch(/key: This station key is in use by another Labstation/);
 
     // The first stops; once it has been silent long enough, the second takes the key.
     await stop(one);
@@ -274,8 +280,9 @@ describe('a station key and the Labstation that holds it', () => {
     await stop(again);
 
     // A PC image cloned with the first's data dir: on its own machine the data dir finds it was
-    // made on another (here: its record says so), makes itself a new id, and is another
-    // Labstation to the server, refused while the first holds the key.
+    // made on another (here: its record says so) and makes itself a new id naming the one
+    // before, as a data dir restored onto a new PC does. It takes the key at once; the first,
+    // still running, is then refused: the two are found out.
     const dirClone = join(tempDir(), 'clone');
     cpSync(dirOne, dirClone, { recursive: true });
     const original = installOf(dirOne);
@@ -290,12 +297,23 @@ describe('a station key and the Labstation that holds it', () => {
       return s.online ? true : undefined;
     });
     const clone = await launch(dirClone);
-    await waitFor('the clone to be refused', async () => {
-      const s = (await clone.rpc('sync.status', {})).body as { lastError: string | null };
-      return s.lastError?.includes('in use by another Labstation') ? true : undefined;
+    await waitFor('the clone to hold the key', async () => {
+      const s = (await clone.rpc('sync.status', {})).body as { online: boolean };
+      return s.online ? true : undefined;
     });
-    expect(installOf(dirClone).id).not.toBe(original.id);
+    const made = installOf(dirClone);
+    expect(made.id).not.toBe(original.id);
+    expect(made.previous).toBe(original.id);
+    expect(holder('sem-3').install_id).toBe(made.id);
+    // At its next request: the pull it holds open ends within 25 s.
+    await waitFor(
+      'the first to be refused',
+      async () => {
+        const s = (await first.rpc('sync.status', {})).body as { lastError: string | null };
+        return s.lastError?.includes('in use by another Labstation') ? true : undefined;
+      },
+      45_000,
+    );
     expect(installOf(dirOne)).toEqual(original);
-    expect(holder('sem-3').install_id).toBe(original.id);
   }, 120_000);
 });

@@ -169,5 +169,54 @@ describe('a station data dir restored from a backup', () => {
       'b.tif',
       'c.tif',
     ]);
+    await stop();
+  }, 120_000);
+
+  it('restored onto another machine: the data dir names its id there before, and keeps the ARKs as well', async () => {
+    const dir = join(root, 'station');
+    const watch = join(root, 'acquisition');
+    const backup = join(root, 'backup-2');
+    cpSync(dir, backup, { recursive: true });
+    let st = await start(dir);
+    writeFileSync(join(watch, 'd.tif'), 'after the second backup');
+    await waitFor('d.tif on the server', () => (serverFiles().length === 4 ? true : undefined));
+    await pushed(st);
+    await stop();
+    const before = serverFiles();
+
+    // The backup goes onto a new PC: its record says it was made on another host.
+    rmSync(dir, { recursive: true });
+    cpSync(backup, dir, { recursive: true });
+    const db = new Database(join(dir, 'labstation.db'));
+    const install = JSON.parse(
+      db.prepare("SELECT value FROM settings WHERE key = 'sync.install'").pluck().get() as string,
+    ) as { id: string; host: string };
+    db.prepare("UPDATE settings SET value = ? WHERE key = 'sync.install'").run(
+      JSON.stringify({ ...install, host: 'the-old-pc' }),
+    );
+    db.close();
+
+    st = await start(dir);
+    const d = await waitFor(
+      'd.tif known again',
+      async () =>
+        (await stationFiles(dir)).find((f) => f.filename === 'd.tif' && f.state === 'done'),
+      30_000,
+    );
+    expect(st.stderr()).toContain('restored from a backup');
+    const serverD = before.find((f) => f.filename === 'd.tif')!;
+    expect(d).toMatchObject({ uuid: serverD.uuid, persistent_id: serverD.persistent_id });
+    expect(serverFiles()).toEqual(before);
+    // A new id, which names the one before: it took the key from that one at once.
+    const now = new Database(join(dir, 'labstation.db'), { readonly: true });
+    const moved = JSON.parse(
+      now.prepare("SELECT value FROM settings WHERE key = 'sync.install'").pluck().get() as string,
+    ) as { id: string; previous: string };
+    now.close();
+    expect(moved.previous).toBe(install.id);
+    expect(moved.id).not.toBe(install.id);
+    expect(
+      serverDb.prepare("SELECT install_id FROM stations WHERE name = 'sem-pc'").pluck().get(),
+    ).toBe(moved.id);
   }, 120_000);
 });

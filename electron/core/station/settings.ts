@@ -26,9 +26,9 @@ export interface StationSettings {
   'sync.key': string | null;
   /**
    * This data dir's id, sent with the key, and the host it was made on (sync/identity.ts);
-   * made at its first use, and anew on another host.
+   * made at its first use, and anew on another host, which keeps the id before as `previous`.
    */
-  'sync.install': { id: string; host: string } | null;
+  'sync.install': { id: string; host: string; previous?: string | null } | null;
   'idle.logoffMinutes': number;
   'idle.forceEndMinutes': number | null;
   'security.lockMinutes': number;

@@ -16,6 +16,12 @@ import { newUuid } from '../util/ids.js';
 export const INSTALL_HEADER = 'x-labstation-install';
 /** The machine's host name, URI-encoded (a header carries ASCII only); shown to admins. */
 export const HOST_HEADER = 'x-labstation-host';
+/**
+ * The id this data dir had on the machine before (restored, or cloned, onto another, or its
+ * machine renamed): the server lets it take the key from that one at once, with what it took
+ * from that one (sync/restored.ts).
+ */
+export const PREVIOUS_HEADER = 'x-labstation-previous-install';
 
 /**
  * The `code` of the server's 409 when another Labstation holds the key: the station waits and
@@ -36,23 +42,32 @@ const HOST = hostname();
  * is another Labstation to the server. Read and written in one transaction: processes on one
  * data dir (a station and a `harvest --once` beside it) get the same id.
  */
-export function installId(db: Db): string {
+export function installId(db: Db): { id: string; previous: string | null } {
   return db
-    .transaction((): string => {
+    .transaction(() => {
       const known = getSetting(db, 'sync.install');
-      if (known !== null && UUID_PATTERN.test(known.id) && known.host === HOST) return known.id;
-      const made = newUuid();
-      setSetting(db, 'sync.install', { id: made, host: HOST });
-      return made;
+      const valid = known !== null && UUID_PATTERN.test(known.id);
+      if (valid && known.host === HOST) {
+        const previous = known.previous ?? null;
+        return {
+          id: known.id,
+          previous: previous && UUID_PATTERN.test(previous) ? previous : null,
+        };
+      }
+      const made = { id: newUuid(), host: HOST, previous: valid ? known.id : null };
+      setSetting(db, 'sync.install', made);
+      return { id: made.id, previous: made.previous };
     })
     .immediate();
 }
 
 /** The headers of every request a station makes to its server with `key`. */
 export function stationHeaders(db: Db, key: string): Record<string, string> {
+  const install = installId(db);
   return {
     authorization: `Station ${key}`,
-    [INSTALL_HEADER]: installId(db),
+    [INSTALL_HEADER]: install.id,
     [HOST_HEADER]: encodeURIComponent(HOST),
+    ...(install.previous === null ? {} : { [PREVIOUS_HEADER]: install.previous }),
   };
 }

@@ -282,7 +282,8 @@ export interface FacilityDelta {
   /**
    * The highest outbox id the server has taken from the station's data dir (named by
    * X-Labstation-Install, holding the key): one the data dir's outbox has not made yet means it
-   * was restored from a backup (sync/restored.ts). Absent before the data dir pushed anything.
+   * was restored from a backup (sync/restored.ts). Absent until the data dir holding the key
+   * has pushed something (also after another data dir took the key).
    */
   acked_through?: number;
   station: { uuid: string; name: string; tool: string | null };

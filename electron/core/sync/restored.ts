@@ -45,10 +45,11 @@ export function noteRestored(db: Db, ackedThrough: number): string[] | null {
           ackedThrough,
         );
       }
-      // The server sends the history of the instruments it gave this station.
+      // The server sends the history of the instruments it gave this station; one turned off
+      // waits until it is on again (history.ts pendingHistory).
       const waiting = cachedStatement(
         db,
-        'SELECT id, name FROM instruments WHERE enabled = 1 AND from_server = 1 ORDER BY id',
+        'SELECT id, name FROM instruments WHERE from_server = 1 ORDER BY id',
       ).all() as { id: number; name: string }[];
       const wait = cachedStatement(
         db,

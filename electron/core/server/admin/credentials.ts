@@ -94,9 +94,10 @@ export function newStationKey(db: Db, id: number): { key: string; station: Admin
   stationById(db, id);
   const key = randomSecret(32);
   // The Labstation that held the old key holds nothing now: the next to use the new key does.
+  // Which data dir it was stays (install_id), with what the server took from it, for when the
+  // same one comes back with the new key (sync/restored.ts).
   db.prepare(
-    `UPDATE stations SET key_hash = ?, install_id = NULL, install_host = NULL,
-       install_seen_at = NULL WHERE id = ?`,
+    'UPDATE stations SET key_hash = ?, install_host = NULL, install_seen_at = NULL WHERE id = ?',
   ).run(sha256(key), id);
   return { key, station: stationById(db, id) };
 }

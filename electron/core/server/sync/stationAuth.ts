@@ -12,6 +12,7 @@ import {
   HOST_HEADER,
   INSTALL_HEADER,
   KEY_IN_USE,
+  PREVIOUS_HEADER,
   UUID_PATTERN,
 } from '../../sync/identity.js';
 import type { StationAccount } from './export.js';
@@ -57,7 +58,8 @@ export function stationAuth(app: FastifyInstance, deps: StationAuthDeps): Statio
   const known = perApp.get(app);
   if (known) return known;
   const { db, log } = deps;
-  const holds = keyHolder(deps);
+  const open = new OpenRequests();
+  const holds = keyHolder(deps, open);
   const failures = new FailureLimiter(20, 60_000);
   const authenticate: StationAuth = async (request, reply) => {
     const ip = request.ip;
@@ -94,6 +96,7 @@ export function stationAuth(app: FastifyInstance, deps: StationAuthDeps): Statio
       log.warn({ ip, station: station.name, host: named?.host }, 'station key held elsewhere');
       return reply.code(409).send({ detail: refusal, code: KEY_IN_USE });
     }
+    if (named) open.track(named.install, reply);
     request.station = {
       id: station.id,
       uuid: station.uuid,
@@ -109,6 +112,8 @@ export function stationAuth(app: FastifyInstance, deps: StationAuthDeps): Statio
 interface Caller {
   install: string;
   host: string;
+  /** The data dir's id on its machine before (PREVIOUS_HEADER); null when it names none. */
+  previous: string | null;
 }
 
 function oneHeader(request: FastifyRequest, name: string): string | undefined {
@@ -120,12 +125,14 @@ function oneHeader(request: FastifyRequest, name: string): string | undefined {
  * Who calls, from the headers every Labstation sends (sync/identity.ts); install null for a
  * caller that sends none (a script with the key), which is let in without a hold on the key.
  */
-function callerOf(
-  request: FastifyRequest,
-): { install: string; host: string } | { install: null } | { problem: string } {
+function callerOf(request: FastifyRequest): Caller | { install: null } | { problem: string } {
   const install = oneHeader(request, INSTALL_HEADER);
   if (install === undefined) return { install: null };
   if (!UUID_PATTERN.test(install)) return { problem: `${INSTALL_HEADER}: must be a UUID` };
+  const previous = oneHeader(request, PREVIOUS_HEADER) ?? null;
+  if (previous !== null && !UUID_PATTERN.test(previous)) {
+    return { problem: `${PREVIOUS_HEADER}: must be a UUID` };
+  }
   let host = '';
   try {
     host = decodeURIComponent(oneHeader(request, HOST_HEADER) ?? '');
@@ -133,7 +140,7 @@ function callerOf(
     return { problem: `${HOST_HEADER}: must be URI-encoded` };
   }
   if (host.length > 255) return { problem: `${HOST_HEADER}: must be at most 255 characters` };
-  return { install: install.toLowerCase(), host };
+  return { install: install.toLowerCase(), host, previous: previous?.toLowerCase() ?? null };
 }
 
 /**
@@ -141,8 +148,30 @@ function callerOf(
  * the key to it: taken when no one holds it, the holder has been silent for the takeover time,
  * or the caller is the holder. Returns why another is refused, or null.
  */
+/**
+ * The requests each data dir has under way. A holder waiting on its pull (held up to 30 s) is
+ * in use though its last request began a while ago: it is not silent while one is open.
+ */
+class OpenRequests {
+  private readonly counts = new Map<string, number>();
+
+  track(install: string, reply: FastifyReply): void {
+    this.counts.set(install, (this.counts.get(install) ?? 0) + 1);
+    reply.raw.once('close', () => {
+      const left = (this.counts.get(install) ?? 1) - 1;
+      if (left > 0) this.counts.set(install, left);
+      else this.counts.delete(install);
+    });
+  }
+
+  has(install: string): boolean {
+    return this.counts.has(install);
+  }
+}
+
 function keyHolder(
   deps: StationAuthDeps,
+  open: OpenRequests,
 ): (stationId: number, caller: Caller | null) => string | null {
   const { db } = deps;
   const clock = deps.clock ?? Date.now;
@@ -151,10 +180,12 @@ function keyHolder(
     'SELECT install_id, install_host, install_seen_at FROM stations WHERE id = ?',
   );
   const seen = db.prepare('UPDATE stations SET last_seen_at = ? WHERE id = ?');
-  // Another data dir taking the key starts with no outbox id acknowledged (sync/restored.ts).
+  // Another data dir taking the key starts with no outbox id acknowledged, unless it is the
+  // one before on a new machine (sync/restored.ts: its outbox is that one's).
   const hold = db.prepare(
     `UPDATE stations SET last_seen_at = @at, install_host = @host, install_seen_at = @at,
-       install_acked_through = iif(install_id IS @install, install_acked_through, NULL),
+       install_acked_through = iif(install_id IS @install OR install_id IS @previous,
+         install_acked_through, NULL),
        install_id = @install
      WHERE id = @id`,
   );
@@ -171,12 +202,17 @@ function keyHolder(
       install_seen_at: string | null;
     };
     // The data dir decides, not the host name, which may change under a running station (a
-    // laptop on another network); a data dir cloned to another machine makes itself a new id
-    // there (sync/identity.ts).
+    // laptop on another network). A data dir found on another machine than it was made on
+    // makes itself a new id there, naming the one before (sync/identity.ts): restored onto a
+    // new PC, or its PC renamed, it takes the key from that one at once. (A PC image cloned
+    // with the data dir does the same: the clone then holds the key, and the one it was
+    // cloned from is refused, so that the two are still found out.)
     const holder = held.install_id !== null && held.install_seen_at !== null;
-    if (holder && held.install_id !== caller.install) {
-      const silentMs = now - Date.parse(held.install_seen_at as string);
-      if (silentMs < takeoverMs) {
+    const successor = caller.previous !== null && caller.previous === held.install_id;
+    if (holder && held.install_id !== caller.install && !successor) {
+      const busy = open.has(held.install_id as string);
+      const silentMs = busy ? 0 : now - Date.parse(held.install_seen_at as string);
+      if (busy || silentMs < takeoverMs) {
         return (
           `This station key is in use by another Labstation (host ${JSON.stringify(held.install_host)}, ` +
           `data dir ${held.install_id}), last seen ${Math.max(0, Math.round(silentMs / 1000))} s ` +
@@ -195,7 +231,13 @@ function keyHolder(
         'station key taken over by another Labstation (the one before was silent)',
       );
     }
-    hold.run({ at, host: caller.host, install: caller.install, id: stationId });
+    hold.run({
+      at,
+      host: caller.host,
+      install: caller.install,
+      previous: caller.previous,
+      id: stationId,
+    });
     return null;
   });
   return (stationId, caller) => take.immediate(stationId, caller);
