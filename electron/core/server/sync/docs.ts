@@ -404,8 +404,9 @@ const identityError = (code: string): z.ZodType =>
 const STATION_RESPONSES: Record<number, ResponseDoc> = {
   400: {
     description:
-      'A malformed `X-Labstation-Install` (not a UUID) or `X-Labstation-Host` (not ' +
-      'URI-encoded, or over 255 characters), with `code` `bad_station_identity`.',
+      'A malformed `X-Labstation-Install` or `X-Labstation-Previous-Install` (not a UUID) or ' +
+      '`X-Labstation-Host` (not URI-encoded, or over 255 characters), with `code` ' +
+      '`bad_station_identity`.',
     schema: identityError(BAD_IDENTITY),
     example: { detail: 'x-labstation-install: must be a UUID', code: BAD_IDENTITY },
   },
@@ -418,8 +419,10 @@ const STATION_RESPONSES: Record<number, ResponseDoc> = {
       'Another Labstation holds this key, with `code` `station_key_in_use`: a station names ' +
       'its data dir and host in `X-Labstation-Install` (a UUID) and `X-Labstation-Host` ' +
       '(URI-encoded), and the key is held by the data dir that uses it until that one has been ' +
-      'silent for the takeover time (2 minutes unless set) or an admin makes a new key. A ' +
-      'request without `X-Labstation-Install` is let in and holds nothing.',
+      'silent (no request open) for the takeover time (2 minutes unless set) or an admin makes ' +
+      'a new key. A data dir found on another machine sends its id there before in ' +
+      '`X-Labstation-Previous-Install` and takes the key from that one at once. A request ' +
+      'without `X-Labstation-Install` is let in and holds nothing.',
     schema: identityError(KEY_IN_USE),
     example: {
       detail:
