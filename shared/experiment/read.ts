@@ -83,10 +83,15 @@ function repetitions(value: unknown, at: string): unknown[] {
   throw new Refusal('wrong_type', `${at}: must be a group of samples, not ${describe(value)}`);
 }
 
+/** Element symbols given as one text ("Fe, Ni; Cr"): split at spaces, commas and semicolons. */
+export function elementSymbols(text: string): string[] {
+  return text.split(/[\s,;]+/).filter(Boolean);
+}
+
 function elements(object: Json, at: string): string[] {
   const value = answer(object, 'sample_elements');
   if (value === MISSING) return [];
-  if (typeof value === 'string') return value.split(/[\s,;]+/).filter(Boolean);
+  if (typeof value === 'string') return elementSymbols(value);
   if (Array.isArray(value) && value.every((item) => typeof item === 'string')) {
     return value.map((item) => item.trim()).filter(Boolean);
   }

@@ -6,6 +6,7 @@
  * (sync/history.ts), so that a file first seen on another station, and transferred here, is
  * described by the usage it was made during, which this station does not hold.
  */
+import { elementSymbols } from '../../../shared/experiment/read.js';
 import { isPlainObject } from '../../../shared/questions/json.js';
 import type { Db } from '../db/open.js';
 import { cachedStatement } from '../db/statements.js';
@@ -123,7 +124,7 @@ function experimentFields(answers: Record<string, unknown>[]): Record<string, un
 
 function elementList(value: unknown): unknown {
   if (value === undefined || value === null) return [];
-  return typeof value === 'string' ? value.split(/[\s,;]+/).filter(Boolean) : value;
+  return typeof value === 'string' ? elementSymbols(value) : value;
 }
 
 /** The notebook experiments linked to the usage event, with their metadata (Labstation form). */

@@ -399,17 +399,11 @@ export async function importBundle(db: Db, input: unknown): Promise<ImportSummar
       if (u.projects) {
         // Only the links that change are written, as the admin pages write them: a re-import
         // of the same bundle logs no change for stations to pull.
-        const projectIds = u.projects.flatMap((name) => {
-          const id = db.prepare('SELECT id FROM projects WHERE name = ?').pluck().get(name);
-          return id === undefined ? [] : [id as number];
-        });
+        const projectIds = idsNamed(db, 'projects', u.projects);
         replaceLinks(db, 'user_projects', 'user_id', 'project_id', userId, projectIds);
       }
       if (u.qualified_tools) {
-        const toolIds = u.qualified_tools.flatMap((name) => {
-          const id = db.prepare('SELECT id FROM tools WHERE name = ?').pluck().get(name);
-          return id === undefined ? [] : [id as number];
-        });
+        const toolIds = idsNamed(db, 'tools', u.qualified_tools);
         const changed = replaceLinks(db, 'qualifications', 'user_id', 'tool_id', userId, toolIds);
         // A tool lists its qualified people: an admin's editor open on one whose list changed
         // is now stale, as after a save of the person in the admin pages.
@@ -447,4 +441,13 @@ export async function importBundle(db: Db, input: unknown): Promise<ImportSummar
 async function newHash(secret: string, current: string | null): Promise<string | null> {
   if (current !== null && (await verifySecret(secret, current))) return null;
   return hashSecret(secret);
+}
+
+/** The ids of the projects or tools of these names (a name none has is left out). */
+function idsNamed(db: Db, table: 'projects' | 'tools', names: string[]): number[] {
+  const find = db.prepare(`SELECT id FROM ${table} WHERE name = ?`).pluck();
+  return names.flatMap((name) => {
+    const id = find.get(name) as number | undefined;
+    return id === undefined ? [] : [id];
+  });
 }

@@ -9,8 +9,7 @@ import { parseQuestions, type Question } from '../../../shared/questions/index.j
 import type { Db } from '../db/open.js';
 import { storedUsageContext } from '../harvest/usageContext.js';
 import { AppError } from '../util/errors.js';
-
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { UUID_PATTERN } from '../util/ids.js';
 
 export interface UserRow {
   id: number;
@@ -71,7 +70,7 @@ function byRef<T>(db: Db, table: string, ref: Ref, nameColumns: string[], what: 
   let row: T | undefined;
   if (typeof ref === 'number') {
     row = db.prepare(`SELECT * FROM ${table} WHERE id = ?`).get(ref) as T | undefined;
-  } else if (UUID_RE.test(ref)) {
+  } else if (UUID_PATTERN.test(ref)) {
     row = db.prepare(`SELECT * FROM ${table} WHERE uuid = ?`).get(ref.toLowerCase()) as
       T | undefined;
   }

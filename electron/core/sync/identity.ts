@@ -10,7 +10,7 @@
 import { hostname } from 'node:os';
 import type { Db } from '../db/open.js';
 import { getSetting, setSetting } from '../station/settings.js';
-import { newUuid } from '../util/ids.js';
+import { newUuid, UUID_PATTERN } from '../util/ids.js';
 
 /** The data dir's id (a UUID), on every station request. */
 export const INSTALL_HEADER = 'x-labstation-install';
@@ -31,30 +31,40 @@ export const KEY_IN_USE = 'station_key_in_use';
 /** The `code` of the server's 400 for identity headers it cannot read. */
 export const BAD_IDENTITY = 'bad_station_identity';
 
-export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** Read once: every request of this process names the same machine. */
 const HOST = hostname();
+
+/** Each database's id, as this process read or made it: it does not change while it runs. */
+const known = new WeakMap<Db, { id: string; previous: string | null }>();
 
 /**
  * This data dir's id: made at its first use, and made anew when the data dir is used on
  * another machine than the one it was made on (a PC image cloned with it), so that the clone
  * is another Labstation to the server. Read and written in one transaction: processes on one
- * data dir (a station and a `harvest --once` beside it) get the same id.
+ * data dir (a station and a `harvest --once` beside it) get the same id. Read once per
+ * process (an upload asks for every file).
  */
 export function installId(db: Db): { id: string; previous: string | null } {
+  const read = known.get(db);
+  if (read) return read;
+  const install = readOrMakeInstallId(db);
+  known.set(db, install);
+  return install;
+}
+
+function readOrMakeInstallId(db: Db): { id: string; previous: string | null } {
   return db
     .transaction(() => {
-      const known = getSetting(db, 'sync.install');
-      const valid = known !== null && UUID_PATTERN.test(known.id);
-      if (valid && known.host === HOST) {
-        const previous = known.previous ?? null;
+      const stored = getSetting(db, 'sync.install');
+      const valid = stored !== null && UUID_PATTERN.test(stored.id);
+      if (valid && stored.host === HOST) {
+        const previous = stored.previous ?? null;
         return {
-          id: known.id,
+          id: stored.id,
           previous: previous && UUID_PATTERN.test(previous) ? previous : null,
         };
       }
-      const made = { id: newUuid(), host: HOST, previous: valid ? known.id : null };
+      const made = { id: newUuid(), host: HOST, previous: valid ? stored.id : null };
       setSetting(db, 'sync.install', made);
       return { id: made.id, previous: made.previous };
     })

@@ -10,6 +10,7 @@
  */
 import type { Db } from '../db/open.js';
 import { cachedStatement } from '../db/statements.js';
+import { awaitHistory } from './history.js';
 
 /**
  * How long a station with a server waits for the server's first answer before its harvest
@@ -49,14 +50,9 @@ export function noteRestored(db: Db, ackedThrough: number): string[] | null {
       // waits until it is on again (history.ts pendingHistory).
       const waiting = cachedStatement(
         db,
-        'SELECT id, name FROM instruments WHERE from_server = 1 ORDER BY id',
-      ).all() as { id: number; name: string }[];
-      const wait = cachedStatement(
-        db,
-        `INSERT INTO harvest_history_pending (instrument_id, after) VALUES (?, 0)
-         ON CONFLICT (instrument_id) DO UPDATE SET after = 0`,
-      );
-      for (const instrument of waiting) wait.run(instrument.id);
+        'SELECT uuid, name FROM instruments WHERE from_server = 1 ORDER BY id',
+      ).all() as { uuid: string; name: string }[];
+      for (const instrument of waiting) awaitHistory(db, instrument.uuid);
       return waiting.map((instrument) => instrument.name);
     })
     .immediate();

@@ -7,6 +7,9 @@ const COUNTER_MAX = 0x7fffffff;
 let lastMs = -1;
 let counter = 0;
 
+/** A UUID in its text form, any version, either case. */
+export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 /**
  * Every record gets a time-ordered UUID (v7, RFC 9562) at birth, besides its integer id:
  * 48 bits of Unix milliseconds, then a 31-bit counter that starts at a random value below

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import type { Db } from '../../db/open.js';
 import { cachedStatement } from '../../db/statements.js';
 import type { PushRecord } from '../../sync/protocol.js';
-import { INSTANT_RANGE_RULE, storableInstant } from '../../util/ids.js';
+import { INSTANT_RANGE_RULE, storableInstant, UUID_PATTERN } from '../../util/ids.js';
 
 /** Why one pushed record could not be stored; it stops the batch at that record. */
 export class RecordRefused extends Error {
@@ -20,9 +20,7 @@ export class RecordRefused extends Error {
   }
 }
 
-export const uuid = z
-  .string()
-  .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i);
+export const uuid = z.string().regex(UUID_PATTERN);
 // Stored in one form (UTC, milliseconds) whatever offset or precision the station sent:
 // date filters compare the text, so "12:00+02:00" and "10:00:00.000Z" must be one value.
 export const time = z.iso

@@ -13,8 +13,8 @@ import {
   INSTALL_HEADER,
   KEY_IN_USE,
   PREVIOUS_HEADER,
-  UUID_PATTERN,
 } from '../../sync/identity.js';
+import { UUID_PATTERN } from '../../util/ids.js';
 import type { StationAccount } from './export.js';
 
 declare module 'fastify' {
@@ -144,11 +144,6 @@ function callerOf(request: FastifyRequest): Caller | { install: null } | { probl
 }
 
 /**
- * Notes the call on the station (last_seen_at) and, for a Labstation that names itself, holds
- * the key to it: taken when no one holds it, the holder has been silent for the takeover time,
- * or the caller is the holder. Returns why another is refused, or null.
- */
-/**
  * The requests each data dir has under way. A holder waiting on its pull (held up to 30 s) is
  * in use though its last request began a while ago: it is not silent while one is open.
  */
@@ -169,6 +164,12 @@ class OpenRequests {
   }
 }
 
+/**
+ * Notes the call on the station (last_seen_at) and, for a Labstation that names itself, holds
+ * the key to it: taken when no one holds it, the holder has been silent for the takeover time
+ * with no request open, or the caller is the holder or names it as its id before. Returns why
+ * another is refused, or null.
+ */
 function keyHolder(
   deps: StationAuthDeps,
   open: OpenRequests,
