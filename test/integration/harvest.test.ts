@@ -1387,6 +1387,53 @@ describe('harvest in a running station', () => {
     expect(st.stderr()).toContain('database or disk is full (injected)');
   });
 
+  it('takes the files the watcher recorded during a walk as recorded, not as new ones', async () => {
+    const dirs = await setupHarvest({ stability: 0.2 });
+    // No storage folder: every transfer fails, and waits for its backoff.
+    rmSync(dirs.dest, { recursive: true });
+    // Each walk takes the records there are (none), then waits 3 s before it lists: the
+    // start's, and the one when the watcher is ready, which then sees the files written.
+    station = await startStation(dirs.data, { LABSTATION_INJECT: 'harvest.slow-walk' });
+    const st = station;
+    await waitLong('both walks held', () =>
+      st.stderr().split('walk held for 3 s (injected)').length > 2 ? true : undefined,
+    );
+    for (let i = 0; i < 5; i += 1) writeFileSync(join(dirs.src, `scan-${i}.tif`), `scan ${i}`);
+    interface Status {
+      last_scan_at: string | null;
+      settling: number;
+      queued: number;
+      active: unknown[];
+    }
+    const status = async (): Promise<Status> => (await st.rpc('harvest.status', {})).body as Status;
+    await waitLong('the five files failed, found by the watcher', async () =>
+      (await stationFiles(st)).filter((f) => f.state === 'failed').length === 5 ? true : undefined,
+    );
+    expect((await status()).last_scan_at).toBeNull();
+    // The walk lists the five files once it goes on. Before, it took them for new ones (they
+    // were not recorded when it began): each was recorded again as waiting, queued for the
+    // server once more, and tried again at once instead of after its backoff.
+    await waitLong('the walk done, and nothing left to look at', async () => {
+      const now = await status();
+      return now.last_scan_at !== null && !now.settling && !now.queued && !now.active.length
+        ? true
+        : undefined;
+    });
+    const transfers = await transfersOf(dirs.data);
+    expect(transfers).toHaveLength(5);
+    expect(transfers.every((t) => t.status === 'failed')).toBe(true);
+    const queued = withDb(
+      dirs.data,
+      (db) =>
+        db
+          .prepare("SELECT count(*) FROM outbox WHERE kind = 'harvest_file'")
+          .pluck()
+          .get() as number,
+    );
+    // Each file: recorded, then failed.
+    expect(queued).toBe(10);
+  });
+
   it('counts files waiting for a copy slot as queued, not as under way', async () => {
     const dirs = await setupHarvest({ stability: 0.2 });
     // Slowed to 12 ms per MiB: 32 MiB takes about 0.4 s; two copies run at once (the default).

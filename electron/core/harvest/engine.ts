@@ -234,6 +234,11 @@ function alreadyRecorded(
   );
 }
 
+/** A record waiting for its transfer with the size and mtime the candidate has. */
+function sameWaiting(record: FileRow, c: { size: number; mtimeMs: number }): boolean {
+  return record.state === 'waiting' && record.size === c.size && record.mtime_ms === c.mtimeMs;
+}
+
 const candidateKey = (instrument: Instrument, path: string): string =>
   sourceKey(instrument.id, path);
 
@@ -348,6 +353,13 @@ export class Harvester {
    * file found again with its size but a new mtime.
    */
   private readonly rechecks = new Map<string, { again: boolean }>();
+  /**
+   * The records each walk under way took at its start (knownSources), by instrument, kept up
+   * to date as files are recorded: a walk that runs while the watcher's files are recorded (the
+   * walk after a burst of events) would otherwise take every file recorded since it began for
+   * a new one, and check and record it again.
+   */
+  private readonly walkKnown = new Map<number, Set<ReturnType<typeof knownSources>>>();
   private readonly watches = new Map<WatchFolder, FolderWatch>();
   private checkingWatches = false;
   /** The rescanNow under way, if any (they run one after the other). */
@@ -971,6 +983,26 @@ export class Harvester {
   private async rescan(instrument: Instrument): Promise<void> {
     if (this.stopped) return;
     const known = knownSources(this.db, instrument.id);
+    let walks = this.walkKnown.get(instrument.id);
+    if (!walks) this.walkKnown.set(instrument.id, (walks = new Set()));
+    walks.add(known);
+    try {
+      await this.walk(instrument, known);
+    } finally {
+      walks.delete(known);
+      if (!walks.size) this.walkKnown.delete(instrument.id);
+    }
+  }
+
+  private async walk(
+    instrument: Instrument,
+    known: ReturnType<typeof knownSources>,
+  ): Promise<void> {
+    // Tests: a walk still under way while the watcher's files are recorded.
+    if (injected('harvest.slow-walk')) {
+      this.log.warn({ instrument: instrument.name }, 'harvest: walk held for 3 s (injected)');
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+    }
     const problems: string[] = [];
     for (const folder of instrument.watch) {
       // Each folder's files are considered as the walk reaches them, so the ticks (every
@@ -1483,12 +1515,16 @@ export class Harvester {
   private accept(stable: Candidate[], compared = false): void {
     const ark = arkConfig(this.db);
     const toCompare: [Candidate, FileRow][] = [];
+    const noted: [Candidate, number][] = [];
     const ids = this.db
       .transaction(() =>
         stable.flatMap((c) => {
           const record = latestBySource(this.db, c.instrument.id, c.absolutePath);
+          // Waiting already as it is (found twice before its copy): queued, not written again.
+          if (record && sameWaiting(record, c)) return [record.id];
           if (record && record.state !== 'done') {
             requeueFile(this.db, record.id, c.size, c.mtimeMs);
+            noted.push([c, record.id]);
             return [record.id];
           }
           if (record && record.size === c.size) {
@@ -1498,26 +1534,31 @@ export class Harvester {
               return [];
             }
           }
-          return [
-            recordFile(
-              this.db,
-              {
-                instrumentId: c.instrument.id,
-                watchPath: c.folder.path,
-                relativePath: c.relativePath,
-                sourcePath: c.absolutePath,
-                filename: basename(c.absolutePath),
-                size: c.size,
-                mtimeMs: c.mtimeMs,
-                firstDiscoveredAt: c.firstSeenAt,
-                usageEventId: c.usageEventId,
-              },
-              ark,
-            ),
-          ];
+          const id = recordFile(
+            this.db,
+            {
+              instrumentId: c.instrument.id,
+              watchPath: c.folder.path,
+              relativePath: c.relativePath,
+              sourcePath: c.absolutePath,
+              filename: basename(c.absolutePath),
+              size: c.size,
+              mtimeMs: c.mtimeMs,
+              firstDiscoveredAt: c.firstSeenAt,
+              usageEventId: c.usageEventId,
+            },
+            ark,
+          );
+          noted.push([c, id]);
+          return [id];
         }),
       )
       .immediate();
+    for (const [c, id] of noted) {
+      const entry = { id, size: c.size, mtime_ms: c.mtimeMs, state: 'waiting' as const };
+      for (const known of this.walkKnown.get(c.instrument.id) ?? [])
+        known.set(c.absolutePath, entry);
+    }
     for (const id of ids) this.enqueue(id);
     if (toCompare.length) void this.recheck(toCompare);
     this.changed();
