@@ -627,6 +627,33 @@ describe('harvest --once', () => {
     expect(existsSync(join(dirs.dest, 'sem-1', 'scan.preview'))).toBe(false);
   });
 
+  it('takes what a command hook printed when it exits, though a child it started runs on', async () => {
+    const root = tempDir();
+    const pidFile = join(root, 'viewer.pid');
+    const script = join(root, 'start-viewer.sh');
+    // Starts a "viewer" in the background, which keeps the hook's output open, and exits.
+    writeFileSync(
+      script,
+      `#!/bin/sh
+sleep 100 &
+echo $! > '${pidFile}'
+echo '{"viewer": "started"}'
+`,
+      { mode: 0o755 },
+    );
+    // A timeout longer than the test's own: waiting for the viewer would fail the test.
+    const dirs = await withCommandHook(script, 120);
+    try {
+      expect((await harvestOnce(dirs.data)).code).toBe(0);
+      const [file] = await filesOf(dirs.data);
+      expect(file?.metadata_).toMatchObject({ viewer: 'started' });
+      expect(file?.metadata_.hook_errors).toBeUndefined();
+      expect(file?.last_transfer?.status).toBe('completed');
+    } finally {
+      if (existsSync(pidFile)) process.kill(Number(readFileSync(pidFile, 'utf8')), 'SIGKILL');
+    }
+  }, 30_000);
+
   it('ends with Ctrl+C at once, and its running hooks with it', async () => {
     const root = tempDir();
     const pidFile = join(root, 'hook.pid');

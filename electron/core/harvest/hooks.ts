@@ -227,6 +227,11 @@ async function sidecarJson(
 }
 
 /** What a command hook may print: more ends it, as a hook gone wrong. */
+/**
+ * How long the output of a command that has exited is still read: what it printed is in the
+ * pipe already, and a child it left running may hold the pipe open for ever.
+ */
+const EXIT_GRACE_MS = 200;
 const COMMAND_OUTPUT_MAX = 4 * 1024 * 1024;
 /** A command's own process group (POSIX): a timeout ends what it started too. */
 const OWN_GROUP = process.platform !== 'win32';
@@ -332,18 +337,35 @@ function runCommand(
       clearTimeout(timer);
       reject(new Error(`cannot run ${config.command}: ${error.message}`));
     });
-    child.on('exit', () => {
+    let settled = false;
+    let grace: NodeJS.Timeout | undefined;
+    child.on('exit', (code, signal) => {
       runningHooks.delete(end);
       if (group !== undefined) runningGroups.delete(group);
-      // Ended by us: what still holds its output (a child that left its group, or any child
-      // on Windows) must not keep the transfer waiting for 'close'.
-      if (!ended) return;
-      clearTimeout(timer);
-      child.stdout.destroy();
-      child.stderr.destroy();
-      reject(stopped ? new HarvestStopped(ended) : new Error(ended));
+      if (ended) {
+        // Ended by us: what still holds its output (a child that left its group, or any child
+        // on Windows) must not keep the transfer waiting for 'close'.
+        clearTimeout(timer);
+        child.stdout.destroy();
+        child.stderr.destroy();
+        reject(stopped ? new HarvestStopped(ended) : new Error(ended));
+        return;
+      }
+      // The command is done. A child it left running in the background (a viewer, a daemon)
+      // holds its output open, and 'close' would wait for that child, up to the timeout: what
+      // the command printed is taken once its last output has been read, and the child is
+      // left to run.
+      grace = setTimeout(() => {
+        child.stdout.destroy();
+        child.stderr.destroy();
+        finish(code, signal);
+      }, EXIT_GRACE_MS);
     });
-    child.on('close', (code, signal) => {
+    child.on('close', (code, signal) => finish(code, signal));
+    const finish = (code: number | null, signal: NodeJS.Signals | null): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(grace);
       clearTimeout(timer);
       if (ended) return reject(stopped ? new HarvestStopped(ended) : new Error(ended));
       if (code !== 0) {
@@ -361,7 +383,7 @@ function runCommand(
       }
       if (!isPlainObject(value)) reject(new Error('printed JSON that is not an object'));
       else resolve(value);
-    });
+    };
   });
 }
 
