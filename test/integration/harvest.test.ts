@@ -756,6 +756,24 @@ echo '{"viewer": "started"}'
     expect(errors[0].error).toMatch(/^a\.json is not JSON: /);
   });
 
+  it("reads the stem's sidecar of a file whose name leaves no room for <name>.json", async () => {
+    const dirs = await setupHarvest({
+      hooks: [{ name: 'sidecar', trigger: 'post_transfer', kind: 'sidecar_json' }],
+      template: '{filename}',
+    });
+    // 254 bytes: `<name>.json` would be 259, longer than any file name may be.
+    const stem = 'M'.repeat(250);
+    writeFileSync(join(dirs.src, `${stem}.tif`), 'image');
+    writeFileSync(join(dirs.src, `${stem}.json`), '{"stage": "cryo"}');
+    expect((await harvestOnce(dirs.data)).code).toBe(0);
+    const files = await filesOf(dirs.data);
+    const image = files.find((f) => f.filename === `${stem}.tif`)?.metadata_;
+    expect(image).toMatchObject({ stage: 'cryo' });
+    expect(image?.hook_errors).toBeUndefined();
+    // The sidecar, harvested too, has no sidecar of its own, and no error for it.
+    expect(files.find((f) => f.filename === `${stem}.json`)?.metadata_.hook_errors).toBeUndefined();
+  });
+
   it('reads only sidecar files of the folder: no link, FIFO or folder, at most 4 MiB, a BOM dropped', async () => {
     const dirs = await setupHarvest({
       hooks: [{ name: 'sidecar', trigger: 'post_transfer', kind: 'sidecar_json' }],

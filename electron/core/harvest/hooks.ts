@@ -163,7 +163,10 @@ async function readSidecar(path: string, name: string): Promise<string | null> {
   try {
     info = await lstat(path);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    // No such file; nor can there be one by a name too long for the file system (a sidecar
+    // name is the file's own with a suffix: the next candidate, the stem's, may fit).
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENAMETOOLONG') return null;
     throw new Error(`${name} cannot be read: ${(error as Error).message}`);
   }
   if (info.isSymbolicLink()) throw new Error(`${name} is a link; links are not followed`);
@@ -226,12 +229,12 @@ async function sidecarJson(
   return {};
 }
 
-/** What a command hook may print: more ends it, as a hook gone wrong. */
 /**
  * How long the output of a command that has exited is still read: what it printed is in the
  * pipe already, and a child it left running may hold the pipe open for ever.
  */
 const EXIT_GRACE_MS = 200;
+/** What a command hook may print: more ends it, as a hook gone wrong. */
 const COMMAND_OUTPUT_MAX = 4 * 1024 * 1024;
 /** A command's own process group (POSIX): a timeout ends what it started too. */
 const OWN_GROUP = process.platform !== 'win32';
