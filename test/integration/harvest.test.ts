@@ -654,6 +654,19 @@ echo '{"viewer": "started"}'
     }
   }, 30_000);
 
+  it('ends a transfer when its copy is in place, not when its hooks are done', async () => {
+    const root = tempDir();
+    const began = join(root, 'hook-began');
+    const script = join(root, 'slow-hook.sh');
+    writeFileSync(script, `#!/bin/sh\ntouch '${began}'\nsleep 1\necho '{}'\n`, { mode: 0o755 });
+    const dirs = await withCommandHook(script, 30);
+    expect((await harvestOnce(dirs.data)).code).toBe(0);
+    const [transfer] = await transfersOf(dirs.data);
+    expect(transfer?.status).toBe('completed');
+    // Spec 002's completed_at is the transfer's; the hook's second is not part of it.
+    expect(Date.parse(transfer?.completed_at ?? '')).toBeLessThanOrEqual(statSync(began).mtimeMs);
+  });
+
   it('ends with Ctrl+C at once, and its running hooks with it', async () => {
     const root = tempDir();
     const pidFile = join(root, 'hook.pid');

@@ -401,6 +401,8 @@ export async function transferBatch(deps: TransferDeps, items: BatchItem[]): Pro
       return;
     }
     step(v.index, async () => {
+      // The transfer ends here; the hooks after it only add to the file's metadata.
+      const completedAt = deps.now();
       const metadata = await runPostTransferHooks(v.post, {
         db,
         file: v.file,
@@ -414,7 +416,7 @@ export async function transferBatch(deps: TransferDeps, items: BatchItem[]): Pro
         bytes: v.bytes,
         destChecksum: v.destHash,
         checksumVerified: true,
-        completedAt: deps.now(),
+        completedAt,
         sourceHash: v.sourceHash,
         metadata,
         note: completedNote(final, v.destination, v.redirected),

@@ -205,6 +205,8 @@ export async function sameContentOutcome(
     redirected: string;
   },
 ): Promise<Omit<TransferOutcome, 'startedAt' | 'storageLocationId'>> {
+  // The transfer ends here; the hooks after it only add to the file's metadata.
+  const completedAt = deps.now();
   const metadata = await runPostTransferHooks(skip.post, {
     db: deps.db,
     file: skip.file,
@@ -218,7 +220,7 @@ export async function sameContentOutcome(
     bytes: 0,
     destChecksum: skip.hash,
     checksumVerified: true,
-    completedAt: deps.now(),
+    completedAt,
     sourceHash: skip.hash,
     metadata,
     note: ['the destination already holds the same content', skip.redirected]
@@ -511,6 +513,7 @@ export async function transferFile(
     placed = true;
     if (batched) await deps.settle!(final);
     else await syncFolder(dirname(final));
+    const completedAt = deps.now();
     const metadata = await runPostTransferHooks(postHooks, {
       db,
       file,
@@ -524,7 +527,7 @@ export async function transferFile(
       bytes: result.bytes,
       destChecksum: result.destHash,
       checksumVerified: true,
-      completedAt: deps.now(),
+      completedAt,
       sourceHash: result.sourceHash,
       metadata,
       note: completedNote(final, destination, redirected),
@@ -580,6 +583,7 @@ async function uploadTransfer(
   if (sent.outcome === 'failed') return end.fail(sent.reason, sent.retry);
   const { state } = sent;
   // The hooks read the source: the server's copy is out of reach, and holds the same bytes.
+  const completedAt = deps.now();
   const metadata = await runPostTransferHooks(hooksFor(deps.db, instrument.id, 'post_transfer'), {
     db: deps.db,
     file,
@@ -593,7 +597,7 @@ async function uploadTransfer(
     bytes: state.status === 'skipped' ? 0 : file.size,
     destChecksum: state.dest_checksum,
     checksumVerified: true,
-    completedAt: deps.now(),
+    completedAt,
     sourceHash: sent.sourceHash,
     metadata,
     note: [state.note, end.redirected].filter(Boolean).join('; '),
@@ -647,6 +651,7 @@ export async function recoverInterrupted(
       await fsyncPath(file.pending_destination);
       await syncFolder(dirname(file.pending_destination));
       await removeQuietly(file.partial_path);
+      const finishedAt = deps.now();
       const metadata = instrument
         ? await runPostTransferHooks(hooksFor(db, instrument.id, 'post_transfer'), {
             db,
@@ -663,8 +668,8 @@ export async function recoverInterrupted(
         bytes: found.bytes,
         destChecksum: found.hash,
         checksumVerified: true,
-        startedAt: deps.now(),
-        completedAt: deps.now(),
+        startedAt: finishedAt,
+        completedAt: finishedAt,
         sourceHash: file.verified_hash,
         metadata,
         note: 'finished after a restart: the verified copy had reached its name',
