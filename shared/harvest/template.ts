@@ -98,8 +98,10 @@ export function parseTemplate(template: string): ParsedTemplate {
 
 // Windows opens these as devices in any folder, with or without an extension.
 const WINDOWS_DEVICE = /^(con|prn|aux|nul|conin\$|conout\$|com[0-9¹²³]|lpt[0-9¹²³]) *(\..*)?$/i;
+// Control characters, separators, and what Windows allows in no name (NTFS, SMB shares): a
+// project called "R&D: Q?" must make a folder that a Windows station or share can hold.
 // eslint-disable-next-line no-control-regex -- control characters are exactly what is removed
-const UNSAFE_IN_SEGMENT = /[\u0000-\u001f\u007f-\u009f/\\:]/g;
+const UNSAFE_IN_SEGMENT = /[\u0000-\u001f\u007f-\u009f/\\:<>"|?*]/g;
 
 function sanitizeSegment(value: string): string {
   const cleaned = value.replace(UNSAFE_IN_SEGMENT, '_');

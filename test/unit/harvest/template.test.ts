@@ -105,6 +105,7 @@ describe('renderTemplate', () => {
     ['a/b', 'a_b'],
     ['a\\b', 'a_b'],
     ['C:', 'C_'],
+    ['R&D: "x" <1|2>?*', 'R&D_ _x_ _1_2___'],
     ['x\0y', 'x_y'],
     ['tab\there\nnewline', 'tab_here_newline'],
     ['.', '_'],
