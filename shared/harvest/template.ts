@@ -70,6 +70,12 @@ function scan(template: string): { pieces: Piece[]; problems: string[] } {
   return { pieces, problems };
 }
 
+/**
+ * The fields that differ from one file to the next (the problem in parseTemplate names them);
+ * the rest (instrument, date, usage) are the same for every file of a day or a usage.
+ */
+const PER_FILE_FIELDS: readonly TemplateField[] = ['relative_path', 'filename', 'ark_blade'];
+
 const SAMPLE_VALUES = Object.fromEntries(TEMPLATE_FIELDS.map((field) => [field, 'x'])) as Record<
   TemplateField,
   string
@@ -91,8 +97,15 @@ export function parseTemplate(template: string): ParsedTemplate {
   // Values are sanitized, so only the literal text can make a path escape; catching that here
   // turns a per-file harvest failure into a configuration error.
   const sample = checkDestination(renderTemplate(template, SAMPLE_VALUES));
-  if (!sample.ok)
-    return { ok: false, problems: [`template gives an unsafe path: ${sample.reason}`] };
+  if (!sample.ok) problems.push(`template gives an unsafe path: ${sample.reason}`);
+  if (!fields.some((field) => PER_FILE_FIELDS.includes(field))) {
+    problems.push(
+      'template must use at least one of {relative_path}, {filename} or {ark_blade}, or ' +
+        'every file is given the same name (numbered (1), (2), ...), losing its own name and ' +
+        'extension',
+    );
+  }
+  if (problems.length > 0) return { ok: false, problems };
   return { ok: true, fields };
 }
 

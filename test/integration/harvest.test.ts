@@ -1067,7 +1067,15 @@ echo '{"viewer": "started"}'
           destination_template: '{instrument}/{operator}/{filename}',
         },
       ],
-      hooks: [{ name: 'h', trigger: 'post_transfer', kind: 'teleport' }],
+      hooks: [
+        { name: 'h', trigger: 'post_transfer', kind: 'teleport' },
+        {
+          name: 'flat',
+          trigger: 'pre_transfer',
+          kind: 'redirect',
+          config: { glob: '*.raw', destination_template: 'raw/{yyyy}' },
+        },
+      ],
       schedules: [{ instrument: 'sem-1', cron: 'every tuesday' }],
       ark: { naan: '12', shoulder: 'fk4' },
     };
@@ -1081,6 +1089,10 @@ echo '{"viewer": "started"}'
     expect(text).toMatch(/instruments\[0\] \(sem-1\)\.watch\[0\]\.include\[0\]: .*\[/);
     expect(text).toMatch(/instruments\[0\] \(sem-1\)\.destination_template: .*\{operator\}/);
     expect(text).toMatch(/hooks\[0\] \(h\)\.kind: "teleport" is not a hook kind/);
+    // Every file the hook takes would get the same name.
+    expect(text).toMatch(
+      /hooks\[1\] \(flat\)\.config\.destination_template: template must use at least one of \{relative_path\}, \{filename\} or \{ark_blade\}/,
+    );
     expect(text).toMatch(/schedules\[0\]\.cron: /);
     expect(text).toMatch(/ark\.naan: /);
   });

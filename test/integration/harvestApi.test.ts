@@ -282,6 +282,50 @@ describe('management resources', () => {
     expect(dup.body.detail[0]).toMatchObject({ loc: ['body', 'name'] });
   });
 
+  it('refuses a destination template that would give every file the same name', async () => {
+    const rule =
+      'template must use at least one of {relative_path}, {filename} or {ark_blade}, or every ' +
+      'file is given the same name (numbered (1), (2), ...), losing its own name and extension';
+    const flat = await call('POST', '/api/instruments', 'admin', {
+      name: 'Flat camera',
+      tool_id: 2,
+      destination_template: '{instrument}/{yyyy}',
+    });
+    expect(flat.status).toBe(422);
+    expect(flat.body.detail).toEqual([
+      { loc: ['body', 'destination_template'], msg: rule, type: 'template' },
+    ]);
+    const inst = await made('/api/instruments', { name: 'Flat camera', tool_id: 2 });
+    const patched = await call('PATCH', `/api/instruments/${inst.id}`, 'admin', {
+      destination_template: 'flat/{yyyy}',
+    });
+    expect(patched.status).toBe(422);
+    expect(patched.body.detail).toEqual([
+      { loc: ['body', 'destination_template'], msg: rule, type: 'template' },
+    ]);
+    expect((await call('GET', `/api/instruments/${inst.id}`)).body.destination_template).toBe(
+      '{instrument}/{yyyy}/{mm}/{dd}/{relative_path}',
+    );
+    // Any one field that differs per file will do, and a redirect hook's template follows it too.
+    for (const template of ['flat/{yyyy}/{filename}', 'flat/{ark_blade}', '{relative_path}']) {
+      const ok = await call('PATCH', `/api/instruments/${inst.id}`, 'admin', {
+        destination_template: template,
+      });
+      expect(ok.status, template).toBe(200);
+    }
+    const redirect = await call('POST', '/api/hooks', 'admin', {
+      name: 'flat-raw',
+      trigger: 'pre_transfer',
+      kind: 'redirect',
+      config: { glob: '*.raw', destination_template: 'raw/{user}' },
+    });
+    expect(redirect.status).toBe(422);
+    expect(redirect.body.detail).toEqual([
+      expect.objectContaining({ loc: ['body', 'config', 'destination_template'], msg: rule }),
+    ]);
+    expect((await call('DELETE', `/api/instruments/${inst.id}`)).status).toBe(204);
+  });
+
   it('validates schedules (cron, time zone) and hooks (kind, trigger, config)', async () => {
     const inst = await made('/api/instruments', { name: 'Sched inst', tool_id: 2 });
     const badCron = await call('POST', '/api/schedules', 'admin', {

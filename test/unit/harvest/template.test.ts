@@ -23,9 +23,16 @@ const values: Record<TemplateField, string> = {
   ark_blade: 'bcdf0123gh',
 };
 
+const SAME_NAME =
+  'template must use at least one of {relative_path}, {filename} or {ark_blade}, or every file ' +
+  'is given the same name (numbered (1), (2), ...), losing its own name and extension';
+
 function render(template: string, overrides: Partial<Record<TemplateField, string>> = {}): string {
+  // A field is rendered alone here ("{user}"), as one part of a whole template: the rule that a
+  // whole template needs a field that differs per file does not apply to it.
   const parsed = parseTemplate(template);
-  if (!parsed.ok) throw new Error(`${template}: ${parsed.problems.join('; ')}`);
+  const problems = parsed.ok ? [] : parsed.problems.filter((problem) => problem !== SAME_NAME);
+  if (problems.length) throw new Error(`${template}: ${problems.join('; ')}`);
   return renderTemplate(template, { ...values, ...overrides });
 }
 
@@ -79,6 +86,8 @@ describe('parseTemplate', () => {
     ['../{filename}', 'template gives an unsafe path: climbs out of the storage location with ..'],
     ['/data/{filename}', 'template gives an unsafe path: starts with / or \\ (an absolute path)'],
     ['C:/data/{filename}', 'template gives an unsafe path: names a drive (C:)'],
+    ['flat/{yyyy}', SAME_NAME],
+    ['{instrument}/{yyyy}/{mm}/{dd}/{user}_{project}_{usage_event}', SAME_NAME],
   ])('rejects %j', (template, problem) => {
     expect(parseTemplate(template)).toEqual({ ok: false, problems: [problem] });
   });
@@ -87,6 +96,19 @@ describe('parseTemplate', () => {
     const parsed = parseTemplate('{foo}/}/{bar');
     expect(parsed.ok).toBe(false);
     if (!parsed.ok) expect(parsed.problems).toHaveLength(3);
+    expect(parseTemplate('../{instrument}')).toEqual({
+      ok: false,
+      problems: [
+        'template gives an unsafe path: climbs out of the storage location with ..',
+        SAME_NAME,
+      ],
+    });
+  });
+
+  it('takes any one field that differs per file', () => {
+    for (const template of ['{relative_path}', 'x/{filename}', '{yyyy}/{ark_blade}.dat']) {
+      expect(parseTemplate(template).ok, template).toBe(true);
+    }
   });
 });
 
