@@ -255,11 +255,17 @@ describe('management resources', () => {
     expect(account.key).toMatch(/^[A-Za-z0-9_-]{20,}$/);
     const listed = (await call('GET', `/api/service-accounts/${account.id}`)).body;
     expect(listed.key).toBeUndefined();
+    const store = await made('/api/storage-locations', {
+      name: 'tem-store',
+      type: 'local',
+      base_path: '/mnt/tem',
+    });
     const first = await made('/api/instruments', {
       name: 'TEM camera',
       tool_id: 1,
       service_account_id: account.id,
       watch: [{ path: '/data/tem' }],
+      storage_location_id: store.id,
     });
     expect(first.watch[0].exclude).toContain('*.tmp');
     expect(first.destination_template).toBe('{instrument}/{yyyy}/{mm}/{dd}/{relative_path}');
@@ -280,6 +286,82 @@ describe('management resources', () => {
     });
     const dup = await call('POST', '/api/instruments', 'admin', { name: 'TEM camera', tool_id: 1 });
     expect(dup.body.detail[0]).toMatchObject({ loc: ['body', 'name'] });
+  });
+
+  it('gives a service account only an instrument its station can run: folders and storage', async () => {
+    const account = await made('/api/service-accounts', { name: 'nostore-pc' });
+    const store = await made('/api/storage-locations', {
+      name: 'nostore-store',
+      type: 'local',
+      base_path: '/mnt/nostore',
+    });
+    const typesOf = (reply: Reply): string[] =>
+      (reply.body.detail as { loc: string[]; type: string }[]).map(
+        (d) => `${d.loc.join('.')} ${d.type}`,
+      );
+    const bare = await call('POST', '/api/instruments', 'admin', {
+      name: 'nostore',
+      tool_id: 1,
+      service_account_id: account.id,
+    });
+    expect(bare.status).toBe(422);
+    expect(typesOf(bare)).toEqual([
+      'body.watch needed_by_station',
+      'body.storage_location_id needed_by_station',
+    ]);
+    expect(bare.body.detail[1].msg).toBe(
+      'an enabled instrument with a service account needs a storage location, or every file ' +
+        'its station finds fails there',
+    );
+    const noStore = await call('POST', '/api/instruments', 'admin', {
+      name: 'nostore',
+      tool_id: 1,
+      service_account_id: account.id,
+      watch: [{ path: '/data2' }],
+    });
+    expect(noStore.status).toBe(422);
+    expect(typesOf(noStore)).toEqual(['body.storage_location_id needed_by_station']);
+    // Disabled, or without a station, it may wait for them.
+    const waiting = await made('/api/instruments', {
+      name: 'nostore',
+      tool_id: 1,
+      service_account_id: account.id,
+      enabled: false,
+    });
+    const enabled = await call('PATCH', `/api/instruments/${waiting.id}`, 'admin', {
+      enabled: true,
+    });
+    expect(typesOf(enabled)).toEqual([
+      'body.watch needed_by_station',
+      'body.storage_location_id needed_by_station',
+    ]);
+    const running = await call('PATCH', `/api/instruments/${waiting.id}`, 'admin', {
+      enabled: true,
+      watch: [{ path: '/data2' }],
+      storage_location_id: store.id,
+    });
+    expect(running.status, JSON.stringify(running.body)).toBe(200);
+    // Running, it keeps them.
+    const unstored = await call('PATCH', `/api/instruments/${waiting.id}`, 'admin', {
+      storage_location_id: null,
+    });
+    expect(unstored.status).toBe(422);
+    expect(typesOf(unstored)).toEqual(['body.storage_location_id needed_by_station']);
+    const unwatched = await call('PATCH', `/api/instruments/${waiting.id}`, 'admin', {
+      watch: [],
+    });
+    expect(typesOf(unwatched)).toEqual(['body.watch needed_by_station']);
+    expect((await call('GET', `/api/instruments/${waiting.id}`)).body).toMatchObject({
+      watch: [{ path: '/data2' }],
+      storage_location_id: store.id,
+    });
+    // Taken off its station first, it may go without them.
+    const loose = await call('PATCH', `/api/instruments/${waiting.id}`, 'admin', {
+      service_account_id: null,
+      storage_location_id: null,
+    });
+    expect(loose.status, JSON.stringify(loose.body)).toBe(200);
+    expect((await call('DELETE', `/api/instruments/${waiting.id}`)).status).toBe(204);
   });
 
   it('refuses a destination template that would give every file the same name', async () => {

@@ -149,50 +149,82 @@ function check(db: Db, merged: Required<Input>, input: Input, id: number | null)
         : 'service_account_id';
     problems.push(...stationProblems(db, merged.service_account_id, merged.tool_id, field));
   }
-  if (!problems.length) problems.push(...takeoverProblems(db, merged, input, id));
+  if (!problems.length) problems.push(...runnableProblems(db, merged, input, id));
   if (problems.length) throw new ValidationProblems(problems);
 }
 
 /**
- * An instrument a station registered from its own records (its local bundle) has no folders or
- * storage here. Given to a station as it is, the station would replace its own settings with
- * those empty ones and stop harvesting: they must be given first.
+ * What a station needs to run an instrument: watched folders, and a storage location, without
+ * which every file it finds fails there for ever ("has no storage location"). Checked on the
+ * state a save leaves when the save touches the service account, the folders, the storage or
+ * `enabled` (a save of other fields leaves an instrument saved before this rule as it was); a
+ * disabled instrument may wait for them. An instrument a station registered from its own
+ * records (its local bundle) has no folders or storage here: given to a station as it is, even
+ * disabled, the station would replace its own settings with those empty ones and stop
+ * harvesting (`takeover`).
  */
-function takeoverProblems(
+function runnableProblems(
   db: Db,
   merged: Required<Input>,
   input: Input,
   id: number | null,
 ): Problem[] {
-  if (id === null || input.service_account_id == null) return [];
-  const registered = db
-    .prepare('SELECT station_id IS NULL FROM instruments WHERE id = ?')
-    .pluck()
-    .get(id) as number;
-  const hasFiles = db.prepare('SELECT 1 FROM harvest_files WHERE instrument_id = ?').get(id);
-  if (registered !== 1 || !hasFiles) return [];
+  if (merged.service_account_id === null) return [];
+  const touched =
+    input.service_account_id !== undefined ||
+    input.watch !== undefined ||
+    input.storage_location_id !== undefined ||
+    input.enabled !== undefined;
+  if (!touched) return [];
+  const takeover = input.service_account_id != null && id !== null && registeredHere(db, id);
+  if (!takeover && !merged.enabled) return [];
   const problems: Problem[] = [];
   if (merged.watch.length === 0) {
     problems.push(
-      problem(
-        ['body', 'watch'],
-        'this instrument was configured on its station; give its watched folders here before ' +
-          'a service account runs it, or the station would stop watching them',
-        'takeover',
-      ),
+      takeover
+        ? problem(
+            ['body', 'watch'],
+            'this instrument was configured on its station; give its watched folders here ' +
+              'before a service account runs it, or the station would stop watching them',
+            'takeover',
+          )
+        : problem(
+            ['body', 'watch'],
+            'an enabled instrument with a service account needs at least one watched folder, ' +
+              'or its station harvests nothing',
+            'needed_by_station',
+          ),
     );
   }
   if (merged.storage_location_id === null) {
     problems.push(
-      problem(
-        ['body', 'storage_location_id'],
-        'this instrument was configured on its station; give its storage location here before ' +
-          'a service account runs it',
-        'takeover',
-      ),
+      takeover
+        ? problem(
+            ['body', 'storage_location_id'],
+            'this instrument was configured on its station; give its storage location here ' +
+              'before a service account runs it',
+            'takeover',
+          )
+        : problem(
+            ['body', 'storage_location_id'],
+            'an enabled instrument with a service account needs a storage location, or every ' +
+              'file its station finds fails there',
+            'needed_by_station',
+          ),
     );
   }
   return problems;
+}
+
+/** Whether the instrument was registered from a station's records, with no service account. */
+function registeredHere(db: Db, id: number): boolean {
+  const registered = db
+    .prepare('SELECT station_id IS NULL FROM instruments WHERE id = ?')
+    .pluck()
+    .get(id) as number;
+  return (
+    registered === 1 && !!db.prepare('SELECT 1 FROM harvest_files WHERE instrument_id = ?').get(id)
+  );
 }
 
 /** A station without a tool yet takes the tool of the first instrument it is given. */
