@@ -803,6 +803,131 @@ describe('records from a station, schedules and runs', () => {
     expect(trigger.body.detail).toMatch(/offline.*queued/);
   });
 
+  it("shows a moved schedule's deployment on its new station: none yet, pending only if enabled", async () => {
+    const other = await made('/api/service-accounts', { name: 'deploy-b' });
+    const location = await made('/api/storage-locations', {
+      name: 'deploy-store',
+      type: 'local',
+      base_path: '/mnt/deploy',
+    });
+    const elsewhere = await made('/api/instruments', {
+      name: 'Deploy camera',
+      tool_id: 1,
+      service_account_id: other.id,
+      watch: [{ path: '/data/deploy' }],
+      storage_location_id: location.id,
+    });
+    const deploymentOf = async (id: number): Promise<Record<string, unknown>> =>
+      (await call('GET', `/api/schedules/${id}`)).body.deployment as Record<string, unknown>;
+    /** The report of the station that runs the schedule now (this describe's records-pc). */
+    const report = async (id: number, state: string, deployedAt: string | null): Promise<void> => {
+      const { uuid, version } = db
+        .prepare('SELECT uuid, version FROM harvest_schedules WHERE id = ?')
+        .get(id) as { uuid: string; version: number };
+      const pushed = await push([
+        {
+          kind: 'harvest_deployment',
+          uuid,
+          payload: {
+            uuid,
+            version,
+            state,
+            deployed_at: deployedAt,
+            next_run_at: state === 'deployed' ? '2026-03-02T05:00:00.000Z' : null,
+            last_run_at: null,
+            error: '',
+          },
+        },
+      ]);
+      expect((pushed.body as PushResult).error).toBeNull();
+    };
+
+    // Deployed on records-pc, disabled there (removed), then moved to a station that never
+    // connected: nothing is deployed there, and nothing is pending.
+    const schedule = await made('/api/schedules', {
+      instrument_id: instrumentId,
+      cron: '0 5 * * *',
+    });
+    await report(schedule.id, 'deployed', '2026-03-01T09:30:00.000Z');
+    expect(await deploymentOf(schedule.id)).toMatchObject({
+      state: 'deployed',
+      deployed_at: '2026-03-01T09:30:00.000Z',
+    });
+    const disabled = await call('PATCH', `/api/schedules/${schedule.id}`, 'admin', {
+      enabled: false,
+    });
+    // records-pc still runs it until it takes the change.
+    expect(disabled.body.deployment.state).toBe('pending');
+    await report(schedule.id, 'removed', '2026-03-01T09:30:00.000Z');
+    expect((await deploymentOf(schedule.id)).state).toBe('removed');
+    // Saved again while disabled, it stays removed: there is nothing to take down.
+    const retimed = await call('PATCH', `/api/schedules/${schedule.id}`, 'admin', {
+      cron: '0 6 * * *',
+    });
+    expect(retimed.body.deployment.state).toBe('removed');
+    const moved = await call('PATCH', `/api/schedules/${schedule.id}`, 'admin', {
+      instrument_id: elsewhere.id,
+    });
+    expect(moved.status, JSON.stringify(moved.body)).toBe(200);
+    expect(moved.body.deployment).toMatchObject({
+      station: { id: other.id, name: 'deploy-b' },
+      state: 'removed',
+      deployed_at: null,
+      next_run_at: null,
+    });
+    const enabled = await call('PATCH', `/api/schedules/${schedule.id}`, 'admin', {
+      enabled: true,
+    });
+    expect(enabled.body.deployment).toMatchObject({ state: 'pending', deployed_at: null });
+
+    // Its instrument moved instead: the same for each of its schedules.
+    const movedInstrument = await made('/api/instruments', {
+      name: 'Deploy mover',
+      tool_id: 1,
+      service_account_id: accountId,
+      watch: [{ path: '/data/deploy-mover' }],
+      storage_location_id: location.id,
+    });
+    const running = await made('/api/schedules', {
+      instrument_id: movedInstrument.id,
+      cron: '0 7 * * *',
+    });
+    const off = await made('/api/schedules', {
+      instrument_id: movedInstrument.id,
+      cron: '0 8 * * *',
+      enabled: false,
+    });
+    // Made disabled, it has nothing to deploy.
+    expect(off.deployment.state).toBe('removed');
+    await report(running.id, 'deployed', '2026-03-01T09:45:00.000Z');
+    await report(off.id, 'removed', null);
+    expect((await deploymentOf(running.id)).deployed_at).toBe('2026-03-01T09:45:00.000Z');
+    const handedOver = await call('PATCH', `/api/instruments/${movedInstrument.id}`, 'admin', {
+      service_account_id: other.id,
+    });
+    expect(handedOver.status, JSON.stringify(handedOver.body)).toBe(200);
+    expect(await deploymentOf(running.id)).toMatchObject({
+      station: { id: other.id },
+      state: 'pending',
+      deployed_at: null,
+      next_run_at: null,
+    });
+    expect(await deploymentOf(off.id)).toMatchObject({
+      station: { id: other.id },
+      state: 'removed',
+      deployed_at: null,
+    });
+
+    for (const s of [schedule, running, off]) {
+      expect((await call('DELETE', `/api/schedules/${s.id}`)).status).toBe(204);
+    }
+    for (const i of [elsewhere, movedInstrument]) {
+      expect((await call('DELETE', `/api/instruments/${i.id}`)).status).toBe(204);
+    }
+    expect((await call('DELETE', `/api/storage-locations/${location.id}`)).status).toBe(204);
+    expect((await call('DELETE', `/api/service-accounts/${other.id}`)).status).toBe(204);
+  });
+
   it('moves the runs queued for a station with their instrument, and deletes a station that took none', async () => {
     const a = await made('/api/service-accounts', { name: 'mover-a' });
     const b = await made('/api/service-accounts', { name: 'mover-b' });

@@ -19,6 +19,7 @@ import { newUuid } from '../../util/ids.js';
 import { DEFAULT_TEMPLATE, defaultExclude, type WatchFolder } from '../../harvest/config.js';
 import { notifyStations } from './notify.js';
 import { moveQueuedRuns } from './runs.js';
+import { moveSchedules } from './schedules.js';
 import { Conflict, ValidationProblems, problem, type Problem } from './problems.js';
 import {
   checkReference,
@@ -364,10 +365,7 @@ export const instruments: ManagedResource<InstrumentOut> = {
     bindStationTool(db, merged.service_account_id, merged.tool_id);
     // A schedule is deployed where its instrument runs: a move re-deploys it there.
     if (merged.service_account_id !== before.station_id) {
-      db.prepare(
-        `UPDATE harvest_schedules SET station_id = ?, version = version + 1,
-           deployment_state = 'pending', updated_at = ? WHERE instrument_id = ?`,
-      ).run(merged.service_account_id, now, id);
+      moveSchedules(db, id, merged.service_account_id, now);
       // So are its manual runs still queued for the old station.
       if (before.station_id !== null) {
         moveQueuedRuns(db, id, before.station_id, merged.service_account_id, now);

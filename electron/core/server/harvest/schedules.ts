@@ -110,6 +110,31 @@ function check(db: Db, merged: Required<Input>, input: Input, before: Row | null
   if (problems.length) throw new ValidationProblems(problems);
 }
 
+/**
+ * What the last station reported of a schedule's deployment, dropped once the schedule moves to
+ * another station (or to none): when it deployed it, its next run and the version it deployed
+ * were that station's, and nothing is deployed on the new one yet. Its runs and last_run_at stay:
+ * they are the schedule's history.
+ */
+const FORGET_DEPLOYMENT = 'deployed_version = NULL, deployed_at = NULL, next_run_at = NULL';
+
+/**
+ * An instrument moved to another station (or to none): its schedules are deployed there, an
+ * enabled one pending until that station reports it, a disabled one removed (nothing to deploy).
+ */
+export function moveSchedules(
+  db: Db,
+  instrumentId: number,
+  stationId: number | null,
+  now: string,
+): void {
+  db.prepare(
+    `UPDATE harvest_schedules SET station_id = ?, version = version + 1,
+       deployment_state = CASE WHEN enabled = 1 THEN 'pending' ELSE 'removed' END,
+       deployment_error = '', ${FORGET_DEPLOYMENT}, updated_at = ? WHERE instrument_id = ?`,
+  ).run(stationId, now, instrumentId);
+}
+
 export const schedules: ManagedResource<ScheduleOut> = {
   path: 'schedules',
   label: 'schedule',
@@ -186,7 +211,7 @@ export const schedules: ManagedResource<ScheduleOut> = {
         .prepare(
           `INSERT INTO harvest_schedules (uuid, instrument_id, cron, timezone, enabled, station_id,
              version, deployment_state, created_at, updated_at)
-           VALUES (?, ?, ?, ?, ?, ?, 1, 'pending', ?, ?)`,
+           VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?, ?)`,
         )
         .run(
           newUuid(),
@@ -195,6 +220,8 @@ export const schedules: ManagedResource<ScheduleOut> = {
           merged.timezone,
           merged.enabled ? 1 : 0,
           stationId,
+          // Made disabled, it has nothing to deploy, and nothing to wait for.
+          merged.enabled ? 'pending' : 'removed',
           now,
           now,
         ).lastInsertRowid,
@@ -225,19 +252,26 @@ export const schedules: ManagedResource<ScheduleOut> = {
       (merged.enabled ? 1 : 0) === before.enabled &&
       stationId === before.station_id;
     if (unchanged && before.deployment_state !== 'failed') return;
+    const moved = stationId !== before.station_id;
+    // Pending until the station takes the change; a disabled schedule waits only for a station
+    // that still runs it, not for one it has moved to nor one that has already removed it.
+    const state =
+      !merged.enabled && (moved || before.deployment_state === 'removed') ? 'removed' : 'pending';
     db.prepare(
       `UPDATE harvest_schedules SET instrument_id = ?, cron = ?, timezone = ?, enabled = ?,
-         station_id = ?, version = version + 1, deployment_state = 'pending',
-         deployment_error = '', updated_at = ? WHERE id = ?`,
+         station_id = ?, version = version + 1, deployment_state = ?, deployment_error = '',
+         updated_at = ? WHERE id = ?`,
     ).run(
       merged.instrument_id,
       merged.cron,
       merged.timezone,
       merged.enabled ? 1 : 0,
       stationId,
+      state,
       now,
       id,
     );
+    if (moved) db.prepare(`UPDATE harvest_schedules SET ${FORGET_DEPLOYMENT} WHERE id = ?`).run(id);
     notifyStations(db, [before.station_id, stationId]);
   },
 
