@@ -604,7 +604,48 @@ describe('management resources', () => {
     );
     const paging = await call('GET', '/api/instruments?size=5000');
     expect(paging.status).toBe(422);
-    expect(paging.body.detail[0].loc).toEqual(['query', 'size']);
+    expect(paging.body.detail).toEqual([
+      { loc: ['query', 'size'], msg: 'must be between 1 and 1000', type: 'less_than_equal' },
+    ]);
+  });
+
+  it('reads a negative number as a whole number: out of range for paging, no record for an id', async () => {
+    // As FastAPI's `page: int = Query(1, ge=1)` and `id: int` read them.
+    for (const list of ['/api/schedules', '/api/files', '/api/transfers']) {
+      const below = await call('GET', `${list}?page=-1&size=0`);
+      expect(below.status, list).toBe(422);
+      expect(below.body.detail, list).toEqual([
+        { loc: ['query', 'page'], msg: 'must be 1 or more', type: 'greater_than_equal' },
+        { loc: ['query', 'size'], msg: 'must be between 1 and 1000', type: 'greater_than_equal' },
+      ]);
+      const words = await call('GET', `${list}?page=one`);
+      expect(words.body.detail, list).toEqual([
+        { loc: ['query', 'page'], msg: 'must be a whole number', type: 'int_parsing' },
+      ]);
+    }
+    for (const path of [
+      '/api/instruments/-1',
+      '/api/storage-locations/-1',
+      '/api/service-accounts/-1',
+      '/api/schedules/-1',
+      '/api/hooks/-1',
+      '/api/files/-1',
+      '/api/transfers/-1',
+    ]) {
+      const res = await call('GET', path);
+      expect(res.status, path).toBe(404);
+      expect(res.body.detail, path).toMatch(/^no .* with id -1$/);
+    }
+    expect((await call('PATCH', '/api/hooks/-1', 'admin', {})).status).toBe(404);
+    expect((await call('DELETE', '/api/instruments/-1')).status).toBe(404);
+    expect((await call('GET', '/api/files/1.5')).body.detail).toEqual([
+      { loc: ['path', 'id'], msg: 'must be a whole number', type: 'int_parsing' },
+    ]);
+    // A filter by a negative id finds nothing.
+    const none = await call('GET', '/api/files?instrument_id=-1');
+    expect(none.status).toBe(200);
+    expect(none.body).toMatchObject({ items: [], total: 0 });
+    expect((await call('GET', '/api/transfers?file_id=-1')).body).toMatchObject({ total: 0 });
   });
 });
 

@@ -126,10 +126,14 @@ export function singleValues(
   return single;
 }
 
+/**
+ * A whole number, negative ones too (as FastAPI's `int` reads them): a number out of a
+ * parameter's range is named for its range (pagingOf), an id below 1 finds nothing.
+ */
 function integerParam(query: Query, name: string, problems: Problem[]): number | undefined {
   const text = query[name];
   if (text === undefined || text === '') return undefined;
-  if (!/^\d{1,15}$/.test(text)) {
+  if (!/^-?\d{1,15}$/.test(text)) {
     problems.push(problem(['query', name], 'must be a whole number', 'int_parsing'));
     return undefined;
   }
@@ -185,9 +189,14 @@ export function pagingOf(query: Query, problems: Problem[]): Paging {
   const size = integerParam(query, 'size', problems) ?? DEFAULT_PAGE_SIZE;
   if (page < 1)
     problems.push(problem(['query', 'page'], 'must be 1 or more', 'greater_than_equal'));
+  // The type names the bound that is broken, as FastAPI's Query(ge=1, le=1000) does.
   if (size < 1 || size > MAX_PAGE_SIZE) {
     problems.push(
-      problem(['query', 'size'], `must be between 1 and ${MAX_PAGE_SIZE}`, 'less_than_equal'),
+      problem(
+        ['query', 'size'],
+        `must be between 1 and ${MAX_PAGE_SIZE}`,
+        size < 1 ? 'greater_than_equal' : 'less_than_equal',
+      ),
     );
   }
   return { page, size };

@@ -132,7 +132,7 @@ const notFound = (label: string) => ({
  * the route of `/api/instruments/{id}` and answered that `id` must be a whole number.
  */
 export const HARVEST_WITH_SLASH =
-  /^\/api\/(instruments|storage-locations|service-accounts|schedules|hooks|files|transfers)(\/\d{1,15}(\/access(\/\d{1,15})?|\/trigger)?)?\/$/;
+  /^\/api\/(instruments|storage-locations|service-accounts|schedules|hooks|files|transfers)(\/-?\d{1,15}(\/access(\/-?\d{1,15})?|\/trigger)?)?\/$/;
 
 /** The 307 to `url` without its trailing slash, when HARVEST_WITH_SLASH names it; else null. */
 export function withoutSlash(reply: FastifyReply, url: string): FastifyReply | null {
@@ -152,9 +152,10 @@ function sendError(reply: FastifyReply, error: unknown): FastifyReply {
   throw error;
 }
 
+/** A path id; a negative one is a whole number too (FastAPI's `id: int`), and finds nothing: 404. */
 function idOf(request: FastifyRequest, name = 'id'): number {
   const text = (request.params as Record<string, string>)[name] ?? '';
-  if (!/^\d{1,15}$/.test(text)) {
+  if (!/^-?\d{1,15}$/.test(text)) {
     throw new ValidationProblems([
       problem(['path', name], 'must be a whole number', 'int_parsing'),
     ]);
