@@ -22,6 +22,7 @@ import type { Db } from '../db/open.js';
 import { getSetting } from '../station/settings.js';
 import { KEY_IN_USE, stationHeaders } from '../sync/identity.js';
 import {
+  DESTINATION_NOT_IN_TEMPLATES,
   UPLOAD_OFFSET_HEADER,
   UPLOADS_PATH,
   type UploadRequest,
@@ -370,6 +371,13 @@ export async function uploadVerified(deps: UploadDeps, job: UploadJob): Promise<
           return {
             outcome: 'failed',
             reason: `the server does not accept this station's key: ${detailOf(error)}`,
+            retry: true,
+          };
+        }
+        if (error.body.code === DESTINATION_NOT_IN_TEMPLATES) {
+          return {
+            outcome: 'failed',
+            reason: `the server refused the upload: ${detailOf(error)}`,
             retry: true,
           };
         }

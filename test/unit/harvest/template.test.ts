@@ -7,6 +7,7 @@ import {
   parseTemplate,
   renderTemplate,
   TEMPLATE_FIELDS,
+  templateRenders,
 } from '../../../shared/harvest/template.js';
 import type { TemplateField } from '../../../shared/harvest/template.js';
 
@@ -275,5 +276,71 @@ describe('checkDestination', () => {
     );
     // Sanitized values should almost always render to an acceptable path.
     expect(accepted).toBeGreaterThan(2000);
+  });
+});
+
+describe('templateRenders', () => {
+  const renders = (template: string, path: string, instrument = 'sem-1'): boolean =>
+    templateRenders(template, { instrument }, path);
+
+  it('matches the paths the template gives, with the known fields as they are', () => {
+    const template = '{instrument}/{yyyy}/{mm}/{dd}/{relative_path}';
+    expect(renders(template, 'sem-1/2026/12/02/grid3/a.tif')).toBe(true);
+    expect(renders(template, 'sem-2/2026/12/02/grid3/a.tif')).toBe(false);
+    expect(renders(template, 'sem-1/2026/1/02/a.tif')).toBe(false);
+    expect(renders(template, 'sem-1/2026/12/02')).toBe(false);
+    expect(renders('{relative_path}', 'any/folder/at/all.bin')).toBe(true);
+  });
+
+  it('takes literal text as text, not as a pattern', () => {
+    expect(renders('run ({user})/{filename}.raw', 'run (alice)/x.tif.raw')).toBe(true);
+    expect(renders('run ({user})/{filename}.raw', 'run alice/x.tif.raw')).toBe(false);
+    expect(renders('a.b/{filename}', 'aXb/f')).toBe(false);
+    expect(renders('{{x}}/{filename}', '{x}/f')).toBe(true);
+  });
+
+  it('cleans a known value as a rendering does', () => {
+    expect(renders('{instrument}/{filename}', 'R&D_ _x_/a.tif', 'R&D: "x"')).toBe(true);
+    expect(renders('{instrument}/{filename}', 'R&D: "x"/a.tif', 'R&D: "x"')).toBe(false);
+  });
+
+  it('keeps to the text before the first field of a name cut to 255 bytes', () => {
+    const template = '{instrument}/{ark_blade}_{filename}.done';
+    expect(renders(template, `sem-1/bcd_${'M'.repeat(240)}.tif`)).toBe(true);
+    expect(renders(template, 'sem-1/bcd_short.tif')).toBe(false);
+    expect(renders(template, `sem-2/bcd_${'M'.repeat(240)}.tif`)).toBe(false);
+  });
+
+  it('matches what renderTemplate and checkDestination give (property)', () => {
+    const segment = fc.stringMatching(/^[A-Za-z0-9 ._-]{1,12}$/);
+    fc.assert(
+      fc.property(
+        fc.array(fc.constantFrom(...TEMPLATE_FIELDS), { minLength: 1, maxLength: 4 }),
+        fc.array(fc.constantFrom('/', '-', '_', 'x', '.', '{{', '}}'), { maxLength: 4 }),
+        fc.record({
+          instrument: segment,
+          yyyy: fc.integer({ min: 1000, max: 9999 }).map(String),
+          mm: fc.integer({ min: 1, max: 12 }).map((n) => String(n).padStart(2, '0')),
+          dd: fc.integer({ min: 1, max: 31 }).map((n) => String(n).padStart(2, '0')),
+          relative_path: fc.array(segment, { minLength: 1, maxLength: 3 }).map((p) => p.join('/')),
+          user: segment,
+          project: segment,
+          usage_event: segment,
+          filename: segment,
+          ark_blade: fc.stringMatching(/^[0-9bcdfghjkmnpqrstvwxz]{1,10}$/),
+        }),
+        (fields, literals, values) => {
+          const template = fields
+            .map((f, i) => `${literals[i] ?? ''}{${f}}`)
+            .join('/')
+            .concat('/{filename}');
+          const rendered = checkDestination(renderTemplate(template, values));
+          if (!rendered.ok) return;
+          expect(templateRenders(template, { instrument: values.instrument }, rendered.path)).toBe(
+            true,
+          );
+        },
+      ),
+    );
   });
 });

@@ -7,9 +7,14 @@ import { realpath, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { checkDestination } from '../../../../shared/harvest/template.js';
+import {
+  checkDestination,
+  DEFAULT_TEMPLATE,
+  templateRenders,
+} from '../../../../shared/harvest/template.js';
 import type { Db } from '../../db/open.js';
 import {
+  DESTINATION_NOT_IN_TEMPLATES,
   UPLOAD_OFFSET_HEADER,
   UPLOADS_PATH,
   uploadRequestSchema,
@@ -77,6 +82,61 @@ function stationUsesLocation(db: Db, stationId: number, location: ServerLocation
       )
       .get(location.name, stationId) !== undefined
   );
+}
+
+/**
+ * Whether the station's instruments can send a file to `path` in the location: one of their
+ * destination templates, or a redirect hook's for them, renders it with the instrument's name
+ * (the station renders the same templates, which it has from here). A key does not write into
+ * the folders of another station's instruments that share the location.
+ */
+function followsTemplates(
+  db: Db,
+  stationId: number,
+  location: ServerLocation,
+  path: string,
+): boolean {
+  const instruments = db
+    .prepare(
+      `SELECT id, name, storage_location_id, destination_template FROM instruments
+       WHERE station_id = ?`,
+    )
+    .all(stationId) as {
+    id: number;
+    name: string;
+    storage_location_id: number | null;
+    destination_template: string | null;
+  }[];
+  const redirects = (
+    db
+      .prepare(
+        `SELECT instrument_id, config FROM harvest_hooks
+         WHERE kind = 'redirect' AND enabled = 1
+           AND (instrument_id IS NULL
+             OR instrument_id IN (SELECT id FROM instruments WHERE station_id = ?))`,
+      )
+      .all(stationId) as { instrument_id: number | null; config: string }[]
+  ).map((h) => ({
+    instrumentId: h.instrument_id,
+    config: JSON.parse(h.config) as { storage_location?: unknown; destination_template?: unknown },
+  }));
+  return instruments.some((instrument) => {
+    // Hooks may each set the location or the template: any of them with any other may apply.
+    const hooks = redirects.filter(
+      (h) => h.instrumentId === null || h.instrumentId === instrument.id,
+    );
+    const storesHere =
+      instrument.storage_location_id === location.id ||
+      hooks.some((h) => h.config.storage_location === location.name);
+    if (!storesHere) return false;
+    const templates = [
+      instrument.destination_template || DEFAULT_TEMPLATE,
+      ...hooks.flatMap((h) =>
+        typeof h.config.destination_template === 'string' ? [h.config.destination_template] : [],
+      ),
+    ];
+    return templates.some((t) => templateRenders(t, { instrument: instrument.name }, path));
+  });
 }
 
 /** The storage location a request names, if this station's uploads may go there. */
@@ -163,6 +223,26 @@ async function checkedDestination(
   return checked.path;
 }
 
+/** checkedDestination, and one this station's templates lead to (followsTemplates). */
+async function allowedDestination(
+  db: Db,
+  stationId: number,
+  location: ServerLocation,
+  raw: string,
+  dataDir: string | null,
+): Promise<string> {
+  const path = await checkedDestination(location, raw, dataDir);
+  if (!followsTemplates(db, stationId, location, path)) {
+    throw new UploadRefusal(
+      403,
+      `destination_path: ${path} is not where a destination template of this station's ` +
+        `instruments that store in ${location.name} (or of a redirect hook for them) leads`,
+      { code: DESTINATION_NOT_IN_TEMPLATES },
+    );
+  }
+  return path;
+}
+
 function ownUpload(db: Db, request: FastifyRequest): { row: UploadRow; location: ServerLocation } {
   const { id } = request.params as { id: string };
   const row = uploadByUuid(db, id);
@@ -246,7 +326,13 @@ export function registerUploadApi(app: FastifyInstance, deps: UploadApiDeps): vo
           stationId: request.station!.id,
           fileUuid: parsed.data.file_uuid,
           locationId: location.id,
-          destination: await checkedDestination(location, parsed.data.destination_path, dataDir),
+          destination: await allowedDestination(
+            db,
+            request.station!.id,
+            location,
+            parsed.data.destination_path,
+            dataDir,
+          ),
           size: parsed.data.size,
           xxhash: parsed.data.xxhash,
         };
