@@ -629,29 +629,30 @@ describe('harvest --once', () => {
 
   it('takes what a command hook printed when it exits, though a child it started runs on', async () => {
     const root = tempDir();
-    const pidFile = join(root, 'viewer.pid');
+    const alive = join(root, 'viewer-wrote');
     const script = join(root, 'start-viewer.sh');
-    // Starts a "viewer" in the background, which keeps the hook's output open, and exits.
+    // Starts a "viewer" in the background, which keeps the hook's output open and writes to it
+    // a second later, and exits.
     writeFileSync(
       script,
-      `#!/bin/sh
-sleep 100 &
-echo $! > '${pidFile}'
-echo '{"viewer": "started"}'
-`,
+      `#!/bin/sh\n(sleep 1; echo tick; touch '${alive}') &\necho '{"viewer": "started"}'\n`,
       { mode: 0o755 },
     );
     // A timeout longer than the test's own: waiting for the viewer would fail the test.
     const dirs = await withCommandHook(script, 120);
-    try {
-      expect((await harvestOnce(dirs.data)).code).toBe(0);
-      const [file] = await filesOf(dirs.data);
-      expect(file?.metadata_).toMatchObject({ viewer: 'started' });
-      expect(file?.metadata_.hook_errors).toBeUndefined();
-      expect(file?.last_transfer?.status).toBe('completed');
-    } finally {
-      if (existsSync(pidFile)) process.kill(Number(readFileSync(pidFile, 'utf8')), 'SIGKILL');
-    }
+    station = await startStation(dirs.data);
+    const st = station;
+    await waitLong('the file harvested', async () =>
+      (await stationFiles(st))[0]?.state === 'done' ? true : undefined,
+    );
+    // Its metadata as the CLI reads it (the station shows it to someone logged on only).
+    const [file] = await filesOf(dirs.data);
+    expect(file?.metadata_).toMatchObject({ viewer: 'started' });
+    expect(file?.metadata_.hook_errors).toBeUndefined();
+    expect(file?.last_transfer?.status).toBe('completed');
+    // The viewer wrote to the output the station no longer reads, and ran on: the pipe was
+    // left open and drained, not closed under it.
+    await waitLong('the viewer ran on', () => (existsSync(alive) ? true : undefined), 10_000);
   }, 30_000);
 
   it('ends a transfer when its copy is in place, not when its hooks are done', async () => {

@@ -316,9 +316,14 @@ function runCommand(
     let stderr = '';
     let ended: string | null = null;
     let stopped = false;
+    /** The command has exited: what it left running in the background is not ours to end. */
+    let exited = false;
+    /** Its output is still taken (until the grace after its exit ends). */
+    let reading = true;
     const end = (why: string, byStop = false): void => {
       if (ended === null) stopped = byStop;
       ended ??= why;
+      if (exited) return;
       if (group !== undefined) killGroup(group);
       else child.kill('SIGKILL');
     };
@@ -326,6 +331,7 @@ function runCommand(
     const timer = setTimeout(() => end(`timed out after ${timeout / 1000} s`), timeout);
     child.stdout.setEncoding('utf8');
     child.stdout.on('data', (text: string) => {
+      if (!reading) return;
       stdout += text;
       if (stdout.length > COMMAND_OUTPUT_MAX) {
         end(`printed more than ${COMMAND_OUTPUT_MAX / (1024 * 1024)} MiB`);
@@ -333,7 +339,7 @@ function runCommand(
     });
     child.stderr.setEncoding('utf8');
     child.stderr.on('data', (text: string) => {
-      if (stderr.length < 4096) stderr += text;
+      if (reading && stderr.length < 4096) stderr += text;
     });
     child.on('error', (error) => {
       runningHooks.delete(end);
@@ -357,10 +363,15 @@ function runCommand(
       // The command is done. A child it left running in the background (a viewer, a daemon)
       // holds its output open, and 'close' would wait for that child, up to the timeout: what
       // the command printed is taken once its last output has been read, and the child is
-      // left to run.
+      // left to run. Its output is still read, and dropped (closing the pipe would end it
+      // with SIGPIPE at its next write), without holding this process open.
+      exited = true;
+      clearTimeout(timer);
       grace = setTimeout(() => {
-        child.stdout.destroy();
-        child.stderr.destroy();
+        reading = false;
+        for (const stream of [child.stdout, child.stderr]) {
+          (stream as unknown as { unref?: () => void }).unref?.();
+        }
         finish(code, signal);
       }, EXIT_GRACE_MS);
     });
