@@ -959,6 +959,18 @@ describe('records from a station, schedules and runs', () => {
       deployed_at: null,
     });
 
+    // No station runs it: disabled while pending, it is removed at once (no one will report).
+    const unrun = await made('/api/instruments', { name: 'Deploy unrun', tool_id: 1 });
+    const waiting = await made('/api/schedules', { instrument_id: unrun.id, cron: '0 9 * * *' });
+    expect(waiting.deployment.state).toBe('pending');
+    const turnedOff = await call('PATCH', `/api/schedules/${waiting.id}`, 'admin', {
+      enabled: false,
+    });
+    expect(turnedOff.status).toBe(200);
+    expect(await deploymentOf(waiting.id)).toMatchObject({ station: null, state: 'removed' });
+    expect((await call('DELETE', `/api/schedules/${waiting.id}`)).status).toBe(204);
+    expect((await call('DELETE', `/api/instruments/${unrun.id}`)).status).toBe(204);
+
     for (const s of [schedule, running, off]) {
       expect((await call('DELETE', `/api/schedules/${s.id}`)).status).toBe(204);
     }

@@ -254,9 +254,11 @@ export const schedules: ManagedResource<ScheduleOut> = {
     if (unchanged && before.deployment_state !== 'failed') return;
     const moved = stationId !== before.station_id;
     // Pending until the station takes the change; a disabled schedule waits only for a station
-    // that still runs it, not for one it has moved to nor one that has already removed it.
+    // that still runs it: not for one it has moved to, one that has already removed it, or none.
     const state =
-      !merged.enabled && (moved || before.deployment_state === 'removed') ? 'removed' : 'pending';
+      !merged.enabled && (moved || stationId === null || before.deployment_state === 'removed')
+        ? 'removed'
+        : 'pending';
     db.prepare(
       `UPDATE harvest_schedules SET instrument_id = ?, cron = ?, timezone = ?, enabled = ?,
          station_id = ?, version = version + 1, deployment_state = ?, deployment_error = '',
