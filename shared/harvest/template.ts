@@ -239,61 +239,29 @@ export function checkDestination(relative: string): DestinationCheck {
   };
 }
 
-/** What a field's value may be once rendered, where the value is not known. */
-const FIELD_PATTERNS: Record<TemplateField, string> = {
-  instrument: '[^/]+',
-  yyyy: '[0-9]+',
-  mm: '[0-9]{2}',
-  dd: '[0-9]{2}',
-  relative_path: '[^/]+(?:/[^/]+)*',
-  user: '[^/]+',
-  project: '[^/]+',
-  usage_event: '[^/]+',
-  filename: '[^/]+',
-  ark_blade: '[^/]+',
-};
-
-/** Stand-ins for the fields while a template is rendered into a pattern: private-use letters. */
+/** Stand-ins for the fields not known while a template is rendered: private-use letters. */
 const TOKEN_BASE = 0xe000;
-const tokenOf = (index: number): string => String.fromCharCode(TOKEN_BASE + index);
 
 /**
- * Whether `path` (as checkDestination gives it) is a destination `template` can render, with
- * the fields in `known` as given and any value for the others: what the server checks a
- * station's upload against (a station writes where its instruments' templates lead, not into
- * another instrument's folder). Templates use the rendering above, so values are cleaned as the
- * station cleans them. A name cut to NAME_MAX_BYTES keeps the text before its first field.
+ * The folder that every destination of `template` starts with, given the fields in `known`
+ * (`{instrument}/{yyyy}/...` with instrument "sem-2": "sem-2/"); null when the template's
+ * first folder already depends on the file (`{relative_path}`, `{yyyy}/...`). What the server
+ * holds to be an instrument's own in a shared storage location (uploads/routes.ts).
  */
-export function templateRenders(
+export function fixedFolder(
   template: string,
   known: Partial<Record<TemplateField, string>>,
-  path: string,
-): boolean {
+): string | null {
   const values = Object.fromEntries(
-    TEMPLATE_FIELDS.map((field, i) => [field, known[field] ?? tokenOf(i)]),
+    TEMPLATE_FIELDS.map((field, i) => [field, known[field] ?? String.fromCharCode(TOKEN_BASE + i)]),
   ) as Record<TemplateField, string>;
   const rendered = checkDestination(renderTemplate(template, values));
-  if (!rendered.ok) return false;
-  const segments = rendered.path.split('/').map((segment) => {
-    let strict = '';
-    let prefix: string | null = null;
-    for (const char of segment) {
-      const index = char.charCodeAt(0) - TOKEN_BASE;
-      const field = index >= 0 && index < TEMPLATE_FIELDS.length ? TEMPLATE_FIELDS[index] : null;
-      if (field === null) {
-        strict += escapeRegExp(char);
-      } else {
-        prefix ??= strict;
-        strict += `(?:${FIELD_PATTERNS[field]})`;
-      }
-    }
-    // A segment with a field may have been cut to 255 bytes (85 characters at the least),
-    // its end lost: then the text before its first field is what is sure.
-    return prefix === null ? strict : `(?:${strict}|(?=[^/]{85})${prefix}[^/]+)`;
+  if (!rendered.ok) return null;
+  const firstToken = [...rendered.path].findIndex((char) => {
+    const index = char.charCodeAt(0) - TOKEN_BASE;
+    return index >= 0 && index < TEMPLATE_FIELDS.length;
   });
-  return new RegExp(`^${segments.join('/')}$`).test(path);
-}
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const fixed = firstToken < 0 ? rendered.path : [...rendered.path].slice(0, firstToken).join('');
+  const folder = fixed.slice(0, fixed.lastIndexOf('/') + 1);
+  return folder === '' ? null : folder;
 }

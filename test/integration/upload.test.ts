@@ -433,68 +433,55 @@ describe('uploads into a server storage location', () => {
     expect(dropped.status).toBe(204);
   });
 
-  it("writes only where the station's instruments' templates lead", async () => {
+  it("keeps out of the folders of another station's instruments in the location", async () => {
     const hash = await xxh3(Buffer.from('x'));
-    const setTemplate = (template: string) =>
-      serverDb
-        .prepare("UPDATE instruments SET destination_template = ? WHERE name = 'sem-1'")
-        .run(template);
+    // Another station runs sem-2, which stores in the same location under its own name.
+    await createStationKey(serverDir, 'tem-station', 'SEM');
     const now = new Date().toISOString();
-    setTemplate('{instrument}/{yyyy}/{relative_path}');
+    serverDb
+      .prepare(
+        `INSERT INTO instruments (uuid, name, tool_id, station_id, storage_location_id,
+           destination_template, created_at, updated_at)
+         SELECT ?, 'sem-2', t.id, s.id, l.id, '{instrument}/{yyyy}/{relative_path}', ?, ?
+         FROM tools t, stations s, storage_locations l
+         WHERE t.name = 'SEM' AND s.name = 'tem-station' AND l.name = 'archive'`,
+      )
+      .run(randomUUID(), now, now);
     try {
-      const opened: string[] = [];
-      const expectOpen = async (path: string) => {
-        const answer = await open({ destination_path: path, size: 1, xxhash: hash });
-        expect(answer.status, path).toBe(200);
-        opened.push(answer.body.upload_id as string);
-      };
-      await expectOpen('sem-1/2026/grid3/a.bin');
-      // Another instrument's folder of the shared location, or a path the template cannot give.
-      for (const path of ['sem-2/2026/grid3/a.bin', 'sem-1/grid3/a.bin', 'a.bin']) {
+      for (const path of ['sem-2/2026/a.bin', 'sem-2/b.bin']) {
         const refused = await open({ destination_path: path, size: 1, xxhash: hash });
         expect(refused.status, path).toBe(403);
-        expect(refused.body.code).toBe('destination_not_in_templates');
-        expect(refused.body.detail).toBe(
-          `destination_path: ${path} is not where a destination template of this station's ` +
-            'instruments that store in archive (or of a redirect hook for them) leads',
-        );
+        expect(refused.body).toMatchObject({
+          detail:
+            `destination_path: ${path} is in sem-2/, the folder of the instrument sem-2, ` +
+            'which another station runs',
+          code: 'destination_of_another_instrument',
+        });
       }
-      // A redirect hook's template for them leads somewhere too.
-      serverDb
-        .prepare(
-          `INSERT INTO harvest_hooks (uuid, name, "trigger", kind, config, created_at, updated_at)
-           VALUES (?, 'to-review', 'pre_transfer', 'redirect', ?, ?, ?)`,
-        )
-        .run(
-          randomUUID(),
-          JSON.stringify({ destination_template: 'review/{instrument}/{filename}' }),
-          now,
-          now,
-        );
-      await expectOpen('review/sem-1/b.bin');
-      expect(
-        (await open({ destination_path: 'review/sem-2/b.bin', size: 1, xxhash: hash })).status,
-      ).toBe(403);
-      for (const id of opened) {
+      // Beside it, this station's instruments write where their templates lead.
+      for (const path of ['sem-22/a.bin', 'sem-1/sem-2/a.bin', 'c.bin']) {
+        const opened = await open({ destination_path: path, size: 1, xxhash: hash });
+        expect(opened.status, path).toBe(200);
+        const id = opened.body.upload_id as string;
         expect((await call('DELETE', `${UPLOADS_PATH}/${id}`)).status).toBe(204);
       }
 
-      // Through a station whose template is not the server's (one not pulled yet): the
-      // transfer fails with the server's reason, and is tried again after its backoff.
-      const dirs = await station('elsewhere');
+      // Through a station: the transfer fails with the server's reason, and is tried again
+      // after its backoff (an instrument renamed or moved meanwhile may free the folder).
+      const dirs = await station('sem-2');
       writeFileSync(join(dirs.src, 'a.txt'), 'a');
       expect((await harvestOnce(dirs.data)).code).toBe(1);
       const [failed] = await transfersOf(dirs.data);
-      expect(failed?.error).toMatch(
-        /^the server refused the upload: destination_path: elsewhere\/a\.txt is not where/,
+      expect(failed?.error).toBe(
+        'the server refused the upload: destination_path: sem-2/a.txt is in sem-2/, the ' +
+          'folder of the instrument sem-2, which another station runs',
       );
       const [file] = await filesOf(dirs.data);
       expect(file?.state).toBe('failed');
       expect(file?.next_attempt_at).not.toBeNull();
-      expect(storeTree('elsewhere')).toEqual([]);
+      expect(storeTree('sem-2')).toEqual([]);
     } finally {
-      serverDb.prepare("DELETE FROM harvest_hooks WHERE name = 'to-review'").run();
-      setTemplate('{relative_path}');
+      serverDb.prepare("DELETE FROM instruments WHERE name = 'sem-2'").run();
     }
   });
 

@@ -22,7 +22,7 @@ import type { Db } from '../db/open.js';
 import { getSetting } from '../station/settings.js';
 import { KEY_IN_USE, stationHeaders } from '../sync/identity.js';
 import {
-  DESTINATION_NOT_IN_TEMPLATES,
+  DESTINATION_OF_ANOTHER_INSTRUMENT,
   UPLOAD_OFFSET_HEADER,
   UPLOADS_PATH,
   type UploadRequest,
@@ -374,7 +374,7 @@ export async function uploadVerified(deps: UploadDeps, job: UploadJob): Promise<
             retry: true,
           };
         }
-        if (error.body.code === DESTINATION_NOT_IN_TEMPLATES) {
+        if (error.body.code === DESTINATION_OF_ANOTHER_INSTRUMENT) {
           return {
             outcome: 'failed',
             reason: `the server refused the upload: ${detailOf(error)}`,

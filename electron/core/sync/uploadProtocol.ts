@@ -22,12 +22,11 @@
 import { z } from 'zod';
 
 /**
- * The code of a 403 for a destination that no template of the station's instruments gives:
- * mostly a template changed on the server that the station has not pulled yet, so the station
- * tries again after its backoff (by then it renders the new one) instead of waiting for a
- * Retry.
+ * The code of a 403 for a destination in the folder of another station's instrument: a station
+ * tries it again after its backoff (an instrument renamed or moved meanwhile, whose change it
+ * has not pulled yet) instead of waiting for a Retry.
  */
-export const DESTINATION_NOT_IN_TEMPLATES = 'destination_not_in_templates';
+export const DESTINATION_OF_ANOTHER_INSTRUMENT = 'destination_of_another_instrument';
 
 export const UPLOADS_PATH = '/sync/uploads';
 export const UPLOAD_OFFSET_HEADER = 'upload-offset';

@@ -72,8 +72,8 @@ export function describeUploadApi(docs: ApiDocs): void {
       'same request again answers the same upload at the offset the server holds, so a cut ' +
       'upload resumes; a finished one answers its result again. The same content already at ' +
       'the destination answers `skipped` at once. A station writes only into locations its ' +
-      'instruments (or their redirect hooks) use, and only where their destination templates ' +
-      'lead, with their own names for `{instrument}`.',
+      'instruments (or their redirect hooks) use, and never into the folder of an instrument ' +
+      'another station runs there (the folder its template fixes with its name).',
     security: 'station',
     body: uploadRequestSchema,
     bodyExample: requestExample,
@@ -84,7 +84,7 @@ export function describeUploadApi(docs: ApiDocs): void {
         'destination_path: must not contain ..',
       ),
       403: detailResponse(
-        'No instrument of this station stores there, or none of their templates leads to the destination.',
+        'No instrument of this station stores there, or the destination is in the folder of another station’s instrument.',
         'storage_location: central is not used by an instrument of this station (nor named by a redirect hook for them)',
       ),
       404: detailResponse(

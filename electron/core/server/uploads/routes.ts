@@ -10,11 +10,11 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   checkDestination,
   DEFAULT_TEMPLATE,
-  templateRenders,
+  fixedFolder,
 } from '../../../../shared/harvest/template.js';
 import type { Db } from '../../db/open.js';
 import {
-  DESTINATION_NOT_IN_TEMPLATES,
+  DESTINATION_OF_ANOTHER_INSTRUMENT,
   UPLOAD_OFFSET_HEADER,
   UPLOADS_PATH,
   uploadRequestSchema,
@@ -85,58 +85,45 @@ function stationUsesLocation(db: Db, stationId: number, location: ServerLocation
 }
 
 /**
- * Whether the station's instruments can send a file to `path` in the location: one of their
- * destination templates, or a redirect hook's for them, renders it with the instrument's name
- * (the station renders the same templates, which it has from here). A key does not write into
- * the folders of another station's instruments that share the location.
+ * The instrument whose own folder of the location `path` lies in, when that instrument runs on
+ * another station: each instrument storing in the location owns the folder its destination
+ * template fixes with its own name (`{instrument}/...` owns "<name>/"; `{relative_path}` owns
+ * none), the deepest such folder deciding. A key does not write into the folders of another
+ * station's instruments. What a station may render is not checked beyond that: its own bundle
+ * may add redirect hooks the server never sees.
  */
-function followsTemplates(
+function othersFolder(
   db: Db,
   stationId: number,
   location: ServerLocation,
   path: string,
-): boolean {
-  const instruments = db
+): { instrument: string; folder: string } | null {
+  const rows = db
     .prepare(
-      `SELECT id, name, storage_location_id, destination_template FROM instruments
-       WHERE station_id = ?`,
+      `SELECT name, station_id, destination_template FROM instruments
+       WHERE storage_location_id = ? AND station_id IS NOT NULL`,
     )
-    .all(stationId) as {
-    id: number;
+    .all(location.id) as {
     name: string;
-    storage_location_id: number | null;
+    station_id: number;
     destination_template: string | null;
   }[];
-  const redirects = (
-    db
-      .prepare(
-        `SELECT instrument_id, config FROM harvest_hooks
-         WHERE kind = 'redirect' AND enabled = 1
-           AND (instrument_id IS NULL
-             OR instrument_id IN (SELECT id FROM instruments WHERE station_id = ?))`,
-      )
-      .all(stationId) as { instrument_id: number | null; config: string }[]
-  ).map((h) => ({
-    instrumentId: h.instrument_id,
-    config: JSON.parse(h.config) as { storage_location?: unknown; destination_template?: unknown },
-  }));
-  return instruments.some((instrument) => {
-    // Hooks may each set the location or the template: any of them with any other may apply.
-    const hooks = redirects.filter(
-      (h) => h.instrumentId === null || h.instrumentId === instrument.id,
-    );
-    const storesHere =
-      instrument.storage_location_id === location.id ||
-      hooks.some((h) => h.config.storage_location === location.name);
-    if (!storesHere) return false;
-    const templates = [
-      instrument.destination_template || DEFAULT_TEMPLATE,
-      ...hooks.flatMap((h) =>
-        typeof h.config.destination_template === 'string' ? [h.config.destination_template] : [],
-      ),
-    ];
-    return templates.some((t) => templateRenders(t, { instrument: instrument.name }, path));
-  });
+  let deepest: { folder: string; ours: boolean; instrument: string } | null = null;
+  for (const row of rows) {
+    const folder = fixedFolder(row.destination_template || DEFAULT_TEMPLATE, {
+      instrument: row.name,
+    });
+    if (folder === null || !path.startsWith(folder)) continue;
+    const ours = row.station_id === stationId;
+    if (
+      !deepest ||
+      folder.length > deepest.folder.length ||
+      (folder.length === deepest.folder.length && ours)
+    ) {
+      deepest = { folder, ours, instrument: row.name };
+    }
+  }
+  return deepest && !deepest.ours ? deepest : null;
 }
 
 /** The storage location a request names, if this station's uploads may go there. */
@@ -223,7 +210,7 @@ async function checkedDestination(
   return checked.path;
 }
 
-/** checkedDestination, and one this station's templates lead to (followsTemplates). */
+/** checkedDestination, and not in another station's instrument's folder (othersFolder). */
 async function allowedDestination(
   db: Db,
   stationId: number,
@@ -232,12 +219,13 @@ async function allowedDestination(
   dataDir: string | null,
 ): Promise<string> {
   const path = await checkedDestination(location, raw, dataDir);
-  if (!followsTemplates(db, stationId, location, path)) {
+  const others = othersFolder(db, stationId, location, path);
+  if (others) {
     throw new UploadRefusal(
       403,
-      `destination_path: ${path} is not where a destination template of this station's ` +
-        `instruments that store in ${location.name} (or of a redirect hook for them) leads`,
-      { code: DESTINATION_NOT_IN_TEMPLATES },
+      `destination_path: ${path} is in ${others.folder}, the folder of the instrument ` +
+        `${others.instrument}, which another station runs`,
+      { code: DESTINATION_OF_ANOTHER_INSTRUMENT },
     );
   }
   return path;
