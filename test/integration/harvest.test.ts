@@ -23,6 +23,7 @@ import {
   writeFileSync,
   writeSync,
 } from 'node:fs';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -1763,6 +1764,52 @@ describe('harvest in a running station', () => {
     expect(readFileSync(join(dirs.dest, 'sem-1', 'b.dat'), 'utf8')).toBe('second');
     expect((await st.rpc('harvest.retryAll', {})).body).toEqual({ count: 0 });
     expect((await st.rpc('harvest.status', {})).body).toMatchObject({ failed: 0, retriable: 0 });
+  });
+
+  it('Retry all while the harvest waits for the server at its start takes the files when it starts', async () => {
+    const dirs = await setupHarvest({ users: [ADA] });
+    withDb(dirs.data, (db) =>
+      db
+        .prepare(`INSERT INTO settings (key, value) VALUES ('harvest.retryBaseSeconds', '3600')`)
+        .run(),
+    );
+    rmSync(dirs.dest, { recursive: true });
+    writeFileSync(join(dirs.src, 'a.dat'), 'first');
+    writeFileSync(join(dirs.src, 'b.dat'), 'second');
+    expect((await harvestOnce(dirs.data)).code).toBe(1);
+    mkdirSync(dirs.dest);
+    // A server that takes the connection and never answers: the harvest waits up to 5 s for
+    // its first answer before it starts.
+    const sockets = new Set<Socket>();
+    const silent = createServer((socket) => {
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as AddressInfo;
+    withDb(dirs.data, (db) => {
+      const set = db.prepare('INSERT INTO settings (key, value) VALUES (?, ?)');
+      set.run('sync.server', JSON.stringify(`http://127.0.0.1:${port}/`));
+      set.run('sync.key', JSON.stringify('a-key-the-silent-server-never-reads'));
+    });
+    try {
+      station = await startStation(dirs.data);
+      const st = station;
+      expect((await st.rpc('session.logon', { login: 'ada', pin: '1234' })).status).toBe(200);
+      expect((await st.rpc('harvest.status', {})).body).toMatchObject({ running: false });
+      // Before, this answered 0 and the files waited for their hour.
+      const asked = await st.rpc('harvest.retryAll', {});
+      expect(asked).toMatchObject({ status: 200, body: { count: 2 } });
+      await waitLong('both files completed once the harvest started', async () => {
+        const files = await stationFiles(st);
+        return files.length === 2 && files.every((f) => f.state === 'done') ? true : undefined;
+      });
+    } finally {
+      await station?.stop();
+      station = null;
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+    }
   });
 
   it('refuses a Retry of a file whose instrument waits for its history, and leaves the file be', async () => {

@@ -1952,6 +1952,7 @@ export class Harvester {
   }
 
   retry(fileId: number): void {
+    this.instrumentsBeforeStart();
     // A file of an instrument waiting for its history keeps the ARK the server may still send:
     // trying it now would copy it under a record that the history then replaces.
     const instrumentId = fileById(this.db, fileId)?.instrument_id;
@@ -1968,12 +1969,22 @@ export class Harvester {
    * instrument waiting for its history wait for it). How many were failed.
    */
   retryAll(): number {
+    this.instrumentsBeforeStart();
     const ids = retryAllNow(
       this.db,
       this.instruments.map((i) => i.id),
     );
     this.takeNow(ids);
     return ids.length;
+  }
+
+  /**
+   * A Retry before the harvest has started (a station waits up to 5 s for the server's first
+   * answer): the instruments are read as the start will read them, so the files are made due
+   * now and taken when it starts; before, Retry all answered 0 and left them to their backoff.
+   */
+  private instrumentsBeforeStart(): void {
+    if (this.stopped && this.startedAt === 0) this.loadInstruments();
   }
 
   /** Files made due now by a Retry: queued at once. */
