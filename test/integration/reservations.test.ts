@@ -393,6 +393,21 @@ describe('booking', () => {
     expect((await book('bob', { tool: SEM })).status).toBe(200);
   });
 
+  it('answers the same booking sent again with the reservation it made, not an overlap', async () => {
+    // Alice's 10:00-11:00 on TEM above; its answer lost on the way back (a station's
+    // connection cut), she books again.
+    const first = await book('alice', {});
+    const again = await book('alice', {});
+    expect(again.status, JSON.stringify(again.body)).toBe(200);
+    const id = (r: typeof first) => (r.body as { reservation: { id: number } }).reservation.id;
+    expect(id(again)).toBe(id(first));
+    // Anything else about it is another booking, which overlaps.
+    const other = await book('alice', { answers: { purpose: 'imaging', samples: 4 } });
+    expect(other.status).toBe(409);
+    expect(other.body.detail).toMatch(/overlaps reservation \d+ of the tool TEM/);
+    expect((await book('bob', {})).status).toBe(409);
+  });
+
   it('makes an area reservation hold its tools, and a tool reservation block its areas', async () => {
     // SEM is in the bay and booked 10:00-11:00 above.
     const areaClash = await book('alice', { tool: undefined, area: area });

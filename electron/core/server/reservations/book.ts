@@ -184,6 +184,26 @@ export function bookReservation(
           problems,
         });
       }
+      // The same booking again, as it was made (its answer lost on the way back, a second
+      // click): that reservation, not an overlap with it.
+      const same = db
+        .prepare(
+          `SELECT id FROM reservations
+           WHERE user_id = ? AND creator_id = ? AND project_id = ? AND tool_id IS ?
+             AND area_id IS ? AND start = ? AND "end" = ? AND cancelled = 0 AND question_data = ?`,
+        )
+        .pluck()
+        .get(
+          userId,
+          account.id,
+          args.project,
+          target.tool ?? null,
+          target.area ?? null,
+          start,
+          end,
+          JSON.stringify(result.answers),
+        ) as number | undefined;
+      if (same !== undefined) return same;
       const overlap = findOverlap(db, target, start, end);
       if (overlap) {
         throw new AppError(
