@@ -5,8 +5,6 @@ import { describe, expect, it } from 'vitest';
 import { migrations, LATEST_VERSION } from '../../electron/core/db/migrations.js';
 import { NewerDatabaseError, openDatabase, schemaVersion } from '../../electron/core/db/open.js';
 import { indexPaths, listFiles } from '../../electron/core/harvest/records.js';
-import { setSetting } from '../../electron/core/station/settings.js';
-import { keepSent, resendLost, sentThrough } from '../../electron/core/sync/resend.js';
 import { tempDir } from './helpers.js';
 
 function schemaOf(db: Database.Database): unknown[] {
@@ -342,50 +340,6 @@ describe('database', () => {
     expect(plan('SELECT * FROM usage_events WHERE user_id = 1 AND post_usage_pending = 1')).toMatch(
       /USING INDEX usage_events_user_pending/,
     );
-    db.close();
-  });
-
-  it('keeps acknowledged outbox rows for sync.keepSentDays, and queues those past acked_through again', () => {
-    const db = openDatabase(join(tempDir(), 'sent.db'));
-    const queue = (uuid: string): number =>
-      Number(
-        db
-          .prepare(
-            `INSERT INTO outbox (kind, record_uuid, payload, created_at)
-             VALUES ('usage_event', ?, '{}', '2026-12-01T00:00:00Z')`,
-          )
-          .run(uuid).lastInsertRowid,
-      );
-    const day = 24 * 3600_000;
-    const now = Date.parse('2026-12-02T12:00:00Z');
-    const [a, b, c] = ['a', 'b', 'c'].map(queue);
-    db.transaction(() => keepSent(db, [a, b], now - 8 * day))();
-    // A week later: a and b (acknowledged 8 days ago) go, c stays.
-    db.transaction(() => keepSent(db, [c], now))();
-    expect(db.prepare('SELECT id FROM outbox').pluck().all()).toEqual([]);
-    expect(db.prepare('SELECT id FROM outbox_sent').pluck().all()).toEqual([c]);
-    expect(sentThrough(db)).toBe(c);
-
-    const [d, e] = ['d', 'e'].map(queue);
-    db.transaction(() => keepSent(db, [d, e], now))();
-    // A server that took up to e: nothing lost. One that took up to c: d and e go again.
-    expect(resendLost(db, e, sentThrough(db))).toBe(0);
-    expect(resendLost(db, c, sentThrough(db))).toBe(2);
-    expect(db.prepare('SELECT record_uuid FROM outbox ORDER BY id').pluck().all()).toEqual([
-      'd',
-      'e',
-    ]);
-    expect(db.prepare('SELECT id FROM outbox_sent').pluck().all()).toEqual([c]);
-    // Numbered past every id before: the server's acked_through rises with them.
-    expect(
-      Math.min(...(db.prepare('SELECT id FROM outbox').pluck().all() as number[])),
-    ).toBeGreaterThan(e);
-
-    // With 0 days, nothing is kept.
-    setSetting(db, 'sync.keepSentDays', 0);
-    const f = queue('f');
-    db.transaction(() => keepSent(db, [f], now))();
-    expect(db.prepare('SELECT id FROM outbox_sent').pluck().all()).toEqual([]);
     db.close();
   });
 });

@@ -29,11 +29,6 @@ export interface StationSettings {
    * made at its first use, and anew on another host, which keeps the id before as `previous`.
    */
   'sync.install': { id: string; host: string; previous?: string | null } | null;
-  /**
-   * Days a record the server acknowledged is kept with its payload, to be sent again should the
-   * server come back from a backup older than it (sync/resend.ts); 0 keeps none.
-   */
-  'sync.keepSentDays': number;
   'idle.logoffMinutes': number;
   'idle.forceEndMinutes': number | null;
   'security.lockMinutes': number;
@@ -80,7 +75,6 @@ export const DEFAULT_SETTINGS: StationSettings = {
   'sync.server': null,
   'sync.key': null,
   'sync.install': null,
-  'sync.keepSentDays': 7,
   'idle.logoffMinutes': 10,
   'idle.forceEndMinutes': null,
   'security.lockMinutes': 5,

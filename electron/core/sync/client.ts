@@ -16,7 +16,6 @@ import { applyDelta, syncCursor, syncCursorMark } from './apply.js';
 import { Backoff } from './backoff.js';
 import { pendingHistory, takeHistoryPage } from './history.js';
 import { noteRestored } from './restored.js';
-import { keepSent, resendLost, sentThrough } from './resend.js';
 import {
   PUSH_KINDS_SQL,
   SYNC_CHANGES_PATH,
@@ -589,8 +588,10 @@ export class SyncClient {
         failpoint('sync.push.before-ack');
         const sent = new Set(rows.map((r) => r.id));
         const acked = (Array.isArray(data.acked) ? data.acked : []).filter((id) => sent.has(id));
-        // Kept a while: a server restored from a backup gets them again (resend.ts).
-        this.db.transaction(() => keepSent(this.db, acked))();
+        const remove = this.db.prepare('DELETE FROM outbox WHERE id = ?');
+        this.db.transaction(() => {
+          for (const id of acked) remove.run(id);
+        })();
         this.releaseWaiting(rows.filter((r) => acked.includes(r.id)).map((r) => r.record_uuid));
         for (const id of data.stale ?? []) {
           const row = rows.find((r) => r.id === id);
@@ -659,9 +660,6 @@ export class SyncClient {
         // After a failed pull, the next answers at once: a held one would leave the station
         // showing "offline" for up to its wait after the server is back.
         const wait = cursor > 0 && !first && this.pullError === null ? this.waitSeconds : 0;
-        // What the server had acknowledged before this pull was sent: its answer cannot be
-        // lower, unless it has lost records since (resend.ts).
-        const sentBefore = sentThrough(this.db);
         const { data } = await this.http.get<FacilityDelta>(SYNC_CHANGES_PATH, {
           params: { cursor, wait, ...(mark === undefined ? {} : { mark }) },
           timeout: (wait + 15) * 1000,
@@ -680,18 +678,6 @@ export class SyncClient {
               'backup?): its instruments wait for their file records from the server, so that ' +
               'files harvested since keep their ARKs',
           );
-        }
-        const resent =
-          typeof data.acked_through === 'number'
-            ? resendLost(this.db, data.acked_through, sentBefore)
-            : 0;
-        if (resent > 0) {
-          this.log.warn(
-            { ackedThrough: data.acked_through, sentBefore, records: resent },
-            'sync: the server no longer has records it took from this station (restored from a ' +
-              'backup?): they are sent again',
-          );
-          this.nudge();
         }
         this.succeeded();
         this.pullError = null;
