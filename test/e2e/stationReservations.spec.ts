@@ -85,8 +85,10 @@ test('books at the station, fills the pre-usage form from the reservation, cance
   const row = page.getByRole('row', { name: /alice \(you\)/ });
   await expect(row).toContainText('Cathodes');
 
-  // A second booking over the first (same times, answers again) is refused in the server's words.
+  // A second booking over the first (same times, another title) is refused in the server's
+  // words; the same booking sent again would be answered with the first.
   await answer();
+  await booking.getByLabel('Experiment title').fill('Grain boundaries, second look');
   await booking.getByRole('button', { name: 'Book' }).click();
   await expect(page.getByRole('alert')).toContainText('overlaps reservation');
 
