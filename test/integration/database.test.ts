@@ -5,6 +5,13 @@ import { describe, expect, it } from 'vitest';
 import { migrations, LATEST_VERSION } from '../../electron/core/db/migrations.js';
 import { NewerDatabaseError, openDatabase, schemaVersion } from '../../electron/core/db/open.js';
 import { indexPaths, listFiles } from '../../electron/core/harvest/records.js';
+import { setSetting } from '../../electron/core/station/settings.js';
+import {
+  countStartsAnew,
+  keepSent,
+  resendLost,
+  sentThrough,
+} from '../../electron/core/sync/resend.js';
 import { tempDir } from './helpers.js';
 
 function schemaOf(db: Database.Database): unknown[] {
@@ -340,6 +347,70 @@ describe('database', () => {
     expect(plan('SELECT * FROM usage_events WHERE user_id = 1 AND post_usage_pending = 1')).toMatch(
       /USING INDEX usage_events_user_pending/,
     );
+    db.close();
+  });
+
+  it('keeps acknowledged outbox rows for sync.keepSentDays, and queues the newest of those past a lower count again', () => {
+    const db = openDatabase(join(tempDir(), 'sent.db'));
+    setSetting(db, 'sync.server', 'http://server.example/');
+    setSetting(db, 'sync.key', 'key-1');
+    const queue = (uuid: string, payload = '{}'): number =>
+      Number(
+        db
+          .prepare(
+            `INSERT INTO outbox (kind, record_uuid, payload, created_at)
+             VALUES ('usage_event', ?, ?, '2026-12-01T00:00:00Z')`,
+          )
+          .run(uuid, payload).lastInsertRowid,
+      );
+    const ack = (ids: number[], at = now) => db.transaction(() => keepSent(db, ids, at))();
+    const outbox = () =>
+      db.prepare('SELECT record_uuid, payload FROM outbox ORDER BY id').all() as {
+        record_uuid: string;
+        payload: string;
+      }[];
+    const kept = () => db.prepare('SELECT id FROM outbox_sent ORDER BY id').pluck().all();
+    const day = 24 * 3600_000;
+    const now = Date.parse('2026-12-02T12:00:00Z');
+    const [a, b, c] = ['a', 'b', 'c'].map((u) => queue(u));
+    ack([a, b], now - 8 * day);
+    // A week later: a and b (acknowledged 8 days ago) go, c stays.
+    ack([c]);
+    expect(outbox()).toEqual([]);
+    expect(kept()).toEqual([c]);
+    expect(sentThrough(db)).toBe(c);
+
+    // d in two versions, e once; then a newer e waits in the outbox.
+    const d1 = queue('d', '{"v":1}');
+    const d2 = queue('d', '{"v":2}');
+    const e1 = queue('e', '{"v":1}');
+    ack([d1, d2, e1]);
+    queue('e', '{"v":2}');
+    // A count at e1: nothing lost. At c: d goes again, its newest version once; e's newer
+    // version waits already.
+    expect(resendLost(db, e1, sentThrough(db))).toBe(0);
+    expect(resendLost(db, c, sentThrough(db))).toBe(1);
+    expect(outbox()).toEqual([
+      { record_uuid: 'e', payload: '{"v":2}' },
+      { record_uuid: 'd', payload: '{"v":2}' },
+    ]);
+    expect(kept()).toEqual([c]);
+
+    // A count started anew (another data dir held the key): nothing at or below the ids kept
+    // then is sent again on its low numbers.
+    ack([queue('f')]);
+    countStartsAnew(db, sentThrough(db));
+    expect(resendLost(db, 1, sentThrough(db))).toBe(0);
+
+    // Another key: what was kept for the old one is dropped.
+    setSetting(db, 'sync.key', 'key-2');
+    ack([queue('g')]);
+    expect(db.prepare('SELECT record_uuid FROM outbox_sent').pluck().all()).toEqual(['g']);
+
+    // With 0 days, nothing is kept.
+    setSetting(db, 'sync.keepSentDays', 0);
+    ack([queue('h')]);
+    expect(kept()).toEqual([]);
     db.close();
   });
 });

@@ -1427,6 +1427,37 @@ describe('records from a station, schedules and runs', () => {
       watch: [{ path: '/data/own' }],
     });
   });
+
+  it('answers each push with the highest outbox id it had taken from the data dir before it', async () => {
+    // As a Labstation pushes: its key, and the data dir it is (the first to name itself holds
+    // the key). A station that had more acknowledged sends again what the server lost.
+    const install = newUuid();
+    const pushAs = async (id: number): Promise<PushResult> => {
+      const file = newUuid();
+      const res = await app.inject({
+        method: 'POST',
+        url: '/sync/push',
+        headers: {
+          authorization: `Station ${key}`,
+          'x-labstation-install': install,
+          'x-labstation-host': 'records-pc',
+        },
+        payload: {
+          records: [
+            { id, kind: 'harvest_file', uuid: file, payload: filePayload(file, `${id}.dm4`) },
+          ],
+        },
+      });
+      expect(res.statusCode, res.body).toBe(200);
+      return res.json<PushResult>();
+    };
+    const base = nextOutbox + 1000;
+    expect(await pushAs(base)).toMatchObject({ acked: [base], acked_before: null });
+    expect(await pushAs(base + 1)).toMatchObject({ acked: [base + 1], acked_before: base });
+    // A server restored from a backup would answer its older count here: what it had then.
+    db.prepare('UPDATE stations SET install_acked_through = ? WHERE id = ?').run(base, accountId);
+    expect((await pushAs(base + 2)).acked_before).toBe(base);
+  });
 });
 
 describe('role matrix', () => {

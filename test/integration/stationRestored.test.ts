@@ -25,6 +25,7 @@ import {
 const ADMIN = { email: 'admin@example.org', password: 'admin password 1' };
 
 let root: string;
+let serverDir: string;
 let server: ServerProcess;
 let serverDb: Database.Database;
 let station: StationProcess | undefined;
@@ -68,7 +69,7 @@ async function pushed(st: StationProcess): Promise<void> {
 
 beforeAll(async () => {
   root = tempDir('labstation-restored-');
-  const serverDir = join(root, 'server');
+  serverDir = join(root, 'server');
   const bundle = facilityBundle();
   delete bundle.station;
   const imported = await runCli(['import', '--data', serverDir, writeJson(root, 'b.json', bundle)]);
@@ -218,5 +219,84 @@ describe('a station data dir restored from a backup', () => {
     expect(
       serverDb.prepare("SELECT install_id FROM stations WHERE name = 'sem-pc'").pluck().get(),
     ).toBe(moved.id);
+  }, 120_000);
+});
+
+describe('a server restored from a backup', () => {
+  /** The server started again on the same data dir (a new port), and the station told so. */
+  async function restartServer(stationDir: string): Promise<void> {
+    serverDb.close();
+    server = await startServer(serverDir);
+    serverDb = new Database(join(serverDir, 'labstation.db'), { readonly: true });
+    const db = new Database(join(stationDir, 'labstation.db'));
+    db.prepare("UPDATE settings SET value = ? WHERE key = 'sync.server'").run(
+      JSON.stringify(server.url),
+    );
+    db.close();
+  }
+
+  // Goes on from the station the tests above set up (its data dir, key and instrument).
+  it('gets again from the station the records it took after the backup', async () => {
+    const dir = join(root, 'station');
+    const watch = join(root, 'acquisition');
+    await stop();
+    let st = await start(dir);
+    await pushed(st);
+    await stop();
+    await server.stop();
+    const backup = join(root, 'server-backup');
+    cpSync(serverDir, backup, { recursive: true });
+
+    // After the server's backup: e.tif is harvested and reaches the server.
+    await restartServer(dir);
+    st = await start(dir);
+    writeFileSync(join(watch, 'e.tif'), 'after the server backup');
+    const e = await waitFor('e.tif done', async () =>
+      (await stationFiles(dir)).find((f) => f.filename === 'e.tif' && f.state === 'done'),
+    );
+    await waitFor('e.tif on the server', () =>
+      serverFiles().some((f) => f.filename === 'e.tif') ? true : undefined,
+    );
+    await pushed(st);
+    // A server started again as it was has lost nothing: nothing is sent again.
+    expect(st.stderr()).not.toContain('they are sent again');
+    await stop();
+    const before = serverFiles();
+    await server.stop();
+
+    // The server's disk is lost; its data dir comes back from the backup, without e.tif.
+    serverDb.close();
+    rmSync(serverDir, { recursive: true });
+    cpSync(backup, serverDir, { recursive: true });
+    await restartServer(dir);
+    expect(serverFiles().some((f) => f.filename === 'e.tif')).toBe(false);
+
+    // The station comes back with a new file too: its first push may reach the restored server
+    // before its first pull, and lifts the server's count over the ids it lost.
+    writeFileSync(join(watch, 'f.tif'), 'after the server restore');
+    st = await start(dir);
+    await waitFor('f.tif on the server', () =>
+      serverFiles().some((f) => f.filename === 'f.tif') ? true : undefined,
+    );
+    await waitFor('e.tif on the server again', () =>
+      serverFiles().some((f) => f.filename === 'e.tif') ? true : undefined,
+    );
+    await pushed(st);
+    expect(st.stderr()).toContain('they are sent again');
+    // The same record, its ARK, and its transfer: nothing twice, nothing missing.
+    expect(serverFiles().filter((f) => f.filename !== 'f.tif')).toEqual(before);
+    expect(serverFiles().find((f) => f.filename === 'e.tif')).toMatchObject({
+      uuid: e.uuid,
+      persistent_id: e.persistent_id,
+    });
+    const transfers = serverDb
+      .prepare(
+        `SELECT t.status FROM harvest_transfers t JOIN harvest_files f ON f.id = t.file_id
+         WHERE f.uuid = ?`,
+      )
+      .pluck()
+      .all(e.uuid);
+    expect(transfers).toEqual(['completed']);
+    await stop();
   }, 120_000);
 });

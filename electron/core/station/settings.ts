@@ -29,6 +29,17 @@ export interface StationSettings {
    * made at its first use, and anew on another host, which keeps the id before as `previous`.
    */
   'sync.install': { id: string; host: string; previous?: string | null } | null;
+  /**
+   * Days a record the server acknowledged is kept with its payload, to be sent again should the
+   * server come back from a backup older than it (sync/resend.ts); 0 keeps none.
+   */
+  'sync.keepSentDays': number;
+  /**
+   * The key the kept records were acknowledged for, and the highest id below which
+   * no record is sent again (a server whose count for this data dir started anew, not one
+   * restored): sync/resend.ts.
+   */
+  'sync.sent': { link: string; floor: number } | null;
   'idle.logoffMinutes': number;
   'idle.forceEndMinutes': number | null;
   'security.lockMinutes': number;
@@ -75,6 +86,8 @@ export const DEFAULT_SETTINGS: StationSettings = {
   'sync.server': null,
   'sync.key': null,
   'sync.install': null,
+  'sync.keepSentDays': 7,
+  'sync.sent': null,
   'idle.logoffMinutes': 10,
   'idle.forceEndMinutes': null,
   'security.lockMinutes': 5,

@@ -16,6 +16,7 @@ import { applyDelta, syncCursor, syncCursorMark } from './apply.js';
 import { Backoff } from './backoff.js';
 import { pendingHistory, takeHistoryPage } from './history.js';
 import { noteRestored } from './restored.js';
+import { countStartsAnew, keepSent, resendLost, sentThrough } from './resend.js';
 import {
   PUSH_KINDS_SQL,
   SYNC_CHANGES_PATH,
@@ -558,6 +559,9 @@ export class SyncClient {
           uuid: r.record_uuid,
           payload: JSON.parse(r.payload) as Record<string, unknown>,
         }));
+        // What the server had acknowledged before this batch: its count cannot be lower,
+        // unless it has lost records since (resend.ts).
+        const sentBefore = sentThrough(this.db);
         let data: PushResult;
         try {
           ({ data } = await this.http.post<PushResult>(
@@ -588,10 +592,13 @@ export class SyncClient {
         failpoint('sync.push.before-ack');
         const sent = new Set(rows.map((r) => r.id));
         const acked = (Array.isArray(data.acked) ? data.acked : []).filter((id) => sent.has(id));
-        const remove = this.db.prepare('DELETE FROM outbox WHERE id = ?');
-        this.db.transaction(() => {
-          for (const id of acked) remove.run(id);
-        })();
+        // Before this batch is kept: what the server lost is what it had before it.
+        if (data.acked_before === null) countStartsAnew(this.db, sentBefore);
+        else if (typeof data.acked_before === 'number') {
+          this.resendLost(data.acked_before, sentBefore);
+        }
+        // Kept a while: a server restored from a backup gets them again (resend.ts).
+        this.db.transaction(() => keepSent(this.db, acked))();
         this.releaseWaiting(rows.filter((r) => acked.includes(r.id)).map((r) => r.record_uuid));
         for (const id of data.stale ?? []) {
           const row = rows.find((r) => r.id === id);
@@ -650,6 +657,18 @@ export class SyncClient {
     }
   }
 
+  /** The server's count is below what it had acknowledged: what it lost is queued again. */
+  private resendLost(ackedThrough: number, sentBefore: number): void {
+    const resent = resendLost(this.db, ackedThrough, sentBefore);
+    if (resent === 0) return;
+    this.log.warn(
+      { ackedThrough, sentBefore, records: resent },
+      'sync: the server no longer has records it took from this station (restored from a ' +
+        'backup?): they are sent again',
+    );
+    this.nudge();
+  }
+
   private async runPullLoop(): Promise<void> {
     // The first pull answers at once, so the station knows soon whether it is online.
     let first = true;
@@ -660,6 +679,9 @@ export class SyncClient {
         // After a failed pull, the next answers at once: a held one would leave the station
         // showing "offline" for up to its wait after the server is back.
         const wait = cursor > 0 && !first && this.pullError === null ? this.waitSeconds : 0;
+        // What the server had acknowledged before this pull was sent: its answer cannot be
+        // lower, unless it has lost records since (resend.ts).
+        const sentBefore = sentThrough(this.db);
         const { data } = await this.http.get<FacilityDelta>(SYNC_CHANGES_PATH, {
           params: { cursor, wait, ...(mark === undefined ? {} : { mark }) },
           timeout: (wait + 15) * 1000,
@@ -678,6 +700,9 @@ export class SyncClient {
               'backup?): its instruments wait for their file records from the server, so that ' +
               'files harvested since keep their ARKs',
           );
+        }
+        if (typeof data.acked_through === 'number') {
+          this.resendLost(data.acked_through, sentBefore);
         }
         this.succeeded();
         this.pullError = null;

@@ -77,6 +77,12 @@ export interface PushResult {
   /** Among `acked`: older versions than what the server holds, rejected rather than merged. */
   stale: number[];
   error: PushError | null;
+  /**
+   * The highest outbox id the server had taken from this data dir before this batch (null:
+   * none yet, for this data dir); left out by servers before it. A station that had more
+   * acknowledged sends what the server lost again (sync/resend.ts).
+   */
+  acked_before?: number | null;
 }
 
 export interface SyncUser {

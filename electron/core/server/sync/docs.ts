@@ -29,6 +29,14 @@ const uuid = z.uuid();
 const pushResult = z
   .object({
     acked: z.array(z.int()).describe('Outbox ids stored (or already held): delete exactly these.'),
+    acked_before: z
+      .int()
+      .nullable()
+      .optional()
+      .describe(
+        'The highest outbox id taken from this data dir before this batch (null: none yet). ' +
+          'A station that had more acknowledged sends again what the server lost.',
+      ),
     stale: z
       .array(z.int())
       .describe('Among `acked`: older versions than the server holds, kept out.'),
@@ -491,7 +499,7 @@ export function describeSyncApi(
       200: {
         description: 'What was stored.',
         schema: pushResult,
-        example: { acked: [7], stale: [], error: null } satisfies PushResult,
+        example: { acked: [7], stale: [], error: null, acked_before: 6 } satisfies PushResult,
       },
       400: detailResponse(
         'The body is not a batch of records.',

@@ -172,6 +172,14 @@ export function registerSyncApi(app: FastifyInstance, deps: SyncApiDeps): void {
       }
       const records = parsed.data.records as PushRecord[];
       const station = request.station!;
+      // What it had taken from this data dir before: a station that had more acknowledged
+      // sends again what this server lost (restored from a backup; sync/resend.ts).
+      const ackedBefore = station.install
+        ? ((db
+            .prepare('SELECT install_acked_through FROM stations WHERE id = ? AND install_id = ?')
+            .pluck()
+            .get(station.id, station.install) as number | null | undefined) ?? null)
+        : undefined;
       const result = ingestBatch(db, station, records);
       if (station.install && result.acked.length) {
         // The highest outbox id taken from the data dir that holds the key (sync/restored.ts).
@@ -183,7 +191,7 @@ export function registerSyncApi(app: FastifyInstance, deps: SyncApiDeps): void {
       if (result.error) {
         log.warn({ station: station.name, error: result.error }, 'sync push: record refused');
       }
-      return result;
+      return ackedBefore === undefined ? result : { ...result, acked_before: ackedBefore };
     });
     done();
   });

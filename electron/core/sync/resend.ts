@@ -1,0 +1,124 @@
+/**
+ * A server restored from a backup has lost the records stations pushed after the backup was
+ * taken; the stations had deleted them from their outboxes on its acknowledgement. So an
+ * acknowledged outbox row is kept a while (outbox_sent, migration 22, sync.keepSentDays), with
+ * its payload and its id, for the key (the server account) that acknowledged it.
+ *
+ * The server keeps the highest outbox id it took from this data dir. It answers it before each
+ * push batch is taken (PushResult.acked_before) and with every pull (FacilityDelta
+ * .acked_through). Below an id kept here, the server has lost what it took after that id: the
+ * newest kept version of each of those records goes back to the outbox, unless a newer one
+ * waits there already. Pushes and pulls both look: a push that reaches a restored server before
+ * any pull lifts its count over the lost ids, and an idle station pushes nothing.
+ *
+ * A server that has no count for this data dir (another data dir held the key in between, a
+ * new key) starts one anew: the ids kept so far are then the floor below which nothing is sent
+ * again, as the low count that follows says nothing about them. The server upserts by uuid, so
+ * a record it still had costs a resend, nothing more.
+ */
+import { createHash } from 'node:crypto';
+import type { Db } from '../db/open.js';
+import { cachedStatement } from '../db/statements.js';
+import { getSetting, setSetting } from '../station/settings.js';
+
+const DAY_MS = 24 * 3600_000;
+
+/**
+ * The key records go with now: kept rows belong to the server account it opens (a server
+ * reached at another address is the same server; another key is another account).
+ */
+function linkOf(db: Db): string {
+  // A digest: the key itself is kept once, in sync.key.
+  return createHash('sha256')
+    .update(getSetting(db, 'sync.key') ?? '')
+    .digest('hex');
+}
+
+/**
+ * What is kept, for the key in use: rows kept for another are dropped (that account never lost
+ * them, and this one never had them from here).
+ */
+function current(db: Db): { link: string; floor: number } {
+  const link = linkOf(db);
+  const sent = getSetting(db, 'sync.sent');
+  if (sent && sent.link === link) return sent;
+  cachedStatement(db, 'DELETE FROM outbox_sent').run();
+  const fresh = { link, floor: 0 };
+  setSetting(db, 'sync.sent', fresh);
+  return fresh;
+}
+
+/**
+ * Moves the acknowledged rows from the outbox into outbox_sent (in the caller's transaction),
+ * and lets go of those kept longer than sync.keepSentDays.
+ */
+export function keepSent(db: Db, ids: number[], now: number = Date.now()): void {
+  const days = getSetting(db, 'sync.keepSentDays');
+  current(db);
+  const at = new Date(now).toISOString();
+  const keep = cachedStatement(
+    db,
+    `INSERT OR REPLACE INTO outbox_sent (id, kind, record_uuid, payload, created_at, acked_at)
+       SELECT id, kind, record_uuid, payload, created_at, ? FROM outbox WHERE id = ?`,
+  );
+  const remove = cachedStatement(db, 'DELETE FROM outbox WHERE id = ?');
+  for (const id of ids) {
+    if (days > 0) keep.run(at, id);
+    remove.run(id);
+  }
+  if (days > 0) {
+    cachedStatement(db, 'DELETE FROM outbox_sent WHERE acked_at < ?').run(
+      new Date(now - days * DAY_MS).toISOString(),
+    );
+  } else {
+    cachedStatement(db, 'DELETE FROM outbox_sent').run();
+  }
+}
+
+/** The highest outbox id kept as acknowledged (0 when none is kept). */
+export function sentThrough(db: Db): number {
+  return (
+    (cachedStatement(db, 'SELECT max(id) FROM outbox_sent').pluck().get() as number | null) ?? 0
+  );
+}
+
+/**
+ * The server has no count for this data dir (a push answered `acked_before` null): what was
+ * kept up to `sentBefore` is not sent again on the low count it starts anew.
+ */
+export function countStartsAnew(db: Db, sentBefore: number): void {
+  db.transaction(() => {
+    const sent = current(db);
+    if (sentBefore > sent.floor) setSetting(db, 'sync.sent', { ...sent, floor: sentBefore });
+  }).immediate();
+}
+
+/**
+ * Takes the server's count (`ackedThrough`), answered to a push or pull sent when this data dir
+ * had kept acknowledged rows up to `sentBefore`: a lower one means the server no longer has
+ * what it took after it. The newest kept version of each such record goes back to the outbox,
+ * numbered on (unless a newer one waits there already); returns how many (0 when the server
+ * has them all).
+ */
+export function resendLost(db: Db, ackedThrough: number, sentBefore: number): number {
+  if (ackedThrough >= sentBefore) return 0;
+  return db
+    .transaction((): number => {
+      const { floor } = current(db);
+      const from = Math.max(ackedThrough, floor);
+      const { changes } = cachedStatement(
+        db,
+        `INSERT INTO outbox (kind, record_uuid, payload, created_at)
+           SELECT s.kind, s.record_uuid, s.payload, s.created_at FROM outbox_sent s
+           WHERE s.id > ?
+             AND s.id = (SELECT max(n.id) FROM outbox_sent n
+                         WHERE n.kind = s.kind AND n.record_uuid = s.record_uuid)
+             AND NOT EXISTS (SELECT 1 FROM outbox o
+                             WHERE o.kind = s.kind AND o.record_uuid = s.record_uuid)
+           ORDER BY s.id`,
+      ).run(from);
+      cachedStatement(db, 'DELETE FROM outbox_sent WHERE id > ?').run(from);
+      return changes;
+    })
+    .immediate();
+}
