@@ -396,6 +396,17 @@ describe('database', () => {
     ]);
     expect(kept()).toEqual([c]);
 
+    // An older version waiting in the outbox (refused and set aside) does not hold back the
+    // newest, which goes again after it.
+    const x1 = queue('x', '{"v":1}');
+    const x2 = queue('x', '{"v":2}');
+    ack([x2]);
+    expect(resendLost(db, x1, sentThrough(db))).toBe(1);
+    expect(outbox().filter((r) => r.record_uuid === 'x')).toEqual([
+      { record_uuid: 'x', payload: '{"v":1}' },
+      { record_uuid: 'x', payload: '{"v":2}' },
+    ]);
+
     // A count started anew (another data dir held the key): nothing at or below the ids kept
     // then is sent again on its low numbers.
     ack([queue('f')]);

@@ -49,8 +49,12 @@ function serverFiles(): { uuid: string; filename: string; persistent_id: string 
     .all() as { uuid: string; filename: string; persistent_id: string }[];
 }
 
-async function start(dir: string, args: string[] = []): Promise<StationProcess> {
-  station = await startStation(dir, { LABSTATION_SYNC_BACKOFF_CAP_MS: '1000' }, args);
+async function start(
+  dir: string,
+  args: string[] = [],
+  env: NodeJS.ProcessEnv = {},
+): Promise<StationProcess> {
+  station = await startStation(dir, { LABSTATION_SYNC_BACKOFF_CAP_MS: '1000', ...env }, args);
   return station;
 }
 
@@ -271,10 +275,12 @@ describe('a server restored from a backup', () => {
     await restartServer(dir);
     expect(serverFiles().some((f) => f.filename === 'e.tif')).toBe(false);
 
-    // The station comes back with a new file too: its first push may reach the restored server
-    // before its first pull, and lifts the server's count over the ids it lost.
+    // The station comes back with a record waiting (a file harvested while it did not sync),
+    // and its first push reaches the restored server before its first pull: the push lifts the
+    // server's count over the ids it lost, so the push's own answer must tell.
     writeFileSync(join(watch, 'f.tif'), 'after the server restore');
-    st = await start(dir);
+    expect((await runCli(['harvest', '--data', dir, '--once'])).code).toBe(0);
+    st = await start(dir, [], { LABSTATION_INJECT: 'sync.late-first-pull' });
     await waitFor('f.tif on the server', () =>
       serverFiles().some((f) => f.filename === 'f.tif') ? true : undefined,
     );

@@ -10,7 +10,7 @@ import { enqueueFile } from '../harvest/records.js';
 import { ERROR_CODES, type ErrorCode } from '../../../shared/errors.js';
 import { cachedStatement } from '../db/statements.js';
 import { AppError } from '../util/errors.js';
-import { failpoint } from '../util/failpoint.js';
+import { failpoint, injected } from '../util/failpoint.js';
 import { nowIso } from '../util/ids.js';
 import { applyDelta, syncCursor, syncCursorMark } from './apply.js';
 import { Backoff } from './backoff.js';
@@ -679,6 +679,10 @@ export class SyncClient {
         // After a failed pull, the next answers at once: a held one would leave the station
         // showing "offline" for up to its wait after the server is back.
         const wait = cursor > 0 && !first && this.pullError === null ? this.waitSeconds : 0;
+        // Tests: the first pull comes after the first push.
+        if (first && injected('sync.late-first-pull')) {
+          await new Promise((resolve) => setTimeout(resolve, 2000));
+        }
         // What the server had acknowledged before this pull was sent: its answer cannot be
         // lower, unless it has lost records since (resend.ts).
         const sentBefore = sentThrough(this.db);

@@ -114,7 +114,8 @@ export function resendLost(db: Db, ackedThrough: number, sentBefore: number): nu
              AND s.id = (SELECT max(n.id) FROM outbox_sent n
                          WHERE n.kind = s.kind AND n.record_uuid = s.record_uuid)
              AND NOT EXISTS (SELECT 1 FROM outbox o
-                             WHERE o.kind = s.kind AND o.record_uuid = s.record_uuid)
+                             WHERE o.kind = s.kind AND o.record_uuid = s.record_uuid
+                               AND o.id > s.id)
            ORDER BY s.id`,
       ).run(from);
       cachedStatement(db, 'DELETE FROM outbox_sent WHERE id > ?').run(from);
