@@ -184,25 +184,29 @@ export function bookReservation(
           problems,
         });
       }
+      // The booking's fields, by name: the same booking sent again is found by exactly what
+      // would be stored.
+      const booking = {
+        user: userId,
+        creator: account.id,
+        project: args.project,
+        tool: target.tool ?? null,
+        area: target.area ?? null,
+        start,
+        end,
+        answers: JSON.stringify(result.answers),
+      };
       // The same booking again, as it was made (its answer lost on the way back, a second
       // click): that reservation, not an overlap with it.
       const same = db
         .prepare(
           `SELECT id FROM reservations
-           WHERE user_id = ? AND creator_id = ? AND project_id = ? AND tool_id IS ?
-             AND area_id IS ? AND start = ? AND "end" = ? AND cancelled = 0 AND question_data = ?`,
+           WHERE user_id = @user AND creator_id = @creator AND project_id = @project
+             AND tool_id IS @tool AND area_id IS @area AND start = @start AND "end" = @end
+             AND cancelled = 0 AND question_data = @answers`,
         )
         .pluck()
-        .get(
-          userId,
-          account.id,
-          args.project,
-          target.tool ?? null,
-          target.area ?? null,
-          start,
-          end,
-          JSON.stringify(result.answers),
-        ) as number | undefined;
+        .get(booking) as number | undefined;
       if (same !== undefined) return same;
       const overlap = findOverlap(db, target, start, end);
       if (overlap) {
@@ -217,21 +221,10 @@ export function bookReservation(
           .prepare(
             `INSERT INTO reservations (uuid, user_id, creator_id, project_id, tool_id, area_id,
                start, "end", cancelled, question_data, created_at, updated_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)`,
+             VALUES (@uuid, @user, @creator, @project, @tool, @area, @start, @end, 0, @answers,
+               @now, @now)`,
           )
-          .run(
-            newUuid(),
-            userId,
-            account.id,
-            args.project,
-            target.tool ?? null,
-            target.area ?? null,
-            start,
-            end,
-            JSON.stringify(result.answers),
-            now,
-            now,
-          ).lastInsertRowid,
+          .run({ ...booking, uuid: newUuid(), now }).lastInsertRowid,
       );
     })
     .immediate();
