@@ -1732,9 +1732,12 @@ describe('harvest in a running station', () => {
     expect(blank.stderr).toContain('--search must hold something to look for');
   });
 
-  it('Retry all makes every failed file due at once, for someone logged on', async () => {
+  /**
+   * A station whose two files failed while the share was down, and would be tried again only
+   * in an hour; the share is back now (the destination folder made again).
+   */
+  async function twoFailedFiles(): Promise<HarvestDirs> {
     const dirs = await setupHarvest({ users: [ADA] });
-    // The share is down: both files fail, and would be tried again only in an hour.
     withDb(dirs.data, (db) =>
       db
         .prepare(`INSERT INTO settings (key, value) VALUES ('harvest.retryBaseSeconds', '3600')`)
@@ -1744,11 +1747,16 @@ describe('harvest in a running station', () => {
     writeFileSync(join(dirs.src, 'a.dat'), 'first');
     writeFileSync(join(dirs.src, 'b.dat'), 'second');
     expect((await harvestOnce(dirs.data)).code).toBe(1);
+    mkdirSync(dirs.dest);
+    return dirs;
+  }
+
+  it('Retry all makes every failed file due at once, for someone logged on', async () => {
+    const dirs = await twoFailedFiles();
     const failed = await filesOf(dirs.data);
     for (const f of failed) {
       expect(Date.parse(f.next_attempt_at ?? '') - Date.now()).toBeGreaterThan(3_000_000);
     }
-    mkdirSync(dirs.dest);
     station = await startStation(dirs.data);
     const st = station;
     expect((await st.rpc('harvest.retryAll', {})).status).toBe(401);
@@ -1767,17 +1775,7 @@ describe('harvest in a running station', () => {
   });
 
   it('Retry all while the harvest waits for the server at its start takes the files when it starts', async () => {
-    const dirs = await setupHarvest({ users: [ADA] });
-    withDb(dirs.data, (db) =>
-      db
-        .prepare(`INSERT INTO settings (key, value) VALUES ('harvest.retryBaseSeconds', '3600')`)
-        .run(),
-    );
-    rmSync(dirs.dest, { recursive: true });
-    writeFileSync(join(dirs.src, 'a.dat'), 'first');
-    writeFileSync(join(dirs.src, 'b.dat'), 'second');
-    expect((await harvestOnce(dirs.data)).code).toBe(1);
-    mkdirSync(dirs.dest);
+    const dirs = await twoFailedFiles();
     // A server that takes the connection and never answers: the harvest waits up to 5 s for
     // its first answer before it starts.
     const sockets = new Set<Socket>();

@@ -74,6 +74,20 @@ async function startApp(takeoverMs = 0): Promise<void> {
   serverUrl += '/';
 }
 
+/** An instrument of the SEM tool that `station` runs, storing in the server's `archive`. */
+function addInstrument(name: string, station: string, template: string): void {
+  const now = new Date().toISOString();
+  serverDb
+    .prepare(
+      `INSERT INTO instruments (uuid, name, tool_id, station_id, storage_location_id,
+         destination_template, created_at, updated_at)
+       SELECT ?, ?, t.id, s.id, l.id, ?, ?, ?
+       FROM tools t, stations s, storage_locations l
+       WHERE t.name = 'SEM' AND s.name = ? AND l.name = 'archive'`,
+    )
+    .run(randomUUID(), name, template, now, now, station);
+}
+
 beforeAll(async () => {
   const root = tempDir('labstation-upload-');
   serverDir = join(root, 'server');
@@ -92,15 +106,7 @@ beforeAll(async () => {
   // Bundles take local locations only: the server's is made a server one here, and given to
   // an instrument the station runs (a station writes only where its instruments store).
   serverDb.prepare("UPDATE storage_locations SET type = 'server' WHERE name = 'archive'").run();
-  serverDb
-    .prepare(
-      `INSERT INTO instruments (uuid, name, tool_id, station_id, storage_location_id,
-         destination_template, created_at, updated_at)
-       SELECT ?, 'sem-1', t.id, s.id, l.id, '{relative_path}', ?, ?
-       FROM tools t, stations s, storage_locations l
-       WHERE t.name = 'SEM' AND s.name = 'sem-station' AND l.name = 'archive'`,
-    )
-    .run(randomUUID(), new Date().toISOString(), new Date().toISOString());
+  addInstrument('sem-1', 'sem-station', '{relative_path}');
   await startApp();
 });
 
@@ -437,16 +443,7 @@ describe('uploads into a server storage location', () => {
     const hash = await xxh3(Buffer.from('x'));
     // Another station runs sem-2, which stores in the same location under its own name.
     await createStationKey(serverDir, 'tem-station', 'SEM');
-    const now = new Date().toISOString();
-    serverDb
-      .prepare(
-        `INSERT INTO instruments (uuid, name, tool_id, station_id, storage_location_id,
-           destination_template, created_at, updated_at)
-         SELECT ?, 'sem-2', t.id, s.id, l.id, '{instrument}/{yyyy}/{relative_path}', ?, ?
-         FROM tools t, stations s, storage_locations l
-         WHERE t.name = 'SEM' AND s.name = 'tem-station' AND l.name = 'archive'`,
-      )
-      .run(randomUUID(), now, now);
+    addInstrument('sem-2', 'tem-station', '{instrument}/{yyyy}/{relative_path}');
     try {
       for (const path of ['sem-2/2026/a.bin', 'sem-2/b.bin']) {
         const refused = await open({ destination_path: path, size: 1, xxhash: hash });
