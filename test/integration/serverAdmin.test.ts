@@ -645,4 +645,36 @@ describe('admin calls', () => {
     expect((await read()).status).toBe(401);
     expect((await rpc('admin.tokens.revoke', { id: made.info.id }, adminJwt)).status).toBe(404);
   });
+
+  it('ends the API tokens of a person turned off: turned on again, they stay ended', async () => {
+    const made = await ok<{ user: { id: number } }>(
+      'admin.users.save',
+      userInput({ username: 'dana', email: 'dana@example.org', badge_number: '', pin: '' }),
+    );
+    const id = made.user.id;
+    const { token } = await ok<{ token: string }>('admin.tokens.create', { user: id, name: 'x' });
+    const read = async (): Promise<number> =>
+      (await fetch(`${server.url}api/files`, { headers: { authorization: `Token ${token}` } }))
+        .status;
+    expect(await read()).toBe(200);
+    const save = (active: boolean) =>
+      ok('admin.users.save', {
+        ...userInput({ username: 'dana', email: 'dana@example.org', badge_number: '', pin: '' }),
+        id,
+        password: '',
+        is_active: active,
+      });
+    await save(false);
+    expect(await read()).toBe(401);
+    await save(true);
+    expect(await read()).toBe(401);
+    const tokens = await ok<{ tokens: { user_id: number }[] }>('admin.tokens.list', {});
+    expect(tokens.tokens.filter((t) => t.user_id === id)).toEqual([]);
+    // A token made for them now works.
+    const fresh = await ok<{ token: string }>('admin.tokens.create', { user: id, name: 'y' });
+    const again = await fetch(`${server.url}api/files`, {
+      headers: { authorization: `Token ${fresh.token}` },
+    });
+    expect(again.status).toBe(200);
+  });
 });
