@@ -376,6 +376,9 @@ describe('uploads into a server storage location', () => {
       ['escape/evil.txt', 'destination_path: leads outside the storage location'],
       ['escape/deeper/evil.txt', 'destination_path: leads outside the storage location'],
       ['.labstation-uploads/evil.txt', 'destination_path: .labstation-uploads holds'],
+      // The same folder on Windows or macOS, whatever this server runs on.
+      ['.Labstation-Uploads/evil.txt', 'destination_path: .labstation-uploads holds'],
+      ['.labstation-uploads./evil.txt', 'destination_path: .labstation-uploads holds'],
     ]) {
       const answer = await open({ destination_path: path, size: 1, xxhash: hash });
       expect(answer.status, path).toBe(400);
@@ -452,6 +455,15 @@ describe('uploads into a server storage location', () => {
           detail:
             `destination_path: ${path} is in sem-2/, the folder of the instrument sem-2, ` +
             'which another station runs',
+          code: 'destination_of_another_instrument',
+        });
+      }
+      // Spelled as Windows or macOS take it to be the same folder: refused as well.
+      for (const path of ['SEM-2/a.bin', 'sem-2./a.bin', 'sem-2 /2026/a.bin']) {
+        const refused = await open({ destination_path: path, size: 1, xxhash: hash });
+        expect(refused.status, path).toBe(403);
+        expect(refused.body, path).toMatchObject({
+          detail: `destination_path: ${path} is in sem-2/, the folder of the instrument sem-2, which another station runs`,
           code: 'destination_of_another_instrument',
         });
       }

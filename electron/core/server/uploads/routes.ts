@@ -85,6 +85,20 @@ function stationUsesLocation(db: Db, stationId: number, location: ServerLocation
 }
 
 /**
+ * A relative path as a folder comparison on any server must read it: Windows and macOS take
+ * names in another letter case (or Unicode form) as the same, and Windows drops a name's
+ * trailing dots and spaces, so "SEM-2/", "sem-2./" and "sem-2 /" are the folder "sem-2/" there.
+ */
+function folderKey(path: string): string {
+  return path
+    .normalize('NFC')
+    .toLowerCase()
+    .split('/')
+    .map((segment) => segment.replace(/[. ]+$/, ''))
+    .join('/');
+}
+
+/**
  * The instrument whose own folder of the location `path` lies in, when that instrument runs on
  * another station: each instrument storing in the location owns the folder its destination
  * template fixes with its own name (`{instrument}/...` owns "<name>/"; `{relative_path}` owns
@@ -108,19 +122,21 @@ function othersFolder(
     station_id: number;
     destination_template: string | null;
   }[];
-  let deepest: { folder: string; ours: boolean; instrument: string } | null = null;
+  let deepest: { folder: string; depth: number; ours: boolean; instrument: string } | null = null;
+  // Compared as the server's file system may see them (folderKey): a folder spelled otherwise
+  // is the same folder on Windows or macOS.
+  const key = folderKey(path);
   for (const row of rows) {
     const folder = fixedFolder(row.destination_template || DEFAULT_TEMPLATE, {
       instrument: row.name,
     });
-    if (folder === null || !path.startsWith(folder)) continue;
+    if (folder === null) continue;
+    const folderAs = folderKey(folder);
+    if (!key.startsWith(folderAs)) continue;
     const ours = row.station_id === stationId;
-    if (
-      !deepest ||
-      folder.length > deepest.folder.length ||
-      (folder.length === deepest.folder.length && ours)
-    ) {
-      deepest = { folder, ours, instrument: row.name };
+    const depth = folderAs.length;
+    if (!deepest || depth > deepest.depth || (depth === deepest.depth && ours)) {
+      deepest = { folder, depth, ours, instrument: row.name };
     }
   }
   return deepest && !deepest.ours ? deepest : null;
@@ -185,7 +201,7 @@ async function checkedDestination(
 ): Promise<string> {
   const checked = checkDestination(raw);
   if (!checked.ok) throw new UploadRefusal(400, `destination_path: ${checked.reason}`);
-  if (checked.path.split('/')[0] === UPLOAD_FOLDER) {
+  if (folderKey(checked.path.split('/')[0] ?? '') === UPLOAD_FOLDER) {
     throw new UploadRefusal(400, `destination_path: ${UPLOAD_FOLDER} holds the server's uploads`);
   }
   try {
