@@ -217,8 +217,9 @@ export function updateField(doc: MetadataDoc, name: string, changes: FieldDraft)
 }
 
 /**
- * Sets a field's value, normalized as when reading ("on" -> true for a checkbox, text -> list
- * for a multi-select). A value that breaks the field's rule is set and reported, not refused.
+ * Sets a field's value, normalized as when reading ("on" -> true and "off" -> false for a
+ * checkbox, text -> list for a multi-select). A value that breaks the field's rule is set and
+ * reported, not refused.
  */
 export function setFieldValue(doc: MetadataDoc, name: string, value: unknown): EditResult {
   const index = doc.fields.findIndex((field) => field.name === name);

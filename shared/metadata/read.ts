@@ -5,7 +5,8 @@
 // Normalizations (each is idempotent, so parse -> serialize -> parse is stable):
 // - "elabftw" is read as "notebook" when "notebook" is absent;
 // - type omitted -> "text"; "select-multi" -> select + allow_multi_values; "select-one" -> select;
-// - checkbox "on" / "" -> true / false; a null value -> the type's empty value;
+// - checkbox "on" / "" -> true / false, and "off" -> false (the service's entry page writes
+//   "off" when a box is unticked, its builder ""); a null value -> the type's empty value;
 // - multi-select text -> a one-element list ("" -> []);
 // - a number value of a text-valued type -> its text (the service stores text);
 // - null for an optional property -> the property is absent;
@@ -162,7 +163,7 @@ class Reader {
     if (raw === null) return emptyValueFor({ type, allow_multi_values: multi });
     if (typeof raw === 'boolean') return raw;
     if (typeof raw === 'string') {
-      if (type === 'checkbox' && (raw === 'on' || raw === '')) return raw === 'on';
+      if (type === 'checkbox' && (raw === 'on' || raw === '' || raw === 'off')) return raw === 'on';
       if (multi) return raw === '' ? [] : [raw];
       return raw;
     }

@@ -196,7 +196,7 @@ function valueProblems(field: MetadataField, path: ProblemPath): MetadataProblem
             valueError(
               path,
               'invalid_checkbox',
-              `must be true or false (or "on" / "" as the notebook service writes it), not ${showValue(value)}`,
+              `must be true or false (or "on", "off" or "" as the notebook service writes it), not ${showValue(value)}`,
             ),
           ];
     case 'number':

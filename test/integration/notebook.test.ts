@@ -841,6 +841,49 @@ describe('notebook search', () => {
   });
 });
 
+describe('checkboxes the notebook service unticked', () => {
+  let st: Station;
+  beforeAll(async () => {
+    st = await station();
+    await as(st, 'alice', '1234');
+  });
+  afterAll(() => st.close());
+
+  it('reads "off" (what its entry page writes for an unticked box) as unticked', async () => {
+    // An entry of the notebook service where someone ticked one box and unticked another.
+    const made = await entry(st, 'notebook.create', {
+      kind: 'experiment',
+      title: 'From eLabFTW',
+      metadata: {
+        elabftw: { extra_fields_groups: [{ id: 1, name: 'Prep' }] },
+        extra_fields: {
+          Polished: { type: 'checkbox', value: 'off', group_id: 1 },
+          Coated: { type: 'checkbox', value: 'on', group_id: 1 },
+        },
+      },
+    });
+    expect(made.problems).toEqual([]);
+    const fields = (made.metadata as { extra_fields: Record<string, { value: unknown }> })
+      .extra_fields;
+    expect(fields['Polished']?.value).toBe(false);
+    expect(fields['Coated']?.value).toBe(true);
+    const found = (await st.call('notebook.search', {
+      metadata: [{ kind: 'checkbox', field: 'Polished', checked: false }],
+    })) as { entries: { id: number }[] };
+    expect(found.entries.map((e) => e.id)).toEqual([made.id]);
+    // Setting the value alone as the service sends it reads the same way.
+    const updated = await entry(st, 'notebook.update', {
+      id: made.id,
+      version: made.version,
+      metadata: { extra_fields: { Coated: { type: 'checkbox', value: 'off' } } },
+    });
+    expect(updated.problems).toEqual([]);
+    expect(updated.metadata).toEqual({
+      extra_fields: { Coated: { type: 'checkbox', value: false } },
+    });
+  });
+});
+
 // ---- sync ----
 
 describe('notebook sync', () => {

@@ -43,6 +43,7 @@ const ELABFTW_TEMPLATE = {
     },
     Degassed: { type: 'checkbox', value: 'on', group_id: 2 },
     Filtered: { type: 'checkbox', value: '', group_id: 2, blank_value_on_duplicate: true },
+    Sonicated: { type: 'checkbox', value: 'off', group_id: 2 },
     Protocol: { type: 'url', value: 'https://protocols.example/p/7', open_in_current_tab: true },
     Status: { type: 'select-one', options: ['planned', 'done'], value: 'planned' },
   },
@@ -59,6 +60,9 @@ describe('import from the notebook service', () => {
     ]);
     expect(doc.fields.find((field) => field.name === 'Degassed')?.value).toBe(true);
     expect(doc.fields.find((field) => field.name === 'Filtered')?.value).toBe(false);
+    // Its entry page writes "off" when someone unticks a box.
+    expect(doc.fields.find((field) => field.name === 'Sonicated')?.value).toBe(false);
+    expect(parseMetadata(ELABFTW_TEMPLATE).problems).toEqual([]);
     expect(doc.fields.find((field) => field.name === 'Status')).toMatchObject({
       type: 'select',
       value: 'planned',
