@@ -9,7 +9,7 @@ export interface BuilderForm {
   name: string;
   type: FieldType;
   description: string;
-  /** One per line (or comma separated). */
+  /** One per line; a comma is part of its option. */
   options: string;
   units: string;
   unit: string;

@@ -44,10 +44,13 @@ export function parseTags(text: string): string[] {
   return [...new Set(tags)];
 }
 
-/** A list typed one per line or separated by commas, e.g. options and units. */
+/**
+ * A list typed one per line, e.g. options and units: a comma stays in its item, since choices
+ * such as "N,N-Dimethylformamide" or "Yes, with gloves" hold one.
+ */
 export function parseList(text: string): string[] {
   return text
-    .split(/[\n,]/)
+    .split(/\r?\n/)
     .map((item) => item.trim())
     .filter((item) => item !== '');
 }
