@@ -143,6 +143,11 @@ function undoUnlessBusy(fill: { undo(): void }): (error: unknown) => never {
   };
 }
 
+/** "1 field", "12 fields". */
+function n(count: number, word: string): string {
+  return `${count} ${word}${count === 1 ? '' : 's'}`;
+}
+
 function need(value: string | undefined, flag: string): string {
   if (!value) throw new UsageError(`${flag} is required`);
   return value;
@@ -302,7 +307,6 @@ async function importCommand(argv: string[]): Promise<number> {
   try {
     const summary = await importBundle(db, bundle);
     imported = true;
-    const n = (count: number, word: string): string => `${count} ${word}${count === 1 ? '' : 's'}`;
     process.stdout.write(
       `imported ${n(summary.users, 'user')}, ${n(summary.projects, 'project')}, ${n(summary.tools, 'tool')}` +
         (summary.instruments ? `, ${n(summary.instruments, 'instrument')}` : '') +
@@ -332,7 +336,7 @@ async function questions(argv: string[]): Promise<number> {
       for (const p of result.problems) printProblem(p.path, p.message);
       return 1;
     }
-    process.stdout.write(`ok: ${result.questions.length} questions\n`);
+    process.stdout.write(`ok: ${n(result.questions.length, 'question')}\n`);
     return 0;
   }
   if (sub === 'answer') {
@@ -398,7 +402,7 @@ async function metadata(argv: string[]): Promise<number> {
       else note(p);
     }
     if (errors.length > 0 || !result.ok) return 1;
-    process.stdout.write(`ok: ${result.doc.fields.length} fields\n`);
+    process.stdout.write(`ok: ${n(result.doc.fields.length, 'field')}\n`);
     return 0;
   }
   if (!result.ok) {

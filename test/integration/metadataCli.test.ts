@@ -44,6 +44,15 @@ describe('labstation metadata check', () => {
     const checked = await runCli(['questions', 'check', questions]);
     expect(checked.stderr).toBe('');
     expect(checked.code).toBe(0);
+    expect(checked.stdout).toBe('ok: 1 question\n');
+  });
+
+  it('counts one field as one', async () => {
+    const file = writeJson(tempDir(), 'one.json', {
+      extra_fields: { Degassed: { type: 'checkbox', value: 'on' } },
+    });
+    const out = await runCli(['metadata', 'check', file]);
+    expect(out.stdout).toBe('ok: 1 field\n');
   });
 
   it('prints one line per problem, naming the field and the property, and exits 1', async () => {
