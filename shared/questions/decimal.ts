@@ -3,8 +3,10 @@
 // We round half AWAY FROM ZERO (2.5 -> 3, -2.5 -> -3, 1.005 -> 1.01 at 2 places), which is
 // what facility users expect from a calculator. NEMO evaluates formulas with Python, whose
 // round() uses banker's rounding (2.5 -> 2) on the binary value (1.005 -> 1.0); we
-// deliberately differ. Rounding works on the shortest decimal string that reads back as the
-// same double (String(x)), so values typed as "1.005" round as written.
+// deliberately differ. Rounding works on the value's decimal digits, 15 significant ones at
+// most (as cleanComputedNumber keeps them), so values typed as "1.005" round as written, and
+// so do computed ones: 0.15 * 3 is the double 0.44999999999999996, which rounds to 0.5 at one
+// place as 0.45 does, not to 0.4.
 
 interface DecimalParts {
   /** Significant digits without leading zeros, e.g. "1005" for 1.005. */
@@ -46,10 +48,12 @@ function incrementDigits(digits: string): string {
 
 /**
  * Rounds to `places` decimal places (negative places round to tens, hundreds, ...), half away
- * from zero. Non-finite input is returned unchanged; -0 becomes 0.
+ * from zero, on the value without its binary noise (see cleanComputedNumber). Non-finite input
+ * is returned unchanged; -0 becomes 0.
  */
-export function roundHalfAwayFromZero(value: number, places: number): number {
-  if (!Number.isFinite(value) || value === 0) return value === 0 ? 0 : value;
+export function roundHalfAwayFromZero(input: number, places: number): number {
+  if (!Number.isFinite(input) || input === 0) return input === 0 ? 0 : input;
+  const value = cleanComputedNumber(input);
   const whole = Math.trunc(places);
   const negative = value < 0;
   const { digits, point } = decimalParts(Math.abs(value));
@@ -76,7 +80,9 @@ export function decimalPlaces(value: number): number {
 
 /**
  * Removes binary noise from a computed value (0.1 + 0.2 -> 0.3) by keeping 15 significant
- * digits, the most a double always holds exactly. Used for formulas without a precision.
+ * digits, the most a double always holds exactly. Used for formulas without a precision, and
+ * before rounding (roundHalfAwayFromZero, floor, ceil, trunc), where the noise would otherwise
+ * decide the result.
  */
 export function cleanComputedNumber(value: number): number {
   if (!Number.isFinite(value) || value === 0) return value === 0 ? 0 : value;

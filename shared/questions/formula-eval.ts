@@ -4,7 +4,7 @@
 // by zero, sqrt of a negative number, max() of an empty list) and every non-finite result is
 // an error here, never NaN or Infinity.
 
-import { roundHalfAwayFromZero } from './decimal.js';
+import { cleanComputedNumber, roundHalfAwayFromZero } from './decimal.js';
 import { parseFormulaCached } from './formula.js';
 import type { FormulaNode } from './formula.js';
 import { hasOwn } from './json.js';
@@ -128,13 +128,13 @@ class Evaluator {
         return finite(roundHalfAwayFromZero(value, places), 'the rounded value');
       }
       case 'floor':
-        return finite(Math.floor(this.scalar(args[0])), 'the result');
+        return finite(Math.floor(cleanComputedNumber(this.scalar(args[0]))), 'the result');
       case 'ceil':
-        return finite(Math.ceil(this.scalar(args[0])), 'the result');
+        return finite(Math.ceil(cleanComputedNumber(this.scalar(args[0]))), 'the result');
       case 'abs':
         return finite(Math.abs(this.scalar(args[0])), 'the result');
       case 'trunc':
-        return finite(Math.trunc(this.scalar(args[0])), 'the result');
+        return finite(Math.trunc(cleanComputedNumber(this.scalar(args[0]))), 'the result');
       case 'sqrt': {
         const value = this.scalar(args[0]);
         if (value < 0) fail('sqrt() of a negative number');

@@ -237,6 +237,25 @@ describe('computeFormulas', () => {
     expect(computeFormulas(qs, { a: 1, b: 0.1 })['noise']).toBe(0.3);
   });
 
+  it('rounds to precision what the formula computes, not its binary noise', () => {
+    // 0.15 * 3 is the double 0.44999999999999996: shown as 0.45 without a precision, it must
+    // round half away from zero to 0.5 at one place, not fall to 0.4.
+    const rounded = defs([
+      { type: 'number_float', name: 'm' },
+      { type: 'formula', name: 'plain', formula: 'm * 3' },
+      { type: 'formula', name: 'one_place', formula: 'm * 3', precision: 1 },
+      { type: 'formula', name: 'percent', formula: 'm * 100', precision: 0 },
+    ]);
+    expect(computeFormulas(rounded, { m: 0.15 })).toEqual({
+      m: 0.15,
+      plain: 0.45,
+      one_place: 0.5,
+      percent: 15,
+    });
+    // 1.005 * 100 is the double 100.49999999999999.
+    expect(computeFormulas(rounded, { m: 1.005 })['percent']).toBe(101);
+  });
+
   it('leaves a formula unset when an input is unanswered or the result is not finite', () => {
     const out = computeFormulas(qs, { a: 2, b: 0, g: [{ x: null }, {}] });
     expect('ratio' in out).toBe(false); // division by zero

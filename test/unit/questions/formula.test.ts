@@ -185,6 +185,18 @@ describe('evaluateFormula: functions', () => {
     expect(error('round(1, 0.5)')).toContain('whole number');
   });
 
+  it('rounds, floors, ceils and truncates computed values without their binary noise', () => {
+    // 0.15 * 3 = 0.44999999999999996, 4.35 * 100 = 434.99999999999994, 0.1 * 3 * 10 =
+    // 3.0000000000000004 as doubles; a calculator shows 0.45, 435 and 3.
+    expect(value('round(m * 3, 1)', { m: 0.15 })).toBe(0.5);
+    expect(value('round(1.005 * 100)')).toBe(101);
+    expect(value('floor(4.35 * 100)')).toBe(435);
+    expect(value('ceil(0.1 * 3 * 10)')).toBe(3);
+    expect(value('trunc(-4.35 * 100)')).toBe(-435);
+    expect(value('floor(2.7)')).toBe(2);
+    expect(value('ceil(-2.7)')).toBe(-2);
+  });
+
   it('takes lists or several arguments in sum, max and min, flattening lists', () => {
     expect(value('sum(g)', { g: [1, 2, 3] })).toBe(6);
     expect(value('sum(g, 4, h)', { g: [1, 2], h: [10] })).toBe(17);
@@ -271,5 +283,7 @@ describe('roundHalfAwayFromZero', () => {
     expect(roundHalfAwayFromZero(-0.4, 0)).toBe(0);
     expect(Object.is(roundHalfAwayFromZero(-0.4, 0), -0)).toBe(false);
     expect(roundHalfAwayFromZero(0.1 + 0.2, 2)).toBe(0.3);
+    expect(roundHalfAwayFromZero(0.15 * 3, 1)).toBe(0.5);
+    expect(roundHalfAwayFromZero(0.1 + 0.2, 20)).toBe(0.3);
   });
 });
