@@ -1,5 +1,5 @@
 import { expect, test } from './fixtures.js';
-import { facility, logOn, TOOL } from './facility.js';
+import { facility, logOn, PRE_QUESTIONS, TOOL } from './facility.js';
 
 test('shows a broken pattern and a missing required answer in a group repetition at their fields', async ({
   page,
@@ -173,4 +173,39 @@ test('works by keyboard alone: Tab between fields, Space picks, Enter submits', 
   await expect(page.getByRole('button', { name: 'Disable', exact: true })).toBeFocused();
   await page.keyboard.press('Enter');
   await expect(page.getByTestId('tool-state')).toHaveText('Idle');
+});
+
+test('a number_float without precision takes any decimals from the keypad and the arrow keys', async ({
+  page,
+  startStation,
+}) => {
+  const bundle = facility();
+  const tool = bundle.tools[0];
+  if (!tool) throw new Error('the facility has a tool');
+  tool.pre_usage_questions = [
+    ...PRE_QUESTIONS,
+    { type: 'number_float', name: 'dose', title: 'Dose', min: 0 },
+  ];
+  const station = await startStation(bundle);
+  await page.goto(station.url);
+  await logOn(page, 'ada', '1234');
+
+  const dose = page.getByLabel('Dose', { exact: true });
+  // The keypad of a float field has a decimal point whatever its precision.
+  await page.getByRole('button', { name: 'Keypad for Dose' }).click();
+  const keypad = page.getByRole('group', { name: 'Keypad for Dose' });
+  for (const key of ['2', 'Decimal point', '5']) {
+    await keypad.getByRole('button', { name: key, exact: true }).click();
+  }
+  await expect(dose).toHaveValue('2.5');
+  await expect(dose).toHaveAttribute('inputmode', 'decimal');
+  // The arrow keys step by one and keep the decimals typed: 2.5 -> 3.5, not 4.
+  await dose.press('ArrowUp');
+  await expect(dose).toHaveValue('3.5');
+  await dose.fill('0.25');
+  await dose.press('ArrowDown');
+  await expect(dose).toHaveValue('0'); // min is 0
+  await dose.fill('1.25');
+  await dose.press('ArrowDown');
+  await expect(dose).toHaveValue('0.25');
 });

@@ -14,9 +14,10 @@ interface NumberFieldProps {
   path: Path;
 }
 
-function decimalsOf(question: NumericInputQuestion): number {
+/** Decimal places the field takes: 0 for whole numbers, undefined for any number of them. */
+function decimalsOf(question: NumericInputQuestion): number | undefined {
   if (question.type === 'number') return 0;
-  return question.precision ?? 0;
+  return question.precision;
 }
 
 /** "from 0 to 10, up to 2 decimal places": the rules in words, next to the field. */
@@ -47,16 +48,20 @@ export function NumberField({ question, path }: NumberFieldProps): ReactElement 
   const allowNegative = question.min === undefined || question.min < 0;
   const range = rangeText(question);
 
+  // The step is the last place the precision allows; without a precision (a float taking any
+  // decimals), one, keeping the decimals typed (2.5 -> 3.5).
   const step = (e: KeyboardEvent<HTMLInputElement>): void => {
     if (e.key !== 'ArrowUp' && e.key !== 'ArrowDown') return;
     e.preventDefault();
     const current = Number(value);
     const base = value.trim() === '' || Number.isNaN(current) ? (question.min ?? 0) : current;
-    const delta = (e.key === 'ArrowUp' ? 1 : -1) * 10 ** -decimals;
-    let next = Number((base + (value.trim() === '' ? 0 : delta)).toFixed(decimals));
+    const delta = (e.key === 'ArrowUp' ? 1 : -1) * 10 ** -(decimals ?? 0);
+    const moved = base + (value.trim() === '' ? 0 : delta);
+    let next =
+      decimals === undefined ? Number(moved.toPrecision(15)) : Number(moved.toFixed(decimals));
     if (question.min !== undefined) next = Math.max(question.min, next);
     if (question.max !== undefined) next = Math.min(question.max, next);
-    form.setValue(path, next.toFixed(decimals));
+    form.setValue(path, decimals === undefined ? String(next) : next.toFixed(decimals));
   };
 
   return (
@@ -66,7 +71,7 @@ export function NumberField({ question, path }: NumberFieldProps): ReactElement 
         <input
           id={id}
           type="text"
-          inputMode={decimals > 0 ? 'decimal' : 'numeric'}
+          inputMode={decimals === 0 ? 'numeric' : 'decimal'}
           autoComplete="off"
           value={value}
           placeholder={question.placeholder}
@@ -107,7 +112,7 @@ export function NumberField({ question, path }: NumberFieldProps): ReactElement 
         {keypad && (
           <Numpad
             label={`Keypad for ${questionLabel(question)}`}
-            decimal={decimals > 0}
+            decimal={decimals !== 0}
             negative={allowNegative}
             onKey={(k) => form.setValue(path, applyNumpadKey(value, k))}
           />
