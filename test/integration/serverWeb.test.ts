@@ -232,6 +232,10 @@ describe('server rpc for browser users', () => {
     const bad = await rpc('usage.completePendingServer', { usage: pendingUuid }, jwt);
     expect(bad.status).toBe(400);
     expect(bad.body.code).toBe('bad_request');
+    // Each key left out is named as required.
+    expect(bad.body.details).toEqual({
+      problems: ['answers: is required', 'version: is required'],
+    });
   });
 
   it('lets another user neither see nor answer the pending form, nor learn it exists: 404', async () => {

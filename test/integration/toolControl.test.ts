@@ -421,6 +421,17 @@ describe('tool control', () => {
     );
     expect(extra.message).toBe('session.logon: (arguments): unknown key "extra"');
     await expectCode(st.call('nope.nothing', {}), 'not_found');
+    // A key left out is said to be required, not "Invalid input" (a tool is an id or a name)
+    // or "expected nonoptional, received undefined" (answers may be any JSON).
+    const missing = await expectCode(st.call('toolControl.enable', { project: 1 }), 'bad_request');
+    expect(missing.message).toBe('toolControl.enable: tool: is required; answers: is required');
+    expect(missing.details).toEqual({ problems: ['tool: is required', 'answers: is required'] });
+    // A key given with a wrong value keeps the rule it breaks.
+    const wrong = await expectCode(
+      st.call('toolControl.disable', { tool: 0, answers: {} }),
+      'bad_request',
+    );
+    expect(wrong.message).not.toContain('is required');
   });
 });
 

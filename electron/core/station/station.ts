@@ -183,9 +183,10 @@ export class Station {
   /** Validates raw arguments with the contract's schema and runs the handler. */
   async call(name: string, rawArgs: unknown): Promise<unknown> {
     if (!isApiName(name)) throw new AppError('not_found', `no call named ${JSON.stringify(name)}`);
-    const parsed = apiSchemas[name].safeParse(rawArgs ?? {});
+    const args = rawArgs ?? {};
+    const parsed = apiSchemas[name].safeParse(args);
     if (!parsed.success) {
-      const problems = formatIssues(parsed.error.issues, '(arguments)');
+      const problems = formatIssues(parsed.error.issues, '(arguments)', args);
       throw new AppError('bad_request', `${name}: ${problems.join('; ')}`, { problems });
     }
     if (!READ_CALLS.has(name)) this.lastInputAt = this.clock();

@@ -12,6 +12,7 @@ import { HTTP_STATUS, type ApiError } from '../../../../shared/errors.js';
 import type { Db } from '../../db/open.js';
 import { RENDERER_DIR } from '../../paths.js';
 import { serveUiFiles } from '../../http/uiFiles.js';
+import { isMissingAt } from '../../station/facility.js';
 import { AppError, toApiError } from '../../util/errors.js';
 import type { Logger } from '../../util/log.js';
 import { admit } from '../auth.js';
@@ -41,8 +42,15 @@ function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
   return reply.code(HTTP_STATUS[error.code]).send({ ...error, detail: error.message });
 }
 
-function formatIssues(issues: { path: PropertyKey[]; message: string }[]): string[] {
-  return issues.map((i) => `${i.path.map(String).join('.') || '(arguments)'}: ${i.message}`);
+/** One line per issue; a key left out of `input` is said to be required (isMissingAt). */
+function formatIssues(
+  issues: { path: PropertyKey[]; message: string }[],
+  input: unknown,
+): string[] {
+  return issues.map(
+    (i) =>
+      `${i.path.map(String).join('.') || '(arguments)'}: ${isMissingAt(input, i.path) ? 'is required' : i.message}`,
+  );
 }
 
 export async function registerWebUi(app: FastifyInstance, deps: WebUiDeps): Promise<void> {
@@ -112,9 +120,10 @@ export async function registerWebUi(app: FastifyInstance, deps: WebUiDeps): Prom
         log.warn({ ip, name, user: principal.account.email }, 'refused an admin call');
         throw new AppError('forbidden', `${name} is for admins only`);
       }
-      const parsed = serverApiSchemas[name].safeParse(request.body ?? {});
+      const body = request.body ?? {};
+      const parsed = serverApiSchemas[name].safeParse(body);
       if (!parsed.success) {
-        const problems = formatIssues(parsed.error.issues);
+        const problems = formatIssues(parsed.error.issues, body);
         throw new AppError('bad_request', `${name}: ${problems.join('; ')}`, { problems });
       }
       const handler = handlers[name] as (account: unknown, args: unknown) => unknown;
