@@ -10,6 +10,7 @@ import {
   harvestBundleShape,
 } from '../harvest/bundle.js';
 import { AppError } from '../util/errors.js';
+import { formatIssues } from '../util/issues.js';
 import { newUuid, nowIso } from '../util/ids.js';
 import { hashSecret, verifySecret } from '../util/pin.js';
 import { getSetting, setSetting } from './settings.js';
@@ -184,48 +185,6 @@ function roleOf(
     return { role: u.is_staff ? 'staff' : 'user', isStaff: u.is_staff ? 1 : 0 };
   }
   return current ? { role: current.role, isStaff: current.is_staff } : { role: 'user', isStaff: 0 };
-}
-
-/**
- * True when `path` names a key its object in `input` lacks (or holds undefined): zod's own
- * message for such a key ("Invalid input", "expected nonoptional, received undefined") does
- * not say that it is missing. A path through something that is not an object or list is not.
- */
-export function isMissingAt(input: unknown, path: readonly PropertyKey[]): boolean {
-  if (path.length === 0) return false;
-  let container: unknown = input;
-  for (const key of path.slice(0, -1)) {
-    if (typeof container !== 'object' || container === null) return false;
-    container = (container as Record<PropertyKey, unknown>)[key];
-  }
-  if (typeof container !== 'object' || container === null) return false;
-  const last = path[path.length - 1];
-  return (
-    !Object.hasOwn(container, last) ||
-    (container as Record<PropertyKey, unknown>)[last] === undefined
-  );
-}
-
-/**
- * One line per issue, naming its place; a key left out of `input` (when given) is said to be
- * required, whatever zod's message for it.
- */
-export function formatIssues(
-  issues: z.core.$ZodIssue[],
-  root = '(bundle)',
-  input?: unknown,
-): string[] {
-  return issues.map((issue) => {
-    const path = issue.path
-      .map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`))
-      .join('');
-    const where = path.replace(/^\./, '') || root;
-    if (issue.code === 'unrecognized_keys') {
-      return `${where}: unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => JSON.stringify(k)).join(', ')}`;
-    }
-    if (input !== undefined && isMissingAt(input, issue.path)) return `${where}: is required`;
-    return `${where}: ${issue.message}`;
-  });
 }
 
 const QUESTION_LISTS = ['pre_usage_questions', 'post_usage_questions'] as const;

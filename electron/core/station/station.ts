@@ -34,7 +34,7 @@ import {
   retryNow,
 } from '../harvest/records.js';
 import { notebookHandlers } from '../notebook/handlers.js';
-import { formatIssues } from './facility.js';
+import { formatIssues } from '../util/issues.js';
 import { checkLogon, decoy } from './logon.js';
 import {
   activeProjectsOf,

@@ -12,8 +12,8 @@ import { HTTP_STATUS, type ApiError } from '../../../../shared/errors.js';
 import type { Db } from '../../db/open.js';
 import { RENDERER_DIR } from '../../paths.js';
 import { serveUiFiles } from '../../http/uiFiles.js';
-import { isMissingAt } from '../../station/facility.js';
 import { AppError, toApiError } from '../../util/errors.js';
+import { formatIssues } from '../../util/issues.js';
 import type { Logger } from '../../util/log.js';
 import { admit } from '../auth.js';
 import type { ApiDocs } from '../openapi/registry.js';
@@ -40,17 +40,6 @@ export interface WebUiDeps {
  */
 function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
   return reply.code(HTTP_STATUS[error.code]).send({ ...error, detail: error.message });
-}
-
-/** One line per issue; a key left out of `input` is said to be required (isMissingAt). */
-function formatIssues(
-  issues: { path: PropertyKey[]; message: string }[],
-  input: unknown,
-): string[] {
-  return issues.map(
-    (i) =>
-      `${i.path.map(String).join('.') || '(arguments)'}: ${isMissingAt(input, i.path) ? 'is required' : i.message}`,
-  );
 }
 
 export async function registerWebUi(app: FastifyInstance, deps: WebUiDeps): Promise<void> {
@@ -123,7 +112,7 @@ export async function registerWebUi(app: FastifyInstance, deps: WebUiDeps): Prom
       const body = request.body ?? {};
       const parsed = serverApiSchemas[name].safeParse(body);
       if (!parsed.success) {
-        const problems = formatIssues(parsed.error.issues, body);
+        const problems = formatIssues(parsed.error.issues, '(arguments)', body);
         throw new AppError('bad_request', `${name}: ${problems.join('; ')}`, { problems });
       }
       const handler = handlers[name] as (account: unknown, args: unknown) => unknown;
