@@ -20,7 +20,13 @@ import {
 } from './stationReservationApi.js';
 
 /** A record named by its integer id, its UUID, or (for people, tools, projects) its name. */
-const ref = z.union([z.number().int().positive(), z.string().min(1).max(200)]);
+const ref = z.union(
+  [
+    z.number().int().positive('must be an id above 0'),
+    z.string().min(1, 'must not be empty').max(200, 'must be at most 200 characters'),
+  ],
+  { error: 'must be an id (a whole number above 0), a UUID or a name' },
+);
 const isoDateOrTime = z
   .string()
   .regex(

@@ -431,7 +431,11 @@ describe('tool control', () => {
       st.call('toolControl.disable', { tool: 0, answers: {} }),
       'bad_request',
     );
-    expect(wrong.message).not.toContain('is required');
+    expect(wrong.message).toBe('toolControl.disable: tool: must be an id above 0');
+    const neither = await expectCode(st.call('toolControl.status', { tool: 2.5 }), 'bad_request');
+    expect(neither.message).toBe(
+      'toolControl.status: tool: must be an id (a whole number above 0), a UUID or a name',
+    );
   });
 });
 
