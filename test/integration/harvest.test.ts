@@ -628,6 +628,26 @@ describe('harvest --once', () => {
     expect(existsSync(join(dirs.dest, 'sem-1', 'scan.preview'))).toBe(false);
   });
 
+  it("gives file_info the source's times, not the copy's: made before it was last written", async () => {
+    const dirs = await setupHarvest({
+      hooks: [{ name: 'info', trigger: 'post_transfer', kind: 'file_info' }],
+    });
+    const source = join(dirs.src, 'scan.tif');
+    writeFileSync(source, 'first half, ');
+    appendFileSync(source, 'second half');
+    const made = statSync(source);
+    expect((await harvestOnce(dirs.data)).code).toBe(0);
+    const [file] = await filesOf(dirs.data);
+    const copy = statSync(join(dirs.dest, 'sem-1', 'scan.tif'));
+    // Where the disk keeps no birth time, there is nothing to give.
+    const created = made.birthtimeMs > 0 ? new Date(made.birthtimeMs).toISOString() : null;
+    expect(file?.metadata_.file_info).toMatchObject({
+      modified_at: new Date(made.mtimeMs).toISOString(),
+      created_at: created,
+    });
+    if (created !== null) expect(created).not.toBe(copy.birthtime.toISOString());
+  });
+
   it('takes what a command hook printed when it exits, though a child it started runs on', async () => {
     const root = tempDir();
     const alive = join(root, 'viewer-wrote');

@@ -120,6 +120,22 @@ export interface PostTransferContext {
   instrument: string;
 }
 
+/**
+ * When the instrument made the file: its source's birth time, as modified_at is its source's
+ * mtime (the copy's own birth time is only when it was copied, after the file was last
+ * written). Null where the file system keeps none, or where the source is gone or is no longer
+ * the version copied (a later version at its path has a time of its own).
+ */
+async function sourceCreatedAt(ctx: PostTransferContext): Promise<string | null> {
+  try {
+    const stats = await lstat(ctx.sourcePath);
+    const same = stats.size === ctx.file.size && stats.mtimeMs === ctx.file.mtime_ms;
+    return same && stats.birthtimeMs > 0 ? new Date(stats.birthtimeMs).toISOString() : null;
+  } catch {
+    return null;
+  }
+}
+
 async function fileInfo(ctx: PostTransferContext): Promise<Record<string, unknown>> {
   const handle = await open(ctx.destinationPath, 'r');
   try {
@@ -132,7 +148,7 @@ async function fileInfo(ctx: PostTransferContext): Promise<Record<string, unknow
         mime_type: sniffMime(head.subarray(0, bytesRead)),
         extension: extname(ctx.file.filename).toLowerCase(),
         modified_at: new Date(ctx.file.mtime_ms).toISOString(),
-        created_at: stats.birthtimeMs > 0 ? stats.birthtime.toISOString() : null,
+        created_at: await sourceCreatedAt(ctx),
         first_discovered_at: ctx.file.first_discovered_at,
       },
     };
