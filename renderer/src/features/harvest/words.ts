@@ -6,17 +6,21 @@ const UNITS = ['B', 'kB', 'MB', 'GB', 'TB'];
 export function formatBytes(bytes: number): string {
   let value = bytes;
   let unit = 0;
-  while (value >= 1000 && unit < UNITS.length - 1) {
+  // The unit is chosen for the value as shown, rounded: 999,999 bytes are "1.0 MB", not
+  // "1000 kB".
+  while (unit < UNITS.length - 1 && (unit === 0 ? value : Math.round(value)) >= 1000) {
     value /= 1000;
     unit += 1;
   }
-  return `${unit === 0 ? value : value.toFixed(value < 10 ? 1 : 0)} ${UNITS[unit]}`;
+  return `${unit === 0 ? value : value.toFixed(value < 9.95 ? 1 : 0)} ${UNITS[unit]}`;
 }
 
+/** Time left, rounded up to whole seconds first: 119.6 s is "2 min 0 s", never "1 min 60 s". */
 export function formatDuration(seconds: number): string {
-  if (seconds < 60) return `${Math.ceil(seconds)} s`;
-  const minutes = Math.floor(seconds / 60);
-  if (minutes < 60) return `${minutes} min ${Math.round(seconds % 60)} s`;
+  const whole = Math.ceil(seconds);
+  if (whole < 60) return `${whole} s`;
+  const minutes = Math.floor(whole / 60);
+  if (minutes < 60) return `${minutes} min ${whole % 60} s`;
   return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
 }
 
