@@ -945,6 +945,43 @@ describe('harvest --once', () => {
     expect(md5(join(folder, 'movie.mrc'))).toBe(md5(source));
   }, 60_000);
 
+  it('keeps the name of a partial whose storage folder went away during the copy, and removes it once back', async () => {
+    const dirs = await setupHarvest({ stability: 0 });
+    const away = `${dirs.dest}.away`;
+    const source = join(dirs.src, 'movie.mrc');
+    // Slowed to 12 ms per MiB: about 0.8 s to take the storage folder away while it copies.
+    writeFileSync(source, randomBytes(64 * 1024 * 1024));
+    const run = harvestOnce(dirs.data, { LABSTATION_INJECT: 'harvest.slow-copy' });
+    const folder = join(dirs.dest, 'sem-1');
+    await waitLong('the copy under way', () =>
+      existsSync(folder) && readdirSync(folder).some((p) => p.endsWith('.partial'))
+        ? true
+        : undefined,
+    );
+    // A share gone (on Windows, a path on a lost drive is "not found" too): the partial cannot
+    // be found to be removed, but it is not gone; it is there again when the share is back.
+    renameSync(dirs.dest, away);
+    const failed = await run;
+    expect(failed.code).toBe(1);
+    expect(failed.stdout).toContain('harvest: 0 completed, 0 skipped, 1 failed');
+    renameSync(away, dirs.dest);
+    expect((await transfersOf(dirs.data)).map((t) => t.error)).toEqual([
+      expect.stringMatching(/movie\.mrc.*\.partial.*storage folder .*dest.* is out of reach/),
+    ]);
+    const [left] = readdirSync(folder);
+    expect(left).toMatch(/^\.movie\.mrc\..*\.partial$/);
+    const marked = withDb(dirs.data, (db) =>
+      db.prepare('SELECT partial_path FROM harvest_files').pluck().get(),
+    );
+    expect(marked).toBe(join(folder, left));
+
+    const again = await harvestOnce(dirs.data);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain('harvest: 1 completed, 0 skipped, 0 failed');
+    expect(readdirSync(folder)).toEqual(['movie.mrc']);
+    expect(md5(join(folder, 'movie.mrc'))).toBe(md5(source));
+  }, 60_000);
+
   it('skips a second source with the same content and destination, copied at the same time', async () => {
     const dirs = await setupHarvest({ stability: 0, template: '{instrument}/{filename}' });
     // Small files go in batches, big ones on their own: both ways of placing a copy.

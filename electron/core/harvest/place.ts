@@ -134,6 +134,38 @@ export async function removeQuietly(path: string | null): Promise<void> {
   }
 }
 
+/**
+ * Whether a partial that was not found is surely gone: the storage location's folder can be
+ * seen. One out of reach (a share or drive gone: on Windows a path on a lost drive answers "not
+ * found" too; a share moved away) may hold the partial again when it is back, so its name must
+ * stay recorded, for its removal before the file's next attempt. Throws why it is not sure.
+ */
+export async function assertGoneUnder(base: string): Promise<void> {
+  let folder: Stats;
+  try {
+    folder = await stat(base);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? '';
+    const out = new Error(
+      `the storage folder ${base}, which may hold it still, is out of reach (${code || String(error)})`,
+    ) as NodeJS.ErrnoException;
+    out.code = code;
+    throw out;
+  }
+  if (!folder.isDirectory()) throw new Error(`the storage folder ${base} is not a folder`);
+}
+
+/** Removes an attempt's partial; one not found counts as removed only as assertGoneUnder says. */
+export async function removePartial(path: string | null, base: string): Promise<void> {
+  if (!path) return;
+  try {
+    await unlink(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    await assertGoneUnder(base);
+  }
+}
+
 /** How long a destination folder, once made and checked, is taken as it was. */
 const FOLDER_CHECK_MS = 2000;
 const checkedFolders = new Map<string, number>();

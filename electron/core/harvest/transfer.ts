@@ -6,7 +6,7 @@
  * it was found stable goes back to the stability check instead.
  */
 import { lstat, stat } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, join, sep } from 'node:path';
 import { arkBlade, MAX_PROTECTED_LENGTH } from '../../../shared/ark.js';
 import {
   FALLBACK_WORD,
@@ -38,6 +38,8 @@ import {
   placeWithoutClobber,
   prepareFolder,
   forgetFolder,
+  assertGoneUnder,
+  removePartial,
   removeQuietly,
   syncFolder,
 } from './place.js';
@@ -257,7 +259,9 @@ export async function abandonAttempt(
   forgetFolder(place.base, folder);
   if (place.partial !== null) {
     try {
-      if (removed === null) await removeQuietly(place.partial);
+      // Not found counts as removed only where the storage folder can be seen (removePartial).
+      if (removed === null) await removePartial(place.partial, place.base);
+      else if (removed) await assertGoneUnder(place.base);
       if (removed !== false) clearAttempt(db, fileId);
     } catch {
       // Could not delete it (the share is gone): as removed = false.
@@ -677,6 +681,21 @@ export async function recoverInterrupted(
       return;
     }
   }
-  await removeQuietly(file.partial_path);
+  const base = file.partial_path === null ? null : storageFolderOf(db, file.partial_path);
+  if (base === null) await removeQuietly(file.partial_path);
+  else await removePartial(file.partial_path, base);
   clearAttempt(db, file.id);
+}
+
+/** The local storage location's folder that holds `path` (the deepest), or null. */
+function storageFolderOf(db: Db, path: string): string | null {
+  const bases = cachedStatement(db, `SELECT base_path FROM storage_locations WHERE type = 'local'`)
+    .pluck()
+    .all() as string[];
+  let found: string | null = null;
+  for (const base of bases) {
+    const inside = path.startsWith(base.endsWith(sep) ? base : base + sep);
+    if (inside && (found === null || base.length > found.length)) found = base;
+  }
+  return found;
 }
