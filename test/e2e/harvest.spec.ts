@@ -282,3 +282,30 @@ test('data tab: a file names the usage it was made during, for someone logged on
     page.getByRole('region', { name: 'File during.txt' }).getByTestId('file-usage'),
   ).toHaveText('log on to see');
 });
+
+test('data tab: a failed file with a long path keeps its Retry button whole', async ({
+  page,
+  startStation,
+  scratchDir,
+}) => {
+  const { src, archive } = await acquisition(scratchDir);
+  // As instrument software names a session's folder and its files: long, without spaces.
+  const folder = 'session_2026-12-02_sample_ZX-1234_grain_boundaries_overnight_series';
+  const name = 'scan_kV15_mag50000_WD10_detector_ETD_dwell_3us_frame_integration_16.tif';
+  await mkdir(join(src, folder));
+  await writeFile(join(src, folder, name), 'pixels');
+  // The archive folder does not exist: the transfer fails.
+  const station = await startStation(withQuanta(src, archive, '{instrument}/{relative_path}'));
+  await page.goto(station.url);
+  await page.getByRole('tab', { name: 'Data', exact: true }).click();
+  const retry = page.getByRole('button', { name: `Retry ${folder}/${name}` });
+  await expect(retry).toBeVisible();
+  const fits = await retry.evaluate((button) => {
+    const box = button.getBoundingClientRect();
+    return {
+      content: button.scrollWidth <= button.clientWidth,
+      inside: box.right <= document.documentElement.clientWidth,
+    };
+  });
+  expect(fits).toEqual({ content: true, inside: true });
+});
