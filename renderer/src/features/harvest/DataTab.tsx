@@ -6,6 +6,7 @@ import { formatDateTime } from '../../format.js';
 import { useHarvestStore } from '../../stores/harvest.js';
 import { useSessionStore } from '../../stores/session.js';
 import { FileDetails } from './FileDetails.js';
+import { finishing, shownTransfers } from './transferList.js';
 import { formatBytes, formatDuration, statusWord } from './words.js';
 
 /** While transfers run, their progress is polled this often; events refresh the rest. */
@@ -22,8 +23,14 @@ function TransferProgress({ transfer }: { transfer: ActiveTransfer }): ReactElem
         <strong className="file-name">{name}</strong>
         <span>
           {formatBytes(transfer.bytes_done)} / {formatBytes(transfer.bytes_total)}
-          {transfer.rate > 0 && ` · ${formatBytes(transfer.rate)}/s`}
-          {transfer.seconds_left !== null && ` · ${formatDuration(transfer.seconds_left)} left`}
+          {finishing(transfer) ? (
+            ' · checking the copy'
+          ) : (
+            <>
+              {transfer.rate > 0 && ` · ${formatBytes(transfer.rate)}/s`}
+              {transfer.seconds_left !== null && ` · ${formatDuration(transfer.seconds_left)} left`}
+            </>
+          )}
         </span>
       </div>
       <progress
@@ -37,6 +44,7 @@ function TransferProgress({ transfer }: { transfer: ActiveTransfer }): ReactElem
 
 function Overview({ status }: { status: HarvestStatus }): ReactElement {
   const loggedOn = useSessionStore((s) => s.session !== null);
+  const transfers = shownTransfers(status.active);
   return (
     <section aria-label="Harvest overview" className="harvest-overview">
       {status.ark.test && (
@@ -102,9 +110,15 @@ function Overview({ status }: { status: HarvestStatus }): ReactElement {
       </dl>
       {status.active.length > 0 && (
         <ul className="transfer-list" aria-label="Transfers under way">
-          {status.active.map((t) => (
+          {transfers.shown.map((t) => (
             <TransferProgress key={t.file_id} transfer={t} />
           ))}
+          {transfers.more > 0 && (
+            <li data-testid="transfers-more">
+              and {transfers.more.toLocaleString()} more file{transfers.more === 1 ? '' : 's'} under
+              way
+            </li>
+          )}
         </ul>
       )}
     </section>
