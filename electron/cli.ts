@@ -658,6 +658,12 @@ async function files(argv: string[]): Promise<number> {
   const db = openStationData(need(values.data, '--data'));
   try {
     const list = listFiles(db, { state, search }).reverse();
+    if (list.length === 0 && search !== undefined) {
+      // An ARK that found nothing and fails its check was likely mistyped: say so.
+      const { arkCheckProblem } = await import('../shared/ark.js');
+      const problem = arkCheckProblem(search);
+      if (problem !== null) process.stderr.write(`no file matches ${search}: ${problem}\n`);
+    }
     if (values.json) process.stdout.write(`${JSON.stringify(list, null, 2)}\n`);
     else {
       for (const f of list) {

@@ -168,3 +168,18 @@ export function isTestArk(arkOrConfig: string | ArkConfig): boolean {
   const parsed = parseArk(arkOrConfig);
   return parsed.ok && parsed.naan === TEST_NAAN;
 }
+
+/**
+ * Why an ARK that found no file may have been mistyped: its last character is not the NOID
+ * check character of the rest, as for a label read with one character wrong or two swapped
+ * (what the check character is there to catch). null for an ARK that checks, or text that is
+ * no ARK.
+ */
+export function arkCheckProblem(text: string): string | null {
+  const parsed = parseArk(text);
+  if (!parsed.ok || parsed.checked) return null;
+  return (
+    'the ARK does not pass its check (its last character is not the check character of the ' +
+    'rest): a character may be mistyped, or two swapped'
+  );
+}

@@ -1784,6 +1784,21 @@ describe('harvest in a running station', () => {
       'sub/gamma.tif',
     ]);
     expect((await cli('.tif')).paths).toHaveLength(5);
+    // An ARK read off a label with two characters swapped finds nothing, and says it fails its
+    // check; one that passes its check and finds nothing says nothing more.
+    const name = gamma.persistent_id.slice('ark:99999/'.length);
+    // Two neighbours of the blade that differ, swapped (the blade is random).
+    const at = [...name].findIndex(
+      (char, i) => i >= 3 && name[i + 1] !== undefined && char !== name[i + 1],
+    );
+    const swapped = `ark:99999/${name.slice(0, at)}${name[at + 1]}${name[at]}${name.slice(at + 2)}`;
+    const mistyped = await cli(swapped);
+    expect(mistyped).toMatchObject({ code: 0, paths: [] });
+    expect(mistyped.stderr).toContain(
+      `no file matches ${swapped}: the ARK does not pass its check (its last character is not`,
+    );
+    const unknown = await cli(makeArk({ naan: '99999', shoulder: 'fk4' }, 'zzzzzzzzzz'));
+    expect(unknown).toMatchObject({ code: 0, paths: [], stderr: '' });
     const blank = await cli(' ');
     expect(blank.code).toBe(2);
     expect(blank.stderr).toContain('--search must hold something to look for');

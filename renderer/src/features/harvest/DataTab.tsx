@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'react';
 import type { FormEvent, ReactElement } from 'react';
 import type { ActiveTransfer, HarvestFileView, HarvestStatus } from '../../../../shared/api.js';
+import { arkCheckProblem } from '../../../../shared/ark.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { formatDateTime } from '../../format.js';
 import { useHarvestStore } from '../../stores/harvest.js';
@@ -238,6 +239,12 @@ function FileSearch(): ReactElement {
   );
 }
 
+/** For an ARK that found nothing: why it may be mistyped (see arkCheckProblem), or nothing. */
+function checkProblem(search: string): string {
+  const problem = arkCheckProblem(search);
+  return problem === null ? '' : `: ${problem}`;
+}
+
 function History({ files }: { files: HarvestFileView[] }): ReactElement {
   const select = useHarvestStore((s) => s.select);
   const selected = useHarvestStore((s) => s.selected?.file.id ?? null);
@@ -251,7 +258,11 @@ function History({ files }: { files: HarvestFileView[] }): ReactElement {
       <FileSearch />
       {files.length === 0 ? (
         <p>
-          {searching ? 'Searching…' : search ? `No file matches "${search}".` : 'No files yet.'}
+          {searching
+            ? 'Searching…'
+            : search
+              ? `No file matches "${search}"${checkProblem(search)}.`
+              : 'No files yet.'}
         </p>
       ) : (
         <div className="table-scroll">
