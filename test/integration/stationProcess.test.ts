@@ -122,6 +122,75 @@ describe('labstation import: names listed twice', () => {
   });
 });
 
+describe("labstation import: the harvest's settings", () => {
+  it('sets copies at once, the rescan and the retry backoff; refuses bad values, naming them, and keeps what was stored', async () => {
+    const data = await preparedDataDir();
+    const dir = tempDir();
+    const settings = (): Record<string, unknown> => {
+      const db = new Database(join(data, 'labstation.db'), { readonly: true });
+      try {
+        const rows = db
+          .prepare(`SELECT key, value FROM settings WHERE key IN (?, ?, ?, ?)`)
+          .all(
+            'harvest.concurrency',
+            'harvest.rescanMinutes',
+            'harvest.retryBaseSeconds',
+            'harvest.retryMaxSeconds',
+          ) as { key: string; value: string }[];
+        return Object.fromEntries(rows.map((r) => [r.key, JSON.parse(r.value) as unknown]));
+      } finally {
+        db.close();
+      }
+    };
+    const tuning = {
+      tool: 'SEM',
+      harvest_concurrency: 4,
+      rescan_minutes: 15,
+      retry_base_seconds: 10,
+      retry_max_seconds: 600,
+    };
+    const ok = await runCli([
+      'import',
+      '--data',
+      data,
+      writeJson(dir, 'ok.json', { station: tuning }),
+    ]);
+    expect(ok.code, ok.stderr).toBe(0);
+    const stored = {
+      'harvest.concurrency': 4,
+      'harvest.rescanMinutes': 15,
+      'harvest.retryBaseSeconds': 10,
+      'harvest.retryMaxSeconds': 600,
+    };
+    expect(settings()).toEqual(stored);
+
+    const bad = await runCli([
+      'import',
+      '--data',
+      data,
+      writeJson(dir, 'bad.json', {
+        station: { tool: 'SEM', harvest_concurrency: 0, rescan_minutes: 'often' },
+      }),
+    ]);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/station\.harvest_concurrency: .*1/);
+    expect(bad.stderr).toMatch(/station\.rescan_minutes: /);
+    const crossed = await runCli([
+      'import',
+      '--data',
+      data,
+      writeJson(dir, 'crossed.json', {
+        station: { tool: 'SEM', retry_base_seconds: 120, retry_max_seconds: 60 },
+      }),
+    ]);
+    expect(crossed.code).toBe(1);
+    expect(crossed.stderr).toContain(
+      'station.retry_max_seconds: must be at least retry_base_seconds (120)',
+    );
+    expect(settings()).toEqual(stored);
+  });
+});
+
 describe('labstation import: badges name one person', () => {
   it('refuses a badge used twice or equal to a username, as named problems', async () => {
     const dir = tempDir();

@@ -74,8 +74,25 @@ const bundleSchema = z
         lock_mode: z.boolean().optional(),
         /** Run `command` hooks that come from the server (off unless the station says so). */
         server_command_hooks: z.boolean().optional(),
+        /** Copies at once (harvest.concurrency). */
+        harvest_concurrency: z.number().int().min(1).max(16).optional(),
+        /** Minutes between full walks of the watched folders (harvest.rescanMinutes). */
+        rescan_minutes: z.number().min(0.1).max(1440).optional(),
+        /** A failed file's first wait, doubled at each failure up to the most (harvest.retry*). */
+        retry_base_seconds: z.number().int().min(1).max(86_400).optional(),
+        retry_max_seconds: z.number().int().min(1).max(604_800).optional(),
       })
       .strict()
+      .superRefine((station, ctx) => {
+        const { retry_base_seconds: base, retry_max_seconds: max } = station;
+        if (base !== undefined && max !== undefined && max < base) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['retry_max_seconds'],
+            message: `must be at least retry_base_seconds (${base})`,
+          });
+        }
+      })
       .optional(),
     ...harvestBundleShape,
   })
@@ -411,6 +428,16 @@ export async function importBundle(db: Db, input: unknown): Promise<ImportSummar
         setSetting(db, 'station.lockMode', bundle.station.lock_mode);
       if (bundle.station.server_command_hooks !== undefined) {
         setSetting(db, 'harvest.serverCommandHooks', bundle.station.server_command_hooks);
+      }
+      const tuning = [
+        ['harvest_concurrency', 'harvest.concurrency'],
+        ['rescan_minutes', 'harvest.rescanMinutes'],
+        ['retry_base_seconds', 'harvest.retryBaseSeconds'],
+        ['retry_max_seconds', 'harvest.retryMaxSeconds'],
+      ] as const;
+      for (const [key, setting] of tuning) {
+        const value = bundle.station[key];
+        if (value !== undefined) setSetting(db, setting, value);
       }
     }
     applyHarvestBundle(db, bundle, now);
