@@ -305,6 +305,19 @@ export interface ActiveTransfer {
   started_at: string;
 }
 
+/** A file found and not yet stable: being written, or inside its stability window. */
+export interface SettlingFile {
+  instrument: string;
+  /** Below the watched folder. */
+  relative_path: string;
+  /** Its size when last seen. */
+  size: number;
+  /** When its size or mtime was last seen to change (or it was found). */
+  changed_at: string;
+  /** Why it would not open for reading at its last check (an errno code, EBUSY), or null. */
+  open_error: string | null;
+}
+
 export interface HarvestStatus {
   /** False where this station has no enabled instrument on its tool, or `problem` says why. */
   running: boolean;
@@ -321,6 +334,8 @@ export interface HarvestStatus {
   active: ActiveTransfer[];
   /** Files found and not yet stable (still being written, or inside the stability window). */
   settling: number;
+  /** Of those, the five that changed last, newest change first: what is being written now. */
+  settling_files: SettlingFile[];
   /** Stable files waiting for a transfer slot. */
   queued: number;
   /** Files whose last transfer failed (retried later or on request). */

@@ -309,3 +309,27 @@ test('data tab: a failed file with a long path keeps its Retry button whole', as
   });
   expect(fits).toEqual({ content: true, inside: true });
 });
+
+test('data tab: a file being written is named with its size so far, before its transfer', async ({
+  page,
+  startStation,
+  scratchDir,
+}) => {
+  const { src, archive } = await acquisition(scratchDir);
+  await mkdir(archive);
+  const bundle = withQuanta(src, archive, '{relative_path}');
+  // A long window: the file stays settling while the test looks at it.
+  bundle.instruments![0].stability_seconds = 60;
+  const station = await startStation(bundle);
+  await page.goto(station.url);
+  await page.getByRole('tab', { name: 'Data', exact: true }).click();
+  const written = page.getByRole('list', { name: 'Files being written' });
+  await expect(written).toHaveCount(0);
+  await mkdir(join(src, 'run-7'));
+  const movie = join(src, 'run-7', 'movie.mrc');
+  await writeFile(movie, Buffer.alloc(250_000));
+  await expect(written.getByRole('listitem')).toHaveText(/^run-7\/movie\.mrc · 250 kB · changed/);
+  await writeFile(movie, Buffer.alloc(2_500_000));
+  await expect(written.getByRole('listitem')).toHaveText(/^run-7\/movie\.mrc · 2\.5 MB · changed/);
+  await expect(page.getByRole('list', { name: 'Transfers under way' })).toHaveCount(0);
+});

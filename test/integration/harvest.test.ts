@@ -31,7 +31,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { takeHarvestLock } from '../../electron/core/harvest/lock.js';
 import { HISTORY_PROBLEM } from '../../electron/core/sync/history.js';
 import { makeArk, parseArk } from '../../shared/ark.js';
-import type { FileUsageView, HarvestFileView, HarvestTransferView } from '../../shared/api.js';
+import type {
+  FileUsageView,
+  HarvestFileView,
+  HarvestStatus,
+  HarvestTransferView,
+  SettlingFile,
+} from '../../shared/api.js';
 import {
   CLI,
   importBundle,
@@ -1280,15 +1286,32 @@ describe('harvest in a running station', () => {
   it('does not take a file that is still being written, then takes it whole', async () => {
     const dirs = await setupHarvest({ stability: 1 });
     station = await startStation(dirs.data);
+    const st = station;
+    const settling = async (): Promise<SettlingFile[]> =>
+      ((await st.rpc('harvest.status', {})).body as HarvestStatus).settling_files;
     const path = join(dirs.src, 'movie.mrc');
     const chunks: Buffer[] = [];
+    // The Data tab names the file being written, with its size so far.
+    const sizesSeen: number[] = [];
     for (let i = 0; i < 10; i += 1) {
       const chunk = randomBytes(64 * 1024);
       chunks.push(chunk);
       appendFileSync(path, chunk);
       await new Promise((resolve) => setTimeout(resolve, 300));
       expect(await stationFiles(station)).toEqual([]);
+      for (const f of await settling()) {
+        expect(f).toMatchObject({
+          instrument: 'sem-1',
+          relative_path: 'movie.mrc',
+          open_error: null,
+        });
+        expect(Date.parse(f.changed_at)).toBeGreaterThan(Date.now() - 60_000);
+        sizesSeen.push(f.size);
+      }
     }
+    expect(sizesSeen.length).toBeGreaterThan(0);
+    expect(sizesSeen).toEqual([...sizesSeen].sort((a, b) => a - b));
+    expect(Math.max(...sizesSeen)).toBeGreaterThanOrEqual(5 * 64 * 1024);
     const done = await waitLong('the finished file', async () => {
       const [file] = await stationFiles(station as StationProcess);
       return file?.last_transfer?.status === 'completed' ? file : undefined;
@@ -1296,6 +1319,7 @@ describe('harvest in a running station', () => {
     expect(done.size).toBe(10 * 64 * 1024);
     expect(readFileSync(join(dirs.dest, 'sem-1', 'movie.mrc'))).toEqual(Buffer.concat(chunks));
     expect(await stationFiles(station)).toHaveLength(1);
+    expect(await settling()).toEqual([]);
   });
 
   it('handles a rename and a delete in the source sanely', async () => {

@@ -6,7 +6,7 @@
 import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { Cron } from 'croner';
-import type { CoreEvent, HarvestStatus } from '../../../shared/api.js';
+import type { CoreEvent, HarvestStatus, SettlingFile } from '../../../shared/api.js';
 import type { Db } from '../db/open.js';
 import { cachedStatement } from '../db/statements.js';
 import { getSetting, setSetting } from '../station/settings.js';
@@ -94,6 +94,9 @@ const ACCEPT_EVERY = 256;
 
 /** Transfers (a file, or a batch of small files) in flight per copy slot (see pump). */
 const IN_FLIGHT_PER_COPY = 4;
+
+/** How many settling files the status names (HarvestStatus.settling_files). */
+const SETTLING_SHOWN = 5;
 
 interface Candidate {
   instrument: Instrument;
@@ -1348,6 +1351,9 @@ export class Harvester {
       openError: null,
     };
     this.candidates.set(key, candidate);
+    // The first file settling: the UIs learn of it now (and then follow it while they see
+    // files settling), not at their next idle look, for a big file being written.
+    if (this.candidates.size === 1) this.changed();
     this.wakeFor(candidate);
   }
 
@@ -1996,6 +2002,28 @@ export class Harvester {
     this.changed();
   }
 
+  /**
+   * The settling files that changed last (SETTLING_SHOWN of them, newest change first): a
+   * burst may hold thousands, so the newest are picked in one pass, not by sorting them all.
+   */
+  private settlingFiles(): SettlingFile[] {
+    const newest: Candidate[] = [];
+    for (const c of this.candidates.values()) {
+      if (newest.length === SETTLING_SHOWN && c.changedAt <= newest[newest.length - 1].changedAt) {
+        continue;
+      }
+      const at = newest.findIndex((n) => c.changedAt > n.changedAt);
+      newest.splice(at < 0 ? newest.length : at, 0, c);
+      if (newest.length > SETTLING_SHOWN) newest.pop();
+    }
+    return newest.map((c) => ({
+      instrument: c.instrument.name,
+      relative_path: c.relativePath,
+      size: c.size,
+      changed_at: new Date(c.changedAt).toISOString(),
+      open_error: c.openError,
+    }));
+  }
   status(): HarvestStatus {
     return {
       ...idleHarvestStatus(this.db, this.clock()),
@@ -2031,6 +2059,7 @@ export class Harvester {
         };
       }),
       settling: this.candidates.size,
+      settling_files: this.settlingFiles(),
       queued:
         this.queue.length + [...this.active.values()].filter((a) => a.copyingSince === null).length,
       retriable: countRetriable(

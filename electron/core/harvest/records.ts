@@ -800,6 +800,7 @@ export function idleHarvestStatus(db: Db, now: number = Date.now()): HarvestStat
     instruments: [],
     active: [],
     settling: 0,
+    settling_files: [],
     queued: 0,
     failed: cachedStatement(db, `SELECT count(*) FROM harvest_files WHERE state = 'failed'`)
       .pluck()

@@ -1,6 +1,11 @@
 import { useEffect, useState } from 'react';
 import type { FormEvent, ReactElement } from 'react';
-import type { ActiveTransfer, HarvestFileView, HarvestStatus } from '../../../../shared/api.js';
+import type {
+  ActiveTransfer,
+  HarvestFileView,
+  HarvestStatus,
+  SettlingFile,
+} from '../../../../shared/api.js';
 import { arkCheckProblem } from '../../../../shared/ark.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { formatDateTime } from '../../format.js';
@@ -109,6 +114,9 @@ function Overview({ status }: { status: HarvestStatus }): ReactElement {
           <dd>{status.queued}</dd>
         </div>
       </dl>
+      {status.settling_files.length > 0 && (
+        <SettlingList files={status.settling_files} total={status.settling} />
+      )}
       {status.active.length > 0 && (
         <ul className="transfer-list" aria-label="Transfers under way">
           {transfers.shown.map((t) => (
@@ -123,6 +131,32 @@ function Overview({ status }: { status: HarvestStatus }): ReactElement {
         </ul>
       )}
     </section>
+  );
+}
+
+/**
+ * The files found and not yet stable that changed last: a big file being written shows here,
+ * with its size so far, from its first write on, before any transfer starts.
+ */
+function SettlingList({ files, total }: { files: SettlingFile[]; total: number }): ReactElement {
+  const now = Date.now();
+  return (
+    <ul className="settling-list" aria-label="Files being written">
+      {files.map((f) => (
+        <li key={`${f.instrument}/${f.relative_path}`} title={f.instrument}>
+          <span className="file-name">{f.relative_path}</span>
+          {` · ${formatBytes(f.size)} · `}
+          {f.open_error
+            ? `cannot be opened yet (${f.open_error})`
+            : `changed ${formatDuration(Math.max((now - Date.parse(f.changed_at)) / 1000, 0))} ago`}
+        </li>
+      ))}
+      {total > files.length && (
+        <li data-testid="settling-more">
+          and {(total - files.length).toLocaleString()} more settling
+        </li>
+      )}
+    </ul>
   );
 }
 
