@@ -428,6 +428,26 @@ function schemaProblems(what: string, issues: z.core.$ZodIssue[]): string {
 }
 
 /**
+ * Why a reservations file that is one page of the read API's answer, with other pages left out
+ * (its `next` or `previous` link set), cannot be used: the reservation that overlaps the usage
+ * most may be on a page not given, and the record would be built from another one, or from
+ * none, without a word. Null for a whole answer or a plain list.
+ */
+function onePageOfMore(listed: unknown): string | null {
+  if (typeof listed !== 'object' || listed === null || Array.isArray(listed)) return null;
+  const page = listed as { count?: unknown; next?: unknown; previous?: unknown };
+  const link = (value: unknown): boolean => typeof value === 'string' && value !== '';
+  if (!link(page.next) && !link(page.previous)) return null;
+  const count = typeof page.count === 'number' ? `the ${page.count}` : 'the';
+  return (
+    `holds one page of ${count} reservations asked for (its next or previous link is set); the ` +
+    'rules need every reservation that can overlap the usage: ask for those starting before ' +
+    "its end and ending after its start (start__lte=<the usage's end>&end__gte=<its start>, " +
+    'page_size up to 1000), or join all pages into one list'
+  );
+}
+
+/**
  * experiment: the record the metadata-harvesting rules (spec 000 conventions) build from a usage
  * event and its tool's reservations, as given by the read API; for checking a facility's data
  * offline.
@@ -461,9 +481,12 @@ async function experiment(argv: string[]): Promise<number> {
   );
   if (!event.success)
     throw new AppError('bad_request', schemaProblems('usage event', event.error.issues));
-  const list = reservationListSchema.safeParse(
-    readJson(need(values.reservations, '--reservations'), 'reservations'),
-  );
+  const reservationsFile = need(values.reservations, '--reservations');
+  const listed = readJson(reservationsFile, 'reservations');
+  const partial = onePageOfMore(listed);
+  if (partial !== null)
+    throw new AppError('bad_request', `reservations ${reservationsFile}: ${partial}`);
+  const list = reservationListSchema.safeParse(listed);
   if (!list.success)
     throw new AppError('bad_request', schemaProblems('reservations', list.error.issues));
   let now: number | undefined;

@@ -142,6 +142,39 @@ describe('labstation experiment', () => {
     expect(bad.stderr).toContain('--areas takes area ids separated by commas');
   });
 
+  it('refuses one page of a longer answer, where the best reservation may be missing', async () => {
+    const dir = tempDir();
+    // Page 1 of the read API's answer holds only the short booking; the one that overlaps the
+    // usage most is on page 2, which was not fetched.
+    const first = {
+      count: 2,
+      next: 'http://127.0.0.1:8080/api/reservations/?page=2&page_size=1',
+      previous: null,
+      results: [PAGE.results[0]],
+    };
+    const out = await runCli([
+      'experiment',
+      '--event',
+      writeJson(dir, 'event.json', EVENT),
+      '--reservations',
+      writeJson(dir, 'page1.json', first),
+    ]);
+    expect(out.code).toBe(1);
+    expect(out.stdout).toBe('');
+    expect(out.stderr).toContain('holds one page of the 2 reservations asked for');
+    expect(out.stderr).toContain("start__lte=<the usage's end>&end__gte=<its start>");
+    const second = { ...first, next: null, previous: first.next, results: [PAGE.results[1]] };
+    const last = await runCli([
+      'experiment',
+      '--event',
+      writeJson(dir, 'event.json', EVENT),
+      '--reservations',
+      writeJson(dir, 'page2.json', second),
+    ]);
+    expect(last.code).toBe(1);
+    expect(last.stderr).toContain('holds one page of the 2 reservations asked for');
+  });
+
   it('names the field and the rule of a bad input', async () => {
     const dir = tempDir();
     const out = await runCli([
