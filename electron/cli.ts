@@ -14,6 +14,7 @@ import type { Role } from './core/server/auth.js';
 import { getSetting } from './core/station/settings.js';
 import { openStationDatabase } from './core/station/database.js';
 import { AppError } from './core/util/errors.js';
+import { formatIssues } from './core/util/issues.js';
 import { createLogger } from './core/util/log.js';
 // Each command imports the rest of what it needs when it runs: the station and server runners
 // (fastify, the sync client, the web UI), the forms, the schemas. `harvest --once` loads the
@@ -417,12 +418,17 @@ async function metadata(argv: string[]): Promise<number> {
   return 0;
 }
 
-/** The problems of a schema check, one per line, each naming its field. */
-function schemaProblems(what: string, issues: z.core.$ZodIssue[]): string {
-  return issues
-    .map(
-      (issue) =>
-        `${what}${issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('')}: ${issue.message}`,
+/**
+ * The problems of a schema check of `input`, one per line, each naming its field and the rule;
+ * a field left out is said to be required.
+ */
+function schemaProblems(what: string, issues: z.core.$ZodIssue[], input: unknown): string {
+  const ROOT = '\u0000';
+  return formatIssues(issues, ROOT, input)
+    .map((line) =>
+      line.startsWith(ROOT)
+        ? `${what}${line.slice(ROOT.length)}`
+        : `${what}${line.startsWith('[') ? '' : '.'}${line}`,
     )
     .join('\n');
 }
@@ -476,19 +482,25 @@ async function experiment(argv: string[]): Promise<number> {
     });
   const { buildExperimentRecord, reservationListSchema, usageEventInputSchema } =
     await import('../shared/experiment/index.js');
-  const event = usageEventInputSchema.safeParse(
-    readJson(need(values.event, '--event'), 'usage event'),
-  );
+  const given = readJson(need(values.event, '--event'), 'usage event');
+  const event = usageEventInputSchema.safeParse(given);
   if (!event.success)
-    throw new AppError('bad_request', schemaProblems('usage event', event.error.issues));
+    throw new AppError('bad_request', schemaProblems('usage event', event.error.issues, given));
   const reservationsFile = need(values.reservations, '--reservations');
   const listed = readJson(reservationsFile, 'reservations');
   const partial = onePageOfMore(listed);
   if (partial !== null)
     throw new AppError('bad_request', `reservations ${reservationsFile}: ${partial}`);
-  const list = reservationListSchema.safeParse(listed);
+  if (typeof listed !== 'object' || listed === null) {
+    throw new AppError(
+      'bad_request',
+      `reservations ${reservationsFile}: must be a list of reservations or the read API's ` +
+        'answer ({"count", "next", "previous", "results"})',
+    );
+  }
+  const list = reservationListSchema(listed).safeParse(listed);
   if (!list.success)
-    throw new AppError('bad_request', schemaProblems('reservations', list.error.issues));
+    throw new AppError('bad_request', schemaProblems('reservations', list.error.issues, listed));
   let now: number | undefined;
   if (values.now !== undefined) {
     now = Date.parse(values.now);

@@ -2,6 +2,7 @@
 // rules read, as schemas: other keys of those objects are allowed and ignored.
 
 import { z } from 'zod';
+import type { ReservationInput } from './types.js';
 
 const dateTime = z
   .string()
@@ -27,8 +28,16 @@ export const reservationInputSchema = z.looseObject({
   question_data: z.string().nullable().optional(),
 });
 
-/** A list of reservations, or the paginated envelope the read API answers with. */
-export const reservationListSchema = z.union([
-  z.array(reservationInputSchema),
-  z.looseObject({ results: z.array(reservationInputSchema) }).transform((page) => page.results),
-]);
+const reservationArraySchema = z.array(reservationInputSchema);
+const reservationPageSchema = z
+  .looseObject({ results: z.array(reservationInputSchema) })
+  .transform((page) => page.results);
+
+/**
+ * The schema of a list of reservations, or of the paginated envelope the read API answers with,
+ * picked by the value's shape: a union of the two would answer a bad field of either with
+ * "Invalid input" alone, not naming it.
+ */
+export function reservationListSchema(value: unknown): z.ZodType<ReservationInput[]> {
+  return Array.isArray(value) ? reservationArraySchema : reservationPageSchema;
+}

@@ -186,6 +186,36 @@ describe('labstation experiment', () => {
     ]);
     expect(out.code).toBe(1);
     expect(out.stderr).toContain('usage event.start: must be an ISO 8601 date-time');
+    // A field left out is named as required, in a plain list and in the read API's answer.
+    const noEnd: Record<string, unknown> = { ...PAGE.results[1] };
+    delete noEnd.end;
+    const noTool: Record<string, unknown> = { ...EVENT };
+    delete noTool.tool;
+    const left = await runCli([
+      'experiment',
+      '--event',
+      writeJson(dir, 'no-tool.json', noTool),
+      '--reservations',
+      writeJson(dir, 'list.json', [PAGE.results[0], noEnd]),
+    ]);
+    expect(left.code).toBe(1);
+    expect(left.stderr).toBe('usage event.tool: is required\n');
+    const inList = await runCli([
+      'experiment',
+      '--event',
+      writeJson(dir, 'event.json', EVENT),
+      '--reservations',
+      writeJson(dir, 'list.json', [PAGE.results[0], noEnd]),
+    ]);
+    expect(inList.stderr).toBe('reservations[1].end: is required\n');
+    const inPage = await runCli([
+      'experiment',
+      '--event',
+      writeJson(dir, 'event.json', EVENT),
+      '--reservations',
+      writeJson(dir, 'page.json', { ...PAGE, results: [PAGE.results[0], noEnd] }),
+    ]);
+    expect(inPage.stderr).toBe('reservations.results[1].end: is required\n');
     const missing = await runCli(['experiment', '--event', writeJson(dir, 'e.json', EVENT)]);
     expect(missing.code).toBe(2);
   });
