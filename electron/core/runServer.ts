@@ -133,7 +133,20 @@ export function checkMailEnv(env: NodeJS.ProcessEnv): void {
         '(e.g. Labstation <labstation@example.org>)',
     );
   }
+  // Read by the mail worker as a number: "24h" or "1 day" would be passed over for the default,
+  // and "-1" would turn the reminders off, each without a word.
+  const reminder = env.LABSTATION_REMINDER_HOURS?.trim();
+  if (reminder && !(/^\d{1,6}(\.\d+)?$/.test(reminder) && Number(reminder) <= MAX_REMINDER_HOURS)) {
+    throw new AppError(
+      'validation_failed',
+      `LABSTATION_REMINDER_HOURS: ${JSON.stringify(reminder)} is not a number of hours from 0 ` +
+        `(no reminder) to ${MAX_REMINDER_HOURS} (e.g. 24 or 0.5)`,
+    );
+  }
 }
+
+/** Ten years: more is a typo, and would put the reminder's time out of the date range. */
+const MAX_REMINDER_HOURS = 87_600;
 
 export function serverTimeZone(db: Db): string {
   return getSetting(db, 'server.timeZone') ?? Intl.DateTimeFormat().resolvedOptions().timeZone;

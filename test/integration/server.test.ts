@@ -757,5 +757,15 @@ describe('behind a reverse proxy (LABSTATION_TRUST_PROXY, LABSTATION_PUBLIC_URL)
     });
     expect(from.code).toBe(1);
     expect(from.stderr).toMatch(/LABSTATION_MAIL_FROM: "Labstation" is not an e-mail address/);
+    // Hours with a unit, or below zero, are not taken for the default or for "no reminder".
+    for (const hours of ['24h', '-1', '1e9']) {
+      const reminder = await runCli(['serve', '--data', dir, '--port', '0'], {
+        LABSTATION_REMINDER_HOURS: hours,
+      });
+      expect(reminder.code).toBe(1);
+      expect(reminder.stderr).toContain(
+        `LABSTATION_REMINDER_HOURS: "${hours}" is not a number of hours from 0 (no reminder) to 87600`,
+      );
+    }
   });
 });
