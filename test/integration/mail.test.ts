@@ -454,23 +454,26 @@ describe('pending-answers e-mail without SMTP', () => {
   }, 60_000);
 });
 
-describe('mail worker retry (in process, real SMTP client against a closed port)', () => {
-  it('backs off, marks a mail failed after the last attempt, and cancels one no longer pending', async () => {
+describe('mail worker retry (in process, real SMTP client and server)', () => {
+  it('keeps a mail while the mail server is away, however long; gives up only on a refusal for good', async () => {
     const dir = join(tempDir(), 'server-retry');
     await prepareServerDir(dir, serverBundle());
     const db = openDatabase(join(dir, 'labstation.db'));
     const idOf = (sql: string): number => db.prepare(sql).pluck().get() as number;
+    // bob's mailbox is one the SMTP server refuses for good (550).
+    db.prepare("UPDATE users SET email = 'unknown@example.org' WHERE username = 'bob'").run();
     const insert = db.prepare(
       `INSERT INTO usage_events (uuid, user_id, operator_id, project_id, tool_id, start, "end",
          post_usage_pending, version, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, 1, 2, ?)`,
     );
-    const event = (uuid: string, start: string, end: string): number =>
-      Number(
+    const event = (uuid: string, start: string, end: string, user = 'alice'): number => {
+      const person = idOf(`SELECT id FROM users WHERE username = '${user}'`);
+      return Number(
         insert.run(
           uuid,
-          idOf("SELECT id FROM users WHERE username = 'alice'"),
-          idOf("SELECT id FROM users WHERE username = 'alice'"),
+          person,
+          person,
           idOf("SELECT id FROM projects WHERE name = 'Cathodes'"),
           idOf("SELECT id FROM tools WHERE name = 'SEM'"),
           start,
@@ -478,11 +481,14 @@ describe('mail worker retry (in process, real SMTP client against a closed port)
           end,
         ).lastInsertRowid,
       );
-    // A port that was free a moment ago: connections to it are refused.
+    };
+    // A port that was free a moment ago: connections to it are refused, until the SMTP server
+    // starts there.
     const closed = createServer();
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', () => resolve()));
     const port = (closed.address() as AddressInfo).port;
     await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const late = new TestSmtp();
 
     const worker = startMailWorker({
       db,
@@ -497,24 +503,47 @@ describe('mail worker retry (in process, real SMTP client against a closed port)
         LABSTATION_MAIL_MAX_ATTEMPTS: '4',
       },
     });
+    const row = (
+      id: number | null,
+    ): { status: string; attempts: number; last_error: string | null } =>
+      db.prepare('SELECT status, attempts, last_error FROM mail_outbox WHERE id = ?').get(id) as {
+        status: string;
+        attempts: number;
+        last_error: string | null;
+      };
     try {
-      const doomed = event(
+      const waiting = event(
         '01900000-0000-7000-8000-00000000f001',
         '2025-05-01T08:00:00.000Z',
         '2025-05-01T09:00:00.000Z',
       );
+      const waitingMail = db.transaction(() => queuePendingAnswersMail(db, waiting))();
+      expect(waitingMail).toEqual(expect.any(Number));
+      expect(db.transaction(() => queuePendingAnswersMail(db, waiting))()).toBeNull();
+      // Nothing answers: tried more often than LABSTATION_MAIL_MAX_ATTEMPTS, still queued.
+      const refused = await waitFor('more failed attempts than the maximum', () =>
+        row(waitingMail).attempts >= 7 ? row(waitingMail) : undefined,
+      );
+      expect(refused.status).toBe('queued');
+      expect(refused.last_error).toMatch(/ECONNREFUSED/);
+      // The mail server comes up: the mail goes out, once.
+      await late.start(port);
+      await waitFor('the mail sent', () => (row(waitingMail).status === 'sent' ? true : undefined));
+      expect(late.about('01900000-0000-7000-8000-00000000f001', 'pending_answers')).toHaveLength(1);
+
+      // A mailbox the mail server refuses for good: given up after the last attempt.
+      const doomed = event(
+        '01900000-0000-7000-8000-00000000f003',
+        '2025-05-03T08:00:00.000Z',
+        '2025-05-03T09:00:00.000Z',
+        'bob',
+      );
       const doomedMail = db.transaction(() => queuePendingAnswersMail(db, doomed))();
-      expect(doomedMail).toEqual(expect.any(Number));
-      expect(db.transaction(() => queuePendingAnswersMail(db, doomed))()).toBeNull();
-      const row = (): { status: string; attempts: number; last_error: string | null } =>
-        db
-          .prepare('SELECT status, attempts, last_error FROM mail_outbox WHERE id = ?')
-          .get(doomedMail) as { status: string; attempts: number; last_error: string | null };
       const failed = await waitFor('the mail marked failed', () =>
-        row().status === 'failed' ? row() : undefined,
+        row(doomedMail).status === 'failed' ? row(doomedMail) : undefined,
       );
       expect(failed.attempts).toBe(4);
-      expect(failed.last_error).toMatch(/ECONNREFUSED/);
+      expect(failed.last_error).toMatch(/550/);
 
       // Queued, then the answers arrive before it could be sent: it is cancelled, not sent.
       const answered = event(
@@ -528,15 +557,13 @@ describe('mail worker retry (in process, real SMTP client against a closed port)
         return id;
       })();
       await waitFor('the mail cancelled', () =>
-        db.prepare('SELECT status FROM mail_outbox WHERE id = ?').pluck().get(answeredMail) ===
-        'cancelled'
-          ? true
-          : undefined,
+        row(answeredMail).status === 'cancelled' ? true : undefined,
       );
       // An event not force-ended queues nothing.
       expect(db.transaction(() => queuePendingAnswersMail(db, answered))()).toBeNull();
     } finally {
       await worker.stop();
+      await late.stop();
       db.close();
     }
   }, 30_000);

@@ -52,11 +52,30 @@ function errorText(error: unknown): string {
 }
 
 /**
+ * Whether the mail server refused this very mail for good: a 5xx reply to its recipients or its
+ * content. Anything else says nothing against the mail: no connection, a timeout, a 4xx reply
+ * (try later), a login or sender the server refuses (its set-up, which an admin puts right).
+ */
+export function refusedForGood(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const { responseCode, command } = error as { responseCode?: unknown; command?: unknown };
+  return (
+    typeof responseCode === 'number' &&
+    responseCode >= 500 &&
+    responseCode < 600 &&
+    (command === 'RCPT TO' || command === 'DATA')
+  );
+}
+
+/**
  * The mail worker of a server: in each pass it queues due reminders, then delivers due mails
  * one at a time in order (oldest due first), by SMTP when configured, else as .eml files.
- * A failed attempt records the error and backs off exponentially (capped); after maxAttempts
- * the mail is marked failed and logged. A pass stops at the first failure (the SMTP server is
- * most likely down for the others too); the next pass comes after the poll interval.
+ * A failed attempt records the error and backs off exponentially (capped). A mail is given up
+ * (marked failed and logged) only when the mail server refused it for good and it was tried
+ * maxAttempts times; while the mail server cannot be reached or used, the mail waits and is
+ * tried again at the capped interval for as long as its answers are pending, so an outage of a
+ * weekend loses nothing. A pass stops at the first failure (the SMTP server is most likely down
+ * for the others too); the next pass comes after the poll interval.
  *
  * Delivery is at least once: a mail is marked sent only after the transport accepted it, so a
  * crash between the two sends it again on the next start (with the same Message-ID, or over
@@ -110,7 +129,7 @@ export function startMailWorker(options: MailWorkerOptions): MailWorker {
     } catch (error) {
       const attempts = mail.attempts + 1;
       const message = errorText(error);
-      if (attempts >= config.maxAttempts) {
+      if (attempts >= config.maxAttempts && refusedForGood(error)) {
         markAttemptFailed(db, mail.id, message, null);
         log.error(
           { mail: mail.uuid, kind: mail.kind, to: mail.to, attempts, error: message },
