@@ -15,6 +15,13 @@ export function formatDateTime(iso: string | null | undefined): string {
   return Number.isNaN(time.getTime()) ? iso : dateTime.format(time);
 }
 
+/**
+ * A server's message with its times in UTC ("reservation 3 of the tool SEM
+ * (2026-12-10T08:00:00.000Z to ...)") as the person reads times: local, as formatDateTime.
+ */
+export const localTimes = (text: string): string =>
+  text.replace(/\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{3})?Z/g, (iso) => formatDateTime(iso));
+
 export function capitalize(text: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
 }

@@ -5,7 +5,7 @@ import type { StationReservationView } from '../../../../shared/stationReservati
 import { call, toBridgeError } from '../../bridge.js';
 import { ConfirmDialog } from '../../components/ConfirmDialog.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
-import { errorText, formatDateTime } from '../../format.js';
+import { errorText, formatDateTime, localTimes } from '../../format.js';
 import { useReservationsStore } from '../../stores/reservations.js';
 import { useSessionStore } from '../../stores/session.js';
 import { defaultBookingTimes, fromLocalInput, isoWithOffset } from '../../time.js';
@@ -344,7 +344,8 @@ function BookingFields({
           <QuestionFormFields form={form} />
         </>
       )}
-      <ErrorMessage message={action.error} />
+      {/* The server names the reservation a booking overlaps with its times in UTC. */}
+      <ErrorMessage message={action.error === null ? null : localTimes(action.error)} />
       <div className="actions">
         <button type="submit" className="primary" disabled={action.busy}>
           {action.busy ? 'Booking…' : 'Book'}

@@ -13,7 +13,7 @@ import { answerProblems } from '../../features/forms/answerProblems.js';
 import { describedBy } from '../../features/forms/FieldFrame.js';
 import { QuestionFormFields } from '../../features/forms/QuestionFormFields.js';
 import { useQuestionForm } from '../../features/forms/useQuestionForm.js';
-import { errorText, formatDateTime } from '../../format.js';
+import { errorText, localTimes } from '../../format.js';
 import { serverCall } from '../serverBridge.js';
 import { useServerStore } from '../store.js';
 import { targetArgs, type TargetKey } from './store.js';
@@ -49,10 +49,6 @@ function fieldErrorsOf(values: Values): FieldErrors {
   else if (start && end <= start) found.end = ['must be after the start'];
   return found;
 }
-
-/** The server names times in UTC (a conflict's reservation); the person reads local times. */
-const localTimes = (text: string): string =>
-  text.replace(/\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{3})?Z/g, (iso) => formatDateTime(iso));
 
 /**
  * Booking the chosen tool or area: who for (staff may book for others), the project, start and
