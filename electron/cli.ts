@@ -423,14 +423,7 @@ async function metadata(argv: string[]): Promise<number> {
  * a field left out is said to be required.
  */
 function schemaProblems(what: string, issues: z.core.$ZodIssue[], input: unknown): string {
-  const ROOT = '\u0000';
-  return formatIssues(issues, ROOT, input)
-    .map((line) =>
-      line.startsWith(ROOT)
-        ? `${what}${line.slice(ROOT.length)}`
-        : `${what}${line.startsWith('[') ? '' : '.'}${line}`,
-    )
-    .join('\n');
+  return formatIssues(issues, what, input, true).join('\n');
 }
 
 /**

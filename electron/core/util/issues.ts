@@ -26,18 +26,21 @@ function isMissingAt(input: unknown, path: readonly PropertyKey[]): boolean {
 
 /**
  * One line per issue, naming its place; a key left out of `input` (when given) is said to be
- * required, whatever zod's message for it.
+ * required, whatever zod's message for it. The place is the path below `root` ("tools[0].name"),
+ * or `root` for the whole; with `named`, the path is written after `root` ("usage event.tool",
+ * "reservations[1].end").
  */
 export function formatIssues(
   issues: z.core.$ZodIssue[],
   root = '(bundle)',
   input?: unknown,
+  named = false,
 ): string[] {
   return issues.map((issue) => {
     const path = issue.path
       .map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`))
       .join('');
-    const where = path.replace(/^\./, '') || root;
+    const where = named ? `${root}${path}` : path.replace(/^\./, '') || root;
     if (issue.code === 'unrecognized_keys') {
       return `${where}: unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => JSON.stringify(k)).join(', ')}`;
     }
