@@ -126,7 +126,9 @@ export function useResourceForm<T extends object>(initial: T): ResourceForm<T> {
     async submit(schema, input, send, extra = []) {
       if (busy) return;
       setFormError(null);
-      const parsed = schema.safeParse(input);
+      // With the input in each issue, a number field holding text is told it must be a number,
+      // not that it must be filled in (zod leaves the input out of its issues otherwise).
+      const parsed = schema.safeParse(input, { reportInput: true });
       const problems: PlacedProblem[] = [...extra];
       if (!parsed.success) {
         for (const issue of parsed.error.issues) {
