@@ -45,3 +45,56 @@ test('a number field holding words is told it must be a number, not that it is e
   await expect(page.getByText('must be a number', { exact: true })).toBeVisible();
   await expect(page.getByText('must be filled in')).toHaveCount(0);
 });
+
+/** How far the page, and each table cell, is wider than the room it has (0: it fits). */
+function overflow(page: Page): Promise<{ page: number; cells: number }> {
+  return page.evaluate(() => ({
+    page: document.documentElement.scrollWidth - document.documentElement.clientWidth,
+    cells: Array.from(document.querySelectorAll<HTMLElement>('td, th')).filter(
+      (cell) => cell.scrollWidth > cell.clientWidth + 1,
+    ).length,
+  }));
+}
+
+test('names of 200 characters wrap: the admin pages keep their width and nothing runs over', async ({
+  page,
+  startServer,
+}) => {
+  const setup = await startServer();
+  await logIn(page, setup, PEOPLE.ada);
+  const project = 'P'.repeat(200);
+  const username = 'u'.repeat(200);
+
+  await page.goto(`${setup.serverUrl}#/admin/projects`);
+  await page.getByRole('button', { name: 'New project' }).click();
+  await page.getByLabel('Name').fill(project);
+  await page.getByRole('button', { name: 'Save' }).click();
+  await expect(page.getByRole('status')).toHaveText(`Saved ${project}.`);
+  expect(await overflow(page)).toEqual({ page: 0, cells: 0 });
+
+  await page.goto(`${setup.serverUrl}#/admin/users`);
+  await page.getByRole('button', { name: 'New person' }).click();
+  await page.getByLabel('Username').fill(username);
+  await page.getByLabel('First name').fill('F'.repeat(200));
+  await page.getByLabel('Last name').fill('L'.repeat(200));
+  await page.getByLabel(project).check();
+  await page.getByRole('button', { name: 'Save' }).click();
+  await expect(page.getByRole('status')).toHaveText(`Saved ${username}.`);
+  await expect(page.getByRole('button', { name: `Edit ${username}` })).toBeVisible();
+  expect(await overflow(page)).toEqual({ page: 0, cells: 0 });
+
+  // Each project of the checklist has its own lines: the long one is not drawn over another.
+  const boxes = await page
+    .getByRole('group', { name: 'Projects' })
+    .locator('label.choice')
+    .evaluateAll((labels) =>
+      labels.map((l) => ({
+        top: l.getBoundingClientRect().top,
+        bottom: l.getBoundingClientRect().bottom,
+      })),
+    );
+  expect(boxes.length).toBeGreaterThan(1);
+  boxes.slice(1).forEach((box, i) => {
+    expect(box.top).toBeGreaterThanOrEqual(boxes[i].bottom - 1);
+  });
+});
