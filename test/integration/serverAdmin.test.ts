@@ -562,6 +562,51 @@ describe('admin calls', () => {
     expect((await pull(renewed.key)).status).toBe(200);
   }, 60_000);
 
+  it('keeps a station on the tool of its instruments', async () => {
+    const all = await facility();
+    const sem = idOf(all.tools, 'SEM');
+    const afm = idOf(all.tools, 'AFM');
+    const made = await ok<{ station: { id: number } }>('admin.stations.create', {
+      name: 'afm-pc',
+      description: '',
+      tool: null,
+    });
+    const id = made.station.id;
+    // Its first instrument binds it to that instrument's tool.
+    await ok('admin.instruments.create', {
+      name: 'AFM head',
+      tool_id: afm,
+      service_account_id: id,
+      enabled: false,
+    });
+    const update = (tool: number | null, name = 'afm-pc') =>
+      rpc('admin.stations.update', { id, name, description: '', tool, enabled: true }, adminJwt);
+    const toolOf = () =>
+      serverDb.prepare('SELECT tool_id FROM stations WHERE id = ?').pluck().get(id);
+    expect(toolOf()).toBe(afm);
+
+    // Another tool, or none, would leave its instrument harvested by nobody: refused at the tool.
+    for (const tool of [sem, null]) {
+      const refused = await update(tool);
+      expect(refused.status).toBe(409);
+      const problems = (refused.body.details as { problems: { path: string[]; message: string }[] })
+        .problems;
+      expect(problems).toHaveLength(1);
+      expect(problems[0].path).toEqual(['tool']);
+      expect(problems[0].message).toMatch(/runs instrument AFM head \(tool AFM\)/);
+      expect(toolOf()).toBe(afm);
+    }
+    // Its own tool, renamed: saved.
+    await ok('admin.stations.update', {
+      id,
+      name: 'afm-pc-2',
+      description: '',
+      tool: afm,
+      enabled: true,
+    });
+    expect(toolOf()).toBe(afm);
+  });
+
   it('renames that swap two usernames in one go reach the station', async () => {
     const all = (await ok<{ users: Record<string, unknown>[] }>('admin.facility', {})).users;
     const input = (u: Record<string, unknown>, over: Record<string, unknown>) => ({

@@ -5,7 +5,7 @@
  */
 import type { AdminStation, AdminToken } from '../../../../shared/adminApi.js';
 import type { Db } from '../../db/open.js';
-import { AppError } from '../../util/errors.js';
+import { AppError, fieldError } from '../../util/errors.js';
 import { createStationAccount } from '../accounts.js';
 import { createApiToken } from '../auth.js';
 import { randomSecret, sha256 } from '../secrets.js';
@@ -80,6 +80,24 @@ export function updateStation(
     }
     if (input.tool !== null && !db.prepare('SELECT 1 FROM tools WHERE id = ?').get(input.tool)) {
       throw new AppError('not_found', `tool: no tool with id ${input.tool}`);
+    }
+    // A station runs one tool, and its instruments are on it (harvest/instruments.ts): another
+    // tool here would leave them harvested by nobody while the instruments page still shows
+    // them on this station.
+    const others = db
+      .prepare(
+        `SELECT i.name, t.name AS tool FROM instruments i JOIN tools t ON t.id = i.tool_id
+         WHERE i.station_id = ? AND i.tool_id IS NOT ? ORDER BY i.name`,
+      )
+      .all(input.id, input.tool) as { name: string; tool: string }[];
+    if (others.length) {
+      const named = others.map((i) => `${i.name} (tool ${i.tool})`).join(', ');
+      throw fieldError(
+        'tool',
+        `this station runs instrument${others.length === 1 ? '' : 's'} ${named}; ` +
+          'give them to another station or tool under Instruments first',
+        'conflict',
+      );
     }
     // The sync trigger on stations logs a change of name, tool or enabled: the station pulls it.
     db.prepare(
