@@ -562,7 +562,7 @@ describe('admin calls', () => {
     expect((await pull(renewed.key)).status).toBe(200);
   }, 60_000);
 
-  it('keeps a station on the tool of its instruments', async () => {
+  it('keeps a station on the tool of its instruments, and names the field of a taken name or a refused tool', async () => {
     const all = await facility();
     const sem = idOf(all.tools, 'SEM');
     const afm = idOf(all.tools, 'AFM');
@@ -572,6 +572,24 @@ describe('admin calls', () => {
       tool: null,
     });
     const id = made.station.id;
+    const taken = await rpc(
+      'admin.stations.create',
+      { name: 'afm-pc', description: '', tool: null },
+      adminJwt,
+    );
+    expect(taken.status).toBe(409);
+    expect(taken.body.details).toEqual({
+      problems: [{ path: ['name'], message: 'a station named "afm-pc" exists' }],
+    });
+    const noTool = await rpc(
+      'admin.stations.create',
+      { name: 'afm-pc-x', description: '', tool: 999 },
+      adminJwt,
+    );
+    expect(noTool.status).toBe(404);
+    expect(noTool.body.details).toEqual({
+      problems: [{ path: ['tool'], message: 'no tool with id 999' }],
+    });
     // Its first instrument binds it to that instrument's tool.
     await ok('admin.instruments.create', {
       name: 'AFM head',
@@ -596,6 +614,11 @@ describe('admin calls', () => {
       expect(problems[0].message).toMatch(/runs instrument AFM head \(tool AFM\)/);
       expect(toolOf()).toBe(afm);
     }
+    const clash = await update(afm, 'sem-pc');
+    expect(clash.status).toBe(409);
+    expect(clash.body.details).toEqual({
+      problems: [{ path: ['name'], message: 'a station named "sem-pc" exists' }],
+    });
     // Its own tool, renamed: saved.
     await ok('admin.stations.update', {
       id,

@@ -1,6 +1,6 @@
 import type { Db } from '../db/open.js';
 import { CONTROL_CHARACTERS, hasControlCharacters } from '../../../shared/text.js';
-import { AppError } from '../util/errors.js';
+import { AppError, fieldError } from '../util/errors.js';
 import { newUuid, nowIso } from '../util/ids.js';
 import { hashSecret } from '../util/pin.js';
 import type { Role } from './auth.js';
@@ -106,12 +106,12 @@ export function createStationAccount(
         typeof input.tool === 'number'
           ? `with id ${input.tool}`
           : `named ${JSON.stringify(input.tool)}`;
-      throw new AppError('not_found', `tool: no tool ${what}`);
+      throw fieldError('tool', `no tool ${what}`, 'not_found');
     }
     toolId = toolRow.id;
   }
   if (db.prepare('SELECT 1 FROM stations WHERE name = ?').get(name)) {
-    throw new AppError('conflict', `name: a station named ${JSON.stringify(name)} exists`);
+    throw fieldError('name', `a station named ${JSON.stringify(name)} exists`, 'conflict');
   }
   const key = randomSecret(32);
   const id = Number(

@@ -76,10 +76,10 @@ export function updateStation(
   db.transaction(() => {
     stationById(db, input.id);
     if (db.prepare('SELECT 1 FROM stations WHERE name = ? AND id <> ?').get(input.name, input.id)) {
-      throw new AppError('conflict', `name: a station named ${JSON.stringify(input.name)} exists`);
+      throw fieldError('name', `a station named ${JSON.stringify(input.name)} exists`, 'conflict');
     }
     if (input.tool !== null && !db.prepare('SELECT 1 FROM tools WHERE id = ?').get(input.tool)) {
-      throw new AppError('not_found', `tool: no tool with id ${input.tool}`);
+      throw fieldError('tool', `no tool with id ${input.tool}`, 'not_found');
     }
     // A station runs one tool, and its instruments are on it (harvest/instruments.ts): another
     // tool here would leave them harvested by nobody while the instruments page still shows
