@@ -98,3 +98,30 @@ test('names of 200 characters wrap: the admin pages keep their width and nothing
     expect(box.top).toBeGreaterThanOrEqual(boxes[i].bottom - 1);
   });
 });
+
+test('a new API token without a person, or with a name too long, is told so at the field', async ({
+  page,
+  startServer,
+}) => {
+  const setup = await startServer();
+  await logIn(page, setup, PEOPLE.ada);
+  await page.goto(`${setup.serverUrl}#/admin/tokens`);
+  const person = page.getByLabel('For', { exact: true });
+  const purpose = page.getByLabel('What it is for');
+  await purpose.fill('x'.repeat(201));
+  await page.getByRole('button', { name: 'Make token' }).click();
+  await expect(person).toHaveAttribute('aria-invalid', 'true');
+  await expect(person).toBeFocused();
+  await expect(person).toHaveAccessibleDescription('Choose whose token it is.');
+  await expect(purpose).toHaveAttribute('aria-invalid', 'true');
+  await expect(purpose).toHaveAccessibleDescription('must be at most 200 characters');
+  await expect(page.getByRole('alert')).toHaveCount(0);
+
+  await person.selectOption({ label: 'sam@example.org (staff)' });
+  await expect(person).not.toHaveAttribute('aria-invalid');
+  await purpose.fill('nightly export');
+  await page.getByRole('button', { name: 'Make token' }).click();
+  await expect(
+    page.getByRole('alert').filter({ hasText: 'New API token for sam@example.org' }),
+  ).toBeVisible();
+});

@@ -734,6 +734,14 @@ describe('admin calls', () => {
       });
     await save(false);
     expect(await read()).toBe(401);
+    // No token is made for them while they are off: said at the person chosen.
+    const refused = await rpc('admin.tokens.create', { user: id, name: 'z' }, adminJwt);
+    expect(refused.status).toBe(422);
+    expect(refused.body.details).toEqual({
+      problems: [
+        { path: ['user'], message: `${id} is deactivated; a token for them would not work` },
+      ],
+    });
     await save(true);
     expect(await read()).toBe(401);
     const tokens = await ok<{ tokens: { user_id: number }[] }>('admin.tokens.list', {});

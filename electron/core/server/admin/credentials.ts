@@ -24,12 +24,9 @@ export function createToken(
 ): { token: string; info: AdminToken } {
   const user = db.prepare('SELECT id, is_active FROM users WHERE id = ?').get(input.user) as
     { id: number; is_active: number } | undefined;
-  if (!user) throw new AppError('not_found', `user: no person with id ${input.user}`);
+  if (!user) throw fieldError('user', `no person with id ${input.user}`, 'not_found');
   if (user.is_active !== 1) {
-    throw new AppError(
-      'validation_failed',
-      `user: ${input.user} is deactivated; a token for them would not work`,
-    );
+    throw fieldError('user', `${input.user} is deactivated; a token for them would not work`);
   }
   const { id, token } = createApiToken(db, user.id, input.name);
   return { token, info: db.prepare(`${TOKEN_SELECT} WHERE t.id = ?`).get(id) as AdminToken };

@@ -1,8 +1,11 @@
 import { useId, useState } from 'react';
 import type { FormEvent, ReactElement } from 'react';
 import { ConfirmDialog } from '../../components/ConfirmDialog.js';
+import { adminSchemas } from '../../../../shared/adminApi.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
-import { toBridgeError } from '../../bridge.js';
+import { LabelledField } from '../../components/LabelledField.js';
+import { describedBy } from '../../features/forms/FieldFrame.js';
+import { fieldProblems, toBridgeError, type FieldErrors } from '../../bridge.js';
 import { errorText, formatDateTime } from '../../format.js';
 import { serverCall } from '../serverBridge.js';
 import { useServerStore } from '../store.js';
@@ -23,12 +26,19 @@ export function TokensAdmin(): ReactElement {
   const [name, setName] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
+  /** Problems of the two fields (user, name), shown at them. */
+  const [errors, setErrors] = useState<FieldErrors>({});
   const [secret, setSecret] = useState<{ token: string; email: string } | null>(null);
   const [revoking, setRevoking] = useState<number | null>(null);
 
   const fail = (err: unknown): void => {
     const bridgeError = useServerStore.getState().failed(toBridgeError(err));
     if (bridgeError.code !== 'unauthenticated') setError(errorText(bridgeError));
+  };
+  const showAtFields = (found: FieldErrors): void => {
+    setErrors(found);
+    const first = ['user', 'name'].find((field) => found[field]);
+    if (first) document.getElementById(`${id}-${first}`)?.focus();
   };
   const reload = async (): Promise<void> => {
     setTokens((await serverCall('admin.tokens.list', {})).tokens);
@@ -38,19 +48,29 @@ export function TokensAdmin(): ReactElement {
     e.preventDefault();
     if (busy) return;
     setError(null);
-    if (!user) {
-      setError('Choose whose token it is.');
-      document.getElementById(`${id}-user`)?.focus();
-      return;
-    }
+    const found: FieldErrors = {};
+    if (!user) found.user = ['Choose whose token it is.'];
+    const named = adminSchemas['admin.tokens.create'].shape.name.safeParse(name);
+    if (!named.success) found.name = named.error.issues.map((issue) => issue.message);
+    showAtFields(found);
+    if (Object.keys(found).length || !named.success) return;
     setBusy(true);
-    serverCall('admin.tokens.create', { user: Number(user), name: name.trim() })
+    serverCall('admin.tokens.create', { user: Number(user), name: named.data })
       .then(async (result) => {
         setSecret({ token: result.token, email: result.info.user_email });
         setName('');
         await reload();
       })
-      .catch(fail)
+      .catch((err: unknown) => {
+        // A refusal that names a field of this form (a person turned off meanwhile) goes there.
+        const atFields = Object.fromEntries(
+          Object.entries(fieldProblems(toBridgeError(err))).filter(
+            ([field]) => field === 'user' || field === 'name',
+          ),
+        );
+        if (Object.keys(atFields).length) showAtFields(atFields);
+        else fail(err);
+      })
       .finally(() => setBusy(false));
   };
 
@@ -79,9 +99,17 @@ export function TokensAdmin(): ReactElement {
       <form className="panel" noValidate onSubmit={create} aria-labelledby={`${id}-title`}>
         <h2 id={`${id}-title`}>New API token</h2>
         <div className="field-grid">
-          <div className="field">
-            <label htmlFor={`${id}-user`}>For</label>
-            <select id={`${id}-user`} value={user} onChange={(e) => setUser(e.target.value)}>
+          <LabelledField id={`${id}-user`} label="For" messages={errors.user ?? []}>
+            <select
+              id={`${id}-user`}
+              value={user}
+              aria-invalid={errors.user ? true : undefined}
+              aria-describedby={describedBy(errors.user && `${id}-user-messages`)}
+              onChange={(e) => {
+                setUser(e.target.value);
+                setErrors(({ user: _, ...rest }) => rest);
+              }}
+            >
               <option value="">Choose a person…</option>
               {active.map((u) => (
                 <option key={u.id} value={u.id}>
@@ -89,16 +117,20 @@ export function TokensAdmin(): ReactElement {
                 </option>
               ))}
             </select>
-          </div>
-          <div className="field">
-            <label htmlFor={`${id}-name`}>What it is for</label>
+          </LabelledField>
+          <LabelledField id={`${id}-name`} label="What it is for" messages={errors.name ?? []}>
             <input
               id={`${id}-name`}
               value={name}
               autoComplete="off"
-              onChange={(e) => setName(e.target.value)}
+              aria-invalid={errors.name ? true : undefined}
+              aria-describedby={describedBy(errors.name && `${id}-name-messages`)}
+              onChange={(e) => {
+                setName(e.target.value);
+                setErrors(({ name: _, ...rest }) => rest);
+              }}
             />
-          </div>
+          </LabelledField>
         </div>
         <ErrorMessage message={error} />
         <div className="actions">
