@@ -125,3 +125,29 @@ test('a new API token without a person, or with a name too long, is told so at t
     page.getByRole('alert').filter({ hasText: 'New API token for sam@example.org' }),
   ).toBeVisible();
 });
+
+test('a keyboard user saving a record stays at the Save button, also after creating one', async ({
+  page,
+  startServer,
+}) => {
+  const setup = await startServer();
+  await logIn(page, setup, PEOPLE.ada);
+  await page.goto(`${setup.serverUrl}#/admin/projects`);
+  await page.getByRole('button', { name: 'New project' }).click();
+  await page.getByLabel('Name').fill('Focus study');
+  const save = page.getByRole('button', { name: 'Save', exact: true });
+  await save.focus();
+  await page.keyboard.press('Enter');
+  await expect(page.getByRole('status')).toHaveText('Saved Focus study.');
+  await expect(page.getByRole('heading', { name: 'Edit Focus study' })).toBeVisible();
+  await expect(save).toBeFocused();
+
+  await page.keyboard.press('Shift+Tab');
+  await page.keyboard.press('Space');
+  await expect(page.getByLabel('Active (can be billed)')).not.toBeChecked();
+  await page.keyboard.press('Tab');
+  await expect(save).toBeFocused();
+  await page.keyboard.press('Enter');
+  await expect(page.getByRole('cell', { name: 'no', exact: true })).toBeVisible();
+  await expect(save).toBeFocused();
+});

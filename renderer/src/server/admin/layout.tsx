@@ -1,5 +1,5 @@
 /** The frame every admin section shares: a list of records and the editor of the chosen one. */
-import { useId, useState } from 'react';
+import { useEffect, useId, useRef, useState } from 'react';
 import type { ReactElement, ReactNode } from 'react';
 
 /** The record being edited: its id, 'new', or none. */
@@ -125,6 +125,12 @@ export function EditorPanel({
   children: ReactNode;
 }): ReactElement {
   const id = useId();
+  const submit = useRef<HTMLButtonElement>(null);
+  // Made anew for the record just created (its first save): a keyboard user goes on at its
+  // Save button, not from the top of the page where the old editor's going left the focus.
+  useEffect(() => {
+    if (saved && document.activeElement === document.body) submit.current?.focus();
+  }, []);
   return (
     <form
       className="panel editor"
@@ -143,7 +149,9 @@ export function EditorPanel({
         </p>
       )}
       <div className="actions">
-        <button type="submit" className="primary" disabled={busy}>
+        {/* Not disabled while saving: a disabled button drops the focus to the page. The save
+            itself is not sent twice (the editors' submit ignores a call while one is busy). */}
+        <button ref={submit} type="submit" className="primary" aria-disabled={busy || undefined}>
           {busy ? 'Saving…' : saveLabel}
         </button>
         <button type="button" className="secondary" onClick={onClose}>
