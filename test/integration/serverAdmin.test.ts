@@ -611,7 +611,9 @@ describe('admin calls', () => {
         .problems;
       expect(problems).toHaveLength(1);
       expect(problems[0].path).toEqual(['tool']);
-      expect(problems[0].message).toMatch(/runs instrument AFM head \(tool AFM\)/);
+      expect(problems[0].message).toMatch(
+        /runs instrument AFM head \(tool AFM\); give it to another station or tool/,
+      );
       expect(toolOf()).toBe(afm);
     }
     const clash = await update(afm, 'sem-pc');

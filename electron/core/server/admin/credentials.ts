@@ -92,7 +92,7 @@ export function updateStation(
       throw fieldError(
         'tool',
         `this station runs instrument${others.length === 1 ? '' : 's'} ${named}; ` +
-          'give them to another station or tool under Instruments first',
+          `give ${others.length === 1 ? 'it' : 'them'} to another station or tool under Instruments first`,
         'conflict',
       );
     }

@@ -138,7 +138,8 @@ export function EditorPanel({
       aria-labelledby={`${id}-title`}
       onSubmit={(e) => {
         e.preventDefault();
-        onSave();
+        // Save is not disabled while saving (it would drop the focus): a second press waits.
+        if (!busy) onSave();
       }}
     >
       <h2 id={`${id}-title`}>{title}</h2>
@@ -150,7 +151,7 @@ export function EditorPanel({
       )}
       <div className="actions">
         {/* Not disabled while saving: a disabled button drops the focus to the page. The save
-            itself is not sent twice (the editors' submit ignores a call while one is busy). */}
+            itself is not sent twice (onSubmit above). */}
         <button ref={submit} type="submit" className="primary" aria-disabled={busy || undefined}>
           {busy ? 'Saving…' : saveLabel}
         </button>
