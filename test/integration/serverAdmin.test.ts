@@ -630,6 +630,19 @@ describe('admin calls', () => {
       enabled: true,
     });
     expect(toolOf()).toBe(afm);
+    // A station an older version left with an instrument of another tool can still be turned
+    // off or renamed, its tool kept: only a change of tool is checked.
+    const writer = new Database(join(serverDir, 'labstation.db'));
+    writer.prepare('UPDATE stations SET tool_id = ? WHERE id = ?').run(sem, id);
+    writer.close();
+    await ok('admin.stations.update', {
+      id,
+      name: 'afm-pc-3',
+      description: '',
+      tool: sem,
+      enabled: false,
+    });
+    expect(toolOf()).toBe(sem);
   });
 
   it('renames that swap two usernames in one go reach the station', async () => {

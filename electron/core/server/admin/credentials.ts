@@ -71,7 +71,7 @@ export function updateStation(
   input: { id: number; name: string; description: string; tool: number | null; enabled: boolean },
 ): { station: AdminStation } {
   db.transaction(() => {
-    stationById(db, input.id);
+    const current = stationById(db, input.id);
     if (db.prepare('SELECT 1 FROM stations WHERE name = ? AND id <> ?').get(input.name, input.id)) {
       throw fieldError('name', `a station named ${JSON.stringify(input.name)} exists`, 'conflict');
     }
@@ -80,13 +80,17 @@ export function updateStation(
     }
     // A station runs one tool, and its instruments are on it (harvest/instruments.ts): another
     // tool here would leave them harvested by nobody while the instruments page still shows
-    // them on this station.
-    const others = db
-      .prepare(
-        `SELECT i.name, t.name AS tool FROM instruments i JOIN tools t ON t.id = i.tool_id
-         WHERE i.station_id = ? AND i.tool_id IS NOT ? ORDER BY i.name`,
-      )
-      .all(input.id, input.tool) as { name: string; tool: string }[];
+    // them on this station. Checked only when the tool changes: a station left so by an older
+    // version can still be renamed or turned off.
+    const others =
+      input.tool === current.tool_id
+        ? []
+        : (db
+            .prepare(
+              `SELECT i.name, t.name AS tool FROM instruments i JOIN tools t ON t.id = i.tool_id
+               WHERE i.station_id = ? AND i.tool_id IS NOT ? ORDER BY i.name`,
+            )
+            .all(input.id, input.tool) as { name: string; tool: string }[]);
     if (others.length) {
       const named = others.map((i) => `${i.name} (tool ${i.tool})`).join(', ');
       throw fieldError(
