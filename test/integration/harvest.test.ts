@@ -988,6 +988,46 @@ describe('harvest --once', () => {
     expect(md5(join(folder, 'movie.mrc'))).toBe(md5(source));
   }, 60_000);
 
+  it('keeps the name of a partial whose share was unmounted during the copy, and settles it once back', async (ctx) => {
+    const mount = join(tempDir('labstation-share-'), 'share');
+    if (!tryMountTmpfs(mount, '100m')) return ctx.skip();
+    try {
+      const dirs = await setupHarvest({ dest: mount, stability: 0 });
+      const source = join(dirs.src, 'movie.mrc');
+      // Slowed to 12 ms per MiB: about 0.8 s to unmount the share while it copies.
+      writeFileSync(source, randomBytes(64 * 1024 * 1024));
+      const run = harvestOnce(dirs.data, { LABSTATION_INJECT: 'harvest.slow-copy' });
+      const folder = join(mount, 'sem-1');
+      await waitLong('the copy under way', () =>
+        existsSync(folder) && readdirSync(folder).some((p) => p.endsWith('.partial'))
+          ? true
+          : undefined,
+      );
+      // The share goes (lazily: the copy holds its partial open); its empty mount point stays,
+      // where the partial is "not found", though it is not gone: it is on the share.
+      execFileSync('umount', ['-l', mount]);
+      const failed = await run;
+      expect(failed.code).toBe(1);
+      expect(readdirSync(mount)).toEqual([]);
+      const marked = withDb(dirs.data, (db) =>
+        db.prepare('SELECT partial_path FROM harvest_files').pluck().get(),
+      );
+      expect(marked).toMatch(/sem-1\/\.movie\.mrc\..*\.partial$/);
+
+      // Back (a fresh share here, so nothing to remove): settled, then copied.
+      expect(tryMountTmpfs(mount, '100m')).toBe(true);
+      withDb(dirs.data, (db) =>
+        db.prepare('UPDATE harvest_files SET next_attempt_at = NULL').run(),
+      );
+      const again = await harvestOnce(dirs.data);
+      expect(again.code, again.stderr).toBe(0);
+      expect(readdirSync(folder)).toEqual(['movie.mrc']);
+      expect(md5(join(folder, 'movie.mrc'))).toBe(md5(source));
+    } finally {
+      unmount(mount);
+    }
+  }, 60_000);
+
   it('skips a second source with the same content and destination, copied at the same time', async () => {
     const dirs = await setupHarvest({ stability: 0, template: '{instrument}/{filename}' });
     // Small files go in batches, big ones on their own: both ways of placing a copy.

@@ -49,6 +49,7 @@ import {
 } from './records.js';
 import {
   abandonAttempt,
+  dropPartial,
   completedNote,
   describeError,
   failedOutcome,
@@ -160,6 +161,8 @@ export async function transferBatch(deps: TransferDeps, items: BatchItem[]): Pro
     await deps.record(p.file.id, { startedAt, storageLocationId: p.locationId, ...outcome });
     return { end: 'finished', status: outcome.status };
   };
+  /** Where a copy's partial is, for dropPartial. */
+  const place = (p: Planned) => ({ ...p, mounts: deps.mounts });
   const fail = (p: Planned, error: string, destination: string | null): Promise<BatchEnd> =>
     store(p, failedOutcome(deps, p.file, error, destination));
   /** As transferFile's catch: the copy is dropped, and the failure recorded (or re-queued). */
@@ -168,7 +171,7 @@ export async function transferBatch(deps: TransferDeps, items: BatchItem[]): Pro
     error: unknown,
     removed: boolean | null,
   ): Promise<BatchEnd> => {
-    if (await abandonAttempt(db, p.file.id, p, error, removed)) return { end: 'requeue' };
+    if (await abandonAttempt(db, p.file.id, place(p), error, removed)) return { end: 'requeue' };
     return fail(p, describeError(error), p.destination);
   };
 
@@ -290,22 +293,24 @@ export async function transferBatch(deps: TransferDeps, items: BatchItem[]): Pro
       clearAttempt(db, p.file.id);
       alone(p.index);
     } else if (result.outcome === 'source_changed') {
-      if (result.removed) clearAttempt(db, p.file.id);
       deps.log.info(
         { file: p.file.source_path, detail: result.detail },
         'harvest: source changed, re-queued',
       );
-      ends[p.index] = { end: 'requeue' };
+      step(p.index, async () => {
+        await dropPartial(db, p.file.id, place(p), result.removed);
+        return { end: 'requeue' };
+      });
     } else if (result.outcome === 'mismatch') {
-      if (result.removed) clearAttempt(db, p.file.id);
-      step(p.index, () =>
-        fail(
+      step(p.index, async () => {
+        await dropPartial(db, p.file.id, place(p), result.removed);
+        return fail(
           p,
           `checksum mismatch: the source hashed ${result.sourceHash}, the copy ${result.destHash}; ` +
             'the copy was deleted',
           p.destination,
-        ),
-      );
+        );
+      });
     } else {
       const error = copyError(result.message, result.code);
       step(p.index, () => dropped(p, error, result.removed));

@@ -52,17 +52,19 @@ export interface SmallCopyJob {
 }
 
 /**
- * removed: the partial this job created is deleted again (or was never created); false when
- * deleting it failed and its recorded name must stay for a later cleanup.
+ * removed: true, the partial this job created is deleted again (or was never created); false
+ * when deleting it failed and its recorded name must stay for a later cleanup; null when it was
+ * not found, which the caller trusts only where the storage folder can be seen (a share gone
+ * answers "not found" too: transfer.ts dropPartial).
  */
 export type SmallCopyResult =
   | { outcome: 'copied'; sourceHash: string; destHash: string; bytes: number }
-  | { outcome: 'mismatch'; sourceHash: string; destHash: string; removed: boolean }
-  | { outcome: 'source_changed'; detail: string; removed: boolean }
+  | { outcome: 'mismatch'; sourceHash: string; destHash: string; removed: boolean | null }
+  | { outcome: 'source_changed'; detail: string; removed: boolean | null }
   /** The source is not there (ENOENT), or a file of the same size is at the destination. */
   | { outcome: 'missing' }
   | { outcome: 'exists' }
-  | { outcome: 'error'; message: string; code: string | null; removed: boolean };
+  | { outcome: 'error'; message: string; code: string | null; removed: boolean | null };
 
 export interface PlaceJob {
   partial: string;
@@ -91,12 +93,13 @@ const SOURCE_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0);
 
 let hasher: IHasher | null = null;
 
-function removeSync(path: string): boolean {
+/** Deletes `path`: true when deleted, null when not found, false when the delete failed. */
+function removeSync(path: string): boolean | null {
   try {
     unlinkSync(path);
     return true;
   } catch (error) {
-    return errorCode(error) === 'ENOENT';
+    return errorCode(error) === 'ENOENT' ? null : false;
   }
 }
 
@@ -166,7 +169,7 @@ function copyOne(job: SmallCopyJob, h: IHasher, ahead: ReadAhead): SmallCopyResu
     outcome: 'error',
     message: (error as Error).message,
     code: errorCode(error),
-    removed: !created || removeSync(job.partial),
+    removed: created ? removeSync(job.partial) : true,
   });
   try {
     if (ahead.readError) throw ahead.readError;
@@ -316,7 +319,7 @@ function placeOne(job: PlaceJob): PlaceResult {
       return { outcome: 'error', message: (fallback as Error).message, code: errorCode(fallback) };
     }
   }
-  return { outcome: 'placed', partialLeft: !removeSync(job.partial) };
+  return { outcome: 'placed', partialLeft: removeSync(job.partial) === false };
 }
 
 export function placeFiles(jobs: PlaceJob[]): PlaceResult[] {

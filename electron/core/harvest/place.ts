@@ -5,6 +5,7 @@
 import type { Stats } from 'node:fs';
 import { link, lstat, open, realpath, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, extname, join, sep } from 'node:path';
+import { errorCode } from '../util/errors.js';
 import { randomPoolBytes } from '../util/random.js';
 import { makeFolders } from '../util/folders.js';
 import { fitBytes, NAME_MAX_BYTES } from '../../../shared/harvest/template.js';
@@ -136,33 +137,38 @@ export async function removeQuietly(path: string | null): Promise<void> {
 
 /**
  * Whether a partial that was not found is surely gone: the storage location's folder can be
- * seen. One out of reach (a share or drive gone: on Windows a path on a lost drive answers "not
- * found" too; a share moved away) may hold the partial again when it is back, so its name must
- * stay recorded, for its removal before the file's next attempt. Throws why it is not sure.
+ * seen, and is still mounted where it was a mount point (checkBase, as before a copy). One out
+ * of reach (a share or drive gone: on Windows a path on a lost drive answers "not found" too;
+ * a share unmounted from its empty folder) may hold the partial again when it is back, so its
+ * name must stay recorded, for its removal before the file's next attempt. Throws why it is
+ * not sure.
  */
-export async function assertGoneUnder(base: string): Promise<void> {
-  let folder: Stats;
-  try {
-    folder = await stat(base);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? '';
-    const out = new Error(
-      `the storage folder ${base}, which may hold it still, is out of reach (${code || String(error)})`,
-    ) as NodeJS.ErrnoException;
-    out.code = code;
-    throw out;
-  }
-  if (!folder.isDirectory()) throw new Error(`the storage folder ${base} is not a folder`);
+export async function assertGoneUnder(base: string, mounts?: MountMemory): Promise<void> {
+  const check = await checkBase(base, mounts);
+  if (check.ok) return;
+  const why =
+    check.kind === 'unmounted'
+      ? 'is not mounted'
+      : check.error === null
+        ? 'is not a folder'
+        : `is out of reach (${errorCode(check.error) ?? (check.error as Error).message})`;
+  throw new Error(`the storage folder ${base}, which may hold it still, ${why}`);
 }
 
-/** Removes an attempt's partial; one not found counts as removed only as assertGoneUnder says. */
-export async function removePartial(path: string | null, base: string): Promise<void> {
+/**
+ * Removes an attempt's partial; one not found counts as removed only as assertGoneUnder says.
+ */
+export async function removePartial(
+  path: string | null,
+  base: string,
+  mounts?: MountMemory,
+): Promise<void> {
   if (!path) return;
   try {
     await unlink(path);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-    await assertGoneUnder(base);
+    await assertGoneUnder(base, mounts);
   }
 }
 
@@ -200,19 +206,32 @@ export async function prepareFolder(
   const until = checkedFolders.get(key);
   if (until !== undefined && until > Date.now()) return { ok: true };
   checkedFolders.delete(key);
-  try {
-    const found = await stat(base);
-    if (!found.isDirectory()) return { ok: false, kind: 'base', error: null };
-    if (mounts && (await mountProblem(base, found, mounts)))
-      return { ok: false, kind: 'unmounted' };
-  } catch (error) {
-    return { ok: false, kind: 'base', error };
-  }
+  const found = await checkBase(base, mounts);
+  if (!found.ok) return found;
   const outside = await makeFoldersInside(base, folder);
   if (outside !== null) return { ok: false, kind: 'outside', realFolder: outside };
   if (checkedFolders.size > 10_000) checkedFolders.clear();
   checkedFolders.set(key, Date.now() + FOLDER_CHECK_MS);
   return { ok: true };
+}
+
+/**
+ * The storage location's folder itself: there, a folder, and still mounted where it was seen
+ * as a mount point (mountProblem).
+ */
+async function checkBase(
+  base: string,
+  mounts?: MountMemory,
+): Promise<Exclude<FolderCheck, { kind: 'outside' }>> {
+  try {
+    const found = await stat(base);
+    if (!found.isDirectory()) return { ok: false, kind: 'base', error: null };
+    if (mounts && (await mountProblem(base, found, mounts)))
+      return { ok: false, kind: 'unmounted' };
+    return { ok: true };
+  } catch (error) {
+    return { ok: false, kind: 'base', error };
+  }
 }
 
 /**

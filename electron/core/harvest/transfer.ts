@@ -6,7 +6,7 @@
  * it was found stable goes back to the stability check instead.
  */
 import { lstat, stat } from 'node:fs/promises';
-import { basename, dirname, join, sep } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { arkBlade, MAX_PROTECTED_LENGTH } from '../../../shared/ark.js';
 import {
   FALLBACK_WORD,
@@ -26,7 +26,7 @@ import {
 } from './config.js';
 import type { CopyPool } from './copyPool.js';
 import { storedUsageContext } from './usageContext.js';
-import { inFolders } from './storageGuard.js';
+import { inFolders, storageFolderIn } from './storageGuard.js';
 import { BATCH_DURABILITY_BELOW, fsyncPath } from './durable.js';
 import { decidePreTransfer, preTransferHooks, runPostTransferHooks } from './hooks.js';
 import {
@@ -38,7 +38,6 @@ import {
   placeWithoutClobber,
   prepareFolder,
   forgetFolder,
-  assertGoneUnder,
   removePartial,
   removeQuietly,
   syncFolder,
@@ -241,32 +240,45 @@ export function completedNote(final: string, destination: string, redirected: st
 }
 
 /**
+ * After an attempt's copy was dropped (failed, its source changed, a mismatch, the same content
+ * found): its partial is removed and its recorded name cleared once the partial is surely
+ * gone. `removed` says what the copy worker did with it: null, not removed, or not found where
+ * it was (removed here; not found counts as gone only where the storage folder can be seen,
+ * removePartial); true, removed (or never made); false, could not be removed. A partial not
+ * surely gone keeps its name recorded, and the file's next attempt removes it first
+ * (engine.runTransfer).
+ */
+export async function dropPartial(
+  db: Db,
+  fileId: number,
+  place: { base: string; partial: string | null; mounts?: MountMemory },
+  removed: boolean | null = null,
+): Promise<void> {
+  if (place.partial === null) return;
+  try {
+    if (removed === null) await removePartial(place.partial, place.base, place.mounts);
+    if (removed !== false) clearAttempt(db, fileId);
+  } catch {
+    // Could not delete it, or cannot tell (the share is gone): as removed = false.
+  }
+}
+
+/**
  * After a copy failed before it had its final name: the destination folder's check is
- * forgotten, the partial removed and its recorded name cleared. `removed` says what became of
- * the partial: null, still there (removed here); true, already gone; false, could not be
- * removed (its name stays recorded, and the next attempt removes it first: engine.runTransfer).
- * True when the failure was the destination folder going away after it was checked
- * (prepareFolder): the file is then re-queued (the folder is made again), not failed.
+ * forgotten and the partial dropped (dropPartial). True when the failure was the destination
+ * folder going away after it was checked (prepareFolder): the file is then re-queued (the
+ * folder is made again), not failed.
  */
 export async function abandonAttempt(
   db: Db,
   fileId: number,
-  place: { base: string; destination: string; partial: string | null },
+  place: { base: string; destination: string; partial: string | null; mounts?: MountMemory },
   error: unknown,
   removed: boolean | null = null,
 ): Promise<boolean> {
   const folder = dirname(place.destination);
   forgetFolder(place.base, folder);
-  if (place.partial !== null) {
-    try {
-      // Not found counts as removed only where the storage folder can be seen (removePartial).
-      if (removed === null) await removePartial(place.partial, place.base);
-      else if (removed) await assertGoneUnder(place.base);
-      if (removed !== false) clearAttempt(db, fileId);
-    } catch {
-      // Could not delete it (the share is gone): as removed = false.
-    }
-  }
+  await dropPartial(db, fileId, place, removed);
   return (
     (error as { code?: unknown }).code === 'ENOENT' && !(await exists(folder).catch(() => true))
   );
@@ -458,9 +470,9 @@ export async function transferFile(
       },
       (bytes) => deps.progress(file.id, bytes),
     );
+    const dropped = { base: location.base_path, partial: attempt, mounts: deps.mounts };
     if (result.outcome === 'source_changed') {
-      await removeQuietly(attempt);
-      clearAttempt(db, file.id);
+      await dropPartial(db, file.id, dropped);
       deps.log.info(
         { file: file.source_path, detail: result.detail },
         'harvest: source changed, re-queued',
@@ -468,8 +480,7 @@ export async function transferFile(
       return 'requeue';
     }
     if (result.sourceHash !== result.destHash) {
-      await removeQuietly(attempt);
-      clearAttempt(db, file.id);
+      await dropPartial(db, file.id, dropped);
       return await fail(
         `checksum mismatch: the source hashed ${result.sourceHash}, the copy ${result.destHash}; ` +
           'the copy was deleted',
@@ -495,8 +506,7 @@ export async function transferFile(
       }
     });
     if (placement.same) {
-      await removeQuietly(attempt);
-      clearAttempt(db, file.id);
+      await dropPartial(db, file.id, dropped);
       partial = null;
       const hash = result.destHash;
       return await store(
@@ -538,7 +548,7 @@ export async function transferFile(
     });
   } catch (error) {
     if (placed) throw error;
-    const place = { base: location.base_path, destination, partial };
+    const place = { base: location.base_path, destination, partial, mounts: deps.mounts };
     if (await abandonAttempt(db, file.id, place, error)) return 'requeue';
     return await fail(describeError(error));
   }
@@ -683,7 +693,7 @@ export async function recoverInterrupted(
   }
   const base = file.partial_path === null ? null : storageFolderOf(db, file.partial_path);
   if (base === null) await removeQuietly(file.partial_path);
-  else await removePartial(file.partial_path, base);
+  else await removePartial(file.partial_path, base, deps.mounts);
   clearAttempt(db, file.id);
 }
 
@@ -694,7 +704,8 @@ function storageFolderOf(db: Db, path: string): string | null {
     .all() as string[];
   let found: string | null = null;
   for (const base of bases) {
-    const inside = path.startsWith(base.endsWith(sep) ? base : base + sep);
+    // Compared as the platform compares paths (separators, and letter case on Windows).
+    const inside = storageFolderIn(base, path) !== null;
     if (inside && (found === null || base.length > found.length)) found = base;
   }
   return found;
