@@ -544,6 +544,21 @@ describe('mail worker retry (in process, real SMTP client and server)', () => {
       );
       expect(failed.attempts).toBe(4);
       expect(failed.last_error).toMatch(/550/);
+      // An address the mail library itself refuses (no recipient it can read): given up too,
+      // not tried every hour without end.
+      db.prepare("UPDATE users SET email = 'not an address' WHERE username = 'bob'").run();
+      const unreadable = event(
+        '01900000-0000-7000-8000-00000000f004',
+        '2025-05-04T08:00:00.000Z',
+        '2025-05-04T09:00:00.000Z',
+        'bob',
+      );
+      const unreadableMail = db.transaction(() => queuePendingAnswersMail(db, unreadable))();
+      const dropped = await waitFor('the unreadable address given up', () =>
+        row(unreadableMail).status === 'failed' ? row(unreadableMail) : undefined,
+      );
+      expect(dropped.attempts).toBe(4);
+      expect(dropped.last_error).toMatch(/EENVELOPE/);
 
       // Queued, then the answers arrive before it could be sent: it is cancelled, not sent.
       const answered = event(

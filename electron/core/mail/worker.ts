@@ -52,19 +52,23 @@ function errorText(error: unknown): string {
 }
 
 /**
- * Whether the mail server refused this very mail for good: a 5xx reply to its recipients or its
- * content. Anything else says nothing against the mail: no connection, a timeout, a 4xx reply
- * (try later), a login or sender the server refuses (its set-up, which an admin puts right).
+ * Whether this very mail can never be sent: the mail server answered its recipients or its
+ * content with a 5xx reply, or its size with 552 (at any step), or the mail library refused it
+ * before sending (EENVELOPE: no or a malformed recipient; EMESSAGE: it cannot be built or is
+ * larger than the server takes). Anything else says nothing against the mail: no connection, a
+ * timeout, a 4xx reply (try later), a login or sender the server refuses (its set-up, which an
+ * admin puts right).
  */
 export function refusedForGood(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false;
-  const { responseCode, command } = error as { responseCode?: unknown; command?: unknown };
-  return (
-    typeof responseCode === 'number' &&
-    responseCode >= 500 &&
-    responseCode < 600 &&
-    (command === 'RCPT TO' || command === 'DATA')
-  );
+  const { responseCode, command, code } = error as {
+    responseCode?: unknown;
+    command?: unknown;
+    code?: unknown;
+  };
+  if (typeof responseCode !== 'number') return code === 'EENVELOPE' || code === 'EMESSAGE';
+  if (responseCode === 552) return true;
+  return responseCode >= 500 && responseCode < 600 && (command === 'RCPT TO' || command === 'DATA');
 }
 
 /**
