@@ -185,7 +185,18 @@ describe("labstation import: the harvest's settings", () => {
     ]);
     expect(crossed.code).toBe(1);
     expect(crossed.stderr).toContain(
-      'station.retry_max_seconds: must be at least retry_base_seconds (120)',
+      'station.retry_max_seconds: must be at least the first wait, retry_base_seconds (120)',
+    );
+    // One of the two against the other as stored (the most, 600 s).
+    const alone = await runCli([
+      'import',
+      '--data',
+      data,
+      writeJson(dir, 'alone.json', { station: { tool: 'SEM', retry_base_seconds: 7200 } }),
+    ]);
+    expect(alone.code).toBe(1);
+    expect(alone.stderr).toContain(
+      'station.retry_base_seconds: must be at most the longest wait, retry_max_seconds (600)',
     );
     expect(settings()).toEqual(stored);
   });

@@ -83,16 +83,6 @@ const bundleSchema = z
         retry_max_seconds: z.number().int().min(1).max(604_800).optional(),
       })
       .strict()
-      .superRefine((station, ctx) => {
-        const { retry_base_seconds: base, retry_max_seconds: max } = station;
-        if (base !== undefined && max !== undefined && max < base) {
-          ctx.addIssue({
-            code: 'custom',
-            path: ['retry_max_seconds'],
-            message: `must be at least retry_base_seconds (${base})`,
-          });
-        }
-      })
       .optional(),
     ...harvestBundleShape,
   })
@@ -297,6 +287,20 @@ export async function importBundle(db: Db, input: unknown): Promise<ImportSummar
   const mode = dataDirMode(db, bundle, problems);
   if (bundle.station && !toolNames.has(bundle.station.tool)) {
     problems.push(`station.tool: no tool named ${JSON.stringify(bundle.station.tool)}`);
+  }
+  // A failed file's wait doubles up to the most: the most is at least the first wait, each
+  // taken from the bundle or, where it leaves one out, as stored.
+  const retry = bundle.station;
+  if (retry?.retry_base_seconds !== undefined || retry?.retry_max_seconds !== undefined) {
+    const base = retry.retry_base_seconds ?? getSetting(db, 'harvest.retryBaseSeconds');
+    const most = retry.retry_max_seconds ?? getSetting(db, 'harvest.retryMaxSeconds');
+    if (most < base) {
+      problems.push(
+        retry.retry_max_seconds !== undefined
+          ? `station.retry_max_seconds: must be at least the first wait, retry_base_seconds (${base})`
+          : `station.retry_base_seconds: must be at most the longest wait, retry_max_seconds (${most})`,
+      );
+    }
   }
   const stationTool =
     bundle.station?.tool ?? (mode === 'station' ? getSetting(db, 'station.tool') : null);
