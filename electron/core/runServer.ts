@@ -3,7 +3,7 @@ import { isIP } from 'node:net';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { openDatabase, type Db } from './db/open.js';
-import { configuredPublicUrl, redactUrl } from './mail/config.js';
+import { MAX_REMINDER_HOURS, configuredPublicUrl, redactUrl } from './mail/config.js';
 import { startMailWorker } from './mail/worker.js';
 import { takeDataDirLock } from './harvest/lock.js';
 import { createAccount } from './server/accounts.js';
@@ -144,9 +144,6 @@ export function checkMailEnv(env: NodeJS.ProcessEnv): void {
     );
   }
 }
-
-/** Ten years: more is a typo, and would put the reminder's time out of the date range. */
-const MAX_REMINDER_HOURS = 87_600;
 
 export function serverTimeZone(db: Db): string {
   return getSetting(db, 'server.timeZone') ?? Intl.DateTimeFormat().resolvedOptions().timeZone;

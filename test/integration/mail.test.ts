@@ -12,7 +12,9 @@ import { createInterface } from 'node:readline';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../electron/core/db/open.js';
+import { resolveMailConfig } from '../../electron/core/mail/config.js';
 import { queuePendingAnswersMail } from '../../electron/core/mail/pending.js';
+import { setSetting } from '../../electron/core/station/settings.js';
 import { startMailWorker } from '../../electron/core/mail/worker.js';
 import { createLogger } from '../../electron/core/util/log.js';
 import { facilityBundle, goodPreAnswers } from '../fixtures/facility.js';
@@ -582,4 +584,25 @@ describe('mail worker retry (in process, real SMTP client and server)', () => {
       db.close();
     }
   }, 30_000);
+});
+
+describe('mail settings read by the worker', () => {
+  it('holds a reminder delay set by hand in the database to ten years at most', () => {
+    const dir = tempDir();
+    const db = openDatabase(join(dir, 'labstation.db'));
+    try {
+      setSetting(db, 'mail.reminderHours', 1e10);
+      expect(
+        resolveMailConfig(db, { env: {}, dataDir: dir, listenUrl: 'http://127.0.0.1:1/' })
+          .reminderHours,
+      ).toBe(87_600);
+      setSetting(db, 'mail.reminderHours', 0);
+      expect(
+        resolveMailConfig(db, { env: {}, dataDir: dir, listenUrl: 'http://127.0.0.1:1/' })
+          .reminderHours,
+      ).toBeNull();
+    } finally {
+      db.close();
+    }
+  });
 });

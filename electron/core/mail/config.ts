@@ -64,11 +64,16 @@ function positiveNumber(value: string | undefined, fallback: number): number {
   return Number.isFinite(n) && n > 0 ? n : fallback;
 }
 
+/** Ten years: more is a typo, and would put the reminder's time out of the date range. */
+export const MAX_REMINDER_HOURS = 87_600;
+
 function reminderHours(db: Db, env: NodeJS.ProcessEnv): number | null {
   const raw = text(env.LABSTATION_REMINDER_HOURS);
   const fromEnv = raw === null ? NaN : Number(raw);
   const hours = Number.isFinite(fromEnv) ? fromEnv : getSetting(db, 'mail.reminderHours');
-  return hours === null || !(hours > 0) ? null : hours;
+  // The server refuses to start with more in the environment (runServer.ts); a setting edited
+  // by hand is held to it here, so that no reminder's time falls out of the date range.
+  return hours === null || !(hours > 0) ? null : Math.min(hours, MAX_REMINDER_HOURS);
 }
 
 /**
