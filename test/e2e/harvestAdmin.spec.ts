@@ -7,15 +7,7 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Page } from '@playwright/test';
-import { expect, PEOPLE, test, type ServerSetup } from './serverFixtures.js';
-
-async function logIn(page: Page, setup: ServerSetup, who: { email: string; password: string }) {
-  await page.goto(setup.serverUrl);
-  await page.getByLabel('E-mail').fill(who.email);
-  await page.getByLabel('Password').fill(who.password);
-  await page.getByRole('button', { name: 'Log in' }).click();
-  await expect(page.getByTestId('account-name')).toBeVisible();
-}
+import { expect, logIn, PEOPLE, test, type ServerSetup } from './serverFixtures.js';
 
 async function openSection(page: Page, name: string): Promise<void> {
   await page

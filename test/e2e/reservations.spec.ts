@@ -5,19 +5,10 @@
  * booking is refused naming the first, and cancelling frees the time while the API keeps the
  * record marked cancelled.
  */
-import type { Page } from '@playwright/test';
-import { expect, PEOPLE, test, type ServerSetup } from './serverFixtures.js';
+import { expect, logIn, PEOPLE, test } from './serverFixtures.js';
 
 // Times are typed and shown in the browser's zone; one with an offset proves they are sent so.
 test.use({ timezoneId: 'Europe/Berlin' });
-
-async function logIn(page: Page, setup: ServerSetup, who: { email: string; password: string }) {
-  await page.goto(setup.serverUrl);
-  await page.getByLabel('E-mail').fill(who.email);
-  await page.getByLabel('Password').fill(who.password);
-  await page.getByRole('button', { name: 'Log in' }).click();
-  await expect(page.getByTestId('account-name')).toBeVisible();
-}
 
 /** A `datetime-local` value `days` from now at `hour`:`minute` (wall time). */
 function localInput(days: number, hour: number, minute = 0): string {

@@ -10,10 +10,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { test as base } from '@playwright/test';
+import { expect, test as base, type Page } from '@playwright/test';
 import { facilityBundle } from '../fixtures/facility.js';
 
-export { expect } from '@playwright/test';
+export { expect };
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CLI = process.env.LABSTATION_E2E_CLI ?? join(ROOT, 'bin', 'labstation.js');
@@ -160,3 +160,16 @@ export const test = base.extend<{ startServer: () => Promise<ServerSetup> }>({
     await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
   },
 });
+
+/** Logs `who` in on the server's page, as a person types it. */
+export async function logIn(
+  page: Page,
+  setup: ServerSetup,
+  who: { email: string; password: string },
+): Promise<void> {
+  await page.goto(setup.serverUrl);
+  await page.getByLabel('E-mail').fill(who.email);
+  await page.getByLabel('Password').fill(who.password);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await expect(page.getByTestId('account-name')).toBeVisible();
+}

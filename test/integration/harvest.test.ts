@@ -121,6 +121,15 @@ async function stationFiles(st: StationProcess): Promise<HarvestFileView[]> {
   return (res.body as { files: HarvestFileView[] }).files;
 }
 
+/** Waits until a copy's partial is in `folder`: the copy is under way. */
+async function partialIn(folder: string): Promise<void> {
+  await waitLong('the copy under way', () =>
+    existsSync(folder) && readdirSync(folder).some((p) => p.endsWith('.partial'))
+      ? true
+      : undefined,
+  );
+}
+
 describe('harvest --once', () => {
   it('moves a nested tree of 10,000 small files, each with a verified checksum', async () => {
     const dirs = await setupHarvest();
@@ -916,9 +925,7 @@ describe('harvest --once', () => {
     writeFileSync(source, randomBytes(64 * 1024 * 1024));
     try {
       const run = harvestOnce(dirs.data, { LABSTATION_INJECT: 'harvest.slow-copy' });
-      await waitLong('the copy under way', () =>
-        readdirSync(folder).some((p) => p.endsWith('.partial')) ? true : undefined,
-      );
+      await partialIn(folder);
       expect(chattr('+i')).toBe(true);
       const failed = await run;
       expect(failed.code).toBe(1);
@@ -959,11 +966,7 @@ describe('harvest --once', () => {
     writeFileSync(source, randomBytes(64 * 1024 * 1024));
     const run = harvestOnce(dirs.data, { LABSTATION_INJECT: 'harvest.slow-copy' });
     const folder = join(dirs.dest, 'sem-1');
-    await waitLong('the copy under way', () =>
-      existsSync(folder) && readdirSync(folder).some((p) => p.endsWith('.partial'))
-        ? true
-        : undefined,
-    );
+    await partialIn(folder);
     // A share gone (on Windows, a path on a lost drive is "not found" too): the partial cannot
     // be found to be removed, but it is not gone; it is there again when the share is back.
     renameSync(dirs.dest, away);
@@ -998,11 +1001,7 @@ describe('harvest --once', () => {
       writeFileSync(source, randomBytes(64 * 1024 * 1024));
       const run = harvestOnce(dirs.data, { LABSTATION_INJECT: 'harvest.slow-copy' });
       const folder = join(mount, 'sem-1');
-      await waitLong('the copy under way', () =>
-        existsSync(folder) && readdirSync(folder).some((p) => p.endsWith('.partial'))
-          ? true
-          : undefined,
-      );
+      await partialIn(folder);
       // The share goes (lazily: the copy holds its partial open); its empty mount point stays,
       // where the partial is "not found", though it is not gone: it is on the share.
       execFileSync('umount', ['-l', mount]);
