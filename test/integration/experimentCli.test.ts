@@ -69,16 +69,21 @@ const PAGE = {
   ],
 };
 
+/** `labstation experiment` on a usage event and a reservations file, as a user runs it. */
+function experiment(event: unknown, reservations: unknown): ReturnType<typeof runCli> {
+  const dir = tempDir();
+  return runCli([
+    'experiment',
+    '--event',
+    writeJson(dir, 'event.json', event),
+    '--reservations',
+    writeJson(dir, 'reservations.json', reservations),
+  ]);
+}
+
 describe('labstation experiment', () => {
   it("prints the record built from the best reservation's answers when run_data lacks fields", async () => {
-    const dir = tempDir();
-    const out = await runCli([
-      'experiment',
-      '--event',
-      writeJson(dir, 'event.json', EVENT),
-      '--reservations',
-      writeJson(dir, 'reservations.json', PAGE),
-    ]);
+    const out = await experiment(EVENT, PAGE);
     expect(out.code).toBe(0);
     const printed = JSON.parse(out.stdout) as {
       record: Record<string, unknown>;
@@ -97,15 +102,8 @@ describe('labstation experiment', () => {
   });
 
   it('exits 1 with every reason when no source is left (a plain list of reservations)', async () => {
-    const dir = tempDir();
     const declined = PAGE.results.map((r) => ({ ...r, question_data: answers('Negative', 'no') }));
-    const out = await runCli([
-      'experiment',
-      '--event',
-      writeJson(dir, 'event.json', EVENT),
-      '--reservations',
-      writeJson(dir, 'reservations.json', declined),
-    ]);
+    const out = await experiment(EVENT, declined);
     expect(out.code).toBe(1);
     const printed = JSON.parse(out.stdout) as { record: null; reason: string };
     expect(printed.record).toBeNull();
@@ -143,7 +141,6 @@ describe('labstation experiment', () => {
   });
 
   it('refuses one page of a longer answer, where the best reservation may be missing', async () => {
-    const dir = tempDir();
     // Page 1 of the read API's answer holds only the short booking; the one that overlaps the
     // usage most is on page 2, which was not fetched.
     const first = {
@@ -152,37 +149,21 @@ describe('labstation experiment', () => {
       previous: null,
       results: [PAGE.results[0]],
     };
-    const out = await runCli([
-      'experiment',
-      '--event',
-      writeJson(dir, 'event.json', EVENT),
-      '--reservations',
-      writeJson(dir, 'page1.json', first),
-    ]);
+    const out = await experiment(EVENT, first);
     expect(out.code).toBe(1);
     expect(out.stdout).toBe('');
     expect(out.stderr).toContain('holds one page of the 2 reservations asked for');
     expect(out.stderr).toContain("start__lte=<the usage's end>&end__gte=<its start>");
     const second = { ...first, next: null, previous: first.next, results: [PAGE.results[1]] };
-    const last = await runCli([
-      'experiment',
-      '--event',
-      writeJson(dir, 'event.json', EVENT),
-      '--reservations',
-      writeJson(dir, 'page2.json', second),
-    ]);
+    const last = await experiment(EVENT, second);
     expect(last.code).toBe(1);
     expect(last.stderr).toContain('holds one page of the 2 reservations asked for');
   });
 
   it('names the field and the rule of a bad input', async () => {
     const dir = tempDir();
-    const out = await runCli([
-      'experiment',
-      '--event',
-      writeJson(dir, 'event.json', { ...EVENT, start: 'yesterday' }),
-      '--reservations',
-      writeJson(dir, 'reservations.json', [{ ...PAGE.results[0], tool: 'SEM' }]),
+    const out = await experiment({ ...EVENT, start: 'yesterday' }, [
+      { ...PAGE.results[0], tool: 'SEM' },
     ]);
     expect(out.code).toBe(1);
     expect(out.stderr).toContain('usage event.start: must be an ISO 8601 date-time');
@@ -191,30 +172,12 @@ describe('labstation experiment', () => {
     delete noEnd.end;
     const noTool: Record<string, unknown> = { ...EVENT };
     delete noTool.tool;
-    const left = await runCli([
-      'experiment',
-      '--event',
-      writeJson(dir, 'no-tool.json', noTool),
-      '--reservations',
-      writeJson(dir, 'list.json', [PAGE.results[0], noEnd]),
-    ]);
+    const left = await experiment(noTool, [PAGE.results[0], noEnd]);
     expect(left.code).toBe(1);
     expect(left.stderr).toBe('usage event.tool: is required\n');
-    const inList = await runCli([
-      'experiment',
-      '--event',
-      writeJson(dir, 'event.json', EVENT),
-      '--reservations',
-      writeJson(dir, 'list.json', [PAGE.results[0], noEnd]),
-    ]);
+    const inList = await experiment(EVENT, [PAGE.results[0], noEnd]);
     expect(inList.stderr).toBe('reservations[1].end: is required\n');
-    const inPage = await runCli([
-      'experiment',
-      '--event',
-      writeJson(dir, 'event.json', EVENT),
-      '--reservations',
-      writeJson(dir, 'page.json', { ...PAGE, results: [PAGE.results[0], noEnd] }),
-    ]);
+    const inPage = await experiment(EVENT, { ...PAGE, results: [PAGE.results[0], noEnd] });
     expect(inPage.stderr).toBe('reservations.results[1].end: is required\n');
     const missing = await runCli(['experiment', '--event', writeJson(dir, 'e.json', EVENT)]);
     expect(missing.code).toBe(2);
