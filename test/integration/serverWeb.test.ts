@@ -4,6 +4,7 @@
  * is force-ended, and the pending post-usage answers completed on the server.
  */
 import { existsSync } from 'node:fs';
+import { request } from 'node:http';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -201,12 +202,27 @@ describe('server rpc for browser users', () => {
       body: string,
       headers: Record<string, string>,
     ): Promise<{ status: number; body: Record<string, unknown> }> => {
-      const res = await fetch(`${server.url}rpc/usage.pendingMine`, {
-        method: 'POST',
-        headers,
-        body,
+      // node:http rather than fetch: a server that refuses a large body answers before it has
+      // all of it and closes, and the answer is read although the rest of the write fails
+      // (EPIPE), as a client should.
+      return await new Promise((resolve, reject) => {
+        const req = request(`${server.url}rpc/usage.pendingMine`, { method: 'POST', headers });
+        req.on('response', (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => (text += chunk));
+          res.on('end', () =>
+            resolve({
+              status: res.statusCode ?? 0,
+              body: JSON.parse(text) as Record<string, unknown>,
+            }),
+          );
+        });
+        req.on('error', (error: NodeJS.ErrnoException) => {
+          if (error.code !== 'EPIPE' && error.code !== 'ECONNRESET') reject(error);
+        });
+        req.end(body);
       });
-      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
     };
     const json = { 'content-type': 'application/json' };
     // A body that is not JSON, from no one: refused for who sent it, unread (a deep or large
