@@ -1428,6 +1428,91 @@ describe('records from a station, schedules and runs', () => {
     });
   });
 
+  it('keeps a file record out when its version is older, and refuses one that says otherwise at the same version', async () => {
+    const file = newUuid();
+    const transfer = newUuid();
+    const v1 = filePayload(file, 'v.dm4', {
+      state: 'waiting',
+      xxhash: null,
+      metadata_: {},
+      updated_at: '2026-03-01T10:00:01.000Z',
+    });
+    const v2 = filePayload(file, 'v.dm4', { updated_at: '2026-03-01T10:00:02.000Z' });
+    const transferPayload = {
+      uuid: transfer,
+      file_uuid: file,
+      status: 'completed',
+      storage_location: 'records',
+      destination_path: '/mnt/records/v.dm4',
+      bytes_transferred: 1234,
+      dest_checksum: '0123456789abcdef0123456789abcdef',
+      checksum_verified: true,
+      started_at: '2026-03-01T10:00:01.500Z',
+      completed_at: '2026-03-01T10:00:02.000Z',
+      error: '',
+      note: '',
+    };
+    const stored = (): unknown =>
+      db
+        .prepare(
+          `SELECT f.size, f.xxhash, f.metadata_, f.state, f.updated_at, t.destination_path,
+             t.dest_checksum FROM harvest_files f LEFT JOIN harvest_transfers t ON t.file_id = f.id
+           WHERE f.uuid = ?`,
+        )
+        .get(file);
+    const taken = await push([
+      { kind: 'harvest_file', uuid: file, payload: v1 },
+      { kind: 'harvest_file', uuid: file, payload: v2 },
+      { kind: 'harvest_transfer', uuid: transfer, payload: transferPayload },
+    ]);
+    expect((taken.body as PushResult).error).toBeNull();
+    const before = stored();
+    // A resend of the newest version, and of the transfer, changes nothing and is taken.
+    const resent = (
+      await push([
+        { kind: 'harvest_file', uuid: file, payload: v2 },
+        { kind: 'harvest_transfer', uuid: transfer, payload: transferPayload },
+      ])
+    ).body as PushResult;
+    expect(resent).toMatchObject({ stale: [], error: null });
+    expect(resent.acked).toHaveLength(2);
+    // An older version alone is acknowledged as stale (the station says so), not as stored.
+    const old = (await push([{ kind: 'harvest_file', uuid: file, payload: v1 }]))
+      .body as PushResult;
+    expect(old.error).toBeNull();
+    expect(old.stale).toEqual(old.acked);
+    expect(stored()).toEqual(before);
+    // The same version with other content (a station restored from a backup) is refused by
+    // name; the server keeps its version.
+    const other = (
+      await push([
+        {
+          kind: 'harvest_file',
+          uuid: file,
+          payload: { ...v2, xxhash: 'ffffffffffffffffffffffffffffffff', metadata_: { x: 1 } },
+        },
+      ])
+    ).body as PushResult;
+    expect(other.acked).toEqual([]);
+    expect(other.error).toMatchObject({ code: 'conflict', kind: 'harvest_file', uuid: file });
+    expect(other.error?.detail).toMatch(/xxhash, metadata_.*restored from a backup\?/);
+    expect(stored()).toEqual(before);
+    // So is a transfer sent again under its uuid with other content.
+    const otherTransfer = (
+      await push([
+        {
+          kind: 'harvest_transfer',
+          uuid: transfer,
+          payload: { ...transferPayload, destination_path: '/mnt/records/w.dm4' },
+        },
+      ])
+    ).body as PushResult;
+    expect(otherTransfer.acked).toEqual([]);
+    expect(otherTransfer.error).toMatchObject({ code: 'conflict', kind: 'harvest_transfer' });
+    expect(otherTransfer.error?.detail).toMatch(/destination_path/);
+    expect(stored()).toEqual(before);
+  });
+
   it('answers each push with the highest outbox id it had taken from the data dir before it', async () => {
     // As a Labstation pushes: its key, and the data dir it is (the first to name itself holds
     // the key). A station that had more acknowledged sends again what the server lost.

@@ -207,6 +207,25 @@ function instrumentFor(
   return id;
 }
 
+/** What a version of a file record holds that a later version may change. */
+const FILE_VERSION_FIELDS = [
+  'size',
+  'mtime_ms',
+  'xxhash',
+  'hash_algorithm',
+  'metadata_',
+  'state',
+] as const;
+type FileVersionField = (typeof FILE_VERSION_FIELDS)[number];
+
+type StoredFile = Record<FileVersionField, unknown> & {
+  station_id: number | null;
+  persistent_id: string;
+  instrument_id: number;
+  usage_event_id: number | null;
+  updated_at: string;
+};
+
 export function upsertHarvestFile(
   db: Db,
   station: StationRef & { name: string },
@@ -223,21 +242,41 @@ export function upsertHarvestFile(
   p.persistent_id = ark.ark;
   const existing = cachedStatement(
     db,
-    'SELECT station_id, persistent_id, instrument_id, usage_event_id FROM harvest_files WHERE uuid = ?',
-  ).get(p.uuid.toLowerCase()) as
-    | {
-        station_id: number | null;
-        persistent_id: string;
-        instrument_id: number;
-        usage_event_id: number | null;
-      }
-    | undefined;
+    `SELECT station_id, persistent_id, instrument_id, usage_event_id, size, mtime_ms, xxhash,
+       hash_algorithm, metadata_, state, updated_at FROM harvest_files WHERE uuid = ?`,
+  ).get(p.uuid.toLowerCase()) as StoredFile | undefined;
   if (fileWriter(db, existing, station, record) === 'stale') return 'stale';
   if (existing && existing.persistent_id !== p.persistent_id) {
     throw new RecordRefused(
       'invalid',
       `harvest_file ${record.uuid}: persistent_id cannot change (${existing.persistent_id})`,
     );
+  }
+  if (existing) {
+    // Every change a station makes to a file gives it a later updated_at (harvest/records.ts
+    // NEXT_UPDATED_AT). An older version is kept out and the station told so (stale), as for
+    // usage events; the same version saying otherwise comes from a data dir restored from a
+    // backup that changed the file again: refused by name, the server keeps its version.
+    if (p.updated_at < existing.updated_at) return 'stale';
+    if (p.updated_at === existing.updated_at) {
+      const pushed: Record<FileVersionField, unknown> = {
+        size: p.size,
+        mtime_ms: p.mtime_ms,
+        xxhash: p.xxhash,
+        hash_algorithm: p.hash_algorithm,
+        metadata_: JSON.stringify(p.metadata_),
+        state: p.state,
+      };
+      const differ = FILE_VERSION_FIELDS.filter((f) => pushed[f] !== existing[f]);
+      if (differ.length) {
+        throw new RecordRefused(
+          'conflict',
+          `harvest_file ${record.uuid}: the server holds its version of ${existing.updated_at} ` +
+            `with other ${differ.join(', ')}; was this station restored from a backup? The ` +
+            'server keeps its version; staff settle the difference',
+        );
+      }
+    }
   }
   const instrumentId = existing?.instrument_id ?? instrumentFor(db, station, p, record);
   // Later versions of the record win; a resend of an older one changes nothing. The usage a
@@ -322,6 +361,20 @@ function checkUploaded(
   }
 }
 
+const TRANSFER_FIELDS = [
+  'file_id',
+  'status',
+  'destination_path',
+  'bytes_transferred',
+  'dest_checksum',
+  'checksum_verified',
+  'started_at',
+  'completed_at',
+  'error',
+  'note',
+] as const;
+type TransferField = (typeof TRANSFER_FIELDS)[number];
+
 /** Transfers never change once made: the first push stores it, a resend is a no-op. */
 export function insertHarvestTransfer(
   db: Db,
@@ -342,10 +395,38 @@ export function insertHarvestTransfer(
     );
   }
   if (fileWriter(db, file, station, record) === 'stale') return 'stale';
-  const existing = cachedStatement(db, 'SELECT 1 FROM harvest_transfers WHERE uuid = ?').get(
-    p.uuid.toLowerCase(),
-  );
-  if (existing) return 'ok';
+  const existing = cachedStatement(
+    db,
+    `SELECT file_id, status, destination_path, bytes_transferred, dest_checksum,
+       checksum_verified, started_at, completed_at, error, note
+     FROM harvest_transfers WHERE uuid = ?`,
+  ).get(p.uuid.toLowerCase()) as Record<TransferField, unknown> | undefined;
+  if (existing) {
+    // A resend carries what was stored; a transfer never changes, so other content under its
+    // uuid is refused by name rather than acknowledged as if the server held it.
+    const pushed: Record<TransferField, unknown> = {
+      file_id: file.id,
+      status: p.status,
+      destination_path: p.destination_path,
+      bytes_transferred: p.bytes_transferred,
+      dest_checksum: p.dest_checksum,
+      checksum_verified: p.checksum_verified ? 1 : 0,
+      started_at: p.started_at,
+      completed_at: p.completed_at,
+      error: p.error,
+      note: p.note,
+    };
+    const differ = TRANSFER_FIELDS.filter((f) => pushed[f] !== existing[f]);
+    if (differ.length) {
+      throw new RecordRefused(
+        'conflict',
+        `harvest_transfer ${record.uuid}: the server holds it with other ` +
+          `${differ.map((f) => (f === 'file_id' ? 'file_uuid' : f)).join(', ')}; a transfer ` +
+          'never changes once made: was this station restored from a backup?',
+      );
+    }
+    return 'ok';
+  }
   // Completed already by another station: the station that ran the instrument before, while it
   // was out of touch, and the one that runs it now, from its history. The first one stays.
   if (
