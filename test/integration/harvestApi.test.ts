@@ -1286,6 +1286,18 @@ describe('records from a station, schedules and runs', () => {
     expect((await call('DELETE', `/api/instruments/${instrumentId}/access/2`)).status).toBe(404);
   });
 
+  it('names at once all that keeps a service account from being deleted', async () => {
+    // It runs an instrument and pushed records: both are named in one 409, not one per try.
+    const blocked = await call('DELETE', `/api/service-accounts/${accountId}`);
+    expect(blocked.status).toBe(409);
+    expect(blocked.body.detail).toMatch(
+      new RegExp(
+        `^service account ${accountId} runs instrument Records camera; ` +
+          'it is named by \\d+ records it synced; disable it instead$',
+      ),
+    );
+  });
+
   it("refuses a station's records for an instrument it was never given", async () => {
     const other = await made('/api/service-accounts', { name: 'intruder-pc' });
     const file = newUuid();

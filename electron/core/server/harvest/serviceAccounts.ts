@@ -97,11 +97,10 @@ export const serviceAccounts: ManagedResource<ServiceAccountOut> = {
       .prepare('SELECT name FROM instruments WHERE station_id = ? ORDER BY name')
       .pluck()
       .all(id) as string[];
+    // Every record in the way is named at once, not one kind per attempt.
+    const reasons: string[] = [];
     if (instruments.length) {
-      throw new Conflict(
-        `service account ${id} runs instrument${instruments.length > 1 ? 's' : ''} ` +
-          instruments.join(', '),
-      );
+      reasons.push(`runs instrument${instruments.length > 1 ? 's' : ''} ${instruments.join(', ')}`);
     }
     const pushed =
       countWhere(db, 'SELECT count(*) FROM usage_events WHERE station_id = ?', id) +
@@ -119,10 +118,11 @@ export const serviceAccounts: ManagedResource<ServiceAccountOut> = {
       countWhere(db, 'SELECT count(*) FROM harvest_schedules WHERE station_id = ?', id) +
       countWhere(db, 'SELECT count(*) FROM notebook_entries WHERE station_id = ?', id);
     if (pushed) {
-      throw new Conflict(
-        `service account ${id} is named by ${pushed} record${pushed > 1 ? 's' : ''} it synced; disable it instead`,
+      reasons.push(
+        `is named by ${pushed} record${pushed > 1 ? 's' : ''} it synced; disable it instead`,
       );
     }
+    if (reasons.length) throw new Conflict(`service account ${id} ${reasons.join('; it ')}`);
     // What was queued for it and never taken ends with it, kept in its schedule's history.
     db.prepare(
       `UPDATE harvest_runs SET station_id = NULL,
