@@ -1373,6 +1373,11 @@ describe('records from a station, schedules and runs', () => {
       ])
     ).body as PushResult;
     expect(res.error?.code).toBe('conflict');
+    // Said in words the station's staff can act on, not as a rule of the server's tables.
+    expect(res.error?.detail).toBe(
+      `harvest_transfer ${transfer}: completed, but checksum_verified is false and ` +
+        'dest_checksum is missing; a transfer is completed only with a verified checksum',
+    );
     expect(
       db.prepare('SELECT count(*) FROM harvest_transfers WHERE uuid = ?').pluck().get(transfer),
     ).toBe(0);

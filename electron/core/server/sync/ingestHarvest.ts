@@ -438,6 +438,18 @@ export function insertHarvestTransfer(
   ) {
     return 'stale';
   }
+  if (p.status === 'completed' && (!p.checksum_verified || p.dest_checksum === null)) {
+    // The table's CHECK would refuse it too, in words about the server's tables.
+    const lacks = [
+      ...(p.checksum_verified ? [] : ['checksum_verified is false']),
+      ...(p.dest_checksum === null ? ['dest_checksum is missing'] : []),
+    ];
+    throw new RecordRefused(
+      'conflict',
+      `harvest_transfer ${record.uuid}: completed, but ${lacks.join(' and ')}; a transfer is ` +
+        'completed only with a verified checksum',
+    );
+  }
   const locationId = storageLocationOf(db, p);
   if (p.status === 'completed' && locationId !== null) checkUploaded(db, station, p, locationId);
   cachedStatement(
