@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
@@ -332,4 +332,40 @@ test('data tab: a file being written is named with its size so far, before its t
   await writeFile(movie, Buffer.alloc(2_500_000));
   await expect(written.getByRole('listitem')).toHaveText(/^run-7\/movie\.mrc · 2\.5 MB · changed/);
   await expect(page.getByRole('list', { name: 'Transfers under way' })).toHaveCount(0);
+});
+
+test('data tab: a file written without a pause shows its size so far growing', async ({
+  page,
+  startStation,
+  scratchDir,
+}) => {
+  const { src, archive } = await acquisition(scratchDir);
+  await mkdir(archive);
+  const bundle = withQuanta(src, archive, '{relative_path}');
+  bundle.instruments![0].stability_seconds = 60;
+  const station = await startStation(bundle);
+  await page.goto(station.url);
+  await page.getByRole('tab', { name: 'Data', exact: true }).click();
+  const written = page.getByRole('list', { name: 'Files being written' });
+  // A camera streaming a movie: a write every few milliseconds, never a pause of 0.1 s.
+  const movie = join(src, 'movie.mrc');
+  const chunk = Buffer.alloc(64 * 1024, 7);
+  await writeFile(movie, chunk);
+  let writing = true;
+  const writer = (async () => {
+    while (writing) {
+      await appendFile(movie, chunk);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  })();
+  try {
+    await expect(written.getByRole('listitem')).toHaveText(/^movie\.mrc · /);
+    // Its size so far, not the size it had when it was first seen.
+    await expect(written.getByRole('listitem')).toHaveText(/^movie\.mrc · [\d.]+ MB · changed/, {
+      timeout: 5_000,
+    });
+  } finally {
+    writing = false;
+    await writer;
+  }
 });

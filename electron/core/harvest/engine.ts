@@ -29,7 +29,7 @@ import {
   type Deployment,
   type RunRow,
 } from './runs.js';
-import { listFiles, type ListedFile } from './copyBatch.js';
+import { listFiles, statFiles, type ListedFile } from './copyBatch.js';
 import { HASH_ALGORITHM } from './copy.js';
 import { CopyPool } from './copyPool.js';
 import { acceptHooks, endRunningHooks } from './hooks.js';
@@ -97,6 +97,12 @@ const IN_FLIGHT_PER_COPY = 4;
 
 /** How many settling files the status names (HarvestStatus.settling_files). */
 const SETTLING_SHOWN = 5;
+/**
+ * A candidate written without a pause (a camera streaming a movie) has its size read at most
+ * this often from its watcher events, for the Data tab's size so far: the events carry no size,
+ * and its check waits for the writes to pause, so it showed the size it had when first seen.
+ */
+const SIZE_READ_MS = 1000;
 
 interface Candidate {
   instrument: Instrument;
@@ -118,6 +124,11 @@ interface Candidate {
   firstSeenMs: number;
   /** Why the file would not open for reading at its last check (an errno code), or null. */
   openError: string | null;
+  /**
+   * Clock time of the last stat asked for a watcher event (see SIZE_READ_MS): a file written
+   * without a pause is not checked until its writes pause, and its size so far comes from these.
+   */
+  sizeReadAt: number;
 }
 
 /** Paths the watcher reported in one watched folder, not looked at yet (Harvester.sighted). */
@@ -1193,6 +1204,7 @@ export class Harvester {
     // An event for a candidate is a change (a write, a rename, new attributes; fs.watch reports
     // no reads): its window starts again now, with no stat, as often as a file is written to.
     // Links are not followed (statFiles uses lstat, as the walk does).
+    const growing: Candidate[] = [];
     const files = [...waiting.paths].flatMap((path) => {
       const candidate = this.candidates.get(candidateKey(instrument, path));
       if (candidate) {
@@ -1200,14 +1212,37 @@ export class Harvester {
         candidate.settled = false;
         // Read again soon after the writes pause (settles), not only at the window's end.
         if (settles(candidate)) this.settleSoon();
+        if (this.clock() - candidate.sizeReadAt >= SIZE_READ_MS) {
+          candidate.sizeReadAt = this.clock();
+          growing.push(candidate);
+        }
         return [];
       }
       const rel = accepted(path);
       return rel === null ? [] : [{ path, rel }];
     });
+    if (growing.length && current()) await this.readSizesSoFar(instrument, growing);
     if (!files.length || !current()) return;
     const found = await statFound(files, this.statAll());
     if (current()) take(found);
+  }
+
+  /**
+   * The size so far of candidates still being written (SIZE_READ_MS). A size or mtime read
+   * here is a change, as a watcher's stat is: it restarts the window and is read again before
+   * the file is taken, so a stat that comes back after a later check only delays that file.
+   */
+  private async readSizesSoFar(instrument: Instrument, growing: Candidate[]): Promise<void> {
+    const stats = await (this.statAll() ?? statFiles)(growing.map((c) => c.absolutePath));
+    growing.forEach((c, i) => {
+      const s = stats[i];
+      if (!s || this.candidates.get(candidateKey(instrument, c.absolutePath)) !== c) return;
+      if (s.size === c.size && s.mtimeMs === c.mtimeMs) return;
+      c.size = s.size;
+      c.mtimeMs = s.mtimeMs;
+      c.changedAt = this.clock();
+      c.settled = false;
+    });
   }
 
   /**
@@ -1349,6 +1384,7 @@ export class Harvester {
       settled: false,
       firstSeenMs: this.clock(),
       openError: null,
+      sizeReadAt: this.clock(),
     };
     this.candidates.set(key, candidate);
     // The first file settling: the UIs learn of it now (and then follow it while they see
