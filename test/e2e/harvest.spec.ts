@@ -369,3 +369,49 @@ test('data tab: a file written without a pause shows its size so far growing', a
     await writer;
   }
 });
+
+test('data tab: keyboard use keeps its place: Retry, a file opened and closed', async ({
+  page,
+  startStation,
+  scratchDir,
+}) => {
+  const { src, archive } = await acquisition(scratchDir);
+  await writeFile(join(src, 'a.txt'), 'a');
+  await writeFile(join(src, 'b.txt'), 'b');
+  // The archive folder does not exist yet: both transfers fail.
+  const station = await startStation(withQuanta(src, archive, '{relative_path}'));
+  await page.goto(station.url);
+  await logOn(page, 'ada', '1234');
+  await page.getByRole('tab', { name: 'Data', exact: true }).click();
+  const failures = page.getByRole('region', { name: 'Failed transfers' });
+  await expect(failures.getByRole('listitem')).toHaveCount(2);
+  await mkdir(archive);
+  const focused = page.locator(':focus');
+
+  // Retry by keyboard: once the file is done, the focus is on the next failure's Retry, not
+  // lost to the page (a screen reader would start again from its top).
+  const retryFirst = page.getByRole('button', { name: /^Retry [ab]\.txt$/ }).first();
+  const first = (await retryFirst.getAttribute('aria-label')) ?? '';
+  const second = first === 'Retry a.txt' ? 'Retry b.txt' : 'Retry a.txt';
+  await retryFirst.focus();
+  await page.keyboard.press('Enter');
+  await expect(failures.getByRole('listitem')).toHaveCount(1);
+  await expect(focused).toHaveAccessibleName(second);
+  // The last one: the list goes, and the focus goes to the files.
+  await page.keyboard.press('Enter');
+  await expect(failures).toHaveCount(0);
+  await expect(focused).toHaveText('Files');
+
+  // A file opened from the list: the focus goes to its details (after the list, which may be
+  // a hundred rows long); Close brings it back to the file in the list.
+  const files = page.getByRole('region', { name: 'Harvested files' });
+  await files.getByRole('button', { name: 'a.txt', exact: true }).focus();
+  await page.keyboard.press('Enter');
+  const details = page.getByRole('region', { name: 'File a.txt' });
+  await expect(details).toBeFocused();
+  await page.keyboard.press('Tab');
+  await expect(details.getByRole('button', { name: 'Close' })).toBeFocused();
+  await page.keyboard.press('Enter');
+  await expect(details).toHaveCount(0);
+  await expect(files.getByRole('button', { name: 'a.txt', exact: true })).toBeFocused();
+});

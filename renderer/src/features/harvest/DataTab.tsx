@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import type { FormEvent, ReactElement } from 'react';
 import type {
   ActiveTransfer,
@@ -11,7 +11,7 @@ import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { formatDateTime } from '../../format.js';
 import { useHarvestStore } from '../../stores/harvest.js';
 import { useSessionStore } from '../../stores/session.js';
-import { FileDetails } from './FileDetails.js';
+import { FILE_DETAILS_ID, FileDetails } from './FileDetails.js';
 import { finishing, shownTransfers } from './transferList.js';
 import { formatBytes, formatDuration, statusWord } from './words.js';
 
@@ -19,6 +19,56 @@ import { formatBytes, formatDuration, statusWord } from './words.js';
 const PROGRESS_POLL_MS = 1000;
 /** Otherwise the overview is read again this often: the last walk, and today's totals at midnight. */
 const IDLE_POLL_MS = 30_000;
+/** Where the focus goes when what held it is gone: the files' heading. */
+export const FILES_HEADING_ID = 'harvest-files-heading';
+
+/** The focus is nowhere the person can use: on the page, or on a button disabled under it. */
+function focusLost(): boolean {
+  const at = document.activeElement;
+  return (
+    at === null ||
+    at === document.body ||
+    !at.isConnected ||
+    (at instanceof HTMLButtonElement && at.disabled)
+  );
+}
+
+/**
+ * After a Retry, whose button is disabled while it runs and removed once its file is done, the
+ * page drops the focus (a screen reader starts again from the top, the Tab key from the end).
+ * From a Retry on, until the person moves the focus elsewhere, a focus dropped goes to the first
+ * of the files retried whose Retry is there and enabled, else to the files' heading.
+ */
+function useFocusAfterRetry(): (ids: readonly number[]) => void {
+  const keeping = useRef<readonly number[] | null>(null);
+  const keep = useCallback((): void => {
+    const ids = keeping.current;
+    if (ids === null) return;
+    if (!focusLost()) {
+      // Moved on by the person (not to what this put it on): theirs stands from now on.
+      const at = document.activeElement;
+      if (!at?.hasAttribute('data-retry')) keeping.current = null;
+      return;
+    }
+    for (const id of ids) {
+      const button = document.querySelector<HTMLButtonElement>(`button[data-retry="${id}"]`);
+      if (button && !button.disabled) return button.focus();
+    }
+    // Where it ends: from here on, the focus is the person's again.
+    document.getElementById(FILES_HEADING_ID)?.focus();
+    keeping.current = null;
+  }, []);
+  // After every render of the list: a file done, retried again, another one failing.
+  useEffect(keep);
+  return useCallback(
+    (ids) => {
+      keeping.current = ids;
+      // The button is disabled by the render that follows; the browser drops the focus then.
+      window.setTimeout(keep, 0);
+    },
+    [keep],
+  );
+}
 
 function TransferProgress({ transfer }: { transfer: ActiveTransfer }): ReactElement {
   const name = transfer.relative_path;
@@ -182,6 +232,7 @@ function Failures({
   const retryAll = useHarvestStore((s) => s.retryAll);
   const retryingAll = useHarvestStore((s) => s.retryingAll);
   const loggedOn = useSessionStore((s) => s.session !== null);
+  const keepFocus = useFocusAfterRetry();
   if (!failed.length) return null;
   return (
     <section aria-label="Failed transfers">
@@ -194,7 +245,11 @@ function Failures({
       {failed.length > 1 && (
         <button
           type="button"
-          onClick={() => void retryAll()}
+          onClick={() => {
+            const ids = failed.map((f) => f.id);
+            keepFocus(ids);
+            void retryAll();
+          }}
           disabled={!loggedOn || retryingAll || retriable === 0}
         >
           Retry all ({retriable})
@@ -202,7 +257,7 @@ function Failures({
       )}
       {!loggedOn && <p className="notice">Log on to retry a transfer now.</p>}
       <ul className="failure-list">
-        {failed.map((f) => (
+        {failed.map((f, i) => (
           <li key={f.id}>
             <div>
               <strong className="file-name">{f.relative_path}</strong> —{' '}
@@ -223,7 +278,13 @@ function Failures({
             </div>
             <button
               type="button"
-              onClick={() => void retry(f.id)}
+              data-retry={f.id}
+              onClick={() => {
+                // This file again if it failed again, else the next one down, else up.
+                const ids = [...failed.slice(i), ...failed.slice(0, i).reverse()].map((g) => g.id);
+                keepFocus(ids);
+                void retry(f.id);
+              }}
               disabled={
                 !loggedOn || retrying.has(f.id) || active.has(f.id) || waiting.has(f.instrument)
               }
@@ -288,7 +349,9 @@ function History({ files }: { files: HarvestFileView[] }): ReactElement {
   const searching = useHarvestStore((s) => s.searching);
   return (
     <section aria-label="Harvested files">
-      <h2>Files</h2>
+      <h2 id={FILES_HEADING_ID} tabIndex={-1}>
+        Files
+      </h2>
       <FileSearch />
       {files.length === 0 ? (
         <p>
@@ -318,7 +381,16 @@ function History({ files }: { files: HarvestFileView[] }): ReactElement {
                     <button
                       type="button"
                       className="link file-name"
-                      onClick={() => void select(f.id)}
+                      data-file={f.id}
+                      onClick={() => {
+                        // To its details, which come after the whole list.
+                        void select(f.id).then(() =>
+                          window.setTimeout(() => {
+                            if (useHarvestStore.getState().selected?.file.id !== f.id) return;
+                            document.getElementById(FILE_DETAILS_ID)?.focus();
+                          }, 0),
+                        );
+                      }}
                     >
                       {f.relative_path}
                     </button>

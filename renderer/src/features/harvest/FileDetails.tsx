@@ -10,6 +10,18 @@ import { useHarvestStore } from '../../stores/harvest.js';
 import { useSessionStore } from '../../stores/session.js';
 import { formatBytes } from './words.js';
 
+/** The details' element, which the focus goes to when a file is opened from the list. */
+export const FILE_DETAILS_ID = 'harvest-file-details';
+
+/** Back to the file in the list once its details close, else to the files' heading. */
+function focusFileInList(id: number): void {
+  window.setTimeout(() => {
+    const button = document.querySelector<HTMLElement>(`button[data-file="${id}"]`);
+    // DataTab's FILES_HEADING_ID (not imported: DataTab imports this file).
+    (button ?? document.getElementById('harvest-files-heading'))?.focus();
+  }, 0);
+}
+
 /** One file: its identifier, where it came from and went, every attempt, and its metadata. */
 export function FileDetails({
   file,
@@ -24,10 +36,22 @@ export function FileDetails({
   const select = useHarvestStore((s) => s.select);
   const loggedOn = useSessionStore((s) => s.session !== null);
   return (
-    <section className="file-details" aria-label={`File ${file.filename}`}>
+    <section
+      id={FILE_DETAILS_ID}
+      tabIndex={-1}
+      className="file-details"
+      aria-label={`File ${file.filename}`}
+    >
       <div className="history-bar">
         <h2 className="file-name">{file.filename}</h2>
-        <button type="button" className="secondary" onClick={() => void select(null)}>
+        <button
+          type="button"
+          className="secondary"
+          onClick={() => {
+            void select(null);
+            focusFileInList(file.id);
+          }}
+        >
           Close
         </button>
       </div>
