@@ -177,9 +177,12 @@ export const useHarvestStore = create<HarvestState>()((set, get) => ({
     set({ retryingAll: true });
     try {
       const { count } = await call('harvest.retryAll', {});
-      // The list may hold files that this station does not harvest (an instrument turned off).
-      set({ error: count === 0 ? 'None of these files is harvested here now.' : null });
+      set({ error: null });
       await get().refresh();
+      // The list may hold files that this station does not harvest (an instrument turned off).
+      // Said after the refresh, whose success clears the error shown (a failed one's stands).
+      if (count === 0 && get().error === null)
+        set({ error: 'None of these files is harvested here now.' });
     } catch (error) {
       set({ error: toBridgeError(error).message });
     } finally {
