@@ -61,3 +61,36 @@ test('the idle rule logs the screen off, and the log-on screen says why', async 
     'You were logged off after 1 second without activity.',
   );
 });
+
+test('in a half-screen window (640 px) the tabs keep their names whole, none over another', async ({
+  page,
+  startStation,
+}) => {
+  // The desktop window is at least 1024 px wide; the browser mode's window may be any width.
+  await page.setViewportSize({ width: 640, height: 800 });
+  const station = await startStation(facility());
+  await page.goto(station.url);
+  await logOn(page, 'sam', '9999');
+  await expect(page.getByRole('tab', { name: 'Data', exact: true })).toBeVisible();
+  const tabs = await page.getByRole('tab').evaluateAll((elements) =>
+    elements.map((el) => {
+      const box = el.getBoundingClientRect();
+      return {
+        name: el.textContent ?? '',
+        left: box.left,
+        right: box.right,
+        top: box.top,
+        whole: el.scrollWidth <= el.clientWidth,
+      };
+    }),
+  );
+  expect(tabs.filter((t) => !t.whole).map((t) => t.name)).toEqual([]);
+  const overlapping = tabs.flatMap((a, i) =>
+    tabs
+      .slice(i + 1)
+      .filter((b) => a.top === b.top && a.right > b.left && b.right > a.left)
+      .map((b) => `${a.name} / ${b.name}`),
+  );
+  expect(overlapping).toEqual([]);
+  expect(Math.max(...tabs.map((t) => t.right))).toBeLessThanOrEqual(640);
+});
