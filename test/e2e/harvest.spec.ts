@@ -415,3 +415,34 @@ test('data tab: keyboard use keeps its place: Retry, a file opened and closed', 
   await expect(details).toHaveCount(0);
   await expect(files.getByRole('button', { name: 'a.txt', exact: true })).toBeFocused();
 });
+
+test('data tab: a failure names where its file was going, so a full disk is found', async ({
+  page,
+  startStation,
+  scratchDir,
+}) => {
+  const { src, archive } = await acquisition(scratchDir);
+  await mkdir(archive);
+  await writeFile(join(src, 'spectrum.bin'), 'counts');
+  // A disk that is full while this flag exists (no small file system to mount in a test).
+  const flag = join(scratchDir, 'disk-full');
+  await writeFile(flag, '');
+  const before = process.env.LABSTATION_INJECT_ENOSPC_WHILE;
+  process.env.LABSTATION_INJECT_ENOSPC_WHILE = flag;
+  let station;
+  try {
+    station = await startStation(withQuanta(src, archive, '{relative_path}'));
+  } finally {
+    if (before === undefined) delete process.env.LABSTATION_INJECT_ENOSPC_WHILE;
+    else process.env.LABSTATION_INJECT_ENOSPC_WHILE = before;
+  }
+  await page.goto(station.url);
+  await page.getByRole('tab', { name: 'Data', exact: true }).click();
+  const failure = page
+    .getByRole('region', { name: 'Failed transfers' })
+    .getByRole('listitem')
+    .filter({ hasText: 'spectrum.bin' });
+  await expect(failure).toContainText('disk full');
+  // The reason says "the storage location": which one, of the station's instruments.
+  await expect(failure).toContainText(`quanta → archive (${join(archive, 'spectrum.bin')})`);
+});

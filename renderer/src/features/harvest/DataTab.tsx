@@ -264,6 +264,19 @@ function Failures({
               {f.last_transfer?.error || 'failed'}
               <br />
               <small>
+                {/* A reason such as "disk full" says "the storage location": which one. */}
+                {f.last_transfer?.storage_location && (
+                  <>
+                    {f.instrument} → {f.last_transfer.storage_location}
+                    {f.last_transfer.destination_path && (
+                      <>
+                        {' '}
+                        (<span className="file-name">{f.last_transfer.destination_path}</span>)
+                      </>
+                    )}
+                    ;{' '}
+                  </>
+                )}
                 {f.attempts} attempt{f.attempts === 1 ? '' : 's'}
                 {active.has(f.id)
                   ? '; being tried again now'
