@@ -283,7 +283,7 @@ test('data tab: a file names the usage it was made during, for someone logged on
   ).toHaveText('log on to see');
 });
 
-test('data tab: a failed file with a long path keeps its Retry button whole', async ({
+test('data tab: a failed file with a long path keeps its Retry and Close buttons whole', async ({
   page,
   startStation,
   scratchDir,
@@ -300,14 +300,23 @@ test('data tab: a failed file with a long path keeps its Retry button whole', as
   await page.getByRole('tab', { name: 'Data', exact: true }).click();
   const retry = page.getByRole('button', { name: `Retry ${folder}/${name}` });
   await expect(retry).toBeVisible();
-  const fits = await retry.evaluate((button) => {
+  const whole = (button: HTMLElement): { content: boolean; inside: boolean } => {
     const box = button.getBoundingClientRect();
     return {
       content: button.scrollWidth <= button.clientWidth,
       inside: box.right <= document.documentElement.clientWidth,
     };
+  };
+  expect(await retry.evaluate(whole)).toEqual({ content: true, inside: true });
+  // Its details too: the name as their heading, and their Close button whole beside it.
+  await page
+    .getByRole('region', { name: 'Harvested files' })
+    .getByRole('button', { name: `${folder}/${name}` })
+    .click();
+  const close = page.getByRole('region', { name: `File ${name}` }).getByRole('button', {
+    name: 'Close',
   });
-  expect(fits).toEqual({ content: true, inside: true });
+  expect(await close.evaluate(whole)).toEqual({ content: true, inside: true });
 });
 
 test('data tab: a file being written is named with its size so far, before its transfer', async ({
