@@ -503,6 +503,33 @@ describe('admin calls', () => {
     ).toBe(stored);
   });
 
+  it('names the problems of both question lists at once, each at its question and property', async () => {
+    const all = await facility();
+    const sem = all.tools.find((t) => t.name === 'SEM')!;
+    const res = await rpc(
+      'admin.tools.save',
+      {
+        id: sem.id,
+        name: 'SEM',
+        category: '',
+        operational: true,
+        visible: true,
+        pre_usage_questions: [{ type: 'float', name: 'x', precision: -1 }],
+        post_usage_questions: [{ type: 'textbox', name: 'a', pattern: '[' }],
+        qualified_users: [],
+      },
+      adminJwt,
+    );
+    expect(res.status).toBe(422);
+    const problems = (res.body.details as { problems: { path: string[]; message: string }[] })
+      .problems;
+    expect(problems.map((p) => p.path)).toEqual([
+      ['pre_usage_questions', 'x.precision'],
+      ['post_usage_questions', 'a.pattern'],
+    ]);
+    expect(res.body.message).toMatch(/^pre_usage_questions: .*precision.* \(and 1 more\)$/);
+  });
+
   it('registers a station whose key syncs; tool edits reach it; a new key shuts out the old', async () => {
     const all = await facility();
     const sem = all.tools.find((t) => t.name === 'SEM')!;

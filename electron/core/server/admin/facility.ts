@@ -394,24 +394,45 @@ export function saveProject(db: Db, input: AdminProjectInput): { project: AdminP
   return { project: toAdminProject(row) };
 }
 
-/** A question list checked by the shared parser; every problem is named under its field. */
-function questionsJson(value: unknown, field: string): string {
+/** A question list checked by the shared parser, or its problems, each under its field. */
+function checkedQuestionsJson(
+  value: unknown,
+  field: string,
+): { ok: true; json: string } | { ok: false; problems: { path: string[]; message: string }[] } {
   const parsed = parseQuestions(value ?? []);
   if (!parsed.ok) {
-    const problems = parsed.problems.map((p) => ({ path: [field], message: p.message }));
-    throw new AppError(
-      'validation_failed',
-      `${field}: ${problems[0]?.message ?? 'invalid'}${problems.length > 1 ? ` (and ${problems.length - 1} more)` : ''}`,
-      { problems },
-    );
+    return {
+      ok: false,
+      problems: parsed.problems.map((p) => ({
+        path: p.path ? [field, p.path] : [field],
+        message: p.message,
+      })),
+    };
   }
-  return JSON.stringify(serializeQuestions(parsed.questions));
+  return { ok: true, json: JSON.stringify(serializeQuestions(parsed.questions)) };
+}
+
+/**
+ * Both question lists, checked together: the problems of the one are named with those of the
+ * other, each at its question and property (as an import and a reservation question set name
+ * them).
+ */
+function questionListsJson(input: AdminToolInput): { pre: string; post: string } {
+  const pre = checkedQuestionsJson(input.pre_usage_questions, 'pre_usage_questions');
+  const post = checkedQuestionsJson(input.post_usage_questions, 'post_usage_questions');
+  if (pre.ok && post.ok) return { pre: pre.json, post: post.json };
+  const problems = [...(pre.ok ? [] : pre.problems), ...(post.ok ? [] : post.problems)];
+  const first = problems[0];
+  throw new AppError(
+    'validation_failed',
+    `${first?.path[0] ?? 'questions'}: ${first?.message ?? 'invalid'}${problems.length > 1 ? ` (and ${problems.length - 1} more)` : ''}`,
+    { problems },
+  );
 }
 
 export function saveTool(db: Db, input: AdminToolInput): { tool: AdminTool } {
   const id = input.id ?? null;
-  const pre = questionsJson(input.pre_usage_questions, 'pre_usage_questions');
-  const post = questionsJson(input.post_usage_questions, 'post_usage_questions');
+  const { pre, post } = questionListsJson(input);
   const now = nowIso();
   const savedId = db
     .transaction((): number => {
