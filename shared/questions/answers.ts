@@ -115,13 +115,19 @@ class Normalizer {
     if (typeof value === 'string') return isBlankString(value) ? [] : [value];
     if (Array.isArray(value)) {
       const chosen: string[] = [];
-      for (const item of value as unknown[]) {
+      for (const [index, item] of (value as unknown[]).entries()) {
         if (typeof item === 'string') {
           if (!isBlankString(item)) chosen.push(item);
         } else if (typeof item === 'number' && Number.isFinite(item)) {
           chosen.push(String(item));
         } else {
-          this.typeProblem(question, path, 'a list of choices', value);
+          // The item at fault, not the list: the list itself is of the right kind.
+          this.problems.push({
+            path,
+            question: question.name,
+            rule: 'type',
+            message: `${quote(questionLabel(question))} needs a list of choices (texts), but item ${index + 1} of the answer is ${describeValue(item)}.`,
+          });
           return [];
         }
       }

@@ -182,7 +182,12 @@ class AnswerChecker {
           question.precision === 0
             ? 'must be a whole number'
             : `can have at most ${plural(question.precision, 'decimal place', 'decimal places')}`;
-        this.add(question, path, 'precision', `${subject} ${allowed}; ${value} has ${places}.`);
+        this.add(
+          question,
+          path,
+          'precision',
+          `${subject} ${allowed}; ${value} has ${plural(places, 'decimal place', 'decimal places')}.`,
+        );
       }
     }
     if (typeof question.min === 'number' && value < question.min) {

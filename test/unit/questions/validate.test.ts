@@ -174,6 +174,11 @@ describe('validateAnswers: numbers', () => {
     expect(p.rule).toBe('precision');
     expect(p.message).toContain('at most 2 decimal places');
     expect(only(qs, { whole: 1.5 }).message).toContain('must be a whole number');
+    // The count says what it counts, also where the rule says "a whole number".
+    expect(only(qs, { whole: 1.25 }).message).toMatch(
+      /must be a whole number; 1\.25 has 2 decimal places\.$/,
+    );
+    expect(p.message).toMatch(/1\.234 has 3 decimal places\.$/);
     accepts(qs, { dose: '1.20' });
   });
 });
@@ -207,6 +212,13 @@ describe('validateAnswers: choices', () => {
     expect(only(qs, { r: ['a'] })).toMatchObject({ rule: 'type', path: ['r'] });
     expect(only(qs, { c: [{}] })).toMatchObject({ rule: 'type', path: ['c'] });
     expect(only(qs, { c: 5 }).rule).toBe('type');
+    // The item at fault is named: "needs a list of choices, but the answer is a list" says nothing.
+    expect(only(qs, { c: ['1', null] }).message).toBe(
+      '"Boxes" needs a list of choices (texts), but item 2 of the answer is nothing.',
+    );
+    expect(only(qs, { c: [['1']] }).message).toBe(
+      '"Boxes" needs a list of choices (texts), but item 1 of the answer is a list.',
+    );
     expect(only(qs, { r: { a: 1 } }).message).toContain('"Radio" needs text');
     // A required question answered with the wrong kind is told so once, not also "required".
     const required = defs([{ type: 'textbox', name: 'title', title: 'Title', required: true }]);
