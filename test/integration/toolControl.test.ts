@@ -315,11 +315,19 @@ describe('tool control', () => {
       events: UsageEventView[];
     };
     expect(later.events).toHaveLength(0);
-    await expectCode(st.call('usage.history', { tool: 'SEM', from: '2026-02-30' }), 'bad_request');
-    await expectCode(
-      st.call('usage.history', { tool: 'SEM', from: '2026-02-30T10:00' }),
+    // As every bad argument: details.problems, one per broken rule, with its path.
+    const notADay = await expectCode(
+      st.call('usage.history', { tool: 'SEM', from: '2026-02-30' }),
       'bad_request',
     );
+    expect(notADay.details).toEqual({ problems: ['from: 2026-02-30 is not a real date'] });
+    const notATime = await expectCode(
+      st.call('usage.history', { tool: 'SEM', to: '2026-02-30T10:00' }),
+      'bad_request',
+    );
+    expect(notATime.details).toEqual({
+      problems: ['to: 2026-02-30T10:00 is not a real date-time'],
+    });
     await expectCode(st.call('usage.history', { tool: 'SEM', from: 'yesterday' }), 'bad_request');
   });
 

@@ -652,6 +652,11 @@ export class Station {
   }
 }
 
+/** As the contract's own refusal of an argument: the problem in details.problems too. */
+function badBoundary(problem: string): AppError {
+  return new AppError('bad_request', problem, { problems: [problem] });
+}
+
 /**
  * History bounds: a date alone means that whole day in the station's local time zone (from
  * its start, to its end); a date-time is taken as given. Everything is folded to UTC text so it
@@ -663,7 +668,7 @@ export function boundary(value: string, side: 'from' | 'to'): string {
     const [y, m, d] = [Number(date[1]), Number(date[2]), Number(date[3])];
     const day = new Date(y, m - 1, d);
     if (day.getFullYear() !== y || day.getMonth() !== m - 1 || day.getDate() !== d) {
-      throw new AppError('bad_request', `${side}: ${value} is not a real date`);
+      throw badBoundary(`${side}: ${value} is not a real date`);
     }
     if (side === 'to') day.setDate(d + 1);
     return day.toISOString();
@@ -676,7 +681,7 @@ export function boundary(value: string, side: 'from' | 'to'): string {
     real.getUTCMonth() !== Number(m) - 1 ||
     real.getUTCDate() !== Number(d)
   ) {
-    throw new AppError('bad_request', `${side}: ${value} is not a real date-time`);
+    throw badBoundary(`${side}: ${value} is not a real date-time`);
   }
   return time.toISOString();
 }
