@@ -215,13 +215,20 @@ function formatOffset(offsetMs: number): string {
 /**
  * A stored UTC value as Django REST framework writes it in the server's zone: ISO 8601 with the
  * zone's offset ("Z" when it is zero), seconds, and microseconds only when non-zero
- * ("2026-11-20T10:00:00+01:00", "2026-11-20T10:00:00.250000+01:00").
+ * ("2026-11-20T10:00:00+01:00", "2026-11-20T10:00:00.250000+01:00"); in UTC where the zone's
+ * local time would fall outside the years 1 to 9999.
  */
 export function formatDateTime(stored: string, timeZone: string): string {
   const ms = Date.parse(stored);
   if (Number.isNaN(ms)) return stored;
-  const offset = offsetAt(timeZone, ms);
-  const local = new Date(ms + offset);
+  let offset = offsetAt(timeZone, ms);
+  let local = new Date(ms + offset);
+  // Stored times keep to the years 1 to 9999 in UTC; one whose local day leaves them (the last
+  // hours of 9999 east of UTC) is written in UTC, as an ISO 8601 reader takes no other year.
+  if (local.getUTCFullYear() < 1 || local.getUTCFullYear() > 9999) {
+    offset = 0;
+    local = new Date(ms);
+  }
   const year = local.getUTCFullYear();
   const fraction = local.getUTCMilliseconds();
   return (
