@@ -159,3 +159,39 @@ export function listsUsedAsNumbers(ast: FormulaNode, lists: ReadonlySet<string>)
   visit(ast, false);
   return [...misused];
 }
+
+/**
+ * The index expressions of a formula whose target is not a list name: only a group field seen
+ * from outside its group is a list, so indexing anything else (a question that is one number,
+ * a result, an item of a list) can never give a value.
+ */
+export function indexesOfNonLists(
+  ast: FormulaNode,
+  lists: ReadonlySet<string>,
+): (FormulaNode & { kind: 'index' })[] {
+  const found: (FormulaNode & { kind: 'index' })[] = [];
+  const visit = (node: FormulaNode): void => {
+    switch (node.kind) {
+      case 'number':
+      case 'name':
+        return;
+      case 'unary':
+        visit(node.operand);
+        return;
+      case 'binary':
+        visit(node.left);
+        visit(node.right);
+        return;
+      case 'call':
+        node.args.forEach(visit);
+        return;
+      case 'index':
+        if (node.target.kind !== 'name' || !lists.has(node.target.name)) found.push(node);
+        visit(node.target);
+        visit(node.index);
+        return;
+    }
+  };
+  visit(ast);
+  return found;
+}

@@ -4,7 +4,13 @@
 import { ProblemList, describeJsonType, readType } from './definition-context.js';
 import type { QuestionContext } from './definition-context.js';
 import { DefinitionReader } from './definition.js';
-import { fieldTable, listsUsedAsNumbers, planFormulas, reach } from './formula-graph.js';
+import {
+  fieldTable,
+  indexesOfNonLists,
+  listsUsedAsNumbers,
+  planFormulas,
+  reach,
+} from './formula-graph.js';
 import { parseFormulaCached } from './formula.js';
 import { isPlainObject, parseJsonText, quote } from './json.js';
 import type { JsonObject } from './json.js';
@@ -192,6 +198,22 @@ function checkFormulaReferences(questions: Question[], walker: DefinitionWalker)
         );
       }
       if (reach(table, group, name) === 'list') lists.add(name);
+    }
+    for (const node of indexesOfNonLists(parsed.ast, lists)) {
+      const target = node.target;
+      // A name that is no question, not a number or out of reach was reported above.
+      if (target.kind === 'name') {
+        const info = table.get(target.name);
+        if (!info || !NUMERIC_TYPES.includes(info.question.type)) continue;
+        if (reach(table, group, target.name) !== 'scalar') continue;
+      }
+      walker.problems.add(
+        context,
+        'formula',
+        target.kind === 'name'
+          ? `property "formula" uses ${quote(target.name)}[…], but ${quote(target.name)} is one number, not a list; only a field of a repeated group, used outside its group, is a list of values to index`
+          : `property "formula" indexes a value that is not a list (at character ${node.position + 1} of ${quote(question.formula)}); only a field of a repeated group, used outside its group, is a list of values to index`,
+      );
     }
     for (const name of listsUsedAsNumbers(parsed.ast, lists)) {
       walker.problems.add(

@@ -579,6 +579,36 @@ describe('parseQuestions: formulas', () => {
     ).toHaveLength(2);
   });
 
+  it('rejects an index on a value that is not a list, which could never be computed', () => {
+    const group = {
+      type: 'group',
+      name: 'g',
+      max_number: 3,
+      questions: [
+        { type: 'number', name: 'x' },
+        { type: 'formula', name: 'own', formula: 'x[0] + 1' },
+      ],
+    };
+    const scalar = problems([
+      { type: 'number', name: 'a' },
+      { type: 'formula', name: 'c', formula: 'a[0] + 1' },
+    ]);
+    expect(scalar).toHaveLength(1);
+    expect(scalar[0]?.path).toBe('c.formula');
+    expect(scalar[0]?.message).toContain('"a" is one number, not a list');
+    // Inside its own group a field is that repetition's one number.
+    const inGroup = problems([group]);
+    expect(inGroup.map((p) => p.path)).toEqual(['g.own.formula']);
+    expect(inGroup[0]?.message).toContain('"x" is one number, not a list');
+    const twice = problems([
+      { ...group, questions: [group.questions[0]] },
+      q({ type: 'formula', formula: 'x[0][1]' }),
+    ]);
+    expect(twice).toHaveLength(1);
+    expect(twice[0]?.message).toContain('at character 5');
+    expect(problems([q({ type: 'formula', formula: '(1 + 2)[0]' })])).toHaveLength(1);
+  });
+
   it('rejects dependency cycles, including a formula using itself', () => {
     const self = problems([{ type: 'formula', name: 'a', formula: 'a + 1' }]);
     expect(self[0]?.message).toContain('its own value');
