@@ -37,7 +37,7 @@ export {
   TEXTAREA_DEFAULT_ROWS,
 } from './types.js';
 
-export { parseQuestions } from './parse.js';
+export { parseQuestions, type ParseOptions } from './parse.js';
 export { serializeQuestions } from './serialize.js';
 export { initialAnswers, normalizeAnswers } from './answers.js';
 export { validateAnswers } from './validate.js';

@@ -146,6 +146,15 @@ class DefinitionWalker {
   }
 }
 
+export interface ParseOptions {
+  /**
+   * A list read back from the database, saved under the rules of its day: a rule added since
+   * (an index on a value that is not a list) is not applied, so a tool saved before it keeps
+   * working (that formula stays blank, as it always did) instead of failing to load.
+   */
+  stored?: boolean;
+}
+
 function allFormulas(
   questions: Question[],
 ): { question: FormulaQuestion; group: GroupQuestion | null }[] {
@@ -162,7 +171,11 @@ function allFormulas(
 }
 
 /** Formula references: known, numeric, within reach; and no dependency cycles. */
-function checkFormulaReferences(questions: Question[], walker: DefinitionWalker): void {
+function checkFormulaReferences(
+  questions: Question[],
+  walker: DefinitionWalker,
+  options: ParseOptions,
+): void {
   const table = fieldTable(questions);
   for (const { question, group } of allFormulas(questions)) {
     const context = walker.contexts.get(question.name);
@@ -199,7 +212,7 @@ function checkFormulaReferences(questions: Question[], walker: DefinitionWalker)
       }
       if (reach(table, group, name) === 'list') lists.add(name);
     }
-    for (const node of indexesOfNonLists(parsed.ast, lists)) {
+    for (const node of options.stored ? [] : indexesOfNonLists(parsed.ast, lists)) {
       const target = node.target;
       // A name that is no question, not a number or out of reach was reported above.
       if (target.kind === 'name') {
@@ -237,7 +250,7 @@ function checkFormulaReferences(questions: Question[], walker: DefinitionWalker)
   }
 }
 
-function parseUnchecked(input: unknown): ParseQuestionsResult {
+function parseUnchecked(input: unknown, options: ParseOptions): ParseQuestionsResult {
   const json = parseJsonText(input);
   if (!json.ok) {
     return {
@@ -262,7 +275,7 @@ function parseUnchecked(input: unknown): ParseQuestionsResult {
   const questions = (json.value as unknown[])
     .map((raw, index) => walker.read(raw, index, null))
     .filter((question): question is JsonObject => question !== null) as unknown as Question[];
-  checkFormulaReferences(questions, walker);
+  checkFormulaReferences(questions, walker, options);
   const problems = walker.problems.problems;
   return problems.length > 0 ? { ok: false, problems } : { ok: true, questions };
 }
@@ -274,9 +287,9 @@ function parseUnchecked(input: unknown): ParseQuestionsResult {
  * ["Yes", "No"] when absent; textarea gets rows 2 when absent; a single-string checkbox
  * default_value becomes a list. Collects every problem instead of stopping at the first.
  */
-export function parseQuestions(input: unknown): ParseQuestionsResult {
+export function parseQuestions(input: unknown, options: ParseOptions = {}): ParseQuestionsResult {
   try {
-    return parseUnchecked(input);
+    return parseUnchecked(input, options);
   } catch {
     return {
       ok: false,

@@ -118,7 +118,7 @@ export function projectSummary(row: ProjectRow): ProjectSummary {
 
 /** Question lists are validated on the way in, so a stored list that fails to parse is a bug. */
 export function storedQuestions(json: string, what: string): Question[] {
-  const parsed = parseQuestions(json);
+  const parsed = parseQuestions(json, { stored: true });
   if (!parsed.ok) {
     throw new AppError('internal', `stored ${what} are invalid: ${parsed.problems[0]?.message}`);
   }

@@ -607,6 +607,9 @@ describe('parseQuestions: formulas', () => {
     expect(twice).toHaveLength(1);
     expect(twice[0]?.message).toContain('at character 5');
     expect(problems([q({ type: 'formula', formula: '(1 + 2)[0]' })])).toHaveLength(1);
+    // A list saved before this rule is still read back (its formula stays blank, as it did).
+    const saved = [{ type: 'number', name: 'a' }, q({ type: 'formula', formula: 'a[0]' })];
+    expect(parseQuestions(saved, { stored: true }).ok).toBe(true);
   });
 
   it('rejects dependency cycles, including a formula using itself', () => {

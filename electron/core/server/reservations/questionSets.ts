@@ -92,7 +92,7 @@ function namesOf(questions: readonly Question[]): string[] {
 }
 
 function storedQuestions(row: { name: string; questions: string }): Question[] {
-  const parsed = parseQuestions(JSON.parse(row.questions));
+  const parsed = parseQuestions(JSON.parse(row.questions), { stored: true });
   if (!parsed.ok) {
     // Saved sets were checked by the same parser; this is a damaged row, not a user's mistake.
     throw new AppError('internal', `reservation question set ${row.name} cannot be read`);
