@@ -12,6 +12,17 @@ const matchRules = {
   max_size: z.number().int().min(0).optional(),
 };
 
+/**
+ * What a sidecar's name adds to its file's name (or stem): no folder in it, or `/../x.json`
+ * would read a file of another folder, out of the watched one too, into the metadata.
+ */
+const sidecarSuffix = z
+  .string()
+  .min(1)
+  .refine((suffix) => !/[/\\\0]/.test(suffix), {
+    message: 'must be the end of a name, without / or \\ (a sidecar is read beside its file)',
+  });
+
 /** The config object of each built-in hook kind. */
 export const hookConfigSchemas = {
   skip: z.object(matchRules).strict(),
@@ -27,7 +38,7 @@ export const hookConfigSchemas = {
     }),
   file_info: z.object({}).strict(),
   usage_context: z.object({}).strict(),
-  sidecar_json: z.object({ suffixes: z.array(z.string().min(1)).min(1).optional() }).strict(),
+  sidecar_json: z.object({ suffixes: z.array(sidecarSuffix).min(1).optional() }).strict(),
   command: z
     .object({
       command: z.string().min(1, 'must name a program'),

@@ -854,6 +854,42 @@ describe('harvest --once', () => {
     expect(error('big.dat')).toEqual(['big.json holds more than 4 MiB']);
   }, 60_000);
 
+  it('reads a sidecar only beside its file: a suffix naming another folder is refused', async () => {
+    const climbing = {
+      name: 'sidecar',
+      trigger: 'post_transfer',
+      kind: 'sidecar_json',
+      config: { suffixes: ['.json', '/../../secret.json', '\\x.json'] },
+    };
+    const refused = await setupHarvest({ hooks: [climbing] }).then(
+      () => null,
+      (error: Error) => error.message,
+    );
+    expect(refused).toMatch(
+      /hooks\[0\] \(sidecar\)\.config\.suffixes\.1: .*without \/ or \\.*beside its file/,
+    );
+    expect(refused).toMatch(/hooks\[0\] \(sidecar\)\.config\.suffixes\.2: /);
+    // One stored before the check (or edited by hand) reads nothing outside the folder either.
+    const dirs = await setupHarvest({
+      hooks: [{ name: 'sidecar', trigger: 'post_transfer', kind: 'sidecar_json' }],
+    });
+    writeFileSync(join(dirs.root, 'secret.json'), '{"secret": true}');
+    writeFileSync(join(dirs.src, 'a.dat'), 'data');
+    withDb(dirs.data, (db) =>
+      db.prepare(`UPDATE harvest_hooks SET config = ?`).run(JSON.stringify(climbing.config)),
+    );
+    expect((await harvestOnce(dirs.data)).stdout).toContain('harvest: 1 completed');
+    const [file] = await filesOf(dirs.data);
+    expect(file.metadata_.secret).toBeUndefined();
+    expect(file.metadata_.hook_errors).toEqual([
+      {
+        hook: 'sidecar',
+        kind: 'sidecar_json',
+        error: expect.stringMatching(/^config\.suffixes\.1: .*without \/ or \\/) as unknown,
+      },
+    ]);
+  }, 60_000);
+
   it('ends a command hook that times out with everything it started', async () => {
     const root = tempDir();
     const pidFile = join(root, 'child.pid');

@@ -86,6 +86,22 @@ function loadedSchemas(): typeof HookConfigSchemas {
 }
 
 /**
+ * A post-transfer hook's config as its schema reads it (loadHookSchemas first). One stored
+ * before a rule was added (or edited by hand) fails the hook naming the setting and the rule,
+ * as the import would, rather than running as it stands.
+ */
+function storedConfig<K extends 'sidecar_json' | 'command'>(
+  kind: K,
+  config: unknown,
+): HookConfig<K> {
+  const parsed = loadedSchemas()[kind].safeParse(config);
+  if (parsed.success) return parsed.data as HookConfig<K>;
+  const [issue] = parsed.error.issues;
+  const path = issue.path.map((key) => `.${String(key)}`).join('');
+  throw new Error(`config${path}: ${issue.message}`);
+}
+
+/**
  * The first matching skip wins; later redirects override earlier ones field by field. `hooks`
  * come from preTransferHooks.
  */
@@ -438,7 +454,8 @@ export async function runPostTransferHooks(
       if (hook.kind === 'file_info') output = await fileInfo(ctx);
       else if (hook.kind === 'usage_context') output = usageContext(ctx);
       else if (hook.kind === 'sidecar_json') {
-        output = await sidecarJson(ctx, (await loadHookSchemas()).sidecar_json.parse(hook.config));
+        await loadHookSchemas();
+        output = await sidecarJson(ctx, storedConfig('sidecar_json', hook.config));
       } else if (hook.kind === 'command') {
         if (hook.from_server && !getSetting(ctx.db, 'harvest.serverCommandHooks')) {
           throw new Error(
@@ -446,7 +463,8 @@ export async function runPostTransferHooks(
               '(station setting harvest.serverCommandHooks is off)',
           );
         }
-        output = await runCommand(ctx, (await loadHookSchemas()).command.parse(hook.config));
+        await loadHookSchemas();
+        output = await runCommand(ctx, storedConfig('command', hook.config));
       } else continue;
       if (hook.kind === 'sidecar_json' || hook.kind === 'command') {
         // What the station itself finds out about the file is its own: a file beside it, or a
