@@ -272,7 +272,8 @@ function watchAt(
     ignored: (path, stats) => {
       if (path === root) return false;
       const rel = relativeTo(root, path);
-      if (rel.startsWith('..')) return true;
+      // Outside the root (only ".." climbs: "..raw" is a folder in it, as the walk reads it).
+      if (rel === '..' || rel.startsWith('../')) return true;
       // Without stats chokidar asks again with them; only folders are watched.
       if (!stats) return false;
       return stats.isDirectory() ? filter.skipsDirectory(rel) : true;

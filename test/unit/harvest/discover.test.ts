@@ -206,6 +206,15 @@ describe('watchFolder', () => {
     expect([...seen.paths].filter((p) => /x\.dat|y\.dat/.test(p))).toEqual([]);
   });
 
+  it('watches a folder whose name starts with two dots, as the walk reads it', async () => {
+    // Only ".." itself climbs out of the watched folder; "..raw" is a folder in it.
+    const { root, seen } = await watching(['*.tmp']);
+    mkdirSync(join(root, '..raw'));
+    await until('..raw', () => seen.folders.includes(join(root, '..raw')));
+    writeFileSync(join(root, '..raw', 'a.dat'), 'x');
+    await until('..raw/a.dat', () => seen.paths.has(join(root, '..raw', 'a.dat')));
+  });
+
   it('asks for a walk after a burst of events, once it has ended', async () => {
     const { root, seen } = await watching();
     for (let i = 0; i < 1200; i++) writeFileSync(join(root, `f${i}.dat`), 'x');
