@@ -42,6 +42,7 @@ import {
   CLI,
   importBundle,
   runCli,
+  runNodeScript,
   startStation,
   tempDir,
   waitFor,
@@ -2210,6 +2211,47 @@ describe('harvest in a running station', () => {
       'scan2.tif',
     ]);
   });
+
+  it("never harvests the station's own data dir in a watched folder, and ends", async () => {
+    // A watch of a whole data disk that also holds the station's data dir: its database,
+    // written by the harvest itself, used to be copied (and its WAL, changing under every copy,
+    // was taken again and again: `--once` never ended).
+    const dirs = await setupHarvest();
+    const data = join(dirs.src, 'station-data');
+    const bundle = {
+      tools: [{ name: 'SEM' }],
+      station: { tool: 'SEM' },
+      storage_locations: [{ name: 'archive', type: 'local', base_path: dirs.dest }],
+      instruments: [
+        {
+          name: 'sem-1',
+          tool: 'SEM',
+          watch: [{ path: dirs.src }],
+          stability_seconds: 0.3,
+          storage_location: 'archive',
+          destination_template: '{instrument}/{relative_path}',
+        },
+      ],
+    };
+    expect((await importBundle(data, bundle)).code).toBe(0);
+    writeFileSync(join(dirs.src, 'scan1.tif'), 'an image');
+    const out = await runNodeScript(CLI, ['harvest', '--data', data, '--once'], {}, 40_000);
+    expect(out.code, out.stdout + out.stderr).toBe(0);
+    expect(out.stdout).toContain('harvest: 1 completed, 0 skipped, 0 failed');
+    expect(listTree(dirs.dest)).toEqual(['sem-1/scan1.tif']);
+    expect((await filesOf(data)).map((f) => f.relative_path)).toEqual(['scan1.tif']);
+    station = await startStation(data);
+    const st = station;
+    writeFileSync(join(dirs.src, 'scan2.tif'), 'another image');
+    await waitLong('scan2.tif harvested', async () =>
+      (await stationFiles(st)).find((f) => f.filename === 'scan2.tif' && f.state === 'done'),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect((await stationFiles(st)).map((f) => f.relative_path).sort()).toEqual([
+      'scan1.tif',
+      'scan2.tif',
+    ]);
+  }, 120_000);
 
   it('fails a copy that a storage location holding the watched folder would put back in it', async () => {
     // The storage location holds the watched folder (root/src), and the template leads back

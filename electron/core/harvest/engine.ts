@@ -4,7 +4,7 @@
  * transfer (transfer.ts, a bounded number at once, in copy workers) -> outbox.
  */
 import { stat } from 'node:fs/promises';
-import { basename } from 'node:path';
+import { basename, dirname, resolve } from 'node:path';
 import { Cron } from 'croner';
 import type { CoreEvent, HarvestStatus, SettlingFile } from '../../../shared/api.js';
 import type { Db } from '../db/open.js';
@@ -351,6 +351,11 @@ export class Harvester {
    * inside it, relative to it. A copy rendered into one fails (transfer.ts intoWatchedFolder).
    */
   private watchedInStorage = new Map<string, string[]>();
+  /**
+   * Per watched folder, the folder of its tree that is this station's own data dir on disk
+   * (its database, written by the harvest itself, its lock and token): never harvested.
+   */
+  private dataDirFolders = new Map<WatchFolder, string>();
   /** Storage folders seen as mount points, kept in the settings (place.ts mountProblem). */
   private readonly mounts: MountMemory = {
     wasMounted: (base) => getSetting(this.db, 'harvest.mountedBases').includes(base),
@@ -612,6 +617,42 @@ export class Harvester {
     this.awaitingHistory = enabled.filter((i) => waiting.has(i.id));
     this.setStorageFolders(this.findStorageFolders((path) => path));
     this.watchedInStorage = this.findWatchedInStorage((path) => path);
+    this.setDataDirFolders(this.findDataDirFolders((path) => path));
+  }
+
+  /** The folder of this station's database; null for one in memory (tests). */
+  private dataDir(): string | null {
+    const name = this.db.name;
+    return name === '' || name === ':memory:' ? null : resolve(dirname(name));
+  }
+
+  /** The data dir's folder inside each watched folder, by `where` each path is. */
+  private findDataDirFolders(where: (path: string) => string): Map<WatchFolder, string> {
+    const dataDir = this.dataDir();
+    const found = new Map<WatchFolder, string>();
+    if (dataDir === null) return found;
+    for (const instrument of this.instruments) {
+      for (const folder of instrument.watch) {
+        const inside = storageFolderIn(where(folder.path), where(dataDir));
+        if (inside !== null) found.set(folder, inside);
+      }
+    }
+    return found;
+  }
+
+  /** Keeps the data dir's folders found inside watched folders, and logs them when they change. */
+  private setDataDirFolders(found: Map<WatchFolder, string>): void {
+    const summary = (map: Map<WatchFolder, string>): string =>
+      JSON.stringify([...map].map(([folder, inside]) => [folder.path, inside]));
+    const changed = summary(found) !== summary(this.dataDirFolders);
+    this.dataDirFolders = found;
+    if (!changed) return;
+    for (const [folder, inside] of found) {
+      this.log.warn(
+        { folder: folder.path, dataDir: inside },
+        "harvest: the station's data dir lies in this watched folder; left out of its harvest",
+      );
+    }
   }
 
   /** Keeps the storage folders found inside watched folders, and logs them when they change. */
@@ -663,6 +704,8 @@ export class Harvester {
     const instruments = this.instruments;
     const paths = new Set(this.localStorageBases());
     for (const i of instruments) for (const f of i.watch) paths.add(f.path);
+    const dataDir = this.dataDir();
+    if (dataDir !== null) paths.add(dataDir);
     const resolve = (async () => {
       const real = new Map<string, string>();
       await Promise.all([...paths].map(async (p) => real.set(p, await realOrNearest(p))));
@@ -675,6 +718,7 @@ export class Harvester {
     if (real === null || this.instruments !== instruments) return;
     this.setStorageFolders(this.findStorageFolders((path) => real.get(path) ?? path));
     this.watchedInStorage = this.findWatchedInStorage((path) => real.get(path) ?? path);
+    this.setDataDirFolders(this.findDataDirFolders((path) => real.get(path) ?? path));
   }
 
   /** The watched folders inside each local storage location's base, by `where` each path is. */
@@ -690,11 +734,15 @@ export class Harvester {
     return found;
   }
 
-  /** A watched folder's filter, with the storage folders inside it left out. */
+  /** A watched folder's filter, with the storage folders and the data dir inside it left out. */
   private filterOf(folder: WatchFolder): FolderFilter {
     const filter = folderFilter(folder);
     // Read at each call: guardStorage may find them after the watch is set up.
-    const stored = (rel: string): boolean => inFolders(this.storageFolders.get(folder) ?? [], rel);
+    const stored = (rel: string): boolean => {
+      const own = this.dataDirFolders.get(folder);
+      const kept = this.storageFolders.get(folder) ?? [];
+      return inFolders(own === undefined ? kept : [...kept, own], rel);
+    };
     return {
       accepts: (rel) => filter.accepts(rel) && !stored(rel),
       skipsDirectory: (rel) => filter.skipsDirectory(rel) || stored(rel),
