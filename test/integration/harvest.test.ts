@@ -855,6 +855,41 @@ describe('harvest --once', () => {
     expect(error('big.dat')).toEqual(['big.json holds more than 4 MiB']);
   }, 60_000);
 
+  it('names a sidecar or command output nested too deep, and the transfer stands', async () => {
+    // SQLite reads JSON up to 1,000 levels: deeper metadata used to fail the file's record
+    // ("malformed JSON") after its copy was placed, on every attempt, for ever.
+    const deep = (levels: number): string => `${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}`;
+    const script = join(tempDir(), 'deep.mjs');
+    writeFileSync(script, `process.stdout.write(${JSON.stringify(deep(1500))});`);
+    const dirs = await setupHarvest({
+      hooks: [
+        { name: 'sidecar', trigger: 'post_transfer', kind: 'sidecar_json' },
+        {
+          name: 'deep',
+          trigger: 'post_transfer',
+          kind: 'command',
+          config: { command: process.execPath, args: [script] },
+        },
+      ],
+    });
+    writeFileSync(join(dirs.src, 'a.dat'), 'data');
+    writeFileSync(join(dirs.src, 'a.json'), deep(1500));
+    const out = await harvestOnce(dirs.data);
+    expect(out.stdout).toContain('harvest: 2 completed, 0 skipped, 0 failed');
+    expect(out.code).toBe(0);
+    const file = (await filesOf(dirs.data)).find((f) => f.filename === 'a.dat');
+    expect(file?.state).toBe('done');
+    expect(file?.metadata_.a).toBeUndefined();
+    expect(file?.metadata_.hook_errors).toEqual([
+      { hook: 'deep', kind: 'command', error: 'printed JSON nested more than 200 levels deep' },
+      {
+        hook: 'sidecar',
+        kind: 'sidecar_json',
+        error: 'a.json is nested more than 200 levels deep',
+      },
+    ]);
+  }, 60_000);
+
   it('reads a sidecar only beside its file: a suffix naming another folder is refused', async () => {
     const climbing = {
       name: 'sidecar',

@@ -185,6 +185,26 @@ function usageContext(ctx: PostTransferContext): Record<string, unknown> {
 const SIDECAR_MAX = 4 * 1024 * 1024;
 
 /**
+ * How deep what a sidecar or a command gives may nest, as a notebook's metadata may
+ * (shared/metadata/json.ts): SQLite reads JSON up to 1,000 levels only, and a file's record,
+ * its metadata_ in it, could not be stored (nor sent) past that.
+ */
+const OUTPUT_MAX_DEPTH = 200;
+
+/** Whether `value` holds objects or lists nested more than OUTPUT_MAX_DEPTH levels deep. */
+function nestedTooDeep(value: unknown): boolean {
+  // Without recursion: JSON.parse reads deeper than a recursive walk could.
+  const stack: { value: unknown; depth: number }[] = [{ value, depth: 0 }];
+  for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
+    if (typeof next.value !== 'object' || next.value === null) continue;
+    const depth = next.depth + 1;
+    if (depth > OUTPUT_MAX_DEPTH) return true;
+    for (const item of Object.values(next.value)) stack.push({ value: item, depth });
+  }
+  return false;
+}
+
+/**
  * A sidecar's text, or null when there is none. Only a file of the watched folder itself is
  * read: not a link (the harvest follows none), a folder or a FIFO (whose open would wait for a
  * writer and hold the harvest), nor more than SIDECAR_MAX. A byte-order mark, as Windows
@@ -256,6 +276,9 @@ async function sidecarJson(
       throw new Error(`${candidate} is not JSON: ${(error as Error).message}`);
     }
     if (!isPlainObject(value)) throw new Error(`${candidate} holds no JSON object`);
+    if (nestedTooDeep(value)) {
+      throw new Error(`${candidate} is nested more than ${OUTPUT_MAX_DEPTH} levels deep`);
+    }
     return value;
   }
   return {};
@@ -428,7 +451,9 @@ function runCommand(
         return reject(new Error(`printed no JSON object: ${text.slice(0, 200)}`));
       }
       if (!isPlainObject(value)) reject(new Error('printed JSON that is not an object'));
-      else resolve(value);
+      else if (nestedTooDeep(value)) {
+        reject(new Error(`printed JSON nested more than ${OUTPUT_MAX_DEPTH} levels deep`));
+      } else resolve(value);
     };
   });
 }
