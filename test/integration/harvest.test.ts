@@ -664,6 +664,45 @@ describe('harvest --once', () => {
     if (created !== null) expect(created).not.toBe(copy.birthtime.toISOString());
   });
 
+  it('runs at most 8 command hooks at once, however many files arrive together', async () => {
+    // One process per file, all at once, used to be started: a burst of files (or a hook that
+    // hangs until its timeout) made hundreds, then thousands, of processes.
+    const root = tempDir();
+    const running = join(root, 'running');
+    const script = join(root, 'count.mjs');
+    writeFileSync(
+      script,
+      `import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+       import { join } from 'node:path';
+       const dir = process.argv[2];
+       mkdirSync(dir, { recursive: true });
+       const me = join(dir, String(process.pid));
+       writeFileSync(me, '');
+       const seen = readdirSync(dir).length;
+       await new Promise((resolve) => setTimeout(resolve, 300));
+       rmSync(me);
+       console.log(JSON.stringify({ seen }));`,
+    );
+    const dirs = await setupHarvest({
+      hooks: [
+        {
+          name: 'count',
+          trigger: 'post_transfer',
+          kind: 'command',
+          config: { command: process.execPath, args: [script, running] },
+        },
+      ],
+    });
+    for (let i = 0; i < 40; i++) writeFileSync(join(dirs.src, `f${i}.dat`), `file ${i}`);
+    const out = await harvestOnce(dirs.data);
+    expect(out.stdout).toContain('harvest: 40 completed, 0 skipped, 0 failed');
+    const files = await filesOf(dirs.data);
+    expect(files.filter((f) => f.metadata_.hook_errors !== undefined)).toEqual([]);
+    const seen = files.map((f) => f.metadata_.seen as number);
+    expect(seen).toHaveLength(40);
+    expect(Math.max(...seen)).toBeLessThanOrEqual(8);
+  }, 120_000);
+
   it('takes what a command hook printed when it exits, though a child it started runs on', async () => {
     const root = tempDir();
     const alive = join(root, 'viewer-wrote');

@@ -323,6 +323,35 @@ export function acceptHooks(): void {
 /** A file's hooks were cut short by the harvest stopping: not a hook error, nothing to record. */
 export class HarvestStopped extends Error {}
 
+/**
+ * Command hooks running at once, at most: the others wait their turn, their timeout running
+ * from their own start. A burst of files (hundreds in flight in batches), or a hook that hangs
+ * until its timeout, started a process per file at once.
+ */
+export const COMMAND_HOOKS_AT_ONCE = 8;
+let commandsRunning = 0;
+const commandsWaiting: (() => void)[] = [];
+
+function commandSlot(): Promise<void> {
+  if (commandsRunning < COMMAND_HOOKS_AT_ONCE) {
+    commandsRunning += 1;
+    return Promise.resolve();
+  }
+  return new Promise((resolve) =>
+    commandsWaiting.push(() => {
+      commandsRunning += 1;
+      resolve();
+    }),
+  );
+}
+
+function freeCommandSlot(): void {
+  commandsRunning -= 1;
+  while (commandsRunning < COMMAND_HOOKS_AT_ONCE && commandsWaiting.length) {
+    commandsWaiting.shift()?.();
+  }
+}
+
 function killGroup(pid: number): void {
   try {
     process.kill(-pid, 'SIGKILL');
@@ -332,11 +361,28 @@ function killGroup(pid: number): void {
 }
 
 /**
+ * Runs a command hook once one of COMMAND_HOOKS_AT_ONCE is free. A harvest that stops
+ * meanwhile starts it no more (endRunningHooks ends those running, which frees their turns).
+ */
+async function runCommand(
+  ctx: PostTransferContext,
+  config: HookConfig<'command'>,
+): Promise<Record<string, unknown>> {
+  if (refusing !== null) throw new HarvestStopped(refusing);
+  await commandSlot();
+  try {
+    return await runCommandNow(ctx, config);
+  } finally {
+    freeCommandSlot();
+  }
+}
+
+/**
  * Runs a command hook with the destination path and reads its JSON from stdout. The program
  * runs in a process group of its own, and a timeout kills the whole group: a script's own
  * children (a `sleep`, a converter it started) do not outlive it, nor hold its output open.
  */
-function runCommand(
+function runCommandNow(
   ctx: PostTransferContext,
   config: HookConfig<'command'>,
 ): Promise<Record<string, unknown>> {
