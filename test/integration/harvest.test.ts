@@ -664,6 +664,30 @@ describe('harvest --once', () => {
     if (created !== null) expect(created).not.toBe(copy.birthtime.toISOString());
   });
 
+  it("gives a command hook the copy's path as it is in {path}, a $ in the name included", async () => {
+    const script = join(tempDir(), 'args.mjs');
+    writeFileSync(script, 'console.log(JSON.stringify({ given: process.argv.slice(2) }));');
+    const dirs = await setupHarvest({
+      hooks: [
+        {
+          name: 'args',
+          trigger: 'post_transfer',
+          kind: 'command',
+          config: { command: process.execPath, args: [script, '--file={path}', '{path}'] },
+        },
+      ],
+    });
+    // "$&" and "$`" are replacement patterns of String.replaceAll: they used to put "{path}"
+    // and the text before it into the path the hook got.
+    const name = 'price$&list$`v$$1.txt';
+    writeFileSync(join(dirs.src, name), 'data');
+    expect((await harvestOnce(dirs.data)).code).toBe(0);
+    const [file] = await filesOf(dirs.data);
+    const copy = join(dirs.dest, 'sem-1', name);
+    expect(existsSync(copy)).toBe(true);
+    expect(file.metadata_.given).toEqual([`--file=${copy}`, copy]);
+  });
+
   it('runs at most 8 command hooks at once, however many files arrive together', async () => {
     // One process per file, all at once, used to be started: a burst of files (or a hook that
     // hangs until its timeout) made hundreds, then thousands, of processes.

@@ -388,7 +388,8 @@ function runCommandNow(
 ): Promise<Record<string, unknown>> {
   const args = config.args ?? [];
   const withPath = args.some((a) => a.includes('{path}'))
-    ? args.map((a) => a.replaceAll('{path}', ctx.destinationPath))
+    ? // A function, not a string: a $ in the path is no replacement pattern ("$&", "$`").
+      args.map((a) => a.replaceAll('{path}', () => ctx.destinationPath))
     : [...args, ctx.destinationPath];
   const timeout = (config.timeout_seconds ?? 30) * 1000;
   if (refusing !== null) return Promise.reject(new HarvestStopped(refusing));
