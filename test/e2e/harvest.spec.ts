@@ -425,6 +425,35 @@ test('data tab: keyboard use keeps its place: Retry, a file opened and closed', 
   await expect(files.getByRole('button', { name: 'a.txt', exact: true })).toBeFocused();
 });
 
+test('data tab: a Retry whose file fails again keeps the focus on that Retry', async ({
+  page,
+  startStation,
+  scratchDir,
+}) => {
+  const { src, archive } = await acquisition(scratchDir);
+  await writeFile(join(src, 'a.txt'), 'a');
+  await writeFile(join(src, 'b.txt'), 'b');
+  // The archive folder does not exist, and stays so: every attempt fails.
+  const station = await startStation(withQuanta(src, archive, '{relative_path}'));
+  await page.goto(station.url);
+  await logOn(page, 'ada', '1234');
+  await page.getByRole('tab', { name: 'Data', exact: true }).click();
+  const failures = page.getByRole('region', { name: 'Failed transfers' });
+  await expect(failures.getByRole('listitem')).toHaveCount(2);
+  const focused = page.locator(':focus');
+  const retryFirst = page.getByRole('button', { name: /^Retry [ab]\.txt$/ }).first();
+  const first = (await retryFirst.getAttribute('aria-label')) ?? '';
+  const attempts = failures.getByRole('listitem').filter({ hasText: first.slice('Retry '.length) });
+  await expect(attempts).toContainText('1 attempt;');
+  await retryFirst.focus();
+  await page.keyboard.press('Enter');
+  // Failed again (a share still away): the focus is back on its Retry, not on another file's.
+  await expect(attempts).toContainText('2 attempts;');
+  await expect(focused).toHaveAccessibleName(first);
+  await expect(page.getByRole('button', { name: first })).toBeEnabled();
+  await expect(focused).toHaveAccessibleName(first);
+});
+
 test('data tab: a failure names where its file was going, so a full disk is found', async ({
   page,
   startStation,

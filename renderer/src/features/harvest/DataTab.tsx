@@ -37,7 +37,10 @@ function focusLost(): boolean {
  * After a Retry, whose button is disabled while it runs and removed once its file is done, the
  * page drops the focus (a screen reader starts again from the top, the Tab key from the end).
  * From a Retry on, until the person moves the focus elsewhere, a focus dropped goes to the first
- * of the files retried whose Retry is there and enabled, else to the files' heading.
+ * of the files retried whose Retry is there and enabled, else to the files' heading. A Retry
+ * that is there but busy (its file being retried or copied: data-busy) is waited for, not
+ * passed over: its file may fail again (a share still away), and then its Retry is where the
+ * person was; only once it is done does the focus go on to the next file.
  */
 function useFocusAfterRetry(): (ids: readonly number[]) => void {
   const keeping = useRef<readonly number[] | null>(null);
@@ -53,6 +56,8 @@ function useFocusAfterRetry(): (ids: readonly number[]) => void {
     for (const id of ids) {
       const button = document.querySelector<HTMLButtonElement>(`button[data-retry="${id}"]`);
       if (button && !button.disabled) return button.focus();
+      // Its attempt is under way: the render that ends it runs this again.
+      if (button?.hasAttribute('data-busy')) return;
     }
     // Where it ends: from here on, the focus is the person's again.
     document.getElementById(FILES_HEADING_ID)?.focus();
@@ -292,6 +297,7 @@ function Failures({
             <button
               type="button"
               data-retry={f.id}
+              data-busy={retrying.has(f.id) || active.has(f.id) ? '' : undefined}
               onClick={() => {
                 // This file again if it failed again, else the next one down, else up.
                 const ids = [...failed.slice(i), ...failed.slice(0, i).reverse()].map((g) => g.id);
