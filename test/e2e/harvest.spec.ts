@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { appendFile, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
@@ -452,6 +452,29 @@ test('data tab: a Retry whose file fails again keeps the focus on that Retry', a
   await expect(focused).toHaveAccessibleName(first);
   await expect(page.getByRole('button', { name: first })).toBeEnabled();
   await expect(focused).toHaveAccessibleName(first);
+});
+
+test('data tab: a failure with no storage location reached still names its instrument', async ({
+  page,
+  startStation,
+  scratchDir,
+}) => {
+  const { src, archive } = await acquisition(scratchDir);
+  await writeFile(join(src, 'a.txt'), 'a');
+  // The archive folder does not exist: the first attempt fails at the storage location.
+  const station = await startStation(withQuanta(src, archive, '{relative_path}'));
+  await page.goto(station.url);
+  await logOn(page, 'ada', '1234');
+  await page.getByRole('tab', { name: 'Data', exact: true }).click();
+  const failure = page.getByRole('region', { name: 'Failed transfers' }).getByRole('listitem');
+  await expect(failure).toContainText('1 attempt;');
+  // The watched folder goes away (a share unmounted): the next attempt fails before any
+  // storage location is chosen, and its reason names only the folder.
+  await rename(src, `${src}-away`);
+  await page.getByRole('button', { name: 'Retry a.txt' }).click();
+  await expect(failure).toContainText('2 attempts;');
+  await expect(failure).toContainText('not reachable');
+  await expect(failure.locator('small')).toHaveText(/^quanta; 2 attempts;/);
 });
 
 test('data tab: a failure names where its file was going, so a full disk is found', async ({

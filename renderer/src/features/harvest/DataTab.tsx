@@ -269,20 +269,23 @@ function Failures({
               {f.last_transfer?.error || 'failed'}
               <br />
               <small>
-                {/* A reason such as "disk full" says "the storage location": which one. */}
+                {/* A reason such as "disk full" says "the storage location": which one. One
+                    that failed before a location was chosen (its watched folder gone, a hook)
+                    still names its instrument. */}
+                {f.instrument}
                 {f.last_transfer?.storage_location && (
                   <>
-                    {f.instrument} → {f.last_transfer.storage_location}
+                    {' '}
+                    → {f.last_transfer.storage_location}
                     {f.last_transfer.destination_path && (
                       <>
                         {' '}
                         (<span className="file-name">{f.last_transfer.destination_path}</span>)
                       </>
                     )}
-                    ;{' '}
                   </>
                 )}
-                {f.attempts} attempt{f.attempts === 1 ? '' : 's'}
+                ; {f.attempts} attempt{f.attempts === 1 ? '' : 's'}
                 {active.has(f.id)
                   ? '; being tried again now'
                   : waiting.has(f.instrument)
