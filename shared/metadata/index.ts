@@ -52,6 +52,7 @@ export {
   removeGroup,
   renameField,
   renameGroup,
+  setFieldUnit,
   setFieldValue,
   updateField,
 } from './operations.js';

@@ -217,21 +217,49 @@ export function updateField(doc: MetadataDoc, name: string, changes: FieldDraft)
 }
 
 /**
- * Sets a field's value, normalized as when reading ("on" -> true and "off" -> false for a
- * checkbox, text -> list for a multi-select). A value that breaks the field's rule is set and
- * reported, not refused.
+ * A field written out with `change` applied to its JSON, then read back as on import: every
+ * other property (one that does not apply to the type included) and unknown key stays, and
+ * no builder rule applies. A result that breaks its field's rule is set and reported.
  */
-export function setFieldValue(doc: MetadataDoc, name: string, value: unknown): EditResult {
+function rewriteField(
+  doc: MetadataDoc,
+  name: string,
+  change: (raw: Record<string, unknown>) => void,
+): EditResult {
   const index = doc.fields.findIndex((field) => field.name === name);
   const current = doc.fields[index];
   if (!current) return unknownField(name);
-  const raw = { ...fieldToJson(current), value };
+  const raw: Record<string, unknown> = fieldToJson(current);
+  change(raw);
   const read = readField(name, raw);
   if (!read.field) return { ok: false, problems: read.problems };
   const field = read.field;
   const context = { groupIds: groupIds(doc), builder: false, notebookKey: 'notebook' };
   const fields = doc.fields.map((item, i) => (i === index ? field : item));
   return finish(withFields(doc, fields), validateField(field, context));
+}
+
+/**
+ * Sets a field's value, normalized as when reading ("on" -> true and "off" -> false for a
+ * checkbox, text -> list for a multi-select). A value that breaks the field's rule is set and
+ * reported, not refused.
+ */
+export function setFieldValue(doc: MetadataDoc, name: string, value: unknown): EditResult {
+  return rewriteField(doc, name, (raw) => {
+    raw['value'] = value;
+  });
+}
+
+/**
+ * Sets the chosen unit of a field (null or "": none), as the units dropdown of an entry does:
+ * only `unit` changes (unlike updateField, which rebuilds the field as the builder would and
+ * leaves out what does not apply to its type). A unit not in units is set and reported.
+ */
+export function setFieldUnit(doc: MetadataDoc, name: string, unit: string | null): EditResult {
+  return rewriteField(doc, name, (raw) => {
+    if (unit === null || unit === '') delete raw['unit'];
+    else raw['unit'] = unit;
+  });
 }
 
 /** Removes a field (the trash control of spec 001 rule 2). */

@@ -12,6 +12,7 @@ import {
   renameField,
   renameGroup,
   serializeMetadata,
+  setFieldUnit,
   setFieldValue,
   updateField,
 } from '../../../shared/metadata/index.js';
@@ -128,6 +129,63 @@ describe('setFieldValue', () => {
     expect(setFieldValue(doc, 'Batch', { a: 1 })).toMatchObject({
       ok: false,
       problems: [{ code: 'wrong_type' }],
+    });
+  });
+});
+
+describe('setFieldUnit (the units dropdown of an entry)', () => {
+  const doc = docOf({
+    extra_fields: {
+      Mass: { type: 'number', value: '5', units: ['g', 'kg'], unit: 'g', note: 'kept' },
+      // Properties of another type, as left by a type changed in code mode: kept and ignored.
+      Volume: {
+        type: 'number',
+        value: '2',
+        units: ['mL', 'L'],
+        options: ['a', 'b'],
+        open_in_current_tab: true,
+      },
+      '': { type: 'number', value: '1', units: ['g', 'kg'] },
+    },
+  });
+
+  it('changes the unit alone; every other property stays', () => {
+    const next = done(setFieldUnit(doc, 'Volume', 'L'));
+    const written = JSON.parse(serializeMetadata(next)) as { extra_fields: object };
+    expect(written.extra_fields).toMatchObject({
+      Volume: {
+        type: 'number',
+        value: '2',
+        units: ['mL', 'L'],
+        unit: 'L',
+        options: ['a', 'b'],
+        open_in_current_tab: true,
+      },
+    });
+    expect(field(done(setFieldUnit(doc, 'Mass', 'kg')), 'Mass')).toMatchObject({
+      unit: 'kg',
+      unknown: [['note', 'kept']],
+    });
+  });
+
+  it('clears the unit with null or ""', () => {
+    expect(field(done(setFieldUnit(doc, 'Mass', null)), 'Mass')?.unit).toBeUndefined();
+    expect(field(done(setFieldUnit(doc, 'Mass', '')), 'Mass')?.unit).toBeUndefined();
+  });
+
+  it('works on a field of any name, as a value change does: builder rules do not apply', () => {
+    expect(field(done(setFieldUnit(doc, '', 'kg')), '')?.unit).toBe('kg');
+  });
+
+  it('sets a unit not in units and reports it without refusing; refuses an unknown field', () => {
+    const result = setFieldUnit(doc, 'Mass', 'mg');
+    expect(result.ok).toBe(true);
+    expect(result.problems).toEqual([
+      expect.objectContaining({ code: 'unit_not_in_units', blocksSaving: false }),
+    ]);
+    expect(setFieldUnit(doc, 'Nope', 'g')).toMatchObject({
+      ok: false,
+      problems: [{ code: 'unknown_field' }],
     });
   });
 });

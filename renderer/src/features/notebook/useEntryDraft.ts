@@ -7,9 +7,9 @@ import {
   removeGroup,
   renameGroup,
   serializeMetadata,
+  setFieldUnit,
   setFieldValue,
   toNotebook,
-  updateField,
 } from '../../../../shared/metadata/index.js';
 import type {
   EditResult,
@@ -102,7 +102,7 @@ export function useEntryDraft(entry: NotebookEntryView, initialDoc: MetadataDoc)
     setBody,
     setTags,
     setValue: (name: string, value: unknown) => apply(setFieldValue(doc, name, value)),
-    setUnit: (name: string, unit: string) => apply(updateField(doc, name, { unit: unit || null })),
+    setUnit: (name: string, unit: string) => apply(setFieldUnit(doc, name, unit)),
     removeField: (name: string) => apply(removeField(doc, name)),
     addField: (name: string, draft: FieldDraft) => apply(addField(doc, name, draft)),
     addGroup: (name: string) => {
