@@ -15,7 +15,7 @@ export function BuilderFields({ draft }: { draft: EntryDraft }): ReactElement {
   const problems = useMemo(() => problemsByField(doc), [doc]);
   const sections = groupedFields(doc);
   const groups = doc.notebook?.extra_fields_groups ?? [];
-  const general = problems.get('') ?? [];
+  const general = problems.general;
   let index = 0;
 
   return (
@@ -42,7 +42,7 @@ export function BuilderFields({ draft }: { draft: EntryDraft }): ReactElement {
                 key={field.name}
                 field={field}
                 id={`nb-field-${index}`}
-                messages={problems.get(field.name) ?? []}
+                messages={problems.fields.get(field.name) ?? []}
                 onValue={(value) => setRefusal(actions.setValue(field.name, value))}
                 onUnit={(unit) => setRefusal(actions.setUnit(field.name, unit))}
                 onRemove={() => setRefusal(actions.removeField(field.name))}

@@ -14,20 +14,29 @@ export function shortMessage(problem: MetadataProblem): string {
     : problem.message;
 }
 
-/** The document's problems by the field they are about; the rest under ''. */
-export function problemsByField(doc: MetadataDoc): Map<string, FieldMessage[]> {
-  const found = new Map<string, FieldMessage[]>();
+export interface DocumentProblems {
+  /** By the name of the field they are about (any name, "" included), without its path. */
+  fields: Map<string, FieldMessage[]>;
+  /** About no field, in full. */
+  general: FieldMessage[];
+}
+
+/** The document's problems by the field they are about, and the others. */
+export function problemsByField(doc: MetadataDoc): DocumentProblems {
+  const fields = new Map<string, FieldMessage[]>();
+  const general: FieldMessage[] = [];
   for (const problem of validateMetadata(doc)) {
     const field =
       problem.path[0] === 'extra_fields' && typeof problem.path[1] === 'string'
         ? problem.path[1]
-        : '';
-    const list = found.get(field) ?? [];
-    list.push({
-      text: field ? shortMessage(problem) : problem.message,
-      severity: problem.severity,
-    });
-    found.set(field, list);
+        : null;
+    if (field === null) {
+      general.push({ text: problem.message, severity: problem.severity });
+      continue;
+    }
+    const list = fields.get(field) ?? [];
+    list.push({ text: shortMessage(problem), severity: problem.severity });
+    fields.set(field, list);
   }
-  return found;
+  return { fields, general };
 }
