@@ -385,3 +385,26 @@ test('notebook: one click, one entry; an entry open on a second screen shows a c
   await expect(second.getByRole('region', { name: 'Entry Holder B' })).toBeVisible();
   await second.close();
 });
+
+test('notebook: a save refused earlier leaves no stale message when the next one is blocked by the JSON', async ({
+  page,
+  startStation,
+}) => {
+  const station = await startStation(facility());
+  await page.goto(station.url);
+  await logOn(page, 'ada', '1234');
+  await openNotebook(page);
+  const entry = await createEntry(page, 'Item', 'Holder C');
+  await entry.getByRole('button', { name: 'Edit' }).click();
+  const edit = page.getByRole('region', { name: 'Editing entry Holder C' });
+  await edit.getByLabel('Title', { exact: true }).fill('');
+  await edit.getByRole('button', { name: 'Save' }).click();
+  await expect(edit.getByTestId('save-error')).toContainText('title: must not be empty');
+  // The title is put right; the next save is stopped by the JSON, and only that is said.
+  await edit.getByLabel('Title', { exact: true }).fill('Holder C');
+  await edit.getByRole('button', { name: 'Code (JSON)' }).click();
+  await replaceInCode(page, '"extra_fields": {', '"extra_fields": {{');
+  await edit.getByRole('button', { name: 'Save' }).click();
+  await expect(edit.getByTestId('code-blocked')).toContainText('not valid JSON');
+  await expect(edit.getByTestId('save-error')).toHaveCount(0);
+});

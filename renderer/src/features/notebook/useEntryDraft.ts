@@ -138,6 +138,8 @@ export function useEntryDraft(entry: NotebookEntryView, initialDoc: MetadataDoc)
       return true;
     },
     async save(): Promise<boolean> {
+      // What an earlier attempt was refused for is no longer the news, whatever stops this one.
+      setSaveError(null);
       let metadataDoc = doc;
       if (mode === 'code') {
         const read = readCode(code);
@@ -148,7 +150,6 @@ export function useEntryDraft(entry: NotebookEntryView, initialDoc: MetadataDoc)
         metadataDoc = read.doc;
       }
       setSaving(true);
-      setSaveError(null);
       try {
         await useNotebookStore.getState().update({
           id: entry.id,
