@@ -408,3 +408,30 @@ test('notebook: a save refused earlier leaves no stale message when the next one
   await expect(edit.getByTestId('code-blocked')).toContainText('not valid JSON');
   await expect(edit.getByTestId('save-error')).toHaveCount(0);
 });
+
+test('notebook: each group is renamed by a button that names it, or by Enter in its name', async ({
+  page,
+  startStation,
+}) => {
+  const station = await startStation(facility());
+  await page.goto(station.url);
+  await logOn(page, 'ada', '1234');
+  await openNotebook(page);
+  const entry = await createEntry(page, 'Item template', 'Holder template');
+  await entry.getByRole('button', { name: 'Edit' }).click();
+  const edit = page.getByRole('region', { name: 'Editing entry Holder template' });
+  for (const name of ['Sample', 'Measurement']) {
+    await edit.getByLabel('New group name').fill(name);
+    await edit.getByLabel('New group name').press('Enter');
+  }
+  await expect(edit.getByRole('button', { name: 'Rename group Sample' })).toBeDisabled();
+  await edit.getByLabel('Name of group Measurement').fill('Imaging');
+  await edit.getByRole('button', { name: 'Rename group Measurement' }).click();
+  await expect(edit.getByLabel('Name of group Imaging')).toBeVisible();
+  await edit.getByLabel('Name of group Sample').fill('Specimen');
+  await edit.getByLabel('Name of group Sample').press('Enter');
+  await expect(edit.getByLabel('Name of group Specimen')).toBeVisible();
+  await edit.getByRole('button', { name: 'Save' }).click();
+  const saved = page.getByRole('region', { name: 'Entry Holder template' });
+  await expect(saved.locator('.field-section h3')).toHaveText(['Specimen', 'Imaging']);
+});

@@ -19,30 +19,40 @@ function GroupRow({
   onRemove: () => void;
 }): ReactElement {
   const [name, setName] = useState(group.name);
+  const changed = name.trim() !== '' && name !== group.name;
   return (
-    <li className="control-row">
-      <input
-        type="text"
-        aria-label={`Name of group ${group.name}`}
-        value={name}
-        onChange={(e) => setName(e.target.value)}
-      />
-      <button
-        type="button"
-        className="secondary"
-        disabled={name.trim() === '' || name === group.name}
-        onClick={() => onRename(name.trim())}
+    <li>
+      {/* A form, so that Enter in the name renames, as Enter in "New group name" adds. */}
+      <form
+        className="control-row"
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (changed) onRename(name.trim());
+        }}
       >
-        Rename
-      </button>
-      <button
-        type="button"
-        className="secondary"
-        aria-label={`Remove group ${group.name}`}
-        onClick={onRemove}
-      >
-        Remove
-      </button>
+        <input
+          type="text"
+          aria-label={`Name of group ${group.name}`}
+          value={name}
+          onChange={(e) => setName(e.target.value)}
+        />
+        <button
+          type="submit"
+          className="secondary"
+          aria-label={`Rename group ${group.name}`}
+          disabled={!changed}
+        >
+          Rename
+        </button>
+        <button
+          type="button"
+          className="secondary"
+          aria-label={`Remove group ${group.name}`}
+          onClick={onRemove}
+        >
+          Remove
+        </button>
+      </form>
     </li>
   );
 }
