@@ -198,30 +198,36 @@ describe('server rpc for browser users', () => {
   });
 
   it('settles who calls before it reads the body; a body it will not read keeps its 413 or 415', async () => {
+    // node:http rather than fetch, to say how large a body is without sending it all: a server
+    // that refuses a large body answers before it has all of it and closes, and a client still
+    // writing then races that answer (EPIPE, or a reset that takes the answer with it).
     const post = async (
-      body: string,
+      body: string | { declaredBytes: number },
       headers: Record<string, string>,
     ): Promise<{ status: number; body: Record<string, unknown> }> => {
-      // node:http rather than fetch: a server that refuses a large body answers before it has
-      // all of it and closes, and the answer is read although the rest of the write fails
-      // (EPIPE), as a client should.
       return await new Promise((resolve, reject) => {
-        const req = request(`${server.url}rpc/usage.pendingMine`, { method: 'POST', headers });
+        const req = request(`${server.url}rpc/usage.pendingMine`, {
+          method: 'POST',
+          headers:
+            typeof body === 'string'
+              ? headers
+              : { ...headers, 'content-length': String(body.declaredBytes) },
+        });
         req.on('response', (res) => {
           let text = '';
           res.setEncoding('utf8');
           res.on('data', (chunk: string) => (text += chunk));
-          res.on('end', () =>
+          res.on('end', () => {
             resolve({
               status: res.statusCode ?? 0,
               body: JSON.parse(text) as Record<string, unknown>,
-            }),
-          );
+            });
+            req.destroy();
+          });
         });
-        req.on('error', (error: NodeJS.ErrnoException) => {
-          if (error.code !== 'EPIPE' && error.code !== 'ECONNRESET') reject(error);
-        });
-        req.end(body);
+        req.on('error', reject);
+        if (typeof body === 'string') req.end(body);
+        else req.flushHeaders();
       });
     };
     const json = { 'content-type': 'application/json' };
@@ -234,7 +240,7 @@ describe('server rpc for browser users', () => {
     }
     const jwt = { ...json, authorization: `Bearer ${await jwtFor(ALICE)}` };
     expect((await post('{"no": ', jwt)).status).toBe(400);
-    const large = await post(JSON.stringify({ pad: 'x'.repeat(9 * 1024 * 1024) }), jwt);
+    const large = await post({ declaredBytes: 9 * 1024 * 1024 }, jwt);
     expect(large.status).toBe(413);
     expect(large.body).toMatchObject({ code: 'bad_request', detail: large.body.message });
     const xml = await post('<a/>', { ...jwt, 'content-type': 'application/xml' });
@@ -252,6 +258,25 @@ describe('server rpc for browser users', () => {
     expect(bad.body.details).toEqual({
       problems: ['answers: is required', 'version: is required'],
     });
+  });
+
+  it("answers another method on a call with 405 in the calls' shape, {code, message}", async () => {
+    // A client of /rpc reads `code`, as from every other refusal of these calls.
+    for (const method of ['GET', 'PUT', 'DELETE']) {
+      const res = await fetch(`${server.url}rpc/usage.pendingMine`, { method });
+      expect(res.status, method).toBe(405);
+      expect(res.headers.get('allow'), method).toBe('POST');
+      const body = (await res.json()) as Record<string, unknown>;
+      expect(body, method).toEqual({
+        code: 'bad_request',
+        message: `${method} is not allowed here (allowed: POST)`,
+        detail: `${method} is not allowed here (allowed: POST)`,
+      });
+    }
+    // The API's own paths keep FastAPI's shape.
+    const api = await fetch(`${server.url}api/users/`, { method: 'POST' });
+    expect(api.status).toBe(405);
+    expect(await api.json()).toEqual({ detail: 'Method "POST" not allowed.' });
   });
 
   it('lets another user neither see nor answer the pending form, nor learn it exists: 404', async () => {

@@ -144,10 +144,14 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
     // checked, as FastAPI's router answers it (the route list is public at /docs anyway).
     const allowed = allowedMethods(path);
     if (allowed.length) {
-      return reply
-        .code(405)
-        .header('allow', allowed.join(', '))
-        .send({ detail: `Method "${request.method}" not allowed.` });
+      void reply.code(405).header('allow', allowed.join(', '));
+      if (path.startsWith('/rpc/')) {
+        // The calls' own shape, {code, message} (and detail), as every other refusal of /rpc
+        // and the station's /rpc answer it: their clients read `code`.
+        const message = `${request.method} is not allowed here (allowed: ${allowed.join(', ')})`;
+        return reply.send({ code: 'bad_request', message, detail: message });
+      }
+      return reply.send({ detail: `Method "${request.method}" not allowed.` });
     }
     return reply.code(404).send({ detail: 'Not found.' });
   });
