@@ -552,6 +552,24 @@ describe('harvest --once', () => {
     expect(await filesOf(dirs.data)).toHaveLength(4);
   });
 
+  it('says in words why a watched folder cannot be read: a file in its place, a link loop', async () => {
+    const dirs = await setupHarvest();
+    rmSync(dirs.src, { recursive: true });
+    writeFileSync(dirs.src, 'a file where the folder was');
+    const asFile = await harvestOnce(dirs.data);
+    expect(asFile.code).toBe(1);
+    expect(asFile.stdout).toContain(
+      `not reachable: ${dirs.src}: cannot be read: not a folder (a file has its name): ENOTDIR: not a directory`,
+    );
+    rmSync(dirs.src);
+    symlinkSync(dirs.src, dirs.src);
+    const loop = await harvestOnce(dirs.data);
+    expect(loop.code).toBe(1);
+    expect(loop.stdout).toContain(
+      `not reachable: ${dirs.src}: cannot be read: a loop of symbolic links: ELOOP: too many symbolic links`,
+    );
+  });
+
   it('refuses a destination that escapes the storage location, naming the rule', async () => {
     const dirs = await setupHarvest();
     writeFileSync(join(dirs.src, 'a.txt'), 'a');
