@@ -418,11 +418,20 @@ test('data tab: keyboard use keeps its place: Retry, a file opened and closed', 
   await page.keyboard.press('Enter');
   const details = page.getByRole('region', { name: 'File a.txt' });
   await expect(details).toBeFocused();
+  // The list says which file is open, to a screen reader too, not by its colour alone.
+  const opened = files.locator('tr[aria-current="true"]');
+  await expect(opened).toHaveCount(1);
+  await expect(opened.getByRole('button', { name: 'a.txt', exact: true })).toBeVisible();
   await page.keyboard.press('Tab');
   await expect(details.getByRole('button', { name: 'Close' })).toBeFocused();
   await page.keyboard.press('Enter');
   await expect(details).toHaveCount(0);
   await expect(files.getByRole('button', { name: 'a.txt', exact: true })).toBeFocused();
+  await expect(opened).toHaveCount(0);
+  // The totals are one group a screen reader names.
+  await expect(
+    page.getByRole('group', { name: 'Totals of today, and files waiting' }),
+  ).toBeVisible();
 });
 
 test('data tab: a Retry whose file fails again keeps the focus on that Retry', async ({

@@ -143,7 +143,7 @@ function Overview({ status }: { status: HarvestStatus }): ReactElement {
           </li>
         ))}
       </ul>
-      <dl className="harvest-totals" aria-label="Today">
+      <dl className="harvest-totals" role="group" aria-label="Totals of today, and files waiting">
         <div>
           <dt>Completed today</dt>
           <dd data-testid="today-completed">{status.today.completed}</dd>
@@ -398,7 +398,11 @@ function History({ files }: { files: HarvestFileView[] }): ReactElement {
             </thead>
             <tbody>
               {files.map((f) => (
-                <tr key={f.id} className={f.id === selected ? 'selected' : undefined}>
+                <tr
+                  key={f.id}
+                  className={f.id === selected ? 'selected' : undefined}
+                  aria-current={f.id === selected || undefined}
+                >
                   <td>
                     <button
                       type="button"
