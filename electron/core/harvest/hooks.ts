@@ -312,6 +312,9 @@ let refusing: string | null = null;
  */
 export function endRunningHooks(why: string): void {
   refusing = why;
+  // Those waiting for a turn are refused now, not when the hooks ended here free their turns
+  // (once their processes have gone): a harvest started again meanwhile would run them.
+  for (const waiting of commandsWaiting.splice(0)) waiting.refuse(why);
   for (const end of runningHooks) end(why, true);
 }
 
@@ -330,17 +333,21 @@ export class HarvestStopped extends Error {}
  */
 export const COMMAND_HOOKS_AT_ONCE = 8;
 let commandsRunning = 0;
-const commandsWaiting: (() => void)[] = [];
+/** Hooks waiting for a turn: started in order as turns free up, refused when the harvest stops. */
+const commandsWaiting: { start: () => void; refuse: (why: string) => void }[] = [];
 
 function commandSlot(): Promise<void> {
   if (commandsRunning < COMMAND_HOOKS_AT_ONCE) {
     commandsRunning += 1;
     return Promise.resolve();
   }
-  return new Promise((resolve) =>
-    commandsWaiting.push(() => {
-      commandsRunning += 1;
-      resolve();
+  return new Promise((resolve, reject) =>
+    commandsWaiting.push({
+      start: () => {
+        commandsRunning += 1;
+        resolve();
+      },
+      refuse: (why) => reject(new HarvestStopped(why)),
     }),
   );
 }
@@ -348,7 +355,7 @@ function commandSlot(): Promise<void> {
 function freeCommandSlot(): void {
   commandsRunning -= 1;
   while (commandsRunning < COMMAND_HOOKS_AT_ONCE && commandsWaiting.length) {
-    commandsWaiting.shift()?.();
+    commandsWaiting.shift()?.start();
   }
 }
 
@@ -362,7 +369,7 @@ function killGroup(pid: number): void {
 
 /**
  * Runs a command hook once one of COMMAND_HOOKS_AT_ONCE is free. A harvest that stops
- * meanwhile starts it no more (endRunningHooks ends those running, which frees their turns).
+ * meanwhile refuses it (endRunningHooks), and it never starts.
  */
 async function runCommand(
   ctx: PostTransferContext,
