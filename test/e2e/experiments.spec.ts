@@ -120,6 +120,22 @@ test('staff see the experiment record built from the reservation, with its sampl
   );
   await expect(card).toBeVisible();
 
+  // The tool is chosen by its name (staff do not know the tools' ids), and each card names it.
+  await expect(card.getByText(/^Usage event \d+, SEM, /)).toBeVisible();
+  const tool = filters.getByLabel('Tool', { exact: true });
+  await expect(tool.locator('option')).toHaveText(['All tools', 'AFM', 'SEM']);
+  await tool.selectOption({ label: 'AFM' });
+  await filters.getByRole('button', { name: 'Show' }).click();
+  await expect(page.getByRole('status').filter({ hasText: /usage event/ })).toHaveText(
+    '0 usage events',
+  );
+  await tool.selectOption({ label: 'SEM' });
+  await filters.getByRole('button', { name: 'Show' }).click();
+  await expect(page.getByRole('status').filter({ hasText: /usage event/ })).toHaveText(
+    '1 usage event',
+  );
+  await expect(card).toBeVisible();
+
   // Alice is neither staff nor admin: no link, and the page says so.
   await page.getByRole('button', { name: 'Log out' }).click();
   await page.getByLabel('E-mail').fill(PEOPLE.alice.email);

@@ -16,7 +16,13 @@ interface Page {
   results: ExperimentView[];
 }
 
+interface ToolName {
+  id: number;
+  name: string;
+}
+
 interface Filters {
+  /** The id of the chosen tool, as text; '' for every tool. */
   tool: string;
   from: string;
   to: string;
@@ -50,6 +56,24 @@ export function ExperimentsPage(): ReactElement {
   const [page, setPage] = useState(1);
   const [result, setResult] = useState<Page | null>(null);
   const [error, setError] = useState<string | null>(null);
+  // The tools by name for the filter and the cards (GET /api/tools/, which staff may read).
+  const [tools, setTools] = useState<ToolName[]>([]);
+
+  useEffect(() => {
+    serverGet<{ results: ToolName[] }>('/api/tools/?page_size=1000')
+      .then((found) =>
+        setTools(
+          found.results
+            .map(({ id, name }) => ({ id, name }))
+            .sort((a, b) => a.name.localeCompare(b.name)),
+        ),
+      )
+      .catch((failure: unknown) => {
+        const bridgeError = useServerStore.getState().failed(toBridgeError(failure));
+        if (bridgeError.code !== 'unauthenticated') setError(errorText(bridgeError));
+      });
+  }, []);
+  const toolNames = new Map(tools.map((tool) => [tool.id, tool.name]));
 
   const load = useCallback((next: Filters, at: number) => {
     setError(null);
@@ -76,12 +100,20 @@ export function ExperimentsPage(): ReactElement {
     <main className="experiments-page">
       <form className="panel filters" onSubmit={submit} aria-label="Filter experiments">
         <label>
-          Tool id
-          <input
-            inputMode="numeric"
+          Tool
+          {/* Labelled by the word alone: the label's text would take the chosen option's too. */}
+          <select
+            aria-label="Tool"
             value={filters.tool}
             onChange={(e) => setFilters({ ...filters, tool: e.target.value })}
-          />
+          >
+            <option value="">All tools</option>
+            {tools.map((tool) => (
+              <option key={tool.id} value={String(tool.id)}>
+                {tool.name}
+              </option>
+            ))}
+          </select>
         </label>
         <label>
           Started from
@@ -112,7 +144,13 @@ export function ExperimentsPage(): ReactElement {
           <ol className="experiment-list">
             {result.results.map((experiment) => (
               <li key={experiment.id}>
-                <ExperimentCard experiment={experiment} />
+                <ExperimentCard
+                  experiment={experiment}
+                  tool={
+                    toolNames.get(experiment.usage_event.tool) ??
+                    `tool ${experiment.usage_event.tool}`
+                  }
+                />
               </li>
             ))}
           </ol>
@@ -140,14 +178,21 @@ export function ExperimentsPage(): ReactElement {
   );
 }
 
-function ExperimentCard({ experiment }: { experiment: ExperimentView }): ReactElement {
+function ExperimentCard({
+  experiment,
+  tool,
+}: {
+  experiment: ExperimentView;
+  /** The tool's name (its id when the name is not known). */
+  tool: string;
+}): ReactElement {
   const { record, usage_event: usage } = experiment;
   return (
     <article className="panel experiment" aria-label={`Usage event ${experiment.id}`}>
       <header>
         <h2>{record ? record.experiment_title : `Usage event ${experiment.id}: no record`}</h2>
         <p className="muted">
-          {`Usage event ${usage.id}, tool ${usage.tool}, ${when(usage.start)} – ${when(usage.end)}`}
+          {`Usage event ${usage.id}, ${tool}, ${when(usage.start)} – ${when(usage.end)}`}
         </p>
       </header>
       {record ? (
