@@ -29,6 +29,11 @@ test('staff force-end a usage; its user answers the pending questions at the nex
 
   await logOn(page, 'bob', '2222');
   await expect(page.getByRole('heading', { name: 'Post-usage questions pending' })).toBeVisible();
+  // A look at another tab loses nothing typed, as in the Enable and Disable forms.
+  await page.getByLabel('Notes').fill('Typed before a look at the notebook.');
+  await page.getByRole('tab', { name: 'Notebook' }).click();
+  await page.getByRole('tab', { name: 'Tool control' }).click();
+  await expect(page.getByLabel('Notes')).toHaveValue('Typed before a look at the notebook.');
   await page.getByRole('button', { name: 'Submit answers' }).click();
   await expect(page.getByText('"Condition after use" is required.').first()).toBeVisible();
   await page.getByLabel('Condition after use').selectOption({ label: 'Needs service' });

@@ -5,6 +5,7 @@ import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { formatDateTime } from '../../format.js';
 import { useSessionStore } from '../../stores/session.js';
 import { QuestionFormFields } from '../forms/QuestionFormFields.js';
+import { dropDrafts } from '../forms/drafts.js';
 import { useQuestionForm } from '../forms/useQuestionForm.js';
 import { useToolAction } from '../tool-control/useToolAction.js';
 
@@ -38,7 +39,9 @@ function PendingFormPanel({
   onDone: (message: string) => void;
 }): ReactElement {
   const { usage, questions } = item;
-  const form = useQuestionForm(questions);
+  // Typed answers stay while the person looks at another tab (drafts.ts), as in DisableForm.
+  const draft = `pending:${usage.uuid}`;
+  const form = useQuestionForm(questions, undefined, draft);
   const dropPending = useSessionStore((s) => s.dropPending);
   const action = useToolAction();
 
@@ -49,6 +52,7 @@ function PendingFormPanel({
     void action.run(
       async () => {
         await call('usage.completePending', { usage: usage.id, answers });
+        dropDrafts(draft);
         dropPending(usage.id);
         onDone(`Thank you: the answers for your usage of ${usage.tool_name} are saved.`);
       },
