@@ -101,9 +101,13 @@ test('answers a repeated group with a live formula, enables, and disables with p
   await expect(second.getByLabel('Mass', { exact: true })).toHaveValue('2.25');
   await expect(total).toHaveValue('3.75');
 
-  await page.getByRole('button', { name: 'Add another Sample' }).click();
+  // The last repetition max_number allows takes Add away: focus goes to its first field, not
+  // to the page (a keyboard user would go on from below the group, past the new fields).
+  await page.getByRole('button', { name: 'Add another Sample' }).press('Enter');
   const third = page.getByRole('group', { name: 'Sample 3', exact: true });
-  await third.getByLabel('Sample name').fill('Selvedge');
+  await expect(third.getByLabel('Sample name')).toBeFocused();
+  await page.keyboard.type('Selvedge');
+  await expect(third.getByLabel('Sample name')).toHaveValue('Selvedge');
   await third.getByLabel('Mass', { exact: true }).fill('0.25');
   await expect(total).toHaveValue('4.00');
   // max_number is 3.

@@ -59,7 +59,20 @@ export function GroupField({ question }: { question: GroupQuestion }): ReactElem
           id={id}
           type="button"
           className="secondary"
-          onClick={() => form.addRepetition(question.name)}
+          onClick={() => {
+            form.addRepetition(question.name);
+            // The last repetition allowed takes this button away, and focus with it (to the
+            // page: Tab would go on below the group, past the new fields). Focus goes to the
+            // new repetition's first field instead.
+            if (items.length + 1 < max) return;
+            const index = items.length;
+            window.requestAnimationFrame(() => {
+              const fields = question.questions.map((sub) =>
+                document.getElementById(fieldId(form.formId, [question.name, index, sub.name])),
+              );
+              fields.find((el) => el !== null)?.focus();
+            });
+          }}
         >
           {items.length === 0 ? `Add ${label}` : `Add another ${label}`}
         </button>
