@@ -70,8 +70,9 @@ export async function checkLogon(
       locked_until: lockedUntil,
     });
   }
+  const left = MAX_PIN_FAILURES - failures;
   throw new AppError(
     'unauthenticated',
-    `unknown login or wrong PIN (${MAX_PIN_FAILURES - failures} tries left before a lock)`,
+    `unknown login or wrong PIN (${left} ${left === 1 ? 'try' : 'tries'} left before a lock)`,
   );
 }
