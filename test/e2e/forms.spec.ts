@@ -23,6 +23,8 @@ test('shows a broken pattern and a missing required answer in a group repetition
   await title.fill('😀'.repeat(90));
   await expect(title).toHaveValue('😀'.repeat(80));
   await expect(page.getByText('80 of 80 characters')).toBeVisible();
+  // Characters past the limit are dropped as typed: the count is read out with the field.
+  await expect(title).toHaveAccessibleDescription('80 of 80 characters');
   await page.getByLabel('Experiment title').fill('Grain boundaries');
   await page
     .getByRole('radiogroup', { name: 'Data consent' })

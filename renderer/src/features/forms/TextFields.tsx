@@ -41,6 +41,7 @@ export function TextboxField({ question, path }: FieldProps<TextboxQuestion>): R
             question.prefix && `${id}-prefix`,
             question.suffix && `${id}-suffix`,
             question.help && `${id}-help`,
+            lengthShown(question.maxlength, value) && `${id}-length`,
             messages.length > 0 && `${id}-messages`,
           )}
           onChange={(e) => setWithin(form, path, e.target, value, question.maxlength)}
@@ -48,7 +49,7 @@ export function TextboxField({ question, path }: FieldProps<TextboxQuestion>): R
         />
         <Affix id={`${id}-suffix`} text={question.suffix} />
       </div>
-      <LengthHint max={question.maxlength} length={characters(value)} />
+      <LengthHint id={`${id}-length`} max={question.maxlength} value={value} />
     </FieldFrame>
   );
 }
@@ -69,12 +70,13 @@ export function TextareaField({ question, path }: FieldProps<TextareaQuestion>):
         aria-invalid={messages.length > 0 || undefined}
         aria-describedby={describedBy(
           question.help && `${id}-help`,
+          lengthShown(question.maxlength, value) && `${id}-length`,
           messages.length > 0 && `${id}-messages`,
         )}
         onChange={(e) => setWithin(form, path, e.target, value, question.maxlength)}
         onBlur={() => form.touch(path)}
       />
-      <LengthHint max={question.maxlength} length={characters(value)} />
+      <LengthHint id={`${id}-length`} max={question.maxlength} value={value} />
     </FieldFrame>
   );
 }
@@ -98,17 +100,24 @@ function setWithin(
   }
 }
 
+/** The count shows from 80% of the limit on; the field is then described by it too. */
+function lengthShown(max: number | undefined, value: string): boolean {
+  return max !== undefined && characters(value) >= max * 0.8;
+}
+
 function LengthHint({
+  id,
   max,
-  length,
+  value,
 }: {
+  id: string;
   max: number | undefined;
-  length: number;
+  value: string;
 }): ReactElement | null {
-  if (max === undefined || length < max * 0.8) return null;
+  if (!lengthShown(max, value)) return null;
   return (
-    <p className="hint">
-      {length} of {max} characters
+    <p id={id} className="hint">
+      {characters(value)} of {max} characters
     </p>
   );
 }
