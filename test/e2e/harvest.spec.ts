@@ -3,7 +3,8 @@ import { appendFile, mkdir, readdir, readFile, rename, writeFile } from 'node:fs
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
-import { expect, test, type FacilityBundle } from './fixtures.js';
+import type { Locator, Page } from '@playwright/test';
+import { expect, test, type FacilityBundle, type RunningStation } from './fixtures.js';
 import { TOOL, enableWith, facility, logOff, logOn } from './facility.js';
 
 /** The facility with one instrument, quanta, harvesting `src` into the folder `archive`. */
@@ -29,6 +30,31 @@ async function acquisition(scratchDir: string): Promise<{ src: string; archive: 
   const src = join(scratchDir, 'acquisition');
   await mkdir(src);
   return { src, archive: join(scratchDir, 'archive') };
+}
+
+/** The station's Data tab, from any of its tabs. */
+async function openDataTab(page: Page): Promise<void> {
+  await page.getByRole('tab', { name: 'Data', exact: true }).click();
+}
+
+/**
+ * Ada logged on, on the Data tab of a station harvesting the files `names` (their content is
+ * their name) into an archive folder that is not there yet: each transfer fails until the test
+ * makes the folder. Returns the folders and the list of failed transfers.
+ */
+async function failingHarvest(
+  page: Page,
+  startStation: (bundle: FacilityBundle) => Promise<RunningStation>,
+  scratchDir: string,
+  names: string[],
+): Promise<{ src: string; archive: string; failures: Locator }> {
+  const { src, archive } = await acquisition(scratchDir);
+  for (const name of names) await writeFile(join(src, name), name.replace(/\.txt$/, ''));
+  const station = await startStation(withQuanta(src, archive, '{relative_path}'));
+  await page.goto(station.url);
+  await logOn(page, 'ada', '1234');
+  await openDataTab(page);
+  return { src, archive, failures: page.getByRole('region', { name: 'Failed transfers' }) };
 }
 
 /** Works on a station's database before the station starts (beforeStart). */
@@ -79,7 +105,7 @@ test('data tab: a failed transfer shows its reason and Retry completes it; ARK a
     hooks: [{ name: 'info', trigger: 'post_transfer', kind: 'file_info' }],
   });
   await page.goto(station.url);
-  await page.getByRole('tab', { name: 'Data', exact: true }).click();
+  await openDataTab(page);
 
   await expect(page.getByRole('note')).toContainText('Test identifiers');
   const failures = page.getByRole('region', { name: 'Failed transfers' });
@@ -99,7 +125,7 @@ test('data tab: a failed transfer shows its reason and Retry completes it; ARK a
   await mkdir(archive);
   await page.getByRole('tab', { name: 'Tool control' }).click();
   await logOn(page, 'ada', '1234');
-  await page.getByRole('tab', { name: 'Data', exact: true }).click();
+  await openDataTab(page);
   await page.getByRole('button', { name: 'Retry spectrum.txt' }).click();
   await expect(failures).toHaveCount(0);
   await expect(page.getByTestId('today-completed')).toHaveText('121');
@@ -154,7 +180,7 @@ test('data tab: a failed transfer shows its reason and Retry completes it; ARK a
   // The metadata names who made the file: for someone logged on only.
   await page.getByRole('tab', { name: 'Tool control' }).click();
   await logOff(page);
-  await page.getByRole('tab', { name: 'Data', exact: true }).click();
+  await openDataTab(page);
   await files.getByRole('button', { name: 'spectrum.txt' }).click();
   await expect(details).toContainText("Log on to see the file's metadata");
   await expect(details.getByTestId('file-metadata')).toHaveCount(0);
@@ -199,7 +225,7 @@ test('data tab: an instrument waiting for its history says so, and its failed fi
   await mkdir(archive);
   await page.goto(station.url);
   await logOn(page, 'ada', '1234');
-  await page.getByRole('tab', { name: 'Data', exact: true }).click();
+  await openDataTab(page);
   await expect(page.getByRole('listitem').filter({ hasText: 'quanta: watches' })).toContainText(
     'waiting for the server to send the records of its files',
   );
@@ -227,7 +253,7 @@ test('data tab: Retry all takes every failed file again once the share is back',
     }),
   );
   await page.goto(station.url);
-  await page.getByRole('tab', { name: 'Data', exact: true }).click();
+  await openDataTab(page);
   await expect(page.getByTestId('today-failed')).toHaveText('1002');
   await expect(page.getByTestId('failed-shown')).toHaveText(
     'The newest 1,000 of 1,002 failed files.',
@@ -238,7 +264,7 @@ test('data tab: Retry all takes every failed file again once the share is back',
   await mkdir(archive);
   await page.getByRole('tab', { name: 'Tool control' }).click();
   await logOn(page, 'ada', '1234');
-  await page.getByRole('tab', { name: 'Data', exact: true }).click();
+  await openDataTab(page);
   await retryAll.click();
   await expect(page.getByRole('region', { name: 'Failed transfers' })).toHaveCount(0);
   await expect(page.getByTestId('today-completed')).toHaveText('1002');
@@ -261,7 +287,7 @@ test('data tab: a file names the usage it was made during, for someone logged on
   await enableWith(page, { project: 'Looms (LOO-2)', samples: [{ name: 'W1' }] });
   await writeFile(join(src, 'during.txt'), 'made while Ada used the tool');
 
-  await page.getByRole('tab', { name: 'Data', exact: true }).click();
+  await openDataTab(page);
   const files = page.getByRole('region', { name: 'Harvested files' });
   await expect(files.getByRole('row', { name: /during\.txt/ })).toContainText('completed');
   await files.getByRole('button', { name: 'during.txt' }).click();
@@ -276,7 +302,7 @@ test('data tab: a file names the usage it was made during, for someone logged on
   // Nobody at the screen: who it was is not shown.
   await page.getByRole('tab', { name: 'Tool control' }).click();
   await logOff(page);
-  await page.getByRole('tab', { name: 'Data', exact: true }).click();
+  await openDataTab(page);
   await files.getByRole('button', { name: 'during.txt' }).click();
   await expect(
     page.getByRole('region', { name: 'File during.txt' }).getByTestId('file-usage'),
@@ -297,7 +323,7 @@ test('data tab: a failed file with a long path keeps its Retry and Close buttons
   // The archive folder does not exist: the transfer fails.
   const station = await startStation(withQuanta(src, archive, '{instrument}/{relative_path}'));
   await page.goto(station.url);
-  await page.getByRole('tab', { name: 'Data', exact: true }).click();
+  await openDataTab(page);
   const retry = page.getByRole('button', { name: `Retry ${folder}/${name}` });
   await expect(retry).toBeVisible();
   const whole = (button: HTMLElement): { content: boolean; inside: boolean } => {
@@ -331,7 +357,7 @@ test('data tab: a file being written is named with its size so far, before its t
   bundle.instruments![0].stability_seconds = 60;
   const station = await startStation(bundle);
   await page.goto(station.url);
-  await page.getByRole('tab', { name: 'Data', exact: true }).click();
+  await openDataTab(page);
   const written = page.getByRole('list', { name: 'Files being written' });
   await expect(written).toHaveCount(0);
   await mkdir(join(src, 'run-7'));
@@ -354,7 +380,7 @@ test('data tab: a file written without a pause shows its size so far growing', a
   bundle.instruments![0].stability_seconds = 60;
   const station = await startStation(bundle);
   await page.goto(station.url);
-  await page.getByRole('tab', { name: 'Data', exact: true }).click();
+  await openDataTab(page);
   const written = page.getByRole('list', { name: 'Files being written' });
   // A camera streaming a movie: a write every few milliseconds, never a pause of 0.1 s.
   const movie = join(src, 'movie.mrc');
@@ -384,15 +410,11 @@ test('data tab: keyboard use keeps its place: Retry, a file opened and closed', 
   startStation,
   scratchDir,
 }) => {
-  const { src, archive } = await acquisition(scratchDir);
-  await writeFile(join(src, 'a.txt'), 'a');
-  await writeFile(join(src, 'b.txt'), 'b');
   // The archive folder does not exist yet: both transfers fail.
-  const station = await startStation(withQuanta(src, archive, '{relative_path}'));
-  await page.goto(station.url);
-  await logOn(page, 'ada', '1234');
-  await page.getByRole('tab', { name: 'Data', exact: true }).click();
-  const failures = page.getByRole('region', { name: 'Failed transfers' });
+  const { archive, failures } = await failingHarvest(page, startStation, scratchDir, [
+    'a.txt',
+    'b.txt',
+  ]);
   await expect(failures.getByRole('listitem')).toHaveCount(2);
   await mkdir(archive);
   const focused = page.locator(':focus');
@@ -439,15 +461,8 @@ test('data tab: a Retry whose file fails again keeps the focus on that Retry', a
   startStation,
   scratchDir,
 }) => {
-  const { src, archive } = await acquisition(scratchDir);
-  await writeFile(join(src, 'a.txt'), 'a');
-  await writeFile(join(src, 'b.txt'), 'b');
   // The archive folder does not exist, and stays so: every attempt fails.
-  const station = await startStation(withQuanta(src, archive, '{relative_path}'));
-  await page.goto(station.url);
-  await logOn(page, 'ada', '1234');
-  await page.getByRole('tab', { name: 'Data', exact: true }).click();
-  const failures = page.getByRole('region', { name: 'Failed transfers' });
+  const { failures } = await failingHarvest(page, startStation, scratchDir, ['a.txt', 'b.txt']);
   await expect(failures.getByRole('listitem')).toHaveCount(2);
   const focused = page.locator(':focus');
   const retryFirst = page.getByRole('button', { name: /^Retry [ab]\.txt$/ }).first();
@@ -468,14 +483,9 @@ test('data tab: a failure with no storage location reached still names its instr
   startStation,
   scratchDir,
 }) => {
-  const { src, archive } = await acquisition(scratchDir);
-  await writeFile(join(src, 'a.txt'), 'a');
   // The archive folder does not exist: the first attempt fails at the storage location.
-  const station = await startStation(withQuanta(src, archive, '{relative_path}'));
-  await page.goto(station.url);
-  await logOn(page, 'ada', '1234');
-  await page.getByRole('tab', { name: 'Data', exact: true }).click();
-  const failure = page.getByRole('region', { name: 'Failed transfers' }).getByRole('listitem');
+  const { src, failures } = await failingHarvest(page, startStation, scratchDir, ['a.txt']);
+  const failure = failures.getByRole('listitem');
   await expect(failure).toContainText('1 attempt;');
   // The watched folder goes away (a share unmounted): the next attempt fails before any
   // storage location is chosen, and its reason names only the folder.
@@ -507,7 +517,7 @@ test('data tab: a failure names where its file was going, so a full disk is foun
     else process.env.LABSTATION_INJECT_ENOSPC_WHILE = before;
   }
   await page.goto(station.url);
-  await page.getByRole('tab', { name: 'Data', exact: true }).click();
+  await openDataTab(page);
   const failure = page
     .getByRole('region', { name: 'Failed transfers' })
     .getByRole('listitem')
