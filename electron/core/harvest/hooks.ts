@@ -9,6 +9,7 @@ import { lstat, open } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
 import { compileFilter, platformGlobOptions } from '../../../shared/harvest/glob.js';
 import { sniffMime } from '../../../shared/harvest/mime.js';
+import { MAX_DEPTH } from '../../../shared/metadata/json.js';
 import { isPlainObject } from '../../../shared/questions/json.js';
 import type { Db } from '../db/open.js';
 import { getSetting } from '../station/settings.js';
@@ -185,11 +186,11 @@ function usageContext(ctx: PostTransferContext): Record<string, unknown> {
 const SIDECAR_MAX = 4 * 1024 * 1024;
 
 /**
- * How deep what a sidecar or a command gives may nest, as a notebook's metadata may
- * (shared/metadata/json.ts): SQLite reads JSON up to 1,000 levels only, and a file's record,
- * its metadata_ in it, could not be stored (nor sent) past that.
+ * How deep what a sidecar or a command gives may nest: as deep as a notebook's metadata may
+ * (MAX_DEPTH). SQLite reads JSON up to 1,000 levels only, and a file's record, its metadata_
+ * in it, could not be stored (nor sent) past that.
  */
-const OUTPUT_MAX_DEPTH = 200;
+const OUTPUT_MAX_DEPTH = MAX_DEPTH;
 
 /** Whether `value` holds objects or lists nested more than OUTPUT_MAX_DEPTH levels deep. */
 function nestedTooDeep(value: unknown): boolean {
