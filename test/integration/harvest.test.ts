@@ -60,7 +60,6 @@ import {
   withDb,
 } from './harvestSetup.js';
 
-/** Harvest waits include stability windows and copies: a loaded CI machine gets more time. */
 /**
  * A station whose one instrument runs `script` as a command hook (post-transfer), with the
  * given timeout, and one file in its watched folder to harvest.
@@ -92,6 +91,7 @@ function processEnded(what: string, pid: number): Promise<true> {
   return waitLong(what, () => (alive() ? undefined : true), 5_000);
 }
 
+/** Harvest waits include stability windows and copies: a loaded CI machine gets more time. */
 function waitLong<T>(
   what: string,
   check: () => T | undefined | Promise<T | undefined>,
@@ -120,6 +120,26 @@ afterEach(async () => {
 async function stationFiles(st: StationProcess): Promise<HarvestFileView[]> {
   const res = await st.rpc('harvest.files', { limit: 1000 });
   return (res.body as { files: HarvestFileView[] }).files;
+}
+
+/**
+ * Starts a station on `data`, writes scan2.tif into the watched folder `src`, and checks that
+ * the station harvests it and, a while later, holds the records of exactly `expected`: nothing
+ * it must leave out (its copies, its own data dir) was taken meanwhile.
+ */
+async function expectStationHarvestsOnly(
+  data: string,
+  src: string,
+  expected: string[],
+): Promise<void> {
+  station = await startStation(data);
+  const st = station;
+  writeFileSync(join(src, 'scan2.tif'), 'another image');
+  await waitLong('scan2.tif harvested', async () =>
+    (await stationFiles(st)).find((f) => f.filename === 'scan2.tif' && f.state === 'done'),
+  );
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  expect((await stationFiles(st)).map((f) => f.relative_path).sort()).toEqual(expected);
 }
 
 /** Waits until a copy's partial is in `folder`: the copy is under way. */
@@ -2315,58 +2335,21 @@ describe('harvest in a running station', () => {
     for (let run = 0; run < 3; run += 1) expect((await harvestOnce(dirs.data)).code).toBe(0);
     expect((await filesOf(dirs.data)).map((f) => f.relative_path)).toEqual(['scan1.tif']);
     expect(listTree(join(dirs.src, 'store'))).toEqual(['sem-1/scan1.tif']);
-    station = await startStation(dirs.data);
-    const st = station;
-    writeFileSync(join(dirs.src, 'scan2.tif'), 'another image');
-    await waitLong('scan2.tif harvested', async () =>
-      (await stationFiles(st)).find((f) => f.filename === 'scan2.tif' && f.state === 'done'),
-    );
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    expect((await stationFiles(st)).map((f) => f.relative_path).sort()).toEqual([
-      'scan1.tif',
-      'scan2.tif',
-    ]);
+    await expectStationHarvestsOnly(dirs.data, dirs.src, ['scan1.tif', 'scan2.tif']);
   });
 
   it("never harvests the station's own data dir in a watched folder, and ends", async () => {
     // A watch of a whole data disk that also holds the station's data dir: its database,
     // written by the harvest itself, used to be copied (and its WAL, changing under every copy,
     // was taken again and again: `--once` never ended).
-    const dirs = await setupHarvest();
-    const data = join(dirs.src, 'station-data');
-    const bundle = {
-      tools: [{ name: 'SEM' }],
-      station: { tool: 'SEM' },
-      storage_locations: [{ name: 'archive', type: 'local', base_path: dirs.dest }],
-      instruments: [
-        {
-          name: 'sem-1',
-          tool: 'SEM',
-          watch: [{ path: dirs.src }],
-          stability_seconds: 0.3,
-          storage_location: 'archive',
-          destination_template: '{instrument}/{relative_path}',
-        },
-      ],
-    };
-    expect((await importBundle(data, bundle)).code).toBe(0);
+    const dirs = await setupHarvest({ data: 'src/station-data' });
     writeFileSync(join(dirs.src, 'scan1.tif'), 'an image');
-    const out = await runNodeScript(CLI, ['harvest', '--data', data, '--once'], {}, 40_000);
+    const out = await runNodeScript(CLI, ['harvest', '--data', dirs.data, '--once'], {}, 40_000);
     expect(out.code, out.stdout + out.stderr).toBe(0);
     expect(out.stdout).toContain('harvest: 1 completed, 0 skipped, 0 failed');
     expect(listTree(dirs.dest)).toEqual(['sem-1/scan1.tif']);
-    expect((await filesOf(data)).map((f) => f.relative_path)).toEqual(['scan1.tif']);
-    station = await startStation(data);
-    const st = station;
-    writeFileSync(join(dirs.src, 'scan2.tif'), 'another image');
-    await waitLong('scan2.tif harvested', async () =>
-      (await stationFiles(st)).find((f) => f.filename === 'scan2.tif' && f.state === 'done'),
-    );
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    expect((await stationFiles(st)).map((f) => f.relative_path).sort()).toEqual([
-      'scan1.tif',
-      'scan2.tif',
-    ]);
+    expect((await filesOf(dirs.data)).map((f) => f.relative_path)).toEqual(['scan1.tif']);
+    await expectStationHarvestsOnly(dirs.data, dirs.src, ['scan1.tif', 'scan2.tif']);
   }, 120_000);
 
   it('fails a copy that a storage location holding the watched folder would put back in it', async () => {

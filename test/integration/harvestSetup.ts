@@ -23,6 +23,8 @@ export interface SetupOptions {
   preUsage?: unknown[];
   /** Use this folder as the storage location instead of a fresh one. */
   dest?: string;
+  /** The station's data dir, relative to the root (default `data`; `src/…` puts it in the watch). */
+  data?: string;
 }
 
 /** Makes source and destination folders and imports a one-instrument station bundle. */
@@ -32,7 +34,7 @@ export async function setupHarvest(options: SetupOptions = {}): Promise<HarvestD
     root,
     src: join(root, 'src'),
     dest: options.dest ?? join(root, 'dest'),
-    data: join(root, 'data'),
+    data: join(root, options.data ?? 'data'),
   };
   mkdirSync(dirs.src);
   mkdirSync(dirs.dest, { recursive: true });

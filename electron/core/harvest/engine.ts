@@ -5,7 +5,6 @@
  */
 import { stat } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
-import { Cron } from 'croner';
 import type { CoreEvent, HarvestStatus, SettlingFile } from '../../../shared/api.js';
 import type { Db } from '../db/open.js';
 import { cachedStatement } from '../db/statements.js';
@@ -15,28 +14,25 @@ import { injected } from '../util/failpoint.js';
 import { nowIso } from '../util/ids.js';
 import type { Logger } from '../util/log.js';
 import { HISTORY_PROBLEM, historyPendingIds } from '../sync/history.js';
-import { instrumentsOfTool, schedulesFor, type Instrument, type WatchFolder } from './config.js';
+import { instrumentsOfTool, type Instrument, type WatchFolder } from './config.js';
 import { DurabilityBatch, SyncFsRunner } from './durable.js';
 import {
-  createScheduledRun,
   finishRun,
-  hasQueuedRun,
   queuedRuns,
-  reportDeployments,
   requeueInterruptedRuns,
   runCounts,
   startRun,
-  type Deployment,
   type RunRow,
 } from './runs.js';
-import { listFiles, statFiles, type ListedFile } from './copyBatch.js';
+import { listFiles, statFiles } from './copyBatch.js';
 import { HASH_ALGORITHM } from './copy.js';
 import { CopyPool } from './copyPool.js';
 import { acceptHooks, endRunningHooks } from './hooks.js';
-import { inFolders, realOrNearest, storageFolderIn } from './storageGuard.js';
+import { LeftOutFolders, type LeftOutPaths } from './leftOut.js';
+import { RecentListings } from './listings.js';
+import { ScheduleCrons } from './scheduleCrons.js';
 import { takeHarvestLock, type HarvestLock } from './lock.js';
 import {
-  folderFilter,
   folderIdentity,
   relativeTo,
   scanFolder,
@@ -285,18 +281,6 @@ const LIST_GROUP = 4;
 
 /** A folder the watcher reports is read again this long after (Harvester.folderSighted). */
 const FOLDER_SETTLE_MS = 1000;
-/** A folder's listing is remembered this long, for the next listing to skip what it held. */
-const LISTING_KEPT_MS = 3 * FOLDER_SETTLE_MS;
-/** The files remembered from listings, at most (Harvester.newSinceListed). */
-const LISTED_MAX = 200_000;
-/** The storage folders found inside watched folders, as text to tell a change by. */
-function storageSummary(found: Map<WatchFolder, string[]>): string {
-  return JSON.stringify([...found].map(([folder, inside]) => [folder.path, inside]));
-}
-
-/** How long a start waits for the storage folders' real paths (engine.guardStorage). */
-const STORAGE_GUARD_MS = 2000;
-
 /** How often a harvest run checks whether its instrument's files have settled. */
 const RUN_SETTLE_POLL_MS = 250;
 
@@ -333,29 +317,13 @@ export class Harvester {
   /** The second listings of new folders (folderSighted), ended with the watches. */
   private readonly relists = new Set<NodeJS.Timeout>();
   /**
-   * The latest listing of each folder the watcher reported (by instrument and folder), for a
-   * few seconds (LISTING_KEPT_MS), oldest first: see newSinceListed.
+   * The latest listing of each folder the watcher reported, for a few seconds: the next listing
+   * of the folder skips what it held unchanged (listings.ts).
    */
-  private readonly listings = new Map<string, { at: number; files: Map<string, ListedFile> }>();
-  private listedFiles = 0;
-  private listingsTimer: NodeJS.Timeout | undefined;
-  private readonly folderIds = new Map<WatchFolder, number>();
+  private readonly listings: RecentListings;
   private lookingAtSightings = false;
-  /**
-   * Per watched folder, the folders of its tree that are a local storage location's base on
-   * disk (storageGuard.ts): left out of its walks and its watch, whatever its filter says.
-   */
-  private storageFolders = new Map<WatchFolder, string[]>();
-  /**
-   * The other way round: per local storage location's base (as written), the watched folders
-   * inside it, relative to it. A copy rendered into one fails (transfer.ts intoWatchedFolder).
-   */
-  private watchedInStorage = new Map<string, string[]>();
-  /**
-   * Per watched folder, the folder of its tree that is this station's own data dir on disk
-   * (its database, written by the harvest itself, its lock and token): never harvested.
-   */
-  private dataDirFolders = new Map<WatchFolder, string>();
+  /** The storage folders and the data dir inside watched folders, left out of their harvest. */
+  private readonly leftOut: LeftOutFolders;
   /** Storage folders seen as mount points, kept in the settings (place.ts mountProblem). */
   private readonly mounts: MountMemory = {
     wasMounted: (base) => getSetting(this.db, 'harvest.mountedBases').includes(base),
@@ -385,7 +353,8 @@ export class Harvester {
   private rescanning: Promise<void> = Promise.resolve();
   /** harvest.importedAt as this harvester last applied it (renewWatches). */
   private importedAt: string | null = null;
-  private crons: { scheduleId: number; cron: Cron }[] = [];
+  /** The schedules' timers, while harvesting with schedules. */
+  private readonly schedules: ScheduleCrons;
   /** Enabled instruments not harvested until their history is here (loadInstruments). */
   private awaitingHistory: Instrument[] = [];
   private runChain: Promise<void> = Promise.resolve();
@@ -438,6 +407,14 @@ export class Harvester {
     this.db = options.db;
     this.log = options.log;
     this.clock = options.clock ?? Date.now;
+    this.leftOut = new LeftOutFolders(this.log);
+    this.listings = new RecentListings(this.clock, 3 * FOLDER_SETTLE_MS);
+    this.schedules = new ScheduleCrons(
+      this.db,
+      this.log,
+      () => this.now(),
+      () => this.runQueued(),
+    );
   }
 
   private concurrency(): number {
@@ -468,7 +445,7 @@ export class Harvester {
         }
       },
       record: (fileId, outcome) => this.record(fileId, outcome),
-      watchedIn: (base) => this.watchedInStorage.get(base) ?? [],
+      watchedIn: (base) => this.leftOut.watchedIn(base),
       mounts: this.mounts,
       // A copy waiting for its batch's flush holds no copy slot: more small copies start, so
       // the batch fills up. Its files join the batch before pump, which flushes at once when
@@ -514,7 +491,9 @@ export class Harvester {
     await this.guardStorage();
     if (this.stopped) return;
     if (this.options.watch !== false) this.startWatches();
-    if (this.options.schedules !== false) this.startSchedules();
+    if (this.options.schedules !== false) {
+      this.schedules.start(this.instruments.map((i) => i.id));
+    }
     const tick = setInterval(() => void this.tick(), this.tickMs());
     const rescanMinutes = Math.max(getSetting(this.db, 'harvest.rescanMinutes'), 0.05);
     // Each walk looks again where the storage locations are on disk first: a link or a
@@ -586,8 +565,7 @@ export class Harvester {
     this.wakeAtMs = Infinity;
     clearTimeout(this.settleTimer);
     this.settleTimer = undefined;
-    for (const c of this.crons) c.cron.stop();
-    this.crons = [];
+    this.schedules.stop();
     await this.closeWatches();
     this.forgetSightings();
     // Transfers under way end with the pool; their partials are cleaned up at the next start.
@@ -615,138 +593,38 @@ export class Harvester {
     const waiting = historyPendingIds(this.db);
     this.instruments = enabled.filter((i) => !waiting.has(i.id));
     this.awaitingHistory = enabled.filter((i) => waiting.has(i.id));
-    this.setStorageFolders(this.findStorageFolders((path) => path));
-    this.watchedInStorage = this.findWatchedInStorage((path) => path);
-    this.setDataDirFolders(this.findDataDirFolders((path) => path));
+    this.leftOut.find(this.leftOutPaths());
   }
 
-  /** The folder of this station's database; null for one in memory (tests). */
-  private dataDir(): string | null {
+  /** The paths, as written, whose overlaps leftOut looks for. */
+  private leftOutPaths(): LeftOutPaths {
     const name = this.db.name;
-    return name === '' || name === ':memory:' ? null : resolve(dirname(name));
-  }
-
-  /** The data dir's folder inside each watched folder, by `where` each path is. */
-  private findDataDirFolders(where: (path: string) => string): Map<WatchFolder, string> {
-    const dataDir = this.dataDir();
-    const found = new Map<WatchFolder, string>();
-    if (dataDir === null) return found;
-    for (const instrument of this.instruments) {
-      for (const folder of instrument.watch) {
-        const inside = storageFolderIn(where(folder.path), where(dataDir));
-        if (inside !== null) found.set(folder, inside);
-      }
-    }
-    return found;
-  }
-
-  /** Keeps the data dir's folders found inside watched folders, and logs them when they change. */
-  private setDataDirFolders(found: Map<WatchFolder, string>): void {
-    const summary = (map: Map<WatchFolder, string>): string =>
-      JSON.stringify([...map].map(([folder, inside]) => [folder.path, inside]));
-    const changed = summary(found) !== summary(this.dataDirFolders);
-    this.dataDirFolders = found;
-    if (!changed) return;
-    for (const [folder, inside] of found) {
-      this.log.warn(
-        { folder: folder.path, dataDir: inside },
-        "harvest: the station's data dir lies in this watched folder; left out of its harvest",
-      );
-    }
-  }
-
-  /** Keeps the storage folders found inside watched folders, and logs them when they change. */
-  private setStorageFolders(found: Map<WatchFolder, string[]>): void {
-    const changed = storageSummary(found) !== storageSummary(this.storageFolders);
-    this.storageFolders = found;
-    if (!changed) return;
-    for (const [folder, inside] of found) {
-      this.log.warn(
-        { folder: folder.path, storage: inside },
-        inside.includes('')
-          ? 'harvest: this watched folder is a storage location; nothing of it is harvested'
-          : 'harvest: a storage location lies inside this watched folder; left out of its harvest',
-      );
-    }
-  }
-
-  /** Where this station's local storage locations keep their copies, as written. */
-  private localStorageBases(): string[] {
-    return cachedStatement(this.db, `SELECT base_path FROM storage_locations WHERE type = 'local'`)
-      .pluck()
-      .all() as string[];
+    return {
+      watched: this.instruments.flatMap((i) => i.watch),
+      storageBases: cachedStatement(
+        this.db,
+        `SELECT base_path FROM storage_locations WHERE type = 'local'`,
+      )
+        .pluck()
+        .all() as string[],
+      // The folder of this station's database; none for one in memory (tests).
+      dataDir: name === '' || name === ':memory:' ? null : resolve(dirname(name)),
+    };
   }
 
   /**
-   * The storage folders inside each watched folder, by `where` each path is: as written (at
-   * once), or on disk (guardStorage). Import refuses such a bundle, so any found came from the
-   * server or through a link (setStorageFolders logs them).
-   */
-  private findStorageFolders(where: (path: string) => string): Map<WatchFolder, string[]> {
-    const bases = this.localStorageBases().map(where);
-    const found = new Map<WatchFolder, string[]>();
-    for (const instrument of this.instruments) {
-      for (const folder of instrument.watch) {
-        const watch = where(folder.path);
-        const inside = bases.flatMap((b) => storageFolderIn(watch, b) ?? []);
-        if (inside.length) found.set(folder, inside);
-      }
-    }
-    return found;
-  }
-
-  /**
-   * The storage folders inside watched folders by real path: a link can hide them from the
-   * paths as written. Waits at most STORAGE_GUARD_MS (a share that hangs), keeping the paths as
-   * written meanwhile.
+   * The storage folders and the data dir inside watched folders by real path: a link can hide
+   * them from the paths as written. Waits at most REAL_PATHS_MS (a share that hangs), keeping
+   * the paths as written meanwhile.
    */
   private async guardStorage(): Promise<void> {
     const instruments = this.instruments;
-    const paths = new Set(this.localStorageBases());
-    for (const i of instruments) for (const f of i.watch) paths.add(f.path);
-    const dataDir = this.dataDir();
-    if (dataDir !== null) paths.add(dataDir);
-    const resolve = (async () => {
-      const real = new Map<string, string>();
-      await Promise.all([...paths].map(async (p) => real.set(p, await realOrNearest(p))));
-      return real;
-    })();
-    const real = await Promise.race([
-      resolve,
-      new Promise<null>((done) => setTimeout(() => done(null), STORAGE_GUARD_MS).unref()),
-    ]);
-    if (real === null || this.instruments !== instruments) return;
-    this.setStorageFolders(this.findStorageFolders((path) => real.get(path) ?? path));
-    this.watchedInStorage = this.findWatchedInStorage((path) => real.get(path) ?? path);
-    this.setDataDirFolders(this.findDataDirFolders((path) => real.get(path) ?? path));
-  }
-
-  /** The watched folders inside each local storage location's base, by `where` each path is. */
-  private findWatchedInStorage(where: (path: string) => string): Map<string, string[]> {
-    const watched = this.instruments.flatMap((i) => i.watch.map((folder) => where(folder.path)));
-    const found = new Map<string, string[]>();
-    for (const base of this.localStorageBases()) {
-      // storageFolderIn(outer, inner): where inner lies in outer.
-      // '' (a watched folder that is the base) is not here: its harvest is off altogether.
-      const inside = watched.flatMap((watch) => storageFolderIn(where(base), watch) || []);
-      if (inside.length) found.set(base, inside);
-    }
-    return found;
+    await this.leftOut.findByRealPath(this.leftOutPaths(), () => this.instruments === instruments);
   }
 
   /** A watched folder's filter, with the storage folders and the data dir inside it left out. */
   private filterOf(folder: WatchFolder): FolderFilter {
-    const filter = folderFilter(folder);
-    // Read at each call: guardStorage may find them after the watch is set up.
-    const stored = (rel: string): boolean => {
-      const own = this.dataDirFolders.get(folder);
-      const kept = this.storageFolders.get(folder) ?? [];
-      return inFolders(own === undefined ? kept : [...kept, own], rel);
-    };
-    return {
-      accepts: (rel) => filter.accepts(rel) && !stored(rel),
-      skipsDirectory: (rel) => filter.skipsDirectory(rel) || stored(rel),
-    };
+    return this.leftOut.filterOf(folder);
   }
 
   private instrument(id: number): Instrument | undefined {
@@ -851,64 +729,6 @@ export class Harvester {
    * Starts the cron of every enabled schedule of a harvested instrument, and reports to the
    * server what became of those it deployed here (deployed with the next run, failed, removed).
    */
-  private startSchedules(): void {
-    const deployments = new Map<number, Deployment>();
-    for (const schedule of schedulesFor(
-      this.db,
-      this.instruments.map((i) => i.id),
-    )) {
-      try {
-        const cron = new Cron(
-          schedule.cron,
-          { protect: true, ...(schedule.timezone ? { timezone: schedule.timezone } : {}) },
-          () => {
-            // A run of this schedule still waiting its turn covers this one too: runs that
-            // come faster than they end must not pile up.
-            if (hasQueuedRun(this.db, schedule.id)) return;
-            createScheduledRun(this.db, schedule.id, schedule.instrument_id, this.now());
-            this.runQueued();
-            this.reportSchedules();
-          },
-        );
-        this.crons.push({ scheduleId: schedule.id, cron });
-        deployments.set(schedule.id, {
-          state: 'deployed',
-          next_run_at: cron.nextRun()?.toISOString() ?? null,
-          error: '',
-        });
-      } catch (error) {
-        this.log.warn({ err: error, schedule: schedule.id }, 'harvest: schedule not started');
-        deployments.set(schedule.id, {
-          state: 'failed',
-          next_run_at: null,
-          error: (error as Error).message,
-        });
-      }
-    }
-    this.report(deployments);
-  }
-
-  /** The next runs after a schedule fired. */
-  private reportSchedules(): void {
-    const deployments = new Map<number, Deployment>();
-    for (const { scheduleId, cron } of this.crons) {
-      deployments.set(scheduleId, {
-        state: 'deployed',
-        next_run_at: cron.nextRun()?.toISOString() ?? null,
-        error: '',
-      });
-    }
-    this.report(deployments);
-  }
-
-  private report(deployments: Map<number, Deployment>): void {
-    try {
-      reportDeployments(this.db, deployments, this.now());
-    } catch (error) {
-      this.log.error({ err: error }, 'harvest: schedule deployments not recorded');
-    }
-  }
-
   /** Runs the queued harvest runs one after the other (a trigger from the server, a schedule). */
   runQueued(): void {
     this.runChain = this.runChain
@@ -1182,10 +1002,6 @@ export class Harvester {
     for (const timer of this.relists) clearTimeout(timer);
     this.relists.clear();
     this.listings.clear();
-    this.listedFiles = 0;
-    clearTimeout(this.listingsTimer);
-    this.listingsTimer = undefined;
-    this.folderIds.clear();
   }
 
   private async lookAtSightings(): Promise<void> {
@@ -1237,7 +1053,7 @@ export class Harvester {
       const left = new Set<string>();
       take(
         group.flatMap((dir, i) =>
-          this.newSinceListed(folder, dir, listed[i]).flatMap((file) => {
+          this.listings.newSince(folder, dir, listed[i]).flatMap((file) => {
             if (this.active.reads(instrument, file.path)) {
               left.add(file.path);
               return [];
@@ -1247,7 +1063,7 @@ export class Harvester {
           }),
         ),
       );
-      group.forEach((dir, i) => this.remember(folder, dir, listed[i], left));
+      group.forEach((dir, i) => this.listings.remember(folder, dir, listed[i], left));
     }
     // An event for a candidate is a change (a write, a rename, new attributes; fs.watch reports
     // no reads): its window starts again now, with no stat, as often as a file is written to.
@@ -1291,78 +1107,6 @@ export class Harvester {
       c.changedAt = this.clock();
       c.settled = false;
     });
-  }
-
-  /**
-   * The files of a folder's listing that its listing a moment ago (remember), for the same
-   * watched folder, did not hold with this size, mtime and inode. A folder the watcher reports
-   * is listed twice (folderSighted), and a file the first listing held unchanged was taken
-   * then, or turned down by the watched folder's filter: its candidate, its copy or its record
-   * already stands for it, and looking its record up again cost a query per file (a tree of
-   * 10,000 files moved in: 0.14 s of the engine's thread, and about 0.3 s with the garbage it
-   * made). Only listings are passed over so: a file written, made or moved has an event of
-   * its own (lookAt's paths).
-   */
-  private newSinceListed(folder: WatchFolder, dir: string, files: ListedFile[]): ListedFile[] {
-    const before = this.listings.get(this.listingKey(folder, dir));
-    if (!before || this.clock() - before.at > LISTING_KEPT_MS) return files;
-    return files.filter((f) => {
-      const was = before.files.get(f.path);
-      return !was || was.size !== f.size || was.mtimeMs !== f.mtimeMs || was.ino !== f.ino;
-    });
-  }
-
-  /**
-   * A listing's key: the watched folder (each has its own filter; one instrument may watch a
-   * folder and one inside it, or the same one twice) and the folder listed.
-   */
-  private listingKey(folder: WatchFolder, dir: string): string {
-    let id = this.folderIds.get(folder);
-    if (id === undefined) {
-      id = this.folderIds.size + 1;
-      this.folderIds.set(folder, id);
-    }
-    return `${id}\0${dir}`;
-  }
-
-  /**
-   * Keeps a folder's listing for newSinceListed, once its files were taken (a listing whose
-   * files could not be taken, the database failing, is not kept: the next one takes them), but
-   * for those left to a copy under way (`left`), which the next listing looks at again.
-   * Listings older than LISTING_KEPT_MS are dropped meanwhile, and by a timer when no more come.
-   */
-  private remember(folder: WatchFolder, dir: string, files: ListedFile[], left: Set<string>): void {
-    const kept = left.size ? files.filter((f) => !left.has(f.path)) : files;
-    this.pruneListings(kept.length);
-    const key = this.listingKey(folder, dir);
-    const old = this.listings.get(key);
-    if (old) {
-      this.listings.delete(key);
-      this.listedFiles -= old.files.size;
-    }
-    if (this.listedFiles + kept.length > LISTED_MAX) return;
-    this.listings.set(key, { at: this.clock(), files: new Map(kept.map((f) => [f.path, f])) });
-    this.listedFiles += kept.length;
-    this.pruneLater();
-  }
-
-  /** Drops the listings once they are past LISTING_KEPT_MS, though no listing comes after. */
-  private pruneLater(): void {
-    this.listingsTimer ??= setTimeout(() => {
-      this.listingsTimer = undefined;
-      this.pruneListings(0);
-      if (this.listings.size) this.pruneLater();
-    }, LISTING_KEPT_MS + 100).unref();
-  }
-
-  /** Drops the listings past LISTING_KEPT_MS, and the oldest while `room` more would not fit. */
-  private pruneListings(room: number): void {
-    const now = this.clock();
-    for (const [key, kept] of this.listings) {
-      if (now - kept.at <= LISTING_KEPT_MS && this.listedFiles + room <= LISTED_MAX) break;
-      this.listings.delete(key);
-      this.listedFiles -= kept.files.size;
-    }
   }
 
   /**
@@ -2031,13 +1775,14 @@ export class Harvester {
     await this.closeWatches();
     if (this.stopped) return; // stopped meanwhile: start nothing again
     this.forgetSightings();
-    for (const c of this.crons) c.cron.stop();
-    this.crons = [];
+    this.schedules.stop();
     this.loadInstruments();
     await this.guardStorage();
     if (this.stopped) return;
     if (this.options.watch !== false) this.startWatches();
-    if (this.options.schedules !== false) this.startSchedules();
+    if (this.options.schedules !== false) {
+      this.schedules.start(this.instruments.map((i) => i.id));
+    }
     await this.rescanAll();
   }
 

@@ -1,0 +1,85 @@
+/**
+ * The timers (croner) of the harvest schedules of this station's instruments. A schedule that
+ * fires queues a run of its instrument (runs.ts), and the schedules' deployments are reported:
+ * deployed with their next run, failed with why (a cron the timer refuses), or removed
+ * (runs.ts reportDeployments, for the server).
+ */
+import { Cron } from 'croner';
+import type { Db } from '../db/open.js';
+import type { Logger } from '../util/log.js';
+import { schedulesFor } from './config.js';
+import { createScheduledRun, hasQueuedRun, reportDeployments, type Deployment } from './runs.js';
+
+export class ScheduleCrons {
+  private crons: { scheduleId: number; cron: Cron }[] = [];
+
+  /** `queued`: a schedule fired and queued a run; the harvest runs what is queued. */
+  constructor(
+    private readonly db: Db,
+    private readonly log: Logger,
+    private readonly now: () => string,
+    private readonly queued: () => void,
+  ) {}
+
+  /** Starts the enabled schedules of these instruments, and reports them all. */
+  start(instrumentIds: number[]): void {
+    const deployments = new Map<number, Deployment>();
+    for (const schedule of schedulesFor(this.db, instrumentIds)) {
+      try {
+        const cron = new Cron(
+          schedule.cron,
+          { protect: true, ...(schedule.timezone ? { timezone: schedule.timezone } : {}) },
+          () => {
+            // A run of this schedule still waiting its turn covers this one too: runs that
+            // come faster than they end must not pile up.
+            if (hasQueuedRun(this.db, schedule.id)) return;
+            createScheduledRun(this.db, schedule.id, schedule.instrument_id, this.now());
+            this.queued();
+            this.reportNextRuns();
+          },
+        );
+        this.crons.push({ scheduleId: schedule.id, cron });
+        deployments.set(schedule.id, {
+          state: 'deployed',
+          next_run_at: cron.nextRun()?.toISOString() ?? null,
+          error: '',
+        });
+      } catch (error) {
+        this.log.warn({ err: error, schedule: schedule.id }, 'harvest: schedule not started');
+        deployments.set(schedule.id, {
+          state: 'failed',
+          next_run_at: null,
+          error: (error as Error).message,
+        });
+      }
+    }
+    this.report(deployments);
+  }
+
+  /** Stops every timer; the deployments stand until the next start reports them. */
+  stop(): void {
+    for (const c of this.crons) c.cron.stop();
+    this.crons = [];
+  }
+
+  /** The next runs, after a schedule fired. */
+  private reportNextRuns(): void {
+    const deployments = new Map<number, Deployment>();
+    for (const { scheduleId, cron } of this.crons) {
+      deployments.set(scheduleId, {
+        state: 'deployed',
+        next_run_at: cron.nextRun()?.toISOString() ?? null,
+        error: '',
+      });
+    }
+    this.report(deployments);
+  }
+
+  private report(deployments: Map<number, Deployment>): void {
+    try {
+      reportDeployments(this.db, deployments, this.now());
+    } catch (error) {
+      this.log.error({ err: error }, 'harvest: schedule deployments not recorded');
+    }
+  }
+}
