@@ -1828,6 +1828,49 @@ describe('harvest in a running station', () => {
     expect(sawQueued).toBe(true);
   });
 
+  it('gives a file written while no harvest ran the usage it was written during', async () => {
+    // The station was off (or its harvest stopped) while Ada used the tool: her files are
+    // found later, when someone else may be logged on. They belong to the usage their mtime
+    // falls in, not to the one in progress when they are found.
+    const dirs = await setupHarvest({
+      template: '{user}/{usage_event}/{filename}',
+      projects: [{ name: 'Cathodes' }],
+      users: [{ ...ADA, projects: ['Cathodes'] }],
+    });
+    station = await startStation(dirs.data);
+    expect((await station.rpc('session.logon', { login: 'ada', pin: '1234' })).status).toBe(200);
+    const enabled = await station.rpc('toolControl.enable', {
+      tool: 'SEM',
+      project: 'Cathodes',
+      answers: {},
+    });
+    expect(enabled.status, JSON.stringify(enabled.body)).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const disabled = await station.rpc('toolControl.disable', { tool: 'SEM', answers: {} });
+    expect(disabled.status, JSON.stringify(disabled.body)).toBe(200);
+    const usage = (disabled.body as { usage: { uuid: string; start: string; end: string } }).usage;
+    await station.stop();
+    station = null;
+    const start = Date.parse(usage.start);
+    const end = Date.parse(usage.end);
+    const at = (ms: number, name: string): void => {
+      const path = join(dirs.src, name);
+      writeFileSync(path, name);
+      utimesSync(path, ms / 1000, ms / 1000);
+    };
+    at((start + end) / 2, 'during.dat');
+    at(start - 60_000, 'before.dat');
+    at(end + 60_000, 'after.dat');
+    expect((await harvestOnce(dirs.data)).code).toBe(0);
+    const byName = new Map((await filesOf(dirs.data)).map((f) => [f.filename, f]));
+    expect(byName.get('during.dat')?.usage_event).toBe(usage.uuid);
+    expect(byName.get('during.dat')?.last_transfer?.destination_path).toBe(
+      join(dirs.dest, 'ada', usage.uuid, 'during.dat'),
+    );
+    expect(byName.get('before.dat')?.usage_event).toBeNull();
+    expect(byName.get('after.dat')?.usage_event).toBeNull();
+  });
+
   it('names the usage in progress: template fields and the usage_context hook', async () => {
     const dirs = await setupHarvest({
       template: '{user}/{project}/{usage_event}/{filename}',

@@ -31,6 +31,7 @@ import { acceptHooks, endRunningHooks } from './hooks.js';
 import { LeftOutFolders, type LeftOutPaths } from './leftOut.js';
 import { RecentListings } from './listings.js';
 import { ScheduleCrons } from './scheduleCrons.js';
+import { usageOnToolAt } from './usageContext.js';
 import { takeHarvestLock, type HarvestLock } from './lock.js';
 import {
   folderIdentity,
@@ -1117,17 +1118,6 @@ export class Harvester {
     return !this.stopped && this.instruments.includes(instrument);
   }
 
-  private usageAt(toolId: number, at: string): number | null {
-    const id = cachedStatement(
-      this.db,
-      `SELECT id FROM usage_events WHERE tool_id = ? AND start <= ? AND ("end" IS NULL OR "end" >= ?)
-         ORDER BY start DESC LIMIT 1`,
-    )
-      .pluck()
-      .get(toolId, at, at) as number | undefined;
-    return id ?? null;
-  }
-
   private consider(
     instrument: Instrument,
     folder: WatchFolder,
@@ -1161,8 +1151,8 @@ export class Harvester {
     const written = new Date(mtimeMs).toISOString();
     const usage =
       mtimeMs < this.startedAt
-        ? this.usageAt(instrument.tool_id, written)
-        : this.usageAt(instrument.tool_id, seen);
+        ? usageOnToolAt(this.db, instrument.tool_id, written)
+        : usageOnToolAt(this.db, instrument.tool_id, seen);
     const candidate: Candidate = {
       instrument,
       folder,

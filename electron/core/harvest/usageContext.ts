@@ -25,6 +25,23 @@ export interface UsageContext {
   [canonical: string]: unknown;
 }
 
+/**
+ * The usage event on the tool at `at` (ISO time): the one in progress then, the latest begun
+ * where two overlap; null when there was none. A harvested file belongs to the usage on its
+ * instrument's tool when it was first seen, or when it was written if it was written before
+ * the harvest could see it (engine.ts consider).
+ */
+export function usageOnToolAt(db: Db, toolId: number, at: string): number | null {
+  const id = cachedStatement(
+    db,
+    `SELECT id FROM usage_events WHERE tool_id = ? AND start <= ? AND ("end" IS NULL OR "end" >= ?)
+       ORDER BY start DESC LIMIT 1`,
+  )
+    .pluck()
+    .get(toolId, at, at) as number | undefined;
+  return id ?? null;
+}
+
 /** The usage_context of the usage event with this id; null when there is none. */
 export function usageContextOf(db: Db, usageEventId: number): UsageContext | null {
   const row = cachedStatement(
