@@ -290,7 +290,7 @@ async function sidecarJson(
  * pipe already, and a child it left running may hold the pipe open for ever.
  */
 const EXIT_GRACE_MS = 200;
-/** What a command hook may print: more ends it, as a hook gone wrong. */
+/** What a command hook may print, in bytes (UTF-8, not letters): more ends it, as a hook gone wrong. */
 const COMMAND_OUTPUT_MAX = 4 * 1024 * 1024;
 /** A command's own process group (POSIX): a timeout ends what it started too. */
 const OWN_GROUP = process.platform !== 'win32';
@@ -422,7 +422,10 @@ function runCommandNow(
         process.on('exit', () => runningGroups.forEach(killGroup));
       }
     }
-    let stdout = '';
+    // Raw bytes, decoded once at the end: the limit counts bytes (a letter such as é is two),
+    // and a letter split across two chunks is decoded whole.
+    const stdout: Buffer[] = [];
+    let stdoutBytes = 0;
     let stderr = '';
     let ended: string | null = null;
     let stopped = false;
@@ -439,13 +442,14 @@ function runCommandNow(
     };
     runningHooks.add(end);
     const timer = setTimeout(() => end(`timed out after ${timeout / 1000} s`), timeout);
-    child.stdout.setEncoding('utf8');
-    child.stdout.on('data', (text: string) => {
-      if (!reading) return;
-      stdout += text;
-      if (stdout.length > COMMAND_OUTPUT_MAX) {
+    child.stdout.on('data', (chunk: Buffer) => {
+      if (!reading || ended !== null) return;
+      stdoutBytes += chunk.length;
+      if (stdoutBytes > COMMAND_OUTPUT_MAX) {
         end(`printed more than ${COMMAND_OUTPUT_MAX / (1024 * 1024)} MiB`);
+        return;
       }
+      stdout.push(chunk);
     });
     child.stderr.setEncoding('utf8');
     child.stderr.on('data', (text: string) => {
@@ -497,7 +501,7 @@ function runCommandNow(
         const said = stderr.trim().slice(0, 500);
         return reject(new Error(`${config.command} ${how}${said ? `: ${said}` : ''}`));
       }
-      const text = stdout.trim();
+      const text = Buffer.concat(stdout, stdoutBytes).toString('utf8').trim();
       if (!text) return resolve({});
       let value: unknown;
       try {

@@ -1,0 +1,87 @@
+/**
+ * The limit on what a command hook may print (hooks.ts COMMAND_OUTPUT_MAX, 4 MiB) counts the
+ * bytes it wrote, with real processes: output of multi-byte UTF-8 letters just under the limit
+ * is taken, and just over it ends the hook, though it holds fewer than 4 Mi characters.
+ */
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Hook } from '../../electron/core/harvest/config.js';
+import {
+  acceptHooks,
+  endRunningHooks,
+  runPostTransferHooks,
+  type PostTransferContext,
+} from '../../electron/core/harvest/hooks.js';
+import type { FileRow } from '../../electron/core/harvest/records.js';
+import type { Db } from '../../electron/core/db/open.js';
+import { tempDir } from './helpers.js';
+
+const LIMIT = 4 * 1024 * 1024;
+
+/**
+ * A hook that prints {"text":"ééé…"} of `bytes` bytes in all: "é" is 2 bytes in UTF-8, so the
+ * output is about half as many characters as bytes. Written in 64 KiB writes, so letters are
+ * split across the pipe's chunks too.
+ */
+function printing(bytes: number): Hook {
+  const script = `
+    const total = Number(process.argv[1]);
+    const head = '{"text":"', tail = '"}';
+    const inner = total - head.length - tail.length;
+    const body = 'é'.repeat(Math.floor(inner / 2)) + (inner % 2 ? 'x' : '');
+    const out = Buffer.from(head + body + tail, 'utf8');
+    if (out.length !== total) throw new Error('size ' + out.length);
+    let at = 0;
+    const next = () => {
+      while (at < out.length) {
+        const part = out.subarray(at, at + 65537);
+        at += part.length;
+        if (!process.stdout.write(part)) return process.stdout.once('drain', next);
+      }
+    };
+    next();`;
+  return {
+    id: 1,
+    name: 'printer',
+    trigger: 'post_transfer',
+    kind: 'command',
+    config: { command: process.execPath, args: ['-e', script, String(bytes)], timeout_seconds: 60 },
+    priority: 0,
+    instrument_id: null,
+    from_server: false,
+  };
+}
+
+function context(): PostTransferContext {
+  const file = { metadata_: '{}', persistent_id: 'ark:99999/fk4output' } as unknown as FileRow;
+  const path = join(tempDir('labstation-hook-output-'), 'copy.dat');
+  return {
+    db: null as unknown as Db,
+    file,
+    sourcePath: path,
+    destinationPath: path,
+    instrument: 'sem-1',
+  };
+}
+
+afterEach(() => {
+  endRunningHooks('test over');
+  acceptHooks();
+});
+
+describe('command hook output limit', () => {
+  it('takes multi-byte output of exactly 4 MiB', async () => {
+    const metadata = await runPostTransferHooks([printing(LIMIT)], context());
+    expect(metadata.hook_errors).toBeUndefined();
+    expect(Buffer.byteLength(JSON.stringify(metadata), 'utf8')).toBe(LIMIT);
+    expect((metadata.text as string).slice(0, 2)).toBe('éé');
+  }, 30_000);
+
+  it('ends a hook that prints one byte more than 4 MiB, in fewer than 4 Mi characters', async () => {
+    const metadata = await runPostTransferHooks([printing(LIMIT + 1)], context());
+    expect('text' in metadata).toBe(false);
+    expect(metadata.hook_errors).toEqual([
+      { hook: 'printer', kind: 'command', error: 'printed more than 4 MiB' },
+    ]);
+  }, 30_000);
+});
