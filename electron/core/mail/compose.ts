@@ -59,6 +59,7 @@ function parts(iso: string, timeZone: string): Record<string, string> {
     hour: '2-digit',
     minute: '2-digit',
     hourCycle: 'h23',
+    timeZoneName: 'longOffset',
   });
   const out: Record<string, string> = {};
   for (const part of format.formatToParts(new Date(iso))) out[part.type] = part.value;
@@ -71,10 +72,20 @@ export function formatDate(iso: string, timeZone: string): string {
   return `${p.year}-${p.month}-${p.day}`;
 }
 
-/** 2025-05-01 14:03, in the server's time zone. */
+/** "GMT+02:00" (Intl's longOffset) as "+02:00"; "GMT" (UTC itself) as "+00:00". */
+function utcOffset(name = ''): string {
+  if (name === 'GMT' || name === 'UTC') return '+00:00';
+  return /^(?:GMT|UTC)([+-]\d{2}:\d{2})$/.exec(name)?.[1] ?? name;
+}
+
+/**
+ * 2025-05-01 14:03 +02:00: in the server's time zone, with that moment's offset from UTC, so
+ * the reader in another zone can tell the time, and the hour repeated when summer time ends
+ * (02:30 +02:00, then 02:30 +01:00) is not read twice the same.
+ */
 export function formatDateTime(iso: string, timeZone: string): string {
   const p = parts(iso, timeZone);
-  return `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute}`;
+  return `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute} ${utcOffset(p.timeZoneName)}`;
 }
 
 export function pendingLink(publicUrl: string, usageUuid: string): string {
