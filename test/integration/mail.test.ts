@@ -10,6 +10,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import Database from 'better-sqlite3';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../electron/core/db/open.js';
 import { resolveMailConfig } from '../../electron/core/mail/config.js';
@@ -587,6 +588,74 @@ describe('mail worker retry (in process, real SMTP client and server)', () => {
       db.close();
     }
   }, 30_000);
+});
+
+describe('a user without an e-mail address', () => {
+  it('records the notice as failed, saying why, and logs a warning', async () => {
+    const dir = join(tempDir(), 'server-no-address');
+    await prepareServerDir(dir, serverBundle()); // bob has no e-mail address
+    const db = openDatabase(join(dir, 'labstation.db'));
+    const said: string[] = [];
+    const log = pino(
+      { level: 'warn', base: undefined },
+      { write: (line: string) => said.push(line) },
+    );
+    const worker = startMailWorker({
+      db,
+      log,
+      dataDir: dir,
+      listenUrl: 'http://127.0.0.1:1/',
+      env: { LABSTATION_MAIL_POLL_MS: '60000' },
+    });
+    try {
+      const idOf = (sql: string): number => db.prepare(sql).pluck().get() as number;
+      const bob = idOf("SELECT id FROM users WHERE username = 'bob'");
+      const uuid = '01900000-0000-7000-8000-00000000f0b0';
+      const event = Number(
+        db
+          .prepare(
+            `INSERT INTO usage_events (uuid, user_id, operator_id, project_id, tool_id, start, "end",
+               post_usage_pending, version, updated_at)
+             VALUES (?, ?, ?, ?, ?, '2025-05-01T08:00:00.000Z', '2025-05-01T09:00:00.000Z', 1, 2,
+               '2025-05-01T09:00:00.000Z')`,
+          )
+          .run(
+            uuid,
+            bob,
+            bob,
+            idOf("SELECT id FROM projects WHERE name = 'Cathodes'"),
+            idOf("SELECT id FROM tools WHERE name = 'SEM'"),
+          ).lastInsertRowid,
+      );
+      said.length = 0; // what the worker said at start (no SMTP set)
+      const id = db.transaction(() => queuePendingAnswersMail(db, event))();
+      expect(id).toEqual(expect.any(Number));
+      expect(
+        db
+          .prepare('SELECT status, attempts, last_error, "to" FROM mail_outbox WHERE id = ?')
+          .get(id),
+      ).toEqual({
+        status: 'failed',
+        attempts: 0,
+        last_error: 'the user has no e-mail address',
+        to: '',
+      });
+      // Recorded once only, as any notice.
+      expect(db.transaction(() => queuePendingAnswersMail(db, event))()).toBeNull();
+      expect(said.map((line) => JSON.parse(line) as Record<string, unknown>)).toEqual([
+        expect.objectContaining({
+          level: 40,
+          user: 'bob',
+          usage_event: uuid,
+          mail: id,
+          msg: 'pending-answers notice not sent: the user has no e-mail address',
+        }),
+      ]);
+    } finally {
+      await worker.stop();
+      db.close();
+    }
+  });
 });
 
 describe('mail settings read by the worker', () => {

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import type { Db } from '../db/open.js';
+import type { Logger } from '../util/log.js';
 import { getSetting } from '../station/settings.js';
 
 /**
@@ -35,6 +36,8 @@ export interface MailContext {
   env: NodeJS.ProcessEnv;
   /** Called after a mail was queued, so the worker picks it up without waiting for its poll. */
   wake?: () => void;
+  /** The server's logger: what cannot be sent at all is said there too. */
+  log?: Logger;
 }
 
 export const DEFAULT_FROM = 'Labstation <labstation@localhost>';

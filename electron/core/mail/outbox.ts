@@ -42,11 +42,30 @@ const COLUMNS = `id, uuid, kind, usage_event_id, "to", cc, subject, text, html, 
  * Call it inside the transaction that writes the record the mail is about.
  */
 export function enqueueMail(db: Db, mail: NewMail, now: string): number | null {
+  return insertMail(db, mail, now, null);
+}
+
+/**
+ * Records a mail that cannot be sent as it stands (no address to send it to): failed at once,
+ * with `reason`, so an admin sees it among the failed mails and can send it once it can go
+ * (retryMail). Idempotent as enqueueMail.
+ */
+export function recordUnsendableMail(
+  db: Db,
+  mail: NewMail,
+  now: string,
+  reason: string,
+): number | null {
+  return insertMail(db, mail, now, reason);
+}
+
+function insertMail(db: Db, mail: NewMail, now: string, failed: string | null): number | null {
   const id = db
     .prepare(
       `INSERT INTO mail_outbox (uuid, kind, usage_event_id, "to", cc, subject, text, html, status,
-         attempts, next_attempt_at, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'queued', 0, ?, ?)
+         attempts, next_attempt_at, last_error, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, CASE WHEN ? IS NULL THEN 'queued' ELSE 'failed' END, 0,
+         ?, ?, ?)
        ON CONFLICT (usage_event_id, kind) DO NOTHING
        RETURNING id`,
     )
@@ -60,7 +79,9 @@ export function enqueueMail(db: Db, mail: NewMail, now: string): number | null {
       mail.subject,
       mail.text,
       mail.html,
+      failed,
       now,
+      failed,
       now,
     ) as number | undefined;
   return id ?? null;

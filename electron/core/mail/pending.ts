@@ -2,7 +2,10 @@ import type { Db } from '../db/open.js';
 import { nowIso } from '../util/ids.js';
 import { composePendingMail, type MailPerson, type PendingUsage } from './compose.js';
 import { mailContextOf, resolveMailConfig, type MailConfig } from './config.js';
-import { enqueueMail, type MailKind } from './outbox.js';
+import { enqueueMail, recordUnsendableMail, type MailKind } from './outbox.js';
+
+/** Why a notice to a person without an address was not sent (the failed mail's last_error). */
+export const NO_ADDRESS = 'the user has no e-mail address';
 
 interface PendingRow {
   id: number;
@@ -62,23 +65,39 @@ function queuePending(
 ): number | null {
   if (row.end === null || row.post_usage_pending !== 1) return null;
   const user = person(row, 'u');
-  // Nobody to write to: the user completes the answers at the station or on the server page.
-  if (!user.email.trim()) return null;
   const operator = person(row, 'o');
-  const copyOperator =
-    row.operator_id !== row.user_id &&
-    operator.email.trim() !== '' &&
-    operator.email.trim().toLowerCase() !== user.email.trim().toLowerCase();
   const usage: PendingUsage = {
     uuid: row.uuid,
     tool: row.tool,
     start: row.start,
     end: row.end,
     user,
-    operator: copyOperator ? operator : null,
+    operator: copiesOperator(row) ? operator : null,
   };
   const mail = composePendingMail(kind, usage, config);
-  return enqueueMail(db, { kind, usageEventId: row.id, ...mail }, now);
+  if (user.email.trim()) return enqueueMail(db, { kind, usageEventId: row.id, ...mail }, now);
+  // Nobody to write to. Not dropped without a word: the mail is recorded failed, so it is
+  // among the failed mails an admin lists, and can be sent once the person has an address.
+  const id = recordUnsendableMail(
+    db,
+    { kind, usageEventId: row.id, ...mail, to: '' },
+    now,
+    NO_ADDRESS,
+  );
+  if (id !== null) {
+    mailContextOf(db)?.log?.warn(
+      { mail: id, kind, user: row.u_username, usage_event: row.uuid },
+      `pending-answers notice not sent: ${NO_ADDRESS}`,
+    );
+  }
+  return id;
+}
+
+/** Whether the operator gets a copy: someone else than the user, with another address. */
+function copiesOperator(row: PendingRow): boolean {
+  const user = row.u_email.trim().toLowerCase();
+  const operator = row.o_email.trim().toLowerCase();
+  return row.operator_id !== row.user_id && operator !== '' && operator !== user;
 }
 
 function wakeWorker(db: Db): void {
@@ -90,10 +109,11 @@ function wakeWorker(db: Db): void {
 /**
  * Queues the e-mail asking the user of a force-ended usage event (ended, post-usage answers
  * pending) to complete the questions, copying the operator when that is someone else with an
- * address. Does nothing for any other event, for a user without an e-mail address, or when the
- * notice was queued before (a re-pushed event never queues a second one). Meant to run in the
- * transaction that stores the event, so the mail exists if and only if the event does.
- * Returns the mail's id when one was queued.
+ * address. For a user without an e-mail address the notice is recorded failed at once, saying
+ * so, and logged, for an admin to see. Does nothing for any other event, or when the notice was
+ * queued before (a re-pushed event never queues a second one). Meant to run in the transaction
+ * that stores the event, so the mail exists if and only if the event does. Returns the mail's
+ * id when one was queued or recorded.
  */
 export function queuePendingAnswersMail(
   db: Db,

@@ -99,6 +99,7 @@ export function startMailWorker(options: MailWorkerOptions): MailWorker {
     listenUrl: options.listenUrl,
     env: options.env ?? process.env,
     wake: () => wake(),
+    log,
   };
   registerMailContext(db, context);
 
