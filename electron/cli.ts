@@ -34,6 +34,14 @@ Usage:
   labstation admin token create --data DIR --user EMAIL    prints a new API token (last line)
   labstation admin station create --data DIR --name NAME --tool TOOL
                                                       registers a station; prints its key (last line)
+  labstation mail list --data DIR [--status S] [--json]
+                                                      print a server's mails, newest first (S:
+                                                      queued, sent, failed, cancelled), with why
+                                                      the last try failed
+  labstation mail retry --data DIR ID... | --all-failed
+                                                      send failed mails again (after fixing SMTP
+                                                      or an address); exit 1 if one is not
+                                                      queued again, naming why
   labstation import --data DIR FILE.json              load a facility bundle into a data dir
   labstation questions check FILE                     validate a question list
   labstation questions answer QUESTIONS ANSWERS       validate answers, print canonical answers
@@ -248,15 +256,7 @@ async function admin(argv: string[]): Promise<number> {
   const { createAccount, createStationAccount, findAccountByEmail, ROLES } =
     await import('./core/server/accounts.js');
   const { createApiToken } = await import('./core/server/auth.js');
-  const dataDir = need(values.data, '--data');
-  if (!existsSync(join(dataDir, 'labstation.db'))) {
-    throw new AppError(
-      'not_found',
-      `${dataDir} holds no Labstation data (no labstation.db); \`labstation serve --data ${dataDir}\` ` +
-        'or `labstation import` makes a server data dir',
-    );
-  }
-  const db = openServerData(dataDir);
+  const db = openServerDataDir(need(values.data, '--data'), openServerData);
   try {
     if (what === 'user') {
       const role = values.role ?? 'user';
@@ -290,6 +290,91 @@ async function admin(argv: string[]): Promise<number> {
   } finally {
     db.close();
   }
+}
+
+/**
+ * mail: a server's mail outbox for its admin (the same as the admin page's E-mail section).
+ * `retry` queues failed mails again, their recipients read again from the people's records; a
+ * running server sends them at its next poll (seconds). Exit 1 when a mail asked for was not
+ * queued again (none such, not failed, its person still without an address), one line each.
+ */
+async function mail(argv: string[]): Promise<number> {
+  const [sub, ...rest] = argv;
+  if (sub !== 'list' && sub !== 'retry') throw new UsageError('mail takes list or retry');
+  const { values, positionals } = parseArgs({
+    args: rest,
+    options: {
+      data: { type: 'string' },
+      status: { type: 'string' },
+      json: { type: 'boolean' },
+      'all-failed': { type: 'boolean' },
+    },
+    allowPositionals: sub === 'retry',
+  });
+  const { MAIL_STATUSES } = await import('../shared/adminApi.js');
+  const status = values.status as (typeof MAIL_STATUSES)[number] | undefined;
+  if (sub === 'list') {
+    if (status !== undefined && !MAIL_STATUSES.includes(status)) {
+      throw new UsageError(`--status must be one of ${MAIL_STATUSES.join(', ')}`);
+    }
+  } else {
+    if (values.status !== undefined || values.json) {
+      throw new UsageError('mail retry takes --data DIR and mail ids, or --all-failed');
+    }
+    if ((positionals.length === 0) === !values['all-failed']) {
+      throw new UsageError('mail retry takes mail ids (from mail list) or --all-failed, not both');
+    }
+  }
+  const ids = positionals.map((text) => {
+    if (!/^\d{1,15}$/.test(text) || Number(text) === 0) {
+      throw new UsageError(`${JSON.stringify(text)} is not a mail id (a whole number)`);
+    }
+    return Number(text);
+  });
+  const { openServerData } = await import('./core/runServer.js');
+  const { listMails, retryFailedMails, retryMail } = await import('./core/mail/admin.js');
+  const { nowIso } = await import('./core/util/ids.js');
+  const db = openServerDataDir(need(values.data, '--data'), openServerData);
+  try {
+    if (sub === 'list') {
+      const mails = listMails(db, { status });
+      if (values.json) process.stdout.write(`${JSON.stringify(mails, null, 2)}\n`);
+      else {
+        for (const m of mails) {
+          process.stdout.write(
+            `${m.id}\t${m.status}\t${m.kind}\t${m.user ?? '-'}\t${oneField(m.to || '-')}\t` +
+              `${m.attempts}\t${m.created_at}${m.last_error ? `\t${oneField(m.last_error)}` : ''}\n`,
+          );
+        }
+      }
+      return 0;
+    }
+    const done = values['all-failed']
+      ? retryFailedMails(db, nowIso())
+      : ids.map((id) => retryMail(db, id, nowIso()));
+    if (done.length === 0) process.stdout.write('no failed mail\n');
+    let refused = 0;
+    for (const r of done) {
+      const ok = r.outcome === 'queued' || r.outcome === 'cancelled';
+      if (!ok) refused += 1;
+      (ok ? process.stdout : process.stderr).write(`${r.message}\n`);
+    }
+    return refused > 0 ? 1 : 0;
+  } finally {
+    db.close();
+  }
+}
+
+/** An existing server data dir's database: a command that reads it never makes one. */
+function openServerDataDir(dataDir: string, open: (dir: string) => Db): Db {
+  if (!existsSync(join(dataDir, 'labstation.db'))) {
+    throw new AppError(
+      'not_found',
+      `${dataDir} holds no Labstation data (no labstation.db); \`labstation serve --data ${dataDir}\` ` +
+        'or `labstation import` makes a server data dir',
+    );
+  }
+  return open(dataDir);
 }
 
 async function importCommand(argv: string[]): Promise<number> {
@@ -766,6 +851,8 @@ export async function main(argv: string[]): Promise<number> {
         return await serve(rest);
       case 'admin':
         return await admin(rest);
+      case 'mail':
+        return await mail(rest);
       case 'questions':
         return await questions(rest);
       case 'metadata':

@@ -19,6 +19,10 @@ const loadedAt = z.string().max(40).optional();
 
 export const ACCOUNT_ROLES = ['admin', 'staff', 'user'] as const;
 
+/** The states of a mail of the outbox (electron/core/mail/outbox.ts). */
+export const MAIL_STATUSES = ['queued', 'sent', 'failed', 'cancelled'] as const;
+export type MailStatus = (typeof MAIL_STATUSES)[number];
+
 export const adminUserInput = z
   .object({
     /** Absent: a new person. */
@@ -89,6 +93,8 @@ export const adminSchemas = {
     .object({ id, name, description: text(2000), tool: id.nullable(), enabled: z.boolean() })
     .strict(),
   'admin.stations.newKey': z.object({ id }).strict(),
+  'admin.mail.list': z.object({ status: z.enum(MAIL_STATUSES).optional() }).strict(),
+  'admin.mail.retry': z.object({ id }).strict(),
 } as const;
 
 export type AdminUserInput = z.input<typeof adminUserInput>;
@@ -162,6 +168,30 @@ export interface AdminStation {
   host: string | null;
 }
 
+/** A mail of the server's outbox, as an admin lists it. */
+export interface AdminMail {
+  id: number;
+  uuid: string;
+  kind: 'pending_answers' | 'pending_reminder';
+  /** The usage event's uuid (null: the event was deleted). */
+  usage_event: string | null;
+  /** The username of the person the mail is about. */
+  user: string | null;
+  to: string;
+  cc: string;
+  subject: string;
+  status: MailStatus;
+  attempts: number;
+  next_attempt_at: string;
+  /** Why the last try failed (or why the mail was never tried: no address). */
+  last_error: string | null;
+  created_at: string;
+  sent_at: string | null;
+}
+
+/** What a retry did: queued again, or why not (cancelled: the answers are no longer owed). */
+export type MailRetryOutcome = 'queued' | 'cancelled' | 'not_found' | 'not_failed' | 'no_address';
+
 export interface AdminResults {
   'admin.facility': { users: AdminUser[]; projects: AdminProject[]; tools: AdminTool[] };
   'admin.users.save': { user: AdminUser };
@@ -176,4 +206,7 @@ export interface AdminResults {
   'admin.stations.create': { key: string; station: AdminStation };
   'admin.stations.update': { station: AdminStation };
   'admin.stations.newKey': { key: string; station: AdminStation };
+  'admin.mail.list': { mails: AdminMail[] };
+  /** Refused (not_found, conflict) when the mail is not queued again nor cancelled. */
+  'admin.mail.retry': { mail: AdminMail; message: string };
 }

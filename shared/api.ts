@@ -471,6 +471,8 @@ export const serverApiAccess: Record<ServerApiName, 'any' | 'admin'> = {
   'admin.stations.create': 'admin',
   'admin.stations.update': 'admin',
   'admin.stations.newKey': 'admin',
+  'admin.mail.list': 'admin',
+  'admin.mail.retry': 'admin',
   ...harvestApiAccess,
   ...reservationApiAccess,
 };

@@ -1,4 +1,5 @@
 import { expect, PEOPLE, test, type ServerSetup } from './serverFixtures.js';
+import { goodPreAnswers } from '../fixtures/facility.js';
 import type { Page } from '@playwright/test';
 
 async function logInAsAdmin(page: Page, setup: ServerSetup): Promise<void> {
@@ -182,4 +183,78 @@ test('two admins edit one person: the later save is refused, says why and keeps 
   } finally {
     await other.context().close();
   }
+});
+
+test('an admin sees the notice a person without an e-mail address did not get, and sends it once they have one', async ({
+  page,
+  startServer,
+}) => {
+  const setup = await startServer();
+  await logInAsAdmin(page, setup);
+  // carol has a PIN and no e-mail address (she never logs in to the server).
+  await page.getByRole('button', { name: 'New person' }).click();
+  const editor = page.getByRole('form', { name: 'New person' });
+  await editor.getByLabel('Username').fill('carol');
+  await editor.getByLabel('PIN (4 to 12 digits)').fill('4711');
+  await editor.getByLabel('Cathodes').check();
+  await editor.getByLabel('SEM').check();
+  await editor.getByRole('button', { name: 'Save' }).click();
+  await expect(page.getByRole('status').filter({ hasText: 'Saved carol.' })).toBeVisible();
+  // Her usage is force-ended at the station, once the station has her.
+  await expect
+    .poll(
+      async () => {
+        try {
+          await setup.stationRpc('session.logon', { login: 'carol', pin: '4711' });
+          return true;
+        } catch {
+          return false;
+        }
+      },
+      { timeout: 15_000 },
+    )
+    .toBe(true);
+  await setup.stationRpc('toolControl.enable', {
+    tool: 'SEM',
+    project: 'Cathodes',
+    answers: goodPreAnswers,
+  });
+  await setup.stationRpc('session.logoff', {});
+  await setup.stationRpc('session.logon', { login: 'sam', pin: PEOPLE.sam.pin });
+  await setup.stationRpc('toolControl.forceEnd', { tool: 'SEM' });
+  await setup.stationRpc('session.logoff', {});
+
+  await page.getByRole('link', { name: 'E-mail', exact: true }).click();
+  const mails = page.getByRole('region', { name: 'E-mail' });
+  const show = mails.getByLabel('Show');
+  const row = mails.getByRole('row', { name: /Notice \d+/ });
+  await expect(async () => {
+    await show.selectOption('cancelled');
+    await show.selectOption('failed');
+    await expect(row).toContainText('the user has no e-mail address', { timeout: 1_000 });
+  }).toPass({ timeout: 20_000 });
+  await expect(row).toContainText('no address');
+  // Retry while she still has none: refused, saying why; the mail stays failed.
+  await row.getByRole('button', { name: /Retry mail/ }).click();
+  await expect(mails.getByRole('alert')).toContainText('the user has no e-mail address');
+  await expect(row).toContainText('failed');
+
+  await page.getByRole('link', { name: 'People' }).click();
+  await page.getByRole('button', { name: 'Edit carol' }).click();
+  const person = page.getByRole('form', { name: 'Edit carol' });
+  await person.getByLabel('E-mail').fill('carol@example.org');
+  await person.getByRole('button', { name: 'Save' }).click();
+  await expect(page.getByRole('status').filter({ hasText: 'Saved carol.' })).toBeVisible();
+  await page.getByRole('link', { name: 'E-mail', exact: true }).click();
+  await row.getByRole('button', { name: /Retry mail/ }).click();
+  await expect(mails.getByRole('status')).toContainText(
+    'queued again, to "carol" <carol@example.org>',
+  );
+  await expect(mails.getByText('No failed mail.')).toBeVisible();
+  // Without SMTP the server writes it as a file: it is sent.
+  await expect(async () => {
+    await show.selectOption('queued');
+    await show.selectOption('sent');
+    await expect(row).toContainText('carol@example.org', { timeout: 1_000 });
+  }).toPass({ timeout: 20_000 });
 });

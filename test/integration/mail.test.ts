@@ -4,11 +4,9 @@
  * where staff force-end a usage. Then the SMTP server goes down and comes back; and a second
  * server without SMTP writes .eml files.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import Database from 'better-sqlite3';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -29,6 +27,7 @@ import {
   type StationProcess,
   waitFor,
 } from './helpers.js';
+import { parseMessage, TestSmtp } from './smtpSink.js';
 
 const PUBLIC_URL = 'https://lab.example.org/labstation/';
 const FAST_MAIL = {
@@ -37,77 +36,6 @@ const FAST_MAIL = {
   LABSTATION_MAIL_BACKOFF_CAP_MS: '800',
   LABSTATION_MAIL_MAX_ATTEMPTS: '1000',
 };
-
-interface Received {
-  rcpt: string[];
-  headers: Map<string, string>;
-  /** Body with quoted-printable soft breaks and escapes undone. */
-  body: string;
-}
-
-/** Just enough RFC 5322 parsing for the assertions: unfolded headers (first of each name). */
-function parseMessage(raw: string, rcpt: string[] = []): Received {
-  const split = raw.indexOf('\r\n\r\n');
-  const head = raw.slice(0, split).replace(/\r\n[ \t]+/g, ' ');
-  const headers = new Map<string, string>();
-  for (const line of head.split('\r\n')) {
-    const colon = line.indexOf(':');
-    const name = line.slice(0, colon).toLowerCase();
-    if (!headers.has(name)) headers.set(name, line.slice(colon + 1).trim());
-  }
-  const body = raw
-    .slice(split + 4)
-    .replace(/=\r\n/g, '')
-    .replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
-  return { rcpt, headers, body };
-}
-
-const SMTP_SINK = join(import.meta.dirname, '..', 'fixtures', 'smtp-sink.js');
-
-/**
- * A real SMTP server (test/fixtures/smtp-sink.js, the smtp-server package) in a process of its
- * own on loopback, which requires no TLS and accepts one login; it reports what it receives.
- */
-class TestSmtp {
-  readonly messages: Received[] = [];
-  logins = 0;
-  private child: ChildProcess | null = null;
-  port = 0;
-
-  async start(port = this.port): Promise<void> {
-    const child = spawn(process.execPath, [SMTP_SINK, String(port)], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    this.child = child;
-    this.port = await new Promise<number>((resolve, reject) => {
-      child.once('exit', (code) => reject(new Error(`smtp-sink exited ${code}`)));
-      createInterface({ input: child.stdout }).on('line', (line) => {
-        const event = JSON.parse(line) as
-          | { event: 'listening'; port: number }
-          | { event: 'login' }
-          | { event: 'message'; rcpt: string[]; raw: string };
-        if (event.event === 'listening') resolve(event.port);
-        else if (event.event === 'login') this.logins += 1;
-        else this.messages.push(parseMessage(event.raw, event.rcpt));
-      });
-    });
-  }
-
-  async stop(): Promise<void> {
-    const child = this.child;
-    this.child = null;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    child.kill('SIGTERM');
-    await exited;
-  }
-
-  about(uuid: string, kind: string): Received[] {
-    return this.messages.filter(
-      (m) => m.body.includes(`#/pending/${uuid}`) && m.headers.get('x-labstation-kind') === kind,
-    );
-  }
-}
 
 function serverBundle(aliceFirstName = 'Alice'): Record<string, unknown> {
   const bundle = facilityBundle();

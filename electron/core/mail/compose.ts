@@ -45,7 +45,8 @@ function displayName(person: MailPerson): string {
   return [person.first_name, person.last_name].filter(Boolean).join(' ') || person.username;
 }
 
-function mailbox(person: MailPerson): string {
+/** "Alice Martin" <alice@example.org>, as the To and Cc headers of a mail write a person. */
+export function mailbox(person: MailPerson): string {
   const name = headerSafe(displayName(person)).replaceAll('\\', '\\\\').replaceAll('"', '\\"');
   return `"${name}" <${person.email.trim()}>`;
 }

@@ -1,8 +1,10 @@
+import type { MailStatus } from '../../../shared/adminApi.js';
 import type { Db } from '../db/open.js';
 import { newUuid } from '../util/ids.js';
 
+export type { MailStatus };
+
 export type MailKind = 'pending_answers' | 'pending_reminder';
-export type MailStatus = 'queued' | 'sent' | 'failed' | 'cancelled';
 
 export interface MailRow {
   id: number;
@@ -134,15 +136,24 @@ export function markCancelled(db: Db, id: number, reason: string): void {
   ).run(reason, id);
 }
 
-/** Puts a failed mail back in the queue, due at once (for an admin after fixing SMTP). */
-export function requeueMail(db: Db, id: number, now: string): boolean {
+/**
+ * Puts a failed mail back in the queue, due at once, its tries counted from zero (for an admin
+ * after fixing SMTP or an address: admin.ts retryMail), to `recipients` where given.
+ */
+export function requeueMail(
+  db: Db,
+  id: number,
+  now: string,
+  recipients?: { to: string; cc: string },
+): boolean {
   return (
     db
       .prepare(
-        `UPDATE mail_outbox SET status = 'queued', attempts = 0, next_attempt_at = ?
+        `UPDATE mail_outbox SET status = 'queued', attempts = 0, next_attempt_at = ?,
+           "to" = coalesce(?, "to"), cc = coalesce(?, cc)
          WHERE id = ? AND status = 'failed'`,
       )
-      .run(now, id).changes === 1
+      .run(now, recipients?.to ?? null, recipients?.cc ?? null, id).changes === 1
   );
 }
 

@@ -1,6 +1,6 @@
 import type { Db } from '../db/open.js';
 import { nowIso } from '../util/ids.js';
-import { composePendingMail, type MailPerson, type PendingUsage } from './compose.js';
+import { composePendingMail, mailbox, type MailPerson, type PendingUsage } from './compose.js';
 import { mailContextOf, resolveMailConfig, type MailConfig } from './config.js';
 import { enqueueMail, recordUnsendableMail, type MailKind } from './outbox.js';
 
@@ -91,6 +91,19 @@ function queuePending(
     );
   }
   return id;
+}
+
+/**
+ * The addresses a mail about `usageEventId` goes to now (To, and Cc for the operator), as the
+ * notice writes them; null when the user has no address.
+ */
+export function currentRecipients(db: Db, usageEventId: number): { to: string; cc: string } | null {
+  const row = db.prepare(PENDING_SELECT).get(usageEventId) as PendingRow | undefined;
+  if (!row || !row.u_email.trim()) return null;
+  return {
+    to: mailbox(person(row, 'u')),
+    cc: copiesOperator(row) ? mailbox(person(row, 'o')) : '',
+  };
 }
 
 /** Whether the operator gets a copy: someone else than the user, with another address. */

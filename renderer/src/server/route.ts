@@ -9,6 +9,7 @@ export const ADMIN_SECTIONS = [
   'tools',
   'tokens',
   'stations',
+  'mail',
   'instruments',
   'storage-locations',
   'service-accounts',

@@ -30,6 +30,7 @@ import {
   updateStation,
 } from '../admin/credentials.js';
 import { listFacility, saveProject, saveTool, saveUser } from '../admin/facility.js';
+import { getMail, listMails, retryMail } from '../../mail/admin.js';
 import type { Account } from '../auth.js';
 import { createHarvestHandlers } from './harvestHandlers.js';
 import { createReservationHandlers } from './reservationHandlers.js';
@@ -189,6 +190,15 @@ export function createWebHandlers(deps: WebHandlerDeps): ServerHandlers {
     'admin.stations.create': (_account, args) => createStation(db, args),
     'admin.stations.update': (_account, args) => updateStation(db, args),
     'admin.stations.newKey': (_account, args) => newStationKey(db, args.id),
+    'admin.mail.list': (_account, args) => ({ mails: listMails(db, { status: args.status }) }),
+    'admin.mail.retry': (_account, args) => {
+      const done = retryMail(db, args.id, nowIso(clock));
+      if (done.outcome === 'not_found') throw new AppError('not_found', done.message);
+      if (done.outcome !== 'queued' && done.outcome !== 'cancelled') {
+        throw new AppError('conflict', done.message);
+      }
+      return { mail: getMail(db, args.id)!, message: done.message };
+    },
     // The harvest management calls (admins) and the file records (anyone, within grants).
     ...createHarvestHandlers({ db, clock, timeZone: deps.timeZone ?? (() => 'UTC') }),
     // Booking (anyone, within their own records), question sets and areas (admins).

@@ -4,6 +4,7 @@ import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { HarvestAdmin, isHarvestSection } from '../harvest/HarvestAdmin.js';
 import { isReservationSection, ReservationAdmin } from '../reservations/ReservationAdmin.js';
 import { adminHref, ADMIN_SECTIONS, type AdminSection } from '../route.js';
+import { MailAdmin } from './MailAdmin.js';
 import { ProjectsAdmin } from './ProjectsAdmin.js';
 import { StationsAdmin } from './StationsAdmin.js';
 import { useAdminStore } from './store.js';
@@ -17,6 +18,7 @@ const LABELS: Record<AdminSection, string> = {
   tools: 'Tools and forms',
   tokens: 'API tokens',
   stations: 'Stations',
+  mail: 'E-mail',
   instruments: 'Instruments',
   'storage-locations': 'Storage locations',
   'service-accounts': 'Service accounts',
@@ -57,6 +59,7 @@ export function AdminPage({ section }: { section: AdminSection }): ReactElement 
       {loaded && section === 'tools' && <ToolsAdmin />}
       {loaded && section === 'tokens' && <TokensAdmin />}
       {loaded && section === 'stations' && <StationsAdmin />}
+      {loaded && section === 'mail' && <MailAdmin />}
       {loaded && isHarvestSection(section) && <HarvestAdmin section={section} />}
       {loaded && isReservationSection(section) && <ReservationAdmin section={section} />}
     </main>
