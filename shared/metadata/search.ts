@@ -26,9 +26,12 @@ export interface MetadataIndexRow {
   bool: boolean | null;
 }
 
-/** How query text and stored text are compared: both lowercased this way. */
+/** How query text and stored text are compared: both lowercased and composed this way. */
 export function searchText(text: string): string {
-  return text.toLowerCase();
+  // Lowercased, then composed (NFC): "é" typed composed finds it written decomposed ("e" and
+  // U+0301, as text from macOS often is), and the other way round. In this order, as
+  // migration 24 folds text lowercased before it (its SQL nfc() over the stored text).
+  return text.toLowerCase().normalize('NFC');
 }
 
 function rowsOf(field: MetadataField): MetadataIndexRow[] {

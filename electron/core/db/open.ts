@@ -41,6 +41,11 @@ export function openDatabase(file: string, list: readonly Migration[] = migratio
     db.function('unicode_upper', { deterministic: true }, (text: unknown) =>
       typeof text === 'string' ? text.toUpperCase() : text,
     );
+    // Unicode writes "é" composed (U+00E9) or decomposed ("e" + U+0301, as macOS names files):
+    // searches compare both sides in the composed form (NFC), stored text through this.
+    db.function('nfc', { deterministic: true }, (text: unknown) =>
+      typeof text === 'string' ? text.normalize('NFC') : text,
+    );
     migrate(db, list);
     return db;
   } catch (error) {

@@ -626,10 +626,12 @@ export function indexPaths(db: Db): void {
     number | null;
   if (newest === null || newest <= through) return;
   db.transaction(() => {
+    // The path composed (NFC), as searches compare it (listFiles): the index holds the
+    // decomposed path of a file from a Mac ("e" and U+0301 for "é") as "é" too.
     cachedStatement(
       db,
       `INSERT INTO harvest_files_path (rowid, relative_path)
-         SELECT id, relative_path FROM harvest_files WHERE id > ? AND id <= ? ORDER BY id`,
+         SELECT id, nfc(relative_path) FROM harvest_files WHERE id > ? AND id <= ? ORDER BY id`,
     ).run(through, newest);
     cachedStatement(db, 'UPDATE harvest_files_path_through SET through = ?').run(newest);
   }).immediate();
@@ -653,7 +655,7 @@ function trigramQuery(text: string): string | null {
 
 /**
  * A whole source path, as a file's details show it (a watched folder, then the path below it),
- * as that folder and the part below it; null for other text. So a path pasted from the
+ * as that folder and the part below it (composed, NFC, as `text` is); null for other text. So a path pasted from the
  * details finds its file, where the index holds the part below the folder only.
  */
 function belowWatchedFolder(db: Db, text: string): { folder: string; below: string } | null {
@@ -662,7 +664,7 @@ function belowWatchedFolder(db: Db, text: string): { folder: string; below: stri
   ).flatMap((watch) => (JSON.parse(watch) as { path: string }[]).map((w) => w.path));
   // The longest first: a folder watched inside another names its own files.
   for (const folder of folders.sort((a, b) => b.length - a.length)) {
-    const bare = folder.replace(/[\\/]+$/, '');
+    const bare = folder.replace(/[\\/]+$/, '').normalize('NFC');
     if (text === bare) return { folder, below: '' };
     if (text.startsWith(bare) && /^[\\/]/.test(text.slice(bare.length))) {
       return { folder, below: text.slice(bare.length + 1).replace(/\\/g, '/') };
@@ -675,7 +677,8 @@ function belowWatchedFolder(db: Db, text: string): { folder: string; below: stri
 export function listFiles(db: Db, filter: FileFilter = {}): HarvestFileView[] {
   const where: string[] = [];
   const params: unknown[] = [];
-  let search = filter.search;
+  // Compared composed (NFC) on both sides: "é" typed finds "e" + U+0301 (a Mac's names) too.
+  let search = filter.search?.normalize('NFC');
   let phrase: string | null = null;
   const source = search ? belowWatchedFolder(db, search) : null;
   if (source) {
@@ -683,7 +686,7 @@ export function listFiles(db: Db, filter: FileFilter = {}): HarvestFileView[] {
     where.push('f.watch_path = ?');
     params.push(source.folder);
     if (source.below !== '') {
-      where.push(`(f.relative_path = ? OR f.relative_path LIKE ? ESCAPE '\\')`);
+      where.push(`(nfc(f.relative_path) = ? OR nfc(f.relative_path) LIKE ? ESCAPE '\\')`);
       params.push(source.below, likePrefix(`${source.below.replace(/\/+$/, '')}/`));
     }
     search = undefined;
@@ -699,7 +702,7 @@ export function listFiles(db: Db, filter: FileFilter = {}): HarvestFileView[] {
       phrase = trigramQuery(search);
       // The index folds case beyond A to Z; LIKE has the last word, case-blind for ASCII
       // letters only, as a person typing a name expects (and as without the index).
-      where.push(`f.relative_path LIKE ? ESCAPE '\\'`);
+      where.push(`nfc(f.relative_path) LIKE ? ESCAPE '\\'`);
       params.push(likeContains(search));
     }
   }

@@ -209,7 +209,7 @@ function jsonPath(key: string): string | null {
   return `$${parts.map((p) => `."${p}"`).join('')}`;
 }
 
-function fileFilters(query: Query, timeZone: string, problems: Problem[]): Clause[] {
+export function fileFilters(query: Query, timeZone: string, problems: Problem[]): Clause[] {
   const clauses: Clause[] = [];
   const instrumentId = integerParam(query, 'instrument_id', problems);
   if (instrumentId !== undefined)
@@ -219,7 +219,13 @@ function fileFilters(query: Query, timeZone: string, problems: Problem[]): Claus
     if (!ark.ok) problems.push(problem(['query', 'persistent_id'], ark.message, 'ark'));
     else clauses.push({ sql: 'f.persistent_id = ?', args: [ark.ark] });
   }
-  if (query.filename) clauses.push({ sql: 'f.filename = ?', args: [query.filename] });
+  if (query.filename) {
+    // In either Unicode form ("é" composed, or "e" + U+0301 as a Mac names files): both forms
+    // of the name asked for, so the name's index still answers. A name stored half in one
+    // form, half in the other, is not found so; no file system writes one.
+    const forms = [...new Set([query.filename.normalize('NFC'), query.filename.normalize('NFD')])];
+    clauses.push({ sql: `f.filename IN (${forms.map(() => '?').join(', ')})`, args: forms });
+  }
   const from = instantParam(query, 'first_discovered_at__gte', timeZone, problems);
   if (from !== undefined) clauses.push({ sql: 'f.first_discovered_at >= ?', args: [from] });
   const to = instantParam(query, 'first_discovered_at__lte', timeZone, problems);
@@ -239,13 +245,13 @@ function fileFilters(query: Query, timeZone: string, problems: Problem[]): Claus
       const number = value.trim() !== '' && Number.isFinite(Number(value)) ? Number(value) : null;
       clauses.push({
         sql: `CASE json_type(f.metadata_, ?)
-                WHEN 'text' THEN json_extract(f.metadata_, ?) = ?
+                WHEN 'text' THEN nfc(json_extract(f.metadata_, ?)) = ?
                 WHEN 'integer' THEN json_extract(f.metadata_, ?) = ?
                 WHEN 'real' THEN json_extract(f.metadata_, ?) = ?
                 WHEN 'true' THEN ? = 'true'
                 WHEN 'false' THEN ? = 'false'
                 ELSE 0 END`,
-        args: [path, path, value, path, number, path, number, value, value],
+        args: [path, path, value.normalize('NFC'), path, number, path, number, value, value],
       });
     }
   } else if (value !== undefined && value !== '') {

@@ -1,0 +1,230 @@
+/**
+ * Searches that take typed text compare Unicode's composed and decomposed forms as one (NFC on
+ * both sides): "é" typed precomposed (U+00E9, as Windows and Linux keyboards give it) finds a
+ * name written decomposed ("e" + U+0301, as macOS file systems store names), and the other way
+ * round. The station's "Find a file" (harvest.files, `labstation files --search`), the server's
+ * file list (Files page, GET /api/files) and the notebook search; records made before
+ * migration 24 too, through their indexes still.
+ */
+import { join } from 'node:path';
+import type Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { NotebookEntryView } from '../../shared/notebookApi.js';
+import { migrations } from '../../electron/core/db/migrations.js';
+import { openDatabase } from '../../electron/core/db/open.js';
+import { indexPaths, listFiles } from '../../electron/core/harvest/records.js';
+import {
+  fileFilters,
+  listFiles as listServerFiles,
+} from '../../electron/core/server/harvest/files.js';
+import { importBundle } from '../../electron/core/station/facility.js';
+import { Station } from '../../electron/core/station/station.js';
+import { createLogger } from '../../electron/core/util/log.js';
+import { facilityBundle } from '../fixtures/facility.js';
+import { tempDir } from './helpers.js';
+
+const nfd = (text: string): string => text.normalize('NFD');
+const nfc = (text: string): string => text.normalize('NFC');
+/** The migration that folds the indexes' text (the last before this test's was written: 23). */
+const BEFORE_FOLDING = migrations.findIndex((m) => m.version === 24);
+
+describe('file search', () => {
+  const now = '2026-01-05T10:00:00.000Z';
+  let db: Database.Database;
+  const record = (id: number, path: string, metadata = '{}'): void => {
+    db.prepare(
+      `INSERT INTO harvest_files (id, uuid, instrument_id, persistent_id, watch_path,
+         relative_path, source_path, filename, size, mtime_ms, first_discovered_at, updated_at,
+         metadata_)
+       VALUES (?, ?, 1, ?, '/w', ?, '/w/' || ?, ?, 1, 1, ?, ?, ?)`,
+    ).run(
+      id,
+      `f${id}`,
+      `ark:99999/fk4${id}`,
+      path,
+      path,
+      path.split('/').pop(),
+      now,
+      now,
+      metadata,
+    );
+  };
+  const found = (search: string): number[] => listFiles(db, { search }).map((f) => f.id);
+
+  beforeAll(() => {
+    expect(BEFORE_FOLDING).toBeGreaterThan(0);
+    const file = join(tempDir(), 'files.db');
+    // Records made before the migration, indexed by the path index as they were written.
+    db = openDatabase(file, migrations.slice(0, BEFORE_FOLDING));
+    db.exec(`INSERT INTO settings (key, value) VALUES ('mode', '"station"');
+      INSERT INTO tools (uuid, name, created_at, updated_at) VALUES ('t', 't', '${now}', '${now}');
+      INSERT INTO instruments (uuid, name, tool_id, destination_template, watch, created_at, updated_at)
+        VALUES ('i', 'i', 1, '{relative_path}', '[{"path":"/w"}]', '${now}', '${now}')`);
+    record(1, nfd('run-1/Café crème.tif'), JSON.stringify({ sample: nfd('Müller') }));
+    record(2, nfc('run-2/Crème brûlée.tif'), JSON.stringify({ sample: nfc('Jürgen') }));
+    indexPaths(db);
+    db.close();
+    db = openDatabase(file);
+  });
+
+  afterAll(() => db.close());
+
+  it('finds a decomposed path by composed text and a composed one by decomposed text', () => {
+    expect(found(nfc('Café'))).toEqual([1]);
+    expect(found(nfd('Café'))).toEqual([1]);
+    expect(found(nfd('brûlée'))).toEqual([2]);
+    expect(found(nfc('brûlée'))).toEqual([2]);
+    expect(found(nfc('è'))).toEqual([2, 1]); // shorter than a trigram: read as they are
+    // Records made since the last indexing (read as they are), then indexed.
+    record(3, nfd('run-3/Éclair.tif'));
+    record(4, nfc('run-4/Éclair.tif'));
+    expect(found(nfc('Éclair'))).toEqual([4, 3]);
+    expect(found(nfd('Éclair'))).toEqual([4, 3]);
+    indexPaths(db);
+    expect(found(nfc('Éclair'))).toEqual([4, 3]);
+    expect(found(nfd('Éclair'))).toEqual([4, 3]);
+    // A whole source path, as a file's details show it.
+    expect(found(nfc('/w/run-1/Café crème.tif'))).toEqual([1]);
+    expect(found(nfd('/w/run-2/Crème brûlée.tif'))).toEqual([2]);
+  });
+
+  it("the server's file list: the name exactly and a metadata value, in either form", () => {
+    const admin = { id: 1, role: 'admin' as const };
+    const ids = (query: Record<string, string>): number[] =>
+      listServerFiles(db, admin, query, 'UTC').items.map((f) => f.id);
+    expect(ids({ filename: nfc('Café crème.tif') })).toEqual([1]);
+    expect(ids({ filename: nfd('Crème brûlée.tif') })).toEqual([2]);
+    expect(ids({ filename: nfd('Éclair.tif') })).toEqual([3, 4]);
+    expect(ids({ metadata_key: 'sample', metadata_value: nfc('Müller') })).toEqual([1]);
+    expect(ids({ metadata_key: 'sample', metadata_value: nfd('Jürgen') })).toEqual([2]);
+    // The name is still looked up through its index.
+    const clauses = fileFilters({ filename: nfd('Éclair.tif') }, 'UTC', []);
+    const plan = (
+      db
+        .prepare(
+          `EXPLAIN QUERY PLAN SELECT f.id FROM harvest_files f WHERE ${clauses.map((c) => c.sql).join(' AND ')}`,
+        )
+        .all(...clauses.flatMap((c) => c.args)) as { detail: string }[]
+    )
+      .map((r) => r.detail)
+      .join('\n');
+    expect(plan).toMatch(/USING (COVERING )?INDEX harvest_files_filename/);
+  });
+});
+
+describe('notebook search', () => {
+  let st: Station;
+  let clockNow = Date.parse('2026-11-20T09:00:00Z');
+  const ids = async (args: object): Promise<number[]> =>
+    ((await st.call('notebook.search', args)) as { entries: { id: number }[] }).entries.map(
+      (e) => e.id,
+    );
+  let decomposed: number;
+  let composed: number;
+  const dataDir = tempDir();
+
+  beforeAll(async () => {
+    st = Station.open({
+      dataDir,
+      log: createLogger('silent'),
+      clock: () => (clockNow += 1000),
+    });
+    await importBundle(st.db, facilityBundle());
+    await st.call('session.logon', { login: 'alice', pin: '1234' });
+    const make = async (form: (text: string) => string): Promise<number> =>
+      (
+        (await st.call('notebook.create', {
+          kind: 'experiment',
+          title: form(`Séance ${form === nfd ? 'one' : 'two'}`),
+          tags: [form('Château')],
+          metadata: {
+            extra_fields: {
+              Sample: { type: 'text', value: form(`Pâte ${form === nfd ? 'A' : 'B'}`) },
+            },
+          },
+        })) as { entry: NotebookEntryView }
+      ).entry.id;
+    decomposed = await make(nfd);
+    composed = await make(nfc);
+  });
+
+  afterAll(() => st.close());
+
+  it('finds entries written in either form by text typed in either form', async () => {
+    for (const form of [nfc, nfd]) {
+      expect(await ids({ title: form('séance') })).toEqual([composed, decomposed]);
+      expect(await ids({ tags: [form('château')] })).toEqual([composed, decomposed]);
+      expect(
+        await ids({ metadata: [{ kind: 'equals', field: 'Sample', value: form('Pâte A') }] }),
+      ).toEqual([decomposed]);
+      expect(
+        await ids({ metadata: [{ kind: 'contains', field: 'Sample', text: form('pâte') }] }),
+      ).toEqual([composed, decomposed]);
+      expect(await ids({ metadata: [{ kind: 'anyFieldContains', text: form('âte b') }] })).toEqual([
+        composed,
+      ]);
+      expect(await ids({ metadata: [{ kind: 'anyFieldContains', text: form('â') }] })).toEqual([
+        composed,
+        decomposed,
+      ]);
+    }
+  });
+
+  it('finds what was indexed before migration 24 decomposed', async () => {
+    // As the indexes held it before: the derived text as written, not folded.
+    const db = st.db;
+    db.transaction(() => {
+      db.prepare('UPDATE notebook_entries SET title_search = ? WHERE id = ?').run(
+        nfd('séance one'),
+        decomposed,
+      );
+      db.prepare('UPDATE notebook_search_keys SET title_search = ? WHERE entry_id = ?').run(
+        nfd('séance one'),
+        decomposed,
+      );
+      db.prepare('UPDATE notebook_tags SET tag_key = ? WHERE entry_id = ?').run(
+        nfd('château'),
+        decomposed,
+      );
+      db.prepare('UPDATE notebook_metadata_index SET text = ? WHERE entry_id = ?').run(
+        nfd('pâte a'),
+        decomposed,
+      );
+      const old = db
+        .prepare('SELECT text FROM notebook_metadata_lines WHERE entry_id = ?')
+        .pluck()
+        .get(decomposed) as string;
+      db.prepare(
+        `INSERT INTO notebook_metadata_text (notebook_metadata_text, rowid, text) VALUES ('delete', ?, ?)`,
+      ).run(decomposed, old);
+      db.prepare('UPDATE notebook_metadata_lines SET text = ? WHERE entry_id = ?').run(
+        nfd(old),
+        decomposed,
+      );
+      db.prepare('INSERT INTO notebook_metadata_text (rowid, text) VALUES (?, ?)').run(
+        decomposed,
+        nfd(old),
+      );
+    })();
+    expect(await ids({ title: nfc('séance one') })).toEqual([]);
+    db.pragma(`user_version = ${migrations[BEFORE_FOLDING - 1].version}`);
+    st.close();
+    st = Station.open({ dataDir, log: createLogger('silent'), clock: () => (clockNow += 1000) });
+    await st.call('session.logon', { login: 'alice', pin: '1234' });
+    for (const form of [nfc, nfd]) {
+      expect(await ids({ title: form('séance one') })).toEqual([decomposed]);
+      expect(await ids({ tags: [form('château')] })).toEqual([composed, decomposed]);
+      expect(
+        await ids({ metadata: [{ kind: 'equals', field: 'Sample', value: form('Pâte A') }] }),
+      ).toEqual([decomposed]);
+      expect(await ids({ metadata: [{ kind: 'anyFieldContains', text: form('âte a') }] })).toEqual([
+        decomposed,
+      ]);
+    }
+    st.db
+      .prepare(
+        "INSERT INTO notebook_metadata_text (notebook_metadata_text) VALUES ('integrity-check')",
+      )
+      .run();
+  });
+});
