@@ -141,6 +141,8 @@ const ADMIN_CALLS: [string, unknown][] = [
   ['admin.stations.create', { name: 'x', description: '', tool: null }],
   ['admin.stations.update', { id: 1, name: 'x', description: '', tool: null, enabled: true }],
   ['admin.stations.newKey', { id: 1 }],
+  ['admin.mail.list', {}],
+  ['admin.mail.retry', { id: 1 }],
 ];
 
 describe('admin calls', () => {
