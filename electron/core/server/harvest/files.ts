@@ -243,9 +243,14 @@ export function fileFilters(query: Query, timeZone: string, problems: Problem[])
     } else {
       // The value as the station stored it: text as text, numbers by value, true/false.
       const number = value.trim() !== '' && Number.isFinite(Number(value)) ? Number(value) : null;
+      // Text compared composed (NFC), but where the value is printable ASCII: nfc() is a call
+      // into JavaScript per file, and such a value equals only itself in either form.
+      const text = /^[ -~]*$/.test(value)
+        ? 'json_extract(f.metadata_, ?)'
+        : 'nfc(json_extract(f.metadata_, ?))';
       clauses.push({
         sql: `CASE json_type(f.metadata_, ?)
-                WHEN 'text' THEN nfc(json_extract(f.metadata_, ?)) = ?
+                WHEN 'text' THEN ${text} = ?
                 WHEN 'integer' THEN json_extract(f.metadata_, ?) = ?
                 WHEN 'real' THEN json_extract(f.metadata_, ?) = ?
                 WHEN 'true' THEN ? = 'true'
