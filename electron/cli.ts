@@ -181,6 +181,15 @@ async function station(argv: string[]): Promise<number> {
   }
   const { runStation } = await import('./core/runStation.js');
   const dataDir = need(values.data, '--data');
+  if (values.server !== undefined) {
+    // A bad address is wrong usage, named by its flag, and refused before the data dir is made.
+    const { serverAddress } = await import('./core/sync/link.js');
+    try {
+      serverAddress(values.server);
+    } catch (error) {
+      throw new UsageError(`--server ${(error as Error).message.replace(/^server: /, '')}`);
+    }
+  }
   const fill = firstFill(resolve(dataDir));
   const running = await runStation({
     dataDir,
@@ -215,15 +224,26 @@ async function serve(argv: string[]): Promise<number> {
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new UsageError('--port must be a whole number from 0 to 65535');
   }
-  const { runServer } = await import('./core/runServer.js');
+  const { runServer, checkTimeZone } = await import('./core/runServer.js');
   const dataDir = need(values.data, '--data');
+  // A bad zone is named by where it came from: a flag's is wrong usage, as a bad --port.
+  let timeZone: string | undefined;
+  if (values['time-zone'] !== undefined) {
+    try {
+      timeZone = checkTimeZone(values['time-zone'], '--time-zone');
+    } catch (error) {
+      throw new UsageError((error as Error).message);
+    }
+  } else if (process.env.LABSTATION_TIME_ZONE !== undefined) {
+    timeZone = checkTimeZone(process.env.LABSTATION_TIME_ZONE, 'LABSTATION_TIME_ZONE');
+  }
   const fill = firstFill(resolve(dataDir));
   const running = await runServer({
     dataDir,
     host: values.host ?? '127.0.0.1',
     port,
     log: createLogger(),
-    timeZone: values['time-zone'] ?? process.env.LABSTATION_TIME_ZONE,
+    timeZone,
   }).catch(undoUnlessBusy(fill));
   process.stdout.write(`Labstation server ready at ${running.url}\n`);
   await new Promise<void>((resolve) => {

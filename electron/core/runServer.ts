@@ -34,14 +34,18 @@ export function openServerData(dataDir: string): Db {
   return db;
 }
 
-/** Checks an IANA time zone name (Europe/Zurich, America/New_York, UTC) against Intl. */
-export function checkTimeZone(name: string): string {
+/**
+ * Checks an IANA time zone name (Europe/Zurich, America/New_York, UTC) against Intl; a bad one
+ * is refused under `label`, the name of where it came from (`--time-zone`,
+ * `LABSTATION_TIME_ZONE`).
+ */
+export function checkTimeZone(name: string, label = 'time zone'): string {
   try {
     return new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone;
   } catch {
     throw new AppError(
       'validation_failed',
-      `time zone: ${JSON.stringify(name)} is not an IANA time zone name (e.g. Europe/Zurich)`,
+      `${label}: ${JSON.stringify(name)} is not an IANA time zone name (e.g. Europe/Zurich)`,
     );
   }
 }

@@ -353,8 +353,19 @@ describe('labstation admin', () => {
       '--time-zone',
       'Mars/Olympus',
     ]);
-    expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/time zone: "Mars\/Olympus" is not an IANA time zone name/);
+    // A bad flag value is wrong usage (exit 2, as a bad --port), named by its flag.
+    expect(result.code).toBe(2);
+    expect(result.stderr.split('\n')[0]).toBe(
+      'labstation: --time-zone: "Mars/Olympus" is not an IANA time zone name (e.g. Europe/Zurich)',
+    );
+    // From the environment, the variable is named.
+    const fromEnv = await runCli(['serve', '--data', join(tempDir(), 'tz')], {
+      LABSTATION_TIME_ZONE: 'Mars/Olympus',
+    });
+    expect(fromEnv.code).toBe(1);
+    expect(fromEnv.stderr).toBe(
+      'LABSTATION_TIME_ZONE: "Mars/Olympus" is not an IANA time zone name (e.g. Europe/Zurich)\n',
+    );
   });
 
   it('refuses a data dir that holds nothing, and a refused start leaves a new one as it was', async () => {

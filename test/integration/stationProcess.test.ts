@@ -476,6 +476,19 @@ describe('labstation station --demo', () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/labstation import --data DIR FILE\.json/);
   });
+
+  it('refuses a --server that is not an http(s) address as wrong usage, naming the flag, and makes no data dir', async () => {
+    const dataDir = join(tempDir(), 'typo');
+    for (const [server, rule] of [
+      ['notaurl', 'must be an address such as http://labstation.example.org:8080/'],
+      ['ftp://host/', 'must start with http:// or https://'],
+    ] as const) {
+      const result = await runCli(['station', '--data', dataDir, '--server', server, '--key', 'k']);
+      expect(result.code).toBe(2);
+      expect(result.stderr.split('\n')[0]).toBe(`labstation: --server ${rule}`);
+    }
+    expect(existsSync(dataDir)).toBe(false);
+  });
 });
 
 describe('labstation questions', () => {
