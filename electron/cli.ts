@@ -635,6 +635,9 @@ async function usage(argv: string[]): Promise<number> {
       tool: { type: 'string' },
     },
   });
+  if (values.json && values.csv) {
+    throw new UsageError('--json and --csv cannot be used together; choose one');
+  }
   const { findTool, queryUsage, toolInfo } = await import('./core/station/records.js');
   const { historyRows, toCsv } = await import('../shared/usage/history.js');
   const db = openStationData(need(values.data, '--data'));

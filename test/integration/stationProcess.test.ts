@@ -242,6 +242,16 @@ describe('labstation usage', () => {
     expect(result.stderr).toMatch(/holds no Labstation data/);
     expect(() => statSync(dir)).toThrow();
   });
+
+  it('refuses --json with --csv as wrong usage, naming both, instead of printing one of them', async () => {
+    const dataDir = await preparedDataDir();
+    const result = await runCli(['usage', '--data', dataDir, '--json', '--csv']);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr.split('\n')[0]).toBe(
+      'labstation: --json and --csv cannot be used together; choose one',
+    );
+  });
 });
 
 describe('labstation station over HTTP', () => {
