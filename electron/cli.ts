@@ -821,9 +821,15 @@ async function transfers(argv: string[]): Promise<number> {
     args: argv,
     options: { data: { type: 'string' }, json: { type: 'boolean' }, file: { type: 'string' } },
   });
+  // Digits only: Number() would take 0x10, 1e1 and blanks as numbers (16, 10, 0).
   const fileId = values.file === undefined ? undefined : Number(values.file);
-  if (fileId !== undefined && !(Number.isInteger(fileId) && fileId > 0)) {
-    throw new UsageError('--file must be a file id (a whole number)');
+  if (
+    values.file !== undefined &&
+    !(/^\d+$/.test(values.file) && Number.isSafeInteger(fileId) && (fileId ?? 0) > 0)
+  ) {
+    throw new UsageError(
+      `--file must be a file id, a whole number from 1 (not ${JSON.stringify(values.file)})`,
+    );
   }
   const { listTransfers } = await import('./core/harvest/records.js');
   const db = openStationData(need(values.data, '--data'));

@@ -254,6 +254,24 @@ describe('labstation usage', () => {
   });
 });
 
+describe('labstation transfers --file', () => {
+  it('takes a file id written in digits, and refuses anything else naming the flag and its rule', async () => {
+    const dataDir = await preparedDataDir();
+    const ok = await runCli(['transfers', '--data', dataDir, '--file', '7']);
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toBe('');
+    // 0x10 and 1e1 are numbers to JavaScript (16 and 10), not file ids.
+    for (const value of ['0', '0x10', '1e1', ' 7', 'seven']) {
+      const result = await runCli(['transfers', '--data', dataDir, '--file', value]);
+      expect(result.code).toBe(2);
+      expect(result.stdout).toBe('');
+      expect(result.stderr.split('\n')[0]).toBe(
+        `labstation: --file must be a file id, a whole number from 1 (not ${JSON.stringify(value)})`,
+      );
+    }
+  });
+});
+
 describe('labstation station over HTTP', () => {
   it('serves /health, guards /rpc with the token in <data>/rpc-token, and speaks the contract', async () => {
     const dataDir = await preparedDataDir();
