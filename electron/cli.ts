@@ -74,6 +74,19 @@ Exit codes: 0 ok, 1 input refused (one problem per line), 2 wrong usage.
 class UsageError extends Error {}
 
 /**
+ * The --port value, or `fallback` without one. Digits only: Number() would take 0x50, 1e3 and
+ * an empty value as ports (80, 1000, 0).
+ */
+function portOf(value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  const port = Number(value);
+  if (!/^\d{1,5}$/.test(value) || port > 65535) {
+    throw new UsageError('--port must be a whole number from 0 to 65535');
+  }
+  return port;
+}
+
+/**
  * A JSON file's text. JSON is UTF-8 (RFC 8259): a file in another encoding (Latin-1 from an
  * old editor) is refused, naming the line, instead of read with its letters replaced by U+FFFD
  * and written back so. The byte order mark Windows editors (Notepad, PowerShell's UTF8
@@ -175,10 +188,7 @@ async function station(argv: string[]): Promise<number> {
     },
   });
   if (values.help) return (process.stdout.write(HELP), 0);
-  const port = values.port === undefined ? 0 : Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw new UsageError('--port must be a whole number from 0 to 65535');
-  }
+  const port = portOf(values.port, 0);
   const { runStation } = await import('./core/runStation.js');
   const dataDir = need(values.data, '--data');
   if (values.server !== undefined) {
@@ -220,10 +230,7 @@ async function serve(argv: string[]): Promise<number> {
       'time-zone': { type: 'string' },
     },
   });
-  const port = values.port === undefined ? 8080 : Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    throw new UsageError('--port must be a whole number from 0 to 65535');
-  }
+  const port = portOf(values.port, 8080);
   const { runServer, checkTimeZone } = await import('./core/runServer.js');
   const dataDir = need(values.data, '--data');
   // A bad zone is named by where it came from: a flag's is wrong usage, as a bad --port.

@@ -254,6 +254,24 @@ describe('labstation usage', () => {
   });
 });
 
+describe('labstation station and serve --port', () => {
+  it('refuses a port not written in digits or past 65535, naming the flag, and makes no data dir', async () => {
+    const root = tempDir();
+    // 0x50 and 1e3 are numbers to JavaScript (80 and 1000), and an empty value was port 0.
+    for (const command of ['station', 'serve']) {
+      for (const value of ['0x50', '1e3', '', '65536', '-1']) {
+        const dataDir = join(root, `${command}-data`);
+        const result = await runCli([command, '--data', dataDir, `--port=${value}`]);
+        expect(result.code).toBe(2);
+        expect(result.stderr.split('\n')[0]).toBe(
+          'labstation: --port must be a whole number from 0 to 65535',
+        );
+        expect(existsSync(dataDir)).toBe(false);
+      }
+    }
+  });
+});
+
 describe('labstation transfers --file', () => {
   it('takes a file id written in digits, and refuses anything else naming the flag and its rule', async () => {
     const dataDir = await preparedDataDir();
