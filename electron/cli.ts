@@ -73,6 +73,20 @@ Exit codes: 0 ok, 1 input refused (one problem per line), 2 wrong usage.
 
 class UsageError extends Error {}
 
+const COMMANDS = [
+  'station',
+  'import',
+  'serve',
+  'admin',
+  'questions',
+  'metadata',
+  'experiment',
+  'usage',
+  'harvest',
+  'files',
+  'transfers',
+];
+
 /**
  * The --port value, or `fallback` without one. Digits only: Number() would take 0x50, 1e3 and
  * an empty value as ports (80, 1000, 0).
@@ -877,6 +891,12 @@ function systemErrorLine(error: unknown): string | null {
 
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
+  // `<command> --help` (or -h) anywhere before a `--`: the usage, as `labstation --help`.
+  const options = rest.includes('--') ? rest.slice(0, rest.indexOf('--')) : rest;
+  if (COMMANDS.includes(command ?? '') && (options.includes('--help') || options.includes('-h'))) {
+    process.stdout.write(HELP);
+    return 0;
+  }
   try {
     switch (command) {
       case 'station':

@@ -254,6 +254,35 @@ describe('labstation usage', () => {
   });
 });
 
+describe('labstation <command> --help', () => {
+  it('prints the usage and exits 0 for every command, as station --help does, touching nothing', async () => {
+    const commands = [
+      ['serve'],
+      ['import'],
+      ['usage'],
+      ['harvest', '--once'],
+      ['files'],
+      ['transfers'],
+      ['experiment'],
+      ['questions', 'check'],
+      ['metadata', 'convert'],
+      ['admin', 'user', 'create'],
+    ];
+    for (const command of commands) {
+      for (const flag of ['--help', '-h']) {
+        const result = await runCli([...command, flag]);
+        expect(result.code, `${command.join(' ')} ${flag}`).toBe(0);
+        expect(result.stderr).toBe('');
+        expect(result.stdout).toMatch(/^labstation — instrument station and facility server\n/);
+      }
+    }
+    // After --, it is a value as any other: a file named --help.
+    const file = await runCli(['metadata', 'check', '--', '--help']);
+    expect(file.code).toBe(1);
+    expect(file.stdout).toBe('');
+  });
+});
+
 describe('labstation station and serve --port', () => {
   it('refuses a port not written in digits or past 65535, naming the flag, and makes no data dir', async () => {
     const root = tempDir();
