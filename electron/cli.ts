@@ -436,7 +436,18 @@ async function importCommand(argv: string[]): Promise<number> {
     imported = true;
     process.stdout.write(
       `imported ${n(summary.users, 'user')}, ${n(summary.projects, 'project')}, ${n(summary.tools, 'tool')}` +
-        (summary.instruments ? `, ${n(summary.instruments, 'instrument')}` : '') +
+        // The harvest's parts where the bundle has them.
+        (
+          [
+            [summary.instruments, 'instrument'],
+            [summary.storage_locations, 'storage location'],
+            [summary.hooks, 'hook'],
+            [summary.schedules, 'schedule'],
+          ] as const
+        )
+          .filter(([count]) => count > 0)
+          .map(([count, what]) => `, ${n(count, what)}`)
+          .join('') +
         (summary.station ? `; this station runs ${summary.station}` : '') +
         '\n',
     );

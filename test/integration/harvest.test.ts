@@ -1329,6 +1329,34 @@ describe('harvest --once', () => {
     expect(run).toBe(before[0].id);
   });
 
+  it("says what it imported of the harvest's configuration", async () => {
+    const root = tempDir();
+    const bundle = {
+      tools: [{ name: 'SEM' }],
+      station: { tool: 'SEM' },
+      storage_locations: [
+        { name: 'archive', type: 'local', base_path: join(root, 'dest') },
+        { name: 'scratch', type: 'local', base_path: join(root, 'scratch') },
+      ],
+      instruments: [
+        {
+          name: 'sem-1',
+          tool: 'SEM',
+          watch: [{ path: join(root, 'src') }],
+          storage_location: 'archive',
+        },
+      ],
+      hooks: [{ name: 'info', trigger: 'post_transfer', kind: 'file_info' }],
+      schedules: [{ instrument: 'sem-1', cron: '0 2 * * *' }],
+    };
+    const out = await importBundle(join(root, 'data'), bundle);
+    expect(out.code, out.stderr).toBe(0);
+    expect(out.stdout).toBe(
+      'imported 0 users, 0 projects, 1 tool, 1 instrument, 2 storage locations, 1 hook, ' +
+        '1 schedule; this station runs SEM\n',
+    );
+  });
+
   it('refuses a bundle with broken harvest config, naming each field and rule', async () => {
     const root = tempDir();
     const bundle = {

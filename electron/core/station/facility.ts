@@ -96,6 +96,9 @@ export interface ImportSummary {
   tools: number;
   station: string | null;
   instruments: number;
+  storage_locations: number;
+  hooks: number;
+  schedules: number;
 }
 
 type BundleUser = NonNullable<FacilityBundle['users']>[number];
@@ -453,6 +456,9 @@ export async function importBundle(db: Db, input: unknown): Promise<ImportSummar
     tools: tools.length,
     station: bundle.station?.tool ?? null,
     instruments: bundle.instruments?.length ?? 0,
+    storage_locations: bundle.storage_locations?.length ?? 0,
+    hooks: bundle.hooks?.length ?? 0,
+    schedules: bundle.schedules?.length ?? 0,
   };
 }
 
