@@ -361,6 +361,55 @@ function checkUploaded(
   }
 }
 
+interface StoredFileOfTransfer {
+  id: number;
+  station_id: number | null;
+  instrument_id: number;
+  xxhash: string | null;
+  updated_at: string;
+}
+
+/**
+ * A transfer that says its checksum was verified holds the bytes its file record names: its
+ * dest_checksum is the file's xxhash. The station records both in one transaction, the file's
+ * version with the hash it transferred stamped after the transfer ended (harvest/records.ts
+ * storeOutcome), and pushes the file first. A server holding a version of the file from before
+ * the transfer ended (no hash yet, or the hash of content that changed before this copy) lacks
+ * that version: the transfer waits for it (unknown_reference, so the station sends the file's
+ * newest version first, then this again). Against a version from at or after its end, another
+ * checksum is a contradiction, refused by name; the server keeps what it holds.
+ */
+function checkVerifiedChecksum(
+  file: StoredFileOfTransfer,
+  p: z.infer<typeof transferSchema>,
+  record: PushRecord,
+): void {
+  if (!p.checksum_verified || p.dest_checksum === null) return;
+  if (file.xxhash !== null && file.xxhash.toLowerCase() === p.dest_checksum.toLowerCase()) return;
+  const ended = p.completed_at ?? p.started_at;
+  const version = `its version of ${file.updated_at}`;
+  if (file.updated_at < ended) {
+    throw new RecordRefused(
+      'unknown_reference',
+      `harvest_transfer ${record.uuid}: file_uuid: the server holds file ${p.file_uuid} in ` +
+        `${version} (${file.xxhash === null ? 'no xxhash yet' : `xxhash ${file.xxhash}`}), from ` +
+        `before this transfer ended (${ended}); it waits for the file's version with ` +
+        `xxhash ${p.dest_checksum}`,
+      { table: 'harvest_files', uuid: p.file_uuid.toLowerCase() },
+    );
+  }
+  throw new RecordRefused(
+    'conflict',
+    `harvest_transfer ${record.uuid}: checksum_verified, but ` +
+      (file.xxhash === null
+        ? `its file ${p.file_uuid} has no xxhash (${version}) to match dest_checksum ` +
+          `${p.dest_checksum}`
+        : `its dest_checksum ${p.dest_checksum} is not the xxhash ${file.xxhash} of its file ` +
+          `${p.file_uuid} (${version})`) +
+      '; a verified transfer holds the bytes its file record names',
+  );
+}
+
 const TRANSFER_FIELDS = [
   'file_id',
   'status',
@@ -384,9 +433,8 @@ export function insertHarvestTransfer(
   const p = parse(transferSchema, record);
   const file = cachedStatement(
     db,
-    'SELECT id, station_id, instrument_id FROM harvest_files WHERE uuid = ?',
-  ).get(p.file_uuid.toLowerCase()) as
-    { id: number; station_id: number | null; instrument_id: number } | undefined;
+    'SELECT id, station_id, instrument_id, xxhash, updated_at FROM harvest_files WHERE uuid = ?',
+  ).get(p.file_uuid.toLowerCase()) as StoredFileOfTransfer | undefined;
   if (!file) {
     throw new RecordRefused(
       'unknown_reference',
@@ -450,6 +498,7 @@ export function insertHarvestTransfer(
         'completed only with a verified checksum',
     );
   }
+  checkVerifiedChecksum(file, p, record);
   const locationId = storageLocationOf(db, p);
   if (p.status === 'completed' && locationId !== null) checkUploaded(db, station, p, locationId);
   cachedStatement(

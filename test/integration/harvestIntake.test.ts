@@ -1,0 +1,249 @@
+/**
+ * What a `labstation serve` takes of the harvest records a station pushes (POST /sync/push with
+ * its key, over loopback), and what it keeps when they arrive twice, late or out of order: a
+ * transfer claiming a verified checksum its file does not have, a transfer's storage location
+ * the server knows under another uuid, and run and deployment reports that arrive after newer
+ * ones.
+ */
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { PushResult } from '../../electron/core/sync/protocol.js';
+import { newUuid } from '../../electron/core/util/ids.js';
+import { facilityBundle } from '../fixtures/facility.js';
+import {
+  loginJwt,
+  runCli,
+  serverRequest,
+  startServer,
+  tempDir,
+  writeJson,
+  type HttpReply,
+  type ServerProcess,
+} from './helpers.js';
+
+const ADMIN = { email: 'admin@example.org', password: 'admin password 1' };
+const HASH = '0123456789abcdef0123456789abcdef';
+const OTHER_HASH = 'fedcba9876543210fedcba9876543210';
+
+let root: string;
+let server: ServerProcess;
+let serverDb: Database.Database;
+let adminJwt: string;
+let key: string;
+let instrumentUuid: string;
+let semUuid: string;
+let nextOutbox = 1;
+
+const api = (method: string, path: string, body?: unknown): Promise<HttpReply> =>
+  serverRequest(server.url, adminJwt, method, path, body);
+
+async function created(path: string, body: unknown): Promise<Record<string, unknown>> {
+  const res = await api('POST', path, body);
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return res.body;
+}
+
+/** Pushes records as the station's outbox would, each with the next outbox id. */
+async function push(
+  records: { kind: string; uuid: string; payload: object }[],
+  withKey = key,
+): Promise<PushResult> {
+  const res = await fetch(`${server.url}sync/push`, {
+    method: 'POST',
+    headers: { authorization: `Station ${withKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ records: records.map((r) => ({ ...r, id: nextOutbox++ })) }),
+  });
+  expect(res.status).toBe(200);
+  return (await res.json()) as PushResult;
+}
+
+function filePayload(uuid: string, name: string, extra: object = {}): Record<string, unknown> {
+  return {
+    uuid,
+    instrument_uuid: instrumentUuid,
+    instrument: 'Intake camera',
+    tool_uuid: semUuid,
+    persistent_id: `ark:99999/fk4${uuid.slice(-12).replace(/[^0-9bcdfghjkmnpqrstvwxz]/g, 'b')}`,
+    persistent_id_type: 'ark',
+    watch_path: '/data',
+    source_path: `/data/${name}`,
+    relative_path: name,
+    filename: name,
+    size: 1234,
+    mtime_ms: 1,
+    xxhash: HASH,
+    hash_algorithm: 'xxh3-128',
+    first_discovered_at: '2026-03-01T10:00:00.000Z',
+    usage_event_uuid: null,
+    metadata_: {},
+    state: 'done',
+    updated_at: '2026-03-01T10:00:04.000Z',
+    ...extra,
+  };
+}
+
+function transferPayload(
+  uuid: string,
+  fileUuid: string,
+  name: string,
+  extra: object = {},
+): Record<string, unknown> {
+  return {
+    uuid,
+    file_uuid: fileUuid,
+    status: 'completed',
+    storage_location: 'intake',
+    storage_location_uuid: null,
+    destination_path: `/mnt/intake/${name}`,
+    bytes_transferred: 1234,
+    dest_checksum: HASH,
+    checksum_verified: true,
+    started_at: '2026-03-01T10:00:02.000Z',
+    completed_at: '2026-03-01T10:00:03.000Z',
+    error: '',
+    note: '',
+    ...extra,
+  };
+}
+
+const fileRow = (uuid: string): unknown =>
+  serverDb.prepare('SELECT xxhash, state, updated_at FROM harvest_files WHERE uuid = ?').get(uuid);
+const transferCount = (uuid: string): unknown =>
+  serverDb.prepare('SELECT count(*) FROM harvest_transfers WHERE uuid = ?').pluck().get(uuid);
+
+beforeAll(async () => {
+  root = tempDir('labstation-harvest-intake-');
+  const serverDir = join(root, 'server');
+  const bundle = facilityBundle();
+  delete bundle.station;
+  const imported = await runCli(['import', '--data', serverDir, writeJson(root, 'b.json', bundle)]);
+  expect(imported.stderr).toBe('');
+  server = await startServer(serverDir, {
+    LABSTATION_ADMIN_EMAIL: ADMIN.email,
+    LABSTATION_ADMIN_PASSWORD: ADMIN.password,
+  });
+  serverDb = new Database(join(serverDir, 'labstation.db'), { readonly: true });
+  adminJwt = await loginJwt(server.url, ADMIN);
+  const sem = serverDb.prepare("SELECT id, uuid FROM tools WHERE name = 'SEM'").get() as {
+    id: number;
+    uuid: string;
+  };
+  semUuid = sem.uuid;
+  const account = await created('/api/service-accounts', { name: 'intake-pc' });
+  key = String(account.key);
+  const location = await created('/api/storage-locations', {
+    name: 'intake',
+    type: 'local',
+    base_path: '/mnt/intake',
+  });
+  const instrument = await created('/api/instruments', {
+    name: 'Intake camera',
+    tool_id: sem.id,
+    service_account_id: account.id,
+    watch: [{ path: '/data', include: ['*'] }],
+    storage_location_id: location.id,
+  });
+  instrumentUuid = serverDb
+    .prepare('SELECT uuid FROM instruments WHERE id = ?')
+    .pluck()
+    .get(instrument.id) as string;
+}, 60_000);
+
+afterAll(async () => {
+  serverDb?.close();
+  await server?.stop();
+});
+
+describe('a transfer claiming a verified checksum', () => {
+  it('is refused when its dest_checksum is not its file’s xxhash, and nothing stored changes', async () => {
+    const file = newUuid();
+    const transfer = newUuid();
+    expect(
+      (await push([{ kind: 'harvest_file', uuid: file, payload: filePayload(file, 'a.tif') }]))
+        .error,
+    ).toBeNull();
+    const before = fileRow(file);
+    const res = await push([
+      {
+        kind: 'harvest_transfer',
+        uuid: transfer,
+        payload: transferPayload(transfer, file, 'a.tif', { dest_checksum: OTHER_HASH }),
+      },
+    ]);
+    expect(res.acked).toEqual([]);
+    expect(res.error).toMatchObject({ code: 'conflict', kind: 'harvest_transfer', uuid: transfer });
+    expect(res.error?.detail).toBe(
+      `harvest_transfer ${transfer}: checksum_verified, but its dest_checksum ${OTHER_HASH} is ` +
+        `not the xxhash ${HASH} of its file ${file} (its version of 2026-03-01T10:00:04.000Z); ` +
+        'a verified transfer holds the bytes its file record names',
+    );
+    expect(transferCount(transfer)).toBe(0);
+    expect(fileRow(file)).toEqual(before);
+    // The same transfer with the file's checksum is taken, once.
+    const right = transferPayload(transfer, file, 'a.tif');
+    expect(
+      (await push([{ kind: 'harvest_transfer', uuid: transfer, payload: right }])).error,
+    ).toBeNull();
+    expect(
+      (await push([{ kind: 'harvest_transfer', uuid: transfer, payload: right }])).error,
+    ).toBeNull();
+    expect(transferCount(transfer)).toBe(1);
+  });
+
+  it('that arrives before the file version it was made of waits for that version', async () => {
+    const file = newUuid();
+    const transfer = newUuid();
+    // The server holds the file as it was waiting, before its hash (an older version).
+    const waiting = filePayload(file, 'b.tif', {
+      xxhash: null,
+      state: 'waiting',
+      updated_at: '2026-03-01T10:00:01.000Z',
+    });
+    expect((await push([{ kind: 'harvest_file', uuid: file, payload: waiting }])).error).toBeNull();
+    const early = await push([
+      {
+        kind: 'harvest_transfer',
+        uuid: transfer,
+        payload: transferPayload(transfer, file, 'b.tif'),
+      },
+    ]);
+    // Not a conflict: the station sends the file's newer version, then the transfer again.
+    expect(early.error).toMatchObject({
+      code: 'unknown_reference',
+      missing: { table: 'harvest_files', uuid: file },
+    });
+    expect(early.error?.detail).toContain('2026-03-01T10:00:01.000Z');
+    expect(transferCount(transfer)).toBe(0);
+    const res = await push([
+      { kind: 'harvest_file', uuid: file, payload: filePayload(file, 'b.tif') },
+      {
+        kind: 'harvest_transfer',
+        uuid: transfer,
+        payload: transferPayload(transfer, file, 'b.tif'),
+      },
+    ]);
+    expect(res.error).toBeNull();
+    expect(res.acked).toHaveLength(2);
+    expect(transferCount(transfer)).toBe(1);
+  });
+
+  it('is the only one checked: a failed transfer keeps the other checksum it found', async () => {
+    const file = newUuid();
+    const transfer = newUuid();
+    expect(
+      (await push([{ kind: 'harvest_file', uuid: file, payload: filePayload(file, 'c.tif') }]))
+        .error,
+    ).toBeNull();
+    const older = transferPayload(transfer, file, 'c.tif', {
+      status: 'failed',
+      dest_checksum: OTHER_HASH,
+      checksum_verified: false,
+      error: 'the destination differs',
+    });
+    expect(
+      (await push([{ kind: 'harvest_transfer', uuid: transfer, payload: older }])).error,
+    ).toBeNull();
+    expect(transferCount(transfer)).toBe(1);
+  });
+});
