@@ -247,3 +247,89 @@ describe('a transfer claiming a verified checksum', () => {
     expect(transferCount(transfer)).toBe(1);
   });
 });
+
+describe("a transfer's storage location", () => {
+  const locationOf = (transfer: string): unknown =>
+    serverDb
+      .prepare(
+        `SELECT l.name FROM harvest_transfers t LEFT JOIN storage_locations l
+           ON l.id = t.storage_location_id WHERE t.uuid = ?`,
+      )
+      .pluck()
+      .get(transfer);
+
+  async function pushTransfer(name: string, location: object): Promise<string> {
+    const file = newUuid();
+    const transfer = newUuid();
+    const res = await push([
+      { kind: 'harvest_file', uuid: file, payload: filePayload(file, name) },
+      {
+        kind: 'harvest_transfer',
+        uuid: transfer,
+        payload: transferPayload(transfer, file, name, location),
+      },
+    ]);
+    expect(res.error).toBeNull();
+    return transfer;
+  }
+
+  it('is the one of its uuid, renamed on the server since', async () => {
+    const location = await created('/api/storage-locations', {
+      name: 'before',
+      type: 'local',
+      base_path: '/mnt/before',
+    });
+    const uuid = serverDb
+      .prepare('SELECT uuid FROM storage_locations WHERE id = ?')
+      .pluck()
+      .get(location.id) as string;
+    expect(
+      (await api('PATCH', `/api/storage-locations/${String(location.id)}`, { name: 'after' }))
+        .status,
+    ).toBe(200);
+    const transfer = await pushTransfer('r.tif', {
+      storage_location: 'before',
+      storage_location_uuid: uuid,
+      destination_path: '/mnt/before/r.tif',
+    });
+    expect(locationOf(transfer)).toBe('after');
+  });
+
+  it('by a uuid the server does not know, is one of that name only if the file lies in it', async () => {
+    // "scratch" was deleted on the server and made again elsewhere: a transfer into the old
+    // one is not put in the new one. The station's own "scratch" at the same place is.
+    await created('/api/storage-locations', {
+      name: 'scratch',
+      type: 'local',
+      base_path: '/mnt/scratch-new',
+    });
+    const gone = await pushTransfer('s.tif', {
+      storage_location: 'scratch',
+      storage_location_uuid: newUuid(),
+      destination_path: '/mnt/scratch-old/s.tif',
+    });
+    expect(
+      serverDb.prepare('SELECT count(*) FROM harvest_transfers WHERE uuid = ?').pluck().get(gone),
+    ).toBe(1);
+    expect(locationOf(gone)).toBeNull();
+    const beside = await pushTransfer('t.tif', {
+      storage_location: 'scratch',
+      storage_location_uuid: newUuid(),
+      destination_path: '/mnt/scratch-newer/t.tif',
+    });
+    expect(locationOf(beside)).toBeNull();
+    const same = await pushTransfer('u.tif', {
+      storage_location: 'scratch',
+      storage_location_uuid: newUuid(),
+      destination_path: '/mnt/scratch-new/2026/u.tif',
+    });
+    expect(locationOf(same)).toBe('scratch');
+    // A station too old to send the uuid is taken by the same rule.
+    const old = await pushTransfer('v.tif', {
+      storage_location: 'scratch',
+      storage_location_uuid: undefined,
+      destination_path: '/mnt/scratch-old/v.tif',
+    });
+    expect(locationOf(old)).toBeNull();
+  });
+});

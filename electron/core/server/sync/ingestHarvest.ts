@@ -318,6 +318,27 @@ export function upsertHarvestFile(
   return 'ok';
 }
 
+/** Whether `path` lies inside folder `base`, in the station's own spelling of paths (/ or \\). */
+function liesIn(path: string, base: string): boolean {
+  const folder = base.replace(/[\\/]+$/, '');
+  return (
+    folder !== '' &&
+    path.startsWith(folder) &&
+    (path[folder.length] === '/' || path[folder.length] === '\\')
+  );
+}
+
+/**
+ * The server's storage location of a pushed transfer: the one of its uuid, whatever it is
+ * called now (renamed since). A uuid the server does not know (the station's own location, one
+ * deleted here, or no uuid from a station too old to send it) is matched by its name only with
+ * a sign that the file is there: a local location's folder holds the transfer's destination,
+ * so the station's own "archive" at the place of the server's "archive" is that one, while a
+ * location deleted and made again elsewhere under the old name, or another that took the name,
+ * is not where the file went. A server location by its name is checked as by its uuid (a
+ * completed transfer needs this station's finished upload of the file into it: checkUploaded).
+ * Else the transfer is stored without a location: its destination_path still says where it is.
+ */
 function storageLocationOf(db: Db, p: z.infer<typeof transferSchema>): number | null {
   const byUuid = p.storage_location_uuid
     ? (cachedStatement(db, 'SELECT id FROM storage_locations WHERE uuid = ?')
@@ -326,11 +347,15 @@ function storageLocationOf(db: Db, p: z.infer<typeof transferSchema>): number | 
     : undefined;
   if (byUuid !== undefined) return byUuid;
   if (!p.storage_location) return null;
-  return (
-    (cachedStatement(db, 'SELECT id FROM storage_locations WHERE name = ?')
-      .pluck()
-      .get(p.storage_location) as number | undefined) ?? null
-  );
+  const byName = cachedStatement(
+    db,
+    'SELECT id, type, base_path FROM storage_locations WHERE name = ?',
+  ).get(p.storage_location) as { id: number; type: string; base_path: string } | undefined;
+  if (!byName) return null;
+  if (byName.type === 'server') return byName.id;
+  return p.destination_path !== null && liesIn(p.destination_path, byName.base_path)
+    ? byName.id
+    : null;
 }
 
 /**
