@@ -333,3 +333,102 @@ describe("a transfer's storage location", () => {
     expect(locationOf(old)).toBeNull();
   });
 });
+
+describe('reports of a run or a deployment that arrive late', () => {
+  let scheduleId: number;
+  let scheduleUuid: string;
+
+  beforeAll(async () => {
+    const instrumentId = serverDb
+      .prepare('SELECT id FROM instruments WHERE uuid = ?')
+      .pluck()
+      .get(instrumentUuid) as number;
+    const schedule = await created('/api/schedules', {
+      instrument_id: instrumentId,
+      cron: '0 * * * *',
+      timezone: 'UTC',
+    });
+    scheduleId = schedule.id as number;
+    scheduleUuid = serverDb
+      .prepare('SELECT uuid FROM harvest_schedules WHERE id = ?')
+      .pluck()
+      .get(scheduleId) as string;
+  });
+
+  it('keep the newest deployment the station reported, an older one pushed after it is stale', async () => {
+    const version = serverDb
+      .prepare('SELECT version FROM harvest_schedules WHERE id = ?')
+      .pluck()
+      .get(scheduleId) as number;
+    const report = (nextRun: string, reportedAt: string): Record<string, unknown> => ({
+      uuid: scheduleUuid,
+      version,
+      state: 'deployed',
+      deployed_at: '2026-03-01T09:00:00.000Z',
+      next_run_at: nextRun,
+      last_run_at: null,
+      error: '',
+      reported_at: reportedAt,
+    });
+    const newer = report('2026-03-01T11:00:00.000Z', '2026-03-01T10:00:00.500Z');
+    const older = report('2026-03-01T10:00:00.000Z', '2026-03-01T09:00:00.500Z');
+    expect(
+      (await push([{ kind: 'harvest_deployment', uuid: scheduleUuid, payload: newer }])).error,
+    ).toBeNull();
+    const late = await push([{ kind: 'harvest_deployment', uuid: scheduleUuid, payload: older }]);
+    expect(late.error).toBeNull();
+    expect(late.stale).toEqual(late.acked);
+    const shown = (await api('GET', `/api/schedules/${scheduleId}`)).body.deployment as {
+      state: string;
+      next_run_at: string;
+    };
+    expect(shown).toMatchObject({ state: 'deployed', next_run_at: '2026-03-01T11:00:00.000Z' });
+    // A resend of the newest changes nothing and is taken.
+    const again = await push([{ kind: 'harvest_deployment', uuid: scheduleUuid, payload: newer }]);
+    expect(again).toMatchObject({ error: null, stale: [] });
+  });
+
+  it("keep a run's newest progress, an older report pushed after it is stale", async () => {
+    const run = newUuid();
+    const report = (startedAt: string, reportedAt: string): Record<string, unknown> => ({
+      uuid: run,
+      schedule_uuid: scheduleUuid,
+      instrument_uuid: instrumentUuid,
+      trigger: 'schedule',
+      state: 'running',
+      requested_at: '2026-03-01T10:00:00.000Z',
+      started_at: startedAt,
+      finished_at: null,
+      files_completed: 0,
+      files_skipped: 0,
+      files_failed: 0,
+      error: '',
+      reported_at: reportedAt,
+    });
+    // Started, cut short by a restart, started again: the first start's report comes last.
+    const first = report('2026-03-01T10:00:01.000Z', '2026-03-01T10:00:01.000Z');
+    const second = report('2026-03-01T10:05:00.000Z', '2026-03-01T10:05:00.000Z');
+    expect((await push([{ kind: 'harvest_run', uuid: run, payload: second }])).error).toBeNull();
+    const late = await push([{ kind: 'harvest_run', uuid: run, payload: first }]);
+    expect(late.error).toBeNull();
+    expect(late.stale).toEqual(late.acked);
+    expect(
+      serverDb.prepare('SELECT state, started_at FROM harvest_runs WHERE uuid = ?').get(run),
+    ).toEqual({ state: 'running', started_at: '2026-03-01T10:05:00.000Z' });
+    // What it ends with is taken; a report of the same moment sent again changes nothing.
+    const done = {
+      ...second,
+      state: 'completed',
+      finished_at: '2026-03-01T10:06:00.000Z',
+      files_completed: 3,
+      reported_at: '2026-03-01T10:06:00.000Z',
+    };
+    expect((await push([{ kind: 'harvest_run', uuid: run, payload: done }])).error).toBeNull();
+    expect((await push([{ kind: 'harvest_run', uuid: run, payload: done }])).stale).toEqual([]);
+    expect(
+      serverDb
+        .prepare('SELECT state, files_completed, finished_at FROM harvest_runs WHERE uuid = ?')
+        .get(run),
+    ).toEqual({ state: 'completed', files_completed: 3, finished_at: '2026-03-01T10:06:00.000Z' });
+  });
+});

@@ -6,7 +6,7 @@
 import type { Db } from '../db/open.js';
 import { cachedStatement } from '../db/statements.js';
 import { enqueue } from '../station/outbox.js';
-import { newUuid } from '../util/ids.js';
+import { newUuid, nowIso } from '../util/ids.js';
 
 export interface RunRow {
   id: number;
@@ -21,12 +21,23 @@ export interface RunCounts {
   files_failed: number;
 }
 
+/**
+ * A report's stamp: now, but always after the last report of the same record, so the server
+ * tells the newer of two apart (server/sync/ingestHarvest.ts) even after this clock was set back.
+ */
+export const NEXT_REPORTED_AT = (column: string): string =>
+  `max(?, coalesce(strftime('%Y-%m-%dT%H:%M:%fZ', ${column}, '+0.001 seconds'), ''))`;
+
 function enqueueRun(db: Db, runId: number): void {
+  cachedStatement(
+    db,
+    `UPDATE harvest_runs SET reported_at = ${NEXT_REPORTED_AT('reported_at')} WHERE id = ?`,
+  ).run(nowIso(), runId);
   const row = cachedStatement(
     db,
     `SELECT r.uuid, s.uuid AS schedule_uuid, i.uuid AS instrument_uuid, r."trigger", r.state,
        r.requested_at, r.started_at, r.finished_at, r.files_completed, r.files_skipped,
-       r.files_failed, r.error
+       r.files_failed, r.error, r.reported_at
      FROM harvest_runs r JOIN instruments i ON i.id = r.instrument_id
      LEFT JOIN harvest_schedules s ON s.id = r.schedule_id WHERE r.id = ?`,
   ).get(runId) as { uuid: string } & Record<string, unknown>;
@@ -185,11 +196,15 @@ export function reportDeployments(db: Db, deployments: Map<number, Deployment>, 
         (row.deployment_state !== 'deployed' || row.deployed_version !== row.version)
           ? now
           : row.deployed_at;
-      cachedStatement(
+      const reportedAt = cachedStatement(
         db,
         `UPDATE harvest_schedules SET deployment_state = ?, deployed_version = version,
-           next_run_at = ?, deployment_error = ?, deployed_at = ? WHERE id = ?`,
-      ).run(d.state, d.next_run_at, d.error, deployedAt, row.id);
+           next_run_at = ?, deployment_error = ?, deployed_at = ?,
+           deployment_reported_at = ${NEXT_REPORTED_AT('deployment_reported_at')}
+         WHERE id = ? RETURNING deployment_reported_at`,
+      )
+        .pluck()
+        .get(d.state, d.next_run_at, d.error, deployedAt, now, row.id) as string;
       enqueue(db, 'harvest_deployment', row.uuid, {
         uuid: row.uuid,
         version: row.version,
@@ -198,6 +213,7 @@ export function reportDeployments(db: Db, deployments: Map<number, Deployment>, 
         next_run_at: d.next_run_at,
         last_run_at: row.last_run_at,
         error: d.error,
+        reported_at: reportedAt,
       });
     }
   }).immediate();

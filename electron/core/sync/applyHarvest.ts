@@ -224,6 +224,7 @@ export function takeQueuedRuns(db: Db, runs: SyncRun[]): number {
         files_skipped: 0,
         files_failed: 0,
         error: 'this station does not run that instrument',
+        reported_at: now,
       });
       continue;
     }

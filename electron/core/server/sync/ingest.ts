@@ -296,11 +296,9 @@ export function ingestBatch(
       case 'harvest_transfer':
         return insertHarvestTransfer(db, station, record);
       case 'harvest_deployment':
-        applyDeployment(db, station, record);
-        return 'ok';
+        return applyDeployment(db, station, record);
       case 'harvest_run':
-        upsertRun(db, station, record);
-        return 'ok';
+        return upsertRun(db, station, record);
       case 'notebook_entry':
         return upsertNotebookEntry(db, station, record);
       default:
