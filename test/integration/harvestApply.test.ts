@@ -10,6 +10,7 @@ import { openDatabase, type Db } from '../../electron/core/db/open.js';
 import { enqueueFile, getFileView } from '../../electron/core/harvest/records.js';
 import { applyDelta } from '../../electron/core/sync/apply.js';
 import { pendingHistory, takeHistoryPage } from '../../electron/core/sync/history.js';
+import { keepSent } from '../../electron/core/sync/resend.js';
 import type {
   FacilityDelta,
   SyncHarvest,
@@ -315,6 +316,58 @@ describe("applying the server's harvest configuration", () => {
     expect(pendingHistory(db)).toEqual([]);
     applyDelta(db, delta(config, 3));
     expect(pendingHistory(db)).toHaveLength(1);
+    db.close();
+  });
+});
+
+describe('runs the server queued for an instrument this station does not have', () => {
+  it('are reported failed once, with why, however often a pull lists them again', () => {
+    const db = stationDb();
+    const run = {
+      uuid: newUuid(),
+      instrument_uuid: newUuid(),
+      schedule_uuid: null,
+      requested_at: T0,
+    };
+    // A pull with no change of the harvest configuration (none of it in the delta).
+    const pull = (cursor: number): ReturnType<typeof applyDelta> => {
+      const d: FacilityDelta = {
+        ...delta({ storage_locations: [], instruments: [], hooks: [], schedules: [] }, cursor),
+        runs: [run],
+      };
+      delete d.harvest;
+      return applyDelta(db, d);
+    };
+    const reports = (): { id: number; payload: string }[] =>
+      db
+        .prepare("SELECT id, payload FROM outbox WHERE kind = 'harvest_run' AND record_uuid = ?")
+        .all(run.uuid) as { id: number; payload: string }[];
+    const first = pull(1);
+    expect(first.runsDeclined).toEqual([
+      {
+        run: run.uuid,
+        instrument: run.instrument_uuid,
+        reason: 'this station does not run that instrument',
+      },
+    ]);
+    expect(reports()).toHaveLength(1);
+    expect(JSON.parse(reports()[0].payload)).toMatchObject({
+      uuid: run.uuid,
+      state: 'failed',
+      error: 'this station does not run that instrument',
+    });
+    // Not taken yet (the push failed, or the server refused it and it is set aside): the
+    // server lists the run at every pull meanwhile, and it stays one report, said once.
+    db.prepare(
+      "UPDATE outbox SET held_until = ?, refusal = 'refused', refusal_code = 'forbidden', refusals = 1",
+    ).run('2999-01-01T00:00:00.000Z');
+    expect(pull(2).runsDeclined).toEqual([]);
+    expect(pull(3).runsDeclined).toEqual([]);
+    expect(reports()).toHaveLength(1);
+    // Taken, and a pull sent before the server's answer still lists it: not reported again.
+    db.transaction(() => keepSent(db, [reports()[0].id]))();
+    expect(pull(4).runsDeclined).toEqual([]);
+    expect(reports()).toHaveLength(0);
     db.close();
   });
 });

@@ -7,7 +7,7 @@ import {
   markReservationsSynced,
   replaceStationReservations,
 } from '../station/reservations.js';
-import { applyHarvestConfig, takeQueuedRuns } from './applyHarvest.js';
+import { applyHarvestConfig, takeQueuedRuns, type DeclinedRun } from './applyHarvest.js';
 import type { FacilityDelta } from './protocol.js';
 
 const CURSOR_KEY = 'pull.cursor';
@@ -94,6 +94,8 @@ export interface ApplySummary {
   harvestSkipped: string[];
   /** Manual harvest runs newly queued by the server. */
   runsAdded: number;
+  /** Runs the server queued that this station cannot take, reported failed at this pull. */
+  runsDeclined: DeclinedRun[];
   /** The delta carried the tool's reservations (the station's copy was replaced). */
   reservationsChanged: boolean;
 }
@@ -256,7 +258,7 @@ export function applyDelta(db: Db, delta: FacilityDelta): ApplySummary {
       }
 
       const harvestSkipped = delta.harvest ? applyHarvestConfig(db, delta.harvest) : [];
-      const runsAdded = takeQueuedRuns(db, delta.runs ?? []);
+      const runs = takeQueuedRuns(db, delta.runs ?? []);
       // A delta without reservations means none changed: the copy is current as of now.
       if (delta.reservations) replaceStationReservations(db, delta.reservations, now);
       else markReservationsSynced(db, now);
@@ -276,7 +278,8 @@ export function applyDelta(db: Db, delta: FacilityDelta): ApplySummary {
         toolChanged,
         harvestChanged: delta.harvest !== undefined,
         harvestSkipped,
-        runsAdded,
+        runsAdded: runs.added,
+        runsDeclined: runs.declined,
         reservationsChanged: delta.reservations !== undefined,
       };
     })

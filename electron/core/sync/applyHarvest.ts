@@ -199,17 +199,40 @@ export function applyHarvestConfig(db: Db, harvest: SyncHarvest): string[] {
   return skipped;
 }
 
+/** A run the server queued that this station cannot take, and why (reported failed, once). */
+export interface DeclinedRun {
+  run: string;
+  instrument: string;
+  reason: string;
+}
+
+const NOT_HERE = 'this station does not run that instrument';
+
 /**
  * Takes up the runs the server queued for this station (once each: a run already taken is in
- * harvest_runs). A run for an instrument this station does not have is reported failed.
- * Returns how many runs were new.
+ * harvest_runs). A run for an instrument this station does not have is reported failed, once:
+ * the server lists the run at every pull until it has taken that report, which may be a while
+ * (the push failing, or the report refused and set aside), and a report already queued, or
+ * taken and kept as sent, is not queued again. Returns how many runs were new, and the runs
+ * declined at this pull (for the log).
  */
-export function takeQueuedRuns(db: Db, runs: SyncRun[]): number {
+export function takeQueuedRuns(
+  db: Db,
+  runs: SyncRun[],
+): { added: number; declined: DeclinedRun[] } {
   let added = 0;
+  const declined: DeclinedRun[] = [];
   for (const run of runs) {
     if (db.prepare('SELECT 1 FROM harvest_runs WHERE uuid = ?').get(run.uuid)) continue;
     const instrumentId = idByUuid(db, 'instruments', run.instrument_uuid);
     if (instrumentId === null) {
+      const reported = db
+        .prepare(
+          `SELECT 1 FROM outbox WHERE kind = 'harvest_run' AND record_uuid = ?
+           UNION ALL SELECT 1 FROM outbox_sent WHERE kind = 'harvest_run' AND record_uuid = ?`,
+        )
+        .get(run.uuid, run.uuid);
+      if (reported) continue;
       const now = nowIso();
       enqueue(db, 'harvest_run', run.uuid, {
         uuid: run.uuid,
@@ -223,9 +246,10 @@ export function takeQueuedRuns(db: Db, runs: SyncRun[]): number {
         files_completed: 0,
         files_skipped: 0,
         files_failed: 0,
-        error: 'this station does not run that instrument',
+        error: NOT_HERE,
         reported_at: now,
       });
+      declined.push({ run: run.uuid, instrument: run.instrument_uuid, reason: NOT_HERE });
       continue;
     }
     db.prepare(
@@ -239,5 +263,5 @@ export function takeQueuedRuns(db: Db, runs: SyncRun[]): number {
     );
     added += 1;
   }
-  return added;
+  return { added, declined };
 }

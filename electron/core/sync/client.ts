@@ -732,6 +732,14 @@ export class SyncClient {
             'sync: instruments on a tool this station does not know were not taken',
           );
         }
+        if (summary.runsDeclined.length) {
+          // Once per run: its report is queued once, however often the server lists it.
+          this.log.warn(
+            { runs: summary.runsDeclined },
+            'sync: the server queued harvest runs this station cannot take; they are reported ' +
+              'failed, with the reason',
+          );
+        }
         if (summary.harvestChanged || summary.toolChanged || summary.runsAdded > 0) {
           // A new tool changes which instruments this station harvests, too.
           this.options.station.harvestFromServer({
