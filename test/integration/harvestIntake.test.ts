@@ -17,6 +17,7 @@ import {
   serverRequest,
   startServer,
   tempDir,
+  waitFor,
   writeJson,
   type HttpReply,
   type ServerProcess,
@@ -430,5 +431,135 @@ describe('reports of a run or a deployment that arrive late', () => {
         .prepare('SELECT state, files_completed, finished_at FROM harvest_runs WHERE uuid = ?')
         .get(run),
     ).toEqual({ state: 'completed', files_completed: 3, finished_at: '2026-03-01T10:06:00.000Z' });
+  });
+});
+
+describe('a station whose key is revoked while its request is under way', () => {
+  /** A station with a tool and nothing pushed yet, so that it may be deleted. */
+  async function freshStation(name: string): Promise<{ id: number; key: string }> {
+    const made = await runCli([
+      'admin',
+      'station',
+      'create',
+      '--data',
+      join(root, 'server'),
+      '--name',
+      name,
+      '--tool',
+      'SEM',
+    ]);
+    expect(made.code, made.stderr).toBe(0);
+    const id = serverDb
+      .prepare('SELECT id FROM stations WHERE name = ?')
+      .pluck()
+      .get(name) as number;
+    return { id, key: made.stdout.trim().split('\n').pop()! };
+  }
+
+  function problemReport(uuid: string): Record<string, unknown> {
+    return {
+      uuid,
+      tool_uuid: semUuid,
+      usage_event_uuid: null,
+      user_uuid: serverDb.prepare("SELECT uuid FROM users WHERE username = 'alice'").pluck().get(),
+      question: 'problem',
+      description: 'the stage squeaks',
+      force_shutdown: false,
+      safety_hazard: false,
+      created_at: '2026-03-01T10:00:00.000Z',
+    };
+  }
+
+  /**
+   * Pushes one problem report, its body sent in two parts: `between` runs once the server has
+   * let the request in (its key checked, the station seen) and before the rest of the body.
+   */
+  async function pushAcross(
+    account: { id: number; key: string },
+    report: string,
+    between: () => Promise<void>,
+  ): Promise<{ status: number; body: Record<string, unknown> }> {
+    const body = JSON.stringify({
+      records: [{ id: 1, kind: 'problem_report', uuid: report, payload: problemReport(report) }],
+    });
+    const { request } = await import('node:http');
+    const req = request(`${server.url}sync/push`, {
+      method: 'POST',
+      headers: {
+        authorization: `Station ${account.key}`,
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(body),
+      },
+    });
+    const answer = new Promise<{ status: number; body: Record<string, unknown> }>(
+      (resolve, reject) => {
+        req.on('error', reject);
+        req.on('response', (res) => {
+          let text = '';
+          res.on('data', (d: Buffer) => (text += d.toString()));
+          res.on('end', () =>
+            resolve({
+              status: res.statusCode ?? 0,
+              body: JSON.parse(text) as Record<string, unknown>,
+            }),
+          );
+        });
+      },
+    );
+    req.write(body.slice(0, 20));
+    await waitFor('the server let the push in', () =>
+      serverDb.prepare('SELECT last_seen_at FROM stations WHERE id = ?').pluck().get(account.id) !==
+      null
+        ? true
+        : undefined,
+    );
+    await between();
+    req.end(body.slice(20));
+    return answer;
+  }
+
+  const reportCount = (uuid: string): unknown =>
+    serverDb.prepare('SELECT count(*) FROM problem_reports WHERE uuid = ?').pluck().get(uuid);
+
+  it('stores nothing of a push whose service account was deleted meanwhile: 401', async () => {
+    const account = await freshStation('deleted-pc');
+    const report = newUuid();
+    const res = await pushAcross(account, report, async () => {
+      expect((await api('DELETE', `/api/service-accounts/${account.id}`)).status).toBe(204);
+    });
+    expect(res).toEqual({ status: 401, body: { detail: 'Invalid station key.' } });
+    expect(reportCount(report)).toBe(0);
+  });
+
+  it('stores nothing of a push whose station was disabled meanwhile: 401', async () => {
+    const account = await freshStation('disabled-pc');
+    const report = newUuid();
+    const res = await pushAcross(account, report, async () => {
+      const patched = await api('PATCH', `/api/service-accounts/${account.id}`, { enabled: false });
+      expect(patched.status).toBe(200);
+    });
+    expect(res).toEqual({ status: 401, body: { detail: 'This station is disabled.' } });
+    expect(reportCount(report)).toBe(0);
+  });
+
+  it('answers a waiting pull of a service account deleted meanwhile with 401, not an error', async () => {
+    const account = await freshStation('pulling-pc');
+    const headers = { authorization: `Station ${account.key}` };
+    const first = (await (
+      await fetch(`${server.url}sync/changes?cursor=0`, { headers })
+    ).json()) as {
+      cursor: number;
+    };
+    const seen = (): unknown =>
+      serverDb.prepare('SELECT last_seen_at FROM stations WHERE id = ?').pluck().get(account.id);
+    const before = seen();
+    const waiting = fetch(`${server.url}sync/changes?cursor=${first.cursor}&wait=3`, { headers });
+    await waitFor('the pull let in and held', () => (seen() !== before ? true : undefined));
+    expect((await api('DELETE', `/api/service-accounts/${account.id}`)).status).toBe(204);
+    const res = await waiting;
+    expect({ status: res.status, body: await res.json() }).toEqual({
+      status: 401,
+      body: { detail: 'Invalid station key.' },
+    });
   });
 });

@@ -14,12 +14,12 @@ import {
 } from '../../sync/protocol.js';
 import type { ApiDocs } from '../openapi/registry.js';
 import { describeSyncApi } from './docs.js';
-import { changeMark, facilityDelta, latestChange, type StationAccount } from './export.js';
+import { changeMark, facilityDelta, latestChange } from './export.js';
 import { harvestHistory } from './exportHarvest.js';
 import { ingestBatch } from './ingest.js';
 import { jsonObject, uuid } from './records.js';
 import { registerStationReservationRoutes } from './reservationRoutes.js';
-import { stationAuth } from './stationAuth.js';
+import { stationAuth, stationNow } from './stationAuth.js';
 
 export interface SyncApiDeps {
   db: Db;
@@ -171,7 +171,11 @@ export function registerSyncApi(app: FastifyInstance, deps: SyncApiDeps): void {
           .send({ detail: `${issue?.path.join('.') || 'body'}: ${issue?.message ?? 'invalid'}` });
       }
       const records = parsed.data.records as PushRecord[];
-      const station = request.station!;
+      // As it is now, the body read: a key replaced, a station disabled or deleted since the
+      // request was let in stores nothing (nothing awaits from here to the batch's commit).
+      const now = stationNow(db, request);
+      if ('refused' in now) return reply.code(401).send({ detail: now.refused });
+      const station = now.station;
       // What it had taken from this data dir before: a station that had more acknowledged
       // sends again what this server lost (restored from a backup; sync/resend.ts).
       const ackedBefore = station.install
@@ -207,20 +211,17 @@ export function registerSyncApi(app: FastifyInstance, deps: SyncApiDeps): void {
       await waiters.wait(cursor, wait * 1000, aborted.signal);
       if (aborted.signal.aborted && reply.raw.destroyed) return reply;
     }
-    // Re-read the station: its tool may have changed while the request waited.
-    const station = db
-      .prepare(
-        `SELECT id, uuid, name, tool_id, install_id, install_acked_through FROM stations
-         WHERE id = ?`,
-      )
-      .get(request.station!.id) as StationAccount & {
-      install_id: string | null;
-      install_acked_through: number | null;
-    };
-    const delta: FacilityDelta = facilityDelta(db, station, cursor, mark);
+    // Re-read the station: its tool may have changed while the request waited, and its key
+    // been replaced, or the station disabled or deleted: that is answered as it would be now.
+    const now = stationNow(db, request);
+    if ('refused' in now) return reply.code(401).send({ detail: now.refused });
+    const held = db
+      .prepare('SELECT install_id, install_acked_through FROM stations WHERE id = ?')
+      .get(now.station.id) as { install_id: string | null; install_acked_through: number | null };
+    const delta: FacilityDelta = facilityDelta(db, now.station, cursor, mark);
     const install = request.station!.install;
-    if (install && install === station.install_id && station.install_acked_through !== null) {
-      delta.acked_through = station.install_acked_through;
+    if (install && install === held.install_id && held.install_acked_through !== null) {
+      delta.acked_through = held.install_acked_through;
     }
     return delta;
   });

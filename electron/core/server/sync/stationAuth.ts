@@ -109,6 +109,30 @@ export function stationAuth(app: FastifyInstance, deps: StationAuthDeps): Statio
   return authenticate;
 }
 
+/**
+ * The station of a request let in a while ago (its body read since, or its pull held), as it
+ * is now: its key may have been replaced, the station disabled or deleted meanwhile, and its
+ * tool changed. What was let in before that is not taken after it: the answer is then the 401
+ * the request would get now. Call it where nothing awaits between it and the work it allows.
+ */
+export function stationNow(
+  db: Db,
+  request: FastifyRequest,
+): { station: StationAccount } | { refused: string } {
+  const letIn = request.station!;
+  const match = /^Station\s+(\S+)$/i.exec(request.headers.authorization?.trim() ?? '');
+  const row = db
+    .prepare('SELECT uuid, name, tool_id, enabled, key_hash FROM stations WHERE id = ?')
+    .get(letIn.id) as
+    | { uuid: string; name: string; tool_id: number | null; enabled: number; key_hash: string }
+    | undefined;
+  if (!row || !match || row.key_hash !== sha256(match[1])) {
+    return { refused: 'Invalid station key.' };
+  }
+  if (row.enabled !== 1) return { refused: 'This station is disabled.' };
+  return { station: { ...letIn, uuid: row.uuid, name: row.name, tool_id: row.tool_id } };
+}
+
 interface Caller {
   install: string;
   host: string;
