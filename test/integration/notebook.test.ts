@@ -1009,6 +1009,38 @@ describe('notebook sync', () => {
     ).toBe(2);
   });
 
+  it('refuses a version it holds sent again with other content (a data dir restored from a backup)', async () => {
+    const made = await entry(st, 'notebook.create', {
+      kind: 'item',
+      title: 'Held',
+      body: 'as first written',
+    });
+    const sent = outbox().filter((r) => r.uuid === made.uuid);
+    expect((await push(sent)).error).toBeNull();
+    const held = (): unknown =>
+      server
+        .prepare('SELECT title, body, version FROM notebook_entries WHERE uuid = ?')
+        .get(made.uuid);
+    const before = held();
+    const last = sent[sent.length - 1];
+    const other = {
+      ...last,
+      id: 901,
+      payload: {
+        ...last.payload,
+        body: 'written again after a restore',
+        updated_at: '2030-01-01T00:00:00.000Z',
+      },
+    };
+    const res = await push([other]);
+    expect(res.acked).toEqual([]);
+    expect(res.error).toMatchObject({ code: 'conflict', kind: 'notebook_entry', uuid: made.uuid });
+    expect(res.error?.detail).toMatch(
+      /version 1 of it with other body, updated_at; was this station restored from a backup\?/,
+    );
+    expect(held()).toEqual(before);
+  });
+
   it("refuses a link to a usage its owner did not make, or to another tool's usage", async () => {
     const linked = outbox().find(
       (r) => r.kind === 'notebook_entry' && typeof r.payload.usage_event_uuid === 'string',

@@ -1,7 +1,8 @@
 /**
  * Notebook entries pushed by a station (push kind notebook_entry), stored in the station's own
  * tables with their derived search rows. The station that made an entry is its only writer;
- * its version decides: a resend changes nothing, an older version is stale.
+ * its version decides: a resend changes nothing, an older version is stale, the same version
+ * with other content is refused.
  */
 import { z } from 'zod';
 import { ENTRY_KINDS } from '../../../../shared/notebookApi.js';
@@ -64,7 +65,31 @@ export function upsertNotebookEntry(
   const existing = entryByUuid(db, p.uuid);
   checkOwner(existing, station.id, record);
   if (existing && p.version < existing.version) return 'stale';
-  if (existing && p.version === existing.version) return 'ok';
+  if (existing && p.version === existing.version) {
+    // A resend carries what was stored (each change on the station bumps the version and
+    // updated_at together). The same version saying otherwise comes from a data dir restored
+    // from a backup that changed the entry again: refused by name, the server keeps its own.
+    const pushed = {
+      kind: p.kind,
+      title: p.title,
+      body: p.body,
+      tags: JSON.stringify(normalizeTags(p.tags)),
+      updated_at: p.updated_at,
+      deleted_at: p.deleted_at,
+    };
+    const differ = (Object.keys(pushed) as (keyof typeof pushed)[]).filter(
+      (field) => pushed[field] !== existing[field],
+    );
+    if (differ.length) {
+      throw new RecordRefused(
+        'conflict',
+        `notebook_entry ${record.uuid}: the server holds version ${existing.version} of it with ` +
+          `other ${differ.join(', ')}; was this station restored from a backup? The server ` +
+          'keeps its version; staff settle the difference',
+      );
+    }
+    return 'ok';
+  }
   if (p.usage_event_uuid && p.kind !== 'experiment') {
     throw new RecordRefused(
       'invalid',
