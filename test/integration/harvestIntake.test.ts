@@ -5,7 +5,9 @@
  * the server knows under another uuid, and run and deployment reports that arrive after newer
  * ones.
  */
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { createXXHash128 } from 'hash-wasm';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PushResult } from '../../electron/core/sync/protocol.js';
@@ -112,6 +114,24 @@ const fileRow = (uuid: string): unknown =>
   serverDb.prepare('SELECT xxhash, state, updated_at FROM harvest_files WHERE uuid = ?').get(uuid);
 const transferCount = (uuid: string): unknown =>
   serverDb.prepare('SELECT count(*) FROM harvest_transfers WHERE uuid = ?').pluck().get(uuid);
+
+/** A station with a tool and nothing pushed yet, so that it may be deleted. */
+async function freshStation(name: string): Promise<{ id: number; key: string }> {
+  const made = await runCli([
+    'admin',
+    'station',
+    'create',
+    '--data',
+    join(root, 'server'),
+    '--name',
+    name,
+    '--tool',
+    'SEM',
+  ]);
+  expect(made.code, made.stderr).toBe(0);
+  const id = serverDb.prepare('SELECT id FROM stations WHERE name = ?').pluck().get(name) as number;
+  return { id, key: made.stdout.trim().split('\n').pop()! };
+}
 
 beforeAll(async () => {
   root = tempDir('labstation-harvest-intake-');
@@ -435,27 +455,6 @@ describe('reports of a run or a deployment that arrive late', () => {
 });
 
 describe('a station whose key is revoked while its request is under way', () => {
-  /** A station with a tool and nothing pushed yet, so that it may be deleted. */
-  async function freshStation(name: string): Promise<{ id: number; key: string }> {
-    const made = await runCli([
-      'admin',
-      'station',
-      'create',
-      '--data',
-      join(root, 'server'),
-      '--name',
-      name,
-      '--tool',
-      'SEM',
-    ]);
-    expect(made.code, made.stderr).toBe(0);
-    const id = serverDb
-      .prepare('SELECT id FROM stations WHERE name = ?')
-      .pluck()
-      .get(name) as number;
-    return { id, key: made.stdout.trim().split('\n').pop()! };
-  }
-
   function problemReport(uuid: string): Record<string, unknown> {
     return {
       uuid,
@@ -561,5 +560,66 @@ describe('a station whose key is revoked while its request is under way', () => 
       status: 401,
       body: { detail: 'Invalid station key.' },
     });
+  });
+});
+
+describe('a service account whose station uploaded files here', () => {
+  it('is not deleted while the server keeps files it uploaded, their records yet to come', async () => {
+    const account = await freshStation('uploading-pc');
+    const store = join(root, 'store');
+    mkdirSync(store);
+    const location = await created('/api/storage-locations', {
+      name: 'store',
+      type: 'server',
+      base_path: store,
+    });
+    const instrument = await created('/api/instruments', {
+      name: 'Upload camera',
+      tool_id: serverDb.prepare("SELECT id FROM tools WHERE name = 'SEM'").pluck().get(),
+      service_account_id: account.id,
+      watch: [{ path: '/up', include: ['*'] }],
+      storage_location_id: location.id,
+    });
+    const data = Buffer.from('bytes the server keeps');
+    const headers = { authorization: `Station ${account.key}` };
+    const opened = await fetch(`${server.url}sync/uploads`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        file_uuid: newUuid(),
+        storage_location_uuid: serverDb
+          .prepare('SELECT uuid FROM storage_locations WHERE id = ?')
+          .pluck()
+          .get(location.id),
+        storage_location: 'store',
+        destination_path: 'Upload camera/a.raw',
+        size: data.length,
+        xxhash: (await createXXHash128()).init().update(data).digest('hex'),
+      }),
+    });
+    const upload = (await opened.json()) as { upload_id: string };
+    expect(opened.status, JSON.stringify(upload)).toBeLessThan(300);
+    const sent = await fetch(`${server.url}sync/uploads/${upload.upload_id}`, {
+      method: 'PATCH',
+      headers: { ...headers, 'content-type': 'application/octet-stream', 'upload-offset': '0' },
+      body: data,
+    });
+    expect(((await sent.json()) as { status: string }).status).toBe('completed');
+    // Its transfer record has not reached the server yet; the instrument goes elsewhere.
+    const moved = await api('PATCH', `/api/instruments/${String(instrument.id)}`, {
+      service_account_id: null,
+    });
+    expect(moved.status, JSON.stringify(moved.body)).toBe(200);
+    const deleted = await api('DELETE', `/api/service-accounts/${account.id}`);
+    expect(deleted.status).toBe(409);
+    expect(deleted.body.detail).toBe(
+      `service account ${account.id} uploaded 1 file this server keeps; disable it instead`,
+    );
+    expect(
+      serverDb
+        .prepare('SELECT count(*) FROM harvest_uploads WHERE station_id = ?')
+        .pluck()
+        .get(account.id),
+    ).toBe(1);
   });
 });

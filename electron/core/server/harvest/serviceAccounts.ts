@@ -117,11 +117,21 @@ export const serviceAccounts: ManagedResource<ServiceAccountOut> = {
       ) +
       countWhere(db, 'SELECT count(*) FROM harvest_schedules WHERE station_id = ?', id) +
       countWhere(db, 'SELECT count(*) FROM notebook_entries WHERE station_id = ?', id);
-    if (pushed) {
-      reasons.push(
-        `is named by ${pushed} record${pushed > 1 ? 's' : ''} it synced; disable it instead`,
-      );
-    }
+    // Files it uploaded into a server location, kept here: their transfer records may still be
+    // on their way, and the upload (station, hash) is what such a record is checked against.
+    const uploaded = countWhere(
+      db,
+      `SELECT count(*) FROM harvest_uploads WHERE station_id = ?
+         AND state IN ('completed', 'skipped')`,
+      id,
+    );
+    const held = [
+      ...(pushed ? [`is named by ${pushed} record${pushed > 1 ? 's' : ''} it synced`] : []),
+      ...(uploaded
+        ? [`uploaded ${uploaded} file${uploaded > 1 ? 's' : ''} this server keeps`]
+        : []),
+    ];
+    if (held.length) reasons.push(`${held.join('; it ')}; disable it instead`);
     if (reasons.length) throw new Conflict(`service account ${id} ${reasons.join('; it ')}`);
     // What was queued for it and never taken ends with it, kept in its schedule's history.
     db.prepare(
