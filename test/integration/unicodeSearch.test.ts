@@ -207,7 +207,8 @@ describe('notebook search', () => {
       );
     })();
     expect(await ids({ title: nfc('séance one') })).toEqual([]);
-    db.pragma(`user_version = ${migrations[BEFORE_FOLDING - 1].version}`);
+    // Migration 24 runs again over it (a later migration cannot: its columns are there).
+    db.transaction(() => db.exec(migrations[BEFORE_FOLDING].sql))();
     st.close();
     st = Station.open({ dataDir, log: createLogger('silent'), clock: () => (clockNow += 1000) });
     await st.call('session.logon', { login: 'alice', pin: '1234' });
