@@ -1407,6 +1407,9 @@ describe('records from a station, schedules and runs', () => {
     const registered = await call('GET', `/api/instruments/${ownId}`);
     expect(registered.body).toMatchObject({
       service_account_id: null,
+      description: expect.stringMatching(
+        /^Configured on station .*; its records arrive from there\.$/,
+      ),
       watch: [],
       storage_location_id: null,
       stability_seconds: 5,
@@ -1439,6 +1442,8 @@ describe('records from a station, schedules and runs', () => {
     expect(taken.status, JSON.stringify(taken.body)).toBe(200);
     expect(taken.body).toMatchObject({
       service_account_id: accountId,
+      // It said its station configured it; the server does now.
+      description: '',
       destination_template: '{instrument}/{relative_path}',
       stability_seconds: 1,
       watch: [{ path: '/data/own' }],

@@ -217,6 +217,15 @@ function runnableProblems(
   return problems;
 }
 
+/**
+ * The description of an instrument the server registered from the records of a station that
+ * configured it itself (sync/ingestHarvest.ts), until an admin writes another.
+ */
+export function registeredDescription(stationName: string): string {
+  return `Configured on station ${stationName}; its records arrive from there.`;
+}
+const REGISTERED_DESCRIPTION = /^Configured on station .*; its records arrive from there\.$/s;
+
 /** Whether the instrument was registered from a station's records, with no service account. */
 function registeredHere(db: Db, id: number): boolean {
   const registered = db
@@ -344,6 +353,16 @@ export const instruments: ManagedResource<InstrumentOut> = {
       enabled: before.enabled === 1,
       ...i,
     };
+    // Given a service account, the server configures it from now on: the registration's
+    // description, which says its station does, goes (unless this save writes one).
+    if (
+      i.description === undefined &&
+      before.station_id === null &&
+      merged.service_account_id !== null &&
+      REGISTERED_DESCRIPTION.test(before.description)
+    ) {
+      merged.description = '';
+    }
     check(db, merged, i, id);
     db.prepare(
       `UPDATE instruments SET name = ?, description = ?, tool_id = ?, station_id = ?, watch = ?,

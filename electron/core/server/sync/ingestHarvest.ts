@@ -10,6 +10,7 @@ import type { Db } from '../../db/open.js';
 import { cachedStatement } from '../../db/statements.js';
 import { DEFAULT_TEMPLATE } from '../../harvest/config.js';
 import { noteHarvested } from '../../harvest/records.js';
+import { registeredDescription } from '../harvest/instruments.js';
 import { newUuid } from '../../util/ids.js';
 import type { PushRecord } from '../../sync/protocol.js';
 import {
@@ -196,7 +197,7 @@ function instrumentFor(
     ).run(
       p.instrument_uuid.toLowerCase(),
       freeInstrumentName(db, p.instrument, station.name),
-      `Configured on station ${station.name}; its records arrive from there.`,
+      registeredDescription(station.name),
       toolId,
       DEFAULT_TEMPLATE,
       now,
