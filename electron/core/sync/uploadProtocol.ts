@@ -38,8 +38,10 @@ export const uploadRequestSchema = z.object({
   file_uuid: z.string().min(1).max(64),
   storage_location_uuid: z.string().min(1).max(64),
   /**
-   * The storage location's name: harvest configuration is imported on each side (not synced
-   * yet), so the same location has a different uuid on the station; the name is the shared key.
+   * The storage location's name, for a location the station configured itself (its local
+   * bundle): its uuid is the station's own, and the server knows the location by name. The
+   * uuid decides where the server knows it (a location the server gave the station, renamed
+   * since or not); uploads go to a 'server' location only (server/uploads/store.ts findLocation).
    */
   storage_location: z.string().min(1).max(200),
   /** Relative to the location's base_path on the server, as the station's template rendered it. */
