@@ -158,7 +158,7 @@ describe('management resources', () => {
       expect.arrayContaining(['body.type', 'body.base_path', 'body.colour']),
     );
     // A field that is there with the wrong type says so; only an absent one is "required".
-    expect(byLoc['body.base_path']).toMatchObject({ type: 'invalid_type' });
+    expect(byLoc['body.base_path']).toMatchObject({ type: 'string_type' });
     expect(byLoc['body.base_path']?.msg).toMatch(/expected string/);
     const relative = await call('POST', '/api/storage-locations', 'admin', {
       name: 'rel',

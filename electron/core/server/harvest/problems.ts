@@ -61,11 +61,60 @@ export function zodProblems(root: string, error: z.ZodError, input: unknown): Pr
       // Left out, whatever the rule it would have broken (a type, one of an enum's values).
       problems.push(problem(at, 'Field required', 'missing'));
     } else {
-      problems.push(problem(at, issue.message, issue.code));
+      problems.push(problem(at, issue.message, errorType(issue)));
     }
   }
   return problems;
 }
+
+/**
+ * The `type` FastAPI (pydantic 2) gives the same mistake, which its clients may branch on, as
+ * the query parameters' problems already say (files.ts: int_parsing, greater_than_equal);
+ * zod's own code where pydantic has no like of it.
+ */
+function errorType(issue: z.core.$ZodIssue): string {
+  switch (issue.code) {
+    case 'invalid_type':
+      return TYPE_ERRORS[issue.expected] ?? issue.code;
+    case 'too_small':
+    case 'too_big': {
+      const small = issue.code === 'too_small';
+      if (issue.origin === 'string') return small ? 'string_too_short' : 'string_too_long';
+      if (issue.origin === 'array' || issue.origin === 'set') {
+        return small ? 'too_short' : 'too_long';
+      }
+      if (issue.origin === 'number' || issue.origin === 'int' || issue.origin === 'bigint') {
+        return `${small ? 'greater' : 'less'}_than${issue.inclusive ? '_equal' : ''}`;
+      }
+      return issue.code;
+    }
+    case 'invalid_format':
+      return issue.format === 'regex'
+        ? 'string_pattern_mismatch'
+        : issue.format === 'url'
+          ? 'url_parsing'
+          : 'value_error';
+    case 'invalid_value':
+      return 'enum';
+    case 'not_multiple_of':
+      return 'multiple_of';
+    default:
+      return 'value_error';
+  }
+}
+
+/** pydantic's type errors, by the type zod expected. */
+const TYPE_ERRORS: Partial<Record<string, string>> = {
+  string: 'string_type',
+  number: 'float_type',
+  int: 'int_type',
+  bigint: 'int_type',
+  boolean: 'bool_type',
+  array: 'list_type',
+  object: 'dict_type',
+  record: 'dict_type',
+  null: 'none_required',
+};
 
 /**
  * The checks shared with the facility bundle report `path.to[0].field: message`; this turns
