@@ -435,3 +435,59 @@ test('notebook: each group is renamed by a button that names it, or by Enter in 
   const saved = page.getByRole('region', { name: 'Entry Holder template' });
   await expect(saved.locator('.field-section h3')).toHaveText(['Specimen', 'Imaging']);
 });
+
+/** An item made through the station's contract with this metadata; the notebook then opens it. */
+async function itemWithMetadata(
+  page: Page,
+  url: string,
+  title: string,
+  metadata: unknown,
+): Promise<Locator> {
+  const token = /#token=([^&]+)/.exec(url)?.[1] ?? '';
+  const res = await fetch(new URL('/rpc/notebook.create', url), {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ kind: 'item', title, metadata }),
+  });
+  expect(res.status).toBe(200);
+  await page
+    .getByRole('region', { name: 'Entries' })
+    .getByRole('button', { name: new RegExp(`^${title}`) })
+    .click();
+  const entry = page.getByRole('region', { name: `Entry ${title}` });
+  await expect(entry.getByRole('heading', { name: title })).toBeVisible();
+  return entry;
+}
+
+test('notebook: view mode marks an e-mail or a link that breaks its rule, in words too', async ({
+  page,
+  startStation,
+}) => {
+  const station = await startStation(facility());
+  await page.goto(station.url);
+  await logOn(page, 'ada', '1234');
+  await openNotebook(page);
+  const entry = await itemWithMetadata(page, station.url, 'Contacts', {
+    extra_fields: {
+      Contact: { type: 'email', value: 'ada at example' },
+      Backup: { type: 'email', value: 'ada@example.org' },
+      Protocol: { type: 'url', value: 'example.org/protocol' },
+    },
+  });
+  const contact = fieldValue(entry, 'Contact');
+  await expect(contact).toContainText('ada at example');
+  await expect(contact).toContainText('not a valid e-mail address');
+  const shown = contact.getByText('ada at example', { exact: true });
+  await expect(shown).toHaveAttribute('aria-invalid', 'true');
+  await expect(shown).toHaveAccessibleDescription(/not a valid e-mail address/);
+  // Marked in colour and shape as well as in words.
+  expect(await shown.evaluate((el) => getComputedStyle(el).textDecorationLine)).not.toBe('none');
+  await expect(fieldValue(entry, 'Backup')).toHaveText('ada@example.org');
+  await expect(fieldValue(entry, 'Backup').locator('[aria-invalid]')).toHaveCount(0);
+  const protocol = fieldValue(entry, 'Protocol');
+  await expect(protocol).toContainText('not a valid link');
+  await expect(protocol.getByText('example.org/protocol', { exact: true })).toHaveAttribute(
+    'aria-invalid',
+    'true',
+  );
+});

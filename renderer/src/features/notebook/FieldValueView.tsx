@@ -1,17 +1,30 @@
+import { useId } from 'react';
 import type { ReactElement } from 'react';
-import { isEmptyValue, urlProblem } from '../../../../shared/metadata/index.js';
+import { isEmptyValue, isValidEmail, urlProblem } from '../../../../shared/metadata/index.js';
 import type { MetadataField } from '../../../../shared/metadata/index.js';
+
+/**
+ * A value that breaks its type's rule (a stored entry may hold one: value problems do not
+ * block a save): marked by its look and, for a screen reader as for the eye, by the rule's name.
+ */
+function InvalidValue({ text, rule }: { text: string; rule: string }): ReactElement {
+  const id = useId();
+  return (
+    <>
+      <span className="invalid-value" aria-invalid="true" aria-describedby={id}>
+        {text}
+      </span>{' '}
+      <span id={id} className="value-rule">
+        ({rule})
+      </span>
+    </>
+  );
+}
 
 /** A url value as a link, or as plain text when it is not a safe, valid URL. */
 function UrlValue({ field, url }: { field: MetadataField; url: string }): ReactElement {
   const text = url.trim();
-  if (urlProblem(text) !== null) {
-    return (
-      <span className="invalid-url" title="Not a valid link">
-        {text}
-      </span>
-    );
-  }
+  if (urlProblem(text) !== null) return <InvalidValue text={text} rule="not a valid link" />;
   // Only web links can be followed from here (the app opens them in the browser); a share or
   // ftp address is shown to be copied.
   if (!/^https?:\/\//i.test(text)) return <span className="plain-url">{text}</span>;
@@ -41,6 +54,9 @@ export function FieldValueView({ field }: { field: MetadataField }): ReactElemen
   if (isEmptyValue(value)) return <span className="empty-value">—</span>;
   if (field.type === 'url' && typeof value === 'string')
     return <UrlValue field={field} url={value} />;
+  if (field.type === 'email' && typeof value === 'string' && !isValidEmail(value)) {
+    return <InvalidValue text={value.trim()} rule="not a valid e-mail address" />;
+  }
   if (Array.isArray(value)) return <span>{value.join(', ')}</span>;
   const text = String(value);
   if (field.type === 'number' && field.unit) {
