@@ -491,3 +491,20 @@ test('notebook: view mode marks an e-mail or a link that breaks its rule, in wor
     'true',
   );
 });
+
+test('notebook: a field named "" has a name to be read by', async ({ page, startStation }) => {
+  const station = await startStation(facility());
+  await page.goto(station.url);
+  await logOn(page, 'ada', '1234');
+  await openNotebook(page);
+  const entry = await itemWithMetadata(page, station.url, 'Nameless', {
+    extra_fields: { '': { type: 'text', value: 'kept' }, Count: { type: 'number', value: 3 } },
+  });
+  await expect(entry.locator('[data-field=""] dt')).toHaveText('(unnamed field)');
+  await entry.getByRole('button', { name: 'Edit' }).click();
+  const edit = page.getByRole('region', { name: 'Editing entry Nameless' });
+  await expect(edit.getByRole('textbox', { name: '(unnamed field)' })).toHaveValue('kept');
+  await expect(
+    edit.getByRole('button', { name: 'Remove field (unnamed field)', exact: true }),
+  ).toBeVisible();
+});

@@ -4,7 +4,7 @@ import type { MetadataDoc } from '../../../../shared/metadata/index.js';
 import type { NotebookEntryView } from '../../../../shared/notebookApi.js';
 import { formatDateTime } from '../../format.js';
 import { FieldValueView } from './FieldValueView.js';
-import { KIND_LABELS } from './words.js';
+import { fieldLabel, KIND_LABELS } from './words.js';
 
 /** View mode: title, tags, main text (unless hidden), the fields in their groups. */
 export function EntryView({
@@ -54,8 +54,8 @@ export function EntryView({
             <dl className="field-values">
               {section.fields.map((field) => (
                 <div key={field.name} data-field={field.name}>
-                  <dt>
-                    {field.name}
+                  <dt className={field.name === '' ? 'unnamed' : undefined}>
+                    {fieldLabel(field.name)}
                     {field.required === true && (
                       <span className="required-mark" aria-label="required">
                         {' '}

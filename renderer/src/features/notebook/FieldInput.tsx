@@ -1,6 +1,7 @@
 import type { ReactElement } from 'react';
 import type { MetadataField } from '../../../../shared/metadata/index.js';
 import type { FieldMessage } from './problems.js';
+import { fieldLabel } from './words.js';
 
 interface FieldInputProps {
   field: MetadataField;
@@ -72,7 +73,7 @@ function Control({
           />
           {field.units && field.units.length > 0 && (
             <select
-              aria-label={`Unit of ${field.name}`}
+              aria-label={`Unit of ${fieldLabel(field.name)}`}
               className="unit-select"
               value={field.unit ?? ''}
               onChange={(e) => onUnit(e.target.value)}
@@ -168,11 +169,11 @@ export function FieldInput(props: FieldInputProps): ReactElement {
       <div className="field-head">
         {field.type === 'radio' ? (
           <span id={`${id}-label`} className="field-label">
-            {field.name}
+            {fieldLabel(field.name)}
           </span>
         ) : (
           <label htmlFor={id} id={`${id}-label`} className="field-label">
-            {field.name}
+            {fieldLabel(field.name)}
           </label>
         )}
         {field.required === true && (
@@ -184,8 +185,8 @@ export function FieldInput(props: FieldInputProps): ReactElement {
         <button
           type="button"
           className="trash"
-          aria-label={`Remove field ${field.name}`}
-          title={`Remove field ${field.name}`}
+          aria-label={`Remove field ${fieldLabel(field.name)}`}
+          title={`Remove field ${fieldLabel(field.name)}`}
           onClick={onRemove}
         >
           🗑

@@ -54,3 +54,8 @@ export function parseList(text: string): string[] {
     .map((item) => item.trim())
     .filter((item) => item !== '');
 }
+
+/** What a field is called on the screen: the format allows "" as a name, which reads as nothing. */
+export function fieldLabel(name: string): string {
+  return name === '' ? '(unnamed field)' : name;
+}
