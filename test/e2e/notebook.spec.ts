@@ -508,3 +508,43 @@ test('notebook: a field named "" has a name to be read by', async ({ page, start
     edit.getByRole('button', { name: 'Remove field (unnamed field)', exact: true }),
   ).toBeVisible();
 });
+
+/** Ada edits an item holding the text fields First, Second and Third, in that order. */
+async function editThreeFields(
+  page: Page,
+  url: string,
+  title: string,
+): Promise<{ input: (name: string) => Locator; trash: (name: string) => Locator; edit: Locator }> {
+  await page.goto(url);
+  await logOn(page, 'ada', '1234');
+  await openNotebook(page);
+  const entry = await itemWithMetadata(page, url, title, {
+    extra_fields: {
+      First: { type: 'text', value: 'a', position: 1 },
+      Second: { type: 'text', value: 'b', position: 2 },
+      Third: { type: 'text', value: 'c', position: 3 },
+    },
+  });
+  await entry.getByRole('button', { name: 'Edit' }).click();
+  const edit = page.getByRole('region', { name: `Editing entry ${title}` });
+  return {
+    edit,
+    input: (name) => edit.getByLabel(name, { exact: true }),
+    trash: (name) => edit.getByRole('button', { name: `Remove field ${name}`, exact: true }),
+  };
+}
+
+test('notebook: Tab reaches a field’s trash control after its input', async ({
+  page,
+  startStation,
+}) => {
+  const station = await startStation(facility());
+  const { input, trash } = await editThreeFields(page, station.url, 'Holder D');
+  await input('First').focus();
+  await page.keyboard.press('Tab');
+  await expect(trash('First')).toBeFocused();
+  await page.keyboard.press('Tab');
+  await expect(input('Second')).toBeFocused();
+  await page.keyboard.press('Shift+Tab');
+  await expect(trash('First')).toBeFocused();
+});

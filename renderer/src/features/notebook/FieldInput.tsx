@@ -182,6 +182,15 @@ export function FieldInput(props: FieldInputProps): ReactElement {
             * <span className="visually-hidden">required</span>
           </span>
         )}
+      </div>
+      {field.description && (
+        <p id={`${id}-help`} className="help">
+          {field.description}
+        </p>
+      )}
+      {/* The trash control follows the input, on the page and in the tab order. */}
+      <div className="field-control">
+        <Control {...props} described={described} invalid={errors.length > 0} />
         <button
           type="button"
           className="trash"
@@ -192,12 +201,6 @@ export function FieldInput(props: FieldInputProps): ReactElement {
           🗑
         </button>
       </div>
-      {field.description && (
-        <p id={`${id}-help`} className="help">
-          {field.description}
-        </p>
-      )}
-      <Control {...props} described={described} invalid={errors.length > 0} />
       <ul id={`${id}-messages`} className="messages" aria-live="polite">
         {messages.map((m) => (
           <li key={m.text} className={m.severity === 'warning' ? 'warning' : undefined}>
