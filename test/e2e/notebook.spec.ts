@@ -548,3 +548,26 @@ test('notebook: Tab reaches a field’s trash control after its input', async ({
   await page.keyboard.press('Shift+Tab');
   await expect(trash('First')).toBeFocused();
 });
+
+test('notebook: a removed field leaves the focus on the next field, the one before, or Add field', async ({
+  page,
+  startStation,
+}) => {
+  const station = await startStation(facility());
+  const { edit, input, trash } = await editThreeFields(page, station.url, 'Holder E');
+  // The next field's input...
+  await trash('Second').focus();
+  await page.keyboard.press('Enter');
+  await expect(input('Second')).toHaveCount(0);
+  await expect(input('Third')).toBeFocused();
+  // ... or the one before when the last one goes ...
+  await trash('Third').focus();
+  await page.keyboard.press('Enter');
+  await expect(input('Third')).toHaveCount(0);
+  await expect(input('First')).toBeFocused();
+  // ... or Add field when none is left.
+  await trash('First').focus();
+  await page.keyboard.press('Enter');
+  await expect(input('First')).toHaveCount(0);
+  await expect(edit.getByRole('button', { name: 'Add field', exact: true })).toBeFocused();
+});

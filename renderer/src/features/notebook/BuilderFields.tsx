@@ -1,11 +1,20 @@
-import { useMemo, useState } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
 import type { ReactElement } from 'react';
 import { groupedFields } from '../../../../shared/metadata/index.js';
+import type { MetadataDoc } from '../../../../shared/metadata/index.js';
 import type { EntryDraft } from './useEntryDraft.js';
 import { FieldBuilderDialog } from './FieldBuilderDialog.js';
 import { FieldInput } from './FieldInput.js';
 import { GroupManager } from './GroupManager.js';
 import { problemsByField } from './problems.js';
+
+/** The field names in the order the builder shows them (group by group). */
+function shownOrder(doc: MetadataDoc): string[] {
+  return groupedFields(doc).flatMap((section) => section.fields.map((field) => field.name));
+}
+
+/** The id of the control of the field shown at `index` in that order. */
+const controlId = (index: number): string => `nb-field-${index + 1}`;
 
 /** Builder mode: the fields in their groups with their inputs, Add field, and the groups. */
 export function BuilderFields({ draft }: { draft: EntryDraft }): ReactElement {
@@ -16,7 +25,28 @@ export function BuilderFields({ draft }: { draft: EntryDraft }): ReactElement {
   const sections = groupedFields(doc);
   const groups = doc.notebook?.extra_fields_groups ?? [];
   const general = problems.general;
+  const addButton = useRef<HTMLButtonElement>(null);
+  // Where the focus goes once a removed field's trash control has gone with it: the field
+  // after it, else the one before, else (null) Add field.
+  const focusAfterRemoval = useRef<{ name: string | null } | null>(null);
   let index = 0;
+
+  useEffect(() => {
+    const target = focusAfterRemoval.current;
+    if (!target) return;
+    focusAfterRemoval.current = null;
+    const at = target.name === null ? -1 : shownOrder(doc).indexOf(target.name);
+    (at === -1 ? addButton.current : document.getElementById(controlId(at)))?.focus();
+  }, [doc]);
+
+  const remove = (name: string): void => {
+    const order = shownOrder(doc);
+    const at = order.indexOf(name);
+    const refused = actions.removeField(name);
+    setRefusal(refused);
+    if (refused.length === 0)
+      focusAfterRemoval.current = { name: order[at + 1] ?? order[at - 1] ?? null };
+  };
 
   return (
     <div className="builder">
@@ -36,16 +66,17 @@ export function BuilderFields({ draft }: { draft: EntryDraft }): ReactElement {
           <legend>{section.group ? section.group.name : 'Fields without a group'}</legend>
           {section.fields.length === 0 && <p className="hint">No fields in this group.</p>}
           {section.fields.map((field) => {
+            const id = controlId(index);
             index += 1;
             return (
               <FieldInput
                 key={field.name}
                 field={field}
-                id={`nb-field-${index}`}
+                id={id}
                 messages={problems.fields.get(field.name) ?? []}
                 onValue={(value) => setRefusal(actions.setValue(field.name, value))}
                 onUnit={(unit) => setRefusal(actions.setUnit(field.name, unit))}
-                onRemove={() => setRefusal(actions.removeField(field.name))}
+                onRemove={() => remove(field.name)}
               />
             );
           })}
@@ -59,7 +90,12 @@ export function BuilderFields({ draft }: { draft: EntryDraft }): ReactElement {
         </ul>
       )}
       <div className="actions">
-        <button type="button" className="secondary" onClick={() => setBuilderOpen(true)}>
+        <button
+          ref={addButton}
+          type="button"
+          className="secondary"
+          onClick={() => setBuilderOpen(true)}
+        >
           Add field
         </button>
       </div>
