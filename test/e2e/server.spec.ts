@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { goodPreAnswers } from '../fixtures/facility.js';
-import { expect, PEOPLE, test, type ServerSetup } from './serverFixtures.js';
+import { expect, logIn, PEOPLE, test, type ServerSetup } from './serverFixtures.js';
 
 interface EventRow {
   end: string | null;
@@ -69,6 +69,8 @@ test('a force-ended user logs in to the server UI from the e-mail link and compl
   await expect(page.getByRole('status')).toHaveText(
     'Thank you: the answers for your usage of SEM are saved.',
   );
+  // The form is gone with the button that had the focus: the focus is on what the page says.
+  await expect(page.getByRole('status')).toBeFocused();
 
   const row = serverEvent(setup, uuid)!;
   expect(row.post_usage_pending).toBe(0);
@@ -147,4 +149,25 @@ test('the home page lists the pending form after login; a stale form is refused 
   await expect(
     page.getByText('No post-usage questions are waiting for your answers.'),
   ).toBeVisible();
+});
+
+test('on the home page, a sent form leaves the focus on the confirmation, by keyboard alone', async ({
+  page,
+  startServer,
+}) => {
+  const setup = await startServer();
+  await forceEndedUsage(setup);
+  await logIn(page, setup, PEOPLE.alice);
+  const form = page.getByRole('form', { name: 'Post-usage questions: SEM' });
+  await form
+    .getByRole('radiogroup', { name: 'Problem?' })
+    .getByLabel('No', { exact: true })
+    .check();
+  await form.getByLabel('notes').fill('Sent from the home page');
+  await form.getByRole('button', { name: 'Submit answers' }).focus();
+  await page.keyboard.press('Enter');
+  const done = page.getByRole('status').filter({ hasText: 'Thank you' });
+  await expect(done).toHaveText('Thank you: the answers for your usage of SEM are saved.');
+  await expect(form).toHaveCount(0);
+  await expect(done).toBeFocused();
 });

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useState } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import type { ReactElement } from 'react';
 import type { ServerPendingForm } from '../../../shared/api.js';
 import { ErrorMessage } from '../components/ErrorMessage.js';
@@ -144,30 +144,49 @@ export function ServerApp(): ReactElement {
   );
 }
 
+/** A sent form's confirmation: a new object each time, so that each one takes the focus. */
+interface Sent {
+  message: string;
+}
+
+/**
+ * What the page says once a pending form is sent. The form goes away with the button that had
+ * the focus, so the focus comes here (else it falls to the page body and a keyboard user starts
+ * again from the top).
+ */
+function SentConfirmation({ sent }: { sent: Sent | null }): ReactElement | null {
+  const ref = useRef<HTMLParagraphElement>(null);
+  useEffect(() => {
+    if (sent) ref.current?.focus();
+  }, [sent]);
+  if (!sent) return null;
+  return (
+    <p ref={ref} className="notice" role="status" tabIndex={-1}>
+      {sent.message}
+    </p>
+  );
+}
+
 function Home(): ReactElement {
   const pending = useServerStore((s) => s.pending);
   const events = useServerStore((s) => s.events);
   const loading = useServerStore((s) => s.loading);
   const error = useServerStore((s) => s.error);
   const refresh = useServerStore((s) => s.refresh);
-  const [done, setDone] = useState<string | null>(null);
+  const [sent, setSent] = useState<Sent | null>(null);
 
   useEffect(() => {
     void refresh();
   }, [refresh]);
 
   const onDone = (message: string): void => {
-    setDone(message);
+    setSent({ message });
     void refresh();
   };
 
   return (
     <main>
-      {done && (
-        <p className="notice" role="status">
-          {done}
-        </p>
-      )}
+      <SentConfirmation sent={sent} />
       <ErrorMessage message={error} />
       <section aria-labelledby="pending-list-title">
         <h2 id="pending-list-title" className="visually-hidden">
@@ -196,7 +215,7 @@ function PendingRoute({ usage }: { usage: string }): ReactElement {
   const refresh = useServerStore((s) => s.refresh);
   const [form, setForm] = useState<ServerPendingForm | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const [done, setDone] = useState<string | null>(null);
+  const [sent, setSent] = useState<Sent | null>(null);
 
   const load = useCallback(() => {
     setError(null);
@@ -212,18 +231,14 @@ function PendingRoute({ usage }: { usage: string }): ReactElement {
   useEffect(() => load(), [load]);
 
   const onDone = (message: string): void => {
-    setDone(message);
+    setSent({ message });
     setForm(null);
     void refresh();
   };
 
   return (
     <main>
-      {done && (
-        <p className="notice" role="status">
-          {done}
-        </p>
-      )}
+      <SentConfirmation sent={sent} />
       <ErrorMessage message={error} />
       {form && (
         <PendingFormPanel
@@ -233,7 +248,7 @@ function PendingRoute({ usage }: { usage: string }): ReactElement {
           onReload={load}
         />
       )}
-      {!form && !done && !error && <p role="status">Loading…</p>}
+      {!form && !sent && !error && <p role="status">Loading…</p>}
       <p>
         <a href="#/">Back to my usage</a>
       </p>
