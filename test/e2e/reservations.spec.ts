@@ -141,3 +141,43 @@ test('an admin sets up reservation questions; a user books, is refused an overla
   expect(body.results[0]?.cancelled).toBe(true);
   expect(JSON.parse(body.results[0]?.question_data ?? '{}')).toEqual({ purpose: 'EDS maps' });
 });
+
+test('a one-hour reservation says "(yours)" in full in the week calendar at 1024 px', async ({
+  page,
+  startServer,
+}) => {
+  const setup = await startServer();
+  await page.setViewportSize({ width: 1024, height: 768 });
+  await logIn(page, setup, PEOPLE.alice);
+  await page.getByRole('link', { name: 'Reservations' }).click();
+  await page.getByLabel('Tool or area').selectOption({ label: 'SEM' });
+  const booking = page.getByRole('region', { name: 'Book SEM' });
+  await booking.getByLabel('Project').selectOption({ label: 'Cathodes' });
+  await booking.getByLabel('Start').fill(localInput(2, 10));
+  await booking.getByLabel('End').fill(localInput(2, 11));
+  await booking.getByRole('button', { name: 'Book' }).click();
+  await expect(page.getByRole('status').filter({ hasText: /^Booked SEM from/ })).toBeVisible();
+  const mine = page.locator('.week').getByRole('listitem').filter({ hasText: 'alice (yours)' });
+  await expect(mine).toHaveCount(1);
+  // Nothing of the text is cut off: it fits the block, which stays inside its day.
+  const fit = await mine.evaluate((el) => ({
+    overflowY: el.scrollHeight - el.clientHeight,
+    overflowX: el.scrollWidth - el.clientWidth,
+  }));
+  expect(fit).toEqual({ overflowY: 0, overflowX: 0 });
+  const yours = await mine.evaluate((el) => {
+    const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    const range = document.createRange();
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      const at = node.textContent?.indexOf('(yours)') ?? -1;
+      if (at === -1) continue;
+      range.setStart(node, at);
+      range.setEnd(node, at + '(yours)'.length);
+      const text = range.getBoundingClientRect();
+      const box = el.getBoundingClientRect();
+      return text.bottom <= box.bottom && text.right <= box.right;
+    }
+    return false;
+  });
+  expect(yours).toBe(true);
+});

@@ -127,16 +127,20 @@ export function WeekCalendar({
                       const r = segment.reservation;
                       const own = r.user_id === accountId || r.creator_id === accountId;
                       const what = r.target_name === targetName ? '' : `${r.target_name}, `;
-                      const text = `${formatTime(segment.start)}–${formatTime(segment.end)} ${what}${r.user_name}${own ? ' (yours)' : ''}`;
+                      const who = `${what}${r.user_name}${own ? ' (yours)' : ''}`;
+                      const when = `${formatTime(segment.start)}–${formatTime(segment.end)}`;
+                      // Whose it is comes first: a short block has room for two or three lines,
+                      // and its time can also be read from where it stands against the hours.
                       return (
                         <li
                           key={r.id}
                           className={own ? 'booking own' : 'booking'}
                           style={placement(segment, lanes, day)}
-                          title={`${text}${r.project_name ? `, project ${r.project_name}` : ''}`}
+                          title={`${when} ${who}${r.project_name ? `, project ${r.project_name}` : ''}`}
                           data-reservation={r.id}
                         >
-                          {text}
+                          <span className="booking-who">{who}</span>{' '}
+                          <span className="booking-time">{when}</span>
                         </li>
                       );
                     })}
