@@ -201,7 +201,10 @@ test('an admin sets up harvesting of an instrument; a granted user reads its fil
   await page.getByLabel('Metadata value').fill('grid 3');
   await page.getByRole('button', { name: 'Search' }).click();
   await expect(page.getByLabel('Metadata key')).toHaveAttribute('aria-invalid', 'true');
-  await expect(page.getByText('is needed with metadata_value')).toBeVisible();
+  // Said in the words of the form, not by the API's parameter name.
+  await expect(page.getByText('is needed to search by a metadata value')).toBeVisible();
+  await expect(page.getByText('metadata_value')).toHaveCount(0);
+  await expect(page.getByLabel('Metadata key')).toBeFocused();
   await page.getByLabel('Metadata key').fill('sample.name');
   await page.getByRole('button', { name: 'Search' }).click();
   await expect(page.getByTestId('files-count')).toHaveText('1 file · page 1 of 1');

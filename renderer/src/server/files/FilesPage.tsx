@@ -53,10 +53,21 @@ export function FilesPage(): ReactElement {
   /** Reads one page; a refused filter shows at its field. */
   const read = (next: FileQuery): void => {
     setError(null);
-    void form.submit(harvestRecordSchemas['files.list'], next, async (parsed) => {
-      setResult(await serverCall('files.list', parsed));
-      setQuery(parsed);
-    });
+    // The server refuses a value without a key too, but names its parameter (metadata_value);
+    // the form says it in the words of its own labels.
+    const keyless =
+      next.metadata_value !== undefined && next.metadata_value !== '' && !next.metadata_key
+        ? [{ path: ['metadata_key'], message: 'is needed to search by a metadata value' }]
+        : [];
+    void form.submit(
+      harvestRecordSchemas['files.list'],
+      next,
+      async (parsed) => {
+        setResult(await serverCall('files.list', parsed));
+        setQuery(parsed);
+      },
+      keyless,
+    );
   };
 
   useEffect(() => {
