@@ -171,3 +171,26 @@ test('on the home page, a sent form leaves the focus on the confirmation, by key
   await expect(form).toHaveCount(0);
   await expect(done).toBeFocused();
 });
+
+test('every page of the server fits a narrow window without scrolling sideways', async ({
+  page,
+  startServer,
+}) => {
+  const setup = await startServer();
+  await page.setViewportSize({ width: 400, height: 800 });
+  await logIn(page, setup, PEOPLE.ada);
+  const pages = page.getByRole('navigation', { name: 'Pages' });
+  for (const name of ['My usage', 'Files', 'Reservations', 'Experiments', 'Administration']) {
+    await pages.getByRole('link', { name }).click();
+    await expect(pages.getByRole('link', { name })).toHaveAttribute('aria-current', 'page');
+    await expect(page.getByRole('heading', { level: 1, name })).toBeVisible();
+    await expect(page.getByRole('status').filter({ hasText: /^Loading/ })).toHaveCount(0);
+    const wide = await page.evaluate(() => ({
+      page: document.documentElement.scrollWidth,
+      window: document.documentElement.clientWidth,
+    }));
+    expect(wide.page, `${name}: the page is wider than the window`).toBeLessThanOrEqual(
+      wide.window,
+    );
+  }
+});
