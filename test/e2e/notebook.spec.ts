@@ -571,3 +571,32 @@ test('notebook: a removed field leaves the focus on the next field, the one befo
   await expect(input('First')).toHaveCount(0);
   await expect(edit.getByRole('button', { name: 'Add field', exact: true })).toBeFocused();
 });
+
+test('notebook: Edit, Cancel and Save by keyboard keep the focus in the entry', async ({
+  page,
+  startStation,
+}) => {
+  const station = await startStation(facility());
+  await page.goto(station.url);
+  await logOn(page, 'ada', '1234');
+  await openNotebook(page);
+  const entry = await createEntry(page, 'Item', 'Holder F');
+  const editButton = entry.getByRole('button', { name: 'Edit' });
+  // Edit goes away with the view: the focus goes to the editor's first field.
+  await editButton.focus();
+  await page.keyboard.press('Enter');
+  const editor = page.getByRole('region', { name: 'Editing entry Holder F' });
+  await expect(editor.getByLabel('Title', { exact: true })).toBeFocused();
+  // Cancel and Save go away with the editor: the focus comes back to Edit.
+  await editor.getByRole('button', { name: 'Cancel' }).focus();
+  await page.keyboard.press('Enter');
+  await expect(editButton).toBeFocused();
+  await page.keyboard.press('Enter');
+  await page.keyboard.press('End');
+  await page.keyboard.type(' 2');
+  await editor.getByRole('button', { name: 'Save' }).focus();
+  await page.keyboard.press('Enter');
+  const saved = page.getByRole('region', { name: 'Entry Holder F 2' });
+  await expect(saved.getByRole('heading', { name: 'Holder F 2' })).toBeVisible();
+  await expect(saved.getByRole('button', { name: 'Edit' })).toBeFocused();
+});

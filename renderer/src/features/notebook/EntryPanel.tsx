@@ -1,4 +1,4 @@
-import { useMemo, useState } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
 import type { ReactElement } from 'react';
 import { parseMetadata } from '../../../../shared/metadata/index.js';
 import type { MetadataDoc } from '../../../../shared/metadata/index.js';
@@ -24,11 +24,22 @@ export function EntryPanel({ entry }: { entry: NotebookEntryView }): ReactElemen
   // Editing goes on after a look at another tab (its draft is kept by useEntryDraft).
   const editingKey = entryEditingKey(entry.id);
   const [editing, setEditingState] = useState(() => readDraft<boolean>(editingKey) ?? false);
+  const editButton = useRef<HTMLButtonElement>(null);
+  // Edit goes away with the view, Save and Cancel with the editor: after a switch the focus
+  // goes to the editor's first field or back to Edit, not to the page body.
+  const switched = useRef(false);
   const setEditing = (on: boolean): void => {
+    switched.current = true;
     setEditingState(on);
     if (on) writeDraft(editingKey, true);
     else dropDrafts(entryDraftPrefix(entry.id));
   };
+  useEffect(() => {
+    if (!switched.current) return;
+    switched.current = false;
+    if (editing) document.getElementById('entry-title-input')?.focus();
+    else editButton.current?.focus();
+  }, [editing]);
   const doc = useMemo(() => docOf(entry), [entry]);
   const inUse = useStationStore((s) => s.status?.active !== null && s.status?.active !== undefined);
   const { duplicate, attachUsage, openEntry } = useNotebookStore.getState();
@@ -42,7 +53,12 @@ export function EntryPanel({ entry }: { entry: NotebookEntryView }): ReactElemen
       {!editing && (
         // Hidden while editing: each of these would replace the entry under the draft.
         <div className="actions entry-actions">
-          <button type="button" className="primary" onClick={() => setEditing(true)}>
+          <button
+            ref={editButton}
+            type="button"
+            className="primary"
+            onClick={() => setEditing(true)}
+          >
             Edit
           </button>
           <button
