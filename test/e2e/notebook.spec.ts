@@ -600,3 +600,34 @@ test('notebook: Edit, Cancel and Save by keyboard keep the focus in the entry', 
   await expect(saved.getByRole('heading', { name: 'Holder F 2' })).toBeVisible();
   await expect(saved.getByRole('button', { name: 'Edit' })).toBeFocused();
 });
+
+test('notebook: renaming or removing a group by keyboard leaves the focus among the groups', async ({
+  page,
+  startStation,
+}) => {
+  const station = await startStation(facility());
+  await page.goto(station.url);
+  await logOn(page, 'ada', '1234');
+  await openNotebook(page);
+  const entry = await createEntry(page, 'Item template', 'Holder G');
+  await entry.getByRole('button', { name: 'Edit' }).click();
+  const edit = page.getByRole('region', { name: 'Editing entry Holder G' });
+  for (const name of ['Sample', 'Measurement', 'Notes']) {
+    await edit.getByLabel('New group name').fill(name);
+    await edit.getByLabel('New group name').press('Enter');
+  }
+  // Enter in a group's name renames it; the focus stays in that name.
+  await edit.getByLabel('Name of group Sample').fill('Specimen');
+  await edit.getByLabel('Name of group Sample').press('Enter');
+  await expect(edit.getByLabel('Name of group Specimen')).toBeFocused();
+  // A removed group's place goes to the next group, else the one before, else New group name.
+  await edit.getByRole('button', { name: 'Remove group Measurement' }).focus();
+  await page.keyboard.press('Enter');
+  await expect(edit.getByLabel('Name of group Notes')).toBeFocused();
+  await edit.getByRole('button', { name: 'Remove group Notes' }).focus();
+  await page.keyboard.press('Enter');
+  await expect(edit.getByLabel('Name of group Specimen')).toBeFocused();
+  await edit.getByRole('button', { name: 'Remove group Specimen' }).focus();
+  await page.keyboard.press('Enter');
+  await expect(edit.getByLabel('New group name')).toBeFocused();
+});

@@ -39,6 +39,12 @@ export function BuilderFields({ draft }: { draft: EntryDraft }): ReactElement {
     (at === -1 ? addButton.current : document.getElementById(controlId(at)))?.focus();
   }, [doc]);
 
+  /** Shows what refused a change, and passes it on. */
+  const refuse = (refused: string[]): string[] => {
+    setRefusal(refused);
+    return refused;
+  };
+
   const remove = (name: string): void => {
     const order = shownOrder(doc);
     const at = order.indexOf(name);
@@ -102,8 +108,8 @@ export function BuilderFields({ draft }: { draft: EntryDraft }): ReactElement {
       <GroupManager
         groups={groups}
         onAdd={actions.addGroup}
-        onRename={(id, name) => setRefusal(actions.renameGroup(id, name))}
-        onRemove={(id) => setRefusal(actions.removeGroup(id))}
+        onRename={(id, name) => refuse(actions.renameGroup(id, name))}
+        onRemove={(id) => refuse(actions.removeGroup(id))}
       />
       <FieldBuilderDialog
         open={builderOpen}

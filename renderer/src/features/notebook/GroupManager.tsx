@@ -1,20 +1,23 @@
-import { useState } from 'react';
+import { useEffect, useId, useRef, useState } from 'react';
 import type { ReactElement } from 'react';
 import type { FieldGroup } from '../../../../shared/metadata/index.js';
 
 interface GroupManagerProps {
   groups: FieldGroup[];
   onAdd: (name: string) => void;
-  onRename: (id: number, name: string) => void;
-  onRemove: (id: number) => void;
+  /** Each returns what refused the change: nothing when it was made. */
+  onRename: (id: number, name: string) => string[];
+  onRemove: (id: number) => string[];
 }
 
 function GroupRow({
   group,
+  inputId,
   onRename,
   onRemove,
 }: {
   group: FieldGroup;
+  inputId: string;
   onRename: (name: string) => void;
   onRemove: () => void;
 }): ReactElement {
@@ -31,6 +34,7 @@ function GroupRow({
         }}
       >
         <input
+          id={inputId}
           type="text"
           aria-label={`Name of group ${group.name}`}
           value={name}
@@ -65,6 +69,26 @@ export function GroupManager({
   onRemove,
 }: GroupManagerProps): ReactElement {
   const [name, setName] = useState('');
+  const stem = useId();
+  const inputId = (id: number): string => `${stem}-group-${id}`;
+  const newNameId = `${stem}-new`;
+  // A renamed group's row is made anew (its key holds the name) and a removed one is gone, each
+  // with the focus in it: the focus goes to the renamed group's name, or to the next group's,
+  // else the one before, else New group name. null: nothing to do.
+  const focusAfter = useRef<string | null>(null);
+  useEffect(() => {
+    const target = focusAfter.current;
+    if (target === null) return;
+    focusAfter.current = null;
+    document.getElementById(target)?.focus();
+  }, [groups]);
+
+  const remove = (id: number): void => {
+    const at = groups.findIndex((g) => g.id === id);
+    const next = groups[at + 1] ?? groups[at - 1];
+    if (onRemove(id).length === 0) focusAfter.current = next ? inputId(next.id) : newNameId;
+  };
+
   return (
     <section className="group-manager" aria-label="Groups">
       <h3>Groups</h3>
@@ -74,8 +98,13 @@ export function GroupManager({
             <GroupRow
               key={`${group.id}-${group.name}`}
               group={group}
-              onRename={(newName) => onRename(group.id, newName)}
-              onRemove={() => onRemove(group.id)}
+              inputId={inputId(group.id)}
+              onRename={(newName) => {
+                if (onRename(group.id, newName).length === 0) {
+                  focusAfter.current = inputId(group.id);
+                }
+              }}
+              onRemove={() => remove(group.id)}
             />
           ))}
         </ul>
@@ -90,6 +119,7 @@ export function GroupManager({
         }}
       >
         <input
+          id={newNameId}
           type="text"
           aria-label="New group name"
           placeholder="New group name"
