@@ -631,3 +631,34 @@ test('notebook: renaming or removing a group by keyboard leaves the focus among 
   await page.keyboard.press('Enter');
   await expect(edit.getByLabel('New group name')).toBeFocused();
 });
+
+test('notebook search: an added condition takes the focus, a removed one leaves it nearby', async ({
+  page,
+  startStation,
+}) => {
+  const station = await startStation(facility());
+  await page.goto(station.url);
+  await logOn(page, 'ada', '1234');
+  await openNotebook(page);
+  await page.getByRole('button', { name: 'Search entries' }).click();
+  const search = page.getByRole('region', { name: 'Search entries' });
+  const add = search.getByRole('button', { name: 'Add metadata condition' });
+  const kindOf = (n: number): Locator =>
+    search.getByRole('group', { name: `Condition ${n}` }).getByLabel('Condition', { exact: true });
+  for (const n of [1, 2, 3]) {
+    await add.focus();
+    await page.keyboard.press('Enter');
+    await expect(kindOf(n)).toBeFocused();
+  }
+  await search.getByRole('button', { name: 'Remove condition 2' }).focus();
+  await page.keyboard.press('Enter');
+  await expect(search.getByRole('group', { name: /^Condition/ })).toHaveCount(2);
+  // The condition after it, now number 2.
+  await expect(kindOf(2)).toBeFocused();
+  await search.getByRole('button', { name: 'Remove condition 2' }).focus();
+  await page.keyboard.press('Enter');
+  await expect(kindOf(1)).toBeFocused();
+  await search.getByRole('button', { name: 'Remove condition 1' }).focus();
+  await page.keyboard.press('Enter');
+  await expect(add).toBeFocused();
+});

@@ -27,6 +27,9 @@ function Input({
   );
 }
 
+/** The id of a condition's first control (its kind), by the row's key. */
+export const conditionKindId = (key: number): string => `condition-${key}-kind`;
+
 /** One metadata condition of the search panel, with the inputs its kind needs. */
 export function ConditionEditor(props: ConditionEditorProps): ReactElement {
   const { row, number, problem, onChange, onRemove } = props;
@@ -37,9 +40,9 @@ export function ConditionEditor(props: ConditionEditorProps): ReactElement {
     <fieldset className="condition" aria-label={`Condition ${number}`}>
       <legend>Condition {number}</legend>
       <div className="filters">
-        <Input id={`${id}-kind`} label="Condition">
+        <Input id={conditionKindId(row.key)} label="Condition">
           <select
-            id={`${id}-kind`}
+            id={conditionKindId(row.key)}
             value={row.kind}
             onChange={(e) => set({ kind: e.target.value as ConditionKind })}
           >

@@ -1,11 +1,11 @@
-import { useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import type { FormEvent, ReactElement } from 'react';
 import { ENTRY_KINDS } from '../../../../shared/notebookApi.js';
 import type { EntryKind } from '../../../../shared/notebookApi.js';
 import type { MetadataQuery } from '../../../../shared/metadata/index.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { useNotebookStore } from '../../stores/notebook.js';
-import { ConditionEditor } from './ConditionEditor.js';
+import { ConditionEditor, conditionKindId } from './ConditionEditor.js';
 import { EntryRows } from './EntryList.js';
 import { newCondition, toQuery } from './searchConditions.js';
 import type { ConditionRow } from './searchConditions.js';
@@ -15,6 +15,8 @@ import { KIND_PLURALS, parseTags } from './words.js';
 function formatMs(ms: number): string {
   return ms < 10 ? ms.toFixed(1) : String(Math.round(ms));
 }
+
+const ADD_CONDITION_ID = 'search-add-condition';
 
 /** Search by kind, title, tags and metadata conditions (spec 001 rule 4). */
 export function SearchPanel(): ReactElement {
@@ -26,6 +28,23 @@ export function SearchPanel(): ReactElement {
   const [rows, setRows] = useState<ConditionRow[]>([]);
   const [nextKey, setNextKey] = useState(1);
   const [problems, setProblems] = useState<Map<number, string>>(new Map());
+  // A new condition takes the focus (it is where the person goes next); a removed one takes its
+  // Remove button with it, so the focus goes to the next condition, else the one before, else
+  // Add metadata condition. The id of what to focus once the rows are drawn, or null.
+  const focusAfter = useRef<string | null>(null);
+  useEffect(() => {
+    const target = focusAfter.current;
+    if (target === null) return;
+    focusAfter.current = null;
+    document.getElementById(target)?.focus();
+  }, [rows]);
+
+  const removeRow = (key: number): void => {
+    const at = rows.findIndex((r) => r.key === key);
+    const next = rows[at + 1] ?? rows[at - 1];
+    focusAfter.current = next ? conditionKindId(next.key) : ADD_CONDITION_ID;
+    setRows(rows.filter((r) => r.key !== key));
+  };
 
   const submit = (e: FormEvent): void => {
     e.preventDefault();
@@ -93,14 +112,16 @@ export function SearchPanel(): ReactElement {
             number={i + 1}
             problem={problems.get(row.key) ?? null}
             onChange={(changed) => setRows(rows.map((r) => (r.key === row.key ? changed : r)))}
-            onRemove={() => setRows(rows.filter((r) => r.key !== row.key))}
+            onRemove={() => removeRow(row.key)}
           />
         ))}
         <div className="actions">
           <button
+            id={ADD_CONDITION_ID}
             type="button"
             className="secondary"
             onClick={() => {
+              focusAfter.current = conditionKindId(nextKey);
               setRows([...rows, newCondition(nextKey)]);
               setNextKey(nextKey + 1);
             }}
