@@ -145,10 +145,17 @@ test('the home page lists the pending form after login; a stale form is refused 
   await form.getByRole('button', { name: 'Submit answers' }).click();
   await expect(form.getByRole('alert')).toContainText('changed since this form was loaded');
   expect(JSON.parse(serverEvent(setup, uuid)!.run_data)).toMatchObject({ notes: 'by staff' });
-  await form.getByRole('button', { name: 'Reload' }).click();
+  // By keyboard: the form goes away with Reload, which had the focus; the page says why.
+  await form.getByRole('button', { name: 'Reload' }).focus();
+  await page.keyboard.press('Enter');
   await expect(
     page.getByText('No post-usage questions are waiting for your answers.'),
   ).toBeVisible();
+  const said = page.getByRole('status').filter({ hasText: 'were answered elsewhere' });
+  await expect(said).toHaveText(
+    'The post-usage questions of your usage of SEM were answered elsewhere meanwhile.',
+  );
+  await expect(said).toBeFocused();
 });
 
 test('on the home page, a sent form leaves the focus on the confirmation, by keyboard alone', async ({

@@ -1,4 +1,4 @@
-import { useId, useState } from 'react';
+import { useEffect, useId, useRef, useState } from 'react';
 import type { FormEvent, ReactElement } from 'react';
 import type { ServerPendingForm } from '../../../shared/api.js';
 import { ErrorMessage } from '../components/ErrorMessage.js';
@@ -17,12 +17,19 @@ export function PendingFormPanel({
   item,
   onDone,
   onReload,
+  focusRequest = null,
 }: {
   item: ServerPendingForm;
   onDone: (message: string) => void;
   onReload: () => void;
+  /** A new object each time the form's heading is to take the focus (after a reload). */
+  focusRequest?: object | null;
 }): ReactElement {
   const id = useId();
+  const heading = useRef<HTMLHeadingElement>(null);
+  useEffect(() => {
+    if (focusRequest) heading.current?.focus();
+  }, [focusRequest]);
   const { usage, questions, version } = item;
   const form = useQuestionForm(questions);
   const failed = useServerStore((s) => s.failed);
@@ -54,7 +61,9 @@ export function PendingFormPanel({
   const who = usage.user_name;
   return (
     <form className="panel pending" noValidate onSubmit={onSubmit} aria-labelledby={`${id}-title`}>
-      <h2 id={`${id}-title`}>{`Post-usage questions: ${usage.tool_name}`}</h2>
+      <h2 id={`${id}-title`} ref={heading} tabIndex={-1}>
+        {`Post-usage questions: ${usage.tool_name}`}
+      </h2>
       <p>
         {`Usage of ${usage.tool_name} by ${who} for ${usage.project_name}, from ${formatDateTime(
           usage.start,

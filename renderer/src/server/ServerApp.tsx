@@ -184,6 +184,23 @@ function Home(): ReactElement {
     void refresh();
   };
 
+  // Reload goes away with its form (answered elsewhere) or with the form as it was (a new
+  // version is drawn anew), each time with the focus: the page then says which, or the new
+  // form's heading takes the focus.
+  const [reloaded, setReloaded] = useState<{ usage: string } | null>(null);
+  const onReload = (item: ServerPendingForm): void => {
+    void refresh().then(() => {
+      const usage = item.usage.uuid;
+      if (useServerStore.getState().pending.some((p) => p.usage.uuid === usage)) {
+        setReloaded({ usage });
+      } else {
+        setSent({
+          message: `The post-usage questions of your usage of ${item.usage.tool_name} were answered elsewhere meanwhile.`,
+        });
+      }
+    });
+  };
+
   return (
     <main>
       <SentConfirmation sent={sent} />
@@ -200,7 +217,8 @@ function Home(): ReactElement {
             key={`${item.usage.uuid}-${item.version}`}
             item={item}
             onDone={onDone}
-            onReload={() => void refresh()}
+            onReload={() => onReload(item)}
+            focusRequest={reloaded?.usage === item.usage.uuid ? reloaded : null}
           />
         ))}
       </section>
