@@ -662,3 +662,24 @@ test('notebook search: an added condition takes the focus, a removed one leaves 
   await page.keyboard.press('Enter');
   await expect(add).toBeFocused();
 });
+
+test('notebook: Close by keyboard leaves the focus on the entry in the list', async ({
+  page,
+  startStation,
+}) => {
+  const station = await startStation(facility());
+  await page.goto(station.url);
+  await logOn(page, 'ada', '1234');
+  await openNotebook(page);
+  const entry = await createEntry(page, 'Item', 'Holder H');
+  await entry.getByRole('button', { name: 'Close' }).focus();
+  await page.keyboard.press('Enter');
+  await expect(entry).toHaveCount(0);
+  const row = page.getByRole('list', { name: 'Entry list' }).getByRole('button', {
+    name: /^Holder H/,
+  });
+  await expect(row).toBeFocused();
+  // Enter opens it again from there.
+  await page.keyboard.press('Enter');
+  await expect(entry.getByRole('heading', { name: 'Holder H' })).toBeVisible();
+});

@@ -23,6 +23,7 @@ export function EntryRows({
           <button
             type="button"
             className="entry-row"
+            data-entry-id={entry.id}
             aria-current={entry.id === openId || undefined}
             onClick={() => void openEntry(entry.id)}
           >

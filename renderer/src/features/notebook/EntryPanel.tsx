@@ -45,6 +45,15 @@ export function EntryPanel({ entry }: { entry: NotebookEntryView }): ReactElemen
   const { duplicate, attachUsage, openEntry } = useNotebookStore.getState();
   const making = useNotebookStore((s) => s.making);
 
+  /** Closes the entry; the focus, which goes with the panel, goes to its row in the list. */
+  const closeEntry = (): void => {
+    const row = document.querySelector<HTMLElement>(
+      `[aria-label="Entry list"] [data-entry-id="${entry.id}"]`,
+    );
+    (row ?? document.getElementById('entry-kind-filter'))?.focus();
+    void openEntry(null);
+  };
+
   return (
     <section
       className="panel entry-panel"
@@ -80,7 +89,7 @@ export function EntryPanel({ entry }: { entry: NotebookEntryView }): ReactElemen
               Link to the current usage
             </button>
           )}
-          <button type="button" className="secondary" onClick={() => void openEntry(null)}>
+          <button type="button" className="secondary" onClick={closeEntry}>
             Close
           </button>
         </div>
