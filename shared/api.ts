@@ -341,6 +341,12 @@ export interface HarvestStatus {
   /** Files whose last transfer failed (retried later or on request). */
   failed: number;
   /**
+   * Changes when the failed files do (one fails, fails again, is made due by a Retry, or is no
+   * longer failed), not when other files complete: the Data tab reads the failure list again
+   * only then. A token to compare, nothing to read a meaning from.
+   */
+  failures_version: string;
+  /**
    * What Retry all takes now: the failed files of the instruments harvested here that wait for
    * no history and are not being tried already (queued or under way). 0 where no harvest runs.
    */

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { appendFile, mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
@@ -525,4 +525,60 @@ test('data tab: a failure names where its file was going, so a full disk is foun
   await expect(failure).toContainText('disk full');
   // The reason says "the storage location": which one, of the station's instruments.
   await expect(failure).toContainText(`quanta → archive (${join(archive, 'spectrum.bin')})`);
+});
+
+test('data tab: the failure list follows files failing and retried, and is not read again at every completion', async ({
+  page,
+  startStation,
+  scratchDir,
+}) => {
+  const { src, archive } = await acquisition(scratchDir);
+  await writeFile(join(src, 'a.txt'), 'a');
+  // Failed files are tried again by themselves only in an hour: they stay failed meanwhile.
+  const station = await startStation(withQuanta(src, archive, '{relative_path}'), (dataDir) =>
+    withStationDb(dataDir, (db) => {
+      db.prepare(
+        `INSERT INTO settings (key, value) VALUES ('harvest.retryBaseSeconds', '3600')`,
+      ).run();
+    }),
+  );
+  // The failure list read from the station, as the tab asks for it.
+  let failureReads = 0;
+  page.on('request', (request) => {
+    if (!request.url().endsWith('/rpc/harvest.files')) return;
+    if ((request.postDataJSON() as { state?: string }).state === 'failed') failureReads += 1;
+  });
+  await page.goto(station.url);
+  await logOn(page, 'ada', '1234');
+  await openDataTab(page);
+  const failures = page.getByRole('region', { name: 'Failed transfers' });
+  await expect(failures.getByRole('listitem')).toHaveCount(1);
+  await expect(failures).toContainText('a.txt');
+
+  // The share is back: a burst of 150 files completes, an event and a poll at a time; the
+  // failures are as they were, and their list is not read again.
+  await mkdir(archive);
+  const readsBefore = failureReads;
+  for (let i = 0; i < 150; i += 1) await writeFile(join(src, `frame-${i}.txt`), `frame ${i}`);
+  await expect(page.getByTestId('today-completed')).toHaveText('150');
+  expect(failureReads).toBe(readsBefore);
+  await expect(failures.getByRole('listitem')).toHaveCount(1);
+
+  // A file fails while the tab is open: a file stands where its folder would go.
+  await writeFile(join(archive, 'run-2'), 'not a folder');
+  await mkdir(join(src, 'run-2'));
+  await writeFile(join(src, 'run-2', 'b.txt'), 'b');
+  await expect(failures.getByRole('listitem')).toHaveCount(2);
+  await expect(failures.getByRole('listitem').filter({ hasText: 'run-2/b.txt' })).toBeVisible();
+
+  // A Retry that succeeds takes its file off the list; the other one stays.
+  await page.getByRole('button', { name: 'Retry a.txt' }).click();
+  await expect(failures.getByRole('listitem')).toHaveCount(1);
+  await expect(failures).toContainText('run-2/b.txt');
+  await expect(page.getByTestId('today-completed')).toHaveText('151');
+  // Once its folder can be made, the last one too: the list goes.
+  await rm(join(archive, 'run-2'));
+  await page.getByRole('button', { name: 'Retry run-2/b.txt' }).click();
+  await expect(failures).toHaveCount(0);
+  await expect(page.getByTestId('today-completed')).toHaveText('152');
 });

@@ -16,6 +16,8 @@ interface HarvestState {
   files: HarvestFileView[];
   /** Every failed file (up to MOST), whatever page of the history is loaded. */
   failed: HarvestFileView[];
+  /** The status's failures_version that `failed` was read at, or after; null before a read. */
+  failuresVersion: string | null;
   /** How many files the list shows: a page, and one more per "Older files". */
   wanted: number;
   /** More (older) files exist than are loaded. */
@@ -33,7 +35,12 @@ interface HarvestState {
   error: string | null;
   /** Files whose Retry is under way. */
   retrying: ReadonlySet<number>;
-  refresh: () => Promise<void>;
+  /**
+   * The status, the newest files and the file shown; the failure list too where the status
+   * says it changed, or `failures` is 'reload' (a Retry made here, another viewer).
+   */
+  refresh: (options?: { failures?: 'reload' }) => Promise<void>;
+  /** The status, and the failure list where it says that changed. */
   refreshStatus: () => Promise<void>;
   loadMore: () => Promise<void>;
   select: (id: number | null) => Promise<void>;
@@ -53,11 +60,44 @@ let landed = 0;
 let paging = 0;
 /** Selections asked for: only the latest one's answer is shown. */
 let selections = 0;
+/** Status reads asked for, and the latest one shown: an older answer is dropped. */
+let statusReads = 0;
+let statusShown = 0;
+
+interface StatusRead {
+  ticket: number;
+  status: HarvestStatus;
+  /** The failure list, read after the status; null where it was not read (unchanged). */
+  failed: HarvestFileView[] | null;
+}
+
+/**
+ * The status, and the failure list where its failures_version differs from `held` (a burst of
+ * completions leaves it as it is: up to MOST files not read again at every event).
+ */
+async function readStatus(held: string | null): Promise<StatusRead> {
+  const ticket = (statusReads += 1);
+  const status = await call('harvest.status', {});
+  if (status.failures_version === held) return { ticket, status, failed: null };
+  const { files } = await call('harvest.files', { state: 'failed', limit: MOST });
+  return { ticket, status, failed: files };
+}
+
+/** What a status read changes in the state: nothing where a later one is shown already. */
+function shownStatus(read: StatusRead): Partial<HarvestState> {
+  if (read.ticket < statusShown) return {};
+  statusShown = read.ticket;
+  // The list was read after the status: it is as new as its version at least.
+  return read.failed === null
+    ? { status: read.status }
+    : { status: read.status, failed: read.failed, failuresVersion: read.status.failures_version };
+}
 
 export const useHarvestStore = create<HarvestState>()((set, get) => ({
   status: null,
   files: [],
   failed: [],
+  failuresVersion: null,
   wanted: PAGE,
   more: false,
   search: '',
@@ -68,21 +108,21 @@ export const useHarvestStore = create<HarvestState>()((set, get) => ({
   retryingAll: false,
   async refreshStatus() {
     try {
-      set({ status: await call('harvest.status', {}) });
+      set(shownStatus(await readStatus(get().failuresVersion)));
     } catch (error) {
       set({ error: toBridgeError(error).message });
     }
   },
-  async refresh() {
+  async refresh(options = {}) {
     const asked = (refreshes += 1);
     try {
       // The newest files again, as many as are shown, at most MOST (what one call gives).
       const limit = Math.min(MOST, get().wanted);
       const search = get().search;
-      const [status, { files: newest }, { files: failed }] = await Promise.all([
-        call('harvest.status', {}),
+      const held = options.failures === 'reload' ? null : get().failuresVersion;
+      const [read, { files: newest }] = await Promise.all([
+        readStatus(held),
         call('harvest.files', { limit, ...searchArg(search) }),
-        call('harvest.files', { state: 'failed', limit: MOST }),
       ]);
       // A later refresh landed first (answers may cross on the HTTP carrier): it is newer.
       // One asked before the search changed answers for another list.
@@ -100,9 +140,8 @@ export const useHarvestStore = create<HarvestState>()((set, get) => ({
       // Started again from the newest: as many are shown as were asked for.
       const wanted = keep ? get().wanted : limit;
       set({
-        status,
+        ...shownStatus(read),
         files: [...newest, ...beyond],
-        failed,
         more,
         wanted,
         searching: false,
@@ -178,7 +217,8 @@ export const useHarvestStore = create<HarvestState>()((set, get) => ({
     try {
       const { count } = await call('harvest.retryAll', {});
       set({ error: null });
-      await get().refresh();
+      // Read whatever the version says: a file may have failed again already.
+      await get().refresh({ failures: 'reload' });
       // The list may hold files that this station does not harvest (an instrument turned off).
       // Said after the refresh, whose success clears the error shown (a failed one's stands).
       if (count === 0 && get().error === null)
@@ -194,7 +234,9 @@ export const useHarvestStore = create<HarvestState>()((set, get) => ({
     try {
       await call('harvest.retry', { file_id: id });
       set({ error: null });
-      await get().refresh();
+      // Read whatever the version says: a file not retried by itself may have failed again
+      // already, which leaves its next_attempt_at (null) and the version as they were.
+      await get().refresh({ failures: 'reload' });
     } catch (error) {
       set({ error: toBridgeError(error).message });
     } finally {

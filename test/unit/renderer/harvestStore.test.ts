@@ -25,9 +25,22 @@ interface Held {
 
 let ids: number[] = [];
 let held: Held[] = [];
+/** The failed files, and the version the status gives of them. */
+let failedIds: number[] = [];
+let failuresVersion = 'v1';
+/** Every call made, in order. */
+let calls: { name: string; args: Args }[] = [];
+const failureReads = (): number =>
+  calls.filter((c) => c.name === 'harvest.files' && c.args.state === 'failed').length;
 
 function answer(name: string, args: Args): RpcEnvelope {
-  if (name === 'harvest.status') return { ok: true, result: { running: true, instruments: [] } };
+  if (name === 'harvest.status') {
+    return {
+      ok: true,
+      result: { running: true, instruments: [], failures_version: failuresVersion },
+    };
+  }
+  if (name === 'harvest.retry') return { ok: true, result: { file: { id: args.id } } };
   // None of the failed files listed is harvested here (its instrument was turned off).
   if (name === 'harvest.retryAll') return { ok: true, result: { count: 0 } };
   if (name === 'harvest.file') {
@@ -36,7 +49,12 @@ function answer(name: string, args: Args): RpcEnvelope {
       result: { file: { id: args.id, relative_path: `f${args.id}` }, transfers: [], usage: null },
     };
   }
-  if (args.state === 'failed') return { ok: true, result: { files: [] } };
+  if (args.state === 'failed') {
+    return {
+      ok: true,
+      result: { files: failedIds.map((id) => ({ id, relative_path: `f${id}` })) },
+    };
+  }
   const page = [...ids]
     .sort((a, b) => b - a)
     .filter((id) => args.before_id === undefined || id < args.before_id)
@@ -47,6 +65,7 @@ function answer(name: string, args: Args): RpcEnvelope {
 
 const preload: LabstationPreload = {
   invoke(name, args) {
+    calls.push({ name, args: args as Args });
     const result = answer(name, args as Args);
     return new Promise((resolve) => {
       held.push({ name, args: args as Args, release: () => resolve(result) });
@@ -71,6 +90,13 @@ async function release(match: (h: Held) => boolean): Promise<void> {
 async function releaseAll(): Promise<void> {
   await release(() => true);
 }
+/** Lets go every answer, and those of the calls that follow, until `work` is done. */
+async function settle<T>(work: Promise<T>): Promise<T> {
+  let done = false;
+  void work.finally(() => (done = true));
+  while (!done) await releaseAll();
+  return await work;
+}
 /** The calls held now: to let go later, by identity. */
 const takeHeld = (): Set<Held> => new Set(held);
 const isPaging = (h: Held): boolean => h.args.before_id !== undefined;
@@ -81,7 +107,11 @@ const range = (from: number, to: number): number[] =>
 async function startWith(count: number): Promise<void> {
   ids = range(count, 1);
   held = [];
+  failedIds = [];
   useHarvestStore.setState({
+    status: null,
+    failed: [],
+    failuresVersion: null,
     files: [],
     wanted: 100,
     more: false,
@@ -89,9 +119,8 @@ async function startWith(count: number): Promise<void> {
     selected: null,
     error: null,
   });
-  const first = store().refresh();
-  await releaseAll();
-  await first;
+  await settle(store().refresh());
+  calls = [];
 }
 
 describe('harvest store', () => {
@@ -234,11 +263,60 @@ describe('harvest store', () => {
   });
 
   it('says so when Retry all took no file, after the list is read again', async () => {
-    const retrying = store().retryAll();
     // The answer of Retry all, then the refresh that follows it.
-    await releaseAll();
-    await releaseAll();
-    await retrying;
+    await settle(store().retryAll());
     expect(store().error).toBe('None of these files is harvested here now.');
+  });
+
+  it('reads the failure list again only when the status says it changed', async () => {
+    // A burst: an event per batch of completions, and the poll of the progress.
+    for (let i = 0; i < 20; i += 1) {
+      ids = range(121 + i, 1);
+      await settle(store().refresh());
+      await settle(store().refreshStatus());
+    }
+    expect(failureReads()).toBe(0);
+    expect(calls.filter((c) => c.name === 'harvest.status')).toHaveLength(40);
+
+    // A file fails: the next event, or the next poll, reads the list once.
+    failedIds = [7];
+    failuresVersion = 'v2';
+    await settle(store().refreshStatus());
+    expect(store().failed.map((f) => f.id)).toEqual([7]);
+    await settle(store().refresh());
+    expect(failureReads()).toBe(1);
+
+    // Its Retry succeeds: off the list.
+    failedIds = [];
+    failuresVersion = 'v3';
+    await settle(store().refresh());
+    expect(store().failed).toEqual([]);
+    expect(failureReads()).toBe(2);
+  });
+
+  it('reads the failure list after a Retry made here, whatever the version says', async () => {
+    failedIds = [7];
+    failuresVersion = 'v4';
+    await settle(store().refresh());
+    calls = [];
+    // Failed again at once, and not retried by itself: the version is as it was.
+    await settle(store().retry(7));
+    expect(failureReads()).toBe(1);
+  });
+
+  it('keeps the failure list of a later status read when an older one lands last', async () => {
+    failedIds = [7];
+    failuresVersion = 'v5';
+    const older = store().refreshStatus();
+    const olderCalls = takeHeld();
+    failedIds = [7, 8];
+    failuresVersion = 'v6';
+    const later = store().refreshStatus();
+    await settle(later);
+    expect(store().failed.map((f) => f.id)).toEqual([7, 8]);
+    await settle(older);
+    expect(olderCalls.size).toBe(1);
+    expect(store().failed.map((f) => f.id)).toEqual([7, 8]);
+    expect(store().status?.failures_version).toBe('v6');
   });
 });

@@ -463,7 +463,7 @@ export function DataTab(): ReactElement {
   const busy = (status?.active.length ?? 0) > 0 || (status?.settling ?? 0) > 0;
 
   useEffect(() => {
-    void useHarvestStore.getState().refresh();
+    void useHarvestStore.getState().refresh({ failures: 'reload' });
   }, []);
 
   useEffect(() => {

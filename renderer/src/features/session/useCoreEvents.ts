@@ -51,8 +51,10 @@ function onCoreEvent(event: CoreEvent): void {
     case 'session.changed':
       // The list marks the person's own: the next person must not see them as theirs.
       useReservationsStore.getState().clear();
-      // Files' metadata is shown to someone logged on only.
-      if (useHarvestStore.getState().status) void useHarvestStore.getState().refresh();
+      // Files' metadata and the failures' destinations are shown to someone logged on only.
+      if (useHarvestStore.getState().status) {
+        void useHarvestStore.getState().refresh({ failures: 'reload' });
+      }
       if (event.reason === 'idle') session.ended(idleNotice());
       else if (event.reason === 'logoff') {
         if (session.session) session.ended(null);
@@ -67,8 +69,11 @@ export function useCoreEvents(): void {
     const unsubscribe = getBridge().subscribe(onCoreEvent);
     const unwatch = onEventsReconnected(() => {
       void useStationStore.getState().refreshStatus();
-      // What the harvest did while the stream was down came with no event.
-      if (useHarvestStore.getState().status) void useHarvestStore.getState().refresh();
+      // What the harvest did while the stream was down came with no event; a station started
+      // again has nobody logged on, which the failures' destinations depend on.
+      if (useHarvestStore.getState().status) {
+        void useHarvestStore.getState().refresh({ failures: 'reload' });
+      }
       void useSessionStore
         .getState()
         .restore()
