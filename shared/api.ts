@@ -298,7 +298,7 @@ export interface ActiveTransfer {
   persistent_id: string;
   bytes_done: number;
   bytes_total: number;
-  /** Bytes per second over the transfer so far. */
+  /** Bytes per second over the transfer so far (the Data tab shows the last seconds' rate). */
   rate: number;
   /** Seconds left at that rate; null before the rate is known. */
   seconds_left: number | null;

@@ -6,6 +6,7 @@ import type {
   HarvestTransferView,
 } from '../../../shared/api.js';
 import { call, toBridgeError } from '../bridge.js';
+import { addSamples, type ProgressSamples } from '../features/harvest/rate.js';
 
 const PAGE = 100;
 /** The most files one call returns (shared/api.ts harvest.files). */
@@ -13,6 +14,8 @@ const MOST = 1000;
 
 interface HarvestState {
   status: HarvestStatus | null;
+  /** The bytes of the transfers under way, as the status reads of the last seconds gave them. */
+  progress: ProgressSamples;
   files: HarvestFileView[];
   /** Every failed file (up to MOST), whatever page of the history is loaded. */
   failed: HarvestFileView[];
@@ -67,6 +70,8 @@ let statusShown = 0;
 interface StatusRead {
   ticket: number;
   status: HarvestStatus;
+  /** When its answer came (ms). */
+  at: number;
   /** The failure list, read after the status; null where it was not read (unchanged). */
   failed: HarvestFileView[] | null;
 }
@@ -78,23 +83,29 @@ interface StatusRead {
 async function readStatus(held: string | null): Promise<StatusRead> {
   const ticket = (statusReads += 1);
   const status = await call('harvest.status', {});
-  if (status.failures_version === held) return { ticket, status, failed: null };
+  const at = Date.now();
+  if (status.failures_version === held) return { ticket, status, at, failed: null };
   const { files } = await call('harvest.files', { state: 'failed', limit: MOST });
-  return { ticket, status, failed: files };
+  return { ticket, status, at, failed: files };
 }
 
 /** What a status read changes in the state: nothing where a later one is shown already. */
-function shownStatus(read: StatusRead): Partial<HarvestState> {
+function shownStatus(read: StatusRead, progress: ProgressSamples): Partial<HarvestState> {
   if (read.ticket < statusShown) return {};
   statusShown = read.ticket;
+  const shown = {
+    status: read.status,
+    progress: addSamples(progress, read.status.active, read.at),
+  };
   // The list was read after the status: it is as new as its version at least.
   return read.failed === null
-    ? { status: read.status }
-    : { status: read.status, failed: read.failed, failuresVersion: read.status.failures_version };
+    ? shown
+    : { ...shown, failed: read.failed, failuresVersion: read.status.failures_version };
 }
 
 export const useHarvestStore = create<HarvestState>()((set, get) => ({
   status: null,
+  progress: new Map(),
   files: [],
   failed: [],
   failuresVersion: null,
@@ -108,7 +119,8 @@ export const useHarvestStore = create<HarvestState>()((set, get) => ({
   retryingAll: false,
   async refreshStatus() {
     try {
-      set(shownStatus(await readStatus(get().failuresVersion)));
+      const read = await readStatus(get().failuresVersion);
+      set(shownStatus(read, get().progress));
     } catch (error) {
       set({ error: toBridgeError(error).message });
     }
@@ -140,7 +152,7 @@ export const useHarvestStore = create<HarvestState>()((set, get) => ({
       // Started again from the newest: as many are shown as were asked for.
       const wanted = keep ? get().wanted : limit;
       set({
-        ...shownStatus(read),
+        ...shownStatus(read, get().progress),
         files: [...newest, ...beyond],
         more,
         wanted,

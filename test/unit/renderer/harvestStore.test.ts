@@ -37,7 +37,7 @@ function answer(name: string, args: Args): RpcEnvelope {
   if (name === 'harvest.status') {
     return {
       ok: true,
-      result: { running: true, instruments: [], failures_version: failuresVersion },
+      result: { running: true, instruments: [], active: [], failures_version: failuresVersion },
     };
   }
   if (name === 'harvest.retry') return { ok: true, result: { file: { id: args.id } } };

@@ -12,6 +12,7 @@ import { formatDateTime } from '../../format.js';
 import { useHarvestStore } from '../../stores/harvest.js';
 import { useSessionStore } from '../../stores/session.js';
 import { FILE_DETAILS_ID, FileDetails } from './FileDetails.js';
+import { recentRate } from './rate.js';
 import { finishing, shownTransfers } from './transferList.js';
 import { formatBytes, formatDuration, statusWord } from './words.js';
 
@@ -76,6 +77,8 @@ function useFocusAfterRetry(): (ids: readonly number[]) => void {
 }
 
 function TransferProgress({ transfer }: { transfer: ActiveTransfer }): ReactElement {
+  const samples = useHarvestStore((s) => s.progress.get(transfer.file_id));
+  const { rate, secondsLeft } = recentRate(transfer, samples);
   const name = transfer.relative_path;
   const label = `${name}: ${formatBytes(transfer.bytes_done)} of ${formatBytes(transfer.bytes_total)}`;
   return (
@@ -88,8 +91,8 @@ function TransferProgress({ transfer }: { transfer: ActiveTransfer }): ReactElem
             ' · checking the copy'
           ) : (
             <>
-              {transfer.rate > 0 && ` · ${formatBytes(transfer.rate)}/s`}
-              {transfer.seconds_left !== null && ` · ${formatDuration(transfer.seconds_left)} left`}
+              {rate > 0 && ` · ${formatBytes(rate)}/s`}
+              {secondsLeft !== null && ` · ${formatDuration(secondsLeft)} left`}
             </>
           )}
         </span>
