@@ -77,6 +77,32 @@ export function takeTokenFromUrl(): string | null {
   return sessionStorage.getItem(TOKEN_KEY);
 }
 
+/** When the core stopped answering (ms), or null while it answers. */
+let unreachableSince: number | null = null;
+const reachListeners = new Set<() => void>();
+
+function setReachable(reachable: boolean): void {
+  if (reachable === (unreachableSince === null)) return;
+  unreachableSince = reachable ? null : Date.now();
+  for (const listener of [...reachListeners]) listener();
+}
+
+/**
+ * Since when the station has not answered (ms), or null while it answers: in browser mode its
+ * process may stop (or its loopback connection break) under an open page, which then shows
+ * what it last read; the IPC carrier never breaks. Set by a request that gets no answer and by
+ * the event stream breaking; cleared by any answer, and by the stream connecting again.
+ */
+export function coreUnreachableSince(): number | null {
+  return unreachableSince;
+}
+
+/** Calls `listener` when coreUnreachableSince changes. */
+export function onCoreReachability(listener: () => void): () => void {
+  reachListeners.add(listener);
+  return () => reachListeners.delete(listener);
+}
+
 /** The preload answers with envelopes (errors lose their fields crossing the context bridge). */
 function preloadBridge(preload: LabstationPreload): LabstationBridge {
   return {
@@ -113,8 +139,10 @@ function httpBridge(token: string | null): LabstationBridge {
           body: JSON.stringify(args),
         });
       } catch {
+        setReachable(false);
         throw new BridgeError('internal', 'The station does not answer. Is it still running?');
       }
+      setReachable(true);
       const body: unknown = await response.json().catch(() => undefined);
       if (!response.ok) {
         if (isApiError(body)) throw new BridgeError(body.code, body.message, body.details);
@@ -164,6 +192,8 @@ async function readEvents(
         headers: { accept: 'text/event-stream', ...headers() },
         signal,
       });
+      // It answered: reachable, whatever the answer.
+      setReachable(true);
       if (!response.ok || !response.body) throw new Error(`events: ${response.status}`);
       delay = 1000;
       if (connectedBefore) for (const listener of [...reconnectListeners]) listener();
@@ -181,8 +211,11 @@ async function readEvents(
           if (event) dispatch(event);
         }
       }
-    } catch {
+    } catch (error) {
       if (signal.aborted) return;
+      // No answer (fetch throws a TypeError), or the stream broke under its read: the station
+      // has stopped, or is stopping. A stream that ended cleanly is tried again first.
+      if (!(error instanceof Error && error.message.startsWith('events: '))) setReachable(false);
     }
     await wait(delay, signal);
     // At most a few seconds apart: a restarted station (or server) has nobody logged on, and

@@ -46,6 +46,10 @@ export interface RunningStation {
   dataDir: string;
   /** The station's log (stdout and stderr), for failure messages. */
   output(): string;
+  /** Stops its process (SIGTERM), as a service stopped or a crash would leave the page. */
+  stop(): Promise<void>;
+  /** Starts it again on its data dir and port: the page open on it may reach it again. */
+  restart(): Promise<void>;
 }
 
 async function waitForReady(child: ChildProcess, output: () => string): Promise<string> {
@@ -112,15 +116,27 @@ export const test = base.extend<{
       });
       if (beforeStart) await beforeStart(dataDir, CLI);
       let log = '';
-      const child = spawn(process.execPath, [CLI, 'station', '--data', dataDir, '--port', '0'], {
-        cwd: ROOT,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      children.push(child);
-      child.stdout.on('data', (chunk: Buffer) => (log += chunk.toString('utf8')));
-      child.stderr.on('data', (chunk: Buffer) => (log += chunk.toString('utf8')));
-      const url = await waitForReady(child, () => log);
-      return { url, dataDir, output: () => log };
+      const launch = async (port: string): Promise<{ child: ChildProcess; url: string }> => {
+        const child = spawn(process.execPath, [CLI, 'station', '--data', dataDir, '--port', port], {
+          cwd: ROOT,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        children.push(child);
+        child.stdout?.on('data', (chunk: Buffer) => (log += chunk.toString('utf8')));
+        child.stderr?.on('data', (chunk: Buffer) => (log += chunk.toString('utf8')));
+        return { child, url: await waitForReady(child, () => log) };
+      };
+      let running = await launch('0');
+      const url = running.url;
+      return {
+        url,
+        dataDir,
+        output: () => log,
+        stop: () => stop(running.child),
+        async restart() {
+          running = await launch(new URL(url).port);
+        },
+      };
     });
     await page.close();
     await Promise.all(children.map(stop));

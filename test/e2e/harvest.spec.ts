@@ -582,3 +582,42 @@ test('data tab: the failure list follows files failing and retried, and is not r
   await expect(failures).toHaveCount(0);
   await expect(page.getByTestId('today-completed')).toHaveText('152');
 });
+
+test('data tab: a station that stops is said to be not reachable, until it is back', async ({
+  page,
+  startStation,
+  scratchDir,
+}) => {
+  const { src, archive } = await acquisition(scratchDir);
+  await writeFile(join(src, 'a.txt'), 'a');
+  const station = await startStation(withQuanta(src, archive, '{relative_path}'));
+  await page.goto(station.url);
+  await logOn(page, 'ada', '1234');
+  await openDataTab(page);
+  const failures = page.getByRole('region', { name: 'Failed transfers' });
+  await expect(failures).toContainText('a.txt');
+  const unreachable = page.getByTestId('station-unreachable');
+  await expect(unreachable).toHaveCount(0);
+
+  // Its process stops (a service stopped, a crash): the page says so, on every tab.
+  await station.stop();
+  await expect(unreachable).toContainText('The station is not reachable');
+  await expect(unreachable).toHaveRole('alert');
+  await page.getByRole('tab', { name: 'Tool control' }).click();
+  await expect(unreachable).toBeVisible();
+  await openDataTab(page);
+
+  // Meanwhile the share comes back and a file is written; the station starts again.
+  await mkdir(archive);
+  await writeFile(join(src, 'b.txt'), 'b');
+  await station.restart();
+  await expect(unreachable).toHaveCount(0);
+  // Up to date again: nobody is logged on any more (the log-on form is back), and the Data
+  // tab shows the new file harvested.
+  await expect(page.getByRole('region', { name: 'Log on' })).toBeVisible();
+  await openDataTab(page);
+  await expect(
+    page.getByRole('region', { name: 'Harvested files' }).getByRole('row', { name: /b\.txt/ }),
+  ).toContainText('completed');
+  await expect(failures).toContainText('Log on to retry');
+});

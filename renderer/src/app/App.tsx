@@ -17,6 +17,7 @@ import { useActivityTouch } from '../features/session/useActivityTouch.js';
 import { useCoreEvents } from '../features/session/useCoreEvents.js';
 import { ToolControlTab } from '../features/tool-control/ToolControlTab.js';
 import { ErrorMessage } from '../components/ErrorMessage.js';
+import { UnreachableNotice } from '../components/UnreachableNotice.js';
 import { Tabs } from './Tabs.js';
 
 export function App(): ReactElement {
@@ -65,6 +66,7 @@ export function App(): ReactElement {
           <SessionBar />
         </div>
       </header>
+      <UnreachableNotice />
       <ErrorMessage message={loadError} />
       {info && !tool && (
         <p className="notice">
