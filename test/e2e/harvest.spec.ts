@@ -621,3 +621,27 @@ test('data tab: a station that stops is said to be not reachable, until it is ba
   ).toContainText('completed');
   await expect(failures).toContainText('Log on to retry');
 });
+
+test('data tab: in a narrow window, the keyboard scrolls the files table to its other columns', async ({
+  page,
+  startStation,
+  scratchDir,
+}) => {
+  await page.setViewportSize({ width: 360, height: 740 });
+  const { archive, failures } = await failingHarvest(page, startStation, scratchDir, ['a.txt']);
+  await expect(failures).toContainText('a.txt');
+  await mkdir(archive);
+  await page.getByRole('button', { name: 'Retry a.txt' }).click();
+  await expect(failures).toHaveCount(0);
+  const files = page.getByRole('region', { name: 'Harvested files' });
+  await files.getByRole('button', { name: 'Find', exact: true }).focus();
+  await page.keyboard.press('Tab');
+  const table = files.getByRole('region', { name: 'Files table' });
+  await expect(table).toBeFocused();
+  // The status and the ARK are past the window's edge, to the right.
+  const scrolled = (): Promise<number> => table.evaluate((el) => el.scrollLeft);
+  expect(await scrolled()).toBe(0);
+  await page.keyboard.press('End');
+  await page.keyboard.press('ArrowRight');
+  await expect.poll(scrolled).toBeGreaterThan(0);
+});

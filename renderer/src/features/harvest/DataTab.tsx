@@ -387,7 +387,9 @@ function History({ files }: { files: HarvestFileView[] }): ReactElement {
               : 'No files yet.'}
         </p>
       ) : (
-        <div className="table-scroll">
+        // Focusable: in a narrow window the columns past the file's name are reached by
+        // scrolling it sideways, which the keyboard can do only from the scroller itself.
+        <div className="table-scroll" tabIndex={0} role="region" aria-label="Files table">
           <table>
             <thead>
               <tr>
