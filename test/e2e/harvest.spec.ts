@@ -645,3 +645,22 @@ test('data tab: in a narrow window, the keyboard scrolls the files table to its 
   await page.keyboard.press('ArrowRight');
   await expect.poll(scrolled).toBeGreaterThan(0);
 });
+
+test('data tab: Retry all whose files fail again keeps the focus on Retry all', async ({
+  page,
+  startStation,
+  scratchDir,
+}) => {
+  // The archive folder does not exist, and stays so: every attempt fails.
+  const { failures } = await failingHarvest(page, startStation, scratchDir, ['a.txt', 'b.txt']);
+  const items = failures.getByRole('listitem');
+  await expect(items).toHaveCount(2);
+  await expect(items.filter({ hasText: '1 attempt;' })).toHaveCount(2);
+  const retryAll = page.getByRole('button', { name: 'Retry all (2)' });
+  await retryAll.focus();
+  await page.keyboard.press('Enter');
+  await expect(items.filter({ hasText: '2 attempts;' })).toHaveCount(2);
+  // Where the person was, to press it again once the share is back; not one file's Retry.
+  await expect(retryAll).toBeEnabled();
+  await expect(retryAll).toBeFocused();
+});

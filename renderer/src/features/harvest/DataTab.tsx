@@ -41,25 +41,36 @@ function focusLost(): boolean {
  * of the files retried whose Retry is there and enabled, else to the files' heading. A Retry
  * that is there but busy (its file being retried or copied: data-busy) is waited for, not
  * passed over: its file may fail again (a share still away), and then its Retry is where the
- * person was; only once it is done does the focus go on to the next file.
+ * person was; only once it is done does the focus go on to the next file. After Retry all
+ * ('all', first), the focus goes back to Retry all while it is there: its files failed again.
  */
-function useFocusAfterRetry(): (ids: readonly number[]) => void {
-  const keeping = useRef<readonly number[] | null>(null);
+function useFocusAfterRetry(): (ids: readonly (number | 'all')[]) => void {
+  const keeping = useRef<readonly (number | 'all')[] | null>(null);
+  /** What the focus was on when this took it over (the Retry pressed), or last put it on. */
+  const placed = useRef<Element | null>(null);
   const keep = useCallback((): void => {
     const ids = keeping.current;
     if (ids === null) return;
-    if (!focusLost()) {
+    const lost = focusLost();
+    if (!lost && document.activeElement !== placed.current) {
       // Moved on by the person (not to what this put it on): theirs stands from now on.
-      const at = document.activeElement;
-      if (!at?.hasAttribute('data-retry')) keeping.current = null;
+      keeping.current = null;
       return;
     }
     for (const id of ids) {
       const button = document.querySelector<HTMLButtonElement>(`button[data-retry="${id}"]`);
-      if (button && !button.disabled) return button.focus();
+      if (button && !button.disabled) {
+        // Also from a later one this put it on: Retry all is disabled, and not busy, while
+        // its files wait in the queue, whose Retry stays enabled; once they failed again, it
+        // is Retry all that the person pressed.
+        if (button !== document.activeElement) button.focus();
+        placed.current = button;
+        return;
+      }
       // Its attempt is under way: the render that ends it runs this again.
       if (button?.hasAttribute('data-busy')) return;
     }
+    if (!lost) return;
     // Where it ends: from here on, the focus is the person's again.
     document.getElementById(FILES_HEADING_ID)?.focus();
     keeping.current = null;
@@ -69,6 +80,7 @@ function useFocusAfterRetry(): (ids: readonly number[]) => void {
   return useCallback(
     (ids) => {
       keeping.current = ids;
+      placed.current = document.activeElement;
       // The button is disabled by the render that follows; the browser drops the focus then.
       window.setTimeout(keep, 0);
     },
@@ -253,9 +265,11 @@ function Failures({
       {failed.length > 1 && (
         <button
           type="button"
+          data-retry="all"
+          data-busy={retryingAll ? '' : undefined}
           onClick={() => {
-            const ids = failed.map((f) => f.id);
-            keepFocus(ids);
+            // Back here if they fail again; else to the files' Retry, then the heading.
+            keepFocus(['all', ...failed.map((f) => f.id)]);
             void retryAll();
           }}
           disabled={!loggedOn || retryingAll || retriable === 0}
