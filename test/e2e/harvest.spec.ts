@@ -664,3 +664,32 @@ test('data tab: Retry all whose files fail again keeps the focus on Retry all', 
   await expect(retryAll).toBeEnabled();
   await expect(retryAll).toBeFocused();
 });
+
+test('data tab: the harvest is not read for the Data tab while another tab is on show', async ({
+  page,
+  startStation,
+  scratchDir,
+}) => {
+  const { src, archive } = await acquisition(scratchDir);
+  await mkdir(archive);
+  const station = await startStation(withQuanta(src, archive, '{relative_path}'));
+  let harvestReads = 0;
+  page.on('request', (request) => {
+    if (new URL(request.url()).pathname.startsWith('/rpc/harvest.')) harvestReads += 1;
+  });
+  await page.goto(station.url);
+  await openDataTab(page);
+  await expect(page.getByTestId('today-completed')).toHaveText('0');
+  await page.getByRole('tab', { name: 'Tool control' }).click();
+  const readsBefore = harvestReads;
+
+  // A burst of 100 files is harvested while the tool's tab is on show.
+  const names = Array.from({ length: 100 }, (_, i) => `frame-${i}.txt`);
+  for (const name of names) await writeFile(join(src, name), name);
+  await expect.poll(async () => (await readdir(archive)).length, { timeout: 30_000 }).toBe(100);
+  expect(harvestReads).toBe(readsBefore);
+
+  // Back on the Data tab, it is up to date.
+  await openDataTab(page);
+  await expect(page.getByTestId('today-completed')).toHaveText('100');
+});

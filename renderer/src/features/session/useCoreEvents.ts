@@ -7,6 +7,7 @@ import { useNotebookStore } from '../../stores/notebook.js';
 import { useReservationsStore } from '../../stores/reservations.js';
 import { useSessionStore } from '../../stores/session.js';
 import { useStationStore } from '../../stores/station.js';
+import { useUiStore } from '../../stores/ui.js';
 import { readDraft } from '../forms/drafts.js';
 import { entryEditingKey } from '../notebook/useEntryDraft.js';
 
@@ -34,7 +35,9 @@ function onCoreEvent(event: CoreEvent): void {
       break;
     }
     case 'harvest.changed':
-      void useHarvestStore.getState().refresh();
+      // Only for the Data tab on show (it reads everything again when opened): a burst sends
+      // a few events a second, each of which would read the status and a page of files.
+      if (useUiStore.getState().tab === 'data') void useHarvestStore.getState().refresh();
       break;
     case 'notebook.changed':
       if (!session.session) break;
