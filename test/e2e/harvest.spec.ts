@@ -693,3 +693,25 @@ test('data tab: the harvest is not read for the Data tab while another tab is on
   await openDataTab(page);
   await expect(page.getByTestId('today-completed')).toHaveText('100');
 });
+
+test('data tab: "Show all files" by keyboard leaves the focus in the search field', async ({
+  page,
+  startStation,
+  scratchDir,
+}) => {
+  const { failures } = await failingHarvest(page, startStation, scratchDir, ['a.txt', 'b.txt']);
+  await expect(failures.getByRole('listitem')).toHaveCount(2);
+  const files = page.getByRole('region', { name: 'Harvested files' });
+  const find = files.getByRole('searchbox', { name: 'Find a file (name, path or ARK)' });
+  await find.fill('a.txt');
+  await find.press('Enter');
+  await expect(files.getByRole('row')).toHaveCount(2);
+  const showAll = files.getByRole('button', { name: 'Show all files' });
+  await showAll.focus();
+  await page.keyboard.press('Enter');
+  await expect(files.getByRole('row')).toHaveCount(3);
+  // The button is gone with the search: the focus is in the field, empty, to search again.
+  await expect(showAll).toHaveCount(0);
+  await expect(find).toBeFocused();
+  await expect(find).toHaveValue('');
+});

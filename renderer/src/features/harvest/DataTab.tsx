@@ -343,6 +343,7 @@ function FileSearch(): ReactElement {
   const search = useHarvestStore((s) => s.search);
   const setSearch = useHarvestStore((s) => s.setSearch);
   const [text, setText] = useState(search);
+  const field = useRef<HTMLInputElement>(null);
   const submit = (event: FormEvent): void => {
     event.preventDefault();
     void setSearch(text);
@@ -351,6 +352,7 @@ function FileSearch(): ReactElement {
     <form className="file-search" role="search" onSubmit={submit}>
       <label htmlFor="file-search">Find a file (name, path or ARK)</label>
       <input
+        ref={field}
         id="file-search"
         type="search"
         value={text}
@@ -363,6 +365,8 @@ function FileSearch(): ReactElement {
           className="secondary"
           onClick={() => {
             setText('');
+            // This button goes with the search: the focus would drop to the page's start.
+            field.current?.focus();
             void setSearch('');
           }}
         >
