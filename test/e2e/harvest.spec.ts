@@ -715,3 +715,26 @@ test('data tab: "Show all files" by keyboard leaves the focus in the search fiel
   await expect(find).toBeFocused();
   await expect(find).toHaveValue('');
 });
+
+test('data tab: "Older files" that brings the last page leaves the focus on its first file', async ({
+  page,
+  startStation,
+  scratchDir,
+}) => {
+  const { src, archive } = await acquisition(scratchDir);
+  await mkdir(archive);
+  for (let i = 0; i < 101; i += 1) await writeFile(join(src, `frame-${i}.txt`), `frame ${i}`);
+  const station = await startStation(withQuanta(src, archive, '{relative_path}'));
+  await page.goto(station.url);
+  await openDataTab(page);
+  await expect(page.getByTestId('today-completed')).toHaveText('101');
+  const files = page.getByRole('region', { name: 'Harvested files' });
+  const rows = files.getByRole('row');
+  await expect(rows).toHaveCount(101);
+  await files.getByRole('button', { name: 'Older files' }).focus();
+  await page.keyboard.press('Enter');
+  await expect(rows).toHaveCount(102);
+  // The button is gone (no older files): the focus is on the file it brought, not the page's.
+  await expect(files.getByRole('button', { name: 'Older files' })).toHaveCount(0);
+  await expect(rows.nth(101).getByRole('button')).toBeFocused();
+});

@@ -468,7 +468,23 @@ function History({ files }: { files: HarvestFileView[] }): ReactElement {
         </div>
       )}
       {more && (
-        <button type="button" className="secondary" onClick={() => void loadMore()}>
+        <button
+          type="button"
+          className="secondary"
+          onClick={() => {
+            const shown = files.length;
+            void loadMore().then(() =>
+              window.setTimeout(() => {
+                // The last page came: the button went with the focus on it. The focus goes
+                // to the first file of that page, where the person reads on.
+                if (!focusLost()) return;
+                const first =
+                  document.querySelectorAll<HTMLButtonElement>('button[data-file]')[shown];
+                first?.focus();
+              }, 0),
+            );
+          }}
+        >
           Older files
         </button>
       )}
