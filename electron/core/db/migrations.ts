@@ -1030,11 +1030,11 @@ export const migrations: readonly Migration[] = [
       UPDATE notebook_search_keys SET title_search = nfc(title_search)
         WHERE title_search <> nfc(title_search);
       UPDATE notebook_metadata_index SET text = nfc(text) WHERE text <> nfc(text);
-      -- A tag written twice, once in each form, is one tag now: the first is kept.
-      DELETE FROM notebook_tags WHERE tag_key <> nfc(tag_key) AND EXISTS (
-        SELECT 1 FROM notebook_tags o
-        WHERE o.entry_id = notebook_tags.entry_id AND o.tag_key = nfc(notebook_tags.tag_key));
-      UPDATE notebook_tags SET tag_key = nfc(tag_key) WHERE tag_key <> nfc(tag_key);
+      -- A tag written twice, in two forms, is one tag now: one of them is kept (the key is
+      -- (entry_id, tag_key); two forms that are both not composed, combining marks in another
+      -- order, fold to one key too).
+      UPDATE OR IGNORE notebook_tags SET tag_key = nfc(tag_key) WHERE tag_key <> nfc(tag_key);
+      DELETE FROM notebook_tags WHERE tag_key <> nfc(tag_key);
 
       -- The text indexes are told what goes and what comes (their content is another table).
       CREATE TEMP TABLE folded_lines AS
