@@ -66,6 +66,8 @@ let selections = 0;
 /** Status reads asked for, and the latest one shown: an older answer is dropped. */
 let statusReads = 0;
 let statusShown = 0;
+/** The status read whose failure list is shown: a list is newer than the lists read before. */
+let failedShown = 0;
 
 interface StatusRead {
   ticket: number;
@@ -91,16 +93,21 @@ async function readStatus(held: string | null): Promise<StatusRead> {
 
 /** What a status read changes in the state: nothing where a later one is shown already. */
 function shownStatus(read: StatusRead, progress: ProgressSamples): Partial<HarvestState> {
-  if (read.ticket < statusShown) return {};
-  statusShown = read.ticket;
-  const shown = {
-    status: read.status,
-    progress: addSamples(progress, read.status.active, read.at),
-  };
-  // The list was read after the status: it is as new as its version at least.
-  return read.failed === null
-    ? shown
-    : { ...shown, failed: read.failed, failuresVersion: read.status.failures_version };
+  const shown: Partial<HarvestState> = {};
+  if (read.ticket >= statusShown) {
+    statusShown = read.ticket;
+    shown.status = read.status;
+    shown.progress = addSamples(progress, read.status.active, read.at);
+  }
+  // The list was read after the status: it is as new as its version at least. Its own ticket:
+  // a read asked for later that read no list (its version unchanged) may land first, and the
+  // list read on purpose (a log-off, a Retry) must not go with that read's status.
+  if (read.failed !== null && read.ticket > failedShown) {
+    failedShown = read.ticket;
+    shown.failed = read.failed;
+    shown.failuresVersion = read.status.failures_version;
+  }
+  return shown;
 }
 
 export const useHarvestStore = create<HarvestState>()((set, get) => ({

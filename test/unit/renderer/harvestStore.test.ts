@@ -304,6 +304,19 @@ describe('harvest store', () => {
     expect(failureReads()).toBe(1);
   });
 
+  it('shows the failure list read on purpose though a later read without one landed first', async () => {
+    failedIds = [7];
+    failuresVersion = 'v7';
+    await settle(store().refresh());
+    // Read again on purpose (a log-off: what a file's failure shows changes, not its version),
+    // while a progress poll, asked later, finds the version unchanged and reads no list.
+    failedIds = [7, 9];
+    const reload = store().refresh({ failures: 'reload' });
+    await settle(store().refreshStatus());
+    await settle(reload);
+    expect(store().failed.map((f) => f.id)).toEqual([7, 9]);
+  });
+
   it('keeps the failure list of a later status read when an older one lands last', async () => {
     failedIds = [7];
     failuresVersion = 'v5';
