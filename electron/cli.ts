@@ -85,6 +85,7 @@ const COMMANDS = [
   'harvest',
   'files',
   'transfers',
+  'mail',
 ];
 
 /**
