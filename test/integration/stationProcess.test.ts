@@ -267,6 +267,8 @@ describe('labstation <command> --help', () => {
       ['questions', 'check'],
       ['metadata', 'convert'],
       ['admin', 'user', 'create'],
+      ['mail'],
+      ['mail', 'list'],
     ];
     for (const command of commands) {
       for (const flag of ['--help', '-h']) {
