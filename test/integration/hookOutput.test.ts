@@ -3,18 +3,15 @@
  * bytes it wrote, with real processes: output of multi-byte UTF-8 letters just under the limit
  * is taken, and just over it ends the hook, though it holds fewer than 4 Mi characters.
  */
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Hook } from '../../electron/core/harvest/config.js';
 import {
   acceptHooks,
   endRunningHooks,
   runPostTransferHooks,
-  type PostTransferContext,
 } from '../../electron/core/harvest/hooks.js';
-import type { FileRow } from '../../electron/core/harvest/records.js';
-import type { Db } from '../../electron/core/db/open.js';
 import { tempDir } from './helpers.js';
+import { copiedFile, nodeHook } from './hookFixtures.js';
 
 const LIMIT = 4 * 1024 * 1024;
 
@@ -40,28 +37,7 @@ function printing(bytes: number): Hook {
       }
     };
     next();`;
-  return {
-    id: 1,
-    name: 'printer',
-    trigger: 'post_transfer',
-    kind: 'command',
-    config: { command: process.execPath, args: ['-e', script, String(bytes)], timeout_seconds: 60 },
-    priority: 0,
-    instrument_id: null,
-    from_server: false,
-  };
-}
-
-function context(): PostTransferContext {
-  const file = { metadata_: '{}', persistent_id: 'ark:99999/fk4output' } as unknown as FileRow;
-  const path = join(tempDir('labstation-hook-output-'), 'copy.dat');
-  return {
-    db: null as unknown as Db,
-    file,
-    sourcePath: path,
-    destinationPath: path,
-    instrument: 'sem-1',
-  };
+  return nodeHook('printer', ['-e', script, String(bytes)]);
 }
 
 afterEach(() => {
@@ -71,14 +47,20 @@ afterEach(() => {
 
 describe('command hook output limit', () => {
   it('takes multi-byte output of exactly 4 MiB', async () => {
-    const metadata = await runPostTransferHooks([printing(LIMIT)], context());
+    const metadata = await runPostTransferHooks(
+      [printing(LIMIT)],
+      copiedFile(tempDir('labstation-hook-output-'), 1),
+    );
     expect(metadata.hook_errors).toBeUndefined();
     expect(Buffer.byteLength(JSON.stringify(metadata), 'utf8')).toBe(LIMIT);
     expect((metadata.text as string).slice(0, 2)).toBe('éé');
   }, 30_000);
 
   it('ends a hook that prints one byte more than 4 MiB, in fewer than 4 Mi characters', async () => {
-    const metadata = await runPostTransferHooks([printing(LIMIT + 1)], context());
+    const metadata = await runPostTransferHooks(
+      [printing(LIMIT + 1)],
+      copiedFile(tempDir('labstation-hook-output-'), 1),
+    );
     expect('text' in metadata).toBe(false);
     expect(metadata.hook_errors).toEqual([
       { hook: 'printer', kind: 'command', error: 'printed more than 4 MiB' },

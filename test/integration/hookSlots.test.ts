@@ -6,49 +6,21 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Hook } from '../../electron/core/harvest/config.js';
 import {
   acceptHooks,
   COMMAND_HOOKS_AT_ONCE,
   endRunningHooks,
   HarvestStopped,
   runPostTransferHooks,
-  type PostTransferContext,
 } from '../../electron/core/harvest/hooks.js';
-import type { FileRow } from '../../electron/core/harvest/records.js';
-import type { Db } from '../../electron/core/db/open.js';
+import { copiedFile, nodeHook } from './hookFixtures.js';
 import { tempDir, waitFor } from './helpers.js';
 
 /** A hook that marks that it started (a file named after the copy), then runs for 30 s. */
-const slowHook: Hook = {
-  id: 1,
-  name: 'slow',
-  trigger: 'post_transfer',
-  kind: 'command',
-  config: {
-    command: process.execPath,
-    args: [
-      '-e',
-      "require('fs').writeFileSync(process.argv[1] + '.started', ''); setTimeout(() => {}, 30000)",
-    ],
-    timeout_seconds: 60,
-  },
-  priority: 0,
-  instrument_id: null,
-  from_server: false,
-};
-
-function context(dir: string, n: number): PostTransferContext {
-  const file = { metadata_: '{}', persistent_id: `ark:99999/fk4test${n}` } as unknown as FileRow;
-  const path = join(dir, `copy-${n}.dat`);
-  return {
-    db: null as unknown as Db,
-    file,
-    sourcePath: path,
-    destinationPath: path,
-    instrument: 'sem-1',
-  };
-}
+const slowHook = nodeHook('slow', [
+  '-e',
+  "require('fs').writeFileSync(process.argv[1] + '.started', ''); setTimeout(() => {}, 30000)",
+]);
 
 afterEach(() => {
   endRunningHooks('test over');
@@ -59,7 +31,7 @@ describe('command hooks taking turns', () => {
   it('refuses the waiting hooks when the harvest stops, even if it starts again at once', async () => {
     const dir = tempDir('labstation-hooks-');
     const runs = Array.from({ length: COMMAND_HOOKS_AT_ONCE + 2 }, (_, n) =>
-      runPostTransferHooks([slowHook], context(dir, n)).then(
+      runPostTransferHooks([slowHook], copiedFile(dir, n)).then(
         () => 'ended',
         (error: unknown) => (error instanceof HarvestStopped ? 'stopped' : String(error)),
       ),
