@@ -771,10 +771,22 @@ export function getFileView(db: Db, id: number): HarvestFileView | null {
 }
 
 /**
+ * The files failed since a moment and failed still. Read from the failed transfers since then
+ * (the index harvest_transfers_failed, which holds the file: the list is of distinct ids), each
+ * file then looked up by its id; the unary + keeps SQLite from walking every failed file by
+ * harvest_files_work instead, each looked up among its transfers (24 ms at 100,000 failed
+ * files, against 0.03 ms with 100 failed today).
+ */
+export const FAILED_SINCE_QUERY = `SELECT count(*) FROM harvest_files f
+  WHERE f.id IN (
+    SELECT file_id FROM harvest_transfers WHERE status = 'failed' AND started_at >= ?)
+  AND +f.state = 'failed'`;
+
+/**
  * Today's totals, `since` being the start of today (local time): transfers completed and
  * skipped that started since then, the bytes completed, and the files that failed since then
- * and are failed still (by started_at, which is indexed: the status is read every second while
- * files are copied). Files, not attempts: a share down all day is one failed file per file,
+ * and are failed still (FAILED_SINCE_QUERY: the status is read every second while files are
+ * copied). Files, not attempts: a share down all day is one failed file per file,
  * however often each was tried, and a file that failed and then completed is not failed.
  */
 export function totalsSince(
@@ -791,14 +803,7 @@ export function totalsSince(
     totals[r.status] = r.n;
     if (r.status === 'completed') totals.bytes = r.bytes ?? 0;
   }
-  totals.failed = cachedStatement(
-    db,
-    `SELECT count(*) FROM harvest_files f WHERE f.state = 'failed' AND EXISTS (
-       SELECT 1 FROM harvest_transfers t
-       WHERE t.file_id = f.id AND t.status = 'failed' AND t.started_at >= ?)`,
-  )
-    .pluck()
-    .get(since) as number;
+  totals.failed = cachedStatement(db, FAILED_SINCE_QUERY).pluck().get(since) as number;
   return totals;
 }
 

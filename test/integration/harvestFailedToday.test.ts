@@ -1,0 +1,116 @@
+/**
+ * HarvestStatus.today.failed, on a real database: the files that failed since the start of the
+ * day and are failed still, counted from today's failures (an index of failed transfers by
+ * started_at), not by looking at every failed file: the status is read every second while
+ * files are copied, and failed files pile up over the days.
+ */
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { openDatabase } from '../../electron/core/db/open.js';
+import {
+  FAILED_SINCE_QUERY,
+  finishTransfer,
+  recordFile,
+  requeueFile,
+  totalsSince,
+  type TransferOutcome,
+} from '../../electron/core/harvest/records.js';
+import { tempDir } from './helpers.js';
+
+const YESTERDAY = '2026-03-01T10:00:00.000Z';
+const MIDNIGHT = '2026-03-02T00:00:00.000Z';
+const TODAY = '2026-03-02T10:00:00.000Z';
+
+function station(): ReturnType<typeof openDatabase> {
+  const db = openDatabase(join(tempDir(), 'station.db'));
+  db.exec(`
+    INSERT INTO tools (uuid, name, created_at, updated_at) VALUES ('t1', 'SEM', '${TODAY}', '${TODAY}');
+    INSERT INTO instruments (uuid, name, tool_id, destination_template, created_at, updated_at)
+      VALUES ('i1', 'sem-1', 1, '{filename}', '${TODAY}', '${TODAY}');`);
+  return db;
+}
+
+function fileNamed(db: ReturnType<typeof openDatabase>, name: string): number {
+  return recordFile(db, {
+    instrumentId: 1,
+    watchPath: '/src',
+    relativePath: name,
+    sourcePath: `/src/${name}`,
+    filename: name,
+    size: 1,
+    mtimeMs: 0,
+    firstDiscoveredAt: YESTERDAY,
+    usageEventId: null,
+  });
+}
+
+const failedAt = (at: string): TransferOutcome => ({
+  status: 'failed',
+  storageLocationId: null,
+  destinationPath: null,
+  bytes: 0,
+  destChecksum: null,
+  checksumVerified: false,
+  startedAt: at,
+  completedAt: at,
+  error: 'storage not reachable',
+  retryAt: null,
+});
+
+const completed: TransferOutcome = {
+  status: 'completed',
+  storageLocationId: null,
+  destinationPath: 'x',
+  bytes: 1,
+  destChecksum: 'ab',
+  checksumVerified: true,
+  startedAt: TODAY,
+  completedAt: TODAY,
+};
+
+describe('today.failed', () => {
+  it('counts the files failed since the start of the day and failed still, once each', () => {
+    const db = station();
+    const failedToday = (): number => totalsSince(db, MIDNIGHT).failed;
+    expect(failedToday()).toBe(0);
+
+    // Failed yesterday and not tried since: not today's.
+    const old = fileNamed(db, 'old.tif');
+    finishTransfer(db, old, failedAt(YESTERDAY));
+    expect(failedToday()).toBe(0);
+
+    // Failed yesterday and again today, twice: one file.
+    finishTransfer(db, old, failedAt(TODAY));
+    finishTransfer(db, old, failedAt('2026-03-02T11:00:00.000Z'));
+    expect(failedToday()).toBe(1);
+
+    // Another failing today, then completing: not failed.
+    const b = fileNamed(db, 'b.tif');
+    finishTransfer(db, b, failedAt(TODAY));
+    expect(failedToday()).toBe(2);
+    finishTransfer(db, b, completed);
+    expect(failedToday()).toBe(1);
+
+    // Found again (waiting): no longer failed.
+    const c = fileNamed(db, 'c.tif');
+    finishTransfer(db, c, failedAt(TODAY));
+    expect(failedToday()).toBe(2);
+    requeueFile(db, c, 2, 1);
+    expect(failedToday()).toBe(1);
+    db.close();
+  });
+
+  it("is read from today's failed transfers, then each file by its id (EXPLAIN QUERY PLAN)", () => {
+    const db = station();
+    const plan = (
+      db.prepare(`EXPLAIN QUERY PLAN ${FAILED_SINCE_QUERY}`).all(MIDNIGHT) as { detail: string }[]
+    )
+      .map((r) => r.detail)
+      .join('\n');
+    // Not a walk over every failed file (by harvest_files_work), each looked up in the transfers.
+    expect(plan).not.toMatch(/harvest_files_work/);
+    expect(plan).toMatch(/USING COVERING INDEX harvest_transfers_failed \(started_at>\?\)/);
+    expect(plan).toMatch(/SEARCH f USING INTEGER PRIMARY KEY \(rowid=\?\)/);
+    db.close();
+  });
+});
