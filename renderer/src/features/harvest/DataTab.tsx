@@ -14,7 +14,7 @@ import { useSessionStore } from '../../stores/session.js';
 import { FILE_DETAILS_ID, FileDetails } from './FileDetails.js';
 import { recentRate } from './rate.js';
 import { finishing, shownTransfers } from './transferList.js';
-import { formatBytes, formatDuration, statusWord } from './words.js';
+import { formatBytes, formatDuration, nextTryWords, statusWord } from './words.js';
 
 /** While transfers run, their progress is polled this often; events refresh the rest. */
 const PROGRESS_POLL_MS = 1000;
@@ -254,6 +254,7 @@ function Failures({
   const loggedOn = useSessionStore((s) => s.session !== null);
   const keepFocus = useFocusAfterRetry();
   if (!failed.length) return null;
+  const now = Date.now();
   return (
     <section aria-label="Failed transfers">
       <h2>Failed transfers</h2>
@@ -303,15 +304,11 @@ function Failures({
                   </>
                 )}
                 ; {f.attempts} attempt{f.attempts === 1 ? '' : 's'}
-                {active.has(f.id)
-                  ? '; being tried again now'
-                  : waiting.has(f.instrument)
-                    ? f.next_attempt_at
-                      ? `; next try once ${f.instrument}'s history is here, not before ${formatDateTime(f.next_attempt_at)}`
-                      : `; not retried by itself; Retry once ${f.instrument}'s history is here`
-                    : f.next_attempt_at
-                      ? `; next try ${formatDateTime(f.next_attempt_at)}`
-                      : '; not retried by itself'}
+                {nextTryWords(f, {
+                  active: active.has(f.id),
+                  waitingForHistory: waiting.has(f.instrument),
+                  now,
+                })}
               </small>
             </div>
             <button

@@ -1,4 +1,5 @@
 import type { HarvestFileView } from '../../../../shared/api.js';
+import { formatDateTime } from '../../format.js';
 
 const UNITS = ['B', 'kB', 'MB', 'GB', 'TB'];
 
@@ -29,4 +30,32 @@ export function statusWord(file: HarvestFileView): string {
   if (file.state === 'gone') return 'source deleted';
   if (file.state === 'waiting') return file.last_transfer ? 'waiting (re-queued)' : 'waiting';
   return file.last_transfer?.status ?? file.state;
+}
+
+/**
+ * When a failed file is tried again, after its attempts in the failure list. A time that has
+ * come is no longer named: the file is due and waits in the queue for its turn (the status is
+ * read again while the tab is open, `now` moving on with it), where "next try" and a time gone
+ * by would read as a try missed.
+ */
+export function nextTryWords(
+  file: Pick<HarvestFileView, 'instrument' | 'next_attempt_at'>,
+  how: {
+    /** Being copied now. */
+    active: boolean;
+    /** Its instrument waits for its history: its files are not tried before it is here. */
+    waitingForHistory: boolean;
+    now: number;
+  },
+): string {
+  if (how.active) return '; being tried again now';
+  const at = file.next_attempt_at;
+  const due = at !== null && Date.parse(at) <= how.now;
+  if (how.waitingForHistory) {
+    const once = `once ${file.instrument}'s history is here`;
+    if (at === null) return `; not retried by itself; Retry ${once}`;
+    return due ? `; next try ${once}` : `; next try ${once}, not before ${formatDateTime(at)}`;
+  }
+  if (at === null) return '; not retried by itself';
+  return due ? '; due, waiting for its turn' : `; next try ${formatDateTime(at)}`;
 }
