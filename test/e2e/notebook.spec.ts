@@ -683,3 +683,19 @@ test('notebook: Close by keyboard leaves the focus on the entry in the list', as
   await page.keyboard.press('Enter');
   await expect(entry.getByRole('heading', { name: 'Holder H' })).toBeVisible();
 });
+
+test('notebook: a field added in the builder takes the focus in its input', async ({
+  page,
+  startStation,
+}) => {
+  const station = await startStation(facility());
+  const { edit, input } = await editThreeFields(page, station.url, 'Holder I');
+  await edit.getByRole('button', { name: 'Add field', exact: true }).focus();
+  await page.keyboard.press('Enter');
+  const dialog = page.getByRole('dialog', { name: 'Add field' });
+  await expect(dialog.getByLabel('Field name')).toBeFocused();
+  await page.keyboard.type('Fourth');
+  await page.keyboard.press('Enter');
+  await expect(dialog).toBeHidden();
+  await expect(input('Fourth')).toBeFocused();
+});

@@ -26,15 +26,16 @@ export function BuilderFields({ draft }: { draft: EntryDraft }): ReactElement {
   const groups = doc.notebook?.extra_fields_groups ?? [];
   const general = problems.general;
   const addButton = useRef<HTMLButtonElement>(null);
-  // Where the focus goes once a removed field's trash control has gone with it: the field
-  // after it, else the one before, else (null) Add field.
-  const focusAfterRemoval = useRef<{ name: string | null } | null>(null);
+  // The field whose input takes the focus once the fields are drawn again, or (null) Add field:
+  // a field just added (the builder it was made in has gone), or, when a removed field's trash
+  // control has gone with it, the field after it, else the one before, else Add field.
+  const focusField = useRef<{ name: string | null } | null>(null);
   let index = 0;
 
   useEffect(() => {
-    const target = focusAfterRemoval.current;
+    const target = focusField.current;
     if (!target) return;
-    focusAfterRemoval.current = null;
+    focusField.current = null;
     const at = target.name === null ? -1 : shownOrder(doc).indexOf(target.name);
     (at === -1 ? addButton.current : document.getElementById(controlId(at)))?.focus();
   }, [doc]);
@@ -50,8 +51,7 @@ export function BuilderFields({ draft }: { draft: EntryDraft }): ReactElement {
     const at = order.indexOf(name);
     const refused = actions.removeField(name);
     setRefusal(refused);
-    if (refused.length === 0)
-      focusAfterRemoval.current = { name: order[at + 1] ?? order[at - 1] ?? null };
+    if (refused.length === 0) focusField.current = { name: order[at + 1] ?? order[at - 1] ?? null };
   };
 
   return (
@@ -116,7 +116,10 @@ export function BuilderFields({ draft }: { draft: EntryDraft }): ReactElement {
         groups={groups}
         onAdd={(name, fieldDraft) => {
           const refused = actions.addField(name, fieldDraft);
-          if (refused.length === 0) setBuilderOpen(false);
+          if (refused.length === 0) {
+            focusField.current = { name };
+            setBuilderOpen(false);
+          }
           return refused;
         }}
         onClose={() => setBuilderOpen(false)}
