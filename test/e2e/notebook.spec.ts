@@ -699,3 +699,18 @@ test('notebook: a field added in the builder takes the focus in its input', asyn
   await expect(dialog).toBeHidden();
   await expect(input('Fourth')).toBeFocused();
 });
+
+test('notebook: Duplicate by keyboard leaves the focus on the copy’s title', async ({
+  page,
+  startStation,
+}) => {
+  const station = await startStation(facility());
+  await page.goto(station.url);
+  await logOn(page, 'ada', '1234');
+  await openNotebook(page);
+  const entry = await createEntry(page, 'Item', 'Holder J');
+  await entry.getByRole('button', { name: 'Duplicate' }).focus();
+  await page.keyboard.press('Enter');
+  const copy = page.getByRole('region', { name: 'Entry Holder J (copy)' });
+  await expect(copy.getByRole('heading', { name: 'Holder J (copy)' })).toBeFocused();
+});

@@ -19,6 +19,13 @@ function docOf(entry: NotebookEntryView): MetadataDoc {
   return result.ok ? result.doc : EMPTY_DOC;
 }
 
+/**
+ * The entry a Duplicate under way was made from, or null. Duplicate goes away with the panel
+ * (the copy opens in a panel of its own): the copy's panel, once drawn, takes the focus to its
+ * title instead of leaving it to the page body.
+ */
+let duplicatingFrom: number | null = null;
+
 /** The open entry: view mode with its actions, or edit mode. */
 export function EntryPanel({ entry }: { entry: NotebookEntryView }): ReactElement {
   // Editing goes on after a look at another tab (its draft is kept by useEntryDraft).
@@ -40,6 +47,11 @@ export function EntryPanel({ entry }: { entry: NotebookEntryView }): ReactElemen
     if (editing) document.getElementById('entry-title-input')?.focus();
     else editButton.current?.focus();
   }, [editing]);
+  useEffect(() => {
+    if (duplicatingFrom === null || duplicatingFrom === entry.id) return;
+    duplicatingFrom = null;
+    document.getElementById('entry-title')?.focus();
+  }, [entry.id]);
   const doc = useMemo(() => docOf(entry), [entry]);
   const inUse = useStationStore((s) => s.status?.active !== null && s.status?.active !== undefined);
   const { duplicate, attachUsage, openEntry } = useNotebookStore.getState();
@@ -74,7 +86,12 @@ export function EntryPanel({ entry }: { entry: NotebookEntryView }): ReactElemen
             type="button"
             className="secondary"
             disabled={making}
-            onClick={() => void duplicate(entry.id)}
+            onClick={() => {
+              duplicatingFrom = entry.id;
+              void duplicate(entry.id).finally(() => {
+                duplicatingFrom = null;
+              });
+            }}
           >
             Duplicate
           </button>

@@ -20,7 +20,10 @@ export function EntryView({
         {KIND_LABELS[entry.kind]} · version {entry.version} · changed{' '}
         {formatDateTime(entry.updated_at)}
       </p>
-      <h2 id="entry-title">{entry.title}</h2>
+      {/* Focusable from code only: a new copy's panel takes the focus here (EntryPanel). */}
+      <h2 id="entry-title" tabIndex={-1}>
+        {entry.title}
+      </h2>
       {entry.tags.length > 0 && (
         <ul className="tag-list" aria-label="Tags">
           {entry.tags.map((tag) => (
