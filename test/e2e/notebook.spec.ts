@@ -714,3 +714,36 @@ test('notebook: Duplicate by keyboard leaves the focus on the copy’s title', a
   const copy = page.getByRole('region', { name: 'Entry Holder J (copy)' });
   await expect(copy.getByRole('heading', { name: 'Holder J (copy)' })).toBeFocused();
 });
+
+test('notebook search: a refused condition’s problem describes its inputs and takes the focus', async ({
+  page,
+  startStation,
+}) => {
+  const station = await startStation(facility());
+  await page.goto(station.url);
+  await logOn(page, 'ada', '1234');
+  await openNotebook(page);
+  await page.getByRole('button', { name: 'Search entries' }).click();
+  const search = page.getByRole('region', { name: 'Search entries' });
+  const add = search.getByRole('button', { name: 'Add metadata condition' });
+  await add.click();
+  await add.click();
+  const first = search.getByRole('group', { name: 'Condition 1' });
+  await first.getByLabel('Field name').fill('Mass');
+  await first.getByLabel('Value').fill('3');
+  const second = search.getByRole('group', { name: 'Condition 2' });
+  await second.getByLabel('Value').fill('4');
+  await search.getByRole('button', { name: 'Search' }).focus();
+  await page.keyboard.press('Enter');
+  await expect(second.getByText('Name the field.')).toBeVisible();
+  await expect(second.getByLabel('Field name')).toBeFocused();
+  await expect(second.getByLabel('Field name')).toHaveAccessibleDescription('Name the field.');
+  await expect(second.getByLabel('Value')).toHaveAccessibleDescription('Name the field.');
+  await expect(first.getByLabel('Value')).toHaveAccessibleDescription('');
+  // Once named, the problem goes with the refusal, and the search runs.
+  await second.getByLabel('Field name').fill('Count');
+  await search.getByRole('button', { name: 'Search' }).click();
+  await expect(search.getByTestId('search-summary')).toBeVisible();
+  await expect(second.getByText('Name the field.')).toHaveCount(0);
+  await expect(second.getByLabel('Field name')).toHaveAccessibleDescription('');
+});

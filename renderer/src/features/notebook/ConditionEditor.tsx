@@ -1,6 +1,6 @@
 import type { ReactElement, ReactNode } from 'react';
 import { CONDITION_LABELS } from './searchConditions.js';
-import type { ConditionKind, ConditionRow } from './searchConditions.js';
+import type { ConditionInput, ConditionKind, ConditionRow } from './searchConditions.js';
 
 interface ConditionEditorProps {
   row: ConditionRow;
@@ -27,8 +27,12 @@ function Input({
   );
 }
 
+/** The id of a condition's control, by the row's key. */
+export const conditionInputId = (key: number, input: ConditionInput): string =>
+  `condition-${key}-${input}`;
+
 /** The id of a condition's first control (its kind), by the row's key. */
-export const conditionKindId = (key: number): string => `condition-${key}-kind`;
+export const conditionKindId = (key: number): string => conditionInputId(key, 'kind');
 
 /** One metadata condition of the search panel, with the inputs its kind needs. */
 export function ConditionEditor(props: ConditionEditorProps): ReactElement {
@@ -36,6 +40,9 @@ export function ConditionEditor(props: ConditionEditorProps): ReactElement {
   const id = `condition-${row.key}`;
   const set = (changes: Partial<ConditionRow>): void => onChange({ ...row, ...changes });
   const dateType = row.withTime ? 'datetime-local' : 'date';
+  // The problem, when there is one, describes each of the condition's controls.
+  const problemId = `${id}-problem`;
+  const describedBy = problem ? problemId : undefined;
   return (
     <fieldset className="condition" aria-label={`Condition ${number}`}>
       <legend>Condition {number}</legend>
@@ -43,6 +50,7 @@ export function ConditionEditor(props: ConditionEditorProps): ReactElement {
         <Input id={conditionKindId(row.key)} label="Condition">
           <select
             id={conditionKindId(row.key)}
+            aria-describedby={describedBy}
             value={row.kind}
             onChange={(e) => set({ kind: e.target.value as ConditionKind })}
           >
@@ -57,6 +65,7 @@ export function ConditionEditor(props: ConditionEditorProps): ReactElement {
           <Input id={`${id}-field`} label="Field name">
             <input
               id={`${id}-field`}
+              aria-describedby={describedBy}
               type="text"
               value={row.field}
               onChange={(e) => set({ field: e.target.value })}
@@ -67,6 +76,7 @@ export function ConditionEditor(props: ConditionEditorProps): ReactElement {
           <Input id={`${id}-text`} label={row.kind === 'equals' ? 'Value' : 'Text'}>
             <input
               id={`${id}-text`}
+              aria-describedby={describedBy}
               type="text"
               value={row.text}
               onChange={(e) => set({ text: e.target.value })}
@@ -78,6 +88,7 @@ export function ConditionEditor(props: ConditionEditorProps): ReactElement {
             <Input id={`${id}-min`} label="From (minimum)">
               <input
                 id={`${id}-min`}
+                aria-describedby={describedBy}
                 type="number"
                 step="any"
                 value={row.min}
@@ -87,6 +98,7 @@ export function ConditionEditor(props: ConditionEditorProps): ReactElement {
             <Input id={`${id}-max`} label="To (maximum)">
               <input
                 id={`${id}-max`}
+                aria-describedby={describedBy}
                 type="number"
                 step="any"
                 value={row.max}
@@ -96,6 +108,7 @@ export function ConditionEditor(props: ConditionEditorProps): ReactElement {
             <Input id={`${id}-unit`} label="Unit (optional)">
               <input
                 id={`${id}-unit`}
+                aria-describedby={describedBy}
                 type="text"
                 value={row.unit}
                 onChange={(e) => set({ unit: e.target.value })}
@@ -108,6 +121,7 @@ export function ConditionEditor(props: ConditionEditorProps): ReactElement {
             <label className="choice">
               <input
                 type="checkbox"
+                aria-describedby={describedBy}
                 checked={row.withTime}
                 onChange={(e) => set({ withTime: e.target.checked, from: '', to: '' })}
               />
@@ -116,6 +130,7 @@ export function ConditionEditor(props: ConditionEditorProps): ReactElement {
             <Input id={`${id}-from`} label="From">
               <input
                 id={`${id}-from`}
+                aria-describedby={describedBy}
                 type={dateType}
                 value={row.from}
                 onChange={(e) => set({ from: e.target.value })}
@@ -124,6 +139,7 @@ export function ConditionEditor(props: ConditionEditorProps): ReactElement {
             <Input id={`${id}-to`} label="To">
               <input
                 id={`${id}-to`}
+                aria-describedby={describedBy}
                 type={dateType}
                 value={row.to}
                 onChange={(e) => set({ to: e.target.value })}
@@ -135,6 +151,7 @@ export function ConditionEditor(props: ConditionEditorProps): ReactElement {
           <Input id={`${id}-checked`} label="State">
             <select
               id={`${id}-checked`}
+              aria-describedby={describedBy}
               value={row.checked ? 'true' : 'false'}
               onChange={(e) => set({ checked: e.target.value === 'true' })}
             >
@@ -154,7 +171,11 @@ export function ConditionEditor(props: ConditionEditorProps): ReactElement {
           </button>
         </div>
       </div>
-      {problem && <p className="messages">{problem}</p>}
+      {problem && (
+        <p id={problemId} className="messages">
+          {problem}
+        </p>
+      )}
     </fieldset>
   );
 }

@@ -5,10 +5,10 @@ import type { EntryKind } from '../../../../shared/notebookApi.js';
 import type { MetadataQuery } from '../../../../shared/metadata/index.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { useNotebookStore } from '../../stores/notebook.js';
-import { ConditionEditor, conditionKindId } from './ConditionEditor.js';
+import { ConditionEditor, conditionInputId, conditionKindId } from './ConditionEditor.js';
 import { EntryRows } from './EntryList.js';
 import { newCondition, toQuery } from './searchConditions.js';
-import type { ConditionRow } from './searchConditions.js';
+import type { ConditionProblem, ConditionRow } from './searchConditions.js';
 import { KIND_PLURALS, parseTags } from './words.js';
 
 /** Milliseconds in words: one decimal below 10 ms. */
@@ -27,17 +27,18 @@ export function SearchPanel(): ReactElement {
   const [tags, setTags] = useState('');
   const [rows, setRows] = useState<ConditionRow[]>([]);
   const [nextKey, setNextKey] = useState(1);
-  const [problems, setProblems] = useState<Map<number, string>>(new Map());
+  const [problems, setProblems] = useState<Map<number, ConditionProblem>>(new Map());
   // A new condition takes the focus (it is where the person goes next); a removed one takes its
   // Remove button with it, so the focus goes to the next condition, else the one before, else
-  // Add metadata condition. The id of what to focus once the rows are drawn, or null.
+  // Add metadata condition. A refused Search sends it to the control of the first problem, once
+  // drawn with the problem describing it. The id of what to focus once drawn, or null.
   const focusAfter = useRef<string | null>(null);
   useEffect(() => {
     const target = focusAfter.current;
     if (target === null) return;
     focusAfter.current = null;
     document.getElementById(target)?.focus();
-  }, [rows]);
+  }, [rows, problems]);
 
   const removeRow = (key: number): void => {
     const at = rows.findIndex((r) => r.key === key);
@@ -49,14 +50,20 @@ export function SearchPanel(): ReactElement {
   const submit = (e: FormEvent): void => {
     e.preventDefault();
     const queries: MetadataQuery[] = [];
-    const found = new Map<number, string>();
+    const found = new Map<number, ConditionProblem>();
     for (const row of rows) {
       const result = toQuery(row);
       if ('query' in result) queries.push(result.query);
-      else found.set(row.key, result.problem);
+      else found.set(row.key, result);
     }
     setProblems(found);
-    if (found.size > 0) return;
+    const [key, first] = found.entries().next().value ?? [];
+    if (key !== undefined && first) {
+      // The control, else (not drawn for this kind) the condition's first control.
+      const target = conditionInputId(key, first.input);
+      focusAfter.current = document.getElementById(target) ? target : conditionKindId(key);
+      return;
+    }
     const tagList = parseTags(tags);
     void useNotebookStore.getState().runSearch({
       ...(kind ? { kind } : {}),
@@ -110,7 +117,7 @@ export function SearchPanel(): ReactElement {
             key={row.key}
             row={row}
             number={i + 1}
-            problem={problems.get(row.key) ?? null}
+            problem={problems.get(row.key)?.problem ?? null}
             onChange={(changed) => setRows(rows.map((r) => (r.key === row.key ? changed : r)))}
             onRemove={() => removeRow(row.key)}
           />

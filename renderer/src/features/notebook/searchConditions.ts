@@ -14,6 +14,15 @@ export const CONDITION_LABELS: Record<ConditionKind, string> = {
   anyFieldContains: 'Any field contains',
 };
 
+/** A condition's controls, each at the id conditionInputId gives it. */
+export type ConditionInput = 'kind' | 'field' | 'text' | 'min' | 'max' | 'unit' | 'from' | 'to';
+
+/** Why a row is not a query yet (in words), and the control to mend it in. */
+export interface ConditionProblem {
+  problem: string;
+  input: ConditionInput;
+}
+
 export interface ConditionRow {
   key: number;
   kind: ConditionKind;
@@ -78,19 +87,43 @@ function candidate(row: ConditionRow): unknown {
   }
 }
 
-/** The query of a row, or why it is not one yet (in words, for the row). */
-export function toQuery(row: ConditionRow): { query: MetadataQuery } | { problem: string } {
+/** The control of a row that holds a query's property (the first of an issue's path). */
+function inputOf(row: ConditionRow, property: unknown): ConditionInput {
+  switch (property) {
+    case 'field':
+      return row.kind === 'anyFieldContains' ? 'text' : 'field';
+    case 'value':
+    case 'text':
+      return 'text';
+    case 'min':
+    case 'max':
+    case 'unit':
+    case 'from':
+    case 'to':
+      return property;
+    default:
+      return 'kind';
+  }
+}
+
+/** The query of a row, or why it is not one yet (in words, for the row) and where to mend it. */
+export function toQuery(row: ConditionRow): { query: MetadataQuery } | ConditionProblem {
   if (row.kind !== 'anyFieldContains' && row.field.trim() === '') {
-    return { problem: 'Name the field.' };
+    return { problem: 'Name the field.', input: 'field' };
   }
   if (row.kind === 'numberBetween') {
-    for (const bound of [row.min, row.max]) {
+    for (const input of ['min', 'max'] as const) {
+      const bound = row[input];
       if (bound.trim() !== '' && numericValue(bound) === null) {
-        return { problem: `"${bound}" is not a number.` };
+        return { problem: `"${bound}" is not a number.`, input };
       }
     }
   }
   const parsed = metadataQuerySchema.safeParse(candidate(row));
   if (parsed.success) return { query: parsed.data };
-  return { problem: parsed.error.issues.map((issue) => issue.message).join('; ') };
+  const { issues } = parsed.error;
+  return {
+    problem: issues.map((issue) => issue.message).join('; '),
+    input: inputOf(row, issues[0]?.path[0]),
+  };
 }
