@@ -1,6 +1,7 @@
-import { useEffect, useId, useRef, useState } from 'react';
+import { useId, useState } from 'react';
 import type { ReactElement } from 'react';
 import type { FieldGroup } from '../../../../shared/metadata/index.js';
+import { useFocusAfterRender } from '../../components/useFocusAfterRender.js';
 
 interface GroupManagerProps {
   groups: FieldGroup[];
@@ -75,18 +76,12 @@ export function GroupManager({
   // A renamed group's row is made anew (its key holds the name) and a removed one is gone, each
   // with the focus in it: the focus goes to the renamed group's name, or to the next group's,
   // else the one before, else New group name. null: nothing to do.
-  const focusAfter = useRef<string | null>(null);
-  useEffect(() => {
-    const target = focusAfter.current;
-    if (target === null) return;
-    focusAfter.current = null;
-    document.getElementById(target)?.focus();
-  }, [groups]);
+  const focusAfter = useFocusAfterRender(groups);
 
   const remove = (id: number): void => {
     const at = groups.findIndex((g) => g.id === id);
     const next = groups[at + 1] ?? groups[at - 1];
-    if (onRemove(id).length === 0) focusAfter.current = next ? inputId(next.id) : newNameId;
+    if (onRemove(id).length === 0) focusAfter(next ? inputId(next.id) : newNameId);
   };
 
   return (
@@ -101,7 +96,7 @@ export function GroupManager({
               inputId={inputId(group.id)}
               onRename={(newName) => {
                 if (onRename(group.id, newName).length === 0) {
-                  focusAfter.current = inputId(group.id);
+                  focusAfter(inputId(group.id));
                 }
               }}
               onRemove={() => remove(group.id)}

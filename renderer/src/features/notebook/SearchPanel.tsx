@@ -1,9 +1,10 @@
-import { useEffect, useRef, useState } from 'react';
+import { useState } from 'react';
 import type { FormEvent, ReactElement } from 'react';
 import { ENTRY_KINDS } from '../../../../shared/notebookApi.js';
 import type { EntryKind } from '../../../../shared/notebookApi.js';
 import type { MetadataQuery } from '../../../../shared/metadata/index.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
+import { useFocusAfterRender } from '../../components/useFocusAfterRender.js';
 import { useNotebookStore } from '../../stores/notebook.js';
 import { ConditionEditor, conditionInputId, conditionKindId } from './ConditionEditor.js';
 import { EntryRows } from './EntryList.js';
@@ -32,18 +33,12 @@ export function SearchPanel(): ReactElement {
   // Remove button with it, so the focus goes to the next condition, else the one before, else
   // Add metadata condition. A refused Search sends it to the control of the first problem, once
   // drawn with the problem describing it. The id of what to focus once drawn, or null.
-  const focusAfter = useRef<string | null>(null);
-  useEffect(() => {
-    const target = focusAfter.current;
-    if (target === null) return;
-    focusAfter.current = null;
-    document.getElementById(target)?.focus();
-  }, [rows, problems]);
+  const focusAfter = useFocusAfterRender(rows, problems);
 
   const removeRow = (key: number): void => {
     const at = rows.findIndex((r) => r.key === key);
     const next = rows[at + 1] ?? rows[at - 1];
-    focusAfter.current = next ? conditionKindId(next.key) : ADD_CONDITION_ID;
+    focusAfter(next ? conditionKindId(next.key) : ADD_CONDITION_ID);
     setRows(rows.filter((r) => r.key !== key));
   };
 
@@ -61,7 +56,7 @@ export function SearchPanel(): ReactElement {
     if (key !== undefined && first) {
       // The control, else (not drawn for this kind) the condition's first control.
       const target = conditionInputId(key, first.input);
-      focusAfter.current = document.getElementById(target) ? target : conditionKindId(key);
+      focusAfter(document.getElementById(target) ? target : conditionKindId(key));
       return;
     }
     const tagList = parseTags(tags);
@@ -128,7 +123,7 @@ export function SearchPanel(): ReactElement {
             type="button"
             className="secondary"
             onClick={() => {
-              focusAfter.current = conditionKindId(nextKey);
+              focusAfter(conditionKindId(nextKey));
               setRows([...rows, newCondition(nextKey)]);
               setNextKey(nextKey + 1);
             }}
