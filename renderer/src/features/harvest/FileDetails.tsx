@@ -8,6 +8,7 @@ import { MetadataTree } from '../../components/MetadataTree.js';
 import { formatDateTime } from '../../format.js';
 import { useHarvestStore } from '../../stores/harvest.js';
 import { useSessionStore } from '../../stores/session.js';
+import { FILES_HEADING_ID } from './focus.js';
 import { formatBytes } from './words.js';
 
 /** The details' element, which the focus goes to when a file is opened from the list. */
@@ -17,8 +18,7 @@ export const FILE_DETAILS_ID = 'harvest-file-details';
 function focusFileInList(id: number): void {
   window.setTimeout(() => {
     const button = document.querySelector<HTMLElement>(`button[data-file="${id}"]`);
-    // DataTab's FILES_HEADING_ID (not imported: DataTab imports this file).
-    (button ?? document.getElementById('harvest-files-heading'))?.focus();
+    (button ?? document.getElementById(FILES_HEADING_ID))?.focus();
   }, 0);
 }
 
