@@ -4,78 +4,28 @@
  * started_at), not by looking at every failed file: the status is read every second while
  * files are copied, and failed files pile up over the days.
  */
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openDatabase } from '../../electron/core/db/open.js';
 import {
   FAILED_SINCE_QUERY,
   finishTransfer,
-  recordFile,
   requeueFile,
   totalsSince,
-  type TransferOutcome,
 } from '../../electron/core/harvest/records.js';
-import { tempDir } from './helpers.js';
+import { completedAt, failedAt, fileNamed, stationDb } from './harvestRecordsFixture.js';
 
 const YESTERDAY = '2026-03-01T10:00:00.000Z';
 const MIDNIGHT = '2026-03-02T00:00:00.000Z';
 const TODAY = '2026-03-02T10:00:00.000Z';
-
-function station(): ReturnType<typeof openDatabase> {
-  const db = openDatabase(join(tempDir(), 'station.db'));
-  db.exec(`
-    INSERT INTO tools (uuid, name, created_at, updated_at) VALUES ('t1', 'SEM', '${TODAY}', '${TODAY}');
-    INSERT INTO instruments (uuid, name, tool_id, destination_template, created_at, updated_at)
-      VALUES ('i1', 'sem-1', 1, '{filename}', '${TODAY}', '${TODAY}');`);
-  return db;
-}
-
-function fileNamed(db: ReturnType<typeof openDatabase>, name: string): number {
-  return recordFile(db, {
-    instrumentId: 1,
-    watchPath: '/src',
-    relativePath: name,
-    sourcePath: `/src/${name}`,
-    filename: name,
-    size: 1,
-    mtimeMs: 0,
-    firstDiscoveredAt: YESTERDAY,
-    usageEventId: null,
-  });
-}
-
-const failedAt = (at: string): TransferOutcome => ({
-  status: 'failed',
-  storageLocationId: null,
-  destinationPath: null,
-  bytes: 0,
-  destChecksum: null,
-  checksumVerified: false,
-  startedAt: at,
-  completedAt: at,
-  error: 'storage not reachable',
-  retryAt: null,
-});
-
-const completed: TransferOutcome = {
-  status: 'completed',
-  storageLocationId: null,
-  destinationPath: 'x',
-  bytes: 1,
-  destChecksum: 'ab',
-  checksumVerified: true,
-  startedAt: TODAY,
-  completedAt: TODAY,
-};
+const completed = completedAt(TODAY);
 
 describe('today.failed', () => {
   it('counts the files failed since the start of the day and failed still, once each', () => {
-    const db = station();
+    const db = stationDb(TODAY);
     const failedToday = (): number => totalsSince(db, MIDNIGHT).failed;
     expect(failedToday()).toBe(0);
 
     // Failed yesterday and not tried since: not today's.
-    const old = fileNamed(db, 'old.tif');
+    const old = fileNamed(db, 'old.tif', YESTERDAY);
     finishTransfer(db, old, failedAt(YESTERDAY));
     expect(failedToday()).toBe(0);
 
@@ -85,14 +35,14 @@ describe('today.failed', () => {
     expect(failedToday()).toBe(1);
 
     // Another failing today, then completing: not failed.
-    const b = fileNamed(db, 'b.tif');
+    const b = fileNamed(db, 'b.tif', YESTERDAY);
     finishTransfer(db, b, failedAt(TODAY));
     expect(failedToday()).toBe(2);
     finishTransfer(db, b, completed);
     expect(failedToday()).toBe(1);
 
     // Found again (waiting): no longer failed.
-    const c = fileNamed(db, 'c.tif');
+    const c = fileNamed(db, 'c.tif', YESTERDAY);
     finishTransfer(db, c, failedAt(TODAY));
     expect(failedToday()).toBe(2);
     requeueFile(db, c, 2, 1);
@@ -101,7 +51,7 @@ describe('today.failed', () => {
   });
 
   it("is read from today's failed transfers, then each file by its id (EXPLAIN QUERY PLAN)", () => {
-    const db = station();
+    const db = stationDb(TODAY);
     const plan = (
       db.prepare(`EXPLAIN QUERY PLAN ${FAILED_SINCE_QUERY}`).all(MIDNIGHT) as { detail: string }[]
     )
