@@ -466,7 +466,10 @@ function printProblem(path: string, message: string): void {
 }
 
 async function questions(argv: string[]): Promise<number> {
-  const [sub, ...rest] = argv;
+  const [sub, ...args] = argv;
+  // Files are positionals, as every other command reads them: after `--` a name that starts
+  // with a dash is a file (`questions check -- -q.json`), and before it an option is refused.
+  const rest = parseArgs({ args, options: {}, allowPositionals: true }).positionals;
   const { parseQuestions, validateAnswers } = await import('../shared/questions/index.js');
   if (sub === 'check') {
     if (rest.length !== 1) throw new UsageError('questions check takes one FILE');

@@ -617,6 +617,26 @@ describe('labstation questions', () => {
     expect(r3.code).toBe(2);
   });
 
+  it('takes -- before its files, as every other command, and refuses an option before it', async () => {
+    const dir = tempDir();
+    const questions = writeJson(dir, 'q.json', [{ type: 'number', name: 'a', required: true }]);
+    const r1 = await runCli(['questions', 'check', '--', questions]);
+    expect(r1).toEqual({ code: 0, stdout: 'ok: 1 question\n', stderr: '' });
+    const answers = writeJson(dir, 'a.json', { a: '3' });
+    const r2 = await runCli(['questions', 'answer', '--', questions, answers]);
+    expect(r2.stderr).toBe('');
+    expect(r2.code).toBe(0);
+    expect(JSON.parse(r2.stdout)).toEqual({ a: 3 });
+    // After --, a name that starts with dashes is a file's, here one that is not there.
+    const r3 = await runCli(['questions', 'check', '--', '--help']);
+    expect(r3.code).toBe(1);
+    expect(r3.stderr).toMatch(/^question list --help: /);
+    // Before it, such a word is an option, which questions has none of.
+    const r4 = await runCli(['questions', 'check', '--strict', questions]);
+    expect(r4.code).toBe(2);
+    expect(r4.stderr).toMatch(/^labstation: Unknown option '--strict'/);
+  });
+
   it('prints a problem about the whole list or answer object without a path', async () => {
     const dir = tempDir();
     const notList = writeJson(dir, 'obj.json', {});
