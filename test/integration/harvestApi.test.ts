@@ -17,6 +17,7 @@ import { createServerApp } from '../../electron/core/server/app.js';
 import { newUuid } from '../../electron/core/util/ids.js';
 import { createLogger } from '../../electron/core/util/log.js';
 import type { FacilityDelta, PushResult } from '../../electron/core/sync/protocol.js';
+import { harvestFilePayload } from './harvestPushFixtures.js';
 import { tempDir } from './helpers.js';
 
 const T0 = '2026-01-01T00:00:00.000Z';
@@ -664,28 +665,16 @@ describe('records from a station, schedules and runs', () => {
   }
 
   function filePayload(uuid: string, name: string, extra: object = {}): object {
-    return {
+    return harvestFilePayload(
+      { uuid: instrumentUuid, name: 'Records camera', toolUuid: TOOL_UUID },
       uuid,
-      instrument_uuid: instrumentUuid,
-      instrument: 'Records camera',
-      tool_uuid: TOOL_UUID,
-      persistent_id: `ark:99999/fk4${uuid.slice(-12).replace(/[^0-9bcdfghjkmnpqrstvwxz]/g, 'b')}`,
-      persistent_id_type: 'ark',
-      watch_path: '/data',
-      source_path: `/data/${name}`,
-      relative_path: name,
-      filename: name,
-      size: 1234,
-      mtime_ms: 1,
-      xxhash: '0123456789abcdef0123456789abcdef',
-      hash_algorithm: 'xxh3-128',
-      first_discovered_at: '2026-03-01T10:00:00.000Z',
-      usage_event_uuid: null,
-      metadata_: { file_info: { mime_type: 'text/plain' }, sample: { name: 'grid 3' } },
-      state: 'done',
-      updated_at: '2026-03-01T10:00:01.000Z',
-      ...extra,
-    };
+      name,
+      {
+        metadata_: { file_info: { mime_type: 'text/plain' }, sample: { name: 'grid 3' } },
+        updated_at: '2026-03-01T10:00:01.000Z',
+        ...extra,
+      },
+    );
   }
 
   beforeAll(async () => {

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PushResult } from '../../electron/core/sync/protocol.js';
 import { newUuid } from '../../electron/core/util/ids.js';
 import { facilityBundle } from '../fixtures/facility.js';
+import { harvestFilePayload, PUSHED_XXHASH } from './harvestPushFixtures.js';
 import {
   loginJwt,
   runCli,
@@ -26,7 +27,7 @@ import {
 } from './helpers.js';
 
 const ADMIN = { email: 'admin@example.org', password: 'admin password 1' };
-const HASH = '0123456789abcdef0123456789abcdef';
+const HASH = PUSHED_XXHASH;
 const OTHER_HASH = 'fedcba9876543210fedcba9876543210';
 
 let root: string;
@@ -62,28 +63,12 @@ async function push(
 }
 
 function filePayload(uuid: string, name: string, extra: object = {}): Record<string, unknown> {
-  return {
+  return harvestFilePayload(
+    { uuid: instrumentUuid, name: 'Intake camera', toolUuid: semUuid },
     uuid,
-    instrument_uuid: instrumentUuid,
-    instrument: 'Intake camera',
-    tool_uuid: semUuid,
-    persistent_id: `ark:99999/fk4${uuid.slice(-12).replace(/[^0-9bcdfghjkmnpqrstvwxz]/g, 'b')}`,
-    persistent_id_type: 'ark',
-    watch_path: '/data',
-    source_path: `/data/${name}`,
-    relative_path: name,
-    filename: name,
-    size: 1234,
-    mtime_ms: 1,
-    xxhash: HASH,
-    hash_algorithm: 'xxh3-128',
-    first_discovered_at: '2026-03-01T10:00:00.000Z',
-    usage_event_uuid: null,
-    metadata_: {},
-    state: 'done',
-    updated_at: '2026-03-01T10:00:04.000Z',
-    ...extra,
-  };
+    name,
+    extra,
+  );
 }
 
 function transferPayload(
