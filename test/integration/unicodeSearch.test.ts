@@ -20,8 +20,10 @@ import {
 import { importBundle } from '../../electron/core/station/facility.js';
 import { Station } from '../../electron/core/station/station.js';
 import { createLogger } from '../../electron/core/util/log.js';
+import { createAccount } from '../../electron/core/server/accounts.js';
+import { createServerApp } from '../../electron/core/server/app.js';
 import { facilityBundle } from '../fixtures/facility.js';
-import { tempDir } from './helpers.js';
+import { loginJwt, runCli, serverRequest, tempDir } from './helpers.js';
 
 const nfd = (text: string): string => text.normalize('NFD');
 const nfc = (text: string): string => text.normalize('NFC');
@@ -88,6 +90,27 @@ describe('file search', () => {
     expect(found(nfd('/w/run-2/Crème brûlée.tif'))).toEqual([2]);
   });
 
+  it('finds ASCII text as the composed path holds it: "cafe" not in a Mac\'s "café", indexed or not', () => {
+    // Made since the last indexing: read as they are, where "cafe" and U+0301 holds "cafe".
+    record(5, nfd('run-5/Café noir.tif'));
+    const check = (): void => {
+      expect(found('cafe')).toEqual([]);
+      expect(found('CAFE')).toEqual([]);
+      expect(found('caf')).toEqual([5, 1]);
+      expect(found(nfc('café'))).toEqual([5, 1]);
+      expect(found(nfd('café'))).toEqual([5, 1]);
+      // Shorter than a trigram (every record read as it is): "e" is in crème and brûlée, not
+      // in Café noir nor Éclair, whose "e" takes the accent.
+      expect(found('e')).toEqual([2, 1]);
+      expect(found('E')).toEqual([2, 1]);
+      // A whole source path, as a file's details show it: that path only.
+      expect(found('/w/run-5/Cafe')).toEqual([]);
+    };
+    check();
+    indexPaths(db);
+    check();
+  });
+
   it("the server's file list: the name exactly and a metadata value, in either form", () => {
     const admin = { id: 1, role: 'admin' as const };
     const ids = (query: Record<string, string>): number[] =>
@@ -109,6 +132,126 @@ describe('file search', () => {
       .map((r) => r.detail)
       .join('\n');
     expect(plan).toMatch(/USING (COVERING )?INDEX harvest_files_filename/);
+  });
+});
+
+/**
+ * ASCII text and a letter written with a combining mark ("cafe" and U+0301, as a Mac names a
+ * file "café"), on every surface that finds files: the station's Data tab (harvest.files) and
+ * `labstation files --search`, the server's Files page (files.list) and GET /api/files. Each
+ * compares the text composed: "cafe" is not in "café", whatever its form or the record's age.
+ */
+describe('ASCII text and a letter with a combining mark, on every file search', () => {
+  const now = '2026-01-05T10:00:00.000Z';
+  /** Decomposed (indexed, then not yet), composed, and a name that is ASCII. */
+  const names = [nfd('Café 1.tif'), nfd('Café 2.tif'), nfc('Café 3.tif'), 'cafe 4.tif'];
+  const insertFiles = (db: Database.Database, indexAfter: number): void => {
+    db.exec(`INSERT INTO instruments (uuid, name, tool_id, destination_template, watch,
+        created_at, updated_at)
+      VALUES ('i', 'i', (SELECT min(id) FROM tools), '{relative_path}', '[{"path":"/w"}]',
+        '${now}', '${now}')`);
+    const insert = db.prepare(
+      `INSERT INTO harvest_files (id, uuid, instrument_id, persistent_id, watch_path,
+         relative_path, source_path, filename, size, mtime_ms, first_discovered_at, updated_at,
+         metadata_)
+       VALUES (?, ?, (SELECT max(id) FROM instruments), ?, '/w', ?, ?, ?, 1, 1, ?, ?, ?)`,
+    );
+    names.forEach((name, i) => {
+      const id = i + 1;
+      const path = `run/${name}`;
+      const metadata = JSON.stringify({ sample: name.replace(/ \d\.tif$/, '') });
+      insert.run(id, `f${id}`, `ark:99999/fk4${id}`, path, `/w/${path}`, name, now, now, metadata);
+      if (id === indexAfter) indexPaths(db);
+    });
+  };
+
+  it('the Data tab and `labstation files --search`: "café" finds it in either form, "cafe" not', async () => {
+    const dataDir = tempDir();
+    const st = Station.open({ dataDir, log: createLogger('silent') });
+    let closed = false;
+    try {
+      await importBundle(st.db, facilityBundle());
+      insertFiles(st.db, 1);
+      await st.call('session.logon', { login: 'alice', pin: '1234' });
+      const dataTab = async (search: string): Promise<string[]> =>
+        (
+          (await st.call('harvest.files', { search })) as { files: { filename: string }[] }
+        ).files.map((f) => f.filename);
+      for (const search of [nfc('café'), nfd('café'), nfd('Café 2')]) {
+        expect(await dataTab(search)).toEqual(
+          search.includes('2') ? [names[1]] : [names[2], names[1], names[0]],
+        );
+      }
+      expect(await dataTab('cafe')).toEqual([names[3]]);
+      expect(await dataTab('caf')).toEqual([...names].reverse());
+      st.close();
+      closed = true;
+      const cli = async (search: string): Promise<string[]> => {
+        const out = await runCli(['files', '--data', dataDir, '--json', '--search', search]);
+        expect(out.stderr).toBe('');
+        expect(out.code).toBe(0);
+        return (JSON.parse(out.stdout) as { filename: string }[]).map((f) => f.filename);
+      };
+      // Oldest first, as the command prints them.
+      expect(await cli(nfc('café'))).toEqual(names.slice(0, 3));
+      expect(await cli(nfd('café'))).toEqual(names.slice(0, 3));
+      expect(await cli('cafe')).toEqual([names[3]]);
+      expect(await cli('CAFE')).toEqual([names[3]]);
+    } finally {
+      if (!closed) st.close();
+    }
+  });
+
+  it('the Files page (files.list) and GET /api/files: the name and a metadata value alike', async () => {
+    const db = openDatabase(join(tempDir(), 'server.db'));
+    db.prepare("INSERT INTO settings (key, value) VALUES ('mode', '\"server\"')").run();
+    const admin = {
+      email: 'ada@example.org',
+      password: 'admin password 1',
+      role: 'admin' as const,
+    };
+    await createAccount(db, admin);
+    db.prepare(
+      `INSERT INTO tools (uuid, name, category, operational, visible, shutdown, created_at,
+         updated_at) VALUES ('t', 'TEM', 'Microscopy', 1, 1, 0, ?, ?)`,
+    ).run(now, now);
+    insertFiles(db, 1);
+    const app = await createServerApp({
+      db,
+      log: createLogger('silent'),
+      jwtSecret: 'unicode-search-test-secret-0123456789',
+      timeZone: () => 'UTC',
+    });
+    try {
+      const url = `${await app.listen({ host: '127.0.0.1', port: 0 })}/`;
+      const jwt = await loginJwt(url, admin);
+      const filesPage = async (query: Record<string, string>): Promise<number[]> => {
+        const res = await serverRequest(url, jwt, 'POST', '/rpc/files.list', query);
+        expect(res.status, JSON.stringify(res.body)).toBe(200);
+        return (res.body as { items: { id: number }[] }).items.map((f) => f.id);
+      };
+      const apiFiles = async (query: Record<string, string>): Promise<number[]> => {
+        const path = `/api/files?${new URLSearchParams(query).toString()}`;
+        const res = await serverRequest(url, jwt, 'GET', path);
+        expect(res.status, JSON.stringify(res.body)).toBe(200);
+        return (res.body as { items: { id: number }[] }).items.map((f) => f.id);
+      };
+      for (const list of [filesPage, apiFiles]) {
+        expect(await list({ filename: nfc('Café 1.tif') })).toEqual([1]);
+        expect(await list({ filename: nfd('Café 3.tif') })).toEqual([3]);
+        expect(await list({ filename: 'Cafe 1.tif' })).toEqual([]);
+        expect(await list({ filename: 'cafe 4.tif' })).toEqual([4]);
+        const sample = (value: string): Promise<number[]> =>
+          list({ metadata_key: 'sample', metadata_value: value });
+        expect((await sample(nfc('Café'))).sort()).toEqual([1, 2, 3]);
+        expect((await sample(nfd('Café'))).sort()).toEqual([1, 2, 3]);
+        expect(await sample('Cafe')).toEqual([]);
+        expect(await sample('cafe')).toEqual([4]);
+      }
+    } finally {
+      await app.close();
+      db.close();
+    }
   });
 });
 
