@@ -70,6 +70,7 @@ export {
 } from './values.js';
 export {
   dateQueryBounds,
+  fieldKey,
   likeContainsPattern,
   matchesQuery,
   metadataIndexRows,

@@ -11,7 +11,7 @@ import type { FieldType, MetadataDoc, MetadataField } from './types.js';
 import { isValidDate, normalizeDateTime, numericValue } from './values.js';
 
 export interface MetadataIndexRow {
-  /** The field name, as written (queries match it exactly). */
+  /** The field name composed (fieldKey); queries match it exactly otherwise, case too. */
   name: string;
   type: FieldType;
   /** The value as lowercased text, for equals and contains ("on" / "" for a checkbox). */
@@ -34,6 +34,15 @@ export function searchText(text: string): string {
   return text.toLowerCase().normalize('NFC');
 }
 
+/**
+ * How a field name is stored and looked for: composed (NFC), as values are (searchText), so a
+ * name typed with "é" as one character finds a field named with "e" and U+0301 (a Mac's), and
+ * the other way round. Its letter case is kept: "Sample" and "sample" are two fields.
+ */
+export function fieldKey(name: string): string {
+  return name.normalize('NFC');
+}
+
 function rowsOf(field: MetadataField): MetadataIndexRow[] {
   const values = Array.isArray(field.value) ? field.value : [field.value];
   // An empty multi-select still gives one row, so every field can be found by its name.
@@ -44,7 +53,7 @@ function rowsOf(field: MetadataField): MetadataIndexRow[] {
     if (field.type === 'date' && isValidDate(text)) date = text;
     if (field.type === 'datetime-local') date = normalizeDateTime(text);
     return {
-      name: field.name,
+      name: fieldKey(field.name),
       type: field.type,
       text: typeof value === 'boolean' ? (value ? 'on' : '') : searchText(String(value).trim()),
       num: isNumber ? numericValue(value) : null,
@@ -163,7 +172,7 @@ export function likeContainsPattern(text: string): string {
 /** Whether one row matches a query: the meaning the SQL side must reproduce. */
 export function rowMatches(row: MetadataIndexRow, query: MetadataQuery): boolean {
   if (query.kind === 'anyFieldContains') return row.text.includes(searchText(query.text));
-  if (row.name !== query.field) return false;
+  if (row.name !== fieldKey(query.field)) return false;
   switch (query.kind) {
     case 'equals':
       // Values are indexed trimmed (rowsOf): so is the value looked for.

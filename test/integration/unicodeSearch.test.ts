@@ -384,4 +384,44 @@ describe('notebook search', () => {
       )
       .run();
   });
+
+  it('finds a field named in either form by its name typed in either form, indexed before migration 27 too', async () => {
+    const made = (
+      (await st.call('notebook.create', {
+        kind: 'item',
+        title: 'Lame 7',
+        metadata: {
+          extra_fields: {
+            [nfd('Matériau')]: { type: 'text', value: 'Cu' },
+            [nfd('Épaisseur')]: { type: 'number', value: 3, units: ['nm'], unit: 'nm' },
+            [nfd('Réalisé le')]: { type: 'date', value: '2026-11-19' },
+            [nfd('Validé')]: { type: 'checkbox', value: 'on' },
+          },
+        },
+      })) as { entry: NotebookEntryView }
+    ).entry.id;
+    const everyKind = async (form: (text: string) => string): Promise<number[][]> => [
+      await ids({ metadata: [{ kind: 'equals', field: form('Matériau'), value: 'cu' }] }),
+      await ids({ metadata: [{ kind: 'contains', field: form('Matériau'), text: 'C' }] }),
+      await ids({ metadata: [{ kind: 'numberBetween', field: form('Épaisseur'), min: 2 }] }),
+      await ids({
+        metadata: [{ kind: 'dateBetween', field: form('Réalisé le'), to: '2026-12-01' }],
+      }),
+      await ids({ metadata: [{ kind: 'checkbox', field: form('Validé'), checked: true }] }),
+    ];
+    for (const form of [nfc, nfd]) expect(await everyKind(form)).toEqual(Array(5).fill([made]));
+    // As the index held the names before: as written, here decomposed.
+    const db = st.db;
+    db.prepare('UPDATE notebook_metadata_index SET name = ? WHERE entry_id = ? AND name = ?').run(
+      nfd('Matériau'),
+      made,
+      nfc('Matériau'),
+    );
+    expect(
+      await ids({ metadata: [{ kind: 'equals', field: nfc('Matériau'), value: 'cu' }] }),
+    ).toEqual([]);
+    const folding = migrations.find((m) => m.version === 27);
+    db.transaction(() => db.exec(folding?.sql ?? ''))();
+    for (const form of [nfc, nfd]) expect(await everyKind(form)).toEqual(Array(5).fill([made]));
+  });
 });

@@ -8,6 +8,7 @@
  */
 import {
   dateQueryBounds,
+  fieldKey,
   likeContainsPattern,
   searchText,
   type MetadataQuery,
@@ -31,22 +32,22 @@ function trigramPhrase(text: string): string | null {
   return [...text].length >= 3 ? `"${text.replaceAll('"', '""')}"` : null;
 }
 
-/** One metadata query as a condition on `k.entry_id`. */
+/** One metadata query as a condition on `k.entry_id`; the field's name composed, as stored. */
 export function metadataCondition(query: MetadataQuery): SqlCondition {
   switch (query.kind) {
     case 'equals':
       return {
         sql: `k.entry_id IN (${ROWS} name = ? AND text = ?)`,
-        params: [query.field, searchText(query.value.trim())],
+        params: [fieldKey(query.field), searchText(query.value.trim())],
       };
     case 'contains':
       return {
         sql: `k.entry_id IN (${ROWS} name = ? AND text LIKE ? ESCAPE '\\')`,
-        params: [query.field, likeContainsPattern(query.text)],
+        params: [fieldKey(query.field), likeContainsPattern(query.text)],
       };
     case 'numberBetween': {
       const terms = ['name = ?', 'num IS NOT NULL'];
-      const params: unknown[] = [query.field];
+      const params: unknown[] = [fieldKey(query.field)];
       if (query.min !== undefined) {
         terms.push('num >= ?');
         params.push(query.min);
@@ -64,7 +65,7 @@ export function metadataCondition(query: MetadataQuery): SqlCondition {
     case 'dateBetween': {
       const { min, max } = dateQueryBounds(query);
       const terms = ['name = ?', 'date IS NOT NULL'];
-      const params: unknown[] = [query.field];
+      const params: unknown[] = [fieldKey(query.field)];
       if (min !== null) {
         terms.push('date >= ?');
         params.push(min);
@@ -78,7 +79,7 @@ export function metadataCondition(query: MetadataQuery): SqlCondition {
     case 'checkbox':
       return {
         sql: `k.entry_id IN (${ROWS} name = ? AND bool = ?)`,
-        params: [query.field, query.checked ? 1 : 0],
+        params: [fieldKey(query.field), query.checked ? 1 : 0],
       };
     case 'anyFieldContains': {
       const needle = searchText(query.text);

@@ -225,3 +225,33 @@ describe('queries', () => {
     expect(likeContainsPattern('50%_A\\b')).toBe('%50\\%\\_a\\\\b%');
   });
 });
+
+describe('field names in either Unicode form', () => {
+  const nfd = (text: string): string => text.normalize('NFD');
+  const nfc = (text: string): string => text.normalize('NFC');
+
+  it('are indexed composed and found by a name typed composed or not, their case kept', () => {
+    const doc = docOf({
+      extra_fields: {
+        [nfd('Matériau')]: { value: 'Cu' },
+        [nfd('Épaisseur')]: { type: 'number', value: 3, units: ['nm'], unit: 'nm' },
+        [nfd('Réalisé le')]: { type: 'date', value: '2024-03-15' },
+        [nfd('Validé')]: { type: 'checkbox', value: 'on' },
+      },
+    });
+    expect(metadataIndexRows(doc).map((row) => row.name)).toEqual(
+      ['Matériau', 'Épaisseur', 'Réalisé le', 'Validé'].map(nfc),
+    );
+    for (const form of [nfc, nfd]) {
+      const queries: MetadataQuery[] = [
+        { kind: 'equals', field: form('Matériau'), value: 'cu' },
+        { kind: 'contains', field: form('Matériau'), text: 'C' },
+        { kind: 'numberBetween', field: form('Épaisseur'), min: 2, max: 4 },
+        { kind: 'dateBetween', field: form('Réalisé le'), from: '2024-03-15' },
+        { kind: 'checkbox', field: form('Validé'), checked: true },
+      ];
+      for (const query of queries) expect(matchesQuery(doc, query), query.kind).toBe(true);
+    }
+    expect(matchesQuery(doc, { kind: 'equals', field: nfc('matériau'), value: 'cu' })).toBe(false);
+  });
+});
