@@ -129,6 +129,24 @@ describe('labstation serve', () => {
     expect(large.status).toBe(413);
   });
 
+  it('login: an account without a password cannot log in, whatever password is sent', async () => {
+    // Imported without `password` (a station's people, staff among them): no server login.
+    // The password checked when there is none is a decoy; its secret must not open the account.
+    const bundle = { users: [{ username: 'noor', email: 'noor@example.org', is_staff: true }] };
+    const imported = await runCli([
+      'import',
+      '--data',
+      dataDir,
+      writeJson(tempDir(), 'n.json', bundle),
+    ]);
+    expect(imported.code).toBe(0);
+    for (const password of ['decoy-pin', 'a long password', 'x']) {
+      const res = await login('noor@example.org', password);
+      expect(res.status, password).toBe(400);
+      expect(await res.json()).toEqual({ detail: 'LOGIN_BAD_CREDENTIALS' });
+    }
+  });
+
   it('role matrix on the NEMO API, with JWT and API tokens', async () => {
     const jwt = async (email: string, password: string): Promise<string> =>
       `Bearer ${((await (await login(email, password)).json()) as { access_token: string }).access_token}`;

@@ -83,7 +83,8 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
   acceptEmptyJson(app);
   const guards = createGuards({ db, log, jwtSecret: options.jwtSecret, clock });
   const loginFailures = new FailureLimiter(10, 15 * 60_000, clock);
-  // Verified against when the e-mail is unknown, so the answer time does not reveal accounts.
+  // Verified against when the e-mail is unknown or has no password, so the answer time does not
+  // reveal accounts.
   const decoyHash = await decoy();
   // Every route module describes its operations here: /openapi.json and /docs are built from it.
   const docs = options.docs ?? new ApiDocs();
@@ -196,9 +197,12 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
           credentials_version: number;
         }
       | undefined;
+    // An account without a password (imported without one, as a station's people are) is
+    // checked against the decoy too, for the time it takes, and never let in.
     const good =
       (await verifySecret(String(body.password), account?.password_hash ?? decoyHash)) &&
       account !== undefined &&
+      account.password_hash !== null &&
       account.is_active === 1;
     if (!good) {
       const count = loginFailures.fail(ip);

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Db } from '../db/open.js';
 import { AppError } from '../util/errors.js';
 import { hashSecret, verifySecret } from '../util/pin.js';
@@ -9,8 +10,13 @@ export const MAX_PIN_FAILURES = 5;
 // does not tell which usernames or badges exist. Made once, ahead of the first log-on.
 let decoyHash: Promise<string> | undefined;
 
+/**
+ * A hash to verify against where there is none (an unknown login, an account without a PIN or
+ * password), so the answer takes as long as for a real one. Of a random secret: no PIN or
+ * password that anyone knows matches it, should a caller forget to refuse such an account.
+ */
 export function decoy(): Promise<string> {
-  return (decoyHash ??= hashSecret('decoy-pin'));
+  return (decoyHash ??= hashSecret(randomBytes(32).toString('base64url')));
 }
 
 function findByLogin(db: Db, login: string): UserRow | undefined {
