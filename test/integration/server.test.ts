@@ -717,6 +717,21 @@ describe('behind a reverse proxy (LABSTATION_TRUST_PROXY, LABSTATION_PUBLIC_URL)
     expect((await loginVia('203.0.113.7', 'kim password 12')).status).toBe(429);
   });
 
+  it('throttles an IPv6 client by its /64, whichever address of it each try comes from', async () => {
+    proxied = await startServer(dir, { LABSTATION_TRUST_PROXY: '127.0.0.1, ::1' });
+    // A host picks addresses in its /64 at will (privacy addresses): a new one for every try.
+    let last = 0;
+    for (let i = 0; i < 11; i++) {
+      last = (await loginVia(`2001:db8:7:1::${(i + 1).toString(16)}`, `wrong ${i}`)).status;
+    }
+    expect(last).toBe(429);
+    expect((await loginVia('2001:db8:7:1:ffff:1:2:3', 'kim password 12')).status).toBe(429);
+    // Another network logs in; an IPv4 client written IPv4-mapped is that IPv4 address.
+    expect((await loginVia('2001:db8:7:2::1', 'kim password 12')).status).toBe(200);
+    for (let i = 0; i < 10; i++) await loginVia('198.51.100.9', `wrong ${i}`);
+    expect((await loginVia('::ffff:198.51.100.9', 'kim password 12')).status).toBe(429);
+  });
+
   it("builds page links from the public URL, else from a trusted proxy's forwarded scheme and host", async () => {
     const token = lastLine(
       (await runCli(['admin', 'token', 'create', '--data', dir, '--user', 'root@example.org']))

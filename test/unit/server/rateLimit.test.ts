@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { FailureLimiter, MAX_ADDRESSES } from '../../../electron/core/server/rateLimit.js';
+import {
+  clientKey,
+  FailureLimiter,
+  MAX_ADDRESSES,
+} from '../../../electron/core/server/rateLimit.js';
 
 describe('FailureLimiter', () => {
   it('refuses an address after the limit within the window, until the oldest ages out', () => {
@@ -34,5 +38,22 @@ describe('FailureLimiter', () => {
     expect(
       (limiter as unknown as { failures: Map<string, number[]> }).failures.size,
     ).toBeLessThanOrEqual(MAX_ADDRESSES);
+  });
+
+  it('counts an IPv6 address by its /64 and an IPv4-mapped one as its IPv4 address', () => {
+    expect(clientKey('203.0.113.7')).toBe('203.0.113.7');
+    expect(clientKey('::ffff:203.0.113.7')).toBe('203.0.113.7');
+    expect(clientKey('0:0:0:0:0:FFFF:cb00:7107')).toBe('203.0.113.7');
+    for (const address of ['2001:db8:7:1::1', '2001:0db8:0007:0001:aaaa:bbbb:cccc:dddd']) {
+      expect(clientKey(address), address).toBe('2001:db8:7:1::/64');
+    }
+    expect(clientKey('2001:db8::7:1:0:0:1')).toBe('2001:db8:0:7::/64');
+    expect(clientKey('fe80::1%eth0')).toBe('fe80:0:0:0::/64');
+    expect(clientKey('64:ff9b::192.0.2.1')).toBe('64:ff9b:0:0::/64');
+    const limiter = new FailureLimiter(2, 60_000, () => 0);
+    limiter.fail('2001:db8:7:1::1');
+    limiter.fail('2001:db8:7:1::2');
+    expect(limiter.blocked('2001:db8:7:1::3')).toBe(true);
+    expect(limiter.blocked('2001:db8:7:2::1')).toBe(false);
   });
 });
