@@ -7,6 +7,7 @@
 import { join } from 'node:path';
 import type { FastifyInstance, HTTPMethods } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serverApiSchemas } from '../../shared/api.js';
 import { openDatabase, type Db } from '../../electron/core/db/open.js';
 import { createStationAccount } from '../../electron/core/server/accounts.js';
 import { createApiToken } from '../../electron/core/server/auth.js';
@@ -241,6 +242,54 @@ describe('role matrix', () => {
         if (!ok) {
           failures.push(
             `${who} ${op.method} ${url}: ${res.statusCode} (want ${String(want)}) ${res.body.slice(0, 120)}`,
+          );
+        }
+      }
+    }
+    expect(failures).toEqual([]);
+  });
+
+  it('answers every call of the web page’s /rpc as its access says: 401 without a login, 403 for those not allowed', async () => {
+    // Written out, not read from serverApiAccess: a call made open to everyone logged in must
+    // be named here on purpose.
+    const forEveryone = new Set([
+      'account.me',
+      'usage.mine',
+      'usage.pendingMine',
+      'usage.pendingForm',
+      'usage.completePendingServer',
+      'files.list',
+      'files.get',
+      'files.instruments',
+      'reservations.book',
+      'reservations.cancel',
+      'reservations.forTool',
+      'reservations.questions',
+      'reservations.calendar',
+      'reservations.mine',
+      'reservations.targets',
+    ]);
+    const failures: string[] = [];
+    let call = 0;
+    for (const name of Object.keys(serverApiSchemas)) {
+      for (const who of WHO) {
+        const res = await app.inject({
+          method: 'POST',
+          url: `/rpc/${name}`,
+          headers: auth[who] ? { authorization: auth[who] } : {},
+          // Arguments that fit no call: an allowed caller gets 400, never a change.
+          payload: { 'not an argument': true },
+          remoteAddress: `10.1.${Math.floor(call / 250)}.${(call++ % 250) + 1}`,
+        });
+        const want =
+          who === 'nobody' || who === 'station'
+            ? 401
+            : who === 'admin' || forEveryone.has(name)
+              ? 400
+              : 403;
+        if (res.statusCode !== want) {
+          failures.push(
+            `${who} ${name}: ${res.statusCode} (want ${want}) ${res.body.slice(0, 120)}`,
           );
         }
       }
