@@ -1299,6 +1299,39 @@ describe('records from a station, schedules and runs', () => {
     );
   });
 
+  it("refuses a file's metadata nested deeper than a station makes it, which would break every metadata search", async () => {
+    // SQLite reads JSON 1,000 levels deep at most: one such record stored made every
+    // metadata_key search that came to it fail, for everyone who may see the instrument.
+    const file = newUuid();
+    const depth = 1001;
+    const deep = JSON.parse(`${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`) as object;
+    const res = await push([
+      {
+        kind: 'harvest_file',
+        uuid: file,
+        payload: filePayload(file, 'deep.dm4', { metadata_: { nested: deep } }),
+      },
+    ]);
+    expect((res.body as PushResult).error).toMatchObject({ code: 'invalid' });
+    expect((res.body as PushResult).error?.detail).toMatch(/nested more than 1,000 levels deep/);
+    expect(db.prepare('SELECT count(*) FROM harvest_files WHERE uuid = ?').pluck().get(file)).toBe(
+      0,
+    );
+    const search = await call('GET', '/api/files?metadata_key=file_info.mime_type');
+    expect(search.status).toBe(200);
+    // 200 levels, as deep as a station's hooks may give, are taken.
+    const ok = newUuid();
+    const fits = JSON.parse(`${'{"a":'.repeat(199)}1${'}'.repeat(199)}`) as object;
+    const taken = await push([
+      {
+        kind: 'harvest_file',
+        uuid: ok,
+        payload: filePayload(ok, 'fits.dm4', { metadata_: { nested: fits } }),
+      },
+    ]);
+    expect((taken.body as PushResult).error).toBeNull();
+  });
+
   it('refuses a transfer completed into a server location that never received the file', async () => {
     const central = await made('/api/storage-locations', {
       name: 'central',

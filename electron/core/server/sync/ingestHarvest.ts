@@ -244,6 +244,16 @@ export function upsertHarvestFile(
     );
   }
   p.persistent_id = ark.ark;
+  // What SQLite cannot read as JSON (nested more than 1,000 levels: no station's hooks give
+  // that) is not stored: every metadata search that came to the record would fail with it.
+  const metadata = JSON.stringify(p.metadata_);
+  if (cachedStatement(db, 'SELECT json_valid(?)').pluck().get(metadata) !== 1) {
+    throw new RecordRefused(
+      'invalid',
+      `harvest_file ${record.uuid}: metadata_: is nested more than 1,000 levels deep, ` +
+        'deeper than the server can search',
+    );
+  }
   const existing = cachedStatement(
     db,
     `SELECT station_id, persistent_id, instrument_id, usage_event_id, size, mtime_ms, xxhash,
@@ -268,7 +278,7 @@ export function upsertHarvestFile(
         mtime_ms: p.mtime_ms,
         xxhash: p.xxhash,
         hash_algorithm: p.hash_algorithm,
-        metadata_: JSON.stringify(p.metadata_),
+        metadata_: metadata,
         state: p.state,
       };
       const differ = FILE_VERSION_FIELDS.filter((f) => pushed[f] !== existing[f]);
@@ -315,7 +325,7 @@ export function upsertHarvestFile(
     hash_algorithm: p.hash_algorithm,
     first_discovered_at: p.first_discovered_at,
     usage_event_id: fileUsage(db, station, p.usage_event_uuid, existing?.usage_event_id, record),
-    metadata_: JSON.stringify(p.metadata_),
+    metadata_: metadata,
     state: p.state,
     updated_at: p.updated_at,
   });
