@@ -68,7 +68,7 @@ import {
  * costs the engine's thread a few commits, worker messages and a flush of its own: on 10,000
  * files of 100 KiB (four runs each, caches dropped), batches of up to 32 files took 6.7 s,
  * of up to 80 files 5.8 s and of up to 200 files 5.5 s. The engine splits a short queue
- * between the copy workers (engine.ts pump), so a large bound does not leave one idle.
+ * between the copy workers (transferQueue.ts pump), so a large bound does not leave one idle.
  */
 export const BATCH_MAX_FILES = 128;
 export const BATCH_MAX_BYTES = 16 * 1024 * 1024;

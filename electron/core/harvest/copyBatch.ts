@@ -332,7 +332,7 @@ export function placeFiles(jobs: PlaceJob[]): PlaceResult[] {
   return results;
 }
 
-/** What the stability check (engine.ts tick) needs to know of a file, without following links. */
+/** What the stability check (stability.ts check) needs to know of a file, without following links. */
 export type Probe =
   | { kind: 'file'; size: number; mtimeMs: number; openError: string | null }
   | { kind: 'gone' }

@@ -1,21 +1,19 @@
 /**
  * The station's harvest engine: discover (watcher + periodic full walk) -> stable (size and
- * mtime unchanged for the instrument's window, and the file opens) -> record (ARK minted) ->
- * transfer (transfer.ts, a bounded number at once, in copy workers) -> outbox.
+ * mtime unchanged for the instrument's window, and the file opens: stability.ts) -> record (ARK
+ * minted) -> transfer (transferQueue.ts: a bounded number at once, in copy workers) -> outbox.
  */
-import { stat } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
-import type { CoreEvent, HarvestStatus, SettlingFile } from '../../../shared/api.js';
+import type { CoreEvent, HarvestStatus } from '../../../shared/api.js';
 import type { Db } from '../db/open.js';
 import { cachedStatement } from '../db/statements.js';
-import { getSetting, setSetting } from '../station/settings.js';
+import { getSetting } from '../station/settings.js';
 import { AppError } from '../util/errors.js';
 import { injected } from '../util/failpoint.js';
 import { nowIso } from '../util/ids.js';
 import type { Logger } from '../util/log.js';
 import { HISTORY_PROBLEM, historyPendingIds } from '../sync/history.js';
 import { instrumentsOfTool, type Instrument, type WatchFolder } from './config.js';
-import { DurabilityBatch, SyncFsRunner } from './durable.js';
 import {
   finishRun,
   queuedRuns,
@@ -52,81 +50,18 @@ import {
   keepRecords,
   knownSources,
   latestBySource,
-  markGone,
   recordFile,
   requeueFile,
   retryAllNow,
   countRetriable,
   retryNow,
-  finishTransfer,
-  finishTransfers,
   idleHarvestStatus,
   indexPaths,
   type FileRow,
-  type TransferOutcome,
 } from './records.js';
-import {
-  describeError,
-  failedOutcome,
-  recoverInterrupted,
-  transferFile,
-  type TransferDeps,
-} from './transfer.js';
-import type { MountMemory } from './place.js';
-import {
-  BATCH_MAX_BYTES,
-  batchable,
-  filesPerBatch,
-  transferBatch,
-  type BatchEnd,
-  type BatchItem,
-} from './batch.js';
-
-/** Outcomes stored together: at most this many, waiting at most this long (see record). */
-const GROUP_COMMIT_MAX = 256;
-const GROUP_COMMIT_MS = 3;
-
-/** Files checked for stability in one message, then recorded and queued together (see tick). */
-const ACCEPT_EVERY = 256;
-
-/** Transfers (a file, or a batch of small files) in flight per copy slot (see pump). */
-const IN_FLIGHT_PER_COPY = 4;
-
-/** How many settling files the status names (HarvestStatus.settling_files). */
-const SETTLING_SHOWN = 5;
-/**
- * A candidate written without a pause (a camera streaming a movie) has its size read at most
- * this often from its watcher events, for the Data tab's size so far: the events carry no size,
- * and its check waits for the writes to pause, so it showed the size it had when first seen.
- */
-const SIZE_READ_MS = 1000;
-
-interface Candidate {
-  instrument: Instrument;
-  folder: WatchFolder;
-  absolutePath: string;
-  relativePath: string;
-  size: number;
-  mtimeMs: number;
-  firstSeenAt: string;
-  usageEventId: number | null;
-  /** Clock time of the last size or mtime change we saw. */
-  changedAt: number;
-  /**
-   * Whether size and mtime were read since the last change we know of (see settles): false
-   * while they come from a watcher's stat or a walk, which may have caught the file between
-   * two writes, or from before a watcher event.
-   */
-  settled: boolean;
-  firstSeenMs: number;
-  /** Why the file would not open for reading at its last check (an errno code), or null. */
-  openError: string | null;
-  /**
-   * Clock time of the last stat asked for a watcher event (see SIZE_READ_MS): a file written
-   * without a pause is not checked until its writes pause, and its size so far comes from these.
-   */
-  sizeReadAt: number;
-}
+import { describeError, recoverInterrupted } from './transfer.js';
+import { candidateKey, StabilityChecks, tickMs, WAKE_GAP_MS, type Candidate } from './stability.js';
+import { TransferQueue } from './transferQueue.js';
 
 /** Paths the watcher reported in one watched folder, not looked at yet (Harvester.sighted). */
 interface Sightings {
@@ -134,64 +69,6 @@ interface Sightings {
   filter: FolderFilter;
   paths: Set<string>;
   folders: Set<string>;
-}
-
-interface Active {
-  file: FileRow;
-  bytes: number;
-  startedAt: number;
-  /** When its copy started (its first progress); null while it waits for a copy slot. */
-  copyingSince: number | null;
-}
-
-/** A source of one instrument: two instruments watching one folder each harvest its files. */
-const sourceKey = (instrumentId: number, path: string): string => `${instrumentId}\0${path}`;
-
-/**
- * The transfers under way by file id, with the source paths they read: a walk asks for every
- * file it finds whether it is being copied, with a thousand small files under way at once.
- */
-class ActiveTransfers {
-  private readonly byId = new Map<number, Active>();
-  private readonly sources = new Map<string, number>();
-
-  get size(): number {
-    return this.byId.size;
-  }
-
-  get(id: number): Active | undefined {
-    return this.byId.get(id);
-  }
-
-  has(id: number): boolean {
-    return this.byId.has(id);
-  }
-
-  values(): IterableIterator<Active> {
-    return this.byId.values();
-  }
-
-  set(id: number, active: Active): void {
-    this.delete(id);
-    this.byId.set(id, active);
-    const key = sourceKey(active.file.instrument_id, active.file.source_path);
-    this.sources.set(key, (this.sources.get(key) ?? 0) + 1);
-  }
-
-  delete(id: number): void {
-    const active = this.byId.get(id);
-    if (!active) return;
-    this.byId.delete(id);
-    const key = sourceKey(active.file.instrument_id, active.file.source_path);
-    const left = (this.sources.get(key) ?? 1) - 1;
-    if (left > 0) this.sources.set(key, left);
-    else this.sources.delete(key);
-  }
-
-  /** Whether a transfer of this instrument under way reads this source. */
-  reads(instrument: Instrument, path: string): boolean {
-    return this.sources.has(sourceKey(instrument.id, path));
-  }
 }
 
 export interface HarvesterOptions {
@@ -250,33 +127,6 @@ function sameWaiting(record: FileRow, c: { size: number; mtimeMs: number }): boo
   return record.state === 'waiting' && record.size === c.size && record.mtime_ms === c.mtimeMs;
 }
 
-const candidateKey = (instrument: Instrument, path: string): string =>
-  sourceKey(instrument.id, path);
-
-/** A stability check woken by another (wakeAt) comes at least this long after it. */
-const WAKE_GAP_MS = 50;
-
-/**
- * How long after a change a file's size and mtime are read again, once, before its window
- * ends (see settles). chokidar reports one change per file in 50 ms and drops the others, and
- * its stat of a new file may come between two writes; the window's end then found a size
- * other than the one it was counted from, and the file waited a second window (a 1 s window:
- * a file written in two quick writes completed 2.07 s after its last write, against 1.01 s).
- * Read again once the writes have paused this long, the size is the final one and the window
- * runs on from the change: no wait at all when it was right, this much when it was not.
- */
-const SETTLE_MS = 100;
-
-/** Whether a candidate is read again SETTLE_MS after its last change: not for short windows. */
-function settles(c: Candidate): boolean {
-  return !c.settled && c.instrument.stability_seconds * 1000 >= 4 * SETTLE_MS;
-}
-
-/** How soon stable files whose records could not be written (a full disk) are tried again. */
-const ACCEPT_RETRY_MS = 5_000;
-/** The test fault harvest.accept-fails-once fails the first recording of stable files. */
-let acceptFailedOnce = false;
-
 /** Folders listed per request to the service worker (Harvester.lookAtSightings). */
 const LIST_GROUP = 4;
 
@@ -303,8 +153,8 @@ const READ_AGAIN = new Set<string | null>([
   null,
 ]);
 
-/** A one-shot run gives a file still changing this many windows (at least 10 s) after its walk. */
-const ONCE_PATIENCE_WINDOWS = 6;
+/** The test fault harvest.accept-fails-once fails the first recording of stable files. */
+let acceptFailedOnce = false;
 
 export class Harvester {
   private readonly db: Db;
@@ -313,7 +163,10 @@ export class Harvester {
   private pool: CopyPool | null = null;
   private instruments: Instrument[] = [];
   private readonly problems = new Map<number, string>();
-  private readonly candidates = new Map<string, Candidate>();
+  /** The files found, until they are stable (stability.ts). */
+  private readonly stability: StabilityChecks;
+  /** The recorded files waiting for their transfer, and those under way (transferQueue.ts). */
+  private readonly transfers: TransferQueue;
   private readonly sightings = new Map<WatchFolder, Sightings>();
   /** The second listings of new folders (folderSighted), ended with the watches. */
   private readonly relists = new Set<NodeJS.Timeout>();
@@ -325,17 +178,6 @@ export class Harvester {
   private lookingAtSightings = false;
   /** The storage folders and the data dir inside watched folders, left out of their harvest. */
   private readonly leftOut: LeftOutFolders;
-  /** Storage folders seen as mount points, kept in the settings (place.ts mountProblem). */
-  private readonly mounts: MountMemory = {
-    wasMounted: (base) => getSetting(this.db, 'harvest.mountedBases').includes(base),
-    mounted: (base) => {
-      const known = getSetting(this.db, 'harvest.mountedBases');
-      if (!known.includes(base)) setSetting(this.db, 'harvest.mountedBases', [...known, base]);
-    },
-  };
-  private readonly queue: number[] = [];
-  private readonly queued = new Set<number>();
-  private readonly active = new ActiveTransfers();
   /**
    * Sources whose content is being compared with their record (recheck), by candidateKey: a
    * file found again with its size but a new mtime.
@@ -359,28 +201,7 @@ export class Harvester {
   /** Enabled instruments not harvested until their history is here (loadInstruments). */
   private awaitingHistory: Instrument[] = [];
   private runChain: Promise<void> = Promise.resolve();
-  private readonly syncFs = new SyncFsRunner();
-  private readonly durability = new DurabilityBatch({
-    runSync: (folders) => this.syncFs.run(folders),
-  });
-  /** Transfers under way: one per big file, one per batch of small files (batch.ts). */
-  private units = 0;
-  /** Of those, the ones whose copies are placed and wait for the flush (durable.ts). */
-  private settling = 0;
   private timers: NodeJS.Timeout[] = [];
-  private ticking = false;
-  /** The stability check woken when the first candidate's window ends (wakeAt). */
-  private wakeTimer: NodeJS.Timeout | undefined;
-  private wakeAtMs = Infinity;
-  /**
-   * The stability check woken SETTLE_MS after the last watcher event for a candidate, to read
-   * files again once their writes pause (settles); put off by every event, so files written
-   * to all the time add no checks: the ticks find those whose own writes paused.
-   */
-  private settleTimer: NodeJS.Timeout | undefined;
-  /** A wake came while the check ran: it runs again once it ends. */
-  private tickAgain = false;
-  private recovered = false;
   /** A one-shot run has walked every folder: candidates no longer wait without end. */
   private walked = false;
   private startedAt = 0;
@@ -396,13 +217,6 @@ export class Harvester {
   private run: RunSummary | null = null;
   private changeTimer: NodeJS.Timeout | undefined;
   private starting: Promise<void> | null = null;
-  private pendingRecords: {
-    fileId: number;
-    outcome: TransferOutcome;
-    resolve(): void;
-    reject(error: unknown): void;
-  }[] = [];
-  private recordTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: HarvesterOptions) {
     this.db = options.db;
@@ -416,6 +230,36 @@ export class Harvester {
       () => this.now(),
       () => this.runQueued(),
     );
+    this.stability = new StabilityChecks(
+      {
+        stopped: () => this.stopped,
+        prober: () => this.pool,
+        accept: (stable) => {
+          if (injected('harvest.accept-fails-once') && !acceptFailedOnce) {
+            acceptFailedOnce = true;
+            throw new Error('database or disk is full (injected)');
+          }
+          this.accept(stable);
+        },
+        onceRun: () => (this.walked ? this.run : null),
+        queueDue: () => this.queueDue(),
+        checkIdle: () => this.checkIdle(),
+        changed: () => this.changed(),
+      },
+      this.log,
+      this.clock,
+    );
+    this.transfers = new TransferQueue(this.db, this.log, this.clock, {
+      stopped: () => this.stopped,
+      pool: () => this.pool,
+      instrument: (id) => this.instrument(id),
+      watchedIn: (base) => this.leftOut.watchedIn(base),
+      runCounts: () => this.run,
+      consider: (instrument, folder, path, size, mtimeMs) =>
+        this.consider(instrument, folder, path, size, mtimeMs),
+      changed: () => this.changed(),
+      checkIdle: () => this.checkIdle(),
+    });
   }
 
   private concurrency(): number {
@@ -424,55 +268,6 @@ export class Harvester {
 
   private now(): string {
     return nowIso(this.clock);
-  }
-
-  private get deps(): TransferDeps {
-    return {
-      db: this.db,
-      pool: this.pool as CopyPool,
-      log: this.log,
-      now: () => this.now(),
-      retryAt: (attempts) => {
-        const base = getSetting(this.db, 'harvest.retryBaseSeconds');
-        const max = getSetting(this.db, 'harvest.retryMaxSeconds');
-        const seconds = Math.min(base * 2 ** Math.max(attempts - 1, 0), max);
-        return nowIso(() => this.clock() + seconds * 1000);
-      },
-      progress: (fileId, bytes) => {
-        const active = this.active.get(fileId);
-        if (active) {
-          active.bytes = bytes;
-          active.copyingSince ??= this.clock();
-        }
-      },
-      record: (fileId, outcome) => this.record(fileId, outcome),
-      watchedIn: (base) => this.leftOut.watchedIn(base),
-      mounts: this.mounts,
-      // A copy waiting for its batch's flush holds no copy slot: more small copies start, so
-      // the batch fills up. Its files join the batch before pump, which flushes at once when
-      // every transfer under way waits for the flush: a lone file does not wait for the
-      // batch's timer (200 ms), nor does the last batch of a harvest.
-      settle: async (path) => {
-        const settled = this.durability.settle(path);
-        this.settling += 1;
-        this.pump();
-        try {
-          await settled;
-        } finally {
-          this.settling -= 1;
-        }
-      },
-      settleAll: async (paths) => {
-        const settled = Promise.allSettled(paths.map((path) => this.durability.settle(path)));
-        this.settling += 1;
-        this.pump();
-        try {
-          return await settled;
-        } finally {
-          this.settling -= 1;
-        }
-      },
-    };
   }
 
   /** Loads the instruments, finishes what a crash interrupted, and starts watching. */
@@ -495,7 +290,7 @@ export class Harvester {
     if (this.options.schedules !== false) {
       this.schedules.start(this.instruments.map((i) => i.id));
     }
-    const tick = setInterval(() => void this.tick(), this.tickMs());
+    const tick = setInterval(() => void this.stability.check(), tickMs(this.instruments));
     const rescanMinutes = Math.max(getSetting(this.db, 'harvest.rescanMinutes'), 0.05);
     // Each walk looks again where the storage locations are on disk first: a link or a
     // share's mount may have changed. (A start, a reload and --once look before their walk.)
@@ -561,29 +356,17 @@ export class Harvester {
     this.starting = null;
     for (const t of this.timers) clearInterval(t);
     this.timers = [];
-    clearTimeout(this.wakeTimer);
-    this.wakeTimer = undefined;
-    this.wakeAtMs = Infinity;
-    clearTimeout(this.settleTimer);
-    this.settleTimer = undefined;
+    this.stability.stop();
     this.schedules.stop();
     await this.closeWatches();
     this.forgetSightings();
     // Transfers under way end with the pool; their partials are cleaned up at the next start.
-    await this.durability.flush();
-    await this.syncFs.close();
+    await this.transfers.flushPlaced();
     await this.pool?.close();
     this.pool = null;
-    this.flushRecords();
-    this.recovered = false;
+    this.transfers.poolClosed();
     this.lock?.release();
     this.lock = null;
-  }
-
-  private tickMs(): number {
-    const windows = this.instruments.map((i) => i.stability_seconds * 1000);
-    const smallest = windows.length ? Math.min(...windows) : 1000;
-    return Math.max(50, Math.min(1000, smallest / 4));
   }
 
   private loadInstruments(): void {
@@ -641,15 +424,15 @@ export class Harvester {
     for (const file of interruptedFiles(this.db)) {
       if (this.stopped) return;
       try {
-        await recoverInterrupted(this.deps, file, this.instrument(file.instrument_id));
+        await recoverInterrupted(this.transfers.deps, file, this.instrument(file.instrument_id));
         // A verified copy that had reached its name is recorded now: this run's, for --once.
         if (this.run && fileById(this.db, file.id)?.state === 'done') this.run.completed += 1;
       } catch (error) {
-        // Left marked: tried again before this file's next transfer (see pump).
+        // Left marked: tried again before this file's next transfer (transferQueue.ts).
         this.log.error({ err: error, file: file.source_path }, 'harvest: recovery failed');
       }
     }
-    this.recovered = true;
+    this.transfers.start();
   }
 
   private startWatches(): void {
@@ -809,17 +592,8 @@ export class Harvester {
    * at least 10 s, since the walk).
    */
   private settledFor(instrumentId: number, walkedAt: number): string[] | null {
-    if (this.scanning || this.ticking || this.queue.length || this.active.size) return null;
-    if (this.rechecks.size) return null;
-    const changing: string[] = [];
-    for (const c of this.candidates.values()) {
-      if (c.instrument.id !== instrumentId) continue;
-      const windowMs = c.instrument.stability_seconds * 1000;
-      const patience = Math.max(windowMs * ONCE_PATIENCE_WINDOWS, 10_000);
-      if (this.clock() - Math.max(c.firstSeenMs, walkedAt) <= patience) return null;
-      changing.push(c.absolutePath);
-    }
-    return changing;
+    if (this.scanning || this.transfers.busy || this.rechecks.size) return null;
+    return this.stability.changingFor(instrumentId, walkedAt);
   }
 
   /** A full harvest of one instrument: walk its folders and retry its failed files now. */
@@ -922,7 +696,7 @@ export class Harvester {
     } else {
       this.problems.delete(instrument.id);
     }
-    void this.tick();
+    void this.stability.check();
   }
 
   /** The service worker's lstat of many files (copyPool.ts stat); in this thread without one. */
@@ -1036,7 +810,7 @@ export class Harvester {
     // A file being copied is left to its copy, which sees a change. The folder's filter holds
     // for every path.
     const accepted = (path: string): string | null => {
-      if (this.active.reads(instrument, path)) return null;
+      if (this.transfers.reads(instrument, path)) return null;
       const rel = relativeTo(folder.path, path);
       return filter.accepts(rel) ? rel : null;
     };
@@ -1055,7 +829,7 @@ export class Harvester {
       take(
         group.flatMap((dir, i) =>
           this.listings.newSince(folder, dir, listed[i]).flatMap((file) => {
-            if (this.active.reads(instrument, file.path)) {
+            if (this.transfers.reads(instrument, file.path)) {
               left.add(file.path);
               return [];
             }
@@ -1066,48 +840,20 @@ export class Harvester {
       );
       group.forEach((dir, i) => this.listings.remember(folder, dir, listed[i], left));
     }
-    // An event for a candidate is a change (a write, a rename, new attributes; fs.watch reports
-    // no reads): its window starts again now, with no stat, as often as a file is written to.
-    // Links are not followed (statFiles uses lstat, as the walk does).
+    // An event for a candidate is a change: its window starts again now, with no stat
+    // (stability.ts written). Links are not followed (statFiles uses lstat, as the walk does).
     const growing: Candidate[] = [];
     const files = [...waiting.paths].flatMap((path) => {
-      const candidate = this.candidates.get(candidateKey(instrument, path));
-      if (candidate) {
-        candidate.changedAt = this.clock();
-        candidate.settled = false;
-        // Read again soon after the writes pause (settles), not only at the window's end.
-        if (settles(candidate)) this.settleSoon();
-        if (this.clock() - candidate.sizeReadAt >= SIZE_READ_MS) {
-          candidate.sizeReadAt = this.clock();
-          growing.push(candidate);
-        }
-        return [];
-      }
+      if (this.stability.written(candidateKey(instrument, path), growing)) return [];
       const rel = accepted(path);
       return rel === null ? [] : [{ path, rel }];
     });
-    if (growing.length && current()) await this.readSizesSoFar(instrument, growing);
+    if (growing.length && current()) {
+      await this.stability.readSizes(instrument, growing, this.statAll() ?? statFiles);
+    }
     if (!files.length || !current()) return;
     const found = await statFound(files, this.statAll());
     if (current()) take(found);
-  }
-
-  /**
-   * The size so far of candidates still being written (SIZE_READ_MS). A size or mtime read
-   * here is a change, as a watcher's stat is: it restarts the window and is read again before
-   * the file is taken, so a stat that comes back after a later check only delays that file.
-   */
-  private async readSizesSoFar(instrument: Instrument, growing: Candidate[]): Promise<void> {
-    const stats = await (this.statAll() ?? statFiles)(growing.map((c) => c.absolutePath));
-    growing.forEach((c, i) => {
-      const s = stats[i];
-      if (!s || this.candidates.get(candidateKey(instrument, c.absolutePath)) !== c) return;
-      if (s.size === c.size && s.mtimeMs === c.mtimeMs) return;
-      c.size = s.size;
-      c.mtimeMs = s.mtimeMs;
-      c.changedAt = this.clock();
-      c.settled = false;
-    });
   }
 
   /**
@@ -1127,18 +873,8 @@ export class Harvester {
     relativePath = relativeTo(folder.path, path),
   ): void {
     const key = candidateKey(instrument, path);
-    const existing = this.candidates.get(key);
-    if (existing) {
-      if (existing.size !== size || existing.mtimeMs !== mtimeMs) {
-        existing.size = size;
-        existing.mtimeMs = mtimeMs;
-        existing.changedAt = this.clock();
-        existing.settled = false;
-        this.wakeFor(existing);
-      }
-      return;
-    }
-    if (this.active.reads(instrument, path)) return;
+    if (this.stability.update(key, size, mtimeMs)) return;
+    if (this.transfers.reads(instrument, path)) return;
     const rechecked = this.rechecks.get(key);
     if (rechecked) {
       rechecked.again = true;
@@ -1153,182 +889,7 @@ export class Harvester {
       mtimeMs < this.startedAt
         ? usageOnToolAt(this.db, instrument.tool_id, written)
         : usageOnToolAt(this.db, instrument.tool_id, seen);
-    const candidate: Candidate = {
-      instrument,
-      folder,
-      absolutePath: path,
-      relativePath,
-      size,
-      mtimeMs,
-      firstSeenAt: seen,
-      usageEventId: usage,
-      changedAt: this.clock(),
-      settled: false,
-      firstSeenMs: this.clock(),
-      openError: null,
-      sizeReadAt: this.clock(),
-    };
-    this.candidates.set(key, candidate);
-    // The first file settling: the UIs learn of it now (and then follow it while they see
-    // files settling), not at their next idle look, for a big file being written.
-    if (this.candidates.size === 1) this.changed();
-    this.wakeFor(candidate);
-  }
-
-  /**
-   * Wakes the stability check when this candidate's window ends (see wakeAt), and not sooner
-   * than `soonestMs` from now: a file that keeps changing with a window of 0 is not probed back
-   * to back.
-   */
-  private wakeFor(c: Candidate, soonestMs = 0): void {
-    const after = settles(c) ? SETTLE_MS : c.instrument.stability_seconds * 1000;
-    this.wakeAt(Math.max(c.changedAt + after, this.clock() + soonestMs));
-  }
-
-  /** Wakes the stability check SETTLE_MS from now, unless another watcher event comes first. */
-  private settleSoon(): void {
-    if (this.stopped) return;
-    clearTimeout(this.settleTimer);
-    this.settleTimer = setTimeout(() => {
-      this.settleTimer = undefined;
-      void this.tick(true);
-    }, SETTLE_MS + 1);
-    this.settleTimer.unref();
-  }
-
-  /**
-   * Runs the stability check at `clockMs` (or sooner, if another candidate is due sooner): a
-   * file is taken when its window ends, not at the next tick, which came up to tickMs (a
-   * quarter of the window) later. Each check wakes the next for the candidates it left (at
-   * least WAKE_GAP_MS later); the ticks stay, for what this does not wake.
-   */
-  private wakeAt(clockMs: number): void {
-    if (this.stopped || clockMs >= this.wakeAtMs) return;
-    clearTimeout(this.wakeTimer);
-    this.wakeAtMs = clockMs;
-    this.wakeTimer = setTimeout(
-      () => {
-        this.wakeTimer = undefined;
-        this.wakeAtMs = Infinity;
-        void this.tick(true);
-      },
-      // A timer may fire a millisecond early; then nothing would be due yet.
-      Math.max(0, clockMs - this.clock()) + 1,
-    );
-    this.wakeTimer.unref();
-  }
-
-  /**
-   * Checks the candidates whose window has passed; records the stable ones. `woken`: by
-   * wakeAt, which must not be lost when a check is already running (the ticks may be).
-   */
-  private async tick(woken = false): Promise<void> {
-    if (this.stopped) return;
-    if (this.ticking) {
-      if (woken) this.tickAgain = true;
-      return;
-    }
-    this.ticking = true;
-    try {
-      const due: [string, Candidate][] = [];
-      let nextDue = Infinity;
-      for (const [key, c] of [...this.candidates]) {
-        const windowMs = c.instrument.stability_seconds * 1000;
-        if (this.clock() - c.changedAt < windowMs) {
-          // Read again before the window ends, where a watcher's stat may have come too soon.
-          // Not woken for: settleSoon and wakeFor wake the check for that, and files still
-          // being written would otherwise wake it at every write.
-          if (settles(c) && this.clock() - c.changedAt >= SETTLE_MS) due.push([key, c]);
-          else nextDue = Math.min(nextDue, c.changedAt + windowMs);
-          continue;
-        }
-        if (this.walked && this.run) {
-          const patience = Math.max(windowMs * ONCE_PATIENCE_WINDOWS, 10_000);
-          if (this.clock() - c.firstSeenMs > patience) {
-            this.candidates.delete(key);
-            this.run.unstable.push({ path: c.absolutePath, openError: c.openError });
-            continue;
-          }
-        }
-        due.push([key, c]);
-      }
-      // In groups, each checked by a copy worker in one message (copyBatch.ts probeFiles):
-      // three file-system calls per file, off this thread. Each group is recorded and queued
-      // as soon as it is checked: the transfers of a big walk start while the rest waits.
-      for (let at = 0; at < due.length && !this.stopped && this.pool; at += ACCEPT_EVERY) {
-        const group = due.slice(at, at + ACCEPT_EVERY);
-        // What the window was checked against; a watcher event or a walk during the check
-        // changes the candidate, and then this check does not count.
-        const seen = group.map(([, c]) => c.changedAt);
-        // The files are read after this: a window counts as ended only if it had before they
-        // were (a reply that comes late does not make a read made too soon count).
-        const probedAt = this.clock();
-        const probes = await this.pool.probe(group.map(([, c]) => c.absolutePath));
-        const stable: Candidate[] = [];
-        const stableKeys: string[] = [];
-        group.forEach(([key, c], i) => {
-          const probe = probes[i];
-          const windowEnded = probedAt - seen[i] >= c.instrument.stability_seconds * 1000;
-          if (probe.kind !== 'file') {
-            this.candidates.delete(key);
-          } else if (
-            probe.size !== c.size ||
-            probe.mtimeMs !== c.mtimeMs ||
-            c.changedAt !== seen[i]
-          ) {
-            c.size = probe.size;
-            c.mtimeMs = probe.mtimeMs;
-            c.openError = null;
-            // Read after the last change we know of, unless a watcher event came meanwhile.
-            c.settled = c.changedAt === seen[i];
-            c.changedAt = this.clock();
-            this.wakeFor(c, WAKE_GAP_MS);
-          } else if (!windowEnded) {
-            // Read again before its window ends, and unchanged: the window runs on.
-            c.settled = true;
-            this.wakeFor(c);
-          } else if (probe.openError !== null) {
-            c.openError = probe.openError;
-            c.changedAt = this.clock();
-            this.wakeFor(c, WAKE_GAP_MS);
-          } else if (this.candidates.get(key) === c) {
-            this.candidates.delete(key);
-            stable.push(c);
-            stableKeys.push(key);
-          }
-        });
-        if (stable.length && !this.stopped) {
-          try {
-            if (injected('harvest.accept-fails-once') && !acceptFailedOnce) {
-              acceptFailedOnce = true;
-              throw new Error('database or disk is full (injected)');
-            }
-            this.accept(stable);
-          } catch (error) {
-            // Not recorded (a full disk, a busy database): the files stay candidates and are
-            // checked again soon, rather than left for the next walk minutes later.
-            stable.forEach((c, i) => {
-              const key = stableKeys[i];
-              if (!this.candidates.has(key)) this.candidates.set(key, c);
-            });
-            this.wakeAt(this.clock() + ACCEPT_RETRY_MS);
-            throw error;
-          }
-        }
-      }
-      if (this.stopped) return;
-      if (nextDue < Infinity) this.wakeAt(Math.max(nextDue, this.clock() + WAKE_GAP_MS));
-      this.queueDue();
-    } catch (error) {
-      this.log.error({ err: error }, 'harvest: stability check failed');
-    } finally {
-      this.ticking = false;
-      if (this.tickAgain && !this.stopped) {
-        this.tickAgain = false;
-        setImmediate(() => void this.tick(true));
-      }
-      this.checkIdle();
-    }
+    this.stability.add(key, instrument, folder, path, relativePath, size, mtimeMs, seen, usage);
   }
 
   /**
@@ -1383,10 +944,10 @@ export class Harvester {
       for (const known of this.walkKnown.get(c.instrument.id) ?? [])
         known.set(c.absolutePath, entry);
     }
-    for (const id of ids) this.enqueue(id);
+    for (const id of ids) this.transfers.enqueue(id);
     if (toCompare.length) void this.recheck(toCompare);
     this.changed();
-    this.pump();
+    this.transfers.pump();
   }
 
   /**
@@ -1424,13 +985,14 @@ export class Harvester {
         const readAgain = hashed.status === 'rejected' && READ_AGAIN.has(code);
         const changed = probe.size !== c.size || probe.mtimeMs !== c.mtimeMs;
         if (changed || probe.openError !== null || readAgain) {
-          c.size = probe.size;
-          c.mtimeMs = probe.mtimeMs;
-          c.openError = changed ? null : (probe.openError ?? code ?? 'unreadable');
-          c.changedAt = this.clock();
-          c.settled = true;
-          this.candidates.set(keys[i], c);
-          this.wakeFor(c, changed ? 0 : WAKE_GAP_MS);
+          this.stability.putBack(
+            keys[i],
+            c,
+            probe.size,
+            probe.mtimeMs,
+            changed ? null : (probe.openError ?? code ?? 'unreadable'),
+            changed ? 0 : WAKE_GAP_MS,
+          );
         } else if (hashed.status === 'fulfilled' && hashed.value.hash === record.xxhash) {
           same.push({ id: record.id, size: c.size, mtimeMs: c.mtimeMs });
         } else {
@@ -1462,7 +1024,7 @@ export class Harvester {
         // Seen again meanwhile (a watcher event, a walk; consider left it to this check), or
         // its instrument was set up again: looked at anew, as the instrument now is. The
         // stability check probes it before anything is taken.
-        if (this.stopped || this.candidates.has(keys[i])) return;
+        if (this.stopped || this.stability.has(keys[i])) return;
         if (!mark?.again && this.harvests(c.instrument)) return;
         const instrument = this.instruments.find((one) => one.id === c.instrument.id);
         const folder = instrument?.watch.find((w) => w.path === c.folder.path);
@@ -1474,226 +1036,13 @@ export class Harvester {
     }
   }
 
-  private enqueue(id: number): void {
-    if (this.queued.has(id) || this.active.has(id)) return;
-    this.queued.add(id);
-    this.queue.push(id);
-  }
-
   private queueDue(includeWaiting = false): void {
     if (this.stopped) return;
     const ids = this.instruments.map((i) => i.id);
-    for (const id of dueFileIds(this.db, this.now(), ids, includeWaiting)) this.enqueue(id);
-    this.pump();
-  }
-
-  private pump(): void {
-    // The pool bounds the copies at once (harvest.concurrency): a copy is one big file or one
-    // batch of small files (batch.ts). More transfers than that may be in flight: while two
-    // are copied, others are being checked, placed and recorded, which is waiting on the disk
-    // and the database more than work.
-    const pool = this.pool;
-    let batch: BatchItem[] = [];
-    let batchBytes = 0;
-    const perBatch = filesPerBatch(this.queue.length, pool?.size ?? 1);
-    while (
-      !this.stopped &&
-      this.recovered &&
-      pool &&
-      this.units - this.settling < pool.size * IN_FLIGHT_PER_COPY &&
-      this.queue.length
-    ) {
-      const id = this.queue.shift() as number;
-      this.queued.delete(id);
-      const file = fileById(this.db, id);
-      const instrument = file ? this.instrument(file.instrument_id) : undefined;
-      if (!file || !instrument || (file.state !== 'waiting' && file.state !== 'failed')) continue;
-      this.active.set(id, { file, bytes: 0, startedAt: this.clock(), copyingSince: null });
-      if (!batchable(file, instrument)) {
-        this.units += 1;
-        void this.runTransfer(file, instrument);
-        continue;
-      }
-      batch.push({ file, instrument });
-      batchBytes += file.size;
-      if (batch.length >= perBatch || batchBytes >= BATCH_MAX_BYTES) {
-        this.units += 1;
-        void this.runBatch(batch);
-        batch = [];
-        batchBytes = 0;
-      }
+    for (const id of dueFileIds(this.db, this.now(), ids, includeWaiting)) {
+      this.transfers.enqueue(id);
     }
-    if (batch.length) {
-      this.units += 1;
-      void this.runBatch(batch);
-    }
-    // Every transfer under way waits for the flush: nothing would join the batch.
-    if (this.settling > 0 && this.units === this.settling) void this.durability.flush();
-    this.checkIdle();
-  }
-
-  private async runBatch(items: BatchItem[]): Promise<void> {
-    let ends: BatchEnd[];
-    try {
-      ends = await transferBatch(this.deps, items);
-    } catch (error) {
-      // Whatever was under way keeps its markers: the next attempt settles them first.
-      ends = items.map(() => ({ end: 'crashed', error }));
-    }
-    try {
-      await Promise.all(items.map((item, i) => this.ended(item.file, item.instrument, ends[i])));
-    } finally {
-      this.units -= 1;
-      this.changed();
-      this.pump();
-    }
-  }
-
-  /** Counts a transfer's end in the run, and takes back a re-queued file for a new look. */
-  private async ended(file: FileRow, instrument: Instrument, end: BatchEnd): Promise<void> {
-    try {
-      if (end.end === 'crashed') {
-        if (!this.stopped) {
-          if (this.run) this.run.failed += 1;
-          this.log.error({ err: end.error, file: file.source_path }, 'harvest: transfer crashed');
-        }
-      } else if (end.end === 'requeue') {
-        const s = await stat(file.source_path).catch((error: NodeJS.ErrnoException) => error);
-        const folder = instrument.watch.find((w) => w.path === file.watch_path);
-        this.active.delete(file.id);
-        if (!(s instanceof Error)) {
-          if (folder) this.consider(instrument, folder, file.source_path, s.size, s.mtimeMs);
-        } else if (s.code === 'ENOENT' && (await stat(file.watch_path).catch(() => null))) {
-          // Deleted or moved away while it was copied; under a new name it is a new file. A
-          // partial that could not be removed keeps the file for its next start to settle.
-          if (fileById(this.db, file.id)?.partial_path === null) markGone(this.db, file.id);
-        }
-      } else if (end.end === 'finished' && this.run) {
-        const status =
-          'status' in end && end.status
-            ? end.status
-            : (cachedStatement(
-                this.db,
-                'SELECT status FROM harvest_transfers WHERE file_id = ? ORDER BY id DESC LIMIT 1',
-              )
-                .pluck()
-                .get(file.id) as 'completed' | 'skipped' | 'failed');
-        this.run[status] += 1;
-      }
-    } finally {
-      this.active.delete(file.id);
-    }
-  }
-
-  /**
-   * Settles what an earlier attempt left (recoverInterrupted). When that fails too, the
-   * partial still cannot be removed (the share is still away): the file's failure is recorded
-   * with the reason and tried again after the usual backoff, its markers kept; without that it
-   * would be due again at every tick.
-   */
-  private async settleEarlierAttempt(
-    file: FileRow,
-    instrument: Instrument,
-  ): Promise<BatchEnd | null> {
-    try {
-      await recoverInterrupted(this.deps, file, instrument);
-      return null;
-    } catch (error) {
-      const reason = `cannot clean up an earlier attempt (${file.partial_path}): ${describeError(error)}`;
-      await this.record(file.id, {
-        ...failedOutcome(this.deps, file, reason, file.pending_destination),
-        startedAt: this.now(),
-        storageLocationId: instrument.storage_location?.id ?? null,
-      });
-      return { end: 'finished', status: 'failed' };
-    }
-  }
-
-  private async runTransfer(file: FileRow, instrument: Instrument): Promise<void> {
-    const id = file.id;
-    // null: settled by recovery alone, nothing to count.
-    let end: BatchEnd | null = null;
-    try {
-      let current: FileRow | undefined = file;
-      if (file.partial_path !== null) {
-        // An earlier attempt left its markers (its cleanup failed): settle that first.
-        current = undefined;
-        end = await this.settleEarlierAttempt(file, instrument);
-        const settled = fileById(this.db, id);
-        if (end === null && settled?.state === 'done')
-          end = { end: 'finished', status: 'completed' };
-        else if (end === null && settled?.partial_path === null) current = settled;
-      }
-      if (current) {
-        file = current;
-        end = { end: await transferFile(this.deps, current, instrument) };
-      }
-    } catch (error) {
-      end = { end: 'crashed', error };
-    }
-    try {
-      if (end) await this.ended(file, instrument, end);
-    } finally {
-      this.active.delete(id);
-      this.units -= 1;
-      this.changed();
-      this.pump();
-    }
-  }
-
-  /**
-   * Group commit: outcomes that arrive within a few milliseconds are stored in one transaction,
-   * so many small files share one wait for the disk instead of one each.
-   */
-  private record(fileId: number, outcome: TransferOutcome): Promise<void> {
-    // Stopping: what is under way is not recorded (the next start cleans up or finishes it).
-    if (this.stopped) return Promise.reject(new Error('the harvest is stopping'));
-    return new Promise((resolve, reject) => {
-      this.pendingRecords.push({ fileId, outcome, resolve, reject });
-      if (this.pendingRecords.length >= GROUP_COMMIT_MAX) this.flushRecords();
-      else this.recordTimer ??= setTimeout(() => this.flushRecords(), GROUP_COMMIT_MS);
-    });
-  }
-
-  /**
-   * Stores the waiting outcomes as one group. If the group is refused, nothing of it is
-   * stored, and each outcome is stored again in its own savepoint, so one refused outcome does
-   * not take the others with it. A savepoint per outcome every time cost two more statements
-   * per file.
-   */
-  private flushRecords(): void {
-    if (this.recordTimer) clearTimeout(this.recordTimer);
-    this.recordTimer = undefined;
-    const batch = this.pendingRecords.splice(0);
-    if (!batch.length) return;
-    try {
-      finishTransfers(this.db, batch);
-      for (const item of batch) item.resolve();
-      return;
-    } catch (error) {
-      if (batch.length === 1) {
-        batch[0].reject(error);
-        return;
-      }
-    }
-    const errors = new Map<number, unknown>();
-    try {
-      this.db
-        .transaction(() => {
-          batch.forEach((item, i) => {
-            try {
-              finishTransfer(this.db, item.fileId, item.outcome);
-            } catch (error) {
-              errors.set(i, error);
-            }
-          });
-        })
-        .immediate();
-    } catch (error) {
-      for (const item of batch) item.reject(error);
-      return;
-    }
-    batch.forEach((item, i) => (errors.has(i) ? item.reject(errors.get(i)) : item.resolve()));
+    this.transfers.pump();
   }
 
   /** Tells the UIs, at most a few times a second. */
@@ -1707,9 +1056,9 @@ export class Harvester {
   }
 
   private checkIdle(): void {
-    if (this.candidates.size || this.queue.length || this.active.size) return;
+    if (this.stability.size || this.transfers.busy) return;
     if (this.rechecks.size) return;
-    if (this.ticking || this.scanning) return;
+    if (this.stability.checking || this.scanning) return;
     for (const resolve of this.idleWaiters.splice(0)) resolve();
   }
 
@@ -1733,7 +1082,7 @@ export class Harvester {
         this.db,
         `UPDATE harvest_files SET next_attempt_at = ? WHERE state = 'failed'`,
       ).run(this.now());
-      tick = setInterval(() => void this.tick(), this.tickMs());
+      tick = setInterval(() => void this.stability.check(), tickMs(this.instruments));
       const idle = new Promise<void>((resolve) => this.idleWaiters.push(resolve));
       await this.rescanAll();
       this.walked = true;
@@ -1816,33 +1165,11 @@ export class Harvester {
   private takeNow(ids: number[]): void {
     // Waiting for the lock: due now, and taken with the other due files once it is held.
     if (!ids.length || this.lockProblem !== null) return;
-    for (const id of ids) this.enqueue(id);
-    this.pump();
+    for (const id of ids) this.transfers.enqueue(id);
+    this.transfers.pump();
     this.changed();
   }
 
-  /**
-   * The settling files that changed last (SETTLING_SHOWN of them, newest change first): a
-   * burst may hold thousands, so the newest are picked in one pass, not by sorting them all.
-   */
-  private settlingFiles(): SettlingFile[] {
-    const newest: Candidate[] = [];
-    for (const c of this.candidates.values()) {
-      if (newest.length === SETTLING_SHOWN && c.changedAt <= newest[newest.length - 1].changedAt) {
-        continue;
-      }
-      const at = newest.findIndex((n) => c.changedAt > n.changedAt);
-      newest.splice(at < 0 ? newest.length : at, 0, c);
-      if (newest.length > SETTLING_SHOWN) newest.pop();
-    }
-    return newest.map((c) => ({
-      instrument: c.instrument.name,
-      relative_path: c.relativePath,
-      size: c.size,
-      changed_at: new Date(c.changedAt).toISOString(),
-      open_error: c.openError,
-    }));
-  }
   status(): HarvestStatus {
     return {
       ...idleHarvestStatus(this.db, this.clock()),
@@ -1861,30 +1188,14 @@ export class Harvester {
         waiting_for_history: waiting,
       })),
       // Handed to the copy pool but waiting for a copy slot: queued, not under way.
-      active: [...this.active.values()].flatMap((a) => {
-        if (a.copyingSince === null) return [];
-        const seconds = (this.clock() - a.copyingSince) / 1000;
-        const rate = seconds > 0 ? a.bytes / seconds : 0;
-        return {
-          file_id: a.file.id,
-          filename: a.file.filename,
-          relative_path: a.file.relative_path,
-          persistent_id: a.file.persistent_id,
-          bytes_done: a.bytes,
-          bytes_total: a.file.size,
-          rate,
-          seconds_left: rate > 0 ? Math.max(a.file.size - a.bytes, 0) / rate : null,
-          started_at: new Date(a.copyingSince).toISOString(),
-        };
-      }),
-      settling: this.candidates.size,
-      settling_files: this.settlingFiles(),
-      queued:
-        this.queue.length + [...this.active.values()].filter((a) => a.copyingSince === null).length,
+      active: this.transfers.copying(),
+      settling: this.stability.size,
+      settling_files: this.stability.settlingFiles(),
+      queued: this.transfers.waiting(),
       retriable: countRetriable(
         this.db,
         this.instruments.map((i) => i.id),
-        [...this.queue, ...[...this.active.values()].map((a) => a.file.id)],
+        this.transfers.ids(),
       ),
       last_scan_at: this.lastScanAt,
     };

@@ -434,7 +434,7 @@ function storeOutcome(
   // A failure keeps the attempt's markers: whoever cleaned up after it cleared them
   // (clearAttempt); ones still set name a partial that could not be removed (the share went
   // away, the folder turned read-only), which the file's next attempt settles first
-  // (engine.ts runTransfer). Clearing them here would leave that partial forever.
+  // (transferQueue.ts runTransfer). Clearing them here would leave that partial forever.
   const instrumentId = cachedStatement(
     db,
     `UPDATE harvest_files SET state = ?, attempts = attempts + ?, next_attempt_at = ?,
@@ -463,7 +463,7 @@ function storeOutcome(
 /** Files a restart must look at: a copy or a rename was under way when the process stopped. */
 export function interruptedFiles(db: Db): FileRow[] {
   // A failed file's markers name a partial its failure could not remove (a share that went
-  // away): its next attempt settles them (engine.ts runTransfer), after its backoff, so a
+  // away): its next attempt settles them (transferQueue.ts runTransfer), after its backoff, so a
   // share still away does not hold up every start.
   return cachedStatement(
     db,

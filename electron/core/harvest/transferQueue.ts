@@ -1,0 +1,447 @@
+/**
+ * The transfer queue: recorded files waiting for their copy, handed to the copy pool a bounded
+ * number at once (pump), small ones in batches (batch.ts), big ones alone (transfer.ts); their
+ * outcomes stored in group commits; what each transfer's end means for the run that counts it
+ * and for a file whose source changed while it was copied.
+ */
+import { stat } from 'node:fs/promises';
+import type { HarvestStatus } from '../../../shared/api.js';
+import type { Db } from '../db/open.js';
+import { cachedStatement } from '../db/statements.js';
+import { getSetting, setSetting } from '../station/settings.js';
+import { nowIso } from '../util/ids.js';
+import type { Logger } from '../util/log.js';
+import type { Instrument, WatchFolder } from './config.js';
+import type { CopyPool } from './copyPool.js';
+import { DurabilityBatch, SyncFsRunner } from './durable.js';
+import type { MountMemory } from './place.js';
+import { OutcomeCommits } from './outcomes.js';
+import { fileById, markGone, type FileRow } from './records.js';
+import {
+  describeError,
+  failedOutcome,
+  recoverInterrupted,
+  transferFile,
+  type TransferDeps,
+} from './transfer.js';
+import {
+  BATCH_MAX_BYTES,
+  batchable,
+  filesPerBatch,
+  transferBatch,
+  type BatchEnd,
+  type BatchItem,
+} from './batch.js';
+
+/** Transfers (a file, or a batch of small files) in flight per copy slot (see pump). */
+export const IN_FLIGHT_PER_COPY = 4;
+
+/** What the transfer queue asks of the engine. */
+export interface TransferHost {
+  /** Whether the harvest stopped: nothing more starts, and no outcome is stored. */
+  stopped(): boolean;
+  /** The copy workers, once the harvest started them; null before. */
+  pool(): CopyPool | null;
+  /** A harvested instrument by id: a file of another one is not transferred. */
+  instrument(id: number): Instrument | undefined;
+  /** The watched folders inside a storage location's base (TransferDeps.watchedIn). */
+  watchedIn(base: string): readonly string[];
+  /** The counts of the run under way (--once), which each transfer's end adds to; or null. */
+  runCounts(): { completed: number; skipped: number; failed: number } | null;
+  /** A file given back by its copy (its source changed meanwhile): found again, as it is now. */
+  consider(
+    instrument: Instrument,
+    folder: WatchFolder,
+    path: string,
+    size: number,
+    mtimeMs: number,
+  ): void;
+  /** Tells the UIs. */
+  changed(): void;
+  /** Whether the harvest is idle now. */
+  checkIdle(): void;
+}
+
+interface Active {
+  file: FileRow;
+  bytes: number;
+  startedAt: number;
+  /** When its copy started (its first progress); null while it waits for a copy slot. */
+  copyingSince: number | null;
+}
+
+/** A source of one instrument: two instruments watching one folder each harvest its files. */
+const sourceKey = (instrumentId: number, path: string): string => `${instrumentId}\0${path}`;
+
+/**
+ * The transfers under way by file id, with the source paths they read: a walk asks for every
+ * file it finds whether it is being copied, with a thousand small files under way at once.
+ */
+class ActiveTransfers {
+  private readonly byId = new Map<number, Active>();
+  private readonly sources = new Map<string, number>();
+
+  get size(): number {
+    return this.byId.size;
+  }
+
+  get(id: number): Active | undefined {
+    return this.byId.get(id);
+  }
+
+  has(id: number): boolean {
+    return this.byId.has(id);
+  }
+
+  values(): IterableIterator<Active> {
+    return this.byId.values();
+  }
+
+  set(id: number, active: Active): void {
+    this.delete(id);
+    this.byId.set(id, active);
+    const key = sourceKey(active.file.instrument_id, active.file.source_path);
+    this.sources.set(key, (this.sources.get(key) ?? 0) + 1);
+  }
+
+  delete(id: number): void {
+    const active = this.byId.get(id);
+    if (!active) return;
+    this.byId.delete(id);
+    const key = sourceKey(active.file.instrument_id, active.file.source_path);
+    const left = (this.sources.get(key) ?? 1) - 1;
+    if (left > 0) this.sources.set(key, left);
+    else this.sources.delete(key);
+  }
+
+  /** Whether a transfer of this instrument under way reads this source. */
+  reads(instrument: Instrument, path: string): boolean {
+    return this.sources.has(sourceKey(instrument.id, path));
+  }
+}
+
+export class TransferQueue {
+  private readonly queue: number[] = [];
+  private readonly queued = new Set<number>();
+  private readonly active = new ActiveTransfers();
+  /** Whether what a crash interrupted is settled: nothing is transferred before (start). */
+  private recovered = false;
+  private readonly syncFs = new SyncFsRunner();
+  private readonly durability = new DurabilityBatch({
+    runSync: (folders) => this.syncFs.run(folders),
+  });
+  /** Transfers under way: one per big file, one per batch of small files (batch.ts). */
+  private units = 0;
+  /** Of those, the ones whose copies are placed and wait for the flush (durable.ts). */
+  private settling = 0;
+  /** The transfers' outcomes, stored in group commits. */
+  private readonly outcomes: OutcomeCommits;
+  /** Storage folders seen as mount points, kept in the settings (place.ts mountProblem). */
+  private readonly mounts: MountMemory = {
+    wasMounted: (base) => getSetting(this.db, 'harvest.mountedBases').includes(base),
+    mounted: (base) => {
+      const known = getSetting(this.db, 'harvest.mountedBases');
+      if (!known.includes(base)) setSetting(this.db, 'harvest.mountedBases', [...known, base]);
+    },
+  };
+
+  constructor(
+    private readonly db: Db,
+    private readonly log: Logger,
+    private readonly clock: () => number,
+    private readonly host: TransferHost,
+  ) {
+    this.outcomes = new OutcomeCommits(db, () => host.stopped());
+  }
+
+  private now(): string {
+    return nowIso(this.clock);
+  }
+
+  /** What a transfer needs (transfer.ts), also for the recovery of interrupted ones. */
+  get deps(): TransferDeps {
+    return {
+      db: this.db,
+      pool: this.host.pool() as CopyPool,
+      log: this.log,
+      now: () => this.now(),
+      retryAt: (attempts) => {
+        const base = getSetting(this.db, 'harvest.retryBaseSeconds');
+        const max = getSetting(this.db, 'harvest.retryMaxSeconds');
+        const seconds = Math.min(base * 2 ** Math.max(attempts - 1, 0), max);
+        return nowIso(() => this.clock() + seconds * 1000);
+      },
+      progress: (fileId, bytes) => {
+        const active = this.active.get(fileId);
+        if (active) {
+          active.bytes = bytes;
+          active.copyingSince ??= this.clock();
+        }
+      },
+      record: (fileId, outcome) => this.outcomes.record(fileId, outcome),
+      watchedIn: (base) => this.host.watchedIn(base),
+      mounts: this.mounts,
+      // A copy waiting for its batch's flush holds no copy slot: more small copies start, so
+      // the batch fills up. Its files join the batch before pump, which flushes at once when
+      // every transfer under way waits for the flush: a lone file does not wait for the
+      // batch's timer (200 ms), nor does the last batch of a harvest.
+      settle: async (path) => {
+        const settled = this.durability.settle(path);
+        this.settling += 1;
+        this.pump();
+        try {
+          await settled;
+        } finally {
+          this.settling -= 1;
+        }
+      },
+      settleAll: async (paths) => {
+        const settled = Promise.allSettled(paths.map((path) => this.durability.settle(path)));
+        this.settling += 1;
+        this.pump();
+        try {
+          return await settled;
+        } finally {
+          this.settling -= 1;
+        }
+      },
+    };
+  }
+
+  /** What a crash interrupted is settled: the queued files may be transferred (pump). */
+  start(): void {
+    this.recovered = true;
+  }
+
+  /**
+   * The harvest stops: the copies placed are made durable, and the durability thread ends.
+   * Then the engine closes the copy pool, and calls poolClosed.
+   */
+  async flushPlaced(): Promise<void> {
+    await this.durability.flush();
+    await this.syncFs.close();
+  }
+
+  /** The copy pool is closed: the outcomes waiting are stored; nothing starts until start. */
+  poolClosed(): void {
+    this.outcomes.flush();
+    this.recovered = false;
+  }
+
+  /** Whether files are queued or transfers under way. */
+  get busy(): boolean {
+    return this.queue.length > 0 || this.active.size > 0;
+  }
+
+  /** Files queued, not yet handed to the copy pool. */
+  get queuedFiles(): number {
+    return this.queue.length;
+  }
+
+  /** Transfers under way: a big file, or a batch of small files, each. */
+  get underWay(): number {
+    return this.units;
+  }
+
+  /** Whether a transfer of this instrument under way reads this source. */
+  reads(instrument: Instrument, path: string): boolean {
+    return this.active.reads(instrument, path);
+  }
+
+  /** Queues a recorded file's transfer, unless it is queued or under way already. */
+  enqueue(id: number): void {
+    if (this.queued.has(id) || this.active.has(id)) return;
+    this.queued.add(id);
+    this.queue.push(id);
+  }
+
+  /** The copies under way (HarvestStatus.active): not those waiting for a copy slot. */
+  copying(): HarvestStatus['active'] {
+    return [...this.active.values()].flatMap((a) => {
+      if (a.copyingSince === null) return [];
+      const seconds = (this.clock() - a.copyingSince) / 1000;
+      const rate = seconds > 0 ? a.bytes / seconds : 0;
+      return {
+        file_id: a.file.id,
+        filename: a.file.filename,
+        relative_path: a.file.relative_path,
+        persistent_id: a.file.persistent_id,
+        bytes_done: a.bytes,
+        bytes_total: a.file.size,
+        rate,
+        seconds_left: rate > 0 ? Math.max(a.file.size - a.bytes, 0) / rate : null,
+        started_at: new Date(a.copyingSince).toISOString(),
+      };
+    });
+  }
+
+  /** Files queued, and those handed to the copy pool but waiting for a copy slot. */
+  waiting(): number {
+    return (
+      this.queue.length + [...this.active.values()].filter((a) => a.copyingSince === null).length
+    );
+  }
+
+  /** The files queued or under way, by id. */
+  ids(): number[] {
+    return [...this.queue, ...[...this.active.values()].map((a) => a.file.id)];
+  }
+
+  pump(): void {
+    // The pool bounds the copies at once (harvest.concurrency): a copy is one big file or one
+    // batch of small files (batch.ts). More transfers than that may be in flight: while two
+    // are copied, others are being checked, placed and recorded, which is waiting on the disk
+    // and the database more than work.
+    const pool = this.host.pool();
+    let batch: BatchItem[] = [];
+    let batchBytes = 0;
+    const perBatch = filesPerBatch(this.queue.length, pool?.size ?? 1);
+    while (
+      !this.host.stopped() &&
+      this.recovered &&
+      pool &&
+      this.units - this.settling < pool.size * IN_FLIGHT_PER_COPY &&
+      this.queue.length
+    ) {
+      const id = this.queue.shift() as number;
+      this.queued.delete(id);
+      const file = fileById(this.db, id);
+      const instrument = file ? this.host.instrument(file.instrument_id) : undefined;
+      if (!file || !instrument || (file.state !== 'waiting' && file.state !== 'failed')) continue;
+      this.active.set(id, { file, bytes: 0, startedAt: this.clock(), copyingSince: null });
+      if (!batchable(file, instrument)) {
+        this.units += 1;
+        void this.runTransfer(file, instrument);
+        continue;
+      }
+      batch.push({ file, instrument });
+      batchBytes += file.size;
+      if (batch.length >= perBatch || batchBytes >= BATCH_MAX_BYTES) {
+        this.units += 1;
+        void this.runBatch(batch);
+        batch = [];
+        batchBytes = 0;
+      }
+    }
+    if (batch.length) {
+      this.units += 1;
+      void this.runBatch(batch);
+    }
+    // Every transfer under way waits for the flush: nothing would join the batch.
+    if (this.settling > 0 && this.units === this.settling) void this.durability.flush();
+    this.host.checkIdle();
+  }
+
+  private async runBatch(items: BatchItem[]): Promise<void> {
+    let ends: BatchEnd[];
+    try {
+      ends = await transferBatch(this.deps, items);
+    } catch (error) {
+      // Whatever was under way keeps its markers: the next attempt settles them first.
+      ends = items.map(() => ({ end: 'crashed', error }));
+    }
+    try {
+      await Promise.all(items.map((item, i) => this.ended(item.file, item.instrument, ends[i])));
+    } finally {
+      this.units -= 1;
+      this.host.changed();
+      this.pump();
+    }
+  }
+
+  /** Counts a transfer's end in the run, and takes back a re-queued file for a new look. */
+  private async ended(file: FileRow, instrument: Instrument, end: BatchEnd): Promise<void> {
+    try {
+      if (end.end === 'crashed') {
+        if (!this.host.stopped()) {
+          const run = this.host.runCounts();
+          if (run) run.failed += 1;
+          this.log.error({ err: end.error, file: file.source_path }, 'harvest: transfer crashed');
+        }
+      } else if (end.end === 'requeue') {
+        const s = await stat(file.source_path).catch((error: NodeJS.ErrnoException) => error);
+        const folder = instrument.watch.find((w) => w.path === file.watch_path);
+        this.active.delete(file.id);
+        if (!(s instanceof Error)) {
+          if (folder) this.host.consider(instrument, folder, file.source_path, s.size, s.mtimeMs);
+        } else if (s.code === 'ENOENT' && (await stat(file.watch_path).catch(() => null))) {
+          // Deleted or moved away while it was copied; under a new name it is a new file. A
+          // partial that could not be removed keeps the file for its next start to settle.
+          if (fileById(this.db, file.id)?.partial_path === null) markGone(this.db, file.id);
+        }
+      } else if (end.end === 'finished') {
+        const run = this.host.runCounts();
+        if (run) {
+          const status =
+            'status' in end && end.status
+              ? end.status
+              : (cachedStatement(
+                  this.db,
+                  'SELECT status FROM harvest_transfers WHERE file_id = ? ORDER BY id DESC LIMIT 1',
+                )
+                  .pluck()
+                  .get(file.id) as 'completed' | 'skipped' | 'failed');
+          run[status] += 1;
+        }
+      }
+    } finally {
+      this.active.delete(file.id);
+    }
+  }
+
+  /**
+   * Settles what an earlier attempt left (recoverInterrupted). When that fails too, the
+   * partial still cannot be removed (the share is still away): the file's failure is recorded
+   * with the reason and tried again after the usual backoff, its markers kept; without that it
+   * would be due again at every tick.
+   */
+  private async settleEarlierAttempt(
+    file: FileRow,
+    instrument: Instrument,
+  ): Promise<BatchEnd | null> {
+    try {
+      await recoverInterrupted(this.deps, file, instrument);
+      return null;
+    } catch (error) {
+      const reason = `cannot clean up an earlier attempt (${file.partial_path}): ${describeError(error)}`;
+      await this.outcomes.record(file.id, {
+        ...failedOutcome(this.deps, file, reason, file.pending_destination),
+        startedAt: this.now(),
+        storageLocationId: instrument.storage_location?.id ?? null,
+      });
+      return { end: 'finished', status: 'failed' };
+    }
+  }
+
+  private async runTransfer(file: FileRow, instrument: Instrument): Promise<void> {
+    const id = file.id;
+    // null: settled by recovery alone, nothing to count.
+    let end: BatchEnd | null = null;
+    try {
+      let current: FileRow | undefined = file;
+      if (file.partial_path !== null) {
+        // An earlier attempt left its markers (its cleanup failed): settle that first.
+        current = undefined;
+        end = await this.settleEarlierAttempt(file, instrument);
+        const settled = fileById(this.db, id);
+        if (end === null && settled?.state === 'done')
+          end = { end: 'finished', status: 'completed' };
+        else if (end === null && settled?.partial_path === null) current = settled;
+      }
+      if (current) {
+        file = current;
+        end = { end: await transferFile(this.deps, current, instrument) };
+      }
+    } catch (error) {
+      end = { end: 'crashed', error };
+    }
+    try {
+      if (end) await this.ended(file, instrument, end);
+    } finally {
+      this.active.delete(id);
+      this.units -= 1;
+      this.host.changed();
+      this.pump();
+    }
+  }
+}
