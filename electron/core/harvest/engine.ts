@@ -509,10 +509,6 @@ export class Harvester {
     await watch.close();
   }
 
-  /**
-   * Starts the cron of every enabled schedule of a harvested instrument, and reports to the
-   * server what became of those it deployed here (deployed with the next run, failed, removed).
-   */
   /** Runs the queued harvest runs one after the other (a trigger from the server, a schedule). */
   runQueued(): void {
     this.runChain = this.runChain

@@ -65,7 +65,6 @@ export interface TransferHost {
 interface Active {
   file: FileRow;
   bytes: number;
-  startedAt: number;
   /** When its copy started (its first progress); null while it waits for a copy slot. */
   copyingSince: number | null;
 }
@@ -308,7 +307,7 @@ export class TransferQueue {
       const file = fileById(this.db, id);
       const instrument = file ? this.host.instrument(file.instrument_id) : undefined;
       if (!file || !instrument || (file.state !== 'waiting' && file.state !== 'failed')) continue;
-      this.active.set(id, { file, bytes: 0, startedAt: this.clock(), copyingSince: null });
+      this.active.set(id, { file, bytes: 0, copyingSince: null });
       if (!batchable(file, instrument)) {
         this.units += 1;
         void this.runTransfer(file, instrument);
