@@ -29,7 +29,7 @@ import {
   writeDesktopConfig,
   type DesktopConfig,
 } from './core/desktop/mode.js';
-import { isOwnPage, isWebLink } from './core/desktop/policy.js';
+import { hardenedWebPreferences, isOwnPage, isWebLink } from './core/desktop/policy.js';
 import { APP_ROOT, DEMO_BUNDLE, RENDERER_DIR, RESOURCES_DIR } from './core/paths.js';
 import { runServer, type RunningServer } from './core/runServer.js';
 import { importBundle } from './core/station/facility.js';
@@ -247,15 +247,9 @@ function createWindow(withPreload: boolean): void {
     minHeight: 768,
     title: config.mode === 'server' ? 'Labstation server' : 'Labstation',
     icon: join(RESOURCES_DIR, 'icon.png'),
-    webPreferences: {
-      ...(withPreload ? { preload: join(APP_ROOT, 'dist', 'electron', 'preload.cjs') } : {}),
-      contextIsolation: true,
-      sandbox: true,
-      nodeIntegration: false,
-      webSecurity: true,
-      allowRunningInsecureContent: false,
-      spellcheck: false,
-    },
+    webPreferences: hardenedWebPreferences(
+      withPreload ? join(APP_ROOT, 'dist', 'electron', 'preload.cjs') : undefined,
+    ),
   });
   Menu.setApplicationMenu(null);
   window.on('closed', () => (window = undefined));

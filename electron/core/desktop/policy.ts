@@ -21,3 +21,37 @@ export function isOwnPage(url: string, own: { file?: string; origin?: string }):
 export function isWebLink(url: string): boolean {
   return /^https?:\/\//i.test(url);
 }
+
+/** Electron's WebPreferences, the part we set (core runs in plain Node: no electron import). */
+export interface HardenedWebPreferences {
+  preload?: string;
+  contextIsolation: true;
+  sandbox: true;
+  nodeIntegration: false;
+  nodeIntegrationInWorker: false;
+  nodeIntegrationInSubFrames: false;
+  webSecurity: true;
+  allowRunningInsecureContent: false;
+  webviewTag: false;
+  spellcheck: false;
+}
+
+/**
+ * The window's web preferences, hardened the same in both modes (Electron's security
+ * checklist): the page runs sandboxed, isolated from the preload's world, without Node, with
+ * the same-origin policy on and no insecure content. Only the station's window gets a preload.
+ */
+export function hardenedWebPreferences(preload?: string): HardenedWebPreferences {
+  return {
+    ...(preload === undefined ? {} : { preload }),
+    contextIsolation: true,
+    sandbox: true,
+    nodeIntegration: false,
+    nodeIntegrationInWorker: false,
+    nodeIntegrationInSubFrames: false,
+    webSecurity: true,
+    allowRunningInsecureContent: false,
+    webviewTag: false,
+    spellcheck: false,
+  };
+}

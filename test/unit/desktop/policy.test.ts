@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { isOwnPage, isWebLink } from '../../../electron/core/desktop/policy.js';
+import {
+  hardenedWebPreferences,
+  isOwnPage,
+  isWebLink,
+} from '../../../electron/core/desktop/policy.js';
 
 describe('desktop window policy', () => {
   const file = 'file:///opt/Labstation/resources/app/dist/renderer/index.html';
@@ -27,5 +31,25 @@ describe('desktop window policy', () => {
     expect(isWebLink('file:///etc/passwd')).toBe(false);
     expect(isWebLink('javascript:alert(1)')).toBe(false);
     expect(isWebLink('smb://share/x')).toBe(false);
+  });
+
+  it('gives every window a sandboxed, isolated page without Node, the preload only when asked', () => {
+    for (const preferences of [
+      hardenedWebPreferences(),
+      hardenedWebPreferences('/app/preload.cjs'),
+    ]) {
+      expect(preferences).toMatchObject({
+        contextIsolation: true,
+        sandbox: true,
+        nodeIntegration: false,
+        nodeIntegrationInWorker: false,
+        nodeIntegrationInSubFrames: false,
+        webSecurity: true,
+        allowRunningInsecureContent: false,
+        webviewTag: false,
+      });
+    }
+    expect(hardenedWebPreferences()).not.toHaveProperty('preload');
+    expect(hardenedWebPreferences('/app/preload.cjs').preload).toBe('/app/preload.cjs');
   });
 });
