@@ -341,9 +341,10 @@ export interface HarvestStatus {
   /** Files whose last transfer failed (retried later or on request). */
   failed: number;
   /**
-   * Changes when the failed files do (one fails, fails again, is made due by a Retry, or is no
-   * longer failed), not when other files complete: the Data tab reads the failure list again
-   * only then. A token to compare, nothing to read a meaning from.
+   * Changes when what the failure list shows does (a file fails, fails again, is made due by a
+   * Retry, or is no longer failed; an instrument or a storage location is renamed), not when
+   * other files complete: the Data tab reads the failure list again only then. A token to
+   * compare, nothing to read a meaning from.
    */
   failures_version: string;
   /**

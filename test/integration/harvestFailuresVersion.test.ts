@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import {
   FAILURES_QUERY,
   finishTransfer,
+  getFileView,
   idleHarvestStatus,
   markGone,
   requeueFile,
@@ -64,6 +65,50 @@ describe('failures_version', () => {
     markGone(db, c);
     expect(changed()).toBe(true);
     expect(idleHarvestStatus(db).failed).toBe(0);
+    db.close();
+  });
+
+  it('changes when a failure retried from elsewhere fails again before anyone read it', () => {
+    const db = stationDb(T);
+    const version = (): string => idleHarvestStatus(db).failures_version;
+    // Not retried by itself (next_attempt_at null), and one with a backoff.
+    const a = fileNamed(db, 'a.tif', T);
+    finishTransfer(db, a, failed(null));
+    const before = version();
+    // Retry (the CLI, another window) and the same failure again, with no read between: the
+    // next try is null again, the count and the ids as they were; the attempts are not.
+    expect(retryNow(db, a)).toBe(true);
+    finishTransfer(db, a, failed(null));
+    expect(version()).not.toBe(before);
+    expect(getFileView(db, a)?.attempts).toBe(2);
+    db.close();
+  });
+
+  it('changes when an instrument or a storage location the list names is renamed', () => {
+    const db = stationDb(T);
+    db.prepare(
+      `INSERT INTO storage_locations (uuid, name, type, base_path, created_at, updated_at)
+         VALUES ('l1', 'nas', 'local', '/nas', ?, ?)`,
+    ).run(T, T);
+    const version = (): string => idleHarvestStatus(db).failures_version;
+    const a = fileNamed(db, 'a.tif', T);
+    finishTransfer(db, a, { ...failed(null), storageLocationId: 1, destinationPath: 'a.tif' });
+    expect(getFileView(db, a)?.last_transfer?.storage_location).toBe('nas');
+
+    const first = version();
+    expect(version()).toBe(first);
+    db.prepare("UPDATE instruments SET name = 'sem-north' WHERE id = 1").run();
+    const renamed = version();
+    expect(renamed).not.toBe(first);
+    db.prepare("UPDATE storage_locations SET name = 'nas-2' WHERE id = 1").run();
+    expect(version()).not.toBe(renamed);
+    // The instrument's other columns (its last harvest, a sync's updated_at) leave it as it is.
+    const now = version();
+    db.prepare(`UPDATE instruments SET last_harvested_at = ?, updated_at = ? WHERE id = 1`).run(
+      T,
+      '2026-03-02T11:00:00.000Z',
+    );
+    expect(version()).toBe(now);
     db.close();
   });
 

@@ -2,6 +2,7 @@
  * File and transfer records of the station's harvest: every write that the server must see
  * enqueues its outbox row in the same transaction.
  */
+import { createHash } from 'node:crypto';
 import {
   bladeLength,
   isTestArk,
@@ -835,27 +836,49 @@ export function totalsSince(
 }
 
 export const FAILURES_QUERY = `SELECT count(*) AS failed, total(id) AS ids,
-    total(unixepoch(next_attempt_at, 'subsec')) AS due
+    total(unixepoch(next_attempt_at, 'subsec')) AS due, total(attempts) AS attempts
   FROM harvest_files WHERE state = 'failed'`;
 
 /**
- * How many files are failed, and a version of them that a change of any one moves on: a file
- * failing or no longer failed changes the count and the sum of the ids, a file failing again
- * or made due by a Retry its next_attempt_at (a new backoff from now, or now). Read from the
- * index harvest_files_work alone (state, next_attempt_at and the id), as the count was: the
- * status is read every second while files are copied (17 ms at 100,000 failed files, 0.1 ms
- * at 1,000). Sums as floats (total), which never overflow; the same rows always give the same
- * text. Not moved: a failure that is not retried by itself (next_attempt_at null) failing
- * again before anyone read the version made by its Retry; the one who pressed Retry reads
- * the list anyway (renderer stores/harvest.ts).
+ * The names the failure list shows beside its files' own fields: every instrument's, every
+ * storage location's (a failed transfer's destination), each with its id. A few rows: read
+ * whole, as the status is, rather than only those of the failed files.
+ */
+export const FAILURE_NAMES_QUERY = `SELECT
+    coalesce((SELECT group_concat(id || ' ' || name, char(10))
+       FROM (SELECT id, name FROM instruments ORDER BY id)), '')
+    || char(0) ||
+    coalesce((SELECT group_concat(id || ' ' || name, char(10))
+       FROM (SELECT id, name FROM storage_locations ORDER BY id)), '')`;
+
+/**
+ * How many files are failed, and a version of what the failure list shows of them, which a
+ * change of any of it moves on. The list shows each failed file's path (never changed), its
+ * attempts, its next try and its last transfer (the reason, the storage location and the
+ * destination: a new one is a new failure, which adds an attempt), its instrument's name and
+ * its storage location's name; it holds the newest failed files. So: a file failing or no
+ * longer failed changes the count and the sum of the ids; a file failing again its attempts
+ * (also where its next_attempt_at comes out as it was: one not retried by itself, retried from
+ * the CLI or another window and failed again before anyone read the status); a Retry its
+ * next_attempt_at (now); a rename of an instrument or a storage location the names' digest.
+ * The files' part is read from the index harvest_files_work alone (state, next_attempt_at,
+ * attempts and the id): the status is read every second while files are copied (17 ms at
+ * 100,000 failed files, 0.1 ms at 1,000). Sums as floats (total), which never overflow; the
+ * same rows always give the same text.
  */
 function failures(db: Db): { failed: number; failures_version: string } {
   const row = cachedStatement(db, FAILURES_QUERY).get() as {
     failed: number;
     ids: number;
     due: number;
+    attempts: number;
   };
-  return { failed: row.failed, failures_version: `${row.failed}:${row.ids}:${row.due}` };
+  const names = cachedStatement(db, FAILURE_NAMES_QUERY).pluck().get() as string;
+  const digest = createHash('sha1').update(names).digest('base64url').slice(0, 12);
+  return {
+    failed: row.failed,
+    failures_version: `${row.failed}:${row.ids}:${row.due}:${row.attempts}:${digest}`,
+  };
 }
 
 /**

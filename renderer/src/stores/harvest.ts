@@ -253,8 +253,7 @@ export const useHarvestStore = create<HarvestState>()((set, get) => ({
     try {
       await call('harvest.retry', { file_id: id });
       set({ error: null });
-      // Read whatever the version says: a file not retried by itself may have failed again
-      // already, which leaves its next_attempt_at (null) and the version as they were.
+      // Read whatever the version says: the file may have failed again already.
       await get().refresh({ failures: 'reload' });
     } catch (error) {
       set({ error: toBridgeError(error).message });
