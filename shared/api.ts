@@ -342,9 +342,9 @@ export interface HarvestStatus {
   failed: number;
   /**
    * Changes when what the failure list shows does (a file fails, fails again, is made due by a
-   * Retry, or is no longer failed; an instrument or a storage location is renamed), not when
-   * other files complete: the Data tab reads the failure list again only then. A token to
-   * compare, nothing to read a meaning from.
+   * Retry, or is no longer failed; an instrument or a storage location is renamed; a page of
+   * an instrument's history is taken), not when other files complete: the Data tab reads the
+   * failure list again only then. A token to compare, nothing to read a meaning from.
    */
   failures_version: string;
   /**

@@ -13,6 +13,9 @@ import {
   requeueFile,
   retryNow,
 } from '../../electron/core/harvest/records.js';
+import { awaitHistory, takeHistoryPage } from '../../electron/core/sync/history.js';
+import type { SyncHistoryFile } from '../../electron/core/sync/protocol.js';
+import { newUuid } from '../../electron/core/util/ids.js';
 import { completedAt, failedAt, fileNamed, stationDb } from './harvestRecordsFixture.js';
 
 const T = '2026-03-02T10:00:00.000Z';
@@ -109,6 +112,66 @@ describe('failures_version', () => {
       '2026-03-02T11:00:00.000Z',
     );
     expect(version()).toBe(now);
+    db.close();
+  });
+
+  it('changes when a page of history gives a file failed here a transfer made elsewhere', () => {
+    const db = stationDb(T);
+    db.prepare(
+      `INSERT INTO storage_locations (uuid, name, type, base_path, created_at, updated_at)
+         VALUES ('l1', 'nas', 'local', '/nas', ?, ?)`,
+    ).run(T, T);
+    const version = (): string => idleHarvestStatus(db).failures_version;
+    const a = fileNamed(db, 'a.tif', T);
+    finishTransfer(db, a, failed(null));
+    // Its partial could not be removed (the share went away): the record held here stays as
+    // it is when the history brings a newer one (sync/history.ts), its transfers do not.
+    db.prepare("UPDATE harvest_files SET partial_path = '/nas/.a.tif.x.partial' WHERE id = ?").run(
+      a,
+    );
+    awaitHistory(db, 'i1');
+    const before = version();
+    const held = getFileView(db, a)!;
+    const later = '2026-03-02T11:00:00.000Z';
+    const elsewhere: SyncHistoryFile = {
+      id: 1,
+      uuid: held.uuid,
+      persistent_id: held.persistent_id,
+      persistent_id_type: 'ark',
+      watch_path: '/src',
+      source_path: '/src/a.tif',
+      relative_path: 'a.tif',
+      filename: 'a.tif',
+      size: 1,
+      mtime_ms: 0,
+      xxhash: 'ab',
+      hash_algorithm: held.hash_algorithm,
+      first_discovered_at: T,
+      usage_event_uuid: null,
+      metadata_: {},
+      state: 'done',
+      updated_at: later,
+      transfers: [
+        {
+          uuid: newUuid(),
+          status: 'completed',
+          storage_location_uuid: 'l1',
+          destination_path: '/nas/a.tif',
+          bytes_transferred: 1,
+          dest_checksum: 'ab',
+          checksum_verified: true,
+          started_at: later,
+          completed_at: later,
+          error: '',
+          note: '',
+        },
+      ],
+    };
+    expect(takeHistoryPage(db, 1, { files: [elsewhere], next: null })).toBe(true);
+    const after = getFileView(db, a)!;
+    expect(after).toMatchObject({ state: 'failed', attempts: held.attempts });
+    expect(after.last_transfer).toMatchObject({ status: 'completed', storage_location: 'nas' });
+    expect(version()).not.toBe(before);
     db.close();
   });
 

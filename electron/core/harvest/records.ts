@@ -840,31 +840,37 @@ export const FAILURES_QUERY = `SELECT count(*) AS failed, total(id) AS ids,
   FROM harvest_files WHERE state = 'failed'`;
 
 /**
- * The names the failure list shows beside its files' own fields: every instrument's, every
- * storage location's (a failed transfer's destination), each with its id. A few rows: read
- * whole, as the status is, rather than only those of the failed files.
+ * What the failure list shows that is not its files' own: the names of every instrument and
+ * every storage location (a failed transfer's destination), each with its id; and the history
+ * pages taken (sync/history.ts: each moves its instrument's cursor on, the last one ends it),
+ * which may add to a file failed here a transfer made elsewhere, its last transfer then,
+ * without a failure here. A few rows: read whole, as the status is, not only the failed files'.
  */
-export const FAILURE_NAMES_QUERY = `SELECT
+export const FAILURES_CONTEXT_QUERY = `SELECT
     coalesce((SELECT group_concat(id || ' ' || name, char(10))
        FROM (SELECT id, name FROM instruments ORDER BY id)), '')
     || char(0) ||
     coalesce((SELECT group_concat(id || ' ' || name, char(10))
-       FROM (SELECT id, name FROM storage_locations ORDER BY id)), '')`;
+       FROM (SELECT id, name FROM storage_locations ORDER BY id)), '')
+    || char(0) ||
+    coalesce((SELECT group_concat(instrument_id || ' ' || after, char(10))
+       FROM (SELECT instrument_id, after FROM harvest_history_pending ORDER BY instrument_id)), '')`;
 
 /**
  * How many files are failed, and a version of what the failure list shows of them, which a
  * change of any of it moves on. The list shows each failed file's path (never changed), its
  * attempts, its next try and its last transfer (the reason, the storage location and the
- * destination: a new one is a new failure, which adds an attempt), its instrument's name and
- * its storage location's name; it holds the newest failed files. So: a file failing or no
+ * destination: one made here is a new failure, which adds an attempt), its instrument's name
+ * and its storage location's name; it holds the newest failed files. So: a file failing or no
  * longer failed changes the count and the sum of the ids; a file failing again its attempts
  * (also where its next_attempt_at comes out as it was: one not retried by itself, retried from
  * the CLI or another window and failed again before anyone read the status); a Retry its
- * next_attempt_at (now); a rename of an instrument or a storage location the names' digest.
- * The files' part is read from the index harvest_files_work alone (state, next_attempt_at,
- * attempts and the id): the status is read every second while files are copied (17 ms at
- * 100,000 failed files, 0.1 ms at 1,000). Sums as floats (total), which never overflow; the
- * same rows always give the same text.
+ * next_attempt_at (now); a rename of an instrument or a storage location, or a page of an
+ * instrument's history taken, the digest of FAILURES_CONTEXT_QUERY. The files' part is read
+ * from the index harvest_files_work alone (state, next_attempt_at, attempts and the id): the
+ * status is read every second while files are copied (17 ms at 100,000 failed files, 0.1 ms at
+ * 1,000). Sums as floats (total), which never overflow; the same rows always give the same
+ * text.
  */
 function failures(db: Db): { failed: number; failures_version: string } {
   const row = cachedStatement(db, FAILURES_QUERY).get() as {
@@ -873,8 +879,8 @@ function failures(db: Db): { failed: number; failures_version: string } {
     due: number;
     attempts: number;
   };
-  const names = cachedStatement(db, FAILURE_NAMES_QUERY).pluck().get() as string;
-  const digest = createHash('sha1').update(names).digest('base64url').slice(0, 12);
+  const context = cachedStatement(db, FAILURES_CONTEXT_QUERY).pluck().get() as string;
+  const digest = createHash('sha1').update(context).digest('base64url').slice(0, 12);
   return {
     failed: row.failed,
     failures_version: `${row.failed}:${row.ids}:${row.due}:${row.attempts}:${digest}`,
