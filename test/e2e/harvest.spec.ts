@@ -584,6 +584,38 @@ test('data tab: the failure list follows files failing and retried, and is not r
   await expect(page.getByTestId('today-completed')).toHaveText('152');
 });
 
+test('data tab: the failure list shows an instrument and a storage location renamed meanwhile', async ({
+  page,
+  startStation,
+  scratchDir,
+}) => {
+  const { src, archive } = await acquisition(scratchDir);
+  await writeFile(join(src, 'a.txt'), 'a');
+  // Failed files are tried again by themselves only in an hour: they stay failed meanwhile.
+  const station = await startStation(withQuanta(src, archive, '{relative_path}'), (dataDir) =>
+    withStationDb(dataDir, (db) => {
+      db.prepare(
+        `INSERT INTO settings (key, value) VALUES ('harvest.retryBaseSeconds', '3600')`,
+      ).run();
+    }),
+  );
+  await page.goto(station.url);
+  await openDataTab(page);
+  const failure = page.getByRole('region', { name: 'Failed transfers' }).getByRole('listitem');
+  await expect(failure.locator('small')).toHaveText(/^quanta → archive \(/);
+
+  // Both renamed (as a sync from the server does), then another file copied: the tab reads
+  // the status again, and the failure list with it.
+  await mkdir(archive);
+  withStationDb(station.dataDir, (db) => {
+    db.prepare("UPDATE instruments SET name = 'quanta-north' WHERE name = 'quanta'").run();
+    db.prepare("UPDATE storage_locations SET name = 'archive-2' WHERE name = 'archive'").run();
+  });
+  await writeFile(join(src, 'b.txt'), 'b');
+  await expect(page.getByTestId('today-completed')).toHaveText('1');
+  await expect(failure.locator('small')).toHaveText(/^quanta-north → archive-2 \(/);
+});
+
 test('data tab: a station that stops is said to be not reachable, until it is back', async ({
   page,
   startStation,
