@@ -549,6 +549,29 @@ test('notebook: Tab reaches a field’s trash control after its input', async ({
   await expect(trash('First')).toBeFocused();
 });
 
+test('notebook: the trash control is an icon the page draws, not an emoji, named and 44 x 44 px', async ({
+  page,
+  startStation,
+}) => {
+  const station = await startStation(facility());
+  const { edit, trash } = await editThreeFields(page, station.url, 'Holder T');
+  // An emoji needs an emoji font, which a station may lack (an empty box then): no text, an
+  // SVG hidden from assistive technology, the control named by its label.
+  const control = trash('First');
+  await expect(control).toHaveText('');
+  await expect(control).toHaveAccessibleName('Remove field First');
+  const icon = control.locator('svg');
+  await expect(icon).toBeVisible();
+  await expect(icon).toHaveAttribute('aria-hidden', 'true');
+  const drawn = await icon.boundingBox();
+  expect(drawn?.width ?? 0).toBeGreaterThanOrEqual(16);
+  const box = await control.boundingBox();
+  expect(box?.width ?? 0).toBeGreaterThanOrEqual(44);
+  expect(box?.height ?? 0).toBeGreaterThanOrEqual(44);
+  // Nor any other emoji in the entry being edited.
+  await expect(edit).not.toContainText(/\p{Extended_Pictographic}/u);
+});
+
 test('notebook: a removed field leaves the focus on the next field, the one before, or Add field', async ({
   page,
   startStation,

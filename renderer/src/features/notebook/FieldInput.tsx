@@ -1,5 +1,6 @@
 import type { ReactElement } from 'react';
 import type { MetadataField } from '../../../../shared/metadata/index.js';
+import { TrashIcon } from '../../components/TrashIcon.js';
 import type { FieldMessage } from './problems.js';
 import { fieldLabel } from './words.js';
 
@@ -198,7 +199,7 @@ export function FieldInput(props: FieldInputProps): ReactElement {
           title={`Remove field ${fieldLabel(field.name)}`}
           onClick={onRemove}
         >
-          🗑
+          <TrashIcon />
         </button>
       </div>
       <ul id={`${id}-messages`} className="messages" aria-live="polite">
