@@ -158,6 +158,80 @@ test('the home page lists the pending form after login; a stale form is refused 
   await expect(said).toBeFocused();
 });
 
+test('on the e-mail link’s page, Reload by keyboard keeps the focus: on the new form, or on why it is gone', async ({
+  page,
+  startServer,
+}) => {
+  const setup = await startServer();
+  const uuid = await forceEndedUsage(setup);
+  await page.goto(`${setup.serverUrl}#/pending/${uuid}`);
+  await page.getByLabel('E-mail').fill(PEOPLE.alice.email);
+  await page.getByLabel('Password').fill(PEOPLE.alice.password);
+  await page.getByLabel('Password').press('Enter');
+  const form = page.getByRole('form', { name: 'Post-usage questions: SEM' });
+  await expect(form).toBeVisible();
+  const problem = form.getByRole('radiogroup', { name: 'Problem?' });
+  /** Answers No, and sends the form from its Submit button by keyboard: refused as stale. */
+  const sendStale = async (): Promise<void> => {
+    await problem.getByLabel('No', { exact: true }).focus();
+    await page.keyboard.press('Space');
+    await expect(problem.getByLabel('No', { exact: true })).toBeChecked();
+    await form.getByRole('button', { name: 'Submit answers' }).focus();
+    await page.keyboard.press('Enter');
+    await expect(form.getByRole('alert')).toContainText('changed since this form was loaded');
+  };
+
+  // Changed elsewhere and still pending: staff validates the usage at the station.
+  const before = serverEvent(setup, uuid)!.version;
+  await setup.stationRpc('session.logon', { login: 'sam', pin: PEOPLE.sam.pin });
+  await setup.stationRpc('toolControl.validate', { usage: uuid });
+  await setup.stationRpc('session.logoff', {});
+  await expect
+    .poll(() => serverEvent(setup, uuid)?.version, { timeout: 15_000 })
+    .toBeGreaterThan(before);
+  expect(serverEvent(setup, uuid)?.post_usage_pending).toBe(1);
+  await sendStale();
+  // Reload draws the new version anew, Reload with the old one: its heading takes the focus,
+  // and Tab goes on into the form.
+  await form.getByRole('button', { name: 'Reload' }).focus();
+  await page.keyboard.press('Enter');
+  await expect(form.getByRole('button', { name: 'Reload' })).toHaveCount(0);
+  await expect(form.getByRole('heading', { name: 'Post-usage questions: SEM' })).toBeFocused();
+  await page.keyboard.press('Tab');
+  await expect(problem.getByRole('radio').first()).toBeFocused();
+
+  // Answered elsewhere meanwhile (staff, through the API): the page says so, and that has it.
+  const login = await fetch(`${setup.serverUrl}auth/jwt/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      username: PEOPLE.sam.email,
+      password: PEOPLE.sam.password,
+    }).toString(),
+  });
+  const { access_token: jwt } = (await login.json()) as { access_token: string };
+  const done = await fetch(`${setup.serverUrl}rpc/usage.completePendingServer`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${jwt}` },
+    body: JSON.stringify({
+      usage: uuid,
+      answers: { problem: 'No', notes: 'by staff' },
+      version: serverEvent(setup, uuid)!.version,
+    }),
+  });
+  expect(done.status).toBe(200);
+  await sendStale();
+  await form.getByRole('button', { name: 'Reload' }).focus();
+  await page.keyboard.press('Enter');
+  await expect(form).toHaveCount(0);
+  const said = page.getByRole('status').filter({ hasText: 'were answered elsewhere' });
+  await expect(said).toHaveText(
+    'The post-usage questions of your usage of SEM were answered elsewhere meanwhile.',
+  );
+  await expect(said).toBeFocused();
+  await expect(page.getByRole('alert')).toHaveCount(0);
+});
+
 test('on the home page, a sent form leaves the focus on the confirmation, by keyboard alone', async ({
   page,
   startServer,

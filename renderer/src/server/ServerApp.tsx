@@ -167,6 +167,11 @@ function SentConfirmation({ sent }: { sent: Sent | null }): ReactElement | null 
   );
 }
 
+/** What the page says of a pending form that Reload found answered elsewhere. */
+function answeredElsewhere(item: ServerPendingForm): string {
+  return `The post-usage questions of your usage of ${item.usage.tool_name} were answered elsewhere meanwhile.`;
+}
+
 function Home(): ReactElement {
   const pending = useServerStore((s) => s.pending);
   const events = useServerStore((s) => s.events);
@@ -194,9 +199,7 @@ function Home(): ReactElement {
       if (useServerStore.getState().pending.some((p) => p.usage.uuid === usage)) {
         setReloaded({ usage });
       } else {
-        setSent({
-          message: `The post-usage questions of your usage of ${item.usage.tool_name} were answered elsewhere meanwhile.`,
-        });
+        setSent({ message: answeredElsewhere(item) });
       }
     });
   };
@@ -248,6 +251,30 @@ function PendingRoute({ usage }: { usage: string }): ReactElement {
 
   useEffect(() => load(), [load]);
 
+  // As on the home page: Reload goes away with the form as it was (its new version is drawn
+  // anew), or with the form answered elsewhere, each time with the focus on it. The new form's
+  // heading takes the focus, or what the page says of the form answered. A reload that fails
+  // otherwise (the server unreachable) keeps the form, its answers and Reload.
+  const [reloaded, setReloaded] = useState<object | null>(null);
+  const onReload = (item: ServerPendingForm): void => {
+    setError(null);
+    serverCall('usage.pendingForm', { usage })
+      .then((result) => {
+        setForm(result.form);
+        setReloaded({});
+      })
+      .catch((err: unknown) => {
+        const bridgeError = failed(err);
+        if (bridgeError.code === 'conflict') {
+          // No longer pending (usage.pendingForm): answered meanwhile.
+          setForm(null);
+          setSent({ message: answeredElsewhere(item) });
+        } else if (bridgeError.code !== 'unauthenticated') {
+          setError(errorText(bridgeError));
+        }
+      });
+  };
+
   const onDone = (message: string): void => {
     setSent({ message });
     setForm(null);
@@ -263,7 +290,8 @@ function PendingRoute({ usage }: { usage: string }): ReactElement {
           key={`${form.usage.uuid}-${form.version}`}
           item={form}
           onDone={onDone}
-          onReload={load}
+          onReload={() => onReload(form)}
+          focusRequest={reloaded}
         />
       )}
       {!form && !sent && !error && <p role="status">Loading…</p>}
