@@ -1,0 +1,150 @@
+/**
+ * The notebook search panel's condition rows: the query each one becomes, or why it is not one
+ * yet and the control to mend it in (the panel ties the problem to that control and moves the
+ * focus there when a Search is refused).
+ */
+import { describe, expect, it } from 'vitest';
+import {
+  newCondition,
+  toQuery,
+  type ConditionKind,
+  type ConditionRow,
+} from '../../../renderer/src/features/notebook/searchConditions.js';
+
+const row = (kind: ConditionKind, values: Partial<ConditionRow> = {}): ConditionRow => ({
+  ...newCondition(1, kind),
+  ...values,
+});
+
+describe('toQuery: the query of a row', () => {
+  it('trims the field name, takes the text as typed, a number typed, a unit trimmed', () => {
+    expect(toQuery(row('equals', { field: ' Sample ', text: ' A1 ' }))).toEqual({
+      query: { kind: 'equals', field: 'Sample', value: ' A1 ' },
+    });
+    // Equals may look for an empty value; contains may not (below).
+    expect(toQuery(row('equals', { field: 'Sample' }))).toEqual({
+      query: { kind: 'equals', field: 'Sample', value: '' },
+    });
+    expect(toQuery(row('numberBetween', { field: 'Mass', min: ' 1.5 ', unit: ' mg ' }))).toEqual({
+      query: { kind: 'numberBetween', field: 'Mass', min: 1.5, unit: 'mg' },
+    });
+    expect(toQuery(row('dateBetween', { field: 'Made', to: '2024-03-01T10:30' }))).toEqual({
+      query: { kind: 'dateBetween', field: 'Made', to: '2024-03-01T10:30' },
+    });
+    expect(toQuery(row('checkbox', { field: 'Done', checked: false }))).toEqual({
+      query: { kind: 'checkbox', field: 'Done', checked: false },
+    });
+    // No field: any field's value.
+    expect(toQuery(row('anyFieldContains', { field: 'ignored', text: 'gold' }))).toEqual({
+      query: { kind: 'anyFieldContains', text: 'gold' },
+    });
+  });
+});
+
+describe('toQuery: a refused row, its problem and the control to mend it in', () => {
+  it('a field not named, for every kind that names one: the field name', () => {
+    const kinds: ConditionKind[] = [
+      'equals',
+      'contains',
+      'numberBetween',
+      'dateBetween',
+      'checkbox',
+    ];
+    for (const kind of kinds) {
+      for (const field of ['', '   ']) {
+        expect(toQuery(row(kind, { field, text: 'x', min: '1' })), kind).toEqual({
+          problem: 'Name the field.',
+          input: 'field',
+        });
+      }
+    }
+  });
+
+  it('a field name too long: the field name', () => {
+    expect(toQuery(row('contains', { field: 'f'.repeat(1001), text: 'x' }))).toMatchObject({
+      input: 'field',
+    });
+  });
+
+  it('text to look for that is empty, too long or holds a NUL: the text', () => {
+    expect(toQuery(row('contains', { field: 'Notes' }))).toMatchObject({ input: 'text' });
+    expect(toQuery(row('anyFieldContains'))).toMatchObject({ input: 'text' });
+    expect(toQuery(row('anyFieldContains', { text: 'x'.repeat(1001) }))).toMatchObject({
+      input: 'text',
+    });
+    expect(toQuery(row('equals', { field: 'Notes', text: 'a\0b' }))).toEqual({
+      problem: 'must not hold a NUL character',
+      input: 'text',
+    });
+  });
+
+  it('a bound that is not a number: that bound, the lower one first', () => {
+    expect(toQuery(row('numberBetween', { field: 'Mass', min: 'ten' }))).toEqual({
+      problem: '"ten" is not a number.',
+      input: 'min',
+    });
+    expect(toQuery(row('numberBetween', { field: 'Mass', min: '1', max: '2 kg' }))).toEqual({
+      problem: '"2 kg" is not a number.',
+      input: 'max',
+    });
+    expect(toQuery(row('numberBetween', { field: 'Mass', min: 'a', max: 'b' }))).toEqual({
+      problem: '"a" is not a number.',
+      input: 'min',
+    });
+    // The field comes first.
+    expect(toQuery(row('numberBetween', { min: 'a' }))).toEqual({
+      problem: 'Name the field.',
+      input: 'field',
+    });
+  });
+
+  it('a unit too long: the unit', () => {
+    expect(
+      toQuery(row('numberBetween', { field: 'Mass', min: '1', unit: 'u'.repeat(101) })),
+    ).toMatchObject({ input: 'unit' });
+  });
+
+  it('a date bound that is not a date, or not a real one: that bound', () => {
+    expect(toQuery(row('dateBetween', { field: 'Made', from: '2024-02-30' }))).toEqual({
+      problem: 'is not a real date and time',
+      input: 'from',
+    });
+    expect(toQuery(row('dateBetween', { field: 'Made', to: '2024-03-01T25:00' }))).toEqual({
+      problem: 'is not a real date and time',
+      input: 'to',
+    });
+    expect(toQuery(row('dateBetween', { field: 'Made', to: '01/03/2024' }))).toMatchObject({
+      problem: expect.stringContaining('must be YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS]') as string,
+      input: 'to',
+    });
+  });
+
+  it('a problem of the whole row (no bound, bounds the wrong way round): its kind', () => {
+    expect(toQuery(row('numberBetween', { field: 'Mass' }))).toEqual({
+      problem: 'give min, max or both',
+      input: 'kind',
+    });
+    expect(toQuery(row('numberBetween', { field: 'Mass', min: '5', max: '2' }))).toEqual({
+      problem: 'min must not be above max',
+      input: 'kind',
+    });
+    expect(toQuery(row('dateBetween', { field: 'Made' }))).toEqual({
+      problem: 'give from, to or both',
+      input: 'kind',
+    });
+    expect(
+      toQuery(row('dateBetween', { field: 'Made', from: '2024-03-02', to: '2024-03-01' })),
+    ).toEqual({ problem: 'from must not be after to', input: 'kind' });
+  });
+
+  it('several problems: all of them in words, at the control of the first', () => {
+    const refused = toQuery(
+      row('dateBetween', { field: 'Made', from: '2024-02-30', to: '2024-02-31' }),
+    );
+    expect(refused).toMatchObject({ input: 'from' });
+    expect('problem' in refused && refused.problem.split('; ')).toEqual(
+      expect.arrayContaining(['is not a real date and time']),
+    );
+    expect('problem' in refused && refused.problem.split('; ').length).toBeGreaterThan(1);
+  });
+});
