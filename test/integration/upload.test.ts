@@ -18,6 +18,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { createXXHash128 } from 'hash-wasm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -25,12 +26,17 @@ import { openDatabase, type Db } from '../../electron/core/db/open.js';
 import { hashFile } from '../../electron/core/harvest/copy.js';
 import { uploadVerified } from '../../electron/core/harvest/upload.js';
 import { openServerData } from '../../electron/core/runServer.js';
+import { newStationKey } from '../../electron/core/server/admin/credentials.js';
 import { createServerApp } from '../../electron/core/server/app.js';
+import { serviceAccounts } from '../../electron/core/server/harvest/serviceAccounts.js';
+import { refusalFor } from '../../electron/core/server/sync/stationAuth.js';
 import { sweepUploads } from '../../electron/core/server/uploads/cleanup.js';
 import { UploadReceiver } from '../../electron/core/server/uploads/receive.js';
 import { registerUploadApi } from '../../electron/core/server/uploads/routes.js';
+import { findLocation, uploadByUuid } from '../../electron/core/server/uploads/store.js';
 import { getSetting, setSetting } from '../../electron/core/station/settings.js';
 import { UPLOADS_PATH, type UploadState } from '../../electron/core/sync/uploadProtocol.js';
+import { nowIso } from '../../electron/core/util/ids.js';
 import { createLogger } from '../../electron/core/util/log.js';
 import { startCutProxy, type CutProxy } from './cutProxy.js';
 import {
@@ -741,6 +747,104 @@ describe('uploads into a server storage location', () => {
     expect(finished).toBeGreaterThan(0);
     const much = await sweepUploads(deps, { now: Date.now() + 31 * 24 * 3600_000 });
     expect(much.forgotten).toBe(finished);
+  });
+
+  describe('a station refused while its upload is written (a new key, or deleted)', () => {
+    const receiver = (): UploadReceiver =>
+      new UploadReceiver({ db: serverDb, log: createLogger('silent') });
+    const ends = {
+      'a new key': (id: number) => void newStationKey(serverDb, id),
+      deleted: (id: number) =>
+        serviceAccounts.remove({ db: serverDb, actor: { id: 1 }, now: nowIso() }, id),
+    };
+
+    /** A station of its own (deletable: it runs nothing), as the upload routes let it in. */
+    async function letIn(name: string) {
+      const stationKey = await createStationKey(serverDir, name, 'SEM');
+      const account = serverDb
+        .prepare('SELECT id, uuid, name, tool_id FROM stations WHERE name = ?')
+        .get(name) as { id: number; uuid: string; name: string; tool_id: number | null };
+      return {
+        id: account.id,
+        refusedNow: refusalFor(serverDb, { ...account, install: null }, `Station ${stationKey}`),
+      };
+    }
+
+    it.each(Object.entries(ends))(
+      '%s as it opens: 401, no record (not a foreign key failure), no partial',
+      async (how, end) => {
+        const station = await letIn(`opening-${how.replace(/ /g, '-')}`);
+        const location = findLocation(serverDb, 'none', 'archive')!;
+        const data = randomBytes(1000);
+        const fileUuid = `opening-${randomUUID()}`;
+        const opening = receiver().open(
+          location,
+          {
+            stationId: station.id,
+            fileUuid,
+            locationId: location.id,
+            destination: `opening/${fileUuid}.bin`,
+            size: data.length,
+            xxhash: await xxh3(data),
+          },
+          station.refusedNow,
+        );
+        // While it looks at the destination (its first wait), before it records the upload.
+        end(station.id);
+        await expect(opening).rejects.toMatchObject({
+          status: 401,
+          detail: 'Invalid station key.',
+        });
+        const rows = serverDb.prepare('SELECT count(*) FROM harvest_uploads WHERE file_uuid = ?');
+        expect(rows.pluck().get(fileUuid)).toBe(0);
+        expect(partials()).toEqual([]);
+      },
+    );
+
+    it.each(Object.entries(ends))(
+      '%s as its file is placed: 401, and the placed file goes with its record',
+      async (how, end) => {
+        const station = await letIn(`placing-${how.replace(/ /g, '-')}`);
+        const location = findLocation(serverDb, 'none', 'archive')!;
+        const data = randomBytes(2 * MiB);
+        const destination = `placing/${randomUUID()}.bin`;
+        const uploads = receiver();
+        const opened = await uploads.open(
+          location,
+          {
+            stationId: station.id,
+            fileUuid: randomUUID(),
+            locationId: location.id,
+            destination,
+            size: data.length,
+            xxhash: await xxh3(data),
+          },
+          station.refusedNow,
+        );
+        const row = uploadByUuid(serverDb, opened.upload_id)!;
+        const appending = uploads.append(
+          row,
+          location,
+          0,
+          Readable.from([data]),
+          data.length,
+          station.refusedNow,
+        );
+        // The file is at its name (linked there), its upload not yet recorded finished: the
+        // station ends now, after the check that follows the body.
+        while (!existsSync(join(store, destination))) {
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+        end(station.id);
+        await expect(appending).rejects.toMatchObject({
+          status: 401,
+          detail: 'Invalid station key.',
+        });
+        expect(existsSync(join(store, destination))).toBe(false);
+        expect(uploadByUuid(serverDb, opened.upload_id)).toBeUndefined();
+        expect(partials()).toEqual([]);
+      },
+    );
   });
 
   it('the lookup of every POST is an index search', () => {

@@ -419,7 +419,10 @@ const STATION_RESPONSES: Record<number, ResponseDoc> = {
     example: { detail: 'x-labstation-install: must be a UUID', code: BAD_IDENTITY },
   },
   401: detailResponse(
-    'No station key, an unknown one, or a disabled station.',
+    'No station key, an unknown one, or a disabled station; also a request let in whose key ' +
+      'was replaced, or whose station was disabled or deleted, before its work was done (a ' +
+      'push whose body was still arriving, a held pull, an upload whose body ' +
+      'was still arriving or whose file was being placed): nothing of it is kept.',
     'Station key required: Authorization: Station <key>.',
   ),
   409: {

@@ -119,8 +119,16 @@ export function stationNow(
   db: Db,
   request: FastifyRequest,
 ): { station: StationAccount } | { refused: string } {
-  const letIn = request.station!;
-  const match = /^Station\s+(\S+)$/i.exec(request.headers.authorization?.trim() ?? '');
+  return stationAsNow(db, request.station!, request.headers.authorization);
+}
+
+/** stationNow for the station let in and the Authorization header it came with. */
+function stationAsNow(
+  db: Db,
+  letIn: StationAccount,
+  authorization: string | undefined,
+): { station: StationAccount } | { refused: string } {
+  const match = /^Station\s+(\S+)$/i.exec(authorization?.trim() ?? '');
   const row = db
     .prepare('SELECT uuid, name, tool_id, enabled, key_hash FROM stations WHERE id = ?')
     .get(letIn.id) as
@@ -131,6 +139,27 @@ export function stationNow(
   }
   if (row.enabled !== 1) return { refused: 'This station is disabled.' };
   return { station: { ...letIn, uuid: row.uuid, name: row.name, tool_id: row.tool_id } };
+}
+
+/**
+ * What a request let in a while ago would be refused now (stationNow's 401 detail), or null
+ * while its station still lets it in: for work that outlasts the request's start (a held
+ * pull, an upload's body), to be asked where nothing awaits between it and what it allows.
+ */
+export function refusalNow(db: Db, request: FastifyRequest): () => string | null {
+  return refusalFor(db, request.station!, request.headers.authorization);
+}
+
+/** refusalNow for the station let in and the Authorization header it came with. */
+export function refusalFor(
+  db: Db,
+  letIn: StationAccount,
+  authorization: string | undefined,
+): () => string | null {
+  return () => {
+    const now = stationAsNow(db, letIn, authorization);
+    return 'refused' in now ? now.refused : null;
+  };
 }
 
 interface Caller {

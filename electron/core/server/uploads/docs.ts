@@ -118,7 +118,9 @@ export function describeUploadApi(docs: ApiDocs): void {
       'Header `Upload-Offset` must be the server’s offset. The body (application/octet-stream) ' +
       'is streamed to disk and hashed as it arrives; a body that stops short keeps what came. ' +
       'At the last byte the server re-reads the file from its disk and places it only when both ' +
-      'the bytes received and the bytes on disk hash to the declared hash.',
+      'the bytes received and the bytes on disk hash to the declared hash. A key replaced, or ' +
+      'the station disabled or deleted, while the body arrives or the file is placed answers ' +
+      '401 and drops the upload: no record, partial or placed file stays.',
     security: 'station',
     params: idParams,
     bodyContentType: 'application/octet-stream',

@@ -60,6 +60,18 @@ export class UploadRefusal extends Error {
   }
 }
 
+/**
+ * What the request's station would be refused now (the 401 detail: a new key, the station
+ * disabled or deleted since the request was let in), or null while it is let in.
+ */
+export type RefusedNow = () => string | null;
+
+/** Throws the 401 of a station refused now; asked where nothing awaits before the write. */
+function assertLetIn(refusedNow: RefusedNow): void {
+  const refused = refusedNow();
+  if (refused !== null) throw new UploadRefusal(401, refused);
+}
+
 const freeHashers: IHasher[] = [];
 async function takeHasher(): Promise<IHasher> {
   return (freeHashers.pop() ?? (await createXXHash128())).init();
@@ -230,8 +242,15 @@ export class UploadReceiver {
     await handle.close();
   }
 
-  /** POST: the upload for this file version, found again (resumed) or opened. */
-  async open(location: ServerLocation, key: UploadKey): Promise<UploadState> {
+  /**
+   * POST: the upload for this file version, found again (resumed) or opened. A station refused
+   * by the time its record would be written (`refusedNow`) gets its 401 and nothing is kept.
+   */
+  async open(
+    location: ServerLocation,
+    key: UploadKey,
+    refusedNow: RefusedNow,
+  ): Promise<UploadState> {
     const { db } = this.deps;
     for (const older of supersededUploads(db, key)) await this.drop(older);
     const existing = findUpload(db, key);
@@ -249,9 +268,11 @@ export class UploadReceiver {
         destChecksum: key.xxhash,
         note: 'the destination already holds the same content',
       };
-      const row =
-        findUpload(db, key) ??
-        insertUpload(db, key, { uuid: newUuid(), partialPath: null, finished: skipped });
+      let row = findUpload(db, key);
+      if (!row) {
+        assertLetIn(refusedNow);
+        row = insertUpload(db, key, { uuid: newUuid(), partialPath: null, finished: skipped });
+      }
       return stateOf(row, location);
     }
 
@@ -260,6 +281,7 @@ export class UploadReceiver {
     // Another request for the same version may have opened it while this one looked.
     const raced = findUpload(db, key);
     if (raced) return this.resume(raced, location);
+    assertLetIn(refusedNow);
     const row = insertUpload(db, key, { uuid, partialPath: partial });
     try {
       await this.createPartial(location, partial);
@@ -267,6 +289,7 @@ export class UploadReceiver {
       deleteUpload(db, row.id);
       throw error;
     }
+    await this.dropIfRefused(row, refusedNow);
     return stateOf(row, location);
   }
 
@@ -289,7 +312,9 @@ export class UploadReceiver {
 
   /**
    * PATCH: appends `body` at `offset`; once the last byte is in, verifies and places the file.
-   * A body cut short keeps what arrived (flushed and recorded before answering).
+   * A body cut short keeps what arrived (flushed and recorded before answering). A station
+   * refused once the body has ended, or when the file would be recorded finished
+   * (`refusedNow`), gets its 401, and nothing of the upload stays: no record, partial or file.
    */
   append(
     row: UploadRow,
@@ -297,6 +322,7 @@ export class UploadReceiver {
     offset: number,
     body: Readable | null,
     length: number | null,
+    refusedNow: RefusedNow,
   ): Promise<UploadState> {
     const stop = (): void => {
       body?.destroy(new Error('superseded by a newer request for this upload'));
@@ -320,11 +346,57 @@ export class UploadReceiver {
           `body: ${length} bytes, but only ${remaining} remain of the declared size ${current.size}`,
         );
       }
-      const received = await this.receive(current, body);
+      const receiving = current;
+      const received = await this.receive(receiving, body).catch(async (error: unknown) => {
+        await this.dropIfRefused(receiving, refusedNow);
+        throw error;
+      });
+      await this.dropIfRefused(receiving, refusedNow);
       if (received.bytes < current.size)
         return stateOf({ ...current, received: received.bytes }, location);
-      return await this.finish({ ...current, received: received.bytes }, location, received.hash);
+      return await this.finish(
+        { ...current, received: received.bytes },
+        location,
+        received.hash,
+        refusedNow,
+      );
     });
+  }
+
+  /**
+   * The 401 of a station refused now, once nothing of its upload is left: its record first
+   * (a partial whose removal fails is then an orphan, for the cleanup).
+   */
+  private async dropIfRefused(row: UploadRow, refusedNow: RefusedNow): Promise<void> {
+    const refused = refusedNow();
+    if (refused === null) return;
+    deleteUpload(this.deps.db, row.id);
+    this.hashStates.delete(row.id);
+    await removeQuietly(row.partial_path);
+    this.deps.log.info({ upload: row.uuid, refused }, 'upload: dropped, its station refused now');
+    throw new UploadRefusal(401, refused);
+  }
+
+  /**
+   * Records the upload finished as `finished`, or, for a station refused now, removes the file
+   * it placed and its record and answers 401. Within the folder's turn (inFolder): no other
+   * upload takes the placed file for its own content before it goes.
+   */
+  private async recordFinished(
+    row: UploadRow,
+    location: ServerLocation,
+    finished: Finished,
+    refusedNow: RefusedNow,
+  ): Promise<UploadRow> {
+    const refused = refusedNow();
+    if (refused === null) return finishUpload(this.deps.db, row.id, finished);
+    deleteUpload(this.deps.db, row.id);
+    this.hashStates.delete(row.id);
+    if (finished.state === 'completed') {
+      await removeQuietly(destinationIn(location, finished.finalPath));
+    }
+    this.deps.log.info({ upload: row.uuid, refused }, 'upload: dropped, its station refused now');
+    throw new UploadRefusal(401, refused);
   }
 
   /**
@@ -423,6 +495,7 @@ export class UploadReceiver {
     row: UploadRow,
     location: ServerLocation,
     receivedHash: string | null,
+    refusedNow: RefusedNow,
   ): Promise<UploadState> {
     const { db } = this.deps;
     const partial = row.partial_path as string;
@@ -461,7 +534,7 @@ export class UploadReceiver {
 
     const destination = destinationIn(location, row.destination_path);
     const folder = dirname(destination);
-    const finished = await inFolder(folder, async (): Promise<Finished> => {
+    const place = async (): Promise<Finished> => {
       const outside = await makeFoldersInside(location.base_path, folder);
       if (outside !== null) {
         await removeQuietly(partial);
@@ -500,8 +573,10 @@ export class UploadReceiver {
             ? ''
             : `the destination held other content; this copy was written as ${basename(name)}`,
       };
-    });
-    const done = finishUpload(db, row.id, finished);
+    };
+    const done = await inFolder(folder, async () =>
+      this.recordFinished(row, location, await place(), refusedNow),
+    );
     this.deps.log.info(
       { upload: row.uuid, path: done.final_path, state: done.state },
       'upload: finished',

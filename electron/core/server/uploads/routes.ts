@@ -22,7 +22,7 @@ import {
 } from '../../sync/uploadProtocol.js';
 import type { Logger } from '../../util/log.js';
 import type { ApiDocs } from '../openapi/registry.js';
-import { stationAuth } from '../sync/stationAuth.js';
+import { refusalNow, stationAuth } from '../sync/stationAuth.js';
 import { sweepUploads } from './cleanup.js';
 import { describeUploadApi } from './docs.js';
 import { leadsOutside } from '../../harvest/place.js';
@@ -340,7 +340,7 @@ export function registerUploadApi(app: FastifyInstance, deps: UploadApiDeps): vo
           size: parsed.data.size,
           xxhash: parsed.data.xxhash,
         };
-        return await receiver.open(location, key);
+        return await receiver.open(location, key, refusalNow(db, request));
       } catch (error) {
         return refusalOf(error, reply);
       }
@@ -367,7 +367,7 @@ export function registerUploadApi(app: FastifyInstance, deps: UploadApiDeps): vo
         if (row.state === 'receiving') await checkApartFromData(location, dataDir);
         const offset = offsetOf(request);
         const { body, length } = bodyOf(request);
-        return await receiver.append(row, location, offset, body, length);
+        return await receiver.append(row, location, offset, body, length, refusalNow(db, request));
       } catch (error) {
         return refusalOf(error, reply);
       }

@@ -1,0 +1,274 @@
+/**
+ * A station whose key is revoked (a new key made), whose service account is disabled or deleted
+ * while its upload is still streaming: a `labstation serve` on loopback,
+ * the station's requests made by hand, the admin's changes made through the server's own
+ * admin API and web calls.
+ */
+import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { request } from 'node:http';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { createXXHash128 } from 'hash-wasm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newUuid } from '../../electron/core/util/ids.js';
+import { facilityBundle } from '../fixtures/facility.js';
+import {
+  loginJwt,
+  runCli,
+  serverRequest,
+  startServer,
+  tempDir,
+  waitFor,
+  writeJson,
+  type HttpReply,
+  type ServerProcess,
+} from './helpers.js';
+
+const ADMIN = { email: 'admin@example.org', password: 'admin password 1' };
+const MiB = 1024 * 1024;
+
+let root: string;
+let store: string;
+let server: ServerProcess;
+let serverDb: Database.Database;
+let adminJwt: string;
+let locationId: number;
+let semId: number;
+
+const api = (method: string, path: string, body?: unknown): Promise<HttpReply> =>
+  serverRequest(server.url, adminJwt, method, path, body);
+
+interface Account {
+  id: number;
+  key: string;
+  /** The instrument it runs, storing in the server location; null for none. */
+  instrumentId: number | null;
+  instrument: string;
+}
+
+/**
+ * A station made with the CLI; with `uploads`, running one instrument that stores in the
+ * server location (a station without one changes nothing that its pull would be woken by).
+ */
+async function station(name: string, uploads: boolean): Promise<Account> {
+  const made = await runCli([
+    'admin',
+    'station',
+    'create',
+    '--data',
+    join(root, 'server'),
+    '--name',
+    name,
+    '--tool',
+    'SEM',
+  ]);
+  expect(made.code, made.stderr).toBe(0);
+  const id = serverDb.prepare('SELECT id FROM stations WHERE name = ?').pluck().get(name) as number;
+  const key = made.stdout.trim().split('\n').pop()!;
+  const instrument = `${name}-camera`;
+  if (!uploads) return { id, key, instrumentId: null, instrument };
+  const res = await api('POST', '/api/instruments', {
+    name: instrument,
+    tool_id: semId,
+    service_account_id: id,
+    watch: [{ path: '/data', include: ['*'] }],
+    storage_location_id: locationId,
+    destination_template: '{instrument}/{relative_path}',
+  });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return { id, key, instrumentId: Number(res.body.id), instrument };
+}
+
+/** The ways an admin ends a station's key, as the admin pages and API do. */
+const revocations: Record<string, (account: Account) => Promise<void>> = {
+  'a new key': async (account) => {
+    const res = await fetch(`${server.url}rpc/admin.stations.newKey`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${adminJwt}` },
+      body: JSON.stringify({ id: account.id }),
+    });
+    expect(res.status, await res.text()).toBe(200);
+  },
+  'its service account disabled': async (account) => {
+    const res = await api('PATCH', `/api/service-accounts/${account.id}`, { enabled: false });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+  },
+  'its service account deleted': async (account) => {
+    // A service account that runs an instrument is not deleted: the instrument goes first.
+    if (account.instrumentId !== null) {
+      const moved = await api('PATCH', `/api/instruments/${account.instrumentId}`, {
+        service_account_id: null,
+      });
+      expect(moved.status, JSON.stringify(moved.body)).toBe(200);
+    }
+    const res = await api('DELETE', `/api/service-accounts/${account.id}`);
+    expect(res.status, JSON.stringify(res.body)).toBe(204);
+  },
+};
+
+const refusal: Record<string, string> = {
+  'a new key': 'Invalid station key.',
+  'its service account disabled': 'This station is disabled.',
+  'its service account deleted': 'Invalid station key.',
+};
+
+beforeAll(async () => {
+  root = tempDir('labstation-revoked-');
+  const serverDir = join(root, 'server');
+  store = join(root, 'store');
+  mkdirSync(store);
+  const bundle = facilityBundle();
+  delete bundle.station;
+  const imported = await runCli(['import', '--data', serverDir, writeJson(root, 'b.json', bundle)]);
+  expect(imported.stderr).toBe('');
+  server = await startServer(serverDir, {
+    LABSTATION_ADMIN_EMAIL: ADMIN.email,
+    LABSTATION_ADMIN_PASSWORD: ADMIN.password,
+  });
+  serverDb = new Database(join(serverDir, 'labstation.db'), { readonly: true });
+  adminJwt = await loginJwt(server.url, ADMIN);
+  semId = serverDb.prepare("SELECT id FROM tools WHERE name = 'SEM'").pluck().get() as number;
+  const location = await api('POST', '/api/storage-locations', {
+    name: 'store',
+    type: 'server',
+    base_path: store,
+  });
+  expect(location.status, JSON.stringify(location.body)).toBe(201);
+  locationId = Number(location.body.id);
+}, 60_000);
+
+afterAll(async () => {
+  serverDb?.close();
+  await server?.stop();
+});
+
+async function xxh3(data: Buffer): Promise<string> {
+  return (await createXXHash128()).init().update(data).digest('hex');
+}
+
+async function openUpload(account: Account, data: Buffer): Promise<string> {
+  const res = await fetch(`${server.url}sync/uploads`, {
+    method: 'POST',
+    headers: { authorization: `Station ${account.key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      file_uuid: newUuid(),
+      storage_location_uuid: newUuid(),
+      storage_location: 'store',
+      destination_path: `${account.instrument}/image.raw`,
+      size: data.length,
+      xxhash: await xxh3(data),
+    }),
+  });
+  const body = (await res.json()) as { upload_id: string };
+  expect(res.status, JSON.stringify(body)).toBe(200);
+  return body.upload_id;
+}
+
+/**
+ * PATCHes `bytes` at `offset`, the body sent in two parts: `between` runs once the server is
+ * writing the first part to its partial file, before the rest is sent. Without a length the
+ * body goes in chunks (Transfer-Encoding: chunked).
+ */
+async function appendAcross(
+  account: Account,
+  upload: string,
+  offset: number,
+  bytes: Buffer,
+  options: { withLength: boolean },
+  between: () => Promise<void>,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const partial = serverDb
+    .prepare('SELECT partial_path FROM harvest_uploads WHERE uuid = ?')
+    .pluck()
+    .get(upload) as string;
+  const req = request(`${server.url}sync/uploads/${upload}`, {
+    method: 'PATCH',
+    headers: {
+      authorization: `Station ${account.key}`,
+      'content-type': 'application/octet-stream',
+      'upload-offset': String(offset),
+      ...(options.withLength ? { 'content-length': bytes.length } : {}),
+    },
+  });
+  const answer = new Promise<{ status: number; body: Record<string, unknown> }>(
+    (resolve, reject) => {
+      req.on('error', reject);
+      req.on('response', (res) => {
+        let text = '';
+        res.on('data', (d: Buffer) => (text += d.toString()));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            body: JSON.parse(text) as Record<string, unknown>,
+          }),
+        );
+      });
+    },
+  );
+  const first = 2 * MiB;
+  req.write(bytes.subarray(0, first));
+  // The server writes in steps of 1 MiB: the first one on its disk, the body is being read.
+  await waitFor('the server writing the body', () =>
+    statSync(partial).size >= offset + MiB ? true : undefined,
+  );
+  await between();
+  req.end(bytes.subarray(first));
+  return answer;
+}
+
+function partials(): string[] {
+  const folder = join(store, '.labstation-uploads');
+  return existsSync(folder) ? readdirSync(folder) : [];
+}
+
+function uploadRows(upload: string): unknown {
+  return serverDb
+    .prepare('SELECT count(*) FROM harvest_uploads WHERE uuid = ?')
+    .pluck()
+    .get(upload);
+}
+
+describe('an upload whose station key ends while its body streams', () => {
+  const cases: { how: string; withLength: boolean; chunks: 1 | 2 }[] = [
+    { how: 'a new key', withLength: true, chunks: 1 },
+    { how: 'its service account disabled', withLength: false, chunks: 1 },
+    { how: 'its service account deleted', withLength: true, chunks: 1 },
+    { how: 'a new key', withLength: true, chunks: 2 },
+    { how: 'its service account deleted', withLength: false, chunks: 2 },
+  ];
+  it.each(cases)(
+    '$how: 401, and no file, record or partial kept ($chunks request(s), length sent: $withLength)',
+    async ({ how, withLength, chunks }) => {
+      const account = await station(`up-${chunks}-${withLength}-${how.split(' ').pop()}`, true);
+      const data = Buffer.alloc(6 * MiB, 7);
+      const upload = await openUpload(account, data);
+      let offset = 0;
+      if (chunks === 2) {
+        // A first request that ends well: its bytes wait on the server for the rest.
+        offset = 3 * MiB;
+        const res = await fetch(`${server.url}sync/uploads/${upload}`, {
+          method: 'PATCH',
+          headers: {
+            authorization: `Station ${account.key}`,
+            'content-type': 'application/octet-stream',
+            'upload-offset': '0',
+          },
+          body: data.subarray(0, offset),
+        });
+        expect(await res.json()).toMatchObject({ status: 'receiving', offset });
+      }
+      const answer = await appendAcross(
+        account,
+        upload,
+        offset,
+        data.subarray(offset),
+        { withLength },
+        () => revocations[how](account),
+      );
+      expect(answer).toEqual({ status: 401, body: { detail: refusal[how] } });
+      expect(uploadRows(upload)).toBe(0);
+      expect(partials()).toEqual([]);
+      expect(existsSync(join(store, account.instrument))).toBe(false);
+    },
+  );
+});
