@@ -1,6 +1,6 @@
 /**
  * A station whose key is revoked (a new key made), whose service account is disabled or deleted
- * while its upload is still streaming: a `labstation serve` on loopback,
+ * while its upload is still streaming or its pull is held: a `labstation serve` on loopback,
  * the station's requests made by hand, the admin's changes made through the server's own
  * admin API and web calls.
  */
@@ -269,6 +269,41 @@ describe('an upload whose station key ends while its body streams', () => {
       expect(uploadRows(upload)).toBe(0);
       expect(partials()).toEqual([]);
       expect(existsSync(join(store, account.instrument))).toBe(false);
+    },
+  );
+});
+
+describe('a pull held while its station key ends', () => {
+  it.each(Object.keys(revocations))(
+    '%s: answered 401 at once, not when its wait ends',
+    async (how) => {
+      const account = await station(`pull-${how.split(' ').pop()}`, false);
+      const headers = { authorization: `Station ${account.key}` };
+      const first = (await (
+        await fetch(`${server.url}sync/changes?cursor=0`, { headers })
+      ).json()) as {
+        cursor: number;
+      };
+      const seen = (): unknown =>
+        serverDb.prepare('SELECT last_seen_at FROM stations WHERE id = ?').pluck().get(account.id);
+      const before = seen();
+      const waiting = fetch(`${server.url}sync/changes?cursor=${first.cursor}&wait=30`, {
+        headers,
+      });
+      await waitFor('the pull let in and held', () => (seen() !== before ? true : undefined));
+      await revocations[how](account);
+      const revokedAt = Date.now();
+      const late = new Promise<'late'>((resolve) =>
+        setTimeout(() => resolve('late'), 5_000).unref(),
+      );
+      const res = await Promise.race([waiting, late]);
+      expect(res, 'the pull was still held 5 s after the key ended').not.toBe('late');
+      const answered = res as Response;
+      expect({ status: answered.status, body: await answered.json() }).toEqual({
+        status: 401,
+        body: { detail: refusal[how] },
+      });
+      expect(Date.now() - revokedAt).toBeLessThan(5_000);
     },
   );
 });

@@ -421,7 +421,7 @@ const STATION_RESPONSES: Record<number, ResponseDoc> = {
   401: detailResponse(
     'No station key, an unknown one, or a disabled station; also a request let in whose key ' +
       'was replaced, or whose station was disabled or deleted, before its work was done (a ' +
-      'push whose body was still arriving, a held pull, an upload whose body ' +
+      'push whose body was still arriving, a held pull, woken at once, an upload whose body ' +
       'was still arriving or whose file was being placed): nothing of it is kept.',
     'Station key required: Authorization: Station <key>.',
   ),
@@ -519,7 +519,8 @@ export function describeSyncApi(
       'The facility as a delta since `cursor` (all of it for cursor 0, or a cursor the ' +
       `server never issued). With \`wait\`, the request is held up to ${MAX_WAIT_SECONDS} s ` +
       'until something newer exists; with nothing new it answers an empty delta and the same ' +
-      'cursor.',
+      'cursor. A held request whose key is replaced, or whose station is disabled or deleted, ' +
+      'is answered 401 at once.',
     security: 'station',
     query: schemas.changesQuery,
     responses: withStationResponses({

@@ -19,7 +19,7 @@ import { harvestHistory } from './exportHarvest.js';
 import { ingestBatch } from './ingest.js';
 import { jsonObject, uuid } from './records.js';
 import { registerStationReservationRoutes } from './reservationRoutes.js';
-import { stationAuth, stationNow } from './stationAuth.js';
+import { refusalNow, stationAuth, stationNow } from './stationAuth.js';
 
 export interface SyncApiDeps {
   db: Db;
@@ -84,10 +84,16 @@ function refuseQuery(reply: FastifyReply, error: z.ZodError): FastifyReply {
 
 /**
  * Held long-polls: one timer checks the change log while any is waiting, and wakes those whose
- * cursor is behind. Changes may come from this process or another (`labstation import`).
+ * cursor is behind, and those whose station would be refused now: a key replaced or a station
+ * deleted logs no change, and its pull is answered 401 at once, not when its wait ends.
+ * Changes may come from this process or another (`labstation import`).
  */
 class ChangeWaiters {
-  private readonly waiters = new Set<{ cursor: number; wake: () => void }>();
+  private readonly waiters = new Set<{
+    cursor: number;
+    refused: () => string | null;
+    wake: () => void;
+  }>();
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -95,9 +101,14 @@ class ChangeWaiters {
     private readonly pollMs: number,
   ) {}
 
-  wait(cursor: number, ms: number, signal: AbortSignal): Promise<void> {
+  wait(
+    cursor: number,
+    ms: number,
+    signal: AbortSignal,
+    refused: () => string | null,
+  ): Promise<void> {
     return new Promise((resolve) => {
-      const waiter = { cursor, wake: () => done() };
+      const waiter = { cursor, refused, wake: () => done() };
       const timeout = setTimeout(() => done(), ms);
       const done = (): void => {
         clearTimeout(timeout);
@@ -117,7 +128,9 @@ class ChangeWaiters {
 
   private check(): void {
     const latest = latestChange(this.db);
-    for (const waiter of [...this.waiters]) if (latest > waiter.cursor) waiter.wake();
+    for (const waiter of [...this.waiters]) {
+      if (latest > waiter.cursor || waiter.refused() !== null) waiter.wake();
+    }
   }
 
   wakeAll(): void {
@@ -208,7 +221,7 @@ export function registerSyncApi(app: FastifyInstance, deps: SyncApiDeps): void {
     if (wait > 0 && cursor > 0 && current && latestChange(db) === cursor) {
       const aborted = new AbortController();
       reply.raw.once('close', () => aborted.abort());
-      await waiters.wait(cursor, wait * 1000, aborted.signal);
+      await waiters.wait(cursor, wait * 1000, aborted.signal, refusalNow(db, request));
       if (aborted.signal.aborted && reply.raw.destroyed) return reply;
     }
     // Re-read the station: its tool may have changed while the request waited, and its key

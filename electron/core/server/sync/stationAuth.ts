@@ -4,6 +4,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../../db/open.js';
+import { cachedStatement } from '../../db/statements.js';
 import type { Logger } from '../../util/log.js';
 import { FailureLimiter } from '../rateLimit.js';
 import { sha256 } from '../secrets.js';
@@ -129,9 +130,11 @@ function stationAsNow(
   authorization: string | undefined,
 ): { station: StationAccount } | { refused: string } {
   const match = /^Station\s+(\S+)$/i.exec(authorization?.trim() ?? '');
-  const row = db
-    .prepare('SELECT uuid, name, tool_id, enabled, key_hash FROM stations WHERE id = ?')
-    .get(letIn.id) as
+  // Cached: a held pull asks it at every look at the change log (ChangeWaiters, sync/routes.ts).
+  const row = cachedStatement(
+    db,
+    'SELECT uuid, name, tool_id, enabled, key_hash FROM stations WHERE id = ?',
+  ).get(letIn.id) as
     | { uuid: string; name: string; tool_id: number | null; enabled: number; key_hash: string }
     | undefined;
   if (!row || !match || row.key_hash !== sha256(match[1])) {
