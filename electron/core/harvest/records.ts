@@ -879,8 +879,14 @@ function failures(db: Db): { failed: number; failures_version: string } {
     due: number;
     attempts: number;
   };
-  const context = cachedStatement(db, FAILURES_CONTEXT_QUERY).pluck().get() as string;
-  const digest = createHash('sha1').update(context).digest('base64url').slice(0, 12);
+  // No failed file, no list: the names cannot show, and a first failure moves the count.
+  const context = row.failed
+    ? (cachedStatement(db, FAILURES_CONTEXT_QUERY).pluck().get() as string)
+    : undefined;
+  const digest =
+    context === undefined
+      ? ''
+      : createHash('sha1').update(context).digest('base64url').slice(0, 12);
   return {
     failed: row.failed,
     failures_version: `${row.failed}:${row.ids}:${row.due}:${row.attempts}:${digest}`,
