@@ -58,8 +58,10 @@ Usage:
                                                       print the usage events
   labstation harvest --data DIR [--once]              harvest the station's instruments: with
                                                       --once, walk every watched folder, transfer
-                                                      what is stable, exit (1 if any failed);
-                                                      without, keep watching until stopped
+                                                      what is stable, exit (1 if any failed, a
+                                                      folder could not be read or a file was
+                                                      left for the next run); without, keep
+                                                      watching until stopped
   labstation files --data DIR [--json] [--state S] [--search TEXT]
                                                       print the file records (S: waiting, failed,
                                                       done, gone; TEXT: a part of the path below
