@@ -73,12 +73,31 @@ export function metadataIndexRows(doc: MetadataDoc): MetadataIndexRow[] {
 
 const fieldName = z.string().max(1000);
 const DATE_OR_DATETIME = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2})?)?$/;
+
+const DATE_FORM = 'must be YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS]';
+
+/** Whether a bound of the form is a real date (and time): Feb 30 and 25:00 are not. */
+const isRealDate = (text: string): boolean =>
+  text.length === 10 ? isValidDate(text) : normalizeDateTime(text) !== null;
+
+const isDateBound = (value: unknown): value is string =>
+  typeof value === 'string' && DATE_OR_DATETIME.test(value) && isRealDate(value);
+
+// One problem per bound: zod runs the refinement over a bound the regex refused too, which is
+// not said to be no real date as well. The regex stays a regex: the API documents its pattern.
 const dateBound = z
   .string()
-  .regex(DATE_OR_DATETIME, 'must be YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS]')
-  .refine((text) => (text.length === 10 ? isValidDate(text) : normalizeDateTime(text) !== null), {
-    message: 'is not a real date and time',
+  .regex(DATE_OR_DATETIME, DATE_FORM)
+  .refine((text) => !DATE_OR_DATETIME.test(text) || isRealDate(text), {
+    error: (issue) =>
+      typeof issue.input === 'string' && issue.input.length === 10
+        ? 'is not a real date'
+        : 'is not a real date and time',
   });
+
+/** A number bound the order of two can be judged by (zod refuses the others by name). */
+const isNumberBound = (value: unknown): value is number =>
+  typeof value === 'number' && Number.isFinite(value);
 
 const bounded = (low: unknown, high: unknown): boolean => low !== undefined || high !== undefined;
 
@@ -109,7 +128,8 @@ export const metadataQuerySchema = z.discriminatedUnion('kind', [
     })
     .strict()
     .refine((q) => bounded(q.min, q.max), { message: 'give min, max or both' })
-    .refine((q) => q.min === undefined || q.max === undefined || q.min <= q.max, {
+    // Judged between two numbers only: a bound that is not one has its own problem.
+    .refine((q) => !isNumberBound(q.min) || !isNumberBound(q.max) || q.min <= q.max, {
       message: 'min must not be above max',
     }),
   /**
@@ -127,6 +147,9 @@ export const metadataQuerySchema = z.discriminatedUnion('kind', [
     .refine((q) => bounded(q.from, q.to), { message: 'give from, to or both' })
     .refine(
       (q) => {
+        // Judged between two real dates only: a bound that is not one has its own problem
+        // (zod runs this refinement over such a bound too).
+        if (!isDateBound(q.from) || !isDateBound(q.to)) return true;
         const { min, max } = dateQueryBounds(q);
         return min === null || max === null || min <= max;
       },

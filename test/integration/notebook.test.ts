@@ -780,6 +780,27 @@ describe('notebook search', () => {
     }
   });
 
+  it('refuses a range naming each bound that is not one once, its order only between two', async () => {
+    const problems = async (query: object): Promise<unknown> =>
+      (await failure(st.call('notebook.search', { metadata: [query] }), 'bad_request')).details;
+    const dates = { kind: 'dateBetween', field: 'Prepared' };
+    expect(await problems({ ...dates, from: '2026-02-30', to: '2026-01-01' })).toEqual({
+      problems: ['metadata[0].from: is not a real date'],
+    });
+    expect(await problems({ ...dates, from: '30/01/2026', to: '2026-02-31' })).toEqual({
+      problems: [
+        'metadata[0].from: must be YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS]',
+        'metadata[0].to: is not a real date',
+      ],
+    });
+    expect(await problems({ ...dates, from: '2026-02-02', to: '2026-02-01' })).toEqual({
+      problems: ['metadata[0]: from must not be after to'],
+    });
+    expect(
+      await problems({ kind: 'numberBetween', field: 'Voltage', min: 'high', max: 1 }),
+    ).toEqual({ problems: ['metadata[0].min: Invalid input: expected number, received string'] });
+  });
+
   it('pages through the matches: offset, newest change first, each once', async () => {
     const all = (await st.call('notebook.search', { limit: 500 })) as {
       entries: { id: number }[];

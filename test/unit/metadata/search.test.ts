@@ -8,6 +8,7 @@ import {
   parseMetadata,
 } from '../../../shared/metadata/index.js';
 import type { MetadataDoc, MetadataQuery } from '../../../shared/metadata/index.js';
+import { formatIssues } from '../../../electron/core/util/issues.js';
 
 function docOf(input: unknown): MetadataDoc {
   const result = parseMetadata(input);
@@ -199,6 +200,51 @@ describe('queries', () => {
         to: '2024-03-01',
       }).success,
     ).toBe(true);
+  });
+
+  it('a refused range names each bound and its rule once; its order only between two valid bounds', () => {
+    // As the station and the server answer them (notebook.search's problems, formatIssues).
+    const problems = (query: object): string[] => {
+      const parsed = metadataQuerySchema.safeParse(query);
+      return parsed.success ? [] : formatIssues(parsed.error.issues, '(query)', query);
+    };
+    const dates = (from: string, to: string): string[] =>
+      problems({ kind: 'dateBetween', field: 'Day', from, to });
+    const FORM = 'must be YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS]';
+    // Not of the form: that, once (not also "not a real date"), and no word on the order.
+    expect(dates('01/03/2024', '2024-01-01')).toEqual([`from: ${FORM}`]);
+    expect(dates('2024-03-01', '2023')).toEqual([`to: ${FORM}`]);
+    // Not a real date or time: that, and no word on the order, though as text it sorts after.
+    expect(dates('2024-02-30', '2024-01-01')).toEqual(['from: is not a real date']);
+    expect(dates('2024-03-30', '2024-02-31')).toEqual(['to: is not a real date']);
+    expect(dates('2024-03-01T25:00', '2024-02-01T10:00')).toEqual([
+      'from: is not a real date and time',
+    ]);
+    // Both bounds: each named once with its own rule.
+    expect(dates('2024-02-30', '2024-02-31')).toEqual([
+      'from: is not a real date',
+      'to: is not a real date',
+    ]);
+    expect(dates('zz', '2024-02-31')).toEqual([`from: ${FORM}`, 'to: is not a real date']);
+    // Two real dates the wrong way round: the order, once.
+    expect(dates('2024-03-02', '2024-03-01')).toEqual(['(query): from must not be after to']);
+
+    const numbers = (query: object): string[] =>
+      problems({ kind: 'numberBetween', field: 'Mass', ...query });
+    const notNumber = (bound: string, given: string): string =>
+      `${bound}: Invalid input: expected number, received ${given}`;
+    expect(numbers({ min: 'ten', max: 1 })).toEqual([notNumber('min', 'string')]);
+    expect(numbers({ min: 5, max: Number.NaN })).toEqual([notNumber('max', 'NaN')]);
+    expect(numbers({ min: 'a', max: 'b' })).toEqual([
+      notNumber('min', 'string'),
+      notNumber('max', 'string'),
+    ]);
+    expect(numbers({ min: 5, max: 1 })).toEqual(['(query): min must not be above max']);
+    // A unit too long beside two numbers the wrong way round: both, each once.
+    expect(numbers({ min: 5, max: 1, unit: 'u'.repeat(101) })).toEqual([
+      'unit: Too big: expected string to have <=100 characters',
+      '(query): min must not be above max',
+    ]);
   });
 
   it('dateQueryBounds widens date-only and minute bounds', () => {

@@ -106,6 +106,29 @@ function inputOf(row: ConditionRow, property: unknown): ConditionInput {
   }
 }
 
+/** How a problem names the control it is in (its label, short). */
+const CONTROL_NAMES: Record<Exclude<ConditionInput, 'kind'>, string> = {
+  field: 'Field name',
+  text: 'Text',
+  min: 'Minimum',
+  max: 'Maximum',
+  unit: 'Unit',
+  from: 'From',
+  to: 'To',
+};
+
+/**
+ * An issue in words: one of a control named by it ("From: is not a real date"), so that two
+ * bounds breaking one rule read as two problems; one of the whole row (no bound, bounds the
+ * wrong way round) as it is, naming the bounds itself.
+ */
+function inWords(row: ConditionRow, issue: { path: PropertyKey[]; message: string }): string {
+  const input = inputOf(row, issue.path[0]);
+  if (input === 'kind') return issue.message;
+  const name = input === 'text' && row.kind === 'equals' ? 'Value' : CONTROL_NAMES[input];
+  return `${name}: ${issue.message}`;
+}
+
 /** The query of a row, or why it is not one yet (in words, for the row) and where to mend it. */
 export function toQuery(row: ConditionRow): { query: MetadataQuery } | ConditionProblem {
   if (row.kind !== 'anyFieldContains' && row.field.trim() === '') {
@@ -123,7 +146,7 @@ export function toQuery(row: ConditionRow): { query: MetadataQuery } | Condition
   if (parsed.success) return { query: parsed.data };
   const { issues } = parsed.error;
   return {
-    problem: issues.map((issue) => issue.message).join('; '),
+    problem: issues.map((issue) => inWords(row, issue)).join('; '),
     input: inputOf(row, issues[0]?.path[0]),
   };
 }
