@@ -77,5 +77,6 @@ export {
   metadataQuerySchema,
   rowMatches,
   searchText,
+  unitKey,
 } from './search.js';
 export type { MetadataIndexRow, MetadataQuery } from './search.js';

@@ -18,7 +18,7 @@ export interface MetadataIndexRow {
   text: string;
   /** number fields: the value as a number; null when empty or not a number. */
   num: number | null;
-  /** number fields: the chosen unit; null when none. */
+  /** number fields: the chosen unit as looked for (unitKey); null when none. */
   unit: string | null;
   /** date: YYYY-MM-DD; datetime-local: YYYY-MM-DDTHH:MM:SS; null when empty or invalid. */
   date: string | null;
@@ -43,6 +43,19 @@ export function fieldKey(name: string): string {
   return name.normalize('NFC');
 }
 
+/**
+ * How a number field's unit is stored and looked for: composed (NFC), as field names are
+ * (fieldKey), so "Å" typed as one character (U+00C5) finds a unit written "A" and U+030A, and
+ * the other way round (NFC also turns the signs U+212B ANGSTROM, U+2126 OHM and U+212A KELVIN
+ * into the letters). The micro sign (U+00B5, what most keyboards give for "µ") is written as the
+ * Greek mu (U+03BC, what a Greek keyboard gives) too: one prefix in either spelling, which NFC
+ * keeps apart (only NFKC joins them, which would also fold "m²" to "m2"). Letter case is kept:
+ * "mg" and "Mg" are two units.
+ */
+export function unitKey(unit: string): string {
+  return unit.normalize('NFC').replaceAll('\u00b5', '\u03bc');
+}
+
 function rowsOf(field: MetadataField): MetadataIndexRow[] {
   const values = Array.isArray(field.value) ? field.value : [field.value];
   // An empty multi-select still gives one row, so every field can be found by its name.
@@ -57,7 +70,7 @@ function rowsOf(field: MetadataField): MetadataIndexRow[] {
       type: field.type,
       text: typeof value === 'boolean' ? (value ? 'on' : '') : searchText(String(value).trim()),
       num: isNumber ? numericValue(value) : null,
-      unit: isNumber && field.unit !== undefined && field.unit !== '' ? field.unit : null,
+      unit: isNumber && field.unit !== undefined && field.unit !== '' ? unitKey(field.unit) : null,
       date,
       bool: field.type === 'checkbox' && typeof value === 'boolean' ? value : null,
     };
@@ -207,7 +220,7 @@ export function rowMatches(row: MetadataIndexRow, query: MetadataQuery): boolean
         row.num !== null &&
         (query.min === undefined || row.num >= query.min) &&
         (query.max === undefined || row.num <= query.max) &&
-        (query.unit === undefined || row.unit === query.unit)
+        (query.unit === undefined || row.unit === unitKey(query.unit))
       );
     case 'dateBetween': {
       const { min, max } = dateQueryBounds(query);

@@ -7,7 +7,7 @@
  * migration 24 too, through their indexes still.
  */
 import { join } from 'node:path';
-import type Database from 'better-sqlite3';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NotebookEntryView } from '../../shared/notebookApi.js';
 import { migrations } from '../../electron/core/db/migrations.js';
@@ -423,5 +423,76 @@ describe('notebook search', () => {
     const folding = migrations.find((m) => m.version === 27);
     db.transaction(() => db.exec(folding?.sql ?? ''))();
     for (const form of [nfc, nfd]) expect(await everyKind(form)).toEqual(Array(5).fill([made]));
+  });
+
+  it('finds a number in a unit written in either form by the unit typed in either form, indexed before migration 29 too', async () => {
+    const MICRO = '\u00b5'; // MICRO SIGN, as most keyboards type "µ"
+    const MU = '\u03bc'; // GREEK SMALL LETTER MU, as a Greek keyboard does
+    const make = async (title: string, unit: string): Promise<number> =>
+      (
+        (await st.call('notebook.create', {
+          kind: 'item',
+          title,
+          metadata: {
+            extra_fields: { Spacing: { type: 'number', value: 4, units: [unit], unit } },
+          },
+        })) as { entry: NotebookEntryView }
+      ).entry.id;
+    const angstromNfd = await make('Lattice D', nfd('Å'));
+    const angstromNfc = await make('Lattice C', nfc('Å'));
+    const micro = await make('Lattice micro', `${MICRO}m`);
+    const mu = await make('Lattice mu', `${MU}m`);
+    const inUnit = (unit: string): Promise<number[]> =>
+      ids({ metadata: [{ kind: 'numberBetween', field: 'Spacing', min: 1, max: 9, unit }] });
+    const everyUnit = async (): Promise<number[][]> => [
+      await inUnit(nfc('Å')),
+      await inUnit(nfd('Å')),
+      await inUnit('\u212b'), // ANGSTROM SIGN: "Å" to NFC
+      await inUnit(`${MICRO}m`),
+      await inUnit(`${MU}m`),
+    ];
+    const expected = [
+      [angstromNfc, angstromNfd],
+      [angstromNfc, angstromNfd],
+      [angstromNfc, angstromNfd],
+      [mu, micro],
+      [mu, micro],
+    ];
+    expect(await everyUnit()).toEqual(expected);
+    expect(await inUnit('m')).toEqual([]);
+
+    // As the index held the units before migration 29: as written. Reopened at version 28, the
+    // station's database runs migration 29 over them.
+    st.close();
+    const file = join(dataDir, 'labstation.db');
+    const raw = new Database(file);
+    raw
+      .prepare(
+        'UPDATE notebook_metadata_index SET unit = ? WHERE entry_id = ? AND unit IS NOT NULL',
+      )
+      .run(nfd('Å'), angstromNfd);
+    raw
+      .prepare(
+        'UPDATE notebook_metadata_index SET unit = ? WHERE entry_id = ? AND unit IS NOT NULL',
+      )
+      .run(`${MICRO}m`, micro);
+    const folding = migrations.findIndex((m) => m.version === 29);
+    expect(folding).toBeGreaterThan(0);
+    raw.pragma(`user_version = ${migrations[folding - 1]?.version ?? 0}`);
+    raw.close();
+    st = Station.open({ dataDir, log: createLogger('silent'), clock: () => (clockNow += 1000) });
+    await st.call('session.logon', { login: 'alice', pin: '1234' });
+    expect(
+      st.db
+        .prepare(
+          'SELECT unit FROM notebook_metadata_index WHERE entry_id IN (?, ?) ORDER BY entry_id',
+        )
+        .pluck()
+        .all(angstromNfd, micro),
+    ).toEqual([nfc('Å'), `${MU}m`]);
+    expect(await everyUnit()).toEqual(expected);
+    // The entries keep their units as written.
+    const stored = (await st.call('notebook.get', { id: micro })) as { entry: NotebookEntryView };
+    expect(JSON.stringify(stored.entry.metadata)).toContain(`"${MICRO}m"`);
   });
 });

@@ -11,6 +11,7 @@ import {
   fieldKey,
   likeContainsPattern,
   searchText,
+  unitKey,
   type MetadataQuery,
 } from '../../../shared/metadata/index.js';
 import type { ApiParsedArgs } from '../../../shared/api.js';
@@ -57,8 +58,9 @@ export function metadataCondition(query: MetadataQuery): SqlCondition {
         params.push(query.max);
       }
       if (query.unit !== undefined) {
+        // Folded as the index holds it (metadataIndexRows).
         terms.push('unit = ?');
-        params.push(query.unit);
+        params.push(unitKey(query.unit));
       }
       return { sql: `k.entry_id IN (${ROWS} ${terms.join(' AND ')})`, params };
     }

@@ -6,6 +6,7 @@ import {
   metadataIndexRows,
   metadataQuerySchema,
   parseMetadata,
+  unitKey,
 } from '../../../shared/metadata/index.js';
 import type { MetadataDoc, MetadataQuery } from '../../../shared/metadata/index.js';
 import { formatIssues } from '../../../electron/core/util/issues.js';
@@ -299,5 +300,45 @@ describe('field names in either Unicode form', () => {
       for (const query of queries) expect(matchesQuery(doc, query), query.kind).toBe(true);
     }
     expect(matchesQuery(doc, { kind: 'equals', field: nfc('matériau'), value: 'cu' })).toBe(false);
+  });
+});
+
+describe('units in either Unicode form', () => {
+  const nfd = (text: string): string => text.normalize('NFD');
+  const nfc = (text: string): string => text.normalize('NFC');
+  const MICRO = '\u00b5'; // MICRO SIGN, what most keyboards give
+  const MU = '\u03bc'; // GREEK SMALL LETTER MU, what a Greek keyboard gives
+  const lengthIn = (unit: string): MetadataDoc =>
+    docOf({ extra_fields: { Length: { type: 'number', value: 3, units: [unit], unit } } });
+  const inUnit = (unit: string): MetadataQuery => ({
+    kind: 'numberBetween',
+    field: 'Length',
+    min: 1,
+    unit,
+  });
+
+  it('are indexed composed, the micro sign as mu, and found by a unit typed either way', () => {
+    expect(nfd('Å')).not.toBe(nfc('Å'));
+    expect(metadataIndexRows(lengthIn(nfd('Å')))[0]?.unit).toBe(nfc('Å'));
+    expect(metadataIndexRows(lengthIn(`${MICRO}m`))[0]?.unit).toBe(`${MU}m`);
+    // The Angstrom sign (U+212B) is "Å" to NFC too.
+    for (const stored of [nfc('Å'), nfd('Å'), '\u212b']) {
+      for (const typed of [nfc('Å'), nfd('Å'), '\u212b']) {
+        expect(matchesQuery(lengthIn(stored), inUnit(typed)), `${stored} by ${typed}`).toBe(true);
+      }
+    }
+    for (const stored of [`${MICRO}m`, `${MU}m`]) {
+      for (const typed of [`${MICRO}m`, `${MU}m`]) {
+        expect(matchesQuery(lengthIn(stored), inUnit(typed)), `${stored} by ${typed}`).toBe(true);
+      }
+      expect(matchesQuery(lengthIn(stored), inUnit('m'))).toBe(false);
+    }
+  });
+
+  it('keep their letter case and what only NFKC would fold', () => {
+    expect(matchesQuery(lengthIn('mg'), inUnit('Mg'))).toBe(false);
+    expect(unitKey('m\u00b2')).toBe('m\u00b2'); // m², not m2
+    expect(matchesQuery(lengthIn('m\u00b2'), inUnit('m2'))).toBe(false);
+    expect(unitKey(nfd('°C'))).toBe('°C');
   });
 });
