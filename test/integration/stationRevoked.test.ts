@@ -4,7 +4,7 @@
  * the station's requests made by hand, the admin's changes made through the server's own
  * admin API and web calls.
  */
-import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -146,22 +146,49 @@ async function xxh3(data: Buffer): Promise<string> {
   return (await createXXHash128()).init().update(data).digest('hex');
 }
 
-async function openUpload(account: Account, data: Buffer): Promise<string> {
+async function openUpload(
+  account: Account,
+  data: Buffer,
+  name = 'image.raw',
+  key = account.key,
+  fileUuid = newUuid(),
+): Promise<{ upload_id: string; status: string; offset: number }> {
   const res = await fetch(`${server.url}sync/uploads`, {
     method: 'POST',
-    headers: { authorization: `Station ${account.key}`, 'content-type': 'application/json' },
+    headers: { authorization: `Station ${key}`, 'content-type': 'application/json' },
     body: JSON.stringify({
-      file_uuid: newUuid(),
+      file_uuid: fileUuid,
       storage_location_uuid: newUuid(),
       storage_location: 'store',
-      destination_path: `${account.instrument}/image.raw`,
+      destination_path: `${account.instrument}/${name}`,
       size: data.length,
       xxhash: await xxh3(data),
     }),
   });
-  const body = (await res.json()) as { upload_id: string };
+  const body = (await res.json()) as { upload_id: string; status: string; offset: number };
   expect(res.status, JSON.stringify(body)).toBe(200);
-  return body.upload_id;
+  return body;
+}
+
+/** One PATCH with the whole of `bytes`, at `offset`. */
+async function append(
+  upload: string,
+  offset: number,
+  bytes: Buffer,
+  key: string,
+): Promise<Record<string, unknown>> {
+  const res = await fetch(`${server.url}sync/uploads/${upload}`, {
+    method: 'PATCH',
+    headers: {
+      authorization: `Station ${key}`,
+      'content-type': 'application/octet-stream',
+      'upload-offset': String(offset),
+    },
+    body: bytes,
+  });
+  const body = (await res.json()) as Record<string, unknown>;
+  expect(res.status, JSON.stringify(body)).toBe(200);
+  return body;
 }
 
 /**
@@ -241,7 +268,7 @@ describe('an upload whose station key ends while its body streams', () => {
     async ({ how, withLength, chunks }) => {
       const account = await station(`up-${chunks}-${withLength}-${how.split(' ').pop()}`, true);
       const data = Buffer.alloc(6 * MiB, 7);
-      const upload = await openUpload(account, data);
+      const upload = (await openUpload(account, data)).upload_id;
       let offset = 0;
       if (chunks === 2) {
         // A first request that ends well: its bytes wait on the server for the rest.
@@ -271,6 +298,89 @@ describe('an upload whose station key ends while its body streams', () => {
       expect(existsSync(join(store, account.instrument))).toBe(false);
     },
   );
+});
+
+function partialOf(upload: string): string {
+  return serverDb
+    .prepare('SELECT partial_path FROM harvest_uploads WHERE uuid = ?')
+    .pluck()
+    .get(upload) as string;
+}
+
+describe('a station refused between the requests of its upload', () => {
+  it.each(Object.keys(revocations))(
+    "%s: its unfinished upload goes at once, record and partial; its finished one and another station's stay",
+    async (how) => {
+      const tag = how.split(' ').pop()!;
+      const account = await station(`between-${tag}`, true);
+      const other = await station(`beside-${tag}`, true);
+      // A finished upload of its own (a station that has one is disabled, never deleted).
+      const done = Buffer.alloc(MiB, 3);
+      const finished = how.endsWith('deleted')
+        ? null
+        : (await openUpload(account, done, 'done.raw')).upload_id;
+      if (finished) {
+        expect(await append(finished, 0, done, account.key)).toMatchObject({
+          status: 'completed',
+        });
+      }
+      const data = Buffer.alloc(6 * MiB, 5);
+      const upload = (await openUpload(account, data)).upload_id;
+      expect(await append(upload, 0, data.subarray(0, 3 * MiB), account.key)).toMatchObject({
+        status: 'receiving',
+        offset: 3 * MiB,
+      });
+      const theirs = (await openUpload(other, data)).upload_id;
+      await append(theirs, 0, data.subarray(0, MiB), other.key);
+      const partial = partialOf(upload);
+      const theirPartial = partialOf(theirs);
+      expect(statSync(partial).size).toBe(3 * MiB);
+
+      await revocations[how](account);
+      // Not a week later with the abandoned ones: with the change.
+      await waitFor(
+        'its partial file removed',
+        () => (existsSync(partial) ? undefined : true),
+        5_000,
+      );
+      expect(uploadRows(upload)).toBe(0);
+      expect(statSync(theirPartial).size).toBe(MiB);
+      expect(uploadRows(theirs)).toBe(1);
+      if (finished) {
+        expect(readFileSync(join(store, account.instrument, 'done.raw')).equals(done)).toBe(true);
+        expect(
+          serverDb
+            .prepare('SELECT state FROM harvest_uploads WHERE uuid = ?')
+            .pluck()
+            .get(finished),
+        ).toBe('completed');
+      }
+      expect(existsSync(join(store, account.instrument, 'image.raw'))).toBe(false);
+    },
+  );
+
+  it('a new key: the station that comes back with it sends its upload again from byte 0, and it completes', async () => {
+    const account = await station('between-comeback', true);
+    const data = Buffer.alloc(4 * MiB, 9);
+    const fileUuid = newUuid();
+    const first = await openUpload(account, data, 'image.raw', account.key, fileUuid);
+    await append(first.upload_id, 0, data.subarray(0, 2 * MiB), account.key);
+    const partial = partialOf(first.upload_id);
+    const res = await fetch(`${server.url}rpc/admin.stations.newKey`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${adminJwt}` },
+      body: JSON.stringify({ id: account.id }),
+    });
+    const { key } = (await res.json()) as { key: string };
+    expect(res.status).toBe(200);
+
+    const again = await openUpload(account, data, 'image.raw', key, fileUuid);
+    expect(again).toMatchObject({ status: 'receiving', offset: 0 });
+    expect(again.upload_id).not.toBe(first.upload_id);
+    expect(await append(again.upload_id, 0, data, key)).toMatchObject({ status: 'completed' });
+    expect(readFileSync(join(store, account.instrument, 'image.raw')).equals(data)).toBe(true);
+    await waitFor('the first partial file removed', () => (existsSync(partial) ? undefined : true));
+  });
 });
 
 describe('a pull held while its station key ends', () => {

@@ -89,7 +89,9 @@ export async function placeWithoutClobber(partial: string, destination: string):
     await rename(partial, destination);
     return true;
   }
-  await unlink(partial);
+  // Its content is at the destination now: a partial that someone else removed meanwhile (a
+  // server dropping the uploads of a station it refuses) is gone as it should be.
+  await removeQuietly(partial);
   return true;
 }
 

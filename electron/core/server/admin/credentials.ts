@@ -8,6 +8,7 @@ import type { Db } from '../../db/open.js';
 import { AppError, fieldError } from '../../util/errors.js';
 import { createStationAccount } from '../accounts.js';
 import { createApiToken } from '../auth.js';
+import { dropUploadsOfRefused } from '../uploads/refused.js';
 import { randomSecret, sha256 } from '../secrets.js';
 
 const TOKEN_SELECT = `
@@ -104,6 +105,7 @@ export function updateStation(
     db.prepare(
       'UPDATE stations SET name = ?, description = ?, tool_id = ?, enabled = ? WHERE id = ?',
     ).run(input.name, input.description, input.tool, input.enabled ? 1 : 0, input.id);
+    if (!input.enabled) dropUploadsOfRefused(db, input.id);
   }).immediate();
   return { station: stationById(db, input.id) };
 }
@@ -115,8 +117,12 @@ export function newStationKey(db: Db, id: number): { key: string; station: Admin
   // The Labstation that held the old key holds nothing now: the next to use the new key does.
   // Which data dir it was stays (install_id), with what the server took from it, for when the
   // same one comes back with the new key (sync/restored.ts).
-  db.prepare(
-    'UPDATE stations SET key_hash = ?, install_host = NULL, install_seen_at = NULL WHERE id = ?',
-  ).run(sha256(key), id);
+  db.transaction(() => {
+    db.prepare(
+      'UPDATE stations SET key_hash = ?, install_host = NULL, install_seen_at = NULL WHERE id = ?',
+    ).run(sha256(key), id);
+    // Not resumed with the new key: why in uploads/refused.ts.
+    dropUploadsOfRefused(db, id);
+  }).immediate();
   return { key, station: stationById(db, id) };
 }

@@ -12,6 +12,7 @@ import {
 } from '../../../../shared/harvest/management.js';
 import type { Db } from '../../db/open.js';
 import { createStationAccount } from '../accounts.js';
+import { dropUploadsOfRefused } from '../uploads/refused.js';
 import { Conflict, ValidationProblems } from './problems.js';
 import {
   checkUniqueName,
@@ -82,13 +83,15 @@ export const serviceAccounts: ManagedResource<ServiceAccountOut> = {
     const problems = checkUniqueName(db, 'stations', 'service account', i.name, id);
     if (problems.length) throw new ValidationProblems(problems);
     const before = row(db, id);
+    const enabled = i.enabled === undefined ? before.enabled : i.enabled ? 1 : 0;
     // The sync trigger on stations logs a change of name or enabled: the station pulls it.
     db.prepare('UPDATE stations SET name = ?, description = ?, enabled = ? WHERE id = ?').run(
       i.name ?? before.name,
       i.description ?? before.description,
-      i.enabled === undefined ? before.enabled : i.enabled ? 1 : 0,
+      enabled,
       id,
     );
+    if (enabled !== 1) dropUploadsOfRefused(db, id);
   },
 
   remove({ db, now }, id) {
@@ -143,6 +146,8 @@ export const serviceAccounts: ManagedResource<ServiceAccountOut> = {
        WHERE station_id = ?`,
     ).run(now, id);
     db.prepare('DELETE FROM station_tools WHERE station_id = ?').run(id);
+    // Its unfinished uploads would go with it (ON DELETE CASCADE), their partial files left.
+    dropUploadsOfRefused(db, id);
     db.prepare('DELETE FROM stations WHERE id = ?').run(id);
   },
 };

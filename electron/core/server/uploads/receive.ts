@@ -144,9 +144,11 @@ export class UploadReceiver {
   /**
    * Hasher states (hash-wasm save()) at an upload's recorded offset, so a PATCH that follows
    * another need not re-read the partial. Only for this process: after a restart, or when the
-   * offset does not match, the state is rebuilt from the bytes on disk.
+   * offset does not match, the state is rebuilt from the bytes on disk. By uuid, not id: a
+   * record deleted outside the receiver (its station refused, dropUploadsOfRefused) leaves its
+   * state here, and SQLite may give its id to the next upload.
    */
-  private readonly hashStates = new Map<number, { offset: number; state: Uint8Array }>();
+  private readonly hashStates = new Map<string, { offset: number; state: Uint8Array }>();
 
   constructor(private readonly deps: { db: Db; log: Logger }) {}
 
@@ -170,19 +172,19 @@ export class UploadReceiver {
     return this.busy.has(id);
   }
 
-  private rememberHash(id: number, offset: number, hasher: IHasher): void {
-    this.hashStates.delete(id);
-    this.hashStates.set(id, { offset, state: hasher.save() });
+  private rememberHash(uuid: string, offset: number, hasher: IHasher): void {
+    this.hashStates.delete(uuid);
+    this.hashStates.set(uuid, { offset, state: hasher.save() });
     // A few hundred bytes each; the oldest go first (they are rebuilt from disk if needed).
     if (this.hashStates.size > 4096) {
-      this.hashStates.delete(this.hashStates.keys().next().value as number);
+      this.hashStates.delete(this.hashStates.keys().next().value as string);
     }
   }
 
   /** A hasher holding the upload's first `row.received` bytes. */
   private async hasherAt(row: UploadRow, handle: FileHandle): Promise<IHasher> {
     const hasher = await takeHasher();
-    const saved = this.hashStates.get(row.id);
+    const saved = this.hashStates.get(row.uuid);
     if (saved?.offset === row.received) return hasher.load(saved.state);
     const buffer = Buffer.allocUnsafe(CHUNK);
     for (let position = 0; position < row.received;) {
@@ -226,7 +228,7 @@ export class UploadReceiver {
       { upload: row.uuid, recorded: row.received, found: received },
       'upload: the partial file holds less than recorded; resuming from what it holds',
     );
-    this.hashStates.delete(row.id);
+    this.hashStates.delete(row.uuid);
     setReceived(this.deps.db, row.id, received);
     return { ...row, received };
   }
@@ -244,7 +246,8 @@ export class UploadReceiver {
 
   /**
    * POST: the upload for this file version, found again (resumed) or opened. A station refused
-   * by the time its record would be written (`refusedNow`) gets its 401 and nothing is kept.
+   * by the time its record would be written (`refusedNow`), or once its upload is found again,
+   * gets its 401 and nothing of the unfinished upload is kept.
    */
   async open(
     location: ServerLocation,
@@ -254,7 +257,7 @@ export class UploadReceiver {
     const { db } = this.deps;
     for (const older of supersededUploads(db, key)) await this.drop(older);
     const existing = findUpload(db, key);
-    if (existing) return this.resume(existing, location);
+    if (existing) return this.resume(existing, location, refusedNow);
 
     // The same content at the destination, or at a numbered name before a free one: nothing
     // to send.
@@ -280,7 +283,7 @@ export class UploadReceiver {
     const partial = join(location.base_path, UPLOAD_FOLDER, `${uuid}.partial`);
     // Another request for the same version may have opened it while this one looked.
     const raced = findUpload(db, key);
-    if (raced) return this.resume(raced, location);
+    if (raced) return this.resume(raced, location, refusedNow);
     assertLetIn(refusedNow);
     const row = insertUpload(db, key, { uuid, partialPath: partial });
     try {
@@ -293,7 +296,11 @@ export class UploadReceiver {
     return stateOf(row, location);
   }
 
-  private resume(row: UploadRow, location: ServerLocation): Promise<UploadState> {
+  private resume(
+    row: UploadRow,
+    location: ServerLocation,
+    refusedNow: RefusedNow,
+  ): Promise<UploadState> {
     if (row.state !== 'receiving') return Promise.resolve(stateOf(row, location));
     // A body still arriving for this upload belongs to a connection the station gave up on.
     return this.exclusive(
@@ -302,10 +309,12 @@ export class UploadReceiver {
       async () => {
         const now = uploadByUuid(this.deps.db, row.uuid);
         if (!now) throw new UploadRefusal(503, 'upload: dropped while resumed; ask again');
-        return stateOf(
-          now.state === 'receiving' ? await this.reconcile(now, location) : now,
-          location,
-        );
+        if (now.state !== 'receiving') return stateOf(now, location);
+        const reconciled = await this.reconcile(now, location);
+        // Refused meanwhile, its record may be gone with the change (dropUploadsOfRefused)
+        // while reconcile made the partial anew: it goes, as for a refused append.
+        await this.dropIfRefused(reconciled, refusedNow);
+        return stateOf(reconciled, location);
       },
     );
   }
@@ -354,11 +363,14 @@ export class UploadReceiver {
       await this.dropIfRefused(receiving, refusedNow);
       if (received.bytes < current.size)
         return stateOf({ ...current, received: received.bytes }, location);
-      return await this.finish(
-        { ...current, received: received.bytes },
-        location,
-        received.hash,
-        refusedNow,
+      const whole = { ...current, received: received.bytes };
+      return await this.finish(whole, location, received.hash, refusedNow).catch(
+        async (error: unknown) => {
+          // Refused meanwhile, its partial may have gone with its record (dropUploadsOfRefused)
+          // under the hashing or the placing: its 401, not that file error.
+          if (!(error instanceof UploadRefusal)) await this.dropIfRefused(whole, refusedNow);
+          throw error;
+        },
       );
     });
   }
@@ -371,7 +383,7 @@ export class UploadReceiver {
     const refused = refusedNow();
     if (refused === null) return;
     deleteUpload(this.deps.db, row.id);
-    this.hashStates.delete(row.id);
+    this.hashStates.delete(row.uuid);
     await removeQuietly(row.partial_path);
     this.deps.log.info({ upload: row.uuid, refused }, 'upload: dropped, its station refused now');
     throw new UploadRefusal(401, refused);
@@ -391,7 +403,7 @@ export class UploadReceiver {
     const refused = refusedNow();
     if (refused === null) return finishUpload(this.deps.db, row.id, finished);
     deleteUpload(this.deps.db, row.id);
-    this.hashStates.delete(row.id);
+    this.hashStates.delete(row.uuid);
     if (finished.state === 'completed') {
       await removeQuietly(destinationIn(location, finished.finalPath));
     }
@@ -470,18 +482,18 @@ export class UploadReceiver {
       await handle.datasync();
       setReceived(db, row.id, position);
       if (tooLong) {
-        this.rememberHash(row.id, position, h);
+        this.rememberHash(row.uuid, position, h);
         throw new UploadRefusal(400, `body: longer than the ${row.size} bytes declared`);
       }
       if (position < row.size) {
-        this.rememberHash(row.id, position, h);
+        this.rememberHash(row.uuid, position, h);
         return { bytes: position, hash: null };
       }
-      this.hashStates.delete(row.id);
+      this.hashStates.delete(row.uuid);
       return { bytes: position, hash: h.digest('hex') };
     } catch (error) {
       // The hasher may hold bytes that did not reach the disk: rebuilt from the disk next time.
-      if (!(error instanceof UploadRefusal)) this.hashStates.delete(row.id);
+      if (!(error instanceof UploadRefusal)) this.hashStates.delete(row.uuid);
       await Promise.allSettled([writing, flushing]);
       throw error;
     } finally {
@@ -594,7 +606,7 @@ export class UploadReceiver {
         if (!now || now.state !== 'receiving') return;
         await removeQuietly(now.partial_path);
         deleteUpload(this.deps.db, now.id);
-        this.hashStates.delete(now.id);
+        this.hashStates.delete(now.uuid);
       },
     );
   }

@@ -168,6 +168,17 @@ export function deleteUpload(db: Db, id: number): void {
   cachedStatement(db, 'DELETE FROM harvest_uploads WHERE id = ?').run(id);
 }
 
+/**
+ * Deletes a station's unfinished uploads and answers them (their partial files are still to
+ * remove); finished ones stay. By the version index (its prefix station_id).
+ */
+export function deleteUnfinishedOf(db: Db, stationId: number): UploadRow[] {
+  return cachedStatement(
+    db,
+    "DELETE FROM harvest_uploads WHERE station_id = ? AND state = 'receiving' RETURNING *",
+  ).all(stationId) as UploadRow[];
+}
+
 /** Unfinished uploads untouched since `before`, and finished ones older than `finishedBefore`. */
 export function staleUploads(db: Db, before: string, finishedBefore: string): UploadRow[] {
   return cachedStatement(
