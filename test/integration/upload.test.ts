@@ -841,8 +841,90 @@ describe('uploads into a server storage location', () => {
           detail: 'Invalid station key.',
         });
         expect(existsSync(join(store, destination))).toBe(false);
+        // The folder made for it goes with it.
+        expect(existsSync(join(store, 'placing'))).toBe(false);
         expect(uploadByUuid(serverDb, opened.upload_id)).toBeUndefined();
         expect(partials()).toEqual([]);
+      },
+    );
+  });
+
+  describe('a station refused as its file is placed, over HTTP', () => {
+    /** Ends the station at once (synchronously), as the admin API and pages do. */
+    const ends: Record<string, (id: number, instrument: string) => void> = {
+      'a new key': (id) => void newStationKey(serverDb, id),
+      disabled: (id) =>
+        serviceAccounts.update({ db: serverDb, actor: { id: 1 }, now: nowIso() }, id, {
+          enabled: false,
+        }),
+      deleted: (id, instrument) => {
+        // A service account that runs an instrument is not deleted: the instrument goes first.
+        serverDb.prepare('UPDATE instruments SET station_id = NULL WHERE name = ?').run(instrument);
+        serviceAccounts.remove({ db: serverDb, actor: { id: 1 }, now: nowIso() }, id);
+      },
+    };
+
+    const cases = [
+      { how: 'a new key', meanwhile: false },
+      { how: 'disabled', meanwhile: true },
+      { how: 'deleted', meanwhile: false },
+    ];
+    it.each(cases)(
+      '$how: 401, and the empty folders it made for the file go; one there before stays (a file put in one meanwhile: $meanwhile)',
+      async ({ how, meanwhile }) => {
+        const name = `folders-${how.replace(/ /g, '-')}`;
+        const stationKey = await createStationKey(serverDir, name, 'SEM');
+        addInstrument(`${name}-cam`, name, `${name}/{relative_path}`);
+        const id = serverDb
+          .prepare('SELECT id FROM stations WHERE name = ?')
+          .pluck()
+          .get(name) as number;
+        // There before, and empty: not this upload's to remove.
+        mkdirSync(join(store, name, 'kept'), { recursive: true });
+        const destination = `${name}/kept/2026/12/03/image.raw`;
+        const data = randomBytes(2 * MiB);
+        const auth = `Station ${stationKey}`;
+        const opened = await call('POST', UPLOADS_PATH, {
+          auth,
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({
+            file_uuid: randomUUID(),
+            storage_location_uuid: 'not-known-here',
+            storage_location: 'archive',
+            destination_path: destination,
+            size: data.length,
+            xxhash: await xxh3(data),
+          }),
+        });
+        expect(opened.status, JSON.stringify(opened.body)).toBe(200);
+        const appending = call('PATCH', `${UPLOADS_PATH}/${opened.body.upload_id as string}`, {
+          auth,
+          headers: { 'content-type': 'application/octet-stream', 'upload-offset': '0' },
+          body: data,
+        });
+        // The file is at its name, its upload not yet recorded finished (the server runs in
+        // this process: this looks between its steps). Another writer may put a file in one
+        // of the folders the upload made, then the station ends.
+        const placed = join(store, destination);
+        while (!existsSync(placed)) await new Promise((resolve) => setImmediate(resolve));
+        if (meanwhile) writeFileSync(join(store, name, 'kept', '2026', 'notes.txt'), 'meanwhile');
+        ends[how](id, `${name}-cam`);
+
+        expect(await appending).toEqual({
+          status: 401,
+          body: {
+            detail: how === 'disabled' ? 'This station is disabled.' : 'Invalid station key.',
+          },
+        });
+        expect(existsSync(placed)).toBe(false);
+        expect(partials()).toEqual([]);
+        if (meanwhile) {
+          // 2026/12/03 and 2026/12 go; 2026 holds the other file, and stays.
+          expect(readdirSync(join(store, name, 'kept', '2026'))).toEqual(['notes.txt']);
+        } else {
+          expect(readdirSync(join(store, name, 'kept'))).toEqual([]);
+        }
+        expect(readdirSync(join(store, name))).toEqual(['kept']);
       },
     );
   });

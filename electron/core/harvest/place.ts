@@ -4,7 +4,7 @@
  */
 import type { Stats } from 'node:fs';
 import { link, lstat, open, realpath, rename, stat, unlink } from 'node:fs/promises';
-import { basename, dirname, extname, join, sep } from 'node:path';
+import { basename, dirname, extname, join, resolve, sep } from 'node:path';
 import { errorCode } from '../util/errors.js';
 import { randomPoolBytes } from '../util/random.js';
 import { makeFolders } from '../util/folders.js';
@@ -276,13 +276,25 @@ async function mountProblem(base: string, found: Stats, mounts: MountMemory): Pr
 /**
  * Makes `folder` (inside `base`) unless a symbolic link leads it out of `base`: checked before
  * any of it is made (a link must not get folders made where it leads), and again once made (a
- * link put there meanwhile). Null when made inside; otherwise where it leads.
+ * link put there meanwhile). Null when made inside; otherwise where it leads. `made` gets the
+ * folders made inside `base` (outermost first; never `base` itself, should it have been gone),
+ * only when they stayed inside it: folders made through a link put there meanwhile are not
+ * ours to take back.
  */
-export async function makeFoldersInside(base: string, folder: string): Promise<string | null> {
+export async function makeFoldersInside(
+  base: string,
+  folder: string,
+  made?: string[],
+): Promise<string | null> {
   const before = await leadsOutside(base, folder);
   if (before !== null) return before;
-  await makeFolders(folder);
-  return await leadsOutside(base, folder);
+  const madeNow = await makeFolders(folder);
+  const after = await leadsOutside(base, folder);
+  if (after === null && made) {
+    const within = resolve(base) + sep;
+    made.push(...madeNow.filter((at) => resolve(at).startsWith(within)));
+  }
+  return after;
 }
 
 /** After a failure in `folder`: check it again next time. */

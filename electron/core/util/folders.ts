@@ -4,15 +4,19 @@
  * inodes (ENOSPC), no permission (EACCES). A caller that takes ENOENT to mean "a folder
  * vanished meanwhile" would then try again for ever. Here, an ENOENT is checked by making the
  * missing folders one at a time, which gives the real error.
+ *
+ * Answers the folders this call made, outermost first (none when `folder` was there), so that
+ * a caller whose work there is refused can take back what it made (removeEmptyFolder).
  */
-import { mkdir, stat } from 'node:fs/promises';
+import { mkdir, rmdir, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
-export async function makeFolders(folder: string, mode?: number): Promise<void> {
+export async function makeFolders(folder: string, mode?: number): Promise<string[]> {
   const options = mode === undefined ? { recursive: true } : { recursive: true, mode };
   try {
-    await mkdir(folder, options);
-    return;
+    // The first folder it made, or undefined: it made that one and each below it to `folder`.
+    const first = await mkdir(folder, options);
+    return first === undefined ? [] : chainFrom(first, folder);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EEXIST' || code === 'ENOTDIR') throw await notAFolder(folder, error);
@@ -31,9 +35,11 @@ export async function makeFolders(folder: string, mode?: number): Promise<void> 
       if (dirname(at) === at) break;
     }
   }
+  const made: string[] = [];
   for (const at of missing) {
     try {
       await mkdir(at, mode === undefined ? undefined : { mode });
+      made.push(at);
     } catch (error) {
       // Made meanwhile by someone else: go on. Anything else is why, ENOENT included (a
       // folder above went away meanwhile).
@@ -41,6 +47,34 @@ export async function makeFolders(folder: string, mode?: number): Promise<void> 
       if (code === 'ENOTDIR') throw await notAFolder(at, error);
       if (code !== 'EEXIST') throw error;
     }
+  }
+  return made;
+}
+
+/**
+ * `first` and each folder below it down to `folder`, outermost first; none when `first` is not
+ * spelled as one of `folder`'s (what was made is then not known, and nothing is taken back).
+ */
+function chainFrom(first: string, folder: string): string[] {
+  const chain: string[] = [];
+  for (let at = folder; ; at = dirname(at)) {
+    chain.unshift(at);
+    if (at === first) return chain;
+    if (dirname(at) === at) return [];
+  }
+}
+
+/**
+ * Removes `folder` if it is empty: true when it is gone (or was). A folder that is not empty
+ * stays (rmdir refuses it, ENOTEMPTY: another writer put something there), as does one that
+ * cannot be removed for another reason; never throws, a folder left is only an empty folder.
+ */
+export async function removeEmptyFolder(folder: string): Promise<boolean> {
+  try {
+    await rmdir(folder);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ENOENT';
   }
 }
 

@@ -15,7 +15,7 @@ import { basename, dirname, join, posix } from 'node:path';
 import type { Readable } from 'node:stream';
 import { createXXHash128, type IHasher } from '../../util/hasher.js';
 import type { Db } from '../../db/open.js';
-import { makeFolders } from '../../util/folders.js';
+import { makeFolders, removeEmptyFolder } from '../../util/folders.js';
 import { hashFile } from '../../harvest/copy.js';
 import {
   freeOrSameName,
@@ -131,6 +131,21 @@ async function holdsSameContent(path: string, size: number, hash: string): Promi
   return found !== null && found.isFile() && found.size === size
     ? (await hashFile(path)).hash === hash
     : false;
+}
+
+/**
+ * The folders a refused placement into `folder` made (`made`, outermost first), those still
+ * empty, deepest first, each in its own turn (inFolder; `folder`'s is the caller's): an upload
+ * into one of them makes it again, or has put its file there, before or after, never between
+ * its folder made and its file placed. Another upload's folder below a made one keeps that one
+ * and those above it (rmdir refuses a folder that is not empty).
+ */
+async function takeBackFolders(made: readonly string[], folder: string): Promise<void> {
+  for (const at of [...made].reverse()) {
+    const gone =
+      at === folder ? await removeEmptyFolder(at) : await inFolder(at, () => removeEmptyFolder(at));
+    if (!gone) return;
+  }
 }
 
 interface Busy {
@@ -546,8 +561,11 @@ export class UploadReceiver {
 
     const destination = destinationIn(location, row.destination_path);
     const folder = dirname(destination);
+    // The destination's folders this placement made: taken back, when still empty, should it
+    // be refused (its station refused as it is recorded, or the placement failing).
+    const made: string[] = [];
     const place = async (): Promise<Finished> => {
-      const outside = await makeFoldersInside(location.base_path, folder);
+      const outside = await makeFoldersInside(location.base_path, folder, made);
       if (outside !== null) {
         await removeQuietly(partial);
         deleteUpload(db, row.id);
@@ -586,9 +604,14 @@ export class UploadReceiver {
             : `the destination held other content; this copy was written as ${basename(name)}`,
       };
     };
-    const done = await inFolder(folder, async () =>
-      this.recordFinished(row, location, await place(), refusedNow),
-    );
+    const done = await inFolder(folder, async () => {
+      try {
+        return await this.recordFinished(row, location, await place(), refusedNow);
+      } catch (error) {
+        await takeBackFolders(made, folder);
+        throw error;
+      }
+    });
     this.deps.log.info(
       { upload: row.uuid, path: done.final_path, state: done.state },
       'upload: finished',
