@@ -6,7 +6,6 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import {
   app,
   BrowserWindow,
@@ -15,6 +14,7 @@ import {
   Menu,
   nativeImage,
   powerMonitor,
+  protocol,
   session,
   shell,
   Tray,
@@ -22,6 +22,12 @@ import {
   type MenuItemConstructorOptions,
 } from 'electron';
 import type { ApiName, CoreEvent, RpcEnvelope, ToolStatus } from '../shared/api.js';
+import {
+  APP_INDEX_URL,
+  APP_SCHEME,
+  APP_SCHEME_PRIVILEGES,
+  serveAppRequest,
+} from './core/desktop/appScheme.js';
 import {
   desktopPaths,
   readDesktopConfig,
@@ -43,7 +49,8 @@ import { toApiError } from './core/util/errors.js';
 import { createLogger } from './core/util/log.js';
 import { stopThenClose } from './core/util/shutdown.js';
 
-const INDEX_URL = pathToFileURL(join(RENDERER_DIR, 'index.html')).href;
+/** The station page, served by the app's own scheme (core/desktop/appScheme.ts), not file://. */
+const INDEX_URL = APP_INDEX_URL;
 const paths = desktopPaths(app.getPath('userData'));
 const log = createLogger();
 
@@ -59,7 +66,11 @@ let tray: Tray | undefined;
 /** Quitting: what runs is being ended (closeAll), then the app quits. */
 let quitting: 'no' | 'closing' | 'ready' = 'no';
 /** What the window may show: the station page, or the local server's origin. */
-let ownPage: { file?: string; origin?: string } = { file: INDEX_URL };
+let ownPage: { page?: string; origin?: string } = { page: INDEX_URL };
+
+// Before the app is ready, as Electron requires: app:// is a standard, secure scheme (privileges
+// and why in appScheme.ts). Its requests are answered once the station starts (serveAppScheme).
+protocol.registerSchemesAsPrivileged([{ scheme: APP_SCHEME, privileges: APP_SCHEME_PRIVILEGES }]);
 
 if (!app.requestSingleInstanceLock()) {
   app.quit();
@@ -130,6 +141,16 @@ async function closeAll(): Promise<void> {
   );
 }
 
+/**
+ * The station window's page and assets, from the built renderer only, on the session the window
+ * uses (the default one: its webPreferences name no partition).
+ */
+function serveAppScheme(): void {
+  session.defaultSession.protocol.handle(APP_SCHEME, (request) =>
+    serveAppRequest(request, RENDERER_DIR),
+  );
+}
+
 function denyPermissions(): void {
   session.defaultSession.setPermissionRequestHandler((_contents, _permission, callback) =>
     callback(false),
@@ -149,6 +170,7 @@ function relaunchSoon(): void {
 
 async function startStationMode(): Promise<void> {
   denyPermissions();
+  serveAppScheme();
   stationLock = takeDataDirLock(paths.stationData);
   station = Station.open({ dataDir: paths.stationData, log });
   if (station.stationTool === null && process.argv.includes('--demo')) {
@@ -217,7 +239,7 @@ async function handleCall(
   name: ApiName,
   args: unknown,
 ): Promise<RpcEnvelope> {
-  if (!station || event.senderFrame?.url.split('#')[0] !== INDEX_URL) {
+  if (!station || !isOwnPage(event.senderFrame?.url ?? '', { page: INDEX_URL })) {
     return {
       ok: false,
       error: { code: 'forbidden', message: 'calls are accepted from the app window only' },

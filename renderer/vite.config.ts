@@ -2,8 +2,9 @@ import { defineConfig } from 'vite';
 
 const here = import.meta.dirname;
 
-// Relative asset paths (base './') so the same build loads from file:// in Electron and from
-// the station's HTTP listener. JSX uses React's automatic runtime (no plugin needed).
+// Relative asset paths (base './') so the same build loads in Electron from
+// app://labstation/index.html (electron/core/desktop/appScheme.ts) and from the station's and
+// the server's HTTP listeners. JSX uses React's automatic runtime (no plugin needed).
 export default defineConfig({
   root: here,
   base: './',

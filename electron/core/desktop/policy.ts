@@ -1,11 +1,12 @@
 /**
- * What the desktop window may load: its own page (the station UI from file://, or the server
- * UI from its loopback origin), nothing else. Links to the web open in the system browser.
+ * What the desktop window may load: its own page (the station UI at app://labstation/index.html,
+ * desktop/appScheme.ts, or the server UI from its loopback origin), nothing else. A file:// URL
+ * is never the app's page. Links to the web open in the system browser.
  */
-export function isOwnPage(url: string, own: { file?: string; origin?: string }): boolean {
-  if (own.file !== undefined) {
-    // The station UI is one file; its routes live in the fragment.
-    return url.split('#')[0] === own.file;
+export function isOwnPage(url: string, own: { page?: string; origin?: string }): boolean {
+  if (own.page !== undefined) {
+    // The station UI is one page; its routes live in the fragment.
+    return url.split('#')[0] === own.page;
   }
   if (own.origin !== undefined) {
     try {

@@ -1,11 +1,12 @@
 /**
  * Headers every answer of the station's and the server's HTTP listeners carries, whatever route
  * or error sent it: a browser must not guess a JSON body's type, leak the address of a page in
- * a Referer, or show a page inside another site's frame.
+ * a Referer, or show a page inside another site's frame. The desktop window's app:// scheme
+ * (desktop/appScheme.ts) sends them too.
  */
 import type { FastifyInstance } from 'fastify';
 
-const SECURITY_HEADERS = {
+export const SECURITY_HEADERS = {
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
   'x-frame-options': 'DENY',

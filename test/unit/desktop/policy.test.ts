@@ -6,14 +6,26 @@ import {
 } from '../../../electron/core/desktop/policy.js';
 
 describe('desktop window policy', () => {
+  const page = 'app://labstation/index.html';
   const file = 'file:///opt/Labstation/resources/app/dist/renderer/index.html';
 
   it('lets the station window show its own page only, with any fragment', () => {
-    expect(isOwnPage(file, { file })).toBe(true);
-    expect(isOwnPage(`${file}#/history`, { file })).toBe(true);
-    expect(isOwnPage('file:///etc/passwd', { file })).toBe(false);
-    expect(isOwnPage('https://example.org/', { file })).toBe(false);
-    expect(isOwnPage(`${file}.evil.html`, { file })).toBe(false);
+    expect(isOwnPage(page, { page })).toBe(true);
+    expect(isOwnPage(`${page}#/history`, { page })).toBe(true);
+    expect(isOwnPage('app://labstation/index.html?x=1', { page })).toBe(false);
+    expect(isOwnPage('app://labstation/', { page })).toBe(false);
+    expect(isOwnPage('app://labstation/bench.html', { page })).toBe(false);
+    expect(isOwnPage('app://other/index.html', { page })).toBe(false);
+    expect(isOwnPage(`${page}.evil.html`, { page })).toBe(false);
+    expect(isOwnPage('https://example.org/', { page })).toBe(false);
+    expect(isOwnPage('', { page })).toBe(false);
+  });
+
+  it('never takes a file:// page for the app, not even the built one', () => {
+    expect(isOwnPage(file, { page })).toBe(false);
+    expect(isOwnPage(`${file}#/history`, { page })).toBe(false);
+    expect(isOwnPage('file:///etc/passwd', { page })).toBe(false);
+    expect(isOwnPage('file:///etc/passwd', { origin: 'http://127.0.0.1:8080' })).toBe(false);
   });
 
   it('lets the server window move within the local server only', () => {
@@ -23,6 +35,7 @@ describe('desktop window policy', () => {
     expect(isOwnPage('http://localhost:8080/', { origin })).toBe(false);
     expect(isOwnPage('not a url', { origin })).toBe(false);
     expect(isOwnPage(file, {})).toBe(false);
+    expect(isOwnPage(page, { origin })).toBe(false);
   });
 
   it('sends only http(s) links to the system browser', () => {

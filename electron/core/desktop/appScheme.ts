@@ -1,0 +1,161 @@
+/**
+ * The desktop station window's own scheme: its page is app://labstation/index.html, served from
+ * the built renderer (dist/renderer) by serveAppRequest, never from file:// (Electron's
+ * security checklist: under file:// the CSP's 'self' would be every local file, and file://
+ * pages get privileges a web page has not). The shell (electron/main.ts) registers the scheme
+ * before the app is ready and hands every request of the window's session to serveAppRequest.
+ */
+import { readFile, realpath, stat } from 'node:fs/promises';
+import { extname, isAbsolute, join, relative, sep } from 'node:path';
+import { SECURITY_HEADERS } from '../http/securityHeaders.js';
+import { uiFileFilter } from '../http/uiFiles.js';
+
+export const APP_SCHEME = 'app';
+export const APP_HOST = 'labstation';
+/** What every URL of the window starts with (Chromium lowercases a standard scheme's host). */
+export const APP_ORIGIN = `${APP_SCHEME}://${APP_HOST}`;
+export const APP_INDEX_URL = `${APP_ORIGIN}/index.html`;
+
+/** Electron's CustomScheme privileges, the part we set (core has no electron import). */
+export interface AppSchemePrivileges {
+  standard: true;
+  secure: true;
+  supportFetchAPI: true;
+}
+
+/**
+ * standard: a real origin (app://labstation), so relative asset URLs resolve, 'self' means
+ * that origin, and web storage works (the UI keeps its choices in localStorage). secure: a
+ * secure context, as file:// and https are. supportFetchAPI: the page may fetch its own files
+ * (the Electron UI talks to the core over IPC, but a fetch of its own asset must not fail only
+ * in the desktop app). Nothing more: no bypassCSP (the CSP holds), no corsEnabled (no other
+ * origin may read these files), no service workers, no stream, no code cache.
+ */
+export const APP_SCHEME_PRIVILEGES: AppSchemePrivileges = {
+  standard: true,
+  secure: true,
+  supportFetchAPI: true,
+};
+
+/**
+ * The page's Content-Security-Policy, the same as the meta tag of renderer/index.html (a unit
+ * test compares them), also sent as a header with every answer of the scheme.
+ */
+export const APP_PAGE_CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+  "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'";
+
+const UTF8 = '; charset=utf-8';
+const CONTENT_TYPES: Record<string, string> = {
+  '.html': `text/html${UTF8}`,
+  '.js': `text/javascript${UTF8}`,
+  '.mjs': `text/javascript${UTF8}`,
+  '.css': `text/css${UTF8}`,
+  '.json': `application/json${UTF8}`,
+  '.map': `application/json${UTF8}`,
+  '.txt': `text/plain${UTF8}`,
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.jpg': 'image/jpeg',
+  '.jpeg': 'image/jpeg',
+  '.gif': 'image/gif',
+  '.webp': 'image/webp',
+  '.ico': 'image/x-icon',
+  '.woff': 'font/woff',
+  '.woff2': 'font/woff2',
+  '.ttf': 'font/ttf',
+  '.otf': 'font/otf',
+  '.wasm': 'application/wasm',
+};
+
+/** The Content-Type a file of the build is sent with; unknown kinds as bytes (and nosniff). */
+export function appContentType(fileName: string): string {
+  return CONTENT_TYPES[extname(fileName).toLowerCase()] ?? 'application/octet-stream';
+}
+
+const BASE_HEADERS = { ...SECURITY_HEADERS, 'content-security-policy': APP_PAGE_CSP };
+/** The station serves its source maps on loopback too (developer tools); not the bench page. */
+const servable = uiFileFilter({ sourceMaps: true });
+
+function plain(status: number, text: string, extra: Record<string, string> = {}): Response {
+  return new Response(`${text}\n`, {
+    status,
+    headers: { ...BASE_HEADERS, 'content-type': `text/plain${UTF8}`, ...extra },
+  });
+}
+
+/**
+ * The path segments of `url` below APP_ORIGIN, decoded, or null when the URL names no file of
+ * the build: another scheme, host, port or user; an empty segment ('//', a trailing '/', an
+ * absolute path); '.' or '..' spelled plainly or percent-encoded; a segment holding a slash or
+ * backslash (encoded or not), a NUL, or a ':' (a Windows drive or stream); bad encoding.
+ * Chromium hands over canonical URLs already; the raw string is checked anyway.
+ */
+export function appPathSegments(url: string): string[] | null {
+  const prefix = `${APP_ORIGIN}/`;
+  if (!url.startsWith(prefix)) return null;
+  const path = url.slice(prefix.length).split(/[?#]/, 1)[0];
+  const segments: string[] = [];
+  for (const raw of path.split('/')) {
+    let segment: string;
+    try {
+      segment = decodeURIComponent(raw);
+    } catch {
+      return null;
+    }
+    if (segment === '' || segment === '.' || segment === '..' || /[/\\:\0]/.test(segment)) {
+      return null;
+    }
+    segments.push(segment);
+  }
+  return segments;
+}
+
+/** `path` resolved through every link, when it is a file inside `root` (also resolved). */
+async function fileInside(root: string, path: string): Promise<string | null> {
+  try {
+    const [realRoot, realFile] = await Promise.all([realpath(root), realpath(path)]);
+    const inside = relative(realRoot, realFile);
+    if (inside === '' || inside === '..' || inside.startsWith(`..${sep}`) || isAbsolute(inside)) {
+      return null;
+    }
+    return (await stat(realFile)).isFile() ? realFile : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The answer to one request of the window for `request.url`, from the built renderer in
+ * `root`: the file's bytes with its Content-Type (no body for HEAD), 404 for anything that is
+ * not a file of the build (missing, a folder, a path that leaves `root` by '..', encoding or a
+ * link, another host), 405 for a method other than GET and HEAD. Every answer carries the
+ * page's CSP and nosniff.
+ */
+export async function serveAppRequest(
+  request: Pick<Request, 'url' | 'method'>,
+  root: string,
+): Promise<Response> {
+  if (request.method !== 'GET' && request.method !== 'HEAD') {
+    return plain(405, 'Method not allowed', { allow: 'GET, HEAD' });
+  }
+  const segments = appPathSegments(request.url);
+  if (segments === null || !servable(`/${segments.join('/')}`)) return plain(404, 'Not found');
+  const file = await fileInside(root, join(root, ...segments));
+  if (file === null) return plain(404, 'Not found');
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(file);
+  } catch {
+    return plain(404, 'Not found');
+  }
+  return new Response(request.method === 'HEAD' ? null : bytes, {
+    status: 200,
+    headers: {
+      ...BASE_HEADERS,
+      'content-type': appContentType(segments[segments.length - 1]),
+      'content-length': String(bytes.length),
+      'cache-control': 'no-cache',
+    },
+  });
+}
