@@ -143,7 +143,9 @@ export async function serveAppRequest(
   if (segments === null || !servable(`/${segments.join('/')}`)) return plain(404, 'Not found');
   const file = await fileInside(root, join(root, ...segments));
   if (file === null) return plain(404, 'Not found');
-  let bytes: Buffer;
+  // Buffer<ArrayBuffer> (what readFile gives), not Buffer: a Response body for the DOM types
+  // too (the e2e specs type-check this file with them).
+  let bytes: Buffer<ArrayBuffer>;
   try {
     bytes = await readFile(file);
   } catch {
