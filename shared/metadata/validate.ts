@@ -4,6 +4,7 @@
 
 import { describeJsonType, quote, showValue } from './json.js';
 import { listInParens, notice, structural, valueError } from './problems.js';
+import { unitKey } from './search.js';
 import type { MetadataDoc, MetadataField, MetadataProblem, ProblemPath } from './types.js';
 import {
   isEmptyValue,
@@ -118,7 +119,7 @@ export function validateField(field: MetadataField, context: FieldContext): Meta
           `is ${quote(field.unit)}, but the field has no "units" to choose from`,
         ),
       );
-    } else if (!field.units.includes(field.unit)) {
+    } else if (!hasUnit(field.units, field.unit)) {
       problems.push(
         valueError(
           at('unit'),
@@ -138,6 +139,15 @@ export function validateField(field: MetadataField, context: FieldContext): Meta
     );
   }
   return problems;
+}
+
+/**
+ * Whether `unit` is one of `units` as the search finds it (unitKey): "Å" written "A" and U+030A
+ * is the "Å" of units, "µm" with the micro sign the "μm" with the Greek mu. Both stay as written.
+ */
+function hasUnit(units: readonly string[], unit: string): boolean {
+  const key = unitKey(unit);
+  return units.some((listed) => unitKey(listed) === key);
 }
 
 /** Notices for properties set on a type they do not apply to (they are kept, and ignored). */

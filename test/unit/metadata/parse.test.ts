@@ -422,6 +422,37 @@ describe('parseMetadata: values are checked by type, and never block saving', ()
     ]);
   });
 
+  it('a unit is one of units in either Unicode form, as the search finds it, and stays as written', () => {
+    const MICRO = '\u00b5'; // MICRO SIGN, as most keyboards type "µ"
+    const MU = '\u03bc'; // GREEK SMALL LETTER MU
+    const nfc = (text: string): string => text.normalize('NFC');
+    const nfd = (text: string): string => text.normalize('NFD');
+    const pairs: [string, string][] = [
+      [nfd('Å'), nfc('Å')],
+      [nfc('Å'), nfd('Å')],
+      ['\u212b', nfc('Å')], // ANGSTROM SIGN
+      [`${MICRO}m`, `${MU}m`],
+      [`${MU}m`, `${MICRO}m`],
+    ];
+    for (const [unit, listed] of pairs) {
+      const { doc, problems } = accepted(
+        one({ type: 'number', value: '1', units: ['nm', listed], unit }),
+      );
+      expect(problems, `${unit} in ${listed}`).toEqual([]);
+      expect(doc.fields[0]?.unit).toBe(unit);
+      expect(doc.fields[0]?.units).toEqual(['nm', listed]);
+    }
+    // Letter case and what only NFKC folds still make another unit.
+    for (const [unit, listed] of [
+      ['Mg', 'mg'],
+      ['m2', 'm\u00b2'],
+    ]) {
+      expect(
+        accepted(one({ type: 'number', value: '1', units: [listed], unit })).problems[0],
+      ).toMatchObject({ code: 'unit_not_in_units' });
+    }
+  });
+
   it('an empty unit is fine; a unit without units is a notice', () => {
     expect(accepted(one({ type: 'number', value: '', units: ['g'], unit: '' })).problems).toEqual(
       [],
