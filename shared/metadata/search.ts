@@ -18,7 +18,7 @@ export interface MetadataIndexRow {
   text: string;
   /** number fields: the value as a number; null when empty or not a number. */
   num: number | null;
-  /** number fields: the chosen unit as looked for (unitKey); null when none. */
+  /** number fields: the chosen unit as looked for (unitKey); null when none or blank. */
   unit: string | null;
   /** date: YYYY-MM-DD; datetime-local: YYYY-MM-DDTHH:MM:SS; null when empty or invalid. */
   date: string | null;
@@ -50,10 +50,19 @@ export function fieldKey(name: string): string {
  * into the letters). The micro sign (U+00B5, what most keyboards give for "µ") is written as the
  * Greek mu (U+03BC, what a Greek keyboard gives) too: one prefix in either spelling, which NFC
  * keeps apart (only NFKC joins them, which would also fold "m²" to "m2"). Letter case is kept:
- * "mg" and "Mg" are two units.
+ * "mg" and "Mg" are two units. The spaces around it are no part of it (String.prototype.trim's
+ * white space, which migration 30 lists): "mg " written in the JSON is found by "mg", as typed
+ * in the search panel (which trims), and an API query's " mg" finds "mg"; a unit of spaces
+ * alone is none ("", as no unit is indexed).
  */
 export function unitKey(unit: string): string {
-  return unit.normalize('NFC').replaceAll('\u00b5', '\u03bc');
+  return unit.trim().normalize('NFC').replaceAll('\u00b5', '\u03bc');
+}
+
+/** The unit of a number field as indexed: its unitKey, null when it has none (or a blank one). */
+function indexedUnit(field: MetadataField): string | null {
+  const key = field.type === 'number' && field.unit !== undefined ? unitKey(field.unit) : '';
+  return key === '' ? null : key;
 }
 
 function rowsOf(field: MetadataField): MetadataIndexRow[] {
@@ -70,7 +79,7 @@ function rowsOf(field: MetadataField): MetadataIndexRow[] {
       type: field.type,
       text: typeof value === 'boolean' ? (value ? 'on' : '') : searchText(String(value).trim()),
       num: isNumber ? numericValue(value) : null,
-      unit: isNumber && field.unit !== undefined && field.unit !== '' ? unitKey(field.unit) : null,
+      unit: indexedUnit(field),
       date,
       bool: field.type === 'checkbox' && typeof value === 'boolean' ? value : null,
     };
@@ -130,7 +139,11 @@ export const metadataQuerySchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('equals'), field: fieldName, value: needle(0) }).strict(),
   /** The field's value contains `text`, ignoring case. */
   z.object({ kind: z.literal('contains'), field: fieldName, text: needle(1) }).strict(),
-  /** A number field between min and max (inclusive; one may be left out), in `unit` if given. */
+  /**
+   * A number field between min and max (inclusive; one may be left out), in `unit` if given:
+   * the field's unit as written or in another Unicode form ("µ" as the micro sign or the Greek
+   * mu), letter case kept, the spaces around either ignored.
+   */
   z
     .object({
       kind: z.literal('numberBetween'),

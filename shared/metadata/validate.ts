@@ -110,7 +110,8 @@ export function validateField(field: MetadataField, context: FieldContext): Meta
   }
   problems.push(...notApplicable(field, at));
   problems.push(...valueProblems(field, at('value')));
-  if (type === 'number' && field.unit !== undefined && field.unit !== '') {
+  // A unit of spaces alone is none, as the search indexes it (unitKey).
+  if (type === 'number' && field.unit !== undefined && unitKey(field.unit) !== '') {
     if (field.units === undefined) {
       problems.push(
         notice(
@@ -143,7 +144,8 @@ export function validateField(field: MetadataField, context: FieldContext): Meta
 
 /**
  * Whether `unit` is one of `units` as the search finds it (unitKey): "Å" written "A" and U+030A
- * is the "Å" of units, "µm" with the micro sign the "μm" with the Greek mu. Both stay as written.
+ * is the "Å" of units, "µm" with the micro sign the "μm" with the Greek mu, "mg " the "mg". Both
+ * stay as written.
  */
 function hasUnit(units: readonly string[], unit: string): boolean {
   const key = unitKey(unit);

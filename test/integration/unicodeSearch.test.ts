@@ -495,4 +495,76 @@ describe('notebook search', () => {
     const stored = (await st.call('notebook.get', { id: micro })) as { entry: NotebookEntryView };
     expect(JSON.stringify(stored.entry.metadata)).toContain(`"${MICRO}m"`);
   });
+
+  it('finds a number in a unit written with spaces around it by the unit without them, and the other way round, indexed before migration 30 too', async () => {
+    // Every character String.prototype.trim takes, found here, not copied from the migration.
+    const spaces = Array.from({ length: 0x10000 }, (_, code) => String.fromCharCode(code))
+      .filter((char) => char.trim() === '')
+      .join('');
+    expect(spaces).toContain('\u3000');
+    const make = async (title: string, unit: string): Promise<number> =>
+      (
+        (await st.call('notebook.create', {
+          kind: 'item',
+          title,
+          metadata: {
+            extra_fields: { Dose: { type: 'number', value: 4, units: ['mg', 'g'], unit } },
+          },
+        })) as { entry: NotebookEntryView }
+      ).entry.id;
+    const plain = await make('Dose plain', 'mg');
+    const after = await make('Dose after', 'mg ');
+    const around = await make('Dose around', `${spaces}mg${spaces}`);
+    const blank = await make('Dose blank', ' \u00a0');
+    const zeroWidth = await make('Dose zero width', '\u200bmg'); // U+200B is no white space
+    const inUnit = (unit: string): Promise<number[]> =>
+      ids({ metadata: [{ kind: 'numberBetween', field: 'Dose', min: 1, max: 9, unit }] });
+    const everyUnit = async (): Promise<number[][]> => [
+      await inUnit('mg'),
+      await inUnit('mg '), // an API query as written, which the search panel would have trimmed
+      await inUnit('\tmg\u3000'),
+      await inUnit('\u200bmg'),
+      await inUnit(' '),
+      await inUnit('m g'),
+    ];
+    const expected = [
+      [around, after, plain],
+      [around, after, plain],
+      [around, after, plain],
+      [zeroWidth],
+      [],
+      [],
+    ];
+    expect(await everyUnit()).toEqual(expected);
+    const indexed = (): unknown[] =>
+      st.db
+        .prepare(
+          `SELECT unit FROM notebook_metadata_index WHERE entry_id IN (?, ?, ?, ?, ?)
+           ORDER BY entry_id`,
+        )
+        .pluck()
+        .all(plain, after, around, blank, zeroWidth);
+    expect(indexed()).toEqual(['mg', 'mg', 'mg', null, '\u200bmg']);
+
+    // As the index held the units before migration 30: folded by migration 29, spaces kept.
+    // Reopened at version 29, the station's database runs migration 30 over them.
+    st.close();
+    const file = join(dataDir, 'labstation.db');
+    const raw = new Database(file);
+    const setUnit = raw.prepare('UPDATE notebook_metadata_index SET unit = ? WHERE entry_id = ?');
+    setUnit.run('mg ', after);
+    setUnit.run(`${spaces}mg${spaces}`, around);
+    setUnit.run(' \u00a0', blank);
+    const trimming = migrations.findIndex((m) => m.version === 30);
+    expect(trimming).toBeGreaterThan(0);
+    raw.pragma(`user_version = ${migrations[trimming - 1]?.version ?? 0}`);
+    raw.close();
+    st = Station.open({ dataDir, log: createLogger('silent'), clock: () => (clockNow += 1000) });
+    await st.call('session.logon', { login: 'alice', pin: '1234' });
+    expect(indexed()).toEqual(['mg', 'mg', 'mg', null, '\u200bmg']);
+    expect(await everyUnit()).toEqual(expected);
+    // The entries keep their units as written.
+    const stored = (await st.call('notebook.get', { id: after })) as { entry: NotebookEntryView };
+    expect(JSON.stringify(stored.entry.metadata)).toContain('"unit":"mg "');
+  });
 });

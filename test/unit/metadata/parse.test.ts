@@ -453,6 +453,27 @@ describe('parseMetadata: values are checked by type, and never block saving', ()
     }
   });
 
+  it('a unit is one of units with spaces around either, which stay as written; spaces alone are no unit', () => {
+    for (const [unit, units] of [
+      ['mg ', ['g', 'mg']],
+      ['mg', ['g', ' mg\u00a0']],
+      ['\tmg', ['g', 'mg\n']],
+    ] as const) {
+      const { doc, problems } = accepted(one({ type: 'number', value: '1', units, unit }));
+      expect(problems, JSON.stringify(unit)).toEqual([]);
+      expect(doc.fields[0]?.unit).toBe(unit);
+      expect(doc.fields[0]?.units).toEqual(units);
+    }
+    expect(
+      accepted(one({ type: 'number', value: '1', units: ['g'], unit: 'm g' })).problems[0],
+    ).toMatchObject({ code: 'unit_not_in_units' });
+    // As the search indexes it: no unit, like "".
+    expect(
+      accepted(one({ type: 'number', value: '1', units: ['g'], unit: '  ' })).problems,
+    ).toEqual([]);
+    expect(accepted(one({ type: 'number', value: '1', unit: ' ' })).problems).toEqual([]);
+  });
+
   it('an empty unit is fine; a unit without units is a notice', () => {
     expect(accepted(one({ type: 'number', value: '', units: ['g'], unit: '' })).problems).toEqual(
       [],

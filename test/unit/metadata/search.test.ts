@@ -341,4 +341,26 @@ describe('units in either Unicode form', () => {
     expect(matchesQuery(lengthIn('m\u00b2'), inUnit('m2'))).toBe(false);
     expect(unitKey(nfd('°C'))).toBe('°C');
   });
+
+  it('are indexed and looked for without the spaces around them, as the search panel sends them', () => {
+    expect(unitKey(' \tmg\u00a0\u3000')).toBe('mg');
+    expect(unitKey(` ${MICRO}m\n`)).toBe(`${MU}m`);
+    expect(unitKey('m g')).toBe('m g'); // spaces inside are the unit's
+    expect(unitKey('\u200bmg')).toBe('\u200bmg'); // a zero width space is not white space
+    expect(metadataIndexRows(lengthIn('mg '))[0]?.unit).toBe('mg');
+    // A unit of spaces alone is none, as an empty one.
+    expect(metadataIndexRows(lengthIn('  '))[0]?.unit).toBeNull();
+    expect(metadataIndexRows(lengthIn(''))[0]?.unit).toBeNull();
+    for (const [stored, typed] of [
+      ['mg ', 'mg'],
+      ['mg', ' mg'],
+      ['\u00a0mg', 'mg\u3000'],
+      [` ${MICRO}m`, `${MU}m `],
+    ]) {
+      expect(matchesQuery(lengthIn(stored), inUnit(typed)), `${stored} by ${typed}`).toBe(true);
+    }
+    expect(matchesQuery(lengthIn('mg '), inUnit('m g'))).toBe(false);
+    expect(matchesQuery(lengthIn('  '), inUnit(' '))).toBe(false);
+    expect(matchesQuery(lengthIn('mg'), inUnit(' '))).toBe(false);
+  });
 });
