@@ -30,7 +30,7 @@ export {
 } from './types.js';
 
 export { parseMetadata, parseMetadataText } from './parse.js';
-export { validateMetadata } from './validate.js';
+export { listedUnit, validateMetadata } from './validate.js';
 export type { ValidateOptions } from './validate.js';
 export { formatPath, isAcceptable } from './problems.js';
 export { serializeMetadata, toElabftw, toNotebook } from './serialize.js';

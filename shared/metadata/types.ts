@@ -156,6 +156,7 @@ export const PROBLEM_CODES = [
   'not_applicable',
   'unit_without_units',
   'duplicate_option',
+  'duplicate_unit',
   'duplicate_key',
   'inexact_number',
   'both_notebook_keys',

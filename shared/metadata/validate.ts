@@ -99,6 +99,17 @@ export function validateField(field: MetadataField, context: FieldContext): Meta
     }
     seen.add(option);
   });
+  // Units are told apart as the search tells them (unitKey): "µm" with the micro sign and "μm"
+  // with the Greek mu, or "mg " and "mg", are one unit listed twice, two choices that look
+  // alike in the unit dropdown and are found as one.
+  (field.units ?? []).forEach((unit, index) => {
+    const earlier = listedUnit((field.units ?? []).slice(0, index), unit);
+    if (earlier === undefined) return;
+    const also = earlier === unit ? '' : ` (also as ${quote(earlier)}, the same unit)`;
+    problems.push(
+      notice(at('units', index), 'duplicate_unit', `${quote(unit)} is listed twice${also}`),
+    );
+  });
   if (field.group_id !== undefined && !context.groupIds.has(field.group_id)) {
     problems.push(
       structural(
@@ -143,13 +154,20 @@ export function validateField(field: MetadataField, context: FieldContext): Meta
 }
 
 /**
- * Whether `unit` is one of `units` as the search finds it (unitKey): "Å" written "A" and U+030A
- * is the "Å" of units, "µm" with the micro sign the "μm" with the Greek mu, "mg " the "mg". Both
- * stay as written.
+ * The one of `units` that `unit` is, as the search finds it (unitKey): "Å" written "A" and
+ * U+030A is the "Å" of units, "µm" with the micro sign the "μm" with the Greek mu, "mg " the
+ * "mg". The unit as written when listed so, else the first listed with its unitKey; undefined
+ * when it is none of them. Neither is rewritten: the unit dropdown shows this one selected for a
+ * unit stored in the other form, and keeps the stored one until another is chosen.
  */
-function hasUnit(units: readonly string[], unit: string): boolean {
+export function listedUnit(units: readonly string[], unit: string): string | undefined {
+  if (units.includes(unit)) return unit;
   const key = unitKey(unit);
-  return units.some((listed) => unitKey(listed) === key);
+  return units.find((listed) => unitKey(listed) === key);
+}
+
+function hasUnit(units: readonly string[], unit: string): boolean {
+  return listedUnit(units, unit) !== undefined;
 }
 
 /** Notices for properties set on a type they do not apply to (they are kept, and ignored). */

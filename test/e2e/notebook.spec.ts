@@ -492,6 +492,75 @@ test('notebook: view mode marks an e-mail or a link that breaks its rule, in wor
   );
 });
 
+/** A call of the station's contract, as the signed-in page makes it. */
+async function callStation(url: string, name: string, body: unknown): Promise<unknown> {
+  const token = /#token=([^&]+)/.exec(url)?.[1] ?? '';
+  const res = await fetch(new URL(`/rpc/${name}`, url), {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  expect(res.status).toBe(200);
+  return res.json();
+}
+
+/** The extra fields of the entry with this title as stored. */
+async function storedFields(url: string, title: string): Promise<Record<string, unknown>> {
+  const { entries } = (await callStation(url, 'notebook.list', {})) as {
+    entries: { id: number; title: string }[];
+  };
+  const id = entries.find((e) => e.title === title)?.id;
+  const { entry } = (await callStation(url, 'notebook.get', { id })) as {
+    entry: { metadata: { extra_fields: Record<string, unknown> } };
+  };
+  return entry.metadata.extra_fields;
+}
+
+test('notebook: a unit stored in the other Unicode form than its units is shown chosen and kept as written', async ({
+  page,
+  startStation,
+}) => {
+  const MICRO = '\u00b5'; // MICRO SIGN, as most keyboards type "µ"
+  const MU = '\u03bc'; // GREEK SMALL LETTER MU
+  const station = await startStation(facility());
+  await page.goto(station.url);
+  await logOn(page, 'ada', '1234');
+  await openNotebook(page);
+  const entry = await itemWithMetadata(page, station.url, 'Grid', {
+    extra_fields: {
+      Length: { type: 'number', value: 3, units: ['nm', `${MU}m`], unit: `${MICRO}m` },
+      Dose: { type: 'number', value: 4, units: ['mg', 'g'], unit: 'mg ' },
+      Width: { type: 'number', value: 1, units: [`${MICRO}m`, `${MU}m`], unit: `${MU}m` },
+    },
+  });
+  await entry.getByRole('button', { name: 'Edit' }).click();
+  const edit = page.getByRole('region', { name: 'Editing entry Grid' });
+  // The listed unit is the one chosen, not "(no unit)".
+  await expect(edit.getByLabel('Unit of Length')).toHaveValue(`${MU}m`);
+  await expect(edit.getByLabel('Unit of Dose')).toHaveValue('mg');
+  await expect(edit.getByLabel('Unit of Width')).toHaveValue(`${MU}m`);
+  // One unit in two forms is listed twice, as a repeated option is.
+  await expect(
+    edit.locator('.notebook-field', { has: page.getByLabel('Unit of Width') }),
+  ).toContainText(`"${MU}m" is listed twice (also as "${MICRO}m", the same unit)`);
+  await expect(edit).not.toContainText('is not one of units');
+  // Saving another change leaves the units as they were written.
+  await edit.getByLabel('Length', { exact: true }).fill('5');
+  await edit.getByRole('button', { name: 'Save' }).click();
+  await expect(edit).toBeHidden();
+  await expect(fieldValue(entry, 'Length')).toContainText('5');
+  const saved = await storedFields(station.url, 'Grid');
+  expect(saved['Length']).toMatchObject({ value: '5', unit: `${MICRO}m` });
+  expect(saved['Dose']).toMatchObject({ unit: 'mg ' });
+  expect(saved['Width']).toMatchObject({ unit: `${MU}m` });
+  // Choosing another unit changes it.
+  await entry.getByRole('button', { name: 'Edit' }).click();
+  await edit.getByLabel('Unit of Length').selectOption('nm');
+  await edit.getByRole('button', { name: 'Save' }).click();
+  await expect(edit).toBeHidden();
+  expect((await storedFields(station.url, 'Grid'))['Length']).toMatchObject({ unit: 'nm' });
+});
+
 test('notebook: a field named "" has a name to be read by', async ({ page, startStation }) => {
   const station = await startStation(facility());
   await page.goto(station.url);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   displayMainText,
+  listedUnit,
   parseMetadata,
   serializeMetadata,
 } from '../../../shared/metadata/index.js';
@@ -472,6 +473,46 @@ describe('parseMetadata: values are checked by type, and never block saving', ()
       accepted(one({ type: 'number', value: '1', units: ['g'], unit: '  ' })).problems,
     ).toEqual([]);
     expect(accepted(one({ type: 'number', value: '1', unit: ' ' })).problems).toEqual([]);
+  });
+
+  it('units that are one unit as the search finds it are listed twice, as a repeated option is', () => {
+    const MICRO = '\u00b5';
+    const MU = '\u03bc';
+    const listedTwice = (units: string[]): MetadataProblem[] =>
+      accepted(one({ type: 'number', value: '1', units })).problems;
+    expect(listedTwice(['nm', `${MICRO}m`, `${MU}m`])).toEqual([
+      {
+        path: ['extra_fields', 'F', 'units', 2],
+        code: 'duplicate_unit',
+        severity: 'warning',
+        blocksSaving: false,
+        message: `extra_fields."F".units[2]: "${MU}m" is listed twice (also as "${MICRO}m", the same unit)`,
+      },
+    ]);
+    expect(listedTwice(['mg', 'g', 'mg ']).map((p) => p.message)).toEqual([
+      'extra_fields."F".units[2]: "mg " is listed twice (also as "mg", the same unit)',
+    ]);
+    expect(listedTwice(['Å'.normalize('NFD'), '\u212b']).map((p) => p.path)).toEqual([
+      ['extra_fields', 'F', 'units', 1],
+    ]);
+    // Written alike, said as a repeated option is.
+    expect(listedTwice(['g', 'g']).map((p) => p.message)).toEqual([
+      'extra_fields."F".units[1]: "g" is listed twice',
+    ]);
+    // Letter case and what only NFKC folds are other units.
+    expect(listedTwice(['mg', 'Mg', 'm2', 'm\u00b2'])).toEqual([]);
+  });
+
+  it('listedUnit: the listed unit a unit is, as written when listed so, else the first in its form', () => {
+    const MICRO = '\u00b5';
+    const MU = '\u03bc';
+    expect(listedUnit(['nm', `${MU}m`], `${MICRO}m`)).toBe(`${MU}m`);
+    expect(listedUnit(['nm', `${MICRO}m`], `${MU}m`)).toBe(`${MICRO}m`);
+    expect(listedUnit([`${MU}m`, `${MICRO}m`], `${MICRO}m`)).toBe(`${MICRO}m`);
+    expect(listedUnit(['g', 'mg'], 'mg ')).toBe('mg');
+    expect(listedUnit(['g', ' mg'], 'mg')).toBe(' mg');
+    expect(listedUnit(['mg'], 'Mg')).toBeUndefined();
+    expect(listedUnit([], 'mg')).toBeUndefined();
   });
 
   it('an empty unit is fine; a unit without units is a notice', () => {

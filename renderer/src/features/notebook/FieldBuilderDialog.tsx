@@ -4,6 +4,7 @@ import { FIELD_TYPES } from '../../../../shared/metadata/index.js';
 import type { FieldDraft, FieldGroup, FieldType } from '../../../../shared/metadata/index.js';
 import {
   EMPTY_BUILDER_FORM,
+  defaultUnit,
   defaultValueInput,
   draftFromForm,
   hasMultiValues,
@@ -193,7 +194,7 @@ export function FieldBuilderDialog(props: FieldBuilderDialogProps): ReactElement
               <Row id="builder-unit" label="Default unit">
                 <select
                   id="builder-unit"
-                  value={form.unit}
+                  value={defaultUnit(units, form.unit)}
                   onChange={(e) => set({ unit: e.target.value })}
                 >
                   <option value="">(none)</option>

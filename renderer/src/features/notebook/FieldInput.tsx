@@ -1,4 +1,5 @@
 import type { ReactElement } from 'react';
+import { listedUnit } from '../../../../shared/metadata/index.js';
 import type { MetadataField } from '../../../../shared/metadata/index.js';
 import { TrashIcon } from '../../components/TrashIcon.js';
 import type { FieldMessage } from './problems.js';
@@ -17,6 +18,16 @@ interface FieldInputProps {
 function textOf(value: MetadataField['value']): string {
   if (Array.isArray(value)) return value[0] ?? '';
   return typeof value === 'boolean' ? '' : String(value);
+}
+
+/**
+ * The listed unit the dropdown shows selected: the stored unit in the form units lists it (a
+ * "µm" with the micro sign is the "μm" listed with the Greek mu), '' (no unit) when it is none of
+ * them. The stored unit is left as written: only choosing another one changes it.
+ */
+function shownUnit(field: MetadataField): string {
+  if (field.unit === undefined) return '';
+  return listedUnit(field.units ?? [], field.unit) ?? '';
 }
 
 /** The browser input of the simple types; datetime-local keeps seconds when the value has them. */
@@ -76,7 +87,7 @@ function Control({
             <select
               aria-label={`Unit of ${fieldLabel(field.name)}`}
               className="unit-select"
-              value={field.unit ?? ''}
+              value={shownUnit(field)}
               onChange={(e) => onUnit(e.target.value)}
             >
               <option value="">(no unit)</option>

@@ -2,7 +2,7 @@
 // properties that apply to the chosen type are offered and sent (spec 001, Field object).
 
 import type { FieldDraft, FieldType } from '../../../../shared/metadata/index.js';
-import { numericValue } from '../../../../shared/metadata/index.js';
+import { listedUnit, numericValue } from '../../../../shared/metadata/index.js';
 import { parseList } from './words.js';
 
 export interface BuilderForm {
@@ -71,6 +71,15 @@ export function defaultValueInput(type: FieldType): string {
   }
 }
 
+/**
+ * The default unit as the builder's dropdown shows it and the draft gets it: the listed unit the
+ * one chosen is (listedUnit), so a choice made before the units were edited into the other
+ * Unicode form ("µm" to "μm") stays chosen; '' when it is none of them.
+ */
+export function defaultUnit(units: readonly string[], chosen: string): string {
+  return chosen === '' ? '' : (listedUnit(units, chosen) ?? '');
+}
+
 function defaultValue(form: BuilderForm): FieldDraft['value'] {
   if (form.type === 'checkbox') return form.value === 'true';
   if (form.type === 'select' && form.allow_multi_values) {
@@ -88,7 +97,8 @@ export function draftFromForm(form: BuilderForm): FieldDraft {
   if (hasUnits(form.type)) {
     const units = parseList(form.units);
     if (units.length > 0) draft.units = units;
-    if (form.unit !== '' && units.includes(form.unit)) draft.unit = form.unit;
+    const unit = defaultUnit(units, form.unit);
+    if (unit !== '') draft.unit = unit;
   }
   if (hasOpenInCurrentTab(form.type) && form.open_in_current_tab) draft.open_in_current_tab = true;
   const position = numericValue(form.position);
