@@ -51,6 +51,7 @@ import {
 import {
   filesOf,
   harvestOnce,
+  listFolders,
   listTree,
   setupHarvest,
   transfersOf,
@@ -295,6 +296,66 @@ describe('harvest --once', () => {
     expect(md5(join(dirs.dest, 'sem-1', 'image.tif'))).toBe(md5(join(dirs.src, 'image.tif')));
   });
 
+  describe('a failed copy takes back the destination folders it made, once empty', () => {
+    const template = '{instrument}/{yyyy}/{mm}/{dd}/{relative_path}';
+    /** The template's day folders of today (the files are first seen today). */
+    const day = (): string => {
+      const now = new Date();
+      const pad = (n: number): string => String(n).padStart(2, '0');
+      return `sem-1/${now.getFullYear()}/${pad(now.getMonth() + 1)}/${pad(now.getDate())}/`;
+    };
+    const above = (folder: string): string[] =>
+      folder
+        .split('/')
+        .slice(0, -1)
+        .map((_, i, parts) => `${parts.slice(0, i + 1).join('/')}/`);
+
+    it('a file copied on its own (a checksum mismatch): the folders go, one there before stays', async () => {
+      const dirs = await setupHarvest({ template });
+      mkdirSync(join(dirs.dest, 'sem-1'));
+      mkdirSync(join(dirs.src, 'run1', 'deeper'), { recursive: true });
+      // Past the batches' bound (4 MiB): copied on its own (transfer.ts transferFile).
+      writeFileSync(join(dirs.src, 'run1', 'deeper', 'image.tif'), randomBytes(5 * 1024 * 1024));
+      const flipped = await harvestOnce(dirs.data, { LABSTATION_INJECT: 'harvest.flip-bit' });
+      expect(flipped.code).toBe(1);
+      const [failed] = await transfersOf(dirs.data);
+      expect(failed?.error).toMatch(/checksum mismatch/);
+      expect(listFolders(dirs.dest)).toEqual(['sem-1/']);
+
+      // Made again by the next attempt.
+      expect((await harvestOnce(dirs.data)).code).toBe(0);
+      expect(listTree(dirs.dest)).toEqual([`${day()}run1/deeper/image.tif`]);
+    });
+
+    it('small files copied in a batch (a checksum mismatch): the folders go, one there before stays', async () => {
+      const dirs = await setupHarvest({ template });
+      mkdirSync(join(dirs.dest, 'sem-1'));
+      mkdirSync(join(dirs.src, 'run1', 'deeper'), { recursive: true });
+      writeFileSync(join(dirs.src, 'run1', 'a.dat'), randomBytes(64 * 1024));
+      writeFileSync(join(dirs.src, 'run1', 'deeper', 'b.dat'), randomBytes(1024));
+      const flipped = await harvestOnce(dirs.data, { LABSTATION_INJECT: 'harvest.flip-bit' });
+      expect(flipped.code).toBe(1);
+      const transfers = await transfersOf(dirs.data);
+      expect(transfers.map((t) => t.status)).toEqual(['failed', 'failed']);
+      expect(listFolders(dirs.dest)).toEqual(['sem-1/']);
+    });
+
+    it('a folder made in the same run that holds another copy stays, with those above it', async () => {
+      const dirs = await setupHarvest({ template });
+      mkdirSync(join(dirs.src, 'run1', 'deeper'), { recursive: true });
+      writeFileSync(join(dirs.src, 'run1', 'deeper', 'b.dat'), randomBytes(1024));
+      writeFileSync(join(dirs.src, 'run1', 'big.tif'), randomBytes(5 * 1024 * 1024));
+      // An empty file has no bit to flip: its copy is completed, in the day's folder.
+      writeFileSync(join(dirs.src, 'empty.dat'), '');
+      const flipped = await harvestOnce(dirs.data, { LABSTATION_INJECT: 'harvest.flip-bit' });
+      expect(flipped.code).toBe(1);
+      const transfers = await transfersOf(dirs.data);
+      expect(transfers.map((t) => t.status).sort()).toEqual(['completed', 'failed', 'failed']);
+      expect(listTree(dirs.dest)).toEqual([`${day()}empty.dat`]);
+      expect(listFolders(dirs.dest)).toEqual(above(day()));
+    });
+  });
+
   it('a full disk gives a failed transfer with the reason, then completed once space returns', async () => {
     const mount = join(tempDir('labstation-full-'), 'disk');
     const mounted = tryMountTmpfs(mount, '2m');
@@ -314,6 +375,8 @@ describe('harvest --once', () => {
       expect(failed?.status).toBe('failed');
       expect(failed?.error).toMatch(/disk full/);
       expect(listTree(mount).filter((p) => p.endsWith('.partial'))).toEqual([]);
+      // Nor the instrument's folder the copy made for it.
+      expect(listFolders(mount)).toEqual([]);
 
       if (mounted) unlinkSync(filler);
       else unlinkSync(flag);

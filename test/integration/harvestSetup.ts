@@ -92,6 +92,20 @@ export function listTree(dir: string): string[] {
   return out.sort();
 }
 
+/** Every folder below `dir`, as paths relative to it ending in `/`. */
+export function listFolders(dir: string): string[] {
+  const out: string[] = [];
+  const walk = (d: string, prefix: string): void => {
+    for (const name of readdirSync(d)) {
+      if (!statSync(join(d, name)).isDirectory()) continue;
+      out.push(`${prefix}${name}/`);
+      walk(join(d, name), `${prefix}${name}/`);
+    }
+  };
+  walk(dir, '');
+  return out.sort();
+}
+
 /** Runs SQL on a data dir's database (for faults that the CLI refuses to configure). */
 export function withDb<T>(data: string, work: (db: Database.Database) => T): T {
   const db = new Database(join(data, 'labstation.db'));

@@ -1,7 +1,20 @@
 /** prepareFolder: destination folders made, checked to stay inside the storage, and memoized. */
-import { existsSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import {
+  letGoFolder,
+  NONE_MADE,
+  prepareHeldFolder,
+} from '../../electron/core/harvest/folderHolds.js';
 import { forgetFolder, freeOrSameName, prepareFolder } from '../../electron/core/harvest/place.js';
 import { tempDir } from './helpers.js';
 
@@ -9,8 +22,14 @@ describe('prepareFolder', () => {
   it('makes a nested folder inside the storage location', async () => {
     const base = tempDir('labstation-place-');
     const folder = join(base, 'a', 'b', 'c');
-    expect(await prepareFolder(base, folder)).toEqual({ ok: true });
+    expect(await prepareFolder(base, folder)).toEqual({
+      ok: true,
+      made: [join(base, 'a'), join(base, 'a', 'b'), folder],
+    });
     expect(existsSync(folder)).toBe(true);
+    // There now: nothing made.
+    forgetFolder(base, folder);
+    expect(await prepareFolder(base, folder)).toEqual({ ok: true, made: [] });
   });
 
   it('refuses a folder that a symbolic link leads outside, and never remembers it', async () => {
@@ -43,14 +62,14 @@ describe('prepareFolder', () => {
   it('takes a folder checked moments ago as it was, until it is forgotten', async () => {
     const base = tempDir('labstation-place-');
     const folder = join(base, 'day');
-    expect(await prepareFolder(base, folder)).toEqual({ ok: true });
+    expect(await prepareFolder(base, folder)).toEqual({ ok: true, made: [folder] });
     rmSync(folder, { recursive: true });
     // Memoized: no file-system call, so the folder is not made again...
-    expect(await prepareFolder(base, folder)).toEqual({ ok: true });
+    expect(await prepareFolder(base, folder)).toEqual({ ok: true, made: [] });
     expect(existsSync(folder)).toBe(false);
     // ...until a failure in it makes the caller forget it.
     forgetFolder(base, folder);
-    expect(await prepareFolder(base, folder)).toEqual({ ok: true });
+    expect(await prepareFolder(base, folder)).toEqual({ ok: true, made: [folder] });
     expect(existsSync(folder)).toBe(true);
   });
 
@@ -66,5 +85,93 @@ describe('prepareFolder', () => {
     const unreadable = (): Promise<boolean> =>
       Promise.reject(Object.assign(new Error('EACCES: permission denied'), { code: 'EACCES' }));
     expect(await freeOrSameName(name(0), unreadable)).toEqual({ name: name(11), same: false });
+  });
+});
+
+/** The folders a check made for a transfer, as prepareHeldFolder answers them. */
+async function held(base: string, folder: string): Promise<readonly string[]> {
+  const checked = await prepareHeldFolder(base, folder);
+  if (!checked.ok) throw new Error(`not ok: ${checked.kind}`);
+  return checked.made;
+}
+
+describe('destination folders taken back after a transfer that placed nothing (folderHolds)', () => {
+  it('takes back the folders its check made, deepest first; the base and a folder there before stay', async () => {
+    const base = tempDir('labstation-holds-');
+    mkdirSync(join(base, 'sem-1'));
+    const folder = join(base, 'sem-1', '2026', '12', '03');
+    const made = await held(base, folder);
+    expect(made).toEqual([join(base, 'sem-1', '2026'), join(base, 'sem-1', '2026', '12'), folder]);
+    await letGoFolder(folder, made, false);
+    expect(readdirSync(base)).toEqual(['sem-1']);
+    expect(readdirSync(join(base, 'sem-1'))).toEqual([]);
+    // Its remembered check went with it: the next transfer makes it again.
+    expect(await held(base, folder)).toEqual(made);
+    expect(letGoFolder(folder, NONE_MADE, true)).toBeNull();
+    expect(existsSync(folder)).toBe(true);
+  });
+
+  it('keeps a folder another transfer holds, whose last holder takes it back', async () => {
+    const base = tempDir('labstation-holds-');
+    const folder = join(base, 'a', 'b');
+    const first = await held(base, folder);
+    // The second transfer takes the check as it was: it made nothing.
+    expect(await held(base, folder)).toEqual([]);
+    expect(letGoFolder(folder, first, false)).toBeNull();
+    // The other transfer places its partial there: the folder is there still.
+    writeFileSync(join(folder, '.x.partial'), 'x');
+    unlinkSync(join(folder, '.x.partial'));
+    await letGoFolder(folder, NONE_MADE, false);
+    expect(readdirSync(base)).toEqual([]);
+  });
+
+  it('stops below a folder another transfer holds, and leaves the rest to it', async () => {
+    const base = tempDir('labstation-holds-');
+    const day = join(base, 'y', 'm');
+    const mine = join(day, 'd1');
+    const other = join(day, 'd2');
+    const made = await held(base, mine);
+    const otherMade = await held(base, other);
+    expect(otherMade).toEqual([other]);
+    await letGoFolder(mine, made, false);
+    // d1 went; m holds d2, held by a transfer under way.
+    expect(readdirSync(day)).toEqual(['d2']);
+    // That one fails too: everything goes.
+    await letGoFolder(other, otherMade, false);
+    expect(readdirSync(base)).toEqual([]);
+  });
+
+  it('keeps a folder holding a copy, and those above it', async () => {
+    const base = tempDir('labstation-holds-');
+    const day = join(base, 'y', 'm');
+    const mine = join(day, 'd1');
+    const other = join(day, 'd2');
+    const made = await held(base, mine);
+    const otherMade = await held(base, other);
+    await letGoFolder(mine, made, false);
+    writeFileSync(join(other, 'copy.dat'), 'x');
+    expect(letGoFolder(other, otherMade, true)).toBeNull();
+    expect(readdirSync(day)).toEqual(['d2']);
+    // A copy put there by someone else than the transfers that made it: rmdir refuses it.
+    const third = join(day, 'd3');
+    const thirdMade = await held(base, third);
+    writeFileSync(join(third, 'other.dat'), 'x');
+    await letGoFolder(third, thirdMade, false);
+    expect(readdirSync(day).sort()).toEqual(['d2', 'd3']);
+  });
+
+  it('a transfer into a folder being taken back waits, and its check makes it again', async () => {
+    const base = tempDir('labstation-holds-');
+    const folder = join(base, 'a', 'b');
+    const made = await held(base, folder);
+    const removing = letGoFolder(folder, made, false);
+    expect(removing).not.toBeNull();
+    // Held as the removal is under way: checked once it is over.
+    const again = held(base, folder);
+    await removing;
+    expect((await again).length).toBeGreaterThan(0);
+    expect(existsSync(folder)).toBe(true);
+    writeFileSync(join(folder, 'copy.dat'), 'x');
+    expect(letGoFolder(folder, await again, true)).toBeNull();
   });
 });

@@ -29,12 +29,12 @@ import { hooksFor, storageLocationByName, type Hook, type Instrument } from './c
 import { READ_AHEAD, type PlaceResult, type SmallCopyResult } from './copyBatch.js';
 import { BATCH_DURABILITY_BELOW, fsyncPath, onLocalDisk } from './durable.js';
 import { decidePreTransfer, preTransferHooks, runPostTransferHooks } from './hooks.js';
+import { BatchFolders } from './folderHolds.js';
 import {
   freeOrSameName,
   inFolder,
   partialPathFor,
   placeWithoutClobber,
-  prepareFolder,
   removeQuietly,
   syncFolder,
 } from './place.js';
@@ -131,6 +131,21 @@ function copyError(message: string, code: string | null): Error {
 }
 
 export async function transferBatch(deps: TransferDeps, items: BatchItem[]): Promise<BatchEnd[]> {
+  // Each destination folder is held from its check to the end of the batch, however it ends;
+  // then what its check made is taken back, once empty, unless a copy of the batch is there.
+  const folders = new BatchFolders();
+  try {
+    return await transferHeld(deps, items, folders);
+  } finally {
+    await folders.letGo();
+  }
+}
+
+async function transferHeld(
+  deps: TransferDeps,
+  items: BatchItem[],
+  folders: BatchFolders,
+): Promise<BatchEnd[]> {
   const { db } = deps;
   const startedAt = deps.now();
   const ends: BatchEnd[] = [];
@@ -232,23 +247,12 @@ export async function transferBatch(deps: TransferDeps, items: BatchItem[]): Pro
     });
   });
 
-  const checks = new Map<string, Promise<boolean>>();
-  for (const p of planned) {
-    const key = `${p.base}\0${dirname(p.destination)}`;
-    if (!checks.has(key)) {
-      checks.set(
-        key,
-        prepareFolder(p.base, dirname(p.destination), deps.mounts).then(
-          (c) => c.ok,
-          () => false,
-        ),
-      );
-    }
-  }
+  // All checks under way at once; each file then waits for its folder's.
+  for (const p of planned) void folders.check(p.base, dirname(p.destination), deps.mounts);
   const copying: Planned[] = [];
   for (const p of planned) {
     // A folder that fails its check: transferFile checks it again and records why.
-    if (!(await checks.get(`${p.base}\0${dirname(p.destination)}`))) alone(p.index);
+    if (!(await folders.check(p.base, dirname(p.destination), deps.mounts))) alone(p.index);
     else copying.push({ ...p, partial: partialPathFor(p.destination) });
   }
 
@@ -338,7 +342,8 @@ export async function transferBatch(deps: TransferDeps, items: BatchItem[]): Pro
           );
         } catch (error) {
           // The worker died while placing: which copies reached their names is unknown;
-          // recovery finds out from the markers, as after a crash.
+          // recovery finds out from the markers, as after a crash. Some may be there.
+          folders.fill(folder);
           for (const v of group) step(v.index, () => recovered(deps, v, error));
           return;
         }
@@ -349,6 +354,7 @@ export async function transferBatch(deps: TransferDeps, items: BatchItem[]): Pro
               deps.log.warn({ partial: v.partial }, 'harvest: a placed copy left its partial name');
             }
             placed.push({ v, final: v.destination });
+            folders.fill(folder);
             continue;
           }
           if (result.outcome === 'error') {
@@ -364,6 +370,7 @@ export async function transferBatch(deps: TransferDeps, items: BatchItem[]): Pro
                 holdsSame(deps, path, v.bytes, v.destHash),
               );
               if (next.same) {
+                folders.fill(folder);
                 await removeQuietly(v.partial);
                 clearAttempt(db, v.file.id);
                 step(v.index, async () => {
@@ -375,6 +382,7 @@ export async function transferBatch(deps: TransferDeps, items: BatchItem[]): Pro
               markVerified(db, v.file.id, v.destHash, next.name);
               if (await placeWithoutClobber(v.partial, next.name)) {
                 placed.push({ v, final: next.name });
+                folders.fill(folder);
                 break;
               }
             }

@@ -179,7 +179,11 @@ const FOLDER_CHECK_MS = 2000;
 const checkedFolders = new Map<string, number>();
 
 export type FolderCheck =
-  | { ok: true }
+  /**
+   * made: the folders this check made (outermost first; none for one taken as it was), for
+   * the caller to take back, once empty, should nothing be placed there (folderHolds.ts).
+   */
+  | { ok: true; made: readonly string[] }
   /** The storage location's folder: not a folder (error null), or not reachable. */
   | { ok: false; kind: 'base'; error: unknown }
   | { ok: false; kind: 'outside'; realFolder: string }
@@ -191,6 +195,9 @@ export interface MountMemory {
   wasMounted(base: string): boolean;
   mounted(base: string): void;
 }
+
+/** A folder that was there (or taken as it was): one answer for all, nothing made. */
+const THERE: FolderCheck = Object.freeze({ ok: true, made: Object.freeze([]) });
 
 /**
  * Makes `folder` (inside `base`) exist and checks that it really is inside `base`: a symbolic
@@ -206,15 +213,16 @@ export async function prepareFolder(
 ): Promise<FolderCheck> {
   const key = `${base}\0${folder}`;
   const until = checkedFolders.get(key);
-  if (until !== undefined && until > Date.now()) return { ok: true };
+  if (until !== undefined && until > Date.now()) return THERE;
   checkedFolders.delete(key);
   const found = await checkBase(base, mounts);
   if (!found.ok) return found;
-  const outside = await makeFoldersInside(base, folder);
+  const made: string[] = [];
+  const outside = await makeFoldersInside(base, folder, made);
   if (outside !== null) return { ok: false, kind: 'outside', realFolder: outside };
   if (checkedFolders.size > 10_000) checkedFolders.clear();
   checkedFolders.set(key, Date.now() + FOLDER_CHECK_MS);
-  return { ok: true };
+  return made.length === 0 ? THERE : { ok: true, made };
 }
 
 /**
@@ -224,7 +232,7 @@ export async function prepareFolder(
 async function checkBase(
   base: string,
   mounts?: MountMemory,
-): Promise<Exclude<FolderCheck, { kind: 'outside' }>> {
+): Promise<{ ok: true } | Exclude<FolderCheck, { ok: true } | { kind: 'outside' }>> {
   try {
     const found = await stat(base);
     if (!found.isDirectory()) return { ok: false, kind: 'base', error: null };
@@ -300,4 +308,17 @@ export async function makeFoldersInside(
 /** After a failure in `folder`: check it again next time. */
 export function forgetFolder(base: string, folder: string): void {
   checkedFolders.delete(`${base}\0${folder}`);
+}
+
+/**
+ * Before `folder` is removed: no check of it is taken as it was any more, under whichever
+ * storage location it was checked (a location's folder may lie in another's), nor in whichever
+ * letter case (a folder removed on a file system that ignores case is gone in every spelling).
+ * Goes through every remembered check: only a failed transfer that made folders removes them.
+ */
+export function forgetFolderEverywhere(folder: string): void {
+  const wanted = folder.toLowerCase();
+  for (const key of checkedFolders.keys()) {
+    if (key.slice(key.indexOf('\0') + 1).toLowerCase() === wanted) checkedFolders.delete(key);
+  }
 }

@@ -29,6 +29,7 @@ import { storedUsageContext } from './usageContext.js';
 import { inFolders, storageFolderIn } from './storageGuard.js';
 import { BATCH_DURABILITY_BELOW, fsyncPath } from './durable.js';
 import { decidePreTransfer, preTransferHooks, runPostTransferHooks } from './hooks.js';
+import { letGoFolder, NONE_MADE, prepareHeldFolder } from './folderHolds.js';
 import {
   exists,
   freeOrSameName,
@@ -36,7 +37,6 @@ import {
   type MountMemory,
   partialPathFor,
   placeWithoutClobber,
-  prepareFolder,
   forgetFolder,
   removePartial,
   removeQuietly,
@@ -409,12 +409,18 @@ export async function transferFile(
   const looping = intoWatchedFolder(deps, location.base_path, rendered.path);
   if (looping !== null) return await fail(looping, false);
   destination = join(location.base_path, ...rendered.path.split('/'));
+  const folder = dirname(destination);
 
   const postHooks = hooksFor(db, instrument.id, 'post_transfer');
   let partial: string | null = null;
   let placed = false;
+  // The folders the check made, and whether a file is at a name in the folder as this attempt
+  // ends: if not, those still empty are taken back (folderHolds.ts).
+  let made = NONE_MADE;
+  let filled = false;
   try {
-    const checked = await prepareFolder(location.base_path, dirname(destination), deps.mounts);
+    const checked = await prepareHeldFolder(location.base_path, folder, deps.mounts);
+    if (checked.ok) made = checked.made;
     if (!checked.ok && checked.kind === 'unmounted') {
       return await fail(
         `storage location ${location.name}: ${location.base_path} held a mounted share or disk, ` +
@@ -430,7 +436,7 @@ export async function transferFile(
     }
     if (!checked.ok) {
       return await fail(
-        `destination folder ${dirname(destination)} leads outside the storage location ` +
+        `destination folder ${folder} leads outside the storage location ` +
           `(to ${checked.realFolder}, through a symbolic link)`,
         false,
       );
@@ -447,6 +453,7 @@ export async function transferFile(
       const after = await stat(file.source_path);
       if (after.size !== file.size || after.mtimeMs !== file.mtime_ms) return 'requeue';
       if (source.hash === dest.hash) {
+        filled = true;
         const skip = {
           file,
           post: postHooks,
@@ -493,7 +500,7 @@ export async function transferFile(
     // Verified. Record that before the rename, so a crash in between can be finished. Names in
     // one folder are chosen one transfer at a time: where the storage has no hard links, the
     // check for a free name and the rename are two steps.
-    const placement = await inFolder(dirname(destination), async () => {
+    const placement = await inFolder(folder, async () => {
       // The name itself first: the link refuses it if it is taken (no separate check).
       let name = destination;
       for (;;) {
@@ -508,6 +515,7 @@ export async function transferFile(
         name = next.name;
       }
     });
+    filled = true;
     if (placement.same) {
       await dropPartial(db, file.id, dropped);
       partial = null;
@@ -554,6 +562,9 @@ export async function transferFile(
     const place = { base: location.base_path, destination, partial, mounts: deps.mounts };
     if (await abandonAttempt(db, file.id, place, error)) return 'requeue';
     return await fail(describeError(error));
+  } finally {
+    const takingBack = letGoFolder(folder, made, filled);
+    if (takingBack) await takingBack;
   }
 }
 

@@ -79,6 +79,19 @@ export async function removeEmptyFolder(folder: string): Promise<boolean> {
 }
 
 /**
+ * Takes back folders a caller made for work that did not happen (`made`, outermost first, as
+ * makeFolders answers them): deepest first, each through `remove` (removeEmptyFolder unless the
+ * caller must order it with its other writers there), stopping at the first that stays, since
+ * the folders above it hold it.
+ */
+export async function takeBackFolders(
+  made: readonly string[],
+  remove: (folder: string, index: number) => Promise<boolean> = removeEmptyFolder,
+): Promise<void> {
+  for (let i = made.length - 1; i >= 0; i -= 1) if (!(await remove(made[i], i))) return;
+}
+
+/**
  * Why a folder could not be made when something on its way is not a folder (mkdir's EEXIST or
  * ENOTDIR): which path that is, as a harvest whose destination folder is named like a file
  * already there (a file `run1`, then a folder `run1/`) must say, or the reason reads as if

@@ -15,7 +15,7 @@ import { basename, dirname, join, posix } from 'node:path';
 import type { Readable } from 'node:stream';
 import { createXXHash128, type IHasher } from '../../util/hasher.js';
 import type { Db } from '../../db/open.js';
-import { makeFolders, removeEmptyFolder } from '../../util/folders.js';
+import { makeFolders, removeEmptyFolder, takeBackFolders } from '../../util/folders.js';
 import { hashFile } from '../../harvest/copy.js';
 import {
   freeOrSameName,
@@ -140,12 +140,10 @@ async function holdsSameContent(path: string, size: number, hash: string): Promi
  * its folder made and its file placed. Another upload's folder below a made one keeps that one
  * and those above it (rmdir refuses a folder that is not empty).
  */
-async function takeBackFolders(made: readonly string[], folder: string): Promise<void> {
-  for (const at of [...made].reverse()) {
-    const gone =
-      at === folder ? await removeEmptyFolder(at) : await inFolder(at, () => removeEmptyFolder(at));
-    if (!gone) return;
-  }
+function takeBackUploadFolders(made: readonly string[], folder: string): Promise<void> {
+  return takeBackFolders(made, (at) =>
+    at === folder ? removeEmptyFolder(at) : inFolder(at, () => removeEmptyFolder(at)),
+  );
 }
 
 interface Busy {
@@ -608,7 +606,7 @@ export class UploadReceiver {
       try {
         return await this.recordFinished(row, location, await place(), refusedNow);
       } catch (error) {
-        await takeBackFolders(made, folder);
+        await takeBackUploadFolders(made, folder);
         throw error;
       }
     });
