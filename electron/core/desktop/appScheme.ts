@@ -8,7 +8,7 @@
 import { readFile, realpath, stat } from 'node:fs/promises';
 import { extname, isAbsolute, join, relative, sep } from 'node:path';
 import { SECURITY_HEADERS } from '../http/securityHeaders.js';
-import { uiFileFilter } from '../http/uiFiles.js';
+import { isBenchFile, uiFileFilter } from '../http/uiFiles.js';
 
 export const APP_SCHEME = 'app';
 export const APP_HOST = 'labstation';
@@ -88,8 +88,10 @@ function plain(status: number, text: string, extra: Record<string, string> = {})
  * The path segments of `url` below APP_ORIGIN, decoded, or null when the URL names no file of
  * the build: another scheme, host, port or user; an empty segment ('//', a trailing '/', an
  * absolute path); '.' or '..' spelled plainly or percent-encoded; a segment holding a slash or
- * backslash (encoded or not), a NUL, or a ':' (a Windows drive or stream); bad encoding.
- * Chromium hands over canonical URLs already; the raw string is checked anyway.
+ * backslash (encoded or not), a NUL, or a ':' (a Windows drive or stream); a segment ending
+ * with '.' or ' ' (Windows drops those, so `bench.html.` and `bench.html%20` would open
+ * bench.html; no file of the build is named so); bad encoding. Chromium hands over canonical
+ * URLs already; the raw string is checked anyway.
  */
 export function appPathSegments(url: string): string[] | null {
   const prefix = `${APP_ORIGIN}/`;
@@ -103,23 +105,37 @@ export function appPathSegments(url: string): string[] | null {
     } catch {
       return null;
     }
-    if (segment === '' || segment === '.' || segment === '..' || /[/\\:\0]/.test(segment)) {
-      return null;
-    }
+    if (segment === '' || /[/\\:\0]/.test(segment) || /[. ]$/.test(segment)) return null;
     segments.push(segment);
   }
   return segments;
 }
 
-/** `path` resolved through every link, when it is a file inside `root` (also resolved). */
-async function fileInside(root: string, path: string): Promise<string | null> {
+/**
+ * Whether the file at `inside`, its real path relative to the build's real root ('/' or '\\'
+ * between names), is served: every file but the bench page, whatever the letter case. The real
+ * path is the name the file system found, so this holds where the URL's spelling is another
+ * (a case-insensitive file system, a Windows short name, a link).
+ */
+export function isServedBuildFile(inside: string): boolean {
+  return !isBenchFile(`/${inside.split(/[/\\]/).join('/')}`);
+}
+
+/**
+ * `path` resolved through every link, when it is a file inside `root` (also resolved): its real
+ * path and that path relative to the real root.
+ */
+async function fileInside(
+  root: string,
+  path: string,
+): Promise<{ real: string; inside: string } | null> {
   try {
-    const [realRoot, realFile] = await Promise.all([realpath(root), realpath(path)]);
-    const inside = relative(realRoot, realFile);
+    const [realRoot, real] = await Promise.all([realpath(root), realpath(path)]);
+    const inside = relative(realRoot, real);
     if (inside === '' || inside === '..' || inside.startsWith(`..${sep}`) || isAbsolute(inside)) {
       return null;
     }
-    return (await stat(realFile)).isFile() ? realFile : null;
+    return (await stat(real)).isFile() ? { real, inside } : null;
   } catch {
     return null;
   }
@@ -129,8 +145,8 @@ async function fileInside(root: string, path: string): Promise<string | null> {
  * The answer to one request of the window for `request.url`, from the built renderer in
  * `root`: the file's bytes with its Content-Type (no body for HEAD), 404 for anything that is
  * not a file of the build (missing, a folder, a path that leaves `root` by '..', encoding or a
- * link, another host), 405 for a method other than GET and HEAD. Every answer carries the
- * page's CSP and nosniff.
+ * link, another host) and for the bench page however the URL spells it, 405 for a method other
+ * than GET and HEAD. Every answer carries the page's CSP and nosniff.
  */
 export async function serveAppRequest(
   request: Pick<Request, 'url' | 'method'>,
@@ -142,12 +158,13 @@ export async function serveAppRequest(
   const segments = appPathSegments(request.url);
   if (segments === null || !servable(`/${segments.join('/')}`)) return plain(404, 'Not found');
   const file = await fileInside(root, join(root, ...segments));
-  if (file === null) return plain(404, 'Not found');
+  // Decided again on the real path: the URL may spell the bench page another way.
+  if (file === null || !isServedBuildFile(file.inside)) return plain(404, 'Not found');
   // Buffer<ArrayBuffer> (what readFile gives), not Buffer: a Response body for the DOM types
   // too (the e2e specs type-check this file with them).
   let bytes: Buffer<ArrayBuffer>;
   try {
-    bytes = await readFile(file);
+    bytes = await readFile(file.real);
   } catch {
     return plain(404, 'Not found');
   }

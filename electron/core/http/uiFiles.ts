@@ -6,8 +6,17 @@
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance } from 'fastify';
 
-/** The bench page and its entry script (`assets/bench-<hash>.js`, and its map). */
-const BENCH_FILE = /^\/(?:bench\.html|assets\/bench-[^/]*)$/;
+/**
+ * The bench page and its entry script (`assets/bench-<hash>.js`, and its map), in any letter
+ * case: on a case-insensitive file system (macOS, Windows) /BENCH.HTML reads bench.html. 'u'
+ * folds as Unicode does ('ſ' is 's'), not only ASCII.
+ */
+const BENCH_FILE = /^\/(?:bench\.html|assets\/bench-[^/]*)$/iu;
+
+/** Whether `pathName` ('/' and a path from the build's root) is the bench page or its script. */
+export function isBenchFile(pathName: string): boolean {
+  return BENCH_FILE.test(pathName);
+}
 
 export interface UiFileOptions {
   /**
@@ -20,7 +29,7 @@ export interface UiFileOptions {
 /** An `allowedPath` for @fastify/static: true when `pathName` may be served. */
 export function uiFileFilter(options: UiFileOptions): (pathName: string) => boolean {
   return (pathName) => {
-    if (BENCH_FILE.test(pathName)) return false;
+    if (isBenchFile(pathName)) return false;
     return options.sourceMaps || !pathName.endsWith('.map');
   };
 }

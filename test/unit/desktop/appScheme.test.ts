@@ -8,6 +8,7 @@ import {
   APP_SCHEME_PRIVILEGES,
   appContentType,
   appPathSegments,
+  isServedBuildFile,
   serveAppRequest,
 } from '../../../electron/core/desktop/appScheme.js';
 
@@ -44,6 +45,13 @@ describe('the app:// scheme of the desktop window', () => {
     symlinkSync(join(base, 'secret.txt'), join(root, 'assets', 'link-out.txt'));
     symlinkSync(join(base, 'outside'), join(root, 'assets', 'dir-out'));
     symlinkSync(join(root, 'assets', 'data.json'), join(root, 'assets', 'link-in.json'));
+    // Links to the bench page and its script, standing in for what a case-insensitive file
+    // system (BENCH.HTML) or Windows (a trailing dot or space dropped) opens under other names.
+    symlinkSync(join(root, 'bench.html'), join(root, 'BENCH.HTML'));
+    symlinkSync(join(root, 'bench.html'), join(root, 'bench.html.'));
+    symlinkSync(join(root, 'bench.html'), join(root, 'bench.html '));
+    symlinkSync(join(root, 'bench.html'), join(root, 'assets', 'page.html'));
+    symlinkSync(join(root, 'assets', 'bench-abc.js'), join(root, 'assets', 'Bench-ABC.js'));
   });
   afterAll(() => rmSync(base, { recursive: true, force: true }));
 
@@ -134,6 +142,53 @@ describe('the app:// scheme of the desktop window', () => {
       expect(response.status, url).toBe(404);
       expect(response.headers.get('content-security-policy'), url).toBe(APP_PAGE_CSP);
       expect(response.headers.get('x-content-type-options'), url).toBe('nosniff');
+    }
+  });
+
+  it('never serves the bench page under another spelling or name (404)', async () => {
+    for (const url of [
+      'app://labstation/BENCH.HTML',
+      'app://labstation/bench.html.',
+      'app://labstation/bench.html%20',
+      'app://labstation/assets/page.html',
+      'app://labstation/assets/Bench-ABC.js',
+      'app://labstation/ASSETS/BENCH-abc.js',
+    ]) {
+      const response = await get(url);
+      expect(response.status, url).toBe(404);
+      expect(await response.text(), url).not.toContain('bench');
+    }
+    // Windows drops a trailing dot or space of any name: such a segment is refused outright.
+    for (const url of [
+      'app://labstation/index.html.',
+      'app://labstation/index.html%20',
+      'app://labstation/index.html. . ',
+      'app://labstation/assets./index-abc.js',
+      'app://labstation/assets%20/index-abc.js',
+    ]) {
+      expect(appPathSegments(url), url).toBeNull();
+    }
+    expect(appPathSegments('app://labstation/assets/a.b%20c.js')).toEqual(['assets', 'a.b c.js']);
+    // The decision on the real path (relative to the real root) ignores letter case: on macOS
+    // or Windows the file system may give back the URL's spelling, not the name on disk.
+    for (const inside of [
+      'bench.html',
+      'BENCH.HTML',
+      'Bench.Html',
+      'assets/bench-abc.js',
+      'Assets/BENCH-abc.js.map',
+      'ASSETS\\Bench-abc.js',
+      'a\u017Fsets/bench-abc.js',
+    ]) {
+      expect(isServedBuildFile(inside), inside).toBe(false);
+    }
+    for (const inside of [
+      'index.html',
+      'assets/index-abc.js',
+      'assets\\logo.svg',
+      'benches.html',
+    ]) {
+      expect(isServedBuildFile(inside), inside).toBe(true);
     }
   });
 
