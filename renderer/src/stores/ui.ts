@@ -10,6 +10,11 @@ interface UiState {
   toggleKeypad: () => void;
 }
 
+/**
+ * In localStorage, kept per origin. The desktop window's origin is app://labstation; earlier
+ * versions loaded the page from a local file, another origin, so after the upgrade a station
+ * that had the keypad off shows it once more until it is turned off again.
+ */
 const KEYPAD_KEY = 'labstation.keypad';
 
 function storedKeypad(): boolean {
@@ -31,7 +36,7 @@ export const useUiStore = create<UiState>()((set, get) => ({
     try {
       localStorage.setItem(KEYPAD_KEY, keypad ? 'on' : 'off');
     } catch {
-      // Storage may be unavailable (file:// in some shells); the choice then lasts this run.
+      // Storage may be unavailable (blocked, or full); the choice then lasts this run.
     }
     set({ keypad });
   },
