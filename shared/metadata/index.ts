@@ -75,6 +75,7 @@ export {
   matchesQuery,
   metadataIndexRows,
   metadataQuerySchema,
+  RANGE_PROBLEMS,
   rowMatches,
   searchText,
   unitKey,

@@ -123,6 +123,17 @@ const isNumberBound = (value: unknown): value is number =>
 
 const bounded = (low: unknown, high: unknown): boolean => low !== undefined || high !== undefined;
 
+/**
+ * The problems of a range query as a whole, in the API's words (its property names); the
+ * search panel knows them by these and says them with its controls' labels.
+ */
+export const RANGE_PROBLEMS = {
+  noNumberBound: 'give min, max or both',
+  numbersReversed: 'min must not be above max',
+  noDateBound: 'give from, to or both',
+  datesReversed: 'from must not be after to',
+} as const;
+
 /** Text to look for: SQLite reads a LIKE pattern or a MATCH phrase only up to a NUL. */
 const needle = (min: number): z.ZodString =>
   z
@@ -153,10 +164,10 @@ export const metadataQuerySchema = z.discriminatedUnion('kind', [
       unit: z.string().max(100).optional(),
     })
     .strict()
-    .refine((q) => bounded(q.min, q.max), { message: 'give min, max or both' })
+    .refine((q) => bounded(q.min, q.max), { message: RANGE_PROBLEMS.noNumberBound })
     // Judged between two numbers only: a bound that is not one has its own problem.
     .refine((q) => !isNumberBound(q.min) || !isNumberBound(q.max) || q.min <= q.max, {
-      message: 'min must not be above max',
+      message: RANGE_PROBLEMS.numbersReversed,
     }),
   /**
    * A date or datetime-local field between from and to (inclusive; one may be left out). A
@@ -170,7 +181,7 @@ export const metadataQuerySchema = z.discriminatedUnion('kind', [
       to: dateBound.optional(),
     })
     .strict()
-    .refine((q) => bounded(q.from, q.to), { message: 'give from, to or both' })
+    .refine((q) => bounded(q.from, q.to), { message: RANGE_PROBLEMS.noDateBound })
     .refine(
       (q) => {
         // Judged between two real dates only: a bound that is not one has its own problem
@@ -179,7 +190,7 @@ export const metadataQuerySchema = z.discriminatedUnion('kind', [
         const { min, max } = dateQueryBounds(q);
         return min === null || max === null || min <= max;
       },
-      { message: 'from must not be after to' },
+      { message: RANGE_PROBLEMS.datesReversed },
     ),
   /** A checkbox field that is (or is not) checked. */
   z.object({ kind: z.literal('checkbox'), field: fieldName, checked: z.boolean() }).strict(),

@@ -831,15 +831,26 @@ test('notebook search: a refused condition’s problem describes its inputs and 
   await second.getByLabel('Value').fill('4');
   await search.getByRole('button', { name: 'Search' }).focus();
   await page.keyboard.press('Enter');
-  await expect(second.getByText('Name the field.')).toBeVisible();
+  // The problem names the control by the label it shows.
+  const named = 'Field name: give the name of a field';
+  await expect(second.getByText(named)).toBeVisible();
   await expect(second.getByLabel('Field name')).toBeFocused();
-  await expect(second.getByLabel('Field name')).toHaveAccessibleDescription('Name the field.');
-  await expect(second.getByLabel('Value')).toHaveAccessibleDescription('Name the field.');
+  await expect(second.getByLabel('Field name')).toHaveAccessibleDescription(named);
+  await expect(second.getByLabel('Value')).toHaveAccessibleDescription(named);
   await expect(first.getByLabel('Value')).toHaveAccessibleDescription('');
   // Once named, the problem goes with the refusal, and the search runs.
   await second.getByLabel('Field name').fill('Count');
   await search.getByRole('button', { name: 'Search' }).click();
   await expect(search.getByTestId('search-summary')).toBeVisible();
-  await expect(second.getByText('Name the field.')).toHaveCount(0);
+  await expect(second.getByText(named)).toHaveCount(0);
   await expect(second.getByLabel('Field name')).toHaveAccessibleDescription('');
+  // A number range the wrong way round: the problem names both bounds by their labels.
+  await first.getByLabel('Condition', { exact: true }).selectOption({ label: 'Number between' });
+  await first.getByLabel('From (minimum)').fill('5');
+  await first.getByLabel('To (maximum)').fill('2');
+  await search.getByRole('button', { name: 'Search' }).click();
+  const reversed = 'From (minimum) must not be above To (maximum)';
+  await expect(first.getByText(reversed)).toBeVisible();
+  await expect(first.getByLabel('From (minimum)')).toHaveAccessibleDescription(reversed);
+  await expect(first.getByLabel('To (maximum)')).toHaveAccessibleDescription(reversed);
 });

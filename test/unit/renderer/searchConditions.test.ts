@@ -5,8 +5,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
+  controlLabel,
   newCondition,
   toQuery,
+  type ConditionInput,
   type ConditionKind,
   type ConditionRow,
 } from '../../../renderer/src/features/notebook/searchConditions.js';
@@ -53,7 +55,7 @@ describe('toQuery: a refused row, its problem and the control to mend it in', ()
     for (const kind of kinds) {
       for (const field of ['', '   ']) {
         expect(toQuery(row(kind, { field, text: 'x', min: '1' })), kind).toEqual({
-          problem: 'Name the field.',
+          problem: 'Field name: give the name of a field',
           input: 'field',
         });
       }
@@ -84,36 +86,37 @@ describe('toQuery: a refused row, its problem and the control to mend it in', ()
 
   it('a bound that is not a number: that bound, the lower one first', () => {
     expect(toQuery(row('numberBetween', { field: 'Mass', min: 'ten' }))).toEqual({
-      problem: '"ten" is not a number.',
+      problem: 'From (minimum): "ten" is not a number',
       input: 'min',
     });
     expect(toQuery(row('numberBetween', { field: 'Mass', min: '1', max: '2 kg' }))).toEqual({
-      problem: '"2 kg" is not a number.',
+      problem: 'To (maximum): "2 kg" is not a number',
       input: 'max',
     });
     expect(toQuery(row('numberBetween', { field: 'Mass', min: 'a', max: 'b' }))).toEqual({
-      problem: '"a" is not a number.',
+      problem: 'From (minimum): "a" is not a number',
       input: 'min',
     });
     // The field comes first.
     expect(toQuery(row('numberBetween', { min: 'a' }))).toEqual({
-      problem: 'Name the field.',
+      problem: 'Field name: give the name of a field',
       input: 'field',
     });
   });
 
-  it('a unit too long: the unit, named', () => {
+  it('a unit too long: the unit, named by its label', () => {
     expect(
       toQuery(row('numberBetween', { field: 'Mass', min: '1', unit: 'u'.repeat(101) })),
     ).toEqual({
-      problem: 'Unit: Too big: expected string to have <=100 characters',
+      problem: 'Unit (optional): Too big: expected string to have <=100 characters',
       input: 'unit',
     });
     // Two numbers the wrong way round beside it: that too (the order of numbers is known).
     expect(
       toQuery(row('numberBetween', { field: 'Mass', min: '5', max: '1', unit: 'u'.repeat(101) })),
     ).toEqual({
-      problem: 'Unit: Too big: expected string to have <=100 characters; min must not be above max',
+      problem:
+        'Unit (optional): Too big: expected string to have <=100 characters; From (minimum) must not be above To (maximum)',
       input: 'unit',
     });
   });
@@ -157,27 +160,27 @@ describe('toQuery: a refused row, its problem and the control to mend it in', ()
     ).toEqual({ problem: 'To: is not a real date and time', input: 'to' });
     // A number bound that is not a number: that bound alone.
     expect(toQuery(row('numberBetween', { field: 'Mass', min: 'ten', max: '1' }))).toEqual({
-      problem: '"ten" is not a number.',
+      problem: 'From (minimum): "ten" is not a number',
       input: 'min',
     });
   });
 
-  it('a problem of the whole row (no bound, bounds the wrong way round): its kind', () => {
+  it('a problem of the whole row (no bound, bounds the wrong way round): its kind, the bounds named by their labels', () => {
     expect(toQuery(row('numberBetween', { field: 'Mass' }))).toEqual({
-      problem: 'give min, max or both',
+      problem: 'give From (minimum), To (maximum) or both',
       input: 'kind',
     });
     expect(toQuery(row('numberBetween', { field: 'Mass', min: '5', max: '2' }))).toEqual({
-      problem: 'min must not be above max',
+      problem: 'From (minimum) must not be above To (maximum)',
       input: 'kind',
     });
     expect(toQuery(row('dateBetween', { field: 'Made' }))).toEqual({
-      problem: 'give from, to or both',
+      problem: 'give From, To or both',
       input: 'kind',
     });
     expect(
       toQuery(row('dateBetween', { field: 'Made', from: '2024-03-02', to: '2024-03-01' })),
-    ).toEqual({ problem: 'from must not be after to', input: 'kind' });
+    ).toEqual({ problem: 'From must not be after To', input: 'kind' });
   });
 
   it('several problems: each in words once, naming its control, at the control of the first', () => {
@@ -190,5 +193,71 @@ describe('toQuery: a refused row, its problem and the control to mend it in', ()
       problem: 'From: must be YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS]; To: is not a real date',
       input: 'from',
     });
+  });
+});
+
+describe('a problem names each control by the label the panel shows it with', () => {
+  // The controls of each kind, as ConditionEditor shows them (it takes its labels from here).
+  const controls: Record<ConditionKind, ConditionInput[]> = {
+    equals: ['kind', 'field', 'text'],
+    contains: ['kind', 'field', 'text'],
+    numberBetween: ['kind', 'field', 'min', 'max', 'unit'],
+    dateBetween: ['kind', 'field', 'from', 'to'],
+    checkbox: ['kind', 'field'],
+    anyFieldContains: ['kind', 'text'],
+  };
+
+  it('labels: the number bounds say which end they are, the unit that it may be left out', () => {
+    const labels = (kind: ConditionKind): string[] =>
+      controls[kind].map((input) => controlLabel(kind, input));
+    expect(labels('numberBetween')).toEqual([
+      'Condition',
+      'Field name',
+      'From (minimum)',
+      'To (maximum)',
+      'Unit (optional)',
+    ]);
+    expect(labels('dateBetween')).toEqual(['Condition', 'Field name', 'From', 'To']);
+    expect(labels('equals')).toEqual(['Condition', 'Field name', 'Value']);
+    expect(labels('contains')).toEqual(['Condition', 'Field name', 'Text']);
+    expect(labels('anyFieldContains')).toEqual(['Condition', 'Text']);
+  });
+
+  it('each problem of every kind starts with, or speaks of, labels of its own controls', () => {
+    const refused: ConditionRow[] = [
+      ...(['equals', 'contains', 'numberBetween', 'dateBetween', 'checkbox'] as const).map((kind) =>
+        row(kind, { text: 'x', min: '1' }),
+      ),
+      row('equals', { field: 'Notes', text: 'a\0b' }),
+      row('contains', { field: 'Notes' }),
+      row('anyFieldContains'),
+      row('numberBetween', { field: 'Mass' }),
+      row('numberBetween', { field: 'Mass', min: 'ten' }),
+      row('numberBetween', { field: 'Mass', max: 'ten' }),
+      row('numberBetween', { field: 'Mass', min: '5', max: '1', unit: 'u'.repeat(101) }),
+      row('dateBetween', { field: 'Made' }),
+      row('dateBetween', { field: 'Made', from: '2024-02-30', to: '01/03/2024' }),
+      row('dateBetween', { field: 'Made', from: '2024-03-02', to: '2024-03-01' }),
+    ];
+    for (const refusedRow of refused) {
+      const result = toQuery(refusedRow);
+      if (!('problem' in result)) throw new Error(`not refused: ${JSON.stringify(refusedRow)}`);
+      const labels = controls[refusedRow.kind].map((input) => controlLabel(refusedRow.kind, input));
+      for (const part of result.problem.split('; ')) {
+        // "Label: what is wrong", or of the whole row, a sentence naming every bound by its label.
+        const named = /^([^:"]+): /.exec(part)?.[1];
+        if (named !== undefined) {
+          expect(labels, part).toContain(named);
+        } else {
+          const bounds = controls[refusedRow.kind].filter((input) =>
+            ['min', 'max', 'from', 'to'].includes(input),
+          );
+          expect(bounds, part).not.toEqual([]);
+          for (const input of bounds) {
+            expect(part, part).toContain(controlLabel(refusedRow.kind, input));
+          }
+        }
+      }
+    }
   });
 });

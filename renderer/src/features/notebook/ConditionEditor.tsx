@@ -1,5 +1,5 @@
 import type { ReactElement, ReactNode } from 'react';
-import { CONDITION_LABELS } from './searchConditions.js';
+import { CONDITION_LABELS, controlLabel } from './searchConditions.js';
 import type { ConditionInput, ConditionKind, ConditionRow } from './searchConditions.js';
 
 interface ConditionEditorProps {
@@ -43,11 +43,12 @@ export function ConditionEditor(props: ConditionEditorProps): ReactElement {
   // The problem, when there is one, describes each of the condition's controls.
   const problemId = `${id}-problem`;
   const describedBy = problem ? problemId : undefined;
+  const label = (input: ConditionInput): string => controlLabel(row.kind, input);
   return (
     <fieldset className="condition" aria-label={`Condition ${number}`}>
       <legend>Condition {number}</legend>
       <div className="filters">
-        <Input id={conditionKindId(row.key)} label="Condition">
+        <Input id={conditionKindId(row.key)} label={label('kind')}>
           <select
             id={conditionKindId(row.key)}
             aria-describedby={describedBy}
@@ -62,7 +63,7 @@ export function ConditionEditor(props: ConditionEditorProps): ReactElement {
           </select>
         </Input>
         {row.kind !== 'anyFieldContains' && (
-          <Input id={`${id}-field`} label="Field name">
+          <Input id={`${id}-field`} label={label('field')}>
             <input
               id={`${id}-field`}
               aria-describedby={describedBy}
@@ -73,7 +74,7 @@ export function ConditionEditor(props: ConditionEditorProps): ReactElement {
           </Input>
         )}
         {(row.kind === 'equals' || row.kind === 'contains' || row.kind === 'anyFieldContains') && (
-          <Input id={`${id}-text`} label={row.kind === 'equals' ? 'Value' : 'Text'}>
+          <Input id={`${id}-text`} label={label('text')}>
             <input
               id={`${id}-text`}
               aria-describedby={describedBy}
@@ -85,7 +86,7 @@ export function ConditionEditor(props: ConditionEditorProps): ReactElement {
         )}
         {row.kind === 'numberBetween' && (
           <>
-            <Input id={`${id}-min`} label="From (minimum)">
+            <Input id={`${id}-min`} label={label('min')}>
               <input
                 id={`${id}-min`}
                 aria-describedby={describedBy}
@@ -95,7 +96,7 @@ export function ConditionEditor(props: ConditionEditorProps): ReactElement {
                 onChange={(e) => set({ min: e.target.value })}
               />
             </Input>
-            <Input id={`${id}-max`} label="To (maximum)">
+            <Input id={`${id}-max`} label={label('max')}>
               <input
                 id={`${id}-max`}
                 aria-describedby={describedBy}
@@ -105,7 +106,7 @@ export function ConditionEditor(props: ConditionEditorProps): ReactElement {
                 onChange={(e) => set({ max: e.target.value })}
               />
             </Input>
-            <Input id={`${id}-unit`} label="Unit (optional)">
+            <Input id={`${id}-unit`} label={label('unit')}>
               <input
                 id={`${id}-unit`}
                 aria-describedby={describedBy}
@@ -127,7 +128,7 @@ export function ConditionEditor(props: ConditionEditorProps): ReactElement {
               />
               <span>With time</span>
             </label>
-            <Input id={`${id}-from`} label="From">
+            <Input id={`${id}-from`} label={label('from')}>
               <input
                 id={`${id}-from`}
                 aria-describedby={describedBy}
@@ -136,7 +137,7 @@ export function ConditionEditor(props: ConditionEditorProps): ReactElement {
                 onChange={(e) => set({ from: e.target.value })}
               />
             </Input>
-            <Input id={`${id}-to`} label="To">
+            <Input id={`${id}-to`} label={label('to')}>
               <input
                 id={`${id}-to`}
                 aria-describedby={describedBy}

@@ -1,6 +1,10 @@
 // The search panel's condition rows and the MetadataQuery each one becomes (notebook.search).
 
-import { metadataQuerySchema, numericValue } from '../../../../shared/metadata/index.js';
+import {
+  metadataQuerySchema,
+  numericValue,
+  RANGE_PROBLEMS,
+} from '../../../../shared/metadata/index.js';
 import type { MetadataQuery } from '../../../../shared/metadata/index.js';
 
 export type ConditionKind = MetadataQuery['kind'];
@@ -106,39 +110,54 @@ function inputOf(row: ConditionRow, property: unknown): ConditionInput {
   }
 }
 
-/** How a problem names the control it is in (its label, short). */
-const CONTROL_NAMES: Record<Exclude<ConditionInput, 'kind'>, string> = {
+/** Each control's visible label: the editor shows it, and a problem names the control by it. */
+const CONTROL_LABELS: Record<ConditionInput, string> = {
+  kind: 'Condition',
   field: 'Field name',
   text: 'Text',
-  min: 'Minimum',
-  max: 'Maximum',
-  unit: 'Unit',
+  min: 'From (minimum)',
+  max: 'To (maximum)',
+  unit: 'Unit (optional)',
   from: 'From',
   to: 'To',
 };
 
+/** The label of a condition's control, as the editor shows it for a row of that kind. */
+export function controlLabel(kind: ConditionKind, input: ConditionInput): string {
+  return input === 'text' && kind === 'equals' ? 'Value' : CONTROL_LABELS[input];
+}
+
+const { min: MIN, max: MAX, from: FROM, to: TO } = CONTROL_LABELS;
+
+/** The schema's problems of a whole row, which name the bounds by the API's words, in ours. */
+const ROW_PROBLEMS: Record<string, string> = {
+  [RANGE_PROBLEMS.noNumberBound]: `give ${MIN}, ${MAX} or both`,
+  [RANGE_PROBLEMS.numbersReversed]: `${MIN} must not be above ${MAX}`,
+  [RANGE_PROBLEMS.noDateBound]: `give ${FROM}, ${TO} or both`,
+  [RANGE_PROBLEMS.datesReversed]: `${FROM} must not be after ${TO}`,
+};
+
 /**
- * An issue in words: one of a control named by it ("From: is not a real date"), so that two
- * bounds breaking one rule read as two problems; one of the whole row (no bound, bounds the
- * wrong way round) as it is, naming the bounds itself.
+ * An issue in words: one of a control named by its label ("From: is not a real date"), so that
+ * two bounds breaking one rule read as two problems; one of the whole row (no bound, bounds the
+ * wrong way round) naming the bounds by their labels itself.
  */
 function inWords(row: ConditionRow, issue: { path: PropertyKey[]; message: string }): string {
   const input = inputOf(row, issue.path[0]);
-  if (input === 'kind') return issue.message;
-  const name = input === 'text' && row.kind === 'equals' ? 'Value' : CONTROL_NAMES[input];
-  return `${name}: ${issue.message}`;
+  if (input === 'kind') return ROW_PROBLEMS[issue.message] ?? issue.message;
+  return `${controlLabel(row.kind, input)}: ${issue.message}`;
 }
 
 /** The query of a row, or why it is not one yet (in words, for the row) and where to mend it. */
 export function toQuery(row: ConditionRow): { query: MetadataQuery } | ConditionProblem {
   if (row.kind !== 'anyFieldContains' && row.field.trim() === '') {
-    return { problem: 'Name the field.', input: 'field' };
+    return { problem: `${CONTROL_LABELS.field}: give the name of a field`, input: 'field' };
   }
   if (row.kind === 'numberBetween') {
     for (const input of ['min', 'max'] as const) {
       const bound = row[input];
       if (bound.trim() !== '' && numericValue(bound) === null) {
-        return { problem: `"${bound}" is not a number.`, input };
+        return { problem: `${CONTROL_LABELS[input]}: "${bound}" is not a number`, input };
       }
     }
   }
