@@ -156,6 +156,58 @@ describe('database', () => {
     migrated.close();
   });
 
+  it('migration 31: ids of deleted uploads are never given again; rows, references and indexes kept', () => {
+    const file = join(tempDir(), 'm31.db');
+    const db = openDatabase(file, migrations.slice(0, 30));
+    const t = '2026-01-05T10:00:00.000Z';
+    db.exec(`
+      INSERT INTO settings (key, value) VALUES ('mode', '"server"');
+      INSERT INTO tools (uuid, name, created_at, updated_at) VALUES ('t1', 'SEM', '${t}', '${t}');
+      INSERT INTO stations (uuid, name, key_hash, created_at, tool_id)
+        VALUES ('s1', 'pc-1', 'k1', '${t}', 1), ('s2', 'pc-2', 'k2', '${t}', 1);
+      INSERT INTO storage_locations (uuid, name, type, base_path, created_at, updated_at)
+        VALUES ('l1', 'a', 'server', '/a', '${t}', '${t}');
+    `);
+    const upload = (d: Database.Database, uuid: string, station = 1): number =>
+      Number(
+        d
+          .prepare(
+            `INSERT INTO harvest_uploads (uuid, station_id, file_uuid, storage_location_id,
+               destination_path, size, xxhash, partial_path, created_at, updated_at)
+             VALUES (?, ?, ?, 1, ?, 10, 'h', '/a/.labstation-uploads/p', '${t}', '${t}')`,
+          )
+          .run(uuid, station, uuid, `d/${uuid}`).lastInsertRowid,
+      );
+    upload(db, 'u1');
+    upload(db, 'u2', 2);
+    db.prepare('DELETE FROM harvest_uploads WHERE id = 2').run();
+    const shape = (d: Database.Database): unknown =>
+      d
+        .prepare(
+          `SELECT type, name, sql FROM sqlite_master WHERE tbl_name = 'harvest_uploads'
+             AND type <> 'table' ORDER BY name`,
+        )
+        .all();
+    const before = shape(db);
+    const rowsBefore = db.prepare('SELECT * FROM harvest_uploads ORDER BY id').all();
+    db.close();
+
+    const migrated = openDatabase(file, migrations.slice(0, 31));
+    expect(schemaVersion(migrated)).toBe(31);
+    expect(migrated.prepare('SELECT * FROM harvest_uploads ORDER BY id').all()).toEqual(rowsBefore);
+    expect(shape(migrated)).toEqual(before);
+    expect(migrated.pragma('foreign_key_check')).toEqual([]);
+    const three = upload(migrated, 'u3');
+    expect(three).toBe(2); // the one freed before the migration: SQLite's old rule
+    migrated.prepare('DELETE FROM harvest_uploads WHERE id = ?').run(three);
+    expect(upload(migrated, 'u4')).toBe(3);
+    // The references and their ON DELETE rules still hold.
+    expect(() => upload(migrated, 'u5', 9)).toThrow(/FOREIGN KEY/);
+    migrated.prepare('DELETE FROM stations WHERE id = 1').run();
+    expect(migrated.prepare('SELECT uuid FROM harvest_uploads').pluck().all()).toEqual([]);
+    migrated.close();
+  });
+
   it('enforces one active usage per tool in the schema itself', () => {
     const db = openDatabase(join(tempDir(), 'c.db'));
     const now = new Date().toISOString();

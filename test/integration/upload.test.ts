@@ -18,7 +18,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { createXXHash128 } from 'hash-wasm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -847,6 +847,108 @@ describe('uploads into a server storage location', () => {
         expect(partials()).toEqual([]);
       },
     );
+
+    /** An upload of `station` opened in `uploads` (2 MiB unless said), and its record. */
+    async function opened(
+      uploads: UploadReceiver,
+      station: Awaited<ReturnType<typeof letIn>>,
+      data = randomBytes(2 * MiB),
+    ) {
+      const location = findLocation(serverDb, 'none', 'archive')!;
+      const state = await uploads.open(
+        location,
+        {
+          stationId: station.id,
+          fileUuid: randomUUID(),
+          locationId: location.id,
+          destination: `reused/${randomUUID()}.bin`,
+          size: data.length,
+          xxhash: await xxh3(data),
+        },
+        station.refusedNow,
+      );
+      return {
+        data,
+        location,
+        row: uploadByUuid(serverDb, state.upload_id)!,
+        refusedNow: station.refusedNow,
+      };
+    }
+
+    /**
+     * An upload of a station given a new key while its body streams (its first MiB in, its
+     * request still at work): its record is gone, and the request ends once `body` does.
+     */
+    async function refusedMidBody(uploads: UploadReceiver, name: string) {
+      const station = await letIn(name);
+      const { data, location, row } = await opened(uploads, station);
+      const body = new PassThrough();
+      const appending = uploads.append(row, location, 0, body, data.length, station.refusedNow);
+      let ended = false;
+      const end = (): boolean => (ended = true);
+      appending.then(end, end);
+      body.write(data.subarray(0, MiB));
+      // Its first MiB written to the partial: the request is at work in its body.
+      while (statSync(row.partial_path!).size < MiB) {
+        if (ended) await appending;
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      newStationKey(serverDb, station.id);
+      expect(uploadByUuid(serverDb, row.uuid)).toBeUndefined();
+      return { row, body, appending, data, ended: () => ended };
+    }
+
+    it("a new key mid-body, then another station's upload: it gets an id of its own, and the refused request's end leaves it be", async () => {
+      const uploads = receiver();
+      const a = await refusedMidBody(uploads, 'reused-a');
+      const b = await opened(uploads, await letIn('reused-b'));
+      // Ids only grow (migration 31): the id freed is not given again.
+      expect(b.row.id).toBeGreaterThan(a.row.id);
+      a.body.end(a.data.subarray(MiB, 2 * MiB));
+      await expect(a.appending).rejects.toMatchObject({ status: 401 });
+      expect(uploadByUuid(serverDb, b.row.uuid)).toMatchObject({ state: 'receiving' });
+      expect(existsSync(b.row.partial_path!)).toBe(true);
+      expect(existsSync(a.row.partial_path!)).toBe(false);
+      const done = await uploads.append(
+        b.row,
+        b.location,
+        0,
+        Readable.from([b.data]),
+        b.data.length,
+        b.refusedNow,
+      );
+      expect(done.status).toBe('completed');
+      expect(partials()).toEqual([]);
+    });
+
+    it("another station's upload given the refused one's id (as SQLite did before migration 31): neither the refused request's turn nor its writes reach it", async () => {
+      const uploads = receiver();
+      const a = await refusedMidBody(uploads, 'reused-c');
+      const b = await opened(uploads, await letIn('reused-d'));
+      serverDb
+        .prepare('UPDATE harvest_uploads SET id = ? WHERE uuid = ?')
+        .run(a.row.id, b.row.uuid);
+      const rowB = uploadByUuid(serverDb, b.row.uuid)!;
+      expect(rowB.id).toBe(a.row.id);
+      // B's whole file while A's body still streams: B waits for no turn of A's, nor stops it.
+      const done = await uploads.append(
+        rowB,
+        b.location,
+        0,
+        Readable.from([b.data]),
+        b.data.length,
+        b.refusedNow,
+      );
+      expect(done.status).toBe('completed');
+      expect(a.ended()).toBe(false);
+      a.body.end(a.data.subarray(MiB, 2 * MiB));
+      await expect(a.appending).rejects.toMatchObject({ status: 401 });
+      expect(uploadByUuid(serverDb, b.row.uuid)).toMatchObject({
+        state: 'completed',
+        received: b.data.length,
+      });
+      expect(readFileSync(join(store, b.row.destination_path)).equals(b.data)).toBe(true);
+    });
   });
 
   describe('a station refused as its file is placed, over HTTP', () => {
@@ -937,5 +1039,12 @@ describe('uploads into a server storage location', () => {
       )
       .all(1, 'f', 1, 'd', 1, 'h') as { detail: string }[];
     expect(plan.map((p) => p.detail).join('\n')).toMatch(/USING INDEX harvest_uploads_version/);
+  });
+
+  it("a request's writes find its upload by uuid through an index", () => {
+    const plan = serverDb
+      .prepare('EXPLAIN QUERY PLAN UPDATE harvest_uploads SET received = ? WHERE uuid = ?')
+      .all(1, 'u') as { detail: string }[];
+    expect(plan.map((p) => p.detail).join('\n')).toMatch(/USING INDEX sqlite_autoindex_harvest/);
   });
 });

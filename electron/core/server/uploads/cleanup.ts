@@ -28,9 +28,9 @@ export async function sweepUploads(
     nowIso(() => finished),
   )) {
     if (row.state !== 'receiving') {
-      deleteUpload(db, row.id);
+      deleteUpload(db, row.uuid);
       forgotten += 1;
-    } else if (!receiver.isBusy(row.id)) {
+    } else if (!receiver.isBusy(row.uuid)) {
       await receiver.drop(row);
       dropped += 1;
     }

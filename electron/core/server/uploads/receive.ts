@@ -48,6 +48,8 @@ const CHUNK = 1024 * 1024;
 /** A long upload is flushed and its offset recorded this often, so a crash loses little. */
 const RECORD_EVERY = 64 * 1024 * 1024;
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
+/** A PATCH's upload whose record went meanwhile (dropped): the station opens it anew. */
+const DROPPED = 'upload: not found (dropped); start it again';
 
 /** A refusal with its HTTP status; `extra` goes into the body beside `detail`. */
 export class UploadRefusal extends Error {
@@ -152,37 +154,41 @@ interface Busy {
 }
 
 export class UploadReceiver {
-  /** Work on one upload at a time; a newer request stops the body an older one still reads. */
-  private readonly busy = new Map<number, Busy>();
+  /**
+   * Work on one upload at a time; a newer request stops the body an older one still reads. By
+   * uuid: a request at work on an upload dropped meanwhile (its station refused) holds its turn
+   * under its own upload's name, never under an id another upload may have taken since.
+   */
+  private readonly busy = new Map<string, Busy>();
   /**
    * Hasher states (hash-wasm save()) at an upload's recorded offset, so a PATCH that follows
    * another need not re-read the partial. Only for this process: after a restart, or when the
    * offset does not match, the state is rebuilt from the bytes on disk. By uuid, not id: a
    * record deleted outside the receiver (its station refused, dropUploadsOfRefused) leaves its
-   * state here, and SQLite may give its id to the next upload.
+   * state here.
    */
   private readonly hashStates = new Map<string, { offset: number; state: Uint8Array }>();
 
   constructor(private readonly deps: { db: Db; log: Logger }) {}
 
-  private async exclusive<T>(id: number, stop: () => void, work: () => Promise<T>): Promise<T> {
-    for (let current = this.busy.get(id); current; current = this.busy.get(id)) {
+  private async exclusive<T>(uuid: string, stop: () => void, work: () => Promise<T>): Promise<T> {
+    for (let current = this.busy.get(uuid); current; current = this.busy.get(uuid)) {
       current.stop();
       await current.done;
     }
     let release = (): void => undefined;
     const done = new Promise<void>((resolve) => (release = resolve));
-    this.busy.set(id, { stop, done });
+    this.busy.set(uuid, { stop, done });
     try {
       return await work();
     } finally {
-      this.busy.delete(id);
+      this.busy.delete(uuid);
       release();
     }
   }
 
-  isBusy(id: number): boolean {
-    return this.busy.has(id);
+  isBusy(uuid: string): boolean {
+    return this.busy.has(uuid);
   }
 
   private rememberHash(uuid: string, offset: number, hasher: IHasher): void {
@@ -242,7 +248,7 @@ export class UploadReceiver {
       'upload: the partial file holds less than recorded; resuming from what it holds',
     );
     this.hashStates.delete(row.uuid);
-    setReceived(this.deps.db, row.id, received);
+    setReceived(this.deps.db, row.uuid, received);
     return { ...row, received };
   }
 
@@ -302,7 +308,7 @@ export class UploadReceiver {
     try {
       await this.createPartial(location, partial);
     } catch (error) {
-      deleteUpload(db, row.id);
+      deleteUpload(db, row.uuid);
       throw error;
     }
     await this.dropIfRefused(row, refusedNow);
@@ -317,7 +323,7 @@ export class UploadReceiver {
     if (row.state !== 'receiving') return Promise.resolve(stateOf(row, location));
     // A body still arriving for this upload belongs to a connection the station gave up on.
     return this.exclusive(
-      row.id,
+      row.uuid,
       () => undefined,
       async () => {
         const now = uploadByUuid(this.deps.db, row.uuid);
@@ -349,9 +355,9 @@ export class UploadReceiver {
     const stop = (): void => {
       body?.destroy(new Error('superseded by a newer request for this upload'));
     };
-    return this.exclusive(row.id, stop, async () => {
+    return this.exclusive(row.uuid, stop, async () => {
       let current = uploadByUuid(this.deps.db, row.uuid);
-      if (!current) throw new UploadRefusal(404, 'upload: not found (dropped); start it again');
+      if (!current) throw new UploadRefusal(404, DROPPED);
       if (current.state !== 'receiving') return stateOf(current, location);
       current = await this.reconcile(current, location);
       if (offset !== current.received) {
@@ -395,7 +401,7 @@ export class UploadReceiver {
   private async dropIfRefused(row: UploadRow, refusedNow: RefusedNow): Promise<void> {
     const refused = refusedNow();
     if (refused === null) return;
-    deleteUpload(this.deps.db, row.id);
+    deleteUpload(this.deps.db, row.uuid);
     this.hashStates.delete(row.uuid);
     await removeQuietly(row.partial_path);
     this.deps.log.info({ upload: row.uuid, refused }, 'upload: dropped, its station refused now');
@@ -414,8 +420,12 @@ export class UploadReceiver {
     refusedNow: RefusedNow,
   ): Promise<UploadRow> {
     const refused = refusedNow();
-    if (refused === null) return finishUpload(this.deps.db, row.id, finished);
-    deleteUpload(this.deps.db, row.id);
+    if (refused === null) {
+      const done = finishUpload(this.deps.db, row.uuid, finished);
+      if (done) return done;
+      throw new UploadRefusal(404, DROPPED);
+    }
+    deleteUpload(this.deps.db, row.uuid);
     this.hashStates.delete(row.uuid);
     if (finished.state === 'completed') {
       await removeQuietly(destinationIn(location, finished.finalPath));
@@ -464,7 +474,7 @@ export class UploadReceiver {
           flushing = flushing
             .then(() => written)
             .then(() => handle.datasync())
-            .then(() => setReceived(db, row.id, upTo));
+            .then(() => setReceived(db, row.uuid, upTo));
           flushing.catch(() => undefined);
         }
       };
@@ -493,7 +503,7 @@ export class UploadReceiver {
       await writing;
       await flushing;
       await handle.datasync();
-      setReceived(db, row.id, position);
+      setReceived(db, row.uuid, position);
       if (tooLong) {
         this.rememberHash(row.uuid, position, h);
         throw new UploadRefusal(400, `body: longer than the ${row.size} bytes declared`);
@@ -540,7 +550,7 @@ export class UploadReceiver {
     const reread = await hashFile(partial);
     if (received !== row.xxhash || reread.hash !== row.xxhash || reread.bytes !== row.size) {
       await removeQuietly(partial);
-      deleteUpload(db, row.id);
+      deleteUpload(db, row.uuid);
       const where =
         received !== row.xxhash
           ? `the ${row.size} bytes received hash to ${received}`
@@ -566,7 +576,7 @@ export class UploadReceiver {
       const outside = await makeFoldersInside(location.base_path, folder, made);
       if (outside !== null) {
         await removeQuietly(partial);
-        deleteUpload(db, row.id);
+        deleteUpload(db, row.uuid);
         throw new UploadRefusal(
           400,
           `destination_path: the folder leads outside the storage location (to ${outside}, ` +
@@ -620,13 +630,13 @@ export class UploadReceiver {
   /** Drops an unfinished upload and its bytes (a superseded version, DELETE, the cleanup). */
   drop(row: UploadRow): Promise<void> {
     return this.exclusive(
-      row.id,
+      row.uuid,
       () => undefined,
       async () => {
         const now = uploadByUuid(this.deps.db, row.uuid);
         if (!now || now.state !== 'receiving') return;
         await removeQuietly(now.partial_path);
-        deleteUpload(this.deps.db, now.id);
+        deleteUpload(this.deps.db, now.uuid);
         this.hashStates.delete(now.uuid);
       },
     );

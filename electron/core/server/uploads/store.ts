@@ -131,11 +131,17 @@ export function insertUpload(
   ) as UploadRow;
 }
 
-export function setReceived(db: Db, id: number, received: number): void {
-  cachedStatement(db, 'UPDATE harvest_uploads SET received = ?, updated_at = ? WHERE id = ?').run(
+/*
+ * The writes of a request at work name its upload by uuid, never by id: its record may have
+ * gone meanwhile (its station refused, dropUploadsOfRefused), and an id is a row's, not an
+ * upload's (before migration 31, SQLite gave the highest id freed to the next upload).
+ */
+
+export function setReceived(db: Db, uuid: string, received: number): void {
+  cachedStatement(db, 'UPDATE harvest_uploads SET received = ?, updated_at = ? WHERE uuid = ?').run(
     received,
     nowIso(),
-    id,
+    uuid,
   );
 }
 
@@ -146,13 +152,14 @@ export interface Finished {
   note: string;
 }
 
-export function finishUpload(db: Db, id: number, finished: Finished): UploadRow {
+/** The upload recorded finished; undefined when its record has gone meanwhile. */
+export function finishUpload(db: Db, uuid: string, finished: Finished): UploadRow | undefined {
   const now = nowIso();
   return cachedStatement(
     db,
     `UPDATE harvest_uploads SET state = ?, received = size, partial_path = NULL,
        final_path = ?, dest_checksum = ?, note = ?, updated_at = ?, finished_at = ?
-     WHERE id = ? RETURNING *`,
+     WHERE uuid = ? RETURNING *`,
   ).get(
     finished.state,
     finished.finalPath,
@@ -160,12 +167,12 @@ export function finishUpload(db: Db, id: number, finished: Finished): UploadRow 
     finished.note,
     now,
     now,
-    id,
-  ) as UploadRow;
+    uuid,
+  ) as UploadRow | undefined;
 }
 
-export function deleteUpload(db: Db, id: number): void {
-  cachedStatement(db, 'DELETE FROM harvest_uploads WHERE id = ?').run(id);
+export function deleteUpload(db: Db, uuid: string): void {
+  cachedStatement(db, 'DELETE FROM harvest_uploads WHERE uuid = ?').run(uuid);
 }
 
 /**
