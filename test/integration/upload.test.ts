@@ -876,11 +876,10 @@ describe('uploads into a server storage location', () => {
     }
 
     /**
-     * An upload of a station given a new key while its body streams (its first MiB in, its
-     * request still at work): its record is gone, and the request ends once `body` does.
+     * An upload of `station` whose body streams (its first MiB of 2 written to the partial, its
+     * request still at work); the request ends once `body` does.
      */
-    async function refusedMidBody(uploads: UploadReceiver, name: string) {
-      const station = await letIn(name);
+    async function midBody(uploads: UploadReceiver, station: Awaited<ReturnType<typeof letIn>>) {
       const { data, location, row } = await opened(uploads, station);
       const body = new PassThrough();
       const appending = uploads.append(row, location, 0, body, data.length, station.refusedNow);
@@ -888,15 +887,125 @@ describe('uploads into a server storage location', () => {
       const end = (): boolean => (ended = true);
       appending.then(end, end);
       body.write(data.subarray(0, MiB));
-      // Its first MiB written to the partial: the request is at work in its body.
       while (statSync(row.partial_path!).size < MiB) {
-        if (ended) await appending;
+        if (ended)
+          throw new Error(`ended before its first MiB: ${JSON.stringify(await appending)}`);
         await new Promise((resolve) => setTimeout(resolve, 5));
       }
-      newStationKey(serverDb, station.id);
-      expect(uploadByUuid(serverDb, row.uuid)).toBeUndefined();
       return { row, body, appending, data, ended: () => ended };
     }
+
+    /** As midBody, its station given a new key then: its record is gone. */
+    async function refusedMidBody(uploads: UploadReceiver, name: string) {
+      const station = await letIn(name);
+      const streaming = await midBody(uploads, station);
+      newStationKey(serverDb, station.id);
+      expect(uploadByUuid(serverDb, streaming.row.uuid)).toBeUndefined();
+      return streaming;
+    }
+
+    /** Disabled, then enabled again: its unfinished uploads went with the first change. */
+    const disableThenEnable = (id: number): void => {
+      const ctx = { db: serverDb, actor: { id: 1 }, now: nowIso() };
+      serviceAccounts.update(ctx, id, { enabled: false });
+      serviceAccounts.update(ctx, id, { enabled: true });
+    };
+
+    it.each([
+      { body: 'its last', last: true },
+      { body: 'not its last', last: false },
+    ])(
+      'disabled, then enabled again while a body streams ($body): 404 dropped, and nothing of the upload stays',
+      async ({ last }) => {
+        const uploads = receiver();
+        const station = await letIn(`toggled-${String(last)}`);
+        const streaming = await midBody(uploads, station);
+        disableThenEnable(station.id);
+        expect(uploadByUuid(serverDb, streaming.row.uuid)).toBeUndefined();
+        // The partial goes (dropUploadsOfRefused, just after the change) before the body ends.
+        while (existsSync(streaming.row.partial_path!)) {
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+        if (last) streaming.body.end(streaming.data.subarray(MiB));
+        else streaming.body.end();
+        await expect(streaming.appending).rejects.toMatchObject({
+          status: 404,
+          detail: 'upload: not found (dropped); start it again',
+        });
+        expect(partials()).toEqual([]);
+        expect(existsSync(join(store, streaming.row.destination_path))).toBe(false);
+      },
+    );
+
+    it('disabled, then enabled again as its file is placed: 404 dropped, and the placed file goes', async () => {
+      const uploads = receiver();
+      const station = await letIn('toggled-placing');
+      const { data, location, row } = await opened(uploads, station);
+      const appending = uploads.append(
+        row,
+        location,
+        0,
+        Readable.from([data]),
+        data.length,
+        station.refusedNow,
+      );
+      const placed = join(store, row.destination_path);
+      while (!existsSync(placed)) await new Promise((resolve) => setImmediate(resolve));
+      disableThenEnable(station.id);
+      await expect(appending).rejects.toMatchObject({
+        status: 404,
+        detail: 'upload: not found (dropped); start it again',
+      });
+      expect(existsSync(placed)).toBe(false);
+      expect(uploadByUuid(serverDb, row.uuid)).toBeUndefined();
+      expect(partials()).toEqual([]);
+    });
+
+    it('disabled, then enabled again as its POST resumes it: 503 dropped, no partial made anew for it', async () => {
+      const uploads = receiver();
+      const station = await letIn('toggled-resumed');
+      const { data, location, row } = await opened(uploads, station);
+      const half = await uploads.append(
+        row,
+        location,
+        0,
+        Readable.from([data.subarray(0, MiB)]),
+        MiB,
+        station.refusedNow,
+      );
+      expect(half.offset).toBe(MiB);
+      const key = {
+        stationId: station.id,
+        fileUuid: row.file_uuid,
+        locationId: location.id,
+        destination: row.destination_path,
+        size: row.size,
+        xxhash: row.xxhash,
+      };
+      // Found again, and its partial looked at (reconcile): the station changes then.
+      const resuming = uploads.open(location, key, station.refusedNow);
+      disableThenEnable(station.id);
+      await expect(resuming).rejects.toMatchObject({
+        status: 503,
+        detail: 'upload: dropped while resumed; ask again',
+      });
+      expect(uploadByUuid(serverDb, row.uuid)).toBeUndefined();
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(partials()).toEqual([]);
+      // Asked again, it opens anew, from byte 0.
+      const again = await uploads.open(location, key, station.refusedNow);
+      expect(again).toMatchObject({ offset: 0, status: 'receiving' });
+      expect(again.upload_id).not.toBe(row.uuid);
+      const done = await uploads.append(
+        uploadByUuid(serverDb, again.upload_id)!,
+        location,
+        0,
+        Readable.from([data]),
+        data.length,
+        station.refusedNow,
+      );
+      expect(done.status).toBe('completed');
+    });
 
     it("a new key mid-body, then another station's upload: it gets an id of its own, and the refused request's end leaves it be", async () => {
       const uploads = receiver();

@@ -120,7 +120,8 @@ export function describeUploadApi(docs: ApiDocs): void {
       'At the last byte the server re-reads the file from its disk and places it only when both ' +
       'the bytes received and the bytes on disk hash to the declared hash. A key replaced, or ' +
       'the station disabled or deleted, while the body arrives or the file is placed answers ' +
-      '401 and drops the upload: no record, partial or placed file stays.',
+      '401 and drops the upload: no record, partial or placed file stays; an upload dropped ' +
+      'meanwhile (its station disabled, then enabled again) answers 404: open it again (POST).',
     security: 'station',
     params: idParams,
     bodyContentType: 'application/octet-stream',

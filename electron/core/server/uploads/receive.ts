@@ -50,6 +50,9 @@ const RECORD_EVERY = 64 * 1024 * 1024;
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 /** A PATCH's upload whose record went meanwhile (dropped): the station opens it anew. */
 const DROPPED = 'upload: not found (dropped); start it again';
+/** A POST's upload whose record went meanwhile: asked again, it is opened anew. */
+const DROPPED_RESUMED = 'upload: dropped while resumed; ask again';
+const DROPPED_OPENED = 'upload: dropped while opened; ask again';
 
 /** A refusal with its HTTP status; `extra` goes into the body beside `detail`. */
 export class UploadRefusal extends Error {
@@ -312,6 +315,7 @@ export class UploadReceiver {
       throw error;
     }
     await this.dropIfRefused(row, refusedNow);
+    await this.dropIfGone(row, 503, DROPPED_OPENED);
     return stateOf(row, location);
   }
 
@@ -327,12 +331,14 @@ export class UploadReceiver {
       () => undefined,
       async () => {
         const now = uploadByUuid(this.deps.db, row.uuid);
-        if (!now) throw new UploadRefusal(503, 'upload: dropped while resumed; ask again');
+        if (!now) throw new UploadRefusal(503, DROPPED_RESUMED);
         if (now.state !== 'receiving') return stateOf(now, location);
         const reconciled = await this.reconcile(now, location);
         // Refused meanwhile, its record may be gone with the change (dropUploadsOfRefused)
-        // while reconcile made the partial anew: it goes, as for a refused append.
+        // while reconcile made the partial anew: it goes, as for a refused append; gone with
+        // its station let in again (disabled, then enabled), it goes too.
         await this.dropIfRefused(reconciled, refusedNow);
+        await this.dropIfGone(reconciled, 503, DROPPED_RESUMED);
         return stateOf(reconciled, location);
       },
     );
@@ -343,6 +349,8 @@ export class UploadReceiver {
    * A body cut short keeps what arrived (flushed and recorded before answering). A station
    * refused once the body has ended, or when the file would be recorded finished
    * (`refusedNow`), gets its 401, and nothing of the upload stays: no record, partial or file.
+   * An upload whose record went meanwhile, its station let in again (disabled, then enabled),
+   * gets 404 (dropped), and nothing of it stays either.
    */
   append(
     row: UploadRow,
@@ -360,6 +368,7 @@ export class UploadReceiver {
       if (!current) throw new UploadRefusal(404, DROPPED);
       if (current.state !== 'receiving') return stateOf(current, location);
       current = await this.reconcile(current, location);
+      await this.dropIfGone(current, 404, DROPPED);
       if (offset !== current.received) {
         throw new UploadRefusal(
           409,
@@ -377,17 +386,23 @@ export class UploadReceiver {
       const receiving = current;
       const received = await this.receive(receiving, body).catch(async (error: unknown) => {
         await this.dropIfRefused(receiving, refusedNow);
+        await this.dropIfGone(receiving, 404, DROPPED);
         throw error;
       });
       await this.dropIfRefused(receiving, refusedNow);
+      await this.dropIfGone(receiving, 404, DROPPED);
       if (received.bytes < current.size)
         return stateOf({ ...current, received: received.bytes }, location);
       const whole = { ...current, received: received.bytes };
       return await this.finish(whole, location, received.hash, refusedNow).catch(
         async (error: unknown) => {
           // Refused meanwhile, its partial may have gone with its record (dropUploadsOfRefused)
-          // under the hashing or the placing: its 401, not that file error.
-          if (!(error instanceof UploadRefusal)) await this.dropIfRefused(whole, refusedNow);
+          // under the hashing or the placing: its 401, or its 404 once let in again, not that
+          // file error.
+          if (!(error instanceof UploadRefusal)) {
+            await this.dropIfRefused(whole, refusedNow);
+            await this.dropIfGone(whole, 404, DROPPED);
+          }
           throw error;
         },
       );
@@ -409,9 +424,23 @@ export class UploadReceiver {
   }
 
   /**
-   * Records the upload finished as `finished`, or, for a station refused now, removes the file
-   * it placed and its record and answers 401. Within the folder's turn (inFolder): no other
-   * upload takes the placed file for its own content before it goes.
+   * The refusal of an upload whose record went meanwhile, its station let in again (dropped as
+   * its station was disabled, then enabled): the partial this request wrote to, or made anew,
+   * goes too (an orphan otherwise, its record gone).
+   */
+  private async dropIfGone(row: UploadRow, status: 404 | 503, detail: string): Promise<void> {
+    if (uploadByUuid(this.deps.db, row.uuid)) return;
+    this.hashStates.delete(row.uuid);
+    await removeQuietly(row.partial_path);
+    this.deps.log.info({ upload: row.uuid }, 'upload: its record went meanwhile (dropped)');
+    throw new UploadRefusal(status, detail);
+  }
+
+  /**
+   * Records the upload finished as `finished`, or, for a station refused now or a record gone
+   * meanwhile (dropped), removes the file it placed and its record and answers 401 or 404.
+   * Within the folder's turn (inFolder): no other upload takes the placed file for its own
+   * content before it goes.
    */
   private async recordFinished(
     row: UploadRow,
@@ -420,15 +449,16 @@ export class UploadReceiver {
     refusedNow: RefusedNow,
   ): Promise<UploadRow> {
     const refused = refusedNow();
-    if (refused === null) {
-      const done = finishUpload(this.deps.db, row.uuid, finished);
-      if (done) return done;
-      throw new UploadRefusal(404, DROPPED);
-    }
+    const done = refused === null ? finishUpload(this.deps.db, row.uuid, finished) : undefined;
+    if (done) return done;
     deleteUpload(this.deps.db, row.uuid);
     this.hashStates.delete(row.uuid);
     if (finished.state === 'completed') {
       await removeQuietly(destinationIn(location, finished.finalPath));
+    }
+    if (refused === null) {
+      this.deps.log.info({ upload: row.uuid }, 'upload: its record went meanwhile (dropped)');
+      throw new UploadRefusal(404, DROPPED);
     }
     this.deps.log.info({ upload: row.uuid, refused }, 'upload: dropped, its station refused now');
     throw new UploadRefusal(401, refused);
