@@ -904,6 +904,47 @@ describe('uploads into a server storage location', () => {
       return streaming;
     }
 
+    it.each(['PATCH', 'POST'])(
+      'a new key while a %s of its upload waits for the turn of the one at work: 401 for both (not that the upload is gone)',
+      async (method) => {
+        const uploads = receiver();
+        const station = await letIn(`waiting-${method}`);
+        const streaming = await midBody(uploads, station);
+        const { row, data } = streaming;
+        const location = findLocation(serverDb, 'none', 'archive')!;
+        // Let in before the change; its work begins after it (the turn of the one at work).
+        const waiting =
+          method === 'PATCH'
+            ? uploads.append(
+                row,
+                location,
+                MiB,
+                Readable.from([data.subarray(MiB)]),
+                MiB,
+                station.refusedNow,
+              )
+            : uploads.open(
+                location,
+                {
+                  stationId: station.id,
+                  fileUuid: row.file_uuid,
+                  locationId: location.id,
+                  destination: row.destination_path,
+                  size: row.size,
+                  xxhash: row.xxhash,
+                },
+                station.refusedNow,
+              );
+        newStationKey(serverDb, station.id);
+        const refused = { status: 401, detail: 'Invalid station key.' };
+        await expect(streaming.appending).rejects.toMatchObject(refused);
+        await expect(waiting).rejects.toMatchObject(refused);
+        expect(uploadByUuid(serverDb, row.uuid)).toBeUndefined();
+        await new Promise((resolve) => setImmediate(resolve));
+        expect(partials()).toEqual([]);
+      },
+    );
+
     /** Disabled, then enabled again: its unfinished uploads went with the first change. */
     const disableThenEnable = (id: number): void => {
       const ctx = { db: serverDb, actor: { id: 1 }, now: nowIso() };

@@ -330,7 +330,7 @@ export class UploadReceiver {
       row.uuid,
       () => undefined,
       async () => {
-        const now = uploadByUuid(this.deps.db, row.uuid);
+        const now = await this.refusedAtTurn(row, refusedNow);
         if (!now) throw new UploadRefusal(503, DROPPED_RESUMED);
         if (now.state !== 'receiving') return stateOf(now, location);
         const reconciled = await this.reconcile(now, location);
@@ -364,7 +364,7 @@ export class UploadReceiver {
       body?.destroy(new Error('superseded by a newer request for this upload'));
     };
     return this.exclusive(row.uuid, stop, async () => {
-      let current = uploadByUuid(this.deps.db, row.uuid);
+      let current = await this.refusedAtTurn(row, refusedNow);
       if (!current) throw new UploadRefusal(404, DROPPED);
       if (current.state !== 'receiving') return stateOf(current, location);
       current = await this.reconcile(current, location);
@@ -407,6 +407,22 @@ export class UploadReceiver {
         },
       );
     });
+  }
+
+  /**
+   * The upload as a request finds it at its turn, once its station is asked first: refused
+   * while the request waited (let in before the change, its work begun after), its record may
+   * be gone with the change; the request's answer is then the 401, not that it is gone. An
+   * unfinished upload goes with the 401 (dropIfRefused); a finished one stays.
+   */
+  private async refusedAtTurn(
+    row: UploadRow,
+    refusedNow: RefusedNow,
+  ): Promise<UploadRow | undefined> {
+    const now = uploadByUuid(this.deps.db, row.uuid);
+    if (now && now.state !== 'receiving') assertLetIn(refusedNow);
+    else await this.dropIfRefused(now ?? row, refusedNow);
+    return now;
   }
 
   /**
