@@ -159,6 +159,28 @@ function storeTree(folder: string): string[] {
   return existsSync(dir) ? listTree(dir) : [];
 }
 
+/**
+ * Waits for `ready` (a file placed, a partial written or removed), racing `request`: a request
+ * that ends first (failed before, or answered) fails the test with how it ended, rather than
+ * spinning until the test's timeout.
+ */
+async function until(what: string, ready: () => boolean, request: Promise<unknown>) {
+  const seen: { end: string | null } = { end: null };
+  request.then(
+    (answer) => (seen.end = `answered ${JSON.stringify(answer)}`),
+    (error: unknown) =>
+      (seen.end = `failed: ${error instanceof Error ? error.message : String(error)}`),
+  );
+  while (!ready()) {
+    if (seen.end !== null) throw new Error(`never ${what}: the request ${seen.end}`);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+/** Until the file at `path` is placed, racing `request`. */
+const placedBy = (path: string, request: Promise<unknown>): Promise<void> =>
+  until(`placed: ${path}`, () => existsSync(path), request);
+
 async function xxh3(data: Buffer): Promise<string> {
   return (await createXXHash128()).init().update(data).digest('hex');
 }
@@ -832,9 +854,7 @@ describe('uploads into a server storage location', () => {
         );
         // The file is at its name (linked there), its upload not yet recorded finished: the
         // station ends now, after the check that follows the body.
-        while (!existsSync(join(store, destination))) {
-          await new Promise((resolve) => setImmediate(resolve));
-        }
+        await placedBy(join(store, destination), appending);
         end(station.id);
         await expect(appending).rejects.toMatchObject({
           status: 401,
@@ -887,11 +907,8 @@ describe('uploads into a server storage location', () => {
       const end = (): boolean => (ended = true);
       appending.then(end, end);
       body.write(data.subarray(0, MiB));
-      while (statSync(row.partial_path!).size < MiB) {
-        if (ended)
-          throw new Error(`ended before its first MiB: ${JSON.stringify(await appending)}`);
-        await new Promise((resolve) => setTimeout(resolve, 5));
-      }
+      const partial = row.partial_path!;
+      await until('its first MiB written', () => statSync(partial).size >= MiB, appending);
       return { row, body, appending, data, ended: () => ended };
     }
 
@@ -964,9 +981,8 @@ describe('uploads into a server storage location', () => {
         disableThenEnable(station.id);
         expect(uploadByUuid(serverDb, streaming.row.uuid)).toBeUndefined();
         // The partial goes (dropUploadsOfRefused, just after the change) before the body ends.
-        while (existsSync(streaming.row.partial_path!)) {
-          await new Promise((resolve) => setTimeout(resolve, 5));
-        }
+        const partial = streaming.row.partial_path!;
+        await until('its partial removed', () => !existsSync(partial), streaming.appending);
         if (last) streaming.body.end(streaming.data.subarray(MiB));
         else streaming.body.end();
         await expect(streaming.appending).rejects.toMatchObject({
@@ -991,7 +1007,7 @@ describe('uploads into a server storage location', () => {
         station.refusedNow,
       );
       const placed = join(store, row.destination_path);
-      while (!existsSync(placed)) await new Promise((resolve) => setImmediate(resolve));
+      await placedBy(placed, appending);
       disableThenEnable(station.id);
       await expect(appending).rejects.toMatchObject({
         status: 404,
@@ -1158,7 +1174,7 @@ describe('uploads into a server storage location', () => {
         // this process: this looks between its steps). Another writer may put a file in one
         // of the folders the upload made, then the station ends.
         const placed = join(store, destination);
-        while (!existsSync(placed)) await new Promise((resolve) => setImmediate(resolve));
+        await placedBy(placed, appending);
         if (meanwhile) writeFileSync(join(store, name, 'kept', '2026', 'notes.txt'), 'meanwhile');
         ends[how](id, `${name}-cam`);
 
