@@ -30,6 +30,24 @@ const nfc = (text: string): string => text.normalize('NFC');
 /** The migration that folds the indexes' text (the last before this test's was written: 23). */
 const BEFORE_FOLDING = migrations.findIndex((m) => m.version === 24);
 
+/**
+ * Runs migration `version` once more over the database in `file`, as the upgrade from the
+ * version before it ran it, and leaves the database at the version it was: the later
+ * migrations, which need not be able to run twice, are not run again.
+ */
+function runMigrationAgain(file: string, version: number): void {
+  const at = migrations.findIndex((m) => m.version === version);
+  expect(at).toBeGreaterThan(0);
+  const raw = new Database(file);
+  const current = raw.pragma('user_version', { simple: true }) as number;
+  raw.pragma(`user_version = ${migrations[at - 1].version}`);
+  raw.close();
+  openDatabase(file, migrations.slice(0, at + 1)).close();
+  const back = new Database(file);
+  back.pragma(`user_version = ${current}`);
+  back.close();
+}
+
 describe('file search', () => {
   const now = '2026-01-05T10:00:00.000Z';
   let db: Database.Database;
@@ -461,8 +479,8 @@ describe('notebook search', () => {
     expect(await everyUnit()).toEqual(expected);
     expect(await inUnit('m')).toEqual([]);
 
-    // As the index held the units before migration 29: as written. Reopened at version 28, the
-    // station's database runs migration 29 over them.
+    // As the index held the units before migration 29: as written. Migration 29 runs over them
+    // again, as it did at the upgrade from version 28.
     st.close();
     const file = join(dataDir, 'labstation.db');
     const raw = new Database(file);
@@ -476,10 +494,8 @@ describe('notebook search', () => {
         'UPDATE notebook_metadata_index SET unit = ? WHERE entry_id = ? AND unit IS NOT NULL',
       )
       .run(`${MICRO}m`, micro);
-    const folding = migrations.findIndex((m) => m.version === 29);
-    expect(folding).toBeGreaterThan(0);
-    raw.pragma(`user_version = ${migrations[folding - 1]?.version ?? 0}`);
     raw.close();
+    runMigrationAgain(file, 29);
     st = Station.open({ dataDir, log: createLogger('silent'), clock: () => (clockNow += 1000) });
     await st.call('session.logon', { login: 'alice', pin: '1234' });
     expect(
@@ -547,7 +563,7 @@ describe('notebook search', () => {
     expect(indexed()).toEqual(['mg', 'mg', 'mg', null, '\u200bmg']);
 
     // As the index held the units before migration 30: folded by migration 29, spaces kept.
-    // Reopened at version 29, the station's database runs migration 30 over them.
+    // Migration 30 runs over them again, as it did at the upgrade from version 29.
     st.close();
     const file = join(dataDir, 'labstation.db');
     const raw = new Database(file);
@@ -555,10 +571,8 @@ describe('notebook search', () => {
     setUnit.run('mg ', after);
     setUnit.run(`${spaces}mg${spaces}`, around);
     setUnit.run(' \u00a0', blank);
-    const trimming = migrations.findIndex((m) => m.version === 30);
-    expect(trimming).toBeGreaterThan(0);
-    raw.pragma(`user_version = ${migrations[trimming - 1]?.version ?? 0}`);
     raw.close();
+    runMigrationAgain(file, 30);
     st = Station.open({ dataDir, log: createLogger('silent'), clock: () => (clockNow += 1000) });
     await st.call('session.logon', { login: 'alice', pin: '1234' });
     expect(indexed()).toEqual(['mg', 'mg', 'mg', null, '\u200bmg']);
