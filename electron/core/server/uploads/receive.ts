@@ -314,8 +314,7 @@ export class UploadReceiver {
       deleteUpload(db, row.uuid);
       throw error;
     }
-    await this.dropIfRefused(row, refusedNow);
-    await this.dropIfGone(row, 503, DROPPED_OPENED);
+    await this.dropUnlessGoingOn(row, refusedNow, 503, DROPPED_OPENED);
     return stateOf(row, location);
   }
 
@@ -337,8 +336,7 @@ export class UploadReceiver {
         // Refused meanwhile, its record may be gone with the change (dropUploadsOfRefused)
         // while reconcile made the partial anew: it goes, as for a refused append; gone with
         // its station let in again (disabled, then enabled), it goes too.
-        await this.dropIfRefused(reconciled, refusedNow);
-        await this.dropIfGone(reconciled, 503, DROPPED_RESUMED);
+        await this.dropUnlessGoingOn(reconciled, refusedNow, 503, DROPPED_RESUMED);
         return stateOf(reconciled, location);
       },
     );
@@ -385,12 +383,10 @@ export class UploadReceiver {
       }
       const receiving = current;
       const received = await this.receive(receiving, body).catch(async (error: unknown) => {
-        await this.dropIfRefused(receiving, refusedNow);
-        await this.dropIfGone(receiving, 404, DROPPED);
+        await this.dropUnlessGoingOn(receiving, refusedNow, 404, DROPPED);
         throw error;
       });
-      await this.dropIfRefused(receiving, refusedNow);
-      await this.dropIfGone(receiving, 404, DROPPED);
+      await this.dropUnlessGoingOn(receiving, refusedNow, 404, DROPPED);
       if (received.bytes < current.size)
         return stateOf({ ...current, received: received.bytes }, location);
       const whole = { ...current, received: received.bytes };
@@ -400,8 +396,7 @@ export class UploadReceiver {
           // under the hashing or the placing: its 401, or its 404 once let in again, not that
           // file error.
           if (!(error instanceof UploadRefusal)) {
-            await this.dropIfRefused(whole, refusedNow);
-            await this.dropIfGone(whole, 404, DROPPED);
+            await this.dropUnlessGoingOn(whole, refusedNow, 404, DROPPED);
           }
           throw error;
         },
@@ -437,6 +432,20 @@ export class UploadReceiver {
     await removeQuietly(row.partial_path);
     this.deps.log.info({ upload: row.uuid, refused }, 'upload: dropped, its station refused now');
     throw new UploadRefusal(401, refused);
+  }
+
+  /**
+   * Whether the upload may go on, asked at each step a refusal may have come in: its station
+   * refused now (dropIfRefused, the 401), or its record gone meanwhile (dropIfGone).
+   */
+  private async dropUnlessGoingOn(
+    row: UploadRow,
+    refusedNow: RefusedNow,
+    status: 404 | 503,
+    detail: string,
+  ): Promise<void> {
+    await this.dropIfRefused(row, refusedNow);
+    await this.dropIfGone(row, status, detail);
   }
 
   /**
