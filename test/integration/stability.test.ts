@@ -209,17 +209,38 @@ describe('StabilityChecks', () => {
   it('a one-shot run that has walked gives up a file still changing past its patience', async () => {
     const { checks, taken, run, clock } = setUp({ once: true });
     const inst = instrument(0.1);
-    const { path } = candidate(checks, inst, 'log.txt', 10);
+    const { path, key } = candidate(checks, inst, 'log.txt', 10);
     const walkedAt = Date.now() + clock.offsetMs;
     // Patience: six windows, at least 10 s since the walk.
     expect(checks.changingFor(1, walkedAt)).toBeNull();
     clock.offsetMs = 11_000;
+    // Seen changing within its window: still changing.
+    appendFileSync(path, Buffer.alloc(5));
+    expect(checks.update(key, 15, statSync(path).mtimeMs)).toBe(true);
     expect(checks.changingFor(1, walkedAt)).toEqual([path]);
     expect(checks.changingFor(2, walkedAt)).toEqual([]);
+    // Its window ends, then it changes again before the check reads it: given up at that read.
+    clock.offsetMs = 11_200;
+    expect(checks.changingFor(1, walkedAt)).toBeNull();
+    appendFileSync(path, Buffer.alloc(5));
     await checks.check();
     expect(run.unstable).toEqual([{ path, openError: null }]);
     expect(taken).toEqual([]);
     expect(checks.size).toBe(0);
+  });
+
+  it('a one-shot run past its patience still takes a file found unchanged for its window', async () => {
+    const { checks, taken, run, clock } = setUp({ once: true });
+    const inst = instrument(0.1);
+    const { path } = candidate(checks, inst, 'done.tif', 10);
+    const walkedAt = Date.now() + clock.offsetMs;
+    clock.offsetMs = 11_000;
+    // Its window has ended: the run waits for the check's last read, which finds it stable.
+    expect(checks.changingFor(1, walkedAt)).toBeNull();
+    await checks.check();
+    expect(taken.map((t) => t.path)).toEqual([path]);
+    expect(run.unstable).toEqual([]);
+    expect(checks.changingFor(1, walkedAt)).toEqual([]);
   });
 
   it('names the settling files that changed last, newest first', () => {

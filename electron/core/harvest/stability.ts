@@ -328,7 +328,8 @@ export class StabilityChecks {
     }
     this.ticking = true;
     try {
-      const due: [string, Candidate][] = [];
+      // [key, candidate, last read: a one-shot run's patience with it has run out].
+      const due: [string, Candidate, boolean][] = [];
       let nextDue = Infinity;
       const once = this.host.onceRun();
       for (const [key, c] of [...this.candidates]) {
@@ -337,16 +338,14 @@ export class StabilityChecks {
           // Read again before the window ends, where a watcher's stat may have come too soon.
           // Not woken for: settleSoon and wakeFor wake the check for that, and files still
           // being written would otherwise wake it at every write.
-          if (settles(c) && this.clock() - c.changedAt >= SETTLE_MS) due.push([key, c]);
+          if (settles(c) && this.clock() - c.changedAt >= SETTLE_MS) due.push([key, c, false]);
           else nextDue = Math.min(nextDue, c.changedAt + windowMs);
           continue;
         }
-        if (once && this.clock() - c.firstSeenMs > patienceMs(c)) {
-          this.candidates.delete(key);
-          once.unstable.push({ path: c.absolutePath, openError: c.openError });
-          continue;
-        }
-        due.push([key, c]);
+        // Its window has ended: read it, even past a one-shot run's patience, as a file that
+        // has not changed for its window is stable however long it took to get there; only a
+        // change (or a refused open) found by this last read gives it up.
+        due.push([key, c, once !== null && this.clock() - c.firstSeenMs > patienceMs(c)]);
       }
       // In groups, each checked by a copy worker in one message (copyBatch.ts probeFiles):
       // three file-system calls per file, off this thread. Each group is recorded and queued
@@ -364,16 +363,24 @@ export class StabilityChecks {
         const probes = await prober.probe(group.map(([, c]) => c.absolutePath));
         const stable: Candidate[] = [];
         const stableKeys: string[] = [];
-        group.forEach(([key, c], i) => {
+        group.forEach(([key, c, lastRead], i) => {
           const probe = probes[i];
-          const windowEnded = probedAt - seen[i] >= c.instrument.stability_seconds * 1000;
           if (probe.kind !== 'file') {
             this.candidates.delete(key);
-          } else if (
-            probe.size !== c.size ||
-            probe.mtimeMs !== c.mtimeMs ||
-            c.changedAt !== seen[i]
-          ) {
+            return;
+          }
+          const windowEnded = probedAt - seen[i] >= c.instrument.stability_seconds * 1000;
+          const changed =
+            probe.size !== c.size || probe.mtimeMs !== c.mtimeMs || c.changedAt !== seen[i];
+          if (lastRead && once && (changed || probe.openError !== null)) {
+            // Past the run's patience and not stable at its last read: left for the next run.
+            if (this.candidates.get(key) !== c) return;
+            this.candidates.delete(key);
+            once.unstable.push({
+              path: c.absolutePath,
+              openError: changed ? null : probe.openError,
+            });
+          } else if (changed) {
             c.size = probe.size;
             c.mtimeMs = probe.mtimeMs;
             c.openError = null;
@@ -433,6 +440,8 @@ export class StabilityChecks {
     for (const c of this.candidates.values()) {
       if (c.instrument.id !== instrumentId) continue;
       if (this.clock() - Math.max(c.firstSeenMs, walkedAt) <= patienceMs(c)) return null;
+      // Its window has ended: the next check reads it once more, and takes it or gives it up.
+      if (this.clock() - c.changedAt >= c.instrument.stability_seconds * 1000) return null;
       changing.push(c.absolutePath);
     }
     return changing;
