@@ -392,7 +392,7 @@ export interface ListedFile {
 
 /**
  * The regular files directly in each folder (not in its subfolders), for the folders the
- * watcher reports (engine.ts folderSighted); none for a folder that cannot be read. Synchronous,
+ * watcher reports (sightings.ts folderSighted); none for a folder that cannot be read. Synchronous,
  * on the service worker's thread: when a tree is moved in, the process's libuv pool is queued
  * full with chokidar's lstat of every entry, and an asynchronous read here waited behind all
  * of them (0.4 to 0.5 s before the first file of 10,000).

@@ -220,7 +220,7 @@ const UNPROVEN_MAX = 10_000;
  * the system's inotify watches per file (192,536 for all of a user's programs here).
  *
  * chokidar reports a new folder before it watches it. A file made in it before the watch is up
- * has no event; the caller lists the folder twice (engine.ts folderSighted), and it is listed
+ * has no event; the caller lists the folder twice (sightings.ts folderSighted), and it is listed
  * again here at the folder's first event, which proves its watch is up.
  */
 export function watchFolder(

@@ -1,11 +1,11 @@
 /**
  * The folders the watcher reported, as listed a moment ago. A folder the watcher reports is
- * listed twice (engine.ts folderSighted), and a file the first listing held unchanged was taken
+ * listed twice (sightings.ts folderSighted), and a file the first listing held unchanged was taken
  * then, or turned down by the watched folder's filter: its candidate, its copy or its record
  * already stands for it, and looking its record up again cost a query per file (a tree of
  * 10,000 files moved in: 0.14 s of the engine's thread, and about 0.3 s with the garbage it
  * made). Only listings are passed over so: a file written, made or moved has an event of its
- * own (engine.ts lookAt's paths).
+ * own (sightings.ts lookAt's paths).
  */
 import type { WatchFolder } from './config.js';
 import type { ListedFile } from './copyBatch.js';

@@ -29,7 +29,7 @@ export interface UsageContext {
  * The usage event on the tool at `at` (ISO time): the one in progress then, the latest begun
  * where two overlap; null when there was none. A harvested file belongs to the usage on its
  * instrument's tool when it was first seen, or when it was written if it was written before
- * the harvest could see it (engine.ts consider).
+ * the harvest could see it (intake.ts consider).
  */
 export function usageOnToolAt(db: Db, toolId: number, at: string): number | null {
   const id = cachedStatement(

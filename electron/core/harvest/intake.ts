@@ -1,0 +1,319 @@
+/**
+ * The intake: files found by a walk or the watcher become candidates (consider), those the
+ * stability check finds stable are recorded and queued for their transfer (accept), and a file
+ * recorded and done that comes back with its size but a new mtime is compared with its record
+ * first (recheck).
+ */
+import { basename } from 'node:path';
+import type { Db } from '../db/open.js';
+import { nowIso } from '../util/ids.js';
+import type { Logger } from '../util/log.js';
+import type { Instrument, WatchFolder } from './config.js';
+import { HASH_ALGORITHM } from './copy.js';
+import type { CopyPool } from './copyPool.js';
+import { relativeTo, type FoundFile } from './discover.js';
+import {
+  arkConfig,
+  keepRecords,
+  knownSources,
+  latestBySource,
+  recordFile,
+  requeueFile,
+  type FileRow,
+} from './records.js';
+import { candidateKey, WAKE_GAP_MS, type Candidate, type StabilityChecks } from './stability.js';
+import type { TransferQueue } from './transferQueue.js';
+import { usageOnToolAt } from './usageContext.js';
+
+/** An instrument's records by source path, as a walk takes them at its start (knownSources). */
+export type KnownSources = ReturnType<typeof knownSources>;
+
+/** What the intake asks of the engine. */
+export interface IntakeHost {
+  /** Whether the harvest stopped. */
+  stopped(): boolean;
+  /** Whether this instrument (this configuration of it) is harvested here now. */
+  harvests(instrument: Instrument): boolean;
+  /** The instruments harvested here now. */
+  instruments(): readonly Instrument[];
+  /** The copy workers, once the harvest started them; null before. */
+  pool(): CopyPool | null;
+  /** Tells the UIs. */
+  changed(): void;
+  /** Whether the harvest is idle now. */
+  checkIdle(): void;
+}
+
+/** Recorded with the same size and mtime, and still there: not read again. */
+function alreadyRecorded(
+  record: { size: number; mtime_ms: number; state: string } | undefined,
+  size: number,
+  mtimeMs: number,
+): boolean {
+  return (
+    record !== undefined &&
+    record.state !== 'gone' &&
+    record.size === size &&
+    record.mtime_ms === mtimeMs
+  );
+}
+
+/** A record waiting for its transfer with the size and mtime the candidate has. */
+function sameWaiting(record: FileRow, c: { size: number; mtimeMs: number }): boolean {
+  return record.state === 'waiting' && record.size === c.size && record.mtime_ms === c.mtimeMs;
+}
+
+/**
+ * Why a file could not be read for its comparison with its record (recheck) that passes: it is
+ * looked at again, as a file that does not open yet is (a writer holds it, a permission is
+ * being set; null: the copy worker ended).
+ */
+const READ_AGAIN = new Set<string | null>([
+  'EBUSY',
+  'EACCES',
+  'EPERM',
+  'EAGAIN',
+  'EMFILE',
+  'ENFILE',
+  null,
+]);
+
+export class Intake {
+  /**
+   * When the harvest started (Harvester.start, runOnce); 0 before: a file written before was not
+   * seen when it was made (consider).
+   */
+  startedAt = 0;
+  /**
+   * Sources whose content is being compared with their record (recheck), by candidateKey: a
+   * file found again with its size but a new mtime.
+   */
+  private readonly rechecks = new Map<string, { again: boolean }>();
+  /**
+   * The records each walk under way took at its start (knownSources), by instrument, kept up
+   * to date as files are recorded: a walk that runs while the watcher's files are recorded (the
+   * walk after a burst of events) would otherwise take every file recorded since it began for
+   * a new one, and check and record it again.
+   */
+  private readonly walkKnown = new Map<number, Set<KnownSources>>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly log: Logger,
+    private readonly clock: () => number,
+    private readonly stability: StabilityChecks,
+    private readonly transfers: TransferQueue,
+    private readonly host: IntakeHost,
+  ) {}
+
+  /** Files being compared with their record: the harvest is not idle meanwhile. */
+  get comparing(): number {
+    return this.rechecks.size;
+  }
+
+  /** The records of an instrument for a walk that starts now, kept up to date until walkEnded. */
+  walkStarts(instrumentId: number): KnownSources {
+    const known = knownSources(this.db, instrumentId);
+    let walks = this.walkKnown.get(instrumentId);
+    if (!walks) this.walkKnown.set(instrumentId, (walks = new Set()));
+    walks.add(known);
+    return known;
+  }
+
+  /** The walk that took `known` ended: it is no longer kept up to date. */
+  walkEnded(instrumentId: number, known: KnownSources): void {
+    const walks = this.walkKnown.get(instrumentId);
+    if (!walks) return;
+    walks.delete(known);
+    if (!walks.size) this.walkKnown.delete(instrumentId);
+  }
+
+  /** Considers the found files, but those recorded already with the same size and mtime. */
+  take(
+    instrument: Instrument,
+    folder: WatchFolder,
+    found: FoundFile[],
+    recorded: (path: string) => Parameters<typeof alreadyRecorded>[0],
+  ): void {
+    for (const f of found) {
+      if (alreadyRecorded(recorded(f.absolutePath), f.size, f.mtimeMs)) continue;
+      this.consider(instrument, folder, f.absolutePath, f.size, f.mtimeMs, f.relativePath);
+    }
+  }
+
+  /**
+   * A file found with this size and mtime: a candidate from now, unless it is one already (its
+   * window starts again if they changed), is being copied, or is being compared with its record.
+   */
+  consider(
+    instrument: Instrument,
+    folder: WatchFolder,
+    path: string,
+    size: number,
+    mtimeMs: number,
+    relativePath = relativeTo(folder.path, path),
+  ): void {
+    const key = candidateKey(instrument, path);
+    if (this.stability.update(key, size, mtimeMs)) return;
+    if (this.transfers.reads(instrument, path)) return;
+    const rechecked = this.rechecks.get(key);
+    if (rechecked) {
+      rechecked.again = true;
+      return;
+    }
+    const seen = nowIso(this.clock);
+    // The usage on the tool when the file was first seen. A file written before this harvester
+    // started (the station was off) was not seen when it was made: it belongs to the usage in
+    // progress when it was written, not to whoever is logged on now.
+    const written = new Date(mtimeMs).toISOString();
+    const usage =
+      mtimeMs < this.startedAt
+        ? usageOnToolAt(this.db, instrument.tool_id, written)
+        : usageOnToolAt(this.db, instrument.tool_id, seen);
+    this.stability.add(key, instrument, folder, path, relativePath, size, mtimeMs, seen, usage);
+  }
+
+  /**
+   * Records stable files (one transaction) and queues their transfers. A file recorded and
+   * done that comes back with its size but a new mtime is compared with its record first
+   * (recheck), unless `compared`: that comparison found other content.
+   */
+  accept(stable: Candidate[], compared = false): void {
+    const ark = arkConfig(this.db);
+    const toCompare: [Candidate, FileRow][] = [];
+    const noted: [Candidate, number][] = [];
+    const ids = this.db
+      .transaction(() =>
+        stable.flatMap((c) => {
+          const record = latestBySource(this.db, c.instrument.id, c.absolutePath);
+          // Waiting already as it is (found twice before its copy): queued, not written again.
+          if (record && sameWaiting(record, c)) return [record.id];
+          if (record && record.state !== 'done') {
+            requeueFile(this.db, record.id, c.size, c.mtimeMs);
+            noted.push([c, record.id]);
+            return [record.id];
+          }
+          if (record && record.size === c.size) {
+            if (record.mtime_ms === c.mtimeMs) return [];
+            if (!compared && record.xxhash !== null && record.hash_algorithm === HASH_ALGORITHM) {
+              toCompare.push([c, record]);
+              return [];
+            }
+          }
+          const id = recordFile(
+            this.db,
+            {
+              instrumentId: c.instrument.id,
+              watchPath: c.folder.path,
+              relativePath: c.relativePath,
+              sourcePath: c.absolutePath,
+              filename: basename(c.absolutePath),
+              size: c.size,
+              mtimeMs: c.mtimeMs,
+              firstDiscoveredAt: c.firstSeenAt,
+              usageEventId: c.usageEventId,
+            },
+            ark,
+          );
+          noted.push([c, id]);
+          return [id];
+        }),
+      )
+      .immediate();
+    for (const [c, id] of noted) {
+      const entry = { id, size: c.size, mtime_ms: c.mtimeMs, state: 'waiting' as const };
+      for (const known of this.walkKnown.get(c.instrument.id) ?? [])
+        known.set(c.absolutePath, entry);
+    }
+    for (const id of ids) this.transfers.enqueue(id);
+    if (toCompare.length) void this.recheck(toCompare);
+    this.host.changed();
+    this.transfers.pump();
+  }
+
+  /**
+   * Files recorded and done, found again with their size and a new mtime: touched, saved
+   * again unchanged, copied in with their bytes kept, or on a share that now reports times at
+   * another precision (then every file of it, at once). Each is read (in a copy worker, queued
+   * with the copies) and compared with its record's checksum; the group's outcomes are stored
+   * in one commit. The same bytes keep their record and ARK, which take the new mtime, and
+   * are not copied again; other bytes are a new version with an ARK of its own. A file
+   * changed while it was read, or that cannot be read for now (held by a writer, no
+   * permission), is a candidate again, from its first sighting: a one-shot run gives it the
+   * same patience as any file. One that cannot be read for another reason (EIO) is recorded
+   * as a new version, whose transfer fails with the reason and is retried, as any file's.
+   */
+  private async recheck(group: [Candidate, FileRow][]): Promise<void> {
+    const pool = this.host.pool();
+    if (!pool) return;
+    const keys = group.map(([c]) => candidateKey(c.instrument, c.absolutePath));
+    for (const key of keys) this.rechecks.set(key, { again: false });
+    try {
+      const hashes = await Promise.allSettled(group.map(([c]) => pool.hash(c.absolutePath)));
+      if (this.host.stopped()) return;
+      const probes = await pool.probe(group.map(([c]) => c.absolutePath));
+      if (this.host.stopped()) return;
+      const same: { id: number; size: number; mtimeMs: number }[] = [];
+      const versions: Candidate[] = [];
+      group.forEach(([c, record], i) => {
+        const probe = probes[i];
+        const hashed = hashes[i];
+        if (!this.host.harvests(c.instrument) || probe.kind !== 'file') return;
+        const code =
+          hashed.status === 'rejected'
+            ? ((hashed.reason as NodeJS.ErrnoException).code ?? null)
+            : null;
+        const readAgain = hashed.status === 'rejected' && READ_AGAIN.has(code);
+        const changed = probe.size !== c.size || probe.mtimeMs !== c.mtimeMs;
+        if (changed || probe.openError !== null || readAgain) {
+          this.stability.putBack(
+            keys[i],
+            c,
+            probe.size,
+            probe.mtimeMs,
+            changed ? null : (probe.openError ?? code ?? 'unreadable'),
+            changed ? 0 : WAKE_GAP_MS,
+          );
+        } else if (hashed.status === 'fulfilled' && hashed.value.hash === record.xxhash) {
+          same.push({ id: record.id, size: c.size, mtimeMs: c.mtimeMs });
+        } else {
+          if (hashed.status === 'rejected') {
+            this.log.warn(
+              { err: hashed.reason, file: c.absolutePath },
+              'harvest: cannot compare a file with its record; recorded as a new version',
+            );
+          }
+          versions.push(c);
+        }
+      });
+      if (same.length) {
+        keepRecords(this.db, same);
+        this.host.changed();
+      }
+      if (versions.length) this.accept(versions, true);
+    } catch (error) {
+      // Not one file's trouble (the database): each is looked at again, none dropped.
+      if (!this.host.stopped()) this.log.error({ err: error }, 'harvest: comparing files failed');
+      for (const key of keys) {
+        const mark = this.rechecks.get(key);
+        if (mark) mark.again = true;
+      }
+    } finally {
+      group.forEach(([c], i) => {
+        const mark = this.rechecks.get(keys[i]);
+        this.rechecks.delete(keys[i]);
+        // Seen again meanwhile (a watcher event, a walk; consider left it to this check), or
+        // its instrument was set up again: looked at anew, as the instrument now is. The
+        // stability check probes it before anything is taken.
+        if (this.host.stopped() || this.stability.has(keys[i])) return;
+        if (!mark?.again && this.host.harvests(c.instrument)) return;
+        const instrument = this.host.instruments().find((one) => one.id === c.instrument.id);
+        const folder = instrument?.watch.find((w) => w.path === c.folder.path);
+        if (instrument && folder) {
+          this.consider(instrument, folder, c.absolutePath, c.size, c.mtimeMs, c.relativePath);
+        }
+      });
+      this.host.checkIdle();
+    }
+  }
+}
