@@ -17,7 +17,7 @@ import type { Database } from 'better-sqlite3';
 import { likeContains } from '../shared/sqlLike.js';
 import { migrations } from '../electron/core/db/migrations.js';
 import { openDatabase } from '../electron/core/db/open.js';
-import { indexPaths, listFiles } from '../electron/core/harvest/records.js';
+import { indexPaths, listFiles } from '../electron/core/harvest/views.js';
 import { machineLine, markdown, median, positiveInt } from './common.js';
 
 const FILES = positiveInt('BENCH_FILES', 1_000_000);

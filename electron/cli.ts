@@ -828,7 +828,7 @@ async function files(argv: string[]): Promise<number> {
     }
     search = parsed.data;
   }
-  const { listFiles } = await import('./core/harvest/records.js');
+  const { listFiles } = await import('./core/harvest/views.js');
   const db = openStationData(need(values.data, '--data'));
   try {
     const list = listFiles(db, { state, search }).reverse();
@@ -869,7 +869,7 @@ async function transfers(argv: string[]): Promise<number> {
       `--file must be a file id, a whole number from 1 (not ${JSON.stringify(values.file)})`,
     );
   }
-  const { listTransfers } = await import('./core/harvest/records.js');
+  const { listTransfers } = await import('./core/harvest/views.js');
   const db = openStationData(need(values.data, '--data'));
   try {
     const list = listTransfers(db, { fileId }).reverse();

@@ -4,7 +4,7 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { migrations, LATEST_VERSION } from '../../electron/core/db/migrations.js';
 import { NewerDatabaseError, openDatabase, schemaVersion } from '../../electron/core/db/open.js';
-import { indexPaths, listFiles } from '../../electron/core/harvest/records.js';
+import { indexPaths, listFiles } from '../../electron/core/harvest/views.js';
 import { setSetting } from '../../electron/core/station/settings.js';
 import {
   countStartsAnew,

@@ -7,7 +7,8 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../../electron/core/db/open.js';
-import { enqueueFile, getFileView } from '../../electron/core/harvest/records.js';
+import { enqueueFile } from '../../electron/core/harvest/records.js';
+import { getFileView } from '../../electron/core/harvest/views.js';
 import { applyDelta } from '../../electron/core/sync/apply.js';
 import { pendingHistory, takeHistoryPage } from '../../electron/core/sync/history.js';
 import { keepSent } from '../../electron/core/sync/resend.js';

@@ -5,12 +5,8 @@
  * files are copied, and failed files pile up over the days.
  */
 import { describe, expect, it } from 'vitest';
-import {
-  FAILED_SINCE_QUERY,
-  finishTransfer,
-  requeueFile,
-  totalsSince,
-} from '../../electron/core/harvest/records.js';
+import { finishTransfer, requeueFile } from '../../electron/core/harvest/records.js';
+import { FAILED_SINCE_QUERY, totalsSince } from '../../electron/core/harvest/status.js';
 import { completedAt, failedAt, fileNamed, stationDb } from './harvestRecordsFixture.js';
 
 const YESTERDAY = '2026-03-01T10:00:00.000Z';

@@ -5,14 +5,13 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
-  FAILURES_QUERY,
   finishTransfer,
-  getFileView,
-  idleHarvestStatus,
   markGone,
   requeueFile,
   retryNow,
 } from '../../electron/core/harvest/records.js';
+import { FAILURES_QUERY, idleHarvestStatus } from '../../electron/core/harvest/status.js';
+import { getFileView } from '../../electron/core/harvest/views.js';
 import { awaitHistory, takeHistoryPage } from '../../electron/core/sync/history.js';
 import type { SyncHistoryFile } from '../../electron/core/sync/protocol.js';
 import { newUuid } from '../../electron/core/util/ids.js';

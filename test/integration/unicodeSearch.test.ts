@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NotebookEntryView } from '../../shared/notebookApi.js';
 import { migrations } from '../../electron/core/db/migrations.js';
 import { openDatabase } from '../../electron/core/db/open.js';
-import { indexPaths, listFiles } from '../../electron/core/harvest/records.js';
+import { indexPaths, listFiles } from '../../electron/core/harvest/views.js';
 import {
   fileFilters,
   listFiles as listServerFiles,

@@ -38,8 +38,8 @@ import {
   retryAllNow,
   countRetriable,
   retryNow,
-  idleHarvestStatus,
 } from './records.js';
+import { idleHarvestStatus } from './status.js';
 import { recoverInterrupted } from './transfer.js';
 import { StabilityChecks, tickMs } from './stability.js';
 import { TransferQueue } from './transferQueue.js';

@@ -12,7 +12,7 @@ import { HISTORY_PROBLEM } from '../sync/history.js';
 import type { Instrument, WatchFolder } from './config.js';
 import { scanFolder, type FolderFilter, type FoundFile, type StatAll } from './discover.js';
 import type { Intake, KnownSources } from './intake.js';
-import { indexPaths } from './records.js';
+import { indexPaths } from './views.js';
 import type { StabilityChecks } from './stability.js';
 import { describeError } from './transfer.js';
 

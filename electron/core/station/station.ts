@@ -26,13 +26,9 @@ import {
 import { AppError } from '../util/errors.js';
 import { nowIso } from '../util/ids.js';
 import { createLogger, type Logger } from '../util/log.js';
-import {
-  getFileView,
-  idleHarvestStatus,
-  listFiles,
-  listTransfers,
-  retryNow,
-} from '../harvest/records.js';
+import { retryNow } from '../harvest/records.js';
+import { idleHarvestStatus } from '../harvest/status.js';
+import { getFileView, listFiles, listTransfers } from '../harvest/views.js';
 import { notebookHandlers } from '../notebook/handlers.js';
 import { formatIssues } from '../util/issues.js';
 import { checkLogon, decoy } from './logon.js';
