@@ -38,15 +38,8 @@ import {
   removeQuietly,
   syncFolder,
 } from './place.js';
-import {
-  beginAttempts,
-  clearAttempt,
-  fileById,
-  markVerified,
-  markVerifiedMany,
-  type FileRow,
-  type TransferOutcome,
-} from './records.js';
+import { beginAttempts, clearAttempt, markVerified, markVerifiedMany } from './attempts.js';
+import { fileById, type FileRow, type TransferOutcome } from './records.js';
 import {
   abandonAttempt,
   dropPartial,

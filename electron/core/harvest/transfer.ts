@@ -42,13 +42,11 @@ import {
   removeQuietly,
   syncFolder,
 } from './place.js';
+import { beginAttempt, clearAttempt, markVerified } from './attempts.js';
 import {
   arkConfig,
-  beginAttempt,
-  clearAttempt,
   finishTransfer,
   markGone,
-  markVerified,
   type FileRow,
   type TransferOutcome,
 } from './records.js';

@@ -1,0 +1,88 @@
+/**
+ * The markers of a transfer under way, kept in its file's record: the partial's name before the
+ * copy, the verified hash and the destination before the rename. A restart reads them to clean
+ * up or finish what the process left (records.ts interruptedFiles, transfer.ts
+ * recoverInterrupted); a failure keeps them for the file's next attempt (records.ts
+ * storeOutcome).
+ */
+import type { Db } from '../db/open.js';
+import { cachedStatement } from '../db/statements.js';
+
+/**
+ * The attempt markers below are written without waiting for the disk (synchronous=NORMAL for
+ * that one commit): they must survive the process dying, which they do, since SQLite has
+ * handed them to the OS; a power cut may lose them, and then costs an orphan partial or a
+ * copy recorded as skipped instead of completed. Waiting for the disk twice more per file
+ * halved the rate of small files.
+ */
+function relaxed(db: Db, write: () => void): void {
+  cachedStatement(db, 'PRAGMA synchronous = NORMAL').run();
+  try {
+    write();
+  } finally {
+    cachedStatement(db, 'PRAGMA synchronous = FULL').run();
+  }
+}
+
+/** Written before the copy creates the partial: a crash leaves a name to clean up. */
+export function beginAttempt(db: Db, id: number, partialPath: string): void {
+  relaxed(db, () =>
+    cachedStatement(db, 'UPDATE harvest_files SET partial_path = ? WHERE id = ?').run(
+      partialPath,
+      id,
+    ),
+  );
+}
+
+/** Written after verification, before the rename: a crash after the rename can be finished. */
+export function markVerified(db: Db, id: number, hash: string, destination: string): void {
+  relaxed(db, () =>
+    cachedStatement(
+      db,
+      'UPDATE harvest_files SET verified_hash = ?, pending_destination = ? WHERE id = ?',
+    ).run(hash, destination, id),
+  );
+}
+
+/**
+ * beginAttempt for a batch of small files (batch.ts), in one commit: every partial name is
+ * recorded before the batch is handed to a copy worker.
+ */
+export function beginAttempts(db: Db, attempts: { id: number; partialPath: string }[]): void {
+  if (!attempts.length) return;
+  relaxed(db, () =>
+    db
+      .transaction(() => {
+        const set = cachedStatement(db, 'UPDATE harvest_files SET partial_path = ? WHERE id = ?');
+        for (const a of attempts) set.run(a.partialPath, a.id);
+      })
+      .immediate(),
+  );
+}
+
+/** markVerified for a batch, in one commit, before any of its copies is placed. */
+export function markVerifiedMany(
+  db: Db,
+  verified: { id: number; hash: string; destination: string }[],
+): void {
+  if (!verified.length) return;
+  relaxed(db, () =>
+    db
+      .transaction(() => {
+        const set = cachedStatement(
+          db,
+          'UPDATE harvest_files SET verified_hash = ?, pending_destination = ? WHERE id = ?',
+        );
+        for (const v of verified) set.run(v.hash, v.destination, v.id);
+      })
+      .immediate(),
+  );
+}
+
+export function clearAttempt(db: Db, id: number): void {
+  cachedStatement(
+    db,
+    `UPDATE harvest_files SET partial_path = NULL, verified_hash = NULL,
+       pending_destination = NULL WHERE id = ?`,
+  ).run(id);
+}
