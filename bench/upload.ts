@@ -13,7 +13,7 @@
  * - Labstation: a real `labstation serve --data DIR --port 0` whose data dir was made with the
  *   real CLI (`import` of a bundle with a local location, `admin station create`), then the
  *   location made a `server` one and an instrument added for the station (bundles take local
- *   locations only), as test/integration/upload.test.ts does. The station's data dir is made
+ *   locations only), as test/integration/uploadFixture.ts does. The station's data dir is made
  *   with `labstation import`, its location then set to `server` and `sync.server` / `sync.key`
  *   set. Timed: `labstation harvest --data DIR --once`, from its start to its exit; when it
  *   exits every file is placed, fsynced and verified by the server.

@@ -1,0 +1,277 @@
+/**
+ * Stations harvesting into a `server` storage location through the real `labstation harvest
+ * --once` (the server: uploadFixture.ts): files completed with the hash the server computed,
+ * skipped or written under a new name at the destination, resumed after a cut, refused when a
+ * bit flips on the way; and the transfers that fail because the upload cannot be made (a
+ * source that changes, a key another Labstation holds, no server set).
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { openDatabase } from '../../electron/core/db/open.js';
+import { hashFile } from '../../electron/core/harvest/copy.js';
+import { uploadVerified } from '../../electron/core/harvest/upload.js';
+import { setSetting } from '../../electron/core/station/settings.js';
+import { createLogger } from '../../electron/core/util/log.js';
+import { filesOf, harvestOnce, listTree, transfersOf, withDb } from './harvestSetup.js';
+import { tempDir } from './helpers.js';
+import {
+  app,
+  call,
+  key,
+  md5,
+  MiB,
+  partials,
+  proxy,
+  serverDb,
+  serverUrl,
+  startApp,
+  station,
+  store,
+  storeTree,
+  useUploadServer,
+  xxh3,
+} from './uploadFixture.js';
+
+useUploadServer();
+
+describe('uploads into a server storage location', () => {
+  it('harvests files to the server, each completed with the hash the server computed', async () => {
+    const dirs = await station('normal');
+    const files = {
+      'scan.tif': randomBytes(3 * MiB + 12345),
+      'run1/grid/frame.dat': randomBytes(2000),
+      'empty.txt': Buffer.alloc(0),
+    };
+    for (const [name, data] of Object.entries(files)) {
+      mkdirSync(dirname(join(dirs.src, name)), { recursive: true });
+      writeFileSync(join(dirs.src, name), data);
+    }
+    const run = await harvestOnce(dirs.data);
+    expect(run.stdout).toContain('harvest: 3 completed, 0 skipped, 0 failed');
+    expect(run.code).toBe(0);
+
+    expect(storeTree('normal')).toEqual(Object.keys(files).sort());
+    for (const [name, data] of Object.entries(files)) {
+      expect(md5(readFileSync(join(store, 'normal', name)))).toBe(md5(data));
+    }
+    for (const f of await filesOf(dirs.data)) {
+      expect(f.state).toBe('done');
+      expect(f.xxhash).toBe(await xxh3(files[f.relative_path as keyof typeof files]));
+      expect(f.last_transfer).toMatchObject({
+        status: 'completed',
+        checksum_verified: true,
+        dest_checksum: f.xxhash,
+        storage_location: 'archive',
+        destination_path: join(store, 'normal', f.relative_path),
+      });
+    }
+    // Nothing written on the station's side, nothing left over on the server's.
+    expect(listTree(dirs.dest)).toEqual([]);
+    expect(partials()).toEqual([]);
+    const rows = serverDb
+      .prepare(
+        "SELECT state, count(*) AS n FROM harvest_uploads WHERE final_path LIKE 'normal/%' GROUP BY state",
+      )
+      .all();
+    expect(rows).toEqual([{ state: 'completed', n: 3 }]);
+  });
+
+  it('the same content already at the destination is skipped, without sending it', async () => {
+    const dirs = await station('same');
+    const data = randomBytes(2 * MiB);
+    writeFileSync(join(dirs.src, 'image.raw'), data);
+    mkdirSync(join(store, 'same'));
+    writeFileSync(join(store, 'same', 'image.raw'), data);
+    const through = await proxy({});
+    withDb(dirs.data, (db) =>
+      db
+        .prepare("UPDATE settings SET value = ? WHERE key = 'sync.server'")
+        .run(JSON.stringify(through.url)),
+    );
+
+    const run = await harvestOnce(dirs.data);
+    expect(run.stdout).toContain('harvest: 0 completed, 1 skipped, 0 failed');
+    const [transfer] = await transfersOf(dirs.data);
+    expect(transfer).toMatchObject({
+      status: 'skipped',
+      checksum_verified: true,
+      dest_checksum: await xxh3(data),
+      note: 'the destination already holds the same content',
+    });
+    expect(storeTree('same')).toEqual(['image.raw']);
+    // The station asked and was answered; the 2 MiB stayed home.
+    expect(through.upstreamBytes).toBeLessThan(64 * 1024);
+  });
+
+  it('other content at the destination: the upload is written as name (1).ext', async () => {
+    const dirs = await station('other');
+    const data = randomBytes(300_000);
+    writeFileSync(join(dirs.src, 'image.raw'), data);
+    mkdirSync(join(store, 'other'));
+    writeFileSync(join(store, 'other', 'image.raw'), 'someone else');
+
+    const run = await harvestOnce(dirs.data);
+    expect(run.stdout).toContain('harvest: 1 completed, 0 skipped, 0 failed');
+    const [transfer] = await transfersOf(dirs.data);
+    expect(transfer).toMatchObject({
+      status: 'completed',
+      checksum_verified: true,
+      destination_path: join(store, 'other', 'image (1).raw'),
+    });
+    expect(transfer?.note).toMatch(/held other content; this copy was written as image \(1\)\.raw/);
+    expect(readFileSync(join(store, 'other', 'image.raw'), 'utf8')).toBe('someone else');
+    expect(md5(readFileSync(join(store, 'other', 'image (1).raw')))).toBe(md5(data));
+
+    // The same image again from another folder: it is at image (1).raw, so it is skipped
+    // there, not sent and written as image (2).raw.
+    mkdirSync(join(dirs.src, 'again'));
+    writeFileSync(join(dirs.src, 'again', 'image.raw'), data);
+    withDb(dirs.data, (db) =>
+      db.prepare("UPDATE instruments SET destination_template = 'other/{filename}'").run(),
+    );
+    const second = await harvestOnce(dirs.data);
+    expect(second.stdout).toContain('harvest: 0 completed, 1 skipped, 0 failed');
+    expect(storeTree('other').sort()).toEqual(['image (1).raw', 'image.raw']);
+    const skipped = (await transfersOf(dirs.data)).find((t) => t.status === 'skipped');
+    expect(skipped?.destination_path).toBe(join(store, 'other', 'image (1).raw'));
+  });
+
+  it('a connection cut mid-file: the upload resumes, and the file is there once, verified', async () => {
+    const size = 6 * MiB;
+    const cutAt = 2 * MiB + 777;
+    const through = await proxy({ cutAfter: cutAt });
+    const dirs = await station('cut', through.url);
+    const data = randomBytes(size);
+    writeFileSync(join(dirs.src, 'big.bin'), data);
+
+    const run = await harvestOnce(dirs.data);
+    expect(run.stdout).toContain('harvest: 1 completed, 0 skipped, 0 failed');
+    expect(through.cuts).toBe(1);
+    // Resumed, not restarted: the bytes before the cut were not sent again (a restart would
+    // have sent size + cutAt).
+    expect(through.upstreamBytes).toBeLessThan(size + 256 * 1024);
+    expect(storeTree('cut')).toEqual(['big.bin']);
+    expect(md5(readFileSync(join(store, 'cut', 'big.bin')))).toBe(md5(data));
+    const transfers = await transfersOf(dirs.data);
+    expect(transfers).toHaveLength(1);
+    expect(transfers[0]).toMatchObject({
+      status: 'completed',
+      checksum_verified: true,
+      dest_checksum: await xxh3(data),
+    });
+    expect(partials()).toEqual([]);
+  });
+
+  it('a bit flipped on the way: the server refuses it (422), keeps nothing, and the retry completes', async () => {
+    const through = await proxy({ flipAt: 1 * MiB });
+    const dirs = await station('flip', through.url);
+    const data = randomBytes(3 * MiB);
+    writeFileSync(join(dirs.src, 'image.tif'), data);
+
+    const flipped = await harvestOnce(dirs.data);
+    expect(through.flips).toBe(1);
+    expect(flipped.code).toBe(1);
+    const [failed] = await transfersOf(dirs.data);
+    expect(failed).toMatchObject({ status: 'failed', checksum_verified: false });
+    expect(failed?.error).toMatch(
+      /checksum mismatch: the station declared [0-9a-f]{32}, the 3145728 bytes received hash to/,
+    );
+    expect(storeTree('flip')).toEqual([]);
+    expect(partials()).toEqual([]);
+
+    const clean = await harvestOnce(dirs.data);
+    expect(clean.code).toBe(0);
+    expect((await transfersOf(dirs.data)).map((t) => t.status).sort()).toEqual([
+      'completed',
+      'failed',
+    ]);
+    expect(md5(readFileSync(join(store, 'flip', 'image.tif')))).toBe(md5(data));
+  });
+
+  it('a source that changes while uploaded (same size and mtime) is never completed', async () => {
+    const dir = tempDir('labstation-upload-src-');
+    const source = join(dir, 'changing.bin');
+    const data = randomBytes(3 * MiB);
+    writeFileSync(source, data);
+    const before = statSync(source);
+    const stationDb = openDatabase(join(dir, 'station.db'));
+    setSetting(stationDb, 'sync.server', serverUrl);
+    setSetting(stationDb, 'sync.key', key);
+    try {
+      const outcome = await uploadVerified(
+        {
+          db: stationDb,
+          log: createLogger('silent'),
+          // The file changes right after it was hashed, keeping its size and mtime.
+          hash: async (path) => {
+            const hashed = await hashFile(path);
+            writeFileSync(path, randomBytes(data.length));
+            utimesSync(path, before.atime, before.mtime);
+            return hashed;
+          },
+          progress: () => undefined,
+        },
+        {
+          file: {
+            uuid: 'changing-1',
+            source_path: source,
+            size: data.length,
+            mtime_ms: before.mtimeMs,
+          },
+          location: { uuid: 'x', name: 'archive' },
+          destination: 'changing/changing.bin',
+        },
+      );
+      expect(outcome).toMatchObject({ outcome: 'source_changed' });
+      expect(storeTree('changing')).toEqual([]);
+      // The station dropped its upload: nothing waits on the server.
+      expect(partials()).toEqual([]);
+      const left = serverDb
+        .prepare("SELECT count(*) FROM harvest_uploads WHERE file_uuid = 'changing-1'")
+        .pluck()
+        .get();
+      expect(left).toBe(0);
+    } finally {
+      stationDb.close();
+    }
+  });
+
+  it('a key another Labstation holds: a failed transfer that says so, to be retried', async () => {
+    // Another Labstation uses the key (its data dir and host named, as a station's are); the
+    // server then holds it to that one for a minute.
+    const other = { 'x-labstation-install': randomUUID(), 'x-labstation-host': 'other-pc' };
+    expect((await call('GET', '/sync/changes?cursor=0', { headers: other })).status).toBe(200);
+    await app.close();
+    await startApp(60_000);
+    try {
+      const dirs = await station('held');
+      writeFileSync(join(dirs.src, 'a.txt'), 'a');
+      const run = await harvestOnce(dirs.data);
+      expect(run.code).toBe(1);
+      const [failed] = await transfersOf(dirs.data);
+      expect(failed?.error).toMatch(
+        /does not accept this station's key: This station key is in use by another Labstation \(host "other-pc"/,
+      );
+      const [file] = await filesOf(dirs.data);
+      // Retried later (a key can be free again), not left until someone asks.
+      expect(file?.state).toBe('failed');
+      expect(file?.next_attempt_at).toEqual(expect.any(String) as string);
+      expect(storeTree('held')).toEqual([]);
+    } finally {
+      await app.close();
+      await startApp();
+    }
+  });
+
+  it('no server set on the station: a failed transfer that says so', async () => {
+    const dirs = await station('unset');
+    withDb(dirs.data, (db) => db.prepare("DELETE FROM settings WHERE key LIKE 'sync.%'").run());
+    writeFileSync(join(dirs.src, 'a.txt'), 'a');
+    const run = await harvestOnce(dirs.data);
+    expect(run.code).toBe(1);
+    const [failed] = await transfersOf(dirs.data);
+    expect(failed?.error).toMatch(/is on the server, but this station has no server and key set/);
+  });
+});

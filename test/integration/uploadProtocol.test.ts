@@ -1,0 +1,380 @@
+/**
+ * The upload API of a `server` storage location, asked directly (the server: uploadFixture.ts):
+ * what it refuses (bytes that do not have the declared hash, destinations outside the location
+ * or in another station's folders, bad requests, no valid key) and what a station harvesting
+ * there is told of it; a resume after a restart, which trusts only the recorded bytes; the
+ * sweep of abandoned uploads; and the indexes its lookups use.
+ */
+import { randomBytes } from 'node:crypto';
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { dirname, join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { sweepUploads } from '../../electron/core/server/uploads/cleanup.js';
+import { UploadReceiver } from '../../electron/core/server/uploads/receive.js';
+import { UPLOADS_PATH, type UploadState } from '../../electron/core/sync/uploadProtocol.js';
+import { createLogger } from '../../electron/core/util/log.js';
+import { filesOf, harvestOnce, transfersOf } from './harvestSetup.js';
+import { createStationKey, tempDir } from './helpers.js';
+import {
+  addInstrument,
+  app,
+  append,
+  call,
+  key,
+  md5,
+  MiB,
+  open,
+  partials,
+  serverDb,
+  serverDir,
+  startApp,
+  station,
+  store,
+  storeTree,
+  useUploadServer,
+  xxh3,
+} from './uploadFixture.js';
+
+useUploadServer();
+
+describe('uploads into a server storage location', () => {
+  it('a declared hash that the bytes do not have: 422 with the server hash, no file kept', async () => {
+    const data = randomBytes(100_000);
+    const opened = await open({
+      destination_path: 'wrong/data.bin',
+      size: data.length,
+      xxhash: await xxh3(Buffer.from('something else')),
+    });
+    expect(opened.status).toBe(200);
+    const id = opened.body.upload_id as string;
+    const answer = await append(id, 0, data);
+    expect(answer.status).toBe(422);
+    expect(answer.body).toMatchObject({
+      detail: expect.stringMatching(/^xxhash: checksum mismatch/) as string,
+      server_hash: await xxh3(data),
+      received_hash: await xxh3(data),
+    });
+    expect(storeTree('wrong')).toEqual([]);
+    expect(partials()).toEqual([]);
+    expect((await call('GET', `${UPLOADS_PATH}/${id}`)).status).toBe(404);
+  });
+
+  it('refuses destinations that leave base_path, by .. or through a symbolic link', async () => {
+    const outside = tempDir('labstation-outside-');
+    symlinkSync(outside, join(store, 'escape'));
+    const hash = await xxh3(Buffer.from('x'));
+    for (const [path, rule] of [
+      ['../evil.txt', 'destination_path: climbs out of the storage location with ..'],
+      ['/etc/evil.txt', 'destination_path: starts with / or \\ (an absolute path)'],
+      ['escape/evil.txt', 'destination_path: leads outside the storage location'],
+      ['escape/deeper/evil.txt', 'destination_path: leads outside the storage location'],
+      ['.labstation-uploads/evil.txt', 'destination_path: .labstation-uploads holds'],
+      // The same folder on Windows or macOS, whatever this server runs on.
+      ['.Labstation-Uploads/evil.txt', 'destination_path: .labstation-uploads holds'],
+      ['.labstation-uploads./evil.txt', 'destination_path: .labstation-uploads holds'],
+    ]) {
+      const answer = await open({ destination_path: path, size: 1, xxhash: hash });
+      expect(answer.status, path).toBe(400);
+      expect(answer.body.detail, path).toContain(rule);
+    }
+    expect(readdirSync(outside)).toEqual([]);
+
+    // Through a station: the transfer fails with the server's reason, and is not retried alone.
+    const dirs = await station('escape');
+    writeFileSync(join(dirs.src, 'a.txt'), 'a');
+    const run = await harvestOnce(dirs.data);
+    expect(run.code).toBe(1);
+    const [failed] = await transfersOf(dirs.data);
+    expect(failed?.error).toMatch(
+      /^the server refused the upload: destination_path: leads outside/,
+    );
+    const [file] = await filesOf(dirs.data);
+    expect(file).toMatchObject({ state: 'failed', next_attempt_at: null });
+    expect(readdirSync(outside)).toEqual([]);
+  });
+
+  it("refuses a base_path that has come to lead to the server's data folder since it was saved", async () => {
+    // Saved while the path did not exist (so it passed the save's check), then made a link to
+    // the server's own folder, or to a folder holding it.
+    const later = join(tempDir('labstation-later-'), 'store');
+    const hash = await xxh3(Buffer.from('x'));
+    const setBase = (path: string) =>
+      serverDb
+        .prepare("UPDATE storage_locations SET base_path = ? WHERE name = 'archive'")
+        .run(path);
+    // An upload opened before the change, resumed after it, is refused as well.
+    const before = await open({ destination_path: 'resumed.eml', size: 1, xxhash: hash });
+    expect(before.status).toBe(200);
+    const rule =
+      /^storage_location: archive \(.*\) leads to .*, which is the server's data folder, inside it, or holds it/;
+    try {
+      for (const target of [serverDir, dirname(serverDir), join(serverDir, 'inside')]) {
+        mkdirSync(target, { recursive: true });
+        rmSync(later, { force: true });
+        symlinkSync(target, later);
+        setBase(later);
+        const answer = await open({ destination_path: 'planted.eml', size: 1, xxhash: hash });
+        expect(answer.status, target).toBe(400);
+        expect(answer.body.detail, target).toMatch(rule);
+        expect(existsSync(join(target, 'planted.eml'))).toBe(false);
+        const resumed = await append(before.body.upload_id as string, 0, Buffer.from('x'));
+        expect(resumed.status, target).toBe(400);
+        expect(resumed.body.detail, target).toMatch(rule);
+        expect(existsSync(join(target, 'resumed.eml'))).toBe(false);
+      }
+    } finally {
+      setBase(store);
+    }
+    expect(
+      (await call('DELETE', `${UPLOADS_PATH}/${before.body.upload_id as string}`)).status,
+    ).toBe(204);
+    // The location where it belongs still takes uploads.
+    const fine = await open({ destination_path: 'fine.txt', size: 1, xxhash: hash });
+    expect(fine.status).toBe(200);
+    const dropped = await call('DELETE', `${UPLOADS_PATH}/${fine.body.upload_id as string}`);
+    expect(dropped.status).toBe(204);
+  });
+
+  it("keeps out of the folders of another station's instruments in the location", async () => {
+    const hash = await xxh3(Buffer.from('x'));
+    // Another station runs sem-2, which stores in the same location under its own name.
+    await createStationKey(serverDir, 'tem-station', 'SEM');
+    addInstrument('sem-2', 'tem-station', '{instrument}/{yyyy}/{relative_path}');
+    try {
+      for (const path of ['sem-2/2026/a.bin', 'sem-2/b.bin']) {
+        const refused = await open({ destination_path: path, size: 1, xxhash: hash });
+        expect(refused.status, path).toBe(403);
+        expect(refused.body).toMatchObject({
+          detail:
+            `destination_path: ${path} is in sem-2/, the folder of the instrument sem-2, ` +
+            'which another station runs',
+          code: 'destination_of_another_instrument',
+        });
+      }
+      // Spelled as Windows or macOS take it to be the same folder: refused as well.
+      for (const path of ['SEM-2/a.bin', 'sem-2./a.bin', 'sem-2 /2026/a.bin']) {
+        const refused = await open({ destination_path: path, size: 1, xxhash: hash });
+        expect(refused.status, path).toBe(403);
+        expect(refused.body, path).toMatchObject({
+          detail: `destination_path: ${path} is in sem-2/, the folder of the instrument sem-2, which another station runs`,
+          code: 'destination_of_another_instrument',
+        });
+      }
+      // Beside it, this station's instruments write where their templates lead.
+      for (const path of ['sem-22/a.bin', 'sem-1/sem-2/a.bin', 'c.bin']) {
+        const opened = await open({ destination_path: path, size: 1, xxhash: hash });
+        expect(opened.status, path).toBe(200);
+        const id = opened.body.upload_id as string;
+        expect((await call('DELETE', `${UPLOADS_PATH}/${id}`)).status).toBe(204);
+      }
+
+      // Through a station: the transfer fails with the server's reason, and is tried again
+      // after its backoff (an instrument renamed or moved meanwhile may free the folder).
+      const dirs = await station('sem-2');
+      writeFileSync(join(dirs.src, 'a.txt'), 'a');
+      expect((await harvestOnce(dirs.data)).code).toBe(1);
+      const [failed] = await transfersOf(dirs.data);
+      expect(failed?.error).toBe(
+        'the server refused the upload: destination_path: sem-2/a.txt is in sem-2/, the ' +
+          'folder of the instrument sem-2, which another station runs',
+      );
+      const [file] = await filesOf(dirs.data);
+      expect(file?.state).toBe('failed');
+      expect(file?.next_attempt_at).not.toBeNull();
+      expect(storeTree('sem-2')).toEqual([]);
+    } finally {
+      serverDb.prepare("DELETE FROM instruments WHERE name = 'sem-2'").run();
+    }
+  });
+
+  it('names the field and the rule of a bad request', async () => {
+    const hash = await xxh3(Buffer.from('x'));
+    const cases: [Record<string, unknown>, number, string][] = [
+      [{ destination_path: 'a', size: -1, xxhash: hash }, 400, 'size:'],
+      [{ destination_path: 'a', size: 1, xxhash: 'abc' }, 400, 'xxhash: must be an XXH3-128 hash'],
+      [
+        { destination_path: 'a', size: 1, xxhash: hash, storage_location: 'nowhere' },
+        404,
+        'storage_location_uuid: the server has no storage location',
+      ],
+    ];
+    for (const [fields, status, detail] of cases) {
+      const answer = await open(fields);
+      expect(answer.status, JSON.stringify(fields)).toBe(status);
+      expect(answer.body.detail).toContain(detail);
+    }
+    const opened = await open({ destination_path: 'fields/a.bin', size: 10, xxhash: hash });
+    const id = opened.body.upload_id as string;
+    const behind = await append(id, 5, Buffer.alloc(5));
+    expect(behind).toMatchObject({ status: 409, body: { offset: 0 } });
+    expect(behind.body.detail).toMatch(/^Upload-Offset: is 5, but the server holds 0 bytes/);
+    const long = await append(id, 0, Buffer.alloc(11));
+    expect(long.status).toBe(400);
+    expect(long.body.detail).toMatch(/^body: 11 bytes, but only 10 remain/);
+    expect((await call('DELETE', `${UPLOADS_PATH}/${id}`)).status).toBe(204);
+  });
+
+  it('refuses requests without a valid station key (401)', async () => {
+    const opened = await open({
+      destination_path: 'auth/a.bin',
+      size: 3,
+      xxhash: await xxh3(Buffer.from('abc')),
+    });
+    const id = opened.body.upload_id as string;
+    for (const auth of [null, 'Station not-a-key', `Bearer ${key}`]) {
+      const requests = [
+        call('POST', UPLOADS_PATH, {
+          auth,
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({}),
+        }),
+        call('GET', `${UPLOADS_PATH}/${id}`, { auth }),
+        call('PATCH', `${UPLOADS_PATH}/${id}`, {
+          auth,
+          headers: { 'content-type': 'application/octet-stream', 'upload-offset': '0' },
+          body: Buffer.from('abc'),
+        }),
+        call('DELETE', `${UPLOADS_PATH}/${id}`, { auth }),
+      ];
+      for (const answer of await Promise.all(requests)) {
+        expect(answer.status).toBe(401);
+        expect(answer.body.detail).toEqual(expect.any(String));
+      }
+    }
+    // A valid key of a station none of whose instruments stores there: refused, and another
+    // station's upload is not found.
+    const stranger = await createStationKey(serverDir, 'other-station', 'SEM');
+    const refused = await call('POST', UPLOADS_PATH, {
+      auth: `Station ${stranger}`,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        file_uuid: 'stranger-file',
+        storage_location_uuid: 'not-known-here',
+        storage_location: 'archive',
+        destination_path: 'auth/b.bin',
+        size: 3,
+        xxhash: await xxh3(Buffer.from('abc')),
+      }),
+    });
+    expect(refused.status).toBe(403);
+    expect(refused.body.detail).toMatch(/not used by an instrument of this station/);
+    expect(
+      (await call('GET', `${UPLOADS_PATH}/${id}`, { auth: `Station ${stranger}` })).status,
+    ).toBe(404);
+    const state = await call('GET', `${UPLOADS_PATH}/${id}`);
+    expect(state.body).toMatchObject({ status: 'receiving', offset: 0 });
+    expect(storeTree('auth')).toEqual([]);
+    expect((await call('DELETE', `${UPLOADS_PATH}/${id}`)).status).toBe(204);
+  });
+
+  it('after a server restart, trusts only the recorded bytes: rebuilds its hash from the disk', async () => {
+    const data = randomBytes(5 * MiB + 3);
+    const hash = await xxh3(data);
+    const fields = {
+      file_uuid: 'restart-1',
+      destination_path: 'restart/r.bin',
+      size: data.length,
+      xxhash: hash,
+    };
+    const opened = await open(fields);
+    const id = opened.body.upload_id as string;
+    const half = 2 * MiB + 1;
+    expect(await append(id, 0, data.subarray(0, half))).toMatchObject({
+      status: 200,
+      body: { status: 'receiving', offset: half },
+    });
+    // A crash after writing bytes it never recorded: they must not count.
+    const partial = serverDb
+      .prepare('SELECT partial_path FROM harvest_uploads WHERE uuid = ?')
+      .pluck()
+      .get(id) as string;
+    appendFileSync(partial, randomBytes(1000));
+
+    await app.close();
+    await startApp();
+    const resumed = await open(fields);
+    expect(resumed.body).toMatchObject({ upload_id: id, status: 'receiving', offset: half });
+    expect(statSync(partial).size).toBe(half);
+    const done = await append(id, half, data.subarray(half));
+    expect(done.body).toMatchObject({
+      status: 'completed',
+      dest_checksum: hash,
+      checksum_verified: true,
+      destination_path: 'restart/r.bin',
+      server_path: join(store, 'restart', 'r.bin'),
+    } satisfies Partial<UploadState>);
+    expect(md5(readFileSync(join(store, 'restart', 'r.bin')))).toBe(md5(data));
+    // Asked again: the same answer, and nothing moves.
+    expect((await open(fields)).body).toEqual(done.body);
+    expect((await append(id, 0, Buffer.alloc(0))).body).toEqual(done.body);
+    expect(storeTree('restart')).toEqual(['r.bin']);
+  });
+
+  it('abandoned uploads and stray partial files are removed after their age, not before', async () => {
+    const data = randomBytes(1000);
+    const opened = await open({
+      destination_path: 'abandoned/a.bin',
+      size: data.length,
+      xxhash: await xxh3(data),
+    });
+    const id = opened.body.upload_id as string;
+    await append(id, 0, data.subarray(0, 400));
+    const whole = await open({
+      destination_path: 'abandoned/done.bin',
+      size: data.length,
+      xxhash: await xxh3(data),
+    });
+    expect((await append(whole.body.upload_id as string, 0, data)).body).toMatchObject({
+      status: 'completed',
+    });
+    const stray = join(store, '.labstation-uploads', 'left-by-a-crash.partial');
+    writeFileSync(stray, 'x');
+    const receiver = new UploadReceiver({ db: serverDb, log: createLogger('silent') });
+    const deps = { db: serverDb, log: createLogger('silent'), receiver };
+
+    expect(await sweepUploads(deps)).toMatchObject({ dropped: 0, orphans: 0 });
+    expect((await call('GET', `${UPLOADS_PATH}/${id}`)).body).toMatchObject({ offset: 400 });
+    expect(existsSync(stray)).toBe(true);
+
+    const week = 7 * 24 * 3600_000;
+    const later = await sweepUploads(deps, { now: Date.now() + week + 60_000 });
+    expect(later).toMatchObject({ dropped: 1, orphans: 1, forgotten: 0 });
+    expect((await call('GET', `${UPLOADS_PATH}/${id}`)).status).toBe(404);
+    expect(partials()).toEqual([]);
+    // Finished records go after 30 days: a retry then finds the file and is skipped.
+    const finished = serverDb
+      .prepare("SELECT count(*) FROM harvest_uploads WHERE state <> 'receiving'")
+      .pluck()
+      .get() as number;
+    expect(finished).toBeGreaterThan(0);
+    const much = await sweepUploads(deps, { now: Date.now() + 31 * 24 * 3600_000 });
+    expect(much.forgotten).toBe(finished);
+  });
+
+  it('the lookup of every POST is an index search', () => {
+    const plan = serverDb
+      .prepare(
+        `EXPLAIN QUERY PLAN SELECT * FROM harvest_uploads WHERE station_id = ? AND file_uuid = ?
+           AND storage_location_id = ? AND destination_path = ? AND size = ? AND xxhash = ?`,
+      )
+      .all(1, 'f', 1, 'd', 1, 'h') as { detail: string }[];
+    expect(plan.map((p) => p.detail).join('\n')).toMatch(/USING INDEX harvest_uploads_version/);
+  });
+
+  it("a request's writes find its upload by uuid through an index", () => {
+    const plan = serverDb
+      .prepare('EXPLAIN QUERY PLAN UPDATE harvest_uploads SET received = ? WHERE uuid = ?')
+      .all(1, 'u') as { detail: string }[];
+    expect(plan.map((p) => p.detail).join('\n')).toMatch(/USING INDEX sqlite_autoindex_harvest/);
+  });
+});
