@@ -38,7 +38,7 @@ import {
   removeQuietly,
   syncFolder,
 } from './place.js';
-import { beginAttempts, clearAttempt, markVerified, markVerifiedMany } from './attempts.js';
+import { beginAttempts, clearAttempt, markVerified, markVerifiedMany } from './attemptMarkers.js';
 import { fileById, type FileRow, type TransferOutcome } from './records.js';
 import {
   abandonAttempt,

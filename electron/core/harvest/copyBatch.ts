@@ -42,7 +42,7 @@ import { failpoint, injected } from '../util/failpoint.js';
 
 export interface SmallCopyJob {
   source: string;
-  /** Recorded by the caller before this job is sent (attempts.ts beginAttempts). */
+  /** Recorded by the caller before this job is sent (attemptMarkers.ts beginAttempts). */
   partial: string;
   /** Where the copy will go: a file of the same size there is checked by the caller first. */
   destination: string;

@@ -1,7 +1,7 @@
 /**
  * File and transfer records of the station's harvest, as the harvest writes them (what the UI,
  * the CLI and the API read of them: views.ts, status.ts; the markers of a transfer under way:
- * attempts.ts): every write that the server must see enqueues its outbox row in the same
+ * attemptMarkers.ts): every write that the server must see enqueues its outbox row in the same
  * transaction.
  */
 import { bladeLength, makeArk, randomBlade, type ArkConfig } from '../../../shared/ark.js';
@@ -346,7 +346,7 @@ function storeOutcome(
     ) as number;
   const failed = outcome.status === 'failed';
   // A failure keeps the attempt's markers: whoever cleaned up after it cleared them
-  // (attempts.ts clearAttempt); ones still set name a partial that could not be removed (the
+  // (attemptMarkers.ts clearAttempt); ones still set name a partial that could not be removed (the
   // share went away, the folder turned read-only), which the file's next attempt settles first
   // (transferQueue.ts runTransfer). Clearing them here would leave that partial forever.
   const instrumentId = cachedStatement(

@@ -42,7 +42,7 @@ import {
   removeQuietly,
   syncFolder,
 } from './place.js';
-import { beginAttempt, clearAttempt, markVerified } from './attempts.js';
+import { beginAttempt, clearAttempt, markVerified } from './attemptMarkers.js';
 import {
   arkConfig,
   finishTransfer,
