@@ -16,9 +16,9 @@
  *    outcome (the engine's group commit).
  * A batch takes one copy slot (harvest.concurrency) as one big file does.
  *
- * Crash safety is transfer.ts's, batch by batch: a partial's name is committed before the
+ * Crash safety is localCopy.ts's, batch by batch: a partial's name is committed before the
  * worker may create it, and a copy's verified marker before the worker may link it to its
- * final name; recovery (transfer.ts recoverInterrupted) finishes or removes what a crash left.
+ * final name; recovery (recovery.ts recoverInterrupted) finishes or removes what a crash left.
  * A file the batch cannot take as usual (a skip hook, a server location, a destination that
  * does not render, a folder that fails its check, a missing source, a file of the same size
  * at the destination) goes through transferFile on its own.
@@ -47,14 +47,13 @@ import {
   describeError,
   failedOutcome,
   holdsSame,
-  recoverInterrupted,
   sameContentOutcome,
-  intoWatchedFolder,
-  renderDestination,
-  transferFile,
   type TransferDeps,
   type TransferEnd,
-} from './transfer.js';
+} from './attempt.js';
+import { intoWatchedFolder, renderDestination } from './destination.js';
+import { recoverInterrupted } from './recovery.js';
+import { transferFile } from './transfer.js';
 
 /**
  * At most this many files, and this many bytes, per batch (one worker message). Each batch

@@ -2,7 +2,7 @@
  * The byte-moving half of a transfer: copy a source into a partial file while hashing it, make
  * the copy durable, read it back and hash it again. Runs in a copy worker (copyWorker.ts) so
  * hashing never blocks the thread that serves the UI; the caller decides what the result means
- * and renames the partial into place (transfer.ts).
+ * and renames the partial into place (localCopy.ts).
  *
  * The source is read once. The copy loop is synchronous, read, hash, write, chunk by chunk on
  * the worker's own thread: measured on 2 GiB here (BENCHMARKS.md), an asynchronous loop that

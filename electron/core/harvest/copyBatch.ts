@@ -55,7 +55,7 @@ export interface SmallCopyJob {
  * removed: true, the partial this job created is deleted again (or was never created); false
  * when deleting it failed and its recorded name must stay for a later cleanup; null when it was
  * not found, which the caller trusts only where the storage folder can be seen (a share gone
- * answers "not found" too: transfer.ts dropPartial).
+ * answers "not found" too: attempt.ts dropPartial).
  */
 export type SmallCopyResult =
   | { outcome: 'copied'; sourceHash: string; destHash: string; bytes: number }

@@ -8,7 +8,7 @@
  *
  * A crash before the flush leaves each file's markers (verified hash, final name) in the
  * database, and recovery re-hashes what is at the name: a copy the crash damaged is deleted
- * and transferred again, never recorded (transfer.ts recoverInterrupted).
+ * and transferred again, never recorded (recovery.ts recoverInterrupted).
  *
  * Where `sync -f` is not available (Windows, macOS), the batch is flushed file by file and each
  * folder once.

@@ -40,7 +40,7 @@ import {
   retryNow,
 } from './records.js';
 import { idleHarvestStatus } from './status.js';
-import { recoverInterrupted } from './transfer.js';
+import { recoverInterrupted } from './recovery.js';
 import { StabilityChecks, tickMs } from './stability.js';
 import { TransferQueue } from './transferQueue.js';
 import { Walks, type WalksHost } from './walks.js';

@@ -6,7 +6,7 @@
  * since a link can hide an overlap from the paths as written.
  *
  * The other way round, the watched folders that lie inside a storage location's base: a copy
- * rendered into one of them fails (transfer.ts intoWatchedFolder).
+ * rendered into one of them fails (destination.ts intoWatchedFolder).
  */
 import type { WatchFolder } from './config.js';
 import type { FolderFilter } from './discover.js';

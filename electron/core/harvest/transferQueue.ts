@@ -17,13 +17,9 @@ import { DurabilityBatch, SyncFsRunner } from './durable.js';
 import type { MountMemory } from './place.js';
 import { OutcomeCommits } from './outcomes.js';
 import { fileById, markGone, type FileRow } from './records.js';
-import {
-  describeError,
-  failedOutcome,
-  recoverInterrupted,
-  transferFile,
-  type TransferDeps,
-} from './transfer.js';
+import { describeError, failedOutcome, type TransferDeps } from './attempt.js';
+import { recoverInterrupted } from './recovery.js';
+import { transferFile } from './transfer.js';
 import {
   BATCH_MAX_BYTES,
   batchable,

@@ -14,7 +14,7 @@ import { scanFolder, type FolderFilter, type FoundFile, type StatAll } from './d
 import type { Intake, KnownSources } from './intake.js';
 import { indexPaths } from './views.js';
 import type { StabilityChecks } from './stability.js';
-import { describeError } from './transfer.js';
+import { describeError } from './attempt.js';
 
 /** What the walks ask of the engine. */
 export interface WalksHost {

@@ -191,7 +191,7 @@ async function checkApartFromData(location: ServerLocation, dataDir: string | nu
 }
 
 /**
- * The destination, checked as transfer.ts checks a local one: inside base_path, links too,
+ * The destination, checked as localCopy.ts checks a local one: inside base_path, links too,
  * and the location apart from the server's data folder (checkApartFromData).
  */
 async function checkedDestination(

@@ -1,0 +1,109 @@
+/**
+ * What a crash or kill left of a transfer, finished or undone at the next start: the markers an
+ * attempt records (records.ts beginAttempt, markVerified) say how far it had gone.
+ */
+import { stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import type { Db } from '../db/open.js';
+import { cachedStatement } from '../db/statements.js';
+import type { TransferDeps } from './attempt.js';
+import { hooksFor, type Instrument } from './config.js';
+import { fsyncPath } from './durable.js';
+import { runPostTransferHooks } from './hooks.js';
+import { exists, removePartial, removeQuietly, syncFolder } from './place.js';
+import { clearAttempt } from './attemptMarkers.js';
+import { finishTransfer, type FileRow } from './records.js';
+import { storageFolderIn } from './storageGuard.js';
+
+/**
+ * Whether what is at pending_destination is the link this station made: the partial is gone
+ * (linked, then removed) or is the same file. A name someone else took between the check and
+ * the link is never ours, and never deleted.
+ */
+async function placedByUs(file: FileRow): Promise<boolean> {
+  if (!file.pending_destination) return false;
+  const final = await stat(file.pending_destination).catch(() => null);
+  if (!final) return false;
+  if (!file.partial_path) return true;
+  let partial;
+  try {
+    partial = await stat(file.partial_path);
+  } catch (error) {
+    // Only a partial that is surely gone counts as linked and removed.
+    return (error as NodeJS.ErrnoException).code === 'ENOENT';
+  }
+  return partial.ino === final.ino && partial.dev === final.dev;
+}
+
+/**
+ * After a crash or kill: a copy that was under way is thrown away (its file is tried again);
+ * a verified copy that had reached its final name is recorded as completed, once.
+ */
+export async function recoverInterrupted(
+  deps: TransferDeps,
+  file: FileRow,
+  instrument: Instrument | undefined,
+): Promise<void> {
+  const { db } = deps;
+  if (file.verified_hash && file.pending_destination && (await exists(file.pending_destination))) {
+    const found = await deps.pool.hash(file.pending_destination);
+    if (found.hash !== file.verified_hash && (await placedByUs(file))) {
+      // Our copy reached its name but not the disk whole (a power cut before the batch flush,
+      // durable.ts): it goes, and the file is transferred again.
+      deps.log.warn(
+        { file: file.source_path, destination: file.pending_destination },
+        'harvest: a copy damaged by a crash was removed',
+      );
+      await removeQuietly(file.pending_destination);
+    }
+    if (found.hash === file.verified_hash) {
+      // A small copy was placed before its batch's flush (durable.ts): it is made durable now,
+      // before it is recorded; a failure leaves it marked, for the next try.
+      await fsyncPath(file.pending_destination);
+      await syncFolder(dirname(file.pending_destination));
+      await removeQuietly(file.partial_path);
+      const finishedAt = deps.now();
+      const metadata = instrument
+        ? await runPostTransferHooks(hooksFor(db, instrument.id, 'post_transfer'), {
+            db,
+            file,
+            sourcePath: file.source_path,
+            destinationPath: file.pending_destination,
+            instrument: instrument.name,
+          })
+        : null;
+      finishTransfer(db, file.id, {
+        status: 'completed',
+        storageLocationId: instrument?.storage_location?.id ?? null,
+        destinationPath: file.pending_destination,
+        bytes: found.bytes,
+        destChecksum: found.hash,
+        checksumVerified: true,
+        startedAt: finishedAt,
+        completedAt: finishedAt,
+        sourceHash: file.verified_hash,
+        metadata,
+        note: 'finished after a restart: the verified copy had reached its name',
+      });
+      return;
+    }
+  }
+  const base = file.partial_path === null ? null : storageFolderOf(db, file.partial_path);
+  if (base === null) await removeQuietly(file.partial_path);
+  else await removePartial(file.partial_path, base, deps.mounts);
+  clearAttempt(db, file.id);
+}
+
+/** The local storage location's folder that holds `path` (the deepest), or null. */
+function storageFolderOf(db: Db, path: string): string | null {
+  const bases = cachedStatement(db, `SELECT base_path FROM storage_locations WHERE type = 'local'`)
+    .pluck()
+    .all() as string[];
+  let found: string | null = null;
+  for (const base of bases) {
+    // Compared as the platform compares paths (separators, and letter case on Windows).
+    const inside = storageFolderIn(base, path) !== null;
+    if (inside && (found === null || base.length > found.length)) found = base;
+  }
+  return found;
+}
