@@ -760,7 +760,8 @@ async function harvest(argv: string[]): Promise<number> {
     }
     if (values.once) {
       // Interrupted (Ctrl+C, a cron job's timeout): out at once, as a kill would, which the
-      // next run recovers from; through exit, so running command hooks end with it (hooks.ts).
+      // next run recovers from; through exit, so running command hooks end with it
+      // (commandHook.ts).
       process.once('SIGINT', () => process.exit(130));
       process.once('SIGTERM', () => process.exit(143));
       const run = await harvester.runOnce();

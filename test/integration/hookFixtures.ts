@@ -1,11 +1,11 @@
 /**
  * Command hooks run on their own, without a station: a hook of the shape the harvest stores,
- * and the context of one copied file. The hooks state is process-wide (hooks.ts): a test file
- * that uses these ends its hooks after each test (endRunningHooks, then acceptHooks).
+ * and the context of one copied file. The hooks state is process-wide (commandHook.ts): a test
+ * file that uses these ends its hooks after each test (endRunningHooks, then acceptHooks).
  */
 import { join } from 'node:path';
 import type { Hook } from '../../electron/core/harvest/config.js';
-import type { PostTransferContext } from '../../electron/core/harvest/hooks.js';
+import type { PostTransferContext } from '../../electron/core/harvest/metadataHooks.js';
 import type { FileRow } from '../../electron/core/harvest/records.js';
 import type { Db } from '../../electron/core/db/open.js';
 

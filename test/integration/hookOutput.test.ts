@@ -1,15 +1,12 @@
 /**
- * The limit on what a command hook may print (hooks.ts COMMAND_OUTPUT_MAX, 4 MiB) counts the
+ * The limit on what a command hook may print (commandHook.ts COMMAND_OUTPUT_MAX, 4 MiB) counts the
  * bytes it wrote, with real processes: output of multi-byte UTF-8 letters just under the limit
  * is taken, and just over it ends the hook, though it holds fewer than 4 Mi characters.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Hook } from '../../electron/core/harvest/config.js';
-import {
-  acceptHooks,
-  endRunningHooks,
-  runPostTransferHooks,
-} from '../../electron/core/harvest/hooks.js';
+import { acceptHooks, endRunningHooks } from '../../electron/core/harvest/commandHook.js';
+import { runPostTransferHooks } from '../../electron/core/harvest/hooks.js';
 import { tempDir } from './helpers.js';
 import { copiedFile, nodeHook } from './hookFixtures.js';
 

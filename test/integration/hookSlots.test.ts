@@ -1,5 +1,5 @@
 /**
- * Command hooks take turns (hooks.ts COMMAND_HOOKS_AT_ONCE), with real processes: a harvest
+ * Command hooks take turns (commandHook.ts COMMAND_HOOKS_AT_ONCE), with real processes: a harvest
  * that stops refuses the hooks still waiting for a turn at once, so a harvest started again
  * in the same process soon after never runs a hook of the run that stopped.
  */
@@ -11,8 +11,8 @@ import {
   COMMAND_HOOKS_AT_ONCE,
   endRunningHooks,
   HarvestStopped,
-  runPostTransferHooks,
-} from '../../electron/core/harvest/hooks.js';
+} from '../../electron/core/harvest/commandHook.js';
+import { runPostTransferHooks } from '../../electron/core/harvest/hooks.js';
 import { copiedFile, nodeHook } from './hookFixtures.js';
 import { tempDir, waitFor } from './helpers.js';
 

@@ -23,7 +23,7 @@ import { HISTORY_PROBLEM, historyPendingIds } from '../sync/history.js';
 import { instrumentsOfTool, type Instrument } from './config.js';
 import { requeueInterruptedRuns } from './runs.js';
 import { CopyPool } from './copyPool.js';
-import { acceptHooks, endRunningHooks } from './hooks.js';
+import { acceptHooks, endRunningHooks } from './commandHook.js';
 import { Intake, type IntakeHost } from './intake.js';
 import { LeftOutFolders, type LeftOutPaths } from './leftOut.js';
 import { RunQueue, type RunQueueHost } from './runQueue.js';
