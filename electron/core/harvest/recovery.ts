@@ -1,6 +1,6 @@
 /**
  * What a crash or kill left of a transfer, finished or undone at the next start: the markers an
- * attempt records (records.ts beginAttempt, markVerified) say how far it had gone.
+ * attempt records (attemptMarkers.ts beginAttempt, markVerified) say how far it had gone.
  */
 import { stat } from 'node:fs/promises';
 import { dirname } from 'node:path';

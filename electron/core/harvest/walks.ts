@@ -95,7 +95,7 @@ export class Walks {
     this.scanning += 1;
     try {
       // The records made since the last walk join the path index in bulk, off the per-file
-      // path; a search reads those made since as they are (records.ts indexPaths).
+      // path; a search reads those made since as they are (views.ts indexPaths).
       try {
         indexPaths(this.db);
       } catch (error) {

@@ -244,7 +244,7 @@ describe('listFiles', () => {
     const root = tree();
     const [top, b, missing] = listFiles([root, join(root, 'b'), join(root, 'no-such')]);
     expect(top.map((f) => f.path)).toEqual([join(root, 'top.dat')]);
-    // The inode tells a file put back in its place from the one listed before (engine.ts).
+    // The inode tells a file put back in its place from the one listed before (listings.ts).
     expect(top[0].ino).toBe(statSync(join(root, 'top.dat')).ino);
     expect(b.map((f) => [f.path, f.size]).sort()).toEqual([
       [join(root, 'b', 'skip.tmp'), 9],
