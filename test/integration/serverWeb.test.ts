@@ -165,6 +165,21 @@ describe('server rpc for browser users', () => {
     for (const path of [`${script}.map`, 'bench.html', `assets/${bench}`]) {
       expect((await fetch(`${server.url}${path}`)).status, path).toBe(404);
     }
+    // Nor under the names Windows or macOS open it under (uiFiles.test.ts
+    // checks the listener where such names exist): the same 404 as the app scheme's.
+    for (const path of [
+      'Bench.html',
+      'BENCH.HTML',
+      'bench.html.',
+      'bench.html%20',
+      'bench.html%2E%20',
+      'bench.html::$DATA',
+      `assets/${bench?.toUpperCase()}`,
+      `assets/${bench}.`,
+      `assets./${bench}`,
+    ]) {
+      expect((await fetch(`${server.url}${path}`)).status, path).toBe(404);
+    }
   });
 
   it('sends the security headers with every answer: the APIs, their refusals, unknown paths', async () => {

@@ -8,7 +8,7 @@
 import { readFile, realpath, stat } from 'node:fs/promises';
 import { extname, isAbsolute, join, relative, sep } from 'node:path';
 import { SECURITY_HEADERS } from '../http/securityHeaders.js';
-import { isBenchFile, uiFileFilter } from '../http/uiFiles.js';
+import { isBenchFile, isPlainName, uiFileFilter } from '../http/uiFiles.js';
 
 export const APP_SCHEME = 'app';
 export const APP_HOST = 'labstation';
@@ -86,12 +86,12 @@ function plain(status: number, text: string, extra: Record<string, string> = {})
 
 /**
  * The path segments of `url` below APP_ORIGIN, decoded, or null when the URL names no file of
- * the build: another scheme, host, port or user; an empty segment ('//', a trailing '/', an
- * absolute path); '.' or '..' spelled plainly or percent-encoded; a segment holding a slash or
- * backslash (encoded or not), a NUL, or a ':' (a Windows drive or stream); a segment ending
- * with '.' or ' ' (Windows drops those, so `bench.html.` and `bench.html%20` would open
- * bench.html; no file of the build is named so); bad encoding. Chromium hands over canonical
- * URLs already; the raw string is checked anyway.
+ * the build: another scheme, host, port or user; bad encoding; a segment that is not a plain
+ * name (isPlainName, the listeners' rule too): empty ('//', a trailing '/', an absolute path),
+ * '.' or '..' spelled plainly or percent-encoded, one holding a slash or backslash (encoded or
+ * not), a NUL or a ':' (a Windows drive or stream), one ending with '.' or ' ' (Windows drops
+ * those, so `bench.html.` and `bench.html%20` would open bench.html). Chromium hands over
+ * canonical URLs already; the raw string is checked anyway.
  */
 export function appPathSegments(url: string): string[] | null {
   const prefix = `${APP_ORIGIN}/`;
@@ -105,7 +105,7 @@ export function appPathSegments(url: string): string[] | null {
     } catch {
       return null;
     }
-    if (segment === '' || /[/\\:\0]/.test(segment) || /[. ]$/.test(segment)) return null;
+    if (!isPlainName(segment)) return null;
     segments.push(segment);
   }
   return segments;

@@ -18,6 +18,28 @@ export function isBenchFile(pathName: string): boolean {
   return BENCH_FILE.test(pathName);
 }
 
+/**
+ * Whether `name` (one segment of a path, decoded) may name a file of the build, in the same
+ * spelling on every file system: not empty, '.' or '..'; no slash or backslash, NUL, or ':' (a
+ * Windows drive or stream: `bench.html::$DATA` is bench.html); not ending with '.' or ' ', which
+ * Windows drops (`bench.html.` and `bench.html ` open bench.html). No file of the build is
+ * named so. The app scheme (desktop/appScheme.ts) and the listeners (uiFileFilter) both refuse
+ * such a path, before the bench page's name is looked at.
+ */
+export function isPlainName(name: string): boolean {
+  return name !== '' && !/[/\\:\0]/.test(name) && !/[. ]$/.test(name);
+}
+
+/**
+ * Whether `pathName` ('/' and a path from the build's root, decoded) names a file or folder of
+ * the build with plain names only (isPlainName); a trailing '/' asks for a folder's index.
+ */
+function isPlainPath(pathName: string): boolean {
+  const names = pathName.split('/').slice(1);
+  if (names[names.length - 1] === '') names.pop();
+  return names.every(isPlainName);
+}
+
 export interface UiFileOptions {
   /**
    * Whether `.map` files are served: yes on a station (loopback only, for the developer tools
@@ -26,10 +48,15 @@ export interface UiFileOptions {
   sourceMaps: boolean;
 }
 
-/** An `allowedPath` for @fastify/static: true when `pathName` may be served. */
+/**
+ * An `allowedPath` for @fastify/static: true when `pathName` (decoded) may be served. The file
+ * sender refuses another spelling of a file on its own (403), where it can tell one; a name
+ * that is not plain is refused here first, as the app scheme refuses it, with the 404 of any
+ * unknown path.
+ */
 export function uiFileFilter(options: UiFileOptions): (pathName: string) => boolean {
   return (pathName) => {
-    if (isBenchFile(pathName)) return false;
+    if (!isPlainPath(pathName) || isBenchFile(pathName)) return false;
     return options.sourceMaps || !pathName.endsWith('.map');
   };
 }
