@@ -3,22 +3,25 @@
  * leave a copy at its final name without its data. These tests put a data dir in the state such
  * a cut leaves (the markers recorded, the copy at its name, damaged) and start the real CLI:
  * the damaged copy is removed and the file transferred again, once, verified; a file someone
- * else put at that name is never touched. Also: `command` hooks that came from the server run
- * only where the station allows them.
+ * else put at that name is never touched. A station killed while it copies leaves the folders
+ * its copies made: the restart takes back those left empty. Also: `command` hooks that came
+ * from the server run only where the station allows them.
  */
-import { mkdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DurabilityBatch } from '../../electron/core/harvest/durable.js';
 import {
   filesOf,
   harvestOnce,
+  listFolders,
   listTree,
   setupHarvest,
   transfersOf,
   withDb,
 } from './harvestSetup.js';
-import { runCli, tempDir, writeJson } from './helpers.js';
+import { CLI, runCli, tempDir, waitFor, writeJson } from './helpers.js';
 
 /** Harvests one file, then rewinds the database to "verified, placed, not yet recorded". */
 async function placedButNotRecorded() {
@@ -84,6 +87,105 @@ describe('recovery after a cut before a batch flush', () => {
     expect(listTree(dirs.dest)).toEqual(['sem-1/grid (1).tif', 'sem-1/grid.tif']);
     expect(readFileSync(join(dirs.dest, 'sem-1', 'grid (1).tif')).equals(content)).toBe(true);
   });
+});
+
+/** The made_folders of every file record, parsed: what the killed attempts recorded. */
+function recordedMade(data: string): string[][] {
+  return withDb(data, (db) =>
+    (
+      db
+        .prepare('SELECT made_folders FROM harvest_files WHERE made_folders IS NOT NULL')
+        .pluck()
+        .all() as string[]
+    ).map((json) => JSON.parse(json) as string[]),
+  );
+}
+
+describe('recovery takes back the folders an interrupted attempt made', () => {
+  it('kill -9 during two big copies into new folders: once their sources are gone, the folders go, the one there before stays', async () => {
+    const dirs = await setupHarvest({ stability: 0 });
+    // There before the harvest: never taken back.
+    mkdirSync(join(dirs.dest, 'sem-1'));
+    const run = join(dirs.src, 'run-7', 'day-2');
+    mkdirSync(run, { recursive: true });
+    for (const name of ['a.raw', 'b.raw'])
+      writeFileSync(join(run, name), Buffer.alloc(48 << 20, 3));
+    const copying = join(dirs.dest, 'sem-1', 'run-7', 'day-2');
+
+    // Slowed to 12 ms per MiB: each copy takes over half a second; both copy at once.
+    const child = spawn(process.execPath, [CLI, 'harvest', '--data', dirs.data, '--once'], {
+      env: { ...process.env, LABSTATION_INJECT: 'harvest.slow-copy' },
+      stdio: 'ignore',
+    });
+    const exited = new Promise((resolve) => child.on('exit', resolve));
+    await waitFor(
+      'both copies under way',
+      () =>
+        existsSync(copying) && listTree(copying).filter((p) => p.endsWith('.partial')).length === 2
+          ? true
+          : undefined,
+      30_000,
+    );
+    child.kill('SIGKILL');
+    await exited;
+    // The attempts recorded what their checks made: the new folders, never sem-1.
+    expect(recordedMade(dirs.data).flat().sort()).toEqual(
+      expect.arrayContaining([join(dirs.dest, 'sem-1', 'run-7'), copying]),
+    );
+    expect(recordedMade(dirs.data).flat()).not.toContain(join(dirs.dest, 'sem-1'));
+    // Which of the two checks made them varies. Fixed here to the file recovered first (the
+    // lower id), the other having found them made: its partial is still in the folder when
+    // the first is recovered, so the folders go only once both partials are gone.
+    withDb(dirs.data, (db) => {
+      const ids = db.prepare('SELECT id FROM harvest_files ORDER BY id').pluck().all();
+      const set = db.prepare('UPDATE harvest_files SET made_folders = ? WHERE id = ?');
+      set.run(JSON.stringify([join(dirs.dest, 'sem-1', 'run-7'), copying]), ids[0]);
+      set.run(null, ids[1]);
+    });
+
+    // Deleted before the restart: the files are gone, nothing is copied there again.
+    rmSync(join(dirs.src, 'run-7'), { recursive: true });
+    const again = await harvestOnce(dirs.data);
+    expect(again.code, again.stdout + again.stderr).toBe(0);
+    expect(listTree(dirs.dest)).toEqual([]);
+    expect(listFolders(dirs.dest)).toEqual(['sem-1/']);
+    expect((await filesOf(dirs.data)).map((f) => f.state)).toEqual(['gone', 'gone']);
+    expect(recordedMade(dirs.data)).toEqual([]);
+  }, 120_000);
+
+  it('a crash in a batch of small files: empty folders it made go; one there before, one holding another file, and one copied into again stay', async () => {
+    // Each file in a folder of its own; all from one listing, so in the first batch.
+    const dirs = await setupHarvest({
+      stability: 0,
+      template: '{instrument}/{filename}/{filename}',
+    });
+    mkdirSync(join(dirs.dest, 'sem-1', 'd.dat'), { recursive: true });
+    const names = ['a.dat', 'b.dat', 'c.dat', 'd.dat', 'e.dat'];
+    for (const name of names) writeFileSync(join(dirs.src, name), name);
+
+    const killed = await harvestOnce(dirs.data, { LABSTATION_FAILPOINT: 'harvest.batch.mid-copy' });
+    expect(killed.code, killed.stdout + killed.stderr).not.toBe(0);
+    // Killed after the batch's folders were made and recorded, with one copy written.
+    const folder = (name: string): string => join(dirs.dest, 'sem-1', name);
+    expect(listFolders(dirs.dest)).toEqual(['sem-1/', ...names.map((n) => `sem-1/${n}/`)]);
+    expect(recordedMade(dirs.data).sort()).toEqual(
+      ['a.dat', 'b.dat', 'c.dat', 'e.dat'].map((n) => [folder(n)]),
+    );
+
+    // Someone else's file in a folder the batch made; every source but one deleted.
+    writeFileSync(join(folder('c.dat'), 'notes.txt'), 'mine');
+    for (const name of names.slice(0, 4)) rmSync(join(dirs.src, name));
+    const run = await harvestOnce(dirs.data);
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(listTree(dirs.dest)).toEqual(['sem-1/c.dat/notes.txt', 'sem-1/e.dat/e.dat']);
+    expect(listFolders(dirs.dest)).toEqual([
+      'sem-1/',
+      'sem-1/c.dat/',
+      'sem-1/d.dat/',
+      'sem-1/e.dat/',
+    ]);
+    expect(recordedMade(dirs.data)).toEqual([]);
+  }, 120_000);
 });
 
 /** Files a, b and c in folders of their own under a new temporary folder. */

@@ -14,6 +14,7 @@ import {
   letGoFolder,
   NONE_MADE,
   prepareHeldFolder,
+  takeBackMade,
 } from '../../electron/core/harvest/folderHolds.js';
 import { forgetFolder, freeOrSameName, prepareFolder } from '../../electron/core/harvest/place.js';
 import { tempDir } from './helpers.js';
@@ -158,6 +159,27 @@ describe('destination folders taken back after a transfer that placed nothing (f
     writeFileSync(join(third, 'other.dat'), 'x');
     await letGoFolder(third, thirdMade, false);
     expect(readdirSync(day).sort()).toEqual(['d2', 'd3']);
+  });
+
+  it('takeBackMade (recovery): the empty ones go, deepest first; a held one stays, for its holder to take back', async () => {
+    const base = tempDir('labstation-holds-');
+    // What two interrupted attempts recorded: each its own line, sharing `y`.
+    const y = join(base, 'y');
+    const lines = [
+      [y, join(y, 'm1'), join(y, 'm1', 'd')],
+      [join(y, 'm2'), join(y, 'm2', 'd')],
+    ];
+    for (const line of lines) mkdirSync(line[line.length - 1], { recursive: true });
+    // A transfer under way holds m2/d (it found it made: its check made nothing).
+    const live = join(y, 'm2', 'd');
+    expect(await held(base, live)).toEqual([]);
+    writeFileSync(join(base, 'there-before.dat'), 'x');
+    await takeBackMade(lines.flat());
+    expect(readdirSync(y)).toEqual(['m2']);
+    expect(readdirSync(join(y, 'm2'))).toEqual(['d']);
+    // It placed nothing: what recovery left to it goes as it ends, and the base stays.
+    await letGoFolder(live, NONE_MADE, false);
+    expect(readdirSync(base)).toEqual(['there-before.dat']);
   });
 
   it('a transfer into a folder being taken back waits, and its check makes it again', async () => {

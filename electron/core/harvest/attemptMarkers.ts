@@ -1,7 +1,7 @@
 /**
  * The markers of a transfer under way, kept in its file's record: the partial's name before the
  * copy, the verified hash and the destination before the rename. A restart reads them to clean
- * up or finish what the process left (records.ts interruptedFiles, transfer.ts
+ * up or finish what the process left (records.ts interruptedFiles, recovery.ts
  * recoverInterrupted); a failure keeps them for the file's next attempt (records.ts
  * storeOutcome).
  */
@@ -24,14 +24,41 @@ function relaxed(db: Db, write: () => void): void {
   }
 }
 
-/** Written before the copy creates the partial: a crash leaves a name to clean up. */
-export function beginAttempt(db: Db, id: number, partialPath: string): void {
-  relaxed(db, () =>
-    cachedStatement(db, 'UPDATE harvest_files SET partial_path = ? WHERE id = ?').run(
-      partialPath,
-      id,
-    ),
-  );
+const BEGIN_ATTEMPT = 'UPDATE harvest_files SET partial_path = ?, made_folders = ? WHERE id = ?';
+
+function madeFoldersJson(made: readonly string[]): string | null {
+  return made.length === 0 ? null : JSON.stringify(made);
+}
+
+/**
+ * Written before the copy creates the partial: a crash leaves a name to clean up, and the
+ * destination folders the attempt's check made (`made`, outermost first), for the recovery to
+ * take back once empty.
+ */
+export function beginAttempt(
+  db: Db,
+  id: number,
+  partialPath: string,
+  made: readonly string[] = [],
+): void {
+  relaxed(db, () => cachedStatement(db, BEGIN_ATTEMPT).run(partialPath, madeFoldersJson(made), id));
+}
+
+/**
+ * The folders an attempt recorded as made (beginAttempt), outermost first; none when it made
+ * none, or when the column holds anything else than a list of paths.
+ */
+export function madeFolders(file: { made_folders: string | null }): string[] {
+  if (file.made_folders === null) return [];
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(file.made_folders);
+  } catch {
+    return [];
+  }
+  return Array.isArray(parsed) && parsed.every((at) => typeof at === 'string' && at !== '')
+    ? (parsed as string[])
+    : [];
 }
 
 /** Written after verification, before the rename: a crash after the rename can be finished. */
@@ -48,13 +75,16 @@ export function markVerified(db: Db, id: number, hash: string, destination: stri
  * beginAttempt for a batch of small files (batch.ts), in one commit: every partial name is
  * recorded before the batch is handed to a copy worker.
  */
-export function beginAttempts(db: Db, attempts: { id: number; partialPath: string }[]): void {
+export function beginAttempts(
+  db: Db,
+  attempts: { id: number; partialPath: string; made?: readonly string[] }[],
+): void {
   if (!attempts.length) return;
   relaxed(db, () =>
     db
       .transaction(() => {
-        const set = cachedStatement(db, 'UPDATE harvest_files SET partial_path = ? WHERE id = ?');
-        for (const a of attempts) set.run(a.partialPath, a.id);
+        const set = cachedStatement(db, BEGIN_ATTEMPT);
+        for (const a of attempts) set.run(a.partialPath, madeFoldersJson(a.made ?? []), a.id);
       })
       .immediate(),
   );
@@ -83,6 +113,6 @@ export function clearAttempt(db: Db, id: number): void {
   cachedStatement(
     db,
     `UPDATE harvest_files SET partial_path = NULL, verified_hash = NULL,
-       pending_destination = NULL WHERE id = ?`,
+       pending_destination = NULL, made_folders = NULL WHERE id = ?`,
   ).run(id);
 }

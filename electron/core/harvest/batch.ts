@@ -253,7 +253,11 @@ async function transferHeld(
   if (copying.length) {
     beginAttempts(
       db,
-      copying.map((p) => ({ id: p.file.id, partialPath: p.partial })),
+      copying.map((p) => ({
+        id: p.file.id,
+        partialPath: p.partial,
+        made: folders.madeFor(p.base, dirname(p.destination)),
+      })),
     );
     try {
       // Sources are read ahead only from local disks: the reads wait in libuv's pool, which
@@ -443,6 +447,8 @@ async function recovered(deps: TransferDeps, v: Verified, error: unknown): Promi
       partial_path: v.partial,
       verified_hash: v.destHash,
       pending_destination: v.destination,
+      // The batch takes back what its checks made itself, as it ends (BatchFolders).
+      made_folders: null,
     },
     v.instrument,
   );

@@ -41,6 +41,7 @@ import {
 } from './records.js';
 import { idleHarvestStatus } from './status.js';
 import { recoverInterrupted } from './recovery.js';
+import { takeBackMade } from './folderHolds.js';
 import { StabilityChecks, tickMs } from './stability.js';
 import { TransferQueue } from './transferQueue.js';
 import { Walks, type WalksHost } from './walks.js';
@@ -315,16 +316,23 @@ export class Harvester {
     // A station with nothing to harvest keeps no idle threads; one configured later starts
     // its workers on demand.
     if (this.instruments.length) this.pool.warm();
-    for (const file of interruptedFiles(this.db)) {
-      if (this.stopped) return;
-      try {
-        await recoverInterrupted(this.transfers.deps, file, this.instrument(file.instrument_id));
-        // A verified copy that had reached its name is recorded now: this run's, for --once.
-        if (this.run && fileById(this.db, file.id)?.state === 'done') this.run.completed += 1;
-      } catch (error) {
-        // Left marked: tried again before this file's next transfer (transferQueue.ts).
-        this.log.error({ err: error, file: file.source_path }, 'harvest: recovery failed');
+    // The folders the interrupted attempts made: taken back once every partial is gone.
+    const made = new Set<string>();
+    try {
+      for (const file of interruptedFiles(this.db)) {
+        if (this.stopped) return;
+        try {
+          const instrument = this.instrument(file.instrument_id);
+          await recoverInterrupted(this.transfers.deps, file, instrument, made);
+          // A verified copy that had reached its name is recorded now: this run's, for --once.
+          if (this.run && fileById(this.db, file.id)?.state === 'done') this.run.completed += 1;
+        } catch (error) {
+          // Left marked: tried again before this file's next transfer (transferQueue.ts).
+          this.log.error({ err: error, file: file.source_path }, 'harvest: recovery failed');
+        }
       }
+    } finally {
+      await takeBackMade(made);
     }
     this.transfers.start();
   }

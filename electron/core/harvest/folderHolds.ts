@@ -20,8 +20,8 @@
  *   below), for whichever of its transfers ends last; one that put a file there drops them,
  *   as nothing above a file is empty.
  * - Only folders made by prepareFolder (by this attempt, or by another that failed and left
- *   them to the holders) are ever removed: never the storage location's folder, nor one that
- *   was there before.
+ *   them to the holders, or by one a crash interrupted: takeBackMade) are ever removed: never
+ *   the storage location's folder, nor one that was there before.
  *
  * The success path costs a counter per folder and no file-system call: only a transfer that
  * ends without a file in its folder looks further.
@@ -132,6 +132,19 @@ function takeBack(folders: string[]): Promise<void> {
 }
 
 /**
+ * Takes back the folders attempts a crash interrupted had made (recorded with their markers,
+ * attemptMarkers.ts beginAttempt), once their partials are gone (recovery.ts
+ * recoverInterrupted): those still empty are removed, deepest first. Each is taken back on its own, since the
+ * folders of several attempts are not one line: one that stays (not empty, or held by a
+ * transfer under way, then left to it) does not keep the others from going.
+ */
+export async function takeBackMade(folders: Iterable<string>): Promise<void> {
+  // A folder's path is longer than any above it: the longest first are the deepest first.
+  const deepestFirst = [...new Set(folders)].sort((a, b) => b.length - a.length);
+  for (const folder of deepestFirst) await takeBack([folder]);
+}
+
+/**
  * The destination folders of a batch of small files (batch.ts): each checked once and held
  * from its check until the batch ends (letGo, however it ends).
  */
@@ -157,6 +170,11 @@ export class BatchFolders {
       this.checks.set(key, found);
     }
     return found.check;
+  }
+
+  /** The folders the check of `folder` made (after check), for the attempts' markers. */
+  madeFor(base: string, folder: string): readonly string[] {
+    return this.made.get(`${base}\0${folder}`) ?? NONE_MADE;
   }
 
   /** A copy of the batch is at a name in `folder`. */

@@ -215,7 +215,7 @@ async function copyAndVerify(
   const { file } = attempt;
   const partial = partialPathFor(attempt.destination);
   attempt.partial = partial;
-  beginAttempt(db, file.id, partial);
+  beginAttempt(db, file.id, partial, attempt.made);
   const result = await deps.pool.copy(
     {
       source: file.source_path,

@@ -40,6 +40,8 @@ export interface FileRow {
   partial_path: string | null;
   verified_hash: string | null;
   pending_destination: string | null;
+  /** The destination folders the attempt made (JSON, madeFolders); null when it made none. */
+  made_folders: string | null;
 }
 
 export function arkConfig(db: Db): ArkConfig {
@@ -241,7 +243,8 @@ export function markGone(db: Db, id: number): void {
   cachedStatement(
     db,
     `UPDATE harvest_files SET state = 'gone', next_attempt_at = NULL, partial_path = NULL,
-       verified_hash = NULL, pending_destination = NULL, updated_at = ${NEXT_UPDATED_AT} WHERE id = ?`,
+       verified_hash = NULL, pending_destination = NULL, made_folders = NULL,
+       updated_at = ${NEXT_UPDATED_AT} WHERE id = ?`,
   ).run(nowIso(), id);
   enqueueFile(db, id);
 }
@@ -354,7 +357,8 @@ function storeOutcome(
     `UPDATE harvest_files SET state = ?, attempts = attempts + ?, next_attempt_at = ?,
        xxhash = coalesce(?, xxhash), metadata_ = coalesce(?, metadata_),
        partial_path = iif(?, partial_path, NULL), verified_hash = iif(?, verified_hash, NULL),
-       pending_destination = iif(?, pending_destination, NULL), updated_at = ${NEXT_UPDATED_AT}
+       pending_destination = iif(?, pending_destination, NULL),
+       made_folders = iif(?, made_folders, NULL), updated_at = ${NEXT_UPDATED_AT}
      WHERE id = ? RETURNING instrument_id`,
   )
     .pluck()
@@ -364,8 +368,8 @@ function storeOutcome(
       failed ? (outcome.retryAt ?? null) : null,
       outcome.sourceHash ?? null,
       outcome.metadata ? JSON.stringify(outcome.metadata) : null,
-      // The three iif()s: a failure keeps each marker.
-      ...[failed, failed, failed].map(Number),
+      // The four iif()s: a failure keeps each marker.
+      ...[failed, failed, failed, failed].map(Number),
       nowIso(),
       fileId,
     ) as number;

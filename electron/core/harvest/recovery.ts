@@ -11,7 +11,8 @@ import { hooksFor, type Instrument } from './config.js';
 import { fsyncPath } from './durable.js';
 import { runPostTransferHooks } from './hooks.js';
 import { exists, removePartial, removeQuietly, syncFolder } from './place.js';
-import { clearAttempt } from './attemptMarkers.js';
+import { clearAttempt, madeFolders } from './attemptMarkers.js';
+import { takeBackMade } from './folderHolds.js';
 import { finishTransfer, type FileRow } from './records.js';
 import { storageFolderIn } from './storageGuard.js';
 
@@ -36,13 +37,18 @@ async function placedByUs(file: FileRow): Promise<boolean> {
 }
 
 /**
- * After a crash or kill: a copy that was under way is thrown away (its file is tried again);
- * a verified copy that had reached its final name is recorded as completed, once.
+ * After a crash or kill: a copy that was under way is thrown away (its file is tried again),
+ * and the destination folders its attempt made are taken back once empty (takeBackMade); a
+ * verified copy that had reached its final name is recorded as completed, once. `takeBackLater`
+ * gets those folders instead, for a caller that recovers several files and takes back all
+ * their folders once every partial is gone: a folder one attempt made may hold the partial of
+ * another, which found it made (its check taken as it was) and recorded none.
  */
 export async function recoverInterrupted(
   deps: TransferDeps,
   file: FileRow,
   instrument: Instrument | undefined,
+  takeBackLater?: Set<string>,
 ): Promise<void> {
   const { db } = deps;
   if (file.verified_hash && file.pending_destination && (await exists(file.pending_destination))) {
@@ -92,6 +98,14 @@ export async function recoverInterrupted(
   if (base === null) await removeQuietly(file.partial_path);
   else await removePartial(file.partial_path, base, deps.mounts);
   clearAttempt(db, file.id);
+  // Only folders inside the storage folder that holds the partial, never that folder itself
+  // (relative to it: ''); none where no storage location holds it any more.
+  const made =
+    base === null
+      ? []
+      : madeFolders(file).filter((at) => !['', null].includes(storageFolderIn(base, at)));
+  if (takeBackLater) for (const at of made) takeBackLater.add(at);
+  else if (made.length) await takeBackMade(made);
 }
 
 /** The local storage location's folder that holds `path` (the deepest), or null. */
