@@ -8,7 +8,15 @@
  * from the server run only where the station allows them.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  linkSync,
+  mkdirSync,
+  readFileSync,
+  rmSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DurabilityBatch } from '../../electron/core/harvest/durable.js';
@@ -21,7 +29,7 @@ import {
   transfersOf,
   withDb,
 } from './harvestSetup.js';
-import { CLI, runCli, tempDir, waitFor, writeJson } from './helpers.js';
+import { CLI, runCli, startStation, tempDir, waitFor, writeJson } from './helpers.js';
 
 /** Harvests one file, then rewinds the database to "verified, placed, not yet recorded". */
 async function placedButNotRecorded() {
@@ -86,6 +94,58 @@ describe('recovery after a cut before a batch flush', () => {
     expect(readFileSync(final, 'utf8')).toBe('somebody else');
     expect(listTree(dirs.dest)).toEqual(['sem-1/grid (1).tif', 'sem-1/grid.tif']);
     expect(readFileSync(join(dirs.dest, 'sem-1', 'grid (1).tif')).equals(content)).toBe(true);
+  });
+
+  it('removes the partial name of a copy cut between its link and the removal of that name', async () => {
+    const { dirs, content, final, partial } = await placedButNotRecorded();
+    // The copy was linked to its final name; its partial name had not gone yet.
+    linkSync(final, partial);
+    const run = await harvestOnce(dirs.data);
+    expect(run.stdout).toContain('harvest: 1 completed, 0 skipped, 0 failed');
+    expect(listTree(dirs.dest)).toEqual(['sem-1/grid.tif']);
+    expect(readFileSync(final).equals(content)).toBe(true);
+  });
+});
+
+/**
+ * Harvests one file, then rewinds the database to "copy under way" (its partial named and on
+ * disk), and disables the instrument: no transfer of its files runs any more, so only the
+ * recovery at the start can settle what the cut left.
+ */
+async function cutMidCopyThenDisabled() {
+  const { dirs, partial } = await placedButNotRecorded();
+  withDb(dirs.data, (db) => {
+    db.prepare('UPDATE harvest_files SET verified_hash = NULL, pending_destination = NULL').run();
+    db.prepare('UPDATE instruments SET enabled = 0').run();
+  });
+  writeFileSync(partial, 'half a copy');
+  const marked = () =>
+    withDb(dirs.data, (db) =>
+      db.prepare('SELECT partial_path FROM harvest_files').pluck().get(),
+    ) as string | null;
+  return { dirs, partial, marked };
+}
+
+describe('recovery at the start settles every interrupted attempt', () => {
+  it('harvest --once: the partial of a disabled instrument goes, and its name is cleared', async () => {
+    const { dirs, partial, marked } = await cutMidCopyThenDisabled();
+    await harvestOnce(dirs.data);
+    expect(existsSync(partial)).toBe(false);
+    expect(marked()).toBeNull();
+    expect(listTree(dirs.dest)).toEqual(['sem-1/grid.tif']);
+  });
+
+  it('a station: the partial of a disabled instrument goes at its start', async () => {
+    const { dirs, partial, marked } = await cutMidCopyThenDisabled();
+    const station = await startStation(dirs.data);
+    try {
+      await waitFor('the interrupted attempt settled', () =>
+        marked() === null ? true : undefined,
+      );
+      expect(existsSync(partial)).toBe(false);
+    } finally {
+      await station.stop();
+    }
   });
 });
 
