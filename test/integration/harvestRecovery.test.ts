@@ -304,6 +304,30 @@ describe.runIf(process.platform === 'linux')('DurabilityBatch', () => {
     expect(String((results[1] as PromiseRejectedResult).reason)).toMatch(/ENOENT/);
   });
 
+  it('answers a waiter only once the flush has ended', async () => {
+    const { a } = threeFolders();
+    let endFlush = (): void => undefined;
+    let flushing = (): void => undefined;
+    const begun = new Promise<void>((resolve) => (flushing = resolve));
+    const batch = new DurabilityBatch({
+      maxFiles: 1,
+      runSync: () =>
+        new Promise<void>((resolve) => {
+          endFlush = resolve;
+          flushing();
+        }),
+    });
+    let settled = false;
+    const waiting = batch.settle(a).then(() => (settled = true));
+    await begun;
+    // The flush has begun and not ended: the copy is not durable yet.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(settled).toBe(false);
+    endFlush();
+    await waiting;
+    expect(settled).toBe(true);
+  });
+
   it('flushes what waits after maxWaitMs', async () => {
     const { a } = threeFolders();
     let flushed = 0;

@@ -1,5 +1,6 @@
 /**
  * A source rewritten in place while it is copied, its size unchanged: only its mtime tells.
+ * And a source deleted while it is copied: the attempt is dropped, as for any other change.
  * The copy read part of the old bytes and part of the new, hashed what it read and wrote the
  * same, so the read-back matches; the check of the source after the copy is what keeps such a
  * mix from being recorded completed (copy.ts copyInto, copyBatch.ts copyOne).
@@ -21,7 +22,7 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { copyVerified } from '../../../electron/core/harvest/copy.js';
-import { copySmallFiles } from '../../../electron/core/harvest/copyBatch.js';
+import { copySmallFiles, type SmallCopyResult } from '../../../electron/core/harvest/copyBatch.js';
 
 const root = mkdtempSync(join(tmpdir(), 'labstation-rewritten-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -56,6 +57,51 @@ function rewriteStart(path: string): void {
   }
 }
 
+/** Big enough that a slowed copy (12 ms per MiB, after the copy) leaves time to act. */
+const SLOW_SIZE = 24 * 1024 * 1024;
+
+/**
+ * Copies `file` with copySmallFiles, slowed, while another thread rewrites its start or
+ * deletes it once the copy is written whole. The copy runs on this thread and holds it (a
+ * slowed disk sleeps after the copy, before the source is looked at again).
+ */
+async function copyWhileAnotherThread(
+  file: { path: string; partial: string; destination: string },
+  act: 'rewrite' | 'delete',
+): Promise<SmallCopyResult> {
+  const found = statSync(file.path);
+  process.env.LABSTATION_INJECT = 'harvest.slow-copy';
+  const other = new Worker(
+    `const { closeSync, openSync, statSync, unlinkSync, writeSync } = require('node:fs');
+     const { workerData } = require('node:worker_threads');
+     const { partial, path, size, act } = workerData;
+     const until = Date.now() + 20000;
+     for (;;) {
+       const s = statSync(partial, { throwIfNoEntry: false });
+       if (s && s.size === size) break;
+       if (Date.now() > until) throw new Error('the copy never got written');
+       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);
+     }
+     if (act === 'delete') {
+       unlinkSync(path);
+     } else {
+       const fd = openSync(path, 'r+');
+       writeSync(fd, Buffer.alloc(4096, 1), 0, 4096, 0);
+       closeSync(fd);
+     }`,
+    { eval: true, workerData: { ...file, size: found.size, act } },
+  );
+  const ended = new Promise<void>((resolve, reject) => {
+    other.once('error', reject);
+    other.once('exit', () => resolve());
+  });
+  const [result] = await copySmallFiles([
+    { ...file, source: file.path, size: found.size, mtimeMs: found.mtimeMs },
+  ]);
+  await ended;
+  return result;
+}
+
 describe('a source rewritten in place, same size, while it is copied', () => {
   it('copyVerified: source_changed, not a copy of old and new bytes mixed', async () => {
     const size = 40 * 1024 * 1024;
@@ -79,43 +125,18 @@ describe('a source rewritten in place, same size, while it is copied', () => {
   });
 
   it('copySmallFiles: source_changed, its partial removed', async () => {
-    const size = 24 * 1024 * 1024;
-    const file = source(size);
-    const found = statSync(file.path);
-    // The copy runs on this thread and holds it (a slowed disk sleeps after the copy, before
-    // the source is looked at again): the rewrite comes from another thread.
-    process.env.LABSTATION_INJECT = 'harvest.slow-copy';
-    const writer = new Worker(
-      `const { closeSync, openSync, statSync, writeSync } = require('node:fs');
-       const { workerData } = require('node:worker_threads');
-       const { partial, path, size } = workerData;
-       const until = Date.now() + 20000;
-       for (;;) {
-         const s = statSync(partial, { throwIfNoEntry: false });
-         if (s && s.size === size) break;
-         if (Date.now() > until) throw new Error('the copy never got written');
-         Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);
-       }
-       const fd = openSync(path, 'r+');
-       writeSync(fd, Buffer.alloc(4096, 1), 0, 4096, 0);
-       closeSync(fd);`,
-      { eval: true, workerData: { partial: file.partial, path: file.path, size } },
-    );
-    const ended = new Promise<void>((resolve, reject) => {
-      writer.once('error', reject);
-      writer.once('exit', () => resolve());
-    });
-    const [result] = await copySmallFiles([
-      {
-        source: file.path,
-        partial: file.partial,
-        destination: file.destination,
-        size,
-        mtimeMs: found.mtimeMs,
-      },
-    ]);
-    await ended;
-    expect(statSync(file.path).size).toBe(size);
+    const file = source(SLOW_SIZE);
+    const result = await copyWhileAnotherThread(file, 'rewrite');
+    expect(statSync(file.path).size).toBe(SLOW_SIZE);
+    expect(result).toMatchObject({ outcome: 'source_changed', removed: true });
+    expect(existsSync(file.partial)).toBe(false);
+  });
+});
+
+describe('a source deleted while it is copied', () => {
+  it('copySmallFiles: source_changed (gone), not a copy of a file no longer there', async () => {
+    const file = source(SLOW_SIZE);
+    const result = await copyWhileAnotherThread(file, 'delete');
     expect(result).toMatchObject({ outcome: 'source_changed', removed: true });
     expect(existsSync(file.partial)).toBe(false);
   });
