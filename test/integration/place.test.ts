@@ -2,6 +2,7 @@
 import {
   existsSync,
   mkdirSync,
+  readFileSync,
   readdirSync,
   rmSync,
   symlinkSync,
@@ -16,7 +17,14 @@ import {
   prepareHeldFolder,
   takeBackMade,
 } from '../../electron/core/harvest/folderHolds.js';
-import { forgetFolder, freeOrSameName, prepareFolder } from '../../electron/core/harvest/place.js';
+import { placeFiles } from '../../electron/core/harvest/copyBatch.js';
+import {
+  forgetFolder,
+  freeOrSameName,
+  inFolder,
+  placeWithoutClobber,
+  prepareFolder,
+} from '../../electron/core/harvest/place.js';
 import { tempDir } from './helpers.js';
 
 describe('prepareFolder', () => {
@@ -195,5 +203,88 @@ describe('destination folders taken back after a transfer that placed nothing (f
     expect(existsSync(folder)).toBe(true);
     writeFileSync(join(folder, 'copy.dat'), 'x');
     expect(letGoFolder(folder, await again, true)).toBeNull();
+  });
+});
+
+/** Runs `work` as on a share without hard links (every link refused with EXDEV). */
+async function withoutHardLinks<T>(work: () => Promise<T> | T): Promise<T> {
+  const before = process.env.LABSTATION_INJECT;
+  process.env.LABSTATION_INJECT = 'harvest.no-hard-links';
+  try {
+    return await work();
+  } finally {
+    if (before === undefined) delete process.env.LABSTATION_INJECT;
+    else process.env.LABSTATION_INJECT = before;
+  }
+}
+
+describe('placing a verified copy never replaces a file (placeWithoutClobber, placeFiles)', () => {
+  /** A folder holding a taken name and two partials, one for it and one for a free name. */
+  function placed() {
+    const folder = tempDir('labstation-place-');
+    const taken = join(folder, 'taken.dat');
+    const free = join(folder, 'free.dat');
+    writeFileSync(taken, 'somebody else');
+    const partials = [join(folder, '.taken.dat.a.partial'), join(folder, '.free.dat.b.partial')];
+    for (const partial of partials) writeFileSync(partial, 'our copy');
+    const [toTaken, toFree] = partials as [string, string];
+    return { folder, taken, free, toTaken, toFree };
+  }
+
+  for (const links of [true, false]) {
+    const where = links ? 'with hard links' : 'without hard links (the check, then a rename)';
+    const run = <T>(work: () => Promise<T> | T): Promise<T> =>
+      links ? Promise.resolve(work()) : withoutHardLinks(work);
+
+    it(`${where}: a free name gets the copy, a taken one is refused and kept`, async () => {
+      const { folder, taken, free, toTaken, toFree } = placed();
+      expect(await run(() => placeWithoutClobber(toTaken, taken))).toBe(false);
+      expect(await run(() => placeWithoutClobber(toFree, free))).toBe(true);
+      expect(readFileSync(taken, 'utf8')).toBe('somebody else');
+      expect(readFileSync(free, 'utf8')).toBe('our copy');
+      // The refused partial stays for its caller (a numbered name next); the placed one went.
+      expect(readdirSync(folder).sort()).toEqual(['.taken.dat.a.partial', 'free.dat', 'taken.dat']);
+    });
+
+    it(`${where}: the batch's worker places the same way`, async () => {
+      const { folder, taken, free, toTaken, toFree } = placed();
+      const results = await run(() =>
+        placeFiles([
+          { partial: toTaken, destination: taken },
+          { partial: toFree, destination: free },
+        ]),
+      );
+      expect(results).toEqual([{ outcome: 'taken' }, { outcome: 'placed', partialLeft: false }]);
+      expect(readFileSync(taken, 'utf8')).toBe('somebody else');
+      expect(readFileSync(free, 'utf8')).toBe('our copy');
+      expect(readdirSync(folder).sort()).toEqual(['.taken.dat.a.partial', 'free.dat', 'taken.dat']);
+    });
+  }
+
+  it('inFolder: placements in one folder, in any letter case, run one at a time', async () => {
+    const folder = tempDir('labstation-place-');
+    const order: string[] = [];
+    const slow = (name: string) => async () => {
+      order.push(`${name} begins`);
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      order.push(`${name} ends`);
+    };
+    const failing = (): Promise<never> => {
+      order.push('failing begins');
+      return Promise.reject(new Error('no space left'));
+    };
+    await Promise.allSettled([
+      inFolder(folder, slow('first')),
+      inFolder(folder.toUpperCase(), failing),
+      inFolder(folder, slow('third')),
+    ]);
+    // Where a check for a free name and the rename are two steps, an overlap could clobber.
+    expect(order).toEqual([
+      'first begins',
+      'first ends',
+      'failing begins',
+      'third begins',
+      'third ends',
+    ]);
   });
 });

@@ -38,7 +38,7 @@ import {
   writeAll,
 } from './copy.js';
 import { errorCode } from '../util/errors.js';
-import { failpoint, injected } from '../util/failpoint.js';
+import { failpoint, injected, injectedError } from '../util/failpoint.js';
 
 export interface SmallCopyJob {
   source: string;
@@ -304,6 +304,9 @@ const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EXDE
  */
 function placeOne(job: PlaceJob): PlaceResult {
   try {
+    if (injected('harvest.no-hard-links')) {
+      throw injectedError('EXDEV', `cross-device link not permitted, link '${job.partial}'`);
+    }
     linkSync(job.partial, job.destination);
   } catch (error) {
     const code = errorCode(error) ?? '';

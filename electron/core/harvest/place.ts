@@ -6,6 +6,7 @@ import type { Stats } from 'node:fs';
 import { link, lstat, open, realpath, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, extname, join, resolve, sep } from 'node:path';
 import { errorCode } from '../util/errors.js';
+import { failpoint, injected, injectedError } from '../util/failpoint.js';
 import { randomPoolBytes } from '../util/random.js';
 import { makeFolders } from '../util/folders.js';
 import { fitBytes, NAME_MAX_BYTES } from '../../../shared/harvest/template.js';
@@ -80,7 +81,7 @@ const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EXDE
  */
 export async function placeWithoutClobber(partial: string, destination: string): Promise<boolean> {
   try {
-    await link(partial, destination);
+    await linkUnlessNone(partial, destination);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? '';
     if (code === 'EEXIST') return false;
@@ -89,10 +90,26 @@ export async function placeWithoutClobber(partial: string, destination: string):
     await rename(partial, destination);
     return true;
   }
+  // Crash test: the copy has its name and its partial name still, as a power cut may leave it.
+  failpoint('harvest.linked');
   // Its content is at the destination now: a partial that someone else removed meanwhile (a
   // server dropping the uploads of a station it refuses) is gone as it should be.
   await removeQuietly(partial);
   return true;
+}
+
+/**
+ * A hard link; in tests (LABSTATION_INJECT=harvest.no-hard-links) refused as a share without
+ * hard links refuses it, since no test machine mounts such a share.
+ */
+async function linkUnlessNone(partial: string, destination: string): Promise<void> {
+  if (injected('harvest.no-hard-links')) {
+    throw injectedError(
+      'EXDEV',
+      `cross-device link not permitted, link '${partial}' -> '${destination}'`,
+    );
+  }
+  await link(partial, destination);
 }
 
 const folderQueues = new Map<string, Promise<unknown>>();

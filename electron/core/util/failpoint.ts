@@ -16,3 +16,8 @@ export function injected(name: string): boolean {
   const list = process.env.LABSTATION_INJECT;
   return list !== undefined && list.split(',').includes(name);
 }
+
+/** An injected fault's error, with the code the system would give it (callers branch on it). */
+export function injectedError(code: string, what: string): NodeJS.ErrnoException {
+  return Object.assign(new Error(`${code}: ${what} (injected)`), { code });
+}
