@@ -107,6 +107,71 @@ describe('recovery after a cut before a batch flush', () => {
   });
 });
 
+/** The markers of the harvest's one file: what its restart has to settle. */
+function markersOf(data: string): Record<string, string | null> | undefined {
+  return withDb(
+    data,
+    (db) =>
+      db
+        .prepare('SELECT partial_path, verified_hash, pending_destination FROM harvest_files')
+        .get() as Record<string, string | null> | undefined,
+  );
+}
+
+describe('a copy at its name with no completed record yet', () => {
+  it('killed right after its link (a big copy, alone): the restart records it completed, once', async () => {
+    const dirs = await setupHarvest({ stability: 0, template: '{instrument}/{relative_path}' });
+    // Over the size copied in batches (durable.ts BATCH_DURABILITY_BELOW): copied alone.
+    const content = Buffer.alloc(5 << 20, 9);
+    writeFileSync(join(dirs.src, 'big.raw'), content);
+    const killed = await harvestOnce(dirs.data, { LABSTATION_FAILPOINT: 'harvest.linked' });
+    expect(killed.code, killed.stdout + killed.stderr).not.toBe(0);
+    // At its name and its partial name both; marked verified before the link, so the restart
+    // knows the copy at the name is its own.
+    const final = join(dirs.dest, 'sem-1', 'big.raw');
+    expect(listTree(dirs.dest).filter((p) => !p.endsWith('.partial'))).toEqual(['sem-1/big.raw']);
+    expect(markersOf(dirs.data)).toMatchObject({ pending_destination: final });
+
+    const run = await harvestOnce(dirs.data);
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(run.stdout).toContain('harvest: 1 completed, 0 skipped, 0 failed');
+    expect(listTree(dirs.dest)).toEqual(['sem-1/big.raw']);
+    expect(readFileSync(final).equals(content)).toBe(true);
+    const transfers = await transfersOf(dirs.data);
+    expect(transfers).toEqual([
+      expect.objectContaining({
+        status: 'completed',
+        checksum_verified: true,
+        destination_path: final,
+        note: expect.stringMatching(/finished after a restart/) as unknown,
+      }),
+    ]);
+  }, 60_000);
+
+  it('whose flush failed (a batch of small copies): not completed, its markers kept; the next start finishes it', async () => {
+    const dirs = await setupHarvest({ stability: 0, template: '{instrument}/{relative_path}' });
+    writeFileSync(join(dirs.src, 'a.txt'), 'small');
+    const final = join(dirs.dest, 'sem-1', 'a.txt');
+    const failed = await harvestOnce(dirs.data, { LABSTATION_INJECT: 'harvest.flush-fails' });
+    // The copy is at its name, but may not be on the disk: nothing says it is.
+    expect(failed.stdout).toContain('harvest: 0 completed, 0 skipped, 1 failed');
+    expect(await transfersOf(dirs.data)).toEqual([]);
+    expect(listTree(dirs.dest)).toEqual(['sem-1/a.txt']);
+    expect(markersOf(dirs.data)).toMatchObject({
+      verified_hash: expect.any(String) as unknown,
+      pending_destination: final,
+    });
+
+    const run = await harvestOnce(dirs.data);
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(run.stdout).toContain('harvest: 1 completed, 0 skipped, 0 failed');
+    expect(listTree(dirs.dest)).toEqual(['sem-1/a.txt']);
+    expect(await transfersOf(dirs.data)).toEqual([
+      expect.objectContaining({ status: 'completed', checksum_verified: true }),
+    ]);
+  }, 60_000);
+});
+
 /**
  * Harvests one file, then rewinds the database to "copy under way" (its partial named and on
  * disk), and disables the instrument: no transfer of its files runs any more, so only the

@@ -17,6 +17,7 @@ import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { open, statfs } from 'node:fs/promises';
 import type { Readable, Writable } from 'node:stream';
 import { dirname } from 'node:path';
+import { injected, injectedError } from '../util/failpoint.js';
 import { syncFolder } from './place.js';
 
 /** Copies smaller than this are made durable in batches; larger ones flush as they go. */
@@ -278,6 +279,10 @@ export class DurabilityBatch {
 
   /** Resolves once the file at `path` and its folder entry are on disk. */
   settle(path: string): Promise<void> {
+    // A disk that fails its flush (EIO) is rare and cannot be made on purpose in a test.
+    if (injected('harvest.flush-fails')) {
+      return Promise.reject(injectedError('EIO', `the flush of ${path} failed`));
+    }
     return new Promise((resolve, reject) => {
       this.waiting.push({ path, resolve, reject });
       if (this.waiting.length >= this.maxFiles) void this.flush();
