@@ -53,6 +53,19 @@ describe('prepareFolder', () => {
     expect(readdirSync(outside)).toEqual([]);
   });
 
+  it('refuses a link to a folder beside the storage location whose name starts with its own', async () => {
+    const root = tempDir('labstation-place-');
+    const base = join(root, 'store');
+    const beside = join(root, 'store-old');
+    mkdirSync(base);
+    mkdirSync(beside);
+    symlinkSync(beside, join(base, 'link'));
+    const folder = join(base, 'link', 'x');
+    // "/root/store-old" starts with "/root/store" as text, not as a path.
+    expect(await prepareFolder(base, folder)).toMatchObject({ ok: false, kind: 'outside' });
+    expect(readdirSync(beside)).toEqual([]);
+  });
+
   it('names a storage location that is missing or not a folder', async () => {
     const root = tempDir('labstation-place-');
     const missing = join(root, 'gone');
