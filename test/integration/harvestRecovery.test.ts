@@ -148,6 +148,28 @@ describe('a copy at its name with no completed record yet', () => {
     ]);
   }, 60_000);
 
+  it('killed right after its link to a numbered name (a batch, its name taken): the restart records it there', async () => {
+    const dirs = await setupHarvest({ stability: 0, template: '{instrument}/{relative_path}' });
+    writeFileSync(join(dirs.src, 'a.txt'), 'ours');
+    mkdirSync(join(dirs.dest, 'sem-1'));
+    writeFileSync(join(dirs.dest, 'sem-1', 'a.txt'), 'theirs');
+    const killed = await harvestOnce(dirs.data, { LABSTATION_FAILPOINT: 'harvest.linked' });
+    expect(killed.code, killed.stdout + killed.stderr).not.toBe(0);
+    const numbered = join(dirs.dest, 'sem-1', 'a (1).txt');
+    // The numbered name was marked before the link: the restart knows where its copy went.
+    expect(markersOf(dirs.data)).toMatchObject({ pending_destination: numbered });
+
+    const run = await harvestOnce(dirs.data);
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(run.stdout).toContain('harvest: 1 completed, 0 skipped, 0 failed');
+    expect(listTree(dirs.dest)).toEqual(['sem-1/a (1).txt', 'sem-1/a.txt']);
+    expect(readFileSync(join(dirs.dest, 'sem-1', 'a.txt'), 'utf8')).toBe('theirs');
+    expect(readFileSync(numbered, 'utf8')).toBe('ours');
+    expect(await transfersOf(dirs.data)).toEqual([
+      expect.objectContaining({ status: 'completed', destination_path: numbered }),
+    ]);
+  }, 60_000);
+
   it('whose flush failed (a batch of small copies): not completed, its markers kept; the next start finishes it', async () => {
     const dirs = await setupHarvest({ stability: 0, template: '{instrument}/{relative_path}' });
     writeFileSync(join(dirs.src, 'a.txt'), 'small');
