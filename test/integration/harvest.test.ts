@@ -666,6 +666,11 @@ describe('harvest --once', () => {
     expect(failed?.status).toBe('failed');
     expect(failed?.error).toMatch(/climbs out of the storage location/);
     expect(existsSync(join(dirs.root, 'a.txt'))).toBe(false);
+    // Waiting does not change a template: no retry with backoff is planned.
+    const retry = withDb(dirs.data, (db) =>
+      db.prepare('SELECT next_attempt_at FROM harvest_files').pluck().get(),
+    );
+    expect(retry).toBeNull();
   });
 
   it('runs pre- and post-transfer hooks in priority order; a failing hook is recorded and the transfer stands', async () => {
