@@ -138,33 +138,46 @@ describe('a crash in the middle of a batch of small files', () => {
 });
 
 describe('batches of small files', () => {
-  it('take a taken name and content already at the destination file by file', async () => {
-    const dirs = await setupHarvest({ stability: 0 });
-    const sources = writeSources(dirs.src);
-    const same = 'run-0/f000.dat';
-    const other = 'run-1/f001.dat';
-    mkdirSync(join(dirs.dest, 'sem-1', 'run-0'), { recursive: true });
-    mkdirSync(join(dirs.dest, 'sem-1', 'run-1'), { recursive: true });
-    writeFileSync(join(dirs.dest, 'sem-1', same), sources.get(same) as Buffer);
-    // Same size, other content: never overwritten, the copy takes the next free name.
-    const older = Buffer.from(sources.get(other) as Buffer).fill(1);
-    writeFileSync(join(dirs.dest, 'sem-1', other), older);
+  for (const links of [true, false]) {
+    const where = links ? '' : ', where the storage has no hard links (a share)';
+    it(`take a taken name and content already at the destination file by file${where}`, async () => {
+      const dirs = await setupHarvest({ stability: 0 });
+      const sources = writeSources(dirs.src);
+      // Copied alone, its name taken too.
+      const big = Buffer.alloc(5 << 20, 4);
+      writeFileSync(join(dirs.src, 'big.raw'), big);
+      mkdirSync(join(dirs.dest, 'sem-1'), { recursive: true });
+      writeFileSync(join(dirs.dest, 'sem-1', 'big.raw'), 'theirs');
+      const same = 'run-0/f000.dat';
+      const other = 'run-1/f001.dat';
+      mkdirSync(join(dirs.dest, 'sem-1', 'run-0'), { recursive: true });
+      mkdirSync(join(dirs.dest, 'sem-1', 'run-1'), { recursive: true });
+      writeFileSync(join(dirs.dest, 'sem-1', same), sources.get(same) as Buffer);
+      // Same size, other content: never overwritten, the copy takes the next free name.
+      const older = Buffer.from(sources.get(other) as Buffer).fill(1);
+      writeFileSync(join(dirs.dest, 'sem-1', other), older);
 
-    const run = await harvestOnce(dirs.data);
-    expect(run.code, run.stdout + run.stderr).toBe(0);
-    expect(run.stdout).toMatch(new RegExp(`harvest: ${FILES - 1} completed, 1 skipped, 0 failed`));
-    expect(readFileSync(join(dirs.dest, 'sem-1', other)).equals(older)).toBe(true);
-    expect(
-      readFileSync(join(dirs.dest, 'sem-1', 'run-1', 'f001 (1).dat')).equals(
-        sources.get(other) as Buffer,
-      ),
-    ).toBe(true);
-    expect(listTree(dirs.dest).filter((p) => p.endsWith('.partial'))).toEqual([]);
-    const transfers = await transfersOf(dirs.data);
-    expect(transfers.filter((t) => t.status === 'skipped')).toEqual([
-      expect.objectContaining({ checksum_verified: true }),
-    ]);
-  }, 120_000);
+      const run = await harvestOnce(
+        dirs.data,
+        links ? {} : { LABSTATION_INJECT: 'harvest.no-hard-links' },
+      );
+      expect(run.code, run.stdout + run.stderr).toBe(0);
+      expect(run.stdout).toMatch(new RegExp(`harvest: ${FILES} completed, 1 skipped, 0 failed`));
+      expect(readFileSync(join(dirs.dest, 'sem-1', other)).equals(older)).toBe(true);
+      expect(readFileSync(join(dirs.dest, 'sem-1', 'big.raw'), 'utf8')).toBe('theirs');
+      expect(readFileSync(join(dirs.dest, 'sem-1', 'big (1).raw')).equals(big)).toBe(true);
+      expect(
+        readFileSync(join(dirs.dest, 'sem-1', 'run-1', 'f001 (1).dat')).equals(
+          sources.get(other) as Buffer,
+        ),
+      ).toBe(true);
+      expect(listTree(dirs.dest).filter((p) => p.endsWith('.partial'))).toEqual([]);
+      const transfers = await transfersOf(dirs.data);
+      expect(transfers.filter((t) => t.status === 'skipped')).toEqual([
+        expect.objectContaining({ checksum_verified: true }),
+      ]);
+    }, 120_000);
+  }
   it('store the other outcomes of a group when one is refused, and the refused one later', async () => {
     const dirs = await setupHarvest({ stability: 0 });
     const sources = writeSources(dirs.src);
