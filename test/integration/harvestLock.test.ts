@@ -98,6 +98,31 @@ describe('the harvest lock', () => {
     }
   });
 
+  it('keeps the lock through a garbage collection in a holder that kept no reference to it', async () => {
+    const file = join(tempDir(), 'harvest.lock');
+    // The connection that holds the lock is closed when collected (better-sqlite3), and its
+    // lock with it: the lock module must keep it.
+    const child = spawn(process.execPath, [
+      '--expose-gc',
+      '--input-type=module',
+      '-e',
+      `const { takeHarvestLock } = await import(${JSON.stringify(MODULE)});
+       takeHarvestLock(${JSON.stringify(file)});
+       globalThis.gc();
+       console.log('collected');
+       setInterval(() => undefined, 1000);`,
+    ]);
+    others.push(child);
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.on('data', (d: Buffer) => {
+        if (d.toString().includes('collected')) resolve();
+      });
+      child.on('error', reject);
+      child.on('exit', () => reject(new Error('the holder ended')));
+    });
+    expect(() => takeHarvestLock(file)).toThrow(/another harvest runs on this data dir/);
+  });
+
   it('names the file and the reason when the lock cannot be opened', () => {
     const file = join(tempDir(), 'harvest.lock');
     mkdirSync(file);

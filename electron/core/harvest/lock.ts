@@ -31,13 +31,18 @@ const STOP_IT = 'stop it first (a running station harvests by itself)';
 const WAIT_MS = process.platform === 'win32' ? 2000 : 0;
 
 /**
- * Takes the lock, or throws a conflict naming why. The holder must not open and close
- * `file` in any other way while it holds the lock: on Linux and macOS, closing any descriptor
- * of a file drops every lock the process has on it.
+ * The connections that hold a lock, until their release. A connection nothing refers to is
+ * closed when the garbage collector takes it (better-sqlite3), and its lock goes with it: a
+ * caller that kept only what it needed to release the lock, or nothing, would hold it only
+ * until the next full collection, and a second harvest could then start beside it.
  */
+const heldLocks = new Set<Db>();
+
 /**
  * Holds `file` (an empty SQLite database, made if missing) locked exclusively until `release`;
- * throws SQLite's error (SQLITE_BUSY: another holder) when it cannot.
+ * throws SQLite's error (SQLITE_BUSY: another holder) when it cannot. The holder must not open
+ * and close `file` in any other way while it holds the lock: on Linux and macOS, closing any
+ * descriptor of a file drops every lock the process has on it.
  */
 function holdExclusive(file: string): HarvestLock {
   let db: Db | null = null;
@@ -54,7 +59,13 @@ function holdExclusive(file: string): HarvestLock {
     db.exec('BEGIN EXCLUSIVE');
     db.exec('COMMIT');
     const held = db;
-    return { release: () => held.close() };
+    heldLocks.add(held);
+    return {
+      release: () => {
+        heldLocks.delete(held);
+        held.close();
+      },
+    };
   } catch (error) {
     db?.close();
     throw error;
