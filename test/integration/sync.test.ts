@@ -536,6 +536,58 @@ describe('a short outage', () => {
       for (const s of sockets) s.destroy();
     }
   });
+
+  it('waits longer after each failed attempt while the server is unreachable, then catches up', async () => {
+    const key = await registerStation('sem-backoff');
+    const target = Number(new URL(server.url).port);
+    // A cable that can refuse: each connection made while it does is counted and cut at once.
+    let refusing = false;
+    let refused = 0;
+    const sockets = new Set<Socket>();
+    const forward = createNetServer((client) => {
+      if (refusing) {
+        refused += 1;
+        client.destroy();
+        return;
+      }
+      const upstream = connect(target, '127.0.0.1');
+      for (const s of [client, upstream]) {
+        sockets.add(s);
+        s.on('close', () => sockets.delete(s));
+        s.on('error', () => undefined);
+      }
+      client.pipe(upstream).pipe(client);
+    });
+    await new Promise<void>((resolve) => forward.listen(0, '127.0.0.1', resolve));
+    const port = (forward.address() as AddressInfo).port;
+    const dir = join(tempDir(), 'station-backoff');
+    try {
+      const st = await launch(dir, `http://127.0.0.1:${port}/`, key);
+      const status = async () => (await ok(st, 'sync.status', {})) as { online: boolean };
+      await waitFor('online', async () => ((await status()).online ? true : undefined));
+      refusing = true;
+      for (const s of sockets) s.destroy();
+      await ok(st, 'session.logon', { login: 'alice', pin: '1234' });
+      const uuid = await enable(st);
+      expect(outboxCount(dir)).toBeGreaterThan(0);
+      // Pushes and pulls both fail for 4 s. With the backoff (500 ms doubling, capped at 1.5 s
+      // here) that is about five attempts each; retrying at once would be hundreds.
+      await new Promise((resolve) => setTimeout(resolve, 4_000));
+      expect(refused).toBeGreaterThan(2);
+      expect(refused).toBeLessThan(30);
+      expect((await status()).online).toBe(false);
+      refusing = false;
+      await waitFor(
+        'the usage on the server',
+        () => (outboxCount(dir) === 0 && serverEvent(uuid) ? true : undefined),
+        10_000,
+      );
+      await stop(st);
+    } finally {
+      forward.close();
+      for (const s of sockets) s.destroy();
+    }
+  });
 });
 
 describe("a station whose clock is off the server's", () => {
@@ -594,6 +646,7 @@ describe("a station whose clock is off the server's", () => {
       await new Promise((resolve) => proxy.close(resolve));
     }
   });
+
 });
 
 describe('a server restored from a backup', () => {
