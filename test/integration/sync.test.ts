@@ -647,6 +647,83 @@ describe("a station whose clock is off the server's", () => {
     }
   });
 
+  it('deletes only the rows it sent when an answer acknowledges more', async () => {
+    // An HTTP proxy that holds the first push answer while the station queues more, then
+    // acknowledges ids past those it was sent: rows it never sent must stay queued.
+    const target = new URL(server.url);
+    let release: () => void = () => undefined;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let pushAtProxy: () => void = () => undefined;
+    const pushed = new Promise<void>((resolve) => (pushAtProxy = resolve));
+    let held = false;
+    const proxy = createHttpServer((request, response) => {
+      const hold = request.url === '/sync/push' && !held;
+      if (hold) held = true;
+      const upstream = httpRequest(
+        {
+          host: target.hostname,
+          port: target.port,
+          path: request.url,
+          method: request.method,
+          headers: request.headers,
+        },
+        (answer) => {
+          if (!hold) {
+            response.writeHead(answer.statusCode ?? 502, answer.headers);
+            answer.pipe(response);
+            return;
+          }
+          const chunks: Buffer[] = [];
+          answer.on('data', (chunk: Buffer) => chunks.push(chunk));
+          answer.on('end', () => {
+            pushAtProxy();
+            void released.then(() => {
+              const body = JSON.parse(Buffer.concat(chunks).toString()) as PushResult;
+              const top = Math.max(...body.acked);
+              body.acked = [...body.acked, ...Array.from({ length: 20 }, (_, i) => top + 1 + i)];
+              const text = JSON.stringify(body);
+              response.writeHead(answer.statusCode ?? 502, {
+                ...answer.headers,
+                'content-length': Buffer.byteLength(text),
+              });
+              response.end(text);
+            });
+          });
+        },
+      );
+      upstream.on('error', () => response.destroy());
+      request.pipe(upstream);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/`;
+    const dir = join(tempDir(), 'over-acked');
+    try {
+      const st = await launch(dir, url, await registerStation('sem-over-acked'));
+      await waitFor('online', async () =>
+        ((await ok(st, 'sync.status', {})) as { online: boolean }).online ? true : undefined,
+      );
+      await ok(st, 'session.logon', { login: 'alice', pin: '1234' });
+      const uuid = await enable(st);
+      await pushed;
+      await disable(st);
+      const queued = outboxCount(dir);
+      release();
+      await waitFor(
+        'the end of the usage on the server',
+        () => (outboxCount(dir) === 0 && serverEvent(uuid)?.end ? true : undefined),
+        10_000,
+      );
+      expect(queued).toBeGreaterThan(3);
+      expect(stationEvents(dir)).toEqual([
+        expect.objectContaining({ uuid, end: serverEvent(uuid)?.end }),
+      ]);
+      await stop(st);
+    } finally {
+      release();
+      proxy.closeAllConnections();
+      await new Promise((resolve) => proxy.close(resolve));
+    }
+  });
 });
 
 describe('a server restored from a backup', () => {
