@@ -37,6 +37,7 @@ import {
   partials,
   serverDb,
   serverDir,
+  serverUrl,
   startApp,
   station,
   store,
@@ -67,6 +68,79 @@ describe('uploads into a server storage location', () => {
     expect(storeTree('wrong')).toEqual([]);
     expect(partials()).toEqual([]);
     expect((await call('GET', `${UPLOADS_PATH}/${id}`)).status).toBe(404);
+  });
+
+  it("a bit flipped on the server's disk: the re-read refuses what arrived whole (422), nothing kept", async () => {
+    const data = randomBytes(100_000);
+    const hash = await xxh3(data);
+    const opened = await open({
+      destination_path: 'flipped/data.bin',
+      size: data.length,
+      xxhash: hash,
+    });
+    const id = opened.body.upload_id as string;
+    const before = process.env.LABSTATION_INJECT;
+    process.env.LABSTATION_INJECT = 'upload.flip-bit';
+    const answer = await append(id, 0, data).finally(() => {
+      if (before === undefined) delete process.env.LABSTATION_INJECT;
+      else process.env.LABSTATION_INJECT = before;
+    });
+    // The bytes arrived as declared: only the hash of the disk's copy can tell.
+    expect(answer.status).toBe(422);
+    expect(answer.body).toMatchObject({
+      detail: expect.stringMatching(/the file re-read from the server's disk hashes to/) as string,
+      received_hash: hash,
+    });
+    expect(answer.body.server_hash).not.toBe(hash);
+    expect(storeTree('flipped')).toEqual([]);
+    expect(partials()).toEqual([]);
+  });
+
+  it('a chunk resent from before the offset held: 409; a body without its length past the size: 400, the declared bytes kept', async () => {
+    const data = randomBytes(1000);
+    const hash = await xxh3(data);
+    const opened = await open({
+      destination_path: 'offsets/o.bin',
+      size: data.length,
+      xxhash: hash,
+    });
+    const id = opened.body.upload_id as string;
+    expect((await append(id, 0, data.subarray(0, 600))).body).toMatchObject({ offset: 600 });
+    // Written at 600, these bytes would shift the rest of the file.
+    const resent = await append(id, 400, data.subarray(400, 700));
+    expect(resent).toMatchObject({ status: 409, body: { offset: 600 } });
+    expect(resent.body.detail).toMatch(/^Upload-Offset: is 400, but the server holds 600 bytes/);
+
+    // Streamed (chunked, no Content-Length): the size is known only as the bytes arrive.
+    const tail = Buffer.concat([data.subarray(600), randomBytes(50)]);
+    const streamed = await fetch(new URL(`${UPLOADS_PATH.slice(1)}/${id}`, serverUrl), {
+      method: 'PATCH',
+      headers: {
+        authorization: `Station ${key}`,
+        'content-type': 'application/octet-stream',
+        'upload-offset': '600',
+      },
+      body: new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(new Uint8Array(tail));
+          controller.close();
+        },
+      }),
+      duplex: 'half',
+    });
+    expect(streamed.status).toBe(400);
+    expect(((await streamed.json()) as { detail: string }).detail).toMatch(
+      /^body: longer than the 1000 bytes declared/,
+    );
+    expect((await call('GET', `${UPLOADS_PATH}/${id}`)).body).toMatchObject({
+      status: 'receiving',
+      offset: 1000,
+    });
+    expect((await append(id, 1000, Buffer.alloc(0))).body).toMatchObject({
+      status: 'completed',
+      dest_checksum: hash,
+    });
+    expect(md5(readFileSync(join(store, 'offsets', 'o.bin')))).toBe(md5(data));
   });
 
   it('refuses destinations that leave base_path, by .. or through a symbolic link', async () => {

@@ -16,7 +16,7 @@ import type { Readable } from 'node:stream';
 import { createXXHash128, type IHasher } from '../../util/hasher.js';
 import type { Db } from '../../db/open.js';
 import { makeFolders, removeEmptyFolder, takeBackFolders } from '../../util/folders.js';
-import { hashFile } from '../../harvest/copy.js';
+import { flipBit, hashFile } from '../../harvest/copy.js';
 import {
   freeOrSameName,
   makeFoldersInside,
@@ -26,6 +26,7 @@ import {
   syncFolder,
 } from '../../harvest/place.js';
 import type { UploadState } from '../../sync/uploadProtocol.js';
+import { injected } from '../../util/failpoint.js';
 import { newUuid } from '../../util/ids.js';
 import type { Logger } from '../../util/log.js';
 import {
@@ -557,6 +558,9 @@ export class UploadReceiver {
       await dispatch();
       await writing;
       await flushing;
+      // A bit flipped on its way to the disk, for the test that the re-read in finish catches
+      // what the hash of the arriving bytes cannot.
+      if (injected('upload.flip-bit') && position > 0) flipBit(handle.fd, position);
       await handle.datasync();
       setReceived(db, row.uuid, position);
       if (tooLong) {
