@@ -143,6 +143,44 @@ describe('uploads into a server storage location', () => {
     expect(md5(readFileSync(join(store, 'offsets', 'o.bin')))).toBe(md5(data));
   });
 
+  it('a link made in the destination after the upload opened: refused as its file is placed, nothing outside', async () => {
+    const data = randomBytes(1000);
+    const opened = await open({
+      destination_path: 'late-link/x.bin',
+      size: data.length,
+      xxhash: await xxh3(data),
+    });
+    const id = opened.body.upload_id as string;
+    const outside = tempDir('labstation-outside-late-');
+    symlinkSync(outside, join(store, 'late-link'));
+    const answer = await append(id, 0, data);
+    expect(answer.status).toBe(400);
+    expect(answer.body.detail).toMatch(/^destination_path: the folder leads outside/);
+    expect(readdirSync(outside)).toEqual([]);
+    expect(partials()).toEqual([]);
+    rmSync(join(store, 'late-link'));
+  });
+
+  it('the same content placed at the destination while the upload was written: skipped, nothing else made', async () => {
+    const data = randomBytes(1000);
+    const hash = await xxh3(data);
+    const opened = await open({
+      destination_path: 'meanwhile/m.bin',
+      size: data.length,
+      xxhash: hash,
+    });
+    const id = opened.body.upload_id as string;
+    mkdirSync(join(store, 'meanwhile'));
+    writeFileSync(join(store, 'meanwhile', 'm.bin'), data);
+    expect((await append(id, 0, data)).body).toMatchObject({
+      status: 'skipped',
+      destination_path: 'meanwhile/m.bin',
+      dest_checksum: hash,
+    });
+    expect(storeTree('meanwhile')).toEqual(['m.bin']);
+    expect(partials()).toEqual([]);
+  });
+
   it('refuses destinations that leave base_path, by .. or through a symbolic link', async () => {
     const outside = tempDir('labstation-outside-');
     symlinkSync(outside, join(store, 'escape'));
