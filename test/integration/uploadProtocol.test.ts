@@ -181,6 +181,27 @@ describe('uploads into a server storage location', () => {
     expect(partials()).toEqual([]);
   });
 
+  it('other content of the same size at the destination is not the same: sent, and placed beside it', async () => {
+    const data = randomBytes(1000);
+    const other = randomBytes(1000);
+    mkdirSync(join(store, 'same-size'));
+    writeFileSync(join(store, 'same-size', 's.bin'), other);
+    const hash = await xxh3(data);
+    const opened = await open({
+      destination_path: 'same-size/s.bin',
+      size: data.length,
+      xxhash: hash,
+    });
+    expect(opened.body).toMatchObject({ status: 'receiving', offset: 0 });
+    const done = await append(opened.body.upload_id as string, 0, data);
+    expect(done.body).toMatchObject({
+      status: 'completed',
+      destination_path: 'same-size/s (1).bin',
+    });
+    expect(md5(readFileSync(join(store, 'same-size', 's.bin')))).toBe(md5(other));
+    expect(md5(readFileSync(join(store, 'same-size', 's (1).bin')))).toBe(md5(data));
+  });
+
   it('refuses destinations that leave base_path, by .. or through a symbolic link', async () => {
     const outside = tempDir('labstation-outside-');
     symlinkSync(outside, join(store, 'escape'));
