@@ -15,6 +15,7 @@ import {
   rmSync,
   statSync,
   symlinkSync,
+  utimesSync,
   writeFileSync,
 } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -478,6 +479,16 @@ describe('uploads into a server storage location', () => {
     expect(await sweepUploads(deps)).toMatchObject({ dropped: 0, orphans: 0 });
     expect((await call('GET', `${UPLOADS_PATH}/${id}`)).body).toMatchObject({ offset: 400 });
     expect(existsSync(stray)).toBe(true);
+    // A live upload's partial is not an orphan, however old the file looks (a clock moved, a
+    // copy restored): only its record's age counts.
+    const live = serverDb
+      .prepare('SELECT partial_path FROM harvest_uploads WHERE uuid = ?')
+      .pluck()
+      .get(id) as string;
+    const old = new Date(Date.now() - 30 * 24 * 3600_000);
+    utimesSync(live, old, old);
+    expect(await sweepUploads(deps)).toMatchObject({ dropped: 0, orphans: 0 });
+    expect(existsSync(live)).toBe(true);
 
     const week = 7 * 24 * 3600_000;
     const later = await sweepUploads(deps, { now: Date.now() + week + 60_000 });
