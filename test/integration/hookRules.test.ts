@@ -1,0 +1,169 @@
+/**
+ * Which pre-transfer hooks apply to a file, through the real `labstation harvest --once`: a
+ * hook scoped to another instrument or disabled does not run, size rules bound a skip, and
+ * hooks run in priority order (the first skip decides, later redirects override earlier ones
+ * field by field).
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { importBundle, tempDir } from './helpers.js';
+import { filesOf, harvestOnce, type HarvestDirs } from './harvestSetup.js';
+
+/**
+ * A station with two instruments of its tool, sem-1 watching `src` and sem-2 watching `src2`,
+ * two storage locations (archive: `dest`, the instruments'; other: `other`), and `hooks`.
+ */
+async function twoInstruments(hooks: unknown[]): Promise<HarvestDirs & { other: string }> {
+  const root = tempDir('labstation-hook-rules-');
+  const dirs = {
+    root,
+    src: join(root, 'src'),
+    dest: join(root, 'dest'),
+    other: join(root, 'other'),
+    data: join(root, 'data'),
+  };
+  for (const dir of [dirs.src, join(root, 'src2'), dirs.dest, dirs.other]) mkdirSync(dir);
+  const instrument = (name: string, path: string): unknown => ({
+    name,
+    tool: 'SEM',
+    watch: [{ path }],
+    stability_seconds: 0.3,
+    storage_location: 'archive',
+    destination_template: '{instrument}/{relative_path}',
+  });
+  const imported = await importBundle(dirs.data, {
+    tools: [{ name: 'SEM' }],
+    station: { tool: 'SEM' },
+    storage_locations: [
+      { name: 'archive', type: 'local', base_path: dirs.dest },
+      { name: 'other', type: 'local', base_path: dirs.other },
+    ],
+    instruments: [instrument('sem-1', dirs.src), instrument('sem-2', join(root, 'src2'))],
+    hooks,
+  });
+  if (imported.code !== 0) throw new Error(`import failed: ${imported.stderr}${imported.stdout}`);
+  return dirs;
+}
+
+/** Harvests once (exit 0 expected) and gives each file's last transfer by its name. */
+async function harvested(
+  data: string,
+): Promise<Map<string, { status: string; note: string | null; destination_path: string | null }>> {
+  const run = await harvestOnce(data);
+  expect(run.code, run.stdout + run.stderr).toBe(0);
+  const files = await filesOf(data);
+  return new Map(
+    files.map((f) => [
+      f.filename,
+      {
+        status: f.last_transfer?.status ?? 'none',
+        note: f.last_transfer?.note ?? null,
+        destination_path: f.last_transfer?.destination_path ?? null,
+      },
+    ]),
+  );
+}
+
+describe('pre-transfer hooks', () => {
+  it("run only when enabled and for their own instrument's files", async () => {
+    const skip = (name: string, glob: string, more: object): unknown => ({
+      name,
+      trigger: 'pre_transfer',
+      kind: 'skip',
+      config: { glob },
+      ...more,
+    });
+    const dirs = await twoInstruments([
+      skip('other-instrument', '*.a', { instrument: 'sem-2' }),
+      skip('turned-off', '*.b', { enabled: false }),
+      skip('own-instrument', '*.c', { instrument: 'sem-1' }),
+      skip('every-instrument', '*.d', {}),
+    ]);
+    for (const name of ['x.a', 'x.b', 'x.c', 'x.d']) writeFileSync(join(dirs.src, name), name);
+    const byName = await harvested(dirs.data);
+    expect(byName.get('x.a')?.status).toBe('completed');
+    expect(byName.get('x.b')?.status).toBe('completed');
+    expect(byName.get('x.c')).toMatchObject({ status: 'skipped', destination_path: null });
+    expect(byName.get('x.c')?.note).toMatch(/own-instrument/);
+    expect(byName.get('x.d')?.status).toBe('skipped');
+    expect(byName.get('x.d')?.note).toMatch(/every-instrument/);
+  });
+
+  it('skip files by size: min_size and max_size are both inclusive bounds', async () => {
+    const dirs = await twoInstruments([
+      {
+        name: 'mid-sized',
+        trigger: 'pre_transfer',
+        kind: 'skip',
+        config: { min_size: 5, max_size: 10 },
+      },
+    ]);
+    const sizes = { 'tiny.dat': 4, 'low.dat': 5, 'mid.dat': 7, 'high.dat': 10, 'big.dat': 11 };
+    for (const [name, size] of Object.entries(sizes)) {
+      writeFileSync(join(dirs.src, name), 'x'.repeat(size));
+    }
+    const byName = await harvested(dirs.data);
+    const status = Object.fromEntries(
+      Object.keys(sizes).map((name) => [name, byName.get(name)?.status]),
+    );
+    expect(status).toEqual({
+      'tiny.dat': 'completed',
+      'low.dat': 'skipped',
+      'mid.dat': 'skipped',
+      'high.dat': 'skipped',
+      'big.dat': 'completed',
+    });
+  });
+
+  it('run in priority order: the first matching skip is named, a later redirect overrides an earlier one field by field', async () => {
+    const dirs = await twoInstruments([
+      // Listed out of order: the priority, not the order given, decides.
+      {
+        name: 'b-later-skip',
+        trigger: 'pre_transfer',
+        kind: 'skip',
+        priority: 2,
+        config: { glob: '*.tmpl' },
+      },
+      {
+        name: 'z-first-skip',
+        trigger: 'pre_transfer',
+        kind: 'skip',
+        priority: 1,
+        config: { glob: '*.tmpl' },
+      },
+      {
+        name: 'a-later-redirect',
+        trigger: 'pre_transfer',
+        kind: 'redirect',
+        priority: 4,
+        config: { glob: '*.raw', destination_template: 'later/{filename}' },
+      },
+      {
+        name: 'z-first-redirect',
+        trigger: 'pre_transfer',
+        kind: 'redirect',
+        priority: 3,
+        config: {
+          glob: '*.raw',
+          destination_template: 'first/{filename}',
+          storage_location: 'other',
+        },
+      },
+    ]);
+    writeFileSync(join(dirs.src, 'run.tmpl'), 'template');
+    writeFileSync(join(dirs.src, 'frame.raw'), 'raw bytes');
+    writeFileSync(join(dirs.src, 'plain.txt'), 'kept');
+    const byName = await harvested(dirs.data);
+    expect(byName.get('run.tmpl')?.status).toBe('skipped');
+    expect(byName.get('run.tmpl')?.note).toMatch(/z-first-skip/);
+    expect(byName.get('run.tmpl')?.note).not.toMatch(/b-later-skip/);
+    // The template of the later redirect, the storage location of the earlier one.
+    expect(byName.get('frame.raw')).toMatchObject({
+      status: 'completed',
+      destination_path: join(dirs.other, 'later', 'frame.raw'),
+    });
+    expect(byName.get('plain.txt')?.destination_path).toBe(join(dirs.dest, 'sem-1', 'plain.txt'));
+  });
+});
