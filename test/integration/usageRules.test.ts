@@ -1,0 +1,82 @@
+/**
+ * The usage a harvested file belongs to: the one on its tool when it was made, not the latest
+ * one. Two usages run one after the other while no harvest runs; the files written during the
+ * first are harvested after the second, through the real station and `labstation harvest
+ * --once`, and are named and described by the first.
+ */
+import { utimesSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startStation, type StationProcess } from './helpers.js';
+import { filesOf, harvestOnce, setupHarvest } from './harvestSetup.js';
+
+let station: StationProcess | null = null;
+afterEach(async () => {
+  await station?.stop();
+  station = null;
+});
+
+interface Usage {
+  uuid: string;
+  start: string;
+  end: string;
+}
+
+/** Ada uses the tool with `project` and this title, for a moment; the usage, ended. */
+async function useTool(st: StationProcess, project: string, title: string): Promise<Usage> {
+  const enabled = await st.rpc('toolControl.enable', {
+    tool: 'SEM',
+    project,
+    answers: { experiment_title: title },
+  });
+  expect(enabled.status, JSON.stringify(enabled.body)).toBe(200);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  const disabled = await st.rpc('toolControl.disable', { tool: 'SEM', answers: {} });
+  expect(disabled.status, JSON.stringify(disabled.body)).toBe(200);
+  return (disabled.body as { usage: Usage }).usage;
+}
+
+describe('the usage of a harvested file', () => {
+  it('is the one it was made during, though another came after: template fields and usage_context', async () => {
+    const dirs = await setupHarvest({
+      template: '{user}/{project}/{usage_event}/{filename}',
+      projects: [{ name: 'Cathodes' }, { name: 'Anodes' }],
+      users: [
+        {
+          username: 'ada',
+          first_name: 'Ada',
+          last_name: 'L',
+          pin: '1234',
+          projects: ['Cathodes', 'Anodes'],
+          qualified_tools: ['SEM'],
+        },
+      ],
+      preUsage: [{ type: 'textbox', name: 'experiment_title', title: 'Title' }],
+      hooks: [{ name: 'ctx', trigger: 'post_transfer', kind: 'usage_context' }],
+    });
+    station = await startStation(dirs.data);
+    expect((await station.rpc('session.logon', { login: 'ada', pin: '1234' })).status).toBe(200);
+    const first = await useTool(station, 'Cathodes', 'Grain growth');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const second = await useTool(station, 'Anodes', 'Coating');
+    await station.stop();
+    station = null;
+    const path = join(dirs.src, 'made-first.dat');
+    writeFileSync(path, 'acquired during the first usage');
+    const during = (Date.parse(first.start) + Date.parse(first.end)) / 2000;
+    utimesSync(path, during, during);
+
+    expect((await harvestOnce(dirs.data)).code).toBe(0);
+    const [file] = await filesOf(dirs.data);
+    expect(file?.usage_event).toBe(first.uuid);
+    expect(file?.last_transfer?.destination_path).toBe(
+      join(dirs.dest, 'ada', 'Cathodes', first.uuid, 'made-first.dat'),
+    );
+    expect(file?.metadata_.usage_context).toMatchObject({
+      usage_event: first.uuid,
+      project: { name: 'Cathodes' },
+      experiment_title: 'Grain growth',
+    });
+    expect(JSON.stringify(file)).not.toContain(second.uuid);
+  });
+});
