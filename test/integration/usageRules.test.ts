@@ -2,12 +2,13 @@
  * The usage a harvested file belongs to: the one on its tool when it was made, not the latest
  * one. Two usages run one after the other while no harvest runs; the files written during the
  * first are harvested after the second, through the real station and `labstation harvest
- * --once`, and are named and described by the first.
+ * --once`, and are named and described by the first, its answers at its end before those at
+ * its start.
  */
 import { utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startStation, type StationProcess } from './helpers.js';
+import { importBundle, startStation, type StationProcess } from './helpers.js';
 import { filesOf, harvestOnce, setupHarvest } from './harvestSetup.js';
 
 let station: StationProcess | null = null;
@@ -22,8 +23,16 @@ interface Usage {
   end: string;
 }
 
-/** Ada uses the tool with `project` and this title, for a moment; the usage, ended. */
-async function useTool(st: StationProcess, project: string, title: string): Promise<Usage> {
+/**
+ * Ada uses the tool with `project` and this title, for a moment, and ends the usage giving
+ * the title it ended with (run_data); the usage, ended.
+ */
+async function useTool(
+  st: StationProcess,
+  project: string,
+  title: string,
+  endTitle: string,
+): Promise<Usage> {
   const enabled = await st.rpc('toolControl.enable', {
     tool: 'SEM',
     project,
@@ -31,7 +40,10 @@ async function useTool(st: StationProcess, project: string, title: string): Prom
   });
   expect(enabled.status, JSON.stringify(enabled.body)).toBe(200);
   await new Promise((resolve) => setTimeout(resolve, 50));
-  const disabled = await st.rpc('toolControl.disable', { tool: 'SEM', answers: {} });
+  const disabled = await st.rpc('toolControl.disable', {
+    tool: 'SEM',
+    answers: { experiment_title: endTitle },
+  });
   expect(disabled.status, JSON.stringify(disabled.body)).toBe(200);
   return (disabled.body as { usage: Usage }).usage;
 }
@@ -54,11 +66,22 @@ describe('the usage of a harvested file', () => {
       preUsage: [{ type: 'textbox', name: 'experiment_title', title: 'Title' }],
       hooks: [{ name: 'ctx', trigger: 'post_transfer', kind: 'usage_context' }],
     });
+    // The same question after the usage: its answer (run_data) is the one the file is given.
+    const forms = await importBundle(dirs.data, {
+      tools: [
+        {
+          name: 'SEM',
+          pre_usage_questions: [{ type: 'textbox', name: 'experiment_title', title: 'Title' }],
+          post_usage_questions: [{ type: 'textbox', name: 'experiment_title', title: 'Title' }],
+        },
+      ],
+    });
+    expect(forms.code, forms.stderr).toBe(0);
     station = await startStation(dirs.data);
     expect((await station.rpc('session.logon', { login: 'ada', pin: '1234' })).status).toBe(200);
-    const first = await useTool(station, 'Cathodes', 'Grain growth');
+    const first = await useTool(station, 'Cathodes', 'Grain growth', 'Grain growth at 900 C');
     await new Promise((resolve) => setTimeout(resolve, 50));
-    const second = await useTool(station, 'Anodes', 'Coating');
+    const second = await useTool(station, 'Anodes', 'Coating', 'Coating, second layer');
     await station.stop();
     station = null;
     const path = join(dirs.src, 'made-first.dat');
@@ -75,7 +98,8 @@ describe('the usage of a harvested file', () => {
     expect(file?.metadata_.usage_context).toMatchObject({
       usage_event: first.uuid,
       project: { name: 'Cathodes' },
-      experiment_title: 'Grain growth',
+      experiment_title: 'Grain growth at 900 C',
+      pre_run_data: { experiment_title: 'Grain growth' },
     });
     expect(JSON.stringify(file)).not.toContain(second.uuid);
   });
