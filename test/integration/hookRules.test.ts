@@ -1,11 +1,11 @@
 /**
  * Which pre-transfer hooks apply to a file, through the real `labstation harvest --once`: a
- * hook scoped to another instrument or disabled does not run, size rules bound a skip, and
- * hooks run in priority order (the first skip decides, later redirects override earlier ones
- * field by field).
+ * hook scoped to another instrument or disabled does not run, a glob is matched against the
+ * path in the watched folder, size rules bound a skip, and hooks run in priority order (the
+ * first skip decides, later redirects override earlier ones field by field).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { importBundle, tempDir } from './helpers.js';
 import { filesOf, harvestOnce, type HarvestDirs } from './harvestSetup.js';
@@ -88,6 +88,31 @@ describe('pre-transfer hooks', () => {
     expect(byName.get('x.c')?.note).toMatch(/own-instrument/);
     expect(byName.get('x.d')?.status).toBe('skipped');
     expect(byName.get('x.d')?.note).toMatch(/every-instrument/);
+  });
+
+  it('match a glob with a folder against the path in the watched folder, not the name', async () => {
+    const dirs = await twoInstruments([
+      {
+        name: 'no-previews',
+        trigger: 'pre_transfer',
+        kind: 'skip',
+        config: { glob: 'previews/*.png' },
+      },
+    ]);
+    for (const path of ['previews/x.png', 'x.png', 'other/previews/y.png']) {
+      mkdirSync(dirname(join(dirs.src, path)), { recursive: true });
+      writeFileSync(join(dirs.src, path), path);
+    }
+    const run = await harvestOnce(dirs.data);
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    const status = Object.fromEntries(
+      (await filesOf(dirs.data)).map((f) => [f.relative_path, f.last_transfer?.status]),
+    );
+    expect(status).toEqual({
+      'previews/x.png': 'skipped',
+      'x.png': 'completed',
+      'other/previews/y.png': 'completed',
+    });
   });
 
   it('skip files by size: min_size and max_size are both inclusive bounds', async () => {
