@@ -1,10 +1,14 @@
 /**
- * A disabled harvest schedule does not run, in a running station: beside an enabled one that
- * fires every second, it queues no run of its own.
+ * Harvest schedules in a running station: a disabled one does not run (beside an enabled one
+ * that fires every second, it queues no run of its own), and a run is a full harvest of its
+ * instrument, which tries its failed files again at once rather than at their backoff.
  */
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { startStation, waitFor } from './helpers.js';
-import { setupHarvest, withDb } from './harvestSetup.js';
+import type { HarvestFileView } from '../../shared/api.js';
+import { importBundle, startStation, waitFor } from './helpers.js';
+import { filesOf, harvestOnce, setupHarvest, withDb } from './harvestSetup.js';
 
 describe('harvest schedules', () => {
   it('run only when enabled', async () => {
@@ -41,5 +45,38 @@ describe('harvest schedules', () => {
       await station.stop();
     }
     expect(runs()['*/1 * * * * *']).toBe(0);
+  }, 60_000);
+
+  it("retry their instrument's failed files at once, not at their backoff", async () => {
+    const dirs = await setupHarvest({ schedules: [{ instrument: 'sem-1', cron: '* * * * * *' }] });
+    // A failed file is tried again 10 minutes on, without a run.
+    const tuned = await importBundle(dirs.data, {
+      station: { tool: 'SEM', retry_base_seconds: 600, retry_max_seconds: 3600 },
+    });
+    expect(tuned.code, tuned.stderr).toBe(0);
+    // A file stands where the copy needs a folder: the transfer fails, and waits its backoff.
+    mkdirSync(join(dirs.src, 'run1'));
+    writeFileSync(join(dirs.src, 'run1', 'img.tif'), 'an image');
+    writeFileSync(join(dirs.dest, 'sem-1'), 'in the way');
+    expect((await harvestOnce(dirs.data)).code).toBe(1);
+    const [failed] = await filesOf(dirs.data);
+    expect(failed?.state).toBe('failed');
+    expect(Date.parse(failed?.next_attempt_at ?? '')).toBeGreaterThan(Date.now() + 60_000);
+    rmSync(join(dirs.dest, 'sem-1'));
+    const station = await startStation(dirs.data);
+    try {
+      const done = await waitFor(
+        'img.tif copied by a scheduled run',
+        async () => {
+          const res = await station.rpc('harvest.files', { limit: 10 });
+          const files = (res.body as { files: HarvestFileView[] }).files;
+          return files.find((f) => f.state === 'done');
+        },
+        30_000,
+      );
+      expect(done.relative_path).toBe('run1/img.tif');
+    } finally {
+      await station.stop();
+    }
   }, 60_000);
 });
