@@ -766,7 +766,10 @@ describe('harvest --once', () => {
     expect(file?.metadata_.file_info).toMatchObject({
       modified_at: new Date(made.mtimeMs).toISOString(),
       created_at: created,
+      // And when the harvest first saw it, as its record says.
+      first_discovered_at: file?.first_discovered_at,
     });
+    expect(file?.first_discovered_at).toMatch(/^\d{4}-\d\d-\d\dT/);
     if (created !== null) expect(created).not.toBe(copy.birthtime.toISOString());
   });
 
