@@ -1,7 +1,8 @@
 /**
  * What makes a file stable (stability.ts), on real files and the real probe (copyBatch.ts
- * probeFiles): its mtime as well as its size unchanged for the window, and that it opens for
- * reading. The checks' clock is moved on rather than waited for.
+ * probeFiles): its mtime as well as its size unchanged for the window, no watcher event during
+ * its last read, and that it opens for reading. The checks' clock is moved on rather than
+ * waited for.
  */
 import { spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, statSync, utimesSync, writeFileSync } from 'node:fs';
@@ -18,6 +19,11 @@ import {
   type Candidate,
 } from '../../electron/core/harvest/stability.js';
 import { tempDir } from './helpers.js';
+
+/** Waits until `done` holds, checking every 10 ms. */
+async function until(done: () => boolean): Promise<void> {
+  while (!done()) await new Promise((resolve) => setTimeout(resolve, 10));
+}
 
 const folder: WatchFolder = { path: '/src', include: [], exclude: [] };
 
@@ -81,6 +87,55 @@ describe('a stable file', () => {
       expect(taken.map((c) => [c.absolutePath, c.mtimeMs])).toEqual([
         [path, statSync(path).mtimeMs],
       ]);
+    } finally {
+      checks.stop();
+    }
+  });
+
+  it('has no watcher event during its last read: one that came while it was read, it waits again', async () => {
+    const taken: Candidate[] = [];
+    const clock = { offsetMs: 0 };
+    // The probe waits until `release`: the event comes while the check reads the file.
+    let release = (): void => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let probes = 0;
+    const checks = new StabilityChecks(
+      {
+        stopped: () => false,
+        prober: () => ({
+          probe: async (paths) => {
+            probes += 1;
+            if (probes === 1) await held;
+            return probeFiles(paths);
+          },
+        }),
+        accept: (stable) => taken.push(...stable),
+        onceRun: () => null,
+        queueDue: () => undefined,
+        checkIdle: () => undefined,
+        changed: () => undefined,
+      },
+      pino({ level: 'silent' }),
+      () => Date.now() + clock.offsetMs,
+    );
+    try {
+      const path = join(tempDir('labstation-stable-'), 'log.txt');
+      writeFileSync(path, 'a line');
+      const { size, mtimeMs } = statSync(path);
+      const key = candidateKey(instrument, path);
+      checks.add(key, instrument, folder, path, 'log.txt', size, mtimeMs, '', null);
+      clock.offsetMs = 10_000;
+      const check = checks.check();
+      await until(() => probes === 1);
+      // A write the read may have missed: the window starts again at its event.
+      expect(checks.written(key, [])).toBe(true);
+      release();
+      await check;
+      expect(taken).toEqual([]);
+      expect(checks.size).toBe(1);
+      clock.offsetMs = 20_000;
+      await checks.check();
+      expect(taken.map((c) => c.absolutePath)).toEqual([path]);
     } finally {
       checks.stop();
     }
