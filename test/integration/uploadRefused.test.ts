@@ -226,6 +226,42 @@ describe('uploads into a server storage location', () => {
       },
     );
 
+    it.each([
+      { how: 'a new key', detail: 'Invalid station key.' },
+      { how: 'disabled', detail: 'This station is disabled.' },
+    ])(
+      '$how after its upload finished: a request let in before gets its 401 at its turn, and the finished record and file stay',
+      async ({ how, detail }) => {
+        const uploads = receiver();
+        const station = await letIn(`finished-${how.replace(/ /g, '-')}`);
+        const { data, location, row } = await opened(uploads, station);
+        const done = await uploads.append(
+          row,
+          location,
+          0,
+          Readable.from([data]),
+          data.length,
+          station.refusedNow,
+        );
+        expect(done.status).toBe('completed');
+        if (how === 'disabled') {
+          serviceAccounts.update({ db: serverDb, actor: { id: 1 }, now: nowIso() }, station.id, {
+            enabled: false,
+          });
+        } else {
+          newStationKey(serverDb, station.id);
+        }
+        // Let in before the change (a retry of its last bytes); its work begins after it.
+        const late = uploads.append(row, location, 0, null, 0, station.refusedNow);
+        await expect(late).rejects.toMatchObject({ status: 401, detail });
+        expect(uploadByUuid(serverDb, row.uuid)).toMatchObject({
+          state: 'completed',
+          final_path: row.destination_path,
+        });
+        expect(readFileSync(join(store, row.destination_path)).equals(data)).toBe(true);
+      },
+    );
+
     /** Disabled, then enabled again: its unfinished uploads went with the first change. */
     const disableThenEnable = (id: number): void => {
       const ctx = { db: serverDb, actor: { id: 1 }, now: nowIso() };
