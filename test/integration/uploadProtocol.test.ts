@@ -19,9 +19,11 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { sweepUploads } from '../../electron/core/server/uploads/cleanup.js';
 import { UploadReceiver } from '../../electron/core/server/uploads/receive.js';
+import { findLocation, uploadByUuid } from '../../electron/core/server/uploads/store.js';
 import { UPLOADS_PATH, type UploadState } from '../../electron/core/sync/uploadProtocol.js';
 import { createLogger } from '../../electron/core/util/log.js';
 import { filesOf, harvestOnce, transfersOf } from './harvestSetup.js';
@@ -43,6 +45,7 @@ import {
   station,
   store,
   storeTree,
+  until,
   useUploadServer,
   xxh3,
 } from './uploadFixture.js';
@@ -503,6 +506,48 @@ describe('uploads into a server storage location', () => {
     expect(finished).toBeGreaterThan(0);
     const much = await sweepUploads(deps, { now: Date.now() + 31 * 24 * 3600_000 });
     expect(much.forgotten).toBe(finished);
+  });
+
+  it('the sweep leaves an upload whose body is still being written, however old its record', async () => {
+    const receiver = new UploadReceiver({ db: serverDb, log: createLogger('silent') });
+    const location = findLocation(serverDb, 'none', 'archive')!;
+    const stationId = serverDb
+      .prepare("SELECT id FROM stations WHERE name = 'sem-station'")
+      .pluck()
+      .get() as number;
+    const data = randomBytes(2 * MiB);
+    const letIn = (): null => null;
+    const opened = await receiver.open(
+      location,
+      {
+        stationId,
+        fileUuid: 'writing-1',
+        locationId: location.id,
+        destination: 'writing/w.bin',
+        size: data.length,
+        xxhash: await xxh3(data),
+      },
+      letIn,
+    );
+    const row = uploadByUuid(serverDb, opened.upload_id)!;
+    const body = new PassThrough();
+    const appending = receiver.append(row, location, 0, body, data.length, letIn);
+    body.write(data.subarray(0, MiB));
+    const partial = row.partial_path!;
+    await until('its first MiB written', () => statSync(partial).size >= MiB, appending);
+
+    // Its record untouched for more than the age of an abandoned upload (by the sweep's clock),
+    // while its request is still at work on it.
+    const week = 7 * 24 * 3600_000;
+    await sweepUploads(
+      { db: serverDb, log: createLogger('silent'), receiver },
+      { now: Date.now() + week + 60_000 },
+    );
+    expect(uploadByUuid(serverDb, row.uuid)).toMatchObject({ state: 'receiving' });
+    expect(existsSync(partial)).toBe(true);
+    body.end(data.subarray(MiB));
+    expect(await appending).toMatchObject({ status: 'completed', offset: data.length });
+    expect(md5(readFileSync(join(store, 'writing', 'w.bin')))).toBe(md5(data));
   });
 
   it('the lookup of every POST is an index search', () => {
