@@ -18,10 +18,12 @@ import { filesOf, harvestOnce, listTree, transfersOf, withDb } from './harvestSe
 import { tempDir } from './helpers.js';
 import {
   app,
+  append,
   call,
   key,
   md5,
   MiB,
+  open,
   partials,
   proxy,
   serverDb,
@@ -237,6 +239,81 @@ describe('uploads into a server storage location', () => {
       stationDb.close();
     }
   });
+
+  it.each([
+    { older: 'left unfinished', change: 'other content of the same size', size: 3 * MiB },
+    { older: 'left unfinished', change: 'another size', size: 3 * MiB + 4321 },
+    { older: 'finished, its answer lost', change: 'another size', size: 3 * MiB + 4321 },
+  ])(
+    'a new version of a file ($change), its older one $older: an upload of its own, not the older one',
+    async ({ older, size }) => {
+      const dir = tempDir('labstation-upload-version-');
+      const source = join(dir, 'version.bin');
+      const fileUuid = `version-${randomUUID()}`;
+      const destination = `version/${fileUuid}.bin`;
+      // The older version's upload, under the same record (its uuid) and destination: left at
+      // its first MiB (a station stopped mid-file), or finished (a station that missed the
+      // answer, its transfer failed, then the file changed).
+      const before = randomBytes(3 * MiB);
+      const left = await open({
+        file_uuid: fileUuid,
+        destination_path: destination,
+        size: before.length,
+        xxhash: await xxh3(before),
+      });
+      const leftId = left.body.upload_id as string;
+      const finished = older !== 'left unfinished';
+      const sent = finished ? before : before.subarray(0, MiB);
+      expect((await append(leftId, 0, sent)).body).toMatchObject({
+        status: finished ? 'completed' : 'receiving',
+        offset: sent.length,
+      });
+      // The file as it is now: the same path and record, another version.
+      const data = randomBytes(size);
+      writeFileSync(source, data);
+      const now = statSync(source);
+      const stationDb = openDatabase(join(dir, 'station.db'));
+      setSetting(stationDb, 'sync.server', serverUrl);
+      setSetting(stationDb, 'sync.key', key);
+      try {
+        const outcome = await uploadVerified(
+          {
+            db: stationDb,
+            log: createLogger('silent'),
+            hash: (path) => hashFile(path),
+            progress: () => undefined,
+          },
+          {
+            file: { uuid: fileUuid, source_path: source, size, mtime_ms: now.mtimeMs },
+            location: { uuid: 'x', name: 'archive' },
+            destination,
+          },
+        );
+        expect(outcome, JSON.stringify(outcome)).toMatchObject({
+          outcome: 'finished',
+          sourceHash: await xxh3(data),
+          state: { status: 'completed', offset: size },
+        });
+        const { state } = outcome as Extract<typeof outcome, { outcome: 'finished' }>;
+        expect(state.upload_id).not.toBe(leftId);
+        expect(md5(readFileSync(state.server_path!))).toBe(md5(data));
+        if (finished) {
+          // The older version's file and record stay; the new one is placed beside it.
+          expect(md5(readFileSync(join(store, destination)))).toBe(md5(before));
+          expect((await call('GET', `/sync/uploads/${leftId}`)).body).toMatchObject({
+            status: 'completed',
+          });
+        } else {
+          // The older version's upload went, with its bytes.
+          expect(state.server_path).toBe(join(store, destination));
+          expect((await call('GET', `/sync/uploads/${leftId}`)).status).toBe(404);
+        }
+        expect(partials()).toEqual([]);
+      } finally {
+        stationDb.close();
+      }
+    },
+  );
 
   it('a key another Labstation holds: a failed transfer that says so, to be retried', async () => {
     // Another Labstation uses the key (its data dir and host named, as a station's are); the
