@@ -155,8 +155,9 @@ function check(db: Db, merged: Required<Input>, input: Input, id: number | null)
 }
 
 /**
- * What a station needs to run an instrument: watched folders, and a storage location, without
- * which every file it finds fails there for ever ("has no storage location"). Checked on the
+ * What a station needs to run an instrument: watched folders, and an enabled storage location,
+ * without which every file it finds fails there for ever ("has no storage location", "is
+ * disabled"). Checked on the
  * state a save leaves when the save touches the service account, the folders, the storage or
  * `enabled` (a save of other fields leaves an instrument saved before this rule as it was); a
  * disabled instrument may wait for them. An instrument a station registered from its own
@@ -197,6 +198,17 @@ function runnableProblems(
           ),
     );
   }
+  const location = disabledLocation(db, merged.storage_location_id);
+  if (location) {
+    problems.push(
+      problem(
+        ['body', 'storage_location_id'],
+        `storage location ${location.id} (${location.name}) is disabled; an enabled instrument ` +
+          'with a service account needs an enabled one, or every file its station finds fails there',
+        'needed_by_station',
+      ),
+    );
+  }
   if (merged.storage_location_id === null) {
     problems.push(
       takeover
@@ -215,6 +227,14 @@ function runnableProblems(
     );
   }
   return problems;
+}
+
+/** The storage location `id` when it is disabled (stations fail every file bound there). */
+function disabledLocation(db: Db, id: number | null): { id: number; name: string } | undefined {
+  if (id === null) return undefined;
+  return db
+    .prepare('SELECT id, name FROM storage_locations WHERE id = ? AND enabled = 0')
+    .get(id) as { id: number; name: string } | undefined;
 }
 
 /**
