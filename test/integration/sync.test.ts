@@ -3,7 +3,6 @@
  * started with `--server URL --key KEY` on empty data dirs, a TCP proxy that cuts connections
  * mid-request, and a station killed between the server's answer and its own acknowledgement.
  */
-import { createServer as createHttpServer, request as httpRequest } from 'node:http';
 import { connect, createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -12,6 +11,7 @@ import { makeArk } from '../../shared/ark.js';
 import type { PushResult } from '../../electron/core/sync/protocol.js';
 import { facilityBundle, goodPreAnswers } from '../fixtures/facility.js';
 import { startFaultProxy, type FaultProxy } from './faultProxy.js';
+import { forwardTo, passOn, startHttpProxy } from './httpForward.js';
 import {
   runCli,
   startServer,
@@ -593,30 +593,17 @@ describe('a short outage', () => {
 describe("a station whose clock is off the server's", () => {
   it('measures the difference from every answer and says so past a minute', async () => {
     // An HTTP proxy to the server whose answers say the server's clock is 10 minutes ahead.
-    const target = new URL(server.url);
     let ahead = 10 * 60_000;
-    const proxy = createHttpServer((request, response) => {
-      const upstream = httpRequest(
-        {
-          host: target.hostname,
-          port: target.port,
-          path: request.url,
-          method: request.method,
-          headers: request.headers,
-        },
-        (answer) => {
-          response.writeHead(answer.statusCode ?? 502, {
-            ...answer.headers,
-            date: new Date(Date.now() + ahead).toUTCString(),
-          });
-          answer.pipe(response);
-        },
-      );
-      upstream.on('error', () => response.destroy());
-      request.pipe(upstream);
-    });
-    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-    const url = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/`;
+    const proxy = await startHttpProxy(
+      forwardTo(new URL(server.url), (answer, response) => {
+        response.writeHead(answer.statusCode ?? 502, {
+          ...answer.headers,
+          date: new Date(Date.now() + ahead).toUTCString(),
+        });
+        answer.pipe(response);
+      }),
+    );
+    const url = proxy.url;
     try {
       const st = await launch(join(tempDir(), 'skewed'), url, await registerStation('sem-skew'));
       const skewOf = async (): Promise<number | null> =>
@@ -642,60 +629,45 @@ describe("a station whose clock is off the server's", () => {
       });
       await stop(st);
     } finally {
-      proxy.closeAllConnections();
-      await new Promise((resolve) => proxy.close(resolve));
+      await proxy.close();
     }
   });
 
   it('deletes only the rows it sent when an answer acknowledges more', async () => {
     // An HTTP proxy that holds the first push answer while the station queues more, then
     // acknowledges ids past those it was sent: rows it never sent must stay queued.
-    const target = new URL(server.url);
     let release: () => void = () => undefined;
     const released = new Promise<void>((resolve) => (release = resolve));
     let pushAtProxy: () => void = () => undefined;
     const pushed = new Promise<void>((resolve) => (pushAtProxy = resolve));
     let held = false;
-    const proxy = createHttpServer((request, response) => {
-      const hold = request.url === '/sync/push' && !held;
-      if (hold) held = true;
-      const upstream = httpRequest(
-        {
-          host: target.hostname,
-          port: target.port,
-          path: request.url,
-          method: request.method,
-          headers: request.headers,
-        },
-        (answer) => {
-          if (!hold) {
-            response.writeHead(answer.statusCode ?? 502, answer.headers);
-            answer.pipe(response);
-            return;
-          }
-          const chunks: Buffer[] = [];
-          answer.on('data', (chunk: Buffer) => chunks.push(chunk));
-          answer.on('end', () => {
-            pushAtProxy();
-            void released.then(() => {
-              const body = JSON.parse(Buffer.concat(chunks).toString()) as PushResult;
-              const top = Math.max(...body.acked);
-              body.acked = [...body.acked, ...Array.from({ length: 20 }, (_, i) => top + 1 + i)];
-              const text = JSON.stringify(body);
-              response.writeHead(answer.statusCode ?? 502, {
-                ...answer.headers,
-                'content-length': Buffer.byteLength(text),
-              });
-              response.end(text);
+    const proxy = await startHttpProxy(
+      // The station sends one push at a time: the first answer to one is the first push's.
+      forwardTo(new URL(server.url), (answer, response, request) => {
+        if (request.url !== '/sync/push' || held) {
+          passOn(answer, response, request);
+          return;
+        }
+        held = true;
+        const chunks: Buffer[] = [];
+        answer.on('data', (chunk: Buffer) => chunks.push(chunk));
+        answer.on('end', () => {
+          pushAtProxy();
+          void released.then(() => {
+            const body = JSON.parse(Buffer.concat(chunks).toString()) as PushResult;
+            const top = Math.max(...body.acked);
+            body.acked = [...body.acked, ...Array.from({ length: 20 }, (_, i) => top + 1 + i)];
+            const text = JSON.stringify(body);
+            response.writeHead(answer.statusCode ?? 502, {
+              ...answer.headers,
+              'content-length': Buffer.byteLength(text),
             });
+            response.end(text);
           });
-        },
-      );
-      upstream.on('error', () => response.destroy());
-      request.pipe(upstream);
-    });
-    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-    const url = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/`;
+        });
+      }),
+    );
+    const url = proxy.url;
     const dir = join(tempDir(), 'over-acked');
     try {
       const st = await launch(dir, url, await registerStation('sem-over-acked'));
@@ -720,8 +692,7 @@ describe("a station whose clock is off the server's", () => {
       await stop(st);
     } finally {
       release();
-      proxy.closeAllConnections();
-      await new Promise((resolve) => proxy.close(resolve));
+      await proxy.close();
     }
   });
 });
