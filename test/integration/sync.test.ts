@@ -590,6 +590,76 @@ describe('a short outage', () => {
   });
 });
 
+describe('a push that goes through after failures', () => {
+  it('starts the backoff over, the outbox not yet empty: the next failure waits the shortest delay again', async () => {
+    // Pushes are answered 503 by the proxy while it refuses, except those it is told to let
+    // through; pulls go through. The station logs the delay it chose before each next push (at
+    // debug): read there, with the time it logged it; nothing is timed.
+    let refusing = false;
+    let letThrough = 0;
+    let passedAt = Infinity;
+    const forward = forwardTo(new URL(server.url));
+    const proxy = await startHttpProxy((request, response) => {
+      if (refusing && request.url === '/sync/push') {
+        if (letThrough === 0) {
+          request.resume();
+          response.writeHead(503, { 'content-type': 'application/json' });
+          response.end(JSON.stringify({ detail: 'pushes refused by the test' }));
+          return;
+        }
+        letThrough -= 1;
+        passedAt = Date.now();
+      }
+      forward(request, response);
+    });
+    const dir = join(tempDir(), 'station-backoff-reset');
+    try {
+      const key = await registerStation('sem-backoff-reset');
+      const st = await launch(dir, proxy.url, key, { LABSTATION_LOG_LEVEL: 'debug' });
+      const failures = (): { time: number; retryInMs: number }[] =>
+        st
+          .stderr()
+          .split('\n')
+          .filter((line) => line.includes('"sync: push failed"'))
+          .map((line) => JSON.parse(line) as { time: number; retryInMs: number });
+      await waitFor('online', async () =>
+        ((await ok(st, 'sync.status', {})) as { online: boolean }).online ? true : undefined,
+      );
+      refusing = true;
+      await ok(st, 'session.logon', { login: 'alice', pin: '1234' });
+      // More than a batch (100 records) queued, every push failing meanwhile.
+      let uuid = '';
+      for (let cycle = 0; outboxCount(dir) <= 100; cycle += 1) {
+        expect(cycle).toBeLessThan(80);
+        uuid = await enable(st);
+        await disable(st);
+      }
+      // The ceiling doubled from 500 ms to the cap (1.5 s here); each delay is half of it or more.
+      const before = await waitFor('four failed pushes', () =>
+        failures().length >= 4 ? failures() : undefined,
+      );
+      expect(before[before.length - 1]?.retryInMs).toBeGreaterThanOrEqual(750);
+
+      // One push goes through (the first 100 records); the next, of the rest, fails.
+      letThrough = 1;
+      const next = await waitFor('a push failed after one went through', () =>
+        failures().find((failure) => failure.time > passedAt),
+      );
+      // Within the base ceiling (500 ms), not 750 ms or more as the failures before would give.
+      expect(next.retryInMs).toBeLessThanOrEqual(500);
+      refusing = false;
+      await waitFor(
+        'every usage on the server',
+        () => (outboxCount(dir) === 0 && serverEvent(uuid)?.end ? true : undefined),
+        30_000,
+      );
+      await stop(st);
+    } finally {
+      await proxy.close();
+    }
+  });
+});
+
 describe("a station whose clock is off the server's", () => {
   it('measures the difference from every answer and says so past a minute', async () => {
     // An HTTP proxy to the server whose answers say the server's clock is 10 minutes ahead.
