@@ -21,6 +21,17 @@ describe('FailureLimiter', () => {
     expect(limiter.blocked('a')).toBe(false);
   });
 
+  it('names at least a second to wait while an address is refused, rounding up', () => {
+    let now = 0;
+    const limiter = new FailureLimiter(1, 60_000, () => now);
+    limiter.fail('a');
+    now = 58_200;
+    expect(limiter.retryAfter('a')).toBe(2);
+    now = 59_999;
+    expect(limiter.blocked('a')).toBe(true);
+    expect(limiter.retryAfter('a')).toBe(1);
+  });
+
   it('keeps at most MAX_ADDRESSES addresses, the most recently failing ones', () => {
     let now = 0;
     const limiter = new FailureLimiter(2, 60_000, () => now);
