@@ -3,7 +3,8 @@
  * instance (app.inject) whose clock the test sets: a JWT's signature and expiry, a logout
  * that stays in force while others log out, an API token found by its whole value and stored
  * only as its hash, an account turned off, the windows of the throttling of log-ins and of bad
- * credentials, a station turned off, and the revoking of one instrument grant.
+ * credentials, a station turned off, accounts' passwords and e-mails, and the revoking of one
+ * instrument grant.
  */
 import { join } from 'node:path';
 import type { FastifyInstance, HTTPMethods } from 'fastify';
@@ -167,6 +168,13 @@ describe('an API token', () => {
 });
 
 describe('accounts', () => {
+  it('refuses a password shorter than ten characters', async () => {
+    await expect(
+      createAccount(db, { email: 'nine@example.org', password: '123456789' }),
+    ).rejects.toThrow('password: must be at least 10 characters');
+    await createAccount(db, { email: 'ten@example.org', password: '1234567890' });
+  });
+
   it('refuses a second account with an e-mail address taken in another letter case', async () => {
     // Log-in finds an account by its e-mail in any letter case: two would be one log-in.
     await expect(
