@@ -1,0 +1,212 @@
+/**
+ * What a station does with the server's config deltas (electron/core/sync/apply.ts) for the
+ * people at it: a qualification, a project, a PIN or an account the server takes away is gone
+ * at the station too, and a tool's changed forms are the ones enforced. Each test failed with a
+ * mutation of applyDelta that kept the station's old copy (named in the test).
+ */
+import { describe, expect, it } from 'vitest';
+import type { UsageEventView } from '../../shared/api.js';
+import { importBundle } from '../../electron/core/station/facility.js';
+import { Station } from '../../electron/core/station/station.js';
+import { applyDelta } from '../../electron/core/sync/apply.js';
+import type {
+  FacilityDelta,
+  SyncProject,
+  SyncTool,
+  SyncUser,
+} from '../../electron/core/sync/protocol.js';
+import { AppError } from '../../electron/core/util/errors.js';
+import { createLogger } from '../../electron/core/util/log.js';
+import { hashSecret } from '../../electron/core/util/pin.js';
+import { facilityBundle, goodPreAnswers } from '../fixtures/facility.js';
+import { tempDir } from './helpers.js';
+
+const clock = (): number => Date.parse('2026-11-20T09:00:00Z');
+
+async function station(): Promise<Station> {
+  const st = Station.open({ dataDir: tempDir(), log: createLogger('silent'), clock });
+  await importBundle(st.db, facilityBundle());
+  return st;
+}
+
+async function expectCode(promise: Promise<unknown>, code: string): Promise<AppError> {
+  const error = await promise.then(
+    () => {
+      throw new Error(`expected ${code}, but the call succeeded`);
+    },
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(AppError);
+  expect((error as AppError).code).toBe(code);
+  return error as AppError;
+}
+
+const uuids = (st: Station, sql: string, ...params: unknown[]): string[] =>
+  st.db
+    .prepare(sql)
+    .pluck()
+    .all(...params) as string[];
+
+/** The user as the server would send it, from the station's own copy, with `changes`. */
+function syncUser(st: Station, username: string, changes: Partial<SyncUser> = {}): SyncUser {
+  const row = st.db.prepare('SELECT * FROM users WHERE username = ?').get(username) as {
+    id: number;
+    uuid: string;
+    email: string;
+    first_name: string;
+    last_name: string;
+    badge_number: string | null;
+    pin_hash: string | null;
+    is_staff: number;
+    is_active: number;
+  };
+  return {
+    uuid: row.uuid,
+    username,
+    email: row.email,
+    first_name: row.first_name,
+    last_name: row.last_name,
+    badge_number: row.badge_number,
+    pin_hash: row.pin_hash,
+    is_staff: row.is_staff === 1,
+    is_active: row.is_active === 1,
+    projects: uuids(
+      st,
+      'SELECT p.uuid FROM projects p JOIN user_projects up ON up.project_id = p.id WHERE up.user_id = ?',
+      row.id,
+    ),
+    qualified_tools: uuids(
+      st,
+      'SELECT t.uuid FROM tools t JOIN qualifications q ON q.tool_id = t.id WHERE q.user_id = ?',
+      row.id,
+    ),
+    ...changes,
+  };
+}
+
+function syncProject(st: Station, name: string, changes: Partial<SyncProject>): SyncProject {
+  const row = st.db.prepare('SELECT * FROM projects WHERE name = ?').get(name) as {
+    uuid: string;
+    application_identifier: string;
+    active: number;
+  };
+  return {
+    uuid: row.uuid,
+    name,
+    application_identifier: row.application_identifier,
+    active: row.active === 1,
+    ...changes,
+  };
+}
+
+function syncTool(st: Station, name: string, changes: Partial<SyncTool>): SyncTool {
+  const row = st.db.prepare('SELECT * FROM tools WHERE name = ?').get(name) as {
+    uuid: string;
+    pre_usage_questions: string;
+    post_usage_questions: string;
+    category: string;
+  };
+  return {
+    uuid: row.uuid,
+    name,
+    pre_usage_questions: row.pre_usage_questions,
+    post_usage_questions: row.post_usage_questions,
+    category: row.category,
+    operational: true,
+    visible: true,
+    ...changes,
+  };
+}
+
+let cursor = 0;
+function delta(part: Partial<FacilityDelta>): FacilityDelta {
+  cursor += 1;
+  return {
+    cursor,
+    full: false,
+    station: { uuid: '0190a3c4-0000-7000-8000-000000000001', name: 'sem-pc', tool: 'SEM' },
+    users: [],
+    projects: [],
+    tools: [],
+    deleted: { users: [], projects: [], tools: [] },
+    ...part,
+  };
+}
+
+const logon = (st: Station, login: string, pin: string): Promise<unknown> =>
+  st.call('session.logon', { login, pin });
+const enable = (st: Station, answers: unknown = goodPreAnswers): Promise<unknown> =>
+  st.call('toolControl.enable', { tool: 'SEM', project: 'Cathodes', answers });
+
+describe('config deltas at the station', () => {
+  // Mutation: applyDelta keeping a user's old qualifications.
+  it('refuses the tool to a user whose qualification the server took away', async () => {
+    const st = await station();
+    applyDelta(st.db, delta({ users: [syncUser(st, 'alice', { qualified_tools: [] })] }));
+    await logon(st, 'alice', '1234');
+    await expectCode(enable(st), 'not_qualified');
+    expect(st.db.prepare('SELECT count(*) FROM usage_events').pluck().get()).toBe(0);
+  });
+
+  // Mutation: applyDelta keeping a user's old projects.
+  it("refuses a project the server took off the user's projects", async () => {
+    const st = await station();
+    applyDelta(st.db, delta({ users: [syncUser(st, 'alice', { projects: [] })] }));
+    await logon(st, 'alice', '1234');
+    await expectCode(enable(st), 'forbidden');
+  });
+
+  // Mutation: applyDelta keeping a project active that the server made inactive.
+  it('refuses a project the server made inactive', async () => {
+    const st = await station();
+    applyDelta(st.db, delta({ projects: [syncProject(st, 'Cathodes', { active: false })] }));
+    await logon(st, 'alice', '1234');
+    await expectCode(enable(st), 'forbidden');
+  });
+
+  // Mutation: applyDelta keeping the old PIN hash of a user.
+  it('takes the new PIN the server sends, and no longer the old one', async () => {
+    const st = await station();
+    const pinHash = await hashSecret('8642');
+    applyDelta(st.db, delta({ users: [syncUser(st, 'alice', { pin_hash: pinHash })] }));
+    await expectCode(logon(st, 'alice', '1234'), 'unauthenticated');
+    await logon(st, 'alice', '8642');
+  });
+
+  // Mutations: applyDelta keeping a user active that the server deactivated, or deleted.
+  it('refuses the log-on of a user the server deactivated or deleted', async () => {
+    const st = await station();
+    applyDelta(st.db, delta({ users: [syncUser(st, 'alice', { is_active: false })] }));
+    await expectCode(logon(st, 'alice', '1234'), 'unauthenticated');
+    const bob = syncUser(st, 'bob').uuid;
+    applyDelta(st.db, delta({ deleted: { users: [bob], projects: [], tools: [] } }));
+    await expectCode(logon(st, 'bob', '2345'), 'unauthenticated');
+  });
+
+  // Mutation: applyDelta keeping a tool's old question lists.
+  it("enforces the tool's forms as the server last sent them", async () => {
+    const st = await station();
+    const pre = [{ type: 'textbox', name: 'purpose', required: true }];
+    const post = [{ type: 'number', name: 'hours', min: 0, required: true }];
+    applyDelta(
+      st.db,
+      delta({
+        tools: [
+          syncTool(st, 'SEM', {
+            pre_usage_questions: JSON.stringify(pre),
+            post_usage_questions: JSON.stringify(post),
+          }),
+        ],
+      }),
+    );
+    await logon(st, 'alice', '1234');
+    await expectCode(enable(st, {}), 'validation_failed');
+    const { usage } = (await enable(st, { purpose: 'imaging' })) as { usage: UsageEventView };
+    expect(JSON.parse(usage.pre_run_data)).toEqual({ purpose: 'imaging' });
+    await expectCode(
+      st.call('toolControl.disable', { tool: 'SEM', answers: { problem: 'No' } }),
+      'validation_failed',
+    );
+    await st.call('toolControl.disable', { tool: 'SEM', answers: { hours: 2 } });
+  });
+});
