@@ -258,4 +258,25 @@ describe('usage rules', () => {
     expect(payload).toMatchObject({ uuid: second.uuid, post_usage_pending: 1 });
     expect(payload.end).not.toBeNull();
   });
+
+  // Mutation: forceEndTool marking the answers pending on a tool that has no post-usage form.
+  it('leaves nothing pending when a tool with no post-usage questions is force-ended', async () => {
+    const st = Station.open({ dataDir: tempDir(), log: createLogger('silent'), clock });
+    await importBundle(st.db, { ...facilityBundle(), station: { tool: 'AFM' } });
+    await st.call('session.logon', { login: 'sam', pin: '9999' });
+    await st.call('toolControl.enable', {
+      tool: 'AFM',
+      project: 'Other',
+      answers: { broken: 'No' },
+    });
+    const { usage } = (await st.call('toolControl.forceEnd', { tool: 'AFM' })) as {
+      usage: UsageEventView;
+    };
+    expect(usage.end).not.toBeNull();
+    expect(usage.post_usage_pending).toBe(false);
+    expect(usage.reminder_due).toBe(false);
+    expect(usage.run_data).toBe('{}');
+    const s = (await st.call('usage.pending', {})) as { pending: unknown[] };
+    expect(s.pending).toEqual([]);
+  });
 });
