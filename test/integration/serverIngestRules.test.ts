@@ -1,0 +1,194 @@
+/**
+ * What the server keeps of pushed problem reports (electron/core/server/sync/ingest.ts): rules a
+ * hand-mutation review found held by no other test (and the server's answers to a form), each named by the mutation it fails with.
+ * A real `labstation serve` on loopback, pushed to over HTTP with a station key.
+ */
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { facilityBundle } from '../fixtures/facility.js';
+import {
+  createStationKey,
+  loginJwt,
+  runCli,
+  startServer,
+  tempDir,
+  writeJson,
+  type ServerProcess,
+} from './helpers.js';
+
+const ALICE = { email: 'alice@example.org', password: 'alice password 1' };
+
+let serverDir: string;
+let server: ServerProcess;
+let serverDb: Database.Database;
+let key: string;
+let refs: { user_uuid: string; project_uuid: string; tool_uuid: string };
+
+async function push(records: unknown[], as = key): Promise<unknown> {
+  const res = await fetch(`${server.url}sync/push`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Station ${as}` },
+    body: JSON.stringify({ records }),
+  });
+  expect(res.status).toBe(200);
+  return res.json();
+}
+
+beforeAll(async () => {
+  serverDir = join(tempDir(), 'server');
+  const bundle = facilityBundle();
+  delete bundle.station;
+  const users = bundle.users as Record<string, unknown>[];
+  users[0] = { ...users[0], ...ALICE };
+  const imported = await runCli([
+    'import',
+    '--data',
+    serverDir,
+    writeJson(tempDir(), 'b.json', bundle),
+  ]);
+  expect(imported.code).toBe(0);
+  server = await startServer(serverDir);
+  serverDb = new Database(join(serverDir, 'labstation.db'), { readonly: true });
+  key = await createStationKey(serverDir, 'sem-pc', 'SEM');
+  refs = serverDb
+    .prepare(
+      `SELECT (SELECT uuid FROM users WHERE username = 'alice') AS user_uuid,
+         (SELECT uuid FROM projects WHERE name = 'Cathodes') AS project_uuid,
+         (SELECT uuid FROM tools WHERE name = 'SEM') AS tool_uuid`,
+    )
+    .get() as typeof refs;
+});
+
+afterAll(async () => {
+  serverDb?.close();
+  await server?.stop();
+});
+
+describe('problem reports pushed to the server', () => {
+  // Mutation: upsertProblem taking the pushed resolved_at over the stored one.
+  it('keeps a resolution when an older push of the report, unresolved, arrives again', async () => {
+    const uuid = '01900000-0000-7000-8000-000000700001';
+    const created = {
+      uuid,
+      tool_uuid: refs.tool_uuid,
+      usage_event_uuid: null,
+      user_uuid: refs.user_uuid,
+      question: 'problem',
+      description: 'Vacuum fault',
+      force_shutdown: true,
+      safety_hazard: false,
+      created_at: '2024-01-05T10:00:00.000Z',
+      resolved_at: null,
+      resolved_by_uuid: null,
+    };
+    const resolved = {
+      ...created,
+      resolved_at: '2024-01-05T12:00:00.000Z',
+      resolved_by_uuid: refs.user_uuid,
+    };
+    const record = (id: number, payload: object) => ({
+      id,
+      kind: 'problem_report',
+      uuid,
+      payload,
+    });
+    expect(await push([record(1, created)])).toMatchObject({ acked: [1], error: null });
+    expect(
+      serverDb.prepare("SELECT shutdown, shutdown_reason FROM tools WHERE name = 'SEM'").get(),
+    ).toEqual({ shutdown: 1, shutdown_reason: 'Vacuum fault' });
+    expect(await push([record(2, resolved)])).toMatchObject({ acked: [2], error: null });
+    // The creation sent again (a station restored from a backup, a resend): nothing undone.
+    expect(await push([record(3, created)])).toMatchObject({ acked: [3], error: null });
+    expect(
+      serverDb.prepare('SELECT resolved_at FROM problem_reports WHERE uuid = ?').pluck().get(uuid),
+    ).toBe('2024-01-05T12:00:00.000Z');
+    expect(serverDb.prepare("SELECT shutdown FROM tools WHERE name = 'SEM'").pluck().get()).toBe(0);
+  });
+
+  // Mutation: upsertProblem without its owner check.
+  it("refuses a station to change another station's report, even for the same tool", async () => {
+    const uuid = '01900000-0000-7000-8000-000000700002';
+    const payload = {
+      uuid,
+      tool_uuid: refs.tool_uuid,
+      usage_event_uuid: null,
+      user_uuid: refs.user_uuid,
+      question: 'problem',
+      description: 'Stage stuck',
+      force_shutdown: false,
+      safety_hazard: false,
+      created_at: '2024-01-06T10:00:00.000Z',
+      resolved_at: null,
+      resolved_by_uuid: null,
+    };
+    const record = (id: number, body: object) => ({
+      id,
+      kind: 'problem_report',
+      uuid,
+      payload: body,
+    });
+    expect(await push([record(1, payload)])).toMatchObject({ acked: [1], error: null });
+    const other = await createStationKey(serverDir, 'sem-other', 'SEM');
+    const resolved = { ...payload, resolved_at: '2024-01-06T11:00:00.000Z' };
+    expect(await push([record(1, resolved)], other)).toMatchObject({
+      acked: [],
+      error: { id: 1, code: 'forbidden' },
+    });
+    expect(
+      serverDb
+        .prepare('SELECT resolved_at, resolved_by_id FROM problem_reports WHERE uuid = ?')
+        .get(uuid),
+    ).toEqual({ resolved_at: null, resolved_by_id: null });
+  });
+});
+
+describe('answers given on the server', () => {
+  // Mutation: completePendingOnServer without its check that the form is pending.
+  it("refuses to answer a usage whose answers the station gave: they are the station's", async () => {
+    const uuid = '01900000-0000-7000-8000-000000700003';
+    const runData = JSON.stringify({ problem: 'No', notes: 'answered at the station' });
+    const event = {
+      uuid,
+      user_uuid: refs.user_uuid,
+      operator_uuid: refs.user_uuid,
+      project_uuid: refs.project_uuid,
+      tool_uuid: refs.tool_uuid,
+      start: '2024-01-07T09:00:00.000Z',
+      end: '2024-01-07T10:00:00.000Z',
+      validated: 0,
+      remote_work: 0,
+      pre_run_data: '{}',
+      run_data: runData,
+      post_usage_pending: 0,
+      reminder_due: 0,
+      version: 2,
+    };
+    expect(await push([{ id: 1, kind: 'usage_event', uuid, payload: event }])).toMatchObject({
+      acked: [1],
+      error: null,
+    });
+    const version = serverDb
+      .prepare('SELECT version FROM usage_events WHERE uuid = ?')
+      .pluck()
+      .get(uuid) as number;
+    const res = await fetch(`${server.url}rpc/usage.completePendingServer`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        authorization: `Bearer ${await loginJwt(server.url, ALICE)}`,
+      },
+      body: JSON.stringify({
+        usage: uuid,
+        answers: { problem: 'Yes', notes: 'overwritten' },
+        version,
+      }),
+    });
+    expect(res.status).toBe(409);
+    expect(
+      serverDb
+        .prepare('SELECT run_data, version, answered_on_server_at FROM usage_events WHERE uuid = ?')
+        .get(uuid),
+    ).toEqual({ run_data: runData, version, answered_on_server_at: null });
+  });
+});
