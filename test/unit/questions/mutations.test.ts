@@ -1,0 +1,65 @@
+// Rules that a hand-mutation review found no test holding: each test here fails with the
+// mutation named above it and passes without it.
+
+import { describe, expect, it } from 'vitest';
+import { parseQuestions, validateAnswers } from '../../../shared/questions/index.js';
+import type { AnswerProblem, Question } from '../../../shared/questions/index.js';
+
+function defs(input: unknown[]): Question[] {
+  const result = parseQuestions(input);
+  if (!result.ok) throw new Error(JSON.stringify(result.problems));
+  return result.questions;
+}
+
+function problemsOf(questions: Question[], raw: unknown): AnswerProblem[] {
+  const result = validateAnswers(questions, raw);
+  return result.ok ? [] : result.problems;
+}
+
+describe('pattern: the whole value, as HTML5 reads it', () => {
+  // Mutation: compiling `^${pattern}$` instead of `^(?:${pattern})$`, which anchors only the
+  // first and the last alternative.
+  it('anchors every alternative of the pattern, not only the first and the last', () => {
+    const qs = defs([{ type: 'textbox', name: 'kind', pattern: 'cat|dog' }]);
+    expect(problemsOf(qs, { kind: 'cat' })).toEqual([]);
+    expect(problemsOf(qs, { kind: 'dog' })).toEqual([]);
+    for (const value of ['catalog', 'hotdog']) {
+      expect(problemsOf(qs, { kind: value }).map((p) => p.rule)).toEqual(['pattern']);
+    }
+  });
+
+  // Mutation: checking the pattern of textbox questions only.
+  it('holds the pattern of a textarea too', () => {
+    const qs = defs([{ type: 'textarea', name: 'notes', pattern: '[A-Z]{2}\\d+' }]);
+    expect(problemsOf(qs, { notes: 'AB12' })).toEqual([]);
+    expect(problemsOf(qs, { notes: 'ab12' })).toMatchObject([{ rule: 'pattern', path: ['notes'] }]);
+  });
+});
+
+describe("NEMO's stored shape", () => {
+  const qs = defs([
+    { type: 'textbox', name: 'title' },
+    { type: 'checkbox', name: 'gases', choices: ['N2', 'Ar'] },
+    { type: 'number', name: 'count' },
+    { type: 'textbox', name: 'operator', required: true },
+    { type: 'group', name: 'samples', questions: [{ type: 'textbox', name: 'sample' }] },
+  ]);
+
+  // Mutation: reading a wrapper as one only when it has user_input, so that a wrapper without
+  // one (NEMO's unanswered optional question) is an answer of the wrong kind.
+  it('takes a wrapper without user_input as unanswered, not as an answer of the wrong kind', () => {
+    const nemo = {
+      title: { type: 'textbox', name: 'title', title: 'Title' },
+      gases: { type: 'checkbox', name: 'gases', choices: ['N2', 'Ar'] },
+      count: { type: 'number', name: 'count' },
+      operator: { type: 'textbox', name: 'operator', required: true, user_input: 'Ada' },
+      samples: { type: 'group', name: 'samples', questions: [] },
+    };
+    expect(validateAnswers(qs, nemo)).toEqual({
+      ok: true,
+      answers: { gases: [], operator: 'Ada', samples: [] },
+    });
+    const unanswered = { ...nemo, operator: { type: 'textbox', name: 'operator' } };
+    expect(problemsOf(qs, unanswered)).toMatchObject([{ rule: 'required', path: ['operator'] }]);
+  });
+});
