@@ -156,8 +156,10 @@ class Normalizer {
       return [];
     }
     const fields = groupFields(question);
-    return repetitions.map((repetition, index) => {
-      const entry = unwrap(repetition);
+    return repetitions.map((entry, index) => {
+      // A repetition is never a wrapper: NEMO stores it as the plain object of its fields'
+      // values. Unwrapping it would take a repetition of fields named "type" and "name" for a
+      // wrapper without user_input, and drop its answers.
       const out: AnswerGroup = {};
       if (entry !== undefined && entry !== null && !isPlainObject(entry)) {
         this.typeProblem(question, [...path, index], 'an object for each entry', entry);

@@ -2,7 +2,11 @@
 // mutation named above it and passes without it.
 
 import { describe, expect, it } from 'vitest';
-import { parseQuestions, validateAnswers } from '../../../shared/questions/index.js';
+import {
+  normalizeAnswers,
+  parseQuestions,
+  validateAnswers,
+} from '../../../shared/questions/index.js';
 import type { AnswerProblem, Question } from '../../../shared/questions/index.js';
 
 function defs(input: unknown[]): Question[] {
@@ -61,5 +65,31 @@ describe("NEMO's stored shape", () => {
     });
     const unanswered = { ...nemo, operator: { type: 'textbox', name: 'operator' } };
     expect(problemsOf(qs, unanswered)).toMatchObject([{ rule: 'required', path: ['operator'] }]);
+  });
+});
+
+describe('group repetitions', () => {
+  // The bug this found: each repetition was unwrapped as if it were NEMO's answer wrapper, so a
+  // repetition of fields named "type" and "name" read as a wrapper without user_input, and its
+  // answers were dropped (a required one then reported as unanswered).
+  it('keeps the answers of fields named "type" and "name"', () => {
+    const qs = defs([
+      {
+        type: 'group',
+        name: 'parts',
+        max_number: 3,
+        questions: [
+          { type: 'textbox', name: 'name', required: true },
+          { type: 'textbox', name: 'type' },
+        ],
+      },
+    ]);
+    const answers = { parts: [{ name: 'Lens', type: 'optic' }, { name: 'Stage' }] };
+    expect(normalizeAnswers(qs, answers)).toEqual(answers);
+    expect(validateAnswers(qs, answers)).toEqual({ ok: true, answers });
+    const keyed = {
+      parts: { type: 'group', name: 'parts', user_input: { '0': answers.parts[0] } },
+    };
+    expect(normalizeAnswers(qs, keyed)).toEqual({ parts: [answers.parts[0]] });
   });
 });
