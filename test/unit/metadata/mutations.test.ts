@@ -1,0 +1,90 @@
+// Rules that a hand-mutation review found no test holding: each test here fails with the
+// mutation named above it and passes without it.
+
+import { describe, expect, it } from 'vitest';
+import {
+  addGroup,
+  matchesQuery,
+  parseMetadata,
+  removeGroup,
+} from '../../../shared/metadata/index.js';
+import type { EditResult, MetadataDoc } from '../../../shared/metadata/index.js';
+
+function docOf(input: unknown): MetadataDoc {
+  const result = parseMetadata(input);
+  if (!result.ok) throw new Error(JSON.stringify(result.problems));
+  return result.doc;
+}
+
+function done(result: EditResult): MetadataDoc {
+  if (!result.ok) throw new Error(JSON.stringify(result.problems));
+  return result.doc;
+}
+
+describe('email values', () => {
+  // Mutation: an e-mail rule taking anything after the "@" as the domain.
+  it.each(['someone@lab..example', 'someone@exa mple.org', 'someone@lab@example.org'])(
+    'refuses %j: its domain is no host name',
+    (value) => {
+      const { problems } = docResult({ F: { type: 'email', value } });
+      expect(problems.map((problem) => problem.code)).toEqual(['invalid_email']);
+    },
+  );
+
+  it('accepts a host name without a dot, as the browser does', () => {
+    expect(docResult({ F: { type: 'email', value: 'someone@labhost' } }).problems).toEqual([]);
+  });
+});
+
+function docResult(fields: unknown): { problems: { code: string }[] } {
+  const result = parseMetadata({ extra_fields: fields });
+  if (!result.ok) throw new Error(JSON.stringify(result.problems));
+  return result;
+}
+
+describe('search', () => {
+  const doc = docOf({
+    extra_fields: {
+      Status: { type: 'select', options: ['Planned', 'Done'], value: 'Done' },
+      Batch: { type: 'text', value: '12' },
+      Flag: { type: 'text', value: true },
+    },
+  });
+
+  // Mutation: comparing the value looked for by equals without trimming it.
+  it('equals ignores the spaces around the value looked for', () => {
+    expect(matchesQuery(doc, { kind: 'equals', field: 'Status', value: '  done ' })).toBe(true);
+    expect(matchesQuery(doc, { kind: 'equals', field: 'Status', value: ' planned ' })).toBe(false);
+  });
+
+  // Mutation: indexing the number of every field, not only of number fields.
+  it('a number range finds number fields only, not numeric text of a text field', () => {
+    expect(matchesQuery(doc, { kind: 'numberBetween', field: 'Batch', min: 10, max: 20 })).toBe(
+      false,
+    );
+  });
+
+  // Mutation: indexing every true or false value as checked or not, whatever the field type.
+  it('a checkbox query finds checkbox fields only', () => {
+    expect(matchesQuery(doc, { kind: 'checkbox', field: 'Flag', checked: true })).toBe(false);
+  });
+});
+
+describe('group ids', () => {
+  // Mutation: the new group's id as the number of groups + 1 instead of the highest id + 1.
+  it('a group added after one was removed gets an id no other group has', () => {
+    const doc = docOf({
+      extra_fields: { Colour: { value: '', group_id: 2 } },
+      notebook: {
+        extra_fields_groups: [
+          { id: 1, name: 'Look' },
+          { id: 2, name: 'Run' },
+        ],
+      },
+    });
+    const added = addGroup(done(removeGroup(doc, 1)), 'Notes');
+    if (!added.ok) throw new Error('refused');
+    expect(added.id).toBe(3);
+    expect(added.doc.notebook?.extra_fields_groups?.map((group) => group.id)).toEqual([2, 3]);
+  });
+});
