@@ -58,6 +58,7 @@ const BROKEN: [AttemptReason, string][] = [
   ['missing_field', good('x', { sample_group: [{ sample_or_pid: 'PID' }] })],
   ['wrong_type', good('x', { experiment_purpose: ['a'] })],
   ['wrong_type', good('x', { sample_group: 'steel' })],
+  ['wrong_type', good('x', { sample_group: ['steel A'] })],
   ['wrong_type', good('x', { sample_group: [{ sample_name: 's', sample_or_pid: 'Batch' }] })],
   ['wrong_type', good('x', { data_consent: 1 })],
   ['consent_missing', good('x', { data_consent: undefined })],
