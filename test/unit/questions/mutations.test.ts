@@ -93,3 +93,35 @@ describe('group repetitions', () => {
     expect(normalizeAnswers(qs, keyed)).toEqual({ parts: [answers.parts[0]] });
   });
 });
+
+describe('a required group', () => {
+  // Mutation: counting a repetition as filled when only a formula of it has a value.
+  it('needs an entry with an answer, not only a computed formula', () => {
+    const qs = defs([
+      { type: 'number', name: 'base' },
+      {
+        type: 'group',
+        name: 'runs',
+        title: 'Runs',
+        required: true,
+        questions: [
+          { type: 'textbox', name: 'label' },
+          { type: 'formula', name: 'twice', formula: 'base * 2' },
+        ],
+      },
+    ]);
+    expect(problemsOf(qs, { base: 2, runs: [{}] })).toMatchObject([
+      { rule: 'required', path: ['runs'] },
+    ]);
+    expect(problemsOf(qs, { base: 2, runs: [{ label: 'a' }] })).toEqual([]);
+  });
+});
+
+describe('definitions', () => {
+  // Mutation: reading the precision of a number_float without asking for a whole number.
+  it('refuses a precision of a number_float that is not a whole number of places', () => {
+    const result = parseQuestions([{ type: 'number_float', name: 'f', precision: 1.5 }]);
+    expect(result.ok).toBe(false);
+    expect(!result.ok && result.problems.map((problem) => problem.path)).toEqual(['f.precision']);
+  });
+});
