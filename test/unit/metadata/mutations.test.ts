@@ -3,7 +3,9 @@
 
 import { describe, expect, it } from 'vitest';
 import {
+  addField,
   addGroup,
+  fieldsInDisplayOrder,
   matchesQuery,
   parseMetadata,
   removeGroup,
@@ -86,5 +88,16 @@ describe('group ids', () => {
     if (!added.ok) throw new Error('refused');
     expect(added.id).toBe(3);
     expect(added.doc.notebook?.extra_fields_groups?.map((group) => group.id)).toEqual([2, 3]);
+  });
+});
+
+describe('position', () => {
+  // Mutation: the builder leaving out the position it is given.
+  it('a field built with a position keeps it, and is shown in its place', () => {
+    const doc = docOf({ extra_fields: { B: { value: '', position: 2 } } });
+    const next = done(addField(doc, 'A', { position: 5 }));
+    expect(next.fields.find((field) => field.name === 'A')?.position).toBe(5);
+    const first = done(addField(doc, 'Z', { position: 1 }));
+    expect(fieldsInDisplayOrder(first).map((field) => field.name)).toEqual(['Z', 'B']);
   });
 });
