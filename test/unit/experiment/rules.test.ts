@@ -267,7 +267,7 @@ describe('samples and answer shapes', () => {
               sample_details: '',
               sample_elements: ['Si'],
             },
-            { sample_name: 'ark:99999/fk4x', sample_or_pid: 'pid', sample_elements: 'Au, Pd' },
+            { sample_name: 'ark:99999/fk4x', sample_or_pid: 'pid', sample_elements: 'Au, Pd;Pt' },
             { sample_name: 'C', sample_or_pid: 'SAMPLE NAME' },
           ],
         }),
@@ -285,7 +285,7 @@ describe('samples and answer shapes', () => {
         sample_name: 'ark:99999/fk4x',
         sample_or_pid: 'PID',
         sample_details: '',
-        sample_elements: ['Au', 'Pd'],
+        sample_elements: ['Au', 'Pd', 'Pt'],
       },
       { sample_name: 'C', sample_or_pid: 'Sample Name', sample_details: '', sample_elements: [] },
     ]);
