@@ -125,3 +125,14 @@ describe('definitions', () => {
     expect(!result.ok && result.problems.map((problem) => problem.path)).toEqual(['f.precision']);
   });
 });
+
+describe('number_float bounds', () => {
+  // Mutation: checking min (or max) of number questions only.
+  it('holds min and max for a number_float as for a number', () => {
+    const qs = defs([{ type: 'number_float', name: 'v', min: 0.5, max: 2.5 }]);
+    expect(problemsOf(qs, { v: 0.5 })).toEqual([]);
+    expect(problemsOf(qs, { v: 2.5 })).toEqual([]);
+    expect(problemsOf(qs, { v: 0.2 })).toMatchObject([{ rule: 'min', path: ['v'] }]);
+    expect(problemsOf(qs, { v: '2.6' })).toMatchObject([{ rule: 'max', path: ['v'] }]);
+  });
+});
