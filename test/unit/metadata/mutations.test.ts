@@ -101,3 +101,14 @@ describe('position', () => {
     expect(fieldsInDisplayOrder(first).map((field) => field.name)).toEqual(['Z', 'B']);
   });
 });
+
+describe('url values', () => {
+  // Mutation: refusing spaces only, not other white space or control characters.
+  it.each(['https://exa\tmple.org', 'https://example.org/a\nb', 'https://example.org/\u0007'])(
+    'refuses %j',
+    (value) => {
+      const { problems } = docResult({ F: { type: 'url', value } });
+      expect(problems.map((problem) => problem.code)).toEqual(['invalid_url']);
+    },
+  );
+});
