@@ -136,3 +136,13 @@ describe('number_float bounds', () => {
     expect(problemsOf(qs, { v: '2.6' })).toMatchObject([{ rule: 'max', path: ['v'] }]);
   });
 });
+
+describe('checkbox choices', () => {
+  // Mutation: comparing a chosen item with the choices after trimming it.
+  it('takes a choice only as written, not with spaces around it', () => {
+    const qs = defs([{ type: 'checkbox', name: 'gases', choices: ['N2', 'Ar'] }]);
+    expect(problemsOf(qs, { gases: ['N2', ' Ar'] })).toMatchObject([
+      { rule: 'choices', path: ['gases'] },
+    ]);
+  });
+});
