@@ -3,30 +3,14 @@
  * found held by no other test.
  */
 import { describe, expect, it } from 'vitest';
-import { importBundle } from '../../electron/core/station/facility.js';
-import { Station } from '../../electron/core/station/station.js';
-import { AppError } from '../../electron/core/util/errors.js';
-import { createLogger } from '../../electron/core/util/log.js';
+import type { Station } from '../../electron/core/station/station.js';
 import { facilityBundle } from '../fixtures/facility.js';
-import { tempDir } from './helpers.js';
+import { expectCode, openStation } from './stationFixture.js';
 
 const clock = (): number => Date.parse('2026-11-20T09:00:00Z');
 
 async function station(): Promise<Station> {
-  const st = Station.open({ dataDir: tempDir(), log: createLogger('silent'), clock });
-  await importBundle(st.db, facilityBundle());
-  return st;
-}
-
-async function expectCode(promise: Promise<unknown>, code: string): Promise<void> {
-  const error = await promise.then(
-    () => {
-      throw new Error(`expected ${code}, but the call succeeded`);
-    },
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(AppError);
-  expect((error as AppError).code).toBe(code);
+  return openStation(facilityBundle(), clock);
 }
 
 describe('log-on', () => {

@@ -6,8 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { UsageEventView } from '../../shared/api.js';
-import { importBundle } from '../../electron/core/station/facility.js';
-import { Station } from '../../electron/core/station/station.js';
+import type { Station } from '../../electron/core/station/station.js';
 import { applyDelta } from '../../electron/core/sync/apply.js';
 import type {
   FacilityDelta,
@@ -15,30 +14,14 @@ import type {
   SyncTool,
   SyncUser,
 } from '../../electron/core/sync/protocol.js';
-import { AppError } from '../../electron/core/util/errors.js';
-import { createLogger } from '../../electron/core/util/log.js';
 import { hashSecret } from '../../electron/core/util/pin.js';
 import { facilityBundle, goodPreAnswers } from '../fixtures/facility.js';
-import { tempDir } from './helpers.js';
+import { expectCode, openStation } from './stationFixture.js';
 
 const clock = (): number => Date.parse('2026-11-20T09:00:00Z');
 
 async function station(): Promise<Station> {
-  const st = Station.open({ dataDir: tempDir(), log: createLogger('silent'), clock });
-  await importBundle(st.db, facilityBundle());
-  return st;
-}
-
-async function expectCode(promise: Promise<unknown>, code: string): Promise<AppError> {
-  const error = await promise.then(
-    () => {
-      throw new Error(`expected ${code}, but the call succeeded`);
-    },
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(AppError);
-  expect((error as AppError).code).toBe(code);
-  return error as AppError;
+  return openStation(facilityBundle(), clock);
 }
 
 const uuids = (st: Station, sql: string, ...params: unknown[]): string[] =>

@@ -3,30 +3,17 @@ import type { SessionInfo, ToolStatus, UsageEventView } from '../../shared/api.j
 import { importBundle } from '../../electron/core/station/facility.js';
 import { adoptServerAnswers } from '../../electron/core/station/toolControl.js';
 import { Station } from '../../electron/core/station/station.js';
-import { AppError } from '../../electron/core/util/errors.js';
+import type { AppError } from '../../electron/core/util/errors.js';
 import { createLogger } from '../../electron/core/util/log.js';
 import { facilityBundle, goodPreAnswers } from '../fixtures/facility.js';
 import { tempDir } from './helpers.js';
+import { expectCode, openStation } from './stationFixture.js';
 
 let now = Date.parse('2026-11-20T09:00:00Z');
 const clock = (): number => now;
 
 async function station(tool = 'SEM'): Promise<Station> {
-  const st = Station.open({ dataDir: tempDir(), log: createLogger('silent'), clock });
-  await importBundle(st.db, { ...facilityBundle(), station: { tool } });
-  return st;
-}
-
-async function expectCode(promise: Promise<unknown>, code: string): Promise<AppError> {
-  const error = await promise.then(
-    () => {
-      throw new Error(`expected ${code}, but the call succeeded`);
-    },
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(AppError);
-  expect((error as AppError).code).toBe(code);
-  return error as AppError;
+  return openStation({ ...facilityBundle(), station: { tool } }, clock);
 }
 
 const logon = (st: Station, login: string, pin: string): Promise<SessionInfo> =>

@@ -6,10 +6,10 @@ import { describe, expect, it } from 'vitest';
 import type { ToolStatus, UsageEventView } from '../../shared/api.js';
 import { importBundle } from '../../electron/core/station/facility.js';
 import { Station } from '../../electron/core/station/station.js';
-import { AppError } from '../../electron/core/util/errors.js';
 import { createLogger } from '../../electron/core/util/log.js';
 import { facilityBundle, goodPreAnswers } from '../fixtures/facility.js';
 import { tempDir } from './helpers.js';
+import { expectCode, openStation } from './stationFixture.js';
 
 const now = Date.parse('2026-11-20T09:00:00Z');
 const clock = (): number => now;
@@ -24,21 +24,7 @@ async function station(): Promise<Station> {
     ),
     { type: 'textarea', name: 'notes', required: true },
   ];
-  const st = Station.open({ dataDir: tempDir(), log: createLogger('silent'), clock });
-  await importBundle(st.db, { ...bundle, station: { tool: 'SEM' } });
-  return st;
-}
-
-async function expectCode(promise: Promise<unknown>, code: string): Promise<AppError> {
-  const error = await promise.then(
-    () => {
-      throw new Error(`expected ${code}, but the call succeeded`);
-    },
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(AppError);
-  expect((error as AppError).code).toBe(code);
-  return error as AppError;
+  return openStation({ ...bundle, station: { tool: 'SEM' } }, clock);
 }
 
 const rows = (st: Station, sql: string): unknown[] => st.db.prepare(sql).all();
