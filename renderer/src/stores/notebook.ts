@@ -54,6 +54,14 @@ interface NotebookState {
 /** Entries per page of the list. */
 const PAGE = 100;
 
+/**
+ * Refreshes of the list asked for, and the latest whose answer was taken: an answer asked for
+ * before one already shown is dropped (a refresh started by an event can land before one
+ * started earlier, whose list is older).
+ */
+let refreshes = 0;
+let landed = 0;
+
 /** The arguments of the search on show, for its next page (searchMore). */
 let lastSearch: ApiArgs<'notebook.search'> | null = null;
 
@@ -77,6 +85,7 @@ export const useNotebookStore = create<NotebookState>()((set, get) => ({
   },
   async refresh() {
     const kind = get().kind;
+    const asked = (refreshes += 1);
     try {
       const [list, experimentTemplates, itemTemplates] = await Promise.all([
         call('notebook.list', { ...(kind ? { kind } : {}), limit: PAGE }),
@@ -84,6 +93,8 @@ export const useNotebookStore = create<NotebookState>()((set, get) => ({
         call('notebook.list', { kind: 'experiment_template', limit: 500 }),
         call('notebook.list', { kind: 'item_template', limit: 500 }),
       ]);
+      if (asked < landed) return;
+      landed = asked;
       set({
         entries: list.entries,
         more: list.entries.length === PAGE,
@@ -91,6 +102,7 @@ export const useNotebookStore = create<NotebookState>()((set, get) => ({
         error: null,
       });
     } catch (error) {
+      if (asked < landed) return;
       set({ error: message(error) });
     }
   },
@@ -204,6 +216,9 @@ export const useNotebookStore = create<NotebookState>()((set, get) => ({
     }
   },
   clear() {
+    // A list asked for before (the person who logged off) is not shown when it lands.
+    refreshes += 1;
+    landed = refreshes;
     set({
       kind: null,
       entries: [],
