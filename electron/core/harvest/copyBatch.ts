@@ -38,7 +38,8 @@ import {
   writeAll,
 } from './copy.js';
 import { errorCode } from '../util/errors.js';
-import { failpoint, injected, injectedError } from '../util/failpoint.js';
+import { failpoint, injected } from '../util/failpoint.js';
+import { NO_HARD_LINKS, refuseLinkInTests } from './hardLinks.js';
 
 export interface SmallCopyJob {
   source: string;
@@ -295,8 +296,6 @@ export async function copySmallFiles(jobs: SmallCopyJob[], ahead = 0): Promise<S
   return results;
 }
 
-const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EXDEV', 'EMLINK']);
-
 /**
  * place.ts placeWithoutClobber, synchronous: a hard link that refuses a taken name, then the
  * partial's name goes; where there are no hard links, check then rename (the caller holds the
@@ -304,9 +303,7 @@ const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EXDE
  */
 function placeOne(job: PlaceJob): PlaceResult {
   try {
-    if (injected('harvest.no-hard-links')) {
-      throw injectedError('EXDEV', `cross-device link not permitted, link '${job.partial}'`);
-    }
+    refuseLinkInTests(job.partial, job.destination);
     linkSync(job.partial, job.destination);
   } catch (error) {
     const code = errorCode(error) ?? '';

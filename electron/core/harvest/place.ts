@@ -6,7 +6,8 @@ import type { Stats } from 'node:fs';
 import { link, lstat, open, realpath, rename, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, extname, join, resolve, sep } from 'node:path';
 import { errorCode } from '../util/errors.js';
-import { failpoint, injected, injectedError } from '../util/failpoint.js';
+import { failpoint } from '../util/failpoint.js';
+import { NO_HARD_LINKS, refuseLinkInTests } from './hardLinks.js';
 import { randomPoolBytes } from '../util/random.js';
 import { makeFolders } from '../util/folders.js';
 import { fitBytes, NAME_MAX_BYTES } from '../../../shared/harvest/template.js';
@@ -71,8 +72,6 @@ export async function freeOrSameName(
   }
 }
 
-const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EXDEV', 'EMLINK']);
-
 /**
  * Moves `partial` to `destination` only if nothing is there: a hard link fails with EEXIST
  * instead of replacing, then the partial name goes. File systems without hard links (some
@@ -81,7 +80,8 @@ const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EXDE
  */
 export async function placeWithoutClobber(partial: string, destination: string): Promise<boolean> {
   try {
-    await linkUnlessNone(partial, destination);
+    refuseLinkInTests(partial, destination);
+    await link(partial, destination);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? '';
     if (code === 'EEXIST') return false;
@@ -96,20 +96,6 @@ export async function placeWithoutClobber(partial: string, destination: string):
   // server dropping the uploads of a station it refuses) is gone as it should be.
   await removeQuietly(partial);
   return true;
-}
-
-/**
- * A hard link; in tests (LABSTATION_INJECT=harvest.no-hard-links) refused as a share without
- * hard links refuses it, since no test machine mounts such a share.
- */
-async function linkUnlessNone(partial: string, destination: string): Promise<void> {
-  if (injected('harvest.no-hard-links')) {
-    throw injectedError(
-      'EXDEV',
-      `cross-device link not permitted, link '${partial}' -> '${destination}'`,
-    );
-  }
-  await link(partial, destination);
 }
 
 const folderQueues = new Map<string, Promise<unknown>>();

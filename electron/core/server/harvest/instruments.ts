@@ -159,10 +159,10 @@ function check(db: Db, merged: Required<Input>, input: Input, id: number | null)
  * without which every file it finds fails there for ever ("has no storage location", "is
  * disabled"). Checked on the state a save leaves when the save touches the service account,
  * the folders, the storage or `enabled` (a save of other fields leaves an instrument saved
- * before this rule as it was); a disabled instrument may wait for them. An instrument a station registered from its own
- * records (its local bundle) has no folders or storage here: given to a station as it is, even
- * disabled, the station would replace its own settings with those empty ones and stop
- * harvesting (`takeover`).
+ * before this rule as it was); a disabled instrument may wait for them. An instrument a
+ * station registered from its own records (its local bundle) has no folders or storage here:
+ * given to a station as it is, even disabled, the station would replace its own settings with
+ * those empty ones and stop harvesting (`takeover`).
  */
 function runnableProblems(
   db: Db,
