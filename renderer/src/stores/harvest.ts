@@ -7,6 +7,7 @@ import type {
 } from '../../../shared/api.js';
 import { call, toBridgeError } from '../bridge.js';
 import { addSamples, type ProgressSamples } from '../features/harvest/rate.js';
+import { readOrder } from '../readOrder.js';
 
 const PAGE = 100;
 /** The most files one call returns (shared/api.ts harvest.files). */
@@ -56,9 +57,8 @@ interface HarvestState {
 
 const searchArg = (search: string): { search?: string } => (search ? { search } : {});
 
-/** Refreshes asked for, and the latest whose answer was taken: an older answer is dropped. */
-let refreshes = 0;
-let landed = 0;
+/** Refreshes of the list: an answer older than the one shown is dropped. */
+const refreshes = readOrder();
 /** "Older files" under way. */
 let paging = 0;
 /** Selections asked for: only the latest one's answer is shown. */
@@ -133,7 +133,7 @@ export const useHarvestStore = create<HarvestState>()((set, get) => ({
     }
   },
   async refresh(options = {}) {
-    const asked = (refreshes += 1);
+    const asked = refreshes.ask();
     try {
       // The newest files again, as many as are shown, at most MOST (what one call gives).
       const limit = Math.min(MOST, get().wanted);
@@ -145,8 +145,7 @@ export const useHarvestStore = create<HarvestState>()((set, get) => ({
       ]);
       // A later refresh landed first (answers may cross on the HTTP carrier): it is newer.
       // One asked before the search changed answers for another list.
-      if (asked < landed || search !== get().search) return;
-      landed = asked;
+      if (search !== get().search || !refreshes.take(asked)) return;
       // Older files shown beyond what this call asked for stay: pages past MOST, and a page
       // that "Older files" brings or brought meanwhile. They stay only if they join up with
       // the newest; after more new files than a page, the list starts again from the newest.

@@ -1,6 +1,7 @@
 import { create } from 'zustand';
 import type { ToolInfo, UsageEventView } from '../../../shared/api.js';
 import { call, toBridgeError } from '../bridge.js';
+import { readOrder } from '../readOrder.js';
 
 export interface HistoryFilters {
   /** Username; empty for everyone. */
@@ -24,6 +25,9 @@ interface HistoryState {
 
 const noFilters: HistoryFilters = { user: '', from: '', to: '' };
 
+/** Reads of the table: one asked for before the filters changed must not show over theirs. */
+const reads = readOrder();
+
 export const useHistoryStore = create<HistoryState>()((set, get) => ({
   filters: noFilters,
   tool: null,
@@ -35,6 +39,7 @@ export const useHistoryStore = create<HistoryState>()((set, get) => ({
   },
   async load(tool) {
     const { user, from, to } = get().filters;
+    const asked = reads.ask();
     set({ loading: true });
     try {
       const result = await call('usage.history', {
@@ -43,16 +48,25 @@ export const useHistoryStore = create<HistoryState>()((set, get) => ({
         ...(from ? { from } : {}),
         ...(to ? { to } : {}),
       });
-      set({ tool: result.tool, events: result.events, loading: false, error: null });
+      if (!reads.take(asked)) return;
+      set({
+        tool: result.tool,
+        events: result.events,
+        loading: !reads.isLatest(asked),
+        error: null,
+      });
     } catch (error) {
+      if (!reads.take(asked)) return;
       // The table said what the filters asked for: none of it now (nor its CSV export).
-      set({ loading: false, events: [], error: toBridgeError(error).message });
+      set({ loading: !reads.isLatest(asked), events: [], error: toBridgeError(error).message });
     }
   },
   replaceEvent(event) {
     set({ events: get().events.map((e) => (e.id === event.id ? event : e)) });
   },
   clear() {
-    set({ filters: noFilters, tool: null, events: [], error: null });
+    // A table asked for before (the person who logged off) is not shown when it lands.
+    reads.forget();
+    set({ filters: noFilters, tool: null, events: [], loading: false, error: null });
   },
 }));

@@ -7,6 +7,7 @@ import type {
 import type { ApiArgs } from '../../../shared/api.js';
 import { call, toBridgeError } from '../bridge.js';
 import { errorText } from '../format.js';
+import { readOrder } from '../readOrder.js';
 
 export interface SearchOutcome {
   entries: NotebookEntrySummary[];
@@ -55,12 +56,10 @@ interface NotebookState {
 const PAGE = 100;
 
 /**
- * Refreshes of the list asked for, and the latest whose answer was taken: an answer asked for
- * before one already shown is dropped (a refresh started by an event can land before one
- * started earlier, whose list is older).
+ * Refreshes of the list: an answer asked for before one already shown is dropped (a refresh
+ * started by an event can land before one started earlier, whose list is older).
  */
-let refreshes = 0;
-let landed = 0;
+const refreshes = readOrder();
 
 /** The arguments of the search on show, for its next page (searchMore). */
 let lastSearch: ApiArgs<'notebook.search'> | null = null;
@@ -85,7 +84,7 @@ export const useNotebookStore = create<NotebookState>()((set, get) => ({
   },
   async refresh() {
     const kind = get().kind;
-    const asked = (refreshes += 1);
+    const asked = refreshes.ask();
     try {
       const [list, experimentTemplates, itemTemplates] = await Promise.all([
         call('notebook.list', { ...(kind ? { kind } : {}), limit: PAGE }),
@@ -93,8 +92,7 @@ export const useNotebookStore = create<NotebookState>()((set, get) => ({
         call('notebook.list', { kind: 'experiment_template', limit: 500 }),
         call('notebook.list', { kind: 'item_template', limit: 500 }),
       ]);
-      if (asked < landed) return;
-      landed = asked;
+      if (!refreshes.take(asked)) return;
       set({
         entries: list.entries,
         more: list.entries.length === PAGE,
@@ -102,7 +100,7 @@ export const useNotebookStore = create<NotebookState>()((set, get) => ({
         error: null,
       });
     } catch (error) {
-      if (asked < landed) return;
+      if (!refreshes.take(asked)) return;
       set({ error: message(error) });
     }
   },
@@ -217,8 +215,7 @@ export const useNotebookStore = create<NotebookState>()((set, get) => ({
   },
   clear() {
     // A list asked for before (the person who logged off) is not shown when it lands.
-    refreshes += 1;
-    landed = refreshes;
+    refreshes.forget();
     set({
       kind: null,
       entries: [],

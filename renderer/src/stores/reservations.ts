@@ -1,6 +1,7 @@
 import { create } from 'zustand';
 import type { ApiResult } from '../../../shared/api.js';
 import { call, toBridgeError } from '../bridge.js';
+import { readOrder } from '../readOrder.js';
 
 type Upcoming = ApiResult<'reservations.upcoming'>;
 
@@ -12,17 +13,24 @@ interface ReservationsState {
   clear: () => void;
 }
 
+/** Reads of the list (a timer, events): an older answer must not show over a newer one. */
+const reads = readOrder();
+
 export const useReservationsStore = create<ReservationsState>()((set) => ({
   upcoming: null,
   error: null,
   async load() {
+    const asked = reads.ask();
     try {
-      set({ upcoming: await call('reservations.upcoming', {}), error: null });
+      const upcoming = await call('reservations.upcoming', {});
+      if (reads.take(asked)) set({ upcoming, error: null });
     } catch (error) {
-      set({ error: toBridgeError(error).message });
+      if (reads.take(asked)) set({ error: toBridgeError(error).message });
     }
   },
   clear() {
+    // The list marks the person's own: one read for the person before is not shown when it lands.
+    reads.forget();
     set({ upcoming: null, error: null });
   },
 }));

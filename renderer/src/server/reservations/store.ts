@@ -3,6 +3,7 @@ import type { ReservationTargets, ReservationView } from '../../../../shared/res
 import { errorText } from '../../format.js';
 import { serverCall } from '../serverBridge.js';
 import { useServerStore } from '../store.js';
+import { readOrder } from '../../readOrder.js';
 import { addDays, isoWithOffset, weekStartOf } from '../../time.js';
 
 /** A tool or an area, as the page's select writes it: `tool:3`, `area:1`. */
@@ -41,6 +42,13 @@ function failure(error: unknown): string | null {
   return err.code === 'unauthenticated' ? null : errorText(err);
 }
 
+/**
+ * Reads of the calendar and of the caller's list: each booking or cancelling reads them again,
+ * and an answer asked for before one already shown must not put the older list back.
+ */
+const calendarReads = readOrder();
+const mineReads = readOrder();
+
 export const useReservationsStore = create<ReservationsState>((set, get) => ({
   targets: null,
   mine: [],
@@ -53,9 +61,13 @@ export const useReservationsStore = create<ReservationsState>((set, get) => ({
 
   async load(accountId) {
     if (get().accountId !== accountId) {
+      // What was asked for the account before is not shown to this one.
+      calendarReads.forget();
+      mineReads.forget();
       set({ accountId, targets: null, mine: [], target: null, calendar: [], calendarOf: null });
     }
     set({ error: null });
+    const askedMine = mineReads.ask();
     try {
       const [targets, { reservations }] = await Promise.all([
         serverCall('reservations.targets', {}),
@@ -71,7 +83,8 @@ export const useReservationsStore = create<ReservationsState>((set, get) => ({
         kept !== null &&
         (targets.tools.some((t) => `tool:${t.id}` === kept) ||
           targets.areas.some((a) => `area:${a.id}` === kept));
-      set({ targets, mine: reservations, target: stillThere ? kept : first });
+      const mine = mineReads.take(askedMine) ? { mine: reservations } : {};
+      set({ targets, ...mine, target: stillThere ? kept : first });
       await get().refreshCalendar();
     } catch (error) {
       set({ error: failure(error) });
@@ -92,27 +105,30 @@ export const useReservationsStore = create<ReservationsState>((set, get) => ({
     const { target, week } = get();
     if (target === null) return;
     const key = calendarKey(target, week);
+    const asked = calendarReads.ask();
     try {
       const { reservations } = await serverCall('reservations.calendar', {
         ...targetArgs(target),
         from: isoWithOffset(week),
         to: isoWithOffset(addDays(week, 7)),
       });
-      // A later choice of target or week wins over an answer that arrives late.
+      // A later choice of target or week wins over an answer that arrives late, and so does a
+      // later read of the same week (made after a booking).
       const now = get();
-      if (now.target === target && calendarKey(now.target, now.week) === key) {
-        set({ calendar: reservations, calendarOf: key, error: null });
-      }
+      if (now.target !== target || calendarKey(now.target, now.week) !== key) return;
+      if (calendarReads.take(asked)) set({ calendar: reservations, calendarOf: key, error: null });
     } catch (error) {
-      set({ error: failure(error) });
+      if (calendarReads.take(asked)) set({ error: failure(error) });
     }
   },
 
   async refreshMine() {
+    const asked = mineReads.ask();
     try {
-      set({ mine: (await serverCall('reservations.mine', {})).reservations });
+      const { reservations } = await serverCall('reservations.mine', {});
+      if (mineReads.take(asked)) set({ mine: reservations });
     } catch (error) {
-      set({ error: failure(error) });
+      if (mineReads.take(asked)) set({ error: failure(error) });
     }
   },
 }));

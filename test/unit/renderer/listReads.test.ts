@@ -1,0 +1,273 @@
+/**
+ * Screens that read a list again (new filters, a timer, an event, a booking) against answers
+ * that arrive out of order: an answer asked for before one already shown holds older data and
+ * must not replace it, and an answer asked for before a logoff is not shown to whoever is next.
+ * The core sits behind the preload boundary (the station) or behind fetch (the server's page);
+ * here each call is answered at once from what the test says the core holds when it is made,
+ * and the answer is held until the test lets it go, as a busy carrier would.
+ */
+import { beforeEach, describe, expect, it } from 'vitest';
+import type { LabstationPreload, RpcEnvelope } from '../../../shared/api.js';
+import { readOrder } from '../../../renderer/src/readOrder.js';
+
+interface Held {
+  name: string;
+  args: Record<string, unknown>;
+  release: () => void;
+}
+
+let held: Held[] = [];
+/** What the core answers to each call name when the call is made. */
+let answers: Record<string, (args: Record<string, unknown>) => RpcEnvelope> = {};
+
+function hold<T>(name: string, args: Record<string, unknown>, value: T): Promise<T> {
+  return new Promise((resolve) => held.push({ name, args, release: () => resolve(value) }));
+}
+
+const preload: LabstationPreload = {
+  invoke(name, args) {
+    const envelope = answers[name]?.(args as Record<string, unknown>);
+    if (!envelope) throw new Error(`no answer for ${name}`);
+    return hold(name, args as Record<string, unknown>, envelope);
+  },
+  subscribe: () => () => undefined,
+};
+
+// The server's page calls `POST /rpc/<name>` with fetch and the tab's JWT.
+function serverFetch(path: string, init?: { body?: string }): Promise<Response> {
+  const name = decodeURIComponent(path.replace(/^\/rpc\//, ''));
+  const args = JSON.parse(init?.body ?? '{}') as Record<string, unknown>;
+  const envelope = answers[name]?.(args);
+  if (!envelope) throw new Error(`no answer for ${name}`);
+  const body = envelope.ok ? envelope.result : envelope.error;
+  const response = new Response(JSON.stringify(body), {
+    status: envelope.ok ? 200 : 400,
+    headers: { 'content-type': 'application/json' },
+  });
+  return hold(name, args, response);
+}
+
+const globals = globalThis as unknown as Record<string, unknown>;
+globals.window = { labstation: preload };
+globals.fetch = serverFetch;
+globals.sessionStorage = { getItem: () => 'jwt', setItem: () => undefined, removeItem: () => {} };
+
+const { useHistoryStore } = await import('../../../renderer/src/stores/history.js');
+const { useReservationsStore: useUpcomingStore } =
+  await import('../../../renderer/src/stores/reservations.js');
+const { useReservationsStore: useServerReservations } =
+  await import('../../../renderer/src/server/reservations/store.js');
+
+/** Lets go the held answers that match, in the order given, then lets the stores' awaits run. */
+async function release(match: (h: Held) => boolean): Promise<void> {
+  const now = held.filter(match);
+  held = held.filter((h) => !match(h));
+  for (const h of now) {
+    h.release();
+    // fetch's body is read after the answer: a few turns let each land before the next.
+    for (let turn = 0; turn < 5; turn += 1) await new Promise((r) => setTimeout(r, 0));
+  }
+}
+const isCall =
+  (name: string, extra: (args: Record<string, unknown>) => boolean = () => true) =>
+  (h: Held): boolean =>
+    h.name === name && extra(h.args);
+
+beforeEach(() => {
+  held = [];
+  answers = {};
+});
+
+describe('readOrder', () => {
+  it('takes answers in any order but never one asked before one shown', () => {
+    const reads = readOrder();
+    const first = reads.ask();
+    const second = reads.ask();
+    const third = reads.ask();
+    expect(reads.isLatest(second)).toBe(false);
+    expect(reads.take(second)).toBe(true);
+    expect(reads.take(first)).toBe(false);
+    expect(reads.isLatest(third)).toBe(true);
+    expect(reads.take(third)).toBe(true);
+  });
+
+  it('drops every answer under way once it forgets, and takes those asked after', () => {
+    const reads = readOrder();
+    const before = reads.ask();
+    reads.forget();
+    const after = reads.ask();
+    expect(reads.take(before)).toBe(false);
+    expect(reads.take(after)).toBe(true);
+  });
+});
+
+const tool = { name: 'SEM', id: 1 };
+const event = (id: number, user: string) => ({ id, user: { username: user } });
+
+describe('usage data history', () => {
+  beforeEach(() => {
+    useHistoryStore.getState().clear();
+    // The core answers with the events of the user asked for (everyone when none).
+    const all = [event(1, 'ada'), event(2, 'bob'), event(3, 'ada')];
+    answers['usage.history'] = (args) => ({
+      ok: true,
+      result: {
+        tool,
+        events: all.filter((e) => args.user === undefined || e.user.username === args.user),
+      },
+    });
+  });
+  const shownIds = (): number[] => useHistoryStore.getState().events.map((e) => e.id);
+
+  it("keeps the table of the newest filters when an older one's answer lands last", async () => {
+    const everyone = useHistoryStore.getState().load('SEM');
+    useHistoryStore.getState().setFilters({ user: 'bob' });
+    const bob = useHistoryStore.getState().load('SEM');
+    await release(isCall('usage.history', (a) => a.user === 'bob'));
+    await bob;
+    expect(shownIds()).toEqual([2]);
+    expect(useHistoryStore.getState().loading).toBe(false);
+
+    await release(isCall('usage.history'));
+    await everyone;
+    expect(shownIds()).toEqual([2]);
+  });
+
+  it('shows an older answer that lands first, still loading until the newest lands', async () => {
+    const everyone = useHistoryStore.getState().load('SEM');
+    useHistoryStore.getState().setFilters({ user: 'bob' });
+    const bob = useHistoryStore.getState().load('SEM');
+    await release(isCall('usage.history', (a) => a.user === undefined));
+    await everyone;
+    expect(shownIds()).toEqual([1, 2, 3]);
+    expect(useHistoryStore.getState().loading).toBe(true);
+    await release(isCall('usage.history'));
+    await bob;
+    expect(shownIds()).toEqual([2]);
+    expect(useHistoryStore.getState().loading).toBe(false);
+  });
+
+  it('keeps the newest table when an older read fails last', async () => {
+    answers['usage.history'] = (args) =>
+      args.user === 'nobody'
+        ? { ok: false, error: { code: 'not_found', message: 'No user nobody.' } }
+        : { ok: true, result: { tool, events: [event(2, 'bob')] } };
+    useHistoryStore.getState().setFilters({ user: 'nobody' });
+    const failing = useHistoryStore.getState().load('SEM');
+    useHistoryStore.getState().setFilters({ user: 'bob' });
+    const bob = useHistoryStore.getState().load('SEM');
+    await release(isCall('usage.history', (a) => a.user === 'bob'));
+    await release(isCall('usage.history'));
+    await Promise.all([failing, bob]);
+    expect(shownIds()).toEqual([2]);
+    expect(useHistoryStore.getState().error).toBeNull();
+  });
+
+  it('shows the next person nothing of a table asked for before the logoff', async () => {
+    const before = useHistoryStore.getState().load('SEM');
+    useHistoryStore.getState().clear();
+    await release(isCall('usage.history'));
+    await before;
+    expect(shownIds()).toEqual([]);
+    expect(useHistoryStore.getState().tool).toBeNull();
+    expect(useHistoryStore.getState().loading).toBe(false);
+  });
+});
+
+describe("the station's upcoming reservations", () => {
+  let booked: number[] = [];
+  beforeEach(() => {
+    useUpcomingStore.getState().clear();
+    booked = [1];
+    answers['reservations.upcoming'] = () => ({
+      ok: true,
+      result: { reservations: booked.map((id) => ({ id })) },
+    });
+  });
+  const shownIds = (): number[] =>
+    (useUpcomingStore.getState().upcoming?.reservations ?? []).map((r) => r.id);
+
+  it('keeps the newer list when the older one lands last', async () => {
+    const older = useUpcomingStore.getState().load();
+    booked = [1, 2];
+    const newer = useUpcomingStore.getState().load();
+    const [first, second] = held;
+    held = [];
+    second?.release();
+    await newer;
+    expect(shownIds()).toEqual([1, 2]);
+    first?.release();
+    await older;
+    expect(shownIds()).toEqual([1, 2]);
+  });
+
+  it('shows the next person nothing of a list read for the person before', async () => {
+    const before = useUpcomingStore.getState().load();
+    useUpcomingStore.getState().clear();
+    await release(isCall('reservations.upcoming'));
+    await before;
+    expect(useUpcomingStore.getState().upcoming).toBeNull();
+  });
+});
+
+describe("the server's reservations page", () => {
+  let mine: number[] = [];
+  let week: number[] = [];
+  beforeEach(async () => {
+    mine = [1];
+    week = [1];
+    answers['reservations.targets'] = () => ({
+      ok: true,
+      result: { tools: [{ id: 7, name: 'SEM' }], areas: [] },
+    });
+    answers['reservations.mine'] = () => ({
+      ok: true,
+      result: { reservations: mine.map((id) => ({ id })) },
+    });
+    answers['reservations.calendar'] = () => ({
+      ok: true,
+      result: { reservations: week.map((id) => ({ id })) },
+    });
+    const loading = useServerReservations.getState().load(1);
+    while (held.length > 0) await release(() => true);
+    await loading;
+    expect(useServerReservations.getState().calendar.map((r) => r.id)).toEqual([1]);
+  });
+  const ids = (list: { id: number }[]): number[] => list.map((r) => r.id);
+
+  it('keeps the calendar and list read after a booking when older reads land last', async () => {
+    const olderCalendar = useServerReservations.getState().refreshCalendar();
+    const olderMine = useServerReservations.getState().refreshMine();
+    mine = [1, 2];
+    week = [1, 2];
+    const newerCalendar = useServerReservations.getState().refreshCalendar();
+    const newerMine = useServerReservations.getState().refreshMine();
+    const [oldCalendar, oldMine, ...newer] = held;
+    held = [oldCalendar, oldMine].filter((h): h is Held => h !== undefined);
+    held.push(...newer);
+    await release((h) => newer.includes(h));
+    await Promise.all([newerCalendar, newerMine]);
+    expect(ids(useServerReservations.getState().calendar)).toEqual([1, 2]);
+    expect(ids(useServerReservations.getState().mine)).toEqual([1, 2]);
+
+    await release(() => true);
+    await Promise.all([olderCalendar, olderMine]);
+    expect(ids(useServerReservations.getState().calendar)).toEqual([1, 2]);
+    expect(ids(useServerReservations.getState().mine)).toEqual([1, 2]);
+  });
+
+  it('shows another account nothing read for the account before', async () => {
+    const before = useServerReservations.getState().refreshMine();
+    mine = [];
+    const other = useServerReservations.getState().load(2);
+    const [oldMine, ...rest] = held;
+    held = [oldMine].filter((h): h is Held => h !== undefined);
+    held.push(...rest);
+    while (held.some((h) => h !== oldMine)) await release((h) => h !== oldMine);
+    await other;
+    expect(ids(useServerReservations.getState().mine)).toEqual([]);
+    await release(() => true);
+    await before;
+    expect(ids(useServerReservations.getState().mine)).toEqual([]);
+  });
+});
