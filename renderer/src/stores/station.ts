@@ -2,6 +2,7 @@ import { create } from 'zustand';
 import type { StationInfo, ToolStatus } from '../../../shared/api.js';
 import { call, toBridgeError } from '../bridge.js';
 import { errorText } from '../format.js';
+import { readOrder } from '../readOrder.js';
 
 function loadErrorText(error: unknown): string {
   const e = toBridgeError(error);
@@ -17,9 +18,20 @@ interface StationState {
   loadError: string | null;
   /** Reads which tool this station controls, then its state. */
   load: () => Promise<void>;
+  /** Reads the tool's state again; a failure is shown as the load error. */
   refreshStatus: () => Promise<void>;
-  setStatus: (status: ToolStatus) => void;
+  /**
+   * Shows the state that `read` answers (a read, or an action that answers with the state),
+   * unless a read asked for after it was shown first; its failure is thrown to the caller.
+   */
+  showStatus: (read: () => Promise<ToolStatus>) => Promise<void>;
 }
+
+/**
+ * Reads of the tool's state (events, reconnections, the forms after an action): one asked for
+ * before an enable must not show the tool idle after the enable's own read has shown it in use.
+ */
+const statusReads = readOrder();
 
 export const useStationStore = create<StationState>()((set, get) => ({
   info: null,
@@ -37,15 +49,18 @@ export const useStationStore = create<StationState>()((set, get) => ({
   async refreshStatus() {
     const tool = get().info?.tool;
     if (!tool) return;
+    const asked = statusReads.ask();
     try {
       const status = await call('toolControl.status', { tool });
-      set({ status, loadError: null });
+      if (statusReads.take(asked)) set({ status, loadError: null });
     } catch (error) {
-      set({ loadError: loadErrorText(error) });
+      if (statusReads.take(asked)) set({ loadError: loadErrorText(error) });
     }
   },
-  setStatus(status) {
-    set({ status });
+  async showStatus(read) {
+    const asked = statusReads.ask();
+    const status = await read();
+    if (statusReads.take(asked)) set({ status });
   },
 }));
 

@@ -53,6 +53,7 @@ globals.fetch = serverFetch;
 globals.sessionStorage = { getItem: () => 'jwt', setItem: () => undefined, removeItem: () => {} };
 
 const { useHistoryStore } = await import('../../../renderer/src/stores/history.js');
+const { useStationStore } = await import('../../../renderer/src/stores/station.js');
 const { useReservationsStore: useUpcomingStore } =
   await import('../../../renderer/src/stores/reservations.js');
 const { useReservationsStore: useServerReservations } =
@@ -171,6 +172,41 @@ describe('usage data history', () => {
     expect(shownIds()).toEqual([]);
     expect(useHistoryStore.getState().tool).toBeNull();
     expect(useHistoryStore.getState().loading).toBe(false);
+  });
+});
+
+describe("the tool's state", () => {
+  let state = 'idle';
+  beforeEach(() => {
+    state = 'idle';
+    useStationStore.setState({ info: { tool: 'SEM' } as never, status: null, loadError: null });
+    answers['toolControl.status'] = () => ({ ok: true, result: { state } });
+  });
+  const shownState = (): string | undefined => useStationStore.getState().status?.state;
+
+  it("stays in use when a read asked before the enable lands after the enable's read", async () => {
+    const event = useStationStore.getState().refreshStatus();
+    state = 'in_use';
+    const { call } = await import('../../../renderer/src/bridge.js');
+    const enabled = useStationStore
+      .getState()
+      .showStatus(() => call('toolControl.status', { tool: 'SEM' }));
+    const [older, newer] = held;
+    held = [];
+    newer?.release();
+    await enabled;
+    expect(shownState()).toBe('in_use');
+    older?.release();
+    await event;
+    expect(shownState()).toBe('in_use');
+  });
+
+  it("gives the action's failure to its caller", async () => {
+    const refused = useStationStore
+      .getState()
+      .showStatus(() => Promise.reject(new Error('The tool is shut down.')));
+    await expect(refused).rejects.toThrow('The tool is shut down.');
+    expect(useStationStore.getState().status).toBeNull();
   });
 });
 

@@ -21,7 +21,7 @@ export function DisableForm({ status, heading, onDone }: DisableFormProps): Reac
   // Typed answers stay while the person looks at another tab (drafts.ts), per usage.
   const draft = `disable:${status.active?.uuid ?? tool.name}`;
   const form = useQuestionForm(tool.post_usage_questions, undefined, draft);
-  const setStatus = useStationStore((s) => s.setStatus);
+  const showStatus = useStationStore((s) => s.showStatus);
   const action = useToolAction();
 
   const onSubmit = (e: FormEvent): void => {
@@ -32,7 +32,7 @@ export function DisableForm({ status, heading, onDone }: DisableFormProps): Reac
       async () => {
         await call('toolControl.disable', { tool: tool.name, answers });
         dropDrafts(draft);
-        setStatus(await call('toolControl.status', { tool: tool.name }));
+        await showStatus(() => call('toolControl.status', { tool: tool.name }));
         onDone(`${tool.name} is disabled; the usage has ended.`);
       },
       (error) => form.showServerProblems(error),

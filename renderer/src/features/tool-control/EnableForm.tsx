@@ -101,7 +101,7 @@ function EnableFormBody({
     current.matched.length > 0 ? current.answers : undefined,
     `${draft}:answers`,
   );
-  const setStatus = useStationStore((s) => s.setStatus);
+  const showStatus = useStationStore((s) => s.showStatus);
   const users = useStaffStore((s) => s.users);
   const loadUsers = useStaffStore((s) => s.loadUsers);
   const action = useToolAction();
@@ -143,7 +143,7 @@ function EnableFormBody({
           ...(isStaff ? { remoteWork } : {}),
         });
         dropDrafts(`enable:${session.user.id}:`);
-        setStatus(await call('toolControl.status', { tool: tool.name }));
+        await showStatus(() => call('toolControl.status', { tool: tool.name }));
         onDone(`${tool.name} is enabled${billed ? ` for ${billed.username}` : ''}.`);
       },
       (error) => form.showServerProblems(error),

@@ -15,7 +15,7 @@ interface StaffToolActionsProps {
 
 /** Staff: force-end another person's usage (after a confirmation), clear a shutdown. */
 export function StaffToolActions({ status, onDone }: StaffToolActionsProps): ReactElement | null {
-  const setStatus = useStationStore((s) => s.setStatus);
+  const showStatus = useStationStore((s) => s.showStatus);
   const action = useToolAction();
   const [confirming, setConfirming] = useState(false);
   const tool = status.tool.name;
@@ -25,7 +25,7 @@ export function StaffToolActions({ status, onDone }: StaffToolActionsProps): Rea
     void action.run(async () => {
       await call('toolControl.forceEnd', { tool });
       setConfirming(false);
-      setStatus(await call('toolControl.status', { tool }));
+      await showStatus(() => call('toolControl.status', { tool }));
       onDone(
         `The usage of ${tool} was ended. ${active?.user_name ?? 'The user'} will be asked for the post-usage answers at their next log-on.`,
       );
@@ -33,7 +33,7 @@ export function StaffToolActions({ status, onDone }: StaffToolActionsProps): Rea
 
   const clearShutdown = (): void =>
     void action.run(async () => {
-      setStatus(await call('toolControl.clearShutdown', { tool }));
+      await showStatus(() => call('toolControl.clearShutdown', { tool }));
       onDone(`${tool} is back in service.`);
     });
 
