@@ -1,6 +1,7 @@
 import { create } from 'zustand';
 import type { PendingForm, SessionInfo } from '../../../shared/api.js';
 import { call } from '../bridge.js';
+import { readOrder } from '../readOrder.js';
 
 interface SessionState {
   session: SessionInfo | null;
@@ -16,6 +17,15 @@ interface SessionState {
   dropPending: (usageId: number) => void;
   setNotice: (notice: string | null) => void;
 }
+
+/**
+ * Reads of the pending forms (each usage change asks again): an answer asked for before a newer
+ * one, before a form was completed here, or for the person before a logoff is not shown.
+ */
+const pendingReads = readOrder();
+
+const samePerson = (a: SessionInfo | null, b: SessionInfo | null): boolean =>
+  a !== null && b !== null && a.user.id === b.user.id && a.started_at === b.started_at;
 
 export const useSessionStore = create<SessionState>()((set, get) => ({
   session: null,
@@ -39,12 +49,18 @@ export const useSessionStore = create<SessionState>()((set, get) => ({
     set({ session: null, notice });
   },
   async refreshPending() {
-    const session = get().session;
-    if (!session) return;
+    const readFor = get().session;
+    if (!readFor) return;
+    const asked = pendingReads.ask();
     const { pending } = await call('usage.pending', {});
+    // Onto the session as it is now: the person may have logged off, or another logged on.
+    const session = get().session;
+    if (!session || !samePerson(session, readFor) || !pendingReads.take(asked)) return;
     set({ session: { ...session, pending } });
   },
   dropPending(usageId) {
+    // A list read before this form was completed would bring it back.
+    pendingReads.forget();
     const session = get().session;
     if (!session) return;
     const pending: PendingForm[] = session.pending.filter((p) => p.usage.id !== usageId);

@@ -54,6 +54,7 @@ globals.sessionStorage = { getItem: () => 'jwt', setItem: () => undefined, remov
 
 const { useHistoryStore } = await import('../../../renderer/src/stores/history.js');
 const { useStationStore } = await import('../../../renderer/src/stores/station.js');
+const { useSessionStore } = await import('../../../renderer/src/stores/session.js');
 const { useReservationsStore: useUpcomingStore } =
   await import('../../../renderer/src/stores/reservations.js');
 const { useReservationsStore: useServerReservations } =
@@ -207,6 +208,59 @@ describe("the tool's state", () => {
       .showStatus(() => Promise.reject(new Error('The tool is shut down.')));
     await expect(refused).rejects.toThrow('The tool is shut down.');
     expect(useStationStore.getState().status).toBeNull();
+  });
+});
+
+describe('the pending forms of the person logged on', () => {
+  const person = (id: number, pending: number[]) =>
+    ({
+      user: { id, username: `u${id}` },
+      started_at: `2026-12-03T10:0${id}:00Z`,
+      pending: pending.map((usage) => ({ usage: { id: usage } })),
+    }) as never;
+  let pendingNow: number[] = [];
+  beforeEach(() => {
+    pendingNow = [5, 6];
+    useSessionStore.setState({ session: person(1, [5]), notice: null });
+    answers['usage.pending'] = () => ({
+      ok: true,
+      result: { pending: pendingNow.map((usage) => ({ usage: { id: usage } })) },
+    });
+  });
+  const session = () => useSessionStore.getState().session;
+  const pendingIds = (): number[] => (session()?.pending ?? []).map((p) => p.usage.id);
+
+  it('takes the list read for the person on', async () => {
+    const reading = useSessionStore.getState().refreshPending();
+    await release(isCall('usage.pending'));
+    await reading;
+    expect(pendingIds()).toEqual([5, 6]);
+  });
+
+  it('does not bring back the person who logged off while it was read', async () => {
+    const reading = useSessionStore.getState().refreshPending();
+    useSessionStore.getState().ended('Logged off after 10 idle minutes.');
+    await release(isCall('usage.pending'));
+    await reading;
+    expect(session()).toBeNull();
+  });
+
+  it('does not put the person before back over the one who logged on since', async () => {
+    const reading = useSessionStore.getState().refreshPending();
+    useSessionStore.setState({ session: person(2, []) });
+    await release(isCall('usage.pending'));
+    await reading;
+    expect(session()?.user.id).toBe(2);
+    expect(pendingIds()).toEqual([]);
+  });
+
+  it('does not bring back a form completed while the list was read', async () => {
+    const reading = useSessionStore.getState().refreshPending();
+    pendingNow = [6];
+    useSessionStore.getState().dropPending(5);
+    await release(isCall('usage.pending'));
+    await reading;
+    expect(pendingIds()).toEqual([]);
   });
 });
 
