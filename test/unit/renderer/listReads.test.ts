@@ -55,6 +55,7 @@ globals.sessionStorage = { getItem: () => 'jwt', setItem: () => undefined, remov
 const { useHistoryStore } = await import('../../../renderer/src/stores/history.js');
 const { useStationStore } = await import('../../../renderer/src/stores/station.js');
 const { useSessionStore } = await import('../../../renderer/src/stores/session.js');
+const { useStaffStore } = await import('../../../renderer/src/stores/staff.js');
 const { useReservationsStore: useUpcomingStore } =
   await import('../../../renderer/src/stores/reservations.js');
 const { useReservationsStore: useServerReservations } =
@@ -261,6 +262,18 @@ describe('the pending forms of the person logged on', () => {
     await release(isCall('usage.pending'));
     await reading;
     expect(pendingIds()).toEqual([]);
+  });
+});
+
+describe('the qualified users staff enable for', () => {
+  it('keeps nothing of a list read for staff who logged off meanwhile', async () => {
+    answers['users.list'] = () => ({ ok: true, result: { users: [{ id: 1, projects: [] }] } });
+    const reading = useStaffStore.getState().loadUsers('SEM');
+    useStaffStore.getState().reset();
+    await release(isCall('users.list'));
+    await reading;
+    expect(useStaffStore.getState().users).toEqual([]);
+    expect(useStaffStore.getState().loadedFor).toBeNull();
   });
 });
 
