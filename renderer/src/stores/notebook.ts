@@ -60,6 +60,13 @@ const PAGE = 100;
  * started by an event can land before one started earlier, whose list is older).
  */
 const refreshes = readOrder();
+/**
+ * Reads and actions that answer with the open entry: one asked for before the person chose
+ * another (or closed it, or logged off) is not opened over their choice when it lands.
+ */
+const opens = readOrder();
+/** Searches: the results of an earlier search are not shown over a later one's. */
+const searches = readOrder();
 
 /** The arguments of the search on show, for its next page (searchMore). */
 let lastSearch: ApiArgs<'notebook.search'> | null = null;
@@ -125,20 +132,27 @@ export const useNotebookStore = create<NotebookState>()((set, get) => ({
     }
   },
   async openEntry(id) {
-    if (id === null) return set({ open: null });
+    if (id === null) {
+      opens.forget();
+      return set({ open: null });
+    }
+    const asked = opens.ask();
     try {
       const { entry } = await call('notebook.get', { id });
-      set({ open: entry, error: null });
+      if (opens.take(asked)) set({ open: entry, error: null });
     } catch (error) {
-      set({ error: message(error) });
+      if (opens.take(asked)) set({ error: message(error) });
     }
   },
   async reloadOpen(uuid, editing) {
     const open = get().open;
     if (!open || open.uuid !== uuid || editing(open.id)) return;
+    const asked = opens.ask();
     try {
       const { entry } = await call('notebook.get', { id: open.id });
-      if (get().open?.id === open.id && !editing(open.id)) set({ open: entry });
+      if (get().open?.id === open.id && !editing(open.id) && opens.take(asked)) {
+        set({ open: entry });
+      }
     } catch (error) {
       if (toBridgeError(error).code === 'not_found' && get().open?.id === open.id) {
         set({ open: null });
@@ -148,9 +162,10 @@ export const useNotebookStore = create<NotebookState>()((set, get) => ({
   async create(args) {
     if (get().making) return null;
     set({ making: true });
+    const asked = opens.ask();
     try {
       const { entry } = await call('notebook.create', args);
-      set({ open: entry, error: null });
+      if (opens.take(asked)) set({ open: entry, error: null });
       await get().refresh();
       return entry;
     } catch (error) {
@@ -161,17 +176,19 @@ export const useNotebookStore = create<NotebookState>()((set, get) => ({
     }
   },
   async update(args) {
+    const asked = opens.ask();
     const { entry } = await call('notebook.update', args);
-    set({ open: entry, error: null });
+    if (opens.take(asked)) set({ open: entry, error: null });
     await get().refresh();
     return entry;
   },
   async duplicate(id) {
     if (get().making) return;
     set({ making: true });
+    const asked = opens.ask();
     try {
       const { entry } = await call('notebook.duplicate', { id });
-      set({ open: entry, error: null });
+      if (opens.take(asked)) set({ open: entry, error: null });
       await get().refresh();
     } catch (error) {
       set({ error: message(error) });
@@ -180,19 +197,23 @@ export const useNotebookStore = create<NotebookState>()((set, get) => ({
     }
   },
   async attachUsage(id) {
+    const asked = opens.ask();
     try {
       const { entry } = await call('notebook.attachUsage', { id });
-      set({ open: entry, error: null });
+      if (opens.take(asked)) set({ open: entry, error: null });
     } catch (error) {
       set({ error: message(error) });
     }
   },
   async runSearch(args) {
+    const asked = searches.ask();
     try {
-      set({ search: await call('notebook.search', args), searchError: null });
+      const search = await call('notebook.search', args);
+      if (!searches.take(asked)) return;
+      set({ search, searchError: null });
       lastSearch = args;
     } catch (error) {
-      set({ searchError: message(error) });
+      if (searches.take(asked)) set({ searchError: message(error) });
     }
   },
   async searchMore() {
@@ -200,6 +221,8 @@ export const useNotebookStore = create<NotebookState>()((set, get) => ({
     if (!shown || !lastSearch || shown.entries.length >= shown.total) return;
     try {
       const next = await call('notebook.search', { ...lastSearch, offset: shown.entries.length });
+      // Another search shown meanwhile (or none, after a logoff) is not added to.
+      if (get().search !== shown) return;
       // Entries changed meanwhile may come again: each is listed once.
       const seen = new Set(shown.entries.map((entry) => entry.id));
       set({
@@ -216,6 +239,8 @@ export const useNotebookStore = create<NotebookState>()((set, get) => ({
   clear() {
     // A list asked for before (the person who logged off) is not shown when it lands.
     refreshes.forget();
+    opens.forget();
+    searches.forget();
     set({
       kind: null,
       entries: [],

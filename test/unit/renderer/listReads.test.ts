@@ -56,6 +56,7 @@ const { useHistoryStore } = await import('../../../renderer/src/stores/history.j
 const { useStationStore } = await import('../../../renderer/src/stores/station.js');
 const { useSessionStore } = await import('../../../renderer/src/stores/session.js');
 const { useStaffStore } = await import('../../../renderer/src/stores/staff.js');
+const { useNotebookStore } = await import('../../../renderer/src/stores/notebook.js');
 const { useReservationsStore: useUpcomingStore } =
   await import('../../../renderer/src/stores/reservations.js');
 const { useReservationsStore: useServerReservations } =
@@ -274,6 +275,68 @@ describe('the qualified users staff enable for', () => {
     await reading;
     expect(useStaffStore.getState().users).toEqual([]);
     expect(useStaffStore.getState().loadedFor).toBeNull();
+  });
+});
+
+describe('the notebook entry on show, and searches', () => {
+  beforeEach(() => {
+    useNotebookStore.getState().clear();
+    answers['notebook.get'] = (args) => ({
+      ok: true,
+      result: { entry: { id: args.id, uuid: `u${String(args.id)}`, title: `E${String(args.id)}` } },
+    });
+    answers['notebook.search'] = (args) => ({
+      ok: true,
+      result: {
+        total: 3,
+        entries: [{ id: args.query === 'old' ? 1 : 2 + Number(args.offset ?? 0) }],
+      },
+    });
+  });
+  const openId = (): number | undefined => useNotebookStore.getState().open?.id;
+  const found = (): number[] =>
+    (useNotebookStore.getState().search?.entries ?? []).map((entry) => entry.id);
+  const openEntry = (id: number | null) => useNotebookStore.getState().openEntry(id);
+
+  it('opens the entry chosen last when the one chosen before answers last', async () => {
+    const first = openEntry(1);
+    const second = openEntry(2);
+    await release(isCall('notebook.get', (a) => a.id === 2));
+    await release(isCall('notebook.get'));
+    await Promise.all([first, second]);
+    expect(openId()).toBe(2);
+  });
+
+  it('stays closed, and shows the next person nothing, when an open lands after', async () => {
+    const closed = openEntry(1);
+    void openEntry(null);
+    await release(isCall('notebook.get'));
+    await closed;
+    expect(openId()).toBeUndefined();
+
+    const loggedOff = openEntry(1);
+    useNotebookStore.getState().clear();
+    await release(isCall('notebook.get'));
+    await loggedOff;
+    expect(openId()).toBeUndefined();
+  });
+
+  it("keeps the later search's results, and adds no page of an earlier search", async () => {
+    const run = (query: string) => useNotebookStore.getState().runSearch({ query } as never);
+    const older = run('old');
+    const newer = run('new');
+    await release(isCall('notebook.search', (a) => a.query === 'new'));
+    await release(isCall('notebook.search'));
+    await Promise.all([older, newer]);
+    expect(found()).toEqual([2]);
+
+    const more = useNotebookStore.getState().searchMore();
+    const again = run('old');
+    await release(isCall('notebook.search', (a) => a.offset === undefined));
+    await again;
+    await release(isCall('notebook.search'));
+    await more;
+    expect(found()).toEqual([1]);
   });
 });
 
