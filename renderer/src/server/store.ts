@@ -2,6 +2,7 @@ import { create } from 'zustand';
 import type { AccountInfo, ServerPendingForm, UsageEventView } from '../../../shared/api.js';
 import { toBridgeError, type BridgeError } from '../bridge.js';
 import { errorText } from '../format.js';
+import { readOrder } from '../readOrder.js';
 import { forgetJwt, login, serverCall, storedJwt } from './serverBridge.js';
 
 interface ServerState {
@@ -25,6 +26,9 @@ interface ServerState {
   /** Handles an error of any call: an expired login goes back to the login screen. */
   failed: (error: unknown) => BridgeError;
 }
+
+/** Reads of the person's usage and pending forms: none read before a logout is shown after it. */
+const reads = readOrder();
 
 export const useServerStore = create<ServerState>((set, get) => ({
   account: null,
@@ -60,20 +64,24 @@ export const useServerStore = create<ServerState>((set, get) => ({
   logout(message) {
     // A message says why the server ended the login; a login still good is ended there too.
     forgetJwt(message === undefined);
+    reads.forget();
     set({ account: null, pending: [], events: [], error: null, loginMessage: message ?? null });
   },
 
   async refresh() {
+    const asked = reads.ask();
     set({ loading: true, error: null });
     try {
       const [{ pending }, { events }] = await Promise.all([
         serverCall('usage.pendingMine', {}),
         serverCall('usage.mine', {}),
       ]);
-      set({ pending, events, loading: false });
+      if (reads.take(asked)) set({ pending, events, loading: !reads.isLatest(asked) });
     } catch (error) {
       const err = get().failed(error);
-      set({ loading: false, error: err.code === 'unauthenticated' ? null : errorText(err) });
+      if (!reads.take(asked)) return;
+      const shown = err.code === 'unauthenticated' ? null : errorText(err);
+      set({ loading: !reads.isLatest(asked), error: shown });
     }
   },
 

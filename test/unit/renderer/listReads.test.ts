@@ -59,6 +59,7 @@ const { useStaffStore } = await import('../../../renderer/src/stores/staff.js');
 const { useNotebookStore } = await import('../../../renderer/src/stores/notebook.js');
 const { useReservationsStore: useUpcomingStore } =
   await import('../../../renderer/src/stores/reservations.js');
+const { useServerStore } = await import('../../../renderer/src/server/store.js');
 const { useReservationsStore: useServerReservations } =
   await import('../../../renderer/src/server/reservations/store.js');
 
@@ -435,5 +436,24 @@ describe("the server's reservations page", () => {
     await release(() => true);
     await before;
     expect(ids(useServerReservations.getState().mine)).toEqual([]);
+  });
+});
+
+describe("the server's page of the person's usage", () => {
+  it('shows the next person nothing read for the one before a logout', async () => {
+    let whose = 'ada';
+    answers['usage.pendingMine'] = () => ({ ok: true, result: { pending: [] } });
+    answers['usage.mine'] = () => ({ ok: true, result: { events: [event(1, whose)] } });
+    const before = useServerStore.getState().refresh();
+    useServerStore.getState().logout('Your login has expired.');
+    whose = 'bob';
+    const next = useServerStore.getState().refresh();
+    const older = held.slice(0, 2);
+    await release((h) => !older.includes(h));
+    await next;
+    await release(() => true);
+    await before;
+    expect(useServerStore.getState().events).toEqual([event(1, 'bob')]);
+    expect(useServerStore.getState().loading).toBe(false);
   });
 });
