@@ -7,6 +7,7 @@ import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { toBridgeError } from '../../bridge.js';
 import { errorText, formatDateTime } from '../../format.js';
 import { formatBytes } from '../../features/harvest/words.js';
+import { readOrder } from '../../readOrder.js';
 import { SelectControl, TextControl } from '../harvest/formFields.js';
 import { useResourceForm } from '../harvest/useResourceForm.js';
 import { serverCall } from '../serverBridge.js';
@@ -50,6 +51,11 @@ export function FilesPage(): ReactElement {
       .catch(fail);
   }, [fail]);
 
+  // Pages and searches can answer out of order, and so can the details of two files clicked one
+  // after the other: what was asked for last is what shows.
+  const [lists] = useState(readOrder);
+  const [details] = useState(readOrder);
+
   /** Reads one page; a refused filter shows at its field. */
   const read = (next: FileQuery): void => {
     setError(null);
@@ -63,7 +69,10 @@ export function FilesPage(): ReactElement {
       harvestRecordSchemas['files.list'],
       next,
       async (parsed) => {
-        setResult(await serverCall('files.list', parsed));
+        const asked = lists.ask();
+        const page = await serverCall('files.list', parsed);
+        if (!lists.take(asked)) return;
+        setResult(page);
         setQuery(parsed);
       },
       keyless,
@@ -71,8 +80,11 @@ export function FilesPage(): ReactElement {
   };
 
   useEffect(() => {
-    serverCall('files.list', { page: 1, size: PAGE_SIZE }).then(setResult).catch(fail);
-  }, [fail]);
+    const asked = lists.ask();
+    serverCall('files.list', { page: 1, size: PAGE_SIZE })
+      .then((page) => lists.take(asked) && setResult(page))
+      .catch(fail);
+  }, [fail, lists]);
 
   const search = (): void =>
     read({
@@ -87,8 +99,10 @@ export function FilesPage(): ReactElement {
 
   const show = (fileId: number): void => {
     setError(null);
+    const asked = details.ask();
     serverCall('files.get', { id: fileId })
       .then((detail) => {
+        if (!details.take(asked)) return;
         setOpen(detail);
         window.setTimeout(() => document.getElementById(`${id}-details`)?.focus(), 0);
       })
