@@ -1,6 +1,6 @@
 /**
  * The real `labstation` process: CLI commands, the HTTP carrier, and a process killed in the
- * middle of enabling a tool. Needs `npm run build` first (npm test does it).
+ * middle of enabling or disabling a tool. Needs `npm run build` first (npm test does it).
  */
 import { existsSync, statSync } from 'node:fs';
 import { request } from 'node:http';
@@ -523,6 +523,58 @@ describe('labstation station over HTTP', () => {
         answers: goodPreAnswers,
       });
       expect(ok.status).toBe(200);
+    });
+  }
+
+  // Ending a usage writes its end, its outbox row and the effects of its answers (here a problem
+  // report that shuts the tool down) in one transaction: a crash anywhere inside leaves the usage
+  // as it was, active and queued as before, never ended without the row that tells the server.
+  for (const point of ['disable.after-update', 'disable.before-commit']) {
+    it(`keeps the usage active and its outbox as it was when killed at ${point}`, async () => {
+      const dataDir = await preparedDataDir();
+      const st = await start(dataDir, { LABSTATION_FAILPOINT: point });
+      await st.rpc('session.logon', { login: 'alice', pin: '1234' });
+      const enabled = await st.rpc('toolControl.enable', {
+        tool: 'SEM',
+        project: 'Cathodes',
+        answers: goodPreAnswers,
+      });
+      expect(enabled.status).toBe(200);
+      const snapshot = (): Record<string, unknown> => {
+        const db = new Database(join(dataDir, 'labstation.db'), { readonly: true });
+        try {
+          return {
+            usage: db.prepare('SELECT "end", run_data, version FROM usage_events').all(),
+            outbox: db.prepare('SELECT id, kind, record_uuid, payload FROM outbox').all(),
+            reports: db.prepare('SELECT count(*) FROM problem_reports').pluck().get(),
+            withdrawals: db.prepare('SELECT count(*) FROM consumable_withdrawals').pluck().get(),
+            shutdown: db.prepare("SELECT shutdown FROM tools WHERE name = 'SEM'").pluck().get(),
+          };
+        } finally {
+          db.close();
+        }
+      };
+      const before = snapshot();
+      expect(before).toMatchObject({ usage: [{ end: null, run_data: '' }], shutdown: 0 });
+      expect((before.outbox as unknown[]).length).toBeGreaterThan(0);
+
+      await expect(
+        st.rpc('toolControl.disable', { tool: 'SEM', answers: { problem: 'Yes', notes: 'x' } }),
+      ).rejects.toThrow();
+      expect(await st.exited).toMatchObject({ signal: 'SIGKILL' });
+      expect(snapshot()).toEqual(before);
+
+      const again = await start(dataDir);
+      await again.rpc('session.logon', { login: 'alice', pin: '1234' });
+      const ended = await again.rpc('toolControl.disable', {
+        tool: 'SEM',
+        answers: { problem: 'No', notes: 'after the restart' },
+      });
+      expect(ended.status).toBe(200);
+      await again.stop();
+      const after = snapshot() as { usage: { end: string | null }[]; outbox: unknown[] };
+      expect(after.usage[0].end).not.toBeNull();
+      expect(after.outbox.length).toBe((before.outbox as unknown[]).length + 1);
     });
   }
 });

@@ -160,8 +160,10 @@ export function disableTool(
       `UPDATE usage_events SET "end" = ?, run_data = ?, version = version + 1, updated_at = ?
        WHERE id = ?`,
     ).run(endAtOrAfter(active, now), JSON.stringify(answers), now, active.id);
+    failpoint('disable.after-update');
     enqueueUsage(db, active.id);
     applyAnswerEffects(db, tool, findUsage(db, active.id), questions, answers, actor.id, now);
+    failpoint('disable.before-commit');
   }).immediate();
   return usageView(db, active.id);
 }
