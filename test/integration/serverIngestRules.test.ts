@@ -192,3 +192,88 @@ describe('answers given on the server', () => {
     ).toEqual({ run_data: runData, version, answered_on_server_at: null });
   });
 });
+
+describe('a pending form answered on the server, then pushed by its station', () => {
+  // Mutations: upsertUsage taking the pushed post_usage_pending (or reminder_due) over the
+  // answers given on the server; its resend check comparing run_data even when the server
+  // answered (the resend is refused as a conflict and the station's outbox is stuck); its
+  // return on a stale push taken out.
+  it('stays answered whatever the station still says of it, and answers only once', async () => {
+    const uuid = '01900000-0000-7000-8000-000000700004';
+    const active = {
+      uuid,
+      user_uuid: refs.user_uuid,
+      operator_uuid: refs.user_uuid,
+      project_uuid: refs.project_uuid,
+      tool_uuid: refs.tool_uuid,
+      start: '2024-01-08T09:00:00.000Z',
+      end: null,
+      validated: 0,
+      remote_work: 0,
+      pre_run_data: '{}',
+      run_data: '',
+      post_usage_pending: 0,
+      reminder_due: 0,
+      version: 1,
+    };
+    // Force-ended at the station: ended, its answers pending.
+    const forced = {
+      ...active,
+      end: '2024-01-08T10:00:00.000Z',
+      post_usage_pending: 1,
+      reminder_due: 1,
+      version: 2,
+    };
+    const record = (id: number, payload: object) => ({ id, kind: 'usage_event', uuid, payload });
+    expect(await push([record(1, active), record(2, forced)])).toMatchObject({
+      acked: [1, 2],
+      error: null,
+    });
+    const stored = () =>
+      serverDb
+        .prepare(
+          `SELECT run_data, post_usage_pending, reminder_due, answer_acked, validated, version
+           FROM usage_events WHERE uuid = ?`,
+        )
+        .get(uuid) as { run_data: string; version: number } & Record<string, unknown>;
+    expect(stored()).toMatchObject({ post_usage_pending: 1, reminder_due: 1 });
+
+    const jwt = await loginJwt(server.url, ALICE);
+    const answer = (answers: object, version: number) =>
+      fetch(`${server.url}rpc/usage.completePendingServer`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${jwt}` },
+        body: JSON.stringify({ usage: uuid, answers, version }),
+      });
+    const first = await answer({ problem: 'No', notes: 'in the browser' }, stored().version);
+    expect(first.status).toBe(200);
+    const serverAnswers = stored().run_data;
+    expect(JSON.parse(serverAnswers)).toEqual({ problem: 'No', notes: 'in the browser' });
+    const answered = {
+      run_data: serverAnswers,
+      post_usage_pending: 0,
+      reminder_due: 0,
+      answer_acked: 0,
+      validated: 0,
+    };
+    expect(stored()).toMatchObject(answered);
+
+    // The station resends its force-end (its ack was lost): taken as a resend, nothing changed.
+    expect(await push([record(3, forced)])).toMatchObject({ acked: [3], stale: [], error: null });
+    expect(stored()).toMatchObject(answered);
+    // An older push arriving late is stale and changes nothing either.
+    expect(await push([record(4, active)])).toMatchObject({ acked: [4], stale: [4], error: null });
+    expect(stored()).toMatchObject(answered);
+    // A newer change of the station's, made before it heard of the answers (staff validate the
+    // event, its form still pending there), is taken; the form stays answered and the answers
+    // stay owed to the station.
+    const validated = { ...forced, validated: 1, validated_by_uuid: refs.user_uuid, version: 3 };
+    expect(await push([record(5, validated)])).toMatchObject({ acked: [5], error: null });
+    expect(stored()).toMatchObject({ ...answered, validated: 1 });
+
+    // The form is no longer pending on the server: a second answer in the browser is refused.
+    const second = await answer({ problem: 'Yes', notes: 'a second answer' }, stored().version);
+    expect(second.status).toBe(409);
+    expect(stored()).toMatchObject({ ...answered, validated: 1 });
+  });
+});
