@@ -1,6 +1,7 @@
 /**
- * What the server keeps of pushed problem reports (electron/core/server/sync/ingest.ts): rules a
- * hand-mutation review found held by no other test (and the server's answers to a form), each named by the mutation it fails with.
+ * What the server keeps of pushed problem reports, usage events and consumable withdrawals
+ * (electron/core/server/sync/ingest.ts), and of the answers to a form given on the server: rules
+ * a hand-mutation review found held by no other test, each named by the mutation it fails with.
  * A real `labstation serve` on loopback, pushed to over HTTP with a station key.
  */
 import { join } from 'node:path';
@@ -275,5 +276,59 @@ describe('a pending form answered on the server, then pushed by its station', ()
     const second = await answer({ problem: 'Yes', notes: 'a second answer' }, stored().version);
     expect(second.status).toBe(409);
     expect(stored()).toMatchObject({ ...answered, validated: 1 });
+  });
+});
+
+describe('consumable withdrawals pushed to the server', () => {
+  // Mutation: insertWithdrawal without its return on a withdrawal already stored (the resend
+  // is refused on the uuid's UNIQUE constraint, and the station's outbox is stuck behind it).
+  it('stores a withdrawal once, however often the push that carries it is resent', async () => {
+    const usageUuid = '01900000-0000-7000-8000-000000700005';
+    const uuid = '01900000-0000-7000-8000-000000700006';
+    const usage = {
+      uuid: usageUuid,
+      user_uuid: refs.user_uuid,
+      operator_uuid: refs.user_uuid,
+      project_uuid: refs.project_uuid,
+      tool_uuid: refs.tool_uuid,
+      start: '2024-01-09T09:00:00.000Z',
+      end: null,
+      validated: 0,
+      remote_work: 0,
+      pre_run_data: JSON.stringify({ sample_group: [{ sample_name: 'A1', stubs: 2 }] }),
+      run_data: '',
+      post_usage_pending: 0,
+      reminder_due: 0,
+      version: 1,
+    };
+    const withdrawal = {
+      uuid,
+      consumable: 'SEM stub',
+      quantity: 2,
+      user_uuid: refs.user_uuid,
+      project_uuid: refs.project_uuid,
+      tool_uuid: refs.tool_uuid,
+      usage_event_uuid: usageUuid,
+      question: 'stubs',
+      created_at: '2024-01-09T09:00:00.000Z',
+    };
+    const batch = [
+      { id: 1, kind: 'usage_event', uuid: usageUuid, payload: usage },
+      { id: 2, kind: 'consumable_withdrawal', uuid, payload: withdrawal },
+    ];
+    const stored = () =>
+      serverDb
+        .prepare(
+          `SELECT w.uuid, w.consumable, w.quantity, w.question FROM consumable_withdrawals w
+           JOIN usage_events e ON e.id = w.usage_event_id WHERE e.uuid = ?`,
+        )
+        .all(usageUuid);
+    const once = [{ uuid, consumable: 'SEM stub', quantity: 2, question: 'stubs' }];
+    expect(await push(batch)).toMatchObject({ acked: [1, 2], error: null });
+    expect(stored()).toEqual(once);
+    // The ack was lost: the station sends the same batch again, then the withdrawal alone.
+    expect(await push(batch)).toMatchObject({ acked: [1, 2], error: null });
+    expect(await push([batch[1]])).toMatchObject({ acked: [2], error: null });
+    expect(stored()).toEqual(once);
   });
 });
