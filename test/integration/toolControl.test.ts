@@ -435,7 +435,8 @@ describe('tool control', () => {
 });
 
 describe('a pending form answered on the server and at the station, offline', () => {
-  it('keeps the server’s answers, and records what they do beyond the station’s own', async () => {
+  /** A station whose SEM form also withdraws LN2, and a pending form answered on both sides. */
+  async function answeredTwice() {
     const bundle = facilityBundle();
     const sem = (bundle.tools as Record<string, unknown>[])[0];
     sem.post_usage_questions = [
@@ -466,16 +467,23 @@ describe('a pending form answered on the server and at the station, offline', ()
         .pluck()
         .all(usage.id),
     });
-    const answerBoth = async (usage: UsageEventView, here: object, there: object) => {
-      await logon(st, 'alice', '1234');
-      await st.call('usage.completePending', { usage: usage.id, answers: here });
-      await st.call('session.logoff', {});
-      return adoptServerAnswers(
+    const offer = (usage: UsageEventView, there: object) =>
+      adoptServerAnswers(
         st.db,
         { usage_uuid: usage.uuid, run_data: JSON.stringify(there), answered_by_uuid: null },
         new Date(now).toISOString(),
       );
+    const answerBoth = async (usage: UsageEventView, here: object, there: object) => {
+      await logon(st, 'alice', '1234');
+      await st.call('usage.completePending', { usage: usage.id, answers: here });
+      await st.call('session.logoff', {});
+      return offer(usage, there);
     };
+    return { st, pending, effects, offer, answerBoth };
+  }
+
+  it('keeps the server’s answers, and records what they do beyond the station’s own', async () => {
+    const { st, pending, effects, answerBoth } = await answeredTwice();
 
     // The server's answers report a problem and more LN2: both are recorded.
     const first = await pending();
@@ -502,5 +510,79 @@ describe('a pending form answered on the server and at the station, offline', ()
     const fewer = await answerBoth(second, { problem: 'No', ln2: 3 }, { problem: 'No', ln2: 1 });
     expect(fewer).toEqual({ tool: 'SEM', withdrawnBeyond: ['2 LN2 (ln2)'] });
     expect(effects(second)).toEqual({ ln2: 3, reports: [] });
+  });
+
+  // Mutations of adoptServerAnswers that fail this test alone: recording a report again that
+  // the station's answers made already; taking answers again that it holds (no early return);
+  // not queueing the event it completed. Redoing the effects from the kept answers (the
+  // station's own withdrawals and reports dropped first), or keeping the station's run_data,
+  // fail this one and the one above.
+  it('keeps what the station’s own answers did, and reports a problem once', async () => {
+    const { st, pending, effects, offer, answerBoth } = await answeredTwice();
+    const stored = (usage: UsageEventView) =>
+      st.db
+        .prepare('SELECT run_data, post_usage_pending, version FROM usage_events WHERE id = ?')
+        .get(usage.id) as { run_data: string; post_usage_pending: number; version: number };
+    const queued = (usage: UsageEventView) =>
+      (
+        st.db
+          .prepare(
+            `SELECT payload FROM outbox WHERE kind = 'usage_event' AND record_uuid = ?
+             ORDER BY id`,
+          )
+          .pluck()
+          .all(usage.uuid) as string[]
+      ).map((payload) => JSON.parse(payload) as { run_data: string; post_usage_pending: number });
+    const shutdown = () =>
+      st.db.prepare("SELECT shutdown FROM tools WHERE name = 'SEM'").pluck().get();
+
+    // The station's answers report a problem (it shuts the tool down) and withdraw LN2; the
+    // server's, which reached it first, report none and withdraw less.
+    const first = await pending();
+    const here = { problem: 'Yes', ln2: 3 };
+    const there = { problem: 'No', notes: 'answered in the browser', ln2: 1 };
+    const taken = await answerBoth(first, here, there);
+    expect(taken).toEqual({ tool: 'SEM', withdrawnBeyond: ['2 LN2 (ln2)'] });
+    // The server's answers are the event's now, not the station's own ...
+    const adopted = stored(first);
+    expect(JSON.parse(adopted.run_data)).toEqual(there);
+    expect(adopted.post_usage_pending).toBe(0);
+    // ... and are queued back, which tells the server the station holds them ...
+    expect(queued(first).at(-1)).toMatchObject({
+      run_data: adopted.run_data,
+      post_usage_pending: 0,
+    });
+    // ... while what the station's own answers did stays recorded: the LN2, the report and the
+    // shutdown it forced.
+    expect(effects(first)).toEqual({ ln2: 3, reports: ['problem'] });
+    expect(
+      st.db
+        .prepare('SELECT resolved_at FROM problem_reports WHERE usage_event_id = ?')
+        .pluck()
+        .all(first.id),
+    ).toEqual([null]);
+    expect(shutdown()).toBe(1);
+    // Offered again before the server hears it back: taken already, nothing changes.
+    const outboxBefore = count(st, 'outbox');
+    expect(offer(first, there)).toBeNull();
+    expect(stored(first)).toEqual(adopted);
+    expect(count(st, 'outbox')).toBe(outboxBefore);
+    expect(effects(first)).toEqual({ ln2: 3, reports: ['problem'] });
+
+    // Both answers report the problem: it is reported once, by the station's answers.
+    st.db.prepare('UPDATE tools SET shutdown = 0').run();
+    const second = await pending();
+    const both = await answerBoth(
+      second,
+      { problem: 'Yes', ln2: 2 },
+      { problem: 'Yes', notes: 'arcing', ln2: 2 },
+    );
+    expect(both).toEqual({ tool: 'SEM', withdrawnBeyond: [] });
+    expect(JSON.parse(stored(second).run_data)).toEqual({
+      problem: 'Yes',
+      notes: 'arcing',
+      ln2: 2,
+    });
+    expect(effects(second)).toEqual({ ln2: 2, reports: ['problem'] });
   });
 });
