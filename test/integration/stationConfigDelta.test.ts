@@ -1,13 +1,14 @@
 /**
  * What a station does with the server's config deltas (electron/core/sync/apply.ts) for the
  * people at it: a qualification, a project, a PIN or an account the server takes away is gone
- * at the station too, and a tool's changed forms are the ones enforced. Each test failed with a
- * mutation of applyDelta that kept the station's old copy (named in the test).
+ * at the station too, and a tool's changed forms are the ones enforced; a delta that fails
+ * partway leaves nothing, its cursor included. Each test failed with a mutation of applyDelta
+ * (named in the test).
  */
 import { describe, expect, it } from 'vitest';
 import type { UsageEventView } from '../../shared/api.js';
 import type { Station } from '../../electron/core/station/station.js';
-import { applyDelta } from '../../electron/core/sync/apply.js';
+import { applyDelta, syncCursor, syncCursorMark } from '../../electron/core/sync/apply.js';
 import type {
   FacilityDelta,
   SyncProject,
@@ -191,5 +192,61 @@ describe('config deltas at the station', () => {
       'validation_failed',
     );
     await st.call('toolControl.disable', { tool: 'SEM', answers: { hours: 2 } });
+  });
+
+  // Mutations: applyDelta storing its cursor in a transaction of its own before the delta's
+  // (the delta's fault then loses it: the next pull asks for what follows it), or without its
+  // transaction (the part before the fault stays written, the rest is missing).
+  it('keeps nothing of a delta failing partway, not even its cursor, then takes it whole', async () => {
+    const st = await station();
+    applyDelta(st.db, { ...delta({}), cursor_mark: 'mark before' });
+    const before = syncCursor(st.db);
+    const facility = () => ({
+      projects: st.db.prepare('SELECT uuid, name, active FROM projects ORDER BY id').all(),
+      users: st.db.prepare('SELECT uuid, username, pin_hash FROM users ORDER BY id').all(),
+      qualifications: st.db
+        .prepare(
+          `SELECT u.username, t.name FROM qualifications q JOIN users u ON u.id = q.user_id
+           JOIN tools t ON t.id = q.tool_id ORDER BY u.username, t.name`,
+        )
+        .all(),
+    });
+    const unchanged = facility();
+    const sem = syncTool(st, 'SEM', {}).uuid;
+    // The server renamed a project, gave alice a new PIN and qualified bob on the SEM.
+    const change = {
+      ...delta({
+        projects: [syncProject(st, 'Other', { name: 'Anodes' })],
+        users: [
+          syncUser(st, 'alice', { pin_hash: await hashSecret('8642') }),
+          syncUser(st, 'bob', { qualified_tools: [sem] }),
+        ],
+      }),
+      cursor_mark: 'mark after',
+    };
+    // A write fails after the project and the users are written, at their qualifications (as a
+    // full disk or a broken constraint would): SQLite aborts the statement.
+    st.db.exec(
+      `CREATE TEMP TRIGGER fault BEFORE INSERT ON qualifications
+       BEGIN SELECT RAISE(ABORT, 'injected fault'); END`,
+    );
+    expect(() => applyDelta(st.db, change)).toThrow(/injected fault/);
+    expect(syncCursor(st.db)).toBe(before);
+    expect(syncCursorMark(st.db)).toBe('mark before');
+    expect(facility()).toEqual(unchanged);
+
+    // The next pull asks from the same cursor and gets the same delta: it is taken whole.
+    st.db.exec('DROP TRIGGER fault');
+    applyDelta(st.db, change);
+    expect(syncCursor(st.db)).toBe(change.cursor);
+    expect(syncCursorMark(st.db)).toBe('mark after');
+    const changed = facility();
+    expect(changed.projects).toContainEqual(expect.objectContaining({ name: 'Anodes' }));
+    expect(changed.qualifications).toEqual([
+      { username: 'alice', name: 'SEM' },
+      { username: 'bob', name: 'SEM' },
+    ]);
+    await expectCode(logon(st, 'alice', '1234'), 'unauthenticated');
+    await logon(st, 'alice', '8642');
   });
 });
