@@ -4,11 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { ToolStatus, UsageEventView } from '../../shared/api.js';
-import { importBundle } from '../../electron/core/station/facility.js';
-import { Station } from '../../electron/core/station/station.js';
-import { createLogger } from '../../electron/core/util/log.js';
+import type { Station } from '../../electron/core/station/station.js';
 import { facilityBundle, goodPreAnswers } from '../fixtures/facility.js';
-import { tempDir } from './helpers.js';
 import { expectCode, openStation } from './stationFixture.js';
 
 const now = Date.parse('2026-11-20T09:00:00Z');
@@ -29,16 +26,42 @@ async function station(): Promise<Station> {
 
 const rows = (st: Station, sql: string): unknown[] => st.db.prepare(sql).all();
 
+const pins = { alice: '1234', bob: '2345', sam: '9999' } as const;
+
+/** Logs `login` on with their PIN. */
+async function logOn(st: Station, login: keyof typeof pins): Promise<void> {
+  await st.call('session.logon', { login, pin: pins[login] });
+}
+
+/** Logs whoever is on off, and `login` on. */
+async function handOver(st: Station, login: keyof typeof pins): Promise<void> {
+  await st.call('session.logoff', {});
+  await logOn(st, login);
+}
+
+/**
+ * Starts alice's usage of SEM on project Cathodes with good pre-usage answers, and returns it:
+ * alice logs on and enables SEM, or, with `enabledBy: 'sam'`, staff logs on and enables it for her.
+ */
+async function aliceUsesSem(
+  st: Station,
+  { enabledBy = 'alice' }: { enabledBy?: 'alice' | 'sam' } = {},
+): Promise<UsageEventView> {
+  await logOn(st, enabledBy);
+  const { usage } = (await st.call('toolControl.enable', {
+    tool: 'SEM',
+    project: 'Cathodes',
+    answers: goodPreAnswers,
+    ...(enabledBy === 'sam' ? { user: 'alice' } : {}),
+  })) as { usage: UsageEventView };
+  return usage;
+}
+
 describe('usage rules', () => {
   // Mutation: disableTool storing the post-usage answers unchecked.
   it('ends a usage only with its post-usage questions answered, and valid', async () => {
     const st = await station();
-    await st.call('session.logon', { login: 'alice', pin: '1234' });
-    await st.call('toolControl.enable', {
-      tool: 'SEM',
-      project: 'Cathodes',
-      answers: goodPreAnswers,
-    });
+    await aliceUsesSem(st);
     const outboxBefore = rows(st, 'SELECT id FROM outbox');
     const missing = await expectCode(
       st.call('toolControl.disable', { tool: 'SEM', answers: { problem: 'No' } }),
@@ -69,14 +92,8 @@ describe('usage rules', () => {
   // Mutation: disableTool letting anyone logged on end the usage.
   it("refuses to end someone else's usage to a user who is neither its user nor staff", async () => {
     const st = await station();
-    await st.call('session.logon', { login: 'alice', pin: '1234' });
-    await st.call('toolControl.enable', {
-      tool: 'SEM',
-      project: 'Cathodes',
-      answers: goodPreAnswers,
-    });
-    await st.call('session.logoff', {});
-    await st.call('session.logon', { login: 'bob', pin: '2345' });
+    await aliceUsesSem(st);
+    await handOver(st, 'bob');
     const outboxBefore = rows(st, 'SELECT id FROM outbox');
     const e = await expectCode(
       st.call('toolControl.disable', { tool: 'SEM', answers: { problem: 'No', notes: 'x' } }),
@@ -92,19 +109,12 @@ describe('usage rules', () => {
   // Mutation: completePending taking the answers of anyone logged on.
   it("refuses to answer another person's pending form to a user who is not staff", async () => {
     const st = await station();
-    await st.call('session.logon', { login: 'sam', pin: '9999' });
-    await st.call('toolControl.enable', {
-      tool: 'SEM',
-      project: 'Cathodes',
-      answers: goodPreAnswers,
-      user: 'alice',
-    });
+    await aliceUsesSem(st, { enabledBy: 'sam' });
     const { usage } = (await st.call('toolControl.forceEnd', { tool: 'SEM' })) as {
       usage: UsageEventView;
     };
     expect(usage.post_usage_pending).toBe(true);
-    await st.call('session.logoff', {});
-    await st.call('session.logon', { login: 'bob', pin: '2345' });
+    await handOver(st, 'bob');
     await expectCode(
       st.call('usage.completePending', {
         usage: usage.id,
@@ -121,7 +131,7 @@ describe('usage rules', () => {
   // Mutation: enableTool letting a user who is not staff mark the usage as remote work.
   it('lets only staff mark a usage as remote work', async () => {
     const st = await station();
-    await st.call('session.logon', { login: 'alice', pin: '1234' });
+    await logOn(st, 'alice');
     const e = await expectCode(
       st.call('toolControl.enable', {
         tool: 'SEM',
@@ -140,7 +150,7 @@ describe('usage rules', () => {
   it('refuses staff to enable the tool for a user whose account is not active', async () => {
     const st = await station();
     st.db.prepare("UPDATE users SET is_active = 0 WHERE username = 'alice'").run();
-    await st.call('session.logon', { login: 'sam', pin: '9999' });
+    await logOn(st, 'sam');
     const e = await expectCode(
       st.call('toolControl.enable', {
         tool: 'SEM',
@@ -157,13 +167,7 @@ describe('usage rules', () => {
   // Mutations: validateUsage taking an active usage, or not queuing the validation.
   it('validates an ended usage only, and queues the validation for the server', async () => {
     const st = await station();
-    await st.call('session.logon', { login: 'sam', pin: '9999' });
-    const { usage } = (await st.call('toolControl.enable', {
-      tool: 'SEM',
-      project: 'Cathodes',
-      answers: goodPreAnswers,
-      user: 'alice',
-    })) as { usage: UsageEventView };
+    const usage = await aliceUsesSem(st, { enabledBy: 'sam' });
     await expectCode(st.call('toolControl.validate', { usage: usage.id }), 'conflict');
     expect(rows(st, 'SELECT validated, validated_by_id FROM usage_events')).toEqual([
       { validated: 0, validated_by_id: null },
@@ -186,14 +190,8 @@ describe('usage rules', () => {
   // Mutation: forceEndTool without its staff check.
   it('lets only staff force-end a usage', async () => {
     const st = await station();
-    await st.call('session.logon', { login: 'alice', pin: '1234' });
-    await st.call('toolControl.enable', {
-      tool: 'SEM',
-      project: 'Cathodes',
-      answers: goodPreAnswers,
-    });
-    await st.call('session.logoff', {});
-    await st.call('session.logon', { login: 'bob', pin: '2345' });
+    await aliceUsesSem(st);
+    await handOver(st, 'bob');
     await expectCode(st.call('toolControl.forceEnd', { tool: 'SEM' }), 'forbidden');
     const status = (await st.call('toolControl.status', { tool: 'SEM' })) as ToolStatus;
     expect(status.state).toBe('in_use');
@@ -205,15 +203,7 @@ describe('usage rules', () => {
   // Mutation: recordEffects shutting the tool down but leaving its active usage running.
   it('a shutdown reported in a pending form answered later ends the usage running then', async () => {
     const st = await station();
-    await st.call('session.logon', { login: 'sam', pin: '9999' });
-    const first = (
-      (await st.call('toolControl.enable', {
-        tool: 'SEM',
-        project: 'Cathodes',
-        answers: goodPreAnswers,
-        user: 'alice',
-      })) as { usage: UsageEventView }
-    ).usage;
+    const first = await aliceUsesSem(st, { enabledBy: 'sam' });
     await st.call('toolControl.forceEnd', { tool: 'SEM' });
     const second = (
       (await st.call('toolControl.enable', {
@@ -222,8 +212,7 @@ describe('usage rules', () => {
         answers: goodPreAnswers,
       })) as { usage: UsageEventView }
     ).usage;
-    await st.call('session.logoff', {});
-    await st.call('session.logon', { login: 'alice', pin: '1234' });
+    await handOver(st, 'alice');
     await st.call('usage.completePending', {
       usage: first.id,
       answers: { problem: 'Yes', notes: 'vacuum lost' },
@@ -247,9 +236,8 @@ describe('usage rules', () => {
 
   // Mutation: forceEndTool marking the answers pending on a tool that has no post-usage form.
   it('leaves nothing pending when a tool with no post-usage questions is force-ended', async () => {
-    const st = Station.open({ dataDir: tempDir(), log: createLogger('silent'), clock });
-    await importBundle(st.db, { ...facilityBundle(), station: { tool: 'AFM' } });
-    await st.call('session.logon', { login: 'sam', pin: '9999' });
+    const st = await openStation({ ...facilityBundle(), station: { tool: 'AFM' } }, clock);
+    await logOn(st, 'sam');
     await st.call('toolControl.enable', {
       tool: 'AFM',
       project: 'Other',
