@@ -12,7 +12,7 @@ import { pathToFileURL } from 'node:url';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { Instrument, WatchFolder } from '../../electron/core/harvest/config.js';
-import { probeFiles } from '../../electron/core/harvest/copyBatch.js';
+import { probeFiles, type Probe } from '../../electron/core/harvest/copyBatch.js';
 import {
   candidateKey,
   StabilityChecks,
@@ -41,23 +41,34 @@ const instrument = {
   enabled: true,
 } satisfies Instrument;
 
+/**
+ * Stability checks on a clock the test moves on (`clock.offsetMs`), that read the files with
+ * `probe` (the real probe unless given) and collect the files they find stable in `taken`.
+ */
+function stabilityChecks(
+  probe: (paths: string[]) => Promise<Probe[]> = (paths) => Promise.resolve(probeFiles(paths)),
+): { checks: StabilityChecks; taken: Candidate[]; clock: { offsetMs: number } } {
+  const taken: Candidate[] = [];
+  const clock = { offsetMs: 0 };
+  const checks = new StabilityChecks(
+    {
+      stopped: () => false,
+      prober: () => ({ probe }),
+      accept: (stable) => taken.push(...stable),
+      onceRun: () => null,
+      queueDue: () => undefined,
+      checkIdle: () => undefined,
+      changed: () => undefined,
+    },
+    pino({ level: 'silent' }),
+    () => Date.now() + clock.offsetMs,
+  );
+  return { checks, taken, clock };
+}
+
 describe('a stable file', () => {
   it('has its mtime unchanged for the window too: rewritten at the same size, it waits again', async () => {
-    const taken: Candidate[] = [];
-    const clock = { offsetMs: 0 };
-    const checks = new StabilityChecks(
-      {
-        stopped: () => false,
-        prober: () => ({ probe: (paths) => Promise.resolve(probeFiles(paths)) }),
-        accept: (stable) => taken.push(...stable),
-        onceRun: () => null,
-        queueDue: () => undefined,
-        checkIdle: () => undefined,
-        changed: () => undefined,
-      },
-      pino({ level: 'silent' }),
-      () => Date.now() + clock.offsetMs,
-    );
+    const { checks, taken, clock } = stabilityChecks();
     try {
       const path = join(tempDir('labstation-stable-'), 'scan.tif');
       writeFileSync(path, 'first take');
@@ -93,31 +104,15 @@ describe('a stable file', () => {
   });
 
   it('has no watcher event during its last read: one that came while it was read, it waits again', async () => {
-    const taken: Candidate[] = [];
-    const clock = { offsetMs: 0 };
     // The probe waits until `release`: the event comes while the check reads the file.
     let release = (): void => undefined;
     const held = new Promise<void>((resolve) => (release = resolve));
     let probes = 0;
-    const checks = new StabilityChecks(
-      {
-        stopped: () => false,
-        prober: () => ({
-          probe: async (paths) => {
-            probes += 1;
-            if (probes === 1) await held;
-            return probeFiles(paths);
-          },
-        }),
-        accept: (stable) => taken.push(...stable),
-        onceRun: () => null,
-        queueDue: () => undefined,
-        checkIdle: () => undefined,
-        changed: () => undefined,
-      },
-      pino({ level: 'silent' }),
-      () => Date.now() + clock.offsetMs,
-    );
+    const { checks, taken, clock } = stabilityChecks(async (paths) => {
+      probes += 1;
+      if (probes === 1) await held;
+      return probeFiles(paths);
+    });
     try {
       const path = join(tempDir('labstation-stable-'), 'log.txt');
       writeFileSync(path, 'a line');
