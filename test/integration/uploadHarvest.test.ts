@@ -11,7 +11,12 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../electron/core/db/open.js';
 import { hashFile } from '../../electron/core/harvest/copy.js';
-import { uploadVerified } from '../../electron/core/harvest/upload.js';
+import {
+  uploadVerified,
+  type UploadDeps,
+  type UploadJob,
+  type UploadOutcome,
+} from '../../electron/core/harvest/upload.js';
 import { setSetting } from '../../electron/core/station/settings.js';
 import { createLogger } from '../../electron/core/util/log.js';
 import { filesOf, harvestOnce, listTree, transfersOf, withDb } from './harvestSetup.js';
@@ -37,6 +42,26 @@ import {
 } from './uploadFixture.js';
 
 useUploadServer();
+
+/**
+ * Uploads `job` as a station does (uploadVerified), hashing with `hash`, from a station database
+ * made in `dir` that names the server and the key; the database is closed once it answers.
+ */
+async function uploadFromStation(
+  dir: string,
+  hash: UploadDeps['hash'],
+  job: UploadJob,
+): Promise<UploadOutcome> {
+  const stationDb = openDatabase(join(dir, 'station.db'));
+  setSetting(stationDb, 'sync.server', serverUrl);
+  setSetting(stationDb, 'sync.key', key);
+  try {
+    const deps = { db: stationDb, log: createLogger('silent'), hash, progress: () => undefined };
+    return await uploadVerified(deps, job);
+  } finally {
+    stationDb.close();
+  }
+}
 
 describe('uploads into a server storage location', () => {
   it('harvests files to the server, each completed with the hash the server computed', async () => {
@@ -198,46 +223,35 @@ describe('uploads into a server storage location', () => {
     const data = randomBytes(3 * MiB);
     writeFileSync(source, data);
     const before = statSync(source);
-    const stationDb = openDatabase(join(dir, 'station.db'));
-    setSetting(stationDb, 'sync.server', serverUrl);
-    setSetting(stationDb, 'sync.key', key);
-    try {
-      const outcome = await uploadVerified(
-        {
-          db: stationDb,
-          log: createLogger('silent'),
-          // The file changes right after it was hashed, keeping its size and mtime.
-          hash: async (path) => {
-            const hashed = await hashFile(path);
-            writeFileSync(path, randomBytes(data.length));
-            utimesSync(path, before.atime, before.mtime);
-            return hashed;
-          },
-          progress: () => undefined,
+    const outcome = await uploadFromStation(
+      dir,
+      // The file changes right after it was hashed, keeping its size and mtime.
+      async (path) => {
+        const hashed = await hashFile(path);
+        writeFileSync(path, randomBytes(data.length));
+        utimesSync(path, before.atime, before.mtime);
+        return hashed;
+      },
+      {
+        file: {
+          uuid: 'changing-1',
+          source_path: source,
+          size: data.length,
+          mtime_ms: before.mtimeMs,
         },
-        {
-          file: {
-            uuid: 'changing-1',
-            source_path: source,
-            size: data.length,
-            mtime_ms: before.mtimeMs,
-          },
-          location: { uuid: 'x', name: 'archive' },
-          destination: 'changing/changing.bin',
-        },
-      );
-      expect(outcome).toMatchObject({ outcome: 'source_changed' });
-      expect(storeTree('changing')).toEqual([]);
-      // The station dropped its upload: nothing waits on the server.
-      expect(partials()).toEqual([]);
-      const left = serverDb
-        .prepare("SELECT count(*) FROM harvest_uploads WHERE file_uuid = 'changing-1'")
-        .pluck()
-        .get();
-      expect(left).toBe(0);
-    } finally {
-      stationDb.close();
-    }
+        location: { uuid: 'x', name: 'archive' },
+        destination: 'changing/changing.bin',
+      },
+    );
+    expect(outcome).toMatchObject({ outcome: 'source_changed' });
+    expect(storeTree('changing')).toEqual([]);
+    // The station dropped its upload: nothing waits on the server.
+    expect(partials()).toEqual([]);
+    const left = serverDb
+      .prepare("SELECT count(*) FROM harvest_uploads WHERE file_uuid = 'changing-1'")
+      .pluck()
+      .get();
+    expect(left).toBe(0);
   });
 
   it.each([
@@ -272,46 +286,31 @@ describe('uploads into a server storage location', () => {
       const data = randomBytes(size);
       writeFileSync(source, data);
       const now = statSync(source);
-      const stationDb = openDatabase(join(dir, 'station.db'));
-      setSetting(stationDb, 'sync.server', serverUrl);
-      setSetting(stationDb, 'sync.key', key);
-      try {
-        const outcome = await uploadVerified(
-          {
-            db: stationDb,
-            log: createLogger('silent'),
-            hash: (path) => hashFile(path),
-            progress: () => undefined,
-          },
-          {
-            file: { uuid: fileUuid, source_path: source, size, mtime_ms: now.mtimeMs },
-            location: { uuid: 'x', name: 'archive' },
-            destination,
-          },
-        );
-        expect(outcome, JSON.stringify(outcome)).toMatchObject({
-          outcome: 'finished',
-          sourceHash: await xxh3(data),
-          state: { status: 'completed', offset: size },
+      const outcome = await uploadFromStation(dir, (path) => hashFile(path), {
+        file: { uuid: fileUuid, source_path: source, size, mtime_ms: now.mtimeMs },
+        location: { uuid: 'x', name: 'archive' },
+        destination,
+      });
+      expect(outcome, JSON.stringify(outcome)).toMatchObject({
+        outcome: 'finished',
+        sourceHash: await xxh3(data),
+        state: { status: 'completed', offset: size },
+      });
+      const { state } = outcome as Extract<typeof outcome, { outcome: 'finished' }>;
+      expect(state.upload_id).not.toBe(leftId);
+      expect(md5(readFileSync(state.server_path!))).toBe(md5(data));
+      if (finished) {
+        // The older version's file and record stay; the new one is placed beside it.
+        expect(md5(readFileSync(join(store, destination)))).toBe(md5(before));
+        expect((await call('GET', `/sync/uploads/${leftId}`)).body).toMatchObject({
+          status: 'completed',
         });
-        const { state } = outcome as Extract<typeof outcome, { outcome: 'finished' }>;
-        expect(state.upload_id).not.toBe(leftId);
-        expect(md5(readFileSync(state.server_path!))).toBe(md5(data));
-        if (finished) {
-          // The older version's file and record stay; the new one is placed beside it.
-          expect(md5(readFileSync(join(store, destination)))).toBe(md5(before));
-          expect((await call('GET', `/sync/uploads/${leftId}`)).body).toMatchObject({
-            status: 'completed',
-          });
-        } else {
-          // The older version's upload went, with its bytes.
-          expect(state.server_path).toBe(join(store, destination));
-          expect((await call('GET', `/sync/uploads/${leftId}`)).status).toBe(404);
-        }
-        expect(partials()).toEqual([]);
-      } finally {
-        stationDb.close();
+      } else {
+        // The older version's upload went, with its bytes.
+        expect(state.server_path).toBe(join(store, destination));
+        expect((await call('GET', `/sync/uploads/${leftId}`)).status).toBe(404);
       }
+      expect(partials()).toEqual([]);
     },
   );
 
