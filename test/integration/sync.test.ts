@@ -3,7 +3,6 @@
  * started with `--server URL --key KEY` on empty data dirs, a TCP proxy that cuts connections
  * mid-request, and a station killed between the server's answer and its own acknowledgement.
  */
-import { connect, createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +11,7 @@ import type { PushResult } from '../../electron/core/sync/protocol.js';
 import { facilityBundle, goodPreAnswers } from '../fixtures/facility.js';
 import { startFaultProxy, type FaultProxy } from './faultProxy.js';
 import { forwardTo, passOn, startHttpProxy } from './httpForward.js';
+import { startTcpCable } from './tcpCable.js';
 import {
   runCli,
   startServer,
@@ -498,32 +498,15 @@ describe('station sync', () => {
 describe('a short outage', () => {
   it('shows the station online again as soon as the server answers', async () => {
     const key = await registerStation('sem-outage');
-    const target = Number(new URL(server.url).port);
-    // A forwarder that can be taken away and put back on the same port: the cable.
-    const sockets = new Set<Socket>();
-    const forward = createNetServer((client) => {
-      const upstream = connect(target, '127.0.0.1');
-      for (const s of [client, upstream]) {
-        sockets.add(s);
-        s.on('close', () => sockets.delete(s));
-        s.on('error', () => undefined);
-      }
-      client.pipe(upstream).pipe(client);
-    });
-    const listen = (port: number) =>
-      new Promise<void>((resolve) => forward.listen(port, '127.0.0.1', resolve));
-    await listen(0);
-    const port = (forward.address() as AddressInfo).port;
+    // A forwarder that can be taken away and put back on the same port.
+    const cable = await startTcpCable(Number(new URL(server.url).port));
     try {
-      const st = await launch(join(tempDir(), 'station-outage'), `http://127.0.0.1:${port}/`, key);
+      const st = await launch(join(tempDir(), 'station-outage'), cable.url, key);
       const status = async () => (await ok(st, 'sync.status', {})) as { online: boolean };
       await waitFor('online', async () => ((await status()).online ? true : undefined));
-      await new Promise<void>((resolve) => {
-        forward.close(() => resolve());
-        for (const s of sockets) s.destroy();
-      });
+      await cable.unplug();
       await waitFor('offline', async () => ((await status()).online ? undefined : true), 15_000);
-      await listen(port);
+      await cable.plugIn();
       // Its next pull answers at once; a held one (25 s) kept it "offline" meanwhile.
       await waitFor(
         'online again',
@@ -532,51 +515,30 @@ describe('a short outage', () => {
       );
       await stop(st);
     } finally {
-      forward.close();
-      for (const s of sockets) s.destroy();
+      cable.close();
     }
   });
 
   it('waits longer after each failed attempt while the server is unreachable, then catches up', async () => {
     const key = await registerStation('sem-backoff');
-    const target = Number(new URL(server.url).port);
     // A cable that can refuse: each connection made while it does is counted and cut at once.
-    let refusing = false;
-    let refused = 0;
-    const sockets = new Set<Socket>();
-    const forward = createNetServer((client) => {
-      if (refusing) {
-        refused += 1;
-        client.destroy();
-        return;
-      }
-      const upstream = connect(target, '127.0.0.1');
-      for (const s of [client, upstream]) {
-        sockets.add(s);
-        s.on('close', () => sockets.delete(s));
-        s.on('error', () => undefined);
-      }
-      client.pipe(upstream).pipe(client);
-    });
-    await new Promise<void>((resolve) => forward.listen(0, '127.0.0.1', resolve));
-    const port = (forward.address() as AddressInfo).port;
+    const cable = await startTcpCable(Number(new URL(server.url).port));
     const dir = join(tempDir(), 'station-backoff');
     try {
-      const st = await launch(dir, `http://127.0.0.1:${port}/`, key);
+      const st = await launch(dir, cable.url, key);
       const status = async () => (await ok(st, 'sync.status', {})) as { online: boolean };
       await waitFor('online', async () => ((await status()).online ? true : undefined));
-      refusing = true;
-      for (const s of sockets) s.destroy();
+      cable.refuse();
       await ok(st, 'session.logon', { login: 'alice', pin: '1234' });
       const uuid = await enable(st);
       expect(outboxCount(dir)).toBeGreaterThan(0);
       // Pushes and pulls both fail for 4 s. With the backoff (500 ms doubling, capped at 1.5 s
       // here) that is about five attempts each; retrying at once would be hundreds.
       await new Promise((resolve) => setTimeout(resolve, 4_000));
-      expect(refused).toBeGreaterThan(2);
-      expect(refused).toBeLessThan(30);
+      expect(cable.refused).toBeGreaterThan(2);
+      expect(cable.refused).toBeLessThan(30);
       expect((await status()).online).toBe(false);
-      refusing = false;
+      cable.accept();
       await waitFor(
         'the usage on the server',
         () => (outboxCount(dir) === 0 && serverEvent(uuid) ? true : undefined),
@@ -584,8 +546,7 @@ describe('a short outage', () => {
       );
       await stop(st);
     } finally {
-      forward.close();
-      for (const s of sockets) s.destroy();
+      cable.close();
     }
   });
 });
