@@ -165,3 +165,23 @@ export async function enableWith(
   await page.getByRole('button', { name: 'Enable', exact: true }).click();
   await expect(page.getByTestId('tool-state')).toHaveText('In use');
 }
+
+/**
+ * A call of the station's contract with the token in its page's `url`, as the signed-in page
+ * makes it; answered 200, its body returned.
+ */
+export async function callStation(url: string, name: string, body: unknown): Promise<unknown> {
+  const token = /#token=([^&]+)/.exec(url)?.[1] ?? '';
+  const res = await fetch(new URL(`/rpc/${name}`, url), {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  expect(res.status).toBe(200);
+  return res.json();
+}
+
+/** Makes a notebook item through the station's contract, as another screen or program would. */
+export async function createItem(url: string, title: string, metadata?: unknown): Promise<void> {
+  await callStation(url, 'notebook.create', { kind: 'item', title, metadata });
+}

@@ -1,6 +1,6 @@
 import type { Locator, Page } from '@playwright/test';
 import { expect, test } from './fixtures.js';
-import { facility, logOn } from './facility.js';
+import { callStation, createItem, facility, logOn } from './facility.js';
 
 interface BuilderField {
   type: string;
@@ -443,13 +443,7 @@ async function itemWithMetadata(
   title: string,
   metadata: unknown,
 ): Promise<Locator> {
-  const token = /#token=([^&]+)/.exec(url)?.[1] ?? '';
-  const res = await fetch(new URL('/rpc/notebook.create', url), {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ kind: 'item', title, metadata }),
-  });
-  expect(res.status).toBe(200);
+  await createItem(url, title, metadata);
   await page
     .getByRole('region', { name: 'Entries' })
     .getByRole('button', { name: new RegExp(`^${title}`) })
@@ -491,18 +485,6 @@ test('notebook: view mode marks an e-mail or a link that breaks its rule, in wor
     'true',
   );
 });
-
-/** A call of the station's contract, as the signed-in page makes it. */
-async function callStation(url: string, name: string, body: unknown): Promise<unknown> {
-  const token = /#token=([^&]+)/.exec(url)?.[1] ?? '';
-  const res = await fetch(new URL(`/rpc/${name}`, url), {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  expect(res.status).toBe(200);
-  return res.json();
-}
 
 /** The extra fields of the entry with this title as stored. */
 async function storedFields(url: string, title: string): Promise<Record<string, unknown>> {

@@ -1,17 +1,6 @@
 import type { Request } from '@playwright/test';
 import { expect, test } from './fixtures.js';
-import { facility, logOn } from './facility.js';
-
-/** Makes an item through the station's HTTP API, as another screen or program would. */
-async function createItem(url: string, title: string): Promise<void> {
-  const token = /#token=([^&]+)/.exec(url)?.[1] ?? '';
-  const res = await fetch(new URL('/rpc/notebook.create', url), {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ kind: 'item', title }),
-  });
-  expect(res.status).toBe(200);
-}
+import { createItem, facility, logOn } from './facility.js';
 
 // Each change elsewhere reads the list again; two reads can answer out of order. The list read
 // before a change must not replace the one read after it (a CI run saw the newest entry vanish).
