@@ -15,6 +15,7 @@ import { newUuid } from '../../electron/core/util/ids.js';
 import { facilityBundle } from '../fixtures/facility.js';
 import { harvestFilePayload, PUSHED_XXHASH } from './harvestPushFixtures.js';
 import {
+  createStationKey,
   loginJwt,
   runCli,
   serverRequest,
@@ -102,20 +103,9 @@ const transferCount = (uuid: string): unknown =>
 
 /** A station with a tool and nothing pushed yet, so that it may be deleted. */
 async function freshStation(name: string): Promise<{ id: number; key: string }> {
-  const made = await runCli([
-    'admin',
-    'station',
-    'create',
-    '--data',
-    join(root, 'server'),
-    '--name',
-    name,
-    '--tool',
-    'SEM',
-  ]);
-  expect(made.code, made.stderr).toBe(0);
+  const key = await createStationKey(join(root, 'server'), name, 'SEM');
   const id = serverDb.prepare('SELECT id FROM stations WHERE name = ?').pluck().get(name) as number;
-  return { id, key: made.stdout.trim().split('\n').pop()! };
+  return { id, key };
 }
 
 beforeAll(async () => {

@@ -18,6 +18,7 @@ import { startMailWorker } from '../../electron/core/mail/worker.js';
 import { createLogger } from '../../electron/core/util/log.js';
 import { facilityBundle, goodPreAnswers } from '../fixtures/facility.js';
 import {
+  createStationKey,
   runCli,
   startServer,
   startStation,
@@ -50,19 +51,7 @@ async function prepareServerDir(dir: string, bundle: Record<string, unknown>): P
   const imported = await runCli(['import', '--data', dir, writeJson(tempDir(), 'b.json', bundle)]);
   expect(imported.stderr).toBe('');
   expect(imported.code).toBe(0);
-  const made = await runCli([
-    'admin',
-    'station',
-    'create',
-    '--data',
-    dir,
-    '--name',
-    'sem-1',
-    '--tool',
-    'SEM',
-  ]);
-  expect(made.code).toBe(0);
-  return made.stdout.trim().split('\n').pop()!;
+  return createStationKey(dir, 'sem-1', 'SEM');
 }
 
 function openReadonly(dir: string): Database.Database {

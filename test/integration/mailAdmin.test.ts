@@ -9,6 +9,7 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { facilityBundle } from '../fixtures/facility.js';
 import {
+  createStationKey,
   loginJwt,
   runCli,
   serverRequest,
@@ -51,19 +52,7 @@ beforeAll(async () => {
   users[2] = { ...users[2], email: SAM.email, password: SAM.password, role: 'staff' };
   const imported = await runCli(['import', '--data', dir, writeJson(tempDir(), 'b.json', bundle)]);
   expect(imported.code, imported.stderr).toBe(0);
-  const made = await runCli([
-    'admin',
-    'station',
-    'create',
-    '--data',
-    dir,
-    '--name',
-    's1',
-    '--tool',
-    'SEM',
-  ]);
-  expect(made.code, made.stderr).toBe(0);
-  key = made.stdout.trim().split('\n').pop()!;
+  key = await createStationKey(dir, 's1', 'SEM');
   server = await startServer(dir, {
     LABSTATION_ADMIN_EMAIL: ADMIN.email,
     LABSTATION_ADMIN_PASSWORD: ADMIN.password,

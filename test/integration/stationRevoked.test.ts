@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newUuid } from '../../electron/core/util/ids.js';
 import { facilityBundle } from '../fixtures/facility.js';
 import {
+  createStationKey,
   loginJwt,
   runCli,
   serverRequest,
@@ -51,20 +52,8 @@ interface Account {
  * server location (a station without one changes nothing that its pull would be woken by).
  */
 async function station(name: string, uploads: boolean): Promise<Account> {
-  const made = await runCli([
-    'admin',
-    'station',
-    'create',
-    '--data',
-    join(root, 'server'),
-    '--name',
-    name,
-    '--tool',
-    'SEM',
-  ]);
-  expect(made.code, made.stderr).toBe(0);
+  const key = await createStationKey(join(root, 'server'), name, 'SEM');
   const id = serverDb.prepare('SELECT id FROM stations WHERE name = ?').pluck().get(name) as number;
-  const key = made.stdout.trim().split('\n').pop()!;
   const instrument = `${name}-camera`;
   if (!uploads) return { id, key, instrumentId: null, instrument };
   const res = await api('POST', '/api/instruments', {
