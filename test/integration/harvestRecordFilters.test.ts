@@ -111,3 +111,12 @@ describe('record filters within the grants', () => {
     expect(await listed('granted', '/api/transfers?file_id=3&status=failed')).toEqual([[], 0]);
   });
 });
+
+describe('the instrument filter of the file list', () => {
+  it('lists the files of the instrument named, and none of another one', async () => {
+    expect(await listed('admin', '/api/files?instrument_id=1')).toEqual([[1, 2], 2]);
+    expect(await listed('admin', '/api/files?instrument_id=2')).toEqual([[3], 1]);
+    expect(await listed('granted', '/api/files?instrument_id=1')).toEqual([[1, 2], 2]);
+    expect(await listed('granted', '/api/files?instrument_id=2')).toEqual([[], 0]);
+  });
+});
