@@ -1,0 +1,35 @@
+/**
+ * Rules of the NEMO-compatible filters that the broader nemoApi test leaves open, on the same
+ * facility (nemo/fixture.ts: New York time, seven usage events, one of them active).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fixture, page, seedEvents, type Fixture } from './nemo/fixture.js';
+
+let f: Fixture;
+
+async function ids(url: string): Promise<number[]> {
+  const body = await page(f, url);
+  return body.results.map((r) => r.id as number);
+}
+
+const enc = encodeURIComponent;
+
+beforeAll(async () => {
+  f = await fixture(seedEvents);
+});
+
+afterAll(async () => {
+  await f.app.close();
+  f.db.close();
+});
+
+describe('end__lte', () => {
+  it('takes what ended by then, not what started before and ended after or is active', async () => {
+    // Event 1 runs 14:00-15:00Z, event 2 15:00-16:00Z: at 15:30Z only event 1 has ended.
+    expect(await ids(`/api/usage_events/?end__lte=${enc('2024-01-05T15:30:00Z')}`)).toEqual([1]);
+    // Event 7 (started 4 November 2024) has no end: it has not ended by 2025.
+    expect(await ids('/api/usage_events/?end__lte=2025-01-01')).toEqual([6, 5, 4, 3, 2, 1]);
+    // Reservation 1 runs 13:30-15:30Z, reservation 2 16:00-18:00Z.
+    expect(await ids(`/api/reservations/?end__lte=${enc('2024-01-05T17:00:00Z')}`)).toEqual([1]);
+  });
+});
