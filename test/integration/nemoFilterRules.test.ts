@@ -33,3 +33,20 @@ describe('end__lte', () => {
     expect(await ids(`/api/reservations/?end__lte=${enc('2024-01-05T17:00:00Z')}`)).toEqual([1]);
   });
 });
+
+describe('date-times with an offset', () => {
+  it('reads the minutes of an offset, east and west, with or without the colon', async () => {
+    // Event 2 starts at 15:00Z, event 3 at 16:30Z: 20:30+05:30 and 11:30-03:30 are 15:00Z.
+    const fromTwo = [7, 6, 5, 4, 3, 2];
+    for (const value of ['2024-01-05T20:30:00+05:30', '2024-01-05T20:30+0530']) {
+      expect(await ids(`/api/usage_events/?start__gte=${enc(value)}`), value).toEqual(fromTwo);
+    }
+    expect(await ids(`/api/usage_events/?start__gte=${enc('2024-01-05T11:30:00-03:30')}`)).toEqual(
+      fromTwo,
+    );
+    // One minute later, event 2 is out.
+    expect(await ids(`/api/usage_events/?start__gte=${enc('2024-01-05T11:31:00-03:30')}`)).toEqual([
+      7, 6, 5, 4, 3,
+    ]);
+  });
+});
