@@ -17,9 +17,12 @@ import { tempDir } from './helpers.js';
 const T0 = '2026-03-01T10:00:00.000Z';
 let db: Db;
 let app: FastifyInstance;
-const tokens = { admin: '', granted: '' };
+const tokens = { admin: '', granted: '', staff: '' };
 
-/** Instrument 1 (granted to user 2) holds files 1 and 2; instrument 2 holds file 3. */
+/**
+ * Instrument 1 (granted to user 2) holds files 1 and 2; instrument 2 holds file 3. User 3 is
+ * staff, with no grant.
+ */
 function seed(): void {
   const user = db.prepare(
     `INSERT INTO users (id, uuid, username, email, first_name, last_name, role, is_staff,
@@ -27,6 +30,7 @@ function seed(): void {
   );
   user.run(1, 'u-1', 'admin', 'admin@example.org', 'admin', T0, T0);
   user.run(2, 'u-2', 'granted', 'granted@example.org', 'user', T0, T0);
+  user.run(3, 'u-3', 'staff', 'staff@example.org', 'staff', T0, T0);
   db.prepare(
     `INSERT INTO tools (id, uuid, name, category, operational, visible, shutdown, created_at,
        updated_at) VALUES (1, 't-1', 'TEM', '', 1, 1, 0, ?, ?)`,
@@ -70,6 +74,7 @@ function seed(): void {
   ).run(T0);
   tokens.admin = createApiToken(db, 1).token;
   tokens.granted = createApiToken(db, 2).token;
+  tokens.staff = createApiToken(db, 3).token;
 }
 
 beforeAll(async () => {
@@ -118,5 +123,17 @@ describe('the instrument filter of the file list', () => {
     expect(await listed('admin', '/api/files?instrument_id=2')).toEqual([[3], 1]);
     expect(await listed('granted', '/api/files?instrument_id=1')).toEqual([[1, 2], 2]);
     expect(await listed('granted', '/api/files?instrument_id=2')).toEqual([[], 0]);
+  });
+});
+
+describe('the lists of a reader who is not an admin', () => {
+  it('hold only what the grants allow, for staff as for any other user', async () => {
+    expect(await listed('admin', '/api/files')).toEqual([[1, 2, 3], 3]);
+    expect(await listed('granted', '/api/files')).toEqual([[1, 2], 2]);
+    expect(await listed('granted', '/api/transfers')).toEqual([[1, 2], 2]);
+    // Staff are not admins: no grant, no records (as their detail reads answer 404).
+    expect(await listed('staff', '/api/files')).toEqual([[], 0]);
+    expect(await listed('staff', '/api/transfers')).toEqual([[], 0]);
+    expect(await listed('staff', '/api/transfers?file_id=1')).toEqual([[], 0]);
   });
 });
