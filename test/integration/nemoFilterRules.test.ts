@@ -3,7 +3,8 @@
  * facility (nemo/fixture.ts: New York time, seven usage events, one of them active).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fixture, page, seedEvents, type Fixture } from './nemo/fixture.js';
+import { storedIso } from '../../electron/core/server/nemo/datetime.js';
+import { fixture, get, insertUsage, page, seedEvents, type Fixture } from './nemo/fixture.js';
 
 let f: Fixture;
 
@@ -48,5 +49,40 @@ describe('date-times with an offset', () => {
     expect(await ids(`/api/usage_events/?start__gte=${enc('2024-01-05T11:31:00-03:30')}`)).toEqual([
       7, 6, 5, 4, 3,
     ]);
+  });
+});
+
+describe('the default page size', () => {
+  let many: Fixture;
+
+  beforeAll(async () => {
+    many = await fixture((db) => {
+      db.transaction(() => {
+        for (let id = 1; id <= 250; id++) {
+          const start = Date.UTC(2024, 0, 1) + id * 3_600_000;
+          const [startIso, endIso] = [storedIso(start), storedIso(start + 1_800_000)];
+          insertUsage(db, { id, user: 2, tool: 1, start: startIso, end: endIso });
+        }
+      })();
+    });
+  });
+
+  afterAll(async () => {
+    await many.app.close();
+    many.db.close();
+  });
+
+  it('is 100, and a page past the last of such pages is 404 Invalid page.', async () => {
+    const first = await page(many, '/api/usage_events/');
+    expect(first.count).toBe(250);
+    expect(first.results).toHaveLength(100);
+    expect(first.next).toBe('http://nemo.test:8080/api/usage_events/?page=2');
+    const third = await page(many, '/api/usage_events/?page=3');
+    expect(third.results.map((r) => r.id)).toEqual(Array.from({ length: 50 }, (_, i) => 50 - i));
+    expect(third.next).toBeNull();
+    expect(await get(many, '/api/usage_events/?page=4')).toEqual({
+      status: 404,
+      body: { detail: 'Invalid page.' },
+    });
   });
 });
