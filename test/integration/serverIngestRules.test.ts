@@ -17,6 +17,7 @@ import {
   writeJson,
   type ServerProcess,
 } from './helpers.js';
+import { usagePayload, type UsageRefs } from './usagePushFixtures.js';
 
 const ALICE = { email: 'alice@example.org', password: 'alice password 1' };
 
@@ -24,7 +25,7 @@ let serverDir: string;
 let server: ServerProcess;
 let serverDb: Database.Database;
 let key: string;
-let refs: { user_uuid: string; project_uuid: string; tool_uuid: string };
+let refs: UsageRefs;
 
 async function push(records: unknown[], as = key): Promise<unknown> {
   const res = await fetch(`${server.url}sync/push`, {
@@ -201,22 +202,7 @@ describe('a pending form answered on the server, then pushed by its station', ()
   // return on a stale push taken out.
   it('stays answered whatever the station still says of it, and answers only once', async () => {
     const uuid = '01900000-0000-7000-8000-000000700004';
-    const active = {
-      uuid,
-      user_uuid: refs.user_uuid,
-      operator_uuid: refs.user_uuid,
-      project_uuid: refs.project_uuid,
-      tool_uuid: refs.tool_uuid,
-      start: '2024-01-08T09:00:00.000Z',
-      end: null,
-      validated: 0,
-      remote_work: 0,
-      pre_run_data: '{}',
-      run_data: '',
-      post_usage_pending: 0,
-      reminder_due: 0,
-      version: 1,
-    };
+    const active = usagePayload(refs, uuid, '2024-01-08T09:00:00.000Z');
     // Force-ended at the station: ended, its answers pending.
     const forced = {
       ...active,

@@ -23,6 +23,7 @@ import {
   waitFor,
   createStationKey,
 } from './helpers.js';
+import { usagePayload, type UsageRefs } from './usagePushFixtures.js';
 
 const FAST = { LABSTATION_SYNC_BACKOFF_CAP_MS: '1500' };
 
@@ -1055,30 +1056,14 @@ describe('records the server refuses', () => {
 
 describe('what the server keeps of pushed usage events', () => {
   let key: string;
-  let refs: { user_uuid: string; project_uuid: string; tool_uuid: string };
+  let refs: UsageRefs;
   let n = 0;
 
   /** A usage event as a station pushes it, on the SEM, by alice for Cathodes. */
   function event(over: Record<string, unknown> = {}): Record<string, unknown> {
     n += 1;
     const uuid = `01900000-0000-7000-8000-${String(100_000 + n).padStart(12, '0')}`;
-    return {
-      uuid,
-      user_uuid: refs.user_uuid,
-      operator_uuid: refs.user_uuid,
-      project_uuid: refs.project_uuid,
-      tool_uuid: refs.tool_uuid,
-      start: '2024-01-05T09:00:00.000Z',
-      end: null,
-      validated: 0,
-      remote_work: 0,
-      pre_run_data: '{}',
-      run_data: '',
-      post_usage_pending: 0,
-      reminder_due: 0,
-      version: 1,
-      ...over,
-    };
+    return usagePayload(refs, uuid, '2024-01-05T09:00:00.000Z', over);
   }
   const record = (id: number, payload: Record<string, unknown>) => ({
     id,
