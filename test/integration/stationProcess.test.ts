@@ -31,6 +31,17 @@ async function start(dataDir: string, env: NodeJS.ProcessEnv = {}): Promise<Stat
   return station;
 }
 
+/** Alice logs on at `st` and enables the SEM for Cathodes with good answers. */
+async function aliceEnablesSem(st: StationProcess): Promise<void> {
+  await st.rpc('session.logon', { login: 'alice', pin: '1234' });
+  const enabled = await st.rpc('toolControl.enable', {
+    tool: 'SEM',
+    project: 'Cathodes',
+    answers: goodPreAnswers,
+  });
+  expect(enabled.status).toBe(200);
+}
+
 describe('labstation import', () => {
   it('names unknown keys and bad questions, and imports nothing then', async () => {
     const dir = tempDir();
@@ -515,14 +526,7 @@ describe('labstation station over HTTP', () => {
       }
       db.close();
 
-      const again = await start(dataDir);
-      await again.rpc('session.logon', { login: 'alice', pin: '1234' });
-      const ok = await again.rpc('toolControl.enable', {
-        tool: 'SEM',
-        project: 'Cathodes',
-        answers: goodPreAnswers,
-      });
-      expect(ok.status).toBe(200);
+      await aliceEnablesSem(await start(dataDir));
     });
   }
 
@@ -533,13 +537,7 @@ describe('labstation station over HTTP', () => {
     it(`keeps the usage active and its outbox as it was when killed at ${point}`, async () => {
       const dataDir = await preparedDataDir();
       const st = await start(dataDir, { LABSTATION_FAILPOINT: point });
-      await st.rpc('session.logon', { login: 'alice', pin: '1234' });
-      const enabled = await st.rpc('toolControl.enable', {
-        tool: 'SEM',
-        project: 'Cathodes',
-        answers: goodPreAnswers,
-      });
-      expect(enabled.status).toBe(200);
+      await aliceEnablesSem(st);
       const snapshot = (): Record<string, unknown> => {
         const db = new Database(join(dataDir, 'labstation.db'), { readonly: true });
         try {
