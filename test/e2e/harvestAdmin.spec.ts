@@ -5,9 +5,9 @@
  * record with that key, and the user reads it on the Files page.
  */
 import { join } from 'node:path';
-import type { Request } from '@playwright/test';
 import Database from 'better-sqlite3';
 import type { Page } from '@playwright/test';
+import { holdFirstAnswer } from './heldAnswer.js';
 import { expect, logIn, PEOPLE, test, type ServerSetup } from './serverFixtures.js';
 
 async function openSection(page: Page, name: string): Promise<void> {
@@ -193,35 +193,15 @@ test('an admin sets up harvesting of an instrument; a granted user reads its fil
   await logIn(page, setup, PEOPLE.alice);
   // The page's first read (every file) answers only after a search made meanwhile has shown:
   // what was asked for last stays on show.
-  let release = (): void => undefined;
-  const released = new Promise<void>((resolve) => (release = resolve));
-  let markHeld = (_request: Request): void => undefined;
-  const held = new Promise<Request>((resolve) => (markHeld = resolve));
-  let holding = true;
-  await page.route('**/rpc/files.list', async (route) => {
-    if (!holding) return route.continue();
-    holding = false;
-    const response = await route.fetch();
-    markHeld(route.request());
-    await released;
-    await route.fulfill({ response });
-  });
+  const first = await holdFirstAnswer(page, '**/rpc/files.list');
   await page.getByRole('link', { name: 'Files' }).click();
   await expect(page.getByRole('heading', { name: 'Files', level: 1 })).toBeVisible();
-  const first = await held;
+  await first.request;
   await page.getByLabel('ARK').fill('ark:/99999/fk4nothere');
   await page.getByRole('button', { name: 'Search' }).click();
   await expect(page.getByTestId('files-count')).toHaveText('0 files · page 1 of 1');
-  release();
-  await (await first.response())?.finished();
-  await page.evaluate(
-    () =>
-      new Promise<void>((resolve) =>
-        requestAnimationFrame(() => requestAnimationFrame(() => resolve())),
-      ),
-  );
+  await first.land();
   expect(await page.getByTestId('files-count').textContent()).toBe('0 files · page 1 of 1');
-  await page.unroute('**/rpc/files.list');
   await page.getByLabel('ARK').fill('ark:/99999/fk4d7q2x9m1r');
   await page.getByLabel('Instrument').selectOption({ label: 'TEM camera' });
   await page.getByLabel('Metadata value').fill('grid 3');
