@@ -12,7 +12,8 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../electron/core/db/open.js';
 import { resolveMailConfig } from '../../electron/core/mail/config.js';
-import { queuePendingAnswersMail } from '../../electron/core/mail/pending.js';
+import { markSent, mailsOfUsage } from '../../electron/core/mail/outbox.js';
+import { queueDueReminders, queuePendingAnswersMail } from '../../electron/core/mail/pending.js';
 import { setSetting } from '../../electron/core/station/settings.js';
 import { startMailWorker } from '../../electron/core/mail/worker.js';
 import { createLogger } from '../../electron/core/util/log.js';
@@ -590,6 +591,67 @@ describe('mail settings read by the worker', () => {
         resolveMailConfig(db, { env: {}, dataDir: dir, listenUrl: 'http://127.0.0.1:1/' })
           .reminderHours,
       ).toBeNull();
+    } finally {
+      db.close();
+    }
+  });
+});
+
+describe('the reminder scheduler (its clock given)', () => {
+  it('reminds once, the delay after the notice was sent, and never once answered', async () => {
+    const dir = join(tempDir(), 'server-reminders');
+    await prepareServerDir(dir, serverBundle());
+    const db = openDatabase(join(dir, 'labstation.db'));
+    try {
+      const config = resolveMailConfig(db, {
+        env: { LABSTATION_REMINDER_HOURS: '24' },
+        dataDir: dir,
+        listenUrl: 'http://127.0.0.1:1/',
+      });
+      expect(config.reminderHours).toBe(24);
+      const idOf = (sql: string): number => db.prepare(sql).pluck().get() as number;
+      const alice = idOf("SELECT id FROM users WHERE username = 'alice'");
+      const insert = db.prepare(
+        `INSERT INTO usage_events (uuid, user_id, operator_id, project_id, tool_id, start, "end",
+           post_usage_pending, version, updated_at)
+         VALUES (?, ?, ?, ?, ?, '2025-05-01T08:00:00.000Z', '2025-05-01T09:00:00.000Z', 1, 2,
+           '2025-05-01T09:00:00.000Z')`,
+      );
+      const event = (uuid: string): number =>
+        Number(
+          insert.run(
+            uuid,
+            alice,
+            alice,
+            idOf("SELECT id FROM projects WHERE name = 'Cathodes'"),
+            idOf("SELECT id FROM tools WHERE name = 'SEM'"),
+          ).lastInsertRowid,
+        );
+      const hour = 3_600_000;
+      const queued = Date.parse('2025-05-01T09:00:00.000Z');
+      const pending = event('01900000-0000-7000-8000-00000000a001');
+      const answered = event('01900000-0000-7000-8000-00000000a002');
+      const notice = (id: number): number =>
+        db.transaction(() => queuePendingAnswersMail(db, id, new Date(queued).toISOString()))()!;
+      const pendingNotice = notice(pending);
+      const answeredNotice = notice(answered);
+      // The mail server was away for two days: no reminder for a notice not sent yet.
+      expect(queueDueReminders(db, config, queued + 48 * hour)).toBe(0);
+      const sent = queued + 48 * hour;
+      markSent(db, pendingNotice, new Date(sent).toISOString());
+      markSent(db, answeredNotice, new Date(sent).toISOString());
+      db.prepare('UPDATE usage_events SET post_usage_pending = 0 WHERE id = ?').run(answered);
+      // Counted from the sending, not the queueing: not a second before the delay.
+      expect(queueDueReminders(db, config, sent + hour)).toBe(0);
+      expect(queueDueReminders(db, config, sent + 24 * hour - 1_000)).toBe(0);
+      expect(queueDueReminders(db, config, sent + 24 * hour)).toBe(1);
+      // One reminder only, and none for the event answered meanwhile.
+      expect(queueDueReminders(db, config, sent + 72 * hour)).toBe(0);
+      expect(mailsOfUsage(db, pending).map((m) => [m.kind, m.status, m.to])).toEqual([
+        ['pending_answers', 'sent', '"Alice Martin" <alice@example.org>'],
+        ['pending_reminder', 'queued', '"Alice Martin" <alice@example.org>'],
+      ]);
+      expect(mailsOfUsage(db, answered).map((m) => m.kind)).toEqual(['pending_answers']);
     } finally {
       db.close();
     }
