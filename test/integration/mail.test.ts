@@ -12,10 +12,16 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../electron/core/db/open.js';
 import { resolveMailConfig } from '../../electron/core/mail/config.js';
-import { markSent, mailsOfUsage } from '../../electron/core/mail/outbox.js';
+import {
+  enqueueMail,
+  mailsOfUsage,
+  markAttemptFailed,
+  markSent,
+  nextDueMail,
+} from '../../electron/core/mail/outbox.js';
 import { queueDueReminders, queuePendingAnswersMail } from '../../electron/core/mail/pending.js';
 import { setSetting } from '../../electron/core/station/settings.js';
-import { startMailWorker } from '../../electron/core/mail/worker.js';
+import { backoffMs, startMailWorker } from '../../electron/core/mail/worker.js';
 import { createLogger } from '../../electron/core/util/log.js';
 import { facilityBundle, goodPreAnswers } from '../fixtures/facility.js';
 import {
@@ -652,6 +658,48 @@ describe('the reminder scheduler (its clock given)', () => {
         ['pending_reminder', 'queued', '"Alice Martin" <alice@example.org>'],
       ]);
       expect(mailsOfUsage(db, answered).map((m) => m.kind)).toEqual(['pending_answers']);
+    } finally {
+      db.close();
+    }
+  });
+});
+
+describe('a mail that failed to go (its clock given)', () => {
+  it('is due again only when its backoff is over, doubling each time up to the cap', () => {
+    const dir = tempDir();
+    const db = openDatabase(join(dir, 'labstation.db'));
+    try {
+      const config = resolveMailConfig(db, {
+        env: {
+          LABSTATION_MAIL_BACKOFF_BASE_MS: '30000',
+          LABSTATION_MAIL_BACKOFF_CAP_MS: '100000',
+        },
+        dataDir: dir,
+        listenUrl: 'http://127.0.0.1:1/',
+      });
+      expect([1, 2, 3, 4, 30].map((attempts) => backoffMs(attempts, config))).toEqual([
+        30_000, 60_000, 100_000, 100_000, 100_000,
+      ]);
+      const at = (ms: number): string => new Date(ms).toISOString();
+      const t0 = Date.parse('2025-05-01T09:00:00.000Z');
+      const id = enqueueMail(
+        db,
+        {
+          kind: 'pending_answers',
+          usageEventId: null,
+          to: 'alice@example.org',
+          cc: '',
+          subject: 's',
+          text: 't',
+          html: null,
+        },
+        at(t0),
+      );
+      expect(nextDueMail(db, at(t0))?.id).toBe(id);
+      markAttemptFailed(db, id!, 'ECONNREFUSED', at(t0 + backoffMs(1, config)));
+      expect(nextDueMail(db, at(t0))).toBeUndefined();
+      expect(nextDueMail(db, at(t0 + 29_999))).toBeUndefined();
+      expect(nextDueMail(db, at(t0 + 30_000))).toMatchObject({ id, attempts: 1 });
     } finally {
       db.close();
     }
