@@ -253,7 +253,13 @@ describe('reservation question sets', () => {
       area_reservations: true,
       only_for_projects: [P2],
     });
-    await save({ name: 'v off', enabled: false, questions: [text('e1')] });
+    // Off for both kinds: neither a tool's nor an area's form asks it.
+    await save({
+      name: 'v off',
+      enabled: false,
+      questions: [text('e1')],
+      area_reservations: true,
+    });
     const other = (
       await ok<{ area: { id: number } }>('admin', 'admin.areas.save', { name: 'Other', tools: [] })
     ).area.id;
