@@ -363,7 +363,10 @@ describe('booking', () => {
     expect(String(bad.body.detail)).toMatch(/^answers: .*Number of samples/);
     const missing = await book('alice', { answers: {} });
     expect(String(missing.body.detail)).toMatch(/Purpose/);
-    const good = await book('alice', {});
+    // Sent in NEMO's own shape (the definition with user_input): stored canonical.
+    const good = await book('alice', {
+      answers: { purpose: { type: 'textbox', name: 'purpose', user_input: 'imaging' }, samples: 3 },
+    });
     expect(good.status, JSON.stringify(good.body)).toBe(200);
     const r = (good.body as { reservation: Record<string, unknown> }).reservation;
     expect(r).toMatchObject({
