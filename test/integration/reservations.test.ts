@@ -578,6 +578,21 @@ describe('booking', () => {
     );
     expect(cancelled.reservation.cancelled).toBe(true);
     expect(db.prepare('SELECT cancelled FROM reservations WHERE id = ?').pluck().get(id)).toBe(1);
+    // The same booking made again is a new reservation, not the cancelled one given back.
+    const again = await ok<{ reservation: { id: number; cancelled: boolean } }>(
+      'alice',
+      'reservations.book',
+      {
+        tool: TEM,
+        project: P1,
+        start: '2030-03-01T10:00:00Z',
+        end: '2030-03-01T11:00:00Z',
+        answers: { purpose: 'imaging', samples: 3 },
+      },
+    );
+    expect(again.reservation).toMatchObject({ cancelled: false });
+    expect(again.reservation.id).not.toBe(id);
+    await ok('alice', 'reservations.cancel', { id: again.reservation.id });
     // The time is free again.
     expect(
       (await book('bob', { start: '2030-03-01T10:00:00Z', end: '2030-03-01T11:00:00Z' })).status,
@@ -593,6 +608,18 @@ describe('booking', () => {
       200,
     );
     expect((await rpc('admin', 'reservations.cancel', { id: 424242 })).status).toBe(404);
+    // A cancelled area reservation no longer holds the area's tools.
+    const bay = await ok<{ reservation: { id: number } }>('alice', 'reservations.book', {
+      area,
+      project: P1,
+      start: '2030-03-03T10:00:00Z',
+      end: '2030-03-03T11:00:00Z',
+      answers: { purpose: 'imaging' },
+    });
+    const slot = { tool: SEM, start: '2030-03-03T10:00:00Z', end: '2030-03-03T11:00:00Z' };
+    expect((await book('bob', slot)).status).toBe(409);
+    await ok('alice', 'reservations.cancel', { id: bay.reservation.id });
+    expect((await book('bob', slot)).status).toBe(200);
     const list = await app.inject({
       method: 'GET',
       url: '/api/reservations/?cancelled=true',
@@ -603,7 +630,9 @@ describe('booking', () => {
       { results?: { id: number; cancelled: boolean }[] } | { id: number; cancelled: boolean }[]
     >();
     const rows = Array.isArray(body) ? body : (body.results ?? []);
-    expect(rows.map((r) => r.id).sort()).toEqual([id, byStaff.reservation.id].sort());
+    expect(rows.map((r) => r.id).sort()).toEqual(
+      [id, again.reservation.id, byStaff.reservation.id, bay.reservation.id].sort(),
+    );
     expect(rows.every((r) => r.cancelled)).toBe(true);
   });
 
