@@ -644,6 +644,8 @@ const QUERIES: MetadataQuery[] = [
   { kind: 'dateBetween', field: 'Prepared', from: '2026-11-05', to: '2026-11-09' },
   { kind: 'dateBetween', field: 'Started', from: '2026-11-10T05:30', to: '2026-11-10T12:00' },
   { kind: 'dateBetween', field: 'Started', to: '2026-11-10' },
+  // An upper bound to the second, equal to a value (Run 12 started at 2026-11-10T12:24).
+  { kind: 'dateBetween', field: 'Started', from: '2026-11-10T00:00', to: '2026-11-10T12:24:00' },
   { kind: 'dateBetween', field: 'Prepared', from: '2026-11-20T00:00' },
   { kind: 'checkbox', field: 'Polished', checked: true },
   { kind: 'checkbox', field: 'Polished', checked: false },
