@@ -705,3 +705,42 @@ describe('a mail that failed to go (its clock given)', () => {
     }
   });
 });
+
+describe('the copy to the operator', () => {
+  it('goes to an operator who is someone else, not to one with the user’s own address', async () => {
+    const dir = join(tempDir(), 'server-copy');
+    await prepareServerDir(dir, serverBundle());
+    const db = openDatabase(join(dir, 'labstation.db'));
+    try {
+      const idOf = (sql: string): number => db.prepare(sql).pluck().get() as number;
+      const alice = idOf("SELECT id FROM users WHERE username = 'alice'");
+      const sam = idOf("SELECT id FROM users WHERE username = 'sam'");
+      const insert = db.prepare(
+        `INSERT INTO usage_events (uuid, user_id, operator_id, project_id, tool_id, start, "end",
+           post_usage_pending, version, updated_at)
+         VALUES (?, ?, ?, ?, ?, '2025-05-01T08:00:00.000Z', '2025-05-01T09:00:00.000Z', 1, 2,
+           '2025-05-01T09:00:00.000Z')`,
+      );
+      const ccOf = (uuid: string, operator: number): string => {
+        const id = Number(
+          insert.run(
+            uuid,
+            alice,
+            operator,
+            idOf("SELECT id FROM projects WHERE name = 'Cathodes'"),
+            idOf("SELECT id FROM tools WHERE name = 'SEM'"),
+          ).lastInsertRowid,
+        );
+        db.transaction(() => queuePendingAnswersMail(db, id))();
+        return mailsOfUsage(db, id)[0].cc;
+      };
+      expect(ccOf('01900000-0000-7000-8000-00000000c001', alice)).toBe('');
+      expect(ccOf('01900000-0000-7000-8000-00000000c002', sam)).toBe('"sam" <sam@example.org>');
+      // sam's mail goes to alice's mailbox (written otherwise): she gets one mail, not two.
+      db.prepare("UPDATE users SET email = ' Alice@Example.org ' WHERE id = ?").run(sam);
+      expect(ccOf('01900000-0000-7000-8000-00000000c003', sam)).toBe('');
+    } finally {
+      db.close();
+    }
+  });
+});
