@@ -516,6 +516,8 @@ describe('notebook entries', () => {
     })) as { usage: UsageEventView };
     const linked = await entry(st, 'notebook.attachUsage', { id: experiment.id });
     expect(linked.usage_event).toMatchObject({ uuid: usage.uuid, tool: 'SEM', end: null });
+    // A copy describes no usage until it is linked itself.
+    expect((await entry(st, 'notebook.duplicate', { id: experiment.id })).usage_event).toBeNull();
     expect(linked.version).toBe(2);
     const item = await entry(st, 'notebook.create', { kind: 'item', title: 'An item' });
     await failure(st.call('notebook.attachUsage', { id: item.id }), 'bad_request');
