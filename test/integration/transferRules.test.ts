@@ -1,7 +1,9 @@
 /**
  * Rules of the harvest's transfer core that no other test held (a hand-mutation review found
- * each one left every test passing): the backoff between failed attempts.
+ * each one left every test passing): the backoff between failed attempts; what a completed
+ * transfer records.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -32,5 +34,27 @@ describe('a failed transfer', () => {
     }
     // 100 s, 200 s, then 400 s capped at 350 s, and 350 s from then on.
     expect(delays).toEqual([100, 200, 350, 350]);
+  }, 60_000);
+});
+
+describe('a completed transfer', () => {
+  it("records the bytes copied and the copy's checksum, a big file alone and a small one", async () => {
+    const dirs = await setupHarvest();
+    // Past the batches' bound (4 MiB): copied on its own (localCopy.ts); the small one in a batch.
+    const sizes: Record<string, number> = { 'big.tif': 5 * 1024 * 1024 + 3, 'small.txt': 17 };
+    for (const [name, size] of Object.entries(sizes)) {
+      writeFileSync(join(dirs.src, name), randomBytes(size));
+    }
+    expect((await harvestOnce(dirs.data)).code).toBe(0);
+    const files = await filesOf(dirs.data);
+    expect(files).toHaveLength(2);
+    for (const file of files) {
+      expect(file.last_transfer).toMatchObject({
+        status: 'completed',
+        checksum_verified: true,
+        bytes_transferred: sizes[file.filename],
+        dest_checksum: file.xxhash,
+      });
+    }
   }, 60_000);
 });
