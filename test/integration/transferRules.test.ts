@@ -1,14 +1,21 @@
 /**
  * Rules of the harvest's transfer core that no other test held (a hand-mutation review found
  * each one left every test passing): the backoff between failed attempts; what a completed
- * transfer records.
+ * transfer records; a small copy made durable on its own.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { importBundle } from './helpers.js';
-import { filesOf, harvestOnce, setupHarvest, transfersOf } from './harvestSetup.js';
+import {
+  filesOf,
+  harvestOnce,
+  listTree,
+  setupHarvest,
+  transfersOf,
+  withDb,
+} from './harvestSetup.js';
 
 describe('a failed transfer', () => {
   it('is tried again after a backoff that doubles with each failure, up to its cap', async () => {
@@ -38,7 +45,7 @@ describe('a failed transfer', () => {
 });
 
 describe('a completed transfer', () => {
-  it("records the bytes copied and the copy's checksum, a big file alone and a small one", async () => {
+  it("records the bytes and the copy's checksum, a big file alone and a small one", async () => {
     const dirs = await setupHarvest();
     // Past the batches' bound (4 MiB): copied on its own (localCopy.ts); the small one in a batch.
     const sizes: Record<string, number> = { 'big.tif': 5 * 1024 * 1024 + 3, 'small.txt': 17 };
@@ -56,5 +63,37 @@ describe('a completed transfer', () => {
         dest_checksum: file.xxhash,
       });
     }
+  }, 60_000);
+});
+
+describe('a small file copied on its own, not in a batch', () => {
+  it('whose flush fails is not completed, and its next attempt finishes it', async () => {
+    const dirs = await setupHarvest({ stability: 0 });
+    writeFileSync(join(dirs.src, 'a.txt'), 'small');
+    // A first attempt fails (the storage folder is gone), and its record names a partial that
+    // could not be removed then: the next attempt settles that first and copies the file on
+    // its own (transferQueue.ts runTransfer), not in a batch, its flush still left to the
+    // engine's batches of flushes (durable.ts), which the fault makes fail.
+    rmSync(dirs.dest, { recursive: true });
+    expect((await harvestOnce(dirs.data)).code).toBe(1);
+    mkdirSync(dirs.dest);
+    const partial = join(dirs.dest, 'sem-1', '.a.txt.0123456789ab.partial');
+    withDb(dirs.data, (db) => db.prepare('UPDATE harvest_files SET partial_path = ?').run(partial));
+
+    const flushFails = await harvestOnce(dirs.data, { LABSTATION_INJECT: 'harvest.flush-fails' });
+    expect(flushFails.code).toBe(1);
+    expect(flushFails.stdout).toContain('harvest: 0 completed, 0 skipped, 1 failed');
+    // The copy is at its name, but may not be on the disk: nothing says it is.
+    expect(listTree(dirs.dest)).toEqual(['sem-1/a.txt']);
+    expect((await transfersOf(dirs.data)).map((t) => t.status)).toEqual(['failed']);
+
+    const run = await harvestOnce(dirs.data);
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(listTree(dirs.dest)).toEqual(['sem-1/a.txt']);
+    expect((await transfersOf(dirs.data)).at(-1)).toMatchObject({
+      status: 'completed',
+      checksum_verified: true,
+      destination_path: join(dirs.dest, 'sem-1', 'a.txt'),
+    });
   }, 60_000);
 });
