@@ -1,10 +1,10 @@
 /**
  * Rules of the harvest's transfer core that no other test held (a hand-mutation review found
  * each one left every test passing): the backoff between failed attempts; what a completed
- * transfer records; a small copy made durable on its own.
+ * transfer records; a small copy made durable on its own; how many copies run at once.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { importBundle } from './helpers.js';
@@ -95,5 +95,43 @@ describe('a small file copied on its own, not in a batch', () => {
       checksum_verified: true,
       destination_path: join(dirs.dest, 'sem-1', 'a.txt'),
     });
+  }, 60_000);
+});
+
+describe('copies at once', () => {
+  it('are two by default: never more partials being written than that', async () => {
+    const dirs = await setupHarvest({ stability: 0 });
+    const size = 40 * 1024 * 1024;
+    for (const name of ['a', 'b', 'c', 'd']) {
+      writeFileSync(join(dirs.src, `${name}.raw`), Buffer.alloc(size, name));
+    }
+    const folder = join(dirs.dest, 'sem-1');
+    // Partials still growing: a whole one may wait for its placement while the next copy starts.
+    const growing = (): number =>
+      existsSync(folder)
+        ? readdirSync(folder).filter((name) => {
+            if (!name.endsWith('.partial')) return false;
+            const found = statSync(join(folder, name), { throwIfNoEntry: false });
+            return found !== undefined && found.size < size;
+          }).length
+        : 0;
+    let running = true;
+    // A slow disk (12 ms per MiB): each copy takes about half a second.
+    const run = harvestOnce(dirs.data, { LABSTATION_INJECT: 'harvest.slow-copy' }).finally(() => {
+      running = false;
+    });
+    let most = 0;
+    while (running) {
+      most = Math.max(most, growing());
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    expect((await run).code).toBe(0);
+    expect(most).toBe(2);
+    expect(listTree(dirs.dest)).toEqual([
+      'sem-1/a.raw',
+      'sem-1/b.raw',
+      'sem-1/c.raw',
+      'sem-1/d.raw',
+    ]);
   }, 60_000);
 });
