@@ -7,6 +7,7 @@ import type {
   AdminUser,
 } from '../../../../shared/adminApi.js';
 import { errorText } from '../../format.js';
+import { readOrder } from '../../readOrder.js';
 import { serverCall } from '../serverBridge.js';
 import { useServerStore } from '../store.js';
 
@@ -33,6 +34,14 @@ function upsert<T extends { id: number }>(list: T[], row: T, key: (x: T) => stri
   return [...rest, row].sort((a, b) => key(a).localeCompare(key(b)));
 }
 
+/**
+ * Reads of the lists: entering a section and saving a person or a tool each read them all again,
+ * and an answer asked for before one already shown holds older lists. A saved row is newer than
+ * any read under way (its answer may have been made before the save), so a save drops those:
+ * the next section entered reads the lists again.
+ */
+const reads = readOrder();
+
 export const useAdminStore = create<AdminState>((set, get) => ({
   users: [],
   projects: [],
@@ -43,6 +52,7 @@ export const useAdminStore = create<AdminState>((set, get) => ({
   error: null,
 
   async load() {
+    const asked = reads.ask();
     set({ error: null });
     try {
       const [facility, { tokens }, { stations }] = await Promise.all([
@@ -50,24 +60,35 @@ export const useAdminStore = create<AdminState>((set, get) => ({
         serverCall('admin.tokens.list', {}),
         serverCall('admin.stations.list', {}),
       ]);
-      set({ ...facility, tokens, stations, loaded: true });
+      if (reads.take(asked)) set({ ...facility, tokens, stations, loaded: true });
     } catch (error) {
       const err = useServerStore.getState().failed(error);
-      set({ error: err.code === 'unauthenticated' ? null : errorText(err) });
+      if (reads.take(asked)) set({ error: err.code === 'unauthenticated' ? null : errorText(err) });
     }
   },
 
   // A person's qualifications are also their tools' qualified people, and the other way round:
   // after either save the other list is read again.
   putUser: (user) => {
+    reads.forget();
     set((s) => ({ users: upsert(s.users, user, (u) => u.username) }));
     void get().load();
   },
-  putProject: (project) => set((s) => ({ projects: upsert(s.projects, project, (p) => p.name) })),
+  putProject: (project) => {
+    reads.forget();
+    set((s) => ({ projects: upsert(s.projects, project, (p) => p.name) }));
+  },
   putTool: (tool) => {
+    reads.forget();
     set((s) => ({ tools: upsert(s.tools, tool, (t) => t.name) }));
     void get().load();
   },
-  putStation: (station) => set((s) => ({ stations: upsert(s.stations, station, (t) => t.name) })),
-  setTokens: (tokens) => set({ tokens }),
+  putStation: (station) => {
+    reads.forget();
+    set((s) => ({ stations: upsert(s.stations, station, (t) => t.name) }));
+  },
+  setTokens: (tokens) => {
+    reads.forget();
+    set({ tokens });
+  },
 }));
