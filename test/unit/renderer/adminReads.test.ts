@@ -8,6 +8,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { AdminProject } from '../../../shared/adminApi.js';
 import type { RpcEnvelope } from '../../../shared/api.js';
+import type { ScheduleOut } from '../../../shared/harvest/management.js';
 
 interface Held {
   name: string;
@@ -37,6 +38,7 @@ globals.fetch = serverFetch;
 globals.sessionStorage = { getItem: () => 'jwt', setItem: () => undefined, removeItem: () => {} };
 
 const { useAdminStore } = await import('../../../renderer/src/server/admin/store.js');
+const { useHarvestAdminStore } = await import('../../../renderer/src/server/harvest/store.js');
 
 /** Lets go the held answers taken, in the order given, then lets the stores' awaits run. */
 async function release(taken: Held[]): Promise<void> {
@@ -96,5 +98,55 @@ describe('the admin lists (people, projects, tools, tokens, stations)', () => {
     await release(takeHeld());
     await before;
     expect(names(useAdminStore.getState().projects)).toEqual(['Alpha', 'Beta']);
+  });
+});
+
+describe('the harvest admin records, and the schedules read again alone', () => {
+  let schedules: number[] = [];
+  beforeEach(async () => {
+    schedules = [1];
+    for (const kind of ['instruments', 'storageLocations', 'serviceAccounts', 'hooks']) {
+      answers[`admin.${kind}.list`] = () => ({ ok: true, result: { items: [{ id: 1 }] } });
+    }
+    answers['admin.schedules.list'] = () => ({
+      ok: true,
+      result: { items: schedules.map((id) => ({ id })) },
+    });
+    const first = useHarvestAdminStore.getState().load();
+    await release(takeHeld());
+    await first;
+  });
+  const shown = (): number[] => useHarvestAdminStore.getState().schedules.map((s) => s.id);
+
+  it('keeps the newer schedules when an older read of them lands last', async () => {
+    const older = useHarvestAdminStore.getState().reloadSchedules();
+    const olderCall = takeHeld();
+    schedules = [1, 2];
+    const newer = useHarvestAdminStore.getState().reloadSchedules();
+    await release(takeHeld());
+    await newer;
+    await release(olderCall);
+    await older;
+    expect(shown()).toEqual([1, 2]);
+  });
+
+  it("keeps the schedules read alone after a section's read that lands last", async () => {
+    const section = useHarvestAdminStore.getState().load();
+    const sectionCalls = takeHeld();
+    schedules = [1, 2];
+    const timer = useHarvestAdminStore.getState().reloadSchedules();
+    await release(takeHeld());
+    await timer;
+    await release(sectionCalls);
+    await section;
+    expect(shown()).toEqual([1, 2]);
+  });
+
+  it('keeps a saved schedule when a read asked before the save lands after it', async () => {
+    const timer = useHarvestAdminStore.getState().reloadSchedules();
+    useHarvestAdminStore.getState().put('schedules', { id: 2 } as unknown as ScheduleOut);
+    await release(takeHeld());
+    await timer;
+    expect(shown()).toEqual([1, 2]);
   });
 });

@@ -8,6 +8,7 @@ import {
   type StorageLocationOut,
 } from '../../../../shared/harvest/management.js';
 import { errorText } from '../../format.js';
+import { readOrder } from '../../readOrder.js';
 import { serverCall } from '../serverBridge.js';
 import { useServerStore } from '../store.js';
 
@@ -38,6 +39,19 @@ function upsert<T extends { id: number }>(list: T[], record: T): T[] {
   return [...list.filter((x) => x.id !== record.id), record].sort((a, b) => a.id - b.id);
 }
 
+/**
+ * Reads of the five lists (each section opened), and of the schedules alone (a timer, a run
+ * started): an answer asked for before one already shown holds older records. A record saved or
+ * deleted is newer than any read of its list under way (its answer may have been made before),
+ * so a save drops those: the next section opened reads them again.
+ */
+const reads = readOrder();
+const scheduleReads = readOrder();
+function forgetReads(kind: HarvestKind): void {
+  reads.forget();
+  if (kind === 'schedules') scheduleReads.forget();
+}
+
 export const useHarvestAdminStore = create<HarvestAdminState>((set) => ({
   instruments: [],
   storageLocations: [],
@@ -48,6 +62,8 @@ export const useHarvestAdminStore = create<HarvestAdminState>((set) => ({
   error: null,
 
   async load() {
+    const asked = reads.ask();
+    const askedSchedules = scheduleReads.ask();
     set({ error: null });
     try {
       const [instruments, storageLocations, serviceAccounts, schedules, hooks] = await Promise.all([
@@ -57,28 +73,39 @@ export const useHarvestAdminStore = create<HarvestAdminState>((set) => ({
         serverCall('admin.schedules.list', all),
         serverCall('admin.hooks.list', all),
       ]);
+      if (!reads.take(asked)) return;
+      // Schedules read again alone since this read was asked for are newer than these.
+      const newer = scheduleReads.take(askedSchedules) ? { schedules: schedules.items } : {};
       set({
         instruments: instruments.items,
         storageLocations: storageLocations.items,
         serviceAccounts: serviceAccounts.items,
-        schedules: schedules.items,
+        ...newer,
         hooks: hooks.items,
         loaded: true,
       });
     } catch (error) {
       const err = useServerStore.getState().failed(error);
-      set({ error: err.code === 'unauthenticated' ? null : errorText(err) });
+      if (reads.take(asked)) set({ error: err.code === 'unauthenticated' ? null : errorText(err) });
     }
   },
 
   async reloadSchedules() {
+    const asked = scheduleReads.ask();
     try {
-      set({ schedules: (await serverCall('admin.schedules.list', all)).items });
+      const { items } = await serverCall('admin.schedules.list', all);
+      if (scheduleReads.take(asked)) set({ schedules: items });
     } catch (error) {
       useServerStore.getState().failed(error);
     }
   },
 
-  put: (kind, record) => set((s) => ({ [kind]: upsert(s[kind] as { id: number }[], record) })),
-  drop: (kind, id) => set((s) => ({ [kind]: s[kind].filter((x) => x.id !== id) })),
+  put: (kind, record) => {
+    forgetReads(kind);
+    set((s) => ({ [kind]: upsert(s[kind] as { id: number }[], record) }));
+  },
+  drop: (kind, id) => {
+    forgetReads(kind);
+    set((s) => ({ [kind]: s[kind].filter((x) => x.id !== id) }));
+  },
 }));
