@@ -39,6 +39,8 @@ globals.sessionStorage = { getItem: () => 'jwt', setItem: () => undefined, remov
 
 const { useAdminStore } = await import('../../../renderer/src/server/admin/store.js');
 const { useHarvestAdminStore } = await import('../../../renderer/src/server/harvest/store.js');
+const { useReservationAdminStore } =
+  await import('../../../renderer/src/server/reservations/adminStore.js');
 
 /** Lets go the held answers taken, in the order given, then lets the stores' awaits run. */
 async function release(taken: Held[]): Promise<void> {
@@ -148,5 +150,44 @@ describe('the harvest admin records, and the schedules read again alone', () => 
     await release(takeHeld());
     await timer;
     expect(shown()).toEqual([1, 2]);
+  });
+});
+
+describe('the areas and reservation question sets', () => {
+  let areas: string[] = [];
+  beforeEach(async () => {
+    areas = ['Lab A'];
+    answers['admin.areas.list'] = () => ({
+      ok: true,
+      result: { areas: areas.map((a, i) => named(a, i + 1)) },
+    });
+    answers['admin.reservationQuestionSets.list'] = () => ({
+      ok: true,
+      result: { sets: [{ id: 1 }] },
+    });
+    const first = useReservationAdminStore.getState().load();
+    await release(takeHeld());
+    await first;
+  });
+  const shown = (): string[] => names(useReservationAdminStore.getState().areas);
+
+  it("keeps the newer section's lists when the older read lands last", async () => {
+    const older = useReservationAdminStore.getState().load();
+    const olderCalls = takeHeld();
+    areas = ['Lab A', 'Lab B'];
+    const newer = useReservationAdminStore.getState().load();
+    await release(takeHeld());
+    await newer;
+    await release(olderCalls);
+    await older;
+    expect(shown()).toEqual(['Lab A', 'Lab B']);
+  });
+
+  it('keeps a deleted set out when a read asked before the delete lands after it', async () => {
+    const before = useReservationAdminStore.getState().load();
+    useReservationAdminStore.getState().dropSet(1);
+    await release(takeHeld());
+    await before;
+    expect(useReservationAdminStore.getState().sets).toEqual([]);
   });
 });

@@ -1,6 +1,7 @@
 import { create } from 'zustand';
 import type { AreaView, ReservationQuestionSet } from '../../../../shared/reservationApi.js';
 import { errorText } from '../../format.js';
+import { readOrder } from '../../readOrder.js';
 import { serverCall } from '../serverBridge.js';
 import { useServerStore } from '../store.js';
 
@@ -16,6 +17,13 @@ interface ReservationAdminState {
   dropSet: (id: number) => void;
 }
 
+/**
+ * Reads of the areas and sets (each section opened): an answer asked for before one already
+ * shown holds older lists. A saved or deleted record is newer than any read under way (its
+ * answer may have been made before), so a save drops those: the next section reads them again.
+ */
+const reads = readOrder();
+
 export const useReservationAdminStore = create<ReservationAdminState>((set) => ({
   areas: [],
   sets: [],
@@ -23,29 +31,37 @@ export const useReservationAdminStore = create<ReservationAdminState>((set) => (
   error: null,
 
   async load() {
+    const asked = reads.ask();
     set({ error: null });
     try {
       const [{ areas }, { sets }] = await Promise.all([
         serverCall('admin.areas.list', {}),
         serverCall('admin.reservationQuestionSets.list', {}),
       ]);
-      set({ areas, sets, loaded: true });
+      if (reads.take(asked)) set({ areas, sets, loaded: true });
     } catch (error) {
       const err = useServerStore.getState().failed(error);
-      set({ error: err.code === 'unauthenticated' ? null : errorText(err) });
+      if (reads.take(asked)) set({ error: err.code === 'unauthenticated' ? null : errorText(err) });
     }
   },
 
-  putArea: (area) =>
+  putArea: (area) => {
+    reads.forget();
     set((s) => ({
       areas: [...s.areas.filter((a) => a.id !== area.id), area].sort((a, b) =>
         a.name.localeCompare(b.name),
       ),
-    })),
+    }));
+  },
   // Sets apply in id order (their questions merge in that order), so the list keeps it.
-  putSet: (record) =>
+  putSet: (record) => {
+    reads.forget();
     set((s) => ({
       sets: [...s.sets.filter((x) => x.id !== record.id), record].sort((a, b) => a.id - b.id),
-    })),
-  dropSet: (id) => set((s) => ({ sets: s.sets.filter((x) => x.id !== id) })),
+    }));
+  },
+  dropSet: (id) => {
+    reads.forget();
+    set((s) => ({ sets: s.sets.filter((x) => x.id !== id) }));
+  },
 }));
