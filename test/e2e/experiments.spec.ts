@@ -8,7 +8,7 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { goodPreAnswers } from '../fixtures/facility.js';
-import { expect, PEOPLE, test } from './serverFixtures.js';
+import { expect, holdNextAnswer, PEOPLE, test } from './serverFixtures.js';
 
 // The browser 25 hours ahead of the server's zone (set below): their dates always differ.
 test.use({ timezoneId: 'Pacific/Kiritimati' });
@@ -124,11 +124,17 @@ test('staff see the experiment record built from the reservation, with its sampl
   await expect(card.getByText(/^Usage event \d+, SEM, /)).toBeVisible();
   const tool = filters.getByLabel('Tool', { exact: true });
   await expect(tool.locator('option')).toHaveText(['All tools', 'AFM', 'SEM']);
+  // A read of every tool answers only after the AFM's, asked for after it, has shown: what was
+  // asked for last stays on show.
+  const everyTool = await holdNextAnswer(page, (url) => url.pathname === '/api/experiments/');
+  await filters.getByRole('button', { name: 'Show' }).click();
+  await everyTool.asked;
   await tool.selectOption({ label: 'AFM' });
   await filters.getByRole('button', { name: 'Show' }).click();
-  await expect(page.getByRole('status').filter({ hasText: /usage event/ })).toHaveText(
-    '0 usage events',
-  );
+  const count = page.getByRole('status').filter({ hasText: /usage event/ });
+  await expect(count).toHaveText('0 usage events');
+  await everyTool.release();
+  expect(await count.textContent()).toBe('0 usage events');
   await tool.selectOption({ label: 'SEM' });
   await filters.getByRole('button', { name: 'Show' }).click();
   await expect(page.getByRole('status').filter({ hasText: /usage event/ })).toHaveText(

@@ -4,6 +4,7 @@ import type { ExperimentView } from '../../../../shared/experiment/index.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { errorText } from '../../format.js';
 import { toBridgeError } from '../../bridge.js';
+import { readOrder } from '../../readOrder.js';
 import { serverGet } from '../serverBridge.js';
 import { useServerStore } from '../store.js';
 
@@ -75,19 +76,28 @@ export function ExperimentsPage(): ReactElement {
   }, []);
   const toolNames = new Map(tools.map((tool) => [tool.id, tool.name]));
 
-  const load = useCallback((next: Filters, at: number) => {
-    setError(null);
-    serverGet<Page>(queryOf(next, at))
-      .then((found) => {
-        setResult(found);
-        setPage(at);
-      })
-      .catch((failure: unknown) => {
-        // A lapsed login goes back to the login screen (the store); anything else is shown.
-        const bridgeError = useServerStore.getState().failed(toBridgeError(failure));
-        if (bridgeError.code !== 'unauthenticated') setError(errorText(bridgeError));
-      });
-  }, []);
+  // Pages and filters can answer out of order: what was asked for last is what shows.
+  const [reads] = useState(readOrder);
+  const load = useCallback(
+    (next: Filters, at: number) => {
+      setError(null);
+      const asked = reads.ask();
+      serverGet<Page>(queryOf(next, at))
+        .then((found) => {
+          if (!reads.take(asked)) return;
+          setResult(found);
+          setPage(at);
+        })
+        .catch((failure: unknown) => {
+          // A lapsed login goes back to the login screen (the store); anything else is shown.
+          const bridgeError = useServerStore.getState().failed(toBridgeError(failure));
+          if (reads.take(asked) && bridgeError.code !== 'unauthenticated') {
+            setError(errorText(bridgeError));
+          }
+        });
+    },
+    [reads],
+  );
 
   useEffect(() => load({ tool: '', from: '', to: '' }, 1), [load]);
 
