@@ -1,4 +1,4 @@
-import { expect, PEOPLE, test, type ServerSetup } from './serverFixtures.js';
+import { expect, holdNextAnswer, PEOPLE, test, type ServerSetup } from './serverFixtures.js';
 import { goodPreAnswers } from '../fixtures/facility.js';
 import type { Page } from '@playwright/test';
 
@@ -257,4 +257,13 @@ test('an admin sees the notice a person without an e-mail address did not get, a
     await show.selectOption('sent');
     await expect(row).toContainText('carol@example.org', { timeout: 1_000 });
   }).toPass({ timeout: 20_000 });
+  // The failed mails' list answers only after the sent ones, asked for after it, have shown:
+  // what was asked for last stays on show.
+  const failed = await holdNextAnswer(page, (url) => url.pathname === '/rpc/admin.mail.list');
+  await show.selectOption('failed');
+  await failed.asked;
+  await show.selectOption('sent');
+  await expect(row).toContainText('carol@example.org');
+  await failed.release();
+  expect(await row.count()).toBe(1);
 });

@@ -4,6 +4,7 @@ import { MAIL_STATUSES, type AdminMail, type MailStatus } from '../../../../shar
 import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { toBridgeError } from '../../bridge.js';
 import { capitalize, errorText, formatDateTime } from '../../format.js';
+import { readOrder } from '../../readOrder.js';
 import { serverCall } from '../serverBridge.js';
 import { useServerStore } from '../store.js';
 
@@ -28,10 +29,18 @@ export function MailAdmin(): ReactElement {
     const bridgeError = useServerStore.getState().failed(toBridgeError(err));
     if (bridgeError.code !== 'unauthenticated') setError(errorText(bridgeError));
   };
+  // Each choice of what to show reads the list again, and so does each retry: the reads can
+  // answer out of order, and what was asked for last is what shows (its failure too).
+  const [reads] = useState(readOrder);
   const load = useCallback(async (): Promise<void> => {
-    const listed = await serverCall('admin.mail.list', status === '' ? {} : { status });
-    setMails(listed.mails);
-  }, [status]);
+    const asked = reads.ask();
+    try {
+      const listed = await serverCall('admin.mail.list', status === '' ? {} : { status });
+      if (reads.take(asked)) setMails(listed.mails);
+    } catch (err) {
+      if (reads.take(asked)) throw err;
+    }
+  }, [status, reads]);
   useEffect(() => {
     load().catch(fail);
   }, [load]);
