@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Page } from '@playwright/test';
 import { holdFirstAnswer } from './heldAnswer.js';
-import { expect, logIn, PEOPLE, test, type ServerSetup } from './serverFixtures.js';
+import { expect, holdNextAnswer, logIn, PEOPLE, test, type ServerSetup } from './serverFixtures.js';
 
 async function openSection(page: Page, name: string): Promise<void> {
   await page
@@ -146,21 +146,30 @@ test('an admin sets up harvesting of an instrument; a granted user reads its fil
   await expect(include).toHaveAttribute('aria-invalid', 'true');
   await expect(folder.getByText(/^line 1: /)).toBeVisible();
   await include.fill('*.dm4');
+  // The access list's first read answers only after the grant's own read has shown.
+  const firstAccess = await holdNextAnswer(
+    page,
+    (url) => url.pathname === '/rpc/admin.access.list',
+  );
   await page.getByRole('button', { name: 'Save' }).click();
   await expect(page.getByRole('status').filter({ hasText: 'Created TEM camera.' })).toBeVisible();
 
   // Access: Alice may read its files.
   const access = page.getByRole('region', { name: 'Access to TEM camera' });
+  await firstAccess.asked;
   await access
     .getByLabel('Person to grant')
     .selectOption({ label: 'Alice Martin (alice@example.org)' });
   await access.getByRole('button', { name: 'Grant access' }).click();
-  await expect(access.getByRole('status')).toHaveText(
+  await expect(access.getByRole('status').filter({ hasText: 'may now read' })).toHaveText(
     'Alice Martin (alice@example.org) may now read the files of TEM camera.',
   );
-  await expect(
-    access.getByRole('button', { name: 'Revoke access of Alice Martin (alice@example.org)' }),
-  ).toBeVisible();
+  const revokeAlice = access.getByRole('button', {
+    name: 'Revoke access of Alice Martin (alice@example.org)',
+  });
+  await expect(revokeAlice).toBeVisible();
+  await firstAccess.release();
+  expect(await revokeAlice.count()).toBe(1);
 
   // Schedule and a manual run: the station has never connected, so the run waits for it.
   await openSection(page, 'Schedules');

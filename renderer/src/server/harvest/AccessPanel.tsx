@@ -6,6 +6,7 @@ import { ConfirmDialog } from '../../components/ConfirmDialog.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { toBridgeError } from '../../bridge.js';
 import { errorText, formatDateTime } from '../../format.js';
+import { readOrder } from '../../readOrder.js';
 import { useAdminStore } from '../admin/store.js';
 import { serverCall } from '../serverBridge.js';
 import { useServerStore } from '../store.js';
@@ -34,10 +35,18 @@ export function AccessPanel({ instrument }: { instrument: InstrumentOut }): Reac
     const bridgeError = useServerStore.getState().failed(toBridgeError(err));
     if (bridgeError.code !== 'unauthenticated') setError(errorText(bridgeError));
   }, []);
+  // The grant form works while the first read is under way, and a grant or revoke reads the
+  // list again: what was asked for last is what shows (its failure too).
+  const [reads] = useState(readOrder);
   const reload = useCallback(async (): Promise<void> => {
-    const result = await serverCall('admin.access.list', { instrument_id: instrument.id });
-    setGrants(result.grants);
-  }, [instrument.id]);
+    const asked = reads.ask();
+    try {
+      const result = await serverCall('admin.access.list', { instrument_id: instrument.id });
+      if (reads.take(asked)) setGrants(result.grants);
+    } catch (err) {
+      if (reads.take(asked)) throw err;
+    }
+  }, [instrument.id, reads]);
 
   useEffect(() => {
     reload().catch(fail);
