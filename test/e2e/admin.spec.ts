@@ -1,4 +1,5 @@
-import { expect, holdNextAnswer, PEOPLE, test, type ServerSetup } from './serverFixtures.js';
+import { holdNextAnswer } from './heldAnswer.js';
+import { expect, PEOPLE, test, type ServerSetup } from './serverFixtures.js';
 import { goodPreAnswers } from '../fixtures/facility.js';
 import type { Page } from '@playwright/test';
 

@@ -8,7 +8,8 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { goodPreAnswers } from '../fixtures/facility.js';
-import { expect, holdNextAnswer, PEOPLE, test } from './serverFixtures.js';
+import { holdNextAnswer } from './heldAnswer.js';
+import { expect, PEOPLE, test } from './serverFixtures.js';
 
 // The browser 25 hours ahead of the server's zone (set below): their dates always differ.
 test.use({ timezoneId: 'Pacific/Kiritimati' });

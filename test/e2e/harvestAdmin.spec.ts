@@ -7,8 +7,8 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Page } from '@playwright/test';
-import { holdFirstAnswer } from './heldAnswer.js';
-import { expect, holdNextAnswer, logIn, PEOPLE, test, type ServerSetup } from './serverFixtures.js';
+import { holdNextAnswer } from './heldAnswer.js';
+import { expect, logIn, PEOPLE, test, type ServerSetup } from './serverFixtures.js';
 
 async function openSection(page: Page, name: string): Promise<void> {
   await page
@@ -202,14 +202,14 @@ test('an admin sets up harvesting of an instrument; a granted user reads its fil
   await logIn(page, setup, PEOPLE.alice);
   // The page's first read (every file) answers only after a search made meanwhile has shown:
   // what was asked for last stays on show.
-  const first = await holdFirstAnswer(page, '**/rpc/files.list');
+  const first = await holdNextAnswer(page, '**/rpc/files.list');
   await page.getByRole('link', { name: 'Files' }).click();
   await expect(page.getByRole('heading', { name: 'Files', level: 1 })).toBeVisible();
-  await first.request;
+  await first.asked;
   await page.getByLabel('ARK').fill('ark:/99999/fk4nothere');
   await page.getByRole('button', { name: 'Search' }).click();
   await expect(page.getByTestId('files-count')).toHaveText('0 files · page 1 of 1');
-  await first.land();
+  await first.release();
   expect(await page.getByTestId('files-count').textContent()).toBe('0 files · page 1 of 1');
   await page.getByLabel('ARK').fill('ark:/99999/fk4d7q2x9m1r');
   await page.getByLabel('Instrument').selectOption({ label: 'TEM camera' });

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { expect, test as base, type Page, type Request } from '@playwright/test';
+import { expect, test as base, type Page } from '@playwright/test';
 import { facilityBundle } from '../fixtures/facility.js';
 
 export { expect };
@@ -172,48 +172,4 @@ export async function logIn(
   await page.getByLabel('Password').fill(who.password);
   await page.getByRole('button', { name: 'Log in' }).click();
   await expect(page.getByTestId('account-name')).toBeVisible();
-}
-
-/** An answer held back: `asked` once its request is made, `release` once it has landed. */
-export interface HeldAnswer {
-  asked: Promise<Request>;
-  /** Lets the answer go; resolves once the page has taken it and drawn twice since. */
-  release: () => Promise<void>;
-}
-
-/**
- * Holds the answer of the next request whose URL `matches` (those after it pass), as a busy
- * carrier would, for a test of a newer answer shown first: the held one must not replace it.
- */
-export async function holdNextAnswer(
-  page: Page,
-  matches: (url: URL) => boolean,
-): Promise<HeldAnswer> {
-  let letGo = (): void => undefined;
-  const released = new Promise<void>((resolve) => (letGo = resolve));
-  let markAsked = (_request: Request): void => undefined;
-  const asked = new Promise<Request>((resolve) => (markAsked = resolve));
-  let holding = true;
-  await page.route(matches, async (route) => {
-    if (!holding) return route.continue();
-    holding = false;
-    const response = await route.fetch();
-    markAsked(route.request());
-    await released;
-    await route.fulfill({ response });
-  });
-  return {
-    asked,
-    async release() {
-      letGo();
-      await (await (await asked).response())?.finished();
-      await page.evaluate(
-        () =>
-          new Promise<void>((resolve) =>
-            requestAnimationFrame(() => requestAnimationFrame(() => resolve())),
-          ),
-      );
-      await page.unroute(matches);
-    },
-  };
 }
