@@ -1,67 +1,21 @@
 /**
- * The server's admin lists against answers that arrive out of order (as listReads.test.ts, with
- * the server's fetch alone): entering a section reads the lists again, and a save puts its row in
+ * The server's admin lists against answers that arrive out of order (heldCore.ts, as in
+ * listReads.test.ts): entering a section reads the lists again, and a save puts its row in
  * them; a read asked for before one already shown, or before a save, must not put older lists
  * back. Each call is answered at once from what the test says the server holds when it is made,
  * and the answer is held until the test lets it go.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { AdminProject } from '../../../shared/adminApi.js';
-import type { RpcEnvelope } from '../../../shared/api.js';
 import type { ScheduleOut } from '../../../shared/harvest/management.js';
-
-interface Held {
-  name: string;
-  release: () => void;
-}
-
-let held: Held[] = [];
-/** What the server answers to each call name when the call is made. */
-let answers: Record<string, (args: Record<string, unknown>) => RpcEnvelope> = {};
-
-function serverFetch(path: string, init?: { body?: string }): Promise<Response> {
-  const name = decodeURIComponent(path.replace(/^\/rpc\//, ''));
-  const args = JSON.parse(init?.body ?? '{}') as Record<string, unknown>;
-  const envelope = answers[name]?.(args);
-  if (!envelope) throw new Error(`no answer for ${name}`);
-  const body = envelope.ok ? envelope.result : envelope.error;
-  const response = new Response(JSON.stringify(body), {
-    status: envelope.ok ? 200 : 400,
-    headers: { 'content-type': 'application/json' },
-  });
-  return new Promise((resolve) => held.push({ name, release: () => resolve(response) }));
-}
-
-const globals = globalThis as unknown as Record<string, unknown>;
-globals.window = {};
-globals.fetch = serverFetch;
-globals.sessionStorage = { getItem: () => 'jwt', setItem: () => undefined, removeItem: () => {} };
+import { core, release, resetCore, takeHeld } from './heldCore.js';
 
 const { useAdminStore } = await import('../../../renderer/src/server/admin/store.js');
 const { useHarvestAdminStore } = await import('../../../renderer/src/server/harvest/store.js');
 const { useReservationAdminStore } =
   await import('../../../renderer/src/server/reservations/adminStore.js');
 
-/** Lets go the held answers taken, in the order given, then lets the stores' awaits run. */
-async function release(taken: Held[]): Promise<void> {
-  held = held.filter((h) => !taken.includes(h));
-  for (const h of taken) {
-    h.release();
-    // fetch's body is read after the answer: a few turns let each land before the next.
-    for (let turn = 0; turn < 5; turn += 1) await new Promise((r) => setTimeout(r, 0));
-  }
-}
-/** The answers held from here on, taken out of `held` (as one read's calls). */
-function takeHeld(): Held[] {
-  const taken = held;
-  held = [];
-  return taken;
-}
-
-beforeEach(() => {
-  held = [];
-  answers = {};
-});
+beforeEach(resetCore);
 
 const named = (name: string, id: number) => ({ id, name, username: name });
 const names = (list: { name: string }[]): string[] => list.map((x) => x.name);
@@ -70,12 +24,12 @@ describe('the admin lists (people, projects, tools, tokens, stations)', () => {
   let projects: string[] = [];
   beforeEach(async () => {
     projects = ['Alpha'];
-    answers['admin.facility'] = () => ({
+    core.answers['admin.facility'] = () => ({
       ok: true,
       result: { users: [], tools: [], projects: projects.map((p, i) => named(p, i + 1)) },
     });
-    answers['admin.tokens.list'] = () => ({ ok: true, result: { tokens: [] } });
-    answers['admin.stations.list'] = () => ({ ok: true, result: { stations: [] } });
+    core.answers['admin.tokens.list'] = () => ({ ok: true, result: { tokens: [] } });
+    core.answers['admin.stations.list'] = () => ({ ok: true, result: { stations: [] } });
     const first = useAdminStore.getState().load();
     await release(takeHeld());
     await first;
@@ -108,9 +62,9 @@ describe('the harvest admin records, and the schedules read again alone', () => 
   beforeEach(async () => {
     schedules = [1];
     for (const kind of ['instruments', 'storageLocations', 'serviceAccounts', 'hooks']) {
-      answers[`admin.${kind}.list`] = () => ({ ok: true, result: { items: [{ id: 1 }] } });
+      core.answers[`admin.${kind}.list`] = () => ({ ok: true, result: { items: [{ id: 1 }] } });
     }
-    answers['admin.schedules.list'] = () => ({
+    core.answers['admin.schedules.list'] = () => ({
       ok: true,
       result: { items: schedules.map((id) => ({ id })) },
     });
@@ -157,11 +111,11 @@ describe('the areas and reservation question sets', () => {
   let areas: string[] = [];
   beforeEach(async () => {
     areas = ['Lab A'];
-    answers['admin.areas.list'] = () => ({
+    core.answers['admin.areas.list'] = () => ({
       ok: true,
       result: { areas: areas.map((a, i) => named(a, i + 1)) },
     });
-    answers['admin.reservationQuestionSets.list'] = () => ({
+    core.answers['admin.reservationQuestionSets.list'] = () => ({
       ok: true,
       result: { sets: [{ id: 1 }] },
     });

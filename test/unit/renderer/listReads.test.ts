@@ -7,50 +7,8 @@
  * and the answer is held until the test lets it go, as a busy carrier would.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { LabstationPreload, RpcEnvelope } from '../../../shared/api.js';
 import { readOrder } from '../../../renderer/src/readOrder.js';
-
-interface Held {
-  name: string;
-  args: Record<string, unknown>;
-  release: () => void;
-}
-
-let held: Held[] = [];
-/** What the core answers to each call name when the call is made. */
-let answers: Record<string, (args: Record<string, unknown>) => RpcEnvelope> = {};
-
-function hold<T>(name: string, args: Record<string, unknown>, value: T): Promise<T> {
-  return new Promise((resolve) => held.push({ name, args, release: () => resolve(value) }));
-}
-
-const preload: LabstationPreload = {
-  invoke(name, args) {
-    const envelope = answers[name]?.(args as Record<string, unknown>);
-    if (!envelope) throw new Error(`no answer for ${name}`);
-    return hold(name, args as Record<string, unknown>, envelope);
-  },
-  subscribe: () => () => undefined,
-};
-
-// The server's page calls `POST /rpc/<name>` with fetch and the tab's JWT.
-function serverFetch(path: string, init?: { body?: string }): Promise<Response> {
-  const name = decodeURIComponent(path.replace(/^\/rpc\//, ''));
-  const args = JSON.parse(init?.body ?? '{}') as Record<string, unknown>;
-  const envelope = answers[name]?.(args);
-  if (!envelope) throw new Error(`no answer for ${name}`);
-  const body = envelope.ok ? envelope.result : envelope.error;
-  const response = new Response(JSON.stringify(body), {
-    status: envelope.ok ? 200 : 400,
-    headers: { 'content-type': 'application/json' },
-  });
-  return hold(name, args, response);
-}
-
-const globals = globalThis as unknown as Record<string, unknown>;
-globals.window = { labstation: preload };
-globals.fetch = serverFetch;
-globals.sessionStorage = { getItem: () => 'jwt', setItem: () => undefined, removeItem: () => {} };
+import { core, isCall, release, resetCore, type Held } from './heldCore.js';
 
 const { useHistoryStore } = await import('../../../renderer/src/stores/history.js');
 const { useStationStore } = await import('../../../renderer/src/stores/station.js');
@@ -63,25 +21,7 @@ const { useServerStore } = await import('../../../renderer/src/server/store.js')
 const { useReservationsStore: useServerReservations } =
   await import('../../../renderer/src/server/reservations/store.js');
 
-/** Lets go the held answers that match, in the order given, then lets the stores' awaits run. */
-async function release(match: (h: Held) => boolean): Promise<void> {
-  const now = held.filter(match);
-  held = held.filter((h) => !match(h));
-  for (const h of now) {
-    h.release();
-    // fetch's body is read after the answer: a few turns let each land before the next.
-    for (let turn = 0; turn < 5; turn += 1) await new Promise((r) => setTimeout(r, 0));
-  }
-}
-const isCall =
-  (name: string, extra: (args: Record<string, unknown>) => boolean = () => true) =>
-  (h: Held): boolean =>
-    h.name === name && extra(h.args);
-
-beforeEach(() => {
-  held = [];
-  answers = {};
-});
+beforeEach(resetCore);
 
 describe('readOrder', () => {
   it('takes answers in any order but never one asked before one shown', () => {
@@ -114,7 +54,7 @@ describe('usage data history', () => {
     useHistoryStore.getState().clear();
     // The core answers with the events of the user asked for (everyone when none).
     const all = [event(1, 'ada'), event(2, 'bob'), event(3, 'ada')];
-    answers['usage.history'] = (args) => ({
+    core.answers['usage.history'] = (args) => ({
       ok: true,
       result: {
         tool,
@@ -153,7 +93,7 @@ describe('usage data history', () => {
   });
 
   it('keeps the newest table when an older read fails last', async () => {
-    answers['usage.history'] = (args) =>
+    core.answers['usage.history'] = (args) =>
       args.user === 'nobody'
         ? { ok: false, error: { code: 'not_found', message: 'No user nobody.' } }
         : { ok: true, result: { tool, events: [event(2, 'bob')] } };
@@ -184,7 +124,7 @@ describe("the tool's state", () => {
   beforeEach(() => {
     state = 'idle';
     useStationStore.setState({ info: { tool: 'SEM' } as never, status: null, loadError: null });
-    answers['toolControl.status'] = () => ({ ok: true, result: { state } });
+    core.answers['toolControl.status'] = () => ({ ok: true, result: { state } });
   });
   const shownState = (): string | undefined => useStationStore.getState().status?.state;
 
@@ -195,8 +135,8 @@ describe("the tool's state", () => {
     const enabled = useStationStore
       .getState()
       .showStatus(() => call('toolControl.status', { tool: 'SEM' }));
-    const [older, newer] = held;
-    held = [];
+    const [older, newer] = core.held;
+    core.held = [];
     newer?.release();
     await enabled;
     expect(shownState()).toBe('in_use');
@@ -225,7 +165,7 @@ describe('the pending forms of the person logged on', () => {
   beforeEach(() => {
     pendingNow = [5, 6];
     useSessionStore.setState({ session: person(1, [5]), notice: null });
-    answers['usage.pending'] = () => ({
+    core.answers['usage.pending'] = () => ({
       ok: true,
       result: { pending: pendingNow.map((usage) => ({ usage: { id: usage } })) },
     });
@@ -269,7 +209,7 @@ describe('the pending forms of the person logged on', () => {
 
 describe('the qualified users staff enable for', () => {
   it('keeps nothing of a list read for staff who logged off meanwhile', async () => {
-    answers['users.list'] = () => ({ ok: true, result: { users: [{ id: 1, projects: [] }] } });
+    core.answers['users.list'] = () => ({ ok: true, result: { users: [{ id: 1, projects: [] }] } });
     const reading = useStaffStore.getState().loadUsers('SEM');
     useStaffStore.getState().reset();
     await release(isCall('users.list'));
@@ -282,11 +222,11 @@ describe('the qualified users staff enable for', () => {
 describe('the notebook entry on show, and searches', () => {
   beforeEach(() => {
     useNotebookStore.getState().clear();
-    answers['notebook.get'] = (args) => ({
+    core.answers['notebook.get'] = (args) => ({
       ok: true,
       result: { entry: { id: args.id, uuid: `u${String(args.id)}`, title: `E${String(args.id)}` } },
     });
-    answers['notebook.search'] = (args) => ({
+    core.answers['notebook.search'] = (args) => ({
       ok: true,
       result: {
         total: 3,
@@ -346,7 +286,7 @@ describe("the station's upcoming reservations", () => {
   beforeEach(() => {
     useUpcomingStore.getState().clear();
     booked = [1];
-    answers['reservations.upcoming'] = () => ({
+    core.answers['reservations.upcoming'] = () => ({
       ok: true,
       result: { reservations: booked.map((id) => ({ id })) },
     });
@@ -358,8 +298,8 @@ describe("the station's upcoming reservations", () => {
     const older = useUpcomingStore.getState().load();
     booked = [1, 2];
     const newer = useUpcomingStore.getState().load();
-    const [first, second] = held;
-    held = [];
+    const [first, second] = core.held;
+    core.held = [];
     second?.release();
     await newer;
     expect(shownIds()).toEqual([1, 2]);
@@ -383,20 +323,20 @@ describe("the server's reservations page", () => {
   beforeEach(async () => {
     mine = [1];
     week = [1];
-    answers['reservations.targets'] = () => ({
+    core.answers['reservations.targets'] = () => ({
       ok: true,
       result: { tools: [{ id: 7, name: 'SEM' }], areas: [] },
     });
-    answers['reservations.mine'] = () => ({
+    core.answers['reservations.mine'] = () => ({
       ok: true,
       result: { reservations: mine.map((id) => ({ id })) },
     });
-    answers['reservations.calendar'] = () => ({
+    core.answers['reservations.calendar'] = () => ({
       ok: true,
       result: { reservations: week.map((id) => ({ id })) },
     });
     const loading = useServerReservations.getState().load(1);
-    while (held.length > 0) await release(() => true);
+    while (core.held.length > 0) await release(() => true);
     await loading;
     expect(useServerReservations.getState().calendar.map((r) => r.id)).toEqual([1]);
   });
@@ -409,9 +349,9 @@ describe("the server's reservations page", () => {
     week = [1, 2];
     const newerCalendar = useServerReservations.getState().refreshCalendar();
     const newerMine = useServerReservations.getState().refreshMine();
-    const [oldCalendar, oldMine, ...newer] = held;
-    held = [oldCalendar, oldMine].filter((h): h is Held => h !== undefined);
-    held.push(...newer);
+    const [oldCalendar, oldMine, ...newer] = core.held;
+    core.held = [oldCalendar, oldMine].filter((h): h is Held => h !== undefined);
+    core.held.push(...newer);
     await release((h) => newer.includes(h));
     await Promise.all([newerCalendar, newerMine]);
     expect(ids(useServerReservations.getState().calendar)).toEqual([1, 2]);
@@ -427,10 +367,10 @@ describe("the server's reservations page", () => {
     const before = useServerReservations.getState().refreshMine();
     mine = [];
     const other = useServerReservations.getState().load(2);
-    const [oldMine, ...rest] = held;
-    held = [oldMine].filter((h): h is Held => h !== undefined);
-    held.push(...rest);
-    while (held.some((h) => h !== oldMine)) await release((h) => h !== oldMine);
+    const [oldMine, ...rest] = core.held;
+    core.held = [oldMine].filter((h): h is Held => h !== undefined);
+    core.held.push(...rest);
+    while (core.held.some((h) => h !== oldMine)) await release((h) => h !== oldMine);
     await other;
     expect(ids(useServerReservations.getState().mine)).toEqual([]);
     await release(() => true);
@@ -442,13 +382,13 @@ describe("the server's reservations page", () => {
 describe("the server's page of the person's usage", () => {
   it('shows the next person nothing read for the one before a logout', async () => {
     let whose = 'ada';
-    answers['usage.pendingMine'] = () => ({ ok: true, result: { pending: [] } });
-    answers['usage.mine'] = () => ({ ok: true, result: { events: [event(1, whose)] } });
+    core.answers['usage.pendingMine'] = () => ({ ok: true, result: { pending: [] } });
+    core.answers['usage.mine'] = () => ({ ok: true, result: { events: [event(1, whose)] } });
     const before = useServerStore.getState().refresh();
     useServerStore.getState().logout('Your login has expired.');
     whose = 'bob';
     const next = useServerStore.getState().refresh();
-    const older = held.slice(0, 2);
+    const older = core.held.slice(0, 2);
     await release((h) => !older.includes(h));
     await next;
     await release(() => true);
