@@ -1,0 +1,128 @@
+/**
+ * The server side of config sync, on a real SQLite file with the change log's triggers and the
+ * real server app (app.inject): what a station's delta since its cursor holds (every change,
+ * deletions, and nothing of another station), what a cursor the server never gave yields, and
+ * how the sync routes refuse a query or body that does not parse.
+ */
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase, type Db } from '../../electron/core/db/open.js';
+import { createStationAccount } from '../../electron/core/server/accounts.js';
+import { createServerApp } from '../../electron/core/server/app.js';
+import {
+  facilityDelta,
+  latestChange,
+  type StationAccount,
+} from '../../electron/core/server/sync/export.js';
+import { createLogger } from '../../electron/core/util/log.js';
+import { tempDir } from './helpers.js';
+
+const T0 = '2026-01-01T00:00:00.000Z';
+const SEM = 1;
+const AFM = 2;
+let db: Db;
+let app: FastifyInstance;
+let sem: StationAccount;
+let afm: StationAccount;
+
+const delta = (station: StationAccount, cursor: number) => facilityDelta(db, station, cursor);
+
+beforeAll(async () => {
+  db = openDatabase(join(tempDir('labstation-sync-delta-rules-'), 'server.db'));
+  db.exec(`INSERT INTO settings (key, value) VALUES ('mode', '"server"');
+    INSERT INTO users (id, uuid, username, pin_hash, created_at, updated_at)
+      VALUES (1, 'u-alice', 'alice', 'pin-a', '${T0}', '${T0}'),
+             (2, 'u-bob', 'bob', 'pin-b', '${T0}', '${T0}'),
+             (3, 'u-carol', 'carol', 'pin-c', '${T0}', '${T0}');
+    INSERT INTO projects (id, uuid, name, created_at, updated_at)
+      VALUES (1, 'p-1', 'P1', '${T0}', '${T0}');
+    INSERT INTO tools (id, uuid, name, created_at, updated_at)
+      VALUES (${SEM}, 't-sem', 'SEM', '${T0}', '${T0}'), (${AFM}, 't-afm', 'AFM', '${T0}', '${T0}');
+    INSERT INTO qualifications (user_id, tool_id) VALUES (1, ${SEM}), (2, ${AFM});
+    INSERT INTO user_projects (user_id, project_id) VALUES (1, 1), (2, 1);`);
+  const semAccount = createStationAccount(db, { name: 'sem-pc', tool: SEM });
+  const afmAccount = createStationAccount(db, { name: 'afm-pc', tool: AFM });
+  const account = (id: number): StationAccount =>
+    db
+      .prepare('SELECT id, uuid, name, tool_id FROM stations WHERE id = ?')
+      .get(id) as StationAccount;
+  sem = account(semAccount.id);
+  afm = account(afmAccount.id);
+  // Each station runs one instrument with a hook of its own, a schedule and a queued run; one
+  // hook is for every instrument. Each station has an event whose answers were given on the
+  // server and not yet pushed back.
+  db.exec(`
+    INSERT INTO storage_locations (id, uuid, name, type, base_path, created_at, updated_at)
+      VALUES (1, 'l-sem', 'sem-store', 'local', '/sem', '${T0}', '${T0}'),
+             (2, 'l-afm', 'afm-store', 'local', '/afm', '${T0}', '${T0}');
+    INSERT INTO instruments (id, uuid, name, tool_id, station_id, storage_location_id,
+        destination_template, created_at, updated_at)
+      VALUES (1, 'i-sem', 'sem-camera', ${SEM}, ${sem.id}, 1, '{filename}', '${T0}', '${T0}'),
+             (2, 'i-afm', 'afm-camera', ${AFM}, ${afm.id}, 2, '{filename}', '${T0}', '${T0}');
+    INSERT INTO harvest_hooks (id, uuid, name, "trigger", kind, instrument_id, created_at,
+        updated_at)
+      VALUES (1, 'h-sem', 'sem-hook', 'pre_transfer', 'metadata', 1, '${T0}', '${T0}'),
+             (2, 'h-afm', 'afm-hook', 'pre_transfer', 'metadata', 2, '${T0}', '${T0}'),
+             (3, 'h-all', 'all-hook', 'post_transfer', 'metadata', NULL, '${T0}', '${T0}');
+    INSERT INTO harvest_schedules (id, uuid, instrument_id, station_id, cron, created_at,
+        updated_at)
+      VALUES (1, 's-sem', 1, ${sem.id}, '0 3 * * *', '${T0}', '${T0}'),
+             (2, 's-afm', 2, ${afm.id}, '0 4 * * *', '${T0}', '${T0}');
+    INSERT INTO harvest_runs (uuid, instrument_id, station_id, "trigger", requested_at)
+      VALUES ('r-sem', 1, ${sem.id}, 'manual', '${T0}'),
+             ('r-afm', 2, ${afm.id}, 'manual', '${T0}');
+    INSERT INTO usage_events (uuid, user_id, operator_id, project_id, tool_id, start, "end",
+        run_data, answered_on_server_at, answered_on_server_by_id, answer_acked, station_id,
+        station_version, updated_at)
+      VALUES ('e-sem', 1, 1, 1, ${SEM}, '${T0}', '${T0}', '{"a":1}', '${T0}', 1, 0, ${sem.id},
+                1, '${T0}'),
+             ('e-afm', 2, 2, 1, ${AFM}, '${T0}', '${T0}', '{"b":2}', '${T0}', 2, 0, ${afm.id},
+                1, '${T0}');`);
+  app = await createServerApp({
+    db,
+    log: createLogger('silent'),
+    jwtSecret: 'sync-delta-rules-secret-0123456789',
+    timeZone: () => 'UTC',
+  });
+  await app.ready();
+});
+
+afterAll(async () => {
+  await app.close();
+  db.close();
+});
+
+describe("a station's delta since its cursor", () => {
+  it('holds every change since the cursor, deletions too, and nothing before it', () => {
+    const cursor = latestChange(db);
+    expect(delta(sem, cursor)).toMatchObject({
+      full: false,
+      users: [],
+      projects: [],
+      tools: [],
+      deleted: { users: [], projects: [], tools: [] },
+    });
+    db.prepare("UPDATE users SET pin_hash = 'pin-a2' WHERE id = 1").run();
+    db.prepare('UPDATE projects SET active = 0 WHERE id = 1').run();
+    db.prepare('DELETE FROM users WHERE id = 3').run();
+    const next = delta(sem, cursor);
+    expect(next.full).toBe(false);
+    expect(next.cursor).toBe(latestChange(db));
+    expect(next.users.map((u) => [u.uuid, u.pin_hash])).toEqual([['u-alice', 'pin-a2']]);
+    expect(next.projects).toMatchObject([{ uuid: 'p-1', active: false }]);
+    expect(next.deleted.users).toEqual(['u-carol']);
+    expect(delta(sem, next.cursor)).toMatchObject({
+      users: [],
+      projects: [],
+      deleted: { users: [] },
+    });
+  });
+
+  it('sends a user again without a qualification the server took away', () => {
+    const cursor = latestChange(db);
+    db.prepare(`DELETE FROM qualifications WHERE user_id = 1 AND tool_id = ${SEM}`).run();
+    const alice = delta(sem, cursor).users.find((u) => u.uuid === 'u-alice');
+    expect(alice?.qualified_tools).toEqual([]);
+  });
+});
