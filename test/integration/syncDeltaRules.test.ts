@@ -125,4 +125,11 @@ describe("a station's delta since its cursor", () => {
     const alice = delta(sem, cursor).users.find((u) => u.uuid === 'u-alice');
     expect(alice?.qualified_tools).toEqual([]);
   });
+
+  it("carries a tool's changed question forms", () => {
+    const cursor = latestChange(db);
+    const post = JSON.stringify([{ type: 'textbox', name: 'sample', title: 'Sample' }]);
+    db.prepare(`UPDATE tools SET post_usage_questions = ? WHERE id = ${SEM}`).run(post);
+    expect(delta(sem, cursor).tools).toMatchObject([{ uuid: 't-sem', post_usage_questions: post }]);
+  });
 });
