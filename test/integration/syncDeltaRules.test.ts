@@ -132,4 +132,11 @@ describe("a station's delta since its cursor", () => {
     db.prepare(`UPDATE tools SET post_usage_questions = ? WHERE id = ${SEM}`).run(post);
     expect(delta(sem, cursor).tools).toMatchObject([{ uuid: 't-sem', post_usage_questions: post }]);
   });
+
+  it('gives the whole facility for a cursor this server never gave (restored, or ahead)', () => {
+    const ahead = delta(sem, latestChange(db) + 50);
+    expect(ahead.full).toBe(true);
+    expect(ahead.cursor).toBe(latestChange(db));
+    expect(ahead.users.map((u) => u.uuid)).toEqual(['u-alice', 'u-bob']);
+  });
 });
