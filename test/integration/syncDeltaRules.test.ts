@@ -139,4 +139,15 @@ describe("a station's delta since its cursor", () => {
     expect(ahead.cursor).toBe(latestChange(db));
     expect(ahead.users.map((u) => u.uuid)).toEqual(['u-alice', 'u-bob']);
   });
+
+  it("holds this station's harvest config, runs and owed answers, none of another's", () => {
+    const full = delta(sem, 0);
+    expect(full.harvest?.instruments.map((i) => i.uuid)).toEqual(['i-sem']);
+    expect(full.harvest?.hooks.map((h) => h.uuid)).toEqual(['h-sem', 'h-all']);
+    expect(full.harvest?.schedules.map((s) => s.uuid)).toEqual(['s-sem']);
+    expect(full.harvest?.storage_locations.map((l) => l.uuid)).toEqual(['l-sem']);
+    expect(full.runs?.map((r) => r.uuid)).toEqual(['r-sem']);
+    expect(full.answers?.map((a) => a.usage_uuid)).toEqual(['e-sem']);
+    expect(delta(afm, 0).answers?.map((a) => a.usage_uuid)).toEqual(['e-afm']);
+  });
 });
