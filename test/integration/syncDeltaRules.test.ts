@@ -25,6 +25,7 @@ let db: Db;
 let app: FastifyInstance;
 let sem: StationAccount;
 let afm: StationAccount;
+let semKey = '';
 
 const delta = (station: StationAccount, cursor: number) => facilityDelta(db, station, cursor);
 
@@ -43,6 +44,7 @@ beforeAll(async () => {
     INSERT INTO user_projects (user_id, project_id) VALUES (1, 1), (2, 1);`);
   const semAccount = createStationAccount(db, { name: 'sem-pc', tool: SEM });
   const afmAccount = createStationAccount(db, { name: 'afm-pc', tool: AFM });
+  semKey = semAccount.key;
   const account = (id: number): StationAccount =>
     db
       .prepare('SELECT id, uuid, name, tool_id FROM stations WHERE id = ?')
@@ -149,5 +151,27 @@ describe("a station's delta since its cursor", () => {
     expect(full.runs?.map((r) => r.uuid)).toEqual(['r-sem']);
     expect(full.answers?.map((a) => a.usage_uuid)).toEqual(['e-sem']);
     expect(delta(afm, 0).answers?.map((a) => a.usage_uuid)).toEqual(['e-afm']);
+  });
+});
+
+describe('the sync routes', () => {
+  const get = async (url: string) => {
+    const res = await app.inject({
+      method: 'GET',
+      url,
+      headers: { authorization: `Station ${semKey}` },
+    });
+    return { status: res.statusCode, body: res.json<unknown>() };
+  };
+
+  it('refuses a cursor or wait that does not parse with 400 naming the parameter', async () => {
+    for (const cursor of ['abc', '-1', '1.5']) {
+      const res = await get(`/sync/changes?cursor=${cursor}`);
+      expect(res.status, cursor).toBe(400);
+      expect(Object.keys(res.body as object), cursor).toEqual(['cursor']);
+    }
+    const wait = await get('/sync/changes?cursor=1&wait=31');
+    expect(wait.status).toBe(400);
+    expect(Object.keys(wait.body as object)).toEqual(['wait']);
   });
 });
