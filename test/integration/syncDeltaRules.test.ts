@@ -15,6 +15,7 @@ import {
   latestChange,
   type StationAccount,
 } from '../../electron/core/server/sync/export.js';
+import { MAX_PUSH_BATCH } from '../../electron/core/sync/protocol.js';
 import { createLogger } from '../../electron/core/util/log.js';
 import { tempDir } from './helpers.js';
 
@@ -163,6 +164,15 @@ describe('the sync routes', () => {
     });
     return { status: res.statusCode, body: res.json<unknown>() };
   };
+  const push = async (body: unknown) => {
+    const res = await app.inject({
+      method: 'POST',
+      url: '/sync/push',
+      headers: { authorization: `Station ${semKey}`, 'content-type': 'application/json' },
+      payload: JSON.stringify(body),
+    });
+    return { status: res.statusCode, body: res.json<{ detail?: string }>() };
+  };
 
   it('refuses a cursor or wait that does not parse with 400 naming the parameter', async () => {
     for (const cursor of ['abc', '-1', '1.5']) {
@@ -173,5 +183,16 @@ describe('the sync routes', () => {
     const wait = await get('/sync/changes?cursor=1&wait=31');
     expect(wait.status).toBe(400);
     expect(Object.keys(wait.body as object)).toEqual(['wait']);
+  });
+
+  it('refuses a push batch over the limit, or a record failing the schema, naming it', async () => {
+    const record = (id: number) => ({ id, kind: 'usage_event', uuid: `x-${id}`, payload: {} });
+    const over = Array.from({ length: MAX_PUSH_BATCH + 1 }, (_, i) => record(i + 1));
+    const big = await push({ records: over });
+    expect(big.status).toBe(400);
+    expect(big.body.detail).toMatch(/^records: /);
+    const bad = await push({ records: [{ ...record(1), uuid: '' }] });
+    expect(bad.status).toBe(400);
+    expect(bad.body.detail).toMatch(/^records\.0\.uuid: /);
   });
 });
