@@ -16,12 +16,15 @@ import {
   type StationAccount,
 } from '../../electron/core/server/sync/export.js';
 import { MAX_PUSH_BATCH } from '../../electron/core/sync/protocol.js';
+import { newUuid } from '../../electron/core/util/ids.js';
 import { createLogger } from '../../electron/core/util/log.js';
 import { tempDir } from './helpers.js';
 
 const T0 = '2026-01-01T00:00:00.000Z';
 const SEM = 1;
 const AFM = 2;
+const I_SEM = newUuid();
+const I_AFM = newUuid();
 let db: Db;
 let app: FastifyInstance;
 let sem: StationAccount;
@@ -61,8 +64,8 @@ beforeAll(async () => {
              (2, 'l-afm', 'afm-store', 'local', '/afm', '${T0}', '${T0}');
     INSERT INTO instruments (id, uuid, name, tool_id, station_id, storage_location_id,
         destination_template, created_at, updated_at)
-      VALUES (1, 'i-sem', 'sem-camera', ${SEM}, ${sem.id}, 1, '{filename}', '${T0}', '${T0}'),
-             (2, 'i-afm', 'afm-camera', ${AFM}, ${afm.id}, 2, '{filename}', '${T0}', '${T0}');
+      VALUES (1, '${I_SEM}', 'sem-camera', ${SEM}, ${sem.id}, 1, '{filename}', '${T0}', '${T0}'),
+             (2, '${I_AFM}', 'afm-camera', ${AFM}, ${afm.id}, 2, '{filename}', '${T0}', '${T0}');
     INSERT INTO harvest_hooks (id, uuid, name, "trigger", kind, instrument_id, created_at,
         updated_at)
       VALUES (1, 'h-sem', 'sem-hook', 'pre_transfer', 'metadata', 1, '${T0}', '${T0}'),
@@ -145,7 +148,7 @@ describe("a station's delta since its cursor", () => {
 
   it("holds this station's harvest config, runs and owed answers, none of another's", () => {
     const full = delta(sem, 0);
-    expect(full.harvest?.instruments.map((i) => i.uuid)).toEqual(['i-sem']);
+    expect(full.harvest?.instruments.map((i) => i.uuid)).toEqual([I_SEM]);
     expect(full.harvest?.hooks.map((h) => h.uuid)).toEqual(['h-sem', 'h-all']);
     expect(full.harvest?.schedules.map((s) => s.uuid)).toEqual(['s-sem']);
     expect(full.harvest?.storage_locations.map((l) => l.uuid)).toEqual(['l-sem']);
@@ -183,6 +186,15 @@ describe('the sync routes', () => {
     const wait = await get('/sync/changes?cursor=1&wait=31');
     expect(wait.status).toBe(400);
     expect(Object.keys(wait.body as object)).toEqual(['wait']);
+  });
+
+  it("refuses the file history of another station's instrument with 403", async () => {
+    expect((await get(`/sync/harvest/history?instrument=${I_SEM}`)).status).toBe(200);
+    const other = await get(`/sync/harvest/history?instrument=${I_AFM}`);
+    expect(other).toEqual({
+      status: 403,
+      body: { detail: `instrument ${I_AFM}: this station does not run that instrument` },
+    });
   });
 
   it('refuses a push batch over the limit, or a record failing the schema, naming it', async () => {
