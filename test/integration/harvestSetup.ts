@@ -1,6 +1,6 @@
 /** Real folders and a real station data dir for the harvest tests. */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readdirSync, statSync } from 'node:fs';
+import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { HarvestFileView, HarvestTransferView } from '../../shared/api.js';
@@ -60,6 +60,23 @@ export async function setupHarvest(options: SetupOptions = {}): Promise<HarvestD
   const imported = await importBundle(dirs.data, bundle);
   if (imported.code !== 0) throw new Error(`import failed: ${imported.stderr}${imported.stdout}`);
   return dirs;
+}
+
+/**
+ * Sets the station's retry backoff (`base` and `max` seconds) and makes every transfer of
+ * run1/img.tif fail: a file stands where its copy needs the instrument's folder (sem-1).
+ */
+export async function failingTransfer(
+  dirs: HarvestDirs,
+  retry: { base: number; max: number },
+): Promise<void> {
+  const tuned = await importBundle(dirs.data, {
+    station: { tool: 'SEM', retry_base_seconds: retry.base, retry_max_seconds: retry.max },
+  });
+  if (tuned.code !== 0) throw new Error(`import failed: ${tuned.stderr}`);
+  mkdirSync(join(dirs.src, 'run1'));
+  writeFileSync(join(dirs.src, 'run1', 'img.tif'), 'an image');
+  writeFileSync(join(dirs.dest, 'sem-1'), 'in the way');
 }
 
 export async function filesOf(data: string): Promise<HarvestFileView[]> {

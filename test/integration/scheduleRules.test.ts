@@ -3,12 +3,12 @@
  * that fires every second, it queues no run of its own), and a run is a full harvest of its
  * instrument, which tries its failed files again at once rather than at their backoff.
  */
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { HarvestFileView } from '../../shared/api.js';
-import { importBundle, startStation, waitFor } from './helpers.js';
-import { filesOf, harvestOnce, setupHarvest, withDb } from './harvestSetup.js';
+import { startStation, waitFor } from './helpers.js';
+import { failingTransfer, filesOf, harvestOnce, setupHarvest, withDb } from './harvestSetup.js';
 
 describe('harvest schedules', () => {
   it('run only when enabled', async () => {
@@ -49,15 +49,8 @@ describe('harvest schedules', () => {
 
   it("retry their instrument's failed files at once, not at their backoff", async () => {
     const dirs = await setupHarvest({ schedules: [{ instrument: 'sem-1', cron: '* * * * * *' }] });
-    // A failed file is tried again 10 minutes on, without a run.
-    const tuned = await importBundle(dirs.data, {
-      station: { tool: 'SEM', retry_base_seconds: 600, retry_max_seconds: 3600 },
-    });
-    expect(tuned.code, tuned.stderr).toBe(0);
-    // A file stands where the copy needs a folder: the transfer fails, and waits its backoff.
-    mkdirSync(join(dirs.src, 'run1'));
-    writeFileSync(join(dirs.src, 'run1', 'img.tif'), 'an image');
-    writeFileSync(join(dirs.dest, 'sem-1'), 'in the way');
+    // The transfer fails, and a failed file is tried again 10 minutes on, without a run.
+    await failingTransfer(dirs, { base: 600, max: 3600 });
     expect((await harvestOnce(dirs.data)).code).toBe(1);
     const [failed] = await filesOf(dirs.data);
     expect(failed?.state).toBe('failed');

@@ -7,8 +7,8 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { importBundle } from './helpers.js';
 import {
+  failingTransfer,
   filesOf,
   harvestOnce,
   listTree,
@@ -20,14 +20,8 @@ import {
 describe('a failed transfer', () => {
   it('is tried again after a backoff that doubles with each failure, up to its cap', async () => {
     const dirs = await setupHarvest();
-    const tuned = await importBundle(dirs.data, {
-      station: { tool: 'SEM', retry_base_seconds: 100, retry_max_seconds: 350 },
-    });
-    expect(tuned.code, tuned.stderr).toBe(0);
-    // A file stands where the copy needs a folder: every attempt fails.
-    mkdirSync(join(dirs.src, 'run1'));
-    writeFileSync(join(dirs.src, 'run1', 'img.tif'), 'an image');
-    writeFileSync(join(dirs.dest, 'sem-1'), 'in the way');
+    // Every attempt fails.
+    await failingTransfer(dirs, { base: 100, max: 350 });
     const delays: number[] = [];
     for (let attempt = 1; attempt <= 4; attempt += 1) {
       // A run of --once tries every failed file at once, whatever its backoff.
