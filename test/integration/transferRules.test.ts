@@ -1,10 +1,19 @@
 /**
  * Rules of the harvest's transfer core that no other test held (a hand-mutation review found
  * each one left every test passing): the backoff between failed attempts; what a completed
- * transfer records; a small copy made durable on its own; how many copies run at once.
+ * transfer records; a small copy made durable on its own; how many copies run at once; a
+ * destination folder that a symbolic link replaced once it was made.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
@@ -128,5 +137,35 @@ describe('copies at once', () => {
       'sem-1/c.raw',
       'sem-1/d.raw',
     ]);
+  }, 60_000);
+});
+
+describe('a destination folder', () => {
+  it('swapped for a symbolic link out of the storage once made is refused: nothing is copied where it leads', async () => {
+    const dirs = await setupHarvest({ stability: 0 });
+    // One small file (copied in a batch) and one big one (alone), each into a folder of its own.
+    mkdirSync(join(dirs.src, 'run1'));
+    mkdirSync(join(dirs.src, 'run2'));
+    writeFileSync(join(dirs.src, 'run1', 'small.txt'), 'small');
+    writeFileSync(join(dirs.src, 'run2', 'big.raw'), randomBytes(5 * 1024 * 1024));
+    // Each folder, once made, is replaced by a link to the storage's parent folder (the root
+    // of this test) before it is checked again (place.ts makeFoldersInside).
+    const run = await harvestOnce(dirs.data, { LABSTATION_INJECT: 'harvest.link-swapped-in' });
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain('harvest: 0 completed, 0 skipped, 2 failed');
+    // Nothing where the links lead: no copy, no partial.
+    expect(readdirSync(dirs.root).sort()).toEqual(['data', 'dest', 'src']);
+    for (const folder of ['run1', 'run2']) {
+      expect(lstatSync(join(dirs.dest, 'sem-1', folder)).isSymbolicLink()).toBe(true);
+    }
+    const files = await filesOf(dirs.data);
+    expect(files).toHaveLength(2);
+    for (const file of files) {
+      // Not tried again by itself: the storage must be looked at first.
+      expect(file).toMatchObject({ state: 'failed', attempts: 1, next_attempt_at: null });
+      expect(file.last_transfer?.error).toMatch(
+        /^destination folder .* leads outside the storage location \(to .*, through a symbolic link\)$/,
+      );
+    }
   }, 60_000);
 });

@@ -3,10 +3,20 @@
  * that name durable.
  */
 import type { Stats } from 'node:fs';
-import { link, lstat, open, realpath, rename, stat, unlink } from 'node:fs/promises';
+import {
+  link,
+  lstat,
+  open,
+  realpath,
+  rename,
+  rmdir,
+  stat,
+  symlink,
+  unlink,
+} from 'node:fs/promises';
 import { basename, dirname, extname, join, resolve, sep } from 'node:path';
 import { errorCode } from '../util/errors.js';
-import { failpoint } from '../util/failpoint.js';
+import { failpoint, injected } from '../util/failpoint.js';
 import { NO_HARD_LINKS, refuseLinkInTests } from './hardLinks.js';
 import { randomPoolBytes } from '../util/random.js';
 import { makeFolders } from '../util/folders.js';
@@ -300,12 +310,24 @@ export async function makeFoldersInside(
   const before = await leadsOutside(base, folder);
   if (before !== null) return before;
   const madeNow = await makeFolders(folder);
+  if (injected('harvest.link-swapped-in')) await swapInLink(base, folder, madeNow);
   const after = await leadsOutside(base, folder);
   if (after === null && made) {
     const within = resolve(base) + sep;
     made.push(...madeNow.filter((at) => resolve(at).startsWith(within)));
   }
   return after;
+}
+
+/**
+ * Test hook: another writer to the storage swaps a symbolic link in for the folder just made,
+ * between the two checks of makeFoldersInside, leading to the storage location's parent folder.
+ * No test can otherwise win that race on purpose. Only a folder this call made (and so empty).
+ */
+async function swapInLink(base: string, folder: string, madeNow: string[]): Promise<void> {
+  if (!madeNow.includes(folder)) return;
+  await rmdir(folder);
+  await symlink(dirname(resolve(base)), folder, 'dir');
 }
 
 /** After a failure in `folder`: check it again next time. */
