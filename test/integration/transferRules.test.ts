@@ -2,7 +2,8 @@
  * Rules of the harvest's transfer core that no other test held (a hand-mutation review found
  * each one left every test passing): the backoff between failed attempts; what a completed
  * transfer records; a small copy made durable on its own; how many copies run at once; a
- * destination folder that a symbolic link replaced once it was made.
+ * destination folder that a symbolic link replaced once it was made; a big file's copy fsynced
+ * before it gets its name.
  */
 import { randomBytes } from 'node:crypto';
 import {
@@ -12,6 +13,7 @@ import {
   readdirSync,
   rmSync,
   statSync,
+  watch,
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
@@ -25,6 +27,7 @@ import {
   transfersOf,
   withDb,
 } from './harvestSetup.js';
+import { waitFor } from './helpers.js';
 
 describe('a failed transfer', () => {
   it('is tried again after a backoff that doubles with each failure, up to its cap', async () => {
@@ -167,5 +170,49 @@ describe('a destination folder', () => {
         /^destination folder .* leads outside the storage location \(to .*, through a symbolic link\)$/,
       );
     }
+  }, 60_000);
+});
+
+/** The names that appeared in `folder` (inotify) while `work` ran, and what it returned. */
+async function namesSeenDuring<T>(
+  folder: string,
+  work: () => Promise<T>,
+): Promise<{ result: T; seen: Set<string> }> {
+  const seen = new Set<string>();
+  const watcher = watch(folder, (_event, name) => {
+    if (name) seen.add(name);
+  });
+  try {
+    const result = await work();
+    // Reported after everything before it: once the watcher has it, it has all the rest.
+    writeFileSync(join(folder, 'end.mark'), '');
+    await waitFor('the watcher to catch up', () => (seen.has('end.mark') ? true : undefined));
+    seen.delete('end.mark');
+    return { result, seen };
+  } finally {
+    watcher.close();
+  }
+}
+
+describe("a big file's copy (past the batches' bound, copied alone)", () => {
+  it('is fsynced before it gets its name: a copy whose fsync fails never appears at its name', async () => {
+    const dirs = await setupHarvest({ stability: 0 });
+    const folder = join(dirs.dest, 'sem-1');
+    mkdirSync(folder);
+    writeFileSync(join(dirs.src, 'big.raw'), randomBytes(5 * 1024 * 1024));
+    // Durability cannot be seen from here; the order can: the copy's own fsync is made to fail
+    // (copy.ts), and a rename that did not wait for it would put the copy at its name anyway,
+    // if only for a moment before a failure removed it.
+    const { result: run, seen } = await namesSeenDuring(folder, () =>
+      harvestOnce(dirs.data, { LABSTATION_INJECT: 'harvest.copy-flush-fails' }),
+    );
+    expect(run.code, run.stdout + run.stderr).toBe(1);
+    expect(run.stdout).toContain('harvest: 0 completed, 0 skipped, 1 failed');
+    // The copy was written under its partial's name...
+    expect([...seen].filter((name) => /^\.big\.raw\.[0-9a-f]+\.partial$/.test(name))).toHaveLength(
+      1,
+    );
+    // ...and never had its own.
+    expect([...seen].filter((name) => !name.endsWith('.partial'))).toEqual([]);
   }, 60_000);
 });

@@ -32,7 +32,7 @@ import {
 } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { createXXHash128, type IHasher } from '../util/hasher.js';
-import { injected } from '../util/failpoint.js';
+import { injected, injectedError } from '../util/failpoint.js';
 import { errorCode } from '../util/errors.js';
 
 export const HASH_ALGORITHM = 'xxh3-128';
@@ -251,7 +251,9 @@ export async function copyVerified(job: CopyJob, progress?: Progress): Promise<C
       const flushed: Promise<Error | null> =
         job.durable === false
           ? Promise.resolve(null)
-          : new Promise((resolve) => fsync(destFd, resolve));
+          : new Promise((resolve) =>
+              fsync(destFd, (error) => resolve(error ?? injectedFlushError(job.partial))),
+            );
       let verified;
       try {
         verified = await readBack(job.partial, h, chunk);
@@ -268,6 +270,15 @@ export async function copyVerified(job: CopyJob, progress?: Progress): Promise<C
     closeQuietly(source);
     if (dest !== null) closeQuietly(dest);
   }
+}
+
+/**
+ * Test hook: the copy's own fsync fails (EIO), as a failing disk's would; no test machine has
+ * one. Given by the fsync's callback: without the fsync, there is no fault to see.
+ */
+function injectedFlushError(partial: string): Error | null {
+  if (!injected('harvest.copy-flush-fails')) return null;
+  return injectedError('EIO', `the flush of ${partial} failed`);
 }
 
 /** Hashes the copy through a new descriptor, span by span. */
