@@ -3,13 +3,14 @@
  * each one left every test passing): the backoff between failed attempts; what a completed
  * transfer records; a small copy made durable on its own; how many copies run at once; a
  * destination folder that a symbolic link replaced once it was made; a big file's copy fsynced
- * before it gets its name.
+ * before it gets its name, and one whose fsync fails failed and cleaned up.
  */
 import { randomBytes } from 'node:crypto';
 import {
   existsSync,
   lstatSync,
   mkdirSync,
+  readFileSync,
   readdirSync,
   rmSync,
   statSync,
@@ -214,5 +215,43 @@ describe("a big file's copy (past the batches' bound, copied alone)", () => {
     );
     // ...and never had its own.
     expect([...seen].filter((name) => !name.endsWith('.partial'))).toEqual([]);
+  }, 60_000);
+
+  it('whose fsync fails is failed with the reason, its partial removed, nothing at its name; then tried again', async () => {
+    const dirs = await setupHarvest({ stability: 0 });
+    const content = randomBytes(5 * 1024 * 1024);
+    writeFileSync(join(dirs.src, 'big.raw'), content);
+    const final = join(dirs.dest, 'sem-1', 'big.raw');
+    const failed = await harvestOnce(dirs.data, { LABSTATION_INJECT: 'harvest.copy-flush-fails' });
+    expect(failed.code, failed.stdout + failed.stderr).toBe(1);
+    expect(failed.stdout).toContain('harvest: 0 completed, 0 skipped, 1 failed');
+    // No partial, no copy at its name (nor anywhere in the storage).
+    expect(listTree(dirs.dest)).toEqual([]);
+    const [file] = await filesOf(dirs.data);
+    expect(file).toMatchObject({ state: 'failed', attempts: 1 });
+    // Tried again by itself, after the backoff.
+    expect(file?.next_attempt_at).toEqual(expect.any(String));
+    expect(file?.last_transfer).toMatchObject({
+      status: 'failed',
+      destination_path: final,
+      checksum_verified: false,
+    });
+    expect(file?.last_transfer?.error).toMatch(
+      /^input\/output error \(disk or share failing\): EIO: the flush of .*\/\.big\.raw\.[0-9a-f]+\.partial failed \(injected\)$/,
+    );
+    // The attempt's markers are cleared: nothing is left for a recovery to settle.
+    const markers = withDb(dirs.data, (db) =>
+      db
+        .prepare('SELECT partial_path, verified_hash, pending_destination FROM harvest_files')
+        .get(),
+    );
+    expect(markers).toEqual({ partial_path: null, verified_hash: null, pending_destination: null });
+
+    const run = await harvestOnce(dirs.data);
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(run.stdout).toContain('harvest: 1 completed, 0 skipped, 0 failed');
+    expect(listTree(dirs.dest)).toEqual(['sem-1/big.raw']);
+    expect(readFileSync(final).equals(content)).toBe(true);
+    expect((await transfersOf(dirs.data)).map((t) => t.status)).toEqual(['failed', 'completed']);
   }, 60_000);
 });
