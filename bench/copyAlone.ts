@@ -15,7 +15,7 @@
  * runSyncF) makes the small copies durable, as the harvest's durability batches do. Prints the
  * number of files and bytes copied; exits 1 when any copy is not verified and placed.
  */
-import { lstatSync, mkdirSync, readdirSync } from 'node:fs';
+import { lstatSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { copyVerified } from '../electron/core/harvest/copy.js';
@@ -135,11 +135,23 @@ function inWorker(unitsOfThisWorker: Job[][]): Promise<Done> {
   });
 }
 
+function isFolder(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
 async function main(): Promise<number> {
   const [source, dest, threadsArg] = process.argv.slice(2);
   const threads = Number(threadsArg ?? 2);
   if (!source || !dest || !Number.isInteger(threads) || threads < 1) {
     process.stderr.write('usage: copyAlone.js SOURCE DEST [THREADS]\n');
+    return 2;
+  }
+  if (!isFolder(source)) {
+    process.stderr.write(`copyAlone.js: SOURCE must be a folder: ${source}\n`);
     return 2;
   }
   // Imported here, not at the top: the workers load only what the harvest's copy workers do.
