@@ -18,8 +18,14 @@ import {
   markAttemptFailed,
   markSent,
   nextDueMail,
+  type MailRow as OutboxMail,
 } from '../../electron/core/mail/outbox.js';
-import { queueDueReminders, queuePendingAnswersMail } from '../../electron/core/mail/pending.js';
+import {
+  NO_ADDRESS,
+  queueDueReminders,
+  queuePendingAnswersMail,
+} from '../../electron/core/mail/pending.js';
+import { retryMail } from '../../electron/core/mail/admin.js';
 import { setSetting } from '../../electron/core/station/settings.js';
 import { backoffMs, startMailWorker } from '../../electron/core/mail/worker.js';
 import { createLogger } from '../../electron/core/util/log.js';
@@ -739,6 +745,63 @@ describe('the copy to the operator', () => {
       // sam's mail goes to alice's mailbox (written otherwise): she gets one mail, not two.
       db.prepare("UPDATE users SET email = ' Alice@Example.org ' WHERE id = ?").run(sam);
       expect(ccOf('01900000-0000-7000-8000-00000000c003', sam)).toBe('');
+    } finally {
+      db.close();
+    }
+  });
+});
+
+describe('an e-mail address of spaces only', () => {
+  it('counts as no address everywhere the mail code asks: notice, copy, retry', async () => {
+    const dir = join(tempDir(), 'server-blank-address');
+    await prepareServerDir(dir, serverBundle());
+    const db = openDatabase(join(dir, 'labstation.db'));
+    try {
+      const idOf = (sql: string): number => db.prepare(sql).pluck().get() as number;
+      const alice = idOf("SELECT id FROM users WHERE username = 'alice'");
+      const sam = idOf("SELECT id FROM users WHERE username = 'sam'");
+      const insert = db.prepare(
+        `INSERT INTO usage_events (uuid, user_id, operator_id, project_id, tool_id, start, "end",
+           post_usage_pending, version, updated_at)
+         VALUES (?, ?, ?, ?, ?, '2025-05-01T08:00:00.000Z', '2025-05-01T09:00:00.000Z', 1, 2,
+           '2025-05-01T09:00:00.000Z')`,
+      );
+      const notice = (uuid: string, user: number, operator: number): OutboxMail => {
+        const id = Number(
+          insert.run(
+            uuid,
+            user,
+            operator,
+            idOf("SELECT id FROM projects WHERE name = 'Cathodes'"),
+            idOf("SELECT id FROM tools WHERE name = 'SEM'"),
+          ).lastInsertRowid,
+        );
+        db.transaction(() => queuePendingAnswersMail(db, id))();
+        return mailsOfUsage(db, id)[0];
+      };
+      const setEmail = db.prepare('UPDATE users SET email = ? WHERE id = ?');
+      const blank = ' \t  ';
+      // The user's address is blank: recorded failed at once, written to nobody.
+      setEmail.run(blank, alice);
+      const toBlank = notice('01900000-0000-7000-8000-00000000d001', alice, sam);
+      expect(toBlank).toMatchObject({ status: 'failed', to: '', last_error: NO_ADDRESS });
+      expect(toBlank.cc).toBe('"sam" <sam@example.org>');
+      // Sent again while still blank: stays failed, saying so.
+      expect(retryMail(db, toBlank.id, '2025-05-02T00:00:00.000Z').outcome).toBe('no_address');
+      // The operator's address is blank: no copy.
+      setEmail.run('alice@example.org', alice);
+      setEmail.run(blank, sam);
+      const noCopy = notice('01900000-0000-7000-8000-00000000d002', alice, sam);
+      expect(noCopy).toMatchObject({ status: 'queued', cc: '' });
+      expect(noCopy.to).toBe('"Alice Martin" <alice@example.org>');
+      // The retry of the first mail, alice's address now put right, still copies nobody blank.
+      const retried = retryMail(db, toBlank.id, '2025-05-02T00:00:00.000Z');
+      expect(retried.outcome).toBe('queued');
+      expect(mailsOfUsage(db, toBlank.usage_event_id!)[0]).toMatchObject({
+        status: 'queued',
+        to: '"Alice Martin" <alice@example.org>',
+        cc: '',
+      });
     } finally {
       db.close();
     }

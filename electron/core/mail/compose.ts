@@ -45,10 +45,22 @@ function displayName(person: MailPerson): string {
   return [person.first_name, person.last_name].filter(Boolean).join(' ') || person.username;
 }
 
+/**
+ * The one rule for whether mail can go to a person, used wherever the mail code decides: the
+ * address trimmed, and one of only spaces counts as none ('').
+ */
+export function mailAddress(person: Pick<MailPerson, 'email'>): string {
+  return person.email.trim();
+}
+
+export function hasMailAddress(person: Pick<MailPerson, 'email'>): boolean {
+  return mailAddress(person) !== '';
+}
+
 /** "Alice Martin" <alice@example.org>, as the To and Cc headers of a mail write a person. */
 export function mailbox(person: MailPerson): string {
   const name = headerSafe(displayName(person)).replaceAll('\\', '\\\\').replaceAll('"', '\\"');
-  return `"${name}" <${person.email.trim()}>`;
+  return `"${name}" <${mailAddress(person)}>`;
 }
 
 function parts(iso: string, timeZone: string): Record<string, string> {
@@ -127,6 +139,6 @@ export function composePendingMail(
     '</body></html>',
     '',
   ].join('\n');
-  const cc = usage.operator && usage.operator.email.trim() ? mailbox(usage.operator) : '';
+  const cc = usage.operator && hasMailAddress(usage.operator) ? mailbox(usage.operator) : '';
   return { to: mailbox(usage.user), cc, subject, text, html };
 }

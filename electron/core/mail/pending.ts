@@ -1,6 +1,13 @@
 import type { Db } from '../db/open.js';
 import { nowIso } from '../util/ids.js';
-import { composePendingMail, mailbox, type MailPerson, type PendingUsage } from './compose.js';
+import {
+  composePendingMail,
+  hasMailAddress,
+  mailAddress,
+  mailbox,
+  type MailPerson,
+  type PendingUsage,
+} from './compose.js';
 import { mailContextOf, resolveMailConfig, type MailConfig } from './config.js';
 import { enqueueMail, recordUnsendableMail, type MailKind } from './outbox.js';
 
@@ -75,7 +82,7 @@ function queuePending(
     operator: copiesOperator(row) ? operator : null,
   };
   const mail = composePendingMail(kind, usage, config);
-  if (user.email.trim()) return enqueueMail(db, { kind, usageEventId: row.id, ...mail }, now);
+  if (hasMailAddress(user)) return enqueueMail(db, { kind, usageEventId: row.id, ...mail }, now);
   // Nobody to write to. Not dropped without a word: the mail is recorded failed, so it is
   // among the failed mails an admin lists, and can be sent once the person has an address.
   const id = recordUnsendableMail(
@@ -99,7 +106,7 @@ function queuePending(
  */
 export function currentRecipients(db: Db, usageEventId: number): { to: string; cc: string } | null {
   const row = db.prepare(PENDING_SELECT).get(usageEventId) as PendingRow | undefined;
-  if (!row || !row.u_email.trim()) return null;
+  if (!row || !hasMailAddress(person(row, 'u'))) return null;
   return {
     to: mailbox(person(row, 'u')),
     cc: copiesOperator(row) ? mailbox(person(row, 'o')) : '',
@@ -108,8 +115,8 @@ export function currentRecipients(db: Db, usageEventId: number): { to: string; c
 
 /** Whether the operator gets a copy: someone else than the user, with another address. */
 function copiesOperator(row: PendingRow): boolean {
-  const user = row.u_email.trim().toLowerCase();
-  const operator = row.o_email.trim().toLowerCase();
+  const user = mailAddress(person(row, 'u')).toLowerCase();
+  const operator = mailAddress(person(row, 'o')).toLowerCase();
   return row.operator_id !== row.user_id && operator !== '' && operator !== user;
 }
 

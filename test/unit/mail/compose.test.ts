@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { composePendingMail, formatDateTime } from '../../../electron/core/mail/compose.js';
+import {
+  composePendingMail,
+  formatDateTime,
+  hasMailAddress,
+} from '../../../electron/core/mail/compose.js';
 
 const alice = { username: 'alice', first_name: 'Alice', last_name: 'Martin', email: 'a@b.org' };
 const options = { publicUrl: 'https://lab.example.org/', timeZone: 'Europe/Zurich' };
@@ -38,5 +42,27 @@ describe('the times of a pending-answers notice', () => {
     const line = 'Session: 2025-10-26 02:30 +02:00 to 2025-10-26 02:30 +01:00 (Europe/Zurich)';
     expect(mail.text).toContain(line);
     expect(mail.html).toContain(line);
+  });
+});
+
+describe('an address of spaces only', () => {
+  it('is no address: the notice copies nobody at it', () => {
+    expect(hasMailAddress({ email: ' \t ' })).toBe(false);
+    expect(hasMailAddress({ email: ' a@b.org ' })).toBe(true);
+    const sam = { username: 'sam', first_name: '', last_name: '', email: '   ' };
+    const mail = composePendingMail(
+      'pending_answers',
+      {
+        uuid: '01900000-0000-7000-8000-00000000c002',
+        tool: 'SEM',
+        start: '2025-05-01T08:00:00.000Z',
+        end: '2025-05-01T09:00:00.000Z',
+        user: alice,
+        operator: sam,
+      },
+      options,
+    );
+    expect(mail.cc).toBe('');
+    expect(mail.to).toBe('"Alice Martin" <a@b.org>');
   });
 });
