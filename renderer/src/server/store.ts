@@ -30,6 +30,17 @@ interface ServerState {
 /** Reads of the person's usage and pending forms: none read before a logout is shown after it. */
 const reads = readOrder();
 
+const logoutResets: (() => void)[] = [];
+
+/**
+ * Registers what a store of the page clears at a logout: the lists it holds, and its reads
+ * under way (readOrder's `forget`), so that nothing read for one person is shown to whoever
+ * logs in next in this tab, not even until their own reads come back.
+ */
+export function onLogout(reset: () => void): void {
+  logoutResets.push(reset);
+}
+
 export const useServerStore = create<ServerState>((set, get) => ({
   account: null,
   restoring: true,
@@ -65,6 +76,7 @@ export const useServerStore = create<ServerState>((set, get) => ({
     // A message says why the server ended the login; a login still good is ended there too.
     forgetJwt(message === undefined);
     reads.forget();
+    for (const reset of logoutResets) reset();
     set({ account: null, pending: [], events: [], error: null, loginMessage: message ?? null });
   },
 

@@ -3,7 +3,8 @@
  * listReads.test.ts): entering a section reads the lists again, and a save puts its row in
  * them; a read asked for before one already shown, or before a save, must not put older lists
  * back. Each call is answered at once from what the test says the server holds when it is made,
- * and the answer is held until the test lets it go.
+ * and the answer is held until the test lets it go. A logout clears them all, and an answer
+ * asked for before it is not shown to whoever logs in next.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { AdminProject } from '../../../shared/adminApi.js';
@@ -14,6 +15,7 @@ const { useAdminStore } = await import('../../../renderer/src/server/admin/store
 const { useHarvestAdminStore } = await import('../../../renderer/src/server/harvest/store.js');
 const { useReservationAdminStore } =
   await import('../../../renderer/src/server/reservations/adminStore.js');
+const { useServerStore } = await import('../../../renderer/src/server/store.js');
 
 beforeEach(resetCore);
 
@@ -143,5 +145,82 @@ describe('the areas and reservation question sets', () => {
     await release(takeHeld());
     await before;
     expect(useReservationAdminStore.getState().sets).toEqual([]);
+  });
+});
+
+describe('a logout', () => {
+  beforeEach(() => {
+    core.answers['admin.facility'] = () => ({
+      ok: true,
+      result: { users: [named('ada', 1)], tools: [named('SEM', 1)], projects: [named('Alpha', 1)] },
+    });
+    core.answers['admin.tokens.list'] = () => ({ ok: true, result: { tokens: [{ id: 1 }] } });
+    core.answers['admin.stations.list'] = () => ({ ok: true, result: { stations: [{ id: 1 }] } });
+    for (const kind of [
+      'instruments',
+      'storageLocations',
+      'serviceAccounts',
+      'schedules',
+      'hooks',
+    ]) {
+      core.answers[`admin.${kind}.list`] = () => ({ ok: true, result: { items: [{ id: 1 }] } });
+    }
+    core.answers['admin.areas.list'] = () => ({ ok: true, result: { areas: [named('Lab A', 1)] } });
+    core.answers['admin.reservationQuestionSets.list'] = () => ({
+      ok: true,
+      result: { sets: [{ id: 1 }] },
+    });
+  });
+
+  /** What the three admin stores hold: every list, and whether they count as loaded. */
+  const held = () => {
+    const admin = useAdminStore.getState();
+    const harvest = useHarvestAdminStore.getState();
+    const reservations = useReservationAdminStore.getState();
+    return {
+      admin: [admin.users, admin.projects, admin.tools, admin.tokens, admin.stations, admin.loaded],
+      harvest: [
+        harvest.instruments,
+        harvest.storageLocations,
+        harvest.serviceAccounts,
+        harvest.schedules,
+        harvest.hooks,
+        harvest.loaded,
+      ],
+      reservations: [reservations.areas, reservations.sets, reservations.loaded],
+    };
+  };
+  const nothing = {
+    admin: [[], [], [], [], [], false],
+    harvest: [[], [], [], [], [], false],
+    reservations: [[], [], false],
+  };
+  const loadAll = (): Promise<unknown> =>
+    Promise.all([
+      useAdminStore.getState().load(),
+      useHarvestAdminStore.getState().load(),
+      useHarvestAdminStore.getState().reloadSchedules(),
+      useReservationAdminStore.getState().load(),
+    ]);
+
+  it('clears the admin lists read before it', async () => {
+    const read = loadAll();
+    await release(takeHeld());
+    await read;
+    expect(held().admin[1]).toEqual([named('Alpha', 1)]);
+    expect(held().harvest[3]).toEqual([{ id: 1 }]);
+    expect(held().reservations[0]).toEqual([named('Lab A', 1)]);
+    useServerStore.getState().logout();
+    expect(held()).toEqual(nothing);
+  });
+
+  it('drops the answers of reads asked for before it, landing after it', async () => {
+    const read = loadAll();
+    const before = takeHeld();
+    expect(before).toHaveLength(11);
+    useServerStore.getState().logout('Your login has ended. Log in again.');
+    await release(before);
+    await read;
+    expect(held()).toEqual(nothing);
   });
 });

@@ -377,6 +377,30 @@ describe("the server's reservations page", () => {
     await before;
     expect(ids(useServerReservations.getState().mine)).toEqual([]);
   });
+
+  it('keeps nothing after a logout, not even what a load asked for before it brings', async () => {
+    useServerStore.getState().logout();
+    const state = useServerReservations.getState();
+    expect([state.targets, state.mine, state.calendar, state.accountId]).toEqual([
+      null,
+      [],
+      [],
+      null,
+    ]);
+    const before = useServerReservations.getState().load(1);
+    const calls = core.held.splice(0);
+    useServerStore.getState().logout();
+    await release(calls);
+    while (core.held.length > 0) await release(() => true);
+    await before;
+    const after = useServerReservations.getState();
+    expect([after.targets, after.mine, after.calendar, after.accountId]).toEqual([
+      null,
+      [],
+      [],
+      null,
+    ]);
+  });
 });
 
 describe("the server's page of the person's usage", () => {

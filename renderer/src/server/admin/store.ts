@@ -9,7 +9,7 @@ import type {
 import { errorText } from '../../format.js';
 import { readOrder } from '../../readOrder.js';
 import { serverCall } from '../serverBridge.js';
-import { useServerStore } from '../store.js';
+import { onLogout, useServerStore } from '../store.js';
 
 interface AdminState {
   users: AdminUser[];
@@ -42,7 +42,7 @@ function upsert<T extends { id: number }>(list: T[], row: T, key: (x: T) => stri
  */
 const reads = readOrder();
 
-export const useAdminStore = create<AdminState>((set, get) => ({
+const empty = {
   users: [],
   projects: [],
   tools: [],
@@ -50,6 +50,10 @@ export const useAdminStore = create<AdminState>((set, get) => ({
   stations: [],
   loaded: false,
   error: null,
+} satisfies Partial<AdminState>;
+
+export const useAdminStore = create<AdminState>((set, get) => ({
+  ...empty,
 
   async load() {
     const asked = reads.ask();
@@ -92,3 +96,8 @@ export const useAdminStore = create<AdminState>((set, get) => ({
     set({ tokens });
   },
 }));
+
+onLogout(() => {
+  reads.forget();
+  useAdminStore.setState(empty);
+});

@@ -10,7 +10,7 @@ import {
 import { errorText } from '../../format.js';
 import { readOrder } from '../../readOrder.js';
 import { serverCall } from '../serverBridge.js';
-import { useServerStore } from '../store.js';
+import { onLogout, useServerStore } from '../store.js';
 
 export interface HarvestRecords {
   instruments: InstrumentOut[];
@@ -52,7 +52,7 @@ function forgetReads(kind: HarvestKind): void {
   if (kind === 'schedules') scheduleReads.forget();
 }
 
-export const useHarvestAdminStore = create<HarvestAdminState>((set) => ({
+const empty = {
   instruments: [],
   storageLocations: [],
   serviceAccounts: [],
@@ -60,6 +60,10 @@ export const useHarvestAdminStore = create<HarvestAdminState>((set) => ({
   hooks: [],
   loaded: false,
   error: null,
+} satisfies Partial<HarvestAdminState>;
+
+export const useHarvestAdminStore = create<HarvestAdminState>((set) => ({
+  ...empty,
 
   async load() {
     const asked = reads.ask();
@@ -109,3 +113,9 @@ export const useHarvestAdminStore = create<HarvestAdminState>((set) => ({
     set((s) => ({ [kind]: s[kind].filter((x) => x.id !== id) }));
   },
 }));
+
+onLogout(() => {
+  reads.forget();
+  scheduleReads.forget();
+  useHarvestAdminStore.setState(empty);
+});

@@ -3,7 +3,7 @@ import type { AreaView, ReservationQuestionSet } from '../../../../shared/reserv
 import { errorText } from '../../format.js';
 import { readOrder } from '../../readOrder.js';
 import { serverCall } from '../serverBridge.js';
-import { useServerStore } from '../store.js';
+import { onLogout, useServerStore } from '../store.js';
 
 interface ReservationAdminState {
   areas: AreaView[];
@@ -24,11 +24,15 @@ interface ReservationAdminState {
  */
 const reads = readOrder();
 
-export const useReservationAdminStore = create<ReservationAdminState>((set) => ({
+const empty = {
   areas: [],
   sets: [],
   loaded: false,
   error: null,
+} satisfies Partial<ReservationAdminState>;
+
+export const useReservationAdminStore = create<ReservationAdminState>((set) => ({
+  ...empty,
 
   async load() {
     const asked = reads.ask();
@@ -65,3 +69,8 @@ export const useReservationAdminStore = create<ReservationAdminState>((set) => (
     set((s) => ({ sets: s.sets.filter((x) => x.id !== id) }));
   },
 }));
+
+onLogout(() => {
+  reads.forget();
+  useReservationAdminStore.setState(empty);
+});

@@ -2,7 +2,7 @@ import { create } from 'zustand';
 import type { ReservationTargets, ReservationView } from '../../../../shared/reservationApi.js';
 import { errorText } from '../../format.js';
 import { serverCall } from '../serverBridge.js';
-import { useServerStore } from '../store.js';
+import { onLogout, useServerStore } from '../store.js';
 import { readOrder } from '../../readOrder.js';
 import { addDays, isoWithOffset, weekStartOf } from '../../time.js';
 
@@ -78,6 +78,8 @@ export const useReservationsStore = create<ReservationsState>((set, get) => ({
         : targets.areas[0]
           ? `area:${targets.areas[0].id}`
           : null;
+      // Logged out meanwhile (or another account's load began): not for whoever is here now.
+      if (get().accountId !== accountId) return;
       const kept = get().target;
       const stillThere =
         kept !== null &&
@@ -87,7 +89,8 @@ export const useReservationsStore = create<ReservationsState>((set, get) => ({
       set({ targets, ...mine, target: stillThere ? kept : first });
       await get().refreshCalendar();
     } catch (error) {
-      set({ error: failure(error) });
+      const shown = failure(error);
+      if (get().accountId === accountId) set({ error: shown });
     }
   },
 
@@ -132,6 +135,21 @@ export const useReservationsStore = create<ReservationsState>((set, get) => ({
     }
   },
 }));
+
+onLogout(() => {
+  calendarReads.forget();
+  mineReads.forget();
+  useReservationsStore.setState({
+    accountId: null,
+    targets: null,
+    mine: [],
+    target: null,
+    week: weekStartOf(new Date()),
+    calendar: [],
+    calendarOf: null,
+    error: null,
+  });
+});
 
 export const isCalendarOf = (state: ReservationsState): boolean =>
   state.target !== null && state.calendarOf === calendarKey(state.target, state.week);
