@@ -2,90 +2,42 @@
  * The Data tab's store against answers that arrive out of order: refreshes, "Older files" and
  * picking a file under way at once must neither drop the loaded page, nor leave a gap between
  * pages, nor let an older answer overwrite a newer one.
- * The core sits behind the preload boundary, so a list of file ids stands in for it here: each
- * call is answered from the list as it is when the call is made (as the core would), and the
- * answer is held until the test lets it go (as a busy carrier would).
+ * The core sits behind the preload boundary (heldCore.ts), so a list of file ids stands in for
+ * it here: each call is answered from the list as it is when the call is made (as the core
+ * would), and the answer is held until the test lets it go (as a busy carrier would).
  */
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { LabstationPreload, RpcEnvelope } from '../../../shared/api.js';
-
-interface Args {
-  search?: string;
-  limit?: number;
-  before_id?: number;
-  state?: string;
-  id?: number;
-}
-
-interface Held {
-  name: string;
-  args: Args;
-  release: () => void;
-}
+import { core, fileRow, filesFrom, release, resetCore, type Held } from './heldCore.js';
 
 let ids: number[] = [];
-let held: Held[] = [];
 /** The failed files, and the version the status gives of them. */
 let failedIds: number[] = [];
 let failuresVersion = 'v1';
-/** Every call made, in order. */
-let calls: { name: string; args: Args }[] = [];
 const failureReads = (): number =>
-  calls.filter((c) => c.name === 'harvest.files' && c.args.state === 'failed').length;
+  core.calls.filter((c) => c.name === 'harvest.files' && c.args.state === 'failed').length;
 
-function answer(name: string, args: Args): RpcEnvelope {
-  if (name === 'harvest.status') {
-    return {
-      ok: true,
-      result: { running: true, instruments: [], active: [], failures_version: failuresVersion },
-    };
-  }
-  if (name === 'harvest.retry') return { ok: true, result: { file: { id: args.id } } };
+/** What the core answers, from `ids`, `failedIds` and `failuresVersion` as they are now. */
+function answerFromFiles(): void {
+  core.answers['harvest.status'] = () => ({
+    ok: true,
+    result: { running: true, instruments: [], active: [], failures_version: failuresVersion },
+  });
+  core.answers['harvest.retry'] = (args) => ({ ok: true, result: { file: { id: args.id } } });
   // None of the failed files listed is harvested here (its instrument was turned off).
-  if (name === 'harvest.retryAll') return { ok: true, result: { count: 0 } };
-  if (name === 'harvest.file') {
-    return {
-      ok: true,
-      result: { file: { id: args.id, relative_path: `f${args.id}` }, transfers: [], usage: null },
-    };
-  }
-  if (args.state === 'failed') {
-    return {
-      ok: true,
-      result: { files: failedIds.map((id) => ({ id, relative_path: `f${id}` })) },
-    };
-  }
-  const page = [...ids]
-    .sort((a, b) => b - a)
-    .filter((id) => args.before_id === undefined || id < args.before_id)
-    .filter((id) => args.search === undefined || `f${id}`.includes(args.search))
-    .slice(0, args.limit ?? 100);
-  return { ok: true, result: { files: page.map((id) => ({ id, relative_path: `f${id}` })) } };
+  core.answers['harvest.retryAll'] = () => ({ ok: true, result: { count: 0 } });
+  core.answers['harvest.file'] = (args) => ({
+    ok: true,
+    result: { file: fileRow(args.id as number), transfers: [], usage: null },
+  });
+  core.answers['harvest.files'] = (args) =>
+    args.state === 'failed'
+      ? { ok: true, result: { files: failedIds.map(fileRow) } }
+      : filesFrom(ids, args);
 }
 
-const preload: LabstationPreload = {
-  invoke(name, args) {
-    calls.push({ name, args: args as Args });
-    const result = answer(name, args as Args);
-    return new Promise((resolve) => {
-      held.push({ name, args: args as Args, release: () => resolve(result) });
-    });
-  },
-  subscribe: () => () => undefined,
-};
-(globalThis as unknown as { window: { labstation: LabstationPreload } }).window = {
-  labstation: preload,
-};
 const { useHarvestStore } = await import('../../../renderer/src/stores/harvest.js');
 const store = (): ReturnType<typeof useHarvestStore.getState> => useHarvestStore.getState();
 
-/** Lets go every held answer whose call matches, then lets the store's awaits run. */
-async function release(match: (h: Held) => boolean): Promise<void> {
-  const now = held.filter(match);
-  held = held.filter((h) => !match(h));
-  for (const h of now) h.release();
-  await new Promise((r) => setTimeout(r, 0));
-}
 /** Lets go what is held now, in the order it was asked. */
 async function releaseAll(): Promise<void> {
   await release(() => true);
@@ -97,8 +49,8 @@ async function settle<T>(work: Promise<T>): Promise<T> {
   while (!done) await releaseAll();
   return await work;
 }
-/** The calls held now: to let go later, by identity. */
-const takeHeld = (): Set<Held> => new Set(held);
+/** The calls held now: to let go later, by identity (they stay held). */
+const takeHeld = (): Set<Held> => new Set(core.held);
 const isPaging = (h: Held): boolean => h.args.before_id !== undefined;
 const shown = (): number[] => store().files.map((f) => f.id);
 const range = (from: number, to: number): number[] =>
@@ -106,7 +58,7 @@ const range = (from: number, to: number): number[] =>
 
 async function startWith(count: number): Promise<void> {
   ids = range(count, 1);
-  held = [];
+  core.held = [];
   failedIds = [];
   useHarvestStore.setState({
     status: null,
@@ -120,11 +72,13 @@ async function startWith(count: number): Promise<void> {
     error: null,
   });
   await settle(store().refresh());
-  calls = [];
+  core.calls = [];
 }
 
 describe('harvest store', () => {
   beforeEach(async () => {
+    resetCore();
+    answerFromFiles();
     await startWith(121);
     expect(shown()).toEqual(range(121, 22));
     expect(store().more).toBe(true);
@@ -276,7 +230,7 @@ describe('harvest store', () => {
       await settle(store().refreshStatus());
     }
     expect(failureReads()).toBe(0);
-    expect(calls.filter((c) => c.name === 'harvest.status')).toHaveLength(40);
+    expect(core.calls.filter((c) => c.name === 'harvest.status')).toHaveLength(40);
 
     // A file fails: the next event, or the next poll, reads the list once.
     failedIds = [7];
@@ -298,7 +252,7 @@ describe('harvest store', () => {
     failedIds = [7];
     failuresVersion = 'v4';
     await settle(store().refresh());
-    calls = [];
+    core.calls = [];
     // Failed again at once, and not retried by itself: the version is as it was.
     await settle(store().retry(7));
     expect(failureReads()).toBe(1);

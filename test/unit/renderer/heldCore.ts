@@ -16,12 +16,46 @@ export interface Held {
 
 type Answer = (args: Record<string, unknown>) => RpcEnvelope;
 
-export const core: { held: Held[]; answers: Record<string, Answer> } = { held: [], answers: {} };
+export const core: {
+  held: Held[];
+  answers: Record<string, Answer>;
+  /** Every call made, in order (held or let go). */
+  calls: { name: string; args: Record<string, unknown> }[];
+} = { held: [], answers: {}, calls: [] };
 
-/** Forgets what is held and every answer set (before each test). */
+/** Forgets what is held, every answer set and the calls made (before each test). */
 export function resetCore(): void {
   core.held = [];
   core.answers = {};
+  core.calls = [];
+}
+
+/** A file record as harvest.files lists it: its id, and `f<id>` as its path. */
+export const fileRow = (id: number): { id: number; relative_path: string } => ({
+  id,
+  relative_path: `f${id}`,
+});
+
+/**
+ * An answer of harvest.files from a list of file ids, as the core pages it: newest (highest id)
+ * first, those below `before_id`, whose path (fileRow) holds `search`, at most `limit` (100).
+ */
+export function filesFrom(ids: readonly number[], args: Record<string, unknown>): RpcEnvelope {
+  const {
+    before_id: before,
+    search,
+    limit,
+  } = args as {
+    before_id?: number;
+    search?: string;
+    limit?: number;
+  };
+  const page = [...ids]
+    .sort((a, b) => b - a)
+    .filter((id) => before === undefined || id < before)
+    .filter((id) => search === undefined || fileRow(id).relative_path.includes(search))
+    .slice(0, limit ?? 100);
+  return { ok: true, result: { files: page.map(fileRow) } };
 }
 
 function hold<T>(name: string, args: Record<string, unknown>, value: T): Promise<T> {
@@ -29,6 +63,7 @@ function hold<T>(name: string, args: Record<string, unknown>, value: T): Promise
 }
 
 function envelopeOf(name: string, args: Record<string, unknown>): RpcEnvelope {
+  core.calls.push({ name, args });
   const envelope = core.answers[name]?.(args);
   if (!envelope) throw new Error(`no answer for ${name}`);
   return envelope;
