@@ -4,45 +4,37 @@
  * minted) -> transfer (transferQueue.ts: a bounded number at once, in copy workers) -> outbox.
  *
  * The Harvester owns the parts and says when each works: the walks (walks.ts) and the watches
- * (watches.ts, whose reports sightings.ts looks at) find files; the intake (intake.ts) makes
- * them candidates and records those the stability check finds stable; the transfer queue
- * copies them; the run queue (runQueue.ts) runs the harvests asked for. Here: start and stop
- * (with the lock, lockHolder.ts), the instruments harvested, a one-shot run, a reload of the
- * configuration, Retry, and the status.
+ * (watches.ts, whose reports sightings.ts looks at) find files of the instruments harvested
+ * (harvested.ts); the intake (intake.ts) makes them candidates and records those the stability
+ * check finds stable; the transfer queue copies them; the run queue (runQueue.ts) runs the
+ * harvests asked for. Here: start and stop (with the lock, lockHolder.ts, the recovery of what
+ * a crash interrupted, recovery.ts, and the timers of a running station, timers.ts), a one-shot
+ * run, a reload of the configuration, Retry (retries.ts), and the status.
  */
-import { dirname, resolve } from 'node:path';
 import type { CoreEvent, HarvestStatus } from '../../../shared/api.js';
 import type { Db } from '../db/open.js';
 import { cachedStatement } from '../db/statements.js';
 import { getSetting } from '../station/settings.js';
-import { AppError } from '../util/errors.js';
 import { injected } from '../util/failpoint.js';
 import { nowIso } from '../util/ids.js';
 import type { Logger } from '../util/log.js';
-import { HISTORY_PROBLEM, historyPendingIds } from '../sync/history.js';
-import { instrumentsOfTool, type Instrument } from './config.js';
+import type { Instrument } from './config.js';
 import { requeueInterruptedRuns } from './runs.js';
 import { CopyPool } from './copyPool.js';
 import { acceptHooks, endRunningHooks } from './commandHook.js';
 import { Intake, type IntakeHost } from './intake.js';
-import { LeftOutFolders, type LeftOutPaths } from './leftOut.js';
+import { HarvestedInstruments } from './harvested.js';
 import { RunQueue, type RunQueueHost } from './runQueue.js';
 import { ScheduleCrons } from './scheduleCrons.js';
 import { Sightings, type SightingsHost } from './sightings.js';
 import { HarvestLockHolder } from './lockHolder.js';
 import type { StatAll } from './discover.js';
-import {
-  dueFileIds,
-  fileById,
-  interruptedFiles,
-  retryAllNow,
-  countRetriable,
-  retryNow,
-} from './records.js';
-import { idleHarvestStatus } from './status.js';
-import { recoverInterrupted } from './recovery.js';
-import { takeBackMade } from './folderHolds.js';
+import { dueFileIds, countRetriable } from './records.js';
+import { idleHarvestStatus, instrumentsStatus } from './status.js';
+import { recoverAllInterrupted } from './recovery.js';
+import { Retries } from './retries.js';
 import { StabilityChecks, tickMs } from './stability.js';
+import { HarvestTimers } from './timers.js';
 import { TransferQueue } from './transferQueue.js';
 import { Walks, type WalksHost } from './walks.js';
 import { FolderWatches, type WatchesHost } from './watches.js';
@@ -81,9 +73,6 @@ export interface RunSummary {
   unstable: { path: string; openError: string | null }[];
 }
 
-/** How often the watched folders are checked for one that appeared or was replaced. */
-const WATCH_CHECK_MS = 5_000;
-
 /** The test fault harvest.accept-fails-once fails the first recording of stable files. */
 let acceptFailedOnce = false;
 
@@ -92,7 +81,8 @@ export class Harvester {
   private readonly log: Logger;
   private readonly clock: () => number;
   private pool: CopyPool | null = null;
-  private instruments: Instrument[] = [];
+  /** The instruments harvested, and what their harvest leaves out (harvested.ts). */
+  private readonly harvested: HarvestedInstruments;
   /** The files found, until they are stable (stability.ts). */
   private readonly stability: StabilityChecks;
   /** The recorded files waiting for their transfer, and those under way (transferQueue.ts). */
@@ -107,18 +97,14 @@ export class Harvester {
   private readonly watches: FolderWatches;
   /** The harvest runs asked for, one after the other (runQueue.ts). */
   private readonly runs: RunQueue;
-  /** The storage folders and the data dir inside watched folders, left out of their harvest. */
-  private readonly leftOut: LeftOutFolders;
-  private checkingWatches = false;
+  /** Retry and Retry all (retries.ts). */
+  private readonly retries: Retries;
   /** The rescanNow under way, if any (they run one after the other). */
   private rescanning: Promise<void> = Promise.resolve();
-  /** harvest.importedAt as this harvester last applied it (renewWatches). */
-  private importedAt: string | null = null;
   /** The schedules' timers, while harvesting with schedules. */
   private readonly schedules: ScheduleCrons;
-  /** Enabled instruments not harvested until their history is here (loadInstruments). */
-  private awaitingHistory: Instrument[] = [];
-  private timers: NodeJS.Timeout[] = [];
+  /** The ticks, walks and renewals of a station's harvest while it runs (timers.ts). */
+  private readonly timers: HarvestTimers;
   /** A one-shot run has walked every folder: candidates no longer wait without end. */
   private walked = false;
   /** The harvest lock, taken at the start, or waited for (lockHolder.ts). */
@@ -133,7 +119,7 @@ export class Harvester {
     this.db = options.db;
     this.log = options.log;
     this.clock = options.clock ?? Date.now;
-    this.leftOut = new LeftOutFolders(this.log);
+    this.harvested = new HarvestedInstruments(this.db, this.log);
     this.lock = new HarvestLockHolder(options.lockFile, options.waitForLock ?? false, this.log, {
       stopped: () => this.stopped,
       start: () => this.start(),
@@ -167,8 +153,8 @@ export class Harvester {
     this.transfers = new TransferQueue(this.db, this.log, this.clock, {
       stopped: () => this.stopped,
       pool: () => this.pool,
-      instrument: (id) => this.instrument(id),
-      watchedIn: (base) => this.leftOut.watchedIn(base),
+      instrument: (id) => this.harvested.byId(id),
+      watchedIn: (base) => this.harvested.leftOut.watchedIn(base),
       runCounts: () => this.run,
       consider: (instrument, folder, path, size, mtimeMs) =>
         this.intake.consider(instrument, folder, path, size, mtimeMs),
@@ -179,12 +165,12 @@ export class Harvester {
     const host: IntakeHost & SightingsHost & WalksHost & WatchesHost & RunQueueHost = {
       stopped: () => this.stopped,
       harvests: (instrument) => this.harvests(instrument),
-      instruments: () => this.instruments,
-      instrument: (id) => this.instrument(id),
-      awaitingHistory: () => this.awaitingHistory,
+      instruments: () => this.harvested.list,
+      instrument: (id) => this.harvested.byId(id),
+      awaitingHistory: () => this.harvested.awaitingHistory,
       pool: () => this.pool,
       statAll: () => this.statAll(),
-      filterOf: (folder) => this.leftOut.filterOf(folder),
+      filterOf: (folder) => this.harvested.leftOut.filterOf(folder),
       renewWatch: (instrument, folder) => this.watches.renew(instrument, folder),
       rescan: (instrument) => this.walks.rescan(instrument),
       run: () => this.run,
@@ -195,12 +181,25 @@ export class Harvester {
       changed: () => this.changed(),
       checkIdle: () => this.checkIdle(),
     };
+    this.timers = new HarvestTimers(this.db, this.log, {
+      stopped: () => this.stopped,
+      check: () => this.stability.check(),
+      rescan: () => this.harvested.guardStorage().then(() => this.rescanAll()),
+      reload: () => this.rescanNow(),
+      renewWatches: () => this.watches.renewAll(this.harvested.list),
+    });
     const { db, log, clock, stability, transfers } = this;
     this.intake = new Intake(db, log, clock, stability, transfers, host);
     this.sightings = new Sightings(db, log, clock, stability, transfers, this.intake, host);
     this.walks = new Walks(db, log, clock, stability, this.intake, host);
     this.watches = new FolderWatches(log, this.sightings, host);
     this.runs = new RunQueue(db, log, clock, this.walks, this.intake, stability, transfers, host);
+    this.retries = new Retries(db, this.harvested, transfers, {
+      notStarted: () => this.stopped && this.intake.startedAt === 0,
+      tool: () => this.options.tool(),
+      waitsForLock: () => this.lock.problem !== null,
+      changed: () => this.changed(),
+    });
   }
 
   private concurrency(): number {
@@ -221,27 +220,17 @@ export class Harvester {
     this.stopped = false;
     acceptHooks();
     this.intake.startedAt = this.clock();
-    this.importedAt = getSetting(this.db, 'harvest.importedAt');
-    this.loadInstruments();
+    this.timers.importSeen();
+    this.harvested.load(this.options.tool());
     if (!this.lock.take()) return;
     await this.recover();
-    await this.guardStorage();
+    await this.harvested.guardStorage();
     if (this.stopped) return;
-    if (this.options.watch !== false) this.watches.start(this.instruments);
+    if (this.options.watch !== false) this.watches.start(this.harvested.list);
     if (this.options.schedules !== false) {
-      this.schedules.start(this.instruments.map((i) => i.id));
+      this.schedules.start(this.harvested.ids());
     }
-    const tick = setInterval(() => void this.stability.check(), tickMs(this.instruments));
-    const rescanMinutes = Math.max(getSetting(this.db, 'harvest.rescanMinutes'), 0.05);
-    // Each walk looks again where the storage locations are on disk first: a link or a
-    // share's mount may have changed. (A start, a reload and --once look before their walk.)
-    const rescan = setInterval(
-      () => void this.guardStorage().then(() => this.rescanAll()),
-      rescanMinutes * 60_000,
-    );
-    const renew = setInterval(() => void this.renewWatches(), WATCH_CHECK_MS);
-    this.timers = [tick, rescan, renew];
-    for (const t of this.timers) t.unref();
+    this.timers.start(this.harvested.list);
     requeueInterruptedRuns(this.db);
     await this.rescanAll();
     this.runQueued();
@@ -255,8 +244,7 @@ export class Harvester {
     this.lock.stopWaiting();
     await this.starting?.catch(() => undefined);
     this.starting = null;
-    for (const t of this.timers) clearInterval(t);
-    this.timers = [];
+    this.timers.stop();
     this.stability.stop();
     this.schedules.stop();
     await this.watches.close();
@@ -269,97 +257,19 @@ export class Harvester {
     this.lock.release();
   }
 
-  private loadInstruments(): void {
-    const tool = this.options.tool();
-    const enabled = tool === null ? [] : instrumentsOfTool(this.db, tool).filter((i) => i.enabled);
-    // Given by the server and still waiting for the records of their files made before: left
-    // alone until those are here, or their files would get new ARKs (sync/history.ts).
-    const waiting = historyPendingIds(this.db);
-    this.instruments = enabled.filter((i) => !waiting.has(i.id));
-    this.awaitingHistory = enabled.filter((i) => waiting.has(i.id));
-    this.leftOut.find(this.leftOutPaths());
-  }
-
-  /** The paths, as written, whose overlaps leftOut looks for. */
-  private leftOutPaths(): LeftOutPaths {
-    const name = this.db.name;
-    return {
-      watched: this.instruments.flatMap((i) => i.watch),
-      storageBases: cachedStatement(
-        this.db,
-        `SELECT base_path FROM storage_locations WHERE type = 'local'`,
-      )
-        .pluck()
-        .all() as string[],
-      // The folder of this station's database; none for one in memory (tests).
-      dataDir: name === '' || name === ':memory:' ? null : resolve(dirname(name)),
-    };
-  }
-
-  /**
-   * The storage folders and the data dir inside watched folders by real path: a link can hide
-   * them from the paths as written. Waits at most REAL_PATHS_MS (a share that hangs), keeping
-   * the paths as written meanwhile.
-   */
-  private async guardStorage(): Promise<void> {
-    const instruments = this.instruments;
-    await this.leftOut.findByRealPath(this.leftOutPaths(), () => this.instruments === instruments);
-  }
-
-  private instrument(id: number): Instrument | undefined {
-    return this.instruments.find((i) => i.id === id);
-  }
-
   /** Finishes or cleans up what a crash interrupted; nothing is transferred before it is done. */
   private async recover(): Promise<void> {
     this.pool ??= new CopyPool(this.concurrency());
     // A station with nothing to harvest keeps no idle threads; one configured later starts
     // its workers on demand.
-    if (this.instruments.length) this.pool.warm();
-    // The folders the interrupted attempts made: taken back once every partial is gone.
-    const made = new Set<string>();
-    try {
-      for (const file of interruptedFiles(this.db)) {
-        if (this.stopped) return;
-        try {
-          const instrument = this.instrument(file.instrument_id);
-          await recoverInterrupted(this.transfers.deps, file, instrument, made);
-          // A verified copy that had reached its name is recorded now: this run's, for --once.
-          if (this.run && fileById(this.db, file.id)?.state === 'done') this.run.completed += 1;
-        } catch (error) {
-          // Left marked: tried again before this file's next transfer (transferQueue.ts).
-          this.log.error({ err: error, file: file.source_path }, 'harvest: recovery failed');
-        }
-      }
-    } finally {
-      await takeBackMade(made);
-    }
-    this.transfers.start();
-  }
-
-  /**
-   * The watch of every watched folder renewed (watches.ts renew), every WATCH_CHECK_MS: a
-   * folder that appears (a share mounted late at boot) is watched within seconds, not at the
-   * next walk. One check at a time: a share that hangs holds one of libuv's threads, not all
-   * of them.
-   */
-  private async renewWatches(): Promise<void> {
-    if (this.checkingWatches || this.stopped) return;
-    this.checkingWatches = true;
-    try {
-      // A bundle imported into this data dir while the station runs (`labstation import`):
-      // its instruments, watches, hooks and schedules take effect now, not at the next start.
-      const imported = getSetting(this.db, 'harvest.importedAt');
-      if (imported !== this.importedAt) {
-        this.importedAt = imported;
-        this.log.info('harvest: configuration imported; applying it');
-        await this.rescanNow();
-        return;
-      }
-      await this.watches.renewAll(this.instruments);
-    } finally {
-      this.checkingWatches = false;
-    }
+    if (this.harvested.list.length) this.pool.warm();
+    const recovered = await recoverAllInterrupted(
+      this.transfers.deps,
+      (id) => this.harvested.byId(id),
+      () => this.stopped,
+      () => this.run,
+    );
+    if (recovered) this.transfers.start();
   }
 
   /** Runs the queued harvest runs one after the other (a trigger from the server, a schedule). */
@@ -382,7 +292,7 @@ export class Harvester {
    * it before a stop or a reload of the configuration is dropped, or looked at anew.
    */
   private harvests(instrument: Instrument): boolean {
-    return !this.stopped && this.instruments.includes(instrument);
+    return !this.stopped && this.harvested.list.includes(instrument);
   }
 
   /** The service worker's lstat of many files (copyPool.ts stat); in this thread without one. */
@@ -393,7 +303,7 @@ export class Harvester {
 
   private queueDue(includeWaiting = false): void {
     if (this.stopped) return;
-    const ids = this.instruments.map((i) => i.id);
+    const ids = this.harvested.ids();
     for (const id of dueFileIds(this.db, this.now(), ids, includeWaiting)) {
       this.transfers.enqueue(id);
     }
@@ -430,14 +340,14 @@ export class Harvester {
     // Everything after the lock is inside the try: an error (a full disk, a busy database)
     // must still end the copy workers and release the lock, or the command would never exit.
     try {
-      this.loadInstruments();
+      this.harvested.load(this.options.tool());
       await this.recover();
-      await this.guardStorage();
+      await this.harvested.guardStorage();
       cachedStatement(
         this.db,
         `UPDATE harvest_files SET next_attempt_at = ? WHERE state = 'failed'`,
       ).run(this.now());
-      tick = setInterval(() => void this.stability.check(), tickMs(this.instruments));
+      tick = setInterval(() => void this.stability.check(), tickMs(this.harvested.list));
       const idle = new Promise<void>((resolve) => this.idleWaiters.push(resolve));
       await this.rescanAll();
       this.walked = true;
@@ -470,88 +380,40 @@ export class Harvester {
     if (this.stopped) return; // stopped meanwhile: start nothing again
     this.sightings.forget();
     this.schedules.stop();
-    this.loadInstruments();
-    await this.guardStorage();
+    this.harvested.load(this.options.tool());
+    await this.harvested.guardStorage();
     if (this.stopped) return;
-    if (this.options.watch !== false) this.watches.start(this.instruments);
+    if (this.options.watch !== false) this.watches.start(this.harvested.list);
     if (this.options.schedules !== false) {
-      this.schedules.start(this.instruments.map((i) => i.id));
+      this.schedules.start(this.harvested.ids());
     }
     await this.rescanAll();
   }
 
+  /** Retry: a failed file made due now and queued at once (retries.ts). */
   retry(fileId: number): void {
-    this.instrumentsBeforeStart();
-    // A file of an instrument waiting for its history keeps the ARK the server may still send:
-    // trying it now would copy it under a record that the history then replaces.
-    const instrumentId = fileById(this.db, fileId)?.instrument_id;
-    const waiting = this.awaitingHistory.find((i) => i.id === instrumentId);
-    if (waiting) throw new AppError('conflict', `${waiting.name}: ${HISTORY_PROBLEM}`);
-    if (!retryNow(this.db, fileId)) {
-      throw new AppError('conflict', `file ${fileId} has no failed transfer to retry`);
-    }
-    this.takeNow([fileId]);
+    this.retries.retry(fileId);
   }
 
-  /**
-   * Retry all: every failed file of the instruments harvested here is due now (those of an
-   * instrument waiting for its history wait for it). How many were failed.
-   */
+  /** Retry all: every failed file made due now; how many were failed (retries.ts). */
   retryAll(): number {
-    this.instrumentsBeforeStart();
-    const ids = retryAllNow(
-      this.db,
-      this.instruments.map((i) => i.id),
-    );
-    this.takeNow(ids);
-    return ids.length;
-  }
-
-  /**
-   * A Retry before the harvest has started (a station waits up to 5 s for the server's first
-   * answer): the instruments are read as the start will read them, so the files are made due
-   * now and taken when it starts; before, Retry all answered 0 and left them to their backoff.
-   */
-  private instrumentsBeforeStart(): void {
-    if (this.stopped && this.intake.startedAt === 0) this.loadInstruments();
-  }
-
-  /** Files made due now by a Retry: queued at once. */
-  private takeNow(ids: number[]): void {
-    // Waiting for the lock: due now, and taken with the other due files once it is held.
-    if (!ids.length || this.lock.problem !== null) return;
-    for (const id of ids) this.transfers.enqueue(id);
-    this.transfers.pump();
-    this.changed();
+    return this.retries.retryAll();
   }
 
   status(): HarvestStatus {
     return {
       ...idleHarvestStatus(this.db, this.clock()),
-      running: !this.stopped && this.lock.problem === null && this.instruments.length > 0,
+      running: !this.stopped && this.lock.problem === null && this.harvested.list.length > 0,
       problem: this.lock.problem,
-      instruments: [
-        ...this.instruments.map((i) => ({ i, waiting: false })),
-        ...this.awaitingHistory.map((i) => ({ i, waiting: true })),
-      ].map(({ i, waiting }) => ({
-        name: i.name,
-        watch: i.watch.map((w) => w.path),
-        storage: i.storage_location
-          ? `${i.storage_location.name} (${i.storage_location.base_path})`
-          : null,
-        problem: waiting ? HISTORY_PROBLEM : this.walks.problemOf(i.id),
-        waiting_for_history: waiting,
-      })),
+      instruments: instrumentsStatus(this.harvested.list, this.harvested.awaitingHistory, (id) =>
+        this.walks.problemOf(id),
+      ),
       // Handed to the copy pool but waiting for a copy slot: queued, not under way.
       active: this.transfers.copying(),
       settling: this.stability.size,
       settling_files: this.stability.settlingFiles(),
       queued: this.transfers.waiting(),
-      retriable: countRetriable(
-        this.db,
-        this.instruments.map((i) => i.id),
-        this.transfers.ids(),
-      ),
+      retriable: countRetriable(this.db, this.harvested.ids(), this.transfers.ids()),
       last_scan_at: this.walks.lastAt,
     };
   }

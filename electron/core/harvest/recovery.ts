@@ -13,7 +13,7 @@ import { runPostTransferHooks } from './hooks.js';
 import { exists, removePartial, removeQuietly, syncFolder } from './place.js';
 import { clearAttempt, madeFolders } from './attemptMarkers.js';
 import { takeBackMade } from './folderHolds.js';
-import { finishTransfer, type FileRow } from './records.js';
+import { fileById, finishTransfer, interruptedFiles, type FileRow } from './records.js';
 import { storageFolderIn } from './storageGuard.js';
 
 /**
@@ -106,6 +106,39 @@ export async function recoverInterrupted(
       : madeFolders(file).filter((at) => !['', null].includes(storageFolderIn(base, at)));
   if (takeBackLater) for (const at of made) takeBackLater.add(at);
   else if (made.length) await takeBackMade(made);
+}
+
+/**
+ * At a start, before anything is transferred: every file a crash or kill interrupted
+ * (records.ts interruptedFiles), one after the other until the harvest stops, the folders
+ * their attempts made taken back once every partial is gone. A file whose recovery fails stays
+ * marked: tried again before its next transfer (transferQueue.ts). `run`: a one-shot run's
+ * counts, to which a verified copy recorded now is added. False when stopped before the end.
+ */
+export async function recoverAllInterrupted(
+  deps: TransferDeps,
+  instrumentOf: (id: number) => Instrument | undefined,
+  stopped: () => boolean,
+  run: () => { completed: number } | null,
+): Promise<boolean> {
+  const { db, log } = deps;
+  const made = new Set<string>();
+  try {
+    for (const file of interruptedFiles(db)) {
+      if (stopped()) return false;
+      try {
+        await recoverInterrupted(deps, file, instrumentOf(file.instrument_id), made);
+        // A verified copy that had reached its name is recorded now: this run's, for --once.
+        const counts = run();
+        if (counts && fileById(db, file.id)?.state === 'done') counts.completed += 1;
+      } catch (error) {
+        log.error({ err: error, file: file.source_path }, 'harvest: recovery failed');
+      }
+    }
+  } finally {
+    await takeBackMade(made);
+  }
+  return true;
 }
 
 /** The local storage location's folder that holds `path` (the deepest), or null. */

@@ -1,13 +1,15 @@
 /**
  * What the database alone tells of the harvest's status: today's totals, the failed files and
  * the version of the failure list, read every second while files are copied. The engine adds
- * its live state to it (engine.ts status).
+ * its live state to it (engine.ts status), its instruments as instrumentsStatus shows them.
  */
 import { createHash } from 'node:crypto';
 import { isTestArk } from '../../../shared/ark.js';
 import type { HarvestStatus } from '../../../shared/api.js';
 import type { Db } from '../db/open.js';
 import { cachedStatement } from '../db/statements.js';
+import { HISTORY_PROBLEM } from '../sync/history.js';
+import type { Instrument } from './config.js';
 import { arkConfig } from './records.js';
 
 /**
@@ -127,4 +129,27 @@ export function idleHarvestStatus(db: Db, now: number = Date.now()): HarvestStat
     ark: { ...ark, test: isTestArk(ark) },
     last_scan_at: null,
   };
+}
+
+/**
+ * The instruments as the status shows them: those harvested, each with what its last walk
+ * could not read (`problemOf`), then those waiting for their history (sync/history.ts).
+ */
+export function instrumentsStatus(
+  harvested: readonly Instrument[],
+  awaitingHistory: readonly Instrument[],
+  problemOf: (instrumentId: number) => string | null,
+): HarvestStatus['instruments'] {
+  return [
+    ...harvested.map((i) => ({ i, waiting: false })),
+    ...awaitingHistory.map((i) => ({ i, waiting: true })),
+  ].map(({ i, waiting }) => ({
+    name: i.name,
+    watch: i.watch.map((w) => w.path),
+    storage: i.storage_location
+      ? `${i.storage_location.name} (${i.storage_location.base_path})`
+      : null,
+    problem: waiting ? HISTORY_PROBLEM : problemOf(i.id),
+    waiting_for_history: waiting,
+  }));
 }

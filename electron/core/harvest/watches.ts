@@ -52,7 +52,7 @@ export class FolderWatches {
     }
   }
 
-  /** renew for every watched folder, one after the other (Harvester.renewWatches). */
+  /** renew for every watched folder, one after the other (timers.ts HarvestTimers.renew). */
   async renewAll(instruments: readonly Instrument[]): Promise<void> {
     for (const instrument of instruments) {
       for (const folder of instrument.watch) await this.renew(instrument, folder);
