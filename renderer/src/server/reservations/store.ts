@@ -49,15 +49,21 @@ function failure(error: unknown): string | null {
 const calendarReads = readOrder();
 const mineReads = readOrder();
 
+/** What the page holds before anyone's load, and again after a logout. */
+const empty = () =>
+  ({
+    targets: null,
+    mine: [],
+    target: null,
+    week: weekStartOf(new Date()),
+    calendar: [],
+    calendarOf: null,
+    error: null,
+    accountId: null,
+  }) satisfies Partial<ReservationsState>;
+
 export const useReservationsStore = create<ReservationsState>((set, get) => ({
-  targets: null,
-  mine: [],
-  target: null,
-  week: weekStartOf(new Date()),
-  calendar: [],
-  calendarOf: null,
-  error: null,
-  accountId: null,
+  ...empty(),
 
   async load(accountId) {
     if (get().accountId !== accountId) {
@@ -139,16 +145,7 @@ export const useReservationsStore = create<ReservationsState>((set, get) => ({
 onLogout(() => {
   calendarReads.forget();
   mineReads.forget();
-  useReservationsStore.setState({
-    accountId: null,
-    targets: null,
-    mine: [],
-    target: null,
-    week: weekStartOf(new Date()),
-    calendar: [],
-    calendarOf: null,
-    error: null,
-  });
+  useReservationsStore.setState(empty());
 });
 
 export const isCalendarOf = (state: ReservationsState): boolean =>
