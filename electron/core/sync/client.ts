@@ -14,6 +14,7 @@ import { failpoint, injected } from '../util/failpoint.js';
 import { nowIso } from '../util/ids.js';
 import { applyDelta, syncCursor, syncCursorMark } from './apply.js';
 import { Backoff } from './backoff.js';
+import { BadDeltaError, parseFacilityDelta } from './deltaSchema.js';
 import { pendingHistory, takeHistoryPage } from './history.js';
 import { noteRestored } from './restored.js';
 import { countStartsAnew, keepSent, resendLost, sentThrough } from './resend.js';
@@ -686,13 +687,16 @@ export class SyncClient {
         // What the server had acknowledged before this pull was sent: its answer cannot be
         // lower, unless it has lost records since (resend.ts).
         const sentBefore = sentThrough(this.db);
-        const { data } = await this.http.get<FacilityDelta>(SYNC_CHANGES_PATH, {
+        const answer = await this.http.get<unknown>(SYNC_CHANGES_PATH, {
           params: { cursor, wait, ...(mark === undefined ? {} : { mark }) },
           timeout: (wait + 15) * 1000,
           signal: this.abort.signal,
         });
         if (this.stopped) return;
         first = false;
+        // Checked whole before anything is applied: an answer that does not parse fails the
+        // pull (backoff, lastError naming the field), the cursor stays, nothing is stored.
+        const data = parseFacilityDelta(answer.data);
         const wasOnline = this.online;
         const summary = applyDelta(this.db, data);
         const restored =
@@ -753,6 +757,14 @@ export class SyncClient {
         this.startHistory();
       } catch (error) {
         if (this.stopped) return;
+        if (error instanceof BadDeltaError && error.message !== this.pullError) {
+          // Not a passing outage: the server sends what this station cannot read (a bug, or an
+          // incompatible version). Said once per new reason, not at each retry.
+          this.log.warn(
+            { problems: error.issues.slice(0, 10), count: error.issues.length },
+            "sync: the server's facility delta does not parse; nothing of it was applied",
+          );
+        }
         this.failed('pull', error);
         const delay = this.pullBackoff.fail();
         this.log.debug({ err: describe(error).message, retryInMs: delay }, 'sync: pull failed');

@@ -1,7 +1,8 @@
 /**
  * The station sync API in the OpenAPI document: the request schemas are the ones routes.ts
- * checks requests with; the answers (protocol.ts types) are written here as zod schemas for the
- * docs, kept to those types by the compiler.
+ * checks requests with; the delta and the reservation are the schemas the station parses them
+ * with (sync/deltaSchema.ts); the other answers (protocol.ts types) are written here as zod
+ * schemas for the docs, kept to those types by the compiler.
  */
 import { z } from 'zod';
 import {
@@ -15,8 +16,8 @@ import {
   type FacilityDelta,
   type SyncHistoryPage,
   type PushResult,
-  type SyncReservation,
 } from '../../sync/protocol.js';
+import { facilityDeltaSchema } from '../../sync/deltaSchema.js';
 import { detailResponse } from '../openapi/common.js';
 import type { ApiDocs, ResponseDoc } from '../openapi/registry.js';
 import { BAD_IDENTITY, KEY_IN_USE } from '../../sync/identity.js';
@@ -59,163 +60,6 @@ const pushResult = z
       .describe('The first record refused; it and those after it are to be sent again later.'),
   })
   .meta({ id: 'SyncPushResult' }) satisfies z.ZodType<PushResult>;
-
-const harvest = z.object({
-  storage_locations: z.array(
-    z.object({
-      uuid,
-      name: z.string(),
-      type: z.enum(['local', 'server']),
-      base_path: z.string(),
-      enabled: z.boolean(),
-    }),
-  ),
-  instruments: z.array(
-    z.object({
-      uuid,
-      name: z.string(),
-      description: z.string(),
-      tool_uuid: uuid,
-      watch: z.array(
-        z.object({ path: z.string(), include: z.array(z.string()), exclude: z.array(z.string()) }),
-      ),
-      stability_seconds: z.number(),
-      storage_location_uuid: uuid.nullable(),
-      destination_template: z.string(),
-      enabled: z.boolean(),
-    }),
-  ),
-  hooks: z.array(
-    z.object({
-      uuid,
-      name: z.string(),
-      trigger: z.enum(['pre_transfer', 'post_transfer']),
-      kind: z.string(),
-      config: z.record(z.string(), z.unknown()),
-      priority: z.number(),
-      instrument_uuid: uuid.nullable().describe('Null: every instrument of the station.'),
-      enabled: z.boolean(),
-    }),
-  ),
-  schedules: z.array(
-    z.object({
-      uuid,
-      instrument_uuid: uuid,
-      cron: z.string(),
-      timezone: z.string().nullable(),
-      enabled: z.boolean(),
-      version: z.int(),
-    }),
-  ),
-});
-
-export const reservationSchema = z
-  .object({
-    uuid,
-    id: z.int(),
-    tool_uuid: uuid.nullable().describe('Null: an area reservation.'),
-    area_name: z.string().nullable(),
-    target_name: z.string(),
-    user_uuid: uuid,
-    user_name: z.string(),
-    creator_uuid: uuid,
-    project_uuid: uuid.nullable(),
-    project_name: z.string().nullable(),
-    start: z.string(),
-    end: z.string(),
-    question_data: z.string().describe('The answers to the reservation questions, JSON text.'),
-  })
-  .meta({ id: 'SyncReservation' }) satisfies z.ZodType<SyncReservation>;
-
-const facilityDelta = z
-  .object({
-    cursor: z.int().min(0).describe('Send it back as `cursor` next time.'),
-    cursor_mark: z
-      .string()
-      .optional()
-      .describe(
-        'Send it back as `mark` with the cursor: it tells a restored server that the cursor ' +
-          'names another history.',
-      ),
-    full: z.boolean().describe('The whole facility (first pull, or a cursor the server reset).'),
-    acked_through: z
-      .int()
-      .min(1)
-      .optional()
-      .describe(
-        'The highest outbox id the server took from the data dir named by ' +
-          '`X-Labstation-Install` (the one holding the key): a data dir whose outbox never ' +
-          'made that id was restored from a backup, and fetches its instruments’ file records ' +
-          'before it harvests them again.',
-      ),
-    station: z.object({ uuid, name: z.string(), tool: z.string().nullable() }),
-    users: z.array(
-      z.object({
-        uuid,
-        username: z.string(),
-        email: z.string(),
-        first_name: z.string(),
-        last_name: z.string(),
-        badge_number: z.string().nullable(),
-        pin_hash: z.string().nullable(),
-        is_staff: z.boolean(),
-        is_active: z.boolean(),
-        projects: z.array(uuid),
-        qualified_tools: z.array(uuid),
-      }),
-    ),
-    projects: z.array(
-      z.object({
-        uuid,
-        name: z.string(),
-        application_identifier: z.string(),
-        active: z.boolean(),
-      }),
-    ),
-    tools: z.array(
-      z.object({
-        uuid,
-        name: z.string(),
-        pre_usage_questions: z.string().describe('The question list, as JSON text.'),
-        post_usage_questions: z.string().describe('The question list, as JSON text.'),
-        category: z.string(),
-        operational: z.boolean(),
-        visible: z.boolean(),
-      }),
-    ),
-    deleted: z.object({ users: z.array(uuid), projects: z.array(uuid), tools: z.array(uuid) }),
-    answers: z
-      .array(
-        z.object({
-          usage_uuid: uuid,
-          run_data: z.string(),
-          answered_at: z.string(),
-          answered_by_uuid: uuid.nullable(),
-        }),
-      )
-      .optional()
-      .describe('Post-usage answers given on the server that the station has not pushed back.'),
-    harvest: harvest.optional().describe('The harvest configuration, when it changed.'),
-    runs: z
-      .array(
-        z.object({
-          uuid,
-          instrument_uuid: uuid,
-          schedule_uuid: uuid.nullable(),
-          requested_at: z.string(),
-        }),
-      )
-      .optional()
-      .describe('Manual harvests asked for on the server, until the station starts them.'),
-    reservations: z
-      .array(reservationSchema)
-      .optional()
-      .describe(
-        "The station tool's reservations that have not ended (its own and those of areas " +
-          'holding it), all of them: sent when anything changed since the cursor.',
-      ),
-  })
-  .meta({ id: 'SyncFacilityDelta' }) satisfies z.ZodType<FacilityDelta>;
 
 const STATION = '6b1d0d4e-2f51-4c43-a6a1-0e0b8f2f6a11';
 const ALICE = '0c6f1b8e-8a0e-4f55-9d7e-2b8f0f3a4c21';
@@ -524,7 +368,7 @@ export function describeSyncApi(
     security: 'station',
     query: schemas.changesQuery,
     responses: withStationResponses({
-      200: { description: 'The delta.', schema: facilityDelta, example: deltaExample },
+      200: { description: 'The delta.', schema: facilityDeltaSchema, example: deltaExample },
       400: {
         description: 'A malformed parameter.',
         schema: z.record(z.string(), z.array(z.string())),

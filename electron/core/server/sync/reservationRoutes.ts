@@ -26,7 +26,8 @@ import type { Account } from '../auth.js';
 import type { ApiDocs } from '../openapi/registry.js';
 import { bookReservation, cancelReservation, HOLDS_TOOL_SQL } from '../reservations/book.js';
 import { mergedQuestions } from '../reservations/questionSets.js';
-import { reservationSchema, SYNC_TAG, withStationResponses } from './docs.js';
+import { syncReservationSchema } from '../../sync/deltaSchema.js';
+import { SYNC_TAG, withStationResponses } from './docs.js';
 import { syncedReservation } from './exportReservations.js';
 import { stationAuth } from './stationAuth.js';
 
@@ -288,7 +289,7 @@ function describe(docs: ApiDocs): void {
     responses: {
       200: {
         description: 'The reservation, as the delta lists it.',
-        schema: z.object({ reservation: reservationSchema }),
+        schema: z.object({ reservation: syncReservationSchema }),
         example: { reservation: reservationExample },
       },
       403: { description: 'The person is not qualified or deactivated.', schema: errorBody },
