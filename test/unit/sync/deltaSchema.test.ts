@@ -246,6 +246,14 @@ describe('parseFacilityDelta', () => {
     expect(parseFacilityDelta(sent)).toEqual(fullDelta());
   });
 
+  it('takes uuids in any form the server holds them, as the keys they are', () => {
+    const delta = fullDelta();
+    delta.projects[0].uuid = '9f3e2d1c4b5a4c6d8e7f0a1b2c3d4e5f';
+    delta.users[0].projects = ['9f3e2d1c4b5a4c6d8e7f0a1b2c3d4e5f'];
+    delta.station.uuid = 'B1D0D4E2-F514-C43A-6A10-E0B8F2F6A11C';
+    expect(parseFacilityDelta(structuredClone(delta))).toEqual(delta);
+  });
+
   it('keeps a hook config key named __proto__ as the own key JSON.parse made it', () => {
     const sent = JSON.parse(
       JSON.stringify(fullDelta()).replace('"fields":', '"__proto__":{"x":1},"fields":'),
@@ -325,8 +333,8 @@ describe('parseFacilityDelta', () => {
     ],
     [
       'deletions, a uuid',
-      (d) => put(d.deleted, 'users', ['alice']),
-      'deleted.users[0]: expected a uuid',
+      (d) => put(d.deleted, 'users', [12]),
+      'deleted.users[0]: Invalid input: expected string, received number',
     ],
     [
       'an answer',
@@ -375,8 +383,8 @@ describe('parseFacilityDelta', () => {
     ],
     [
       'a reservation, a uuid',
-      (d) => put(d.reservations![0], 'user_uuid', 'alice'),
-      'reservations[0].user_uuid: expected a uuid',
+      (d) => put(d.reservations![0], 'user_uuid', ''),
+      'reservations[0].user_uuid: Too small: expected string to have >=1 characters',
     ],
   ])('refuses a bad field in %s, naming it', (_section, spoil, problem) => {
     expect(problems(spoil)).toEqual([problem]);
