@@ -7,6 +7,8 @@
  *   With `wait`, the server holds the request up to S seconds (at most 30) until something
  *   newer than N exists, then answers; with nothing new it answers an empty delta, same cursor.
  *   Cursor 0 (or a cursor the server never issued) gets everything, with `full: true`.
+ *   The station parses the answer with the schema in deltaSchema.ts (kept identical to the
+ *   interfaces below by the compiler) and applies nothing of one that does not fit.
  *
  * Push (station -> server), the outbox rows in id order:
  *   POST /sync/push  { records: PushRecord[] }  ->  PushResult
