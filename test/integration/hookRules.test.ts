@@ -2,7 +2,8 @@
  * Which pre-transfer hooks apply to a file, through the real `labstation harvest --once`: a
  * hook scoped to another instrument or disabled does not run, a glob is matched against the
  * path in the watched folder, size rules bound a skip, and hooks run in priority order (the
- * first skip decides, later redirects override earlier ones field by field).
+ * first skip decides, later redirects override earlier ones field by field), for big files
+ * copied on their own as for small ones copied in batches.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -190,5 +191,32 @@ describe('pre-transfer hooks', () => {
       destination_path: join(dirs.other, 'later', 'frame.raw'),
     });
     expect(byName.get('plain.txt')?.destination_path).toBe(join(dirs.dest, 'sem-1', 'plain.txt'));
+  });
+
+  it('redirect a big file, copied on its own, as they redirect small files copied in a batch', async () => {
+    const dirs = await twoInstruments([
+      {
+        name: 'raw-aside',
+        trigger: 'pre_transfer',
+        kind: 'redirect',
+        config: {
+          glob: '*.raw',
+          destination_template: 'raw/{filename}',
+          storage_location: 'other',
+        },
+      },
+    ]);
+    // 4 MiB and more: no batch (batch.ts BATCH_DURABILITY_BELOW), transfer.ts places it.
+    writeFileSync(join(dirs.src, 'big.raw'), Buffer.alloc(4 * 1024 * 1024 + 1, 7));
+    writeFileSync(join(dirs.src, 'small.raw'), 'raw bytes');
+    const byName = await harvested(dirs.data);
+    expect(byName.get('big.raw')).toMatchObject({
+      status: 'completed',
+      destination_path: join(dirs.other, 'raw', 'big.raw'),
+    });
+    expect(byName.get('small.raw')).toMatchObject({
+      status: 'completed',
+      destination_path: join(dirs.other, 'raw', 'small.raw'),
+    });
   });
 });
