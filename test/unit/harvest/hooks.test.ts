@@ -197,6 +197,21 @@ describe('post-transfer hooks', () => {
       run_data: { experiment_title: 'answered after' },
     });
   });
+  it('usage_context: a usage made on another station as the server described it; none when not to trust', async () => {
+    const elsewhere = {
+      usage_event: 'e-remote',
+      start: '2026-01-01T00:00:00.000Z',
+      user: { username: 'grace' },
+      project: { name: 'Anodes' },
+    };
+    const remote = copied('scan.dat', 'data', { usage_elsewhere: JSON.stringify(elsewhere) });
+    const hooks = [hook('ctx', 'usage_context')];
+    expect(await runPostTransferHooks(hooks, remote.ctx)).toEqual({ usage_context: elsewhere });
+    const untrusted = copied('scan.dat', 'data', {
+      usage_elsewhere: JSON.stringify({ ...elsewhere, project: 'Anodes' }),
+    });
+    expect(await runPostTransferHooks(hooks, untrusted.ctx)).toEqual({ usage_context: null });
+  });
 });
 
 describe('pre-transfer hooks', () => {
