@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { dirname } from 'node:path';
+import type { z } from 'zod';
 import {
   apiSchemas,
   isApiName,
@@ -21,8 +22,12 @@ import {
   SYNC_RESERVATION_CANCEL_PATH,
   SYNC_RESERVATION_FORM_PATH,
   SYNC_RESERVATIONS_PATH,
-  type SyncReservation,
 } from '../sync/protocol.js';
+import {
+  bookedReservationSchema,
+  cancelledReservationSchema,
+  reservationFormSchema,
+} from '../sync/answerSchema.js';
 import { AppError } from '../util/errors.js';
 import { nowIso } from '../util/ids.js';
 import { createLogger, type Logger } from '../util/log.js';
@@ -75,11 +80,14 @@ export interface SyncControl {
   status(): SyncStatus | null;
   settings(): StationSettingsView['sync'];
   configure(input: { server: string | null; key?: string | undefined }): Promise<void>;
-  /** A request only the server can answer (booking); AppError `unavailable` when offline. */
+  /**
+   * A request only the server can answer (booking), its answer checked with `schema`; AppError
+   * `unavailable` when offline or when the answer does not fit.
+   */
   request<T>(
     method: 'GET' | 'POST',
     path: string,
-    options?: { params?: Record<string, string>; body?: unknown },
+    options: { params?: Record<string, string>; body?: unknown; schema: z.ZodType<T> },
   ): Promise<T>;
 }
 
@@ -596,22 +604,18 @@ export class Station {
       'reservations.form': async ({ project }) => {
         this.actor();
         const projectRow = findProject(db, project);
-        return await this.server().request<ApiResult<'reservations.form'>>(
-          'GET',
-          SYNC_RESERVATION_FORM_PATH,
-          { params: { project_uuid: projectRow.uuid } },
-        );
+        return await this.server().request('GET', SYNC_RESERVATION_FORM_PATH, {
+          params: { project_uuid: projectRow.uuid },
+          schema: reservationFormSchema,
+        });
       },
       'reservations.book': async ({ project, start, end, answers }) => {
         const actor = this.actor();
         const projectRow = findProject(db, project);
-        const { reservation } = await this.server().request<{ reservation: SyncReservation }>(
-          'POST',
-          SYNC_RESERVATIONS_PATH,
-          {
-            body: { user_uuid: actor.uuid, project_uuid: projectRow.uuid, start, end, answers },
-          },
-        );
+        const { reservation } = await this.server().request('POST', SYNC_RESERVATIONS_PATH, {
+          body: { user_uuid: actor.uuid, project_uuid: projectRow.uuid, start, end, answers },
+          schema: bookedReservationSchema,
+        });
         // Listed at once; the next pull brings the same record.
         storeStationReservation(db, reservation);
         this.emit({ type: 'reservations.changed' });
@@ -619,8 +623,10 @@ export class Station {
       },
       'reservations.cancel': async ({ uuid }) => {
         const actor = this.actor();
+        // Dropped here only once the server says it cancelled it.
         await this.server().request('POST', SYNC_RESERVATION_CANCEL_PATH, {
           body: { user_uuid: actor.uuid, reservation_uuid: uuid },
+          schema: cancelledReservationSchema,
         });
         dropStationReservation(db, uuid);
         this.emit({ type: 'reservations.changed' });

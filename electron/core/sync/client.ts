@@ -1,4 +1,5 @@
 import axios, { type AxiosInstance } from 'axios';
+import type { z } from 'zod';
 import type { CoreEvent } from '../../../shared/api.js';
 import { CLOCK_SKEW_WARN_SECONDS, clockSkewWarning } from '../../../shared/clock.js';
 import type { Db } from '../db/open.js';
@@ -14,6 +15,12 @@ import { failpoint, injected } from '../util/failpoint.js';
 import { nowIso } from '../util/ids.js';
 import { applyDelta, syncCursor, syncCursorMark } from './apply.js';
 import { Backoff } from './backoff.js';
+import {
+  BadAnswerError,
+  historyPageSchema,
+  parseAnswer,
+  pushResultSchema,
+} from './answerSchema.js';
 import { BadDeltaError, parseFacilityDelta } from './deltaSchema.js';
 import { pendingHistory, takeHistoryPage } from './history.js';
 import { noteRestored } from './restored.js';
@@ -24,10 +31,8 @@ import {
   SYNC_HARVEST_HISTORY_PATH,
   SYNC_PUSH_PATH,
   type FacilityDelta,
-  type SyncHistoryPage,
   type PushKind,
   type PushRecord,
-  type PushResult,
 } from './protocol.js';
 
 export interface SyncState {
@@ -369,25 +374,25 @@ export class SyncClient {
 
   /**
    * A request of the station UI that only the server can answer (booking): the server's own
-   * error (code, message, details) is rethrown as such; no answer at all is `unavailable`.
+   * error (code, message, details) is rethrown as such; no answer at all is `unavailable`, and
+   * so is an answer that does not fit `schema` (nothing of it reaches the caller).
    */
   async request<T>(
     method: 'GET' | 'POST',
     path: string,
-    options: { params?: Record<string, string>; body?: unknown } = {},
+    options: { params?: Record<string, string>; body?: unknown; schema: z.ZodType<T> },
   ): Promise<T> {
     if (this.stopped) throw new AppError('unavailable', 'the server link is being restarted');
+    let answer: unknown;
     try {
-      const { data } = await this.http.request<T>({
+      ({ data: answer } = await this.http.request<unknown>({
         method,
         url: path,
         params: options.params,
         data: options.body,
         timeout: 15_000,
         signal: this.abort.signal,
-      });
-      this.succeeded();
-      return data;
+      }));
     } catch (error) {
       const body = axios.isAxiosError(error)
         ? (error.response?.data as { code?: unknown; message?: unknown; details?: unknown })
@@ -417,6 +422,29 @@ export class SyncClient {
         `cannot reach the server now (${message}); try again later`,
       );
     }
+    // Checked before the caller stores or shows any of it: an answer this station cannot read
+    // (a bug, another version, a proxy's page) fails as the server being away does.
+    let data: T;
+    try {
+      data = parseAnswer(
+        options.schema,
+        answer,
+        `answer to ${method} ${path}`,
+        'nothing of it used',
+      );
+    } catch (error) {
+      const problems = error instanceof BadAnswerError ? error.issues : [];
+      this.log.warn(
+        { path, problems: problems.slice(0, 10), count: problems.length },
+        "sync: the server's answer does not parse; nothing of it was used",
+      );
+      throw new AppError(
+        'unavailable',
+        `${error instanceof Error ? error.message : String(error)}; try again later`,
+      );
+    }
+    this.succeeded();
+    return data;
   }
 
   /** Pushes soon: called after each outbox write (through the station's events) and on a tick. */
@@ -563,9 +591,9 @@ export class SyncClient {
         // What the server had acknowledged before this batch: its count cannot be lower,
         // unless it has lost records since (resend.ts).
         const sentBefore = sentThrough(this.db);
-        let data: PushResult;
+        let answer: unknown;
         try {
-          ({ data } = await this.http.post<PushResult>(
+          ({ data: answer } = await this.http.post<unknown>(
             SYNC_PUSH_PATH,
             { records },
             { signal: this.abort.signal },
@@ -589,10 +617,14 @@ export class SyncClient {
           continue;
         }
         if (this.stopped) return;
+        // Checked whole before any row is deleted: an answer that does not parse fails the push
+        // (backoff, pushError naming the field), and the batch goes again; the server takes a
+        // record sent twice as once.
+        const data = parseAnswer(pushResultSchema, answer, 'push answer', 'no outbox row deleted');
         this.succeeded();
         failpoint('sync.push.before-ack');
         const sent = new Set(rows.map((r) => r.id));
-        const acked = (Array.isArray(data.acked) ? data.acked : []).filter((id) => sent.has(id));
+        const acked = data.acked.filter((id) => sent.has(id));
         // Before this batch is kept: what the server lost is what it had before it.
         if (data.acked_before === null) countStartsAnew(this.db, sentBefore);
         else if (typeof data.acked_before === 'number') {
@@ -601,7 +633,7 @@ export class SyncClient {
         // Kept a while: a server restored from a backup gets them again (resend.ts).
         this.db.transaction(() => keepSent(this.db, acked))();
         this.releaseWaiting(rows.filter((r) => acked.includes(r.id)).map((r) => r.record_uuid));
-        for (const id of data.stale ?? []) {
+        for (const id of data.stale) {
           const row = rows.find((r) => r.id === id);
           // A newer version of the record in the same batch, taken: this one is a resend whose
           // answer was lost, and the server already had the newer one from it.
@@ -651,6 +683,13 @@ export class SyncClient {
       }
     } catch (error) {
       if (this.stopped) return;
+      if (error instanceof BadAnswerError && error.message !== this.pushError) {
+        // Not a passing outage: said once per new reason, not at each retry.
+        this.log.warn(
+          { problems: error.issues.slice(0, 10), count: error.issues.length },
+          "sync: the server's push answer does not parse; no outbox row was deleted",
+        );
+      }
       this.failed('push', error);
       const delay = this.pushBackoff.fail();
       this.log.debug({ err: describe(error).message, retryInMs: delay }, 'sync: push failed');
@@ -808,12 +847,21 @@ export class SyncClient {
       let taken = 0;
       try {
         for (;;) {
-          const { data } = await this.http.get<SyncHistoryPage>(SYNC_HARVEST_HISTORY_PATH, {
+          const { data: answer } = await this.http.get<unknown>(SYNC_HARVEST_HISTORY_PATH, {
             params: { instrument: pending.uuid, after },
             timeout: 60_000,
             signal: this.abort.signal,
           });
           if (this.stopped) return;
+          // Checked whole before any of it is stored: a page that does not parse fails the
+          // fetch as an unreachable server does (shown, logged, tried again after the next
+          // pull from the page it stopped at).
+          const data = parseAnswer(
+            historyPageSchema,
+            answer,
+            'history page',
+            'nothing of it taken',
+          );
           taken += data.files.length;
           if (takeHistoryPage(this.db, pending.instrumentId, data)) break;
           after = data.next ?? after;

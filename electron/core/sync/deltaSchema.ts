@@ -41,14 +41,14 @@ import type {
  * refusing the delta for that would stop the whole facility from reaching the station over a
  * difference it does not care about. Documented as what the server makes (format uuid).
  */
-const uuid = z.string().min(1).meta({ format: 'uuid' });
+export const uuid = z.string().min(1).meta({ format: 'uuid' });
 
 /**
  * A JSON object kept as it came: `z.record` rebuilds the object by assignment, which turns a
  * key `__proto__` (JSON.parse makes it an own key) into the new object's prototype and loses
  * it. Described as an object in the API docs.
  */
-const jsonObject = z
+export const jsonObject = z
   .custom<Record<string, unknown>>(
     (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
     { message: 'expected an object' },
@@ -217,7 +217,7 @@ export const facilityDeltaSchema = z
  * or nullable in one only, makes them differ), else false: assignability both ways would miss
  * an optional property one side lacks.
  */
-type Same<A, B> =
+export type Same<A, B> =
   (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 
 // Compile-time: each part of the schema reads as exactly its protocol.ts interface. A field

@@ -4,6 +4,7 @@
  * station's settings) and used at every start. Changing them restarts the sync client.
  */
 import axios from 'axios';
+import type { z } from 'zod';
 import type { SyncStatus } from '../../../shared/api.js';
 import { getSetting, setSetting } from '../station/settings.js';
 import type { Station, SyncControl } from '../station/station.js';
@@ -71,7 +72,7 @@ export class SyncLink implements SyncControl {
   request<T>(
     method: 'GET' | 'POST',
     path: string,
-    options?: { params?: Record<string, string>; body?: unknown },
+    options: { params?: Record<string, string>; body?: unknown; schema: z.ZodType<T> },
   ): Promise<T> {
     if (!this.client) {
       return Promise.reject(

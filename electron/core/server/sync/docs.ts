@@ -1,8 +1,8 @@
 /**
  * The station sync API in the OpenAPI document: the request schemas are the ones routes.ts
- * checks requests with; the delta and the reservation are the schemas the station parses them
- * with (sync/deltaSchema.ts); the other answers (protocol.ts types) are written here as zod
- * schemas for the docs, kept to those types by the compiler.
+ * checks requests with; the answers are described by the schemas the station parses them with
+ * (sync/deltaSchema.ts for the delta, sync/answerSchema.ts for the push answer and the history
+ * page), kept to the protocol.ts types by the compiler.
  */
 import { z } from 'zod';
 import {
@@ -18,48 +18,13 @@ import {
   type PushResult,
 } from '../../sync/protocol.js';
 import { facilityDeltaSchema } from '../../sync/deltaSchema.js';
+import { historyPageSchema, pushResultSchema } from '../../sync/answerSchema.js';
 import { detailResponse } from '../openapi/common.js';
 import type { ApiDocs, ResponseDoc } from '../openapi/registry.js';
 import { BAD_IDENTITY, KEY_IN_USE } from '../../sync/identity.js';
 import { STATION_THROTTLED } from './stationAuth.js';
 
 export const SYNC_TAG = 'Station sync';
-
-const uuid = z.uuid();
-
-const pushResult = z
-  .object({
-    acked: z.array(z.int()).describe('Outbox ids stored (or already held): delete exactly these.'),
-    acked_before: z
-      .int()
-      .nullable()
-      .optional()
-      .describe(
-        'The highest outbox id taken from this data dir before this batch (null: none yet). ' +
-          'A station that had more acknowledged sends again what the server lost.',
-      ),
-    stale: z
-      .array(z.int())
-      .describe('Among `acked`: older versions than the server holds, kept out.'),
-    error: z
-      .object({
-        id: z.int(),
-        kind: z.string(),
-        uuid: z.string(),
-        code: z.string().describe('unknown_reference, invalid, forbidden or conflict.'),
-        detail: z.string(),
-        missing: z
-          .object({ table: z.string(), uuid: z.string() })
-          .optional()
-          .describe(
-            'With unknown_reference: the record the server lacks (usage_events, harvest_files, ' +
-              'users, ...). A station that made it pushes it again.',
-          ),
-      })
-      .nullable()
-      .describe('The first record refused; it and those after it are to be sent again later.'),
-  })
-  .meta({ id: 'SyncPushResult' }) satisfies z.ZodType<PushResult>;
 
 const STATION = '6b1d0d4e-2f51-4c43-a6a1-0e0b8f2f6a11';
 const ALICE = '0c6f1b8e-8a0e-4f55-9d7e-2b8f0f3a4c21';
@@ -145,57 +110,6 @@ const pushExample = {
     },
   ],
 };
-
-const historyTransfer = z.object({
-  uuid,
-  status: z.enum(['completed', 'skipped', 'failed']),
-  storage_location_uuid: uuid.nullable(),
-  destination_path: z.string().nullable(),
-  bytes_transferred: z.int().min(0),
-  dest_checksum: z.string().nullable(),
-  checksum_verified: z.boolean(),
-  started_at: z.string(),
-  completed_at: z.string().nullable(),
-  error: z.string(),
-  note: z.string(),
-});
-
-const historyPage = z
-  .object({
-    files: z.array(
-      z.object({
-        id: z.int().describe("The server's id."),
-        uuid,
-        persistent_id: z.string(),
-        persistent_id_type: z.string(),
-        watch_path: z.string(),
-        source_path: z.string(),
-        relative_path: z.string(),
-        filename: z.string(),
-        size: z.int().min(0),
-        mtime_ms: z.number(),
-        xxhash: z.string().nullable(),
-        hash_algorithm: z.string(),
-        first_discovered_at: z.string(),
-        usage_event_uuid: uuid.nullable(),
-        usage_context: z
-          .record(z.string(), z.unknown())
-          .nullable()
-          .optional()
-          .describe(
-            'The usage the file was made during, as the `usage_context` hook describes it ' +
-              '(usage_event, tool, start, end, user, project, answers, experiments), for a ' +
-              'station that does not hold it; null without a usage.',
-          ),
-        metadata_: z.record(z.string(), z.unknown()),
-        state: z.enum(['waiting', 'failed', 'done', 'gone']),
-        updated_at: z.string(),
-        transfers: z.array(historyTransfer),
-      }),
-    ),
-    next: z.int().nullable().describe('`after` for the next page; null after the last.'),
-  })
-  .meta({ id: 'SyncHistoryPage' }) satisfies z.ZodType<SyncHistoryPage>;
 
 const historyExample: SyncHistoryPage = {
   files: [
@@ -345,7 +259,7 @@ export function describeSyncApi(
     responses: withStationResponses({
       200: {
         description: 'What was stored.',
-        schema: pushResult,
+        schema: pushResultSchema,
         example: { acked: [7], stale: [], error: null, acked_before: 6 } satisfies PushResult,
       },
       400: detailResponse(
@@ -391,7 +305,11 @@ export function describeSyncApi(
     security: 'station',
     query: schemas.historyQuery,
     responses: withStationResponses({
-      200: { description: 'A page of records.', schema: historyPage, example: historyExample },
+      200: {
+        description: 'A page of records.',
+        schema: historyPageSchema,
+        example: historyExample,
+      },
       400: {
         description: 'A malformed parameter.',
         schema: z.record(z.string(), z.array(z.string())),

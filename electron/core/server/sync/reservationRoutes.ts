@@ -26,7 +26,11 @@ import type { Account } from '../auth.js';
 import type { ApiDocs } from '../openapi/registry.js';
 import { bookReservation, cancelReservation, HOLDS_TOOL_SQL } from '../reservations/book.js';
 import { mergedQuestions } from '../reservations/questionSets.js';
-import { syncReservationSchema } from '../../sync/deltaSchema.js';
+import {
+  bookedReservationSchema,
+  cancelledReservationSchema,
+  reservationFormSchema,
+} from '../../sync/answerSchema.js';
 import { SYNC_TAG, withStationResponses } from './docs.js';
 import { syncedReservation } from './exportReservations.js';
 import { stationAuth } from './stationAuth.js';
@@ -250,12 +254,7 @@ function describe(docs: ApiDocs): void {
     responses: {
       200: {
         description: 'The merged form.',
-        schema: z.object({
-          sets: z.array(z.object({ id: z.int(), name: z.string() })),
-          questions: z
-            .array(z.record(z.string(), z.unknown()))
-            .describe('Questions in the language of the usage questions.'),
-        }),
+        schema: reservationFormSchema,
         example: {
           sets: [{ id: 1, name: 'Experiment' }],
           questions: [
@@ -289,7 +288,7 @@ function describe(docs: ApiDocs): void {
     responses: {
       200: {
         description: 'The reservation, as the delta lists it.',
-        schema: z.object({ reservation: syncReservationSchema }),
+        schema: bookedReservationSchema,
         example: { reservation: reservationExample },
       },
       403: { description: 'The person is not qualified or deactivated.', schema: errorBody },
@@ -310,7 +309,7 @@ function describe(docs: ApiDocs): void {
     responses: {
       200: {
         description: 'Cancelled.',
-        schema: z.object({ cancelled: z.boolean(), id: z.int(), uuid }),
+        schema: cancelledReservationSchema,
         example: { cancelled: true, id: 311, uuid: RESERVATION },
       },
       403: { description: 'This person may not cancel it.', schema: errorBody },
