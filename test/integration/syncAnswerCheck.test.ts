@@ -5,7 +5,8 @@
  * talk to it through an HTTP proxy that spoils those answers: a spoiled history page leaves no
  * file record and the instrument still waiting, a spoiled push answer deletes no outbox row;
  * each is named in lastError (field and rule) and retried, and the good answer afterwards is
- * taken as usual.
+ * taken as usual. A spoiled reservation form reaches the caller as `unavailable`, naming the
+ * question and rule.
  */
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
@@ -18,9 +19,18 @@ import { createServerApp } from '../../electron/core/server/app.js';
 import { Station } from '../../electron/core/station/station.js';
 import { enqueue } from '../../electron/core/station/outbox.js';
 import { syncCursor } from '../../electron/core/sync/apply.js';
-import { historyPageSchema, parseAnswer } from '../../electron/core/sync/answerSchema.js';
+import {
+  historyPageSchema,
+  parseAnswer,
+  reservationFormSchema,
+} from '../../electron/core/sync/answerSchema.js';
 import { SyncClient } from '../../electron/core/sync/client.js';
-import type { PushResult, SyncHistoryPage } from '../../electron/core/sync/protocol.js';
+import {
+  SYNC_RESERVATION_FORM_PATH,
+  type PushResult,
+  type SyncHistoryPage,
+} from '../../electron/core/sync/protocol.js';
+import { AppError } from '../../electron/core/util/errors.js';
 import { newUuid } from '../../electron/core/util/ids.js';
 import { createLogger } from '../../electron/core/util/log.js';
 import { tempDir, waitFor } from './helpers.js';
@@ -326,5 +336,47 @@ describe("the server's push answer", () => {
     expect(db.prepare('SELECT count(*) FROM usage_events WHERE tool_id = ?').pluck().get(AFM)).toBe(
       2,
     );
+  });
+});
+
+describe("the server's answers to booking at a station", () => {
+  it('spoiled, reach the caller as unavailable naming the field; the good one as it came', async () => {
+    let spoil: ((form: Record<string, unknown>) => void) | null = (form) => {
+      form.questions = [{ type: 'radio', name: 'data_consent', title: 'May we?' }];
+    };
+    const proxy = await spoilingProxy(
+      SYNC_RESERVATION_FORM_PATH,
+      () => spoil,
+      () => undefined,
+    );
+    cleanup.push(() => proxy.close());
+    // A key of its own: the SEM one is held by the station of the history test.
+    const account = createStationAccount(db, { name: 'sem-bench', tool: SEM });
+    const { station, client, warnings } = stationVia(proxy, account.key);
+    cleanup.push(() => station.close());
+    cleanup.push(() => client.stop());
+    const form = (): Promise<unknown> =>
+      client.request('GET', SYNC_RESERVATION_FORM_PATH, {
+        params: { project_uuid: id.project },
+        schema: reservationFormSchema,
+      });
+
+    const refused = await form().then(
+      () => null,
+      (error: unknown) => error,
+    );
+    expect(refused).toBeInstanceOf(AppError);
+    expect((refused as AppError).code).toBe('unavailable');
+    expect((refused as AppError).message).toBe(
+      "the server's answer to GET /sync/reservations/form does not parse, nothing of it used: " +
+        'questions: data_consent.choices: Question "data_consent": property "choices" is ' +
+        'missing; a radio question needs at least one choice; try again later',
+    );
+    expect(warnings.map((w) => w.msg)).toContain(
+      "sync: the server's answer does not parse; nothing of it was used",
+    );
+
+    spoil = null;
+    expect(await form()).toEqual({ sets: [], questions: [] });
   });
 });
