@@ -8,7 +8,9 @@
  *   newer than N exists, then answers; with nothing new it answers an empty delta, same cursor.
  *   Cursor 0 (or a cursor the server never issued) gets everything, with `full: true`.
  *   The station parses the answer with the schema in deltaSchema.ts (kept identical to the
- *   interfaces below by the compiler) and applies nothing of one that does not fit.
+ *   interfaces below by the compiler) and applies nothing of one that does not fit. The push
+ *   answer, history pages and booking answers are parsed likewise (answerSchema.ts): nothing of
+ *   one that does not fit is stored, and no outbox row is deleted.
  *
  * Push (station -> server), the outbox rows in id order:
  *   POST /sync/push  { records: PushRecord[] }  ->  PushResult
