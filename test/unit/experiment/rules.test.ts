@@ -54,11 +54,26 @@ const BROKEN: [AttemptReason, string][] = [
   ['not_an_object', '["Agree"]'],
   ['missing_field', good('x', { experiment_title: undefined })],
   ['missing_field', good('', {})],
+  // A text of spaces alone is no answer either.
+  ['missing_field', good('   ', {})],
+  ['missing_field', good('x', { experiment_purpose: undefined })],
+  ['missing_field', good('x', { project_id: null })],
   ['missing_field', good('x', { sample_group: [] })],
   ['missing_field', good('x', { sample_group: [{ sample_or_pid: 'PID' }] })],
   ['wrong_type', good('x', { experiment_purpose: ['a'] })],
   ['wrong_type', good('x', { sample_group: 'steel' })],
   ['wrong_type', good('x', { sample_group: ['steel A'] })],
+  // Keyed by anything but "0", "1", ...: not NEMO's group of repetitions.
+  [
+    'wrong_type',
+    good('x', { sample_group: { first: { sample_name: 's', sample_or_pid: 'PID' } } }),
+  ],
+  [
+    'wrong_type',
+    good('x', {
+      sample_group: [{ sample_name: 's', sample_or_pid: 'PID', sample_elements: ['Fe', 26] }],
+    }),
+  ],
   ['wrong_type', good('x', { sample_group: [{ sample_name: 's', sample_or_pid: 'Batch' }] })],
   ['wrong_type', good('x', { data_consent: 1 })],
   ['consent_missing', good('x', { data_consent: undefined })],
@@ -211,6 +226,9 @@ describe('rule 2: the reservation with the largest overlap', () => {
     const area = reservation({ id: 9, tool: null, area: 5 });
     expect(matchReservation(usage(), [area])).toBeNull();
     expect(matchReservation(usage(), [area], { toolAreas: [5] })?.match.id).toBe(9);
+    // A reservation of another tool is not this tool's, whatever area it also names.
+    const otherTool = reservation({ id: 10, tool: 4, area: 5 });
+    expect(matchReservation(usage(), [otherTool], { toolAreas: [5] })).toBeNull();
   });
 
   it('breaks an overlap tie by the start nearest the usage, then the lower id, in any order', () => {
@@ -342,6 +360,39 @@ describe('samples and answer shapes', () => {
     );
     expect(result.ok && result.record.source).toBe('pre_run_data');
     expect(result.attempts[0]).toMatchObject({ reason: 'consent_missing' });
+  });
+
+  it('keeps texts and element symbols without the spaces around them', () => {
+    const result = buildExperimentRecord(
+      usage({
+        run_data: good(' Title ', {
+          experiment_purpose: ' imaging\n',
+          project_id: ' P-1 ',
+          sample_group: [
+            {
+              sample_name: ' steel A ',
+              sample_or_pid: ' Sample Name ',
+              sample_details: ' polished ',
+              sample_elements: [' Fe', 'C ', '  '],
+            },
+          ],
+        }),
+      }),
+      [],
+    );
+    expect(result.ok && result.record).toMatchObject({
+      experiment_title: 'Title',
+      experiment_purpose: 'imaging',
+      project_id: 'P-1',
+      samples: [
+        {
+          sample_name: 'steel A',
+          sample_or_pid: 'Sample Name',
+          sample_details: 'polished',
+          sample_elements: ['Fe', 'C'],
+        },
+      ],
+    });
   });
 
   it('reads a project id given as a number as text', () => {
