@@ -9,6 +9,7 @@ import {
   matchesQuery,
   parseMetadata,
   removeGroup,
+  renameField,
 } from '../../../shared/metadata/index.js';
 import type { EditResult, MetadataDoc } from '../../../shared/metadata/index.js';
 
@@ -111,4 +112,56 @@ describe('url values', () => {
       expect(problems.map((problem) => problem.code)).toEqual(['invalid_url']);
     },
   );
+});
+
+describe('date values', () => {
+  // Mutation: every fourth year a leap year, centuries too (1900 was none, 2000 was one).
+  it.each([
+    ['2024-02-29', []],
+    ['2000-02-29', []],
+    ['1900-02-29', ['invalid_date']],
+    ['2023-02-29', ['invalid_date']],
+  ])('%s gives %j', (value, codes) => {
+    const { problems } = docResult({ F: { type: 'date', value } });
+    expect(problems.map((problem) => problem.code)).toEqual(codes);
+  });
+});
+
+describe('number values written with spaces', () => {
+  // Mutation: reading numeric text without trimming it, so " 12 " was not a number.
+  it('reads " 12 " as the number 12, in checks and in a number range', () => {
+    const doc = docOf({ extra_fields: { Mass: { type: 'number', value: ' 12 ' } } });
+    expect(docResult({ Mass: { type: 'number', value: ' 12 ' } }).problems).toEqual([]);
+    expect(matchesQuery(doc, { kind: 'numberBetween', field: 'Mass', min: 12, max: 12 })).toBe(
+      true,
+    );
+  });
+});
+
+describe('renaming a field', () => {
+  // Mutation: refusing an empty new name but not one of spaces alone.
+  it('refuses a name of spaces alone', () => {
+    const doc = docOf({ extra_fields: { Colour: { value: 'red' } } });
+    const result = renameField(doc, 'Colour', '   ');
+    expect(!result.ok && result.problems.map((problem) => problem.code)).toEqual(['empty_name']);
+  });
+});
+
+describe('display order', () => {
+  // Mutation: dropping "a field with a position before one without" (only the reverse kept).
+  it('shows fields with a position before those without, whatever their names', () => {
+    const doc = docOf({
+      extra_fields: {
+        A: { value: '' },
+        Z: { value: '', position: 3 },
+        B: { value: '' },
+        Y: { value: '', position: 1 },
+      },
+    });
+    expect(fieldsInDisplayOrder(doc).map((field) => field.name)).toEqual(['Y', 'Z', 'A', 'B']);
+    const reversed = docOf({
+      extra_fields: { Z: { value: '', position: 3 }, B: { value: '' }, A: { value: '' } },
+    });
+    expect(fieldsInDisplayOrder(reversed).map((field) => field.name)).toEqual(['Z', 'A', 'B']);
+  });
 });
