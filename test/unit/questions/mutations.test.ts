@@ -351,3 +351,13 @@ describe('choices', () => {
     ]);
   });
 });
+
+describe('precision places', () => {
+  // Mutation: reading a number_float's precision without its upper bound (20 places, as for
+  // formulas and round()).
+  it('refuses a precision of a number_float above 20 places', () => {
+    expect(parseQuestions([{ type: 'number_float', name: 'f', precision: 20 }]).ok).toBe(true);
+    const result = parseQuestions([{ type: 'number_float', name: 'f', precision: 21 }]);
+    expect(!result.ok && result.problems.map((problem) => problem.path)).toEqual(['f.precision']);
+  });
+});
