@@ -1,8 +1,9 @@
 /** Real folders and a real station data dir for the harvest tests. */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { openStationDatabase } from '../../electron/core/station/database.js';
 import type { HarvestFileView, HarvestTransferView } from '../../shared/api.js';
 import { importBundle, runCli, tempDir } from './helpers.js';
 
@@ -25,6 +26,25 @@ export interface SetupOptions {
   dest?: string;
   /** The station's data dir, relative to the root (default `data`; `src/…` puts it in the watch). */
   data?: string;
+}
+
+let emptyDatabase: string | undefined;
+
+/**
+ * The database of a new station data dir, migrated and holding nothing, made once per test
+ * file by the code every command opens a data dir with (openStationDatabase). Each setup
+ * starts from a copy: making the schema, a commit per migration with synchronous=FULL, is
+ * about 1 s of each `labstation import` into an empty folder on the CI box, and
+ * harvest.test.ts alone sets up over 60 data dirs. The import into the copy is the real
+ * command, as before.
+ */
+function emptyStationDatabase(): string {
+  if (emptyDatabase === undefined) {
+    const dir = join(tempDir('labstation-empty-'), 'data');
+    openStationDatabase(dir).close();
+    emptyDatabase = join(dir, 'labstation.db');
+  }
+  return emptyDatabase;
 }
 
 /** Makes source and destination folders and imports a one-instrument station bundle. */
@@ -57,6 +77,9 @@ export async function setupHarvest(options: SetupOptions = {}): Promise<HarvestD
     hooks: options.hooks ?? [],
     schedules: options.schedules ?? [],
   };
+  // A new data dir as the command makes it (owner only), its database the empty one's copy.
+  mkdirSync(dirs.data, { recursive: true, mode: 0o700 });
+  copyFileSync(emptyStationDatabase(), join(dirs.data, 'labstation.db'));
   const imported = await importBundle(dirs.data, bundle);
   if (imported.code !== 0) throw new Error(`import failed: ${imported.stderr}${imported.stdout}`);
   return dirs;
