@@ -1940,8 +1940,16 @@ describe('harvest in a running station', () => {
     // Slowed to 12 ms per MiB: 32 MiB takes about 0.4 s; two copies run at once (the default).
     station = await startStation(dirs.data, { LABSTATION_INJECT: 'harvest.slow-copy' });
     const st = station;
+    // Written beside the watched folder and moved in together, so all six are stable at once
+    // and four must wait for a slot. Written one after the other into it, each took longer
+    // than a copy on a quiet box, so a slot was always free and none ever waited.
+    const staging = join(dirs.root, 'staging');
+    mkdirSync(staging);
     for (let i = 0; i < 6; i += 1) {
-      writeFileSync(join(dirs.src, `movie-${i}.mrc`), randomBytes(32 * 1024 * 1024));
+      writeFileSync(join(staging, `movie-${i}.mrc`), randomBytes(32 * 1024 * 1024));
+    }
+    for (let i = 0; i < 6; i += 1) {
+      renameSync(join(staging, `movie-${i}.mrc`), join(dirs.src, `movie-${i}.mrc`));
     }
     interface Status {
       active: { relative_path: string; bytes_done: number }[];
