@@ -814,10 +814,10 @@ async function files(argv: string[]): Promise<number> {
       search: { type: 'string' },
     },
   });
-  const states = ['waiting', 'failed', 'done', 'gone'] as const;
-  const state = values.state as (typeof states)[number] | undefined;
-  if (state !== undefined && !states.includes(state)) {
-    throw new UsageError(`--state must be one of ${states.join(', ')}`);
+  const { FILE_STATES } = await import('../shared/harvest/management.js');
+  const state = values.state as (typeof FILE_STATES)[number] | undefined;
+  if (state !== undefined && !FILE_STATES.includes(state)) {
+    throw new UsageError(`--state must be one of ${FILE_STATES.join(', ')}`);
   }
   let search: string | undefined;
   if (values.search !== undefined) {

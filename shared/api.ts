@@ -9,6 +9,7 @@ import type { ApiError } from './errors.js';
 import { harvestApiAccess, harvestApiSchemas, type HarvestApiResults } from './harvestAdminApi.js';
 import { notebookApiSchemas, type NotebookApiResults } from './notebookApi.js';
 import type { Answers, Question } from './questions/index.js';
+import { FILE_STATES, type FileState, type TransferStatus } from './harvest/management.js';
 import {
   reservationApiAccess,
   reservationSchemas,
@@ -87,7 +88,7 @@ export const apiSchemas = {
   'harvest.status': empty,
   'harvest.files': z
     .object({
-      state: z.enum(['waiting', 'failed', 'done', 'gone']).optional(),
+      state: z.enum(FILE_STATES).optional(),
       limit: z.number().int().min(1).max(1000).optional(),
       /** Page further back: files with a smaller id. */
       before_id: z.number().int().positive().optional(),
@@ -249,7 +250,7 @@ export interface HarvestTransferView {
   uuid: string;
   file_id: number;
   persistent_id: string;
-  status: 'completed' | 'skipped' | 'failed';
+  status: TransferStatus;
   storage_location: string | null;
   destination_path: string | null;
   bytes_transferred: number;
@@ -284,7 +285,7 @@ export interface HarvestFileView {
   usage_event: string | null;
   metadata_: Record<string, unknown>;
   /** waiting (for its transfer), failed (retried later), done (completed or skipped), gone. */
-  state: 'waiting' | 'failed' | 'done' | 'gone';
+  state: FileState;
   attempts: number;
   next_attempt_at: string | null;
   last_transfer: HarvestTransferView | null;

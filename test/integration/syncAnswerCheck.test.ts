@@ -19,11 +19,8 @@ import { createServerApp } from '../../electron/core/server/app.js';
 import { Station } from '../../electron/core/station/station.js';
 import { enqueue } from '../../electron/core/station/outbox.js';
 import { syncCursor } from '../../electron/core/sync/apply.js';
-import {
-  historyPageSchema,
-  parseAnswer,
-  reservationFormSchema,
-} from '../../electron/core/sync/answerSchema.js';
+import { historyPageSchema, reservationFormSchema } from '../../electron/core/sync/answerSchema.js';
+import { parseAnswer } from '../../electron/core/sync/parseAnswer.js';
 import { SyncClient } from '../../electron/core/sync/client.js';
 import {
   SYNC_RESERVATION_FORM_PATH,

@@ -6,6 +6,7 @@
  */
 import { bladeLength, makeArk, randomBlade, type ArkConfig } from '../../../shared/ark.js';
 import type { Transaction } from 'better-sqlite3';
+import type { FileState, TransferStatus } from '../../../shared/harvest/management.js';
 import type { Db } from '../db/open.js';
 import { cachedStatement } from '../db/statements.js';
 import { getSetting } from '../station/settings.js';
@@ -13,8 +14,6 @@ import { newUuid, nowIso } from '../util/ids.js';
 import { randomBelow } from '../util/random.js';
 import { HASH_ALGORITHM } from './copy.js';
 import { DEFAULT_ARK } from './config.js';
-
-export type FileState = 'waiting' | 'failed' | 'done' | 'gone';
 
 export interface FileRow {
   id: number;
@@ -250,7 +249,7 @@ export function markGone(db: Db, id: number): void {
 }
 
 export interface TransferOutcome {
-  status: 'completed' | 'skipped' | 'failed';
+  status: TransferStatus;
   storageLocationId: number | null;
   destinationPath: string | null;
   bytes: number;

@@ -6,6 +6,7 @@
  */
 import { stat } from 'node:fs/promises';
 import type { HarvestStatus } from '../../../shared/api.js';
+import type { TransferStatus } from '../../../shared/harvest/management.js';
 import type { Db } from '../db/open.js';
 import { cachedStatement } from '../db/statements.js';
 import { getSetting, setSetting } from '../station/settings.js';
@@ -375,7 +376,7 @@ export class TransferQueue {
                   'SELECT status FROM harvest_transfers WHERE file_id = ? ORDER BY id DESC LIMIT 1',
                 )
                   .pluck()
-                  .get(file.id) as 'completed' | 'skipped' | 'failed');
+                  .get(file.id) as TransferStatus);
           run[status] += 1;
         }
       }

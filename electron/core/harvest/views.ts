@@ -5,10 +5,10 @@
  */
 import { isTestArk, parseArk } from '../../../shared/ark.js';
 import type { HarvestFileView, HarvestTransferView } from '../../../shared/api.js';
+import type { FileState } from '../../../shared/harvest/management.js';
 import { likeContains, likePrefix } from '../../../shared/sqlLike.js';
 import type { Db } from '../db/open.js';
 import { cachedStatement } from '../db/statements.js';
-import type { FileState } from './records.js';
 
 interface TransferRow {
   id: number;

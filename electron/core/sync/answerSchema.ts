@@ -13,8 +13,8 @@
  * is what the station that made it pushed.
  */
 import { z } from 'zod';
+import { FILE_STATES, TRANSFER_STATUSES } from '../../../shared/harvest/management.js';
 import { parseQuestions, type Question } from '../../../shared/questions/index.js';
-import { formatIssues } from '../util/issues.js';
 import { jsonObject, syncReservationSchema, uuid, type Same } from './deltaSchema.js';
 import type {
   PushError,
@@ -27,7 +27,7 @@ import type {
 
 const historyTransfer = z.object({
   uuid,
-  status: z.enum(['completed', 'skipped', 'failed']),
+  status: z.enum(TRANSFER_STATUSES),
   storage_location_uuid: uuid.nullable(),
   destination_path: z.string().nullable(),
   bytes_transferred: z.int().min(0),
@@ -63,7 +63,7 @@ const historyFile = z.object({
         'station that does not hold it; null without a usage.',
     ),
   metadata_: jsonObject,
-  state: z.enum(['waiting', 'failed', 'done', 'gone']),
+  state: z.enum(FILE_STATES),
   updated_at: z.string(),
   transfers: z.array(historyTransfer),
 });
@@ -171,30 +171,3 @@ const schemaMatchesProtocol: [
   Same<z.output<typeof bookedReservationSchema>, { reservation: SyncReservation }>,
 ] = [true, true, true, true, true, true];
 void schemaMatchesProtocol;
-
-/** A server answer that does not fit its schema: nothing of it is stored or deleted. */
-export class BadAnswerError extends Error {
-  constructor(
-    /** What the answer is ("history page"). */
-    readonly answer: string,
-    readonly issues: string[],
-    /** What was not done ("nothing of it taken"). */
-    outcome: string,
-  ) {
-    const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : '';
-    super(`the server's ${answer} does not parse, ${outcome}: ${issues[0]}${more}`);
-    this.name = 'BadAnswerError';
-  }
-}
-
-/** `data` as `schema` reads it, unknown keys dropped; throws BadAnswerError. */
-export function parseAnswer<S extends z.ZodType>(
-  schema: S,
-  data: unknown,
-  answer: string,
-  outcome: string,
-): z.output<S> {
-  const parsed = schema.safeParse(data);
-  if (parsed.success) return parsed.data;
-  throw new BadAnswerError(answer, formatIssues(parsed.error.issues, '(the answer)'), outcome);
-}

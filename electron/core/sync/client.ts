@@ -15,13 +15,9 @@ import { failpoint, injected } from '../util/failpoint.js';
 import { nowIso } from '../util/ids.js';
 import { applyDelta, syncCursor, syncCursorMark } from './apply.js';
 import { Backoff } from './backoff.js';
-import {
-  BadAnswerError,
-  historyPageSchema,
-  parseAnswer,
-  pushResultSchema,
-} from './answerSchema.js';
-import { BadDeltaError, parseFacilityDelta } from './deltaSchema.js';
+import { historyPageSchema, pushResultSchema } from './answerSchema.js';
+import { parseFacilityDelta } from './deltaSchema.js';
+import { BadAnswerError, parseAnswer } from './parseAnswer.js';
 import { pendingHistory, takeHistoryPage } from './history.js';
 import { noteRestored } from './restored.js';
 import { countStartsAnew, keepSent, resendLost, sentThrough } from './resend.js';
@@ -683,18 +679,25 @@ export class SyncClient {
       }
     } catch (error) {
       if (this.stopped) return;
-      if (error instanceof BadAnswerError && error.message !== this.pushError) {
-        // Not a passing outage: said once per new reason, not at each retry.
-        this.log.warn(
-          { problems: error.issues.slice(0, 10), count: error.issues.length },
-          "sync: the server's push answer does not parse; no outbox row was deleted",
-        );
-      }
+      this.warnUnreadable(error, this.pushError);
       this.failed('push', error);
       const delay = this.pushBackoff.fail();
       this.log.debug({ err: describe(error).message, retryInMs: delay }, 'sync: push failed');
       this.schedulePush(delay);
     }
+  }
+
+  /**
+   * An answer of the push or pull loop that does not parse is not a passing outage: the server
+   * sends what this station cannot read (a bug, or an incompatible version). Said once per new
+   * reason (`previous` is the loop's last error), not at each retry.
+   */
+  private warnUnreadable(error: unknown, previous: string | null): void {
+    if (!(error instanceof BadAnswerError) || error.message === previous) return;
+    this.log.warn(
+      { problems: error.issues.slice(0, 10), count: error.issues.length },
+      `sync: ${error.summary}`,
+    );
   }
 
   /** The server's count is below what it had acknowledged: what it lost is queued again. */
@@ -796,14 +799,7 @@ export class SyncClient {
         this.startHistory();
       } catch (error) {
         if (this.stopped) return;
-        if (error instanceof BadDeltaError && error.message !== this.pullError) {
-          // Not a passing outage: the server sends what this station cannot read (a bug, or an
-          // incompatible version). Said once per new reason, not at each retry.
-          this.log.warn(
-            { problems: error.issues.slice(0, 10), count: error.issues.length },
-            "sync: the server's facility delta does not parse; nothing of it was applied",
-          );
-        }
+        this.warnUnreadable(error, this.pullError);
         this.failed('pull', error);
         const delay = this.pullBackoff.fail();
         this.log.debug({ err: describe(error).message, retryInMs: delay }, 'sync: pull failed');

@@ -18,7 +18,7 @@
  * current server always sends cursor_mark, answers and runs.
  */
 import { z } from 'zod';
-import { formatIssues } from '../util/issues.js';
+import { parseAnswer } from './parseAnswer.js';
 import type {
   FacilityDelta,
   SyncAnswer,
@@ -238,20 +238,9 @@ const schemaMatchesProtocol: [
 ] = [true, true, true, true, true, true, true, true, true, true, true, true];
 void schemaMatchesProtocol;
 
-/** A pull answer that does not fit the schema: nothing of it is applied. */
-export class BadDeltaError extends Error {
-  constructor(readonly issues: string[]) {
-    const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : '';
-    super(`the server's facility delta does not parse, nothing applied: ${issues[0]}${more}`);
-    this.name = 'BadDeltaError';
-  }
-}
-
-/** The pull answer as a FacilityDelta, unknown keys dropped; throws BadDeltaError. */
+/** The pull answer as a FacilityDelta, unknown keys dropped; throws BadAnswerError. */
 export function parseFacilityDelta(data: unknown): FacilityDelta {
-  const parsed = facilityDeltaSchema.safeParse(data);
-  if (parsed.success) return parsed.data;
   // Zod's own messages: a field left out reads "expected string, received undefined", which
   // says both that it is missing and what it should be.
-  throw new BadDeltaError(formatIssues(parsed.error.issues, '(the answer)'));
+  return parseAnswer(facilityDeltaSchema, data, 'facility delta', 'nothing applied');
 }

@@ -24,6 +24,7 @@
  *   anew. The station takes them before it harvests the instrument, so a file already harvested
  *   keeps its ARK and is not harvested again; it then writes those records as if its own.
  */
+import type { FileState, TransferStatus } from '../../../shared/harvest/management.js';
 
 export const SYNC_PUSH_PATH = '/sync/push';
 export const SYNC_CHANGES_PATH = '/sync/changes';
@@ -192,7 +193,7 @@ export interface SyncHarvest {
 /** A transfer record of a file in an instrument's history (spec 002 fields). */
 export interface SyncHistoryTransfer {
   uuid: string;
-  status: 'completed' | 'skipped' | 'failed';
+  status: TransferStatus;
   storage_location_uuid: string | null;
   destination_path: string | null;
   bytes_transferred: number;
@@ -228,7 +229,7 @@ export interface SyncHistoryFile {
    */
   usage_context?: Record<string, unknown> | null;
   metadata_: Record<string, unknown>;
-  state: 'waiting' | 'failed' | 'done' | 'gone';
+  state: FileState;
   updated_at: string;
   transfers: SyncHistoryTransfer[];
 }

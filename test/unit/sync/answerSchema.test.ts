@@ -6,14 +6,13 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
-  BadAnswerError,
   bookedReservationSchema,
   cancelledReservationSchema,
   historyPageSchema,
-  parseAnswer,
   pushResultSchema,
   reservationFormSchema,
 } from '../../../electron/core/sync/answerSchema.js';
+import { BadAnswerError, parseAnswer } from '../../../electron/core/sync/parseAnswer.js';
 import type {
   PushResult,
   SyncHistoryPage,

@@ -6,10 +6,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
-  BadDeltaError,
   facilityDeltaSchema,
   parseFacilityDelta,
 } from '../../../electron/core/sync/deltaSchema.js';
+import { BadAnswerError } from '../../../electron/core/sync/parseAnswer.js';
 import type { FacilityDelta } from '../../../electron/core/sync/protocol.js';
 
 const U = (n: number): string => `01890a5d-ac96-774b-bcce-${String(n).padStart(12, '0')}`;
@@ -213,8 +213,8 @@ function problems(spoil: (delta: FacilityDelta) => void): string[] {
     parseFacilityDelta(delta);
     return [];
   } catch (error) {
-    expect(error).toBeInstanceOf(BadDeltaError);
-    return (error as BadDeltaError).issues;
+    expect(error).toBeInstanceOf(BadAnswerError);
+    return (error as BadAnswerError).issues;
   }
 }
 
@@ -408,9 +408,9 @@ describe('parseFacilityDelta', () => {
     } catch (e) {
       error = e;
     }
-    expect(error).toBeInstanceOf(BadDeltaError);
-    expect((error as BadDeltaError).issues).toHaveLength(3);
-    expect((error as BadDeltaError).message).toMatch(/: users\[0\]\.is_staff: .* \(and 2 more\)$/);
+    expect(error).toBeInstanceOf(BadAnswerError);
+    expect((error as BadAnswerError).issues).toHaveLength(3);
+    expect((error as BadAnswerError).message).toMatch(/: users\[0\]\.is_staff: .* \(and 2 more\)$/);
   });
 
   it('is the schema the API docs describe the answer with', () => {

@@ -10,6 +10,7 @@ import {
   DEFAULT_PAGE_SIZE,
   fileOut,
   MAX_PAGE_SIZE,
+  TRANSFER_STATUSES,
   transferOut,
   type Envelope,
   type FileOut,
@@ -77,7 +78,7 @@ export const transferQuery = z.object({
   page: z.string().optional(),
   size: z.string().optional(),
   file_id: z.string().optional().describe('transfers of one file'),
-  status: z.enum(['completed', 'skipped', 'failed']).optional(),
+  status: z.enum(TRANSFER_STATUSES).optional(),
 });
 
 interface Clause {
@@ -360,7 +361,7 @@ export function listTransfers(
   const fileId = integerParam(query, 'file_id', problems);
   if (fileId !== undefined) clauses.push({ sql: 't.file_id = ?', args: [fileId] });
   if (query.status) {
-    if (!['completed', 'skipped', 'failed'].includes(query.status)) {
+    if (!(TRANSFER_STATUSES as readonly string[]).includes(query.status)) {
       problems.push(problem(['query', 'status'], 'must be completed, skipped or failed', 'enum'));
     } else clauses.push({ sql: 't.status = ?', args: [query.status] });
   }

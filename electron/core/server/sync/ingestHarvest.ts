@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { parseArk } from '../../../../shared/ark.js';
+import { FILE_STATES, TRANSFER_STATUSES } from '../../../../shared/harvest/management.js';
 import type { Db } from '../../db/open.js';
 import { cachedStatement } from '../../db/statements.js';
 import { DEFAULT_TEMPLATE } from '../../harvest/config.js';
@@ -44,14 +45,14 @@ const fileSchema = z.object({
   first_discovered_at: time,
   usage_event_uuid: uuid.nullable().optional(),
   metadata_: jsonObject,
-  state: z.enum(['waiting', 'failed', 'done', 'gone']),
+  state: z.enum(FILE_STATES),
   updated_at: time,
 });
 
 const transferSchema = z.object({
   uuid,
   file_uuid: uuid,
-  status: z.enum(['completed', 'skipped', 'failed']),
+  status: z.enum(TRANSFER_STATUSES),
   storage_location: z.string().nullable().optional(),
   storage_location_uuid: uuid.nullable().optional(),
   destination_path: z.string().nullable(),
