@@ -3,7 +3,8 @@
  * --once` (the server: uploadFixture.ts): files completed with the hash the server computed,
  * skipped or written under a new name at the destination, resumed after a cut, refused when a
  * bit flips on the way; and the transfers that fail because the upload cannot be made (a
- * source that changes, a key another Labstation holds, no server set).
+ * source that changes, a key another Labstation holds, no server set, an answer that does not
+ * parse).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
@@ -19,6 +20,7 @@ import {
 } from '../../electron/core/harvest/upload.js';
 import { setSetting } from '../../electron/core/station/settings.js';
 import { createLogger } from '../../electron/core/util/log.js';
+import { forwardTo, passOn, startHttpProxy } from './httpForward.js';
 import { filesOf, harvestOnce, listTree, transfersOf, withDb } from './harvestSetup.js';
 import { tempDir } from './helpers.js';
 import {
@@ -51,9 +53,10 @@ async function uploadFromStation(
   dir: string,
   hash: UploadDeps['hash'],
   job: UploadJob,
+  server = serverUrl,
 ): Promise<UploadOutcome> {
   const stationDb = openDatabase(join(dir, 'station.db'));
-  setSetting(stationDb, 'sync.server', serverUrl);
+  setSetting(stationDb, 'sync.server', server);
   setSetting(stationDb, 'sync.key', key);
   try {
     const deps = { db: stationDb, log: createLogger('silent'), hash, progress: () => undefined };
@@ -252,6 +255,98 @@ describe('uploads into a server storage location', () => {
       .pluck()
       .get();
     expect(left).toBe(0);
+  });
+
+  it('an answer that does not parse: no byte sent or transfer counted on it, the field named; the next attempt completes', async () => {
+    /** What the proxy does to the next 200 answer of `method` (then passed on as it came). */
+    const spoils: { method: string; change: (answer: Record<string, unknown>) => void }[] = [];
+    const through = await startHttpProxy(
+      forwardTo(new URL(serverUrl), (answer, response, request) => {
+        const spoil = spoils[0];
+        if (spoil?.method !== request.method || answer.statusCode !== 200) {
+          passOn(answer, response, request);
+          return;
+        }
+        spoils.shift();
+        const chunks: Buffer[] = [];
+        answer.on('data', (chunk: Buffer) => chunks.push(chunk));
+        answer.on('end', () => {
+          const body = JSON.parse(Buffer.concat(chunks).toString()) as Record<string, unknown>;
+          spoil.change(body);
+          response.writeHead(200, { 'content-type': 'application/json' });
+          response.end(JSON.stringify(body));
+        });
+      }),
+    );
+    try {
+      const dir = tempDir('labstation-upload-answer-');
+      const source = join(dir, 'answer.bin');
+      const data = randomBytes(2 * MiB);
+      writeFileSync(source, data);
+      const fileUuid = `answer-${randomUUID()}`;
+      const job: UploadJob = {
+        file: {
+          uuid: fileUuid,
+          source_path: source,
+          size: data.length,
+          mtime_ms: statSync(source).mtimeMs,
+        },
+        location: { uuid: 'x', name: 'archive' },
+        destination: `answer/${fileUuid}.bin`,
+      };
+      const upload = () => uploadFromStation(dir, (path) => hashFile(path), job, through.url);
+      const received = () =>
+        serverDb
+          .prepare('SELECT received FROM harvest_uploads WHERE file_uuid = ?')
+          .pluck()
+          .get(fileUuid);
+
+      // The opening answer with its offset as text: the station cannot know where to start.
+      spoils.push({ method: 'POST', change: (answer) => (answer.offset = String(answer.offset)) });
+      expect(await upload()).toEqual({
+        outcome: 'failed',
+        reason:
+          "the server's upload answer does not parse, nothing of it used: offset: Invalid " +
+          'input: expected number, received string',
+        retry: true,
+      });
+      expect(spoils).toEqual([]);
+      expect(received()).toBe(0);
+
+      // An offset beyond the file would skip bytes: refused, naming the rule.
+      spoils.push({ method: 'POST', change: (answer) => (answer.offset = data.length + 1) });
+      expect(await upload()).toEqual({
+        outcome: 'failed',
+        reason:
+          "the server's upload answer does not parse, nothing of it used: offset: must not be " +
+          'beyond size',
+        retry: true,
+      });
+      expect(received()).toBe(0);
+
+      // The last answer claiming the check as text: without the schema, "yes" read as true.
+      spoils.push({ method: 'PATCH', change: (answer) => (answer.checksum_verified = 'yes') });
+      expect(await upload()).toEqual({
+        outcome: 'failed',
+        reason:
+          "the server's upload answer does not parse, nothing of it used: checksum_verified: " +
+          'Invalid input: expected boolean, received string',
+        retry: true,
+      });
+      expect(spoils).toEqual([]);
+
+      // Answered as it came: the finished upload answers its result again, nothing is sent twice.
+      const outcome = await upload();
+      expect(outcome, JSON.stringify(outcome)).toMatchObject({
+        outcome: 'finished',
+        sourceHash: await xxh3(data),
+        state: { status: 'completed', offset: data.length, checksum_verified: true },
+      });
+      expect(md5(readFileSync(join(store, job.destination)))).toBe(md5(data));
+      expect(partials()).toEqual([]);
+    } finally {
+      await through.close();
+    }
   });
 
   it.each([

@@ -25,9 +25,11 @@ import {
   DESTINATION_OF_ANOTHER_INSTRUMENT,
   UPLOAD_OFFSET_HEADER,
   UPLOADS_PATH,
+  uploadStateSchema,
   type UploadRequest,
   type UploadState,
 } from '../sync/uploadProtocol.js';
+import { BadAnswerError, parseAnswer } from '../sync/parseAnswer.js';
 import type { Logger } from '../util/log.js';
 import type { StorageLocation } from './config.js';
 import type { FileRow } from './records.js';
@@ -179,7 +181,7 @@ class UploadClient {
       headers: { 'content-type': 'application/json' },
       body: Buffer.from(JSON.stringify(body)),
     });
-    return answer.body as unknown as UploadState;
+    return parseAnswer(uploadStateSchema, answer.body, 'upload answer', 'nothing of it used');
   }
 
   async append(id: string, offset: number, length: number, body: Readable): Promise<UploadState> {
@@ -192,7 +194,7 @@ class UploadClient {
       body,
       idleMs: FINISH_IDLE_MS,
     });
-    return answer.body as unknown as UploadState;
+    return parseAnswer(uploadStateSchema, answer.body, 'upload answer', 'nothing of it used');
   }
 
   async drop(id: string): Promise<void> {
@@ -362,6 +364,12 @@ export async function uploadVerified(deps: UploadDeps, job: UploadJob): Promise<
       if (changed) {
         if (uploadId) await client.drop(uploadId).catch(() => undefined);
         return { outcome: 'source_changed', detail: changed.message };
+      }
+      // Not a passing fault: the server (or something in its place, a proxy's page) answers
+      // what this station cannot read. The attempt fails at once and is tried again after its
+      // backoff; a finished upload answers its result again then.
+      if (error instanceof BadAnswerError) {
+        return { outcome: 'failed', reason: error.message, retry: true };
       }
       if (error instanceof HttpError) {
         if (error.status === 422) {

@@ -20,6 +20,7 @@
  * server's hashes.
  */
 import { z } from 'zod';
+import type { Same } from './deltaSchema.js';
 
 /**
  * The code of a 403 for a destination in the folder of another station's instrument: a station
@@ -73,6 +74,34 @@ export interface UploadState {
   checksum_verified: boolean;
   note: string;
 }
+
+/**
+ * Every answer of the upload routes but an error, as the server's API docs describe it
+ * (server/uploads/docs.ts) and as the station checks it before it sends a byte or counts a
+ * transfer (harvest/upload.ts): a flag read from a string, or an offset beyond the file, would
+ * make it send from the wrong place or take an upload as verified that was not.
+ */
+export const uploadStateSchema = z
+  .object({
+    upload_id: z.string().min(1),
+    status: z.enum(['receiving', 'completed', 'skipped']),
+    offset: z.int().min(0),
+    size: z.int().min(0),
+    destination_path: z.string(),
+    server_path: z.string().nullable(),
+    dest_checksum: z.string().nullable(),
+    checksum_verified: z.boolean(),
+    note: z.string(),
+  })
+  .refine((state) => state.offset <= state.size, {
+    path: ['offset'],
+    message: 'must not be beyond size',
+  })
+  .meta({ id: 'UploadState' });
+
+// Compile-time: the schema reads as exactly the interface above.
+const schemaMatchesProtocol: Same<z.output<typeof uploadStateSchema>, UploadState> = true;
+void schemaMatchesProtocol;
 
 /** The body of a 409: the offset the next PATCH must give. */
 export interface OffsetConflict {

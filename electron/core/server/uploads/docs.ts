@@ -6,23 +6,10 @@ import { SYNC_TAG, withStationResponses } from '../sync/docs.js';
 import {
   UPLOADS_PATH,
   uploadRequestSchema,
+  uploadStateSchema,
   type UploadRequest,
   type UploadState,
 } from '../../sync/uploadProtocol.js';
-
-const uploadState = z
-  .object({
-    upload_id: z.string(),
-    status: z.enum(['receiving', 'completed', 'skipped']),
-    offset: z.number().int(),
-    size: z.number().int(),
-    destination_path: z.string(),
-    server_path: z.string().nullable(),
-    dest_checksum: z.string().nullable(),
-    checksum_verified: z.boolean(),
-    note: z.string(),
-  })
-  .meta({ id: 'UploadState' }) satisfies z.ZodType<UploadState>;
 
 const idParams = z.object({ id: z.string().describe('The upload_id the POST answered.') });
 
@@ -78,7 +65,11 @@ export function describeUploadApi(docs: ApiDocs): void {
     body: uploadRequestSchema,
     bodyExample: requestExample,
     responses: withStationResponses({
-      200: { description: 'The upload and its offset.', schema: uploadState, example: receiving },
+      200: {
+        description: 'The upload and its offset.',
+        schema: uploadStateSchema,
+        example: receiving,
+      },
       400: detailResponse(
         'A field breaks a rule (the destination leaves base_path, the location is not a server one).',
         'destination_path: must not contain ..',
@@ -105,7 +96,7 @@ export function describeUploadApi(docs: ApiDocs): void {
     security: 'station',
     params: idParams,
     responses: withStationResponses({
-      200: { description: 'The upload.', schema: uploadState, example: receiving },
+      200: { description: 'The upload.', schema: uploadStateSchema, example: receiving },
       404: notFound,
     }),
   });
@@ -128,7 +119,7 @@ export function describeUploadApi(docs: ApiDocs): void {
     responses: withStationResponses({
       200: {
         description: 'The upload after these bytes.',
-        schema: uploadState,
+        schema: uploadStateSchema,
         example: completed,
       },
       409: {
