@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npm start`: the desktop app when Electron is there (its binary is downloaded on the first
 // start, which needs internet), browser mode otherwise.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,9 +12,46 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
 const require = createRequire(import.meta.url);
 
-/** The Electron binary; requiring the package downloads it the first time. */
+/**
+ * Whether the electron package holds its binary (what its index.js checks before it downloads
+ * one): path.txt names the executable under dist/.
+ */
+function electronInstalled(packageDir) {
+  const pathFile = join(packageDir, 'path.txt');
+  return (
+    existsSync(pathFile) && existsSync(join(packageDir, 'dist', readFileSync(pathFile, 'utf8')))
+  );
+}
+
+/**
+ * Downloads the binary the way the package's own install does, its progress shown; a failure
+ * is told in one line (what went wrong), not as the downloader's stack trace.
+ */
+function downloadElectron(packageDir) {
+  process.stderr.write('Downloading the Electron binary (the first start needs internet)...\n');
+  const result = spawnSync(process.execPath, [join(packageDir, 'install.js')], {
+    stdio: ['ignore', 'inherit', 'pipe'],
+    encoding: 'utf8',
+  });
+  if (result.status === 0) return true;
+  const said = (result.stderr ?? '')
+    .split('\n')
+    .map((line) => line.trim())
+    .find((line) => line !== '' && !line.startsWith('at '));
+  process.stderr.write(
+    `The Electron binary could not be downloaded: ${said ?? result.error?.message ?? `exit ${result.status}`}\n`,
+  );
+  return false;
+}
+
+/** The Electron binary, downloaded the first time; null when it cannot be had. */
 function electronBinary() {
   try {
+    const packageDir = dirname(require.resolve('electron/package.json'));
+    const overridden = process.env.ELECTRON_OVERRIDE_DIST_PATH !== undefined;
+    if (!overridden && !electronInstalled(packageDir) && !downloadElectron(packageDir)) {
+      return null;
+    }
     return require('electron');
   } catch (error) {
     process.stderr.write(
@@ -29,19 +67,27 @@ function browserMode(reason) {
     `${reason}\nRunning in browser mode instead: the station core in Node, data in ${dataDir}.\n` +
       'Open the printed address in a browser.\n',
   );
-  const child = spawn(
-    process.execPath,
-    [join(root, 'bin', 'labstation.js'), 'station', '--data', dataDir, '--demo', ...args],
-    { stdio: 'inherit' },
+  runUntilExit(
+    spawn(
+      process.execPath,
+      [join(root, 'bin', 'labstation.js'), 'station', '--data', dataDir, '--demo', ...args],
+      { stdio: 'inherit' },
+    ),
   );
-  child.on('exit', (code) => process.exit(code ?? 0));
+}
+
+/**
+ * This process ends with `child`; a SIGTERM or SIGINT sent to this one alone (a service manager,
+ * a kill) is passed on, so the app it started never runs on without it.
+ */
+function runUntilExit(child) {
+  for (const signal of ['SIGTERM', 'SIGINT']) process.on(signal, () => child.kill(signal));
+  child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
 }
 
 const binary = electronBinary();
 if (!binary) {
-  browserMode(
-    'The Electron binary is not installed (it downloads on the first start, with internet).',
-  );
+  browserMode('The desktop app needs the Electron binary.');
 } else {
   let binding;
   try {
@@ -56,10 +102,11 @@ if (!binary) {
     );
   }
   if (binding) {
-    const child = spawn(binary, [root, ...args], {
-      stdio: 'inherit',
-      env: { ...process.env, LABSTATION_SQLITE_BINDING: binding },
-    });
-    child.on('exit', (code) => process.exit(code ?? 0));
+    runUntilExit(
+      spawn(binary, [root, ...args], {
+        stdio: 'inherit',
+        env: { ...process.env, LABSTATION_SQLITE_BINDING: binding },
+      }),
+    );
   }
 }
