@@ -445,6 +445,7 @@ export const serverApiSchemas = {
   'usage.completePendingServer': z
     .object({ usage: ref, answers, version: z.number().int().min(1) })
     .strict(),
+  'usage.validateServer': z.object({ usage: ref }).strict(),
   ...adminSchemas,
   ...harvestApiSchemas,
   ...reservationSchemas,
@@ -460,14 +461,18 @@ export function isServerApiName(name: string): name is ServerApiName {
 
 /**
  * Who may make each server call: any logged-in person (each handler then limits them to their
- * own records) or admins only. Checked in one place, before the handler runs.
+ * own records), staff and admins, or admins only. Checked in one place, before the handler
+ * runs.
  */
-export const serverApiAccess: Record<ServerApiName, 'any' | 'admin'> = {
+export type ServerApiAccess = 'any' | 'staff' | 'admin';
+
+export const serverApiAccess: Record<ServerApiName, ServerApiAccess> = {
   'account.me': 'any',
   'usage.mine': 'any',
   'usage.pendingMine': 'any',
   'usage.pendingForm': 'any',
   'usage.completePendingServer': 'any',
+  'usage.validateServer': 'staff',
   'admin.facility': 'admin',
   'admin.users.save': 'admin',
   'admin.projects.save': 'admin',
@@ -508,6 +513,7 @@ export interface ServerApiResults extends AdminResults, HarvestApiResults, Reser
   'usage.pendingMine': { pending: ServerPendingForm[] };
   'usage.pendingForm': { form: ServerPendingForm };
   'usage.completePendingServer': { usage: UsageEventView; version: number };
+  'usage.validateServer': { usage: UsageEventView };
 }
 
 export type ServerApiResult<N extends ServerApiName> = ServerApiResults[N];

@@ -269,6 +269,8 @@ describe('role matrix', () => {
       'reservations.mine',
       'reservations.targets',
     ]);
+    // Likewise: calls for staff and admins, refused to everyone else.
+    const forStaff = new Set(['usage.validateServer']);
     const failures: string[] = [];
     let call = 0;
     for (const name of Object.keys(serverApiSchemas)) {
@@ -284,7 +286,7 @@ describe('role matrix', () => {
         const want =
           who === 'nobody' || who === 'station'
             ? 401
-            : who === 'admin' || forEveryone.has(name)
+            : who === 'admin' || forEveryone.has(name) || (who === 'staff' && forStaff.has(name))
               ? 400
               : 403;
         if (res.statusCode !== want) {

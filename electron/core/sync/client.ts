@@ -5,6 +5,7 @@ import { CLOCK_SKEW_WARN_SECONDS, clockSkewWarning } from '../../../shared/clock
 import type { Db } from '../db/open.js';
 import type { Station } from '../station/station.js';
 import { BAD_IDENTITY, stationHeaders } from './identity.js';
+import { adoptServerValidation } from '../station/serverValidations.js';
 import { adoptServerAnswers } from '../station/toolControl.js';
 import { enqueueUsage } from '../station/outbox.js';
 import { enqueueFile } from '../harvest/records.js';
@@ -794,6 +795,7 @@ export class SyncClient {
           });
         }
         this.adoptAnswers(data);
+        this.adoptValidations(data);
         // Back in touch after an outage: push what waited rather than at the next retry.
         if (!wasOnline) this.nudge();
         this.startHistory();
@@ -904,6 +906,21 @@ export class SyncClient {
         this.options.station.emit({ type: 'tool.changed', tool });
       } catch (error) {
         this.log.warn({ err: error, usage: answer.usage_uuid }, 'sync: answers not taken');
+      }
+    }
+  }
+
+  /** Validations given by staff on the server for events of this station become its own. */
+  private adoptValidations(delta: FacilityDelta): void {
+    for (const validation of delta.validations ?? []) {
+      try {
+        const taken = adoptServerValidation(this.db, validation, nowIso());
+        if (taken === null) continue;
+        this.log.info({ usage: validation.usage_uuid }, 'sync: validated on the server');
+        this.options.station.emit({ type: 'usage.changed', usage: validation.usage_uuid });
+        this.options.station.emit({ type: 'tool.changed', tool: taken.tool });
+      } catch (error) {
+        this.log.warn({ err: error, usage: validation.usage_uuid }, 'sync: validation not taken');
       }
     }
   }

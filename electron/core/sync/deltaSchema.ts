@@ -7,15 +7,15 @@
  * schema's output type identical to the protocol.ts interfaces.
  *
  * Unknown keys, at any depth, are tolerated and dropped (zod's default `z.object`), not
- * refused: a newer server adds fields (cursor_mark, acked_through and answers came that way),
- * and a station that refused them would stop taking its facility until it is upgraded. What
- * the station does not know it cannot apply anyway, and dropping it means applyDelta only ever
- * sees the fields it was written for. A missing or wrongly typed field the station does know is
+ * refused: a newer server adds fields (cursor_mark, acked_through, answers and validations came
+ * that way), and a station that refused them would stop taking its facility until it is
+ * upgraded. What the station does not know it cannot apply anyway, and dropping it means
+ * applyDelta only ever sees the fields it was written for. A missing or wrongly typed field the station does know is
  * refused: applying it would store an empty form, a person without a name, a flag read from a
  * string.
  *
  * Optional fields are those an older server leaves out (the station copes without them); the
- * current server always sends cursor_mark, answers and runs.
+ * current server always sends cursor_mark, answers, validations and runs.
  */
 import { z } from 'zod';
 import { parseAnswer } from './parseAnswer.js';
@@ -32,6 +32,7 @@ import type {
   SyncStorageLocation,
   SyncTool,
   SyncUser,
+  SyncValidation,
 } from './protocol.js';
 
 /**
@@ -91,6 +92,12 @@ const syncAnswer = z.object({
   run_data: z.string(),
   answered_at: z.string(),
   answered_by_uuid: uuid.nullable(),
+});
+
+const syncValidation = z.object({
+  usage_uuid: uuid,
+  validated_by_uuid: uuid.nullable(),
+  validated_at: z.string(),
 });
 
 const syncStorageLocation = z.object({
@@ -197,6 +204,10 @@ export const facilityDeltaSchema = z
       .array(syncAnswer)
       .optional()
       .describe('Post-usage answers given on the server that the station has not pushed back.'),
+    validations: z
+      .array(syncValidation)
+      .optional()
+      .describe('Validations given by staff on the server that the station has not pushed back.'),
     harvest: syncHarvest.optional().describe('The harvest configuration, when it changed.'),
     runs: z
       .array(syncRun)
@@ -227,6 +238,7 @@ const schemaMatchesProtocol: [
   Same<z.output<typeof syncProject>, SyncProject>,
   Same<z.output<typeof syncTool>, SyncTool>,
   Same<z.output<typeof syncAnswer>, SyncAnswer>,
+  Same<z.output<typeof syncValidation>, SyncValidation>,
   Same<z.output<typeof syncStorageLocation>, SyncStorageLocation>,
   Same<z.output<typeof syncInstrument>, SyncInstrument>,
   Same<z.output<typeof syncHook>, SyncHook>,
@@ -235,7 +247,7 @@ const schemaMatchesProtocol: [
   Same<z.output<typeof syncRun>, SyncRun>,
   Same<z.output<typeof syncReservationSchema>, SyncReservation>,
   Same<z.output<typeof facilityDeltaSchema>, FacilityDelta>,
-] = [true, true, true, true, true, true, true, true, true, true, true, true];
+] = [true, true, true, true, true, true, true, true, true, true, true, true, true];
 void schemaMatchesProtocol;
 
 /** The pull answer as a FacilityDelta, unknown keys dropped; throws BadAnswerError. */

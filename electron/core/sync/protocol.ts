@@ -136,6 +136,17 @@ export interface SyncAnswer {
   answered_by_uuid: string | null;
 }
 
+/**
+ * A validation given by staff on the server for an ended event of this station. The station
+ * marks its event validated and pushes it back; the server sends it until that push arrives.
+ */
+export interface SyncValidation {
+  usage_uuid: string;
+  /** Who validated it; null when that person is no longer on the server. */
+  validated_by_uuid: string | null;
+  validated_at: string;
+}
+
 export interface SyncStorageLocation {
   uuid: string;
   name: string;
@@ -305,6 +316,8 @@ export interface FacilityDelta {
   deleted: { users: string[]; projects: string[]; tools: string[] };
   /** Answers given on the server that the station has not pushed back yet (every delta). */
   answers?: SyncAnswer[];
+  /** Validations given on the server that the station has not pushed back yet (every delta). */
+  validations?: SyncValidation[];
   /** The harvest configuration, when it changed since the cursor (and in a full delta). */
   harvest?: SyncHarvest;
   /** Queued harvest runs for this station (every delta, until it reports them started). */

@@ -77,6 +77,10 @@ function fullDelta(): FacilityDelta {
         answered_by_uuid: null,
       },
     ],
+    validations: [
+      { usage_uuid: U(42), validated_by_uuid: U(11), validated_at: '2026-01-05T17:00:00.000Z' },
+      { usage_uuid: U(43), validated_by_uuid: null, validated_at: '2026-01-05T18:00:00.000Z' },
+    ],
     harvest: {
       storage_locations: [
         { uuid: U(50), name: 'store', type: 'local', base_path: '/data', enabled: true },
@@ -340,6 +344,16 @@ describe('parseFacilityDelta', () => {
       'an answer',
       (d) => put(d.answers![0], 'run_data', { problem: 'No' }),
       'answers[0].run_data: Invalid input: expected string, received object',
+    ],
+    [
+      'a validation',
+      (d) => drop(d.validations![1], 'validated_by_uuid'),
+      'validations[1].validated_by_uuid: Invalid input: expected string, received undefined',
+    ],
+    [
+      'a validation, its time',
+      (d) => put(d.validations![0], 'validated_at', null),
+      'validations[0].validated_at: Invalid input: expected string, received null',
     ],
     [
       'a storage location',

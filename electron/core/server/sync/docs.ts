@@ -57,6 +57,7 @@ const deltaExample: FacilityDelta = {
   tools: [],
   deleted: { users: [], projects: [], tools: [] },
   answers: [],
+  validations: [],
 };
 
 const pushExample = {

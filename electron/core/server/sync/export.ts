@@ -6,6 +6,7 @@ import type {
   SyncProject,
   SyncTool,
   SyncUser,
+  SyncValidation,
 } from '../../sync/protocol.js';
 
 import { nowIso } from '../../util/ids.js';
@@ -129,6 +130,18 @@ function answersOwed(db: Db, stationId: number): SyncAnswer[] {
     .all(stationId) as SyncAnswer[];
 }
 
+/** Validations given on the server to this station's events, not yet pushed back by it. */
+function validationsOwed(db: Db, stationId: number): SyncValidation[] {
+  return db
+    .prepare(
+      `SELECT e.uuid AS usage_uuid, u.uuid AS validated_by_uuid,
+         e.validated_on_server_at AS validated_at
+       FROM usage_events e LEFT JOIN users u ON u.id = e.validated_by_id
+       WHERE e.station_id = ? AND e.validation_acked = 0 ORDER BY e.id`,
+    )
+    .all(stationId) as SyncValidation[];
+}
+
 /**
  * What a station must apply to be current: everything when `cursor` is 0 or unknown to this
  * server, or `mark` says it names another change than this server's of that number (a
@@ -160,6 +173,7 @@ export function facilityDelta(
       tools: [],
       deleted: { users: [], projects: [], tools: [] },
       answers: answersOwed(db, station.id),
+      validations: validationsOwed(db, station.id),
       runs: queuedRuns(db, station.id),
     };
     if (full || harvestChangedSince(db, station.uuid, cursor)) {

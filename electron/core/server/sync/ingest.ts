@@ -81,20 +81,25 @@ interface StoredUsage {
   pre_run_data: string;
   run_data: string;
   answered_on_server_at: string | null;
+  validated: number;
+  validated_by_id: number | null;
+  validation_acked: number;
 }
 
 /**
  * Stores a station's usage event. The station owns it, except for the answers of a pending
  * post-usage form given on the server: those stay as given (the first answer to reach the
- * server wins) and the station is sent them until it pushes them back as its own. A push not
- * newer than the last one stored (a resend) changes nothing; an older one is 'stale'.
+ * server wins) and the station is sent them until it pushes them back as its own. A validation
+ * is never taken back (validatedFields). A push not newer than the last one stored (a resend)
+ * changes nothing; an older one is 'stale'.
  */
 function upsertUsage(db: Db, station: StationRef, record: PushRecord, now: string): 'ok' | 'stale' {
   const p = parse(usageSchema, record);
   const existing = cachedStatement(
     db,
     `SELECT id, version, station_version, station_id, tool_id, start, "end", pre_run_data,
-       run_data, answered_on_server_at FROM usage_events WHERE uuid = ?`,
+       run_data, answered_on_server_at, validated, validated_by_id, validation_acked
+     FROM usage_events WHERE uuid = ?`,
   ).get(p.uuid.toLowerCase()) as StoredUsage | undefined;
   checkOwner(existing, station.id, record);
   const pushed = existing?.station_version ?? 0;
@@ -131,11 +136,14 @@ function upsertUsage(db: Db, station: StationRef, record: PushRecord, now: strin
     operator_id: idOf(db, 'users', p.operator_uuid, 'operator_uuid'),
     project_id: idOf(db, 'projects', p.project_uuid, 'project_uuid'),
     tool_id: toolId,
-    validated_by_id: optionalId(db, 'users', p.validated_by_uuid, 'validated_by_uuid'),
+    ...validatedFields(
+      existing,
+      p.validated,
+      optionalId(db, 'users', p.validated_by_uuid, 'validated_by_uuid'),
+    ),
     force_ended_by_id: optionalId(db, 'users', p.force_ended_by_uuid, 'force_ended_by_uuid'),
     start: p.start,
     end: p.end,
-    validated: p.validated,
     remote_work: p.remote_work,
     pre_run_data: p.pre_run_data,
     run_data: answeredHere ? existing.run_data : p.run_data,
@@ -156,7 +164,7 @@ function upsertUsage(db: Db, station: StationRef, record: PushRecord, now: strin
          validated = @validated, remote_work = @remote_work, pre_run_data = @pre_run_data,
          run_data = @run_data, post_usage_pending = @post_usage_pending,
          reminder_due = @reminder_due, answer_acked = @answer_acked,
-         station_version = @station_version, version = version + 1, updated_at = @updated_at
+         validation_acked = @validation_acked, station_version = @station_version, version = version + 1, updated_at = @updated_at
        WHERE uuid = @uuid`,
     ).run(values);
   } else {
@@ -164,17 +172,46 @@ function upsertUsage(db: Db, station: StationRef, record: PushRecord, now: strin
       db,
       `INSERT INTO usage_events (uuid, user_id, operator_id, project_id, tool_id, validated_by_id,
          force_ended_by_id, start, "end", validated, remote_work, pre_run_data, run_data,
-         post_usage_pending, reminder_due, answer_acked, station_version, version, updated_at,
-         station_id)
+         post_usage_pending, reminder_due, answer_acked, validation_acked, station_version,
+         version, updated_at, station_id)
        VALUES (@uuid, @user_id, @operator_id, @project_id, @tool_id, @validated_by_id,
          @force_ended_by_id, @start, @end, @validated, @remote_work, @pre_run_data, @run_data,
-         @post_usage_pending, @reminder_due, @answer_acked, @station_version, 1, @updated_at,
-         @station_id)`,
+         @post_usage_pending, @reminder_due, @answer_acked, @validation_acked, @station_version,
+         1, @updated_at, @station_id)`,
     ).run(values);
   }
   // A force-ended event (answers pending) queues its e-mail in this same transaction, once.
   queuePendingAnswersMail(db, existing?.id ?? idOf(db, 'usage_events', p.uuid, 'uuid'), now);
   return 'ok';
+}
+
+/**
+ * The validation a push leaves stored. It only ever goes from 0 to 1: a push of the event not
+ * validated (the station has not heard of a validation given on the server yet, or sends an
+ * older change late) keeps the one the server holds, and who gave it. A push of it validated
+ * is the station's own word, taken with its validated_by (the station validated it itself, or
+ * took the server's), and acknowledges a validation given here: it is no longer sent.
+ */
+function validatedFields(
+  existing: StoredUsage | undefined,
+  validated: 0 | 1,
+  validatedById: number | null,
+): { validated: 0 | 1; validated_by_id: number | null; validation_acked: number } {
+  if (validated === 1) {
+    return {
+      validated,
+      validated_by_id: validatedById ?? existing?.validated_by_id ?? null,
+      validation_acked: 1,
+    };
+  }
+  if (existing?.validated === 1) {
+    return {
+      validated: 1,
+      validated_by_id: existing.validated_by_id,
+      validation_acked: existing.validation_acked,
+    };
+  }
+  return { validated: 0, validated_by_id: validatedById, validation_acked: 1 };
 }
 
 function upsertProblem(db: Db, station: StationRef, record: PushRecord): void {

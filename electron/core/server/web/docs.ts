@@ -6,6 +6,7 @@ import { z } from 'zod';
 import {
   serverApiAccess,
   serverApiSchemas,
+  type ServerApiAccess,
   type ServerApiName,
   type ServerApiResult,
 } from '../../../../shared/api.js';
@@ -48,16 +49,19 @@ const accountExample: ServerApiResult<'account.me'> = {
   },
 };
 
+const ACCESS_WORDS: Record<ServerApiAccess, string> = {
+  any: 'anyone logged in',
+  staff: 'staff and admins',
+  admin: 'admins',
+};
+
 export function describeWebUi(docs: ApiDocs): void {
   docs.describeTag(
     WEB_TAG,
     'What the browser UI of the server calls: one route, `POST /rpc/{name}`, for every call ' +
       "of the server-mode contract (shared/api.ts), which checks each call's arguments.",
   );
-  const calls = NAMES.map(
-    (name) =>
-      `| \`${name}\` | ${serverApiAccess[name] === 'admin' ? 'admins' : 'anyone logged in'} |`,
-  );
+  const calls = NAMES.map((name) => `| \`${name}\` | ${ACCESS_WORDS[serverApiAccess[name]]} |`);
   docs.add({
     method: 'POST',
     path: '/rpc/{name}',

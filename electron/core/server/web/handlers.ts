@@ -34,6 +34,7 @@ import { getMail, listMails, retryMail } from '../../mail/admin.js';
 import type { Account } from '../auth.js';
 import { createHarvestHandlers } from './harvestHandlers.js';
 import { createReservationHandlers } from './reservationHandlers.js';
+import { validateOnServer } from './usageValidation.js';
 
 export type ServerHandlers = {
   [N in ServerApiName]: (
@@ -178,6 +179,9 @@ export function createWebHandlers(deps: WebHandlerDeps): ServerHandlers {
     },
     'usage.completePendingServer': (account, args) =>
       completePendingOnServer(db, account, args, nowIso(clock)),
+    // Staff and admins (serverApiAccess), the event ended: the station is sent the validation.
+    'usage.validateServer': (account, args) =>
+      validateOnServer(db, account, args.usage, nowIso(clock)),
     // Admin only (serverApiAccess in shared/api.ts, checked by the carrier before these run).
     'admin.facility': () => listFacility(db),
     'admin.users.save': (account, args) => saveUser(db, account, args),

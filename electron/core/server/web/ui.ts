@@ -109,6 +109,10 @@ export async function registerWebUi(app: FastifyInstance, deps: WebUiDeps): Prom
         log.warn({ ip, name, user: principal.account.email }, 'refused an admin call');
         throw new AppError('forbidden', `${name} is for admins only`);
       }
+      if (serverApiAccess[name] === 'staff' && principal.account.role === 'user') {
+        log.warn({ ip, name, user: principal.account.email }, 'refused a staff call');
+        throw new AppError('forbidden', `${name} is for staff and admins only`);
+      }
       const body = request.body ?? {};
       const parsed = serverApiSchemas[name].safeParse(body);
       if (!parsed.success) {

@@ -1,0 +1,366 @@
+/**
+ * Staff validate usage events on the server (`usage.validateServer`), with real processes: a
+ * `labstation serve` on loopback and a `labstation station --server URL --key KEY` that records
+ * the usage, takes the validation in its next pull and pushes it back. The rules of what a push
+ * leaves of a validation given on the server are held with records pushed by hand, under a
+ * second station key.
+ */
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { facilityBundle, goodPreAnswers } from '../fixtures/facility.js';
+import {
+  createStationKey,
+  loginJwt,
+  runCli,
+  startServer,
+  startStation,
+  tempDir,
+  waitFor,
+  writeJson,
+  type ServerProcess,
+  type StationProcess,
+} from './helpers.js';
+import { usagePayload, type UsageRefs } from './usagePushFixtures.js';
+
+const ALICE = { email: 'alice@example.org', password: 'alice password 1' };
+const BOB = { email: 'bob@example.org', password: 'bob password 12' };
+const SAM = { email: 'sam@example.org', password: 'staff password 1' };
+
+let serverDir: string;
+let stationDir: string;
+let server: ServerProcess;
+let station: StationProcess | undefined;
+let serverDb: Database.Database;
+let stationKey: string;
+
+function serverBundle(): Record<string, unknown> {
+  const bundle = facilityBundle();
+  delete bundle.station;
+  const users = bundle.users as Record<string, unknown>[];
+  users[0] = { ...users[0], ...ALICE };
+  users[1] = { ...users[1], ...BOB, role: 'admin' };
+  users[2] = { ...users[2], ...SAM, role: 'staff' };
+  return bundle;
+}
+
+interface Validation {
+  validated: number;
+  validated_by: string | null;
+  validated_on_server_by: string | null;
+  validation_acked: number;
+}
+
+/** The server's validation of event `uuid`, people by username. */
+function serverValidation(uuid: string): Validation | undefined {
+  return serverDb
+    .prepare(
+      `SELECT e.validated, v.username AS validated_by, s.username AS validated_on_server_by,
+         e.validation_acked
+       FROM usage_events e LEFT JOIN users v ON v.id = e.validated_by_id
+         LEFT JOIN users s ON s.id = e.validated_on_server_by_id
+       WHERE e.uuid = ?`,
+    )
+    .get(uuid) as Validation | undefined;
+}
+
+/** The station's validation of event `uuid`: the flag and who, by username. */
+function stationValidation(uuid: string): { validated: number; validated_by: string | null } {
+  const db = new Database(join(stationDir, 'labstation.db'), { readonly: true });
+  try {
+    return db
+      .prepare(
+        `SELECT e.validated, v.username AS validated_by FROM usage_events e
+         LEFT JOIN users v ON v.id = e.validated_by_id WHERE e.uuid = ?`,
+      )
+      .get(uuid) as { validated: number; validated_by: string | null };
+  } finally {
+    db.close();
+  }
+}
+
+async function stationOk(name: string, args: unknown): Promise<Record<string, unknown>> {
+  const res = await station!.rpc(name, args);
+  expect(res.status, `${name}: ${JSON.stringify(res.body)}`).toBe(200);
+  return res.body as Record<string, unknown>;
+}
+
+async function validate(
+  usage: string,
+  user: { email: string; password: string },
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const jwt = await loginJwt(server.url, user);
+  const res = await fetch(`${server.url}rpc/usage.validateServer`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${jwt}` },
+    body: JSON.stringify({ usage }),
+  });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+/** Alice starts the SEM at the station; the server has the event. Returns its uuid. */
+async function aliceStarts(): Promise<string> {
+  await stationOk('session.logon', { login: 'alice', pin: '1234' });
+  const enabled = await stationOk('toolControl.enable', {
+    tool: 'SEM',
+    project: 'Cathodes',
+    answers: goodPreAnswers,
+  });
+  const uuid = (enabled.usage as { uuid: string }).uuid;
+  await waitFor('the active usage on the server', () => serverValidation(uuid));
+  return uuid;
+}
+
+/** Alice ends her usage at the station; the server has it ended. */
+async function aliceEnds(uuid: string): Promise<void> {
+  await stationOk('toolControl.disable', { tool: 'SEM', answers: { problem: 'No' } });
+  await stationOk('session.logoff', {});
+  await waitFor(
+    'the ended usage on the server',
+    () =>
+      serverDb.prepare('SELECT "end" FROM usage_events WHERE uuid = ?').pluck().get(uuid) ??
+      undefined,
+  );
+}
+
+beforeAll(async () => {
+  serverDir = join(tempDir(), 'server');
+  const imported = await runCli([
+    'import',
+    '--data',
+    serverDir,
+    writeJson(tempDir(), 'b.json', serverBundle()),
+  ]);
+  expect(imported.stderr).toBe('');
+  stationKey = await createStationKey(serverDir, 'sem-validate', 'SEM');
+  server = await startServer(serverDir);
+  serverDb = new Database(join(serverDir, 'labstation.db'), { readonly: true });
+  stationDir = join(tempDir(), 'station');
+  station = await startStation(stationDir, { LABSTATION_SYNC_BACKOFF_CAP_MS: '1500' }, [
+    '--server',
+    server.url,
+    '--key',
+    stationKey,
+  ]);
+}, 60_000);
+
+afterAll(async () => {
+  await station?.stop();
+  serverDb?.close();
+  await server?.stop();
+});
+
+describe('staff validate a usage event on the server', () => {
+  it('refuses an active event, a person not staff, and an event the server does not have', async () => {
+    const uuid = await aliceStarts();
+    const active = await validate(uuid, SAM);
+    expect(active.status).toBe(409);
+    expect(active.body).toMatchObject({
+      code: 'conflict',
+      message: expect.stringMatching(
+        /^usage: usage event \d+ is still active; end it before validating$/,
+      ) as unknown,
+    });
+    await aliceEnds(uuid);
+
+    const notStaff = await validate(uuid, ALICE);
+    expect(notStaff).toMatchObject({
+      status: 403,
+      body: { code: 'forbidden', message: 'usage.validateServer is for staff and admins only' },
+    });
+    const unknown = await validate('01900000-0000-7000-8000-00000000dead', SAM);
+    expect(unknown).toMatchObject({
+      status: 404,
+      body: {
+        code: 'not_found',
+        message: 'usage: usage event "01900000-0000-7000-8000-00000000dead" does not exist',
+      },
+    });
+    expect(serverValidation(uuid)).toMatchObject({ validated: 0, validation_acked: 1 });
+    expect(stationValidation(uuid)).toEqual({ validated: 0, validated_by: null });
+  });
+
+  it('the station takes the validation with who gave it and pushes it back; the server keeps it', async () => {
+    const uuid = await aliceStarts();
+    await aliceEnds(uuid);
+    const version = serverDb
+      .prepare('SELECT version FROM usage_events WHERE uuid = ?')
+      .pluck()
+      .get(uuid) as number;
+
+    const done = await validate(uuid, SAM);
+    expect(done.status, JSON.stringify(done.body)).toBe(200);
+    expect(done.body.usage).toMatchObject({ uuid, validated: true, validated_by_name: 'sam' });
+    expect(
+      serverDb.prepare('SELECT version FROM usage_events WHERE uuid = ?').pluck().get(uuid),
+    ).toBeGreaterThan(version);
+
+    await waitFor('the station to take the validation', () => {
+      const local = stationValidation(uuid);
+      return local.validated === 1 ? local : undefined;
+    });
+    expect(stationValidation(uuid)).toEqual({ validated: 1, validated_by: 'sam' });
+    // Its push acknowledges it: the server no longer sends it, and keeps who validated it.
+    await waitFor('the station to push it back', () =>
+      serverValidation(uuid)?.validation_acked === 1 ? true : undefined,
+    );
+    expect(serverValidation(uuid)).toEqual({
+      validated: 1,
+      validated_by: 'sam',
+      validated_on_server_by: 'sam',
+      validation_acked: 1,
+    });
+
+    // Validating it again is harmless: nothing changes, on either side.
+    const again = await validate(uuid, BOB);
+    expect(again.status).toBe(200);
+    expect(again.body.usage).toMatchObject({ validated: true, validated_by_name: 'sam' });
+    expect(serverValidation(uuid)).toMatchObject({ validated_by: 'sam', validation_acked: 1 });
+  });
+
+  it('a station that validated the event itself keeps who validated it', async () => {
+    const uuid = await aliceStarts();
+    await aliceEnds(uuid);
+    await stationOk('session.logon', { login: 'sam', pin: '9999' });
+    await stationOk('toolControl.validate', { usage: uuid });
+    await stationOk('session.logoff', {});
+    await waitFor('the station’s validation on the server', () =>
+      serverValidation(uuid)?.validated === 1 ? true : undefined,
+    );
+
+    const late = await validate(uuid, BOB);
+    expect(late.status).toBe(200);
+    expect(late.body.usage).toMatchObject({ validated: true, validated_by_name: 'sam' });
+    expect(serverValidation(uuid)).toEqual({
+      validated: 1,
+      validated_by: 'sam',
+      validated_on_server_by: null,
+      validation_acked: 1,
+    });
+    expect(stationValidation(uuid)).toEqual({ validated: 1, validated_by: 'sam' });
+  });
+});
+
+describe('what a push leaves of a validation given on the server', () => {
+  let key: string;
+  let refs: UsageRefs;
+  let samUuid: string;
+  let bobUuid: string;
+  let n = 0;
+  let id = 0;
+
+  /** An ended usage event as a station pushes it, on the SEM, by alice for Cathodes. */
+  function ended(over: Record<string, unknown> = {}): Record<string, unknown> {
+    n += 1;
+    const uuid = `01900000-0000-7000-8000-${String(200_000 + n).padStart(12, '0')}`;
+    return usagePayload(refs, uuid, '2024-02-05T09:00:00.000Z', {
+      end: '2024-02-05T10:00:00.000Z',
+      run_data: '{"problem":"No"}',
+      version: 2,
+      ...over,
+    });
+  }
+
+  async function push(payload: Record<string, unknown>): Promise<void> {
+    id += 1;
+    const res = await fetch(`${server.url}sync/push`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Station ${key}` },
+      body: JSON.stringify({
+        records: [{ id, kind: 'usage_event', uuid: payload.uuid as string, payload }],
+      }),
+    });
+    expect(await res.json()).toEqual({ acked: [id], stale: [], error: null });
+  }
+
+  /** The validations the server sends this station for event `uuid`. */
+  async function owed(uuid: string): Promise<unknown[]> {
+    const res = await fetch(`${server.url}sync/changes?cursor=0`, {
+      headers: { authorization: `Station ${key}` },
+    });
+    const delta = (await res.json()) as { validations: { usage_uuid: string }[] };
+    return delta.validations.filter((v) => v.usage_uuid === uuid);
+  }
+
+  beforeAll(async () => {
+    key = await createStationKey(serverDir, 'sem-raw', 'SEM');
+    const uuids = serverDb
+      .prepare(
+        `SELECT (SELECT uuid FROM users WHERE username = 'alice') AS user_uuid,
+           (SELECT uuid FROM projects WHERE name = 'Cathodes') AS project_uuid,
+           (SELECT uuid FROM tools WHERE name = 'SEM') AS tool_uuid,
+           (SELECT uuid FROM users WHERE username = 'sam') AS sam,
+           (SELECT uuid FROM users WHERE username = 'bob') AS bob`,
+      )
+      .get() as UsageRefs & { sam: string; bob: string };
+    refs = uuids;
+    samUuid = uuids.sam;
+    bobUuid = uuids.bob;
+  });
+
+  it('a later push of the event not validated keeps it; one validated acknowledges it', async () => {
+    const event = ended();
+    const uuid = event.uuid as string;
+    await push(event);
+    expect((await validate(uuid, BOB)).status).toBe(200);
+    expect(await owed(uuid)).toEqual([
+      { usage_uuid: uuid, validated_by_uuid: bobUuid, validated_at: expect.any(String) as unknown },
+    ]);
+
+    // The station changed the event before it heard of the validation.
+    await push({ ...event, version: 3 });
+    expect(serverValidation(uuid)).toEqual({
+      validated: 1,
+      validated_by: 'bob',
+      validated_on_server_by: 'bob',
+      validation_acked: 0,
+    });
+    expect(await owed(uuid)).toHaveLength(1);
+
+    // It took the validation, from a person it does not know: the server keeps who.
+    await push({ ...event, validated: 1, validated_by_uuid: null, version: 4 });
+    expect(serverValidation(uuid)).toMatchObject({ validated_by: 'bob', validation_acked: 1 });
+    expect(await owed(uuid)).toEqual([]);
+    // A late push of an older change (still newer than the last stored) takes nothing back.
+    await push({ ...event, version: 5 });
+    expect(serverValidation(uuid)).toMatchObject({ validated: 1, validated_by: 'bob' });
+  });
+
+  it('the station validated it itself before it heard of the server’s: its person is kept', async () => {
+    const event = ended();
+    const uuid = event.uuid as string;
+    await push(event);
+    expect((await validate(uuid, BOB)).status).toBe(200);
+    await push({ ...event, validated: 1, validated_by_uuid: samUuid, version: 3 });
+    expect(serverValidation(uuid)).toEqual({
+      validated: 1,
+      validated_by: 'sam',
+      validated_on_server_by: 'bob',
+      validation_acked: 1,
+    });
+    expect(await owed(uuid)).toEqual([]);
+  });
+
+  it('the station’s validation reached the server first: validating there changes nothing', async () => {
+    const event = ended({ validated: 1, validated_by_uuid: samUuid });
+    const uuid = event.uuid as string;
+    await push(event);
+    const version = serverDb
+      .prepare('SELECT version FROM usage_events WHERE uuid = ?')
+      .pluck()
+      .get(uuid) as number;
+    const res = await validate(uuid, BOB);
+    expect(res.status).toBe(200);
+    expect(res.body.usage).toMatchObject({ validated: true, validated_by_name: 'sam' });
+    expect(serverValidation(uuid)).toEqual({
+      validated: 1,
+      validated_by: 'sam',
+      validated_on_server_by: null,
+      validation_acked: 1,
+    });
+    expect(
+      serverDb.prepare('SELECT version FROM usage_events WHERE uuid = ?').pluck().get(uuid),
+    ).toBe(version);
+    expect(await owed(uuid)).toEqual([]);
+  });
+});
