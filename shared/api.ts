@@ -445,6 +445,7 @@ export const serverApiSchemas = {
   'usage.completePendingServer': z
     .object({ usage: ref, answers, version: z.number().int().min(1) })
     .strict(),
+  'usage.recent': z.object({ limit: z.number().int().min(1).max(500).optional() }).strict(),
   'usage.validateServer': z.object({ usage: ref }).strict(),
   ...adminSchemas,
   ...harvestApiSchemas,
@@ -472,6 +473,7 @@ export const serverApiAccess: Record<ServerApiName, ServerApiAccess> = {
   'usage.pendingMine': 'any',
   'usage.pendingForm': 'any',
   'usage.completePendingServer': 'any',
+  'usage.recent': 'staff',
   'usage.validateServer': 'staff',
   'admin.facility': 'admin',
   'admin.users.save': 'admin',
@@ -513,6 +515,8 @@ export interface ServerApiResults extends AdminResults, HarvestApiResults, Reser
   'usage.pendingMine': { pending: ServerPendingForm[] };
   'usage.pendingForm': { form: ServerPendingForm };
   'usage.completePendingServer': { usage: UsageEventView; version: number };
+  /** Everyone's usage events, newest first: what staff validate. */
+  'usage.recent': { events: UsageEventView[] };
   'usage.validateServer': { usage: UsageEventView };
 }
 

@@ -188,6 +188,16 @@ describe('staff validate a usage event on the server', () => {
       .pluck()
       .get(uuid) as number;
 
+    // Staff find it among everyone's recent usage, with who used the tool.
+    const jwt = await loginJwt(server.url, SAM);
+    const recent = await fetch(`${server.url}rpc/usage.recent`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${jwt}` },
+      body: '{}',
+    });
+    const { events } = (await recent.json()) as { events: Record<string, unknown>[] };
+    expect(events[0]).toMatchObject({ uuid, user_name: 'Alice Martin', validated: false });
+
     const done = await validate(uuid, SAM);
     expect(done.status, JSON.stringify(done.body)).toBe(200);
     expect(done.body.usage).toMatchObject({ uuid, validated: true, validated_by_name: 'sam' });

@@ -175,6 +175,8 @@ function answeredElsewhere(item: ServerPendingForm): string {
 function Home(): ReactElement {
   const pending = useServerStore((s) => s.pending);
   const events = useServerStore((s) => s.events);
+  const recent = useServerStore((s) => s.recent);
+  const role = useServerStore((s) => s.account?.role);
   const loading = useServerStore((s) => s.loading);
   const error = useServerStore((s) => s.error);
   const refresh = useServerStore((s) => s.refresh);
@@ -226,6 +228,9 @@ function Home(): ReactElement {
         ))}
       </section>
       <UsageList events={events} />
+      {(role === 'staff' || role === 'admin') && (
+        <UsageList events={recent} title="Recent usage of the facility" showUser />
+      )}
     </main>
   );
 }

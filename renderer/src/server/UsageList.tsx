@@ -1,18 +1,57 @@
+import { useId, useState } from 'react';
 import type { ReactElement } from 'react';
 import type { UsageEventView } from '../../../shared/api.js';
-import { formatDateTime } from '../format.js';
+import { ErrorMessage } from '../components/ErrorMessage.js';
+import { errorText, formatDateTime } from '../format.js';
+import { serverCall } from './serverBridge.js';
+import { useServerStore } from './store.js';
 
 function stateOf(event: UsageEventView): string {
   if (event.end === null) return 'In use';
   if (event.post_usage_pending) return 'Questions pending';
-  return event.validated ? 'Validated' : 'Done';
+  if (!event.validated) return 'Done';
+  return event.validated_by_name ? `Validated by ${event.validated_by_name}` : 'Validated';
 }
 
-/** The person's recent usage events, newest first. */
-export function UsageList({ events }: { events: UsageEventView[] }): ReactElement {
+/**
+ * Usage events, newest first: the person's own, or (for staff and admins) everyone's, with who
+ * used the tool. Staff and admins validate an ended event here as at the station; the server
+ * sends the validation to the station that recorded it.
+ */
+export function UsageList({
+  events,
+  title = 'My recent usage',
+  showUser = false,
+}: {
+  events: UsageEventView[];
+  title?: string;
+  showUser?: boolean;
+}): ReactElement {
+  const id = useId();
+  const role = useServerStore((s) => s.account?.role);
+  const failed = useServerStore((s) => s.failed);
+  const took = useServerStore((s) => s.took);
+  const canValidate = role === 'staff' || role === 'admin';
+  const [busy, setBusy] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+
+  const validate = (event: UsageEventView): void => {
+    if (busy) return;
+    setBusy(event.uuid);
+    setError(null);
+    serverCall('usage.validateServer', { usage: event.uuid })
+      .then(({ usage }) => took(usage))
+      .catch((err: unknown) => {
+        const bridgeError = failed(err);
+        if (bridgeError.code !== 'unauthenticated') setError(errorText(bridgeError));
+      })
+      .finally(() => setBusy(null));
+  };
+
   return (
-    <section className="panel usage-list" aria-labelledby="usage-title">
-      <h2 id="usage-title">My recent usage</h2>
+    <section className="panel usage-list" aria-labelledby={`${id}-title`}>
+      <h2 id={`${id}-title`}>{title}</h2>
+      <ErrorMessage message={error} />
       {events.length === 0 ? (
         <p className="hint">No usage recorded yet.</p>
       ) : (
@@ -20,16 +59,23 @@ export function UsageList({ events }: { events: UsageEventView[] }): ReactElemen
           <table>
             <thead>
               <tr>
+                {showUser && <th scope="col">User</th>}
                 <th scope="col">Tool</th>
                 <th scope="col">Project</th>
                 <th scope="col">Start</th>
                 <th scope="col">End</th>
                 <th scope="col">State</th>
+                {canValidate && (
+                  <th scope="col">
+                    <span className="visually-hidden">Validation</span>
+                  </th>
+                )}
               </tr>
             </thead>
             <tbody>
               {events.map((event) => (
                 <tr key={event.uuid}>
+                  {showUser && <td>{event.user_name}</td>}
                   <td>{event.tool_name}</td>
                   <td>{event.project_name}</td>
                   <td>{formatDateTime(event.start)}</td>
@@ -41,6 +87,21 @@ export function UsageList({ events }: { events: UsageEventView[] }): ReactElemen
                       stateOf(event)
                     )}
                   </td>
+                  {canValidate && (
+                    <td>
+                      {event.end !== null && !event.validated && (
+                        <button
+                          type="button"
+                          className="secondary small"
+                          disabled={busy !== null}
+                          aria-label={`Validate the usage of ${event.tool_name} from ${formatDateTime(event.start)}`}
+                          onClick={() => validate(event)}
+                        >
+                          Validate
+                        </button>
+                      )}
+                    </td>
+                  )}
                 </tr>
               ))}
             </tbody>

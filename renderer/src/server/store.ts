@@ -11,6 +11,8 @@ interface ServerState {
   restoring: boolean;
   pending: ServerPendingForm[];
   events: UsageEventView[];
+  /** Everyone's recent usage, for staff and admins to validate (empty for anyone else). */
+  recent: UsageEventView[];
   loading: boolean;
   error: string | null;
   /** Shown on the login screen, e.g. why the person was logged out. */
@@ -23,6 +25,8 @@ interface ServerState {
    */
   logout: (message?: string) => void;
   refresh: () => Promise<void>;
+  /** Shows `usage` as the server now holds it (validated), in every list that has it. */
+  took: (usage: UsageEventView) => void;
   /** Handles an error of any call: an expired login goes back to the login screen. */
   failed: (error: unknown) => BridgeError;
 }
@@ -46,6 +50,7 @@ export const useServerStore = create<ServerState>((set, get) => ({
   restoring: true,
   pending: [],
   events: [],
+  recent: [],
   loading: false,
   error: null,
   loginMessage: null,
@@ -77,24 +82,41 @@ export const useServerStore = create<ServerState>((set, get) => ({
     forgetJwt(message === undefined);
     reads.forget();
     for (const reset of logoutResets) reset();
-    set({ account: null, pending: [], events: [], error: null, loginMessage: message ?? null });
+    set({
+      account: null,
+      pending: [],
+      events: [],
+      recent: [],
+      error: null,
+      loginMessage: message ?? null,
+    });
   },
 
   async refresh() {
     const asked = reads.ask();
     set({ loading: true, error: null });
     try {
-      const [{ pending }, { events }] = await Promise.all([
+      const role = get().account?.role;
+      const [{ pending }, { events }, { events: recent }] = await Promise.all([
         serverCall('usage.pendingMine', {}),
         serverCall('usage.mine', {}),
+        role === 'staff' || role === 'admin'
+          ? serverCall('usage.recent', {})
+          : Promise.resolve({ events: [] }),
       ]);
-      if (reads.take(asked)) set({ pending, events, loading: !reads.isLatest(asked) });
+      if (reads.take(asked)) set({ pending, events, recent, loading: !reads.isLatest(asked) });
     } catch (error) {
       const err = get().failed(error);
       if (!reads.take(asked)) return;
       const shown = err.code === 'unauthenticated' ? null : errorText(err);
       set({ loading: !reads.isLatest(asked), error: shown });
     }
+  },
+
+  took(usage) {
+    const swap = (list: UsageEventView[]): UsageEventView[] =>
+      list.map((e) => (e.uuid === usage.uuid ? usage : e));
+    set((s) => ({ events: swap(s.events), recent: swap(s.recent) }));
   },
 
   failed(error) {

@@ -34,7 +34,7 @@ import { getMail, listMails, retryMail } from '../../mail/admin.js';
 import type { Account } from '../auth.js';
 import { createHarvestHandlers } from './harvestHandlers.js';
 import { createReservationHandlers } from './reservationHandlers.js';
-import { validateOnServer } from './usageValidation.js';
+import { recentUsage, validateOnServer } from './usageValidation.js';
 
 export type ServerHandlers = {
   [N in ServerApiName]: (
@@ -179,6 +179,8 @@ export function createWebHandlers(deps: WebHandlerDeps): ServerHandlers {
     },
     'usage.completePendingServer': (account, args) =>
       completePendingOnServer(db, account, args, nowIso(clock)),
+    // Staff and admins (serverApiAccess): everyone's usage, to validate it.
+    'usage.recent': (_account, args) => recentUsage(db, args.limit ?? 50),
     // Staff and admins (serverApiAccess), the event ended: the station is sent the validation.
     'usage.validateServer': (account, args) =>
       validateOnServer(db, account, args.usage, nowIso(clock)),

@@ -1,6 +1,6 @@
 /**
  * Staff validate a usage event on the server (`usage.validateServer`), as they can at the
- * station (toolControl.validateUsage).
+ * station (toolControl.validateUsage), from the facility's recent usage (`usage.recent`).
  *
  * Ownership (DESIGN.md, Data and sync): the station that recorded the event owns it; the
  * server only adds staff fields. The validation is stored here at once, with the version
@@ -64,4 +64,13 @@ export function validateOnServer(
     })
     .immediate();
   return { usage: usageView(db, id) };
+}
+
+/** The facility's latest `limit` usage events, everyone's, newest first. */
+export function recentUsage(db: Db, limit: number): { events: UsageEventView[] } {
+  const ids = db
+    .prepare('SELECT id FROM usage_events ORDER BY start DESC, id DESC LIMIT ?')
+    .pluck()
+    .all(limit) as number[];
+  return { events: ids.map((id) => usageView(db, id)) };
 }

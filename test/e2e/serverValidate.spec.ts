@@ -1,0 +1,75 @@
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { goodPreAnswers } from '../fixtures/facility.js';
+import { expect, logIn, PEOPLE, test, type ServerSetup } from './serverFixtures.js';
+
+interface Validation {
+  validated: number;
+  validated_by: string | null;
+  validation_acked: number;
+}
+
+function serverValidation(setup: ServerSetup, uuid: string): Validation | undefined {
+  const db = new Database(join(setup.serverDir, 'labstation.db'), { readonly: true });
+  try {
+    return db
+      .prepare(
+        `SELECT e.validated, v.username AS validated_by, e.validation_acked FROM usage_events e
+         LEFT JOIN users v ON v.id = e.validated_by_id WHERE e.uuid = ?`,
+      )
+      .get(uuid) as Validation | undefined;
+  } finally {
+    db.close();
+  }
+}
+
+/** Alice uses the SEM at the station and ends it; the server has the event ended. */
+async function endedUsage(setup: ServerSetup): Promise<string> {
+  await setup.stationRpc('session.logon', { login: 'alice', pin: PEOPLE.alice.pin });
+  const enabled = await setup.stationRpc('toolControl.enable', {
+    tool: 'SEM',
+    project: 'Cathodes',
+    answers: goodPreAnswers,
+  });
+  const uuid = (enabled.usage as { uuid: string }).uuid;
+  await setup.stationRpc('toolControl.disable', { tool: 'SEM', answers: { problem: 'No' } });
+  await setup.stationRpc('session.logoff', {});
+  await expect.poll(() => serverValidation(setup, uuid)?.validated, { timeout: 15_000 }).toBe(0);
+  return uuid;
+}
+
+test('staff validate another person’s ended usage on the server page; the station takes it', async ({
+  page,
+  startServer,
+}) => {
+  const setup = await startServer();
+  const uuid = await endedUsage(setup);
+
+  // Alice sees her usage, done, and nothing to validate.
+  await logIn(page, setup, PEOPLE.alice);
+  const mine = page.getByRole('region', { name: 'My recent usage' });
+  await expect(mine.getByRole('cell', { name: 'Done' })).toBeVisible();
+  await expect(page.getByRole('button', { name: /^Validate/ })).toHaveCount(0);
+  await expect(page.getByRole('region', { name: 'Recent usage of the facility' })).toHaveCount(0);
+  await page.getByRole('button', { name: 'Log out' }).click();
+
+  // Sam (staff) sees everyone's recent usage, and validates Alice's.
+  await logIn(page, setup, PEOPLE.sam);
+  const facility = page.getByRole('region', { name: 'Recent usage of the facility' });
+  const row = facility.getByRole('row', { name: /Alice Martin/ });
+  await expect(row.getByRole('cell', { name: 'Done' })).toBeVisible();
+  await row.getByRole('button', { name: /^Validate the usage of SEM/ }).click();
+  await expect(row.getByRole('cell', { name: 'Validated by sam' })).toBeVisible();
+  await expect(row.getByRole('button', { name: /^Validate/ })).toHaveCount(0);
+
+  // The station takes it and pushes it back: the server stops sending it, and keeps who.
+  await expect
+    .poll(() => serverValidation(setup, uuid), { timeout: 15_000 })
+    .toEqual({ validated: 1, validated_by: 'sam', validation_acked: 1 });
+  await page.reload();
+  await expect(
+    facility.getByRole('row', { name: /Alice Martin/ }).getByRole('cell', {
+      name: 'Validated by sam',
+    }),
+  ).toBeVisible();
+});
