@@ -1164,7 +1164,7 @@ export const migrations: readonly Migration[] = [
   },
   {
     version: 33,
-    name: 'usage events validated by staff on the server, sent to the station until it pushes them back',
+    name: 'usage events validated on the server, sent to the station until it pushes them back',
     sql: `
       -- Server side. Staff may validate an ended usage event on the server as well as at the
       -- station; like the answers of migration 5 the validation is the server's to add, and the

@@ -10,9 +10,9 @@
  * refused: a newer server adds fields (cursor_mark, acked_through, answers and validations came
  * that way), and a station that refused them would stop taking its facility until it is
  * upgraded. What the station does not know it cannot apply anyway, and dropping it means
- * applyDelta only ever sees the fields it was written for. A missing or wrongly typed field the station does know is
- * refused: applying it would store an empty form, a person without a name, a flag read from a
- * string.
+ * applyDelta only ever sees the fields it was written for. A missing or wrongly typed field the
+ * station does know is refused: applying it would store an empty form, a person without a name,
+ * a flag read from a string.
  *
  * Optional fields are those an older server leaves out (the station copes without them); the
  * current server always sends cursor_mark, answers, validations and runs.

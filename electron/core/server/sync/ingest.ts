@@ -164,7 +164,8 @@ function upsertUsage(db: Db, station: StationRef, record: PushRecord, now: strin
          validated = @validated, remote_work = @remote_work, pre_run_data = @pre_run_data,
          run_data = @run_data, post_usage_pending = @post_usage_pending,
          reminder_due = @reminder_due, answer_acked = @answer_acked,
-         validation_acked = @validation_acked, station_version = @station_version, version = version + 1, updated_at = @updated_at
+         validation_acked = @validation_acked, station_version = @station_version,
+         version = version + 1, updated_at = @updated_at
        WHERE uuid = @uuid`,
     ).run(values);
   } else {
