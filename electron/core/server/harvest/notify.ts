@@ -1,7 +1,9 @@
 /**
- * How a change made through the harvest API reaches the stations it concerns: a `station`
- * entry in the sync change log (migration 3) wakes each one's held long-poll, and its next
- * delta carries its whole harvest configuration (electron/core/server/sync/export.ts).
+ * How a change made on the server reaches the stations it concerns: a `station` entry in the
+ * sync change log (migration 3) wakes each one's held long-poll. After a change through the
+ * harvest API its next delta carries its whole harvest configuration; after answers or a
+ * validation given to one of its usage events, what it is owed of them
+ * (electron/core/server/sync/export.ts).
  */
 import type { Db } from '../../db/open.js';
 import { cachedStatement } from '../../db/statements.js';
@@ -17,6 +19,16 @@ export function notifyStations(db: Db, stationIds: Iterable<number | null | unde
       `INSERT INTO sync_changes (entity, uuid) SELECT 'station', uuid FROM stations WHERE id = ?`,
     ).run(id);
   }
+}
+
+/** Logs a change for the station that recorded usage event `usageId` (none: nothing). */
+export function notifyStationOfUsage(db: Db, usageId: number): void {
+  cachedStatement(
+    db,
+    `INSERT INTO sync_changes (entity, uuid)
+     SELECT 'station', s.uuid FROM usage_events e JOIN stations s ON s.id = e.station_id
+     WHERE e.id = ?`,
+  ).run(usageId);
 }
 
 /** Every station that runs an instrument: what a change of shared configuration concerns. */

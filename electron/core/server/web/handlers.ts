@@ -32,6 +32,7 @@ import {
 import { listFacility, saveProject, saveTool, saveUser } from '../admin/facility.js';
 import { getMail, listMails, retryMail } from '../../mail/admin.js';
 import type { Account } from '../auth.js';
+import { notifyStationOfUsage } from '../harvest/notify.js';
 import { createHarvestHandlers } from './harvestHandlers.js';
 import { createReservationHandlers } from './reservationHandlers.js';
 import { recentUsage, validateOnServer } from './usageValidation.js';
@@ -127,11 +128,7 @@ export function completePendingOnServer(
       }
       // The station that owns the event learns the answers in its next pull; this wakes its
       // long-poll now. It then records their effects (consumables, problem reports) itself.
-      db.prepare(
-        `INSERT INTO sync_changes (entity, uuid)
-         SELECT 'station', s.uuid FROM usage_events e JOIN stations s ON s.id = e.station_id
-         WHERE e.id = ?`,
-      ).run(usage.id);
+      notifyStationOfUsage(db, usage.id);
       return usage.id;
     })
     .immediate();

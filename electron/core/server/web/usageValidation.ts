@@ -11,6 +11,7 @@ import type { UsageEventView } from '../../../../shared/api.js';
 import type { Db } from '../../db/open.js';
 import { findUsage, usageView, type UsageRow } from '../../station/records.js';
 import { AppError } from '../../util/errors.js';
+import { notifyStationOfUsage } from '../harvest/notify.js';
 import type { Account } from '../auth.js';
 
 /** The usage event `ref`; an unknown one is refused naming the argument. */
@@ -55,11 +56,7 @@ export function validateOnServer(
       ).run(account.id, now, account.id, now, usage.id);
       // The station that owns the event learns of it in its next pull; this wakes its
       // long-poll now.
-      db.prepare(
-        `INSERT INTO sync_changes (entity, uuid)
-         SELECT 'station', s.uuid FROM usage_events e JOIN stations s ON s.id = e.station_id
-         WHERE e.id = ?`,
-      ).run(usage.id);
+      notifyStationOfUsage(db, usage.id);
       return usage.id;
     })
     .immediate();
