@@ -1,0 +1,161 @@
+/**
+ * The records the server refused, set aside in the outbox (held_until, refusal, waits_for) so
+ * that the records queued after them still go, and offered again later. Apart from the push
+ * loop because when a record goes again depends on more than the push: a pull that changes the
+ * facility, a new start of the link, and the server taking a record another one waits for.
+ */
+import type { Db } from '../db/open.js';
+import { cachedStatement } from '../db/statements.js';
+import { enqueueFile } from '../harvest/records.js';
+import { enqueueUsage } from '../station/outbox.js';
+import type { Logger } from '../util/log.js';
+
+/**
+ * A record the server refuses is set aside this long after its first refusal, twice as long
+ * after each next one up to HOLD_CAP_MS, then offered again; a change of the facility pulled
+ * from the server (for a record naming something the server lacked), or a new start of the
+ * link, offers it again sooner (an admin may have added the person it names).
+ */
+export const HOLD_MS = 10 * 60_000;
+export const HOLD_CAP_MS = 6 * 3_600_000;
+
+/**
+ * The records a station sends again when the server says it lacks them (PushError.missing),
+ * by the server's table name: those a later record names.
+ */
+const SENT_AGAIN = new Map<
+  string,
+  { table: string; kind: 'usage_event' | 'harvest_file'; enqueue: (db: Db, id: number) => void }
+>([
+  ['usage_events', { table: 'usage_events', kind: 'usage_event', enqueue: enqueueUsage }],
+  ['harvest_files', { table: 'harvest_files', kind: 'harvest_file', enqueue: enqueueFile }],
+]);
+
+const UUID_RE = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
+
+/**
+ * `text` with each uuid of a person, project, tool or usage event held here followed by what
+ * it is ("user_uuid: no record 01a2… (person "dave") on the server"): the server knows only
+ * the uuid. What the station shows of a usage anyway (who, which tool, since when), nothing
+ * more: no notebook titles. Shown to staff only (sync.status).
+ */
+export function nameUuids(db: Db, text: string): string {
+  const lookups: [string, string][] = [
+    ['person', 'SELECT username FROM users WHERE uuid = ?'],
+    ['project', 'SELECT name FROM projects WHERE uuid = ?'],
+    ['tool', 'SELECT name FROM tools WHERE uuid = ?'],
+    [
+      'usage',
+      `SELECT u.username || ' on ' || t.name || ' from ' || e.start FROM usage_events e
+         JOIN users u ON u.id = e.user_id JOIN tools t ON t.id = e.tool_id WHERE e.uuid = ?`,
+    ],
+  ];
+  return text.replace(UUID_RE, (uuid) => {
+    for (const [what, sql] of lookups) {
+      const name = cachedStatement(db, sql).pluck().get(uuid.toLowerCase()) as string | undefined;
+      if (name !== undefined) return `${uuid} (${what} ${JSON.stringify(name)})`;
+    }
+    return uuid;
+  });
+}
+
+export class HeldRecords {
+  /** Counts releaseHeld: a refusal that comes back after a release is offered again at once. */
+  private releaseCount = 0;
+
+  constructor(
+    private readonly db: Db,
+    private readonly log: Logger,
+    /** How long a record refused for the first time is set aside (ms). */
+    private readonly holdMs: number,
+  ) {}
+
+  /** Taken before a push is sent, and given back to holdRecord with its answer. */
+  get releases(): number {
+    return this.releaseCount;
+  }
+
+  /**
+   * Sets a record the server refused aside until `holdMs` from now, with why: the records
+   * queued after it still go. It is offered again then, when the facility changes, or when the
+   * link starts again; it leaves the outbox only once the server takes it.
+   */
+  holdRecord(
+    row: { id: number; payload: string; refusals: number },
+    refusal: { code: string; reason: string },
+    releasesAtSend: number,
+    waitsFor: string | null = null,
+  ): void {
+    // Not when the facility changed while it was on its way: what it names may be there now.
+    if (this.releaseCount !== releasesAtSend) return;
+    const named = nameUuids(this.db, refusal.reason);
+    const refusals = row.refusals;
+    const holdMs = Math.min(this.holdMs * 2 ** Math.min(refusals, 20), HOLD_CAP_MS);
+    const until = new Date(Date.now() + holdMs).toISOString();
+    // Nor when the row changed on its way: a pull that took the server's people and tools
+    // rewrote its uuids (apply.ts localId), and it goes again as it is now.
+    const held = cachedStatement(
+      this.db,
+      `UPDATE outbox SET held_until = ?, refusal = ?, refusal_code = ?, refusals = refusals + 1,
+         waits_for = ?
+       WHERE id = ? AND payload = ?`,
+    ).run(until, named, refusal.code, waitsFor, row.id, row.payload);
+    if (held.changes === 0) return;
+    // Once per record, not at each offer: the status line keeps saying it meanwhile.
+    if (refusals === 0) {
+      this.log.warn(
+        { id: row.id, reason: named, retryAt: until },
+        'sync: the server refused a record; it is set aside and the rest still goes',
+      );
+    }
+  }
+
+  /**
+   * Offers records set aside again at the next push: every one (a new start of the link), or
+   * those refused for naming something the server lacked (the facility changed).
+   */
+  releaseHeld(onlyCode?: string): void {
+    this.releaseCount += 1;
+    cachedStatement(
+      this.db,
+      `UPDATE outbox SET held_until = NULL
+       WHERE held_until IS NOT NULL AND (? IS NULL OR refusal_code = ?)`,
+    ).run(onlyCode ?? null, onlyCode ?? null);
+  }
+
+  /**
+   * The server lacks a record this station made and pushed before (it acknowledged it, so the
+   * outbox no longer holds it): a new server, or one restored from a backup. It is queued
+   * again as it is now, unless a version of it is queued already; the record that named it
+   * waits for it (waits_for).
+   */
+  sendAgain(missing: { table: string; uuid: string }): void {
+    const again = SENT_AGAIN.get(missing.table);
+    if (!again) return;
+    const queued = cachedStatement(
+      this.db,
+      'SELECT 1 FROM outbox WHERE kind = ? AND record_uuid = ?',
+    ).get(again.kind, missing.uuid);
+    if (queued) return;
+    const id = cachedStatement(this.db, `SELECT id FROM ${again.table} WHERE uuid = ?`)
+      .pluck()
+      .get(missing.uuid) as number | undefined;
+    if (id === undefined) return;
+    this.db.transaction(() => again.enqueue(this.db, id))();
+    this.log.warn(
+      { kind: again.kind, uuid: missing.uuid },
+      'sync: the server lacks a record it took before (a new server, or one restored from a ' +
+        'backup); it is sent again',
+    );
+  }
+
+  /** Offers again at once the records set aside until the server had one of these. */
+  releaseWaiting(uuids: string[]): void {
+    if (!uuids.length) return;
+    cachedStatement(
+      this.db,
+      `UPDATE outbox SET held_until = NULL, waits_for = NULL
+       WHERE waits_for IN (SELECT value FROM json_each(?))`,
+    ).run(JSON.stringify(uuids));
+  }
+}

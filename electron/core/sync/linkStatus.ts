@@ -1,0 +1,68 @@
+/**
+ * What the station knows of its link to the server, as its status line shows it: whether the
+ * last exchange went through, when one last did, and why the push or the pull loop last failed.
+ * Apart from the loops because each one's answer changes what the other shows: the server
+ * answering a push ends the pull's "unreachable", and cuts its backoff short.
+ */
+import { nowIso } from '../util/ids.js';
+import type { Logger } from '../util/log.js';
+import { BadAnswerError } from './parseAnswer.js';
+import { describeFailure } from './serverFailure.js';
+
+export class LinkStatus {
+  /** The last exchange with the server succeeded. */
+  online = false;
+  lastSyncAt: string | null = null;
+  /** Why the push loop last failed; null once a push went through. */
+  pushError: string | null = null;
+  /** Why the pull loop last failed; null once a pull went through. */
+  pullError: string | null = null;
+  /** Ends the pull loop's wait out of its backoff; set while it waits. */
+  wakePull: (() => void) | null = null;
+  private pushUnreachable = false;
+  private pullUnreachable = false;
+
+  constructor(private readonly log: Logger) {}
+
+  succeeded(): void {
+    this.online = true;
+    this.lastSyncAt = nowIso();
+    // The server answers again: an "unreachable" of the other direction is out of date, and a
+    // pull waiting out its backoff may go now.
+    if (this.pushUnreachable) {
+      this.pushError = null;
+      this.pushUnreachable = false;
+    }
+    if (this.pullUnreachable) {
+      this.pullError = null;
+      this.pullUnreachable = false;
+      this.wakePull?.();
+    }
+  }
+
+  failed(kind: 'push' | 'pull', error: unknown): void {
+    const { message, reachable } = describeFailure(error);
+    // 401: the key is refused; 409: another Labstation holds it (server/sync/stationAuth.ts).
+    if (!reachable || /^server answered 40[19]\b/.test(message)) this.online = false;
+    if (kind === 'push') {
+      this.pushError = message;
+      this.pushUnreachable = !reachable;
+    } else {
+      this.pullError = message;
+      this.pullUnreachable = !reachable;
+    }
+  }
+
+  /**
+   * An answer of the push or pull loop that does not parse is not a passing outage: the server
+   * sends what this station cannot read (a bug, or an incompatible version). Said once per new
+   * reason (`previous` is the loop's last error), not at each retry.
+   */
+  warnUnreadable(error: unknown, previous: string | null): void {
+    if (!(error instanceof BadAnswerError) || error.message === previous) return;
+    this.log.warn(
+      { problems: error.issues.slice(0, 10), count: error.issues.length },
+      `sync: ${error.summary}`,
+    );
+  }
+}

@@ -1,0 +1,98 @@
+/**
+ * What the server's answer to one push batch does to the outbox: the rows it acknowledged leave
+ * it (kept a while as sent, resend.ts), the records waiting for them go again, a newer version
+ * the server holds is logged, and the one record it refused is set aside. Apart from the push
+ * loop, which picks the batch, sends it and retries: this is where acknowledged rows leave.
+ */
+import type { Db } from '../db/open.js';
+import type { Logger } from '../util/log.js';
+import type { HeldRecords } from './heldRecords.js';
+import type { PushKind, PushResult } from './protocol.js';
+import { countStartsAnew, keepSent } from './resend.js';
+
+/** An outbox row as the push loop sent it. */
+export interface PushedRow {
+  id: number;
+  kind: PushKind;
+  record_uuid: string;
+  payload: string;
+  refusals: number;
+}
+
+/**
+ * What the push loop does next: the next batch (`taken`; `held`, a record set aside, leaving
+ * the loop's error and backoff as they were), or this batch again after a backoff (`failed`).
+ */
+export type PushOutcome = { kind: 'taken' } | { kind: 'held' } | { kind: 'failed'; error: string };
+
+/** Takes an answer already checked whole (parseAnswer) for the batch `rows`. */
+export function takePushAnswer(
+  data: PushResult,
+  batch: {
+    rows: PushedRow[];
+    /** What the server had acknowledged before this batch (resend.ts sentThrough). */
+    sentBefore: number;
+    /** HeldRecords.releases when the batch was sent. */
+    releasesAtSend: number;
+  },
+  deps: {
+    db: Db;
+    log: Logger;
+    held: HeldRecords;
+    /** The server's count is below what it had acknowledged: what it lost goes again. */
+    resendLost: (ackedThrough: number, sentBefore: number) => void;
+  },
+): PushOutcome {
+  const { rows, sentBefore, releasesAtSend } = batch;
+  const { db, log, held } = deps;
+  const sent = new Set(rows.map((r) => r.id));
+  const acked = data.acked.filter((id) => sent.has(id));
+  // Before this batch is kept: what the server lost is what it had before it.
+  if (data.acked_before === null) countStartsAnew(db, sentBefore);
+  else if (typeof data.acked_before === 'number') {
+    deps.resendLost(data.acked_before, sentBefore);
+  }
+  // Kept a while: a server restored from a backup gets them again (resend.ts).
+  db.transaction(() => keepSent(db, acked))();
+  held.releaseWaiting(rows.filter((r) => acked.includes(r.id)).map((r) => r.record_uuid));
+  for (const id of data.stale) {
+    const row = rows.find((r) => r.id === id);
+    // A newer version of the record in the same batch, taken: this one is a resend whose
+    // answer was lost, and the server already had the newer one from it.
+    const resent = rows.some(
+      (r) => r.id > id && r.record_uuid === row?.record_uuid && acked.includes(r.id),
+    );
+    if (resent) {
+      log.debug(
+        { kind: row?.kind, uuid: row?.record_uuid },
+        'sync: an older version sent again; the server holds the newer one from this station',
+      );
+      continue;
+    }
+    log.warn(
+      { kind: row?.kind, uuid: row?.record_uuid },
+      'sync: the server holds a newer version of this record; the older one was dropped',
+    );
+  }
+  if (data.error) {
+    const refused = data.error;
+    const row = rows.find((r) => r.id === refused.id);
+    if (row && !acked.includes(refused.id)) {
+      const missing = refused.code === 'unknown_reference' ? refused.missing : undefined;
+      if (missing) held.sendAgain(missing);
+      held.holdRecord(
+        row,
+        {
+          code: refused.code,
+          reason: `${refused.kind} ${refused.uuid} refused: ${refused.detail}`,
+        },
+        releasesAtSend,
+        missing?.uuid ?? null,
+      );
+      return { kind: 'held' };
+    }
+    return { kind: 'failed', error: `${refused.kind} ${refused.uuid} refused: ${refused.detail}` };
+  }
+  if (acked.length === 0) return { kind: 'failed', error: 'the server acknowledged nothing' };
+  return { kind: 'taken' };
+}
