@@ -3,9 +3,10 @@
  * (deltaSchema.ts): a page of an instrument's history (GET /sync/harvest/history), the push
  * answer (POST /sync/push) and the answers of booking at a station (/sync/reservations,
  * /sync/reservations/form, /sync/reservations/cancel). The station parses each answer with
- * its schema before it stores or deletes anything (client.ts), and the server's API docs
- * describe the answers with the same schemas (server/sync/docs.ts, reservationRoutes.ts); a
- * compile-time check holds them identical to the protocol.ts interfaces.
+ * its schema before it stores or deletes anything (pushLoop.ts, historyFetch.ts, request.ts),
+ * and the server's API docs describe the answers with the same schemas (server/sync/docs.ts,
+ * reservationRoutes.ts); a compile-time check holds them identical to the protocol.ts
+ * interfaces.
  *
  * As for the delta, unknown keys are dropped, not refused (a newer server adds fields), and a
  * field the station knows that is missing or of the wrong type is refused, naming its path.
