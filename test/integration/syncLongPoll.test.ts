@@ -40,10 +40,7 @@ let db: Db;
 let app: FastifyInstance;
 let url = '';
 let adminJwt = '';
-/**
- * Ends every pull still open when the tests are done (one a failed test left held): a pull the
- * close answers keeps its keep-alive connection, and the close would wait for it.
- */
+/** Ends every pull still open when the tests are done (one a failed test left held). */
 const teardown = new AbortController();
 
 interface Station {

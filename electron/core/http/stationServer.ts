@@ -8,6 +8,7 @@ import type { CoreEvent } from '../../../shared/api.js';
 import { HTTP_STATUS, type ApiError } from '../../../shared/errors.js';
 import type { Station } from '../station/station.js';
 import { AppError, toApiError } from '../util/errors.js';
+import { closeConnectionsOnClose } from './closeConnections.js';
 import { addSecurityHeaders } from './securityHeaders.js';
 import { acceptEmptyJson } from './emptyJson.js';
 import { recordRouteMethods } from './allowedMethods.js';
@@ -56,6 +57,7 @@ export async function createStationServer(options: StationServerOptions): Promis
   const { station, token } = options;
   const app = Fastify({ logger: false, bodyLimit: 4 * 1024 * 1024 });
   addSecurityHeaders(app);
+  closeConnectionsOnClose(app);
   // Notebook fields may be named `__proto__`: every /rpc call is checked by its zod schema.
   acceptEmptyJson(app, { keepProtoKeys: true });
   const allowedMethods = recordRouteMethods(app);

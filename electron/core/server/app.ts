@@ -17,6 +17,7 @@ import { registerSyncApi } from './sync/routes.js';
 import { stationAuth } from './sync/stationAuth.js';
 import { registerUploadApi } from './uploads/routes.js';
 import { registerWebUi } from './web/ui.js';
+import { closeConnectionsOnClose } from '../http/closeConnections.js';
 import { addSecurityHeaders } from '../http/securityHeaders.js';
 import { acceptEmptyJson } from '../http/emptyJson.js';
 import { recordRouteMethods } from '../http/allowedMethods.js';
@@ -80,6 +81,7 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
   if (options.onRoute) app.addHook('onRoute', options.onRoute);
   const allowedMethods = recordRouteMethods(app);
   addSecurityHeaders(app);
+  closeConnectionsOnClose(app);
   acceptEmptyJson(app);
   const guards = createGuards({ db, log, jwtSecret: options.jwtSecret, clock });
   const loginFailures = new FailureLimiter(10, 15 * 60_000, clock);
