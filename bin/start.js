@@ -71,17 +71,30 @@ function browserMode(reason) {
     spawn(
       process.execPath,
       [join(root, 'bin', 'labstation.js'), 'station', '--data', dataDir, '--demo', ...args],
-      { stdio: 'inherit' },
+      { stdio: ['ignore', 'inherit', 'inherit'], detached: GROUP_OF_ITS_OWN },
     ),
   );
 }
 
 /**
- * This process ends with `child`; a SIGTERM or SIGINT sent to this one alone (a service manager,
- * a kill) is passed on, so the app it started never runs on without it.
+ * The app runs in a process group of its own (not on Windows, where that opens a console
+ * window), and the first SIGTERM, SIGINT or SIGHUP this process gets is passed on to it, once:
+ * the app closes on the first and would end in the middle of closing on a second. In this
+ * process's group, a Ctrl+C in the terminal reached the app two or three times (from the
+ * terminal, and passed on by npm and by this process); not passed on, a signal sent to this
+ * process alone (a kill, a service manager) left the app running without it.
  */
+const GROUP_OF_ITS_OWN = process.platform !== 'win32';
+
+/** This process ends with `child`, passing it the first signal it gets (GROUP_OF_ITS_OWN). */
 function runUntilExit(child) {
-  for (const signal of ['SIGTERM', 'SIGINT']) process.on(signal, () => child.kill(signal));
+  let passed = false;
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP']) {
+    process.on(signal, () => {
+      if (!passed) child.kill(signal);
+      passed = true;
+    });
+  }
   child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
 }
 
@@ -104,7 +117,8 @@ if (!binary) {
   if (binding) {
     runUntilExit(
       spawn(binary, [root, ...args], {
-        stdio: 'inherit',
+        stdio: ['ignore', 'inherit', 'inherit'],
+        detached: GROUP_OF_ITS_OWN,
         env: { ...process.env, LABSTATION_SQLITE_BINDING: binding },
       }),
     );
