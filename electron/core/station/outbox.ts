@@ -23,6 +23,15 @@ export function enqueue(db: Db, kind: OutboxKind, recordUuid: string, payload: o
   ).run(kind, recordUuid, JSON.stringify(payload), nowIso());
 }
 
+/** Whether a push of the usage event `uuid` waits in the outbox (sent, not yet acknowledged). */
+export function usageQueued(db: Db, uuid: string): boolean {
+  return (
+    cachedStatement(db, "SELECT 1 FROM outbox WHERE kind = 'usage_event' AND record_uuid = ?").get(
+      uuid,
+    ) !== undefined
+  );
+}
+
 export function enqueueUsage(db: Db, usageId: number): void {
   const row = db
     .prepare(

@@ -5,7 +5,7 @@
  * pushes the event back validated, which is what tells the server the station has it.
  */
 import type { Db } from '../db/open.js';
-import { enqueueUsage } from './outbox.js';
+import { enqueueUsage, usageQueued } from './outbox.js';
 import { findTool, type UsageRow } from './records.js';
 
 /**
@@ -27,10 +27,7 @@ export function adoptServerValidation(
         .prepare('SELECT * FROM usage_events WHERE uuid = ?')
         .get(validation.usage_uuid.toLowerCase()) as UsageRow | undefined;
       if (!usage || usage.end === null) return null;
-      const queued = db
-        .prepare("SELECT 1 FROM outbox WHERE kind = 'usage_event' AND record_uuid = ?")
-        .get(usage.uuid);
-      if (usage.validated === 1 && queued) return null;
+      if (usage.validated === 1 && usageQueued(db, usage.uuid)) return null;
       const by =
         validation.validated_by_uuid === null
           ? null

@@ -13,7 +13,7 @@ import type { Db } from '../db/open.js';
 import { AppError } from '../util/errors.js';
 import { failpoint } from '../util/failpoint.js';
 import { newUuid } from '../util/ids.js';
-import { enqueue, enqueueUsage } from './outbox.js';
+import { enqueue, enqueueUsage, usageQueued } from './outbox.js';
 import {
   activeUsageOf,
   displayName,
@@ -316,11 +316,10 @@ export function adoptServerAnswers(
         .get(answer.usage_uuid.toLowerCase()) as UsageRow | undefined;
       if (!usage) return null;
       const wasPending = usage.post_usage_pending === 1;
-      const queued = db
-        .prepare("SELECT 1 FROM outbox WHERE kind = 'usage_event' AND record_uuid = ?")
-        .get(usage.uuid);
       // Already taken, and the push that says so is on its way.
-      if (!wasPending && usage.run_data === answer.run_data && queued) return null;
+      if (!wasPending && usage.run_data === answer.run_data && usageQueued(db, usage.uuid)) {
+        return null;
+      }
       db.prepare(
         `UPDATE usage_events SET run_data = ?, post_usage_pending = 0, reminder_due = 0,
            version = version + 1, updated_at = ?

@@ -1,8 +1,9 @@
 /**
  * The one check of a server answer a station reads (the delta, a history page, the push
- * answer, the answers of booking): the answer is parsed whole with its schema (deltaSchema.ts,
- * answerSchema.ts) before anything of it is stored or deleted, and one that does not fit is
- * refused with an error that names the answer, what was not done, and each field and rule.
+ * answer, the answers of booking, the upload answers): the answer is parsed whole with its
+ * schema (deltaSchema.ts, answerSchema.ts, uploadProtocol.ts) before anything of it is stored or
+ * deleted, and one that does not fit is refused with an error that names the answer, what was
+ * not done, and each field and rule.
  */
 import type { z } from 'zod';
 import { formatIssues } from '../util/issues.js';
