@@ -494,6 +494,11 @@ export const serverApiAccess: Record<ServerApiName, ServerApiAccess> = {
 
 export type AccountRole = 'admin' | 'staff' | 'user';
 
+/** Staff and admins: who may make the server's 'staff' calls (serverApiAccess). */
+export function isStaffRole(role: AccountRole | undefined): boolean {
+  return role === 'staff' || role === 'admin';
+}
+
 export interface AccountInfo {
   id: number;
   uuid: string;

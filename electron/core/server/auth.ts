@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
+import { isStaffRole } from '../../../shared/api.js';
 import type { Db } from '../db/open.js';
 import { cachedStatement } from '../db/statements.js';
 import { nowIso } from '../util/ids.js';
@@ -16,6 +17,9 @@ export interface Account {
   role: Role;
   is_active: number;
 }
+
+/** Staff and admins (shared/api.ts isStaffRole). */
+export const isStaff = (account: Account): boolean => isStaffRole(account.role);
 
 export interface Principal {
   account: Account;

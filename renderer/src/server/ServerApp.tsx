@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
 import type { ReactElement } from 'react';
-import type { ServerPendingForm } from '../../../shared/api.js';
+import { isStaffRole, type ServerPendingForm } from '../../../shared/api.js';
 import { ErrorMessage } from '../components/ErrorMessage.js';
 import { errorText } from '../format.js';
 import { AdminPage } from './admin/AdminPage.js';
@@ -81,7 +81,7 @@ export function ServerApp(): ReactElement {
               >
                 Reservations
               </a>
-              {(account.role === 'admin' || account.role === 'staff') && (
+              {isStaffRole(account.role) && (
                 <a
                   href={EXPERIMENTS_HREF}
                   aria-current={route.page === 'experiments' ? 'page' : undefined}
@@ -116,7 +116,7 @@ export function ServerApp(): ReactElement {
       ) : route.page === 'reservations' ? (
         <ReservationsPage />
       ) : route.page === 'experiments' ? (
-        account.role === 'admin' || account.role === 'staff' ? (
+        isStaffRole(account.role) ? (
           <ExperimentsPage />
         ) : (
           <main>
@@ -228,7 +228,7 @@ function Home(): ReactElement {
         ))}
       </section>
       <UsageList events={events} />
-      {(role === 'staff' || role === 'admin') && (
+      {isStaffRole(role) && (
         <UsageList events={recent} title="Recent usage of the facility" showUser />
       )}
     </main>

@@ -1,6 +1,6 @@
 import { useId, useState } from 'react';
 import type { ReactElement } from 'react';
-import type { UsageEventView } from '../../../shared/api.js';
+import { isStaffRole, type UsageEventView } from '../../../shared/api.js';
 import { ErrorMessage } from '../components/ErrorMessage.js';
 import { errorText, formatDateTime } from '../format.js';
 import { serverCall } from './serverBridge.js';
@@ -31,7 +31,7 @@ export function UsageList({
   const role = useServerStore((s) => s.account?.role);
   const failed = useServerStore((s) => s.failed);
   const took = useServerStore((s) => s.took);
-  const canValidate = role === 'staff' || role === 'admin';
+  const canValidate = isStaffRole(role);
   const [busy, setBusy] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
 

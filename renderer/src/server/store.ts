@@ -1,5 +1,10 @@
 import { create } from 'zustand';
-import type { AccountInfo, ServerPendingForm, UsageEventView } from '../../../shared/api.js';
+import {
+  isStaffRole,
+  type AccountInfo,
+  type ServerPendingForm,
+  type UsageEventView,
+} from '../../../shared/api.js';
 import { toBridgeError, type BridgeError } from '../bridge.js';
 import { errorText } from '../format.js';
 import { readOrder } from '../readOrder.js';
@@ -96,12 +101,12 @@ export const useServerStore = create<ServerState>((set, get) => ({
     const asked = reads.ask();
     set({ loading: true, error: null });
     try {
-      const role = get().account?.role;
       const [{ pending }, { events }, { events: recent }] = await Promise.all([
         serverCall('usage.pendingMine', {}),
         serverCall('usage.mine', {}),
-        role === 'staff' || role === 'admin'
-          ? serverCall('usage.recent', {})
+        // Everyone's usage, for staff: a refusal (a role taken away meanwhile) leaves the rest.
+        isStaffRole(get().account?.role)
+          ? serverCall('usage.recent', {}).catch(() => ({ events: [] }))
           : Promise.resolve({ events: [] }),
       ]);
       if (reads.take(asked)) set({ pending, events, recent, loading: !reads.isLatest(asked) });

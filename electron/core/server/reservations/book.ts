@@ -17,7 +17,7 @@ import { validateAnswers } from '../../../../shared/questions/index.js';
 import type { Db } from '../../db/open.js';
 import { AppError, fieldError } from '../../util/errors.js';
 import { INSTANT_RANGE_RULE, newUuid, storableInstant } from '../../util/ids.js';
-import type { Account } from '../auth.js';
+import { isStaff, type Account } from '../auth.js';
 import { mergedQuestions, type FormTarget } from './questionSets.js';
 
 export interface BookArgs {
@@ -29,8 +29,6 @@ export interface BookArgs {
   answers: unknown;
   user?: number | undefined;
 }
-
-const isStaff = (account: Account): boolean => account.role === 'admin' || account.role === 'staff';
 
 /** How far before now a booking may start (the time its form took to fill in). */
 const START_GRACE_MS = 5 * 60_000;

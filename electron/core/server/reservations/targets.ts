@@ -6,14 +6,12 @@
  */
 import type { ReservationTargets } from '../../../../shared/reservationApi.js';
 import type { Db } from '../../db/open.js';
-import type { Account } from '../auth.js';
+import { isStaff, type Account } from '../auth.js';
 
 interface NamedRow {
   id: number;
   name: string;
 }
-
-const isStaff = (account: Account): boolean => account.role === 'admin' || account.role === 'staff';
 
 export function reservationTargets(db: Db, account: Account): ReservationTargets {
   const staff = isStaff(account);

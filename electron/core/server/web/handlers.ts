@@ -31,11 +31,11 @@ import {
 } from '../admin/credentials.js';
 import { listFacility, saveProject, saveTool, saveUser } from '../admin/facility.js';
 import { getMail, listMails, retryMail } from '../../mail/admin.js';
-import type { Account } from '../auth.js';
+import { isStaff, type Account } from '../auth.js';
 import { notifyStationOfUsage } from '../harvest/notify.js';
 import { createHarvestHandlers } from './harvestHandlers.js';
 import { createReservationHandlers } from './reservationHandlers.js';
-import { recentUsage, validateOnServer } from './usageValidation.js';
+import { latestUsage, validateOnServer } from './usageValidation.js';
 
 export type ServerHandlers = {
   [N in ServerApiName]: (
@@ -50,8 +50,6 @@ export interface WebHandlerDeps {
   /** The server's time zone (for filters that read date-times); UTC where not given. */
   timeZone?: () => string;
 }
-
-const isStaff = (account: Account): boolean => account.role === 'admin' || account.role === 'staff';
 
 /**
  * The usage event `ref` for its user or staff. Anyone else is answered as if it did not exist
@@ -151,15 +149,7 @@ export function createWebHandlers(deps: WebHandlerDeps): ServerHandlers {
         .get(account.id) as AccountInfo;
       return { account: row };
     },
-    'usage.mine': (account, args) => {
-      const ids = db
-        .prepare(
-          'SELECT id FROM usage_events WHERE user_id = ? ORDER BY start DESC, id DESC LIMIT ?',
-        )
-        .pluck()
-        .all(account.id, args.limit ?? 50) as number[];
-      return { events: ids.map((id) => usageView(db, id)) };
-    },
+    'usage.mine': (account, args) => latestUsage(db, account.id, args.limit ?? 50),
     'usage.pendingMine': (account) => {
       const rows = db
         .prepare(
@@ -177,7 +167,7 @@ export function createWebHandlers(deps: WebHandlerDeps): ServerHandlers {
     'usage.completePendingServer': (account, args) =>
       completePendingOnServer(db, account, args, nowIso(clock)),
     // Staff and admins (serverApiAccess): everyone's usage, to validate it.
-    'usage.recent': (_account, args) => recentUsage(db, args.limit ?? 50),
+    'usage.recent': (_account, args) => latestUsage(db, null, args.limit ?? 50),
     // Staff and admins (serverApiAccess), the event ended: the station is sent the validation.
     'usage.validateServer': (account, args) =>
       validateOnServer(db, account, args.usage, nowIso(clock)),

@@ -7,7 +7,12 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { isServerApiName, serverApiAccess, serverApiSchemas } from '../../../../shared/api.js';
+import {
+  isServerApiName,
+  isStaffRole,
+  serverApiAccess,
+  serverApiSchemas,
+} from '../../../../shared/api.js';
 import { HTTP_STATUS, type ApiError } from '../../../../shared/errors.js';
 import type { Db } from '../../db/open.js';
 import { RENDERER_DIR } from '../../paths.js';
@@ -109,7 +114,7 @@ export async function registerWebUi(app: FastifyInstance, deps: WebUiDeps): Prom
         log.warn({ ip, name, user: principal.account.email }, 'refused an admin call');
         throw new AppError('forbidden', `${name} is for admins only`);
       }
-      if (serverApiAccess[name] === 'staff' && principal.account.role === 'user') {
+      if (serverApiAccess[name] === 'staff' && !isStaffRole(principal.account.role)) {
         log.warn({ ip, name, user: principal.account.email }, 'refused a staff call');
         throw new AppError('forbidden', `${name} is for staff and admins only`);
       }

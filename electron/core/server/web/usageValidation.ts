@@ -63,11 +63,24 @@ export function validateOnServer(
   return { usage: usageView(db, id) };
 }
 
-/** The facility's latest `limit` usage events, everyone's, newest first. */
-export function recentUsage(db: Db, limit: number): { events: UsageEventView[] } {
-  const ids = db
-    .prepare('SELECT id FROM usage_events ORDER BY start DESC, id DESC LIMIT ?')
-    .pluck()
-    .all(limit) as number[];
+/**
+ * The latest `limit` usage events, newest first: those of the person `userId` (`usage.mine`),
+ * or everyone's with null (`usage.recent`, for staff to validate).
+ */
+export function latestUsage(
+  db: Db,
+  userId: number | null,
+  limit: number,
+): { events: UsageEventView[] } {
+  // Two statements, not `? IS NULL OR user_id = ?`: each keeps its index (user_id, start).
+  const order = 'ORDER BY start DESC, id DESC LIMIT ?';
+  const ids = (
+    userId === null
+      ? db.prepare(`SELECT id FROM usage_events ${order}`).pluck().all(limit)
+      : db
+          .prepare(`SELECT id FROM usage_events WHERE user_id = ? ${order}`)
+          .pluck()
+          .all(userId, limit)
+  ) as number[];
   return { events: ids.map((id) => usageView(db, id)) };
 }
