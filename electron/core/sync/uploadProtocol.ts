@@ -54,7 +54,9 @@ export const uploadRequestSchema = z.object({
 
 export type UploadRequest = z.infer<typeof uploadRequestSchema>;
 
-export type UploadStatus = 'receiving' | 'completed' | 'skipped';
+/** An upload's state, as its answers give it and the server's harvest_uploads stores it. */
+export const UPLOAD_STATUSES = ['receiving', 'completed', 'skipped'] as const;
+export type UploadStatus = (typeof UPLOAD_STATUSES)[number];
 
 export interface UploadState {
   upload_id: string;
@@ -84,7 +86,7 @@ export interface UploadState {
 export const uploadStateSchema = z
   .object({
     upload_id: z.string().min(1),
-    status: z.enum(['receiving', 'completed', 'skipped']),
+    status: z.enum(UPLOAD_STATUSES),
     offset: z.int().min(0),
     size: z.int().min(0),
     destination_path: z.string(),

@@ -5,10 +5,9 @@
 import type { Db } from '../../db/open.js';
 import { cachedStatement } from '../../db/statements.js';
 import { nowIso } from '../../util/ids.js';
+import type { UploadStatus } from '../../sync/uploadProtocol.js';
 
 /** Goes into migration 7 (electron/core/db/migrations.ts). */
-
-export type UploadRowState = 'receiving' | 'completed' | 'skipped';
 
 export interface UploadRow {
   id: number;
@@ -19,7 +18,7 @@ export interface UploadRow {
   destination_path: string;
   size: number;
   xxhash: string;
-  state: UploadRowState;
+  state: UploadStatus;
   received: number;
   partial_path: string | null;
   final_path: string | null;
