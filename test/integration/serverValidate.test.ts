@@ -8,41 +8,22 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { facilityBundle, goodPreAnswers } from '../fixtures/facility.js';
+import { goodPreAnswers } from '../fixtures/facility.js';
 import {
   createStationKey,
   loginJwt,
-  runCli,
-  startServer,
-  startStation,
-  tempDir,
   waitFor,
-  writeJson,
   type ServerProcess,
   type StationProcess,
 } from './helpers.js';
+import { ALICE, BOB, SAM, startServerWithStation } from './serverWithStation.js';
 import { usagePayload, type UsageRefs } from './usagePushFixtures.js';
-
-const ALICE = { email: 'alice@example.org', password: 'alice password 1' };
-const BOB = { email: 'bob@example.org', password: 'bob password 12' };
-const SAM = { email: 'sam@example.org', password: 'staff password 1' };
 
 let serverDir: string;
 let stationDir: string;
 let server: ServerProcess;
 let station: StationProcess | undefined;
 let serverDb: Database.Database;
-let stationKey: string;
-
-function serverBundle(): Record<string, unknown> {
-  const bundle = facilityBundle();
-  delete bundle.station;
-  const users = bundle.users as Record<string, unknown>[];
-  users[0] = { ...users[0], ...ALICE };
-  users[1] = { ...users[1], ...BOB, role: 'admin' };
-  users[2] = { ...users[2], ...SAM, role: 'staff' };
-  return bundle;
-}
 
 interface Validation {
   validated: number;
@@ -124,24 +105,10 @@ async function aliceEnds(uuid: string): Promise<void> {
 }
 
 beforeAll(async () => {
-  serverDir = join(tempDir(), 'server');
-  const imported = await runCli([
-    'import',
-    '--data',
-    serverDir,
-    writeJson(tempDir(), 'b.json', serverBundle()),
-  ]);
-  expect(imported.stderr).toBe('');
-  stationKey = await createStationKey(serverDir, 'sem-validate', 'SEM');
-  server = await startServer(serverDir);
-  serverDb = new Database(join(serverDir, 'labstation.db'), { readonly: true });
-  stationDir = join(tempDir(), 'station');
-  station = await startStation(stationDir, { LABSTATION_SYNC_BACKOFF_CAP_MS: '1500' }, [
-    '--server',
-    server.url,
-    '--key',
-    stationKey,
-  ]);
+  ({ serverDir, server, serverDb, stationDir, station } = await startServerWithStation(
+    'sem-validate',
+    'admin',
+  ));
 }, 60_000);
 
 afterAll(async () => {

@@ -9,26 +9,12 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { facilityBundle, goodPreAnswers } from '../fixtures/facility.js';
-import {
-  createStationKey,
-  runCli,
-  startServer,
-  startStation,
-  tempDir,
-  writeJson,
-  type ServerProcess,
-  type StationProcess,
-  waitFor,
-  loginJwt,
-} from './helpers.js';
+import { goodPreAnswers } from '../fixtures/facility.js';
+import { runCli, type ServerProcess, type StationProcess, waitFor, loginJwt } from './helpers.js';
+import { ALICE, BOB, SAM, startServerWithStation } from './serverWithStation.js';
 
 /** The renderer that `labstation serve` (run from dist/) hands out. */
 const RENDERER_DIR = join(import.meta.dirname, '..', '..', 'dist', 'renderer');
-
-const ALICE = { email: 'alice@example.org', password: 'alice password 1' };
-const BOB = { email: 'bob@example.org', password: 'bob password 12' };
-const SAM = { email: 'sam@example.org', password: 'staff password 1' };
 
 let serverDir: string;
 let stationDir: string;
@@ -40,16 +26,6 @@ let pendingUuid: string;
 
 function lastLine(text: string): string {
   return text.trim().split('\n').pop()!;
-}
-
-function serverBundle(): Record<string, unknown> {
-  const bundle = facilityBundle();
-  delete bundle.station;
-  const users = bundle.users as Record<string, unknown>[];
-  users[0] = { ...users[0], ...ALICE };
-  users[1] = { ...users[1], ...BOB };
-  users[2] = { ...users[2], ...SAM, role: 'staff' };
-  return bundle;
 }
 
 interface EventRow {
@@ -97,26 +73,12 @@ async function rpc(
 }
 
 beforeAll(async () => {
-  serverDir = join(tempDir(), 'server');
-  const imported = await runCli([
-    'import',
-    '--data',
-    serverDir,
-    writeJson(tempDir(), 'b.json', serverBundle()),
-  ]);
-  expect(imported.stderr).toBe('');
-  stationKey = await createStationKey(serverDir, 'sem-web', 'SEM');
-  server = await startServer(serverDir);
-  serverDb = new Database(join(serverDir, 'labstation.db'), { readonly: true });
+  ({ serverDir, server, serverDb, stationDir, station, stationKey } = await startServerWithStation(
+    'sem-web',
+    'user',
+  ));
 
   // Alice uses the SEM at a real station; staff force-ends it: her answers are pending.
-  stationDir = join(tempDir(), 'station');
-  station = await startStation(stationDir, { LABSTATION_SYNC_BACKOFF_CAP_MS: '1500' }, [
-    '--server',
-    server.url,
-    '--key',
-    stationKey,
-  ]);
   await stationOk('session.logon', { login: 'alice', pin: '1234' });
   const enabled = await stationOk('toolControl.enable', {
     tool: 'SEM',
