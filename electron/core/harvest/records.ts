@@ -196,7 +196,7 @@ export function recordFile(db: Db, file: NewFile, ark: ArkConfig = arkConfig(db)
 
 /**
  * A file row's new `updated_at`: now, but always after the one it had. The server keeps the
- * version of a file with the latest `updated_at` (server/sync/ingestHarvest.ts); a station
+ * version of a file with the latest `updated_at` (server/sync/ingestHarvestFile.ts); a station
  * clock set back (NTP stepping it) must not make a later version look older and be dropped.
  */
 const NEXT_UPDATED_AT = `max(?, strftime('%Y-%m-%dT%H:%M:%fZ', updated_at, '+0.001 seconds'))`;

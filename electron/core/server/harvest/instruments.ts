@@ -238,7 +238,7 @@ function disabledLocation(db: Db, id: number | null): { id: number; name: string
 
 /**
  * The description of an instrument the server registered from the records of a station that
- * configured it itself (sync/ingestHarvest.ts), until an admin writes another.
+ * configured it itself (sync/ingestHarvestFile.ts), until an admin writes another.
  */
 export function registeredDescription(stationName: string): string {
   return `Configured on station ${stationName}; its records arrive from there.`;

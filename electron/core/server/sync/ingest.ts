@@ -17,12 +17,9 @@ import {
   uuid,
   type StationRef,
 } from './records.js';
-import {
-  applyDeployment,
-  insertHarvestTransfer,
-  upsertHarvestFile,
-  upsertRun,
-} from './ingestHarvest.js';
+import { applyDeployment, upsertRun } from './ingestHarvest.js';
+import { upsertHarvestFile } from './ingestHarvestFile.js';
+import { insertHarvestTransfer } from './ingestHarvestTransfer.js';
 import { upsertNotebookEntry } from './ingestNotebook.js';
 
 const usageSchema = z.object({

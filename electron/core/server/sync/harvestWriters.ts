@@ -1,0 +1,65 @@
+/**
+ * Which station may write a pushed harvest record: the instruments a station runs or was given,
+ * and the writers of a file record (and its transfers) as its instrument moves between stations.
+ */
+import type { Db } from '../../db/open.js';
+import { cachedStatement } from '../../db/statements.js';
+import type { PushRecord } from '../../sync/protocol.js';
+import { RecordRefused, checkOwner, type StationRef } from './records.js';
+
+export interface InstrumentRef {
+  id: number;
+  tool_id: number;
+  station_id: number | null;
+}
+
+/**
+ * A station writes records of the instruments it runs or was given before (station_instruments:
+ * records made then may still wait in its outbox); a key cannot write for any other.
+ */
+export function checkInstrument(
+  db: Db,
+  station: StationRef,
+  instrumentId: number,
+  record: PushRecord,
+): void {
+  const given = cachedStatement(
+    db,
+    'SELECT 1 FROM station_instruments WHERE station_id = ? AND instrument_id = ?',
+  ).get(station.id, instrumentId);
+  if (!given) {
+    throw new RecordRefused(
+      'forbidden',
+      `${record.kind} ${record.uuid}: this station does not run that instrument`,
+    );
+  }
+}
+
+/**
+ * Who may write a file record (or a transfer of it): the station that made it, and the station
+ * that runs its instrument now, which took the records with the instrument's history (GET
+ * /sync/harvest/history) and records what becomes of those files (a retry, a file gone). A
+ * station that ran the instrument in between and still has such a record waiting in its
+ * outbox is not refused (that would stop its whole outbox): its record is kept out, as stale.
+ * A key never writes records of an instrument it was never given.
+ */
+export function fileWriter(
+  db: Db,
+  existing: { station_id: number | null; instrument_id: number } | undefined,
+  station: StationRef,
+  record: PushRecord,
+): 'ok' | 'stale' {
+  if (!existing || existing.station_id === station.id) return 'ok';
+  // Plucked, as notify.ts uses the same statement (a cached statement keeps its mode).
+  const runBy = cachedStatement(db, 'SELECT station_id FROM instruments WHERE id = ?')
+    .pluck()
+    .get(existing.instrument_id) as number | null | undefined;
+  if (runBy === station.id) return 'ok';
+  const given = cachedStatement(
+    db,
+    'SELECT 1 FROM station_instruments WHERE station_id = ? AND instrument_id = ?',
+  ).get(station.id, existing.instrument_id);
+  if (given && existing.station_id !== null) return 'stale';
+  checkOwner(existing, station.id, record);
+  return 'ok';
+}
