@@ -10,31 +10,32 @@
  * or rename, not a copy.
  */
 import { constants, type Stats } from 'node:fs';
-import { lstat, open, readdir, stat, type FileHandle } from 'node:fs/promises';
+import { lstat, open } from 'node:fs/promises';
 import { basename, dirname, join, posix } from 'node:path';
 import type { Readable } from 'node:stream';
-import { createXXHash128, type IHasher } from '../../util/hasher.js';
 import type { Db } from '../../db/open.js';
-import { makeFolders, removeEmptyFolder, takeBackFolders } from '../../util/folders.js';
-import { flipBit, hashFile } from '../../harvest/copy.js';
-import {
-  freeOrSameName,
-  makeFoldersInside,
-  inFolder,
-  placeWithoutClobber,
-  removeQuietly,
-  syncFolder,
-} from '../../harvest/place.js';
+import { freeOrSameName, inFolder, removeQuietly } from '../../harvest/place.js';
 import type { UploadState } from '../../sync/uploadProtocol.js';
-import { injected } from '../../util/failpoint.js';
 import { newUuid } from '../../util/ids.js';
 import type { Logger } from '../../util/log.js';
+import { receiveBody } from './bodyWrite.js';
+import { HashStates } from './hashing.js';
+import { createPartial, NOFOLLOW, removeOrphans, UPLOAD_FOLDER } from './partialFile.js';
+import { holdsSameContent, placeFinished, takeBackUploadFolders } from './placement.js';
+import {
+  assertLetIn,
+  DROPPED,
+  DROPPED_OPENED,
+  DROPPED_RESUMED,
+  UploadRefusal,
+  type RefusedNow,
+} from './refusal.js';
+import { destinationIn, stateOf } from './state.js';
 import {
   deleteUpload,
   findUpload,
   finishUpload,
   insertUpload,
-  partialPaths,
   setReceived,
   supersededUploads,
   uploadByUuid,
@@ -43,181 +44,21 @@ import {
   type UploadKey,
   type UploadRow,
 } from './store.js';
+import { UploadTurns } from './turns.js';
+import { verifyFinished } from './verify.js';
 
-export const UPLOAD_FOLDER = '.labstation-uploads';
-const CHUNK = 1024 * 1024;
-/** A long upload is flushed and its offset recorded this often, so a crash loses little. */
-const RECORD_EVERY = 64 * 1024 * 1024;
-const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
-/** A PATCH's upload whose record went meanwhile (dropped): the station opens it anew. */
-const DROPPED = 'upload: not found (dropped); start it again';
-/** A POST's upload whose record went meanwhile: asked again, it is opened anew. */
-const DROPPED_RESUMED = 'upload: dropped while resumed; ask again';
-const DROPPED_OPENED = 'upload: dropped while opened; ask again';
-
-/** A refusal with its HTTP status; `extra` goes into the body beside `detail`. */
-export class UploadRefusal extends Error {
-  constructor(
-    readonly status: number,
-    readonly detail: string,
-    readonly extra: Record<string, unknown> = {},
-  ) {
-    super(detail);
-  }
-}
-
-/**
- * What the request's station would be refused now (the 401 detail: a new key, the station
- * disabled or deleted since the request was let in), or null while it is let in.
- */
-export type RefusedNow = () => string | null;
-
-/** Throws the 401 of a station refused now; asked where nothing awaits before the write. */
-function assertLetIn(refusedNow: RefusedNow): void {
-  const refused = refusedNow();
-  if (refused !== null) throw new UploadRefusal(401, refused);
-}
-
-const freeHashers: IHasher[] = [];
-async function takeHasher(): Promise<IHasher> {
-  return (freeHashers.pop() ?? (await createXXHash128())).init();
-}
-
-/** Absolute destination of a checked relative path ('/'-separated). */
-export function destinationIn(location: ServerLocation, relative: string): string {
-  return join(location.base_path, ...relative.split('/'));
-}
-
-export function stateOf(row: UploadRow, location: ServerLocation): UploadState {
-  const finished = row.state !== 'receiving';
-  return {
-    upload_id: row.uuid,
-    status: row.state,
-    offset: row.received,
-    size: row.size,
-    destination_path: row.final_path ?? row.destination_path,
-    server_path: row.final_path ? destinationIn(location, row.final_path) : null,
-    dest_checksum: finished ? row.dest_checksum : null,
-    checksum_verified: finished,
-    note: row.note,
-  };
-}
-
-async function readFull(handle: FileHandle, buffer: Buffer, position: number): Promise<number> {
-  let filled = 0;
-  while (filled < buffer.length) {
-    const { bytesRead } = await handle.read(
-      buffer,
-      filled,
-      buffer.length - filled,
-      position + filled,
-    );
-    if (bytesRead === 0) break;
-    filled += bytesRead;
-  }
-  return filled;
-}
-
-async function writeFull(handle: FileHandle, buffer: Buffer, length: number, position: number) {
-  let written = 0;
-  while (written < length) {
-    const { bytesWritten } = await handle.write(
-      buffer,
-      written,
-      length - written,
-      position + written,
-    );
-    written += bytesWritten;
-  }
-}
-
-/** True when `path` is a regular file (not a link) of `size` bytes that hashes to `hash`. */
-async function holdsSameContent(path: string, size: number, hash: string): Promise<boolean> {
-  const found = await lstat(path).catch(() => null);
-  return found !== null && found.isFile() && found.size === size
-    ? (await hashFile(path)).hash === hash
-    : false;
-}
-
-/**
- * The folders a refused placement into `folder` made (`made`, outermost first), those still
- * empty, deepest first, each in its own turn (inFolder; `folder`'s is the caller's): an upload
- * into one of them makes it again, or has put its file there, before or after, never between
- * its folder made and its file placed. Another upload's folder below a made one keeps that one
- * and those above it (rmdir refuses a folder that is not empty).
- */
-function takeBackUploadFolders(made: readonly string[], folder: string): Promise<void> {
-  return takeBackFolders(made, (at) =>
-    at === folder ? removeEmptyFolder(at) : inFolder(at, () => removeEmptyFolder(at)),
-  );
-}
-
-interface Busy {
-  stop(): void;
-  done: Promise<void>;
-}
+export { UPLOAD_FOLDER } from './partialFile.js';
+export { UploadRefusal, type RefusedNow } from './refusal.js';
+export { destinationIn, stateOf } from './state.js';
 
 export class UploadReceiver {
-  /**
-   * Work on one upload at a time; a newer request stops the body an older one still reads. By
-   * uuid: a request at work on an upload dropped meanwhile (its station refused) holds its turn
-   * under its own upload's name, never under an id another upload may have taken since.
-   */
-  private readonly busy = new Map<string, Busy>();
-  /**
-   * Hasher states (hash-wasm save()) at an upload's recorded offset, so a PATCH that follows
-   * another need not re-read the partial. Only for this process: after a restart, or when the
-   * offset does not match, the state is rebuilt from the bytes on disk. By uuid, not id: a
-   * record deleted outside the receiver (its station refused, dropUploadsOfRefused) leaves its
-   * state here.
-   */
-  private readonly hashStates = new Map<string, { offset: number; state: Uint8Array }>();
+  private readonly turns = new UploadTurns();
+  private readonly hashStates = new HashStates();
 
   constructor(private readonly deps: { db: Db; log: Logger }) {}
 
-  private async exclusive<T>(uuid: string, stop: () => void, work: () => Promise<T>): Promise<T> {
-    for (let current = this.busy.get(uuid); current; current = this.busy.get(uuid)) {
-      current.stop();
-      await current.done;
-    }
-    let release = (): void => undefined;
-    const done = new Promise<void>((resolve) => (release = resolve));
-    this.busy.set(uuid, { stop, done });
-    try {
-      return await work();
-    } finally {
-      this.busy.delete(uuid);
-      release();
-    }
-  }
-
   isBusy(uuid: string): boolean {
-    return this.busy.has(uuid);
-  }
-
-  private rememberHash(uuid: string, offset: number, hasher: IHasher): void {
-    this.hashStates.delete(uuid);
-    this.hashStates.set(uuid, { offset, state: hasher.save() });
-    // A few hundred bytes each; the oldest go first (they are rebuilt from disk if needed).
-    if (this.hashStates.size > 4096) {
-      this.hashStates.delete(this.hashStates.keys().next().value as string);
-    }
-  }
-
-  /** A hasher holding the upload's first `row.received` bytes. */
-  private async hasherAt(row: UploadRow, handle: FileHandle): Promise<IHasher> {
-    const hasher = await takeHasher();
-    const saved = this.hashStates.get(row.uuid);
-    if (saved?.offset === row.received) return hasher.load(saved.state);
-    const buffer = Buffer.allocUnsafe(CHUNK);
-    for (let position = 0; position < row.received;) {
-      const want = Math.min(CHUNK, row.received - position);
-      const n = await readFull(handle, buffer.subarray(0, want), position);
-      if (n < want) throw new Error(`the partial file ${row.partial_path} shrank while read`);
-      hasher.update(buffer.subarray(0, n));
-      position += n;
-    }
-    return hasher;
+    return this.turns.isBusy(uuid);
   }
 
   /**
@@ -244,7 +85,7 @@ export class UploadReceiver {
       }
     } else {
       if (found) await removeQuietly(path);
-      await this.createPartial(location, path);
+      await createPartial(location, path);
     }
     const received = found?.isFile() ? found.size : 0;
     this.deps.log.warn(
@@ -254,17 +95,6 @@ export class UploadReceiver {
     this.hashStates.delete(row.uuid);
     setReceived(this.deps.db, row.uuid, received);
     return { ...row, received };
-  }
-
-  private async createPartial(location: ServerLocation, path: string): Promise<void> {
-    const folder = join(location.base_path, UPLOAD_FOLDER);
-    await makeFolders(folder, 0o700);
-    const found = await lstat(folder);
-    if (!found.isDirectory()) {
-      throw new Error(`${folder} is not a folder (a symbolic link?); uploads cannot be kept there`);
-    }
-    const handle = await open(path, constants.O_CREAT | constants.O_EXCL | constants.O_RDWR, 0o644);
-    await handle.close();
   }
 
   /**
@@ -310,7 +140,7 @@ export class UploadReceiver {
     assertLetIn(refusedNow);
     const row = insertUpload(db, key, { uuid, partialPath: partial });
     try {
-      await this.createPartial(location, partial);
+      await createPartial(location, partial);
     } catch (error) {
       deleteUpload(db, row.uuid);
       throw error;
@@ -326,7 +156,7 @@ export class UploadReceiver {
   ): Promise<UploadState> {
     if (row.state !== 'receiving') return Promise.resolve(stateOf(row, location));
     // A body still arriving for this upload belongs to a connection the station gave up on.
-    return this.exclusive(
+    return this.turns.exclusive(
       row.uuid,
       () => undefined,
       async () => {
@@ -362,7 +192,7 @@ export class UploadReceiver {
     const stop = (): void => {
       body?.destroy(new Error('superseded by a newer request for this upload'));
     };
-    return this.exclusive(row.uuid, stop, async () => {
+    return this.turns.exclusive(row.uuid, stop, async () => {
       let current = await this.refusedAtTurn(row, refusedNow);
       if (!current) throw new UploadRefusal(404, DROPPED);
       if (current.state !== 'receiving') return stateOf(current, location);
@@ -383,10 +213,12 @@ export class UploadReceiver {
         );
       }
       const receiving = current;
-      const received = await this.receive(receiving, body).catch(async (error: unknown) => {
-        await this.dropUnlessGoingOn(receiving, refusedNow, 404, DROPPED);
-        throw error;
-      });
+      const received = await receiveBody(this.deps, this.hashStates, receiving, body).catch(
+        async (error: unknown) => {
+          await this.dropUnlessGoingOn(receiving, refusedNow, 404, DROPPED);
+          throw error;
+        },
+      );
       await this.dropUnlessGoingOn(receiving, refusedNow, 404, DROPPED);
       if (received.bytes < current.size)
         return stateOf({ ...current, received: received.bytes }, location);
@@ -490,100 +322,6 @@ export class UploadReceiver {
     throw new UploadRefusal(401, refused);
   }
 
-  /**
-   * Writes the body to the partial in 1 MiB steps, hashing what is written. Receiving, writing
-   * and flushing overlap: one buffer fills while the other is written, and the flush that
-   * records progress runs behind both (waiting on it would stall the sender every 64 MiB).
-   */
-  private async receive(
-    row: UploadRow,
-    body: Readable | null,
-  ): Promise<{ bytes: number; hash: string | null }> {
-    const { db } = this.deps;
-    const handle = await open(row.partial_path as string, constants.O_RDWR | NOFOLLOW);
-    let hasher: IHasher | null = null;
-    let writing: Promise<void> = Promise.resolve();
-    let flushing: Promise<void> = Promise.resolve();
-    try {
-      hasher = await this.hasherAt(row, handle);
-      const h = hasher;
-      const buffers = [Buffer.allocUnsafe(CHUNK), Buffer.allocUnsafe(CHUNK)];
-      let current = 0;
-      let filled = 0;
-      let position = row.received;
-      let unrecorded = 0;
-      const dispatch = async (): Promise<void> => {
-        if (filled === 0) return;
-        // The one write in flight is the other buffer's: the next to fill.
-        await writing;
-        const buffer = buffers[current] as Buffer;
-        h.update(buffer.subarray(0, filled));
-        writing = writeFull(handle, buffer, filled, position);
-        writing.catch(() => undefined);
-        position += filled;
-        unrecorded += filled;
-        current ^= 1;
-        filled = 0;
-        if (unrecorded >= RECORD_EVERY) {
-          unrecorded = 0;
-          const [written, upTo] = [writing, position];
-          flushing = flushing
-            .then(() => written)
-            .then(() => handle.datasync())
-            .then(() => setReceived(db, row.uuid, upTo));
-          flushing.catch(() => undefined);
-        }
-      };
-      let tooLong = false;
-      try {
-        for await (const chunk of body ?? []) {
-          let data = chunk as Buffer;
-          const room = row.size - position - filled;
-          if (data.length > room) {
-            tooLong = true;
-            data = data.subarray(0, room);
-          }
-          while (data.length > 0) {
-            const n = data.copy(buffers[current], filled);
-            filled += n;
-            data = data.subarray(n);
-            if (filled === CHUNK) await dispatch();
-          }
-          if (tooLong) break;
-        }
-      } catch (error) {
-        // The connection ended mid-body (or a newer request stopped it): what arrived stays.
-        this.deps.log.info({ upload: row.uuid, err: error }, 'upload: body cut short');
-      }
-      await dispatch();
-      await writing;
-      await flushing;
-      // A bit flipped on its way to the disk, for the test that the re-read in finish catches
-      // what the hash of the arriving bytes cannot.
-      if (injected('upload.flip-bit') && position > 0) flipBit(handle.fd, position);
-      await handle.datasync();
-      setReceived(db, row.uuid, position);
-      if (tooLong) {
-        this.rememberHash(row.uuid, position, h);
-        throw new UploadRefusal(400, `body: longer than the ${row.size} bytes declared`);
-      }
-      if (position < row.size) {
-        this.rememberHash(row.uuid, position, h);
-        return { bytes: position, hash: null };
-      }
-      this.hashStates.delete(row.uuid);
-      return { bytes: position, hash: h.digest('hex') };
-    } catch (error) {
-      // The hasher may hold bytes that did not reach the disk: rebuilt from the disk next time.
-      if (!(error instanceof UploadRefusal)) this.hashStates.delete(row.uuid);
-      await Promise.allSettled([writing, flushing]);
-      throw error;
-    } finally {
-      if (hasher) freeHashers.push(hasher);
-      await handle.close();
-    }
-  }
-
   /** The last byte is in: fsync, re-read and hash, compare, place without clobbering. */
   private async finish(
     row: UploadRow,
@@ -592,88 +330,21 @@ export class UploadReceiver {
     refusedNow: RefusedNow,
   ): Promise<UploadState> {
     const { db } = this.deps;
-    const partial = row.partial_path as string;
-    const handle = await open(partial, constants.O_RDWR | NOFOLLOW);
-    let received = receivedHash;
-    try {
-      await handle.sync();
-      if (received === null) {
-        // Everything had arrived before (an earlier finish failed): the disk is all there is.
-        const hasher = await this.hasherAt(row, handle);
-        received = hasher.digest('hex');
-        freeHashers.push(hasher);
-      }
-    } finally {
-      await handle.close();
-    }
-    const reread = await hashFile(partial);
-    if (received !== row.xxhash || reread.hash !== row.xxhash || reread.bytes !== row.size) {
-      await removeQuietly(partial);
-      deleteUpload(db, row.uuid);
-      const where =
-        received !== row.xxhash
-          ? `the ${row.size} bytes received hash to ${received}`
-          : `the file re-read from the server's disk hashes to ${reread.hash} (${reread.bytes} bytes)`;
-      this.deps.log.warn(
-        { upload: row.uuid, declared: row.xxhash, received, reread: reread.hash },
-        'upload: checksum mismatch',
-      );
-      throw new UploadRefusal(
-        422,
-        `xxhash: checksum mismatch: the station declared ${row.xxhash}, ${where}; ` +
-          'the upload was deleted, send the file again',
-        { received_hash: received, server_hash: reread.hash },
-      );
-    }
+    const reread = await verifyFinished(this.deps, this.hashStates, row, receivedHash);
 
     const destination = destinationIn(location, row.destination_path);
     const folder = dirname(destination);
     // The destination's folders this placement made: taken back, when still empty, should it
     // be refused (its station refused as it is recorded, or the placement failing).
     const made: string[] = [];
-    const place = async (): Promise<Finished> => {
-      const outside = await makeFoldersInside(location.base_path, folder, made);
-      if (outside !== null) {
-        await removeQuietly(partial);
-        deleteUpload(db, row.uuid);
-        throw new UploadRefusal(
-          400,
-          `destination_path: the folder leads outside the storage location (to ${outside}, ` +
-            'through a symbolic link)',
-        );
-      }
-      // The same content at the name, or at a numbered name before a free one, is a skip.
-      const holds = (path: string) => holdsSameContent(path, row.size, row.xxhash);
-      let name: string;
-      for (;;) {
-        const next = await freeOrSameName(destination, holds);
-        if (next.same) {
-          await removeQuietly(partial);
-          return {
-            state: 'skipped',
-            finalPath: posix.join(posix.dirname(row.destination_path), basename(next.name)),
-            destChecksum: reread.hash,
-            note: 'the destination already holds the same content',
-          };
-        }
-        name = next.name;
-        if (await placeWithoutClobber(partial, name)) break;
-      }
-      await syncFolder(folder);
-      const finalPath = posix.join(posix.dirname(row.destination_path), basename(name));
-      return {
-        state: 'completed',
-        finalPath,
-        destChecksum: reread.hash,
-        note:
-          name === destination
-            ? ''
-            : `the destination held other content; this copy was written as ${basename(name)}`,
-      };
-    };
     const done = await inFolder(folder, async () => {
       try {
-        return await this.recordFinished(row, location, await place(), refusedNow);
+        return await this.recordFinished(
+          row,
+          location,
+          await placeFinished(db, row, location, reread, destination, made),
+          refusedNow,
+        );
       } catch (error) {
         await takeBackUploadFolders(made, folder);
         throw error;
@@ -688,7 +359,7 @@ export class UploadReceiver {
 
   /** Drops an unfinished upload and its bytes (a superseded version, DELETE, the cleanup). */
   drop(row: UploadRow): Promise<void> {
-    return this.exclusive(
+    return this.turns.exclusive(
       row.uuid,
       () => undefined,
       async () => {
@@ -702,22 +373,7 @@ export class UploadReceiver {
   }
 
   /** Partial files no record counts on, older than `before` (ms): left by a crash. */
-  async removeOrphans(locations: ServerLocation[], before: number): Promise<number> {
-    const known = partialPaths(this.deps.db);
-    let removed = 0;
-    for (const location of locations) {
-      const folder = join(location.base_path, UPLOAD_FOLDER);
-      const names = await readdir(folder).catch(() => [] as string[]);
-      for (const name of names) {
-        const path = join(folder, name);
-        if (!name.endsWith('.partial') || known.has(path)) continue;
-        const found = await stat(path).catch(() => null);
-        if (found?.isFile() && found.mtimeMs < before) {
-          await removeQuietly(path);
-          removed += 1;
-        }
-      }
-    }
-    return removed;
+  removeOrphans(locations: ServerLocation[], before: number): Promise<number> {
+    return removeOrphans(this.deps.db, locations, before);
   }
 }
