@@ -34,6 +34,7 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { createXXHash128, type IHasher } from '../util/hasher.js';
 import { injected, injectedError } from '../util/failpoint.js';
 import { errorCode } from '../util/errors.js';
+import { readFull } from '../util/readFull.js';
 
 export const HASH_ALGORITHM = 'xxh3-128';
 export const GONE_WHILE_COPIED = 'the file was moved or deleted while it was copied';
@@ -151,21 +152,6 @@ export function copySpan(
 /** Lets the worker's event loop answer the messages that came in during a synchronous span. */
 function yieldToEvents(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
-}
-
-async function readFull(handle: FileHandle, buffer: Buffer, position: number): Promise<number> {
-  let filled = 0;
-  while (filled < buffer.length) {
-    const { bytesRead } = await handle.read(
-      buffer,
-      filled,
-      buffer.length - filled,
-      position + filled,
-    );
-    if (bytesRead === 0) break;
-    filled += bytesRead;
-  }
-  return filled;
 }
 
 /**

@@ -12,7 +12,7 @@
  * the server's last byte, and goes back to the stability check.
  */
 import { constants } from 'node:fs';
-import { open, stat, type FileHandle } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
 import { Readable } from 'node:stream';
@@ -33,6 +33,7 @@ import { BadAnswerError, parseAnswer } from '../sync/parseAnswer.js';
 import type { Logger } from '../util/log.js';
 import type { StorageLocation } from './config.js';
 import type { FileRow } from './records.js';
+import { readFull } from '../util/readFull.js';
 
 const CHUNK = 1024 * 1024;
 /** Retries within one attempt (cuts, busy or unreachable server); then the attempt fails. */
@@ -200,21 +201,6 @@ class UploadClient {
   async drop(id: string): Promise<void> {
     await this.call('DELETE', `${UPLOADS_PATH}/${encodeURIComponent(id)}`);
   }
-}
-
-async function readFull(handle: FileHandle, buffer: Buffer, position: number): Promise<number> {
-  let filled = 0;
-  while (filled < buffer.length) {
-    const { bytesRead } = await handle.read(
-      buffer,
-      filled,
-      buffer.length - filled,
-      position + filled,
-    );
-    if (bytesRead === 0) break;
-    filled += bytesRead;
-  }
-  return filled;
 }
 
 /**

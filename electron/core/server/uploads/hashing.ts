@@ -4,7 +4,8 @@
  */
 import type { FileHandle } from 'node:fs/promises';
 import { createXXHash128, type IHasher } from '../../util/hasher.js';
-import { CHUNK, readFull } from './partialFile.js';
+import { readFull } from '../../util/readFull.js';
+import { CHUNK } from './partialFile.js';
 import type { UploadRow } from './store.js';
 
 export const freeHashers: IHasher[] = [];

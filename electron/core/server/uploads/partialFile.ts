@@ -15,25 +15,6 @@ export const UPLOAD_FOLDER = '.labstation-uploads';
 export const CHUNK = 1024 * 1024;
 export const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 
-export async function readFull(
-  handle: FileHandle,
-  buffer: Buffer,
-  position: number,
-): Promise<number> {
-  let filled = 0;
-  while (filled < buffer.length) {
-    const { bytesRead } = await handle.read(
-      buffer,
-      filled,
-      buffer.length - filled,
-      position + filled,
-    );
-    if (bytesRead === 0) break;
-    filled += bytesRead;
-  }
-  return filled;
-}
-
 export async function writeFull(
   handle: FileHandle,
   buffer: Buffer,
