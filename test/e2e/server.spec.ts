@@ -1,7 +1,12 @@
-import { join } from 'node:path';
-import Database from 'better-sqlite3';
-import { goodPreAnswers } from '../fixtures/facility.js';
-import { expect, logIn, PEOPLE, test, type ServerSetup } from './serverFixtures.js';
+import {
+  aliceEnablesSem,
+  expect,
+  logIn,
+  PEOPLE,
+  serverRow,
+  test,
+  type ServerSetup,
+} from './serverFixtures.js';
 
 interface EventRow {
   end: string | null;
@@ -11,27 +16,16 @@ interface EventRow {
 }
 
 function serverEvent(setup: ServerSetup, uuid: string): EventRow | undefined {
-  const db = new Database(join(setup.serverDir, 'labstation.db'), { readonly: true });
-  try {
-    return db
-      .prepare(
-        'SELECT "end", run_data, post_usage_pending, version FROM usage_events WHERE uuid = ?',
-      )
-      .get(uuid) as EventRow | undefined;
-  } finally {
-    db.close();
-  }
+  return serverRow<EventRow>(
+    setup,
+    'SELECT "end", run_data, post_usage_pending, version FROM usage_events WHERE uuid = ?',
+    uuid,
+  );
 }
 
 /** Alice uses the SEM at the station; staff force-ends it, so her post-usage answers are owed. */
 async function forceEndedUsage(setup: ServerSetup): Promise<string> {
-  await setup.stationRpc('session.logon', { login: 'alice', pin: PEOPLE.alice.pin });
-  const enabled = await setup.stationRpc('toolControl.enable', {
-    tool: 'SEM',
-    project: 'Cathodes',
-    answers: goodPreAnswers,
-  });
-  const uuid = (enabled.usage as { uuid: string }).uuid;
+  const uuid = await aliceEnablesSem(setup);
   await setup.stationRpc('session.logoff', {});
   await setup.stationRpc('session.logon', { login: 'sam', pin: PEOPLE.sam.pin });
   await setup.stationRpc('toolControl.forceEnd', { tool: 'SEM' });

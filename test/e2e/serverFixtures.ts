@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { expect, test as base, type Page } from '@playwright/test';
-import { facilityBundle } from '../fixtures/facility.js';
+import Database from 'better-sqlite3';
+import { facilityBundle, goodPreAnswers } from '../fixtures/facility.js';
 
 export { expect };
 
@@ -172,4 +173,29 @@ export async function logIn(
   await page.getByLabel('Password').fill(who.password);
   await page.getByRole('button', { name: 'Log in' }).click();
   await expect(page.getByTestId('account-name')).toBeVisible();
+}
+
+/** One row of the server's database (opened read-only for the query), as the test asks it. */
+export function serverRow<Row>(
+  setup: ServerSetup,
+  sql: string,
+  ...params: unknown[]
+): Row | undefined {
+  const db = new Database(join(setup.serverDir, 'labstation.db'), { readonly: true });
+  try {
+    return db.prepare(sql).get(...params) as Row | undefined;
+  } finally {
+    db.close();
+  }
+}
+
+/** Alice logs on at the station and enables the SEM for Cathodes: the usage event's UUID. */
+export async function aliceEnablesSem(setup: ServerSetup): Promise<string> {
+  await setup.stationRpc('session.logon', { login: 'alice', pin: PEOPLE.alice.pin });
+  const enabled = await setup.stationRpc('toolControl.enable', {
+    tool: 'SEM',
+    project: 'Cathodes',
+    answers: goodPreAnswers,
+  });
+  return (enabled.usage as { uuid: string }).uuid;
 }

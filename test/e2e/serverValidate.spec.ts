@@ -1,7 +1,12 @@
-import { join } from 'node:path';
-import Database from 'better-sqlite3';
-import { goodPreAnswers } from '../fixtures/facility.js';
-import { expect, logIn, PEOPLE, test, type ServerSetup } from './serverFixtures.js';
+import {
+  aliceEnablesSem,
+  expect,
+  logIn,
+  PEOPLE,
+  serverRow,
+  test,
+  type ServerSetup,
+} from './serverFixtures.js';
 
 interface Validation {
   validated: number;
@@ -10,28 +15,17 @@ interface Validation {
 }
 
 function serverValidation(setup: ServerSetup, uuid: string): Validation | undefined {
-  const db = new Database(join(setup.serverDir, 'labstation.db'), { readonly: true });
-  try {
-    return db
-      .prepare(
-        `SELECT e.validated, v.username AS validated_by, e.validation_acked FROM usage_events e
-         LEFT JOIN users v ON v.id = e.validated_by_id WHERE e.uuid = ?`,
-      )
-      .get(uuid) as Validation | undefined;
-  } finally {
-    db.close();
-  }
+  return serverRow<Validation>(
+    setup,
+    `SELECT e.validated, v.username AS validated_by, e.validation_acked FROM usage_events e
+     LEFT JOIN users v ON v.id = e.validated_by_id WHERE e.uuid = ?`,
+    uuid,
+  );
 }
 
 /** Alice uses the SEM at the station and ends it; the server has the event ended. */
 async function endedUsage(setup: ServerSetup): Promise<string> {
-  await setup.stationRpc('session.logon', { login: 'alice', pin: PEOPLE.alice.pin });
-  const enabled = await setup.stationRpc('toolControl.enable', {
-    tool: 'SEM',
-    project: 'Cathodes',
-    answers: goodPreAnswers,
-  });
-  const uuid = (enabled.usage as { uuid: string }).uuid;
+  const uuid = await aliceEnablesSem(setup);
   await setup.stationRpc('toolControl.disable', { tool: 'SEM', answers: { problem: 'No' } });
   await setup.stationRpc('session.logoff', {});
   await expect.poll(() => serverValidation(setup, uuid)?.validated, { timeout: 15_000 }).toBe(0);

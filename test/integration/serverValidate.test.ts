@@ -16,7 +16,13 @@ import {
   type ServerProcess,
   type StationProcess,
 } from './helpers.js';
-import { ALICE, BOB, SAM, startServerWithStation } from './serverWithStation.js';
+import {
+  ALICE,
+  BOB,
+  SAM,
+  startServerWithStation,
+  stopServerWithStation,
+} from './serverWithStation.js';
 import { usagePayload, type UsageRefs } from './usagePushFixtures.js';
 
 let serverDir: string;
@@ -111,11 +117,7 @@ beforeAll(async () => {
   ));
 }, 60_000);
 
-afterAll(async () => {
-  await station?.stop();
-  serverDb?.close();
-  await server?.stop();
-});
+afterAll(() => stopServerWithStation({ station, serverDb, server }));
 
 describe('staff validate a usage event on the server', () => {
   it('refuses an active event, a person not staff, and an event the server does not have', async () => {

@@ -11,7 +11,13 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { goodPreAnswers } from '../fixtures/facility.js';
 import { runCli, type ServerProcess, type StationProcess, waitFor, loginJwt } from './helpers.js';
-import { ALICE, BOB, SAM, startServerWithStation } from './serverWithStation.js';
+import {
+  ALICE,
+  BOB,
+  SAM,
+  startServerWithStation,
+  stopServerWithStation,
+} from './serverWithStation.js';
 
 /** The renderer that `labstation serve` (run from dist/) hands out. */
 const RENDERER_DIR = join(import.meta.dirname, '..', '..', 'dist', 'renderer');
@@ -96,11 +102,7 @@ beforeAll(async () => {
   });
 }, 60_000);
 
-afterAll(async () => {
-  await station?.stop();
-  serverDb?.close();
-  await server?.stop();
-});
+afterAll(() => stopServerWithStation({ station, serverDb, server }));
 
 describe('server rpc for browser users', () => {
   it('serves the UI with the security headers, and says it is a server', async () => {

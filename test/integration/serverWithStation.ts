@@ -65,3 +65,17 @@ export async function startServerWithStation(
   ]);
   return { serverDir, server, serverDb, stationDir, station, stationKey };
 }
+
+/**
+ * Stops what startServerWithStation started, as each test file holds it at the end (a test may
+ * have stopped or replaced the station); a part that never started is passed over.
+ */
+export async function stopServerWithStation(parts: {
+  station?: StationProcess;
+  serverDb?: Database.Database;
+  server?: ServerProcess;
+}): Promise<void> {
+  await parts.station?.stop();
+  parts.serverDb?.close();
+  await parts.server?.stop();
+}
