@@ -445,7 +445,13 @@ export const serverApiSchemas = {
   'usage.completePendingServer': z
     .object({ usage: ref, answers, version: z.number().int().min(1) })
     .strict(),
-  'usage.recent': z.object({ limit: z.number().int().min(1).max(500).optional() }).strict(),
+  'usage.recent': z
+    .object({
+      limit: z.number().int().min(1).max(500).optional(),
+      /** Only the ended events nobody has validated yet: what staff have left to validate. */
+      to_validate: z.boolean().optional(),
+    })
+    .strict(),
   'usage.validateServer': z.object({ usage: ref }).strict(),
   ...adminSchemas,
   ...harvestApiSchemas,
@@ -520,7 +526,7 @@ export interface ServerApiResults extends AdminResults, HarvestApiResults, Reser
   'usage.pendingMine': { pending: ServerPendingForm[] };
   'usage.pendingForm': { form: ServerPendingForm };
   'usage.completePendingServer': { usage: UsageEventView; version: number };
-  /** Everyone's usage events, newest first: what staff validate. */
+  /** Everyone's usage events (or those still to validate), newest first: what staff validate. */
   'usage.recent': { events: UsageEventView[] };
   'usage.validateServer': { usage: UsageEventView };
 }

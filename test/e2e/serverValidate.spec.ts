@@ -52,9 +52,20 @@ test('staff validate another person’s ended usage on the server page; the stat
   const facility = page.getByRole('region', { name: 'Recent usage of the facility' });
   const row = facility.getByRole('row', { name: /Alice Martin/ });
   await expect(row.getByRole('cell', { name: 'Done' })).toBeVisible();
+  // Only those left to validate: Alice's is one.
+  const toValidate = facility.getByRole('checkbox', { name: 'Only those left to validate' });
+  await toValidate.check();
+  await expect(row.getByRole('cell', { name: 'Done' })).toBeVisible();
   await row.getByRole('button', { name: /^Validate the usage of SEM/ }).click();
   await expect(row.getByRole('cell', { name: 'Validated by sam' })).toBeVisible();
   await expect(row.getByRole('button', { name: /^Validate/ })).toHaveCount(0);
+  // Read again, nothing is left to validate; everyone's usage still has it.
+  await toValidate.uncheck();
+  await toValidate.check();
+  await expect(facility.getByText('Nothing is left to validate.')).toBeVisible();
+  await expect(facility.getByRole('row', { name: /Alice Martin/ })).toHaveCount(0);
+  await toValidate.uncheck();
+  await expect(row.getByRole('cell', { name: 'Validated by sam' })).toBeVisible();
 
   // The station takes it and pushes it back: the server stops sending it, and keeps who.
   await expect

@@ -23,6 +23,7 @@ import {
   startServerWithStation,
   stopServerWithStation,
 } from './serverWithStation.js';
+import { TO_VALIDATE_SQL } from '../../electron/core/server/web/usageValidation.js';
 import { usagePayload, type UsageRefs } from './usagePushFixtures.js';
 
 let serverDir: string;
@@ -70,6 +71,25 @@ async function stationOk(name: string, args: unknown): Promise<Record<string, un
   const res = await station!.rpc(name, args);
   expect(res.status, `${name}: ${JSON.stringify(res.body)}`).toBe(200);
   return res.body as Record<string, unknown>;
+}
+
+/** `usage.recent` as `user` asks it: the answer's status and body. */
+async function recent(
+  args: unknown,
+  user: { email: string; password: string } = SAM,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const jwt = await loginJwt(server.url, user);
+  const res = await fetch(`${server.url}rpc/usage.recent`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${jwt}` },
+    body: JSON.stringify(args),
+  });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+/** The events of a `usage.recent` answer. */
+function listed(answer: { body: Record<string, unknown> }): Record<string, unknown>[] {
+  return answer.body.events as Record<string, unknown>[];
 }
 
 async function validate(
@@ -318,6 +338,45 @@ describe('what a push leaves of a validation given on the server', () => {
       validation_acked: 1,
     });
     expect(await owed(uuid)).toEqual([]);
+  });
+
+  it('lists only the ended events left to validate when asked, newest first', async () => {
+    const uuid = await aliceStarts();
+    const uuidsToValidate = async (): Promise<unknown[]> => {
+      const answer = await recent({ to_validate: true });
+      expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+      for (const event of listed(answer)) {
+        expect(event).toMatchObject({ validated: false, end: expect.any(String) as unknown });
+      }
+      return listed(answer).map((event) => event.uuid);
+    };
+    // Active: not yet one to validate, though everyone's recent usage has it.
+    expect(await uuidsToValidate()).not.toContain(uuid);
+    expect(listed(await recent({})).map((event) => event.uuid)).toContain(uuid);
+
+    await aliceEnds(uuid);
+    expect((await uuidsToValidate())[0]).toBe(uuid);
+    expect((await validate(uuid, SAM)).status).toBe(200);
+    expect(await uuidsToValidate()).not.toContain(uuid);
+    expect(listed(await recent({ to_validate: false })).map((event) => event.uuid)).toContain(uuid);
+
+    // The answer's rule is the schema's, named; a person not staff is refused.
+    expect(await recent({ to_validate: 'yes' })).toMatchObject({
+      status: 400,
+      body: {
+        code: 'bad_request',
+        message: expect.stringMatching(/^usage\.recent: to_validate: .*boolean/) as unknown,
+      },
+    });
+    expect((await recent({ to_validate: true }, ALICE)).status).toBe(403);
+  });
+
+  it('finds the events left to validate through their own index (query plan)', () => {
+    const plan = (
+      serverDb.prepare(`EXPLAIN QUERY PLAN ${TO_VALIDATE_SQL}`).all(50) as { detail: string }[]
+    ).map((row) => row.detail);
+    expect(plan.join('\n')).toMatch(/USING (COVERING )?INDEX usage_events_to_validate\b/);
+    expect(plan.join('\n')).not.toMatch(/TEMP B-TREE/);
   });
 
   it('the station’s validation reached the server first: validating there changes nothing', async () => {

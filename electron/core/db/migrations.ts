@@ -1179,6 +1179,18 @@ export const migrations: readonly Migration[] = [
         WHERE validation_acked = 0;
     `,
   },
+  {
+    version: 34,
+    name: 'the ended usage events still to validate, newest first, found by an index of them alone',
+    sql: `
+      -- Both sides (the server's web page asks it: server/web/usageValidation.ts
+      -- usageToValidate). A facility validates most of its usage; staff asking for the ended
+      -- events nobody has validated yet would otherwise walk every event, newest first, past
+      -- the validated ones.
+      CREATE INDEX usage_events_to_validate ON usage_events(start, id)
+        WHERE validated = 0 AND "end" IS NOT NULL;
+    `,
+  },
 ];
 
 /**

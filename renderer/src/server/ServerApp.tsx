@@ -176,6 +176,8 @@ function Home(): ReactElement {
   const pending = useServerStore((s) => s.pending);
   const events = useServerStore((s) => s.events);
   const recent = useServerStore((s) => s.recent);
+  const recentToValidate = useServerStore((s) => s.recentToValidate);
+  const showToValidate = useServerStore((s) => s.showToValidate);
   const role = useServerStore((s) => s.account?.role);
   const loading = useServerStore((s) => s.loading);
   const error = useServerStore((s) => s.error);
@@ -229,7 +231,12 @@ function Home(): ReactElement {
       </section>
       <UsageList events={events} />
       {isStaffRole(role) && (
-        <UsageList events={recent} title="Recent usage of the facility" showUser />
+        <UsageList
+          events={recent}
+          title="Recent usage of the facility"
+          showUser
+          toValidate={{ only: recentToValidate, choose: (only) => void showToValidate(only) }}
+        />
       )}
     </main>
   );

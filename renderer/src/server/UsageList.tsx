@@ -22,10 +22,13 @@ export function UsageList({
   events,
   title = 'My recent usage',
   showUser = false,
+  toValidate,
 }: {
   events: UsageEventView[];
   title?: string;
   showUser?: boolean;
+  /** A choice to show only the events left to validate, and whether it is made. */
+  toValidate?: { only: boolean; choose(only: boolean): void };
 }): ReactElement {
   const id = useId();
   const role = useServerStore((s) => s.account?.role);
@@ -51,9 +54,21 @@ export function UsageList({
   return (
     <section className="panel usage-list" aria-labelledby={`${id}-title`}>
       <h2 id={`${id}-title`}>{title}</h2>
+      {toValidate && (
+        <label className="choice">
+          <input
+            type="checkbox"
+            checked={toValidate.only}
+            onChange={(e) => toValidate.choose(e.target.checked)}
+          />
+          Only those left to validate
+        </label>
+      )}
       <ErrorMessage message={error} />
       {events.length === 0 ? (
-        <p className="hint">No usage recorded yet.</p>
+        <p className="hint">
+          {toValidate?.only ? 'Nothing is left to validate.' : 'No usage recorded yet.'}
+        </p>
       ) : (
         <div className="table-scroll">
           <table>

@@ -18,6 +18,8 @@ interface ServerState {
   events: UsageEventView[];
   /** Everyone's recent usage, for staff and admins to validate (empty for anyone else). */
   recent: UsageEventView[];
+  /** Whether `recent` holds only the ended events nobody has validated yet. */
+  recentToValidate: boolean;
   loading: boolean;
   error: string | null;
   /** Shown on the login screen, e.g. why the person was logged out. */
@@ -30,6 +32,8 @@ interface ServerState {
    */
   logout: (message?: string) => void;
   refresh: () => Promise<void>;
+  /** Shows everyone's recent usage, or only what is left to validate; reads it again. */
+  showToValidate: (only: boolean) => Promise<void>;
   /** Shows `usage` as the server now holds it (validated), in every list that has it. */
   took: (usage: UsageEventView) => void;
   /** Handles an error of any call: an expired login goes back to the login screen. */
@@ -56,6 +60,7 @@ export const useServerStore = create<ServerState>((set, get) => ({
   pending: [],
   events: [],
   recent: [],
+  recentToValidate: false,
   loading: false,
   error: null,
   loginMessage: null,
@@ -92,6 +97,7 @@ export const useServerStore = create<ServerState>((set, get) => ({
       pending: [],
       events: [],
       recent: [],
+      recentToValidate: false,
       error: null,
       loginMessage: message ?? null,
     });
@@ -106,7 +112,9 @@ export const useServerStore = create<ServerState>((set, get) => ({
         serverCall('usage.mine', {}),
         // Everyone's usage, for staff: a refusal (a role taken away meanwhile) leaves the rest.
         isStaffRole(get().account?.role)
-          ? serverCall('usage.recent', {}).catch(() => ({ events: [] }))
+          ? serverCall('usage.recent', { to_validate: get().recentToValidate }).catch(() => ({
+              events: [],
+            }))
           : Promise.resolve({ events: [] }),
       ]);
       if (reads.take(asked)) set({ pending, events, recent, loading: !reads.isLatest(asked) });
@@ -116,6 +124,11 @@ export const useServerStore = create<ServerState>((set, get) => ({
       const shown = err.code === 'unauthenticated' ? null : errorText(err);
       set({ loading: !reads.isLatest(asked), error: shown });
     }
+  },
+
+  async showToValidate(only) {
+    set({ recentToValidate: only });
+    await get().refresh();
   },
 
   took(usage) {

@@ -35,7 +35,7 @@ import { isStaff, type Account } from '../auth.js';
 import { notifyStationOfUsage } from '../harvest/notify.js';
 import { createHarvestHandlers } from './harvestHandlers.js';
 import { createReservationHandlers } from './reservationHandlers.js';
-import { latestUsage, validateOnServer } from './usageValidation.js';
+import { latestUsage, usageToValidate, validateOnServer } from './usageValidation.js';
 
 export type ServerHandlers = {
   [N in ServerApiName]: (
@@ -167,7 +167,10 @@ export function createWebHandlers(deps: WebHandlerDeps): ServerHandlers {
     'usage.completePendingServer': (account, args) =>
       completePendingOnServer(db, account, args, nowIso(clock)),
     // Staff and admins (serverApiAccess): everyone's usage, to validate it.
-    'usage.recent': (_account, args) => latestUsage(db, null, args.limit ?? 50),
+    'usage.recent': (_account, args) =>
+      args.to_validate
+        ? usageToValidate(db, args.limit ?? 50)
+        : latestUsage(db, null, args.limit ?? 50),
     // Staff and admins (serverApiAccess), the event ended: the station is sent the validation.
     'usage.validateServer': (account, args) =>
       validateOnServer(db, account, args.usage, nowIso(clock)),

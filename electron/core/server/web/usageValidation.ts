@@ -84,3 +84,17 @@ export function latestUsage(
   ) as number[];
   return { events: ids.map((id) => usageView(db, id)) };
 }
+
+/** The ids of usageToValidate (a test checks its query plan). */
+export const TO_VALIDATE_SQL = `SELECT id FROM usage_events WHERE validated = 0 AND "end" IS NOT NULL
+  ORDER BY start DESC, id DESC LIMIT ?`;
+
+/**
+ * The latest `limit` ended usage events that nobody has validated, newest first (`usage.recent`
+ * with `to_validate`): a facility validates most of its usage, so these are few among many, and
+ * a partial index of them (migration 34) finds them without walking the validated ones.
+ */
+export function usageToValidate(db: Db, limit: number): { events: UsageEventView[] } {
+  const ids = db.prepare(TO_VALIDATE_SQL).pluck().all(limit) as number[];
+  return { events: ids.map((id) => usageView(db, id)) };
+}
