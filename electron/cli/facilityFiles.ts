@@ -1,0 +1,256 @@
+/**
+ * The commands on a facility's files: a bundle loaded into a data dir (`import`), and question
+ * lists, answers, metadata and usage events checked offline (`questions`, `metadata`,
+ * `experiment`).
+ */
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import type { z } from 'zod';
+import type { LocatedProblem } from '../../shared/metadata/index.js';
+import { openStationDatabase } from '../core/station/database.js';
+import { AppError } from '../core/util/errors.js';
+import { formatIssues } from '../core/util/issues.js';
+import { n, need, readJson, readText, UsageError } from './args.js';
+import { firstFill } from './firstFill.js';
+
+export async function importCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: { data: { type: 'string' } },
+    allowPositionals: true,
+  });
+  if (positionals.length !== 1) throw new UsageError('import takes one FILE.json');
+  const bundle = readJson(positionals[0], 'bundle');
+  const { importBundle } = await import('../core/station/facility.js');
+  const dataDir = resolve(need(values.data, '--data'));
+  const fill = firstFill(dataDir);
+  const db = openStationDatabase(dataDir);
+  let imported = false;
+  try {
+    const summary = await importBundle(db, bundle);
+    imported = true;
+    process.stdout.write(
+      `imported ${n(summary.users, 'user')}, ${n(summary.projects, 'project')}, ${n(summary.tools, 'tool')}` +
+        // The harvest's parts where the bundle has them.
+        (
+          [
+            [summary.instruments, 'instrument'],
+            [summary.storage_locations, 'storage location'],
+            [summary.hooks, 'hook'],
+            [summary.schedules, 'schedule'],
+          ] as const
+        )
+          .filter(([count]) => count > 0)
+          .map(([count, what]) => `, ${n(count, what)}`)
+          .join('') +
+        (summary.station ? `; this station runs ${summary.station}` : '') +
+        '\n',
+    );
+    return 0;
+  } finally {
+    db.close();
+    // A refused bundle stores nothing, and leaves a new data dir as it was.
+    if (!imported) fill.undo();
+  }
+}
+
+/** One problem per line; a problem about the whole list or answer object has no path. */
+function printProblem(path: string, message: string): void {
+  process.stdout.write(path ? `${path}: ${message}\n` : `${message}\n`);
+}
+
+export async function questions(argv: string[]): Promise<number> {
+  const [sub, ...args] = argv;
+  // Files are positionals, as every other command reads them: after `--` a name that starts
+  // with a dash is a file (`questions check -- -q.json`), and before it an option is refused.
+  const rest = parseArgs({ args, options: {}, allowPositionals: true }).positionals;
+  const { parseQuestions, validateAnswers } = await import('../../shared/questions/index.js');
+  if (sub === 'check') {
+    if (rest.length !== 1) throw new UsageError('questions check takes one FILE');
+    const result = parseQuestions(readJson(rest[0], 'question list'));
+    if (!result.ok) {
+      for (const p of result.problems) printProblem(p.path, p.message);
+      return 1;
+    }
+    process.stdout.write(`ok: ${n(result.questions.length, 'question')}\n`);
+    return 0;
+  }
+  if (sub === 'answer') {
+    if (rest.length !== 2) throw new UsageError('questions answer takes QUESTIONS ANSWERS');
+    const parsed = parseQuestions(readJson(rest[0], 'question list'));
+    if (!parsed.ok) {
+      for (const p of parsed.problems) printProblem(p.path, p.message);
+      return 1;
+    }
+    const result = validateAnswers(parsed.questions, readJson(rest[1], 'answers'));
+    if (!result.ok) {
+      for (const p of result.problems) printProblem(p.path.join('.'), p.message);
+      return 1;
+    }
+    process.stdout.write(`${JSON.stringify(result.answers, null, 2)}\n`);
+    return 0;
+  }
+  throw new UsageError('questions takes check or answer');
+}
+
+const METADATA_FORMS = ['elabftw', 'notebook'] as const;
+
+/**
+ * metadata check: every error (structure and values) one per line on stdout, exit 1; notices
+ * (an empty required field...) on stderr. metadata convert: refused only for structural
+ * problems, since value problems do not block saving either.
+ */
+export async function metadata(argv: string[]): Promise<number> {
+  const [sub, ...rest] = argv;
+  if (sub !== 'check' && sub !== 'convert') throw new UsageError('metadata takes check or convert');
+  const { values, positionals } = parseArgs({
+    args: rest,
+    options: { to: { type: 'string' } },
+    allowPositionals: true,
+  });
+  const file = positionals[0];
+  if (positionals.length !== 1 || file === undefined) {
+    throw new UsageError(`metadata ${sub} takes one FILE`);
+  }
+  const form = METADATA_FORMS.find((name) => name === values.to);
+  if (sub === 'convert' && form === undefined) {
+    throw new UsageError('metadata convert needs --to elabftw or --to notebook');
+  }
+  if (sub === 'check' && values.to !== undefined)
+    throw new UsageError('--to is for metadata convert');
+  let text: string;
+  try {
+    text = readText(file);
+  } catch (error) {
+    throw new AppError('bad_request', `metadata file ${file}: ${(error as Error).message}`);
+  }
+  const { parseMetadataText, serializeMetadata } = await import('../../shared/metadata/index.js');
+  const result = parseMetadataText(text);
+  const syntax = result.problems.find((p) => p.code === 'invalid_json');
+  if (syntax) throw new AppError('bad_request', `metadata file ${file}: ${syntax.message}`);
+  const note = (p: LocatedProblem): void => {
+    process.stderr.write(`${p.severity === 'warning' ? 'notice' : 'error'}: ${p.message}\n`);
+  };
+  if (sub === 'check') {
+    const errors = result.problems.filter((p) => p.severity === 'error');
+    for (const p of result.problems) {
+      if (p.severity === 'error') process.stdout.write(`${p.message}\n`);
+      else note(p);
+    }
+    if (errors.length > 0 || !result.ok) return 1;
+    process.stdout.write(`ok: ${n(result.doc.fields.length, 'field')}\n`);
+    return 0;
+  }
+  if (!result.ok) {
+    for (const p of result.problems) {
+      if (p.blocksSaving) process.stdout.write(`${p.message}\n`);
+      else note(p);
+    }
+    return 1;
+  }
+  result.problems.forEach(note);
+  process.stdout.write(`${serializeMetadata(result.doc, form)}\n`);
+  return 0;
+}
+
+/**
+ * The problems of a schema check of `input`, one per line, each naming its field and the rule;
+ * a field left out is said to be required.
+ */
+function schemaProblems(what: string, issues: z.core.$ZodIssue[], input: unknown): string {
+  return formatIssues(issues, what, input, true).join('\n');
+}
+
+/**
+ * Why a reservations file that is one page of the read API's answer, with other pages left out
+ * (its `next` or `previous` link set), cannot be used: the reservation that overlaps the usage
+ * most may be on a page not given, and the record would be built from another one, or from
+ * none, without a word. Null for a whole answer or a plain list.
+ */
+function onePageOfMore(listed: unknown): string | null {
+  if (typeof listed !== 'object' || listed === null || Array.isArray(listed)) return null;
+  const page = listed as { count?: unknown; next?: unknown; previous?: unknown };
+  const link = (value: unknown): boolean => typeof value === 'string' && value !== '';
+  if (!link(page.next) && !link(page.previous)) return null;
+  const count = typeof page.count === 'number' ? `the ${page.count}` : 'the';
+  return (
+    `holds one page of ${count} reservations asked for (its next or previous link is set); the ` +
+    'rules need every reservation that can overlap the usage: ask for those starting before ' +
+    "its end and ending after its start (start__lte=<the usage's end>&end__gte=<its start>, " +
+    'page_size up to 1000), or join all pages into one list'
+  );
+}
+
+/**
+ * experiment: the record the metadata-harvesting rules (spec 000 conventions) build from a usage
+ * event and its tool's reservations, as given by the read API; for checking a facility's data
+ * offline.
+ */
+export async function experiment(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: {
+      event: { type: 'string' },
+      reservations: { type: 'string' },
+      now: { type: 'string' },
+      areas: { type: 'string' },
+    },
+    allowPositionals: true,
+  });
+  if (positionals.length) throw new UsageError('experiment takes --event FILE --reservations FILE');
+  // The areas that hold the event's tool: their bookings are its reservations too.
+  const toolAreas = (values.areas ?? '')
+    .split(',')
+    .filter((part) => part.trim() !== '')
+    .map((part) => {
+      if (!/^\s*\d{1,15}\s*$/.test(part)) {
+        throw new UsageError('--areas takes area ids separated by commas, such as 2,5');
+      }
+      return Number(part);
+    });
+  const { buildExperimentRecord, reservationListSchema, usageEventInputSchema } =
+    await import('../../shared/experiment/index.js');
+  const given = readJson(need(values.event, '--event'), 'usage event');
+  const event = usageEventInputSchema.safeParse(given);
+  if (!event.success)
+    throw new AppError('bad_request', schemaProblems('usage event', event.error.issues, given));
+  const reservationsFile = need(values.reservations, '--reservations');
+  const listed = readJson(reservationsFile, 'reservations');
+  const partial = onePageOfMore(listed);
+  if (partial !== null)
+    throw new AppError('bad_request', `reservations ${reservationsFile}: ${partial}`);
+  if (typeof listed !== 'object' || listed === null) {
+    throw new AppError(
+      'bad_request',
+      `reservations ${reservationsFile}: must be a list of reservations or the read API's ` +
+        'answer ({"count", "next", "previous", "results"})',
+    );
+  }
+  const list = reservationListSchema(listed).safeParse(listed);
+  if (!list.success)
+    throw new AppError('bad_request', schemaProblems('reservations', list.error.issues, listed));
+  let now: number | undefined;
+  if (values.now !== undefined) {
+    now = Date.parse(values.now);
+    if (!Number.isFinite(now)) throw new UsageError('--now must be an ISO 8601 date-time');
+  }
+  const result = buildExperimentRecord(event.data, list.data, {
+    toolAreas,
+    ...(now === undefined ? {} : { now }),
+  });
+  process.stdout.write(
+    `${JSON.stringify(
+      result.ok
+        ? { record: result.record, attempts: result.attempts }
+        : {
+            record: null,
+            reason: result.reason,
+            reservation: result.reservation,
+            attempts: result.attempts,
+          },
+      null,
+      2,
+    )}\n`,
+  );
+  return result.ok ? 0 : 1;
+}
