@@ -1,7 +1,7 @@
 /** The commands that run until stopped: a headless station (`station`) and the server (`serve`). */
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { HELP } from '../cli.js';
+import { HELP } from './help.js';
 import { createLogger } from '../core/util/log.js';
 import { need, portOf, UsageError } from './args.js';
 import { firstFill, undoUnlessBusy } from './firstFill.js';
