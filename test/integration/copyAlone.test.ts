@@ -37,8 +37,7 @@ function sourceTree(): { source: string; bytes: number } {
     ['a/two.bin', 1],
     ['a/empty.bin', 0],
     ['b/c/three.bin', 300 * 1024],
-    // Copied on its own, and (LANE_MIN_BYTES and more) hashed on a hash lane.
-    ['big.bin', 17 * 1024 * 1024],
+    ['big.bin', 5 * 1024 * 1024],
   ];
   for (const [path, size] of files) writeFileSync(join(source, path), randomBytes(size));
   return { source, bytes: files.reduce((n, [, size]) => n + size, 0) };

@@ -13,14 +13,8 @@
  * bytes hashed as the source's are those the copy read into the buffer and wrote from it, as
  * on one thread; the read-back reads what the copy's file holds once the chunk was written.
  *
- * The copy worker waits for the lane in short turns and lets its events run between them: a
- * lane that died (its thread ended) is found, and fails the copy, which its caller retries.
- * (A lane held in a read of the copy, on a share that hangs, holds its copy as a read on the
- * copy worker's own thread would.) A lane that could not start at all (it never hashed a
- * chunk) is not made again in that worker: its copies are hashed on the worker's own thread.
- *
- * The counters are 32-bit and wrap (after 256 TiB through one lane): every sum and difference
- * of them is taken modulo 2^32 (`| 0`), and a buffer is chosen by the counter's low bits.
+ * The copy worker never waits for the lane without a deadline: a lane that died (its thread
+ * ended) is found when the copy yields, and fails the copy, which its caller retries.
  */
 import { closeSync, existsSync, openSync, readSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -34,12 +28,8 @@ import {
 import { errorCode } from '../util/errors.js';
 import type { IHasher } from '../util/hasher.js';
 
-/**
- * Buffers in the ring: 1 MiB of 128 KiB chunks, enough to ride out the lane's hiccups. A
- * power of two: a counter's low bits (SLOT_MASK) pick the buffer, also once it has wrapped.
- */
+/** Buffers in the ring: 1 MiB of 128 KiB chunks, enough to ride out the lane's hiccups. */
 export const LANE_SLOTS = 8;
-const SLOT_MASK = LANE_SLOTS - 1;
 /** The control words: chunks published, chunks hashed, then one length per buffer. */
 const PUBLISHED = 0;
 const HASHED = 1;
@@ -92,28 +82,16 @@ const LANE_URL = new URL('./hashLaneWorker.js', import.meta.url);
 
 /** The lane of this thread (a copy worker): made on the first big copy, kept for the next. */
 let current: HashLane | null = null;
-/** A lane of this thread could not start (it never hashed a chunk): none is made again. */
-let unavailable = false;
 
 /**
  * The lane of this thread, made if need be; null on the main thread (copies run there only in
  * tests, inline), where the lane's script is not built, and while the lane is in use.
  */
 export function takeLane(chunk: number): HashLane | null {
-  if (unavailable || isMainThread || !existsSync(fileURLToPath(LANE_URL))) return null;
+  if (isMainThread || !existsSync(fileURLToPath(LANE_URL))) return null;
   if (current?.busy) return null;
-  if (current?.failed) {
-    unavailable = current.neverHashed();
-    current = null;
-    if (unavailable) return null;
-  }
-  try {
-    current ??= new HashLane(chunk);
-  } catch {
-    unavailable = true;
-    return null;
-  }
-  if (current.chunk !== chunk) return null;
+  if (current && (current.failed !== null || current.chunk !== chunk)) current = null;
+  current ??= new HashLane(chunk);
   current.busy = true;
   return current;
 }
@@ -154,6 +132,8 @@ export class HashLane {
       Buffer.from(shared.ring, i * chunk, chunk),
     );
     this.worker = new Worker(LANE_URL, { workerData: shared, transferList: [channel.port2] });
+    // The copy worker ends when its pool closes; its lane must not keep it alive meanwhile.
+    this.worker.unref();
     this.worker.on('message', (end: PassEnd) => this.ends.shift()?.resolve(end));
     const lost = (error: Error): void => {
       this.failed ??= new Error(`the hashing thread of the copy failed: ${error.message}`);
@@ -161,15 +141,6 @@ export class HashLane {
     };
     this.worker.on('error', lost);
     this.worker.on('exit', (code) => lost(new Error(`it exited with code ${code}`)));
-    // An idle lane does not keep its copy worker's thread alive (a worker whose script ended
-    // would never exit); one at work does (begin, release). Unreferenced after the listeners:
-    // adding a 'message' listener references the worker again.
-    this.worker.unref();
-  }
-
-  /** Whether the lane never took a chunk (it could not start: see takeLane). */
-  neverHashed(): boolean {
-    return Atomics.load(this.control, HASHED) === 0;
   }
 
   /**
@@ -178,12 +149,10 @@ export class HashLane {
    */
   begin(readBack: string | null): void {
     if (this.failed) throw this.failed;
-    if (this.open) throw new Error('a pass of the hash lane is under way already');
     this.readBackFd = readBack === null ? null : openSync(readBack, 'r');
     const start: PassStart = { readBackFd: this.readBackFd };
     this.passes.postMessage(start);
     this.open = true;
-    this.worker.ref();
   }
 
   /**
@@ -194,12 +163,12 @@ export class HashLane {
     if (this.failed) throw this.failed;
     for (;;) {
       const hashed = Atomics.load(this.control, HASHED);
-      const inFlight = (this.published - hashed) | 0;
+      const inFlight = this.published - hashed;
       // Once the ring is full, the copy waits until the lane has emptied half of it: woken
       // for every buffer freed, the two threads would take turns chunk by chunk.
       if (inFlight < (this.full ? LANE_SLOTS / 2 + 1 : LANE_SLOTS)) {
         this.full = false;
-        return this.buffers[this.published & SLOT_MASK];
+        return this.buffers[this.published % LANE_SLOTS];
       }
       this.full = true;
       const left = deadline - performance.now();
@@ -210,8 +179,8 @@ export class HashLane {
 
   /** The buffer claim gave holds `length` bytes of the pass (written, if copied). */
   publish(length: number): void {
-    Atomics.store(this.control, LENGTHS + (this.published & SLOT_MASK), length);
-    this.published = (this.published + 1) | 0;
+    Atomics.store(this.control, LENGTHS + (this.published % LANE_SLOTS), length);
+    this.published += 1;
     Atomics.store(this.control, PUBLISHED, this.published);
     Atomics.notify(this.control, PUBLISHED);
   }
@@ -244,16 +213,10 @@ export class HashLane {
    */
   release(): void {
     this.busy = false;
-    this.worker.unref();
     const fd = this.readBackFd;
     this.readBackFd = null;
     const close = (): void => {
-      if (fd === null) return;
-      try {
-        closeSync(fd);
-      } catch {
-        // A read-only descriptor: nothing of the copy depends on its close.
-      }
+      if (fd !== null) closeSync(fd);
     };
     if (!this.open) return close();
     this.open = false;
@@ -358,15 +321,12 @@ export function runLane(
     }
     if (pass === null) {
       // The copy worker posts a pass's start before its first chunk.
-      // Posted before the chunk was published, so it is there; if it were not, the lane would
-      // be out of step with its copy worker: it ends instead, and fails that copy.
       const start = receiveMessageOnPort(shared.passes)?.message as PassStart | undefined;
-      if (start === undefined) throw new Error('a pass began without its start');
       source.init();
-      const fd = start.readBackFd;
+      const fd = start?.readBackFd ?? null;
       pass = { readBack: fd === null ? null : new LaneReadBack(fd, copy, readBuffer) };
     }
-    const slot = hashed & SLOT_MASK;
+    const slot = hashed % LANE_SLOTS;
     const length = Atomics.load(control, LENGTHS + slot);
     if (length === DROP) {
       pass = null;
@@ -381,7 +341,7 @@ export function runLane(
       source.update(views[slot].subarray(0, length));
       pass.readBack?.span(length);
     }
-    hashed = (hashed + 1) | 0;
+    hashed += 1;
     Atomics.store(control, HASHED, hashed);
     Atomics.notify(control, HASHED);
   }
