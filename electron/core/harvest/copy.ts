@@ -18,13 +18,6 @@
  * bytes, the kernel's cached pages of the file, which are what the fsync writes: reading them
  * before the flush ends proves what reading them after would, and the disk works while the
  * CPU hashes.
- *
- * Big files (LANE_MIN_BYTES and more) go further: the hashing moves to a hash lane, a thread
- * beside the copy worker (hashLane.ts), which hashes each chunk the copy read and wrote, and
- * reads that span of the copy back and hashes it, while the copy goes on. The read-back so
- * reads each chunk once it is written, from the same cached pages, before the flush starts
- * rather than while it runs; the copy counts, as above, only once the flush is done and the
- * copy, read back to its end, hashed the same as the source.
  */
 import {
   closeSync,
@@ -42,7 +35,6 @@ import { createXXHash128, type IHasher } from '../util/hasher.js';
 import { injected, injectedError } from '../util/failpoint.js';
 import { errorCode } from '../util/errors.js';
 import { readFull } from '../util/readFull.js';
-import { takeLane, type HashLane, type PassHashes } from './hashLane.js';
 
 export const HASH_ALGORITHM = 'xxh3-128';
 export const GONE_WHILE_COPIED = 'the file was moved or deleted while it was copied';
@@ -60,12 +52,6 @@ export const CHUNK = 128 * 1024;
  */
 const YIELD_EVERY = 16 * 1024 * 1024;
 const YIELD_AFTER_MS = 20;
-/**
- * Files from this size are hashed on a hash lane, a thread beside the copy worker
- * (hashLane.ts), while the copy worker reads and writes; smaller ones on the copy worker's
- * own thread, where handing chunks over would cost more than it saves.
- */
-export const LANE_MIN_BYTES = 16 * 1024 * 1024;
 /** hashFile reads asynchronously: bigger reads, fewer round trips through libuv's pool. */
 const ASYNC_CHUNK = 1024 * 1024;
 
@@ -163,65 +149,6 @@ export function copySpan(
   return { position, ended: false };
 }
 
-/**
- * How a copy hashes what it reads, pass by pass (the source, then the read-back): on its own
- * thread, or through a hash lane, which also reads the copy back as it goes.
- */
-interface Hashing {
-  /** Begins a pass; `readBack`: the copy to read back on the way, where the hashing can. */
-  begin(readBack: string | null): void;
-  /** Reads (and writes) a span, as copySpan. */
-  span(
-    source: number,
-    dest: number | null,
-    position: number,
-    until: number,
-    deadline: number,
-  ): { position: number; ended: boolean };
-  /** Ends the pass: the hash of what its spans read, and of the copy if it was read back. */
-  end(): Promise<PassHashes>;
-}
-
-function onThisThread(h: IHasher, chunk: Buffer): Hashing {
-  return {
-    begin: () => h.init(),
-    span: (source, dest, position, until, deadline) =>
-      copySpan(source, dest, h, chunk, position, until, deadline),
-    end: () => Promise.resolve({ hash: h.digest('hex'), readBack: null }),
-  };
-}
-
-/**
- * Through a hash lane: each chunk is read into the lane's next free buffer, written from it,
- * and handed to the lane, which hashes it and reads it back from the copy. Spans stop as
- * copySpan's do, also while they wait for the lane to free a buffer. `flipAt`: test hook, the
- * byte of the copy flipped once written (before the lane reads it back).
- */
-function throughLane(lane: HashLane, flipAt: number | null): Hashing {
-  return {
-    begin: (readBack) => lane.begin(readBack),
-    span: (source, dest, position, until, deadline) => {
-      while (position < until) {
-        const chunk = lane.claim(deadline);
-        if (chunk === null) break;
-        const n = readSync(source, chunk, 0, chunk.length, position);
-        if (n === 0) return { position, ended: true };
-        if (dest !== null) {
-          writeAll(dest, chunk, n, position);
-          if (flipAt !== null && flipAt >= position && flipAt < position + n) {
-            flipBitAt(dest, flipAt);
-          }
-        }
-        lane.publish(n);
-        position += n;
-        if (performance.now() >= deadline) break;
-      }
-      return { position, ended: false };
-    },
-    end: () => lane.end(),
-  };
-}
-
 /** Lets the worker's event loop answer the messages that came in during a synchronous span. */
 function yieldToEvents(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
@@ -302,60 +229,33 @@ export async function copyVerified(job: CopyJob, progress?: Progress): Promise<C
     }
     dest = openSync(job.partial, 'wx+', 0o644);
     const destFd = dest;
-    const lane = job.size >= LANE_MIN_BYTES ? takeLane(CHUNK) : null;
-    if (lane) {
-      const flipAt = injected('harvest.flip-bit') && job.size > 0 ? Math.floor(job.size / 2) : null;
+    return await withTools(1, CHUNK, async (h, [chunk]) => {
+      const copied = await copyInto(source, destFd, job, h, chunk, progress);
+      if (copied.outcome !== 'copied') return copied;
+      // The flush runs in libuv's pool while this thread reads the copy back (see the top).
+      // Its error is a value, so it cannot go unheard while the read-back runs.
+      const flushed: Promise<Error | null> =
+        job.durable === false
+          ? Promise.resolve(null)
+          : new Promise((resolve) =>
+              fsync(destFd, (error) => resolve(error ?? injectedFlushError(job.partial))),
+            );
+      let verified;
       try {
-        return await copyAndReadBack(source, destFd, job, throughLane(lane, flipAt), progress);
-      } finally {
-        lane.release();
+        verified = await readBack(job.partial, h, chunk);
+      } catch (error) {
+        // The descriptor must outlive the flush: it is closed only after it.
+        await flushed;
+        throw error;
       }
-    }
-    return await withTools(1, CHUNK, (h, [chunk]) =>
-      copyAndReadBack(source, destFd, job, onThisThread(h, chunk), progress),
-    );
+      const flushError = await flushed;
+      if (flushError) throw flushError;
+      return { ...copied, destHash: verified.hash, bytes: verified.bytes };
+    });
   } finally {
     closeQuietly(source);
     if (dest !== null) closeQuietly(dest);
   }
-}
-
-/** copyVerified's copy, flush and read-back, once the source and the partial are open. */
-async function copyAndReadBack(
-  source: number,
-  dest: number,
-  job: CopyJob,
-  hashing: Hashing,
-  progress?: Progress,
-): Promise<CopyResult> {
-  hashing.begin(job.partial);
-  const copied = await copyInto(source, dest, job, hashing, progress);
-  if (copied.outcome !== 'copied') return copied;
-  // The flush runs in libuv's pool while this thread reads the copy back (see the top).
-  // Its error is a value, so it cannot go unheard while the read-back runs.
-  const flushed: Promise<Error | null> =
-    job.durable === false
-      ? Promise.resolve(null)
-      : new Promise((resolve) =>
-          fsync(dest, (error) => resolve(error ?? injectedFlushError(job.partial))),
-        );
-  let verified;
-  try {
-    // A hash lane read the copy back on the way, chunk by chunk once written.
-    verified = copied.readBack ?? (await readBack(job.partial, hashing));
-  } catch (error) {
-    // The descriptor must outlive the flush: it is closed only after it.
-    await flushed;
-    throw error;
-  }
-  const flushError = await flushed;
-  if (flushError) throw flushError;
-  return {
-    outcome: 'copied',
-    sourceHash: copied.sourceHash,
-    destHash: verified.hash,
-    bytes: verified.bytes,
-  };
 }
 
 /**
@@ -368,17 +268,21 @@ function injectedFlushError(partial: string): Error | null {
 }
 
 /** Hashes the copy through a new descriptor, span by span. */
-async function readBack(path: string, hashing: Hashing): Promise<{ hash: string; bytes: number }> {
+async function readBack(
+  path: string,
+  h: IHasher,
+  chunk: Buffer,
+): Promise<{ hash: string; bytes: number }> {
   const fd = openSync(path, 'r');
   try {
-    hashing.begin(null);
+    h.init();
     let at = { position: 0, ended: false };
     while (!at.ended) {
       const deadline = performance.now() + YIELD_AFTER_MS;
-      at = hashing.span(fd, null, at.position, at.position + YIELD_EVERY, deadline);
+      at = copySpan(fd, null, h, chunk, at.position, at.position + YIELD_EVERY, deadline);
       if (!at.ended) await yieldToEvents();
     }
-    return { hash: (await hashing.end()).hash, bytes: at.position };
+    return { hash: h.digest('hex'), bytes: at.position };
   } finally {
     closeSync(fd);
   }
@@ -395,19 +299,18 @@ async function copyInto(
   source: number,
   dest: number,
   job: CopyJob,
-  hashing: Hashing,
+  h: IHasher,
+  chunk: Buffer,
   progress?: Progress,
-): Promise<
-  | Exclude<CopyResult, { outcome: 'copied' }>
-  | { outcome: 'copied'; sourceHash: string; readBack: PassHashes['readBack'] }
-> {
+): Promise<CopyResult> {
   const slow = injected('harvest.slow-copy');
   // Slowed copies go a chunk per span, so the delay is spread as a slow disk's would be.
-  const span = slow ? CHUNK : YIELD_EVERY;
+  const span = slow ? chunk.length : YIELD_EVERY;
+  h.init();
   let at = { position: 0, ended: false };
   while (!at.ended) {
     const from = at.position;
-    at = hashing.span(source, dest, from, from + span, performance.now() + YIELD_AFTER_MS);
+    at = copySpan(source, dest, h, chunk, from, from + span, performance.now() + YIELD_AFTER_MS);
     progress?.(at.position);
     if (slow) await new Promise((resolve) => setTimeout(resolve, slowDownMs(at.position - from)));
     else if (!at.ended) await yieldToEvents();
@@ -416,7 +319,7 @@ async function copyInto(
       return { outcome: 'source_changed', detail: 'the file grew while it was copied' };
     }
   }
-  const { hash: sourceHash, readBack } = await hashing.end();
+  const sourceHash = h.digest('hex');
   // Moved or deleted while it was copied: the attempt is dropped like any other change, and
   // the file's next look finds it gone (or finds it under its new name), not a failure.
   const after = statSync(job.source, { throwIfNoEntry: false });
@@ -427,20 +330,14 @@ async function copyInto(
       detail: `the file changed while it was copied (${at.position} bytes read, ${after.size} now)`,
     };
   }
-  // Test hook (a hash lane's copy flips its bit as it goes, before the lane reads it back).
-  if (injected('harvest.flip-bit') && at.position > 0 && !readBack) flipBit(dest, at.position);
-  return { outcome: 'copied', sourceHash, readBack };
+  if (injected('harvest.flip-bit') && at.position > 0) flipBit(dest, at.position);
+  return { outcome: 'copied', sourceHash, destHash: '', bytes: at.position };
 }
 
 /** Test hook: corrupt the copy after it was written, as a bad disk or cable would. */
 export function flipBit(fd: number, size: number): void {
-  flipBitAt(fd, Math.floor(size / 2));
-}
-
-/** flipBit of the byte at `at`. */
-function flipBitAt(fd: number, at: number): void {
   const byte = Buffer.alloc(1);
-  readSync(fd, byte, 0, 1, at);
+  readSync(fd, byte, 0, 1, Math.floor(size / 2));
   byte[0] = byte[0] ^ 0x01;
-  writeSync(fd, byte, 0, 1, at);
+  writeSync(fd, byte, 0, 1, Math.floor(size / 2));
 }
