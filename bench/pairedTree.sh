@@ -5,9 +5,10 @@
 # where BUILD_A and BUILD_B are checkouts with `npm run build:core` done and node_modules.
 # Each run: a fresh data dir made with `labstation import`, caches dropped, then timed until
 # the command ends (harvest) or sync returns (cp); the file count of the copy is printed too.
+# SRC=DIR harvests that folder instead (e.g. one holding a single big file), kept as it is.
 set -euo pipefail
 A=$(realpath "$1"); B=$(realpath "$2"); ROUNDS=${3:-5}; W=${4:-/tmp/labstation-paired}
-SRC=$W/src
+SRC=${SRC:-$W/src}
 if [ ! -d "$SRC" ]; then
   for d in $(seq -w 0 99); do
     mkdir -p "$SRC/d$d"
