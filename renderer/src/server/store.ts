@@ -18,7 +18,10 @@ interface ServerState {
   events: UsageEventView[];
   /** Everyone's recent usage, for staff and admins to validate (empty for anyone else). */
   recent: UsageEventView[];
-  /** Whether `recent` holds only the ended events nobody has validated yet. */
+  /**
+   * Whether `recent` holds only the ended events nobody has validated yet (the person's
+   * choice, shown at once; a read that fails puts it back to what the list holds).
+   */
   recentToValidate: boolean;
   loading: boolean;
   error: string | null;
@@ -31,7 +34,8 @@ interface ServerState {
    * no longer takes the login (`message` says so on the login screen).
    */
   logout: (message?: string) => void;
-  refresh: () => Promise<void>;
+  /** Reads the lists again; `toValidate`: which facility list (default: the one shown). */
+  refresh: (toValidate?: boolean) => Promise<void>;
   /** Shows everyone's recent usage, or only what is left to validate; reads it again. */
   showToValidate: (only: boolean) => Promise<void>;
   /** Shows `usage` as the server now holds it (validated), in every list that has it. */
@@ -42,6 +46,8 @@ interface ServerState {
 
 /** Reads of the person's usage and pending forms: none read before a logout is shown after it. */
 const reads = readOrder();
+/** Whether the `recent` shown holds only the events left to validate (see recentToValidate). */
+let listedToValidate = false;
 
 const logoutResets: (() => void)[] = [];
 
@@ -91,6 +97,7 @@ export const useServerStore = create<ServerState>((set, get) => ({
     // A message says why the server ended the login; a login still good is ended there too.
     forgetJwt(message === undefined);
     reads.forget();
+    listedToValidate = false;
     for (const reset of logoutResets) reset();
     set({
       account: null,
@@ -103,32 +110,43 @@ export const useServerStore = create<ServerState>((set, get) => ({
     });
   },
 
-  async refresh() {
+  async refresh(toValidate = get().recentToValidate) {
     const asked = reads.ask();
     set({ loading: true, error: null });
     try {
       const [{ pending }, { events }, { events: recent }] = await Promise.all([
         serverCall('usage.pendingMine', {}),
         serverCall('usage.mine', {}),
-        // Everyone's usage, for staff: a refusal (a role taken away meanwhile) leaves the rest.
+        // Everyone's usage, for staff: a refusal (a role taken away meanwhile) leaves the rest;
+        // any other failure fails the read (an empty list would say nothing is left to validate).
         isStaffRole(get().account?.role)
-          ? serverCall('usage.recent', { to_validate: get().recentToValidate }).catch(() => ({
-              events: [],
-            }))
+          ? serverCall('usage.recent', { to_validate: toValidate }).catch((error: unknown) => {
+              if (toBridgeError(error).code !== 'forbidden') throw error;
+              return { events: [] };
+            })
           : Promise.resolve({ events: [] }),
       ]);
-      if (reads.take(asked)) set({ pending, events, recent, loading: !reads.isLatest(asked) });
+      if (reads.take(asked)) {
+        listedToValidate = toValidate;
+        set({
+          pending,
+          events,
+          recent,
+          recentToValidate: toValidate,
+          loading: !reads.isLatest(asked),
+        });
+      }
     } catch (error) {
       const err = get().failed(error);
       if (!reads.take(asked)) return;
       const shown = err.code === 'unauthenticated' ? null : errorText(err);
-      set({ loading: !reads.isLatest(asked), error: shown });
+      set({ loading: !reads.isLatest(asked), error: shown, recentToValidate: listedToValidate });
     }
   },
 
   async showToValidate(only) {
     set({ recentToValidate: only });
-    await get().refresh();
+    await get().refresh(only);
   },
 
   took(usage) {

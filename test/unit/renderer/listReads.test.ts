@@ -7,6 +7,7 @@
  * and the answer is held until the test lets it go, as a busy carrier would.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
+import type { RpcEnvelope } from '../../../shared/api.js';
 import { readOrder } from '../../../renderer/src/readOrder.js';
 import { core, isCall, release, resetCore, type Held } from './heldCore.js';
 
@@ -419,5 +420,55 @@ describe("the server's page of the person's usage", () => {
     await before;
     expect(useServerStore.getState().events).toEqual([event(1, 'bob')]);
     expect(useServerStore.getState().loading).toBe(false);
+  });
+
+  it('keeps the staff list and its choice as they were when the read of those left to validate fails', async () => {
+    useServerStore.getState().logout();
+    useServerStore.setState({
+      account: {
+        id: 3,
+        uuid: 'u-sam',
+        email: 'sam@example.org',
+        username: 'sam',
+        first_name: 'Sam',
+        last_name: 'Staff',
+        role: 'staff',
+      },
+    });
+    let recent: () => RpcEnvelope = () => ({
+      ok: true,
+      result: { events: [event(1, 'ada'), event(2, 'bob')] },
+    });
+    core.answers['usage.pendingMine'] = () => ({ ok: true, result: { pending: [] } });
+    core.answers['usage.mine'] = () => ({ ok: true, result: { events: [] } });
+    core.answers['usage.recent'] = () => recent();
+    const settle = async (read: Promise<void>): Promise<void> => {
+      while (core.held.length > 0) await release(() => true);
+      await read;
+    };
+    await settle(useServerStore.getState().refresh());
+    expect(useServerStore.getState().recent).toHaveLength(2);
+
+    // The server fails (not a refusal): no empty list saying nothing is left to validate.
+    recent = () => ({ ok: false, error: { code: 'internal', message: 'database is locked' } });
+    await settle(useServerStore.getState().showToValidate(true));
+    let state = useServerStore.getState();
+    expect([state.recentToValidate, state.recent.length]).toEqual([false, 2]);
+    expect(state.error).toMatch(/database is locked/i);
+    expect(core.calls.filter((c) => c.name === 'usage.recent').at(-1)?.args).toEqual({
+      to_validate: true,
+    });
+
+    // Answered: the choice and its list together. A refusal (role taken away) empties it.
+    recent = () => ({ ok: true, result: { events: [event(2, 'bob')] } });
+    await settle(useServerStore.getState().showToValidate(true));
+    state = useServerStore.getState();
+    expect([state.recentToValidate, state.recent.length, state.error]).toEqual([true, 1, null]);
+    recent = () => ({ ok: false, error: { code: 'forbidden', message: 'for staff only' } });
+    await settle(useServerStore.getState().refresh());
+    state = useServerStore.getState();
+    expect([state.recentToValidate, state.recent.length, state.error]).toEqual([true, 0, null]);
+    useServerStore.getState().logout();
+    expect(useServerStore.getState().recentToValidate).toBe(false);
   });
 });
