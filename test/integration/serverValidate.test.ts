@@ -12,7 +12,9 @@ import { goodPreAnswers } from '../fixtures/facility.js';
 import {
   createStationKey,
   loginJwt,
+  serverRequest,
   waitFor,
+  type HttpReply,
   type ServerProcess,
   type StationProcess,
 } from './helpers.js';
@@ -73,18 +75,21 @@ async function stationOk(name: string, args: unknown): Promise<Record<string, un
   return res.body as Record<string, unknown>;
 }
 
+/** A call of the server's contract as `user` (logged in for it): the answer's status and body. */
+async function rpcAs(
+  user: { email: string; password: string },
+  name: string,
+  args: unknown,
+): Promise<HttpReply> {
+  return serverRequest(server.url, await loginJwt(server.url, user), 'POST', `/rpc/${name}`, args);
+}
+
 /** `usage.recent` as `user` asks it: the answer's status and body. */
-async function recent(
+function recent(
   args: unknown,
   user: { email: string; password: string } = SAM,
-): Promise<{ status: number; body: Record<string, unknown> }> {
-  const jwt = await loginJwt(server.url, user);
-  const res = await fetch(`${server.url}rpc/usage.recent`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${jwt}` },
-    body: JSON.stringify(args),
-  });
-  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+): Promise<HttpReply> {
+  return rpcAs(user, 'usage.recent', args);
 }
 
 /** The events of a `usage.recent` answer. */
@@ -92,17 +97,8 @@ function listed(answer: { body: Record<string, unknown> }): Record<string, unkno
   return answer.body.events as Record<string, unknown>[];
 }
 
-async function validate(
-  usage: string,
-  user: { email: string; password: string },
-): Promise<{ status: number; body: Record<string, unknown> }> {
-  const jwt = await loginJwt(server.url, user);
-  const res = await fetch(`${server.url}rpc/usage.validateServer`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${jwt}` },
-    body: JSON.stringify({ usage }),
-  });
-  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+function validate(usage: string, user: { email: string; password: string }): Promise<HttpReply> {
+  return rpcAs(user, 'usage.validateServer', { usage });
 }
 
 /** Alice starts the SEM at the station; the server has the event. Returns its uuid. */
@@ -178,13 +174,7 @@ describe('staff validate a usage event on the server', () => {
       .get(uuid) as number;
 
     // Staff find it among everyone's recent usage, with who used the tool.
-    const jwt = await loginJwt(server.url, SAM);
-    const recent = await fetch(`${server.url}rpc/usage.recent`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${jwt}` },
-      body: '{}',
-    });
-    const { events } = (await recent.json()) as { events: Record<string, unknown>[] };
+    const events = listed(await recent({}));
     expect(events[0]).toMatchObject({ uuid, user_name: 'Alice Martin', validated: false });
 
     const done = await validate(uuid, SAM);
