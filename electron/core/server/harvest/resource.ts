@@ -1,7 +1,7 @@
 /**
  * One management resource of the harvest API (spec 002: instruments, storage-locations,
  * service-accounts, schedules, hooks): its schemas, examples and store operations. The routes
- * (routes.ts) are the same five operations for every resource.
+ * (managedRoutes.ts) are the same five operations for every resource.
  */
 import type { z } from 'zod';
 import type { Envelope } from '../../../../shared/harvest/management.js';
