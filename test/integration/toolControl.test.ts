@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { SessionInfo, ToolStatus, UsageEventView } from '../../shared/api.js';
 import { importBundle } from '../../electron/core/station/facility.js';
-import { adoptServerAnswers } from '../../electron/core/station/toolControl.js';
+import { adoptServerAnswers } from '../../electron/core/station/pendingForms.js';
 import { Station } from '../../electron/core/station/station.js';
 import type { AppError } from '../../electron/core/util/errors.js';
 import { createLogger } from '../../electron/core/util/log.js';

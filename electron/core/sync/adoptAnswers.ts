@@ -1,13 +1,13 @@
 /**
  * Post-usage answers and validations given on the server for usage events of this station, as
  * a pulled delta brings them (FacilityDelta.answers, .validations), become the station's own
- * (station/toolControl.ts adoptServerAnswers, station/serverValidations.ts). Apart from the
+ * (station/pendingForms.ts adoptServerAnswers, station/serverValidations.ts). Apart from the
  * pull loop, which hands each delta on: a failure here is one event's, logged, and the pull
  * still counts.
  */
+import { adoptServerAnswers } from '../station/pendingForms.js';
 import { adoptServerValidation } from '../station/serverValidations.js';
 import type { Station } from '../station/station.js';
-import { adoptServerAnswers } from '../station/toolControl.js';
 import { nowIso } from '../util/ids.js';
 import type { FacilityDelta } from './protocol.js';
 

@@ -3,8 +3,8 @@
  * date bounds, and the post-usage answers still pending for whoever is logged on.
  */
 import { AppError } from '../../util/errors.js';
+import { completePending } from '../pendingForms.js';
 import { findTool, findUser, queryUsage, toolInfo } from '../records.js';
-import { completePending } from '../toolControl.js';
 import type { HandlerContext, HandlersOf } from './context.js';
 
 export type UsageContext = Pick<HandlerContext, 'db' | 'actor' | 'now' | 'pendingFor' | 'changed'>;
