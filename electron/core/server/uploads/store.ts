@@ -7,7 +7,7 @@ import { cachedStatement } from '../../db/statements.js';
 import { nowIso } from '../../util/ids.js';
 import type { UploadStatus } from '../../sync/uploadProtocol.js';
 
-/** Goes into migration 7 (electron/core/db/migrations.ts). */
+/** Its table is made by migration 7 (electron/core/db/migrations/007_harvest_api.ts). */
 
 export interface UploadRow {
   id: number;
