@@ -515,7 +515,10 @@ export interface AccountInfo {
   role: AccountRole;
 }
 
-/** A pending post-usage form on the server, with the event's version it was loaded at. */
+/**
+ * A pending post-usage form on the server, with the version of what it shows, as loaded: the
+ * answers and a station's change of the event move it, a validation does not.
+ */
 export interface ServerPendingForm extends PendingForm {
   version: number;
 }

@@ -189,6 +189,20 @@ export function serverRow<Row>(
   }
 }
 
+/**
+ * Runs one write on the server's database, beside the running server (WAL, its busy timeout):
+ * for a state no page or station makes by itself.
+ */
+export function serverWrite(setup: ServerSetup, sql: string, ...params: unknown[]): number {
+  const db = new Database(join(setup.serverDir, 'labstation.db'));
+  try {
+    db.pragma('busy_timeout = 5000');
+    return db.prepare(sql).run(...params).changes;
+  } finally {
+    db.close();
+  }
+}
+
 /** Alice logs on at the station and enables the SEM for Cathodes: the usage event's UUID. */
 export async function aliceEnablesSem(setup: ServerSetup): Promise<string> {
   await setup.stationRpc('session.logon', { login: 'alice', pin: PEOPLE.alice.pin });

@@ -170,10 +170,9 @@ describe('answers given on the server', () => {
       acked: [1],
       error: null,
     });
-    const version = serverDb
-      .prepare('SELECT version FROM usage_events WHERE uuid = ?')
-      .pluck()
-      .get(uuid) as number;
+    const { version, form_version: formVersion } = serverDb
+      .prepare('SELECT version, form_version FROM usage_events WHERE uuid = ?')
+      .get(uuid) as { version: number; form_version: number };
     const res = await fetch(`${server.url}rpc/usage.completePendingServer`, {
       method: 'POST',
       headers: {
@@ -183,7 +182,7 @@ describe('answers given on the server', () => {
       body: JSON.stringify({
         usage: uuid,
         answers: { problem: 'Yes', notes: 'overwritten' },
-        version,
+        version: formVersion,
       }),
     });
     expect(res.status).toBe(409);
@@ -219,10 +218,14 @@ describe('a pending form answered on the server, then pushed by its station', ()
     const stored = () =>
       serverDb
         .prepare(
-          `SELECT run_data, post_usage_pending, reminder_due, answer_acked, validated, version
+          `SELECT run_data, post_usage_pending, reminder_due, answer_acked, validated, version,
+             form_version
            FROM usage_events WHERE uuid = ?`,
         )
-        .get(uuid) as { run_data: string; version: number } & Record<string, unknown>;
+        .get(uuid) as { run_data: string; version: number; form_version: number } & Record<
+        string,
+        unknown
+      >;
     expect(stored()).toMatchObject({ post_usage_pending: 1, reminder_due: 1 });
 
     const jwt = await loginJwt(server.url, ALICE);
@@ -232,7 +235,7 @@ describe('a pending form answered on the server, then pushed by its station', ()
         headers: { 'content-type': 'application/json', authorization: `Bearer ${jwt}` },
         body: JSON.stringify({ usage: uuid, answers, version }),
       });
-    const first = await answer({ problem: 'No', notes: 'in the browser' }, stored().version);
+    const first = await answer({ problem: 'No', notes: 'in the browser' }, stored().form_version);
     expect(first.status).toBe(200);
     const serverAnswers = stored().run_data;
     expect(JSON.parse(serverAnswers)).toEqual({ problem: 'No', notes: 'in the browser' });
@@ -259,8 +262,13 @@ describe('a pending form answered on the server, then pushed by its station', ()
     expect(stored()).toMatchObject({ ...answered, validated: 1 });
 
     // The form is no longer pending on the server: a second answer in the browser is refused.
-    const second = await answer({ problem: 'Yes', notes: 'a second answer' }, stored().version);
+    // (At the form's version now: the validation did not move it, so the refusal is this one.)
+    const second = await answer(
+      { problem: 'Yes', notes: 'a second answer' },
+      stored().form_version,
+    );
     expect(second.status).toBe(409);
+    expect(((await second.json()) as { message: string }).message).toMatch(/already answered/);
     expect(stored()).toMatchObject({ ...answered, validated: 1 });
   });
 });

@@ -330,6 +330,76 @@ describe('what a push leaves of a validation given on the server', () => {
     expect(await owed(uuid)).toEqual([]);
   });
 
+  it('a pending form left open while staff validate the event is still taken; one whose event the station changed is not', async () => {
+    // Force-ended at the station: its post-usage questions pending, which alice answers here.
+    const pendingEvent = (): Record<string, unknown> =>
+      ended({ run_data: '', post_usage_pending: 1, reminder_due: 1 });
+    const formOf = async (uuid: string): Promise<{ version: number }> => {
+      const mine = await rpcAs(ALICE, 'usage.pendingMine', {});
+      const forms = mine.body.pending as { usage: { uuid: string }; version: number }[];
+      const form = forms.find((f) => f.usage.uuid === uuid);
+      expect(form, JSON.stringify(mine.body)).toBeDefined();
+      return form!;
+    };
+    const answer = (uuid: string, version: number): Promise<HttpReply> =>
+      rpcAs(ALICE, 'usage.completePendingServer', {
+        usage: uuid,
+        answers: { problem: 'No', notes: 'after the validation' },
+        version,
+      });
+
+    const event = pendingEvent();
+    const uuid = event.uuid as string;
+    await push(event);
+    const form = await formOf(uuid);
+    expect((await validate(uuid, SAM)).status).toBe(200);
+    // The station takes the validation and pushes the event back with it, its reminder sent.
+    await push({ ...event, validated: 1, validated_by_uuid: samUuid, reminder_due: 0, version: 3 });
+    expect(serverValidation(uuid)).toMatchObject({ validated: 1, validation_acked: 1 });
+    const done = await answer(uuid, form.version);
+    expect(done.status, JSON.stringify(done.body)).toBe(200);
+    expect(done.body.version).toBe(form.version + 1);
+    expect(
+      JSON.parse(
+        serverDb
+          .prepare('SELECT run_data FROM usage_events WHERE uuid = ?')
+          .pluck()
+          .get(uuid) as string,
+      ),
+    ).toEqual({ problem: 'No', notes: 'after the validation' });
+
+    // What the form shows changed (the station put the end right): the form is stale.
+    const moved = pendingEvent();
+    await push(moved);
+    const movedForm = await formOf(moved.uuid as string);
+    await push({ ...moved, end: '2024-02-05T10:30:00.000Z', version: 3 });
+    const stale = await answer(moved.uuid as string, movedForm.version);
+    expect(stale.status).toBe(409);
+    expect(stale.body).toMatchObject({
+      code: 'conflict',
+      message: expect.stringMatching(/changed since this form was loaded/) as unknown,
+    });
+    expect((await formOf(moved.uuid as string)).version).toBe(movedForm.version + 1);
+
+    // Answered at the station meanwhile: stale too, and the station's answers stay.
+    const answeredThere = pendingEvent();
+    await push(answeredThere);
+    const thereForm = await formOf(answeredThere.uuid as string);
+    await push({
+      ...answeredThere,
+      run_data: '{"problem":"Yes"}',
+      post_usage_pending: 0,
+      version: 3,
+    });
+    expect((await answer(answeredThere.uuid as string, thereForm.version)).status).toBe(409);
+    expect(
+      serverDb
+        .prepare('SELECT run_data FROM usage_events WHERE uuid = ?')
+        .pluck()
+        .get(answeredThere.uuid),
+    ).toBe('{"problem":"Yes"}');
+  });
+
   it('lists only the ended events left to validate when asked, newest first', async () => {
     const uuid = await aliceStarts();
     const uuidsToValidate = async (): Promise<unknown[]> => {

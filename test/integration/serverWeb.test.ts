@@ -42,12 +42,14 @@ interface EventRow {
   post_usage_pending: number;
   reminder_due: number;
   version: number;
+  /** The version of what its pending form shows: what a form is answered at. */
+  form_version: number;
 }
 
 function serverEvent(uuid: string): EventRow | undefined {
   return serverDb
     .prepare(
-      `SELECT id, uuid, "end", run_data, post_usage_pending, reminder_due, version
+      `SELECT id, uuid, "end", run_data, post_usage_pending, reminder_due, version, form_version
        FROM usage_events WHERE uuid = ?`,
     )
     .get(uuid) as EventRow | undefined;
@@ -276,7 +278,7 @@ describe('server rpc for browser users', () => {
     expect(form.body.message).toBe(
       String(none.body.message).replace('01900000-0000-7000-8000-000000000999', pendingUuid),
     );
-    const version = serverEvent(pendingUuid)!.version;
+    const version = serverEvent(pendingUuid)!.form_version;
     const done = await rpc(
       'usage.completePendingServer',
       { usage: pendingUuid, answers: { problem: 'No' }, version },
@@ -291,7 +293,7 @@ describe('server rpc for browser users', () => {
     const before = serverEvent(pendingUuid)!;
     const invalid = await rpc(
       'usage.completePendingServer',
-      { usage: pendingUuid, answers: { problem: 'Perhaps' }, version: before.version },
+      { usage: pendingUuid, answers: { problem: 'Perhaps' }, version: before.form_version },
       jwt,
     );
     expect(invalid.status).toBe(422);
@@ -301,7 +303,7 @@ describe('server rpc for browser users', () => {
 
     const stale = await rpc(
       'usage.completePendingServer',
-      { usage: pendingUuid, answers: { problem: 'No' }, version: before.version - 1 },
+      { usage: pendingUuid, answers: { problem: 'No' }, version: before.form_version - 1 },
       jwt,
     );
     expect(stale.status).toBe(409);

@@ -1309,7 +1309,7 @@ describe('what the server keeps of pushed usage events', () => {
     });
     const jwt = ((await login.json()) as { access_token: string }).access_token;
     const version = serverDb
-      .prepare('SELECT version FROM usage_events WHERE uuid = ?')
+      .prepare('SELECT form_version FROM usage_events WHERE uuid = ?')
       .pluck()
       .get(uuid) as number;
     const answered = await fetch(`${server.url}rpc/usage.completePendingServer`, {

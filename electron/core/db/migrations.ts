@@ -33,6 +33,7 @@ import { migration031 } from './migrations/031_autoincrement_uploads.js';
 import { migration032 } from './migrations/032_made_folders.js';
 import { migration033 } from './migrations/033_server_validation.js';
 import { migration034 } from './migrations/034_usage_to_validate_index.js';
+import { migration035 } from './migrations/035_usage_form_version.js';
 
 /**
  * Numbered schema migrations. Each runs in one transaction and sets PRAGMA user_version to its
@@ -90,6 +91,7 @@ export const migrations: readonly Migration[] = [
   migration032,
   migration033,
   migration034,
+  migration035,
 ];
 
 export const LATEST_VERSION = migrations[migrations.length - 1]?.version ?? 0;

@@ -61,6 +61,11 @@ export interface UsageRow {
   reminder_due: number;
   force_ended_by_id: number | null;
   version: number;
+  /**
+   * The server's version of what a pending post-usage form shows (migration 35): a validation
+   * leaves it as it is; see server/web/handlers.ts.
+   */
+  form_version: number;
   updated_at: string;
 }
 

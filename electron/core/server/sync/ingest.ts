@@ -88,7 +88,9 @@ interface StoredUsage {
  * post-usage form given on the server: those stay as given (the first answer to reach the
  * server wins) and the station is sent them until it pushes them back as its own. A validation
  * is never taken back (validatedFields). A push not newer than the last one stored (a resend)
- * changes nothing; an older one is 'stale'.
+ * changes nothing; an older one is 'stale'. The version of what a pending form shows
+ * (form_version, server/web/handlers.ts) moves only with a change of what the form shows or
+ * its answers: not with a push that acknowledges a validation or a reminder.
  */
 function upsertUsage(db: Db, station: StationRef, record: PushRecord, now: string): 'ok' | 'stale' {
   const p = parse(usageSchema, record);
@@ -162,7 +164,10 @@ function upsertUsage(db: Db, station: StationRef, record: PushRecord, now: strin
          run_data = @run_data, post_usage_pending = @post_usage_pending,
          reminder_due = @reminder_due, answer_acked = @answer_acked,
          validation_acked = @validation_acked, station_version = @station_version,
-         version = version + 1, updated_at = @updated_at
+         version = version + 1, form_version = form_version + (user_id IS NOT @user_id
+           OR project_id IS NOT @project_id OR start IS NOT @start OR "end" IS NOT @end
+           OR run_data IS NOT @run_data OR post_usage_pending IS NOT @post_usage_pending),
+         updated_at = @updated_at
        WHERE uuid = @uuid`,
     ).run(values);
   } else {

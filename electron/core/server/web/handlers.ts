@@ -4,8 +4,10 @@
  *
  * Ownership (DESIGN.md, Data and sync): a usage event belongs to the station that recorded it;
  * the server only adds the answers of a pending form. That write is conditional on the version
- * the form was loaded at and bumps it, so a stale form (or a stale station push, which ingest
- * refuses by version) cannot overwrite newer data.
+ * of what the form showed when it was loaded (`form_version`, which the answers and a station's
+ * change of the event move, and a validation does not) and bumps it, so a stale form (or a
+ * stale station push, which ingest refuses by version) cannot overwrite newer data, while a
+ * person answering as staff validate the event is not sent back to reload it for nothing.
  */
 import type {
   AccountInfo,
@@ -75,7 +77,7 @@ function pendingForm(db: Db, usage: UsageRow, cache?: Map<number, Question[]>): 
   return {
     usage: usageView(db, usage.id),
     questions: postQuestions(db, usage.tool_id, cache),
-    version: usage.version,
+    version: usage.form_version,
   };
 }
 
@@ -86,7 +88,10 @@ function notPending(usage: UsageRow): AppError {
   );
 }
 
-/** Stores the answers of a pending form: validated, conditional on `version`, in one transaction. */
+/**
+ * Stores the answers of a pending form: validated, conditional on the form's `version` (the
+ * event's form_version), in one transaction.
+ */
 export function completePendingOnServer(
   db: Db,
   account: Account,
@@ -96,11 +101,11 @@ export function completePendingOnServer(
   const id = db
     .transaction((): number => {
       const usage = ownUsage(db, account, args.usage);
-      if (usage.version !== args.version) {
+      if (usage.form_version !== args.version) {
         throw new AppError(
           'conflict',
-          `Usage event ${usage.id} changed since this form was loaded (version ${args.version}, now ${usage.version}). Reload it and answer again if still needed.`,
-          { version: usage.version },
+          `Usage event ${usage.id} changed since this form was loaded (version ${args.version}, now ${usage.form_version}). Reload it and answer again if still needed.`,
+          { version: usage.form_version },
         );
       }
       if (usage.post_usage_pending !== 1) throw notPending(usage);
@@ -117,10 +122,17 @@ export function completePendingOnServer(
           `UPDATE usage_events SET run_data = ?, post_usage_pending = 0, reminder_due = 0,
              answered_on_server_at = ?, answered_on_server_by_id = ?,
              answer_acked = CASE WHEN station_id IS NULL THEN 1 ELSE 0 END,
-             version = version + 1, updated_at = ?
-           WHERE id = ? AND version = ? AND post_usage_pending = 1`,
+             version = version + 1, form_version = form_version + 1, updated_at = ?
+           WHERE id = ? AND form_version = ? AND post_usage_pending = 1`,
         )
-        .run(JSON.stringify(result.answers), now, account.id, now, usage.id, usage.version).changes;
+        .run(
+          JSON.stringify(result.answers),
+          now,
+          account.id,
+          now,
+          usage.id,
+          usage.form_version,
+        ).changes;
       if (changed !== 1) {
         throw new AppError('conflict', `Usage event ${usage.id} changed meanwhile; reload it.`);
       }
@@ -131,7 +143,7 @@ export function completePendingOnServer(
     })
     .immediate();
   const version = db
-    .prepare('SELECT version FROM usage_events WHERE id = ?')
+    .prepare('SELECT form_version FROM usage_events WHERE id = ?')
     .pluck()
     .get(id) as number;
   return { usage: usageView(db, id), version };
