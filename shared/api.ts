@@ -450,8 +450,13 @@ export const serverApiSchemas = {
       limit: z.number().int().min(1).max(500).optional(),
       /** Only the ended events nobody has validated yet: what staff have left to validate. */
       to_validate: z.boolean().optional(),
+      /** Only the usage of this tool (`usage.tools` lists them). */
+      tool_id: z.number().int().positive().optional(),
+      /** Page further back: the events after this one in the list (older ones). */
+      before_id: z.number().int().positive().optional(),
     })
     .strict(),
+  'usage.tools': empty,
   'usage.validateServer': z.object({ usage: ref }).strict(),
   ...adminSchemas,
   ...harvestApiSchemas,
@@ -480,6 +485,7 @@ export const serverApiAccess: Record<ServerApiName, ServerApiAccess> = {
   'usage.pendingForm': 'any',
   'usage.completePendingServer': 'any',
   'usage.recent': 'staff',
+  'usage.tools': 'staff',
   'usage.validateServer': 'staff',
   'admin.facility': 'admin',
   'admin.users.save': 'admin',
@@ -531,6 +537,7 @@ export interface ServerApiResults extends AdminResults, HarvestApiResults, Reser
   'usage.completePendingServer': { usage: UsageEventView; version: number };
   /** Everyone's usage events (or those still to validate), newest first: what staff validate. */
   'usage.recent': { events: UsageEventView[] };
+  'usage.tools': { tools: { id: number; name: string }[] };
   'usage.validateServer': { usage: UsageEventView };
 }
 

@@ -4,6 +4,7 @@ import {
   logIn,
   PEOPLE,
   serverRow,
+  serverWrite,
   test,
   type ServerSetup,
 } from './serverFixtures.js';
@@ -56,6 +57,15 @@ test('staff validate another person’s ended usage on the server page; the stat
   const toValidate = facility.getByRole('checkbox', { name: 'Only those left to validate' });
   await toValidate.check();
   await expect(row.getByRole('cell', { name: 'Done' })).toBeVisible();
+  // Narrowed to a tool: nothing of the AFM's; the SEM's has it.
+  const tool = facility.getByLabel('Tool');
+  await tool.selectOption({ label: 'AFM' });
+  await expect(facility.getByText('Nothing of AFM is left to validate.')).toBeVisible();
+  await expect(facility.getByRole('row', { name: /Alice Martin/ })).toHaveCount(0);
+  await tool.selectOption({ label: 'SEM' });
+  await expect(row.getByRole('cell', { name: 'Done' })).toBeVisible();
+  await tool.selectOption({ label: 'All tools' });
+  await expect(row.getByRole('cell', { name: 'Done' })).toBeVisible();
   await row.getByRole('button', { name: /^Validate the usage of SEM/ }).click();
   await expect(row.getByRole('cell', { name: 'Validated by sam' })).toBeVisible();
   await expect(row.getByRole('button', { name: /^Validate/ })).toHaveCount(0);
@@ -77,4 +87,45 @@ test('staff validate another person’s ended usage on the server page; the stat
       name: 'Validated by sam',
     }),
   ).toBeVisible();
+});
+
+test('staff page further back through the facility’s usage with Older usage', async ({
+  page,
+  startServer,
+}) => {
+  const setup = await startServer();
+  const uuid = await endedUsage(setup);
+  // 59 more ended usages of Alice's, an hour apart before hers: 60 in all, more than a page (50).
+  expect(
+    serverWrite(
+      setup,
+      `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 59)
+       INSERT INTO usage_events (uuid, user_id, operator_id, project_id, tool_id, start, "end",
+         pre_run_data, run_data, updated_at)
+       SELECT printf('01900000-0000-7000-8000-%012d', i), user_id, operator_id, project_id,
+         tool_id, strftime('%Y-%m-%dT%H:%M:%fZ', start, printf('-%d hours', i)),
+         strftime('%Y-%m-%dT%H:%M:%fZ', start, printf('-%d hours', i), '+30 minutes'),
+         pre_run_data, run_data, updated_at
+       FROM usage_events, n WHERE uuid = ?`,
+      uuid,
+    ),
+  ).toBe(59);
+
+  await logIn(page, setup, PEOPLE.sam);
+  const facility = page.getByRole('region', { name: 'Recent usage of the facility' });
+  const rows = facility.getByRole('row', { name: /Alice Martin/ });
+  await expect(rows).toHaveCount(50);
+  const older = facility.getByRole('button', { name: 'Older usage' });
+  // By keyboard: the last page comes, the button goes, and the focus stays with the list.
+  await older.focus();
+  await page.keyboard.press('Enter');
+  await expect(rows).toHaveCount(60);
+  await expect(older).toHaveCount(0);
+  await expect(
+    facility.getByRole('heading', { name: 'Recent usage of the facility' }),
+  ).toBeFocused();
+  // Another choice reads the first page again.
+  await facility.getByRole('checkbox', { name: 'Only those left to validate' }).check();
+  await expect(rows).toHaveCount(50);
+  await expect(older).toBeVisible();
 });

@@ -25,7 +25,7 @@ import {
   startServerWithStation,
   stopServerWithStation,
 } from './serverWithStation.js';
-import { TO_VALIDATE_SQL } from '../../electron/core/server/web/usageValidation.js';
+import { recentUsageSql } from '../../electron/core/server/web/usageValidation.js';
 import { usagePayload, type UsageRefs } from './usagePushFixtures.js';
 
 let serverDir: string;
@@ -391,7 +391,10 @@ describe('what a push leaves of a validation given on the server', () => {
       post_usage_pending: 0,
       version: 3,
     });
-    expect((await answer(answeredThere.uuid as string, thereForm.version)).status).toBe(409);
+    expect(await answer(answeredThere.uuid as string, thereForm.version)).toMatchObject({
+      status: 409,
+      body: { message: expect.stringMatching(/changed since this form was loaded/) as unknown },
+    });
     expect(
       serverDb
         .prepare('SELECT run_data FROM usage_events WHERE uuid = ?')
@@ -431,12 +434,109 @@ describe('what a push leaves of a validation given on the server', () => {
     expect((await recent({ to_validate: true }, ALICE)).status).toBe(403);
   });
 
-  it('finds the events left to validate through their own index (query plan)', () => {
-    const plan = (
-      serverDb.prepare(`EXPLAIN QUERY PLAN ${TO_VALIDATE_SQL}`).all(50) as { detail: string }[]
-    ).map((row) => row.detail);
-    expect(plan.join('\n')).toMatch(/USING (COVERING )?INDEX usage_events_to_validate\b/);
-    expect(plan.join('\n')).not.toMatch(/TEMP B-TREE/);
+  it('finds the events left to validate through their own index, a tool’s through its own (query plans)', () => {
+    const plan = (filters: Parameters<typeof recentUsageSql>[0]): string =>
+      (
+        serverDb.prepare(`EXPLAIN QUERY PLAN ${recentUsageSql(filters)}`).all({
+          limit: 50,
+          ...(filters.toolId === undefined ? {} : { toolId: 1 }),
+          ...(filters.beforeId === undefined
+            ? {}
+            : { beforeStart: '2024-02-05T09:00:00.000Z', beforeId: 7 }),
+        }) as { detail: string }[]
+      )
+        .map((row) => row.detail)
+        .join('\n');
+    for (const filters of [{ toValidate: true }, { toValidate: true, beforeId: 7 }]) {
+      expect(plan(filters)).toMatch(/USING (COVERING )?INDEX usage_events_to_validate\b/);
+      expect(plan(filters)).not.toMatch(/TEMP B-TREE/);
+    }
+    // Ties on the start are put in id order within each start, not the whole list sorted.
+    for (const filters of [{ toolId: 1 }, { toolId: 1, beforeId: 7 }]) {
+      expect(plan(filters)).toMatch(
+        /SEARCH usage_events USING (COVERING )?INDEX usage_events_tool_start \(tool_id=\?/,
+      );
+      expect(plan(filters)).not.toMatch(/TEMP B-TREE FOR ORDER BY/);
+    }
+  });
+
+  it('narrows everyone’s usage to a tool, and pages further back in order, events of one start by id', async () => {
+    // Three ended SEM events of one start (as ended() makes them), and one of the AFM's, pushed
+    // by a station of the AFM.
+    const sem = [ended(), ended(), ended()];
+    for (const event of sem) await push(event);
+    const afmKey = await createStationKey(serverDir, 'afm-raw', 'AFM');
+    const afmUuid = serverDb
+      .prepare(`SELECT uuid FROM tools WHERE name = 'AFM'`)
+      .pluck()
+      .get() as string;
+    n += 1;
+    const afmEvent = usagePayload(
+      { ...refs, tool_uuid: afmUuid },
+      `01900000-0000-7000-8000-${String(200_000 + n).padStart(12, '0')}`,
+      '2024-02-05T09:00:00.000Z',
+      { end: '2024-02-05T10:00:00.000Z', run_data: '{"problem":"No"}', version: 2 },
+    );
+    const pushed = await fetch(`${server.url}sync/push`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Station ${afmKey}` },
+      body: JSON.stringify({
+        records: [{ id: 1, kind: 'usage_event', uuid: afmEvent.uuid as string, payload: afmEvent }],
+      }),
+    });
+    expect(await pushed.json()).toEqual({ acked: [1], stale: [], error: null });
+
+    const tools = await rpcAs(SAM, 'usage.tools', {});
+    expect(tools.status).toBe(200);
+    const toolList = tools.body.tools as { id: number; name: string }[];
+    expect(toolList.map((t) => t.name)).toEqual(['AFM', 'SEM']);
+    const afmId = toolList[0].id;
+    const semId = toolList[1].id;
+
+    const afm = listed(await recent({ tool_id: afmId, limit: 500 }));
+    expect(afm.map((e) => e.uuid)).toEqual([afmEvent.uuid]);
+    const semAll = listed(await recent({ tool_id: semId, limit: 500 }));
+    expect(semAll.every((e) => e.tool_name === 'SEM')).toBe(true);
+    expect(semAll.map((e) => e.uuid)).toEqual(expect.arrayContaining(sem.map((e) => e.uuid)));
+
+    // Page by page, one at a time, the SEM's list comes out whole and in order: the three of
+    // one start among them, by id (newest first).
+    const paged: Record<string, unknown>[] = [];
+    let page = listed(await recent({ tool_id: semId, limit: 1 }));
+    while (page.length) {
+      paged.push(...page);
+      page = listed(await recent({ tool_id: semId, limit: 1, before_id: page[0].id as number }));
+    }
+    expect(paged.map((e) => e.uuid)).toEqual(semAll.map((e) => e.uuid));
+    const ours = paged.filter((e) => sem.some((s) => s.uuid === e.uuid)).map((e) => e.id as number);
+    expect(ours).toEqual([...ours].sort((a, b) => b - a));
+    // Everyone's, two at a time, the same as in one read.
+    const all = listed(await recent({ limit: 500 }));
+    const twoByTwo: Record<string, unknown>[] = [];
+    page = listed(await recent({ limit: 2 }));
+    while (page.length) {
+      twoByTwo.push(...page);
+      page = listed(await recent({ limit: 2, before_id: page[page.length - 1].id as number }));
+    }
+    expect(twoByTwo.map((e) => e.uuid)).toEqual(all.map((e) => e.uuid));
+
+    // What does not exist is named; a bad value is refused by its rule.
+    expect(await recent({ tool_id: 999_999 })).toMatchObject({
+      status: 404,
+      body: { code: 'not_found', message: 'tool_id: tool 999999 does not exist' },
+    });
+    expect(await recent({ before_id: 999_999 })).toMatchObject({
+      status: 404,
+      body: { code: 'not_found', message: 'before_id: usage event 999999 does not exist' },
+    });
+    expect(await recent({ tool_id: 0 })).toMatchObject({
+      status: 400,
+      body: {
+        code: 'bad_request',
+        message: expect.stringMatching(/^usage\.recent: tool_id: /) as unknown,
+      },
+    });
+    expect((await rpcAs(ALICE, 'usage.tools', {})).status).toBe(403);
   });
 
   it('the station’s validation reached the server first: validating there changes nothing', async () => {

@@ -178,6 +178,11 @@ function Home(): ReactElement {
   const recent = useServerStore((s) => s.recent);
   const recentToValidate = useServerStore((s) => s.recentToValidate);
   const showToValidate = useServerStore((s) => s.showToValidate);
+  const recentToolId = useServerStore((s) => s.recentToolId);
+  const tools = useServerStore((s) => s.tools);
+  const showTool = useServerStore((s) => s.showTool);
+  const recentMore = useServerStore((s) => s.recentMore);
+  const showOlder = useServerStore((s) => s.showOlder);
   const role = useServerStore((s) => s.account?.role);
   const loading = useServerStore((s) => s.loading);
   const error = useServerStore((s) => s.error);
@@ -236,6 +241,8 @@ function Home(): ReactElement {
           title="Recent usage of the facility"
           showUser
           toValidate={{ only: recentToValidate, choose: (only) => void showToValidate(only) }}
+          tool={{ tools, id: recentToolId, choose: (toolId) => void showTool(toolId) }}
+          older={{ more: recentMore, show: showOlder }}
         />
       )}
     </main>

@@ -1,4 +1,4 @@
-import { useId, useState } from 'react';
+import { useId, useRef, useState } from 'react';
 import type { ReactElement } from 'react';
 import { isStaffRole, type UsageEventView } from '../../../shared/api.js';
 import { ErrorMessage } from '../components/ErrorMessage.js';
@@ -13,6 +13,16 @@ function stateOf(event: UsageEventView): string {
   return event.validated_by_name ? `Validated by ${event.validated_by_name}` : 'Validated';
 }
 
+/** What an empty list says, after the choices made. */
+function emptyText(
+  onlyToValidate: boolean,
+  tool: { tools: { id: number; name: string }[]; id: number | null } | undefined,
+): string {
+  const name = tool?.id == null ? null : tool.tools.find((t) => t.id === tool.id)?.name;
+  const of = name ? ` of ${name}` : '';
+  return onlyToValidate ? `Nothing${of} is left to validate.` : `No usage${of} recorded yet.`;
+}
+
 /**
  * Usage events, newest first: the person's own, or (for staff and admins) everyone's, with who
  * used the tool. Staff and admins validate an ended event here as at the station; the server
@@ -23,12 +33,22 @@ export function UsageList({
   title = 'My recent usage',
   showUser = false,
   toValidate,
+  tool,
+  older,
 }: {
   events: UsageEventView[];
   title?: string;
   showUser?: boolean;
   /** A choice to show only the events left to validate, and whether it is made. */
   toValidate?: { only: boolean; choose(only: boolean): void };
+  /** A choice of one tool's usage among `tools` (null: every tool's), and the one made. */
+  tool?: {
+    tools: { id: number; name: string }[];
+    id: number | null;
+    choose(id: number | null): void;
+  };
+  /** Whether the list goes on further back, and what adds its next page. */
+  older?: { more: boolean; show(): Promise<void> };
 }): ReactElement {
   const id = useId();
   const role = useServerStore((s) => s.account?.role);
@@ -37,6 +57,21 @@ export function UsageList({
   const canValidate = isStaffRole(role);
   const [busy, setBusy] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
+  const heading = useRef<HTMLHeadingElement>(null);
+  const olderButton = useRef<HTMLButtonElement>(null);
+
+  const showOlder = (): void => {
+    if (!older) return;
+    void older.show().then(() =>
+      window.setTimeout(() => {
+        // The last page came: the button went, with the focus on it. The focus goes to the
+        // list's heading, from where the person reads on.
+        if (olderButton.current === null && document.activeElement === document.body) {
+          heading.current?.focus();
+        }
+      }, 0),
+    );
+  };
 
   const validate = (event: UsageEventView): void => {
     if (busy) return;
@@ -53,7 +88,26 @@ export function UsageList({
 
   return (
     <section className="panel usage-list" aria-labelledby={`${id}-title`}>
-      <h2 id={`${id}-title`}>{title}</h2>
+      <h2 id={`${id}-title`} ref={heading} tabIndex={-1}>
+        {title}
+      </h2>
+      {tool && (
+        <div className="history-bar">
+          <label htmlFor={`${id}-tool`}>Tool</label>
+          <select
+            id={`${id}-tool`}
+            value={tool.id === null ? '' : String(tool.id)}
+            onChange={(e) => tool.choose(e.target.value === '' ? null : Number(e.target.value))}
+          >
+            <option value="">All tools</option>
+            {tool.tools.map((t) => (
+              <option key={t.id} value={String(t.id)}>
+                {t.name}
+              </option>
+            ))}
+          </select>
+        </div>
+      )}
       {toValidate && (
         <label className="choice">
           <input
@@ -66,9 +120,7 @@ export function UsageList({
       )}
       <ErrorMessage message={error} />
       {events.length === 0 ? (
-        <p className="hint">
-          {toValidate?.only ? 'Nothing is left to validate.' : 'No usage recorded yet.'}
-        </p>
+        <p className="hint">{emptyText(toValidate?.only ?? false, tool)}</p>
       ) : (
         <div className="table-scroll">
           <table>
@@ -122,6 +174,11 @@ export function UsageList({
             </tbody>
           </table>
         </div>
+      )}
+      {older?.more && events.length > 0 && (
+        <button type="button" className="secondary" ref={olderButton} onClick={showOlder}>
+          Older usage
+        </button>
       )}
     </section>
   );

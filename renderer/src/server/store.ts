@@ -23,6 +23,12 @@ interface ServerState {
    * choice, shown at once; a read that fails puts it back to what the list holds).
    */
   recentToValidate: boolean;
+  /** The tool `recent` is narrowed to (null: every tool), as recentToValidate is chosen. */
+  recentToolId: number | null;
+  /** Every tool, to narrow `recent` to one (empty for anyone but staff and admins). */
+  tools: { id: number; name: string }[];
+  /** Whether `recent` may go on further back: its last page read was a full one. */
+  recentMore: boolean;
   loading: boolean;
   error: string | null;
   /** Shown on the login screen, e.g. why the person was logged out. */
@@ -34,10 +40,17 @@ interface ServerState {
    * no longer takes the login (`message` says so on the login screen).
    */
   logout: (message?: string) => void;
-  /** Reads the lists again; `toValidate`: which facility list (default: the one shown). */
-  refresh: (toValidate?: boolean) => Promise<void>;
+  /**
+   * Reads the lists again; `toValidate` and `toolId`: which facility list (default: the one
+   * shown).
+   */
+  refresh: (toValidate?: boolean, toolId?: number | null) => Promise<void>;
   /** Shows everyone's recent usage, or only what is left to validate; reads it again. */
   showToValidate: (only: boolean) => Promise<void>;
+  /** Shows the recent usage of one tool, or of all (null); reads it again. */
+  showTool: (toolId: number | null) => Promise<void>;
+  /** Adds the next page of `recent`, further back, under the same choices. */
+  showOlder: () => Promise<void>;
   /** Shows `usage` as the server now holds it (validated), in every list that has it. */
   took: (usage: UsageEventView) => void;
   /** Handles an error of any call: an expired login goes back to the login screen. */
@@ -48,6 +61,24 @@ interface ServerState {
 const reads = readOrder();
 /** Whether the `recent` shown holds only the events left to validate (see recentToValidate). */
 let listedToValidate = false;
+/** The tool the `recent` shown is narrowed to (see recentToolId). */
+let listedToolId: number | null = null;
+/** How many events of everyone's usage a read asks for: a page. */
+export const RECENT_PAGE = 50;
+/** A read of an older page of `recent` under way (one at a time). */
+let olderUnderWay = false;
+
+/** usage.recent's arguments for these choices. */
+function recentArgs(
+  toValidate: boolean,
+  toolId: number | null,
+): { to_validate: boolean; tool_id?: number; limit: number } {
+  return {
+    to_validate: toValidate,
+    ...(toolId === null ? {} : { tool_id: toolId }),
+    limit: RECENT_PAGE,
+  };
+}
 
 const logoutResets: (() => void)[] = [];
 
@@ -67,6 +98,9 @@ export const useServerStore = create<ServerState>((set, get) => ({
   events: [],
   recent: [],
   recentToValidate: false,
+  recentToolId: null,
+  tools: [],
+  recentMore: false,
   loading: false,
   error: null,
   loginMessage: null,
@@ -98,6 +132,7 @@ export const useServerStore = create<ServerState>((set, get) => ({
     forgetJwt(message === undefined);
     reads.forget();
     listedToValidate = false;
+    listedToolId = null;
     for (const reset of logoutResets) reset();
     set({
       account: null,
@@ -105,34 +140,46 @@ export const useServerStore = create<ServerState>((set, get) => ({
       events: [],
       recent: [],
       recentToValidate: false,
+      recentToolId: null,
+      tools: [],
+      recentMore: false,
       error: null,
       loginMessage: message ?? null,
     });
   },
 
-  async refresh(toValidate = get().recentToValidate) {
+  async refresh(toValidate = get().recentToValidate, toolId = get().recentToolId) {
     const asked = reads.ask();
     set({ loading: true, error: null });
+    // Everyone's usage and the tools, for staff: a refusal (a role taken away meanwhile) leaves
+    // the rest; any other failure fails the read (an empty list would say nothing is left to
+    // validate).
+    const staff = isStaffRole(get().account?.role);
+    const forStaff = <T>(read: () => Promise<T>, none: T): Promise<T> =>
+      staff
+        ? read().catch((error: unknown) => {
+            if (toBridgeError(error).code !== 'forbidden') throw error;
+            return none;
+          })
+        : Promise.resolve(none);
     try {
-      const [{ pending }, { events }, { events: recent }] = await Promise.all([
+      const [{ pending }, { events }, { events: recent }, { tools }] = await Promise.all([
         serverCall('usage.pendingMine', {}),
         serverCall('usage.mine', {}),
-        // Everyone's usage, for staff: a refusal (a role taken away meanwhile) leaves the rest;
-        // any other failure fails the read (an empty list would say nothing is left to validate).
-        isStaffRole(get().account?.role)
-          ? serverCall('usage.recent', { to_validate: toValidate }).catch((error: unknown) => {
-              if (toBridgeError(error).code !== 'forbidden') throw error;
-              return { events: [] };
-            })
-          : Promise.resolve({ events: [] }),
+        forStaff(() => serverCall('usage.recent', recentArgs(toValidate, toolId)), { events: [] }),
+        forStaff(() => serverCall('usage.tools', {}), { tools: [] }),
       ]);
       if (reads.take(asked)) {
         listedToValidate = toValidate;
+        listedToolId = toolId;
         set({
           pending,
           events,
           recent,
+          tools,
           recentToValidate: toValidate,
+          recentToolId: toolId,
+          recentMore: recent.length === RECENT_PAGE,
           loading: !reads.isLatest(asked),
         });
       }
@@ -140,13 +187,54 @@ export const useServerStore = create<ServerState>((set, get) => ({
       const err = get().failed(error);
       if (!reads.take(asked)) return;
       const shown = err.code === 'unauthenticated' ? null : errorText(err);
-      set({ loading: !reads.isLatest(asked), error: shown, recentToValidate: listedToValidate });
+      set({
+        loading: !reads.isLatest(asked),
+        error: shown,
+        recentToValidate: listedToValidate,
+        recentToolId: listedToolId,
+      });
     }
   },
 
   async showToValidate(only) {
     set({ recentToValidate: only });
     await get().refresh(only);
+  },
+
+  async showTool(toolId) {
+    set({ recentToolId: toolId });
+    await get().refresh(get().recentToValidate, toolId);
+  },
+
+  async showOlder() {
+    const last = get().recent.at(-1);
+    if (olderUnderWay || !last || !get().recentMore) return;
+    // The list's own choices, not one just made and still being read.
+    const toValidate = listedToValidate;
+    const toolId = listedToolId;
+    olderUnderWay = true;
+    try {
+      const { events } = await serverCall('usage.recent', {
+        ...recentArgs(toValidate, toolId),
+        before_id: last.id,
+      });
+      // Only onto the list it goes on from: a read meanwhile (another choice, a logout) may
+      // have replaced it.
+      const now = get().recent;
+      if (
+        now.at(-1)?.id !== last.id ||
+        listedToValidate !== toValidate ||
+        listedToolId !== toolId
+      ) {
+        return;
+      }
+      set({ recent: [...now, ...events], recentMore: events.length === RECENT_PAGE });
+    } catch (error) {
+      const err = get().failed(error);
+      if (err.code !== 'unauthenticated') set({ error: errorText(err) });
+    } finally {
+      olderUnderWay = false;
+    }
   },
 
   took(usage) {

@@ -404,6 +404,22 @@ describe("the server's reservations page", () => {
   });
 });
 
+/** A fresh page, with Sam (staff) logged in. */
+function samLoggedIn(): void {
+  useServerStore.getState().logout();
+  useServerStore.setState({
+    account: {
+      id: 3,
+      uuid: 'u-sam',
+      email: 'sam@example.org',
+      username: 'sam',
+      first_name: 'Sam',
+      last_name: 'Staff',
+      role: 'staff',
+    },
+  });
+}
+
 describe("the server's page of the person's usage", () => {
   it('shows the next person nothing read for the one before a logout', async () => {
     let whose = 'ada';
@@ -423,18 +439,7 @@ describe("the server's page of the person's usage", () => {
   });
 
   it('keeps the staff list and its choice as they were when the read of those left to validate fails', async () => {
-    useServerStore.getState().logout();
-    useServerStore.setState({
-      account: {
-        id: 3,
-        uuid: 'u-sam',
-        email: 'sam@example.org',
-        username: 'sam',
-        first_name: 'Sam',
-        last_name: 'Staff',
-        role: 'staff',
-      },
-    });
+    samLoggedIn();
     let recent: () => RpcEnvelope = () => ({
       ok: true,
       result: { events: [event(1, 'ada'), event(2, 'bob')] },
@@ -442,6 +447,7 @@ describe("the server's page of the person's usage", () => {
     core.answers['usage.pendingMine'] = () => ({ ok: true, result: { pending: [] } });
     core.answers['usage.mine'] = () => ({ ok: true, result: { events: [] } });
     core.answers['usage.recent'] = () => recent();
+    core.answers['usage.tools'] = () => ({ ok: true, result: { tools: [] } });
     const settle = async (read: Promise<void>): Promise<void> => {
       while (core.held.length > 0) await release(() => true);
       await read;
@@ -457,6 +463,7 @@ describe("the server's page of the person's usage", () => {
     expect(state.error).toMatch(/database is locked/i);
     expect(core.calls.filter((c) => c.name === 'usage.recent').at(-1)?.args).toEqual({
       to_validate: true,
+      limit: 50,
     });
 
     // Answered: the choice and its list together. A refusal (role taken away) empties it.
@@ -470,5 +477,111 @@ describe("the server's page of the person's usage", () => {
     expect([state.recentToValidate, state.recent.length, state.error]).toEqual([true, 0, null]);
     useServerStore.getState().logout();
     expect(useServerStore.getState().recentToValidate).toBe(false);
+  });
+
+  it('narrows the staff list to a tool, and keeps the tool it lists when that read fails', async () => {
+    samLoggedIn();
+    const tools = [
+      { id: 1, name: 'AFM' },
+      { id: 2, name: 'SEM' },
+    ];
+    let recent: (args: Record<string, unknown>) => RpcEnvelope = (args) => ({
+      ok: true,
+      result: {
+        events: args.tool_id === 2 ? [event(2, 'bob')] : [event(1, 'ada'), event(2, 'bob')],
+      },
+    });
+    core.answers['usage.pendingMine'] = () => ({ ok: true, result: { pending: [] } });
+    core.answers['usage.mine'] = () => ({ ok: true, result: { events: [] } });
+    core.answers['usage.recent'] = (args) => recent(args);
+    core.answers['usage.tools'] = () => ({ ok: true, result: { tools } });
+    const settle = async (read: Promise<void>): Promise<void> => {
+      while (core.held.length > 0) await release(() => true);
+      await read;
+    };
+    const lastRecentArgs = (): unknown =>
+      core.calls.filter((c) => c.name === 'usage.recent').at(-1)?.args;
+    await settle(useServerStore.getState().refresh());
+    let state = useServerStore.getState();
+    expect([state.tools, state.recentToolId, state.recent.length]).toEqual([tools, null, 2]);
+    expect(lastRecentArgs()).toEqual({ to_validate: false, limit: 50 });
+
+    // Chosen: shown at once, then read with it; the other choice goes along.
+    const chosen = useServerStore.getState().showTool(2);
+    expect(useServerStore.getState().recentToolId).toBe(2);
+    await settle(chosen);
+    state = useServerStore.getState();
+    expect([state.recentToolId, state.recent.length]).toEqual([2, 1]);
+    await settle(useServerStore.getState().showToValidate(true));
+    expect(lastRecentArgs()).toEqual({ to_validate: true, tool_id: 2, limit: 50 });
+
+    // A failed read of another tool's list: the choice goes back to the tool the list holds.
+    recent = () => ({
+      ok: false,
+      error: { code: 'not_found', message: 'tool_id: tool 1 does not exist' },
+    });
+    await settle(useServerStore.getState().showTool(1));
+    state = useServerStore.getState();
+    expect([state.recentToolId, state.recent.length]).toEqual([2, 1]);
+    expect(state.error).toMatch(/tool_id: tool 1 does not exist/i);
+    // Every tool again.
+    recent = () => ({ ok: true, result: { events: [event(1, 'ada'), event(2, 'bob')] } });
+    await settle(useServerStore.getState().showTool(null));
+    expect(lastRecentArgs()).toEqual({ to_validate: true, limit: 50 });
+    expect(useServerStore.getState().recentToolId).toBeNull();
+    await settle(useServerStore.getState().showTool(2));
+    useServerStore.getState().logout();
+    state = useServerStore.getState();
+    expect([state.recentToolId, state.tools]).toEqual([null, []]);
+  });
+
+  it('adds older pages of the staff list onto the list they go on from, and no other', async () => {
+    samLoggedIn();
+    // 120 events, newest (highest id) first; a tool's are the even ones.
+    const ids = Array.from({ length: 120 }, (_, i) => 120 - i);
+    core.answers['usage.pendingMine'] = () => ({ ok: true, result: { pending: [] } });
+    core.answers['usage.mine'] = () => ({ ok: true, result: { events: [] } });
+    core.answers['usage.tools'] = () => ({ ok: true, result: { tools: [{ id: 2, name: 'SEM' }] } });
+    core.answers['usage.recent'] = (args) => {
+      const { before_id: before, tool_id: tool, limit } = args as Record<string, number>;
+      const page = ids
+        .filter((id) => before === undefined || id < before)
+        .filter((id) => tool === undefined || id % 2 === 0)
+        .slice(0, limit);
+      return { ok: true, result: { events: page.map((id) => event(id, 'ada')) } };
+    };
+    const settle = async (read: Promise<void>): Promise<void> => {
+      while (core.held.length > 0) await release(() => true);
+      await read;
+    };
+    const shown = (): number[] => useServerStore.getState().recent.map((e) => e.id);
+    await settle(useServerStore.getState().refresh());
+    expect([shown().length, useServerStore.getState().recentMore]).toEqual([50, true]);
+    await settle(useServerStore.getState().showOlder());
+    expect(core.calls.at(-1)).toEqual({
+      name: 'usage.recent',
+      args: { to_validate: false, limit: 50, before_id: 71 },
+    });
+    expect([shown().length, useServerStore.getState().recentMore]).toEqual([100, true]);
+    await settle(useServerStore.getState().showOlder());
+    expect(shown()).toEqual(ids);
+    expect(useServerStore.getState().recentMore).toBe(false);
+    const calls = core.calls.length;
+    await settle(useServerStore.getState().showOlder());
+    expect(core.calls.length).toBe(calls);
+
+    // An older page asked for, then another tool chosen before it came: it is not added to
+    // that tool's list.
+    await settle(useServerStore.getState().refresh());
+    const older = useServerStore.getState().showOlder();
+    const held = core.held.splice(0);
+    await settle(useServerStore.getState().showTool(2));
+    await release(held);
+    await older;
+    expect(shown()).toEqual(ids.filter((id) => id % 2 === 0).slice(0, 50));
+    // That tool's older page goes on from its own list.
+    await settle(useServerStore.getState().showOlder());
+    expect(shown()).toEqual(ids.filter((id) => id % 2 === 0));
+    expect(useServerStore.getState().recentMore).toBe(false);
   });
 });

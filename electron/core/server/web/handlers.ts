@@ -37,7 +37,7 @@ import { isStaff, type Account } from '../auth.js';
 import { notifyStationOfUsage } from '../harvest/notify.js';
 import { createHarvestHandlers } from './harvestHandlers.js';
 import { createReservationHandlers } from './reservationHandlers.js';
-import { latestUsage, usageToValidate, validateOnServer } from './usageValidation.js';
+import { latestUsage, recentUsage, toolNames, validateOnServer } from './usageValidation.js';
 
 export type ServerHandlers = {
   [N in ServerApiName]: (
@@ -180,9 +180,12 @@ export function createWebHandlers(deps: WebHandlerDeps): ServerHandlers {
       completePendingOnServer(db, account, args, nowIso(clock)),
     // Staff and admins (serverApiAccess): everyone's usage, to validate it.
     'usage.recent': (_account, args) =>
-      args.to_validate
-        ? usageToValidate(db, args.limit ?? 50)
-        : latestUsage(db, null, args.limit ?? 50),
+      recentUsage(db, args.limit ?? 50, {
+        toValidate: args.to_validate,
+        toolId: args.tool_id,
+        beforeId: args.before_id,
+      }),
+    'usage.tools': () => toolNames(db),
     // Staff and admins (serverApiAccess), the event ended: the station is sent the validation.
     'usage.validateServer': (account, args) =>
       validateOnServer(db, account, args.usage, nowIso(clock)),

@@ -63,38 +63,78 @@ export function validateOnServer(
   return { usage: usageView(db, id) };
 }
 
-/**
- * The latest `limit` usage events, newest first: those of the person `userId` (`usage.mine`),
- * or everyone's with null (`usage.recent`, for staff to validate).
- */
-export function latestUsage(
-  db: Db,
-  userId: number | null,
-  limit: number,
-): { events: UsageEventView[] } {
-  // Two statements, not `? IS NULL OR user_id = ?`: each keeps its index (user_id, start).
-  const order = 'ORDER BY start DESC, id DESC LIMIT ?';
-  const ids = (
-    userId === null
-      ? db.prepare(`SELECT id FROM usage_events ${order}`).pluck().all(limit)
-      : db
-          .prepare(`SELECT id FROM usage_events WHERE user_id = ? ${order}`)
-          .pluck()
-          .all(userId, limit)
-  ) as number[];
+/** The latest `limit` usage events of the person `userId`, newest first (`usage.mine`). */
+export function latestUsage(db: Db, userId: number, limit: number): { events: UsageEventView[] } {
+  const ids = db
+    .prepare(`SELECT id FROM usage_events WHERE user_id = ? ORDER BY start DESC, id DESC LIMIT ?`)
+    .pluck()
+    .all(userId, limit) as number[];
   return { events: ids.map((id) => usageView(db, id)) };
 }
 
-/** The ids of usageToValidate (a test checks its query plan). */
-export const TO_VALIDATE_SQL = `SELECT id FROM usage_events WHERE validated = 0 AND "end" IS NOT NULL
-  ORDER BY start DESC, id DESC LIMIT ?`;
+/** What staff narrow everyone's recent usage to (`usage.recent`). */
+export interface RecentFilters {
+  /** Only the ended events nobody has validated yet. */
+  toValidate?: boolean;
+  /** Only the usage of this tool. */
+  toolId?: number;
+  /** Page further back: the events after this one in the list's order (older). */
+  beforeId?: number;
+}
 
 /**
- * The latest `limit` ended usage events that nobody has validated, newest first (`usage.recent`
- * with `to_validate`): a facility validates most of its usage, so these are few among many, and
- * a partial index of them (migration 34) finds them without walking the validated ones.
+ * The SQL of recentUsage for these filters (a test checks their query plans). Each combination
+ * is a statement of its own, so that each keeps its index: the partial one of the events left
+ * to validate (migration 34; a facility validates most of its usage, so these are few among
+ * many), the tool's (tool_id, start). One statement with `? IS NULL OR ...` would keep none.
+ * A page further back starts after the (start, id) of the event it follows.
  */
-export function usageToValidate(db: Db, limit: number): { events: UsageEventView[] } {
-  const ids = db.prepare(TO_VALIDATE_SQL).pluck().all(limit) as number[];
+export function recentUsageSql(filters: RecentFilters): string {
+  const where: string[] = [];
+  if (filters.toolId !== undefined) where.push('tool_id = @toolId');
+  if (filters.toValidate) where.push('validated = 0 AND "end" IS NOT NULL');
+  if (filters.beforeId !== undefined) where.push('(start, id) < (@beforeStart, @beforeId)');
+  const clause = where.length ? `WHERE ${where.join(' AND ')} ` : '';
+  return `SELECT id FROM usage_events ${clause}ORDER BY start DESC, id DESC LIMIT @limit`;
+}
+
+/**
+ * The latest `limit` usage events of everyone, newest first, narrowed by `filters`
+ * (`usage.recent`, for staff to validate). A tool or an event to page from that does not
+ * exist is refused, naming the argument.
+ */
+export function recentUsage(
+  db: Db,
+  limit: number,
+  filters: RecentFilters = {},
+): { events: UsageEventView[] } {
+  const params: Record<string, unknown> = { limit };
+  if (filters.toolId !== undefined) {
+    if (db.prepare('SELECT 1 FROM tools WHERE id = ?').get(filters.toolId) === undefined) {
+      throw new AppError('not_found', `tool_id: tool ${filters.toolId} does not exist`);
+    }
+    params.toolId = filters.toolId;
+  }
+  if (filters.beforeId !== undefined) {
+    const start = db
+      .prepare('SELECT start FROM usage_events WHERE id = ?')
+      .pluck()
+      .get(filters.beforeId) as string | undefined;
+    if (start === undefined) {
+      throw new AppError('not_found', `before_id: usage event ${filters.beforeId} does not exist`);
+    }
+    params.beforeStart = start;
+    params.beforeId = filters.beforeId;
+  }
+  const ids = db.prepare(recentUsageSql(filters)).pluck().all(params) as number[];
   return { events: ids.map((id) => usageView(db, id)) };
+}
+
+/** Every tool by name, for staff to narrow the facility's usage to one (`usage.tools`). */
+export function toolNames(db: Db): { tools: { id: number; name: string }[] } {
+  const tools = db.prepare('SELECT id, name FROM tools ORDER BY name COLLATE NOCASE, id').all() as {
+    id: number;
+    name: string;
+  }[];
+  return { tools };
 }
