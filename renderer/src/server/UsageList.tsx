@@ -60,17 +60,26 @@ export function UsageList({
   const heading = useRef<HTMLHeadingElement>(null);
   const olderButton = useRef<HTMLButtonElement>(null);
 
+  const [readingOlder, setReadingOlder] = useState(false);
+  /** Said once an older page came (a screen reader hears nothing else change). */
+  const [olderSaid, setOlderSaid] = useState('');
+
   const showOlder = (): void => {
-    if (!older) return;
-    void older.show().then(() =>
-      window.setTimeout(() => {
-        // The last page came: the button went, with the focus on it. The focus goes to the
-        // list's heading, from where the person reads on.
-        if (olderButton.current === null && document.activeElement === document.body) {
-          heading.current?.focus();
-        }
-      }, 0),
-    );
+    if (!older || readingOlder) return;
+    setReadingOlder(true);
+    void older
+      .show()
+      .then(() => {
+        setOlderSaid(`${useServerStore.getState().recent.length} usages shown.`);
+        window.setTimeout(() => {
+          // The last page came: the button went, with the focus on it. The focus goes to the
+          // list's heading, from where the person reads on.
+          if (olderButton.current === null && document.activeElement === document.body) {
+            heading.current?.focus();
+          }
+        }, 0);
+      })
+      .finally(() => setReadingOlder(false));
   };
 
   const validate = (event: UsageEventView): void => {
@@ -176,9 +185,22 @@ export function UsageList({
         </div>
       )}
       {older?.more && events.length > 0 && (
-        <button type="button" className="secondary" ref={olderButton} onClick={showOlder}>
+        <button
+          type="button"
+          className="secondary"
+          ref={olderButton}
+          aria-busy={readingOlder}
+          // Not disabled: a disabled button loses the focus, and the person their place.
+          aria-disabled={readingOlder}
+          onClick={showOlder}
+        >
           Older usage
         </button>
+      )}
+      {older && (
+        <p className="visually-hidden" role="status">
+          {olderSaid}
+        </p>
       )}
     </section>
   );

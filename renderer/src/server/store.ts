@@ -65,8 +65,13 @@ let listedToValidate = false;
 let listedToolId: number | null = null;
 /** How many events of everyone's usage a read asks for: a page. */
 export const RECENT_PAGE = 50;
-/** A read of an older page of `recent` under way (one at a time). */
-let olderUnderWay = false;
+/**
+ * Which `recent` is shown: a read that replaces it (or a logout) makes it another. An older
+ * page goes only onto the list it was read after, and says nothing once that list is gone.
+ */
+let recentGeneration = 0;
+/** The `recentGeneration` whose older page is being read (one at a time), or null. */
+let olderOf: number | null = null;
 
 /** usage.recent's arguments for these choices. */
 function recentArgs(
@@ -133,6 +138,7 @@ export const useServerStore = create<ServerState>((set, get) => ({
     reads.forget();
     listedToValidate = false;
     listedToolId = null;
+    recentGeneration += 1;
     for (const reset of logoutResets) reset();
     set({
       account: null,
@@ -172,6 +178,7 @@ export const useServerStore = create<ServerState>((set, get) => ({
       if (reads.take(asked)) {
         listedToValidate = toValidate;
         listedToolId = toolId;
+        recentGeneration += 1;
         set({
           pending,
           events,
@@ -208,32 +215,30 @@ export const useServerStore = create<ServerState>((set, get) => ({
 
   async showOlder() {
     const last = get().recent.at(-1);
-    if (olderUnderWay || !last || !get().recentMore) return;
-    // The list's own choices, not one just made and still being read.
-    const toValidate = listedToValidate;
-    const toolId = listedToolId;
-    olderUnderWay = true;
+    const generation = recentGeneration;
+    if (olderOf === generation || !last || !get().recentMore) return;
+    olderOf = generation;
     try {
+      // The list's own choices, not one just made and still being read.
       const { events } = await serverCall('usage.recent', {
-        ...recentArgs(toValidate, toolId),
+        ...recentArgs(listedToValidate, listedToolId),
         before_id: last.id,
       });
-      // Only onto the list it goes on from: a read meanwhile (another choice, a logout) may
-      // have replaced it.
+      if (generation !== recentGeneration) return;
+      // An event whose start a station moved meanwhile could come again: shown once.
       const now = get().recent;
-      if (
-        now.at(-1)?.id !== last.id ||
-        listedToValidate !== toValidate ||
-        listedToolId !== toolId
-      ) {
-        return;
-      }
-      set({ recent: [...now, ...events], recentMore: events.length === RECENT_PAGE });
+      const shown = new Set(now.map((e) => e.id));
+      set({
+        recent: [...now, ...events.filter((e) => !shown.has(e.id))],
+        recentMore: events.length === RECENT_PAGE,
+      });
     } catch (error) {
+      // Of a list no longer shown (another person's, perhaps): nothing to say.
+      if (generation !== recentGeneration) return;
       const err = get().failed(error);
       if (err.code !== 'unauthenticated') set({ error: errorText(err) });
     } finally {
-      olderUnderWay = false;
+      if (olderOf === generation) olderOf = null;
     }
   },
 

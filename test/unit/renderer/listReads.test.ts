@@ -583,5 +583,49 @@ describe("the server's page of the person's usage", () => {
     await settle(useServerStore.getState().showOlder());
     expect(shown()).toEqual(ids.filter((id) => id % 2 === 0));
     expect(useServerStore.getState().recentMore).toBe(false);
+
+    // Read again under the same choices while an older page was on its way: the list it went on
+    // from is gone, though the new one ends with the same event; nothing is added twice.
+    await settle(useServerStore.getState().showTool(null));
+    const again = useServerStore.getState().showOlder();
+    const heldAgain = core.held.splice(0);
+    await settle(useServerStore.getState().refresh());
+    await release(heldAgain);
+    await again;
+    expect(shown()).toEqual(ids.slice(0, 50));
+
+    // A logout while it is on its way: the next person sees neither the page nor its failure.
+    const failing = (): RpcEnvelope => ({
+      ok: false,
+      error: { code: 'internal', message: 'database is locked' },
+    });
+    core.answers['usage.recent'] = failing;
+    const cut = useServerStore.getState().showOlder();
+    const heldCut = core.held.splice(0);
+    samLoggedIn();
+    await release(heldCut);
+    await cut;
+    expect([useServerStore.getState().recent, useServerStore.getState().error]).toEqual([[], null]);
+  });
+
+  it('says why an older page of the staff list could not be read, and keeps the list', async () => {
+    samLoggedIn();
+    const ids = Array.from({ length: 60 }, (_, i) => 60 - i);
+    core.answers['usage.pendingMine'] = () => ({ ok: true, result: { pending: [] } });
+    core.answers['usage.mine'] = () => ({ ok: true, result: { events: [] } });
+    core.answers['usage.tools'] = () => ({ ok: true, result: { tools: [] } });
+    core.answers['usage.recent'] = (args) =>
+      args.before_id === undefined
+        ? { ok: true, result: { events: ids.slice(0, 50).map((id) => event(id, 'ada')) } }
+        : { ok: false, error: { code: 'internal', message: 'database is locked' } };
+    const settle = async (read: Promise<void>): Promise<void> => {
+      while (core.held.length > 0) await release(() => true);
+      await read;
+    };
+    await settle(useServerStore.getState().refresh());
+    await settle(useServerStore.getState().showOlder());
+    const state = useServerStore.getState();
+    expect([state.recent.length, state.recentMore]).toEqual([50, true]);
+    expect(state.error).toMatch(/database is locked/i);
   });
 });

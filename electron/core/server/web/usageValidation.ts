@@ -91,7 +91,11 @@ export interface RecentFilters {
  */
 export function recentUsageSql(filters: RecentFilters): string {
   const where: string[] = [];
-  if (filters.toolId !== undefined) where.push('tool_id = @toolId');
+  // With toValidate, `+` keeps the tool's index out: the partial index of the events left to
+  // validate finds the tool's among the few, where the tool's would walk its whole history.
+  if (filters.toolId !== undefined) {
+    where.push(filters.toValidate ? '+tool_id = @toolId' : 'tool_id = @toolId');
+  }
   if (filters.toValidate) where.push('validated = 0 AND "end" IS NOT NULL');
   if (filters.beforeId !== undefined) where.push('(start, id) < (@beforeStart, @beforeId)');
   const clause = where.length ? `WHERE ${where.join(' AND ')} ` : '';
