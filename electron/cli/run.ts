@@ -41,14 +41,25 @@ export async function station(argv: string[]): Promise<number> {
       ? { server: need(values.server, '--server'), key: need(values.key, '--key') }
       : {}),
   }).catch(undoUnlessBusy(fill));
+  const stopAsked = untilStopAsked();
   process.stdout.write(`Labstation station ready at ${running.url}#token=${running.token}\n`);
-  await new Promise<void>((resolve) => {
+  await stopAsked;
+  await running.close();
+  return 0;
+}
+
+/**
+ * Resolves at the first SIGINT or SIGTERM, which then closes the process cleanly (a second
+ * SIGINT while it closes ends it). Called before the ready line is written: whoever reads that
+ * line may signal at once, and a signal that came between the line and the listeners took the
+ * process down (as a `npm start` under load showed).
+ */
+function untilStopAsked(): Promise<void> {
+  return new Promise<void>((resolve) => {
     const stop = (): void => resolve();
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });
-  await running.close();
-  return 0;
 }
 
 export async function serve(argv: string[]): Promise<number> {
@@ -83,11 +94,9 @@ export async function serve(argv: string[]): Promise<number> {
     log: createLogger(),
     timeZone,
   }).catch(undoUnlessBusy(fill));
+  const stopAsked = untilStopAsked();
   process.stdout.write(`Labstation server ready at ${running.url}\n`);
-  await new Promise<void>((resolve) => {
-    process.once('SIGINT', resolve);
-    process.once('SIGTERM', resolve);
-  });
+  await stopAsked;
   await running.close();
   return 0;
 }

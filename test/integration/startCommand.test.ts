@@ -110,7 +110,7 @@ describe.skipIf(installed)('npm start without the Electron binary', () => {
   });
 
   it('a Ctrl+C closes the station cleanly, however often it is passed on', async () => {
-    const { child, data, url, exited } = await startInBrowserMode();
+    const { child, data, url, exited, stderr } = await startInBrowserMode();
     // The station is in a process group of its own: the terminal's SIGINT reaches it only as
     // the start command passes it on, once (a second, while it closes, would end it).
     const station = Number(
@@ -124,7 +124,7 @@ describe.skipIf(installed)('npm start without the Electron binary', () => {
     process.kill(-child.pid!, 'SIGINT');
     child.kill('SIGINT');
     // The station closed (exit 0), not ended by a second signal while closing (exit 1).
-    expect(await exited).toBe(0);
+    expect(await exited, stderr()).toBe(0);
     await expect(fetch(url)).rejects.toThrow();
   });
 });
