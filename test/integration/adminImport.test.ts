@@ -5,7 +5,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Db } from '../../electron/core/db/open.js';
 import { openServerData } from '../../electron/core/runServer.js';
-import { listFacility, saveTool } from '../../electron/core/server/admin/facility.js';
+import { listFacility } from '../../electron/core/server/admin/facility.js';
+import { saveTool } from '../../electron/core/server/admin/facilitySaves.js';
 import { importBundle } from '../../electron/core/station/facility.js';
 import { AppError } from '../../electron/core/util/errors.js';
 import { facilityBundle } from '../fixtures/facility.js';

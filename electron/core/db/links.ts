@@ -48,7 +48,7 @@ export function replaceLinks(
 
 /**
  * A record whose links another write changed counts as changed: an admin's editor opened on it
- * before is stale (server/admin/facility.ts unchangedSince).
+ * before is stale (server/admin/facilitySaves.ts unchangedSince).
  */
 export function touch(db: Db, table: 'users' | 'tools', ids: number[], now: string): void {
   const stamp = db.prepare(`UPDATE ${table} SET updated_at = ? WHERE id = ?`);

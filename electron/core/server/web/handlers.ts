@@ -31,7 +31,8 @@ import {
   revokeToken,
   updateStation,
 } from '../admin/credentials.js';
-import { listFacility, saveProject, saveTool, saveUser } from '../admin/facility.js';
+import { listFacility } from '../admin/facility.js';
+import { saveProject, saveTool, saveUser } from '../admin/facilitySaves.js';
 import { getMail, listMails, retryMail } from '../../mail/admin.js';
 import { isStaff, type Account } from '../auth.js';
 import { notifyStationOfUsage } from '../harvest/notify.js';
