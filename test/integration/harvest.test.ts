@@ -1144,11 +1144,13 @@ describe('harvest --once', () => {
   }, 60_000);
 
   it('does not wait without end for a file that keeps changing', async () => {
-    const dirs = await setupHarvest({ stability: 0.5 });
+    // Written every 50 ms against a window of 1.5 s: a pause of this process (a busy machine)
+    // would have to last the window for the log to look finished.
+    const dirs = await setupHarvest({ stability: 1.5 });
     writeFileSync(join(dirs.src, 'done.dat'), 'finished');
     const log = join(dirs.src, 'instrument.log');
     writeFileSync(log, 'start\n');
-    const writer = setInterval(() => appendFileSync(log, 'tick\n'), 200);
+    const writer = setInterval(() => appendFileSync(log, 'tick\n'), 50);
     try {
       const run = await harvestOnce(dirs.data);
       expect(run.code).toBe(1);
@@ -1622,7 +1624,10 @@ async function watchingStation(): Promise<{ dirs: HarvestDirs; st: StationProces
 
 describe('harvest in a running station', () => {
   it('does not take a file that is still being written, then takes it whole', async () => {
-    const dirs = await setupHarvest({ stability: 1 });
+    // Written every 0.3 s or so (two calls of the station between writes) against a window of
+    // 3 s: a round slowed by a busy machine would have to last the window for the file to
+    // look finished.
+    const dirs = await setupHarvest({ stability: 3 });
     station = await startStation(dirs.data);
     const st = station;
     const settling = async (): Promise<SettlingFile[]> =>

@@ -241,15 +241,13 @@ describe('station sync', () => {
     expect((await st.rpc('session.logon', { login: 'alice', pin: '0000' })).status).not.toBe(200);
     await ok(st, 'session.logon', { login: '100200', pin: '1234' });
     const uuid = await enable(st);
-    const active = await waitFor('the active usage on the server', () => serverEvent(uuid), 5_000);
+    const active = await waitFor('the active usage on the server', () => serverEvent(uuid));
     expect(active.end).toBeNull();
     expect(active.pre_run_data).toBe(stationEvents(dir).find((e) => e.uuid === uuid)!.pre_run_data);
 
     await disable(st, 'all good');
-    const ended = await waitFor(
-      'the end of the usage on the server',
-      () => (serverEvent(uuid)?.end ? serverEvent(uuid) : undefined),
-      5_000,
+    const ended = await waitFor('the end of the usage on the server', () =>
+      serverEvent(uuid)?.end ? serverEvent(uuid) : undefined,
     );
     const mine = stationEvents(dir).find((e) => e.uuid === uuid)!;
     expect(ended).toMatchObject({ ...mine });
@@ -450,11 +448,7 @@ describe('station sync', () => {
     ).toBe(2);
     await ok(st, 'session.logon', { login: 'alice', pin: '1234' });
     await disable(st);
-    await waitFor(
-      'the end on the server',
-      () => (serverEvent(uuid)?.end ? true : undefined),
-      5_000,
-    );
+    await waitFor('the end on the server', () => (serverEvent(uuid)?.end ? true : undefined));
     const theirs = serverDb
       .prepare(
         `SELECT ${SERVER_EVENT_COLUMNS} FROM usage_events WHERE station_id = (SELECT id FROM stations WHERE name = 'sem-b') ORDER BY uuid`,
