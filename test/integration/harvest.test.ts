@@ -1166,7 +1166,7 @@ describe('harvest --once', () => {
     const source = join(dirs.src, 'movie.mrc');
     writeFileSync(source, randomBytes(64 * 1024 * 1024));
     writeFileSync(join(dirs.src, 'keep.dat'), 'kept');
-    // Slowed to 12 ms per MiB: the 64 MiB copy takes about 0.8 s.
+    // Slowed to 24 ms per MiB: the 64 MiB copy takes about 1.5 s.
     const run = harvestOnce(dirs.data, { LABSTATION_INJECT: 'harvest.slow-copy' });
     await waitLong('the copy under way', () =>
       existsSync(join(dirs.dest, 'sem-1')) &&
@@ -1194,7 +1194,7 @@ describe('harvest --once', () => {
     if (!chattr('+i')) return ctx.skip();
     chattr('-i');
     const source = join(dirs.src, 'movie.mrc');
-    // Slowed to 12 ms per MiB: about 0.8 s to make the folder immutable while it copies.
+    // Slowed to 24 ms per MiB: about 1.5 s to make the folder immutable while it copies.
     writeFileSync(source, randomBytes(64 * 1024 * 1024));
     try {
       const run = harvestOnce(dirs.data, { LABSTATION_INJECT: 'harvest.slow-copy' });
@@ -1235,7 +1235,7 @@ describe('harvest --once', () => {
     const dirs = await setupHarvest({ stability: 0 });
     const away = `${dirs.dest}.away`;
     const source = join(dirs.src, 'movie.mrc');
-    // Slowed to 12 ms per MiB: about 0.8 s to take the storage folder away while it copies.
+    // Slowed to 24 ms per MiB: about 1.5 s to take the storage folder away while it copies.
     writeFileSync(source, randomBytes(64 * 1024 * 1024));
     const run = harvestOnce(dirs.data, { LABSTATION_INJECT: 'harvest.slow-copy' });
     const folder = join(dirs.dest, 'sem-1');
@@ -1270,7 +1270,7 @@ describe('harvest --once', () => {
     try {
       const dirs = await setupHarvest({ dest: mount, stability: 0 });
       const source = join(dirs.src, 'movie.mrc');
-      // Slowed to 12 ms per MiB: about 0.8 s to unmount the share while it copies.
+      // Slowed to 24 ms per MiB: about 1.5 s to unmount the share while it copies.
       writeFileSync(source, randomBytes(64 * 1024 * 1024));
       const run = harvestOnce(dirs.data, { LABSTATION_INJECT: 'harvest.slow-copy' });
       const folder = join(mount, 'sem-1');
@@ -1942,7 +1942,7 @@ describe('harvest in a running station', () => {
 
   it('counts files waiting for a copy slot as queued, not as under way', async () => {
     const dirs = await setupHarvest({ stability: 0.2 });
-    // Slowed to 12 ms per MiB: 32 MiB takes about 0.4 s; two copies run at once (the default).
+    // Slowed to 24 ms per MiB: 32 MiB takes about 0.8 s; two copies run at once (the default).
     station = await startStation(dirs.data, { LABSTATION_INJECT: 'harvest.slow-copy' });
     const st = station;
     // Written beside the watched folder and moved in together, so all six are stable at once
@@ -2355,7 +2355,7 @@ describe('harvest in a running station', () => {
     closeSync(fd);
     station = await startStation(dirs.data, { LABSTATION_INJECT: 'harvest.slow-copy' });
     const st = station;
-    // The instrument appends more while the first copy runs (slowed to 12 ms per 1 MiB chunk).
+    // The instrument appends more while the first copy runs (slowed to 24 ms per 1 MiB chunk).
     await waitLong(
       'the first copy under way',
       () =>

@@ -259,7 +259,7 @@ describe('recovery takes back the folders an interrupted attempt made', () => {
       writeFileSync(join(run, name), Buffer.alloc(48 << 20, 3));
     const copying = join(dirs.dest, 'sem-1', 'run-7', 'day-2');
 
-    // Slowed to 12 ms per MiB: each copy takes over half a second; both copy at once.
+    // Slowed to 24 ms per MiB: each copy takes over a second; both copy at once.
     const child = spawn(process.execPath, [CLI, 'harvest', '--data', dirs.data, '--once'], {
       env: { ...process.env, LABSTATION_INJECT: 'harvest.slow-copy' },
       stdio: 'ignore',

@@ -124,7 +124,7 @@ describe('copies at once', () => {
           }).length
         : 0;
     let running = true;
-    // A slow disk (12 ms per MiB): each copy takes about half a second.
+    // A slow disk (24 ms per MiB): each copy takes about a second.
     const run = harvestOnce(dirs.data, { LABSTATION_INJECT: 'harvest.slow-copy' }).finally(() => {
       running = false;
     });

@@ -57,7 +57,7 @@ function rewriteStart(path: string): void {
   }
 }
 
-/** Big enough that a slowed copy (12 ms per MiB, after the copy) leaves time to act. */
+/** Big enough that a slowed copy (24 ms per MiB, after the copy) leaves time to act. */
 const SLOW_SIZE = 24 * 1024 * 1024;
 
 /**
