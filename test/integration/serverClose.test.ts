@@ -14,7 +14,7 @@ import { createStationAccount } from '../../electron/core/server/accounts.js';
 import { createServerApp } from '../../electron/core/server/app.js';
 import type { FacilityDelta } from '../../electron/core/sync/protocol.js';
 import { createLogger } from '../../electron/core/util/log.js';
-import { tempDir } from './helpers.js';
+import { tempDir, waitFor } from './helpers.js';
 
 /** GET `url` through `agent`: the answer's status, connection header and parsed body. */
 function getJson(
@@ -59,13 +59,20 @@ describe('a server closing while a station pull is held', () => {
       const first = await getJson(`${url}?cursor=0`, key, agent);
       expect(first.status).toBe(200);
       expect(first.connection).toBe('keep-alive');
+      // A marker of the test's own: the pull, once let in, notes when the station was seen.
+      db.prepare('UPDATE stations SET last_seen_at = NULL').run();
       const held = getJson(
         `${url}?cursor=${first.body.cursor}&wait=30&mark=${first.body.cursor_mark}`,
         key,
         agent,
       );
-      // Held: let in, not answered (a change or the close answers it).
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      // Held: let in (on a busy machine that can take a while), and not answered (a change or
+      // the close answers it).
+      await waitFor('the pull let in', () =>
+        db.prepare('SELECT last_seen_at FROM stations').pluck().get() === null ? undefined : true,
+      );
+      const heldStill = new Promise<'held'>((resolve) => setTimeout(() => resolve('held'), 200));
+      expect(await Promise.race([held.then(() => 'answered' as const), heldStill])).toBe('held');
 
       await app.close();
       const answer = await held;
