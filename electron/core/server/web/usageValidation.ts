@@ -9,21 +9,26 @@
  */
 import type { UsageEventView } from '../../../../shared/api.js';
 import type { Db } from '../../db/open.js';
-import { findUsage, usageView, type UsageRow } from '../../station/records.js';
+import { findTool, findUsage, usageView, type UsageRow } from '../../station/records.js';
 import { AppError } from '../../util/errors.js';
 import { notifyStationOfUsage } from '../harvest/notify.js';
 import type { Account } from '../auth.js';
 
-/** The usage event `ref`; an unknown one is refused naming the argument. */
-function usageNamed(db: Db, ref: number | string): UsageRow {
+/** What `find` finds; a record it does not find is refused naming the argument `name`. */
+function namedBy<T>(name: string, find: () => T): T {
   try {
-    return findUsage(db, ref);
+    return find();
   } catch (error) {
     if (error instanceof AppError && error.code === 'not_found') {
-      throw new AppError('not_found', `usage: ${error.message}`);
+      throw new AppError('not_found', `${name}: ${error.message}`);
     }
     throw error;
   }
+}
+
+/** The usage event `ref`; an unknown one is refused naming the argument. */
+function usageNamed(db: Db, ref: number | string): UsageRow {
+  return namedBy('usage', () => findUsage(db, ref));
 }
 
 /**
@@ -113,22 +118,13 @@ export function recentUsage(
   filters: RecentFilters = {},
 ): { events: UsageEventView[] } {
   const params: Record<string, unknown> = { limit };
-  if (filters.toolId !== undefined) {
-    if (db.prepare('SELECT 1 FROM tools WHERE id = ?').get(filters.toolId) === undefined) {
-      throw new AppError('not_found', `tool_id: tool ${filters.toolId} does not exist`);
-    }
-    params.toolId = filters.toolId;
+  const { toolId, beforeId } = filters;
+  if (toolId !== undefined) {
+    params.toolId = namedBy('tool_id', () => findTool(db, toolId)).id;
   }
-  if (filters.beforeId !== undefined) {
-    const start = db
-      .prepare('SELECT start FROM usage_events WHERE id = ?')
-      .pluck()
-      .get(filters.beforeId) as string | undefined;
-    if (start === undefined) {
-      throw new AppError('not_found', `before_id: usage event ${filters.beforeId} does not exist`);
-    }
-    params.beforeStart = start;
-    params.beforeId = filters.beforeId;
+  if (beforeId !== undefined) {
+    params.beforeStart = namedBy('before_id', () => findUsage(db, beforeId)).start;
+    params.beforeId = beforeId;
   }
   const ids = db.prepare(recentUsageSql(filters)).pluck().all(params) as number[];
   return { events: ids.map((id) => usageView(db, id)) };
