@@ -191,6 +191,10 @@ describe('pending-answers e-mail over SMTP', () => {
     expect(reminder.rcpt).toEqual(['alice@example.org']);
     expect(reminder.headers.get('subject')).toMatch(/^Reminder: post-usage questions pending/);
     expect(reminder.body).toContain(`#/pending/${first}`);
+    // The sink has the message before the server hears its answer and marks the mail sent.
+    await waitFor('the reminder marked sent', () =>
+      mailsOf(serverDb, first)[1]?.status === 'sent' ? true : undefined,
+    );
     expect(mailsOf(serverDb, first).map((m) => [m.kind, m.status])).toEqual([
       ['pending_answers', 'sent'],
       ['pending_reminder', 'sent'],
