@@ -42,6 +42,7 @@ import {
   waitFor,
 } from './helpers.js';
 import { parseMessage, TestSmtp } from './smtpSink.js';
+import { LONE_HOST } from './tcpCable.js';
 
 const PUBLIC_URL = 'https://lab.example.org/labstation/';
 const FAST_MAIL = {
@@ -423,9 +424,9 @@ describe('mail worker retry (in process, real SMTP client and server)', () => {
       );
     };
     // A port that was free a moment ago: connections to it are refused, until the SMTP server
-    // starts there.
+    // starts there: on LONE_HOST, where no other test can take it meanwhile.
     const closed = createServer();
-    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', () => resolve()));
+    await new Promise<void>((resolve) => closed.listen(0, LONE_HOST, () => resolve()));
     const port = (closed.address() as AddressInfo).port;
     await new Promise<void>((resolve) => closed.close(() => resolve()));
     const late = new TestSmtp();
@@ -436,7 +437,7 @@ describe('mail worker retry (in process, real SMTP client and server)', () => {
       dataDir: dir,
       listenUrl: 'http://127.0.0.1:1/',
       env: {
-        LABSTATION_SMTP_URL: `smtp://127.0.0.1:${port}`,
+        LABSTATION_SMTP_URL: `smtp://${LONE_HOST}:${port}`,
         LABSTATION_MAIL_POLL_MS: '50',
         LABSTATION_MAIL_BACKOFF_BASE_MS: '40',
         LABSTATION_MAIL_BACKOFF_CAP_MS: '100',
@@ -467,7 +468,7 @@ describe('mail worker retry (in process, real SMTP client and server)', () => {
       expect(refused.status).toBe('queued');
       expect(refused.last_error).toMatch(/ECONNREFUSED/);
       // The mail server comes up: the mail goes out, once.
-      await late.start(port);
+      await late.start(port, LONE_HOST);
       await waitFor('the mail sent', () => (row(waitingMail).status === 'sent' ? true : undefined));
       expect(late.about('01900000-0000-7000-8000-00000000f001', 'pending_answers')).toHaveLength(1);
 

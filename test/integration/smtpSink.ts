@@ -43,8 +43,9 @@ export class TestSmtp {
   private child: ChildProcess | null = null;
   port = 0;
 
-  async start(port = this.port): Promise<void> {
-    const child = spawn(process.execPath, [SMTP_SINK, String(port)], {
+  /** Listens on `port` of `host` (by default any port of 127.0.0.1, or the one it had). */
+  async start(port = this.port, host = '127.0.0.1'): Promise<void> {
+    const child = spawn(process.execPath, [SMTP_SINK, String(port), host], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     this.child = child;

@@ -5,6 +5,13 @@
  */
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 
+/**
+ * A loopback address of its own for a port a test gives up and takes again. The other tests'
+ * listeners and the local ends of all connections are on 127.0.0.1, so none of them can take
+ * that port meanwhile, as they could on 127.0.0.1 (Linux routes all of 127.0.0.0/8 to lo).
+ */
+export const LONE_HOST = '127.0.0.2';
+
 export interface TcpCable {
   url: string;
   /** Connections cut at once while it refused. */
@@ -21,7 +28,7 @@ export interface TcpCable {
   close(): void;
 }
 
-/** A cable to the server listening on `target` of 127.0.0.1, from an ephemeral port. */
+/** A cable to the server listening on `target` of 127.0.0.1, from a port of LONE_HOST. */
 export async function startTcpCable(target: number): Promise<TcpCable> {
   let refusing = false;
   let refused = 0;
@@ -41,14 +48,20 @@ export async function startTcpCable(target: number): Promise<TcpCable> {
     client.pipe(upstream).pipe(client);
   });
   const listen = (port: number): Promise<void> =>
-    new Promise((resolve) => forward.listen(port, '127.0.0.1', resolve));
+    new Promise((resolve, reject) => {
+      forward.once('error', reject);
+      forward.listen(port, LONE_HOST, () => {
+        forward.off('error', reject);
+        resolve();
+      });
+    });
   const cutAll = (): void => {
     for (const s of sockets) s.destroy();
   };
   await listen(0);
   const port = (forward.address() as AddressInfo).port;
   return {
-    url: `http://127.0.0.1:${port}/`,
+    url: `http://${LONE_HOST}:${port}/`,
     get refused() {
       return refused;
     },
