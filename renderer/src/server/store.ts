@@ -65,6 +65,8 @@ let listedToValidate = false;
 let listedToolId: number | null = null;
 /** How many events of everyone's usage a read asks for: a page. */
 export const RECENT_PAGE = 50;
+/** The most a refresh asks for to keep the older pages shown (usage.recent's largest limit). */
+export const RECENT_KEPT_MAX = 500;
 /**
  * Which `recent` is shown: a read that replaces it (or a logout) makes it another. An older
  * page goes only onto the list it was read after, and says nothing once that list is gone.
@@ -77,12 +79,24 @@ let olderOf: number | null = null;
 function recentArgs(
   toValidate: boolean,
   toolId: number | null,
+  limit = RECENT_PAGE,
 ): { to_validate: boolean; tool_id?: number; limit: number } {
   return {
     to_validate: toValidate,
     ...(toolId === null ? {} : { tool_id: toolId }),
-    limit: RECENT_PAGE,
+    limit,
   };
+}
+
+/**
+ * How many events a read of everyone's usage under these choices asks for: a page, or, when
+ * the list shown has the same choices and older pages, as many pages as it shows (up to
+ * RECENT_KEPT_MAX), so that a refresh (after a form is answered, say) keeps them.
+ */
+function recentLimit(toValidate: boolean, toolId: number | null, shown: number): number {
+  if (toValidate !== listedToValidate || toolId !== listedToolId) return RECENT_PAGE;
+  const pages = Math.max(1, Math.ceil(shown / RECENT_PAGE));
+  return Math.min(pages * RECENT_PAGE, RECENT_KEPT_MAX);
 }
 
 const logoutResets: (() => void)[] = [];
@@ -168,11 +182,14 @@ export const useServerStore = create<ServerState>((set, get) => ({
             return none;
           })
         : Promise.resolve(none);
+    const limit = recentLimit(toValidate, toolId, get().recent.length);
     try {
       const [{ pending }, { events }, { events: recent }, { tools }] = await Promise.all([
         serverCall('usage.pendingMine', {}),
         serverCall('usage.mine', {}),
-        forStaff(() => serverCall('usage.recent', recentArgs(toValidate, toolId)), { events: [] }),
+        forStaff(() => serverCall('usage.recent', recentArgs(toValidate, toolId, limit)), {
+          events: [],
+        }),
         forStaff(() => serverCall('usage.tools', {}), { tools: [] }),
       ]);
       if (reads.take(asked)) {
@@ -186,7 +203,7 @@ export const useServerStore = create<ServerState>((set, get) => ({
           tools,
           recentToValidate: toValidate,
           recentToolId: toolId,
-          recentMore: recent.length === RECENT_PAGE,
+          recentMore: recent.length === limit,
           loading: !reads.isLatest(asked),
         });
       }

@@ -18,7 +18,7 @@ const { useStaffStore } = await import('../../../renderer/src/stores/staff.js');
 const { useNotebookStore } = await import('../../../renderer/src/stores/notebook.js');
 const { useReservationsStore: useUpcomingStore } =
   await import('../../../renderer/src/stores/reservations.js');
-const { useServerStore } = await import('../../../renderer/src/server/store.js');
+const { RECENT_KEPT_MAX, useServerStore } = await import('../../../renderer/src/server/store.js');
 const { useReservationsStore: useServerReservations } =
   await import('../../../renderer/src/server/reservations/store.js');
 
@@ -570,9 +570,21 @@ describe("the server's page of the person's usage", () => {
     await settle(useServerStore.getState().showOlder());
     expect(core.calls.length).toBe(calls);
 
+    // A refresh under the same choices (after a form is answered, say) keeps the older pages
+    // shown: it reads as many pages at once.
+    await settle(useServerStore.getState().refresh());
+    expect(core.calls.filter((c) => c.name === 'usage.recent').at(-1)?.args).toEqual({
+      to_validate: false,
+      limit: 150,
+    });
+    expect([shown(), useServerStore.getState().recentMore]).toEqual([ids, false]);
+    // Another choice starts at one page again, and so does going back to this one.
+    await settle(useServerStore.getState().showTool(2));
+    await settle(useServerStore.getState().showTool(null));
+    expect([shown(), useServerStore.getState().recentMore]).toEqual([ids.slice(0, 50), true]);
+
     // An older page asked for, then another tool chosen before it came: it is not added to
     // that tool's list.
-    await settle(useServerStore.getState().refresh());
     const older = useServerStore.getState().showOlder();
     const held = core.held.splice(0);
     await settle(useServerStore.getState().showTool(2));
@@ -606,6 +618,32 @@ describe("the server's page of the person's usage", () => {
     await release(heldCut);
     await cut;
     expect([useServerStore.getState().recent, useServerStore.getState().error]).toEqual([[], null]);
+  });
+
+  it('keeps at most RECENT_KEPT_MAX events of the staff list at a refresh, the newest', async () => {
+    samLoggedIn();
+    const ids = Array.from({ length: 700 }, (_, i) => 700 - i);
+    core.answers['usage.pendingMine'] = () => ({ ok: true, result: { pending: [] } });
+    core.answers['usage.mine'] = () => ({ ok: true, result: { events: [] } });
+    core.answers['usage.tools'] = () => ({ ok: true, result: { tools: [] } });
+    core.answers['usage.recent'] = (args) => {
+      const { before_id: before, limit } = args as Record<string, number>;
+      const page = ids.filter((id) => before === undefined || id < before).slice(0, limit);
+      return { ok: true, result: { events: page.map((id) => event(id, 'ada')) } };
+    };
+    const settle = async (read: Promise<void>): Promise<void> => {
+      while (core.held.length > 0) await release(() => true);
+      await read;
+    };
+    await settle(useServerStore.getState().refresh());
+    for (let page = 1; page < 11; page++) await settle(useServerStore.getState().showOlder());
+    expect(useServerStore.getState().recent).toHaveLength(550);
+    await settle(useServerStore.getState().refresh());
+    expect(RECENT_KEPT_MAX).toBe(500);
+    const state = useServerStore.getState();
+    expect([state.recent.map((e) => e.id), state.recentMore]).toEqual([ids.slice(0, 500), true]);
+    await settle(useServerStore.getState().showOlder());
+    expect(useServerStore.getState().recent.map((e) => e.id)).toEqual(ids.slice(0, 550));
   });
 
   it('says why an older page of the staff list could not be read, and keeps the list', async () => {
