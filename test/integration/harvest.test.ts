@@ -1897,12 +1897,12 @@ describe('harvest in a running station', () => {
     const dirs = await setupHarvest({ stability: 0.2 });
     // No storage folder: every transfer fails, and waits for its backoff.
     rmSync(dirs.dest, { recursive: true });
-    // Each walk takes the records there are (none), then waits 3 s before it lists: the
+    // Each walk takes the records there are (none), then waits 6 s before it lists: the
     // start's, and the one when the watcher is ready, which then sees the files written.
     station = await startStation(dirs.data, { LABSTATION_INJECT: 'harvest.slow-walk' });
     const st = station;
     await waitLong('both walks held', () =>
-      st.stderr().split('walk held for 3 s (injected)').length > 2 ? true : undefined,
+      st.stderr().split('walk held for 6 s (injected)').length > 2 ? true : undefined,
     );
     for (let i = 0; i < 5; i += 1) writeFileSync(join(dirs.src, `scan-${i}.tif`), `scan ${i}`);
     interface Status {

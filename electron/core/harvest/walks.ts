@@ -124,10 +124,11 @@ export class Walks {
   }
 
   private async walk(instrument: Instrument, known: KnownSources): Promise<void> {
-    // Tests: a walk still under way while the watcher's files are recorded.
+    // Tests: a walk still under way while the watcher's files are recorded (and fail, in
+    // about a second; the hold leaves a busy machine six).
     if (injected('harvest.slow-walk')) {
-      this.log.warn({ instrument: instrument.name }, 'harvest: walk held for 3 s (injected)');
-      await new Promise((resolve) => setTimeout(resolve, 3000));
+      this.log.warn({ instrument: instrument.name }, 'harvest: walk held for 6 s (injected)');
+      await new Promise((resolve) => setTimeout(resolve, 6000));
     }
     const problems: string[] = [];
     for (const folder of instrument.watch) {
