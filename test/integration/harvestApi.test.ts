@@ -161,6 +161,21 @@ describe('management resources', () => {
     // A field that is there with the wrong type says so; only an absent one is "required".
     expect(byLoc['body.base_path']).toMatchObject({ type: 'string_type' });
     expect(byLoc['body.base_path']?.msg).toMatch(/expected string/);
+    // An id's wrong type is an int's, as pydantic names it (not a float's).
+    const ids = await call('POST', '/api/instruments', 'admin', {
+      name: 'n',
+      tool_id: 'x',
+      storage_location_id: 1.5,
+      stability_seconds: 'soon',
+    });
+    expect(ids.status).toBe(422);
+    expect(
+      (ids.body.detail as { loc: string[]; type: string }[]).map((d) => [d.loc.join('.'), d.type]),
+    ).toEqual([
+      ['body.tool_id', 'int_parsing'],
+      ['body.stability_seconds', 'float_parsing'],
+      ['body.storage_location_id', 'int_from_float'],
+    ]);
     const relative = await call('POST', '/api/storage-locations', 'admin', {
       name: 'rel',
       type: 'server',
@@ -1294,6 +1309,22 @@ describe('records from a station, schedules and runs', () => {
       records: [{ id: 1, kind: 'harvest_file', uuid: file, payload: filePayload(file, 'x.dm4') }],
     });
     expect((res.body as PushResult).error).toMatchObject({ code: 'forbidden' });
+    expect(db.prepare('SELECT count(*) FROM harvest_files WHERE uuid = ?').pluck().get(file)).toBe(
+      0,
+    );
+  });
+
+  it('refuses a file whose persistent_id_type is not "ark", as spec 002 has it', async () => {
+    const file = newUuid();
+    const res = await push([
+      {
+        kind: 'harvest_file',
+        uuid: file,
+        payload: filePayload(file, 'doi.dm4', { persistent_id_type: 'doi' }),
+      },
+    ]);
+    expect((res.body as PushResult).error).toMatchObject({ code: 'invalid' });
+    expect((res.body as PushResult).error?.detail).toMatch(/persistent_id_type: .*"ark"/);
     expect(db.prepare('SELECT count(*) FROM harvest_files WHERE uuid = ?').pluck().get(file)).toBe(
       0,
     );

@@ -13,6 +13,7 @@ const schema = z
     kind: z.enum(['local', 'server']),
     watch: z.array(z.string()).min(1),
     step: z.number().multipleOf(5),
+    ids: z.array(z.object({ id: z.number().int().nullable() })).optional(),
   })
   .strict();
 
@@ -20,7 +21,7 @@ function typesOf(input: Record<string, unknown>): Record<string, string> {
   const result = schema.safeParse(input);
   if (result.success) return {};
   return Object.fromEntries(
-    zodProblems('body', result.error, input).map((p) => [p.loc.join('.'), p.type]),
+    zodProblems('body', result.error, input, schema).map((p) => [p.loc.join('.'), p.type]),
   );
 }
 
@@ -37,7 +38,7 @@ const valid = {
 };
 
 describe('zodProblems', () => {
-  it("names each problem with the type FastAPI gives it, as the API's clients read them", () => {
+  it("names each problem with the type FastAPI (pydantic 2) gives it, as the API's clients read them", () => {
     expect(typesOf(valid)).toEqual({});
     expect(
       typesOf({
@@ -71,8 +72,19 @@ describe('zodProblems', () => {
     });
     expect(typesOf({ ...valid, name: 5, count: 1.5, ratio: 'x' })).toEqual({
       'body.name': 'string_type',
-      'body.count': 'int_type',
+      'body.count': 'int_from_float',
+      'body.ratio': 'float_parsing',
+    });
+    // A whole number's wrong type is an int's, also in a list of objects and when nullable.
+    expect(typesOf({ ...valid, count: '2', ratio: [], ids: [{ id: 1 }, { id: 'x' }] })).toEqual({
+      'body.count': 'int_parsing',
       'body.ratio': 'float_type',
+      'body.ids.1.id': 'int_parsing',
+    });
+    expect(typesOf({ ...valid, count: true, ids: [{ id: [] }, { id: 0.5 }] })).toEqual({
+      'body.count': 'int_type',
+      'body.ids.0.id': 'int_type',
+      'body.ids.1.id': 'int_from_float',
     });
     const withoutName: Record<string, unknown> = { ...valid };
     delete withoutName.name;

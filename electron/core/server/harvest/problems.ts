@@ -36,20 +36,63 @@ export function problem(loc: Loc, msg: string, type = 'value_error'): Problem {
  * not there at all both come as `invalid_type`; this tells them apart.
  */
 function present(input: unknown, path: PropertyKey[]): boolean {
+  return valueAt(input, path) !== undefined;
+}
+
+/** The value `input` holds at `path`, or undefined. */
+function valueAt(input: unknown, path: PropertyKey[]): unknown {
   let at: unknown = input;
   for (const key of path) {
-    if (at === null || typeof at !== 'object' || typeof key === 'symbol') return false;
-    if (!Object.prototype.hasOwnProperty.call(at, key)) return false;
+    if (at === null || typeof at !== 'object' || typeof key === 'symbol') return undefined;
+    if (!Object.prototype.hasOwnProperty.call(at, key)) return undefined;
     at = (at as Record<string | number, unknown>)[key];
   }
-  return at !== undefined;
+  return at;
+}
+
+/** The wrappers whose inner schema decides a value's type. */
+const WRAPPERS = new Set(['optional', 'nullable', 'default', 'prefault', 'readonly', 'catch']);
+
+/**
+ * The schema of the value at `path` in `schema`, through objects, arrays and the wrappers
+ * (optional, nullable, default ...), or undefined where it cannot tell.
+ */
+function schemaAt(schema: z.core.$ZodType | undefined, path: PropertyKey[]): unknown {
+  const unwrap = (at: z.core.$ZodType | undefined): z.core.$ZodType | undefined => {
+    let inner = at;
+    while (inner && WRAPPERS.has(inner._zod.def.type)) {
+      inner = (inner._zod.def as { innerType?: z.core.$ZodType }).innerType;
+    }
+    return inner;
+  };
+  let at = unwrap(schema);
+  for (const key of path) {
+    const def = at?._zod.def as
+      | { type: string; shape?: Record<string, z.core.$ZodType>; element?: z.core.$ZodType }
+      | undefined;
+    if (def?.type === 'object' && typeof key === 'string') at = unwrap(def.shape?.[key]);
+    else if (def?.type === 'array' && typeof key === 'number') at = unwrap(def.element);
+    else return undefined;
+  }
+  return at;
+}
+
+/** Whether `schema` (from schemaAt) takes whole numbers only. */
+function wholeNumbers(schema: unknown): boolean {
+  return schema instanceof z.ZodNumber && schema.isInt;
 }
 
 /**
  * zod's issues as problems under `root` ("body" or "query"), for `input` as it came; unknown
- * keys one by one.
+ * keys one by one. With the `schema` that gave them, a wrong type where a whole number belongs
+ * has the type names pydantic gives an int field rather than a float one.
  */
-export function zodProblems(root: string, error: z.ZodError, input: unknown): Problem[] {
+export function zodProblems(
+  root: string,
+  error: z.ZodError,
+  input: unknown,
+  schema?: z.ZodType,
+): Problem[] {
   const problems: Problem[] = [];
   for (const issue of error.issues) {
     const at = [root, ...issue.path.map((p) => (typeof p === 'number' ? p : String(p)))];
@@ -61,7 +104,7 @@ export function zodProblems(root: string, error: z.ZodError, input: unknown): Pr
       // Left out, whatever the rule it would have broken (a type, one of an enum's values).
       problems.push(problem(at, 'Field required', 'missing'));
     } else {
-      problems.push(problem(at, issue.message, errorType(issue)));
+      problems.push(problem(at, issue.message, errorType(issue, schema, input)));
     }
   }
   return problems;
@@ -72,10 +115,18 @@ export function zodProblems(root: string, error: z.ZodError, input: unknown): Pr
  * the query parameters' problems already say (files.ts: int_parsing, greater_than_equal);
  * zod's own code where pydantic has no like of it.
  */
-function errorType(issue: z.core.$ZodIssue): string {
+function errorType(issue: z.core.$ZodIssue, schema: z.ZodType | undefined, input: unknown): string {
   switch (issue.code) {
-    case 'invalid_type':
+    case 'invalid_type': {
+      // A number with a fraction where a whole one belongs.
+      if (issue.expected === 'int') return 'int_from_float';
+      if (issue.expected === 'number') {
+        const text = typeof valueAt(input, issue.path) === 'string';
+        if (wholeNumbers(schemaAt(schema, issue.path))) return text ? 'int_parsing' : 'int_type';
+        return text ? 'float_parsing' : 'float_type';
+      }
       return TYPE_ERRORS[issue.expected] ?? issue.code;
+    }
     case 'too_small':
     case 'too_big': {
       const small = issue.code === 'too_small';
@@ -103,11 +154,9 @@ function errorType(issue: z.core.$ZodIssue): string {
   }
 }
 
-/** pydantic's type errors, by the type zod expected. */
+/** pydantic's type errors, by the type zod expected (numbers: errorType). */
 const TYPE_ERRORS: Partial<Record<string, string>> = {
   string: 'string_type',
-  number: 'float_type',
-  int: 'int_type',
   bigint: 'int_type',
   boolean: 'bool_type',
   array: 'list_type',
@@ -136,7 +185,9 @@ export function pathProblem(root: string, prefix: string, text: string): Problem
 /** Parses `input` with `schema`, or throws every problem as a 422. */
 export function parseBody<T extends z.ZodType>(schema: T, input: unknown): z.output<T> {
   const result = schema.safeParse(input);
-  if (!result.success) throw new ValidationProblems(zodProblems('body', result.error, input));
+  if (!result.success) {
+    throw new ValidationProblems(zodProblems('body', result.error, input, schema));
+  }
   return result.data;
 }
 

@@ -12,7 +12,8 @@ export const fileSchema = z.object({
   instrument: z.string().min(1),
   tool_uuid: uuid.nullable().optional(),
   persistent_id: z.string().min(1).max(512),
-  persistent_id_type: z.string().min(1),
+  /** Spec 002: the identifier's type, "ark" (persistent_id is checked as one). */
+  persistent_id_type: z.literal('ark'),
   watch_path: z.string().optional(),
   source_path: z.string(),
   relative_path: z.string(),
