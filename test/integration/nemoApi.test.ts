@@ -692,6 +692,23 @@ describe('guarded routes', () => {
       body: { detail: 'You do not have permission to perform this action.' },
     });
   });
+
+  it('takes a header of another scheme as no credentials, as DRF does, and counts none', async () => {
+    // More than the 20 bad credentials a minute an address may send before it is throttled.
+    for (let i = 0; i < 25; i++) {
+      expect(await get(f, '/api/users/', 'Basic dXNlcjpwYXNzd29yZA==')).toEqual({
+        status: 401,
+        body: { detail: 'Authentication credentials were not provided.' },
+      });
+    }
+    // Ours without its credential, or with more than one, is a bad one.
+    for (const header of ['Token', 'Token two words', 'Bearer']) {
+      expect(await get(f, '/api/users/', header), header).toEqual({
+        status: 401,
+        body: { detail: 'Invalid token.' },
+      });
+    }
+  });
 });
 
 describe('date-time parsing and formatting', () => {

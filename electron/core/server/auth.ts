@@ -67,17 +67,20 @@ export const LAST_USED_RESOLUTION_MS = 60_000;
 
 /**
  * Resolves the Authorization header: `Bearer <jwt>` or `Token <api token>`. Returns null when
- * there is none, 'invalid' when it names no active account.
+ * there is none, or only one of another scheme (`Basic`, say: no credentials of ours, as DRF
+ * and FastAPI take it, and not counted as a bad one); 'invalid' when it names no active
+ * account, or its credential is missing or not one word.
  */
 export function authenticate(
   deps: AuthDeps,
   header: string | undefined,
 ): Principal | 'invalid' | null {
   if (!header) return null;
-  const match = /^(Bearer|Token)\s+(\S+)$/i.exec(header.trim());
-  if (!match) return 'invalid';
-  const scheme = match[1].toLowerCase();
-  const credential = match[2];
+  const [word = '', ...rest] = header.trim().split(/\s+/);
+  const scheme = word.toLowerCase();
+  if (scheme !== 'bearer' && scheme !== 'token') return null;
+  if (rest.length !== 1) return 'invalid';
+  const credential = rest[0];
   const now = (deps.clock ?? Date.now)();
   let account: Account | undefined;
   let jwt: Principal['jwt'];
