@@ -32,7 +32,7 @@ export {
 export { parseMetadata, parseMetadataText } from './parse.js';
 export { listedUnit, validateMetadata } from './validate.js';
 export type { ValidateOptions } from './validate.js';
-export { formatPath, isAcceptable } from './problems.js';
+export { formatPath, isAcceptable, structural } from './problems.js';
 export { serializeMetadata, toElabftw, toNotebook } from './serialize.js';
 export type { JsonRecord, MetadataForm } from './serialize.js';
 export {

@@ -126,6 +126,7 @@ export const PROBLEM_CODES = [
   // structure: the document cannot be accepted
   'invalid_json',
   'too_deep',
+  'too_large',
   'not_an_object',
   'wrong_type',
   'missing_property',

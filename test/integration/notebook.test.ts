@@ -140,6 +140,10 @@ describe('notebook entries', () => {
       'validation_failed',
     );
     expect(error.message).toMatch(/^metadata: at most 1,000,000 characters of JSON/);
+    // Named as every refusal of metadata is, in details.problems.
+    expect(error.details).toEqual({
+      problems: [expect.objectContaining({ path: [], code: 'too_large', blocksSaving: true })],
+    });
 
     // A title cut for its copy keeps whole characters (a cut surrogate pair was stored as
     // replacement characters, and the title came out longer than 500).
@@ -164,6 +168,15 @@ describe('notebook entries', () => {
     expect(grown.message).toMatch(
       /^metadata: at most 1,000,000 characters of JSON as stored, with each field's type written out \(this comes to 1,[0-9,]+\)$/,
     );
+    expect(grown.details).toEqual({
+      problems: [
+        expect.objectContaining({
+          path: [],
+          code: 'too_large',
+          message: grown.message.replace(/^metadata: /, ''),
+        }),
+      ],
+    });
     expect(count(st.db, 'SELECT count(*) FROM notebook_entries')).toBe(before);
   });
 
@@ -368,6 +381,23 @@ describe('notebook entries', () => {
       { id: 1, name: 'Beam' },
       { id: 2, name: 'Specimen' },
     ]);
+    // None given, written as the reader reads it (null; [], PHP's empty object, as the notebook
+    // service's export writes it): the template's fields and groups stay whole.
+    for (const given of [
+      { extra_fields: null },
+      { extra_fields: [] },
+      { notebook: [] },
+      { notebook: { extra_fields_groups: null } },
+      { notebook: [], extra_fields: [] },
+    ]) {
+      const made = await entry(st, 'notebook.create', {
+        kind: 'experiment',
+        title: 'Nothing given',
+        template_id: template.id,
+        metadata: given,
+      });
+      expect(made.metadata, JSON.stringify(given)).toEqual(template.metadata);
+    }
     // A given id listed twice is refused, not silently dropped: a new id, and one of the
     // template's (where the second used to be lost behind the first).
     for (const id of [3, 2]) {

@@ -10,6 +10,7 @@
 import {
   createFromTemplate,
   duplicateMetadata,
+  structural,
   toNotebook,
 } from '../../../shared/metadata/index.js';
 import { isPlainObject, ownValue, setOwn, type JsonObject } from '../../../shared/metadata/json.js';
@@ -184,6 +185,11 @@ function givenSettingsAsNotebook(given: JsonObject): JsonObject {
   return out;
 }
 
+/** null and [] as an empty object, as the reader takes extra_fields and notebook written so. */
+function noneAsEmpty(value: unknown): unknown {
+  return value === null || (Array.isArray(value) && value.length === 0) ? {} : value;
+}
+
 /**
  * A template's metadata (as JSON) with the metadata given for the new entry laid over it, so
  * the template's fields are all there (spec 001, rule 3): a given field of the same name fills
@@ -194,8 +200,11 @@ function givenSettingsAsNotebook(given: JsonObject): JsonObject {
  */
 function overlayJson(base: JsonObject, given: JsonObject): JsonObject {
   const out = mergeObjects(base, {});
-  for (const [key, value] of Object.entries(givenSettingsAsNotebook(given))) {
+  for (const [key, written] of Object.entries(givenSettingsAsNotebook(given))) {
     const was = ownValue(out, key);
+    // Read as the reader reads them: none (null) and [] (PHP's empty object) are no fields
+    // and no settings given, which leave the template's, not take them away.
+    const value = key === 'extra_fields' || key === 'notebook' ? noneAsEmpty(written) : written;
     if (key === 'extra_fields' && isPlainObject(was) && isPlainObject(value)) {
       const fields: JsonObject = {};
       for (const [name, field] of Object.entries(was)) {
@@ -216,9 +225,10 @@ function overlayJson(base: JsonObject, given: JsonObject): JsonObject {
       setOwn(out, key, fields);
     } else if (key === 'notebook' && isPlainObject(was) && isPlainObject(value)) {
       const notebook = mergeObjects(was, value);
+      const givenGroups = ownValue(value, 'extra_fields_groups');
       const groups = mergeGroups(
         ownValue(was, 'extra_fields_groups'),
-        ownValue(value, 'extra_fields_groups'),
+        givenGroups === null ? [] : givenGroups,
       );
       if (groups) setOwn(notebook, 'extra_fields_groups', groups);
       setOwn(out, key, notebook);
@@ -245,7 +255,9 @@ function givenObject(input: unknown): JsonObject | null {
   }
   if (isPlainObject(value)) return value;
   prepareMetadata(input); // throws, naming the problem
-  throw new AppError('validation_failed', 'metadata: must be a JSON object');
+  throw new AppError('validation_failed', 'metadata: must be a JSON object', {
+    problems: [structural([], 'not_an_object', 'must be a JSON object')],
+  });
 }
 
 export function createEntry(

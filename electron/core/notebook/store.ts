@@ -8,6 +8,7 @@ import {
   metadataIndexRows,
   parseMetadata,
   searchText,
+  structural,
   toNotebook,
   type MetadataDoc,
   type MetadataProblem,
@@ -83,13 +84,19 @@ function jsonLength(input: unknown): number {
   }
 }
 
+/** Metadata over MAX_METADATA_CHARS: refused with its problem, as every other refusal. */
+function tooLarge(text: string): AppError {
+  return new AppError('validation_failed', `metadata: ${text}`, {
+    problems: [structural([], 'too_large', text)],
+  });
+}
+
 export function prepareMetadata(input: unknown): PreparedMetadata {
   if (input === null || input === undefined) return NO_METADATA;
   const size = jsonLength(input);
   if (size > MAX_METADATA_CHARS) {
-    throw new AppError(
-      'validation_failed',
-      `metadata: at most ${MAX_METADATA_CHARS.toLocaleString('en-US')} characters of JSON (this has ${size.toLocaleString('en-US')})`,
+    throw tooLarge(
+      `at most ${MAX_METADATA_CHARS.toLocaleString('en-US')} characters of JSON (this has ${size.toLocaleString('en-US')})`,
     );
   }
   const result = parseMetadata(input);
@@ -107,11 +114,9 @@ export function prepareMetadata(input: unknown): PreparedMetadata {
   // what was stored here.
   const stored = prepared.json?.length ?? 0;
   if (stored > MAX_METADATA_CHARS) {
-    throw new AppError(
-      'validation_failed',
-      `metadata: at most ${MAX_METADATA_CHARS.toLocaleString('en-US')} characters of JSON as ` +
-        `stored, with each field's type written out (this comes to ` +
-        `${stored.toLocaleString('en-US')})`,
+    throw tooLarge(
+      `at most ${MAX_METADATA_CHARS.toLocaleString('en-US')} characters of JSON as stored, ` +
+        `with each field's type written out (this comes to ${stored.toLocaleString('en-US')})`,
     );
   }
   return prepared;
