@@ -10,7 +10,10 @@ import {
   countStartsAnew,
   keepSent,
   resendLost,
+  resendLostPushes,
+  sentSeq,
   sentThrough,
+  seqStartsAnew,
 } from '../../electron/core/sync/resend.js';
 import { tempDir } from './helpers.js';
 
@@ -474,6 +477,61 @@ describe('database', () => {
     setSetting(db, 'sync.keepSentDays', 0);
     ack([queue('h')]);
     expect(kept()).toEqual([]);
+    db.close();
+  });
+
+  it('queues again the records of pushes a server lost, by their numbers: those taken late too', () => {
+    const db = openDatabase(join(tempDir(), 'pushes.db'));
+    setSetting(db, 'sync.server', 'http://server.example/');
+    setSetting(db, 'sync.key', 'key-1');
+    const queue = (uuid: string, payload = '{}'): number =>
+      Number(
+        db
+          .prepare(
+            `INSERT INTO outbox (kind, record_uuid, payload, created_at)
+             VALUES ('usage_event', ?, ?, '2026-12-01T00:00:00Z')`,
+          )
+          .run(uuid, payload).lastInsertRowid,
+      );
+    const ack = (ids: number[], seq: number | null) =>
+      db.transaction(() => keepSent(db, ids, Date.now(), seq))();
+    const outbox = () => db.prepare('SELECT record_uuid FROM outbox ORDER BY id').pluck().all();
+    // a is set aside (refused) while b and c are taken by push 1; a is taken late, by push 2.
+    const [a, b, c] = ['a', 'b', 'c'].map((u) => queue(u));
+    ack([b, c], 1);
+    ack([a], 2);
+    expect(sentSeq(db)).toBe(2);
+    // A server restored from a backup made between the two pushes: its highest id is c's, as
+    // before the restore, so the ids alone say nothing was lost; its push number says a was.
+    expect(resendLost(db, c, sentThrough(db))).toBe(0);
+    expect(resendLostPushes(db, 2, sentSeq(db))).toBe(0);
+    expect(resendLostPushes(db, 1, sentSeq(db))).toBe(1);
+    expect(outbox()).toEqual(['a']);
+    expect(db.prepare('SELECT record_uuid FROM outbox_sent ORDER BY id').pluck().all()).toEqual([
+      'b',
+      'c',
+    ]);
+
+    // A record whose newer version the server kept from an earlier push: not sent again,
+    // though its older version, taken late (as stale), was lost.
+    db.prepare('DELETE FROM outbox').run();
+    const x1 = queue('x', '{"v":1}');
+    const x2 = queue('x', '{"v":2}');
+    ack([x2], 3);
+    ack([x1], 4);
+    expect(resendLostPushes(db, 3, sentSeq(db))).toBe(0);
+    expect(outbox()).toEqual([]);
+
+    // The server numbers this data dir's pushes anew (another data dir held the key): the
+    // numbers kept no longer count, and its low ones lose nothing.
+    ack([queue('y')], 5);
+    seqStartsAnew(db);
+    expect(sentSeq(db)).toBe(0);
+    expect(resendLostPushes(db, 1, sentSeq(db))).toBe(0);
+    // Kept from a server that does not number its pushes: never sent again by number.
+    ack([queue('z')], null);
+    expect(resendLostPushes(db, 1, 5)).toBe(0);
+    expect(outbox()).toEqual([]);
     db.close();
   });
 });

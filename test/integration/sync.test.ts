@@ -975,6 +975,80 @@ describe('records the server refuses', () => {
     await stop(st);
   }, 60_000);
 
+  it('sends again records taken late (set aside, then taken after rows of higher ids) that a restored server lost', async () => {
+    // fred is known to this station only: his usage is set aside while alice's goes.
+    const { dir, alone } = await stationWithOwnPerson('station-late', 'fred', '6666');
+    const freds = await enable(alone);
+    await disable(alone);
+    await ok(alone, 'session.logon', { login: 'alice', pin: '1234' });
+    const alices = await enable(alone);
+    await disable(alone);
+    await stop(alone);
+    const st = await launch(dir, server.url, await registerStation('sem-late'));
+    await waitFor("alice's usage on the server", () => serverEvent(alices)?.end ?? undefined);
+    await waitFor("fred's usage set aside", async () => {
+      const s = (await ok(st, 'sync.status', {})) as { waiting: number; refused: number };
+      return s.refused > 0 && s.waiting === s.refused ? true : undefined;
+    });
+    const counts = () =>
+      serverDb
+        .prepare(
+          "SELECT install_acked_through, install_ack_seq FROM stations WHERE name = 'sem-late'",
+        )
+        .get() as { install_acked_through: number; install_ack_seq: number };
+    // A backup of the server would hold these counts, and not fred's usage.
+    const atBackup = counts();
+    const people = (): Record<string, unknown> => {
+      const bundle = serverBundle();
+      for (const [username, pin] of [
+        ['dave', '4444'],
+        ['fred', '6666'],
+      ]) {
+        (bundle.users as Record<string, unknown>[]).push({
+          username,
+          pin,
+          projects: ['Cathodes'],
+          qualified_tools: ['SEM'],
+        });
+      }
+      return bundle;
+    };
+    await importIntoServer(people());
+    await waitFor("fred's usage on the server", () => serverEvent(freds)?.end ?? undefined, 20_000);
+    await waitFor('the outbox empty', () => (outboxCount(dir) === 0 ? true : undefined));
+    // Taken late, below the highest id taken: that id did not move, the push count did.
+    const after = counts();
+    expect(after.install_acked_through).toBe(atBackup.install_acked_through);
+    expect(after.install_ack_seq).toBeGreaterThan(atBackup.install_ack_seq);
+
+    // The server is restored from that backup: fred's usage and the push that took it are lost.
+    const writable = new Database(join(serverDir, 'labstation.db'));
+    try {
+      writable.pragma('busy_timeout = 5000');
+      writable.pragma('foreign_keys = OFF');
+      writable
+        .prepare(
+          'DELETE FROM consumable_withdrawals WHERE usage_event_id IN (SELECT id FROM usage_events WHERE uuid = ?)',
+        )
+        .run(freds);
+      writable.prepare('DELETE FROM usage_events WHERE uuid = ?').run(freds);
+      writable
+        .prepare("UPDATE stations SET install_ack_seq = ? WHERE name = 'sem-late'")
+        .run(atBackup.install_ack_seq);
+    } finally {
+      writable.close();
+    }
+    expect(serverEvent(freds)).toBeUndefined();
+    // The station's next push (of a notebook entry) hears the count.
+    await ok(st, 'session.logon', { login: 'alice', pin: '1234' });
+    await ok(st, 'notebook.create', { kind: 'experiment', title: 'After the restore' });
+    await waitFor('fred’s usage on the server again', () => serverEvent(freds)?.end ?? undefined);
+    expect(st.stderr()).toMatch(/the server no longer has records it took from this station/);
+    expect(serverEvent(freds)).toMatchObject(stationEvents(dir).find((e) => e.uuid === freds)!);
+    await waitFor('the outbox empty again', () => (outboxCount(dir) === 0 ? true : undefined));
+    await stop(st);
+  }, 90_000);
+
   it('ends a hold set while the clock was ahead once the clock is right', async () => {
     // erin is known to this station only: her usage is refused, and set aside.
     const { dir, alone } = await stationWithOwnPerson('station-ahead', 'erin', '5555');

@@ -34,6 +34,7 @@ import { migration032 } from './migrations/032_made_folders.js';
 import { migration033 } from './migrations/033_server_validation.js';
 import { migration034 } from './migrations/034_usage_to_validate_index.js';
 import { migration035 } from './migrations/035_usage_form_version.js';
+import { migration036 } from './migrations/036_ack_seq.js';
 
 /**
  * Numbered schema migrations. Each runs in one transaction and sets PRAGMA user_version to its
@@ -92,6 +93,7 @@ export const migrations: readonly Migration[] = [
   migration033,
   migration034,
   migration035,
+  migration036,
 ];
 
 export const LATEST_VERSION = migrations[migrations.length - 1]?.version ?? 0;

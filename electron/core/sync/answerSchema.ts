@@ -109,6 +109,21 @@ export const pushResultSchema = z
         'The highest outbox id taken from this data dir before this batch (null: none yet). ' +
           'A station that had more acknowledged sends again what the server lost.',
       ),
+    ack_seq_before: z
+      .int()
+      .min(1)
+      .nullable()
+      .optional()
+      .describe(
+        'The number of the last push taken from this data dir before this batch (null: none ' +
+          'yet). A station that kept records of a later push sends them again.',
+      ),
+    ack_seq: z
+      .int()
+      .min(1)
+      .nullable()
+      .optional()
+      .describe('The number of the last push taken from this data dir, this one included.'),
     stale: z
       .array(z.int().min(1))
       .describe('Among `acked`: older versions than the server holds, kept out.'),

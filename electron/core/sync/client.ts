@@ -17,7 +17,8 @@ import { LinkStatus } from './linkStatus.js';
 import { PushLoop } from './pushLoop.js';
 import { requestServer } from './request.js';
 import { noteRestored } from './restored.js';
-import { resendLost, sentThrough } from './resend.js';
+import type { ServerCounts } from './pushAnswer.js';
+import { resendLost, resendLostPushes, sentMarks, type SentMarks } from './resend.js';
 import { describeFailure } from './serverFailure.js';
 import { PUSH_KINDS_SQL, SYNC_CHANGES_PATH } from './protocol.js';
 
@@ -123,7 +124,7 @@ export class SyncClient {
       batchSize: options.batchSize ?? 100,
       tickMs: options.tickMs ?? 5_000,
       stopped: () => this.stopped,
-      resendLost: (ackedThrough, sentBefore) => this.resendLost(ackedThrough, sentBefore),
+      resendLost: (server, sentBefore) => this.resendLost(server, sentBefore),
     });
     this.pullBackoff = new Backoff(options.backoffBaseMs ?? 500, cap);
     this.history = new HistoryFetch(
@@ -246,12 +247,16 @@ export class SyncClient {
     await Promise.allSettled([this.push.running, this.pullLoop, this.history.running]);
   }
 
-  /** The server's count is below what it had acknowledged: what it lost is queued again. */
-  private resendLost(ackedThrough: number, sentBefore: number): void {
-    const resent = resendLost(this.db, ackedThrough, sentBefore);
+  /** The server's counts are below what it had acknowledged: what it lost is queued again. */
+  private resendLost(server: ServerCounts, sentBefore: SentMarks): void {
+    const byId =
+      server.through === undefined ? 0 : resendLost(this.db, server.through, sentBefore.through);
+    const byPush =
+      server.seq === undefined ? 0 : resendLostPushes(this.db, server.seq, sentBefore.seq);
+    const resent = byId + byPush;
     if (resent === 0) return;
     this.log.warn(
-      { ackedThrough, sentBefore, records: resent },
+      { ackedThrough: server.through, ackSeq: server.seq, sentBefore, records: resent },
       'sync: the server no longer has records it took from this station (restored from a ' +
         'backup?): they are sent again',
     );
@@ -274,7 +279,7 @@ export class SyncClient {
         }
         // What the server had acknowledged before this pull was sent: its answer cannot be
         // lower, unless it has lost records since (resend.ts).
-        const sentBefore = sentThrough(this.db);
+        const sentBefore = sentMarks(this.db);
         const answer = await this.http.get<unknown>(SYNC_CHANGES_PATH, {
           params: { cursor, wait, ...(mark === undefined ? {} : { mark }) },
           timeout: (wait + 15) * 1000,
@@ -297,8 +302,8 @@ export class SyncClient {
               'files harvested since keep their ARKs',
           );
         }
-        if (typeof data.acked_through === 'number') {
-          this.resendLost(data.acked_through, sentBefore);
+        if (typeof data.acked_through === 'number' || typeof data.ack_seq === 'number') {
+          this.resendLost({ through: data.acked_through, seq: data.ack_seq }, sentBefore);
         }
         this.link.succeeded();
         this.link.pullError = null;

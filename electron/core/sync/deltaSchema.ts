@@ -195,6 +195,14 @@ export const facilityDeltaSchema = z
           'made that id was restored from a backup, and fetches its instruments’ file records ' +
           'before it harvests them again.',
       ),
+    ack_seq: z
+      .int()
+      .min(1)
+      .optional()
+      .describe(
+        'The number of the last push the server took from that data dir: a station that kept ' +
+          'records of a later push (the server was restored from a backup) sends them again.',
+      ),
     station: z.object({ uuid, name: z.string(), tool: z.string().nullable() }),
     users: z.array(syncUser),
     projects: z.array(syncProject),

@@ -88,6 +88,13 @@ export interface PushResult {
    * acknowledged sends what the server lost again (sync/resend.ts).
    */
   acked_before?: number | null;
+  /**
+   * The number of the last push the server took records from this data dir, before this batch
+   * (null: none yet) and after it; left out by servers before migration 36. A station that kept
+   * records of a later push sends them again (sync/resend.ts resendLostPushes).
+   */
+  ack_seq_before?: number | null;
+  ack_seq?: number | null;
 }
 
 export interface SyncUser {
@@ -308,6 +315,8 @@ export interface FacilityDelta {
    * has pushed something (also after another data dir took the key).
    */
   acked_through?: number;
+  /** The number of the last push taken from that data dir (PushResult.ack_seq). */
+  ack_seq?: number;
   station: { uuid: string; name: string; tool: string | null };
   users: SyncUser[];
   projects: SyncProject[];

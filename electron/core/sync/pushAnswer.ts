@@ -8,7 +8,16 @@ import type { Db } from '../db/open.js';
 import type { Logger } from '../util/log.js';
 import type { HeldRecords } from './heldRecords.js';
 import type { PushKind, PushResult } from './protocol.js';
-import { countStartsAnew, keepSent } from './resend.js';
+import { countStartsAnew, keepSent, seqStartsAnew, type SentMarks } from './resend.js';
+
+/**
+ * What the server answered it had taken from this data dir: the highest outbox id, the number
+ * of the last push (either left out by a server that does not say).
+ */
+export interface ServerCounts {
+  through?: number;
+  seq?: number;
+}
 
 /** An outbox row as the push loop sent it. */
 export interface PushedRow {
@@ -30,8 +39,8 @@ export function takePushAnswer(
   data: PushResult,
   batch: {
     rows: PushedRow[];
-    /** What the server had acknowledged before this batch (resend.ts sentThrough). */
-    sentBefore: number;
+    /** What the server had acknowledged before this batch (resend.ts sentMarks). */
+    sentBefore: SentMarks;
     /** HeldRecords.releases when the batch was sent. */
     releasesAtSend: number;
   },
@@ -39,8 +48,8 @@ export function takePushAnswer(
     db: Db;
     log: Logger;
     held: HeldRecords;
-    /** The server's count is below what it had acknowledged: what it lost goes again. */
-    resendLost: (ackedThrough: number, sentBefore: number) => void;
+    /** The server's counts are below what it had acknowledged: what it lost goes again. */
+    resendLost: (server: ServerCounts, sentBefore: SentMarks) => void;
   },
 ): PushOutcome {
   const { rows, sentBefore, releasesAtSend } = batch;
@@ -48,12 +57,18 @@ export function takePushAnswer(
   const sent = new Set(rows.map((r) => r.id));
   const acked = data.acked.filter((id) => sent.has(id));
   // Before this batch is kept: what the server lost is what it had before it.
-  if (data.acked_before === null) countStartsAnew(db, sentBefore);
-  else if (typeof data.acked_before === 'number') {
-    deps.resendLost(data.acked_before, sentBefore);
+  if (data.acked_before === null) countStartsAnew(db, sentBefore.through);
+  if (data.ack_seq_before === null) seqStartsAnew(db);
+  const server: ServerCounts = {};
+  if (typeof data.acked_before === 'number') server.through = data.acked_before;
+  if (typeof data.ack_seq_before === 'number') server.seq = data.ack_seq_before;
+  if (server.through !== undefined || server.seq !== undefined) {
+    deps.resendLost(server, sentBefore);
   }
-  // Kept a while: a server restored from a backup gets them again (resend.ts).
-  db.transaction(() => keepSent(db, acked))();
+  // Kept a while, with the number of the push that took them: a server restored from a
+  // backup gets them again (resend.ts).
+  const ackSeq = typeof data.ack_seq === 'number' ? data.ack_seq : null;
+  db.transaction(() => keepSent(db, acked, Date.now(), ackSeq))();
   held.releaseWaiting(rows.filter((r) => acked.includes(r.id)).map((r) => r.record_uuid));
   for (const id of data.stale) {
     const row = rows.find((r) => r.id === id);

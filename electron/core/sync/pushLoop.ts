@@ -17,8 +17,8 @@ import { BAD_IDENTITY } from './identity.js';
 import type { LinkStatus } from './linkStatus.js';
 import { parseAnswer } from './parseAnswer.js';
 import { PUSH_KINDS_SQL, SYNC_PUSH_PATH, type PushRecord } from './protocol.js';
-import { takePushAnswer, type PushedRow } from './pushAnswer.js';
-import { sentThrough } from './resend.js';
+import { takePushAnswer, type PushedRow, type ServerCounts } from './pushAnswer.js';
+import { sentMarks, type SentMarks } from './resend.js';
 import { describeFailure } from './serverFailure.js';
 
 /**
@@ -54,8 +54,8 @@ export class PushLoop {
       tickMs: number;
       /** The client was stopped: nothing more is sent or scheduled. */
       stopped: () => boolean;
-      /** The server's count is below what it had acknowledged: what it lost goes again. */
-      resendLost: (ackedThrough: number, sentBefore: number) => void;
+      /** The server's counts are below what it had acknowledged: what it lost goes again. */
+      resendLost: (server: ServerCounts, sentBefore: SentMarks) => void;
     },
   ) {}
 
@@ -143,7 +143,7 @@ export class PushLoop {
         }));
         // What the server had acknowledged before this batch: its count cannot be lower,
         // unless it has lost records since (resend.ts).
-        const sentBefore = sentThrough(db);
+        const sentBefore = sentMarks(db);
         let answer: unknown;
         try {
           ({ data: answer } = await this.deps.http.post<unknown>(

@@ -15,6 +15,13 @@
  * new key) starts one anew: the ids kept so far are then the floor below which nothing is sent
  * again, as the low count that follows says nothing about them. The server upserts by uuid, so
  * a record it still had costs a resend, nothing more.
+ *
+ * The highest id alone misses a record taken late: set aside (refused until the person it names
+ * reached the server, say) while rows of higher ids were taken, then taken itself. A backup made
+ * before that holds the same highest id as the server after it. So the server also numbers the
+ * pushes it takes from this data dir (PushResult.ack_seq, migration 36), and each kept row
+ * holds the number of the push that took it: a number answered below it (ack_seq_before,
+ * FacilityDelta.ack_seq) means that push was lost, and its records go again as above.
  */
 import { createHash } from 'node:crypto';
 import type { Db } from '../db/open.js';
@@ -52,18 +59,24 @@ function current(db: Db): { link: string; floor: number } {
  * Moves the acknowledged rows from the outbox into outbox_sent (in the caller's transaction),
  * and lets go of those kept longer than sync.keepSentDays.
  */
-export function keepSent(db: Db, ids: number[], now: number = Date.now()): void {
+export function keepSent(
+  db: Db,
+  ids: number[],
+  now: number = Date.now(),
+  ackSeq: number | null = null,
+): void {
   const days = getSetting(db, 'sync.keepSentDays');
   current(db);
   const at = new Date(now).toISOString();
   const keep = cachedStatement(
     db,
-    `INSERT OR REPLACE INTO outbox_sent (id, kind, record_uuid, payload, created_at, acked_at)
-       SELECT id, kind, record_uuid, payload, created_at, ? FROM outbox WHERE id = ?`,
+    `INSERT OR REPLACE INTO outbox_sent (id, kind, record_uuid, payload, created_at, acked_at,
+       ack_seq)
+       SELECT id, kind, record_uuid, payload, created_at, ?, ? FROM outbox WHERE id = ?`,
   );
   const remove = cachedStatement(db, 'DELETE FROM outbox WHERE id = ?');
   for (const id of ids) {
-    if (days > 0) keep.run(at, id);
+    if (days > 0) keep.run(at, ackSeq, id);
     remove.run(id);
   }
   if (days > 0) {
@@ -80,6 +93,61 @@ export function sentThrough(db: Db): number {
   return (
     (cachedStatement(db, 'SELECT max(id) FROM outbox_sent').pluck().get() as number | null) ?? 0
   );
+}
+
+/** The number of the latest push kept as acknowledged (0 when none is kept with one). */
+export function sentSeq(db: Db): number {
+  return (
+    (cachedStatement(db, 'SELECT max(ack_seq) FROM outbox_sent').pluck().get() as number | null) ??
+    0
+  );
+}
+
+/** What was kept as acknowledged when a push or pull was sent (sentThrough, sentSeq). */
+export interface SentMarks {
+  through: number;
+  seq: number;
+}
+
+export function sentMarks(db: Db): SentMarks {
+  return { through: sentThrough(db), seq: sentSeq(db) };
+}
+
+/**
+ * The server numbers this data dir's pushes anew (`ack_seq_before` null: a server before
+ * migration 36, or another data dir held the key): the numbers kept so far say nothing about
+ * its count, and no longer count.
+ */
+export function seqStartsAnew(db: Db): void {
+  cachedStatement(db, 'UPDATE outbox_sent SET ack_seq = NULL WHERE ack_seq IS NOT NULL').run();
+}
+
+/**
+ * Takes the server's number of the last push it took from here (`ackSeq`), answered to a push
+ * or pull sent when the latest push kept was `seqBefore`: a lower one means the server lost the
+ * pushes after it (restored from a backup), late ones too. The newest kept version of each
+ * record they took goes back to the outbox, as in resendLost; returns how many.
+ */
+export function resendLostPushes(db: Db, ackSeq: number, seqBefore: number): number {
+  if (ackSeq >= seqBefore) return 0;
+  return db
+    .transaction((): number => {
+      const { changes } = cachedStatement(
+        db,
+        `INSERT INTO outbox (kind, record_uuid, payload, created_at)
+           SELECT s.kind, s.record_uuid, s.payload, s.created_at FROM outbox_sent s
+           WHERE s.ack_seq > ?
+             AND s.id = (SELECT max(n.id) FROM outbox_sent n
+                         WHERE n.kind = s.kind AND n.record_uuid = s.record_uuid)
+             AND NOT EXISTS (SELECT 1 FROM outbox o
+                             WHERE o.kind = s.kind AND o.record_uuid = s.record_uuid
+                               AND o.id > s.id)
+           ORDER BY s.id`,
+      ).run(ackSeq);
+      cachedStatement(db, 'DELETE FROM outbox_sent WHERE ack_seq > ?').run(ackSeq);
+      return changes;
+    })
+    .immediate();
 }
 
 /**

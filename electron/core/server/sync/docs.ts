@@ -261,7 +261,14 @@ export function describeSyncApi(
       200: {
         description: 'What was stored.',
         schema: pushResultSchema,
-        example: { acked: [7], stale: [], error: null, acked_before: 6 } satisfies PushResult,
+        example: {
+          acked: [7],
+          stale: [],
+          error: null,
+          acked_before: 6,
+          ack_seq_before: 3,
+          ack_seq: 4,
+        } satisfies PushResult,
       },
       400: detailResponse(
         'The body is not a batch of records.',

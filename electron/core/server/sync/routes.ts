@@ -191,24 +191,41 @@ export function registerSyncApi(app: FastifyInstance, deps: SyncApiDeps): void {
       const station = now.station;
       // What it had taken from this data dir before: a station that had more acknowledged
       // sends again what this server lost (restored from a backup; sync/resend.ts).
-      const ackedBefore = station.install
+      const install = station.install;
+      const before = install
         ? ((db
-            .prepare('SELECT install_acked_through FROM stations WHERE id = ? AND install_id = ?')
-            .pluck()
-            .get(station.id, station.install) as number | null | undefined) ?? null)
+            .prepare(
+              `SELECT install_acked_through, install_ack_seq FROM stations
+               WHERE id = ? AND install_id = ?`,
+            )
+            .get(station.id, install) as
+            | { install_acked_through: number | null; install_ack_seq: number | null }
+            | undefined) ?? { install_acked_through: null, install_ack_seq: null })
         : undefined;
       const result = ingestBatch(db, station, records);
-      if (station.install && result.acked.length) {
-        // The highest outbox id taken from the data dir that holds the key (sync/restored.ts).
-        db.prepare(
-          `UPDATE stations SET install_acked_through = max(coalesce(install_acked_through, 0), ?)
-           WHERE id = ? AND install_id = ?`,
-        ).run(Math.max(...result.acked), station.id, station.install);
-      }
       if (result.error) {
         log.warn({ station: station.name, error: result.error }, 'sync push: record refused');
       }
-      return ackedBefore === undefined ? result : { ...result, acked_before: ackedBefore };
+      if (!install || !before) return result;
+      let ackSeq = before.install_ack_seq;
+      if (result.acked.length) {
+        // The highest outbox id taken from the data dir that holds the key (sync/restored.ts),
+        // and the number of this push, which moves also when the records it took are older.
+        ackSeq = db
+          .prepare(
+            `UPDATE stations SET install_acked_through = max(coalesce(install_acked_through, 0), ?),
+               install_ack_seq = coalesce(install_ack_seq, 0) + 1
+             WHERE id = ? AND install_id = ? RETURNING install_ack_seq`,
+          )
+          .pluck()
+          .get(Math.max(...result.acked), station.id, install) as number | null;
+      }
+      return {
+        ...result,
+        acked_before: before.install_acked_through,
+        ack_seq_before: before.install_ack_seq,
+        ack_seq: ackSeq ?? null,
+      };
     });
     done();
   });
@@ -229,12 +246,19 @@ export function registerSyncApi(app: FastifyInstance, deps: SyncApiDeps): void {
     const now = stationNow(db, request);
     if ('refused' in now) return reply.code(401).send({ detail: now.refused });
     const held = db
-      .prepare('SELECT install_id, install_acked_through FROM stations WHERE id = ?')
-      .get(now.station.id) as { install_id: string | null; install_acked_through: number | null };
+      .prepare(
+        'SELECT install_id, install_acked_through, install_ack_seq FROM stations WHERE id = ?',
+      )
+      .get(now.station.id) as {
+      install_id: string | null;
+      install_acked_through: number | null;
+      install_ack_seq: number | null;
+    };
     const delta: FacilityDelta = facilityDelta(db, now.station, cursor, mark);
     const install = request.station!.install;
-    if (install && install === held.install_id && held.install_acked_through !== null) {
-      delta.acked_through = held.install_acked_through;
+    if (install && install === held.install_id) {
+      if (held.install_acked_through !== null) delta.acked_through = held.install_acked_through;
+      if (held.install_ack_seq !== null) delta.ack_seq = held.install_ack_seq;
     }
     return delta;
   });

@@ -243,6 +243,8 @@ function keyHolder(
     `UPDATE stations SET last_seen_at = @at, install_host = @host, install_seen_at = @at,
        install_acked_through = iif(install_id IS @install OR install_id IS @previous,
          install_acked_through, NULL),
+       install_ack_seq = iif(install_id IS @install OR install_id IS @previous,
+         install_ack_seq, NULL),
        install_id = @install
      WHERE id = @id`,
   );
