@@ -29,7 +29,7 @@ import {
   transfersOf,
   withDb,
 } from './harvestSetup.js';
-import { CLI, runCli, startStation, tempDir, waitFor, writeJson } from './helpers.js';
+import { CLI, importBundle, runCli, startStation, tempDir, waitFor, writeJson } from './helpers.js';
 
 /** Harvests one file, then rewinds the database to "verified, placed, not yet recorded". */
 async function placedButNotRecorded() {
@@ -94,6 +94,19 @@ describe('recovery after a cut before a batch flush', () => {
     expect(readFileSync(final, 'utf8')).toBe('somebody else');
     expect(listTree(dirs.dest)).toEqual(['sem-1/grid (1).tif', 'sem-1/grid.tif']);
     expect(readFileSync(join(dirs.dest, 'sem-1', 'grid (1).tif')).equals(content)).toBe(true);
+  });
+
+  it('records a skip when the same content reached the name another way (our partial never linked)', async () => {
+    const { dirs, content, final, partial } = await placedButNotRecorded();
+    rmSync(final);
+    writeFileSync(final, content); // another file, the same bytes
+    writeFileSync(partial, content);
+    const run = await harvestOnce(dirs.data);
+    expect(run.stdout).toContain('harvest: 0 completed, 1 skipped, 0 failed');
+    expect(listTree(dirs.dest)).toEqual(['sem-1/grid.tif']);
+    const [transfer] = await transfersOf(dirs.data);
+    expect(transfer).toMatchObject({ status: 'skipped', bytes_transferred: 0 });
+    expect(transfer.note).toMatch(/^the destination already holds the same content; finished/);
   });
 
   it('removes the partial name of a copy cut between its link and the removal of that name', async () => {
@@ -168,6 +181,45 @@ describe('a copy at its name with no completed record yet', () => {
     expect(await transfersOf(dirs.data)).toEqual([
       expect.objectContaining({ status: 'completed', destination_path: numbered }),
     ]);
+  }, 60_000);
+
+  it('killed right after its link, sent elsewhere by a hook and numbered: the restart records where and why', async () => {
+    const dirs = await setupHarvest({ stability: 0, template: '{instrument}/{relative_path}' });
+    const other = join(dirs.root, 'other');
+    mkdirSync(join(other, 'sem-1'), { recursive: true });
+    const added = await importBundle(dirs.data, {
+      storage_locations: [{ name: 'other', type: 'local', base_path: other }],
+      hooks: [
+        {
+          name: 'raw-elsewhere',
+          trigger: 'pre_transfer',
+          kind: 'redirect',
+          config: { glob: '*.raw', storage_location: 'other' },
+        },
+      ],
+    });
+    expect(added.code, added.stderr).toBe(0);
+    // Copied alone (over the batches' size), to a name that holds other content.
+    writeFileSync(join(dirs.src, 'big.raw'), Buffer.alloc(5 << 20, 3));
+    writeFileSync(join(other, 'sem-1', 'big.raw'), 'theirs');
+    const killed = await harvestOnce(dirs.data, { LABSTATION_FAILPOINT: 'harvest.linked' });
+    expect(killed.code, killed.stdout + killed.stderr).not.toBe(0);
+    const numbered = join(other, 'sem-1', 'big (1).raw');
+    expect(markersOf(dirs.data)).toMatchObject({ pending_destination: numbered });
+
+    const run = await harvestOnce(dirs.data);
+    expect(run.stdout).toContain('harvest: 1 completed, 0 skipped, 0 failed');
+    const [transfer] = await transfersOf(dirs.data);
+    // As the attempt would have recorded it: the hook's storage location, not the
+    // instrument's, and the note that says why the name and the place.
+    expect(transfer).toMatchObject({
+      status: 'completed',
+      storage_location: 'other',
+      destination_path: numbered,
+    });
+    expect(transfer.note).toMatch(
+      /^the destination held other content; this copy was written as big \(1\)\.raw; .*raw-elsewhere.*; finished after a restart/,
+    );
   }, 60_000);
 
   it('whose flush failed (a batch of small copies): not completed, its markers kept; the next start finishes it', async () => {

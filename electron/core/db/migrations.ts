@@ -35,6 +35,7 @@ import { migration033 } from './migrations/033_server_validation.js';
 import { migration034 } from './migrations/034_usage_to_validate_index.js';
 import { migration035 } from './migrations/035_usage_form_version.js';
 import { migration036 } from './migrations/036_ack_seq.js';
+import { migration037 } from './migrations/037_pending_place.js';
 
 /**
  * Numbered schema migrations. Each runs in one transaction and sets PRAGMA user_version to its
@@ -94,6 +95,7 @@ export const migrations: readonly Migration[] = [
   migration034,
   migration035,
   migration036,
+  migration037,
 ];
 
 export const LATEST_VERSION = migrations[migrations.length - 1]?.version ?? 0;

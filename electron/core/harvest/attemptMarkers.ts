@@ -62,12 +62,27 @@ export function madeFolders(file: { made_folders: string | null }): string[] {
 }
 
 /** Written after verification, before the rename: a crash after the rename can be finished. */
-export function markVerified(db: Db, id: number, hash: string, destination: string): void {
+/**
+ * Where a verified copy goes, as its transfer record will say: its storage location and the
+ * record's note (completedNote), kept with the marker for recovery.ts.
+ */
+export interface PendingPlace {
+  locationId: number | null;
+  note: string;
+}
+
+const MARK_VERIFIED = `UPDATE harvest_files SET verified_hash = ?, pending_destination = ?,
+  pending_location_id = ?, pending_note = ? WHERE id = ?`;
+
+export function markVerified(
+  db: Db,
+  id: number,
+  hash: string,
+  destination: string,
+  place: PendingPlace,
+): void {
   relaxed(db, () =>
-    cachedStatement(
-      db,
-      'UPDATE harvest_files SET verified_hash = ?, pending_destination = ? WHERE id = ?',
-    ).run(hash, destination, id),
+    cachedStatement(db, MARK_VERIFIED).run(hash, destination, place.locationId, place.note, id),
   );
 }
 
@@ -93,17 +108,14 @@ export function beginAttempts(
 /** markVerified for a batch, in one commit, before any of its copies is placed. */
 export function markVerifiedMany(
   db: Db,
-  verified: { id: number; hash: string; destination: string }[],
+  verified: ({ id: number; hash: string; destination: string } & PendingPlace)[],
 ): void {
   if (!verified.length) return;
   relaxed(db, () =>
     db
       .transaction(() => {
-        const set = cachedStatement(
-          db,
-          'UPDATE harvest_files SET verified_hash = ?, pending_destination = ? WHERE id = ?',
-        );
-        for (const v of verified) set.run(v.hash, v.destination, v.id);
+        const set = cachedStatement(db, MARK_VERIFIED);
+        for (const v of verified) set.run(v.hash, v.destination, v.locationId, v.note, v.id);
       })
       .immediate(),
   );
@@ -113,6 +125,7 @@ export function clearAttempt(db: Db, id: number): void {
   cachedStatement(
     db,
     `UPDATE harvest_files SET partial_path = NULL, verified_hash = NULL,
-       pending_destination = NULL, made_folders = NULL WHERE id = ?`,
+       pending_destination = NULL, pending_location_id = NULL, pending_note = NULL,
+       made_folders = NULL WHERE id = ?`,
   ).run(id);
 }

@@ -39,7 +39,7 @@ import {
   syncFolder,
 } from './place.js';
 import { beginAttempts, clearAttempt, markVerified, markVerifiedMany } from './attemptMarkers.js';
-import { fileById, type FileRow, type TransferOutcome } from './records.js';
+import { type FileRow, type TransferOutcome } from './records.js';
 import {
   abandonAttempt,
   dropPartial,
@@ -320,7 +320,13 @@ async function transferHeld(
   // 3. Verified: recorded so, then placed, folder by folder.
   markVerifiedMany(
     db,
-    verified.map((v) => ({ id: v.file.id, hash: v.destHash, destination: v.destination })),
+    verified.map((v) => ({
+      id: v.file.id,
+      hash: v.destHash,
+      destination: v.destination,
+      locationId: v.locationId,
+      note: completedNote(v.destination, v.destination, v.redirected),
+    })),
   );
   const byFolder = new Map<string, Verified[]>();
   for (const v of verified) {
@@ -375,7 +381,10 @@ async function transferHeld(
                 });
                 break;
               }
-              markVerified(db, v.file.id, v.destHash, next.name);
+              markVerified(db, v.file.id, v.destHash, next.name, {
+                locationId: v.locationId,
+                note: completedNote(next.name, v.destination, v.redirected),
+              });
               if (await placeWithoutClobber(v.partial, next.name)) {
                 placed.push({ v, final: next.name });
                 folders.fill(folder);
@@ -440,20 +449,20 @@ async function transferHeld(
 /** After a worker died mid-placement: what the markers say, as recovery after a restart. */
 async function recovered(deps: TransferDeps, v: Verified, error: unknown): Promise<BatchEnd> {
   deps.log.warn({ err: error, file: v.file.source_path }, 'harvest: placement interrupted');
-  await recoverInterrupted(
+  const ended = await recoverInterrupted(
     deps,
     {
       ...v.file,
       partial_path: v.partial,
       verified_hash: v.destHash,
       pending_destination: v.destination,
+      pending_location_id: v.locationId,
+      pending_note: completedNote(v.destination, v.destination, v.redirected),
       // The batch takes back what its checks made itself, as it ends (BatchFolders).
       made_folders: null,
     },
     v.instrument,
   );
-  // Finished as completed by recovery, or cleaned up: then transferred again.
-  return fileById(deps.db, v.file.id)?.state === 'done'
-    ? { end: 'finished', status: 'completed' }
-    : { end: 'requeue' };
+  // Finished by recovery (completed, or skipped), or cleaned up: then transferred again.
+  return ended ? { end: 'finished', status: ended } : { end: 'requeue' };
 }

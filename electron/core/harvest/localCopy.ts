@@ -268,7 +268,10 @@ function placeVerified(
     // The name itself first: the link refuses it if it is taken (no separate check).
     let name = destination;
     for (;;) {
-      markVerified(db, file.id, copy.destHash, name);
+      markVerified(db, file.id, copy.destHash, name, {
+        locationId: attempt.location.id,
+        note: completedNote(name, destination, attempt.redirected),
+      });
       if (await placeWithoutClobber(copy.partial, name)) return { name, same: false };
       // Taken (since the check before the copy, by another source of this run, say): the
       // same content there or at a numbered name is a skip, as it would have been then.

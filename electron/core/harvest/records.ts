@@ -39,6 +39,9 @@ export interface FileRow {
   partial_path: string | null;
   verified_hash: string | null;
   pending_destination: string | null;
+  /** Where that copy goes, as its transfer record will say (attemptMarkers.ts PendingPlace). */
+  pending_location_id: number | null;
+  pending_note: string | null;
   /** The destination folders the attempt made (JSON, madeFolders); null when it made none. */
   made_folders: string | null;
 }
@@ -242,8 +245,8 @@ export function markGone(db: Db, id: number): void {
   cachedStatement(
     db,
     `UPDATE harvest_files SET state = 'gone', next_attempt_at = NULL, partial_path = NULL,
-       verified_hash = NULL, pending_destination = NULL, made_folders = NULL,
-       updated_at = ${NEXT_UPDATED_AT} WHERE id = ?`,
+       verified_hash = NULL, pending_destination = NULL, pending_location_id = NULL,
+       pending_note = NULL, made_folders = NULL, updated_at = ${NEXT_UPDATED_AT} WHERE id = ?`,
   ).run(nowIso(), id);
   enqueueFile(db, id);
 }
@@ -357,6 +360,8 @@ function storeOutcome(
        xxhash = coalesce(?, xxhash), metadata_ = coalesce(?, metadata_),
        partial_path = iif(?, partial_path, NULL), verified_hash = iif(?, verified_hash, NULL),
        pending_destination = iif(?, pending_destination, NULL),
+       pending_location_id = iif(?, pending_location_id, NULL),
+       pending_note = iif(?, pending_note, NULL),
        made_folders = iif(?, made_folders, NULL), updated_at = ${NEXT_UPDATED_AT}
      WHERE id = ? RETURNING instrument_id`,
   )
@@ -367,8 +372,8 @@ function storeOutcome(
       failed ? (outcome.retryAt ?? null) : null,
       outcome.sourceHash ?? null,
       outcome.metadata ? JSON.stringify(outcome.metadata) : null,
-      // The four iif()s: a failure keeps each marker.
-      ...[failed, failed, failed, failed].map(Number),
+      // The six iif()s: a failure keeps each marker.
+      ...[failed, failed, failed, failed, failed, failed].map(Number),
       nowIso(),
       fileId,
     ) as number;

@@ -13,7 +13,7 @@ import { runPostTransferHooks } from './hooks.js';
 import { exists, removePartial, removeQuietly, syncFolder } from './place.js';
 import { clearAttempt, madeFolders } from './attemptMarkers.js';
 import { takeBackMade } from './folderHolds.js';
-import { fileById, finishTransfer, interruptedFiles, type FileRow } from './records.js';
+import { finishTransfer, interruptedFiles, type FileRow } from './records.js';
 import { storageFolderIn } from './storageGuard.js';
 
 /**
@@ -49,7 +49,7 @@ export async function recoverInterrupted(
   file: FileRow,
   instrument: Instrument | undefined,
   takeBackLater?: Set<string>,
-): Promise<void> {
+): Promise<'completed' | 'skipped' | null> {
   const { db } = deps;
   if (file.verified_hash && file.pending_destination && (await exists(file.pending_destination))) {
     const found = await deps.pool.hash(file.pending_destination);
@@ -65,6 +65,7 @@ export async function recoverInterrupted(
     if (found.hash === file.verified_hash) {
       // A small copy was placed before its batch's flush (durable.ts): it is made durable now,
       // before it is recorded; a failure leaves it marked, for the next try.
+      const ours = await placedByUs(file);
       await fsyncPath(file.pending_destination);
       await syncFolder(dirname(file.pending_destination));
       await removeQuietly(file.partial_path);
@@ -78,20 +79,28 @@ export async function recoverInterrupted(
             instrument: instrument.name,
           })
         : null;
+      // Recorded as the attempt would have: where its copy went (a hook may have sent it to
+      // another storage location than the instrument's) and its note. The same content that
+      // reached the name another way (our copy never linked) is the skip it would have been.
+      const said = file.pending_note ? [file.pending_note] : [];
+      const status = ours ? 'completed' : 'skipped';
       finishTransfer(db, file.id, {
-        status: 'completed',
-        storageLocationId: instrument?.storage_location?.id ?? null,
+        status,
+        storageLocationId: file.pending_location_id ?? instrument?.storage_location?.id ?? null,
         destinationPath: file.pending_destination,
-        bytes: found.bytes,
+        bytes: ours ? found.bytes : 0,
         destChecksum: found.hash,
         checksumVerified: true,
         startedAt: finishedAt,
         completedAt: finishedAt,
         sourceHash: file.verified_hash,
         metadata,
-        note: 'finished after a restart: the verified copy had reached its name',
+        note: [
+          ...(ours ? said : ['the destination already holds the same content']),
+          'finished after a restart: the verified copy had reached its name',
+        ].join('; '),
       });
-      return;
+      return status;
     }
   }
   const base = file.partial_path === null ? null : storageFolderOf(db, file.partial_path);
@@ -106,6 +115,7 @@ export async function recoverInterrupted(
       : madeFolders(file).filter((at) => !['', null].includes(storageFolderIn(base, at)));
   if (takeBackLater) for (const at of made) takeBackLater.add(at);
   else if (made.length) await takeBackMade(made);
+  return null;
 }
 
 /**
@@ -119,7 +129,7 @@ export async function recoverAllInterrupted(
   deps: TransferDeps,
   instrumentOf: (id: number) => Instrument | undefined,
   stopped: () => boolean,
-  run: () => { completed: number } | null,
+  run: () => { completed: number; skipped: number } | null,
 ): Promise<boolean> {
   const { db, log } = deps;
   const made = new Set<string>();
@@ -127,10 +137,10 @@ export async function recoverAllInterrupted(
     for (const file of interruptedFiles(db)) {
       if (stopped()) return false;
       try {
-        await recoverInterrupted(deps, file, instrumentOf(file.instrument_id), made);
+        const ended = await recoverInterrupted(deps, file, instrumentOf(file.instrument_id), made);
         // A verified copy that had reached its name is recorded now: this run's, for --once.
         const counts = run();
-        if (counts && fileById(db, file.id)?.state === 'done') counts.completed += 1;
+        if (counts && ended) counts[ended] += 1;
       } catch (error) {
         log.error({ err: error, file: file.source_path }, 'harvest: recovery failed');
       }
