@@ -25,6 +25,26 @@ function schemaOf(db: Database.Database): unknown[] {
     .all();
 }
 
+/** A station database linked to a server, and a way to queue a record in its outbox. */
+function stationWithServer(file: string): {
+  db: Database.Database;
+  queue: (uuid: string, payload?: string) => number;
+} {
+  const db = openDatabase(join(tempDir(), file));
+  setSetting(db, 'sync.server', 'http://server.example/');
+  setSetting(db, 'sync.key', 'key-1');
+  const queue = (uuid: string, payload = '{}'): number =>
+    Number(
+      db
+        .prepare(
+          `INSERT INTO outbox (kind, record_uuid, payload, created_at)
+           VALUES ('usage_event', ?, ?, '2026-12-01T00:00:00Z')`,
+        )
+        .run(uuid, payload).lastInsertRowid,
+    );
+  return { db, queue };
+}
+
 describe('database', () => {
   it('opens with WAL, foreign keys and synchronous=FULL, at the latest version', () => {
     const db = openDatabase(join(tempDir(), 'a.db'));
@@ -406,18 +426,7 @@ describe('database', () => {
   });
 
   it('keeps acknowledged outbox rows for sync.keepSentDays, and queues the newest of those past a lower count again', () => {
-    const db = openDatabase(join(tempDir(), 'sent.db'));
-    setSetting(db, 'sync.server', 'http://server.example/');
-    setSetting(db, 'sync.key', 'key-1');
-    const queue = (uuid: string, payload = '{}'): number =>
-      Number(
-        db
-          .prepare(
-            `INSERT INTO outbox (kind, record_uuid, payload, created_at)
-             VALUES ('usage_event', ?, ?, '2026-12-01T00:00:00Z')`,
-          )
-          .run(uuid, payload).lastInsertRowid,
-      );
+    const { db, queue } = stationWithServer('sent.db');
     const ack = (ids: number[], at = now) => db.transaction(() => keepSent(db, ids, at))();
     const outbox = () =>
       db.prepare('SELECT record_uuid, payload FROM outbox ORDER BY id').all() as {
@@ -481,18 +490,7 @@ describe('database', () => {
   });
 
   it('queues again the records of pushes a server lost, by their numbers: those taken late too', () => {
-    const db = openDatabase(join(tempDir(), 'pushes.db'));
-    setSetting(db, 'sync.server', 'http://server.example/');
-    setSetting(db, 'sync.key', 'key-1');
-    const queue = (uuid: string, payload = '{}'): number =>
-      Number(
-        db
-          .prepare(
-            `INSERT INTO outbox (kind, record_uuid, payload, created_at)
-             VALUES ('usage_event', ?, ?, '2026-12-01T00:00:00Z')`,
-          )
-          .run(uuid, payload).lastInsertRowid,
-      );
+    const { db, queue } = stationWithServer('pushes.db');
     const ack = (ids: number[], seq: number | null) =>
       db.transaction(() => keepSent(db, ids, Date.now(), seq))();
     const outbox = () => db.prepare('SELECT record_uuid FROM outbox ORDER BY id').pluck().all();

@@ -835,6 +835,27 @@ async function stationWithOwnPerson(
   return { dir, alone };
 }
 
+/**
+ * The server loses a usage event and its withdrawals, as a restore from a backup taken before
+ * it came would; `also` changes what else that backup held.
+ */
+function loseOnServer(usage: string, also?: (writable: Database.Database) => void): void {
+  const writable = new Database(join(serverDir, 'labstation.db'));
+  try {
+    writable.pragma('busy_timeout = 5000');
+    writable.pragma('foreign_keys = OFF');
+    writable
+      .prepare(
+        'DELETE FROM consumable_withdrawals WHERE usage_event_id IN (SELECT id FROM usage_events WHERE uuid = ?)',
+      )
+      .run(usage);
+    writable.prepare('DELETE FROM usage_events WHERE uuid = ?').run(usage);
+    also?.(writable);
+  } finally {
+    writable.close();
+  }
+}
+
 describe('records the server refuses', () => {
   it('sets a refused record aside so the rest still goes, and sends it once the server has what it names', async () => {
     // A station that ran on its own, with a person the server does not know (dave).
@@ -941,19 +962,7 @@ describe('records the server refuses', () => {
     await waitFor('the outbox empty', () => (outboxCount(dir) === 0 ? true : undefined));
     // The server loses it, as one restored from a backup taken before it would (or a new
     // install): the station has it, and no longer queued.
-    const writable = new Database(join(serverDir, 'labstation.db'));
-    try {
-      writable.pragma('busy_timeout = 5000');
-      writable.pragma('foreign_keys = OFF');
-      writable
-        .prepare(
-          'DELETE FROM consumable_withdrawals WHERE usage_event_id IN (SELECT id FROM usage_events WHERE uuid = ?)',
-        )
-        .run(usage);
-      writable.prepare('DELETE FROM usage_events WHERE uuid = ?').run(usage);
-    } finally {
-      writable.close();
-    }
+    loseOnServer(usage);
     expect(serverEvent(usage)).toBeUndefined();
     // alice links an experiment to that usage afterwards: the entry names it.
     const made = await ok(st, 'notebook.create', { kind: 'experiment', title: 'Linked later' });
@@ -1022,22 +1031,11 @@ describe('records the server refuses', () => {
     expect(after.install_ack_seq).toBeGreaterThan(atBackup.install_ack_seq);
 
     // The server is restored from that backup: fred's usage and the push that took it are lost.
-    const writable = new Database(join(serverDir, 'labstation.db'));
-    try {
-      writable.pragma('busy_timeout = 5000');
-      writable.pragma('foreign_keys = OFF');
-      writable
-        .prepare(
-          'DELETE FROM consumable_withdrawals WHERE usage_event_id IN (SELECT id FROM usage_events WHERE uuid = ?)',
-        )
-        .run(freds);
-      writable.prepare('DELETE FROM usage_events WHERE uuid = ?').run(freds);
+    loseOnServer(freds, (writable) =>
       writable
         .prepare("UPDATE stations SET install_ack_seq = ? WHERE name = 'sem-late'")
-        .run(atBackup.install_ack_seq);
-    } finally {
-      writable.close();
-    }
+        .run(atBackup.install_ack_seq),
+    );
     expect(serverEvent(freds)).toBeUndefined();
     // The station's next push (of a notebook entry) hears the count.
     await ok(st, 'session.logon', { login: 'alice', pin: '1234' });

@@ -130,24 +130,29 @@ export function seqStartsAnew(db: Db): void {
  */
 export function resendLostPushes(db: Db, ackSeq: number, seqBefore: number): number {
   if (ackSeq >= seqBefore) return 0;
-  return db
-    .transaction((): number => {
-      const { changes } = cachedStatement(
-        db,
-        `INSERT INTO outbox (kind, record_uuid, payload, created_at)
-           SELECT s.kind, s.record_uuid, s.payload, s.created_at FROM outbox_sent s
-           WHERE s.ack_seq > ?
-             AND s.id = (SELECT max(n.id) FROM outbox_sent n
-                         WHERE n.kind = s.kind AND n.record_uuid = s.record_uuid)
-             AND NOT EXISTS (SELECT 1 FROM outbox o
-                             WHERE o.kind = s.kind AND o.record_uuid = s.record_uuid
-                               AND o.id > s.id)
-           ORDER BY s.id`,
-      ).run(ackSeq);
-      cachedStatement(db, 'DELETE FROM outbox_sent WHERE ack_seq > ?').run(ackSeq);
-      return changes;
-    })
-    .immediate();
+  return db.transaction(() => queueAgain(db, 'ack_seq', ackSeq)).immediate();
+}
+
+/**
+ * The kept rows whose `column` (id, or ack_seq) is above `above` were lost: the newest kept
+ * version of each of their records goes back to the outbox, numbered on, in their order
+ * (unless a newer one waits there already), and they are no longer kept. Returns how many.
+ */
+function queueAgain(db: Db, column: 'id' | 'ack_seq', above: number): number {
+  const { changes } = cachedStatement(
+    db,
+    `INSERT INTO outbox (kind, record_uuid, payload, created_at)
+       SELECT s.kind, s.record_uuid, s.payload, s.created_at FROM outbox_sent s
+       WHERE s.${column} > ?
+         AND s.id = (SELECT max(n.id) FROM outbox_sent n
+                     WHERE n.kind = s.kind AND n.record_uuid = s.record_uuid)
+         AND NOT EXISTS (SELECT 1 FROM outbox o
+                         WHERE o.kind = s.kind AND o.record_uuid = s.record_uuid
+                           AND o.id > s.id)
+       ORDER BY s.id`,
+  ).run(above);
+  cachedStatement(db, `DELETE FROM outbox_sent WHERE ${column} > ?`).run(above);
+  return changes;
 }
 
 /**
@@ -173,21 +178,7 @@ export function resendLost(db: Db, ackedThrough: number, sentBefore: number): nu
   return db
     .transaction((): number => {
       const { floor } = current(db);
-      const from = Math.max(ackedThrough, floor);
-      const { changes } = cachedStatement(
-        db,
-        `INSERT INTO outbox (kind, record_uuid, payload, created_at)
-           SELECT s.kind, s.record_uuid, s.payload, s.created_at FROM outbox_sent s
-           WHERE s.id > ?
-             AND s.id = (SELECT max(n.id) FROM outbox_sent n
-                         WHERE n.kind = s.kind AND n.record_uuid = s.record_uuid)
-             AND NOT EXISTS (SELECT 1 FROM outbox o
-                             WHERE o.kind = s.kind AND o.record_uuid = s.record_uuid
-                               AND o.id > s.id)
-           ORDER BY s.id`,
-      ).run(from);
-      cachedStatement(db, 'DELETE FROM outbox_sent WHERE id > ?').run(from);
-      return changes;
+      return queueAgain(db, 'id', Math.max(ackedThrough, floor));
     })
     .immediate();
 }
