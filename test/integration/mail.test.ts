@@ -525,6 +525,80 @@ describe('mail worker retry (in process, real SMTP client and server)', () => {
   }, 30_000);
 });
 
+describe("the user's mail and the operator's copy", () => {
+  /** A server dir whose alice has `email`, and a worker sending through the test's SMTP sink. */
+  async function sending(name: string, email: string) {
+    const dir = join(tempDir(), name);
+    await prepareServerDir(dir, serverBundle());
+    const db = openDatabase(join(dir, 'labstation.db'));
+    databases.add(db);
+    db.prepare('UPDATE users SET email = ? WHERE username = ?').run(email, 'alice');
+    const idOf = (sql: string): number => db.prepare(sql).pluck().get() as number;
+    const uuid = `01900000-0000-7000-8000-0000000${name.length.toString().padStart(5, '0')}`;
+    // alice's usage, force-ended, operated by sam: her notice, with a copy to him.
+    const event = Number(
+      db
+        .prepare(
+          `INSERT INTO usage_events (uuid, user_id, operator_id, project_id, tool_id, start, "end",
+             post_usage_pending, version, updated_at)
+           VALUES (?, ?, ?, ?, ?, '2025-05-01T08:00:00.000Z', '2025-05-01T09:00:00.000Z', 1, 2,
+             '2025-05-01T09:00:00.000Z')`,
+        )
+        .run(
+          uuid,
+          idOf("SELECT id FROM users WHERE username = 'alice'"),
+          idOf("SELECT id FROM users WHERE username = 'sam'"),
+          idOf("SELECT id FROM projects WHERE name = 'Cathodes'"),
+          idOf("SELECT id FROM tools WHERE name = 'SEM'"),
+        ).lastInsertRowid,
+    );
+    db.transaction(() => queuePendingAnswersMail(db, event))();
+    const worker = startMailWorker({
+      db,
+      log: createLogger('silent'),
+      dataDir: dir,
+      listenUrl: 'http://127.0.0.1:1/',
+      env: {
+        LABSTATION_SMTP_URL: `smtp://labstation:s3cret@127.0.0.1:${smtp.port}`,
+        LABSTATION_MAIL_POLL_MS: '50',
+        LABSTATION_MAIL_BACKOFF_BASE_MS: '40',
+        LABSTATION_MAIL_BACKOFF_CAP_MS: '100',
+        LABSTATION_MAIL_MAX_ATTEMPTS: '2',
+      },
+    });
+    return { db, uuid, worker };
+  }
+
+  it("is sent only once the user's mail server took it; the copy goes once, in its own envelope", async () => {
+    // alice's mail server answers "try later" (450) the first time, and takes it then.
+    const { db, uuid, worker } = await sending('greylisted', 'greylisted@example.org');
+    try {
+      const [mail] = await waitFor('the mail sent', () =>
+        mailsOf(db, uuid)[0]?.status === 'sent' ? mailsOf(db, uuid) : undefined,
+      );
+      expect(mail.attempts).toBe(2); // the try refused, and the one taken
+      const got = smtp.about(uuid, 'pending_answers');
+      expect(got.map((m) => m.rcpt)).toEqual([['greylisted@example.org'], ['sam@example.org']]);
+      expect(got[0].headers.get('cc')).toMatch(/sam@example\.org/);
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it("fails for good when the user's mailbox is refused for good, and sends no copy", async () => {
+    const { db, uuid, worker } = await sending('refused', 'unknown@example.org');
+    try {
+      const [mail] = await waitFor('the mail failed', () =>
+        mailsOf(db, uuid)[0]?.status === 'failed' ? mailsOf(db, uuid) : undefined,
+      );
+      expect(mail.last_error).toMatch(/550/);
+      expect(smtp.about(uuid, 'pending_answers')).toEqual([]);
+    } finally {
+      await worker.stop();
+    }
+  });
+});
+
 describe('a user without an e-mail address', () => {
   it('records the notice as failed, saying why, and logs a warning', async () => {
     const dir = join(tempDir(), 'server-no-address');

@@ -1,7 +1,9 @@
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import nodemailer from 'nodemailer';
+import addressparser from 'nodemailer/lib/addressparser/index.js';
 import type Mail from 'nodemailer/lib/mailer/index.js';
+import type SMTPTransport from 'nodemailer/lib/smtp-transport/index.js';
 import { redactUrl } from './config.js';
 import type { MailRow } from './outbox.js';
 
@@ -40,6 +42,28 @@ export function messageOptions(mail: MailRow, from: string): Mail.Options {
   };
 }
 
+/** The bare addresses of a header value (`"Alice" <alice@example.org>, bob@example.org`). */
+function addressesOf(header: string): string[] {
+  return addressparser(header, { flatten: true })
+    .map((a) => a.address)
+    .filter((address): address is string => Boolean(address));
+}
+
+/**
+ * The refusal of a recipient the mail server turned away (RCPT TO), as the error the worker
+ * classifies (refusedForGood: its response code and command).
+ */
+function refusal(info: SMTPTransport.SentMessageInfo, who: string): Error {
+  const [first] = (info as { rejectedErrors?: Error[] }).rejectedErrors ?? [];
+  return Object.assign(
+    new Error(`the mail server refused ${who}: ${first?.message ?? 'no reason given'}`),
+    {
+      responseCode: (first as { responseCode?: number } | undefined)?.responseCode,
+      command: 'RCPT TO',
+    },
+  );
+}
+
 export function smtpTransport(url: string): MailTransport {
   const transporter = nodemailer.createTransport({
     url,
@@ -50,13 +74,28 @@ export function smtpTransport(url: string): MailTransport {
   return {
     description: redactUrl(url),
     sends: true,
+    // The person's mail and the operator's copy go in envelopes of their own (the same message,
+    // To and Cc shown in both): the mail counts as sent when the person's mail server took it,
+    // and a copy taken while the person's was refused ("try later") is not sent again with
+    // each retry. A copy refused is said in the answer, and does not hold the mail back.
     async send(mail, from) {
-      const info = await transporter.sendMail(messageOptions(mail, from));
-      const rejected = info.rejected.map(String);
-      if (info.accepted.length === 0) {
-        throw new Error(`no recipient accepted (rejected: ${rejected.join(', ')})`);
-      }
-      return info.response;
+      const options = messageOptions(mail, from);
+      const [sender = ''] = addressesOf(from);
+      const info = await transporter.sendMail({
+        ...options,
+        envelope: { from: sender, to: addressesOf(mail.to) },
+      });
+      if (info.rejected.length > 0) throw refusal(info, mail.to);
+      const cc = mail.cc;
+      if (!cc) return info.response;
+      const copy = await transporter
+        .sendMail({ ...options, envelope: { from: sender, to: addressesOf(cc) } })
+        .then(
+          (sent) => (sent.rejected.length ? refusal(sent, cc).message : sent.response),
+          (error: unknown) =>
+            `the copy to ${cc} was not sent: ${error instanceof Error ? error.message : String(error)}`,
+        );
+      return `${info.response}; copy: ${copy}`;
     },
     async verify() {
       await transporter.verify();
