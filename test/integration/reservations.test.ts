@@ -534,6 +534,26 @@ describe('booking', () => {
           .detail,
       ),
     ).toMatch(/^end: is in the past/);
+    // A day the month does not have, or an hour past 23, is refused at its field: not taken
+    // for a day after it (2027-02-30 was booked as 2027-03-02).
+    for (const [start, end, field] of [
+      ['2030-02-30T10:00:00Z', '2030-03-03T11:00:00Z', 'start'],
+      ['2030-04-30T10:00:00+02:00', '2030-04-31T11:00:00+02:00', 'end'],
+      ['2030-02-04T24:00:00Z', '2030-02-05T11:00:00Z', 'start'],
+    ]) {
+      const odd = await book('bob', { start, end });
+      expect(odd.status, start).toBe(422);
+      expect(String(odd.body.detail)).toBe(
+        `${field}: ${field === 'start' ? start : end} is not a date of the calendar`,
+      );
+    }
+    // An offset far from UTC moves the day, not the date written.
+    const east = await book('bob', {
+      start: '2030-02-28T23:00:00-11:00',
+      end: '2030-03-01T01:00:00+14:00',
+    });
+    expect(east.status, JSON.stringify(east.body)).toBe(422); // ends before it starts: end's rule
+    expect(String(east.body.detail)).toMatch(/^end: must be after/);
     // Years JavaScript writes as "+010000-…" would sort before every other date as text.
     const farOff = await book('bob', {
       start: '9999-12-31T23:00:00-05:00',
@@ -608,6 +628,29 @@ describe('booking', () => {
       200,
     );
     expect((await rpc('admin', 'reservations.cancel', { id: 424242 })).status).toBe(404);
+    // One that has ended is for staff to cancel only, as in NEMO: the experiment record of its
+    // usage may rest on its answers.
+    const ended = Number(
+      db
+        .prepare(
+          `INSERT INTO reservations (uuid, user_id, creator_id, tool_id, project_id, start, "end",
+             question_data, created_at, updated_at)
+           SELECT '01900000-0000-7000-8000-00000000e0d0', id, id, ?, ?, '2026-01-05T09:00:00.000Z',
+             '2026-01-05T10:00:00.000Z', '{}', '2026-01-01T00:00:00.000Z',
+             '2026-01-01T00:00:00.000Z'
+           FROM users WHERE id = ?`,
+        )
+        .run(TEM, P1, userId.alice).lastInsertRowid,
+    );
+    const late = await rpc('alice', 'reservations.cancel', { id: ended });
+    expect(late.status).toBe(422);
+    expect(String(late.body.detail)).toBe(
+      `id: reservation ${ended} has already ended; only staff can cancel it now`,
+    );
+    expect(db.prepare('SELECT cancelled FROM reservations WHERE id = ?').pluck().get(ended)).toBe(
+      0,
+    );
+    expect((await rpc('staff', 'reservations.cancel', { id: ended })).status).toBe(200);
     // A cancelled area reservation no longer holds the area's tools.
     const bay = await ok<{ reservation: { id: number } }>('alice', 'reservations.book', {
       area,
@@ -631,7 +674,7 @@ describe('booking', () => {
     >();
     const rows = Array.isArray(body) ? body : (body.results ?? []);
     expect(rows.map((r) => r.id).sort()).toEqual(
-      [id, again.reservation.id, byStaff.reservation.id, bay.reservation.id].sort(),
+      [id, again.reservation.id, byStaff.reservation.id, ended, bay.reservation.id].sort(),
     );
     expect(rows.every((r) => r.cancelled)).toBe(true);
   });

@@ -72,10 +72,27 @@ export function reservationView(db: Db, id: number): ReservationView {
   return toView(row);
 }
 
+/**
+ * Whether the date and time written in `value` (an ISO 8601 date-time with its offset) name a
+ * moment of the calendar: Date.parse takes 2027-02-30 for 2027-03-02, and 24:00 for the next
+ * day's 00:00, where the booking would then take a day nobody asked for.
+ */
+function onTheCalendar(value: string, ms: number): boolean {
+  const written = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})/.exec(value);
+  const offset = /(?:([+-])(\d{2}):?(\d{2})|Z)$/i.exec(value);
+  if (!written || !offset) return true; // shapes the schema lets through are Date.parse's
+  const minutes = offset[1]
+    ? (offset[1] === '-' ? -1 : 1) * (Number(offset[2]) * 60 + Number(offset[3]))
+    : 0;
+  const local = new Date(ms + minutes * 60_000).toISOString();
+  return local.slice(0, 16) === `${written.slice(1, 4).join('-')}T${written[4]}:${written[5]}`;
+}
+
 /** Canonical UTC text (as every timestamp is stored), so times compare as text. */
 function instant(value: string, field: string): string {
   const ms = Date.parse(value);
   if (Number.isNaN(ms)) throw fieldError(field, `${value} is not a date-time`);
+  if (!onTheCalendar(value, ms)) throw fieldError(field, `${value} is not a date of the calendar`);
   const text = new Date(ms).toISOString();
   if (!storableInstant(text)) throw fieldError(field, `${value} ${INSTANT_RANGE_RULE}`);
   return text;
@@ -231,7 +248,9 @@ export function bookReservation(
 
 /**
  * Marks a reservation cancelled; the record stays (GET /api/reservations/?cancelled=true lists
- * it). Its user, its creator, staff and admins may; cancelling twice changes nothing.
+ * it). Its user, its creator, staff and admins may; one that has ended, only staff and admins
+ * (as in NEMO: the experiment record of its usage may rest on its answers). Cancelling twice
+ * changes nothing.
  */
 export function cancelReservation(
   db: Db,
@@ -241,8 +260,10 @@ export function cancelReservation(
 ): { reservation: ReservationView } {
   db.transaction(() => {
     const row = db
-      .prepare('SELECT user_id, creator_id, cancelled FROM reservations WHERE id = ?')
-      .get(id) as { user_id: number; creator_id: number; cancelled: number } | undefined;
+      .prepare('SELECT user_id, creator_id, cancelled, "end" FROM reservations WHERE id = ?')
+      .get(id) as
+      | { user_id: number; creator_id: number; cancelled: number; end: string }
+      | undefined;
     if (!row) throw fieldError('id', `no reservation with id ${id}`, 'not_found');
     if (row.user_id !== account.id && row.creator_id !== account.id && !isStaff(account)) {
       throw new AppError(
@@ -251,6 +272,9 @@ export function cancelReservation(
       );
     }
     if (row.cancelled === 1) return;
+    if (row.end <= now && !isStaff(account)) {
+      throw fieldError('id', `reservation ${id} has already ended; only staff can cancel it now`);
+    }
     db.prepare('UPDATE reservations SET cancelled = 1, updated_at = ? WHERE id = ?').run(now, id);
   }).immediate();
   return { reservation: reservationView(db, id) };
