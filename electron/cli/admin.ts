@@ -97,8 +97,11 @@ export async function mail(argv: string[]): Promise<number> {
     if (values.status !== undefined || values.json) {
       throw new UsageError('mail retry takes --data DIR and mail ids, or --all-failed');
     }
-    if ((positionals.length === 0) === !values['all-failed']) {
+    if (positionals.length > 0 && values['all-failed']) {
       throw new UsageError('mail retry takes mail ids (from mail list) or --all-failed, not both');
+    }
+    if (positionals.length === 0 && !values['all-failed']) {
+      throw new UsageError('mail retry needs mail ids (from mail list) or --all-failed');
     }
   }
   const ids = positionals.map((text) => {

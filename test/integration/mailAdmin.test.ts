@@ -183,15 +183,16 @@ describe('labstation mail', () => {
   }, 60_000);
 
   it('refuses wrong usage with exit 2, and a folder without data with exit 1', async () => {
-    for (const args of [
-      ['mail', 'retry', '--data', dir],
-      ['mail', 'retry', '--data', dir, '1', '--all-failed'],
-      ['mail', 'retry', '--data', dir, 'x'],
-      ['mail', 'list', '--data', dir, '--status', 'lost'],
-      ['mail', 'send', '--data', dir],
-    ]) {
-      const res = await runCli(args);
+    for (const [args, says] of [
+      [['mail', 'retry', '--data', dir], /needs mail ids \(from mail list\) or --all-failed$/m],
+      [['mail', 'retry', '--data', dir, '1', '--all-failed'], /or --all-failed, not both$/m],
+      [['mail', 'retry', '--data', dir, 'x'], /./],
+      [['mail', 'list', '--data', dir, '--status', 'lost'], /./],
+      [['mail', 'send', '--data', dir], /./],
+    ] as const) {
+      const res = await runCli([...args]);
       expect(res.code, args.join(' ')).toBe(2);
+      expect(res.stderr, args.join(' ')).toMatch(says);
     }
     const empty = await runCli(['mail', 'list', '--data', join(tempDir(), 'none')]);
     expect(empty.code).toBe(1);
