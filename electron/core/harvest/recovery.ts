@@ -86,7 +86,8 @@ export async function recoverInterrupted(
       const status = ours ? 'completed' : 'skipped';
       finishTransfer(db, file.id, {
         status,
-        storageLocationId: file.pending_location_id ?? instrument?.storage_location?.id ?? null,
+        storageLocationId:
+          locationStill(db, file.pending_location_id) ?? instrument?.storage_location?.id ?? null,
         destinationPath: file.pending_destination,
         bytes: ours ? found.bytes : 0,
         destChecksum: found.hash,
@@ -149,6 +150,13 @@ export async function recoverAllInterrupted(
     await takeBackMade(made);
   }
   return true;
+}
+
+/** `id` when a storage location still has it (none is deleted on a station today), or null. */
+function locationStill(db: Db, id: number | null): number | null {
+  if (id === null) return null;
+  const found = cachedStatement(db, 'SELECT 1 FROM storage_locations WHERE id = ?').get(id);
+  return found ? id : null;
 }
 
 /** The local storage location's folder that holds `path` (the deepest), or null. */
