@@ -1044,6 +1044,17 @@ describe('records the server refuses', () => {
     expect(st.stderr()).toMatch(/the server no longer has records it took from this station/);
     expect(serverEvent(freds)).toMatchObject(stationEvents(dir).find((e) => e.uuid === freds)!);
     await waitFor('the outbox empty again', () => (outboxCount(dir) === 0 ? true : undefined));
+
+    // Restored once more, from a backup made before the server numbered pushes at all (before
+    // its upgrade): no number beside its count of ids. Every numbered push is lost to it.
+    loseOnServer(freds, (writable) =>
+      writable.prepare("UPDATE stations SET install_ack_seq = NULL WHERE name = 'sem-late'").run(),
+    );
+    await ok(st, 'notebook.create', { kind: 'experiment', title: 'After the second restore' });
+    await waitFor(
+      'fred’s usage on the server a third time',
+      () => serverEvent(freds)?.end ?? undefined,
+    );
     await stop(st);
   }, 90_000);
 

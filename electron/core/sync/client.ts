@@ -302,8 +302,10 @@ export class SyncClient {
               'files harvested since keep their ARKs',
           );
         }
-        if (typeof data.acked_through === 'number' || typeof data.ack_seq === 'number') {
-          this.resendLost({ through: data.acked_through, seq: data.ack_seq }, sentBefore);
+        if (typeof data.acked_through === 'number') {
+          // A null number beside the count: none of the numbered pushes is there (resend.ts).
+          const seq = data.ack_seq === null ? 0 : data.ack_seq;
+          this.resendLost({ through: data.acked_through, seq }, sentBefore);
         }
         this.link.succeeded();
         this.link.pullError = null;

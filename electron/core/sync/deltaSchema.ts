@@ -198,10 +198,12 @@ export const facilityDeltaSchema = z
     ack_seq: z
       .int()
       .min(1)
+      .nullable()
       .optional()
       .describe(
-        'The number of the last push the server took from that data dir: a station that kept ' +
-          'records of a later push (the server was restored from a backup) sends them again.',
+        'The number of the last push the server took from that data dir (null: its count is ' +
+          'from before it numbered them): a station that kept records of a later push (the ' +
+          'server was restored from a backup) sends them again.',
       ),
     station: z.object({ uuid, name: z.string(), tool: z.string().nullable() }),
     users: z.array(syncUser),

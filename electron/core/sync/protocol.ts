@@ -315,8 +315,11 @@ export interface FacilityDelta {
    * has pushed something (also after another data dir took the key).
    */
   acked_through?: number;
-  /** The number of the last push taken from that data dir (PushResult.ack_seq). */
-  ack_seq?: number;
+  /**
+   * The number of the last push taken from that data dir (PushResult.ack_seq), beside
+   * acked_through; null when its count is from before the pushes were numbered.
+   */
+  ack_seq?: number | null;
   station: { uuid: string; name: string; tool: string | null };
   users: SyncUser[];
   projects: SyncProject[];

@@ -58,10 +58,16 @@ export function takePushAnswer(
   const acked = data.acked.filter((id) => sent.has(id));
   // Before this batch is kept: what the server lost is what it had before it.
   if (data.acked_before === null) countStartsAnew(db, sentBefore.through);
-  if (data.ack_seq_before === null) seqStartsAnew(db);
   const server: ServerCounts = {};
   if (typeof data.acked_before === 'number') server.through = data.acked_before;
   if (typeof data.ack_seq_before === 'number') server.seq = data.ack_seq_before;
+  else if (data.ack_seq_before === null) {
+    // No number beside a count of ids: the server's state is from before it numbered this
+    // data dir's pushes (restored from a backup made before its upgrade): every numbered push
+    // was lost. With no count at all, another data dir held the key: the numbers start anew.
+    if (typeof data.acked_before === 'number') server.seq = 0;
+    else seqStartsAnew(db);
+  }
   if (server.through !== undefined || server.seq !== undefined) {
     deps.resendLost(server, sentBefore);
   }

@@ -97,6 +97,7 @@ export function sentThrough(db: Db): number {
 
 /** The number of the latest push kept as acknowledged (0 when none is kept with one). */
 export function sentSeq(db: Db): number {
+  current(db);
   return (
     (cachedStatement(db, 'SELECT max(ack_seq) FROM outbox_sent').pluck().get() as number | null) ??
     0
@@ -130,7 +131,12 @@ export function seqStartsAnew(db: Db): void {
  */
 export function resendLostPushes(db: Db, ackSeq: number, seqBefore: number): number {
   if (ackSeq >= seqBefore) return 0;
-  return db.transaction(() => queueAgain(db, 'ack_seq', ackSeq)).immediate();
+  return db
+    .transaction(() => {
+      current(db); // rows kept for another key are not this server's to get again
+      return queueAgain(db, 'ack_seq', ackSeq);
+    })
+    .immediate();
 }
 
 /**

@@ -257,8 +257,11 @@ export function registerSyncApi(app: FastifyInstance, deps: SyncApiDeps): void {
     const delta: FacilityDelta = facilityDelta(db, now.station, cursor, mark);
     const install = request.station!.install;
     if (install && install === held.install_id) {
-      if (held.install_acked_through !== null) delta.acked_through = held.install_acked_through;
-      if (held.install_ack_seq !== null) delta.ack_seq = held.install_ack_seq;
+      if (held.install_acked_through !== null) {
+        delta.acked_through = held.install_acked_through;
+        // Null beside it: a count from before the pushes were numbered (sync/resend.ts).
+        delta.ack_seq = held.install_ack_seq;
+      }
     }
     return delta;
   });
