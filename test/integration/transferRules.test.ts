@@ -28,6 +28,7 @@ import {
   transfersOf,
   withDb,
 } from './harvestSetup.js';
+import { retryNow } from '../../electron/core/harvest/records.js';
 import { waitFor } from './helpers.js';
 
 describe('a failed transfer', () => {
@@ -48,6 +49,23 @@ describe('a failed transfer', () => {
     }
     // 100 s, 200 s, then 400 s capped at 350 s, and 350 s from then on.
     expect(delays).toEqual([100, 200, 350, 350]);
+
+    // Someone asks for a retry (Retry, Retry all): failing again, it waits the first step, not
+    // the cap its earlier failures came to; the attempts shown are all of them.
+    const [before] = await filesOf(dirs.data);
+    withDb(dirs.data, (db) => expect(retryNow(db, before.id)).toBe(true));
+    expect((await harvestOnce(dirs.data)).code).toBe(1);
+    const [file] = await filesOf(dirs.data);
+    const last = (await transfersOf(dirs.data)).at(-1);
+    expect(file).toMatchObject({ state: 'failed', attempts: 5 });
+    const delay = Date.parse(file?.next_attempt_at ?? '') - Date.parse(last?.completed_at ?? '');
+    expect(Math.round(delay / 1000)).toBe(100);
+    // ...and the next failure after it the second step.
+    expect((await harvestOnce(dirs.data)).code).toBe(1);
+    const [again] = await filesOf(dirs.data);
+    const latest = (await transfersOf(dirs.data)).at(-1);
+    const next = Date.parse(again?.next_attempt_at ?? '') - Date.parse(latest?.completed_at ?? '');
+    expect(Math.round(next / 1000)).toBe(200);
   }, 60_000);
 });
 

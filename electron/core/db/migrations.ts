@@ -36,6 +36,7 @@ import { migration034 } from './migrations/034_usage_to_validate_index.js';
 import { migration035 } from './migrations/035_usage_form_version.js';
 import { migration036 } from './migrations/036_ack_seq.js';
 import { migration037 } from './migrations/037_pending_place.js';
+import { migration038 } from './migrations/038_retry_backoff.js';
 
 /**
  * Numbered schema migrations. Each runs in one transaction and sets PRAGMA user_version to its
@@ -96,6 +97,7 @@ export const migrations: readonly Migration[] = [
   migration035,
   migration036,
   migration037,
+  migration038,
 ];
 
 export const LATEST_VERSION = migrations[migrations.length - 1]?.version ?? 0;

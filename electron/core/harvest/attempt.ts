@@ -20,7 +20,10 @@ export interface TransferDeps {
   pool: CopyPool;
   log: Logger;
   now(): string;
-  /** When a file that has now failed `attempts` times is tried again; null = not by itself. */
+  /**
+   * When a file that has now failed `attempts` times (since a Retry was last asked for) is
+   * tried again; null = not by itself.
+   */
   retryAt(attempts: number): string | null;
   progress(fileId: number, bytes: number): void;
   /** Stores an attempt's outcome (finishTransfer), possibly together with others. */
@@ -109,7 +112,8 @@ export function failedOutcome(
     checksumVerified: false,
     completedAt: deps.now(),
     error,
-    retryAt: retry ? deps.retryAt(file.attempts + 1) : null,
+    // Counted from the last Retry asked for: that one failing again waits the first step.
+    retryAt: retry ? deps.retryAt(file.attempts - file.retried_at_attempts + 1) : null,
   };
 }
 

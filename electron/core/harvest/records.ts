@@ -35,6 +35,8 @@ export interface FileRow {
   metadata_: string;
   state: FileState;
   attempts: number;
+  /** `attempts` when someone last asked for a retry: the backoff counts the attempts since. */
+  retried_at_attempts: number;
   next_attempt_at: string | null;
   partial_path: string | null;
   verified_hash: string | null;
@@ -417,12 +419,16 @@ export function dueFileIds(
     .all(now, ...instrumentIds) as number[];
 }
 
-/** Every failed file of these instruments, made due now (Retry all): their ids. */
+/**
+ * Every failed file of these instruments, made due now (Retry all), its backoff started over
+ * (retried_at_attempts): their ids.
+ */
 export function retryAllNow(db: Db, instrumentIds: number[]): number[] {
   if (!instrumentIds.length) return [];
   return cachedStatement(
     db,
-    `UPDATE harvest_files SET next_attempt_at = ?, updated_at = ${NEXT_UPDATED_AT}
+    `UPDATE harvest_files SET next_attempt_at = ?, retried_at_attempts = attempts,
+       updated_at = ${NEXT_UPDATED_AT}
        WHERE state = 'failed' AND instrument_id IN (${instrumentIds.map(() => '?').join(', ')})
      RETURNING id`,
   )
@@ -443,11 +449,13 @@ export function countRetriable(db: Db, instrumentIds: number[], busy: number[]):
     .get(...instrumentIds, JSON.stringify(busy)) as number;
 }
 
+/** A failed file made due now (Retry), its backoff started over (retried_at_attempts). */
 export function retryNow(db: Db, fileId: number): boolean {
   return (
     cachedStatement(
       db,
-      `UPDATE harvest_files SET next_attempt_at = ?, updated_at = ${NEXT_UPDATED_AT}
+      `UPDATE harvest_files SET next_attempt_at = ?, retried_at_attempts = attempts,
+         updated_at = ${NEXT_UPDATED_AT}
          WHERE id = ? AND state = 'failed'`,
     ).run(nowIso(), nowIso(), fileId).changes === 1
   );
