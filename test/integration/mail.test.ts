@@ -304,14 +304,17 @@ describe('pending-answers e-mail over SMTP', () => {
         ? smtp.about(second, 'pending_answers')
         : undefined,
     );
-    expect(notice.rcpt.sort()).toEqual(['alice@example.org', 'sam@example.org']);
+    // alice's mail first, then sam's copy, each in an envelope of its own (the same message).
+    expect(notice.rcpt).toEqual(['alice@example.org']);
     expect(notice.headers.get('to')).toBe('Alice Martin <alice@example.org>');
     expect(notice.headers.get('cc')).toBe('sam <sam@example.org>');
     expect(notice.body).toContain(`#/pending/${second}`);
     await waitFor('the notice marked sent', () =>
       mailsOf(serverDb, second)[0]?.status === 'sent' ? true : undefined,
     );
-    expect(smtp.about(second, 'pending_answers')).toHaveLength(1);
+    const both = smtp.about(second, 'pending_answers');
+    expect(both.map((m) => m.rcpt)).toEqual([['alice@example.org'], ['sam@example.org']]);
+    expect(both[1].headers.get('message-id')).toBe(notice.headers.get('message-id'));
   }, 60_000);
 });
 
@@ -526,13 +529,18 @@ describe('mail worker retry (in process, real SMTP client and server)', () => {
 });
 
 describe("the user's mail and the operator's copy", () => {
-  /** A server dir whose alice has `email`, and a worker sending through the test's SMTP sink. */
-  async function sending(name: string, email: string) {
+  /**
+   * A server dir whose alice has `email` (and sam `samEmail`), and a worker sending through the
+   * test's SMTP sink; what it logs at warn and above in `said`.
+   */
+  async function sending(name: string, email: string, samEmail = 'sam@example.org') {
     const dir = join(tempDir(), name);
     await prepareServerDir(dir, serverBundle());
     const db = openDatabase(join(dir, 'labstation.db'));
     databases.add(db);
     db.prepare('UPDATE users SET email = ? WHERE username = ?').run(email, 'alice');
+    db.prepare('UPDATE users SET email = ? WHERE username = ?').run(samEmail, 'sam');
+    const said: string[] = [];
     const idOf = (sql: string): number => db.prepare(sql).pluck().get() as number;
     const uuid = `01900000-0000-7000-8000-0000000${name.length.toString().padStart(5, '0')}`;
     // alice's usage, force-ended, operated by sam: her notice, with a copy to him.
@@ -555,7 +563,7 @@ describe("the user's mail and the operator's copy", () => {
     db.transaction(() => queuePendingAnswersMail(db, event))();
     const worker = startMailWorker({
       db,
-      log: createLogger('silent'),
+      log: pino({ level: 'warn', base: undefined }, { write: (line: string) => said.push(line) }),
       dataDir: dir,
       listenUrl: 'http://127.0.0.1:1/',
       env: {
@@ -566,7 +574,7 @@ describe("the user's mail and the operator's copy", () => {
         LABSTATION_MAIL_MAX_ATTEMPTS: '2',
       },
     });
-    return { db, uuid, worker };
+    return { db, uuid, worker, said };
   }
 
   it("is sent only once the user's mail server took it; the copy goes once, in its own envelope", async () => {
@@ -580,6 +588,28 @@ describe("the user's mail and the operator's copy", () => {
       const got = smtp.about(uuid, 'pending_answers');
       expect(got.map((m) => m.rcpt)).toEqual([['greylisted@example.org'], ['sam@example.org']]);
       expect(got[0].headers.get('cc')).toMatch(/sam@example\.org/);
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it("is sent when only the operator's copy is refused, and says so as a warning", async () => {
+    const { db, uuid, worker, said } = await sending(
+      'copy-refused',
+      'alice@example.org',
+      'unknown@example.org',
+    );
+    try {
+      await waitFor('the mail sent', () =>
+        mailsOf(db, uuid)[0]?.status === 'sent' ? true : undefined,
+      );
+      expect(smtp.about(uuid, 'pending_answers').map((m) => m.rcpt)).toEqual([
+        ['alice@example.org'],
+      ]);
+      const warned = await waitFor('the warning', () =>
+        said.find((line) => line.includes("the operator's copy was not taken")),
+      );
+      expect(warned).toMatch(/unknown@example\.org.*550 no such mailbox/);
     } finally {
       await worker.stop();
     }

@@ -113,7 +113,7 @@ export function failedOutcome(
     completedAt: deps.now(),
     error,
     // Counted from the last Retry asked for: that one failing again waits the first step.
-    retryAt: retry ? deps.retryAt(file.attempts - file.retried_at_attempts + 1) : null,
+    retryAt: retry ? deps.retryAt(Math.max(file.attempts - file.retried_at_attempts, 0) + 1) : null,
   };
 }
 

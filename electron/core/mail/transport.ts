@@ -13,7 +13,11 @@ export interface MailTransport {
   readonly description: string;
   /** Whether mail goes to a mail server, or is only written to a folder (no SMTP set). */
   readonly sends: boolean;
-  send(mail: MailRow, from: string): Promise<string>;
+  /**
+   * The mail server's answer (or the file written), and why the operator's copy did not go,
+   * when it did not (null when it went, or there is none): the mail counts as sent anyway.
+   */
+  send(mail: MailRow, from: string): Promise<{ response: string; copyNotSent: string | null }>;
   /** Connects (and logs in) without sending: rejects with why the server cannot be used. */
   verify(): Promise<void>;
   close(): void;
@@ -53,8 +57,9 @@ function addressesOf(header: string): string[] {
  * The refusal of a recipient the mail server turned away (RCPT TO), as the error the worker
  * classifies (refusedForGood: its response code and command).
  */
-function refusal(info: SMTPTransport.SentMessageInfo, who: string): Error {
+function refusal(info: SMTPTransport.SentMessageInfo): Error {
   const [first] = (info as { rejectedErrors?: Error[] }).rejectedErrors ?? [];
+  const who = info.rejected.map((a) => (typeof a === 'string' ? a : a.address)).join(', ');
   return Object.assign(
     new Error(`the mail server refused ${who}: ${first?.message ?? 'no reason given'}`),
     {
@@ -77,7 +82,7 @@ export function smtpTransport(url: string): MailTransport {
     // The person's mail and the operator's copy go in envelopes of their own (the same message,
     // To and Cc shown in both): the mail counts as sent when the person's mail server took it,
     // and a copy taken while the person's was refused ("try later") is not sent again with
-    // each retry. A copy refused is said in the answer, and does not hold the mail back.
+    // each retry. A copy that does not go is said (copyNotSent), and does not hold the mail back.
     async send(mail, from) {
       const options = messageOptions(mail, from);
       const [sender = ''] = addressesOf(from);
@@ -85,17 +90,16 @@ export function smtpTransport(url: string): MailTransport {
         ...options,
         envelope: { from: sender, to: addressesOf(mail.to) },
       });
-      if (info.rejected.length > 0) throw refusal(info, mail.to);
+      if (info.rejected.length > 0) throw refusal(info);
       const cc = mail.cc;
-      if (!cc) return info.response;
-      const copy = await transporter
+      if (!cc) return { response: info.response, copyNotSent: null };
+      const copyNotSent = await transporter
         .sendMail({ ...options, envelope: { from: sender, to: addressesOf(cc) } })
         .then(
-          (sent) => (sent.rejected.length ? refusal(sent, cc).message : sent.response),
-          (error: unknown) =>
-            `the copy to ${cc} was not sent: ${error instanceof Error ? error.message : String(error)}`,
+          (sent) => (sent.rejected.length ? refusal(sent).message : null),
+          (error: unknown) => (error instanceof Error ? error.message : String(error)),
         );
-      return `${info.response}; copy: ${copy}`;
+      return { response: info.response, copyNotSent };
     },
     async verify() {
       await transporter.verify();
@@ -139,7 +143,7 @@ export function fileTransport(dir: string): MailTransport {
       const partial = `${file}.partial`;
       writeFileSync(partial, message, { mode: 0o600, flush: true });
       renameSync(partial, file);
-      return file;
+      return { response: file, copyNotSent: null };
     },
     verify() {
       mkdirSync(dir, { recursive: true, mode: 0o700 });

@@ -123,13 +123,20 @@ export function startMailWorker(options: MailWorkerOptions): MailWorker {
     }
     const via = transportFor(config);
     try {
-      const response = await via.send(mail, config.from);
+      const { response, copyNotSent } = await via.send(mail, config.from);
       // A crash here (sent, not yet marked) resends the mail on the next start: at least once.
       markSent(db, mail.id, new Date(clock()).toISOString());
       log.info(
         { mail: mail.uuid, kind: mail.kind, to: mail.to, via: via.description, response },
         'mail sent',
       );
+      if (copyNotSent !== null) {
+        // The user has it; the operator's copy is not tried again (it would send theirs again).
+        log.warn(
+          { mail: mail.uuid, kind: mail.kind, cc: mail.cc, error: copyNotSent },
+          "mail sent, but the operator's copy was not taken",
+        );
+      }
       return true;
     } catch (error) {
       const attempts = mail.attempts + 1;

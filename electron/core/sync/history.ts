@@ -82,7 +82,7 @@ export function takeHistoryPage(db: Db, instrumentId: number, page: SyncHistoryP
        usage_elsewhere = CASE WHEN harvest_files.usage_event_id IS NULL
          THEN coalesce(excluded.usage_elsewhere, harvest_files.usage_elsewhere) END,
        metadata_ = excluded.metadata_, state = excluded.state, updated_at = excluded.updated_at,
-       attempts = 0, next_attempt_at = NULL
+       attempts = 0, retried_at_attempts = 0, next_attempt_at = NULL
      WHERE excluded.updated_at > harvest_files.updated_at
        AND harvest_files.partial_path IS NULL AND harvest_files.pending_destination IS NULL
      ON CONFLICT DO NOTHING`,
