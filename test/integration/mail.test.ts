@@ -528,6 +528,28 @@ describe('mail worker retry (in process, real SMTP client and server)', () => {
   }, 30_000);
 });
 
+/** An ended usage of SEM (Cathodes) by `user`, run by `operator`, its answers pending: its id. */
+function pendingEvent(db: Database.Database, uuid: string, user: string, operator: string): number {
+  const idOf = (sql: string, name: string): number => db.prepare(sql).pluck().get(name) as number;
+  const person = 'SELECT id FROM users WHERE username = ?';
+  return Number(
+    db
+      .prepare(
+        `INSERT INTO usage_events (uuid, user_id, operator_id, project_id, tool_id, start, "end",
+           post_usage_pending, version, updated_at)
+         VALUES (?, ?, ?, ?, ?, '2025-05-01T08:00:00.000Z', '2025-05-01T09:00:00.000Z', 1, 2,
+           '2025-05-01T09:00:00.000Z')`,
+      )
+      .run(
+        uuid,
+        idOf(person, user),
+        idOf(person, operator),
+        idOf('SELECT id FROM projects WHERE name = ?', 'Cathodes'),
+        idOf('SELECT id FROM tools WHERE name = ?', 'SEM'),
+      ).lastInsertRowid,
+  );
+}
+
 describe("the user's mail and the operator's copy", () => {
   /**
    * A server dir whose alice has `email` (and sam `samEmail`), and a worker sending through the
@@ -541,25 +563,9 @@ describe("the user's mail and the operator's copy", () => {
     db.prepare('UPDATE users SET email = ? WHERE username = ?').run(email, 'alice');
     db.prepare('UPDATE users SET email = ? WHERE username = ?').run(samEmail, 'sam');
     const said: string[] = [];
-    const idOf = (sql: string): number => db.prepare(sql).pluck().get() as number;
     const uuid = `01900000-0000-7000-8000-0000000${name.length.toString().padStart(5, '0')}`;
     // alice's usage, force-ended, operated by sam: her notice, with a copy to him.
-    const event = Number(
-      db
-        .prepare(
-          `INSERT INTO usage_events (uuid, user_id, operator_id, project_id, tool_id, start, "end",
-             post_usage_pending, version, updated_at)
-           VALUES (?, ?, ?, ?, ?, '2025-05-01T08:00:00.000Z', '2025-05-01T09:00:00.000Z', 1, 2,
-             '2025-05-01T09:00:00.000Z')`,
-        )
-        .run(
-          uuid,
-          idOf("SELECT id FROM users WHERE username = 'alice'"),
-          idOf("SELECT id FROM users WHERE username = 'sam'"),
-          idOf("SELECT id FROM projects WHERE name = 'Cathodes'"),
-          idOf("SELECT id FROM tools WHERE name = 'SEM'"),
-        ).lastInsertRowid,
-    );
+    const event = pendingEvent(db, uuid, 'alice', 'sam');
     db.transaction(() => queuePendingAnswersMail(db, event))();
     const worker = startMailWorker({
       db,
@@ -647,25 +653,8 @@ describe('a user without an e-mail address', () => {
       env: { LABSTATION_MAIL_POLL_MS: '60000' },
     });
     try {
-      const idOf = (sql: string): number => db.prepare(sql).pluck().get() as number;
-      const bob = idOf("SELECT id FROM users WHERE username = 'bob'");
       const uuid = '01900000-0000-7000-8000-00000000f0b0';
-      const event = Number(
-        db
-          .prepare(
-            `INSERT INTO usage_events (uuid, user_id, operator_id, project_id, tool_id, start, "end",
-               post_usage_pending, version, updated_at)
-             VALUES (?, ?, ?, ?, ?, '2025-05-01T08:00:00.000Z', '2025-05-01T09:00:00.000Z', 1, 2,
-               '2025-05-01T09:00:00.000Z')`,
-          )
-          .run(
-            uuid,
-            bob,
-            bob,
-            idOf("SELECT id FROM projects WHERE name = 'Cathodes'"),
-            idOf("SELECT id FROM tools WHERE name = 'SEM'"),
-          ).lastInsertRowid,
-      );
+      const event = pendingEvent(db, uuid, 'bob', 'bob');
       said.length = 0; // what the worker said at start (no SMTP set)
       const id = db.transaction(() => queuePendingAnswersMail(db, event))();
       expect(id).toEqual(expect.any(Number));

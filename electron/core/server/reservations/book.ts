@@ -262,8 +262,7 @@ export function cancelReservation(
     const row = db
       .prepare('SELECT user_id, creator_id, cancelled, "end" FROM reservations WHERE id = ?')
       .get(id) as
-      | { user_id: number; creator_id: number; cancelled: number; end: string }
-      | undefined;
+      { user_id: number; creator_id: number; cancelled: number; end: string } | undefined;
     if (!row) throw fieldError('id', `no reservation with id ${id}`, 'not_found');
     if (row.user_id !== account.id && row.creator_id !== account.id && !isStaff(account)) {
       throw new AppError(
