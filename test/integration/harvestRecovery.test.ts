@@ -101,12 +101,22 @@ describe('recovery after a cut before a batch flush', () => {
     rmSync(final);
     writeFileSync(final, content); // another file, the same bytes
     writeFileSync(partial, content);
+    // The note kept with the marker, as a copy a hook redirected gets it.
+    withDb(dirs.data, (db) =>
+      db
+        .prepare('UPDATE harvest_files SET pending_note = ?')
+        .run('redirected by the pre-transfer hook "tif-aside"'),
+    );
     const run = await harvestOnce(dirs.data);
     expect(run.stdout).toContain('harvest: 0 completed, 1 skipped, 0 failed');
     expect(listTree(dirs.dest)).toEqual(['sem-1/grid.tif']);
     const [transfer] = await transfersOf(dirs.data);
     expect(transfer).toMatchObject({ status: 'skipped', bytes_transferred: 0 });
-    expect(transfer.note).toMatch(/^the destination already holds the same content; finished/);
+    // As the attempt would have said it: the same content, and the redirect.
+    expect(transfer.note).toBe(
+      'the destination already holds the same content; redirected by the pre-transfer hook ' +
+        '"tif-aside"; finished after a restart: the verified copy had reached its name',
+    );
   });
 
   it('removes the partial name of a copy cut between its link and the removal of that name', async () => {

@@ -172,6 +172,19 @@ export async function sameContentOutcome(
   };
 }
 
+const REDIRECTED_BY = 'redirected by the pre-transfer hook ';
+
+/** The note of a copy a pre-transfer hook redirected ('' when none did). */
+export function redirectNote(hook: string | null): string {
+  return hook ? `${REDIRECTED_BY}${JSON.stringify(hook)}` : '';
+}
+
+/** The redirect's part of a completed copy's note (completedNote puts it last), or ''. */
+export function redirectOf(note: string): string {
+  const at = note.indexOf(REDIRECTED_BY);
+  return at < 0 ? '' : note.slice(at);
+}
+
 /** The note of a completed copy: written under another name, redirected by a hook. */
 export function completedNote(final: string, destination: string, redirected: string): string {
   const renamed =

@@ -47,6 +47,7 @@ import {
   describeError,
   failedOutcome,
   holdsSame,
+  redirectNote,
   sameContentOutcome,
   type TransferDeps,
   type TransferEnd,
@@ -232,9 +233,7 @@ async function transferHeld(
       locationId: location.id,
       base: location.base_path,
       destination: join(location.base_path, ...rendered.path.split('/')),
-      redirected: decision.redirectedBy
-        ? `redirected by the pre-transfer hook ${JSON.stringify(decision.redirectedBy)}`
-        : '',
+      redirected: redirectNote(decision.redirectedBy),
       post: found.post,
     });
   });

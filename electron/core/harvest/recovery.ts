@@ -6,7 +6,7 @@ import { stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Db } from '../db/open.js';
 import { cachedStatement } from '../db/statements.js';
-import type { TransferDeps } from './attempt.js';
+import { redirectOf, type TransferDeps } from './attempt.js';
 import { hooksFor, type Instrument } from './config.js';
 import { fsyncPath } from './durable.js';
 import { runPostTransferHooks } from './hooks.js';
@@ -97,9 +97,16 @@ export async function recoverInterrupted(
         sourceHash: file.verified_hash,
         metadata,
         note: [
-          ...(ours ? said : ['the destination already holds the same content']),
+          ...(ours
+            ? said
+            : [
+                'the destination already holds the same content',
+                redirectOf(file.pending_note ?? ''),
+              ]),
           'finished after a restart: the verified copy had reached its name',
-        ].join('; '),
+        ]
+          .filter(Boolean)
+          .join('; '),
       });
       return status;
     }

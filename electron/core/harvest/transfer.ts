@@ -9,6 +9,7 @@ import { stat } from 'node:fs/promises';
 import {
   describeError,
   failedOutcome,
+  redirectNote,
   type Ending,
   type Target,
   type TransferDeps,
@@ -128,10 +129,7 @@ async function decideDestination(
     file,
   );
   if (!rendered.ok) return await end.fail(rendered.reason, false);
-  const redirected = decision.redirectedBy
-    ? `redirected by the pre-transfer hook ${JSON.stringify(decision.redirectedBy)}`
-    : '';
-  return { location, relative: rendered.path, redirected };
+  return { location, relative: rendered.path, redirected: redirectNote(decision.redirectedBy) };
 }
 
 /**
