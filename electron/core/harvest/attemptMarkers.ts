@@ -61,7 +61,6 @@ export function madeFolders(file: { made_folders: string | null }): string[] {
     : [];
 }
 
-/** Written after verification, before the rename: a crash after the rename can be finished. */
 /**
  * Where a verified copy goes, as its transfer record will say: its storage location and the
  * record's note (completedNote), kept with the marker for recovery.ts.
@@ -74,6 +73,7 @@ export interface PendingPlace {
 const MARK_VERIFIED = `UPDATE harvest_files SET verified_hash = ?, pending_destination = ?,
   pending_location_id = ?, pending_note = ? WHERE id = ?`;
 
+/** Written after verification, before the rename: a crash after the rename can be finished. */
 export function markVerified(
   db: Db,
   id: number,

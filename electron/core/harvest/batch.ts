@@ -324,7 +324,8 @@ async function transferHeld(
       hash: v.destHash,
       destination: v.destination,
       locationId: v.locationId,
-      note: completedNote(v.destination, v.destination, v.redirected),
+      // At the name it was given: the note of a completed copy is the redirect's alone.
+      note: v.redirected,
     })),
   );
   const byFolder = new Map<string, Verified[]>();
@@ -456,7 +457,7 @@ async function recovered(deps: TransferDeps, v: Verified, error: unknown): Promi
       verified_hash: v.destHash,
       pending_destination: v.destination,
       pending_location_id: v.locationId,
-      pending_note: completedNote(v.destination, v.destination, v.redirected),
+      pending_note: v.redirected,
       // The batch takes back what its checks made itself, as it ends (BatchFolders).
       made_folders: null,
     },

@@ -82,8 +82,13 @@ export async function recoverInterrupted(
       // Recorded as the attempt would have: where its copy went (a hook may have sent it to
       // another storage location than the instrument's) and its note. The same content that
       // reached the name another way (our copy never linked) is the skip it would have been.
-      const said = file.pending_note ? [file.pending_note] : [];
+      const kept = file.pending_note ?? '';
       const status = ours ? 'completed' : 'skipped';
+      const why = ours
+        ? kept
+        : ['the destination already holds the same content', redirectOf(kept)]
+            .filter(Boolean)
+            .join('; ');
       finishTransfer(db, file.id, {
         status,
         storageLocationId:
@@ -96,15 +101,7 @@ export async function recoverInterrupted(
         completedAt: finishedAt,
         sourceHash: file.verified_hash,
         metadata,
-        note: [
-          ...(ours
-            ? said
-            : [
-                'the destination already holds the same content',
-                redirectOf(file.pending_note ?? ''),
-              ]),
-          'finished after a restart: the verified copy had reached its name',
-        ]
+        note: [why, 'finished after a restart: the verified copy had reached its name']
           .filter(Boolean)
           .join('; '),
       });

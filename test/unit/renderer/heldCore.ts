@@ -111,6 +111,12 @@ export async function release(which: ((h: Held) => boolean) | Held[]): Promise<v
   }
 }
 
+/** Releases every held call, those made meanwhile too, then waits for `read`. */
+export async function settle(read: Promise<unknown>): Promise<void> {
+  while (core.held.length > 0) await release(() => true);
+  await read;
+}
+
 /** The answers held so far, taken out of `core.held` (as one read's calls). */
 export function takeHeld(): Held[] {
   const taken = core.held;

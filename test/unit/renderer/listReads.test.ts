@@ -9,7 +9,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { RpcEnvelope } from '../../../shared/api.js';
 import { readOrder } from '../../../renderer/src/readOrder.js';
-import { core, isCall, release, resetCore, type Held } from './heldCore.js';
+import { core, isCall, release, resetCore, settle, type Held } from './heldCore.js';
 
 const { useHistoryStore } = await import('../../../renderer/src/stores/history.js');
 const { useStationStore } = await import('../../../renderer/src/stores/station.js');
@@ -448,10 +448,6 @@ describe("the server's page of the person's usage", () => {
     core.answers['usage.mine'] = () => ({ ok: true, result: { events: [] } });
     core.answers['usage.recent'] = () => recent();
     core.answers['usage.tools'] = () => ({ ok: true, result: { tools: [] } });
-    const settle = async (read: Promise<void>): Promise<void> => {
-      while (core.held.length > 0) await release(() => true);
-      await read;
-    };
     await settle(useServerStore.getState().refresh());
     expect(useServerStore.getState().recent).toHaveLength(2);
 
@@ -495,10 +491,6 @@ describe("the server's page of the person's usage", () => {
     core.answers['usage.mine'] = () => ({ ok: true, result: { events: [] } });
     core.answers['usage.recent'] = (args) => recent(args);
     core.answers['usage.tools'] = () => ({ ok: true, result: { tools } });
-    const settle = async (read: Promise<void>): Promise<void> => {
-      while (core.held.length > 0) await release(() => true);
-      await read;
-    };
     const lastRecentArgs = (): unknown =>
       core.calls.filter((c) => c.name === 'usage.recent').at(-1)?.args;
     await settle(useServerStore.getState().refresh());
@@ -549,10 +541,6 @@ describe("the server's page of the person's usage", () => {
         .filter((id) => tool === undefined || id % 2 === 0)
         .slice(0, limit);
       return { ok: true, result: { events: page.map((id) => event(id, 'ada')) } };
-    };
-    const settle = async (read: Promise<void>): Promise<void> => {
-      while (core.held.length > 0) await release(() => true);
-      await read;
     };
     const shown = (): number[] => useServerStore.getState().recent.map((e) => e.id);
     await settle(useServerStore.getState().refresh());
@@ -631,10 +619,6 @@ describe("the server's page of the person's usage", () => {
       const page = ids.filter((id) => before === undefined || id < before).slice(0, limit);
       return { ok: true, result: { events: page.map((id) => event(id, 'ada')) } };
     };
-    const settle = async (read: Promise<void>): Promise<void> => {
-      while (core.held.length > 0) await release(() => true);
-      await read;
-    };
     await settle(useServerStore.getState().refresh());
     for (let page = 1; page < 11; page++) await settle(useServerStore.getState().showOlder());
     expect(useServerStore.getState().recent).toHaveLength(550);
@@ -656,10 +640,6 @@ describe("the server's page of the person's usage", () => {
       args.before_id === undefined
         ? { ok: true, result: { events: ids.slice(0, 50).map((id) => event(id, 'ada')) } }
         : { ok: false, error: { code: 'internal', message: 'database is locked' } };
-    const settle = async (read: Promise<void>): Promise<void> => {
-      while (core.held.length > 0) await release(() => true);
-      await read;
-    };
     await settle(useServerStore.getState().refresh());
     await settle(useServerStore.getState().showOlder());
     const state = useServerStore.getState();
