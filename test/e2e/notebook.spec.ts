@@ -783,8 +783,8 @@ test('notebook: Duplicate by keyboard leaves the focus on the copy’s title', a
   await logOn(page, 'ada', '1234');
   await openNotebook(page);
   const entry = await createEntry(page, 'Item', 'Holder J');
-  // Disabled until Create is done (the entry list read again after the entry is shown): a
-  // disabled button takes no focus, and Enter would go nowhere.
+  // Disabled until Create is done (its last step, after the entry is shown): a disabled button
+  // takes no focus, and Enter would go nowhere.
   const duplicate = entry.getByRole('button', { name: 'Duplicate' });
   await expect(duplicate).toBeEnabled();
   await duplicate.focus();

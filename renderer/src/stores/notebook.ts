@@ -165,8 +165,9 @@ export const useNotebookStore = create<NotebookState>()((set, get) => ({
     const asked = opens.ask();
     try {
       const { entry } = await call('notebook.create', args);
-      if (opens.take(asked)) set({ open: entry, error: null });
+      // The list is read before the entry is shown, so its row is there for Close to focus.
       await get().refresh();
+      if (opens.take(asked)) set({ open: entry });
       return entry;
     } catch (error) {
       set({ error: message(error) });
@@ -188,8 +189,9 @@ export const useNotebookStore = create<NotebookState>()((set, get) => ({
     const asked = opens.ask();
     try {
       const { entry } = await call('notebook.duplicate', { id });
-      if (opens.take(asked)) set({ open: entry, error: null });
+      // As create: the copy's row is in the list before the copy is shown.
       await get().refresh();
+      if (opens.take(asked)) set({ open: entry });
     } catch (error) {
       set({ error: message(error) });
     } finally {

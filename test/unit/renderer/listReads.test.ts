@@ -263,6 +263,37 @@ describe('the notebook entry on show, and searches', () => {
     expect(openId()).toBeUndefined();
   });
 
+  it('shows a new entry, or a copy, only once the list read after it holds its row', async () => {
+    // Close focuses the open entry's row: shown before the list had it, a quick Close found none.
+    let stored = [1];
+    core.answers['notebook.list'] = (args) => ({
+      ok: true,
+      result: { entries: args.kind === undefined ? stored.map((id) => ({ id })) : [] },
+    });
+    const rows = (): number[] => useNotebookStore.getState().entries.map((entry) => entry.id);
+    core.answers['notebook.create'] = () => {
+      stored = [2, ...stored];
+      return { ok: true, result: { entry: { id: 2, uuid: 'u2', title: 'E2' } } };
+    };
+    const made = useNotebookStore.getState().create({ kind: 'item', title: 'E2' } as never);
+    await release(isCall('notebook.create'));
+    expect(openId()).toBeUndefined();
+    await settle(made);
+    expect(rows()).toEqual([2, 1]);
+    expect(openId()).toBe(2);
+
+    core.answers['notebook.duplicate'] = () => {
+      stored = [3, ...stored];
+      return { ok: true, result: { entry: { id: 3, uuid: 'u3', title: 'E2 (copy)' } } };
+    };
+    const copied = useNotebookStore.getState().duplicate(2);
+    await release(isCall('notebook.duplicate'));
+    expect(openId()).toBe(2);
+    await settle(copied);
+    expect(rows()).toEqual([3, 2, 1]);
+    expect(openId()).toBe(3);
+  });
+
   it("keeps the later search's results, and adds no page of an earlier search", async () => {
     const run = (query: string) => useNotebookStore.getState().runSearch({ query } as never);
     const older = run('old');
