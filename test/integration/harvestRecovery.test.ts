@@ -256,6 +256,61 @@ describe('a copy at its name with no completed record yet', () => {
   }, 60_000);
 });
 
+describe("a crash once an unplaced copy's partial is gone never takes another's file for ours", () => {
+  // The copy was verified and marked for a name that holds another's file; the same content was
+  // found at a numbered name (a skip), so the partial went unplaced. Its verified marks must go
+  // first: marks whose partial is gone say the copy reached its name.
+  const cases = [
+    { how: 'a batch of small copies', file: 'a.txt', content: Buffer.from('ours') },
+    { how: 'a big copy, alone', file: 'big.raw', content: Buffer.alloc(5 << 20, 5) },
+  ];
+  for (const { how, file, content } of cases) {
+    it(`${how}: the other file stays, the skip is recorded`, async () => {
+      const dirs = await setupHarvest({ stability: 0, template: '{instrument}/{relative_path}' });
+      writeFileSync(join(dirs.src, file), content);
+      const folder = join(dirs.dest, 'sem-1');
+      mkdirSync(folder);
+      const numbered = file.replace('.', ' (1).');
+      writeFileSync(join(folder, file), 'theirs');
+      writeFileSync(join(folder, numbered), content);
+      const killed = await harvestOnce(dirs.data, {
+        LABSTATION_FAILPOINT: 'harvest.unplaced-removed',
+      });
+      expect(killed.code, killed.stdout + killed.stderr).not.toBe(0);
+      expect(listTree(dirs.dest)).toEqual([`sem-1/${numbered}`, `sem-1/${file}`].sort());
+
+      const run = await harvestOnce(dirs.data);
+      expect(run.code, run.stdout + run.stderr).toBe(0);
+      expect(run.stdout).toContain('harvest: 0 completed, 1 skipped, 0 failed');
+      expect(readFileSync(join(folder, file), 'utf8')).toBe('theirs');
+      expect(readFileSync(join(folder, numbered)).equals(content)).toBe(true);
+      expect(listTree(dirs.dest)).toEqual([`sem-1/${numbered}`, `sem-1/${file}`].sort());
+      expect(await transfersOf(dirs.data)).toEqual([
+        expect.objectContaining({ status: 'skipped', destination_path: join(folder, numbered) }),
+      ]);
+    }, 60_000);
+  }
+
+  it('recovery itself: killed after it removed a partial whose name holds another file', async () => {
+    const { dirs, content, final, partial } = await placedButNotRecorded();
+    writeFileSync(final, 'somebody else');
+    writeFileSync(partial, content);
+    const killed = await harvestOnce(dirs.data, {
+      LABSTATION_FAILPOINT: 'harvest.unplaced-removed',
+    });
+    expect(killed.code, killed.stdout + killed.stderr).not.toBe(0);
+    expect(existsSync(partial)).toBe(false);
+
+    const run = await harvestOnce(dirs.data);
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(readFileSync(final, 'utf8')).toBe('somebody else');
+    expect(readFileSync(join(dirs.dest, 'sem-1', 'grid (1).tif')).equals(content)).toBe(true);
+    expect(await transfersOf(dirs.data)).toEqual([
+      expect.objectContaining({ status: 'completed', checksum_verified: true }),
+    ]);
+  }, 60_000);
+});
+
 /**
  * Harvests one file, then rewinds the database to "copy under way" (its partial named and on
  * disk), and disables the instrument: no transfer of its files runs any more, so only the

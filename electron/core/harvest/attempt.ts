@@ -7,12 +7,13 @@ import { lstat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import type { Db } from '../db/open.js';
 import { errorCode } from '../util/errors.js';
+import { failpoint } from '../util/failpoint.js';
 import type { Logger } from '../util/log.js';
 import type { Hook, Instrument, StorageLocation } from './config.js';
 import type { CopyPool } from './copyPool.js';
 import { runPostTransferHooks } from './hooks.js';
 import { exists, forgetFolder, type MountMemory, removePartial } from './place.js';
-import { clearAttempt } from './attemptMarkers.js';
+import { clearAttempt, unmarkVerified } from './attemptMarkers.js';
 import type { FileRow, TransferOutcome } from './records.js';
 
 export interface TransferDeps {
@@ -211,7 +212,10 @@ export async function dropPartial(
 ): Promise<void> {
   if (place.partial === null) return;
   try {
+    unmarkVerified(db, fileId);
     if (removed === null) await removePartial(place.partial, place.base, place.mounts);
+    // Crash test: a partial not placed is gone, its name still recorded.
+    failpoint('harvest.unplaced-removed');
     if (removed !== false) clearAttempt(db, fileId);
   } catch {
     // Could not delete it, or cannot tell (the share is gone): as removed = false.

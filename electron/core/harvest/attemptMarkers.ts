@@ -121,6 +121,23 @@ export function markVerifiedMany(
   );
 }
 
+/**
+ * Written before a verified copy's partial is removed without having been placed (its name was
+ * taken, the same content was found there, the placement failed): the verified marks go first,
+ * with the disk's answer. Recovery takes a verified mark whose partial is gone for a copy that
+ * reached its name (recovery.ts placedByUs): left behind, it would take the file of another at
+ * that name for this station's copy, and remove it or record it. The partial's name stays, for
+ * a crash before its removal to clean up.
+ */
+export function unmarkVerified(db: Db, id: number): void {
+  cachedStatement(
+    db,
+    `UPDATE harvest_files SET verified_hash = NULL, pending_destination = NULL,
+       pending_location_id = NULL, pending_note = NULL
+     WHERE id = ? AND verified_hash IS NOT NULL`,
+  ).run(id);
+}
+
 export function clearAttempt(db: Db, id: number): void {
   cachedStatement(
     db,

@@ -38,7 +38,13 @@ import {
   removeQuietly,
   syncFolder,
 } from './place.js';
-import { beginAttempts, clearAttempt, markVerified, markVerifiedMany } from './attemptMarkers.js';
+import {
+  beginAttempts,
+  clearAttempt,
+  markVerified,
+  markVerifiedMany,
+  unmarkVerified,
+} from './attemptMarkers.js';
 import { type FileRow, type TransferOutcome } from './records.js';
 import {
   abandonAttempt,
@@ -373,7 +379,9 @@ async function transferHeld(
               );
               if (next.same) {
                 folders.fill(folder);
+                unmarkVerified(db, v.file.id);
                 await removeQuietly(v.partial);
+                failpoint('harvest.unplaced-removed');
                 clearAttempt(db, v.file.id);
                 step(v.index, async () => {
                   const skip = { ...v, destination: next.name, hash: v.destHash };

@@ -6,12 +6,13 @@ import { stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Db } from '../db/open.js';
 import { cachedStatement } from '../db/statements.js';
+import { failpoint } from '../util/failpoint.js';
 import { redirectOf, type TransferDeps } from './attempt.js';
 import { hooksFor, type Instrument } from './config.js';
 import { fsyncPath } from './durable.js';
 import { runPostTransferHooks } from './hooks.js';
 import { exists, removePartial, removeQuietly, syncFolder } from './place.js';
-import { clearAttempt, madeFolders } from './attemptMarkers.js';
+import { clearAttempt, madeFolders, unmarkVerified } from './attemptMarkers.js';
 import { takeBackMade } from './folderHolds.js';
 import { finishTransfer, interruptedFiles, type FileRow } from './records.js';
 import { storageFolderIn } from './storageGuard.js';
@@ -68,7 +69,11 @@ export async function recoverInterrupted(
       const ours = await placedByUs(file);
       await fsyncPath(file.pending_destination);
       await syncFolder(dirname(file.pending_destination));
+      // Not ours: the partial goes unplaced, so its verified marks go first (unmarkVerified). A
+      // crash before the record then transfers the file again, and that finds the skip.
+      if (!ours) unmarkVerified(db, file.id);
       await removeQuietly(file.partial_path);
+      if (!ours) failpoint('harvest.unplaced-removed');
       const finishedAt = deps.now();
       const metadata = instrument
         ? await runPostTransferHooks(hooksFor(db, instrument.id, 'post_transfer'), {
@@ -109,8 +114,15 @@ export async function recoverInterrupted(
     }
   }
   const base = file.partial_path === null ? null : storageFolderOf(db, file.partial_path);
+  // The name holds another's file (ours was never placed): the verified marks go before the
+  // partial (unmarkVerified). Kept where the name cannot be seen (a share away): that copy may
+  // have been placed, and is recorded when the share is back.
+  if (file.pending_destination && (await exists(file.pending_destination))) {
+    unmarkVerified(db, file.id);
+  }
   if (base === null) await removeQuietly(file.partial_path);
   else await removePartial(file.partial_path, base, deps.mounts);
+  failpoint('harvest.unplaced-removed');
   clearAttempt(db, file.id);
   // Only folders inside the storage folder that holds the partial, never that folder itself
   // (relative to it: ''); none where no storage location holds it any more.
