@@ -291,6 +291,26 @@ describe("a crash once an unplaced copy's partial is gone never takes another's 
     }, 60_000);
   }
 
+  it('recovery itself: killed after it removed the partial of a skip (the same content at the name)', async () => {
+    const { dirs, content, final, partial } = await placedButNotRecorded();
+    rmSync(final);
+    writeFileSync(final, content); // another file, the same bytes: our copy never linked
+    writeFileSync(partial, content);
+    const killed = await harvestOnce(dirs.data, {
+      LABSTATION_FAILPOINT: 'harvest.unplaced-removed',
+    });
+    expect(killed.code, killed.stdout + killed.stderr).not.toBe(0);
+    expect(existsSync(partial)).toBe(false);
+
+    // Not the completed copy a gone partial would say: transferred again, it is the skip.
+    const run = await harvestOnce(dirs.data);
+    expect(run.stdout).toContain('harvest: 0 completed, 1 skipped, 0 failed');
+    expect(listTree(dirs.dest)).toEqual(['sem-1/grid.tif']);
+    expect(await transfersOf(dirs.data)).toEqual([
+      expect.objectContaining({ status: 'skipped', destination_path: final }),
+    ]);
+  }, 60_000);
+
   it('recovery itself: killed after it removed a partial whose name holds another file', async () => {
     const { dirs, content, final, partial } = await placedButNotRecorded();
     writeFileSync(final, 'somebody else');
