@@ -422,9 +422,16 @@ test('data tab: keyboard use keeps its place: Retry, a file opened and closed', 
 
   // Retry by keyboard: once the file is done, the focus is on the next failure's Retry, not
   // lost to the page (a screen reader would start again from its top).
-  const retryFirst = page.getByRole('button', { name: /^Retry [ab]\.txt$/ }).first();
-  const first = (await retryFirst.getAttribute('aria-label')) ?? '';
+  const first =
+    (await page
+      .getByRole('button', { name: /^Retry [ab]\.txt$/ })
+      .first()
+      .getAttribute('aria-label')) ?? '';
   const second = first === 'Retry a.txt' ? 'Retry b.txt' : 'Retry a.txt';
+  // By its name (a refresh may reorder the list), once enabled: a status read while the file
+  // was still transferring disables it, and a disabled button takes no focus.
+  const retryFirst = page.getByRole('button', { name: first, exact: true });
+  await expect(retryFirst).toBeEnabled();
   await retryFirst.focus();
   await page.keyboard.press('Enter');
   await expect(failures.getByRole('listitem')).toHaveCount(1);
@@ -466,10 +473,15 @@ test('data tab: a Retry whose file fails again keeps the focus on that Retry', a
   const { failures } = await failingHarvest(page, startStation, scratchDir, ['a.txt', 'b.txt']);
   await expect(failures.getByRole('listitem')).toHaveCount(2);
   const focused = page.locator(':focus');
-  const retryFirst = page.getByRole('button', { name: /^Retry [ab]\.txt$/ }).first();
-  const first = (await retryFirst.getAttribute('aria-label')) ?? '';
+  const first =
+    (await page
+      .getByRole('button', { name: /^Retry [ab]\.txt$/ })
+      .first()
+      .getAttribute('aria-label')) ?? '';
   const attempts = failures.getByRole('listitem').filter({ hasText: first.slice('Retry '.length) });
   await expect(attempts).toContainText('1 attempt;');
+  const retryFirst = page.getByRole('button', { name: first, exact: true });
+  await expect(retryFirst).toBeEnabled();
   await retryFirst.focus();
   await page.keyboard.press('Enter');
   // Failed again (a share still away): the focus is back on its Retry, not on another file's.

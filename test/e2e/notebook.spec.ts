@@ -666,6 +666,7 @@ test('notebook: Edit, Cancel and Save by keyboard keep the focus in the entry', 
   await page.keyboard.press('Enter');
   await expect(editButton).toBeFocused();
   await page.keyboard.press('Enter');
+  await expect(editor.getByLabel('Title', { exact: true })).toBeFocused();
   await page.keyboard.press('End');
   await page.keyboard.type(' 2');
   await editor.getByRole('button', { name: 'Save' }).focus();
