@@ -28,6 +28,11 @@ interface NotebookState {
   error: string | null;
   /** A create or duplicate is under way: a second click (a double click) makes no second entry. */
   making: boolean;
+  /**
+   * The copy Duplicate made and opened, until its panel has taken the focus to its title
+   * (EntryPanel): the Duplicate button went away with the panel it was in.
+   */
+  copyShown: number | null;
   search: SearchOutcome | null;
   searchError: string | null;
   setKind: (kind: EntryKind | null) => Promise<void>;
@@ -83,6 +88,7 @@ export const useNotebookStore = create<NotebookState>()((set, get) => ({
   open: null,
   error: null,
   making: false,
+  copyShown: null,
   search: null,
   searchError: null,
   async setKind(kind) {
@@ -191,7 +197,7 @@ export const useNotebookStore = create<NotebookState>()((set, get) => ({
       const { entry } = await call('notebook.duplicate', { id });
       // As create: the copy's row is in the list before the copy is shown.
       await get().refresh();
-      if (opens.take(asked)) set({ open: entry });
+      if (opens.take(asked)) set({ open: entry, copyShown: entry.id });
     } catch (error) {
       set({ error: message(error) });
     } finally {
@@ -250,6 +256,7 @@ export const useNotebookStore = create<NotebookState>()((set, get) => ({
       templates: [],
       open: null,
       error: null,
+      copyShown: null,
       search: null,
     });
   },

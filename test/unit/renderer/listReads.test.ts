@@ -281,6 +281,7 @@ describe('the notebook entry on show, and searches', () => {
     await settle(made);
     expect(rows()).toEqual([2, 1]);
     expect(openId()).toBe(2);
+    expect(useNotebookStore.getState().copyShown).toBeNull();
 
     core.answers['notebook.duplicate'] = () => {
       stored = [3, ...stored];
@@ -292,6 +293,8 @@ describe('the notebook entry on show, and searches', () => {
     await settle(copied);
     expect(rows()).toEqual([3, 2, 1]);
     expect(openId()).toBe(3);
+    // Its panel takes the focus to its title once drawn (EntryPanel); a new entry's does not.
+    expect(useNotebookStore.getState().copyShown).toBe(3);
   });
 
   it("keeps the later search's results, and adds no page of an earlier search", async () => {

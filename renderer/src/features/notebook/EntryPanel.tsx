@@ -19,13 +19,6 @@ function docOf(entry: NotebookEntryView): MetadataDoc {
   return result.ok ? result.doc : EMPTY_DOC;
 }
 
-/**
- * The entry a Duplicate under way was made from, or null. Duplicate goes away with the panel
- * (the copy opens in a panel of its own): the copy's panel, once drawn, takes the focus to its
- * title instead of leaving it to the page body.
- */
-let duplicatingFrom: number | null = null;
-
 /** The open entry: view mode with its actions, or edit mode. */
 export function EntryPanel({ entry }: { entry: NotebookEntryView }): ReactElement {
   // Editing goes on after a look at another tab (its draft is kept by useEntryDraft).
@@ -47,11 +40,14 @@ export function EntryPanel({ entry }: { entry: NotebookEntryView }): ReactElemen
     if (editing) document.getElementById('entry-title-input')?.focus();
     else editButton.current?.focus();
   }, [editing]);
+  // A copy Duplicate just opened (in a panel of its own, the button gone with the one before)
+  // takes the focus to its title instead of leaving it to the page body.
+  const copyShown = useNotebookStore((s) => s.copyShown);
   useEffect(() => {
-    if (duplicatingFrom === null || duplicatingFrom === entry.id) return;
-    duplicatingFrom = null;
+    if (copyShown !== entry.id) return;
+    useNotebookStore.setState({ copyShown: null });
     document.getElementById('entry-title')?.focus();
-  }, [entry.id]);
+  }, [copyShown, entry.id]);
   const doc = useMemo(() => docOf(entry), [entry]);
   const inUse = useStationStore((s) => s.status?.active !== null && s.status?.active !== undefined);
   const { duplicate, attachUsage, openEntry } = useNotebookStore.getState();
@@ -86,12 +82,7 @@ export function EntryPanel({ entry }: { entry: NotebookEntryView }): ReactElemen
             type="button"
             className="secondary"
             disabled={making}
-            onClick={() => {
-              duplicatingFrom = entry.id;
-              void duplicate(entry.id).finally(() => {
-                duplicatingFrom = null;
-              });
-            }}
+            onClick={() => void duplicate(entry.id)}
           >
             Duplicate
           </button>
