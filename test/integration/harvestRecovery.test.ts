@@ -311,6 +311,23 @@ describe("a crash once an unplaced copy's partial is gone never takes another's 
     ]);
   }, 60_000);
 
+  it('recovery itself: killed after it removed a partial whose name was free, another file there since', async () => {
+    const { dirs, content, final, partial } = await placedButNotRecorded();
+    rmSync(final); // cut before the link: the name is free
+    writeFileSync(partial, content);
+    const killed = await harvestOnce(dirs.data, {
+      LABSTATION_FAILPOINT: 'harvest.unplaced-removed',
+    });
+    expect(killed.code, killed.stdout + killed.stderr).not.toBe(0);
+    expect(existsSync(partial)).toBe(false);
+    writeFileSync(final, 'somebody else'); // before the next start
+
+    const run = await harvestOnce(dirs.data);
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(readFileSync(final, 'utf8')).toBe('somebody else');
+    expect(readFileSync(join(dirs.dest, 'sem-1', 'grid (1).tif')).equals(content)).toBe(true);
+  }, 60_000);
+
   it('recovery itself: killed after it removed a partial whose name holds another file', async () => {
     const { dirs, content, final, partial } = await placedButNotRecorded();
     writeFileSync(final, 'somebody else');

@@ -242,6 +242,11 @@ export async function prepareFolder(
  * The storage location's folder itself: there, a folder, and still mounted where it was seen
  * as a mount point (mountProblem).
  */
+/** Whether the storage location's folder can be seen (checkBase): a name not found there is not. */
+export async function inReach(base: string, mounts?: MountMemory): Promise<boolean> {
+  return (await checkBase(base, mounts)).ok;
+}
+
 async function checkBase(
   base: string,
   mounts?: MountMemory,

@@ -11,7 +11,7 @@ import { redirectOf, type TransferDeps } from './attempt.js';
 import { hooksFor, type Instrument } from './config.js';
 import { fsyncPath } from './durable.js';
 import { runPostTransferHooks } from './hooks.js';
-import { exists, removePartial, removeQuietly, syncFolder } from './place.js';
+import { exists, inReach, removePartial, removeQuietly, syncFolder } from './place.js';
 import { clearAttempt, madeFolders, unmarkVerified } from './attemptMarkers.js';
 import { takeBackMade } from './folderHolds.js';
 import { finishTransfer, interruptedFiles, type FileRow } from './records.js';
@@ -114,10 +114,12 @@ export async function recoverInterrupted(
     }
   }
   const base = file.partial_path === null ? null : storageFolderOf(db, file.partial_path);
-  // The name holds another's file (ours was never placed): the verified marks go before the
-  // partial (unmarkVerified). Kept where the name cannot be seen (a share away): that copy may
-  // have been placed, and is recorded when the share is back.
-  if (file.pending_destination && (await exists(file.pending_destination))) {
+  // Our copy is not at its name (another's file may be): its partial goes unplaced, so the
+  // verified marks go first (unmarkVerified), or a crash between would take a file later put at
+  // that name for ours. Kept while the storage folder is out of reach (a share away, whose empty
+  // mount folder answers "not found"): the copy may be at its name there, recorded once the share
+  // is back; the partial's removal fails then too.
+  if (file.verified_hash && (base === null || (await inReach(base, deps.mounts)))) {
     unmarkVerified(db, file.id);
   }
   if (base === null) await removeQuietly(file.partial_path);
