@@ -9,11 +9,13 @@ import type { Db } from '../db/open.js';
 import { cachedStatement } from '../db/statements.js';
 
 /**
- * The attempt markers below are written without waiting for the disk (synchronous=NORMAL for
+ * Most attempt markers below are written without waiting for the disk (synchronous=NORMAL for
  * that one commit): they must survive the process dying, which they do, since SQLite has
  * handed them to the OS; a power cut may lose them, and then costs an orphan partial or a
  * copy recorded as skipped instead of completed. Waiting for the disk twice more per file
- * halved the rate of small files.
+ * halved the rate of small files. The verified marks of a copy not yet durable, or of a name
+ * after one found taken, wait (markVerified's waitForDisk, markVerifiedMany): lost in a power cut,
+ * they would leave a file at a final name that no record speaks for, or a wrong one.
  */
 function relaxed(db: Db, write: () => void): void {
   cachedStatement(db, 'PRAGMA synchronous = NORMAL').run();
@@ -73,17 +75,27 @@ export interface PendingPlace {
 const MARK_VERIFIED = `UPDATE harvest_files SET verified_hash = ?, pending_destination = ?,
   pending_location_id = ?, pending_note = ? WHERE id = ?`;
 
-/** Written after verification, before the rename: a crash after the rename can be finished. */
+/**
+ * Written after verification, before the rename: a crash after the rename can be finished.
+ * `waitForDisk` (a commit with the disk's answer) where losing it to a power cut costs more
+ * than a skip: a copy placed before its data is flushed (a small one, durable.ts), whose
+ * damaged link recovery.ts must find; a name after one found taken, whose loss would leave the
+ * marks naming the other file there with the partial gone once linked, which recovery.ts takes
+ * for this copy (placedByUs) and removes as damaged. A copy made durable first, at its own name,
+ * costs only a skip when its mark is lost: the same content is found there.
+ */
 export function markVerified(
   db: Db,
   id: number,
   hash: string,
   destination: string,
-  place: PendingPlace,
+  place: PendingPlace & { waitForDisk?: boolean },
 ): void {
-  relaxed(db, () =>
-    cachedStatement(db, MARK_VERIFIED).run(hash, destination, place.locationId, place.note, id),
-  );
+  const mark = (): void => {
+    cachedStatement(db, MARK_VERIFIED).run(hash, destination, place.locationId, place.note, id);
+  };
+  if (place.waitForDisk) mark();
+  else relaxed(db, mark);
 }
 
 /**
@@ -105,20 +117,20 @@ export function beginAttempts(
   );
 }
 
-/** markVerified for a batch, in one commit, before any of its copies is placed. */
+/**
+ * markVerified for a batch, in one commit, before any of its copies is placed. It waits for the
+ * disk: the batch's copies are placed before their flush (durable.ts), so a power cut may keep a
+ * link without its data; these marks let recovery.ts find that damaged copy and remove it.
+ */
 export function markVerifiedMany(
   db: Db,
   verified: ({ id: number; hash: string; destination: string } & PendingPlace)[],
 ): void {
   if (!verified.length) return;
-  relaxed(db, () =>
-    db
-      .transaction(() => {
-        const set = cachedStatement(db, MARK_VERIFIED);
-        for (const v of verified) set.run(v.hash, v.destination, v.locationId, v.note, v.id);
-      })
-      .immediate(),
-  );
+  db.transaction(() => {
+    const set = cachedStatement(db, MARK_VERIFIED);
+    for (const v of verified) set.run(v.hash, v.destination, v.locationId, v.note, v.id);
+  }).immediate();
 }
 
 /**

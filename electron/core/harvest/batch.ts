@@ -392,6 +392,7 @@ async function transferHeld(
               markVerified(db, v.file.id, v.destHash, next.name, {
                 locationId: v.locationId,
                 note: completedNote(next.name, v.destination, v.redirected),
+                waitForDisk: true,
               });
               if (await placeWithoutClobber(v.partial, next.name)) {
                 placed.push({ v, final: next.name });

@@ -271,6 +271,7 @@ function placeVerified(
       markVerified(db, file.id, copy.destHash, name, {
         locationId: attempt.location.id,
         note: completedNote(name, destination, attempt.redirected),
+        waitForDisk: attempt.batched || name !== destination,
       });
       if (await placeWithoutClobber(copy.partial, name)) return { name, same: false };
       // Taken (since the check before the copy, by another source of this run, say): the
