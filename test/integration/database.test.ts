@@ -471,10 +471,15 @@ describe('database', () => {
       { record_uuid: 'x', payload: '{"v":2}' },
     ]);
 
-    // A count started anew (another data dir held the key): nothing at or below the ids kept
-    // then is sent again on its low numbers.
-    ack([queue('f')]);
-    countStartsAnew(db, sentThrough(db));
+    // No count on the server for this data dir (restored from a backup made before its first
+    // push, or another data dir held the key): everything kept goes again, once.
+    const f = queue('f');
+    ack([f]);
+    expect(kept()).toEqual([c, f]);
+    db.prepare('DELETE FROM outbox').run();
+    expect(countStartsAnew(db)).toBe(2);
+    expect(outbox().map((r) => r.record_uuid)).toEqual(['c', 'f']);
+    expect(kept()).toEqual([]);
     expect(resendLost(db, 1, sentThrough(db))).toBe(0);
 
     // Another key: what was kept for the old one is dropped.

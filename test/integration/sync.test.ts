@@ -1058,6 +1058,33 @@ describe('records the server refuses', () => {
     await stop(st);
   }, 90_000);
 
+  it('sends again all it kept to a server restored from a backup made before its first push', async () => {
+    const dir = join(tempDir(), 'station-first');
+    const st = await launch(dir, server.url, await registerStation('sem-first'));
+    await ok(st, 'session.logon', { login: 'alice', pin: '1234' });
+    const usage = await enable(st);
+    await disable(st);
+    await waitFor('the usage on the server', () => serverEvent(usage)?.end ?? undefined);
+    await waitFor('the outbox empty', () => (outboxCount(dir) === 0 ? true : undefined));
+    // The backup knew the station (its key) but no push from this data dir: no count for it.
+    loseOnServer(usage, (writable) =>
+      writable
+        .prepare(
+          `UPDATE stations SET install_id = NULL, install_acked_through = NULL,
+             install_ack_seq = NULL WHERE name = 'sem-first'`,
+        )
+        .run(),
+    );
+    expect(serverEvent(usage)).toBeUndefined();
+    // The next push (of a notebook entry) hears there is no count: all kept goes again.
+    await ok(st, 'notebook.create', { kind: 'experiment', title: 'After the restore' });
+    await waitFor('the usage on the server again', () => serverEvent(usage)?.end ?? undefined);
+    expect(st.stderr()).toMatch(/the server has no count of what it took from this station/);
+    expect(serverEvent(usage)).toMatchObject(stationEvents(dir).find((e) => e.uuid === usage)!);
+    await waitFor('the outbox empty again', () => (outboxCount(dir) === 0 ? true : undefined));
+    await stop(st);
+  }, 60_000);
+
   it('ends a hold set while the clock was ahead once the clock is right', async () => {
     // erin is known to this station only: her usage is refused, and set aside.
     const { dir, alone } = await stationWithOwnPerson('station-ahead', 'erin', '5555');

@@ -57,7 +57,18 @@ export function takePushAnswer(
   const sent = new Set(rows.map((r) => r.id));
   const acked = data.acked.filter((id) => sent.has(id));
   // Before this batch is kept: what the server lost is what it had before it.
-  if (data.acked_before === null) countStartsAnew(db, sentBefore.through);
+  if (data.acked_before === null) {
+    // No count for this data dir: a server restored from a backup made before its first push
+    // lost all it took from here; or another data dir held the key. All kept goes again.
+    const resent = countStartsAnew(db);
+    if (resent > 0) {
+      log.warn(
+        { records: resent },
+        'sync: the server has no count of what it took from this station (restored from a ' +
+          'backup, or another data dir held its key): what it acknowledged is sent again',
+      );
+    }
+  }
   const server: ServerCounts = {};
   if (typeof data.acked_before === 'number') server.through = data.acked_before;
   if (typeof data.ack_seq_before === 'number') server.seq = data.ack_seq_before;

@@ -11,10 +11,11 @@
  * waits there already. Pushes and pulls both look: a push that reaches a restored server before
  * any pull lifts its count over the lost ids, and an idle station pushes nothing.
  *
- * A server that has no count for this data dir (another data dir held the key in between, a
- * new key) starts one anew: the ids kept so far are then the floor below which nothing is sent
- * again, as the low count that follows says nothing about them. The server upserts by uuid, so
- * a record it still had costs a resend, nothing more.
+ * A server that has no count for this data dir starts one anew: restored from a backup made
+ * before this data dir's first push, it lost everything kept here; if another data dir held
+ * the key in between, it lost nothing. It cannot tell which, so everything kept goes again,
+ * once (the count it starts then covers it). The server upserts by uuid, so a record it still
+ * had costs a resend, nothing more. (A new key keeps nothing: see current.)
  *
  * The highest id alone misses a record taken late: set aside (refused until the person it names
  * reached the server, say) while rows of higher ids were taken, then taken itself. A backup made
@@ -45,14 +46,12 @@ function linkOf(db: Db): string {
  * What is kept, for the key in use: rows kept for another are dropped (that account never lost
  * them, and this one never had them from here).
  */
-function current(db: Db): { link: string; floor: number } {
+function current(db: Db): void {
   const link = linkOf(db);
-  const sent = getSetting(db, 'sync.sent');
-  if (sent && sent.link === link) return sent;
+  if (getSetting(db, 'sync.sent')?.link === link) return;
   cachedStatement(db, 'DELETE FROM outbox_sent').run();
-  const fresh = { link, floor: 0 };
-  setSetting(db, 'sync.sent', fresh);
-  return fresh;
+  // (floor: read by versions before 2026-12-05, which sent nothing kept at or below it again.)
+  setSetting(db, 'sync.sent', { link, floor: 0 });
 }
 
 /**
@@ -165,14 +164,16 @@ function queueAgain(db: Db, column: 'id' | 'ack_seq', above: number): number {
 }
 
 /**
- * The server has no count for this data dir (a push answered `acked_before` null): what was
- * kept up to `sentBefore` is not sent again on the low count it starts anew.
+ * The server has no count for this data dir (a push answered `acked_before` null): everything
+ * kept goes again, as in resendLost, since it may be what a restore lost; returns how many.
  */
-export function countStartsAnew(db: Db, sentBefore: number): void {
-  db.transaction(() => {
-    const sent = current(db);
-    if (sentBefore > sent.floor) setSetting(db, 'sync.sent', { ...sent, floor: sentBefore });
-  }).immediate();
+export function countStartsAnew(db: Db): number {
+  return db
+    .transaction(() => {
+      current(db); // rows kept for another key are not this server's to get again
+      return queueAgain(db, 'id', 0);
+    })
+    .immediate();
 }
 
 /**
@@ -186,8 +187,8 @@ export function resendLost(db: Db, ackedThrough: number, sentBefore: number): nu
   if (ackedThrough >= sentBefore) return 0;
   return db
     .transaction((): number => {
-      const { floor } = current(db);
-      return queueAgain(db, 'id', Math.max(ackedThrough, floor));
+      current(db);
+      return queueAgain(db, 'id', ackedThrough);
     })
     .immediate();
 }
