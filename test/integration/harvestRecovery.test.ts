@@ -171,6 +171,21 @@ describe('a copy at its name with no completed record yet', () => {
     ]);
   }, 60_000);
 
+  it('whose partial name cannot be removed once it is placed (a big copy, alone): recorded completed', async () => {
+    const dirs = await setupHarvest({ stability: 0, template: '{instrument}/{relative_path}' });
+    const content = Buffer.alloc(5 << 20, 4);
+    writeFileSync(join(dirs.src, 'big.raw'), content);
+    const run = await harvestOnce(dirs.data, { LABSTATION_INJECT: 'harvest.partial-stays' });
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(run.stdout).toContain('harvest: 1 completed, 0 skipped, 0 failed');
+    expect(run.stdout + run.stderr).toMatch(/a placed copy left its partial name/);
+    const final = join(dirs.dest, 'sem-1', 'big.raw');
+    expect(readFileSync(final).equals(content)).toBe(true);
+    expect(await transfersOf(dirs.data)).toEqual([
+      expect.objectContaining({ status: 'completed', destination_path: final }),
+    ]);
+  }, 60_000);
+
   it('killed right after its link to a numbered name (a batch, its name taken): the restart records it there', async () => {
     const dirs = await setupHarvest({ stability: 0, template: '{instrument}/{relative_path}' });
     writeFileSync(join(dirs.src, 'a.txt'), 'ours');

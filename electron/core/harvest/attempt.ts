@@ -214,7 +214,8 @@ export async function dropPartial(
   try {
     unmarkVerified(db, fileId);
     if (removed === null) await removePartial(place.partial, place.base, place.mounts);
-    // Crash test: a partial not placed is gone, its name still recorded.
+    // Crash test: the partial, never placed, is removed (where it could be), its name still
+    // recorded.
     failpoint('harvest.unplaced-removed');
     if (removed !== false) clearAttempt(db, fileId);
   } catch {

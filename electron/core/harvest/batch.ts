@@ -394,7 +394,7 @@ async function transferHeld(
                 note: completedNote(next.name, v.destination, v.redirected),
                 waitForDisk: true,
               });
-              if (await placeWithoutClobber(v.partial, next.name)) {
+              if (await placeWithoutClobber(v.partial, next.name, deps.log)) {
                 placed.push({ v, final: next.name });
                 folders.fill(folder);
                 break;

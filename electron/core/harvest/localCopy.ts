@@ -273,7 +273,7 @@ function placeVerified(
         note: completedNote(name, destination, attempt.redirected),
         waitForDisk: attempt.batched || name !== destination,
       });
-      if (await placeWithoutClobber(copy.partial, name)) return { name, same: false };
+      if (await placeWithoutClobber(copy.partial, name, deps.log)) return { name, same: false };
       // Taken (since the check before the copy, by another source of this run, say): the
       // same content there or at a numbered name is a skip, as it would have been then.
       const next = await freeOrSameName(destination, (path) =>

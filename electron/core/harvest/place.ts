@@ -16,7 +16,8 @@ import {
 } from 'node:fs/promises';
 import { basename, dirname, extname, join, resolve, sep } from 'node:path';
 import { errorCode } from '../util/errors.js';
-import { failpoint, injected } from '../util/failpoint.js';
+import type { Logger } from '../util/log.js';
+import { failpoint, injected, injectedError } from '../util/failpoint.js';
 import { NO_HARD_LINKS, refuseLinkInTests } from './hardLinks.js';
 import { randomPoolBytes } from '../util/random.js';
 import { makeFolders } from '../util/folders.js';
@@ -86,9 +87,15 @@ export async function freeOrSameName(
  * Moves `partial` to `destination` only if nothing is there: a hard link fails with EEXIST
  * instead of replacing, then the partial name goes. File systems without hard links (some
  * shares) get a check-then-rename, safe here because this station is the only writer that
- * picks names in its own destination folders. Returns false when the name was taken.
+ * picks names in its own destination folders. Returns false when the name was taken. Once the
+ * copy has its name, a partial name that cannot be removed (a scanner holding it) is left, and
+ * `log` told: the copy is placed, and recorded so.
  */
-export async function placeWithoutClobber(partial: string, destination: string): Promise<boolean> {
+export async function placeWithoutClobber(
+  partial: string,
+  destination: string,
+  log?: Logger,
+): Promise<boolean> {
   try {
     refuseLinkInTests(partial, destination);
     await link(partial, destination);
@@ -104,7 +111,13 @@ export async function placeWithoutClobber(partial: string, destination: string):
   failpoint('harvest.linked');
   // Its content is at the destination now: a partial that someone else removed meanwhile (a
   // server dropping the uploads of a station it refuses) is gone as it should be.
-  await removeQuietly(partial);
+  try {
+    // Test hook: the partial name cannot be removed (Windows, a scanner holding the file).
+    if (injected('harvest.partial-stays')) throw injectedError('EBUSY', `unlink '${partial}'`);
+    await removeQuietly(partial);
+  } catch (error) {
+    log?.warn({ err: error, partial }, 'harvest: a placed copy left its partial name');
+  }
   return true;
 }
 
@@ -238,15 +251,15 @@ export async function prepareFolder(
   return made.length === 0 ? THERE : { ok: true, made };
 }
 
-/**
- * The storage location's folder itself: there, a folder, and still mounted where it was seen
- * as a mount point (mountProblem).
- */
 /** Whether the storage location's folder can be seen (checkBase): a name not found there is not. */
 export async function inReach(base: string, mounts?: MountMemory): Promise<boolean> {
   return (await checkBase(base, mounts)).ok;
 }
 
+/**
+ * The storage location's folder itself: there, a folder, and still mounted where it was seen
+ * as a mount point (mountProblem).
+ */
 async function checkBase(
   base: string,
   mounts?: MountMemory,

@@ -20,7 +20,8 @@ import { storageFolderIn } from './storageGuard.js';
 /**
  * Whether what is at pending_destination is the link this station made: the partial is gone
  * (linked, then removed) or is the same file. A name someone else took between the check and
- * the link is never ours, and never deleted.
+ * the link is never ours, and never deleted. Throws when the partial cannot be looked at: the
+ * marks stay for a later try (a copy taken for another's would lose them).
  */
 async function placedByUs(file: FileRow): Promise<boolean> {
   if (!file.pending_destination) return false;
@@ -32,7 +33,8 @@ async function placedByUs(file: FileRow): Promise<boolean> {
     partial = await stat(file.partial_path);
   } catch (error) {
     // Only a partial that is surely gone counts as linked and removed.
-    return (error as NodeJS.ErrnoException).code === 'ENOENT';
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return true;
+    throw error;
   }
   return partial.ino === final.ino && partial.dev === final.dev;
 }

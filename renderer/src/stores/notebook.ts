@@ -138,6 +138,8 @@ export const useNotebookStore = create<NotebookState>()((set, get) => ({
     }
   },
   async openEntry(id) {
+    // Another entry chosen: a copy whose panel was never drawn (its tab left) takes no focus later.
+    set({ copyShown: null });
     if (id === null) {
       opens.forget();
       return set({ open: null });
@@ -171,6 +173,7 @@ export const useNotebookStore = create<NotebookState>()((set, get) => ({
     const asked = opens.ask();
     try {
       const { entry } = await call('notebook.create', args);
+      set({ error: null });
       // The list is read before the entry is shown, so its row is there for Close to focus.
       await get().refresh();
       if (opens.take(asked)) set({ open: entry });
@@ -195,6 +198,7 @@ export const useNotebookStore = create<NotebookState>()((set, get) => ({
     const asked = opens.ask();
     try {
       const { entry } = await call('notebook.duplicate', { id });
+      set({ error: null });
       // As create: the copy's row is in the list before the copy is shown.
       await get().refresh();
       if (opens.take(asked)) set({ open: entry, copyShown: entry.id });

@@ -295,6 +295,9 @@ describe('the notebook entry on show, and searches', () => {
     expect(openId()).toBe(3);
     // Its panel takes the focus to its title once drawn (EntryPanel); a new entry's does not.
     expect(useNotebookStore.getState().copyShown).toBe(3);
+    // Its panel never drawn (the tab left), another entry chosen: it takes no focus later.
+    await openEntry(null);
+    expect(useNotebookStore.getState().copyShown).toBeNull();
   });
 
   it("keeps the later search's results, and adds no page of an earlier search", async () => {
