@@ -1096,6 +1096,36 @@ describe('notebook sync', () => {
     expect(held()).toEqual(before);
   });
 
+  it('refuses an older version changed after the one it holds (a restored data dir), and keeps an older one stale', async () => {
+    await as(st, 'alice', '1234');
+    const made = await entry(st, 'notebook.create', { kind: 'item', title: 'Forked' });
+    await entry(st, 'notebook.update', { id: made.id, version: 1, body: 'second' });
+    await entry(st, 'notebook.update', { id: made.id, version: 2, body: 'third' });
+    const sent = outbox().filter((r) => r.uuid === made.uuid);
+    expect(sent.map((r) => r.payload.version)).toEqual([1, 2, 3]);
+    expect((await push(sent)).error).toBeNull();
+    // The data dir restored from a backup made at version 1, then changed: its version 2 was
+    // changed after the server's version 3 was.
+    const second = sent[1];
+    const forked = {
+      ...second,
+      id: 902,
+      payload: {
+        ...second.payload,
+        body: 'after the restore',
+        updated_at: '2030-01-01T00:00:00.000Z',
+      },
+    };
+    const res = await push([forked]);
+    expect(res.acked).toEqual([]);
+    expect(res.error).toMatchObject({ code: 'conflict', uuid: made.uuid });
+    expect(res.error?.detail).toMatch(
+      /holds version 3 of it, changed before this version 2 was; was this station restored/,
+    );
+    // Version 2 as it was sent: a resend, stale, acknowledged.
+    expect(await push([{ ...second, id: 903 }])).toMatchObject({ acked: [903], stale: [903] });
+  });
+
   it("refuses a link to a usage its owner did not make, or to another tool's usage", async () => {
     const linked = outbox().find(
       (r) => r.kind === 'notebook_entry' && typeof r.payload.usage_event_uuid === 'string',

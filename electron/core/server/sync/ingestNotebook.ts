@@ -64,7 +64,18 @@ export function upsertNotebookEntry(
   const p = parse(notebookEntrySchema, record);
   const existing = entryByUuid(db, p.uuid);
   checkOwner(existing, station.id, record);
-  if (existing && p.version < existing.version) return 'stale';
+  if (existing && p.version < existing.version) {
+    // An older version sent again is stale. One changed after the version the server holds was
+    // (each change bumps the version and updated_at together) is not: it comes from a data dir
+    // restored from a backup and changed again, and is refused by name as below, not dropped.
+    if (p.updated_at <= existing.updated_at) return 'stale';
+    throw new RecordRefused(
+      'conflict',
+      `notebook_entry ${record.uuid}: the server holds version ${existing.version} of it, ` +
+        `changed before this version ${p.version} was; was this station restored from a backup? ` +
+        'The server keeps its version; staff settle the difference',
+    );
+  }
   if (existing && p.version === existing.version) {
     // A resend carries what was stored (each change on the station bumps the version and
     // updated_at together). The same version saying otherwise comes from a data dir restored
