@@ -168,6 +168,39 @@ describe('uploads into a server storage location', () => {
     expect(skipped?.destination_path).toBe(join(store, 'other', 'image (1).raw'));
   });
 
+  it('a server stopped between placing a file and recording it: the upload asked for again is recorded completed there', async () => {
+    const dirs = await station('stopped');
+    const data = randomBytes(300_000);
+    writeFileSync(join(dirs.src, 'image.raw'), data);
+    mkdirSync(join(store, 'stopped'));
+    writeFileSync(join(store, 'stopped', 'image.raw'), 'someone else');
+
+    // The server (in this process) stops short after each link: no record of the placed file.
+    // The station asks for the upload again: it is found placed, and recorded completed at its
+    // name, as it was, not sent again and taken for a skip.
+    process.env.LABSTATION_INJECT = 'upload.placed-unrecorded';
+    let run;
+    try {
+      run = await harvestOnce(dirs.data);
+    } finally {
+      delete process.env.LABSTATION_INJECT;
+    }
+    expect(run.stdout).toContain('harvest: 1 completed, 0 skipped, 0 failed');
+    const [done] = await transfersOf(dirs.data);
+    expect(done).toMatchObject({
+      status: 'completed',
+      checksum_verified: true,
+      destination_path: join(store, 'stopped', 'image (1).raw'),
+    });
+    expect(done?.note).toMatch(
+      /this copy was written as image \(1\)\.raw; recorded after the server restarted/,
+    );
+    expect(storeTree('stopped').sort()).toEqual(['image (1).raw', 'image.raw']);
+    expect(md5(readFileSync(join(store, 'stopped', 'image (1).raw')))).toBe(md5(data));
+    expect(readFileSync(join(store, 'stopped', 'image.raw'), 'utf8')).toBe('someone else');
+    expect(partials()).toEqual([]);
+  });
+
   it('a connection cut mid-file: the upload resumes, and the file is there once, verified', async () => {
     const size = 6 * MiB;
     const cutAt = 2 * MiB + 777;

@@ -457,6 +457,41 @@ describe('uploads into a server storage location', () => {
     expect(storeTree('restart')).toEqual(['r.bin']);
   });
 
+  it('an upload placed before the server stopped, then superseded by a newer version: recorded, not dropped', async () => {
+    const data = randomBytes(2000);
+    const fields = {
+      file_uuid: 'placed-then-superseded',
+      destination_path: 'superseded/s.bin',
+      size: data.length,
+      xxhash: await xxh3(data),
+    };
+    const id = (await open(fields)).body.upload_id as string;
+    // The server stops short after the link: the file is at its name, its record unfinished.
+    process.env.LABSTATION_INJECT = 'upload.placed-unrecorded';
+    try {
+      expect((await append(id, 0, data)).status).toBe(500);
+    } finally {
+      delete process.env.LABSTATION_INJECT;
+    }
+    expect(uploadByUuid(serverDb, id)).toMatchObject({ state: 'receiving' });
+    expect(storeTree('superseded')).toEqual(['s.bin']);
+
+    // The file changed on the station before it asked again: its newer version supersedes
+    // the upload, which is found placed and recorded so, its file kept.
+    const newer = randomBytes(3000);
+    const opened = await open({ ...fields, size: newer.length, xxhash: await xxh3(newer) });
+    expect(opened.body).toMatchObject({ status: 'receiving', offset: 0 });
+    expect(uploadByUuid(serverDb, id)).toMatchObject({
+      state: 'completed',
+      final_path: 'superseded/s.bin',
+      dest_checksum: fields.xxhash,
+    });
+    expect(md5(readFileSync(join(store, 'superseded', 's.bin')))).toBe(md5(data));
+    // The newer version's upload is given up (a later test sweeps what is left).
+    const newerId = opened.body.upload_id as string;
+    expect((await call('DELETE', `${UPLOADS_PATH}/${newerId}`)).status).toBe(204);
+  });
+
   it('abandoned uploads and stray partial files are removed after their age, not before', async () => {
     const data = randomBytes(1000);
     const opened = await open({

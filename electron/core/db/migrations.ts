@@ -37,6 +37,7 @@ import { migration035 } from './migrations/035_usage_form_version.js';
 import { migration036 } from './migrations/036_ack_seq.js';
 import { migration037 } from './migrations/037_pending_place.js';
 import { migration038 } from './migrations/038_retry_backoff.js';
+import { migration039 } from './migrations/039_upload_placing.js';
 
 /**
  * Numbered schema migrations. Each runs in one transaction and sets PRAGMA user_version to its
@@ -98,6 +99,7 @@ export const migrations: readonly Migration[] = [
   migration036,
   migration037,
   migration038,
+  migration039,
 ];
 
 export const LATEST_VERSION = migrations[migrations.length - 1]?.version ?? 0;

@@ -3,7 +3,7 @@
  * name that clobbers nothing (or the same content found there: a skip), the file linked or
  * renamed there, and the folders it made taken back should it be refused.
  */
-import { lstat } from 'node:fs/promises';
+import { lstat, stat } from 'node:fs/promises';
 import { basename, dirname, posix } from 'node:path';
 import type { Db } from '../../db/open.js';
 import { removeEmptyFolder, takeBackFolders } from '../../util/folders.js';
@@ -17,7 +17,14 @@ import {
   syncFolder,
 } from '../../harvest/place.js';
 import { UploadRefusal } from './refusal.js';
-import { deleteUpload, type Finished, type ServerLocation, type UploadRow } from './store.js';
+import {
+  deleteUpload,
+  markPlacing,
+  type Finished,
+  type ServerLocation,
+  type UploadRow,
+} from './store.js';
+import { injected } from '../../util/failpoint.js';
 
 /** True when `path` is a regular file (not a link) of `size` bytes that hashes to `hash`. */
 export async function holdsSameContent(path: string, size: number, hash: string): Promise<boolean> {
@@ -70,6 +77,7 @@ export async function placeFinished(
   for (;;) {
     const next = await freeOrSameName(destination, holds);
     if (next.same) {
+      markPlacing(db, row.uuid, null);
       await removeQuietly(partial);
       return {
         state: 'skipped',
@@ -79,17 +87,62 @@ export async function placeFinished(
       };
     }
     name = next.name;
+    markPlacing(db, row.uuid, name);
     if (await placeWithoutClobber(partial, name)) break;
   }
+  // Test hook: the server stops between the link and the record (a crash, a power cut).
+  if (injected('upload.placed-unrecorded')) throw new Error('injected: stopped before the record');
   await syncFolder(folder);
   const finalPath = posix.join(posix.dirname(row.destination_path), basename(name));
   return {
     state: 'completed',
     finalPath,
     destChecksum: reread.hash,
-    note:
-      name === destination
-        ? ''
-        : `the destination held other content; this copy was written as ${basename(name)}`,
+    note: placedNote(name, destination),
+  };
+}
+
+/** The note of a copy placed at `name` for `destination` (the same, or a numbered name). */
+function placedNote(name: string, destination: string): string {
+  return name === destination
+    ? ''
+    : `the destination held other content; this copy was written as ${basename(name)}`;
+}
+
+/**
+ * An upload the server stopped between its link and its record (its placing_path, markPlacing):
+ * the outcome to record when the file at that name is its copy (its content, and its partial
+ * gone after the link or the same file still), or null, the mark cleared (the link never
+ * happened, or the name holds another's file). The copy is made durable before it counts.
+ */
+export async function placedBefore(
+  db: Db,
+  row: UploadRow,
+  destination: string,
+): Promise<Finished | null> {
+  const at = row.placing_path;
+  if (at === null) return null;
+  const found = await stat(at).catch(() => null);
+  let ours = found !== null && row.received === row.size;
+  if (ours && row.partial_path !== null) {
+    const partial = await lstat(row.partial_path).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return null;
+      throw error;
+    });
+    ours = partial === null || (partial.ino === found!.ino && partial.dev === found!.dev);
+  }
+  if (!ours || !(await holdsSameContent(at, row.size, row.xxhash))) {
+    markPlacing(db, row.uuid, null);
+    return null;
+  }
+  await removeQuietly(row.partial_path);
+  await syncFolder(dirname(at));
+  return {
+    state: 'completed',
+    finalPath: posix.join(posix.dirname(row.destination_path), basename(at)),
+    destChecksum: row.xxhash,
+    note: [placedNote(at, destination), 'recorded after the server restarted']
+      .filter(Boolean)
+      .join('; '),
   };
 }

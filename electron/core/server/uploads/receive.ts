@@ -21,7 +21,12 @@ import type { Logger } from '../../util/log.js';
 import { receiveBody } from './bodyWrite.js';
 import { HashStates } from './hashing.js';
 import { createPartial, NOFOLLOW, removeOrphans, UPLOAD_FOLDER } from './partialFile.js';
-import { holdsSameContent, placeFinished, takeBackUploadFolders } from './placement.js';
+import {
+  holdsSameContent,
+  placeFinished,
+  placedBefore,
+  takeBackUploadFolders,
+} from './placement.js';
 import {
   assertLetIn,
   DROPPED,
@@ -36,6 +41,7 @@ import {
   findUpload,
   finishUpload,
   insertUpload,
+  locationById,
   setReceived,
   supersededUploads,
   uploadByUuid,
@@ -163,6 +169,8 @@ export class UploadReceiver {
         const now = await this.refusedAtTurn(row, refusedNow);
         if (!now) throw new UploadRefusal(503, DROPPED_RESUMED);
         if (now.state !== 'receiving') return stateOf(now, location);
+        const placed = await this.finishPlaced(now, location);
+        if (placed) return stateOf(placed, location);
         const reconciled = await this.reconcile(now, location);
         // Refused meanwhile, its record may be gone with the change (dropUploadsOfRefused)
         // while reconcile made the partial anew: it goes, as for a refused append; gone with
@@ -196,6 +204,8 @@ export class UploadReceiver {
       let current = await this.refusedAtTurn(row, refusedNow);
       if (!current) throw new UploadRefusal(404, DROPPED);
       if (current.state !== 'receiving') return stateOf(current, location);
+      const placed = await this.finishPlaced(current, location);
+      if (placed) return stateOf(placed, location);
       current = await this.reconcile(current, location);
       await this.dropIfGone(current, 404, DROPPED);
       if (offset !== current.received) {
@@ -357,6 +367,23 @@ export class UploadReceiver {
     return stateOf(done, location);
   }
 
+  /**
+   * Records an upload placed before the server stopped, before its record (placement.ts
+   * placedBefore); null when it was not.
+   */
+  private async finishPlaced(row: UploadRow, location: ServerLocation): Promise<UploadRow | null> {
+    const destination = destinationIn(location, row.destination_path);
+    const finished = await placedBefore(this.deps.db, row, destination);
+    if (!finished) return null;
+    this.hashStates.delete(row.uuid);
+    const done = finishUpload(this.deps.db, row.uuid, finished);
+    this.deps.log.warn(
+      { upload: row.uuid, path: finished.finalPath },
+      'upload: placed before the server stopped, recorded now',
+    );
+    return done ?? null;
+  }
+
   /** Drops an unfinished upload and its bytes (a superseded version, DELETE, the cleanup). */
   drop(row: UploadRow): Promise<void> {
     return this.turns.exclusive(
@@ -365,6 +392,9 @@ export class UploadReceiver {
       async () => {
         const now = uploadByUuid(this.deps.db, row.uuid);
         if (!now || now.state !== 'receiving') return;
+        // Placed before the server stopped: recorded, not dropped (its file is there).
+        const location = locationById(this.deps.db, now.storage_location_id);
+        if (location && (await this.finishPlaced(now, location))) return;
         await removeQuietly(now.partial_path);
         deleteUpload(this.deps.db, now.uuid);
         this.hashStates.delete(now.uuid);

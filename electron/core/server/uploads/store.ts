@@ -21,6 +21,8 @@ export interface UploadRow {
   state: UploadStatus;
   received: number;
   partial_path: string | null;
+  /** Where a verified upload is being placed (markPlacing): set before its link. */
+  placing_path: string | null;
   final_path: string | null;
   dest_checksum: string | null;
   note: string;
@@ -144,6 +146,15 @@ export function setReceived(db: Db, uuid: string, received: number): void {
   );
 }
 
+/**
+ * The name the verified partial is linked to next, written (with the disk's answer) before the
+ * link: a server stopped between the link and the record finds its file by it (receive.ts
+ * placedBefore). Null: the partial goes unplaced (a skip), and this goes first.
+ */
+export function markPlacing(db: Db, uuid: string, path: string | null): void {
+  cachedStatement(db, 'UPDATE harvest_uploads SET placing_path = ? WHERE uuid = ?').run(path, uuid);
+}
+
 export interface Finished {
   state: 'completed' | 'skipped';
   finalPath: string;
@@ -157,7 +168,7 @@ export function finishUpload(db: Db, uuid: string, finished: Finished): UploadRo
   return cachedStatement(
     db,
     `UPDATE harvest_uploads SET state = ?, received = size, partial_path = NULL,
-       final_path = ?, dest_checksum = ?, note = ?, updated_at = ?, finished_at = ?
+       placing_path = NULL, final_path = ?, dest_checksum = ?, note = ?, updated_at = ?, finished_at = ?
      WHERE uuid = ? RETURNING *`,
   ).get(
     finished.state,
