@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import {
   appendFileSync,
   existsSync,
+  linkSync,
   mkdirSync,
   readdirSync,
   readFileSync,
@@ -490,6 +491,51 @@ describe('uploads into a server storage location', () => {
     // The newer version's upload is given up (a later test sweeps what is left).
     const newerId = opened.body.upload_id as string;
     expect((await call('DELETE', `${UPLOADS_PATH}/${newerId}`)).status).toBe(204);
+  });
+
+  it('a mark of a name whose file is not this upload is not taken for it; one still linked to its partial is', async () => {
+    const data = randomBytes(1500);
+    const fields = { size: data.length, xxhash: await xxh3(data) };
+    const stopAfterLink = async (destination: string, file: string) => {
+      const id = (await open({ ...fields, file_uuid: file, destination_path: destination })).body
+        .upload_id as string;
+      process.env.LABSTATION_INJECT = 'upload.placed-unrecorded';
+      try {
+        expect((await append(id, 0, data)).status).toBe(500);
+      } finally {
+        delete process.env.LABSTATION_INJECT;
+      }
+      return { id, row: uploadByUuid(serverDb, id)! };
+    };
+
+    // The link made, its partial name not yet removed: still the same file, taken as placed.
+    const linked = await stopAfterLink('marks/linked.bin', 'marks-linked');
+    const placed = join(store, 'marks', 'linked.bin');
+    linkSync(placed, linked.row.partial_path!);
+    expect((await call('GET', `${UPLOADS_PATH}/${linked.id}`)).body).toMatchObject({
+      status: 'receiving',
+    });
+    expect(
+      (await open({ ...fields, file_uuid: 'marks-linked', destination_path: 'marks/linked.bin' }))
+        .body,
+    ).toMatchObject({ status: 'completed' });
+    expect(partials()).toEqual([]);
+
+    // The same content at the name, but this upload's partial is another file (the link never
+    // happened: the name was another's): not taken; its bytes are placed, or skipped, anew.
+    const other = await stopAfterLink('marks/other.bin', 'marks-other');
+    writeFileSync(other.row.partial_path!, data);
+    const resumed = await open({
+      ...fields,
+      file_uuid: 'marks-other',
+      destination_path: 'marks/other.bin',
+    });
+    expect(resumed.body).toMatchObject({ status: 'receiving', offset: data.length });
+    expect(uploadByUuid(serverDb, other.id)).toMatchObject({ placing_path: null });
+    expect((await append(other.id, data.length, Buffer.alloc(0))).body).toMatchObject({
+      status: 'skipped',
+    });
+    expect(storeTree('marks').sort()).toEqual(['linked.bin', 'other.bin']);
   });
 
   it('abandoned uploads and stray partial files are removed after their age, not before', async () => {

@@ -3,7 +3,7 @@
  * name that clobbers nothing (or the same content found there: a skip), the file linked or
  * renamed there, and the folders it made taken back should it be refused.
  */
-import { lstat, stat } from 'node:fs/promises';
+import { lstat } from 'node:fs/promises';
 import { basename, dirname, posix } from 'node:path';
 import type { Db } from '../../db/open.js';
 import { removeEmptyFolder, takeBackFolders } from '../../util/folders.js';
@@ -113,7 +113,8 @@ function placedNote(name: string, destination: string): string {
  * An upload the server stopped between its link and its record (its placing_path, markPlacing):
  * the outcome to record when the file at that name is its copy (its content, and its partial
  * gone after the link or the same file still), or null, the mark cleared (the link never
- * happened, or the name holds another's file). The copy is made durable before it counts.
+ * happened, or the name holds another's file). The copy is made durable before it counts. A
+ * name or partial that cannot be looked at (a share away) throws, the mark kept for a later try.
  */
 export async function placedBefore(
   db: Db,
@@ -122,16 +123,20 @@ export async function placedBefore(
 ): Promise<Finished | null> {
   const at = row.placing_path;
   if (at === null) return null;
-  const found = await stat(at).catch(() => null);
-  let ours = found !== null && row.received === row.size;
+  const missing = (error: NodeJS.ErrnoException): null => {
+    if (error.code === 'ENOENT') return null;
+    throw error;
+  };
+  const found = await lstat(at).catch(missing);
+  let ours = found !== null && found.isFile() && row.received === row.size;
   if (ours && row.partial_path !== null) {
-    const partial = await lstat(row.partial_path).catch((error: NodeJS.ErrnoException) => {
-      if (error.code === 'ENOENT') return null;
-      throw error;
-    });
+    const partial = await lstat(row.partial_path).catch(missing);
     ours = partial === null || (partial.ino === found!.ino && partial.dev === found!.dev);
   }
-  if (!ours || !(await holdsSameContent(at, row.size, row.xxhash))) {
+  // A file there that cannot be read whole is not taken for this upload's.
+  const same = (): Promise<boolean> =>
+    holdsSameContent(at, row.size, row.xxhash).catch(() => false);
+  if (!ours || !(await same())) {
     markPlacing(db, row.uuid, null);
     return null;
   }

@@ -377,11 +377,17 @@ export class UploadReceiver {
     if (!finished) return null;
     this.hashStates.delete(row.uuid);
     const done = finishUpload(this.deps.db, row.uuid, finished);
+    if (!done) {
+      // Its record went meanwhile (its station refused): nothing of it stays, as recordFinished.
+      const at = destinationIn(location, finished.finalPath);
+      await inFolder(dirname(at), () => removeQuietly(at));
+      return null;
+    }
     this.deps.log.warn(
       { upload: row.uuid, path: finished.finalPath },
       'upload: placed before the server stopped, recorded now',
     );
-    return done ?? null;
+    return done;
   }
 
   /** Drops an unfinished upload and its bytes (a superseded version, DELETE, the cleanup). */
