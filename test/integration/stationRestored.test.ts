@@ -4,12 +4,13 @@
  * them), instead of being recorded again under new ones. A real `labstation serve` and
  * `labstation station` on loopback, the backup a copy of the stopped station's data dir.
  */
-import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { facilityBundle } from '../fixtures/facility.js';
 import {
+  createStationKey,
   loginJwt,
   runCli,
   serverRequest,
@@ -303,6 +304,91 @@ describe('a server restored from a backup', () => {
       .pluck()
       .all(e.uuid);
     expect(transfers).toEqual(['completed']);
+    await stop();
+  }, 120_000);
+});
+
+describe('a station data dir restored from a backup, its instrument configured on the station', () => {
+  it('keeps the records and ARKs of the files it harvested after the backup', async () => {
+    const watch = join(root, 'local-acquisition');
+    const archive = join(root, 'local-archive');
+    mkdirSync(watch);
+    mkdirSync(archive);
+    const key = await createStationKey(serverDir, 'sem-local-pc', 'SEM');
+    const dir = join(root, 'station-local');
+    const bundle = {
+      tools: [{ name: 'SEM' }],
+      station: { tool: 'SEM' },
+      storage_locations: [{ name: 'local archive', type: 'local', base_path: archive }],
+      instruments: [
+        {
+          name: 'SEM local camera',
+          tool: 'SEM',
+          watch: [{ path: watch }],
+          stability_seconds: 1,
+          storage_location: 'local archive',
+          destination_template: '{relative_path}',
+        },
+      ],
+    };
+    const imported = await runCli(['import', '--data', dir, writeJson(root, 'local.json', bundle)]);
+    expect(imported.code, imported.stderr).toBe(0);
+    const named = (name: string) => () =>
+      serverFiles().some((f) => f.filename === name) ? true : undefined;
+
+    let st = await start(dir, ['--server', server.url, '--key', key]);
+    writeFileSync(join(watch, 'l1.tif'), 'before the backup');
+    await waitFor('l1.tif on the server', named('l1.tif'));
+    await pushed(st);
+    await stop();
+    const backup = join(root, 'backup-local');
+    cpSync(dir, backup, { recursive: true });
+
+    st = await start(dir);
+    writeFileSync(join(watch, 'l2.tif'), 'after the backup');
+    await waitFor('l2.tif on the server', named('l2.tif'));
+    await pushed(st);
+    await stop();
+    const before = serverFiles();
+
+    rmSync(dir, { recursive: true });
+    cpSync(backup, dir, { recursive: true });
+    st = await start(dir);
+    const l2 = await waitFor('l2.tif known again', async () =>
+      (await stationFiles(dir)).find((r) => r.filename === 'l2.tif' && r.state === 'done'),
+    );
+    expect(st.stderr()).toContain('restored from a backup');
+    const serverL2 = before.find((r) => r.filename === 'l2.tif')!;
+    expect(l2).toMatchObject({ uuid: serverL2.uuid, persistent_id: serverL2.persistent_id });
+    // Not copied again beside it, nor recorded twice on the server.
+    expect(readdirSync(archive).sort()).toEqual(['l1.tif', 'l2.tif']);
+    await pushed(st);
+    expect(serverFiles()).toEqual(before);
+    await stop();
+
+    // Restored once more, its instrument now run by another station on the server (an admin
+    // gave it to one): no history of it is this station's to wait for; it harvests on.
+    rmSync(dir, { recursive: true });
+    cpSync(backup, dir, { recursive: true });
+    await createStationKey(serverDir, 'sem-other-pc', 'SEM');
+    const writable = new Database(join(serverDir, 'labstation.db'));
+    try {
+      writable.pragma('busy_timeout = 5000');
+      writable
+        .prepare(
+          `UPDATE instruments SET station_id = (SELECT id FROM stations WHERE name = 'sem-other-pc')
+           WHERE name = 'SEM local camera'`,
+        )
+        .run();
+    } finally {
+      writable.close();
+    }
+    st = await start(dir);
+    writeFileSync(join(watch, 'l3.tif'), 'after the second restore');
+    await waitFor('l3.tif harvested', async () =>
+      (await stationFiles(dir)).find((r) => r.filename === 'l3.tif' && r.state === 'done'),
+    );
+    expect(st.stderr()).toContain('the server runs this instrument on another station');
     await stop();
   }, 120_000);
 });

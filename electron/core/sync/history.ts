@@ -22,6 +22,8 @@ export interface PendingHistory {
   name: string;
   /** The server's id of the last file taken: the next page starts after it. */
   after: number;
+  /** 1: given by the server; 0: configured on the station (a data dir restored, restored.ts). */
+  fromServer: number;
 }
 
 /** What the station's harvest says of an instrument that waits for its history. */
@@ -43,7 +45,7 @@ export function awaitHistory(db: Db, instrumentUuid: string): void {
 export function pendingHistory(db: Db): PendingHistory[] {
   return cachedStatement(
     db,
-    `SELECT p.instrument_id AS instrumentId, i.uuid, i.name, p.after
+    `SELECT p.instrument_id AS instrumentId, i.uuid, i.name, p.after, i.from_server AS fromServer
        FROM harvest_history_pending p JOIN instruments i ON i.id = p.instrument_id
        WHERE i.enabled = 1 ORDER BY p.instrument_id`,
   ).all() as PendingHistory[];

@@ -89,10 +89,19 @@ export class HistoryFetch {
         }
       } catch (error) {
         if (this.stopped()) return;
-        if (axios.isAxiosError(error) && error.response?.status === 404) {
+        const status = axios.isAxiosError(error) ? error.response?.status : undefined;
+        if (status === 404) {
           // A server older than this route holds no history to wait for.
           takeHistoryPage(db, pending.instrumentId, { files: [], next: null });
           log.warn({ instrument: pending.name }, 'sync: the server sends no history');
+        } else if (status === 403 && pending.fromServer === 0) {
+          // Configured here, and run by another station on the server: none of its records
+          // for this one to wait for.
+          takeHistoryPage(db, pending.instrumentId, { files: [], next: null });
+          log.warn(
+            { instrument: pending.name },
+            'sync: the server runs this instrument on another station; no history taken',
+          );
         } else {
           const message = `the records of ${pending.name} harvested before: ${describeFailure(error).message}`;
           this.errors.set(pending.instrumentId, message);

@@ -29,8 +29,9 @@ export function outboxMadeThrough(db: Db): number {
 
 /**
  * Takes the server's `ackedThrough`: when this outbox never made that id, the data dir was
- * restored; its server-given instruments then wait for their file records (history.ts), and the
- * outbox numbers on after that id. Returns the names of the instruments that wait, or null when
+ * restored; its instruments then wait for their file records (history.ts), those configured on
+ * the station too (the server keeps the records it took of them), and the outbox numbers on
+ * after that id. Returns the names of the instruments that wait, or null when
  * the data dir is not older than what the server took from it.
  */
 export function noteRestored(db: Db, ackedThrough: number): string[] | null {
@@ -46,12 +47,16 @@ export function noteRestored(db: Db, ackedThrough: number): string[] | null {
           ackedThrough,
         );
       }
-      // The server sends the history of the instruments it gave this station; one turned off
-      // waits until it is on again (history.ts pendingHistory).
+      // The server sends the history of the instruments it gave this station and of those the
+      // station registered with its records; one turned off waits until it is on again
+      // (history.ts pendingHistory).
       const waiting = cachedStatement(
         db,
-        'SELECT uuid, name FROM instruments WHERE from_server = 1 ORDER BY id',
-      ).all() as { uuid: string; name: string }[];
+        'SELECT uuid, name FROM instruments ORDER BY id',
+      ).all() as {
+        uuid: string;
+        name: string;
+      }[];
       for (const instrument of waiting) awaitHistory(db, instrument.uuid);
       return waiting.map((instrument) => instrument.name);
     })

@@ -123,8 +123,10 @@ export function queuedRuns(db: Db, stationId: number): SyncRun[] {
 
 /**
  * A page of the file records of an instrument this station runs, made wherever (another
- * station, or this one before its data dir was made anew), with their transfers. Null when the
- * station does not run that instrument.
+ * station, or this one before its data dir was made anew), with their transfers; also of one
+ * it registered from its own records (configured on the station, run by no station here). An
+ * instrument the server does not know has none: an empty page. Null when the station does not
+ * run that instrument.
  */
 export function harvestHistory(
   db: Db,
@@ -133,11 +135,19 @@ export function harvestHistory(
   after: number,
   limit: number,
 ): SyncHistoryPage | null {
-  const instrument = db
-    .prepare('SELECT id FROM instruments WHERE uuid = ? AND station_id = ?')
-    .pluck()
-    .get(instrumentUuid.toLowerCase(), stationId) as number | undefined;
-  if (instrument === undefined) return null;
+  const found = db
+    .prepare(
+      `SELECT i.id, i.station_id AS runBy, s.station_id IS NOT NULL AS registered
+       FROM instruments i
+       LEFT JOIN station_instruments s ON s.instrument_id = i.id AND s.station_id = ?
+       WHERE i.uuid = ?`,
+    )
+    .get(stationId, instrumentUuid.toLowerCase()) as
+    { id: number; runBy: number | null; registered: number } | undefined;
+  if (found === undefined) return { files: [], next: null };
+  const runs = found.runBy === stationId || (found.runBy === null && found.registered === 1);
+  if (!runs) return null;
+  const instrument = found.id;
   const rows = db
     .prepare(
       `SELECT f.id, f.uuid, f.persistent_id, f.persistent_id_type, f.watch_path, f.source_path,
