@@ -271,6 +271,13 @@ describe('a copy at its name with no completed record yet', () => {
   }, 60_000);
 });
 
+/** A harvest killed once it removed a partial never placed, its name still recorded. */
+async function killedOncePartialGone(data: string, partial: string): Promise<void> {
+  const killed = await harvestOnce(data, { LABSTATION_FAILPOINT: 'harvest.unplaced-removed' });
+  expect(killed.code, killed.stdout + killed.stderr).not.toBe(0);
+  expect(existsSync(partial)).toBe(false);
+}
+
 describe("a crash once an unplaced copy's partial is gone never takes another's file for ours", () => {
   // The copy was verified and marked for a name that holds another's file; the same content was
   // found at a numbered name (a skip), so the partial went unplaced. Its verified marks must go
@@ -311,11 +318,7 @@ describe("a crash once an unplaced copy's partial is gone never takes another's 
     rmSync(final);
     writeFileSync(final, content); // another file, the same bytes: our copy never linked
     writeFileSync(partial, content);
-    const killed = await harvestOnce(dirs.data, {
-      LABSTATION_FAILPOINT: 'harvest.unplaced-removed',
-    });
-    expect(killed.code, killed.stdout + killed.stderr).not.toBe(0);
-    expect(existsSync(partial)).toBe(false);
+    await killedOncePartialGone(dirs.data, partial);
 
     // Not the completed copy a gone partial would say: transferred again, it is the skip.
     const run = await harvestOnce(dirs.data);
@@ -330,11 +333,7 @@ describe("a crash once an unplaced copy's partial is gone never takes another's 
     const { dirs, content, final, partial } = await placedButNotRecorded();
     rmSync(final); // cut before the link: the name is free
     writeFileSync(partial, content);
-    const killed = await harvestOnce(dirs.data, {
-      LABSTATION_FAILPOINT: 'harvest.unplaced-removed',
-    });
-    expect(killed.code, killed.stdout + killed.stderr).not.toBe(0);
-    expect(existsSync(partial)).toBe(false);
+    await killedOncePartialGone(dirs.data, partial);
     writeFileSync(final, 'somebody else'); // before the next start
 
     const run = await harvestOnce(dirs.data);
@@ -347,11 +346,7 @@ describe("a crash once an unplaced copy's partial is gone never takes another's 
     const { dirs, content, final, partial } = await placedButNotRecorded();
     writeFileSync(final, 'somebody else');
     writeFileSync(partial, content);
-    const killed = await harvestOnce(dirs.data, {
-      LABSTATION_FAILPOINT: 'harvest.unplaced-removed',
-    });
-    expect(killed.code, killed.stdout + killed.stderr).not.toBe(0);
-    expect(existsSync(partial)).toBe(false);
+    await killedOncePartialGone(dirs.data, partial);
 
     const run = await harvestOnce(dirs.data);
     expect(run.code, run.stdout + run.stderr).toBe(0);

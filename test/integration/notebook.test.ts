@@ -1124,6 +1124,16 @@ describe('notebook sync', () => {
     );
     // Version 2 as it was sent: a resend, stale, acknowledged.
     expect(await push([{ ...second, id: 903 }])).toMatchObject({ acked: [903], stale: [903] });
+
+    // The station's clock set back an hour before the next change: that change is not dated
+    // before the one it follows, so version 3 sent again is still a resend, not a fork.
+    now -= 3_600_000;
+    await entry(st, 'notebook.update', { id: made.id, version: 3, body: 'fourth' });
+    const [, , third, fourth] = outbox().filter((r) => r.uuid === made.uuid);
+    expect(fourth.payload.version).toBe(4);
+    expect(fourth.payload.updated_at).toBe(third.payload.updated_at);
+    expect(await push([fourth])).toMatchObject({ acked: [fourth.id], error: null });
+    expect(await push([{ ...third, id: 904 }])).toMatchObject({ acked: [904], stale: [904] });
   });
 
   it("refuses a link to a usage its owner did not make, or to another tool's usage", async () => {

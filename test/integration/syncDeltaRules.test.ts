@@ -197,6 +197,33 @@ describe('the sync routes', () => {
     });
   });
 
+  it('sends the history of an instrument a station registered, its own records only; none of one unknown', async () => {
+    // Configured on the stations themselves, registered from their records, run by none here:
+    // sem-pc made one file of it, afm-pc another.
+    const registered = newUuid();
+    db.exec(`
+      INSERT INTO instruments (id, uuid, name, tool_id, station_id, destination_template,
+          created_at, updated_at)
+        VALUES (3, '${registered}', 'shared-camera', ${SEM}, NULL, '{filename}', '${T0}', '${T0}');
+      INSERT INTO station_instruments (station_id, instrument_id)
+        VALUES (${sem.id}, 3), (${afm.id}, 3);
+      INSERT INTO harvest_files (uuid, instrument_id, station_id, persistent_id, watch_path,
+          relative_path, source_path, filename, size, mtime_ms, first_discovered_at, updated_at)
+        VALUES ('f-sem', 3, ${sem.id}, 'ark:99999/fk4sem', '/w', 'a.tif', '/w/a.tif', 'a.tif', 1,
+                  1, '${T0}', '${T0}'),
+               ('f-afm', 3, ${afm.id}, 'ark:99999/fk4afm', '/w', 'b.tif', '/w/b.tif', 'b.tif', 1,
+                  1, '${T0}', '${T0}');`);
+    const page = await get(`/sync/harvest/history?instrument=${registered}`);
+    expect(page.status).toBe(200);
+    expect((page.body as { files: { uuid: string }[] }).files.map((f) => f.uuid)).toEqual([
+      'f-sem',
+    ]);
+    expect(await get(`/sync/harvest/history?instrument=${newUuid()}`)).toEqual({
+      status: 200,
+      body: { files: [], next: null },
+    });
+  });
+
   it('refuses a push batch over the limit, or a record failing the schema, naming it', async () => {
     const record = (id: number) => ({ id, kind: 'usage_event', uuid: `x-${id}`, payload: {} });
     const over = Array.from({ length: MAX_PUSH_BATCH + 1 }, (_, i) => record(i + 1));

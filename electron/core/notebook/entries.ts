@@ -106,11 +106,25 @@ export function enqueueEntry(db: Db, id: number): void {
 function save(db: Db, values: EntryValues, id: number | null): NotebookEntryView {
   const saved = db.transaction((): number => {
     const entryId = id ?? insertEntry(db, values);
-    if (id !== null) replaceEntry(db, id, values);
+    if (id !== null) replaceEntry(db, id, { ...values, updated_at: notBefore(db, id, values) });
     enqueueEntry(db, entryId);
     return entryId;
   })();
   return entryView(db, saved);
+}
+
+/**
+ * A change's time, never before the change it follows (a clock set back meanwhile): the server
+ * takes a version older than its own but changed after it for one from a data dir restored
+ * from a backup (server/sync/ingestNotebook.ts), and refuses it.
+ */
+function notBefore(db: Db, id: number, values: EntryValues): string {
+  const before = cachedStatement(db, 'SELECT updated_at FROM notebook_entries WHERE id = ?')
+    .pluck()
+    .get(id) as string | undefined;
+  return before !== undefined && Date.parse(before) > Date.parse(values.updated_at)
+    ? before
+    : values.updated_at;
 }
 
 /** The template an entry of `kind` may be made from: a template of the same family. */

@@ -123,8 +123,8 @@ export function queuedRuns(db: Db, stationId: number): SyncRun[] {
 
 /**
  * A page of the file records of an instrument this station runs, made wherever (another
- * station, or this one before its data dir was made anew), with their transfers; also of one
- * it registered from its own records (configured on the station, run by no station here). An
+ * station, or this one before its data dir was made anew), with their transfers; also those it
+ * made of one it registered (configured on the station, run by no station here). An
  * instrument the server does not know has none: an empty page. Null when the station does not
  * run that instrument.
  */
@@ -145,9 +145,11 @@ export function harvestHistory(
     .get(stationId, instrumentUuid.toLowerCase()) as
     { id: number; runBy: number | null; registered: number } | undefined;
   if (found === undefined) return { files: [], next: null };
-  const runs = found.runBy === stationId || (found.runBy === null && found.registered === 1);
-  if (!runs) return null;
+  const runs = found.runBy === stationId;
+  if (!runs && !(found.runBy === null && found.registered === 1)) return null;
   const instrument = found.id;
+  // Run by no station: the records this one made only (another may have run it in between).
+  const own = runs ? null : stationId;
   const rows = db
     .prepare(
       `SELECT f.id, f.uuid, f.persistent_id, f.persistent_id_type, f.watch_path, f.source_path,
@@ -155,9 +157,10 @@ export function harvestHistory(
          f.first_discovered_at, f.usage_event_id, e.uuid AS usage_event_uuid, f.metadata_,
          f.state, f.updated_at
        FROM harvest_files f LEFT JOIN usage_events e ON e.id = f.usage_event_id
-       WHERE f.instrument_id = ? AND f.id > ? ORDER BY f.id LIMIT ?`,
+       WHERE f.instrument_id = ? AND f.id > ? AND (? IS NULL OR f.station_id = ?)
+       ORDER BY f.id LIMIT ?`,
     )
-    .all(instrument, after, limit + 1) as (Omit<
+    .all(instrument, after, own, own, limit + 1) as (Omit<
     SyncHistoryFile,
     'metadata_' | 'transfers' | 'usage_context'
   > & {
