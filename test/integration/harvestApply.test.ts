@@ -193,7 +193,7 @@ describe("applying the server's harvest configuration", () => {
     applyDelta(db, delta(config, 1));
     // The local instrument of that name took the server's uuid: it waits for its history.
     expect(pendingHistory(db)).toEqual([
-      { instrumentId: 1, uuid: camera, name: 'camera', after: 0 },
+      { instrumentId: 1, uuid: camera, name: 'camera', after: 0, fromServer: 1 },
     ]);
     const file = (n: number, state: SyncHistoryFile['state'], updated = T0): SyncHistoryFile => ({
       id: n,
