@@ -84,6 +84,24 @@ export async function freeOrSameName(
 }
 
 /**
+ * Whether `final` is the link made from `partial`: the partial's name gone since (linked, then
+ * removed; none recorded) or the same file still. Only a partial surely gone counts: one that
+ * cannot be looked at throws. `look`: how the partial is looked at (stat, or lstat).
+ */
+export async function linkedFrom(
+  partial: string | null,
+  final: Stats,
+  look: (path: string) => Promise<Stats> = stat,
+): Promise<boolean> {
+  if (partial === null) return true;
+  const found = await look(partial).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return null;
+    throw error;
+  });
+  return found === null || (found.ino === final.ino && found.dev === final.dev);
+}
+
+/**
  * Moves `partial` to `destination` only if nothing is there: a hard link fails with EEXIST
  * instead of replacing, then the partial name goes. File systems without hard links (some
  * shares) get a check-then-rename, safe here because this station is the only writer that

@@ -11,7 +11,7 @@ import { redirectOf, type TransferDeps } from './attempt.js';
 import { hooksFor, type Instrument } from './config.js';
 import { fsyncPath } from './durable.js';
 import { runPostTransferHooks } from './hooks.js';
-import { exists, inReach, removePartial, removeQuietly, syncFolder } from './place.js';
+import { exists, inReach, linkedFrom, removePartial, removeQuietly, syncFolder } from './place.js';
 import { clearAttempt, madeFolders, unmarkVerified } from './attemptMarkers.js';
 import { takeBackMade } from './folderHolds.js';
 import { finishTransfer, interruptedFiles, type FileRow } from './records.js';
@@ -26,17 +26,7 @@ import { storageFolderIn } from './storageGuard.js';
 async function placedByUs(file: FileRow): Promise<boolean> {
   if (!file.pending_destination) return false;
   const final = await stat(file.pending_destination).catch(() => null);
-  if (!final) return false;
-  if (!file.partial_path) return true;
-  let partial;
-  try {
-    partial = await stat(file.partial_path);
-  } catch (error) {
-    // Only a partial that is surely gone counts as linked and removed.
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return true;
-    throw error;
-  }
-  return partial.ino === final.ino && partial.dev === final.dev;
+  return final !== null && (await linkedFrom(file.partial_path, final));
 }
 
 /**

@@ -106,7 +106,7 @@ export function enqueueEntry(db: Db, id: number): void {
 function save(db: Db, values: EntryValues, id: number | null): NotebookEntryView {
   const saved = db.transaction((): number => {
     const entryId = id ?? insertEntry(db, values);
-    if (id !== null) replaceEntry(db, id, { ...values, updated_at: notBefore(db, id, values) });
+    if (id !== null) replaceEntry(db, id, values);
     enqueueEntry(db, entryId);
     return entryId;
   })();
@@ -114,17 +114,14 @@ function save(db: Db, values: EntryValues, id: number | null): NotebookEntryView
 }
 
 /**
- * A change's time, never before the change it follows (a clock set back meanwhile): the server
- * takes a version older than its own but changed after it for one from a data dir restored
- * from a backup (server/sync/ingestNotebook.ts), and refuses it.
+ * The version and time of the change that follows `row`, made `now`. Its time is never before
+ * the row's (a clock set back meanwhile): the server takes a version older than its own but
+ * changed after it for one from a data dir restored from a backup
+ * (server/sync/ingestNotebook.ts), and refuses it.
  */
-function notBefore(db: Db, id: number, values: EntryValues): string {
-  const before = cachedStatement(db, 'SELECT updated_at FROM notebook_entries WHERE id = ?')
-    .pluck()
-    .get(id) as string | undefined;
-  return before !== undefined && Date.parse(before) > Date.parse(values.updated_at)
-    ? before
-    : values.updated_at;
+function nextChange(row: EntryRow, now: string): { updated_at: string; version: number } {
+  const updated = Date.parse(row.updated_at) > Date.parse(now) ? row.updated_at : now;
+  return { updated_at: updated, version: row.version + 1 };
 }
 
 /** The template an entry of `kind` may be made from: a template of the same family. */
@@ -331,8 +328,7 @@ export function updateEntry(
       body: args.body ?? values.body,
       tags: args.tags === undefined ? values.tags : normalizeTags(args.tags),
       metadata: args.metadata === undefined ? values.metadata : prepareMetadata(args.metadata),
-      updated_at: now,
-      version: row.version + 1,
+      ...nextChange(row, now),
     },
     row.id,
   );
@@ -372,7 +368,7 @@ export function deleteEntry(
   now: string,
 ): string {
   const row = editableEntry(db, actor, id, version);
-  save(db, { ...valuesOf(row), deleted_at: now, updated_at: now, version: row.version + 1 }, id);
+  save(db, { ...valuesOf(row), deleted_at: now, ...nextChange(row, now) }, id);
   return row.uuid;
 }
 
@@ -420,11 +416,7 @@ export function attachUsage(
   }
   if (usageId === row.usage_event_id) return entryView(db, row.id);
   const values = valuesOf(row);
-  return save(
-    db,
-    { ...values, usage_event_id: usageId, updated_at: now, version: row.version + 1 },
-    row.id,
-  );
+  return save(db, { ...values, usage_event_id: usageId, ...nextChange(row, now) }, row.id);
 }
 
 export function getEntry(db: Db, actor: Actor, id: number): NotebookEntryView {

@@ -12,6 +12,7 @@ import {
   freeOrSameName,
   makeFoldersInside,
   inFolder,
+  linkedFrom,
   placeWithoutClobber,
   removeQuietly,
   syncFolder,
@@ -123,16 +124,15 @@ export async function placedBefore(
 ): Promise<Finished | null> {
   const at = row.placing_path;
   if (at === null) return null;
-  const missing = (error: NodeJS.ErrnoException): null => {
+  const found = await lstat(at).catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'ENOENT') return null;
     throw error;
-  };
-  const found = await lstat(at).catch(missing);
-  let ours = found !== null && found.isFile() && row.received === row.size;
-  if (ours && row.partial_path !== null) {
-    const partial = await lstat(row.partial_path).catch(missing);
-    ours = partial === null || (partial.ino === found!.ino && partial.dev === found!.dev);
-  }
+  });
+  const ours =
+    found !== null &&
+    found.isFile() &&
+    row.received === row.size &&
+    (await linkedFrom(row.partial_path, found, lstat));
   // A file there that cannot be read whole is not taken for this upload's.
   const same = (): Promise<boolean> =>
     holdsSameContent(at, row.size, row.xxhash).catch(() => false);
