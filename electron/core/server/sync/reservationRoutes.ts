@@ -74,6 +74,13 @@ function parse<T>(schema: z.ZodType<T>, value: unknown): T {
   throw fieldError(field, issue?.message ?? 'is not valid');
 }
 
+/**
+ * The person a station names, as they act there: as themselves, without staff or admin rights.
+ * The station's key vouches for who logged on at the instrument (badge and PIN, checked at the
+ * station), not for what staff may do; a stolen key or a station set up wrong would otherwise
+ * book anything for any time by naming a staff member. Staff book, for the past or others, and
+ * cancel what has ended on the server's page, where they log in themselves.
+ */
 function accountOf(db: Db, userUuid: string): Account {
   const row = db
     .prepare('SELECT id, uuid, email, username, role, is_active FROM users WHERE uuid = ?')
@@ -82,7 +89,7 @@ function accountOf(db: Db, userUuid: string): Account {
     throw fieldError('user', 'the person logged on is not known to the server', 'not_found');
   }
   if (row.is_active !== 1) throw new AppError('forbidden', `${row.username} is deactivated`);
-  return row;
+  return { ...row, role: 'user' };
 }
 
 function idOf(db: Db, table: 'projects' | 'reservations', value: string, field: string): number {
@@ -166,8 +173,7 @@ export function registerStationReservationRoutes(
       if (!ours) {
         throw new AppError('forbidden', "this reservation is not one of this station's tool");
       }
-      // At a station a person cancels their own (booked for them or by them); staff rights are
-      // for the server's page, where staff log in themselves.
+      // At a station a person cancels their own (booked for them or by them), as accountOf says.
       const owner = db
         .prepare('SELECT 1 FROM reservations WHERE id = ? AND (user_id = ? OR creator_id = ?)')
         .get(id, account.id, account.id);
