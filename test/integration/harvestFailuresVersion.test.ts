@@ -4,12 +4,8 @@
  * files' transfers (a burst of completions).
  */
 import { describe, expect, it } from 'vitest';
-import {
-  finishTransfer,
-  markGone,
-  requeueFile,
-  retryNow,
-} from '../../electron/core/harvest/records.js';
+import { retryNow } from '../../electron/core/harvest/due.js';
+import { finishTransfer, markGone, requeueFile } from '../../electron/core/harvest/records.js';
 import { FAILURES_QUERY, idleHarvestStatus } from '../../electron/core/harvest/status.js';
 import { getFileView } from '../../electron/core/harvest/views.js';
 import { awaitHistory, takeHistoryPage } from '../../electron/core/sync/history.js';

@@ -28,7 +28,7 @@ import {
   transfersOf,
   withDb,
 } from './harvestSetup.js';
-import { retryNow } from '../../electron/core/harvest/records.js';
+import { retryNow } from '../../electron/core/harvest/due.js';
 import { waitFor } from './helpers.js';
 
 describe('a failed transfer', () => {

@@ -29,7 +29,7 @@ import { ScheduleCrons } from './scheduleCrons.js';
 import { Sightings, type SightingsHost } from './sightings.js';
 import { HarvestLockHolder } from './lockHolder.js';
 import type { StatAll } from './discover.js';
-import { dueFileIds, countRetriable } from './records.js';
+import { dueFileIds, countRetriable } from './due.js';
 import { idleHarvestStatus, instrumentsStatus } from './status.js';
 import { recoverAllInterrupted } from './recovery.js';
 import { Retries } from './retries.js';

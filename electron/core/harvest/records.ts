@@ -204,7 +204,7 @@ export function recordFile(db: Db, file: NewFile, ark: ArkConfig = arkConfig(db)
  * version of a file with the latest `updated_at` (server/sync/ingestHarvestFile.ts); a station
  * clock set back (NTP stepping it) must not make a later version look older and be dropped.
  */
-const NEXT_UPDATED_AT = `max(?, strftime('%Y-%m-%dT%H:%M:%fZ', updated_at, '+0.001 seconds'))`;
+export const NEXT_UPDATED_AT = `max(?, strftime('%Y-%m-%dT%H:%M:%fZ', updated_at, '+0.001 seconds'))`;
 
 /** A waiting (or failed, or vanished) file seen stable again, possibly with new content. */
 export function requeueFile(db: Db, id: number, size: number, mtimeMs: number): void {
@@ -393,70 +393,4 @@ export function interruptedFiles(db: Db): FileRow[] {
     db,
     `SELECT * FROM harvest_files WHERE partial_path IS NOT NULL AND state != 'failed' ORDER BY id`,
   ).all() as FileRow[];
-}
-
-/**
- * Ids of files whose transfer is due: failed ones whose retry time has come, and (after a
- * start or a walk) waiting ones. Ids only: this runs on every stability tick.
- */
-export function dueFileIds(
-  db: Db,
-  now: string,
-  instrumentIds: number[],
-  includeWaiting: boolean,
-): number[] {
-  if (!instrumentIds.length) return [];
-  const states = includeWaiting
-    ? `(state = 'waiting' OR (state = 'failed' AND next_attempt_at <= ?))`
-    : `state = 'failed' AND next_attempt_at <= ?`;
-  return cachedStatement(
-    db,
-    `SELECT id FROM harvest_files WHERE ${states}
-         AND instrument_id IN (${instrumentIds.map(() => '?').join(', ')})
-       ORDER BY id`,
-  )
-    .pluck()
-    .all(now, ...instrumentIds) as number[];
-}
-
-/**
- * Every failed file of these instruments, made due now (Retry all), its backoff started over
- * (retried_at_attempts): their ids.
- */
-export function retryAllNow(db: Db, instrumentIds: number[]): number[] {
-  if (!instrumentIds.length) return [];
-  return cachedStatement(
-    db,
-    `UPDATE harvest_files SET next_attempt_at = ?, retried_at_attempts = attempts,
-       updated_at = ${NEXT_UPDATED_AT}
-       WHERE state = 'failed' AND instrument_id IN (${instrumentIds.map(() => '?').join(', ')})
-     RETURNING id`,
-  )
-    .pluck()
-    .all(nowIso(), nowIso(), ...instrumentIds) as number[];
-}
-
-/** How many files retryAllNow would make due, less those `busy` (being tried already). */
-export function countRetriable(db: Db, instrumentIds: number[], busy: number[]): number {
-  if (!instrumentIds.length) return 0;
-  return cachedStatement(
-    db,
-    `SELECT count(*) FROM harvest_files
-       WHERE state = 'failed' AND instrument_id IN (${instrumentIds.map(() => '?').join(', ')})
-         AND id NOT IN (SELECT value FROM json_each(?))`,
-  )
-    .pluck()
-    .get(...instrumentIds, JSON.stringify(busy)) as number;
-}
-
-/** A failed file made due now (Retry), its backoff started over (retried_at_attempts). */
-export function retryNow(db: Db, fileId: number): boolean {
-  return (
-    cachedStatement(
-      db,
-      `UPDATE harvest_files SET next_attempt_at = ?, retried_at_attempts = attempts,
-         updated_at = ${NEXT_UPDATED_AT}
-         WHERE id = ? AND state = 'failed'`,
-    ).run(nowIso(), nowIso(), fileId).changes === 1
-  );
 }

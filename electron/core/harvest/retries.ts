@@ -1,13 +1,14 @@
 /**
  * Retry and Retry all, asked for from the UI, the CLI or the server: failed files made due now
- * (records.ts retryNow, retryAllNow) and handed to the transfer queue at once, not left to
+ * (due.ts retryNow, retryAllNow) and handed to the transfer queue at once, not left to
  * their backoff. A file of an instrument waiting for its history is not retried.
  */
 import type { Db } from '../db/open.js';
 import { HISTORY_PROBLEM } from '../sync/history.js';
 import { AppError } from '../util/errors.js';
 import type { HarvestedInstruments } from './harvested.js';
-import { fileById, retryAllNow, retryNow } from './records.js';
+import { retryAllNow, retryNow } from './due.js';
+import { fileById } from './records.js';
 import type { TransferQueue } from './transferQueue.js';
 
 /** What a Retry asks of the engine. */

@@ -13,7 +13,7 @@ import {
   structural,
   toNotebook,
 } from '../../../shared/metadata/index.js';
-import { isPlainObject, ownValue, setOwn, type JsonObject } from '../../../shared/metadata/json.js';
+import { isPlainObject, type JsonObject } from '../../../shared/metadata/json.js';
 import type { ApiParsedArgs } from '../../../shared/api.js';
 import type {
   EntryKind,
@@ -42,6 +42,7 @@ import {
   type EntryValues,
   type PreparedMetadata,
 } from './store.js';
+import { overlayJson } from './overlay.js';
 import { SUMMARY_COLUMNS, SUMMARY_JOINS, entryView, toSummary, type SummaryRow } from './views.js';
 
 type Actor = Pick<UserRow, 'id' | 'is_staff'>;
@@ -136,118 +137,6 @@ function templateFor(db: Db, actor: Actor, templateId: number, kind: EntryKind):
     );
   }
   return template;
-}
-
-/** Own entries of `a`, then those of `b` over them (b wins); `__proto__` is a plain key. */
-function mergeObjects(a: JsonObject, b: JsonObject): JsonObject {
-  const out: JsonObject = {};
-  for (const [key, value] of Object.entries(a)) setOwn(out, key, value);
-  for (const [key, value] of Object.entries(b)) setOwn(out, key, value);
-  return out;
-}
-
-/**
- * A group's id as the reader takes it (a whole number, also written as text such as "2"), where
- * it is a group object with one; other values stand for themselves.
- */
-function groupId(group: unknown): unknown {
-  const id = isPlainObject(group) ? ownValue(group, 'id') : undefined;
-  return typeof id === 'string' && /^-?\d{1,15}$/.test(id.trim()) ? Number(id.trim()) : id;
-}
-
-/**
- * The template's field groups with the given ones laid over them: a given group of the same id
- * in its place, the others after. A given id listed twice is kept twice, for the check to
- * refuse. Null when either is not a list (nothing to merge: the given value stands, and the
- * check names what is wrong with it).
- */
-function mergeGroups(base: unknown, given: unknown): unknown[] | null {
-  if (!Array.isArray(base) || !Array.isArray(given)) return null;
-  const theirs: unknown[] = base;
-  const mine: unknown[] = given;
-  const baseIds = new Set(theirs.map(groupId));
-  const over = new Map<unknown, unknown>();
-  const after: unknown[] = [];
-  for (const group of mine) {
-    const id = groupId(group);
-    if (id !== undefined && baseIds.has(id) && !over.has(id)) over.set(id, group);
-    else after.push(group);
-  }
-  return [...theirs.map((group) => over.get(groupId(group)) ?? group), ...after];
-}
-
-/**
- * The given metadata with its notebook settings under "notebook", where the template's are
- * (toNotebook): the reader takes them from "elabftw" when "notebook" is absent or null
- * (readMetadata), so settings given there are merged as if given under "notebook". A null
- * "notebook" is none, as everywhere: the template's settings stay. An "elabftw" that is not an
- * object is left under its own name, for the check to name it.
- */
-function givenSettingsAsNotebook(given: JsonObject): JsonObject {
-  const notebook = ownValue(given, 'notebook');
-  const elabftw = ownValue(given, 'elabftw');
-  if (notebook !== null && (notebook !== undefined || !isPlainObject(elabftw))) return given;
-  const takeElabftw = isPlainObject(elabftw);
-  const out: JsonObject = {};
-  for (const [key, value] of Object.entries(given)) {
-    if (key === 'notebook') continue;
-    setOwn(out, takeElabftw && key === 'elabftw' ? 'notebook' : key, value);
-  }
-  return out;
-}
-
-/** null and [] as an empty object, as the reader takes extra_fields and notebook written so. */
-function noneAsEmpty(value: unknown): unknown {
-  return value === null || (Array.isArray(value) && value.length === 0) ? {} : value;
-}
-
-/**
- * A template's metadata (as JSON) with the metadata given for the new entry laid over it, so
- * the template's fields are all there (spec 001, rule 3): a given field of the same name fills
- * in the template's (its properties over the template's: a value keeps the field's type,
- * options, unit and group), given fields the template lacks are added after its own, and the
- * given notebook settings are merged over the template's: its groups too, by id (mergeGroups),
- * since the template's fields name the template's groups. Checked as a whole afterwards.
- */
-function overlayJson(base: JsonObject, given: JsonObject): JsonObject {
-  const out = mergeObjects(base, {});
-  for (const [key, written] of Object.entries(givenSettingsAsNotebook(given))) {
-    const was = ownValue(out, key);
-    // Read as the reader reads them: none (null) and [] (PHP's empty object) are no fields
-    // and no settings given, which leave the template's, not take them away.
-    const value = key === 'extra_fields' || key === 'notebook' ? noneAsEmpty(written) : written;
-    if (key === 'extra_fields' && isPlainObject(was) && isPlainObject(value)) {
-      const fields: JsonObject = {};
-      for (const [name, field] of Object.entries(was)) {
-        const over = ownValue(value, name);
-        setOwn(
-          fields,
-          name,
-          over === undefined
-            ? field
-            : isPlainObject(field) && isPlainObject(over)
-              ? mergeObjects(field, over)
-              : over,
-        );
-      }
-      for (const [name, field] of Object.entries(value)) {
-        if (ownValue(was, name) === undefined) setOwn(fields, name, field);
-      }
-      setOwn(out, key, fields);
-    } else if (key === 'notebook' && isPlainObject(was) && isPlainObject(value)) {
-      const notebook = mergeObjects(was, value);
-      const givenGroups = ownValue(value, 'extra_fields_groups');
-      const groups = mergeGroups(
-        ownValue(was, 'extra_fields_groups'),
-        givenGroups === null ? [] : givenGroups,
-      );
-      if (groups) setOwn(notebook, 'extra_fields_groups', groups);
-      setOwn(out, key, notebook);
-    } else {
-      setOwn(out, key, value);
-    }
-  }
-  return out;
 }
 
 /**

@@ -4,7 +4,7 @@
  */
 import { dirname } from 'node:path';
 import type { HarvestFileView, HarvestTransferView } from '../../../../shared/api.js';
-import { retryNow } from '../../harvest/records.js';
+import { retryNow } from '../../harvest/due.js';
 import { idleHarvestStatus } from '../../harvest/status.js';
 import { getFileView, listFiles, listTransfers } from '../../harvest/views.js';
 import { AppError } from '../../util/errors.js';
