@@ -1,0 +1,287 @@
+/**
+ * The checks of a facility bundle (`labstation import`, the desktop's import): its shape, then
+ * the rules across its parts and the data dir (names listed twice, people's projects and tools,
+ * badges, the data dir's role, the station's tool and retry waits, the harvest's parts). Every
+ * problem is named, "path: rule", and nothing is imported unless there is none (facility.ts).
+ */
+import { z } from 'zod';
+import { parseQuestions, serializeQuestions } from '../../../shared/questions/index.js';
+import { isPlainObject, ownValue } from '../../../shared/questions/json.js';
+import { lineSchema } from '../../../shared/text.js';
+import type { Db } from '../db/open.js';
+import { harvestBundleProblems, harvestBundleShape } from '../harvest/bundle.js';
+import { AppError } from '../util/errors.js';
+import { formatIssues } from '../util/issues.js';
+import { getSetting } from './settings.js';
+
+const name = lineSchema(200).min(1, 'must not be empty');
+const pin = z.string().regex(/^\d{4,12}$/, 'must be 4 to 12 digits');
+
+const bundleSchema = z
+  .object({
+    users: z
+      .array(
+        z
+          .object({
+            username: name,
+            email: lineSchema(320).optional(),
+            first_name: lineSchema(200).optional(),
+            last_name: lineSchema(200).optional(),
+            badge_number: lineSchema(64).min(1).nullable().optional(),
+            pin: pin.optional(),
+            pin_hash: z
+              .string()
+              .startsWith('$argon2id$', 'must be an argon2id PHC string')
+              .optional(),
+            is_staff: z.boolean().optional(),
+            is_active: z.boolean().optional(),
+            password: z.string().min(10, 'must be at least 10 characters').max(200).optional(),
+            role: z.enum(['admin', 'staff', 'user']).optional(),
+            projects: z.array(name).optional(),
+            qualified_tools: z.array(name).optional(),
+          })
+          .strict(),
+      )
+      .optional(),
+    projects: z
+      .array(
+        z
+          .object({
+            name,
+            application_identifier: lineSchema(200).optional(),
+            active: z.boolean().optional(),
+          })
+          .strict(),
+      )
+      .optional(),
+    tools: z
+      .array(
+        z
+          .object({
+            name,
+            pre_usage_questions: z.unknown().optional(),
+            post_usage_questions: z.unknown().optional(),
+          })
+          .strict(),
+      )
+      .optional(),
+    station: z
+      .object({
+        tool: name,
+        idle_logoff_minutes: z.number().positive().max(1440).optional(),
+        idle_force_end_minutes: z.number().positive().max(10080).nullable().optional(),
+        lock_mode: z.boolean().optional(),
+        /** Run `command` hooks that come from the server (off unless the station says so). */
+        server_command_hooks: z.boolean().optional(),
+        /** Copies at once (harvest.concurrency). */
+        harvest_concurrency: z.number().int().min(1).max(16).optional(),
+        /** Minutes between full walks of the watched folders (harvest.rescanMinutes). */
+        rescan_minutes: z.number().min(0.1).max(1440).optional(),
+        /** A failed file's first wait, doubled at each failure up to the most (harvest.retry*). */
+        retry_base_seconds: z.number().int().min(1).max(86_400).optional(),
+        retry_max_seconds: z.number().int().min(1).max(604_800).optional(),
+      })
+      .strict()
+      .optional(),
+    ...harvestBundleShape,
+  })
+  .strict();
+
+export type FacilityBundle = z.infer<typeof bundleSchema>;
+
+export type BundleUser = NonNullable<FacilityBundle['users']>[number];
+
+/**
+ * A data dir serves a station or a server. A station bundle names its tool; a server bundle
+ * may give people passwords and roles to log in to the server. A fresh dir takes the role its
+ * first bundle implies.
+ */
+function dataDirMode(
+  db: Db,
+  bundle: FacilityBundle,
+  problems: string[],
+): 'station' | 'server' | null {
+  const current = getSetting(db, 'mode');
+  const serverOnly = (bundle.users ?? []).flatMap((u, i) =>
+    (['password', 'role'] as const)
+      .filter((k) => u[k] !== undefined)
+      .map((k) => `users[${i}] (${u.username}).${k}`),
+  );
+  const wants = bundle.station ? 'station' : serverOnly.length ? 'server' : null;
+  if (bundle.station && serverOnly.length) {
+    problems.push(
+      `${serverOnly[0]}: passwords and roles belong to a server bundle, which has no "station"`,
+    );
+    return current;
+  }
+  if (current === 'server' && wants === 'station') {
+    problems.push('station: this data dir belongs to a server, which runs no tool itself');
+  } else if (current === 'station' && wants === 'server') {
+    problems.push(
+      `${serverOnly[0]}: this data dir belongs to a station; passwords and roles go to a server`,
+    );
+  }
+  return current ?? wants;
+}
+
+/**
+ * People log on with a username or a badge number, so each must name one person: a badge
+ * used twice, or equal to someone else's username, would make log-on ambiguous.
+ */
+function badgeProblems(db: Db, users: BundleUser[]): string[] {
+  const problems: string[] = [];
+  const existing = db.prepare('SELECT username, badge_number FROM users').all() as {
+    username: string;
+    badge_number: string | null;
+  }[];
+  const badgeOwner = new Map<string, string>();
+  for (const e of existing)
+    if (e.badge_number) badgeOwner.set(e.badge_number, e.username.toLowerCase());
+  // The bundle's own assignments replace those of the people it names (a person whose entry
+  // leaves badge_number out keeps theirs).
+  for (const u of users) {
+    if (u.badge_number === undefined) continue;
+    for (const [badge, owner] of badgeOwner)
+      if (owner === u.username.toLowerCase()) badgeOwner.delete(badge);
+  }
+  const usernames = new Set([
+    ...existing.map((e) => e.username.toLowerCase()),
+    ...users.map((u) => u.username.toLowerCase()),
+  ]);
+  users.forEach((u, i) => {
+    const badge = u.badge_number;
+    if (!badge) return;
+    const owner = badgeOwner.get(badge);
+    if (owner !== undefined && owner !== u.username.toLowerCase()) {
+      problems.push(
+        `users[${i}] (${u.username}).badge_number: ${badge} already belongs to ${owner}`,
+      );
+    } else if (
+      usernames.has(badge.toLowerCase()) &&
+      badge.toLowerCase() !== u.username.toLowerCase()
+    ) {
+      problems.push(`users[${i}] (${u.username}).badge_number: ${badge} is someone's username`);
+    }
+    badgeOwner.set(badge, u.username.toLowerCase());
+  });
+  return problems;
+}
+
+const QUESTION_LISTS = ['pre_usage_questions', 'post_usage_questions'] as const;
+
+/**
+ * Checks a tool's question lists and returns them as canonical JSON text, adding a named
+ * problem for each broken rule. It reads the raw input, so the question problems of a bundle
+ * the schema refuses are named too, with the schema's own.
+ */
+function toolForms(
+  tool: unknown,
+  i: number,
+  problems: string[],
+): Record<(typeof QUESTION_LISTS)[number], string> {
+  const forms = { pre_usage_questions: '[]', post_usage_questions: '[]' };
+  if (!isPlainObject(tool)) return forms;
+  const name = ownValue(tool, 'name');
+  const where = typeof name === 'string' ? `tools[${i}] (${name.trim()})` : `tools[${i}]`;
+  for (const key of QUESTION_LISTS) {
+    const result = parseQuestions(ownValue(tool, key) ?? []);
+    if (result.ok) forms[key] = JSON.stringify(serializeQuestions(result.questions));
+    else for (const p of result.problems) problems.push(`${where}.${key}: ${p.message}`);
+  }
+  return forms;
+}
+
+/** A bundle that passed every check, its tools' question lists as canonical JSON text. */
+export interface CheckedBundle {
+  bundle: FacilityBundle;
+  tools: ({ name: string } & Record<(typeof QUESTION_LISTS)[number], string>)[];
+  /** The role the data dir has, or takes with this bundle (null: not known yet). */
+  mode: 'station' | 'server' | null;
+}
+
+/** The bundle `input` checked: every problem named at once (AppError validation_failed). */
+export function checkBundle(db: Db, input: unknown): CheckedBundle {
+  const parsed = bundleSchema.safeParse(input);
+  if (!parsed.success) {
+    const problems = formatIssues(parsed.error.issues, '(bundle)', input);
+    const rawTools = isPlainObject(input) ? ownValue(input, 'tools') : undefined;
+    if (Array.isArray(rawTools)) rawTools.forEach((tool, i) => toolForms(tool, i, problems));
+    throw new AppError('validation_failed', problems.join('\n'), { problems });
+  }
+  const bundle = parsed.data;
+  const problems: string[] = [];
+  const tools = (bundle.tools ?? []).map((tool, i) => ({
+    name: tool.name,
+    ...toolForms(tool, i, problems),
+  }));
+  const projectNames = new Set([
+    ...(bundle.projects ?? []).map((p) => p.name),
+    ...(db.prepare('SELECT name FROM projects').pluck().all() as string[]),
+  ]);
+  const toolNames = new Set([
+    ...tools.map((t) => t.name),
+    ...(db.prepare('SELECT name FROM tools').pluck().all() as string[]),
+  ]);
+  // Records are matched by name: a name listed twice would keep only its last entry.
+  for (const [field, list] of [
+    ['projects', bundle.projects ?? []],
+    ['tools', tools],
+  ] as const) {
+    const names = new Set<string>();
+    list.forEach((item, i) => {
+      if (names.has(item.name)) problems.push(`${field}[${i}].name: ${item.name} is listed twice`);
+      names.add(item.name);
+    });
+  }
+  const seen = new Map<string, number>();
+  const emails = new Map<string, string>();
+  (bundle.users ?? []).forEach((u, i) => {
+    const key = u.username.toLowerCase();
+    if (seen.has(key)) problems.push(`users[${i}].username: ${u.username} is listed twice`);
+    seen.set(key, i);
+    const email = u.email?.trim().toLowerCase();
+    if (email) {
+      const other = emails.get(email);
+      if (other) problems.push(`users[${i}] (${u.username}).email: ${u.email} is also ${other}'s`);
+      emails.set(email, u.username);
+    }
+    for (const p of u.projects ?? []) {
+      if (!projectNames.has(p))
+        problems.push(
+          `users[${i}] (${u.username}).projects: no project named ${JSON.stringify(p)}`,
+        );
+    }
+    for (const t of u.qualified_tools ?? []) {
+      if (!toolNames.has(t))
+        problems.push(
+          `users[${i}] (${u.username}).qualified_tools: no tool named ${JSON.stringify(t)}`,
+        );
+    }
+    if (u.pin && u.pin_hash)
+      problems.push(`users[${i}] (${u.username}): give pin or pin_hash, not both`);
+  });
+  problems.push(...badgeProblems(db, bundle.users ?? []));
+  const mode = dataDirMode(db, bundle, problems);
+  if (bundle.station && !toolNames.has(bundle.station.tool)) {
+    problems.push(`station.tool: no tool named ${JSON.stringify(bundle.station.tool)}`);
+  }
+  // A failed file's wait doubles up to the most: the most is at least the first wait, each
+  // taken from the bundle or, where it leaves one out, as stored.
+  const retry = bundle.station;
+  if (retry?.retry_base_seconds !== undefined || retry?.retry_max_seconds !== undefined) {
+    const base = retry.retry_base_seconds ?? getSetting(db, 'harvest.retryBaseSeconds');
+    const most = retry.retry_max_seconds ?? getSetting(db, 'harvest.retryMaxSeconds');
+    if (most < base) {
+      problems.push(
+        retry.retry_max_seconds !== undefined
+          ? `station.retry_max_seconds: must be at least the first wait, retry_base_seconds (${base})`
+          : `station.retry_base_seconds: must be at most the longest wait, retry_max_seconds (${most})`,
+      );
+    }
+  }
+  const stationTool =
+    bundle.station?.tool ?? (mode === 'station' ? getSetting(db, 'station.tool') : null);
+  problems.push(...harvestBundleProblems(db, bundle, toolNames, stationTool));
+  if (problems.length) throw new AppError('validation_failed', problems.join('\n'), { problems });
+  return { bundle, tools, mode };
+}
