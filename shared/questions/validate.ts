@@ -230,7 +230,14 @@ class AnswerChecker {
         `${subject} allows at most ${plural(limit, 'entry', 'entries')}; there are ${repetitions.length}.`,
       );
     }
-    repetitions.forEach((entry, index) => {
+    // NEMO's form always shows a group's first entry, and checks the required fields there: a
+    // group with a required field needs an entry, even when the group itself is not required
+    // (an answer without one is checked as one empty entry, naming the fields it lacks).
+    const checked =
+      repetitions.length === 0 && fields.some((field) => field.required === true)
+        ? [{}]
+        : repetitions;
+    checked.forEach((entry, index) => {
       const record =
         typeof entry === 'object' && entry !== null ? (entry as Record<string, unknown>) : {};
       for (const field of fields) {

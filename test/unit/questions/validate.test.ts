@@ -274,15 +274,34 @@ describe('validateAnswers: groups', () => {
     });
     expect(tooMany).toMatchObject({ rule: 'max_number', path: ['sample_group'] });
     expect(tooMany.message).toContain('at most 3 entries');
-    const single = only(qs, { single: [{ note: 'a' }, { note: 'b' }], needed: [{ item: 'x' }] });
+    const single = only(qs, {
+      sample_group: [{ sample_name: 'a' }],
+      single: [{ note: 'a' }, { note: 'b' }],
+      needed: [{ item: 'x' }],
+    });
     expect(single.rule).toBe('max_number');
     expect(single.message).toContain('at most 1 entry');
   });
 
   it('requires at least one filled repetition in a required group', () => {
-    expect(only(qs, {})).toMatchObject({ rule: 'required', path: ['needed'] });
-    expect(only(qs, { needed: [{}] }).message).toBe('"Needed" needs at least one entry.');
-    accepts(qs, { needed: [{}, { item: 'x' }] });
+    const samples = { sample_group: [{ sample_name: 'a' }] };
+    expect(only(qs, samples)).toMatchObject({ rule: 'required', path: ['needed'] });
+    expect(only(qs, { ...samples, needed: [{}] }).message).toBe(
+      '"Needed" needs at least one entry.',
+    );
+    accepts(qs, { ...samples, needed: [{}, { item: 'x' }] });
+  });
+
+  it("checks a group with a required field given no entry as one empty entry (NEMO's first)", () => {
+    const needed = { needed: [{ item: 'x' }] };
+    for (const none of [{}, { sample_group: [] }, { sample_group: null }]) {
+      const problem = only(qs, { ...none, ...needed });
+      expect(problem).toMatchObject({ rule: 'required', path: ['sample_group', 0, 'sample_name'] });
+      expect(problem.message).toBe('"Sample name" in entry 1 of "Samples" is required.');
+    }
+    // A group whose fields are all optional may be left without an entry.
+    accepts(qs, { sample_group: [{ sample_name: 'a' }], single: [], ...needed });
+    accepts(qs, { sample_group: [{ sample_name: 'a' }], ...needed });
   });
 
   it('reports a repetition that is not an object', () => {

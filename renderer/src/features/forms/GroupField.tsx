@@ -9,7 +9,8 @@ import { fieldId, groupItemsAt } from './values.js';
 
 /**
  * A repeatable group: one fieldset per repetition ("Samples 2"), "Add another" while fewer
- * than max_number, and a remove button on each repetition beyond the required one.
+ * than max_number, and a remove button on each repetition beyond the one required (a required
+ * group's, or one with a required field's).
  */
 export function GroupField({ question }: { question: GroupQuestion }): ReactElement {
   const form = useForm();
@@ -17,7 +18,12 @@ export function GroupField({ question }: { question: GroupQuestion }): ReactElem
   const id = fieldId(form.formId, path);
   const items = groupItemsAt(form.values, question.name);
   const max = question.max_number ?? 1;
-  const minimum = question.required ? 1 : 0;
+  // The last entry stays when the core would ask for it (validate.ts group): a required group,
+  // or one with a required field.
+  const minimum =
+    question.required || question.questions.some((sub) => 'required' in sub && sub.required)
+      ? 1
+      : 0;
   const label = questionLabel(question);
   const messages = form.messagesAt(path);
   return (
