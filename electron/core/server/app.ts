@@ -161,29 +161,14 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
 
   app.get('/health', () => ({ status: 'ok', role: 'server' }));
 
-  // Open to anyone, so it reads no more than a log-in form needs: a large or deeply nested
-  // body from no one costs a 413, not a parse.
-  app.post('/auth/jwt/login', { bodyLimit: LOGIN_BODY_LIMIT }, async (request, reply) => {
-    // A browser names the page a form was sent from: another site's page may not log in here,
-    // nor, by failing, lock the people at this address out (its form needs no script).
-    const origin = request.headers.origin;
-    if (origin !== undefined && !sameSite(origin, request.host, options.publicUrl?.() ?? null)) {
-      return reply.code(403).send({ detail: 'A log-in from another site is refused.' });
-    }
-    const ip = request.ip;
-    if (loginFailures.blocked(ip)) {
-      void reply.header('retry-after', String(loginFailures.retryAfter(ip)));
-      return reply.code(429).send({ detail: 'Request was throttled.' });
-    }
-    const body = (request.body ?? {}) as Record<string, unknown>;
+  /** What a log-in's form gives: a token, the fields it lacks, or wrong credentials (its e-mail). */
+  const logIn = async (
+    body: Record<string, unknown>,
+  ): Promise<{ token: string } | { missing: string[] } | { wrong: string }> => {
     const missing = ['username', 'password'].filter(
       (f) => typeof body[f] !== 'string' || body[f] === '',
     );
-    if (missing.length) {
-      return reply.code(422).send({
-        detail: missing.map((f) => ({ loc: ['body', f], msg: 'Field required', type: 'missing' })),
-      });
-    }
+    if (missing.length) return { missing };
     const email = String(body.username).trim();
     const account = db
       .prepare(
@@ -206,11 +191,7 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
       account !== undefined &&
       account.password_hash !== null &&
       account.is_active === 1;
-    if (!good) {
-      const count = loginFailures.fail(ip);
-      log.warn({ ip, email, failures: count }, 'failed login');
-      return reply.code(400).send({ detail: 'LOGIN_BAD_CREDENTIALS' });
-    }
+    if (!good) return { wrong: email };
     const now = Math.floor(clock() / 1000);
     const token = signJwt(options.jwtSecret, {
       sub: account.uuid,
@@ -220,7 +201,45 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
       exp: now + (options.jwtLifetimeSeconds ?? 8 * 3600),
       jti: randomBytes(16).toString('base64url'),
     });
-    return { access_token: token, token_type: 'bearer' };
+    return { token };
+  };
+
+  // Open to anyone, so it reads no more than a log-in form needs: a large or deeply nested
+  // body from no one costs a 413, not a parse.
+  app.post('/auth/jwt/login', { bodyLimit: LOGIN_BODY_LIMIT }, async (request, reply) => {
+    // A browser names the page a form was sent from: another site's page may not log in here,
+    // nor, by failing, lock the people at this address out (its form needs no script).
+    const origin = request.headers.origin;
+    if (origin !== undefined && !sameSite(origin, request.host, options.publicUrl?.() ?? null)) {
+      return reply.code(403).send({ detail: 'A log-in from another site is refused.' });
+    }
+    const ip = request.ip;
+    // Each log-in holds a place in the address's limit while its password is checked, so that
+    // tries sent at once are held to the limit as tries sent one after another are.
+    if (!loginFailures.begin(ip)) {
+      void reply.header('retry-after', String(loginFailures.retryAfter(ip)));
+      return reply.code(429).send({ detail: 'Request was throttled.' });
+    }
+    let result: Awaited<ReturnType<typeof logIn>> | undefined;
+    try {
+      result = await logIn((request.body ?? {}) as Record<string, unknown>);
+    } finally {
+      // Given back however the check ended; counted as a failure only for wrong credentials.
+      const wrong = result !== undefined && 'wrong' in result ? result.wrong : null;
+      const count = loginFailures.end(ip, wrong !== null);
+      if (wrong !== null) log.warn({ ip, email: wrong, failures: count }, 'failed login');
+    }
+    if ('missing' in result) {
+      return reply.code(422).send({
+        detail: result.missing.map((f) => ({
+          loc: ['body', f],
+          msg: 'Field required',
+          type: 'missing',
+        })),
+      });
+    }
+    if ('wrong' in result) return reply.code(400).send({ detail: 'LOGIN_BAD_CREDENTIALS' });
+    return { access_token: result.token, token_type: 'bearer' };
   });
 
   // As FastAPI-Users' JWT logout, with an effect: the token it is called with is ended here,

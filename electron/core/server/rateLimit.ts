@@ -42,6 +42,8 @@ export const MAX_ADDRESSES = 10_000;
 
 export class FailureLimiter {
   private readonly failures = new Map<string, number[]>();
+  /** Checks begun (begin) and not yet ended, by clientKey. */
+  private readonly open = new Map<string, number>();
 
   constructor(
     private readonly limit: number,
@@ -59,6 +61,29 @@ export class FailureLimiter {
 
   blocked(address: string): boolean {
     return this.recent(clientKey(address)).length >= this.limit;
+  }
+
+  /**
+   * Starts a slow check that may fail (a password hashed): false, and nothing started, when
+   * the address's failures and its checks under way reach the limit. For a check that awaits:
+   * blocked() then fail() would let a burst sent at once through whole, every one passing
+   * blocked() before the first has failed. End each begun check with end().
+   */
+  begin(address: string): boolean {
+    const key = clientKey(address);
+    const open = this.open.get(key) ?? 0;
+    if (this.recent(key).length + open >= this.limit) return false;
+    this.open.set(key, open + 1);
+    return true;
+  }
+
+  /** Ends a check begun: a failure is counted (as fail, whose count it returns), a success not. */
+  end(address: string, failed: boolean): number {
+    const key = clientKey(address);
+    const open = (this.open.get(key) ?? 1) - 1;
+    if (open > 0) this.open.set(key, open);
+    else this.open.delete(key);
+    return failed ? this.fail(address) : this.recent(key).length;
   }
 
   fail(address: string): number {
@@ -84,11 +109,11 @@ export class FailureLimiter {
     }
   }
 
-  /** Seconds until the address may try again. */
+  /** Seconds until the address may try again (1 while only checks under way hold it). */
   retryAfter(address: string): number {
-    const first = this.recent(clientKey(address))[0];
-    return first === undefined
-      ? 0
-      : Math.max(1, Math.ceil((first + this.windowMs - this.clock()) / 1000));
+    const key = clientKey(address);
+    const first = this.recent(key)[0];
+    if (first === undefined) return this.open.has(key) ? 1 : 0;
+    return Math.max(1, Math.ceil((first + this.windowMs - this.clock()) / 1000));
   }
 }

@@ -21,6 +21,32 @@ describe('FailureLimiter', () => {
     expect(limiter.blocked('a')).toBe(false);
   });
 
+  it('counts checks under way against the limit, and only their failures after them', () => {
+    const now = 0;
+    const limiter = new FailureLimiter(3, 60_000, () => now);
+    expect(limiter.begin('a')).toBe(true);
+    expect(limiter.begin('a')).toBe(true);
+    limiter.fail('a');
+    // Two under way and one failure: the limit of three is reached, for a while.
+    expect(limiter.begin('a')).toBe(false);
+    expect(limiter.retryAfter('a')).toBe(60);
+    expect(limiter.begin('b')).toBe(true);
+    expect(limiter.end('a', false)).toBe(1);
+    expect(limiter.begin('a')).toBe(true);
+    expect(limiter.end('a', true)).toBe(2);
+    expect(limiter.end('a', true)).toBe(3);
+    expect(limiter.blocked('a')).toBe(true);
+    expect(limiter.begin('a')).toBe(false);
+    // Only checks under way hold 'c': a second to wait, not the window's.
+    const one = new FailureLimiter(1, 60_000, () => now);
+    expect(one.begin('c')).toBe(true);
+    expect(one.begin('c')).toBe(false);
+    expect(one.retryAfter('c')).toBe(1);
+    one.end('c', false);
+    expect(one.retryAfter('c')).toBe(0);
+    expect(one.begin('c')).toBe(true);
+  });
+
   it('names at least a second to wait while an address is refused, rounding up', () => {
     let now = 0;
     const limiter = new FailureLimiter(1, 60_000, () => now);
