@@ -8,6 +8,7 @@ import { request } from 'node:http';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { UI_CSP_HEADER } from '../../electron/core/http/securityHeaders.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { goodPreAnswers } from '../fixtures/facility.js';
 import { runCli, type ServerProcess, type StationProcess, waitFor, loginJwt } from './helpers.js';
@@ -114,6 +115,7 @@ describe('server rpc for browser users', () => {
     expect(page.headers.get('x-content-type-options')).toBe('nosniff');
     expect(page.headers.get('x-frame-options')).toBe('DENY');
     expect(page.headers.get('referrer-policy')).toBe('no-referrer');
+    expect(page.headers.get('content-security-policy')).toBe(UI_CSP_HEADER);
     expect(await page.text()).toContain('<div id="root">');
     const health = await fetch(`${server.url}health`);
     expect(await health.json()).toEqual({ status: 'ok', role: 'server' });

@@ -7,6 +7,7 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
+import { UI_CSP_HEADER } from '../../electron/core/http/securityHeaders.js';
 import { facilityBundle, goodPreAnswers } from '../fixtures/facility.js';
 import { runCli, startStation, tempDir, writeJson, type StationProcess } from './helpers.js';
 
@@ -372,7 +373,27 @@ describe('labstation station over HTTP', () => {
     expect((await fetch(`${st.url}${script}`)).status).toBe(200);
     expect((await fetch(`${st.url}${script}.map`)).status).toBe(200);
     expect((await fetch(`${st.url}bench.html`)).status).toBe(404);
-    for (const answer of [page, health, noToken, wrongToken, await fetch(`${st.url}nothing`)]) {
+    // The page's policy as a header too, which alone can refuse another site's frame.
+    expect(page.headers.get('content-security-policy')).toBe(UI_CSP_HEADER);
+    expect((await fetch(`${st.url}${script}`)).headers.get('content-security-policy')).toBe(
+      UI_CSP_HEADER,
+    );
+    // The event stream, which fastify hands over to it (hijack), carries them as well.
+    const stream = new AbortController();
+    const eventStream = await fetch(`${st.url}events`, {
+      headers: { authorization: `Bearer ${st.token}` },
+      signal: stream.signal,
+    });
+    expect(eventStream.headers.get('content-type')).toBe('text/event-stream');
+    stream.abort();
+    for (const answer of [
+      page,
+      health,
+      noToken,
+      wrongToken,
+      eventStream,
+      await fetch(`${st.url}nothing`),
+    ]) {
       expect(answer.headers.get('x-content-type-options'), answer.url).toBe('nosniff');
       expect(answer.headers.get('x-frame-options'), answer.url).toBe('DENY');
       expect(answer.headers.get('referrer-policy'), answer.url).toBe('no-referrer');

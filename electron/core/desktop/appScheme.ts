@@ -7,7 +7,7 @@
  */
 import { readFile, realpath, stat } from 'node:fs/promises';
 import { extname, isAbsolute, join, relative, sep } from 'node:path';
-import { SECURITY_HEADERS } from '../http/securityHeaders.js';
+import { SECURITY_HEADERS, UI_CSP_HEADER, UI_PAGE_CSP } from '../http/securityHeaders.js';
 import { isBenchFile, isPlainName, uiFileFilter } from '../http/uiFiles.js';
 
 export const APP_SCHEME = 'app';
@@ -37,13 +37,8 @@ export const APP_SCHEME_PRIVILEGES: AppSchemePrivileges = {
   supportFetchAPI: true,
 };
 
-/**
- * The page's Content-Security-Policy, the same as the meta tag of renderer/index.html (a unit
- * test compares them), also sent as a header with every answer of the scheme.
- */
-export const APP_PAGE_CSP =
-  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
-  "connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'";
+/** The page's Content-Security-Policy (securityHeaders.ts UI_PAGE_CSP), the meta tag's. */
+export const APP_PAGE_CSP = UI_PAGE_CSP;
 
 const UTF8 = '; charset=utf-8';
 const CONTENT_TYPES: Record<string, string> = {
@@ -73,7 +68,7 @@ export function appContentType(fileName: string): string {
   return CONTENT_TYPES[extname(fileName).toLowerCase()] ?? 'application/octet-stream';
 }
 
-const BASE_HEADERS = { ...SECURITY_HEADERS, 'content-security-policy': APP_PAGE_CSP };
+const BASE_HEADERS = { ...SECURITY_HEADERS, 'content-security-policy': UI_CSP_HEADER };
 /** The station serves its source maps on loopback too (developer tools); not the bench page. */
 const servable = uiFileFilter({ sourceMaps: true });
 

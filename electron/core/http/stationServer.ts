@@ -9,7 +9,7 @@ import { HTTP_STATUS, type ApiError } from '../../../shared/errors.js';
 import type { Station } from '../station/station.js';
 import { AppError, toApiError } from '../util/errors.js';
 import { closeConnectionsOnClose } from './closeConnections.js';
-import { addSecurityHeaders } from './securityHeaders.js';
+import { addSecurityHeaders, SECURITY_HEADERS } from './securityHeaders.js';
 import { acceptEmptyJson } from './emptyJson.js';
 import { recordRouteMethods } from './allowedMethods.js';
 
@@ -130,7 +130,9 @@ export async function createStationServer(options: StationServerOptions): Promis
     }
     reply.hijack();
     const res = reply.raw;
+    // Taken over from fastify (hijack): its onSend hook does not add the headers here.
     res.writeHead(200, {
+      ...SECURITY_HEADERS,
       'content-type': 'text/event-stream',
       'cache-control': 'no-store',
       connection: 'keep-alive',

@@ -5,6 +5,7 @@
  */
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance } from 'fastify';
+import { UI_CSP_HEADER } from './securityHeaders.js';
 
 /**
  * The bench page and its entry script (`assets/bench-<hash>.js`, and its map), in any letter
@@ -81,6 +82,8 @@ export async function serveUiFiles(
       root,
       index: 'index.html',
       allowedPath: uiFileFilter(options),
+      // The page's policy as a header too: only a header can refuse other sites' frames.
+      setHeaders: (reply) => void reply.header('content-security-policy', UI_CSP_HEADER),
     });
   });
 }

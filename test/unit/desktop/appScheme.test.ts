@@ -11,6 +11,7 @@ import {
   isServedBuildFile,
   serveAppRequest,
 } from '../../../electron/core/desktop/appScheme.js';
+import { UI_CSP_HEADER } from '../../../electron/core/http/securityHeaders.js';
 
 const SECRET = 'the secret outside the build';
 
@@ -62,7 +63,7 @@ describe('the app:// scheme of the desktop window', () => {
     const page = await get(APP_INDEX_URL);
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
-    expect(page.headers.get('content-security-policy')).toBe(APP_PAGE_CSP);
+    expect(page.headers.get('content-security-policy')).toBe(UI_CSP_HEADER);
     expect(page.headers.get('x-content-type-options')).toBe('nosniff');
     expect(await page.text()).toBe('<!doctype html><title>Labstation</title>');
 
@@ -81,7 +82,7 @@ describe('the app:// scheme of the desktop window', () => {
       const response = await get(`app://labstation/${name}`);
       expect(response.status, name).toBe(200);
       expect(response.headers.get('content-type'), name).toBe(type);
-      expect(response.headers.get('content-security-policy'), name).toBe(APP_PAGE_CSP);
+      expect(response.headers.get('content-security-policy'), name).toBe(UI_CSP_HEADER);
       expect(response.headers.get('x-content-type-options'), name).toBe('nosniff');
       expect(Buffer.from(await response.arrayBuffer())).toEqual(readFileSync(join(root, name)));
     }
@@ -140,7 +141,7 @@ describe('the app:// scheme of the desktop window', () => {
     ]) {
       const response = await get(url);
       expect(response.status, url).toBe(404);
-      expect(response.headers.get('content-security-policy'), url).toBe(APP_PAGE_CSP);
+      expect(response.headers.get('content-security-policy'), url).toBe(UI_CSP_HEADER);
       expect(response.headers.get('x-content-type-options'), url).toBe('nosniff');
     }
   });
