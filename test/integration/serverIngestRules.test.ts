@@ -67,6 +67,36 @@ afterAll(async () => {
   await server?.stop();
 });
 
+describe('usage events a station never makes', () => {
+  it('refuses an end before the start, and a pending form of a usage not ended, at the field', async () => {
+    const uuid = '01900000-0000-7000-8000-000000700010';
+    const record = (payload: object) => ({ id: 1, kind: 'usage_event', uuid, payload });
+    const start = '2026-01-05T08:00:00.000Z';
+    const backwards = usagePayload(refs, uuid, start, { end: '2026-01-04T08:00:00.000Z' });
+    expect(await push([record(backwards)])).toMatchObject({
+      acked: [],
+      error: {
+        code: 'invalid',
+        detail: `usage_event ${uuid}: end: must not be before start (${start})`,
+      },
+    });
+    const pendingActive = usagePayload(refs, uuid, start, { post_usage_pending: 1 });
+    expect(await push([record(pendingActive)])).toMatchObject({
+      acked: [],
+      error: {
+        code: 'invalid',
+        detail:
+          `usage_event ${uuid}: post_usage_pending: only an ended usage has its post-usage ` +
+          'questions pending; end is null',
+      },
+    });
+    expect(serverDb.prepare('SELECT 1 FROM usage_events WHERE uuid = ?').get(uuid)).toBeUndefined();
+    // Ended at its start (a usage of no time) with its form pending is a station's.
+    const ended = usagePayload(refs, uuid, start, { end: start, post_usage_pending: 1 });
+    expect(await push([record(ended)])).toMatchObject({ acked: [1], error: null });
+  });
+});
+
 describe('problem reports pushed to the server', () => {
   // Mutation: upsertProblem taking the pushed resolved_at over the stored one.
   it('keeps a resolution when an older push of the report, unresolved, arrives again', async () => {
