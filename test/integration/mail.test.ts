@@ -621,6 +621,45 @@ describe("the user's mail and the operator's copy", () => {
     }
   });
 
+  it('goes to the addresses the people have when it is sent, not those it was queued with', async () => {
+    const dir = join(tempDir(), 'address-changed');
+    await prepareServerDir(dir, serverBundle());
+    const db = openDatabase(join(dir, 'labstation.db'));
+    databases.add(db);
+    const setEmail = (user: string, email: string): void =>
+      void db.prepare('UPDATE users SET email = ? WHERE username = ?').run(email, user);
+    setEmail('alice', 'alice@old.example.org');
+    const uuid = '01900000-0000-7000-8000-00000000f0c1';
+    db.transaction(() => queuePendingAnswersMail(db, pendingEvent(db, uuid, 'alice', 'sam')))();
+    expect(mailsOf(db, uuid)[0]?.to).toMatch(/<alice@old\.example\.org>/);
+    // Put right while the mail waited (its SMTP server away, here no worker yet).
+    setEmail('alice', 'alice@new.example.org');
+    setEmail('sam', 'sam@new.example.org');
+    const worker = startMailWorker({
+      db,
+      log: createLogger('silent'),
+      dataDir: dir,
+      listenUrl: 'http://127.0.0.1:1/',
+      env: {
+        LABSTATION_SMTP_URL: `smtp://labstation:s3cret@127.0.0.1:${smtp.port}`,
+        LABSTATION_MAIL_POLL_MS: '50',
+      },
+    });
+    try {
+      const [mail] = await waitFor('the mail sent', () =>
+        mailsOf(db, uuid)[0]?.status === 'sent' ? mailsOf(db, uuid) : undefined,
+      );
+      expect(mail.to).toMatch(/<alice@new\.example\.org>$/);
+      expect(mail.cc).toMatch(/<sam@new\.example\.org>$/);
+      expect(smtp.about(uuid, 'pending_answers').map((m) => m.rcpt)).toEqual([
+        ['alice@new.example.org'],
+        ['sam@new.example.org'],
+      ]);
+    } finally {
+      await worker.stop();
+    }
+  });
+
   it("fails for good when the user's mailbox is refused for good, and sends no copy", async () => {
     const { db, uuid, worker } = await sending('refused', 'unknown@example.org');
     try {

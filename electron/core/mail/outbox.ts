@@ -157,6 +157,15 @@ export function requeueMail(
   );
 }
 
+/** The addresses a mail waiting to go is sent to (the people's own, changed meanwhile). */
+export function setRecipients(db: Db, id: number, recipients: { to: string; cc: string }): void {
+  db.prepare('UPDATE mail_outbox SET "to" = ?, cc = ? WHERE id = ?').run(
+    recipients.to,
+    recipients.cc,
+    id,
+  );
+}
+
 export function mailsOfUsage(db: Db, usageEventId: number): MailRow[] {
   return db
     .prepare(`SELECT ${COLUMNS} FROM mail_outbox WHERE usage_event_id = ? ORDER BY id`)

@@ -13,9 +13,10 @@ import {
   markSent,
   nextDueAt,
   nextDueMail,
+  setRecipients,
   type MailRow,
 } from './outbox.js';
-import { isPendingEnded, queueDueReminders } from './pending.js';
+import { currentRecipients, isPendingEnded, NO_ADDRESS, queueDueReminders } from './pending.js';
 import { fileTransport, smtpTransport, type MailTransport } from './transport.js';
 
 export interface MailWorkerOptions {
@@ -115,11 +116,24 @@ export function startMailWorker(options: MailWorkerOptions): MailWorker {
     return transport.value;
   }
 
-  async function deliver(mail: MailRow, config: MailConfig): Promise<boolean> {
+  async function deliver(queued: MailRow, config: MailConfig): Promise<boolean> {
+    let mail = queued;
     if (mail.usage_event_id === null || !isPendingEnded(db, mail.usage_event_id)) {
       markCancelled(db, mail.id, 'the post-usage answers are no longer pending');
       log.info({ mail: mail.uuid, kind: mail.kind }, 'mail cancelled: answers completed');
       return true;
+    }
+    // To the addresses the people have now, as a retry sends it: one put right while the mail
+    // waited (an SMTP server away) is the one it goes to, not the one it was queued with.
+    const recipients = currentRecipients(db, mail.usage_event_id);
+    if (recipients === null) {
+      markAttemptFailed(db, mail.id, NO_ADDRESS, null);
+      log.warn({ mail: mail.uuid, kind: mail.kind }, `mail not sent: ${NO_ADDRESS}`);
+      return true;
+    }
+    if (recipients.to !== mail.to || recipients.cc !== mail.cc) {
+      setRecipients(db, mail.id, recipients);
+      mail = { ...mail, ...recipients };
     }
     const via = transportFor(config);
     try {
