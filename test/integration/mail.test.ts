@@ -660,6 +660,35 @@ describe("the user's mail and the operator's copy", () => {
     }
   });
 
+  it('is failed as having no address when its user lost theirs while it waited', async () => {
+    const dir = join(tempDir(), 'address-gone');
+    await prepareServerDir(dir, serverBundle());
+    const db = openDatabase(join(dir, 'labstation.db'));
+    databases.add(db);
+    const uuid = '01900000-0000-7000-8000-00000000f0c2';
+    db.transaction(() => queuePendingAnswersMail(db, pendingEvent(db, uuid, 'alice', 'alice')))();
+    db.prepare("UPDATE users SET email = '' WHERE username = 'alice'").run();
+    const worker = startMailWorker({
+      db,
+      log: createLogger('silent'),
+      dataDir: dir,
+      listenUrl: 'http://127.0.0.1:1/',
+      env: {
+        LABSTATION_SMTP_URL: `smtp://labstation:s3cret@127.0.0.1:${smtp.port}`,
+        LABSTATION_MAIL_POLL_MS: '50',
+      },
+    });
+    try {
+      const [mail] = await waitFor('the mail failed', () =>
+        mailsOf(db, uuid)[0]?.status === 'failed' ? mailsOf(db, uuid) : undefined,
+      );
+      expect(mail.last_error).toBe('the user has no e-mail address');
+      expect(smtp.about(uuid, 'pending_answers')).toEqual([]);
+    } finally {
+      await worker.stop();
+    }
+  });
+
   it("fails for good when the user's mailbox is refused for good, and sends no copy", async () => {
     const { db, uuid, worker } = await sending('refused', 'unknown@example.org');
     try {

@@ -161,7 +161,7 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
 
   app.get('/health', () => ({ status: 'ok', role: 'server' }));
 
-  /** What a log-in's form gives: a token, the fields it lacks, or wrong credentials (its e-mail). */
+  /** What a log-in's form gives: a token, the fields it lacks, or wrong credentials (e-mail). */
   const logIn = async (
     body: Record<string, unknown>,
   ): Promise<{ token: string } | { missing: string[] } | { wrong: string }> => {
@@ -215,8 +215,9 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
     }
     const ip = request.ip;
     // Each log-in holds a place in the address's limit while its password is checked, so that
-    // tries sent at once are held to the limit as tries sent one after another are.
-    if (!loginFailures.begin(ip)) {
+    // tries sent at once are held to the limit as tries sent one after another are; one
+    // without a place waits for it (people behind one address logging in at once all get in).
+    if (!(await loginFailures.enter(ip))) {
       void reply.header('retry-after', String(loginFailures.retryAfter(ip)));
       return reply.code(429).send({ detail: 'Request was throttled.' });
     }

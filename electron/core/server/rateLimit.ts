@@ -37,13 +37,18 @@ export function clientKey(address: string): string {
     .join(':')}::/64`;
 }
 
+/** Checks that may wait for a place (FailureLimiter.enter), per place of the limit. */
+const WAITING_PER_PLACE = 10;
+
 /** Addresses with failures kept at most (about 100 bytes each). */
 export const MAX_ADDRESSES = 10_000;
 
 export class FailureLimiter {
   private readonly failures = new Map<string, number[]>();
-  /** Checks begun (begin) and not yet ended, by clientKey. */
+  /** Checks entered (enter) and not yet ended, by clientKey. */
   private readonly open = new Map<string, number>();
+  /** Checks waiting for a place (enter), by clientKey. */
+  private readonly waiting = new Map<string, (() => void)[]>();
 
   constructor(
     private readonly limit: number,
@@ -64,26 +69,42 @@ export class FailureLimiter {
   }
 
   /**
-   * Starts a slow check that may fail (a password hashed): false, and nothing started, when
-   * the address's failures and its checks under way reach the limit. For a check that awaits:
-   * blocked() then fail() would let a burst sent at once through whole, every one passing
-   * blocked() before the first has failed. End each begun check with end().
+   * Starts a slow check that may fail (a password hashed), once the address has a place for it:
+   * its failures and its checks under way stay below the limit, so a burst sent at once is held
+   * to it as tries sent one after another are (blocked() then fail() let every one of a burst
+   * through, each passing blocked() before the first had failed). A check without a place waits
+   * for one of those under way to end; false when the failures alone reach the limit, or too
+   * many wait already. End each check entered with end().
    */
-  begin(address: string): boolean {
+  async enter(address: string): Promise<boolean> {
     const key = clientKey(address);
-    const open = this.open.get(key) ?? 0;
-    if (this.recent(key).length + open >= this.limit) return false;
-    this.open.set(key, open + 1);
-    return true;
+    for (;;) {
+      const open = this.open.get(key) ?? 0;
+      const failed = this.recent(key).length;
+      if (failed >= this.limit) return false;
+      if (failed + open < this.limit) {
+        this.open.set(key, open + 1);
+        return true;
+      }
+      const waiting = this.waiting.get(key) ?? [];
+      if (waiting.length >= this.limit * WAITING_PER_PLACE) return false;
+      this.waiting.set(key, waiting);
+      await new Promise<void>((resolve) => waiting.push(resolve));
+    }
   }
 
-  /** Ends a check begun: a failure is counted (as fail, whose count it returns), a success not. */
+  /** Ends a check entered: a failure is counted (fail, whose count it returns), a success not. */
   end(address: string, failed: boolean): number {
     const key = clientKey(address);
     const open = (this.open.get(key) ?? 1) - 1;
     if (open > 0) this.open.set(key, open);
     else this.open.delete(key);
-    return failed ? this.fail(address) : this.recent(key).length;
+    const count = failed ? this.fail(address) : this.recent(key).length;
+    // Those waiting look again: one takes the place, or all learn the limit is reached.
+    const waiting = this.waiting.get(key);
+    this.waiting.delete(key);
+    for (const wake of waiting ?? []) wake();
+    return count;
   }
 
   fail(address: string): number {
@@ -112,8 +133,8 @@ export class FailureLimiter {
   /** Seconds until the address may try again (1 while only checks under way hold it). */
   retryAfter(address: string): number {
     const key = clientKey(address);
-    const first = this.recent(key)[0];
-    if (first === undefined) return this.open.has(key) ? 1 : 0;
-    return Math.max(1, Math.ceil((first + this.windowMs - this.clock()) / 1000));
+    const recent = this.recent(key);
+    if (recent.length < this.limit) return recent.length > 0 || this.open.has(key) ? 1 : 0;
+    return Math.max(1, Math.ceil((recent[0] + this.windowMs - this.clock()) / 1000));
   }
 }

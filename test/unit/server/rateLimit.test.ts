@@ -21,30 +21,46 @@ describe('FailureLimiter', () => {
     expect(limiter.blocked('a')).toBe(false);
   });
 
-  it('counts checks under way against the limit, and only their failures after them', () => {
+  it('holds checks under way to the places failures leave; the others wait for a place', async () => {
     const now = 0;
     const limiter = new FailureLimiter(3, 60_000, () => now);
-    expect(limiter.begin('a')).toBe(true);
-    expect(limiter.begin('a')).toBe(true);
     limiter.fail('a');
-    // Two under way and one failure: the limit of three is reached, for a while.
-    expect(limiter.begin('a')).toBe(false);
-    expect(limiter.retryAfter('a')).toBe(60);
-    expect(limiter.begin('b')).toBe(true);
+    expect(await limiter.enter('a')).toBe(true);
+    expect(await limiter.enter('a')).toBe(true);
+    // One failure and two under way fill the three places: the next waits.
+    let third: boolean | null = null;
+    const thirdDone = limiter.enter('a').then((got) => (third = got));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(third).toBeNull();
+    expect(limiter.retryAfter('a')).toBe(1);
+    expect(await limiter.enter('b')).toBe(true);
+    // A success gives its place to the one waiting, and is not counted.
     expect(limiter.end('a', false)).toBe(1);
-    expect(limiter.begin('a')).toBe(true);
+    await thirdDone;
+    expect(third).toBe(true);
+    let fourth: boolean | null = null;
+    const fourthDone = limiter.enter('a').then((got) => (fourth = got));
+    // Failures take the places for good: the one waiting is refused once they fill them.
     expect(limiter.end('a', true)).toBe(2);
     expect(limiter.end('a', true)).toBe(3);
-    expect(limiter.blocked('a')).toBe(true);
-    expect(limiter.begin('a')).toBe(false);
-    // Only checks under way hold 'c': a second to wait, not the window's.
-    const one = new FailureLimiter(1, 60_000, () => now);
-    expect(one.begin('c')).toBe(true);
-    expect(one.begin('c')).toBe(false);
-    expect(one.retryAfter('c')).toBe(1);
-    one.end('c', false);
-    expect(one.retryAfter('c')).toBe(0);
-    expect(one.begin('c')).toBe(true);
+    await fourthDone;
+    expect(fourth).toBe(false);
+    expect(await limiter.enter('a')).toBe(false);
+    expect(limiter.retryAfter('a')).toBe(60);
+  });
+
+  it('refuses a check at once when ten per place wait already', async () => {
+    const limiter = new FailureLimiter(1, 60_000, () => 0);
+    expect(await limiter.enter('c')).toBe(true);
+    const waiting = Array.from({ length: 10 }, () => limiter.enter('c'));
+    expect(await limiter.enter('c')).toBe(false);
+    // Each success hands the place on: all ten get in, one after another.
+    for (const next of waiting) {
+      limiter.end('c', false);
+      expect(await next).toBe(true);
+    }
+    limiter.end('c', false);
+    expect(limiter.retryAfter('c')).toBe(0);
   });
 
   it('names at least a second to wait while an address is refused, rounding up', () => {

@@ -79,9 +79,9 @@ export function updateStation(
     if (input.tool !== null && !db.prepare('SELECT 1 FROM tools WHERE id = ?').get(input.tool)) {
       throw fieldError('tool', `no tool with id ${input.tool}`, 'not_found');
     }
-    // A station runs one tool, and its instruments are on it (harvest/instruments.ts): another
-    // tool here would leave them harvested by nobody while the instruments page still shows
-    // them on this station. Checked only when the tool changes: a station left so by an older
+    // A station runs one tool, and its instruments are on it (harvest/instrumentChecks.ts):
+    // another tool here would leave them harvested by nobody while the instruments page still
+    // shows them on this station. Checked only when the tool changes: a station left so by an older
     // version can still be renamed or turned off.
     const others =
       input.tool === current.tool_id

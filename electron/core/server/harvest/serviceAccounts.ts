@@ -1,7 +1,8 @@
 /**
  * Service accounts: the stations. Each syncs with the key that only its create response
  * carries (only a hash is kept), and runs the instruments that name it. The tool a station
- * runs follows from its instruments (see instruments.ts), or from the admin page.
+ * runs follows from its instruments (see instruments.ts, instrumentChecks.ts), or from the
+ * admin page.
  */
 import type { z } from 'zod';
 import {

@@ -284,8 +284,9 @@ function describe(docs: ApiDocs): void {
     tag: SYNC_TAG,
     summary: "Book the station's tool for the person logged on there",
     description:
-      'Books as that person, with the checks of the server UI: qualification (staff book any ' +
-      'tool), a project of theirs, the merged reservation questions, no overlap with another ' +
+      'Books as that person, with the checks of the server UI and without staff rights (the ' +
+      'key vouches for who is at the instrument): qualification, a start from now on, a ' +
+      'project of theirs, the merged reservation questions, no overlap with another ' +
       "reservation of the tool or of an area holding it. Answers the reservation in the delta's " +
       'shape.',
     security: 'station',
