@@ -621,20 +621,27 @@ describe("the user's mail and the operator's copy", () => {
     }
   });
 
-  it('goes to the addresses the people have when it is sent, not those it was queued with', async () => {
-    const dir = join(tempDir(), 'address-changed');
+  /**
+   * alice's notice (operated by `operator`) queued with no worker running, as while the SMTP
+   * server is away; `meanwhile` then changes the people, and a worker sending through the
+   * test's SMTP sink starts.
+   */
+  async function queuedThen(
+    name: string,
+    uuid: string,
+    operator: string,
+    meanwhile: (setEmail: (user: string, email: string) => void) => void,
+  ) {
+    const dir = join(tempDir(), name);
     await prepareServerDir(dir, serverBundle());
     const db = openDatabase(join(dir, 'labstation.db'));
     databases.add(db);
     const setEmail = (user: string, email: string): void =>
       void db.prepare('UPDATE users SET email = ? WHERE username = ?').run(email, user);
     setEmail('alice', 'alice@old.example.org');
-    const uuid = '01900000-0000-7000-8000-00000000f0c1';
-    db.transaction(() => queuePendingAnswersMail(db, pendingEvent(db, uuid, 'alice', 'sam')))();
+    db.transaction(() => queuePendingAnswersMail(db, pendingEvent(db, uuid, 'alice', operator)))();
     expect(mailsOf(db, uuid)[0]?.to).toMatch(/<alice@old\.example\.org>/);
-    // Put right while the mail waited (its SMTP server away, here no worker yet).
-    setEmail('alice', 'alice@new.example.org');
-    setEmail('sam', 'sam@new.example.org');
+    meanwhile(setEmail);
     const worker = startMailWorker({
       db,
       log: createLogger('silent'),
@@ -644,6 +651,15 @@ describe("the user's mail and the operator's copy", () => {
         LABSTATION_SMTP_URL: `smtp://labstation:s3cret@127.0.0.1:${smtp.port}`,
         LABSTATION_MAIL_POLL_MS: '50',
       },
+    });
+    return { db, worker };
+  }
+
+  it('goes to the addresses the people have when it is sent, not those it was queued with', async () => {
+    const uuid = '01900000-0000-7000-8000-00000000f0c1';
+    const { db, worker } = await queuedThen('address-changed', uuid, 'sam', (setEmail) => {
+      setEmail('alice', 'alice@new.example.org');
+      setEmail('sam', 'sam@new.example.org');
     });
     try {
       const [mail] = await waitFor('the mail sent', () =>
@@ -661,23 +677,10 @@ describe("the user's mail and the operator's copy", () => {
   });
 
   it('is failed as having no address when its user lost theirs while it waited', async () => {
-    const dir = join(tempDir(), 'address-gone');
-    await prepareServerDir(dir, serverBundle());
-    const db = openDatabase(join(dir, 'labstation.db'));
-    databases.add(db);
     const uuid = '01900000-0000-7000-8000-00000000f0c2';
-    db.transaction(() => queuePendingAnswersMail(db, pendingEvent(db, uuid, 'alice', 'alice')))();
-    db.prepare("UPDATE users SET email = '' WHERE username = 'alice'").run();
-    const worker = startMailWorker({
-      db,
-      log: createLogger('silent'),
-      dataDir: dir,
-      listenUrl: 'http://127.0.0.1:1/',
-      env: {
-        LABSTATION_SMTP_URL: `smtp://labstation:s3cret@127.0.0.1:${smtp.port}`,
-        LABSTATION_MAIL_POLL_MS: '50',
-      },
-    });
+    const { db, worker } = await queuedThen('address-gone', uuid, 'alice', (setEmail) =>
+      setEmail('alice', ''),
+    );
     try {
       const [mail] = await waitFor('the mail failed', () =>
         mailsOf(db, uuid)[0]?.status === 'failed' ? mailsOf(db, uuid) : undefined,
