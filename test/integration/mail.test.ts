@@ -630,7 +630,7 @@ describe("the user's mail and the operator's copy", () => {
     name: string,
     uuid: string,
     operator: string,
-    meanwhile: (setEmail: (user: string, email: string) => void) => void,
+    meanwhile: (setEmail: (user: string, email: string) => void, db: Database.Database) => void,
   ) {
     const dir = join(tempDir(), name);
     await prepareServerDir(dir, serverBundle());
@@ -641,7 +641,7 @@ describe("the user's mail and the operator's copy", () => {
     setEmail('alice', 'alice@old.example.org');
     db.transaction(() => queuePendingAnswersMail(db, pendingEvent(db, uuid, 'alice', operator)))();
     expect(mailsOf(db, uuid)[0]?.to).toMatch(/<alice@old\.example\.org>/);
-    meanwhile(setEmail);
+    meanwhile(setEmail, db);
     const worker = startMailWorker({
       db,
       log: createLogger('silent'),
@@ -687,6 +687,25 @@ describe("the user's mail and the operator's copy", () => {
       );
       expect(mail.last_error).toBe('the user has no e-mail address');
       expect(smtp.about(uuid, 'pending_answers')).toEqual([]);
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it('is cancelled when its tool asks no post-usage questions any more, and none is queued then', async () => {
+    const uuid = '01900000-0000-7000-8000-00000000f0c3';
+    const { db, worker } = await queuedThen('no-questions', uuid, 'alice', (_setEmail, db) => {
+      db.prepare("UPDATE tools SET post_usage_questions = '[]' WHERE name = 'SEM'").run();
+    });
+    try {
+      const [mail] = await waitFor('the mail cancelled', () =>
+        mailsOf(db, uuid)[0]?.status === 'cancelled' ? mailsOf(db, uuid) : undefined,
+      );
+      expect(mail.last_error).toBe('the tool asks no post-usage questions now');
+      expect(smtp.about(uuid, 'pending_answers')).toEqual([]);
+      // A usage of it force-ended now gets no notice: its form would ask nothing.
+      const later = pendingEvent(db, '01900000-0000-7000-8000-00000000f0c4', 'alice', 'alice');
+      expect(db.transaction(() => queuePendingAnswersMail(db, later))()).toBeNull();
     } finally {
       await worker.stop();
     }

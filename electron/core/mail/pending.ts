@@ -1,4 +1,5 @@
 import type { Db } from '../db/open.js';
+import { findTool, toolInfo } from '../station/records.js';
 import { nowIso } from '../util/ids.js';
 import {
   composePendingMail,
@@ -22,6 +23,7 @@ interface PendingRow {
   post_usage_pending: number;
   user_id: number;
   operator_id: number;
+  tool_id: number;
   tool: string;
   u_username: string;
   u_first_name: string;
@@ -35,7 +37,7 @@ interface PendingRow {
 
 const PENDING_SELECT = `
   SELECT e.id, e.uuid, e.start, e."end", e.post_usage_pending, e.user_id, e.operator_id,
-    t.name AS tool,
+    e.tool_id, t.name AS tool,
     u.username AS u_username, u.first_name AS u_first_name, u.last_name AS u_last_name,
     u.email AS u_email,
     o.username AS o_username, o.first_name AS o_first_name, o.last_name AS o_last_name,
@@ -45,6 +47,36 @@ const PENDING_SELECT = `
   JOIN users u ON u.id = e.user_id
   JOIN users o ON o.id = e.operator_id
   WHERE e.id = ?`;
+
+/**
+ * Whether the usage's tool asks post-usage questions now: the pending form shows the tool's
+ * current ones (server/web/handlers.ts), so a mail asking to answer them is for a tool that has
+ * some (an admin may have taken them away after the usage was force-ended).
+ */
+function toolAsksPostUsage(db: Db, toolId: number): boolean {
+  return toolInfo(findTool(db, toolId)).post_usage_questions.length > 0;
+}
+
+/**
+ * Why a mail about `usageEventId` is not to go now (null: it is): its answers came in, or its
+ * tool asks no post-usage questions any more. For a mail waiting to go, and one retried.
+ */
+export function notToSend(db: Db, usageEventId: number | null): string | null {
+  if (usageEventId === null || !isPendingEnded(db, usageEventId)) {
+    return NOT_PENDING;
+  }
+  const toolId = db
+    .prepare('SELECT tool_id FROM usage_events WHERE id = ?')
+    .pluck()
+    .get(usageEventId);
+  return toolAsksPostUsage(db, toolId as number) ? null : NO_QUESTIONS;
+}
+
+/** Why a mail whose answers came in meanwhile is not sent. */
+export const NOT_PENDING = 'the post-usage answers are no longer pending';
+
+/** Why a mail about a tool that asks no post-usage questions (any more) is not sent. */
+export const NO_QUESTIONS = 'the tool asks no post-usage questions now';
 
 /** An ended usage whose post-usage answers are still pending (the mail's condition). */
 export function isPendingEnded(db: Db, usageEventId: number): boolean {
@@ -71,6 +103,7 @@ function queuePending(
   now: string,
 ): number | null {
   if (row.end === null || row.post_usage_pending !== 1) return null;
+  if (!toolAsksPostUsage(db, row.tool_id)) return null;
   const user = person(row, 'u');
   const operator = person(row, 'o');
   const usage: PendingUsage = {

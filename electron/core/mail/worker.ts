@@ -16,7 +16,13 @@ import {
   setRecipients,
   type MailRow,
 } from './outbox.js';
-import { currentRecipients, isPendingEnded, NO_ADDRESS, queueDueReminders } from './pending.js';
+import {
+  currentRecipients,
+  NO_ADDRESS,
+  NOT_PENDING,
+  notToSend,
+  queueDueReminders,
+} from './pending.js';
 import { fileTransport, smtpTransport, type MailTransport } from './transport.js';
 
 export interface MailWorkerOptions {
@@ -118,9 +124,10 @@ export function startMailWorker(options: MailWorkerOptions): MailWorker {
 
   async function deliver(queued: MailRow, config: MailConfig): Promise<boolean> {
     let mail = queued;
-    if (mail.usage_event_id === null || !isPendingEnded(db, mail.usage_event_id)) {
-      markCancelled(db, mail.id, 'the post-usage answers are no longer pending');
-      log.info({ mail: mail.uuid, kind: mail.kind }, 'mail cancelled: answers completed');
+    const why = notToSend(db, mail.usage_event_id);
+    if (why !== null || mail.usage_event_id === null) {
+      markCancelled(db, mail.id, why ?? NOT_PENDING);
+      log.info({ mail: mail.uuid, kind: mail.kind }, `mail cancelled: ${why}`);
       return true;
     }
     // To the addresses the people have now, as a retry sends it: one put right while the mail
