@@ -203,7 +203,8 @@ export type MetadataQuery = z.infer<typeof metadataQuerySchema>;
 /**
  * The bounds of a date query as strings to compare with row.date: date >= min and
  * date <= max. A date-only `to` reaches the end of that day; minutes without seconds cover
- * that whole minute; a `from` at midnight takes the dates of its day.
+ * that whole minute, and seconds that whole second; a `from` at midnight takes the dates of
+ * its day.
  */
 export function dateQueryBounds(query: { from?: string; to?: string }): {
   min: string | null;
@@ -216,10 +217,12 @@ export function dateQueryBounds(query: { from?: string; to?: string }): {
   // date alone before every date-time of the day.
   const midnight = min === null ? null : /^(\d{4}-\d{2}-\d{2})T00:00:00(\.0+)?$/.exec(min);
   if (midnight) min = midnight[1];
+  // A date-time value may carry a fraction of a second (values.ts isValidTime): the end
+  // bound takes in the whole of its last second.
   let max: string | null = null;
   if (query.to !== undefined) {
-    if (query.to.length === 10) max = `${query.to}T23:59:59`;
-    else max = query.to.length === 16 ? `${query.to}:59` : query.to;
+    if (query.to.length === 10) max = `${query.to}T23:59:59.999`;
+    else max = query.to.length === 16 ? `${query.to}:59.999` : `${query.to}.999`;
   }
   return { min, max };
 }

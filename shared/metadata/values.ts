@@ -64,7 +64,7 @@ export function urlProblem(value: string): string | null {
 }
 
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
-const TIME = /^([01]\d|2[0-3]):([0-5]\d)(?::([0-5]\d))?$/;
+const TIME = /^([01]\d|2[0-3]):([0-5]\d)(?::([0-5]\d)(?:\.\d{1,3})?)?$/;
 
 function daysInMonth(year: number, month: number): number {
   if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
@@ -81,7 +81,10 @@ export function isValidDate(value: string): boolean {
   return year >= 1 && month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth(year, month);
 }
 
-/** HH:MM or HH:MM:SS, 00:00 to 23:59:59. */
+/**
+ * HH:MM, HH:MM:SS or HH:MM:SS.sss, 00:00 to 23:59:59.999: a browser's time input writes the
+ * fraction when its step is under a second.
+ */
 export function isValidTime(value: string): boolean {
   return TIME.test(value.trim());
 }

@@ -25,6 +25,7 @@ const DOC = docOf({
     Empty: { type: 'number', value: '' },
     Day: { type: 'date', value: '2024-03-15' },
     Start: { type: 'datetime-local', value: '2024-03-15T09:30' },
+    Late: { type: 'datetime-local', value: '2024-03-15T23:59:59.500' },
     Broken: { type: 'date', value: '2024-02-30' },
     Degassed: { type: 'checkbox', value: 'on' },
     Filtered: { type: 'checkbox', value: false },
@@ -146,6 +147,26 @@ describe('queries', () => {
     ],
     ['datetime after', { kind: 'dateBetween', field: 'Start', from: '2024-03-15T09:31' }, false],
     [
+      'a datetime with a fraction of a second, within the day it ends',
+      { kind: 'dateBetween', field: 'Late', to: '2024-03-15' },
+      true,
+    ],
+    [
+      'a datetime with a fraction of a second, within its second',
+      {
+        kind: 'dateBetween',
+        field: 'Late',
+        from: '2024-03-15T23:59:59',
+        to: '2024-03-15T23:59:59',
+      },
+      true,
+    ],
+    [
+      'a datetime with a fraction of a second, after the minute before',
+      { kind: 'dateBetween', field: 'Late', to: '2024-03-15T23:58' },
+      false,
+    ],
+    [
       'an invalid date never matches',
       { kind: 'dateBetween', field: 'Broken', from: '2000-01-01' },
       false,
@@ -248,18 +269,18 @@ describe('queries', () => {
     ]);
   });
 
-  it('dateQueryBounds widens date-only and minute bounds', () => {
+  it('dateQueryBounds widens date-only, minute and second bounds', () => {
     expect(dateQueryBounds({ from: '2024-03-01', to: '2024-03-31' })).toEqual({
       min: '2024-03-01',
-      max: '2024-03-31T23:59:59',
+      max: '2024-03-31T23:59:59.999',
     });
     expect(dateQueryBounds({ from: '2024-03-01T10:00', to: '2024-03-01T11:00' })).toEqual({
       min: '2024-03-01T10:00:00',
-      max: '2024-03-01T11:00:59',
+      max: '2024-03-01T11:00:59.999',
     });
     expect(dateQueryBounds({ to: '2024-03-01T11:00:05' })).toEqual({
       min: null,
-      max: '2024-03-01T11:00:05',
+      max: '2024-03-01T11:00:05.999',
     });
     // A date counts as the start of its day: a from-bound at midnight takes it.
     for (const from of ['2024-03-01T00:00', '2024-03-01T00:00:00']) {
