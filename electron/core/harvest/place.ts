@@ -84,6 +84,20 @@ export async function freeOrSameName(
 }
 
 /**
+ * What `look` (stat, or lstat) finds at `path`, or null when nothing is there (ENOENT); any
+ * other error (a share away, no permission) throws: not there is said only when surely so.
+ */
+export async function statIfThere(
+  path: string,
+  look: (path: string) => Promise<Stats> = stat,
+): Promise<Stats | null> {
+  return await look(path).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return null;
+    throw error;
+  });
+}
+
+/**
  * Whether `final` is the link made from `partial`: the partial's name gone since (linked, then
  * removed; none recorded) or the same file still. Only a partial surely gone counts: one that
  * cannot be looked at throws. `look`: how the partial is looked at (stat, or lstat).
@@ -94,10 +108,7 @@ export async function linkedFrom(
   look: (path: string) => Promise<Stats> = stat,
 ): Promise<boolean> {
   if (partial === null) return true;
-  const found = await look(partial).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT') return null;
-    throw error;
-  });
+  const found = await statIfThere(partial, look);
   return found === null || (found.ino === final.ino && found.dev === final.dev);
 }
 

@@ -15,6 +15,7 @@ import {
   linkedFrom,
   placeWithoutClobber,
   removeQuietly,
+  statIfThere,
   syncFolder,
 } from '../../harvest/place.js';
 import { UploadRefusal } from './refusal.js';
@@ -124,10 +125,7 @@ export async function placedBefore(
 ): Promise<Finished | null> {
   const at = row.placing_path;
   if (at === null) return null;
-  const found = await lstat(at).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT') return null;
-    throw error;
-  });
+  const found = await statIfThere(at, lstat);
   const ours =
     found !== null &&
     found.isFile() &&

@@ -9,12 +9,12 @@
  * at, and the partial is still on the storage location's file system, so placing it is a link
  * or rename, not a copy.
  */
-import { constants, type Stats } from 'node:fs';
+import { constants } from 'node:fs';
 import { lstat, open } from 'node:fs/promises';
 import { basename, dirname, join, posix } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { Db } from '../../db/open.js';
-import { freeOrSameName, inFolder, removeQuietly } from '../../harvest/place.js';
+import { freeOrSameName, inFolder, removeQuietly, statIfThere } from '../../harvest/place.js';
 import type { UploadState } from '../../sync/uploadProtocol.js';
 import { newUuid } from '../../util/ids.js';
 import type { Logger } from '../../util/log.js';
@@ -73,10 +73,7 @@ export class UploadReceiver {
    */
   private async reconcile(row: UploadRow, location: ServerLocation): Promise<UploadRow> {
     const path = row.partial_path as string;
-    const found: Stats | null = await lstat(path).catch((error: NodeJS.ErrnoException) => {
-      if (error.code === 'ENOENT') return null;
-      throw error;
-    });
+    const found = await statIfThere(path, lstat);
     if (found?.isFile()) {
       if (found.size === row.received) return row;
       if (found.size > row.received) {
