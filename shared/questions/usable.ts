@@ -20,3 +20,12 @@ export function usableQuestions(questions: unknown): Question[] {
 export function groupFields(group: GroupQuestion): GroupFieldQuestion[] {
   return usableQuestions(group.questions) as GroupFieldQuestion[];
 }
+
+/**
+ * Whether a group has a required field, so needs an entry even when the group itself is not
+ * required: NEMO's form always shows a group's first entry and checks its required fields
+ * there (validate.ts checks an answer without one as one empty entry; the form keeps its last).
+ */
+export function groupHasRequiredField(group: GroupQuestion): boolean {
+  return groupFields(group).some((field) => field.required === true);
+}

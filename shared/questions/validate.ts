@@ -2,7 +2,7 @@
 // itself enforces only `required`, and only in the first group repetition).
 
 import { normalizeWithProblems } from './answers.js';
-import { groupFields, usableQuestions } from './usable.js';
+import { groupFields, groupHasRequiredField, usableQuestions } from './usable.js';
 import { runFormulas } from './compute.js';
 import type { FormulaFailure } from './compute.js';
 import { decimalPlaces } from './decimal.js';
@@ -230,13 +230,10 @@ class AnswerChecker {
         `${subject} allows at most ${plural(limit, 'entry', 'entries')}; there are ${repetitions.length}.`,
       );
     }
-    // NEMO's form always shows a group's first entry, and checks the required fields there: a
-    // group with a required field needs an entry, even when the group itself is not required
-    // (an answer without one is checked as one empty entry, naming the fields it lacks).
+    // A group with a required field needs an entry (usable.ts): an answer without one is checked
+    // as one empty entry, naming the fields it lacks.
     const checked =
-      repetitions.length === 0 && fields.some((field) => field.required === true)
-        ? [{}]
-        : repetitions;
+      repetitions.length === 0 && groupHasRequiredField(question) ? [{}] : repetitions;
     checked.forEach((entry, index) => {
       const record =
         typeof entry === 'object' && entry !== null ? (entry as Record<string, unknown>) : {};

@@ -7,7 +7,7 @@
  */
 import { readFile, realpath, stat } from 'node:fs/promises';
 import { extname, isAbsolute, join, relative, sep } from 'node:path';
-import { SECURITY_HEADERS, UI_CSP_HEADER, UI_PAGE_CSP } from '../http/securityHeaders.js';
+import { SECURITY_HEADERS, UI_CSP_HEADER } from '../http/securityHeaders.js';
 import { isBenchFile, isPlainName, uiFileFilter } from '../http/uiFiles.js';
 
 export const APP_SCHEME = 'app';
@@ -36,9 +36,6 @@ export const APP_SCHEME_PRIVILEGES: AppSchemePrivileges = {
   secure: true,
   supportFetchAPI: true,
 };
-
-/** The page's Content-Security-Policy (securityHeaders.ts UI_PAGE_CSP), the meta tag's. */
-export const APP_PAGE_CSP = UI_PAGE_CSP;
 
 const UTF8 = '; charset=utf-8';
 const CONTENT_TYPES: Record<string, string> = {

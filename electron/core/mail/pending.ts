@@ -62,14 +62,9 @@ function toolAsksPostUsage(db: Db, toolId: number): boolean {
  * tool asks no post-usage questions any more. For a mail waiting to go, and one retried.
  */
 export function notToSend(db: Db, usageEventId: number | null): string | null {
-  if (usageEventId === null || !isPendingEnded(db, usageEventId)) {
-    return NOT_PENDING;
-  }
-  const toolId = db
-    .prepare('SELECT tool_id FROM usage_events WHERE id = ?')
-    .pluck()
-    .get(usageEventId);
-  return toolAsksPostUsage(db, toolId as number) ? null : NO_QUESTIONS;
+  const toolId = usageEventId === null ? null : pendingEndedTool(db, usageEventId);
+  if (toolId === null) return NOT_PENDING;
+  return toolAsksPostUsage(db, toolId) ? null : NO_QUESTIONS;
 }
 
 /** Why a mail whose answers came in meanwhile is not sent. */
@@ -78,12 +73,18 @@ export const NOT_PENDING = 'the post-usage answers are no longer pending';
 /** Why a mail about a tool that asks no post-usage questions (any more) is not sent. */
 export const NO_QUESTIONS = 'the tool asks no post-usage questions now';
 
-/** An ended usage whose post-usage answers are still pending (the mail's condition). */
-export function isPendingEnded(db: Db, usageEventId: number): boolean {
+/** The tool of an ended usage whose post-usage answers are still pending; null for another. */
+function pendingEndedTool(db: Db, usageEventId: number): number | null {
   const row = db
-    .prepare(`SELECT post_usage_pending, "end" FROM usage_events WHERE id = ?`)
-    .get(usageEventId) as { post_usage_pending: number; end: string | null } | undefined;
-  return row !== undefined && row.post_usage_pending === 1 && row.end !== null;
+    .prepare(`SELECT post_usage_pending, "end", tool_id FROM usage_events WHERE id = ?`)
+    .get(usageEventId) as
+    { post_usage_pending: number; end: string | null; tool_id: number } | undefined;
+  return row !== undefined && row.post_usage_pending === 1 && row.end !== null ? row.tool_id : null;
+}
+
+/** An ended usage whose post-usage answers are still pending (the mail's condition). */
+function isPendingEnded(db: Db, usageEventId: number): boolean {
+  return pendingEndedTool(db, usageEventId) !== null;
 }
 
 function person(row: PendingRow, prefix: 'u' | 'o'): MailPerson {

@@ -4,14 +4,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   APP_INDEX_URL,
-  APP_PAGE_CSP,
   APP_SCHEME_PRIVILEGES,
   appContentType,
   appPathSegments,
   isServedBuildFile,
   serveAppRequest,
 } from '../../../electron/core/desktop/appScheme.js';
-import { UI_CSP_HEADER } from '../../../electron/core/http/securityHeaders.js';
+import { UI_CSP_HEADER, UI_PAGE_CSP } from '../../../electron/core/http/securityHeaders.js';
 
 const SECRET = 'the secret outside the build';
 
@@ -245,9 +244,10 @@ describe('the app:// scheme of the desktop window', () => {
     expect(APP_SCHEME_PRIVILEGES).toEqual({ standard: true, secure: true, supportFetchAPI: true });
   });
 
-  it("sends the same CSP as the page's meta tag", () => {
+  it("sends the page's meta-tag CSP, with frame-ancestors added, as its header", () => {
     const html = readFileSync(join(import.meta.dirname, '../../../renderer/index.html'), 'utf8');
     const meta = /http-equiv="Content-Security-Policy"\s+content="([^"]*)"/.exec(html);
-    expect(meta?.[1]).toBe(APP_PAGE_CSP);
+    expect(meta?.[1]).toBe(UI_PAGE_CSP);
+    expect(UI_CSP_HEADER).toBe(`${UI_PAGE_CSP}; frame-ancestors 'none'`);
   });
 });

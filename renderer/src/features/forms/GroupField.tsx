@@ -1,6 +1,6 @@
 import type { ReactElement } from 'react';
 import type { GroupQuestion } from '../../../../shared/questions/index.js';
-import { questionLabel } from '../../../../shared/questions/index.js';
+import { groupHasRequiredField, questionLabel } from '../../../../shared/questions/index.js';
 import { Help, Messages, widthStyle } from './FieldFrame.js';
 import { useForm } from './FormContext.js';
 import { QuestionField } from './QuestionField.js';
@@ -18,12 +18,9 @@ export function GroupField({ question }: { question: GroupQuestion }): ReactElem
   const id = fieldId(form.formId, path);
   const items = groupItemsAt(form.values, question.name);
   const max = question.max_number ?? 1;
-  // The last entry stays when the core would ask for it (validate.ts group): a required group,
-  // or one with a required field.
-  const minimum =
-    question.required || question.questions.some((sub) => 'required' in sub && sub.required)
-      ? 1
-      : 0;
+  // The last entry stays when the core would ask for it: a required group, or one with a
+  // required field.
+  const minimum = question.required || groupHasRequiredField(question) ? 1 : 0;
   const label = questionLabel(question);
   const messages = form.messagesAt(path);
   return (
