@@ -552,21 +552,42 @@ function pendingEvent(db: Database.Database, uuid: string, user: string, operato
 
 describe("the user's mail and the operator's copy", () => {
   /**
-   * A server dir whose alice has `email` (and sam `samEmail`), and a worker sending through the
-   * test's SMTP sink; what it logs at warn and above in `said`.
+   * A server dir whose alice has `email` (and sam `samEmail`), alice's usage force-ended and
+   * operated by `operator` (sam: her notice, with a copy to him), its notice queued, and a
+   * worker sending through the test's SMTP sink; what it logs at warn and above in `said`.
+   * `meanwhile` changes the people after the notice was queued and before the worker starts,
+   * as while the SMTP server is away.
    */
-  async function sending(name: string, email: string, samEmail = 'sam@example.org') {
+  async function sending(
+    name: string,
+    email: string,
+    {
+      samEmail = 'sam@example.org',
+      operator = 'sam',
+      uuid = `01900000-0000-7000-8000-0000000${name.length.toString().padStart(5, '0')}`,
+      meanwhile,
+    }: {
+      samEmail?: string;
+      operator?: string;
+      uuid?: string;
+      meanwhile?: (setEmail: (user: string, email: string) => void, db: Database.Database) => void;
+    } = {},
+  ) {
     const dir = join(tempDir(), name);
     await prepareServerDir(dir, serverBundle());
     const db = openDatabase(join(dir, 'labstation.db'));
     databases.add(db);
-    db.prepare('UPDATE users SET email = ? WHERE username = ?').run(email, 'alice');
-    db.prepare('UPDATE users SET email = ? WHERE username = ?').run(samEmail, 'sam');
+    const setEmail = (user: string, address: string): void =>
+      void db.prepare('UPDATE users SET email = ? WHERE username = ?').run(address, user);
+    setEmail('alice', email);
+    setEmail('sam', samEmail);
     const said: string[] = [];
-    const uuid = `01900000-0000-7000-8000-0000000${name.length.toString().padStart(5, '0')}`;
-    // alice's usage, force-ended, operated by sam: her notice, with a copy to him.
-    const event = pendingEvent(db, uuid, 'alice', 'sam');
+    const event = pendingEvent(db, uuid, 'alice', operator);
     db.transaction(() => queuePendingAnswersMail(db, event))();
+    if (meanwhile) {
+      expect(mailsOf(db, uuid)[0]?.to).toContain(`<${email}>`);
+      meanwhile(setEmail, db);
+    }
     const worker = startMailWorker({
       db,
       log: pino({ level: 'warn', base: undefined }, { write: (line: string) => said.push(line) }),
@@ -600,11 +621,9 @@ describe("the user's mail and the operator's copy", () => {
   });
 
   it("is sent when only the operator's copy is refused, and says so as a warning", async () => {
-    const { db, uuid, worker, said } = await sending(
-      'copy-refused',
-      'alice@example.org',
-      'unknown@example.org',
-    );
+    const { db, uuid, worker, said } = await sending('copy-refused', 'alice@example.org', {
+      samEmail: 'unknown@example.org',
+    });
     try {
       await waitFor('the mail sent', () =>
         mailsOf(db, uuid)[0]?.status === 'sent' ? true : undefined,
@@ -621,45 +640,14 @@ describe("the user's mail and the operator's copy", () => {
     }
   });
 
-  /**
-   * alice's notice (operated by `operator`) queued with no worker running, as while the SMTP
-   * server is away; `meanwhile` then changes the people, and a worker sending through the
-   * test's SMTP sink starts.
-   */
-  async function queuedThen(
-    name: string,
-    uuid: string,
-    operator: string,
-    meanwhile: (setEmail: (user: string, email: string) => void, db: Database.Database) => void,
-  ) {
-    const dir = join(tempDir(), name);
-    await prepareServerDir(dir, serverBundle());
-    const db = openDatabase(join(dir, 'labstation.db'));
-    databases.add(db);
-    const setEmail = (user: string, email: string): void =>
-      void db.prepare('UPDATE users SET email = ? WHERE username = ?').run(email, user);
-    setEmail('alice', 'alice@old.example.org');
-    db.transaction(() => queuePendingAnswersMail(db, pendingEvent(db, uuid, 'alice', operator)))();
-    expect(mailsOf(db, uuid)[0]?.to).toMatch(/<alice@old\.example\.org>/);
-    meanwhile(setEmail, db);
-    const worker = startMailWorker({
-      db,
-      log: createLogger('silent'),
-      dataDir: dir,
-      listenUrl: 'http://127.0.0.1:1/',
-      env: {
-        LABSTATION_SMTP_URL: `smtp://labstation:s3cret@127.0.0.1:${smtp.port}`,
-        LABSTATION_MAIL_POLL_MS: '50',
-      },
-    });
-    return { db, worker };
-  }
-
   it('goes to the addresses the people have when it is sent, not those it was queued with', async () => {
     const uuid = '01900000-0000-7000-8000-00000000f0c1';
-    const { db, worker } = await queuedThen('address-changed', uuid, 'sam', (setEmail) => {
-      setEmail('alice', 'alice@new.example.org');
-      setEmail('sam', 'sam@new.example.org');
+    const { db, worker } = await sending('address-changed', 'alice@old.example.org', {
+      uuid,
+      meanwhile: (setEmail) => {
+        setEmail('alice', 'alice@new.example.org');
+        setEmail('sam', 'sam@new.example.org');
+      },
     });
     try {
       const [mail] = await waitFor('the mail sent', () =>
@@ -678,9 +666,11 @@ describe("the user's mail and the operator's copy", () => {
 
   it('is failed as having no address when its user lost theirs while it waited', async () => {
     const uuid = '01900000-0000-7000-8000-00000000f0c2';
-    const { db, worker } = await queuedThen('address-gone', uuid, 'alice', (setEmail) =>
-      setEmail('alice', ''),
-    );
+    const { db, worker } = await sending('address-gone', 'alice@old.example.org', {
+      uuid,
+      operator: 'alice',
+      meanwhile: (setEmail) => setEmail('alice', ''),
+    });
     try {
       const [mail] = await waitFor('the mail failed', () =>
         mailsOf(db, uuid)[0]?.status === 'failed' ? mailsOf(db, uuid) : undefined,
@@ -694,8 +684,12 @@ describe("the user's mail and the operator's copy", () => {
 
   it('is cancelled when its tool asks no post-usage questions any more, and none is queued then', async () => {
     const uuid = '01900000-0000-7000-8000-00000000f0c3';
-    const { db, worker } = await queuedThen('no-questions', uuid, 'alice', (_setEmail, db) => {
-      db.prepare("UPDATE tools SET post_usage_questions = '[]' WHERE name = 'SEM'").run();
+    const { db, worker } = await sending('no-questions', 'alice@old.example.org', {
+      uuid,
+      operator: 'alice',
+      meanwhile: (_setEmail, db) => {
+        db.prepare("UPDATE tools SET post_usage_questions = '[]' WHERE name = 'SEM'").run();
+      },
     });
     try {
       const [mail] = await waitFor('the mail cancelled', () =>
