@@ -7,7 +7,7 @@ import type { AdminMail, MailRetryOutcome } from '../../../shared/adminApi.js';
 import type { Db } from '../db/open.js';
 import { mailContextOf } from './config.js';
 import { requeueMail, type MailStatus } from './outbox.js';
-import { currentRecipients, NO_ADDRESS, NO_QUESTIONS, NOT_PENDING, notToSend } from './pending.js';
+import { checkMail, currentRecipients, NO_ADDRESS, NO_QUESTIONS } from './pending.js';
 
 const MAIL_SELECT = `SELECT m.id, m.uuid, m.kind, e.uuid AS usage_event, u.username AS user,
     m."to", m.cc, m.subject, m.status, m.attempts, m.next_attempt_at, m.last_error,
@@ -56,22 +56,22 @@ export function retryMail(db: Db, id: number, now: string): MailRetry {
       if (mail.status !== 'failed') {
         return { id, outcome: 'not_failed', message: `mail ${id} is ${mail.status}, not failed` };
       }
-      const why = notToSend(db, mail.usage_event_id);
-      if (why !== null || mail.usage_event_id === null) {
+      const check = checkMail(db, mail.usage_event_id);
+      if (!check.send) {
         db.prepare(`UPDATE mail_outbox SET status = 'cancelled', last_error = ? WHERE id = ?`).run(
-          why ?? NOT_PENDING,
+          check.why,
           id,
         );
         return {
           id,
           outcome: 'cancelled',
           message:
-            why === NO_QUESTIONS
+            check.why === NO_QUESTIONS
               ? `mail ${id} cancelled: its tool asks no post-usage questions now`
               : `mail ${id} cancelled: its post-usage answers are no longer pending`,
         };
       }
-      const recipients = currentRecipients(db, mail.usage_event_id);
+      const recipients = currentRecipients(db, check.usageEventId);
       if (recipients === null) {
         db.prepare('UPDATE mail_outbox SET last_error = ? WHERE id = ?').run(NO_ADDRESS, id);
         return {

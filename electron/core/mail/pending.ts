@@ -57,18 +57,22 @@ function toolAsksPostUsage(db: Db, toolId: number): boolean {
   return toolInfo(findTool(db, toolId)).post_usage_questions.length > 0;
 }
 
+/** A mail to send, for this usage; or one to cancel, and why. */
+export type MailCheck = { send: true; usageEventId: number } | { send: false; why: string };
+
 /**
- * Why a mail about `usageEventId` is not to go now (null: it is): its answers came in, or its
- * tool asks no post-usage questions any more. For a mail waiting to go, and one retried.
+ * Whether a mail about `usageEventId` is to go now: not when its answers came in, or its tool
+ * asks no post-usage questions any more. For a mail waiting to go, and one retried.
  */
-export function notToSend(db: Db, usageEventId: number | null): string | null {
+export function checkMail(db: Db, usageEventId: number | null): MailCheck {
   const toolId = usageEventId === null ? null : pendingEndedTool(db, usageEventId);
-  if (toolId === null) return NOT_PENDING;
-  return toolAsksPostUsage(db, toolId) ? null : NO_QUESTIONS;
+  if (usageEventId === null || toolId === null) return { send: false, why: NOT_PENDING };
+  if (!toolAsksPostUsage(db, toolId)) return { send: false, why: NO_QUESTIONS };
+  return { send: true, usageEventId };
 }
 
 /** Why a mail whose answers came in meanwhile is not sent. */
-export const NOT_PENDING = 'the post-usage answers are no longer pending';
+const NOT_PENDING = 'the post-usage answers are no longer pending';
 
 /** Why a mail about a tool that asks no post-usage questions (any more) is not sent. */
 export const NO_QUESTIONS = 'the tool asks no post-usage questions now';

@@ -16,13 +16,7 @@ import {
   setRecipients,
   type MailRow,
 } from './outbox.js';
-import {
-  currentRecipients,
-  NO_ADDRESS,
-  NOT_PENDING,
-  notToSend,
-  queueDueReminders,
-} from './pending.js';
+import { currentRecipients, NO_ADDRESS, checkMail, queueDueReminders } from './pending.js';
 import { fileTransport, smtpTransport, type MailTransport } from './transport.js';
 
 export interface MailWorkerOptions {
@@ -124,15 +118,15 @@ export function startMailWorker(options: MailWorkerOptions): MailWorker {
 
   async function deliver(queued: MailRow, config: MailConfig): Promise<boolean> {
     let mail = queued;
-    const why = notToSend(db, mail.usage_event_id);
-    if (why !== null || mail.usage_event_id === null) {
-      markCancelled(db, mail.id, why ?? NOT_PENDING);
-      log.info({ mail: mail.uuid, kind: mail.kind }, `mail cancelled: ${why}`);
+    const check = checkMail(db, mail.usage_event_id);
+    if (!check.send) {
+      markCancelled(db, mail.id, check.why);
+      log.info({ mail: mail.uuid, kind: mail.kind }, `mail cancelled: ${check.why}`);
       return true;
     }
     // To the addresses the people have now, as a retry sends it: one put right while the mail
     // waited (an SMTP server away) is the one it goes to, not the one it was queued with.
-    const recipients = currentRecipients(db, mail.usage_event_id);
+    const recipients = currentRecipients(db, check.usageEventId);
     if (recipients === null) {
       markAttemptFailed(db, mail.id, NO_ADDRESS, null);
       log.warn({ mail: mail.uuid, kind: mail.kind }, `mail not sent: ${NO_ADDRESS}`);
