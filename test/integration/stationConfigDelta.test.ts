@@ -249,4 +249,39 @@ describe('config deltas at the station', () => {
     await expectCode(logon(st, 'alice', '1234'), 'unauthenticated');
     await logon(st, 'alice', '8642');
   });
+
+  // Mutation: applyDelta writing each user's address in its first pass, as it was: the delta
+  // below failed on the unique address at every pull, and the station took no config again.
+  it('takes addresses that move from one person to another in a delta, in any order', async () => {
+    const st = await station();
+    const emails = () => st.db.prepare('SELECT username, email FROM users ORDER BY username').all();
+    applyDelta(
+      st.db,
+      delta({
+        users: [
+          syncUser(st, 'alice', { email: 'a@lab.example' }),
+          syncUser(st, 'bob', { email: 'x@lab.example' }),
+        ],
+      }),
+    );
+    // sam is the station's own (from its bundle); the server gives his address to bob.
+    st.db.prepare(`UPDATE users SET email = 'S@lab.example' WHERE username = 'sam'`).run();
+    // On the server: alice takes the address bob gave up, bob takes sam's; alice comes first.
+    const change = delta({
+      users: [
+        syncUser(st, 'alice', { email: 'x@lab.example' }),
+        syncUser(st, 'bob', { email: 's@lab.example' }),
+      ],
+    });
+    applyDelta(st.db, change);
+    expect(syncCursor(st.db)).toBe(change.cursor);
+    expect(emails()).toEqual([
+      { username: 'alice', email: 'x@lab.example' },
+      { username: 'bob', email: 's@lab.example' },
+      { username: 'sam', email: '' },
+    ]);
+    // An address the server took away is gone here too.
+    applyDelta(st.db, delta({ users: [syncUser(st, 'alice', { email: '' })] }));
+    expect(emails()[0]).toEqual({ username: 'alice', email: '' });
+  });
 });

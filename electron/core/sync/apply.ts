@@ -180,10 +180,11 @@ export function applyDelta(db: Db, delta: FacilityDelta): ApplySummary {
       const userIds = new Map<string, number>();
       for (const u of delta.users) {
         const id = localId(db, 'users', 'username', u.uuid, u.username);
-        // Badges are set in a second pass: one may move from one person to another in a delta.
+        // Badges and e-mail addresses are set in a second pass: each is unique, and one may
+        // move from one person to another in a delta (in either order). '' is no address.
         const values = [
           u.username,
-          u.email,
+          '',
           u.first_name,
           u.last_name,
           u.pin_hash,
@@ -215,6 +216,14 @@ export function applyDelta(db: Db, delta: FacilityDelta): ApplySummary {
             id,
           );
           db.prepare('UPDATE users SET badge_number = ? WHERE id = ?').run(u.badge_number, id);
+        }
+        if (u.email) {
+          // The server says who has the address now; anyone else here had it before.
+          db.prepare(`UPDATE users SET email = '' WHERE email = ? COLLATE NOCASE AND id <> ?`).run(
+            u.email,
+            id,
+          );
+          db.prepare('UPDATE users SET email = ? WHERE id = ?').run(u.email, id);
         }
         db.prepare('DELETE FROM user_projects WHERE user_id = ?').run(id);
         for (const p of u.projects) {
