@@ -5,11 +5,16 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Db } from '../../electron/core/db/open.js';
 import { openServerData } from '../../electron/core/runServer.js';
+import { createStationAccount } from '../../electron/core/server/accounts.js';
+import { createServerApp } from '../../electron/core/server/app.js';
+import { createApiToken } from '../../electron/core/server/auth.js';
+import { createLogger } from '../../electron/core/util/log.js';
 import { listFacility } from '../../electron/core/server/admin/facility.js';
 import { saveTool } from '../../electron/core/server/admin/facilitySaves.js';
 import { importBundle } from '../../electron/core/station/facility.js';
 import { AppError } from '../../electron/core/util/errors.js';
 import { facilityBundle } from '../fixtures/facility.js';
+import { join } from 'node:path';
 import { tempDir } from './helpers.js';
 
 let db: Db | undefined;
@@ -128,5 +133,153 @@ describe('a bundle import seen by the admin pages', () => {
     expect(after.filter((u) => u.username !== 'bob')).toEqual(
       (hashesBefore as { username: string }[]).filter((u) => u.username !== 'bob'),
     );
+  });
+});
+
+describe('a bundle with harvest settings imported into a server', () => {
+  /** A server dir with an admin, the harvest API on it, and a bundle's harvest settings. */
+  async function serverWithApi() {
+    const dir = tempDir();
+    const server = (db = openServerData(dir));
+    const base = facilityBundle();
+    delete base.station;
+    const bundle = {
+      ...base,
+      users: [
+        ...(base.users as object[]),
+        { username: 'ada', password: 'ada password 1', role: 'admin' },
+      ],
+      storage_locations: [{ name: 'archive', type: 'local', base_path: join(dir, 'store') }],
+      instruments: [
+        {
+          name: 'sem-camera',
+          tool: 'SEM',
+          watch: [{ path: 'D:\\Data' }],
+          storage_location: 'archive',
+        },
+        {
+          name: 'afm-head',
+          tool: 'AFM',
+          watch: [{ path: '/data/afm' }],
+          storage_location: 'archive',
+        },
+      ],
+    };
+    await importBundle(server, bundle);
+    const admin = server
+      .prepare("SELECT id FROM users WHERE username = 'ada'")
+      .pluck()
+      .get() as number;
+    const token = createApiToken(server, admin).token;
+    const app = await createServerApp({
+      db: server,
+      log: createLogger('silent'),
+      jwtSecret: 'admin-import-test-secret-0123456789',
+      timeZone: () => 'UTC',
+    });
+    const api = async (method: 'GET' | 'POST' | 'PATCH', url: string, payload?: object) => {
+      const res = await app.inject({
+        method,
+        url,
+        headers: { authorization: `Token ${token}` },
+        ...(payload ? { payload } : {}),
+      });
+      return { status: res.statusCode, body: res.json<Record<string, unknown>>() };
+    };
+    const instrumentId = (name: string) =>
+      server.prepare('SELECT id FROM instruments WHERE name = ?').pluck().get(name) as number;
+    return { server, bundle, app, api, instrumentId };
+  }
+
+  // Mutation: the bundle's schedules taken as the whole list on a server too, as they were: the
+  // import below removed both schedules made through the API.
+  it('keeps the schedules made through the API that the bundle does not list', async () => {
+    const { bundle, app, api, instrumentId } = await serverWithApi();
+    try {
+      const made: unknown[] = [];
+      for (const cron of ['0 2 * * *', '30 3 * * *']) {
+        const res = await api('POST', '/api/schedules', {
+          instrument_id: instrumentId('afm-head'),
+          cron,
+        });
+        expect(res.status, JSON.stringify(res.body)).toBe(201);
+        made.push(res.body.id);
+      }
+      await importBundle(db!, {
+        ...bundle,
+        schedules: [{ instrument: 'sem-camera', cron: '0 1 * * *' }],
+      });
+      // Again with the API's first schedule listed: it is that one, not a second.
+      await importBundle(db!, {
+        ...bundle,
+        schedules: [{ instrument: 'afm-head', cron: '0 2 * * *' }],
+      });
+      const listed = await api('GET', '/api/schedules');
+      const rows = listed.body.items as {
+        id: number;
+        instrument_id: number;
+        cron: string;
+      }[];
+      expect(rows.map((r) => [r.instrument_id, r.cron]).sort()).toEqual(
+        [
+          [instrumentId('afm-head'), '0 2 * * *'],
+          [instrumentId('afm-head'), '30 3 * * *'],
+          [instrumentId('sem-camera'), '0 1 * * *'],
+        ].sort(),
+      );
+      expect(rows.filter((r) => made.includes(r.id))).toHaveLength(2);
+    } finally {
+      await app.close();
+    }
+  });
+
+  // Mutation: no check of the service account's tool at import, as it was: the instrument moved
+  // to the AFM while sem-pc, which harvests it, runs the SEM (the API refuses that move).
+  it('refuses to move an instrument off the tool of the service account that harvests it', async () => {
+    const { server, bundle, app, api, instrumentId } = await serverWithApi();
+    try {
+      const account = createStationAccount(server, { name: 'sem-pc', tool: 'SEM' });
+      const patched = await api('PATCH', `/api/instruments/${instrumentId('sem-camera')}`, {
+        service_account_id: account.id,
+      });
+      expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+      const moved = {
+        ...bundle,
+        instruments: [{ ...bundle.instruments[0], tool: 'AFM' }],
+      };
+      await expect(importBundle(server, moved)).rejects.toThrow(
+        'instruments[0] (sem-camera).tool: service account sem-pc harvests it and runs SEM; ' +
+          'its instruments must be on that tool, not on AFM',
+      );
+      const tool = server
+        .prepare(
+          'SELECT t.name FROM instruments i JOIN tools t ON t.id = i.tool_id WHERE i.name = ?',
+        )
+        .pluck()
+        .get('sem-camera');
+      expect(tool).toBe('SEM');
+    } finally {
+      await app.close();
+    }
+  });
+
+  // Mutation: no check of repeated schedules at import, as it was: both were stored, and each
+  // night's harvest ran twice.
+  it('refuses one instrument scheduled twice at the same times, naming the first', async () => {
+    const { server, bundle, app } = await serverWithApi();
+    await app.close();
+    const twice = { instrument: 'afm-head', cron: '0 2 * * *' };
+    await expect(
+      importBundle(server, {
+        ...bundle,
+        schedules: [twice, { ...twice, timezone: 'Europe/Zurich' }, twice],
+      }),
+    ).rejects.toThrow(
+      'schedules[2].cron: schedules[0] already runs afm-head at these times (the same cron and time zone)',
+    );
+    expect(server.prepare('SELECT count(*) FROM harvest_schedules').pluck().get()).toBe(0);
+    // Off, the second is not a second run: taken.
+    await importBundle(server, { ...bundle, schedules: [twice, { ...twice, enabled: false }] });
+    expect(server.prepare('SELECT count(*) FROM harvest_schedules').pluck().get()).toBe(2);
   });
 });

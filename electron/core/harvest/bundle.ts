@@ -15,6 +15,8 @@ import { setSetting } from '../station/settings.js';
 import { DEFAULT_TEMPLATE, defaultExclude, type WatchFolder } from './config.js';
 import {
   arkProblems,
+  NOT_STATION_ABSOLUTE,
+  STATION_ABSOLUTE,
   cronProblems,
   hookProblems,
   templateProblems,
@@ -103,6 +105,8 @@ export function harvestBundleProblems(
   toolNames: ReadonlySet<string>,
   /** The station's tool after the import; null on a server's data dir. */
   stationTool: string | null,
+  /** A server's data dir: its paths are its stations', which may run Windows. */
+  onServer: boolean,
 ): string[] {
   const problems: string[] = [];
   const locations = new Set([
@@ -118,7 +122,10 @@ export function harvestBundleProblems(
     const at = `storage_locations[${i}] (${l.name})`;
     if (locationNames.has(l.name)) problems.push(`${at}.name: ${l.name} is listed twice`);
     locationNames.add(l.name);
-    if (!isAbsolute(l.base_path)) problems.push(`${at}.base_path: must be an absolute path`);
+    if (onServer ? !STATION_ABSOLUTE.test(l.base_path) : !isAbsolute(l.base_path)) {
+      const rule = onServer ? NOT_STATION_ABSOLUTE : 'must be an absolute path';
+      problems.push(`${at}.base_path: ${rule}`);
+    }
     if (l.base_path.includes('\0')) problems.push(`${at}.base_path: must not contain NUL`);
   });
   const instrumentNames = new Set<string>();
@@ -128,13 +135,14 @@ export function harvestBundleProblems(
     instrumentNames.add(inst.name);
     if (!toolNames.has(inst.tool))
       problems.push(`${at}.tool: no tool named ${JSON.stringify(inst.tool)}`);
+    else problems.push(...serviceAccountToolProblems(db, at, inst.name, inst.tool));
     if (!locations.has(inst.storage_location)) {
       problems.push(
         `${at}.storage_location: no storage location named ${JSON.stringify(inst.storage_location)}`,
       );
     }
     inst.watch.forEach((w, j) => {
-      problems.push(...watchProblems(`${at}.watch[${j}]`, watchFolderOf(w)));
+      problems.push(...watchProblems(`${at}.watch[${j}]`, watchFolderOf(w), onServer));
     });
     problems.push(
       ...templateProblems(
@@ -159,8 +167,18 @@ export function harvestBundleProblems(
       );
     }
   });
+  const enabledSchedules = new Map<string, number>();
   (bundle.schedules ?? []).forEach((s, i) => {
     const at = `schedules[${i}]`;
+    // Two enabled schedules of an instrument at the same times would start every run twice
+    // (the API refuses the second one too).
+    const times = JSON.stringify([s.instrument, s.cron, s.timezone ?? null]);
+    const first = enabledSchedules.get(times);
+    if (s.enabled !== false && first !== undefined) {
+      problems.push(
+        `${at}.cron: schedules[${first}] already runs ${s.instrument} at these times (the same cron and time zone)`,
+      );
+    } else if (s.enabled !== false) enabledSchedules.set(times, i);
     if (!instruments.has(s.instrument)) {
       problems.push(`${at}.instrument: no instrument named ${JSON.stringify(s.instrument)}`);
     }
@@ -170,6 +188,25 @@ export function harvestBundleProblems(
   problems.push(...storageInWatchProblems(db, bundle, stationTool));
   if (bundle.ark) problems.push(...arkProblems('ark', bundle.ark));
   return problems;
+}
+
+/**
+ * On a server, an instrument a service account harvests stays on that station's tool: the
+ * station runs its own tool's instruments only (the API refuses the move too).
+ */
+function serviceAccountToolProblems(db: Db, at: string, name: string, tool: string): string[] {
+  const station = db
+    .prepare(
+      `SELECT st.name AS station, t.name AS tool FROM instruments i
+         JOIN stations st ON st.id = i.station_id JOIN tools t ON t.id = st.tool_id
+       WHERE i.name = ?`,
+    )
+    .get(name) as { station: string; tool: string } | undefined;
+  if (!station || station.tool === tool) return [];
+  return [
+    `${at}.tool: service account ${station.station} harvests it and runs ${station.tool}; ` +
+      `its instruments must be on that tool, not on ${tool}`,
+  ];
 }
 
 /** A bundle's watched folder as stored: no include takes everything, no exclude the defaults. */
@@ -290,7 +327,13 @@ interface InstrumentRow {
 }
 
 /** Writes the harvest part of a checked bundle; runs inside the import's transaction. */
-export function applyHarvestBundle(db: Db, bundle: HarvestBundle, now: string): void {
+export function applyHarvestBundle(
+  db: Db,
+  bundle: HarvestBundle,
+  now: string,
+  /** A server's data dir, where admins also make schedules through the API. */
+  server: boolean,
+): void {
   for (const l of bundle.storage_locations ?? []) {
     db.prepare(
       `INSERT INTO storage_locations (uuid, name, type, base_path, enabled, created_at, updated_at)
@@ -349,10 +392,12 @@ export function applyHarvestBundle(db: Db, bundle: HarvestBundle, now: string): 
     });
   }
   if (bundle.schedules) {
-    // A bundle's schedules are the whole list: what it leaves out no longer runs. Those the
-    // server deployed here are the server's to change. A schedule of the same instrument and
-    // cron as one the bundle lists is that one, kept with its id, uuid and runs; only its time
-    // zone and whether it is enabled follow the bundle.
+    // A station's bundle's schedules are the whole list: what it leaves out no longer runs.
+    // Those the server deployed here are the server's to change. On a server the bundle only
+    // adds and changes: its admins make schedules through the API too, which a bundle that
+    // does not list them must not take away. A schedule of the same instrument and cron as one
+    // the bundle lists is that one, kept with its id, uuid and runs; only its time zone and
+    // whether it is enabled follow the bundle.
     const kept = db
       .prepare(
         `SELECT s.id, i.name AS instrument, s.cron FROM harvest_schedules s
@@ -385,7 +430,7 @@ export function applyHarvestBundle(db: Db, bundle: HarvestBundle, now: string): 
       matched.add(Number(made.lastInsertRowid));
     }
     const gone = db.prepare('DELETE FROM harvest_schedules WHERE id = ?');
-    for (const k of kept) if (!matched.has(k.id)) gone.run(k.id);
+    if (!server) for (const k of kept) if (!matched.has(k.id)) gone.run(k.id);
   }
   if (bundle.ark) setSetting(db, 'harvest.ark', bundle.ark);
 }

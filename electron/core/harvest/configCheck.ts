@@ -12,10 +12,23 @@ import { HOOK_KINDS, isHookKind, triggerOf } from '../../../shared/harvest/hookK
 import { parseTemplate } from '../../../shared/harvest/template.js';
 import type { WatchFolder } from './config.js';
 
-/** Problems with one watched folder, each starting with `at`. */
-export function watchProblems(at: string, watch: WatchFolder): string[] {
+/**
+ * An absolute path on a station, which may run Windows while the server does not:
+ * `/data`, `D:\data`, `\\share\data`.
+ */
+export const STATION_ABSOLUTE = /^(\/|[A-Za-z]:[\\/]|\\\\[^\\])/;
+export const NOT_STATION_ABSOLUTE =
+  'must be an absolute path on the station (/data, D:\\data or \\\\share\\data)';
+
+/**
+ * Problems with one watched folder, each starting with `at`. On a server (`onServer`) the
+ * path is a station's, which may be a Windows one; on a station it must be absolute here.
+ */
+export function watchProblems(at: string, watch: WatchFolder, onServer = false): string[] {
   const problems: string[] = [];
-  if (!isAbsolute(watch.path)) problems.push(`${at}.path: must be an absolute path`);
+  if (onServer ? !STATION_ABSOLUTE.test(watch.path) : !isAbsolute(watch.path)) {
+    problems.push(`${at}.path: ${onServer ? NOT_STATION_ABSOLUTE : 'must be an absolute path'}`);
+  }
   if (watch.path.includes('\0')) problems.push(`${at}.path: must not contain NUL`);
   const filter = compileFilter({ include: watch.include, exclude: watch.exclude });
   if (!filter.ok) {

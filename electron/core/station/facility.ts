@@ -185,7 +185,7 @@ export async function importBundle(db: Db, input: unknown): Promise<ImportSummar
         if (value !== undefined) setSetting(db, setting, value);
       }
     }
-    applyHarvestBundle(db, bundle, now);
+    applyHarvestBundle(db, bundle, now, mode === 'server');
     setSetting(db, 'harvest.importedAt', now);
   }).immediate();
   return {

@@ -8,9 +8,9 @@ import type { InstrumentInput, watchFolderIn } from '../../../../shared/harvest/
 import { parseTemplate } from '../../../../shared/harvest/template.js';
 import type { Db } from '../../db/open.js';
 import { defaultExclude, type WatchFolder } from '../../harvest/config.js';
+import { NOT_STATION_ABSOLUTE, STATION_ABSOLUTE } from '../../harvest/configCheck.js';
 import { ValidationProblems, problem, type Problem } from './problems.js';
 import { checkReference, checkUniqueName } from './resource.js';
-import { STATION_ABSOLUTE } from './storageLocations.js';
 
 /** The watched folders as given, each with its filters (the default excludes when none). */
 export function watchFolders(watch: z.infer<typeof watchFolderIn>[]): WatchFolder[] {
@@ -25,12 +25,7 @@ function watchProblems(watch: WatchFolder[]): Problem[] {
   const problems: Problem[] = [];
   watch.forEach((w, i) => {
     if (!STATION_ABSOLUTE.test(w.path) || w.path.includes('\0')) {
-      problems.push(
-        problem(
-          ['body', 'watch', i, 'path'],
-          'must be an absolute path on the station (/data, D:\\data or \\\\share\\data)',
-        ),
-      );
+      problems.push(problem(['body', 'watch', i, 'path'], NOT_STATION_ABSOLUTE));
     }
     const filter = compileFilter({ include: w.include, exclude: w.exclude });
     if (!filter.ok) {

@@ -7,6 +7,7 @@ import {
   type StorageLocationOut,
 } from '../../../../shared/harvest/management.js';
 import type { Db } from '../../db/open.js';
+import { NOT_STATION_ABSOLUTE, STATION_ABSOLUTE } from '../../harvest/configCheck.js';
 import { realOrNearestSync, storageFolderIn } from '../../harvest/storageGuard.js';
 import { newUuid } from '../../util/ids.js';
 import { notifyStations, stationsRunningInstruments } from './notify.js';
@@ -21,12 +22,6 @@ import {
 
 const createSchema = storageLocationCreate;
 const patchSchema = storageLocationPatch;
-
-/**
- * An absolute path on a station, which may run Windows while this server does not:
- * `/data`, `D:\data`, `\\share\data`.
- */
-export const STATION_ABSOLUTE = /^(\/|[A-Za-z]:[\\/]|\\\\[^\\])/;
 
 function pathProblems(db: Db, type: string, basePath: string): Problem[] {
   if (basePath.includes('\0')) return [problem(['body', 'base_path'], 'must not contain NUL')];
@@ -54,12 +49,7 @@ function pathProblems(db: Db, type: string, basePath: string): Problem[] {
     }
   }
   if (type === 'local' && !STATION_ABSOLUTE.test(basePath)) {
-    return [
-      problem(
-        ['body', 'base_path'],
-        'must be an absolute path on the station (/data, D:\\data or \\\\share\\data)',
-      ),
-    ];
+    return [problem(['body', 'base_path'], NOT_STATION_ABSOLUTE)];
   }
   return [];
 }
