@@ -7,6 +7,7 @@ import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
+import type { TransferStatus } from '../../shared/harvest/management.js';
 import { openDatabase, type Db } from '../../electron/core/db/open.js';
 import { instrumentsOfTool, type Instrument } from '../../electron/core/harvest/config.js';
 import { CopyPool } from '../../electron/core/harvest/copyPool.js';
@@ -21,7 +22,7 @@ interface Station {
   instrument: Instrument;
   pool: CopyPool;
   queue: TransferQueue;
-  counts: { completed: number; skipped: number; failed: number };
+  ends: Map<number, TransferStatus>;
   /** The files given back to be found again (TransferHost.consider). */
   considered: { path: string; size: number }[];
   stop(): Promise<void>;
@@ -32,7 +33,7 @@ async function station(): Promise<Station> {
   const db = openDatabase(join(dirs.data, 'labstation.db'));
   const instrument = instrumentsOfTool(db, 'SEM')[0];
   const pool = new CopyPool(1);
-  const counts = { completed: 0, skipped: 0, failed: 0 };
+  const ends = new Map<number, TransferStatus>();
   const considered: { path: string; size: number }[] = [];
   let stopped = false;
   const queue = new TransferQueue(db, pino({ level: 'silent' }), Date.now, {
@@ -40,7 +41,7 @@ async function station(): Promise<Station> {
     pool: () => pool,
     instrument: (id) => (id === instrument.id ? instrument : undefined),
     watchedIn: () => [],
-    runCounts: () => counts,
+    runEnds: () => ends,
     consider: (_instrument, _folder, path, size) => considered.push({ path, size }),
     changed: () => undefined,
     checkIdle: () => undefined,
@@ -52,7 +53,14 @@ async function station(): Promise<Station> {
     queue.poolClosed();
     db.close();
   };
-  return { dirs, db, instrument, pool, queue, counts, considered, stop };
+  return { dirs, db, instrument, pool, queue, ends, considered, stop };
+}
+
+/** The run's counts, as runOnce makes them: each file by its last end. */
+function tally(ends: Map<number, TransferStatus>): Record<TransferStatus, number> {
+  const counts = { completed: 0, skipped: 0, failed: 0 };
+  for (const status of ends.values()) counts[status] += 1;
+  return counts;
 }
 
 /** Writes `count` files of `size` bytes in the watched folder and records them (ids). */
@@ -103,7 +111,7 @@ describe('TransferQueue', () => {
       expect(s.queue.queuedFiles).toBe(0);
       expect(s.queue.underWay).toBe(1);
       await untilIdle(s.queue);
-      expect(s.counts).toEqual({ completed: 3, skipped: 0, failed: 0 });
+      expect(tally(s.ends)).toEqual({ completed: 3, skipped: 0, failed: 0 });
     } finally {
       await s.stop();
     }
@@ -121,7 +129,7 @@ describe('TransferQueue', () => {
       expect(s.queue.queuedFiles).toBe(600 - 4 * 128);
       await untilIdle(s.queue);
       expect(s.queue.underWay).toBe(0);
-      expect(s.counts).toEqual({ completed: 600, skipped: 0, failed: 0 });
+      expect(tally(s.ends)).toEqual({ completed: 600, skipped: 0, failed: 0 });
       expect(ids.every((id) => fileById(s.db, id)?.state === 'done')).toBe(true);
       expect(existsSync(join(s.dirs.dest, 'sem-1', 'small599.bin'))).toBe(true);
     } finally {
@@ -140,7 +148,7 @@ describe('TransferQueue', () => {
       expect(s.queue.underWay).toBe(3);
       expect(s.queue.queuedFiles).toBe(0);
       await untilIdle(s.queue);
-      expect(s.counts).toEqual({ completed: 22, skipped: 0, failed: 0 });
+      expect(tally(s.ends)).toEqual({ completed: 22, skipped: 0, failed: 0 });
     } finally {
       await s.stop();
     }
@@ -155,7 +163,7 @@ describe('TransferQueue', () => {
       s.queue.pump();
       await untilIdle(s.queue);
       expect(s.considered).toEqual([{ path: join(s.dirs.src, 'changed0.bin'), size: 100 }]);
-      expect(s.counts).toEqual({ completed: 0, skipped: 0, failed: 0 });
+      expect(tally(s.ends)).toEqual({ completed: 0, skipped: 0, failed: 0 });
     } finally {
       await s.stop();
     }

@@ -11,6 +11,7 @@
  * a crash interrupted, recovery.ts, and the timers of a running station, timers.ts), a one-shot
  * run, a reload of the configuration, Retry (retries.ts), and the status.
  */
+import type { TransferStatus } from '../../../shared/harvest/management.js';
 import type { CoreEvent, HarvestStatus } from '../../../shared/api.js';
 import type { Db } from '../db/open.js';
 import { cachedStatement } from '../db/statements.js';
@@ -61,9 +62,12 @@ export interface HarvesterOptions {
 }
 
 export interface RunSummary {
+  /** Files, each counted by its last end in the run (one that failed, then completed: completed). */
   completed: number;
   skipped: number;
   failed: number;
+  /** Each file's last end so far, which the counts are made from when the run ends. */
+  ends: Map<number, TransferStatus>;
   /** Folders that could not be walked, with the reason. */
   unreachable: string[];
   /**
@@ -155,7 +159,7 @@ export class Harvester {
       pool: () => this.pool,
       instrument: (id) => this.harvested.byId(id),
       watchedIn: (base) => this.harvested.leftOut.watchedIn(base),
-      runCounts: () => this.run,
+      runEnds: () => this.run?.ends ?? null,
       consider: (instrument, folder, path, size, mtimeMs) =>
         this.intake.consider(instrument, folder, path, size, mtimeMs),
       changed: () => this.changed(),
@@ -332,7 +336,14 @@ export class Harvester {
    * stable (failed files are tried once more now), and report what this run did.
    */
   async runOnce(): Promise<RunSummary> {
-    this.run = { completed: 0, skipped: 0, failed: 0, unreachable: [], unstable: [] };
+    this.run = {
+      completed: 0,
+      skipped: 0,
+      failed: 0,
+      ends: new Map(),
+      unreachable: [],
+      unstable: [],
+    };
     this.stopped = false;
     this.intake.startedAt = this.clock();
     this.lock.takeNow();
@@ -353,6 +364,7 @@ export class Harvester {
       this.walked = true;
       this.checkIdle();
       await idle;
+      for (const status of this.run.ends.values()) this.run[status] += 1;
       return this.run;
     } finally {
       clearInterval(tick);

@@ -43,8 +43,11 @@ export interface TransferHost {
   instrument(id: number): Instrument | undefined;
   /** The watched folders inside a storage location's base (TransferDeps.watchedIn). */
   watchedIn(base: string): readonly string[];
-  /** The counts of the run under way (--once), which each transfer's end adds to; or null. */
-  runCounts(): { completed: number; skipped: number; failed: number } | null;
+  /**
+   * The run under way (--once): each file's last end, which each transfer's end sets (a file
+   * retried in the run counts once, as it ended); null when no run is under way.
+   */
+  runEnds(): Map<number, TransferStatus> | null;
   /** A file given back by its copy (its source changed meanwhile): found again, as it is now. */
   consider(
     instrument: Instrument,
@@ -350,11 +353,12 @@ export class TransferQueue {
     try {
       if (end.end === 'crashed') {
         if (!this.host.stopped()) {
-          const run = this.host.runCounts();
-          if (run) run.failed += 1;
+          this.host.runEnds()?.set(file.id, 'failed');
           this.log.error({ err: end.error, file: file.source_path }, 'harvest: transfer crashed');
         }
       } else if (end.end === 'requeue') {
+        // Given back for a new look: what an earlier attempt in the run ended as no longer stands.
+        this.host.runEnds()?.delete(file.id);
         const s = await stat(file.source_path).catch((error: NodeJS.ErrnoException) => error);
         const folder = instrument.watch.find((w) => w.path === file.watch_path);
         this.active.delete(file.id);
@@ -366,8 +370,8 @@ export class TransferQueue {
           if (fileById(this.db, file.id)?.partial_path === null) markGone(this.db, file.id);
         }
       } else if (end.end === 'finished') {
-        const run = this.host.runCounts();
-        if (run) {
+        const ends = this.host.runEnds();
+        if (ends) {
           const status =
             'status' in end && end.status
               ? end.status
@@ -377,7 +381,7 @@ export class TransferQueue {
                 )
                   .pluck()
                   .get(file.id) as TransferStatus);
-          run[status] += 1;
+          ends.set(file.id, status);
         }
       }
     } finally {
