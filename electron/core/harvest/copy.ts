@@ -181,10 +181,13 @@ async function hashWith(
 ): Promise<{ hash: string; bytes: number }> {
   let position = 0;
   let index = 0;
+  // Test hook: a slow disk, as for copies, so a test can act while a file is surely hashed.
+  const slow = injected('harvest.slow-hash');
   let pending = readFull(handle, buffers[0], 0);
   for (;;) {
     const n = await pending;
     if (n === 0) break;
+    if (slow) await new Promise((resolve) => setTimeout(resolve, slowDownMs(n)));
     const current = buffers[index % 2];
     pending = readFull(handle, buffers[(index + 1) % 2], position + n);
     h.update(current.subarray(0, n));

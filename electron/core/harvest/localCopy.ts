@@ -5,7 +5,7 @@
  * the folder fsynced, and only then the outcome recorded. A crash anywhere leaves markers that
  * recovery.ts follows.
  */
-import { lstat, stat } from 'node:fs/promises';
+import { lstat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import {
   abandonAttempt,
@@ -29,10 +29,12 @@ import {
   inFolder,
   partialPathFor,
   placeWithoutClobber,
+  statIfThere,
   syncFolder,
   type FolderCheck,
 } from './place.js';
 import { beginAttempt, markVerified } from './attemptMarkers.js';
+import { errorCode } from '../util/errors.js';
 import type { FileRow } from './records.js';
 
 /** A local copy under way: where it goes, and what it has left on disk so far. */
@@ -171,12 +173,20 @@ async function skipIfAlreadyThere(
   const { file, destination } = attempt;
   const existing = await lstat(destination).catch(() => null);
   if (existing?.isFile() && existing.size === file.size) {
-    const [source, dest] = await Promise.all([
-      deps.pool.hash(file.source_path),
-      deps.pool.hash(destination),
-    ]);
-    const after = await stat(file.source_path);
-    if (after.size !== file.size || after.mtimeMs !== file.mtime_ms) return 'requeue';
+    let source, dest;
+    try {
+      [source, dest] = await Promise.all([
+        deps.pool.hash(file.source_path),
+        deps.pool.hash(destination),
+      ]);
+    } catch (error) {
+      // The source (or the copy there) moved or deleted while compared: a new look, as for a
+      // source gone during its copy (the file is gone, or found again as it is now).
+      if (errorCode(error) === 'ENOENT') return 'requeue';
+      throw error;
+    }
+    const after = await statIfThere(file.source_path);
+    if (after?.size !== file.size || after.mtimeMs !== file.mtime_ms) return 'requeue';
     if (source.hash === dest.hash) {
       attempt.filled = true;
       const skip = {
