@@ -235,6 +235,44 @@ test('data tab: an instrument waiting for its history says so, and its failed fi
   await expect(page.getByRole('button', { name: 'Retry spectrum.txt' })).toBeDisabled();
 });
 
+test('data tab: a failed file of an instrument turned off says it is not tried, and offers no Retry', async ({
+  page,
+  startStation,
+  scratchDir,
+}) => {
+  const { src, archive } = await acquisition(scratchDir);
+  await writeFile(join(src, 'spectrum.txt'), 'counts 1 2 3\n');
+  const other = join(scratchDir, 'other');
+  await mkdir(other);
+  const bundle = withQuanta(src, archive, '{relative_path}');
+  bundle.instruments = [
+    ...(bundle.instruments ?? []),
+    { name: 'camera', tool: TOOL, watch: [{ path: other }], storage_location: 'archive' },
+  ];
+  const station = await startStation(bundle, async (dataDir, cli) => {
+    // The archive is not mounted: the first harvest fails; then quanta is turned off.
+    await promisify(execFile)(process.execPath, [
+      cli,
+      'harvest',
+      '--data',
+      dataDir,
+      '--once',
+    ]).catch((error: { code?: number }) => {
+      if (error.code !== 1) throw error;
+    });
+    withStationDb(dataDir, (db) => {
+      db.prepare(`UPDATE instruments SET enabled = 0 WHERE name = 'quanta'`).run();
+    });
+  });
+  await mkdir(archive);
+  await page.goto(station.url);
+  await logOn(page, 'ada', '1234');
+  await openDataTab(page);
+  const failures = page.getByRole('region', { name: 'Failed transfers' });
+  await expect(failures).toContainText('not tried: quanta is not harvested on this station now');
+  await expect(page.getByRole('button', { name: 'Retry spectrum.txt' })).toBeDisabled();
+});
+
 test('data tab: Retry all takes every failed file again once the share is back', async ({
   page,
   startStation,

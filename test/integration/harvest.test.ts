@@ -31,6 +31,7 @@ import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { takeHarvestLock } from '../../electron/core/harvest/lock.js';
 import { HISTORY_PROBLEM } from '../../electron/core/sync/history.js';
+import { NOT_HARVESTED_HERE } from '../../electron/core/harvest/retries.js';
 import { makeArk, parseArk } from '../../shared/ark.js';
 import type {
   FileUsageView,
@@ -2272,6 +2273,42 @@ describe('harvest in a running station', () => {
     expect(readFileSync(join(dirs.dest, 'sem-1', 'b.dat'), 'utf8')).toBe('second');
     expect((await st.rpc('harvest.retryAll', {})).body).toEqual({ count: 0 });
     expect((await st.rpc('harvest.status', {})).body).toMatchObject({ failed: 0, retriable: 0 });
+  });
+
+  // Mutation: no check of the file's instrument in Retries.retry, as it was: the Retry answered
+  // 200, the file was made due, and it waited for a turn that never came.
+  it('refuses a Retry of a file whose instrument is no longer harvested here, saying why', async () => {
+    const dirs = await twoFailedFiles();
+    const other = join(dirs.root, 'src2');
+    mkdirSync(other);
+    const turnedOff = await importBundle(dirs.data, {
+      station: { tool: 'SEM' },
+      instruments: [
+        {
+          name: 'sem-1',
+          tool: 'SEM',
+          watch: [{ path: dirs.src }],
+          storage_location: 'archive',
+          enabled: false,
+        },
+        { name: 'sem-2', tool: 'SEM', watch: [{ path: other }], storage_location: 'archive' },
+      ],
+    });
+    expect(turnedOff.code, turnedOff.stderr).toBe(0);
+    station = await startStation(dirs.data);
+    const st = station;
+    expect((await st.rpc('session.logon', { login: 'ada', pin: '1234' })).status).toBe(200);
+    await waitFor('the harvest running', async () =>
+      ((await st.rpc('harvest.status', {})).body as HarvestStatus).running ? true : undefined,
+    );
+    const [file] = await filesOf(dirs.data);
+    const refused = await st.rpc('harvest.retry', { file_id: file?.id });
+    expect(refused.status).toBe(409);
+    expect((refused.body as { message: string }).message).toBe(`sem-1: ${NOT_HARVESTED_HERE}`);
+    // Not made due: its next try stays where its backoff put it.
+    const after = (await filesOf(dirs.data)).find((f) => f.id === file?.id);
+    expect(after?.next_attempt_at).toBe(file?.next_attempt_at);
+    expect((await st.rpc('harvest.retryAll', {})).body).toEqual({ count: 0 });
   });
 
   it('Retry all while the harvest waits for the server at its start takes the files when it starts', async () => {

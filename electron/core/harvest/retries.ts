@@ -11,6 +11,10 @@ import { retryAllNow, retryNow } from './due.js';
 import { fileById } from './records.js';
 import type { TransferQueue } from './transferQueue.js';
 
+/** Why a file of an instrument not harvested here (turned off, or on another tool) is not retried. */
+export const NOT_HARVESTED_HERE =
+  'not harvested on this station now (turned off, or on another tool): its files are not tried';
+
 /** What a Retry asks of the engine. */
 export interface RetriesHost {
   /** Whether the harvest has not started yet (nor been started and stopped). */
@@ -38,6 +42,15 @@ export class Retries {
     const instrumentId = fileById(this.db, fileId)?.instrument_id;
     const waiting = this.harvested.awaitingHistory.find((i) => i.id === instrumentId);
     if (waiting) throw new AppError('conflict', `${waiting.name}: ${HISTORY_PROBLEM}`);
+    // Made due, it would wait for a turn that never comes: the queue takes only the files of
+    // the instruments harvested here (Retry all leaves them out too).
+    if (instrumentId !== undefined && this.harvested.byId(instrumentId) === undefined) {
+      const name = this.db
+        .prepare('SELECT name FROM instruments WHERE id = ?')
+        .pluck()
+        .get(instrumentId) as string;
+      throw new AppError('conflict', `${name}: ${NOT_HARVESTED_HERE}`);
+    }
     if (!retryNow(this.db, fileId)) {
       throw new AppError('conflict', `file ${fileId} has no failed transfer to retry`);
     }

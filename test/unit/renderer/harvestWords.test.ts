@@ -71,6 +71,15 @@ describe('nextTryWords (when a failed file is tried again)', () => {
     );
   });
 
+  it('says a file of an instrument not harvested here is not tried, whatever its time', () => {
+    const off = { ...idle, notHarvested: true };
+    for (const at of [later, passed, null]) {
+      expect(nextTryWords(file(at), off)).toBe(
+        '; not tried: sem-1 is not harvested on this station now',
+      );
+    }
+  });
+
   it('says a file not retried by itself is not', () => {
     expect(nextTryWords(file(null), idle)).toBe('; not retried by itself');
   });

@@ -353,6 +353,7 @@ export function DataTab(): ReactElement {
         retriable={status?.retriable ?? 0}
         active={active}
         waiting={waiting}
+        harvested={status?.running ? new Set(status.instruments.map((i) => i.name)) : null}
       />
       <div className="data-columns">
         <History files={files} />

@@ -71,6 +71,7 @@ export function Failures({
   retriable,
   active,
   waiting,
+  harvested,
 }: {
   /** The failed files listed: the newest MOST of them. */
   failed: HarvestFileView[];
@@ -81,6 +82,11 @@ export function Failures({
   active: ReadonlySet<number>;
   /** Instruments waiting for their history: their files are not tried before it is here. */
   waiting: ReadonlySet<string>;
+  /**
+   * The instruments harvested here, while the harvest runs (null: not known now): the files of
+   * another are not tried, by a Retry either.
+   */
+  harvested: ReadonlySet<string> | null;
 }): ReactElement | null {
   const retry = useHarvestStore((s) => s.retry);
   const retrying = useHarvestStore((s) => s.retrying);
@@ -115,56 +121,66 @@ export function Failures({
       )}
       {!loggedOn && <p className="notice">Log on to retry a transfer now.</p>}
       <ul className="failure-list">
-        {failed.map((f, i) => (
-          <li key={f.id}>
-            <div>
-              <strong className="file-name">{f.relative_path}</strong> —{' '}
-              {f.last_transfer?.error || 'failed'}
-              <br />
-              <small>
-                {/* A reason such as "disk full" says "the storage location": which one. One
+        {failed.map((f, i) => {
+          const notHarvested = harvested !== null && !harvested.has(f.instrument);
+          return (
+            <li key={f.id}>
+              <div>
+                <strong className="file-name">{f.relative_path}</strong> —{' '}
+                {f.last_transfer?.error || 'failed'}
+                <br />
+                <small>
+                  {/* A reason such as "disk full" says "the storage location": which one. One
                     that failed before a location was chosen (its watched folder gone, a hook)
                     still names its instrument. */}
-                {f.instrument}
-                {f.last_transfer?.storage_location && (
-                  <>
-                    {' '}
-                    → {f.last_transfer.storage_location}
-                    {f.last_transfer.destination_path && (
-                      <>
-                        {' '}
-                        (<span className="file-name">{f.last_transfer.destination_path}</span>)
-                      </>
-                    )}
-                  </>
-                )}
-                ; {f.attempts} attempt{f.attempts === 1 ? '' : 's'}
-                {nextTryWords(f, {
-                  active: active.has(f.id),
-                  waitingForHistory: waiting.has(f.instrument),
-                  now,
-                })}
-              </small>
-            </div>
-            <button
-              type="button"
-              data-retry={f.id}
-              data-busy={retrying.has(f.id) || active.has(f.id) ? '' : undefined}
-              onClick={() => {
-                // This file again if it failed again, else the next one down, else up.
-                const ids = [...failed.slice(i), ...failed.slice(0, i).reverse()].map((g) => g.id);
-                keepFocus(ids);
-                void retry(f.id);
-              }}
-              disabled={
-                !loggedOn || retrying.has(f.id) || active.has(f.id) || waiting.has(f.instrument)
-              }
-              aria-label={`Retry ${f.relative_path}`}
-            >
-              Retry
-            </button>
-          </li>
-        ))}
+                  {f.instrument}
+                  {f.last_transfer?.storage_location && (
+                    <>
+                      {' '}
+                      → {f.last_transfer.storage_location}
+                      {f.last_transfer.destination_path && (
+                        <>
+                          {' '}
+                          (<span className="file-name">{f.last_transfer.destination_path}</span>)
+                        </>
+                      )}
+                    </>
+                  )}
+                  ; {f.attempts} attempt{f.attempts === 1 ? '' : 's'}
+                  {nextTryWords(f, {
+                    active: active.has(f.id),
+                    waitingForHistory: waiting.has(f.instrument),
+                    notHarvested,
+                    now,
+                  })}
+                </small>
+              </div>
+              <button
+                type="button"
+                data-retry={f.id}
+                data-busy={retrying.has(f.id) || active.has(f.id) ? '' : undefined}
+                onClick={() => {
+                  // This file again if it failed again, else the next one down, else up.
+                  const ids = [...failed.slice(i), ...failed.slice(0, i).reverse()].map(
+                    (g) => g.id,
+                  );
+                  keepFocus(ids);
+                  void retry(f.id);
+                }}
+                disabled={
+                  !loggedOn ||
+                  retrying.has(f.id) ||
+                  active.has(f.id) ||
+                  waiting.has(f.instrument) ||
+                  notHarvested
+                }
+                aria-label={`Retry ${f.relative_path}`}
+              >
+                Retry
+              </button>
+            </li>
+          );
+        })}
       </ul>
     </section>
   );

@@ -45,10 +45,14 @@ export function nextTryWords(
     active: boolean;
     /** Its instrument waits for its history: its files are not tried before it is here. */
     waitingForHistory: boolean;
+    /** Its instrument is not harvested here now (turned off, or moved to another tool). */
+    notHarvested?: boolean;
     now: number;
   },
 ): string {
   if (how.active) return '; being tried again now';
+  if (how.notHarvested)
+    return `; not tried: ${file.instrument} is not harvested on this station now`;
   const at = file.next_attempt_at;
   const due = at !== null && Date.parse(at) <= how.now;
   if (how.waitingForHistory) {
