@@ -46,6 +46,29 @@ describe('today.failed', () => {
     db.close();
   });
 
+  // Mutation: completed and skipped counted by their start, as they were: the copy that ran
+  // over midnight was in neither day's totals.
+  it("counts a transfer by the day it ended: one that ran over midnight is today's", () => {
+    const db = stationDb(TODAY);
+    const yesterday = fileNamed(db, 'yesterday.tif', YESTERDAY);
+    finishTransfer(db, yesterday, completedAt(YESTERDAY));
+    const overnight = fileNamed(db, 'overnight.mrc', YESTERDAY);
+    finishTransfer(db, overnight, {
+      ...completedAt('2026-03-01T23:50:00.000Z'),
+      bytes: 5_000,
+      completedAt: '2026-03-02T00:20:00.000Z',
+    });
+    const today = fileNamed(db, 'today.tif', TODAY);
+    finishTransfer(db, today, { ...completed, status: 'skipped' });
+    expect(totalsSince(db, MIDNIGHT)).toEqual({
+      completed: 1,
+      skipped: 1,
+      failed: 0,
+      bytes: 5_000,
+    });
+    db.close();
+  });
+
   it("is read from today's failed transfers, then each file by its id (EXPLAIN QUERY PLAN)", () => {
     const db = stationDb(TODAY);
     const plan = (

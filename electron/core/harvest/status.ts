@@ -26,7 +26,7 @@ export const FAILED_SINCE_QUERY = `SELECT count(*) FROM harvest_files f
 
 /**
  * Today's totals, `since` being the start of today (local time): transfers completed and
- * skipped that started since then, the bytes completed, and the files that failed since then
+ * skipped that ended since then, the bytes completed, and the files that failed since then
  * and are failed still (FAILED_SINCE_QUERY: the status is read every second while files are
  * copied). Files, not attempts: a share down all day is one failed file per file,
  * however often each was tried, and a file that failed and then completed is not failed.
@@ -35,11 +35,15 @@ export function totalsSince(
   db: Db,
   since: string,
 ): { completed: number; skipped: number; failed: number; bytes: number } {
+  // Ended today: a copy that started before midnight and ended after it is today's. Found by
+  // its start (the index), taken back a day: one longer than a day is not counted.
+  const dayBefore = new Date(Date.parse(since) - 24 * 3600 * 1000).toISOString();
   const ended = cachedStatement(
     db,
     `SELECT status, count(*) AS n, sum(bytes_transferred) AS bytes FROM harvest_transfers
-       WHERE started_at >= ? AND status IN ('completed', 'skipped') GROUP BY status`,
-  ).all(since) as { status: 'completed' | 'skipped'; n: number; bytes: number | null }[];
+       WHERE started_at >= ? AND completed_at >= ? AND status IN ('completed', 'skipped')
+       GROUP BY status`,
+  ).all(dayBefore, since) as { status: 'completed' | 'skipped'; n: number; bytes: number | null }[];
   const totals = { completed: 0, skipped: 0, failed: 0, bytes: 0 };
   for (const r of ended) {
     totals[r.status] = r.n;
