@@ -98,7 +98,8 @@ export const apiSchemas = {
         .string()
         .trim()
         .min(1, 'must hold something to look for')
-        .max(200, 'must be at most 200 characters')
+        // A whole source path pasted from a file's details: as long as a system's paths go.
+        .max(4096, 'must be at most 4096 characters')
         .optional(),
     })
     .strict(),

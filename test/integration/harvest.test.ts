@@ -2193,8 +2193,13 @@ describe('harvest in a running station', () => {
       status: 400,
       body: { details: { problems: ['search: must hold something to look for'] } },
     });
-    expect((await st.rpc('harvest.files', { search: 'x'.repeat(201) })).body).toMatchObject({
-      details: { problems: ['search: must be at most 200 characters'] },
+    // A whole path, longer than 200 characters (which were the most once): looked for.
+    expect(await st.rpc('harvest.files', { search: `/data/${'x'.repeat(300)}` })).toMatchObject({
+      status: 200,
+      body: { files: [] },
+    });
+    expect((await st.rpc('harvest.files', { search: 'x'.repeat(4097) })).body).toMatchObject({
+      details: { problems: ['search: must be at most 4096 characters'] },
     });
 
     // The command line finds the same files by the same rules.

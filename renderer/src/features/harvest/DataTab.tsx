@@ -181,6 +181,7 @@ function FileSearch(): ReactElement {
         ref={field}
         id="file-search"
         type="search"
+        maxLength={4096}
         value={text}
         onChange={(e) => setText(e.target.value)}
       />
