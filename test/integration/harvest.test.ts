@@ -1481,6 +1481,12 @@ describe('harvest --once', () => {
           kind: 'redirect',
           config: { glob: '*.raw', destination_template: 'raw/{yyyy}' },
         },
+        {
+          name: 'cmd',
+          trigger: 'post_transfer',
+          kind: 'command',
+          config: { command: 'x', args: [1], bogus: true },
+        },
       ],
       schedules: [{ instrument: 'sem-1', cron: 'every tuesday' }],
       ark: { naan: '12', shoulder: 'fk4' },
@@ -1499,6 +1505,9 @@ describe('harvest --once', () => {
     expect(text).toMatch(
       /hooks\[1\] \(flat\)\.config\.destination_template: template must use at least one of \{relative_path\}, \{filename\} or \{ark_blade\}/,
     );
+    // Named as the other fields are: an index in brackets, an unknown key at the key.
+    expect(text).toMatch(/hooks\[2\] \(cmd\)\.config\.args\[0\]: /);
+    expect(text).toContain('hooks[2] (cmd).config.bogus: unknown field');
     expect(text).toMatch(/schedules\[0\]\.cron: /);
     expect(text).toMatch(/ark\.naan: /);
   });

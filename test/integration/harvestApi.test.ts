@@ -223,9 +223,11 @@ describe('management resources', () => {
       config: {},
     });
     expect(noCommand.status).toBe(422);
-    expect(noCommand.body.detail[0]).toMatchObject({
+    // A setting left out of a hook's config, as a field left out of the body.
+    expect(noCommand.body.detail[0]).toEqual({
       loc: ['body', 'config', 'command'],
-      msg: 'is required',
+      msg: 'Field required',
+      type: 'missing',
     });
     // Control characters in a name (they end up in paths and one-line output).
     const nul = await call('POST', '/api/service-accounts', 'admin', { name: 'a\u0000b' });
@@ -522,6 +524,24 @@ describe('management resources', () => {
         }),
       ]);
     }
+    // Each problem of a config at its key, indexes as numbers, with FastAPI's type, as every
+    // body's (they were a string index, and "value_error" for all).
+    const badCommand = await call('POST', '/api/hooks', 'admin', {
+      name: 'bad-command',
+      trigger: 'post_transfer',
+      kind: 'command',
+      config: { command: 'x', args: [1], timeout_seconds: 0, bogus: 1 },
+    });
+    expect(badCommand.status).toBe(422);
+    expect(
+      (badCommand.body.detail as { loc: unknown[]; type: string }[])
+        .map((d) => [d.loc, d.type])
+        .sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b))),
+    ).toEqual([
+      [['body', 'config', 'args', 0], 'string_type'],
+      [['body', 'config', 'bogus'], 'extra_forbidden'],
+      [['body', 'config', 'timeout_seconds'], 'greater_than'],
+    ]);
     const unknownKind = await call('POST', '/api/hooks', 'admin', {
       name: 'bad2',
       trigger: 'post_transfer',

@@ -92,7 +92,14 @@ export function hookProblems(
   const parsed = hookConfigSchemas[hook.kind].safeParse(hook.config ?? {});
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
-      const path = issue.path.length ? `.${issue.path.join('.')}` : '';
+      // Named as the other fields are (watch[0].include[1]): the API's loc takes numbers so.
+      const path = issue.path
+        .map((key) => (typeof key === 'number' ? `[${key}]` : `.${String(key)}`))
+        .join('');
+      if (issue.code === 'unrecognized_keys') {
+        for (const key of issue.keys) problems.push(`${at}.config${path}.${key}: unknown field`);
+        continue;
+      }
       // A setting left out is named as missing, not as "expected string, received undefined".
       const given = issue.path.reduce<unknown>(
         (value, key) =>

@@ -2,6 +2,9 @@
  * Hooks: the built-in kinds of the station harvest (electron/core/harvest/hooks.ts), checked
  * here with the same rules as a facility bundle. `instrument_id` null: every instrument.
  */
+import { z } from 'zod';
+import { hookConfigSchemas } from '../../../../shared/harvest/hookConfig.js';
+import { isHookKind } from '../../../../shared/harvest/hookKinds.js';
 import {
   hookCreate,
   hookOut,
@@ -13,7 +16,7 @@ import type { Db } from '../../db/open.js';
 import { newUuid } from '../../util/ids.js';
 import { hookProblems } from '../../harvest/configCheck.js';
 import { notifyStations, stationOfInstrument, stationsRunningInstruments } from './notify.js';
-import { ValidationProblems, pathProblem, problem, type Problem } from './problems.js';
+import { ValidationProblems, pathProblem, problem, zodProblems, type Problem } from './problems.js';
 import {
   checkReference,
   checkUniqueName,
@@ -52,7 +55,18 @@ function check(db: Db, merged: Required<Input>, input: Input, id: number | null)
     ...checkReference(db, 'instruments', 'instrument', 'instrument_id', input.instrument_id),
   ];
   if (input.kind !== undefined || input.trigger !== undefined || input.config !== undefined) {
+    // The config's own shape, as every body is checked (parseBody): each problem with its
+    // FastAPI type (extra_forbidden, string_type, ...); the rules across fields after it.
+    const shape = isHookKind(merged.kind)
+      ? z.object({ config: hookConfigSchemas[merged.kind] })
+      : null;
+    const given = { config: merged.config };
+    const parsed = shape?.safeParse(given);
+    if (parsed && !parsed.success) {
+      problems.push(...zodProblems('body', parsed.error, given, shape ?? undefined));
+    }
     for (const text of hookProblems('body', merged)) {
+      if (parsed && !parsed.success && text.startsWith('body.config')) continue;
       problems.push(pathProblem('body', 'body', text));
     }
     const location = merged.config.storage_location;
