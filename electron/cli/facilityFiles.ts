@@ -210,11 +210,18 @@ export async function experiment(argv: string[]): Promise<number> {
     });
   const { buildExperimentRecord, reservationListSchema, usageEventInputSchema } =
     await import('../../shared/experiment/index.js');
-  const given = readJson(need(values.event, '--event'), 'usage event');
+  // The command line first (exit 2), then the files (exit 1), whatever they hold.
+  const eventFile = need(values.event, '--event');
+  const reservationsFile = need(values.reservations, '--reservations');
+  let now: number | undefined;
+  if (values.now !== undefined) {
+    now = Date.parse(values.now);
+    if (!Number.isFinite(now)) throw new UsageError('--now must be an ISO 8601 date-time');
+  }
+  const given = readJson(eventFile, 'usage event');
   const event = usageEventInputSchema.safeParse(given);
   if (!event.success)
     throw new AppError('bad_request', schemaProblems('usage event', event.error.issues, given));
-  const reservationsFile = need(values.reservations, '--reservations');
   const listed = readJson(reservationsFile, 'reservations');
   const partial = onePageOfMore(listed);
   if (partial !== null)
@@ -229,11 +236,6 @@ export async function experiment(argv: string[]): Promise<number> {
   const list = reservationListSchema(listed).safeParse(listed);
   if (!list.success)
     throw new AppError('bad_request', schemaProblems('reservations', list.error.issues, listed));
-  let now: number | undefined;
-  if (values.now !== undefined) {
-    now = Date.parse(values.now);
-    if (!Number.isFinite(now)) throw new UsageError('--now must be an ISO 8601 date-time');
-  }
   const result = buildExperimentRecord(event.data, list.data, {
     toolAreas,
     ...(now === undefined ? {} : { now }),

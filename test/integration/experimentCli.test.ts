@@ -181,5 +181,10 @@ describe('labstation experiment', () => {
     expect(inPage.stderr).toBe('reservations.results[1].end: is required\n');
     const missing = await runCli(['experiment', '--event', writeJson(dir, 'e.json', EVENT)]);
     expect(missing.code).toBe(2);
+    // The command line is checked before the files: a bad event with a flag left out is a
+    // wrong command line (it was exit 1, naming the event's problems).
+    const both = await runCli(['experiment', '--event', writeJson(dir, 'bad.json', {})]);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain('--reservations');
   });
 });
