@@ -9,7 +9,8 @@ import { parseQuestions, serializeQuestions } from '../../../shared/questions/in
 import { isPlainObject, ownValue } from '../../../shared/questions/json.js';
 import { lineSchema } from '../../../shared/text.js';
 import type { Db } from '../db/open.js';
-import { harvestBundleProblems, harvestBundleShape } from '../harvest/bundle.js';
+import { harvestBundleShape } from '../harvest/bundle.js';
+import { harvestBundleProblems } from '../harvest/bundleCheck.js';
 import { AppError } from '../util/errors.js';
 import { formatIssues } from '../util/issues.js';
 import { getSetting } from './settings.js';

@@ -1,0 +1,243 @@
+/**
+ * The checks of a facility bundle's harvest part (bundle.ts), across its fields and against
+ * what the data dir holds: each problem named at its field, with the rule.
+ */
+import { isAbsolute } from 'node:path';
+import { compileFilter, platformGlobOptions } from '../../../shared/harvest/glob.js';
+import type { Db } from '../db/open.js';
+import { watchFolderOf, type HarvestBundle } from './bundle.js';
+import { DEFAULT_TEMPLATE, type WatchFolder } from './config.js';
+import {
+  arkProblems,
+  NOT_STATION_ABSOLUTE,
+  STATION_ABSOLUTE,
+  cronProblems,
+  hookProblems,
+  templateProblems,
+  timezoneProblems,
+  watchProblems,
+} from './configCheck.js';
+import { realOrNearestSync, storageFolderIn } from './storageGuard.js';
+
+/** Problems that the schema cannot see: references, globs, templates, cron, hook configs. */
+export function harvestBundleProblems(
+  db: Db,
+  bundle: HarvestBundle,
+  toolNames: ReadonlySet<string>,
+  /** The station's tool after the import; null on a server's data dir. */
+  stationTool: string | null,
+  /** A server's data dir: its paths are its stations', which may run Windows. */
+  onServer: boolean,
+): string[] {
+  const problems: string[] = [];
+  const locations = new Set([
+    ...(bundle.storage_locations ?? []).map((l) => l.name),
+    ...(db.prepare('SELECT name FROM storage_locations').pluck().all() as string[]),
+  ]);
+  const instruments = new Set([
+    ...(bundle.instruments ?? []).map((i) => i.name),
+    ...(db.prepare('SELECT name FROM instruments').pluck().all() as string[]),
+  ]);
+  const locationNames = new Set<string>();
+  (bundle.storage_locations ?? []).forEach((l, i) => {
+    const at = `storage_locations[${i}] (${l.name})`;
+    if (locationNames.has(l.name)) problems.push(`${at}.name: ${l.name} is listed twice`);
+    locationNames.add(l.name);
+    if (onServer ? !STATION_ABSOLUTE.test(l.base_path) : !isAbsolute(l.base_path)) {
+      const rule = onServer ? NOT_STATION_ABSOLUTE : 'must be an absolute path';
+      problems.push(`${at}.base_path: ${rule}`);
+    }
+    if (l.base_path.includes('\0')) problems.push(`${at}.base_path: must not contain NUL`);
+  });
+  const instrumentNames = new Set<string>();
+  (bundle.instruments ?? []).forEach((inst, i) => {
+    const at = `instruments[${i}] (${inst.name})`;
+    if (instrumentNames.has(inst.name)) problems.push(`${at}.name: ${inst.name} is listed twice`);
+    instrumentNames.add(inst.name);
+    if (!toolNames.has(inst.tool))
+      problems.push(`${at}.tool: no tool named ${JSON.stringify(inst.tool)}`);
+    else problems.push(...serviceAccountToolProblems(db, at, inst.name, inst.tool));
+    if (!locations.has(inst.storage_location)) {
+      problems.push(
+        `${at}.storage_location: no storage location named ${JSON.stringify(inst.storage_location)}`,
+      );
+    }
+    inst.watch.forEach((w, j) => {
+      problems.push(...watchProblems(`${at}.watch[${j}]`, watchFolderOf(w), onServer));
+    });
+    problems.push(
+      ...templateProblems(
+        `${at}.destination_template`,
+        inst.destination_template ?? DEFAULT_TEMPLATE,
+      ),
+    );
+  });
+  const hookNames = new Set<string>();
+  (bundle.hooks ?? []).forEach((hook, i) => {
+    const at = `hooks[${i}] (${hook.name})`;
+    if (hookNames.has(hook.name)) problems.push(`${at}.name: ${hook.name} is listed twice`);
+    hookNames.add(hook.name);
+    problems.push(...hookProblems(at, hook));
+    if (hook.instrument && !instruments.has(hook.instrument)) {
+      problems.push(`${at}.instrument: no instrument named ${JSON.stringify(hook.instrument)}`);
+    }
+    const location = (hook.config as { storage_location?: unknown } | undefined)?.storage_location;
+    if (typeof location === 'string' && !locations.has(location)) {
+      problems.push(
+        `${at}.config.storage_location: no storage location named ${JSON.stringify(location)}`,
+      );
+    }
+  });
+  const enabledSchedules = new Map<string, number>();
+  (bundle.schedules ?? []).forEach((s, i) => {
+    const at = `schedules[${i}]`;
+    // Two enabled schedules of an instrument at the same times would start every run twice
+    // (the API refuses the second one too).
+    const times = JSON.stringify([s.instrument, s.cron, s.timezone ?? null]);
+    const first = enabledSchedules.get(times);
+    if (s.enabled !== false && first !== undefined) {
+      problems.push(
+        `${at}.cron: schedules[${first}] already runs ${s.instrument} at these times (the same cron and time zone)`,
+      );
+    } else if (s.enabled !== false) enabledSchedules.set(times, i);
+    if (!instruments.has(s.instrument)) {
+      problems.push(`${at}.instrument: no instrument named ${JSON.stringify(s.instrument)}`);
+    }
+    problems.push(...cronProblems(`${at}.cron`, s.cron));
+    problems.push(...timezoneProblems(`${at}.timezone`, s.timezone));
+  });
+  problems.push(...storageInWatchProblems(db, bundle, stationTool));
+  if (bundle.ark) problems.push(...arkProblems('ark', bundle.ark));
+  return problems;
+}
+
+/**
+ * On a server, an instrument a service account harvests stays on that station's tool: the
+ * station runs its own tool's instruments only (the API refuses the move too).
+ */
+function serviceAccountToolProblems(db: Db, at: string, name: string, tool: string): string[] {
+  const station = db
+    .prepare(
+      `SELECT st.name AS station, t.name AS tool FROM instruments i
+         JOIN stations st ON st.id = i.station_id JOIN tools t ON t.id = st.tool_id
+       WHERE i.name = ?`,
+    )
+    .get(name) as { station: string; tool: string } | undefined;
+  if (!station || station.tool === tool) return [];
+  return [
+    `${at}.tool: service account ${station.station} harvests it and runs ${station.tool}; ` +
+      `its instruments must be on that tool, not on ${tool}`,
+  ];
+}
+
+/**
+ * Whether a copy stored at `base` would be found again by a watch of `watch`: `base` is the
+ * watched folder or inside it, in no folder the watch's filter skips. Only exclude globs skip
+ * folders; one that does not compile (reported on its own) is left out, so that a broken glob
+ * does not hide the loop until it is fixed. `partly` says a broken glob was left out.
+ */
+function watchedBy(watch: WatchFolder, base: string): { watched: boolean; partly: boolean } {
+  // Where both are on disk: a link (the watched folder, the base, or a folder above either)
+  // must not hide that the copies land in the watched tree.
+  const inside = storageFolderIn(realOrNearestSync(watch.path), realOrNearestSync(base));
+  if (inside === null) return { watched: false, partly: false };
+  if (inside === '') return { watched: true, partly: false };
+  const options = platformGlobOptions(process.platform);
+  const exclude = watch.exclude.filter(
+    (glob) => compileFilter({ include: [], exclude: [glob] }, options).ok,
+  );
+  const filter = compileFilter({ include: [], exclude }, options);
+  if (!filter.ok) return { watched: true, partly: true };
+  const parts = inside.split('/');
+  return {
+    watched: !parts.some((_, i) => filter.skipsDirectory(parts.slice(0, i + 1).join('/'))),
+    partly: exclude.length < watch.exclude.length,
+  };
+}
+
+/**
+ * A storage location inside a watched folder: each harvest would find its own copies there and
+ * harvest them again, a folder deeper each time. Checked over what the station will harvest
+ * after the import (its tool's enabled instruments and its local storage locations, the
+ * bundle's and the stored ones it does not name), and reported where the bundle names one
+ * side of the pair. Not on a server's data dir: its paths are on other machines.
+ */
+function storageInWatchProblems(
+  db: Db,
+  bundle: HarvestBundle,
+  stationTool: string | null,
+): string[] {
+  if (stationTool === null) return [];
+  const bundled = bundle.storage_locations ?? [];
+  const locations = [
+    ...bundled.map((l, i) => ({ ...l, at: `storage_locations[${i}] (${l.name})` })),
+    ...(
+      db
+        .prepare(`SELECT name, base_path FROM storage_locations WHERE type = 'local'`)
+        .all() as LocationRow[]
+    )
+      .filter((l) => !bundled.some((b) => b.name === l.name))
+      .map((l) => ({ ...l, at: null })),
+  ];
+  const instruments = bundle.instruments ?? [];
+  const watches = [
+    ...instruments.flatMap((inst, i) =>
+      inst.tool === stationTool && inst.enabled !== false
+        ? inst.watch.map((w, j) => ({
+            name: inst.name,
+            watch: watchFolderOf(w),
+            at: `instruments[${i}] (${inst.name}).watch[${j}].path`,
+          }))
+        : [],
+    ),
+    ...(
+      db
+        .prepare(
+          `SELECT i.name, i.watch FROM instruments i JOIN tools t ON t.id = i.tool_id
+           WHERE t.name = ? AND i.enabled = 1`,
+        )
+        .all(stationTool) as InstrumentRow[]
+    )
+      .filter((row) => !instruments.some((inst) => inst.name === row.name))
+      .flatMap((row) =>
+        // Stored as applyHarvestBundle wrote them: include and exclude filled in.
+        (JSON.parse(row.watch) as WatchFolder[]).map((watch) => ({
+          name: row.name,
+          watch,
+          at: null,
+        })),
+      ),
+  ];
+  const problems: string[] = [];
+  for (const l of locations) {
+    if (!isAbsolute(l.base_path)) continue;
+    for (const { name, watch, at } of watches) {
+      if (!isAbsolute(watch.path)) continue;
+      const { watched, partly } = watchedBy(watch, l.base_path);
+      if (!watched) continue;
+      const rule =
+        'the harvest would take its own copies again' +
+        (partly ? ' (judged without the exclude globs that do not compile)' : '');
+      if (l.at) {
+        problems.push(
+          `${l.at}.base_path: must not be inside a watched folder (${name} watches ${watch.path}): ${rule}`,
+        );
+      } else if (at) {
+        problems.push(
+          `${at}: must not hold a storage location (${l.name} at ${l.base_path}): ${rule}`,
+        );
+      }
+    }
+  }
+  return problems;
+}
+
+interface LocationRow {
+  name: string;
+  base_path: string;
+}
+
+interface InstrumentRow {
+  name: string;
+  watch: string;
+}
