@@ -35,6 +35,51 @@ describe('end__lte', () => {
   });
 });
 
+// Mutation: without NEMO's strict bounds and these __in lists, as it was: each was an unknown
+// parameter, ignored, and every row came back.
+describe("NEMO's strict bounds and lists", () => {
+  it('takes __gt and __lt as strictly after and before, to the millisecond', async () => {
+    // Event 1 runs 14:00-15:00Z, event 2 15:00-16:00Z: a day cut at 15:00Z, half open.
+    const at = enc('2024-01-05T15:00:00Z');
+    expect(await ids(`/api/usage_events/?start__lt=${at}`)).toEqual([1]);
+    expect(await ids(`/api/usage_events/?start__lte=${at}`)).toEqual([2, 1]);
+    expect(await ids(`/api/usage_events/?start__gt=${at}&start__lt=2024-01-06`)).toEqual([3]);
+    expect(await ids(`/api/usage_events/?end__lt=${enc('2024-01-05T16:00:00Z')}`)).toEqual([1]);
+    expect(await ids(`/api/usage_events/?end__gt=${enc('2024-11-01T00:00:00Z')}`)).toEqual([6]);
+    // Event 7 started at 15:00:00.250Z: stored to the millisecond, compared as such.
+    for (const [value, expected] of [
+      ['2024-11-04T15:00:00.2504Z', []],
+      ['2024-11-04T15:00:00.2496Z', [7]],
+    ] as const) {
+      expect(await ids(`/api/usage_events/?start__gt=${enc(value)}`), value).toEqual(expected);
+    }
+    for (const [value, expected] of [
+      ['2024-11-04T15:00:00.2504Z', [7]],
+      ['2024-11-04T15:00:00.250Z', []],
+    ] as const) {
+      expect(
+        await ids(`/api/usage_events/?start__gte=2024-11-04&start__lt=${enc(value)}`),
+        value,
+      ).toEqual(expected);
+    }
+    // Reservation 1 runs 13:30-15:30Z, reservation 2 16:00-18:00Z.
+    expect(await ids(`/api/reservations/?start__lt=${enc('2024-01-05T16:00:00Z')}`)).toEqual([1]);
+    expect(
+      await ids(`/api/reservations/?end__gt=${enc('2024-01-05T15:30:00Z')}&end__lt=2024-01-06`),
+    ).toEqual([2]);
+  });
+
+  it('takes project_id__in and operator_id__in', async () => {
+    expect(await ids('/api/usage_events/?project_id__in=2,99')).toEqual([3]);
+    expect(await ids('/api/usage_events/?operator_id__in=1')).toEqual([3]);
+    expect(await ids('/api/usage_events/?project_id__in=99')).toEqual([]);
+    expect(await ids('/api/reservations/?project_id__in=1&end__lt=2024-01-06')).toEqual([2, 1]);
+    const bad = await get(f, '/api/usage_events/?operator_id__in=a');
+    expect(bad.status).toBe(400);
+    expect(bad.body).toHaveProperty('operator_id__in');
+  });
+});
+
 describe('date-times with an offset', () => {
   it('reads the minutes of an offset, east and west, with or without the colon', async () => {
     // Event 2 starts at 15:00Z, event 3 at 16:30Z: 20:30+05:30 and 11:30-03:30 are 15:00Z.
