@@ -71,6 +71,28 @@ describe('database', () => {
     b.close();
   });
 
+  // Mutation: each step taken on the version read before the first, as it was: this open
+  // failed on "table settings already exists" (two imports into a new data dir at once, or a
+  // cron job's command beside a station starting after an upgrade).
+  it('takes each step once when another process migrates the same database meanwhile', () => {
+    const file = join(tempDir(), 'shared.db');
+    let other: Database.Database | undefined;
+    // The other process migrates the whole way after this one read the version (0), before
+    // this one takes its first step.
+    const racing = Object.assign([...migrations], {
+      *[Symbol.iterator]() {
+        other = openDatabase(file);
+        yield* migrations;
+      },
+    });
+    const db = openDatabase(file, racing);
+    expect(other).toBeDefined();
+    expect(schemaVersion(db)).toBe(LATEST_VERSION);
+    expect(schemaOf(db)).toEqual(schemaOf(other!));
+    db.close();
+    other?.close();
+  });
+
   it('refuses a database written by a newer version and leaves it untouched', () => {
     const file = join(tempDir(), 'new.db');
     const raw = new Database(file);

@@ -82,6 +82,9 @@ export function migrate(db: Db, list: readonly Migration[] = migrations): void {
     }
     try {
       db.transaction(() => {
+        // Another process opening the same old database may have taken this step while this
+        // one waited for the write lock: each step once, whoever takes it.
+        if (schemaVersion(db) >= step.version) return;
         db.exec(step.sql);
         step.run?.(db);
         if (step.rebuildsTables) {
