@@ -24,7 +24,13 @@ export async function importCommand(argv: string[]): Promise<number> {
   const { importBundle } = await import('../core/station/facility.js');
   const dataDir = resolve(need(values.data, '--data'));
   const fill = firstFill(dataDir);
-  const db = openStationDatabase(dataDir);
+  let db;
+  try {
+    db = openStationDatabase(dataDir);
+  } catch (error) {
+    fill.undo();
+    throw error;
+  }
   let imported = false;
   try {
     const summary = await importBundle(db, bundle);
@@ -50,7 +56,8 @@ export async function importCommand(argv: string[]): Promise<number> {
   } finally {
     db.close();
     // A refused bundle stores nothing, and leaves a new data dir as it was.
-    if (!imported) fill.undo();
+    if (imported) fill.done();
+    else fill.undo();
   }
 }
 

@@ -1,10 +1,22 @@
 /**
  * A data dir a starting command may be the first to fill, and how a failed start leaves it as
  * it was found.
+ *
+ * The commands that may be first (`station`, `serve`, `import`) take turns at it: each holds
+ * `<data>/fill.lock` (the system's file lock, as running.lock) from before it looks for the
+ * database until its start has succeeded or been undone. Without that, an `import` into a new
+ * data dir beside a `station` starting there (allowed: an import may run beside a station)
+ * could write its bundle into the database the start made, and the start, failing then (a
+ * port in use), deleted it all: the import said it had imported, and nothing was left.
  */
-import { existsSync, rmdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { DataDirBusy } from '../core/harvest/lock.js';
+import { DataDirBusy, holdExclusive, type HarvestLock } from '../core/harvest/lock.js';
+import { AppError, errorCode } from '../core/util/errors.js';
+
+const FILL_LOCK = 'fill.lock';
+/** How long a command waits for another's first fill (a station's start, an import). */
+const FILL_WAIT_MS = 60_000;
 
 /** The files a start makes in a data dir (the database, its journal, the locks, the token). */
 const STARTED_FILES = [
@@ -16,26 +28,69 @@ const STARTED_FILES = [
   'harvest.lock',
 ];
 
+export interface FirstFill {
+  /** The command succeeded: what it made stays, and the next command may go on. */
+  done(): void;
+  /**
+   * The command failed: a data dir this one was the first to fill is left as it was found, not
+   * holding a database that would make it look set up: the files of STARTED_FILES that were
+   * not there, then the folders this run made, if empty. Anything else put there meanwhile
+   * stays, and so do the folders holding it. Never throws: the command's own error is the one
+   * to report.
+   */
+  undo(): void;
+}
+
 /**
- * A data dir a command may be the first to fill. Should the command fail, `undo` leaves it as
- * it was found, not holding a database that would make it look set up: the files of
- * STARTED_FILES that were not there, then the folders this run made, if empty. Anything else
- * put there meanwhile stays, and so do the folders holding it. Never throws: the command's own
- * error is the one to report.
+ * Waits for any other command's first fill of `dataDir`, then tells whether this one is the
+ * first to fill it (`labstation.db` is not there); until done() or undo(), others wait.
  */
-export function firstFill(dataDir: string): { undo(): void } {
-  if (existsSync(join(dataDir, 'labstation.db'))) return { undo: () => undefined };
-  const made = STARTED_FILES.filter((name) => !existsSync(join(dataDir, name)));
-  // The folders the open would make, innermost first.
-  const madeDirs: string[] = [];
-  for (let dir = dataDir; !existsSync(dir) && dirname(dir) !== dir; dir = dirname(dir)) {
-    madeDirs.push(dir);
+export function firstFill(dataDir: string): FirstFill {
+  const madeDirs = new Set<string>();
+  let lock: HarvestLock;
+  try {
+    lock = takeFillLock(dataDir, madeDirs);
+  } catch (error) {
+    if (errorCode(error) === 'SQLITE_BUSY') {
+      throw new AppError(
+        'conflict',
+        `another Labstation command has been setting up ${dataDir} for a minute; ` +
+          'try again once it is done',
+      );
+    }
+    throw new AppError(
+      'internal',
+      `cannot lock ${dataDir}: ${(error as Error).message} (the data dir must be writable)`,
+    );
   }
+  if (existsSync(join(dataDir, 'labstation.db'))) {
+    // Set up already (maybe by the command this one waited for): nothing to undo.
+    lock.release();
+    return { done: () => undefined, undo: () => undefined };
+  }
+  const made = STARTED_FILES.filter((name) => !existsSync(join(dataDir, name)));
+  let settled = false;
   return {
+    done() {
+      if (settled) return;
+      settled = true;
+      lock.release();
+    },
     undo() {
+      if (settled) return;
+      settled = true;
       try {
         for (const name of made) rmSync(join(dataDir, name), { force: true });
-        for (const dir of madeDirs) rmdirSync(dir);
+        // The lock's file goes while this one still holds it: a command waiting for it then
+        // finds it gone and takes a new one (takeFillLock).
+        rmSync(join(dataDir, FILL_LOCK), { force: true });
+      } catch {
+        // Something cannot be removed (a file open elsewhere, on Windows): it stays.
+      }
+      lock.release();
+      try {
+        // Innermost first.
+        for (const dir of [...madeDirs].sort((a, b) => b.length - a.length)) rmdirSync(dir);
       } catch {
         // Something else is there, or cannot be removed: it stays.
       }
@@ -43,10 +98,39 @@ export function firstFill(dataDir: string): { undo(): void } {
   };
 }
 
+/**
+ * Holds `<dataDir>/fill.lock`, noting in `madeDirs` the folders made for it. A lock taken on
+ * a file that an undo removed meanwhile (this one waited on it, and got it once the undo let
+ * go) is no lock: let go, and take the one there now.
+ */
+function takeFillLock(dataDir: string, madeDirs: Set<string>): HarvestLock {
+  const file = join(dataDir, FILL_LOCK);
+  for (;;) {
+    let before;
+    try {
+      const first = mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+      if (first !== undefined) {
+        for (let dir = dataDir; dir.length >= first.length; dir = dirname(dir)) madeDirs.add(dir);
+      }
+      writeFileSync(file, '', { mode: 0o600, flag: 'a' });
+      before = statSync(file);
+    } catch (error) {
+      // The folder went (an undo removed it) between the two: make it again.
+      if (errorCode(error) === 'ENOENT') continue;
+      throw error;
+    }
+    const lock = holdExclusive(file, FILL_WAIT_MS);
+    const now = statSync(file, { throwIfNoEntry: false });
+    if (now?.ino === before.ino && now.birthtimeMs === before.birthtimeMs) return lock;
+    lock.release();
+  }
+}
+
 /** Undoes `fill` unless another process holds the data dir (then nothing here was made). */
-export function undoUnlessBusy(fill: { undo(): void }): (error: unknown) => never {
+export function undoUnlessBusy(fill: FirstFill): (error: unknown) => never {
   return (error) => {
     if (!(error instanceof DataDirBusy)) fill.undo();
+    else fill.done();
     throw error;
   };
 }

@@ -41,6 +41,7 @@ export async function station(argv: string[]): Promise<number> {
       ? { server: need(values.server, '--server'), key: need(values.key, '--key') }
       : {}),
   }).catch(undoUnlessBusy(fill));
+  fill.done();
   const stopAsked = untilStopAsked();
   process.stdout.write(`Labstation station ready at ${running.url}#token=${running.token}\n`);
   await stopAsked;
@@ -94,6 +95,7 @@ export async function serve(argv: string[]): Promise<number> {
     log: createLogger(),
     timeZone,
   }).catch(undoUnlessBusy(fill));
+  fill.done();
   const stopAsked = untilStopAsked();
   process.stdout.write(`Labstation server ready at ${running.url}\n`);
   await stopAsked;

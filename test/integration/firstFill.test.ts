@@ -1,0 +1,54 @@
+/**
+ * Commands that may be the first to fill a data dir (`station`, `serve`, `import`) take turns
+ * at it (cli/firstFill.ts): a start that fails leaves a new data dir as it was found, and
+ * must not take with it what an import beside it wrote meanwhile.
+ */
+import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { facilityBundle } from '../fixtures/facility.js';
+import { importBundle, runCli, tempDir, waitFor } from './helpers.js';
+
+describe('a first fill of a data dir', () => {
+  // Mutation: no fill lock, as it was: the import said "imported" (exit 0), and the failing
+  // start then deleted the database with it, and the data dir (3 runs in 3).
+  it("keeps what an import wrote beside a station's first start that failed", async () => {
+    const data = join(tempDir(), 'station');
+    const busy = createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    const port = (busy.address() as AddressInfo).port;
+    try {
+      const start = runCli(['station', '--data', data, '--demo', '--port', String(port)]);
+      await waitFor(
+        'the start filling the data dir',
+        () => (existsSync(join(data, 'labstation.db')) ? true : undefined),
+        30_000,
+      );
+      const imported = await importBundle(data, facilityBundle());
+      const refused = await start;
+      expect(refused.stderr).toContain(`port ${port} is in use`);
+      expect(refused.code).toBe(1);
+      expect(imported.stderr).toBe('');
+      expect(imported.code).toBe(0);
+      // The import's facility, and nothing of the demo the failed start loaded.
+      const db = new Database(join(data, 'labstation.db'), { readonly: true });
+      try {
+        expect(db.prepare('SELECT username FROM users ORDER BY username').pluck().all()).toEqual([
+          'alice',
+          'bob',
+          'sam',
+        ]);
+      } finally {
+        db.close();
+      }
+      // The next start finds it set up, as the import left it.
+      const listed = await runCli(['usage', '--data', data, '--json']);
+      expect(listed.code, listed.stderr).toBe(0);
+    } finally {
+      busy.close();
+    }
+  }, 60_000);
+});
