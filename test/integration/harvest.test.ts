@@ -1102,9 +1102,9 @@ describe('harvest --once', () => {
       (error: Error) => error.message,
     );
     expect(refused).toMatch(
-      /hooks\[0\] \(sidecar\)\.config\.suffixes\.1: .*without \/ or \\.*beside its file/,
+      /hooks\[0\] \(sidecar\)\.config\.suffixes\[1\]: .*without \/ or \\.*beside its file/,
     );
-    expect(refused).toMatch(/hooks\[0\] \(sidecar\)\.config\.suffixes\.2: /);
+    expect(refused).toMatch(/hooks\[0\] \(sidecar\)\.config\.suffixes\[2\]: /);
     // One stored before the check (or edited by hand) reads nothing outside the folder either.
     const dirs = await setupHarvest({
       hooks: [{ name: 'sidecar', trigger: 'post_transfer', kind: 'sidecar_json' }],
