@@ -57,6 +57,15 @@ async function failingHarvest(
   return { src, archive, failures: page.getByRole('region', { name: 'Failed transfers' }) };
 }
 
+/** `labstation harvest --once` on a data dir before its station starts: exit 1, a file failed, is no error. */
+async function harvestOnceBeforeStart(cli: string, dataDir: string): Promise<void> {
+  await promisify(execFile)(process.execPath, [cli, 'harvest', '--data', dataDir, '--once']).catch(
+    (error: { code?: number }) => {
+      if (error.code !== 1) throw error;
+    },
+  );
+}
+
 /** Works on a station's database before the station starts (beforeStart). */
 function withStationDb<T>(dataDir: string, work: (db: Database.Database) => T): T {
   const db = new Database(join(dataDir, 'labstation.db'));
@@ -201,15 +210,7 @@ test('data tab: an instrument waiting for its history says so, and its failed fi
     // The archive is not mounted: the first harvest fails.
     withQuanta(src, archive, '{instrument}/{relative_path}'),
     async (dataDir, cli) => {
-      await promisify(execFile)(process.execPath, [
-        cli,
-        'harvest',
-        '--data',
-        dataDir,
-        '--once',
-      ]).catch((error: { code?: number }) => {
-        if (error.code !== 1) throw error;
-      });
+      await harvestOnceBeforeStart(cli, dataDir);
       // The instrument is handed to this station anew: it waits for the server's records.
       withStationDb(dataDir, (db) => {
         expect(db.prepare('SELECT filename, state FROM harvest_files').all()).toEqual([
@@ -251,15 +252,7 @@ test('data tab: a failed file of an instrument turned off says it is not tried, 
   ];
   const station = await startStation(bundle, async (dataDir, cli) => {
     // The archive is not mounted: the first harvest fails; then quanta is turned off.
-    await promisify(execFile)(process.execPath, [
-      cli,
-      'harvest',
-      '--data',
-      dataDir,
-      '--once',
-    ]).catch((error: { code?: number }) => {
-      if (error.code !== 1) throw error;
-    });
+    await harvestOnceBeforeStart(cli, dataDir);
     withStationDb(dataDir, (db) => {
       db.prepare(`UPDATE instruments SET enabled = 0 WHERE name = 'quanta'`).run();
     });
