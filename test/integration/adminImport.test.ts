@@ -3,7 +3,7 @@
  * that a save does not overwrite a record changed since its editor was opened (updated_at).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Db } from '../../electron/core/db/open.js';
+import { openDatabase, type Db } from '../../electron/core/db/open.js';
 import { openServerData } from '../../electron/core/runServer.js';
 import { createStationAccount } from '../../electron/core/server/accounts.js';
 import { createServerApp } from '../../electron/core/server/app.js';
@@ -281,5 +281,45 @@ describe('a bundle with harvest settings imported into a server', () => {
     // Off, the second is not a second run: taken.
     await importBundle(server, { ...bundle, schedules: [twice, { ...twice, enabled: false }] });
     expect(server.prepare('SELECT count(*) FROM harvest_schedules').pluck().get()).toBe(2);
+  });
+
+  // Mutation: a schedule matched by instrument and cron alone, the first by id, as it was: the
+  // second import changed the Zurich one to the server's zone, beside the one already there.
+  it('matches a schedule listed again to the one in its time zone, making none twice', async () => {
+    const { server, bundle, app } = await serverWithApi();
+    await app.close();
+    const nightly = { instrument: 'afm-head', cron: '0 2 * * *' };
+    await importBundle(server, {
+      ...bundle,
+      schedules: [{ ...nightly, timezone: 'Europe/Zurich' }, nightly],
+    });
+    await importBundle(server, { ...bundle, schedules: [nightly] });
+    expect(
+      server.prepare('SELECT cron, timezone, enabled FROM harvest_schedules ORDER BY id').all(),
+    ).toEqual([
+      { cron: '0 2 * * *', timezone: 'Europe/Zurich', enabled: 1 },
+      { cron: '0 2 * * *', timezone: null, enabled: 1 },
+    ]);
+  });
+
+  // Mutation: station paths only where the data dir is a server's already, as it was: a server
+  // bundle with no people in it, into a new data dir, was refused its Windows path.
+  it("takes a station's Windows path into a new data dir from a bundle with no station", async () => {
+    const fresh = (db = openDatabase(join(tempDir(), 'labstation.db')));
+    await importBundle(fresh, {
+      tools: [{ name: 'SEM' }],
+      storage_locations: [{ name: 'archive', type: 'local', base_path: 'E:\\Archive' }],
+      instruments: [
+        {
+          name: 'sem-camera',
+          tool: 'SEM',
+          watch: [{ path: 'D:\\Data' }],
+          storage_location: 'archive',
+        },
+      ],
+    });
+    expect(fresh.prepare('SELECT base_path FROM storage_locations').pluck().get()).toBe(
+      'E:\\Archive',
+    );
   });
 });

@@ -168,17 +168,20 @@ export function applyHarvestBundle(
     // whether it is enabled follow the bundle.
     const kept = db
       .prepare(
-        `SELECT s.id, i.name AS instrument, s.cron FROM harvest_schedules s
+        `SELECT s.id, i.name AS instrument, s.cron, s.timezone FROM harvest_schedules s
            JOIN instruments i ON i.id = s.instrument_id
          WHERE s.from_server = 0 ORDER BY s.id`,
       )
-      .all() as { id: number; instrument: string; cron: string }[];
+      .all() as { id: number; instrument: string; cron: string; timezone: string | null }[];
     const matched = new Set<number>();
     for (const s of bundle.schedules) {
-      const same = kept.find(
+      const timezone = s.timezone ?? null;
+      const free = kept.filter(
         (k) => !matched.has(k.id) && k.instrument === s.instrument && k.cron === s.cron,
       );
-      const timezone = s.timezone ?? null;
+      // One in the same time zone first: taking another's and changing its zone would leave two
+      // alike where the list keeps the others (on a server).
+      const same = free.find((k) => k.timezone === timezone) ?? free[0];
       const enabled = s.enabled === false ? 0 : 1;
       if (same) {
         matched.add(same.id);

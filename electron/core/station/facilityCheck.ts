@@ -282,7 +282,7 @@ export function checkBundle(db: Db, input: unknown): CheckedBundle {
   }
   const stationTool =
     bundle.station?.tool ?? (mode === 'station' ? getSetting(db, 'station.tool') : null);
-  problems.push(...harvestBundleProblems(db, bundle, toolNames, stationTool, mode === 'server'));
+  problems.push(...harvestBundleProblems(db, bundle, toolNames, stationTool, mode !== 'station'));
   if (problems.length) throw new AppError('validation_failed', problems.join('\n'), { problems });
   return { bundle, tools, mode };
 }
