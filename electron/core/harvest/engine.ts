@@ -271,7 +271,7 @@ export class Harvester {
       this.transfers.deps,
       (id) => this.harvested.byId(id),
       () => this.stopped,
-      () => this.run,
+      () => this.run?.ends ?? null,
     );
     if (recovered) this.transfers.start();
   }

@@ -2,6 +2,7 @@
  * What a crash or kill left of a transfer, finished or undone at the next start: the markers an
  * attempt records (attemptMarkers.ts beginAttempt, markVerified) say how far it had gone.
  */
+import type { TransferStatus } from '../../../shared/harvest/management.js';
 import { stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Db } from '../db/open.js';
@@ -140,7 +141,8 @@ export async function recoverAllInterrupted(
   deps: TransferDeps,
   instrumentOf: (id: number) => Instrument | undefined,
   stopped: () => boolean,
-  run: () => { completed: number; skipped: number } | null,
+  /** The --once run's ends by file (engine.ts RunSummary.ends), or null outside one. */
+  runEnds: () => Map<number, TransferStatus> | null,
 ): Promise<boolean> {
   const { db, log } = deps;
   const made = new Set<string>();
@@ -150,8 +152,7 @@ export async function recoverAllInterrupted(
       try {
         const ended = await recoverInterrupted(deps, file, instrumentOf(file.instrument_id), made);
         // A verified copy that had reached its name is recorded now: this run's, for --once.
-        const counts = run();
-        if (counts && ended) counts[ended] += 1;
+        if (ended) runEnds()?.set(file.id, ended);
       } catch (error) {
         log.error({ err: error, file: file.source_path }, 'harvest: recovery failed');
       }
