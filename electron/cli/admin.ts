@@ -2,6 +2,7 @@
  * A server's administration from the command line: its people, API tokens and stations
  * (`admin`), and its mail outbox (`mail`).
  */
+import { waitForFirstFill } from './firstFill.js';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -146,6 +147,7 @@ export async function mail(argv: string[]): Promise<number> {
 
 /** An existing server data dir's database: a command that reads it never makes one. */
 function openServerDataDir(dataDir: string, open: (dir: string) => Db): Db {
+  waitForFirstFill(dataDir);
   if (!existsSync(join(dataDir, 'labstation.db'))) {
     throw new AppError(
       'not_found',

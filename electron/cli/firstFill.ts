@@ -89,6 +89,12 @@ export function firstFill(dataDir: string): FirstFill {
       }
       lock.release();
       try {
+        // Where a file held open cannot be removed (Windows), once more now that it is not.
+        rmSync(join(dataDir, FILL_LOCK), { force: true });
+      } catch {
+        // Another command waits on it (it takes it over), or it cannot be removed: it stays.
+      }
+      try {
         // Innermost first.
         for (const dir of [...madeDirs].sort((a, b) => b.length - a.length)) rmdirSync(dir);
       } catch {
@@ -124,6 +130,32 @@ function takeFillLock(dataDir: string, madeDirs: Set<string>): HarvestLock {
     if (now?.ino === before.ino && now.birthtimeMs === before.birthtimeMs) return lock;
     lock.release();
   }
+}
+
+/**
+ * For a command that reads or adds to a data dir set up already (`usage`, `files`, `admin`,
+ * `harvest --once`): waits while another command fills it for the first time (a `serve`
+ * starting), so that what this one writes is not in a database that a failed start removes.
+ * The data dir is neither made nor changed.
+ */
+export function waitForFirstFill(dataDir: string): void {
+  const file = join(dataDir, FILL_LOCK);
+  if (!existsSync(file)) return;
+  let lock: HarvestLock;
+  try {
+    lock = holdExclusive(file, FILL_WAIT_MS, false);
+  } catch (error) {
+    if (errorCode(error) === 'SQLITE_BUSY') {
+      throw new AppError(
+        'conflict',
+        `another Labstation command has been setting up ${dataDir} for a minute; ` +
+          'try again once it is done',
+      );
+    }
+    // Gone meanwhile (a start undone): the caller finds no database.
+    return;
+  }
+  lock.release();
 }
 
 /** Undoes `fill` unless another process holds the data dir (then nothing here was made). */

@@ -2,6 +2,7 @@
  * The commands on an existing station data dir: its usage events (`usage`), its harvest
  * (`harvest`) and the records of the files and transfers it made (`files`, `transfers`).
  */
+import { waitForFirstFill } from './firstFill.js';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -54,6 +55,7 @@ export async function usage(argv: string[]): Promise<number> {
 
 /** An existing station data dir's database (a command that reads it never makes one). */
 function openStationData(dataDir: string): Db {
+  waitForFirstFill(dataDir);
   if (!existsSync(join(dataDir, 'labstation.db'))) {
     throw new AppError('not_found', `${dataDir} holds no Labstation data (no labstation.db)`);
   }

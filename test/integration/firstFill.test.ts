@@ -51,4 +51,29 @@ describe('a first fill of a data dir', () => {
       busy.close();
     }
   }, 60_000);
+
+  // Mutation: the commands on a data dir set up already not waiting for a first fill, as they
+  // were: this harvest ran (exit 0) on the database the failing start then deleted.
+  it('makes a command on a data dir wait for a first start there, and tells when it failed', async () => {
+    const data = join(tempDir(), 'station');
+    const busy = createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    const port = (busy.address() as AddressInfo).port;
+    try {
+      const start = runCli(['station', '--data', data, '--demo', '--port', String(port)]);
+      await waitFor(
+        'the start filling the data dir',
+        () => (existsSync(join(data, 'labstation.db')) ? true : undefined),
+        30_000,
+      );
+      const harvest = await runCli(['harvest', '--data', data, '--once']);
+      expect((await start).code).toBe(1);
+      // Nothing recorded into a database that is gone: it waited, and found none.
+      expect(harvest.stderr).toContain(`${data} holds no Labstation data (no labstation.db)`);
+      expect(harvest.code).toBe(1);
+      expect(existsSync(data)).toBe(false);
+    } finally {
+      busy.close();
+    }
+  }, 60_000);
 });

@@ -59,7 +59,10 @@ export function openDatabase(file: string, list: readonly Migration[] = migratio
  * whose native-module ABI differs from plain Node's: bin/start.js builds better-sqlite3 for it
  * into its own folder and names the file here.
  */
-export function newDatabase(file: string, options: { timeout?: number } = {}): Db {
+export function newDatabase(
+  file: string,
+  options: { timeout?: number; fileMustExist?: boolean } = {},
+): Db {
   const binding = process.env.LABSTATION_SQLITE_BINDING;
   return new Database(file, binding ? { ...options, nativeBinding: binding } : options);
 }

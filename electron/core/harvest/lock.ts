@@ -44,13 +44,13 @@ const heldLocks = new Set<Db>();
  * and close `file` in any other way while it holds the lock: on Linux and macOS, closing any
  * descriptor of a file drops every lock the process has on it.
  */
-export function holdExclusive(file: string, waitMs = WAIT_MS): HarvestLock {
+export function holdExclusive(file: string, waitMs = WAIT_MS, create = true): HarvestLock {
   let db: Db | null = null;
   try {
     // Created readable by its owner only, as the database is. Only if missing: opening and
     // closing the file here would drop a lock this process holds on it.
-    if (!existsSync(file)) writeFileSync(file, '', { mode: 0o600, flag: 'a' });
-    db = newDatabase(file, { timeout: waitMs });
+    if (create && !existsSync(file)) writeFileSync(file, '', { mode: 0o600, flag: 'a' });
+    db = newDatabase(file, { timeout: waitMs, fileMustExist: !create });
     db.pragma('locking_mode = EXCLUSIVE');
     // No journal file beside the lock: a holder that is killed would leave it behind.
     db.pragma('journal_mode = MEMORY');
