@@ -280,6 +280,20 @@ describe('config deltas at the station', () => {
       { username: 'bob', email: 's@lab.example' },
       { username: 'sam', email: '' },
     ]);
+    // The other way round, bob listed first: he takes back the address alice gives up.
+    applyDelta(
+      st.db,
+      delta({
+        users: [
+          syncUser(st, 'bob', { email: 'x@lab.example' }),
+          syncUser(st, 'alice', { email: 'a@lab.example' }),
+        ],
+      }),
+    );
+    expect(emails().slice(0, 2)).toEqual([
+      { username: 'alice', email: 'a@lab.example' },
+      { username: 'bob', email: 'x@lab.example' },
+    ]);
     // An address the server took away is gone here too.
     applyDelta(st.db, delta({ users: [syncUser(st, 'alice', { email: '' })] }));
     expect(emails()[0]).toEqual({ username: 'alice', email: '' });
