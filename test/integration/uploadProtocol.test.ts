@@ -631,6 +631,60 @@ describe('uploads into a server storage location', () => {
     expect(md5(readFileSync(join(store, 'writing', 'w.bin')))).toBe(md5(data));
   });
 
+  // Mutation: no cut after a failed write, as it was: the partial kept the 2 MiB written past
+  // the recorded offset (0), the disk full for every other upload until this one resumed.
+  it('a disk full midway: the bytes past the recorded offset are cut, and the resume completes', async () => {
+    const receiver = new UploadReceiver({ db: serverDb, log: createLogger('silent') });
+    const location = findLocation(serverDb, 'none', 'archive')!;
+    const stationId = serverDb
+      .prepare("SELECT id FROM stations WHERE name = 'sem-station'")
+      .pluck()
+      .get() as number;
+    const data = randomBytes(4 * MiB);
+    const letIn = (): null => null;
+    const opened = await receiver.open(
+      location,
+      {
+        stationId,
+        fileUuid: 'full-1',
+        locationId: location.id,
+        destination: 'full/f.bin',
+        size: data.length,
+        xxhash: await xxh3(data),
+      },
+      letIn,
+    );
+    const row = uploadByUuid(serverDb, opened.upload_id)!;
+    const partial = row.partial_path!;
+    const flag = join(tempDir(), 'disk-full');
+    process.env.LABSTATION_INJECT_ENOSPC_WHILE = flag;
+    try {
+      const body = new PassThrough();
+      const appending = receiver.append(row, location, 0, body, data.length, letIn);
+      body.write(data.subarray(0, 2 * MiB));
+      await until('two MiB written', () => statSync(partial).size >= 2 * MiB, appending);
+      writeFileSync(flag, '');
+      body.end(data.subarray(2 * MiB));
+      await expect(appending).rejects.toMatchObject({ code: 'ENOSPC' });
+      expect(uploadByUuid(serverDb, row.uuid)?.received).toBe(0);
+      expect(statSync(partial).size).toBe(0);
+      // Space again: the station's resume from the recorded offset completes.
+      rmSync(flag);
+      const resumed = await receiver.append(
+        uploadByUuid(serverDb, row.uuid)!,
+        location,
+        0,
+        PassThrough.from(data),
+        data.length,
+        letIn,
+      );
+      expect(resumed).toMatchObject({ status: 'completed', offset: data.length });
+      expect(md5(readFileSync(join(store, 'full', 'f.bin')))).toBe(md5(data));
+    } finally {
+      delete process.env.LABSTATION_INJECT_ENOSPC_WHILE;
+    }
+  });
+
   it('the lookup of every POST is an index search', () => {
     const plan = serverDb
       .prepare(

@@ -102,7 +102,7 @@ async function withTools<T>(
 }
 
 /** Test hook where no small file system can be mounted: the disk is full while the flag exists. */
-function checkInjectedFull(): void {
+export function checkInjectedFull(): void {
   const flag = process.env.LABSTATION_INJECT_ENOSPC_WHILE;
   if (flag && existsSync(flag)) {
     throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });

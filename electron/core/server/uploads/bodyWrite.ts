@@ -10,7 +10,7 @@ import type { Logger } from '../../util/log.js';
 import { freeHashers, type HashStates } from './hashing.js';
 import { CHUNK, NOFOLLOW, writeFull } from './partialFile.js';
 import { UploadRefusal } from './refusal.js';
-import { setReceived, type UploadRow } from './store.js';
+import { setReceived, uploadByUuid, type UploadRow } from './store.js';
 
 /** A long upload is flushed and its offset recorded this often, so a crash loses little. */
 const RECORD_EVERY = 64 * 1024 * 1024;
@@ -104,6 +104,12 @@ export async function receiveBody(
     // The hasher may hold bytes that did not reach the disk: rebuilt from the disk next time.
     if (!(error instanceof UploadRefusal)) hashStates.delete(row.uuid);
     await Promise.allSettled([writing, flushing]);
+    if (!(error instanceof UploadRefusal)) {
+      // What a failed write (a full disk) left past the recorded offset is sent again on the
+      // resume: cut now, it does not keep the disk full for every other upload meanwhile.
+      const recorded = uploadByUuid(db, row.uuid)?.received;
+      if (recorded !== undefined) await handle.truncate(recorded).catch(() => undefined);
+    }
     throw error;
   } finally {
     if (hasher) freeHashers.push(hasher);

@@ -7,6 +7,7 @@ import { constants } from 'node:fs';
 import { lstat, open, readdir, stat, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Db } from '../../db/open.js';
+import { checkInjectedFull } from '../../harvest/copy.js';
 import { removeQuietly } from '../../harvest/place.js';
 import { makeFolders } from '../../util/folders.js';
 import { partialPaths, type ServerLocation } from './store.js';
@@ -21,6 +22,7 @@ export async function writeFull(
   length: number,
   position: number,
 ) {
+  checkInjectedFull();
   let written = 0;
   while (written < length) {
     const { bytesWritten } = await handle.write(
