@@ -631,6 +631,37 @@ describe('uploads into a server storage location', () => {
     expect(md5(readFileSync(join(store, 'writing', 'w.bin')))).toBe(md5(data));
   });
 
+  // Mutation: the PATCH checking only that the upload is the station's own, as it did: the
+  // station that no longer runs the instrument finished its upload (200 completed).
+  it('a PATCH after the station lost the instrument that stores there: 403, nothing placed', async () => {
+    const data = randomBytes(2 * MiB);
+    const opened = await open({
+      destination_path: 'lost/l.bin',
+      size: data.length,
+      xxhash: await xxh3(data),
+    });
+    expect(opened.status).toBe(200);
+    const id = opened.body.upload_id as string;
+    expect((await append(id, 0, data.subarray(0, MiB))).status).toBe(200);
+    const give = serverDb.prepare(
+      `UPDATE instruments SET station_id = (SELECT id FROM stations WHERE name = ?)
+       WHERE name = 'sem-1'`,
+    );
+    give.run('nobody');
+    try {
+      const rest = await append(id, MiB, data.subarray(MiB));
+      expect(rest.status).toBe(403);
+      expect(rest.body.detail).toMatch(/^storage_location: archive is not used by an instrument/);
+      expect(existsSync(join(store, 'lost', 'l.bin'))).toBe(false);
+    } finally {
+      give.run('sem-station');
+    }
+    // Given back, the same upload goes on from where it was.
+    const resumed = await append(id, MiB, data.subarray(MiB));
+    expect(resumed.status).toBe(200);
+    expect(md5(readFileSync(join(store, 'lost', 'l.bin')))).toBe(md5(data));
+  });
+
   // Mutation: no cut after a failed write, as it was: the partial kept the 2 MiB written past
   // the recorded offset (0), the disk full for every other upload until this one resumed.
   it('a disk full midway: the bytes past the recorded offset are cut, and the resume completes', async () => {

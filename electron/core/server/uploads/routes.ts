@@ -162,6 +162,12 @@ function uploadLocation(db: Db, request: UploadRequest, stationId: number): Serv
   if (location.enabled !== 1) {
     throw new UploadRefusal(400, `storage_location: ${location.name} is disabled on the server`);
   }
+  requireStationUses(db, stationId, location);
+  return location;
+}
+
+/** The station harvests into `location` (an instrument of its, or a redirect hook for them). */
+function requireStationUses(db: Db, stationId: number, location: ServerLocation): void {
   if (!stationUsesLocation(db, stationId, location)) {
     throw new UploadRefusal(
       403,
@@ -169,7 +175,6 @@ function uploadLocation(db: Db, request: UploadRequest, stationId: number): Serv
         '(nor named by a redirect hook for them)',
     );
   }
-  return location;
 }
 
 /**
@@ -235,6 +240,12 @@ async function allowedDestination(
   dataDir: string | null,
 ): Promise<string> {
   const path = await checkedDestination(location, raw, dataDir);
+  requireNotOthers(db, stationId, location, path);
+  return path;
+}
+
+/** `path` is in no folder of an instrument that another station runs. */
+function requireNotOthers(db: Db, stationId: number, location: ServerLocation, path: string): void {
   const others = othersFolder(db, stationId, location, path);
   if (others) {
     throw new UploadRefusal(
@@ -244,7 +255,6 @@ async function allowedDestination(
       { code: DESTINATION_OF_ANOTHER_INSTRUMENT },
     );
   }
-  return path;
 }
 
 function ownUpload(db: Db, request: FastifyRequest): { row: UploadRow; location: ServerLocation } {
@@ -364,7 +374,13 @@ export function registerUploadApi(app: FastifyInstance, deps: UploadApiDeps): vo
             `storage_location: ${location.name} no longer takes uploads (disabled, or not 'server')`,
           );
         }
-        if (row.state === 'receiving') await checkApartFromData(location, dataDir);
+        if (row.state === 'receiving') {
+          // As when it was opened: the station may have lost the instrument since, or another
+          // station been given the folder.
+          requireStationUses(db, request.station!.id, location);
+          requireNotOthers(db, request.station!.id, location, row.destination_path);
+          await checkApartFromData(location, dataDir);
+        }
         const offset = offsetOf(request);
         const { body, length } = bodyOf(request);
         return await receiver.append(row, location, offset, body, length, refusalNow(db, request));
