@@ -631,6 +631,43 @@ describe('uploads into a server storage location', () => {
     expect(md5(readFileSync(join(store, 'writing', 'w.bin')))).toBe(md5(data));
   });
 
+  // Mutation: the partial made outside the upload's turn, as it was: the second POST, finding
+  // the first's record, made the partial too and failed ("file already exists": a 500).
+  it('two POSTs for the same new file at once: one opens it, the other resumes it', async () => {
+    const receiver = new UploadReceiver({ db: serverDb, log: createLogger('silent') });
+    const location = findLocation(serverDb, 'none', 'archive')!;
+    const stationId = serverDb
+      .prepare("SELECT id FROM stations WHERE name = 'sem-station'")
+      .pluck()
+      .get() as number;
+    const data = randomBytes(MiB);
+    const key = {
+      stationId,
+      fileUuid: 'twice-1',
+      locationId: location.id,
+      destination: 'twice/t.bin',
+      size: data.length,
+      xxhash: await xxh3(data),
+    };
+    const letIn = (): null => null;
+    const [a, b] = await Promise.all([
+      receiver.open(location, key, letIn),
+      receiver.open(location, key, letIn),
+    ]);
+    expect(a).toMatchObject({ status: 'receiving', offset: 0 });
+    expect(b).toMatchObject({ status: 'receiving', offset: 0, upload_id: a.upload_id });
+    const row = uploadByUuid(serverDb, a.upload_id)!;
+    const done = await receiver.append(
+      row,
+      location,
+      0,
+      PassThrough.from(data),
+      data.length,
+      letIn,
+    );
+    expect(done).toMatchObject({ status: 'completed' });
+  });
+
   // Mutation: the PATCH checking only that the upload is the station's own, as it did: the
   // station that no longer runs the instrument finished its upload (200 completed).
   it('a PATCH after the station lost the instrument that stores there: 403, nothing placed', async () => {

@@ -142,12 +142,21 @@ export class UploadReceiver {
     if (raced) return this.resume(raced, location, refusedNow);
     assertLetIn(refusedNow);
     const row = insertUpload(db, key, { uuid, partialPath: partial });
-    try {
-      await createPartial(location, partial);
-    } catch (error) {
-      deleteUpload(db, row.uuid);
-      throw error;
-    }
+    // The partial is made in the upload's turn, taken before anything is awaited: a second POST
+    // for it (a retry sent while this one still works) finds the record at once, and waits for
+    // the partial instead of making it too.
+    await this.turns.exclusive(
+      uuid,
+      () => undefined,
+      async () => {
+        try {
+          await createPartial(location, partial);
+        } catch (error) {
+          deleteUpload(db, row.uuid);
+          throw error;
+        }
+      },
+    );
     await this.dropUnlessGoingOn(row, refusedNow, 503, DROPPED_OPENED);
     return stateOf(row, location);
   }
