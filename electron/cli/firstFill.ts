@@ -41,6 +41,15 @@ export interface FirstFill {
   undo(): void;
 }
 
+/** Another command's first fill of `dataDir` held its lock past FILL_WAIT_MS. */
+function stillFilling(dataDir: string): AppError {
+  return new AppError(
+    'conflict',
+    `another Labstation command has been setting up ${dataDir} for a minute; ` +
+      'try again once it is done',
+  );
+}
+
 /**
  * Waits for any other command's first fill of `dataDir`, then tells whether this one is the
  * first to fill it (`labstation.db` is not there); until done() or undo(), others wait.
@@ -51,13 +60,7 @@ export function firstFill(dataDir: string): FirstFill {
   try {
     lock = takeFillLock(dataDir, madeDirs);
   } catch (error) {
-    if (errorCode(error) === 'SQLITE_BUSY') {
-      throw new AppError(
-        'conflict',
-        `another Labstation command has been setting up ${dataDir} for a minute; ` +
-          'try again once it is done',
-      );
-    }
+    if (errorCode(error) === 'SQLITE_BUSY') throw stillFilling(dataDir);
     throw new AppError(
       'internal',
       `cannot lock ${dataDir}: ${(error as Error).message} (the data dir must be writable)`,
@@ -145,13 +148,7 @@ export function waitForFirstFill(dataDir: string): void {
   try {
     lock = holdExclusive(file, FILL_WAIT_MS, false);
   } catch (error) {
-    if (errorCode(error) === 'SQLITE_BUSY') {
-      throw new AppError(
-        'conflict',
-        `another Labstation command has been setting up ${dataDir} for a minute; ` +
-          'try again once it is done',
-      );
-    }
+    if (errorCode(error) === 'SQLITE_BUSY') throw stillFilling(dataDir);
     // Gone meanwhile (a start undone): the caller finds no database.
     return;
   }

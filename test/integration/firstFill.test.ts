@@ -1,7 +1,8 @@
 /**
  * Commands that may be the first to fill a data dir (`station`, `serve`, `import`) take turns
  * at it (cli/firstFill.ts): a start that fails leaves a new data dir as it was found, and
- * must not take with it what an import beside it wrote meanwhile.
+ * must not take with it what an import beside it wrote meanwhile; commands on a data dir set up
+ * already wait for such a start.
  */
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -10,70 +11,74 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { facilityBundle } from '../fixtures/facility.js';
-import { importBundle, runCli, tempDir, waitFor } from './helpers.js';
+import { importBundle, runCli, tempDir, waitFor, type CliResult } from './helpers.js';
+
+/**
+ * A station's first start on `data` (with the demo facility) on a port another program holds:
+ * it fails, once it has made the database; `during` runs once the database is there.
+ */
+async function failingFirstStart(
+  data: string,
+  during: () => Promise<void>,
+): Promise<{ port: number; refused: CliResult }> {
+  const busy = createServer();
+  await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+  const port = (busy.address() as AddressInfo).port;
+  try {
+    const start = runCli(['station', '--data', data, '--demo', '--port', String(port)]);
+    await waitFor(
+      'the start filling the data dir',
+      () => (existsSync(join(data, 'labstation.db')) ? true : undefined),
+      30_000,
+    );
+    await during();
+    return { port, refused: await start };
+  } finally {
+    busy.close();
+  }
+}
 
 describe('a first fill of a data dir', () => {
   // Mutation: no fill lock, as it was: the import said "imported" (exit 0), and the failing
   // start then deleted the database with it, and the data dir (3 runs in 3).
   it("keeps what an import wrote beside a station's first start that failed", async () => {
     const data = join(tempDir(), 'station');
-    const busy = createServer();
-    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
-    const port = (busy.address() as AddressInfo).port;
+    let imported: CliResult | undefined;
+    const { port, refused } = await failingFirstStart(data, async () => {
+      imported = await importBundle(data, facilityBundle());
+    });
+    expect(refused.stderr).toContain(`port ${port} is in use`);
+    expect(refused.code).toBe(1);
+    expect(imported?.stderr).toBe('');
+    expect(imported?.code).toBe(0);
+    // The import's facility, and nothing of the demo the failed start loaded.
+    const db = new Database(join(data, 'labstation.db'), { readonly: true });
     try {
-      const start = runCli(['station', '--data', data, '--demo', '--port', String(port)]);
-      await waitFor(
-        'the start filling the data dir',
-        () => (existsSync(join(data, 'labstation.db')) ? true : undefined),
-        30_000,
-      );
-      const imported = await importBundle(data, facilityBundle());
-      const refused = await start;
-      expect(refused.stderr).toContain(`port ${port} is in use`);
-      expect(refused.code).toBe(1);
-      expect(imported.stderr).toBe('');
-      expect(imported.code).toBe(0);
-      // The import's facility, and nothing of the demo the failed start loaded.
-      const db = new Database(join(data, 'labstation.db'), { readonly: true });
-      try {
-        expect(db.prepare('SELECT username FROM users ORDER BY username').pluck().all()).toEqual([
-          'alice',
-          'bob',
-          'sam',
-        ]);
-      } finally {
-        db.close();
-      }
-      // The next start finds it set up, as the import left it.
-      const listed = await runCli(['usage', '--data', data, '--json']);
-      expect(listed.code, listed.stderr).toBe(0);
+      expect(db.prepare('SELECT username FROM users ORDER BY username').pluck().all()).toEqual([
+        'alice',
+        'bob',
+        'sam',
+      ]);
     } finally {
-      busy.close();
+      db.close();
     }
+    // A command after it finds the data dir set up, as the import left it.
+    const listed = await runCli(['usage', '--data', data, '--json']);
+    expect(listed.code, listed.stderr).toBe(0);
   }, 60_000);
 
   // Mutation: the commands on a data dir set up already not waiting for a first fill, as they
-  // were: this harvest ran (exit 0) on the database the failing start then deleted.
+  // were: this harvest ran on the half-made database that the failing start then deleted.
   it('makes a command on a data dir wait for a first start there, and tells when it failed', async () => {
     const data = join(tempDir(), 'station');
-    const busy = createServer();
-    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
-    const port = (busy.address() as AddressInfo).port;
-    try {
-      const start = runCli(['station', '--data', data, '--demo', '--port', String(port)]);
-      await waitFor(
-        'the start filling the data dir',
-        () => (existsSync(join(data, 'labstation.db')) ? true : undefined),
-        30_000,
-      );
-      const harvest = await runCli(['harvest', '--data', data, '--once']);
-      expect((await start).code).toBe(1);
-      // Nothing recorded into a database that is gone: it waited, and found none.
-      expect(harvest.stderr).toContain(`${data} holds no Labstation data (no labstation.db)`);
-      expect(harvest.code).toBe(1);
-      expect(existsSync(data)).toBe(false);
-    } finally {
-      busy.close();
-    }
+    let harvest: CliResult | undefined;
+    const { refused } = await failingFirstStart(data, async () => {
+      harvest = await runCli(['harvest', '--data', data, '--once']);
+    });
+    expect(refused.code).toBe(1);
+    // Nothing recorded into a database that is gone: it waited, and found none.
+    expect(harvest?.stderr).toContain(`${data} holds no Labstation data (no labstation.db)`);
+    expect(harvest?.code).toBe(1);
+    expect(existsSync(data)).toBe(false);
   }, 60_000);
 });

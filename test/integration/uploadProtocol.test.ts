@@ -53,6 +53,29 @@ import {
 
 useUploadServer();
 
+/**
+ * The server's upload receiver, asked directly (not over HTTP) for sem-station's upload of
+ * `data` into `archive` at `destination`, every station let in.
+ */
+async function direct(fileUuid: string, destination: string, data: Buffer) {
+  const receiver = new UploadReceiver({ db: serverDb, log: createLogger('silent') });
+  const location = findLocation(serverDb, 'none', 'archive')!;
+  const stationId = serverDb
+    .prepare("SELECT id FROM stations WHERE name = 'sem-station'")
+    .pluck()
+    .get() as number;
+  const key = {
+    stationId,
+    fileUuid,
+    locationId: location.id,
+    destination,
+    size: data.length,
+    xxhash: await xxh3(data),
+  };
+  const letIn = (): null => null;
+  return { receiver, location, key, letIn };
+}
+
 describe('uploads into a server storage location', () => {
   it('a declared hash that the bytes do not have: 422 with the server hash, no file kept', async () => {
     const data = randomBytes(100_000);
@@ -590,26 +613,9 @@ describe('uploads into a server storage location', () => {
   });
 
   it('the sweep leaves an upload whose body is still being written, however old its record', async () => {
-    const receiver = new UploadReceiver({ db: serverDb, log: createLogger('silent') });
-    const location = findLocation(serverDb, 'none', 'archive')!;
-    const stationId = serverDb
-      .prepare("SELECT id FROM stations WHERE name = 'sem-station'")
-      .pluck()
-      .get() as number;
     const data = randomBytes(2 * MiB);
-    const letIn = (): null => null;
-    const opened = await receiver.open(
-      location,
-      {
-        stationId,
-        fileUuid: 'writing-1',
-        locationId: location.id,
-        destination: 'writing/w.bin',
-        size: data.length,
-        xxhash: await xxh3(data),
-      },
-      letIn,
-    );
+    const { receiver, location, key, letIn } = await direct('writing-1', 'writing/w.bin', data);
+    const opened = await receiver.open(location, key, letIn);
     const row = uploadByUuid(serverDb, opened.upload_id)!;
     const body = new PassThrough();
     const appending = receiver.append(row, location, 0, body, data.length, letIn);
@@ -634,22 +640,8 @@ describe('uploads into a server storage location', () => {
   // Mutation: the partial made outside the upload's turn, as it was: the second POST, finding
   // the first's record, made the partial too and failed ("file already exists": a 500).
   it('two POSTs for the same new file at once: one opens it, the other resumes it', async () => {
-    const receiver = new UploadReceiver({ db: serverDb, log: createLogger('silent') });
-    const location = findLocation(serverDb, 'none', 'archive')!;
-    const stationId = serverDb
-      .prepare("SELECT id FROM stations WHERE name = 'sem-station'")
-      .pluck()
-      .get() as number;
     const data = randomBytes(MiB);
-    const key = {
-      stationId,
-      fileUuid: 'twice-1',
-      locationId: location.id,
-      destination: 'twice/t.bin',
-      size: data.length,
-      xxhash: await xxh3(data),
-    };
-    const letIn = (): null => null;
+    const { receiver, location, key, letIn } = await direct('twice-1', 'twice/t.bin', data);
     const [a, b] = await Promise.all([
       receiver.open(location, key, letIn),
       receiver.open(location, key, letIn),
@@ -702,26 +694,9 @@ describe('uploads into a server storage location', () => {
   // Mutation: no cut after a failed write, as it was: the partial kept the 2 MiB written past
   // the recorded offset (0), the disk full for every other upload until this one resumed.
   it('a disk full midway: the bytes past the recorded offset are cut, and the resume completes', async () => {
-    const receiver = new UploadReceiver({ db: serverDb, log: createLogger('silent') });
-    const location = findLocation(serverDb, 'none', 'archive')!;
-    const stationId = serverDb
-      .prepare("SELECT id FROM stations WHERE name = 'sem-station'")
-      .pluck()
-      .get() as number;
     const data = randomBytes(4 * MiB);
-    const letIn = (): null => null;
-    const opened = await receiver.open(
-      location,
-      {
-        stationId,
-        fileUuid: 'full-1',
-        locationId: location.id,
-        destination: 'full/f.bin',
-        size: data.length,
-        xxhash: await xxh3(data),
-      },
-      letIn,
-    );
+    const { receiver, location, key, letIn } = await direct('full-1', 'full/f.bin', data);
+    const opened = await receiver.open(location, key, letIn);
     const row = uploadByUuid(serverDb, opened.upload_id)!;
     const partial = row.partial_path!;
     const flag = join(tempDir(), 'disk-full');
