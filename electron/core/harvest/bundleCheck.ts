@@ -9,8 +9,7 @@ import { watchFolderOf, type HarvestBundle } from './bundle.js';
 import { DEFAULT_TEMPLATE, type WatchFolder } from './config.js';
 import {
   arkProblems,
-  NOT_STATION_ABSOLUTE,
-  STATION_ABSOLUTE,
+  absolutePathProblem,
   cronProblems,
   hookProblems,
   templateProblems,
@@ -43,10 +42,8 @@ export function harvestBundleProblems(
     const at = `storage_locations[${i}] (${l.name})`;
     if (locationNames.has(l.name)) problems.push(`${at}.name: ${l.name} is listed twice`);
     locationNames.add(l.name);
-    if (onServer ? !STATION_ABSOLUTE.test(l.base_path) : !isAbsolute(l.base_path)) {
-      const rule = onServer ? NOT_STATION_ABSOLUTE : 'must be an absolute path';
-      problems.push(`${at}.base_path: ${rule}`);
-    }
+    const notAbsolute = absolutePathProblem(l.base_path, onServer);
+    if (notAbsolute) problems.push(`${at}.base_path: ${notAbsolute}`);
     if (l.base_path.includes('\0')) problems.push(`${at}.base_path: must not contain NUL`);
   });
   const instrumentNames = new Set<string>();

@@ -21,14 +21,19 @@ export const NOT_STATION_ABSOLUTE =
   'must be an absolute path on the station (/data, D:\\data or \\\\share\\data)';
 
 /**
- * Problems with one watched folder, each starting with `at`. On a server (`onServer`) the
- * path is a station's, which may be a Windows one; on a station it must be absolute here.
+ * Why `path` is not an absolute one, or null when it is. On a server (`onServer`) the path is
+ * a station's, which may be a Windows one; on a station it must be absolute here.
  */
+export function absolutePathProblem(path: string, onServer: boolean): string | null {
+  if (onServer) return STATION_ABSOLUTE.test(path) ? null : NOT_STATION_ABSOLUTE;
+  return isAbsolute(path) ? null : 'must be an absolute path';
+}
+
+/** Problems with one watched folder, each starting with `at` (`onServer`: absolutePathProblem). */
 export function watchProblems(at: string, watch: WatchFolder, onServer = false): string[] {
   const problems: string[] = [];
-  if (onServer ? !STATION_ABSOLUTE.test(watch.path) : !isAbsolute(watch.path)) {
-    problems.push(`${at}.path: ${onServer ? NOT_STATION_ABSOLUTE : 'must be an absolute path'}`);
-  }
+  const notAbsolute = absolutePathProblem(watch.path, onServer);
+  if (notAbsolute) problems.push(`${at}.path: ${notAbsolute}`);
   if (watch.path.includes('\0')) problems.push(`${at}.path: must not contain NUL`);
   const filter = compileFilter({ include: watch.include, exclude: watch.exclude });
   if (!filter.ok) {
