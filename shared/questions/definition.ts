@@ -29,6 +29,7 @@ export class DefinitionReader {
     name: string,
     private readonly context: QuestionContext,
     private readonly problems: ProblemList,
+    private readonly options: { stored?: boolean } = {},
   ) {
     this.out = { type, name };
   }
@@ -295,7 +296,8 @@ export class DefinitionReader {
     const pattern = this.string('pattern');
     if (pattern !== undefined) {
       const compiled = compileHtmlPattern(pattern);
-      if (!compiled.ok) {
+      // A list saved while a pattern valid only when wrapped was taken still loads.
+      if (!compiled.ok && !(this.options.stored === true && compiled.wrapped)) {
         this.problem(
           'pattern',
           `property "pattern" is not a valid regular expression (${compiled.error})`,

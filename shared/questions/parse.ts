@@ -31,7 +31,10 @@ class DefinitionWalker {
   /** Context of each question kept in the result, by name. */
   readonly contexts = new Map<string, QuestionContext>();
 
-  constructor(readonly problems: ProblemList) {}
+  constructor(
+    readonly problems: ProblemList,
+    private readonly options: ParseOptions = {},
+  ) {}
 
   read(raw: unknown, index: number, group: GroupContext | null): JsonObject | null {
     let context: QuestionContext = group
@@ -63,7 +66,14 @@ class DefinitionWalker {
     }
     const type = readType(raw, context, this.problems);
     if (type === null) return null;
-    const reader = new DefinitionReader(raw, type, name ?? '', context, this.problems);
+    const reader = new DefinitionReader(
+      raw,
+      type,
+      name ?? '',
+      context,
+      this.problems,
+      this.options,
+    );
     reader.checkUnknownProperties();
     reader.common();
     switch (type) {
@@ -149,8 +159,9 @@ class DefinitionWalker {
 export interface ParseOptions {
   /**
    * A list read back from the database, saved under the rules of its day: a rule added since
-   * (an index on a value that is not a list) is not applied, so a tool saved before it keeps
-   * working (that formula stays blank, as it always did) instead of failing to load.
+   * (an index on a value that is not a list; a pattern valid only inside `^(?:…)$`) is not
+   * applied, so a tool saved before it keeps working (that formula stays blank, that pattern
+   * checks nothing, as in a browser) instead of failing to load.
    */
   stored?: boolean;
 }
@@ -271,7 +282,7 @@ function parseUnchecked(input: unknown, options: ParseOptions): ParseQuestionsRe
       ],
     };
   }
-  const walker = new DefinitionWalker(new ProblemList());
+  const walker = new DefinitionWalker(new ProblemList(), options);
   const questions = (json.value as unknown[])
     .map((raw, index) => walker.read(raw, index, null))
     .filter((question): question is JsonObject => question !== null) as unknown as Question[];

@@ -17,23 +17,45 @@ const supportsUnicodeSets = ((): boolean => {
 
 const PATTERN_FLAGS = supportsUnicodeSets ? ['v', 'u'] : ['u'];
 
-export type CompiledPattern = { ok: true; regexp: RegExp } | { ok: false; error: string };
+/**
+ * `wrapped`: the pattern is invalid on its own but compiles inside `^(?:…)$` (an unbalanced
+ * ")" such as `a)|(b`). This module accepted that before browsers' reading was followed; a list
+ * saved then still loads (ParseOptions.stored), and the pattern, as in a browser, checks nothing.
+ */
+export type CompiledPattern =
+  | { ok: true; regexp: RegExp }
+  | { ok: false; error: string; wrapped: boolean };
 
 const cache = new Map<string, CompiledPattern>();
 const CACHE_LIMIT = 500;
 
-function compile(pattern: string): CompiledPattern {
-  // The error reported is the last one, from `u`: it names what is wrong even for the older,
-  // more lenient reading (`v` says "Invalid character in character class" for "[a-z").
-  let error = 'invalid pattern';
-  for (const flags of PATTERN_FLAGS) {
-    try {
-      return { ok: true, regexp: new RegExp(`^(?:${pattern})$`, flags) };
-    } catch (e) {
-      error = e instanceof Error ? e.message : 'invalid pattern';
-    }
+function compiles(source: string, flags: string): string | null {
+  try {
+    new RegExp(source, flags);
+    return null;
+  } catch (e) {
+    return e instanceof Error ? e.message : 'invalid pattern';
   }
-  return { ok: false, error };
+}
+
+function compile(pattern: string): CompiledPattern {
+  // As a browser does: the pattern is compiled on its own first, and only a valid one is
+  // wrapped to match the whole value; wrapped alone, `a)|(b` would become `^(?:a)|(b)$`, which
+  // takes any value that starts with "a". The error reported is the last one, from `u`: it
+  // names what is wrong even for the older, more lenient reading (`v` says "Invalid character
+  // in character class" for "[a-z").
+  let error = 'invalid pattern';
+  let wrapped = false;
+  for (const flags of PATTERN_FLAGS) {
+    const whole = `^(?:${pattern})$`;
+    const alone = compiles(pattern, flags);
+    if (alone === null && compiles(whole, flags) === null) {
+      return { ok: true, regexp: new RegExp(whole, flags) };
+    }
+    error = alone ?? 'invalid pattern';
+    wrapped ||= compiles(whole, flags) === null;
+  }
+  return { ok: false, error, wrapped };
 }
 
 export function compileHtmlPattern(pattern: string): CompiledPattern {

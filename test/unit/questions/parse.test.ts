@@ -430,6 +430,22 @@ describe('parseQuestions: text patterns', () => {
     expect(ok([q({ type: 'textarea', pattern: '[(]' })])).toHaveLength(1);
   });
 
+  it('rejects a pattern that is valid only inside the whole-value wrapper', () => {
+    // A browser compiles the pattern alone first; wrapped alone, "a)|(b" would become
+    // ^(?:a)|(b)$, which takes every value that starts with "a".
+    for (const pattern of ['a)|(b', 'x)(y']) {
+      expect(problemAt(q({ type: 'textbox', pattern }), 'q1.pattern').message).toContain(
+        'regular expression',
+      );
+    }
+    // A list saved while such a pattern was taken still loads (the pattern checks nothing).
+    const saved = [q({ type: 'textbox', pattern: 'a)|(b' })];
+    expect(parseQuestions(saved, { stored: true }).ok).toBe(true);
+    expect(parseQuestions([q({ type: 'textbox', pattern: '[a-z' })], { stored: true }).ok).toBe(
+      false,
+    );
+  });
+
   it('names the group in the path and message of a nested problem', () => {
     const found = problems([
       {
