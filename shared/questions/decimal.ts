@@ -80,11 +80,14 @@ export function decimalPlaces(value: number): number {
 
 /**
  * Removes binary noise from a computed value (0.1 + 0.2 -> 0.3) by keeping 15 significant
- * digits, the most a double always holds exactly. Used for formulas without a precision, and
+ * digits, the most a double always holds exactly; a safe integer is kept whole. Used for formulas without a precision, and
  * before rounding (roundHalfAwayFromZero, floor, ceil, trunc), where the noise would otherwise
  * decide the result.
  */
 export function cleanComputedNumber(value: number): number {
   if (!Number.isFinite(value) || value === 0) return value === 0 ? 0 : value;
+  // A whole number a double holds exactly (up to 2^53 - 1) has no noise to remove; cut to 15
+  // digits, 1234567890123456 + 1 would come out as 1234567890123460 (Python gives ...457).
+  if (Number.isSafeInteger(value)) return value;
   return Number(value.toPrecision(15));
 }

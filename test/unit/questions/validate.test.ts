@@ -346,6 +346,29 @@ describe('validateAnswers: formulas', () => {
     });
   });
 
+  it('keeps whole numbers up to 2^53 - 1 exact (Python gives them so)', () => {
+    const big = defs([
+      { type: 'number', name: 'a' },
+      { type: 'formula', name: 'same', formula: 'a' },
+      { type: 'formula', name: 'next', formula: 'a + 1' },
+      { type: 'formula', name: 'whole', formula: 'round(a / 2)' },
+    ]);
+    expect(validateAnswers(big, { a: 1234567890123456 })).toEqual({
+      ok: true,
+      answers: {
+        a: 1234567890123456,
+        same: 1234567890123456,
+        next: 1234567890123457,
+        whole: 617283945061728,
+      },
+    });
+    const max = validateAnswers(big, { a: Number.MAX_SAFE_INTEGER - 1 });
+    expect(max.ok && max.answers['same']).toBe(9007199254740990);
+    expect(max.ok && max.answers['next']).toBe(Number.MAX_SAFE_INTEGER);
+    // Fractions still lose their binary noise.
+    expect(validateAnswers(big, { a: 3 })).toMatchObject({ answers: { whole: 2 } });
+  });
+
   it('reports a required formula that cannot be computed, naming the missing inputs', () => {
     const p = only(qs, { a: 1 });
     expect(p).toMatchObject({ rule: 'formula', path: ['ratio'], question: 'ratio' });
