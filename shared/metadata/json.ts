@@ -8,6 +8,21 @@ export type JsonObject = Record<string, unknown>;
 /** Objects nested deeper than this are refused rather than walked. */
 export const MAX_DEPTH = 200;
 
+/**
+ * Whether `value` holds objects or lists nested more than `limit` levels deep. Without
+ * recursion: JSON.parse reads deeper than a recursive walk (or JSON.stringify) could.
+ */
+export function nestedDeeperThan(value: unknown, limit: number): boolean {
+  const stack: { value: unknown; depth: number }[] = [{ value, depth: 0 }];
+  for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
+    if (typeof next.value !== 'object' || next.value === null) continue;
+    const depth = next.depth + 1;
+    if (depth > limit) return true;
+    for (const item of Object.values(next.value)) stack.push({ value: item, depth });
+  }
+  return false;
+}
+
 export function isPlainObject(value: unknown): value is JsonObject {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
   const proto: unknown = Object.getPrototypeOf(value);

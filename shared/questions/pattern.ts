@@ -23,8 +23,7 @@ const PATTERN_FLAGS = supportsUnicodeSets ? ['v', 'u'] : ['u'];
  * saved then still loads (ParseOptions.stored), and the pattern, as in a browser, checks nothing.
  */
 export type CompiledPattern =
-  | { ok: true; regexp: RegExp }
-  | { ok: false; error: string; wrapped: boolean };
+  { ok: true; regexp: RegExp } | { ok: false; error: string; wrapped: boolean };
 
 const cache = new Map<string, CompiledPattern>();
 const CACHE_LIMIT = 500;

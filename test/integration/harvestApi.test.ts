@@ -1211,6 +1211,12 @@ describe('records from a station, schedules and runs', () => {
     expect(
       (await call('GET', '/api/files?metadata_key=sample.name&metadata_value=grid%204')).body.total,
     ).toBe(0);
+    // A key SQLite cannot take as a path is named (a NUL ended the path: a 500).
+    for (const key of ['a%00', 'sample.%00name', 'a%22b', 'a%5Cb', 'a..b']) {
+      const bad = await call('GET', `/api/files?metadata_key=${key}`);
+      expect(bad.status, key).toBe(422);
+      expect(bad.body.detail[0].loc, key).toEqual(['query', 'metadata_key']);
+    }
     expect((await call('GET', '/api/files?first_discovered_at__gte=2026-03-02')).body.total).toBe(
       0,
     );
@@ -1368,6 +1374,24 @@ describe('records from a station, schedules and runs', () => {
     expect(db.prepare('SELECT count(*) FROM harvest_files WHERE uuid = ?').pluck().get(file)).toBe(
       0,
     );
+    // Far deeper (200,000 levels, 1.2 MB): the same refusal, not a 500 from a stack overflow
+    // while the metadata was written out for SQLite's check.
+    // (The body is written by hand: JSON.stringify here would overflow as well.)
+    const abyss = `${'['.repeat(200_000)}${']'.repeat(200_000)}`;
+    const record = {
+      kind: 'harvest_file',
+      uuid: file,
+      id: nextOutbox++,
+      payload: filePayload(file, 'deep.dm4', { metadata_: { nested: 'ABYSS' } }),
+    };
+    const deeper = await app.inject({
+      method: 'POST',
+      url: '/sync/push',
+      headers: { authorization: `Station ${key}`, 'content-type': 'application/json' },
+      payload: JSON.stringify({ records: [record] }).replace('"ABYSS"', abyss),
+    });
+    expect(deeper.statusCode).toBe(200);
+    expect((deeper.json() as PushResult).error?.detail).toMatch(/nested more than 1,000 levels/);
     const search = await call('GET', '/api/files?metadata_key=file_info.mime_type');
     expect(search.status).toBe(200);
     // 200 levels, as deep as a station's hooks may give, are taken.

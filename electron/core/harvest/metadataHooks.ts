@@ -7,7 +7,7 @@ import { constants } from 'node:fs';
 import { lstat, open } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
 import { sniffMime } from '../../../shared/harvest/mime.js';
-import { MAX_DEPTH } from '../../../shared/metadata/json.js';
+import { MAX_DEPTH, nestedDeeperThan } from '../../../shared/metadata/json.js';
 import { isPlainObject } from '../../../shared/questions/json.js';
 import type { Db } from '../db/open.js';
 import type { HookConfig } from './config.js';
@@ -79,15 +79,7 @@ export const OUTPUT_MAX_DEPTH = MAX_DEPTH;
 
 /** Whether `value` holds objects or lists nested more than OUTPUT_MAX_DEPTH levels deep. */
 export function nestedTooDeep(value: unknown): boolean {
-  // Without recursion: JSON.parse reads deeper than a recursive walk could.
-  const stack: { value: unknown; depth: number }[] = [{ value, depth: 0 }];
-  for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
-    if (typeof next.value !== 'object' || next.value === null) continue;
-    const depth = next.depth + 1;
-    if (depth > OUTPUT_MAX_DEPTH) return true;
-    for (const item of Object.values(next.value)) stack.push({ value: item, depth });
-  }
-  return false;
+  return nestedDeeperThan(value, OUTPUT_MAX_DEPTH);
 }
 
 /**

@@ -203,10 +203,13 @@ export function pagingOf(query: Query, problems: Problem[]): Paging {
   return { page, size };
 }
 
-/** A dotted metadata key as a JSON path with every segment quoted. */
+/**
+ * A dotted metadata key as a JSON path with every segment quoted. No quote, backslash or NUL:
+ * SQLite's path would end at a NUL and fail the query (a 500), not match.
+ */
 function jsonPath(key: string): string | null {
   const parts = key.split('.');
-  if (parts.some((p) => p === '' || p.includes('"') || p.includes('\\'))) return null;
+  if (parts.some((p) => p === '' || /["\\\0]/.test(p))) return null;
   return `$${parts.map((p) => `."${p}"`).join('')}`;
 }
 
@@ -237,7 +240,10 @@ export function fileFilters(query: Query, timeZone: string, problems: Problem[])
     const path = jsonPath(key);
     if (path === null) {
       problems.push(
-        problem(['query', 'metadata_key'], 'must be a key or dotted keys (a.b), without quotes'),
+        problem(
+          ['query', 'metadata_key'],
+          'must be a key or dotted keys (a.b), without quotes, backslashes or NUL',
+        ),
       );
     } else if (value === undefined) {
       clauses.push({ sql: 'json_type(f.metadata_, ?) IS NOT NULL', args: [path] });

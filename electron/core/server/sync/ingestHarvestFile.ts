@@ -4,6 +4,7 @@
  */
 import type { z } from 'zod';
 import { parseArk } from '../../../../shared/ark.js';
+import { nestedDeeperThan } from '../../../../shared/metadata/json.js';
 import type { Db } from '../../db/open.js';
 import { cachedStatement } from '../../db/statements.js';
 import { DEFAULT_TEMPLATE } from '../../harvest/config.js';
@@ -95,6 +96,9 @@ type StoredFile = Record<FileVersionField, unknown> & {
   updated_at: string;
 };
 
+/** How deep SQLite's JSON functions read (JSON_MAX_DEPTH). */
+const SQLITE_JSON_MAX_DEPTH = 1000;
+
 export function upsertHarvestFile(
   db: Db,
   station: StationRef & { name: string },
@@ -111,8 +115,10 @@ export function upsertHarvestFile(
   p.persistent_id = ark.ark;
   // What SQLite cannot read as JSON (nested more than 1,000 levels: no station's hooks give
   // that) is not stored: every metadata search that came to the record would fail with it.
-  const metadata = JSON.stringify(p.metadata_);
-  if (cachedStatement(db, 'SELECT json_valid(?)').pluck().get(metadata) !== 1) {
+  // Counted before it is written out: far deeper, JSON.stringify would overflow the stack.
+  const tooDeep = nestedDeeperThan(p.metadata_, SQLITE_JSON_MAX_DEPTH);
+  const metadata = tooDeep ? '' : JSON.stringify(p.metadata_);
+  if (tooDeep || cachedStatement(db, 'SELECT json_valid(?)').pluck().get(metadata) !== 1) {
     throw new RecordRefused(
       'invalid',
       `harvest_file ${record.uuid}: metadata_: is nested more than 1,000 levels deep, ` +
