@@ -25,7 +25,15 @@ const sidecarSuffix = z
 
 /** The config object of each built-in hook kind. */
 export const hookConfigSchemas = {
-  skip: z.object(matchRules).strict(),
+  // Without a rule a skip hook would keep every file of its instruments out for good (files a
+  // skip hook skipped stay skipped): a hook to pause a harvest is `"enabled": false` on the
+  // instrument instead.
+  skip: z
+    .object(matchRules)
+    .strict()
+    .refine((c) => c.glob !== undefined || c.min_size !== undefined || c.max_size !== undefined, {
+      message: 'give glob, min_size or max_size: without one a skip hook skips every file',
+    }),
   redirect: z
     .object({
       ...matchRules,

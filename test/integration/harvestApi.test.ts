@@ -524,6 +524,22 @@ describe('management resources', () => {
         }),
       ]);
     }
+    // A skip hook without a rule would keep out every file for good (config left out is {}).
+    for (const config of [undefined, {}, { glob: undefined }]) {
+      const everything = await call('POST', '/api/hooks', 'admin', {
+        name: 'everything',
+        trigger: 'pre_transfer',
+        kind: 'skip',
+        ...(config === undefined ? {} : { config }),
+      });
+      expect(everything.status).toBe(422);
+      expect(everything.body.detail).toEqual([
+        expect.objectContaining({
+          loc: ['body', 'config'],
+          msg: 'give glob, min_size or max_size: without one a skip hook skips every file',
+        }),
+      ]);
+    }
     // Each problem of a config at its key, indexes as numbers, with FastAPI's type, as every
     // body's (they were a string index, and "value_error" for all).
     const badCommand = await call('POST', '/api/hooks', 'admin', {

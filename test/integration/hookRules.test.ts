@@ -7,6 +7,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { importBundle, tempDir } from './helpers.js';
 import { filesOf, harvestOnce, type HarvestDirs } from './harvestSetup.js';
@@ -89,6 +90,33 @@ describe('pre-transfer hooks', () => {
     expect(byName.get('x.c')?.note).toMatch(/own-instrument/);
     expect(byName.get('x.d')?.status).toBe('skipped');
     expect(byName.get('x.d')?.note).toMatch(/every-instrument/);
+  });
+
+  it('never skip every file: a skip hook without a rule is refused, and one stored so skips nothing', async () => {
+    const refused = await importBundle(tempDir('labstation-hook-rules-'), {
+      tools: [{ name: 'SEM' }],
+      hooks: [{ name: 'everything', trigger: 'pre_transfer', kind: 'skip', config: {} }],
+    });
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr + refused.stdout).toMatch(
+      /everything[\s\S]*give glob, min_size or max_size/,
+    );
+    // Saved before the rule (or edited by hand): the transfer fails naming it, and is retried
+    // once the hook is put right; nothing is marked skipped.
+    const dirs = await twoInstruments([
+      { name: 'everything', trigger: 'pre_transfer', kind: 'skip', config: { glob: '*.tmp' } },
+    ]);
+    const db = new Database(join(dirs.data, 'labstation.db'));
+    db.prepare("UPDATE harvest_hooks SET config = '{}' WHERE name = 'everything'").run();
+    db.close();
+    writeFileSync(join(dirs.src, 'frame.dat'), 'frame');
+    const run = await harvestOnce(dirs.data);
+    expect(run.code).toBe(1);
+    const [file] = await filesOf(dirs.data);
+    expect(file?.last_transfer?.status).toBe('failed');
+    expect(file?.last_transfer?.error).toMatch(
+      /"everything": config: give glob, min_size or max_size/,
+    );
   });
 
   it('match a glob with a folder against the path in the watched folder, not the name', async () => {

@@ -82,19 +82,23 @@ function loadedSchemas(): typeof HookConfigSchemas {
 }
 
 /**
- * A post-transfer hook's config as its schema reads it (loadHookSchemas first). One stored
- * before a rule was added (or edited by hand) fails the hook naming the setting and the rule,
- * as the import would, rather than running as it stands.
+ * A hook's config as its schema reads it (loadHookSchemas first). One stored before a rule was
+ * added (or edited by hand) fails the hook naming the setting and the rule, as the import
+ * would, rather than running as it stands: a post-transfer hook is listed in hook_errors, a
+ * pre-transfer one (named) fails the transfer, which is retried once the hook is put right;
+ * so a skip hook saved without a rule, before one was needed, skips nothing.
  */
-function storedConfig<K extends 'sidecar_json' | 'command'>(
+function storedConfig<K extends 'skip' | 'redirect' | 'sidecar_json' | 'command'>(
   kind: K,
   config: unknown,
+  hook?: string,
 ): HookConfig<K> {
   const parsed = loadedSchemas()[kind].safeParse(config);
   if (parsed.success) return parsed.data as HookConfig<K>;
   const [issue] = parsed.error.issues;
   const path = issue.path.map((key) => `.${String(key)}`).join('');
-  throw new Error(`config${path}: ${issue.message}`);
+  const named = hook === undefined ? '' : `${JSON.stringify(hook)}: `;
+  throw new Error(`${named}config${path}: ${issue.message}`);
 }
 
 /**
@@ -110,10 +114,10 @@ export function decidePreTransfer(hooks: Hook[], file: FileRow): PreTransferDeci
   };
   for (const hook of hooks) {
     if (hook.kind === 'skip') {
-      const config = loadedSchemas().skip.parse(hook.config);
+      const config = storedConfig('skip', hook.config, hook.name);
       if (matches(config, file)) return { ...decision, skip: { hook: hook.name } };
     } else if (hook.kind === 'redirect') {
-      const config = loadedSchemas().redirect.parse(hook.config);
+      const config = storedConfig('redirect', hook.config, hook.name);
       if (matches(config, file)) {
         decision.destinationTemplate = config.destination_template ?? decision.destinationTemplate;
         decision.storageLocation = config.storage_location ?? decision.storageLocation;
