@@ -436,18 +436,26 @@ describe('tool control', () => {
 
 describe('a pending form answered on the server and at the station, offline', () => {
   /** A station whose SEM form also withdraws LN2, and a pending form answered on both sides. */
-  async function answeredTwice() {
+  async function answeredTwice(preAnswers: object = goodPreAnswers) {
     const bundle = facilityBundle();
     const sem = (bundle.tools as Record<string, unknown>[])[0];
-    sem.post_usage_questions = [
-      ...(sem.post_usage_questions as unknown[]),
-      { type: 'number', name: 'ln2', title: 'LN2 (litres)', consumable: 'LN2' },
+    const ln2 = { type: 'number', name: 'ln2', title: 'LN2 (litres)', consumable: 'LN2' };
+    sem.post_usage_questions = [...(sem.post_usage_questions as unknown[]), ln2];
+    // The same names at enable: LN2 counted before too, and a problem seen then.
+    sem.pre_usage_questions = [
+      ...(sem.pre_usage_questions as unknown[]),
+      ln2,
+      {
+        type: 'radio_report_problem',
+        name: 'problem',
+        options: { problem_description: 'Stage noisy', force_shutdown: false },
+      },
     ];
     const st = Station.open({ dataDir: tempDir(), log: createLogger('silent'), clock });
     await importBundle(st.db, { ...bundle, station: { tool: 'SEM' } });
     const pending = async (): Promise<UsageEventView> => {
       await logon(st, 'sam', '9999');
-      await enable(st, { project: 'Cathodes', answers: goodPreAnswers, user: 'alice' });
+      await enable(st, { project: 'Cathodes', answers: preAnswers, user: 'alice' });
       now += 60_000;
       const { usage } = (await st.call('toolControl.forceEnd', { tool: 'SEM' })) as {
         usage: UsageEventView;
@@ -510,6 +518,36 @@ describe('a pending form answered on the server and at the station, offline', ()
     const fewer = await answerBoth(second, { problem: 'No', ln2: 3 }, { problem: 'No', ln2: 1 });
     expect(fewer).toEqual({ tool: 'SEM', withdrawnBeyond: ['2 LN2 (ln2)'] });
     expect(effects(second)).toEqual({ ln2: 3, reports: [] });
+  });
+
+  it('tells the post-usage form’s effects from the pre-usage form’s of the same names', async () => {
+    // At enable: 3 LN2 and a problem, on questions named as the post-usage form's.
+    const { st, pending, answerBoth } = await answeredTwice({
+      ...goodPreAnswers,
+      ln2: 3,
+      problem: 'Yes',
+    });
+    const usage = await pending();
+    const taken = await answerBoth(usage, { problem: 'No', ln2: 2 }, { problem: 'Yes', ln2: 4 });
+    // The kept answers withdraw 2 LN2 beyond the station's 2 (the 3 at enable are not theirs),
+    // and their problem is reported beside the one seen at enable.
+    expect(taken).toEqual({ tool: 'SEM', withdrawnBeyond: [] });
+    const rows = (sql: string) => st.db.prepare(sql).all(usage.id);
+    expect(
+      rows(
+        `SELECT form, sum(quantity) AS quantity FROM consumable_withdrawals
+         WHERE usage_event_id = ? AND consumable = 'LN2' GROUP BY form ORDER BY form`,
+      ),
+    ).toEqual([
+      { form: 'post_usage', quantity: 4 },
+      { form: 'pre_usage', quantity: 3 },
+    ]);
+    expect(
+      rows('SELECT form, description FROM problem_reports WHERE usage_event_id = ? ORDER BY id'),
+    ).toEqual([
+      { form: 'pre_usage', description: 'Stage noisy' },
+      { form: 'post_usage', description: 'Vacuum fault' },
+    ]);
   });
 
   // Mutations of adoptServerAnswers that fail this test alone: recording a report again that

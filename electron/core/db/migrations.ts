@@ -38,6 +38,7 @@ import { migration036 } from './migrations/036_ack_seq.js';
 import { migration037 } from './migrations/037_pending_place.js';
 import { migration038 } from './migrations/038_retry_backoff.js';
 import { migration039 } from './migrations/039_upload_placing.js';
+import { migration040 } from './migrations/040_effect_form.js';
 
 /**
  * Numbered schema migrations. Each runs in one transaction and sets PRAGMA user_version to its
@@ -100,6 +101,7 @@ export const migrations: readonly Migration[] = [
   migration037,
   migration038,
   migration039,
+  migration040,
 ];
 
 export const LATEST_VERSION = migrations[migrations.length - 1]?.version ?? 0;

@@ -28,6 +28,7 @@ export function applyAnswerEffects(
   db: Db,
   tool: ToolRow,
   usage: UsageRow,
+  form: UsageForm,
   questions: Question[],
   answers: Answers,
   reporterId: number,
@@ -37,13 +38,17 @@ export function applyAnswerEffects(
     consumables: consumablesFrom(questions, answers),
     reports: problemReportsFrom(questions, answers),
   };
-  recordEffects(db, { tool, usage, questions, answers, reporterId, now }, effects);
+  recordEffects(db, { tool, usage, form, questions, answers, reporterId, now }, effects);
 }
+
+/** Which of a tool's forms answers were given on (kept with their effects: migration 40). */
+export type UsageForm = 'pre_usage' | 'post_usage';
 
 /** A form's answers for a usage, and who gave them when: what their effects are recorded with. */
 interface AnsweredForm {
   tool: ToolRow;
   usage: UsageRow;
+  form: UsageForm;
   questions: Question[];
   answers: Answers;
   reporterId: number;
@@ -62,20 +67,29 @@ const QUANTITY_EPSILON = 1e-9;
  * reported on the server is never lost. A withdrawal recorded beyond the kept answers stays
  * (the server keeps each as made): it is logged for staff to settle. Returns what it logged.
  */
-export function applyKeptAnswersEffects(db: Db, form: AnsweredForm): string[] {
+export function applyKeptAnswersEffects(db: Db, form: Omit<AnsweredForm, 'form'>): string[] {
   const { usage, questions, answers } = form;
   const key = (c: { question: string; consumable: string }) =>
     JSON.stringify([c.question, c.consumable]);
-  // Only what this form's answers did: the pre-usage form's withdrawals are the usage's too.
+  // Only what this form's answers did: the pre-usage form's withdrawals are the usage's too,
+  // and may come from a question of the same name. A row made before migration 40 has no form:
+  // the post-usage form's own names tell it then.
   const ofThisForm = effectQuestionNames(questions);
+  const fromThisForm = (row: { question: string; form: UsageForm | null }): boolean =>
+    row.form === null ? ofThisForm.has(row.question) : row.form === 'post_usage';
   const recorded = new Map<string, number>();
   for (const row of db
     .prepare(
-      `SELECT question, consumable, sum(quantity) AS quantity FROM consumable_withdrawals
-       WHERE usage_event_id = ? GROUP BY question, consumable`,
+      `SELECT question, consumable, form, sum(quantity) AS quantity FROM consumable_withdrawals
+       WHERE usage_event_id = ? GROUP BY question, consumable, form`,
     )
-    .all(usage.id) as { question: string; consumable: string; quantity: number }[]) {
-    if (ofThisForm.has(row.question)) recorded.set(key(row), row.quantity);
+    .all(usage.id) as {
+    question: string;
+    consumable: string;
+    form: UsageForm | null;
+    quantity: number;
+  }[]) {
+    if (fromThisForm(row)) recorded.set(key(row), (recorded.get(key(row)) ?? 0) + row.quantity);
   }
   const kept = new Map<string, ConsumableDraft>();
   for (const c of consumablesFrom(questions, answers)) {
@@ -100,26 +114,27 @@ export function applyKeptAnswersEffects(db: Db, form: AnsweredForm): string[] {
   const reported = new Set(
     (
       db
-        .prepare('SELECT question FROM problem_reports WHERE usage_event_id = ?')
-        .pluck()
-        .all(usage.id) as string[]
-    ).filter((question) => ofThisForm.has(question)),
+        .prepare('SELECT question, form FROM problem_reports WHERE usage_event_id = ?')
+        .all(usage.id) as { question: string; form: UsageForm | null }[]
+    )
+      .filter(fromThisForm)
+      .map((row) => row.question),
   );
   const reports = problemReportsFrom(questions, answers).filter((p) => !reported.has(p.question));
-  recordEffects(db, form, { consumables, reports });
+  recordEffects(db, { ...form, form: 'post_usage' }, { consumables, reports });
   return beyond;
 }
 
 function recordEffects(
   db: Db,
-  { tool, usage, reporterId, now }: AnsweredForm,
+  { tool, usage, form, reporterId, now }: AnsweredForm,
   effects: { consumables: ConsumableDraft[]; reports: ProblemReportDraft[] },
 ): void {
   for (const c of effects.consumables) {
     const uuid = newUuid();
     db.prepare(
       `INSERT INTO consumable_withdrawals (uuid, consumable, quantity, user_id, project_id,
-         usage_event_id, tool_id, question, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         usage_event_id, tool_id, question, form, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ).run(
       uuid,
       c.consumable,
@@ -129,6 +144,7 @@ function recordEffects(
       usage.id,
       tool.id,
       c.question,
+      form,
       now,
     );
     enqueue(db, 'consumable_withdrawal', uuid, {
@@ -145,7 +161,7 @@ function recordEffects(
   }
   let shutdownReason: string | null = null;
   for (const p of effects.reports) {
-    recordProblemReport(db, tool, usage.id, reporterId, p, now);
+    recordProblemReport(db, tool, usage.id, form, reporterId, p, now);
     if (p.force_shutdown && shutdownReason === null) shutdownReason = p.description;
   }
   if (shutdownReason !== null) {
@@ -178,7 +194,7 @@ export function refuseOnShutdownReport(
   const shutdown = reports.find((p) => p.force_shutdown);
   if (!shutdown) return;
   db.transaction(() => {
-    for (const p of reports) recordProblemReport(db, tool, null, reporterId, p, now);
+    for (const p of reports) recordProblemReport(db, tool, null, 'pre_usage', reporterId, p, now);
     shutDown(db, tool, shutdown.description, now);
   }).immediate();
   throw new AppError(
@@ -195,6 +211,7 @@ function recordProblemReport(
   db: Db,
   tool: ToolRow,
   usageId: number | null,
+  form: UsageForm,
   reporterId: number,
   p: ProblemReportDraft,
   now: string,
@@ -202,8 +219,9 @@ function recordProblemReport(
   const id = Number(
     db
       .prepare(
-        `INSERT INTO problem_reports (uuid, tool_id, usage_event_id, user_id, question, description,
-           force_shutdown, safety_hazard, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO problem_reports (uuid, tool_id, usage_event_id, user_id, question, form,
+           description, force_shutdown, safety_hazard, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(
         newUuid(),
@@ -211,6 +229,7 @@ function recordProblemReport(
         usageId,
         reporterId,
         p.question,
+        form,
         p.description,
         p.force_shutdown ? 1 : 0,
         p.safety_hazard ? 1 : 0,

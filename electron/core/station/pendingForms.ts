@@ -48,7 +48,16 @@ export function completePending(
       throw new AppError('conflict', `usage event ${usage.id} changed meanwhile; reload it`);
     }
     enqueueUsage(db, usage.id);
-    applyAnswerEffects(db, tool, findUsage(db, usage.id), questions, answers, actor.id, now);
+    applyAnswerEffects(
+      db,
+      tool,
+      findUsage(db, usage.id),
+      'post_usage',
+      questions,
+      answers,
+      actor.id,
+      now,
+    );
   }).immediate();
   return usageView(db, usage.id);
 }
@@ -99,7 +108,16 @@ export function adoptServerAnswers(
               .get(answer.answered_by_uuid) as number | undefined);
       const ended = findUsage(db, usage.id);
       if (wasPending) {
-        applyAnswerEffects(db, tool, ended, questions, answers, by ?? usage.user_id, now);
+        applyAnswerEffects(
+          db,
+          tool,
+          ended,
+          'post_usage',
+          questions,
+          answers,
+          by ?? usage.user_id,
+          now,
+        );
         return { tool: tool.name, withdrawnBeyond: [] };
       }
       // Answered here too, with other answers: what the kept ones do beyond is recorded.

@@ -129,7 +129,16 @@ export function enableTool(db: Db, actor: UserRow, args: EnableArgs, now: string
       );
       failpoint('enable.after-insert');
       enqueueUsage(db, usageId);
-      applyAnswerEffects(db, tool, findUsage(db, usageId), questions, answers, actor.id, now);
+      applyAnswerEffects(
+        db,
+        tool,
+        findUsage(db, usageId),
+        'pre_usage',
+        questions,
+        answers,
+        actor.id,
+        now,
+      );
       failpoint('enable.before-commit');
       return usageId;
     })
@@ -165,7 +174,16 @@ export function disableTool(
     ).run(endAtOrAfter(active, now), JSON.stringify(answers), now, active.id);
     failpoint('disable.after-update');
     enqueueUsage(db, active.id);
-    applyAnswerEffects(db, tool, findUsage(db, active.id), questions, answers, actor.id, now);
+    applyAnswerEffects(
+      db,
+      tool,
+      findUsage(db, active.id),
+      'post_usage',
+      questions,
+      answers,
+      actor.id,
+      now,
+    );
     failpoint('disable.before-commit');
   }).immediate();
   return usageView(db, active.id);
