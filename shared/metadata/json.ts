@@ -69,21 +69,36 @@ export class TooDeep extends Error {
  * null in lists, -0 becomes 0, objects other than plain ones are left out. Throws TooDeep
  * past MAX_DEPTH levels.
  */
-export function copyJson(value: unknown, path: (string | number)[] = []): JsonValue | undefined {
-  return copyAt(value, [...path]);
+export function copyJson(
+  value: unknown,
+  path: (string | number)[] = [],
+  notFinite?: (path: (string | number)[]) => void,
+): JsonValue | undefined {
+  return copyAt(value, [...path], notFinite);
 }
 
-/** `path` is one shared stack, so a copy costs no allocation per level. */
-function copyAt(value: unknown, path: (string | number)[]): JsonValue | undefined {
+/**
+ * `path` is one shared stack, so a copy costs no allocation per level. `notFinite` hears of
+ * each number that becomes null (a literal such as 1e400, which JSON.parse reads as Infinity).
+ */
+function copyAt(
+  value: unknown,
+  path: (string | number)[],
+  notFinite?: (path: (string | number)[]) => void,
+): JsonValue | undefined {
   if (value === null || typeof value === 'string' || typeof value === 'boolean') return value;
-  if (typeof value === 'number') return Number.isFinite(value) ? plusZero(value) : null;
+  if (typeof value === 'number') {
+    if (Number.isFinite(value)) return plusZero(value);
+    notFinite?.([...path]);
+    return null;
+  }
   if (path.length >= MAX_DEPTH && typeof value === 'object') throw new TooDeep([...path]);
   if (Array.isArray(value)) {
     const items = value as unknown[];
     const out: JsonValue[] = [];
     for (let index = 0; index < items.length; index++) {
       path.push(index);
-      out.push(copyAt(items[index], path) ?? null);
+      out.push(copyAt(items[index], path, notFinite) ?? null);
       path.pop();
     }
     return out;
@@ -92,7 +107,7 @@ function copyAt(value: unknown, path: (string | number)[]): JsonValue | undefine
     const out: { [key: string]: JsonValue } = {};
     for (const key of Object.keys(value)) {
       path.push(key);
-      const item = copyAt(value[key], path);
+      const item = copyAt(value[key], path, notFinite);
       path.pop();
       if (item !== undefined) setOwn(out, key, item);
     }
@@ -101,16 +116,20 @@ function copyAt(value: unknown, path: (string | number)[]): JsonValue | undefine
   return undefined;
 }
 
-/** The entries of `object` whose keys are not in `known`, copied as JSON. */
+/**
+ * The entries of `object` whose keys are not in `known`, copied as JSON; `notFinite` hears of
+ * a number in them that JSON cannot hold (copyJson).
+ */
 export function unknownEntries(
   object: JsonObject,
   known: readonly string[],
   path: (string | number)[],
+  notFinite?: (path: (string | number)[]) => void,
 ): JsonEntry[] {
   const entries: JsonEntry[] = [];
   for (const key of Object.keys(object)) {
     if (known.includes(key)) continue;
-    const item = copyJson(object[key], [...path, key]);
+    const item = copyJson(object[key], [...path, key], notFinite);
     if (item !== undefined) entries.push([key, item]);
   }
   return entries;

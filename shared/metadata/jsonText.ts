@@ -221,8 +221,14 @@ class Scanner {
 function exact(literal: string): boolean {
   if (!/^-?\d+$/.test(literal)) return true;
   const value = Number(literal);
+  // Also exact: a literal as the number prints itself (12345678901234567000, what
+  // 12345678901234567890 reads as), or a check of what `metadata convert` wrote would say it
+  // reads as itself.
   return (
-    !Number.isFinite(value) || Number.isSafeInteger(value) || BigInt(literal) === BigInt(value)
+    !Number.isFinite(value) ||
+    Number.isSafeInteger(value) ||
+    BigInt(literal) === BigInt(value) ||
+    String(value) === literal
   );
 }
 

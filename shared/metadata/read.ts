@@ -31,6 +31,7 @@ import type {
   FieldGroup,
   FieldType,
   FieldValue,
+  JsonEntry,
   MetadataDoc,
   MetadataField,
   MetadataProblem,
@@ -48,6 +49,7 @@ const BOOLEAN_PROPERTIES = [
 const TEXT_PROPERTIES = ['description', 'unit'] as const;
 const LIST_PROPERTIES = ['options', 'units'] as const;
 const NOTEBOOK_PROPERTIES = ['display_main_text', 'extra_fields_groups'];
+const TOO_LARGE = 'is a number too large to hold; write it as text if it must be kept';
 const WHOLE_NUMBER = /^-?\d{1,15}$/;
 
 export interface ReadResult {
@@ -71,6 +73,14 @@ class Reader {
 
   fail(path: ProblemPath, code: 'wrong_type' | 'missing_property' | 'not_an_object', text: string) {
     this.problems.push(structural(path, code, text));
+  }
+
+  /**
+   * The entries of `object` not in `known`, kept as they are; a number in them that JSON
+   * cannot hold (1e400) is refused as in a value, not kept as null.
+   */
+  unknown(object: JsonObject, known: readonly string[], path: ProblemPath): JsonEntry[] {
+    return unknownEntries(object, known, path, (at) => this.fail(at, 'wrong_type', TOO_LARGE));
   }
 
   /** An object, or [] read as {}; otherwise reports and returns null. */
@@ -174,11 +184,7 @@ class Reader {
     }
     if (Array.isArray(raw)) return this.strings(raw as unknown[], path);
     if (typeof raw === 'number') {
-      this.fail(
-        path,
-        'wrong_type',
-        'is a number too large to hold; write it as text if it must be kept',
-      );
+      this.fail(path, 'wrong_type', TOO_LARGE);
       return undefined;
     }
     this.fail(
@@ -224,7 +230,7 @@ class Reader {
       const multi = read.type === 'select' && field.allow_multi_values === true;
       value = this.value(object['value'], read.type, multi, [...path, 'value']);
     }
-    const unknown = unknownEntries(object, FIELD_PROPERTIES, path);
+    const unknown = this.unknown(object, FIELD_PROPERTIES, path);
     if (this.problems.length > before || read === null || value === undefined) return null;
     return orderField({ ...field, name, type: read.type, value, unknown });
   }
@@ -253,7 +259,7 @@ class Reader {
     }
     const id = this.number(object, 'id', path, true);
     const name = this.text(object, 'name', path);
-    const unknown = unknownEntries(object, ['id', 'name'], path);
+    const unknown = this.unknown(object, ['id', 'name'], path);
     if (this.problems.length > before || id === undefined || name === undefined) return null;
     return { id, name, unknown };
   }
@@ -279,7 +285,7 @@ class Reader {
         `must be a list of groups, not ${describeJsonType(groups)}`,
       );
     }
-    notebook.unknown = unknownEntries(object, NOTEBOOK_PROPERTIES, path);
+    notebook.unknown = this.unknown(object, NOTEBOOK_PROPERTIES, path);
     return this.problems.length > before ? null : notebook;
   }
 }
@@ -332,7 +338,7 @@ export function readMetadata(input: unknown): ReadResult {
       rawNotebook === undefined || rawNotebook === null
         ? undefined
         : reader.notebook(rawNotebook, notebookKey);
-    const unknown = unknownEntries(input, ['extra_fields', 'notebook', notebookKey], []);
+    const unknown = reader.unknown(input, ['extra_fields', 'notebook', notebookKey], []);
     const doc: MetadataDoc = { fields, unknown };
     if (notebook) doc.notebook = notebook;
     return { doc, problems: reader.problems, notebookKey, notebookRead: notebook !== null };

@@ -178,6 +178,31 @@ describe('notebook entries', () => {
       ],
     });
     expect(count(st.db, 'SELECT count(*) FROM notebook_entries')).toBe(before);
+
+    // JSON text is measured as it is written, and laid out it may be longer than the limit
+    // while the document it holds is not (it was stringified again: quotes and line breaks
+    // counted twice, and refused as 1,450,923 characters).
+    const laidOut: Record<string, { value: string }> = {};
+    for (let i = 0; i < 17_000; i++) laidOut[`field ${i}`] = { value: 'x' };
+    const text = JSON.stringify({ extra_fields: laidOut }, null, 10);
+    expect(text.length).toBeGreaterThan(1_000_000);
+    const saved = await entry(st, 'notebook.create', {
+      kind: 'experiment',
+      title: 'Laid out',
+      metadata: text,
+    });
+    expect(Object.keys(saved.metadata?.extra_fields ?? {})).toHaveLength(17_000);
+    const tooLong = await failure(
+      st.call('notebook.create', {
+        kind: 'experiment',
+        title: 'Too long',
+        metadata: `${' '.repeat(4_000_000)}{}`,
+      }),
+      'validation_failed',
+    );
+    expect(tooLong.message).toBe(
+      'metadata: at most 4,000,000 characters of JSON text (this has 4,000,002)',
+    );
   });
 
   it('refuses metadata nested too deep for JSON.stringify with the depth rule, not a crash', async () => {

@@ -91,13 +91,29 @@ function tooLarge(text: string): AppError {
   });
 }
 
+/**
+ * JSON text may be laid out (indented, a line per property) to several times the length of
+ * the document it holds, which is what MAX_METADATA_CHARS bounds (as stored, below). The text
+ * itself is bounded only so that no larger one is read at all.
+ */
+const MAX_METADATA_TEXT_CHARS = 4 * MAX_METADATA_CHARS;
+
 export function prepareMetadata(input: unknown): PreparedMetadata {
   if (input === null || input === undefined) return NO_METADATA;
-  const size = jsonLength(input);
-  if (size > MAX_METADATA_CHARS) {
-    throw tooLarge(
-      `at most ${MAX_METADATA_CHARS.toLocaleString('en-US')} characters of JSON (this has ${size.toLocaleString('en-US')})`,
-    );
+  if (typeof input === 'string') {
+    // Measured as it is: stringified again, every quote and line break counted twice.
+    if (input.length > MAX_METADATA_TEXT_CHARS) {
+      throw tooLarge(
+        `at most ${MAX_METADATA_TEXT_CHARS.toLocaleString('en-US')} characters of JSON text (this has ${input.length.toLocaleString('en-US')})`,
+      );
+    }
+  } else {
+    const size = jsonLength(input);
+    if (size > MAX_METADATA_CHARS) {
+      throw tooLarge(
+        `at most ${MAX_METADATA_CHARS.toLocaleString('en-US')} characters of JSON (this has ${size.toLocaleString('en-US')})`,
+      );
+    }
   }
   const result = parseMetadata(input);
   if (!result.ok) {

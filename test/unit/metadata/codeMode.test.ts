@@ -137,6 +137,17 @@ describe('parseMetadataText: problems at their line', () => {
     ]);
   });
 
+  it('a whole number written as it reads is exact, as metadata convert writes one', () => {
+    const result = parseMetadataText(
+      '{"extra_fields": {"Barcode": {"value": 12345678901234567000}}}',
+    );
+    expect(result.ok && result.problems).toEqual([]);
+    const big = parseMetadataText(
+      '{"extra_fields": {"N": {"type": "number", "value": 1000000000000000000000}}}',
+    );
+    expect(big.ok && big.problems).toEqual([]);
+  });
+
   it('\\r\\n and \\r end lines too', () => {
     expect(problemsOf('{\r\n"extra_fields":\r{"A": {}}}')[0]).toMatchObject({ line: 3, column: 2 });
   });

@@ -318,7 +318,7 @@ describe('parseMetadata: structure problems refuse the document', () => {
     expect(refused({ other: deep })[0]).toMatchObject({ code: 'too_deep' });
   });
 
-  it('a number too large for JSON is refused in a value, kept as null elsewhere', () => {
+  it('a number too large for JSON is refused, in a value and in what is kept as it is', () => {
     expect(
       problemAt(refused('{"extra_fields": {"F": {"type": "number", "value": 1e400}}}'), [
         'extra_fields',
@@ -326,7 +326,24 @@ describe('parseMetadata: structure problems refuse the document', () => {
         'value',
       ]).code,
     ).toBe('wrong_type');
-    expect(accepted('{"big": 1e400}').doc.unknown).toEqual([['big', null]]);
+    // Kept as null, it was lost without a word.
+    for (const [text, path] of [
+      ['{"big": 1e400}', ['big']],
+      ['{"custom": {"list": [1, -1e999]}}', ['custom', 'list', 1]],
+      ['{"extra_fields": {"F": {"value": "x", "extra": 1e400}}}', ['extra_fields', 'F', 'extra']],
+      ['{"notebook": {"extra_fields_groups": [{"id": 1, "name": "G", "w": 1e400}]}}', null],
+      ['{"notebook": {"zoom": 1e400}}', ['notebook', 'zoom']],
+    ] as [string, (string | number)[] | null][]) {
+      const problems = refused(text);
+      expect(problems, text).toEqual([
+        expect.objectContaining({
+          code: 'wrong_type',
+          message: expect.stringContaining('too large to hold') as string,
+        }),
+      ]);
+      if (path) expect(problems[0]?.path, text).toEqual(path);
+    }
+    expect(refused({ other: { x: Infinity } })[0]?.path).toEqual(['other', 'x']);
   });
 });
 
