@@ -11,6 +11,7 @@ import { PassThrough, Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { newStationKey } from '../../electron/core/server/admin/credentials.js';
 import { serviceAccounts } from '../../electron/core/server/harvest/serviceAccounts.js';
+import { storageLocations } from '../../electron/core/server/harvest/storageLocations.js';
 import { refusalFor } from '../../electron/core/server/sync/stationAuth.js';
 import { UploadReceiver } from '../../electron/core/server/uploads/receive.js';
 import { findLocation, uploadByUuid } from '../../electron/core/server/uploads/store.js';
@@ -495,5 +496,44 @@ describe('uploads into a server storage location', () => {
         expect(readdirSync(join(store, name))).toEqual(['kept']);
       },
     );
+  });
+
+  it('a storage location deleted while an upload into it is unfinished: its record and partial go with it', async () => {
+    const account = serverDb
+      .prepare("SELECT id, uuid, name, tool_id FROM stations WHERE name = 'sem-station'")
+      .get() as { id: number; uuid: string; name: string; tool_id: number | null };
+    const spare = join(serverDir, '..', 'spare-store');
+    mkdirSync(spare);
+    const now = nowIso();
+    serverDb
+      .prepare(
+        `INSERT INTO storage_locations (uuid, name, type, base_path, enabled, created_at, updated_at)
+         VALUES (?, 'spare', 'server', ?, 1, ?, ?)`,
+      )
+      .run(randomUUID(), spare, now, now);
+    const location = findLocation(serverDb, 'none', 'spare')!;
+    const data = randomBytes(1000);
+    const uploads = new UploadReceiver({ db: serverDb, log: createLogger('silent') });
+    const state = await uploads.open(
+      location,
+      {
+        stationId: account.id,
+        fileUuid: randomUUID(),
+        locationId: location.id,
+        destination: 'run/frame.bin',
+        size: data.length,
+        xxhash: await xxh3(data),
+      },
+      () => null,
+    );
+    const partial = uploadByUuid(serverDb, state.upload_id)!.partial_path!;
+    expect(existsSync(partial)).toBe(true);
+    storageLocations.remove({ db: serverDb, actor: { id: 1 }, now: nowIso() }, location.id);
+    expect(uploadByUuid(serverDb, state.upload_id)).toBeUndefined();
+    // Removed once the change is done (its transaction committed); the sweep walks only the
+    // locations there are, so it would have stayed for good.
+    for (let i = 0; i < 100 && existsSync(partial); i++)
+      await new Promise((r) => setTimeout(r, 10));
+    expect(existsSync(partial)).toBe(false);
   });
 });

@@ -10,6 +10,7 @@ import type { Db } from '../../db/open.js';
 import { NOT_STATION_ABSOLUTE, STATION_ABSOLUTE } from '../../harvest/configCheck.js';
 import { realOrNearestSync, storageFolderIn } from '../../harvest/storageGuard.js';
 import { newUuid } from '../../util/ids.js';
+import { dropUploadsInto } from '../uploads/refused.js';
 import { notifyStations, stationsRunningInstruments } from './notify.js';
 import { Conflict, ValidationProblems, problem, type Problem } from './problems.js';
 import {
@@ -188,6 +189,7 @@ export const storageLocations: ManagedResource<StorageLocationOut> = {
       );
     }
     if (reasons.length) throw new Conflict(`storage location ${id} ${reasons.join('; it ')}`);
+    dropUploadsInto(db, id);
     db.prepare('DELETE FROM storage_locations WHERE id = ?').run(id);
   },
 };

@@ -13,7 +13,7 @@
  */
 import type { Db } from '../../db/open.js';
 import { removeQuietly } from '../../harvest/place.js';
-import { deleteUnfinishedOf, uploadByUuid, type UploadRow } from './store.js';
+import { deleteUnfinishedInto, deleteUnfinishedOf, uploadByUuid, type UploadRow } from './store.js';
 
 /**
  * Called by what refuses the station, in its transaction: the records go with the change, the
@@ -23,6 +23,18 @@ import { deleteUnfinishedOf, uploadByUuid, type UploadRow } from './store.js';
  */
 export function dropUploadsOfRefused(db: Db, stationId: number): void {
   const dropped = deleteUnfinishedOf(db, stationId);
+  if (dropped.length === 0) return;
+  setImmediate(() => void removePartials(db, dropped));
+}
+
+/**
+ * A storage location deleted: its unfinished uploads go with it, as a refused station's do.
+ * Otherwise their records went by the cascade and their partials stayed for good (the cleanup
+ * walks the locations there are). Their stations open them again where their instruments now
+ * store.
+ */
+export function dropUploadsInto(db: Db, locationId: number): void {
+  const dropped = deleteUnfinishedInto(db, locationId);
   if (dropped.length === 0) return;
   setImmediate(() => void removePartials(db, dropped));
 }

@@ -196,6 +196,14 @@ export function deleteUnfinishedOf(db: Db, stationId: number): UploadRow[] {
   ).all(stationId) as UploadRow[];
 }
 
+/** The same for the unfinished uploads into a storage location. */
+export function deleteUnfinishedInto(db: Db, locationId: number): UploadRow[] {
+  return cachedStatement(
+    db,
+    "DELETE FROM harvest_uploads WHERE storage_location_id = ? AND state = 'receiving' RETURNING *",
+  ).all(locationId) as UploadRow[];
+}
+
 /** Unfinished uploads untouched since `before`, and finished ones older than `finishedBefore`. */
 export function staleUploads(db: Db, before: string, finishedBefore: string): UploadRow[] {
   return cachedStatement(
