@@ -698,6 +698,30 @@ describe('management resources', () => {
     expect(none.status).toBe(200);
     expect(none.body).toMatchObject({ items: [], total: 0 });
     expect((await call('GET', '/api/transfers?file_id=-1')).body).toMatchObject({ total: 0 });
+    // Of any length (they were "must be a whole number" from 16 digits on).
+    const huge = '99999999999999999999';
+    for (const path of [`/api/instruments/${huge}`, `/api/files/${huge}`, `/api/hooks/${huge}`]) {
+      expect((await call('GET', path)).status, path).toBe(404);
+    }
+    expect((await call('GET', `/api/instruments/${huge}/`)).status).toBe(307);
+    expect((await call('GET', `/api/files?instrument_id=${huge}`)).body).toMatchObject({
+      items: [],
+      total: 0,
+    });
+    expect((await call('GET', `/api/transfers?file_id=-${huge}`)).body).toMatchObject({
+      total: 0,
+    });
+    expect((await call('GET', `/api/files?page=${huge}`)).body).toMatchObject({ items: [] });
+    expect((await call('GET', `/api/schedules?page=${huge}`)).status).toBe(200);
+    expect((await call('GET', `/api/files?size=${huge}`)).body.detail).toEqual([
+      { loc: ['query', 'size'], msg: 'must be between 1 and 1000', type: 'less_than_equal' },
+    ]);
+    // Given empty, a number is not there to be left out (it listed every file).
+    for (const name of ['instrument_id', 'page', 'size']) {
+      expect((await call('GET', `/api/files?${name}=`)).body.detail, name).toEqual([
+        { loc: ['query', name], msg: 'must be a whole number', type: 'int_parsing' },
+      ]);
+    }
   });
 });
 

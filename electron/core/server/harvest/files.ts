@@ -20,6 +20,7 @@ import type { Db } from '../../db/open.js';
 import type { Role } from '../auth.js';
 import { parseDateTime, storedIso } from '../nemo/datetime.js';
 import { NotFound, ValidationProblems, problem, type Problem } from './problems.js';
+import { wholeNumber } from './routing.js';
 
 export interface Reader {
   id: number;
@@ -128,17 +129,19 @@ export function singleValues(
 }
 
 /**
- * A whole number, negative ones too (as FastAPI's `int` reads them): a number out of a
- * parameter's range is named for its range (pagingOf), an id below 1 finds nothing.
+ * A whole number of any length, negative ones too (as FastAPI's `int` reads them): a number
+ * out of a parameter's range is named for its range (pagingOf), an id below 1 or past any
+ * there can be finds nothing. Given empty, it is no number (FastAPI: int_parsing), not left out.
  */
 function integerParam(query: Query, name: string, problems: Problem[]): number | undefined {
   const text = query[name];
-  if (text === undefined || text === '') return undefined;
-  if (!/^-?\d{1,15}$/.test(text)) {
+  if (text === undefined) return undefined;
+  const value = wholeNumber(text);
+  if (value === null) {
     problems.push(problem(['query', name], 'must be a whole number', 'int_parsing'));
     return undefined;
   }
-  return Number(text);
+  return value;
 }
 
 /**

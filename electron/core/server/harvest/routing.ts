@@ -71,7 +71,7 @@ export const notFound = (label: string) => ({
  * the route of `/api/instruments/{id}` and answered that `id` must be a whole number.
  */
 export const HARVEST_WITH_SLASH =
-  /^\/api\/(instruments|storage-locations|service-accounts|schedules|hooks|files|transfers)(\/-?\d{1,15}(\/access(\/-?\d{1,15})?|\/trigger)?)?\/$/;
+  /^\/api\/(instruments|storage-locations|service-accounts|schedules|hooks|files|transfers)(\/-?\d+(\/access(\/-?\d+)?|\/trigger)?)?\/$/;
 
 /** The 307 to `url` without its trailing slash, when HARVEST_WITH_SLASH names it; else null. */
 export function withoutSlash(reply: FastifyReply, url: string): FastifyReply | null {
@@ -91,15 +91,27 @@ function sendError(reply: FastifyReply, error: unknown): FastifyReply {
   throw error;
 }
 
+/**
+ * A whole number written in decimal digits, of any length (FastAPI's `int` has no bound), or
+ * null. One past what a double holds exactly is held at ±Number.MAX_SAFE_INTEGER: no record has
+ * such an id, no page is that far on, and a page size that large is named for its range.
+ */
+export function wholeNumber(text: string): number | null {
+  if (!/^-?\d+$/.test(text)) return null;
+  const value = Number(text);
+  if (Number.isSafeInteger(value)) return value === 0 ? 0 : value;
+  return value < 0 ? -Number.MAX_SAFE_INTEGER : Number.MAX_SAFE_INTEGER;
+}
+
 /** A path id; a negative one is a whole number too (FastAPI's `id: int`), and finds nothing: 404. */
 export function idOf(request: FastifyRequest, name = 'id'): number {
-  const text = (request.params as Record<string, string>)[name] ?? '';
-  if (!/^-?\d{1,15}$/.test(text)) {
+  const id = wholeNumber((request.params as Record<string, string>)[name] ?? '');
+  if (id === null) {
     throw new ValidationProblems([
       problem(['path', name], 'must be a whole number', 'int_parsing'),
     ]);
   }
-  return Number(text);
+  return id;
 }
 
 /**
