@@ -6,6 +6,7 @@
  * need the database (references, unique names, paths, globs, cron) stay with the resources.
  */
 import { z } from 'zod';
+import { HOOK_KINDS } from './hookKinds.js';
 
 export const idSchema = z.number().int().positive();
 export const nameSchema = z.string().trim().min(1, 'must not be empty').max(200);
@@ -205,7 +206,12 @@ export const hookTriggers = z.enum(['pre_transfer', 'post_transfer']);
 export const hookFields = {
   name: nameSchema,
   trigger: hookTriggers,
-  kind: z.string().min(1),
+  // Checked against HOOK_KINDS with the config (server/harvest/hooks.ts), in words of its own;
+  // the docs list them.
+  kind: z
+    .string()
+    .min(1)
+    .meta({ enum: [...HOOK_KINDS] }),
   config: z.record(z.string(), z.unknown()),
   priority: z.number().int().min(-1_000_000).max(1_000_000),
   instrument_id: idSchema.nullable(),

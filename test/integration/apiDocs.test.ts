@@ -283,6 +283,28 @@ describe('the document', () => {
     expect(problems).toEqual([]);
   });
 
+  it('types the harvest API numbers as the server reads them, and lists the hook kinds', () => {
+    const param = (path: string, method: string, name: string) =>
+      document.paths[path]?.[method]?.parameters?.find((p) => p.name === name)?.schema;
+    // Declared text, though only whole numbers are taken: clients made from the docs sent text.
+    expect(param('/api/instruments/{id}', 'get', 'id')).toMatchObject({ type: 'integer' });
+    expect(param('/api/files', 'get', 'instrument_id')).toMatchObject({ type: 'integer' });
+    expect(param('/api/transfers', 'get', 'file_id')).toMatchObject({ type: 'integer' });
+    expect(param('/api/hooks', 'get', 'size')).toMatchObject({
+      type: 'integer',
+      minimum: 1,
+      maximum: 1000,
+    });
+    expect(param('/api/files', 'get', 'page')).toMatchObject({ type: 'integer', minimum: 1 });
+    const hook = JSON.stringify(document.paths['/api/hooks']?.post?.requestBody);
+    const kinds = JSON.stringify(document.components?.schemas ?? {});
+    expect(hook.includes('"enum":["skip"') || kinds.includes('"enum":["skip"')).toBe(true);
+    // Nothing refers to a hook or a schedule: their DELETE has no 409.
+    expect(document.paths['/api/hooks/{id}']?.delete?.responses?.['409']).toBeUndefined();
+    expect(document.paths['/api/schedules/{id}']?.delete?.responses?.['409']).toBeUndefined();
+    expect(document.paths['/api/instruments/{id}']?.delete?.responses?.['409']).toBeDefined();
+  });
+
   it('resolves every $ref, and keeps no JSON Schema leftovers of its own', () => {
     const unresolved: string[] = [];
     const leftovers: string[] = [];

@@ -20,7 +20,7 @@ import type { Db } from '../../db/open.js';
 import type { Role } from '../auth.js';
 import { parseDateTime, storedIso } from '../nemo/datetime.js';
 import { NotFound, ValidationProblems, problem, type Problem } from './problems.js';
-import { wholeNumber } from './routing.js';
+import { pageParams, wholeNumber } from './routing.js';
 
 export interface Reader {
   id: number;
@@ -61,9 +61,8 @@ export const transferExample: TransferOut = {
 };
 
 export const fileQuery = z.object({
-  page: z.string().optional(),
-  size: z.string().optional(),
-  instrument_id: z.string().optional().describe('files of one instrument'),
+  ...pageParams,
+  instrument_id: z.number().int().optional().describe('files of one instrument'),
   persistent_id: z.string().optional().describe('an ARK; ark:/... is the same identifier'),
   filename: z.string().optional().describe('the file name, exactly'),
   first_discovered_at__gte: z.string().optional().describe('discovered at or after (ISO 8601)'),
@@ -76,9 +75,8 @@ export const fileQuery = z.object({
 });
 
 export const transferQuery = z.object({
-  page: z.string().optional(),
-  size: z.string().optional(),
-  file_id: z.string().optional().describe('transfers of one file'),
+  ...pageParams,
+  file_id: z.number().int().optional().describe('transfers of one file'),
   status: z.enum(TRANSFER_STATUSES).optional(),
 });
 

@@ -26,6 +26,7 @@ import {
   idParams,
   invalid,
   notFound,
+  pageParams,
   unauthorized,
   type Route,
 } from './routing.js';
@@ -41,10 +42,7 @@ export const MANAGED_RESOURCES = [
   hooks,
 ] as const;
 
-const pageQuery = z.object({
-  page: z.string().optional().describe('page number, from 1 (default 1)'),
-  size: z.string().optional().describe('items per page, 1 to 1000 (default 50)'),
-});
+const pageQuery = z.object(pageParams);
 
 export function registerManagedRoutes(route: Route, deps: HarvestApiDeps): void {
   for (const resource of MANAGED_RESOURCES) registerResource(route, deps, resource);
@@ -191,6 +189,17 @@ function registerResource(
       return updateRecord(db, resource, actor, id, request.body);
     },
   );
+  // Nothing refers to a hook or a schedule (a schedule's runs stay without it).
+  const deleteConflict: Record<number, ResponseDoc> =
+    resource === hooks || resource === schedules
+      ? {}
+      : {
+          409: {
+            description: 'Something still refers to it; the answer names what',
+            schema: detailSchema,
+            example: { detail: `${label} 7 is used by instrument TEM camera` },
+          },
+        };
   route(
     {
       method: 'DELETE',
@@ -203,11 +212,7 @@ function registerResource(
         204: { description: 'Deleted', example: null },
         ...common,
         404: notFound(label),
-        409: {
-          description: 'Something still refers to it; the answer names what',
-          schema: detailSchema,
-          example: { detail: `${label} 7 is used by instrument TEM camera` },
-        },
+        ...deleteConflict,
         422: badId(),
       },
     },

@@ -33,7 +33,20 @@ export function envelopeOf(item: z.ZodType): z.ZodType {
   });
 }
 
-export const idParams = z.object({ id: z.string().describe('the record id') });
+/** Path and query numbers are documented as what they must be; the handlers read the text. */
+export const idParams = z.object({ id: z.number().int().describe('the record id') });
+
+/** The paging parameters of every list, as pagingOf checks them. */
+export const pageParams = {
+  page: z.number().int().min(1).optional().describe('page number, from 1 (default 1)'),
+  size: z
+    .number()
+    .int()
+    .min(1)
+    .max(1000)
+    .optional()
+    .describe('items per page, 1 to 1000 (default 50)'),
+};
 
 export const unauthorized = {
   description: 'No credentials, or credentials that name no active account',
