@@ -298,4 +298,57 @@ describe('config deltas at the station', () => {
     applyDelta(st.db, delta({ users: [syncUser(st, 'alice', { email: '' })] }));
     expect(emails()[0]).toEqual({ username: 'alice', email: '' });
   });
+
+  // Mutation: parkNames without its second loop: the full delta below failed at the unique
+  // name at every pull, and the station took no config again.
+  it('takes the facility of a server restored from a backup, where a newer record holds a name', async () => {
+    const st = await station();
+    // After the backup, the server renamed "Cathodes" and alice, and gave both names to new
+    // records; the station took that.
+    const cathodes = syncProject(st, 'Cathodes', {});
+    const alice = syncUser(st, 'alice');
+    applyDelta(
+      st.db,
+      delta({
+        projects: [
+          { ...cathodes, name: 'Cathodes (old)' },
+          { ...cathodes, uuid: '0190a3c4-0000-7000-8000-0000000000c1', name: 'Cathodes' },
+        ],
+        users: [
+          { ...alice, username: 'alice.old' },
+          {
+            ...alice,
+            uuid: '0190a3c4-0000-7000-8000-0000000000a1',
+            username: 'alice',
+            badge_number: null,
+          },
+        ],
+      }),
+    );
+    // The restored server knows only the originals, by their old names: it sends everything.
+    const restored = delta({
+      full: true,
+      projects: ['Other', 'Old'].map((name) => syncProject(st, name, {})).concat(cathodes),
+      users: [alice, syncUser(st, 'bob'), syncUser(st, 'sam')],
+      tools: ['SEM', 'AFM'].map((name) => syncTool(st, name, {})),
+    });
+    applyDelta(st.db, restored);
+    expect(syncCursor(st.db)).toBe(restored.cursor);
+    const project = (uuid: string) =>
+      st.db.prepare('SELECT name, active FROM projects WHERE uuid = ?').get(uuid);
+    expect(project(cathodes.uuid)).toEqual({ name: 'Cathodes', active: 1 });
+    // The newer one, which the server no longer has, is put aside under its uuid, inactive.
+    expect(project('0190a3c4-0000-7000-8000-0000000000c1')).toEqual({
+      name: '0190a3c4-0000-7000-8000-0000000000c1',
+      active: 0,
+    });
+    const user = (uuid: string) =>
+      st.db.prepare('SELECT username, is_active FROM users WHERE uuid = ?').get(uuid);
+    expect(user(alice.uuid)).toEqual({ username: 'alice', is_active: 1 });
+    expect(user('0190a3c4-0000-7000-8000-0000000000a1')).toEqual({
+      username: '0190a3c4-0000-7000-8000-0000000000a1',
+      is_active: 0,
+    });
+    await logon(st, 'alice', '1234');
+  });
 });

@@ -76,10 +76,24 @@ function localId(
   return byName.id;
 }
 
-/** Gives the records about to be renamed their uuid as a name until the delta names them. */
+/**
+ * Gives the records about to be renamed their uuid as a name until the delta names them; and
+ * a record the delta does not name that holds a name the delta gives to a record this station
+ * has by its uuid gives it up the same way. That one the server no longer has by that name:
+ * made after the backup a server was restored from, its original renamed then, say (a full
+ * delta deactivates it below). Kept, its name stopped every pull at the unique index for good.
+ * A record the station does not have by its uuid takes over a namesake instead (localId).
+ */
 function parkNames(db: Db, table: Table, column: string, names: [string, string][]): void {
   const park = db.prepare(`UPDATE ${table} SET ${column} = uuid WHERE uuid = ? AND ${column} <> ?`);
   for (const [uuid, name] of names) park.run(uuid, name);
+  const known = db.prepare(`SELECT 1 FROM ${table} WHERE uuid = ?`).pluck();
+  const giveUp = db.prepare(
+    `UPDATE ${table} SET ${column} = uuid WHERE ${column} = ? AND uuid <> ?`,
+  );
+  for (const [uuid, name] of names) {
+    if (known.get(uuid) !== undefined) giveUp.run(name, uuid);
+  }
 }
 
 export interface ApplySummary {
