@@ -404,7 +404,7 @@ export type ApiResult<N extends ApiName> = ApiResults[N];
 /** Events pushed from the core to every UI (server-sent events or IPC). */
 export type CoreEvent =
   | { type: 'tool.changed'; tool: string }
-  | { type: 'session.changed'; reason: 'logon' | 'logoff' | 'idle' }
+  | { type: 'session.changed'; reason: 'logon' | 'logoff' | 'idle' | 'deactivated' }
   | { type: 'usage.changed'; usage: string }
   /** Harvest records changed (a file found, a transfer finished); progress is polled. */
   | { type: 'harvest.changed' }

@@ -167,6 +167,27 @@ describe('config deltas at the station', () => {
     await expectCode(logon(st, 'bob', '2345'), 'unauthenticated');
   });
 
+  // Mutation: Station.actor() not looking at is_active, as it was: sam kept staff rights.
+  it('logs off someone logged on whom the server then turns off', async () => {
+    const st = await station();
+    const events: unknown[] = [];
+    st.events.on('event', (event) => events.push(event));
+    await logon(st, 'sam', '9999');
+    applyDelta(st.db, delta({ users: [syncUser(st, 'sam', { is_active: false })] }));
+    await expectCode(
+      st.call('toolControl.enable', {
+        tool: 'SEM',
+        project: 'Cathodes',
+        answers: goodPreAnswers,
+        user: 'alice',
+      }),
+      'unauthenticated',
+    );
+    expect(events).toContainEqual({ type: 'session.changed', reason: 'deactivated' });
+    expect(await st.call('session.current', {})).toEqual({ session: null });
+    expect(st.db.prepare('SELECT count(*) FROM usage_events').pluck().get()).toBe(0);
+  });
+
   // Mutation: applyDelta keeping a tool's old question lists.
   it("enforces the tool's forms as the server last sent them", async () => {
     const st = await station();

@@ -259,8 +259,23 @@ export class Station {
   }
 
   private actor(): UserRow {
-    if (!this.session) throw new AppError('unauthenticated', 'log on first');
-    return findUser(this.db, this.session.userId);
+    const user = this.sessionUser();
+    if (user === null) throw new AppError('unauthenticated', 'log on first');
+    return user;
+  }
+
+  /**
+   * The person logged on, or null. One the server turned off since (a pulled delta) is logged
+   * off here at their next call, or staff rights would outlive the account.
+   */
+  private sessionUser(): UserRow | null {
+    if (!this.session) return null;
+    const user = findUser(this.db, this.session.userId);
+    if (user.is_active === 1) return user;
+    this.log.info({ user: user.username }, 'account turned off: logging the session off');
+    this.session = null;
+    this.emit({ type: 'session.changed', reason: 'deactivated' });
+    return null;
   }
 
   private server(): SyncControl {
@@ -271,12 +286,7 @@ export class Station {
   }
 
   private staffLoggedOn(): boolean {
-    if (!this.session) return false;
-    const user = this.db
-      .prepare('SELECT is_staff FROM users WHERE id = ?')
-      .pluck()
-      .get(this.session.userId);
-    return user === 1;
+    return this.sessionUser()?.is_staff === 1;
   }
 
   private requireStaff(what: string): UserRow {
@@ -286,8 +296,8 @@ export class Station {
   }
 
   private sessionInfo(): SessionInfo | null {
-    if (!this.session) return null;
-    const user = findUser(this.db, this.session.userId);
+    const user = this.sessionUser();
+    if (user === null || !this.session) return null;
     const tool = this.stationTool;
     const toolRow = tool === null ? undefined : findTool(this.db, tool);
     return {

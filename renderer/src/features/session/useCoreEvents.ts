@@ -59,7 +59,9 @@ function onCoreEvent(event: CoreEvent): void {
         void useHarvestStore.getState().refresh({ failures: 'reload' });
       }
       if (event.reason === 'idle') session.ended(idleNotice());
-      else if (event.reason === 'logoff') {
+      else if (event.reason === 'deactivated') {
+        session.ended('You were logged off: your account is no longer active.');
+      } else if (event.reason === 'logoff') {
         if (session.session) session.ended(null);
       } else void session.restore().catch(() => undefined);
       break;
