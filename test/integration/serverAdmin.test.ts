@@ -318,6 +318,50 @@ describe('admin calls', () => {
     expect(serverDb.prepare('SELECT count(*) FROM users').pluck().get()).toBe(before);
   });
 
+  it("keeps an admin when two admins take away each other's access at once", async () => {
+    const BOSS = { email: 'boss2@example.org', password: 'boss2 password 1' };
+    await ok('admin.users.save', {
+      ...userInput({ username: 'boss2', badge_number: '', pin: '', role: 'admin' }),
+      ...BOSS,
+    });
+    const bossJwt = await jwtFor(BOSS);
+    const all = await facility();
+    const demote = (username: string, email: string) =>
+      userInput({
+        id: idOf(all.users, username),
+        username,
+        email,
+        badge_number: '',
+        role: 'user',
+        // Each save hashes a PIN before its write: the two overlap.
+        pin: '8765',
+        password: '',
+      });
+    const [first, second] = await Promise.all([
+      rpc('admin.users.save', demote('boss2', BOSS.email), adminJwt),
+      rpc('admin.users.save', demote('admin', ADMIN.email), bossJwt),
+    ]);
+    // One of them went first; the other's access was gone by its turn (both were 200, and
+    // no admin was left).
+    expect([first.status, second.status].sort()).toEqual([200, 403]);
+    expect(
+      serverDb
+        .prepare("SELECT count(*) FROM users WHERE role = 'admin' AND is_active = 1")
+        .pluck()
+        .get(),
+    ).toBe(1);
+    // The admin this suite logs in as is put back, whichever went first.
+    if (second.status === 200) {
+      const restore = await rpc(
+        'admin.users.save',
+        { ...demote('admin', ADMIN.email), role: 'admin', pin: '' },
+        bossJwt,
+      );
+      expect(restore.status).toBe(200);
+      await ok('admin.users.save', { ...demote('boss2', BOSS.email), pin: '' });
+    }
+  });
+
   it('will not let an admin take away their own admin access', async () => {
     const all = await facility();
     const me = all.users.find((u) => u.username === 'admin')!;

@@ -134,6 +134,13 @@ export async function saveUser(
   const now = nowIso();
   const savedId = db
     .transaction((): number => {
+      // Read again in the write's turn: two admins taking each other's access at once both
+      // passed the check above, each still an admin as it logged in, and left none.
+      const acting = db.prepare('SELECT role, is_active FROM users WHERE id = ?').get(actor.id) as
+        { role: string; is_active: number } | undefined;
+      if (acting?.role !== 'admin' || acting.is_active !== 1) {
+        throw new AppError('forbidden', 'your admin access was taken away meanwhile');
+      }
       const before = id === null ? null : userById(db, id);
       if (before) unchangedSince(db, 'users', before.id, input.updated_at, before.username);
       const clashes = logonNameClashes(db, id, input.username, badge);
