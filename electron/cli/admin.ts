@@ -32,7 +32,7 @@ export async function admin(argv: string[]): Promise<number> {
   const { openServerData } = await import('../core/runServer.js');
   const { createAccount, createStationAccount, findAccountByEmail, ROLES } =
     await import('../core/server/accounts.js');
-  const { createApiToken } = await import('../core/server/auth.js');
+  const { createToken } = await import('../core/server/admin/credentials.js');
   const db = openServerDataDir(need(values.data, '--data'), openServerData);
   try {
     if (what === 'user') {
@@ -48,11 +48,12 @@ export async function admin(argv: string[]): Promise<number> {
       process.stdout.write(`created ${role} ${created.username} <${values.email}>\n`);
     } else if (what === 'token') {
       const account = findAccountByEmail(db, need(values.user, '--user'));
-      const { token } = createApiToken(
-        db,
-        account.id,
-        'created with labstation admin token create',
-      );
+      // As the admin page makes one: not for someone turned off (it would work again once
+      // they are turned back on, which brings no other token back).
+      const { token } = createToken(db, {
+        user: account.id,
+        name: 'created with labstation admin token create',
+      });
       process.stdout.write(
         `API token for ${account.email} (shown once; use as "Authorization: Token ..."):\n${token}\n`,
       );

@@ -321,6 +321,38 @@ describe('labstation admin', () => {
     ]);
     expect(tab.code).toBe(1);
     expect(tab.stderr).toBe('username: must not hold control characters (NUL, tab, line break)\n');
+    // As the admin page: a username in another case is taken, and a badge is no username
+    // (a station looks a login up as a username first: alice's badge stopped working).
+    const upper = ['--email', 'a2@example.org', '--password', 'a long password'];
+    const other = await createUser([...upper, '--username', 'ALICE']);
+    expect(other.stderr).toBe('username: ALICE is taken\n');
+    const badge = await createUser([...upper, '--username', '100200']);
+    expect(badge.code).toBe(1);
+    expect(badge.stderr).toBe('username: 100200 is the badge number of alice\n');
+  });
+
+  it('makes no API token for someone turned off', async () => {
+    const made = await runCli(
+      ['admin', 'user', 'create', '--data', dataDir, '--email', 'off@example.org'].concat([
+        '--password',
+        'a long password',
+      ]),
+    );
+    expect(made.code).toBe(0);
+    const db = new Database(join(dataDir, 'labstation.db'));
+    db.prepare("UPDATE users SET is_active = 0 WHERE email = 'off@example.org'").run();
+    db.close();
+    const token = await runCli([
+      'admin',
+      'token',
+      'create',
+      '--data',
+      dataDir,
+      '--user',
+      'off@example.org',
+    ]);
+    expect(token.code).toBe(1);
+    expect(token.stderr).toMatch(/^user: \d+ is deactivated; a token for them would not work/);
   });
 
   it('registers a station for a tool and prints its key on the last line', async () => {

@@ -51,9 +51,12 @@ export async function createAccount(
       throw new AppError('validation_failed', `${field}: ${CONTROL_CHARACTERS}`);
     }
   }
+  // As the admin page checks a person (facilitySaves.ts logonNameClashes): log-on at a
+  // station looks a login up as a username first, in any case, then as a badge.
   const taken = db
     .prepare(
-      "SELECT username, email FROM users WHERE username = ? OR (email <> '' AND email = ? COLLATE NOCASE)",
+      `SELECT username, email FROM users
+       WHERE username = ? COLLATE NOCASE OR (email <> '' AND email = ? COLLATE NOCASE)`,
     )
     .get(username, email) as { username: string; email: string } | undefined;
   if (taken) {
@@ -63,6 +66,13 @@ export async function createAccount(
         ? `username: ${username} is taken`
         : `email: ${email} is taken`,
     );
+  }
+  const badgeOf = db
+    .prepare('SELECT username FROM users WHERE badge_number = ? COLLATE NOCASE')
+    .pluck()
+    .get(username) as string | undefined;
+  if (badgeOf !== undefined) {
+    throw new AppError('conflict', `username: ${username} is the badge number of ${badgeOf}`);
   }
   const passwordHash = await hashSecret(input.password);
   const now = nowIso();
