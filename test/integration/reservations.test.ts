@@ -861,6 +861,44 @@ describe('the calendar, one’s own reservations and what one may book', () => {
   });
 });
 
+describe('an area whose tools change', () => {
+  // Mutation: saveArea without refuseDoubleBooking: the tool was then held twice at once.
+  it('takes no tool that one of its bookings would hold while the tool is booked', async () => {
+    const annex = (
+      await ok<{ area: { id: number } }>('admin', 'admin.areas.save', { name: 'Annex', tools: [] })
+    ).area.id;
+    const slot = { start: '2031-06-09T12:00:00Z', end: '2031-06-09T13:00:00Z' };
+    const booking = async (who: Who, over: Record<string, unknown>) =>
+      (
+        await ok<{ reservation: { id: number } }>(who, 'reservations.book', {
+          project: P1,
+          answers: {},
+          ...slot,
+          ...over,
+        })
+      ).reservation.id;
+    const tem = await booking('alice', { tool: TEM });
+    const area = await booking('alice', { area: annex });
+    const add = await rpc('admin', 'admin.areas.save', { id: annex, name: 'Annex', tools: [TEM] });
+    expect(add.status).toBe(409);
+    expect(add.body.message).toBe(
+      `tools: TEM is booked from ${slot.start.replace('Z', '.000Z')} to ${slot.end.replace('Z', '.000Z')} ` +
+        `(reservation ${tem}) while reservation ${area} of this area would hold it too; ` +
+        'cancel one of them first',
+    );
+    expect(db.prepare('SELECT count(*) FROM area_tools WHERE area_id = ?').pluck().get(annex)).toBe(
+      0,
+    );
+    // Once one of them is cancelled, the area takes the tool.
+    await ok('alice', 'reservations.cancel', { id: tem });
+    await ok('admin', 'admin.areas.save', { id: annex, name: 'Annex', tools: [TEM] });
+    await ok('alice', 'reservations.cancel', { id: area });
+    db.prepare('DELETE FROM area_tools WHERE area_id = ?').run(annex);
+    db.prepare('DELETE FROM reservations WHERE area_id = ?').run(annex);
+    db.prepare('DELETE FROM areas WHERE id = ?').run(annex);
+  });
+});
+
 describe('the overlap check', () => {
   it('is an index search on the tool or the area and the start', () => {
     const plan = (sql: string): string =>

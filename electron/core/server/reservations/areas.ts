@@ -25,6 +25,36 @@ export function listAreas(db: Db): { areas: AreaView[] } {
   return { areas: rows.map((row) => ({ ...row, tools: toolsOf(db, row.id) })) };
 }
 
+/**
+ * An area's bookings hold the tools the area holds now (book.ts): a tool added to it may not
+ * meet another booking of that tool, its own or another area's, while one of the area's
+ * bookings that has not ended holds it; the save is refused naming both (cancel one first).
+ * A tool taken out of an area leaves its bookings holding less, which meets nothing.
+ */
+function refuseDoubleBooking(db: Db, areaId: number, tool: number, now: string): void {
+  const hit = db
+    .prepare(
+      `SELECT r.id AS ours, q.id AS theirs, q.start, q."end", t.name AS tool
+       FROM reservations r
+       JOIN reservations q ON q.cancelled = 0 AND q.id <> r.id
+         AND q.start < r."end" AND q."end" > r.start
+         AND (q.tool_id = @tool OR q.area_id IN
+           (SELECT area_id FROM area_tools WHERE tool_id = @tool AND area_id <> @area))
+       JOIN tools t ON t.id = @tool
+       WHERE r.area_id = @area AND r.cancelled = 0 AND r."end" > @now
+       ORDER BY r.start, q.start LIMIT 1`,
+    )
+    .get({ area: areaId, tool, now }) as
+    { ours: number; theirs: number; start: string; end: string; tool: string } | undefined;
+  if (!hit) return;
+  throw fieldError(
+    'tools',
+    `${hit.tool} is booked from ${hit.start} to ${hit.end} (reservation ${hit.theirs}) while ` +
+      `reservation ${hit.ours} of this area would hold it too; cancel one of them first`,
+    'conflict',
+  );
+}
+
 export function saveArea(db: Db, input: AreaInput, now: string): { area: AreaView } {
   const id = input.id ?? null;
   const savedId = db
@@ -55,9 +85,13 @@ export function saveArea(db: Db, input: AreaInput, now: string): { area: AreaVie
           id,
         );
       }
+      const before = new Set(id === null ? [] : toolsOf(db, id));
       db.prepare('DELETE FROM area_tools WHERE area_id = ?').run(areaId);
       const insert = db.prepare('INSERT INTO area_tools (area_id, tool_id) VALUES (?, ?)');
       for (const tool of new Set(input.tools)) insert.run(areaId, tool);
+      for (const tool of new Set(input.tools)) {
+        if (!before.has(tool)) refuseDoubleBooking(db, areaId, tool, now);
+      }
       return areaId;
     })
     .immediate();

@@ -6,7 +6,8 @@
  * reservation holds the tool, and two reservations conflict when what they hold meets. So a
  * tool's booking is refused by a booking of the same tool or of an area holding it, and an
  * area's booking by one of the same area, of a tool in it, or of another area sharing a tool
- * with it. The area's tools are those at booking time.
+ * with it. An area's bookings hold the tools the area holds now: a tool is added to an area
+ * only if that meets no booking of it (areas.ts).
  *
  * The check and the insert run in one synchronous IMMEDIATE transaction (better-sqlite3), so
  * no other booking can slip in between. Each check is an index search: (tool_id, start) on
