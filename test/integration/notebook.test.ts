@@ -1121,6 +1121,59 @@ describe('notebook sync', () => {
     expect(held()).toEqual(before);
   });
 
+  // Mutation: upsertNotebookEntry without its check of previous_updated_at: version 5 below
+  // replaced the server's version 4, whose body was lost.
+  it('refuses a later version made from another line of versions (a restored data dir changed since)', async () => {
+    await as(st, 'alice', '1234');
+    const made = await entry(st, 'notebook.create', { kind: 'item', title: 'Lines' });
+    for (let v = 1; v <= 3; v++) {
+      await entry(st, 'notebook.update', { id: made.id, version: v, body: `kept ${v + 1}` });
+    }
+    const sent = outbox().filter((r) => r.uuid === made.uuid);
+    expect(sent.map((r) => r.payload.previous_updated_at)).toEqual([
+      null,
+      ...sent.slice(0, 3).map((r) => r.payload.updated_at),
+    ]);
+    expect((await push(sent)).error).toBeNull();
+    const held = (): unknown =>
+      server.prepare('SELECT body, version FROM notebook_entries WHERE uuid = ?').get(made.uuid);
+    expect(held()).toEqual({ body: 'kept 4', version: 4 });
+    // The data dir restored at version 1 and changed four times: its version 5 follows its own
+    // version 4, not the server's.
+    const [first] = sent;
+    const line = (version: number, previous: string) => ({
+      ...first,
+      id: 950 + version,
+      payload: {
+        ...first.payload,
+        body: '',
+        title: `restored edit ${version}`,
+        version,
+        updated_at: `2030-01-0${version}T00:00:00.000Z`,
+        previous_updated_at: previous,
+      },
+    });
+    for (const [version, previous] of [
+      [5, '2030-01-04T00:00:00.000Z'],
+      [6, '2030-01-05T00:00:00.000Z'],
+    ] as const) {
+      const res = await push([line(version, previous)]);
+      expect(res.acked, `version ${version}`).toEqual([]);
+      expect(res.error).toMatchObject({ code: 'conflict', uuid: made.uuid });
+      expect(res.error?.detail).toMatch(
+        new RegExp(
+          `holds version 4 of it .*, and this version ${version} was made from version ${version - 1} changed`,
+        ),
+      );
+    }
+    expect(held()).toEqual({ body: 'kept 4', version: 4 });
+    // The next version of the server's own: taken, as any station's change.
+    await entry(st, 'notebook.update', { id: made.id, version: 4, body: 'kept 5' });
+    const next = outbox().filter((r) => r.uuid === made.uuid && r.payload.version === 5);
+    expect(await push(next)).toMatchObject({ error: null });
+    expect(held()).toEqual({ body: 'kept 5', version: 5 });
+  });
+
   it('refuses an older version changed after the one it holds (a restored data dir), and keeps an older one stale', async () => {
     await as(st, 'alice', '1234');
     const made = await entry(st, 'notebook.create', { kind: 'item', title: 'Forked' });

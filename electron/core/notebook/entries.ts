@@ -85,8 +85,13 @@ function editableEntry(db: Db, actor: Actor, id: number, version: number | null)
   return row;
 }
 
-/** The outbox payload of an entry: its fields, and what it relates to by UUID. */
-export function enqueueEntry(db: Db, id: number): void {
+/**
+ * The outbox payload of an entry: its fields, what it relates to by UUID, and the time of the
+ * version this one was made from (`previous_updated_at`, null for the first), by which the
+ * server tells a change of what it holds from one of another line of versions (a data dir
+ * restored from a backup and changed since: its numbers run on past the server's).
+ */
+export function enqueueEntry(db: Db, id: number, previousUpdatedAt: string | null): void {
   const row = cachedStatement(
     db,
     `SELECT e.uuid, e.kind, e.title, e.body, e.tags, e.metadata, o.uuid AS owner_uuid,
@@ -101,14 +106,16 @@ export function enqueueEntry(db: Db, id: number): void {
     ...row,
     tags: JSON.parse(row.tags) as unknown,
     metadata: row.metadata === null ? null : (JSON.parse(row.metadata) as unknown),
+    previous_updated_at: previousUpdatedAt,
   });
 }
 
 function save(db: Db, values: EntryValues, id: number | null): NotebookEntryView {
   const saved = db.transaction((): number => {
+    const previous = id === null ? null : (entryById(db, id)?.updated_at ?? null);
     const entryId = id ?? insertEntry(db, values);
     if (id !== null) replaceEntry(db, id, values);
-    enqueueEntry(db, entryId);
+    enqueueEntry(db, entryId, previous);
     return entryId;
   })();
   return entryView(db, saved);

@@ -46,6 +46,8 @@ export const notebookEntrySchema = z.object({
   updated_at: time,
   version: z.number().int().min(1),
   deleted_at: time.nullable(),
+  /** The version this one was made from (its updated_at); left out by stations before it. */
+  previous_updated_at: time.nullable().optional(),
 });
 
 function templateId(db: Db, ref: string | null | undefined): number | null {
@@ -74,6 +76,24 @@ export function upsertNotebookEntry(
       `notebook_entry ${record.uuid}: the server holds version ${existing.version} of it, ` +
         `changed before this version ${p.version} was; was this station restored from a backup? ` +
         'The server keeps its version; staff settle the difference',
+    );
+  }
+  if (
+    existing &&
+    p.version > existing.version &&
+    p.previous_updated_at !== undefined &&
+    (p.version !== existing.version + 1 || p.previous_updated_at !== existing.updated_at)
+  ) {
+    // A later version is taken only as the next one after the version the server holds: made
+    // from another version of that number (or past one the server never got), it comes from a
+    // data dir restored from a backup and changed again, whose numbers ran on past the
+    // server's. Taken, it replaced what the server held, which was lost.
+    throw new RecordRefused(
+      'conflict',
+      `notebook_entry ${record.uuid}: the server holds version ${existing.version} of it ` +
+        `(changed ${existing.updated_at}), and this version ${p.version} was made from ` +
+        `version ${p.version - 1} changed ${p.previous_updated_at ?? 'never'}; was this station ` +
+        'restored from a backup? The server keeps its version; staff settle the difference',
     );
   }
   if (existing && p.version === existing.version) {
