@@ -203,6 +203,26 @@ describe('notebook entries', () => {
     expect(tooLong.message).toBe(
       'metadata: at most 4,000,000 characters of JSON text (this has 4,000,002)',
     );
+
+    // Within every character limit, but past what one push may carry as UTF-8 JSON (a control
+    // character is six bytes there, a CJK one three): it was refused by the server (413) at
+    // every try for good. Refused at the save now, nothing stored.
+    const entriesBefore = count(st.db, 'SELECT count(*) FROM notebook_entries');
+    const outboxBefore = count(st.db, 'SELECT count(*) FROM outbox');
+    const wide = await failure(
+      st.call('notebook.create', {
+        kind: 'item',
+        title: 'Wide',
+        body: '\u0001'.repeat(1_000_000),
+        metadata: { extra_fields: { f: { value: '漢'.repeat(500_000) } } },
+      }),
+      'validation_failed',
+    );
+    expect(wide.message).toMatch(
+      /^the entry comes to 7\.[0-9] MiB as sent to the server, which takes at most 7\.0 MiB: shorten its text or metadata$/,
+    );
+    expect(count(st.db, 'SELECT count(*) FROM notebook_entries')).toBe(entriesBefore);
+    expect(count(st.db, 'SELECT count(*) FROM outbox')).toBe(outboxBefore);
   });
 
   it('refuses metadata nested too deep for JSON.stringify with the depth rule, not a crash', async () => {

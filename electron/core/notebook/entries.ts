@@ -102,12 +102,31 @@ export function enqueueEntry(db: Db, id: number, previousUpdatedAt: string | nul
      LEFT JOIN usage_events ue ON ue.id = e.usage_event_id
      WHERE e.id = ?`,
   ).get(id) as { uuid: string; tags: string; metadata: string | null } & Record<string, unknown>;
-  enqueue(db, 'notebook_entry', row.uuid, {
+  const payload = {
     ...row,
     tags: JSON.parse(row.tags) as unknown,
     metadata: row.metadata === null ? null : (JSON.parse(row.metadata) as unknown),
     previous_updated_at: previousUpdatedAt,
-  });
+  };
+  const bytes = Buffer.byteLength(JSON.stringify(payload));
+  if (bytes > MAX_PUSHED_ENTRY_BYTES) {
+    // Within the character limits, text beyond ASCII (3 bytes a character for CJK) and control
+    // characters (6 as JSON writes them) can still pass the server's 8 MiB per request: sent,
+    // it was refused (413) at every try for good. The save is refused instead, as it stands.
+    throw new AppError(
+      'validation_failed',
+      `the entry comes to ${megabytes(bytes)} as sent to the server, which takes at most ` +
+        `${megabytes(MAX_PUSHED_ENTRY_BYTES)}: shorten its text or metadata`,
+    );
+  }
+  enqueue(db, 'notebook_entry', row.uuid, payload);
+}
+
+/** What an entry may come to as pushed (UTF-8 JSON), with room under the server's 8 MiB. */
+export const MAX_PUSHED_ENTRY_BYTES = 7 * 1024 * 1024;
+
+function megabytes(bytes: number): string {
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
 }
 
 function save(db: Db, values: EntryValues, id: number | null): NotebookEntryView {

@@ -27,7 +27,7 @@ import { describeFailure } from './serverFailure.js';
  */
 const BATCH_REFUSED = new Set([400, 413, 415, 422]);
 
-/** Payload characters per push request, well under the server's 8 MiB body limit. */
+/** Payload bytes (UTF-8) per push request, well under the server's 8 MiB body limit. */
 const PUSH_BATCH_BYTES = 4 * 1024 * 1024;
 
 export class PushLoop {
@@ -127,11 +127,12 @@ export class PushLoop {
           this.schedule(this.deps.tickMs);
           return;
         }
-        // A batch also stops at 4 MiB of payload (the server takes 8 MiB per request); the
-        // first record always goes, and no record can be larger (notebook entries are capped).
+        // A batch also stops at 4 MiB of payload (the server takes 8 MiB per request), counted
+        // in bytes as sent (text beyond ASCII takes two to four); the first record always goes,
+        // and no record can be larger (notebook entries: MAX_PUSHED_ENTRY_BYTES).
         let bytes = 0;
         const fits = rows.findIndex((r, i) => {
-          bytes += r.payload.length;
+          bytes += Buffer.byteLength(r.payload);
           return i > 0 && bytes > PUSH_BATCH_BYTES;
         });
         if (fits > 0) rows.length = fits;
