@@ -87,10 +87,15 @@ describe('notebook entries', () => {
       kind: 'experiment',
       title: 'Cathode cross-sections',
       body: 'Polished at 5 kV.',
-      tags: ['cathodes', 'SEM', 'cathodes'],
+      tags: ['cathodes', 'SEM', 'cathodes', 'sem', 'Caf\u00e9', 'cafe\u0301'],
       metadata,
     });
-    expect(made).toMatchObject({ version: 1, tags: ['cathodes', 'SEM'], problems: [] });
+    // Each once as search takes them (letter case, Unicode form aside), as first written.
+    expect(made).toMatchObject({
+      version: 1,
+      tags: ['cathodes', 'SEM', 'Caf\u00e9'],
+      problems: [],
+    });
     expect(made.owner?.username).toBe('alice');
     expect((made.metadata as typeof metadata).extra_fields['Beam energy'].unit).toBe('kV');
     const changed = await entry(st, 'notebook.update', { id: made.id, version: 1, title: 'New' });

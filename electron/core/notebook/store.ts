@@ -178,13 +178,17 @@ export function fieldsToCopy(row: Pick<EntryRow, 'id' | 'metadata'>): MetadataDo
   );
 }
 
-/** Tags as stored: trimmed, each once (ignoring case), in the order given. */
+/**
+ * Tags as stored: trimmed, each once, in the order given, the first spelling kept. Once as
+ * the tag index and search take them (searchText: letter case and Unicode form aside), so
+ * "café" composed and "cafe" + U+0301 are one tag, not two that list and search as one.
+ */
 export function normalizeTags(tags: readonly string[]): string[] {
   const seen = new Set<string>();
   const out: string[] = [];
   for (const raw of tags) {
     const tag = raw.trim();
-    const key = tag.toLowerCase();
+    const key = searchText(tag);
     if (tag === '' || seen.has(key)) continue;
     seen.add(key);
     out.push(tag);
