@@ -72,6 +72,40 @@ test('staff enable on behalf of a user, with remote work', async ({ page, startS
   await expect(status).toContainText('Remote work');
 });
 
+test('whom staff enable for, remote work and what they typed stay while they look at another tab', async ({
+  page,
+  startStation,
+}) => {
+  const station = await startStation(facility());
+  await page.goto(station.url);
+  await logOn(page, 'sam', '9999');
+  await page.getByLabel('Experiment title').fill('typed as myself');
+  await page.getByLabel('Enable for').selectOption({ label: 'Ada Lovelace (ada)' });
+  await page.getByLabel('Project').selectOption({ label: 'Looms (LOO-2)' });
+  await page.getByLabel('Remote work').check();
+  await page.getByLabel('Experiment title').fill('typed for ada');
+  await page.getByRole('tab', { name: 'Notebook' }).click();
+  await page.getByRole('tab', { name: 'Tool control' }).click();
+  // It came back as "Myself", with the answers typed before Ada was chosen: Enable billed sam.
+  await expect(page.getByLabel('Enable for')).toHaveValue(/\d+/);
+  await expect(page.getByLabel('Enable for').locator('option:checked')).toHaveText(
+    'Ada Lovelace (ada)',
+  );
+  await expect(page.getByLabel('Project').locator('option:checked')).toHaveText('Looms (LOO-2)');
+  await expect(page.getByLabel('Remote work')).toBeChecked();
+  await expect(page.getByLabel('Experiment title')).toHaveValue('typed for ada');
+  // Back to themselves: what they typed for themselves, not Ada's.
+  await page.getByLabel('Enable for').selectOption({ index: 0 });
+  await expect(page.getByLabel('Experiment title')).toHaveValue('typed as myself');
+  await page.getByLabel('Enable for').selectOption({ label: 'Ada Lovelace (ada)' });
+  await expect(page.getByLabel('Experiment title')).toHaveValue('typed for ada');
+  await expect(page.getByLabel('Project').locator('option:checked')).toHaveText('Looms (LOO-2)');
+  await enableWith(page, { samples: [{ name: 'R1' }], title: 'typed for ada' });
+  const status = page.getByRole('region', { name: 'Tool status' });
+  await expect(status).toContainText('Ada Lovelace');
+  await expect(status).toContainText('Remote work');
+});
+
 test('a reported problem shuts the tool down; staff clear the shutdown', async ({
   page,
   startStation,

@@ -33,8 +33,21 @@ const NO_RESERVATION: CurrentReservation = {
  * match, and its project; the form is built once that is known.
  */
 export function EnableForm(props: EnableFormProps): ReactElement {
-  const [forUser, setForUser] = useState('');
-  const [remoteWork, setRemoteWork] = useState(false);
+  // Whom the usage is for and whether it is remote work stay with the typed answers while
+  // staff look at another tab (drafts.ts), or the form came back billing themselves.
+  const who = `enable:${props.session.user.id}:${props.status.tool.name}`;
+  const [forUser, setForUserState] = useState(() => readDraft<string>(`${who}:for`) ?? '');
+  const [remoteWork, setRemoteWorkState] = useState(
+    () => readDraft<boolean>(`${who}:remote`) ?? false,
+  );
+  const setForUser = (id: string): void => {
+    setForUserState(id);
+    writeDraft(`${who}:for`, id);
+  };
+  const setRemoteWork = (value: boolean): void => {
+    setRemoteWorkState(value);
+    writeDraft(`${who}:remote`, value);
+  };
   const [current, setCurrent] = useState<{ user: string; found: CurrentReservation } | null>(null);
 
   useEffect(() => {
@@ -60,8 +73,9 @@ export function EnableForm(props: EnableFormProps): ReactElement {
   const fills = current.found.matched.length > 0 || current.found.project !== null;
   return (
     <EnableFormBody
-      // A new form only when another reservation fills it: typed answers stay otherwise.
-      key={fills ? (current.found.reservation?.uuid ?? 'none') : 'none'}
+      // A new form for another person billed (their own drafts), or when another reservation
+      // fills it: typed answers stay otherwise.
+      key={`${forUser}:${fills ? (current.found.reservation?.uuid ?? 'none') : 'none'}`}
       {...props}
       forUser={forUser}
       onForUser={setForUser}
@@ -157,10 +171,7 @@ function EnableFormBody({
         <OnBehalfFields
           self={session.user}
           forUser={forUser}
-          onUser={(id) => {
-            onForUser(id);
-            setProject('');
-          }}
+          onUser={onForUser}
           remoteWork={remoteWork}
           onRemoteWork={onRemoteWork}
         />
