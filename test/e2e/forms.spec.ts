@@ -145,7 +145,8 @@ test('works by keyboard alone: Tab between fields, Space picks, Enter submits', 
   await page.getByLabel('Username or badge number').focus();
   await page.keyboard.type('bob');
   await page.keyboard.press('Tab');
-  await page.keyboard.type('2222');
+  // As a person types it: faster, it would be taken for a badge swiped (LogonPanel.tsx).
+  await page.keyboard.type('2222', { delay: 80 });
   await page.keyboard.press('Enter');
   await expect(page.getByText('Logged on as')).toContainText('Bob Babbage');
 

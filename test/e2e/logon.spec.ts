@@ -1,5 +1,37 @@
 import { expect, test } from './fixtures.js';
+import type { Page } from '@playwright/test';
 import { facility, TOOL } from './facility.js';
+
+/**
+ * Types `badge` and Enter as a badge reader does, 5 ms apart by the events' own times (the
+ * browser's, given over CDP): Playwright's typing is paced by the load of the machine.
+ */
+async function swipeBadge(page: Page, badge: string): Promise<void> {
+  const cdp = await page.context().newCDPSession(page);
+  const start = Date.now() / 1000;
+  const keys = [...badge].map((key) => ({ key, text: key })).concat({ key: 'Enter', text: '\r' });
+  for (const [i, { key, text }] of keys.entries()) {
+    const timestamp = start + i * 0.005;
+    const code = key === 'Enter' ? 'Enter' : `Digit${key}`;
+    const windowsVirtualKeyCode = key === 'Enter' ? 13 : key.charCodeAt(0);
+    await cdp.send('Input.dispatchKeyEvent', {
+      type: 'keyDown',
+      key,
+      code,
+      text,
+      windowsVirtualKeyCode,
+      timestamp,
+    });
+    await cdp.send('Input.dispatchKeyEvent', {
+      type: 'keyUp',
+      key,
+      code,
+      windowsVirtualKeyCode,
+      timestamp,
+    });
+  }
+  await cdp.detach();
+}
 
 test('logs on with username and PIN, and says so in words when the PIN is wrong', async ({
   page,
@@ -40,9 +72,39 @@ test('a badge reader types the badge and Enter: the PIN follows, Enter logs on',
   await page.keyboard.press('Enter');
   await expect(page.getByLabel('Username or badge number')).toHaveValue('100234');
   await expect(page.getByLabel('PIN', { exact: true })).toBeFocused();
-  await page.keyboard.type('1234');
+  // Typed by a person: slower than a badge reader types (LogonPanel.tsx badgeBurst).
+  await page.keyboard.type('1234', { delay: 80 });
   await page.keyboard.press('Enter');
   await expect(page.getByText('Logged on as')).toContainText('Ada Lovelace');
+});
+
+test("a badge swiped after a wrong PIN is a login, not the last person's next PIN", async ({
+  page,
+  startStation,
+}) => {
+  const station = await startStation(facility());
+  await page.goto(station.url);
+  await page.getByLabel('Username or badge number').fill('bob');
+  const pin = page.getByLabel('PIN', { exact: true });
+  await pin.fill('9876');
+  await pin.press('Enter');
+  await expect(page.getByRole('alert')).toContainText('(4 tries left before a lock)');
+  await expect(pin).toBeFocused();
+  // Ada's badge, swiped: it went in as bob's PIN and used up one of his tries.
+  await swipeBadge(page, '100234');
+  await expect(page.getByLabel('Username or badge number')).toHaveValue('100234');
+  await expect(pin).toHaveValue('');
+  await expect(pin).toBeFocused();
+  await expect(page.getByRole('alert')).toHaveCount(0);
+  await page.keyboard.type('1234', { delay: 80 });
+  await page.keyboard.press('Enter');
+  await expect(page.getByText('Logged on as')).toContainText('Ada Lovelace');
+  await page.getByRole('button', { name: 'Log off' }).click();
+  // Bob still has his four tries: a wrong PIN now says 3 are left, not 2.
+  await page.getByLabel('Username or badge number').fill('bob');
+  await pin.fill('9876');
+  await pin.press('Enter');
+  await expect(page.getByRole('alert')).toContainText('(3 tries left before a lock)');
 });
 
 test('five wrong PINs lock the login', async ({ page, startStation }) => {

@@ -8,6 +8,31 @@ import { useSessionStore } from '../../stores/session.js';
 import { useUiStore } from '../../stores/ui.js';
 import { useBadgeReader } from './useBadgeReader.js';
 
+/** Keys closer together than this come from a badge reader, not a person. */
+const BADGE_KEY_GAP_MS = 30;
+/** The shortest badge number taken as one from a burst of keys. */
+const BADGE_MIN_LENGTH = 4;
+
+/**
+ * Follows the keys typed into a field: the badge number when `key` is the Enter that ends a
+ * burst as a badge reader types one (BADGE_MIN_LENGTH characters or more, each within
+ * BADGE_KEY_GAP_MS of the last), else null.
+ */
+export function badgeBurst(
+  burst: { current: { chars: string; at: number } | null },
+  key: string,
+  at: number,
+): string | null {
+  const last = burst.current;
+  const close = last !== null && at - last.at <= BADGE_KEY_GAP_MS;
+  if (/^[0-9A-Za-z]$/.test(key)) {
+    burst.current = { chars: close ? last.chars + key : key, at };
+    return null;
+  }
+  burst.current = null;
+  return key === 'Enter' && close && last.chars.length >= BADGE_MIN_LENGTH ? last.chars : null;
+}
+
 /** Log-on with username or badge number plus PIN; a badge reader "types" into it. */
 export function LogonPanel(): ReactElement {
   const logon = useSessionStore((s) => s.logon);
@@ -19,6 +44,7 @@ export function LogonPanel(): ReactElement {
   const [busy, setBusy] = useState(false);
   const loginRef = useRef<HTMLInputElement>(null);
   const pinRef = useRef<HTMLInputElement>(null);
+  const burst = useRef<{ chars: string; at: number } | null>(null);
 
   const submit = async (): Promise<void> => {
     if (busy) return;
@@ -106,6 +132,17 @@ export function LogonPanel(): ReactElement {
             autoComplete="current-password"
             value={pin}
             onChange={(e) => setPin(e.target.value)}
+            onKeyDown={(e) => {
+              // A badge swiped while the PIN field has focus (where a failed log-on leaves it)
+              // types its number here: faster than anyone types, then Enter. It is a login, not
+              // a PIN to try (and use up the last person's tries with).
+              const badge = badgeBurst(burst, e.key, e.timeStamp);
+              if (badge === null) return;
+              e.preventDefault();
+              setLogin(badge);
+              setPin('');
+              setError(null);
+            }}
           />
         </div>
         {keypad && (
