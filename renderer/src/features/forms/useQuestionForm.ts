@@ -114,7 +114,7 @@ export function useQuestionForm(
 
   const forgetServerProblem = (path: Path): void => {
     const key = pathKey(path);
-    setServerProblems((list) => list.filter((p) => !pathKey(p.path).startsWith(key)));
+    setServerProblems((list) => withoutProblemsAt(list, key));
   };
 
   const setValue = (path: Path, value: FieldValue): void => {
@@ -187,12 +187,31 @@ export function useQuestionForm(
   };
 }
 
+/**
+ * The problems of `list` but those at the field `key` and the fields within it ("g.1" holds
+ * "g.1.name"); not those of another field whose name starts the same ("g.1.n", "g.1.name").
+ */
+export function withoutProblemsAt(list: AnswerProblem[], key: string): AnswerProblem[] {
+  return list.filter((p) => {
+    const at = pathKey(p.path);
+    return at !== key && !at.startsWith(`${key}.`);
+  });
+}
+
 /** Groups start with one repetition to fill in (NEMO shows one), defaults filled. */
-function withMinimumRepetitions(questions: Question[], prefill?: unknown): Answers {
-  let values =
-    prefill === undefined
-      ? initialAnswers(questions)
-      : { ...initialAnswers(questions), ...normalizeAnswers(questions, prefill) };
+export function withMinimumRepetitions(questions: Question[], prefill?: unknown): Answers {
+  let values = initialAnswers(questions);
+  if (prefill !== undefined) {
+    // Only the answers the prefill gives (a reservation's, by matching names): normalized, an
+    // unanswered checkbox is [], which would clear its default_value.
+    const given = new Set(
+      typeof prefill === 'object' && prefill !== null ? Object.keys(prefill) : [],
+    );
+    const filled = normalizeAnswers(questions, prefill);
+    for (const name of Object.keys(filled)) {
+      if (given.has(name)) values = { ...values, [name]: filled[name] };
+    }
+  }
   for (const q of questions) {
     if (q.type === 'group' && groupItemsAt(values, q.name).length === 0) {
       values = withGroupItems(values, q.name, [emptyRepetition(q)]);
