@@ -109,6 +109,8 @@ if (!app.requestSingleInstanceLock()) {
       if (isWebLink(url) && !isOwnPage(url, ownPage)) void shell.openExternal(url);
       return { action: 'deny' };
     });
+    // No <webview> (webviewTag is off too): one would be a page of its own preferences.
+    contents.on('will-attach-webview', (event) => event.preventDefault());
   });
   app
     .whenReady()
@@ -116,11 +118,28 @@ if (!app.requestSingleInstanceLock()) {
     .catch((error: unknown) => {
       // Without a window nothing would show that the app failed, and the single-instance lock
       // would keep every later start from doing anything.
-      dialog.showErrorBox(
-        'Labstation could not start',
-        error instanceof Error ? error.message : String(error),
-      );
-      app.exit(1);
+      const message = error instanceof Error ? error.message : String(error);
+      if (config.mode !== 'server') {
+        dialog.showErrorBox('Labstation could not start', message);
+        app.exit(1);
+        return;
+      }
+      // A server that cannot start (its port taken since) would fail at every start, with no
+      // window to switch back from: the way back to the station is offered here.
+      const choice = dialog.showMessageBoxSync({
+        type: 'error',
+        title: 'Labstation could not start',
+        message: 'The server could not start.',
+        detail: `${message}\n\nThe station's data is kept; starting as a station changes nothing on the server.`,
+        buttons: ['Quit', 'Start as a station'],
+        defaultId: 1,
+        cancelId: 0,
+      });
+      if (choice === 1) {
+        writeDesktopConfig(paths.config, { ...config, mode: 'station' });
+        app.relaunch();
+      }
+      app.exit(choice === 1 ? 0 : 1);
     });
 }
 
@@ -155,6 +174,8 @@ function denyPermissions(): void {
   session.defaultSession.setPermissionRequestHandler((_contents, _permission, callback) =>
     callback(false),
   );
+  // Checks too (a page asking whether it has a permission, without a prompt): none is had.
+  session.defaultSession.setPermissionCheckHandler(() => false);
 }
 
 /** Starts again in the mode just recorded; the reply to the settings call goes out first. */
@@ -239,7 +260,14 @@ async function handleCall(
   name: ApiName,
   args: unknown,
 ): Promise<RpcEnvelope> {
-  if (!station || !isOwnPage(event.senderFrame?.url ?? '', { page: INDEX_URL })) {
+  // The station window's own top frame only: not another window, not a frame within it.
+  const frame = event.senderFrame;
+  const fromOwnWindow =
+    window !== undefined &&
+    event.sender === window.webContents &&
+    frame !== null &&
+    frame === event.sender.mainFrame;
+  if (!station || !fromOwnWindow || !isOwnPage(frame?.url ?? '', { page: INDEX_URL })) {
     return {
       ok: false,
       error: { code: 'forbidden', message: 'calls are accepted from the app window only' },

@@ -4,7 +4,7 @@
  * contract of api.ts; kept here so that file stays readable.
  */
 import { z } from 'zod';
-import { lineSchema } from './text.js';
+import { lineSchema, passwordProblem } from './text.js';
 
 const id = z.number().int().positive();
 /** Text of several lines (a station's description). */
@@ -44,7 +44,10 @@ export const adminUserInput = z
     password: z
       .string()
       .max(200, 'must be at most 200 characters')
-      .refine((p) => p === '' || p.length >= 10, 'must be at least 10 characters')
+      .superRefine((p, ctx) => {
+        const problem = p === '' ? null : passwordProblem(p);
+        if (problem !== null) ctx.addIssue({ code: 'custom', message: problem });
+      })
       .optional(),
     projects: z.array(id).max(10_000),
     qualified_tools: z.array(id).max(10_000),

@@ -20,3 +20,20 @@ export function lineSchema(max: number) {
     .max(max, `must be at most ${max} characters`)
     .refine((text) => !hasControlCharacters(text), CONTROL_CHARACTERS);
 }
+
+/** The fewest characters a password to the server has. */
+export const MIN_PASSWORD_LENGTH = 10;
+
+/**
+ * What is wrong with a password to the server, or null: at least MIN_PASSWORD_LENGTH
+ * characters as a person counts them (code points: five emoji are five), not only spaces, no
+ * control characters (nobody types a NUL; a login form cannot send one back).
+ */
+export function passwordProblem(password: string): string | null {
+  if ([...password].length < MIN_PASSWORD_LENGTH) {
+    return `must be at least ${MIN_PASSWORD_LENGTH} characters`;
+  }
+  if (password.trim() === '') return 'must not be only spaces';
+  if (hasControlCharacters(password)) return CONTROL_CHARACTERS;
+  return null;
+}

@@ -1431,7 +1431,7 @@ describe('records from a station, schedules and runs', () => {
       payload: JSON.stringify({ records: [record] }).replace('"ABYSS"', abyss),
     });
     expect(deeper.statusCode).toBe(200);
-    expect((deeper.json() as PushResult).error?.detail).toMatch(/nested more than 1,000 levels/);
+    expect(deeper.json<PushResult>().error?.detail).toMatch(/nested more than 1,000 levels/);
     const search = await call('GET', '/api/files?metadata_key=file_info.mime_type');
     expect(search.status).toBe(200);
     // 200 levels, as deep as a station's hooks may give, are taken.

@@ -5,6 +5,7 @@
  * so it runs (and is tested) in plain Node; electron/main.ts only relaunches the app.
  */
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { createAccount } from '../server/accounts.js';
@@ -67,6 +68,27 @@ export interface SwitchInput {
 }
 
 /**
+ * The port the server would listen on is free here now: switched with it taken (another
+ * program's 8080, a port below 1024 for a user), the server could not start after the
+ * relaunch, nor at any start after it, and no window would be left to switch back from.
+ */
+async function checkPortFree(host: string, port: number): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', (error: NodeJS.ErrnoException) => {
+      const why =
+        error.code === 'EADDRINUSE'
+          ? 'is in use by another program'
+          : error.code === 'EACCES'
+            ? 'needs rights this user lacks (ports below 1024)'
+            : `cannot be used (${error.code ?? error.message})`;
+      reject(fieldError('port', `${port} ${why}; choose another`));
+    });
+    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve()));
+  });
+}
+
+/**
  * Records the switch to `input.mode`, ready for the relaunch. A server needs someone who can
  * log in to it: its data dir must already have an admin, or the input names the first one
  * (and only then: station staff cannot add admins to an existing server).
@@ -82,6 +104,7 @@ export async function switchDesktopMode(
     network: input.network ?? current.network,
   };
   if (input.mode === 'server') {
+    await checkPortFree(next.network ? '0.0.0.0' : '127.0.0.1', next.port);
     const db = openServerData(paths.serverData);
     try {
       const admins = db

@@ -1,5 +1,5 @@
 import type { Db } from '../db/open.js';
-import { CONTROL_CHARACTERS, hasControlCharacters } from '../../../shared/text.js';
+import { CONTROL_CHARACTERS, hasControlCharacters, passwordProblem } from '../../../shared/text.js';
 import { AppError, fieldError } from '../util/errors.js';
 import { newUuid, nowIso } from '../util/ids.js';
 import { hashSecret } from '../util/pin.js';
@@ -7,15 +7,10 @@ import type { Role } from './auth.js';
 import { randomSecret, sha256 } from './secrets.js';
 
 export const ROLES: readonly Role[] = ['admin', 'staff', 'user'];
-export const MIN_PASSWORD_LENGTH = 10;
 
 export function checkPassword(password: string, field = 'password'): void {
-  if (password.length < MIN_PASSWORD_LENGTH) {
-    throw new AppError(
-      'validation_failed',
-      `${field}: must be at least ${MIN_PASSWORD_LENGTH} characters`,
-    );
-  }
+  const problem = passwordProblem(password);
+  if (problem !== null) throw new AppError('validation_failed', `${field}: ${problem}`);
 }
 
 export interface NewAccount {

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { parseQuestions, serializeQuestions } from '../../../shared/questions/index.js';
 import { isPlainObject, ownValue } from '../../../shared/questions/json.js';
-import { lineSchema } from '../../../shared/text.js';
+import { lineSchema, passwordProblem } from '../../../shared/text.js';
 import type { Db } from '../db/open.js';
 import { harvestBundleShape } from '../harvest/bundle.js';
 import { harvestBundleProblems } from '../harvest/bundleCheck.js';
@@ -36,7 +36,14 @@ const bundleSchema = z
               .optional(),
             is_staff: z.boolean().optional(),
             is_active: z.boolean().optional(),
-            password: z.string().min(10, 'must be at least 10 characters').max(200).optional(),
+            password: z
+              .string()
+              .max(200)
+              .superRefine((p, ctx) => {
+                const problem = passwordProblem(p);
+                if (problem !== null) ctx.addIssue({ code: 'custom', message: problem });
+              })
+              .optional(),
             role: z.enum(['admin', 'staff', 'user']).optional(),
             projects: z.array(name).optional(),
             qualified_tools: z.array(name).optional(),

@@ -53,6 +53,10 @@ export function settingsHandlers(ctx: SettingsContext): HandlersOf<'sync' | 'set
           'only the desktop app switches modes; run `labstation serve` for a server',
         );
       }
+      // This is the station: there is nothing to switch to, and no restart to promise.
+      if (args.mode === 'station') {
+        throw new AppError('bad_request', 'mode: this app runs as a station already');
+      }
       await desktop.switchTo(args);
       return { restarting: true as const };
     },
