@@ -218,3 +218,38 @@ test('a number_float without precision takes any decimals from the keypad and th
   await dose.press('ArrowDown');
   await expect(dose).toHaveValue('0.25');
 });
+
+test('a required checkbox group and a required group say so to a screen reader, and read out their problems', async ({
+  page,
+  startStation,
+}) => {
+  const bundle = facility();
+  const tool = bundle.tools[0];
+  if (!tool) throw new Error('the facility has a tool');
+  tool.pre_usage_questions = [
+    { type: 'checkbox', name: 'ppe', title: 'Protection', choices: ['glasses'], required: true },
+    {
+      type: 'group',
+      name: 'holders',
+      title: 'Holders',
+      required: true,
+      max_number: 2,
+      questions: [{ type: 'textbox', name: 'holder', title: 'Holder' }],
+    },
+  ];
+  const station = await startStation(bundle);
+  await page.goto(station.url);
+  await logOn(page, 'ada', '1234');
+  // The visible * is hidden from screen readers; neither fieldset had a role to carry
+  // aria-required, so nothing said these were required.
+  await expect(page.getByRole('group', { name: 'Protection (required)' })).toBeVisible();
+  const holders = page.getByRole('group', { name: 'Holders (required)' });
+  await expect(holders).toBeVisible();
+  await page.getByLabel('Project').selectOption({ label: 'Engines (ENG-1)' });
+  await page.getByRole('button', { name: 'Enable', exact: true }).click();
+  await expect(
+    page.getByRole('group', { name: 'Protection (required)' }),
+  ).toHaveAccessibleDescription('"Protection" needs at least one choice.');
+  // The group's own problem is read out with it (it was not linked).
+  await expect(holders).toHaveAccessibleDescription(/Holders/);
+});

@@ -90,6 +90,8 @@ export function FieldSetFrame(props: FieldSetFrameProps): ReactElement {
       <legend id={legendId}>
         <Title question={question} />
         <RequiredMark question={question} />
+        {/* A checkbox group has no role that carries aria-required: its name says it. */}
+        {!role && question.required && <span className="visually-hidden"> (required)</span>}
       </legend>
       <Help id={`${legendId}-help`} question={question} />
       {children}

@@ -1,7 +1,7 @@
 import type { ReactElement } from 'react';
 import type { GroupQuestion } from '../../../../shared/questions/index.js';
 import { groupHasRequiredField, questionLabel } from '../../../../shared/questions/index.js';
-import { Help, Messages, widthStyle } from './FieldFrame.js';
+import { Help, Messages, describedBy, widthStyle } from './FieldFrame.js';
 import { useForm } from './FormContext.js';
 import { QuestionField } from './QuestionField.js';
 import { RequiredMark, Title } from './Title.js';
@@ -27,11 +27,12 @@ export function GroupField({ question }: { question: GroupQuestion }): ReactElem
     <fieldset
       className={messages.length ? 'group invalid' : 'group'}
       style={widthStyle(question)}
-      aria-describedby={question.help ? `${id}-help` : undefined}
+      aria-describedby={describedBy(question.help && `${id}-help`, `${id}-messages`)}
     >
       <legend>
         <Title question={question} />
         <RequiredMark question={question} />
+        {question.required && <span className="visually-hidden"> (required)</span>}
       </legend>
       <Help id={`${id}-help`} question={question} />
       {items.map((_, index) => (
