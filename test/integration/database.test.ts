@@ -504,6 +504,22 @@ describe('database', () => {
     expect(kept()).toEqual([]);
     expect(resendLost(db, 1, sentThrough(db))).toBe(0);
 
+    // A notebook entry goes again without the version it was made from: the restored server
+    // lost the versions between, and refused it (ingestNotebook.ts) at every resend.
+    const n = Number(
+      db
+        .prepare(
+          `INSERT INTO outbox (kind, record_uuid, payload, created_at)
+           VALUES ('notebook_entry', 'n', ?, '2026-12-01T00:00:00Z')`,
+        )
+        .run('{"version":3,"previous_updated_at":"2026-12-01T00:00:00.000Z"}').lastInsertRowid,
+    );
+    ack([n]);
+    db.prepare('DELETE FROM outbox').run();
+    expect(countStartsAnew(db)).toBe(1);
+    expect(outbox()).toEqual([{ record_uuid: 'n', payload: '{"version":3}' }]);
+    db.prepare('DELETE FROM outbox').run();
+
     // Another key: what was kept for the old one is dropped.
     setSetting(db, 'sync.key', 'key-2');
     ack([queue('g')]);

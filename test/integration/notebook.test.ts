@@ -228,6 +228,12 @@ describe('notebook entries', () => {
     );
     expect(count(st.db, 'SELECT count(*) FROM notebook_entries')).toBe(entriesBefore);
     expect(count(st.db, 'SELECT count(*) FROM outbox')).toBe(outboxBefore);
+    // One saved that large before the limit can still be deleted (its deletion carries it).
+    const old = await entry(st, 'notebook.create', { kind: 'item', title: 'Old and wide' });
+    st.db
+      .prepare('UPDATE notebook_entries SET body = ? WHERE id = ?')
+      .run('\u0001'.repeat(1_000_000) + '漢'.repeat(500_000), old.id);
+    await st.call('notebook.delete', { id: old.id, version: 1 });
   });
 
   it('refuses metadata nested too deep for JSON.stringify with the depth rule, not a crash', async () => {
@@ -1197,6 +1203,22 @@ describe('notebook sync', () => {
     const next = outbox().filter((r) => r.uuid === made.uuid && r.payload.version === 5);
     expect(await push(next)).toMatchObject({ error: null });
     expect(held()).toEqual({ body: 'kept 5', version: 5 });
+  });
+
+  // Mutation: the same-version check comparing the stored tags as they are: a resend was
+  // refused as "other tags; was this station restored from a backup?".
+  it('takes again, as the same version, an entry stored with one tag in two Unicode forms', async () => {
+    await as(st, 'alice', '1234');
+    const made = await entry(st, 'notebook.create', { kind: 'item', title: 'Two forms' });
+    const [sent] = outbox().filter((r) => r.uuid === made.uuid);
+    expect((await push([sent])).error).toBeNull();
+    // As an older station sent it and an older server stored it.
+    const both = ['Caf\u00e9', 'Cafe\u0301'];
+    server
+      .prepare('UPDATE notebook_entries SET tags = ? WHERE uuid = ?')
+      .run(JSON.stringify(both), made.uuid);
+    const again = { ...sent, id: 990, payload: { ...sent.payload, tags: both } };
+    expect(await push([again])).toMatchObject({ acked: [990], error: null });
   });
 
   it('refuses an older version changed after the one it holds (a restored data dir), and keeps an older one stale', async () => {

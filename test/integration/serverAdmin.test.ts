@@ -827,7 +827,7 @@ describe('admin calls', () => {
     expect(refused.status).toBe(422);
     expect(refused.body.details).toEqual({
       problems: [
-        { path: ['user'], message: `${id} is deactivated; a token for them would not work` },
+        { path: ['user'], message: 'dana is deactivated; a token for them would not work' },
       ],
     });
     await save(true);

@@ -109,7 +109,8 @@ export function enqueueEntry(db: Db, id: number, previousUpdatedAt: string | nul
     previous_updated_at: previousUpdatedAt,
   };
   const bytes = Buffer.byteLength(JSON.stringify(payload));
-  if (bytes > MAX_PUSHED_ENTRY_BYTES) {
+  // A deletion is never refused: an entry saved this large before the limit can still go.
+  if (bytes > MAX_PUSHED_ENTRY_BYTES && row.deleted_at === null) {
     // Within the character limits, text beyond ASCII (3 bytes a character for CJK) and control
     // characters (6 as JSON writes them) can still pass the server's 8 MiB per request: sent,
     // it was refused (413) at every try for good. The save is refused instead, as it stands.

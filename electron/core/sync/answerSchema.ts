@@ -153,7 +153,8 @@ export const reservationFormSchema = z.object({
   questions: z
     .array(question)
     .superRefine((questions, ctx) => {
-      const parsed = parseQuestions(questions);
+      // As the server read them (questionSets.ts): a set saved under older rules still loads.
+      const parsed = parseQuestions(questions, { stored: true });
       if (parsed.ok) return;
       for (const problem of parsed.problems) {
         // parseQuestions names the question by its name, or its place when it has none

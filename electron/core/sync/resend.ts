@@ -149,8 +149,14 @@ export function resendLostPushes(db: Db, ackSeq: number, seqBefore: number): num
 function queueAgain(db: Db, column: 'id' | 'ack_seq', above: number): number {
   const { changes } = cachedStatement(
     db,
+    // A notebook entry goes without the version it was made from (ingestNotebook.ts): the
+    // server lost the versions between its own and this one, so it could not find that one,
+    // and refused, at every resend, the entry of the data dir that was not restored.
     `INSERT INTO outbox (kind, record_uuid, payload, created_at)
-       SELECT s.kind, s.record_uuid, s.payload, s.created_at FROM outbox_sent s
+       SELECT s.kind, s.record_uuid,
+         CASE WHEN s.kind = 'notebook_entry'
+           THEN json_remove(s.payload, '$.previous_updated_at') ELSE s.payload END,
+         s.created_at FROM outbox_sent s
        WHERE s.${column} > ?
          AND s.id = (SELECT max(n.id) FROM outbox_sent n
                      WHERE n.kind = s.kind AND n.record_uuid = s.record_uuid)

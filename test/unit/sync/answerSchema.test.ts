@@ -374,6 +374,14 @@ describe('the answers of booking at a station', () => {
     ).toEqual(cancelled);
   });
 
+  it('takes a form the server read under older rules (a pattern valid only wrapped)', () => {
+    // The server loads a set saved before such patterns were refused (stored: true): the
+    // station refused the whole form, and no one could book the tool there.
+    const older = form();
+    older.questions.push({ type: 'textbox', name: 'code', pattern: 'a)|(b' });
+    expect(parseAnswer(reservationFormSchema, structuredClone(older), 'a', 'b')).toEqual(older);
+  });
+
   it.each<[string, unknown, string]>([
     [
       'a form question the station cannot render',

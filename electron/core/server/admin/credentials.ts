@@ -23,11 +23,13 @@ export function createToken(
   db: Db,
   input: { user: number; name: string },
 ): { token: string; info: AdminToken } {
-  const user = db.prepare('SELECT id, is_active FROM users WHERE id = ?').get(input.user) as
-    { id: number; is_active: number } | undefined;
+  const user = db
+    .prepare('SELECT id, username, is_active FROM users WHERE id = ?')
+    .get(input.user) as { id: number; username: string; is_active: number } | undefined;
   if (!user) throw fieldError('user', `no person with id ${input.user}`, 'not_found');
   if (user.is_active !== 1) {
-    throw fieldError('user', `${input.user} is deactivated; a token for them would not work`);
+    // By name: the CLI's `--user` gives an e-mail, and no one knows the id.
+    throw fieldError('user', `${user.username} is deactivated; a token for them would not work`);
   }
   const { id, token } = createApiToken(db, user.id, input.name);
   return { token, info: db.prepare(`${TOKEN_SELECT} WHERE t.id = ?`).get(id) as AdminToken };

@@ -108,8 +108,14 @@ export function upsertNotebookEntry(
       updated_at: p.updated_at,
       deleted_at: p.deleted_at,
     };
+    // Tags stored under an older rule (normalizeTags kept two Unicode forms of one tag) are
+    // read by today's, or the resend of what was stored would differ from it.
+    const held = {
+      ...existing,
+      tags: JSON.stringify(normalizeTags(JSON.parse(existing.tags) as string[])),
+    };
     const differ = (Object.keys(pushed) as (keyof typeof pushed)[]).filter(
-      (field) => pushed[field] !== existing[field],
+      (field) => pushed[field] !== held[field],
     );
     if (differ.length) {
       throw new RecordRefused(

@@ -23,6 +23,8 @@ export function badgeBurst(
   key: string,
   at: number,
 ): string | null {
+  // A reader types a capital with Shift: that key is part of the burst, not a break in it.
+  if (key === 'Shift' || key === 'CapsLock') return null;
   const last = burst.current;
   const close = last !== null && at - last.at <= BADGE_KEY_GAP_MS;
   if (/^[0-9A-Za-z]$/.test(key)) {
