@@ -154,6 +154,46 @@ test('the home page lists the pending form after login; a stale form is refused 
   await expect(said).toBeFocused();
 });
 
+test('a pending form whose tool got a new question meanwhile shows it, keeping what was typed', async ({
+  page,
+  startServer,
+}) => {
+  const setup = await startServer();
+  await forceEndedUsage(setup);
+  await logIn(page, setup, PEOPLE.alice);
+  const form = page.getByRole('form', { name: 'Post-usage questions: SEM' });
+  await form
+    .getByRole('radiogroup', { name: 'Problem?' })
+    .getByLabel('No', { exact: true })
+    .check();
+  await form.getByLabel('Notes').fill('typed before the change');
+  // An admin adds a required question to the SEM's post-usage form.
+  const questions = JSON.parse(
+    serverRow<{ q: string }>(
+      setup,
+      "SELECT post_usage_questions AS q FROM tools WHERE name = 'SEM'",
+    )!.q,
+  ) as unknown[];
+  serverWrite(
+    setup,
+    "UPDATE tools SET post_usage_questions = ? WHERE name = 'SEM'",
+    JSON.stringify([
+      ...questions,
+      { type: 'number', name: 'sample_count', title: 'Samples', required: true },
+    ]),
+  );
+  await form.getByRole('button', { name: 'Submit answers' }).click();
+  // It said "Samples" is required, showed no such field, and failed so at every submit.
+  await expect(
+    form.getByRole('alert').filter({ hasText: 'changed since this form was loaded' }),
+  ).toBeVisible();
+  await expect(form.getByRole('textbox', { name: 'Samples' })).toBeVisible();
+  await expect(form.getByLabel('Notes')).toHaveValue('typed before the change');
+  await form.getByRole('textbox', { name: 'Samples' }).fill('3');
+  await form.getByRole('button', { name: 'Submit answers' }).click();
+  await expect(page.getByRole('status').filter({ hasText: 'are saved' })).toBeVisible();
+});
+
 test('on the e-mail link’s page, Reload by keyboard keeps the focus: on the new form, or on why it is gone', async ({
   page,
   startServer,

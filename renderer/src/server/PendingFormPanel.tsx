@@ -1,12 +1,26 @@
 import { useEffect, useId, useRef, useState } from 'react';
 import type { FormEvent, ReactElement } from 'react';
 import type { ServerPendingForm } from '../../../shared/api.js';
+import type { Question } from '../../../shared/questions/index.js';
+import type { BridgeError } from '../bridge.js';
 import { ErrorMessage } from '../components/ErrorMessage.js';
 import { QuestionFormFields } from '../features/forms/QuestionFormFields.js';
 import { useQuestionForm } from '../features/forms/useQuestionForm.js';
 import { errorText, formatDateTime } from '../format.js';
 import { serverCall } from './serverBridge.js';
 import { useServerStore } from './store.js';
+
+/** Whether the server's problems name a question the form does not have. */
+function namesOtherQuestions(error: BridgeError, questions: Question[]): boolean {
+  if (error.code !== 'validation_failed') return false;
+  const problems = (error.details as { problems?: unknown } | undefined)?.problems;
+  if (!Array.isArray(problems)) return false;
+  const names = new Set(questions.map((q) => q.name));
+  return problems.some((p: unknown) => {
+    const first = (p as { path?: unknown[] } | null)?.path?.[0];
+    return typeof first === 'string' && !names.has(first);
+  });
+}
 
 /**
  * One force-ended usage whose post-usage answers are owed: the tool's questions with live
@@ -51,6 +65,18 @@ export function PendingFormPanel({
       .catch((err: unknown) => {
         const bridgeError = failed(err);
         if (bridgeError.code === 'unauthenticated') return;
+        if (namesOtherQuestions(bridgeError, questions)) {
+          // The tool's questions changed since this form was read (the server checks the
+          // answers against them as they are now): read again, what was typed stays, and the
+          // new questions' problems show at them.
+          form.showServerProblems(bridgeError);
+          setError(
+            'The questions for this usage changed since this form was loaded: it shows them as ' +
+              'they are now. Answer the new ones and submit again.',
+          );
+          onReload();
+          return;
+        }
         if (form.showServerProblems(bridgeError)) return;
         if (bridgeError.code === 'conflict') setStale(true);
         setError(errorText(bridgeError));
