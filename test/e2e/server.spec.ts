@@ -194,6 +194,37 @@ test('a pending form whose tool got a new question meanwhile shows it, keeping w
   await expect(page.getByRole('status').filter({ hasText: 'are saved' })).toBeVisible();
 });
 
+test('what was typed in a pending form waits for the same person when their login ends, not for another', async ({
+  page,
+  startServer,
+}) => {
+  const setup = await startServer();
+  await forceEndedUsage(setup);
+  await logIn(page, setup, PEOPLE.alice);
+  const form = page.getByRole('form', { name: 'Post-usage questions: SEM' });
+  await form.getByLabel('Notes').fill('typed before the login ended');
+  // The server ends the login (a password change, its expiry): here, logged out elsewhere.
+  const jwt = await page.evaluate(() => sessionStorage.getItem('labstation.jwt'));
+  expect(jwt).not.toBeNull();
+  await fetch(`${setup.serverUrl}auth/jwt/logout`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${jwt}` },
+  });
+  await form.getByRole('button', { name: 'Submit answers' }).click();
+  await expect(page.getByText('Your login has ended. Log in again.')).toBeVisible();
+  await page.getByLabel('E-mail').fill(PEOPLE.alice.email);
+  await page.getByLabel('Password').fill(PEOPLE.alice.password);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  // It came back empty.
+  await expect(form.getByLabel('Notes')).toHaveValue('typed before the login ended');
+  // Logged out by herself: gone.
+  await page.getByRole('button', { name: 'Log out' }).click();
+  await page.getByLabel('E-mail').fill(PEOPLE.alice.email);
+  await page.getByLabel('Password').fill(PEOPLE.alice.password);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await expect(form.getByLabel('Notes')).toHaveValue('');
+});
+
 test('on the e-mail link’s page, Reload by keyboard keeps the focus: on the new form, or on why it is gone', async ({
   page,
   startServer,

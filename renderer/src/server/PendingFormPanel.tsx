@@ -5,6 +5,7 @@ import type { Question } from '../../../shared/questions/index.js';
 import type { BridgeError } from '../bridge.js';
 import { ErrorMessage } from '../components/ErrorMessage.js';
 import { QuestionFormFields } from '../features/forms/QuestionFormFields.js';
+import { dropDrafts } from '../features/forms/drafts.js';
 import { useQuestionForm } from '../features/forms/useQuestionForm.js';
 import { errorText, formatDateTime } from '../format.js';
 import { serverCall } from './serverBridge.js';
@@ -45,7 +46,11 @@ export function PendingFormPanel({
     if (focusRequest) heading.current?.focus();
   }, [focusRequest]);
   const { usage, questions, version } = item;
-  const form = useQuestionForm(questions);
+  const account = useServerStore((s) => s.account);
+  // What was typed outlives a login that ends meanwhile: the same person, logged in again,
+  // finds it (store.ts drops it at a logout of their own, or another person's login).
+  const draft = `pending:${account?.id ?? 0}:${usage.uuid}:${version}`;
+  const form = useQuestionForm(questions, undefined, draft);
   const failed = useServerStore((s) => s.failed);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -60,6 +65,7 @@ export function PendingFormPanel({
     setError(null);
     serverCall('usage.completePendingServer', { usage: usage.uuid, answers, version })
       .then(() => {
+        dropDrafts(draft);
         onDone(`Thank you: the answers for your usage of ${usage.tool_name} are saved.`);
       })
       .catch((err: unknown) => {

@@ -8,6 +8,7 @@ import {
 import { toBridgeError, type BridgeError } from '../bridge.js';
 import { errorText } from '../format.js';
 import { readOrder } from '../readOrder.js';
+import { dropDrafts } from '../features/forms/drafts.js';
 import { forgetJwt, login, serverCall, storedJwt } from './serverBridge.js';
 
 interface ServerState {
@@ -60,6 +61,9 @@ interface ServerState {
 /** Reads of the person's usage and pending forms: none read before a logout is shown after it. */
 const reads = readOrder();
 /** Whether the `recent` shown holds only the events left to validate (see recentToValidate). */
+/** Whose typed answers the drafts hold (features/forms/drafts.ts, keys `pending:...`). */
+let draftsOf: number | null = null;
+
 let listedToValidate = false;
 /** The tool the `recent` shown is narrowed to (see recentToolId). */
 let listedToolId: number | null = null;
@@ -131,6 +135,7 @@ export const useServerStore = create<ServerState>((set, get) => ({
     }
     try {
       const { account } = await serverCall('account.me', {});
+      draftsOf = account.id;
       set({ account, restoring: false });
       await get().refresh();
     } catch (error) {
@@ -142,6 +147,9 @@ export const useServerStore = create<ServerState>((set, get) => ({
   async login(email, password) {
     await login(email, password);
     const { account } = await serverCall('account.me', {});
+    // Answers typed before a login ended wait for the same person only.
+    if (account.id !== draftsOf) dropDrafts('pending:');
+    draftsOf = account.id;
     set({ account, loginMessage: null, error: null });
     await get().refresh();
   },
@@ -149,6 +157,8 @@ export const useServerStore = create<ServerState>((set, get) => ({
   logout(message) {
     // A message says why the server ended the login; a login still good is ended there too.
     forgetJwt(message === undefined);
+    // Logged out by themselves: what they typed goes. Ended by the server: it waits for them.
+    if (message === undefined) dropDrafts('pending:');
     reads.forget();
     listedToValidate = false;
     listedToolId = null;
