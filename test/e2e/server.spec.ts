@@ -8,6 +8,7 @@ import {
   test,
   type ServerSetup,
 } from './serverFixtures.js';
+import type { Locator, Page } from '@playwright/test';
 
 interface EventRow {
   end: string | null;
@@ -101,6 +102,18 @@ test('a force-ended user logs in to the server UI from the e-mail link and compl
   await expect(page.getByRole('button', { name: 'Log in' })).toBeVisible();
 });
 
+/** Alice's pending form on the server's home page, logged in, "Problem?" answered No. */
+async function alicesPendingForm(page: Page, setup: ServerSetup): Promise<Locator> {
+  await forceEndedUsage(setup);
+  await logIn(page, setup, PEOPLE.alice);
+  const form = page.getByRole('form', { name: 'Post-usage questions: SEM' });
+  await form
+    .getByRole('radiogroup', { name: 'Problem?' })
+    .getByLabel('No', { exact: true })
+    .check();
+  return form;
+}
+
 test('the home page lists the pending form after login; a stale form is refused with a clear message', async ({
   page,
   startServer,
@@ -159,13 +172,7 @@ test('a pending form whose tool got a new question meanwhile shows it, keeping w
   startServer,
 }) => {
   const setup = await startServer();
-  await forceEndedUsage(setup);
-  await logIn(page, setup, PEOPLE.alice);
-  const form = page.getByRole('form', { name: 'Post-usage questions: SEM' });
-  await form
-    .getByRole('radiogroup', { name: 'Problem?' })
-    .getByLabel('No', { exact: true })
-    .check();
+  const form = await alicesPendingForm(page, setup);
   await form.getByLabel('Notes').fill('typed before the change');
   // An admin adds a required question to the SEM's post-usage form.
   const questions = JSON.parse(
@@ -307,13 +314,7 @@ test('on the home page, a sent form leaves the focus on the confirmation, by key
   startServer,
 }) => {
   const setup = await startServer();
-  await forceEndedUsage(setup);
-  await logIn(page, setup, PEOPLE.alice);
-  const form = page.getByRole('form', { name: 'Post-usage questions: SEM' });
-  await form
-    .getByRole('radiogroup', { name: 'Problem?' })
-    .getByLabel('No', { exact: true })
-    .check();
+  const form = await alicesPendingForm(page, setup);
   await form.getByLabel('notes').fill('Sent from the home page');
   await form.getByRole('button', { name: 'Submit answers' }).focus();
   await page.keyboard.press('Enter');
