@@ -80,6 +80,12 @@ test('books at the station, fills the pre-usage form from the reservation, cance
     await booking.getByLabel('Project id').fill('PRJ-1');
   };
   await answer();
+  // A look at another tab keeps the times and the answers typed (they were gone).
+  const from = await booking.getByLabel('From').inputValue();
+  await page.getByRole('tab', { name: 'Tool control' }).click();
+  await page.getByRole('tab', { name: 'Reservations' }).click();
+  await expect(booking.getByLabel('From')).toHaveValue(from);
+  await expect(booking.getByLabel('Experiment title')).toHaveValue('Grain boundaries');
   await booking.getByRole('button', { name: 'Book' }).click();
   await expect(page.getByText(/Reservation \d+ is booked/)).toBeVisible();
   const row = page.getByRole('row', { name: /alice \(you\)/ });

@@ -10,6 +10,7 @@ import { useReservationsStore } from '../../stores/reservations.js';
 import { useSessionStore } from '../../stores/session.js';
 import { defaultBookingTimes, fromLocalInput, isoWithOffset } from '../../time.js';
 import { answerProblems } from '../forms/answerProblems.js';
+import { dropDrafts, readDraft, writeDraft } from '../forms/drafts.js';
 import { QuestionFormFields } from '../forms/QuestionFormFields.js';
 import { useQuestionForm } from '../forms/useQuestionForm.js';
 import { useToolAction } from '../tool-control/useToolAction.js';
@@ -185,7 +186,18 @@ function BookingPanel({
   onBooked: (message: string) => void;
 }): ReactElement {
   const projects = session.projects;
-  const [project, setProject] = useState(projects.length === 1 ? String(projects[0]?.id) : '');
+  // What is being booked stays while the person looks at another tab, or the server is out
+  // of reach a moment (the form goes then): drafts.ts, forgotten at log-off and once booked.
+  const draft = `book:${session.user.id}:${tool}`;
+  const [project, setProjectState] = useState(
+    () =>
+      readDraft<string>(`${draft}:project`) ??
+      (projects.length === 1 ? String(projects[0]?.id) : ''),
+  );
+  const setProject = (value: string): void => {
+    setProjectState(value);
+    writeDraft(`${draft}:project`, value);
+  };
   const chosen = projects.find((p) => String(p.id) === project);
   return (
     <section className="panel" aria-labelledby="book-title">
@@ -220,7 +232,17 @@ function BookingPanel({
               </select>
             </div>
           )}
-          {chosen && <BookingForm key={chosen.id} project={chosen} onBooked={onBooked} />}
+          {chosen && (
+            <BookingForm
+              key={chosen.id}
+              project={chosen}
+              draft={`${draft}:${chosen.id}`}
+              onBooked={(message) => {
+                dropDrafts(`${draft}:`);
+                onBooked(message);
+              }}
+            />
+          )}
         </>
       )}
     </section>
@@ -232,9 +254,11 @@ type BookingQuestions = ApiResult<'reservations.form'>;
 /** Loads the merged reservation questions for the project, then the form itself. */
 function BookingForm({
   project,
+  draft,
   onBooked,
 }: {
   project: ProjectSummary;
+  draft: string;
   onBooked: (message: string) => void;
 }): ReactElement {
   const [form, setForm] = useState<BookingQuestions | null>(null);
@@ -250,21 +274,29 @@ function BookingForm({
   }, [project.id]);
   if (error) return <ErrorMessage message={error} />;
   if (!form) return <p aria-busy="true">Loading the reservation questions…</p>;
-  return <BookingFields project={project} questions={form} onBooked={onBooked} />;
+  return <BookingFields project={project} questions={form} draft={draft} onBooked={onBooked} />;
 }
 
 function BookingFields({
   project,
   questions,
+  draft,
   onBooked,
 }: {
   project: ProjectSummary;
   questions: BookingQuestions;
+  draft: string;
   onBooked: (message: string) => void;
 }): ReactElement {
-  const form = useQuestionForm(questions.questions);
+  const form = useQuestionForm(questions.questions, undefined, `${draft}:answers`);
   const action = useToolAction();
-  const [times, setTimes] = useState(() => defaultBookingTimes());
+  const [times, setTimesState] = useState(
+    () => readDraft<{ start: string; end: string }>(`${draft}:times`) ?? defaultBookingTimes(),
+  );
+  const setTimes = (value: { start: string; end: string }): void => {
+    setTimesState(value);
+    writeDraft(`${draft}:times`, value);
+  };
   const [timeProblem, setTimeProblem] = useState<{ field: 'start' | 'end'; text: string } | null>(
     null,
   );
