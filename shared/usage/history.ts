@@ -51,6 +51,11 @@ export function historyRows(tool: ToolInfo, events: UsageEventView[]): HistoryTa
     ),
   ];
   const columns = [...EVENT_COLUMNS, ...answerColumns.map(columnTitle)];
+  // A name with both field columns and a plain one (a question made a group later): its plain
+  // column shows the plain answers, its field columns the repetitions.
+  const grouped = new Set(
+    answerColumns.filter((c) => c.field !== undefined).map((c) => `${c.phase}:${c.name}`),
+  );
   const rows: string[][] = [];
   for (const { event, pre, post } of parsed) {
     const byPhase: Record<Phase, AnswerObject> = { pre, post };
@@ -73,7 +78,11 @@ export function historyRows(tool: ToolInfo, events: UsageEventView[]): HistoryTa
     for (let i = 0; i < repetitions; i++) {
       const answerCells = answerColumns.map((c) => {
         const value = byPhase[c.phase][c.name];
-        if (c.field === undefined) return formatCell(value);
+        if (c.field === undefined) {
+          return grouped.has(`${c.phase}:${c.name}`) && looksLikeGroup(value)
+            ? ''
+            : formatCell(value);
+        }
         const item = groupItems(value)[i];
         return item === undefined ? '' : formatCell(item[c.field]);
       });
@@ -117,6 +126,8 @@ function columnsFor(phase: Phase, questions: Question[], answers: AnswerObject[]
         for (const item of groupItems(value)) {
           for (const field of Object.keys(item)) add({ phase, name, field });
         }
+        // Answered before the question was made a group: a plain answer, in a column of its own.
+        if (!looksLikeGroup(value) && !isEmptyAnswer(value)) add({ phase, name });
         continue;
       }
       if (seen.has(columnTitle({ phase, name }))) continue;

@@ -176,6 +176,25 @@ describe('historyRows', () => {
     const at = mixed.columns.indexOf('pre:old_question');
     expect(mixed.rows.map((r) => r[at])).toEqual(['', 'text', '{"a":"1"}']);
   });
+
+  it('keeps a plain answer given before its question was made a group, in a column of its own', () => {
+    // sample_group is a group now; event 20 answered it when it was a text (it was dropped).
+    const table = historyRows(tool, [
+      event(20, { sample_group: 'old plain answer' }, {}),
+      event(21, { sample_group: [{ sample_name: 'A1', count: 2 }] }, {}),
+    ]);
+    const plain = table.columns.indexOf('pre:sample_group');
+    const name = table.columns.indexOf('pre:sample_group.sample_name');
+    expect(plain).toBeGreaterThan(0);
+    expect(table.rows.map((r) => [r[0], r[plain], r[name]])).toEqual([
+      ['20', 'old plain answer', ''],
+      ['21', '', 'A1'],
+    ]);
+    // Without such an answer, no such column.
+    expect(
+      historyRows(tool, [event(21, { sample_group: [{ sample_name: 'A1' }] }, {})]).columns,
+    ).not.toContain('pre:sample_group');
+  });
 });
 
 describe('toCsv', () => {
