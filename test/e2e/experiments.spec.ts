@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { goodPreAnswers } from '../fixtures/facility.js';
 import { holdNextAnswer } from './heldAnswer.js';
-import { expect, PEOPLE, test } from './serverFixtures.js';
+import { expect, PEOPLE, serverWrite, test } from './serverFixtures.js';
 
 // The browser 25 hours ahead of the server's zone (set below): their dates always differ.
 test.use({ timezoneId: 'Pacific/Kiritimati' });
@@ -142,6 +142,30 @@ test('staff see the experiment record built from the reservation, with its sampl
     '1 usage event',
   );
   await expect(card).toBeVisible();
+
+  // Next pages through the list on show, with the filters it was read with, not with those
+  // typed since and not applied (it asked for page 2 of a list of none: "Invalid page.").
+  serverWrite(
+    setup,
+    `INSERT INTO usage_events (uuid, user_id, operator_id, project_id, tool_id, start, "end",
+       pre_run_data, run_data, updated_at)
+     WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20)
+     SELECT lower(hex(randomblob(16))), user_id, operator_id, project_id, tool_id,
+       '2020-01-01T09:00:00.000Z', '2020-01-01T10:00:00.000Z', pre_run_data, run_data, updated_at
+     FROM usage_events, n WHERE usage_events.id = ?`,
+    usage.id,
+  );
+  await tool.selectOption({ label: 'SEM' });
+  await filters.getByLabel('Started from').fill('');
+  await filters.getByLabel('to', { exact: true }).fill('');
+  await filters.getByRole('button', { name: 'Show' }).click();
+  await expect(page.getByRole('status').filter({ hasText: /usage event/ })).toHaveText(
+    '21 usage events',
+  );
+  await filters.getByLabel('Started from').fill('2031-01-01');
+  await page.getByRole('button', { name: 'Next' }).click();
+  await expect(page.getByRole('article', { name: /^Usage event \d+$/ })).toHaveCount(1);
+  await expect(page.getByRole('alert')).toHaveCount(0);
 
   // Alice is neither staff nor admin: no link, and the page says so.
   await page.getByRole('button', { name: 'Log out' }).click();

@@ -55,6 +55,9 @@ const when = (iso: string | null): string => (iso ? new Date(iso).toLocaleString
 export function ExperimentsPage(): ReactElement {
   const [filters, setFilters] = useState<Filters>({ tool: '', from: '', to: '' });
   const [page, setPage] = useState(1);
+  // The filters the list on show was read with: Previous and Next page through that list, not
+  // through filters typed since and not yet applied with Show.
+  const [shown, setShown] = useState<Filters>({ tool: '', from: '', to: '' });
   const [result, setResult] = useState<Page | null>(null);
   const [error, setError] = useState<string | null>(null);
   // The tools by name for the filter and the cards (GET /api/tools/, which staff may read).
@@ -87,6 +90,7 @@ export function ExperimentsPage(): ReactElement {
           if (!reads.take(asked)) return;
           setResult(found);
           setPage(at);
+          setShown(next);
         })
         .catch((failure: unknown) => {
           // A lapsed login goes back to the login screen (the store); anything else is shown.
@@ -169,7 +173,7 @@ export function ExperimentsPage(): ReactElement {
               type="button"
               className="secondary"
               disabled={!result.previous}
-              onClick={() => load(filters, page - 1)}
+              onClick={() => load(shown, page - 1)}
             >
               Previous
             </button>
@@ -177,7 +181,7 @@ export function ExperimentsPage(): ReactElement {
               type="button"
               className="secondary"
               disabled={!result.next}
-              onClick={() => load(filters, page + 1)}
+              onClick={() => load(shown, page + 1)}
             >
               Next
             </button>
