@@ -5,7 +5,7 @@
  * --once`, and are named and described by the first, its answers at its end before those at
  * its start.
  */
-import { utimesSync, writeFileSync } from 'node:fs';
+import { renameSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { importBundle, startStation, type StationProcess } from './helpers.js';
@@ -102,5 +102,61 @@ describe('the usage of a harvested file', () => {
       pre_run_data: { experiment_title: 'Grain growth' },
     });
     expect(JSON.stringify(file)).not.toContain(second.uuid);
+  });
+
+  // Mutation: Intake.consider going by the mtime for every file older than the start, as it
+  // did: the file below went to the first usage, hours before (its mtime), not the one on.
+  it('is the one on when a file is moved in after the first walk, whatever its old mtime', async () => {
+    const dirs = await setupHarvest({
+      template: '{project}/{filename}',
+      projects: [{ name: 'Cathodes' }, { name: 'Anodes' }],
+      users: [
+        {
+          username: 'ada',
+          first_name: 'Ada',
+          last_name: 'L',
+          pin: '1234',
+          projects: ['Cathodes', 'Anodes'],
+          qualified_tools: ['SEM'],
+        },
+      ],
+      preUsage: [{ type: 'textbox', name: 'experiment_title', title: 'Title' }],
+    });
+    // The first usage before this harvest started (the station ran then, and was restarted).
+    station = await startStation(dirs.data);
+    expect((await station.rpc('session.logon', { login: 'ada', pin: '1234' })).status).toBe(200);
+    const first = await useTool(station, 'Cathodes', 'Grain growth', 'Grain growth');
+    await station.stop();
+    station = await startStation(dirs.data);
+    const st = station;
+    expect((await st.rpc('session.logon', { login: 'ada', pin: '1234' })).status).toBe(200);
+    const enabled = await st.rpc('toolControl.enable', {
+      tool: 'SEM',
+      project: 'Anodes',
+      answers: { experiment_title: 'Coating' },
+    });
+    expect(enabled.status, JSON.stringify(enabled.body)).toBe(200);
+    const on = (enabled.body as { usage: Usage }).usage;
+    // The first walk since the start is over.
+    await expect
+      .poll(
+        async () =>
+          ((await st.rpc('harvest.status', {})).body as { last_scan_at: unknown }).last_scan_at,
+        { timeout: 15_000 },
+      )
+      .not.toBeNull();
+    // Copied (or moved) in as cp -p, mv or Explorer do: with the mtime it was written at,
+    // during the first usage.
+    const outside = join(dirs.root, 'moved.dat');
+    writeFileSync(outside, 'acquired earlier, copied in now');
+    const during = (Date.parse(first.start) + Date.parse(first.end)) / 2000;
+    utimesSync(outside, during, during);
+    renameSync(outside, join(dirs.src, 'moved.dat'));
+    await expect
+      .poll(async () => (await filesOf(dirs.data))[0]?.last_transfer?.status, { timeout: 15_000 })
+      .toBe('completed');
+    const [file] = await filesOf(dirs.data);
+    expect(file?.usage_event).toBe(on.uuid);
+    expect(file?.last_transfer?.destination_path).toBe(join(dirs.dest, 'Anodes', 'moved.dat'));
   });
 });

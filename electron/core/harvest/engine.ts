@@ -224,6 +224,7 @@ export class Harvester {
     this.stopped = false;
     acceptHooks();
     this.intake.startedAt = this.clock();
+    this.intake.walkedSinceStart.clear();
     this.timers.importSeen();
     this.harvested.load(this.options.tool());
     if (!this.lock.take()) return;
@@ -346,6 +347,7 @@ export class Harvester {
     };
     this.stopped = false;
     this.intake.startedAt = this.clock();
+    this.intake.walkedSinceStart.clear();
     this.lock.takeNow();
     let tick: NodeJS.Timeout | undefined;
     // Everything after the lock is inside the try: an error (a full disk, a busy database)

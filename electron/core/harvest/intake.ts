@@ -85,6 +85,11 @@ export class Intake {
    */
   startedAt = 0;
   /**
+   * Instruments whose folders a walk has gone through since the start (walkEnded; cleared at
+   * each start): a file found after that was seen as it came, whatever its mtime says.
+   */
+  readonly walkedSinceStart = new Set<number>();
+  /**
    * Sources whose content is being compared with their record (recheck), by candidateKey: a
    * file found again with its size but a new mtime.
    */
@@ -122,6 +127,7 @@ export class Intake {
 
   /** The walk that took `known` ended: it is no longer kept up to date. */
   walkEnded(instrumentId: number, known: KnownSources): void {
+    this.walkedSinceStart.add(instrumentId);
     const walks = this.walkKnown.get(instrumentId);
     if (!walks) return;
     walks.delete(known);
@@ -164,12 +170,14 @@ export class Intake {
     const seen = nowIso(this.clock);
     // The usage on the tool when the file was first seen. A file written before this harvester
     // started (the station was off) was not seen when it was made: it belongs to the usage in
-    // progress when it was written, not to whoever is logged on now.
+    // progress when it was written, not to whoever is logged on now. Only while the first walk
+    // since the start goes on: a file found after it came in since, and a file moved or copied
+    // in keeps its old mtime (it was credited to whoever used the tool hours before).
     const written = new Date(mtimeMs).toISOString();
-    const usage =
-      mtimeMs < this.startedAt
-        ? usageOnToolAt(this.db, instrument.tool_id, written)
-        : usageOnToolAt(this.db, instrument.tool_id, seen);
+    const beforeStart = mtimeMs < this.startedAt && !this.walkedSinceStart.has(instrument.id);
+    const usage = beforeStart
+      ? usageOnToolAt(this.db, instrument.tool_id, written)
+      : usageOnToolAt(this.db, instrument.tool_id, seen);
     this.stability.add(key, instrument, folder, path, relativePath, size, mtimeMs, seen, usage);
   }
 
