@@ -664,6 +664,33 @@ describe("the user's mail and the operator's copy", () => {
     }
   });
 
+  // Mutation: the worker setting the new recipients only (as it did): bob got the mail
+  // greeting Alice.
+  it('is written anew for another person the usage was given to while it waited', async () => {
+    const uuid = '01900000-0000-7000-8000-00000000f0c4';
+    const { db, worker } = await sending('user-changed', 'alice@example.org', {
+      uuid,
+      meanwhile: (setEmail, db) => {
+        setEmail('bob', 'bob@example.org');
+        db.prepare(
+          "UPDATE usage_events SET user_id = (SELECT id FROM users WHERE username = 'bob') WHERE uuid = ?",
+        ).run(uuid);
+      },
+    });
+    try {
+      const [mail] = await waitFor('the mail sent', () =>
+        mailsOf(db, uuid)[0]?.status === 'sent' ? mailsOf(db, uuid) : undefined,
+      );
+      expect(mail.to).toMatch(/<bob@example\.org>$/);
+      const [sent] = smtp.about(uuid, 'pending_answers');
+      expect(sent?.rcpt).toEqual(['bob@example.org']);
+      expect(sent?.body).toContain('Hello bob,');
+      expect(sent?.body).not.toContain('Alice');
+    } finally {
+      await worker.stop();
+    }
+  });
+
   it('is failed as having no address when its user lost theirs while it waited', async () => {
     const uuid = '01900000-0000-7000-8000-00000000f0c2';
     const { db, worker } = await sending('address-gone', 'alice@old.example.org', {

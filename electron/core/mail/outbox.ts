@@ -158,6 +158,17 @@ export function requeueMail(
 }
 
 /** The addresses a mail waiting to go is sent to (the people's own, changed meanwhile). */
+/** The mail written anew (pending.ts currentMail): its people, subject and both bodies. */
+export function setComposed(
+  db: Db,
+  id: number,
+  mail: { to: string; cc: string; subject: string; text: string; html: string | null },
+): void {
+  db.prepare(
+    'UPDATE mail_outbox SET "to" = ?, cc = ?, subject = ?, text = ?, html = ? WHERE id = ?',
+  ).run(mail.to, mail.cc, mail.subject, mail.text, mail.html, id);
+}
+
 export function setRecipients(db: Db, id: number, recipients: { to: string; cc: string }): void {
   db.prepare('UPDATE mail_outbox SET "to" = ?, cc = ? WHERE id = ?').run(
     recipients.to,

@@ -6,6 +6,7 @@ import {
   hasMailAddress,
   mailAddress,
   mailbox,
+  type ComposedMail,
   type MailPerson,
   type PendingUsage,
 } from './compose.js';
@@ -149,6 +150,32 @@ export function currentRecipients(db: Db, usageEventId: number): { to: string; c
     to: mailbox(person(row, 'u')),
     cc: copiesOperator(row) ? mailbox(person(row, 'o')) : '',
   };
+}
+
+/**
+ * The mail of `kind` for the usage as it stands now (to its user now, greeting them, their
+ * operator copied), or null when the user has no address.
+ */
+export function currentMail(
+  db: Db,
+  usageEventId: number,
+  kind: MailKind,
+  config: { publicUrl: string; timeZone: string },
+): ComposedMail | null {
+  const row = db.prepare(PENDING_SELECT).get(usageEventId) as PendingRow | undefined;
+  if (!row || row.end === null || !hasMailAddress(person(row, 'u'))) return null;
+  return composePendingMail(
+    kind,
+    {
+      uuid: row.uuid,
+      tool: row.tool,
+      start: row.start,
+      end: row.end,
+      user: person(row, 'u'),
+      operator: copiesOperator(row) ? person(row, 'o') : null,
+    },
+    config,
+  );
 }
 
 /** Whether the operator gets a copy: someone else than the user, with another address. */

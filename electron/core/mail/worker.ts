@@ -13,10 +13,17 @@ import {
   markSent,
   nextDueAt,
   nextDueMail,
+  setComposed,
   setRecipients,
   type MailRow,
 } from './outbox.js';
-import { currentRecipients, NO_ADDRESS, checkMail, queueDueReminders } from './pending.js';
+import {
+  currentMail,
+  currentRecipients,
+  NO_ADDRESS,
+  checkMail,
+  queueDueReminders,
+} from './pending.js';
 import { fileTransport, smtpTransport, type MailTransport } from './transport.js';
 
 export interface MailWorkerOptions {
@@ -133,8 +140,16 @@ export function startMailWorker(options: MailWorkerOptions): MailWorker {
       return true;
     }
     if (recipients.to !== mail.to || recipients.cc !== mail.cc) {
-      setRecipients(db, mail.id, recipients);
-      mail = { ...mail, ...recipients };
+      // Written anew for them: the usage may have been given to another person since (a station
+      // pushing it again), whom the mail would otherwise greet by the last one's name.
+      const current = currentMail(db, check.usageEventId, mail.kind, config);
+      if (current !== null) {
+        setComposed(db, mail.id, current);
+        mail = { ...mail, ...current };
+      } else {
+        setRecipients(db, mail.id, recipients);
+        mail = { ...mail, ...recipients };
+      }
     }
     const via = transportFor(config);
     try {
