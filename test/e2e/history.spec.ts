@@ -1,4 +1,6 @@
 import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import type { Page } from '@playwright/test';
 import { expect, test } from './fixtures.js';
 import { facility, enableWith, logOff, logOn } from './facility.js';
@@ -94,4 +96,47 @@ test('history: one row per group repetition, filters, CSV export, staff validati
   await page.getByRole('button', { name: 'Validate usage event 1' }).click();
   await expect(table.getByText('Validated by')).toBeVisible();
   await expect(page.getByRole('button', { name: 'Validate usage event 1' })).toHaveCount(0);
+});
+
+test('history: a long history is drawn 500 rows at a time; the CSV export has them all', async ({
+  page,
+  startStation,
+}) => {
+  const station = await startStation(facility(), (dataDir) => {
+    // 1,200 ended usages of ada's, a day apart, written as a station records them.
+    const db = new Database(join(dataDir, 'labstation.db'));
+    db.prepare(
+      `INSERT INTO usage_events (uuid, user_id, operator_id, project_id, tool_id, start, "end",
+         pre_run_data, updated_at)
+       WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1200)
+       SELECT lower(hex(randomblob(16))), u.id, u.id, p.id, t.id,
+         strftime('%Y-%m-%dT09:00:00.000Z', '2020-01-01', '+' || i || ' days'),
+         strftime('%Y-%m-%dT10:00:00.000Z', '2020-01-01', '+' || i || ' days'),
+         json_object('experiment_title', 'run ' || i), '2024-01-01T00:00:00.000Z'
+       FROM n, users u, projects p, tools t
+       WHERE u.username = 'ada' AND p.name = 'Engines'`,
+    ).run();
+    db.close();
+  });
+  await page.goto(station.url);
+  await logOn(page, 'sam', '9999');
+  await page.getByRole('tab', { name: 'Usage data history' }).click();
+  await page.getByLabel('From', { exact: true }).fill('2020-01-01');
+  await page.getByRole('button', { name: 'Apply filters' }).click();
+  await expect(page.getByText('1200 usage events, 1200 rows')).toBeVisible();
+  const bodyRows = page.getByRole('region', { name: 'History table' }).locator('tbody tr');
+  // Every row was drawn at once: tens of thousands froze the screen for most of a minute.
+  await expect(bodyRows).toHaveCount(500);
+  await expect(
+    page.getByText('Showing 500 of 1200 rows; the CSV export has them all.'),
+  ).toBeVisible();
+  await page.getByRole('button', { name: 'Show more' }).click();
+  await expect(bodyRows).toHaveCount(1000);
+  await page.getByRole('button', { name: 'Show more' }).click();
+  await expect(bodyRows).toHaveCount(1200);
+  await expect(page.getByRole('button', { name: 'Show more' })).toHaveCount(0);
+  const downloading = page.waitForEvent('download');
+  await page.getByRole('button', { name: 'Export CSV' }).click();
+  const csv = await readFile(await (await downloading).path(), 'utf8');
+  expect(csv.split('\r\n').length).toBe(1200 + 2);
 });
