@@ -48,22 +48,29 @@ async function useTool(
   return (disabled.body as { usage: Usage }).usage;
 }
 
+/** A harvest of the SEM, whose user Ada has two projects and a title asked at enable. */
+function adasHarvest(options: { template: string; hooks?: unknown[] }) {
+  return setupHarvest({
+    ...options,
+    projects: [{ name: 'Cathodes' }, { name: 'Anodes' }],
+    users: [
+      {
+        username: 'ada',
+        first_name: 'Ada',
+        last_name: 'L',
+        pin: '1234',
+        projects: ['Cathodes', 'Anodes'],
+        qualified_tools: ['SEM'],
+      },
+    ],
+    preUsage: [{ type: 'textbox', name: 'experiment_title', title: 'Title' }],
+  });
+}
+
 describe('the usage of a harvested file', () => {
   it('is the one it was made during, though another came after: template fields and usage_context', async () => {
-    const dirs = await setupHarvest({
+    const dirs = await adasHarvest({
       template: '{user}/{project}/{usage_event}/{filename}',
-      projects: [{ name: 'Cathodes' }, { name: 'Anodes' }],
-      users: [
-        {
-          username: 'ada',
-          first_name: 'Ada',
-          last_name: 'L',
-          pin: '1234',
-          projects: ['Cathodes', 'Anodes'],
-          qualified_tools: ['SEM'],
-        },
-      ],
-      preUsage: [{ type: 'textbox', name: 'experiment_title', title: 'Title' }],
       hooks: [{ name: 'ctx', trigger: 'post_transfer', kind: 'usage_context' }],
     });
     // The same question after the usage: its answer (run_data) is the one the file is given.
@@ -107,21 +114,7 @@ describe('the usage of a harvested file', () => {
   // Mutation: Intake.consider going by the mtime for every file older than the start, as it
   // did: the file below went to the first usage, hours before (its mtime), not the one on.
   it('is the one on when a file is moved in after the first walk, whatever its old mtime', async () => {
-    const dirs = await setupHarvest({
-      template: '{project}/{filename}',
-      projects: [{ name: 'Cathodes' }, { name: 'Anodes' }],
-      users: [
-        {
-          username: 'ada',
-          first_name: 'Ada',
-          last_name: 'L',
-          pin: '1234',
-          projects: ['Cathodes', 'Anodes'],
-          qualified_tools: ['SEM'],
-        },
-      ],
-      preUsage: [{ type: 'textbox', name: 'experiment_title', title: 'Title' }],
-    });
+    const dirs = await adasHarvest({ template: '{project}/{filename}' });
     // The first usage before this harvest started (the station ran then, and was restarted).
     station = await startStation(dirs.data);
     expect((await station.rpc('session.logon', { login: 'ada', pin: '1234' })).status).toBe(200);
