@@ -80,9 +80,9 @@ export function decimalPlaces(value: number): number {
 
 /**
  * Removes binary noise from a computed value (0.1 + 0.2 -> 0.3) by keeping 15 significant
- * digits, the most a double always holds exactly; a safe integer is kept whole. Used for formulas without a precision, and
- * before rounding (roundHalfAwayFromZero, floor, ceil, trunc), where the noise would otherwise
- * decide the result.
+ * digits, the most a double always holds exactly; a safe integer is kept whole. Used for
+ * formulas without a precision, and before rounding (roundHalfAwayFromZero, floor, ceil,
+ * trunc), where the noise would otherwise decide the result.
  */
 export function cleanComputedNumber(value: number): number {
   if (!Number.isFinite(value) || value === 0) return value === 0 ? 0 : value;

@@ -28,10 +28,10 @@ export type CompiledPattern =
 const cache = new Map<string, CompiledPattern>();
 const CACHE_LIMIT = 500;
 
-function compiles(source: string, flags: string): string | null {
+/** The expression, or why it does not compile. */
+function regExpOrError(source: string, flags: string): RegExp | string {
   try {
-    new RegExp(source, flags);
-    return null;
+    return new RegExp(source, flags);
   } catch (e) {
     return e instanceof Error ? e.message : 'invalid pattern';
   }
@@ -46,13 +46,11 @@ function compile(pattern: string): CompiledPattern {
   let error = 'invalid pattern';
   let wrapped = false;
   for (const flags of PATTERN_FLAGS) {
-    const whole = `^(?:${pattern})$`;
-    const alone = compiles(pattern, flags);
-    if (alone === null && compiles(whole, flags) === null) {
-      return { ok: true, regexp: new RegExp(whole, flags) };
-    }
-    error = alone ?? 'invalid pattern';
-    wrapped ||= compiles(whole, flags) === null;
+    const alone = regExpOrError(pattern, flags);
+    const whole = regExpOrError(`^(?:${pattern})$`, flags);
+    if (typeof alone !== 'string' && typeof whole !== 'string') return { ok: true, regexp: whole };
+    error = typeof alone === 'string' ? alone : 'invalid pattern';
+    wrapped ||= typeof whole !== 'string';
   }
   return { ok: false, error, wrapped };
 }

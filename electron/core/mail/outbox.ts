@@ -157,7 +157,6 @@ export function requeueMail(
   );
 }
 
-/** The addresses a mail waiting to go is sent to (the people's own, changed meanwhile). */
 /** The mail written anew (pending.ts currentMail): its people, subject and both bodies. */
 export function setComposed(
   db: Db,
@@ -169,6 +168,7 @@ export function setComposed(
   ).run(mail.to, mail.cc, mail.subject, mail.text, mail.html, id);
 }
 
+/** The addresses a mail waiting to go is sent to (the people's own, changed meanwhile). */
 export function setRecipients(db: Db, id: number, recipients: { to: string; cc: string }): void {
   db.prepare('UPDATE mail_outbox SET "to" = ?, cc = ? WHERE id = ?').run(
     recipients.to,

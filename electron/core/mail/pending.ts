@@ -111,16 +111,7 @@ function queuePending(
   if (row.end === null || row.post_usage_pending !== 1) return null;
   if (!toolAsksPostUsage(db, row.tool_id)) return null;
   const user = person(row, 'u');
-  const operator = person(row, 'o');
-  const usage: PendingUsage = {
-    uuid: row.uuid,
-    tool: row.tool,
-    start: row.start,
-    end: row.end,
-    user,
-    operator: copiesOperator(row) ? operator : null,
-  };
-  const mail = composePendingMail(kind, usage, config);
+  const mail = composePendingMail(kind, pendingUsage(row, row.end), config);
   if (hasMailAddress(user)) return enqueueMail(db, { kind, usageEventId: row.id, ...mail }, now);
   // Nobody to write to. Not dropped without a word: the mail is recorded failed, so it is
   // among the failed mails an admin lists, and can be sent once the person has an address.
@@ -164,18 +155,19 @@ export function currentMail(
 ): ComposedMail | null {
   const row = db.prepare(PENDING_SELECT).get(usageEventId) as PendingRow | undefined;
   if (!row || row.end === null || !hasMailAddress(person(row, 'u'))) return null;
-  return composePendingMail(
-    kind,
-    {
-      uuid: row.uuid,
-      tool: row.tool,
-      start: row.start,
-      end: row.end,
-      user: person(row, 'u'),
-      operator: copiesOperator(row) ? person(row, 'o') : null,
-    },
-    config,
-  );
+  return composePendingMail(kind, pendingUsage(row, row.end), config);
+}
+
+/** What a pending-answers mail says of the usage: its user, the operator when copied. */
+function pendingUsage(row: PendingRow, end: string): PendingUsage {
+  return {
+    uuid: row.uuid,
+    tool: row.tool,
+    start: row.start,
+    end,
+    user: person(row, 'u'),
+    operator: copiesOperator(row) ? person(row, 'o') : null,
+  };
 }
 
 /** Whether the operator gets a copy: someone else than the user, with another address. */

@@ -8,6 +8,54 @@ import { randomSecret, sha256 } from './secrets.js';
 
 export const ROLES: readonly Role[] = ['admin', 'staff', 'user'];
 
+/**
+ * People log on at stations with a username or a badge, so each must name one person: a badge
+ * may not be another's badge or username, nor a username another's badge.
+ */
+export type Clash = { path: string[]; message: string };
+
+/** The username and badge must each be free, of names and badges both. */
+export function logonNameClashes(
+  db: Db,
+  id: number | null,
+  username: string,
+  badge: string | null,
+): Clash[] {
+  const other = (sql: string, value: string): string | undefined =>
+    db
+      .prepare(sql)
+      .pluck()
+      .get(value, id ?? -1) as string | undefined;
+  const problems: Clash[] = [];
+  const clash = (field: string, message: string): void => {
+    problems.push({ path: [field], message });
+  };
+  const byName = other(
+    'SELECT username FROM users WHERE username = ? COLLATE NOCASE AND id <> ?',
+    username,
+  );
+  // Log-on looks usernames up without regard to case, so a badge may not equal one in any case.
+  const nameIsBadge = other(
+    'SELECT username FROM users WHERE badge_number = ? COLLATE NOCASE AND id <> ?',
+    username,
+  );
+  if (byName) clash('username', `${username} is taken`);
+  else if (nameIsBadge) clash('username', `${username} is the badge number of ${nameIsBadge}`);
+  if (badge !== null) {
+    const badgeOwner = other(
+      'SELECT username FROM users WHERE badge_number = ? AND id <> ?',
+      badge,
+    );
+    const badgeIsName = other(
+      'SELECT username FROM users WHERE username = ? COLLATE NOCASE AND id <> ?',
+      badge,
+    );
+    if (badgeOwner) clash('badge_number', `${badge} belongs to ${badgeOwner}`);
+    else if (badgeIsName) clash('badge_number', `${badge} is the username of ${badgeIsName}`);
+  }
+  return problems;
+}
+
 export function checkPassword(password: string, field = 'password'): void {
   const problem = passwordProblem(password);
   if (problem !== null) throw new AppError('validation_failed', `${field}: ${problem}`);
@@ -46,29 +94,14 @@ export async function createAccount(
       throw new AppError('validation_failed', `${field}: ${CONTROL_CHARACTERS}`);
     }
   }
-  // As the admin page checks a person (facilitySaves.ts logonNameClashes): log-on at a
-  // station looks a login up as a username first, in any case, then as a badge.
-  const taken = db
-    .prepare(
-      `SELECT username, email FROM users
-       WHERE username = ? COLLATE NOCASE OR (email <> '' AND email = ? COLLATE NOCASE)`,
-    )
-    .get(username, email) as { username: string; email: string } | undefined;
-  if (taken) {
-    throw new AppError(
-      'conflict',
-      taken.username.toLowerCase() === username.toLowerCase()
-        ? `username: ${username} is taken`
-        : `email: ${email} is taken`,
-    );
-  }
-  const badgeOf = db
-    .prepare('SELECT username FROM users WHERE badge_number = ? COLLATE NOCASE')
-    .pluck()
-    .get(username) as string | undefined;
-  if (badgeOf !== undefined) {
-    throw new AppError('conflict', `username: ${username} is the badge number of ${badgeOf}`);
-  }
+  // As the admin page checks a person: log-on at a station looks a login up as a username
+  // first, in any case, then as a badge.
+  const [clash] = logonNameClashes(db, null, username, null);
+  if (clash) throw new AppError('conflict', `${clash.path[0]}: ${clash.message}`);
+  const emailTaken = db
+    .prepare("SELECT 1 FROM users WHERE email <> '' AND email = ? COLLATE NOCASE")
+    .get(email);
+  if (emailTaken) throw new AppError('conflict', `email: ${email} is taken`);
   const passwordHash = await hashSecret(input.password);
   const now = nowIso();
   const id = Number(

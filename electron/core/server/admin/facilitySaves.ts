@@ -19,6 +19,7 @@ import type { Db } from '../../db/open.js';
 import { AppError, fieldError } from '../../util/errors.js';
 import { newUuid, nowIso } from '../../util/ids.js';
 import { hashSecret } from '../../util/pin.js';
+import { logonNameClashes, type Clash } from '../accounts.js';
 import type { Account } from '../auth.js';
 import { toAdminProject, toolById, userById } from './facility.js';
 
@@ -54,54 +55,6 @@ function unchangedSince(
         'page to see that change, then make yours again',
     );
   }
-}
-
-/**
- * People log on at stations with a username or a badge, so each must name one person: a badge
- * may not be another's badge or username, nor a username another's badge.
- */
-type Clash = { path: string[]; message: string };
-
-/** The username and badge must each be free, of names and badges both. */
-function logonNameClashes(
-  db: Db,
-  id: number | null,
-  username: string,
-  badge: string | null,
-): Clash[] {
-  const other = (sql: string, value: string): string | undefined =>
-    db
-      .prepare(sql)
-      .pluck()
-      .get(value, id ?? -1) as string | undefined;
-  const problems: Clash[] = [];
-  const clash = (field: string, message: string): void => {
-    problems.push({ path: [field], message });
-  };
-  const byName = other(
-    'SELECT username FROM users WHERE username = ? COLLATE NOCASE AND id <> ?',
-    username,
-  );
-  // Log-on looks usernames up without regard to case, so a badge may not equal one in any case.
-  const nameIsBadge = other(
-    'SELECT username FROM users WHERE badge_number = ? COLLATE NOCASE AND id <> ?',
-    username,
-  );
-  if (byName) clash('username', `${username} is taken`);
-  else if (nameIsBadge) clash('username', `${username} is the badge number of ${nameIsBadge}`);
-  if (badge !== null) {
-    const badgeOwner = other(
-      'SELECT username FROM users WHERE badge_number = ? AND id <> ?',
-      badge,
-    );
-    const badgeIsName = other(
-      'SELECT username FROM users WHERE username = ? COLLATE NOCASE AND id <> ?',
-      badge,
-    );
-    if (badgeOwner) clash('badge_number', `${badge} belongs to ${badgeOwner}`);
-    else if (badgeIsName) clash('badge_number', `${badge} is the username of ${badgeIsName}`);
-  }
-  return problems;
 }
 
 /** Every clash at once (one refusal, each problem at its field), not one per save. */

@@ -86,10 +86,11 @@ export function saveArea(db: Db, input: AreaInput, now: string): { area: AreaVie
         );
       }
       const before = new Set(id === null ? [] : toolsOf(db, id));
+      const tools = new Set(input.tools);
       db.prepare('DELETE FROM area_tools WHERE area_id = ?').run(areaId);
       const insert = db.prepare('INSERT INTO area_tools (area_id, tool_id) VALUES (?, ?)');
-      for (const tool of new Set(input.tools)) insert.run(areaId, tool);
-      for (const tool of new Set(input.tools)) {
+      for (const tool of tools) insert.run(areaId, tool);
+      for (const tool of tools) {
         if (!before.has(tool)) refuseDoubleBooking(db, areaId, tool, now);
       }
       return areaId;
