@@ -193,6 +193,11 @@ export interface ToolStatus {
   state: ToolState;
   active: UsageEventView | null;
   shutdown: { reason: string; since: string } | null;
+  /**
+   * False while staff have marked the tool not operational (the server's tool admin): only
+   * staff may start a usage on it. A shutdown by a problem report is `shutdown` above.
+   */
+  operational: boolean;
 }
 
 export interface PendingForm {

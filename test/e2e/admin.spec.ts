@@ -268,3 +268,37 @@ test('an admin sees the notice a person without an e-mail address did not get, a
   await failed.release();
   expect(await row.count()).toBe(1);
 });
+
+test('an admin marks a tool not operational: at its station only staff can start a usage', async ({
+  page,
+  context,
+  startServer,
+}) => {
+  const setup = await startServer();
+  await logInAsAdmin(page, setup);
+  await page.getByRole('link', { name: 'Tools and forms' }).click();
+  await page.getByRole('button', { name: 'Edit SEM' }).click();
+  const tool = page.getByRole('form', { name: 'Edit SEM' });
+  await tool.getByLabel('Operational').uncheck();
+  await tool.getByRole('button', { name: 'Save' }).click();
+  await expect(page.getByRole('status').filter({ hasText: 'Saved SEM.' })).toBeVisible();
+
+  const station = await context.newPage();
+  await station.goto(setup.stationUrl);
+  await station.getByLabel('Username or badge number').fill('alice');
+  await station.getByLabel('PIN', { exact: true }).fill(PEOPLE.alice.pin);
+  await station.getByRole('button', { name: 'Log on' }).click();
+  // The station pulls the change within seconds; the screen follows without a reload.
+  await expect(station.getByRole('heading', { name: 'SEM is not operational' })).toBeVisible({
+    timeout: 15_000,
+  });
+  await expect(station.getByTestId('not-operational')).toBeVisible();
+  await expect(station.getByRole('button', { name: 'Enable SEM' })).toHaveCount(0);
+
+  await page.getByRole('button', { name: 'Edit SEM' }).click();
+  await tool.getByLabel('Operational').check();
+  await tool.getByRole('button', { name: 'Save' }).click();
+  await expect(page.getByRole('status').filter({ hasText: 'Saved SEM.' })).toBeVisible();
+  await expect(station.getByTestId('not-operational')).toBeHidden({ timeout: 15_000 });
+  await expect(station.getByRole('heading', { name: 'Enable SEM' })).toBeVisible();
+});

@@ -6,7 +6,7 @@
  * (named in the test).
  */
 import { describe, expect, it } from 'vitest';
-import type { UsageEventView } from '../../shared/api.js';
+import type { ToolStatus, UsageEventView } from '../../shared/api.js';
 import type { Station } from '../../electron/core/station/station.js';
 import { applyDelta, syncCursor, syncCursorMark } from '../../electron/core/sync/apply.js';
 import type {
@@ -155,6 +155,33 @@ describe('config deltas at the station', () => {
     applyDelta(st.db, delta({ users: [syncUser(st, 'alice', { pin_hash: pinHash })] }));
     await expectCode(logon(st, 'alice', '1234'), 'unauthenticated');
     await logon(st, 'alice', '8642');
+  });
+
+  // Mutations: applyDelta keeping the tool operational; enableTool not looking at `operational`,
+  // or refusing staff too.
+  it('lets only staff start a usage on a tool the server marked not operational', async () => {
+    const st = await station();
+    applyDelta(st.db, delta({ tools: [syncTool(st, 'SEM', { operational: false })] }));
+    await logon(st, 'alice', '1234');
+    const status = (await st.call('toolControl.status', { tool: 'SEM' })) as ToolStatus;
+    expect(status).toMatchObject({ state: 'idle', operational: false, shutdown: null });
+    const e = await expectCode(enable(st), 'tool_shutdown');
+    expect(e.message).toBe(
+      'SEM is marked not operational by staff; only staff may start a usage on it',
+    );
+    expect(st.db.prepare('SELECT count(*) FROM usage_events').pluck().get()).toBe(0);
+    expect(st.db.prepare('SELECT count(*) FROM outbox').pluck().get()).toBe(0);
+    await st.call('session.logoff', {});
+    await logon(st, 'sam', '9999');
+    await st.call('toolControl.enable', { tool: 'SEM', project: 'Other', answers: goodPreAnswers });
+    await st.call('toolControl.disable', { tool: 'SEM', answers: { problem: 'No' } });
+    await st.call('session.logoff', {});
+    applyDelta(st.db, delta({ tools: [syncTool(st, 'SEM', { operational: true })] }));
+    await logon(st, 'alice', '1234');
+    expect(((await st.call('toolControl.status', { tool: 'SEM' })) as ToolStatus).operational).toBe(
+      true,
+    );
+    await enable(st);
   });
 
   // Mutations: applyDelta keeping a user active that the server deactivated, or deleted.

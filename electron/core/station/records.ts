@@ -33,6 +33,8 @@ export interface ToolRow {
   shutdown: number;
   shutdown_reason: string;
   shutdown_since: string | null;
+  /** 0 when staff marked the tool not operational (server admin, synced down): staff only. */
+  operational: number;
 }
 
 export interface ProjectRow {

@@ -66,6 +66,7 @@ export function toolStatus(db: Db, toolRef: Ref): ToolStatus {
     shutdown: tool.shutdown
       ? { reason: tool.shutdown_reason, since: tool.shutdown_since ?? '' }
       : null,
+    operational: tool.operational !== 0,
   };
 }
 
@@ -73,6 +74,12 @@ export function enableTool(db: Db, actor: UserRow, args: EnableArgs, now: string
   const tool = findTool(db, args.tool);
   if (tool.shutdown) {
     throw new AppError('tool_shutdown', `${tool.name} is shut down: ${tool.shutdown_reason}`);
+  }
+  if (tool.operational === 0 && actor.is_staff !== 1) {
+    throw new AppError(
+      'tool_shutdown',
+      `${tool.name} is marked not operational by staff; only staff may start a usage on it`,
+    );
   }
   const billed = args.user === undefined ? actor : findUser(db, args.user);
   if (billed.id !== actor.id) requireStaff(actor, 'enable a tool on behalf of another user');

@@ -74,6 +74,14 @@ function SessionForms({ session, status, onDone }: SessionFormsProps): ReactElem
           </section>
         );
       }
+      if (!status.operational && !me.is_staff) {
+        return (
+          <section className="panel">
+            <h2>{`${tool} is not operational`}</h2>
+            <p>Staff have marked it not operational. Only staff can start a usage on it.</p>
+          </section>
+        );
+      }
       return <EnableForm key={status.tool.id} session={session} status={status} onDone={onDone} />;
     case 'in_use': {
       const active = status.active;

@@ -21,7 +21,12 @@ export function ToolStatusPanel({ status }: { status: ToolStatus | null }): Reac
         <p className="state-badge" data-testid="tool-state">
           {STATE_LABEL[state]}
         </p>
-        {state === 'idle' && <p>The tool is free.</p>}
+        {state === 'idle' && status.operational && <p>The tool is free.</p>}
+        {!status.operational && (
+          <p className="notice" data-testid="not-operational">
+            Marked not operational by staff: only staff can start a usage.
+          </p>
+        )}
         {active && (
           <dl className="facts">
             <dt>User</dt>
