@@ -302,7 +302,7 @@ describe('pagination', () => {
     expect(await page(f, `/api/usage_events/?${query}&page=last`)).toEqual(last);
   });
 
-  it('answers page 1 of an empty result, and 404 past the end, at 0 or for a non-number', async () => {
+  it('answers page 1 of an empty result or an empty page, and 404 past the end, at 0 or for a non-number', async () => {
     expect(await page(f, '/api/usage_events/?tool_id=99')).toEqual({
       count: 0,
       next: null,
@@ -327,6 +327,10 @@ describe('pagination', () => {
       (await page(f, '/api/usage_events/?page_size=3&page=3')).results.map((r) => r.id),
     ).toEqual([1]);
     expect((await page(f, '/api/usage_events/?page=1')).count).toBe(7);
+    // An empty page is page 1, as DRF reads it (a client that always sends `page=`).
+    const first = await page(f, '/api/usage_events/?page=&page_size=3');
+    expect(first.results.map((r) => r.id)).toEqual([7, 6, 5]);
+    expect(first.previous).toBeNull();
   });
 
   it('uses the default page size for zero, negative or non-number page_size', async () => {

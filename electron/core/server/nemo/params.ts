@@ -157,7 +157,8 @@ export function pageSizeOf(query: URLSearchParams): number {
  * 'last' is the last page, page 1 always exists), or null when there is no such page.
  */
 export function pageNumberOf(query: URLSearchParams, pages: number): number | null {
-  const text = (lastValue(query, 'page') ?? '1').trim();
+  // An empty value is page 1, as DRF reads it (`query_params.get('page') or 1`).
+  const text = (lastValue(query, 'page') || '1').trim();
   if (text === 'last') return Math.max(1, pages);
   const value = parseInteger(text);
   if (value === null || value < 1) return null;
