@@ -1,7 +1,8 @@
 /**
- * A file whose record is gone (its source went away during its copy) and that comes back as it
- * was, with the size and mtime recorded: taken again by the next harvest, not passed over as
- * recorded already (intake.ts alreadyRecorded).
+ * A file whose record is gone (its source went away during its copy): when it comes back as it
+ * was, with the size and mtime recorded, it is taken again by the next harvest, not passed over
+ * as recorded already (intake.ts alreadyRecorded); other bytes at its path are a new file; and
+ * renamed in its folder, a one-shot run takes it under its new name before it ends.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, renameSync, writeFileSync } from 'node:fs';
@@ -10,26 +11,35 @@ import { describe, expect, it } from 'vitest';
 import { tempDir, waitFor } from './helpers.js';
 import { filesOf, harvestOnce, listTree, setupHarvest } from './harvestSetup.js';
 
+/** Starts `harvest --once` on a 64 MiB movie.mrc, slowed, and moves it to `to` mid-copy. */
+async function movedMidCopy(
+  dirs: Awaited<ReturnType<typeof setupHarvest>>,
+  to: string,
+): Promise<Awaited<ReturnType<typeof harvestOnce>>> {
+  const source = join(dirs.src, 'movie.mrc');
+  writeFileSync(source, randomBytes(64 * 1024 * 1024));
+  // Slowed to 24 ms per MiB: the 64 MiB copy takes about 1.5 s.
+  const run = harvestOnce(dirs.data, { LABSTATION_INJECT: 'harvest.slow-copy' });
+  await waitFor(
+    'the copy under way',
+    () =>
+      existsSync(join(dirs.dest, 'sem-1')) &&
+      listTree(join(dirs.dest, 'sem-1')).some((p) => p.startsWith('.movie.mrc.'))
+        ? true
+        : undefined,
+    30_000,
+  );
+  // Moved on the same disk: it keeps its size and mtime.
+  renameSync(source, to);
+  return run;
+}
+
 describe('a file gone during its copy', () => {
   it('is taken again when it comes back with the size and mtime it had', async () => {
     const dirs = await setupHarvest({ stability: 0 });
     const source = join(dirs.src, 'movie.mrc');
     const aside = join(tempDir(), 'movie.mrc');
-    writeFileSync(source, randomBytes(64 * 1024 * 1024));
-    // Slowed to 24 ms per MiB: the 64 MiB copy takes about 1.5 s.
-    const run = harvestOnce(dirs.data, { LABSTATION_INJECT: 'harvest.slow-copy' });
-    await waitFor(
-      'the copy under way',
-      () =>
-        existsSync(join(dirs.dest, 'sem-1')) &&
-        listTree(join(dirs.dest, 'sem-1')).some((p) => p.startsWith('.movie.mrc.'))
-          ? true
-          : undefined,
-      30_000,
-    );
-    // Moved away on the same disk: it keeps its size and mtime.
-    renameSync(source, aside);
-    expect((await run).code).toBe(0);
+    expect((await movedMidCopy(dirs, aside)).code).toBe(0);
     expect((await filesOf(dirs.data)).map((f) => f.state)).toEqual(['gone']);
 
     renameSync(aside, source);
@@ -38,5 +48,37 @@ describe('a file gone during its copy', () => {
     const [file] = await filesOf(dirs.data);
     expect(file?.state).toBe('done');
     expect(listTree(dirs.dest)).toEqual(['sem-1/movie.mrc']);
+  }, 60_000);
+
+  // Mutation: Intake.accept re-queuing every record not done (a gone one too) under its old ARK.
+  it('is a new file with an ARK of its own when other bytes come back at its path', async () => {
+    const dirs = await setupHarvest({ stability: 0 });
+    expect((await movedMidCopy(dirs, join(tempDir(), 'movie.mrc'))).code).toBe(0);
+    const [gone] = await filesOf(dirs.data);
+    expect(gone?.state).toBe('gone');
+
+    writeFileSync(join(dirs.src, 'movie.mrc'), randomBytes(1024));
+    const again = await harvestOnce(dirs.data);
+    expect(again.stdout).toContain('harvest: 1 completed, 0 skipped, 0 failed');
+    const files = await filesOf(dirs.data);
+    expect(files.map((f) => [f.persistent_id === gone?.persistent_id, f.state, f.size])).toEqual([
+      [true, 'gone', 64 * 1024 * 1024],
+      [false, 'done', 1024],
+    ]);
+    expect(listTree(dirs.dest)).toEqual(['sem-1/movie.mrc']);
+  }, 60_000);
+
+  // Mutation: runOnce walking once only (the renamed file waited for the next run, exit 0).
+  it('renamed in its folder during a one-shot run is taken under its new name in that run', async () => {
+    const dirs = await setupHarvest({ stability: 0 });
+    const run = await movedMidCopy(dirs, join(dirs.src, 'movie-final.mrc'));
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('harvest: 1 completed, 0 skipped, 0 failed');
+    const files = await filesOf(dirs.data);
+    expect(files.map((f) => [f.filename, f.state])).toEqual([
+      ['movie.mrc', 'gone'],
+      ['movie-final.mrc', 'done'],
+    ]);
+    expect(listTree(dirs.dest)).toEqual(['sem-1/movie-final.mrc']);
   }, 60_000);
 });

@@ -111,6 +111,8 @@ export class Harvester {
   private readonly timers: HarvestTimers;
   /** A one-shot run has walked every folder: candidates no longer wait without end. */
   private walked = false;
+  /** Files whose source went away during their copy (TransferHost.movedAway), since the start. */
+  private movedAway = 0;
   /** The harvest lock, taken at the start, or waited for (lockHolder.ts). */
   private readonly lock: HarvestLockHolder;
   private stopped = true;
@@ -160,6 +162,7 @@ export class Harvester {
       instrument: (id) => this.harvested.byId(id),
       watchedIn: (base) => this.harvested.leftOut.watchedIn(base),
       runEnds: () => this.run?.ends ?? null,
+      movedAway: () => (this.movedAway += 1),
       consider: (instrument, folder, path, size, mtimeMs) =>
         this.intake.consider(instrument, folder, path, size, mtimeMs),
       changed: () => this.changed(),
@@ -361,11 +364,19 @@ export class Harvester {
         `UPDATE harvest_files SET next_attempt_at = ? WHERE state = 'failed'`,
       ).run(this.now());
       tick = setInterval(() => void this.stability.check(), tickMs(this.harvested.list));
-      const idle = new Promise<void>((resolve) => this.idleWaiters.push(resolve));
-      await this.rescanAll();
-      this.walked = true;
-      this.checkIdle();
-      await idle;
+      // A file renamed during its copy (an instrument that writes a name, then renames it) is
+      // a new file under its new name, which the walk may have passed: walked again until no
+      // more go away (a few times at most), so that this run takes it.
+      for (let walks = 0; walks < 4; walks += 1) {
+        const movedBefore = this.movedAway;
+        const idle = new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+        this.walked = false;
+        await this.rescanAll();
+        this.walked = true;
+        this.checkIdle();
+        await idle;
+        if (this.movedAway === movedBefore) break;
+      }
       for (const status of this.run.ends.values()) this.run[status] += 1;
       return this.run;
     } finally {

@@ -196,12 +196,17 @@ export class Intake {
           const record = latestBySource(this.db, c.instrument.id, c.absolutePath);
           // Waiting already as it is (found twice before its copy): queued, not written again.
           if (record && sameWaiting(record, c)) return [record.id];
-          if (record && record.state !== 'done') {
+          // A file gone before its transfer that comes back with other bytes (or another
+          // mtime) is a new file at that path: a record of its own, an ARK, the usage on the
+          // tool when it was seen. The one it came back as it was keeps its record (goneAgain).
+          const back =
+            record?.state === 'gone' && record.size === c.size && record.mtime_ms === c.mtimeMs;
+          if (record && record.state !== 'done' && (record.state !== 'gone' || back)) {
             requeueFile(this.db, record.id, c.size, c.mtimeMs);
             noted.push([c, record.id]);
             return [record.id];
           }
-          if (record && record.size === c.size) {
+          if (record?.state === 'done' && record.size === c.size) {
             if (record.mtime_ms === c.mtimeMs) return [];
             if (!compared && record.xxhash !== null && record.hash_algorithm === HASH_ALGORITHM) {
               toCompare.push([c, record]);

@@ -48,6 +48,11 @@ export interface TransferHost {
    * retried in the run counts once, as it ended); null when no run is under way.
    */
   runEnds(): Map<number, TransferStatus> | null;
+  /**
+   * A file's source went away during its copy (its record is gone now): a run under way walks
+   * again before it ends, for the file under a new name.
+   */
+  movedAway(): void;
   /** A file given back by its copy (its source changed meanwhile): found again, as it is now. */
   consider(
     instrument: Instrument,
@@ -368,6 +373,7 @@ export class TransferQueue {
           // Deleted or moved away while it was copied; under a new name it is a new file. A
           // partial that could not be removed keeps the file for its next start to settle.
           if (fileById(this.db, file.id)?.partial_path === null) markGone(this.db, file.id);
+          this.host.movedAway();
         }
       } else if (end.end === 'finished') {
         const ends = this.host.runEnds();
