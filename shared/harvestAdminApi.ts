@@ -117,7 +117,8 @@ export type HarvestApiResults = ResourceResults<'admin.instruments', InstrumentO
     'admin.access.grant': { grant: GrantOut; created: boolean };
     'admin.access.revoke': { ok: true };
     'files.list': Envelope<FileOut>;
-    'files.get': { file: FileOut; transfers: TransferOut[] };
+    /** The latest 1,000 transfers, oldest first, and how many the file has in all. */
+    'files.get': { file: FileOut; transfers: TransferOut[]; transfers_total: number };
     'files.instruments': { instruments: InstrumentName[] };
   };
 

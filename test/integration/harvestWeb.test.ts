@@ -416,6 +416,38 @@ describe('management through the web carrier', () => {
       expect(Object.keys(byPath(badArk.body))).toEqual(['persistent_id']);
     });
 
+    // Mutation: files.get listing the file's first 1,000 transfers (the oldest).
+    it("shows a file's latest 1,000 transfers and how many it has, however many there are", async () => {
+      // A destination away for weeks: an attempt every hour, each a failed transfer.
+      const add = db.prepare(
+        `INSERT INTO harvest_transfers (uuid, file_id, status, storage_location_id,
+           destination_path, bytes_transferred, dest_checksum, checksum_verified, started_at,
+           completed_at, error, note)
+         SELECT ?, file_id, 'failed', storage_location_id, destination_path, 0, NULL, 0,
+           started_at, NULL, 'share not reachable', '' FROM harvest_transfers WHERE file_id = ?
+         ORDER BY id LIMIT 1`,
+      );
+      db.transaction(() => {
+        for (let i = 0; i < 1000; i++) add.run(newUuid(), fileId);
+      })();
+      const newest = db
+        .prepare('SELECT max(id) FROM harvest_transfers WHERE file_id = ?')
+        .pluck()
+        .get(fileId) as number;
+      const detail = await ok<{
+        transfers: { id: number; status: string }[];
+        transfers_total: number;
+      }>('files.get', { id: fileId });
+      expect(detail.transfers_total).toBe(1001);
+      expect(detail.transfers).toHaveLength(1000);
+      expect(detail.transfers.at(-1)?.id).toBe(newest);
+      expect(detail.transfers[0]?.id).toBe(newest - 999);
+      expect(detail.transfers.every((t) => t.status === 'failed')).toBe(true);
+      db.prepare("DELETE FROM harvest_transfers WHERE file_id = ? AND status = 'failed'").run(
+        fileId,
+      );
+    });
+
     it('shows a user only the files of instruments granted to them', async () => {
       expect(await ok('files.list', {}, 'alice')).toEqual({
         items: [],

@@ -389,6 +389,31 @@ export function listTransfers(
   })();
 }
 
+/**
+ * The latest `limit` transfers of a file the reader may see, oldest first, and how many it has
+ * in all: a file retried for weeks can have thousands, and its completed one is the newest.
+ */
+export function latestTransfersOf(
+  db: Db,
+  reader: Reader,
+  fileId: number,
+  limit: number,
+): { items: TransferOut[]; total: number } {
+  const visible = visibleFiles(reader);
+  const from = `harvest_transfers t JOIN harvest_files f ON f.id = t.file_id
+     WHERE t.file_id = ? AND ${visible.sql}`;
+  return db.transaction(() => {
+    const total = db
+      .prepare(`SELECT count(*) FROM ${from}`)
+      .pluck()
+      .get(fileId, ...visible.args) as number;
+    const rows = db
+      .prepare(`SELECT ${TRANSFER_COLUMNS} FROM ${from} ORDER BY t.id DESC LIMIT ?`)
+      .all(fileId, ...visible.args, limit) as TransferRow[];
+    return { items: rows.reverse().map(transferJson), total };
+  })();
+}
+
 export function getTransfer(db: Db, reader: Reader, id: number): TransferOut {
   const visible = visibleFiles(reader);
   const row = db

@@ -24,7 +24,7 @@ import { grant, listGrants, revoke } from '../harvest/access.js';
 import {
   getFile,
   listFiles,
-  listTransfers,
+  latestTransfersOf,
   readableInstruments,
   type Reader,
 } from '../harvest/files.js';
@@ -190,8 +190,8 @@ export function createHarvestHandlers(deps: HarvestHandlerDeps): HarvestHandlers
     'files.get': translated((account, args) => {
       const reader = readerOf(account);
       const file = getFile(db, reader, args.id);
-      const query = { file_id: String(file.id), size: String(MAX_PAGE_SIZE) };
-      return { file, transfers: listTransfers(db, reader, query).items };
+      const { items, total } = latestTransfersOf(db, reader, file.id, MAX_PAGE_SIZE);
+      return { file, transfers: items, transfers_total: total };
     }),
     'files.instruments': (account) => ({
       instruments: readableInstruments(db, readerOf(account)),

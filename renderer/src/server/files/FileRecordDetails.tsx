@@ -11,11 +11,15 @@ export function FileRecordDetails({
   file,
   instrument,
   transfers,
+  transfersTotal,
   onClose,
 }: {
   file: FileOut;
   instrument: string;
+  /** The latest transfers, oldest first (the server sends up to 1,000). */
   transfers: TransferOut[];
+  /** How many the file has in all. */
+  transfersTotal: number;
   onClose: () => void;
 }): ReactElement {
   const id = useId();
@@ -59,6 +63,12 @@ export function FileRecordDetails({
         <dd>{formatDateTime(file.first_discovered_at)}</dd>
       </dl>
       <h3>Transfer history</h3>
+      {transfersTotal > transfers.length && (
+        <p className="hint" data-testid="transfers-shown">
+          {`The latest ${transfers.length.toLocaleString()} of ${transfersTotal.toLocaleString()} transfers; all of them are in the API: `}
+          <code>{`/api/transfers?file_id=${file.id}`}</code>
+        </p>
+      )}
       {transfers.length === 0 ? (
         <p className="hint">No transfer recorded yet.</p>
       ) : (

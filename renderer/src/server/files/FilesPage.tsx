@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useId, useState } from 'react';
 import type { ReactElement } from 'react';
-import type { ServerApiArgs } from '../../../../shared/api.js';
-import type { Envelope, FileOut, TransferOut } from '../../../../shared/harvest/management.js';
+import type { ServerApiArgs, ServerApiResult } from '../../../../shared/api.js';
+import type { Envelope, FileOut } from '../../../../shared/harvest/management.js';
 import { harvestRecordSchemas, type InstrumentName } from '../../../../shared/harvestAdminApi.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { toBridgeError } from '../../bridge.js';
@@ -29,7 +29,7 @@ export function FilesPage(): ReactElement {
   const [instruments, setInstruments] = useState<InstrumentName[] | null>(null);
   const [query, setQuery] = useState<FileQuery>({ page: 1, size: PAGE_SIZE });
   const [result, setResult] = useState<Envelope<FileOut> | null>(null);
-  const [open, setOpen] = useState<{ file: FileOut; transfers: TransferOut[] } | null>(null);
+  const [open, setOpen] = useState<ServerApiResult<'files.get'> | null>(null);
   const [error, setError] = useState<string | null>(null);
   const form = useResourceForm({
     instrument_id: '',
@@ -257,6 +257,7 @@ export function FilesPage(): ReactElement {
             file={open.file}
             instrument={nameOf(open.file.instrument_id)}
             transfers={open.transfers}
+            transfersTotal={open.transfers_total}
             onClose={() => setOpen(null)}
           />
         </div>
