@@ -1,4 +1,6 @@
+import { join } from 'node:path';
 import type { Locator, Page } from '@playwright/test';
+import Database from 'better-sqlite3';
 import { expect, test } from './fixtures.js';
 import { callStation, createItem, facility, logOn } from './facility.js';
 
@@ -836,4 +838,58 @@ test('notebook search: a refused condition’s problem describes its inputs and 
   await expect(first.getByText(reversed)).toBeVisible();
   await expect(first.getByLabel('From (minimum)')).toHaveAccessibleDescription(reversed);
   await expect(first.getByLabel('To (maximum)')).toHaveAccessibleDescription(reversed);
+});
+
+test('notebook: stored metadata that no longer reads is shown as JSON to repair and kept by a save that leaves it', async ({
+  page,
+  startStation,
+}) => {
+  const station = await startStation(facility());
+  await page.goto(station.url);
+  await logOn(page, 'ada', '1234');
+  await openNotebook(page);
+  await createItem(station.url, 'Old holder', { extra_fields: { Grid: { value: 'G-1' } } });
+  // As an older version could have saved it: the core keeps it as it is.
+  const stored = (): { title: string; metadata: string } => {
+    const db = new Database(join(station.dataDir, 'labstation.db'));
+    try {
+      db.pragma('busy_timeout = 5000');
+      return db
+        .prepare("SELECT title, metadata FROM notebook_entries WHERE title LIKE 'Old holder%'")
+        .get() as { title: string; metadata: string };
+    } finally {
+      db.close();
+    }
+  };
+  const db = new Database(join(station.dataDir, 'labstation.db'));
+  db.pragma('busy_timeout = 5000');
+  db.prepare('UPDATE notebook_entries SET metadata = ? WHERE title = ?').run(
+    '{"extra_fields": 5}',
+    'Old holder',
+  );
+  db.close();
+  await page
+    .getByRole('region', { name: 'Entries' })
+    .getByRole('button', { name: /^Old holder/ })
+    .click();
+  const entry = page.getByRole('region', { name: 'Entry Old holder' });
+  await expect(entry.getByTestId('metadata-unreadable')).toContainText('no longer reads');
+  await entry.getByRole('button', { name: 'Edit' }).click();
+  const editor = page.getByRole('region', { name: 'Editing entry Old holder' });
+  // Opened as the JSON stored, not as an empty document (whose save replaced the fields).
+  await expect(editor.getByRole('button', { name: 'Code (JSON)' })).toHaveAttribute(
+    'aria-pressed',
+    'true',
+  );
+  await expect(editor.getByRole('textbox', { name: 'Metadata JSON' })).toContainText(
+    '"extra_fields": 5',
+  );
+  await editor.getByLabel('Title', { exact: true }).fill('Old holder 2');
+  await editor.getByRole('button', { name: 'Save' }).click();
+  await expect(
+    page.getByRole('region', { name: 'Entry Old holder 2' }).getByRole('heading', {
+      name: 'Old holder 2',
+    }),
+  ).toBeVisible();
+  expect(stored()).toEqual({ title: 'Old holder 2', metadata: '{"extra_fields": 5}' });
 });

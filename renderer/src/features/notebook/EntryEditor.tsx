@@ -15,6 +15,8 @@ const CodeEditor = lazy(() =>
 interface EntryEditorProps {
   entry: NotebookEntryView;
   doc: MetadataDoc;
+  /** The stored metadata's JSON when it no longer reads (EntryPanel storedMetadata). */
+  storedText?: string;
   onDone: () => void;
   onReload: () => void;
 }
@@ -23,10 +25,11 @@ interface EntryEditorProps {
 export function EntryEditor({
   entry,
   doc: initialDoc,
+  storedText,
   onDone,
   onReload,
 }: EntryEditorProps): ReactElement {
-  const draft = useEntryDraft(entry, initialDoc);
+  const draft = useEntryDraft(entry, initialDoc, storedText);
   const { actions, mode } = draft;
   const showText = displayMainText(draft.doc);
 

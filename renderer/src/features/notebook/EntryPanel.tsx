@@ -12,11 +12,21 @@ import { dropDrafts, readDraft, writeDraft } from '../forms/drafts.js';
 
 const EMPTY_DOC: MetadataDoc = { fields: [], unknown: [] };
 
-/** The stored metadata as a document; the core refuses structural problems, so this holds. */
-function docOf(entry: NotebookEntryView): MetadataDoc {
-  if (entry.metadata === null) return EMPTY_DOC;
+/**
+ * The stored metadata as a document. The core refuses structural problems on save, but keeps a
+ * document saved by an older version that no longer reads as it is (store.ts storedDoc): then
+ * `unreadable` holds its JSON and why, and the editor opens it as JSON instead of as an empty
+ * document, whose save would have put nothing in its place.
+ */
+export function storedMetadata(entry: NotebookEntryView): {
+  doc: MetadataDoc;
+  unreadable: { text: string; problem: string } | null;
+} {
+  if (entry.metadata === null) return { doc: EMPTY_DOC, unreadable: null };
   const result = parseMetadata(entry.metadata);
-  return result.ok ? result.doc : EMPTY_DOC;
+  if (result.ok) return { doc: result.doc, unreadable: null };
+  const problem = result.problems[0]?.message ?? 'it is not a metadata document';
+  return { doc: EMPTY_DOC, unreadable: { text: JSON.stringify(entry.metadata, null, 2), problem } };
 }
 
 /** The open entry: view mode with its actions, or edit mode. */
@@ -48,7 +58,7 @@ export function EntryPanel({ entry }: { entry: NotebookEntryView }): ReactElemen
     useNotebookStore.setState({ copyShown: null });
     document.getElementById('entry-title')?.focus();
   }, [copyShown, entry.id]);
-  const doc = useMemo(() => docOf(entry), [entry]);
+  const { doc, unreadable } = useMemo(() => storedMetadata(entry), [entry]);
   const inUse = useStationStore((s) => s.status?.active !== null && s.status?.active !== undefined);
   const { duplicate, attachUsage, openEntry } = useNotebookStore.getState();
   const making = useNotebookStore((s) => s.making);
@@ -107,6 +117,7 @@ export function EntryPanel({ entry }: { entry: NotebookEntryView }): ReactElemen
           key={`${entry.id}-${entry.version}`}
           entry={entry}
           doc={doc}
+          storedText={unreadable?.text}
           onDone={() => setEditing(false)}
           onReload={() => {
             setEditing(false);
@@ -114,7 +125,14 @@ export function EntryPanel({ entry }: { entry: NotebookEntryView }): ReactElemen
           }}
         />
       ) : (
-        <EntryView entry={entry} doc={doc} />
+        <>
+          {unreadable && (
+            <p className="notice" role="status" data-testid="metadata-unreadable">
+              {`The stored metadata no longer reads (${unreadable.problem}). It is kept as it is; Edit shows it as JSON to repair.`}
+            </p>
+          )}
+          <EntryView entry={entry} doc={doc} />
+        </>
       )}
     </section>
   );

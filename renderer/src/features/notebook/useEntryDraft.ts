@@ -63,7 +63,15 @@ function readCode(code: string): { doc: MetadataDoc | null; problems: LocatedPro
  * out; code -> builder happens only when the text is a document (else the text stays and its
  * problems show).
  */
-export function useEntryDraft(entry: NotebookEntryView, initialDoc: MetadataDoc) {
+export function useEntryDraft(
+  entry: NotebookEntryView,
+  initialDoc: MetadataDoc,
+  /**
+   * The stored metadata's JSON when it no longer reads: edited as JSON from the start, and left
+   * as stored by a save that did not change it (the title or tags alone can still be changed).
+   */
+  storedText?: string,
+) {
   // What is typed stays while the person looks at another tab (drafts.ts): the editor leaves
   // the screen then, and its state with it.
   const key = `${entryDraftPrefix(entry.id)}${entry.version}`;
@@ -72,8 +80,10 @@ export function useEntryDraft(entry: NotebookEntryView, initialDoc: MetadataDoc)
   const [body, setBody] = useState(kept?.body ?? entry.body);
   const [tags, setTags] = useState(kept?.tags ?? entry.tags.join(', '));
   const [doc, setDoc] = useState(kept?.doc ?? initialDoc);
-  const [mode, setMode] = useState<EditorMode>(kept?.mode ?? 'builder');
-  const [code, setCode] = useState(kept?.code ?? '');
+  const [mode, setMode] = useState<EditorMode>(
+    kept?.mode ?? (storedText === undefined ? 'builder' : 'code'),
+  );
+  const [code, setCode] = useState(kept?.code ?? storedText ?? '');
   useEffect(
     () => writeDraft(key, { title, body, tags, doc, mode, code } satisfies KeptDraft),
     [key, title, body, tags, doc, mode, code],
@@ -140,8 +150,10 @@ export function useEntryDraft(entry: NotebookEntryView, initialDoc: MetadataDoc)
     async save(): Promise<boolean> {
       // What an earlier attempt was refused for is no longer the news, whatever stops this one.
       setSaveError(null);
-      let metadataDoc = doc;
-      if (mode === 'code') {
+      let metadataDoc: MetadataDoc | undefined = doc;
+      if (mode === 'code' && storedText !== undefined && code === storedText) {
+        metadataDoc = undefined; // left as stored
+      } else if (mode === 'code') {
         const read = readCode(code);
         if (!read.doc) {
           setBlocked(read.problems);
@@ -157,7 +169,7 @@ export function useEntryDraft(entry: NotebookEntryView, initialDoc: MetadataDoc)
           title: title.trim(),
           body,
           tags: parseTags(tags),
-          metadata: toNotebook(metadataDoc),
+          metadata: metadataDoc && toNotebook(metadataDoc),
         });
         dropDrafts(entryDraftPrefix(entry.id));
         return true;
