@@ -4,14 +4,14 @@
  * recorded and done that comes back with its size but a new mtime is compared with its record
  * first (recheck).
  */
-import { basename } from 'node:path';
+import { basename, isAbsolute, relative, sep } from 'node:path';
 import type { Db } from '../db/open.js';
 import { nowIso } from '../util/ids.js';
 import type { Logger } from '../util/log.js';
 import type { Instrument, WatchFolder } from './config.js';
 import { HASH_ALGORITHM } from './copy.js';
 import type { CopyPool } from './copyPool.js';
-import { relativeTo, type FoundFile } from './discover.js';
+import { relativeTo, type FolderFilter, type FoundFile } from './discover.js';
 import {
   arkConfig,
   keepRecords,
@@ -38,10 +38,19 @@ export interface IntakeHost {
   instruments(): readonly Instrument[];
   /** The copy workers, once the harvest started them; null before. */
   pool(): CopyPool | null;
+  /** A watched folder's filter, with the storage folders and the data dir inside it left out. */
+  filterOf(folder: WatchFolder): FolderFilter;
   /** Tells the UIs. */
   changed(): void;
   /** Whether the harvest is idle now. */
   checkIdle(): void;
+}
+
+/** `path` relative to `folder` when it lies below it, else null. */
+function below(folder: string, path: string): string | null {
+  const rel = relative(folder, path);
+  if (rel === '' || isAbsolute(rel) || rel === '..' || rel.startsWith(`..${sep}`)) return null;
+  return rel;
 }
 
 /** Recorded with the same size and mtime, and still there: not read again. */
@@ -159,6 +168,7 @@ export class Intake {
     mtimeMs: number,
     relativePath = relativeTo(folder.path, path),
   ): void {
+    if (this.deeperFolderTakes(instrument, folder, path)) return;
     const key = candidateKey(instrument, path);
     if (this.stability.update(key, size, mtimeMs)) return;
     if (this.transfers.reads(instrument, path)) return;
@@ -179,6 +189,27 @@ export class Intake {
       ? usageOnToolAt(this.db, instrument.tool_id, written)
       : usageOnToolAt(this.db, instrument.tool_id, seen);
     this.stability.add(key, instrument, folder, path, relativePath, size, mtimeMs, seen, usage);
+  }
+
+  /**
+   * Whether another watched folder of the instrument, inside this one, takes the file (its
+   * filter accepts it): a file in two overlapping folders is the deepest's, whichever walk or
+   * watch reports it first, so that its relative path (and so its destination) does not depend
+   * on which came first.
+   */
+  private deeperFolderTakes(instrument: Instrument, folder: WatchFolder, path: string): boolean {
+    if (instrument.watch.length < 2) return false;
+    return instrument.watch.some((other) => {
+      if (other === folder || below(folder.path, other.path) === null) return false;
+      const rel = below(other.path, path)?.split(sep);
+      if (!rel) return false;
+      // As its walk would find it: in no folder its filter skips, and accepted.
+      const filter = this.host.filterOf(other);
+      for (let i = 1; i < rel.length; i += 1) {
+        if (filter.skipsDirectory(rel.slice(0, i).join('/'))) return false;
+      }
+      return filter.accepts(rel.join('/'));
+    });
   }
 
   /**

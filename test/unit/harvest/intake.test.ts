@@ -13,8 +13,8 @@ import type { StabilityChecks } from '../../../electron/core/harvest/stability.j
 import type { TransferQueue } from '../../../electron/core/harvest/transferQueue.js';
 import type { Logger } from '../../../electron/core/util/log.js';
 
-const instrument = { id: 1, tool_id: 1, name: 'sem-1' } as Instrument;
 const folder: WatchFolder = { path: '/watched', include: [], exclude: [] };
+const instrument = { id: 1, tool_id: 1, name: 'sem-1', watch: [folder] } as Instrument;
 const NOW = Date.parse('2026-02-01T12:00:00.000Z');
 
 let db: Db;
