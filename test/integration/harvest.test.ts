@@ -2030,6 +2030,55 @@ describe('harvest in a running station', () => {
     expect(byName.get('after.dat')?.usage_event).toBeNull();
   });
 
+  // Mutation: Intake.accept re-queuing a failed record whatever usage wrote its path anew.
+  it('gives a file not harvested yet, written anew in a later usage, a record of that usage', async () => {
+    const dirs = await setupHarvest({
+      template: '{user}/{usage_event}/{filename}',
+      projects: [{ name: 'Cathodes' }],
+      users: [{ ...ADA, projects: ['Cathodes'] }],
+    });
+    station = await startStation(dirs.data);
+    expect((await station.rpc('session.logon', { login: 'ada', pin: '1234' })).status).toBe(200);
+    const usages: { uuid: string; start: string; end: string }[] = [];
+    for (let i = 0; i < 2; i++) {
+      const enabled = await station.rpc('toolControl.enable', {
+        tool: 'SEM',
+        project: 'Cathodes',
+        answers: {},
+      });
+      expect(enabled.status, JSON.stringify(enabled.body)).toBe(200);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const disabled = await station.rpc('toolControl.disable', { tool: 'SEM', answers: {} });
+      expect(disabled.status, JSON.stringify(disabled.body)).toBe(200);
+      usages.push((disabled.body as { usage: (typeof usages)[number] }).usage);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await station.stop();
+    station = null;
+    const [first, second] = usages as [(typeof usages)[number], (typeof usages)[number]];
+    const during = (u: (typeof usages)[number]): number =>
+      (Date.parse(u.start) + Date.parse(u.end)) / 2000;
+    const path = join(dirs.src, 'image001.tif');
+    writeFileSync(path, 'the first usage image');
+    utimesSync(path, during(first), during(first));
+    // Its destination is away: the transfer fails, the file waits for its retry.
+    writeFileSync(join(dirs.dest, 'ada'), 'in the way');
+    expect((await harvestOnce(dirs.data)).code).toBe(1);
+    // The second usage's software writes its own image001.tif over it before the retry.
+    writeFileSync(path, 'the second usage image, longer');
+    utimesSync(path, during(second), during(second));
+    rmSync(join(dirs.dest, 'ada'));
+    const again = await harvestOnce(dirs.data);
+    expect(again.stdout).toContain('harvest: 1 completed, 0 skipped, 0 failed');
+    const files = await filesOf(dirs.data);
+    expect(files.map((f) => [f.usage_event, f.state])).toEqual([
+      [first.uuid, 'gone'],
+      [second.uuid, 'done'],
+    ]);
+    expect(files[0]?.persistent_id).not.toBe(files[1]?.persistent_id);
+    expect(listTree(dirs.dest)).toEqual([`ada/${second.uuid}/image001.tif`]);
+  });
+
   it('names the usage in progress: template fields and the usage_context hook', async () => {
     const dirs = await setupHarvest({
       template: '{user}/{project}/{usage_event}/{filename}',

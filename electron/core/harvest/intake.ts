@@ -17,6 +17,7 @@ import {
   keepRecords,
   knownSources,
   latestBySource,
+  markGone,
   recordFile,
   requeueFile,
   type FileRow,
@@ -64,6 +65,20 @@ function alreadyRecorded(
     record.state !== 'gone' &&
     record.size === size &&
     record.mtime_ms === mtimeMs
+  );
+}
+
+/**
+ * A record not harvested yet (waiting, or failed) whose source now holds other bytes, written
+ * during another usage than the one it was first seen in.
+ */
+function replacedUnderAnotherUsage(record: FileRow, c: Candidate): boolean {
+  return (
+    (record.state === 'waiting' || record.state === 'failed') &&
+    record.partial_path === null &&
+    (record.size !== c.size || record.mtime_ms !== c.mtimeMs) &&
+    c.usageEventId !== null &&
+    c.usageEventId !== record.usage_event_id
   );
 }
 
@@ -232,7 +247,12 @@ export class Intake {
           // tool when it was seen. The one it came back as it was keeps its record (goneAgain).
           const back =
             record?.state === 'gone' && record.size === c.size && record.mtime_ms === c.mtimeMs;
-          if (record && record.state !== 'done' && (record.state !== 'gone' || back)) {
+          // Likewise a file not harvested yet (its destination away) whose path another usage
+          // wrote anew: the bytes first seen are gone from the source, and the new ones are the
+          // new usage's, not filed under the old one's name and ARK. A partial the last attempt
+          // could not remove keeps the record, for its next attempt to settle.
+          if (record && replacedUnderAnotherUsage(record, c)) markGone(this.db, record.id);
+          else if (record && record.state !== 'done' && (record.state !== 'gone' || back)) {
             requeueFile(this.db, record.id, c.size, c.mtimeMs);
             noted.push([c, record.id]);
             return [record.id];
