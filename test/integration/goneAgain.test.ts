@@ -81,4 +81,19 @@ describe('a file gone during its copy', () => {
     ]);
     expect(listTree(dirs.dest)).toEqual(['sem-1/movie-final.mrc']);
   }, 60_000);
+
+  // Mutation: StabilityChecks.check dropping a candidate that went away without a word (the
+  // run walked once, and ended without the file's new name).
+  it('renamed while it settles in a one-shot run is taken under its new name in that run', async () => {
+    const dirs = await setupHarvest({ stability: 2.5 });
+    writeFileSync(join(dirs.src, 'scan.raw'), randomBytes(4096));
+    const run = harvestOnce(dirs.data);
+    // Found by the run's walk (well within the first second), then renamed in its window.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    renameSync(join(dirs.src, 'scan.raw'), join(dirs.src, 'scan-final.raw'));
+    const ended = await run;
+    expect(ended.code).toBe(0);
+    expect(ended.stdout).toContain('harvest: 1 completed, 0 skipped, 0 failed');
+    expect(listTree(dirs.dest)).toEqual(['sem-1/scan-final.raw']);
+  }, 60_000);
 });

@@ -78,6 +78,7 @@ function setUp(options: { once?: boolean; acceptFails?: boolean; holdFirstProbe?
       }
     },
     onceRun: () => (options.once ? run : null),
+    movedAway: () => undefined,
     queueDue: () => undefined,
     checkIdle: () => undefined,
     changed: () => undefined,

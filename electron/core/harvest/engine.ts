@@ -149,6 +149,7 @@ export class Harvester {
           this.intake.accept(stable);
         },
         onceRun: () => (this.walked ? this.run : null),
+        movedAway: () => (this.movedAway += 1),
         queueDue: () => this.queueDue(),
         checkIdle: () => this.checkIdle(),
         changed: () => this.changed(),
@@ -367,16 +368,24 @@ export class Harvester {
       // A file renamed during its copy (an instrument that writes a name, then renames it) is
       // a new file under its new name, which the walk may have passed: walked again until no
       // more go away (a few times at most), so that this run takes it.
+      // Files given up on as still changing are not waited for again, and what a walk could
+      // not reach is said once.
+      this.intake.leftForNextRun.clear();
       for (let walks = 0; walks < 4; walks += 1) {
         const movedBefore = this.movedAway;
         const idle = new Promise<void>((resolve) => this.idleWaiters.push(resolve));
         this.walked = false;
+        this.run.unreachable.length = 0;
+        // A file found by a later walk was written before the run as much as in the first.
+        this.intake.walkedSinceStart.clear();
         await this.rescanAll();
         this.walked = true;
         this.checkIdle();
         await idle;
         if (this.movedAway === movedBefore) break;
+        for (const { path } of this.run.unstable) this.intake.leftForNextRun.add(path);
       }
+      this.intake.leftForNextRun.clear();
       for (const status of this.run.ends.values()) this.run[status] += 1;
       return this.run;
     } finally {

@@ -125,6 +125,13 @@ export class Intake {
    * a new one, and check and record it again.
    */
   private readonly walkKnown = new Map<number, Set<KnownSources>>();
+  /** Compiled filters of watched folders (deepestFolderTaking), by folder. */
+  private readonly filters = new WeakMap<WatchFolder, FolderFilter>();
+  /**
+   * Paths a one-shot run gave up on (they kept changing, or would not open): its walks after
+   * the first pass over them (runOnce) instead of waiting for them again. Cleared at each run.
+   */
+  readonly leftForNextRun = new Set<string>();
 
   constructor(
     private readonly db: Db,
@@ -183,7 +190,12 @@ export class Intake {
     mtimeMs: number,
     relativePath = relativeTo(folder.path, path),
   ): void {
-    if (this.deeperFolderTakes(instrument, folder, path)) return;
+    if (this.leftForNextRun.has(path)) return;
+    const inner = this.deepestFolderTaking(instrument, folder, path);
+    if (inner) {
+      folder = inner;
+      relativePath = relativeTo(inner.path, path);
+    }
     const key = candidateKey(instrument, path);
     if (this.stability.update(key, size, mtimeMs)) return;
     if (this.transfers.reads(instrument, path)) return;
@@ -207,24 +219,39 @@ export class Intake {
   }
 
   /**
-   * Whether another watched folder of the instrument, inside this one, takes the file (its
-   * filter accepts it): a file in two overlapping folders is the deepest's, whichever walk or
-   * watch reports it first, so that its relative path (and so its destination) does not depend
-   * on which came first.
+   * The deepest other watched folder of the instrument, inside this one, that takes the file
+   * (its walk would find it: in no folder its filter skips, and accepted), or null. A file in
+   * overlapping folders is the deepest's, whoever reports it (a walk, a watch, a copy given
+   * back for a record filed under the outer one), so that its relative path (and so its
+   * destination) does not depend on which came first.
    */
-  private deeperFolderTakes(instrument: Instrument, folder: WatchFolder, path: string): boolean {
-    if (instrument.watch.length < 2) return false;
-    return instrument.watch.some((other) => {
-      if (other === folder || below(folder.path, other.path) === null) return false;
+  private deepestFolderTaking(
+    instrument: Instrument,
+    folder: WatchFolder,
+    path: string,
+  ): WatchFolder | null {
+    if (instrument.watch.length < 2) return null;
+    let deepest: WatchFolder | null = null;
+    for (const other of instrument.watch) {
+      if (other === folder || below(folder.path, other.path) === null) continue;
+      if (deepest && below(deepest.path, other.path) === null) continue;
       const rel = below(other.path, path)?.split(sep);
-      if (!rel) return false;
-      // As its walk would find it: in no folder its filter skips, and accepted.
-      const filter = this.host.filterOf(other);
-      for (let i = 1; i < rel.length; i += 1) {
-        if (filter.skipsDirectory(rel.slice(0, i).join('/'))) return false;
+      if (!rel) continue;
+      const filter = this.filterOf(other);
+      let skipped = false;
+      for (let i = 1; i < rel.length && !skipped; i += 1) {
+        skipped = filter.skipsDirectory(rel.slice(0, i).join('/'));
       }
-      return filter.accepts(rel.join('/'));
-    });
+      if (!skipped && filter.accepts(rel.join('/'))) deepest = other;
+    }
+    return deepest;
+  }
+
+  /** A folder's filter, compiled once per folder (what it leaves out is read at each call). */
+  private filterOf(folder: WatchFolder): FolderFilter {
+    let filter = this.filters.get(folder);
+    if (!filter) this.filters.set(folder, (filter = this.host.filterOf(folder)));
+    return filter;
   }
 
   /**

@@ -56,6 +56,8 @@ export interface StabilityHost {
    * (ONCE_PATIENCE_WINDOWS), and those given up are added to its `unstable`. Null otherwise.
    */
   onceRun(): { unstable: { path: string; openError: string | null }[] } | null;
+  /** A candidate went away before it was recorded (renamed, deleted): see TransferHost.movedAway. */
+  movedAway(): void;
   /** After a check: the transfers now due are queued. */
   queueDue(): void;
   /** After a check: whether the harvest is idle now. */
@@ -367,6 +369,7 @@ export class StabilityChecks {
           const probe = probes[i];
           if (probe.kind !== 'file') {
             this.candidates.delete(key);
+            this.host.movedAway();
             return;
           }
           const windowEnded = probedAt - seen[i] >= c.instrument.stability_seconds * 1000;

@@ -49,8 +49,8 @@ export interface TransferHost {
    */
   runEnds(): Map<number, TransferStatus> | null;
   /**
-   * A file's source went away during its copy (its record is gone now): a run under way walks
-   * again before it ends, for the file under a new name.
+   * A file's source went away before or during its copy (its record is gone now): a run under
+   * way walks again before it ends, for the file under a new name.
    */
   movedAway(): void;
   /** A file given back by its copy (its source changed meanwhile): found again, as it is now. */
@@ -375,6 +375,9 @@ export class TransferQueue {
           if (fileById(this.db, file.id)?.partial_path === null) markGone(this.db, file.id);
           this.host.movedAway();
         }
+      } else if (end.end === 'gone') {
+        // Went away while it waited for its copy (checkSource marked it gone).
+        this.host.movedAway();
       } else if (end.end === 'finished') {
         const ends = this.host.runEnds();
         if (ends) {

@@ -1,14 +1,15 @@
 /**
  * Which found files the intake (intake.ts) makes candidates: not one recorded with the same
  * size, mtime and path, still there; and with which usage: the one on the tool when the file
- * was first seen, or, for a file written before the harvest started, when it was written.
+ * was first seen, or, for a file written before the harvest started, when it was written; and
+ * under which of overlapping watched folders: the deepest that takes it.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Db } from '../../../electron/core/db/open.js';
 import { openDatabase } from '../../../electron/core/db/open.js';
 import type { Instrument, WatchFolder } from '../../../electron/core/harvest/config.js';
-import type { FoundFile } from '../../../electron/core/harvest/discover.js';
-import { Intake } from '../../../electron/core/harvest/intake.js';
+import { folderFilter, type FoundFile } from '../../../electron/core/harvest/discover.js';
+import { Intake, type IntakeHost } from '../../../electron/core/harvest/intake.js';
 import type { StabilityChecks } from '../../../electron/core/harvest/stability.js';
 import type { TransferQueue } from '../../../electron/core/harvest/transferQueue.js';
 import type { Logger } from '../../../electron/core/util/log.js';
@@ -23,16 +24,29 @@ beforeEach(() => {
 });
 afterEach(() => db.close());
 
+interface Added {
+  path: string;
+  usage: number | null;
+  folder: string;
+  relativePath: string;
+}
+
 /** An intake whose stability check notes what it is given; nothing is a candidate yet. */
-function intake(): { intake: Intake; added: { path: string; usage: number | null }[] } {
-  const added: { path: string; usage: number | null }[] = [];
+function intake(): { intake: Intake; added: Added[] } {
+  const added: Added[] = [];
   const stability = {
     update: () => false,
     add: (...args: unknown[]) =>
-      added.push({ path: args[3] as string, usage: args[8] as number | null }),
+      added.push({
+        path: args[3] as string,
+        usage: args[8] as number | null,
+        folder: (args[2] as WatchFolder).path,
+        relativePath: args[4] as string,
+      }),
   } as unknown as StabilityChecks;
   const transfers = { reads: () => false } as unknown as TransferQueue;
-  const made = new Intake(db, {} as Logger, () => NOW, stability, transfers, {} as never);
+  const host = { filterOf: (f: WatchFolder) => folderFilter(f) } as unknown as IntakeHost;
+  const made = new Intake(db, {} as Logger, () => NOW, stability, transfers, host);
   return { intake: made, added };
 }
 
@@ -89,9 +103,31 @@ describe('Intake.take', () => {
       [found('old.dat', 1, during), found('fresh.dat', 1, NOW - 1000)],
       () => undefined,
     );
-    expect(added).toEqual([
+    expect(added.map(({ path, usage }) => ({ path, usage }))).toEqual([
       { path: '/watched/old.dat', usage: 3 },
       { path: '/watched/fresh.dat', usage: 4 },
+    ]);
+  });
+
+  // Mutation: Intake.consider taking a file for whichever folder reports it.
+  it('files a file of two overlapping folders under the deepest that takes it, whoever reports it', () => {
+    const outer: WatchFolder = { path: '/data', include: [], exclude: [] };
+    const inner: WatchFolder = { path: '/data/eds', include: ['*.emd'], exclude: [] };
+    const innermost: WatchFolder = { path: '/data/eds/maps', include: ['*.emd'], exclude: ['old'] };
+    const three = { ...instrument, watch: [outer, inner, innermost] } as Instrument;
+    const { intake: taking, added } = intake();
+    taking.consider(three, outer, '/data/eds/run-7/a.emd', 1, NOW - 1000);
+    taking.consider(three, outer, '/data/eds/run-7/b.tif', 1, NOW - 1000);
+    taking.consider(three, outer, '/data/eds/maps/c.emd', 1, NOW - 1000);
+    taking.consider(three, inner, '/data/eds/maps/d.emd', 1, NOW - 1000);
+    taking.consider(three, outer, '/data/eds/maps/old/e.emd', 1, NOW - 1000);
+    expect(added.map(({ path, folder, relativePath }) => [path, folder, relativePath])).toEqual([
+      ['/data/eds/run-7/a.emd', '/data/eds', 'run-7/a.emd'],
+      ['/data/eds/run-7/b.tif', '/data', 'eds/run-7/b.tif'],
+      ['/data/eds/maps/c.emd', '/data/eds/maps', 'c.emd'],
+      ['/data/eds/maps/d.emd', '/data/eds/maps', 'd.emd'],
+      // In a folder the innermost skips: the one above takes it.
+      ['/data/eds/maps/old/e.emd', '/data/eds', 'maps/old/e.emd'],
     ]);
   });
 });
