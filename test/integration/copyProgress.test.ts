@@ -47,5 +47,9 @@ describe('a copy under way', () => {
     expect(between.length).toBeGreaterThan(0);
     // Not one per 128 KiB chunk (96 of them): one per PROGRESS_EVERY_MS at most.
     expect(between.length).toBeLessThanOrEqual(Math.ceil(took / PROGRESS_EVERY_MS));
+    // The whole file written is said, however soon after the one before: the Data tab then
+    // says the copy is being checked (the read-back reports nothing).
+    const progress = messages.map((m) => m.message).filter((m) => m.type === 'progress');
+    expect(progress.at(-1)).toMatchObject({ bytes: size });
   });
 });

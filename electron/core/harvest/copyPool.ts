@@ -61,12 +61,17 @@ export async function runCopyMessage(
 ): Promise<void> {
   let last = 0;
   let lastAt = performance.now();
+  const whole = request.type === 'copy' ? request.job.size : -1;
   const progress = (bytes: number): void => {
     // A message per 16 MiB is plenty for a progress bar on a fast disk, and none for small
     // files; on a slow share, one at least every PROGRESS_EVERY_MS: the Data tab's rate, taken
-    // over its last 5 s, moved in steps of 16 MiB would be a multiple of 3.4 MB/s.
+    // over its last 5 s, moved in steps of 16 MiB would be a multiple of 3.4 MB/s. The last
+    // always: the copy is written, and the tab says its copy is being checked (read back).
     const now = performance.now();
-    if (bytes - last >= 16 * 1024 * 1024 || (bytes > last && now - lastAt >= PROGRESS_EVERY_MS)) {
+    if (
+      bytes - last >= 16 * 1024 * 1024 ||
+      (bytes > last && (now - lastAt >= PROGRESS_EVERY_MS || bytes === whole))
+    ) {
       last = bytes;
       lastAt = now;
       send({ id: request.id, type: 'progress', bytes });
