@@ -266,6 +266,32 @@ test('data tab: a failed file of an instrument turned off says it is not tried, 
   await expect(page.getByRole('button', { name: 'Retry spectrum.txt' })).toBeDisabled();
 });
 
+// Mutation: the tab taking "nothing runs" for "not known" (each failed file promised a next try).
+test('data tab: with the only instrument turned off, a failed file says it is not tried', async ({
+  page,
+  startStation,
+  scratchDir,
+}) => {
+  const { src, archive } = await acquisition(scratchDir);
+  await writeFile(join(src, 'spectrum.txt'), 'counts 1 2 3\n');
+  const station = await startStation(
+    withQuanta(src, archive, '{relative_path}'),
+    async (dataDir, cli) => {
+      await harvestOnceBeforeStart(cli, dataDir);
+      withStationDb(dataDir, (db) => {
+        db.prepare(`UPDATE instruments SET enabled = 0 WHERE name = 'quanta'`).run();
+      });
+    },
+  );
+  await page.goto(station.url);
+  await logOn(page, 'ada', '1234');
+  await openDataTab(page);
+  const failures = page.getByRole('region', { name: 'Failed transfers' });
+  await expect(failures).toContainText('not tried: quanta is not harvested on this station now');
+  await expect(failures).not.toContainText('next try');
+  await expect(page.getByRole('button', { name: 'Retry spectrum.txt' })).toBeDisabled();
+});
+
 test('data tab: Retry all takes every failed file again once the share is back', async ({
   page,
   startStation,

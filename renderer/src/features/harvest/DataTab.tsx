@@ -320,6 +320,19 @@ function History({ files }: { files: HarvestFileView[] }): ReactElement {
 }
 
 /** The station's harvest: queue and progress, today's totals, failures, files and their ARKs. */
+/**
+ * The instruments harvested here now, by name, or null while that is not known (a harvest
+ * elsewhere holds the data dir, or none is running). None at all is known too: every
+ * instrument of the station's tool is turned off, and no failed file is tried.
+ */
+function harvestedHere(status: HarvestStatus | null): Set<string> | null {
+  if (!status) return null;
+  if (status.running || (status.problem === null && status.instruments.length === 0)) {
+    return new Set(status.instruments.map((i) => i.name));
+  }
+  return null;
+}
+
 export function DataTab(): ReactElement {
   const status = useHarvestStore((s) => s.status);
   const files = useHarvestStore((s) => s.files);
@@ -354,7 +367,7 @@ export function DataTab(): ReactElement {
         retriable={status?.retriable ?? 0}
         active={active}
         waiting={waiting}
-        harvested={status?.running ? new Set(status.instruments.map((i) => i.name)) : null}
+        harvested={harvestedHere(status)}
       />
       <div className="data-columns">
         <History files={files} />
