@@ -52,7 +52,10 @@ export class Retries {
       throw new AppError('conflict', `${name}: ${NOT_HARVESTED_HERE}`);
     }
     if (!retryNow(this.db, fileId)) {
-      throw new AppError('conflict', `file ${fileId} has no failed transfer to retry`);
+      throw new AppError(
+        'conflict',
+        `file ${fileId} has no failed transfer to retry (retried or completed meanwhile)`,
+      );
     }
     this.takeNow([fileId]);
   }

@@ -36,7 +36,14 @@ interface HarvestState {
     transfers: HarvestTransferView[];
     usage: FileUsageView | null;
   } | null;
+  /** Why the last read of the status or the list failed; cleared by the next that works. */
   error: string | null;
+  /**
+   * Why the last action (Older files, a file's details, Retry, Retry all, Look for new files)
+   * failed or did nothing; kept until the next action, not wiped by the reads that each
+   * harvest event brings (several a second while files arrive).
+   */
+  actionError: string | null;
   /** Files whose Retry is under way. */
   retrying: ReadonlySet<number>;
   /**
@@ -122,6 +129,7 @@ export const useHarvestStore = create<HarvestState>()((set, get) => ({
   searching: false,
   selected: null,
   error: null,
+  actionError: null,
   retrying: new Set(),
   retryingAll: false,
   async refreshStatus() {
@@ -177,6 +185,7 @@ export const useHarvestStore = create<HarvestState>()((set, get) => ({
   },
   async loadMore() {
     paging += 1;
+    set({ actionError: null });
     try {
       // While this runs, refreshes keep the list's end (above); only one that restarts the
       // list from the newest moves it, and then the page is asked again from the new end.
@@ -198,9 +207,9 @@ export const useHarvestStore = create<HarvestState>()((set, get) => ({
         });
         return;
       }
-      set({ error: 'The list changed while older files were loading. Try again.' });
+      set({ actionError: 'The list changed while older files were loading. Try again.' });
     } catch (error) {
-      set({ error: toBridgeError(error).message });
+      set({ actionError: toBridgeError(error).message });
     } finally {
       paging -= 1;
     }
@@ -212,50 +221,54 @@ export const useHarvestStore = create<HarvestState>()((set, get) => ({
   },
   async select(id) {
     const asked = (selections += 1);
+    set({ actionError: null });
     if (id === null) return set({ selected: null });
     try {
       const selected = await call('harvest.file', { id });
       // Someone picked another file (or closed this one) meanwhile: theirs stands.
       if (asked === selections) set({ selected });
     } catch (error) {
-      set({ error: toBridgeError(error).message });
+      set({ actionError: toBridgeError(error).message });
     }
   },
   async rescan() {
+    set({ actionError: null });
     try {
       await call('harvest.rescan', {});
-      set({ error: null });
       await get().refresh();
     } catch (error) {
-      set({ error: toBridgeError(error).message });
+      set({ actionError: toBridgeError(error).message });
     }
   },
   async retryAll() {
-    set({ retryingAll: true });
+    set({ retryingAll: true, actionError: null });
     try {
       const { count } = await call('harvest.retryAll', {});
-      set({ error: null });
+      // The list may hold files that this station does not harvest (an instrument turned off).
+      if (count === 0) set({ actionError: 'None of these files is harvested here now.' });
       // Read whatever the version says: a file may have failed again already.
       await get().refresh({ failures: 'reload' });
-      // The list may hold files that this station does not harvest (an instrument turned off).
-      // Said after the refresh, whose success clears the error shown (a failed one's stands).
-      if (count === 0 && get().error === null)
-        set({ error: 'None of these files is harvested here now.' });
     } catch (error) {
-      set({ error: toBridgeError(error).message });
+      set({ actionError: toBridgeError(error).message });
     } finally {
       set({ retryingAll: false });
     }
   },
   async retry(id) {
-    set({ retrying: new Set([...get().retrying, id]) });
+    set({ retrying: new Set([...get().retrying, id]), actionError: null });
+    // Named by its path, as the list shows it (the core's message names its record's id).
+    const path = get().failed.find((f) => f.id === id)?.relative_path;
     try {
       await call('harvest.retry', { file_id: id });
-      set({ error: null });
       // Read whatever the version says: the file may have failed again already.
       await get().refresh({ failures: 'reload' });
     } catch (error) {
-      set({ error: toBridgeError(error).message });
+      const e = toBridgeError(error);
+      set({
+        actionError: path === undefined ? e.message : `${path} was not retried: ${e.message}`,
+      });
+      // The list as it is now (the file may have been retried or completed meanwhile).
+      void get().refresh({ failures: 'reload' });
     } finally {
       const retrying = new Set(get().retrying);
       retrying.delete(id);

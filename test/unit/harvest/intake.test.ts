@@ -114,7 +114,7 @@ describe('Intake.take', () => {
     const outer: WatchFolder = { path: '/data', include: [], exclude: [] };
     const inner: WatchFolder = { path: '/data/eds', include: ['*.emd'], exclude: [] };
     const innermost: WatchFolder = { path: '/data/eds/maps', include: ['*.emd'], exclude: ['old'] };
-    const three = { ...instrument, watch: [outer, inner, innermost] } as Instrument;
+    const three: Instrument = { ...instrument, watch: [outer, inner, innermost] };
     const { intake: taking, added } = intake();
     taking.consider(three, outer, '/data/eds/run-7/a.emd', 1, NOW - 1000);
     taking.consider(three, outer, '/data/eds/run-7/b.tif', 1, NOW - 1000);

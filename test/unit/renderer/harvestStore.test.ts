@@ -73,6 +73,7 @@ async function startWith(count: number): Promise<void> {
     search: '',
     selected: null,
     error: null,
+    actionError: null,
   });
   await settle(store().refresh());
   core.calls = [];
@@ -222,7 +223,25 @@ describe('harvest store', () => {
   it('says so when Retry all took no file, after the list is read again', async () => {
     // The answer of Retry all, then the refresh that follows it.
     await settle(store().retryAll());
-    expect(store().error).toBe('None of these files is harvested here now.');
+    expect(store().actionError).toBe('None of these files is harvested here now.');
+  });
+
+  // Mutation: every read that works clearing what an action said (one each 200 ms in a burst).
+  it("keeps an action's problem through the reads that harvest events bring, until the next action", async () => {
+    failedIds = [7];
+    await settle(store().refresh({ failures: 'reload' }));
+    core.answers['harvest.retry'] = () => ({
+      ok: false,
+      error: { code: 'conflict', message: 'file 7 has no failed transfer to retry' },
+    });
+    await settle(store().retry(7));
+    const said = `${fileRow(7).relative_path} was not retried: file 7 has no failed transfer to retry`;
+    expect(store().actionError).toBe(said);
+    for (let i = 0; i < 3; i += 1) await settle(store().refresh());
+    expect(store().actionError).toBe(said);
+    expect(store().error).toBeNull();
+    await settle(store().select(5));
+    expect(store().actionError).toBeNull();
   });
 
   it('reads the failure list again only when the status says it changed', async () => {

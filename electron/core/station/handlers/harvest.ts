@@ -42,7 +42,10 @@ export function harvestHandlers(ctx: HarvestContext): HandlersOf<'harvest'> {
       const harvest = ctx.harvest();
       if (harvest) harvest.retry(fileId);
       else if (!retryNow(db, fileId)) {
-        throw new AppError('conflict', `file ${fileId} has no failed transfer to retry`);
+        throw new AppError(
+          'conflict',
+          `file ${fileId} has no failed transfer to retry (retried or completed meanwhile)`,
+        );
       }
       const file = getFileView(db, fileId) as HarvestFileView;
       ctx.emit({ type: 'harvest.changed' });

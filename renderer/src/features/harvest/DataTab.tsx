@@ -338,6 +338,7 @@ export function DataTab(): ReactElement {
   const files = useHarvestStore((s) => s.files);
   const failed = useHarvestStore((s) => s.failed);
   const error = useHarvestStore((s) => s.error);
+  const actionError = useHarvestStore((s) => s.actionError);
   const selected = useHarvestStore((s) => s.selected);
   const busy = (status?.active.length ?? 0) > 0 || (status?.settling ?? 0) > 0;
 
@@ -359,6 +360,7 @@ export function DataTab(): ReactElement {
 
   return (
     <div className="data-tab">
+      <ErrorMessage message={actionError} />
       <ErrorMessage message={error} />
       {status && <Overview status={status} />}
       <Failures
