@@ -7,6 +7,9 @@
 import { describe, expect, it } from 'vitest';
 import { finishTransfer, requeueFile } from '../../electron/core/harvest/records.js';
 import { FAILED_SINCE_QUERY, totalsSince } from '../../electron/core/harvest/status.js';
+import { awaitHistory, takeHistoryPage } from '../../electron/core/sync/history.js';
+import type { SyncHistoryFile } from '../../electron/core/sync/protocol.js';
+import { newUuid } from '../../electron/core/util/ids.js';
 import { completedAt, failedAt, fileNamed, stationDb } from './harvestRecordsFixture.js';
 
 const YESTERDAY = '2026-03-01T10:00:00.000Z';
@@ -66,6 +69,52 @@ describe('today.failed', () => {
       failed: 0,
       bytes: 5_000,
     });
+    db.close();
+  });
+
+  // Mutation: totalsSince counting every transfer stored, another station's too.
+  it("counts the copies made here, not another station's taken with an instrument's history", () => {
+    const db = stationDb(TODAY);
+    const here = fileNamed(db, 'here.tif', TODAY);
+    finishTransfer(db, here, { ...completed, bytes: 100 });
+    awaitHistory(db, 'i1');
+    const made = (name: string): SyncHistoryFile => ({
+      id: 1,
+      uuid: newUuid(),
+      persistent_id: 'ark:99999/fk4elsewhere' + name.length,
+      persistent_id_type: 'ark',
+      watch_path: '/src',
+      source_path: `/src/${name}`,
+      relative_path: name,
+      filename: name,
+      size: 7_000,
+      mtime_ms: 0,
+      xxhash: 'ab',
+      hash_algorithm: 'xxh3-128',
+      first_discovered_at: TODAY,
+      usage_event_uuid: null,
+      metadata_: {},
+      state: 'done',
+      updated_at: TODAY,
+      transfers: [
+        {
+          uuid: newUuid(),
+          status: 'completed',
+          storage_location_uuid: null,
+          destination_path: `/nas/${name}`,
+          bytes_transferred: 7_000,
+          dest_checksum: 'ab',
+          checksum_verified: true,
+          started_at: TODAY,
+          completed_at: TODAY,
+          error: '',
+          note: '',
+        },
+      ],
+    });
+    expect(takeHistoryPage(db, 1, { files: [made('morning.tif')], next: null })).toBe(true);
+    expect(db.prepare('SELECT count(*) FROM harvest_transfers').pluck().get()).toBe(2);
+    expect(totalsSince(db, MIDNIGHT)).toMatchObject({ completed: 1, bytes: 100 });
     db.close();
   });
 

@@ -39,6 +39,7 @@ import { migration037 } from './migrations/037_pending_place.js';
 import { migration038 } from './migrations/038_retry_backoff.js';
 import { migration039 } from './migrations/039_upload_placing.js';
 import { migration040 } from './migrations/040_effect_form.js';
+import { migration041 } from './migrations/041_transfer_from_server.js';
 
 /**
  * Numbered schema migrations. Each runs in one transaction and sets PRAGMA user_version to its
@@ -102,6 +103,7 @@ export const migrations: readonly Migration[] = [
   migration038,
   migration039,
   migration040,
+  migration041,
 ];
 
 export const LATEST_VERSION = migrations[migrations.length - 1]?.version ?? 0;

@@ -36,12 +36,14 @@ export function totalsSince(
   since: string,
 ): { completed: number; skipped: number; failed: number; bytes: number } {
   // Ended today: a copy that started before midnight and ended after it is today's. Found by
-  // its start (the index), taken back a day: one longer than a day is not counted.
+  // its start (the index), taken back a day: one longer than a day is not counted. Made here:
+  // not another station's, taken with an instrument's history.
   const dayBefore = new Date(Date.parse(since) - 24 * 3600 * 1000).toISOString();
   const ended = cachedStatement(
     db,
     `SELECT status, count(*) AS n, sum(bytes_transferred) AS bytes FROM harvest_transfers
        WHERE started_at >= ? AND completed_at >= ? AND status IN ('completed', 'skipped')
+         AND from_server = 0
        GROUP BY status`,
   ).all(dayBefore, since) as { status: 'completed' | 'skipped'; n: number; bytes: number | null }[];
   const totals = { completed: 0, skipped: 0, failed: 0, bytes: 0 };

@@ -93,10 +93,10 @@ export function takeHistoryPage(db: Db, instrumentId: number, page: SyncHistoryP
     db,
     `INSERT INTO harvest_transfers (uuid, file_id, status, storage_location_id,
        destination_path, bytes_transferred, dest_checksum, checksum_verified, started_at,
-       completed_at, error, note)
+       completed_at, error, note, from_server)
      SELECT @uuid, f.id, @status, (SELECT id FROM storage_locations WHERE uuid = @location),
        @destination_path, @bytes_transferred, @dest_checksum, @checksum_verified, @started_at,
-       @completed_at, @error, @note
+       @completed_at, @error, @note, 1
      FROM harvest_files f WHERE f.uuid = @file_uuid
      ON CONFLICT DO NOTHING`,
   );
