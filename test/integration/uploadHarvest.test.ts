@@ -54,12 +54,13 @@ async function uploadFromStation(
   hash: UploadDeps['hash'],
   job: UploadJob,
   server = serverUrl,
+  progress: UploadDeps['progress'] = () => undefined,
 ): Promise<UploadOutcome> {
   const stationDb = openDatabase(join(dir, 'station.db'));
   setSetting(stationDb, 'sync.server', server);
   setSetting(stationDb, 'sync.key', key);
   try {
-    const deps = { db: stationDb, log: createLogger('silent'), hash, progress: () => undefined };
+    const deps = { db: stationDb, log: createLogger('silent'), hash, progress };
     return await uploadVerified(deps, job);
   } finally {
     stationDb.close();
@@ -288,6 +289,38 @@ describe('uploads into a server storage location', () => {
       .pluck()
       .get();
     expect(left).toBe(0);
+  });
+
+  // Mutation: uploadVerified hashing the whole source before it says the transfer started (a
+  // 20 GB file showed as queued, with no bar, for the minutes of its hash).
+  it('says the upload started before it hashes the source', async () => {
+    const dir = tempDir('labstation-upload-start-');
+    const source = join(dir, 'start.bin');
+    const data = randomBytes(256 * 1024);
+    writeFileSync(source, data);
+    const fileUuid = `start-${randomUUID()}`;
+    const job: UploadJob = {
+      file: {
+        uuid: fileUuid,
+        source_path: source,
+        size: data.length,
+        mtime_ms: statSync(source).mtimeMs,
+      },
+      location: { uuid: 'x', name: 'archive' },
+      destination: `start/${fileUuid}.bin`,
+    };
+    const reported: number[] = [];
+    let reportedWhenHashed: number[] | null = null;
+    const hashing: UploadDeps['hash'] = (path) => {
+      reportedWhenHashed = [...reported];
+      return hashFile(path);
+    };
+    const outcome = await uploadFromStation(dir, hashing, job, serverUrl, (bytes) =>
+      reported.push(bytes),
+    );
+    expect(outcome.outcome).toBe('finished');
+    expect(reportedWhenHashed).toEqual([0]);
+    expect(reported.at(-1)).toBe(data.length);
   });
 
   it('an answer that does not parse: no byte sent or transfer counted on it, the field named; the next attempt completes', async () => {

@@ -298,6 +298,9 @@ export async function uploadVerified(deps: UploadDeps, job: UploadJob): Promise<
     };
   }
   const { file } = job;
+  // Under way from here: the Data tab shows it as a transfer, not as queued, for the time its
+  // source is hashed (minutes for a big file) before the first byte goes.
+  deps.progress(0);
   let sourceHash: string;
   try {
     sourceHash = (await deps.hash(file.source_path)).hash;
