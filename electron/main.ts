@@ -367,7 +367,9 @@ function updateTray(): void {
           ? `in use by ${status.active?.user_name ?? '?'} since ${status.active?.start ?? '?'}`
           : status.state === 'shutdown'
             ? `shut down: ${status.shutdown?.reason ?? ''}`
-            : 'idle';
+            : status.operational
+              ? 'idle'
+              : 'idle, not operational (staff only)';
       tray?.setToolTip(`Labstation: ${tool} ${state}`);
       tray?.setContextMenu(
         Menu.buildFromTemplate([
