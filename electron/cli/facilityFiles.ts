@@ -20,9 +20,10 @@ export async function importCommand(argv: string[]): Promise<number> {
     allowPositionals: true,
   });
   if (positionals.length !== 1) throw new UsageError('import takes one FILE.json');
+  // The command line first (exit 2), then the file (exit 1).
+  const dataDir = resolve(need(values.data, '--data'));
   const bundle = readJson(positionals[0], 'bundle');
   const { importBundle } = await import('../core/station/facility.js');
-  const dataDir = resolve(need(values.data, '--data'));
   const fill = firstFill(dataDir);
   let db;
   try {
@@ -215,15 +216,19 @@ export async function experiment(argv: string[]): Promise<number> {
       }
       return Number(part);
     });
-  const { buildExperimentRecord, reservationListSchema, usageEventInputSchema } =
+  const { buildExperimentRecord, isIsoDateTime, reservationListSchema, usageEventInputSchema } =
     await import('../../shared/experiment/index.js');
   // The command line first (exit 2), then the files (exit 1), whatever they hold.
   const eventFile = need(values.event, '--event');
   const reservationsFile = need(values.reservations, '--reservations');
   let now: number | undefined;
   if (values.now !== undefined) {
+    if (!isIsoDateTime(values.now)) {
+      throw new UsageError(
+        '--now must be an ISO 8601 date-time with its offset, e.g. 2026-05-05T11:00:00Z',
+      );
+    }
     now = Date.parse(values.now);
-    if (!Number.isFinite(now)) throw new UsageError('--now must be an ISO 8601 date-time');
   }
   const given = readJson(eventFile, 'usage event');
   const event = usageEventInputSchema.safeParse(given);

@@ -31,15 +31,18 @@ export async function station(argv: string[]): Promise<number> {
       throw new UsageError(`--server ${(error as Error).message.replace(/^server: /, '')}`);
     }
   }
+  // Given together or not at all; refused before the data dir is made.
+  const link =
+    values.server !== undefined || values.key !== undefined
+      ? { server: need(values.server, '--server'), key: need(values.key, '--key') }
+      : {};
   const fill = firstFill(resolve(dataDir));
   const running = await runStation({
     dataDir,
     port,
     demo: values.demo ?? false,
     log: createLogger(),
-    ...(values.server !== undefined || values.key !== undefined
-      ? { server: need(values.server, '--server'), key: need(values.key, '--key') }
-      : {}),
+    ...link,
   }).catch(undoUnlessBusy(fill));
   fill.done();
   const stopAsked = untilStopAsked();

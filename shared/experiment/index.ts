@@ -6,4 +6,9 @@ export { readConsent, type Consent } from './consent.js';
 export { readSource, type SourceFields, type SourceRead } from './read.js';
 export { matchReservation, type MatchOptions } from './reservation.js';
 export * from './types.js';
-export { reservationInputSchema, reservationListSchema, usageEventInputSchema } from './input.js';
+export {
+  isIsoDateTime,
+  reservationInputSchema,
+  reservationListSchema,
+  usageEventInputSchema,
+} from './input.js';

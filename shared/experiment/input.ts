@@ -4,9 +4,22 @@
 import { z } from 'zod';
 import type { ReservationInput } from './types.js';
 
+/**
+ * An ISO 8601 date-time with its offset, as the read API writes them (`2026-05-05T10:00:00Z`,
+ * `…:00.123456-05:00`): Date.parse alone takes "1" or "May 5", and a time without an offset in
+ * whatever zone the machine is in.
+ */
+export const ISO_DATE_TIME =
+  /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i;
+
+/** Whether `text` is a date-time of ISO_DATE_TIME's form that is on the calendar. */
+export function isIsoDateTime(text: string): boolean {
+  return ISO_DATE_TIME.test(text) && Number.isFinite(Date.parse(text));
+}
+
 const dateTime = z
   .string()
-  .refine((text) => Number.isFinite(Date.parse(text)), 'must be an ISO 8601 date-time');
+  .refine(isIsoDateTime, 'must be an ISO 8601 date-time with its offset (Z or ±hh:mm)');
 const id = z.number().int().positive();
 
 export const usageEventInputSchema = z.looseObject({

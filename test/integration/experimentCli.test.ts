@@ -166,7 +166,9 @@ describe('labstation experiment', () => {
       { ...PAGE.results[0], tool: 'SEM' },
     ]);
     expect(out.code).toBe(1);
-    expect(out.stderr).toContain('usage event.start: must be an ISO 8601 date-time');
+    expect(out.stderr).toContain(
+      'usage event.start: must be an ISO 8601 date-time with its offset',
+    );
     // A field left out is named as required, in a plain list and in the read API's answer.
     const noEnd: Record<string, unknown> = { ...PAGE.results[1] };
     delete noEnd.end;
@@ -186,5 +188,33 @@ describe('labstation experiment', () => {
     const both = await runCli(['experiment', '--event', writeJson(dir, 'bad.json', {})]);
     expect(both.code).toBe(2);
     expect(both.stderr).toContain('--reservations');
+  });
+
+  // Mutation: a date-time taken when Date.parse takes it ("1" is 2001, "May 5" is 2001-05-05,
+  // one without an offset is in the machine's zone): the answer changed, with no word.
+  it('takes only ISO 8601 date-times with their offset, in the files and in --now', async () => {
+    for (const start of ['1', 'May 5, 2025', '2025-03-01T10:00:00', '2025-03-01']) {
+      const out = await experiment({ ...EVENT, start }, PAGE);
+      expect(out.code, start).toBe(1);
+      expect(out.stderr, start).toContain(
+        'usage event.start: must be an ISO 8601 date-time with its offset (Z or ±hh:mm)',
+      );
+    }
+    const late = await experiment({ ...EVENT, end: '2025-03-01T12:00:00.123456-05:00' }, PAGE);
+    expect(late.code).toBe(0);
+    const dir = tempDir();
+    const args = [
+      'experiment',
+      '--event',
+      writeJson(dir, 'event.json', EVENT),
+      '--reservations',
+      writeJson(dir, 'reservations.json', PAGE),
+    ];
+    for (const now of ['1', 'May 5']) {
+      const out = await runCli([...args, '--now', now]);
+      expect(out.code, now).toBe(2);
+      expect(out.stderr, now).toContain('--now must be an ISO 8601 date-time with its offset');
+    }
+    expect((await runCli([...args, '--now', '2025-03-01T11:00:00Z'])).code).toBe(0);
   });
 });

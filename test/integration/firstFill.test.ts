@@ -4,7 +4,7 @@
  * must not take with it what an import beside it wrote meanwhile; commands on a data dir set up
  * already wait for such a start.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -81,4 +81,29 @@ describe('a first fill of a data dir', () => {
     expect(harvest?.code).toBe(1);
     expect(existsSync(data)).toBe(false);
   }, 60_000);
+
+  // Mutation: --server and --key checked after the data dir was made (it was left with its
+  // fill lock); import reading its file before it looks for --data (exit 1, not 2).
+  it('refuses a wrong command line before it makes anything', async () => {
+    const root = tempDir();
+    const half = await runCli(['station', '--data', join(root, 'a', 'deep'), '--key', 'abc']);
+    expect(half.code).toBe(2);
+    expect(half.stderr).toContain('--server is required');
+    const other = await runCli([
+      'station',
+      '--data',
+      join(root, 'b'),
+      '--server',
+      'http://127.0.0.1:1/',
+    ]);
+    expect(other.code).toBe(2);
+    expect(other.stderr).toContain('--key is required');
+    expect(existsSync(join(root, 'a'))).toBe(false);
+    expect(existsSync(join(root, 'b'))).toBe(false);
+    const bad = join(root, 'bad.json');
+    writeFileSync(bad, '{ not json');
+    const noData = await runCli(['import', bad]);
+    expect(noData.code).toBe(2);
+    expect(noData.stderr).toContain('--data is required');
+  });
 });
