@@ -2,6 +2,7 @@
  * The `labstation` command. Exit codes: 0 done; 1 the input was refused (problems printed one
  * per line); 2 wrong usage of the command itself.
  */
+import { join, resolve } from 'node:path';
 import { NewerDatabaseError } from './core/db/open.js';
 import { AppError } from './core/util/errors.js';
 import { admin, mail } from './cli/admin.js';
@@ -47,6 +48,13 @@ function systemErrorLine(error: unknown): string | null {
     return `cannot listen on ${e.hostname ?? e.address ?? 'that address'}: ${e.code}; check --host`;
   }
   return e.message;
+}
+
+/** The database of the data dir the command line names (`--data DIR` or `--data=DIR`). */
+function databaseNamed(argv: string[]): string {
+  const at = argv.indexOf('--data');
+  const dir = at >= 0 ? argv[at + 1] : argv.find((a) => a.startsWith('--data='))?.slice(7);
+  return dir ? join(resolve(dir), 'labstation.db') : "the data dir's labstation.db";
 }
 
 export async function main(argv: string[]): Promise<number> {
@@ -105,6 +113,14 @@ export async function main(argv: string[]): Promise<number> {
       return 1;
     }
     if (error instanceof Error && error.name === 'SqliteError') {
+      const code = String((error as { code?: unknown }).code);
+      // Not a refusal: the file is not a database, is damaged, or cannot be opened at all.
+      if (/^SQLITE_(NOTADB|CORRUPT|CANTOPEN)/.test(code)) {
+        process.stderr.write(
+          `labstation: ${databaseNamed(argv)} cannot be read as a Labstation database: ${error.message}\n`,
+        );
+        return 1;
+      }
       process.stderr.write(`labstation: the database refused the change: ${error.message}\n`);
       return 1;
     }

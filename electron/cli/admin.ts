@@ -45,7 +45,7 @@ export async function admin(argv: string[]): Promise<number> {
         role: role as Role,
         username: values.username,
       });
-      process.stdout.write(`created ${role} ${created.username} <${values.email}>\n`);
+      process.stdout.write(`created ${role} ${created.username} <${created.email}>\n`);
     } else if (what === 'token') {
       const account = findAccountByEmail(db, need(values.user, '--user'));
       // As the admin page makes one: not for someone turned off (it would work again once
@@ -62,7 +62,9 @@ export async function admin(argv: string[]): Promise<number> {
         name: need(values.name, '--name'),
         tool: need(values.tool, '--tool'),
       });
-      process.stdout.write(`station ${values.name} registered (the key is shown once):\n${key}\n`);
+      process.stdout.write(
+        `station ${need(values.name, '--name').trim()} registered (the key is shown once):\n${key}\n`,
+      );
     }
     return 0;
   } finally {

@@ -6,7 +6,7 @@ import { openDatabase, type Db } from './db/open.js';
 import { MAX_REMINDER_HOURS, configuredPublicUrl, redactUrl } from './mail/config.js';
 import { startMailWorker } from './mail/worker.js';
 import { takeDataDirLock } from './harvest/lock.js';
-import { createAccount } from './server/accounts.js';
+import { createAccount, logonNameClashes } from './server/accounts.js';
 import { createServerApp } from './server/app.js';
 import { randomSecret } from './server/secrets.js';
 import { getSetting, setSetting } from './station/settings.js';
@@ -190,9 +190,31 @@ async function ensureEnvAdmin(db: Db, env: NodeJS.ProcessEnv, log: Logger): Prom
     }
     return;
   }
-  await createAccount(db, { email, password, role: 'admin' });
-  setSetting(db, 'server.envAdminMade', true);
-  log.info({ email }, 'created the admin named by LABSTATION_ADMIN_EMAIL');
+  // Named as the e-mail's local part, or that with a number where a person has that name
+  // already (the server's people were imported before it): the log-on is the e-mail.
+  const local = email.split('@')[0] ?? email;
+  let username = local;
+  for (let n = 2; username && logonNameClashes(db, null, username, null).length; n += 1) {
+    username = `${local}${n}`;
+  }
+  try {
+    const made = await createAccount(db, { email, password, role: 'admin', username });
+    setSetting(db, 'server.envAdminMade', true);
+    log.info(
+      { email, username: made.username },
+      'created the admin named by LABSTATION_ADMIN_EMAIL',
+    );
+  } catch (error) {
+    // Its problems are named by the variable that was set, not by a field nobody typed.
+    if (error instanceof AppError) {
+      const message = error.message
+        .replace(/^email: /, 'LABSTATION_ADMIN_EMAIL: ')
+        .replace(/^password: /, 'LABSTATION_ADMIN_PASSWORD: ')
+        .replace(/^username: /, 'LABSTATION_ADMIN_EMAIL (its name before the @): ');
+      throw new AppError(error.code, message);
+    }
+    throw error;
+  }
 }
 
 export interface RunServerOptions {

@@ -4,7 +4,7 @@
  * must not take with it what an import beside it wrote meanwhile; commands on a data dir set up
  * already wait for such a start.
  */
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -105,5 +105,33 @@ describe('a first fill of a data dir', () => {
     const noData = await runCli(['import', bad]);
     expect(noData.code).toBe(2);
     expect(noData.stderr).toContain('--data is required');
+  });
+
+  // Mutation: every SqliteError said as "the database refused the change", a read too.
+  it('says which file is not a database it can read, and prints what it stored', async () => {
+    const data = join(tempDir(), 'garbled');
+    mkdirSync(data);
+    writeFileSync(join(data, 'labstation.db'), 'not a database at all, only some text here');
+    const read = await runCli(['files', '--data', data]);
+    expect(read.code).toBe(1);
+    expect(read.stderr).toBe(
+      `labstation: ${join(data, 'labstation.db')} cannot be read as a Labstation database: ` +
+        'file is not a database\n',
+    );
+    const made = join(tempDir(), 'made');
+    expect((await importBundle(made, {})).code).toBe(0);
+    const created = await runCli([
+      'admin',
+      'user',
+      'create',
+      '--data',
+      made,
+      '--email',
+      ' Lee3@Example.org ',
+      '--password',
+      'lee password 12',
+    ]);
+    expect(created.code).toBe(0);
+    expect(created.stdout).toBe('created user Lee3 <Lee3@Example.org>\n');
   });
 });

@@ -571,6 +571,44 @@ describe('admins from the environment and from bundles; throttling of bad creden
     ]);
   });
 
+  // Mutation: ensureEnvAdmin making the admin as createAccount names it (the start failed with
+  // "username: lee is taken", and "password: ..." named a field nobody typed).
+  it('makes the admin of LABSTATION_ADMIN_EMAIL under a free name, and names the variable at fault', async () => {
+    const other = join(tempDir(), 'server3');
+    await importThreePeople(other);
+    const short = await runCli(['serve', '--data', other, '--port', '0'], {
+      LABSTATION_ADMIN_EMAIL: 'lee@elsewhere.org',
+      LABSTATION_ADMIN_PASSWORD: 'short',
+    });
+    expect(short.code).toBe(1);
+    expect(short.stderr).toContain('LABSTATION_ADMIN_PASSWORD: must be at least 10 characters');
+    const taken = await startServer(other, {
+      LABSTATION_ADMIN_EMAIL: 'lee@elsewhere.org',
+      LABSTATION_ADMIN_PASSWORD: 'lee password 12',
+    });
+    try {
+      const res = await fetch(`${taken.url}auth/jwt/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          username: 'lee@elsewhere.org',
+          password: 'lee password 12',
+        }).toString(),
+      });
+      expect(res.status).toBe(200);
+    } finally {
+      await taken.stop();
+    }
+    const db = new Database(join(other, 'labstation.db'), { readonly: true });
+    try {
+      expect(
+        db.prepare("SELECT username, role FROM users WHERE email = 'lee@elsewhere.org'").get(),
+      ).toEqual({ username: 'lee2', role: 'admin' });
+    } finally {
+      db.close();
+    }
+  });
+
   it('does not make the admin of LABSTATION_ADMIN_EMAIL again after its e-mail changed', async () => {
     const jwt = (
       (await (await ownLogin('boss@example.org', 'boss password 1')).json()) as {

@@ -72,7 +72,7 @@ export interface NewAccount {
 export async function createAccount(
   db: Db,
   input: NewAccount,
-): Promise<{ id: number; username: string }> {
+): Promise<{ id: number; username: string; email: string }> {
   const email = input.email.trim();
   if (!/^[^\s@]+@[^\s@]+$/.test(email)) {
     throw new AppError(
@@ -113,7 +113,7 @@ export async function createAccount(
       .run(newUuid(), username, email, passwordHash, role, role === 'user' ? 0 : 1, now, now)
       .lastInsertRowid,
   );
-  return { id, username };
+  return { id, username, email };
 }
 
 export function findAccountByEmail(db: Db, email: string): { id: number; email: string } {
