@@ -691,6 +691,45 @@ describe("the user's mail and the operator's copy", () => {
     }
   });
 
+  // Mutation: the worker writing a mail anew only when its addresses changed: retryMail sets
+  // the new person's, and the mail went with the last person's greeting.
+  it('is written anew for another person the usage was given to when a failed mail is retried', async () => {
+    const uuid = '01900000-0000-7000-8000-00000000f0c5';
+    const { db, worker } = await sending('retried-user-changed', 'alice@example.org', {
+      uuid,
+      meanwhile: (setEmail, db) => {
+        // Refused for good before: failed, waiting for an admin's retry.
+        db.prepare(
+          "UPDATE mail_outbox SET status = 'failed', last_error = 'x' WHERE usage_event_id = (SELECT id FROM usage_events WHERE uuid = ?)",
+        ).run(uuid);
+        setEmail('bob', 'bob@example.org');
+        db.prepare(
+          "UPDATE usage_events SET user_id = (SELECT id FROM users WHERE username = 'bob') WHERE uuid = ?",
+        ).run(uuid);
+      },
+    });
+    try {
+      expect(mailsOf(db, uuid)[0]?.status).toBe('failed');
+      const id = db
+        .prepare(
+          'SELECT m.id FROM mail_outbox m JOIN usage_events e ON e.id = m.usage_event_id WHERE e.uuid = ?',
+        )
+        .pluck()
+        .get(uuid) as number;
+      const retried = retryMail(db, id, new Date().toISOString());
+      expect(retried.outcome).toBe('queued');
+      await waitFor('the mail sent', () =>
+        mailsOf(db, uuid)[0]?.status === 'sent' ? true : undefined,
+      );
+      const [sent] = smtp.about(uuid, 'pending_answers');
+      expect(sent?.rcpt).toEqual(['bob@example.org']);
+      expect(sent?.body).toContain('Hello bob,');
+      expect(sent?.body).not.toContain('Alice');
+    } finally {
+      await worker.stop();
+    }
+  });
+
   it('is failed as having no address when its user lost theirs while it waited', async () => {
     const uuid = '01900000-0000-7000-8000-00000000f0c2';
     const { db, worker } = await sending('address-gone', 'alice@old.example.org', {

@@ -139,9 +139,10 @@ export function startMailWorker(options: MailWorkerOptions): MailWorker {
       log.warn({ mail: mail.uuid, kind: mail.kind }, `mail not sent: ${NO_ADDRESS}`);
       return true;
     }
-    if (recipients.to !== mail.to || recipients.cc !== mail.cc) {
+    if (recipients.to !== mail.to || recipients.cc !== mail.cc || mail.attempts === 0) {
       // Written anew for them: the usage may have been given to another person since (a station
-      // pushing it again), whom the mail would otherwise greet by the last one's name.
+      // pushing it again), whom the mail would otherwise greet by the last one's name. Also at
+      // the first try after an admin's retry, which sets the addresses alone.
       const current = currentMail(db, check.usageEventId, mail.kind, config);
       if (current !== null) {
         setComposed(db, mail.id, current);
