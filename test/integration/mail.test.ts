@@ -526,6 +526,64 @@ describe('mail worker retry (in process, real SMTP client and server)', () => {
       db.close();
     }
   }, 30_000);
+
+  // Mutation: the next pass after a failed one at the next mail due (20 ms on): every queued
+  // mail tried in turn against a mail server that is down, each waiting for its own failure.
+  it('after a failed try waits the poll interval before it tries the other mails due', async () => {
+    const dir = join(tempDir(), 'server-down');
+    await prepareServerDir(dir, serverBundle());
+    const db = openDatabase(join(dir, 'labstation.db'));
+    const idOf = (sql: string): number => db.prepare(sql).pluck().get() as number;
+    const alice = idOf("SELECT id FROM users WHERE username = 'alice'");
+    const insert = db.prepare(
+      `INSERT INTO usage_events (uuid, user_id, operator_id, project_id, tool_id, start, "end",
+         post_usage_pending, version, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, 1, 2, ?)`,
+    );
+    db.transaction(() => {
+      for (let i = 1; i <= 3; i++) {
+        const end = `2025-05-0${i}T09:00:00.000Z`;
+        const id = insert.run(
+          `01900000-0000-7000-8000-00000000e00${i}`,
+          alice,
+          alice,
+          idOf("SELECT id FROM projects WHERE name = 'Cathodes'"),
+          idOf("SELECT id FROM tools WHERE name = 'SEM'"),
+          `2025-05-0${i}T08:00:00.000Z`,
+          end,
+          end,
+        ).lastInsertRowid;
+        queuePendingAnswersMail(db, Number(id));
+      }
+    })();
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, LONE_HOST, () => resolve()));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const worker = startMailWorker({
+      db,
+      log: createLogger('silent'),
+      dataDir: dir,
+      listenUrl: 'http://127.0.0.1:1/',
+      env: {
+        LABSTATION_SMTP_URL: `smtp://${LONE_HOST}:${port}`,
+        LABSTATION_MAIL_POLL_MS: '60000',
+        LABSTATION_MAIL_BACKOFF_BASE_MS: '40',
+        LABSTATION_MAIL_BACKOFF_CAP_MS: '100',
+      },
+    });
+    const attempts = (): number[] =>
+      db.prepare('SELECT attempts FROM mail_outbox ORDER BY id').pluck().all() as number[];
+    try {
+      await waitFor('the first try', () => (attempts().some((n) => n > 0) ? true : undefined));
+      // Connections are refused at once: ten times the time another try would have taken.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(attempts()).toEqual([1, 0, 0]);
+    } finally {
+      await worker.stop();
+      db.close();
+    }
+  });
 });
 
 /** An ended usage of SEM (Cathodes) by `user`, run by `operator`, its answers pending: its id. */

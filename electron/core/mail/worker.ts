@@ -190,25 +190,29 @@ export function startMailWorker(options: MailWorkerOptions): MailWorker {
     }
   }
 
-  async function pass(): Promise<void> {
+  /** Sends what is due, in order, until a mail fails: false then. */
+  async function pass(): Promise<boolean> {
     const config = resolveMailConfig(db, context);
     const reminders = queueDueReminders(db, config, clock());
     if (reminders > 0) log.info({ reminders }, 'pending-answers reminders queued');
     for (;;) {
-      if (stopped) return;
+      if (stopped) return true;
       const mail = nextDueMail(db, new Date(clock()).toISOString());
-      if (!mail) return;
-      if (!(await deliver(mail, config))) return;
+      if (!mail) return true;
+      if (!(await deliver(mail, config))) return false;
     }
   }
 
-  function schedule(): void {
+  /** The next pass: at the next mail due, or after a failed pass at the poll interval. */
+  function schedule(afterFailure = false): void {
     if (stopped) return;
     if (timer) clearTimeout(timer);
     const config = resolveMailConfig(db, context);
     let delay = config.pollMs;
     const due = nextDueAt(db);
-    if (due !== null) delay = Math.min(delay, Date.parse(due) - clock());
+    // The others due now would most likely fail as that one did (the mail server is down, or
+    // refuses the login): not tried one after another, each waiting for its timeout.
+    if (due !== null && !afterFailure) delay = Math.min(delay, Date.parse(due) - clock());
     timer = setTimeout(run, Math.max(20, delay));
     timer.unref();
   }
@@ -220,7 +224,9 @@ export function startMailWorker(options: MailWorkerOptions): MailWorker {
       again = true;
       return;
     }
+    let failed = false;
     running = pass()
+      .then((ok) => void (failed = !ok))
       .catch((error: unknown) => log.error({ error: errorText(error) }, 'mail worker pass failed'))
       .finally(() => {
         running = null;
@@ -228,7 +234,7 @@ export function startMailWorker(options: MailWorkerOptions): MailWorker {
           again = false;
           run();
         } else {
-          schedule();
+          schedule(failed);
         }
       });
   }
