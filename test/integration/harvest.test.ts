@@ -1987,29 +1987,52 @@ describe('harvest in a running station', () => {
     expect(sawQueued).toBe(true);
   });
 
-  it('gives a file written while no harvest ran the usage it was written during', async () => {
-    // The station was off (or its harvest stopped) while Ada used the tool: her files are
-    // found later, when someone else may be logged on. They belong to the usage their mtime
-    // falls in, not to the one in progress when they are found.
+  interface EndedUsage {
+    uuid: string;
+    start: string;
+    end: string;
+  }
+
+  /**
+   * A station whose destination is `{user}/{usage_event}/{filename}`, on which Ada used the
+   * tool `count` times, one usage after another, then stopped: the usages, as they ended.
+   */
+  async function adasUsages(
+    count: number,
+  ): Promise<{ dirs: Awaited<ReturnType<typeof setupHarvest>>; usages: EndedUsage[] }> {
     const dirs = await setupHarvest({
       template: '{user}/{usage_event}/{filename}',
       projects: [{ name: 'Cathodes' }],
       users: [{ ...ADA, projects: ['Cathodes'] }],
     });
-    station = await startStation(dirs.data);
-    expect((await station.rpc('session.logon', { login: 'ada', pin: '1234' })).status).toBe(200);
-    const enabled = await station.rpc('toolControl.enable', {
-      tool: 'SEM',
-      project: 'Cathodes',
-      answers: {},
-    });
-    expect(enabled.status, JSON.stringify(enabled.body)).toBe(200);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    const disabled = await station.rpc('toolControl.disable', { tool: 'SEM', answers: {} });
-    expect(disabled.status, JSON.stringify(disabled.body)).toBe(200);
-    const usage = (disabled.body as { usage: { uuid: string; start: string; end: string } }).usage;
-    await station.stop();
+    const st = await startStation(dirs.data);
+    station = st;
+    expect((await st.rpc('session.logon', { login: 'ada', pin: '1234' })).status).toBe(200);
+    const usages: EndedUsage[] = [];
+    for (let i = 0; i < count; i++) {
+      const enabled = await st.rpc('toolControl.enable', {
+        tool: 'SEM',
+        project: 'Cathodes',
+        answers: {},
+      });
+      expect(enabled.status, JSON.stringify(enabled.body)).toBe(200);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const disabled = await st.rpc('toolControl.disable', { tool: 'SEM', answers: {} });
+      expect(disabled.status, JSON.stringify(disabled.body)).toBe(200);
+      usages.push((disabled.body as { usage: EndedUsage }).usage);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await st.stop();
     station = null;
+    return { dirs, usages };
+  }
+
+  it('gives a file written while no harvest ran the usage it was written during', async () => {
+    // The station was off (or its harvest stopped) while Ada used the tool: her files are
+    // found later, when someone else may be logged on. They belong to the usage their mtime
+    // falls in, not to the one in progress when they are found.
+    const { dirs, usages } = await adasUsages(1);
+    const [usage] = usages as [EndedUsage];
     const start = Date.parse(usage.start);
     const end = Date.parse(usage.end);
     const at = (ms: number, name: string): void => {
@@ -2032,32 +2055,9 @@ describe('harvest in a running station', () => {
 
   // Mutation: Intake.accept re-queuing a failed record whatever usage wrote its path anew.
   it('gives a file not harvested yet, written anew in a later usage, a record of that usage', async () => {
-    const dirs = await setupHarvest({
-      template: '{user}/{usage_event}/{filename}',
-      projects: [{ name: 'Cathodes' }],
-      users: [{ ...ADA, projects: ['Cathodes'] }],
-    });
-    station = await startStation(dirs.data);
-    expect((await station.rpc('session.logon', { login: 'ada', pin: '1234' })).status).toBe(200);
-    const usages: { uuid: string; start: string; end: string }[] = [];
-    for (let i = 0; i < 2; i++) {
-      const enabled = await station.rpc('toolControl.enable', {
-        tool: 'SEM',
-        project: 'Cathodes',
-        answers: {},
-      });
-      expect(enabled.status, JSON.stringify(enabled.body)).toBe(200);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      const disabled = await station.rpc('toolControl.disable', { tool: 'SEM', answers: {} });
-      expect(disabled.status, JSON.stringify(disabled.body)).toBe(200);
-      usages.push((disabled.body as { usage: (typeof usages)[number] }).usage);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    await station.stop();
-    station = null;
-    const [first, second] = usages as [(typeof usages)[number], (typeof usages)[number]];
-    const during = (u: (typeof usages)[number]): number =>
-      (Date.parse(u.start) + Date.parse(u.end)) / 2000;
+    const { dirs, usages } = await adasUsages(2);
+    const [first, second] = usages as [EndedUsage, EndedUsage];
+    const during = (u: EndedUsage): number => (Date.parse(u.start) + Date.parse(u.end)) / 2000;
     const path = join(dirs.src, 'image001.tif');
     writeFileSync(path, 'the first usage image');
     utimesSync(path, during(first), during(first));

@@ -81,6 +81,45 @@ interface MailRow {
   cc: string;
 }
 
+/**
+ * A port on LONE_HOST that was free a moment ago: connections to it are refused, until a server
+ * starts there (no other test takes it meanwhile).
+ */
+async function refusedPort(): Promise<number> {
+  const closed = createServer();
+  await new Promise<void>((resolve) => closed.listen(0, LONE_HOST, () => resolve()));
+  const port = (closed.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => closed.close(() => resolve()));
+  return port;
+}
+
+/** Inserts force-ended usage events of the SEM for Cathodes, their answers pending: ids. */
+function pendingEvents(
+  db: Database.Database,
+): (uuid: string, start: string, end: string, user?: string) => number {
+  const idOf = (sql: string): number => db.prepare(sql).pluck().get() as number;
+  const insert = db.prepare(
+    `INSERT INTO usage_events (uuid, user_id, operator_id, project_id, tool_id, start, "end",
+       post_usage_pending, version, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, 1, 2, ?)`,
+  );
+  return (uuid, start, end, user = 'alice') => {
+    const person = idOf(`SELECT id FROM users WHERE username = '${user}'`);
+    return Number(
+      insert.run(
+        uuid,
+        person,
+        person,
+        idOf("SELECT id FROM projects WHERE name = 'Cathodes'"),
+        idOf("SELECT id FROM tools WHERE name = 'SEM'"),
+        start,
+        end,
+        end,
+      ).lastInsertRowid,
+    );
+  };
+}
+
 function mailsOf(db: Database.Database, usageUuid: string): MailRow[] {
   return db
     .prepare(
@@ -403,35 +442,11 @@ describe('mail worker retry (in process, real SMTP client and server)', () => {
     const dir = join(tempDir(), 'server-retry');
     await prepareServerDir(dir, serverBundle());
     const db = openDatabase(join(dir, 'labstation.db'));
-    const idOf = (sql: string): number => db.prepare(sql).pluck().get() as number;
     // bob's mailbox is one the SMTP server refuses for good (550).
     db.prepare("UPDATE users SET email = 'unknown@example.org' WHERE username = 'bob'").run();
-    const insert = db.prepare(
-      `INSERT INTO usage_events (uuid, user_id, operator_id, project_id, tool_id, start, "end",
-         post_usage_pending, version, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, 1, 2, ?)`,
-    );
-    const event = (uuid: string, start: string, end: string, user = 'alice'): number => {
-      const person = idOf(`SELECT id FROM users WHERE username = '${user}'`);
-      return Number(
-        insert.run(
-          uuid,
-          person,
-          person,
-          idOf("SELECT id FROM projects WHERE name = 'Cathodes'"),
-          idOf("SELECT id FROM tools WHERE name = 'SEM'"),
-          start,
-          end,
-          end,
-        ).lastInsertRowid,
-      );
-    };
-    // A port that was free a moment ago: connections to it are refused, until the SMTP server
-    // starts there: on LONE_HOST, where no other test can take it meanwhile.
-    const closed = createServer();
-    await new Promise<void>((resolve) => closed.listen(0, LONE_HOST, () => resolve()));
-    const port = (closed.address() as AddressInfo).port;
-    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const event = pendingEvents(db);
+    // Refused until the SMTP server starts there.
+    const port = await refusedPort();
     const late = new TestSmtp();
 
     const worker = startMailWorker({
@@ -533,33 +548,18 @@ describe('mail worker retry (in process, real SMTP client and server)', () => {
     const dir = join(tempDir(), 'server-down');
     await prepareServerDir(dir, serverBundle());
     const db = openDatabase(join(dir, 'labstation.db'));
-    const idOf = (sql: string): number => db.prepare(sql).pluck().get() as number;
-    const alice = idOf("SELECT id FROM users WHERE username = 'alice'");
-    const insert = db.prepare(
-      `INSERT INTO usage_events (uuid, user_id, operator_id, project_id, tool_id, start, "end",
-         post_usage_pending, version, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, 1, 2, ?)`,
-    );
+    const event = pendingEvents(db);
     db.transaction(() => {
       for (let i = 1; i <= 3; i++) {
-        const end = `2025-05-0${i}T09:00:00.000Z`;
-        const id = insert.run(
+        const id = event(
           `01900000-0000-7000-8000-00000000e00${i}`,
-          alice,
-          alice,
-          idOf("SELECT id FROM projects WHERE name = 'Cathodes'"),
-          idOf("SELECT id FROM tools WHERE name = 'SEM'"),
           `2025-05-0${i}T08:00:00.000Z`,
-          end,
-          end,
-        ).lastInsertRowid;
-        queuePendingAnswersMail(db, Number(id));
+          `2025-05-0${i}T09:00:00.000Z`,
+        );
+        queuePendingAnswersMail(db, id);
       }
     })();
-    const closed = createServer();
-    await new Promise<void>((resolve) => closed.listen(0, LONE_HOST, () => resolve()));
-    const port = (closed.address() as AddressInfo).port;
-    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const port = await refusedPort();
     const worker = startMailWorker({
       db,
       log: createLogger('silent'),
