@@ -164,8 +164,8 @@ export class Harvester {
       watchedIn: (base) => this.harvested.leftOut.watchedIn(base),
       runEnds: () => this.run?.ends ?? null,
       movedAway: () => (this.movedAway += 1),
-      consider: (instrument, folder, path, size, mtimeMs) =>
-        this.intake.consider(instrument, folder, path, size, mtimeMs),
+      consider: (instrument, folder, path, size, mtimeMs, known) =>
+        this.intake.consider(instrument, folder, path, size, mtimeMs, undefined, known.recordedAt),
       changed: () => this.changed(),
       checkIdle: () => this.checkIdle(),
     });
@@ -438,6 +438,7 @@ export class Harvester {
     return {
       ...idleHarvestStatus(this.db, this.clock()),
       running: !this.stopped && this.lock.problem === null && this.harvested.list.length > 0,
+      started: !this.stopped,
       problem: this.lock.problem,
       instruments: instrumentsStatus(this.harvested.list, this.harvested.awaitingHistory, (id) =>
         this.walks.problemOf(id),

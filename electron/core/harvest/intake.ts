@@ -189,6 +189,8 @@ export class Intake {
     size: number,
     mtimeMs: number,
     relativePath = relativeTo(folder.path, path),
+    /** When the path's record was first seen, for a file given back by its copy. */
+    recordedAt?: string,
   ): void {
     if (this.leftForNextRun.has(path)) return;
     const inner = this.deepestFolderTaking(instrument, folder, path);
@@ -210,8 +212,13 @@ export class Intake {
     // progress when it was written, not to whoever is logged on now. Only while the first walk
     // since the start goes on: a file found after it came in since, and a file moved or copied
     // in keeps its old mtime (it was credited to whoever used the tool hours before).
+    // Also a file given back by its copy that was recorded before the start (`recordedAt`):
+    // changed before the start, and tried before the first walk reached it.
     const written = new Date(mtimeMs).toISOString();
-    const beforeStart = mtimeMs < this.startedAt && !this.walkedSinceStart.has(instrument.id);
+    const beforeStart =
+      mtimeMs < this.startedAt &&
+      (!this.walkedSinceStart.has(instrument.id) ||
+        (recordedAt !== undefined && Date.parse(recordedAt) < this.startedAt));
     const usage = beforeStart
       ? usageOnToolAt(this.db, instrument.tool_id, written)
       : usageOnToolAt(this.db, instrument.tool_id, seen);

@@ -60,6 +60,8 @@ export interface TransferHost {
     path: string,
     size: number,
     mtimeMs: number,
+    /** When the file's record was first seen (its usage may be that of when it was written). */
+    known: { recordedAt: string },
   ): void;
   /** Tells the UIs. */
   changed(): void;
@@ -368,7 +370,11 @@ export class TransferQueue {
         const folder = instrument.watch.find((w) => w.path === file.watch_path);
         this.active.delete(file.id);
         if (!(s instanceof Error)) {
-          if (folder) this.host.consider(instrument, folder, file.source_path, s.size, s.mtimeMs);
+          if (folder) {
+            this.host.consider(instrument, folder, file.source_path, s.size, s.mtimeMs, {
+              recordedAt: file.first_discovered_at,
+            });
+          }
         } else if (s.code === 'ENOENT' && (await stat(file.watch_path).catch(() => null))) {
           // Deleted or moved away while it was copied; under a new name it is a new file. A
           // partial that could not be removed keeps the file for its next start to settle.

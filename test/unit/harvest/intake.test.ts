@@ -107,6 +107,16 @@ describe('Intake.take', () => {
       { path: '/watched/old.dat', usage: 3 },
       { path: '/watched/fresh.dat', usage: 4 },
     ]);
+    // After the first walk: a file copied in with its old mtime came in now; one given back by
+    // its copy, recorded before the start, was written when its mtime says (mutation: both now).
+    taking.walkedSinceStart.add(instrument.id);
+    taking.consider(instrument, folder, '/watched/copied-in.dat', 1, during);
+    const before = new Date(NOW - 120_000).toISOString();
+    taking.consider(instrument, folder, '/watched/given-back.dat', 1, during, undefined, before);
+    expect(added.slice(2).map(({ path, usage }) => ({ path, usage }))).toEqual([
+      { path: '/watched/copied-in.dat', usage: 4 },
+      { path: '/watched/given-back.dat', usage: 3 },
+    ]);
   });
 
   // Mutation: Intake.consider taking a file for whichever folder reports it.
