@@ -330,6 +330,12 @@ export interface HarvestStatus {
   running: boolean;
   /** Why the station does not harvest now (another harvest holds the data dir), or null. */
   problem: string | null;
+  /**
+   * The harvest has started and read its instruments: `instruments` are all it harvests (none
+   * when every instrument of the tool is turned off). False in a station's first seconds (it
+   * waits up to 5 s for the server's first answer) and where no harvest runs at all.
+   */
+  started: boolean;
   instruments: {
     name: string;
     watch: string[];

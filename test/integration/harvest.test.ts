@@ -2394,7 +2394,11 @@ describe('harvest in a running station', () => {
       station = await startStation(dirs.data);
       const st = station;
       expect((await st.rpc('session.logon', { login: 'ada', pin: '1234' })).status).toBe(200);
-      expect((await st.rpc('harvest.status', {})).body).toMatchObject({ running: false });
+      // Not started yet: the Data tab does not take "no instrument" for "all turned off".
+      expect((await st.rpc('harvest.status', {})).body).toMatchObject({
+        running: false,
+        started: false,
+      });
       // Before, this answered 0 and the files waited for their hour.
       const asked = await st.rpc('harvest.retryAll', {});
       expect(asked).toMatchObject({ status: 200, body: { count: 2 } });
@@ -2402,6 +2406,7 @@ describe('harvest in a running station', () => {
         const files = await stationFiles(st);
         return files.length === 2 && files.every((f) => f.state === 'done') ? true : undefined;
       });
+      expect((await st.rpc('harvest.status', {})).body).toMatchObject({ started: true });
     } finally {
       await station?.stop();
       station = null;

@@ -124,6 +124,7 @@ export function idleHarvestStatus(db: Db, now: number = Date.now()): HarvestStat
   return {
     running: false,
     problem: null,
+    started: false,
     instruments: [],
     active: [],
     settling: 0,

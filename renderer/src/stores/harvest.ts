@@ -216,7 +216,14 @@ export const useHarvestStore = create<HarvestState>()((set, get) => ({
   },
   async setSearch(search) {
     if (search.trim() === get().search) return;
-    set({ search: search.trim(), searching: true, files: [], wanted: PAGE, more: false });
+    set({
+      search: search.trim(),
+      searching: true,
+      files: [],
+      wanted: PAGE,
+      more: false,
+      actionError: null,
+    });
     await get().refresh();
   },
   async select(id) {

@@ -242,6 +242,10 @@ describe('harvest store', () => {
     expect(store().error).toBeNull();
     await settle(store().select(5));
     expect(store().actionError).toBeNull();
+    // A new search is a new action too.
+    useHarvestStore.setState({ actionError: said });
+    await settle(store().setSearch('f1'));
+    expect(store().actionError).toBeNull();
   });
 
   it('reads the failure list again only when the status says it changed', async () => {

@@ -321,13 +321,13 @@ function History({ files }: { files: HarvestFileView[] }): ReactElement {
 
 /** The station's harvest: queue and progress, today's totals, failures, files and their ARKs. */
 /**
- * The instruments harvested here now, by name, or null while that is not known (a harvest
- * elsewhere holds the data dir, or none is running). None at all is known too: every
- * instrument of the station's tool is turned off, and no failed file is tried.
+ * The instruments harvested here now, by name, or null while that is not known (the harvest
+ * has not started yet, or a harvest elsewhere holds the data dir). None at all is known too:
+ * every instrument of the station's tool is turned off, and no failed file is tried.
  */
 function harvestedHere(status: HarvestStatus | null): Set<string> | null {
   if (!status) return null;
-  if (status.running || (status.problem === null && status.instruments.length === 0)) {
+  if (status.running || (status.started && status.problem === null)) {
     return new Set(status.instruments.map((i) => i.name));
   }
   return null;
@@ -343,6 +343,8 @@ export function DataTab(): ReactElement {
   const busy = (status?.active.length ?? 0) > 0 || (status?.settling ?? 0) > 0;
 
   useEffect(() => {
+    // What an action said when the tab was last open is old news now.
+    useHarvestStore.setState({ actionError: null });
     void useHarvestStore.getState().refresh({ failures: 'reload' });
   }, []);
 
