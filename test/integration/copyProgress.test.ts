@@ -52,4 +52,16 @@ describe('a copy under way', () => {
     const progress = messages.map((m) => m.message).filter((m) => m.type === 'progress');
     expect(progress.at(-1)).toMatchObject({ bytes: size });
   });
+
+  // Mutation: only a copy saying when it starts (an upload's hash waited for a worker unseen,
+  // then showed as under way only from its first byte sent).
+  it('says when a hash starts, and nothing more of it', async () => {
+    const dir = tempDir();
+    const source = join(dir, 'movie.mrc');
+    writeFileSync(source, randomBytes(3 * 1024 * 1024));
+    const messages: WorkerMessage[] = [];
+    await runCopyMessage({ id: 2, type: 'hash', path: source }, (m) => messages.push(m));
+    expect(messages.map((m) => m.type)).toEqual(['progress', 'done']);
+    expect(messages[0]).toMatchObject({ bytes: 0 });
+  });
 });

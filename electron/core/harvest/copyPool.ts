@@ -79,7 +79,10 @@ export async function runCopyMessage(
   };
   // A copy says when it starts: until then it waits for a copy slot, and its rate and time
   // left must not count the wait.
-  if (request.type === 'copy') send({ id: request.id, type: 'progress', bytes: 0 });
+  // A hash (an upload's source, read before its first byte goes) says when it starts too.
+  if (request.type === 'copy' || request.type === 'hash') {
+    send({ id: request.id, type: 'progress', bytes: 0 });
+  }
   try {
     const result =
       request.type === 'copy'
@@ -151,8 +154,10 @@ export class CopyPool {
     return this.submit({ id: this.nextId++, type: 'copy', job }, progress) as Promise<CopyResult>;
   }
 
-  hash(path: string): Promise<{ hash: string; bytes: number }> {
-    return this.submit({ id: this.nextId++, type: 'hash', path }) as Promise<{
+  /** Hashes a file; `started` is called when a worker begins it (it may wait for one). */
+  hash(path: string, started?: () => void): Promise<{ hash: string; bytes: number }> {
+    const progress = started && ((bytes: number) => bytes === 0 && started());
+    return this.submit({ id: this.nextId++, type: 'hash', path }, progress) as Promise<{
       hash: string;
       bytes: number;
     }>;

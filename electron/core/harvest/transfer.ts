@@ -152,7 +152,7 @@ async function uploadTransfer(
     {
       db: deps.db,
       log: deps.log,
-      hash: (path) => deps.pool.hash(path),
+      hash: (path, started) => deps.pool.hash(path, started),
       progress: (bytes) => deps.progress(file.id, bytes),
     },
     { file, location: target.location, destination: target.relative },

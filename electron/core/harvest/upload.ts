@@ -48,8 +48,11 @@ const FINISH_IDLE_MS = 10 * 60_000;
 export interface UploadDeps {
   db: Db;
   log: Logger;
-  /** XXH3-128 of a whole file, off the thread that serves the UI (CopyPool.hash). */
-  hash(path: string): Promise<{ hash: string; bytes: number }>;
+  /**
+   * XXH3-128 of a whole file, off the thread that serves the UI (CopyPool.hash); `started` is
+   * called when the hash begins.
+   */
+  hash(path: string, started?: () => void): Promise<{ hash: string; bytes: number }>;
   progress(bytes: number): void;
 }
 
@@ -298,12 +301,11 @@ export async function uploadVerified(deps: UploadDeps, job: UploadJob): Promise<
     };
   }
   const { file } = job;
-  // Under way from here: the Data tab shows it as a transfer, not as queued, for the time its
-  // source is hashed (minutes for a big file) before the first byte goes.
-  deps.progress(0);
   let sourceHash: string;
   try {
-    sourceHash = (await deps.hash(file.source_path)).hash;
+    // Under way once its hash starts (it may wait for a copy worker first): the Data tab shows
+    // it as a transfer, not as queued, for the minutes a big file's hash takes.
+    sourceHash = (await deps.hash(file.source_path, () => deps.progress(0))).hash;
     const now = await stat(file.source_path);
     if (now.size !== file.size || now.mtimeMs !== file.mtime_ms) {
       return { outcome: 'source_changed', detail: 'the file changed while it was hashed' };
