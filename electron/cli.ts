@@ -52,8 +52,12 @@ function systemErrorLine(error: unknown): string | null {
 
 /** The database of the data dir the command line names (`--data DIR` or `--data=DIR`). */
 function databaseNamed(argv: string[]): string {
-  const at = argv.indexOf('--data');
-  const dir = at >= 0 ? argv[at + 1] : argv.find((a) => a.startsWith('--data='))?.slice(7);
+  // The last one given, as the commands read their options.
+  let dir: string | undefined;
+  argv.forEach((arg, i) => {
+    if (arg === '--data') dir = argv[i + 1];
+    else if (arg.startsWith('--data=')) dir = arg.slice(7);
+  });
   return dir ? join(resolve(dir), 'labstation.db') : "the data dir's labstation.db";
 }
 
@@ -114,14 +118,20 @@ export async function main(argv: string[]): Promise<number> {
     }
     if (error instanceof Error && error.name === 'SqliteError') {
       const code = String((error as { code?: unknown }).code);
-      // Not a refusal: the file is not a database, is damaged, or cannot be opened at all.
+      // The file is not a database, is damaged, or cannot be opened at all.
       if (/^SQLITE_(NOTADB|CORRUPT|CANTOPEN)/.test(code)) {
         process.stderr.write(
           `labstation: ${databaseNamed(argv)} cannot be read as a Labstation database: ${error.message}\n`,
         );
         return 1;
       }
-      process.stderr.write(`labstation: the database refused the change: ${error.message}\n`);
+      // A rule of the database refused what was asked; anything else (busy, full, read-only,
+      // an I/O error) is said as the database said it, with its file.
+      process.stderr.write(
+        /^SQLITE_CONSTRAINT/.test(code)
+          ? `labstation: the database refused the change: ${error.message}\n`
+          : `labstation: ${databaseNamed(argv)}: ${error.message} (${code})\n`,
+      );
       return 1;
     }
     if (error instanceof NewerDatabaseError) {

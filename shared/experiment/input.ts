@@ -6,15 +6,29 @@ import type { ReservationInput } from './types.js';
 
 /**
  * An ISO 8601 date-time with its offset, as the read API writes them (`2026-05-05T10:00:00Z`,
- * `…:00.123456-05:00`): Date.parse alone takes "1" or "May 5", and a time without an offset in
- * whatever zone the machine is in.
+ * `…:00.123456-05:00`; not an offset with seconds, which it writes for a zone's local mean time
+ * before about 1940, and which Date.parse does not read): Date.parse alone takes "1" or
+ * "May 5", and a time without an offset in whatever zone the machine is in.
  */
 export const ISO_DATE_TIME =
-  /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i;
+  /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i;
 
-/** Whether `text` is a date-time of ISO_DATE_TIME's form that is on the calendar. */
+/**
+ * Whether `text` is a date-time of ISO_DATE_TIME's form on the calendar: Date.parse also
+ * takes 30 February (as 2 March) and hour 24.
+ */
 export function isIsoDateTime(text: string): boolean {
-  return ISO_DATE_TIME.test(text) && Number.isFinite(Date.parse(text));
+  const m = ISO_DATE_TIME.exec(text);
+  if (!m) return false;
+  const [year, month, day, hour] = [m[1], m[2], m[3], m[4]].map(Number) as [
+    number,
+    number,
+    number,
+    number,
+  ];
+  const date = new Date(Date.UTC(year, month - 1, day));
+  if (date.getUTCMonth() !== month - 1 || date.getUTCDate() !== day || hour > 23) return false;
+  return Number.isFinite(Date.parse(text));
 }
 
 const dateTime = z

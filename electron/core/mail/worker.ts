@@ -227,13 +227,18 @@ export function startMailWorker(options: MailWorkerOptions): MailWorker {
     let failed = false;
     running = pass()
       .then((ok) => void (failed = !ok))
-      .catch((error: unknown) => log.error({ error: errorText(error) }, 'mail worker pass failed'))
+      .catch((error: unknown) => {
+        failed = true;
+        log.error({ error: errorText(error) }, 'mail worker pass failed');
+      })
       .finally(() => {
         running = null;
-        if (again) {
+        // A mail queued during a pass that failed waits too: it would most likely fail alike.
+        if (again && !failed) {
           again = false;
           run();
         } else {
+          again = false;
           schedule(failed);
         }
       });
