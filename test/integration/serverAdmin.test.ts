@@ -549,6 +549,42 @@ describe('admin calls', () => {
     ).toBe(stored);
   });
 
+  // Mutation: a null list taken as none (the save put no questions in place of the
+  // stored ones); a list left out is refused by the schema.
+  it('refuses a null question list, keeping the stored one', async () => {
+    const all = await facility();
+    const sem = all.tools.find((t) => t.name === 'SEM')!;
+    const stored = serverDb
+      .prepare("SELECT pre_usage_questions, post_usage_questions FROM tools WHERE name = 'SEM'")
+      .get();
+    const base = {
+      id: sem.id,
+      name: 'SEM',
+      category: '',
+      operational: true,
+      visible: true,
+      qualified_users: [],
+    };
+    for (const [lists, field] of [
+      [{ pre_usage_questions: null, post_usage_questions: [] }, 'pre_usage_questions'],
+      [{ pre_usage_questions: [], post_usage_questions: null }, 'post_usage_questions'],
+    ] as const) {
+      const res = await rpc('admin.tools.save', { ...base, ...lists }, adminJwt);
+      expect(res.status, JSON.stringify(res.body)).toBe(422);
+      expect(res.body.details).toEqual({
+        problems: [{ path: [field], message: 'is required: a list of questions ([] for none)' }],
+      });
+    }
+    const left = await rpc('admin.tools.save', { ...base, pre_usage_questions: [] }, adminJwt);
+    expect(left.status).toBe(400);
+    expect(left.body.message).toBe('admin.tools.save: post_usage_questions: is required');
+    expect(
+      serverDb
+        .prepare("SELECT pre_usage_questions, post_usage_questions FROM tools WHERE name = 'SEM'")
+        .get(),
+    ).toEqual(stored);
+  });
+
   it('names the problems of both question lists at once, each at its question and property', async () => {
     const all = await facility();
     const sem = all.tools.find((t) => t.name === 'SEM')!;

@@ -221,7 +221,15 @@ function checkedQuestionsJson(
   value: unknown,
   field: string,
 ): { ok: true; json: string } | { ok: false; problems: { path: string[]; message: string }[] } {
-  const parsed = parseQuestions(value ?? []);
+  // A save states the whole tool: a list left out or null would have put none in place of the
+  // stored one.
+  if (value === undefined || value === null) {
+    return {
+      ok: false,
+      problems: [{ path: [field], message: 'is required: a list of questions ([] for none)' }],
+    };
+  }
+  const parsed = parseQuestions(value);
   if (!parsed.ok) {
     return {
       ok: false,
