@@ -58,13 +58,9 @@ export async function admin(argv: string[]): Promise<number> {
         `API token for ${account.email} (shown once; use as "Authorization: Token ..."):\n${token}\n`,
       );
     } else {
-      const { key } = createStationAccount(db, {
-        name: need(values.name, '--name'),
-        tool: need(values.tool, '--tool'),
-      });
-      process.stdout.write(
-        `station ${need(values.name, '--name').trim()} registered (the key is shown once):\n${key}\n`,
-      );
+      const name = need(values.name, '--name');
+      const { key } = createStationAccount(db, { name, tool: need(values.tool, '--tool') });
+      process.stdout.write(`station ${name.trim()} registered (the key is shown once):\n${key}\n`);
     }
     return 0;
   } finally {

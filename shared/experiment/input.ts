@@ -2,6 +2,7 @@
 // rules read, as schemas: other keys of those objects are allowed and ignored.
 
 import { z } from 'zod';
+import { isValidDate } from '../metadata/values.js';
 import type { ReservationInput } from './types.js';
 
 /**
@@ -19,15 +20,7 @@ export const ISO_DATE_TIME =
  */
 export function isIsoDateTime(text: string): boolean {
   const m = ISO_DATE_TIME.exec(text);
-  if (!m) return false;
-  const [year, month, day, hour] = [m[1], m[2], m[3], m[4]].map(Number) as [
-    number,
-    number,
-    number,
-    number,
-  ];
-  const date = new Date(Date.UTC(year, month - 1, day));
-  if (date.getUTCMonth() !== month - 1 || date.getUTCDate() !== day || hour > 23) return false;
+  if (!m || !isValidDate(`${m[1]}-${m[2]}-${m[3]}`) || Number(m[4]) > 23) return false;
   return Number.isFinite(Date.parse(text));
 }
 

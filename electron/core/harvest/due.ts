@@ -5,6 +5,7 @@
  */
 import type { Db } from '../db/open.js';
 import { cachedStatement } from '../db/statements.js';
+import { AppError } from '../util/errors.js';
 import { nowIso } from '../util/ids.js';
 import { NEXT_UPDATED_AT } from './records.js';
 
@@ -72,4 +73,14 @@ export function retryNow(db: Db, fileId: number): boolean {
          WHERE id = ? AND state = 'failed'`,
     ).run(nowIso(), nowIso(), fileId).changes === 1
   );
+}
+
+/** retryNow, refused (409) for a file that is not failed now (retried or completed meanwhile). */
+export function retryNowOrRefuse(db: Db, fileId: number): void {
+  if (!retryNow(db, fileId)) {
+    throw new AppError(
+      'conflict',
+      `file ${fileId} has no failed transfer to retry (retried or completed meanwhile)`,
+    );
+  }
 }

@@ -4,7 +4,7 @@
  * recorded and done that comes back with its size but a new mtime is compared with its record
  * first (recheck).
  */
-import { basename, isAbsolute, relative, sep } from 'node:path';
+import { basename } from 'node:path';
 import type { Db } from '../db/open.js';
 import { nowIso } from '../util/ids.js';
 import type { Logger } from '../util/log.js';
@@ -23,6 +23,7 @@ import {
   type FileRow,
 } from './records.js';
 import { candidateKey, WAKE_GAP_MS, type Candidate, type StabilityChecks } from './stability.js';
+import { storageFolderIn } from './storageGuard.js';
 import type { TransferQueue } from './transferQueue.js';
 import { usageOnToolAt } from './usageContext.js';
 
@@ -47,11 +48,10 @@ export interface IntakeHost {
   checkIdle(): void;
 }
 
-/** `path` relative to `folder` when it lies below it, else null. */
+/** `path` relative to `folder` (`/`-separated) when it lies below it, else null. */
 function below(folder: string, path: string): string | null {
-  const rel = relative(folder, path);
-  if (rel === '' || isAbsolute(rel) || rel === '..' || rel.startsWith(`..${sep}`)) return null;
-  return rel;
+  const rel = storageFolderIn(folder, path);
+  return rel === '' ? null : rel;
 }
 
 /** Recorded with the same size and mtime, and still there: not read again. */
@@ -242,7 +242,7 @@ export class Intake {
     for (const other of instrument.watch) {
       if (other === folder || below(folder.path, other.path) === null) continue;
       if (deepest && below(deepest.path, other.path) === null) continue;
-      const rel = below(other.path, path)?.split(sep);
+      const rel = below(other.path, path)?.split('/');
       if (!rel) continue;
       const filter = this.filterOf(other);
       let skipped = false;

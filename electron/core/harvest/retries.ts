@@ -7,7 +7,7 @@ import type { Db } from '../db/open.js';
 import { HISTORY_PROBLEM } from '../sync/history.js';
 import { AppError } from '../util/errors.js';
 import type { HarvestedInstruments } from './harvested.js';
-import { retryAllNow, retryNow } from './due.js';
+import { retryAllNow, retryNowOrRefuse } from './due.js';
 import { fileById } from './records.js';
 import type { TransferQueue } from './transferQueue.js';
 
@@ -51,12 +51,7 @@ export class Retries {
         .get(instrumentId) as string;
       throw new AppError('conflict', `${name}: ${NOT_HARVESTED_HERE}`);
     }
-    if (!retryNow(this.db, fileId)) {
-      throw new AppError(
-        'conflict',
-        `file ${fileId} has no failed transfer to retry (retried or completed meanwhile)`,
-      );
-    }
+    retryNowOrRefuse(this.db, fileId);
     this.takeNow([fileId]);
   }
 

@@ -4,7 +4,7 @@
  */
 import { dirname } from 'node:path';
 import type { HarvestFileView, HarvestTransferView } from '../../../../shared/api.js';
-import { retryNow } from '../../harvest/due.js';
+import { retryNowOrRefuse } from '../../harvest/due.js';
 import { idleHarvestStatus } from '../../harvest/status.js';
 import { getFileView, listFiles, listTransfers } from '../../harvest/views.js';
 import { AppError } from '../../util/errors.js';
@@ -41,12 +41,7 @@ export function harvestHandlers(ctx: HarvestContext): HandlersOf<'harvest'> {
       ctx.actor();
       const harvest = ctx.harvest();
       if (harvest) harvest.retry(fileId);
-      else if (!retryNow(db, fileId)) {
-        throw new AppError(
-          'conflict',
-          `file ${fileId} has no failed transfer to retry (retried or completed meanwhile)`,
-        );
-      }
+      else retryNowOrRefuse(db, fileId);
       const file = getFileView(db, fileId) as HarvestFileView;
       ctx.emit({ type: 'harvest.changed' });
       return { file };
