@@ -1478,7 +1478,7 @@ describe('records from a station, schedules and runs', () => {
         },
       ])
     ).body as PushResult;
-    expect(res.error).toMatchObject({ code: 'invalid', kind: 'harvest_transfer' });
+    expect(res.error).toMatchObject({ code: 'upload_missing', kind: 'harvest_transfer' });
     expect(res.error?.detail).toMatch(/no finished upload/);
     expect((await call('DELETE', `/api/storage-locations/${central.id}`)).status).toBe(204);
   });

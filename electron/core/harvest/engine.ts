@@ -39,6 +39,7 @@ import { HarvestTimers } from './timers.js';
 import { TransferQueue } from './transferQueue.js';
 import { Walks, type WalksHost } from './walks.js';
 import { FolderWatches, type WatchesHost } from './watches.js';
+import type { UploadAgainResult } from './uploadAgain.js';
 
 export interface HarvesterOptions {
   db: Db;
@@ -120,6 +121,8 @@ export class Harvester {
   private run: RunSummary | null = null;
   private changeTimer: NodeJS.Timeout | undefined;
   private starting: Promise<void> | null = null;
+  /** Transfers whose file is being uploaded again (uploadAgain). */
+  private readonly uploadingAgain = new Set<string>();
 
   constructor(private readonly options: HarvesterOptions) {
     this.db = options.db;
@@ -427,6 +430,35 @@ export class Harvester {
   /** Retry: a failed file made due now and queued at once (retries.ts). */
   retry(fileId: number): void {
     this.retries.retry(fileId);
+  }
+
+  /**
+   * Uploads again a file the server lost the upload of, for the transfer record that says it
+   * is there (uploadAgain.ts); one upload at a time per transfer.
+   */
+  async uploadAgain(transferUuid: string): Promise<UploadAgainResult> {
+    const pool = this.pool;
+    if (this.stopped || !pool) return { ok: false, reason: 'the harvest is not running' };
+    if (this.uploadingAgain.has(transferUuid)) {
+      return { ok: false, reason: 'it is being sent again already' };
+    }
+    this.uploadingAgain.add(transferUuid);
+    try {
+      // Loaded when needed, as transfer.ts loads the upload.
+      const { uploadAgain } = await import('./uploadAgain.js');
+      return await uploadAgain(
+        this.db,
+        {
+          db: this.db,
+          log: this.log,
+          hash: (path, started) => pool.hash(path, started),
+          progress: () => undefined,
+        },
+        transferUuid,
+      );
+    } finally {
+      this.uploadingAgain.delete(transferUuid);
+    }
   }
 
   /** Retry all: every failed file made due now; how many were failed (retries.ts). */

@@ -13,6 +13,7 @@ import {
   type SyncStatus,
 } from '../../../shared/api.js';
 import type { Db } from '../db/open.js';
+import type { UploadAgainResult } from '../harvest/uploadAgain.js';
 import { openStationDatabase } from './database.js';
 import { AppError } from '../util/errors.js';
 import { nowIso } from '../util/ids.js';
@@ -80,6 +81,11 @@ export interface HarvestControl {
   retry(fileId: number): void;
   /** Makes every failed file of the instruments harvested here due now; how many. */
   retryAll(): number;
+  /**
+   * Uploads again the file of a transfer completed into a `server` storage location whose
+   * upload the server lost (harvest/uploadAgain.ts).
+   */
+  uploadAgain(transferUuid: string): Promise<UploadAgainResult>;
   /** Re-reads the configuration (and re-deploys schedules), then walks every folder. */
   rescanNow(): Promise<void>;
   /** Starts the harvest runs queued in the database (from the server) one after the other. */
@@ -210,6 +216,18 @@ export class Station {
       if (change.runs) this.harvest.runQueued();
     }
     this.emit({ type: 'harvest.changed' });
+  }
+
+  /**
+   * The server refused a transfer completed into one of its `server` storage locations: it
+   * holds no upload of the file (UPLOAD_MISSING). The file is uploaded again, as the transfer
+   * record says, by the harvest (harvest/uploadAgain.ts).
+   */
+  uploadAgain(transferUuid: string): Promise<UploadAgainResult> {
+    return (
+      this.harvest?.uploadAgain(transferUuid) ??
+      Promise.resolve({ ok: false, reason: 'this station does not harvest now' })
+    );
   }
 
   /** Called by the shell when it sees keyboard or pointer input (Electron's powerMonitor). */

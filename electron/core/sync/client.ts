@@ -125,6 +125,7 @@ export class SyncClient {
       tickMs: options.tickMs ?? 5_000,
       stopped: () => this.stopped,
       resendLost: (server, sentBefore) => this.resendLost(server, sentBefore),
+      uploadLost: (transferUuid) => this.uploadAgain(transferUuid),
     });
     this.pullBackoff = new Backoff(options.backoffBaseMs ?? 500, cap);
     this.history = new HistoryFetch(
@@ -133,6 +134,36 @@ export class SyncClient {
       this.abort.signal,
       () => this.stopped,
     );
+  }
+
+  /**
+   * The server refused a transfer completed into one of its `server` storage locations for
+   * lacking its upload: the harvest uploads the file again, as the record says, and the record,
+   * set aside meanwhile, goes again at once when that is done. When it cannot be (the source
+   * gone or changed, the harvest not running), the record is offered again after its hold, and
+   * refused so again, until it can.
+   */
+  private uploadAgain(transferUuid: string): void {
+    const log = this.options.station.log;
+    void this.options.station.uploadAgain(transferUuid).then((result) => {
+      if (this.stopped) return;
+      if (!result.ok) {
+        log.warn(
+          { transfer: transferUuid, reason: result.reason },
+          'sync: the server holds no upload of a file this station transferred to it ' +
+            '(restored from a backup?), and the file could not be sent again now; its transfer ' +
+            'is offered again later',
+        );
+        return;
+      }
+      log.warn(
+        { transfer: transferUuid },
+        'sync: the server held no upload of a file this station transferred to it (restored ' +
+          'from a backup?); the file was sent again, and its transfer goes again',
+      );
+      this.held.releaseRecord('harvest_transfer', transferUuid);
+      this.nudge();
+    });
   }
 
   private get db(): Station['db'] {

@@ -149,6 +149,15 @@ export class HeldRecords {
     );
   }
 
+  /** Offers again at once a record set aside (what it lacked is there now). */
+  releaseRecord(kind: string, uuid: string): void {
+    cachedStatement(
+      this.db,
+      `UPDATE outbox SET held_until = NULL
+       WHERE kind = ? AND record_uuid = ? AND held_until IS NOT NULL`,
+    ).run(kind, uuid);
+  }
+
   /** Offers again at once the records set aside until the server had one of these. */
   releaseWaiting(uuids: string[]): void {
     if (!uuids.length) return;

@@ -61,11 +61,18 @@ export interface PushRecord {
   payload: Record<string, unknown>;
 }
 
+/**
+ * The refusal of a transfer completed into a `server` storage location of which the server
+ * holds no finished upload (server/sync/transferLocation.ts checkUploaded): the station sends
+ * the file again and offers the transfer again once that is done.
+ */
+export const UPLOAD_MISSING = 'upload_missing';
+
 export interface PushError {
   id: number;
   kind: string;
   uuid: string;
-  /** unknown_reference | invalid | forbidden | conflict */
+  /** unknown_reference | invalid | forbidden | conflict | upload_missing (UPLOAD_MISSING) */
   code: string;
   detail: string;
   /**

@@ -7,7 +7,7 @@
 import type { Db } from '../db/open.js';
 import type { Logger } from '../util/log.js';
 import type { HeldRecords } from './heldRecords.js';
-import type { PushKind, PushResult } from './protocol.js';
+import { UPLOAD_MISSING, type PushKind, type PushResult } from './protocol.js';
 import { countStartsAnew, keepSent, seqStartsAnew, type SentMarks } from './resend.js';
 
 /**
@@ -50,6 +50,11 @@ export function takePushAnswer(
     held: HeldRecords;
     /** The server's counts are below what it had acknowledged: what it lost goes again. */
     resendLost: (server: ServerCounts, sentBefore: SentMarks) => void;
+    /**
+     * A transfer refused for lacking its upload on the server: its file is uploaded again, and
+     * the transfer offered again once that is done.
+     */
+    uploadLost?: (transferUuid: string) => void;
   },
 ): PushOutcome {
   const { rows, sentBefore, releasesAtSend } = batch;
@@ -121,6 +126,9 @@ export function takePushAnswer(
         releasesAtSend,
         missing?.uuid ?? null,
       );
+      if (refused.code === UPLOAD_MISSING && row.kind === 'harvest_transfer') {
+        deps.uploadLost?.(row.record_uuid);
+      }
       return { kind: 'held' };
     }
     return { kind: 'failed', error: `${refused.kind} ${refused.uuid} refused: ${refused.detail}` };

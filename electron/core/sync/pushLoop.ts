@@ -56,6 +56,8 @@ export class PushLoop {
       stopped: () => boolean;
       /** The server's counts are below what it had acknowledged: what it lost goes again. */
       resendLost: (server: ServerCounts, sentBefore: SentMarks) => void;
+      /** A transfer refused for lacking its upload on the server (pushAnswer.ts). */
+      uploadLost: (transferUuid: string) => void;
     },
   ) {}
 
@@ -180,7 +182,7 @@ export class PushLoop {
         const outcome = takePushAnswer(
           data,
           { rows, sentBefore, releasesAtSend },
-          { db, log, held, resendLost: this.deps.resendLost },
+          { db, log, held, resendLost: this.deps.resendLost, uploadLost: this.deps.uploadLost },
         );
         if (outcome.kind === 'held') continue;
         if (outcome.kind === 'failed') {

@@ -6,6 +6,7 @@ import type { z } from 'zod';
 import type { Db } from '../../db/open.js';
 import { cachedStatement } from '../../db/statements.js';
 import type { transferSchema } from './harvestSchemas.js';
+import { UPLOAD_MISSING } from '../../sync/protocol.js';
 import { RecordRefused, type StationRef } from './records.js';
 
 /** Whether `path` lies inside folder `base`, in the station's own spelling of paths (/ or \\). */
@@ -50,7 +51,11 @@ export function storageLocationOf(db: Db, p: z.infer<typeof transferSchema>): nu
 
 /**
  * A transfer into a `server` storage location is completed only if this server received the
- * file itself: a finished upload of this station for that file, with the same checksum.
+ * file itself: a finished upload of this station for that file, with the same checksum. Without
+ * one (a server restored from a backup made before the upload, or a transfer pushed after the
+ * finished upload was forgotten, cleanup.ts) the refusal says so by its own code,
+ * UPLOAD_MISSING: the station then sends the file again (its upload is `skipped` where the file
+ * is still in place) and offers the transfer again once the server has that upload.
  */
 export function checkUploaded(
   db: Db,
@@ -69,9 +74,10 @@ export function checkUploaded(
   ).get(station.id, p.file_uuid, locationId, p.dest_checksum);
   if (!received) {
     throw new RecordRefused(
-      'invalid',
+      UPLOAD_MISSING,
       `harvest_transfer ${p.uuid}: completed into a server storage location, but this server ` +
-        'holds no finished upload of that file with that checksum',
+        'holds no finished upload of that file with that checksum (restored from a backup?); ' +
+        'the station sends the file again',
     );
   }
 }
