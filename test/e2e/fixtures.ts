@@ -34,7 +34,7 @@ export interface FacilityBundle {
   users: BundleUser[];
   projects: { name: string; application_identifier?: string; active?: boolean }[];
   tools: { name: string; pre_usage_questions?: unknown[]; post_usage_questions?: unknown[] }[];
-  station: { tool: string; idle_logoff_minutes?: number };
+  station: { tool: string; idle_logoff_minutes?: number; idle_force_end_minutes?: number };
   /** Harvest configuration (issue 4), passed through to `labstation import` as given. */
   storage_locations?: { name: string; type: 'local'; base_path: string }[];
   instruments?: Record<string, unknown>[];

@@ -1,6 +1,6 @@
 import type { Page } from '@playwright/test';
 import { expect, test } from './fixtures.js';
-import { facility, logOn } from './facility.js';
+import { enableWith, facility, logOn } from './facility.js';
 
 /** Visible controls smaller than 44 x 44 px (radio and checkbox count by their label). */
 async function smallTargets(page: Page): Promise<string[]> {
@@ -60,6 +60,26 @@ test('the idle rule logs the screen off, and the log-on screen says why', async 
   await expect(page.getByRole('status').filter({ hasText: 'without activity' })).toContainText(
     'You were logged off after 1 second without activity.',
   );
+});
+
+test('a usage the idle rule ends while its person is logged on asks for its post-usage answers at once, keeping what was typed', async ({
+  page,
+  startStation,
+}) => {
+  const bundle = facility();
+  bundle.station.idle_force_end_minutes = 0.02;
+  const station = await startStation(bundle);
+  await page.goto(station.url);
+  await logOn(page, 'ada', '1234');
+  await enableWith(page, { project: 'Engines (ENG-1)', samples: [{ name: 'S1' }] });
+  await page.getByLabel('Notes').fill('typed before the idle rule ended it');
+  // The core checks the idle rule every 15 s: the usage ends, ada stays logged on (log-off
+  // after 10 minutes), and the screen asks for the answers of the usage it ended.
+  await expect(page.getByRole('heading', { name: /Post-usage questions pending/ })).toBeVisible({
+    timeout: 40_000,
+  });
+  await expect(page.getByTestId('tool-state')).toHaveText('Idle');
+  await expect(page.getByLabel('Notes')).toHaveValue('typed before the idle rule ended it');
 });
 
 test('in a half-screen window (640 px) the tabs keep their names whole, none over another', async ({

@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { SessionInfo, ToolStatus, UsageEventView } from '../../shared/api.js';
+import type { CoreEvent, SessionInfo, ToolStatus, UsageEventView } from '../../shared/api.js';
 import { importBundle } from '../../electron/core/station/facility.js';
 import { adoptServerAnswers } from '../../electron/core/station/pendingForms.js';
 import { Station } from '../../electron/core/station/station.js';
@@ -387,6 +387,23 @@ describe('tool control', () => {
     now += 9 * 60_000;
     st.checkIdle();
     expect(((await st.call('session.current', {})) as { session: unknown }).session).not.toBeNull();
+  });
+
+  it('a usage force-ended by the idle rule while its person is still logged on says so to the screen, which then asks for its post-usage answers', async () => {
+    const st = await station();
+    st.db.prepare("INSERT INTO settings VALUES ('idle.forceEndMinutes', '5')").run();
+    await logon(st, 'alice', '1234');
+    const { usage } = await enable(st, { project: 'Cathodes', answers: goodPreAnswers });
+    const events: CoreEvent[] = [];
+    st.events.on('event', (event) => events.push(event));
+    now += 6 * 60_000;
+    st.checkIdle();
+    // Still logged on (the log-off comes after 10 minutes), with the usage's form pending:
+    // the screen re-reads the person's pending forms on usage.changed.
+    const current = (await st.call('session.current', {})) as { session: SessionInfo | null };
+    expect(current.session?.pending.map((p) => p.usage.uuid)).toEqual([usage.uuid]);
+    expect(events).toContainEqual({ type: 'usage.changed', usage: usage.uuid });
+    expect(events).toContainEqual({ type: 'tool.changed', tool: 'SEM' });
   });
 
   it('a standalone station reports no server and what it keeps for one', async () => {

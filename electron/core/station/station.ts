@@ -250,7 +250,9 @@ export class Station {
       if (toolStatus(this.db, tool).state === 'in_use') {
         const usage = forceEndTool(this.db, null, tool, this.now());
         this.log.info({ usage: usage.uuid }, 'idle: usage force-ended, post-usage answers pending');
-        this.emit({ type: 'tool.changed', tool });
+        // usage.changed too: a person still logged on (force-end sooner than log-off) is asked
+        // for the post-usage answers now, as the screen re-reads pending forms on it.
+        this.changed(tool, usage.uuid);
       }
     }
   }

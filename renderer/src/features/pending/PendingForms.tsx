@@ -40,7 +40,7 @@ function PendingFormPanel({
 }): ReactElement {
   const { usage, questions } = item;
   // Typed answers stay while the person looks at another tab (drafts.ts), as in DisableForm.
-  const draft = `pending:${usage.uuid}`;
+  const draft = `post-usage:${usage.uuid}`;
   const form = useQuestionForm(questions, undefined, draft);
   const dropPending = useSessionStore((s) => s.dropPending);
   const action = useToolAction();

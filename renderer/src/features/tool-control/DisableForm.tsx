@@ -18,8 +18,9 @@ interface DisableFormProps {
 /** Answer the post-usage questions and end the usage. */
 export function DisableForm({ status, heading, onDone }: DisableFormProps): ReactElement {
   const tool = status.tool;
-  // Typed answers stay while the person looks at another tab (drafts.ts), per usage.
-  const draft = `disable:${status.active?.uuid ?? tool.name}`;
+  // Typed answers stay while the person looks at another tab (drafts.ts), per usage; the key is
+  // the pending form's too, so a usage force-ended meanwhile keeps what was typed for it.
+  const draft = `post-usage:${status.active?.uuid ?? tool.name}`;
   const form = useQuestionForm(tool.post_usage_questions, undefined, draft);
   const showStatus = useStationStore((s) => s.showStatus);
   const action = useToolAction();
