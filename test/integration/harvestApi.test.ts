@@ -8,6 +8,7 @@
 /* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment,
    @typescript-eslint/no-unsafe-argument, @typescript-eslint/no-unsafe-call --
    API bodies are JSON, checked here by value. */
+import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -202,6 +203,51 @@ describe('management resources', () => {
       expect(refused.status, basePath).toBe(422);
       expect(refused.body.detail[0].loc).toEqual(['body', 'base_path']);
       expect(refused.body.detail[0].msg).toMatch(msg);
+    }
+    // Two server locations on one folder, or one inside the other: an instrument owns its
+    // folder in its location, and an upload naming the other location would get around that.
+    const outer = join(tempDir('labstation-outer-'), 'parent', 'outer');
+    mkdirSync(outer, { recursive: true });
+    const first = await made('/api/storage-locations', {
+      name: 'outer',
+      type: 'server',
+      base_path: outer,
+    });
+    for (const basePath of [outer, join(outer, 'inner'), dirname(outer)]) {
+      const refused = await call('POST', '/api/storage-locations', 'admin', {
+        name: 'overlapping',
+        type: 'server',
+        base_path: basePath,
+      });
+      expect(refused.status, basePath).toBe(422);
+      expect(refused.body.detail[0]).toMatchObject({
+        loc: ['body', 'base_path'],
+        msg:
+          `must not be the folder of the server storage location outer (${outer}), inside ` +
+          'it, or a folder holding it',
+      });
+    }
+    // Moved there later, or made a server one there, as well; a local one (a station's folder)
+    // is not the server's.
+    const apart = await made('/api/storage-locations', {
+      name: 'apart',
+      type: 'local',
+      base_path: join(outer, 'inner'),
+    });
+    const moved = await call('PATCH', `/api/storage-locations/${apart.id}`, 'admin', {
+      type: 'server',
+    });
+    expect(moved.status).toBe(422);
+    expect(moved.body.detail[0].msg).toMatch(
+      /^must not be the folder of the server storage location outer/,
+    );
+    // Saving a location again where it is is not an overlap with itself.
+    expect(
+      (await call('PATCH', `/api/storage-locations/${first.id}`, 'admin', { base_path: outer }))
+        .status,
+    ).toBe(200);
+    for (const id of [apart.id, first.id]) {
+      expect((await call('DELETE', `/api/storage-locations/${id}`, 'admin')).status).toBe(204);
     }
     const missing = await call('POST', '/api/storage-locations', 'admin', { type: 'local' });
     expect(missing.body.detail).toEqual(

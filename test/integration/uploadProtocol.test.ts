@@ -331,6 +331,24 @@ describe('uploads into a server storage location', () => {
           code: 'destination_of_another_instrument',
         });
       }
+      // A file where the folder itself, or a folder holding it, must be: it would fail every
+      // file of the other station's instrument.
+      addInstrument('sem-3', 'tem-station', 'data/{instrument}/{relative_path}');
+      for (const [path, folder] of [
+        ['sem-2', 'sem-2/'],
+        ['SEM-2.', 'sem-2/'],
+        ['data', 'data/sem-3/'],
+        ['data/sem-3', 'data/sem-3/'],
+      ]) {
+        const refused = await open({ destination_path: path, size: 1, xxhash: hash });
+        expect(refused.status, path).toBe(403);
+        expect(refused.body, path).toMatchObject({
+          detail:
+            `destination_path: ${path} would stand where ${folder} is, the folder of the ` +
+            `instrument ${folder.replace(/^data\//, '').replace(/\/$/, '')}, which another station runs`,
+          code: 'destination_of_another_instrument',
+        });
+      }
       // Beside it, this station's instruments write where their templates lead.
       for (const path of ['sem-22/a.bin', 'sem-1/sem-2/a.bin', 'c.bin']) {
         const opened = await open({ destination_path: path, size: 1, xxhash: hash });
@@ -354,7 +372,21 @@ describe('uploads into a server storage location', () => {
       expect(file?.next_attempt_at).not.toBeNull();
       expect(storeTree('sem-2')).toEqual([]);
     } finally {
-      serverDb.prepare("DELETE FROM instruments WHERE name = 'sem-2'").run();
+      serverDb.prepare("DELETE FROM instruments WHERE name IN ('sem-2', 'sem-3')").run();
+    }
+  });
+
+  it('a file on the server where the destination needs a folder: 409 naming it, not a server error', async () => {
+    const hash = await xxh3(Buffer.from('x'));
+    writeFileSync(join(store, 'blocked'), 'put there by hand');
+    try {
+      const refused = await open({ destination_path: 'blocked/a.bin', size: 1, xxhash: hash });
+      expect(refused.status).toBe(409);
+      expect(refused.body.detail).toMatch(
+        /^destination_path: a file on the server stands where the destination needs a folder \(.*blocked.*\); an admin must move it$/,
+      );
+    } finally {
+      rmSync(join(store, 'blocked'));
     }
   });
 

@@ -24,7 +24,7 @@ import {
 const createSchema = storageLocationCreate;
 const patchSchema = storageLocationPatch;
 
-function pathProblems(db: Db, type: string, basePath: string): Problem[] {
+function pathProblems(db: Db, type: string, basePath: string, id: number | null): Problem[] {
   if (basePath.includes('\0')) return [problem(['body', 'base_path'], 'must not contain NUL')];
   if (type === 'server') {
     if (!isAbsolute(basePath)) {
@@ -44,6 +44,30 @@ function pathProblems(db: Db, type: string, basePath: string): Problem[] {
           problem(
             ['body', 'base_path'],
             `must not be the server's data folder (${dataDir}), inside it, or a folder holding it`,
+          ),
+        ];
+      }
+      // Each instrument storing in a location owns its folder there, and an upload is checked
+      // against the instruments of the location it names: another location on the same
+      // folder, inside it or holding it would let a station write into a folder another one's
+      // instrument owns, named through the other location.
+      const overlapping = (
+        db
+          .prepare("SELECT id, name, base_path FROM storage_locations WHERE type = 'server'")
+          .all() as { id: number; name: string; base_path: string }[]
+      ).find((other) => {
+        if (other.id === id) return false;
+        const otherBase = realOrNearestSync(other.base_path);
+        return (
+          storageFolderIn(otherBase, base) !== null || storageFolderIn(base, otherBase) !== null
+        );
+      });
+      if (overlapping) {
+        return [
+          problem(
+            ['body', 'base_path'],
+            `must not be the folder of the server storage location ${overlapping.name} ` +
+              `(${overlapping.base_path}), inside it, or a folder holding it`,
           ),
         ];
       }
@@ -102,7 +126,7 @@ export const storageLocations: ManagedResource<StorageLocationOut> = {
     const i = input as z.infer<typeof createSchema>;
     const problems = [
       ...checkUniqueName(db, 'storage_locations', 'storage location', i.name, null),
-      ...pathProblems(db, i.type, i.base_path),
+      ...pathProblems(db, i.type, i.base_path, null),
     ];
     if (problems.length) throw new ValidationProblems(problems);
     const id = Number(
@@ -125,7 +149,7 @@ export const storageLocations: ManagedResource<StorageLocationOut> = {
     const problems = [
       ...checkUniqueName(db, 'storage_locations', 'storage location', i.name, id),
       ...(i.type !== undefined || i.base_path !== undefined
-        ? pathProblems(db, merged.type, merged.base_path)
+        ? pathProblems(db, merged.type, merged.base_path, id)
         : []),
     ];
     if (problems.length) throw new ValidationProblems(problems);

@@ -60,7 +60,8 @@ export function describeUploadApi(docs: ApiDocs): void {
       'upload resumes; a finished one answers its result again. The same content already at ' +
       'the destination answers `skipped` at once. A station writes only into locations its ' +
       'instruments (or their redirect hooks) use, and never into the folder of an instrument ' +
-      'another station runs there (the folder its template fixes with its name).',
+      'another station runs there (the folder its template fixes with its name), nor a file ' +
+      'where that folder or one holding it must be.',
     security: 'station',
     body: uploadRequestSchema,
     bodyExample: requestExample,
@@ -81,6 +82,10 @@ export function describeUploadApi(docs: ApiDocs): void {
       404: detailResponse(
         'No such storage location.',
         'storage_location_uuid: the server has no storage location …',
+      ),
+      409: detailResponse(
+        'A file on the server stands where the destination needs a folder.',
+        'destination_path: a file on the server stands where the destination needs a folder (…); an admin must move it',
       ),
       503: detailResponse(
         'The location’s folder is not reachable on the server.',

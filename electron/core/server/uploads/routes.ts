@@ -54,6 +54,14 @@ async function refusalOf(error: unknown, reply: FastifyReply): Promise<FastifyRe
     return reply.code(error.status).send({ detail: error.detail, ...error.extra });
   }
   const code = (error as NodeJS.ErrnoException).code ?? '';
+  if (code === 'ENOTDIR') {
+    // A file where the destination needs a folder: only an admin who moves it can help.
+    return reply.code(409).send({
+      detail:
+        'destination_path: a file on the server stands where the destination needs a folder ' +
+        `(${(error as Error).message}); an admin must move it`,
+    });
+  }
   if (STORAGE_FULL.has(code)) {
     return reply
       .code(507)
@@ -111,7 +119,7 @@ function othersFolder(
   stationId: number,
   location: ServerLocation,
   path: string,
-): { instrument: string; folder: string } | null {
+): { instrument: string; folder: string; holds: boolean } | null {
   const rows = db
     .prepare(
       `SELECT name, station_id, destination_template FROM instruments
@@ -132,14 +140,19 @@ function othersFolder(
     });
     if (folder === null) continue;
     const folderAs = folderKey(folder);
-    if (!key.startsWith(folderAs)) continue;
     const ours = row.station_id === stationId;
+    // A file at the folder's own path, or at a folder holding it, would stand where the other
+    // instrument's files must go, and fail each of them.
+    if (!ours && folderAs.startsWith(`${key}/`)) {
+      return { instrument: row.name, folder, holds: true };
+    }
+    if (!key.startsWith(folderAs)) continue;
     const depth = folderAs.length;
     if (!deepest || depth > deepest.depth || (depth === deepest.depth && ours)) {
       deepest = { folder, depth, ours, instrument: row.name };
     }
   }
-  return deepest && !deepest.ours ? deepest : null;
+  return deepest && !deepest.ours ? { ...deepest, holds: false } : null;
 }
 
 /** The storage location a request names, if this station's uploads may go there. */
@@ -250,7 +263,8 @@ function requireNotOthers(db: Db, stationId: number, location: ServerLocation, p
   if (others) {
     throw new UploadRefusal(
       403,
-      `destination_path: ${path} is in ${others.folder}, the folder of the instrument ` +
+      `destination_path: ${path} ${others.holds ? 'would stand where' : 'is in'} ` +
+        `${others.folder}${others.holds ? ' is' : ''}, the folder of the instrument ` +
         `${others.instrument}, which another station runs`,
       { code: DESTINATION_OF_ANOTHER_INSTRUMENT },
     );
