@@ -81,7 +81,7 @@ export class HeldRecords {
    * link starts again; it leaves the outbox only once the server takes it.
    */
   holdRecord(
-    row: { id: number; payload: string; refusals: number },
+    row: { id: number; kind: string; record_uuid: string; payload: string; refusals: number },
     refusal: { code: string; reason: string },
     releasesAtSend: number,
     waitsFor: string | null = null,
@@ -101,6 +101,7 @@ export class HeldRecords {
        WHERE id = ? AND payload = ?`,
     ).run(until, named, refusal.code, waitsFor, row.id, row.payload);
     if (held.changes === 0) return;
+    if (row.kind === 'usage_event') this.holdEffects(row, until, named, refusal.code);
     // Once per record, not at each offer: the status line keeps saying it meanwhile.
     if (refusals === 0) {
       this.log.warn(
@@ -108,6 +109,35 @@ export class HeldRecords {
         'sync: the server refused a record; it is set aside and the rest still goes',
       );
     }
+  }
+
+  /**
+   * The consumable withdrawals and problem reports queued after a usage event's version the
+   * server refused were made by its answers (answerEffects.ts): stored on the server against
+   * the version it holds (in progress, without those answers), they would bill and report a
+   * usage it does not show as ended. They wait for the usage (released with it, releaseWaiting),
+   * set aside as long as it is, and counted with it among the refused (its refusal says why);
+   * what was queued before it goes as it is.
+   */
+  private holdEffects(
+    usage: { id: number; record_uuid: string },
+    until: string,
+    reason: string,
+    code: string,
+  ): void {
+    cachedStatement(
+      this.db,
+      `UPDATE outbox SET held_until = ?, waits_for = ?, refusal = ?, refusal_code = ?
+       WHERE id > ? AND kind IN ('consumable_withdrawal', 'problem_report')
+         AND json_extract(payload, '$.usage_event_uuid') = ?`,
+    ).run(
+      until,
+      usage.record_uuid,
+      `held back with its usage event ${usage.record_uuid}, which was refused: ${reason}`,
+      code,
+      usage.id,
+      usage.record_uuid,
+    );
   }
 
   /**
