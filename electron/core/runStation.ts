@@ -87,7 +87,7 @@ export async function runStation(options: RunStationOptions): Promise<RunningSta
           '(labstation import --data DIR FILE.json), or start with --demo',
       );
     }
-    const token = loadOrCreateRpcToken(options.dataDir);
+    const token = loadOrCreateRpcToken(options.dataDir, (options.port ?? 0) === 0);
     const server = await createStationServer({ station, token, rendererDir: RENDERER_DIR });
     const host = options.host ?? '127.0.0.1';
     await server.listen({ host, port: options.port ?? 0 });

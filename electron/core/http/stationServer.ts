@@ -13,10 +13,17 @@ import { addSecurityHeaders, SECURITY_HEADERS } from './securityHeaders.js';
 import { acceptEmptyJson } from './emptyJson.js';
 import { recordRouteMethods } from './allowedMethods.js';
 
-/** The loopback token that guards /rpc and /events; kept in <data>/rpc-token, mode 0600. */
-export function loadOrCreateRpcToken(dataDir: string): string {
+/**
+ * The loopback token that guards /rpc and /events; kept in <data>/rpc-token, mode 0600, for
+ * programs on the machine to read. `fresh`: a new one, for a station on an ephemeral port. A
+ * page left open on a stopped station keeps sending its token to the port, which any program
+ * may take meanwhile; a page cannot follow a station to a new port anyway, so a station there
+ * gives out a token that only this run of it takes. On a fixed port the token is kept, so a
+ * page open on it reconnects to it started again.
+ */
+export function loadOrCreateRpcToken(dataDir: string, fresh = false): string {
   const file = join(dataDir, 'rpc-token');
-  if (existsSync(file)) {
+  if (!fresh && existsSync(file)) {
     const token = readFileSync(file, 'utf8').trim();
     chmodSync(file, 0o600);
     if (token.length >= 32) return token;
