@@ -301,7 +301,13 @@ function createWindow(withPreload: boolean): void {
       withPreload ? join(APP_ROOT, 'dist', 'electron', 'preload.cjs') : undefined,
     ),
   });
-  Menu.setApplicationMenu(null);
+  // No menu (no reload, no developer tools), except on macOS: there copy, paste, cut and select
+  // all reach a text field only through the Edit menu's roles, and quit through the app menu.
+  Menu.setApplicationMenu(
+    process.platform === 'darwin'
+      ? Menu.buildFromTemplate([{ role: 'appMenu' }, { role: 'editMenu' }])
+      : null,
+  );
   window.on('closed', () => (window = undefined));
 }
 

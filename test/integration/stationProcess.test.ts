@@ -3,6 +3,7 @@
  * middle of enabling or disabling a tool. Needs `npm run build` first (npm test does it).
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
+import { get as httpGet, type ClientRequest } from 'node:http';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -334,6 +335,35 @@ describe('labstation transfers --file', () => {
 });
 
 describe('labstation station over HTTP', () => {
+  it('serves many event streams at once without a listener leak warning', async () => {
+    const dataDir = await preparedDataDir();
+    const st = await start(dataDir);
+    // Plain requests, each closed by hand: nothing of them is left in a shared pool.
+    const streams = await Promise.all(
+      Array.from(
+        { length: 12 },
+        () =>
+          new Promise<ClientRequest>((resolve, reject) => {
+            const request = httpGet(
+              `${st.url}events`,
+              { headers: { authorization: `Bearer ${st.token}` }, agent: false },
+              (res) => {
+                expect(res.statusCode).toBe(200);
+                resolve(request);
+              },
+            );
+            request.on('error', reject);
+          }),
+      ),
+    );
+    // An event reaches the streams (and would print the warning, were there one to print).
+    expect((await st.rpc('session.logon', { login: 'alice', pin: '1234' })).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    for (const request of streams) request.destroy();
+    await st.stop();
+    expect(st.stderr()).not.toContain('MaxListenersExceededWarning');
+  });
+
   it('makes a new token at each start on an ephemeral port, so one that a stopped station gave out opens nothing after; keeps it on a fixed port, where an open page reconnects', async () => {
     const dataDir = await preparedDataDir();
     const tokenFile = (): string => readFileSync(join(dataDir, 'rpc-token'), 'utf8').trim();

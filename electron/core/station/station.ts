@@ -148,6 +148,9 @@ export class Station {
     private readonly clock: () => number = Date.now,
   ) {
     this.lastInputAt = clock();
+    // One listener per screen's event stream (http/stationServer.ts), and the sync link's: as
+    // many as there are pages open, not a leak past ten.
+    this.events.setMaxListeners(0);
     this.handlers = this.buildHandlers();
   }
 
