@@ -91,3 +91,23 @@ export function cleanComputedNumber(value: number): number {
   if (Number.isSafeInteger(value)) return value;
   return Number(value.toPrecision(15));
 }
+
+/**
+ * The text of a number with exactly `places` decimals (0 to 100), rounded as
+ * roundHalfAwayFromZero rounds and padded with zeros, from its decimal digits: toFixed writes
+ * the binary value's digits past the 17th (0.1 at 20 places is 0.10000000000000000555),
+ * which is not the value a form stores. Non-finite input gives its String.
+ */
+export function fixedText(input: number, places: number): string {
+  if (!Number.isFinite(input)) return String(input);
+  const whole = Math.max(0, Math.min(100, Math.trunc(places)));
+  const value = roundHalfAwayFromZero(input, whole);
+  if (value === 0) return whole === 0 ? '0' : `0.${'0'.repeat(whole)}`;
+  const { digits, point } = decimalParts(Math.abs(value));
+  const sign = value < 0 ? '-' : '';
+  const integer = point <= 0 ? '0' : digits.slice(0, point).padEnd(point, '0');
+  const fraction = (point < 0 ? '0'.repeat(-point) + digits : digits.slice(Math.max(point, 0)))
+    .slice(0, whole)
+    .padEnd(whole, '0');
+  return whole === 0 ? `${sign}${integer}` : `${sign}${integer}.${fraction}`;
+}

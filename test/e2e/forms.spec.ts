@@ -219,6 +219,32 @@ test('a number_float without precision takes any decimals from the keypad and th
   await expect(dose).toHaveValue('0.25');
 });
 
+test('a formula and a number with a long precision show the value the core stores, not binary noise', async ({
+  page,
+  startStation,
+}) => {
+  const bundle = facility();
+  const tool = bundle.tools[0];
+  if (!tool) throw new Error('the facility has a tool');
+  tool.pre_usage_questions = [
+    ...PRE_QUESTIONS,
+    { type: 'number_float', name: 'dose', title: 'Dose', precision: 20 },
+    { type: 'formula', name: 'third', title: 'A third', formula: 'dose / 3', precision: 16 },
+  ];
+  const station = await startStation(bundle);
+  await page.goto(station.url);
+  await logOn(page, 'ada', '1234');
+  const dose = page.getByLabel('Dose', { exact: true });
+  await dose.fill('4');
+  // toFixed(16) of 4 / 3 wrote 1.3333333333333299; the core stores 1.33333333333333.
+  await expect(page.getByLabel('A third')).toHaveValue('1.3333333333333300');
+  // A step at 20 places: 0.1 is not 0.10000000000000000555.
+  await dose.fill('0.1');
+  await dose.press('ArrowUp');
+  await dose.press('ArrowDown');
+  await expect(dose).toHaveValue('0.10000000000000000000');
+});
+
 test('a required checkbox group and a required group say so to a screen reader, and read out their problems', async ({
   page,
   startStation,

@@ -1,4 +1,5 @@
 import type { ReactElement } from 'react';
+import { fixedText } from '../../../../shared/questions/decimal.js';
 import type { FormulaQuestion } from '../../../../shared/questions/index.js';
 import { describedBy, FieldFrame } from './FieldFrame.js';
 import { useForm } from './FormContext.js';
@@ -21,7 +22,7 @@ export function FormulaField({
     typeof computed === 'number'
       ? question.precision === undefined
         ? String(computed)
-        : computed.toFixed(question.precision)
+        : fixedText(computed, question.precision)
       : '';
   const messages = form.messagesAt(path);
   return (
