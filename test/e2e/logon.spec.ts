@@ -72,7 +72,7 @@ test('a badge reader types the badge and Enter: the PIN follows, Enter logs on',
   await page.keyboard.press('Enter');
   await expect(page.getByLabel('Username or badge number')).toHaveValue('100234');
   await expect(page.getByLabel('PIN', { exact: true })).toBeFocused();
-  // Typed by a person: slower than a badge reader types (LogonPanel.tsx badgeBurst).
+  // Typed by a person: slower than a badge reader types (useBadgeReader.ts badgeBurst).
   await page.keyboard.type('1234', { delay: 80 });
   await page.keyboard.press('Enter');
   await expect(page.getByText('Logged on as')).toContainText('Ada Lovelace');
@@ -105,6 +105,34 @@ test("a badge swiped after a wrong PIN is a login, not the last person's next PI
   await pin.fill('9876');
   await pin.press('Enter');
   await expect(page.getByRole('alert')).toContainText('(3 tries left before a lock)');
+});
+
+test('a badge swiped into a login someone began and left is that badge, in the field or with no field focused', async ({
+  page,
+  startStation,
+}) => {
+  const station = await startStation(facility());
+  await page.goto(station.url);
+  const login = page.getByLabel('Username or badge number');
+  const pin = page.getByLabel('PIN', { exact: true });
+  // Typed by a person into the login field, then left there; the badge reader types on.
+  await login.click();
+  await page.keyboard.type('bo', { delay: 80 });
+  await swipeBadge(page, '100234');
+  await expect(login).toHaveValue('100234');
+  await expect(pin).toBeFocused();
+  await page.keyboard.type('1234', { delay: 80 });
+  await page.keyboard.press('Enter');
+  await expect(page.getByText('Logged on as')).toContainText('Ada Lovelace');
+  await page.getByRole('button', { name: 'Log off' }).click();
+
+  // With no field focused, the reader's keys go to the login: the same.
+  await login.fill('bo');
+  await page.getByRole('heading', { name: 'Log on' }).click();
+  await expect(page.locator('input:focus')).toHaveCount(0);
+  await swipeBadge(page, '100234');
+  await expect(login).toHaveValue('100234');
+  await expect(pin).toBeFocused();
 });
 
 test('five wrong PINs lock the login', async ({ page, startStation }) => {

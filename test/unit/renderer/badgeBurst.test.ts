@@ -1,9 +1,9 @@
 /**
  * A badge swiped while the log-on's PIN field has the focus: told from a PIN typed by a person
- * by its pace (LogonPanel.tsx badgeBurst).
+ * by its pace (useBadgeReader.ts badgeBurst).
  */
 import { describe, expect, it } from 'vitest';
-import { badgeBurst } from '../../../renderer/src/features/logon/LogonPanel.js';
+import { badgeBurst } from '../../../renderer/src/features/logon/useBadgeReader.js';
 
 /** Feeds `keys` (each with its time in ms) and gives what the last one returned. */
 function typed(keys: [string, number][]): string | null {

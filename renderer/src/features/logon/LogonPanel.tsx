@@ -6,34 +6,7 @@ import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { logonErrorText } from '../../format.js';
 import { useSessionStore } from '../../stores/session.js';
 import { useUiStore } from '../../stores/ui.js';
-import { useBadgeReader } from './useBadgeReader.js';
-
-/** Keys closer together than this come from a badge reader, not a person. */
-const BADGE_KEY_GAP_MS = 30;
-/** The shortest badge number taken as one from a burst of keys. */
-const BADGE_MIN_LENGTH = 4;
-
-/**
- * Follows the keys typed into a field: the badge number when `key` is the Enter that ends a
- * burst as a badge reader types one (BADGE_MIN_LENGTH characters or more, each within
- * BADGE_KEY_GAP_MS of the last), else null.
- */
-export function badgeBurst(
-  burst: { current: { chars: string; at: number } | null },
-  key: string,
-  at: number,
-): string | null {
-  // A reader types a capital with Shift: that key is part of the burst, not a break in it.
-  if (key === 'Shift' || key === 'CapsLock') return null;
-  const last = burst.current;
-  const close = last !== null && at - last.at <= BADGE_KEY_GAP_MS;
-  if (/^[0-9A-Za-z]$/.test(key)) {
-    burst.current = { chars: close ? last.chars + key : key, at };
-    return null;
-  }
-  burst.current = null;
-  return key === 'Enter' && close && last.chars.length >= BADGE_MIN_LENGTH ? last.chars : null;
-}
+import { badgeBurst, useBadgeReader } from './useBadgeReader.js';
 
 /** Log-on with username or badge number plus PIN; a badge reader "types" into it. */
 export function LogonPanel(): ReactElement {
@@ -78,6 +51,15 @@ export function LogonPanel(): ReactElement {
     else pinRef.current?.focus();
   };
 
+  // A badge swiped: its number is the login, whatever was typed there before, and the PIN
+  // follows anew.
+  const swiped = (badge: string): void => {
+    setLogin(badge);
+    setPin('');
+    setError(null);
+    pinRef.current?.focus();
+  };
+
   useBadgeReader({
     onChar: (ch) => {
       setError(null);
@@ -87,6 +69,7 @@ export function LogonPanel(): ReactElement {
     onEnter: () => {
       if (login) loginEntered();
     },
+    onBadge: swiped,
   });
 
   const onSubmit = (e: FormEvent): void => {
@@ -116,9 +99,13 @@ export function LogonPanel(): ReactElement {
             value={login}
             onChange={(e) => setLogin(e.target.value)}
             onKeyDown={(e) => {
+              // A badge swiped into a login someone began and left is that badge's login, not
+              // the two run together (a wrong login, and a try of the next person's PIN).
+              const badge = badgeBurst(burst, e.key, e.timeStamp);
               if (e.key === 'Enter') {
                 e.preventDefault();
-                loginEntered();
+                if (badge !== null) swiped(badge);
+                else loginEntered();
               }
             }}
           />
@@ -141,9 +128,7 @@ export function LogonPanel(): ReactElement {
               const badge = badgeBurst(burst, e.key, e.timeStamp);
               if (badge === null) return;
               e.preventDefault();
-              setLogin(badge);
-              setPin('');
-              setError(null);
+              swiped(badge);
             }}
           />
         </div>
