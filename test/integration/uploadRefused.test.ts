@@ -498,6 +498,57 @@ describe('uploads into a server storage location', () => {
     );
   });
 
+  it('a storage location moved to another folder while an upload into it is unfinished: its record and partial go, and the upload is opened anew there', async () => {
+    const account = serverDb
+      .prepare("SELECT id, uuid, name, tool_id FROM stations WHERE name = 'sem-station'")
+      .get() as { id: number; uuid: string; name: string; tool_id: number | null };
+    const before = join(serverDir, '..', 'moving-store');
+    const after = join(serverDir, '..', 'moved-store');
+    mkdirSync(before);
+    mkdirSync(after);
+    const now = nowIso();
+    serverDb
+      .prepare(
+        `INSERT INTO storage_locations (uuid, name, type, base_path, enabled, created_at, updated_at)
+         VALUES (?, 'moving', 'server', ?, 1, ?, ?)`,
+      )
+      .run(randomUUID(), before, now, now);
+    const location = findLocation(serverDb, 'none', 'moving')!;
+    const data = randomBytes(1000);
+    const uploads = new UploadReceiver({ db: serverDb, log: createLogger('silent') });
+    const key = {
+      stationId: account.id,
+      fileUuid: randomUUID(),
+      locationId: location.id,
+      destination: 'run/frame.bin',
+      size: data.length,
+      xxhash: await xxh3(data),
+    };
+    const state = await uploads.open(location, key, () => null);
+    const partial = uploadByUuid(serverDb, state.upload_id)!.partial_path!;
+    expect(partial.startsWith(before)).toBe(true);
+    // Renamed only: the upload stays where it is.
+    storageLocations.update({ db: serverDb, actor: { id: 1 }, now: nowIso() }, location.id, {
+      name: 'moving-renamed',
+    });
+    expect(uploadByUuid(serverDb, state.upload_id)).toBeDefined();
+    // Moved: a partial under the old folder could never be placed in the new one (another
+    // file system, say), and the sweep walks only the folders locations have now.
+    storageLocations.update({ db: serverDb, actor: { id: 1 }, now: nowIso() }, location.id, {
+      base_path: after,
+    });
+    expect(uploadByUuid(serverDb, state.upload_id)).toBeUndefined();
+    for (let i = 0; i < 100 && existsSync(partial); i++)
+      await new Promise((r) => setTimeout(r, 10));
+    expect(existsSync(partial)).toBe(false);
+    // The station's next request for the file opens it anew, under the new folder.
+    const moved = findLocation(serverDb, 'none', 'moving-renamed')!;
+    const again = await uploads.open(moved, key, () => null);
+    expect(again.upload_id).not.toBe(state.upload_id);
+    expect(uploadByUuid(serverDb, again.upload_id)!.partial_path!.startsWith(after)).toBe(true);
+    storageLocations.remove({ db: serverDb, actor: { id: 1 }, now: nowIso() }, moved.id);
+  });
+
   it('a storage location deleted while an upload into it is unfinished: its record and partial go with it', async () => {
     const account = serverDb
       .prepare("SELECT id, uuid, name, tool_id FROM stations WHERE name = 'sem-station'")

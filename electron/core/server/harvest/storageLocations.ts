@@ -174,6 +174,12 @@ export const storageLocations: ManagedResource<StorageLocationOut> = {
       now,
       id,
     );
+    // Moved (or no longer a server one): an unfinished upload's partial lies under the old
+    // folder, where it could never be placed into the new one (another file system) and no
+    // sweep looks; it goes, and its station opens the upload anew, where the location is now.
+    if (merged.base_path !== before.base_path || merged.type !== before.type) {
+      dropUploadsInto(db, id);
+    }
     // Redirect hooks name locations, so any station may use this one.
     notifyStations(db, stationsRunningInstruments(db));
   },
