@@ -274,8 +274,11 @@ test('on the e-mail link’s page, Reload by keyboard keeps the focus: on the ne
   await page.keyboard.press('Enter');
   await expect(form.getByRole('button', { name: 'Reload' })).toHaveCount(0);
   await expect(form.getByRole('heading', { name: 'Post-usage questions: SEM' })).toBeFocused();
+  // What was answered before the refusal is still there, to check and send again.
+  await expect(problem.getByLabel('No', { exact: true })).toBeChecked();
+  // Tab goes on into the form: to the radio group's checked answer, as a browser does.
   await page.keyboard.press('Tab');
-  await expect(problem.getByRole('radio').first()).toBeFocused();
+  await expect(problem.getByLabel('No', { exact: true })).toBeFocused();
 
   // Answered elsewhere meanwhile (staff, through the API): the page says so, and that has it.
   const login = await fetch(`${setup.serverUrl}auth/jwt/login`, {

@@ -48,8 +48,9 @@ export function PendingFormPanel({
   const { usage, questions, version } = item;
   const account = useServerStore((s) => s.account);
   // What was typed outlives a login that ends meanwhile: the same person, logged in again,
-  // finds it (store.ts drops it at a logout of their own, or another person's login).
-  const draft = `pending:${account?.id ?? 0}:${usage.uuid}:${version}`;
+  // finds it (store.ts drops it at a logout of their own, or another person's login). Not
+  // per version: a form refused as stale and read again keeps the answers typed into it.
+  const draft = `pending:${account?.id ?? 0}:${usage.uuid}`;
   const form = useQuestionForm(questions, undefined, draft);
   const failed = useServerStore((s) => s.failed);
   const [busy, setBusy] = useState(false);
