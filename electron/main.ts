@@ -301,11 +301,15 @@ function createWindow(withPreload: boolean): void {
       withPreload ? join(APP_ROOT, 'dist', 'electron', 'preload.cjs') : undefined,
     ),
   });
-  // No menu (no reload, no developer tools), except on macOS: there copy, paste, cut and select
-  // all reach a text field only through the Edit menu's roles, and quit through the app menu.
+  // No menu (no reload, no developer tools, no quit past lock mode), except on macOS: there
+  // copy, paste, cut and select all reach a text field only through the Edit menu's roles. Its
+  // app menu holds About alone: the role's own holds Quit (Cmd+Q), which a kiosk still obeys.
   Menu.setApplicationMenu(
     process.platform === 'darwin'
-      ? Menu.buildFromTemplate([{ role: 'appMenu' }, { role: 'editMenu' }])
+      ? Menu.buildFromTemplate([
+          { label: app.name, submenu: [{ role: 'about' }] },
+          { role: 'editMenu' },
+        ])
       : null,
   );
   window.on('closed', () => (window = undefined));

@@ -93,15 +93,18 @@ export function cleanComputedNumber(value: number): number {
 }
 
 /**
- * The text of a number with exactly `places` decimals (0 to 100), rounded as
- * roundHalfAwayFromZero rounds and padded with zeros, from its decimal digits: toFixed writes
- * the binary value's digits past the 17th (0.1 at 20 places is 0.10000000000000000555),
- * which is not the value a form stores. Non-finite input gives its String.
+ * The text of a number with exactly `places` decimals (0 to 100), padded with zeros, from its
+ * decimal digits: toFixed writes the binary value's digits past the 17th (0.1 at 20 places is
+ * 0.10000000000000000555), which is not the value a form stores. A number with more decimals
+ * than `places` is rounded as roundHalfAwayFromZero rounds; one with as many or fewer is
+ * written as it is, all its digits kept (1234567890123.455 at 3 places). Non-finite input, or
+ * a rounding that overflows, gives its String.
  */
 export function fixedText(input: number, places: number): string {
   if (!Number.isFinite(input)) return String(input);
   const whole = Math.max(0, Math.min(100, Math.trunc(places)));
-  const value = roundHalfAwayFromZero(input, whole);
+  const value = decimalPlaces(input) <= whole ? input : roundHalfAwayFromZero(input, whole);
+  if (!Number.isFinite(value)) return String(value);
   if (value === 0) return whole === 0 ? '0' : `0.${'0'.repeat(whole)}`;
   const { digits, point } = decimalParts(Math.abs(value));
   const sign = value < 0 ? '-' : '';

@@ -230,6 +230,7 @@ test('a formula and a number with a long precision show the value the core store
     ...PRE_QUESTIONS,
     { type: 'number_float', name: 'dose', title: 'Dose', precision: 20 },
     { type: 'formula', name: 'third', title: 'A third', formula: 'dose / 3', precision: 16 },
+    { type: 'number_float', name: 'count', title: 'Count', precision: 3 },
   ];
   const station = await startStation(bundle);
   await page.goto(station.url);
@@ -243,6 +244,11 @@ test('a formula and a number with a long precision show the value the core store
   await dose.press('ArrowUp');
   await dose.press('ArrowDown');
   await expect(dose).toHaveValue('0.10000000000000000000');
+  // Every digit of a long number typed stays through a step (not cut to 15).
+  const count = page.getByLabel('Count', { exact: true });
+  await count.fill('1234567890123.456');
+  await count.press('ArrowDown');
+  await expect(count).toHaveValue('1234567890123.455');
 });
 
 test('a required checkbox group and a required group say so to a screen reader, and read out their problems', async ({

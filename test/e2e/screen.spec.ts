@@ -67,12 +67,15 @@ test('a usage the idle rule ends while its person is logged on asks for its post
   startStation,
 }) => {
   const bundle = facility();
-  bundle.station.idle_force_end_minutes = 0.02;
+  // 6 s: long enough that the notes are typed into the Disable form before the usage can end,
+  // short enough for the core's 15 s idle check to end it within about 20 s.
+  bundle.station.idle_force_end_minutes = 0.1;
   const station = await startStation(bundle);
   await page.goto(station.url);
   await logOn(page, 'ada', '1234');
   await enableWith(page, { project: 'Engines (ENG-1)', samples: [{ name: 'S1' }] });
   await page.getByLabel('Notes').fill('typed before the idle rule ended it');
+  await expect(page.getByTestId('tool-state')).toHaveText('In use');
   // The core checks the idle rule every 15 s: the usage ends, ada stays logged on (log-off
   // after 10 minutes), and the screen asks for the answers of the usage it ended.
   await expect(page.getByRole('heading', { name: /Post-usage questions pending/ })).toBeVisible({

@@ -7,7 +7,16 @@
  * `labstation serve` and `labstation station` on loopback; the backup a copy of the stopped
  * server's data dir.
  */
-import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -62,7 +71,13 @@ async function startTheStation(dir: string, args: string[] = []): Promise<Statio
     );
     db.close();
   }
-  station = await startStation(dir, { LABSTATION_SYNC_BACKOFF_CAP_MS: '1000' }, args);
+  // A refusal the station could not act on at once (its harvest not started yet) comes back
+  // in seconds, not ten minutes.
+  station = await startStation(
+    dir,
+    { LABSTATION_SYNC_BACKOFF_CAP_MS: '1000', LABSTATION_SYNC_HOLD_MS: '2000' },
+    args,
+  );
   return station;
 }
 
@@ -157,7 +172,11 @@ it('a server restored from a backup made before a station uploaded files gets th
   st = await startTheStation(dir);
   writeFileSync(join(watch, 'kept.tif'), 'still in the store after the restore');
   writeFileSync(join(watch, 'lost.tif'), 'lost with the server disk');
-  for (const name of ['kept.tif', 'lost.tif']) {
+  writeFileSync(join(watch, 'changed.tif'), 'as it was transferred');
+  // A time in whole seconds, which the rewrite below can give it again exactly.
+  const written = new Date(Math.floor(Date.now() / 1000) * 1000 - 60_000);
+  utimesSync(join(watch, 'changed.tif'), written, written);
+  for (const name of ['kept.tif', 'lost.tif', 'changed.tif']) {
     await waitFor(`${name} on the server`, () =>
       serverTransfers(name).length === 1 ? true : undefined,
     );
@@ -177,6 +196,11 @@ it('a server restored from a backup made before a station uploaded files gets th
   rmSync(serverDir, { recursive: true });
   cpSync(backup, serverDir, { recursive: true });
   rmSync(join(store, 'lost.tif'));
+  // changed.tif was rewritten since, with its size and time as they were (no walk sees it).
+  const changed = join(watch, 'changed.tif');
+  writeFileSync(changed, 'rewritten, same size!');
+  utimesSync(changed, written, written);
+  expect(statSync(changed).mtime).toEqual(written);
   await startTheServer();
   expect(serverTransfers('kept.tif')).toEqual([]);
 
@@ -191,9 +215,20 @@ it('a server restored from a backup made before a station uploaded files gets th
       40_000,
     );
   }
-  const status = await pushed(st);
-  expect(status.refused, status.refusedReason ?? '').toBe(0);
+  // changed.tif cannot be sent as its record says: it stays set aside, and nothing of its new
+  // content reaches the server.
+  await waitFor(
+    'the outbox sent but changed.tif',
+    async () => {
+      const s = (await st.rpc('sync.status', {})).body as SyncStatus;
+      return s.online && s.waiting === 1 && s.refused === 1 ? s : undefined;
+    },
+    40_000,
+  );
   expect(st.stderr()).toContain('the file was sent again');
+  expect(st.stderr()).toMatch(/not [0-9a-f]{32} as transferred/);
+  expect(serverTransfers('changed.tif')).toEqual([]);
+  expect(readFileSync(join(store, 'changed.tif'), 'utf8')).toBe('as it was transferred');
   expect(serverTransfers('kept.tif')).toEqual([first.kept]);
   expect(serverTransfers('lost.tif')).toEqual([first.lost]);
   // The server holds the uploads now: nothing sent where the file was still in place, the
@@ -210,7 +245,7 @@ it('a server restored from a backup made before a station uploaded files gets th
     readdirSync(store)
       .filter((name) => !name.startsWith('.'))
       .sort(),
-  ).toEqual(['before.tif', 'kept.tif', 'lost.tif']);
+  ).toEqual(['before.tif', 'changed.tif', 'kept.tif', 'lost.tif']);
   expect(readFileSync(join(store, 'lost.tif'), 'utf8')).toBe('lost with the server disk');
   // On the station: each file done, one record each.
   const files = JSON.parse((await runCli(['files', '--data', dir, '--json'])).stdout) as {
@@ -219,6 +254,7 @@ it('a server restored from a backup made before a station uploaded files gets th
   }[];
   expect(files.map((f) => [f.filename, f.state]).sort()).toEqual([
     ['before.tif', 'done'],
+    ['changed.tif', 'done'],
     ['kept.tif', 'done'],
     ['lost.tif', 'done'],
   ]);

@@ -382,9 +382,22 @@ describe('uploads into a server storage location', () => {
     try {
       const refused = await open({ destination_path: 'blocked/a.bin', size: 1, xxhash: hash });
       expect(refused.status).toBe(409);
+      expect(refused.body.code).toBe('destination_blocked');
       expect(refused.body.detail).toMatch(
         /^destination_path: a file on the server stands where the destination needs a folder \(.*blocked.*\); an admin must move it$/,
       );
+      // Through a station: a failed transfer that says so, tried again after its backoff (an
+      // admin may move the file meanwhile), not left until someone presses Retry.
+      const dirs = await station('blocked');
+      writeFileSync(join(dirs.src, 'a.txt'), 'a');
+      expect((await harvestOnce(dirs.data)).code).toBe(1);
+      const [failed] = await transfersOf(dirs.data);
+      expect(failed?.error).toMatch(
+        /^the server refused the upload: destination_path: a file on the server stands where/,
+      );
+      const [file] = await filesOf(dirs.data);
+      expect(file?.state).toBe('failed');
+      expect(file?.next_attempt_at).not.toBeNull();
     } finally {
       rmSync(join(store, 'blocked'));
     }

@@ -1,10 +1,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { fixedText, roundHalfAwayFromZero } from '../../shared/questions/decimal.js';
+import { decimalPlaces, fixedText, roundHalfAwayFromZero } from '../../shared/questions/decimal.js';
 
 describe('fixedText (a computed or stepped number shown with its precision)', () => {
   it('writes the decimal value, padded to the precision, without binary noise', () => {
-    expect(fixedText(4 / 3, 16)).toBe('1.3333333333333300');
+    // The core stores a formula's 4 / 3 at precision 16 as 1.33333333333333 (15 digits).
+    expect(fixedText(1.33333333333333, 16)).toBe('1.3333333333333300');
+    expect(fixedText(4 / 3, 16)).toBe('1.3333333333333333');
     expect(fixedText(123456789.123, 10)).toBe('123456789.1230000000');
     expect(fixedText(0.1, 20)).toBe('0.10000000000000000000');
     expect(fixedText(1e-7, 8)).toBe('0.00000010');
@@ -24,7 +26,16 @@ describe('fixedText (a computed or stepped number shown with its precision)', ()
     expect(fixedText(0.0004, 3)).toBe('0.000');
   });
 
-  it('reads back as the value the core rounds to, for any number and precision', () => {
+  it('keeps every digit of a number with no more decimals than the precision', () => {
+    expect(fixedText(1234567890123.455, 3)).toBe('1234567890123.455');
+    expect(fixedText(123456.7890123455, 10)).toBe('123456.7890123455');
+  });
+
+  it('writes the largest number as digits, not as Infinity', () => {
+    expect(fixedText(Number.MAX_VALUE, 2)).toMatch(/^17976931348623157\d{292}\.00$/);
+  });
+
+  it('reads back as the value itself, or as the core rounds it when it has more decimals', () => {
     fc.assert(
       fc.property(
         fc.double({ min: -1e15, max: 1e15, noNaN: true }),
@@ -32,7 +43,9 @@ describe('fixedText (a computed or stepped number shown with its precision)', ()
         (value, places) => {
           const text = fixedText(value, places);
           expect(text).toMatch(places === 0 ? /^-?\d+$/ : new RegExp(`^-?\\d+\\.\\d{${places}}$`));
-          expect(Number(text)).toBe(roundHalfAwayFromZero(value, places) || 0);
+          const expected =
+            decimalPlaces(value) <= places ? value : roundHalfAwayFromZero(value, places);
+          expect(Number(text)).toBe(expected || 0);
         },
       ),
     );

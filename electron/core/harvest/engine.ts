@@ -121,8 +121,10 @@ export class Harvester {
   private run: RunSummary | null = null;
   private changeTimer: NodeJS.Timeout | undefined;
   private starting: Promise<void> | null = null;
-  /** Transfers whose file is being uploaded again (uploadAgain). */
+  /** Transfers whose file is being uploaded again, or waits to be (uploadAgain). */
   private readonly uploadingAgain = new Set<string>();
+  /** The last upload again queued: they go one at a time. */
+  private uploadAgainTurn: Promise<void> = Promise.resolve();
 
   constructor(private readonly options: HarvesterOptions) {
     this.db = options.db;
@@ -437,13 +439,28 @@ export class Harvester {
    * is there (uploadAgain.ts); one upload at a time per transfer.
    */
   async uploadAgain(transferUuid: string): Promise<UploadAgainResult> {
-    const pool = this.pool;
-    if (this.stopped || !pool) return { ok: false, reason: 'the harvest is not running' };
     if (this.uploadingAgain.has(transferUuid)) {
-      return { ok: false, reason: 'it is being sent again already' };
+      return { ok: false, reason: 'it is being sent again already', busy: true };
     }
     this.uploadingAgain.add(transferUuid);
+    // One at a time: a restored server refuses every lost transfer within seconds, and their
+    // files would all stream to it at once, past harvest.concurrency.
+    const turn = this.uploadAgainTurn.then(() => this.uploadAgainNow(transferUuid));
+    this.uploadAgainTurn = turn.then(
+      () => undefined,
+      () => undefined,
+    );
     try {
+      return await turn;
+    } finally {
+      this.uploadingAgain.delete(transferUuid);
+    }
+  }
+
+  private async uploadAgainNow(transferUuid: string): Promise<UploadAgainResult> {
+    const pool = this.pool;
+    if (this.stopped || !pool) return { ok: false, reason: 'the harvest is not running' };
+    {
       // Loaded when needed, as transfer.ts loads the upload.
       const { uploadAgain } = await import('./uploadAgain.js');
       return await uploadAgain(
@@ -456,8 +473,6 @@ export class Harvester {
         },
         transferUuid,
       );
-    } finally {
-      this.uploadingAgain.delete(transferUuid);
     }
   }
 

@@ -22,6 +22,7 @@ import type { Db } from '../db/open.js';
 import { getSetting } from '../station/settings.js';
 import { KEY_IN_USE, stationHeaders } from '../sync/identity.js';
 import {
+  DESTINATION_BLOCKED,
   DESTINATION_OF_ANOTHER_INSTRUMENT,
   UPLOAD_OFFSET_HEADER,
   UPLOADS_PATH,
@@ -61,6 +62,11 @@ export interface UploadJob {
   location: Pick<StorageLocation, 'uuid' | 'name'>;
   /** Relative to the location's base path on the server (a checked, rendered template). */
   destination: string;
+  /**
+   * The hash the source must have (a file sent again for its transfer record, uploadAgain.ts):
+   * another one is `source_changed`, before anything is sent.
+   */
+  expectedHash?: string;
 }
 
 export type UploadOutcome =
@@ -310,6 +316,12 @@ export async function uploadVerified(deps: UploadDeps, job: UploadJob): Promise<
     if (now.size !== file.size || now.mtimeMs !== file.mtime_ms) {
       return { outcome: 'source_changed', detail: 'the file changed while it was hashed' };
     }
+    if (job.expectedHash !== undefined && sourceHash !== job.expectedHash.toLowerCase()) {
+      return {
+        outcome: 'source_changed',
+        detail: `it hashes ${sourceHash} now, not ${job.expectedHash} as transferred`,
+      };
+    }
   } catch (error) {
     return {
       outcome: 'failed',
@@ -373,7 +385,10 @@ export async function uploadVerified(deps: UploadDeps, job: UploadJob): Promise<
             retry: true,
           };
         }
-        if (error.body.code === DESTINATION_OF_ANOTHER_INSTRUMENT) {
+        if (
+          error.body.code === DESTINATION_OF_ANOTHER_INSTRUMENT ||
+          error.body.code === DESTINATION_BLOCKED
+        ) {
           return {
             outcome: 'failed',
             reason: `the server refused the upload: ${detailOf(error)}`,

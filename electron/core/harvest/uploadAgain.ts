@@ -12,7 +12,8 @@ import type { Db } from '../db/open.js';
 import { cachedStatement } from '../db/statements.js';
 import { uploadVerified, type UploadDeps } from './upload.js';
 
-export type UploadAgainResult = { ok: true } | { ok: false; reason: string };
+/** `busy`: the file is being sent again already, by an earlier refusal of the same record. */
+export type UploadAgainResult = { ok: true } | { ok: false; reason: string; busy?: true };
 
 interface TransferToSendAgain {
   status: string;
@@ -90,6 +91,7 @@ export async function uploadAgain(
     },
     location: { uuid: row.location_uuid, name: row.location_name ?? '' },
     destination,
+    expectedHash: row.dest_checksum,
   });
   if (sent.outcome === 'source_changed') {
     return { ok: false, reason: `its source changed since it was transferred: ${sent.detail}` };

@@ -1,6 +1,7 @@
 import axios, { type AxiosInstance } from 'axios';
 import type { z } from 'zod';
 import type { CoreEvent } from '../../../shared/api.js';
+import type { UploadAgainResult } from '../harvest/uploadAgain.js';
 import type { Station } from '../station/station.js';
 import { stationHeaders } from './identity.js';
 import { cachedStatement } from '../db/statements.js';
@@ -108,7 +109,12 @@ export class SyncClient {
         return Promise.reject(error instanceof Error ? error : new Error(String(error)));
       },
     );
-    this.held = new HeldRecords(options.station.db, options.station.log, options.holdMs ?? HOLD_MS);
+    // The first hold may be shortened from the environment too (tests).
+    this.held = new HeldRecords(
+      options.station.db,
+      options.station.log,
+      options.holdMs ?? (Number(process.env.LABSTATION_SYNC_HOLD_MS) || HOLD_MS),
+    );
     this.waitSeconds = options.waitSeconds ?? 25;
     // The cap may be lowered from the environment (tests, or a site that wants faster retries).
     const cap =
@@ -145,25 +151,33 @@ export class SyncClient {
    */
   private uploadAgain(transferUuid: string): void {
     const log = this.options.station.log;
-    void this.options.station.uploadAgain(transferUuid).then((result) => {
-      if (this.stopped) return;
-      if (!result.ok) {
+    void this.options.station
+      .uploadAgain(transferUuid)
+      .catch((error: unknown): UploadAgainResult => ({
+        ok: false,
+        reason: error instanceof Error ? error.message : String(error),
+      }))
+      .then((result) => {
+        if (this.stopped) return;
+        if (!result.ok) {
+          // The upload under way releases the record when it is done.
+          if (result.busy) return;
+          log.warn(
+            { transfer: transferUuid, reason: result.reason },
+            'sync: the server holds no upload of a file this station transferred to it ' +
+              '(restored from a backup?), and the file could not be sent again now; its transfer ' +
+              'is offered again later',
+          );
+          return;
+        }
         log.warn(
-          { transfer: transferUuid, reason: result.reason },
-          'sync: the server holds no upload of a file this station transferred to it ' +
-            '(restored from a backup?), and the file could not be sent again now; its transfer ' +
-            'is offered again later',
+          { transfer: transferUuid },
+          'sync: the server held no upload of a file this station transferred to it (restored ' +
+            'from a backup?); the file was sent again, and its transfer goes again',
         );
-        return;
-      }
-      log.warn(
-        { transfer: transferUuid },
-        'sync: the server held no upload of a file this station transferred to it (restored ' +
-          'from a backup?); the file was sent again, and its transfer goes again',
-      );
-      this.held.releaseRecord('harvest_transfer', transferUuid);
-      this.nudge();
-    });
+        this.held.releaseRecord('harvest_transfer', transferUuid);
+        this.nudge();
+      });
   }
 
   private get db(): Station['db'] {

@@ -27,6 +27,12 @@ import type { Same } from './deltaSchema.js';
  * tries it again after its backoff (an instrument renamed or moved meanwhile, whose change it
  * has not pulled yet) instead of waiting for a Retry.
  */
+/**
+ * The code of a 409 answer to an upload whose destination needs a folder where the server has a
+ * file: the station's transfer fails with the reason and is tried again after its backoff (an
+ * admin may move the file meanwhile).
+ */
+export const DESTINATION_BLOCKED = 'destination_blocked';
 export const DESTINATION_OF_ANOTHER_INSTRUMENT = 'destination_of_another_instrument';
 
 export const UPLOADS_PATH = '/sync/uploads';

@@ -14,6 +14,7 @@ import {
 } from '../../../../shared/harvest/template.js';
 import type { Db } from '../../db/open.js';
 import {
+  DESTINATION_BLOCKED,
   DESTINATION_OF_ANOTHER_INSTRUMENT,
   UPLOAD_OFFSET_HEADER,
   UPLOADS_PATH,
@@ -60,6 +61,7 @@ async function refusalOf(error: unknown, reply: FastifyReply): Promise<FastifyRe
       detail:
         'destination_path: a file on the server stands where the destination needs a folder ' +
         `(${(error as Error).message}); an admin must move it`,
+      code: DESTINATION_BLOCKED,
     });
   }
   if (STORAGE_FULL.has(code)) {

@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import type { KeyboardEvent, ReactElement } from 'react';
-import { fixedText, roundHalfAwayFromZero } from '../../../../shared/questions/decimal.js';
+import { fixedText } from '../../../../shared/questions/decimal.js';
 import type { NumericInputQuestion } from '../../../../shared/questions/index.js';
 import { questionLabel } from '../../../../shared/questions/index.js';
 import { applyNumpadKey, Numpad } from '../../components/Numpad.js';
@@ -59,9 +59,7 @@ export function NumberField({ question, path }: NumberFieldProps): ReactElement 
     const delta = (e.key === 'ArrowUp' ? 1 : -1) * 10 ** -(decimals ?? 0);
     const moved = base + (value.trim() === '' ? 0 : delta);
     let next =
-      decimals === undefined
-        ? Number(moved.toPrecision(15))
-        : roundHalfAwayFromZero(moved, decimals);
+      decimals === undefined ? Number(moved.toPrecision(15)) : Number(moved.toFixed(decimals));
     if (question.min !== undefined) next = Math.max(question.min, next);
     if (question.max !== undefined) next = Math.min(question.max, next);
     form.setValue(path, decimals === undefined ? String(next) : fixedText(next, decimals));
