@@ -39,27 +39,40 @@ const listArgs = z.object(paging).strict();
 const byId = z.object({ id: idSchema }).strict();
 const grantArgs = z.object({ instrument_id: idSchema, user_id: idSchema }).strict();
 
+/**
+ * An update from an editor carries the record as the editor loaded it (as a list or an update
+ * answered it): the server refuses the save (409) when the record is not that any more, as a
+ * save of a person, project or tool carries its updated_at. Left out by other callers.
+ */
+const loadedRecord = z.record(z.string(), z.unknown()).optional();
+
 /** Each resource: list (paged), create, update (only the fields given), delete. */
 export const harvestAdminSchemas = {
   'admin.instruments.list': listArgs,
   'admin.instruments.create': instrumentCreate,
-  'admin.instruments.update': instrumentPatch.extend({ id: idSchema }),
+  'admin.instruments.update': instrumentPatch.extend({ id: idSchema, loaded: loadedRecord }),
   'admin.instruments.delete': byId,
   'admin.storageLocations.list': listArgs,
   'admin.storageLocations.create': storageLocationCreate,
-  'admin.storageLocations.update': storageLocationPatch.extend({ id: idSchema }),
+  'admin.storageLocations.update': storageLocationPatch.extend({
+    id: idSchema,
+    loaded: loadedRecord,
+  }),
   'admin.storageLocations.delete': byId,
   'admin.serviceAccounts.list': listArgs,
   'admin.serviceAccounts.create': serviceAccountCreate,
-  'admin.serviceAccounts.update': serviceAccountPatch.extend({ id: idSchema }),
+  'admin.serviceAccounts.update': serviceAccountPatch.extend({
+    id: idSchema,
+    loaded: loadedRecord,
+  }),
   'admin.serviceAccounts.delete': byId,
   'admin.schedules.list': listArgs,
   'admin.schedules.create': scheduleCreate,
-  'admin.schedules.update': schedulePatch.extend({ id: idSchema }),
+  'admin.schedules.update': schedulePatch.extend({ id: idSchema, loaded: loadedRecord }),
   'admin.schedules.delete': byId,
   'admin.hooks.list': listArgs,
   'admin.hooks.create': hookCreate,
-  'admin.hooks.update': hookPatch.extend({ id: idSchema }),
+  'admin.hooks.update': hookPatch.extend({ id: idSchema, loaded: loadedRecord }),
   'admin.hooks.delete': byId,
   'admin.schedules.trigger': byId,
   'admin.access.list': z.object({ instrument_id: idSchema }).strict(),

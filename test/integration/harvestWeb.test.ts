@@ -202,6 +202,44 @@ describe('management through the web carrier', () => {
     });
     expect(rest.json()).toEqual(updated.item);
 
+    // Two admins open the instrument; the first saves, the second saves the editor it opened
+    // before: refused, naming it, and the first one's change stays.
+    const opened = updated.item as unknown as Record<string, unknown>;
+    const first = await ok<Item<{ stability_seconds: number }>>('admin.instruments.update', {
+      id: instrumentId,
+      stability_seconds: 20,
+      loaded: opened,
+    });
+    expect(first.item.stability_seconds).toBe(20);
+    const stale = await refused('admin.instruments.update', {
+      id: instrumentId,
+      destination_template: '{instrument}/{filename}',
+      loaded: opened,
+    });
+    expect(stale.status).toBe(409);
+    expect(stale.body).toMatchObject({
+      code: 'conflict',
+      detail:
+        'instrument TEM camera was changed elsewhere since it was opened here; reload the page ' +
+        'to see that change, then make yours again',
+    });
+    expect(
+      db
+        .prepare('SELECT stability_seconds, destination_template FROM instruments WHERE id = ?')
+        .get(instrumentId),
+    ).toMatchObject({ stability_seconds: 20, destination_template: opened.destination_template });
+    // What changes on its own (its last harvest) is not another admin's change; saved from what
+    // the first save answered, it is taken.
+    db.prepare('UPDATE instruments SET last_harvested_at = ? WHERE id = ?').run(
+      '2026-12-06T01:00:00.000Z',
+      instrumentId,
+    );
+    await ok('admin.instruments.update', {
+      id: instrumentId,
+      stability_seconds: 12,
+      loaded: first.item,
+    });
+
     const schedule = await ok<Item<{ id: number; deployment: { state: string } }>>(
       'admin.schedules.create',
       { instrument_id: instrumentId, cron: '0 3 * * *', timezone: 'Europe/Zurich' },

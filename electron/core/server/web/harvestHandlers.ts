@@ -35,6 +35,7 @@ import {
   createRecord,
   listPage,
   removeRecord,
+  requireRecord,
   updateRecord,
   type ManagedResource,
 } from '../harvest/resource.js';
@@ -112,14 +113,57 @@ function resourceCalls<Out>(
     list: (_account, args) =>
       listPage(db, resource, { page: args.page ?? 1, size: args.size ?? DEFAULT_PAGE_SIZE }),
     create: (account, args) => ({ item: createRecord(db, resource, actorOf(account), args).item }),
-    update: (account, { id, ...changes }) => ({
-      item: updateRecord(db, resource, actorOf(account), id, changes),
-    }),
+    update: (account, { id, loaded, ...changes }: { id: number; loaded?: unknown }) => {
+      if (loaded !== undefined) unchangedSinceLoaded(db, resource, id, loaded);
+      return { item: updateRecord(db, resource, actorOf(account), id, changes) };
+    },
     delete: (account, { id }) => {
       removeRecord(db, resource, actorOf(account), id);
       return { ok: true };
     },
   };
+}
+
+/** JSON text of a value with its objects' keys in order: two records compare by content. */
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v !== null && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(
+          Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1)),
+        )
+      : v,
+  );
+}
+
+/**
+ * An editor's save refused when what an editor edits of the record (the fields of its patch)
+ * changed since the editor loaded it (another admin saved it meanwhile): it would put back
+ * what that admin changed. What changes on its own (an instrument's last harvest) is not
+ * compared. Checked in the same turn of the event loop as the update, so nothing comes between.
+ */
+function unchangedSinceLoaded<Out>(
+  db: Db,
+  resource: ManagedResource<Out>,
+  id: number,
+  loaded: unknown,
+): void {
+  requireRecord(db, resource, id);
+  const now = resource.serialize(db, id);
+  const edited = (record: unknown): Record<string, unknown> => {
+    const fields = record as Record<string, unknown>;
+    return Object.fromEntries(
+      Object.keys(resource.patchSchema.shape)
+        .filter((key) => key in fields)
+        .map((key) => [key, fields[key]]),
+    );
+  };
+  if (canonicalJson(edited(now)) === canonicalJson(edited(loaded))) return;
+  const name = (now as { name?: unknown }).name;
+  throw new AppError(
+    'conflict',
+    `${resource.label}${typeof name === 'string' ? ` ${name}` : ` ${id}`} was changed elsewhere ` +
+      'since it was opened here; reload the page to see that change, then make yours again',
+  );
 }
 
 /** A resource's four calls under their contract names, e.g. admin.hooks.list. */

@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useRef, useState } from 'react';
 import type { ReactElement } from 'react';
 import {
   HOOK_KIND_GUIDE,
@@ -116,6 +116,9 @@ function HookEditor({
   const instruments = useHarvestAdminStore((s) => s.instruments);
   const put = useHarvestAdminStore((s) => s.put);
   const drop = useHarvestAdminStore((s) => s.drop);
+  // The record as this editor loaded it (or last saved it): a save refused if another admin
+  // changed it meanwhile.
+  const loaded = useRef(hook);
   const form = useResourceForm({
     name: hook?.name ?? '',
     kind: hook?.kind ?? 'file_info',
@@ -153,7 +156,12 @@ function HookEditor({
         hookPatch,
         input,
         async (parsed) => {
-          const { item } = await serverCall('admin.hooks.update', { ...parsed, id: hook.id });
+          const { item } = await serverCall('admin.hooks.update', {
+            ...parsed,
+            id: hook.id,
+            loaded: loaded.current,
+          });
+          loaded.current = item;
           put('hooks', item);
           onSaved(item, `Saved ${item.name}.`);
         },

@@ -113,6 +113,9 @@ function InstrumentEditor({
   const locations = useHarvestAdminStore((s) => s.storageLocations);
   const put = useHarvestAdminStore((s) => s.put);
   const drop = useHarvestAdminStore((s) => s.drop);
+  // The record as this editor loaded it (or last saved it): a save refused if another admin
+  // changed it meanwhile.
+  const loaded = useRef(instrument);
   const rowKey = useRef(0);
   const form = useResourceForm({
     name: instrument?.name ?? '',
@@ -156,7 +159,9 @@ function InstrumentEditor({
           const { item } = await serverCall('admin.instruments.update', {
             ...parsed,
             id: instrument.id,
+            loaded: loaded.current,
           });
+          loaded.current = item;
           put('instruments', item);
           onSaved(item, `Saved ${item.name}.`);
         },

@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useRef, useState } from 'react';
 import type { ReactElement } from 'react';
 import {
   scheduleCreate,
@@ -100,6 +100,9 @@ function ScheduleEditor({
   const instruments = useHarvestAdminStore((s) => s.instruments);
   const put = useHarvestAdminStore((s) => s.put);
   const drop = useHarvestAdminStore((s) => s.drop);
+  // The record as this editor loaded it (or last saved it): a save refused if another admin
+  // changed it meanwhile.
+  const loaded = useRef(schedule);
   const [zones] = useState(timeZones);
   const form = useResourceForm({
     instrument_id: idText(schedule?.instrument_id),
@@ -119,7 +122,12 @@ function ScheduleEditor({
   const save = (): void => {
     if (schedule) {
       void form.submit(schedulePatch, input, async (parsed) => {
-        const { item } = await serverCall('admin.schedules.update', { ...parsed, id: schedule.id });
+        const { item } = await serverCall('admin.schedules.update', {
+          ...parsed,
+          id: schedule.id,
+          loaded: loaded.current,
+        });
+        loaded.current = item;
         put('schedules', item);
         onSaved(item, `Saved; ${deploysWhen(item)}`);
       });

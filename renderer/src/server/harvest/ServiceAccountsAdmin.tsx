@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useRef, useState } from 'react';
 import type { ReactElement } from 'react';
 import {
   serviceAccountCreate,
@@ -102,6 +102,9 @@ function ServiceAccountEditor({
 }): ReactElement {
   const put = useHarvestAdminStore((s) => s.put);
   const drop = useHarvestAdminStore((s) => s.drop);
+  // The record as this editor loaded it (or last saved it): a save refused if another admin
+  // changed it meanwhile.
+  const loaded = useRef(account);
   const form = useResourceForm({
     name: account?.name ?? '',
     description: account?.description ?? '',
@@ -115,7 +118,9 @@ function ServiceAccountEditor({
         const { item } = await serverCall('admin.serviceAccounts.update', {
           ...parsed,
           id: account.id,
+          loaded: loaded.current,
         });
+        loaded.current = item;
         put('serviceAccounts', item);
         onSaved(item, `Saved ${item.name}.`);
       });

@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useRef, useState } from 'react';
 import type { ReactElement } from 'react';
 import {
   storageLocationCreate,
@@ -80,6 +80,9 @@ function StorageLocationEditor({
 }): ReactElement {
   const put = useHarvestAdminStore((s) => s.put);
   const drop = useHarvestAdminStore((s) => s.drop);
+  // The record as this editor loaded it (or last saved it): a save refused if another admin
+  // changed it meanwhile.
+  const loaded = useRef(location);
   const form = useResourceForm({
     name: location?.name ?? '',
     type: location?.type ?? 'local',
@@ -95,7 +98,9 @@ function StorageLocationEditor({
         const { item } = await serverCall('admin.storageLocations.update', {
           ...parsed,
           id: location.id,
+          loaded: loaded.current,
         });
+        loaded.current = item;
         put('storageLocations', item);
         onSaved(item, `Saved ${item.name}.`);
       });
