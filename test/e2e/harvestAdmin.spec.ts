@@ -8,7 +8,15 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Page } from '@playwright/test';
 import { holdNextAnswer } from './heldAnswer.js';
-import { expect, logIn, PEOPLE, test, type ServerSetup } from './serverFixtures.js';
+import {
+  expect,
+  logIn,
+  PEOPLE,
+  serverRow,
+  serverWrite,
+  test,
+  type ServerSetup,
+} from './serverFixtures.js';
 
 async function openSection(page: Page, name: string): Promise<void> {
   await page
@@ -309,4 +317,27 @@ test('an admin is told why a delete is refused, and sets up a hook from its kind
   await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
   await expect(page.getByRole('status')).toHaveText('Deleted hook sidecars.');
   await expect(page.getByRole('button', { name: 'Edit sidecars' })).toHaveCount(0);
+
+  // Another admin moves the location while this editor is open: its save is refused, saying
+  // so, and what was typed stays; the other admin's change stands.
+  await openSection(page, 'Storage locations');
+  await page.getByRole('button', { name: 'Edit archive' }).click();
+  await page.getByLabel('Name').fill('archive 2');
+  expect(
+    serverWrite(
+      setup,
+      "UPDATE storage_locations SET base_path = '/mnt/elsewhere' WHERE name = 'archive'",
+    ),
+  ).toBe(1);
+  await page.getByRole('button', { name: 'Save' }).click();
+  await expect(page.getByRole('alert')).toContainText(
+    'Storage location archive was changed elsewhere since it was opened here',
+  );
+  await expect(page.getByLabel('Name')).toHaveValue('archive 2');
+  expect(
+    serverRow<{ name: string; base_path: string }>(
+      setup,
+      "SELECT name, base_path FROM storage_locations WHERE base_path = '/mnt/elsewhere'",
+    ),
+  ).toEqual({ name: 'archive', base_path: '/mnt/elsewhere' });
 });
