@@ -49,6 +49,11 @@ export const reservationQuestionSetInput = z
     only_for_areas: ids,
     /** Empty: every project. */
     only_for_projects: ids,
+    /**
+     * The set's updated_at as the editor read it: a save of a set changed since is refused
+     * (conflict), as a tool's is. Left out: saved whatever changed.
+     */
+    updated_at: z.string().optional(),
   })
   .strict();
 

@@ -220,6 +220,61 @@ describe('reservation question sets', () => {
     expect(on.status).toBe(409);
   });
 
+  it('refuses a save of a set another admin changed since it was read, naming it, and keeps theirs', async () => {
+    clearSets();
+    type Saved = { set: { id: number; updated_at: string; questions: { name: string }[] } };
+    const made = await ok<Saved>(
+      'admin',
+      'admin.reservationQuestionSets.save',
+      setInput({ name: 'Safety', questions: [text('a')] }),
+    );
+    // Two admins open it; the first adds a question, the second saves what it read.
+    const opened = made.set.updated_at;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const first = await ok<Saved>(
+      'admin',
+      'admin.reservationQuestionSets.save',
+      setInput({
+        id: made.set.id,
+        name: 'Safety',
+        questions: [text('a'), text('b')],
+        updated_at: opened,
+      }),
+    );
+    const stale = await saveSet({
+      id: made.set.id,
+      name: 'Safety v2',
+      questions: [text('a')],
+      updated_at: opened,
+    });
+    expect(stale.status).toBe(409);
+    expect(stale.body).toMatchObject({
+      code: 'conflict',
+      detail:
+        `Safety was changed elsewhere since it was opened here (saved at ` +
+        `${first.set.updated_at}); reload the page to see that change, then make yours again`,
+    });
+    const kept = db
+      .prepare('SELECT name, questions FROM reservation_question_sets WHERE id = ?')
+      .get(made.set.id) as { name: string; questions: string };
+    expect(kept.name).toBe('Safety');
+    expect((JSON.parse(kept.questions) as { name: string }[]).map((q) => q.name)).toEqual([
+      'a',
+      'b',
+    ]);
+    // Saved from what the first save answered: taken.
+    expect(
+      (
+        await saveSet({
+          id: made.set.id,
+          name: 'Safety v2',
+          questions: [text('a'), text('b')],
+          updated_at: first.set.updated_at,
+        })
+      ).status,
+    ).toBe(200);
+  });
+
   it('applies sets by their flags, lists and enabled state, and merges them in set order', async () => {
     clearSets();
     db.prepare('DELETE FROM area_tools').run();

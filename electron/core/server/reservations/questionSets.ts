@@ -149,7 +149,16 @@ export function saveQuestionSet(
   const questions = checkedQuestions(input.questions);
   const savedId = db
     .transaction((): number => {
-      if (id !== null) setById(db, id);
+      if (id !== null) {
+        const stored = setById(db, id);
+        if (input.updated_at !== undefined && stored.updated_at !== input.updated_at) {
+          throw new AppError(
+            'conflict',
+            `${stored.name} was changed elsewhere since it was opened here (saved at ` +
+              `${stored.updated_at}); reload the page to see that change, then make yours again`,
+          );
+        }
+      }
       const taken = db
         .prepare('SELECT 1 FROM reservation_question_sets WHERE name = ? AND id <> ?')
         .get(input.name, id ?? -1);

@@ -121,11 +121,14 @@ function SetEditor({
     area_reservations: set?.area_reservations ?? false,
     only_for_areas: set?.only_for_areas ?? [],
     only_for_projects: set?.only_for_projects ?? [],
+    // As read: a save of a set another admin changed since is refused, not put over theirs.
+    ...(set ? { updated_at: set.updated_at } : {}),
   });
 
   const save = (): void => {
     void form.submit(setForm, async (input) => {
       const result = await serverCall('admin.reservationQuestionSets.save', input);
+      form.set('updated_at', result.set.updated_at);
       putSet(result.set);
       onSaved(result.set, `Saved ${result.set.name}.`);
     });
