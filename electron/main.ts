@@ -41,6 +41,7 @@ import { runServer, type RunningServer } from './core/runServer.js';
 import { importBundle } from './core/station/facility.js';
 import { getSetting } from './core/station/settings.js';
 import { Station } from './core/station/station.js';
+import { SystemIdleReadings } from './core/station/systemIdle.js';
 import { Harvester } from './core/harvest/engine.js';
 import { takeDataDirLock, type HarvestLock } from './core/harvest/lock.js';
 import { SyncLink } from './core/sync/link.js';
@@ -391,9 +392,19 @@ function updateTray(): void {
     .catch((error: unknown) => station?.log.warn({ err: error }, 'tray update failed'));
 }
 
-/** Real keyboard or pointer input anywhere on the PC counts as someone at the station. */
+/**
+ * Real keyboard or pointer input anywhere on the PC counts as someone at the station, as long
+ * as the desktop tells it (core/station/systemIdle.ts).
+ */
 function watchInput(): void {
+  const readings = new SystemIdleReadings();
   setInterval(() => {
-    if (powerMonitor.getSystemIdleTime() < 15) station?.touch();
+    const recent = readings.note(powerMonitor.getSystemIdleTime(), Date.now(), () =>
+      station?.log.warn(
+        'idle: the desktop has said 0 s since the last input for half an hour; only input in ' +
+          "the station's window counts now",
+      ),
+    );
+    if (recent) station?.touch();
   }, 10_000).unref();
 }
