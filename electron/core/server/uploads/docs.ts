@@ -87,8 +87,13 @@ export function describeUploadApi(docs: ApiDocs): void {
         'A file on the server stands where the destination needs a folder.',
         'destination_path: a file on the server stands where the destination needs a folder (…); an admin must move it',
       ),
+      507: detailResponse(
+        'The storage location is full.',
+        'the storage location on the server is full: ENOSPC: no space left on device',
+      ),
       503: detailResponse(
-        'The location’s folder is not reachable on the server.',
+        'The location’s folder is not reachable on the server, or the upload was dropped while ' +
+          'it was opened or resumed: open it again.',
         'storage_location: central (/srv/central) is not reachable on the server: …',
       ),
     }),
@@ -127,6 +132,16 @@ export function describeUploadApi(docs: ApiDocs): void {
         schema: uploadStateSchema,
         example: completed,
       },
+      400: detailResponse(
+        'Upload-Offset missing, a body longer than declared, the location disabled, or its ' +
+          'folder leading outside its base path now.',
+        'Upload-Offset: header required, a whole number of bytes',
+      ),
+      403: detailResponse(
+        'The station no longer stores there, or the destination is now in the folder of ' +
+          'another station’s instrument (`"code": "destination_of_another_instrument"`).',
+        'destination_path: SEM-2/a.tif is in sem-2/, the folder of the instrument sem-2, which another station runs',
+      ),
       409: {
         description: 'Upload-Offset is not the server’s offset: send from `offset`.',
         schema: z.object({ detail: z.string(), offset: z.number().int() }),
@@ -146,6 +161,14 @@ export function describeUploadApi(docs: ApiDocs): void {
         },
       },
       404: notFound,
+      415: detailResponse(
+        'The body is not application/octet-stream.',
+        'body: Content-Type must be application/octet-stream',
+      ),
+      507: detailResponse(
+        'The storage location is full: what came past the recorded offset is cut; resume later.',
+        'the storage location on the server is full: ENOSPC: no space left on device',
+      ),
     }),
   });
   docs.add({
