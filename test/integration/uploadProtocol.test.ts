@@ -5,7 +5,7 @@
  * there is told of it; a resume after a restart, which trusts only the recorded bytes; the
  * sweep of abandoned uploads; and the indexes its lookups use.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import {
   appendFileSync,
   existsSync,
@@ -262,6 +262,49 @@ describe('uploads into a server storage location', () => {
     const [file] = await filesOf(dirs.data);
     expect(file).toMatchObject({ state: 'failed', next_attempt_at: null });
     expect(readdirSync(outside)).toEqual([]);
+  });
+
+  it("refuses a base_path that has come to lead to another server location's folder since it was saved", async () => {
+    // Another server location, and this one's base made (after its save) a link into it.
+    const other = join(tempDir('labstation-other-'), 'store');
+    mkdirSync(join(other, 'sem-9'), { recursive: true });
+    const now = new Date().toISOString();
+    serverDb
+      .prepare(
+        `INSERT INTO storage_locations (uuid, name, type, base_path, enabled, created_at, updated_at)
+         VALUES (?, 'other', 'server', ?, 1, ?, ?)`,
+      )
+      .run(randomUUID(), other, now, now);
+    const later = join(tempDir('labstation-later-'), 'store');
+    const hash = await xxh3(Buffer.from('x'));
+    const setBase = (path: string) =>
+      serverDb
+        .prepare("UPDATE storage_locations SET base_path = ? WHERE name = 'archive'")
+        .run(path);
+    const before = await open({ destination_path: 'resumed.eml', size: 1, xxhash: hash });
+    expect(before.status).toBe(200);
+    const rule =
+      /^storage_location: archive \(.*\) leads to .*, which is the folder of the server storage location other, inside it, or holds it/;
+    try {
+      for (const target of [other, join(other, 'sem-9'), dirname(other)]) {
+        rmSync(later, { force: true });
+        symlinkSync(target, later);
+        setBase(later);
+        const answer = await open({ destination_path: 'planted.eml', size: 1, xxhash: hash });
+        expect(answer.status, target).toBe(400);
+        expect(answer.body.detail, target).toMatch(rule);
+        expect(existsSync(join(target, 'planted.eml'))).toBe(false);
+        const resumed = await append(before.body.upload_id as string, 0, Buffer.from('x'));
+        expect(resumed.status, target).toBe(400);
+        expect(resumed.body.detail, target).toMatch(rule);
+      }
+    } finally {
+      setBase(store);
+      serverDb.prepare("DELETE FROM storage_locations WHERE name = 'other'").run();
+    }
+    expect(
+      (await call('DELETE', `${UPLOADS_PATH}/${before.body.upload_id as string}`)).status,
+    ).toBe(204);
   });
 
   it("refuses a base_path that has come to lead to the server's data folder since it was saved", async () => {

@@ -32,6 +32,7 @@ import { destinationIn, stateOf, UPLOAD_FOLDER, UploadReceiver, UploadRefusal } 
 import {
   findLocation,
   locationById,
+  serverLocations,
   uploadByUuid,
   type ServerLocation,
   type UploadKey,
@@ -198,7 +199,11 @@ function requireStationUses(db: Db, stationId: number, location: ServerLocation)
  * was saved (a link made there later, a share mounted on it), as its save would be
  * (storageLocations.ts pathProblems). Checked as an upload opens and at each of its appends.
  */
-async function checkApartFromData(location: ServerLocation, dataDir: string | null): Promise<void> {
+async function checkApartFromData(
+  db: Db,
+  location: ServerLocation,
+  dataDir: string | null,
+): Promise<void> {
   if (dataDir === null) return;
   const base = await realpath(location.base_path);
   if (storageFolderIn(dataDir, base) !== null || storageFolderIn(base, dataDir) !== null) {
@@ -208,6 +213,21 @@ async function checkApartFromData(location: ServerLocation, dataDir: string | nu
         `the server's data folder, inside it, or holds it: an admin must move the location`,
     );
   }
+  // Nor to another server location's folder (storageLocations.ts pathProblems): an upload
+  // through this one would write where the other's instruments own their folders.
+  for (const other of serverLocations(db)) {
+    if (other.id === location.id) continue;
+    const otherBase = await realpath(other.base_path).catch(() => null);
+    if (otherBase === null) continue;
+    if (storageFolderIn(otherBase, base) !== null || storageFolderIn(base, otherBase) !== null) {
+      throw new UploadRefusal(
+        400,
+        `storage_location: ${location.name} (${location.base_path}) leads to ${base}, which is ` +
+          `the folder of the server storage location ${other.name}, inside it, or holds it: an ` +
+          'admin must move one of them',
+      );
+    }
+  }
 }
 
 /**
@@ -215,6 +235,7 @@ async function checkApartFromData(location: ServerLocation, dataDir: string | nu
  * and the location apart from the server's data folder (checkApartFromData).
  */
 async function checkedDestination(
+  db: Db,
   location: ServerLocation,
   raw: string,
   dataDir: string | null,
@@ -234,7 +255,7 @@ async function checkedDestination(
         `server: ${(error as Error).message}`,
     );
   }
-  await checkApartFromData(location, dataDir);
+  await checkApartFromData(db, location, dataDir);
   const outside = await leadsOutside(location.base_path, destinationIn(location, checked.path));
   if (outside !== null) {
     throw new UploadRefusal(
@@ -254,7 +275,7 @@ async function allowedDestination(
   raw: string,
   dataDir: string | null,
 ): Promise<string> {
-  const path = await checkedDestination(location, raw, dataDir);
+  const path = await checkedDestination(db, location, raw, dataDir);
   requireNotOthers(db, stationId, location, path);
   return path;
 }
@@ -395,7 +416,7 @@ export function registerUploadApi(app: FastifyInstance, deps: UploadApiDeps): vo
           // station been given the folder.
           requireStationUses(db, request.station!.id, location);
           requireNotOthers(db, request.station!.id, location, row.destination_path);
-          await checkApartFromData(location, dataDir);
+          await checkApartFromData(db, location, dataDir);
         }
         const offset = offsetOf(request);
         const { body, length } = bodyOf(request);
