@@ -20,6 +20,11 @@ export function storageFolderIn(watch: string, base: string): string | null {
   return rel.split(sep).join('/');
 }
 
+/** Whether one of two folders is the other, or lies inside it. */
+export function foldersOverlap(a: string, b: string): boolean {
+  return storageFolderIn(a, b) !== null || storageFolderIn(b, a) !== null;
+}
+
 /**
  * Where `path` is on disk: its real path, or (for a path not made yet, as a storage location's
  * base often is before its first copy) the real path of its nearest existing folder with the

@@ -48,13 +48,20 @@ function unchangedSince(
   if (loaded === undefined) return;
   const now = db.prepare(`SELECT updated_at FROM ${table} WHERE id = ?`).pluck().get(id) as
     string | undefined;
-  if (now !== undefined && now !== loaded) {
-    throw new AppError(
-      'conflict',
-      `${what} was changed elsewhere since it was opened here (saved at ${now}); reload the ` +
-        'page to see that change, then make yours again',
-    );
-  }
+  if (now !== undefined && now !== loaded) throw changedElsewhere(what, now);
+}
+
+/**
+ * The refusal of an editor's save over a change another admin saved since the editor was
+ * opened (`savedAt`: when, where the record says).
+ */
+export function changedElsewhere(what: string, savedAt?: string): AppError {
+  return new AppError(
+    'conflict',
+    `${what} was changed elsewhere since it was opened here` +
+      `${savedAt === undefined ? '' : ` (saved at ${savedAt})`}; reload the page to see that ` +
+      'change, then make yours again',
+  );
 }
 
 /** Every clash at once (one refusal, each problem at its field), not one per save. */

@@ -8,7 +8,7 @@ import {
 } from '../../../../shared/harvest/management.js';
 import type { Db } from '../../db/open.js';
 import { NOT_STATION_ABSOLUTE, STATION_ABSOLUTE } from '../../harvest/configCheck.js';
-import { realOrNearestSync, storageFolderIn } from '../../harvest/storageGuard.js';
+import { foldersOverlap, realOrNearestSync } from '../../harvest/storageGuard.js';
 import { newUuid } from '../../util/ids.js';
 import { dropUploadsInto } from '../uploads/refused.js';
 import { notifyStations, stationsRunningInstruments } from './notify.js';
@@ -39,7 +39,7 @@ function pathProblems(db: Db, type: string, basePath: string, id: number | null)
     if (!db.memory) {
       const base = realOrNearestSync(basePath);
       const data = realOrNearestSync(dataDir);
-      if (storageFolderIn(data, base) !== null || storageFolderIn(base, data) !== null) {
+      if (foldersOverlap(data, base)) {
         return [
           problem(
             ['body', 'base_path'],
@@ -57,10 +57,7 @@ function pathProblems(db: Db, type: string, basePath: string, id: number | null)
           .all() as { id: number; name: string; base_path: string }[]
       ).find((other) => {
         if (other.id === id) return false;
-        const otherBase = realOrNearestSync(other.base_path);
-        return (
-          storageFolderIn(otherBase, base) !== null || storageFolderIn(base, otherBase) !== null
-        );
+        return foldersOverlap(realOrNearestSync(other.base_path), base);
       });
       if (overlapping) {
         return [

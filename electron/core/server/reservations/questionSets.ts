@@ -21,6 +21,7 @@ import {
 } from '../../../../shared/questions/index.js';
 import type { Db } from '../../db/open.js';
 import { AppError, fieldError } from '../../util/errors.js';
+import { changedElsewhere } from '../admin/facilitySaves.js';
 import { newUuid } from '../../util/ids.js';
 
 /** What a form is for: a tool or an area, booked for a project. */
@@ -152,11 +153,7 @@ export function saveQuestionSet(
       if (id !== null) {
         const stored = setById(db, id);
         if (input.updated_at !== undefined && stored.updated_at !== input.updated_at) {
-          throw new AppError(
-            'conflict',
-            `${stored.name} was changed elsewhere since it was opened here (saved at ` +
-              `${stored.updated_at}); reload the page to see that change, then make yours again`,
-          );
+          throw changedElsewhere(stored.name, stored.updated_at);
         }
       }
       const taken = db

@@ -27,7 +27,7 @@ import { refusalNow, stationAuth } from '../sync/stationAuth.js';
 import { sweepUploads } from './cleanup.js';
 import { describeUploadApi } from './docs.js';
 import { leadsOutside } from '../../harvest/place.js';
-import { storageFolderIn } from '../../harvest/storageGuard.js';
+import { foldersOverlap } from '../../harvest/storageGuard.js';
 import { destinationIn, stateOf, UPLOAD_FOLDER, UploadReceiver, UploadRefusal } from './receive.js';
 import {
   findLocation,
@@ -206,7 +206,7 @@ async function checkApartFromData(
 ): Promise<void> {
   if (dataDir === null) return;
   const base = await realpath(location.base_path);
-  if (storageFolderIn(dataDir, base) !== null || storageFolderIn(base, dataDir) !== null) {
+  if (foldersOverlap(dataDir, base)) {
     throw new UploadRefusal(
       400,
       `storage_location: ${location.name} (${location.base_path}) leads to ${base}, which is ` +
@@ -219,7 +219,7 @@ async function checkApartFromData(
     if (other.id === location.id) continue;
     const otherBase = await realpath(other.base_path).catch(() => null);
     if (otherBase === null) continue;
-    if (storageFolderIn(otherBase, base) !== null || storageFolderIn(base, otherBase) !== null) {
+    if (foldersOverlap(otherBase, base)) {
       throw new UploadRefusal(
         400,
         `storage_location: ${location.name} (${location.base_path}) leads to ${base}, which is ` +

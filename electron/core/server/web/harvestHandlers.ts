@@ -19,6 +19,7 @@ import {
 import type { HarvestApiResults } from '../../../../shared/harvestAdminApi.js';
 import type { Db } from '../../db/open.js';
 import { AppError } from '../../util/errors.js';
+import { changedElsewhere } from '../admin/facilitySaves.js';
 import { nowIso } from '../../util/ids.js';
 import { grant, listGrants, revoke } from '../harvest/access.js';
 import {
@@ -159,11 +160,7 @@ function unchangedSinceLoaded<Out>(
   };
   if (canonicalJson(edited(now)) === canonicalJson(edited(loaded))) return;
   const name = (now as { name?: unknown }).name;
-  throw new AppError(
-    'conflict',
-    `${resource.label}${typeof name === 'string' ? ` ${name}` : ` ${id}`} was changed elsewhere ` +
-      'since it was opened here; reload the page to see that change, then make yours again',
-  );
+  throw changedElsewhere(`${resource.label} ${typeof name === 'string' ? name : id}`);
 }
 
 /** A resource's four calls under their contract names, e.g. admin.hooks.list. */

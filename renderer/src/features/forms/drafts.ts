@@ -29,3 +29,9 @@ export function writeDraft(key: string | undefined, value: unknown): void {
 export function dropDrafts(prefix: string): void {
   for (const key of [...drafts.keys()]) if (key.startsWith(prefix)) drafts.delete(key);
 }
+
+/**
+ * The draft key of a usage's post-usage answers: the Disable form's and the pending form's
+ * alike, so a usage force-ended while its form was open keeps what was typed into it.
+ */
+export const postUsageDraft = (usageUuid: string): string => `post-usage:${usageUuid}`;

@@ -5,7 +5,7 @@ import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { formatDateTime } from '../../format.js';
 import { useSessionStore } from '../../stores/session.js';
 import { QuestionFormFields } from '../forms/QuestionFormFields.js';
-import { dropDrafts } from '../forms/drafts.js';
+import { dropDrafts, postUsageDraft } from '../forms/drafts.js';
 import { useQuestionForm } from '../forms/useQuestionForm.js';
 import { useToolAction } from '../tool-control/useToolAction.js';
 
@@ -40,7 +40,7 @@ function PendingFormPanel({
 }): ReactElement {
   const { usage, questions } = item;
   // Typed answers stay while the person looks at another tab (drafts.ts), as in DisableForm.
-  const draft = `post-usage:${usage.uuid}`;
+  const draft = postUsageDraft(usage.uuid);
   const form = useQuestionForm(questions, undefined, draft);
   const dropPending = useSessionStore((s) => s.dropPending);
   const action = useToolAction();

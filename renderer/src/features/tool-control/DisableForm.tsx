@@ -3,7 +3,7 @@ import type { ToolStatus } from '../../../../shared/api.js';
 import { call } from '../../bridge.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { QuestionFormFields } from '../forms/QuestionFormFields.js';
-import { dropDrafts } from '../forms/drafts.js';
+import { dropDrafts, postUsageDraft } from '../forms/drafts.js';
 import { useQuestionForm } from '../forms/useQuestionForm.js';
 import { useStationStore } from '../../stores/station.js';
 import { useToolAction } from './useToolAction.js';
@@ -20,7 +20,7 @@ export function DisableForm({ status, heading, onDone }: DisableFormProps): Reac
   const tool = status.tool;
   // Typed answers stay while the person looks at another tab (drafts.ts), per usage; the key is
   // the pending form's too, so a usage force-ended meanwhile keeps what was typed for it.
-  const draft = `post-usage:${status.active?.uuid ?? tool.name}`;
+  const draft = postUsageDraft(status.active?.uuid ?? tool.name);
   const form = useQuestionForm(tool.post_usage_questions, undefined, draft);
   const showStatus = useStationStore((s) => s.showStatus);
   const action = useToolAction();
