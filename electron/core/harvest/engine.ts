@@ -436,7 +436,8 @@ export class Harvester {
 
   /**
    * Uploads again a file the server lost the upload of, for the transfer record that says it
-   * is there (uploadAgain.ts); one upload at a time per transfer.
+   * is there (uploadAgain.ts); one upload at a time, a transfer asked for again meanwhile
+   * answered `busy`.
    */
   async uploadAgain(transferUuid: string): Promise<UploadAgainResult> {
     if (this.uploadingAgain.has(transferUuid)) {
@@ -460,20 +461,18 @@ export class Harvester {
   private async uploadAgainNow(transferUuid: string): Promise<UploadAgainResult> {
     const pool = this.pool;
     if (this.stopped || !pool) return { ok: false, reason: 'the harvest is not running' };
-    {
-      // Loaded when needed, as transfer.ts loads the upload.
-      const { uploadAgain } = await import('./uploadAgain.js');
-      return await uploadAgain(
-        this.db,
-        {
-          db: this.db,
-          log: this.log,
-          hash: (path, started) => pool.hash(path, started),
-          progress: () => undefined,
-        },
-        transferUuid,
-      );
-    }
+    // Loaded when needed, as transfer.ts loads the upload.
+    const { uploadAgain } = await import('./uploadAgain.js');
+    return await uploadAgain(
+      this.db,
+      {
+        db: this.db,
+        log: this.log,
+        hash: (path, started) => pool.hash(path, started),
+        progress: () => undefined,
+      },
+      transferUuid,
+    );
   }
 
   /** Retry all: every failed file made due now; how many were failed (retries.ts). */
