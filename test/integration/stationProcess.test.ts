@@ -2,8 +2,7 @@
  * The real `labstation` process: CLI commands, the HTTP carrier, and a process killed in the
  * middle of enabling or disabling a tool. Needs `npm run build` first (npm test does it).
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
-import { get as httpGet, type ClientRequest } from 'node:http';
+import { existsSync, statSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -335,63 +334,6 @@ describe('labstation transfers --file', () => {
 });
 
 describe('labstation station over HTTP', () => {
-  it('serves many event streams at once without a listener leak warning', async () => {
-    const dataDir = await preparedDataDir();
-    const st = await start(dataDir);
-    // Plain requests, each closed by hand: nothing of them is left in a shared pool.
-    const streams = await Promise.all(
-      Array.from(
-        { length: 12 },
-        () =>
-          new Promise<ClientRequest>((resolve, reject) => {
-            const request = httpGet(
-              `${st.url}events`,
-              { headers: { authorization: `Bearer ${st.token}` }, agent: false },
-              (res) => {
-                expect(res.statusCode).toBe(200);
-                resolve(request);
-              },
-            );
-            request.on('error', reject);
-          }),
-      ),
-    );
-    // An event reaches the streams (and would print the warning, were there one to print).
-    expect((await st.rpc('session.logon', { login: 'alice', pin: '1234' })).status).toBe(200);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    for (const request of streams) request.destroy();
-    await st.stop();
-    expect(st.stderr()).not.toContain('MaxListenersExceededWarning');
-  });
-
-  it('makes a new token at each start on an ephemeral port, so one that a stopped station gave out opens nothing after; keeps it on a fixed port, where an open page reconnects', async () => {
-    const dataDir = await preparedDataDir();
-    const tokenFile = (): string => readFileSync(join(dataDir, 'rpc-token'), 'utf8').trim();
-    let st = await start(dataDir);
-    const first = st.token;
-    expect(tokenFile()).toBe(first);
-    await st.stop();
-    // Whatever took the port meanwhile may have got the first token from a page still open.
-    st = await start(dataDir);
-    expect(st.token).not.toBe(first);
-    expect(tokenFile()).toBe(st.token);
-    const stale = await fetch(`${st.url}rpc/station.info`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${first}` },
-      body: '{}',
-    });
-    expect(stale.status).toBe(401);
-    const kept = st.token;
-    const port = new URL(st.url).port;
-    await st.stop();
-    st = await startStation(dataDir, {}, ['--port', port]);
-    running.push(st);
-    expect(st.url).toBe(`http://127.0.0.1:${port}/`);
-    expect(st.token).toBe(kept);
-    expect((await st.rpc('station.info', {})).status).toBe(200);
-    await st.stop();
-  });
-
   it('serves /health, guards /rpc with the token in <data>/rpc-token, and speaks the contract', async () => {
     const dataDir = await preparedDataDir();
     const st = await start(dataDir);
