@@ -68,8 +68,19 @@ test('a badge reader types the badge and Enter: the PIN follows, Enter logs on',
   await expect(page.getByRole('heading', { name: 'Log on' })).toBeVisible();
   await expect(page.locator('input:focus')).toHaveCount(0);
 
-  await page.keyboard.type('100234');
+  // With no field focused, a person's keys go to the login too, and Enter moves on to the PIN.
+  await page.keyboard.type('bob', { delay: 80 });
   await page.keyboard.press('Enter');
+  await expect(page.getByLabel('Username or badge number')).toHaveValue('bob');
+  await expect(page.getByLabel('PIN', { exact: true })).toBeFocused();
+  await page.getByRole('heading', { name: 'Log on' }).click();
+  await page.getByLabel('Username or badge number').fill('');
+  await page.getByRole('heading', { name: 'Log on' }).click();
+  await expect(page.locator('input:focus')).toHaveCount(0);
+
+  // The reader, by the events' own times (Playwright's typing is paced by the machine's load:
+  // a first key's render once split one swipe into '1' and a badge '00234').
+  await swipeBadge(page, '100234');
   await expect(page.getByLabel('Username or badge number')).toHaveValue('100234');
   await expect(page.getByLabel('PIN', { exact: true })).toBeFocused();
   // Typed by a person: slower than a badge reader types (useBadgeReader.ts badgeBurst).
