@@ -57,7 +57,18 @@ export const reservationQuestionSetInput = z
   })
   .strict();
 
-export const areaInput = z.object({ id: id.optional(), name, tools: ids }).strict();
+export const areaInput = z
+  .object({
+    id: id.optional(),
+    name,
+    tools: ids,
+    /**
+     * The area's updated_at as the editor read it: a save of an area changed since is refused
+     * (conflict), as a tool's is. Left out: saved whatever changed.
+     */
+    updated_at: z.string().optional(),
+  })
+  .strict();
 
 export const reservationSchemas = {
   'reservations.book': z
@@ -132,6 +143,7 @@ export interface AreaView {
   uuid: string;
   name: string;
   tools: number[];
+  updated_at: string;
 }
 
 /** The questions of every set that applies, in set order (by id): one form. */

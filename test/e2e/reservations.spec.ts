@@ -37,6 +37,14 @@ test('an admin sets up reservation questions; a user books, is refused an overla
   await page.getByRole('button', { name: 'Save' }).click();
   await expect(page.getByRole('status').filter({ hasText: 'Saved Clean room.' })).toBeVisible();
   await expect(page.getByRole('row', { name: /Clean room SEM/ })).toBeVisible();
+  // Saved again from the same editor: its own last save is not someone else's change.
+  await page.getByLabel('Name').fill('Clean room 2');
+  await page.getByRole('button', { name: 'Save' }).click();
+  await expect(page.getByRole('status').filter({ hasText: 'Saved Clean room 2.' })).toBeVisible();
+  await page.getByLabel('Name').fill('Clean room 3');
+  await page.getByRole('button', { name: 'Save' }).click();
+  await expect(page.getByRole('status').filter({ hasText: 'Saved Clean room 3.' })).toBeVisible();
+  await expect(page.getByRole('row', { name: /Clean room 3 SEM/ })).toBeVisible();
 
   // A question set with a required question, for every tool.
   await page.getByRole('link', { name: 'Reservation questions' }).click();

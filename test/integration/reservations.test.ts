@@ -954,6 +954,51 @@ describe('an area whose tools change', () => {
   });
 });
 
+describe('an area two admins edit at once', () => {
+  // Mutation: saveArea without the updated_at check: the second admin's stale list of tools
+  // replaced the first admin's, with no word of it.
+  it('refuses the save of the admin who read it before the other saved', async () => {
+    type Saved = { area: { id: number; tools: number[]; updated_at: string } };
+    const made = await ok<Saved>('admin', 'admin.areas.save', { name: 'Bay 4', tools: [] });
+    const opened = made.area.updated_at;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const first = await ok<Saved>('admin', 'admin.areas.save', {
+      id: made.area.id,
+      name: 'Bay 4',
+      tools: [SEM],
+      updated_at: opened,
+    });
+    expect(first.area.updated_at > opened).toBe(true);
+    const stale = await rpc('admin', 'admin.areas.save', {
+      id: made.area.id,
+      name: 'Bay 4 (north)',
+      tools: [],
+      updated_at: opened,
+    });
+    expect(stale.status).toBe(409);
+    expect(stale.body).toMatchObject({
+      code: 'conflict',
+      detail:
+        `Bay 4 was changed elsewhere since it was opened here (saved at ` +
+        `${first.area.updated_at}); reload the page to see that change, then make yours again`,
+    });
+    const listed = await ok<{ areas: Saved['area'][] }>('admin', 'admin.areas.list', {});
+    expect(listed.areas.find((a) => a.id === made.area.id)).toMatchObject({
+      tools: [SEM],
+      updated_at: first.area.updated_at,
+    });
+    // Saved from what the first save answered: taken.
+    const again = await ok<Saved>('admin', 'admin.areas.save', {
+      id: made.area.id,
+      name: 'Bay 4 (north)',
+      tools: [],
+      updated_at: first.area.updated_at,
+    });
+    expect(again.area.tools).toEqual([]);
+    db.prepare('DELETE FROM areas WHERE id = ?').run(made.area.id);
+  });
+});
+
 describe('the overlap check', () => {
   it('is an index search on the tool or the area and the start', () => {
     const plan = (sql: string): string =>

@@ -5,12 +5,14 @@
 import type { AreaInput, AreaView } from '../../../../shared/reservationApi.js';
 import type { Db } from '../../db/open.js';
 import { fieldError } from '../../util/errors.js';
+import { changedElsewhere } from '../admin/facilitySaves.js';
 import { newUuid } from '../../util/ids.js';
 
 interface AreaRow {
   id: number;
   uuid: string;
   name: string;
+  updated_at: string;
 }
 
 function toolsOf(db: Db, areaId: number): number[] {
@@ -21,7 +23,9 @@ function toolsOf(db: Db, areaId: number): number[] {
 }
 
 export function listAreas(db: Db): { areas: AreaView[] } {
-  const rows = db.prepare('SELECT id, uuid, name FROM areas ORDER BY name').all() as AreaRow[];
+  const rows = db
+    .prepare('SELECT id, uuid, name, updated_at FROM areas ORDER BY name')
+    .all() as AreaRow[];
   return { areas: rows.map((row) => ({ ...row, tools: toolsOf(db, row.id) })) };
 }
 
@@ -59,8 +63,13 @@ export function saveArea(db: Db, input: AreaInput, now: string): { area: AreaVie
   const id = input.id ?? null;
   const savedId = db
     .transaction((): number => {
-      if (id !== null && !db.prepare('SELECT 1 FROM areas WHERE id = ?').get(id)) {
-        throw fieldError('id', `no area with id ${id}`, 'not_found');
+      if (id !== null) {
+        const stored = db.prepare('SELECT name, updated_at FROM areas WHERE id = ?').get(id) as
+          { name: string; updated_at: string } | undefined;
+        if (!stored) throw fieldError('id', `no area with id ${id}`, 'not_found');
+        if (input.updated_at !== undefined && stored.updated_at !== input.updated_at) {
+          throw changedElsewhere(stored.name, stored.updated_at);
+        }
       }
       const taken = db
         .prepare('SELECT 1 FROM areas WHERE name = ? AND id <> ?')
@@ -96,6 +105,8 @@ export function saveArea(db: Db, input: AreaInput, now: string): { area: AreaVie
       return areaId;
     })
     .immediate();
-  const row = db.prepare('SELECT id, uuid, name FROM areas WHERE id = ?').get(savedId) as AreaRow;
+  const row = db
+    .prepare('SELECT id, uuid, name, updated_at FROM areas WHERE id = ?')
+    .get(savedId) as AreaRow;
   return { area: { ...row, tools: toolsOf(db, savedId) } };
 }

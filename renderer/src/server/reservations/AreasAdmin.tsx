@@ -59,11 +59,14 @@ function AreaEditor({
     ...(area ? { id: area.id } : {}),
     name: area?.name ?? '',
     tools: area?.tools ?? [],
+    // As read: a save of an area another admin changed since is refused, not put over theirs.
+    ...(area ? { updated_at: area.updated_at } : {}),
   });
 
   const save = (): void => {
     void form.submit(areaInput, async (input) => {
       const result = await serverCall('admin.areas.save', input);
+      form.set('updated_at', result.area.updated_at);
       putArea(result.area);
       onSaved(result.area, `Saved ${result.area.name}.`);
     });
