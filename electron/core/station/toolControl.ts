@@ -262,7 +262,11 @@ export function clearShutdown(db: Db, actor: UserRow, toolRef: Ref, now: string)
       .pluck()
       .all(tool.id) as number[];
     for (const id of open) {
-      db.prepare('UPDATE problem_reports SET resolved_at = ? WHERE id = ?').run(now, id);
+      db.prepare('UPDATE problem_reports SET resolved_at = ?, resolved_by_id = ? WHERE id = ?').run(
+        now,
+        actor.id,
+        id,
+      );
       enqueueProblemReport(db, id, actor.id);
     }
   }).immediate();

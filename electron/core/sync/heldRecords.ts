@@ -7,7 +7,7 @@
 import type { Db } from '../db/open.js';
 import { cachedStatement } from '../db/statements.js';
 import { enqueueFile } from '../harvest/records.js';
-import { enqueueUsage } from '../station/outbox.js';
+import { enqueue, enqueueUsage } from '../station/outbox.js';
 import type { Logger } from '../util/log.js';
 
 /**
@@ -102,6 +102,9 @@ export class HeldRecords {
     ).run(until, named, refusal.code, waitsFor, row.id, row.payload);
     if (held.changes === 0) return;
     if (row.kind === 'usage_event') this.holdEffects(row, until, named, refusal.code);
+    if (row.kind === 'problem_report' && refusal.code === 'unknown_reference') {
+      this.resolveWithoutResolver(row, waitsFor);
+    }
     // Once per record, not at each offer: the status line keeps saying it meanwhile.
     if (refusals === 0) {
       this.log.warn(
@@ -138,6 +141,37 @@ export class HeldRecords {
       usage.id,
       usage.record_uuid,
     );
+  }
+
+  /**
+   * A report's resolution refused for naming who resolved it, a person the server lacks (known
+   * at this station only, or gone from the server), would keep the tool shut down on the server
+   * as long as it waits. The resolution goes on without the name meanwhile (queued once), and
+   * the server brings the tool back into service; the report as resolved, named, stays set aside
+   * and goes when the person is there (the server fills in a resolver it lacked).
+   */
+  private resolveWithoutResolver(
+    row: { record_uuid: string; payload: string },
+    waitsFor: string | null,
+  ): void {
+    const report = JSON.parse(row.payload) as {
+      user_uuid?: string;
+      resolved_at?: string | null;
+      resolved_by_uuid?: string | null;
+    };
+    if (!report.resolved_at || !report.resolved_by_uuid) return;
+    // Refused for another record it names (its tool, its usage, its reporter): no help.
+    if (waitsFor !== report.resolved_by_uuid || report.user_uuid === report.resolved_by_uuid) {
+      return;
+    }
+    const queued = cachedStatement(
+      this.db,
+      `SELECT 1 FROM outbox WHERE kind = 'problem_report' AND record_uuid = ?
+         AND json_extract(payload, '$.resolved_at') IS NOT NULL
+         AND json_extract(payload, '$.resolved_by_uuid') IS NULL`,
+    ).get(row.record_uuid);
+    if (queued) return;
+    enqueue(this.db, 'problem_report', row.record_uuid, { ...report, resolved_by_uuid: null });
   }
 
   /**
