@@ -13,6 +13,7 @@ import type { Logger } from '../util/log.js';
 import { pushResultSchema } from './answerSchema.js';
 import type { Backoff } from './backoff.js';
 import { HOLD_CAP_MS, type HeldRecords } from './heldRecords.js';
+import { pushedPayload } from './entryChain.js';
 import { BAD_IDENTITY } from './identity.js';
 import type { LinkStatus } from './linkStatus.js';
 import { parseAnswer } from './parseAnswer.js';
@@ -138,12 +139,7 @@ export class PushLoop {
           return i > 0 && bytes > PUSH_BATCH_BYTES;
         });
         if (fits > 0) rows.length = fits;
-        const records: PushRecord[] = rows.map((r) => ({
-          id: r.id,
-          kind: r.kind,
-          uuid: r.record_uuid,
-          payload: JSON.parse(r.payload) as Record<string, unknown>,
-        }));
+        const records = pushRecords(db, rows);
         // What the server had acknowledged before this batch: its count cannot be lower,
         // unless it has lost records since (resend.ts).
         const sentBefore = sentMarks(db);
@@ -202,4 +198,14 @@ export class PushLoop {
       this.schedule(delay);
     }
   }
+}
+
+/** The outbox rows as a push sends them (a notebook entry's as made from what the server may hold). */
+export function pushRecords(db: Db, rows: PushedRow[]): PushRecord[] {
+  return rows.map((r) => ({
+    id: r.id,
+    kind: r.kind,
+    uuid: r.record_uuid,
+    payload: pushedPayload(db, r),
+  }));
 }

@@ -82,12 +82,13 @@ export function upsertNotebookEntry(
     existing &&
     p.version > existing.version &&
     p.previous_updated_at !== undefined &&
-    (p.version !== existing.version + 1 || p.previous_updated_at !== existing.updated_at)
+    p.previous_updated_at !== existing.updated_at
   ) {
-    // A later version is taken only as the next one after the version the server holds: made
-    // from another version of that number (or past one the server never got), it comes from a
-    // data dir restored from a backup and changed again, whose numbers ran on past the
-    // server's. Taken, it replaced what the server held, which was lost.
+    // A later version is taken only as made from the version the server holds: made from
+    // another (or past one the server never got), it comes from a data dir restored from a
+    // backup and changed again, whose numbers ran on past the server's. Taken, it replaced
+    // what the server held, which was lost. Its number may skip some: versions this server
+    // refused, which the station names it made from what came before them (entryChain.ts).
     throw new RecordRefused(
       'conflict',
       `notebook_entry ${record.uuid}: the server holds version ${existing.version} of it ` +

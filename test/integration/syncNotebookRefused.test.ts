@@ -1,0 +1,157 @@
+/**
+ * A notebook entry's version the server refuses for good (a usage link its rules do not
+ * allow: the owner is staff at this station only) never reaches it, and the versions made after
+ * it name it as the one they were made from. The server took them for a data dir restored
+ * from a backup and refused every one, the one that mends the entry too. They now go as made
+ * from what the server holds (entryChain.ts), and the refused one, offered again, is stale.
+ * The station's push (pushRecords, as the push loop sends) and answer handling against the
+ * real server ingest, both on real SQLite files; HTTP left out.
+ */
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Db } from '../../electron/core/db/open.js';
+import { openServerData } from '../../electron/core/runServer.js';
+import { facilityDelta, type StationAccount } from '../../electron/core/server/sync/export.js';
+import { ingestBatch } from '../../electron/core/server/sync/ingest.js';
+import { attachUsage, createEntry, updateEntry } from '../../electron/core/notebook/entries.js';
+import { findUser } from '../../electron/core/station/records.js';
+import { Station } from '../../electron/core/station/station.js';
+import { enableTool } from '../../electron/core/station/toolControl.js';
+import { applyDelta } from '../../electron/core/sync/apply.js';
+import { HeldRecords } from '../../electron/core/sync/heldRecords.js';
+import { takePushAnswer, type PushedRow } from '../../electron/core/sync/pushAnswer.js';
+import { pushRecords } from '../../electron/core/sync/pushLoop.js';
+import { sentMarks } from '../../electron/core/sync/resend.js';
+import { createLogger } from '../../electron/core/util/log.js';
+import { createStationKey, runCli, tempDir, writeJson } from './helpers.js';
+
+const log = createLogger('silent');
+let server: Db;
+let account: StationAccount;
+let station: Station;
+
+beforeAll(async () => {
+  const root = tempDir('labstation-entry-refused-');
+  const serverDir = join(root, 'server');
+  const bundle = {
+    projects: [{ name: 'Cathodes', application_identifier: 'PRJ-1', active: true }],
+    tools: [
+      {
+        name: 'SEM',
+        pre_usage_questions: [],
+        post_usage_questions: [],
+      },
+    ],
+    users: [
+      { username: 'alice', pin: '1234', projects: ['Cathodes'], qualified_tools: ['SEM'] },
+      { username: 'bob', pin: '1234', projects: ['Cathodes'], qualified_tools: ['SEM'] },
+    ],
+  };
+  const imported = await runCli(['import', '--data', serverDir, writeJson(root, 'b.json', bundle)]);
+  expect(imported.code, imported.stderr).toBe(0);
+  await createStationKey(serverDir, 'sem-pc', 'SEM');
+  server = openServerData(serverDir);
+  account = server
+    .prepare("SELECT id, uuid, name, tool_id FROM stations WHERE name = 'sem-pc'")
+    .get() as StationAccount;
+  station = Station.open({ dataDir: join(root, 'station'), log });
+  applyDelta(station.db, facilityDelta(server, account, 0));
+}, 60_000);
+
+afterAll(() => {
+  station?.close();
+  server?.close();
+});
+
+/** Pushes what the outbox offers now, batch after batch, as the push loop does. */
+function pushAll(held: HeldRecords): void {
+  const db = station.db;
+  for (let round = 0; round < 20; round++) {
+    const rows = db
+      .prepare(
+        `SELECT id, kind, record_uuid, payload, refusals FROM outbox
+         WHERE held_until IS NULL ORDER BY id`,
+      )
+      .all() as PushedRow[];
+    const refusedAt = rows.findIndex((r) => r.refusals > 0);
+    if (refusedAt >= 0) rows.length = Math.max(refusedAt, 1);
+    if (!rows.length) return;
+    const answer = ingestBatch(server, account, pushRecords(db, rows));
+    takePushAnswer(
+      answer,
+      { rows, sentBefore: sentMarks(db), releasesAtSend: held.releases },
+      { db, log, held, resendLost: () => undefined },
+    );
+  }
+  throw new Error('the outbox never emptied');
+}
+
+// Mutation: pushRecords sending payloads as stored (JSON.parse, not pushedPayload), or the
+// server taking a later version only as the next number: version 3 was refused as conflict.
+it('a version of an entry refused for good does not hold back the later ones that mend it', () => {
+  const db = station.db;
+  const held = new HeldRecords(db, log, 60_000);
+  const at = (s: number): string => new Date(Date.UTC(2026, 11, 6, 9, 0, s)).toISOString();
+  // Staff here, not on the server (made staff there later, or demoted there since).
+  db.prepare("UPDATE users SET is_staff = 1 WHERE username = 'bob'").run();
+  const alice = findUser(db, 'alice');
+  const bob = findUser(db, 'bob');
+  const usage = enableTool(db, alice, { tool: 'SEM', project: 'Cathodes', answers: {} }, at(1));
+  const entry = createEntry(db, bob, { kind: 'experiment', title: 'Grain size' }, at(2));
+  pushAll(held);
+  // Staff link an experiment to anyone's usage here; the server's rule refuses it for bob.
+  attachUsage(db, bob, { id: entry.id, usage: usage.id }, 'SEM', at(3));
+  pushAll(held);
+  const refused = db
+    .prepare("SELECT refusal_code FROM outbox WHERE kind = 'notebook_entry'")
+    .pluck()
+    .all();
+  expect(refused).toEqual(['forbidden']);
+  // The link taken off again, and the title changed: both reach the server.
+  attachUsage(db, bob, { id: entry.id, usage: null }, 'SEM', at(4));
+  updateEntry(db, bob, { id: entry.id, version: 3, title: 'Grain size, 2nd' }, at(5));
+  pushAll(held);
+  const onServer = (): Record<string, unknown> =>
+    server
+      .prepare('SELECT version, title, usage_event_id FROM notebook_entries WHERE uuid = ?')
+      .get(entry.uuid) as Record<string, unknown>;
+  expect(onServer()).toEqual({ version: 4, title: 'Grain size, 2nd', usage_event_id: null });
+  // The refused version, offered again, is older than what the server holds: dropped.
+  held.releaseHeld();
+  pushAll(held);
+  expect(db.prepare('SELECT count(*) FROM outbox').pluck().get()).toBe(0);
+  expect(onServer()).toEqual({ version: 4, title: 'Grain size, 2nd', usage_event_id: null });
+});
+
+// Mutation: the walk by updated_at alone (not by id, down): it looped on two versions saved in
+// the same millisecond.
+it('walks back over several refused versions, two of them saved in the same millisecond', () => {
+  const db = station.db;
+  const held = new HeldRecords(db, log, 60_000);
+  const at = (s: number): string => new Date(Date.UTC(2026, 11, 6, 10, 0, s)).toISOString();
+  const bob = findUser(db, 'bob');
+  // alice's usage from the test above, still in progress.
+  const usage = {
+    id: db.prepare('SELECT id FROM usage_events WHERE "end" IS NULL').pluck().get() as number,
+  };
+  const entry = createEntry(db, bob, { kind: 'experiment', title: 'Lattice' }, at(2));
+  pushAll(held);
+  attachUsage(db, bob, { id: entry.id, usage: usage.id }, 'SEM', at(3));
+  updateEntry(db, bob, { id: entry.id, version: 2, title: 'Lattice, linked' }, at(3));
+  pushAll(held);
+  held.releaseHeld();
+  pushAll(held);
+  expect(
+    db.prepare("SELECT refusal_code FROM outbox WHERE kind = 'notebook_entry'").pluck().all(),
+  ).toEqual(['forbidden', 'forbidden']);
+  attachUsage(db, bob, { id: entry.id, usage: null }, 'SEM', at(4));
+  pushAll(held);
+  held.releaseHeld();
+  pushAll(held);
+  expect(
+    server
+      .prepare('SELECT version, title, usage_event_id FROM notebook_entries WHERE uuid = ?')
+      .get(entry.uuid),
+  ).toEqual({ version: 4, title: 'Lattice, linked', usage_event_id: null });
+  expect(db.prepare('SELECT count(*) FROM outbox').pluck().get()).toBe(0);
+});
