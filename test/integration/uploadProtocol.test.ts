@@ -700,6 +700,37 @@ describe('uploads into a server storage location', () => {
     expect(much.forgotten).toBe(finished);
   });
 
+  // Mutation: the DELETE route answering 204 whatever drop found: the upload was placed by the
+  // PATCH at work on it (its turn came first) and stayed, completed, after a 204 said dropped.
+  it('a DELETE behind a PATCH that places the file answers 409: the finished upload stays', async () => {
+    const data = randomBytes(32 * MiB);
+    const opened = await open({
+      destination_path: 'raced/delete.bin',
+      size: data.length,
+      xxhash: await xxh3(data),
+    });
+    const id = opened.body.upload_id as string;
+    const patching = append(id, 0, data);
+    // Every byte in: the PATCH now verifies and places the file, in the upload's turn.
+    await until(
+      'all its bytes recorded',
+      () => uploadByUuid(serverDb, id)?.received === data.length,
+      patching,
+    );
+    const dropped = await call('DELETE', `${UPLOADS_PATH}/${id}`);
+    expect(await patching).toMatchObject({ status: 200, body: { status: 'completed' } });
+    expect(dropped).toEqual({
+      status: 409,
+      body: expect.objectContaining({
+        detail: 'upload: already completed; a finished upload stays',
+      }) as unknown,
+    });
+    expect((await call('GET', `${UPLOADS_PATH}/${id}`)).body).toMatchObject({
+      status: 'completed',
+    });
+    expect(md5(readFileSync(join(store, 'raced', 'delete.bin')))).toBe(md5(data));
+  });
+
   it('the sweep leaves an upload whose body is still being written, however old its record', async () => {
     const data = randomBytes(2 * MiB);
     const { receiver, location, key, letIn } = await direct('writing-1', 'writing/w.bin', data);

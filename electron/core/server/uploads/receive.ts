@@ -396,20 +396,27 @@ export class UploadReceiver {
     return done;
   }
 
-  /** Drops an unfinished upload and its bytes (a superseded version, DELETE, the cleanup). */
-  drop(row: UploadRow): Promise<void> {
+  /**
+   * Drops an unfinished upload and its bytes (a superseded version, DELETE, the cleanup).
+   * Answers what became of it: dropped; gone already; or finished meanwhile, its state (a
+   * request at work on it placed it first, or it was placed before the server stopped), which
+   * stays.
+   */
+  drop(row: UploadRow): Promise<'dropped' | 'gone' | UploadRow['state']> {
     return this.turns.exclusive(
       row.uuid,
       () => undefined,
       async () => {
         const now = uploadByUuid(this.deps.db, row.uuid);
-        if (!now || now.state !== 'receiving') return;
-        // Placed before the server stopped: recorded, not dropped (its file is there).
+        if (!now) return 'gone';
+        if (now.state !== 'receiving') return now.state;
         const location = locationById(this.deps.db, now.storage_location_id);
-        if (location && (await this.finishPlaced(now, location))) return;
+        const placed = location ? await this.finishPlaced(now, location) : null;
+        if (placed) return placed.state;
         await removeQuietly(now.partial_path);
         deleteUpload(this.deps.db, now.uuid);
         this.hashStates.delete(now.uuid);
+        return 'dropped';
       },
     );
   }

@@ -432,7 +432,11 @@ export function registerUploadApi(app: FastifyInstance, deps: UploadApiDeps): vo
         if (row.state !== 'receiving') {
           throw new UploadRefusal(409, `upload: already ${row.state}; a finished upload stays`);
         }
-        await receiver.drop(row);
+        // A request at work on it may place it first: then it stays, as a finished one does.
+        const dropped = await receiver.drop(row);
+        if (dropped !== 'dropped' && dropped !== 'gone') {
+          throw new UploadRefusal(409, `upload: already ${dropped}; a finished upload stays`);
+        }
         return reply.code(204).send();
       } catch (error) {
         return refusalOf(error, reply);
