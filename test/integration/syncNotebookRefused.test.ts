@@ -88,6 +88,7 @@ function pushAll(held: HeldRecords): void {
 
 // Mutation: pushRecords sending payloads as stored (JSON.parse, not pushedPayload), or the
 // server taking a later version only as the next number: version 3 was refused as conflict.
+// Without releaseSuperseded (pushAnswer.ts) the refused version 2 stayed set aside.
 it('a version of an entry refused for good does not hold back the later ones that mend it', () => {
   const db = station.db;
   const held = new HeldRecords(db, log, 60_000);
@@ -115,10 +116,8 @@ it('a version of an entry refused for good does not hold back the later ones tha
     server
       .prepare('SELECT version, title, usage_event_id FROM notebook_entries WHERE uuid = ?')
       .get(entry.uuid) as Record<string, unknown>;
-  expect(onServer()).toEqual({ version: 4, title: 'Grain size, 2nd', usage_event_id: null });
-  // The refused version, offered again, is older than what the server holds: dropped.
-  held.releaseHeld();
-  pushAll(held);
+  // The refused version, offered again once a later one was taken (not at its hold's end), is
+  // older than what the server holds: dropped, no longer counted among the refused.
   expect(db.prepare('SELECT count(*) FROM outbox').pluck().get()).toBe(0);
   expect(onServer()).toEqual({ version: 4, title: 'Grain size, 2nd', usage_event_id: null });
 });
@@ -153,5 +152,60 @@ it('walks back over several refused versions, two of them saved in the same mill
       .prepare('SELECT version, title, usage_event_id FROM notebook_entries WHERE uuid = ?')
       .get(entry.uuid),
   ).toEqual({ version: 4, title: 'Lattice, linked', usage_event_id: null });
+  expect(db.prepare('SELECT count(*) FROM outbox').pluck().get()).toBe(0);
+});
+
+// Mutation: the walk without the version (updated_at alone): version 4, made from version 3
+// taken in the same millisecond as the refused version 2, went as made from version 1.
+it('a version made from one taken in the same millisecond as a refused one goes as made from it', () => {
+  const db = station.db;
+  const held = new HeldRecords(db, log, 60_000);
+  const at = (s: number): string => new Date(Date.UTC(2026, 11, 6, 11, 0, s)).toISOString();
+  const bob = findUser(db, 'bob');
+  const usage = {
+    id: db.prepare('SELECT id FROM usage_events WHERE "end" IS NULL').pluck().get() as number,
+  };
+  const entry = createEntry(db, bob, { kind: 'experiment', title: 'Twins' }, at(1));
+  pushAll(held);
+  attachUsage(db, bob, { id: entry.id, usage: usage.id }, 'SEM', at(2));
+  pushAll(held);
+  attachUsage(db, bob, { id: entry.id, usage: null }, 'SEM', at(2));
+  updateEntry(db, bob, { id: entry.id, version: 3, title: 'Twins, 2nd' }, at(3));
+  pushAll(held);
+  expect(
+    server.prepare('SELECT version, title FROM notebook_entries WHERE uuid = ?').get(entry.uuid),
+  ).toEqual({ version: 4, title: 'Twins, 2nd' });
+  expect(db.prepare('SELECT count(*) FROM outbox').pluck().get()).toBe(0);
+});
+
+// Mutation: the walk ending on a version without previous_updated_at sending null: the server
+// took that for "made from none" and refused the version that mends the entry.
+it('a refused version that went without naming its previous one (a resend) leaves the later ones without it too', () => {
+  const db = station.db;
+  const held = new HeldRecords(db, log, 60_000);
+  const at = (s: number): string => new Date(Date.UTC(2026, 11, 6, 12, 0, s)).toISOString();
+  const bob = findUser(db, 'bob');
+  const usage = {
+    id: db.prepare('SELECT id FROM usage_events WHERE "end" IS NULL').pluck().get() as number,
+  };
+  const entry = createEntry(db, bob, { kind: 'experiment', title: 'Resent' }, at(1));
+  pushAll(held);
+  attachUsage(db, bob, { id: entry.id, usage: usage.id }, 'SEM', at(2));
+  // As resend.ts queueAgain writes a version sent again to a server restored from a backup.
+  db.prepare(
+    `UPDATE outbox SET payload = json_remove(payload, '$.previous_updated_at')
+     WHERE kind = 'notebook_entry' AND record_uuid = ?`,
+  ).run(entry.uuid);
+  pushAll(held);
+  expect(
+    db.prepare('SELECT refusal_code FROM outbox WHERE record_uuid = ?').pluck().all(entry.uuid),
+  ).toEqual(['forbidden']);
+  attachUsage(db, bob, { id: entry.id, usage: null }, 'SEM', at(3));
+  pushAll(held);
+  expect(
+    server
+      .prepare('SELECT version, usage_event_id FROM notebook_entries WHERE uuid = ?')
+      .get(entry.uuid),
+  ).toEqual({ version: 3, usage_event_id: null });
   expect(db.prepare('SELECT count(*) FROM outbox').pluck().get()).toBe(0);
 });

@@ -97,6 +97,7 @@ function pushAll(held: HeldRecords): void {
 }
 
 // Mutation: holdRecord without resolveWithoutResolver: the server's SEM stayed shut down.
+// Without the look into outbox_sent: a copy was queued and pushed at each refusal.
 it('a resolution refused for a resolver the server lacks still brings the tool back into service there; the resolver follows', () => {
   const db = station.db;
   const held = new HeldRecords(db, log, 60_000);
@@ -143,9 +144,22 @@ it('a resolution refused for a resolver the server lacks still brings the tool b
   expect(waiting()).toEqual([
     { kind: 'problem_report', waits_for: zedUuid, refusal_code: 'unknown_reference' },
   ]);
-  held.releaseHeld();
-  pushAll(held);
+  const copies = (): number =>
+    db
+      .prepare(
+        `SELECT count(*) FROM (SELECT payload FROM outbox UNION ALL SELECT payload FROM outbox_sent)
+         WHERE json_extract(payload, '$.resolved_at') IS NOT NULL
+           AND json_extract(payload, '$.resolved_by_uuid') IS NULL`,
+      )
+      .pluck()
+      .get() as number;
+  expect(copies()).toBe(1);
+  for (let offer = 0; offer < 2; offer++) {
+    held.releaseHeld();
+    pushAll(held);
+  }
   expect(waiting()).toHaveLength(1);
+  expect(copies()).toBe(1);
   expect(serverTool().shutdown).toBe(0);
 
   // The person reaches the server (an admin adds zed): the report gets its resolver.

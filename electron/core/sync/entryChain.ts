@@ -19,21 +19,34 @@ export function pushedPayload(
   if (row.kind !== 'notebook_entry') return payload;
   const madeFrom = cachedStatement(
     db,
-    // The refused version this one was made from: still in the outbox, set aside (the partial
-    // index outbox_refused), queued before it.
-    `SELECT id, json_extract(payload, '$.previous_updated_at') AS previous FROM outbox
+    // The refused version this one was made from: the one before it by number and time, still
+    // in the outbox, set aside (the partial index outbox_refused), queued before it. `named`:
+    // whether it names the one it was made from (null where it went without: a resend,
+    // resend.ts queueAgain, or a station from before the field).
+    `SELECT id, json_extract(payload, '$.previous_updated_at') AS previous,
+       json_type(payload, '$.previous_updated_at') IS NOT NULL AS named
+     FROM outbox
      WHERE record_uuid = ? AND refusals > 0 AND kind = 'notebook_entry' AND id < ?
-       AND json_extract(payload, '$.updated_at') = ?
+       AND json_extract(payload, '$.version') = ? AND json_extract(payload, '$.updated_at') = ?
      ORDER BY id DESC LIMIT 1`,
   );
   let previous = payload.previous_updated_at;
-  // By id, down: two versions saved within a millisecond share their updated_at.
+  let named = 'previous_updated_at' in payload;
+  let version = Number(payload.version);
   let below = row.id;
-  while (typeof previous === 'string') {
-    const refused = madeFrom.get(row.record_uuid, below, previous) as
-      { id: number; previous: string | null } | undefined;
+  while (named && typeof previous === 'string') {
+    const refused = madeFrom.get(row.record_uuid, below, version - 1, previous) as
+      { id: number; previous: string | null; named: number } | undefined;
     if (refused === undefined) break;
-    ({ id: below, previous } = refused);
+    below = refused.id;
+    version -= 1;
+    previous = refused.previous;
+    named = refused.named === 1;
+  }
+  if (!named) {
+    const sent = { ...payload };
+    delete sent.previous_updated_at;
+    return sent;
   }
   return previous === payload.previous_updated_at
     ? payload

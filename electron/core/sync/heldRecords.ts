@@ -17,6 +17,9 @@ import type { Logger } from '../util/log.js';
  * link, offers it again sooner (an admin may have added the person it names).
  */
 export const HOLD_MS = 10 * 60_000;
+
+/** Kinds whose later version, taken, makes an older one stale on the server (versioned upserts). */
+const SUPERSEDED_BY_LATER = new Set(['usage_event', 'notebook_entry']);
 export const HOLD_CAP_MS = 6 * 3_600_000;
 
 /**
@@ -164,12 +167,18 @@ export class HeldRecords {
     if (waitsFor !== report.resolved_by_uuid || report.user_uuid === report.resolved_by_uuid) {
       return;
     }
+    // Once: still queued, or taken already (kept a while after, outbox_sent), it is not queued
+    // again at the next refusal of the named one.
     const queued = cachedStatement(
       this.db,
-      `SELECT 1 FROM outbox WHERE kind = 'problem_report' AND record_uuid = ?
+      `SELECT 1 FROM outbox WHERE kind = 'problem_report' AND record_uuid = @uuid
+         AND json_extract(payload, '$.resolved_at') IS NOT NULL
+         AND json_extract(payload, '$.resolved_by_uuid') IS NULL
+       UNION ALL
+       SELECT 1 FROM outbox_sent WHERE kind = 'problem_report' AND record_uuid = @uuid
          AND json_extract(payload, '$.resolved_at') IS NOT NULL
          AND json_extract(payload, '$.resolved_by_uuid') IS NULL`,
-    ).get(row.record_uuid);
+    ).get({ uuid: row.record_uuid });
     if (queued) return;
     enqueue(this.db, 'problem_report', row.record_uuid, { ...report, resolved_by_uuid: null });
   }
@@ -220,6 +229,22 @@ export class HeldRecords {
       `UPDATE outbox SET held_until = NULL
        WHERE kind = ? AND record_uuid = ? AND held_until IS NOT NULL`,
     ).run(kind, uuid);
+  }
+
+  /**
+   * Offers again at once the older versions set aside of records the server took a version of
+   * (`taken`: outbox rows): a usage event or notebook entry whose later version was taken is
+   * answered stale and leaves, instead of counting among the refused until its hold ends.
+   */
+  releaseSuperseded(taken: { id: number; kind: string; record_uuid: string }[]): void {
+    const release = cachedStatement(
+      this.db,
+      `UPDATE outbox SET held_until = NULL
+       WHERE kind = ? AND record_uuid = ? AND id < ? AND held_until IS NOT NULL`,
+    );
+    for (const row of taken) {
+      if (SUPERSEDED_BY_LATER.has(row.kind)) release.run(row.kind, row.record_uuid, row.id);
+    }
   }
 
   /** Offers again at once the records set aside until the server had one of these. */

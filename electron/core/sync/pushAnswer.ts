@@ -91,7 +91,9 @@ export function takePushAnswer(
   // backup gets them again (resend.ts).
   const ackSeq = typeof data.ack_seq === 'number' ? data.ack_seq : null;
   db.transaction(() => keepSent(db, acked, Date.now(), ackSeq))();
-  held.releaseWaiting(rows.filter((r) => acked.includes(r.id)).map((r) => r.record_uuid));
+  const taken = rows.filter((r) => acked.includes(r.id));
+  held.releaseWaiting(taken.map((r) => r.record_uuid));
+  held.releaseSuperseded(taken);
   for (const id of data.stale) {
     const row = rows.find((r) => r.id === id);
     // A newer version of the record in the same batch, taken: this one is a resend whose

@@ -93,7 +93,7 @@ export function upsertNotebookEntry(
       'conflict',
       `notebook_entry ${record.uuid}: the server holds version ${existing.version} of it ` +
         `(changed ${existing.updated_at}), and this version ${p.version} was made from ` +
-        `version ${p.version - 1} changed ${p.previous_updated_at ?? 'never'}; was this station ` +
+        `${p.previous_updated_at === null ? 'none' : `one changed ${p.previous_updated_at}`}; was this station ` +
         'restored from a backup? The server keeps its version; staff settle the difference',
     );
   }

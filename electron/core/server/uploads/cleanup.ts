@@ -31,8 +31,8 @@ export async function sweepUploads(
       deleteUpload(db, row.uuid);
       forgotten += 1;
     } else if (!receiver.isBusy(row.uuid)) {
-      await receiver.drop(row);
-      dropped += 1;
+      // Placed or gone meanwhile (a request at work on it came first): not dropped here.
+      if ((await receiver.drop(row)) === 'dropped') dropped += 1;
     }
   }
   const orphans = await receiver.removeOrphans(serverLocations(db), abandoned);
