@@ -1,24 +1,18 @@
 import { randomBytes } from 'node:crypto';
-import { hashWasm } from './hasher.js';
+import { SecretPool } from './secretPool.js';
 
-// OWASP's second argon2id profile (19 MiB, 2 passes): tolerable on an instrument PC at log-on.
-const PARAMS = { parallelism: 1, iterations: 2, memorySize: 19456, hashLength: 32 } as const;
+let pool: SecretPool | undefined;
+const secrets = (): SecretPool => (pool ??= new SecretPool());
 
-/** Salted argon2id hash in the PHC string form ($argon2id$v=19$m=...,t=...,p=...$salt$hash). */
-export async function hashSecret(secret: string): Promise<string> {
-  return hashWasm().argon2id({
-    ...PARAMS,
-    password: secret,
-    salt: randomBytes(16),
-    outputType: 'encoded',
-  });
+/**
+ * Salted argon2id hash in the PHC string form ($argon2id$v=19$m=...,t=...,p=...$salt$hash),
+ * computed off this thread (secretPool.ts).
+ */
+export function hashSecret(secret: string): Promise<string> {
+  return secrets().hash(secret, randomBytes(16));
 }
 
-export async function verifySecret(secret: string, hash: string): Promise<boolean> {
-  if (!hash.startsWith('$argon2id$')) return false;
-  try {
-    return await hashWasm().argon2Verify({ password: secret, hash });
-  } catch {
-    return false;
-  }
+/** Whether `secret` matches the argon2id `hash`; false for any other hash. Off this thread. */
+export function verifySecret(secret: string, hash: string): Promise<boolean> {
+  return secrets().verify(secret, hash);
 }
