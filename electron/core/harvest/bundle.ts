@@ -1,7 +1,8 @@
 /**
  * The harvest part of a facility bundle (`labstation import`): storage locations, instruments,
  * hooks, schedules and the ARK authority. Records are matched by name (schedules by instrument),
- * so importing the same bundle twice changes nothing. Its checks are in bundleCheck.ts.
+ * so importing the same bundle twice changes nothing (a record is written only where it
+ * differs: its updated_at, which an admin's open editor compares, stays). Its checks are in bundleCheck.ts.
  */
 import { nameSchema } from '../../../shared/harvest/management.js';
 import { CONTROL_CHARACTERS, hasControlCharacters } from '../../../shared/text.js';
@@ -107,7 +108,8 @@ export function applyHarvestBundle(
       `INSERT INTO storage_locations (uuid, name, type, base_path, enabled, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (name) DO UPDATE SET type = excluded.type, base_path = excluded.base_path,
-         enabled = excluded.enabled, updated_at = excluded.updated_at`,
+         enabled = excluded.enabled, updated_at = excluded.updated_at
+       WHERE (type, base_path, enabled) IS NOT (excluded.type, excluded.base_path, excluded.enabled)`,
     ).run(newUuid(), l.name, l.type, l.base_path, l.enabled === false ? 0 : 1, now, now);
   }
   for (const inst of bundle.instruments ?? []) {
@@ -123,7 +125,12 @@ export function applyHarvestBundle(
          stability_seconds = excluded.stability_seconds,
          storage_location_id = excluded.storage_location_id,
          destination_template = excluded.destination_template, enabled = excluded.enabled,
-         updated_at = excluded.updated_at`,
+         updated_at = excluded.updated_at
+       WHERE (description, tool_id, watch, stability_seconds, storage_location_id,
+           destination_template, enabled)
+         IS NOT (excluded.description, excluded.tool_id, excluded.watch,
+           excluded.stability_seconds, excluded.storage_location_id,
+           excluded.destination_template, excluded.enabled)`,
     ).run({
       uuid: newUuid(),
       name: inst.name,
@@ -146,7 +153,10 @@ export function applyHarvestBundle(
        ON CONFLICT (name) DO UPDATE SET "trigger" = excluded."trigger", kind = excluded.kind,
          config = excluded.config, priority = excluded.priority,
          instrument_id = excluded.instrument_id, enabled = excluded.enabled,
-         updated_at = excluded.updated_at`,
+         updated_at = excluded.updated_at
+       WHERE ("trigger", kind, config, priority, instrument_id, enabled)
+         IS NOT (excluded."trigger", excluded.kind, excluded.config, excluded.priority,
+           excluded.instrument_id, excluded.enabled)`,
     ).run({
       uuid: newUuid(),
       name: hook.name,

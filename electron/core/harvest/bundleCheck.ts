@@ -37,6 +37,18 @@ export function harvestBundleProblems(
     ...(bundle.instruments ?? []).map((i) => i.name),
     ...(db.prepare('SELECT name FROM instruments').pluck().all() as string[]),
   ]);
+  // On a station, those the server deployed are the server's: a pull would put them back.
+  const deployed = (table: 'instruments' | 'harvest_hooks'): Set<string> =>
+    new Set(
+      onServer
+        ? []
+        : (db.prepare(`SELECT name FROM ${table} WHERE from_server = 1`).pluck().all() as string[]),
+    );
+  const deployedInstruments = deployed('instruments');
+  const deployedHooks = deployed('harvest_hooks');
+  const fromServer = (at: string, what: string): string =>
+    `${at}.name: ${what} was deployed here by the server; change it there (the next pull would ` +
+    "put the server's back)";
   const locationNames = new Set<string>();
   (bundle.storage_locations ?? []).forEach((l, i) => {
     const at = `storage_locations[${i}] (${l.name})`;
@@ -51,6 +63,8 @@ export function harvestBundleProblems(
     const at = `instruments[${i}] (${inst.name})`;
     if (instrumentNames.has(inst.name)) problems.push(`${at}.name: ${inst.name} is listed twice`);
     instrumentNames.add(inst.name);
+    if (deployedInstruments.has(inst.name))
+      problems.push(fromServer(at, `instrument ${inst.name}`));
     if (!toolNames.has(inst.tool))
       problems.push(`${at}.tool: no tool named ${JSON.stringify(inst.tool)}`);
     else problems.push(...serviceAccountToolProblems(db, at, inst.name, inst.tool));
@@ -74,6 +88,7 @@ export function harvestBundleProblems(
     const at = `hooks[${i}] (${hook.name})`;
     if (hookNames.has(hook.name)) problems.push(`${at}.name: ${hook.name} is listed twice`);
     hookNames.add(hook.name);
+    if (deployedHooks.has(hook.name)) problems.push(fromServer(at, `hook ${hook.name}`));
     problems.push(...hookProblems(at, hook));
     if (hook.instrument && !instruments.has(hook.instrument)) {
       problems.push(`${at}.instrument: no instrument named ${JSON.stringify(hook.instrument)}`);

@@ -65,6 +65,10 @@ export async function importBundle(db: Db, input: unknown): Promise<ImportSummar
   const passwordHashes = hashes.map((h) => h.password);
   const now = nowIso();
   db.transaction(() => {
+    // Checked again under the write lock: the hashes above took a while, and a running server
+    // or station may have changed what the bundle names meanwhile (a project deleted, a badge
+    // given): refused by name, not written past it.
+    checkBundle(db, input);
     for (const p of bundle.projects ?? []) {
       db.prepare(
         `INSERT INTO projects (uuid, name, application_identifier, active, created_at, updated_at)
@@ -92,6 +96,13 @@ export async function importBundle(db: Db, input: unknown): Promise<ImportSummar
            (excluded.pre_usage_questions, excluded.post_usage_questions)`,
       ).run(newUuid(), t.name, t.pre_usage_questions, t.post_usage_questions, now, now);
     }
+    // Those whose entries give a badge, or an e-mail: the others keep theirs.
+    const givingBadges = JSON.stringify(
+      (bundle.users ?? []).filter((u) => u.badge_number !== undefined).map((u) => u.username),
+    );
+    const givingEmails = JSON.stringify(
+      (bundle.users ?? []).filter((u) => u.email !== undefined).map((u) => u.username),
+    );
     (bundle.users ?? []).forEach((u, i) => {
       // A bundle that names no role keeps an admin an admin (a re-import must not demote the
       // person who runs the server); staff follows the role, as NEMO's is_staff does.
@@ -99,6 +110,21 @@ export async function importBundle(db: Db, input: unknown): Promise<ImportSummar
         .prepare('SELECT role, is_staff FROM users WHERE username = ?')
         .get(u.username) as { role: string; is_staff: number } | undefined;
       const { role, isStaff } = roleOf(u, current);
+      // A badge or e-mail the bundle moves to this person from another it names (who gets
+      // another: facilityCheck.ts) is taken from its holder first: both are unique. Never from
+      // someone whose entry does not give one.
+      if (u.badge_number) {
+        db.prepare(
+          `UPDATE users SET badge_number = NULL WHERE badge_number = ? AND username <> ?
+             AND username IN (SELECT value FROM json_each(?))`,
+        ).run(u.badge_number, u.username, givingBadges);
+      }
+      if (u.email?.trim()) {
+        db.prepare(
+          `UPDATE users SET email = '' WHERE email = ? COLLATE NOCASE AND email <> ''
+             AND username <> ? AND username IN (SELECT value FROM json_each(?))`,
+        ).run(u.email, u.username, givingEmails);
+      }
       // Fields the bundle leaves out keep what the person has (a new one gets the default);
       // badge_number: null takes a badge away.
       const values = {

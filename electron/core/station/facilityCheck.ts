@@ -175,6 +175,34 @@ function badgeProblems(db: Db, users: BundleUser[]): string[] {
   return problems;
 }
 
+/**
+ * An e-mail names one person (the server's log-in, its mail; any letter case): one that a
+ * stored person keeps (not named by the bundle, or named without an e-mail) cannot go to
+ * another. One the bundle moves among the people it names is taken (facility.ts frees it from
+ * its holder first). Two of the bundle's own people with one e-mail are named in checkBundle.
+ */
+function storedEmailProblems(db: Db, users: BundleUser[]): string[] {
+  const owner = new Map<string, string>();
+  const stored = db.prepare("SELECT username, email FROM users WHERE email <> ''").all() as {
+    username: string;
+    email: string;
+  }[];
+  for (const e of stored) owner.set(e.email.trim().toLowerCase(), e.username.toLowerCase());
+  const giving = new Set(
+    users.filter((u) => u.email !== undefined).map((u) => u.username.toLowerCase()),
+  );
+  for (const [email, username] of owner) if (giving.has(username)) owner.delete(email);
+  const problems: string[] = [];
+  users.forEach((u, i) => {
+    const email = u.email?.trim().toLowerCase();
+    const holder = email ? owner.get(email) : undefined;
+    if (holder !== undefined && holder !== u.username.toLowerCase()) {
+      problems.push(`users[${i}] (${u.username}).email: ${u.email} already belongs to ${holder}`);
+    }
+  });
+  return problems;
+}
+
 const QUESTION_LISTS = ['pre_usage_questions', 'post_usage_questions'] as const;
 
 /**
@@ -269,6 +297,7 @@ export function checkBundle(db: Db, input: unknown): CheckedBundle {
       problems.push(`users[${i}] (${u.username}): give pin or pin_hash, not both`);
   });
   problems.push(...badgeProblems(db, bundle.users ?? []));
+  problems.push(...storedEmailProblems(db, bundle.users ?? []));
   const mode = dataDirMode(db, bundle, problems);
   if (bundle.station && !toolNames.has(bundle.station.tool)) {
     problems.push(`station.tool: no tool named ${JSON.stringify(bundle.station.tool)}`);

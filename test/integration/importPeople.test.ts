@@ -1,0 +1,121 @@
+/**
+ * `labstation import` and what makes a person one: badge numbers and e-mails are unique (an
+ * e-mail in any letter case). A bundle may move them among the people it names, and may not
+ * give one that a stored person keeps: named as a problem (field and rule), nothing imported,
+ * not the database's bare "UNIQUE constraint failed".
+ */
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { openServerData } from '../../electron/core/runServer.js';
+import { importBundle } from '../../electron/core/station/facility.js';
+import { runCli, tempDir, writeJson } from './helpers.js';
+
+type Person = { username: string; badge_number: string | null; email: string; updated_at: string };
+
+function people(data: string): Person[] {
+  const db = new Database(join(data, 'labstation.db'), { readonly: true });
+  try {
+    return db
+      .prepare('SELECT username, badge_number, email, updated_at FROM users ORDER BY username')
+      .all() as Person[];
+  } finally {
+    db.close();
+  }
+}
+
+const fields = (list: Person[]) =>
+  list.map(({ username, badge_number, email }) => ({ username, badge_number, email }));
+
+describe('labstation import: badges and e-mails moved among people', () => {
+  // Mutation: facility.ts without freeing a badge or e-mail from its holder first: the swap
+  // failed with "the database refused the change: UNIQUE constraint failed: users.badge_number".
+  // Without storedEmailProblems: erin's bundle failed with users.email's constraint instead.
+  it('takes a swap among the people a bundle names, and refuses one a stored person keeps', async () => {
+    const dir = tempDir('labstation-import-people-');
+    const data = join(dir, 'server');
+    const import_ = (name: string, bundle: unknown) =>
+      runCli(['import', '--data', data, writeJson(dir, name, bundle)]);
+    const first = await import_('first.json', {
+      users: [
+        { username: 'alice', badge_number: '1', email: 'alice@example.org' },
+        { username: 'bob', badge_number: '2', email: 'bob@example.org' },
+      ],
+    });
+    expect(first.code, first.stderr).toBe(0);
+
+    const swap = {
+      users: [
+        { username: 'alice', badge_number: '2', email: 'bob@example.org' },
+        { username: 'bob', badge_number: '1', email: 'Alice@example.org' },
+      ],
+    };
+    const swapped = await import_('swap.json', swap);
+    expect(swapped.code, swapped.stderr).toBe(0);
+    expect(fields(people(data))).toEqual([
+      { username: 'alice', badge_number: '2', email: 'bob@example.org' },
+      { username: 'bob', badge_number: '1', email: 'Alice@example.org' },
+    ]);
+    // The same bundle again changes no one.
+    const before = people(data);
+    expect((await import_('swap.json', swap)).code).toBe(0);
+    expect(people(data)).toEqual(before);
+
+    // bob keeps his e-mail (named without one, or not named): erin cannot have it.
+    for (const bundle of [
+      { users: [{ username: 'erin', email: 'ALICE@example.org' }] },
+      { users: [{ username: 'bob' }, { username: 'erin', email: 'alice@example.org' }] },
+    ]) {
+      const refused = await import_('erin.json', bundle);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toMatch(/users\[\d\] \(erin\)\.email: \S+ already belongs to bob/);
+      expect(refused.stderr).not.toMatch(/UNIQUE constraint/);
+      expect(people(data)).toEqual(before);
+    }
+    // bob given another one: erin may have his old one.
+    const moved = await import_('moved.json', {
+      users: [
+        { username: 'erin', email: 'alice@example.org' },
+        { username: 'bob', email: 'bob.b@example.org' },
+      ],
+    });
+    expect(moved.code, moved.stderr).toBe(0);
+    expect(fields(people(data)).map((p) => [p.username, p.email])).toEqual([
+      ['alice', 'bob@example.org'],
+      ['bob', 'bob.b@example.org'],
+      ['erin', 'alice@example.org'],
+    ]);
+  });
+});
+
+describe('labstation import beside a running server', () => {
+  // Mutation: importBundle without checkBundle in its transaction: alice was imported without
+  // her project, the import saying it went fine.
+  it('checks the bundle again once its PINs are hashed: what changed meanwhile is named', async () => {
+    const dir = tempDir('labstation-import-race-');
+    const data = join(dir, 'server');
+    const made = await runCli([
+      'import',
+      '--data',
+      data,
+      writeJson(dir, 'first.json', {
+        projects: [{ name: 'Cathodes', application_identifier: 'PRJ-1', active: true }],
+      }),
+    ]);
+    expect(made.code, made.stderr).toBe(0);
+    const db = openServerData(data);
+    try {
+      const importing = importBundle(db, {
+        users: [{ username: 'alice', pin: '2468', projects: ['Cathodes'] }],
+      });
+      // While the PIN is hashed, an admin deletes the project.
+      db.prepare("DELETE FROM projects WHERE name = 'Cathodes'").run();
+      await expect(importing).rejects.toThrow(
+        'users[0] (alice).projects: no project named "Cathodes"',
+      );
+      expect(db.prepare('SELECT count(*) FROM users').pluck().get()).toBe(0);
+    } finally {
+      db.close();
+    }
+  });
+});
