@@ -11,11 +11,15 @@ import { lineSchema } from './text.js';
 const id = z.number().int().positive();
 const ids = z.array(id).max(100_000);
 const name = lineSchema(200).min(1, 'must not be empty');
-/** A moment with its offset: a booking made in one time zone means the same instant elsewhere. */
+/**
+ * A moment with its offset: a booking made in one time zone means the same instant elsewhere.
+ * Up to nine decimals of a second, as the read API writes six (`.250000`): stored to the
+ * millisecond.
+ */
 export const instant = z
   .string()
   .regex(
-    /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/,
+    /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/,
     'must be an ISO 8601 date-time with an offset, like 2026-03-01T09:00:00Z',
   );
 

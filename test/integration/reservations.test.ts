@@ -11,8 +11,10 @@ import { openDatabase, type Db } from '../../electron/core/db/open.js';
 import { createServerApp } from '../../electron/core/server/app.js';
 import {
   AREA_OVERLAP_SQL,
+  bookReservation,
   TOOL_OVERLAP_SQL,
 } from '../../electron/core/server/reservations/book.js';
+import type { Account } from '../../electron/core/server/auth.js';
 import { newUuid } from '../../electron/core/util/ids.js';
 import { createLogger } from '../../electron/core/util/log.js';
 import { hashSecret } from '../../electron/core/util/pin.js';
@@ -470,6 +472,43 @@ describe('booking', () => {
     expect(other.status).toBe(409);
     expect(other.body.detail).toMatch(/overlaps reservation \d+ of the tool TEM/);
     expect((await book('bob', {})).status).toBe(409);
+  });
+
+  // Mutation: the past-time checks before the lookup of the same booking, as they were: the
+  // booking sent again after the grace was refused as starting in the past, though it was made.
+  it('answers the same booking sent again after the grace with the reservation it made', () => {
+    const alice = db.prepare('SELECT * FROM users WHERE id = ?').get(userId.alice) as Account;
+    const at = Date.parse('2031-02-03T09:00:00Z');
+    const iso = (minutes: number) => new Date(at + minutes * 60_000).toISOString();
+    const args = {
+      tool: TEM,
+      project: P1,
+      start: iso(1),
+      end: iso(61),
+      answers: { purpose: 'imaging', samples: 3 },
+    };
+    const made = bookReservation(db, alice, args, iso(0));
+    // Its answer lost, the same booking again seven minutes later.
+    expect(bookReservation(db, alice, args, iso(7)).reservation.id).toBe(made.reservation.id);
+    // Another booking starting then is refused, as before.
+    expect(() =>
+      bookReservation(db, alice, { ...args, start: iso(1), end: iso(30) }, iso(7)),
+    ).toThrow('start: is in the past; a reservation starts from now on');
+    db.prepare('DELETE FROM reservations WHERE id = ?').run(made.reservation.id);
+  });
+
+  // Mutation: the instant pattern with three decimals at most: 422, "must be an ISO 8601
+  // date-time with an offset", for a time copied from the read API.
+  it('takes times as the read API writes them, with six decimals', async () => {
+    const made = await book('alice', {
+      start: '2031-03-04T10:00:00.000000+01:00',
+      end: '2031-03-04T11:00:00.250000+01:00',
+    });
+    expect(made.status, JSON.stringify(made.body)).toBe(200);
+    expect((made.body as { reservation: Record<string, unknown> }).reservation).toMatchObject({
+      start: '2031-03-04T09:00:00.000Z',
+      end: '2031-03-04T10:00:00.250Z',
+    });
   });
 
   it('makes an area reservation hold its tools, and a tool reservation block its areas', async () => {

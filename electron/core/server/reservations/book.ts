@@ -134,12 +134,6 @@ export function bookReservation(
   const start = instant(args.start, 'start');
   const end = instant(args.end, 'end');
   if (end <= start) throw fieldError('end', 'must be after the start');
-  if (end <= now) throw fieldError('end', 'is in the past; a reservation is for time to come');
-  // A booking starts from now on, with a few minutes' grace for the time the form took (as
-  // NEMO's policy); staff may record one that began earlier.
-  if (!isStaff(account) && start < new Date(Date.parse(now) - START_GRACE_MS).toISOString()) {
-    throw fieldError('start', 'is in the past; a reservation starts from now on');
-  }
   const userId = args.user ?? account.id;
   if (userId !== account.id && !isStaff(account)) {
     throw new AppError('forbidden', 'Only staff can book a reservation for someone else.');
@@ -224,6 +218,14 @@ export function bookReservation(
         .pluck()
         .get(booking) as number | undefined;
       if (same !== undefined) return same;
+      // A new booking is for time to come (the same one sent again is found above however
+      // late: its answer lost, it was sent again after the grace).
+      if (end <= now) throw fieldError('end', 'is in the past; a reservation is for time to come');
+      // A booking starts from now on, with a few minutes' grace for the time the form took (as
+      // NEMO's policy); staff may record one that began earlier.
+      if (!isStaff(account) && start < new Date(Date.parse(now) - START_GRACE_MS).toISOString()) {
+        throw fieldError('start', 'is in the past; a reservation starts from now on');
+      }
       const overlap = findOverlap(db, target, start, end);
       if (overlap) {
         throw new AppError(
