@@ -234,6 +234,20 @@ export async function experiment(argv: string[]): Promise<number> {
   const event = usageEventInputSchema.safeParse(given);
   if (!event.success)
     throw new AppError('bad_request', schemaProblems('usage event', event.error.issues, given));
+  const from = Date.parse(event.data.start);
+  if (event.data.end !== null && Date.parse(event.data.end) < from) {
+    throw new AppError(
+      'bad_request',
+      `usage event.end: ${event.data.end} is before its start, ${event.data.start}`,
+    );
+  }
+  if (event.data.end === null && now !== undefined && now < from) {
+    throw new AppError(
+      'bad_request',
+      `--now: ${values.now} is before the usage event's start, ${event.data.start} (a usage ` +
+        'in progress is taken to run from its start to --now)',
+    );
+  }
   const listed = readJson(reservationsFile, 'reservations');
   const partial = onePageOfMore(listed);
   if (partial !== null)
@@ -248,6 +262,28 @@ export async function experiment(argv: string[]): Promise<number> {
   const list = reservationListSchema(listed).safeParse(listed);
   if (!list.success)
     throw new AppError('bad_request', schemaProblems('reservations', list.error.issues, listed));
+  if (toolAreas.length === 0) {
+    // Bookings of areas count only with --areas (which areas hold the tool is not in the files):
+    // said, so that a record built without them is not taken for all there was.
+    const to = event.data.end === null ? (now ?? Date.now()) : Date.parse(event.data.end);
+    const areaBookings = list.data.filter(
+      (r) =>
+        r.area !== null &&
+        r.area !== undefined &&
+        r.cancelled !== true &&
+        Date.parse(r.start) < to &&
+        Date.parse(r.end) > from,
+    ).length;
+    if (areaBookings > 0) {
+      process.stderr.write(
+        areaBookings === 1
+          ? 'labstation: 1 reservation of an area overlaps this usage and was not counted; ' +
+              'name the areas that hold its tool with --areas to count it\n'
+          : `labstation: ${areaBookings} reservations of areas overlap this usage and were not ` +
+              'counted; name the areas that hold its tool with --areas to count them\n',
+      );
+    }
+  }
   const result = buildExperimentRecord(event.data, list.data, {
     toolAreas,
     ...(now === undefined ? {} : { now }),

@@ -128,10 +128,17 @@ describe('labstation experiment', () => {
       '--reservations',
       writeJson(dir, 'reservations.json', [...PAGE.results, bay]),
     ];
-    const without = JSON.parse((await runCli(args)).stdout) as { record: { reservation: unknown } };
+    const ran = await runCli(args);
+    const without = JSON.parse(ran.stdout) as { record: { reservation: unknown } };
     expect(without.record.reservation).toMatchObject({ id: 5 });
+    // Said, so that the record is not taken for all there was.
+    expect(ran.stderr).toBe(
+      'labstation: 1 reservation of an area overlaps this usage and was not counted; name the ' +
+        'areas that hold its tool with --areas to count it\n',
+    );
     const withAreas = await runCli([...args, '--areas', '2, 7']);
     expect(withAreas.code).toBe(0);
+    expect(withAreas.stderr).toBe('');
     expect(JSON.parse(withAreas.stdout)).toMatchObject({
       record: { experiment_title: 'Booked the bay', reservation: { id: 9, overlap_seconds: 7200 } },
     });
@@ -216,5 +223,29 @@ describe('labstation experiment', () => {
       expect(out.stderr, now).toContain('--now must be an ISO 8601 date-time with its offset');
     }
     expect((await runCli([...args, '--now', '2025-03-01T11:00:00Z'])).code).toBe(0);
+  });
+
+  // Mutation: the CLI without the check of the times against each other: "no reservation of
+  // this tool overlaps", exit 1, or a record from run_data, for an event that cannot be.
+  it('names an end before the start, and a --now before the start of a usage in progress', async () => {
+    const backwards = await experiment({ ...EVENT, end: '2025-03-01T09:00:00-05:00' }, PAGE);
+    expect(backwards.code).toBe(1);
+    expect(backwards.stderr).toBe(
+      'usage event.end: 2025-03-01T09:00:00-05:00 is before its start, 2025-03-01T10:00:00-05:00\n',
+    );
+    const dir = tempDir();
+    const running = await runCli([
+      'experiment',
+      '--event',
+      writeJson(dir, 'event.json', { ...EVENT, end: null }),
+      '--reservations',
+      writeJson(dir, 'reservations.json', PAGE),
+      '--now',
+      '2025-03-01T14:00:00Z',
+    ]);
+    expect(running.code).toBe(1);
+    expect(running.stderr).toContain(
+      "--now: 2025-03-01T14:00:00Z is before the usage event's start, 2025-03-01T10:00:00-05:00",
+    );
   });
 });
