@@ -25,14 +25,27 @@ export async function importCommand(argv: string[]): Promise<number> {
   const bundle = readJson(positionals[0], 'bundle');
   const { importBundle } = await import('../core/station/facility.js');
   const fill = firstFill(dataDir);
-  let db;
+  let db: ReturnType<typeof openStationDatabase> | undefined;
+  let imported = false;
+  // Ctrl+C or SIGTERM while the database is made or the PINs are hashed (the bundle is written
+  // in one transaction after): a new data dir goes as it was found, not left holding an empty
+  // database that would make it look set up.
+  const stop = (signal: NodeJS.Signals): void => {
+    db?.close();
+    if (imported) fill.done();
+    else fill.undo();
+    process.exit(signal === 'SIGINT' ? 130 : 143);
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
   try {
     db = openStationDatabase(dataDir);
   } catch (error) {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
     fill.undo();
     throw error;
   }
-  let imported = false;
   try {
     const summary = await importBundle(db, bundle);
     imported = true;
@@ -55,6 +68,8 @@ export async function importCommand(argv: string[]): Promise<number> {
     );
     return 0;
   } finally {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
     db.close();
     // A refused bundle stores nothing, and leaves a new data dir as it was.
     if (imported) fill.done();

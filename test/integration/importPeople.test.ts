@@ -4,12 +4,14 @@
  * give one that a stored person keeps: named as a problem (field and rule), nothing imported,
  * not the database's bare "UNIQUE constraint failed".
  */
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { openServerData } from '../../electron/core/runServer.js';
 import { importBundle } from '../../electron/core/station/facility.js';
-import { runCli, tempDir, writeJson } from './helpers.js';
+import { CLI, runCli, tempDir, writeJson } from './helpers.js';
 
 type Person = { username: string; badge_number: string | null; email: string; updated_at: string };
 
@@ -117,5 +119,30 @@ describe('labstation import beside a running server', () => {
     } finally {
       db.close();
     }
+  });
+});
+
+describe('labstation import stopped', () => {
+  // Mutation: importCommand without its SIGINT and SIGTERM handlers: the process died with the
+  // signal, leaving a migrated, empty labstation.db that made the data dir look set up.
+  it('by Ctrl+C while it hashes PINs leaves a new data dir as it found it (exit 130)', async () => {
+    const dir = tempDir('labstation-import-stopped-');
+    const data = join(dir, 'new');
+    const bundle = writeJson(dir, 'many.json', {
+      users: Array.from({ length: 400 }, (_, i) => ({ username: `user${i}`, pin: `${1000 + i}` })),
+    });
+    const child = spawn(process.execPath, [CLI, 'import', '--data', data, bundle], {
+      stdio: 'ignore',
+      timeout: 180_000,
+      killSignal: 'SIGKILL',
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+    // The database is made before the PINs are hashed (400 of them: seconds).
+    while (!existsSync(join(data, 'labstation.db'))) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    child.kill('SIGINT');
+    expect(await exited).toBe(130);
+    expect(existsSync(data) ? readdirSync(data) : []).toEqual([]);
   });
 });
