@@ -11,6 +11,7 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { openServerData } from '../../electron/core/runServer.js';
 import { importBundle } from '../../electron/core/station/facility.js';
+import { argon2Hash } from '../../electron/core/util/argon2.js';
 import { CLI, runCli, tempDir, writeJson } from './helpers.js';
 
 type Person = { username: string; badge_number: string | null; email: string; updated_at: string };
@@ -113,7 +114,7 @@ describe('labstation import beside a running server', () => {
       // While the PIN is hashed, an admin deletes the project.
       db.prepare("DELETE FROM projects WHERE name = 'Cathodes'").run();
       await expect(importing).rejects.toThrow(
-        'users[0] (alice).projects: no project named "Cathodes"',
+        'users[0] (alice).projects[0]: no project named "Cathodes"',
       );
       expect(db.prepare('SELECT count(*) FROM users').pluck().get()).toBe(0);
     } finally {
@@ -144,5 +145,33 @@ describe('labstation import stopped', () => {
     child.kill('SIGINT');
     expect(await exited).toBe(130);
     expect(existsSync(data) ? readdirSync(data) : []).toEqual([]);
+  });
+});
+
+describe('labstation import: a PIN given as its hash', () => {
+  // Mutation: pin_hash checked by its prefix alone: "$argon2id$junk" was taken, and its person
+  // could never log on.
+  it('takes a whole argon2id PHC string, and names one that only starts like it', async () => {
+    const dir = tempDir('labstation-import-hash-');
+    const data = join(dir, 'station');
+    const hash = await argon2Hash('2468', new Uint8Array(16).fill(3));
+    const bad = await runCli([
+      'import',
+      '--data',
+      data,
+      writeJson(dir, 'bad.json', { users: [{ username: 'zoe', pin_hash: '$argon2id$junk' }] }),
+    ]);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain(
+      'users[0].pin_hash: must be an argon2id PHC string, $argon2id$v=19$m=…,t=…,p=…$salt$hash (base64)',
+    );
+    expect(existsSync(join(data, 'labstation.db'))).toBe(false);
+    const good = await runCli([
+      'import',
+      '--data',
+      data,
+      writeJson(dir, 'good.json', { users: [{ username: 'zoe', pin_hash: hash }] }),
+    ]);
+    expect(good.code, good.stderr).toBe(0);
   });
 });

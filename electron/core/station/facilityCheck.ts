@@ -17,6 +17,12 @@ import { getSetting } from './settings.js';
 
 const name = lineSchema(200).min(1, 'must not be empty');
 const pin = z.string().regex(/^\d{4,12}$/, 'must be 4 to 12 digits');
+/**
+ * A whole argon2id hash in the PHC string form (as pin.ts and other argon2 libraries write it):
+ * one that only starts so was taken, and its person could never log on.
+ */
+const ARGON2ID_PHC =
+  /^\$argon2id\$v=19\$m=\d{1,10},t=\d{1,10},p=\d{1,3}\$[A-Za-z0-9+/]{8,}={0,2}\$[A-Za-z0-9+/]{16,}={0,2}$/;
 
 const bundleSchema = z
   .object({
@@ -32,7 +38,10 @@ const bundleSchema = z
             pin: pin.optional(),
             pin_hash: z
               .string()
-              .startsWith('$argon2id$', 'must be an argon2id PHC string')
+              .regex(
+                ARGON2ID_PHC,
+                'must be an argon2id PHC string, $argon2id$v=19$m=…,t=…,p=…$salt$hash (base64)',
+              )
               .optional(),
             is_staff: z.boolean().optional(),
             is_active: z.boolean().optional(),
@@ -281,18 +290,18 @@ export function checkBundle(db: Db, input: unknown): CheckedBundle {
       if (other) problems.push(`users[${i}] (${u.username}).email: ${u.email} is also ${other}'s`);
       emails.set(email, u.username);
     }
-    for (const p of u.projects ?? []) {
+    (u.projects ?? []).forEach((p, j) => {
       if (!projectNames.has(p))
         problems.push(
-          `users[${i}] (${u.username}).projects: no project named ${JSON.stringify(p)}`,
+          `users[${i}] (${u.username}).projects[${j}]: no project named ${JSON.stringify(p)}`,
         );
-    }
-    for (const t of u.qualified_tools ?? []) {
+    });
+    (u.qualified_tools ?? []).forEach((t, j) => {
       if (!toolNames.has(t))
         problems.push(
-          `users[${i}] (${u.username}).qualified_tools: no tool named ${JSON.stringify(t)}`,
+          `users[${i}] (${u.username}).qualified_tools[${j}]: no tool named ${JSON.stringify(t)}`,
         );
-    }
+    });
     if (u.pin && u.pin_hash)
       problems.push(`users[${i}] (${u.username}): give pin or pin_hash, not both`);
   });
