@@ -366,6 +366,31 @@ describe('database', () => {
     upgraded.close();
   });
 
+  it('migration 43: the tools in areas before it are held since ever; later changes are dated', () => {
+    const now = '2026-01-05T10:00:00.000Z';
+    const file = join(tempDir(), 'm43.db');
+    const before = openDatabase(file, migrations.slice(0, 42));
+    before.exec(`INSERT INTO tools (uuid, name, created_at, updated_at)
+        VALUES ('t1', 't1', '${now}', '${now}'), ('t2', 't2', '${now}', '${now}');
+      INSERT INTO areas (uuid, name, created_at, updated_at) VALUES ('a', 'a', '${now}', '${now}');
+      INSERT INTO area_tools (area_id, tool_id) VALUES (1, 1);`);
+    before.close();
+    const db = openDatabase(file);
+    const spans = () =>
+      db
+        .prepare('SELECT tool_id, held_from, held_until FROM area_tool_spans ORDER BY id')
+        .all() as { tool_id: number; held_from: string; held_until: string | null }[];
+    expect(spans()).toEqual([
+      { tool_id: 1, held_from: '0000-01-01T00:00:00.000Z', held_until: null },
+    ]);
+    db.exec('DELETE FROM area_tools WHERE tool_id = 1; INSERT INTO area_tools VALUES (1, 2);');
+    const [first, second] = spans();
+    expect(first?.held_until).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect(second).toMatchObject({ tool_id: 2, held_until: null });
+    expect(second.held_from >= first.held_until!).toBe(true);
+    db.close();
+  });
+
   it("migration 12: a station's file records, old and new, are found by a part of their path; a server's are not indexed", () => {
     const now = '2026-01-05T10:00:00.000Z';
     const record = (db: Database.Database, id: number, path: string): void => {

@@ -229,6 +229,8 @@ describe('GET /api/experiments/', () => {
       )
       .run(T0, T0, T0, T0);
     f.db.prepare('INSERT INTO area_tools (area_id, tool_id) VALUES (51, 2), (52, 1)').run();
+    // Held since the areas were made (the database notes the time it was told: now).
+    f.db.prepare('UPDATE area_tool_spans SET held_from = ?').run(T0);
     insertUsage(f.db, {
       id: 4,
       user: 2,
@@ -268,5 +270,30 @@ describe('GET /api/experiments/', () => {
       experiment_title: 'Booked the bay',
       reservation: { id: 11, overlap_seconds: 1800 },
     });
+
+    // Mutation: experiments.ts reading the areas' tools as they are now (area_tools): the
+    // record of the past usage was rebuilt from Bay 2's booking, which never held tool 2.
+    // Later, tool 2 moves from Bay 1 to Bay 2: the record of the usage before stays as it was.
+    f.db.prepare('DELETE FROM area_tools WHERE area_id = 51 AND tool_id = 2').run();
+    f.db.prepare('INSERT INTO area_tools (area_id, tool_id) VALUES (52, 2)').run();
+    const later = (await get(f, '/api/experiments/4/')).body as ExperimentJson;
+    expect(later.record).toMatchObject({
+      experiment_title: 'Booked the bay',
+      reservation: { id: 11, overlap_seconds: 1800 },
+    });
+    expect(
+      f.db
+        .prepare(
+          'SELECT area_id, held_from, held_until IS NULL AS open FROM area_tool_spans WHERE tool_id = 2 ORDER BY id',
+        )
+        .all(),
+    ).toEqual([
+      { area_id: 51, held_from: T0, open: 0 },
+      {
+        area_id: 52,
+        held_from: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) as unknown,
+        open: 1,
+      },
+    ]);
   });
 });

@@ -41,6 +41,7 @@ import { migration039 } from './migrations/039_upload_placing.js';
 import { migration040 } from './migrations/040_effect_form.js';
 import { migration041 } from './migrations/041_transfer_from_server.js';
 import { migration042 } from './migrations/042_outbox_refused.js';
+import { migration043 } from './migrations/043_area_tool_spans.js';
 
 /**
  * Numbered schema migrations. Each runs in one transaction and sets PRAGMA user_version to its
@@ -106,6 +107,7 @@ export const migrations: readonly Migration[] = [
   migration040,
   migration041,
   migration042,
+  migration043,
 ];
 
 export const LATEST_VERSION = migrations[migrations.length - 1]?.version ?? 0;

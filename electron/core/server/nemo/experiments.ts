@@ -63,10 +63,15 @@ function experimentOf(
   const usage = usageEventJson(row, timeZone);
   const until = row.end ?? now.toISOString();
   // Reservations of the tool, or of an area holding it (a booking of the area holds all its
-  // tools), that overlap the usage; the rules pick the one that overlaps most.
-  const toolAreas = cachedStatement(db, 'SELECT area_id FROM area_tools WHERE tool_id = ?')
+  // tools), that overlap the usage; the rules pick the one that overlaps most. An area counts
+  // where it held the tool during the usage: its tools changed since do not rewrite the record.
+  const toolAreas = cachedStatement(
+    db,
+    `SELECT DISTINCT area_id FROM area_tool_spans
+     WHERE tool_id = ? AND held_from < ? AND (held_until IS NULL OR held_until > ?)`,
+  )
     .pluck()
-    .all(row.tool_id) as number[];
+    .all(row.tool_id, until, row.start) as number[];
   const reservations = (
     cachedStatement(
       db,

@@ -96,9 +96,11 @@ export function saveArea(db: Db, input: AreaInput, now: string): { area: AreaVie
       }
       const before = new Set(id === null ? [] : toolsOf(db, id));
       const tools = new Set(input.tools);
-      db.prepare('DELETE FROM area_tools WHERE area_id = ?').run(areaId);
+      // Only what changes: the database keeps when the area held each tool (migration 43).
+      const remove = db.prepare('DELETE FROM area_tools WHERE area_id = ? AND tool_id = ?');
+      for (const tool of before) if (!tools.has(tool)) remove.run(areaId, tool);
       const insert = db.prepare('INSERT INTO area_tools (area_id, tool_id) VALUES (?, ?)');
-      for (const tool of tools) insert.run(areaId, tool);
+      for (const tool of tools) if (!before.has(tool)) insert.run(areaId, tool);
       for (const tool of tools) {
         if (!before.has(tool)) refuseDoubleBooking(db, areaId, tool, now);
       }
