@@ -11,7 +11,8 @@ import { runCli, tempDir, writeJson } from './helpers.js';
 
 describe('labstation import: the harvest part again', () => {
   // Mutation: bundle.ts's upserts without their "IS NOT" conditions: every updated_at moved.
-  // bundleCheck.ts without the from_server check: the bundle overwrote the server's hook.
+  // bundleCheck.ts without the from_server check: the bundle overwrote the server's hook; with
+  // it refusing every name the server deployed: the station's own bundle, run again, was refused.
   it('changes nothing that did not change, and leaves what the server deployed to the server', async () => {
     const dir = tempDir('labstation-import-harvest-');
     const data = join(dir, 'station');
@@ -61,8 +62,13 @@ describe('labstation import: the harvest part again', () => {
     db.prepare('UPDATE harvest_hooks SET from_server = 1').run();
     db.close();
     const deployed = stamps();
+    // The station's own setup bundle run again, naming them as they are: taken, nothing changed.
+    const same = await runCli(['import', '--data', data, file]);
+    expect(same.code, same.stderr).toBe(0);
+    expect(stamps()).toEqual(deployed);
     const changed = writeJson(dir, 'changed.json', {
       ...bundle,
+      instruments: [{ ...bundle.instruments[0], stability_seconds: 30 }],
       hooks: [{ name: 'info', trigger: 'post_transfer', kind: 'file_info', priority: 5 }],
     });
     const refused = await runCli(['import', '--data', data, changed]);

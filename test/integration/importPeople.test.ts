@@ -163,9 +163,25 @@ describe('labstation import: a PIN given as its hash', () => {
     ]);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain(
-      'users[0].pin_hash: must be an argon2id PHC string, $argon2id$v=19$m=…,t=…,p=…$salt$hash (base64)',
+      'users[0].pin_hash: must be an argon2id PHC string, $argon2id$v=19$m=…,t=…,p=…$salt$hash ' +
+        '(base64), with m from 8·p to 262144 (KiB), t from 1 to 16 and p from 1 to 16',
     );
     expect(existsSync(join(data, 'labstation.db'))).toBe(false);
+    // Whole, but at a cost no log-on can pay (or none at all).
+    for (const costly of [
+      hash.replace('t=2', 't=400'),
+      hash.replace('m=19456', 'm=4'),
+      hash.replace('p=1', 'p=0'),
+    ]) {
+      const refused = await runCli([
+        'import',
+        '--data',
+        data,
+        writeJson(dir, 'costly.json', { users: [{ username: 'zoe', pin_hash: costly }] }),
+      ]);
+      expect(refused.code, costly).toBe(1);
+      expect(refused.stderr, costly).toContain('users[0].pin_hash: must be an argon2id PHC');
+    }
     const good = await runCli([
       'import',
       '--data',

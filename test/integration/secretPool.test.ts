@@ -84,4 +84,21 @@ describe('the secret pool', () => {
     );
     expect(await pool.verify('c', '$argon2id$x')).toBe(true);
   });
+
+  // Mutation: the pool failing every job when its worker cannot start: each log-on failed with
+  // an internal error instead of being checked.
+  it('hashes on the calling thread when its worker cannot start', async () => {
+    const dir = tempDir('labstation-secret-pool-');
+    const broken = join(dir, 'broken.mjs');
+    writeFileSync(broken, "throw new Error('hash-wasm could not be loaded');");
+    const pool = poolOf(1, pathToFileURL(broken));
+    expect(pool.inline).toBe(false);
+    const hash = await argon2Hash('1234', new Uint8Array(16).fill(5));
+    expect(await Promise.all([pool.verify('1234', hash), pool.verify('4321', hash)])).toEqual([
+      true,
+      false,
+    ]);
+    expect(pool.inline).toBe(true);
+    expect(await pool.verify('1234', hash)).toBe(true);
+  });
 });

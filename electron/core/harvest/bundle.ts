@@ -95,6 +95,36 @@ export function watchFolderOf(w: {
   return { path: w.path, include: w.include ?? [], exclude: w.exclude ?? defaultExclude() };
 }
 
+type BundleInstrument = NonNullable<HarvestBundle['instruments']>[number];
+type BundleHook = NonNullable<HarvestBundle['hooks']>[number];
+
+/** An instrument's fields as the bundle gives them, with their defaults (names for ids). */
+export function instrumentFields(inst: BundleInstrument) {
+  return {
+    name: inst.name,
+    description: inst.description ?? '',
+    tool: inst.tool,
+    watch: JSON.stringify(inst.watch.map(watchFolderOf)),
+    stability: inst.stability_seconds ?? 5,
+    location: inst.storage_location,
+    template: inst.destination_template ?? DEFAULT_TEMPLATE,
+    enabled: inst.enabled === false ? 0 : 1,
+  };
+}
+
+/** A hook's fields as the bundle gives them, with their defaults (names for ids). */
+export function hookFields(hook: BundleHook) {
+  return {
+    name: hook.name,
+    trigger: hook.trigger,
+    kind: hook.kind,
+    config: JSON.stringify(hook.config ?? {}),
+    priority: hook.priority ?? 100,
+    instrument: hook.instrument ?? null,
+    enabled: hook.enabled === false ? 0 : 1,
+  };
+}
+
 /** Writes the harvest part of a checked bundle; runs inside the import's transaction. */
 export function applyHarvestBundle(
   db: Db,
@@ -113,7 +143,6 @@ export function applyHarvestBundle(
     ).run(newUuid(), l.name, l.type, l.base_path, l.enabled === false ? 0 : 1, now, now);
   }
   for (const inst of bundle.instruments ?? []) {
-    const watch = inst.watch.map(watchFolderOf);
     db.prepare(
       `INSERT INTO instruments (uuid, name, description, tool_id, watch, stability_seconds,
          storage_location_id, destination_template, enabled, created_at, updated_at)
@@ -131,18 +160,7 @@ export function applyHarvestBundle(
          IS NOT (excluded.description, excluded.tool_id, excluded.watch,
            excluded.stability_seconds, excluded.storage_location_id,
            excluded.destination_template, excluded.enabled)`,
-    ).run({
-      uuid: newUuid(),
-      name: inst.name,
-      description: inst.description ?? '',
-      tool: inst.tool,
-      watch: JSON.stringify(watch),
-      stability: inst.stability_seconds ?? 5,
-      location: inst.storage_location,
-      template: inst.destination_template ?? DEFAULT_TEMPLATE,
-      enabled: inst.enabled === false ? 0 : 1,
-      now,
-    });
+    ).run({ uuid: newUuid(), ...instrumentFields(inst), now });
   }
   for (const hook of bundle.hooks ?? []) {
     db.prepare(
@@ -157,17 +175,7 @@ export function applyHarvestBundle(
        WHERE ("trigger", kind, config, priority, instrument_id, enabled)
          IS NOT (excluded."trigger", excluded.kind, excluded.config, excluded.priority,
            excluded.instrument_id, excluded.enabled)`,
-    ).run({
-      uuid: newUuid(),
-      name: hook.name,
-      trigger: hook.trigger,
-      kind: hook.kind,
-      config: JSON.stringify(hook.config ?? {}),
-      priority: hook.priority ?? 100,
-      instrument: hook.instrument ?? null,
-      enabled: hook.enabled === false ? 0 : 1,
-      now,
-    });
+    ).run({ uuid: newUuid(), ...hookFields(hook), now });
   }
   if (bundle.schedules) {
     // A station's bundle's schedules are the whole list: what it leaves out no longer runs.

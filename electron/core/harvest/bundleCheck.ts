@@ -5,7 +5,7 @@
 import { isAbsolute } from 'node:path';
 import { compileFilter, platformGlobOptions } from '../../../shared/harvest/glob.js';
 import type { Db } from '../db/open.js';
-import { watchFolderOf, type HarvestBundle } from './bundle.js';
+import { hookFields, instrumentFields, watchFolderOf, type HarvestBundle } from './bundle.js';
 import { DEFAULT_TEMPLATE, type WatchFolder } from './config.js';
 import {
   arkProblems,
@@ -37,15 +37,8 @@ export function harvestBundleProblems(
     ...(bundle.instruments ?? []).map((i) => i.name),
     ...(db.prepare('SELECT name FROM instruments').pluck().all() as string[]),
   ]);
-  // On a station, those the server deployed are the server's: a pull would put them back.
-  const deployed = (table: 'instruments' | 'harvest_hooks'): Set<string> =>
-    new Set(
-      onServer
-        ? []
-        : (db.prepare(`SELECT name FROM ${table} WHERE from_server = 1`).pluck().all() as string[]),
-    );
-  const deployedInstruments = deployed('instruments');
-  const deployedHooks = deployed('harvest_hooks');
+  // On a station, those the server deployed are the server's: a pull would put them back. A
+  // bundle may name them as they are (the station's own setup bundle, run again).
   const fromServer = (at: string, what: string): string =>
     `${at}.name: ${what} was deployed here by the server; change it there (the next pull would ` +
     "put the server's back)";
@@ -63,8 +56,9 @@ export function harvestBundleProblems(
     const at = `instruments[${i}] (${inst.name})`;
     if (instrumentNames.has(inst.name)) problems.push(`${at}.name: ${inst.name} is listed twice`);
     instrumentNames.add(inst.name);
-    if (deployedInstruments.has(inst.name))
+    if (!onServer && deployedInstrumentDiffers(db, inst)) {
       problems.push(fromServer(at, `instrument ${inst.name}`));
+    }
     if (!toolNames.has(inst.tool))
       problems.push(`${at}.tool: no tool named ${JSON.stringify(inst.tool)}`);
     else problems.push(...serviceAccountToolProblems(db, at, inst.name, inst.tool));
@@ -88,7 +82,8 @@ export function harvestBundleProblems(
     const at = `hooks[${i}] (${hook.name})`;
     if (hookNames.has(hook.name)) problems.push(`${at}.name: ${hook.name} is listed twice`);
     hookNames.add(hook.name);
-    if (deployedHooks.has(hook.name)) problems.push(fromServer(at, `hook ${hook.name}`));
+    if (!onServer && deployedHookDiffers(db, hook))
+      problems.push(fromServer(at, `hook ${hook.name}`));
     problems.push(...hookProblems(at, hook));
     if (hook.instrument && !instruments.has(hook.instrument)) {
       problems.push(`${at}.instrument: no instrument named ${JSON.stringify(hook.instrument)}`);
@@ -127,6 +122,52 @@ export function harvestBundleProblems(
  * On a server, an instrument a service account harvests stays on that station's tool: the
  * station runs its own tool's instruments only (the API refuses the move too).
  */
+/** JSON text as JSON.stringify writes it (the server's deltas and the bundle may space it). */
+function jsonText(text: string): string {
+  try {
+    return JSON.stringify(JSON.parse(text));
+  } catch {
+    return text;
+  }
+}
+
+/** Whether the bundle would change an instrument the server deployed on this station. */
+function deployedInstrumentDiffers(
+  db: Db,
+  inst: NonNullable<HarvestBundle['instruments']>[number],
+): boolean {
+  const stored = db
+    .prepare(
+      `SELECT i.description, t.name AS tool, i.watch, i.stability_seconds AS stability,
+         l.name AS location, i.destination_template AS template, i.enabled
+       FROM instruments i LEFT JOIN tools t ON t.id = i.tool_id
+         LEFT JOIN storage_locations l ON l.id = i.storage_location_id
+       WHERE i.name = ? AND i.from_server = 1`,
+    )
+    .get(inst.name) as Record<string, unknown> | undefined;
+  if (!stored) return false;
+  const given: Record<string, unknown> = instrumentFields(inst);
+  stored.watch = JSON.stringify(
+    (JSON.parse(String(stored.watch)) as WatchFolder[]).map(watchFolderOf),
+  );
+  return Object.keys(stored).some((field) => stored[field] !== given[field]);
+}
+
+/** Whether the bundle would change a hook the server deployed on this station. */
+function deployedHookDiffers(db: Db, hook: NonNullable<HarvestBundle['hooks']>[number]): boolean {
+  const stored = db
+    .prepare(
+      `SELECT h."trigger", h.kind, h.config, h.priority, i.name AS instrument, h.enabled
+       FROM harvest_hooks h LEFT JOIN instruments i ON i.id = h.instrument_id
+       WHERE h.name = ? AND h.from_server = 1`,
+    )
+    .get(hook.name) as Record<string, unknown> | undefined;
+  if (!stored) return false;
+  const given: Record<string, unknown> = hookFields(hook);
+  stored.config = jsonText(String(stored.config));
+  return Object.keys(stored).some((field) => stored[field] !== given[field]);
+}
+
 function serviceAccountToolProblems(db: Db, at: string, name: string, tool: string): string[] {
   const station = db
     .prepare(

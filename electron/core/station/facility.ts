@@ -115,15 +115,15 @@ export async function importBundle(db: Db, input: unknown): Promise<ImportSummar
       // someone whose entry does not give one.
       if (u.badge_number) {
         db.prepare(
-          `UPDATE users SET badge_number = NULL WHERE badge_number = ? AND username <> ?
-             AND username IN (SELECT value FROM json_each(?))`,
-        ).run(u.badge_number, u.username, givingBadges);
+          `UPDATE users SET badge_number = NULL, updated_at = ? WHERE badge_number = ?
+             AND username <> ? AND username IN (SELECT value FROM json_each(?))`,
+        ).run(now, u.badge_number, u.username, givingBadges);
       }
       if (u.email?.trim()) {
         db.prepare(
-          `UPDATE users SET email = '' WHERE email = ? COLLATE NOCASE AND email <> ''
-             AND username <> ? AND username IN (SELECT value FROM json_each(?))`,
-        ).run(u.email, u.username, givingEmails);
+          `UPDATE users SET email = '', updated_at = ? WHERE email = ? COLLATE NOCASE
+             AND email <> '' AND username <> ? AND username IN (SELECT value FROM json_each(?))`,
+        ).run(now, u.email, u.username, givingEmails);
       }
       // Fields the bundle leaves out keep what the person has (a new one gets the default);
       // badge_number: null takes a badge away.

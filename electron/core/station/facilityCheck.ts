@@ -18,11 +18,29 @@ import { getSetting } from './settings.js';
 const name = lineSchema(200).min(1, 'must not be empty');
 const pin = z.string().regex(/^\d{4,12}$/, 'must be 4 to 12 digits');
 /**
- * A whole argon2id hash in the PHC string form (as pin.ts and other argon2 libraries write it):
- * one that only starts so was taken, and its person could never log on.
+ * A whole argon2id hash in the PHC string form (as pin.ts and other argon2 libraries write it),
+ * with costs a log-on can pay: one that only started so was taken, and its person could never
+ * log on; one of a huge cost would keep a log-on worker busy for hours.
  */
 const ARGON2ID_PHC =
-  /^\$argon2id\$v=19\$m=\d{1,10},t=\d{1,10},p=\d{1,3}\$[A-Za-z0-9+/]{8,}={0,2}\$[A-Za-z0-9+/]{16,}={0,2}$/;
+  /^\$argon2id\$v=19\$m=(\d{1,7}),t=(\d{1,3}),p=(\d{1,2})\$[A-Za-z0-9+/]{11,}={0,2}\$[A-Za-z0-9+/]{6,}={0,2}$/;
+const PHC_RULE =
+  'must be an argon2id PHC string, $argon2id$v=19$m=…,t=…,p=…$salt$hash (base64), with ' +
+  'm from 8·p to 262144 (KiB), t from 1 to 16 and p from 1 to 16';
+
+function argon2idPhcProblem(text: string): string | null {
+  const m = ARGON2ID_PHC.exec(text);
+  if (!m) return PHC_RULE;
+  const [memory, passes, lanes] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const fits =
+    lanes >= 1 &&
+    lanes <= 16 &&
+    passes >= 1 &&
+    passes <= 16 &&
+    memory >= 8 * lanes &&
+    memory <= 262_144;
+  return fits ? null : PHC_RULE;
+}
 
 const bundleSchema = z
   .object({
@@ -38,10 +56,10 @@ const bundleSchema = z
             pin: pin.optional(),
             pin_hash: z
               .string()
-              .regex(
-                ARGON2ID_PHC,
-                'must be an argon2id PHC string, $argon2id$v=19$m=…,t=…,p=…$salt$hash (base64)',
-              )
+              .superRefine((hash, ctx) => {
+                const problem = argon2idPhcProblem(hash);
+                if (problem !== null) ctx.addIssue({ code: 'custom', message: problem });
+              })
               .optional(),
             is_staff: z.boolean().optional(),
             is_active: z.boolean().optional(),
@@ -142,6 +160,14 @@ function dataDirMode(
 }
 
 /**
+ * A username as the database compares it (COLLATE NOCASE: A to Z only): two names it tells apart
+ * are two people here too, or a check could let through what the database then refuses.
+ */
+function foldUsername(name: string): string {
+  return name.replace(/[A-Z]/g, (c) => c.toLowerCase());
+}
+
+/**
  * People log on with a username or a badge number, so each must name one person: a badge
  * used twice, or equal to someone else's username, would make log-on ambiguous.
  */
@@ -153,33 +179,33 @@ function badgeProblems(db: Db, users: BundleUser[]): string[] {
   }[];
   const badgeOwner = new Map<string, string>();
   for (const e of existing)
-    if (e.badge_number) badgeOwner.set(e.badge_number, e.username.toLowerCase());
+    if (e.badge_number) badgeOwner.set(e.badge_number, foldUsername(e.username));
   // The bundle's own assignments replace those of the people it names (a person whose entry
   // leaves badge_number out keeps theirs).
   for (const u of users) {
     if (u.badge_number === undefined) continue;
     for (const [badge, owner] of badgeOwner)
-      if (owner === u.username.toLowerCase()) badgeOwner.delete(badge);
+      if (owner === foldUsername(u.username)) badgeOwner.delete(badge);
   }
   const usernames = new Set([
-    ...existing.map((e) => e.username.toLowerCase()),
-    ...users.map((u) => u.username.toLowerCase()),
+    ...existing.map((e) => foldUsername(e.username)),
+    ...users.map((u) => foldUsername(u.username)),
   ]);
   users.forEach((u, i) => {
     const badge = u.badge_number;
     if (!badge) return;
     const owner = badgeOwner.get(badge);
-    if (owner !== undefined && owner !== u.username.toLowerCase()) {
+    if (owner !== undefined && owner !== foldUsername(u.username)) {
       problems.push(
         `users[${i}] (${u.username}).badge_number: ${badge} already belongs to ${owner}`,
       );
     } else if (
-      usernames.has(badge.toLowerCase()) &&
-      badge.toLowerCase() !== u.username.toLowerCase()
+      usernames.has(foldUsername(badge)) &&
+      foldUsername(badge) !== foldUsername(u.username)
     ) {
       problems.push(`users[${i}] (${u.username}).badge_number: ${badge} is someone's username`);
     }
-    badgeOwner.set(badge, u.username.toLowerCase());
+    badgeOwner.set(badge, foldUsername(u.username));
   });
   return problems;
 }
@@ -196,16 +222,16 @@ function storedEmailProblems(db: Db, users: BundleUser[]): string[] {
     username: string;
     email: string;
   }[];
-  for (const e of stored) owner.set(e.email.trim().toLowerCase(), e.username.toLowerCase());
+  for (const e of stored) owner.set(e.email.trim().toLowerCase(), foldUsername(e.username));
   const giving = new Set(
-    users.filter((u) => u.email !== undefined).map((u) => u.username.toLowerCase()),
+    users.filter((u) => u.email !== undefined).map((u) => foldUsername(u.username)),
   );
   for (const [email, username] of owner) if (giving.has(username)) owner.delete(email);
   const problems: string[] = [];
   users.forEach((u, i) => {
     const email = u.email?.trim().toLowerCase();
     const holder = email ? owner.get(email) : undefined;
-    if (holder !== undefined && holder !== u.username.toLowerCase()) {
+    if (holder !== undefined && holder !== foldUsername(u.username)) {
       problems.push(`users[${i}] (${u.username}).email: ${u.email} already belongs to ${holder}`);
     }
   });

@@ -34,8 +34,12 @@ export class SecretPool {
   private readonly waiting: Pending[] = [];
   private workers = 0;
   private nextId = 1;
-  /** Run on the calling thread: no worker file (the sources run as they are, in tests). */
-  readonly inline: boolean;
+  /**
+   * Run on the calling thread: no worker file (the sources run as they are, in tests), or one
+   * that would not start.
+   */
+  inline: boolean;
+  private closed = false;
 
   constructor(
     private readonly size = Math.max(1, Math.min(2, availableParallelism() - 1)),
@@ -81,7 +85,9 @@ export class SecretPool {
     if (this.workers >= this.size) return null;
     const worker = new Worker(this.workerUrl);
     this.workers++;
+    let answered = false;
     worker.on('message', (reply: SecretReply) => {
+      answered = true;
       const at = this.busy.get(worker);
       if (!at || at.id !== reply.id) return;
       this.busy.delete(worker);
@@ -101,6 +107,14 @@ export class SecretPool {
       this.busy.delete(worker);
       const idle = this.idle.indexOf(worker);
       if (idle >= 0) this.idle.splice(idle, 1);
+      if (!answered && !this.closed) {
+        // It never started (its file is there but does not load): hashed on this thread from
+        // now on, as without a built worker, rather than every log-on failing.
+        this.inline = true;
+        const again = [...(at ? [at.pending] : []), ...this.waiting.splice(0)];
+        for (const pending of again) this.run(pending.job).then(pending.resolve, pending.reject);
+        return;
+      }
       at?.pending.reject(new Error(`argon2id worker failed: ${error.message}`));
       this.dispatch();
     };
@@ -111,6 +125,7 @@ export class SecretPool {
 
   /** Ends the workers (tests, a bench); jobs still waiting fail. */
   async close(): Promise<void> {
+    this.closed = true;
     const all = [...this.idle, ...this.busy.keys()];
     for (const pending of this.waiting.splice(0))
       pending.reject(new Error('the secret pool is closed'));
