@@ -135,6 +135,25 @@ export function bookReservation(
   const end = instant(args.end, 'end');
   if (end <= start) throw fieldError('end', 'must be after the start');
   const userId = args.user ?? account.id;
+  // A new booking is for time to come. The same booking sent again (its answer lost) is
+  // answered with the reservation it made however late (below, once its answers are read).
+  const past =
+    end <= now
+      ? fieldError('end', 'is in the past; a reservation is for time to come')
+      : // A booking starts from now on, with a few minutes' grace for the time the form took
+        // (as NEMO's policy); staff may record one that began earlier.
+        !isStaff(account) && start < new Date(Date.parse(now) - START_GRACE_MS).toISOString()
+        ? fieldError('start', 'is in the past; a reservation starts from now on')
+        : null;
+  const madeBefore =
+    past !== null &&
+    db
+      .prepare(
+        `SELECT 1 FROM reservations WHERE user_id = ? AND creator_id = ? AND project_id = ?
+           AND tool_id IS ? AND area_id IS ? AND start = ? AND "end" = ? AND cancelled = 0`,
+      )
+      .get(userId, account.id, args.project, target.tool ?? null, target.area ?? null, start, end);
+  if (past !== null && !madeBefore) throw past;
   if (userId !== account.id && !isStaff(account)) {
     throw new AppError('forbidden', 'Only staff can book a reservation for someone else.');
   }
@@ -218,14 +237,7 @@ export function bookReservation(
         .pluck()
         .get(booking) as number | undefined;
       if (same !== undefined) return same;
-      // A new booking is for time to come (the same one sent again is found above however
-      // late: its answer lost, it was sent again after the grace).
-      if (end <= now) throw fieldError('end', 'is in the past; a reservation is for time to come');
-      // A booking starts from now on, with a few minutes' grace for the time the form took (as
-      // NEMO's policy); staff may record one that began earlier.
-      if (!isStaff(account) && start < new Date(Date.parse(now) - START_GRACE_MS).toISOString()) {
-        throw fieldError('start', 'is in the past; a reservation starts from now on');
-      }
+      if (past !== null) throw past;
       const overlap = findOverlap(db, target, start, end);
       if (overlap) {
         throw new AppError(
