@@ -18,7 +18,8 @@ import { findUser } from '../../electron/core/station/records.js';
 import { Station } from '../../electron/core/station/station.js';
 import { enableTool } from '../../electron/core/station/toolControl.js';
 import { applyDelta } from '../../electron/core/sync/apply.js';
-import { HeldRecords } from '../../electron/core/sync/heldRecords.js';
+import { MADE_FROM_SQL } from '../../electron/core/sync/entryChain.js';
+import { HeldRecords, RELEASE_SUPERSEDED_SQL } from '../../electron/core/sync/heldRecords.js';
 import { takePushAnswer, type PushedRow } from '../../electron/core/sync/pushAnswer.js';
 import { pushRecords } from '../../electron/core/sync/pushLoop.js';
 import { sentMarks } from '../../electron/core/sync/resend.js';
@@ -208,4 +209,17 @@ it('a refused version that went without naming its previous one (a resend) leave
       .get(entry.uuid),
   ).toEqual({ version: 3, usage_event_id: null });
   expect(db.prepare('SELECT count(*) FROM outbox').pluck().get()).toBe(0);
+});
+
+// Mutation: the lookups without `refusals > 0`: each a scan of the whole outbox, at each push of
+// an entry and each usage event or entry taken, while a long harvest's records wait there.
+it('finds refused versions through the partial index, not by a scan of the outbox', () => {
+  for (const sql of [MADE_FROM_SQL, RELEASE_SUPERSEDED_SQL]) {
+    const plan = station.db
+      .prepare(`EXPLAIN QUERY PLAN ${sql}`)
+      .all(...(sql === MADE_FROM_SQL ? ['u', 1, 1, 't'] : ['u', 'usage_event', 1])) as {
+      detail: string;
+    }[];
+    expect(plan.map((p) => p.detail).join('; ')).toMatch(/USING INDEX outbox_refused/);
+  }
 });

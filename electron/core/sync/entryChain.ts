@@ -10,6 +10,19 @@
 import type { Db } from '../db/open.js';
 import { cachedStatement } from '../db/statements.js';
 
+/**
+ * The refused version a notebook entry's version was made from: the one before it by number and
+ * time, still in the outbox, set aside (the partial index outbox_refused), queued before it.
+ * `named`: whether it names the one it was made from (null where it went without: a resend,
+ * resend.ts queueAgain, or a station from before the field).
+ */
+export const MADE_FROM_SQL = `SELECT id, json_extract(payload, '$.previous_updated_at') AS previous,
+       json_type(payload, '$.previous_updated_at') IS NOT NULL AS named
+     FROM outbox
+     WHERE record_uuid = ? AND refusals > 0 AND kind = 'notebook_entry' AND id < ?
+       AND json_extract(payload, '$.version') = ? AND json_extract(payload, '$.updated_at') = ?
+     ORDER BY id DESC LIMIT 1`;
+
 /** The payload of an outbox row as pushed: a notebook entry's as made from what the server may hold. */
 export function pushedPayload(
   db: Db,
@@ -17,19 +30,7 @@ export function pushedPayload(
 ): Record<string, unknown> {
   const payload = JSON.parse(row.payload) as Record<string, unknown>;
   if (row.kind !== 'notebook_entry') return payload;
-  const madeFrom = cachedStatement(
-    db,
-    // The refused version this one was made from: the one before it by number and time, still
-    // in the outbox, set aside (the partial index outbox_refused), queued before it. `named`:
-    // whether it names the one it was made from (null where it went without: a resend,
-    // resend.ts queueAgain, or a station from before the field).
-    `SELECT id, json_extract(payload, '$.previous_updated_at') AS previous,
-       json_type(payload, '$.previous_updated_at') IS NOT NULL AS named
-     FROM outbox
-     WHERE record_uuid = ? AND refusals > 0 AND kind = 'notebook_entry' AND id < ?
-       AND json_extract(payload, '$.version') = ? AND json_extract(payload, '$.updated_at') = ?
-     ORDER BY id DESC LIMIT 1`,
-  );
+  const madeFrom = cachedStatement(db, MADE_FROM_SQL);
   let previous = payload.previous_updated_at;
   let named = 'previous_updated_at' in payload;
   let version = Number(payload.version);

@@ -18,6 +18,14 @@ import type { Logger } from '../util/log.js';
  */
 export const HOLD_MS = 10 * 60_000;
 
+/**
+ * The older versions set aside of a record (record_uuid, kind, below id). A usage event or
+ * entry set aside was refused (refusals > 0): found by the partial index outbox_refused, not by
+ * a scan of an outbox that may hold a long harvest's records.
+ */
+export const RELEASE_SUPERSEDED_SQL = `UPDATE outbox SET held_until = NULL
+  WHERE record_uuid = ? AND refusals > 0 AND kind = ? AND id < ? AND held_until IS NOT NULL`;
+
 /** Kinds whose later version, taken, makes an older one stale on the server (versioned upserts). */
 const SUPERSEDED_BY_LATER = new Set(['usage_event', 'notebook_entry']);
 export const HOLD_CAP_MS = 6 * 3_600_000;
@@ -237,13 +245,9 @@ export class HeldRecords {
    * answered stale and leaves, instead of counting among the refused until its hold ends.
    */
   releaseSuperseded(taken: { id: number; kind: string; record_uuid: string }[]): void {
-    const release = cachedStatement(
-      this.db,
-      `UPDATE outbox SET held_until = NULL
-       WHERE kind = ? AND record_uuid = ? AND id < ? AND held_until IS NOT NULL`,
-    );
+    const release = cachedStatement(this.db, RELEASE_SUPERSEDED_SQL);
     for (const row of taken) {
-      if (SUPERSEDED_BY_LATER.has(row.kind)) release.run(row.kind, row.record_uuid, row.id);
+      if (SUPERSEDED_BY_LATER.has(row.kind)) release.run(row.record_uuid, row.kind, row.id);
     }
   }
 
