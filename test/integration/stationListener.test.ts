@@ -90,4 +90,33 @@ describe('the station listener', () => {
     expect((await st.rpc('station.info', {})).status).toBe(200);
     await st.stop();
   });
+
+  // Mutation: closeConnectionsOnClose without its grace timer: the station waited on the
+  // unread answer for as long as the client held it (a fresh-clone CI run hung 30 s on one).
+  it('stops on SIGTERM while a client leaves a large answer unread', async () => {
+    const dataDir = await preparedDataDir();
+    const st = await start(dataDir);
+    const page = await (await fetch(st.url)).text();
+    const script = /<script[^>]* src="(?:\.?\/)?([^"]+\.js)"/.exec(page)?.[1];
+    expect(script).toMatch(/^assets\//);
+    // The script's map (over a megabyte), asked for and never read: the station's answer
+    // waits on the client.
+    const unread = await new Promise<{ req: ClientRequest; status: number | undefined }>(
+      (resolve, reject) => {
+        const req = httpGet(`${st.url}${script}.map`, (res) => {
+          res.pause();
+          resolve({ req, status: res.statusCode });
+        });
+        req.on('error', reject);
+      },
+    );
+    expect(unread.status).toBe(200);
+    st.child.kill('SIGTERM');
+    const outcome = await Promise.race([
+      st.exited,
+      new Promise((resolve) => setTimeout(() => resolve('still running'), 15_000)),
+    ]);
+    unread.req.destroy();
+    expect(outcome).toEqual({ code: 0, signal: null });
+  });
 });
