@@ -7,33 +7,23 @@
  * The station's push (pushRecords, as the push loop sends) and answer handling against the
  * real server ingest, both on real SQLite files; HTTP left out.
  */
-import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Db } from '../../electron/core/db/open.js';
-import { openServerData } from '../../electron/core/runServer.js';
-import { facilityDelta, type StationAccount } from '../../electron/core/server/sync/export.js';
-import { ingestBatch } from '../../electron/core/server/sync/ingest.js';
 import { attachUsage, createEntry, updateEntry } from '../../electron/core/notebook/entries.js';
 import { findUser } from '../../electron/core/station/records.js';
-import { Station } from '../../electron/core/station/station.js';
+import type { Station } from '../../electron/core/station/station.js';
 import { enableTool } from '../../electron/core/station/toolControl.js';
-import { applyDelta } from '../../electron/core/sync/apply.js';
 import { MADE_FROM_SQL } from '../../electron/core/sync/entryChain.js';
 import { HeldRecords, RELEASE_SUPERSEDED_SQL } from '../../electron/core/sync/heldRecords.js';
-import { takePushAnswer, type PushedRow } from '../../electron/core/sync/pushAnswer.js';
-import { pushRecords } from '../../electron/core/sync/pushLoop.js';
-import { sentMarks } from '../../electron/core/sync/resend.js';
-import { createLogger } from '../../electron/core/util/log.js';
-import { createStationKey, runCli, tempDir, writeJson } from './helpers.js';
+import type { Logger } from '../../electron/core/util/log.js';
+import { pushAll as pushEverything, syncPair, type SyncPair } from './syncPair.js';
 
-const log = createLogger('silent');
+let pair: SyncPair;
 let server: Db;
-let account: StationAccount;
 let station: Station;
+let log: Logger;
 
 beforeAll(async () => {
-  const root = tempDir('labstation-entry-refused-');
-  const serverDir = join(root, 'server');
   const bundle = {
     projects: [{ name: 'Cathodes', application_identifier: 'PRJ-1', active: true }],
     tools: [
@@ -48,44 +38,14 @@ beforeAll(async () => {
       { username: 'bob', pin: '1234', projects: ['Cathodes'], qualified_tools: ['SEM'] },
     ],
   };
-  const imported = await runCli(['import', '--data', serverDir, writeJson(root, 'b.json', bundle)]);
-  expect(imported.code, imported.stderr).toBe(0);
-  await createStationKey(serverDir, 'sem-pc', 'SEM');
-  server = openServerData(serverDir);
-  account = server
-    .prepare("SELECT id, uuid, name, tool_id FROM stations WHERE name = 'sem-pc'")
-    .get() as StationAccount;
-  station = Station.open({ dataDir: join(root, 'station'), log });
-  applyDelta(station.db, facilityDelta(server, account, 0));
+  pair = await syncPair('labstation-entry-refused-', bundle);
+  ({ server, station, log } = pair);
 }, 60_000);
 
-afterAll(() => {
-  station?.close();
-  server?.close();
-});
+afterAll(() => pair?.close());
 
 /** Pushes what the outbox offers now, batch after batch, as the push loop does. */
-function pushAll(held: HeldRecords): void {
-  const db = station.db;
-  for (let round = 0; round < 20; round++) {
-    const rows = db
-      .prepare(
-        `SELECT id, kind, record_uuid, payload, refusals FROM outbox
-         WHERE held_until IS NULL ORDER BY id`,
-      )
-      .all() as PushedRow[];
-    const refusedAt = rows.findIndex((r) => r.refusals > 0);
-    if (refusedAt >= 0) rows.length = Math.max(refusedAt, 1);
-    if (!rows.length) return;
-    const answer = ingestBatch(server, account, pushRecords(db, rows));
-    takePushAnswer(
-      answer,
-      { rows, sentBefore: sentMarks(db), releasesAtSend: held.releases },
-      { db, log, held, resendLost: () => undefined },
-    );
-  }
-  throw new Error('the outbox never emptied');
-}
+const pushAll = (held: HeldRecords): void => pushEverything(pair, held);
 
 // Mutation: pushRecords sending payloads as stored (JSON.parse, not pushedPayload), or the
 // server taking a later version only as the next number: version 3 was refused as conflict.

@@ -6,30 +6,21 @@
  * station's push answer handling (pushAnswer.ts, heldRecords.ts) against the real server ingest
  * (server/sync/ingest.ts), both on real SQLite files; HTTP left out.
  */
-import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Db } from '../../electron/core/db/open.js';
-import { openServerData } from '../../electron/core/runServer.js';
-import { facilityDelta, type StationAccount } from '../../electron/core/server/sync/export.js';
-import { ingestBatch } from '../../electron/core/server/sync/ingest.js';
 import { findUser } from '../../electron/core/station/records.js';
-import { Station } from '../../electron/core/station/station.js';
+import type { Station } from '../../electron/core/station/station.js';
 import { clearShutdown, disableTool, enableTool } from '../../electron/core/station/toolControl.js';
-import { applyDelta } from '../../electron/core/sync/apply.js';
 import { HeldRecords } from '../../electron/core/sync/heldRecords.js';
-import { takePushAnswer, type PushedRow } from '../../electron/core/sync/pushAnswer.js';
-import { sentMarks } from '../../electron/core/sync/resend.js';
-import { createLogger } from '../../electron/core/util/log.js';
-import { createStationKey, runCli, tempDir, writeJson } from './helpers.js';
+import type { Logger } from '../../electron/core/util/log.js';
+import { pushAll as pushEverything, syncPair, type SyncPair } from './syncPair.js';
 
-const log = createLogger('silent');
+let pair: SyncPair;
 let server: Db;
-let account: StationAccount;
 let station: Station;
+let log: Logger;
 
 beforeAll(async () => {
-  const root = tempDir('labstation-problem-resolver-');
-  const serverDir = join(root, 'server');
   const bundle = {
     projects: [{ name: 'Cathodes', application_identifier: 'PRJ-1', active: true }],
     tools: [
@@ -48,53 +39,14 @@ beforeAll(async () => {
     ],
     users: [{ username: 'alice', pin: '1234', projects: ['Cathodes'], qualified_tools: ['SEM'] }],
   };
-  const imported = await runCli(['import', '--data', serverDir, writeJson(root, 'b.json', bundle)]);
-  expect(imported.code, imported.stderr).toBe(0);
-  await createStationKey(serverDir, 'sem-pc', 'SEM');
-  server = openServerData(serverDir);
-  account = server
-    .prepare("SELECT id, uuid, name, tool_id FROM stations WHERE name = 'sem-pc'")
-    .get() as StationAccount;
-  station = Station.open({ dataDir: join(root, 'station'), log });
-  applyDelta(station.db, facilityDelta(server, account, 0));
+  pair = await syncPair('labstation-problem-resolver-', bundle);
+  ({ server, station, log } = pair);
 }, 60_000);
 
-afterAll(() => {
-  station?.close();
-  server?.close();
-});
+afterAll(() => pair?.close());
 
 /** Pushes what the outbox offers now, batch after batch, as the push loop does. */
-function pushAll(held: HeldRecords): void {
-  const db = station.db;
-  for (let round = 0; round < 20; round++) {
-    const rows = db
-      .prepare(
-        `SELECT id, kind, record_uuid, payload, refusals FROM outbox
-         WHERE held_until IS NULL ORDER BY id`,
-      )
-      .all() as PushedRow[];
-    const refusedAt = rows.findIndex((r) => r.refusals > 0);
-    if (refusedAt >= 0) rows.length = Math.max(refusedAt, 1);
-    if (!rows.length) return;
-    const answer = ingestBatch(
-      server,
-      account,
-      rows.map((r) => ({
-        id: r.id,
-        kind: r.kind,
-        uuid: r.record_uuid,
-        payload: JSON.parse(r.payload) as Record<string, unknown>,
-      })),
-    );
-    takePushAnswer(
-      answer,
-      { rows, sentBefore: sentMarks(db), releasesAtSend: held.releases },
-      { db, log, held, resendLost: () => undefined },
-    );
-  }
-  throw new Error('the outbox never emptied');
-}
+const pushAll = (held: HeldRecords): void => pushEverything(pair, held);
 
 // Mutation: holdRecord without resolveWithoutResolver: the server's SEM stayed shut down.
 // Without the look into outbox_sent: a copy was queued and pushed at each refusal.
