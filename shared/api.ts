@@ -55,7 +55,17 @@ export const apiSchemas = {
       remoteWork: z.boolean().optional(),
     })
     .strict(),
-  'toolControl.disable': z.object({ tool: ref, answers }).strict(),
+  'toolControl.disable': z
+    .object({
+      tool: ref,
+      answers,
+      /**
+       * The uuid of the usage the answers were given for (the form as shown): refused
+       * (conflict) when another usage is active now. Left out: the one active now.
+       */
+      usage: z.string().min(1).max(200).optional(),
+    })
+    .strict(),
   'toolControl.forceEnd': z.object({ tool: ref }).strict(),
   'toolControl.validate': z.object({ usage: ref }).strict(),
   'toolControl.clearShutdown': z.object({ tool: ref }).strict(),

@@ -141,6 +141,40 @@ describe('tool control', () => {
     ]);
   });
 
+  // Mutation: disableTool without the usage check: the usage begun after alice's ended on
+  // another screen was ended with the answers typed for the first.
+  it('takes post-usage answers only for the usage they were given for', async () => {
+    const st = await station();
+    await logon(st, 'alice', '1234');
+    const { usage: first } = await enable(st, { project: 'Cathodes', answers: goodPreAnswers });
+    now += 60_000;
+    await st.call('toolControl.disable', {
+      tool: 'SEM',
+      answers: { problem: 'No' },
+      usage: first.uuid,
+    });
+    // She begins anew (or someone else does).
+    const { usage: second } = await enable(st, {
+      project: 'Cathodes',
+      answers: goodPreAnswers,
+    });
+    // The form of alice's usage, still open on another screen, sent late.
+    const stale = await expectCode(
+      st.call('toolControl.disable', {
+        tool: 'SEM',
+        answers: { problem: 'No', notes: 'for the first' },
+        usage: first.uuid,
+      }),
+      'conflict',
+    );
+    expect(stale.message).toMatch(
+      /^the usage these answers were for has ended, and .* is using SEM now/,
+    );
+    expect(
+      ((await st.call('toolControl.status', { tool: 'SEM' })) as ToolStatus).active?.uuid,
+    ).toBe(second.uuid);
+  });
+
   it('lets staff enable for a user, force-end, and the user completes the pending answers', async () => {
     const st = await station();
     await logon(st, 'alice', '1234');

@@ -156,12 +156,21 @@ export function enableTool(db: Db, actor: UserRow, args: EnableArgs, now: string
 export function disableTool(
   db: Db,
   actor: UserRow,
-  args: { tool: Ref; answers: unknown },
+  args: { tool: Ref; answers: unknown; usage?: string | undefined },
   now: string,
 ): UsageEventView {
   const tool = findTool(db, args.tool);
   const active = activeUsageOf(db, tool.id);
   if (!active) throw new AppError('no_active_usage', `${tool.name} is not in use`);
+  // Answers given for a usage that ended meanwhile (on another screen, by the idle rule) are
+  // not the ending of the one begun since.
+  if (args.usage !== undefined && args.usage !== active.uuid) {
+    throw new AppError(
+      'conflict',
+      `the usage these answers were for has ended, and ${usageView(db, active.id).user_name} ` +
+        `is using ${tool.name} now; the answers were not taken`,
+    );
+  }
   if (actor.id !== active.user_id && actor.id !== active.operator_id && actor.is_staff !== 1) {
     throw new AppError(
       'forbidden',

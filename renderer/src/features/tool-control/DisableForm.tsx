@@ -31,7 +31,13 @@ export function DisableForm({ status, heading, onDone }: DisableFormProps): Reac
     if (!answers) return;
     void action.run(
       async () => {
-        await call('toolControl.disable', { tool: tool.name, answers });
+        // For the usage the form was shown for: not another begun meanwhile.
+        const usage = status.active?.uuid;
+        await call('toolControl.disable', {
+          tool: tool.name,
+          answers,
+          ...(usage === undefined ? {} : { usage }),
+        });
         dropDrafts(draft);
         await showStatus(() => call('toolControl.status', { tool: tool.name }));
         onDone(`${tool.name} is disabled; the usage has ended.`);
