@@ -123,6 +123,34 @@ function describeOverlap(db: Db, hit: Overlap): string {
   return `reservation ${hit.id} of ${what} (${hit.start} to ${hit.end})`;
 }
 
+/**
+ * The reservation not cancelled of exactly these fields, if any; `answers` null: whatever its
+ * answers (the stored question_data text).
+ */
+function sameBooking(
+  db: Db,
+  booking: {
+    user: number;
+    creator: number;
+    project: number;
+    tool: number | null;
+    area: number | null;
+    start: string;
+    end: string;
+    answers: string | null;
+  },
+): number | undefined {
+  return db
+    .prepare(
+      `SELECT id FROM reservations
+       WHERE user_id = @user AND creator_id = @creator AND project_id = @project
+         AND tool_id IS @tool AND area_id IS @area AND start = @start AND "end" = @end
+         AND cancelled = 0 AND (@answers IS NULL OR question_data = @answers)`,
+    )
+    .pluck()
+    .get(booking) as number | undefined;
+}
+
 export function bookReservation(
   db: Db,
   account: Account,
@@ -145,15 +173,18 @@ export function bookReservation(
         !isStaff(account) && start < new Date(Date.parse(now) - START_GRACE_MS).toISOString()
         ? fieldError('start', 'is in the past; a reservation starts from now on')
         : null;
-  const madeBefore =
-    past !== null &&
-    db
-      .prepare(
-        `SELECT 1 FROM reservations WHERE user_id = ? AND creator_id = ? AND project_id = ?
-           AND tool_id IS ? AND area_id IS ? AND start = ? AND "end" = ? AND cancelled = 0`,
-      )
-      .get(userId, account.id, args.project, target.tool ?? null, target.area ?? null, start, end);
-  if (past !== null && !madeBefore) throw past;
+  // The booking's fields, by name: the same booking sent again is found by exactly what would
+  // be stored (its answers once they are read).
+  const booking = {
+    user: userId,
+    creator: account.id,
+    project: args.project,
+    tool: target.tool ?? null,
+    area: target.area ?? null,
+    start,
+    end,
+  };
+  if (past !== null && sameBooking(db, { ...booking, answers: null }) === undefined) throw past;
   if (userId !== account.id && !isStaff(account)) {
     throw new AppError('forbidden', 'Only staff can book a reservation for someone else.');
   }
@@ -213,29 +244,10 @@ export function bookReservation(
           problems,
         });
       }
-      // The booking's fields, by name: the same booking sent again is found by exactly what
-      // would be stored.
-      const booking = {
-        user: userId,
-        creator: account.id,
-        project: args.project,
-        tool: target.tool ?? null,
-        area: target.area ?? null,
-        start,
-        end,
-        answers: JSON.stringify(result.answers),
-      };
+      const answers = JSON.stringify(result.answers);
       // The same booking again, as it was made (its answer lost on the way back, a second
       // click): that reservation, not an overlap with it.
-      const same = db
-        .prepare(
-          `SELECT id FROM reservations
-           WHERE user_id = @user AND creator_id = @creator AND project_id = @project
-             AND tool_id IS @tool AND area_id IS @area AND start = @start AND "end" = @end
-             AND cancelled = 0 AND question_data = @answers`,
-        )
-        .pluck()
-        .get(booking) as number | undefined;
+      const same = sameBooking(db, { ...booking, answers });
       if (same !== undefined) return same;
       if (past !== null) throw past;
       const overlap = findOverlap(db, target, start, end);
@@ -254,7 +266,7 @@ export function bookReservation(
              VALUES (@uuid, @user, @creator, @project, @tool, @area, @start, @end, 0, @answers,
                @now, @now)`,
           )
-          .run({ ...booking, uuid: newUuid(), now }).lastInsertRowid,
+          .run({ ...booking, answers, uuid: newUuid(), now }).lastInsertRowid,
       );
     })
     .immediate();
