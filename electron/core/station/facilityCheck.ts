@@ -168,6 +168,24 @@ function foldUsername(name: string): string {
 }
 
 /**
+ * Each stored value (a badge, an e-mail) with its holder (folded), less those of the people
+ * whose bundle entries give one (`giving`): the bundle's replaces theirs, while a person it
+ * leaves the field out for, or does not name, keeps what they have.
+ */
+function keptByStored(
+  stored: { username: string; value: string | null }[],
+  giving: BundleUser[],
+): Map<string, string> {
+  const replaced = new Set(giving.map((u) => foldUsername(u.username)));
+  const kept = new Map<string, string>();
+  for (const { username, value } of stored) {
+    const holder = foldUsername(username);
+    if (value && !replaced.has(holder)) kept.set(value, holder);
+  }
+  return kept;
+}
+
+/**
  * People log on with a username or a badge number, so each must name one person: a badge
  * used twice, or equal to someone else's username, would make log-on ambiguous.
  */
@@ -177,16 +195,10 @@ function badgeProblems(db: Db, users: BundleUser[]): string[] {
     username: string;
     badge_number: string | null;
   }[];
-  const badgeOwner = new Map<string, string>();
-  for (const e of existing)
-    if (e.badge_number) badgeOwner.set(e.badge_number, foldUsername(e.username));
-  // The bundle's own assignments replace those of the people it names (a person whose entry
-  // leaves badge_number out keeps theirs).
-  for (const u of users) {
-    if (u.badge_number === undefined) continue;
-    for (const [badge, owner] of badgeOwner)
-      if (owner === foldUsername(u.username)) badgeOwner.delete(badge);
-  }
+  const badgeOwner = keptByStored(
+    existing.map((e) => ({ username: e.username, value: e.badge_number })),
+    users.filter((u) => u.badge_number !== undefined),
+  );
   const usernames = new Set([
     ...existing.map((e) => foldUsername(e.username)),
     ...users.map((u) => foldUsername(u.username)),
@@ -217,16 +229,14 @@ function badgeProblems(db: Db, users: BundleUser[]): string[] {
  * its holder first). Two of the bundle's own people with one e-mail are named in checkBundle.
  */
 function storedEmailProblems(db: Db, users: BundleUser[]): string[] {
-  const owner = new Map<string, string>();
   const stored = db.prepare("SELECT username, email FROM users WHERE email <> ''").all() as {
     username: string;
     email: string;
   }[];
-  for (const e of stored) owner.set(e.email.trim().toLowerCase(), foldUsername(e.username));
-  const giving = new Set(
-    users.filter((u) => u.email !== undefined).map((u) => foldUsername(u.username)),
+  const owner = keptByStored(
+    stored.map((e) => ({ username: e.username, value: e.email.trim().toLowerCase() })),
+    users.filter((u) => u.email !== undefined),
   );
-  for (const [email, username] of owner) if (giving.has(username)) owner.delete(email);
   const problems: string[] = [];
   users.forEach((u, i) => {
     const email = u.email?.trim().toLowerCase();
