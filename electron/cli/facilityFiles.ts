@@ -30,23 +30,22 @@ export async function importCommand(argv: string[]): Promise<number> {
   // Ctrl+C or SIGTERM while the database is made or the PINs are hashed (the bundle is written
   // in one transaction after): a new data dir goes as it was found, not left holding an empty
   // database that would make it look set up.
-  const stop = (signal: NodeJS.Signals): void => {
+  const finish = (): void => {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
     db?.close();
+    // A refused bundle stores nothing, and leaves a new data dir as it was.
     if (imported) fill.done();
     else fill.undo();
+  };
+  const stop = (signal: NodeJS.Signals): void => {
+    finish();
     process.exit(signal === 'SIGINT' ? 130 : 143);
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   try {
     db = openStationDatabase(dataDir);
-  } catch (error) {
-    process.off('SIGINT', stop);
-    process.off('SIGTERM', stop);
-    fill.undo();
-    throw error;
-  }
-  try {
     const summary = await importBundle(db, bundle);
     imported = true;
     process.stdout.write(
@@ -68,12 +67,7 @@ export async function importCommand(argv: string[]): Promise<number> {
     );
     return 0;
   } finally {
-    process.off('SIGINT', stop);
-    process.off('SIGTERM', stop);
-    db.close();
-    // A refused bundle stores nothing, and leaves a new data dir as it was.
-    if (imported) fill.done();
-    else fill.undo();
+    finish();
   }
 }
 
