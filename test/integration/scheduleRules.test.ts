@@ -72,4 +72,41 @@ describe('harvest schedules', () => {
       await station.stop();
     }
   }, 60_000);
+
+  // Mutation: the timer's callback as it was (no check that its schedule is still there, no
+  // catch): the insert of the run broke the foreign key, croner held the error as an unhandled
+  // rejection, and the station exited 1 within a second of the schedule's removal.
+  it('whose schedule was removed since their timer started queue nothing and stop no station', async () => {
+    const dirs = await setupHarvest({ schedules: [{ instrument: 'sem-1', cron: '* * * * * *' }] });
+    const runCount = (): number =>
+      withDb(dirs.data, (db) =>
+        db.prepare('SELECT count(*) FROM harvest_runs').pluck().get(),
+      ) as number;
+    const station = await startStation(dirs.data, { LABSTATION_LOG_LEVEL: 'info' });
+    let exited = false;
+    void station.exited.then(() => (exited = true));
+    try {
+      await waitFor('a scheduled run', () => (runCount() >= 1 ? true : undefined), 30_000);
+      // Removed as the server's word on it removes it at a station (sync/applyHarvest.ts),
+      // with no import to reload the timers: the old timer fires on.
+      const before = withDb(dirs.data, (db) => {
+        db.prepare('DELETE FROM harvest_schedules').run();
+        return db.prepare('SELECT count(*) FROM harvest_runs').pluck().get() as number;
+      });
+      await waitFor(
+        'the old timer stopped',
+        () => {
+          if (exited) throw new Error(`the station exited: ${station.stderr()}`);
+          return station.stderr().includes('its old timer stopped') ? true : undefined;
+        },
+        15_000,
+      );
+      expect(runCount()).toBe(before);
+      const status = await station.rpc('harvest.status', {});
+      expect(status.status).toBe(200);
+      expect(exited).toBe(false);
+    } finally {
+      await station.stop();
+    }
+  }, 60_000);
 });

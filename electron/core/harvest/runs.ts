@@ -7,6 +7,7 @@ import type { Db } from '../db/open.js';
 import { cachedStatement } from '../db/statements.js';
 import { enqueue } from '../station/outbox.js';
 import { newUuid, nowIso } from '../util/ids.js';
+import type { Schedule } from './config.js';
 
 export interface RunRow {
   id: number;
@@ -71,27 +72,28 @@ export function requeueInterruptedRuns(db: Db): void {
   ).run();
 }
 
-/** A schedule fired: its run, recorded and reported like a triggered one. */
-export function createScheduledRun(
-  db: Db,
-  scheduleId: number,
-  instrumentId: number,
-  now: string,
-): number {
+/**
+ * A schedule fired: its run, recorded and reported like a triggered one. Null when the
+ * schedule is no longer the one its timer was started for (removed, disabled, its cron, time
+ * zone or instrument changed by an import or the server): the timers are rebuilt only at the
+ * next reload, and until then the old one must queue nothing.
+ */
+export function createScheduledRun(db: Db, schedule: Schedule, now: string): number | null {
   return db
     .transaction(() => {
-      const id = Number(
-        cachedStatement(
-          db,
-          `INSERT INTO harvest_runs (uuid, schedule_id, instrument_id, "trigger", state,
-             requested_at) VALUES (?, ?, ?, 'schedule', 'queued', ?)`,
-        ).run(newUuid(), scheduleId, instrumentId, now).lastInsertRowid,
-      );
+      const inserted = cachedStatement(
+        db,
+        `INSERT INTO harvest_runs (uuid, schedule_id, instrument_id, "trigger", state,
+           requested_at)
+         SELECT ?, id, instrument_id, 'schedule', 'queued', ? FROM harvest_schedules
+          WHERE id = ? AND enabled = 1 AND instrument_id = ? AND cron = ? AND timezone IS ?`,
+      ).run(newUuid(), now, schedule.id, schedule.instrument_id, schedule.cron, schedule.timezone);
+      if (!inserted.changes) return null;
       cachedStatement(db, 'UPDATE harvest_schedules SET last_run_at = ? WHERE id = ?').run(
         now,
-        scheduleId,
+        schedule.id,
       );
-      return id;
+      return Number(inserted.lastInsertRowid);
     })
     .immediate();
 }

@@ -7,7 +7,7 @@
 import { Cron } from 'croner';
 import type { Db } from '../db/open.js';
 import type { Logger } from '../util/log.js';
-import { schedulesFor } from './config.js';
+import { schedulesFor, type Schedule } from './config.js';
 import { createScheduledRun, hasQueuedRun, reportDeployments, type Deployment } from './runs.js';
 
 export class ScheduleCrons {
@@ -29,14 +29,7 @@ export class ScheduleCrons {
         const cron = new Cron(
           schedule.cron,
           { protect: true, ...(schedule.timezone ? { timezone: schedule.timezone } : {}) },
-          () => {
-            // A run of this schedule still waiting its turn covers this one too: runs that
-            // come faster than they end must not pile up.
-            if (hasQueuedRun(this.db, schedule.id)) return;
-            createScheduledRun(this.db, schedule.id, schedule.instrument_id, this.now());
-            this.queued();
-            this.reportNextRuns();
-          },
+          (self: Cron) => this.fire(schedule, self),
         );
         this.crons.push({ scheduleId: schedule.id, cron });
         deployments.set(schedule.id, {
@@ -60,6 +53,32 @@ export class ScheduleCrons {
   stop(): void {
     for (const c of this.crons) c.cron.stop();
     this.crons = [];
+  }
+
+  /**
+   * A timer fired. Nothing it does may throw: croner would hold the error as an unhandled
+   * rejection, which ends the process, and with `protect` never fire this timer again.
+   */
+  private fire(schedule: Schedule, cron: Cron): void {
+    try {
+      // A run of this schedule still waiting its turn covers this one too: runs that
+      // come faster than they end must not pile up.
+      if (hasQueuedRun(this.db, schedule.id)) return;
+      if (createScheduledRun(this.db, schedule, this.now()) === null) {
+        // Removed or changed since its timer started: the reload that follows the change
+        // starts the timers anew.
+        cron.stop();
+        this.log.info(
+          { schedule: schedule.id },
+          'harvest: schedule changed; its old timer stopped',
+        );
+        return;
+      }
+      this.queued();
+      this.reportNextRuns();
+    } catch (error) {
+      this.log.error({ err: error, schedule: schedule.id }, 'harvest: scheduled run not queued');
+    }
   }
 
   /** The next runs, after a schedule fired. */
