@@ -277,6 +277,16 @@ describe('a bundle with harvest settings imported into a server', () => {
     ).rejects.toThrow(
       'schedules[2].cron: schedules[0] already runs afm-head at these times (the same cron and time zone)',
     );
+    // One zone written two ways is the same times.
+    await expect(
+      importBundle(server, {
+        ...bundle,
+        schedules: [
+          { ...twice, timezone: 'Europe/Zurich' },
+          { ...twice, timezone: 'europe/zurich' },
+        ],
+      }),
+    ).rejects.toThrow('schedules[1].cron: schedules[0] already runs afm-head at these times');
     expect(server.prepare('SELECT count(*) FROM harvest_schedules').pluck().get()).toBe(0);
     // Off, the second is not a second run: taken.
     await importBundle(server, { ...bundle, schedules: [twice, { ...twice, enabled: false }] });

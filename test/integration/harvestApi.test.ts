@@ -519,6 +519,28 @@ describe('management resources', () => {
       cron: '0 2 * * *',
       timezone: 'Europe/Zurich',
     });
+    // A zone is one zone however it is written: stored by its one name, found alike.
+    // Mutation: the zone kept as written: "europe/ZURICH" was a second schedule at these times.
+    expect(zurich.timezone).toBe('Europe/Zurich');
+    const zurichAgain = await call('POST', '/api/schedules', 'admin', {
+      instrument_id: inst.id,
+      cron: '0 2 * * *',
+      timezone: 'europe/ZURICH',
+    });
+    expect(zurichAgain.status).toBe(422);
+    expect(zurichAgain.body.detail[0].msg).toMatch(new RegExp(`^schedule ${zurich.id} already`));
+    const utc = await made('/api/schedules', {
+      instrument_id: inst.id,
+      cron: '0 3 * * *',
+      timezone: 'etc/utc',
+    });
+    expect(utc.timezone).toBe('UTC');
+    const renamed = await call('PATCH', `/api/schedules/${utc.id}`, 'admin', {
+      timezone: 'US/Eastern',
+    });
+    expect(renamed.status).toBe(200);
+    expect(renamed.body.timezone).toBe('America/New_York');
+    expect((await call('DELETE', `/api/schedules/${utc.id}`)).status).toBe(204);
     const moved = await call('PATCH', `/api/schedules/${zurich.id}`, 'admin', { timezone: null });
     expect(moved.status).toBe(422);
     expect(moved.body.detail[0].type).toBe('unique');

@@ -11,6 +11,7 @@ import type { Db } from '../db/open.js';
 import { newUuid } from '../util/ids.js';
 import { setSetting } from '../station/settings.js';
 import { DEFAULT_TEMPLATE, defaultExclude, type WatchFolder } from './config.js';
+import { canonicalTimezone } from './configCheck.js';
 
 // As the harvest API's names; a station registers its instruments on the server under them.
 const name = nameSchema.refine((text) => !hasControlCharacters(text), CONTROL_CHARACTERS);
@@ -75,7 +76,7 @@ export const harvestBundleShape = {
         .object({
           instrument: name,
           cron: z.string().min(1),
-          timezone: z.string().min(1).optional(),
+          timezone: z.string().min(1).optional().transform(canonicalTimezone),
           enabled: z.boolean().optional(),
         })
         .strict(),

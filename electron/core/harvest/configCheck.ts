@@ -63,6 +63,21 @@ export function cronProblems(at: string, cron: string): string[] {
 }
 
 /**
+ * A time zone's one name: "etc/utc", "Etc/UTC" and "UTC" are one zone, and so are
+ * "US/Eastern" and "America/New_York". Stored so, two schedules at the same times are found
+ * alike however each was written. A name that is no zone is given back as it is, for
+ * timezoneProblems to name.
+ */
+export function canonicalTimezone<T extends string | null | undefined>(timezone: T): T {
+  if (!timezone) return timezone;
+  try {
+    return new Intl.DateTimeFormat('en-US', { timeZone: timezone }).resolvedOptions().timeZone as T;
+  } catch {
+    return timezone;
+  }
+}
+
+/**
  * A schedule's time zone. croner checks it only when it works out a run, so a bad one would
  * be found only when the station starts the schedule, and the schedule would never run.
  */

@@ -14,7 +14,7 @@ import {
 } from '../../../../shared/harvest/management.js';
 import type { Db } from '../../db/open.js';
 import { newUuid } from '../../util/ids.js';
-import { cronProblems, timezoneProblems } from '../../harvest/configCheck.js';
+import { canonicalTimezone, cronProblems, timezoneProblems } from '../../harvest/configCheck.js';
 import { notifyStations, stationOfInstrument } from './notify.js';
 import { ValidationProblems, problem, type Problem } from './problems.js';
 import { checkReference, requireRecord, type Context, type ManagedResource } from './resource.js';
@@ -203,7 +203,11 @@ export const schedules: ManagedResource<ScheduleOut> = {
 
   create({ db, now }: Context, input) {
     const i = input as Input & { instrument_id: number; cron: string };
-    const merged: Required<Input> = { timezone: null, enabled: true, ...i };
+    const merged: Required<Input> = {
+      enabled: true,
+      ...i,
+      timezone: canonicalTimezone(i.timezone ?? null),
+    };
     check(db, merged, i, null);
     const stationId = stationOfInstrument(db, merged.instrument_id);
     const id = Number(
@@ -240,6 +244,7 @@ export const schedules: ManagedResource<ScheduleOut> = {
       timezone: before.timezone,
       enabled: before.enabled === 1,
       ...i,
+      ...(i.timezone !== undefined ? { timezone: canonicalTimezone(i.timezone) } : {}),
     };
     check(db, merged, i, before);
     const stationId = stationOfInstrument(db, merged.instrument_id);
