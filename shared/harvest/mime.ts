@@ -104,6 +104,104 @@ function skipBomAndWhitespace(head: Uint8Array): number {
   return i;
 }
 
+/**
+ * Whether `text` (a head, perhaps cut anywhere) starts a JSON value: `[Header]` (an Illumina
+ * sample sheet) and `[Instrument]` (an INI file) start with a bracket and are not JSON.
+ */
+function startsJson(text: string): boolean {
+  let i = 0;
+  const space = (): void => {
+    while (i < text.length && ' \t\n\r'.includes(text[i])) i++;
+  };
+  // Each returns false for text that is not JSON; running out of text is a head cut short.
+  const value = (depth: number): boolean => {
+    space();
+    if (i >= text.length) return true;
+    const c = text[i];
+    if (c === '{' || c === '[') {
+      if (depth > 64) return true;
+      const close = c === '{' ? '}' : ']';
+      i++;
+      space();
+      if (text[i] === close) return (i++, true);
+      for (;;) {
+        if (c === '{') {
+          space();
+          if (i >= text.length) return true;
+          if (text[i] !== '"' || !string()) return false;
+          space();
+          if (i >= text.length) return true;
+          if (text[i++] !== ':') return false;
+        }
+        if (!value(depth + 1)) return false;
+        space();
+        if (i >= text.length) return true;
+        if (text[i] === close) return (i++, true);
+        if (text[i++] !== ',') return false;
+      }
+    }
+    if (c === '"') return string();
+    // A literal the head cuts short ("tr", "1.", "2e-") is a JSON head too.
+    const rest = text.slice(i);
+    if (
+      ['true', 'false', 'null'].some((word) => word.startsWith(rest)) ||
+      /^(?:-|-?(?:0|[1-9]\d*)(?:\.\d*)?(?:[eE][+-]?\d*)?)$/.test(rest)
+    ) {
+      i = text.length;
+      return true;
+    }
+    const literal = /^(?:-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null)/.exec(
+      text.slice(i, i + 400),
+    );
+    if (!literal) return false;
+    i += literal[0].length;
+    return true;
+  };
+  const string = (): boolean => {
+    for (i++; i < text.length; i++) {
+      if (text[i] === '\\') i++;
+      else if (text[i] === '"') return (i++, true);
+      else if (text.charCodeAt(i) < 0x20) return false;
+    }
+    return true;
+  };
+  if (!value(0)) return false;
+  space();
+  return i >= text.length;
+}
+
+/**
+ * Text in a one-byte code page (ISO-8859-1, Windows-1252): what Windows instrument software
+ * often writes, "°C" and "µm" in CSV exports. No NUL, no C0 control but tab, line breaks, form
+ * feed and escape, no DEL.
+ */
+function isSingleByteText(head: Uint8Array): boolean {
+  return head.every(
+    (b) =>
+      (b >= 0x20 && b !== 0x7f) ||
+      b === 0x09 ||
+      b === 0x0a ||
+      b === 0x0c ||
+      b === 0x0d ||
+      b === 0x1b,
+  );
+}
+
+/** UTF-16 text: a byte-order mark, or ASCII characters each beside a zero byte. */
+function isUtf16Text(head: Uint8Array): boolean {
+  if (startsWith(head, 0, [0xff, 0xfe]) || startsWith(head, 0, [0xfe, 0xff])) return true;
+  if (head.length < 8) return false;
+  const zeroAt = head[0] === 0 ? 0 : head[1] === 0 ? 1 : -1;
+  if (zeroAt < 0) return false;
+  for (let i = 0; i + 1 < head.length; i += 2) {
+    const char = head[i + 1 - zeroAt];
+    if (head[i + zeroAt] !== 0 || !isSingleByteText(head.subarray(i + 1 - zeroAt, i + 2 - zeroAt)))
+      return false;
+    if (char >= 0x80) return false;
+  }
+  return true;
+}
+
 export function sniffMime(head: Uint8Array): string {
   if (head.length === 0) return 'application/x-empty';
   for (const signature of SIGNATURES) {
@@ -113,8 +211,13 @@ export function sniffMime(head: Uint8Array): string {
   if (isBmp(head)) return 'image/bmp';
   const bom = startsWith(head, 0, [0xef, 0xbb, 0xbf]) ? 3 : 0;
   if (startsWith(head, bom, ascii('<?xml'))) return 'application/xml';
-  if (!isUtf8Text(head)) return 'application/octet-stream';
+  if (!isUtf8Text(head)) {
+    return isUtf16Text(head) || isSingleByteText(head) ? 'text/plain' : 'application/octet-stream';
+  }
   const first = head[skipBomAndWhitespace(head)];
-  if (first === 0x7b || first === 0x5b) return 'application/json';
+  if (first === 0x7b || first === 0x5b) {
+    // Byte by byte: the structure JSON needs is ASCII, and UTF-8's other bytes are 0x80 and up.
+    if (startsJson(String.fromCharCode(...head.subarray(bom)))) return 'application/json';
+  }
   return 'text/plain';
 }

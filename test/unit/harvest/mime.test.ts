@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { sniffMime } from '../../../shared/harvest/mime.js';
 
@@ -65,13 +66,37 @@ const table: [string, Uint8Array, string][] = [
   ['text that starts like bzip2 but is not', utf8('BZh? no'), 'text/plain'],
   ['text with a NUL', bytes('abc\0def'), 'application/octet-stream'],
   ['JSON-looking with a NUL', bytes('{"a":\0}'), 'application/octet-stream'],
-  ['invalid UTF-8 continuation', bytes('abc', [0xc3, 0x28]), 'application/octet-stream'],
-  ['overlong encoding', bytes([0xc0, 0xaf]), 'application/octet-stream'],
-  ['UTF-16 surrogate in UTF-8', bytes([0xed, 0xa0, 0x80, 0x41]), 'application/octet-stream'],
-  ['past U+10FFFF', bytes([0xf4, 0x90, 0x80, 0x80]), 'application/octet-stream'],
-  ['lone continuation byte', bytes('a', [0x80], 'b'), 'application/octet-stream'],
-  ['truncated sequence before more text', bytes([0xe2, 0x82], 'abc'), 'application/octet-stream'],
+  // Not UTF-8, and not text in a one-byte code page either (a control byte in each).
+  ['invalid UTF-8 continuation', bytes('abc', [0xc3, 0x28, 0x01]), 'application/octet-stream'],
+  ['overlong encoding', bytes([0xc0, 0xaf, 0x02]), 'application/octet-stream'],
+  ['UTF-16 surrogate in UTF-8', bytes([0xed, 0xa0, 0x80, 0x41, 0x03]), 'application/octet-stream'],
+  ['past U+10FFFF', bytes([0xf4, 0x90, 0x80, 0x80, 0x04]), 'application/octet-stream'],
+  ['lone continuation byte', bytes('a', [0x80], 'b', [0x05]), 'application/octet-stream'],
+  [
+    'truncated sequence before more text',
+    bytes([0xe2, 0x82], 'abc', [0x06]),
+    'application/octet-stream',
+  ],
   ['random binary', bytes([0x00, 0x01, 0x02, 0xfe, 0xff]), 'application/octet-stream'],
+  ['binary without NUL', bytes([0x89, 0x12, 0xfe, 0x7f, 0x33]), 'application/octet-stream'],
+  // Mutation: text that is not UTF-8 taken for binary, as it was: Windows instruments' exports.
+  ['Latin-1 CSV', bytes('Temp [', [0xb0], 'C];Size [', [0xb5], 'm]\r\n21.5;3\r\n'), 'text/plain'],
+  ['Windows-1252 quotes', bytes([0x93], 'sample', [0x94], ' ', [0x96], ' ok'), 'text/plain'],
+  ['UTF-16LE with BOM', bytes([0xff, 0xfe], 'a\0,\0b\0\r\0\n\0'), 'text/plain'],
+  ['UTF-16BE with BOM', bytes([0xfe, 0xff], '\0a\0,\0b'), 'text/plain'],
+  ['UTF-16LE without BOM', bytes('T\0i\0m\0e\0,\0V\0\r\0\n\0'), 'text/plain'],
+  // Mutation: any text that starts with a bracket taken for JSON, as it was.
+  ['Illumina sample sheet', utf8('[Header]\nIEMFileVersion,4\n'), 'text/plain'],
+  ['INI file', utf8('; exported\n[Instrument]\nname=SEM\n'), 'text/plain'],
+  ['INI file, bracket first', utf8('[Instrument]\r\nname=SEM\r\n'), 'text/plain'],
+  ['bracketed list of words', utf8('[a, b, c]'), 'text/plain'],
+  ['brace then prose', utf8('{ see notes }'), 'text/plain'],
+  ['JSON cut inside a string', utf8('{"sample": "Fe3O4 on Si'), 'application/json'],
+  ['JSON cut inside a literal', utf8('[1, 2, tr'), 'application/json'],
+  ['JSON cut after a key', utf8('{"a": {"b": [1.5e3, null, false], "c":'), 'application/json'],
+  ['JSON with escapes', utf8('{"a\\"b": "\\u00e9"}'), 'application/json'],
+  ['JSON cut inside a number', utf8('{"v": [1.'), 'application/json'],
+  ['JSON then more', utf8('{"a": 1} trailing'), 'text/plain'],
   ['DICOM head too short', withPrefix(128, bytes('DIC')).slice(0, 131), 'application/octet-stream'],
 ];
 
@@ -83,7 +108,26 @@ describe('sniffMime', () => {
   it('looks only at the head it is given', () => {
     const large = new Uint8Array(4096).fill(0x61);
     expect(sniffMime(large)).toBe('text/plain');
-    large.set(utf8('{'), 0);
+    large.set(utf8('["'), 0);
     expect(sniffMime(large)).toBe('application/json');
+  });
+
+  it('takes every JSON object or array for JSON, cut anywhere, and throws on no input', () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(fc.array(fc.jsonValue()), fc.dictionary(fc.string(), fc.jsonValue())),
+        fc.nat(),
+        (value, cut) => {
+          const whole = utf8(JSON.stringify(value, null, cut % 3));
+          const head = whole.subarray(0, 1 + (cut % whole.length));
+          expect(sniffMime(head)).toBe('application/json');
+        },
+      ),
+    );
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 300 }), (head) => {
+        expect(typeof sniffMime(head)).toBe('string');
+      }),
+    );
   });
 });
