@@ -3,11 +3,11 @@
  * that fires every second, it queues no run of its own), and a run is a full harvest of its
  * instrument, which tries its failed files again at once rather than at their backoff.
  */
-import { rmSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { HarvestFileView } from '../../shared/api.js';
-import { startStation, waitFor } from './helpers.js';
+import { importBundle, startStation, tempDir, waitFor } from './helpers.js';
 import { failingTransfer, filesOf, harvestOnce, setupHarvest, withDb } from './harvestSetup.js';
 
 describe('harvest schedules', () => {
@@ -109,4 +109,70 @@ describe('harvest schedules', () => {
       await station.stop();
     }
   }, 60_000);
+
+  // Mutation: a run settled only when the whole station was idle, as it was: the camera's run
+  // stayed running until the detector's big copy had ended (and with a detector that writes
+  // all day, until the run timeout, stored with "still being transferred").
+  it("of one instrument end with its own transfers, not another instrument's", async () => {
+    const root = tempDir('labstation-runs-');
+    const [camera, detector, dest, data] = ['camera', 'detector', 'dest', 'data'].map((d) =>
+      join(root, d),
+    );
+    for (const dir of [camera, detector, dest]) mkdirSync(dir);
+    writeFileSync(join(camera, 'frame.tif'), 'a frame');
+    // Copied at about 24 ms a MiB (harvest.slow-copy), and read back as slowly: some 10 s.
+    writeFileSync(join(detector, 'map.h5'), Buffer.alloc(200 * 1024 * 1024, 7));
+    const instrument = (name: string, path: string): unknown => ({
+      name,
+      tool: 'SEM',
+      watch: [{ path }],
+      stability_seconds: 0.3,
+      storage_location: 'archive',
+      destination_template: '{instrument}/{relative_path}',
+    });
+    const imported = await importBundle(data, {
+      tools: [{ name: 'SEM' }],
+      station: { tool: 'SEM' },
+      storage_locations: [{ name: 'archive', type: 'local', base_path: dest }],
+      instruments: [instrument('camera', camera), instrument('detector', detector)],
+      schedules: [{ instrument: 'camera', cron: '* * * * * *' }],
+    });
+    expect(imported.code, imported.stderr).toBe(0);
+    const station = await startStation(data, { LABSTATION_INJECT: 'harvest.slow-copy' });
+    try {
+      const files = async (): Promise<HarvestFileView[]> =>
+        ((await station.rpc('harvest.files', { limit: 10 })).body as { files: HarvestFileView[] })
+          .files;
+      await waitFor("the detector's copy under way", async () =>
+        (await files()).find((f) => f.instrument === 'detector'),
+      );
+      const run = await waitFor(
+        'a camera run ended',
+        () =>
+          withDb(data, (db) =>
+            db
+              .prepare(
+                `SELECT r.state, r.error FROM harvest_runs r JOIN instruments i
+                   ON i.id = r.instrument_id
+                 WHERE i.name = 'camera' AND r.state IN ('completed', 'failed') LIMIT 1`,
+              )
+              .get(),
+          ) as { state: string; error: string } | undefined,
+        30_000,
+      );
+      expect(run).toEqual({ state: 'completed', error: '' });
+      const map = (await files()).find((f) => f.instrument === 'detector');
+      expect(map?.state).toBe('waiting');
+      await waitFor(
+        "the detector's file done",
+        async () =>
+          (await files()).find((f) => f.instrument === 'detector')?.state === 'done'
+            ? true
+            : undefined,
+        60_000,
+      );
+    } finally {
+      await station.stop();
+    }
+  }, 120_000);
 });

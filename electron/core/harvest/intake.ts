@@ -147,6 +147,13 @@ export class Intake {
     return this.rechecks.size;
   }
 
+  /** Whether files of this instrument are being compared with their record. */
+  comparingFor(instrumentId: number): boolean {
+    const prefix = `${instrumentId}\0`;
+    for (const key of this.rechecks.keys()) if (key.startsWith(prefix)) return true;
+    return false;
+  }
+
   /** The records of an instrument for a walk that starts now, kept up to date until walkEnded. */
   walkStarts(instrumentId: number): KnownSources {
     const known = knownSources(this.db, instrumentId);

@@ -127,12 +127,19 @@ export class RunQueue {
 
   /**
    * Whether a run of `instrumentId` whose walk ended at `walkedAt` is done: null while walks,
-   * checks or transfers are under way or a file of the instrument may still settle; else the
-   * files of the instrument still changing (seen changing for ONCE_PATIENCE_WINDOWS windows,
-   * at least 10 s, since the walk).
+   * checks or transfers of the instrument are under way or a file of it may still settle; else
+   * the files of the instrument still changing (seen changing for ONCE_PATIENCE_WINDOWS
+   * windows, at least 10 s, since the walk). Another instrument's work is not waited for: a
+   * detector that writes all day would hold every run of the station's other instruments.
    */
   private settledFor(instrumentId: number, walkedAt: number): string[] | null {
-    if (this.walks.busy || this.transfers.busy || this.intake.comparing) return null;
+    if (
+      this.walks.walksInstrument(instrumentId) ||
+      this.transfers.busyFor(instrumentId) ||
+      this.intake.comparingFor(instrumentId)
+    ) {
+      return null;
+    }
     return this.stability.changingFor(instrumentId, walkedAt);
   }
 }

@@ -239,6 +239,23 @@ export class TransferQueue {
     return this.queue.length > 0 || this.active.size > 0;
   }
 
+  /**
+   * Whether files of this instrument are queued or under way: a harvest run of one instrument
+   * waits for its own transfers, not for another instrument's stream of files. Asked a few
+   * times a second while a run settles, never on the per-file path.
+   */
+  busyFor(instrumentId: number): boolean {
+    for (const a of this.active.values()) if (a.file.instrument_id === instrumentId) return true;
+    if (!this.queue.length) return false;
+    return (
+      cachedStatement(
+        this.db,
+        `SELECT 1 FROM json_each(?) q JOIN harvest_files f ON f.id = q.value
+          WHERE f.instrument_id = ? LIMIT 1`,
+      ).get(JSON.stringify(this.queue), instrumentId) !== undefined
+    );
+  }
+
   /** Files queued, not yet handed to the copy pool. */
   get queuedFiles(): number {
     return this.queue.length;

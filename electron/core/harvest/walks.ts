@@ -46,6 +46,8 @@ export class Walks {
   private lastScanAt: string | null = null;
   /** What the last walk of each instrument could not read, by instrument id. */
   private readonly problems = new Map<number, string>();
+  /** Walks under way by instrument id. */
+  private readonly walking = new Map<number, number>();
 
   constructor(
     private readonly db: Db,
@@ -59,6 +61,11 @@ export class Walks {
   /** Whether a walk is under way. */
   get busy(): boolean {
     return this.scanning > 0;
+  }
+
+  /** Whether a walk of this instrument's folders is under way. */
+  walksInstrument(instrumentId: number): boolean {
+    return (this.walking.get(instrumentId) ?? 0) > 0;
   }
 
   /** When the last walk of every folder ended. */
@@ -116,9 +123,13 @@ export class Walks {
   async rescan(instrument: Instrument): Promise<void> {
     if (this.host.stopped()) return;
     const known = this.intake.walkStarts(instrument.id);
+    this.walking.set(instrument.id, (this.walking.get(instrument.id) ?? 0) + 1);
     try {
       await this.walk(instrument, known);
     } finally {
+      const left = (this.walking.get(instrument.id) ?? 1) - 1;
+      if (left > 0) this.walking.set(instrument.id, left);
+      else this.walking.delete(instrument.id);
       this.intake.walkEnded(instrument.id, known);
     }
   }
