@@ -247,4 +247,31 @@ describe('pre-transfer hooks', () => {
       destination_path: join(dirs.other, 'raw', 'small.raw'),
     });
   });
+
+  // Mutation: the location looked up and not found, as it was: "instrument sem-1 has no storage
+  // location", which names neither the hook nor the location, while the instrument has one.
+  it('name the hook and the location when a redirect sends a file to a location not there', async () => {
+    const dirs = await twoInstruments([
+      {
+        name: 'raw-aside',
+        trigger: 'pre_transfer',
+        kind: 'redirect',
+        config: { glob: '*.raw', storage_location: 'other' },
+      },
+    ]);
+    // As a location renamed on the server leaves a hook that names the old one.
+    const db = new Database(join(dirs.data, 'labstation.db'));
+    db.prepare("UPDATE storage_locations SET name = 'other-2026' WHERE name = 'other'").run();
+    db.close();
+    writeFileSync(join(dirs.src, 'small.raw'), 'raw bytes');
+    const run = await harvestOnce(dirs.data);
+    expect(run.code).toBe(1);
+    const [file] = await filesOf(dirs.data);
+    expect(file.last_transfer).toMatchObject({
+      status: 'failed',
+      error:
+        'the pre-transfer hook "raw-aside" sends this file to the storage location "other", ' +
+        'which does not exist',
+    });
+  });
 });

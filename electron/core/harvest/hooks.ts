@@ -17,6 +17,8 @@ export interface PreTransferDecision {
   skip: { hook: string } | null;
   destinationTemplate: string | null;
   storageLocation: string | null;
+  /** The redirect that chose storageLocation (a later one may change only the template). */
+  storageLocationBy: string | null;
   redirectedBy: string | null;
 }
 
@@ -110,6 +112,7 @@ export function decidePreTransfer(hooks: Hook[], file: FileRow): PreTransferDeci
     skip: null,
     destinationTemplate: null,
     storageLocation: null,
+    storageLocationBy: null,
     redirectedBy: null,
   };
   for (const hook of hooks) {
@@ -120,7 +123,10 @@ export function decidePreTransfer(hooks: Hook[], file: FileRow): PreTransferDeci
       const config = storedConfig('redirect', hook.config, hook.name);
       if (matches(config, file)) {
         decision.destinationTemplate = config.destination_template ?? decision.destinationTemplate;
-        decision.storageLocation = config.storage_location ?? decision.storageLocation;
+        if (config.storage_location) {
+          decision.storageLocation = config.storage_location;
+          decision.storageLocationBy = hook.name;
+        }
         decision.redirectedBy = hook.name;
       }
     }

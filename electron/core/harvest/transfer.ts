@@ -116,6 +116,14 @@ async function decideDestination(
     ? storageLocationByName(db, decision.storageLocation)
     : instrument.storage_location;
   end.location = location;
+  if (!location && decision.storageLocation) {
+    // Renamed or removed since the hook was written: the hook is what to fix.
+    return await end.fail(
+      `the pre-transfer hook ${JSON.stringify(decision.storageLocationBy)} sends this file to the ` +
+        `storage location ${JSON.stringify(decision.storageLocation)}, which does not exist`,
+      false,
+    );
+  }
   if (!location) {
     return await end.fail(`instrument ${instrument.name} has no storage location`, false);
   }

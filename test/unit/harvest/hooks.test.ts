@@ -240,6 +240,7 @@ describe('pre-transfer hooks', () => {
       skip: null,
       destinationTemplate: 'b/{filename}',
       storageLocation: 'other',
+      storageLocationBy: 'first',
       redirectedBy: 'second',
     });
   });
