@@ -259,7 +259,8 @@ describe('pre-transfer hooks', () => {
         config: { glob: '*.raw', storage_location: 'other' },
       },
     ]);
-    // As a location renamed on the server leaves a hook that names the old one.
+    // A hook can outlive its location here: a station bundle that renames a location, beside a
+    // hook the server deployed that names the old one.
     const db = new Database(join(dirs.data, 'labstation.db'));
     db.prepare("UPDATE storage_locations SET name = 'other-2026' WHERE name = 'other'").run();
     db.close();
