@@ -39,6 +39,14 @@ export function logonErrorText(error: BridgeError): string {
   return errorText(error);
 }
 
+/**
+ * Whether a log-on or login failed on what was typed: a wrong PIN or password ('unauthenticated'),
+ * or a login locked after too many ('locked'). Not when the station or server did not answer.
+ */
+export function credentialsRefused(error: BridgeError): boolean {
+  return error.code === 'unauthenticated' || error.code === 'locked';
+}
+
 /** An error from the core in words for the person at the screen. */
 export function errorText(error: BridgeError): string {
   switch (error.code) {

@@ -48,6 +48,8 @@ test('logs on with username and PIN, and says so in words when the PIN is wrong'
   await page.getByLabel('PIN', { exact: true }).fill('0000');
   await page.getByRole('button', { name: 'Log on' }).click();
   await expect(page.getByRole('alert')).toContainText('Wrong username, badge or PIN');
+  // The PIN refused goes.
+  await expect(page.getByLabel('PIN', { exact: true })).toHaveValue('');
 
   // The on-screen keypad types the PIN.
   const keypad = page.getByRole('group', { name: 'Keypad for PIN' });
@@ -57,6 +59,24 @@ test('logs on with username and PIN, and says so in words when the PIN is wrong'
   await page.getByRole('button', { name: 'Log on' }).click();
   await expect(page.getByText('Logged on as')).toContainText('Ada Lovelace');
   await expect(page.getByRole('heading', { name: `Enable ${TOOL}` })).toBeVisible();
+});
+
+test('a log-on the station does not answer keeps the PIN typed, to try again', async ({
+  page,
+  startStation,
+}) => {
+  const station = await startStation(facility());
+  await page.goto(station.url);
+  await expect(page.getByTestId('tool-state')).toHaveText('Idle');
+  await page.getByLabel('Username or badge number').fill('ada');
+  const pin = page.getByLabel('PIN', { exact: true });
+  await pin.fill('1234');
+  await station.stop();
+  await page.getByRole('button', { name: 'Log on' }).click();
+  const logon = page.getByRole('region', { name: 'Log on' });
+  await expect(logon.getByRole('alert')).toContainText('The station does not answer');
+  await expect(pin).toHaveValue('1234');
+  await expect(pin).toBeFocused();
 });
 
 test('a badge reader types the badge and Enter: the PIN follows, Enter logs on', async ({

@@ -401,7 +401,7 @@ test('notebook: a save refused earlier leaves no stale message when the next one
   const edit = page.getByRole('region', { name: 'Editing entry Holder C' });
   await edit.getByLabel('Title', { exact: true }).fill('');
   await edit.getByRole('button', { name: 'Save' }).click();
-  await expect(edit.getByTestId('save-error')).toContainText('title: must not be empty');
+  await expect(edit.getByText('Title: must not be empty', { exact: true })).toBeVisible();
   // The title is put right; the next save is stopped by the JSON, and only that is said.
   await edit.getByLabel('Title', { exact: true }).fill('Holder C');
   await edit.getByRole('button', { name: 'Code (JSON)' }).click();
@@ -409,6 +409,7 @@ test('notebook: a save refused earlier leaves no stale message when the next one
   await edit.getByRole('button', { name: 'Save' }).click();
   await expect(edit.getByTestId('code-blocked')).toContainText('not valid JSON');
   await expect(edit.getByTestId('save-error')).toHaveCount(0);
+  await expect(edit.getByText('Title: must not be empty', { exact: true })).toHaveCount(0);
 });
 
 test('notebook: each group is renamed by a button that names it, or by Enter in its name', async ({
@@ -838,6 +839,17 @@ test('notebook search: a refused condition’s problem describes its inputs and 
   await expect(first.getByText(reversed)).toBeVisible();
   await expect(first.getByLabel('From (minimum)')).toHaveAccessibleDescription(reversed);
   await expect(first.getByLabel('To (maximum)')).toHaveAccessibleDescription(reversed);
+  // A bound that is no number ("2,5" with a decimal comma) is not searched for as another
+  // number: the problem names the bound, which keeps what was typed and takes the focus.
+  const from = first.getByLabel('From (minimum)');
+  await from.clear();
+  await from.pressSequentially('2,5');
+  await search.getByRole('button', { name: 'Search' }).click();
+  const notANumber = 'From (minimum): "2,5" is not a number';
+  await expect(first.getByText(notANumber)).toBeVisible();
+  await expect(from).toBeFocused();
+  await expect(from).toHaveValue('2,5');
+  await expect(from).toHaveAccessibleDescription(notANumber);
 });
 
 test('notebook: stored metadata that no longer reads is shown as JSON to repair and kept by a save that leaves it', async ({
@@ -892,4 +904,84 @@ test('notebook: stored metadata that no longer reads is shown as JSON to repair 
     }),
   ).toBeVisible();
   expect(stored()).toEqual({ title: 'Old holder 2', metadata: '{"extra_fields": 5}' });
+});
+
+test('notebook: a number is kept as typed; one that is no number is said naming its field and not saved', async ({
+  page,
+  startStation,
+}) => {
+  const station = await startStation(facility());
+  await page.goto(station.url);
+  await logOn(page, 'ada', '1234');
+  await openNotebook(page);
+  const entry = await itemWithMetadata(page, station.url, 'Probe V', {
+    extra_fields: { Voltage: { type: 'number', value: 3 } },
+  });
+  const storedVoltage = (): unknown => {
+    const db = new Database(join(station.dataDir, 'labstation.db'), { readonly: true });
+    try {
+      const row = db
+        .prepare("SELECT metadata FROM notebook_entries WHERE title = 'Probe V'")
+        .get() as { metadata: string };
+      return (JSON.parse(row.metadata) as { extra_fields: { Voltage: { value: unknown } } })
+        .extra_fields.Voltage.value;
+    } finally {
+      db.close();
+    }
+  };
+  await entry.getByRole('button', { name: 'Edit' }).click();
+  const edit = page.getByRole('region', { name: 'Editing entry Probe V' });
+  const voltage = edit.getByLabel('Voltage', { exact: true });
+  const save = edit.getByRole('button', { name: 'Save' });
+
+  // A decimal comma, as a person used to it types it: kept as typed, said, not saved.
+  for (const typed of ['2,75', '1e']) {
+    await voltage.clear();
+    await voltage.pressSequentially(typed);
+    await save.click();
+    await expect(edit.getByTestId('save-error')).toHaveText(`Voltage: "${typed}" is not a number`);
+    await expect(voltage).toBeFocused();
+    await expect(voltage).toHaveValue(typed);
+    await expect(voltage).toHaveAttribute('aria-invalid', 'true');
+    expect(storedVoltage()).toBe(3);
+  }
+
+  // Mended, it is saved: as the text typed, as before.
+  await voltage.fill('2.75');
+  await expect(voltage).not.toHaveAttribute('aria-invalid');
+  await save.click();
+  const saved = page.getByRole('region', { name: 'Entry Probe V' });
+  await expect(saved.getByRole('button', { name: 'Edit' })).toBeVisible();
+  await expect(fieldValue(saved, 'Voltage')).toHaveText('2.75');
+  expect(storedVoltage()).toBe('2.75');
+});
+
+test('notebook: an empty title is said at the Title field, which takes the focus, and not saved', async ({
+  page,
+  startStation,
+}) => {
+  const station = await startStation(facility());
+  await page.goto(station.url);
+  await logOn(page, 'ada', '1234');
+  await openNotebook(page);
+  const entry = await createEntry(page, 'Item', 'Holder T');
+  await entry.getByRole('button', { name: 'Edit' }).click();
+  const edit = page.getByRole('region', { name: 'Editing entry Holder T' });
+  const title = edit.getByLabel('Title', { exact: true });
+  await title.fill(' ');
+  await edit.getByRole('button', { name: 'Save' }).click();
+  await expect(edit.getByText('Title: must not be empty', { exact: true })).toBeVisible();
+  await expect(title).toBeFocused();
+  await expect(title).toHaveAttribute('aria-invalid', 'true');
+  await expect(title).toHaveAccessibleDescription('Title: must not be empty');
+  await expect(edit.getByTestId('save-error')).toHaveCount(0);
+  // Mended as it is typed, and saved.
+  await title.fill('Holder T2');
+  await expect(title).not.toHaveAttribute('aria-invalid');
+  await edit.getByRole('button', { name: 'Save' }).click();
+  await expect(
+    page
+      .getByRole('region', { name: 'Entry Holder T2' })
+      .getByRole('heading', { name: 'Holder T2' }),
+  ).toBeVisible();
 });

@@ -5,6 +5,7 @@
  * booking is refused naming the first, and cancelling frees the time while the API keeps the
  * record marked cancelled.
  */
+import type { Locator } from '@playwright/test';
 import { expect, logIn, PEOPLE, test } from './serverFixtures.js';
 
 // Times are typed and shown in the browser's zone; one with an offset proves they are sent so.
@@ -188,4 +189,57 @@ test('a one-hour reservation says "(yours)" in full in the week calendar at 1024
     return false;
   });
   expect(yours).toBe(true);
+});
+
+test('answers typed into a booking form and left are not shown to the next person who logs in', async ({
+  page,
+  startServer,
+}) => {
+  const setup = await startServer();
+  const login = await fetch(`${setup.serverUrl}auth/jwt/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ username: PEOPLE.ada.email, password: PEOPLE.ada.password }),
+  });
+  const { access_token: jwt } = (await login.json()) as { access_token: string };
+  const saved = await fetch(`${setup.serverUrl}rpc/admin.reservationQuestionSets.save`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${jwt}`, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      enabled: true,
+      name: 'Session',
+      questions: [{ type: 'textbox', name: 'aim', title: 'Aim of the session' }],
+      tool_reservations: true,
+      only_for_tools: [],
+      area_reservations: false,
+      only_for_areas: [],
+      only_for_projects: [],
+    }),
+  });
+  expect(saved.status).toBe(200);
+
+  const openBooking = async (): Promise<Locator> => {
+    await page.getByRole('link', { name: 'Reservations' }).click();
+    await page.getByLabel('Tool or area').selectOption({ label: 'SEM' });
+    const aim = page
+      .getByRole('region', { name: 'Book SEM' })
+      .getByRole('textbox', { name: /Aim of the session/ });
+    await expect(aim).toBeVisible();
+    return aim;
+  };
+
+  // Alice types an answer, looks at another page (it waits for her), and logs out unsent.
+  await logIn(page, setup, PEOPLE.alice);
+  const aim = await openBooking();
+  await aim.fill('Imaging the sealed samples of project X');
+  await page.getByRole('link', { name: 'My usage' }).click();
+  await expect(await openBooking()).toHaveValue('Imaging the sealed samples of project X');
+  await page.getByRole('button', { name: 'Log out' }).click();
+
+  // Sam logs in in the same tab: the form is his, empty.
+  await page.getByLabel('E-mail').fill(PEOPLE.sam.email);
+  await page.getByLabel('Password').fill(PEOPLE.sam.password);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await expect(page.getByTestId('account-name')).toBeVisible();
+  await expect(await openBooking()).toHaveValue('');
 });

@@ -39,6 +39,35 @@ async function forceEndedUsage(setup: ServerSetup): Promise<string> {
   return uuid;
 }
 
+test('a login the server does not answer keeps the password typed; a refused one clears it', async ({
+  page,
+  startServer,
+}) => {
+  const setup = await startServer();
+  await page.goto(setup.serverUrl);
+  const password = page.getByLabel('Password');
+  await page.getByLabel('E-mail').fill(PEOPLE.alice.email);
+  await password.fill(PEOPLE.alice.password);
+  // The server out of reach: the login's request gets no answer.
+  await page.route('**/auth/jwt/login', (route) => route.abort('connectionrefused'));
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await expect(page.getByRole('alert')).toHaveText(
+    'The server does not answer. Try again in a moment.',
+  );
+  await expect(password).toHaveValue(PEOPLE.alice.password);
+  // Back: the same password logs in.
+  await page.unroute('**/auth/jwt/login');
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await expect(page.getByTestId('account-name')).toBeVisible();
+  await page.getByRole('button', { name: 'Log out' }).click();
+  // A wrong password is refused, and goes.
+  await page.getByLabel('E-mail').fill(PEOPLE.alice.email);
+  await password.fill('not her password');
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await expect(page.getByRole('alert')).toHaveText('Wrong e-mail or password.');
+  await expect(password).toHaveValue('');
+});
+
 test('a force-ended user logs in to the server UI from the e-mail link and completes the pending questions', async ({
   page,
   startServer,

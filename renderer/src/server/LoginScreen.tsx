@@ -2,7 +2,7 @@ import { useId, useState } from 'react';
 import type { FormEvent, ReactElement } from 'react';
 import { ErrorMessage } from '../components/ErrorMessage.js';
 import { toBridgeError } from '../bridge.js';
-import { errorText } from '../format.js';
+import { credentialsRefused, errorText } from '../format.js';
 import { useServerStore } from './store.js';
 
 /** E-mail and password; the JWT the server answers is kept for this tab only. */
@@ -25,9 +25,11 @@ export function LoginScreen(): ReactElement {
     setBusy(true);
     setError(null);
     login(email.trim(), password)
-      .catch((err: unknown) => {
-        setPassword('');
-        setError(errorText(toBridgeError(err)));
+      .catch((error: unknown) => {
+        const err = toBridgeError(error);
+        // A password refused goes; one the server never checked (not reachable) stays.
+        if (credentialsRefused(err)) setPassword('');
+        setError(errorText(err));
       })
       .finally(() => setBusy(false));
   };

@@ -60,10 +60,19 @@ interface ServerState {
 
 /** Reads of the person's usage and pending forms: none read before a logout is shown after it. */
 const reads = readOrder();
-/** Whether the `recent` shown holds only the events left to validate (see recentToValidate). */
-/** Whose typed answers the drafts hold (features/forms/drafts.ts, keys `pending:...`). */
+/**
+ * Whose typed answers the drafts hold (features/forms/drafts.ts): the pending forms'
+ * (`pending:...`) and the booking form's (`booking:...`), each keyed by the account too.
+ */
 let draftsOf: number | null = null;
+/** The prefixes of the drafts the page keeps for the account logged in. */
+const ACCOUNT_DRAFTS = ['pending:', 'booking:'];
+/** Forgets what the account logged in typed and did not send (nobody else may see it). */
+function dropAccountDrafts(): void {
+  for (const prefix of ACCOUNT_DRAFTS) dropDrafts(prefix);
+}
 
+/** Whether the `recent` shown holds only the events left to validate (see recentToValidate). */
 let listedToValidate = false;
 /** The tool the `recent` shown is narrowed to (see recentToolId). */
 let listedToolId: number | null = null;
@@ -148,7 +157,7 @@ export const useServerStore = create<ServerState>((set, get) => ({
     await login(email, password);
     const { account } = await serverCall('account.me', {});
     // Answers typed before a login ended wait for the same person only.
-    if (account.id !== draftsOf) dropDrafts('pending:');
+    if (account.id !== draftsOf) dropAccountDrafts();
     draftsOf = account.id;
     set({ account, loginMessage: null, error: null });
     await get().refresh();
@@ -158,7 +167,7 @@ export const useServerStore = create<ServerState>((set, get) => ({
     // A message says why the server ended the login; a login still good is ended there too.
     forgetJwt(message === undefined);
     // Logged out by themselves: what they typed goes. Ended by the server: it waits for them.
-    if (message === undefined) dropDrafts('pending:');
+    if (message === undefined) dropAccountDrafts();
     reads.forget();
     listedToValidate = false;
     listedToolId = null;

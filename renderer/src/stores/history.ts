@@ -19,6 +19,11 @@ interface HistoryState {
   error: string | null;
   setFilters: (filters: Partial<HistoryFilters>) => void;
   load: (tool: string) => Promise<void>;
+  /**
+   * The filters were refused before any read (HistoryFilters says why): the table shows none of
+   * what it held, which matched other filters or none, so nothing passes for their result.
+   */
+  refuse: () => void;
   replaceEvent: (event: UsageEventView) => void;
   clear: () => void;
 }
@@ -60,6 +65,11 @@ export const useHistoryStore = create<HistoryState>()((set, get) => ({
       // The table said what the filters asked for: none of it now (nor its CSV export).
       set({ loading: !reads.isLatest(asked), events: [], error: toBridgeError(error).message });
     }
+  },
+  refuse() {
+    // A read asked for before is of other filters: not shown when it lands.
+    reads.forget();
+    set({ events: [], loading: false, error: null });
   },
   replaceEvent(event) {
     set({ events: get().events.map((e) => (e.id === event.id ? event : e)) });

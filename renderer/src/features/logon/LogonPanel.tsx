@@ -3,7 +3,7 @@ import type { FormEvent, ReactElement } from 'react';
 import { toBridgeError } from '../../bridge.js';
 import { applyNumpadKey, Numpad } from '../../components/Numpad.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
-import { logonErrorText } from '../../format.js';
+import { credentialsRefused, logonErrorText } from '../../format.js';
 import { useSessionStore } from '../../stores/session.js';
 import { useUiStore } from '../../stores/ui.js';
 import { badgeBurst, useBadgeReader } from './useBadgeReader.js';
@@ -38,8 +38,10 @@ export function LogonPanel(): ReactElement {
     try {
       await logon(login.trim(), pin);
     } catch (e) {
-      setError(logonErrorText(toBridgeError(e)));
-      setPin('');
+      const err = toBridgeError(e);
+      setError(logonErrorText(err));
+      // A PIN refused goes; one the station never checked (not reachable) stays, to try again.
+      if (credentialsRefused(err)) setPin('');
       pinRef.current?.focus();
       setBusy(false);
     }

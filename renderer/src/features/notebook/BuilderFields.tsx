@@ -16,6 +16,12 @@ function shownOrder(doc: MetadataDoc): string[] {
 /** The id of the control of the field shown at `index` in that order. */
 const controlId = (index: number): string => `nb-field-${index + 1}`;
 
+/** The id of the control of the field `name` in the builder, or null when it has none. */
+export function fieldControlId(doc: MetadataDoc, name: string): string | null {
+  const at = shownOrder(doc).indexOf(name);
+  return at === -1 ? null : controlId(at);
+}
+
 /** Builder mode: the fields in their groups with their inputs, Add field, and the groups. */
 export function BuilderFields({ draft }: { draft: EntryDraft }): ReactElement {
   const { doc, actions } = draft;

@@ -90,8 +90,9 @@ export function ConditionEditor(props: ConditionEditorProps): ReactElement {
               <input
                 id={`${id}-min`}
                 aria-describedby={describedBy}
-                type="number"
-                step="any"
+                type="text"
+                inputMode="decimal"
+                autoComplete="off"
                 value={row.min}
                 onChange={(e) => set({ min: e.target.value })}
               />
@@ -100,8 +101,9 @@ export function ConditionEditor(props: ConditionEditorProps): ReactElement {
               <input
                 id={`${id}-max`}
                 aria-describedby={describedBy}
-                type="number"
-                step="any"
+                type="text"
+                inputMode="decimal"
+                autoComplete="off"
                 value={row.max}
                 onChange={(e) => set({ max: e.target.value })}
               />

@@ -1,9 +1,10 @@
-import { Suspense, lazy } from 'react';
+import { Suspense, lazy, useEffect } from 'react';
 import type { ReactElement } from 'react';
 import { displayMainText } from '../../../../shared/metadata/index.js';
 import type { MetadataDoc } from '../../../../shared/metadata/index.js';
 import type { NotebookEntryView } from '../../../../shared/notebookApi.js';
-import { BuilderFields } from './BuilderFields.js';
+import { Messages } from '../forms/FieldFrame.js';
+import { BuilderFields, fieldControlId } from './BuilderFields.js';
 import { ProblemList } from './ProblemList.js';
 import { useEntryDraft } from './useEntryDraft.js';
 
@@ -11,6 +12,8 @@ import { useEntryDraft } from './useEntryDraft.js';
 const CodeEditor = lazy(() =>
   import('./CodeEditor.js').then((module) => ({ default: module.CodeEditor })),
 );
+
+const TITLE_ID = 'entry-title-input';
 
 interface EntryEditorProps {
   entry: NotebookEntryView;
@@ -32,17 +35,31 @@ export function EntryEditor({
   const draft = useEntryDraft(entry, initialDoc, storedText);
   const { actions, mode } = draft;
   const showText = displayMainText(draft.doc);
+  const { saveError } = draft;
+  const titleMessages = saveError?.at === 'title' ? [saveError.message] : [];
+
+  // A save refused for a control sends the person there (drawn by now: it was on the page).
+  useEffect(() => {
+    const at = saveError?.at;
+    if (at === undefined) return;
+    const id = at === 'title' ? TITLE_ID : fieldControlId(draft.doc, at.field);
+    if (id !== null) document.getElementById(id)?.focus();
+    // Only a new refusal moves the focus, not each change of the document after it.
+  }, [saveError]);
 
   return (
     <div className="entry-editor">
-      <div className="field">
-        <label htmlFor="entry-title-input">Title</label>
+      <div className={titleMessages.length ? 'field invalid' : 'field'}>
+        <label htmlFor={TITLE_ID}>Title</label>
         <input
-          id="entry-title-input"
+          id={TITLE_ID}
           type="text"
           value={draft.title}
+          aria-invalid={titleMessages.length > 0 || undefined}
+          aria-describedby={titleMessages.length ? `${TITLE_ID}-messages` : undefined}
           onChange={(e) => actions.setTitle(e.target.value)}
         />
+        <Messages id={`${TITLE_ID}-messages`} messages={titleMessages} />
       </div>
       <div className="field">
         <label htmlFor="entry-tags-input">Tags (separated by commas)</label>
@@ -118,10 +135,10 @@ export function EntryEditor({
         </div>
       )}
 
-      {draft.saveError && (
+      {saveError && saveError.at !== 'title' && (
         <div className="error" role="alert" data-testid="save-error">
-          <p>{draft.saveError.message}</p>
-          {draft.saveError.conflict && (
+          <p>{saveError.message}</p>
+          {saveError.conflict && (
             <button type="button" className="secondary" onClick={onReload}>
               Reload the saved version
             </button>

@@ -74,11 +74,13 @@ function Control({
     case 'number':
       return (
         <div className="control-row">
+          {/* Text, kept as typed: a number input would turn "2,75" into 275 and "1e" into
+              nothing, unseen. What is no number is said at the field, and not saved. */}
           <input
             id={id}
-            type="number"
-            step="any"
+            type="text"
             inputMode="decimal"
+            autoComplete="off"
             value={textOf(field.value)}
             onChange={(e) => onValue(e.target.value)}
             {...common}

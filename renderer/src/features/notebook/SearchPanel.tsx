@@ -71,7 +71,9 @@ export function SearchPanel(): ReactElement {
   return (
     <section className="panel search-panel" aria-label="Search entries">
       <h2>Search</h2>
-      <form onSubmit={submit}>
+      {/* The bounds are checked here, in words naming them (searchConditions.ts), not by the
+          browser's own passing bubble; they are text so that "2,5" reaches that check. */}
+      <form noValidate onSubmit={submit}>
         <div className="filters">
           <div className="field">
             <label htmlFor="search-kind">Kind</label>

@@ -10,6 +10,7 @@ import {
   setFieldUnit,
   setFieldValue,
   toNotebook,
+  validateMetadata,
 } from '../../../../shared/metadata/index.js';
 import type {
   EditResult,
@@ -23,7 +24,8 @@ import { toBridgeError } from '../../bridge.js';
 import { errorText } from '../../format.js';
 import { dropDrafts, readDraft, writeDraft } from '../forms/drafts.js';
 import { useNotebookStore } from '../../stores/notebook.js';
-import { parseTags } from './words.js';
+import { shortMessage } from './problems.js';
+import { fieldLabel, parseTags } from './words.js';
 
 export type EditorMode = 'builder' | 'code';
 
@@ -49,6 +51,46 @@ export function entryEditingKey(id: number): string {
 export interface SaveError {
   message: string;
   conflict: boolean;
+  /** The control it is about, marked and given the focus: the title, or a field by name. */
+  at?: 'title' | { field: string };
+}
+
+/** What the title breaks, as the other forms name a field ("Title: must not be empty"). */
+function titleError(title: string): SaveError | null {
+  return title.trim() === ''
+    ? { message: 'Title: must not be empty', conflict: false, at: 'title' }
+    : null;
+}
+
+/**
+ * A number field whose value, typed in this editor, is no number ("2,75", "1e"): not saved (it
+ * would be stored as that text), said naming the field. A value stored so already (imported,
+ * say) does not stop the rest of the entry from being saved.
+ */
+function typedNotANumber(doc: MetadataDoc, opened: MetadataDoc): SaveError | null {
+  for (const problem of validateMetadata(doc)) {
+    const [where, name, property] = problem.path;
+    if (problem.code !== 'not_a_number' || where !== 'extra_fields') continue;
+    if (typeof name !== 'string' || property !== 'value') continue;
+    const value = doc.fields.find((f) => f.name === name)?.value;
+    if (opened.fields.find((f) => f.name === name)?.value === value) continue;
+    return {
+      message: `${fieldLabel(name)}: ${shortMessage(problem)}`,
+      conflict: false,
+      at: { field: name },
+    };
+  }
+  return null;
+}
+
+/** A refusal of the core that names the title ("title: must not be empty"), at the title. */
+function refusedTitle(details: unknown): SaveError | null {
+  const problems = (details as { problems?: unknown } | undefined)?.problems;
+  if (!Array.isArray(problems)) return null;
+  const problem = problems.find((p): p is string => typeof p === 'string' && /^title: /.test(p));
+  return problem
+    ? { message: `Title: ${problem.slice('title: '.length)}`, conflict: false, at: 'title' }
+    : null;
 }
 
 /** What the code text holds now: the document, or why it cannot become one. */
@@ -108,7 +150,11 @@ export function useEntryDraft(
   };
 
   const actions = {
-    setTitle,
+    setTitle: (text: string) => {
+      setTitle(text);
+      // What the title was refused for goes as it is mended.
+      setSaveError((shown) => (shown?.at === 'title' ? null : shown));
+    },
     setBody,
     setTags,
     setValue: (name: string, value: unknown) => apply(setFieldValue(doc, name, value)),
@@ -161,6 +207,12 @@ export function useEntryDraft(
         }
         metadataDoc = read.doc;
       }
+      const refused =
+        titleError(title) ?? (metadataDoc ? typedNotANumber(metadataDoc, initialDoc) : null);
+      if (refused) {
+        setSaveError(refused);
+        return false;
+      }
       setSaving(true);
       try {
         await useNotebookStore.getState().update({
@@ -175,6 +227,11 @@ export function useEntryDraft(
         return true;
       } catch (error) {
         const e = toBridgeError(error);
+        const atTitle = e.code === 'bad_request' ? refusedTitle(e.details) : null;
+        if (atTitle) {
+          setSaveError(atTitle);
+          return false;
+        }
         setSaveError({
           conflict: e.code === 'conflict',
           message:

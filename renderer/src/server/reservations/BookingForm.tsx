@@ -125,7 +125,7 @@ export function BookingForm({
           setValues={setValues}
           projects={projectsOf(values.user)}
           questions={questions?.key === formKey ? questions.form : null}
-          draftKey={`booking:${target}:${round}`}
+          draftKey={`booking:${me}:${target}:${round}`}
           onSending={onSending}
           onQuestionsStale={() => setAsked((a) => a + 1)}
           onBooked={(reservation) => {
