@@ -4,6 +4,7 @@
  * what the server sends, the document is well formed and the same every time, and /docs and
  * /openapi.json answer without credentials.
  */
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -436,6 +437,40 @@ describe('access', () => {
     for (const method of ['GET', 'POST'] as const) {
       const nowhere = await app.inject({ method, url: '/api/nothing-here/' });
       expect(nowhere.statusCode, method).toBe(404);
+    }
+  });
+
+  it("answers another method on the web page's files, / too, 405 with Allow: GET, HEAD", async () => {
+    const rendererDir = tempDir('labstation-docs-ui-');
+    mkdirSync(join(rendererDir, 'assets'));
+    writeFileSync(join(rendererDir, 'index.html'), '<!doctype html><title>Labstation</title>');
+    writeFileSync(join(rendererDir, 'assets', 'app.js'), 'console.log(1);');
+    writeFileSync(join(rendererDir, 'assets', 'app.js.map'), '{}');
+    const withUi = await createServerApp({
+      db,
+      log: createLogger('silent'),
+      jwtSecret: JWT_SECRET,
+      timeZone: () => 'UTC',
+      rendererDir,
+    });
+    await withUi.ready();
+    try {
+      expect((await withUi.inject({ method: 'GET', url: '/' })).statusCode).toBe(200);
+      for (const url of ['/', '/index.html', '/assets/app.js']) {
+        for (const method of ['OPTIONS', 'POST'] as const) {
+          const answer = await withUi.inject({ method, url });
+          expect(answer.statusCode, `${method} ${url}`).toBe(405);
+          expect(answer.headers.allow, url).toBe('GET, HEAD');
+          expect(answer.json()).toEqual({ detail: `Method "${method}" not allowed.` });
+        }
+      }
+      // What GET finds nothing at stays 404: a missing file, a source map (not served here).
+      for (const url of ['/missing.js', '/assets/app.js.map']) {
+        expect((await withUi.inject({ method: 'GET', url })).statusCode, url).toBe(404);
+        expect((await withUi.inject({ method: 'OPTIONS', url })).statusCode, url).toBe(404);
+      }
+    } finally {
+      await withUi.close();
     }
   });
 });

@@ -538,3 +538,66 @@ describe('management through the web carrier', () => {
     });
   });
 });
+
+describe('text the web page sends', () => {
+  const person = (over: Record<string, unknown>): Record<string, unknown> => ({
+    username: 'carol',
+    email: 'carol@example.org',
+    first_name: 'Carol',
+    last_name: 'Ng',
+    badge_number: '',
+    role: 'user',
+    is_active: true,
+    projects: [],
+    qualified_tools: [],
+    ...over,
+  });
+  const people = (): number => db.prepare('SELECT count(*) FROM users').pluck().get() as number;
+
+  it('refuses text that is not well-formed Unicode anywhere in a call, naming where', async () => {
+    const before = people();
+    const rule = 'not well-formed Unicode (lone surrogate)';
+    const lone = await refused('admin.users.save', person({ username: 's\ud800u' }));
+    expect(lone.status).toBe(400);
+    expect(lone.body).toMatchObject({
+      code: 'bad_request',
+      message: `admin.users.save: username: ${rule}`,
+      details: { problems: [`username: ${rule}`] },
+    });
+    // In a list, and in a key (shown with U+FFFD).
+    const listed = await refused('admin.users.save', person({ projects: [1, '\udc00'] }));
+    expect(listed.body.message).toBe(`admin.users.save: projects[1]: ${rule}`);
+    const key = await refused('admin.users.save', { ...person({}), 'x\udbff': 1 });
+    expect(key.body.message).toBe(`admin.users.save: x\ufffd: ${rule}`);
+    expect(people()).toBe(before);
+  });
+
+  it('keeps names to one line: no line separators or bidirectional controls', async () => {
+    const before = people();
+    for (const [field, value, rule] of [
+      ['username', 'ca\u2028rol', 'must not hold line or paragraph separators (U+2028, U+2029)'],
+      ['last_name', 'N\u2029g', 'must not hold line or paragraph separators (U+2028, U+2029)'],
+      [
+        'username',
+        'carol\u202egnp.exe',
+        'must not hold bidirectional embedding, override or isolate controls (U+202A–U+202E, U+2066–U+2069)',
+      ],
+      [
+        'first_name',
+        '\u2066Carol\u2069',
+        'must not hold bidirectional embedding, override or isolate controls (U+202A–U+202E, U+2066–U+2069)',
+      ],
+    ] as const) {
+      const res = await refused('admin.users.save', person({ [field]: value }));
+      expect(res.status, field).toBe(400);
+      expect(res.body.message).toBe(`admin.users.save: ${field}: ${rule}`);
+    }
+    // Letters of right-to-left scripts and the marks (U+200E, U+200F) are text, not controls.
+    const made = await ok<{ user: { username: string; first_name: string } }>(
+      'admin.users.save',
+      person({ username: 'noa', first_name: 'נועה\u200f', last_name: 'كريم' }),
+    );
+    expect(made.user).toMatchObject({ username: 'noa', first_name: 'נועה\u200f' });
+    expect(people()).toBe(before + 1);
+  });
+});

@@ -2,7 +2,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
-import { serveUiFiles } from './uiFiles.js';
+import { serveUiFiles, uiFileServed } from './uiFiles.js';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { CoreEvent } from '../../../shared/api.js';
 import { HTTP_STATUS, type ApiError } from '../../../shared/errors.js';
@@ -67,7 +67,11 @@ export async function createStationServer(options: StationServerOptions): Promis
   closeConnectionsOnClose(app);
   // Notebook fields may be named `__proto__`: every /rpc call is checked by its zod schema.
   acceptEmptyJson(app, { keepProtoKeys: true });
-  const allowedMethods = recordRouteMethods(app);
+  const rendererDir = options.rendererDir;
+  const allowedMethods = recordRouteMethods(
+    app,
+    rendererDir ? { catchAll: uiFileServed(rendererDir, { sourceMaps: true }) } : {},
+  );
 
   app.setErrorHandler((error, request, reply) => {
     if (error instanceof AppError) return sendError(reply, error.toJSON());
@@ -159,8 +163,8 @@ export async function createStationServer(options: StationServerOptions): Promis
     return reply;
   });
 
-  if (options.rendererDir && existsSync(join(options.rendererDir, 'index.html'))) {
-    await serveUiFiles(app, options.rendererDir, { sourceMaps: true });
+  if (rendererDir && existsSync(join(rendererDir, 'index.html'))) {
+    await serveUiFiles(app, rendererDir, { sourceMaps: true });
   } else {
     app.get('/', (_request, reply) =>
       reply

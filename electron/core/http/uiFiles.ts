@@ -3,6 +3,8 @@
  * hand out. The build also holds the page of `npm run bench:forms` (bench.html and its script,
  * served by the bench itself) and a source map per script; neither is part of the app.
  */
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance } from 'fastify';
 import { UI_CSP_HEADER } from './securityHeaders.js';
@@ -59,6 +61,31 @@ export function uiFileFilter(options: UiFileOptions): (pathName: string) => bool
   return (pathName) => {
     if (!isPlainPath(pathName) || isBenchFile(pathName)) return false;
     return options.sourceMaps || !pathName.endsWith('.map');
+  };
+}
+
+/**
+ * Whether serveUiFiles serves a file at `path` (a request's path, still percent-encoded): a
+ * file of `root` that uiFileFilter allows, or a folder's index.html for a path ending in '/'.
+ * The listeners' 405 for other methods (allowedMethods.ts) asks it: `OPTIONS /` is 405 with
+ * `Allow: GET, HEAD`, as for every other path there is, not 404.
+ */
+export function uiFileServed(root: string, options: UiFileOptions): (path: string) => boolean {
+  const allowed = uiFileFilter(options);
+  return (path) => {
+    if (path.includes('//')) return false;
+    let name: string;
+    try {
+      name = decodeURIComponent(path);
+    } catch {
+      return false;
+    }
+    if (!allowed(name)) return false;
+    try {
+      return statSync(join(root, name.endsWith('/') ? `${name}index.html` : name)).isFile();
+    } catch {
+      return false;
+    }
   };
 }
 

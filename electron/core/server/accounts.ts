@@ -1,5 +1,5 @@
 import type { Db } from '../db/open.js';
-import { CONTROL_CHARACTERS, hasControlCharacters, passwordProblem } from '../../../shared/text.js';
+import { lineProblem, passwordProblem } from '../../../shared/text.js';
 import { AppError, fieldError } from '../util/errors.js';
 import { newUuid, nowIso } from '../util/ids.js';
 import { hashSecret } from '../util/pin.js';
@@ -90,9 +90,8 @@ export async function createAccount(
     ['email', email],
     ['username', username],
   ] as const) {
-    if (hasControlCharacters(value)) {
-      throw new AppError('validation_failed', `${field}: ${CONTROL_CHARACTERS}`);
-    }
+    const problem = lineProblem(value);
+    if (problem !== null) throw new AppError('validation_failed', `${field}: ${problem}`);
   }
   // As the admin page checks a person: log-on at a station looks a login up as a username
   // first, in any case, then as a badge.

@@ -17,10 +17,14 @@ import { registerSyncApi } from './sync/routes.js';
 import { stationAuth } from './sync/stationAuth.js';
 import { registerUploadApi } from './uploads/routes.js';
 import { registerWebUi } from './web/ui.js';
+import { detailClientErrors } from '../http/clientErrors.js';
 import { closeConnectionsOnClose } from '../http/closeConnections.js';
 import { addSecurityHeaders } from '../http/securityHeaders.js';
 import { acceptEmptyJson } from '../http/emptyJson.js';
 import { recordRouteMethods } from '../http/allowedMethods.js';
+import { uiFileServed } from '../http/uiFiles.js';
+import { RENDERER_DIR } from '../paths.js';
+import { refuseIllFormedBodies } from './wellFormedBodies.js';
 
 /** A NEMO resource's list or record path without the trailing slash it is served at. */
 const NEMO_WITHOUT_SLASH =
@@ -61,6 +65,8 @@ export interface ServerAppOptions {
    * responses start with; null or unset: the scheme and host the request came in on.
    */
   publicUrl?: () => string | null;
+  /** The built renderer the web page is served from; dist/renderer unless a test gives one. */
+  rendererDir?: string;
   /** How long a key's holder must be silent before another Labstation may take the key (stationAuth.ts). */
   stationTakeoverMs?: number;
 }
@@ -77,12 +83,17 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
     logger: false,
     bodyLimit: 8 * 1024 * 1024,
     trustProxy: proxies.length ? proxies : false,
+    clientErrorHandler: detailClientErrors,
   });
   if (options.onRoute) app.addHook('onRoute', options.onRoute);
-  const allowedMethods = recordRouteMethods(app);
+  const rendererDir = options.rendererDir ?? RENDERER_DIR;
+  const allowedMethods = recordRouteMethods(app, {
+    catchAll: uiFileServed(rendererDir, { sourceMaps: false }),
+  });
   addSecurityHeaders(app);
   closeConnectionsOnClose(app);
   acceptEmptyJson(app);
+  refuseIllFormedBodies(app);
   const guards = createGuards({ db, log, jwtSecret: options.jwtSecret, clock });
   const loginFailures = new FailureLimiter(10, 15 * 60_000, clock);
   // Verified against when the e-mail is unknown or has no password, so the answer time does not
@@ -92,10 +103,12 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
   const docs = options.docs ?? new ApiDocs();
   describeServerBasics(docs);
 
+  // A form body is text to every route but the log-in (below), as a text/plain one is: the
+  // harvest API answers it 422 "must be a JSON object", as it answers any body not an object.
   app.addContentTypeParser(
     'application/x-www-form-urlencoded',
     { parseAs: 'string' },
-    (_request, body, done) => done(null, Object.fromEntries(new URLSearchParams(String(body)))),
+    (_request, body, done) => done(null, String(body)),
   );
 
   app.setErrorHandler((error, request, reply) => {
@@ -205,42 +218,53 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
   };
 
   // Open to anyone, so it reads no more than a log-in form needs: a large or deeply nested
-  // body from no one costs a 413, not a parse.
-  app.post('/auth/jwt/login', { bodyLimit: LOGIN_BODY_LIMIT }, async (request, reply) => {
-    // A browser names the page a form was sent from: another site's page may not log in here,
-    // nor, by failing, lock the people at this address out (its form needs no script).
-    const origin = request.headers.origin;
-    if (origin !== undefined && !sameSite(origin, request.host, options.publicUrl?.() ?? null)) {
-      return reply.code(403).send({ detail: 'A log-in from another site is refused.' });
-    }
-    const ip = request.ip;
-    // Each log-in holds a place in the address's limit while its password is checked, so that
-    // tries sent at once are held to the limit as tries sent one after another are; one
-    // without a place waits for it (people behind one address logging in at once all get in).
-    if (!(await loginFailures.enter(ip))) {
-      void reply.header('retry-after', String(loginFailures.retryAfter(ip)));
-      return reply.code(429).send({ detail: 'Request was throttled.' });
-    }
-    let result: Awaited<ReturnType<typeof logIn>> | undefined;
-    try {
-      result = await logIn((request.body ?? {}) as Record<string, unknown>);
-    } finally {
-      // Given back however the check ended; counted as a failure only for wrong credentials.
-      const wrong = result !== undefined && 'wrong' in result ? result.wrong : null;
-      const count = loginFailures.end(ip, wrong !== null);
-      if (wrong !== null) log.warn({ ip, email: wrong, failures: count }, 'failed login');
-    }
-    if ('missing' in result) {
-      return reply.code(422).send({
-        detail: result.missing.map((f) => ({
-          loc: ['body', f],
-          msg: 'Field required',
-          type: 'missing',
-        })),
-      });
-    }
-    if ('wrong' in result) return reply.code(400).send({ detail: 'LOGIN_BAD_CREDENTIALS' });
-    return { access_token: result.token, token_type: 'bearer' };
+  // body from no one costs a 413, not a parse. In a scope of its own: the log-in is the one
+  // route that reads a form's fields (fastapi-users' OAuth2 password form).
+  void app.register((scope, _options, done) => {
+    scope.removeContentTypeParser('application/x-www-form-urlencoded');
+    scope.addContentTypeParser(
+      'application/x-www-form-urlencoded',
+      { parseAs: 'string' },
+      (_request, body, parsed) =>
+        parsed(null, Object.fromEntries(new URLSearchParams(String(body)))),
+    );
+    scope.post('/auth/jwt/login', { bodyLimit: LOGIN_BODY_LIMIT }, async (request, reply) => {
+      // A browser names the page a form was sent from: another site's page may not log in here,
+      // nor, by failing, lock the people at this address out (its form needs no script).
+      const origin = request.headers.origin;
+      if (origin !== undefined && !sameSite(origin, request.host, options.publicUrl?.() ?? null)) {
+        return reply.code(403).send({ detail: 'A log-in from another site is refused.' });
+      }
+      const ip = request.ip;
+      // Each log-in holds a place in the address's limit while its password is checked, so that
+      // tries sent at once are held to the limit as tries sent one after another are; one
+      // without a place waits for it (people behind one address logging in at once all get in).
+      if (!(await loginFailures.enter(ip))) {
+        void reply.header('retry-after', String(loginFailures.retryAfter(ip)));
+        return reply.code(429).send({ detail: 'Request was throttled.' });
+      }
+      let result: Awaited<ReturnType<typeof logIn>> | undefined;
+      try {
+        result = await logIn((request.body ?? {}) as Record<string, unknown>);
+      } finally {
+        // Given back however the check ended; counted as a failure only for wrong credentials.
+        const wrong = result !== undefined && 'wrong' in result ? result.wrong : null;
+        const count = loginFailures.end(ip, wrong !== null);
+        if (wrong !== null) log.warn({ ip, email: wrong, failures: count }, 'failed login');
+      }
+      if ('missing' in result) {
+        return reply.code(422).send({
+          detail: result.missing.map((f) => ({
+            loc: ['body', f],
+            msg: 'Field required',
+            type: 'missing',
+          })),
+        });
+      }
+      if ('wrong' in result) return reply.code(400).send({ detail: 'LOGIN_BAD_CREDENTIALS' });
+      return { access_token: result.token, token_type: 'bearer' };
+    });
+    done();
   });
 
   // As FastAPI-Users' JWT logout, with an effect: the token it is called with is ended here,
@@ -295,6 +319,7 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
     clock,
     timeZone: options.timeZone,
     docs,
+    rendererDir,
   });
   registerApiDocs(app, { docs });
   return app;

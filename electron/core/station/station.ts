@@ -20,6 +20,7 @@ import { nowIso } from '../util/ids.js';
 import { createLogger, type Logger } from '../util/log.js';
 import { notebookHandlers } from '../notebook/handlers.js';
 import { formatIssues } from '../util/issues.js';
+import { illFormedTextPath, NOT_WELL_FORMED, pathText } from '../../../shared/wellFormed.js';
 import type { HandlerContext } from './handlers/context.js';
 import { harvestHandlers } from './handlers/harvest.js';
 import { reservationHandlers } from './handlers/reservations.js';
@@ -168,6 +169,13 @@ export class Station {
   async call(name: string, rawArgs: unknown): Promise<unknown> {
     if (!isApiName(name)) throw new AppError('not_found', `no call named ${JSON.stringify(name)}`);
     const args = rawArgs ?? {};
+    // Both carriers (the HTTP /rpc and the desktop's IPC) come through here: a lone surrogate
+    // anywhere in the arguments, keys too, would be stored as text that reads back otherwise.
+    const illFormed = illFormedTextPath(args);
+    if (illFormed !== null) {
+      const problem = `${pathText(illFormed, '(arguments)')}: ${NOT_WELL_FORMED}`;
+      throw new AppError('bad_request', `${name}: ${problem}`, { problems: [problem] });
+    }
     const parsed = apiSchemas[name].safeParse(args);
     if (!parsed.success) {
       const problems = formatIssues(parsed.error.issues, '(arguments)', args);

@@ -110,20 +110,17 @@ export function readableInstruments(db: Db, reader: Reader): { id: number; name:
 type Query = Record<string, string | undefined>;
 
 /**
- * The query as one value per parameter. A parameter given more than once (Fastify hands it
- * over as a list) is a problem named for it, not a value of the wrong type further on.
+ * The query as one value per parameter: of a parameter given more than once (Fastify hands it
+ * over as a list), the last value, as FastAPI reads a scalar query parameter (and Django's
+ * QueryDict.get, which the NEMO routes follow: nemo/params.ts lastValue). An unknown parameter,
+ * repeated or not, is then never looked at: ignored, as both ignore it.
  */
-export function singleValues(
-  query: Record<string, string | string[] | undefined>,
-  problems: Problem[],
-): Query {
-  const single: Query = {};
+export function lastValues(query: Record<string, string | string[] | undefined>): Query {
+  const last: Query = {};
   for (const [name, value] of Object.entries(query)) {
-    if (Array.isArray(value)) {
-      problems.push(problem(['query', name], 'must be given once', 'multiple_values'));
-    } else single[name] = value;
+    last[name] = Array.isArray(value) ? value[value.length - 1] : value;
   }
-  return single;
+  return last;
 }
 
 /**
@@ -315,7 +312,7 @@ export function listFiles(
 ): Envelope<FileOut> {
   // Every problem of the query at once: paging and filters.
   const problems: Problem[] = [];
-  const query = singleValues(raw, problems);
+  const query = lastValues(raw);
   const paging = pagingOf(query, problems);
   const filters = fileFilters(query, timeZone, problems);
   if (problems.length) throw new ValidationProblems(problems);
@@ -362,7 +359,7 @@ export function listTransfers(
   raw: Record<string, string | string[] | undefined>,
 ): Envelope<TransferOut> {
   const problems: Problem[] = [];
-  const query = singleValues(raw, problems);
+  const query = lastValues(raw);
   const paging = pagingOf(query, problems);
   const clauses: Clause[] = [visibleFiles(reader)];
   const fileId = integerParam(query, 'file_id', problems);

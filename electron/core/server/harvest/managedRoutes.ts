@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import type { ResponseDoc } from '../openapi/registry.js';
-import { pagingOf, singleValues } from './files.js';
+import { lastValues, pagingOf } from './files.js';
 import { hooks } from './hooks.js';
 import { instruments } from './instruments.js';
 import { NotFound, ValidationProblems, detailSchema, type Problem } from './problems.js';
@@ -78,7 +78,7 @@ function registerResource(
     deps.admin,
     (request) => {
       const problems: Problem[] = [];
-      const query = singleValues(request.query as Record<string, string | string[]>, problems);
+      const query = lastValues(request.query as Record<string, string | string[]>);
       const paging = pagingOf(query, problems);
       if (problems.length) throw new ValidationProblems(problems);
       return listPage(db, resource, paging);

@@ -5,7 +5,7 @@
  */
 import type { z } from 'zod';
 import type { Envelope } from '../../../../shared/harvest/management.js';
-import { CONTROL_CHARACTERS, hasControlCharacters } from '../../../../shared/text.js';
+import { lineProblem } from '../../../../shared/text.js';
 import type { Db } from '../../db/open.js';
 import { nowIso } from '../../util/ids.js';
 import { NotFound, ValidationProblems, problem, parseBody } from './problems.js';
@@ -133,13 +133,15 @@ export function updateRecord<Out>(
 }
 
 /**
- * A name given or changed holds no control character (shared/text.ts). Checked here, not in the
- * shape, so that a name stored before the rule still saves back unchanged.
+ * A name given or changed is one line (shared/text.ts lineProblem: no control character, line
+ * separator or bidirectional control). Checked here, not in the shape, so that a name stored
+ * before the rule still saves back unchanged.
  */
 function checkNewName(input: unknown, stored: string | null): void {
   const name = (input as { name?: unknown }).name;
-  if (typeof name !== 'string' || name === stored || !hasControlCharacters(name)) return;
-  throw new ValidationProblems([problem(['body', 'name'], CONTROL_CHARACTERS)]);
+  if (typeof name !== 'string' || name === stored) return;
+  const broken = lineProblem(name);
+  if (broken !== null) throw new ValidationProblems([problem(['body', 'name'], broken)]);
 }
 
 export function removeRecord<Out>(

@@ -419,6 +419,8 @@ const FILTER_MEANING: Record<string, string> = {
   end__isnull: '`true`: not ended yet; `false`: ended.',
   tool_id: 'Only those of this tool.',
   tool_id__in: 'Only those of these tools.',
+  area_id: 'Only those of this area (not those of the tools in it).',
+  area_id__in: 'Only those of these areas.',
   user_id: 'Only those of this user.',
   user_id__in: 'Only those of these users.',
   project_id: 'Only those charged to this project.',

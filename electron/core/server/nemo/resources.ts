@@ -159,6 +159,9 @@ export const reservations: Resource<ReservationRow, NemoReservation> = {
     ...timeFilters(false),
     tool_id: equals('tool_id'),
     tool_id__in: inList('tool_id'),
+    // A reservation is of a tool or of an area (NEMO's ReservationFilter has both).
+    area_id: equals('area_id'),
+    area_id__in: inList('area_id'),
     user_id: equals('user_id'),
     user_id__in: inList('user_id'),
     project_id: equals('project_id'),
