@@ -43,6 +43,7 @@ import { migration041 } from './migrations/041_transfer_from_server.js';
 import { migration042 } from './migrations/042_outbox_refused.js';
 import { migration043 } from './migrations/043_area_tool_spans.js';
 import { migration044 } from './migrations/044_station_instruments_backfill.js';
+import { migration045 } from './migrations/045_login_locks.js';
 
 /**
  * Numbered schema migrations. Each runs in one transaction and sets PRAGMA user_version to its
@@ -110,6 +111,7 @@ export const migrations: readonly Migration[] = [
   migration042,
   migration043,
   migration044,
+  migration045,
 ];
 
 export const LATEST_VERSION = migrations[migrations.length - 1]?.version ?? 0;

@@ -5,6 +5,8 @@ import { hashSecret, verifySecret } from '../util/pin.js';
 import type { UserRow } from './records.js';
 
 export const MAX_PIN_FAILURES = 5;
+/** The longest lock, however many came before it. */
+export const MAX_LOCK_MINUTES = 24 * 60;
 
 // Verifying against a real hash for unknown logins keeps the answer time the same, so timing
 // does not tell which usernames or badges exist. Made once, ahead of the first log-on.
@@ -28,10 +30,20 @@ function findByLogin(db: Db, login: string): UserRow | undefined {
 }
 
 /**
- * Checks a username or badge number and PIN. Five wrong PINs in a row lock that login for
- * `lockMinutes`; the lock is kept in the database, so a restart does not lift it. Callers must
- * not run two checks at once (the Station queues them): the count is read before the slow hash
- * and written after it.
+ * How long the next lock of a login lasts that has been locked `locks` times since its last
+ * right PIN: `lockMinutes`, then twice that each time, up to a day. With a lock that never
+ * grew, five guesses every five minutes found a four-digit PIN in days.
+ */
+export function lockLength(lockMinutes: number, locks: number): number {
+  return Math.min(lockMinutes * 2 ** Math.min(locks, 20), Math.max(lockMinutes, MAX_LOCK_MINUTES));
+}
+
+/**
+ * Checks a username or badge number and PIN. Five wrong PINs in a row lock that login, for
+ * `lockMinutes` the first time and twice as long each time after (lockLength) until a right
+ * PIN; the lock is kept in the database, so a restart does not lift it. Callers must not run
+ * two checks at once (the Station queues them): the count is read before the slow hash and
+ * written after it. `onLock` hears of each lock, for the log.
  */
 export async function checkLogon(
   db: Db,
@@ -39,11 +51,12 @@ export async function checkLogon(
   pin: string,
   now: Date,
   lockMinutes: number,
+  onLock?: (lock: { user: string | null; until: string; locks: number }) => void,
 ): Promise<UserRow> {
   const user = findByLogin(db, login);
   const key = user ? `user:${user.id}` : `login:${login.toLowerCase()}`;
   const state = db.prepare('SELECT * FROM login_failures WHERE login_key = ?').get(key) as
-    { failures: number; locked_until: string | null } | undefined;
+    { failures: number; locked_until: string | null; locks: number } | undefined;
   if (state?.locked_until && state.locked_until > now.toISOString()) {
     throw new AppError(
       'locked',
@@ -62,16 +75,27 @@ export async function checkLogon(
     return user;
   }
   const failures = (state && !state.locked_until ? state.failures : 0) + 1;
+  const locks = state?.locks ?? 0;
   const lockedUntil =
     failures >= MAX_PIN_FAILURES
-      ? new Date(now.getTime() + lockMinutes * 60_000).toISOString()
+      ? new Date(now.getTime() + lockLength(lockMinutes, locks) * 60_000).toISOString()
       : null;
   db.prepare(
-    `INSERT INTO login_failures (login_key, failures, locked_until, last_failure_at) VALUES (?, ?, ?, ?)
+    `INSERT INTO login_failures (login_key, failures, locked_until, last_failure_at, locks)
+     VALUES (?, ?, ?, ?, ?)
      ON CONFLICT (login_key) DO UPDATE SET failures = excluded.failures,
-       locked_until = excluded.locked_until, last_failure_at = excluded.last_failure_at`,
-  ).run(key, lockedUntil ? 0 : failures, lockedUntil, now.toISOString());
+       locked_until = excluded.locked_until, last_failure_at = excluded.last_failure_at,
+       locks = excluded.locks`,
+  ).run(
+    key,
+    lockedUntil ? 0 : failures,
+    lockedUntil,
+    now.toISOString(),
+    locks + (lockedUntil ? 1 : 0),
+  );
   if (lockedUntil) {
+    // The login typed is not logged: it may be a PIN typed into the wrong field.
+    onLock?.({ user: user?.username ?? null, until: lockedUntil, locks: locks + 1 });
     throw new AppError('locked', `too many wrong PINs: this login is locked until ${lockedUntil}`, {
       locked_until: lockedUntil,
     });

@@ -181,9 +181,13 @@ export class Station {
       const problems = formatIssues(parsed.error.issues, '(arguments)', args);
       throw new AppError('bad_request', `${name}: ${problems.join('; ')}`, { problems });
     }
-    if (!READ_CALLS.has(name)) this.lastInputAt = this.clock();
     const handler = this.handlers[name] as (args: unknown) => unknown;
-    return await handler(parsed.data);
+    const result = await handler(parsed.data);
+    // Input that counts against the idle log-off: a call that did something. A refused one (a
+    // wrong PIN, a call the person may not make) would let any program on the machine keep
+    // the session of whoever is logged on alive.
+    if (!READ_CALLS.has(name)) this.lastInputAt = this.clock();
+    return result;
   }
 
   emit(event: CoreEvent): void {
@@ -360,7 +364,8 @@ export class Station {
       db,
       now: () => this.now(),
       clock: () => this.clock(),
-      session: () => this.session,
+      // Checked as actor() is: an account the server turned off since shows nothing more.
+      session: () => (this.sessionUser() ? this.session : null),
       actor: () => this.actor(),
       requireStaff: (what) => this.requireStaff(what),
       staffLoggedOn: () => this.staffLoggedOn(),
@@ -386,7 +391,18 @@ export class Station {
       'session.logon': async ({ login, pin }) => {
         const attempt = this.logonQueue.then(() => {
           const now = new Date(this.clock());
-          return checkLogon(db, login, pin, now, getSetting(db, 'security.lockMinutes'));
+          return checkLogon(
+            db,
+            login,
+            pin,
+            now,
+            getSetting(db, 'security.lockMinutes'),
+            ({ user, until, locks }) =>
+              this.log.warn(
+                { user: user ?? '(unknown login)', locked_until: until, locks },
+                'log-on: a login locked after wrong PINs',
+              ),
+          );
         });
         this.logonQueue = attempt.catch(() => undefined);
         const user = await attempt;
