@@ -82,4 +82,20 @@ describe('labstation import: the harvest part again', () => {
     );
     expect(stamps()).toEqual(deployed);
   });
+
+  // Mutation: names checked for control characters only, as they were: a location named with
+  // a right-to-left override was stored, and shown in every list other than it is.
+  it('refuses a name that is not one line as the harvest API has it, naming the field', async () => {
+    const root = tempDir('labstation-line-names-');
+    const bundle = writeJson(root, 'bundle.json', {
+      tools: [{ name: 'SEM' }],
+      station: { tool: 'SEM' },
+      storage_locations: [{ name: 'arch\u202eive', type: 'local', base_path: root }],
+    });
+    const run = await runCli(['import', '--data', join(root, 'data'), bundle]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(
+      'storage_locations[0].name: must not hold bidirectional embedding, override or isolate controls',
+    );
+  });
 });
