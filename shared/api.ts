@@ -72,6 +72,10 @@ export const apiSchemas = {
   'usage.history': z
     .object({
       tool: ref,
+      /**
+       * Whose events: staff may name anyone (none: everyone's); anyone else gets only their own
+       * (none: theirs too) and is refused `forbidden` for someone else, as on the server.
+       */
       user: ref.optional(),
       from: isoDateOrTime.optional(),
       to: isoDateOrTime.optional(),

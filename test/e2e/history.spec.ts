@@ -127,6 +127,56 @@ test('history: one row per group repetition, filters, CSV export, staff validati
   await expect(page.getByRole('button', { name: 'Validate usage event 1' })).toHaveCount(0);
 });
 
+test('history: a person who is not staff sees and exports only their own usage', async ({
+  page,
+  startStation,
+}) => {
+  const station = await startStation(facility());
+  await page.goto(station.url);
+  await useAndEnd(page, 'ada', '1234', ['A1', 'A2', 'A3']);
+  await useAndEnd(page, 'bob', '2222', ['B1']);
+
+  await logOn(page, 'ada', '1234');
+  await page.getByRole('tab', { name: 'Usage data history' }).click();
+  const table = page.getByRole('region', { name: 'History table' });
+  await expect(page.getByText('1 usage event, 3 rows')).toBeVisible();
+  await expect(table.locator('tbody tr')).toHaveCount(3);
+  await expect(table.getByRole('cell', { name: 'B1', exact: true })).toHaveCount(0);
+  await expect(table.getByRole('cell', { name: 'Bob Babbage', exact: true })).toHaveCount(0);
+  // No one else to pick: the form says whose usage it is.
+  await expect(page.getByLabel('User', { exact: true })).toHaveCount(0);
+  await expect(page.getByText("Your own usage; staff see everyone's.")).toBeVisible();
+  // Dates still filter her own usage.
+  await page.getByLabel('From', { exact: true }).fill(localDate(-3));
+  await page.getByLabel('To', { exact: true }).fill(localDate(-2));
+  await page.getByRole('button', { name: 'Apply filters' }).click();
+  await expect(page.getByText('0 usage events, 0 rows')).toBeVisible();
+  await page.getByRole('button', { name: 'Clear filters' }).click();
+  await expect(page.getByText('1 usage event, 3 rows')).toBeVisible();
+
+  // The CSV export holds what she may see, her own rows only.
+  const downloading = page.waitForEvent('download');
+  await page.getByRole('button', { name: 'Export CSV' }).click();
+  const csv = (await readFile(await (await downloading).path(), 'utf8')).replace(/^\uFEFF/, '');
+  const records = csv
+    .split('\r\n')
+    .slice(1, -1)
+    .map((line) => line.split(','));
+  expect(records.map((r) => [r[1], r[11]])).toEqual([
+    ['Ada Lovelace', 'A1'],
+    ['Ada Lovelace', 'A2'],
+    ['Ada Lovelace', 'A3'],
+  ]);
+  await logOff(page);
+
+  // The next person who is not staff sees theirs, nothing of hers.
+  await logOn(page, 'bob', '2222');
+  await page.getByRole('tab', { name: 'Usage data history' }).click();
+  await expect(page.getByText('1 usage event, 1 row')).toBeVisible();
+  await expect(table.getByRole('cell', { name: 'B1', exact: true })).toBeVisible();
+  await expect(table.getByRole('cell', { name: 'A1', exact: true })).toHaveCount(0);
+});
+
 test('history: a long history is drawn 500 rows at a time; the CSV export has them all', async ({
   page,
   startStation,

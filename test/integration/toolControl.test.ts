@@ -328,6 +328,9 @@ describe('tool control', () => {
     await st.call('toolControl.disable', { tool: 'SEM', answers: { problem: 'No' } });
     const all = (await st.call('usage.history', { tool: 'SEM' })) as { events: UsageEventView[] };
     expect(all.events).toHaveLength(1);
+    // Someone else's usage is for staff to read (usageHistoryAccess.test.ts).
+    await st.call('session.logoff', {});
+    await logon(st, 'sam', '9999');
     const none = (await st.call('usage.history', { tool: 'SEM', user: 'bob' })) as {
       events: UsageEventView[];
     };

@@ -4,7 +4,7 @@ import { call, toBridgeError } from '../bridge.js';
 import { readOrder } from '../readOrder.js';
 
 export interface HistoryFilters {
-  /** Username; empty for everyone. */
+  /** Username; empty for everyone (staff) or oneself (anyone else, who has no other). */
   user: string;
   /** YYYY-MM-DD, inclusive; empty for no bound. */
   from: string;
@@ -18,7 +18,11 @@ interface HistoryState {
   loading: boolean;
   error: string | null;
   setFilters: (filters: Partial<HistoryFilters>) => void;
-  load: (tool: string) => Promise<void>;
+  /**
+   * Reads the table of the filters. `ownOnly` (someone who is not staff): their own events,
+   * whatever the user filter holds, as the core answers them no more than those.
+   */
+  load: (tool: string, options?: { ownOnly?: boolean }) => Promise<void>;
   /**
    * The filters were refused before any read (HistoryFilters says why): the table shows none of
    * what it held, which matched other filters or none, so nothing passes for their result.
@@ -42,8 +46,9 @@ export const useHistoryStore = create<HistoryState>()((set, get) => ({
   setFilters(filters) {
     set({ filters: { ...get().filters, ...filters } });
   },
-  async load(tool) {
-    const { user, from, to } = get().filters;
+  async load(tool, { ownOnly = false } = {}) {
+    const { from, to } = get().filters;
+    const user = ownOnly ? '' : get().filters.user;
     const asked = reads.ask();
     set({ loading: true });
     try {

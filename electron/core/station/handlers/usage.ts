@@ -2,9 +2,11 @@
  * The usage.* calls of the station's handler map (station.ts): a tool's usage history with its
  * date bounds, and the post-usage answers still pending for whoever is logged on.
  */
+import type { Db } from '../../db/open.js';
 import { AppError } from '../../util/errors.js';
 import { completePending } from '../pendingForms.js';
 import { findTool, findUser, queryUsage, toolInfo } from '../records.js';
+import type { Ref, UserRow } from '../records.js';
 import type { HandlerContext, HandlersOf } from './context.js';
 
 export type UsageContext = Pick<HandlerContext, 'db' | 'actor' | 'now' | 'pendingFor' | 'changed'>;
@@ -13,13 +15,14 @@ export function usageHandlers(ctx: UsageContext): HandlersOf<'usage'> {
   const { db } = ctx;
   return {
     'usage.history': ({ tool, user, from, to }) => {
-      ctx.actor();
+      const actor = ctx.actor();
       const toolRow = findTool(db, tool);
+      const userId = whoseUsage(db, actor, user);
       return {
         tool: toolInfo(toolRow),
         events: queryUsage(db, {
           toolId: toolRow.id,
-          ...(user === undefined ? {} : { userId: findUser(db, user).id }),
+          ...(userId === undefined ? {} : { userId }),
           ...(from === undefined ? {} : { from: boundary(from, 'from') }),
           ...(to === undefined ? {} : { to: boundary(to, 'to') }),
         }),
@@ -32,6 +35,27 @@ export function usageHandlers(ctx: UsageContext): HandlersOf<'usage'> {
       return { usage };
     },
   };
+}
+
+/**
+ * Whose events a history read may hold: the answers are people's experiments, samples and notes
+ * to staff, so as the server's usage.recent (staff) and usage.mine (anyone) staff see everyone's
+ * or the person asked for, and anyone else only their own. For them a name nobody has is
+ * refused as someone else's, so the answer says nothing of who exists.
+ */
+function whoseUsage(db: Db, actor: UserRow, user: Ref | undefined): number | undefined {
+  if (actor.is_staff === 1) return user === undefined ? undefined : findUser(db, user).id;
+  if (user === undefined) return actor.id;
+  let asked: UserRow | undefined;
+  try {
+    asked = findUser(db, user);
+  } catch (error) {
+    if (!(error instanceof AppError) || error.code !== 'not_found') throw error;
+  }
+  if (asked?.id !== actor.id) {
+    throw new AppError('forbidden', "only staff can see someone else's usage");
+  }
+  return actor.id;
 }
 
 /** As the contract's own refusal of an argument: the problem in details.problems too. */

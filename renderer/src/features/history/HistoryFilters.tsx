@@ -34,8 +34,17 @@ function rangeProblem(
   return null;
 }
 
-/** Filter by user and by date range (whole days, station time). */
-export function HistoryFilters({ onApply }: { onApply: () => void }): ReactElement {
+/**
+ * Filter by user and by date range (whole days, station time). `ownOnly` (someone who is not
+ * staff): the table is their own usage, so no user to pick, and the form says so.
+ */
+export function HistoryFilters({
+  ownOnly,
+  onApply,
+}: {
+  ownOnly: boolean;
+  onApply: () => void;
+}): ReactElement {
   const filters = useHistoryStore((s) => s.filters);
   const setFilters = useHistoryStore((s) => s.setFilters);
   const [problem, setProblem] = useState<BoundProblem | null>(null);
@@ -89,17 +98,21 @@ export function HistoryFilters({ onApply }: { onApply: () => void }): ReactEleme
       noValidate
       onSubmit={onSubmit}
     >
-      <div className="field">
-        <label htmlFor="history-user">User</label>
-        <input
-          id="history-user"
-          value={filters.user}
-          placeholder="username"
-          autoCapitalize="none"
-          spellCheck={false}
-          onChange={(e) => setFilters({ user: e.target.value })}
-        />
-      </div>
+      {ownOnly ? (
+        <p className="hint">Your own usage; staff see everyone&apos;s.</p>
+      ) : (
+        <div className="field">
+          <label htmlFor="history-user">User</label>
+          <input
+            id="history-user"
+            value={filters.user}
+            placeholder="username"
+            autoCapitalize="none"
+            spellCheck={false}
+            onChange={(e) => setFilters({ user: e.target.value })}
+          />
+        </div>
+      )}
       {dateField('from')}
       {dateField('to')}
       <div className="actions">

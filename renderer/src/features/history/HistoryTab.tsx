@@ -8,7 +8,11 @@ import { downloadCsv } from './downloadCsv.js';
 import { HistoryFilters } from './HistoryFilters.js';
 import { HistoryTable } from './HistoryTable.js';
 
-/** The Usage Data History tab (spec 000): every answer of every usage of this tool. */
+/**
+ * The Usage Data History tab (spec 000): every answer of every usage of this tool for staff;
+ * for anyone else their own usage only (the core refuses them anyone else's), which is all the
+ * table and its CSV export then hold.
+ */
 export function HistoryTab({ tool }: { tool: string }): ReactElement {
   const load = useHistoryStore((s) => s.load);
   const info = useHistoryStore((s) => s.tool);
@@ -16,10 +20,12 @@ export function HistoryTab({ tool }: { tool: string }): ReactElement {
   const loading = useHistoryStore((s) => s.loading);
   const error = useHistoryStore((s) => s.error);
   const isStaff = useSessionStore((s) => s.session?.user.is_staff ?? false);
+  const ownOnly = !isStaff;
 
+  // Read again when the staff rights change too: the events of others go with them.
   useEffect(() => {
-    void load(tool);
-  }, [load, tool]);
+    void load(tool, { ownOnly });
+  }, [load, tool, ownOnly]);
 
   const table = useMemo(() => (info ? historyRows(info, events) : null), [info, events]);
   const eventCount = events.length;
@@ -27,7 +33,7 @@ export function HistoryTab({ tool }: { tool: string }): ReactElement {
   return (
     <section className="panel history" aria-labelledby="history-title">
       <h2 id="history-title">Usage data history</h2>
-      <HistoryFilters onApply={() => void load(tool)} />
+      <HistoryFilters ownOnly={ownOnly} onApply={() => void load(tool, { ownOnly })} />
       <ErrorMessage message={error} />
       <div className="history-bar">
         <p role="status">
