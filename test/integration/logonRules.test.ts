@@ -60,6 +60,19 @@ describe('log-on', () => {
     await st.call('session.logon', { login: 'alice', pin: '1234' });
     await st.call('session.logoff', {});
     expect(await fiveWrong()).toBe(5);
+    now += 5 * 60_000 + 1000;
+    expect(await fiveWrong()).toBe(10);
+    // So do two days without a wrong PIN.
+    now += 48 * 60 * 60_000;
+    expect(await fiveWrong()).toBe(5);
+    // And a new PIN (an admin's, synced from the server) lifts the lock at once: someone kept
+    // out by another's guesses gets back in with it.
+    const pinHash = st.db
+      .prepare("SELECT pin_hash FROM users WHERE username = 'bob'")
+      .pluck()
+      .get();
+    st.db.prepare("UPDATE users SET pin_hash = ? WHERE username = 'alice'").run(pinHash);
+    await st.call('session.logon', { login: 'alice', pin: '2345' });
   });
 
   // Mutation: the time of input taken before the call ran, as it was: refused calls, which

@@ -7,6 +7,8 @@ import type { UserRow } from './records.js';
 export const MAX_PIN_FAILURES = 5;
 /** The longest lock, however many came before it. */
 export const MAX_LOCK_MINUTES = 24 * 60;
+/** How long after the last wrong PIN the count of locks is kept: longer than the longest lock. */
+const LOCKS_KEPT_MS = 2 * MAX_LOCK_MINUTES * 60_000;
 
 // Verifying against a real hash for unknown logins keeps the answer time the same, so timing
 // does not tell which usernames or badges exist. Made once, ahead of the first log-on.
@@ -41,9 +43,10 @@ export function lockLength(lockMinutes: number, locks: number): number {
 /**
  * Checks a username or badge number and PIN. Five wrong PINs in a row lock that login, for
  * `lockMinutes` the first time and twice as long each time after (lockLength) until a right
- * PIN; the lock is kept in the database, so a restart does not lift it. Callers must not run
- * two checks at once (the Station queues them): the count is read before the slow hash and
- * written after it. `onLock` hears of each lock, for the log.
+ * PIN, a new PIN or two days without a wrong one; the lock is kept in the database, so a restart
+ * does not lift it. Callers must not run two checks at once (the Station queues them): the
+ * count is read before the slow hash and written after it. `onLock` hears of each lock, for
+ * the log.
  */
 export async function checkLogon(
   db: Db,
@@ -56,7 +59,8 @@ export async function checkLogon(
   const user = findByLogin(db, login);
   const key = user ? `user:${user.id}` : `login:${login.toLowerCase()}`;
   const state = db.prepare('SELECT * FROM login_failures WHERE login_key = ?').get(key) as
-    { failures: number; locked_until: string | null; locks: number } | undefined;
+    | { failures: number; locked_until: string | null; last_failure_at: string; locks: number }
+    | undefined;
   if (state?.locked_until && state.locked_until > now.toISOString()) {
     throw new AppError(
       'locked',
@@ -75,7 +79,10 @@ export async function checkLogon(
     return user;
   }
   const failures = (state && !state.locked_until ? state.failures : 0) + 1;
-  const locks = state?.locks ?? 0;
+  // Two days without a wrong PIN start the locks' count again: a lock grows only for guesses
+  // that go on.
+  const lastFailure = state ? Date.parse(state.last_failure_at) : Number.NaN;
+  const locks = state && now.getTime() - lastFailure < LOCKS_KEPT_MS ? state.locks : 0;
   const lockedUntil =
     failures >= MAX_PIN_FAILURES
       ? new Date(now.getTime() + lockLength(lockMinutes, locks) * 60_000).toISOString()
