@@ -10,14 +10,6 @@ import { isWellFormedText, NOT_WELL_FORMED } from './wellFormed.js';
 export const CONTROL_CHARACTERS = 'must not hold control characters (NUL, tab, line break)';
 /** Line breaks too, to JavaScript, JSON-in-script, many editors and terminals. */
 export const LINE_SEPARATORS = 'must not hold line or paragraph separators (U+2028, U+2029)';
-/**
- * The controls that reorder the text shown after them ("Trojan Source", CVE-2021-42574): a
- * name in a list, a path or a log line would show other than it is, and other lines with it.
- * The marks (U+200E, U+200F), which change no order but their neighbours', are left to be.
- */
-export const BIDI_CONTROLS =
-  'must not hold bidirectional embedding, override or isolate controls (U+202A–U+202E, U+2066–U+2069)';
-
 export function hasControlCharacters(text: string): boolean {
   return /\p{Cc}/u.test(text);
 }
@@ -27,23 +19,24 @@ export function lineProblem(text: string): string | null {
   if (!isWellFormedText(text)) return `is ${NOT_WELL_FORMED}`;
   if (hasControlCharacters(text)) return CONTROL_CHARACTERS;
   if (/[\u2028\u2029]/.test(text)) return LINE_SEPARATORS;
-  if (/[\u202a-\u202e\u2066-\u2069]/.test(text)) return BIDI_CONTROLS;
   return null;
 }
 
+/** `schema` with the one-line rule (lineProblem) added, its problem named. */
+export function oneLine<S extends z.ZodType<string>>(schema: S): S {
+  return schema.superRefine((text, context) => {
+    const problem = lineProblem(text);
+    if (problem !== null) context.addIssue({ code: 'custom', message: problem });
+  });
+}
+
 /**
- * One line of text: trimmed, at most `max` characters, well-formed, no control characters,
- * line or paragraph separators or bidirectional controls (lineProblem).
+ * One line of text: trimmed, at most `max` characters, well-formed, no control characters or
+ * line or paragraph separators (lineProblem). Bidirectional controls are left to be: names
+ * in right-to-left scripts, pasted from a word processor, carry them.
  */
 export function lineSchema(max: number) {
-  return z
-    .string()
-    .trim()
-    .max(max, `must be at most ${max} characters`)
-    .superRefine((text, context) => {
-      const problem = lineProblem(text);
-      if (problem !== null) context.addIssue({ code: 'custom', message: problem });
-    });
+  return oneLine(z.string().trim().max(max, `must be at most ${max} characters`));
 }
 
 /** The fewest characters a password to the server has. */

@@ -572,30 +572,21 @@ describe('text the web page sends', () => {
     expect(people()).toBe(before);
   });
 
-  it('keeps names to one line: no line separators or bidirectional controls', async () => {
+  it('keeps names to one line: no line separators', async () => {
     const before = people();
     for (const [field, value, rule] of [
       ['username', 'ca\u2028rol', 'must not hold line or paragraph separators (U+2028, U+2029)'],
       ['last_name', 'N\u2029g', 'must not hold line or paragraph separators (U+2028, U+2029)'],
-      [
-        'username',
-        'carol\u202egnp.exe',
-        'must not hold bidirectional embedding, override or isolate controls (U+202A–U+202E, U+2066–U+2069)',
-      ],
-      [
-        'first_name',
-        '\u2066Carol\u2069',
-        'must not hold bidirectional embedding, override or isolate controls (U+202A–U+202E, U+2066–U+2069)',
-      ],
     ] as const) {
       const res = await refused('admin.users.save', person({ [field]: value }));
       expect(res.status, field).toBe(400);
       expect(res.body.message).toBe(`admin.users.save: ${field}: ${rule}`);
     }
-    // Letters of right-to-left scripts and the marks (U+200E, U+200F) are text, not controls.
+    // Letters of right-to-left scripts, their marks (U+200E, U+200F) and the embeddings a
+    // word processor puts around them are text.
     const made = await ok<{ user: { username: string; first_name: string } }>(
       'admin.users.save',
-      person({ username: 'noa', first_name: 'נועה\u200f', last_name: 'كريم' }),
+      person({ username: 'noa', first_name: 'נועה\u200f', last_name: '\u202bكريم\u202c' }),
     );
     expect(made.user).toMatchObject({ username: 'noa', first_name: 'נועה\u200f' });
     expect(people()).toBe(before + 1);

@@ -84,18 +84,18 @@ describe('labstation import: the harvest part again', () => {
   });
 
   // Mutation: names checked for control characters only, as they were: a location named with
-  // a right-to-left override was stored, and shown in every list other than it is.
+  // a line separator was stored, and broke the lines of every list and log that showed it.
   it('refuses a name that is not one line as the harvest API has it, naming the field', async () => {
     const root = tempDir('labstation-line-names-');
     const bundle = writeJson(root, 'bundle.json', {
       tools: [{ name: 'SEM' }],
       station: { tool: 'SEM' },
-      storage_locations: [{ name: 'arch\u202eive', type: 'local', base_path: root }],
+      storage_locations: [{ name: 'arch\u2028ive', type: 'local', base_path: root }],
     });
     const run = await runCli(['import', '--data', join(root, 'data'), bundle]);
     expect(run.code).toBe(1);
     expect(run.stderr).toContain(
-      'storage_locations[0].name: must not hold bidirectional embedding, override or isolate controls',
+      'storage_locations[0].name: must not hold line or paragraph separators (U+2028, U+2029)',
     );
   });
 });

@@ -48,7 +48,7 @@ describe('illFormedTextPath', () => {
 });
 
 describe('the one-line rule', () => {
-  it('refuses lone surrogates, control characters, line separators and bidi controls, by name', () => {
+  it('refuses lone surrogates, control characters and line separators, by name', () => {
     expect(lineProblem('s\ud800u')).toBe('is not well-formed Unicode (lone surrogate)');
     expect(lineProblem('a\tb')).toBe('must not hold control characters (NUL, tab, line break)');
     for (const c of ['\u2028', '\u2029']) {
@@ -56,25 +56,11 @@ describe('the one-line rule', () => {
         'must not hold line or paragraph separators (U+2028, U+2029)',
       );
     }
-    for (const c of [
-      '\u202a',
-      '\u202b',
-      '\u202c',
-      '\u202d',
-      '\u202e',
-      '\u2066',
-      '\u2067',
-      '\u2068',
-      '\u2069',
-    ]) {
-      expect(lineProblem(`a${c}b`)).toMatch(/^must not hold bidirectional .*U\+202A–U\+202E/);
-    }
-    for (const ok of ['Ada', 'נועה', 'كريم\u200f', 'a\u200eb', '😀 Ünïcode']) {
+    // Right-to-left names carry marks and embeddings: text, not controls to refuse.
+    for (const ok of ['Ada', 'נועה', 'كريم\u200f', 'a\u200eb', '\u202bكريم\u202c', '😀 Ünïcode']) {
       expect(lineProblem(ok)).toBeNull();
     }
-    expect(lineSchema(10).safeParse(' x\u202ey ').error?.issues[0].message).toMatch(
-      /bidirectional/,
-    );
+    expect(lineSchema(10).safeParse(' x\u2028y ').error?.issues[0].message).toMatch(/separators/);
     expect(lineSchema(10).parse('  fine  ')).toBe('fine');
   });
 });

@@ -5,7 +5,7 @@
  * differs: its updated_at, which an admin's open editor compares, stays). Its checks are in bundleCheck.ts.
  */
 import { nameSchema } from '../../../shared/harvest/management.js';
-import { lineProblem } from '../../../shared/text.js';
+import { oneLine } from '../../../shared/text.js';
 import { z } from 'zod';
 import type { Db } from '../db/open.js';
 import { newUuid } from '../util/ids.js';
@@ -13,12 +13,9 @@ import { setSetting } from '../station/settings.js';
 import { DEFAULT_TEMPLATE, defaultExclude, type WatchFolder } from './config.js';
 import { canonicalTimezone } from './configCheck.js';
 
-// As the harvest API's names (one line: no control characters, line separators or
-// bidirectional controls); a station registers its instruments on the server under them.
-const name = nameSchema.superRefine((text, context) => {
-  const problem = lineProblem(text);
-  if (problem !== null) context.addIssue({ code: 'custom', message: problem });
-});
+// As the harvest API's names (one line: no control characters or line separators); a station
+// registers its instruments on the server under them.
+const name = oneLine(nameSchema);
 
 export const harvestBundleShape = {
   storage_locations: z
