@@ -108,6 +108,9 @@ function skipBomAndWhitespace(head: Uint8Array): number {
  * Whether `text` (a head, perhaps cut anywhere) starts a JSON value: `[Header]` (an Illumina
  * sample sheet) and `[Instrument]` (an INI file) start with a bracket and are not JSON.
  */
+const LITERALS = ['true', 'false', 'null', 'NaN', 'Infinity', '-Infinity'];
+const LITERAL = /^(?:-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null|NaN|-?Infinity)/;
+
 function startsJson(text: string): boolean {
   let i = 0;
   const space = (): void => {
@@ -119,7 +122,8 @@ function startsJson(text: string): boolean {
     if (i >= text.length) return true;
     const c = text[i];
     if (c === '{' || c === '[') {
-      if (depth > 64) return true;
+      // Deeper than this is not followed: a head that far in is taken for JSON.
+      if (depth > 64) return ((i = text.length), true);
       const close = c === '{' ? '}' : ']';
       i++;
       space();
@@ -141,18 +145,19 @@ function startsJson(text: string): boolean {
       }
     }
     if (c === '"') return string();
-    // A literal the head cuts short ("tr", "1.", "2e-") is a JSON head too.
-    const rest = text.slice(i);
-    if (
-      ['true', 'false', 'null'].some((word) => word.startsWith(rest)) ||
-      /^(?:-|-?(?:0|[1-9]\d*)(?:\.\d*)?(?:[eE][+-]?\d*)?)$/.test(rest)
-    ) {
-      i = text.length;
-      return true;
+    // A literal the head cuts short ("tr", "1.", "2e-", "Infin") is a JSON head too. NaN and
+    // Infinity are not JSON, but Python's json.dump writes them, as much lab data holds.
+    if (text.length - i <= 400) {
+      const rest = text.slice(i);
+      if (
+        LITERALS.some((word) => word.startsWith(rest)) ||
+        /^(?:-|-?(?:0|[1-9]\d*)(?:\.\d*)?(?:[eE][+-]?\d*)?)$/.test(rest)
+      ) {
+        i = text.length;
+        return true;
+      }
     }
-    const literal = /^(?:-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null)/.exec(
-      text.slice(i, i + 400),
-    );
+    const literal = LITERAL.exec(text.slice(i, i + 400));
     if (!literal) return false;
     i += literal[0].length;
     return true;
@@ -165,9 +170,13 @@ function startsJson(text: string): boolean {
     }
     return true;
   };
-  if (!value(0)) return false;
-  space();
-  return i >= text.length;
+  // One value, or one per line (JSON Lines): each a whole object or array.
+  for (;;) {
+    if (!value(0)) return false;
+    space();
+    if (i >= text.length) return true;
+    if (text[i] !== '{' && text[i] !== '[') return false;
+  }
 }
 
 /**
@@ -202,6 +211,15 @@ function isUtf16Text(head: Uint8Array): boolean {
   return true;
 }
 
+/** One character per byte; in pieces, as a call takes only so many arguments. */
+function byteText(bytes: Uint8Array): string {
+  let text = '';
+  for (let at = 0; at < bytes.length; at += 4096) {
+    text += String.fromCharCode(...bytes.subarray(at, at + 4096));
+  }
+  return text;
+}
+
 export function sniffMime(head: Uint8Array): string {
   if (head.length === 0) return 'application/x-empty';
   for (const signature of SIGNATURES) {
@@ -217,7 +235,7 @@ export function sniffMime(head: Uint8Array): string {
   const first = head[skipBomAndWhitespace(head)];
   if (first === 0x7b || first === 0x5b) {
     // Byte by byte: the structure JSON needs is ASCII, and UTF-8's other bytes are 0x80 and up.
-    if (startsJson(String.fromCharCode(...head.subarray(bom)))) return 'application/json';
+    if (startsJson(byteText(head.subarray(bom)))) return 'application/json';
   }
   return 'text/plain';
 }

@@ -96,6 +96,15 @@ const table: [string, Uint8Array, string][] = [
   ['JSON cut after a key', utf8('{"a": {"b": [1.5e3, null, false], "c":'), 'application/json'],
   ['JSON with escapes', utf8('{"a\\"b": "\\u00e9"}'), 'application/json'],
   ['JSON cut inside a number', utf8('{"v": [1.'), 'application/json'],
+  // Mutation: one value only, no NaN, and a stop at depth 64, as the sniffer first was.
+  ['JSON Lines', utf8('{"a": 1}\n{"a": 2}\n{"a"'), 'application/json'],
+  ['JSON with NaN and Infinity', utf8('{"v": [NaN, Infinity, -Infinity, 1]}'), 'application/json'],
+  ['JSON cut inside Infinity', utf8('[1, -Infin'), 'application/json'],
+  [
+    'JSON nested deeper than followed',
+    utf8('['.repeat(100) + '1' + ']'.repeat(100)),
+    'application/json',
+  ],
   ['JSON then more', utf8('{"a": 1} trailing'), 'text/plain'],
   ['DICOM head too short', withPrefix(128, bytes('DIC')).slice(0, 131), 'application/octet-stream'],
 ];
@@ -112,7 +121,7 @@ describe('sniffMime', () => {
     expect(sniffMime(large)).toBe('application/json');
   });
 
-  it('takes every JSON object or array for JSON, cut anywhere, and throws on no input', () => {
+  it('takes every JSON object or array for JSON, cut anywhere, and never throws', () => {
     fc.assert(
       fc.property(
         fc.oneof(fc.array(fc.jsonValue()), fc.dictionary(fc.string(), fc.jsonValue())),
@@ -126,6 +135,15 @@ describe('sniffMime', () => {
     );
     fc.assert(
       fc.property(fc.uint8Array({ maxLength: 300 }), (head) => {
+        expect(typeof sniffMime(head)).toBe('string');
+      }),
+    );
+    // Larger than any caller passes (4 KiB): no call with too many arguments.
+    const big = new Uint8Array(200_000).fill(0x20);
+    big[0] = 0x5b;
+    expect(sniffMime(big)).toBe('application/json');
+    fc.assert(
+      fc.property(fc.uint8Array({ minLength: 4000, maxLength: 5000 }), (head) => {
         expect(typeof sniffMime(head)).toBe('string');
       }),
     );
