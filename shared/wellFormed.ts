@@ -54,6 +54,37 @@ function pathOf(at: Pending | null, last?: PathStep): PathStep[] {
  * (JSON.parse takes it) must not overflow the stack here.
  */
 export function illFormedTextPath(value: unknown): PathStep[] | null {
+  // Nearly every body is well-formed: one pass that makes nothing per value says so, and only
+  // a body that is not is walked again for the path. A station's push of 2 MB: JSON.parse
+  // 9-15 ms, this pass about 2 ms, the walk with paths 4-9 ms.
+  return hasIllFormedText(value) ? pathToIllFormed(value) : null;
+}
+
+/** Whether `value` holds a string or key that is not well-formed (as illFormedTextPath). */
+function hasIllFormedText(value: unknown): boolean {
+  if (typeof value === 'string') return !isWellFormedText(value);
+  const pending: unknown[] = [value];
+  for (let at = pending.pop(); at !== undefined; at = pending.pop()) {
+    if (Array.isArray(at)) {
+      for (const item of at) {
+        if (typeof item === 'string') {
+          if (!isWellFormedText(item)) return true;
+        } else if (typeof item === 'object' && item !== null) pending.push(item);
+      }
+    } else if (isPlainObject(at)) {
+      for (const key in at) {
+        if (!isWellFormedText(key)) return true;
+        const item = at[key];
+        if (typeof item === 'string') {
+          if (!isWellFormedText(item)) return true;
+        } else if (typeof item === 'object' && item !== null) pending.push(item);
+      }
+    }
+  }
+  return false;
+}
+
+function pathToIllFormed(value: unknown): PathStep[] | null {
   const pending: Pending[] = [{ value, parent: null, step: null }];
   for (let at = pending.pop(); at; at = pending.pop()) {
     const current = at.value;
