@@ -519,9 +519,8 @@ describe('management resources', () => {
       cron: '0 2 * * *',
       timezone: 'Europe/Zurich',
     });
-    // A zone is one zone however it is written: stored by its one name, found alike.
-    // Mutation: the zone kept as written: "europe/ZURICH" was a second schedule at these times.
-    expect(zurich.timezone).toBe('Europe/Zurich');
+    // A zone is one zone however it is written: kept as written, compared as a zone.
+    // Mutation: zones compared as written: "europe/ZURICH" was a second schedule at these times.
     const zurichAgain = await call('POST', '/api/schedules', 'admin', {
       instrument_id: inst.id,
       cron: '0 2 * * *',
@@ -534,13 +533,27 @@ describe('management resources', () => {
       cron: '0 3 * * *',
       timezone: 'etc/utc',
     });
-    expect(utc.timezone).toBe('UTC');
-    const renamed = await call('PATCH', `/api/schedules/${utc.id}`, 'admin', {
+    expect(utc.timezone).toBe('etc/utc');
+    const inUtc = await call('POST', '/api/schedules', 'admin', {
+      instrument_id: inst.id,
+      cron: '0 3 * * *',
+      timezone: 'UTC',
+    });
+    expect(inUtc.status).toBe(422);
+    const eastern = await made('/api/schedules', {
+      instrument_id: inst.id,
+      cron: '0 4 * * *',
       timezone: 'US/Eastern',
     });
-    expect(renamed.status).toBe(200);
-    expect(renamed.body.timezone).toBe('America/New_York');
-    expect((await call('DELETE', `/api/schedules/${utc.id}`)).status).toBe(204);
+    const newYork = await call('POST', '/api/schedules', 'admin', {
+      instrument_id: inst.id,
+      cron: '0 4 * * *',
+      timezone: 'America/New_York',
+    });
+    expect(newYork.status).toBe(422);
+    for (const s of [utc, eastern]) {
+      expect((await call('DELETE', `/api/schedules/${s.id}`)).status).toBe(204);
+    }
     const moved = await call('PATCH', `/api/schedules/${zurich.id}`, 'admin', { timezone: null });
     expect(moved.status).toBe(422);
     expect(moved.body.detail[0].type).toBe('unique');

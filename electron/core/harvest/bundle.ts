@@ -11,7 +11,7 @@ import type { Db } from '../db/open.js';
 import { newUuid } from '../util/ids.js';
 import { setSetting } from '../station/settings.js';
 import { DEFAULT_TEMPLATE, defaultExclude, type WatchFolder } from './config.js';
-import { canonicalTimezone } from './configCheck.js';
+import { sameZone } from './configCheck.js';
 
 // As the harvest API's names (one line: no control characters or line separators); a station
 // registers its instruments on the server under them.
@@ -77,7 +77,7 @@ export const harvestBundleShape = {
         .object({
           instrument: name,
           cron: z.string().min(1),
-          timezone: z.string().min(1).optional().transform(canonicalTimezone),
+          timezone: z.string().min(1).optional(),
           enabled: z.boolean().optional(),
         })
         .strict(),
@@ -201,7 +201,7 @@ export function applyHarvestBundle(
       );
       // One in the same time zone first: taking another's and changing its zone would leave two
       // alike where the list keeps the others (on a server).
-      const same = free.find((k) => k.timezone === timezone) ?? free[0];
+      const same = free.find((k) => sameZone(k.timezone, timezone)) ?? free[0];
       const enabled = s.enabled === false ? 0 : 1;
       if (same) {
         matched.add(same.id);

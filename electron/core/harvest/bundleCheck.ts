@@ -14,6 +14,7 @@ import {
   hookProblems,
   templateProblems,
   timezoneProblems,
+  zoneName,
   watchProblems,
 } from './configCheck.js';
 import { realOrNearestSync, storageFolderIn } from './storageGuard.js';
@@ -100,7 +101,7 @@ export function harvestBundleProblems(
     const at = `schedules[${i}]`;
     // Two enabled schedules of an instrument at the same times would start every run twice
     // (the API refuses the second one too).
-    const times = JSON.stringify([s.instrument, s.cron, s.timezone ?? null]);
+    const times = JSON.stringify([s.instrument, s.cron, zoneName(s.timezone)]);
     const first = enabledSchedules.get(times);
     if (s.enabled !== false && first !== undefined) {
       problems.push(

@@ -63,15 +63,21 @@ export function cronProblems(at: string, cron: string): string[] {
 }
 
 /**
- * A time zone's one name: "etc/utc", "Etc/UTC" and "UTC" are one zone, and so are
- * "US/Eastern" and "America/New_York". Stored so, two schedules at the same times are found
- * alike however each was written. A name that is no zone is given back as it is, for
- * timezoneProblems to name.
+ * Whether two time zone names are one zone: "etc/utc", "Etc/UTC" and "UTC" are, and so are
+ * "US/Eastern" and "America/New_York" (by the runtime's ICU). Names are stored as written,
+ * since runtimes differ on which alias they give back; schedules are compared by zone, so two
+ * at the same times are found alike however each was written. No zone (null) is the
+ * process's own, and only the same as no zone.
  */
-export function canonicalTimezone<T extends string | null | undefined>(timezone: T): T {
-  if (!timezone) return timezone;
+export function sameZone(a: string | null | undefined, b: string | null | undefined): boolean {
+  return zoneName(a) === zoneName(b);
+}
+
+/** The runtime's name of a zone (sameZone); null for none, a name that is no zone as it is. */
+export function zoneName(timezone: string | null | undefined): string | null {
+  if (!timezone) return null;
   try {
-    return new Intl.DateTimeFormat('en-US', { timeZone: timezone }).resolvedOptions().timeZone as T;
+    return new Intl.DateTimeFormat('en-US', { timeZone: timezone }).resolvedOptions().timeZone;
   } catch {
     return timezone;
   }

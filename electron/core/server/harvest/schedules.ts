@@ -14,7 +14,7 @@ import {
 } from '../../../../shared/harvest/management.js';
 import type { Db } from '../../db/open.js';
 import { newUuid } from '../../util/ids.js';
-import { canonicalTimezone, cronProblems, timezoneProblems } from '../../harvest/configCheck.js';
+import { cronProblems, sameZone, timezoneProblems } from '../../harvest/configCheck.js';
 import { notifyStations, stationOfInstrument } from './notify.js';
 import { ValidationProblems, problem, type Problem } from './problems.js';
 import { checkReference, requireRecord, type Context, type ManagedResource } from './resource.js';
@@ -53,16 +53,16 @@ function row(db: Db, id: number): Row {
 /**
  * Another enabled schedule that runs the same instrument at the same times (cron and time zone),
  * which would start every run twice; a bundle's import matches schedules by instrument and cron
- * too. The cron is compared as written.
+ * too. The cron is compared as written, the zone as a zone (sameZone).
  */
 function sameSchedule(db: Db, merged: Required<Input>, self: number | null): number | undefined {
-  return db
+  const alike = db
     .prepare(
-      `SELECT id FROM harvest_schedules WHERE instrument_id = ? AND cron = ? AND timezone IS ?
-         AND enabled = 1 AND id IS NOT ? ORDER BY id LIMIT 1`,
+      `SELECT id, timezone FROM harvest_schedules WHERE instrument_id = ? AND cron = ?
+         AND enabled = 1 AND id IS NOT ? ORDER BY id`,
     )
-    .pluck()
-    .get(merged.instrument_id, merged.cron, merged.timezone, self) as number | undefined;
+    .all(merged.instrument_id, merged.cron, self) as { id: number; timezone: string | null }[];
+  return alike.find((s) => sameZone(s.timezone, merged.timezone))?.id;
 }
 
 /**
@@ -77,7 +77,7 @@ function startsRunningAt(merged: Required<Input>, before: Row | null): boolean {
     before.enabled !== 1 ||
     before.instrument_id !== merged.instrument_id ||
     before.cron !== merged.cron ||
-    before.timezone !== merged.timezone
+    !sameZone(before.timezone, merged.timezone)
   );
 }
 
@@ -203,11 +203,7 @@ export const schedules: ManagedResource<ScheduleOut> = {
 
   create({ db, now }: Context, input) {
     const i = input as Input & { instrument_id: number; cron: string };
-    const merged: Required<Input> = {
-      enabled: true,
-      ...i,
-      timezone: canonicalTimezone(i.timezone ?? null),
-    };
+    const merged: Required<Input> = { timezone: null, enabled: true, ...i };
     check(db, merged, i, null);
     const stationId = stationOfInstrument(db, merged.instrument_id);
     const id = Number(
@@ -244,7 +240,6 @@ export const schedules: ManagedResource<ScheduleOut> = {
       timezone: before.timezone,
       enabled: before.enabled === 1,
       ...i,
-      ...(i.timezone !== undefined ? { timezone: canonicalTimezone(i.timezone) } : {}),
     };
     check(db, merged, i, before);
     const stationId = stationOfInstrument(db, merged.instrument_id);
