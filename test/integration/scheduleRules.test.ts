@@ -6,7 +6,7 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { HarvestFileView } from '../../shared/api.js';
+import type { HarvestFileView, HarvestStatus } from '../../shared/api.js';
 import { importBundle, startStation, tempDir, waitFor } from './helpers.js';
 import { failingTransfer, filesOf, harvestOnce, setupHarvest, withDb } from './harvestSetup.js';
 
@@ -143,9 +143,13 @@ describe('harvest schedules', () => {
       const files = async (): Promise<HarvestFileView[]> =>
         ((await station.rpc('harvest.files', { limit: 10 })).body as { files: HarvestFileView[] })
           .files;
-      await waitFor("the detector's copy under way", async () =>
-        (await files()).find((f) => f.instrument === 'detector'),
-      );
+      // A run of the camera that starts once the detector's copy is under way: under the old
+      // rule it could end only after that copy had.
+      await waitFor("the detector's copy under way", async () => {
+        const status = (await station.rpc('harvest.status', {})).body as HarvestStatus;
+        return status.active.find((a) => a.filename === 'map.h5' && a.bytes_done > 0);
+      });
+      const copying = new Date().toISOString();
       const run = await waitFor(
         'a camera run ended',
         () =>
@@ -154,9 +158,10 @@ describe('harvest schedules', () => {
               .prepare(
                 `SELECT r.state, r.error FROM harvest_runs r JOIN instruments i
                    ON i.id = r.instrument_id
-                 WHERE i.name = 'camera' AND r.state IN ('completed', 'failed') LIMIT 1`,
+                 WHERE i.name = 'camera' AND r.state IN ('completed', 'failed')
+                   AND r.started_at > ? LIMIT 1`,
               )
-              .get(),
+              .get(copying),
           ) as { state: string; error: string } | undefined,
         30_000,
       );

@@ -68,6 +68,8 @@ export class ScheduleCrons {
         // Removed or changed since its timer started: the reload that follows the change
         // starts the timers anew.
         cron.stop();
+        // Not reported as deployed any more: the reload reports the schedule as it is now.
+        this.crons = this.crons.filter((c) => c.cron !== cron);
         this.log.info(
           { schedule: schedule.id },
           'harvest: schedule changed; its old timer stopped',

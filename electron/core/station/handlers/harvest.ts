@@ -17,24 +17,29 @@ export function harvestHandlers(ctx: HarvestContext): HandlersOf<'harvest'> {
   const { db } = ctx;
   return {
     'harvest.status': () => ctx.harvest()?.status() ?? idleHarvestStatus(db),
-    'harvest.files': (args) => ({
-      files: listFiles(db, {
-        state: args.state,
-        limit: args.limit ?? 100,
-        beforeId: args.before_id,
-        search: args.search,
-      }).map((f) => forViewer(ctx, f)),
-    }),
+    'harvest.files': (args) => {
+      // Asked once per call: it reads who is logged on from the database (station.ts).
+      const viewing = ctx.session() !== null;
+      return {
+        files: listFiles(db, {
+          state: args.state,
+          limit: args.limit ?? 100,
+          beforeId: args.before_id,
+          search: args.search,
+        }).map((f) => forViewer(viewing, f)),
+      };
+    },
     'harvest.file': ({ id }) => {
       const file = getFileView(db, id);
       if (!file) throw new AppError('not_found', `no harvested file with id ${id}`);
+      const viewing = ctx.session() !== null;
       return {
-        file: forViewer(ctx, file),
+        file: forViewer(viewing, file),
         transfers: listTransfers(db, { fileId: id }).map((t) =>
-          transferForViewer(ctx, t, file.usage_event),
+          transferForViewer(viewing, t, file.usage_event),
         ),
         // Who made it and with which project: for someone logged on (forViewer).
-        usage: ctx.session() ? fileUsageView(db, id) : null,
+        usage: viewing ? fileUsageView(db, id) : null,
       };
     },
     'harvest.retry': ({ file_id: fileId }) => {
@@ -70,14 +75,14 @@ export function harvestHandlers(ctx: HarvestContext): HandlersOf<'harvest'> {
  * named after them ({user}, {project}, {usage_event}): for someone logged on only, as the
  * usage history is.
  */
-function forViewer(ctx: HarvestContext, file: HarvestFileView): HarvestFileView {
-  if (ctx.session()) return file;
+function forViewer(viewing: boolean, file: HarvestFileView): HarvestFileView {
+  if (viewing) return file;
   const last = file.last_transfer;
   return {
     ...file,
     usage_event: null,
     metadata_: {},
-    last_transfer: last && transferForViewer(ctx, last, file.usage_event),
+    last_transfer: last && transferForViewer(viewing, last, file.usage_event),
   };
 }
 
@@ -87,11 +92,11 @@ function forViewer(ctx: HarvestContext, file: HarvestFileView): HarvestFileView 
  * the destination's folder cut out of it.
  */
 function transferForViewer(
-  ctx: HarvestContext,
+  viewing: boolean,
   transfer: HarvestTransferView,
   usage: string | null,
 ): HarvestTransferView {
-  if (ctx.session() || usage === null) return transfer;
+  if (viewing || usage === null) return transfer;
   const destination = transfer.destination_path;
   const folder = destination === null ? '.' : dirname(destination);
   const redact = (text: string): string =>
