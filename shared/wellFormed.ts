@@ -118,3 +118,12 @@ export function pathText(path: PathStep[], root: string): string {
     .replace(/^\./, '');
   return text || root;
 }
+
+/**
+ * A call's arguments with ill-formed text at `path`, as the calls' schema problems read
+ * (`name.first: not well-formed Unicode (lone surrogate)`): the station's calls, both carriers,
+ * and the server's `/rpc`.
+ */
+export function illFormedArgument(path: PathStep[]): string {
+  return `${pathText(path, '(arguments)')}: ${NOT_WELL_FORMED}`;
+}

@@ -7,6 +7,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ApiError } from '../../../shared/errors.js';
 import {
+  illFormedArgument,
   illFormedTextPath,
   NOT_WELL_FORMED,
   pathText,
@@ -19,7 +20,7 @@ function refusal(request: FastifyRequest, path: PathStep[]): { status: number; b
   const url = request.url.split('?', 1)[0];
   if (url.startsWith('/rpc/')) {
     // The web page's calls: as their schema check refuses arguments (web/ui.ts).
-    const where = `${pathText(path, '(arguments)')}: ${NOT_WELL_FORMED}`;
+    const where = illFormedArgument(path);
     const name = url.slice('/rpc/'.length);
     const error: ApiError = {
       code: 'bad_request',

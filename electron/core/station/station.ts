@@ -20,7 +20,7 @@ import { nowIso } from '../util/ids.js';
 import { createLogger, type Logger } from '../util/log.js';
 import { notebookHandlers } from '../notebook/handlers.js';
 import { formatIssues } from '../util/issues.js';
-import { illFormedTextPath, NOT_WELL_FORMED, pathText } from '../../../shared/wellFormed.js';
+import { illFormedArgument, illFormedTextPath } from '../../../shared/wellFormed.js';
 import type { HandlerContext } from './handlers/context.js';
 import { harvestHandlers } from './handlers/harvest.js';
 import { reservationHandlers } from './handlers/reservations.js';
@@ -173,7 +173,7 @@ export class Station {
     // anywhere in the arguments, keys too, would be stored as text that reads back otherwise.
     const illFormed = illFormedTextPath(args);
     if (illFormed !== null) {
-      const problem = `${pathText(illFormed, '(arguments)')}: ${NOT_WELL_FORMED}`;
+      const problem = illFormedArgument(illFormed);
       throw new AppError('bad_request', `${name}: ${problem}`, { problems: [problem] });
     }
     const parsed = apiSchemas[name].safeParse(args);
