@@ -2092,6 +2092,8 @@ describe('harvest in a running station', () => {
           projects: ['Cathodes'],
           qualified_tools: ['SEM'],
         },
+        { username: 'bob', pin: '2345', projects: ['Cathodes'], qualified_tools: ['SEM'] },
+        { username: 'sam', pin: '9999', is_staff: true, projects: [], qualified_tools: [] },
       ],
       preUsage: [
         { type: 'textbox', name: 'experiment_title', title: 'Title' },
@@ -2184,6 +2186,29 @@ describe('harvest in a running station', () => {
     expect(one.transfers.every((t) => t.destination_path === null)).toBe(true);
     expect(JSON.stringify(one)).not.toContain(usage);
     expect(JSON.stringify(one)).not.toContain('Cathodes');
+
+    // Mutation: every file whole for anyone logged on, as it was: bob read ada's answers.
+    // Someone else logged on sees another person's files as nobody does; staff see them whole.
+    const asWho = async (login: string, pin: string): Promise<HarvestFileView | undefined> => {
+      expect((await st.rpc('session.logon', { login, pin })).status).toBe(200);
+      const file = (await stationFiles(st)).find((f) => f.filename === 'during.dat');
+      const details = (await st.rpc('harvest.file', { id: during.id })).body as {
+        usage: FileUsageView | null;
+      };
+      expect(details.usage === null, login).toBe(file?.usage_event === null);
+      expect((await st.rpc('session.logoff', {})).status).toBe(200);
+      return file;
+    };
+    expect(await asWho('bob', '2345')).toMatchObject({ usage_event: null, metadata_: {} });
+    const byStaff = await asWho('sam', '9999');
+    expect(byStaff?.usage_event).toBe(usage);
+    expect(byStaff?.metadata_.usage_context).toMatchObject({ experiment_title: 'Grain growth' });
+    // A file made outside any usage is whole to anyone logged on.
+    const unowned = await (async () => {
+      expect((await st.rpc('session.logon', { login: 'bob', pin: '2345' })).status).toBe(200);
+      return (await stationFiles(st)).find((f) => f.filename === 'before.dat');
+    })();
+    expect(unowned?.last_transfer?.destination_path).toBe(before.last_transfer?.destination_path);
   });
 
   it('finds files by a part of their path, ignoring case, and a file by its ARK', async () => {

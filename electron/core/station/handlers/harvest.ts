@@ -11,34 +11,35 @@ import { AppError } from '../../util/errors.js';
 import { fileUsageView } from '../records.js';
 import type { HandlerContext, HandlersOf } from './context.js';
 
-export type HarvestContext = Pick<HandlerContext, 'db' | 'session' | 'actor' | 'harvest' | 'emit'>;
+export type HarvestContext = Pick<
+  HandlerContext,
+  'db' | 'session' | 'actor' | 'staffLoggedOn' | 'harvest' | 'emit'
+>;
 
 export function harvestHandlers(ctx: HarvestContext): HandlersOf<'harvest'> {
   const { db } = ctx;
   return {
     'harvest.status': () => ctx.harvest()?.status() ?? idleHarvestStatus(db),
     'harvest.files': (args) => {
-      // Asked once per call: it reads who is logged on from the database (station.ts).
-      const viewing = ctx.session() !== null;
-      return {
-        files: listFiles(db, {
-          state: args.state,
-          limit: args.limit ?? 100,
-          beforeId: args.before_id,
-          search: args.search,
-        }).map((f) => forViewer(viewing, f)),
-      };
+      const files = listFiles(db, {
+        state: args.state,
+        limit: args.limit ?? 100,
+        beforeId: args.before_id,
+        search: args.search,
+      });
+      const whole = seenWhole(ctx, files);
+      return { files: files.map((f) => forViewer(whole(f), f)) };
     },
     'harvest.file': ({ id }) => {
       const file = getFileView(db, id);
       if (!file) throw new AppError('not_found', `no harvested file with id ${id}`);
-      const viewing = ctx.session() !== null;
+      const viewing = seenWhole(ctx, [file])(file);
       return {
         file: forViewer(viewing, file),
         transfers: listTransfers(db, { fileId: id }).map((t) =>
           transferForViewer(viewing, t, file.usage_event),
         ),
-        // Who made it and with which project: for someone logged on (forViewer).
+        // Who made it and with which project: for whom it is seen whole (seenWhole).
         usage: viewing ? fileUsageView(db, id) : null,
       };
     },
@@ -70,10 +71,40 @@ export function harvestHandlers(ctx: HarvestContext): HandlersOf<'harvest'> {
 }
 
 /**
+ * Which of `files` the person at the screen sees whole: staff every one; anyone else those made
+ * outside any usage and those made during their own usages (another person's usage answers,
+ * and destinations named after them, are that person's, as their usage history is: usage.ts);
+ * nobody logged on, none. Who is logged on is read once (from the database, station.ts).
+ */
+function seenWhole(
+  ctx: HarvestContext,
+  files: HarvestFileView[],
+): (file: HarvestFileView) => boolean {
+  const session = ctx.session();
+  if (session === null) return () => false;
+  if (ctx.staffLoggedOn()) return () => true;
+  const usages = [
+    ...new Set(files.flatMap((f) => (f.usage_event === null ? [] : [f.usage_event]))),
+  ];
+  const own = new Set(
+    usages.length
+      ? (ctx.db
+          .prepare(
+            `SELECT uuid FROM usage_events WHERE user_id = ?
+               AND uuid IN (SELECT value FROM json_each(?))`,
+          )
+          .pluck()
+          .all(session.userId, JSON.stringify(usages)) as string[])
+      : [],
+  );
+  return (file) => file.usage_event === null || own.has(file.usage_event);
+}
+
+/**
  * A file as whoever is at the screen may see it. Its metadata_ holds who made it and the
  * usage's answers (usage_context), and the destination of a file made during a usage may be
- * named after them ({user}, {project}, {usage_event}): for someone logged on only, as the
- * usage history is.
+ * named after them ({user}, {project}, {usage_event}): whole only for those who see it so
+ * (`viewing`, seenWhole), as the usage history is.
  */
 function forViewer(viewing: boolean, file: HarvestFileView): HarvestFileView {
   if (viewing) return file;
@@ -87,8 +118,8 @@ function forViewer(viewing: boolean, file: HarvestFileView): HarvestFileView {
 }
 
 /**
- * A transfer of a file made during `usage` for a screen nobody is logged on to: where it went
- * is left out (forViewer). The reason stays, as the screen must say why a file failed, with
+ * A transfer of a file made during `usage` for a viewer who does not see the file whole
+ * (seenWhole): where it went is left out (forViewer). The reason stays, as the screen must say why a file failed, with
  * the destination's folder cut out of it.
  */
 function transferForViewer(
