@@ -412,11 +412,16 @@ export interface ApiResults extends NotebookApiResults, StationReservationResult
   'settings.setDesktopMode': { restarting: true };
   'harvest.status': HarvestStatus;
   'harvest.files': { files: HarvestFileView[] };
-  /** `usage`: the usage during which the file was first seen, for someone logged on. */
+  /**
+   * `usage`: the usage during which the file was first seen, for whom the file is whole: staff,
+   * and the person whose usage it was. `withheld`: the file was made during another person's
+   * usage, and its metadata, usage and destination are left out for the one logged on.
+   */
   'harvest.file': {
     file: HarvestFileView;
     transfers: HarvestTransferView[];
     usage: FileUsageView | null;
+    withheld: boolean;
   };
   'harvest.retry': { file: HarvestFileView };
   /** Every failed file of the instruments harvested here, made due now: how many. */

@@ -331,7 +331,7 @@ test('data tab: Retry all takes every failed file again once the share is back',
   expect(await readFile(join(archive, 'f1001.txt'), 'utf8')).toBe('f1001.txt');
 });
 
-test('data tab: a file names the usage it was made during, for someone logged on', async ({
+test('data tab: a file names the usage it was made during, for its person and staff', async ({
   page,
   startStation,
   scratchDir,
@@ -365,6 +365,26 @@ test('data tab: a file names the usage it was made during, for someone logged on
   await expect(
     page.getByRole('region', { name: 'File during.txt' }).getByTestId('file-usage'),
   ).toHaveText('log on to see');
+
+  // Someone else logged on: Ada's usage and its answers are hers and staff's, not his.
+  await page.getByRole('tab', { name: 'Tool control' }).click();
+  await logOn(page, 'bob', '2222');
+  await openDataTab(page);
+  await files.getByRole('button', { name: 'during.txt' }).click();
+  const details = page.getByRole('region', { name: 'File during.txt' });
+  await expect(details.getByTestId('file-usage')).toHaveText(
+    "another person's: for them and for staff to see",
+  );
+  await expect(details).toContainText("Made during another person's usage");
+  await expect(details).not.toContainText('Looms');
+  await page.getByRole('tab', { name: 'Tool control' }).click();
+  await logOff(page);
+  await logOn(page, 'sam', '9999');
+  await openDataTab(page);
+  await files.getByRole('button', { name: 'during.txt' }).click();
+  await expect(
+    page.getByRole('region', { name: 'File during.txt' }).getByTestId('file-usage'),
+  ).toContainText('Ada Lovelace, project Looms:');
 });
 
 test('data tab: a failed file with a long path keeps its Retry and Close buttons whole', async ({

@@ -2194,8 +2194,10 @@ describe('harvest in a running station', () => {
       const file = (await stationFiles(st)).find((f) => f.filename === 'during.dat');
       const details = (await st.rpc('harvest.file', { id: during.id })).body as {
         usage: FileUsageView | null;
+        withheld: boolean;
       };
       expect(details.usage === null, login).toBe(file?.usage_event === null);
+      expect(details.withheld, login).toBe(file?.usage_event === null);
       expect((await st.rpc('session.logoff', {})).status).toBe(200);
       return file;
     };

@@ -1,10 +1,5 @@
 import { create } from 'zustand';
-import type {
-  FileUsageView,
-  HarvestFileView,
-  HarvestStatus,
-  HarvestTransferView,
-} from '../../../shared/api.js';
+import type { ApiResult, HarvestFileView, HarvestStatus } from '../../../shared/api.js';
 import { call, toBridgeError } from '../bridge.js';
 import { addSamples, type ProgressSamples } from '../features/harvest/rate.js';
 import { readOrder } from '../readOrder.js';
@@ -31,11 +26,8 @@ interface HarvestState {
   /** A new search is under way: the list is empty until its answer comes. */
   searching: boolean;
   setSearch: (search: string) => Promise<void>;
-  selected: {
-    file: HarvestFileView;
-    transfers: HarvestTransferView[];
-    usage: FileUsageView | null;
-  } | null;
+  /** The file opened, as harvest.file gives it. */
+  selected: ApiResult<'harvest.file'> | null;
   /** Why the last read of the status or the list failed; cleared by the next that works. */
   error: string | null;
   /**

@@ -41,6 +41,7 @@ export function harvestHandlers(ctx: HarvestContext): HandlersOf<'harvest'> {
         ),
         // Who made it and with which project: for whom it is seen whole (seenWhole).
         usage: viewing ? fileUsageView(db, id) : null,
+        withheld: !viewing && ctx.session() !== null && file.usage_event !== null,
       };
     },
     'harvest.retry': ({ file_id: fileId }) => {

@@ -376,7 +376,12 @@ export function DataTab(): ReactElement {
       <div className="data-columns">
         <History files={files} />
         {selected && (
-          <FileDetails file={selected.file} transfers={selected.transfers} usage={selected.usage} />
+          <FileDetails
+            file={selected.file}
+            transfers={selected.transfers}
+            usage={selected.usage}
+            withheld={selected.withheld}
+          />
         )}
       </div>
     </div>

@@ -27,11 +27,14 @@ export function FileDetails({
   file,
   transfers,
   usage,
+  withheld,
 }: {
   file: HarvestFileView;
   transfers: HarvestTransferView[];
-  /** The usage during which it was first seen (for someone logged on). */
+  /** The usage during which it was first seen (for staff and the person whose usage it was). */
   usage: FileUsageView | null;
+  /** Made during another person's usage: its usage and metadata are theirs and staff's. */
+  withheld: boolean;
 }): ReactElement {
   const select = useHarvestStore((s) => s.select);
   const loggedOn = useSessionStore((s) => s.session !== null);
@@ -85,6 +88,8 @@ export function FileDetails({
         <dd data-testid="file-usage">
           {!loggedOn ? (
             'log on to see'
+          ) : withheld ? (
+            "another person's: for them and for staff to see"
           ) : usage !== null ? (
             <>
               {usage.user_name}, project {usage.project_name}: {formatDateTime(usage.start)} to{' '}
@@ -118,7 +123,12 @@ export function FileDetails({
         ))}
       </ul>
       <h3>Metadata</h3>
-      {loggedOn ? (
+      {loggedOn && withheld ? (
+        <p className="notice">
+          Made during another person's usage: its metadata, which names them and their answers, is
+          for them and for staff to see.
+        </p>
+      ) : loggedOn ? (
         <MetadataTree metadata={file.metadata_} />
       ) : (
         <p className="notice">
