@@ -51,7 +51,7 @@ export function harvestHandlers(ctx: HarvestContext): HandlersOf<'harvest'> {
       else retryNowOrRefuse(db, fileId);
       const file = getFileView(db, fileId) as HarvestFileView;
       ctx.emit({ type: 'harvest.changed' });
-      return { file };
+      return { file: forViewer(seenWhole(ctx, [file])(file), file) };
     },
     'harvest.retryAll': () => {
       ctx.actor();
