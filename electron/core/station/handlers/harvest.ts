@@ -84,21 +84,24 @@ function seenWhole(
   const session = ctx.session();
   if (session === null) return () => false;
   if (ctx.staffLoggedOn()) return () => true;
-  const usages = [
-    ...new Set(files.flatMap((f) => (f.usage_event === null ? [] : [f.usage_event]))),
-  ];
+  // Their own: a usage of theirs here, or one made on another station, known by the usage
+  // context the file came with (records.ts fileUsageView: usage_elsewhere).
+  const ids = files.flatMap((f) => (f.usage_event === null ? [] : [f.id]));
   const own = new Set(
-    usages.length
+    ids.length
       ? (ctx.db
           .prepare(
-            `SELECT uuid FROM usage_events WHERE user_id = ?
-               AND uuid IN (SELECT value FROM json_each(?))`,
+            `SELECT f.id FROM harvest_files f LEFT JOIN usage_events e ON e.id = f.usage_event_id
+              WHERE f.id IN (SELECT value FROM json_each(?))
+                AND (e.user_id = ? OR (f.usage_event_id IS NULL
+                  AND json_extract(f.usage_elsewhere, '$.user.username') =
+                    (SELECT username FROM users WHERE id = ?)))`,
           )
           .pluck()
-          .all(session.userId, JSON.stringify(usages)) as string[])
+          .all(JSON.stringify(ids), session.userId, session.userId) as number[])
       : [],
   );
-  return (file) => file.usage_event === null || own.has(file.usage_event);
+  return (file) => file.usage_event === null || own.has(file.id);
 }
 
 /**
