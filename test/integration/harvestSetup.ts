@@ -86,6 +86,47 @@ export async function setupHarvest(options: SetupOptions = {}): Promise<HarvestD
 }
 
 /**
+ * A station with two instruments of its tool, sem-1 watching `src` and sem-2 watching `src2`,
+ * two storage locations (archive: `dest`, the instruments'; other: `other`), and the bundle's
+ * `hooks` and `schedules`.
+ */
+export async function setupTwoInstruments(
+  options: { hooks?: unknown[]; schedules?: unknown[] } = {},
+): Promise<HarvestDirs & { src2: string; other: string }> {
+  const root = tempDir('labstation-two-instruments-');
+  const dirs = {
+    root,
+    src: join(root, 'src'),
+    src2: join(root, 'src2'),
+    dest: join(root, 'dest'),
+    other: join(root, 'other'),
+    data: join(root, 'data'),
+  };
+  for (const dir of [dirs.src, dirs.src2, dirs.dest, dirs.other]) mkdirSync(dir);
+  const instrument = (name: string, path: string): unknown => ({
+    name,
+    tool: 'SEM',
+    watch: [{ path }],
+    stability_seconds: 0.3,
+    storage_location: 'archive',
+    destination_template: '{instrument}/{relative_path}',
+  });
+  const imported = await importBundle(dirs.data, {
+    tools: [{ name: 'SEM' }],
+    station: { tool: 'SEM' },
+    storage_locations: [
+      { name: 'archive', type: 'local', base_path: dirs.dest },
+      { name: 'other', type: 'local', base_path: dirs.other },
+    ],
+    instruments: [instrument('sem-1', dirs.src), instrument('sem-2', dirs.src2)],
+    hooks: options.hooks ?? [],
+    schedules: options.schedules ?? [],
+  });
+  if (imported.code !== 0) throw new Error(`import failed: ${imported.stderr}${imported.stdout}`);
+  return dirs;
+}
+
+/**
  * Sets the station's retry backoff (`base` and `max` seconds) and makes every transfer of
  * run1/img.tif fail: a file stands where its copy needs the instrument's folder (sem-1).
  */

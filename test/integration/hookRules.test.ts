@@ -10,43 +10,7 @@ import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { importBundle, tempDir } from './helpers.js';
-import { filesOf, harvestOnce, type HarvestDirs } from './harvestSetup.js';
-
-/**
- * A station with two instruments of its tool, sem-1 watching `src` and sem-2 watching `src2`,
- * two storage locations (archive: `dest`, the instruments'; other: `other`), and `hooks`.
- */
-async function twoInstruments(hooks: unknown[]): Promise<HarvestDirs & { other: string }> {
-  const root = tempDir('labstation-hook-rules-');
-  const dirs = {
-    root,
-    src: join(root, 'src'),
-    dest: join(root, 'dest'),
-    other: join(root, 'other'),
-    data: join(root, 'data'),
-  };
-  for (const dir of [dirs.src, join(root, 'src2'), dirs.dest, dirs.other]) mkdirSync(dir);
-  const instrument = (name: string, path: string): unknown => ({
-    name,
-    tool: 'SEM',
-    watch: [{ path }],
-    stability_seconds: 0.3,
-    storage_location: 'archive',
-    destination_template: '{instrument}/{relative_path}',
-  });
-  const imported = await importBundle(dirs.data, {
-    tools: [{ name: 'SEM' }],
-    station: { tool: 'SEM' },
-    storage_locations: [
-      { name: 'archive', type: 'local', base_path: dirs.dest },
-      { name: 'other', type: 'local', base_path: dirs.other },
-    ],
-    instruments: [instrument('sem-1', dirs.src), instrument('sem-2', join(root, 'src2'))],
-    hooks,
-  });
-  if (imported.code !== 0) throw new Error(`import failed: ${imported.stderr}${imported.stdout}`);
-  return dirs;
-}
+import { filesOf, harvestOnce, setupTwoInstruments } from './harvestSetup.js';
 
 /** Harvests once (exit 0 expected) and gives each file's last transfer by its name. */
 async function harvested(
@@ -76,12 +40,14 @@ describe('pre-transfer hooks', () => {
       config: { glob },
       ...more,
     });
-    const dirs = await twoInstruments([
-      skip('other-instrument', '*.a', { instrument: 'sem-2' }),
-      skip('turned-off', '*.b', { enabled: false }),
-      skip('own-instrument', '*.c', { instrument: 'sem-1' }),
-      skip('every-instrument', '*.d', {}),
-    ]);
+    const dirs = await setupTwoInstruments({
+      hooks: [
+        skip('other-instrument', '*.a', { instrument: 'sem-2' }),
+        skip('turned-off', '*.b', { enabled: false }),
+        skip('own-instrument', '*.c', { instrument: 'sem-1' }),
+        skip('every-instrument', '*.d', {}),
+      ],
+    });
     for (const name of ['x.a', 'x.b', 'x.c', 'x.d']) writeFileSync(join(dirs.src, name), name);
     const byName = await harvested(dirs.data);
     expect(byName.get('x.a')?.status).toBe('completed');
@@ -103,9 +69,11 @@ describe('pre-transfer hooks', () => {
     );
     // Saved before the rule (or edited by hand): the transfer fails naming it, and is retried
     // once the hook is put right; nothing is marked skipped.
-    const dirs = await twoInstruments([
-      { name: 'everything', trigger: 'pre_transfer', kind: 'skip', config: { glob: '*.tmp' } },
-    ]);
+    const dirs = await setupTwoInstruments({
+      hooks: [
+        { name: 'everything', trigger: 'pre_transfer', kind: 'skip', config: { glob: '*.tmp' } },
+      ],
+    });
     const db = new Database(join(dirs.data, 'labstation.db'));
     db.prepare("UPDATE harvest_hooks SET config = '{}' WHERE name = 'everything'").run();
     db.close();
@@ -120,14 +88,16 @@ describe('pre-transfer hooks', () => {
   });
 
   it('match a glob with a folder against the path in the watched folder, not the name', async () => {
-    const dirs = await twoInstruments([
-      {
-        name: 'no-previews',
-        trigger: 'pre_transfer',
-        kind: 'skip',
-        config: { glob: 'previews/*.png' },
-      },
-    ]);
+    const dirs = await setupTwoInstruments({
+      hooks: [
+        {
+          name: 'no-previews',
+          trigger: 'pre_transfer',
+          kind: 'skip',
+          config: { glob: 'previews/*.png' },
+        },
+      ],
+    });
     for (const path of ['previews/x.png', 'x.png', 'other/previews/y.png']) {
       mkdirSync(dirname(join(dirs.src, path)), { recursive: true });
       writeFileSync(join(dirs.src, path), path);
@@ -145,14 +115,16 @@ describe('pre-transfer hooks', () => {
   });
 
   it('skip files by size: min_size and max_size are both inclusive bounds', async () => {
-    const dirs = await twoInstruments([
-      {
-        name: 'mid-sized',
-        trigger: 'pre_transfer',
-        kind: 'skip',
-        config: { min_size: 5, max_size: 10 },
-      },
-    ]);
+    const dirs = await setupTwoInstruments({
+      hooks: [
+        {
+          name: 'mid-sized',
+          trigger: 'pre_transfer',
+          kind: 'skip',
+          config: { min_size: 5, max_size: 10 },
+        },
+      ],
+    });
     const sizes = { 'tiny.dat': 4, 'low.dat': 5, 'mid.dat': 7, 'high.dat': 10, 'big.dat': 11 };
     for (const [name, size] of Object.entries(sizes)) {
       writeFileSync(join(dirs.src, name), 'x'.repeat(size));
@@ -171,41 +143,43 @@ describe('pre-transfer hooks', () => {
   });
 
   it('run in priority order: the first matching skip is named, a later redirect overrides an earlier one field by field', async () => {
-    const dirs = await twoInstruments([
-      // Listed out of order: the priority, not the order given, decides.
-      {
-        name: 'b-later-skip',
-        trigger: 'pre_transfer',
-        kind: 'skip',
-        priority: 2,
-        config: { glob: '*.tmpl' },
-      },
-      {
-        name: 'z-first-skip',
-        trigger: 'pre_transfer',
-        kind: 'skip',
-        priority: 1,
-        config: { glob: '*.tmpl' },
-      },
-      {
-        name: 'a-later-redirect',
-        trigger: 'pre_transfer',
-        kind: 'redirect',
-        priority: 4,
-        config: { glob: '*.raw', destination_template: 'later/{filename}' },
-      },
-      {
-        name: 'z-first-redirect',
-        trigger: 'pre_transfer',
-        kind: 'redirect',
-        priority: 3,
-        config: {
-          glob: '*.raw',
-          destination_template: 'first/{filename}',
-          storage_location: 'other',
+    const dirs = await setupTwoInstruments({
+      hooks: [
+        // Listed out of order: the priority, not the order given, decides.
+        {
+          name: 'b-later-skip',
+          trigger: 'pre_transfer',
+          kind: 'skip',
+          priority: 2,
+          config: { glob: '*.tmpl' },
         },
-      },
-    ]);
+        {
+          name: 'z-first-skip',
+          trigger: 'pre_transfer',
+          kind: 'skip',
+          priority: 1,
+          config: { glob: '*.tmpl' },
+        },
+        {
+          name: 'a-later-redirect',
+          trigger: 'pre_transfer',
+          kind: 'redirect',
+          priority: 4,
+          config: { glob: '*.raw', destination_template: 'later/{filename}' },
+        },
+        {
+          name: 'z-first-redirect',
+          trigger: 'pre_transfer',
+          kind: 'redirect',
+          priority: 3,
+          config: {
+            glob: '*.raw',
+            destination_template: 'first/{filename}',
+            storage_location: 'other',
+          },
+        },
+      ],
+    });
     writeFileSync(join(dirs.src, 'run.tmpl'), 'template');
     writeFileSync(join(dirs.src, 'frame.raw'), 'raw bytes');
     writeFileSync(join(dirs.src, 'plain.txt'), 'kept');
@@ -222,18 +196,20 @@ describe('pre-transfer hooks', () => {
   });
 
   it('redirect a big file, copied on its own, as they redirect small files copied in a batch', async () => {
-    const dirs = await twoInstruments([
-      {
-        name: 'raw-aside',
-        trigger: 'pre_transfer',
-        kind: 'redirect',
-        config: {
-          glob: '*.raw',
-          destination_template: 'raw/{filename}',
-          storage_location: 'other',
+    const dirs = await setupTwoInstruments({
+      hooks: [
+        {
+          name: 'raw-aside',
+          trigger: 'pre_transfer',
+          kind: 'redirect',
+          config: {
+            glob: '*.raw',
+            destination_template: 'raw/{filename}',
+            storage_location: 'other',
+          },
         },
-      },
-    ]);
+      ],
+    });
     // 4 MiB and more: no batch (batch.ts BATCH_DURABILITY_BELOW), transfer.ts places it.
     writeFileSync(join(dirs.src, 'big.raw'), Buffer.alloc(4 * 1024 * 1024 + 1, 7));
     writeFileSync(join(dirs.src, 'small.raw'), 'raw bytes');
@@ -251,14 +227,16 @@ describe('pre-transfer hooks', () => {
   // Mutation: the location looked up and not found, as it was: "instrument sem-1 has no storage
   // location", which names neither the hook nor the location, while the instrument has one.
   it('name the hook and the location when a redirect sends a file to a location not there', async () => {
-    const dirs = await twoInstruments([
-      {
-        name: 'raw-aside',
-        trigger: 'pre_transfer',
-        kind: 'redirect',
-        config: { glob: '*.raw', storage_location: 'other' },
-      },
-    ]);
+    const dirs = await setupTwoInstruments({
+      hooks: [
+        {
+          name: 'raw-aside',
+          trigger: 'pre_transfer',
+          kind: 'redirect',
+          config: { glob: '*.raw', storage_location: 'other' },
+        },
+      ],
+    });
     // A hook can outlive its location here: a station bundle that renames a location, beside a
     // hook the server deployed that names the old one.
     const db = new Database(join(dirs.data, 'labstation.db'));

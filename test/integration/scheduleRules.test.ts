@@ -3,12 +3,19 @@
  * that fires every second, it queues no run of its own), and a run is a full harvest of its
  * instrument, which tries its failed files again at once rather than at their backoff.
  */
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { HarvestFileView, HarvestStatus } from '../../shared/api.js';
-import { importBundle, startStation, tempDir, waitFor } from './helpers.js';
-import { failingTransfer, filesOf, harvestOnce, setupHarvest, withDb } from './harvestSetup.js';
+import { startStation, waitFor } from './helpers.js';
+import {
+  failingTransfer,
+  filesOf,
+  harvestOnce,
+  setupHarvest,
+  setupTwoInstruments,
+  withDb,
+} from './harvestSetup.js';
 
 describe('harvest schedules', () => {
   it('run only when enabled', async () => {
@@ -114,30 +121,14 @@ describe('harvest schedules', () => {
   // stayed running until the detector's big copy had ended (and with a detector that writes
   // all day, until the run timeout, stored with "still being transferred").
   it("of one instrument end with its own transfers, not another instrument's", async () => {
-    const root = tempDir('labstation-runs-');
-    const [camera, detector, dest, data] = ['camera', 'detector', 'dest', 'data'].map((d) =>
-      join(root, d),
-    );
-    for (const dir of [camera, detector, dest]) mkdirSync(dir);
-    writeFileSync(join(camera, 'frame.tif'), 'a frame');
+    // sem-1 a camera, sem-2 a detector that writes one big map.
+    const dirs = await setupTwoInstruments({
+      schedules: [{ instrument: 'sem-1', cron: '* * * * * *' }],
+    });
+    const data = dirs.data;
+    writeFileSync(join(dirs.src, 'frame.tif'), 'a frame');
     // Copied at about 24 ms a MiB (harvest.slow-copy), and read back as slowly: some 10 s.
-    writeFileSync(join(detector, 'map.h5'), Buffer.alloc(200 * 1024 * 1024, 7));
-    const instrument = (name: string, path: string): unknown => ({
-      name,
-      tool: 'SEM',
-      watch: [{ path }],
-      stability_seconds: 0.3,
-      storage_location: 'archive',
-      destination_template: '{instrument}/{relative_path}',
-    });
-    const imported = await importBundle(data, {
-      tools: [{ name: 'SEM' }],
-      station: { tool: 'SEM' },
-      storage_locations: [{ name: 'archive', type: 'local', base_path: dest }],
-      instruments: [instrument('camera', camera), instrument('detector', detector)],
-      schedules: [{ instrument: 'camera', cron: '* * * * * *' }],
-    });
-    expect(imported.code, imported.stderr).toBe(0);
+    writeFileSync(join(dirs.src2, 'map.h5'), Buffer.alloc(200 * 1024 * 1024, 7));
     const station = await startStation(data, { LABSTATION_INJECT: 'harvest.slow-copy' });
     try {
       const files = async (): Promise<HarvestFileView[]> =>
@@ -158,7 +149,7 @@ describe('harvest schedules', () => {
               .prepare(
                 `SELECT r.state, r.error FROM harvest_runs r JOIN instruments i
                    ON i.id = r.instrument_id
-                 WHERE i.name = 'camera' AND r.state IN ('completed', 'failed')
+                 WHERE i.name = 'sem-1' AND r.state IN ('completed', 'failed')
                    AND r.started_at > ? LIMIT 1`,
               )
               .get(copying),
@@ -166,12 +157,12 @@ describe('harvest schedules', () => {
         30_000,
       );
       expect(run).toEqual({ state: 'completed', error: '' });
-      const map = (await files()).find((f) => f.instrument === 'detector');
+      const map = (await files()).find((f) => f.instrument === 'sem-2');
       expect(map?.state).toBe('waiting');
       await waitFor(
         "the detector's file done",
         async () =>
-          (await files()).find((f) => f.instrument === 'detector')?.state === 'done'
+          (await files()).find((f) => f.instrument === 'sem-2')?.state === 'done'
             ? true
             : undefined,
         60_000,
