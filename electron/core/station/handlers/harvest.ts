@@ -27,13 +27,14 @@ export function harvestHandlers(ctx: HarvestContext): HandlersOf<'harvest'> {
         beforeId: args.before_id,
         search: args.search,
       });
-      const whole = seenWhole(ctx, files);
+      const { whole } = seenWhole(ctx, files);
       return { files: files.map((f) => forViewer(whole(f), f)) };
     },
     'harvest.file': ({ id }) => {
       const file = getFileView(db, id);
       if (!file) throw new AppError('not_found', `no harvested file with id ${id}`);
-      const viewing = seenWhole(ctx, [file])(file);
+      const seen = seenWhole(ctx, [file]);
+      const viewing = seen.whole(file);
       return {
         file: forViewer(viewing, file),
         transfers: listTransfers(db, { fileId: id }).map((t) =>
@@ -41,7 +42,7 @@ export function harvestHandlers(ctx: HarvestContext): HandlersOf<'harvest'> {
         ),
         // Who made it and with which project: for whom it is seen whole (seenWhole).
         usage: viewing ? fileUsageView(db, id) : null,
-        withheld: !viewing && ctx.session() !== null && file.usage_event !== null,
+        withheld: seen.loggedOn && !viewing && file.usage_event !== null,
       };
     },
     'harvest.retry': ({ file_id: fileId }) => {
@@ -51,7 +52,7 @@ export function harvestHandlers(ctx: HarvestContext): HandlersOf<'harvest'> {
       else retryNowOrRefuse(db, fileId);
       const file = getFileView(db, fileId) as HarvestFileView;
       ctx.emit({ type: 'harvest.changed' });
-      return { file: forViewer(seenWhole(ctx, [file])(file), file) };
+      return { file: forViewer(seenWhole(ctx, [file]).whole(file), file) };
     },
     'harvest.retryAll': () => {
       ctx.actor();
@@ -75,15 +76,16 @@ export function harvestHandlers(ctx: HarvestContext): HandlersOf<'harvest'> {
  * Which of `files` the person at the screen sees whole: staff every one; anyone else those made
  * outside any usage and those made during their own usages (another person's usage answers,
  * and destinations named after them, are that person's, as their usage history is: usage.ts);
- * nobody logged on, none. Who is logged on is read once (from the database, station.ts).
+ * nobody logged on, none. Who is logged on is read once (from the database, station.ts), and
+ * given back as `loggedOn`.
  */
 function seenWhole(
   ctx: HarvestContext,
   files: HarvestFileView[],
-): (file: HarvestFileView) => boolean {
+): { loggedOn: boolean; whole: (file: HarvestFileView) => boolean } {
   const session = ctx.session();
-  if (session === null) return () => false;
-  if (ctx.staffLoggedOn()) return () => true;
+  if (session === null) return { loggedOn: false, whole: () => false };
+  if (ctx.staffLoggedOn()) return { loggedOn: true, whole: () => true };
   // Their own: a usage of theirs here, or one made on another station, known by the usage
   // context the file came with (records.ts fileUsageView: usage_elsewhere).
   const ids = files.flatMap((f) => (f.usage_event === null ? [] : [f.id]));
@@ -101,7 +103,7 @@ function seenWhole(
           .all(JSON.stringify(ids), session.userId, session.userId) as number[])
       : [],
   );
-  return (file) => file.usage_event === null || own.has(file.id);
+  return { loggedOn: true, whole: (file) => file.usage_event === null || own.has(file.id) };
 }
 
 /**
@@ -123,8 +125,8 @@ function forViewer(viewing: boolean, file: HarvestFileView): HarvestFileView {
 
 /**
  * A transfer of a file made during `usage` for a viewer who does not see the file whole
- * (seenWhole): where it went is left out (forViewer). The reason stays, as the screen must say why a file failed, with
- * the destination's folder cut out of it.
+ * (seenWhole): where it went is left out (forViewer). The reason stays, as the screen must say
+ * why a file failed, with the destination's folder cut out of it.
  */
 function transferForViewer(
   viewing: boolean,
