@@ -6,6 +6,10 @@
  * the station's JSON bodies, the Electron IPC call), naming where it is.
  */
 
+// Only what JSON.parse or a structured clone makes is looked into (isPlainObject, arrays): not
+// a stream, buffer or class instance.
+import { isPlainObject } from './questions/json.js';
+
 export const NOT_WELL_FORMED = 'not well-formed Unicode (lone surrogate)';
 
 /** ES2024's isWellFormed and toWellFormed (Node 20, Chromium 111), which lib ES2023 leaves out. */
@@ -30,13 +34,6 @@ interface Pending {
   value: unknown;
   parent: Pending | null;
   step: PathStep | null;
-}
-
-/** An object JSON.parse or a structured clone makes: not a stream, buffer or class instance. */
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== 'object' || value === null) return false;
-  const prototype = Object.getPrototypeOf(value) as unknown;
-  return prototype === Object.prototype || prototype === null;
 }
 
 function pathOf(at: Pending | null, last?: PathStep): PathStep[] {

@@ -134,8 +134,8 @@ export function updateRecord<Out>(
 
 /**
  * A name given or changed is one line (shared/text.ts lineProblem: no control character or line
- * separator). Checked here, not in the shape, so that a name stored
- * before the rule still saves back unchanged.
+ * separator). Checked here, not in the shape, so that a name stored before the rule still saves
+ * back unchanged.
  */
 function checkNewName(input: unknown, stored: string | null): void {
   const name = (input as { name?: unknown }).name;
