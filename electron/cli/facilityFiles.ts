@@ -141,10 +141,23 @@ export async function metadata(argv: string[]): Promise<number> {
   } catch (error) {
     throw new AppError('bad_request', `metadata file ${file}: ${(error as Error).message}`);
   }
-  const { parseMetadataText, serializeMetadata } = await import('../../shared/metadata/index.js');
+  const { parseMetadataText, serializeMetadata, toNotebook } =
+    await import('../../shared/metadata/index.js');
+  const { storedTooLong, textTooLong } = await import('../core/notebook/metadataSize.js');
+  // The station's limits, as its saves apply them: what is ok here is a document it takes.
+  const tooLongText = textTooLong(text);
+  if (tooLongText !== null) {
+    process.stdout.write(`${file}: ${tooLongText}\n`);
+    return 1;
+  }
   const result = parseMetadataText(text);
   const syntax = result.problems.find((p) => p.code === 'invalid_json');
   if (syntax) throw new AppError('bad_request', `metadata file ${file}: ${syntax.message}`);
+  const tooLongStored = result.ok ? storedTooLong(JSON.stringify(toNotebook(result.doc))) : null;
+  if (tooLongStored !== null) {
+    process.stdout.write(`${file}: ${tooLongStored}\n`);
+    return 1;
+  }
   const note = (p: LocatedProblem): void => {
     process.stderr.write(`${p.severity === 'warning' ? 'notice' : 'error'}: ${p.message}\n`);
   };

@@ -5,6 +5,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { prepareMetadata } from '../../electron/core/notebook/store.js';
 import { runCli, tempDir, writeJson } from './helpers.js';
 
 /** A template as the notebook service exports it. */
@@ -120,6 +121,38 @@ describe('labstation metadata check', () => {
     const out = await runCli(['metadata', 'check', file]);
     expect(out.code).toBe(1);
     expect(out.stderr).toContain(file);
+  });
+
+  it("refuses a document past the station's size limits, as the station's saves do", async () => {
+    const dir = tempDir();
+    // Four fields of 300,000 characters: 1.2 million as stored, over the limit of a million.
+    const big = {
+      extra_fields: Object.fromEntries(
+        [1, 2, 3, 4].map((i) => [`Note ${i}`, { type: 'text', value: 'x'.repeat(300_000) }]),
+      ),
+    };
+    const file = writeJson(dir, 'big.json', big);
+    const out = await runCli(['metadata', 'check', file]);
+    const rule =
+      "at most 1,000,000 characters of JSON as stored, with each field's type written out " +
+      '(this comes to 1,200,162)';
+    expect(out.stdout).toBe(`${file}: ${rule}\n`);
+    expect(out.code).toBe(1);
+    expect(() => prepareMetadata(JSON.stringify(big))).toThrow(`metadata: ${rule}`);
+    const converted = await runCli(['metadata', 'convert', file, '--to', 'elabftw']);
+    expect(converted.code).toBe(1);
+    expect(converted.stdout).toContain('at most 1,000,000 characters of JSON as stored');
+
+    // A small document in text laid out past four million characters is not read at all.
+    const padded = join(dir, 'padded.json');
+    const text = `${JSON.stringify(TEMPLATE)}${' '.repeat(4_000_000)}`;
+    writeFileSync(padded, text);
+    const laidOut = await runCli(['metadata', 'check', padded]);
+    expect(laidOut.stdout).toBe(
+      `${padded}: at most 4,000,000 characters of JSON text (this has ${text.length.toLocaleString('en-US')})\n`,
+    );
+    expect(laidOut.code).toBe(1);
+    expect(() => prepareMetadata(text)).toThrow('at most 4,000,000 characters of JSON text');
   });
 
   it('is a usage error without exactly one FILE', async () => {

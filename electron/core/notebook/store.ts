@@ -17,6 +17,7 @@ import type { EntryKind } from '../../../shared/notebookApi.js';
 import type { Db } from '../db/open.js';
 import { cachedStatement } from '../db/statements.js';
 import { AppError } from '../util/errors.js';
+import { storedTooLong, textTooLong, valueTooLong } from './metadataSize.js';
 
 export interface EntryRow {
   id: number;
@@ -59,32 +60,7 @@ export interface PreparedMetadata {
 
 export const NO_METADATA: PreparedMetadata = { doc: null, json: null, problems: [] };
 
-/**
- * Checks metadata as it arrives (a JSON object, JSON text, or null for none). A structural
- * problem refuses the save with validation_failed: the message names each field and property,
- * details.problems lists every problem found.
- */
-/**
- * A metadata document, as JSON, at most this long: an entry (with a main text of up to a
- * million characters) must fit in one push to the server (8 MiB).
- */
-export const MAX_METADATA_CHARS = 1_000_000;
-
-/**
- * The length of `input` as JSON text; 0 when it is nested too deep for JSON.stringify's stack
- * (some thousands of levels, a body of a few dozen KB): parseMetadata then refuses it, naming
- * where it passes MAX_DEPTH.
- */
-function jsonLength(input: unknown): number {
-  try {
-    return JSON.stringify(input)?.length ?? 0;
-  } catch (error) {
-    if (error instanceof RangeError) return 0;
-    throw error;
-  }
-}
-
-/** Metadata over MAX_METADATA_CHARS: refused with its problem, as every other refusal. */
+/** Metadata over its size limits: refused with its problem, as every other refusal. */
 function tooLarge(text: string): AppError {
   return new AppError('validation_failed', `metadata: ${text}`, {
     problems: [structural([], 'too_large', text)],
@@ -92,29 +68,14 @@ function tooLarge(text: string): AppError {
 }
 
 /**
- * JSON text may be laid out (indented, a line per property) to several times the length of
- * the document it holds, which is what MAX_METADATA_CHARS bounds (as stored, below). The text
- * itself is bounded only so that no larger one is read at all.
+ * Checks metadata as it arrives (a JSON object, JSON text, or null for none). A structural
+ * problem refuses the save with validation_failed: the message names each field and property,
+ * details.problems lists every problem found.
  */
-const MAX_METADATA_TEXT_CHARS = 4 * MAX_METADATA_CHARS;
-
 export function prepareMetadata(input: unknown): PreparedMetadata {
   if (input === null || input === undefined) return NO_METADATA;
-  if (typeof input === 'string') {
-    // Measured as it is: stringified again, every quote and line break counted twice.
-    if (input.length > MAX_METADATA_TEXT_CHARS) {
-      throw tooLarge(
-        `at most ${MAX_METADATA_TEXT_CHARS.toLocaleString('en-US')} characters of JSON text (this has ${input.length.toLocaleString('en-US')})`,
-      );
-    }
-  } else {
-    const size = jsonLength(input);
-    if (size > MAX_METADATA_CHARS) {
-      throw tooLarge(
-        `at most ${MAX_METADATA_CHARS.toLocaleString('en-US')} characters of JSON (this has ${size.toLocaleString('en-US')})`,
-      );
-    }
-  }
+  const over = typeof input === 'string' ? textTooLong(input) : valueTooLong(input);
+  if (over !== null) throw tooLarge(over);
   const result = parseMetadata(input);
   if (!result.ok) {
     const blocking = result.problems.filter((problem) => problem.blocksSaving);
@@ -126,15 +87,9 @@ export function prepareMetadata(input: unknown): PreparedMetadata {
   }
   const prepared = fromDoc(result.doc, result.problems);
   // The stored form writes out what the input may leave implicit (each field's type), so it
-  // can be longer; the limit holds for it too, or a copy, a resend or the server would refuse
-  // what was stored here.
-  const stored = prepared.json?.length ?? 0;
-  if (stored > MAX_METADATA_CHARS) {
-    throw tooLarge(
-      `at most ${MAX_METADATA_CHARS.toLocaleString('en-US')} characters of JSON as stored, ` +
-        `with each field's type written out (this comes to ${stored.toLocaleString('en-US')})`,
-    );
-  }
+  // can be longer; the limit holds for it too.
+  const stored = prepared.json === null ? null : storedTooLong(prepared.json);
+  if (stored !== null) throw tooLarge(stored);
   return prepared;
 }
 
