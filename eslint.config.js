@@ -25,7 +25,13 @@ export default tseslint.config(
     languageOptions: {
       parserOptions: {
         projectService: {
-          allowDefaultProject: ['*.js', 'bin/*.js', 'test/fixtures/*.js', 'eslint.config.js'],
+          allowDefaultProject: [
+            '*.js',
+            'bin/*.js',
+            'scripts/*.js',
+            'test/fixtures/*.js',
+            'eslint.config.js',
+          ],
         },
         tsconfigRootDir: import.meta.dirname,
       },
