@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Database } from 'better-sqlite3';
-import { likeContains } from '../shared/sqlLike.js';
+import { likeContains, likePrefix } from '../shared/sqlLike.js';
 import { migrations } from '../electron/core/db/migrations.js';
 import { openDatabase } from '../electron/core/db/open.js';
 import { indexPaths, listFiles } from '../electron/core/harvest/views.js';
@@ -69,8 +69,8 @@ function main(): void {
     const before = openDatabase(file, migrations.slice(0, 11));
     before.exec(`INSERT INTO settings (key, value) VALUES ('mode', '"station"');
       INSERT INTO tools (uuid, name, created_at, updated_at) VALUES ('t', 'SEM', '${NOW}', '${NOW}');
-      INSERT INTO instruments (uuid, name, tool_id, destination_template, created_at, updated_at)
-        VALUES ('i', 'sem-1', 1, '{relative_path}', '${NOW}', '${NOW}')`);
+      INSERT INTO instruments (uuid, name, tool_id, destination_template, watch, created_at, updated_at)
+        VALUES ('i', 'sem-1', 1, '{relative_path}', '[{"path":"/data"}]', '${NOW}', '${NOW}')`);
     for (let at = 0; at < FILES; at += 100_000) {
       insertRecords(before, at, Math.min(FILES, at + 100_000));
     }
@@ -95,7 +95,14 @@ function main(): void {
       `SELECT f.* FROM harvest_files f WHERE f.relative_path LIKE ? ESCAPE '\\'
          AND f.id < ? ORDER BY f.id DESC LIMIT 100`,
     );
-    const cases: { label: string; search: string; beforeId?: number }[] = [
+    // A whole source path (as a file's details show it), as listFiles read it before it went
+    // through the index: that path, or the paths below it, of every record.
+    const scanBelow = db.prepare(
+      `SELECT f.* FROM harvest_files f WHERE f.watch_path = '/data'
+         AND (f.relative_path = ? OR f.relative_path LIKE ? ESCAPE '\\')
+         AND f.id < ? ORDER BY f.id DESC LIMIT 100`,
+    );
+    const cases: { label: string; search: string; beforeId?: number; below?: string }[] = [
       { label: 'one file (a frame number)', search: 'frame-123457' },
       { label: 'no file', search: 'no-such-run' },
       { label: 'a folder of 100 files', search: 'run-42/grid-7/' },
@@ -103,11 +110,20 @@ function main(): void {
       { label: 'most files (.tif), page at the middle', search: '.tif', beforeId: total / 2 },
       { label: 'case ignored (RUN-42/GRID-7/)', search: 'RUN-42/GRID-7/' },
       { label: 'two characters (no trigram: scan)', search: 'zz' },
+      {
+        label: 'a whole source path (one file)',
+        search: '/data/run-42/grid-7/frame-420712.tif',
+        below: 'run-42/grid-7/frame-420712.tif',
+      },
+      { label: 'a whole folder path', search: '/data/run-42/grid-7', below: 'run-42/grid-7' },
     ];
-    const rows = cases.map(({ label, search, beforeId }) => {
+    const rows = cases.map(({ label, search, beforeId, below }) => {
       const indexed = timeRuns(() => listFiles(db, { search, beforeId, limit: 100 }).length);
-      const scanned = timeRuns(
-        () => scan.all(likeContains(search), beforeId ?? Number.MAX_SAFE_INTEGER).length,
+      const before = beforeId ?? Number.MAX_SAFE_INTEGER;
+      const scanned = timeRuns(() =>
+        below === undefined
+          ? scan.all(likeContains(search), before).length
+          : scanBelow.all(below, likePrefix(`${below}/`), before).length,
       );
       if (indexed.rows !== scanned.rows) {
         throw new Error(`${label}: ${indexed.rows} files with the index, ${scanned.rows} without`);

@@ -111,6 +111,23 @@ export function makeArk(config: ArkConfig, blade: string): string {
   return `ark:${protectedString}${arkCheckChar(protectedString)}`;
 }
 
+/**
+ * A name as the identifier it stands for: hyphens taken out (the ARK scheme holds them
+ * identity-inert, there for reading, as in `fk4-d7q2-x9m1r`), and a name that is betanumeric
+ * but for its letter case (every name minted here, written in capitals) in lower case. Other
+ * names keep their case, which ARKs in general distinguish.
+ */
+function arkName(written: string): string {
+  const name = written.replace(/-/g, '');
+  const lower = name.toLowerCase();
+  return /^[0-9bcdfghjkmnpqrstvwxz/.]+$/.test(lower) ? lower : name;
+}
+
+/**
+ * Text as an ARK: `ark:NAAN/name` or `ark:/NAAN/name` (the label in any case), answered in the
+ * one form stored (`ark:NAAN/name`, the name as arkName gives it), with whether its last
+ * character is the NOID check character of the rest.
+ */
 export function parseArk(text: string): ParsedArk {
   const trimmed = text.trim();
   const labelled = /^ark:\/?/i.exec(trimmed);
@@ -119,7 +136,7 @@ export function parseArk(text: string): ParsedArk {
   const slash = rest.indexOf('/');
   if (slash < 0) return { ok: false, message: 'an ARK has the form ark:NAAN/name' };
   const naan = rest.slice(0, slash);
-  const name = rest.slice(slash + 1);
+  const name = arkName(rest.slice(slash + 1));
   if (!BETANUMERIC_RE.test(naan)) {
     return { ok: false, message: `the NAAN "${naan}" must be digits (or betanumeric characters)` };
   }

@@ -130,21 +130,46 @@ function trigramQuery(text: string): string | null {
   return [...text].length < 3 ? null : `"${text.replace(/"/g, '""')}"`;
 }
 
+/** A Windows path: a drive letter, or a share (`\\server\share`), with either slash. */
+const WINDOWS_PATH = /^(?:[A-Za-z]:[\\/]|[\\/]{2}[^\\/])/;
+
+/** The watched folders of every instrument, as configured. */
+function watchedFolders(db: Db): string[] {
+  return (cachedStatement(db, 'SELECT watch FROM instruments').pluck().all() as string[]).flatMap(
+    (watch) => (JSON.parse(watch) as { path: string }[]).map((w) => w.path),
+  );
+}
+
+/**
+ * A path as compared with another on its system: on Windows with either slash and A to Z in
+ * either case (its file system's own rule, for these letters), as a folder may be configured
+ * `D:/Data` and shown `D:\Data\...`. Both keep their length, so a prefix found so is as long
+ * in the text as written.
+ */
+function comparablePath(path: string, windows: boolean): string {
+  return windows ? path.replace(/\\/g, '/').replace(/[A-Z]/g, (c) => c.toLowerCase()) : path;
+}
+
 /**
  * A whole source path, as a file's details show it (a watched folder, then the path below it),
- * as that folder and the part below it (composed, NFC, as `text` is); null for other text. So a path pasted from the
- * details finds its file, where the index holds the part below the folder only.
+ * as that folder and the part below it (composed, NFC, as `text` is, with `/` between folders,
+ * as relative paths are stored); null for other text. So a path pasted from the details finds
+ * its file, where the index holds the part below the folder only.
  */
-function belowWatchedFolder(db: Db, text: string): { folder: string; below: string } | null {
-  const folders = (
-    cachedStatement(db, 'SELECT watch FROM instruments').pluck().all() as string[]
-  ).flatMap((watch) => (JSON.parse(watch) as { path: string }[]).map((w) => w.path));
+function belowWatchedFolder(
+  folders: string[],
+  text: string,
+): { folder: string; below: string; windows: boolean } | null {
   // The longest first: a folder watched inside another names its own files.
-  for (const folder of folders.sort((a, b) => b.length - a.length)) {
+  for (const folder of [...folders].sort((a, b) => b.length - a.length)) {
+    const windows = WINDOWS_PATH.test(folder);
     const bare = folder.replace(/[\\/]+$/, '').normalize('NFC');
-    if (text === bare) return { folder, below: '' };
-    if (text.startsWith(bare) && /^[\\/]/.test(text.slice(bare.length))) {
-      return { folder, below: text.slice(bare.length + 1).replace(/\\/g, '/') };
+    const written = comparablePath(text, windows);
+    const watched = comparablePath(bare, windows);
+    if (written === watched) return { folder, below: '', windows };
+    if (written.startsWith(watched) && /^[\\/]/.test(text.slice(bare.length))) {
+      const below = text.slice(bare.length + 1);
+      return { folder, below: windows ? below.replace(/\\/g, '/') : below, windows };
     }
   }
   return null;
@@ -195,17 +220,42 @@ export function listFiles(db: Db, filter: FileFilter = {}): HarvestFileView[] {
   // Compared composed (NFC) on both sides: "é" typed finds "e" + U+0301 (a Mac's names) too.
   let search = filter.search?.normalize('NFC');
   let phrase: string | null = null;
-  const source = search ? belowWatchedFolder(db, search) : null;
+  const folders = search ? watchedFolders(db) : [];
+  const source = search ? belowWatchedFolder(folders, search) : null;
   if (source) {
     // That file, or the files of that folder: the path itself, not text it may hold.
     where.push('f.watch_path = ?');
     params.push(source.folder);
-    if (source.below !== '') {
-      const path = pathAsCompared(source.below);
-      where.push(`(${path} = ? OR ${path} LIKE ? ESCAPE '\\')`);
-      params.push(source.below, likePrefix(`${source.below.replace(/\/+$/, '')}/`));
+    const below = source.below.replace(/\/+$/, '');
+    if (below !== '') {
+      const path = pathAsCompared(below);
+      if (source.windows) {
+        // Case-blind for A to Z, as the folder was (LIKE, its own wildcards escaped).
+        where.push(`(${path} LIKE ? ESCAPE '\\' OR ${path} LIKE ? ESCAPE '\\')`);
+        params.push(likePrefix(below).slice(0, -1), likePrefix(`${below}/`));
+      } else {
+        // As written: the path itself, or one after "below/" in byte order ("/" + 1 is "0").
+        where.push(`(${path} = ? OR (${path} > ? AND ${path} < ?))`);
+        params.push(below, `${below}/`, `${below}0`);
+      }
+      // Through the path index, as text it holds: a path pasted and left in the search box is
+      // searched again at each change of the harvest, and must not read every record.
+      phrase = trigramQuery(below);
     }
     search = undefined;
+  } else if (search !== undefined && /^(?:\/|[A-Za-z]:[\\/]|[\\/]{2})/.test(search)) {
+    // A whole source path under a folder no longer watched (changed since, or the instrument
+    // moved here with its records): that file, by its path as stored.
+    const stored = 'f.instrument_id IN (SELECT id FROM instruments) AND f.source_path = ?';
+    if (cachedStatement(db, `SELECT 1 FROM harvest_files f WHERE ${stored}`).get(search)) {
+      where.push(stored);
+      params.push(search);
+      search = undefined;
+    }
+  }
+  if (search !== undefined && folders.some((folder) => WINDOWS_PATH.test(folder))) {
+    // Relative paths are stored with "/": a part of a Windows path typed with "\" finds them.
+    search = search.replace(/\\/g, '/');
   }
   if (search) {
     const ark = parseArk(search);

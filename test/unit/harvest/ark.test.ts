@@ -165,6 +165,19 @@ describe('parseArk', () => {
     expect(sameArk('  ARK:/13030/xf93gt2q\n', 'ark:13030/xf93gt2q')).toBe(true);
   });
 
+  it('reads hyphens as nothing, and a betanumeric name in capitals as the same name', () => {
+    const minted = makeArk(testConfig, '0bc1df2g');
+    const name = minted.slice('ark:99999/'.length);
+    const hyphenated = `ark:99999/${name.slice(0, 3)}-${name.slice(3, 7)}-${name.slice(7)}`;
+    for (const written of [hyphenated, minted.toUpperCase(), `ARK:/99999/${name.toUpperCase()}`]) {
+      expect(parseArk(written)).toMatchObject({ ok: true, ark: minted, name, checked: true });
+      expect(sameArk(written, minted)).toBe(true);
+    }
+    // A name that is not betanumeric keeps its case: ARKs in general tell it apart.
+    expect(parseArk('ark:13030/Sample-A1')).toMatchObject({ ok: true, name: 'SampleA1' });
+    expect(parseArk('ark:13030/-')).toMatchObject({ ok: false });
+  });
+
   it('reports an unverified check character without rejecting the ARK', () => {
     expect(parseArk('ark:13030/xf93gt2r')).toMatchObject({ ok: true, checked: false });
     expect(parseArk('ark:13030/x')).toMatchObject({ ok: true, checked: false });

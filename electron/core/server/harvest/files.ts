@@ -211,6 +211,9 @@ function jsonPath(key: string): string | null {
   return `$${parts.map((p) => `."${p}"`).join('')}`;
 }
 
+/** A number as JSON writes it (RFC 8259). */
+const JSON_NUMBER = /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$/;
+
 export function fileFilters(query: Query, timeZone: string, problems: Problem[]): Clause[] {
   const clauses: Clause[] = [];
   const instrumentId = integerParam(query, 'instrument_id', problems);
@@ -246,8 +249,10 @@ export function fileFilters(query: Query, timeZone: string, problems: Problem[])
     } else if (value === undefined) {
       clauses.push({ sql: 'json_type(f.metadata_, ?) IS NOT NULL', args: [path] });
     } else {
-      // The value as the station stored it: text as text, numbers by value, true/false.
-      const number = value.trim() !== '' && Number.isFinite(Number(value)) ? Number(value) : null;
+      // The value as the station stored it: text as text, numbers by value, true/false. A
+      // number only as JSON writes one: "0x10", " 16 " or "+16" is text, which no number is.
+      const number =
+        JSON_NUMBER.test(value) && Number.isFinite(Number(value)) ? Number(value) : null;
       // Text compared composed (NFC), but where the value is printable ASCII: nfc() is a call
       // into JavaScript per file, and such a value equals only itself in either form.
       const text = /^[ -~]*$/.test(value)
