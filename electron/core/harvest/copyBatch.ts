@@ -39,7 +39,7 @@ import {
 } from './copy.js';
 import { errorCode } from '../util/errors.js';
 import { failpoint, injected } from '../util/failpoint.js';
-import { NO_HARD_LINKS, refuseLinkInTests } from './hardLinks.js';
+import { noHardLinks, refuseLinkInTests } from './hardLinks.js';
 
 export interface SmallCopyJob {
   source: string;
@@ -308,7 +308,7 @@ function placeOne(job: PlaceJob): PlaceResult {
   } catch (error) {
     const code = errorCode(error) ?? '';
     if (code === 'EEXIST') return { outcome: 'taken' };
-    if (!NO_HARD_LINKS.has(code)) {
+    if (!noHardLinks(code)) {
       return { outcome: 'error', message: (error as Error).message, code: errorCode(error) };
     }
     try {

@@ -18,7 +18,7 @@ import { basename, dirname, extname, join, resolve, sep } from 'node:path';
 import { errorCode } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
 import { failpoint, injected, injectedError } from '../util/failpoint.js';
-import { NO_HARD_LINKS, refuseLinkInTests } from './hardLinks.js';
+import { noHardLinks, refuseLinkInTests } from './hardLinks.js';
 import { randomPoolBytes } from '../util/random.js';
 import { makeFolders } from '../util/folders.js';
 import { fitBytes, NAME_MAX_BYTES } from '../../../shared/harvest/template.js';
@@ -131,7 +131,7 @@ export async function placeWithoutClobber(
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? '';
     if (code === 'EEXIST') return false;
-    if (!NO_HARD_LINKS.has(code)) throw error;
+    if (!noHardLinks(code)) throw error;
     if (await exists(destination)) return false;
     await rename(partial, destination);
     return true;
@@ -305,17 +305,26 @@ async function checkBase(
 }
 
 /**
+ * What the paths inside `folder` start with: the folder and a separator, which a root (`/`,
+ * `E:\`, a storage location on a whole drive) already ends in.
+ */
+function folderPrefix(folder: string): string {
+  return folder.endsWith(sep) ? folder : folder + sep;
+}
+
+/**
  * Null when `folder` (which need not exist yet) stays inside `base` once symbolic links are
  * resolved; otherwise where it leads. What does not exist yet cannot be a link: its deepest
  * existing ancestor decides.
  */
 export async function leadsOutside(base: string, folder: string): Promise<string | null> {
   const realBase = await realpath(base);
+  const within = folderPrefix(realBase);
   let probe = folder;
   for (;;) {
     try {
       const real = await realpath(probe);
-      return real === realBase || real.startsWith(realBase + sep) ? null : real;
+      return real === realBase || real.startsWith(within) ? null : real;
     } catch (error) {
       const parent = dirname(probe);
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || parent === probe) throw error;
@@ -360,7 +369,7 @@ export async function makeFoldersInside(
   if (injected('harvest.link-swapped-in')) await swapInLink(base, folder, madeNow);
   const after = await leadsOutside(base, folder);
   if (after === null && made) {
-    const within = resolve(base) + sep;
+    const within = folderPrefix(resolve(base));
     made.push(...madeNow.filter((at) => resolve(at).startsWith(within)));
   }
   return after;

@@ -55,7 +55,26 @@ export function realOrNearestSync(path: string): string {
   }
 }
 
-/** Whether `rel` (relative to a watched folder) is one of `folders` or inside one. */
-export function inFolders(folders: readonly string[], rel: string): boolean {
-  return folders.some((f) => f === '' || rel === f || rel.startsWith(`${f}/`));
+/**
+ * Whether this platform's file systems compare names without letter case (NTFS, APFS as
+ * formatted by default), as its globs do (platformGlobOptions).
+ */
+export const CASE_BLIND_NAMES = process.platform === 'win32' || process.platform === 'darwin';
+
+/**
+ * Whether `rel` (relative to a watched folder) is one of `folders` or inside one; without
+ * letter case where the file system has none: `sem/2025` is in the folder `SEM` on Windows,
+ * where a copy written there would be harvested again, one folder deeper each time.
+ */
+export function inFolders(
+  folders: readonly string[],
+  rel: string,
+  caseBlind = CASE_BLIND_NAMES,
+): boolean {
+  const named = (path: string): string => (caseBlind ? path.toLowerCase() : path);
+  const path = named(rel);
+  return folders.some((folder) => {
+    const f = named(folder);
+    return f === '' || path === f || path.startsWith(`${f}/`);
+  });
 }
