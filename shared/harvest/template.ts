@@ -96,8 +96,11 @@ export function parseTemplate(template: string): ParsedTemplate {
   if (problems.length > 0) return { ok: false, problems };
   // Values are sanitized, so only the literal text can make a path escape; catching that here
   // turns a per-file harvest failure into a configuration error.
-  const sample = checkDestination(renderTemplate(template, SAMPLE_VALUES));
+  const sampled = renderTemplate(template, SAMPLE_VALUES);
+  const sample = checkDestination(sampled);
   if (!sample.ok) problems.push(`template gives an unsafe path: ${sample.reason}`);
+  const windows = sample.ok ? windowsNameProblem(sample.path) : null;
+  if (windows !== null) problems.push(`template gives a path Windows cannot hold: ${windows}`);
   if (!fields.some((field) => PER_FILE_FIELDS.includes(field))) {
     problems.push(
       'template must use at least one of {relative_path}, {filename} or {ark_blade}, or ' +
@@ -120,7 +123,11 @@ function sanitizeSegment(value: string): string {
   const cleaned = value.replace(UNSAFE_IN_SEGMENT, '_');
   // Windows trims trailing dots and spaces, so ". ." or "... " could turn into "." or "..".
   if (/^[. ]*$/.test(cleaned)) return '_';
-  return WINDOWS_DEVICE.test(cleaned) ? `_${cleaned}` : cleaned;
+  // And a name that ends in them (a project "Proj.", a user "jdoe "), written as it is
+  // through the long-path prefix Node uses, is one that Explorer and most programs cannot
+  // open or delete.
+  const ended = cleaned.replace(/[. ]+$/, '_');
+  return WINDOWS_DEVICE.test(ended) ? `_${ended}` : ended;
 }
 
 /**
@@ -206,6 +213,25 @@ function fitName(name: string, file: boolean): string {
  * (so '\' is a separator too), and normalizes it to '/'-separated segments, each cut to
  * NAME_MAX_BYTES.
  */
+/**
+ * Why a destination (as checkDestination gives it) holds a name that Windows or an SMB share
+ * cannot, or null: one of `< > : " | ? *` ("run:x.tif" would be written there as a hidden data
+ * stream of a file "run", not as a file), or a name ending in a dot or a space (written as it
+ * is through the long-path prefix Node uses, and then one that Explorer and most programs
+ * cannot open). Values are made safe already (sanitizeSegment): what is left is a template's
+ * own text. Templates are refused with it on every system, where a station may be a Windows
+ * one or write to a share; a transfer fails with it on Windows only, where a template stored
+ * before this rule would do harm.
+ */
+export function windowsNameProblem(relative: string): string | null {
+  for (const name of relative.split('/')) {
+    const unsafe = /[<>:"|?*]/.exec(name);
+    if (unsafe !== null) return `"${name}" holds ${unsafe[0]}, which no name there may hold`;
+    if (/[. ]$/.test(name)) return `"${name}" ends in a dot or a space, which no program opens`;
+  }
+  return null;
+}
+
 export function checkDestination(relative: string): DestinationCheck {
   if (relative.includes('\0')) return { ok: false, reason: 'contains a NUL character' };
   if (/^[\\/]{2}/.test(relative)) {

@@ -8,6 +8,7 @@ import {
   FALLBACK_WORD,
   checkDestination,
   renderTemplate,
+  windowsNameProblem,
 } from '../../../shared/harvest/template.js';
 import type { Db } from '../db/open.js';
 import { cachedStatement } from '../db/statements.js';
@@ -104,7 +105,11 @@ export function renderDestination(
     ...usageFields(db, file),
   });
   const checked = checkDestination(rendered);
-  return checked.ok
+  if (!checked.ok) {
+    return { ok: false, reason: `destination ${JSON.stringify(rendered)} ${checked.reason}` };
+  }
+  const windows = process.platform === 'win32' ? windowsNameProblem(checked.path) : null;
+  return windows === null
     ? checked
-    : { ok: false, reason: `destination ${JSON.stringify(rendered)} ${checked.reason}` };
+    : { ok: false, reason: `destination ${JSON.stringify(rendered)}: ${windows}` };
 }

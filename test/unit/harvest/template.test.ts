@@ -87,6 +87,18 @@ describe('parseTemplate', () => {
     ['../{filename}', 'template gives an unsafe path: climbs out of the storage location with ..'],
     ['/data/{filename}', 'template gives an unsafe path: starts with / or \\ (an absolute path)'],
     ['C:/data/{filename}', 'template gives an unsafe path: names a drive (C:)'],
+    [
+      'run:{filename}',
+      'template gives a path Windows cannot hold: "run:x" holds :, which no name there may hold',
+    ],
+    [
+      'raw?/{filename}',
+      'template gives a path Windows cannot hold: "raw?" holds ?, which no name there may hold',
+    ],
+    [
+      'raw./{filename}',
+      'template gives a path Windows cannot hold: "raw." ends in a dot or a space, which no program opens',
+    ],
     ['flat/{yyyy}', SAME_NAME],
     ['{instrument}/{yyyy}/{mm}/{dd}/{user}_{project}_{usage_event}', SAME_NAME],
   ])('rejects %j', (template, problem) => {
@@ -140,6 +152,10 @@ describe('renderTemplate', () => {
     ['NUL', '_NUL'],
     ['com1.txt', '_com1.txt'],
     ['console', 'console'],
+    ['Proj.', 'Proj_'],
+    ['jdoe ', 'jdoe_'],
+    ['run 1. . ', 'run 1_'],
+    ['nul.', 'nul_'],
   ])('makes the value %j the single segment %j', (value, segment) => {
     expect(render('{user}', { user: value })).toBe(segment);
   });
