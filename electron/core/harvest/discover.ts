@@ -1,8 +1,9 @@
 /**
  * Finding files in watched folders: a full walk (at start, every few minutes, on a schedule)
- * and a chokidar watcher in between. The walk is the truth; the watcher only makes new files
+ * and a watcher in between (chokidar; on Windows one recursive watch per tree, watchesWhole). The walk is the truth; the watcher only makes new files
  * show up sooner. Symbolic links are not followed (a link loop on a share would never end).
  */
+import { watch as fsWatch } from 'node:fs';
 import { lstat, opendir, realpath, stat } from 'node:fs/promises';
 import { basename, join, relative, sep } from 'node:path';
 import { watch as chokidarWatch, type FSWatcher } from 'chokidar';
@@ -240,7 +241,10 @@ export function watchFolder(
     .catch(() => folder.path)
     .then(async (root) => {
       identity = await folderIdentity(root);
-      if (!closed) watch = watchAt(root, folder, filter, events);
+      if (closed) return;
+      watch = watchesWhole()
+        ? watchWhole(root, folder, filter, events)
+        : watchAt(root, folder, filter, events);
     });
   return {
     close: async () => {
@@ -255,6 +259,126 @@ interface Closable {
   close(): Promise<void>;
 }
 
+/**
+ * Whether a watched folder's tree is watched whole (watchWhole) rather than folder by folder
+ * (watchAt, chokidar): on Windows, where chokidar's handle on each folder makes Windows refuse
+ * to rename or move a folder that holds a watched subfolder ("in use": chokidar issues #1380,
+ * #1281), which an instrument that writes `Run_tmp` and renames it when done must be able to.
+ * `LABSTATION_WATCH=whole` or `=folders` chooses on any system (the tests run watchWhole on
+ * Linux, where Node builds its recursive watch from one inotify watch per folder).
+ */
+function watchesWhole(): boolean {
+  const chosen = process.env.LABSTATION_WATCH;
+  if (chosen === 'whole') return true;
+  if (chosen === 'folders') return false;
+  return process.platform === 'win32';
+}
+
+/**
+ * Counts events, and reports a burst (WatchEvents.onBurst) once BURST_QUIET_MS pass without one
+ * after BURST_EVENTS or more.
+ */
+function burstCounter(events: WatchEvents): { count(): void; stop(): void } {
+  let burst = 0;
+  let quiet: NodeJS.Timeout | undefined;
+  return {
+    count: () => {
+      burst += 1;
+      quiet ??= setTimeout(() => {
+        quiet = undefined;
+        if (burst >= BURST_EVENTS) events.onBurst();
+        burst = 0;
+      }, BURST_QUIET_MS).unref();
+      quiet.refresh();
+    },
+    stop: () => clearTimeout(quiet),
+  };
+}
+
+/** Paths under `root` as reported under the watched folder's own name (a link's). */
+function namerOf(root: string, folder: WatchFolder): (path: string) => string {
+  return root === folder.path
+    ? (path: string) => path
+    : (path: string) => join(folder.path, relative(root, path));
+}
+
+/**
+ * watchFolder with one recursive watch of the whole tree (Node's `fs.watch` with `recursive`:
+ * on Windows one handle on the folder, over its subtree). Its events name a path relative to
+ * the folder; a folder made or moved in is reported with every folder below it (one event
+ * names the top of a tree moved in), as chokidar reports each.
+ */
+function watchWhole(
+  root: string,
+  folder: WatchFolder,
+  filter: FolderFilter,
+  events: WatchEvents,
+): Closable {
+  const named = namerOf(root, folder);
+  const burst = burstCounter(events);
+  let closed = false;
+  // In a folder the filter skips (storage inside the watched tree, excluded folders).
+  const skipped = (rel: string): boolean => {
+    const parts = rel.split('/');
+    for (let depth = 1; depth < parts.length; depth++) {
+      if (filter.skipsDirectory(parts.slice(0, depth).join('/'))) return true;
+    }
+    return false;
+  };
+  const folderFound = async (path: string, rel: string): Promise<void> => {
+    const found: string[] = [];
+    const below = async (dir: string, dirRel: string): Promise<void> => {
+      if (closed || filter.skipsDirectory(dirRel) || found.length >= UNPROVEN_MAX) return;
+      found.push(dir);
+      let entries;
+      try {
+        entries = await opendir(dir);
+      } catch {
+        return; // gone again, or unreadable: the walk says so
+      }
+      for await (const entry of entries) {
+        if (entry.isDirectory()) await below(join(dir, entry.name), `${dirRel}/${entry.name}`);
+      }
+    };
+    await below(path, rel);
+    if (closed) return;
+    if (found.length >= UNPROVEN_MAX) events.onBurst();
+    else for (const dir of found) events.onFolder(named(dir));
+  };
+  let watcher;
+  try {
+    watcher = fsWatch(root, { recursive: true }, (_event, name) => {
+      burst.count();
+      // Some systems do not always name the entry (Node's fs.watch documentation).
+      if (name === null) return events.onFolder(named(root));
+      const rel = name.split(sep).join('/');
+      if (skipped(rel)) return;
+      const path = join(root, name);
+      events.onPath(named(path));
+      void lstat(path).then(
+        (found) => (found.isDirectory() ? folderFound(path, rel) : undefined),
+        () => undefined,
+      );
+    });
+  } catch (error) {
+    // Not there (yet): the walks find it, and the watch is set up again then (watches.ts).
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') events.onError(error as Error);
+    return { close: () => Promise.resolve() };
+  }
+  watcher.on('error', (error) => events.onError(error));
+  setImmediate(() => {
+    if (!closed) events.onReady();
+  });
+  return {
+    close: () => {
+      closed = true;
+      burst.stop();
+      watcher.close();
+      return Promise.resolve();
+    },
+  };
+}
+
 /** watchFolder, with the folder found at `root`; paths are reported under the folder's name. */
 function watchAt(
   root: string,
@@ -262,10 +386,7 @@ function watchAt(
   filter: FolderFilter,
   events: WatchEvents,
 ): Closable {
-  const named =
-    root === folder.path
-      ? (path: string) => path
-      : (path: string) => join(folder.path, relative(root, path));
+  const named = namerOf(root, folder);
   const watcher: FSWatcher = chokidarWatch(root, {
     ignoreInitial: true,
     followSymlinks: false,
@@ -280,16 +401,9 @@ function watchAt(
     },
   });
   const unproven = new Set<string>();
-  let burst = 0;
-  let quiet: NodeJS.Timeout | undefined;
+  const burst = burstCounter(events);
   watcher.on('raw', (_event, name: string | null, details) => {
-    burst += 1;
-    quiet ??= setTimeout(() => {
-      quiet = undefined;
-      if (burst >= BURST_EVENTS) events.onBurst();
-      burst = 0;
-    }, BURST_QUIET_MS).unref();
-    quiet.refresh();
+    burst.count();
     const dir = (details as { watchedPath?: string } | undefined)?.watchedPath;
     if (!dir) {
       // Polling (CHOKIDAR_USEPOLLING): the event is a folder's, named by its full path.
@@ -310,7 +424,7 @@ function watchAt(
   watcher.on('ready', events.onReady);
   return {
     close: () => {
-      clearTimeout(quiet);
+      burst.stop();
       return watcher.close();
     },
   };

@@ -9,7 +9,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../../integration/helpers.js';
 import { listFiles, statFiles } from '../../../electron/core/harvest/copyBatch.js';
 import {
@@ -236,6 +236,92 @@ describe('watchFolder', () => {
     } finally {
       delete process.env.CHOKIDAR_USEPOLLING;
     }
+  });
+});
+
+describe('watchFolder, the whole tree in one watch (as on Windows: LABSTATION_WATCH=whole)', () => {
+  beforeAll(() => {
+    process.env.LABSTATION_WATCH = 'whole';
+  });
+  afterAll(() => {
+    delete process.env.LABSTATION_WATCH;
+  });
+
+  it('names the files written, and reports a tree moved in with each of its folders', async () => {
+    const { root, seen } = await watching();
+    writeFileSync(join(root, 'top.dat'), 'x');
+    await until('top.dat', () => seen.paths.has(join(root, 'top.dat')));
+
+    // One event names the top of a tree moved in; each folder below it is reported too.
+    const outside = mkdtempSync(join(tmpdir(), 'labstation-tree-'));
+    dirs.push(outside);
+    mkdirSync(join(outside, 'run', 'a', 'deep'), { recursive: true });
+    writeFileSync(join(outside, 'run', 'a', 'deep', 'two.dat'), 'xx');
+    renameSync(join(outside, 'run'), join(root, 'run'));
+    const folders = ['run', 'run/a', 'run/a/deep'].map((d) => join(root, d));
+    await until('the moved folders', () => folders.every((d) => seen.folders.includes(d)));
+
+    // A file written in a folder below, and a folder renamed as an instrument ends a run.
+    const deep = join(root, 'run', 'a', 'deep');
+    writeFileSync(join(deep, 'three.dat'), 'xxx');
+    await until('three.dat', () => seen.paths.has(join(deep, 'three.dat')));
+    renameSync(join(root, 'run'), join(root, 'run-001'));
+    await until('the renamed run', () => seen.folders.includes(join(root, 'run-001', 'a', 'deep')));
+    expect(seen.bursts).toBe(0);
+  });
+
+  it('watches a folder that is a symbolic link where it leads, naming files under the link', async () => {
+    const { root, real, seen } = await watching(['*.tmp'], true);
+    writeFileSync(join(real, 'top.dat'), 'x');
+    await until('top.dat', () => seen.paths.has(join(root, 'top.dat')));
+    mkdirSync(join(real, 'run'));
+    await until('the new folder', () => seen.folders.includes(join(root, 'run')));
+    writeFileSync(join(real, 'run', 'a.dat'), 'x');
+    await until('run/a.dat', () => seen.paths.has(join(root, 'run', 'a.dat')));
+    expect([...seen.paths].every((p) => p.startsWith(`${root}/`))).toBe(true);
+  });
+
+  it('reports nothing in a folder the filter skips', async () => {
+    const { root, seen } = await watching(['.*', 'scratch']);
+    mkdirSync(join(root, 'scratch', 'below'), { recursive: true });
+    mkdirSync(join(root, '.cache'));
+    mkdirSync(join(root, 'kept'));
+    await until('kept', () => seen.folders.includes(join(root, 'kept')));
+    writeFileSync(join(root, 'scratch', 'x.dat'), 'x');
+    writeFileSync(join(root, 'scratch', 'below', 'w.dat'), 'w');
+    writeFileSync(join(root, '.cache', 'y.dat'), 'y');
+    writeFileSync(join(root, 'kept', 'z.dat'), 'z');
+    await until('z.dat', () => seen.paths.has(join(root, 'kept', 'z.dat')));
+    expect([...new Set(seen.folders)]).toEqual([join(root, 'kept')]);
+    expect([...seen.paths].filter((p) => /[xyw]\.dat/.test(p))).toEqual([]);
+  });
+
+  it('asks for a walk after a burst of events, once it has ended', async () => {
+    const { root, seen } = await watching();
+    for (let i = 0; i < 1200; i++) writeFileSync(join(root, `f${i}.dat`), 'x');
+    // Node builds the recursive watch on Linux in JavaScript, which hands these events on
+    // over several seconds (Windows has its own, in the kernel).
+    await waitFor('the walk after the burst', () => seen.bursts === 1 || undefined, 30_000);
+    for (let i = 0; i < 5; i++) writeFileSync(join(root, `g${i}.dat`), 'x');
+    await until('g4.dat', () => seen.paths.has(join(root, 'g4.dat')));
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(seen.bursts).toBe(1);
+  }, 60_000);
+
+  it('sets up nothing, quietly, on a folder that is not there (yet): a walk finds it', async () => {
+    const errors: Error[] = [];
+    const missing = join(tmpdir(), `labstation-missing-${process.pid}-${Date.now()}`);
+    const folder = { path: missing, include: [], exclude: [] };
+    const watch = watchFolder(folder, folderFilter(folder), {
+      onPath: () => undefined,
+      onFolder: () => undefined,
+      onBurst: () => undefined,
+      onError: (error) => errors.push(error),
+      onReady: () => undefined,
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await watch.close();
+    expect(errors).toEqual([]);
   });
 });
 
