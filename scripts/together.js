@@ -55,4 +55,6 @@ async function runLane(names) {
 }
 
 const codes = await Promise.all(lanes.map(runLane));
-process.exit(codes.find((code) => code !== 0) ?? 0);
+// Not process.exit(): where stdout is asynchronous (a pipe on macOS, a Windows console), the
+// output written last would be cut off.
+process.exitCode = codes.find((code) => code !== 0) ?? 0;

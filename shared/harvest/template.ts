@@ -205,14 +205,11 @@ function fitName(name: string, file: boolean): string {
   const dot = file ? name.lastIndexOf('.') : -1;
   let ext = dot > 0 ? name.slice(dot) : '';
   if (utf8Bytes(ext) > NAME_MAX_BYTES / 2) ext = '';
-  return fitBytes(name.slice(0, name.length - ext.length), NAME_MAX_BYTES - utf8Bytes(ext)) + ext;
+  // A cut may end the name in a dot or a space, which Windows cannot open (sanitizeSegment).
+  const stem = fitBytes(name.slice(0, name.length - ext.length), NAME_MAX_BYTES - utf8Bytes(ext));
+  return stem.replace(/[. ]+$/, '_') + ext;
 }
 
-/**
- * Checks a rendered path that will be joined onto a storage base path, as if on Linux or Windows
- * (so '\' is a separator too), and normalizes it to '/'-separated segments, each cut to
- * NAME_MAX_BYTES.
- */
 /**
  * Why a destination (as checkDestination gives it) holds a name that Windows or an SMB share
  * cannot, or null: one of `< > : " | ? *` ("run:x.tif" would be written there as a hidden data
@@ -232,6 +229,11 @@ export function windowsNameProblem(relative: string): string | null {
   return null;
 }
 
+/**
+ * Checks a rendered path that will be joined onto a storage base path, as if on Linux or Windows
+ * (so '\' is a separator too), and normalizes it to '/'-separated segments, each cut to
+ * NAME_MAX_BYTES.
+ */
 export function checkDestination(relative: string): DestinationCheck {
   if (relative.includes('\0')) return { ok: false, reason: 'contains a NUL character' };
   if (/^[\\/]{2}/.test(relative)) {

@@ -242,8 +242,13 @@ export function watchFolder(
     .then(async (root) => {
       identity = await folderIdentity(root);
       if (closed) return;
+      // A whole-tree watch that failed is a folder to watch anew at the next walk (watches.ts
+      // renew), as one replaced is: Node closes it, and with it the whole tree's events.
+      const failed = (): void => {
+        identity = 'the watch failed';
+      };
       watch = watchesWhole()
-        ? watchWhole(root, folder, filter, events)
+        ? watchWhole(root, folder, filter, events, failed)
         : watchAt(root, folder, filter, events);
     });
   return {
@@ -313,6 +318,7 @@ function watchWhole(
   folder: WatchFolder,
   filter: FolderFilter,
   events: WatchEvents,
+  failed: () => void,
 ): Closable {
   const named = namerOf(root, folder);
   const burst = burstCounter(events);
@@ -333,11 +339,11 @@ function watchWhole(
       let entries;
       try {
         entries = await opendir(dir);
+        for await (const entry of entries) {
+          if (entry.isDirectory()) await below(join(dir, entry.name), `${dirRel}/${entry.name}`);
+        }
       } catch {
-        return; // gone again, or unreadable: the walk says so
-      }
-      for await (const entry of entries) {
-        if (entry.isDirectory()) await below(join(dir, entry.name), `${dirRel}/${entry.name}`);
+        return; // gone again, unreadable, a share cut while read: the walk says so
       }
     };
     await below(path, rel);
@@ -347,25 +353,33 @@ function watchWhole(
   };
   let watcher;
   try {
-    watcher = fsWatch(root, { recursive: true }, (_event, name) => {
-      burst.count();
-      // Some systems do not always name the entry (Node's fs.watch documentation).
-      if (name === null) return events.onFolder(named(root));
+    watcher = fsWatch(root, { recursive: true }, (event, name) => {
+      // Some systems do not always name the entry (Node's fs.watch documentation); and on
+      // Windows an event without a name is one whose buffer overflowed: anything in the tree
+      // may have changed.
+      if (name === null) return events.onBurst();
       const rel = name.split(sep).join('/');
+      // Not counted toward a burst: a storage folder in the tree has events at every copy.
       if (skipped(rel)) return;
+      burst.count();
       const path = join(root, name);
       events.onPath(named(path));
-      void lstat(path).then(
-        (found) => (found.isDirectory() ? folderFound(path, rel) : undefined),
-        () => undefined,
-      );
+      // A folder made or moved in has a "rename" (Windows also says "change" of a folder whose
+      // files changed, which is not read whole again for it).
+      if (event !== 'rename') return;
+      lstat(path)
+        .then((found) => (found.isDirectory() ? folderFound(path, rel) : undefined))
+        .catch(() => undefined);
     });
   } catch (error) {
     // Not there (yet): the walks find it, and the watch is set up again then (watches.ts).
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') events.onError(error as Error);
     return { close: () => Promise.resolve() };
   }
-  watcher.on('error', (error) => events.onError(error));
+  watcher.on('error', (error) => {
+    failed();
+    events.onError(error);
+  });
   setImmediate(() => {
     if (!closed) events.onReady();
   });

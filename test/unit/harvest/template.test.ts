@@ -204,6 +204,11 @@ describe('checkDestination', () => {
     expect([bytes(first), sub, bytes(last)]).toEqual([254, 'sub', 255]);
     expect(first).toBe('é'.repeat(127));
     expect(last).toBe(`ARKBLADE_${'x'.repeat(242)}.tif`);
+    // A cut that would end a name in a space or a dot ends it in "_" (Windows opens neither).
+    expect(checkDestination(`${'a'.repeat(254)} b/x.tif`)).toEqual({
+      ok: true,
+      path: `${'a'.repeat(254)}_/x.tif`,
+    });
     // A name that fits is left as it is, a multi-byte one too.
     const fits = `${'ü'.repeat(125)}.tif`; // 254 bytes
     expect(checkDestination(fits)).toEqual({ ok: true, path: fits });
