@@ -150,20 +150,40 @@ afterEach(async () => {
 const until = (what: string, check: () => boolean): Promise<true> =>
   waitFor(what, () => check() || undefined, 10_000);
 
+/**
+ * A watch that names a file written at the top, then reports each folder of a tree moved in
+ * whole (no event names its files).
+ */
+async function fileAndTreeSeen(): Promise<Awaited<ReturnType<typeof watching>>> {
+  const watched = await watching();
+  const { root, seen } = watched;
+  writeFileSync(join(root, 'top.dat'), 'x');
+  await until('top.dat', () => seen.paths.has(join(root, 'top.dat')));
+  const outside = mkdtempSync(join(tmpdir(), 'labstation-tree-'));
+  dirs.push(outside);
+  mkdirSync(join(outside, 'run', 'a', 'deep'), { recursive: true });
+  writeFileSync(join(outside, 'run', 'a', 'deep', 'two.dat'), 'xx');
+  renameSync(join(outside, 'run'), join(root, 'run'));
+  const folders = ['run', 'run/a', 'run/a/deep'].map((d) => join(root, d));
+  await until('the moved folders', () => folders.every((d) => seen.folders.includes(d)));
+  return watched;
+}
+
+/** A watched folder that is a symbolic link is watched where it leads, files named under it. */
+async function linkedFolderWatched(): Promise<void> {
+  const { root, real, seen } = await watching(['*.tmp'], true);
+  writeFileSync(join(real, 'top.dat'), 'x');
+  await until('top.dat', () => seen.paths.has(join(root, 'top.dat')));
+  mkdirSync(join(real, 'run'));
+  await until('the new folder', () => seen.folders.includes(join(root, 'run')));
+  writeFileSync(join(real, 'run', 'a.dat'), 'x');
+  await until('run/a.dat', () => seen.paths.has(join(root, 'run', 'a.dat')));
+  expect([...seen.paths].every((p) => p.startsWith(`${root}/`))).toBe(true);
+}
+
 describe('watchFolder', () => {
   it('names the files written in watched folders and reports each folder that appears', async () => {
-    const { root, seen } = await watching();
-    writeFileSync(join(root, 'top.dat'), 'x');
-    await until('top.dat', () => seen.paths.has(join(root, 'top.dat')));
-
-    // A tree moved in whole: no event names its files; each of its folders is reported.
-    const outside = mkdtempSync(join(tmpdir(), 'labstation-tree-'));
-    dirs.push(outside);
-    mkdirSync(join(outside, 'run', 'a', 'deep'), { recursive: true });
-    writeFileSync(join(outside, 'run', 'a', 'deep', 'two.dat'), 'xx');
-    renameSync(join(outside, 'run'), join(root, 'run'));
-    const folders = ['run', 'run/a', 'run/a/deep'].map((d) => join(root, d));
-    await until('the moved folders', () => folders.every((d) => seen.folders.includes(d)));
+    const { root, seen } = await fileAndTreeSeen();
 
     // Once its watch is up, a file written in a new folder is named. That first event proves
     // the watch, and the folder is reported once more (a file made before the watch was up
@@ -180,16 +200,10 @@ describe('watchFolder', () => {
     expect(seen.bursts).toBe(0);
   });
 
-  it('watches a folder that is a symbolic link where it leads, naming files under the link', async () => {
-    const { root, real, seen } = await watching(['*.tmp'], true);
-    writeFileSync(join(real, 'top.dat'), 'x');
-    await until('top.dat', () => seen.paths.has(join(root, 'top.dat')));
-    mkdirSync(join(real, 'run'));
-    await until('the new folder', () => seen.folders.includes(join(root, 'run')));
-    writeFileSync(join(real, 'run', 'a.dat'), 'x');
-    await until('run/a.dat', () => seen.paths.has(join(root, 'run', 'a.dat')));
-    expect([...seen.paths].every((p) => p.startsWith(`${root}/`))).toBe(true);
-  });
+  it(
+    'watches a folder that is a symbolic link where it leads, naming files under the link',
+    linkedFolderWatched,
+  );
 
   it('watches no folder the filter skips', async () => {
     const { root, seen } = await watching(['.*', 'scratch']);
@@ -248,18 +262,7 @@ describe('watchFolder, the whole tree in one watch (as on Windows: LABSTATION_WA
   });
 
   it('names the files written, and reports a tree moved in with each of its folders', async () => {
-    const { root, seen } = await watching();
-    writeFileSync(join(root, 'top.dat'), 'x');
-    await until('top.dat', () => seen.paths.has(join(root, 'top.dat')));
-
-    // One event names the top of a tree moved in; each folder below it is reported too.
-    const outside = mkdtempSync(join(tmpdir(), 'labstation-tree-'));
-    dirs.push(outside);
-    mkdirSync(join(outside, 'run', 'a', 'deep'), { recursive: true });
-    writeFileSync(join(outside, 'run', 'a', 'deep', 'two.dat'), 'xx');
-    renameSync(join(outside, 'run'), join(root, 'run'));
-    const folders = ['run', 'run/a', 'run/a/deep'].map((d) => join(root, d));
-    await until('the moved folders', () => folders.every((d) => seen.folders.includes(d)));
+    const { root, seen } = await fileAndTreeSeen();
 
     // A file written in a folder below, and a folder renamed as an instrument ends a run.
     const deep = join(root, 'run', 'a', 'deep');
@@ -270,16 +273,10 @@ describe('watchFolder, the whole tree in one watch (as on Windows: LABSTATION_WA
     expect(seen.bursts).toBe(0);
   });
 
-  it('watches a folder that is a symbolic link where it leads, naming files under the link', async () => {
-    const { root, real, seen } = await watching(['*.tmp'], true);
-    writeFileSync(join(real, 'top.dat'), 'x');
-    await until('top.dat', () => seen.paths.has(join(root, 'top.dat')));
-    mkdirSync(join(real, 'run'));
-    await until('the new folder', () => seen.folders.includes(join(root, 'run')));
-    writeFileSync(join(real, 'run', 'a.dat'), 'x');
-    await until('run/a.dat', () => seen.paths.has(join(root, 'run', 'a.dat')));
-    expect([...seen.paths].every((p) => p.startsWith(`${root}/`))).toBe(true);
-  });
+  it(
+    'watches a folder that is a symbolic link where it leads, naming files under the link',
+    linkedFolderWatched,
+  );
 
   it('reports nothing in a folder the filter skips', async () => {
     const { root, seen } = await watching(['.*', 'scratch']);
