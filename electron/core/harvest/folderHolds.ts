@@ -26,8 +26,7 @@
  * The success path costs a counter per folder and no file-system call: only a transfer that
  * ends without a file in its folder looks further.
  */
-import { sep } from 'node:path';
-import { removeEmptyFolder, takeBackFolders } from '../util/folders.js';
+import { folderPrefix, removeEmptyFolder, takeBackFolders } from '../util/folders.js';
 import {
   forgetFolderEverywhere,
   prepareFolder,
@@ -48,7 +47,7 @@ export const NONE_MADE: readonly string[] = Object.freeze([]);
 /** Whether `folder` is `at` or lies below it; letter case ignored, which only spares more. */
 function atOrBelow(folder: string, at: string): boolean {
   const f = folder.toLowerCase();
-  return f === at || f.startsWith(at.endsWith(sep) ? at : at + sep);
+  return f === at || f.startsWith(folderPrefix(at));
 }
 
 /**

@@ -14,13 +14,13 @@ import {
   symlink,
   unlink,
 } from 'node:fs/promises';
-import { basename, dirname, extname, join, resolve, sep } from 'node:path';
+import { basename, dirname, extname, join, resolve } from 'node:path';
 import { errorCode } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
 import { failpoint, injected, injectedError } from '../util/failpoint.js';
 import { noHardLinks, refuseLinkInTests } from './hardLinks.js';
 import { randomPoolBytes } from '../util/random.js';
-import { makeFolders } from '../util/folders.js';
+import { folderPrefix, makeFolders } from '../util/folders.js';
 import { fitBytes, NAME_MAX_BYTES } from '../../../shared/harvest/template.js';
 
 /**
@@ -302,14 +302,6 @@ async function checkBase(
   } catch (error) {
     return { ok: false, kind: 'base', error };
   }
-}
-
-/**
- * What the paths inside `folder` start with: the folder and a separator, which a root (`/`,
- * `E:\`, a storage location on a whole drive) already ends in.
- */
-function folderPrefix(folder: string): string {
-  return folder.endsWith(sep) ? folder : folder + sep;
 }
 
 /**

@@ -9,6 +9,7 @@
 import { realpathSync } from 'node:fs';
 import { realpath } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
+import { platformGlobOptions } from '../../../shared/harvest/glob.js';
 
 /**
  * The folder (relative to `watch`, `/`-separated; '' for the watched folder itself) at which
@@ -59,7 +60,7 @@ export function realOrNearestSync(path: string): string {
  * Whether this platform's file systems compare names without letter case (NTFS, APFS as
  * formatted by default), as its globs do (platformGlobOptions).
  */
-export const CASE_BLIND_NAMES = process.platform === 'win32' || process.platform === 'darwin';
+export const CASE_BLIND_NAMES = platformGlobOptions(process.platform).caseInsensitive;
 
 /**
  * Whether `rel` (relative to a watched folder) is one of `folders` or inside one; without

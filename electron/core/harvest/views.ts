@@ -243,7 +243,7 @@ export function listFiles(db: Db, filter: FileFilter = {}): HarvestFileView[] {
       phrase = trigramQuery(below);
     }
     search = undefined;
-  } else if (search !== undefined && /^(?:\/|[A-Za-z]:[\\/]|[\\/]{2})/.test(search)) {
+  } else if (search?.startsWith('/') || (search !== undefined && WINDOWS_PATH.test(search))) {
     // A whole source path under a folder no longer watched (changed since, or the instrument
     // moved here with its records): that file, by its path as stored.
     const stored = 'f.instrument_id IN (SELECT id FROM instruments) AND f.source_path = ?';

@@ -9,7 +9,15 @@
  * a caller whose work there is refused can take back what it made (removeEmptyFolder).
  */
 import { mkdir, rmdir, stat } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { dirname, sep } from 'node:path';
+
+/**
+ * What the paths inside `folder` start with: the folder and a separator, which a root (`/`,
+ * `E:\\`, a storage location on a whole drive) already ends in.
+ */
+export function folderPrefix(folder: string): string {
+  return folder.endsWith(sep) ? folder : folder + sep;
+}
 
 export async function makeFolders(folder: string, mode?: number): Promise<string[]> {
   const options = mode === undefined ? { recursive: true } : { recursive: true, mode };
