@@ -10,6 +10,7 @@ import type Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeArk } from '../../shared/ark.js';
 import { openDatabase } from '../../electron/core/db/open.js';
+import { sourcePathIs } from '../../electron/core/harvest/records.js';
 import { indexPaths, listFiles } from '../../electron/core/harvest/views.js';
 import { listFiles as listServerFiles } from '../../electron/core/server/harvest/files.js';
 import { tempDir } from './helpers.js';
@@ -55,23 +56,24 @@ describe('finding a file by what a person pastes', () => {
       INSERT INTO instruments (uuid, name, tool_id, destination_template, watch, created_at, updated_at)
         VALUES ('w', 'win', 1, '{relative_path}', '[{"path":"C:/Data"}]', '${now}', '${now}'),
                ('l', 'linux', 1, '{relative_path}', '[{"path":"/mnt/sem2"}]', '${now}', '${now}')`);
-    // On Windows, the walk joins the folder as configured and the path below it with "\".
-    record(1, 1, 'C:/Data', '2026-11-20/grid3_0001.dm4', 'C:/Data\\2026-11-20\\grid3_0001.dm4');
-    record(2, 1, 'C:/Data', '2026-11-20/grid3_0002.dm4', 'C:/Data\\2026-11-20\\grid3_0002.dm4');
-    record(3, 1, 'C:/Data', '2026-11-21/other.dm4', 'C:/Data\\2026-11-21\\other.dm4');
+    // On Windows, the walk joins the folder and the path below it (path.win32.join): "\" all
+    // through; the record keeps the folder as configured.
+    record(1, 1, 'C:/Data', '2026-11-20/grid3_0001.dm4', 'C:\\Data\\2026-11-20\\grid3_0001.dm4');
+    record(2, 1, 'C:/Data', '2026-11-20/grid3_0002.dm4', 'C:\\Data\\2026-11-20\\grid3_0002.dm4');
+    record(3, 1, 'C:/Data', '2026-11-21/other.dm4', 'C:\\Data\\2026-11-21\\other.dm4');
     // Made while the instrument watched /mnt/sem, which it no longer does.
     record(4, 2, '/mnt/sem', 'run/a.tif', '/mnt/sem/run/a.tif');
     record(5, 2, '/mnt/sem2', 'Run/b.tif', '/mnt/sem2/Run/b.tif');
     record(6, 2, '/mnt/sem2', 'run/c.tif', '/mnt/sem2/run/c.tif');
     indexPaths(db);
     // Made since the index was last brought up to date: read as they are.
-    record(7, 1, 'C:/Data', '2026-11-20/grid3_0003.dm4', 'C:/Data\\2026-11-20\\grid3_0003.dm4');
+    record(7, 1, 'C:/Data', '2026-11-20/grid3_0003.dm4', 'C:\\Data\\2026-11-20\\grid3_0003.dm4');
   });
 
   afterAll(() => db.close());
 
   it('a Windows path as the details show it, with either slash and in any letter case', () => {
-    expect(found('C:/Data\\2026-11-20\\grid3_0001.dm4')).toEqual([1]);
+    expect(found('C:\\Data\\2026-11-20\\grid3_0001.dm4')).toEqual([1]);
     expect(found('C:\\Data\\2026-11-20\\grid3_0001.dm4')).toEqual([1]);
     expect(found('c:\\data\\2026-11-20\\GRID3_0001.DM4')).toEqual([1]);
     expect(found('C:/Data/2026-11-20/grid3_0001.dm4')).toEqual([1]);
@@ -95,15 +97,30 @@ describe('finding a file by what a person pastes', () => {
     expect(found('/mnt/sem/run/a.tif')).toEqual([4]);
     // Text that begins with "/" and is no stored path is text a relative path may hold.
     expect(found('/a.tif')).toEqual([4]);
+    const path = '/mnt/sem/run/a.tif';
     const plan = (
       db
         .prepare(
           `EXPLAIN QUERY PLAN SELECT 1 FROM harvest_files f
-             WHERE f.instrument_id IN (SELECT id FROM instruments) AND f.source_path = ?`,
+             WHERE f.instrument_id IN (SELECT id FROM instruments) AND ${sourcePathIs('f')}`,
         )
-        .all('/mnt/sem/run/a.tif') as { detail: string }[]
+        .all(path, 0, path) as { detail: string }[]
     ).map((r) => r.detail);
     expect(plan.join('\n')).toMatch(/USING (COVERING )?INDEX harvest_files_source/);
+  });
+
+  it('a Windows path under a folder no longer watched, with either slash and in any case', () => {
+    record(9, 1, 'E:\\Old', 'x/y.dm4', 'E:\\Old\\x\\y.dm4');
+    expect(found('E:\\Old\\x\\y.dm4')).toEqual([9]);
+    expect(found('e:/old/x/Y.DM4')).toEqual([9]);
+    expect(found('e:/old/x/Y.DM')).toEqual([]);
+  });
+
+  it('a Windows folder finds the files recorded while it was configured in other case or slashes', () => {
+    record(10, 1, 'c:\\data\\', '2026-11-19/early.dm4', 'c:\\data\\2026-11-19\\early.dm4');
+    expect(found('C:/Data')).toEqual([10, 7, 3, 2, 1]);
+    expect(found('C:\\Data\\2026-11-19')).toEqual([10]);
+    expect(found('C:\\DATA\\2026-11-19\\early.dm4')).toEqual([10]);
   });
 
   it('an ARK written with hyphens or in capitals', () => {

@@ -21,14 +21,12 @@ import {
   recordFile,
   requeueFile,
   type FileRow,
+  type KnownSources,
 } from './records.js';
 import { candidateKey, WAKE_GAP_MS, type Candidate, type StabilityChecks } from './stability.js';
 import { storageFolderIn } from './storageGuard.js';
 import type { TransferQueue } from './transferQueue.js';
 import { usageOnToolAt } from './usageContext.js';
-
-/** An instrument's records by source path, as a walk takes them at its start (knownSources). */
-export type KnownSources = ReturnType<typeof knownSources>;
 
 /** What the intake asks of the engine. */
 export interface IntakeHost {

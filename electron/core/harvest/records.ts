@@ -13,6 +13,7 @@ import { getSetting } from '../station/settings.js';
 import { newUuid, nowIso } from '../util/ids.js';
 import { randomBelow } from '../util/random.js';
 import { HASH_ALGORITHM } from './copy.js';
+import { CASE_BLIND_NAMES } from './storageGuard.js';
 import { DEFAULT_ARK } from './config.js';
 
 export interface FileRow {
@@ -71,35 +72,83 @@ export function fileById(db: Db, id: number): FileRow | undefined {
     FileRow | undefined;
 }
 
+/**
+ * A source path as a file's identity compares it: A to Z without letter case where the file
+ * system has none (CASE_BLIND_NAMES: Windows, macOS; SQLite's NOCASE folds the same letters),
+ * so that a watched folder typed anew in other case (`d:\data` for `D:\Data`) finds its
+ * files' records, not 10,000 new files to copy again under new ARKs.
+ */
+export function sourceKey(path: string, caseBlind = CASE_BLIND_NAMES): string {
+  return caseBlind ? path.replace(/[A-Z]+/g, (letters) => letters.toLowerCase()) : path;
+}
+
+export interface KnownSource {
+  id: number;
+  size: number;
+  mtime_ms: number;
+  state: FileState;
+}
+
+/** An instrument's latest record of each source path, looked up as sourceKey compares paths. */
+export class KnownSources {
+  private readonly byKey = new Map<string, KnownSource>();
+
+  constructor(private readonly caseBlind = CASE_BLIND_NAMES) {}
+
+  get(path: string): KnownSource | undefined {
+    return this.byKey.get(sourceKey(path, this.caseBlind));
+  }
+
+  set(path: string, record: KnownSource): void {
+    this.byKey.set(sourceKey(path, this.caseBlind), record);
+  }
+}
+
 /** The latest record of each source path of an instrument: what a rescan compares with. */
 export function knownSources(
   db: Db,
   instrumentId: number,
-): Map<string, { id: number; size: number; mtime_ms: number; state: FileState }> {
+  caseBlind = CASE_BLIND_NAMES,
+): KnownSources {
   const rows = cachedStatement(
     db,
     `SELECT source_path, id, size, mtime_ms, state FROM harvest_files
        WHERE instrument_id = ? ORDER BY id`,
-  ).all(instrumentId) as {
-    source_path: string;
-    id: number;
-    size: number;
-    mtime_ms: number;
-    state: FileState;
-  }[];
-  return new Map(rows.map((r) => [r.source_path, r]));
+  ).all(instrumentId) as (KnownSource & { source_path: string })[];
+  const known = new KnownSources(caseBlind);
+  for (const { source_path, id, size, mtime_ms, state } of rows) {
+    known.set(source_path, { id, size, mtime_ms, state });
+  }
+  return known;
 }
 
+/**
+ * SQL: the source path of the record `alias` is a path given three times in its parameters:
+ * the path, 1 to compare it as sourceKey does (0: as written), the path again. Through the
+ * index of the paths without case (harvest_files_source, migration 46), then as written where
+ * case counts.
+ */
+export function sourcePathIs(alias: string): string {
+  return `${alias}.source_path = ? COLLATE NOCASE AND (? OR ${alias}.source_path = ?)`;
+}
+
+/** latestBySource's query (its plan is checked by a test). */
+export const LATEST_BY_SOURCE = `SELECT * FROM harvest_files f
+  WHERE f.instrument_id = ? AND ${sourcePathIs('f')} ORDER BY f.id DESC LIMIT 1`;
+
+/** The latest record of a source path of an instrument, compared as sourceKey does. */
 export function latestBySource(
   db: Db,
   instrumentId: number,
   sourcePath: string,
+  caseBlind = CASE_BLIND_NAMES,
 ): FileRow | undefined {
-  return cachedStatement(
-    db,
-    `SELECT * FROM harvest_files WHERE instrument_id = ? AND source_path = ?
-       ORDER BY id DESC LIMIT 1`,
-  ).get(instrumentId, sourcePath) as FileRow | undefined;
+  return cachedStatement(db, LATEST_BY_SOURCE).get(
+    instrumentId,
+    sourcePath,
+    caseBlind ? 1 : 0,
+    sourcePath,
+  ) as FileRow | undefined;
 }
 
 /**

@@ -17,7 +17,7 @@ import type { CopyPool } from './copyPool.js';
 import { DurabilityBatch, SyncFsRunner } from './durable.js';
 import type { MountMemory } from './place.js';
 import { OutcomeCommits } from './outcomes.js';
-import { fileById, markGone, type FileRow } from './records.js';
+import { fileById, markGone, sourceKey, type FileRow } from './records.js';
 import { describeError, failedOutcome, type TransferDeps } from './attempt.js';
 import { recoverInterrupted } from './recovery.js';
 import { transferFile } from './transfer.js';
@@ -76,8 +76,12 @@ interface Active {
   copyingSince: number | null;
 }
 
-/** A source of one instrument: two instruments watching one folder each harvest its files. */
-const sourceKey = (instrumentId: number, path: string): string => `${instrumentId}\0${path}`;
+/**
+ * A source of one instrument: two instruments watching one folder each harvest its files. Its
+ * path as a file's identity compares it (records.ts sourceKey).
+ */
+const readKey = (instrumentId: number, path: string): string =>
+  `${instrumentId}\0${sourceKey(path)}`;
 
 /**
  * The transfers under way by file id, with the source paths they read: a walk asks for every
@@ -106,7 +110,7 @@ class ActiveTransfers {
   set(id: number, active: Active): void {
     this.delete(id);
     this.byId.set(id, active);
-    const key = sourceKey(active.file.instrument_id, active.file.source_path);
+    const key = readKey(active.file.instrument_id, active.file.source_path);
     this.sources.set(key, (this.sources.get(key) ?? 0) + 1);
   }
 
@@ -114,7 +118,7 @@ class ActiveTransfers {
     const active = this.byId.get(id);
     if (!active) return;
     this.byId.delete(id);
-    const key = sourceKey(active.file.instrument_id, active.file.source_path);
+    const key = readKey(active.file.instrument_id, active.file.source_path);
     const left = (this.sources.get(key) ?? 1) - 1;
     if (left > 0) this.sources.set(key, left);
     else this.sources.delete(key);
@@ -122,7 +126,7 @@ class ActiveTransfers {
 
   /** Whether a transfer of this instrument under way reads this source. */
   reads(instrument: Instrument, path: string): boolean {
-    return this.sources.has(sourceKey(instrument.id, path));
+    return this.sources.has(readKey(instrument.id, path));
   }
 }
 

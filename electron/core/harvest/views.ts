@@ -9,6 +9,8 @@ import type { FileState } from '../../../shared/harvest/management.js';
 import { likeContains, likePrefix } from '../../../shared/sqlLike.js';
 import type { Db } from '../db/open.js';
 import { cachedStatement } from '../db/statements.js';
+import { sourcePathIs } from './records.js';
+import { CASE_BLIND_NAMES } from './storageGuard.js';
 
 interface TransferRow {
   id: number;
@@ -223,9 +225,16 @@ export function listFiles(db: Db, filter: FileFilter = {}): HarvestFileView[] {
   const folders = search ? watchedFolders(db) : [];
   const source = search ? belowWatchedFolder(folders, search) : null;
   if (source) {
-    // That file, or the files of that folder: the path itself, not text it may hold.
-    where.push('f.watch_path = ?');
-    params.push(source.folder);
+    // That file, or the files of that folder: the path itself, not text it may hold. On
+    // Windows, records made while the folder was configured with the other slash or in other
+    // case (`C:/Data`, `c:\data`) are its files too: their source paths name the same files.
+    if (source.windows) {
+      where.push(`rtrim(replace(f.watch_path, '/', '\\'), '\\') = ? COLLATE NOCASE`);
+      params.push(source.folder.replace(/\//g, '\\').replace(/\\+$/, ''));
+    } else {
+      where.push('f.watch_path = ?');
+      params.push(source.folder);
+    }
     const below = source.below.replace(/\/+$/, '');
     if (below !== '') {
       const path = pathAsCompared(below);
@@ -245,11 +254,16 @@ export function listFiles(db: Db, filter: FileFilter = {}): HarvestFileView[] {
     search = undefined;
   } else if (search?.startsWith('/') || (search !== undefined && WINDOWS_PATH.test(search))) {
     // A whole source path under a folder no longer watched (changed since, or the instrument
-    // moved here with its records): that file, by its path as stored.
-    const stored = 'f.instrument_id IN (SELECT id FROM instruments) AND f.source_path = ?';
-    if (cachedStatement(db, `SELECT 1 FROM harvest_files f WHERE ${stored}`).get(search)) {
+    // moved here with its records): that file, by its path as stored, through its index
+    // (records.ts latestBySource). A Windows path, which a station there stores with "\",
+    // with either slash and A to Z in either case.
+    const windows = WINDOWS_PATH.test(search);
+    const path = windows ? search.replace(/\//g, '\\') : search;
+    const stored = `f.instrument_id IN (SELECT id FROM instruments) AND ${sourcePathIs('f')}`;
+    const args = [path, windows || CASE_BLIND_NAMES ? 1 : 0, path];
+    if (cachedStatement(db, `SELECT 1 FROM harvest_files f WHERE ${stored}`).get(...args)) {
       where.push(stored);
-      params.push(search);
+      params.push(...args);
       search = undefined;
     }
   }

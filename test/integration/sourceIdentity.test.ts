@@ -1,0 +1,98 @@
+/**
+ * A file's identity on a station is its instrument and source path. Where the file system has
+ * no letter case (Windows, macOS), a watched folder typed anew in other case names the same
+ * files: their records must be found, or every file is taken for a new one, copied again
+ * under a new ARK. Elsewhere `A.tif` and `a.tif` are two files. Real SQLite, the migrated
+ * schema; the rule's platform is a parameter, so both run here.
+ */
+import { join } from 'node:path';
+import type Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../electron/core/db/open.js';
+import {
+  knownSources,
+  LATEST_BY_SOURCE,
+  latestBySource,
+  recordFile,
+  sourceKey,
+} from '../../electron/core/harvest/records.js';
+import { tempDir } from './helpers.js';
+
+const now = '2026-01-05T10:00:00.000Z';
+
+describe("a file's source path as its identity", () => {
+  let db: Database.Database;
+  const record = (instrumentId: number, watchPath: string, sourcePath: string): number =>
+    recordFile(db, {
+      instrumentId,
+      watchPath,
+      relativePath: sourcePath.slice(watchPath.length + 1).replace(/\\/g, '/'),
+      sourcePath,
+      filename: sourcePath.split(/[\\/]/).pop() ?? '',
+      size: 1,
+      mtimeMs: 1,
+      firstDiscoveredAt: now,
+      usageEventId: null,
+    });
+
+  beforeAll(() => {
+    db = openDatabase(join(tempDir(), 'identity.db'));
+    db.exec(`INSERT INTO tools (uuid, name, created_at, updated_at) VALUES ('t', 't', '${now}', '${now}');
+      INSERT INTO instruments (uuid, name, tool_id, destination_template, watch, created_at, updated_at)
+        VALUES ('w', 'win', 1, '{relative_path}', '[{"path":"d:\\\\data"}]', '${now}', '${now}'),
+               ('l', 'linux', 1, '{relative_path}', '[{"path":"/mnt/sem"}]', '${now}', '${now}')`);
+  });
+
+  afterAll(() => db.close());
+
+  it('finds a record made under the folder in other case where names have none', () => {
+    const first = record(1, 'D:\\Data', 'D:\\Data\\Run1\\Image.TIF');
+    expect(latestBySource(db, 1, 'd:\\data\\run1\\image.tif', true)?.id).toBe(first);
+    expect(latestBySource(db, 1, 'D:\\Data\\Run1\\Image.TIF', true)?.id).toBe(first);
+    // Not another instrument's, nor another file's.
+    expect(latestBySource(db, 2, 'd:\\data\\run1\\image.tif', true)).toBeUndefined();
+    expect(latestBySource(db, 1, 'd:\\data\\run1\\image.tiff', true)).toBeUndefined();
+    // The newest record of the path, in whichever case it was written.
+    const again = record(1, 'd:\\data', 'd:\\data\\Run1\\image.tif');
+    expect(latestBySource(db, 1, 'D:\\DATA\\RUN1\\IMAGE.TIF', true)?.id).toBe(again);
+    const known = knownSources(db, 1, true);
+    expect(known.get('D:\\data\\run1\\Image.tif')?.id).toBe(again);
+    expect(known.get('d:\\data\\run1\\other.tif')).toBeUndefined();
+  });
+
+  it('keeps names apart by case where the file system does', () => {
+    const upper = record(2, '/mnt/sem', '/mnt/sem/run/A.tif');
+    const lower = record(2, '/mnt/sem', '/mnt/sem/run/a.tif');
+    expect(latestBySource(db, 2, '/mnt/sem/run/A.tif', false)?.id).toBe(upper);
+    expect(latestBySource(db, 2, '/mnt/sem/run/a.tif', false)?.id).toBe(lower);
+    expect(latestBySource(db, 2, '/mnt/sem/Run/a.tif', false)).toBeUndefined();
+    const known = knownSources(db, 2, false);
+    expect(known.get('/mnt/sem/run/A.tif')?.id).toBe(upper);
+    expect(known.get('/mnt/sem/run/a.tif')?.id).toBe(lower);
+    expect(known.get('/mnt/SEM/run/a.tif')).toBeUndefined();
+    // Case-blind, the two are one path, whose newest record answers.
+    expect(latestBySource(db, 2, '/mnt/sem/run/A.tif', true)?.id).toBe(lower);
+  });
+
+  it('folds A to Z only, as SQLite does, so both sides agree', () => {
+    expect(sourceKey('D:\\Données\\É.TIF', true)).toBe('d:\\données\\É.tif');
+    expect(sourceKey('D:\\Data\\A.TIF', false)).toBe('D:\\Data\\A.TIF');
+    const accented = record(1, 'd:\\data', 'd:\\data\\É\\x.tif');
+    expect(latestBySource(db, 1, 'D:\\DATA\\É\\X.TIF', true)?.id).toBe(accented);
+    expect(latestBySource(db, 1, 'd:\\data\\é\\x.tif', true)).toBeUndefined();
+    expect(knownSources(db, 1, true).get('d:\\data\\é\\x.tif')).toBeUndefined();
+  });
+
+  it('looks a path up through the index, in either mode', () => {
+    const plan = (
+      db
+        .prepare(`EXPLAIN QUERY PLAN ${LATEST_BY_SOURCE}`)
+        .all(2, '/mnt/sem/run/a.tif', 0, '/mnt/sem/run/a.tif') as {
+        detail: string;
+      }[]
+    ).map((r) => r.detail);
+    expect(plan.join('\n')).toMatch(
+      /USING INDEX harvest_files_source \(instrument_id=\? AND source_path=\?\)/,
+    );
+  });
+});
