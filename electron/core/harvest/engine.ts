@@ -24,6 +24,7 @@ import { requeueInterruptedRuns } from './runs.js';
 import { CopyPool } from './copyPool.js';
 import { acceptHooks, endRunningHooks } from './commandHook.js';
 import { Intake, type IntakeHost } from './intake.js';
+import { LateSidecars } from './lateSidecars.js';
 import { HarvestedInstruments } from './harvested.js';
 import { RunQueue, type RunQueueHost } from './runQueue.js';
 import { ScheduleCrons } from './scheduleCrons.js';
@@ -104,6 +105,8 @@ export class Harvester {
   private readonly runs: RunQueue;
   /** Retry and Retry all (retries.ts). */
   private readonly retries: Retries;
+  /** Sidecars harvested after their file's transfer, merged into its record (lateSidecars.ts). */
+  private readonly lateSidecars: LateSidecars;
   /** The rescanNow under way, if any (they run one after the other). */
   private rescanning: Promise<void> = Promise.resolve();
   /** The schedules' timers, while harvesting with schedules. */
@@ -193,6 +196,7 @@ export class Harvester {
       waitsForLock: () => this.lock.problem !== null,
       changed: () => this.changed(),
       checkIdle: () => this.checkIdle(),
+      sidecarsNoted: () => this.lateSidecars.recount(),
     };
     this.timers = new HarvestTimers(this.db, this.log, {
       stopped: () => this.stopped,
@@ -200,6 +204,13 @@ export class Harvester {
       rescan: () => this.harvested.guardStorage().then(() => this.rescanAll()),
       reload: () => this.rescanNow(),
       renewWatches: () => this.watches.renewAll(this.harvested.list),
+    });
+    this.lateSidecars = new LateSidecars(this.db, this.log, {
+      stopped: () => this.stopped,
+      transferring: (id) => this.transfers.handles(id),
+      instrumentName: (id) => this.harvested.byId(id)?.name ?? null,
+      changed: () => this.changed(),
+      checkIdle: () => this.checkIdle(),
     });
     const { db, log, clock, stability, transfers } = this;
     this.intake = new Intake(db, log, clock, stability, transfers, host);
@@ -263,6 +274,8 @@ export class Harvester {
     this.schedules.stop();
     await this.watches.close();
     this.sightings.forget();
+    // A merge under way reads a sidecar (4 MiB at most) and commits; the rest wait for a start.
+    await this.lateSidecars.ended();
     // Transfers under way end with the pool; their partials are cleaned up at the next start.
     await this.transfers.flushPlaced();
     await this.pool?.close();
@@ -284,6 +297,8 @@ export class Harvester {
       () => this.run?.ends ?? null,
     );
     if (recovered) this.transfers.start();
+    // Sidecars noted before a stop or a crash, not merged yet.
+    this.lateSidecars.recount();
   }
 
   /** Runs the queued harvest runs one after the other (a trigger from the server, a schedule). */
@@ -324,8 +339,12 @@ export class Harvester {
     this.transfers.pump();
   }
 
-  /** Tells the UIs, at most a few times a second. */
+  /**
+   * Tells the UIs, at most a few times a second. Also what a transfer's end may let go on: a
+   * sidecar that came late merges into its record once that record's transfer is over.
+   */
   private changed(): void {
+    this.lateSidecars.wake();
     if (this.changeTimer || !this.options.emit) return;
     this.changeTimer = setTimeout(() => {
       this.changeTimer = undefined;
@@ -336,7 +355,7 @@ export class Harvester {
 
   private checkIdle(): void {
     if (this.stability.size || this.transfers.busy) return;
-    if (this.intake.comparing) return;
+    if (this.intake.comparing || this.lateSidecars.busy) return;
     if (this.stability.checking || this.walks.busy) return;
     for (const resolve of this.idleWaiters.splice(0)) resolve();
   }

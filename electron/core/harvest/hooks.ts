@@ -137,19 +137,37 @@ export function decidePreTransfer(hooks: Hook[], file: FileRow): PreTransferDeci
 /** The metadata_ keys that only the built-in hooks (and the station) write. */
 const RESERVED_KEYS: readonly string[] = ['file_info', 'usage_context', 'hook_errors'];
 
+interface HookError {
+  hook: string;
+  kind: string;
+  error: string;
+}
+
+/** The hook an entry of metadata_.hook_errors names (null for an entry that is no object). */
+const erredHook = (entry: unknown): unknown =>
+  typeof entry === 'object' && entry !== null ? (entry as HookError).hook : null;
+
 /**
  * Runs the post-transfer hooks in order and returns the file's new metadata_: what it had,
- * with each hook's output merged over it.
+ * with each hook's output merged over it. `again`: only the hooks it picks run, once more,
+ * after the file's transfer (a sidecar come late: lateSidecars.ts); the others' errors stay
+ * listed, each in its hook's place.
  */
 export async function runPostTransferHooks(
   hooks: Hook[],
   ctx: PostTransferContext,
+  again?: (hook: Hook) => boolean,
 ): Promise<Record<string, unknown>> {
   const previous = JSON.parse(ctx.file.metadata_) as Record<string, unknown>;
   let metadata: Record<string, unknown> = { ...previous };
   delete metadata.hook_errors;
-  const errors: { hook: string; kind: string; error: string }[] = [];
+  const errors: HookError[] = [];
+  const before = again && Array.isArray(previous.hook_errors) ? previous.hook_errors : [];
   for (const hook of hooks) {
+    if (again && !again(hook)) {
+      errors.push(...(before.filter((e) => erredHook(e) === hook.name) as HookError[]));
+      continue;
+    }
     try {
       let output: Record<string, unknown>;
       if (hook.kind === 'file_info') output = await fileInfo(ctx);
@@ -187,6 +205,11 @@ export async function runPostTransferHooks(
       if (error instanceof HarvestStopped) throw error;
       errors.push({ hook: hook.name, kind: hook.kind, error: (error as Error).message });
     }
+  }
+  if (again) {
+    // Errors of hooks no longer configured stay as they were recorded, after the others.
+    const names = new Set<unknown>(hooks.map((h) => h.name));
+    for (const e of before) if (!names.has(erredHook(e))) errors.push(e as HookError);
   }
   if (errors.length) metadata.hook_errors = errors;
   return metadata;

@@ -8,10 +8,11 @@ import { basename } from 'node:path';
 import type { Db } from '../db/open.js';
 import { nowIso } from '../util/ids.js';
 import type { Logger } from '../util/log.js';
-import type { Instrument, WatchFolder } from './config.js';
+import type { Hook, Instrument, WatchFolder } from './config.js';
 import { HASH_ALGORITHM } from './copy.js';
 import type { CopyPool } from './copyPool.js';
 import { relativeTo, type FolderFilter, type FoundFile } from './discover.js';
+import { noteLateSidecar, sidecarHooks } from './lateSidecars.js';
 import {
   arkConfig,
   keepRecords,
@@ -44,6 +45,8 @@ export interface IntakeHost {
   changed(): void;
   /** Whether the harvest is idle now. */
   checkIdle(): void;
+  /** Records were noted that a sidecar recorded since may describe (lateSidecars.ts). */
+  sidecarsNoted(): void;
 }
 
 /** `path` relative to `folder` (`/`-separated) when it lies below it, else null. */
@@ -267,6 +270,22 @@ export class Intake {
   }
 
   /**
+   * Notes, for files just recorded or taken again, the records of the files they may be the
+   * sidecar of (lateSidecars.ts), where their instrument has sidecar hooks: one look at the
+   * hooks per instrument, so a harvest without them pays nothing per file.
+   */
+  private noteSidecars(noted: [Candidate, number][]): number {
+    const hooks = new Map<number, Hook[]>();
+    let count = 0;
+    for (const [c, id] of noted) {
+      let own = hooks.get(c.instrument.id);
+      if (!own) hooks.set(c.instrument.id, (own = sidecarHooks(this.db, c.instrument.id)));
+      count += noteLateSidecar(this.db, c.instrument.id, id, c.absolutePath, own);
+    }
+    return count;
+  }
+
+  /**
    * Records stable files (one transaction) and queues their transfers. A file recorded and
    * done that comes back with its size but a new mtime is compared with its record first
    * (recheck), unless `compared`: that comparison found other content.
@@ -275,9 +294,10 @@ export class Intake {
     const ark = arkConfig(this.db);
     const toCompare: [Candidate, FileRow][] = [];
     const noted: [Candidate, number][] = [];
+    let sidecars = 0;
     const ids = this.db
-      .transaction(() =>
-        stable.flatMap((c) => {
+      .transaction(() => {
+        const taken = stable.flatMap((c) => {
           const record = latestBySource(this.db, c.instrument.id, c.absolutePath);
           // Waiting already as it is (found twice before its copy): queued, not written again.
           if (record && sameWaiting(record, c)) return [record.id];
@@ -320,8 +340,10 @@ export class Intake {
           );
           noted.push([c, id]);
           return [id];
-        }),
-      )
+        });
+        sidecars = this.noteSidecars(noted);
+        return taken;
+      })
       .immediate();
     for (const [c, id] of noted) {
       const entry = { id, size: c.size, mtime_ms: c.mtimeMs, state: 'waiting' as const };
@@ -329,6 +351,7 @@ export class Intake {
         known.set(c.absolutePath, entry);
     }
     for (const id of ids) this.transfers.enqueue(id);
+    if (sidecars) this.host.sidecarsNoted();
     if (toCompare.length) void this.recheck(toCompare);
     this.host.changed();
     this.transfers.pump();

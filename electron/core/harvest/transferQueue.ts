@@ -275,6 +275,11 @@ export class TransferQueue {
     return this.active.reads(instrument, path);
   }
 
+  /** Whether the file's transfer is queued or under way. */
+  handles(id: number): boolean {
+    return this.queued.has(id) || this.active.has(id);
+  }
+
   /** Queues a recorded file's transfer, unless it is queued or under way already. */
   enqueue(id: number): void {
     if (this.queued.has(id) || this.active.has(id)) return;
