@@ -106,7 +106,9 @@ describe('finding a file by what a person pastes', () => {
         )
         .all(path, 0, path) as { detail: string }[]
     ).map((r) => r.detail);
-    expect(plan.join('\n')).toMatch(/USING (COVERING )?INDEX harvest_files_source/);
+    expect(plan.join('\n')).toMatch(
+      /USING (COVERING )?INDEX harvest_files_source \(instrument_id=\? AND source_path=\?\)/,
+    );
   });
 
   it('a Windows path under a folder no longer watched, with either slash and in any case', () => {
@@ -114,6 +116,10 @@ describe('finding a file by what a person pastes', () => {
     expect(found('E:\\Old\\x\\y.dm4')).toEqual([9]);
     expect(found('e:/old/x/Y.DM4')).toEqual([9]);
     expect(found('e:/old/x/Y.DM')).toEqual([]);
+    // A record from elsewhere (a history, another client) holding "/".
+    record(11, 1, 'F:/Acq', 'run-12/grid-3.tif', 'F:/Acq/run-12/grid-3.tif');
+    expect(found('f:\\acq\\run-12\\grid-3.tif')).toEqual([11]);
+    expect(found('F:/Acq/run-12/grid-3.tif')).toEqual([11]);
   });
 
   it('a Windows folder finds the files recorded while it was configured in other case or slashes', () => {

@@ -72,7 +72,7 @@ describe('a file gone during its copy', () => {
   it('renamed in its folder during a one-shot run is taken under its new name in that run', async () => {
     const dirs = await setupHarvest({ stability: 0 });
     const run = await movedMidCopy(dirs, join(dirs.src, 'movie-final.mrc'));
-    expect(run.code).toBe(0);
+    expect(run.code, `${run.stdout}${run.stderr}`).toBe(0);
     expect(run.stdout).toContain('harvest: 1 completed, 0 skipped, 0 failed');
     const files = await filesOf(dirs.data);
     expect(files.map((f) => [f.filename, f.state])).toEqual([

@@ -14,8 +14,8 @@ import {
   LATEST_BY_SOURCE,
   latestBySource,
   recordFile,
-  sourceKey,
 } from '../../electron/core/harvest/records.js';
+import { sourceKey } from '../../electron/core/harvest/storageGuard.js';
 import { tempDir } from './helpers.js';
 
 const now = '2026-01-05T10:00:00.000Z';
@@ -70,8 +70,8 @@ describe("a file's source path as its identity", () => {
     expect(known.get('/mnt/sem/run/A.tif')?.id).toBe(upper);
     expect(known.get('/mnt/sem/run/a.tif')?.id).toBe(lower);
     expect(known.get('/mnt/SEM/run/a.tif')).toBeUndefined();
-    // Case-blind, the two are one path, whose newest record answers.
-    expect(latestBySource(db, 2, '/mnt/sem/run/A.tif', true)?.id).toBe(lower);
+    // Case-blind, a spelling of neither finds the newest of the two.
+    expect(latestBySource(db, 2, '/mnt/sem/RUN/A.TIF', true)?.id).toBe(lower);
   });
 
   it('folds A to Z only, as SQLite does, so both sides agree', () => {
@@ -83,16 +83,31 @@ describe("a file's source path as its identity", () => {
     expect(knownSources(db, 1, true).get('d:\\data\\é\\x.tif')).toBeUndefined();
   });
 
+  it("takes a path's own records before those of the path in other case", () => {
+    // A case-sensitive volume on a Mac, a share from Linux: two files, each its own records.
+    const upper = record(1, 'd:\\data', 'd:\\data\\run2\\B.tif');
+    const lower = record(1, 'd:\\data', 'd:\\data\\run2\\b.tif');
+    expect(latestBySource(db, 1, 'd:\\data\\run2\\B.tif', true)?.id).toBe(upper);
+    expect(latestBySource(db, 1, 'd:\\data\\run2\\b.tif', true)?.id).toBe(lower);
+    const known = knownSources(db, 1, true);
+    expect(known.get('d:\\data\\run2\\B.tif')?.id).toBe(upper);
+    expect(known.get('d:\\data\\run2\\b.tif')?.id).toBe(lower);
+    // A spelling of neither: the newest of them.
+    expect(latestBySource(db, 1, 'D:\\DATA\\RUN2\\B.TIF', true)?.id).toBe(lower);
+    expect(known.get('D:\\DATA\\RUN2\\B.TIF')?.id).toBe(lower);
+  });
+
   it('looks a path up through the index, in either mode', () => {
-    const plan = (
-      db
-        .prepare(`EXPLAIN QUERY PLAN ${LATEST_BY_SOURCE}`)
-        .all(2, '/mnt/sem/run/a.tif', 0, '/mnt/sem/run/a.tif') as {
-        detail: string;
-      }[]
-    ).map((r) => r.detail);
-    expect(plan.join('\n')).toMatch(
-      /USING INDEX harvest_files_source \(instrument_id=\? AND source_path=\?\)/,
-    );
+    for (const mode of [0, 1]) {
+      const path = '/mnt/sem/run/a.tif';
+      const plan = (
+        db.prepare(`EXPLAIN QUERY PLAN ${LATEST_BY_SOURCE}`).all(2, path, mode, path, path) as {
+          detail: string;
+        }[]
+      ).map((r) => r.detail);
+      expect(plan.join('\n'), `mode ${mode}`).toMatch(
+        /USING INDEX harvest_files_source \(instrument_id=\? AND source_path=\?\)/,
+      );
+    }
   });
 });

@@ -18,14 +18,8 @@ import type { Logger } from '../util/log.js';
 import { hooksFor, type Hook } from './config.js';
 import { HarvestStopped } from './commandHook.js';
 import { runPostTransferHooks } from './hooks.js';
-import {
-  enqueueFile,
-  fileById,
-  latestBySource,
-  NEXT_UPDATED_AT,
-  sourceKey,
-  type FileRow,
-} from './records.js';
+import { enqueueFile, fileById, latestBySource, NEXT_UPDATED_AT, type FileRow } from './records.js';
+import { sourceKey } from './storageGuard.js';
 
 const isSidecarHook = (hook: Hook): boolean => hook.kind === 'sidecar_json';
 

@@ -13,7 +13,7 @@ import { getSetting } from '../station/settings.js';
 import { newUuid, nowIso } from '../util/ids.js';
 import { randomBelow } from '../util/random.js';
 import { HASH_ALGORITHM } from './copy.js';
-import { CASE_BLIND_NAMES } from './storageGuard.js';
+import { CASE_BLIND_NAMES, sourceKey } from './storageGuard.js';
 import { DEFAULT_ARK } from './config.js';
 
 export interface FileRow {
@@ -72,16 +72,6 @@ export function fileById(db: Db, id: number): FileRow | undefined {
     FileRow | undefined;
 }
 
-/**
- * A source path as a file's identity compares it: A to Z without letter case where the file
- * system has none (CASE_BLIND_NAMES: Windows, macOS; SQLite's NOCASE folds the same letters),
- * so that a watched folder typed anew in other case (`d:\data` for `D:\Data`) finds its
- * files' records, not 10,000 new files to copy again under new ARKs.
- */
-export function sourceKey(path: string, caseBlind = CASE_BLIND_NAMES): string {
-  return caseBlind ? path.replace(/[A-Z]+/g, (letters) => letters.toLowerCase()) : path;
-}
-
 export interface KnownSource {
   id: number;
   size: number;
@@ -89,18 +79,28 @@ export interface KnownSource {
   state: FileState;
 }
 
-/** An instrument's latest record of each source path, looked up as sourceKey compares paths. */
+/**
+ * An instrument's latest record of each source path: the path's own, or else, where names
+ * have no case, that of the path in other case (sourceKey). The path's own first: on a volume
+ * that does keep case apart (a Mac's case-sensitive APFS, a share from Linux), `A.tif` and
+ * `a.tif` are two files, each with its records, not one file's versions taking turns.
+ */
 export class KnownSources {
-  private readonly byKey = new Map<string, KnownSource>();
+  private readonly byPath = new Map<string, KnownSource>();
+  /** By sourceKey, where names have no case; null elsewhere (the same as byPath). */
+  private readonly byKey: Map<string, KnownSource> | null;
 
-  constructor(private readonly caseBlind = CASE_BLIND_NAMES) {}
+  constructor(caseBlind = CASE_BLIND_NAMES) {
+    this.byKey = caseBlind ? new Map() : null;
+  }
 
   get(path: string): KnownSource | undefined {
-    return this.byKey.get(sourceKey(path, this.caseBlind));
+    return this.byPath.get(path) ?? this.byKey?.get(sourceKey(path, true));
   }
 
   set(path: string, record: KnownSource): void {
-    this.byKey.set(sourceKey(path, this.caseBlind), record);
+    this.byPath.set(path, record);
+    this.byKey?.set(sourceKey(path, true), record);
   }
 }
 
@@ -132,11 +132,15 @@ export function sourcePathIs(alias: string): string {
   return `${alias}.source_path = ? COLLATE NOCASE AND (? OR ${alias}.source_path = ?)`;
 }
 
-/** latestBySource's query (its plan is checked by a test). */
+/**
+ * latestBySource's query (its plan is checked by a test): the path's own latest record first,
+ * as KnownSources takes it (the path a fourth time).
+ */
 export const LATEST_BY_SOURCE = `SELECT * FROM harvest_files f
-  WHERE f.instrument_id = ? AND ${sourcePathIs('f')} ORDER BY f.id DESC LIMIT 1`;
+  WHERE f.instrument_id = ? AND ${sourcePathIs('f')}
+  ORDER BY f.source_path = ? DESC, f.id DESC LIMIT 1`;
 
-/** The latest record of a source path of an instrument, compared as sourceKey does. */
+/** The latest record of a source path of an instrument, as KnownSources finds it. */
 export function latestBySource(
   db: Db,
   instrumentId: number,
@@ -147,6 +151,7 @@ export function latestBySource(
     instrumentId,
     sourcePath,
     caseBlind ? 1 : 0,
+    sourcePath,
     sourcePath,
   ) as FileRow | undefined;
 }

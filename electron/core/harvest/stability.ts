@@ -8,6 +8,7 @@ import type { SettlingFile } from '../../../shared/api.js';
 import type { Logger } from '../util/log.js';
 import type { Instrument, WatchFolder } from './config.js';
 import type { FileStat, Probe } from './copyBatch.js';
+import { sourceKey } from './storageGuard.js';
 
 export interface Candidate {
   instrument: Instrument;
@@ -36,9 +37,12 @@ export interface Candidate {
   sizeReadAt: number;
 }
 
-/** A candidate's key: two instruments watching one folder each harvest its files. */
+/**
+ * A candidate's key: two instruments watching one folder each harvest its files. Its path as
+ * a file's identity compares it (records.ts sourceKey).
+ */
 export const candidateKey = (instrument: Instrument, path: string): string =>
-  `${instrument.id}\0${path}`;
+  `${instrument.id}\0${sourceKey(path)}`;
 
 /** What the stability check asks of the engine. */
 export interface StabilityHost {

@@ -63,6 +63,17 @@ export function realOrNearestSync(path: string): string {
 export const CASE_BLIND_NAMES = platformGlobOptions(process.platform).caseInsensitive;
 
 /**
+ * A source path as a file's identity compares it where names are compared without case
+ * (CASE_BLIND_NAMES: Windows and macOS, whose usual file systems keep case but ignore it): A to
+ * Z folded, as SQLite's NOCASE folds them, so that a watched folder typed anew in other case
+ * (`d:\data` for `D:\Data`) finds its files' records, not 10,000 new files to copy again
+ * under new ARKs. Other letters are compared as written.
+ */
+export function sourceKey(path: string, caseBlind = CASE_BLIND_NAMES): string {
+  return caseBlind ? path.replace(/[A-Z]+/g, (letters) => letters.toLowerCase()) : path;
+}
+
+/**
  * Whether `rel` (relative to a watched folder) is one of `folders` or inside one; without
  * letter case where the file system has none: `sem/2025` is in the folder `SEM` on Windows,
  * where a copy written there would be harvested again, one folder deeper each time.

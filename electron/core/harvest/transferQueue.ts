@@ -17,7 +17,8 @@ import type { CopyPool } from './copyPool.js';
 import { DurabilityBatch, SyncFsRunner } from './durable.js';
 import type { MountMemory } from './place.js';
 import { OutcomeCommits } from './outcomes.js';
-import { fileById, markGone, sourceKey, type FileRow } from './records.js';
+import { fileById, markGone, type FileRow } from './records.js';
+import { sourceKey } from './storageGuard.js';
 import { describeError, failedOutcome, type TransferDeps } from './attempt.js';
 import { recoverInterrupted } from './recovery.js';
 import { transferFile } from './transfer.js';
@@ -393,7 +394,10 @@ export class TransferQueue {
         // Given back for a new look: what an earlier attempt in the run ended as no longer stands.
         this.host.runEnds()?.delete(file.id);
         const s = await stat(file.source_path).catch((error: NodeJS.ErrnoException) => error);
-        const folder = instrument.watch.find((w) => w.path === file.watch_path);
+        // Its folder as recorded, which may since be configured in other case (sourceKey).
+        const folder = instrument.watch.find(
+          (w) => sourceKey(w.path) === sourceKey(file.watch_path),
+        );
         this.active.delete(file.id);
         if (!(s instanceof Error)) {
           if (folder) {

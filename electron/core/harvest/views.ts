@@ -255,16 +255,22 @@ export function listFiles(db: Db, filter: FileFilter = {}): HarvestFileView[] {
   } else if (search?.startsWith('/') || (search !== undefined && WINDOWS_PATH.test(search))) {
     // A whole source path under a folder no longer watched (changed since, or the instrument
     // moved here with its records): that file, by its path as stored, through its index
-    // (records.ts latestBySource). A Windows path, which a station there stores with "\",
-    // with either slash and A to Z in either case.
+    // (records.ts latestBySource). A Windows path with either slash and A to Z in either
+    // case: a station there stores it with "\", a record from elsewhere (its history, pushed
+    // by another client) may hold "/".
     const windows = WINDOWS_PATH.test(search);
-    const path = windows ? search.replace(/\//g, '\\') : search;
+    const spellings = windows
+      ? [search.replace(/\//g, '\\'), search.replace(/\\/g, '/')]
+      : [search];
     const stored = `f.instrument_id IN (SELECT id FROM instruments) AND ${sourcePathIs('f')}`;
-    const args = [path, windows || CASE_BLIND_NAMES ? 1 : 0, path];
-    if (cachedStatement(db, `SELECT 1 FROM harvest_files f WHERE ${stored}`).get(...args)) {
-      where.push(stored);
-      params.push(...args);
-      search = undefined;
+    for (const path of spellings) {
+      const args = [path, windows || CASE_BLIND_NAMES ? 1 : 0, path];
+      if (cachedStatement(db, `SELECT 1 FROM harvest_files f WHERE ${stored}`).get(...args)) {
+        where.push(stored);
+        params.push(...args);
+        search = undefined;
+        break;
+      }
     }
   }
   if (search !== undefined && folders.some((folder) => WINDOWS_PATH.test(folder))) {
