@@ -73,7 +73,7 @@ function describedBy(db: Db, instrumentId: number, sidecarPath: string, hooks: H
       if (seen.has(key)) continue;
       seen.add(key);
       const stem = row.filename.slice(0, row.filename.length - extname(row.filename).length);
-      const beside = sourceKey(row.source_path) === sourceKey(join(dir, row.filename));
+      const beside = key === sourceKey(join(dir, row.filename));
       if (beside && sourceKey(stem) === sourceKey(base)) ids.add(row.id);
     }
   }

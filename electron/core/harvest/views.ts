@@ -10,7 +10,7 @@ import { likeContains, likePrefix } from '../../../shared/sqlLike.js';
 import type { Db } from '../db/open.js';
 import { cachedStatement } from '../db/statements.js';
 import { sourcePathIs } from './records.js';
-import { CASE_BLIND_NAMES } from './storageGuard.js';
+import { CASE_BLIND_NAMES, sourceKey } from './storageGuard.js';
 
 interface TransferRow {
   id: number;
@@ -149,7 +149,7 @@ function watchedFolders(db: Db): string[] {
  * in the text as written.
  */
 function comparablePath(path: string, windows: boolean): string {
-  return windows ? path.replace(/\\/g, '/').replace(/[A-Z]/g, (c) => c.toLowerCase()) : path;
+  return windows ? sourceKey(path.replace(/\\/g, '/'), true) : path;
 }
 
 /**
