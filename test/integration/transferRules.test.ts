@@ -106,7 +106,7 @@ describe('a small file copied on its own, not in a batch', () => {
     withDb(dirs.data, (db) => db.prepare('UPDATE harvest_files SET partial_path = ?').run(partial));
 
     const flushFails = await harvestOnce(dirs.data, { LABSTATION_INJECT: 'harvest.flush-fails' });
-    expect(flushFails.code).toBe(1);
+    expect(flushFails.code, flushFails.stdout + flushFails.stderr).toBe(1);
     // The copy is at its name, but may not be on the disk: its transfer fails, its markers
     // kept. The same run may take the file again at once and finish it as recovery does
     // (recovery.ts flushes the copy itself): then it counts completed too.
