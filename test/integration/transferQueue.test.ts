@@ -42,6 +42,7 @@ async function station(): Promise<Station> {
     instrument: (id) => (id === instrument.id ? instrument : undefined),
     watchedIn: () => [],
     runEnds: () => ends,
+    runCrashed: () => null,
     movedAway: () => undefined,
     consider: (_instrument, _folder, path, size) => considered.push({ path, size }),
     changed: () => undefined,

@@ -70,6 +70,12 @@ export interface RunSummary {
   failed: number;
   /** Each file's last end so far, which the counts are made from when the run ends. */
   ends: Map<number, TransferStatus>;
+  /**
+   * Files whose attempt crashed in the run (a flush that failed after the copy got its name):
+   * not taken again in it, so the count does not hang on whether a tick or a walk queued them
+   * before the run ended. Their markers are settled first by their next attempt (recovery.ts).
+   */
+  crashed: Set<number>;
   /** Folders that could not be walked, with the reason. */
   unreachable: string[];
   /**
@@ -171,6 +177,7 @@ export class Harvester {
       instrument: (id) => this.harvested.byId(id),
       watchedIn: (base) => this.harvested.leftOut.watchedIn(base),
       runEnds: () => this.run?.ends ?? null,
+      runCrashed: () => this.run?.crashed ?? null,
       movedAway: () => (this.movedAway += 1),
       consider: (instrument, folder, path, size, mtimeMs, known) =>
         this.intake.consider(instrument, folder, path, size, mtimeMs, undefined, known.recordedAt),
@@ -370,6 +377,7 @@ export class Harvester {
       skipped: 0,
       failed: 0,
       ends: new Map(),
+      crashed: new Set(),
       unreachable: [],
       unstable: [],
     };

@@ -49,6 +49,8 @@ export interface TransferHost {
    * retried in the run counts once, as it ended); null when no run is under way.
    */
   runEnds(): Map<number, TransferStatus> | null;
+  /** The files whose attempt crashed in the run under way (RunSummary.crashed); null outside one. */
+  runCrashed(): Set<number> | null;
   /**
    * A file's source went away before or during its copy (its record is gone now): a run under
    * way walks again before it ends, for the file under a new name.
@@ -281,9 +283,13 @@ export class TransferQueue {
     return this.queued.has(id) || this.active.has(id);
   }
 
-  /** Queues a recorded file's transfer, unless it is queued or under way already. */
+  /**
+   * Queues a recorded file's transfer, unless it is queued or under way already, or its attempt
+   * crashed in the run under way.
+   */
   enqueue(id: number): void {
     if (this.queued.has(id) || this.active.has(id)) return;
+    if (this.host.runCrashed()?.has(id)) return;
     this.queued.add(id);
     this.queue.push(id);
   }
@@ -388,6 +394,7 @@ export class TransferQueue {
       if (end.end === 'crashed') {
         if (!this.host.stopped()) {
           this.host.runEnds()?.set(file.id, 'failed');
+          this.host.runCrashed()?.add(file.id);
           this.log.error({ err: end.error, file: file.source_path }, 'harvest: transfer crashed');
         }
       } else if (end.end === 'requeue') {
