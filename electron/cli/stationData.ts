@@ -155,7 +155,7 @@ export async function files(argv: string[]): Promise<number> {
       search: { type: 'string' },
     },
   });
-  const { FILE_STATES } = await import('../../shared/harvest/management.js');
+  const { FILE_STATES } = await import('../../shared/harvest/states.js');
   const state = values.state as (typeof FILE_STATES)[number] | undefined;
   if (state !== undefined && !FILE_STATES.includes(state)) {
     throw new UsageError(`--state must be one of ${FILE_STATES.join(', ')}`);

@@ -8,7 +8,8 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { tempDir, waitFor } from './helpers.js';
+import type { HarvestFileView } from '../../shared/api.js';
+import { runCli, tempDir, waitFor } from './helpers.js';
 import { filesOf, harvestOnce, listTree, setupHarvest } from './harvestSetup.js';
 
 /** Starts `harvest --once` on a 64 MiB movie.mrc, slowed, and moves it to `to` mid-copy. */
@@ -66,6 +67,16 @@ describe('a file gone during its copy', () => {
       [false, 'done', 1024],
     ]);
     expect(listTree(dirs.dest)).toEqual(['sem-1/movie.mrc']);
+    // The command line lists the files in one state; a state it does not know is named.
+    const goneOnly = await runCli(['files', '--data', dirs.data, '--json', '--state', 'gone']);
+    expect(goneOnly.code).toBe(0);
+    expect((JSON.parse(goneOnly.stdout) as HarvestFileView[]).map((f) => f.id)).toEqual([gone?.id]);
+    expect(await runCli(['files', '--data', dirs.data, '--state', 'lost'])).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining(
+        '--state must be one of waiting, failed, done, gone',
+      ) as string,
+    });
   }, 60_000);
 
   // Mutation: runOnce walking once only (the renamed file waited for the next run, exit 0).
