@@ -29,10 +29,9 @@ export async function admin(argv: string[]): Promise<number> {
       tool: { type: 'string' },
     },
   });
-  const { openServerData } = await import('../core/runServer.js');
+  const { openServerData } = await import('../core/server/dataDir.js');
   const { createAccount, createStationAccount, findAccountByEmail, ROLES } =
     await import('../core/server/accounts.js');
-  const { createToken } = await import('../core/server/admin/credentials.js');
   const db = openServerDataDir(need(values.data, '--data'), openServerData);
   try {
     if (what === 'user') {
@@ -47,6 +46,7 @@ export async function admin(argv: string[]): Promise<number> {
       });
       process.stdout.write(`created ${role} ${created.username} <${created.email}>\n`);
     } else if (what === 'token') {
+      const { createToken } = await import('../core/server/admin/credentials.js');
       const account = findAccountByEmail(db, need(values.user, '--user'));
       // As the admin page makes one: not for someone turned off (it would work again once
       // they are turned back on, which brings no other token back).
@@ -110,7 +110,7 @@ export async function mail(argv: string[]): Promise<number> {
     }
     return Number(text);
   });
-  const { openServerData } = await import('../core/runServer.js');
+  const { openServerData } = await import('../core/server/dataDir.js');
   const { listMails, retryFailedMails, retryMail } = await import('../core/mail/admin.js');
   const { nowIso } = await import('../core/util/ids.js');
   const db = openServerDataDir(need(values.data, '--data'), openServerData);

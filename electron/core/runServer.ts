@@ -1,38 +1,20 @@
-import { mkdirSync } from 'node:fs';
 import { isIP } from 'node:net';
-import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { openDatabase, type Db } from './db/open.js';
+import type { Db } from './db/open.js';
 import { MAX_REMINDER_HOURS, configuredPublicUrl, redactUrl } from './mail/config.js';
 import { startMailWorker } from './mail/worker.js';
 import { takeDataDirLock } from './harvest/lock.js';
 import { createAccount, logonNameClashes } from './server/accounts.js';
 import { createServerApp } from './server/app.js';
-import { randomSecret } from './server/secrets.js';
+import { openServerData } from './server/dataDir.js';
 import { getSetting, setSetting } from './station/settings.js';
 import { AppError } from './util/errors.js';
 import type { Logger } from './util/log.js';
 
-/**
- * Opens a data dir for server use: refuses a station's data, fixes the mode, and makes the
- * JWT signing secret on first use.
- */
-export function openServerData(dataDir: string): Db {
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  const db = openDatabase(join(dataDir, 'labstation.db'));
-  const mode = getSetting(db, 'mode');
-  if (mode === 'station') {
-    db.close();
-    throw new AppError(
-      'conflict',
-      `${dataDir} holds a station's data; a server needs its own data dir`,
-    );
-  }
-  if (mode === null) setSetting(db, 'mode', 'server');
-  if (getSetting(db, 'server.jwtSecret') === null)
-    setSetting(db, 'server.jwtSecret', randomSecret(32));
-  return db;
-}
+// openServerData is in server/dataDir.ts, so that the `admin` and `mail` commands open a
+// server's data dir without loading the server (fastify, every route); exported here as well,
+// where its other callers have always found it.
+export { openServerData };
 
 /**
  * Checks an IANA time zone name (Europe/Zurich, America/New_York, UTC) against Intl; a bad one

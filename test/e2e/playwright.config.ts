@@ -2,9 +2,9 @@ import { defineConfig, devices } from '@playwright/test';
 
 // Each test starts its own station process on its own data dir (see fixtures.ts), so tests
 // do not share state. Three workers on a two-core machine: a test waits on its station and
-// its page as much as it works, so a third fills the gaps. Measured on a two-core box, with ESLint
-// beside the suite as `npm test` runs it: 343 s with three workers against 383 s with two
-// (four: 304 s alone, against 315 s for three alone, each test taking longer).
+// its page as much as it works, so a third fills the gaps. The suite alone took 307 and 315 s
+// with three workers against 338 and 360 s with two on this kind of box (four: 304 s, each
+// test then slower). ESLint beside it gained nothing: `npm test` runs the lint first.
 export default defineConfig({
   testDir: '.',
   testMatch: '**/*.spec.ts',
