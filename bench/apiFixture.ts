@@ -6,7 +6,7 @@
  */
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { openServerData } from '../electron/core/runServer.js';
+import { openServerData } from '../electron/core/server/dataDir.js';
 import { newUuid } from '../electron/core/util/ids.js';
 
 export const TOOLS = 20;

@@ -11,11 +11,6 @@ import { getSetting, setSetting } from './station/settings.js';
 import { AppError } from './util/errors.js';
 import type { Logger } from './util/log.js';
 
-// openServerData is in server/dataDir.ts, so that the `admin` and `mail` commands open a
-// server's data dir without loading the server (fastify, every route); exported here as well,
-// where its other callers have always found it.
-export { openServerData };
-
 /**
  * Checks an IANA time zone name (Europe/Zurich, America/New_York, UTC) against Intl; a bad one
  * is refused under `label`, the name of where it came from (`--time-zone`,

@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../../electron/core/db/open.js';
-import { openServerData } from '../../electron/core/runServer.js';
+import { openServerData } from '../../electron/core/server/dataDir.js';
 import { createStationAccount } from '../../electron/core/server/accounts.js';
 import { createServerApp } from '../../electron/core/server/app.js';
 import { createApiToken } from '../../electron/core/server/auth.js';

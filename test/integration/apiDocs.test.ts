@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../electron/core/db/open.js';
-import { openServerData } from '../../electron/core/runServer.js';
+import { openServerData } from '../../electron/core/server/dataDir.js';
 import { createAccount } from '../../electron/core/server/accounts.js';
 import { createServerApp } from '../../electron/core/server/app.js';
 import { createApiToken } from '../../electron/core/server/auth.js';

@@ -9,7 +9,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { openServerData } from '../../electron/core/runServer.js';
+import { openServerData } from '../../electron/core/server/dataDir.js';
 import { importBundle } from '../../electron/core/station/facility.js';
 import { argon2Hash } from '../../electron/core/util/argon2.js';
 import { CLI, runCli, tempDir, writeJson } from './helpers.js';

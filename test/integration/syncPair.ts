@@ -8,7 +8,7 @@
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import type { Db } from '../../electron/core/db/open.js';
-import { openServerData } from '../../electron/core/runServer.js';
+import { openServerData } from '../../electron/core/server/dataDir.js';
 import { facilityDelta, type StationAccount } from '../../electron/core/server/sync/export.js';
 import { ingestBatch } from '../../electron/core/server/sync/ingest.js';
 import { Station } from '../../electron/core/station/station.js';

@@ -11,7 +11,7 @@ import {
   createApiToken,
   LAST_USED_RESOLUTION_MS,
 } from '../../electron/core/server/auth.js';
-import { openServerData } from '../../electron/core/runServer.js';
+import { openServerData } from '../../electron/core/server/dataDir.js';
 import { createLogger } from '../../electron/core/util/log.js';
 import { tempDir } from './helpers.js';
 

@@ -13,7 +13,7 @@ import type { FastifyInstance } from 'fastify';
 import { createXXHash128 } from 'hash-wasm';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import type { Db } from '../../electron/core/db/open.js';
-import { openServerData } from '../../electron/core/runServer.js';
+import { openServerData } from '../../electron/core/server/dataDir.js';
 import { createServerApp } from '../../electron/core/server/app.js';
 import { registerUploadApi } from '../../electron/core/server/uploads/routes.js';
 import { getSetting } from '../../electron/core/station/settings.js';

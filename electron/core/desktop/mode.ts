@@ -9,7 +9,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { createAccount } from '../server/accounts.js';
-import { openServerData } from '../runServer.js';
+import { openServerData } from '../server/dataDir.js';
 import { AppError, fieldError } from '../util/errors.js';
 
 export interface DesktopPaths {

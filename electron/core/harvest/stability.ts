@@ -39,7 +39,7 @@ export interface Candidate {
 
 /**
  * A candidate's key: two instruments watching one folder each harvest its files. Its path as
- * a file's identity compares it (records.ts sourceKey).
+ * a file's identity compares it (storageGuard.ts sourceKey).
  */
 export const candidateKey = (instrument: Instrument, path: string): string =>
   `${instrument.id}\0${sourceKey(path)}`;

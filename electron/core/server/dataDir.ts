@@ -7,7 +7,8 @@ import { randomSecret } from './secrets.js';
 
 /**
  * Opens a data dir for server use: refuses a station's data, fixes the mode, and makes the
- * JWT signing secret on first use.
+ * JWT signing secret on first use. Here, not in runServer.ts, so that the `admin` and `mail`
+ * commands open one without loading the server (fastify, every route).
  */
 export function openServerData(dataDir: string): Db {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
