@@ -220,6 +220,7 @@ export async function sh(script: string, env?: NodeJS.ProcessEnv): Promise<Ran> 
 export function snapshotCli(root: string): string {
   const app = join(root, 'app');
   const parts = [
+    'dist/cli',
     'dist/electron',
     'dist/shared',
     'dist/bench/copyAlone.js',
