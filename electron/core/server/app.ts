@@ -1,6 +1,6 @@
 import Fastify, { type FastifyInstance, type onRouteHookHandler } from 'fastify';
 import type { Db } from '../db/open.js';
-import { decoy } from '../station/logon.js';
+import { DECOY_HASH } from '../station/logon.js';
 import { verifySecret } from '../util/pin.js';
 import { AppError } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
@@ -96,9 +96,6 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
   refuseIllFormedBodies(app);
   const guards = createGuards({ db, log, jwtSecret: options.jwtSecret, clock });
   const loginFailures = new FailureLimiter(10, 15 * 60_000, clock);
-  // Verified against when the e-mail is unknown or has no password, so the answer time does not
-  // reveal accounts.
-  const decoyHash = await decoy();
   // Every route module describes its operations here: /openapi.json and /docs are built from it.
   const docs = options.docs ?? new ApiDocs();
   describeServerBasics(docs);
@@ -200,7 +197,7 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
     // An account without a password (imported without one, as a station's people are) is
     // checked against the decoy too, for the time it takes, and never let in.
     const good =
-      (await verifySecret(String(body.password), account?.password_hash ?? decoyHash)) &&
+      (await verifySecret(String(body.password), account?.password_hash ?? DECOY_HASH)) &&
       account !== undefined &&
       account.password_hash !== null &&
       account.is_active === 1;

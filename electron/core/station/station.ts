@@ -28,7 +28,7 @@ import { settingsHandlers } from './handlers/settings.js';
 import { toolControlHandlers } from './handlers/toolControl.js';
 import { usageHandlers } from './handlers/usage.js';
 import { userHandlers } from './handlers/users.js';
-import { checkLogon, decoy } from './logon.js';
+import { checkLogon } from './logon.js';
 import {
   activeProjectsOf,
   findTool,
@@ -198,18 +198,12 @@ export class Station {
     return getSetting(this.db, 'station.tool');
   }
 
-  /**
-   * The runner (CLI or desktop shell) attaches the server link and, in the desktop, itself.
-   * A station that serves people makes the decoy PIN hash now, ahead of the first log-on
-   * (logon.ts); a one-shot command (`harvest --once`, `files`) never needs it, and skips the
-   * 90 ms it costs.
-   */
+  /** The runner (CLI or desktop shell) attaches the server link and, in the desktop, itself. */
   attach(controls: {
     sync?: SyncControl;
     desktop?: DesktopControl;
     harvest?: HarvestControl;
   }): void {
-    void decoy();
     if (controls.sync) this.sync = controls.sync;
     if (controls.harvest) this.harvest = controls.harvest;
     if (controls.desktop) this.desktop = controls.desktop;
