@@ -75,8 +75,10 @@ export function migrate(db: Db, list: readonly Migration[] = migrations): void {
   const latest = list.length ? list[list.length - 1].version : LATEST_VERSION;
   const current = schemaVersion(db);
   if (current > latest) throw new NewerDatabaseError(current, latest);
+  // Read once: a new database's steps are taken from this copy, and by the loop below if
+  // another process began it meanwhile.
   const steps = [...list];
-  if (current === 0 && steps.length > 0 && migrateNew(db, steps)) return;
+  if (current === 0 && steps.length > 0 && migrateNew(db, steps, latest)) return;
   for (const step of steps) {
     if (step.version <= current) continue;
     // Outside a transaction, where SQLite takes these two: no ON DELETE action while a table
@@ -92,14 +94,7 @@ export function migrate(db: Db, list: readonly Migration[] = migrations): void {
         if (schemaVersion(db) >= step.version) return;
         db.exec(step.sql);
         step.run?.(db);
-        if (step.rebuildsTables) {
-          const broken = db.pragma('foreign_key_check') as unknown[];
-          if (broken.length) {
-            throw new Error(
-              `migration ${step.version}: ${broken.length} rows lost their reference`,
-            );
-          }
-        }
+        if (step.rebuildsTables) checkReferences(db, `migration ${step.version}`);
         db.pragma(`user_version = ${step.version}`);
       }).immediate();
     } finally {
@@ -120,7 +115,7 @@ export function migrate(db: Db, list: readonly Migration[] = migrations): void {
  * the end. False, with nothing done, when another process began it meanwhile: its steps are
  * then taken one by one, each once (migrate).
  */
-function migrateNew(db: Db, steps: readonly Migration[]): boolean {
+function migrateNew(db: Db, steps: readonly Migration[], latest: number): boolean {
   db.pragma('foreign_keys = OFF');
   try {
     return db
@@ -132,9 +127,8 @@ function migrateNew(db: Db, steps: readonly Migration[]): boolean {
           db.exec(step.sql);
           step.run?.(db);
         }
-        const broken = db.pragma('foreign_key_check') as unknown[];
-        if (broken.length) throw new Error(`new database: ${broken.length} rows lack a reference`);
-        db.pragma(`user_version = ${steps[steps.length - 1].version}`);
+        checkReferences(db, 'new database');
+        db.pragma(`user_version = ${latest}`);
         return true;
       })
       .immediate();
@@ -142,4 +136,10 @@ function migrateNew(db: Db, steps: readonly Migration[]): boolean {
     db.pragma('legacy_alter_table = OFF');
     db.pragma('foreign_keys = ON');
   }
+}
+
+/** After steps taken with foreign keys off: refuses rows whose referenced row is gone. */
+function checkReferences(db: Db, what: string): void {
+  const broken = db.pragma('foreign_key_check') as unknown[];
+  if (broken.length) throw new Error(`${what}: ${broken.length} rows lost their reference`);
 }
