@@ -25,6 +25,8 @@ interface Station {
   ends: Map<number, TransferStatus>;
   /** The files given back to be found again (TransferHost.consider). */
   considered: { path: string; size: number }[];
+  /** The paths settling anew, as the stability checks would say (TransferHost.settlesAnew). */
+  settling: Set<string>;
   stop(): Promise<void>;
 }
 
@@ -35,6 +37,7 @@ async function station(): Promise<Station> {
   const pool = new CopyPool(1);
   const ends = new Map<number, TransferStatus>();
   const considered: { path: string; size: number }[] = [];
+  const settling = new Set<string>();
   let stopped = false;
   const queue = new TransferQueue(db, pino({ level: 'silent' }), Date.now, {
     stopped: () => stopped,
@@ -45,6 +48,7 @@ async function station(): Promise<Station> {
     runCrashed: () => null,
     movedAway: () => undefined,
     consider: (_instrument, _folder, path, size) => considered.push({ path, size }),
+    settlesAnew: (_instrument, path) => settling.has(path),
     changed: () => undefined,
     checkIdle: () => undefined,
   });
@@ -55,7 +59,7 @@ async function station(): Promise<Station> {
     queue.poolClosed();
     db.close();
   };
-  return { dirs, db, instrument, pool, queue, ends, considered, stop };
+  return { dirs, db, instrument, pool, queue, ends, considered, settling, stop };
 }
 
 /** The run's counts, as runOnce makes them: each file by its last end. */
@@ -114,6 +118,32 @@ describe('TransferQueue', () => {
       expect(s.queue.underWay).toBe(1);
       await untilIdle(s.queue);
       expect(tally(s.ends)).toEqual({ completed: 3, skipped: 0, failed: 0 });
+    } finally {
+      await s.stop();
+    }
+  });
+
+  it('leaves a file written anew and settling to the intake: not copied, not kept queued', async () => {
+    const s = await station();
+    try {
+      const [anew, other] = recorded(s, 'anew', 2, 100);
+      s.settling.add(join(s.dirs.src, 'anew0.bin'));
+      s.queue.start();
+      s.queue.enqueue(anew);
+      s.queue.enqueue(other);
+      s.queue.pump();
+      expect(s.queue.queuedFiles).toBe(0);
+      expect(s.queue.ids()).toEqual([other]);
+      await untilIdle(s.queue);
+      expect([...s.ends]).toEqual([[other, 'completed']]);
+      expect(fileById(s.db, anew)?.state).toBe('waiting');
+      expect(existsSync(join(s.dirs.dest, 'sem-1', 'anew0.bin'))).toBe(false);
+      // Settled, and queued again by the intake: copied.
+      s.settling.clear();
+      s.queue.enqueue(anew);
+      s.queue.pump();
+      await untilIdle(s.queue);
+      expect(fileById(s.db, anew)?.state).toBe('done');
     } finally {
       await s.stop();
     }

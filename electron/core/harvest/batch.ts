@@ -24,7 +24,7 @@
  * at the destination) goes through transferFile on its own.
  */
 import { dirname, join } from 'node:path';
-import { failpoint } from '../util/failpoint.js';
+import { failpoint, injected } from '../util/failpoint.js';
 import { hooksFor, storageLocationByName, type Hook, type Instrument } from './config.js';
 import { READ_AHEAD, type PlaceResult, type SmallCopyResult } from './copyBatch.js';
 import { BATCH_DURABILITY_BELOW, fsyncPath, onLocalDisk } from './durable.js';
@@ -265,6 +265,9 @@ async function transferHeld(
       })),
     );
     try {
+      // Tests: the attempts' markers stand a while before their copies start (a share slow to
+      // answer), so a test can act while a batch holds them.
+      if (injected('harvest.slow-batch')) await new Promise((resolve) => setTimeout(resolve, 3000));
       // Sources are read ahead only from local disks: the reads wait in libuv's pool, which
       // the whole process shares, and a share that hangs would hold its threads.
       const watched = [...new Set(copying.map((p) => p.file.watch_path))];

@@ -35,7 +35,7 @@ import { dueFileIds, countRetriable } from './due.js';
 import { idleHarvestStatus, instrumentsStatus } from './status.js';
 import { recoverAllInterrupted } from './recovery.js';
 import { Retries } from './retries.js';
-import { StabilityChecks, tickMs } from './stability.js';
+import { candidateKey, StabilityChecks, tickMs } from './stability.js';
 import { HarvestTimers } from './timers.js';
 import { TransferQueue } from './transferQueue.js';
 import { Walks, type WalksHost } from './walks.js';
@@ -181,6 +181,8 @@ export class Harvester {
       movedAway: () => (this.movedAway += 1),
       consider: (instrument, folder, path, size, mtimeMs, known) =>
         this.intake.consider(instrument, folder, path, size, mtimeMs, undefined, known.recordedAt),
+      settlesAnew: (instrument, path, size, mtimeMs) =>
+        this.stability.settlesAnew(candidateKey(instrument, path), size, mtimeMs),
       changed: () => this.changed(),
       checkIdle: () => this.checkIdle(),
     });

@@ -294,6 +294,7 @@ export class Intake {
     const ark = arkConfig(this.db);
     const toCompare: [Candidate, FileRow][] = [];
     const noted: [Candidate, number][] = [];
+    const later: Candidate[] = [];
     let sidecars = 0;
     const ids = this.db
       .transaction(() => {
@@ -301,6 +302,14 @@ export class Intake {
           const record = latestBySource(this.db, c.instrument.id, c.absolutePath);
           // Waiting already as it is (found twice before its copy): queued, not written again.
           if (record && sameWaiting(record, c)) return [record.id];
+          // Its record's copy is under way (TransferQueue.pump starts none for a file settling
+          // anew, but a file may be written anew after that copy began): the attempt's markers
+          // may stand, and the copy will find the change and give the file back. Decided once
+          // the copy has ended; until then it stays a candidate.
+          if (record && this.transfers.reads(c.instrument, c.absolutePath)) {
+            later.push(c);
+            return [];
+          }
           // A file gone before its transfer that comes back with other bytes (or another
           // mtime) is a new file at that path: a record of its own, an ARK, the usage on the
           // tool when it was seen. The one it came back as it was keeps its record (goneAgain).
@@ -349,6 +358,10 @@ export class Intake {
       const entry = { id, size: c.size, mtime_ms: c.mtimeMs, state: 'waiting' as const };
       for (const known of this.walkKnown.get(c.instrument.id) ?? [])
         known.set(c.absolutePath, entry);
+    }
+    for (const c of later) {
+      const key = candidateKey(c.instrument, c.absolutePath);
+      this.stability.putBack(key, c, c.size, c.mtimeMs, null, WAKE_GAP_MS);
     }
     for (const id of ids) this.transfers.enqueue(id);
     if (sidecars) this.host.sidecarsNoted();

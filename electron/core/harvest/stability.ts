@@ -155,6 +155,12 @@ export class StabilityChecks {
     return this.candidates.has(key);
   }
 
+  /** Whether this file is settling with other bytes than these (another size or mtime). */
+  settlesAnew(key: string, size: number, mtimeMs: number): boolean {
+    const c = this.candidates.get(key);
+    return c !== undefined && (c.size !== size || c.mtimeMs !== mtimeMs);
+  }
+
   /**
    * A file found again with this size and mtime: whether it is a candidate already (its window
    * starts again if they changed).

@@ -66,6 +66,8 @@ export interface TransferHost {
     /** When the file's record was first seen (its usage may be that of when it was written). */
     known: { recordedAt: string },
   ): void;
+  /** Whether the file at this path is settling with other bytes than these (a new version). */
+  settlesAnew(instrument: Instrument, path: string, size: number, mtimeMs: number): boolean;
   /** Tells the UIs. */
   changed(): void;
   /** Whether the harvest is idle now. */
@@ -347,6 +349,13 @@ export class TransferQueue {
       const file = fileById(this.db, id);
       const instrument = file ? this.host.instrument(file.instrument_id) : undefined;
       if (!file || !instrument || (file.state !== 'waiting' && file.state !== 'failed')) continue;
+      // Its file was written anew and is settling: not copied now. The copy would only find
+      // the change, a failed file's at every tick while the file settles; and its attempt's
+      // markers (partial_path) could stand when the intake takes the new bytes, which would
+      // then be filed under this record even when another usage wrote them. Once they are
+      // stable, the intake queues it again or gives them a record of their own; a file gone
+      // or given up meanwhile comes back as due (failed) or at the next walk (waiting).
+      if (this.host.settlesAnew(instrument, file.source_path, file.size, file.mtime_ms)) continue;
       this.active.set(id, { file, bytes: 0, copyingSince: null });
       if (!batchable(file, instrument)) {
         this.units += 1;
