@@ -1162,6 +1162,70 @@ describe('harvest --once', () => {
     }
   }, 60_000);
 
+  it('does not wait without end for a file that keeps changing whose transfer failed before', async () => {
+    const dirs = await setupHarvest({ stability: 1.5 });
+    const log = join(dirs.src, 'instrument.log');
+    writeFileSync(log, 'start\n');
+    // Its destination folder is away: the transfer fails, and the next run retries it.
+    writeFileSync(join(dirs.dest, 'sem-1'), 'in the way');
+    expect((await harvestOnce(dirs.data)).code).toBe(1);
+    rmSync(join(dirs.dest, 'sem-1'));
+    const writer = setInterval(() => appendFileSync(log, 'tick\n'), 50);
+    // The run gives the log up after 10 s; the writer stops after 40 s, and a run that waits
+    // for it ends only then.
+    let writing = true;
+    const stop = setTimeout(() => {
+      clearInterval(writer);
+      writing = false;
+    }, 40_000);
+    try {
+      const run = await harvestOnce(dirs.data);
+      expect(writing, 'the run ended only when the log stopped changing').toBe(true);
+      expect(run.code).toBe(1);
+      expect(run.stdout).toContain(`still changing, left for the next run: ${log}`);
+      expect(run.stdout).toContain('harvest: 0 completed, 0 skipped, 0 failed');
+      const [file] = await filesOf(dirs.data);
+      expect(file?.state).toBe('failed');
+    } finally {
+      clearTimeout(stop);
+      clearInterval(writer);
+    }
+  }, 90_000);
+
+  // Mutation: the paths a run gave up kept by path alone, not by instrument (candidateKey).
+  it('leaves a file it gave up for one instrument to another on the same folder', async () => {
+    // sem-1 gives the log up after 10 s; sem-2, with a window of 4 s, waits 24 s for it.
+    const dirs = await setupHarvest({ stability: 0.5 });
+    const second = {
+      instruments: [
+        {
+          name: 'sem-2',
+          tool: 'SEM',
+          watch: [{ path: dirs.src }],
+          stability_seconds: 4,
+          storage_location: 'archive',
+          destination_template: '{instrument}/{relative_path}',
+        },
+      ],
+    };
+    expect((await importBundle(dirs.data, second)).code).toBe(0);
+    const log = join(dirs.src, 'instrument.log');
+    writeFileSync(log, 'start\n');
+    const writer = setInterval(() => appendFileSync(log, 'tick\n'), 50);
+    // The log is finished 13 s in: past sem-1's patience, within sem-2's.
+    const finished = setTimeout(() => clearInterval(writer), 13_000);
+    try {
+      const run = await harvestOnce(dirs.data);
+      expect(run.code).toBe(1);
+      expect(run.stdout).toContain(`still changing, left for the next run: ${log}`);
+      expect(run.stdout).toContain('harvest: 1 completed, 0 skipped, 0 failed');
+      expect(listTree(dirs.dest)).toEqual(['sem-2/instrument.log']);
+    } finally {
+      clearTimeout(finished);
+      clearInterval(writer);
+    }
+  }, 90_000);
+
   it('drops a copy whose source is deleted under it: the file is gone, not failed', async () => {
     const dirs = await setupHarvest({ stability: 0 });
     const source = join(dirs.src, 'movie.mrc');

@@ -51,6 +51,8 @@ function setUp(options: { once?: boolean; acceptFails?: boolean; holdFirstProbe?
   const taken: Taken[] = [];
   const probed: string[][] = [];
   const run = { unstable: [] as { path: string; openError: string | null }[] };
+  /** What the run was told it gave up, by candidateKey (StabilityHost.leftForNextRun). */
+  const left: string[] = [];
   const clock = { offsetMs: 0 };
   const state = { stopped: false, accepts: 0 };
   let hold = options.holdFirstProbe ?? false;
@@ -78,6 +80,7 @@ function setUp(options: { once?: boolean; acceptFails?: boolean; holdFirstProbe?
       }
     },
     onceRun: () => (options.once ? run : null),
+    leftForNextRun: (path) => left.push(path),
     movedAway: () => undefined,
     queueDue: () => undefined,
     checkIdle: () => undefined,
@@ -90,7 +93,7 @@ function setUp(options: { once?: boolean; acceptFails?: boolean; holdFirstProbe?
     checks.stop();
     release();
   });
-  return { checks, taken, probed, release, run, clock, state };
+  return { checks, taken, probed, release, run, left, clock, state };
 }
 
 const stops: (() => void)[] = [];
@@ -208,7 +211,7 @@ describe('StabilityChecks', () => {
   });
 
   it('a one-shot run that has walked gives up a file still changing past its patience', async () => {
-    const { checks, taken, run, clock } = setUp({ once: true });
+    const { checks, taken, run, left, clock } = setUp({ once: true });
     const inst = instrument(0.1);
     const { path, key } = candidate(checks, inst, 'log.txt', 10);
     const walkedAt = Date.now() + clock.offsetMs;
@@ -226,6 +229,7 @@ describe('StabilityChecks', () => {
     appendFileSync(path, Buffer.alloc(5));
     await checks.check();
     expect(run.unstable).toEqual([{ path, openError: null }]);
+    expect(left).toEqual([key]);
     expect(taken).toEqual([]);
     expect(checks.size).toBe(0);
   });

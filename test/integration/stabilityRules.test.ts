@@ -56,6 +56,7 @@ function stabilityChecks(
       prober: () => ({ probe }),
       accept: (stable) => taken.push(...stable),
       onceRun: () => null,
+      leftForNextRun: () => undefined,
       movedAway: () => undefined,
       queueDue: () => undefined,
       checkIdle: () => undefined,

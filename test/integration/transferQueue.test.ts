@@ -25,7 +25,7 @@ interface Station {
   ends: Map<number, TransferStatus>;
   /** The files given back to be found again (TransferHost.consider). */
   considered: { path: string; size: number }[];
-  /** The paths settling anew, as the stability checks would say (TransferHost.settlesAnew). */
+  /** The paths held back (settling anew, or given up by a run): TransferHost.heldBack. */
   settling: Set<string>;
   stop(): Promise<void>;
 }
@@ -48,7 +48,7 @@ async function station(): Promise<Station> {
     runCrashed: () => null,
     movedAway: () => undefined,
     consider: (_instrument, _folder, path, size) => considered.push({ path, size }),
-    settlesAnew: (_instrument, path) => settling.has(path),
+    heldBack: (_instrument, file) => settling.has(file.source_path),
     changed: () => undefined,
     checkIdle: () => undefined,
   });

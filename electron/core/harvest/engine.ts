@@ -163,6 +163,7 @@ export class Harvester {
           this.intake.accept(stable);
         },
         onceRun: () => (this.walked ? this.run : null),
+        leftForNextRun: (key) => this.intake.leftForNextRun.add(key),
         movedAway: () => (this.movedAway += 1),
         queueDue: () => this.queueDue(),
         checkIdle: () => this.checkIdle(),
@@ -181,8 +182,13 @@ export class Harvester {
       movedAway: () => (this.movedAway += 1),
       consider: (instrument, folder, path, size, mtimeMs, known) =>
         this.intake.consider(instrument, folder, path, size, mtimeMs, undefined, known.recordedAt),
-      settlesAnew: (instrument, path, size, mtimeMs) =>
-        this.stability.settlesAnew(candidateKey(instrument, path), size, mtimeMs),
+      heldBack: (instrument, file) => {
+        const key = candidateKey(instrument, file.source_path);
+        return (
+          this.intake.leftForNextRun.has(key) ||
+          this.stability.settlesAnew(key, file.size, file.mtime_ms)
+        );
+      },
       changed: () => this.changed(),
       checkIdle: () => this.checkIdle(),
     });
@@ -417,7 +423,6 @@ export class Harvester {
         this.checkIdle();
         await idle;
         if (this.movedAway === movedBefore) break;
-        for (const { path } of this.run.unstable) this.intake.leftForNextRun.add(path);
       }
       this.intake.leftForNextRun.clear();
       for (const status of this.run.ends.values()) this.run[status] += 1;

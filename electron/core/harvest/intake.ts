@@ -129,8 +129,10 @@ export class Intake {
   /** Compiled filters of watched folders (deepestFolderTaking), by folder. */
   private readonly filters = new WeakMap<WatchFolder, FolderFilter>();
   /**
-   * Paths a one-shot run gave up on (they kept changing, or would not open): its walks after
-   * the first pass over them (runOnce) instead of waiting for them again. Cleared at each run.
+   * Paths a one-shot run gave up on (they kept changing, or would not open), from then on in
+   * the run: not candidates again (a later walk, a copy giving its file back), and not copied
+   * (TransferHost.heldBack). By candidateKey: another instrument watching the same folder
+   * decides for itself. Cleared at each run.
    */
   readonly leftForNextRun = new Set<string>();
 
@@ -200,13 +202,13 @@ export class Intake {
     /** When the path's record was first seen, for a file given back by its copy. */
     recordedAt?: string,
   ): void {
-    if (this.leftForNextRun.has(path)) return;
+    const key = candidateKey(instrument, path);
+    if (this.leftForNextRun.has(key)) return;
     const inner = this.deepestFolderTaking(instrument, folder, path);
     if (inner) {
       folder = inner;
       relativePath = relativeTo(inner.path, path);
     }
-    const key = candidateKey(instrument, path);
     if (this.stability.update(key, size, mtimeMs)) return;
     if (this.transfers.reads(instrument, path)) return;
     const rechecked = this.rechecks.get(key);

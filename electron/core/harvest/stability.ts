@@ -60,6 +60,11 @@ export interface StabilityHost {
    * (ONCE_PATIENCE_WINDOWS), and those given up are added to its `unstable`. Null otherwise.
    */
   onceRun(): { unstable: { path: string; openError: string | null }[] } | null;
+  /**
+   * A one-shot run gave this file up (its candidateKey): it is not taken, nor copied, again
+   * in the run.
+   */
+  leftForNextRun(key: string): void;
   /** A candidate went away before it was recorded (renamed, deleted): see TransferHost.movedAway. */
   movedAway(): void;
   /** After a check: the transfers now due are queued. */
@@ -393,6 +398,7 @@ export class StabilityChecks {
               path: c.absolutePath,
               openError: changed ? null : probe.openError,
             });
+            this.host.leftForNextRun(key);
           } else if (changed) {
             c.size = probe.size;
             c.mtimeMs = probe.mtimeMs;

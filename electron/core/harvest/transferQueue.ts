@@ -66,8 +66,11 @@ export interface TransferHost {
     /** When the file's record was first seen (its usage may be that of when it was written). */
     known: { recordedAt: string },
   ): void;
-  /** Whether the file at this path is settling with other bytes than these (a new version). */
-  settlesAnew(instrument: Instrument, path: string, size: number, mtimeMs: number): boolean;
+  /**
+   * Whether a file's copy is not to start now: its file is settling with other bytes than its
+   * record's (written anew), or the one-shot run under way gave it up (still changing).
+   */
+  heldBack(instrument: Instrument, file: FileRow): boolean;
   /** Tells the UIs. */
   changed(): void;
   /** Whether the harvest is idle now. */
@@ -354,8 +357,10 @@ export class TransferQueue {
       // markers (partial_path) could stand when the intake takes the new bytes, which would
       // then be filed under this record even when another usage wrote them. Once they are
       // stable, the intake queues it again or gives them a record of their own; a file gone
-      // or given up meanwhile comes back as due (failed) or at the next walk (waiting).
-      if (this.host.settlesAnew(instrument, file.source_path, file.size, file.mtime_ms)) continue;
+      // meanwhile comes back as due (failed) or at the next walk (waiting). A file a one-shot
+      // run gave up is the next run's: a failed one stays due, and would be copied again at
+      // every tick while it changes (and one such copy may land between two writes).
+      if (this.host.heldBack(instrument, file)) continue;
       this.active.set(id, { file, bytes: 0, copyingSince: null });
       if (!batchable(file, instrument)) {
         this.units += 1;
