@@ -103,6 +103,25 @@ function waitLong<T>(
   return waitFor(what, check, ms);
 }
 
+/**
+ * A file that keeps changing, as an instrument's log does: a line appended every `everyMs`,
+ * for `forMs` (without end unless given) or until stopped.
+ */
+function keepWriting(
+  path: string,
+  { everyMs = 50, forMs }: { everyMs?: number; forMs?: number } = {},
+): { writing(): boolean; stop(): void } {
+  let writing = true;
+  const writer = setInterval(() => appendFileSync(path, 'tick\n'), everyMs);
+  const stop = (): void => {
+    clearInterval(writer);
+    clearTimeout(finished);
+    writing = false;
+  };
+  const finished = forMs === undefined ? undefined : setTimeout(stop, forMs);
+  return { writing: () => writing, stop };
+}
+
 /** Someone who may log on at the station (Retry is for someone logged on). */
 const ADA = {
   username: 'ada',
@@ -1151,14 +1170,14 @@ describe('harvest --once', () => {
     writeFileSync(join(dirs.src, 'done.dat'), 'finished');
     const log = join(dirs.src, 'instrument.log');
     writeFileSync(log, 'start\n');
-    const writer = setInterval(() => appendFileSync(log, 'tick\n'), 50);
+    const writer = keepWriting(log);
     try {
       const run = await harvestOnce(dirs.data);
       expect(run.code).toBe(1);
       expect(run.stdout).toContain(`still changing, left for the next run: ${log}`);
       expect(run.stdout).toContain('harvest: 1 completed, 0 skipped, 0 failed');
     } finally {
-      clearInterval(writer);
+      writer.stop();
     }
   }, 60_000);
 
@@ -1170,25 +1189,19 @@ describe('harvest --once', () => {
     writeFileSync(join(dirs.dest, 'sem-1'), 'in the way');
     expect((await harvestOnce(dirs.data)).code).toBe(1);
     rmSync(join(dirs.dest, 'sem-1'));
-    const writer = setInterval(() => appendFileSync(log, 'tick\n'), 50);
     // The run gives the log up after 10 s; the writer stops after 40 s, and a run that waits
     // for it ends only then.
-    let writing = true;
-    const stop = setTimeout(() => {
-      clearInterval(writer);
-      writing = false;
-    }, 40_000);
+    const writer = keepWriting(log, { forMs: 40_000 });
     try {
       const run = await harvestOnce(dirs.data);
-      expect(writing, 'the run ended only when the log stopped changing').toBe(true);
+      expect(writer.writing(), 'the run ended only when the log stopped changing').toBe(true);
       expect(run.code).toBe(1);
       expect(run.stdout).toContain(`still changing, left for the next run: ${log}`);
       expect(run.stdout).toContain('harvest: 0 completed, 0 skipped, 0 failed');
       const [file] = await filesOf(dirs.data);
       expect(file?.state).toBe('failed');
     } finally {
-      clearTimeout(stop);
-      clearInterval(writer);
+      writer.stop();
     }
   }, 90_000);
 
@@ -1211,9 +1224,8 @@ describe('harvest --once', () => {
     expect((await importBundle(dirs.data, second)).code).toBe(0);
     const log = join(dirs.src, 'instrument.log');
     writeFileSync(log, 'start\n');
-    const writer = setInterval(() => appendFileSync(log, 'tick\n'), 50);
     // The log is finished 13 s in: past sem-1's patience, within sem-2's.
-    const finished = setTimeout(() => clearInterval(writer), 13_000);
+    const writer = keepWriting(log, { forMs: 13_000 });
     try {
       const run = await harvestOnce(dirs.data);
       expect(run.code).toBe(1);
@@ -1221,8 +1233,7 @@ describe('harvest --once', () => {
       expect(run.stdout).toContain('harvest: 1 completed, 0 skipped, 0 failed');
       expect(listTree(dirs.dest)).toEqual(['sem-2/instrument.log']);
     } finally {
-      clearTimeout(finished);
-      clearInterval(writer);
+      writer.stop();
     }
   }, 90_000);
 
@@ -2806,7 +2817,7 @@ describe('harvest in a running station', () => {
     writeFileSync(log, 'start\n');
     // Written all day long: each run leaves it for later instead of waiting for it (an hour,
     // the run timeout), and runs due meanwhile do not pile up behind it.
-    const appender = setInterval(() => appendFileSync(log, 'line\n'), 100);
+    const writer = keepWriting(log, { everyMs: 100 });
     try {
       station = await startStation(dirs.data);
       const error = await waitFor(
@@ -2828,7 +2839,7 @@ describe('harvest in a running station', () => {
       );
       expect(queued).toBeLessThanOrEqual(1);
     } finally {
-      clearInterval(appender);
+      writer.stop();
     }
   });
 });
