@@ -75,8 +75,9 @@ export function migrate(db: Db, list: readonly Migration[] = migrations): void {
   const latest = list.length ? list[list.length - 1].version : LATEST_VERSION;
   const current = schemaVersion(db);
   if (current > latest) throw new NewerDatabaseError(current, latest);
-  // Read once: a new database's steps are taken from this copy, and by the loop below if
-  // another process began it meanwhile.
+  // The steps are read once, here, between reading the version and taking the first step: the
+  // race test (database.test) starts another process's migration in that gap by hooking this
+  // read. A new database takes them all at once, or step by step if that process began it.
   const steps = [...list];
   if (current === 0 && steps.length > 0 && migrateNew(db, steps, latest)) return;
   for (const step of steps) {
