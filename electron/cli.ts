@@ -10,7 +10,7 @@ import { UsageError } from './cli/args.js';
 import { HELP } from './cli/help.js';
 import { experiment, importCommand, metadata, questions } from './cli/facilityFiles.js';
 import { serve, station } from './cli/run.js';
-import { files, harvest, transfers, usage } from './cli/stationData.js';
+import { files, harvest, transfers, unlock, usage } from './cli/stationData.js';
 // Each command imports the rest of what it needs when it runs: the station and server runners
 // (fastify, the sync client, the web UI), the forms, the schemas. `harvest --once` loads the
 // harvest and the database only; on an empty folder it took 0.33 s warm, 0.45 to 0.52 s with
@@ -29,6 +29,7 @@ const COMMANDS = [
   'harvest',
   'files',
   'transfers',
+  'unlock',
   'mail',
 ];
 
@@ -95,6 +96,8 @@ export async function main(argv: string[]): Promise<number> {
         return await files(rest);
       case 'transfers':
         return await transfers(rest);
+      case 'unlock':
+        return await unlock(rest);
       case undefined:
       case '--help':
       case '-h':

@@ -46,6 +46,9 @@ Usage:
                                                       a folder's, or an ARK)
   labstation transfers --data DIR [--json] [--file ID]
                                                       print the transfer records
+  labstation unlock --data DIR [--login NAME]         lift the lock that wrong PINs put on log-on
+                                                      at the station (or on one login: a username
+                                                      or badge); exit 1 if it was not locked
 
 Exit codes: 0 ok, 1 input refused (one problem per line), 2 wrong usage.
 `;

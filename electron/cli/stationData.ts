@@ -1,6 +1,7 @@
 /**
  * The commands on an existing station data dir: its usage events (`usage`), its harvest
- * (`harvest`) and the records of the files and transfers it made (`files`, `transfers`).
+ * (`harvest`), the records of the files and transfers it made (`files`, `transfers`), and its
+ * log-on locks (`unlock`).
  */
 import { waitForFirstFill } from './firstFill.js';
 import { existsSync } from 'node:fs';
@@ -63,6 +64,41 @@ function openStationData(dataDir: string): Db {
 }
 
 const stationTool = (db: Db): string | null => getSetting(db, 'station.tool');
+
+/**
+ * unlock: lifts the lock that wrong PINs put on every log-on at the station, or with --login
+ * on one login; a running station lets people in at once (it reads the locks at each log-on).
+ * Exit 1 when there was no such lock.
+ */
+export async function unlock(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: { data: { type: 'string' }, login: { type: 'string' } },
+  });
+  // As a log-on reads it (shared/api.ts session.logon).
+  const login = values.login?.trim();
+  if (login === '') throw new UsageError('--login must name a username or badge number');
+  const { liftLock, stationLockedUntil } = await import('../core/station/logon.js');
+  const db = openStationData(need(values.data, '--data'));
+  try {
+    const now = new Date();
+    const what =
+      login === undefined ? 'log-on at this station' : `the login ${JSON.stringify(login)}`;
+    const until = liftLock(db, now, login);
+    // A login unlocked still waits while the whole station is locked: say so.
+    const station = login === undefined ? null : stationLockedUntil(db, now);
+    const stationNote =
+      station === null ? '' : `; log-on at this station stays locked until ${station}`;
+    if (until === null) {
+      process.stderr.write(`${what} is not locked${stationNote}\n`);
+      return 1;
+    }
+    process.stdout.write(`${what} unlocked (it was locked until ${until})${stationNote}\n`);
+    return 0;
+  } finally {
+    db.close();
+  }
+}
 
 export async function harvest(argv: string[]): Promise<number> {
   const { values } = parseArgs({

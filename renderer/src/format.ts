@@ -52,15 +52,22 @@ export function errorText(error: BridgeError): string {
   switch (error.code) {
     case 'locked': {
       const until = lockedUntil(error.details);
-      return `This login is locked after five wrong PINs${
-        until ? ` until ${formatDateTime(until)}` : ''
-      }. Try again later or ask staff.`;
+      const when = until ? ` until ${formatDateTime(until)}` : '';
+      // The station's lock (wrong PINs across logins) keeps everyone out, not only this login.
+      return lockScope(error.details) === 'station'
+        ? `Log-on at this station is locked after too many wrong PINs${when}. Try again later or ask staff.`
+        : `This login is locked after five wrong PINs${when}. Try again later or ask staff.`;
     }
     case 'validation_failed':
       return `Some answers need attention. ${sentence(error.message)}`;
     default:
       return sentence(error.message);
   }
+}
+
+function lockScope(details: unknown): unknown {
+  if (typeof details !== 'object' || details === null) return null;
+  return (details as { scope?: unknown }).scope;
 }
 
 function lockedUntil(details: unknown): string | null {

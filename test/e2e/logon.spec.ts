@@ -186,3 +186,41 @@ test('five wrong PINs lock the login', async ({ page, startStation }) => {
   await pin.press('Enter');
   await expect(page.getByRole('alert')).toContainText('locked');
 });
+
+test('wrong PINs across logins lock log-on at the station, and say so', async ({
+  page,
+  startStation,
+}) => {
+  const station = await startStation(facility());
+  await page.goto(station.url);
+  // One PIN tried on thirty logins, none of them locked by its own count: the first 29 as a
+  // program would send them (the station's contract, the page's token), the last at the screen.
+  const token = /#token=([^&]+)/.exec(station.url)?.[1] ?? '';
+  for (let i = 0; i < 29; i++) {
+    const res = await fetch(new URL('/rpc/session.logon', station.url), {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ login: `guess${i}`, pin: '1234' }),
+    });
+    expect(((await res.json()) as { code: string }).code).toBe('unauthenticated');
+  }
+  const login = page.getByLabel('Username or badge number');
+  const pin = page.getByLabel('PIN', { exact: true });
+  const alert = page.getByRole('alert');
+  await login.fill('guess29');
+  await pin.fill('1234');
+  await pin.press('Enter');
+  await expect(alert).toContainText('Log-on at this station is locked after too many wrong PINs');
+  expect(station.output()).toContain(
+    'log-on: the station locked after wrong PINs for different logins',
+  );
+  // A right PIN waits too, and is told why: not its own login's lock.
+  await login.fill('bob');
+  await pin.fill('2222');
+  const answered = page.waitForResponse((res) => res.url().endsWith('/rpc/session.logon'));
+  await pin.press('Enter');
+  expect(((await (await answered).json()) as { code?: string }).code).toBe('locked');
+  await expect(alert).toContainText('Log-on at this station is locked after too many wrong PINs');
+  await expect(alert).not.toContainText('This login');
+  await expect(page.getByRole('heading', { name: 'Log on' })).toBeVisible();
+});

@@ -275,6 +275,7 @@ describe('labstation <command> --help', () => {
       ['harvest', '--once'],
       ['files'],
       ['transfers'],
+      ['unlock'],
       ['experiment'],
       ['questions', 'check'],
       ['metadata', 'convert'],

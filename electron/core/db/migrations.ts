@@ -46,6 +46,7 @@ import { migration044 } from './migrations/044_station_instruments_backfill.js';
 import { migration045 } from './migrations/045_login_locks.js';
 import { migration046 } from './migrations/046_source_without_case.js';
 import { migration047 } from './migrations/047_late_sidecars.js';
+import { migration048 } from './migrations/048_wrong_pins.js';
 
 /**
  * Numbered schema migrations. Each runs in one transaction and sets PRAGMA user_version to its
@@ -116,6 +117,7 @@ export const migrations: readonly Migration[] = [
   migration045,
   migration046,
   migration047,
+  migration048,
 ];
 
 export const LATEST_VERSION = migrations[migrations.length - 1]?.version ?? 0;

@@ -8,6 +8,37 @@ export const MAX_PIN_FAILURES = 5;
 export const MAX_LOCK_MINUTES = 24 * 60;
 /** How long after the last wrong PIN the count of locks is kept: longer than the longest lock. */
 const LOCKS_KEPT_MS = 2 * MAX_LOCK_MINUTES * 60_000;
+/**
+ * Wrong PINs at this station within STATION_WINDOW_MS, counted across logins (stationWide),
+ * that lock every log-on at it: one PIN tried on every login ("spraying") never reaches five on
+ * any one of them, and five on one login after another only locked each in turn. Over a day
+ * rather than an hour: an hour's budget, spent every hour, let through hundreds a day.
+ */
+export const MAX_STATION_FAILURES = 30;
+/** How far back wrong PINs count towards the station's lock. */
+const STATION_WINDOW_MS = 24 * 60 * 60_000;
+/**
+ * Wrong PINs this long before their login's right PIN are taken for its typos and forgotten;
+ * older ones, which may be another's guesses, still count.
+ */
+const TYPOS_FORGOTTEN_MS = 10 * 60_000;
+/** The station's own row in login_failures, beside the logins' `user:ID` and `login:NAME`. */
+const STATION_KEY = 'station';
+
+interface FailureState {
+  failures: number;
+  locked_until: string | null;
+  last_failure_at: string;
+  locks: number;
+}
+
+/** What a lock is of: one login, or every log-on at the station. */
+export interface LockNotice {
+  scope: 'login' | 'station';
+  user: string | null;
+  until: string;
+  locks: number;
+}
 
 /**
  * A hash to verify against where there is none (an unknown login, an account without a PIN or
@@ -38,13 +69,88 @@ export function lockLength(lockMinutes: number, locks: number): number {
   return Math.min(lockMinutes * 2 ** Math.min(locks, 20), Math.max(lockMinutes, MAX_LOCK_MINUTES));
 }
 
+function failureState(db: Db, key: string): FailureState | undefined {
+  return db.prepare('SELECT * FROM login_failures WHERE login_key = ?').get(key) as
+    FailureState | undefined;
+}
+
+/** The locks counted so far, unless the last wrong PIN is two days old. */
+function locksKept(state: FailureState | undefined, now: Date): number {
+  if (!state) return 0;
+  return now.getTime() - Date.parse(state.last_failure_at) < LOCKS_KEPT_MS ? state.locks : 0;
+}
+
+function lockedError(until: string, scope: LockNotice['scope']): AppError {
+  return new AppError(
+    'locked',
+    scope === 'station'
+      ? `too many wrong PINs at this station: log-on here is locked until ${until}`
+      : `too many wrong PINs: this login is locked until ${until}`,
+    { locked_until: until, scope },
+  );
+}
+
+/** The end of the lock on every log-on at the station, when there is one now. */
+export function stationLockedUntil(db: Db, now: Date): string | null {
+  const until = failureState(db, STATION_KEY)?.locked_until ?? null;
+  return until !== null && until > now.toISOString() ? until : null;
+}
+
+/**
+ * After a wrong PIN (noted in wrong_pins): the station's lock, when the wrong PINs of the last
+ * day, since its last lock ended, add up to MAX_STATION_FAILURES across logins. Each login
+ * counts at most MAX_PIN_FAILURES: one person who forgot their PIN, locked again and again,
+ * does not lock everyone out; guessing on one login is its own lock's business. A right PIN
+ * takes its login's wrong ones of the minutes before out (typos that end in it count for
+ * nothing). The station's locks grow as a login's do (lockLength), their count kept two days
+ * after the last. Null when the station stays open.
+ */
+function stationWide(
+  db: Db,
+  now: Date,
+  lockMinutes: number,
+): { until: string; locks: number } | null {
+  const station = failureState(db, STATION_KEY);
+  const since = Math.max(
+    now.getTime() - STATION_WINDOW_MS,
+    station?.locked_until ? Date.parse(station.locked_until) : 0,
+  );
+  const wrong = db
+    .prepare(
+      `SELECT coalesce(sum(min(n, ?)), 0) FROM (
+         SELECT count(*) AS n FROM wrong_pins WHERE at >= ? AND at <= ? GROUP BY login_key)`,
+    )
+    .pluck()
+    .get(MAX_PIN_FAILURES, new Date(since).toISOString(), now.toISOString()) as number;
+  if (wrong < MAX_STATION_FAILURES) return null;
+  const locks = locksKept(station, now);
+  const until = new Date(now.getTime() + lockLength(lockMinutes, locks) * 60_000).toISOString();
+  db.prepare(
+    `INSERT INTO login_failures (login_key, failures, locked_until, last_failure_at, locks)
+     VALUES (?, 0, ?, ?, ?)
+     ON CONFLICT (login_key) DO UPDATE SET locked_until = excluded.locked_until,
+       last_failure_at = excluded.last_failure_at, locks = excluded.locks`,
+  ).run(STATION_KEY, until, now.toISOString(), locks + 1);
+  return { until, locks: locks + 1 };
+}
+
+/** Notes a wrong PIN for the station's count, and lets go of those older than it reads. */
+function noteWrongPin(db: Db, key: string, now: Date): void {
+  db.prepare('DELETE FROM wrong_pins WHERE at <= ?').run(
+    new Date(now.getTime() - STATION_WINDOW_MS).toISOString(),
+  );
+  db.prepare('INSERT INTO wrong_pins (login_key, at) VALUES (?, ?)').run(key, now.toISOString());
+}
+
 /**
  * Checks a username or badge number and PIN. Five wrong PINs in a row lock that login, for
  * `lockMinutes` the first time and twice as long each time after (lockLength) until a right
  * PIN, a new PIN or two days without a wrong one; the lock is kept in the database, so a restart
- * does not lift it. Callers must not run two checks at once (the Station queues them): the
- * count is read before the slow hash and written after it. `onLock` hears of each lock, for
- * the log.
+ * does not lift it. Wrong PINs across logins lock every log-on at the station the same way
+ * (stationWide), until the lock ends or is lifted (liftLock): no right PIN lifts it, or
+ * guessing would go on through one's own login. Callers must not run two checks at once (the
+ * Station queues them): the counts are read before the slow hash and written after it, in one
+ * commit. `onLock` hears of each lock, for the log.
  */
 export async function checkLogon(
   db: Db,
@@ -52,20 +158,15 @@ export async function checkLogon(
   pin: string,
   now: Date,
   lockMinutes: number,
-  onLock?: (lock: { user: string | null; until: string; locks: number }) => void,
+  onLock?: (lock: LockNotice) => void,
 ): Promise<UserRow> {
+  const stationUntil = stationLockedUntil(db, now);
+  if (stationUntil !== null) throw lockedError(stationUntil, 'station');
   const user = findByLogin(db, login);
   const key = user ? `user:${user.id}` : `login:${login.toLowerCase()}`;
-  const state = db.prepare('SELECT * FROM login_failures WHERE login_key = ?').get(key) as
-    | { failures: number; locked_until: string | null; last_failure_at: string; locks: number }
-    | undefined;
-  if (state?.locked_until && state.locked_until > now.toISOString()) {
-    throw new AppError(
-      'locked',
-      `too many wrong PINs: this login is locked until ${state.locked_until}`,
-      { locked_until: state.locked_until },
-    );
-  }
+  const state = failureState(db, key);
+  if (state?.locked_until && state.locked_until > now.toISOString())
+    throw lockedError(state.locked_until, 'login');
   const hash = user?.pin_hash ?? DECOY_HASH;
   const good =
     (await verifySecret(pin, hash)) &&
@@ -73,41 +174,83 @@ export async function checkLogon(
     user.is_active === 1 &&
     user.pin_hash !== null;
   if (good) {
-    db.prepare('DELETE FROM login_failures WHERE login_key = ?').run(key);
+    db.transaction(() => {
+      db.prepare('DELETE FROM login_failures WHERE login_key = ?').run(key);
+      db.prepare('DELETE FROM wrong_pins WHERE login_key = ? AND at >= ?').run(
+        key,
+        new Date(now.getTime() - TYPOS_FORGOTTEN_MS).toISOString(),
+      );
+    })();
     return user;
   }
   const failures = (state && !state.locked_until ? state.failures : 0) + 1;
   // Two days without a wrong PIN start the locks' count again: a lock grows only for guesses
   // that go on.
-  const lastFailure = state ? Date.parse(state.last_failure_at) : Number.NaN;
-  const locks = state && now.getTime() - lastFailure < LOCKS_KEPT_MS ? state.locks : 0;
+  const locks = locksKept(state, now);
   const lockedUntil =
     failures >= MAX_PIN_FAILURES
       ? new Date(now.getTime() + lockLength(lockMinutes, locks) * 60_000).toISOString()
       : null;
-  db.prepare(
-    `INSERT INTO login_failures (login_key, failures, locked_until, last_failure_at, locks)
-     VALUES (?, ?, ?, ?, ?)
-     ON CONFLICT (login_key) DO UPDATE SET failures = excluded.failures,
-       locked_until = excluded.locked_until, last_failure_at = excluded.last_failure_at,
-       locks = excluded.locks`,
-  ).run(
-    key,
-    lockedUntil ? 0 : failures,
-    lockedUntil,
-    now.toISOString(),
-    locks + (lockedUntil ? 1 : 0),
-  );
+  const stationLock = db.transaction(() => {
+    db.prepare(
+      `INSERT INTO login_failures (login_key, failures, locked_until, last_failure_at, locks)
+       VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (login_key) DO UPDATE SET failures = excluded.failures,
+         locked_until = excluded.locked_until, last_failure_at = excluded.last_failure_at,
+         locks = excluded.locks`,
+    ).run(
+      key,
+      lockedUntil ? 0 : failures,
+      lockedUntil,
+      now.toISOString(),
+      locks + (lockedUntil ? 1 : 0),
+    );
+    noteWrongPin(db, key, now);
+    return stationWide(db, now, lockMinutes);
+  })();
   if (lockedUntil) {
     // The login typed is not logged: it may be a PIN typed into the wrong field.
-    onLock?.({ user: user?.username ?? null, until: lockedUntil, locks: locks + 1 });
-    throw new AppError('locked', `too many wrong PINs: this login is locked until ${lockedUntil}`, {
-      locked_until: lockedUntil,
+    onLock?.({
+      scope: 'login',
+      user: user?.username ?? null,
+      until: lockedUntil,
+      locks: locks + 1,
     });
   }
+  if (stationLock) {
+    onLock?.({ scope: 'station', user: null, ...stationLock });
+    throw lockedError(stationLock.until, 'station');
+  }
+  if (lockedUntil) throw lockedError(lockedUntil, 'login');
   const left = MAX_PIN_FAILURES - failures;
   throw new AppError(
     'unauthenticated',
     `unknown login or wrong PIN (${left} ${left === 1 ? 'try' : 'tries'} left before a lock)`,
   );
+}
+
+/**
+ * Lifts the lock of every log-on at the station (`login` undefined) or of one login (a
+ * username or badge number), as its end would: it ends now, and its count of locks stays, so
+ * a next lock lasts as long as it would have. For the person in charge of the station PC
+ * (`labstation unlock`) when wrong PINs keep people out. The lock's end as it was, or null
+ * when there was no lock to lift.
+ */
+export function liftLock(db: Db, now: Date, login?: string): string | null {
+  let key = STATION_KEY;
+  if (login !== undefined) {
+    const user = findByLogin(db, login);
+    key = user ? `user:${user.id}` : `login:${login.toLowerCase()}`;
+  }
+  const at = now.toISOString();
+  // Read and ended in one write transaction: the running station may lock again meanwhile.
+  return db
+    .transaction(() => {
+      const state = failureState(db, key);
+      if (!state?.locked_until || state.locked_until <= at) return null;
+      // Ended now rather than taken away: the station counts the wrong PINs since its end.
+      db.prepare('UPDATE login_failures SET locked_until = ? WHERE login_key = ?').run(at, key);
+      return state.locked_until;
+    })
+    .immediate();
 }

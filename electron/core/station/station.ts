@@ -391,11 +391,16 @@ export class Station {
             pin,
             now,
             getSetting(db, 'security.lockMinutes'),
-            ({ user, until, locks }) =>
-              this.log.warn(
-                { user: user ?? '(unknown login)', locked_until: until, locks },
-                'log-on: a login locked after wrong PINs',
-              ),
+            ({ scope, user, until, locks }) =>
+              scope === 'station'
+                ? this.log.warn(
+                    { locked_until: until, locks },
+                    'log-on: the station locked after wrong PINs for different logins',
+                  )
+                : this.log.warn(
+                    { user: user ?? '(unknown login)', locked_until: until, locks },
+                    'log-on: a login locked after wrong PINs',
+                  ),
           );
         });
         this.logonQueue = attempt.catch(() => undefined);
