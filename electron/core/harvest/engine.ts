@@ -424,10 +424,11 @@ export class Harvester {
         await idle;
         if (this.movedAway === movedBefore) break;
       }
-      this.intake.leftForNextRun.clear();
       for (const status of this.run.ends.values()) this.run[status] += 1;
       return this.run;
     } finally {
+      // However the run ends: what it gave up is the next run's to decide on.
+      this.intake.leftForNextRun.clear();
       clearInterval(tick);
       this.run = null;
       this.walked = false;
