@@ -423,7 +423,11 @@ export interface ApiResults extends NotebookApiResults, StationReservationResult
     usage: FileUsageView | null;
     withheld: boolean;
   };
-  'harvest.retry': { file: HarvestFileView };
+  /**
+   * note: why the Retry does not copy the file now, where it waits for something (its source
+   * being written again); null when it is copied in its turn.
+   */
+  'harvest.retry': { file: HarvestFileView; note: string | null };
   /** Every failed file of the instruments harvested here, made due now: how many. */
   'harvest.retryAll': { count: number };
   'harvest.rescan': { ok: true };

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { appendFileSync } from 'node:fs';
 import { appendFile, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -859,4 +860,48 @@ test('data tab: "Older files" that brings the last page leaves the focus on its 
   // The button is gone (no older files): the focus is on the file it brought, not the page's.
   await expect(files.getByRole('button', { name: 'Older files' })).toHaveCount(0);
   await expect(rows.nth(101).getByRole('button')).toBeFocused();
+});
+
+test('data tab: a Retry of a file being written again says it waits, and the file is taken once stable', async ({
+  page,
+  startStation,
+  scratchDir,
+}) => {
+  // The archive folder does not exist yet: the first try fails. A window of 2 s: the writes
+  // below, 100 ms apart, keep the file settling however slow the machine is.
+  const { src, archive } = await acquisition(scratchDir);
+  await writeFile(join(src, 'a.txt'), 'a');
+  const bundle = withQuanta(src, archive, '{relative_path}');
+  bundle.instruments![0].stability_seconds = 2;
+  const station = await startStation(bundle);
+  await page.goto(station.url);
+  await logOn(page, 'ada', '1234');
+  await openDataTab(page);
+  const failures = page.getByRole('region', { name: 'Failed transfers' });
+  await expect(failures).toContainText('a.txt');
+  // The instrument writes the file again, and goes on writing: it is settling anew.
+  let line = 0;
+  const writer = setInterval(
+    () => appendFileSync(join(src, 'a.txt'), `line ${(line += 1)}\n`),
+    100,
+  );
+  try {
+    const written = page.getByRole('list', { name: 'Files being written' });
+    await expect(written.getByRole('listitem')).toContainText('a.txt');
+    await page.getByRole('button', { name: 'Retry a.txt' }).click();
+    await expect(page.getByRole('status').filter({ hasText: 'a.txt' })).toHaveText(
+      /^a\.txt is being written again: it is taken once it stops changing/,
+    );
+    await expect(page.getByRole('alert')).toHaveCount(0);
+    await mkdir(archive);
+  } finally {
+    clearInterval(writer);
+  }
+  // Stable at last: taken, with its last bytes.
+  await expect(failures).toHaveCount(0);
+  const files = page.getByRole('region', { name: 'Harvested files' });
+  await expect(files.getByRole('row', { name: /a\.txt/ })).toContainText('completed');
+  expect(await readFile(join(archive, 'a.txt'), 'utf8')).toBe(
+    await readFile(join(src, 'a.txt'), 'utf8'),
+  );
 });

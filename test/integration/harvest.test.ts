@@ -31,7 +31,7 @@ import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { takeHarvestLock } from '../../electron/core/harvest/lock.js';
 import { HISTORY_PROBLEM } from '../../electron/core/sync/history.js';
-import { NOT_HARVESTED_HERE } from '../../electron/core/harvest/retries.js';
+import { HELD_FOR_NEW_BYTES, NOT_HARVESTED_HERE } from '../../electron/core/harvest/retries.js';
 import { makeArk, parseArk } from '../../shared/ark.js';
 import type {
   FileUsageView,
@@ -2446,6 +2446,50 @@ describe('harvest in a running station', () => {
     expect(readFileSync(join(dirs.dest, 'sem-1', 'b.dat'), 'utf8')).toBe('second');
     expect((await st.rpc('harvest.retryAll', {})).body).toEqual({ count: 0 });
     expect((await st.rpc('harvest.status', {})).body).toMatchObject({ failed: 0, retriable: 0 });
+  });
+
+  // Mutation: the Retry's answer without its note, as it was: a Retry of a failed file whose
+  // source was being written again did nothing anyone could see until the bytes were stable.
+  it('says so when a Retry waits for a file being written again, and takes it once stable', async () => {
+    const dirs = await setupHarvest({ users: [ADA], stability: 2 });
+    // The share is down: the first try fails.
+    rmSync(dirs.dest, { recursive: true });
+    const image = join(dirs.src, 'image.tif');
+    writeFileSync(image, 'an image');
+    expect((await harvestOnce(dirs.data)).code).toBe(1);
+    mkdirSync(dirs.dest);
+    // The instrument writes the file again, and goes on writing.
+    const writer = keepWriting(image, { everyMs: 100 });
+    try {
+      station = await startStation(dirs.data);
+      const st = station;
+      expect((await st.rpc('session.logon', { login: 'ada', pin: '1234' })).status).toBe(200);
+      const [failed] = await stationFiles(st);
+      expect(failed?.state).toBe('failed');
+      // Seen settling anew once the harvest has walked the folder: the Retry says why it waits.
+      const answer = await waitFor('a Retry that names the wait', async () => {
+        const asked = await st.rpc('harvest.retry', { file_id: failed?.id });
+        const body = asked.body as { note?: string | null; message?: string };
+        if (asked.status !== 200)
+          throw new Error(`Retry answered ${asked.status}: ${body.message}`);
+        return body.note ? body : undefined;
+      });
+      expect(answer.note).toBe(`image.tif ${HELD_FOR_NEW_BYTES}`);
+      expect(existsSync(join(dirs.dest, 'sem-1', 'image.tif'))).toBe(false);
+    } finally {
+      writer.stop();
+    }
+    // Once it stops changing: taken, with its last bytes.
+    await waitLong('the file completed', async () => {
+      const [file] = await stationFiles(station!);
+      return file?.state === 'done' ? true : undefined;
+    });
+    expect(readFileSync(join(dirs.dest, 'sem-1', 'image.tif'))).toEqual(readFileSync(image));
+    // Nothing waits any more: a Retry of it is refused as for any file not failed, no note.
+    const again = await station.rpc('harvest.retry', {
+      file_id: (await stationFiles(station))[0]?.id,
+    });
+    expect(again.status).toBe(409);
   });
 
   // Mutation: no check of the file's instrument in Retries.retry, as it was: the Retry answered

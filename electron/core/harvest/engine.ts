@@ -465,8 +465,8 @@ export class Harvester {
   }
 
   /** Retry: a failed file made due now and queued at once (retries.ts). */
-  retry(fileId: number): void {
-    this.retries.retry(fileId);
+  retry(fileId: number): { held: boolean } {
+    return this.retries.retry(fileId);
   }
 
   /**

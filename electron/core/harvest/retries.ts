@@ -11,6 +11,10 @@ import { retryAllNow, retryNowOrRefuse } from './due.js';
 import { fileById } from './records.js';
 import type { TransferQueue } from './transferQueue.js';
 
+/** What a Retry says of a file whose source is being written again (after its path). */
+export const HELD_FOR_NEW_BYTES =
+  'is being written again: it is taken once it stops changing (its stability window), not before';
+
 /** Why a file of an instrument not harvested here (turned off, or on another tool) is not retried. */
 export const NOT_HARVESTED_HERE =
   'not harvested on this station now (turned off, or on another tool): its files are not tried';
@@ -35,7 +39,12 @@ export class Retries {
     private readonly host: RetriesHost,
   ) {}
 
-  retry(fileId: number): void {
+  /**
+   * Makes a failed file due now and hands it to the queue. Whether its copy is held back
+   * (TransferQueue.holds): its source is being written again, and the intake takes the new
+   * bytes once they are stable, under this record or one of their own.
+   */
+  retry(fileId: number): { held: boolean } {
     this.instrumentsBeforeStart();
     // A file of an instrument waiting for its history keeps the ARK the server may still send:
     // trying it now would copy it under a record that the history then replaces.
@@ -53,6 +62,7 @@ export class Retries {
     }
     retryNowOrRefuse(this.db, fileId);
     this.takeNow([fileId]);
+    return { held: this.transfers.holds(fileId) };
   }
 
   /**

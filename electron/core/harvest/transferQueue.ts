@@ -479,6 +479,17 @@ export class TransferQueue {
     }
   }
 
+  /**
+   * Whether pump leaves the file's copy for now (TransferHost.heldBack): its source is being
+   * written anew and settles, or a one-shot run gave it up. For Retry to say so, right after
+   * its pump: as things stand then (a file that starts to change later is held unsaid).
+   */
+  holds(id: number): boolean {
+    const file = fileById(this.db, id);
+    const instrument = file ? this.host.instrument(file.instrument_id) : undefined;
+    return file !== undefined && instrument !== undefined && this.host.heldBack(instrument, file);
+  }
+
   private async runTransfer(file: FileRow, instrument: Instrument): Promise<void> {
     const id = file.id;
     // null: settled by recovery alone, nothing to count.

@@ -79,7 +79,8 @@ export interface DesktopControl {
 /** The harvest engine (electron/core/harvest/engine.ts), when one runs. */
 export interface HarvestControl {
   status(): HarvestStatus;
-  retry(fileId: number): void;
+  /** Makes a failed file due now; `held`: its copy waits for its source to be stable again. */
+  retry(fileId: number): { held: boolean };
   /** Makes every failed file of the instruments harvested here due now; how many. */
   retryAll(): number;
   /**

@@ -36,6 +36,8 @@ interface HarvestState {
    * harvest event brings (several a second while files arrive).
    */
   actionError: string | null;
+  /** What the last action said beside its work (a Retry whose file waits); as actionError. */
+  actionNote: string | null;
   /** Files whose Retry is under way. */
   retrying: ReadonlySet<number>;
   /**
@@ -122,6 +124,7 @@ export const useHarvestStore = create<HarvestState>()((set, get) => ({
   selected: null,
   error: null,
   actionError: null,
+  actionNote: null,
   retrying: new Set(),
   retryingAll: false,
   async refreshStatus() {
@@ -177,7 +180,7 @@ export const useHarvestStore = create<HarvestState>()((set, get) => ({
   },
   async loadMore() {
     paging += 1;
-    set({ actionError: null });
+    set({ actionError: null, actionNote: null });
     try {
       // While this runs, refreshes keep the list's end (above); only one that restarts the
       // list from the newest moves it, and then the page is asked again from the new end.
@@ -215,12 +218,13 @@ export const useHarvestStore = create<HarvestState>()((set, get) => ({
       wanted: PAGE,
       more: false,
       actionError: null,
+      actionNote: null,
     });
     await get().refresh();
   },
   async select(id) {
     const asked = (selections += 1);
-    set({ actionError: null });
+    set({ actionError: null, actionNote: null });
     if (id === null) return set({ selected: null });
     try {
       const selected = await call('harvest.file', { id });
@@ -231,7 +235,7 @@ export const useHarvestStore = create<HarvestState>()((set, get) => ({
     }
   },
   async rescan() {
-    set({ actionError: null });
+    set({ actionError: null, actionNote: null });
     try {
       await call('harvest.rescan', {});
       await get().refresh();
@@ -240,7 +244,7 @@ export const useHarvestStore = create<HarvestState>()((set, get) => ({
     }
   },
   async retryAll() {
-    set({ retryingAll: true, actionError: null });
+    set({ retryingAll: true, actionError: null, actionNote: null });
     try {
       const { count } = await call('harvest.retryAll', {});
       // The list may hold files that this station does not harvest (an instrument turned off).
@@ -254,11 +258,13 @@ export const useHarvestStore = create<HarvestState>()((set, get) => ({
     }
   },
   async retry(id) {
-    set({ retrying: new Set([...get().retrying, id]), actionError: null });
+    set({ retrying: new Set([...get().retrying, id]), actionError: null, actionNote: null });
     // Named by its path, as the list shows it (the core's message names its record's id).
     const path = get().failed.find((f) => f.id === id)?.relative_path;
     try {
-      await call('harvest.retry', { file_id: id });
+      const { note } = await call('harvest.retry', { file_id: id });
+      // Not wiped by another Retry answered after it (each clears the note as it starts).
+      if (note !== null) set({ actionNote: note });
       // Read whatever the version says: the file may have failed again already.
       await get().refresh({ failures: 'reload' });
     } catch (error) {

@@ -22,7 +22,10 @@ function answerFromFiles(): void {
     ok: true,
     result: { running: true, instruments: [], active: [], failures_version: failuresVersion },
   });
-  core.answers['harvest.retry'] = (args) => ({ ok: true, result: { file: { id: args.id } } });
+  core.answers['harvest.retry'] = (args) => ({
+    ok: true,
+    result: { file: { id: args.id }, note: null },
+  });
   // None of the failed files listed is harvested here (its instrument was turned off).
   core.answers['harvest.retryAll'] = () => ({ ok: true, result: { count: 0 } });
   core.answers['harvest.file'] = (args) => ({
@@ -74,6 +77,7 @@ async function startWith(count: number): Promise<void> {
     selected: null,
     error: null,
     actionError: null,
+    actionNote: null,
   });
   await settle(store().refresh());
   core.calls = [];
@@ -246,6 +250,25 @@ describe('harvest store', () => {
     useHarvestStore.setState({ actionError: said });
     await settle(store().setSearch('f1'));
     expect(store().actionError).toBeNull();
+  });
+
+  // Mutation: the Retry's note dropped, as it was: a Retry of a file being written again did
+  // nothing anyone could see until the new bytes were stable.
+  it('shows what a Retry says of a file that waits, until the next action', async () => {
+    failedIds = [7];
+    await settle(store().refresh({ failures: 'reload' }));
+    const note = 'run/7.tif is being written again: it is taken once it stops changing';
+    core.answers['harvest.retry'] = (args) => ({
+      ok: true,
+      result: { file: { id: args.id }, note },
+    });
+    await settle(store().retry(7));
+    expect(store().actionNote).toBe(note);
+    expect(store().actionError).toBeNull();
+    for (let i = 0; i < 3; i += 1) await settle(store().refresh());
+    expect(store().actionNote).toBe(note);
+    await settle(store().select(5));
+    expect(store().actionNote).toBeNull();
   });
 
   it('reads the failure list again only when the status says it changed', async () => {

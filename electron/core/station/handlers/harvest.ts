@@ -5,6 +5,7 @@
 import { dirname } from 'node:path';
 import type { HarvestFileView, HarvestTransferView } from '../../../../shared/api.js';
 import { retryNowOrRefuse } from '../../harvest/due.js';
+import { HELD_FOR_NEW_BYTES } from '../../harvest/retries.js';
 import { idleHarvestStatus } from '../../harvest/status.js';
 import { getFileView, listFiles, listTransfers } from '../../harvest/views.js';
 import { AppError } from '../../util/errors.js';
@@ -48,11 +49,14 @@ export function harvestHandlers(ctx: HarvestContext): HandlersOf<'harvest'> {
     'harvest.retry': ({ file_id: fileId }) => {
       ctx.actor();
       const harvest = ctx.harvest();
-      if (harvest) harvest.retry(fileId);
+      let held = false;
+      if (harvest) held = harvest.retry(fileId).held;
       else retryNowOrRefuse(db, fileId);
       const file = getFileView(db, fileId) as HarvestFileView;
       ctx.emit({ type: 'harvest.changed' });
-      return { file: forViewer(seenWhole(ctx, [file]).whole(file), file) };
+      // Else a Retry of a file being written again did nothing anyone could see.
+      const note = held ? `${file.relative_path} ${HELD_FOR_NEW_BYTES}` : null;
+      return { file: forViewer(seenWhole(ctx, [file]).whole(file), file), note };
     },
     'harvest.retryAll': () => {
       ctx.actor();

@@ -339,12 +339,13 @@ export function DataTab(): ReactElement {
   const failed = useHarvestStore((s) => s.failed);
   const error = useHarvestStore((s) => s.error);
   const actionError = useHarvestStore((s) => s.actionError);
+  const actionNote = useHarvestStore((s) => s.actionNote);
   const selected = useHarvestStore((s) => s.selected);
   const busy = (status?.active.length ?? 0) > 0 || (status?.settling ?? 0) > 0;
 
   useEffect(() => {
     // What an action said when the tab was last open is old news now.
-    useHarvestStore.setState({ actionError: null });
+    useHarvestStore.setState({ actionError: null, actionNote: null });
     void useHarvestStore.getState().refresh({ failures: 'reload' });
   }, []);
 
@@ -363,6 +364,11 @@ export function DataTab(): ReactElement {
   return (
     <div className="data-tab">
       <ErrorMessage message={actionError} />
+      {actionNote && (
+        <p className="notice" role="status">
+          {actionNote}
+        </p>
+      )}
       <ErrorMessage message={error} />
       {status && <Overview status={status} />}
       <Failures

@@ -55,7 +55,7 @@ function onCoreEvent(event: CoreEvent): void {
       // The list marks the person's own: the next person must not see them as theirs.
       useReservationsStore.getState().clear();
       // What an action said was said to the one before.
-      useHarvestStore.setState({ actionError: null });
+      useHarvestStore.setState({ actionError: null, actionNote: null });
       // Files' metadata and the failures' destinations are shown to someone logged on only.
       if (useHarvestStore.getState().status) {
         void useHarvestStore.getState().refresh({ failures: 'reload' });
@@ -76,8 +76,8 @@ export function useCoreEvents(): void {
     const unsubscribe = getBridge().subscribe(onCoreEvent);
     const unwatch = onEventsReconnected(() => {
       void useStationStore.getState().refreshStatus();
-      // Said while the station could not be reached: no longer so.
-      useHarvestStore.setState({ actionError: null });
+      // Said while the station could not be reached, or before it started again: no longer so.
+      useHarvestStore.setState({ actionError: null, actionNote: null });
       // What the harvest did while the stream was down came with no event; a station started
       // again has nobody logged on, which the failures' destinations depend on.
       if (useHarvestStore.getState().status) {
