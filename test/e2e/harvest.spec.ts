@@ -48,10 +48,13 @@ async function failingHarvest(
   startStation: (bundle: FacilityBundle) => Promise<RunningStation>,
   scratchDir: string,
   names: string[],
+  stabilitySeconds = 0.2,
 ): Promise<{ src: string; archive: string; failures: Locator }> {
   const { src, archive } = await acquisition(scratchDir);
   for (const name of names) await writeFile(join(src, name), name.replace(/\.txt$/, ''));
-  const station = await startStation(withQuanta(src, archive, '{relative_path}'));
+  const bundle = withQuanta(src, archive, '{relative_path}');
+  bundle.instruments![0].stability_seconds = stabilitySeconds;
+  const station = await startStation(bundle);
   await page.goto(station.url);
   await logOn(page, 'ada', '1234');
   await openDataTab(page);
@@ -869,15 +872,13 @@ test('data tab: a Retry of a file being written again says it waits, and the fil
 }) => {
   // The archive folder does not exist yet: the first try fails. A window of 2 s: the writes
   // below, 100 ms apart, keep the file settling however slow the machine is.
-  const { src, archive } = await acquisition(scratchDir);
-  await writeFile(join(src, 'a.txt'), 'a');
-  const bundle = withQuanta(src, archive, '{relative_path}');
-  bundle.instruments![0].stability_seconds = 2;
-  const station = await startStation(bundle);
-  await page.goto(station.url);
-  await logOn(page, 'ada', '1234');
-  await openDataTab(page);
-  const failures = page.getByRole('region', { name: 'Failed transfers' });
+  const { src, archive, failures } = await failingHarvest(
+    page,
+    startStation,
+    scratchDir,
+    ['a.txt'],
+    2,
+  );
   await expect(failures).toContainText('a.txt');
   // The instrument writes the file again, and goes on writing: it is settling anew.
   let line = 0;
