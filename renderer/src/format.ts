@@ -54,7 +54,7 @@ export function errorText(error: BridgeError): string {
       const until = lockedUntil(error.details);
       const when = until ? ` until ${formatDateTime(until)}` : '';
       // The station's lock (wrong PINs across logins) keeps everyone out, not only this login.
-      return lockScope(error.details) === 'station'
+      return detail(error.details, 'scope') === 'station'
         ? `Log-on at this station is locked after too many wrong PINs${when}. Try again later or ask staff.`
         : `This login is locked after five wrong PINs${when}. Try again later or ask staff.`;
     }
@@ -65,13 +65,13 @@ export function errorText(error: BridgeError): string {
   }
 }
 
-function lockScope(details: unknown): unknown {
-  if (typeof details !== 'object' || details === null) return null;
-  return (details as { scope?: unknown }).scope;
+/** One field of an error's details, whatever they hold. */
+function detail(details: unknown, name: string): unknown {
+  if (typeof details !== 'object' || details === null) return undefined;
+  return (details as Record<string, unknown>)[name];
 }
 
 function lockedUntil(details: unknown): string | null {
-  if (typeof details !== 'object' || details === null) return null;
-  const value = (details as { locked_until?: unknown }).locked_until;
+  const value = detail(details, 'locked_until');
   return typeof value === 'string' ? value : null;
 }

@@ -69,9 +69,36 @@ export function lockLength(lockMinutes: number, locks: number): number {
   return Math.min(lockMinutes * 2 ** Math.min(locks, 20), Math.max(lockMinutes, MAX_LOCK_MINUTES));
 }
 
+/** The key of a login's row in login_failures: its user's, else the login as typed. */
+function loginKey(login: string, user: UserRow | undefined): string {
+  return user ? `user:${user.id}` : `login:${login.toLowerCase()}`;
+}
+
 function failureState(db: Db, key: string): FailureState | undefined {
   return db.prepare('SELECT * FROM login_failures WHERE login_key = ?').get(key) as
     FailureState | undefined;
+}
+
+/** Writes a login's (or the station's) row of login_failures as it is now. */
+function saveFailureState(db: Db, key: string, state: FailureState): void {
+  db.prepare(
+    `INSERT INTO login_failures (login_key, failures, locked_until, last_failure_at, locks)
+     VALUES (?, ?, ?, ?, ?)
+     ON CONFLICT (login_key) DO UPDATE SET failures = excluded.failures,
+       locked_until = excluded.locked_until, last_failure_at = excluded.last_failure_at,
+       locks = excluded.locks`,
+  ).run(key, state.failures, state.locked_until, state.last_failure_at, state.locks);
+}
+
+/** The end of the row's lock, when it is locked now. */
+function lockedNow(state: FailureState | undefined, now: Date): string | null {
+  const until = state?.locked_until ?? null;
+  return until !== null && until > now.toISOString() ? until : null;
+}
+
+/** When a lock made now ends, the row having had `locks` before it (lockLength). */
+function lockEnd(now: Date, lockMinutes: number, locks: number): string {
+  return new Date(now.getTime() + lockLength(lockMinutes, locks) * 60_000).toISOString();
 }
 
 /** The locks counted so far, unless the last wrong PIN is two days old. */
@@ -92,8 +119,7 @@ function lockedError(until: string, scope: LockNotice['scope']): AppError {
 
 /** The end of the lock on every log-on at the station, when there is one now. */
 export function stationLockedUntil(db: Db, now: Date): string | null {
-  const until = failureState(db, STATION_KEY)?.locked_until ?? null;
-  return until !== null && until > now.toISOString() ? until : null;
+  return lockedNow(failureState(db, STATION_KEY), now);
 }
 
 /**
@@ -124,13 +150,13 @@ function stationWide(
     .get(MAX_PIN_FAILURES, new Date(since).toISOString(), now.toISOString()) as number;
   if (wrong < MAX_STATION_FAILURES) return null;
   const locks = locksKept(station, now);
-  const until = new Date(now.getTime() + lockLength(lockMinutes, locks) * 60_000).toISOString();
-  db.prepare(
-    `INSERT INTO login_failures (login_key, failures, locked_until, last_failure_at, locks)
-     VALUES (?, 0, ?, ?, ?)
-     ON CONFLICT (login_key) DO UPDATE SET locked_until = excluded.locked_until,
-       last_failure_at = excluded.last_failure_at, locks = excluded.locks`,
-  ).run(STATION_KEY, until, now.toISOString(), locks + 1);
+  const until = lockEnd(now, lockMinutes, locks);
+  saveFailureState(db, STATION_KEY, {
+    failures: 0,
+    locked_until: until,
+    last_failure_at: now.toISOString(),
+    locks: locks + 1,
+  });
   return { until, locks: locks + 1 };
 }
 
@@ -163,10 +189,10 @@ export async function checkLogon(
   const stationUntil = stationLockedUntil(db, now);
   if (stationUntil !== null) throw lockedError(stationUntil, 'station');
   const user = findByLogin(db, login);
-  const key = user ? `user:${user.id}` : `login:${login.toLowerCase()}`;
+  const key = loginKey(login, user);
   const state = failureState(db, key);
-  if (state?.locked_until && state.locked_until > now.toISOString())
-    throw lockedError(state.locked_until, 'login');
+  const loginUntil = lockedNow(state, now);
+  if (loginUntil !== null) throw lockedError(loginUntil, 'login');
   const hash = user?.pin_hash ?? DECOY_HASH;
   const good =
     (await verifySecret(pin, hash)) &&
@@ -187,24 +213,14 @@ export async function checkLogon(
   // Two days without a wrong PIN start the locks' count again: a lock grows only for guesses
   // that go on.
   const locks = locksKept(state, now);
-  const lockedUntil =
-    failures >= MAX_PIN_FAILURES
-      ? new Date(now.getTime() + lockLength(lockMinutes, locks) * 60_000).toISOString()
-      : null;
+  const lockedUntil = failures >= MAX_PIN_FAILURES ? lockEnd(now, lockMinutes, locks) : null;
   const stationLock = db.transaction(() => {
-    db.prepare(
-      `INSERT INTO login_failures (login_key, failures, locked_until, last_failure_at, locks)
-       VALUES (?, ?, ?, ?, ?)
-       ON CONFLICT (login_key) DO UPDATE SET failures = excluded.failures,
-         locked_until = excluded.locked_until, last_failure_at = excluded.last_failure_at,
-         locks = excluded.locks`,
-    ).run(
-      key,
-      lockedUntil ? 0 : failures,
-      lockedUntil,
-      now.toISOString(),
-      locks + (lockedUntil ? 1 : 0),
-    );
+    saveFailureState(db, key, {
+      failures: lockedUntil ? 0 : failures,
+      locked_until: lockedUntil,
+      last_failure_at: now.toISOString(),
+      locks: locks + (lockedUntil ? 1 : 0),
+    });
     noteWrongPin(db, key, now);
     return stationWide(db, now, lockMinutes);
   })();
@@ -239,18 +255,17 @@ export async function checkLogon(
 export function liftLock(db: Db, now: Date, login?: string): string | null {
   let key = STATION_KEY;
   if (login !== undefined) {
-    const user = findByLogin(db, login);
-    key = user ? `user:${user.id}` : `login:${login.toLowerCase()}`;
+    key = loginKey(login, findByLogin(db, login));
   }
   const at = now.toISOString();
   // Read and ended in one write transaction: the running station may lock again meanwhile.
   return db
     .transaction(() => {
-      const state = failureState(db, key);
-      if (!state?.locked_until || state.locked_until <= at) return null;
+      const until = lockedNow(failureState(db, key), now);
+      if (until === null) return null;
       // Ended now rather than taken away: the station counts the wrong PINs since its end.
       db.prepare('UPDATE login_failures SET locked_until = ? WHERE login_key = ?').run(at, key);
-      return state.locked_until;
+      return until;
     })
     .immediate();
 }
