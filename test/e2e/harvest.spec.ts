@@ -865,7 +865,7 @@ test('data tab: "Older files" that brings the last page leaves the focus on its 
   await expect(rows.nth(101).getByRole('button')).toBeFocused();
 });
 
-test('data tab: a Retry of a file being written again says it waits, and the file is taken once stable', async ({
+test('data tab: a Retry of a file being written again says it waits until the file is taken once stable', async ({
   page,
   startStation,
   scratchDir,
@@ -905,4 +905,6 @@ test('data tab: a Retry of a file being written again says it waits, and the fil
   expect(await readFile(join(archive, 'a.txt'), 'utf8')).toBe(
     await readFile(join(src, 'a.txt'), 'utf8'),
   );
+  // What the Retry said is no longer so.
+  await expect(page.getByRole('status').filter({ hasText: 'being written again' })).toHaveCount(0);
 });

@@ -36,8 +36,11 @@ interface HarvestState {
    * harvest event brings (several a second while files arrive).
    */
   actionError: string | null;
-  /** What the last action said beside its work (a Retry whose file waits); as actionError. */
-  actionNote: string | null;
+  /**
+   * What the last action said beside its work (a Retry whose file waits); as actionError, and
+   * also gone once the file it speaks of moves on (ActionNote).
+   */
+  actionNote: ActionNote | null;
   /** Files whose Retry is under way. */
   retrying: ReadonlySet<number>;
   /**
@@ -54,6 +57,25 @@ interface HarvestState {
   retryingAll: boolean;
   retryAll: () => Promise<void>;
   rescan: () => Promise<void>;
+}
+
+/** What a Retry said of its file, and the file as the Retry left it. */
+interface ActionNote {
+  text: string;
+  fileId: number;
+  /** The file's attempts when the Retry answered: one more is another failure. */
+  attempts: number;
+}
+
+/**
+ * Whether a note still speaks of its file, as a new failure list shows it: the file still
+ * failed, held for its new bytes, and not failed again since. A list cut at MOST may leave out
+ * a file that is failed still.
+ */
+function noteHolds(note: ActionNote, failed: readonly HarvestFileView[]): boolean {
+  const file = failed.find((f) => f.id === note.fileId);
+  if (file === undefined) return failed.length >= MOST;
+  return file.attempts <= note.attempts;
 }
 
 const searchArg = (search: string): { search?: string } => (search ? { search } : {});
@@ -93,7 +115,10 @@ async function readStatus(held: string | null): Promise<StatusRead> {
 }
 
 /** What a status read changes in the state: nothing where a later one is shown already. */
-function shownStatus(read: StatusRead, progress: ProgressSamples): Partial<HarvestState> {
+function shownStatus(
+  read: StatusRead,
+  { progress, actionNote }: HarvestState,
+): Partial<HarvestState> {
   const shown: Partial<HarvestState> = {};
   if (read.ticket >= statusShown) {
     statusShown = read.ticket;
@@ -107,6 +132,8 @@ function shownStatus(read: StatusRead, progress: ProgressSamples): Partial<Harve
     failedShown = read.ticket;
     shown.failed = read.failed;
     shown.failuresVersion = read.status.failures_version;
+    // Taken (its new bytes stable), or failed again: the note is old news.
+    if (actionNote && !noteHolds(actionNote, read.failed)) shown.actionNote = null;
   }
   return shown;
 }
@@ -130,7 +157,7 @@ export const useHarvestStore = create<HarvestState>()((set, get) => ({
   async refreshStatus() {
     try {
       const read = await readStatus(get().failuresVersion);
-      set(shownStatus(read, get().progress));
+      set(shownStatus(read, get()));
     } catch (error) {
       set({ error: toBridgeError(error).message });
     }
@@ -161,7 +188,7 @@ export const useHarvestStore = create<HarvestState>()((set, get) => ({
       // Started again from the newest: as many are shown as were asked for.
       const wanted = keep ? get().wanted : limit;
       set({
-        ...shownStatus(read, get().progress),
+        ...shownStatus(read, get()),
         files: [...newest, ...beyond],
         more,
         wanted,
@@ -262,9 +289,9 @@ export const useHarvestStore = create<HarvestState>()((set, get) => ({
     // Named by its path, as the list shows it (the core's message names its record's id).
     const path = get().failed.find((f) => f.id === id)?.relative_path;
     try {
-      const { note } = await call('harvest.retry', { file_id: id });
+      const { file, note } = await call('harvest.retry', { file_id: id });
       // Not wiped by another Retry answered after it (each clears the note as it starts).
-      if (note !== null) set({ actionNote: note });
+      if (note !== null) set({ actionNote: { text: note, fileId: id, attempts: file.attempts } });
       // Read whatever the version says: the file may have failed again already.
       await get().refresh({ failures: 'reload' });
     } catch (error) {

@@ -34,7 +34,7 @@ function answerFromFiles(): void {
   });
   core.answers['harvest.files'] = (args) =>
     args.state === 'failed'
-      ? { ok: true, result: { files: failedIds.map(fileRow) } }
+      ? { ok: true, result: { files: failedIds.map((id) => ({ ...fileRow(id), attempts: 0 })) } }
       : filesFrom(ids, args);
 }
 
@@ -260,14 +260,70 @@ describe('harvest store', () => {
     const note = 'run/7.tif is being written again: it is taken once it stops changing';
     core.answers['harvest.retry'] = (args) => ({
       ok: true,
-      result: { file: { id: args.id }, note },
+      result: { file: { id: args.file_id, attempts: 0 }, note },
     });
     await settle(store().retry(7));
-    expect(store().actionNote).toBe(note);
+    expect(store().actionNote?.text).toBe(note);
     expect(store().actionError).toBeNull();
     for (let i = 0; i < 3; i += 1) await settle(store().refresh());
-    expect(store().actionNote).toBe(note);
+    expect(store().actionNote?.text).toBe(note);
     await settle(store().select(5));
+    expect(store().actionNote).toBeNull();
+  });
+
+  // Mutation: noteHolds answering true (the note kept until the next action, as it was): it
+  // said the file waits after the file was copied, or had failed again.
+  it("drops a Retry's note once its file is taken or fails again, not before", async () => {
+    const attempts = new Map<number, number>([[7, 2]]);
+    core.answers['harvest.files'] = (args) =>
+      args.state === 'failed'
+        ? {
+            ok: true,
+            result: {
+              files: failedIds.map((id) => ({ ...fileRow(id), attempts: attempts.get(id) ?? 1 })),
+            },
+          }
+        : filesFrom(ids, args);
+    const note = 'run/7.tif is being written again: it is taken once it stops changing';
+    core.answers['harvest.retry'] = (args) => ({
+      ok: true,
+      result: { file: { id: args.file_id, attempts: attempts.get(7) }, note },
+    });
+    const retried = async (): Promise<void> => {
+      failedIds = [7, 8];
+      failuresVersion = `v${Math.random()}`;
+      await settle(store().refresh({ failures: 'reload' }));
+      await settle(store().retry(7));
+      expect(store().actionNote?.text).toBe(note);
+    };
+
+    // Another file leaves the list, and this one is still held: the note stays.
+    await retried();
+    failedIds = [7];
+    failuresVersion = 'other left';
+    await settle(store().refreshStatus());
+    expect(store().failed.map((f) => f.id)).toEqual([7]);
+    expect(store().actionNote?.text).toBe(note);
+
+    // A list cut at its 1,000 files need not show it: the note stays.
+    failedIds = range(1008, 9);
+    failuresVersion = 'a thousand more';
+    await settle(store().refreshStatus());
+    expect(store().failed).toHaveLength(1000);
+    expect(store().actionNote?.text).toBe(note);
+
+    // Its new bytes were stable and it was taken: off the list, and the note with it.
+    failedIds = [];
+    failuresVersion = 'taken';
+    await settle(store().refresh());
+    expect(store().actionNote).toBeNull();
+
+    // It failed again (one attempt more), still on the list: the note is gone too.
+    await retried();
+    attempts.set(7, 3);
+    failuresVersion = 'failed again';
+    await settle(store().refreshStatus());
+    expect(store().failed.map((f) => f.id)).toEqual([7, 8]);
     expect(store().actionNote).toBeNull();
   });
 

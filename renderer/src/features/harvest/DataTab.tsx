@@ -366,7 +366,7 @@ export function DataTab(): ReactElement {
       <ErrorMessage message={actionError} />
       {actionNote && (
         <p className="notice" role="status">
-          {actionNote}
+          {actionNote.text}
         </p>
       )}
       <ErrorMessage message={error} />
