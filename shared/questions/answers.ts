@@ -149,6 +149,15 @@ class Normalizer {
         this.typeProblem(question, path, 'a list of entries', value);
         return [];
       }
+      // An entry under another key is not dropped without a word: the answers are refused.
+      for (const key of Object.keys(value).filter((k) => !/^\d+$/.test(k))) {
+        this.problems.push({
+          path: [...path, key],
+          question: question.name,
+          rule: 'type',
+          message: `${quote(questionLabel(question))} has an entry under ${quote(key)}: a group's entries are a list, or an object keyed by their numbers (0, 1, 2, ...).`,
+        });
+      }
       keys.sort((a, b) => Number(a) - Number(b));
       repetitions = keys.map((key) => value[key]);
     } else {
