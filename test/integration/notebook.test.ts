@@ -386,7 +386,8 @@ describe('notebook entries', () => {
         notebook: {
           extra_fields_groups: [
             { id: 1, name: 'Beam' },
-            { id: 2, name: 'Sample' },
+            // A key of the service's own (or anyone's), kept as every unknown key is.
+            { id: 2, name: 'Sample', color: 'red' },
           ],
         },
         extra_fields: {
@@ -413,9 +414,10 @@ describe('notebook entries', () => {
       notebook: { extra_fields_groups: unknown[] };
       extra_fields: Record<string, { group_id?: number }>;
     };
+    // Mutation: the given group replacing the template's (its color was lost).
     expect(doc.notebook.extra_fields_groups).toEqual([
       { id: 1, name: 'Beam' },
-      { id: 2, name: 'Specimen' },
+      { id: 2, name: 'Specimen', color: 'red' },
       { id: 3, name: 'Other' },
     ]);
     expect(Object.entries(doc.extra_fields).map(([name, f]) => [name, f.group_id])).toEqual([
@@ -435,7 +437,7 @@ describe('notebook entries', () => {
         .extra_fields_groups,
     ).toEqual([
       { id: 1, name: 'Beam' },
-      { id: 2, name: 'Specimen' },
+      { id: 2, name: 'Specimen', color: 'red' },
     ]);
     // None given, written as the reader reads it (null; [], PHP's empty object, as the notebook
     // service's export writes it): the template's fields and groups stay whole.
@@ -493,7 +495,7 @@ describe('notebook entries', () => {
       };
       expect(read.notebook.extra_fields_groups).toEqual([
         { id: 1, name: 'Beam' },
-        { id: 2, name: 'Sample' },
+        { id: 2, name: 'Sample', color: 'red' },
         { id: 3, name: 'Other' },
       ]);
       expect(read.elabftw).toBeUndefined();

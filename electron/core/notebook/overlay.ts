@@ -24,7 +24,7 @@ function groupId(group: unknown): unknown {
 
 /**
  * The template's field groups with the given ones laid over them: a given group of the same id
- * in its place, the others after. A given id listed twice is kept twice, for the check to
+ * in its place, merged over it, the others after. A given id listed twice is kept twice, for the check to
  * refuse. Null when either is not a list (nothing to merge: the given value stands, and the
  * check names what is wrong with it).
  */
@@ -40,7 +40,16 @@ function mergeGroups(base: unknown, given: unknown): unknown[] | null {
     if (id !== undefined && baseIds.has(id) && !over.has(id)) over.set(id, group);
     else after.push(group);
   }
-  return [...theirs.map((group) => over.get(groupId(group)) ?? group), ...after];
+  // A given group of the same id is laid over the template's, as a given field is over its
+  // field: what it leaves out (a color, another key of the service's) stays.
+  return [
+    ...theirs.map((group) => {
+      const mine = over.get(groupId(group));
+      if (mine === undefined) return group;
+      return isPlainObject(group) && isPlainObject(mine) ? mergeObjects(group, mine) : mine;
+    }),
+    ...after,
+  ];
 }
 
 /**
