@@ -3,7 +3,8 @@
  * `labstation serve` on loopback: its station would fail every file it finds there ("storage
  * location ... is disabled", not retried by itself), so an enabled instrument with a service
  * account is refused it (422 naming storage_location_id), as it is refused no location at all;
- * a disabled instrument, or one no station runs, may wait for the location.
+ * a disabled instrument, or one no station runs, may wait for the location. From the other
+ * side, the location is not disabled under the enabled instruments that stations run on it.
  */
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -146,7 +147,67 @@ describe('an instrument given a disabled storage location', () => {
       expect(on.status, JSON.stringify(on.body)).toBe(200);
       expect(on.body).toMatchObject({ storage_location_id: disabledId, enabled: true });
     } finally {
-      await api('PATCH', `/api/storage-locations/${disabledId}`, { enabled: false });
+      await api('PATCH', `/api/instruments/${off}`, { enabled: false });
+      const back = await api('PATCH', `/api/storage-locations/${disabledId}`, { enabled: false });
+      expect(back.status, JSON.stringify(back.body)).toBe(200);
     }
+  });
+});
+
+describe('a storage location disabled under the instruments that use it', () => {
+  // Mutation: the location's save without the check (200; its instruments' stations then failed
+  // every file there, and a save of any other field of theirs was refused over the location).
+  it('is refused (409, naming them) while enabled instruments with a service account use it', async () => {
+    const store = await made('/api/storage-locations', {
+      name: 'busy-store',
+      type: 'local',
+      base_path: '/mnt/busy',
+    });
+    const fields = {
+      tool_id: semId,
+      watch: [{ path: '/data' }],
+      storage_location_id: store,
+    };
+    const cams = [
+      await made('/api/instruments', { name: 'z-cam', service_account_id: accountId, ...fields }),
+      await made('/api/instruments', { name: 'a-cam', service_account_id: accountId, ...fields }),
+    ];
+    // Neither a disabled instrument nor one no station runs is in the way.
+    await made('/api/instruments', {
+      name: 'idle-cam',
+      service_account_id: accountId,
+      enabled: false,
+      ...fields,
+    });
+    await made('/api/instruments', { name: 'free-cam', service_account_id: null, ...fields });
+
+    const refused = await api('PATCH', `/api/storage-locations/${store}`, { enabled: false });
+    expect(refused.status, JSON.stringify(refused.body)).toBe(409);
+    expect(refused.body).toEqual({
+      detail:
+        `storage location ${store} is used by enabled instruments a-cam, z-cam, which their ` +
+        'stations run: every file found there would fail; move them to another location or ' +
+        'disable them first',
+    });
+    expect((await api('GET', `/api/storage-locations/${store}`)).body).toMatchObject({
+      enabled: true,
+    });
+
+    // One moved, one disabled: the location may be disabled now.
+    const moved = await api('PATCH', `/api/instruments/${cams[0]}`, {
+      storage_location_id: enabledId,
+    });
+    expect(moved.status, JSON.stringify(moved.body)).toBe(200);
+    const oneLeft = await api('PATCH', `/api/storage-locations/${store}`, { enabled: false });
+    expect(oneLeft.body.detail).toBe(
+      `storage location ${store} is used by enabled instrument a-cam, which its station runs: ` +
+        'every file found there would fail; move it to another location or disable it first',
+    );
+    expect((await api('PATCH', `/api/instruments/${cams[1]}`, { enabled: false })).status).toBe(
+      200,
+    );
+    const done = await api('PATCH', `/api/storage-locations/${store}`, { enabled: false });
+    expect(done.status, JSON.stringify(done.body)).toBe(200);
+    expect(done.body).toMatchObject({ enabled: false });
   });
 });

@@ -89,12 +89,29 @@ afterAll(async () => {
 
 describe('a harvest change reaches the station it concerns', () => {
   it('a storage location disabled', async () => {
+    // Not the one its instruments store in (refused while they run on it): one a redirect hook
+    // of camera-a names, which its station is given too.
+    const spare = (await api('POST', '/api/storage-locations', {
+      name: 'spare',
+      type: 'local',
+      base_path: '/mnt/spare',
+    }))!.id;
+    const hook = (await api('POST', '/api/hooks', {
+      name: 'raw-aside',
+      trigger: 'pre_transfer',
+      kind: 'redirect',
+      config: { glob: '*.raw', storage_location: 'spare' },
+      instrument_id: ids.instrumentA,
+    }))!.id;
     const harvest = await harvestAfter(ids.a, () =>
-      api('PATCH', `/api/storage-locations/${ids.location}`, { enabled: false }),
+      api('PATCH', `/api/storage-locations/${spare}`, { enabled: false }),
     );
-    expect(harvest?.storage_locations).toMatchObject([{ name: 'store', enabled: false }]);
-    // Enabled again: an instrument moved below needs an enabled location.
-    await api('PATCH', `/api/storage-locations/${ids.location}`, { enabled: true });
+    expect(harvest?.storage_locations).toMatchObject([
+      { name: 'store', enabled: true },
+      { name: 'spare', enabled: false },
+    ]);
+    await api('DELETE', `/api/hooks/${hook}`);
+    await api('DELETE', `/api/storage-locations/${spare}`);
   });
 
   it('a hook disabled, then deleted', async () => {

@@ -150,6 +150,26 @@ export const storageLocations: ManagedResource<StorageLocationOut> = {
         : []),
     ];
     if (problems.length) throw new ValidationProblems(problems);
+    if (i.enabled === false && before.enabled === 1) {
+      // The rule an instrument's save keeps (instrumentChecks.ts runnableProblems), kept from
+      // this side too: disabled under them, every file their stations find would fail there.
+      const running = db
+        .prepare(
+          `SELECT name FROM instruments WHERE storage_location_id = ? AND enabled = 1
+             AND station_id IS NOT NULL ORDER BY name`,
+        )
+        .pluck()
+        .all(id) as string[];
+      if (running.length) {
+        const many = running.length > 1;
+        throw new Conflict(
+          `storage location ${id} is used by enabled instrument${many ? 's' : ''} ` +
+            `${running.join(', ')}, which ${many ? 'their stations run' : 'its station runs'}: ` +
+            `every file found there would fail; move ${many ? 'them' : 'it'} to another ` +
+            `location or disable ${many ? 'them' : 'it'} first`,
+        );
+      }
+    }
     if (merged.name !== before.name) {
       // Redirect hooks name their location: a rename would leave them pointing nowhere.
       const naming = hooksNaming(db, before.name);
