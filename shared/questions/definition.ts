@@ -59,6 +59,8 @@ export class DefinitionReader {
       let hint = '';
       if (property === 'consumable')
         hint = '; only number and number_float questions can charge a consumable';
+      else if (property === 'consumable_id')
+        hint = `; name the consumable with "consumable" (NEMO's ids are not this facility's)`;
       else if (property === 'default_choice') hint = '; use "default_value"';
       this.problem(
         property,
@@ -131,6 +133,8 @@ export class DefinitionReader {
     this.boolean('required');
     this.string('help');
     this.number('max-width', { positive: true });
+    this.number('form_row', { integer: true, min: 0 });
+    this.number('row_cell', { integer: true, min: 0 });
   }
 
   /** choices, labels and default_value of radio, checkbox and dropdown. */
@@ -178,6 +182,13 @@ export class DefinitionReader {
       return;
     }
     const labels = this.get('labels');
+    if (isPlainObject(labels)) {
+      this.problem(
+        'labels',
+        `property "labels" is an object (NEMO's option groups), which is not supported here; give one label per choice as a list`,
+      );
+      return;
+    }
     if (!isStringArray(labels)) {
       this.wrongType('labels', 'a list of texts');
       return;
@@ -192,38 +203,51 @@ export class DefinitionReader {
     this.out['labels'] = labels.slice();
   }
 
+  /**
+   * default_value, or NEMO's older default_choice where default_value is absent (NEMO reads it
+   * so), checked alike and written as default_value; a default_choice beside a default_value
+   * is dropped, as NEMO ignores it.
+   */
   private defaultValue(choices: string[] | undefined): void {
-    if (!this.has('default_value')) return;
-    const value = this.get('default_value');
+    const property = this.has('default_value')
+      ? 'default_value'
+      : this.has('default_choice')
+        ? 'default_choice'
+        : null;
+    if (property !== null) this.defaultFrom(property, choices);
+  }
+
+  private defaultFrom(property: string, choices: string[] | undefined): void {
+    const value = this.get(property);
     if (this.type === 'checkbox') {
       const list = typeof value === 'string' ? [value] : value;
       if (!isStringArray(list)) {
-        this.wrongType('default_value', 'a list of choices');
+        this.wrongType(property, 'a list of choices');
         return;
       }
       const unknown = choices ? list.filter((item) => !choices.includes(item)) : [];
       if (unknown.length > 0) {
         this.problem(
-          'default_value',
-          `property "default_value" has ${listInWords(unknown.map(quote))}, which ${unknown.length === 1 ? 'is not a choice' : 'are not choices'}`,
+          property,
+          `property ${quote(property)} has ${listInWords(unknown.map(quote))}, which ${unknown.length === 1 ? 'is not a choice' : 'are not choices'}`,
         );
         return;
       }
       if (new Set(list).size !== list.length) {
-        this.problem('default_value', 'property "default_value" lists a choice more than once');
+        this.problem(property, `property ${quote(property)} lists a choice more than once`);
         return;
       }
       this.out['default_value'] = list.slice();
       return;
     }
     if (typeof value !== 'string') {
-      this.wrongType('default_value', 'text (one of the choices)');
+      this.wrongType(property, 'text (one of the choices)');
       return;
     }
     if (choices && !choices.includes(value)) {
       this.problem(
-        'default_value',
-        `property "default_value" is ${quote(value)}, which is not one of the choices`,
+        property,
+        `property ${quote(property)} is ${quote(value)}, which is not one of the choices`,
       );
       return;
     }
@@ -311,6 +335,7 @@ export class DefinitionReader {
     } else {
       const rows = this.number('rows', { integer: true, min: 1 });
       if (rows === undefined && !this.has('rows')) this.out['rows'] = TEXTAREA_DEFAULT_ROWS;
+      this.boolean('auto_resize');
     }
   }
 
@@ -320,6 +345,7 @@ export class DefinitionReader {
     if (min !== undefined && max !== undefined && min > max) {
       this.problem('min', `property "min" (${min}) is greater than property "max" (${max})`);
     }
+    this.number('step', { positive: true });
     if (this.type === 'number_float')
       this.number('precision', { integer: true, min: 0, max: MAX_PRECISION });
     this.string('consumable', { nonEmpty: true });
@@ -349,6 +375,7 @@ export class DefinitionReader {
 
   group(readFields: (fields: unknown[]) => unknown[]): void {
     this.number('max_number', { integer: true, min: 1 });
+    this.string('group_add_button_name', { nonEmpty: true });
     if (!this.has('questions')) {
       this.problem(
         'questions',

@@ -11,18 +11,32 @@ export const COMMON_PROPERTIES = [
   'required',
   'help',
   'max-width',
+  // NEMO's place of a question in its form's grid (row, then cell): kept, so a list taken from
+  // NEMO goes back as it came.
+  'form_row',
+  'row_cell',
 ] as const;
 
 const TYPE_PROPERTIES: Record<QuestionType, readonly string[]> = {
-  radio: ['choices', 'labels', 'default_value', 'inline'],
+  // default_choice: NEMO's older name of default_value, read as it where that is absent.
+  radio: ['choices', 'labels', 'default_value', 'default_choice', 'inline'],
   radio_report_problem: ['choices', 'labels', 'options'],
-  checkbox: ['choices', 'labels', 'default_value', 'inline'],
+  checkbox: ['choices', 'labels', 'default_value', 'default_choice', 'inline'],
   textbox: ['maxlength', 'pattern', 'placeholder', 'prefix', 'suffix'],
-  textarea: ['rows', 'maxlength', 'pattern', 'placeholder'],
-  number: ['min', 'max', 'consumable', 'prefix', 'suffix', 'placeholder'],
-  number_float: ['min', 'max', 'precision', 'consumable', 'prefix', 'suffix', 'placeholder'],
-  dropdown: ['choices', 'labels', 'default_value'],
-  group: ['questions', 'max_number'],
+  textarea: ['rows', 'auto_resize', 'maxlength', 'pattern', 'placeholder'],
+  number: ['min', 'max', 'step', 'consumable', 'prefix', 'suffix', 'placeholder'],
+  number_float: [
+    'min',
+    'max',
+    'step',
+    'precision',
+    'consumable',
+    'prefix',
+    'suffix',
+    'placeholder',
+  ],
+  dropdown: ['choices', 'labels', 'default_value', 'default_choice'],
+  group: ['questions', 'max_number', 'group_add_button_name'],
   formula: ['formula', 'precision', 'suffix'],
 };
 
@@ -36,16 +50,19 @@ export const PROPERTY_ORDER: readonly string[] = [
   'options',
   'maxlength',
   'rows',
+  'auto_resize',
   'pattern',
   'placeholder',
   'prefix',
   'suffix',
   'min',
   'max',
+  'step',
   'precision',
   'consumable',
   'formula',
   'max_number',
+  'group_add_button_name',
   'questions',
 ];
 

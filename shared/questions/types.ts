@@ -32,6 +32,9 @@ export interface QuestionCommon {
   required?: boolean;
   help?: string;
   'max-width'?: number;
+  /** NEMO's place of the question in its form's grid: kept as given, not used for layout here. */
+  form_row?: number;
+  row_cell?: number;
 }
 
 export interface RadioQuestion extends QuestionCommon {
@@ -87,6 +90,8 @@ export interface TextareaQuestion extends QuestionCommon {
   type: 'textarea';
   /** 2 after parseQuestions when absent. */
   rows?: number;
+  /** NEMO's: the box grows with its text (here it does so anyway, from `rows` up). */
+  auto_resize?: boolean;
   maxlength?: number;
   pattern?: string;
   placeholder?: string;
@@ -96,6 +101,8 @@ export interface NumberQuestion extends QuestionCommon {
   type: 'number';
   min?: number;
   max?: number;
+  /** Answers are min (or 0) plus a whole number of steps, as a browser's number input takes them. */
+  step?: number;
   consumable?: string;
   prefix?: string;
   suffix?: string;
@@ -106,6 +113,8 @@ export interface NumberFloatQuestion extends QuestionCommon {
   type: 'number_float';
   min?: number;
   max?: number;
+  /** As NumberQuestion's. */
+  step?: number;
   precision?: number;
   consumable?: string;
   prefix?: string;
@@ -136,6 +145,8 @@ export interface GroupQuestion extends QuestionCommon {
   questions: GroupFieldQuestion[];
   /** Maximum repetitions. Absent: NEMO shows no "Add" control, so exactly one repetition at most. */
   max_number?: number;
+  /** The text of the button that adds a repetition ("Add another <title>" when absent). */
+  group_add_button_name?: string;
 }
 
 export type Question = GroupFieldQuestion | RadioReportProblemQuestion | GroupQuestion;
@@ -175,6 +186,7 @@ export type AnswerRule =
   | 'integer'
   | 'number'
   | 'precision'
+  | 'step'
   | 'choices'
   | 'max_number'
   | 'type'

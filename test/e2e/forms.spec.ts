@@ -285,3 +285,47 @@ test('a required checkbox group and a required group say so to a screen reader, 
   // The group's own problem is read out with it (it was not linked).
   await expect(holders).toHaveAccessibleDescription(/Holders/);
 });
+
+// Mutation: group_add_button_name ignored (the button said "Add another Gases"), or step kept
+// but not checked (an off-step answer was stored).
+test("a question list written for NEMO: its group's own Add button, and a number's step", async ({
+  page,
+  startStation,
+}) => {
+  const bundle = facility();
+  const tool = bundle.tools[0];
+  if (!tool) throw new Error('the facility has a tool');
+  tool.pre_usage_questions = [
+    { type: 'number', name: 'stubs', title: 'Stubs', min: 1, step: 2, form_row: 0 },
+    {
+      type: 'group',
+      name: 'gases',
+      title: 'Gases',
+      max_number: 2,
+      group_add_button_name: 'Add gas',
+      questions: [{ type: 'textbox', name: 'gas', title: 'Gas', row_cell: 0 }],
+    },
+  ];
+  const station = await startStation(bundle);
+  await page.goto(station.url);
+  await logOn(page, 'ada', '1234');
+  await page.getByRole('button', { name: 'Add gas', exact: true }).click();
+  await expect(page.getByRole('group', { name: 'Gases 2', exact: true })).toBeVisible();
+  await expect(page.getByRole('button', { name: 'Add gas', exact: true })).toHaveCount(0);
+  const stubs = page.getByRole('textbox', { name: 'Stubs' });
+  await expect(stubs).toHaveAccessibleDescription('At least 1, in steps of 2, whole number');
+  // The arrow keys go by the step.
+  await stubs.press('ArrowUp');
+  await expect(stubs).toHaveValue('1');
+  await stubs.press('ArrowUp');
+  await expect(stubs).toHaveValue('3');
+  await page.getByRole('textbox', { name: 'Stubs' }).fill('4');
+  await page.getByLabel('Project').selectOption({ label: 'Engines (ENG-1)' });
+  await page.getByRole('button', { name: 'Enable', exact: true }).click();
+  await expect(stubs).toHaveAccessibleDescription(
+    'At least 1, in steps of 2, whole number "Stubs" goes in steps of 2 from 1; 4 is not one of them.',
+  );
+  await page.getByRole('textbox', { name: 'Stubs' }).fill('5');
+  await page.getByRole('button', { name: 'Enable', exact: true }).click();
+  await expect(page.getByRole('button', { name: 'Disable', exact: true })).toBeVisible();
+});

@@ -250,14 +250,17 @@ describe('group answers: always a list of entries', () => {
   // Mutation: keeping the entries under numbers and dropping the others without a word (an
   // entry under "a" was lost, and the answers stored).
   it('refuses an entry under a key that is not a number, naming the key', () => {
-    for (const g of [
-      { '0': { x: 'kept' }, a: { x: 'lost' } },
-      { type: 'group', name: 'g', user_input: { '0': { x: 'kept' }, second: { x: 'lost' } } },
-    ]) {
+    const cases: [unknown, string][] = [
+      [{ '0': { x: 'kept' }, a: { x: 'lost' } }, 'a'],
+      [
+        { type: 'group', name: 'g', user_input: { '0': { x: 'kept' }, second: { x: 'lost' } } },
+        'second',
+      ],
+    ];
+    for (const [g, key] of cases) {
       const problems = problemsOf(qs, { g });
       expect(problems).toHaveLength(1);
       expect(problems[0]).toMatchObject({ question: 'g', rule: 'type' });
-      const key = Object.keys('user_input' in g ? g.user_input : g)[1];
       expect(problems[0]?.path).toEqual(['g', key]);
       expect(problems[0]?.message).toBe(
         `"g" has an entry under "${key}": a group's entries are a list, or an object keyed by their numbers (0, 1, 2, ...).`,

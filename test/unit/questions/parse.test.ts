@@ -152,6 +152,93 @@ describe('parseQuestions: every type is accepted with its own properties', () =>
   });
 });
 
+describe("parseQuestions: NEMO's own properties", () => {
+  // Mutation: any of these refused as unknown (a list written for NEMO did not load), or
+  // dropped from the canonical copy (it would not go back to NEMO as it came).
+  it('keeps the properties NEMO forms read beyond the spec, in their place', () => {
+    const nemo = [
+      { type: 'textarea', name: 'notes', rows: 3, auto_resize: true, form_row: 1, row_cell: 0 },
+      { type: 'number', name: 'n', min: 1, max: 9, step: 2 },
+      { type: 'float', name: 'f', step: 0.25, precision: 2 },
+      {
+        type: 'group',
+        name: 'gases',
+        title: 'Gases',
+        max_number: 3,
+        group_add_button_name: 'Add gas',
+        questions: [{ type: 'textbox', name: 'gas', form_row: 0, row_cell: 1 }],
+      },
+    ];
+    expect(serializeQuestions(ok(nemo))).toEqual([
+      { type: 'textarea', name: 'notes', form_row: 1, row_cell: 0, rows: 3, auto_resize: true },
+      { type: 'number', name: 'n', min: 1, max: 9, step: 2 },
+      { type: 'number_float', name: 'f', step: 0.25, precision: 2 },
+      {
+        type: 'group',
+        name: 'gases',
+        title: 'Gases',
+        max_number: 3,
+        group_add_button_name: 'Add gas',
+        questions: [{ type: 'textbox', name: 'gas', form_row: 0, row_cell: 1 }],
+      },
+    ]);
+  });
+
+  // Mutation: default_choice refused, or taken over a default_value given beside it.
+  it("reads default_choice, NEMO's older name, as default_value where that is absent", () => {
+    const choices = ['a', 'b'];
+    expect(
+      serializeQuestions(
+        ok([
+          { type: 'radio', name: 'r', choices, default_choice: 'b' },
+          { type: 'dropdown', name: 'd', choices, default_choice: 'a', default_value: 'b' },
+          { type: 'checkbox', name: 'c', choices, default_choice: 'a' },
+        ]),
+      ),
+    ).toEqual([
+      { type: 'radio', name: 'r', choices, labels: choices, default_value: 'b' },
+      { type: 'dropdown', name: 'd', choices, labels: choices, default_value: 'b' },
+      { type: 'checkbox', name: 'c', choices, labels: choices, default_value: ['a'] },
+    ]);
+    expect(
+      problemAt({ type: 'radio', name: 'r', choices, default_choice: 'z' }, 'r.default_choice')
+        .message,
+    ).toContain('property "default_choice" is "z", which is not one of the choices');
+  });
+
+  it('names what is wrong with them, and what is not supported', () => {
+    expect(problemAt({ type: 'number', name: 'n', step: 0 }, 'n.step').message).toContain(
+      'must be greater than 0',
+    );
+    expect(problemAt({ type: 'textbox', name: 't', form_row: -1 }, 't.form_row').message).toContain(
+      'must be at least 0',
+    );
+    expect(
+      problemAt({ type: 'textarea', name: 't', auto_resize: 'yes' }, 't.auto_resize').message,
+    ).toContain('must be true or false');
+    expect(
+      problemAt(
+        {
+          type: 'group',
+          name: 'g',
+          group_add_button_name: ' ',
+          questions: [{ type: 'textbox', name: 'x' }],
+        },
+        'g.group_add_button_name',
+      ).message,
+    ).toContain('is empty');
+    expect(
+      problemAt({ type: 'number', name: 'n', consumable_id: 4 }, 'n.consumable_id').message,
+    ).toContain(`name the consumable with "consumable" (NEMO's ids are not this facility's)`);
+    expect(
+      problemAt(
+        { type: 'dropdown', name: 'd', choices: ['a', 'b'], labels: { Group: ['A', 'B'] } },
+        'd.labels',
+      ).message,
+    ).toContain("is an object (NEMO's option groups), which is not supported here");
+  });
+});
+
 describe('parseQuestions: list-level problems', () => {
   it('rejects a non-list', () => {
     expect(problems({ type: 'textbox' })[0]?.message).toContain('list');

@@ -193,6 +193,28 @@ describe('validateAnswers: numbers', () => {
   });
 });
 
+describe("validateAnswers: NEMO's step", () => {
+  const qs = defs([
+    { type: 'number', name: 'stubs', title: 'Stubs', min: 1, step: 2 },
+    { type: 'number_float', name: 'dose', title: 'Dose', step: 0.1 },
+  ]);
+
+  // Mutation: step kept but not checked (what a browser refuses, the core stored).
+  it('takes min (or 0) plus a whole number of steps, and names the rule for others', () => {
+    accepts(qs, { stubs: 1, dose: 0.3 });
+    accepts(qs, { stubs: 7, dose: -1.2 });
+    expect(only(qs, { stubs: 4 })).toMatchObject({
+      rule: 'step',
+      path: ['stubs'],
+      message: '"Stubs" goes in steps of 2 from 1; 4 is not one of them.',
+    });
+    expect(only(qs, { dose: 0.35 })).toMatchObject({
+      rule: 'step',
+      message: '"Dose" goes in steps of 0.1 from 0; 0.35 is not one of them.',
+    });
+  });
+});
+
 describe('validateAnswers: choices', () => {
   const qs = defs([
     { type: 'radio', name: 'r', title: 'Radio', choices: ['a', 'b'] },

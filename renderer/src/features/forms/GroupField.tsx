@@ -78,7 +78,8 @@ export function GroupField({ question }: { question: GroupQuestion }): ReactElem
             });
           }}
         >
-          {items.length === 0 ? `Add ${label}` : `Add another ${label}`}
+          {question.group_add_button_name ??
+            (items.length === 0 ? `Add ${label}` : `Add another ${label}`)}
         </button>
       )}
       {items.length >= max && max > 1 && <p className="hint">{`At most ${max} repetitions.`}</p>}

@@ -28,6 +28,7 @@ function rangeText(question: NumericInputQuestion): string {
   if (min !== undefined && max !== undefined) parts.push(`from ${min} to ${max}`);
   else if (min !== undefined) parts.push(`at least ${min}`);
   else if (max !== undefined) parts.push(`at most ${max}`);
+  if (question.step !== undefined) parts.push(`in steps of ${question.step}`);
   if (question.type === 'number') parts.push('whole number');
   else if (question.precision !== undefined) {
     parts.push(`up to ${question.precision} decimal place${question.precision === 1 ? '' : 's'}`);
@@ -49,14 +50,15 @@ export function NumberField({ question, path }: NumberFieldProps): ReactElement 
   const allowNegative = question.min === undefined || question.min < 0;
   const range = rangeText(question);
 
-  // The step is the last place the precision allows; without a precision (a float taking any
-  // decimals), one, keeping the decimals typed (2.5 -> 3.5).
+  // The step is the question's own (NEMO's step), else the last place the precision allows;
+  // without a precision (a float taking any decimals), one, keeping the decimals typed (2.5 ->
+  // 3.5).
   const step = (e: KeyboardEvent<HTMLInputElement>): void => {
     if (e.key !== 'ArrowUp' && e.key !== 'ArrowDown') return;
     e.preventDefault();
     const current = Number(value);
     const base = value.trim() === '' || Number.isNaN(current) ? (question.min ?? 0) : current;
-    const delta = (e.key === 'ArrowUp' ? 1 : -1) * 10 ** -(decimals ?? 0);
+    const delta = (e.key === 'ArrowUp' ? 1 : -1) * (question.step ?? 10 ** -(decimals ?? 0));
     const moved = base + (value.trim() === '' ? 0 : delta);
     let next =
       decimals === undefined ? Number(moved.toPrecision(15)) : Number(moved.toFixed(decimals));

@@ -54,6 +54,12 @@ export function TextboxField({ question, path }: FieldProps<TextboxQuestion>): R
   );
 }
 
+/** A box of `rows` lines; one that grows (auto_resize) as many as its text has, from there. */
+export function shownRows(question: TextareaQuestion, value: string): number {
+  const rows = question.rows ?? 2;
+  return question.auto_resize ? Math.max(rows, value.split('\n').length) : rows;
+}
+
 export function TextareaField({ question, path }: FieldProps<TextareaQuestion>): ReactElement {
   const form = useForm();
   const id = fieldId(form.formId, path);
@@ -64,7 +70,7 @@ export function TextareaField({ question, path }: FieldProps<TextareaQuestion>):
       <textarea
         id={id}
         value={value}
-        rows={question.rows ?? 2}
+        rows={shownRows(question, value)}
         placeholder={question.placeholder}
         aria-required={question.required || undefined}
         aria-invalid={messages.length > 0 || undefined}
