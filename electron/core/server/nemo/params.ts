@@ -147,9 +147,13 @@ function filterClause(def: FilterDef, text: string, timeZone: string): Clause | 
  * anything else (missing, zero, negative, not a number) is the default.
  */
 export function pageSizeOf(query: URLSearchParams): number {
-  const value = parseInteger(lastValue(query, 'page_size') ?? '');
-  if (value === null || value <= 0) return DEFAULT_PAGE_SIZE;
-  return Math.min(value, MAX_PAGE_SIZE);
+  const text = (lastValue(query, 'page_size') ?? '').trim();
+  // Any positive whole number is capped, as DRF caps it, however many digits it has: one past
+  // 2^53 is not the default page.
+  if (INTEGER_RE.test(text) && !text.startsWith('-') && /[1-9]/.test(text)) {
+    return Math.min(Number(text), MAX_PAGE_SIZE);
+  }
+  return DEFAULT_PAGE_SIZE;
 }
 
 /**
