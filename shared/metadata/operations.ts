@@ -138,6 +138,7 @@ function buildField(
   name: string,
   properties: Record<string, unknown>,
   unknown: MetadataField['unknown'],
+  builder = true,
 ): { field: MetadataField | null; problems: MetadataProblem[] } {
   const rawType = properties['type'];
   const type =
@@ -156,7 +157,7 @@ function buildField(
   const read = readField(name, raw);
   if (!read.field) return read;
   const field: MetadataField = { ...read.field, unknown: cloneEntries(unknown) };
-  const context = { groupIds: groupIds(doc), builder: true, notebookKey: 'notebook' };
+  const context = { groupIds: groupIds(doc), builder, notebookKey: 'notebook' };
   return { field, problems: validateField(field, context) };
 }
 
@@ -202,14 +203,19 @@ export function updateField(doc: MetadataDoc, name: string, changes: FieldDraft)
   if (changes.value === undefined && Array.isArray(current.value) && !multi) {
     properties['value'] = current.value[0] ?? '';
   }
-  let built = buildField(doc, name, properties, current.unknown);
+  // The builder's rules hold for what the edit builds: a select or radio made, or its options
+  // changed, needs two; one imported with fewer (code mode takes it) keeps them through an
+  // edit of its description, value or group.
+  const builds =
+    changes.options !== undefined || (changes.type !== undefined && changes.type !== current.type);
+  let built = buildField(doc, name, properties, current.unknown, builds);
   const typeChanged = built.field !== null && built.field.type !== current.type;
   if (typeChanged && changes.value === undefined) {
     const badValue = built.problems.some(
       (problem) => problem.path[2] === 'value' && problem.severity === 'error',
     );
     if (badValue)
-      built = buildField(doc, name, { ...properties, value: undefined }, current.unknown);
+      built = buildField(doc, name, { ...properties, value: undefined }, current.unknown, builds);
   }
   if (!built.field || !isAcceptable(built.problems)) return { ok: false, problems: built.problems };
   const fields = doc.fields.map((field, i) => (i === index && built.field ? built.field : field));

@@ -326,6 +326,25 @@ describe('updateField', () => {
     });
   });
 
+  // Mutation: the builder's two-option rule on every edit (a field code mode took with one
+  // option could not even have its description changed).
+  it('keeps a choice imported with one option through an edit, and asks for two when options change', () => {
+    const one = docOf({
+      extra_fields: { Mode: { type: 'select', options: ['only'], value: 'only' } },
+    });
+    expect(field(done(updateField(one, 'Mode', { description: 'hello' })), 'Mode')).toMatchObject({
+      description: 'hello',
+      options: ['only'],
+    });
+    for (const changes of [{ options: ['still one'] }, { type: 'radio' as const }]) {
+      const refused = updateField(one, 'Mode', changes);
+      expect(refused.ok, JSON.stringify(changes)).toBe(false);
+      if (!refused.ok) {
+        expect(refused.problems.map((p) => p.code)).toContain('too_few_options');
+      }
+    }
+  });
+
   it('moves a field into a group or out of it', () => {
     expect(field(done(updateField(doc, 'Batch', { group_id: 1 })), 'Batch')?.group_id).toBe(1);
     expect(
