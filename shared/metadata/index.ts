@@ -78,6 +78,7 @@ export {
   RANGE_PROBLEMS,
   rowMatches,
   searchText,
+  queryUnit,
   unitKey,
 } from './search.js';
 export type { MetadataIndexRow, MetadataQuery } from './search.js';

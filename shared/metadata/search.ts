@@ -59,6 +59,16 @@ export function unitKey(unit: string): string {
   return unit.trim().normalize('NFC').replaceAll('\u00b5', '\u03bc');
 }
 
+/**
+ * The unit a numberBetween query looks for, as unitKey folds it; null for none: absent, or
+ * blank (as the search panel leaves a blank one out), which is any unit, not "no unit".
+ */
+export function queryUnit(unit: string | undefined): string | null {
+  if (unit === undefined) return null;
+  const key = unitKey(unit);
+  return key === '' ? null : key;
+}
+
 /** The unit of a number field as indexed: its unitKey, null when it has none (or a blank one). */
 function indexedUnit(field: MetadataField): string | null {
   const key = field.type === 'number' && field.unit !== undefined ? unitKey(field.unit) : '';
@@ -153,7 +163,7 @@ export const metadataQuerySchema = z.discriminatedUnion('kind', [
   /**
    * A number field between min and max (inclusive; one may be left out), in `unit` if given:
    * the field's unit as written or in another Unicode form ("µ" as the micro sign or the Greek
-   * mu), letter case kept, the spaces around either ignored.
+   * mu), letter case kept, the spaces around either ignored; a blank one is none (queryUnit).
    */
   z
     .object({
@@ -247,7 +257,7 @@ export function rowMatches(row: MetadataIndexRow, query: MetadataQuery): boolean
         row.num !== null &&
         (query.min === undefined || row.num >= query.min) &&
         (query.max === undefined || row.num <= query.max) &&
-        (query.unit === undefined || row.unit === unitKey(query.unit))
+        (queryUnit(query.unit) === null || row.unit === queryUnit(query.unit))
       );
     case 'dateBetween': {
       const { min, max } = dateQueryBounds(query);

@@ -731,6 +731,9 @@ const QUERIES: MetadataQuery[] = [
   { kind: 'numberBetween', field: 'Voltage', min: 3, max: 12 },
   { kind: 'numberBetween', field: 'Voltage', min: 3, max: 12, unit: 'kV' },
   { kind: 'numberBetween', field: 'Voltage', max: 4.5, unit: 'V' },
+  // A blank unit is none given (any unit), as the search panel leaves it out; it found nothing.
+  { kind: 'numberBetween', field: 'Voltage', min: 3, max: 12, unit: '' },
+  { kind: 'numberBetween', field: 'Voltage', min: 3, max: 12, unit: ' \t' },
   { kind: 'dateBetween', field: 'Prepared', from: '2026-11-05', to: '2026-11-09' },
   { kind: 'dateBetween', field: 'Started', from: '2026-11-10T05:30', to: '2026-11-10T12:00' },
   { kind: 'dateBetween', field: 'Started', to: '2026-11-10' },

@@ -11,7 +11,7 @@ import {
   fieldKey,
   likeContainsPattern,
   searchText,
-  unitKey,
+  queryUnit,
   type MetadataQuery,
 } from '../../../shared/metadata/index.js';
 import type { ApiParsedArgs } from '../../../shared/api.js';
@@ -57,10 +57,11 @@ export function metadataCondition(query: MetadataQuery): SqlCondition {
         terms.push('num <= ?');
         params.push(query.max);
       }
-      if (query.unit !== undefined) {
+      const unit = queryUnit(query.unit);
+      if (unit !== null) {
         // Folded as the index holds it (metadataIndexRows).
         terms.push('unit = ?');
-        params.push(unitKey(query.unit));
+        params.push(unit);
       }
       return { sql: `k.entry_id IN (${ROWS} ${terms.join(' AND ')})`, params };
     }
