@@ -83,11 +83,22 @@ function registerResource<Row extends { id: number }, Json>(
   app.get<{ Params: { id: string } }>(
     `/api/${resource.name}/:id/`,
     { onRequest: deps.authorize },
-    (request, reply): Json | { detail: string } => {
+    (request, reply): Json | ValidationErrors | { detail: string } => {
+      // The list's filters hold here too, as DRF's get_object filters its queryset first: a
+      // bad value is 400, a record they leave out 404 (`/api/usage_events/1/?tool_id=2`).
+      const filters = parseFilters(resource.filters, searchParamsOf(request.url), deps.timeZone());
+      if (!filters.ok) {
+        void reply.code(400);
+        return filters.errors;
+      }
       const id = request.params.id;
-      const row = DETAIL_ID_RE.test(id)
+      let row = DETAIL_ID_RE.test(id)
         ? rowById<Row>(deps.db, resource.table, resource.columns, Number(id))
         : undefined;
+      const clauses = [...filters.clauses, { sql: 'id = ?', args: [Number(id)] }];
+      if (row && filters.clauses.length && countRows(deps.db, resource.table, clauses) === 0) {
+        row = undefined;
+      }
       if (!row) {
         void reply.code(404);
         return { detail: MESSAGES.notFound };
