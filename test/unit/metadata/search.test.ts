@@ -381,7 +381,10 @@ describe('units in either Unicode form', () => {
       expect(matchesQuery(lengthIn(stored), inUnit(typed)), `${stored} by ${typed}`).toBe(true);
     }
     expect(matchesQuery(lengthIn('mg '), inUnit('m g'))).toBe(false);
-    expect(matchesQuery(lengthIn('  '), inUnit(' '))).toBe(false);
-    expect(matchesQuery(lengthIn('mg'), inUnit(' '))).toBe(false);
+    // A blank unit looked for is none given, as the panel leaves it out: any unit will do.
+    expect(matchesQuery(lengthIn('  '), inUnit(' '))).toBe(true);
+    expect(matchesQuery(lengthIn('mg'), inUnit(' '))).toBe(true);
+    const above = { kind: 'numberBetween', field: 'Length', min: 4, unit: '' } as const;
+    expect(matchesQuery(lengthIn('mg'), above)).toBe(false);
   });
 });
