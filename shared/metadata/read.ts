@@ -144,6 +144,11 @@ class Reader {
     if (wholeText && typeof value === 'string' && WHOLE_NUMBER.test(value.trim())) {
       return plusZero(Number(value.trim()));
     }
+    // 1e400 in the JSON reads as Infinity: said as the value's own such number is said.
+    if (typeof value === 'number') {
+      this.fail([...path, key], 'wrong_type', 'is a number too large to hold');
+      return undefined;
+    }
     this.fail([...path, key], 'wrong_type', `must be a number, not ${describeJsonType(value)}`);
     return undefined;
   }

@@ -333,6 +333,15 @@ describe('parseMetadata: structure problems refuse the document', () => {
       ['{"extra_fields": {"F": {"value": "x", "extra": 1e400}}}', ['extra_fields', 'F', 'extra']],
       ['{"notebook": {"extra_fields_groups": [{"id": 1, "name": "G", "w": 1e400}]}}', null],
       ['{"notebook": {"zoom": 1e400}}', ['notebook', 'zoom']],
+      // Mutation: said as "must be a number, not Infinity" where the number is a property's.
+      [
+        '{"extra_fields": {"F": {"value": "x", "position": 1e400}}}',
+        ['extra_fields', 'F', 'position'],
+      ],
+      [
+        '{"extra_fields": {"F": {"value": "x", "group_id": -1e400}}}',
+        ['extra_fields', 'F', 'group_id'],
+      ],
     ] as [string, (string | number)[] | null][]) {
       const problems = refused(text);
       expect(problems, text).toEqual([
