@@ -543,12 +543,17 @@ describe('notebook search', () => {
       await inUnit(' '),
       await inUnit('m g'),
     ];
+    // A blank unit is none given, as the search panel leaves it out: every unit.
+    const anyUnit = await ids({
+      metadata: [{ kind: 'numberBetween', field: 'Dose', min: 1, max: 9 }],
+    });
+    expect(anyUnit).toEqual(expect.arrayContaining([zeroWidth, blank, around, after, plain]));
     const expected = [
       [around, after, plain],
       [around, after, plain],
       [around, after, plain],
       [zeroWidth],
-      [],
+      anyUnit,
       [],
     ];
     expect(await everyUnit()).toEqual(expected);
