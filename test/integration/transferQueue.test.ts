@@ -41,6 +41,7 @@ async function station(): Promise<Station> {
   let stopped = false;
   const queue = new TransferQueue(db, pino({ level: 'silent' }), Date.now, {
     stopped: () => stopped,
+    stopSignal: () => new AbortController().signal,
     pool: () => pool,
     instrument: (id) => (id === instrument.id ? instrument : undefined),
     watchedIn: () => [],

@@ -6,8 +6,10 @@
  * source that changes, a key another Labstation holds, no server set, an answer that does not
  * parse).
  */
+import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { createServer, type Socket } from 'node:net';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../electron/core/db/open.js';
@@ -18,11 +20,12 @@ import {
   type UploadJob,
   type UploadOutcome,
 } from '../../electron/core/harvest/upload.js';
+import { HarvestStopped } from '../../electron/core/harvest/commandHook.js';
 import { setSetting } from '../../electron/core/station/settings.js';
 import { createLogger } from '../../electron/core/util/log.js';
 import { forwardTo, passOn, startHttpProxy } from './httpForward.js';
 import { filesOf, harvestOnce, listTree, transfersOf, withDb } from './harvestSetup.js';
-import { tempDir } from './helpers.js';
+import { CLI, tempDir, waitFor } from './helpers.js';
 import {
   app,
   append,
@@ -65,6 +68,31 @@ async function uploadFromStation(
   } finally {
     stationDb.close();
   }
+}
+
+/**
+ * A server that takes connections and bytes and never answers (a firewall or VPN dropping the
+ * answers): the station's request waits its idle time (60 s), then retries, six times.
+ */
+async function silentServer(): Promise<{ url: string; bytes(): number; close(): Promise<void> }> {
+  const sockets = new Set<Socket>();
+  let bytes = 0;
+  const server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on('data', (chunk) => (bytes += chunk.length));
+    socket.on('error', () => undefined);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    bytes: () => bytes,
+    close: () => {
+      for (const socket of sockets) socket.destroy();
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
 }
 
 describe('uploads into a server storage location', () => {
@@ -513,4 +541,76 @@ describe('uploads into a server storage location', () => {
     const [failed] = await transfersOf(dirs.data);
     expect(failed?.error).toMatch(/is on the server, but this station has no server and key set/);
   });
+
+  // Mutation: uploadVerified without the stop signal (its request waited 60 s, and retried six
+  // times: a watching harvest took 7 minutes to stop, long past a service manager's patience).
+  it('an upload to a server that sends nothing ends when the harvest stops, and is sent at the next start', async () => {
+    const silent = await silentServer();
+    try {
+      const dirs = await station('quiet', silent.url);
+      const data = randomBytes(300 * 1024);
+      writeFileSync(join(dirs.src, 'quiet.bin'), data);
+
+      // The upload itself: the stop's reason, at once, and not one request after it.
+      const stopping = new AbortController();
+      const stationDb = openDatabase(join(tempDir(), 'station.db'));
+      setSetting(stationDb, 'sync.server', silent.url);
+      setSetting(stationDb, 'sync.key', key);
+      const source = join(dirs.src, 'quiet.bin');
+      const s = statSync(source);
+      const upload = uploadVerified(
+        {
+          db: stationDb,
+          log: createLogger('silent'),
+          hash: (path) => hashFile(path),
+          progress: () => undefined,
+          signal: stopping.signal,
+        },
+        {
+          file: { uuid: randomUUID(), source_path: source, size: s.size, mtime_ms: s.mtimeMs },
+          location: { uuid: randomUUID(), name: 'archive' },
+          destination: 'quiet/direct.bin',
+        },
+      );
+      await waitFor('the upload asked for', () => (silent.bytes() > 0 ? true : undefined));
+      const asked = silent.bytes();
+      stopping.abort(new HarvestStopped('the harvest was stopped'));
+      await expect(upload).rejects.toBeInstanceOf(HarvestStopped);
+      stationDb.close();
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(silent.bytes()).toBe(asked);
+
+      // A watching harvest, told to stop (SIGTERM) while its upload waits: exit 0, at once.
+      const child = spawn(process.execPath, [CLI, 'harvest', '--data', dirs.data], {
+        stdio: 'ignore',
+      });
+      const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+      await waitFor(
+        'the harvest uploading',
+        () => (silent.bytes() > asked ? true : undefined),
+        30_000,
+      );
+      const stoppedAt = Date.now();
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      // Not the request's idle time (60 s), let alone six of them.
+      expect(Date.now() - stoppedAt).toBeLessThan(20_000);
+      // Nothing recorded of the attempt the stop cut short: no failure to wait out.
+      expect(await transfersOf(dirs.data)).toEqual([]);
+
+      // The next start sends it, once.
+      withDb(dirs.data, (db) =>
+        db
+          .prepare("UPDATE settings SET value = ? WHERE key = 'sync.server'")
+          .run(JSON.stringify(serverUrl)),
+      );
+      const run = await harvestOnce(dirs.data);
+      expect(run.stdout).toContain('harvest: 1 completed, 0 skipped, 0 failed');
+      expect(storeTree('quiet')).toEqual(['quiet.bin']);
+      expect(md5(readFileSync(join(store, 'quiet', 'quiet.bin')))).toBe(md5(data));
+      expect(await transfersOf(dirs.data)).toHaveLength(1);
+    } finally {
+      await silent.close();
+    }
+  }, 90_000);
 });

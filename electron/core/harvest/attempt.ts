@@ -44,6 +44,11 @@ export interface TransferDeps {
   watchedIn?(basePath: string): readonly string[];
   /** The storage folders seen as mount points (prepareFolder); none remembered without it. */
   mounts?: MountMemory;
+  /**
+   * Aborted when the harvest stops: an upload under way ends then (upload.ts), not after its
+   * retries against a server that does not answer. None: it runs to its end.
+   */
+  stopSignal?: AbortSignal;
 }
 
 /** finished: an outcome is stored. requeue: check stability again. gone: the source vanished. */

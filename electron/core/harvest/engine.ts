@@ -22,7 +22,7 @@ import type { Logger } from '../util/log.js';
 import type { Instrument } from './config.js';
 import { requeueInterruptedRuns } from './runs.js';
 import { CopyPool } from './copyPool.js';
-import { acceptHooks, endRunningHooks } from './commandHook.js';
+import { acceptHooks, endRunningHooks, HarvestStopped } from './commandHook.js';
 import { Intake, type IntakeHost } from './intake.js';
 import { LateSidecars } from './lateSidecars.js';
 import { HarvestedInstruments } from './harvested.js';
@@ -126,6 +126,8 @@ export class Harvester {
   /** The harvest lock, taken at the start, or waited for (lockHolder.ts). */
   private readonly lock: HarvestLockHolder;
   private stopped = true;
+  /** Aborted by stop (TransferDeps.stopSignal); a new one at each start. */
+  private stopping = new AbortController();
   private idleWaiters: (() => void)[] = [];
   private run: RunSummary | null = null;
   private changeTimer: NodeJS.Timeout | undefined;
@@ -174,6 +176,7 @@ export class Harvester {
     );
     this.transfers = new TransferQueue(this.db, this.log, this.clock, {
       stopped: () => this.stopped,
+      stopSignal: () => this.stopping.signal,
       pool: () => this.pool,
       instrument: (id) => this.harvested.byId(id),
       watchedIn: (base) => this.harvested.leftOut.watchedIn(base),
@@ -257,6 +260,7 @@ export class Harvester {
 
   private async begin(): Promise<void> {
     this.stopped = false;
+    if (this.stopping.signal.aborted) this.stopping = new AbortController();
     acceptHooks();
     this.intake.startedAt = this.clock();
     this.intake.walkedSinceStart.clear();
@@ -281,6 +285,9 @@ export class Harvester {
     // A command hook under way would hold the stop for up to its timeout, and no new one
     // starts: the file's copy is recorded, its hooks run again, at the next start.
     endRunningHooks('the harvest was stopped');
+    // An upload under way ends too: against a server that sends nothing, its retries would
+    // hold the process for minutes after the stop (the file is sent at the next start).
+    this.stopping.abort(new HarvestStopped('the harvest was stopped'));
     this.lock.stopWaiting();
     await this.starting?.catch(() => undefined);
     this.starting = null;
@@ -505,6 +512,7 @@ export class Harvester {
         log: this.log,
         hash: (path, started) => pool.hash(path, started),
         progress: () => undefined,
+        signal: this.stopping.signal,
       },
       transferUuid,
     );

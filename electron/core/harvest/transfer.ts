@@ -162,6 +162,7 @@ async function uploadTransfer(
       log: deps.log,
       hash: (path, started) => deps.pool.hash(path, started),
       progress: (bytes) => deps.progress(file.id, bytes),
+      ...(deps.stopSignal ? { signal: deps.stopSignal } : {}),
     },
     { file, location: target.location, destination: target.relative },
   );

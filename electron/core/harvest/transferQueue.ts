@@ -38,6 +38,8 @@ export const IN_FLIGHT_PER_COPY = 4;
 export interface TransferHost {
   /** Whether the harvest stopped: nothing more starts, and no outcome is stored. */
   stopped(): boolean;
+  /** Aborted when the harvest stops (TransferDeps.stopSignal). */
+  stopSignal(): AbortSignal;
   /** The copy workers, once the harvest started them; null before. */
   pool(): CopyPool | null;
   /** A harvested instrument by id: a file of another one is not transferred. */
@@ -198,6 +200,7 @@ export class TransferQueue {
       },
       record: (fileId, outcome) => this.outcomes.record(fileId, outcome),
       watchedIn: (base) => this.host.watchedIn(base),
+      stopSignal: this.host.stopSignal(),
       mounts: this.mounts,
       // A copy waiting for its batch's flush holds no copy slot: more small copies start, so
       // the batch fills up. Its files join the batch before pump, which flushes at once when

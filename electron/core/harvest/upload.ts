@@ -55,6 +55,12 @@ export interface UploadDeps {
    */
   hash(path: string, started?: () => void): Promise<{ hash: string; bytes: number }>;
   progress(bytes: number): void;
+  /**
+   * Aborted when the harvest stops: the request under way is cut, no retry follows, and the
+   * upload ends with the signal's reason (thrown). The server keeps what it got, for the next
+   * attempt to resume.
+   */
+  signal?: AbortSignal;
 }
 
 export interface UploadJob {
@@ -102,9 +108,15 @@ function request(
     headers?: Record<string, string>;
     body?: Buffer | Readable;
     idleMs: number;
+    signal?: AbortSignal;
   },
 ): Promise<Answer> {
   return new Promise((resolve, reject) => {
+    const { signal } = options;
+    if (signal?.aborted) {
+      reject(signal.reason as Error);
+      return;
+    }
     const transport = url.protocol === 'https:' ? https : http;
     const body = options.body;
     let settled = false;
@@ -123,6 +135,12 @@ function request(
       req.destroy(new Error(`the server sent nothing for ${options.idleMs / 1000} s`)),
     );
     req.on('error', (error) => settle(error));
+    const abort = (): void => {
+      req.destroy();
+      settle(signal?.reason as Error);
+    };
+    signal?.addEventListener('abort', abort, { once: true });
+    req.once('close', () => signal?.removeEventListener('abort', abort));
     req.on('response', (res) => {
       const chunks: Buffer[] = [];
       let length = 0;
@@ -163,6 +181,7 @@ class UploadClient {
   constructor(
     private readonly server: string,
     private readonly station: Record<string, string>,
+    private readonly signal?: AbortSignal,
   ) {}
 
   private url(path: string): URL {
@@ -178,6 +197,7 @@ class UploadClient {
       method,
       station: this.station,
       idleMs: options.idleMs ?? IDLE_MS,
+      ...(this.signal ? { signal: this.signal } : {}),
       ...(options.headers ? { headers: options.headers } : {}),
       ...(options.body ? { body: options.body } : {}),
     });
@@ -291,8 +311,9 @@ function accepted(state: UploadState, sourceHash: string): UploadOutcome {
 }
 
 /**
- * Uploads one file. Never throws: every end is an outcome for transfer.ts to record (failed
- * ones with `retry` false when only a change of configuration can help).
+ * Uploads one file. Never throws but when the harvest stops (deps.signal, its reason): every
+ * other end is an outcome for transfer.ts to record (failed ones with `retry` false when only a
+ * change of configuration can help).
  */
 export async function uploadVerified(deps: UploadDeps, job: UploadJob): Promise<UploadOutcome> {
   const server = getSetting(deps.db, 'sync.server');
@@ -323,6 +344,8 @@ export async function uploadVerified(deps: UploadDeps, job: UploadJob): Promise<
       };
     }
   } catch (error) {
+    // The copy workers end with the harvest: that is no failure of the source.
+    deps.signal?.throwIfAborted();
     return {
       outcome: 'failed',
       reason: `cannot read the source: ${(error as Error).message}`,
@@ -330,7 +353,8 @@ export async function uploadVerified(deps: UploadDeps, job: UploadJob): Promise<
     };
   }
 
-  const client = new UploadClient(server, stationHeaders(deps.db, key));
+  const { signal } = deps;
+  const client = new UploadClient(server, stationHeaders(deps.db, key), signal);
   const body: UploadRequest = {
     file_uuid: file.uuid,
     storage_location_uuid: job.location.uuid,
@@ -342,6 +366,7 @@ export async function uploadVerified(deps: UploadDeps, job: UploadJob): Promise<
   let retries = 0;
   let uploadId: string | null = null;
   for (;;) {
+    signal?.throwIfAborted();
     let source: Awaited<ReturnType<typeof sourceFrom>> | null = null;
     try {
       const opened = await client.open(body);
@@ -363,6 +388,8 @@ export async function uploadVerified(deps: UploadDeps, job: UploadJob): Promise<
       if (answer.status !== 'receiving') return accepted(answer, sourceHash);
       throw new Error(`the server holds ${answer.offset} of ${answer.size} bytes after the body`);
     } catch (error) {
+      // Stopped: nothing more is sent or asked (the server keeps the partial upload).
+      signal?.throwIfAborted();
       const changed = error instanceof SourceChanged ? error : (source?.changed() ?? null);
       if (changed) {
         if (uploadId) await client.drop(uploadId).catch(() => undefined);
@@ -417,9 +444,22 @@ export async function uploadVerified(deps: UploadDeps, job: UploadJob): Promise<
       }
       deps.log.info({ file: file.source_path, retry: retries, why }, 'harvest: upload retried');
       uploadId = null;
-      await new Promise((resolve) => setTimeout(resolve, retryDelay(retries)));
+      await pause(retryDelay(retries), signal);
     }
   }
+}
+
+/** Waits `ms`, or less when `signal` is aborted meanwhile (the caller looks at it next). */
+function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
 }
 
 function describeNetworkError(error: unknown): string {
