@@ -8,7 +8,15 @@
  */
 import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, type Socket } from 'node:net';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -42,6 +50,7 @@ import {
   station,
   store,
   storeTree,
+  until,
   useUploadServer,
   xxh3,
 } from './uploadFixture.js';
@@ -58,12 +67,19 @@ async function uploadFromStation(
   job: UploadJob,
   server = serverUrl,
   progress: UploadDeps['progress'] = () => undefined,
+  signal?: AbortSignal,
 ): Promise<UploadOutcome> {
   const stationDb = openDatabase(join(dir, 'station.db'));
   setSetting(stationDb, 'sync.server', server);
   setSetting(stationDb, 'sync.key', key);
   try {
-    const deps = { db: stationDb, log: createLogger('silent'), hash, progress };
+    const deps: UploadDeps = {
+      db: stationDb,
+      log: createLogger('silent'),
+      hash,
+      progress,
+      ...(signal ? { signal } : {}),
+    };
     return await uploadVerified(deps, job);
   } finally {
     stationDb.close();
@@ -613,4 +629,66 @@ describe('uploads into a server storage location', () => {
       await silent.close();
     }
   }, 90_000);
+
+  // Mutation: a request made after the stop rejecting without destroying its body: the source
+  // stream, never read, kept its file open (on Windows, the instrument could not move it).
+  it('a stop while a resumed upload hashes what the server has leaves the source closed', async () => {
+    const dir = tempDir('labstation-upload-stop-');
+    const source = join(dir, 'held.bin');
+    const data = randomBytes(24 * MiB);
+    writeFileSync(source, data);
+    const fileUuid = `held-${randomUUID()}`;
+    const destination = `held/${fileUuid}.bin`;
+    const xxhash = await xxh3(data);
+    // The server holds its first 20 MiB (a station stopped mid-file): the station reads and
+    // hashes those again, a MiB at a time, before it sends the rest.
+    const left = await open({
+      file_uuid: fileUuid,
+      destination_path: destination,
+      size: data.length,
+      xxhash,
+    });
+    expect(
+      (await append(left.body.upload_id as string, 0, data.subarray(0, 20 * MiB))).status,
+    ).toBe(200);
+    const openedHere = (): string[] =>
+      readdirSync('/proc/self/fd').flatMap((fd) => {
+        try {
+          return [readlinkSync(`/proc/self/fd/${fd}`)];
+        } catch {
+          return [];
+        }
+      });
+    const stopping = new AbortController();
+    const upload = uploadFromStation(
+      dir,
+      // Its hash as a copy worker gives it, without opening the file here: only the upload does.
+      () => Promise.resolve({ hash: xxhash, bytes: data.length }),
+      {
+        file: {
+          uuid: fileUuid,
+          source_path: source,
+          size: data.length,
+          mtime_ms: statSync(source).mtimeMs,
+        },
+        location: { uuid: 'x', name: 'archive' },
+        destination,
+      },
+      serverUrl,
+      undefined,
+      stopping.signal,
+    );
+    await until(
+      'the source opened to hash its prefix',
+      () => openedHere().includes(source),
+      upload,
+    );
+    stopping.abort(new HarvestStopped('stopped'));
+    await expect(upload).rejects.toBeInstanceOf(HarvestStopped);
+    await waitFor(
+      'the source closed',
+      () => (openedHere().includes(source) ? undefined : true),
+      3_000,
+    );
+  });
 });

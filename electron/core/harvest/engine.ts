@@ -11,6 +11,7 @@
  * a crash interrupted, recovery.ts, and the timers of a running station, timers.ts), a one-shot
  * run, a reload of the configuration, Retry (retries.ts), and the status.
  */
+import { setMaxListeners } from 'node:events';
 import type { TransferStatus } from '../../../shared/harvest/management.js';
 import type { CoreEvent, HarvestStatus } from '../../../shared/api.js';
 import type { Db } from '../db/open.js';
@@ -85,6 +86,17 @@ export interface RunSummary {
   unstable: { path: string; openError: string | null }[];
 }
 
+/**
+ * The controller of a harvest's stop signal: every upload request and pause under way listens
+ * to it (up to harvest.concurrency times four at once), past the 10 listeners after which Node
+ * warns of a leak.
+ */
+function stopController(): AbortController {
+  const controller = new AbortController();
+  setMaxListeners(0, controller.signal);
+  return controller;
+}
+
 /** The test fault harvest.accept-fails-once fails the first recording of stable files. */
 let acceptFailedOnce = false;
 
@@ -127,7 +139,7 @@ export class Harvester {
   private readonly lock: HarvestLockHolder;
   private stopped = true;
   /** Aborted by stop (TransferDeps.stopSignal); a new one at each start. */
-  private stopping = new AbortController();
+  private stopping = stopController();
   private idleWaiters: (() => void)[] = [];
   private run: RunSummary | null = null;
   private changeTimer: NodeJS.Timeout | undefined;
@@ -260,7 +272,7 @@ export class Harvester {
 
   private async begin(): Promise<void> {
     this.stopped = false;
-    if (this.stopping.signal.aborted) this.stopping = new AbortController();
+    if (this.stopping.signal.aborted) this.stopping = stopController();
     acceptHooks();
     this.intake.startedAt = this.clock();
     this.intake.walkedSinceStart.clear();

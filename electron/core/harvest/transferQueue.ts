@@ -4,6 +4,7 @@
  * outcomes stored in group commits; what each transfer's end means for the run that counts it
  * and for a file whose source changed while it was copied.
  */
+import { HarvestStopped } from './commandHook.js';
 import { stat } from 'node:fs/promises';
 import type { HarvestStatus } from '../../../shared/api.js';
 import type { TransferStatus } from '../../../shared/harvest/management.js';
@@ -409,7 +410,9 @@ export class TransferQueue {
   private async ended(file: FileRow, instrument: Instrument, end: BatchEnd): Promise<void> {
     try {
       if (end.end === 'crashed') {
-        if (!this.host.stopped()) {
+        // Ended by a stop (an upload cut short) that a quick start has followed already: the
+        // file is this run's to take, not a crash of it.
+        if (!this.host.stopped() && !(end.error instanceof HarvestStopped)) {
           this.host.runEnds()?.set(file.id, 'failed');
           this.host.runCrashed()?.add(file.id);
           this.log.error({ err: end.error, file: file.source_path }, 'harvest: transfer crashed');

@@ -114,6 +114,8 @@ function request(
   return new Promise((resolve, reject) => {
     const { signal } = options;
     if (signal?.aborted) {
+      // A source stream never read would hold its file open (its close closes the handle).
+      if (options.body instanceof Readable) options.body.destroy();
       reject(signal.reason as Error);
       return;
     }
@@ -388,8 +390,12 @@ export async function uploadVerified(deps: UploadDeps, job: UploadJob): Promise<
       if (answer.status !== 'receiving') return accepted(answer, sourceHash);
       throw new Error(`the server holds ${answer.offset} of ${answer.size} bytes after the body`);
     } catch (error) {
-      // Stopped: nothing more is sent or asked (the server keeps the partial upload).
-      signal?.throwIfAborted();
+      // Stopped: nothing more is sent or asked (the server keeps the partial upload), and the
+      // source is closed.
+      if (signal?.aborted) {
+        source?.stream.destroy();
+        signal.throwIfAborted();
+      }
       const changed = error instanceof SourceChanged ? error : (source?.changed() ?? null);
       if (changed) {
         if (uploadId) await client.drop(uploadId).catch(() => undefined);
