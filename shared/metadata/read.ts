@@ -144,9 +144,13 @@ class Reader {
     if (wholeText && typeof value === 'string' && WHOLE_NUMBER.test(value.trim())) {
       return plusZero(Number(value.trim()));
     }
-    // 1e400 in the JSON reads as Infinity: said as the value's own such number is said.
+    // 1e400 in the JSON reads as Infinity: said as the value's own such number is said. (NaN
+    // comes only from a document given as an object, not as JSON text.)
     if (typeof value === 'number') {
-      this.fail([...path, key], 'wrong_type', 'is a number too large to hold');
+      const why = Number.isNaN(value)
+        ? 'must be a number, not NaN'
+        : 'is a number too large to hold';
+      this.fail([...path, key], 'wrong_type', why);
       return undefined;
     }
     this.fail([...path, key], 'wrong_type', `must be a number, not ${describeJsonType(value)}`);

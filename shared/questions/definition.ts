@@ -2,6 +2,7 @@
 // defaults. Problems are collected, never thrown; checks across questions (names, formula
 // references, cycles) are in parse.ts.
 
+import { decimalPlaces } from './decimal.js';
 import { compileHtmlPattern } from './pattern.js';
 import { isFiniteNumber, isPlainObject, isStringArray, listInWords, quote } from './json.js';
 import type { JsonObject } from './json.js';
@@ -61,7 +62,6 @@ export class DefinitionReader {
         hint = '; only number and number_float questions can charge a consumable';
       else if (property === 'consumable_id')
         hint = `; name the consumable with "consumable" (NEMO's ids are not this facility's)`;
-      else if (property === 'default_choice') hint = '; use "default_value"';
       this.problem(
         property,
         `unknown property ${quote(property)} for a ${this.type} question (allowed: ${allowedProperties(this.type).join(', ')})${hint}`,
@@ -345,9 +345,19 @@ export class DefinitionReader {
     if (min !== undefined && max !== undefined && min > max) {
       this.problem('min', `property "min" (${min}) is greater than property "max" (${max})`);
     }
-    this.number('step', { positive: true });
-    if (this.type === 'number_float')
-      this.number('precision', { integer: true, min: 0, max: MAX_PRECISION });
+    // A number question takes whole numbers, a float its precision's places: a step finer
+    // than that would lead the arrow keys to values the answer check refuses.
+    const step = this.number('step', { positive: true, integer: this.type === 'number' });
+    const precision =
+      this.type === 'number_float'
+        ? this.number('precision', { integer: true, min: 0, max: MAX_PRECISION })
+        : undefined;
+    if (step !== undefined && precision !== undefined && decimalPlaces(step) > precision) {
+      this.problem(
+        'step',
+        `property "step" (${step}) has more decimal places than property "precision" (${precision}) allows`,
+      );
+    }
     this.string('consumable', { nonEmpty: true });
     this.string('prefix');
     this.string('suffix');

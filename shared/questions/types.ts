@@ -90,7 +90,7 @@ export interface TextareaQuestion extends QuestionCommon {
   type: 'textarea';
   /** 2 after parseQuestions when absent. */
   rows?: number;
-  /** NEMO's: the box grows with its text (here it does so anyway, from `rows` up). */
+  /** NEMO's: the box grows with the lines of its text, from `rows` up (shownRows). */
   auto_resize?: boolean;
   maxlength?: number;
   pattern?: string;

@@ -353,6 +353,10 @@ describe('parseMetadata: structure problems refuse the document', () => {
       if (path) expect(problems[0]?.path, text).toEqual(path);
     }
     expect(refused({ other: { x: Infinity } })[0]?.path).toEqual(['other', 'x']);
+    // NaN, from a document given as an object, is no number at all.
+    expect(refused({ extra_fields: { F: { value: 'x', position: NaN } } })[0]?.message).toContain(
+      'must be a number, not NaN',
+    );
   });
 });
 

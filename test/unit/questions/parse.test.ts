@@ -210,6 +210,15 @@ describe("parseQuestions: NEMO's own properties", () => {
     expect(problemAt({ type: 'number', name: 'n', step: 0 }, 'n.step').message).toContain(
       'must be greater than 0',
     );
+    // Mutation: a step the answers cannot keep to (whole numbers; the precision's places).
+    expect(problemAt({ type: 'number', name: 'n', step: 0.5 }, 'n.step').message).toContain(
+      'must be a whole number, not 0.5',
+    );
+    expect(
+      problemAt({ type: 'number_float', name: 'n', step: 0.25, precision: 1 }, 'n.step').message,
+    ).toContain(
+      'property "step" (0.25) has more decimal places than property "precision" (1) allows',
+    );
     expect(problemAt({ type: 'textbox', name: 't', form_row: -1 }, 't.form_row').message).toContain(
       'must be at least 0',
     );

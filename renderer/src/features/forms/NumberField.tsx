@@ -8,6 +8,7 @@ import { describedBy, FieldFrame } from './FieldFrame.js';
 import { useForm } from './FormContext.js';
 import { Affix } from './TextFields.js';
 import type { Path } from './values.js';
+import { nextOnStep } from './stepping.js';
 import { asText, fieldId, valueAt } from './values.js';
 
 interface NumberFieldProps {
@@ -50,20 +51,26 @@ export function NumberField({ question, path }: NumberFieldProps): ReactElement 
   const allowNegative = question.min === undefined || question.min < 0;
   const range = rangeText(question);
 
-  // The step is the question's own (NEMO's step), else the last place the precision allows;
-  // without a precision (a float taking any decimals), one, keeping the decimals typed (2.5 ->
-  // 3.5).
+  // The step is the question's own (NEMO's step, on its grid: stepping.ts), else the last place
+  // the precision allows; without a precision (a float taking any decimals), one, keeping the
+  // decimals typed (2.5 -> 3.5).
   const step = (e: KeyboardEvent<HTMLInputElement>): void => {
     if (e.key !== 'ArrowUp' && e.key !== 'ArrowDown') return;
     e.preventDefault();
     const current = Number(value);
-    const base = value.trim() === '' || Number.isNaN(current) ? (question.min ?? 0) : current;
-    const delta = (e.key === 'ArrowUp' ? 1 : -1) * (question.step ?? 10 ** -(decimals ?? 0));
-    const moved = base + (value.trim() === '' ? 0 : delta);
-    let next =
-      decimals === undefined ? Number(moved.toPrecision(15)) : Number(moved.toFixed(decimals));
-    if (question.min !== undefined) next = Math.max(question.min, next);
-    if (question.max !== undefined) next = Math.min(question.max, next);
+    const typed = value.trim() === '' || Number.isNaN(current) ? null : current;
+    let next: number;
+    if (question.step !== undefined) {
+      next = nextOnStep(typed, e.key === 'ArrowUp', { ...question, step: question.step });
+    } else {
+      const base = typed ?? question.min ?? 0;
+      const delta = (e.key === 'ArrowUp' ? 1 : -1) * 10 ** -(decimals ?? 0);
+      const moved = base + (typed === null ? 0 : delta);
+      next =
+        decimals === undefined ? Number(moved.toPrecision(15)) : Number(moved.toFixed(decimals));
+      if (question.min !== undefined) next = Math.max(question.min, next);
+      if (question.max !== undefined) next = Math.min(question.max, next);
+    }
     form.setValue(path, decimals === undefined ? String(next) : fixedText(next, decimals));
   };
 
