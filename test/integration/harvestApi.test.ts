@@ -1552,6 +1552,30 @@ describe('records from a station, schedules and runs', () => {
     );
   });
 
+  // Mutation: the type changed under its records (a station's folder read as the server's).
+  it('keeps the type of a storage location that holds transfer records', async () => {
+    const { id, n } = db
+      .prepare(
+        `SELECT storage_location_id AS id, count(*) AS n FROM harvest_transfers
+         WHERE storage_location_id IS NOT NULL GROUP BY storage_location_id LIMIT 1`,
+      )
+      .get() as { id: number; n: number };
+    const before = (await call('GET', `/api/storage-locations/${id}`)).body;
+    const other = before.type === 'local' ? 'server' : 'local';
+    const refused = await call('PATCH', `/api/storage-locations/${id}`, 'admin', { type: other });
+    expect(refused.status).toBe(409);
+    expect(refused.body.detail).toBe(
+      `storage location ${id} holds ${n} transfer record${n > 1 ? 's' : ''} made as a ` +
+        `${before.type} location; its type stays (make a new ${other} location instead)`,
+    );
+    expect((await call('GET', `/api/storage-locations/${id}`)).body).toEqual(before);
+    // The same type again, or another field, is no change of type.
+    const same = await call('PATCH', `/api/storage-locations/${id}`, 'admin', {
+      type: before.type,
+    });
+    expect(same.status, JSON.stringify(same.body)).toBe(200);
+  });
+
   it("refuses a station's records for an instrument it was never given", async () => {
     const other = await made('/api/service-accounts', { name: 'intruder-pc' });
     const file = newUuid();

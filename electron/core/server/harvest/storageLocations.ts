@@ -150,6 +150,22 @@ export const storageLocations: ManagedResource<StorageLocationOut> = {
         : []),
     ];
     if (problems.length) throw new ValidationProblems(problems);
+    if (merged.type !== before.type) {
+      // A transfer record's destination is a path of its location's kind (a station's folder,
+      // or the server's): another type would make its records say what they are not.
+      const transfers = countWhere(
+        db,
+        'SELECT count(*) FROM harvest_transfers WHERE storage_location_id = ?',
+        id,
+      );
+      if (transfers) {
+        throw new Conflict(
+          `storage location ${id} holds ${transfers} transfer record${transfers > 1 ? 's' : ''} ` +
+            `made as a ${before.type} location; its type stays (make a new ${merged.type} ` +
+            'location instead)',
+        );
+      }
+    }
     if (i.enabled === false && before.enabled === 1) {
       // The rule an instrument's save keeps (instrumentChecks.ts runnableProblems), kept from
       // this side too: disabled under them, every file their stations find would fail there.
