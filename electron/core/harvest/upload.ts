@@ -245,6 +245,7 @@ async function sourceFrom(
   offset: number,
   expected: string,
   progress: (bytes: number) => void,
+  signal?: AbortSignal,
 ): Promise<{ stream: Readable; changed(): SourceChanged | null }> {
   const { file } = job;
   const handle = await open(file.source_path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
@@ -269,7 +270,11 @@ async function sourceFrom(
         fail('the file changed while it was uploaded');
       }
     };
-    for (let position = 0; position < offset; position += CHUNK) await read(position, offset);
+    // A stop ends the prefix's hash too (gigabytes of it, for a big file resumed late).
+    for (let position = 0; position < offset; position += CHUNK) {
+      signal?.throwIfAborted();
+      await read(position, offset);
+    }
     if (offset === file.size) await checkWhole();
     async function* chunks(): AsyncGenerator<Buffer> {
       for (let position = offset; position < file.size;) {
@@ -375,9 +380,16 @@ export async function uploadVerified(deps: UploadDeps, job: UploadJob): Promise<
       uploadId = opened.upload_id;
       if (opened.status !== 'receiving') return accepted(opened, sourceHash);
       try {
-        source = await sourceFrom(job, opened.offset, sourceHash, (bytes) => deps.progress(bytes));
+        source = await sourceFrom(
+          job,
+          opened.offset,
+          sourceHash,
+          (bytes) => deps.progress(bytes),
+          signal,
+        );
       } catch (error) {
         if (error instanceof SourceChanged) throw error;
+        signal?.throwIfAborted();
         const reason = `cannot read the source: ${(error as Error).message}`;
         return { outcome: 'failed', reason, retry: true };
       }
