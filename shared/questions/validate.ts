@@ -5,10 +5,11 @@ import { normalizeWithProblems } from './answers.js';
 import { groupFields, groupHasRequiredField, usableQuestions } from './usable.js';
 import { runFormulas } from './compute.js';
 import type { FormulaFailure } from './compute.js';
-import { cleanComputedNumber, decimalPlaces } from './decimal.js';
+import { decimalPlaces } from './decimal.js';
 import { listInWords, ownValue, quote } from './json.js';
 import { choicesOf, questionLabel } from './label.js';
 import { compileHtmlPattern } from './pattern.js';
+import { onStep } from './step.js';
 import type {
   AnswerProblem,
   AnswerRule,
@@ -34,14 +35,6 @@ function isAnswered(value: unknown): boolean {
 
 function plural(count: number, one: string, many: string): string {
   return `${count} ${count === 1 ? one : many}`;
-}
-
-/**
- * Whether `value` is `base` plus a whole number of `step`s, as a browser's number input with
- * min and step takes it (NEMO's `step`); the quotient's binary noise (0.3 / 0.1) is not a miss.
- */
-function onStep(value: number, base: number, step: number): boolean {
-  return Number.isInteger(cleanComputedNumber((value - base) / step));
 }
 
 class AnswerChecker {
@@ -198,13 +191,12 @@ class AnswerChecker {
         );
       }
     }
-    if (typeof question.step === 'number' && !onStep(value, question.min ?? 0, question.step)) {
-      const base = question.min ?? 0;
+    if (typeof question.step === 'number' && !onStep(value, { ...question, step: question.step })) {
       this.add(
         question,
         path,
         'step',
-        `${subject} goes in steps of ${question.step} from ${base}; ${value} is not one of them.`,
+        `${subject} goes in steps of ${question.step} from ${question.min ?? 0}; ${value} is not one of them.`,
       );
     }
     if (typeof question.min === 'number' && value < question.min) {

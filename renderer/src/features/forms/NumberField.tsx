@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import type { KeyboardEvent, ReactElement } from 'react';
 import { fixedText } from '../../../../shared/questions/decimal.js';
+import { nextOnStep } from '../../../../shared/questions/step.js';
 import type { NumericInputQuestion } from '../../../../shared/questions/index.js';
 import { questionLabel } from '../../../../shared/questions/index.js';
 import { applyNumpadKey, Numpad } from '../../components/Numpad.js';
@@ -8,7 +9,6 @@ import { describedBy, FieldFrame } from './FieldFrame.js';
 import { useForm } from './FormContext.js';
 import { Affix } from './TextFields.js';
 import type { Path } from './values.js';
-import { nextOnStep } from './stepping.js';
 import { asText, fieldId, valueAt } from './values.js';
 
 interface NumberFieldProps {
@@ -51,7 +51,7 @@ export function NumberField({ question, path }: NumberFieldProps): ReactElement 
   const allowNegative = question.min === undefined || question.min < 0;
   const range = rangeText(question);
 
-  // The step is the question's own (NEMO's step, on its grid: stepping.ts), else the last place
+  // The step is the question's own (NEMO's step, on its grid: shared/questions/step.ts), else the last place
   // the precision allows; without a precision (a float taking any decimals), one, keeping the
   // decimals typed (2.5 -> 3.5).
   const step = (e: KeyboardEvent<HTMLInputElement>): void => {

@@ -1,6 +1,6 @@
-/** The arrow keys of a number question with NEMO's step (renderer/src/features/forms/stepping.ts). */
+/** The arrow keys of a number question with NEMO's step (shared/questions/step.ts). */
 import { describe, expect, it } from 'vitest';
-import { nextOnStep } from '../../../renderer/src/features/forms/stepping.js';
+import { nextOnStep } from '../../../shared/questions/step.js';
 import { parseQuestions, validateAnswers } from '../../../shared/questions/index.js';
 
 describe('the arrow keys of a number with a step', () => {
