@@ -252,13 +252,15 @@ export function rowMatches(row: MetadataIndexRow, query: MetadataQuery): boolean
       return row.text === searchText(query.value.trim());
     case 'contains':
       return row.text.includes(searchText(query.text));
-    case 'numberBetween':
+    case 'numberBetween': {
+      const unit = queryUnit(query.unit);
       return (
         row.num !== null &&
         (query.min === undefined || row.num >= query.min) &&
         (query.max === undefined || row.num <= query.max) &&
-        (queryUnit(query.unit) === null || row.unit === queryUnit(query.unit))
+        (unit === null || row.unit === unit)
       );
+    }
     case 'dateBetween': {
       const { min, max } = dateQueryBounds(query);
       return (

@@ -144,13 +144,15 @@ class Normalizer {
     if (Array.isArray(value)) {
       repetitions = value as unknown[];
     } else if (isPlainObject(value)) {
-      const keys = Object.keys(value).filter((key) => /^\d+$/.test(key));
-      if (keys.length === 0 && Object.keys(value).length > 0) {
+      const keys: string[] = [];
+      const others: string[] = [];
+      for (const key of Object.keys(value)) (/^\d+$/.test(key) ? keys : others).push(key);
+      if (keys.length === 0 && others.length > 0) {
         this.typeProblem(question, path, 'a list of entries', value);
         return [];
       }
       // An entry under another key is not dropped without a word: the answers are refused.
-      for (const key of Object.keys(value).filter((k) => !/^\d+$/.test(k))) {
+      for (const key of others) {
         this.problems.push({
           path: [...path, key],
           question: question.name,

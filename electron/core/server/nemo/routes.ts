@@ -95,9 +95,9 @@ function registerResource<Row extends { id: number }, Json>(
       let row = DETAIL_ID_RE.test(id)
         ? rowById<Row>(deps.db, resource.table, resource.columns, Number(id))
         : undefined;
-      const clauses = [...filters.clauses, { sql: 'id = ?', args: [Number(id)] }];
-      if (row && filters.clauses.length && countRows(deps.db, resource.table, clauses) === 0) {
-        row = undefined;
+      if (row && filters.clauses.length) {
+        const clauses = [...filters.clauses, { sql: 'id = ?', args: [row.id] }];
+        if (countRows(deps.db, resource.table, clauses) === 0) row = undefined;
       }
       if (!row) {
         void reply.code(404);
