@@ -90,6 +90,11 @@ function row(db: Db, id: number): Row {
     .get(id) as Row;
 }
 
+/** How many transfer records name the location (its type and its deletion wait on them). */
+function transfersIn(db: Db, id: number): number {
+  return countWhere(db, 'SELECT count(*) FROM harvest_transfers WHERE storage_location_id = ?', id);
+}
+
 function hooksNaming(db: Db, name: string): string[] {
   return db
     .prepare(
@@ -153,11 +158,7 @@ export const storageLocations: ManagedResource<StorageLocationOut> = {
     if (merged.type !== before.type) {
       // A transfer record's destination is a path of its location's kind (a station's folder,
       // or the server's): another type would make its records say what they are not.
-      const transfers = countWhere(
-        db,
-        'SELECT count(*) FROM harvest_transfers WHERE storage_location_id = ?',
-        id,
-      );
+      const transfers = transfersIn(db, id);
       if (transfers) {
         throw new Conflict(
           `storage location ${id} holds ${transfers} transfer record${transfers > 1 ? 's' : ''} ` +
@@ -231,21 +232,11 @@ export const storageLocations: ManagedResource<StorageLocationOut> = {
         `is used by instrument${instruments.length > 1 ? 's' : ''} ${instruments.join(', ')}`,
       );
     }
-    const hooks = db
-      .prepare(
-        `SELECT name FROM harvest_hooks WHERE json_extract(config, '$.storage_location') = ?
-         ORDER BY name`,
-      )
-      .pluck()
-      .all(name) as string[];
+    const hooks = hooksNaming(db, name);
     if (hooks.length) {
       reasons.push(`is named by hook${hooks.length > 1 ? 's' : ''} ${hooks.join(', ')}`);
     }
-    const transfers = countWhere(
-      db,
-      'SELECT count(*) FROM harvest_transfers WHERE storage_location_id = ?',
-      id,
-    );
+    const transfers = transfersIn(db, id);
     if (transfers) {
       reasons.push(
         `holds ${transfers} transfer record${transfers > 1 ? 's' : ''}; disable it instead`,
