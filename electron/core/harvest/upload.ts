@@ -34,6 +34,7 @@ import { BadAnswerError, parseAnswer } from '../sync/parseAnswer.js';
 import type { Logger } from '../util/log.js';
 import type { StorageLocation } from './config.js';
 import type { FileRow } from './records.js';
+import { pause } from '../util/pause.js';
 import { readFull } from '../util/readFull.js';
 
 const CHUNK = 1024 * 1024;
@@ -465,19 +466,6 @@ export async function uploadVerified(deps: UploadDeps, job: UploadJob): Promise<
       await pause(retryDelay(retries), signal);
     }
   }
-}
-
-/** Waits `ms`, or less when `signal` is aborted meanwhile (the caller looks at it next). */
-function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    const done = (): void => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener('abort', done, { once: true });
-  });
 }
 
 function describeNetworkError(error: unknown): string {

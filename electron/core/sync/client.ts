@@ -20,6 +20,7 @@ import { requestServer } from './request.js';
 import { noteRestored } from './restored.js';
 import type { ServerCounts } from './pushAnswer.js';
 import { resendLost, resendLostPushes, sentMarks, type SentMarks } from './resend.js';
+import { pause } from '../util/pause.js';
 import { describeFailure } from './serverFailure.js';
 import { PUSH_KINDS_SQL, SYNC_CHANGES_PATH } from './protocol.js';
 
@@ -410,19 +411,9 @@ export class SyncClient {
     }
   }
 
+  /** Waits `ms`, or until the client stops or a change wakes the pull (LinkStatus.wakePull). */
   private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const signal = this.abort.signal;
-      const done = (): void => {
-        clearTimeout(timer);
-        signal.removeEventListener('abort', done);
-        this.link.wakePull = null;
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.link.wakePull = done;
-      signal.addEventListener('abort', done);
-    });
+    return pause(ms, this.abort.signal, (wake) => (this.link.wakePull = wake));
   }
 }
 
