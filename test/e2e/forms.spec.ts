@@ -1,6 +1,15 @@
 import { expect, test } from './fixtures.js';
 import { facility, logOn, PRE_QUESTIONS, TOOL } from './facility.js';
 
+/** The demo facility, its tool asking `questions` before usage. */
+function facilityAsking(questions: unknown[]): ReturnType<typeof facility> {
+  const bundle = facility();
+  const tool = bundle.tools[0];
+  if (!tool) throw new Error('the facility has a tool');
+  tool.pre_usage_questions = questions;
+  return bundle;
+}
+
 test('shows a broken pattern and a missing required answer in a group repetition at their fields', async ({
   page,
   startStation,
@@ -188,13 +197,10 @@ test('a number_float without precision takes any decimals from the keypad and th
   page,
   startStation,
 }) => {
-  const bundle = facility();
-  const tool = bundle.tools[0];
-  if (!tool) throw new Error('the facility has a tool');
-  tool.pre_usage_questions = [
+  const bundle = facilityAsking([
     ...PRE_QUESTIONS,
     { type: 'number_float', name: 'dose', title: 'Dose', min: 0 },
-  ];
+  ]);
   const station = await startStation(bundle);
   await page.goto(station.url);
   await logOn(page, 'ada', '1234');
@@ -223,15 +229,12 @@ test('a formula and a number with a long precision show the value the core store
   page,
   startStation,
 }) => {
-  const bundle = facility();
-  const tool = bundle.tools[0];
-  if (!tool) throw new Error('the facility has a tool');
-  tool.pre_usage_questions = [
+  const bundle = facilityAsking([
     ...PRE_QUESTIONS,
     { type: 'number_float', name: 'dose', title: 'Dose', precision: 20 },
     { type: 'formula', name: 'third', title: 'A third', formula: 'dose / 3', precision: 16 },
     { type: 'number_float', name: 'count', title: 'Count', precision: 3 },
-  ];
+  ]);
   const station = await startStation(bundle);
   await page.goto(station.url);
   await logOn(page, 'ada', '1234');
@@ -255,10 +258,7 @@ test('a required checkbox group and a required group say so to a screen reader, 
   page,
   startStation,
 }) => {
-  const bundle = facility();
-  const tool = bundle.tools[0];
-  if (!tool) throw new Error('the facility has a tool');
-  tool.pre_usage_questions = [
+  const bundle = facilityAsking([
     { type: 'checkbox', name: 'ppe', title: 'Protection', choices: ['glasses'], required: true },
     {
       type: 'group',
@@ -268,7 +268,7 @@ test('a required checkbox group and a required group say so to a screen reader, 
       max_number: 2,
       questions: [{ type: 'textbox', name: 'holder', title: 'Holder' }],
     },
-  ];
+  ]);
   const station = await startStation(bundle);
   await page.goto(station.url);
   await logOn(page, 'ada', '1234');
@@ -292,10 +292,7 @@ test("a question list written for NEMO: its group's own Add button, and a number
   page,
   startStation,
 }) => {
-  const bundle = facility();
-  const tool = bundle.tools[0];
-  if (!tool) throw new Error('the facility has a tool');
-  tool.pre_usage_questions = [
+  const bundle = facilityAsking([
     { type: 'number', name: 'stubs', title: 'Stubs', min: 1, step: 2, form_row: 0 },
     {
       type: 'group',
@@ -305,7 +302,7 @@ test("a question list written for NEMO: its group's own Add button, and a number
       group_add_button_name: 'Add gas',
       questions: [{ type: 'textbox', name: 'gas', title: 'Gas', row_cell: 0 }],
     },
-  ];
+  ]);
   const station = await startStation(bundle);
   await page.goto(station.url);
   await logOn(page, 'ada', '1234');
