@@ -87,7 +87,8 @@ function setUp(options: { once?: boolean; acceptFails?: boolean; holdFirstProbe?
     changed: () => undefined,
   };
   const log = pino({ level: 'silent' });
-  const checks = new StabilityChecks(host, log, () => Date.now() + clock.offsetMs);
+  const now = () => Date.now() + clock.offsetMs;
+  const checks = new StabilityChecks(host, log, now, now);
   stops.push(() => {
     state.stopped = true;
     checks.stop();

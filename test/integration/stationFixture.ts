@@ -13,8 +13,10 @@ import { tempDir } from './helpers.js';
 export async function openStation(
   bundle: Record<string, unknown>,
   clock: () => number,
+  /** The clock the idle rule measures on (StationOptions.elapsed); `clock` when not given. */
+  elapsed?: () => number,
 ): Promise<Station> {
-  const st = Station.open({ dataDir: tempDir(), log: createLogger('silent'), clock });
+  const st = Station.open({ dataDir: tempDir(), log: createLogger('silent'), clock, elapsed });
   await importBundle(st.db, bundle);
   return st;
 }

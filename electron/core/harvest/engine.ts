@@ -18,7 +18,7 @@ import type { Db } from '../db/open.js';
 import { cachedStatement } from '../db/statements.js';
 import { getSetting } from '../station/settings.js';
 import { injected } from '../util/failpoint.js';
-import { nowIso } from '../util/ids.js';
+import { monotonicMs, nowIso } from '../util/ids.js';
 import type { Logger } from '../util/log.js';
 import type { Instrument } from './config.js';
 import { requeueInterruptedRuns } from './runs.js';
@@ -49,7 +49,15 @@ export interface HarvesterOptions {
   /** The station's tool: its enabled instruments are harvested. */
   tool: () => string | null;
   emit?: (event: CoreEvent) => void;
+  /** The wall clock: the times recorded. */
   clock?: () => number;
+  /**
+   * The clock that measures waits (stability windows, a run's wait for its files, how long a
+   * folder's listing is kept): it should only go forward, so that the PC's time set back or on
+   * does not hold files or take them early. By default util/ids.ts monotonicMs, or `clock`
+   * when a test gives only that.
+   */
+  elapsed?: () => number;
   /** Watch folders with chokidar between rescans (off for one-shot runs). */
   watch?: boolean;
   /** Run scheduled harvests (off for one-shot runs). */
@@ -104,6 +112,7 @@ export class Harvester {
   private readonly db: Db;
   private readonly log: Logger;
   private readonly clock: () => number;
+  private readonly elapsed: () => number;
   private pool: CopyPool | null = null;
   /** The instruments harvested, and what their harvest leaves out (harvested.ts). */
   private readonly harvested: HarvestedInstruments;
@@ -153,6 +162,7 @@ export class Harvester {
     this.db = options.db;
     this.log = options.log;
     this.clock = options.clock ?? Date.now;
+    this.elapsed = options.elapsed ?? options.clock ?? monotonicMs;
     this.harvested = new HarvestedInstruments(this.db, this.log);
     this.lock = new HarvestLockHolder(options.lockFile, options.waitForLock ?? false, this.log, {
       stopped: () => this.stopped,
@@ -184,6 +194,7 @@ export class Harvester {
         changed: () => this.changed(),
       },
       this.log,
+      this.elapsed,
       this.clock,
     );
     this.transfers = new TransferQueue(this.db, this.log, this.clock, {
@@ -242,12 +253,22 @@ export class Harvester {
       changed: () => this.changed(),
       checkIdle: () => this.checkIdle(),
     });
-    const { db, log, clock, stability, transfers } = this;
+    const { db, log, clock, elapsed, stability, transfers } = this;
     this.intake = new Intake(db, log, clock, stability, transfers, host);
-    this.sightings = new Sightings(db, log, clock, stability, transfers, this.intake, host);
+    this.sightings = new Sightings(db, log, elapsed, stability, transfers, this.intake, host);
     this.walks = new Walks(db, log, clock, stability, this.intake, host);
     this.watches = new FolderWatches(log, this.sightings, host);
-    this.runs = new RunQueue(db, log, clock, this.walks, this.intake, stability, transfers, host);
+    this.runs = new RunQueue(
+      db,
+      log,
+      clock,
+      elapsed,
+      this.walks,
+      this.intake,
+      stability,
+      transfers,
+      host,
+    );
     this.retries = new Retries(db, this.harvested, transfers, {
       notStarted: () => this.stopped && this.intake.startedAt === 0,
       tool: () => this.options.tool(),

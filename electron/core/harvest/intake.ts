@@ -27,7 +27,7 @@ import {
 import { candidateKey, WAKE_GAP_MS, type Candidate, type StabilityChecks } from './stability.js';
 import { storageFolderIn } from './storageGuard.js';
 import type { TransferQueue } from './transferQueue.js';
-import { usageOnToolAt } from './usageContext.js';
+import { usageInProgressOn, usageOnToolAt } from './usageContext.js';
 
 /** What the intake asks of the engine. */
 export interface IntakeHost {
@@ -231,7 +231,7 @@ export class Intake {
         (recordedAt !== undefined && Date.parse(recordedAt) < this.startedAt));
     const usage = beforeStart
       ? usageOnToolAt(this.db, instrument.tool_id, written)
-      : usageOnToolAt(this.db, instrument.tool_id, seen);
+      : usageInProgressOn(this.db, instrument.tool_id);
     this.stability.add(key, instrument, folder, path, relativePath, size, mtimeMs, seen, usage);
   }
 

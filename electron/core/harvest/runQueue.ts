@@ -42,6 +42,8 @@ export class RunQueue {
     private readonly db: Db,
     private readonly log: Logger,
     private readonly clock: () => number,
+    /** Measures how long a run waits (monotonic, as the stability checks' clock: the same). */
+    private readonly elapsed: () => number,
     private readonly walks: Walks,
     private readonly intake: Intake,
     private readonly stability: StabilityChecks,
@@ -93,14 +95,14 @@ export class RunQueue {
     // without permission, a name that is not UTF-8): the run fails naming it, as `harvest
     // --once` exits 1, instead of reporting a clean run; its counts say what it did.
     const unread = this.walks.problemOf(instrument.id);
-    const walkedAt = this.clock();
+    const walkedAt = this.elapsed();
     const limitMs = getSetting(this.db, 'harvest.runTimeoutMinutes') * 60_000;
     // Done when the transfers have ended and what is left of this instrument's files are those
     // still changing long after the walk (a log written all day): they are left for the next
     // run, as `harvest --once` leaves them. Waiting for them would hold this run, and every
     // run queued behind it, until the run timeout.
     let settled = this.settledFor(instrument.id, walkedAt);
-    while (settled === null && !this.host.stopped() && this.clock() - walkedAt < limitMs) {
+    while (settled === null && !this.host.stopped() && this.elapsed() - walkedAt < limitMs) {
       await new Promise((resolve) => setTimeout(resolve, RUN_SETTLE_POLL_MS));
       settled = this.settledFor(instrument.id, walkedAt);
     }

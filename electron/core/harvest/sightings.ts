@@ -61,13 +61,14 @@ export class Sightings {
   constructor(
     private readonly db: Db,
     private readonly log: Logger,
-    clock: () => number,
+    /** Measures how long a folder's listing is kept (monotonic: util/ids.ts monotonicMs). */
+    elapsed: () => number,
     private readonly stability: StabilityChecks,
     private readonly transfers: TransferQueue,
     private readonly intake: Intake,
     private readonly host: SightingsHost,
   ) {
-    this.listings = new RecentListings(clock, 3 * FOLDER_SETTLE_MS);
+    this.listings = new RecentListings(elapsed, 3 * FOLDER_SETTLE_MS);
   }
 
   /**

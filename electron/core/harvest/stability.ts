@@ -19,7 +19,7 @@ export interface Candidate {
   mtimeMs: number;
   firstSeenAt: string;
   usageEventId: number | null;
-  /** Clock time of the last size or mtime change we saw. */
+  /** When we last saw its size or mtime change, on the checks' clock (a monotonic one). */
   changedAt: number;
   /**
    * Whether size and mtime were read since the last change we know of (see settles): false
@@ -140,10 +140,16 @@ export class StabilityChecks {
   /** A wake came while the check ran: it runs again once it ends. */
   private tickAgain = false;
 
+  /**
+   * `clock` measures the windows, and should only go forward (util/ids.ts monotonicMs): on the
+   * wall clock, a PC's time set back an hour held every file settling then for that hour.
+   * `wall` gives the times shown (settlingFiles).
+   */
   constructor(
     private readonly host: StabilityHost,
     private readonly log: Logger,
     private readonly clock: () => number,
+    private readonly wall: () => number = Date.now,
   ) {}
 
   /** The files settling. */
@@ -480,11 +486,13 @@ export class StabilityChecks {
       newest.splice(at < 0 ? newest.length : at, 0, c);
       if (newest.length > SETTLING_SHOWN) newest.pop();
     }
+    const wallNow = this.wall();
+    const now = this.clock();
     return newest.map((c) => ({
       instrument: c.instrument.name,
       relative_path: c.relativePath,
       size: c.size,
-      changed_at: new Date(c.changedAt).toISOString(),
+      changed_at: new Date(wallNow - (now - c.changedAt)).toISOString(),
       open_error: c.openError,
     }));
   }

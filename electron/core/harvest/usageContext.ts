@@ -42,6 +42,22 @@ export function usageOnToolAt(db: Db, toolId: number, at: string): number | null
   return id ?? null;
 }
 
+/**
+ * The usage event in progress on the tool now (the latest begun, should two be), or null: a
+ * file seen now belongs to it whatever the clock says. By times alone (usageOnToolAt at now),
+ * a PC's clock set back after the usage began put the file before it, in no usage or in an
+ * earlier one.
+ */
+export function usageInProgressOn(db: Db, toolId: number): number | null {
+  const id = cachedStatement(
+    db,
+    `SELECT id FROM usage_events WHERE tool_id = ? AND "end" IS NULL ORDER BY start DESC LIMIT 1`,
+  )
+    .pluck()
+    .get(toolId) as number | undefined;
+  return id ?? null;
+}
+
 /** The usage_context of the usage event with this id; null when there is none. */
 export function usageContextOf(db: Db, usageEventId: number): UsageContext | null {
   const row = cachedStatement(

@@ -16,7 +16,7 @@ import type { Db } from '../db/open.js';
 import type { UploadAgainResult } from '../harvest/uploadAgain.js';
 import { openStationDatabase } from './database.js';
 import { AppError } from '../util/errors.js';
-import { nowIso } from '../util/ids.js';
+import { monotonicMs, nowIso } from '../util/ids.js';
 import { createLogger, type Logger } from '../util/log.js';
 import { notebookHandlers } from '../notebook/handlers.js';
 import { formatIssues } from '../util/issues.js';
@@ -97,7 +97,15 @@ export interface HarvestControl {
 export interface StationOptions {
   dataDir: string;
   log?: Logger;
+  /** The wall clock: the times recorded. */
   clock?: () => number;
+  /**
+   * The clock the idle rule measures on, which should only go forward: on the wall clock, the
+   * PC's time set on three hours force-ended a usage at once and billed the three hours, and
+   * set back kept whoever walked away logged on. By default util/ids.ts monotonicMs, or
+   * `clock` when a test gives only that.
+   */
+  elapsed?: () => number;
 }
 
 /**
@@ -144,12 +152,19 @@ export class Station {
   /** Log-on attempts run one at a time, so parallel guesses cannot slip past the lock. */
   private logonQueue: Promise<unknown> = Promise.resolve();
 
+  private readonly clock: () => number;
+  /** See StationOptions.elapsed. */
+  private readonly elapsed: () => number;
+
   constructor(
     readonly db: Db,
     readonly log: Logger,
-    private readonly clock: () => number = Date.now,
+    clock?: () => number,
+    elapsed?: () => number,
   ) {
-    this.lastInputAt = clock();
+    this.clock = clock ?? Date.now;
+    this.elapsed = elapsed ?? clock ?? monotonicMs;
+    this.lastInputAt = this.elapsed();
     // One listener per screen's event stream (http/stationServer.ts), and the sync link's: as
     // many as there are pages open, not a leak past ten.
     this.events.setMaxListeners(0);
@@ -158,7 +173,7 @@ export class Station {
 
   static open(options: StationOptions): Station {
     const db = openStationDatabase(options.dataDir);
-    return new Station(db, options.log ?? createLogger(), options.clock);
+    return new Station(db, options.log ?? createLogger(), options.clock, options.elapsed);
   }
 
   close(): void {
@@ -187,7 +202,7 @@ export class Station {
     // Input that counts against the idle log-off: a call that did something. A refused one (a
     // wrong PIN, a call the person may not make) would let any program on the machine keep
     // the session of whoever is logged on alive.
-    if (!READ_CALLS.has(name)) this.lastInputAt = this.clock();
+    if (!READ_CALLS.has(name)) this.lastInputAt = this.elapsed();
     return result;
   }
 
@@ -242,12 +257,12 @@ export class Station {
 
   /** Called by the shell when it sees keyboard or pointer input (Electron's powerMonitor). */
   touch(): void {
-    this.lastInputAt = this.clock();
+    this.lastInputAt = this.elapsed();
   }
 
   /** The idle rule: log the UI session off, and optionally force-end usage after longer. */
   checkIdle(): void {
-    const idleMs = this.clock() - this.lastInputAt;
+    const idleMs = this.elapsed() - this.lastInputAt;
     const logoffMs = getSetting(this.db, 'idle.logoffMinutes') * 60_000;
     if (this.session && idleMs >= logoffMs) {
       this.log.info({ userId: this.session.userId }, 'idle: logging the session off');
