@@ -58,14 +58,22 @@ test('an admin edits a tool’s post-usage questions with the live preview; the 
   await editor.fill(JSON.stringify(questions));
   const current = preview.getByRole('textbox', { name: 'Beam current' });
   await expect(current).toBeVisible();
+  // Enter in a preview field checks the answers; it does not submit the editor around it,
+  // which saved the tool, half-made list and all, and sent it to the stations.
+  const saves: string[] = [];
+  page.on('request', (request) => {
+    if (request.url().includes('admin.tools.save')) saves.push(request.url());
+  });
   await current.fill('-1');
-  await preview.getByRole('button', { name: 'Check answers' }).click();
+  await current.press('Enter');
   await expect(preview.getByText(/at least 0/).first()).toBeVisible();
+  await expect(page.getByRole('status').filter({ hasText: 'Saved SEM.' })).toBeHidden();
+  expect(saves).toEqual([]);
   await current.fill('1.25');
   await preview.getByRole('button', { name: 'Check answers' }).click();
   await expect(preview.getByText('These answers would be accepted.')).toBeVisible();
 
-  await page.getByRole('button', { name: 'Tidy the JSON of the post-usage questions' }).click();
+  await page.getByRole('button', { name: 'Tidy JSON of the post-usage questions' }).click();
   await expect(editor).toHaveValue(/\n {2}\{\n/);
   await page.getByRole('button', { name: 'Save' }).click();
   await expect(page.getByRole('status').filter({ hasText: 'Saved SEM.' })).toBeVisible();

@@ -34,8 +34,10 @@ export function Tabs({ tabs, active }: { tabs: TabSpec[]; active: Tab }): ReactE
     refs.current.get(tab.id)?.focus();
   };
 
+  // The views and their tabs are the page's main landmark. The panel is a div inside it: a
+  // tabpanel role on <main> itself takes the landmark away, and leaves the tabs outside any.
   return (
-    <>
+    <main>
       {tabs.length > 1 && (
         <div className="tabs" role="tablist" aria-label="Station views" onKeyDown={onKeyDown}>
           {tabs.map((t) => (
@@ -59,14 +61,14 @@ export function Tabs({ tabs, active }: { tabs: TabSpec[]; active: Tab }): ReactE
         </div>
       )}
       {current && (
-        <main
+        <div
           id={`panel-${current.id}`}
           role={tabs.length > 1 ? 'tabpanel' : undefined}
           aria-labelledby={tabs.length > 1 ? `tab-${current.id}` : undefined}
         >
           {current.render()}
-        </main>
+        </div>
       )}
-    </>
+    </main>
   );
 }

@@ -1,10 +1,19 @@
 import type { ReactElement } from 'react';
 
-/** An error in words, announced when it appears. */
-export function ErrorMessage({ message }: { message: string | null }): ReactElement | null {
+/**
+ * An error in words, announced when it appears. With an `id`, the field it is about names it
+ * in its aria-describedby.
+ */
+export function ErrorMessage({
+  message,
+  id,
+}: {
+  message: string | null;
+  id?: string;
+}): ReactElement | null {
   if (!message) return null;
   return (
-    <p className="error" role="alert">
+    <p id={id} className="error" role="alert">
       {message}
     </p>
   );

@@ -5,6 +5,9 @@ import { toBridgeError } from '../bridge.js';
 import { credentialsRefused, errorText } from '../format.js';
 import { useServerStore } from './store.js';
 
+const EMPTY = 'Enter your e-mail address and your password.';
+const emptyError = (error: string): boolean => error === EMPTY;
+
 /** E-mail and password; the JWT the server answers is kept for this tab only. */
 export function LoginScreen(): ReactElement {
   const id = useId();
@@ -15,11 +18,20 @@ export function LoginScreen(): ReactElement {
   const message = useServerStore((s) => s.loginMessage);
   const login = useServerStore((s) => s.login);
 
+  // While an error shows, the fields it is about (an empty one; both, for refused credentials)
+  // are marked invalid and described by it.
+  const describedByError = (empty: boolean) =>
+    error !== null && (empty || !emptyError(error))
+      ? { 'aria-invalid': true as const, 'aria-describedby': `${id}-error` }
+      : {};
+
   const onSubmit = (e: FormEvent): void => {
     e.preventDefault();
     if (busy) return;
     if (!email.trim() || !password) {
-      setError('Enter your e-mail address and your password.');
+      setError(EMPTY);
+      // The first one missing takes the focus, so that the next key types into it.
+      document.getElementById(!email.trim() ? `${id}-email` : `${id}-password`)?.focus();
       return;
     }
     setBusy(true);
@@ -46,6 +58,7 @@ export function LoginScreen(): ReactElement {
           autoComplete="username"
           value={email}
           onChange={(e) => setEmail(e.target.value)}
+          {...describedByError(!email.trim())}
         />
       </div>
       <div className="field">
@@ -56,9 +69,10 @@ export function LoginScreen(): ReactElement {
           autoComplete="current-password"
           value={password}
           onChange={(e) => setPassword(e.target.value)}
+          {...describedByError(!password)}
         />
       </div>
-      <ErrorMessage message={error} />
+      <ErrorMessage id={`${id}-error`} message={error} />
       <div className="actions">
         <button type="submit" className="primary" disabled={busy}>
           {busy ? 'Logging in…' : 'Log in'}

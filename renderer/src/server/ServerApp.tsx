@@ -110,7 +110,9 @@ export function ServerApp(): ReactElement {
       {restoring ? (
         <p role="status">Loading…</p>
       ) : !account ? (
-        <LoginScreen />
+        <main>
+          <LoginScreen />
+        </main>
       ) : route.page === 'files' ? (
         <FilesPage />
       ) : route.page === 'reservations' ? (

@@ -92,32 +92,35 @@ function Overview({ status }: { status: HarvestStatus }): ReactElement {
           </li>
         ))}
       </ul>
-      <dl className="harvest-totals" role="group" aria-label="Totals of today, and files waiting">
-        <div>
-          <dt>Completed today</dt>
-          <dd data-testid="today-completed">{status.today.completed}</dd>
-        </div>
-        <div>
-          <dt>Skipped today</dt>
-          <dd data-testid="today-skipped">{status.today.skipped}</dd>
-        </div>
-        <div>
-          <dt>Failed today</dt>
-          <dd data-testid="today-failed">{status.today.failed}</dd>
-        </div>
-        <div>
-          <dt>Copied today</dt>
-          <dd>{formatBytes(status.today.bytes)}</dd>
-        </div>
-        <div>
-          <dt>Settling</dt>
-          <dd title="found, waiting until the file stops changing">{status.settling}</dd>
-        </div>
-        <div>
-          <dt>Queued</dt>
-          <dd>{status.queued}</dd>
-        </div>
-      </dl>
+      {/* The group's role on a wrapper: on the <dl> itself it hides its terms from their values. */}
+      <div role="group" aria-label="Totals of today, and files waiting">
+        <dl className="harvest-totals">
+          <div>
+            <dt>Completed today</dt>
+            <dd data-testid="today-completed">{status.today.completed}</dd>
+          </div>
+          <div>
+            <dt>Skipped today</dt>
+            <dd data-testid="today-skipped">{status.today.skipped}</dd>
+          </div>
+          <div>
+            <dt>Failed today</dt>
+            <dd data-testid="today-failed">{status.today.failed}</dd>
+          </div>
+          <div>
+            <dt>Copied today</dt>
+            <dd>{formatBytes(status.today.bytes)}</dd>
+          </div>
+          <div>
+            <dt>Settling</dt>
+            <dd title="found, waiting until the file stops changing">{status.settling}</dd>
+          </div>
+          <div>
+            <dt>Queued</dt>
+            <dd>{status.queued}</dd>
+          </div>
+        </dl>
+      </div>
       {status.settling_files.length > 0 && (
         <SettlingList files={status.settling_files} total={status.settling} />
       )}

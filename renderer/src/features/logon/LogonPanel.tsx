@@ -15,7 +15,14 @@ export function LogonPanel(): ReactElement {
   const keypad = useUiStore((s) => s.keypad);
   const [login, setLogin] = useState('');
   const [pin, setPin] = useState('');
-  const [error, setError] = useState<string | null>(null);
+  const [error, setErrorState] = useState<{ text: string; field: 'login' | 'pin' } | null>(null);
+  // The field an error is about is marked invalid and described by it.
+  const setError = (text: string | null, field: 'login' | 'pin' = 'pin'): void =>
+    setErrorState(text === null ? null : { text, field });
+  const invalid = (field: 'login' | 'pin') =>
+    error?.field === field
+      ? { 'aria-invalid': true as const, 'aria-describedby': 'logon-error' }
+      : {};
   const [busy, setBusy] = useState(false);
   const loginRef = useRef<HTMLInputElement>(null);
   const pinRef = useRef<HTMLInputElement>(null);
@@ -24,7 +31,7 @@ export function LogonPanel(): ReactElement {
   const submit = async (): Promise<void> => {
     if (busy) return;
     if (!login.trim()) {
-      setError('Enter your username or badge number.');
+      setError('Enter your username or badge number.', 'login');
       loginRef.current?.focus();
       return;
     }
@@ -100,6 +107,7 @@ export function LogonPanel(): ReactElement {
             spellCheck={false}
             value={login}
             onChange={(e) => setLogin(e.target.value)}
+            {...invalid('login')}
             onKeyDown={(e) => {
               // A badge swiped into a login someone began and left is that badge's login, not
               // the two run together (a wrong login, and a try of the next person's PIN).
@@ -123,6 +131,7 @@ export function LogonPanel(): ReactElement {
             autoComplete="current-password"
             value={pin}
             onChange={(e) => setPin(e.target.value)}
+            {...invalid('pin')}
             onKeyDown={(e) => {
               // A badge swiped while the PIN field has focus (where a failed log-on leaves it)
               // types its number here: faster than anyone types, then Enter. It is a login, not
@@ -137,7 +146,7 @@ export function LogonPanel(): ReactElement {
         {keypad && (
           <Numpad label="Keypad for PIN" onKey={(k) => setPin((p) => applyNumpadKey(p, k))} />
         )}
-        <ErrorMessage message={error} />
+        <ErrorMessage id="logon-error" message={error?.text ?? null} />
         <div className="actions">
           <button type="submit" className="primary" disabled={busy}>
             {busy ? 'Logging on…' : 'Log on'}

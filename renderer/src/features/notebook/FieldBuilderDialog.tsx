@@ -23,10 +23,29 @@ interface FieldBuilderDialogProps {
   onClose: () => void;
 }
 
-function Row({ id, label, children }: { id: string; label: string; children: ReactNode }) {
+const NAME_NEEDED = 'The field needs a name.';
+
+function Row({
+  id,
+  label,
+  required = false,
+  children,
+}: {
+  id: string;
+  label: string;
+  required?: boolean;
+  children: ReactNode;
+}) {
   return (
     <div className="field">
-      <label htmlFor={id}>{label}</label>
+      <label htmlFor={id}>
+        {label}
+        {required && (
+          <span className="required-mark" aria-hidden="true" title="required">
+            {' *'}
+          </span>
+        )}
+      </label>
       {children}
     </div>
   );
@@ -122,7 +141,11 @@ export function FieldBuilderDialog(props: FieldBuilderDialogProps): ReactElement
 
   const submit = (e: FormEvent): void => {
     e.preventDefault();
-    if (form.name.trim() === '') return setProblems(['The field needs a name.']);
+    if (form.name.trim() === '') {
+      setProblems([NAME_NEEDED]);
+      nameRef.current?.focus();
+      return;
+    }
     const refused = onAdd(form.name.trim(), draftFromForm(form));
     setProblems(refused);
   };
@@ -153,11 +176,14 @@ export function FieldBuilderDialog(props: FieldBuilderDialogProps): ReactElement
             ))}
           </select>
         </Row>
-        <Row id="builder-name" label="Field name">
+        <Row id="builder-name" label="Field name" required>
           <input
             ref={nameRef}
             id="builder-name"
             type="text"
+            aria-required
+            aria-invalid={problems.includes(NAME_NEEDED) || undefined}
+            aria-describedby={problems.includes(NAME_NEEDED) ? 'builder-problems' : undefined}
             value={form.name}
             onChange={(e) => set({ name: e.target.value })}
           />
@@ -264,7 +290,7 @@ export function FieldBuilderDialog(props: FieldBuilderDialogProps): ReactElement
           )}
         </fieldset>
         {problems.length > 0 && (
-          <ul className="messages" role="alert" aria-label="Builder problems">
+          <ul id="builder-problems" className="messages" role="alert" aria-label="Builder problems">
             {problems.map((p) => (
               <li key={p}>{p}</li>
             ))}

@@ -1,5 +1,5 @@
 import { useMemo } from 'react';
-import type { ReactElement } from 'react';
+import type { KeyboardEvent, ReactElement } from 'react';
 import { z } from 'zod';
 import {
   parseQuestions,
@@ -83,7 +83,8 @@ export function QuestionListEditor({
             type="button"
             className="secondary"
             disabled={!check.ok}
-            aria-label={`Tidy the JSON of the ${label.toLowerCase()}`}
+            // Begins with the words shown, so that speech control can name it by them.
+            aria-label={`Tidy JSON of the ${label.toLowerCase()}`}
             onClick={format}
           >
             Tidy JSON
@@ -106,11 +107,25 @@ export function QuestionListEditor({
   );
 }
 
+/**
+ * Enter in a one-line field submits the form around it, and the preview sits inside its
+ * editor's form: it saved the tool, half-made edits and all, and sent it to the stations. In
+ * the preview, Enter checks the answers, as it submits the form at the station.
+ */
+function enterChecks(check: () => void) {
+  return (e: KeyboardEvent<HTMLDivElement>): void => {
+    const target = e.target as HTMLElement;
+    if (e.key !== 'Enter' || !(target instanceof HTMLInputElement)) return;
+    e.preventDefault();
+    check();
+  };
+}
+
 function Preview({ questions }: { questions: Question[] }): ReactElement {
   const form = useQuestionForm(questions);
   const submitted = form.submitted && form.problems.length === 0;
   return (
-    <div className="preview-form">
+    <div className="preview-form" onKeyDown={enterChecks(() => form.submit())}>
       <QuestionFormFields form={form} />
       <div className="actions">
         <button type="button" className="secondary" onClick={() => form.submit()}>
