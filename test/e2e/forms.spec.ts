@@ -158,6 +158,11 @@ test('works by keyboard alone: Tab between fields, Space picks, Enter submits', 
   await page.keyboard.type('2222', { delay: 80 });
   await page.keyboard.press('Enter');
   await expect(page.getByText('Logged on as')).toContainText('Bob Babbage');
+  // The log-on panel went; its focus goes to the person's forms, not to the page (mutation:
+  // ToolControlTab without its focus effects), and Tab goes on into them.
+  await expect(page.getByRole('region', { name: 'Your forms' })).toBeFocused();
+  await page.keyboard.press('Tab');
+  await expect(page.getByLabel('Project')).toBeFocused();
 
   await page.getByLabel('Experiment title').focus();
   await page.keyboard.type('Keyboard only');
@@ -172,6 +177,8 @@ test('works by keyboard alone: Tab between fields, Space picks, Enter submits', 
   await page.keyboard.type('3');
   await page.keyboard.press('Enter');
   await expect(page.getByTestId('tool-state')).toHaveText('In use');
+  // The Enable form went; the message saying so has the focus.
+  await expect(page.getByRole('status').filter({ hasText: 'is enabled' })).toBeFocused();
 
   await page.getByLabel('Condition after use').focus();
   await page.keyboard.press('ArrowDown');
@@ -191,6 +198,7 @@ test('works by keyboard alone: Tab between fields, Space picks, Enter submits', 
   await expect(page.getByRole('button', { name: 'Disable', exact: true })).toBeFocused();
   await page.keyboard.press('Enter');
   await expect(page.getByTestId('tool-state')).toHaveText('Idle');
+  await expect(page.getByRole('status').filter({ hasText: 'is disabled' })).toBeFocused();
 });
 
 test('a number_float without precision takes any decimals from the keypad and the arrow keys', async ({
@@ -325,4 +333,42 @@ test("a question list written for NEMO: its group's own Add button, and a number
   await page.getByRole('textbox', { name: 'Stubs' }).fill('5');
   await page.getByRole('button', { name: 'Enable', exact: true }).click();
   await expect(page.getByRole('button', { name: 'Disable', exact: true })).toBeVisible();
+});
+
+// Mutations: drafts.ts kept in memory only (the reload emptied every field); SessionBar logging
+// off at once with answers typed (they went without a word).
+test('typed answers outlast a reload of the page; log-off asks before it forgets them', async ({
+  page,
+  startStation,
+}) => {
+  const station = await startStation(facility());
+  await page.goto(station.url);
+  await logOn(page, 'ada', '1234');
+  await page.getByLabel('Project').selectOption({ label: 'Looms (LOO-2)' });
+  await page.getByLabel('Experiment title').fill('Weave density');
+
+  await page.reload();
+  await expect(page.getByRole('button', { name: 'Log off' })).toBeVisible();
+  await expect(page.getByLabel('Experiment title')).toHaveValue('Weave density');
+  await expect(page.getByLabel('Project').locator('option:checked')).toHaveText('Looms (LOO-2)');
+
+  // Log off asks; Cancel keeps the session and the answers.
+  await page.getByRole('button', { name: 'Log off' }).click();
+  const asking = page.getByRole('dialog', { name: 'Log off without sending your answers?' });
+  await expect(asking).toBeVisible();
+  await asking.getByRole('button', { name: 'Cancel' }).click();
+  await expect(page.getByLabel('Experiment title')).toHaveValue('Weave density');
+
+  // Logged off, the answers are gone, for the next person and for the same one.
+  await page.getByRole('button', { name: 'Log off' }).click();
+  await asking.getByRole('button', { name: 'Log off' }).click();
+  await expect(page.getByRole('heading', { name: 'Log on' })).toBeVisible();
+  await logOn(page, 'ada', '1234');
+  await expect(page.getByLabel('Experiment title')).toHaveValue('');
+  // With nothing typed, log-off does not ask.
+  await page.getByRole('button', { name: 'Log off' }).click();
+  await expect(page.getByRole('heading', { name: 'Log on' })).toBeVisible();
+  await page.reload();
+  await logOn(page, 'ada', '1234');
+  await expect(page.getByLabel('Experiment title')).toHaveValue('');
 });

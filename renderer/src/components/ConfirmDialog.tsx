@@ -1,4 +1,4 @@
-import { useEffect, useRef } from 'react';
+import { useEffect, useId, useRef } from 'react';
 import type { ReactElement, ReactNode } from 'react';
 
 interface ConfirmDialogProps {
@@ -18,6 +18,9 @@ interface ConfirmDialogProps {
 export function ConfirmDialog(props: ConfirmDialogProps): ReactElement {
   const { open, title, children, confirmLabel, onConfirm, onCancel, busy } = props;
   const ref = useRef<HTMLDialogElement>(null);
+  // Its own id: a page holds several (the session bar's beside a form's), and a fixed one named
+  // them all after the first.
+  const titleId = useId();
   /** What had the focus when the dialog opened: it gets it back when the dialog closes. */
   const opener = useRef<HTMLElement | null>(null);
   // A keyboard user goes on where they were, not from the top of the page.
@@ -44,13 +47,13 @@ export function ConfirmDialog(props: ConfirmDialogProps): ReactElement {
     <dialog
       ref={ref}
       className="dialog"
-      aria-labelledby="confirm-title"
+      aria-labelledby={titleId}
       onCancel={(e) => {
         e.preventDefault();
         onCancel();
       }}
     >
-      <h2 id="confirm-title">{title}</h2>
+      <h2 id={titleId}>{title}</h2>
       <div className="dialog-body">{children}</div>
       <div className="actions">
         <button type="button" className="secondary" onClick={onCancel} autoFocus>

@@ -1,19 +1,67 @@
 /**
  * What a person typed into a form not yet sent, kept while they look at another tab (the tabs
- * show one panel at a time, so a form's own state goes when it leaves the screen). Keyed by
- * the person and the form; forgotten when the session changes, so the next person at the
- * instrument never sees it, and when the form is sent.
+ * show one panel at a time, so a form's own state goes when it leaves the screen) and across a
+ * reload of the page (kept in the tab's sessionStorage). Keyed by the person and the form;
+ * forgotten when the session changes, so the next person at the instrument never sees it, and
+ * when the form is sent.
  */
+import type { SessionInfo } from '../../../../shared/api.js';
 import { useSessionStore } from '../../stores/session.js';
 
-const drafts = new Map<string, unknown>();
-let owner: number | null = null;
+const STORAGE_KEY = 'labstation.drafts';
 
-useSessionStore.subscribe((state) => {
-  const user = state.session?.user.id ?? null;
-  if (user !== owner) {
+/** Whose drafts these are: one session of one person (null: nobody's yet). */
+const sessionKey = (session: SessionInfo | null): string | null =>
+  session === null ? null : `${session.user.id}@${session.started_at}`;
+
+interface Kept {
+  owner: string | null;
+  drafts: [string, unknown][];
+}
+
+/** sessionStorage where there is one (not in unit tests under Node), and it can be read. */
+function storage(): Storage | null {
+  try {
+    return typeof sessionStorage === 'undefined' ? null : sessionStorage;
+  } catch {
+    return null; // storage turned off for the page
+  }
+}
+
+function load(): Kept {
+  try {
+    const text = storage()?.getItem(STORAGE_KEY);
+    if (text) return JSON.parse(text) as Kept;
+  } catch {
+    // Unreadable: start afresh.
+  }
+  return { owner: null, drafts: [] };
+}
+
+const kept = load();
+const drafts = new Map<string, unknown>(kept.drafts);
+let owner: string | null = kept.owner;
+
+function save(): void {
+  try {
+    const store = storage();
+    if (!store) return;
+    if (drafts.size === 0) store.removeItem(STORAGE_KEY);
+    else store.setItem(STORAGE_KEY, JSON.stringify({ owner, drafts: [...drafts] } satisfies Kept));
+  } catch {
+    // Full or refused: the drafts still last while the page is open.
+  }
+}
+
+// A reload starts with no session until the station says whose it is: the same session keeps
+// its drafts; another, or none (logged off meanwhile), clears them before any form shows.
+useSessionStore.subscribe((state, previous) => {
+  if (state.session === previous.session) return;
+  const key = sessionKey(state.session);
+  if (key !== owner) {
     drafts.clear();
-    owner = user;
+    owner = key;
+    save();
   }
 });
 
@@ -22,12 +70,21 @@ export function readDraft<T>(key: string | undefined): T | undefined {
 }
 
 export function writeDraft(key: string | undefined, value: unknown): void {
-  if (key !== undefined) drafts.set(key, value);
+  if (key === undefined) return;
+  drafts.set(key, value);
+  save();
+}
+
+/** Whether a draft is kept under a key that starts with one of `prefixes`. */
+export function hasDrafts(prefixes: string[]): boolean {
+  for (const key of drafts.keys()) if (prefixes.some((p) => key.startsWith(p))) return true;
+  return false;
 }
 
 /** Forgets the drafts whose key starts with `prefix` (a form and its parts). */
 export function dropDrafts(prefix: string): void {
   for (const key of [...drafts.keys()]) if (key.startsWith(prefix)) drafts.delete(key);
+  save();
 }
 
 /**

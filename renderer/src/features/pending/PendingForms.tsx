@@ -71,7 +71,8 @@ function PendingFormPanel({
       <QuestionFormFields form={form} />
       <ErrorMessage message={action.error} />
       <div className="actions">
-        <button type="submit" className="primary" disabled={action.busy}>
+        {/* aria-disabled, not disabled, while busy: see EnableForm. */}
+        <button type="submit" className="primary" aria-disabled={action.busy || undefined}>
           {action.busy ? 'Saving…' : 'Submit answers'}
         </button>
       </div>

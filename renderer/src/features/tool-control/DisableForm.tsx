@@ -53,7 +53,8 @@ export function DisableForm({ status, heading, onDone }: DisableFormProps): Reac
       <QuestionFormFields form={form} />
       <ErrorMessage message={action.error} />
       <div className="actions">
-        <button type="submit" className="primary" disabled={action.busy}>
+        {/* aria-disabled, not disabled, while busy: see EnableForm. */}
+        <button type="submit" className="primary" aria-disabled={action.busy || undefined}>
           {action.busy ? 'Disabling…' : 'Disable'}
         </button>
       </div>

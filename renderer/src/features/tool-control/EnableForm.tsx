@@ -182,9 +182,15 @@ function EnableFormBody({
         </p>
       ) : (
         <div className={projectMissing && !chosenProject ? 'field invalid' : 'field'}>
-          <label htmlFor="enable-project">Project</label>
+          <label htmlFor="enable-project">
+            Project
+            <span className="required-mark" aria-hidden="true" title="required">
+              {' *'}
+            </span>
+          </label>
           <select
             id="enable-project"
+            aria-required
             value={chosenProject ? String(chosenProject.id) : ''}
             aria-invalid={(projectMissing && !chosenProject) || undefined}
             aria-describedby="enable-project-messages"
@@ -216,7 +222,14 @@ function EnableFormBody({
       <QuestionFormFields form={form} />
       <ErrorMessage message={action.error} />
       <div className="actions">
-        <button type="submit" className="primary" disabled={action.busy || projects.length === 0}>
+        {/* aria-disabled while busy, not disabled: a disabled button drops the focus to the
+            page, where a failed Enable left a keyboard user (run() ignores a second press). */}
+        <button
+          type="submit"
+          className="primary"
+          disabled={projects.length === 0}
+          aria-disabled={action.busy || undefined}
+        >
           {action.busy ? 'Enabling…' : 'Enable'}
         </button>
       </div>

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import type { ReactElement } from 'react';
 import type { SessionInfo, ToolStatus } from '../../../../shared/api.js';
 import { useSessionStore } from '../../stores/session.js';
@@ -10,13 +10,37 @@ import { EnableForm } from './EnableForm.js';
 import { StaffToolActions } from './StaffToolActions.js';
 import { ToolStatusPanel } from './ToolStatusPanel.js';
 
+/** Whether the focus went to the page itself: what had it was taken away. */
+function focusLost(): boolean {
+  const focused = document.activeElement;
+  return focused === null || focused === document.body;
+}
+
 /** The station screen: the tool's state on one side, log-on or the forms on the other. */
 export function ToolControlTab(): ReactElement {
   const status = useStationStore((s) => s.status);
   const session = useSessionStore((s) => s.session);
-  const [message, setMessage] = useState<string | null>(null);
+  // Numbered, so that the same words again (a second Enable) are a new message.
+  const [message, setMessageState] = useState<{ text: string; n: number } | null>(null);
+  const setMessage = useCallback(
+    (text: string | null) =>
+      setMessageState((m) => (text === null ? null : { text, n: (m?.n ?? 0) + 1 })),
+    [],
+  );
   const userId = session?.user.id;
-  useEffect(() => setMessage(null), [userId]);
+  useEffect(() => setMessage(null), [userId, setMessage]);
+  // An action done takes its form away, and the focus with it (to the page): the message that
+  // says what happened takes it, so a keyboard or screen-reader user goes on from there.
+  const messageRef = useRef<HTMLParagraphElement>(null);
+  useEffect(() => {
+    if (message && focusLost()) messageRef.current?.focus();
+  }, [message]);
+  // Logged on, the log-on panel goes with the focus: the person's forms take it (Tab goes on to
+  // their first field).
+  const formsRef = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (userId !== undefined && focusLost()) formsRef.current?.focus();
+  }, [userId]);
 
   return (
     <div className="control-layout">
@@ -26,10 +50,14 @@ export function ToolControlTab(): ReactElement {
           <StaffToolActions status={status} onDone={setMessage} />
         )}
       </div>
-      <div className="column">
+      <div
+        className="column"
+        ref={formsRef}
+        {...(session ? { tabIndex: -1, role: 'region', 'aria-label': 'Your forms' } : {})}
+      >
         {message && (
-          <p className="notice success" role="status">
-            {message}
+          <p ref={messageRef} tabIndex={-1} className="notice success" role="status">
+            {message.text}
           </p>
         )}
         {session ? (
