@@ -6,7 +6,8 @@ import { waitForFirstFill } from './firstFill.js';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { Db } from '../core/db/open.js';
+import type { Db, OpenOptions } from '../core/db/open.js';
+import { upgradeOnlyIfIdle } from '../core/harvest/lock.js';
 import type { Role } from '../core/server/auth.js';
 import { AppError } from '../core/util/errors.js';
 import { need, oneField, UsageError } from './args.js';
@@ -145,7 +146,7 @@ export async function mail(argv: string[]): Promise<number> {
 }
 
 /** An existing server data dir's database: a command that reads it never makes one. */
-function openServerDataDir(dataDir: string, open: (dir: string) => Db): Db {
+function openServerDataDir(dataDir: string, open: (dir: string, options: OpenOptions) => Db): Db {
   waitForFirstFill(dataDir);
   if (!existsSync(join(dataDir, 'labstation.db'))) {
     throw new AppError(
@@ -154,5 +155,5 @@ function openServerDataDir(dataDir: string, open: (dir: string) => Db): Db {
         'or `labstation import` makes a server data dir',
     );
   }
-  return open(dataDir);
+  return open(dataDir, { beforeUpgrade: upgradeOnlyIfIdle(dataDir) });
 }

@@ -7,6 +7,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { z } from 'zod';
 import type { LocatedProblem } from '../../shared/metadata/index.js';
+import { upgradeOnlyIfIdle } from '../core/harvest/lock.js';
 import { openStationDatabase } from '../core/station/database.js';
 import { AppError } from '../core/util/errors.js';
 import { formatIssues } from '../core/util/issues.js';
@@ -45,7 +46,7 @@ export async function importCommand(argv: string[]): Promise<number> {
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   try {
-    db = openStationDatabase(dataDir);
+    db = openStationDatabase(dataDir, { beforeUpgrade: upgradeOnlyIfIdle(dataDir) });
     const summary = await importBundle(db, bundle);
     imported = true;
     process.stdout.write(

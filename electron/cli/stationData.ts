@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Db } from '../core/db/open.js';
+import { upgradeOnlyIfIdle } from '../core/harvest/lock.js';
 import { getSetting } from '../core/station/settings.js';
 import { openStationDatabase } from '../core/station/database.js';
 import { AppError } from '../core/util/errors.js';
@@ -60,7 +61,7 @@ function openStationData(dataDir: string): Db {
   if (!existsSync(join(dataDir, 'labstation.db'))) {
     throw new AppError('not_found', `${dataDir} holds no Labstation data (no labstation.db)`);
   }
-  return openStationDatabase(dataDir);
+  return openStationDatabase(dataDir, { beforeUpgrade: upgradeOnlyIfIdle(dataDir) });
 }
 
 const stationTool = (db: Db): string | null => getSetting(db, 'station.tool');

@@ -23,7 +23,20 @@ export class NewerDatabaseError extends Error {
  * holds PIN hashes, so it is readable by its owner only (SQLite gives its -wal and -shm files
  * the same mode). A database from a newer version is refused before anything is written to it.
  */
-export function openDatabase(file: string, list: readonly Migration[] = migrations): Db {
+export interface OpenOptions {
+  /**
+   * Called before the migrations of a database older than this build (schema `found` below
+   * `latest`); throws to refuse them, and nothing is written. What it returns is called once
+   * they ended, or failed.
+   */
+  beforeUpgrade?: (found: number, latest: number) => () => void;
+}
+
+export function openDatabase(
+  file: string,
+  list: readonly Migration[] = migrations,
+  options: OpenOptions = {},
+): Db {
   if (file !== ':memory:') {
     if (!existsSync(file)) writeFileSync(file, '', { mode: 0o600 });
     chmodSync(file, 0o600);
@@ -33,6 +46,7 @@ export function openDatabase(file: string, list: readonly Migration[] = migratio
     const latest = list.length ? list[list.length - 1].version : LATEST_VERSION;
     const found = schemaVersion(db);
     if (found > latest) throw new NewerDatabaseError(found, latest);
+    const upgraded = found < latest ? options.beforeUpgrade?.(found, latest) : undefined;
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = FULL');
     db.pragma('foreign_keys = ON');
@@ -46,7 +60,11 @@ export function openDatabase(file: string, list: readonly Migration[] = migratio
     db.function('nfc', { deterministic: true }, (text: unknown) =>
       typeof text === 'string' ? text.normalize('NFC') : text,
     );
-    migrate(db, list);
+    try {
+      migrate(db, list);
+    } finally {
+      upgraded?.();
+    }
     return db;
   } catch (error) {
     db.close();

@@ -101,6 +101,32 @@ export function takeDataDirLock(dataDir: string): HarvestLock {
   }
 }
 
+/**
+ * For the commands that open a data dir beside a running station or server (`usage`, `files`,
+ * `transfers`, `unlock`, `import`, `admin`, `mail`, `harvest --once`): a database older than
+ * this build is upgraded only while no station or server runs on it (db/open.ts
+ * beforeUpgrade), holding `<data>/running.lock` meanwhile. Upgraded under an older station,
+ * it would keep writing to a schema it does not know, and refuse to start again; and the
+ * migration's write lock failed its log-ons meanwhile.
+ */
+export function upgradeOnlyIfIdle(dataDir: string): (found: number, latest: number) => () => void {
+  return (found, latest) => {
+    let held: HarvestLock;
+    try {
+      held = holdExclusive(join(dataDir, 'running.lock'));
+    } catch (error) {
+      if (errorCode(error) !== 'SQLITE_BUSY') throw error;
+      throw new AppError(
+        'conflict',
+        `${dataDir} was written by an older Labstation (schema ${found}; this one upgrades it ` +
+          `to ${latest}), and a station or server runs on it: nothing was changed. Stop it, ` +
+          'then start this version on the data dir (or run this command again) to upgrade it',
+      );
+    }
+    return () => held.release();
+  };
+}
+
 export function takeHarvestLock(file: string): HarvestLock {
   for (let attempt = 0; attempt < 3; attempt += 1) {
     try {

@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { openDatabase, type Db } from '../db/open.js';
+import { openDatabase, type Db, type OpenOptions } from '../db/open.js';
+import { migrations } from '../db/migrations.js';
 import { getSetting, setSetting } from '../station/settings.js';
 import { AppError } from '../util/errors.js';
 import { randomSecret } from './secrets.js';
@@ -10,9 +11,9 @@ import { randomSecret } from './secrets.js';
  * JWT signing secret on first use. Here, not in runServer.ts, so that the `admin` and `mail`
  * commands open one without loading the server (fastify, every route).
  */
-export function openServerData(dataDir: string): Db {
+export function openServerData(dataDir: string, options: OpenOptions = {}): Db {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  const db = openDatabase(join(dataDir, 'labstation.db'));
+  const db = openDatabase(join(dataDir, 'labstation.db'), migrations, options);
   const mode = getSetting(db, 'mode');
   if (mode === 'station') {
     db.close();
