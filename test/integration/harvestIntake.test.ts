@@ -538,6 +538,107 @@ describe('a station whose key is revoked while its request is under way', () => 
   });
 });
 
+describe('a file record after its instrument moved to another station', () => {
+  // Mutation: fileWriter letting the station that made a record write it whatever wrote it
+  // since (no takenOver): the old station's version, later by its own clock, put the file the
+  // new station completed back to failed.
+  it("takes the old station's versions until the new one has written the record, then keeps them out", async () => {
+    const stationA = await created('/api/service-accounts', { name: 'move-from' });
+    const stationB = await created('/api/service-accounts', { name: 'move-to' });
+    const sem = serverDb.prepare("SELECT id FROM tools WHERE name = 'SEM'").pluck().get() as number;
+    const location = serverDb
+      .prepare("SELECT id FROM storage_locations WHERE name = 'intake'")
+      .pluck()
+      .get() as number;
+    const moving = await created('/api/instruments', {
+      name: 'Moving camera',
+      tool_id: sem,
+      service_account_id: stationA.id,
+      watch: [{ path: '/data', include: ['*'] }],
+      storage_location_id: location,
+    });
+    const movingUuid = serverDb
+      .prepare('SELECT uuid FROM instruments WHERE id = ?')
+      .pluck()
+      .get(moving.id) as string;
+    const version = (uuid: string, name: string, extra: object): Record<string, unknown> =>
+      harvestFilePayload(
+        { uuid: movingUuid, name: 'Moving camera', toolUuid: semUuid },
+        uuid,
+        name,
+        extra,
+      );
+    const failed = { state: 'failed', xxhash: null };
+    const kept = newUuid();
+    const drained = newUuid();
+    const a = String(stationA.key);
+    const b = String(stationB.key);
+    for (const [uuid, name] of [
+      [kept, 'kept.tif'],
+      [drained, 'drained.tif'],
+    ]) {
+      const res = await push(
+        [
+          {
+            kind: 'harvest_file',
+            uuid,
+            payload: version(uuid, name, { ...failed, updated_at: '2026-03-02T10:00:00.000Z' }),
+          },
+        ],
+        a,
+      );
+      expect(res).toMatchObject({ stale: [], error: null });
+    }
+    const moved = await api('PATCH', `/api/instruments/${String(moving.id)}`, {
+      service_account_id: stationB.id,
+    });
+    expect(moved.status, JSON.stringify(moved.body)).toBe(200);
+
+    // The new station completes kept.tif.
+    expect(
+      await push(
+        [
+          {
+            kind: 'harvest_file',
+            uuid: kept,
+            payload: version(kept, 'kept.tif', { updated_at: '2026-03-02T10:05:00.000Z' }),
+          },
+        ],
+        b,
+      ),
+    ).toMatchObject({ stale: [], error: null });
+    // The old station's later versions: kept.tif's is kept out, as the new station wrote it;
+    // drained.tif's, which nobody else wrote, is taken (its outbox drains).
+    const late = await push(
+      [
+        {
+          kind: 'harvest_file',
+          uuid: kept,
+          payload: version(kept, 'kept.tif', { ...failed, updated_at: '2026-03-02T12:00:00.000Z' }),
+        },
+        {
+          kind: 'harvest_file',
+          uuid: drained,
+          payload: version(drained, 'drained.tif', { updated_at: '2026-03-02T12:00:00.000Z' }),
+        },
+      ],
+      a,
+    );
+    expect(late.error).toBeNull();
+    expect(late.stale).toHaveLength(1);
+    expect(fileRow(kept)).toEqual({
+      xxhash: HASH,
+      state: 'done',
+      updated_at: '2026-03-02T10:05:00.000Z',
+    });
+    expect(fileRow(drained)).toEqual({
+      xxhash: HASH,
+      state: 'done',
+      updated_at: '2026-03-02T12:00:00.000Z',
+    });
+  });
+});
+
 describe('a service account whose station uploaded files here', () => {
   it('is not deleted while the server keeps files it uploaded, their records yet to come', async () => {
     const account = await freshStation('uploading-pc');

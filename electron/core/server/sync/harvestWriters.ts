@@ -45,15 +45,34 @@ export function checkInstrument(
  */
 export function fileWriter(
   db: Db,
-  existing: { station_id: number | null; instrument_id: number } | undefined,
+  existing:
+    { station_id: number | null; instrument_id: number; written_by?: number | null } | undefined,
   station: StationRef,
   record: PushRecord,
+  /**
+   * For a version of the file record (not a transfer of it): the station that made it writes
+   * it, while it no longer runs its instrument, only until another station has (written_by,
+   * migration 49). Its outbox may still hold versions from before the move, and those drain,
+   * but a later one, a failure retried offline or its clock ahead, had put a file the new
+   * station completed back to failed.
+   */
+  options: { takenOver?: boolean } = {},
 ): 'ok' | 'stale' {
-  if (!existing || existing.station_id === station.id) return 'ok';
+  if (!existing) return 'ok';
   // Plucked, as notify.ts uses the same statement (a cached statement keeps its mode).
   const runBy = cachedStatement(db, 'SELECT station_id FROM instruments WHERE id = ?')
     .pluck()
     .get(existing.instrument_id) as number | null | undefined;
+  if (existing.station_id === station.id) {
+    // Another station wrote it since (only one that ran the instrument can): it is theirs.
+    const taken =
+      options.takenOver === true &&
+      runBy !== station.id &&
+      existing.written_by !== null &&
+      existing.written_by !== undefined &&
+      existing.written_by !== station.id;
+    return taken ? 'stale' : 'ok';
+  }
   if (runBy === station.id) return 'ok';
   const given = cachedStatement(
     db,

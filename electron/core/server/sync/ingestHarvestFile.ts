@@ -90,6 +90,7 @@ type FileVersionField = (typeof FILE_VERSION_FIELDS)[number];
 
 type StoredFile = Record<FileVersionField, unknown> & {
   station_id: number | null;
+  written_by: number | null;
   persistent_id: string;
   instrument_id: number;
   usage_event_id: number | null;
@@ -127,10 +128,10 @@ export function upsertHarvestFile(
   }
   const existing = cachedStatement(
     db,
-    `SELECT station_id, persistent_id, instrument_id, usage_event_id, size, mtime_ms, xxhash,
+    `SELECT station_id, written_by, persistent_id, instrument_id, usage_event_id, size, mtime_ms, xxhash,
        hash_algorithm, metadata_, state, updated_at FROM harvest_files WHERE uuid = ?`,
   ).get(p.uuid.toLowerCase()) as StoredFile | undefined;
-  if (fileWriter(db, existing, station, record) === 'stale') return 'stale';
+  if (fileWriter(db, existing, station, record, { takenOver: true }) === 'stale') return 'stale';
   if (existing && existing.persistent_id !== p.persistent_id) {
     throw new RecordRefused(
       'invalid',
@@ -170,15 +171,17 @@ export function upsertHarvestFile(
     db,
     `INSERT INTO harvest_files (uuid, instrument_id, station_id, persistent_id,
        persistent_id_type, watch_path, relative_path, source_path, filename, size, mtime_ms,
-       xxhash, hash_algorithm, first_discovered_at, usage_event_id, metadata_, state, updated_at)
+       xxhash, hash_algorithm, first_discovered_at, usage_event_id, metadata_, state, updated_at,
+       written_by)
      VALUES (@uuid, @instrument_id, @station_id, @persistent_id, @persistent_id_type,
        @watch_path, @relative_path, @source_path, @filename, @size, @mtime_ms, @xxhash,
-       @hash_algorithm, @first_discovered_at, @usage_event_id, @metadata_, @state, @updated_at)
+       @hash_algorithm, @first_discovered_at, @usage_event_id, @metadata_, @state, @updated_at,
+       @station_id)
      ON CONFLICT (uuid) DO UPDATE SET size = excluded.size, mtime_ms = excluded.mtime_ms,
        xxhash = excluded.xxhash, hash_algorithm = excluded.hash_algorithm,
        usage_event_id = coalesce(excluded.usage_event_id, harvest_files.usage_event_id),
        metadata_ = excluded.metadata_,
-       state = excluded.state, updated_at = excluded.updated_at
+       state = excluded.state, updated_at = excluded.updated_at, written_by = excluded.written_by
      WHERE excluded.updated_at >= harvest_files.updated_at`,
   ).run({
     uuid: p.uuid.toLowerCase(),
