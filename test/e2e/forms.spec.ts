@@ -1,5 +1,5 @@
 import { expect, test } from './fixtures.js';
-import { facility, logOn, PRE_QUESTIONS, TOOL } from './facility.js';
+import { callStation, facility, logOff, logOn, PRE_QUESTIONS, TOOL } from './facility.js';
 
 /** The demo facility, its tool asking `questions` before usage. */
 function facilityAsking(questions: unknown[]): ReturnType<typeof facility> {
@@ -359,7 +359,20 @@ test('typed answers outlast a reload of the page; log-off asks before it forgets
   await asking.getByRole('button', { name: 'Cancel' }).click();
   await expect(page.getByLabel('Experiment title')).toHaveValue('Weave density');
 
-  // Logged off, the answers are gone, for the next person and for the same one.
+  // The session ended while the question was open (another screen logged off): the next
+  // person does not find it asked of them (mutation: SessionBar keeping `asking`).
+  await page.getByRole('button', { name: 'Log off' }).click();
+  await expect(asking).toBeVisible();
+  await callStation(station.url, 'session.logoff', {});
+  await expect(page.getByRole('heading', { name: 'Log on' })).toBeVisible();
+  await logOn(page, 'bob', '2222');
+  await expect(asking).toBeHidden();
+  await expect(page.getByLabel('Experiment title')).toHaveValue('');
+  await logOff(page);
+
+  // Logged off, the answers are gone, for the same person too.
+  await logOn(page, 'ada', '1234');
+  await page.getByLabel('Experiment title').fill('Weave density');
   await page.getByRole('button', { name: 'Log off' }).click();
   await asking.getByRole('button', { name: 'Log off' }).click();
   await expect(page.getByRole('heading', { name: 'Log on' })).toBeVisible();

@@ -539,9 +539,9 @@ describe('a station whose key is revoked while its request is under way', () => 
 });
 
 describe('a file record after its instrument moved to another station', () => {
-  // Mutation: fileWriter letting the station that made a record write it whatever wrote it
+  // Mutations: fileWriter letting the station that made a record write it whatever wrote it
   // since (no takenOver): the old station's version, later by its own clock, put the file the
-  // new station completed back to failed.
+  // new station completed back to failed; written_by set by a resend of the version held.
   it("takes the old station's versions until the new one has written the record, then keeps them out", async () => {
     const stationA = await created('/api/service-accounts', { name: 'move-from' });
     const stationB = await created('/api/service-accounts', { name: 'move-to' });
@@ -602,6 +602,23 @@ describe('a file record after its instrument moved to another station', () => {
             kind: 'harvest_file',
             uuid: kept,
             payload: version(kept, 'kept.tif', { updated_at: '2026-03-02T10:05:00.000Z' }),
+          },
+        ],
+        b,
+      ),
+    ).toMatchObject({ stale: [], error: null });
+    // The new station sends back drained.tif as it took it (the same version): it wrote
+    // nothing, and the old station may still write it.
+    expect(
+      await push(
+        [
+          {
+            kind: 'harvest_file',
+            uuid: drained,
+            payload: version(drained, 'drained.tif', {
+              ...failed,
+              updated_at: '2026-03-02T10:00:00.000Z',
+            }),
           },
         ],
         b,

@@ -382,37 +382,42 @@ describe('tool control', () => {
   // three hours force-ended the usage at once, billed with the three hours; set back an hour,
   // it kept whoever walked away logged on for that hour.
   it('measures idle time on a clock that only goes forward, not on the PC time', async () => {
-    let elapsed = 0;
-    const st = await openStation(
-      { ...facilityBundle(), station: { tool: 'SEM' } },
-      clock,
-      () => elapsed,
-    );
-    st.db.prepare("INSERT INTO settings VALUES ('idle.forceEndMinutes', '30')").run();
-    await logon(st, 'alice', '1234');
-    const { usage } = await enable(st, { project: 'Cathodes', answers: goodPreAnswers });
-    now += 3 * 3_600_000;
-    elapsed += 60_000;
-    st.checkIdle();
-    expect(((await st.call('session.current', {})) as { session: unknown }).session).not.toBeNull();
-    expect(((await st.call('toolControl.status', { tool: 'SEM' })) as ToolStatus).state).toBe(
-      'in_use',
-    );
-    // Set back an hour: ten minutes without input still log off.
-    now -= 3_600_000;
-    elapsed += 10 * 60_000;
-    st.checkIdle();
-    expect(((await st.call('session.current', {})) as { session: unknown }).session).toBeNull();
-    // Twenty more: the usage is force-ended, at the PC's time then.
-    now += 20 * 60_000;
-    elapsed += 20 * 60_000;
-    st.checkIdle();
-    const ended = st.db
-      .prepare('SELECT "end" FROM usage_events WHERE uuid = ?')
-      .pluck()
-      .get(usage.uuid) as string;
-    expect(ended).toBe(new Date(now).toISOString());
-    now = Date.parse('2026-11-20T09:00:00Z');
+    try {
+      let elapsed = 0;
+      const st = await openStation(
+        { ...facilityBundle(), station: { tool: 'SEM' } },
+        clock,
+        () => elapsed,
+      );
+      st.db.prepare("INSERT INTO settings VALUES ('idle.forceEndMinutes', '30')").run();
+      await logon(st, 'alice', '1234');
+      const { usage } = await enable(st, { project: 'Cathodes', answers: goodPreAnswers });
+      now += 3 * 3_600_000;
+      elapsed += 60_000;
+      st.checkIdle();
+      expect(
+        ((await st.call('session.current', {})) as { session: unknown }).session,
+      ).not.toBeNull();
+      expect(((await st.call('toolControl.status', { tool: 'SEM' })) as ToolStatus).state).toBe(
+        'in_use',
+      );
+      // Set back an hour: ten minutes without input still log off.
+      now -= 3_600_000;
+      elapsed += 10 * 60_000;
+      st.checkIdle();
+      expect(((await st.call('session.current', {})) as { session: unknown }).session).toBeNull();
+      // Twenty more: the usage is force-ended, at the PC's time then.
+      now += 20 * 60_000;
+      elapsed += 20 * 60_000;
+      st.checkIdle();
+      const ended = st.db
+        .prepare('SELECT "end" FROM usage_events WHERE uuid = ?')
+        .pluck()
+        .get(usage.uuid) as string;
+      expect(ended).toBe(new Date(now).toISOString());
+    } finally {
+      now = Date.parse('2026-11-20T09:00:00Z');
+    }
   });
 
   it('logs the UI session off after the idle time and force-ends usage after the longer one', async () => {

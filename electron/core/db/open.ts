@@ -17,12 +17,6 @@ export class NewerDatabaseError extends Error {
   }
 }
 
-/**
- * Opens (creating if needed) a Labstation database: WAL, foreign keys, synchronous=FULL so a
- * committed usage event survives a power cut, then migrates it to the latest version. The file
- * holds PIN hashes, so it is readable by its owner only (SQLite gives its -wal and -shm files
- * the same mode). A database from a newer version is refused before anything is written to it.
- */
 export interface OpenOptions {
   /**
    * Called before the migrations of a database older than this build (schema `found` below
@@ -32,6 +26,12 @@ export interface OpenOptions {
   beforeUpgrade?: (found: number, latest: number) => () => void;
 }
 
+/**
+ * Opens (creating if needed) a Labstation database: WAL, foreign keys, synchronous=FULL so a
+ * committed usage event survives a power cut, then migrates it to the latest version. The file
+ * holds PIN hashes, so it is readable by its owner only (SQLite gives its -wal and -shm files
+ * the same mode). A database from a newer version is refused before anything is written to it.
+ */
 export function openDatabase(
   file: string,
   list: readonly Migration[] = migrations,
@@ -46,21 +46,22 @@ export function openDatabase(
     const latest = list.length ? list[list.length - 1].version : LATEST_VERSION;
     const found = schemaVersion(db);
     if (found > latest) throw new NewerDatabaseError(found, latest);
+    // Asked before anything is written: the WAL switch below writes to the file.
     const upgraded = found < latest ? options.beforeUpgrade?.(found, latest) : undefined;
-    db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = FULL');
-    db.pragma('foreign_keys = ON');
-    db.pragma('busy_timeout = 5000');
-    // SQLite's upper() and NOCASE fold ASCII letters only: "émile" would not match "Émile".
-    db.function('unicode_upper', { deterministic: true }, (text: unknown) =>
-      typeof text === 'string' ? text.toUpperCase() : text,
-    );
-    // Unicode writes "é" composed (U+00E9) or decomposed ("e" + U+0301, as macOS names files):
-    // searches compare both sides in the composed form (NFC), stored text through this.
-    db.function('nfc', { deterministic: true }, (text: unknown) =>
-      typeof text === 'string' ? text.normalize('NFC') : text,
-    );
     try {
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = FULL');
+      db.pragma('foreign_keys = ON');
+      db.pragma('busy_timeout = 5000');
+      // SQLite's upper() and NOCASE fold ASCII letters only: "émile" would not match "Émile".
+      db.function('unicode_upper', { deterministic: true }, (text: unknown) =>
+        typeof text === 'string' ? text.toUpperCase() : text,
+      );
+      // Unicode writes "é" composed (U+00E9) or decomposed ("e" + U+0301, as macOS names files):
+      // searches compare both sides in the composed form (NFC), stored text through this.
+      db.function('nfc', { deterministic: true }, (text: unknown) =>
+        typeof text === 'string' ? text.normalize('NFC') : text,
+      );
       migrate(db, list);
     } finally {
       upgraded?.();

@@ -18,7 +18,8 @@ import type { Db } from '../db/open.js';
 import { cachedStatement } from '../db/statements.js';
 import { getSetting } from '../station/settings.js';
 import { injected } from '../util/failpoint.js';
-import { monotonicMs, nowIso } from '../util/ids.js';
+import { monotonicMs } from '../util/clock.js';
+import { nowIso } from '../util/ids.js';
 import type { Logger } from '../util/log.js';
 import type { Instrument } from './config.js';
 import { requeueInterruptedRuns } from './runs.js';
@@ -54,7 +55,7 @@ export interface HarvesterOptions {
   /**
    * The clock that measures waits (stability windows, a run's wait for its files, how long a
    * folder's listing is kept): it should only go forward, so that the PC's time set back or on
-   * does not hold files or take them early. By default util/ids.ts monotonicMs, or `clock`
+   * does not hold files or take them early. By default util/clock.ts monotonicMs, or `clock`
    * when a test gives only that.
    */
   elapsed?: () => number;

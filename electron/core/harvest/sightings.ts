@@ -61,7 +61,7 @@ export class Sightings {
   constructor(
     private readonly db: Db,
     private readonly log: Logger,
-    /** Measures how long a folder's listing is kept (monotonic: util/ids.ts monotonicMs). */
+    /** Measures how long a folder's listing is kept (monotonic: util/clock.ts monotonicMs). */
     elapsed: () => number,
     private readonly stability: StabilityChecks,
     private readonly transfers: TransferQueue,

@@ -141,7 +141,7 @@ export class StabilityChecks {
   private tickAgain = false;
 
   /**
-   * `clock` measures the windows, and should only go forward (util/ids.ts monotonicMs): on the
+   * `clock` measures the windows, and should only go forward (util/clock.ts monotonicMs): on the
    * wall clock, a PC's time set back an hour held every file settling then for that hour.
    * `wall` gives the times shown (settlingFiles).
    */

@@ -16,7 +16,8 @@ import type { Db } from '../db/open.js';
 import type { UploadAgainResult } from '../harvest/uploadAgain.js';
 import { openStationDatabase } from './database.js';
 import { AppError } from '../util/errors.js';
-import { monotonicMs, nowIso } from '../util/ids.js';
+import { monotonicMs } from '../util/clock.js';
+import { nowIso } from '../util/ids.js';
 import { createLogger, type Logger } from '../util/log.js';
 import { notebookHandlers } from '../notebook/handlers.js';
 import { formatIssues } from '../util/issues.js';
@@ -102,7 +103,7 @@ export interface StationOptions {
   /**
    * The clock the idle rule measures on, which should only go forward: on the wall clock, the
    * PC's time set on three hours force-ended a usage at once and billed the three hours, and
-   * set back kept whoever walked away logged on. By default util/ids.ts monotonicMs, or
+   * set back kept whoever walked away logged on. By default util/clock.ts monotonicMs, or
    * `clock` when a test gives only that.
    */
   elapsed?: () => number;

@@ -76,16 +76,6 @@ export function nowIso(clock: () => number = Date.now): string {
 }
 
 /**
- * Milliseconds on a clock that only goes forward, near the epoch's at the start: for the time
- * between two moments (a stability window, an idle limit). The wall clock (Date.now) jumps
- * when the PC's time is set or corrected; measured on it, a jump back of an hour holds a file
- * an hour and keeps a session open an hour, and a jump forward ends them at once.
- */
-export function monotonicMs(): number {
-  return performance.timeOrigin + performance.now();
-}
-
-/**
  * Whether an instant written by toISOString keeps the four-digit year that makes text order
  * time order: JavaScript writes the years past 9999 as "+010000-…" and those before 1 as
  * "0000-…" or "-000001-…", which sort apart from the rest (a date filter's text comparison

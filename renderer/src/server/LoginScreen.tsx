@@ -6,7 +6,6 @@ import { credentialsRefused, errorText } from '../format.js';
 import { useServerStore } from './store.js';
 
 const EMPTY = 'Enter your e-mail address and your password.';
-const emptyError = (error: string): boolean => error === EMPTY;
 
 /** E-mail and password; the JWT the server answers is kept for this tab only. */
 export function LoginScreen(): ReactElement {
@@ -14,14 +13,20 @@ export function LoginScreen(): ReactElement {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
+  const [error, setErrorState] = useState<{
+    text: string;
+    /** What it is about: the fields left empty, both fields refused, or neither. */
+    about: 'empty' | 'credentials' | null;
+  } | null>(null);
+  const setError = (text: string | null, about: 'empty' | 'credentials' | null = null): void =>
+    setErrorState(text === null ? null : { text, about });
   const message = useServerStore((s) => s.loginMessage);
   const login = useServerStore((s) => s.login);
 
   // While an error shows, the fields it is about (an empty one; both, for refused credentials)
   // are marked invalid and described by it.
   const describedByError = (empty: boolean) =>
-    error !== null && (empty || !emptyError(error))
+    error?.about === 'credentials' || (error?.about === 'empty' && empty)
       ? { 'aria-invalid': true as const, 'aria-describedby': `${id}-error` }
       : {};
 
@@ -29,7 +34,7 @@ export function LoginScreen(): ReactElement {
     e.preventDefault();
     if (busy) return;
     if (!email.trim() || !password) {
-      setError(EMPTY);
+      setError(EMPTY, 'empty');
       // The first one missing takes the focus, so that the next key types into it.
       document.getElementById(!email.trim() ? `${id}-email` : `${id}-password`)?.focus();
       return;
@@ -40,8 +45,9 @@ export function LoginScreen(): ReactElement {
       .catch((error: unknown) => {
         const err = toBridgeError(error);
         // A password refused goes; one the server never checked (not reachable) stays.
-        if (credentialsRefused(err)) setPassword('');
-        setError(errorText(err));
+        const refused = credentialsRefused(err);
+        if (refused) setPassword('');
+        setError(errorText(err), refused ? 'credentials' : null);
       })
       .finally(() => setBusy(false));
   };
@@ -72,7 +78,7 @@ export function LoginScreen(): ReactElement {
           {...describedByError(!password)}
         />
       </div>
-      <ErrorMessage id={`${id}-error`} message={error} />
+      <ErrorMessage id={`${id}-error`} message={error?.text ?? null} />
       <div className="actions">
         <button type="submit" className="primary" disabled={busy}>
           {busy ? 'Logging in…' : 'Log in'}

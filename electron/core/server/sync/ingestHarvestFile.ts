@@ -181,7 +181,10 @@ export function upsertHarvestFile(
        xxhash = excluded.xxhash, hash_algorithm = excluded.hash_algorithm,
        usage_event_id = coalesce(excluded.usage_event_id, harvest_files.usage_event_id),
        metadata_ = excluded.metadata_,
-       state = excluded.state, updated_at = excluded.updated_at, written_by = excluded.written_by
+       state = excluded.state, updated_at = excluded.updated_at,
+       -- A resend of the version held (the new station sending back what it took) wrote nothing.
+       written_by = iif(excluded.updated_at > harvest_files.updated_at, excluded.written_by,
+         harvest_files.written_by)
      WHERE excluded.updated_at >= harvest_files.updated_at`,
   ).run({
     uuid: p.uuid.toLowerCase(),

@@ -15,9 +15,13 @@ export function LogonPanel(): ReactElement {
   const keypad = useUiStore((s) => s.keypad);
   const [login, setLogin] = useState('');
   const [pin, setPin] = useState('');
-  const [error, setErrorState] = useState<{ text: string; field: 'login' | 'pin' } | null>(null);
-  // The field an error is about is marked invalid and described by it.
-  const setError = (text: string | null, field: 'login' | 'pin' = 'pin'): void =>
+  const [error, setErrorState] = useState<{
+    text: string;
+    field: 'login' | 'pin' | null;
+  } | null>(null);
+  // The field an error is about (none: the station not reachable) is marked invalid and
+  // described by it.
+  const setError = (text: string | null, field: 'login' | 'pin' | null = null): void =>
     setErrorState(text === null ? null : { text, field });
   const invalid = (field: 'login' | 'pin') =>
     error?.field === field
@@ -36,7 +40,7 @@ export function LogonPanel(): ReactElement {
       return;
     }
     if (!pin) {
-      setError('Enter your PIN.');
+      setError('Enter your PIN.', 'pin');
       pinRef.current?.focus();
       return;
     }
@@ -46,9 +50,10 @@ export function LogonPanel(): ReactElement {
       await logon(login.trim(), pin);
     } catch (e) {
       const err = toBridgeError(e);
-      setError(logonErrorText(err));
       // A PIN refused goes; one the station never checked (not reachable) stays, to try again.
-      if (credentialsRefused(err)) setPin('');
+      const refused = credentialsRefused(err);
+      setError(logonErrorText(err), refused ? 'pin' : null);
+      if (refused) setPin('');
       pinRef.current?.focus();
       setBusy(false);
     }

@@ -47,6 +47,8 @@ function PendingFormPanel({
 
   const onSubmit = (e: FormEvent): void => {
     e.preventDefault();
+    // Enter in a field while the call is under way (the button is only aria-disabled).
+    if (action.busy) return;
     const answers = form.submit();
     if (!answers) return;
     void action.run(

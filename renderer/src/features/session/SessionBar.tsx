@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import type { ReactElement } from 'react';
 import { ConfirmDialog } from '../../components/ConfirmDialog.js';
 import { useSessionStore } from '../../stores/session.js';
@@ -12,6 +12,10 @@ export function SessionBar(): ReactElement | null {
   const session = useSessionStore((s) => s.session);
   const logoff = useSessionStore((s) => s.logoff);
   const [asking, setAsking] = useState(false);
+  // A question asked of one session is not the next one's: it ended meanwhile (the idle rule,
+  // another screen), and the next person must not find it open.
+  const sessionKey = session ? `${session.user.id}@${session.started_at}` : null;
+  useEffect(() => setAsking(false), [sessionKey]);
   if (!session) return null;
   const { first_name, last_name, username, is_staff } = session.user;
   const name = `${first_name} ${last_name}`.trim() || username;

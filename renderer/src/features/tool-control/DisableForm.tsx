@@ -27,6 +27,8 @@ export function DisableForm({ status, heading, onDone }: DisableFormProps): Reac
 
   const onSubmit = (e: FormEvent): void => {
     e.preventDefault();
+    // Enter in a field while the call is under way (the button is only aria-disabled).
+    if (action.busy) return;
     const answers = form.submit();
     if (!answers) return;
     void action.run(

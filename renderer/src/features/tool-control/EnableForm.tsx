@@ -140,6 +140,8 @@ function EnableFormBody({
 
   const onSubmit = (e: FormEvent): void => {
     e.preventDefault();
+    // Enter in a field while the call is under way (the button is only aria-disabled).
+    if (action.busy) return;
     const answers = form.submit({ focus: chosenProject !== undefined });
     setProjectMissing(!chosenProject);
     if (!chosenProject) {
@@ -223,7 +225,7 @@ function EnableFormBody({
       <ErrorMessage message={action.error} />
       <div className="actions">
         {/* aria-disabled while busy, not disabled: a disabled button drops the focus to the
-            page, where a failed Enable left a keyboard user (run() ignores a second press). */}
+            page, where a failed Enable left a keyboard user (onSubmit ignores a press while busy). */}
         <button
           type="submit"
           className="primary"
