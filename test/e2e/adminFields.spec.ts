@@ -146,3 +146,37 @@ test('a keyboard user saving a record stays at the Save button, also after creat
   ).toBeVisible();
   await expect(save).toBeFocused();
 });
+
+// Mutations: EditorPanel and ListPanel without their focus effects (an opened editor, drawn
+// below the list, left the focus on its button; a closed one dropped it to the page), and
+// SecretOnce and TokensAdmin without theirs (a new token, or a revoked one, did the same).
+test('an editor opened takes the focus and gives it back when closed; a new token and a revoked one keep it', async ({
+  page,
+  startServer,
+}) => {
+  const setup = await startServer();
+  await logIn(page, setup, PEOPLE.ada);
+  await page.goto(`${setup.serverUrl}#/admin/projects`);
+  await page.getByRole('button', { name: 'Edit Cathodes' }).click();
+  await expect(page.getByRole('heading', { name: 'Edit Cathodes' })).toBeFocused();
+  await page.getByRole('button', { name: 'Close' }).click();
+  await expect(page.getByRole('button', { name: 'Edit Cathodes' })).toBeFocused();
+  await page.getByRole('button', { name: 'New project' }).click();
+  await expect(page.getByRole('heading', { name: 'New project' })).toBeFocused();
+  await page.keyboard.press('Tab');
+  await expect(page.getByLabel('Name')).toBeFocused();
+  await page.getByRole('button', { name: 'Close' }).click();
+  await expect(page.getByRole('button', { name: 'New project' })).toBeFocused();
+
+  await page.goto(`${setup.serverUrl}#/admin/tokens`);
+  await page.getByLabel('For', { exact: true }).selectOption({ label: 'sam@example.org (staff)' });
+  await page.getByLabel('What it is for').fill('nightly export');
+  await page.getByRole('button', { name: 'Make token' }).click();
+  await expect(page.getByLabel('Secret')).toBeFocused();
+  await page.getByRole('button', { name: /^Revoke token .* of sam@example.org$/ }).click();
+  await page
+    .getByRole('dialog', { name: 'Revoke this token?' })
+    .getByRole('button', { name: 'Revoke' })
+    .click();
+  await expect(page.getByRole('heading', { name: 'API tokens' })).toBeFocused();
+});

@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
 import type { ReactElement } from 'react';
 import type { SessionInfo, ToolStatus } from '../../../../shared/api.js';
+import { focusLost } from '../../focusLost.js';
 import { useSessionStore } from '../../stores/session.js';
 import { useStationStore } from '../../stores/station.js';
 import { LogonPanel } from '../logon/LogonPanel.js';
@@ -9,12 +10,6 @@ import { DisableForm } from './DisableForm.js';
 import { EnableForm } from './EnableForm.js';
 import { StaffToolActions } from './StaffToolActions.js';
 import { ToolStatusPanel } from './ToolStatusPanel.js';
-
-/** Whether the focus went to the page itself: what had it was taken away. */
-function focusLost(): boolean {
-  const focused = document.activeElement;
-  return focused === null || focused === document.body;
-}
 
 /** The station screen: the tool's state on one side, log-on or the forms on the other. */
 export function ToolControlTab(): ReactElement {

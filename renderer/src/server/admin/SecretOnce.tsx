@@ -1,4 +1,4 @@
-import { useId, useState } from 'react';
+import { useEffect, useId, useRef, useState } from 'react';
 import type { ReactElement } from 'react';
 
 /** A new token or key, shown this once: the server keeps only its hash. */
@@ -15,6 +15,10 @@ export function SecretOnce({
 }): ReactElement {
   const id = useId();
   const [copied, setCopied] = useState(false);
+  // Shown once: it takes the focus, its text selected, ready to copy (the button that made
+  // it keeps nothing to do).
+  const field = useRef<HTMLInputElement>(null);
+  useEffect(() => field.current?.focus(), []);
   const copy = (): void => {
     navigator.clipboard
       ?.writeText(secret)
@@ -32,6 +36,7 @@ export function SecretOnce({
         <label htmlFor={`${id}-value`}>Secret</label>
         <input
           id={`${id}-value`}
+          ref={field}
           className="code"
           readOnly
           value={secret}

@@ -1,4 +1,4 @@
-import { useId, useState } from 'react';
+import { useEffect, useId, useRef, useState } from 'react';
 import type { FormEvent, ReactElement } from 'react';
 import { ConfirmDialog } from '../../components/ConfirmDialog.js';
 import { adminSchemas } from '../../../../shared/adminApi.js';
@@ -7,6 +7,7 @@ import { LabelledField } from '../../components/LabelledField.js';
 import { describedBy } from '../../features/forms/FieldFrame.js';
 import { fieldProblems, toBridgeError, type FieldErrors } from '../../bridge.js';
 import { errorText, formatDateTime } from '../../format.js';
+import { focusLost } from '../../focusLost.js';
 import { serverCall } from '../serverBridge.js';
 import { useServerStore } from '../store.js';
 import { SecretOnce } from './SecretOnce.js';
@@ -30,6 +31,15 @@ export function TokensAdmin(): ReactElement {
   const [errors, setErrors] = useState<FieldErrors>({});
   const [secret, setSecret] = useState<{ token: string; email: string } | null>(null);
   const [revoking, setRevoking] = useState<number | null>(null);
+  // A token revoked leaves the list with its Revoke button, where the dialog would give the
+  // focus back: the list takes it (after the dialog's own effect, a child's, has run).
+  const listHeading = useRef<HTMLHeadingElement>(null);
+  const wasRevoking = useRef(false);
+  useEffect(() => {
+    const closed = wasRevoking.current && revoking === null;
+    wasRevoking.current = revoking !== null;
+    if (closed && focusLost()) listHeading.current?.focus();
+  }, [revoking]);
 
   const fail = (err: unknown): void => {
     const bridgeError = useServerStore.getState().failed(toBridgeError(err));
@@ -134,13 +144,16 @@ export function TokensAdmin(): ReactElement {
         </div>
         <ErrorMessage message={error} />
         <div className="actions">
-          <button type="submit" className="primary" disabled={busy}>
+          {/* Not disabled while busy: that drops the focus to the page (create() waits). */}
+          <button type="submit" className="primary" aria-disabled={busy || undefined}>
             Make token
           </button>
         </div>
       </form>
       <section className="panel" aria-labelledby={`${id}-list`}>
-        <h2 id={`${id}-list`}>API tokens</h2>
+        <h2 id={`${id}-list`} ref={listHeading} tabIndex={-1}>
+          API tokens
+        </h2>
         {tokens.length === 0 ? (
           <p className="hint">No tokens yet.</p>
         ) : (

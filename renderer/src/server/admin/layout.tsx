@@ -1,6 +1,7 @@
 /** The frame every admin section shares: a list of records and the editor of the chosen one. */
 import { useEffect, useId, useRef, useState } from 'react';
 import type { ReactElement, ReactNode } from 'react';
+import { focusLost } from '../../focusLost.js';
 
 /** The record being edited: its id, 'new', or none. */
 export type Selection = number | 'new' | null;
@@ -59,11 +60,26 @@ export function ListPanel({
   onSelect: (id: number) => void;
 }): ReactElement {
   const id = useId();
+  const panel = useRef<HTMLElement>(null);
+  const newButton = useRef<HTMLButtonElement>(null);
+  // The editor closed (Close, or the record gone): the focus it had goes back to the button
+  // that opened it, not to the page, where a keyboard user would start over from the top.
+  const before = useRef<Selection>(selected);
+  useEffect(() => {
+    const closed = before.current;
+    before.current = selected;
+    if (selected !== null || closed === null || !focusLost()) return;
+    const opener =
+      closed === 'new'
+        ? newButton.current
+        : panel.current?.querySelector<HTMLButtonElement>(`button[data-row="${closed}"]`);
+    (opener ?? newButton.current)?.focus();
+  }, [selected]);
   return (
-    <section className="panel" aria-labelledby={`${id}-title`}>
+    <section className="panel" aria-labelledby={`${id}-title`} ref={panel}>
       <div className="history-bar">
         <h2 id={`${id}-title`}>{title}</h2>
-        <button type="button" onClick={onNew}>
+        <button type="button" ref={newButton} onClick={onNew}>
           {newLabel}
         </button>
       </div>
@@ -89,6 +105,7 @@ export function ListPanel({
                       type="button"
                       className="link-button"
                       aria-label={`Edit ${row.label}`}
+                      data-row={row.id}
                       onClick={() => onSelect(row.id)}
                     >
                       {row.label}
@@ -126,10 +143,18 @@ export function EditorPanel({
 }): ReactElement {
   const id = useId();
   const submit = useRef<HTMLButtonElement>(null);
-  // Made anew for the record just created (its first save): a keyboard user goes on at its
-  // Save button, not from the top of the page where the old editor's going left the focus.
+  const heading = useRef<HTMLHeadingElement>(null);
   useEffect(() => {
-    if (saved && document.activeElement === document.body) submit.current?.focus();
+    // Made anew for the record just created (its first save): a keyboard user goes on at its
+    // Save button, not from the top of the page where the old editor's going left the focus.
+    if (saved) {
+      if (focusLost()) submit.current?.focus();
+      return;
+    }
+    // Opened (Edit, New): the editor takes the focus, and comes into view; it is drawn beside
+    // or below the list, which may hold the page's height and more.
+    heading.current?.focus();
+    heading.current?.scrollIntoView?.({ block: 'nearest' });
   }, []);
   return (
     <form
@@ -142,7 +167,9 @@ export function EditorPanel({
         if (!busy) onSave();
       }}
     >
-      <h2 id={`${id}-title`}>{title}</h2>
+      <h2 id={`${id}-title`} ref={heading} tabIndex={-1}>
+        {title}
+      </h2>
       {children}
       {saved && (
         <p className="notice" role="status">
