@@ -4,12 +4,12 @@
  * skewed from a file (test/fixtures/skewedClock.js, loaded with `node --import`), as a real
  * process sees such a jump.
  */
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { HarvestFileView, HarvestStatus } from '../../shared/api.js';
-import { setupHarvest } from './harvestSetup.js';
+import { failingTransfer, harvestOnce, setupHarvest, withDb } from './harvestSetup.js';
 import { startStation, tempDir, waitFor, type StationProcess } from './helpers.js';
 
 const SKEWED_CLOCK = fileURLToPath(new URL('../fixtures/skewedClock.js', import.meta.url));
@@ -75,5 +75,28 @@ describe('a PC clock set back an hour while the station runs', () => {
     );
     expect(files.get('early.dat')?.usage_event).toBe(usage);
     expect(files.get('late.dat')?.usage_event).toBe(usage);
+  }, 60_000);
+
+  // Mutation: dueFileIds without its second query (setBack): the file waited out the day its
+  // retry time was set ahead by.
+  it('retries a failed file whose retry time the clock, set back since, left in the future', async () => {
+    const dirs = await setupHarvest({ stability: 0 });
+    await failingTransfer(dirs, { base: 30, max: 60 });
+    expect((await harvestOnce(dirs.data)).code).toBe(1);
+    // Its retry time as a clock a day ahead set it, the clock then set back.
+    const dayAhead = new Date(Date.now() + 24 * HOUR).toISOString();
+    withDb(dirs.data, (db) =>
+      db
+        .prepare("UPDATE harvest_files SET next_attempt_at = ? WHERE state = 'failed'")
+        .run(dayAhead),
+    );
+    rmSync(join(dirs.dest, 'sem-1'));
+    station = await startStation(dirs.data);
+    const st = station;
+    await waitFor(
+      'img.tif retried and harvested',
+      async () => ((await filesNamed(st)).get('img.tif')?.state === 'done' ? true : undefined),
+      30_000,
+    );
   }, 60_000);
 });

@@ -12,25 +12,35 @@ import { NEXT_UPDATED_AT } from './records.js';
 /**
  * Ids of files whose transfer is due: failed ones whose retry time has come, and (after a
  * start or a walk) waiting ones. Ids only: this runs on every stability tick.
+ *
+ * A retry time later than `setBack` (now and the longest backoff) was set by the PC's clock
+ * before it was set back: due now too. Waited for, a clock set back a day held every failed
+ * file for that day on top of its backoff.
  */
 export function dueFileIds(
   db: Db,
   now: string,
   instrumentIds: number[],
   includeWaiting: boolean,
+  setBack: string,
 ): number[] {
   if (!instrumentIds.length) return [];
   const states = includeWaiting
     ? `(state = 'waiting' OR (state = 'failed' AND next_attempt_at <= ?))`
     : `state = 'failed' AND next_attempt_at <= ?`;
-  return cachedStatement(
-    db,
-    `SELECT id FROM harvest_files WHERE ${states}
-         AND instrument_id IN (${instrumentIds.map(() => '?').join(', ')})
-       ORDER BY id`,
-  )
+  const among = `instrument_id IN (${instrumentIds.map(() => '?').join(', ')})`;
+  const due = cachedStatement(db, `SELECT id FROM harvest_files WHERE ${states} AND ${among}`)
     .pluck()
     .all(now, ...instrumentIds) as number[];
+  // Apart: in one OR with the above, SQLite's plan read every file of the instruments; alone,
+  // each is a range of harvest_files_work, this one nearly always empty.
+  const setBackDue = cachedStatement(
+    db,
+    `SELECT id FROM harvest_files WHERE state = 'failed' AND next_attempt_at > ? AND ${among}`,
+  )
+    .pluck()
+    .all(setBack, ...instrumentIds) as number[];
+  return [...due, ...setBackDue].sort((a, b) => a - b);
 }
 
 /**
