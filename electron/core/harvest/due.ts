@@ -25,22 +25,33 @@ export function dueFileIds(
   setBack: string,
 ): number[] {
   if (!instrumentIds.length) return [];
-  const states = includeWaiting
-    ? `(state = 'waiting' OR (state = 'failed' AND next_attempt_at <= ?))`
-    : `state = 'failed' AND next_attempt_at <= ?`;
-  const among = `instrument_id IN (${instrumentIds.map(() => '?').join(', ')})`;
-  const due = cachedStatement(db, `SELECT id FROM harvest_files WHERE ${states} AND ${among}`)
+  const queries = dueQueries(instrumentIds.length, includeWaiting);
+  const due = cachedStatement(db, queries.due)
     .pluck()
     .all(now, ...instrumentIds) as number[];
-  // Apart: in one OR with the above, SQLite's plan read every file of the instruments; alone,
-  // each is a range of harvest_files_work, this one nearly always empty.
-  const setBackDue = cachedStatement(
-    db,
-    `SELECT id FROM harvest_files WHERE state = 'failed' AND next_attempt_at > ? AND ${among}`,
-  )
+  const setBackDue = cachedStatement(db, queries.setBack)
     .pluck()
     .all(setBack, ...instrumentIds) as number[];
   return [...due, ...setBackDue].sort((a, b) => a - b);
+}
+
+/**
+ * dueFileIds's two queries, for `instruments` instruments. Apart: in one OR, SQLite's plan read
+ * every file of the instruments; alone, each is a range of harvest_files_work, the second
+ * nearly always empty (a test checks both plans).
+ */
+export function dueQueries(
+  instruments: number,
+  includeWaiting: boolean,
+): { due: string; setBack: string } {
+  const states = includeWaiting
+    ? `(state = 'waiting' OR (state = 'failed' AND next_attempt_at <= ?))`
+    : `state = 'failed' AND next_attempt_at <= ?`;
+  const among = `instrument_id IN (${Array.from({ length: instruments }, () => '?').join(', ')})`;
+  return {
+    due: `SELECT id FROM harvest_files WHERE ${states} AND ${among}`,
+    setBack: `SELECT id FROM harvest_files WHERE state = 'failed' AND next_attempt_at > ? AND ${among}`,
+  };
 }
 
 /**
