@@ -3,6 +3,7 @@ import type { ReactElement } from 'react';
 import { isStaffRole, type UsageEventView } from '../../../shared/api.js';
 import { ErrorMessage } from '../components/ErrorMessage.js';
 import { errorText, formatDateTime } from '../format.js';
+import { focusLost } from '../focusLost.js';
 import { serverCall } from './serverBridge.js';
 import { useServerStore } from './store.js';
 
@@ -74,7 +75,7 @@ export function UsageList({
         window.setTimeout(() => {
           // The last page came: the button went, with the focus on it. The focus goes to the
           // list's heading, from where the person reads on.
-          if (olderButton.current === null && document.activeElement === document.body) {
+          if (olderButton.current === null && focusLost()) {
             heading.current?.focus();
           }
         }, 0);

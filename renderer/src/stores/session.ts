@@ -24,8 +24,12 @@ interface SessionState {
  */
 const pendingReads = readOrder();
 
+/** One log-on of one person (null: nobody logged on): what is kept for a session is keyed by it. */
+export const sessionKey = (session: SessionInfo | null): string | null =>
+  session === null ? null : `${session.user.id}@${session.started_at}`;
+
 const samePerson = (a: SessionInfo | null, b: SessionInfo | null): boolean =>
-  a !== null && b !== null && a.user.id === b.user.id && a.started_at === b.started_at;
+  a !== null && sessionKey(a) === sessionKey(b);
 
 export const useSessionStore = create<SessionState>()((set, get) => ({
   session: null,

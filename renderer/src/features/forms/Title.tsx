@@ -15,11 +15,15 @@ export function Title({ question }: { question: Question }): ReactElement {
   return <>{questionLabel(question)}</>;
 }
 
-export function RequiredMark({ question }: { question: Question }): ReactElement | null {
-  if (!question.required) return null;
+/** The star after a required field's label; the field itself says so (aria-required). */
+export function RequiredStar(): ReactElement {
   return (
     <span className="required-mark" aria-hidden="true" title="required">
       {' *'}
     </span>
   );
+}
+
+export function RequiredMark({ question }: { question: Question }): ReactElement | null {
+  return question.required ? <RequiredStar /> : null;
 }

@@ -5,14 +5,9 @@
  * forgotten when the session changes, so the next person at the instrument never sees it, and
  * when the form is sent.
  */
-import type { SessionInfo } from '../../../../shared/api.js';
-import { useSessionStore } from '../../stores/session.js';
+import { sessionKey, useSessionStore } from '../../stores/session.js';
 
 const STORAGE_KEY = 'labstation.drafts';
-
-/** Whose drafts these are: one session of one person (null: nobody's yet). */
-const sessionKey = (session: SessionInfo | null): string | null =>
-  session === null ? null : `${session.user.id}@${session.started_at}`;
 
 interface Kept {
   owner: string | null;

@@ -14,6 +14,7 @@ import {
 } from './builderRules.js';
 import type { BuilderForm } from './builderRules.js';
 import { TYPE_LABELS, parseList } from './words.js';
+import { RequiredStar } from '../forms/Title.js';
 
 interface FieldBuilderDialogProps {
   open: boolean;
@@ -40,11 +41,7 @@ function Row({
     <div className="field">
       <label htmlFor={id}>
         {label}
-        {required && (
-          <span className="required-mark" aria-hidden="true" title="required">
-            {' *'}
-          </span>
-        )}
+        {required && <RequiredStar />}
       </label>
       {children}
     </div>

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'react';
 import type { ReactElement } from 'react';
 import { ConfirmDialog } from '../../components/ConfirmDialog.js';
-import { useSessionStore } from '../../stores/session.js';
+import { sessionKey, useSessionStore } from '../../stores/session.js';
 import { hasDrafts } from '../forms/drafts.js';
 
 /** The forms whose answers, typed and not sent, a log-off would lose: it asks first. */
@@ -14,8 +14,8 @@ export function SessionBar(): ReactElement | null {
   const [asking, setAsking] = useState(false);
   // A question asked of one session is not the next one's: it ended meanwhile (the idle rule,
   // another screen), and the next person must not find it open.
-  const sessionKey = session ? `${session.user.id}@${session.started_at}` : null;
-  useEffect(() => setAsking(false), [sessionKey]);
+  const askedOf = sessionKey(session);
+  useEffect(() => setAsking(false), [askedOf]);
   if (!session) return null;
   const { first_name, last_name, username, is_staff } = session.user;
   const name = `${first_name} ${last_name}`.trim() || username;

@@ -11,6 +11,7 @@ import { useStaffStore } from '../../stores/staff.js';
 import { useStationStore } from '../../stores/station.js';
 import { OnBehalfFields } from './OnBehalfFields.js';
 import { useToolAction } from './useToolAction.js';
+import { RequiredStar } from '../forms/Title.js';
 
 interface EnableFormProps {
   session: SessionInfo;
@@ -186,9 +187,7 @@ function EnableFormBody({
         <div className={projectMissing && !chosenProject ? 'field invalid' : 'field'}>
           <label htmlFor="enable-project">
             Project
-            <span className="required-mark" aria-hidden="true" title="required">
-              {' *'}
-            </span>
+            <RequiredStar />
           </label>
           <select
             id="enable-project"
