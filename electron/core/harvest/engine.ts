@@ -389,9 +389,7 @@ export class Harvester {
   private queueDue(includeWaiting = false): void {
     if (this.stopped) return;
     const ids = this.harvested.ids();
-    // A minute past the longest backoff: the retry times a clock set back left in the future.
-    const longest = (getSetting(this.db, 'harvest.retryMaxSeconds') + 60) * 1000;
-    const setBack = nowIso(() => this.clock() + longest);
+    const setBack = this.transfers.latestRetryAt();
     for (const id of dueFileIds(this.db, this.now(), ids, includeWaiting, setBack)) {
       this.transfers.enqueue(id);
     }

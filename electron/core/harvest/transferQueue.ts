@@ -179,6 +179,15 @@ export class TransferQueue {
     return nowIso(this.clock);
   }
 
+  /**
+   * The latest retry time a failure can be given now (retryAt below: the longest backoff), and
+   * a minute: one later than this was set before the PC's clock went back (due.ts dueFileIds).
+   */
+  latestRetryAt(): string {
+    const max = getSetting(this.db, 'harvest.retryMaxSeconds');
+    return nowIso(() => this.clock() + (max + 60) * 1000);
+  }
+
   /** What a transfer needs (transfer.ts), also for the recovery of interrupted ones. */
   get deps(): TransferDeps {
     return {

@@ -59,21 +59,20 @@ export function fileWriter(
   options: { takenOver?: boolean } = {},
 ): 'ok' | 'stale' {
   if (!existing) return 'ok';
+  // Read only where needed: the maker's own pushes, nearly all of them, need none.
   // Plucked, as notify.ts uses the same statement (a cached statement keeps its mode).
-  const runBy = cachedStatement(db, 'SELECT station_id FROM instruments WHERE id = ?')
-    .pluck()
-    .get(existing.instrument_id) as number | null | undefined;
+  const runBy = (): number | null | undefined =>
+    cachedStatement(db, 'SELECT station_id FROM instruments WHERE id = ?')
+      .pluck()
+      .get(existing.instrument_id) as number | null | undefined;
   if (existing.station_id === station.id) {
     // Another station wrote it since (only one that ran the instrument can): it is theirs.
-    const taken =
-      options.takenOver === true &&
-      runBy !== station.id &&
-      existing.written_by !== null &&
-      existing.written_by !== undefined &&
-      existing.written_by !== station.id;
-    return taken ? 'stale' : 'ok';
+    const writer = existing.written_by ?? station.id;
+    return options.takenOver === true && writer !== station.id && runBy() !== station.id
+      ? 'stale'
+      : 'ok';
   }
-  if (runBy === station.id) return 'ok';
+  if (runBy() === station.id) return 'ok';
   const given = cachedStatement(
     db,
     'SELECT 1 FROM station_instruments WHERE station_id = ? AND instrument_id = ?',

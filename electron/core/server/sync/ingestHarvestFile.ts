@@ -128,8 +128,9 @@ export function upsertHarvestFile(
   }
   const existing = cachedStatement(
     db,
-    `SELECT station_id, written_by, persistent_id, instrument_id, usage_event_id, size, mtime_ms, xxhash,
-       hash_algorithm, metadata_, state, updated_at FROM harvest_files WHERE uuid = ?`,
+    `SELECT station_id, written_by, persistent_id, instrument_id, usage_event_id, size,
+       mtime_ms, xxhash, hash_algorithm, metadata_, state, updated_at
+     FROM harvest_files WHERE uuid = ?`,
   ).get(p.uuid.toLowerCase()) as StoredFile | undefined;
   if (fileWriter(db, existing, station, record, { takenOver: true }) === 'stale') return 'stale';
   if (existing && existing.persistent_id !== p.persistent_id) {
