@@ -393,9 +393,10 @@ export interface ListedFile {
 /**
  * The regular files directly in each folder (not in its subfolders), for the folders the
  * watcher reports (sightings.ts folderSighted); none for a folder that cannot be read. Synchronous,
- * on the service worker's thread: when a tree is moved in, the process's libuv pool is queued
- * full with chokidar's lstat of every entry, and an asynchronous read here waited behind all
- * of them (0.4 to 0.5 s before the first file of 10,000).
+ * on the service worker's thread: when a tree is moved in, the process's libuv pool can be
+ * queued full (the watch's look at each new folder, the walk's reads), and an asynchronous read
+ * here waited behind all of that (0.4 to 0.5 s before the first file of 10,000, when chokidar
+ * still watched and lstat'ed every entry).
  */
 export function listFiles(dirs: string[]): ListedFile[][] {
   return dirs.map((dir) => {

@@ -59,7 +59,7 @@ export interface HarvesterOptions {
    * when a test gives only that.
    */
   elapsed?: () => number;
-  /** Watch folders with chokidar between rescans (off for one-shot runs). */
+  /** Watch folders between rescans (watchers.ts; off for one-shot runs). */
   watch?: boolean;
   /** Run scheduled harvests (off for one-shot runs). */
   schedules?: boolean;

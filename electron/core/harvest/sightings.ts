@@ -100,11 +100,10 @@ export class Sightings {
 
   /**
    * A folder appeared in the watched tree (made, or moved in with its files), or changed
-   * without naming what: its files are read now, and once more after FOLDER_SETTLE_MS. chokidar
-   * reports a new folder before it watches it; a file made in it between the first read and
-   * that watch shows up in the second read (or when the watcher reports the folder again at its
-   * first event, discover.ts), not at the next walk minutes later. Its subfolders are reported
-   * one by one.
+   * without naming what: its files are read now, and once more after FOLDER_SETTLE_MS. Some
+   * watches report a new folder before they watch it (chokidar polling, Node's recursive watch
+   * on Linux; watchers.ts); a file made in it between the first read and that watch shows up in
+   * the second read, not at the next walk minutes later. Its subfolders are reported one by one.
    */
   folderSighted(
     instrument: Instrument,

@@ -93,8 +93,9 @@ export const WAKE_GAP_MS = 50;
 
 /**
  * How long after a change a file's size and mtime are read again, once, before its window
- * ends (see settles). chokidar reports one change per file in 50 ms and drops the others, and
- * its stat of a new file may come between two writes; the window's end then found a size
+ * ends (see settles). A watch's report of a new file, and the stat that follows it, may come
+ * between two writes (chokidar, which watched until 2026-12-07, also reported one change per
+ * file in 50 ms and dropped the others); the window's end then found a size
  * other than the one it was counted from, and the file waited a second window (a 1 s window:
  * a file written in two quick writes completed 2.07 s after its last write, against 1.01 s).
  * Read again once the writes have paused this long, the size is the final one and the window

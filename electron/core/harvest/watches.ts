@@ -1,11 +1,12 @@
 /**
- * The watches: one chokidar watch per watched folder between walks, its reports handed to the
+ * The watches: one watch per watched folder between walks (watchers.ts), its reports handed to the
  * sightings, and set up again when the folder it was set up on is no longer the one there (a
  * share mounted late, a folder replaced).
  */
 import type { Logger } from '../util/log.js';
 import type { Instrument, WatchFolder } from './config.js';
-import { folderIdentity, watchFolder, type FolderFilter, type FolderWatch } from './discover.js';
+import type { FolderFilter } from './discover.js';
+import { folderIdentity, watchFolder, type FolderWatch } from './watchers.js';
 import type { Sightings } from './sightings.js';
 
 /** What the watches ask of the engine. */

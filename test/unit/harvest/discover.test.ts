@@ -15,9 +15,9 @@ import { listFiles, statFiles } from '../../../electron/core/harvest/copyBatch.j
 import {
   folderFilter,
   scanFolder,
-  watchFolder,
   type FoundFile,
 } from '../../../electron/core/harvest/discover.js';
+import { watchFolder } from '../../../electron/core/harvest/watchers.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -112,11 +112,15 @@ describe('scanFolder', () => {
 });
 
 /**
- * A watch on a fresh folder, recording what it reports, ready before it is returned. With
- * `throughLink`, the watched path is a symbolic link to the folder (`real`).
+ * A watch on a fresh folder (or on `made`), recording what it reports, ready before it is
+ * returned. With `throughLink`, the watched path is a symbolic link to the folder (`real`).
  */
-async function watching(exclude: string[] = ['*.tmp'], throughLink = false) {
-  const real = mkdtempSync(join(tmpdir(), 'labstation-watch-'));
+async function watching(
+  exclude: string[] = ['*.tmp'],
+  throughLink = false,
+  made = mkdtempSync(join(tmpdir(), 'labstation-watch-')),
+) {
+  const real = made;
   dirs.push(real);
   const root = throughLink ? `${real}-link` : real;
   if (throughLink) {
@@ -138,7 +142,7 @@ async function watching(exclude: string[] = ['*.tmp'], throughLink = false) {
   });
   watches.push(watch);
   await isReady;
-  return { root, real, seen };
+  return { root, real, seen, watch };
 }
 
 const watches: { close(): Promise<void> }[] = [];
@@ -181,23 +185,53 @@ async function linkedFolderWatched(): Promise<void> {
   expect([...seen.paths].every((p) => p.startsWith(`${root}/`))).toBe(true);
 }
 
-describe('watchFolder', () => {
+describe('watchFolder, folder by folder (LABSTATION_WATCH=folders, the default but on Windows)', () => {
   it('names the files written in watched folders and reports each folder that appears', async () => {
     const { root, seen } = await fileAndTreeSeen();
 
-    // Once its watch is up, a file written in a new folder is named. That first event proves
-    // the watch, and the folder is reported once more (a file made before the watch was up
-    // has no event of its own); later events do not report it again.
+    // A folder is reported once its watch is up (its files are read then): a file written in
+    // it is named, and the folder is not reported again.
     const deep = join(root, 'run', 'a', 'deep');
     const reports = (): number => seen.folders.filter((d) => d === deep).length;
     expect(reports()).toBe(1);
     writeFileSync(join(deep, 'three.dat'), 'xxx');
     await until('three.dat', () => seen.paths.has(join(deep, 'three.dat')));
-    expect(reports()).toBe(2);
     writeFileSync(join(deep, 'four.dat'), 'xxxx');
     await until('four.dat', () => seen.paths.has(join(deep, 'four.dat')));
-    expect(reports()).toBe(2);
+    expect(reports()).toBe(1);
     expect(seen.bursts).toBe(0);
+  });
+
+  it('follows a folder renamed, and one removed and made again under its name', async () => {
+    const { root, seen } = await fileAndTreeSeen();
+
+    // An instrument ends a run by renaming its folder: the tree is watched under the new name.
+    renameSync(join(root, 'run'), join(root, 'run-001'));
+    const deep = join(root, 'run-001', 'a', 'deep');
+    await until('the renamed run', () => seen.folders.includes(deep));
+    writeFileSync(join(deep, 'five.dat'), 'x');
+    await until('five.dat', () => seen.paths.has(join(deep, 'five.dat')));
+
+    // Removed, then made again: the new folder (another inode) is watched, not the old one's
+    // ended watch kept.
+    rmSync(join(root, 'run-001'), { recursive: true });
+    const reportsBefore = seen.folders.length;
+    mkdirSync(join(root, 'run-001'));
+    await until('run-001 made again', () =>
+      seen.folders.slice(reportsBefore).includes(join(root, 'run-001')),
+    );
+    writeFileSync(join(root, 'run-001', 'six.dat'), 'x');
+    await until('six.dat', () => seen.paths.has(join(root, 'run-001', 'six.dat')));
+    expect(seen.bursts).toBe(0);
+  });
+
+  it('says the watched folder itself went, even when one is made again in its place', async () => {
+    const { root, watch } = await watching();
+    expect(watch.watched()).toMatch(/^\d+:\d+$/);
+    rmSync(root, { recursive: true });
+    mkdirSync(root);
+    // The walks set up its watch anew (watches.ts renew): the new folder may have the old inode.
+    await until('the watch to say so', () => watch.watched() === 'the watch failed');
   });
 
   it(
@@ -215,7 +249,6 @@ describe('watchFolder', () => {
     writeFileSync(join(root, '.cache', 'y.dat'), 'y');
     writeFileSync(join(root, 'kept', 'z.dat'), 'z');
     await until('z.dat', () => seen.paths.has(join(root, 'kept', 'z.dat')));
-    // 'kept' twice: when it appeared and at its first event (see above).
     expect([...new Set(seen.folders)]).toEqual([join(root, 'kept')]);
     expect([...seen.paths].filter((p) => /x\.dat|y\.dat/.test(p))).toEqual([]);
   });
@@ -229,6 +262,23 @@ describe('watchFolder', () => {
     await until('..raw/a.dat', () => seen.paths.has(join(root, '..raw', 'a.dat')));
   });
 
+  it('watches the folders of a tree there at the start, and does not follow links', async () => {
+    const real = mkdtempSync(join(tmpdir(), 'labstation-watch-'));
+    dirs.push(real);
+    const elsewhere = mkdtempSync(join(tmpdir(), 'labstation-elsewhere-'));
+    dirs.push(elsewhere);
+    mkdirSync(join(real, 'old', 'deeper'), { recursive: true });
+    symlinkSync(elsewhere, join(real, 'linked'));
+    const { seen } = await watching(['*.tmp'], false, real);
+    writeFileSync(join(real, 'old', 'deeper', 'a.dat'), 'x');
+    await until('old/deeper/a.dat', () => seen.paths.has(join(real, 'old', 'deeper', 'a.dat')));
+    writeFileSync(join(elsewhere, 'b.dat'), 'x');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect([...seen.paths].some((p) => p.includes('b.dat'))).toBe(false);
+    // Folders there at the start are not reported: the walk at ready reads them.
+    expect(seen.folders).toEqual([]);
+  });
+
   it('asks for a walk after a burst of events, once it has ended', async () => {
     const { root, seen } = await watching();
     for (let i = 0; i < 1200; i++) writeFileSync(join(root, `f${i}.dat`), 'x');
@@ -239,17 +289,23 @@ describe('watchFolder', () => {
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect(seen.bursts).toBe(1);
   });
+});
 
-  it('reports the folder when chokidar polls (CHOKIDAR_USEPOLLING), whose events name no file', async () => {
-    process.env.CHOKIDAR_USEPOLLING = '1';
-    try {
-      const { root, seen } = await watching();
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      writeFileSync(join(root, 'polled.dat'), 'x');
-      await until('the polled folder', () => seen.folders.includes(root));
-    } finally {
-      delete process.env.CHOKIDAR_USEPOLLING;
-    }
+describe('watchFolder, polled by chokidar (LABSTATION_WATCH=poll)', () => {
+  beforeAll(() => {
+    process.env.LABSTATION_WATCH = 'poll';
+  });
+  afterAll(() => {
+    delete process.env.LABSTATION_WATCH;
+  });
+
+  it('reports the folder whose entries changed, and a folder that appears', async () => {
+    const { root, seen } = await watching();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    writeFileSync(join(root, 'polled.dat'), 'x');
+    await until('the polled folder', () => seen.folders.includes(root));
+    mkdirSync(join(root, 'run'));
+    await until('the new folder', () => seen.folders.includes(join(root, 'run')));
   });
 });
 
