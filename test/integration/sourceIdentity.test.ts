@@ -10,6 +10,7 @@ import type Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../electron/core/db/open.js';
 import {
+  KNOWN_SOURCES,
   knownSources,
   LATEST_BY_SOURCE,
   latestBySource,
@@ -55,9 +56,10 @@ describe("a file's source path as its identity", () => {
     // The newest record of the path, in whichever case it was written.
     const again = record(1, 'd:\\data', 'd:\\data\\Run1\\image.tif');
     expect(latestBySource(db, 1, 'D:\\DATA\\RUN1\\IMAGE.TIF', true)?.id).toBe(again);
-    const known = knownSources(db, 1, true);
-    expect(known.get('D:\\data\\run1\\Image.tif')?.id).toBe(again);
-    expect(known.get('d:\\data\\run1\\other.tif')).toBeUndefined();
+    const asked = ['D:\\data\\run1\\Image.tif', 'd:\\data\\run1\\other.tif'];
+    const known = knownSources(db, 1, asked, true);
+    expect(known.get(asked[0])?.id).toBe(again);
+    expect(known.get(asked[1])).toBeUndefined();
   });
 
   it('keeps names apart by case where the file system does', () => {
@@ -66,10 +68,11 @@ describe("a file's source path as its identity", () => {
     expect(latestBySource(db, 2, '/mnt/sem/run/A.tif', false)?.id).toBe(upper);
     expect(latestBySource(db, 2, '/mnt/sem/run/a.tif', false)?.id).toBe(lower);
     expect(latestBySource(db, 2, '/mnt/sem/Run/a.tif', false)).toBeUndefined();
-    const known = knownSources(db, 2, false);
-    expect(known.get('/mnt/sem/run/A.tif')?.id).toBe(upper);
-    expect(known.get('/mnt/sem/run/a.tif')?.id).toBe(lower);
-    expect(known.get('/mnt/SEM/run/a.tif')).toBeUndefined();
+    const asked = ['/mnt/sem/run/A.tif', '/mnt/sem/run/a.tif', '/mnt/SEM/run/a.tif'];
+    const known = knownSources(db, 2, asked, false);
+    expect(known.get(asked[0])?.id).toBe(upper);
+    expect(known.get(asked[1])?.id).toBe(lower);
+    expect(known.get(asked[2])).toBeUndefined();
     // Case-blind, a spelling of neither finds the newest of the two.
     expect(latestBySource(db, 2, '/mnt/sem/RUN/A.TIF', true)?.id).toBe(lower);
   });
@@ -80,7 +83,8 @@ describe("a file's source path as its identity", () => {
     const accented = record(1, 'd:\\data', 'd:\\data\\É\\x.tif');
     expect(latestBySource(db, 1, 'D:\\DATA\\É\\X.TIF', true)?.id).toBe(accented);
     expect(latestBySource(db, 1, 'd:\\data\\é\\x.tif', true)).toBeUndefined();
-    expect(knownSources(db, 1, true).get('d:\\data\\é\\x.tif')).toBeUndefined();
+    const folded = 'd:\\data\\é\\x.tif';
+    expect(knownSources(db, 1, [folded], true).get(folded)).toBeUndefined();
   });
 
   it("takes a path's own records before those of the path in other case", () => {
@@ -89,12 +93,24 @@ describe("a file's source path as its identity", () => {
     const lower = record(1, 'd:\\data', 'd:\\data\\run2\\b.tif');
     expect(latestBySource(db, 1, 'd:\\data\\run2\\B.tif', true)?.id).toBe(upper);
     expect(latestBySource(db, 1, 'd:\\data\\run2\\b.tif', true)?.id).toBe(lower);
-    const known = knownSources(db, 1, true);
+    const known = knownSources(db, 1, ['d:\\data\\run2\\B.tif', 'd:\\data\\run2\\b.tif'], true);
     expect(known.get('d:\\data\\run2\\B.tif')?.id).toBe(upper);
     expect(known.get('d:\\data\\run2\\b.tif')?.id).toBe(lower);
     // A spelling of neither: the newest of them.
     expect(latestBySource(db, 1, 'D:\\DATA\\RUN2\\B.TIF', true)?.id).toBe(lower);
-    expect(known.get('D:\\DATA\\RUN2\\B.TIF')?.id).toBe(lower);
+    const neither = 'D:\\DATA\\RUN2\\B.TIF';
+    expect(knownSources(db, 1, [neither], true).get(neither)?.id).toBe(lower);
+  });
+
+  it("looks a folder's paths up through the index", () => {
+    const plan = (
+      db.prepare(`EXPLAIN QUERY PLAN ${KNOWN_SOURCES}`).all(2, '["/mnt/sem/run/a.tif"]') as {
+        detail: string;
+      }[]
+    ).map((r) => r.detail);
+    expect(plan.join('\n')).toMatch(
+      /USING INDEX harvest_files_source \(instrument_id=\? AND source_path=\?\)/,
+    );
   });
 
   it('looks a path up through the index, in either mode', () => {

@@ -16,13 +16,11 @@ import { noteLateSidecar, sidecarHooks } from './lateSidecars.js';
 import {
   arkConfig,
   keepRecords,
-  knownSources,
   latestBySource,
   markGone,
   recordFile,
   requeueFile,
   type FileRow,
-  type KnownSources,
 } from './records.js';
 import { candidateKey, WAKE_GAP_MS, type Candidate, type StabilityChecks } from './stability.js';
 import { storageFolderIn } from './storageGuard.js';
@@ -119,13 +117,6 @@ export class Intake {
    * file found again with its size but a new mtime.
    */
   private readonly rechecks = new Map<string, { again: boolean }>();
-  /**
-   * The records each walk under way took at its start (knownSources), by instrument, kept up
-   * to date as files are recorded: a walk that runs while the watcher's files are recorded (the
-   * walk after a burst of events) would otherwise take every file recorded since it began for
-   * a new one, and check and record it again.
-   */
-  private readonly walkKnown = new Map<number, Set<KnownSources>>();
   /** Compiled filters of watched folders (deepestFolderTaking), by folder. */
   private readonly filters = new WeakMap<WatchFolder, FolderFilter>();
   /**
@@ -157,22 +148,9 @@ export class Intake {
     return false;
   }
 
-  /** The records of an instrument for a walk that starts now, kept up to date until walkEnded. */
-  walkStarts(instrumentId: number): KnownSources {
-    const known = knownSources(this.db, instrumentId);
-    let walks = this.walkKnown.get(instrumentId);
-    if (!walks) this.walkKnown.set(instrumentId, (walks = new Set()));
-    walks.add(known);
-    return known;
-  }
-
-  /** The walk that took `known` ended: it is no longer kept up to date. */
-  walkEnded(instrumentId: number, known: KnownSources): void {
+  /** A walk of the instrument's folders ended. */
+  walkEnded(instrumentId: number): void {
     this.walkedSinceStart.add(instrumentId);
-    const walks = this.walkKnown.get(instrumentId);
-    if (!walks) return;
-    walks.delete(known);
-    if (!walks.size) this.walkKnown.delete(instrumentId);
   }
 
   /** Considers the found files, but those recorded already with the same size and mtime. */
@@ -356,11 +334,6 @@ export class Intake {
         return taken;
       })
       .immediate();
-    for (const [c, id] of noted) {
-      const entry = { id, size: c.size, mtime_ms: c.mtimeMs, state: 'waiting' as const };
-      for (const known of this.walkKnown.get(c.instrument.id) ?? [])
-        known.set(c.absolutePath, entry);
-    }
     for (const c of later) {
       const key = candidateKey(c.instrument, c.absolutePath);
       this.stability.putBack(key, c, c.size, c.mtimeMs, null, WAKE_GAP_MS);

@@ -12,7 +12,7 @@ import { HISTORY_PROBLEM } from '../sync/history.js';
 import type { Instrument, WatchFolder } from './config.js';
 import { scanFolder, type FolderFilter, type FoundFile, type StatAll } from './discover.js';
 import type { Intake } from './intake.js';
-import type { KnownSources } from './records.js';
+import { knownSources } from './records.js';
 import { indexPaths } from './views.js';
 import type { StabilityChecks } from './stability.js';
 import { describeError } from './attempt.js';
@@ -123,19 +123,18 @@ export class Walks {
   /** Walks every folder of the instrument (a watch that is up, or saw a burst of events). */
   async rescan(instrument: Instrument): Promise<void> {
     if (this.host.stopped()) return;
-    const known = this.intake.walkStarts(instrument.id);
     this.walking.set(instrument.id, (this.walking.get(instrument.id) ?? 0) + 1);
     try {
-      await this.walk(instrument, known);
+      await this.walk(instrument);
     } finally {
       const left = (this.walking.get(instrument.id) ?? 1) - 1;
       if (left > 0) this.walking.set(instrument.id, left);
       else this.walking.delete(instrument.id);
-      this.intake.walkEnded(instrument.id, known);
+      this.intake.walkEnded(instrument.id);
     }
   }
 
-  private async walk(instrument: Instrument, known: KnownSources): Promise<void> {
+  private async walk(instrument: Instrument): Promise<void> {
     // Tests: a walk still under way while the watcher's files are recorded (and fail, in
     // about a second; the hold leaves a busy machine six).
     if (injected('harvest.slow-walk')) {
@@ -145,10 +144,14 @@ export class Walks {
     const problems: string[] = [];
     for (const folder of instrument.watch) {
       // Each folder's files are considered as the walk reaches them, so the ticks (every
-      // tickMs) check and copy them while the rest of the tree is walked.
+      // tickMs) check and copy them while the rest of the tree is walked. They are compared
+      // with their records as they are then: those the watcher's files got while the walk
+      // went on too.
       const take = (found: FoundFile[]): void => {
-        if (!this.host.stopped())
-          this.intake.take(instrument, folder, found, (path) => known.get(path));
+        if (this.host.stopped()) return;
+        const paths = found.map((f) => f.absolutePath);
+        const known = knownSources(this.db, instrument.id, paths);
+        this.intake.take(instrument, folder, found, (path) => known.get(path));
       };
       try {
         await this.host.renewWatch(instrument, folder);
