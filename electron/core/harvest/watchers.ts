@@ -3,17 +3,18 @@
  * so that new files show up in a second rather than at the next walk. The walk (discover.ts)
  * is the truth; a watch only makes files show up sooner. Three ways, by system
  * (`LABSTATION_WATCH` chooses on any):
- * - `folders` (Linux, macOS): one watch of Node's per folder (watchEach);
- * - `whole` (Windows): one recursive watch per tree (watchWhole);
+ * - `folders` (Linux): one watch of Node's per folder (watchEach);
+ * - `whole` (Windows, macOS): one recursive watch per tree, kept by the system (watchWhole);
  * - `poll`: chokidar, polling each folder, for file systems that send no events (watchPolled).
  * Symbolic links below a watched folder are not followed, as the walk does not follow them.
  */
-import { watch as fsWatch, type FSWatcher } from 'node:fs';
+import { watch as fsWatch, type FSWatcher, type Stats } from 'node:fs';
 import { lstat, opendir, realpath, stat } from 'node:fs/promises';
-import { basename, join, relative, sep } from 'node:path';
+import { basename, dirname, join, relative, sep } from 'node:path';
 import { watch as chokidarWatch } from 'chokidar';
 import type { WatchFolder } from './config.js';
 import { relativeTo, type FolderFilter } from './discover.js';
+import { sourceKey } from './storageGuard.js';
 
 export interface FolderWatch {
   close(): Promise<void>;
@@ -114,18 +115,25 @@ interface Closable {
 export type WatchMode = 'folders' | 'whole' | 'poll';
 
 /**
- * How a watched folder's tree is watched. Folder by folder (watchEach) but on Windows, where a
- * handle on each folder makes Windows refuse to rename or move a folder that holds a watched
- * subfolder ("in use": chokidar issues #1380, #1281), which an instrument that writes `Run_tmp`
- * and renames it when done must be able to: there one recursive watch takes the whole tree
- * (watchWhole). `LABSTATION_WATCH=folders`, `=whole` or `=poll` chooses on any system (the
- * tests run watchWhole on Linux, where Node builds its recursive watch from one inotify watch
- * per folder and a stat poll of each file).
+ * How a watched folder's tree is watched. Folder by folder (watchEach) on Linux. One recursive
+ * watch of the whole tree (watchWhole), which the system keeps, on Windows, where a handle on
+ * each folder makes Windows refuse to rename or move a folder that holds a watched subfolder
+ * ("in use": chokidar issues #1380, #1281), which an instrument that writes `Run_tmp` and
+ * renames it when done must be able to; and on macOS, where libuv builds every watch of a
+ * process into one FSEvents stream, rebuilt from all the watched paths at each watch added or
+ * ended (events in between are lost, and watching N folders costs N x N). `LABSTATION_WATCH=
+ * folders`, `=whole` or `=poll` chooses on any system (the tests run watchWhole on Linux, where
+ * Node builds its recursive watch from one inotify watch per folder and per file), and
+ * chokidar's own `CHOKIDAR_USEPOLLING` (but `0` or `false`) still asks for polling.
  */
 export function watchMode(): WatchMode {
   const chosen = process.env.LABSTATION_WATCH;
   if (chosen === 'folders' || chosen === 'whole' || chosen === 'poll') return chosen;
-  return process.platform === 'win32' ? 'whole' : 'folders';
+  const polling = process.env.CHOKIDAR_USEPOLLING?.toLowerCase();
+  if (polling !== undefined && polling !== '' && polling !== '0' && polling !== 'false') {
+    return 'poll';
+  }
+  return process.platform === 'win32' || process.platform === 'darwin' ? 'whole' : 'folders';
 }
 
 /**
@@ -243,13 +251,17 @@ function watchWhole(
 }
 
 /**
- * A folder watched by watchEach: its watch, which folder it is, and whether its watch said it
- * went (a folder made again under its name gets a new watch: it may have the old one's inode).
+ * A folder watched by watchEach: its watch, its path as spelled when it was watched, which
+ * folder it is (a new one gets a new watch), whether its watch said it went (a folder made
+ * again under its name gets a new watch: it may have the old one's inode), and the folders
+ * below it that are watched.
  */
 interface WatchedFolder {
   watcher: FSWatcher;
+  path: string;
   ino: number;
   gone: boolean;
+  below: Set<string>;
 }
 
 /**
@@ -258,7 +270,9 @@ interface WatchedFolder {
  * entry made, removed or renamed ("rename") that is a folder is watched with every folder below
  * it, and each is reported (read by the caller) once its watch is up, so no file made in it
  * falls between the read and the watch; a watched folder that is gone, or is another folder
- * now, has its watches and those below it ended (or set up anew).
+ * now, has its watches and those below it ended (or set up anew). After a burst, whose events
+ * the system may have dropped (inotify's queue holds 16,384), or an event that names nothing,
+ * the watches are checked against the tree: a folder made in the burst is watched.
  *
  * Not chokidar, which at each event in a folder reads the whole folder again with an lstat of
  * every entry, to tell what was added: with 50,000 files in a folder, 60 written into it in 30 s
@@ -274,20 +288,30 @@ function watchEach(
   failed: () => void,
 ): Closable {
   const named = namerOf(root, folder);
-  const burst = burstCounter(events);
+  // By path, without case where names have none (a folder renamed in case only is one folder).
+  const keyOf = (path: string): string => sourceKey(path);
   const watched = new Map<string, WatchedFolder>();
   let closed = false;
-  // The first watch that cannot be set up for another reason than its folder being gone (the
-  // system's limit of watches, ENOSPC on Linux) is said once: the walks still find its files.
-  let refusalSaid = false;
+  // The root as it was when watched: its removal is told from an entry of its name going.
+  let rootIdentity: string | null = null;
+  // A watch that cannot be set up for another reason than its folder being gone (the system's
+  // limit of watches, ENOSPC on Linux; no permission) is said once per reason: the walks still
+  // find its files.
+  const refusalsSaid = new Set<string>();
+  // The latest look at each path under way (entryChanged): an older one that ends later does
+  // not undo what the newer saw (libuv's pool may answer lstat calls out of order).
+  const looks = new Map<string, number>();
+  let lookCount = 0;
 
+  /** Ends the watch of `dir` and of every folder below it. */
   const unwatch = (dir: string): void => {
-    const prefix = dir + sep;
-    for (const [path, one] of watched) {
-      if (path !== dir && !path.startsWith(prefix)) continue;
-      one.watcher.close();
-      watched.delete(path);
-    }
+    const key = keyOf(dir);
+    const one = watched.get(key);
+    if (!one) return;
+    for (const child of one.below) unwatch(child);
+    one.watcher.close();
+    watched.delete(key);
+    watched.get(keyOf(dirname(dir)))?.below.delete(dir);
   };
 
   const watchOne = (dir: string, ino: number): boolean => {
@@ -295,9 +319,9 @@ function watchEach(
     try {
       watcher = fsWatch(dir, (event, name) => happened(dir, event, name));
     } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code !== 'ENOENT' && code !== 'ENOTDIR' && !refusalSaid) {
-        refusalSaid = true;
+      const code = (error as NodeJS.ErrnoException).code ?? 'unknown';
+      if (code !== 'ENOENT' && code !== 'ENOTDIR' && !refusalsSaid.has(code)) {
+        refusalsSaid.add(code);
         events.onError(error as Error);
       }
       return false;
@@ -306,31 +330,44 @@ function watchEach(
       // The folder went (Windows says EPERM): its parent's event ends its watch; the watched
       // folder itself is watched anew at the next walk (watches.ts renew).
       if (dir === root) failed();
-      if (watched.get(dir)?.watcher === watcher) unwatch(dir);
+      if (watched.get(keyOf(dir))?.watcher === watcher) unwatch(dir);
       if (!closed) events.onError(error);
     });
-    watched.set(dir, { watcher, ino, gone: false });
+    // Another watch of the folder (a look that ran beside this one) is ended, not lost.
+    unwatch(dir);
+    watched.set(keyOf(dir), { watcher, path: dir, ino, gone: false, below: new Set() });
+    if (dir !== root) watched.get(keyOf(dirname(dir)))?.below.add(dir);
     return true;
   };
 
+  /** Whether `dir` is watched as the folder with this inode, its watch not gone. */
+  const watchedAs = (dir: string, ino: number): boolean => {
+    const one = watched.get(keyOf(dir));
+    return one !== undefined && !one.gone && one.ino === ino;
+  };
+
   /**
-   * Watches `top` and the folders below it that the filter takes; returns those watched, top
-   * first (a folder is watched before its entries are read, so an entry made meanwhile has an
-   * event).
+   * Watches `top` and the folders below it that the filter takes, but those watched already;
+   * returns those it watched, top first (a folder is watched before its entries are read, so an
+   * entry made meanwhile has an event). `seen` gets every folder found.
    */
-  const watchTree = async (top: string, topIno: number): Promise<string[]> => {
+  const watchTree = async (top: string, topIno: number, seen?: Set<string>): Promise<string[]> => {
     const added: string[] = [];
     const pending: [string, number][] = [[top, topIno]];
     while (pending.length && !closed) {
       const [dir, ino] = pending.pop() as [string, number];
-      if (!watchOne(dir, ino)) continue;
-      added.push(dir);
+      if (!watchedAs(dir, ino)) {
+        if (!watchOne(dir, ino)) continue;
+        added.push(dir);
+      }
+      seen?.add(keyOf(dir));
       try {
         const entries = await opendir(dir, { bufferSize: 256 });
         for await (const entry of entries) {
+          if (closed) break;
           if (!entry.isDirectory()) continue;
           const path = join(dir, entry.name);
-          if (filter.skipsDirectory(relativeTo(root, path)) || watched.has(path)) continue;
+          if (filter.skipsDirectory(relativeTo(root, path))) continue;
           const found = await lstat(path).catch(() => null);
           if (found?.isDirectory()) pending.push([path, found.ino]);
         }
@@ -342,53 +379,102 @@ function watchEach(
   };
 
   /**
-   * An entry of a watched folder was made, removed or renamed: a folder there now is watched,
-   * one gone is not. Returns whether the entry is there.
+   * An entry of a watched folder was made, removed or renamed: a folder there now is watched
+   * (and reported), one gone is not.
    */
-  const entryChanged = async (path: string): Promise<boolean> => {
+  const entryChanged = async (path: string): Promise<void> => {
+    const look = ++lookCount;
+    looks.set(path, look);
     const found = await lstat(path).catch(() => null);
-    if (closed) return found !== null;
-    const before = watched.get(path);
+    if (looks.get(path) !== look) return;
+    looks.delete(path);
+    if (closed) return;
     if (!found?.isDirectory()) {
-      if (before) unwatch(path);
-      return found !== null;
+      unwatch(path);
+      return;
     }
-    if (before && !before.gone && before.ino === found.ino) return true;
-    // A folder removed and made again, or another moved in under its name.
-    if (before) unwatch(path);
-    if (filter.skipsDirectory(relativeTo(root, path))) return true;
+    if (watchedAs(path, found.ino) || filter.skipsDirectory(relativeTo(root, path))) return;
+    // New, made again, or another folder moved in under its name.
+    unwatch(path);
     const added = await watchTree(path, found.ino);
-    if (closed) return true;
+    if (closed) return;
     if (added.length >= FOLDERS_REPORTED_MAX) events.onBurst();
     else for (const dir of added) events.onFolder(named(dir));
-    return true;
   };
+
+  /**
+   * The watches checked against the tree, after events may have been dropped: every folder
+   * there is watched (its files are read by the walk that follows a burst), and the watches of
+   * folders no longer there are ended. One check at a time; one asked for meanwhile runs after.
+   */
+  let checking: Promise<void> | null = null;
+  let checkAgain = false;
+  const checkTree = (): void => {
+    if (checking) {
+      checkAgain = true;
+      return;
+    }
+    checking = (async () => {
+      do {
+        checkAgain = false;
+        const top = await stat(root).catch(() => null);
+        if (closed || !top?.isDirectory()) break;
+        const seen = new Set<string>();
+        await watchTree(root, top.ino, seen);
+        for (const [key, one] of [...watched]) {
+          if (closed) break;
+          if (seen.has(key) || !watched.has(key)) continue;
+          const now = await lstat(one.path).catch(() => null);
+          if (!now?.isDirectory() || now.ino !== one.ino) unwatch(one.path);
+        }
+      } while (checkAgain && !closed);
+    })().finally(() => {
+      checking = null;
+    });
+  };
+
+  const burst = burstCounter({
+    ...events,
+    onBurst: () => {
+      checkTree();
+      events.onBurst();
+    },
+  });
 
   const happened = (dir: string, event: string, name: string | null): void => {
     if (closed) return;
     burst.count();
-    // Some systems do not always name the entry (Node's fs.watch documentation).
-    if (name === null) return events.onFolder(named(dir));
+    // Some systems do not always name the entry (Node's fs.watch documentation); Windows names
+    // none when its buffer overflowed.
+    if (name === null) {
+      checkTree();
+      return events.onFolder(named(dir));
+    }
     const path = join(dir, name);
     events.onPath(named(path));
     if (event !== 'rename') return;
     // A watch names its own folder when the folder is removed or moved away (inotify's
     // IN_DELETE_SELF, IN_MOVE_SELF); an entry of that name in it is told apart by its parent's
-    // event, which looks at the folder again.
-    const own = watched.get(dir);
-    if (own && name === basename(dir)) own.gone = true;
-    void entryChanged(path).then((entry) => {
-      // The watched folder itself went (no entry of its name is there): it has no parent
-      // watched here, so the next walk sets its watch up anew (watches.ts renew), even when a
-      // folder made again has the old inode.
-      if (dir === root && name === basename(dir) && !entry && !closed) failed();
-    });
+    // event, which looks at the folder again, or for the watched folder itself by what is there.
+    const own = watched.get(keyOf(dir));
+    if (own && name === basename(dir)) {
+      own.gone = true;
+      if (dir === root) {
+        void identityOf(root).then((now) => {
+          if (!closed && now !== rootIdentity) failed();
+        });
+      }
+    }
+    void entryChanged(path);
   };
 
   void (async () => {
     const top = await stat(root).catch(() => null);
     // Not there (yet): the walks find it, and the watch is set up again then (watches.ts).
-    if (top?.isDirectory()) await watchTree(root, top.ino);
+    if (top?.isDirectory()) {
+      rootIdentity = birthIdentity(top);
+      await watchTree(root, top.ino);
+    }
     if (!closed) events.onReady();
   })();
   return {
@@ -400,6 +486,20 @@ function watchEach(
       return Promise.resolve();
     },
   };
+}
+
+/**
+ * A folder as its device, inode and time of birth: a folder made again where one was removed
+ * may get the old inode, not the old time of birth (where the file system keeps one).
+ */
+function birthIdentity(found: Stats): string {
+  return `${found.dev}:${found.ino}:${found.birthtimeMs}`;
+}
+
+/** birthIdentity of the folder at `path`, or null when there is none. */
+async function identityOf(path: string): Promise<string | null> {
+  const found = await stat(path).catch(() => null);
+  return found?.isDirectory() ? birthIdentity(found) : null;
 }
 
 /**

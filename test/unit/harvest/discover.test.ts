@@ -17,7 +17,7 @@ import {
   scanFolder,
   type FoundFile,
 } from '../../../electron/core/harvest/discover.js';
-import { watchFolder } from '../../../electron/core/harvest/watchers.js';
+import { watchFolder, watchMode } from '../../../electron/core/harvest/watchers.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -288,6 +288,35 @@ describe('watchFolder, folder by folder (LABSTATION_WATCH=folders, the default b
     await until('g4.dat', () => seen.paths.has(join(root, 'g4.dat')));
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect(seen.bursts).toBe(1);
+  });
+});
+
+describe('watchMode', () => {
+  afterEach(() => {
+    delete process.env.LABSTATION_WATCH;
+    delete process.env.CHOKIDAR_USEPOLLING;
+  });
+
+  it('watches folder by folder on Linux, as LABSTATION_WATCH says, and polls for CHOKIDAR_USEPOLLING', () => {
+    expect(watchMode()).toBe(process.platform === 'linux' ? 'folders' : 'whole');
+    for (const mode of ['folders', 'whole', 'poll'] as const) {
+      process.env.LABSTATION_WATCH = mode;
+      expect(watchMode()).toBe(mode);
+    }
+    delete process.env.LABSTATION_WATCH;
+    // chokidar's own switch, as a station set up for chokidar may still have it.
+    for (const [value, polls] of [
+      ['1', true],
+      ['true', true],
+      ['0', false],
+      ['False', false],
+    ]) {
+      process.env.CHOKIDAR_USEPOLLING = value as string;
+      expect(watchMode() === 'poll', `CHOKIDAR_USEPOLLING=${value}`).toBe(polls);
+    }
+    process.env.LABSTATION_WATCH = 'folders';
+    process.env.CHOKIDAR_USEPOLLING = '1';
+    expect(watchMode()).toBe('folders');
   });
 });
 
