@@ -256,7 +256,7 @@ export class Harvester {
     });
     const { db, log, clock, elapsed, stability, transfers } = this;
     this.intake = new Intake(db, log, clock, stability, transfers, host);
-    this.sightings = new Sightings(db, log, elapsed, stability, transfers, this.intake, host);
+    this.sightings = new Sightings(log, elapsed, stability, transfers, this.intake, host);
     this.walks = new Walks(db, log, clock, stability, this.intake, host);
     this.watches = new FolderWatches(log, this.sightings, host);
     this.runs = new RunQueue(

@@ -16,6 +16,7 @@ import { noteLateSidecar, sidecarHooks } from './lateSidecars.js';
 import {
   arkConfig,
   keepRecords,
+  knownSources,
   latestBySource,
   markGone,
   recordFile,
@@ -153,15 +154,23 @@ export class Intake {
     this.walkedSinceStart.add(instrumentId);
   }
 
-  /** Considers the found files, but those recorded already with the same size and mtime. */
+  /**
+   * Considers the found files (a walk's folder, a group the watcher saw), but those recorded
+   * already with the same size and mtime: their records are read as they are now, in one query
+   * (knownSources), so that those made since a walk began count too.
+   */
   take(
     instrument: Instrument,
     folder: WatchFolder,
     found: FoundFile[],
-    recorded: (path: string) => Parameters<typeof alreadyRecorded>[0],
+    recorded: { get(path: string): Parameters<typeof alreadyRecorded>[0] } = knownSources(
+      this.db,
+      instrument.id,
+      found.map((f) => f.absolutePath),
+    ),
   ): void {
     for (const f of found) {
-      if (alreadyRecorded(recorded(f.absolutePath), f.size, f.mtimeMs)) continue;
+      if (alreadyRecorded(recorded.get(f.absolutePath), f.size, f.mtimeMs)) continue;
       this.consider(instrument, folder, f.absolutePath, f.size, f.mtimeMs, f.relativePath);
     }
   }

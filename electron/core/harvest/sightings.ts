@@ -3,7 +3,6 @@
  * per watched folder and looked at in groups (listed and stat'ed in the service worker), their
  * files handed to the intake.
  */
-import type { Db } from '../db/open.js';
 import type { Logger } from '../util/log.js';
 import type { Instrument, WatchFolder } from './config.js';
 import { listFiles, statFiles } from './copyBatch.js';
@@ -17,7 +16,6 @@ import {
 } from './discover.js';
 import type { Intake } from './intake.js';
 import { RecentListings } from './listings.js';
-import { latestBySource } from './records.js';
 import { candidateKey, type Candidate, type StabilityChecks } from './stability.js';
 import type { TransferQueue } from './transferQueue.js';
 
@@ -59,7 +57,6 @@ export class Sightings {
   private lookingAtSightings = false;
 
   constructor(
-    private readonly db: Db,
     private readonly log: Logger,
     /** Measures how long a folder's listing is kept (monotonic: util/clock.ts monotonicMs). */
     elapsed: () => number,
@@ -169,10 +166,7 @@ export class Sightings {
       const rel = relativeTo(folder.path, path);
       return filter.accepts(rel) ? rel : null;
     };
-    const take = (found: FoundFile[]): void =>
-      this.intake.take(instrument, folder, found, (path) =>
-        latestBySource(this.db, instrument.id, path),
-      );
+    const take = (found: FoundFile[]): void => this.intake.take(instrument, folder, found);
     // A few folders per request, each group taken as it is listed: the first files of a tree
     // moved in are copied while the rest is listed. A listed candidate is considered again with
     // its size and mtime, which restart its window only if they changed.

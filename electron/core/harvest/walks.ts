@@ -12,7 +12,6 @@ import { HISTORY_PROBLEM } from '../sync/history.js';
 import type { Instrument, WatchFolder } from './config.js';
 import { scanFolder, type FolderFilter, type FoundFile, type StatAll } from './discover.js';
 import type { Intake } from './intake.js';
-import { knownSources } from './records.js';
 import { indexPaths } from './views.js';
 import type { StabilityChecks } from './stability.js';
 import { describeError } from './attempt.js';
@@ -148,10 +147,7 @@ export class Walks {
       // with their records as they are then: those the watcher's files got while the walk
       // went on too.
       const take = (found: FoundFile[]): void => {
-        if (this.host.stopped()) return;
-        const paths = found.map((f) => f.absolutePath);
-        const known = knownSources(this.db, instrument.id, paths);
-        this.intake.take(instrument, folder, found, (path) => known.get(path));
+        if (!this.host.stopped()) this.intake.take(instrument, folder, found);
       };
       try {
         await this.host.renewWatch(instrument, folder);

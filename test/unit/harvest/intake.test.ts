@@ -73,7 +73,7 @@ describe('Intake.take', () => {
         found('back.dat', 4, 1000),
         found('new.dat', 4, 1000),
       ],
-      (path) => records.get(path),
+      records,
     );
     expect(added.map((a) => a.path)).toEqual([
       '/watched/grown.dat',
@@ -101,7 +101,7 @@ describe('Intake.take', () => {
       instrument,
       folder,
       [found('old.dat', 1, during), found('fresh.dat', 1, NOW - 1000)],
-      () => undefined,
+      new Map(),
     );
     expect(added.map(({ path, usage }) => ({ path, usage }))).toEqual([
       { path: '/watched/old.dat', usage: 3 },
