@@ -8,7 +8,7 @@
  * - `poll`: chokidar, polling each folder, for file systems that send no events (watchPolled).
  * Symbolic links below a watched folder are not followed, as the walk does not follow them.
  */
-import { watch as fsWatch, type FSWatcher, type Stats } from 'node:fs';
+import { watch as fsWatch, type FSWatcher } from 'node:fs';
 import { lstat, opendir, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, join, relative, sep } from 'node:path';
 import { watch as chokidarWatch } from 'chokidar';
@@ -26,13 +26,15 @@ export interface FolderWatch {
 }
 
 /**
- * The folder at `path` (links followed) as its device and inode, or null when there is none:
- * a folder that appears, is replaced, or has a share mounted on it gets another identity.
+ * The folder at `path` (links followed) as its device, inode and time of birth, or null when
+ * there is none: a folder that appears, is replaced, or has a share mounted on it gets another
+ * identity; one made again where one was removed may get the old inode, not the old time of
+ * birth (where the file system keeps one).
  */
 export async function folderIdentity(path: string): Promise<string | null> {
   try {
     const found = await stat(path);
-    return found.isDirectory() ? `${found.dev}:${found.ino}` : null;
+    return found.isDirectory() ? `${found.dev}:${found.ino}:${found.birthtimeMs}` : null;
   } catch {
     return null;
   }
@@ -97,7 +99,7 @@ export function watchFolder(
           ? watchWhole(root, folder, filter, events, failed)
           : mode === 'poll'
             ? watchPolled(root, folder, filter, events)
-            : watchEach(root, folder, filter, events, failed);
+            : watchEach(root, identity, folder, filter, events, failed);
     });
   return {
     close: async () => {
@@ -282,6 +284,8 @@ interface WatchedFolder {
  */
 function watchEach(
   root: string,
+  /** folderIdentity of `root` when the watch was set up: its removal is told from an entry of its name going. */
+  rootIdentity: string | null,
   folder: WatchFolder,
   filter: FolderFilter,
   events: WatchEvents,
@@ -292,8 +296,6 @@ function watchEach(
   const keyOf = (path: string): string => sourceKey(path);
   const watched = new Map<string, WatchedFolder>();
   let closed = false;
-  // The root as it was when watched: its removal is told from an entry of its name going.
-  let rootIdentity: string | null = null;
   // A watch that cannot be set up for another reason than its folder being gone (the system's
   // limit of watches, ENOSPC on Linux; no permission) is said once per reason: the walks still
   // find its files.
@@ -460,7 +462,7 @@ function watchEach(
     if (own && name === basename(dir)) {
       own.gone = true;
       if (dir === root) {
-        void identityOf(root).then((now) => {
+        void folderIdentity(root).then((now) => {
           if (!closed && now !== rootIdentity) failed();
         });
       }
@@ -471,10 +473,7 @@ function watchEach(
   void (async () => {
     const top = await stat(root).catch(() => null);
     // Not there (yet): the walks find it, and the watch is set up again then (watches.ts).
-    if (top?.isDirectory()) {
-      rootIdentity = birthIdentity(top);
-      await watchTree(root, top.ino);
-    }
+    if (top?.isDirectory()) await watchTree(root, top.ino);
     if (!closed) events.onReady();
   })();
   return {
@@ -486,20 +485,6 @@ function watchEach(
       return Promise.resolve();
     },
   };
-}
-
-/**
- * A folder as its device, inode and time of birth: a folder made again where one was removed
- * may get the old inode, not the old time of birth (where the file system keeps one).
- */
-function birthIdentity(found: Stats): string {
-  return `${found.dev}:${found.ino}:${found.birthtimeMs}`;
-}
-
-/** birthIdentity of the folder at `path`, or null when there is none. */
-async function identityOf(path: string): Promise<string | null> {
-  const found = await stat(path).catch(() => null);
-  return found?.isDirectory() ? birthIdentity(found) : null;
 }
 
 /**

@@ -227,7 +227,7 @@ describe('watchFolder, folder by folder (LABSTATION_WATCH=folders, the default b
 
   it('says the watched folder itself went, even when one is made again in its place', async () => {
     const { root, watch } = await watching();
-    expect(watch.watched()).toMatch(/^\d+:\d+$/);
+    expect(watch.watched()).toMatch(/^\d+:\d+:[\d.]+$/);
     rmSync(root, { recursive: true });
     mkdirSync(root);
     // The walks set up its watch anew (watches.ts renew): the new folder may have the old inode.
