@@ -10,17 +10,18 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { HarvestFileView } from '../../shared/api.js';
 import { runCli, tempDir, waitFor } from './helpers.js';
-import { filesOf, harvestOnce, listTree, setupHarvest } from './harvestSetup.js';
+import { copyHold, filesOf, harvestOnce, listTree, setupHarvest } from './harvestSetup.js';
 
-/** Starts `harvest --once` on a 64 MiB movie.mrc, slowed, and moves it to `to` mid-copy. */
+/** Starts `harvest --once` on a 64 MiB movie.mrc, and moves it to `to` mid-copy. */
 async function movedMidCopy(
   dirs: Awaited<ReturnType<typeof setupHarvest>>,
   to: string,
 ): Promise<Awaited<ReturnType<typeof harvestOnce>>> {
   const source = join(dirs.src, 'movie.mrc');
   writeFileSync(source, randomBytes(64 * 1024 * 1024));
-  // Slowed to 24 ms per MiB: the 64 MiB copy takes about 1.5 s.
-  const run = harvestOnce(dirs.data, { LABSTATION_INJECT: 'harvest.slow-copy' });
+  // Held after its first span until the move is made.
+  const hold = copyHold();
+  const run = harvestOnce(dirs.data, hold.env);
   await waitFor(
     'the copy under way',
     () =>
@@ -32,6 +33,7 @@ async function movedMidCopy(
   );
   // Moved on the same disk: it keeps its size and mtime.
   renameSync(source, to);
+  hold.release();
   return run;
 }
 
@@ -96,7 +98,8 @@ describe('a file gone during its copy', () => {
   // Mutation: StabilityChecks.check dropping a candidate that went away without a word (the
   // run walked once, and ended without the file's new name).
   it('renamed while it settles in a one-shot run is taken under its new name in that run', async () => {
-    const dirs = await setupHarvest({ stability: 2.5 });
+    // A window long enough that a busy machine still renames it well within it.
+    const dirs = await setupHarvest({ stability: 6 });
     writeFileSync(join(dirs.src, 'scan.raw'), randomBytes(4096));
     const run = harvestOnce(dirs.data);
     // Found by the run's walk (well within the first second), then renamed in its window.

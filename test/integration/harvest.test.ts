@@ -51,6 +51,7 @@ import {
   type StationProcess,
 } from './helpers.js';
 import {
+  copyHold,
   filesOf,
   harvestOnce,
   listFolders,
@@ -1242,8 +1243,9 @@ describe('harvest --once', () => {
     const source = join(dirs.src, 'movie.mrc');
     writeFileSync(source, randomBytes(64 * 1024 * 1024));
     writeFileSync(join(dirs.src, 'keep.dat'), 'kept');
-    // Slowed to 24 ms per MiB: the 64 MiB copy takes about 1.5 s.
-    const run = harvestOnce(dirs.data, { LABSTATION_INJECT: 'harvest.slow-copy' });
+    // Held after its first span until the source is deleted.
+    const hold = copyHold();
+    const run = harvestOnce(dirs.data, hold.env);
     await waitLong('the copy under way', () =>
       existsSync(join(dirs.dest, 'sem-1')) &&
       listTree(join(dirs.dest, 'sem-1')).some((p) => p.startsWith('.movie.mrc.'))
@@ -1251,6 +1253,7 @@ describe('harvest --once', () => {
         : undefined,
     );
     unlinkSync(source);
+    hold.release();
     const out = await run;
     expect(out.stdout).toContain('harvest: 1 completed, 0 skipped, 0 failed');
     expect(out.code).toBe(0);
@@ -1270,12 +1273,14 @@ describe('harvest --once', () => {
     if (!chattr('+i')) return ctx.skip();
     chattr('-i');
     const source = join(dirs.src, 'movie.mrc');
-    // Slowed to 24 ms per MiB: about 1.5 s to make the folder immutable while it copies.
+    // Held after its first span until the folder is made immutable.
     writeFileSync(source, randomBytes(64 * 1024 * 1024));
     try {
-      const run = harvestOnce(dirs.data, { LABSTATION_INJECT: 'harvest.slow-copy' });
+      const hold = copyHold();
+      const run = harvestOnce(dirs.data, hold.env);
       await partialIn(folder);
       expect(chattr('+i')).toBe(true);
+      hold.release();
       const failed = await run;
       expect(failed.code).toBe(1);
       expect(failed.stdout).toContain('harvest: 0 completed, 0 skipped, 1 failed');
@@ -1311,14 +1316,16 @@ describe('harvest --once', () => {
     const dirs = await setupHarvest({ stability: 0 });
     const away = `${dirs.dest}.away`;
     const source = join(dirs.src, 'movie.mrc');
-    // Slowed to 24 ms per MiB: about 1.5 s to take the storage folder away while it copies.
+    // Held after its first span until the storage folder is taken away.
     writeFileSync(source, randomBytes(64 * 1024 * 1024));
-    const run = harvestOnce(dirs.data, { LABSTATION_INJECT: 'harvest.slow-copy' });
+    const hold = copyHold();
+    const run = harvestOnce(dirs.data, hold.env);
     const folder = join(dirs.dest, 'sem-1');
     await partialIn(folder);
     // A share gone (on Windows, a path on a lost drive is "not found" too): the partial cannot
     // be found to be removed, but it is not gone; it is there again when the share is back.
     renameSync(dirs.dest, away);
+    hold.release();
     const failed = await run;
     expect(failed.code).toBe(1);
     expect(failed.stdout).toContain('harvest: 0 completed, 0 skipped, 1 failed');
@@ -1346,14 +1353,16 @@ describe('harvest --once', () => {
     try {
       const dirs = await setupHarvest({ dest: mount, stability: 0 });
       const source = join(dirs.src, 'movie.mrc');
-      // Slowed to 24 ms per MiB: about 1.5 s to unmount the share while it copies.
+      // Held after its first span until the share is unmounted.
       writeFileSync(source, randomBytes(64 * 1024 * 1024));
-      const run = harvestOnce(dirs.data, { LABSTATION_INJECT: 'harvest.slow-copy' });
+      const hold = copyHold();
+      const run = harvestOnce(dirs.data, hold.env);
       const folder = join(mount, 'sem-1');
       await partialIn(folder);
       // The share goes (lazily: the copy holds its partial open); its empty mount point stays,
       // where the partial is "not found", though it is not gone: it is on the share.
       execFileSync('umount', ['-l', mount]);
+      hold.release();
       const failed = await run;
       expect(failed.code).toBe(1);
       expect(readdirSync(mount)).toEqual([]);
@@ -2612,9 +2621,10 @@ describe('harvest in a running station', () => {
     const block = randomBytes(8 * 1024 * 1024);
     for (let i = 0; i < 32; i += 1) writeSync(fd, block);
     closeSync(fd);
-    station = await startStation(dirs.data, { LABSTATION_INJECT: 'harvest.slow-copy' });
+    const hold = copyHold();
+    station = await startStation(dirs.data, hold.env);
     const st = station;
-    // The instrument appends more while the first copy runs (slowed to 24 ms per 1 MiB chunk).
+    // The instrument appends more while the first copy is held after its first span.
     await waitLong(
       'the first copy under way',
       () =>
@@ -2625,6 +2635,7 @@ describe('harvest in a running station', () => {
       30_000,
     );
     appendFileSync(source, 'trailer written late');
+    hold.release();
     const done = await waitLong(
       'the whole file harvested',
       async () => (await stationFiles(st)).find((f) => f.state === 'done'),

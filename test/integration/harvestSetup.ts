@@ -155,6 +155,19 @@ export async function transfersOf(data: string): Promise<HarvestTransferView[]> 
   return JSON.parse(out.stdout) as HarvestTransferView[];
 }
 
+/**
+ * A hold on the copies of files too big for a batch: each waits after its first span until
+ * release() (copy.ts heldForTest), in the processes started with `env`. For tests that act in
+ * the middle of a copy: a slowed copy's timer is a race a busy machine can lose.
+ */
+export function copyHold(): { env: NodeJS.ProcessEnv; release(): void } {
+  const gate = join(tempDir('labstation-hold-'), 'release');
+  return {
+    env: { LABSTATION_HOLD_COPY_UNTIL: gate },
+    release: () => writeFileSync(gate, ''),
+  };
+}
+
 export function harvestOnce(data: string, env: NodeJS.ProcessEnv = {}) {
   return runCli(['harvest', '--data', data, '--once'], env);
 }

@@ -8,7 +8,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { importBundle, waitFor } from './helpers.js';
-import { harvestOnce, setupHarvest, transfersOf, withDb } from './harvestSetup.js';
+import { copyHold, harvestOnce, setupHarvest, transfersOf, withDb } from './harvestSetup.js';
 
 describe('a --once run', () => {
   // Mutation: each transfer's end counted in the run, as it was: "2 completed, 0 skipped,
@@ -23,10 +23,12 @@ describe('a --once run', () => {
     writeFileSync(join(dirs.src, 'run1', 'img.tif'), 'an image');
     // A file stands where img.tif's copy needs its folder: its first attempt fails.
     writeFileSync(join(dirs.dest, 'run1'), 'in the way');
-    // Slowed to 24 ms per MiB, the movie's copy (about 4.6 s) keeps the run going past the
-    // image's backoff (1 s), so the image is tried again within the run.
+    // The movie's copy, held after its first span until the way is cleared, then slowed to
+    // 24 ms per MiB (about 4.6 s), keeps the run going past the image's backoff (1 s), so the
+    // image is tried again within the run.
     writeFileSync(join(dirs.src, 'movie.mrc'), randomBytes(192 * 1024 * 1024));
-    const run = harvestOnce(dirs.data, { LABSTATION_INJECT: 'harvest.slow-copy' });
+    const hold = copyHold();
+    const run = harvestOnce(dirs.data, { LABSTATION_INJECT: 'harvest.slow-copy', ...hold.env });
     await waitFor(
       'the first attempt at the image failed',
       () =>
@@ -36,6 +38,7 @@ describe('a --once run', () => {
       30_000,
     );
     rmSync(join(dirs.dest, 'run1'));
+    hold.release();
     const out = await run;
     expect(out.stdout).toContain('harvest: 2 completed, 0 skipped, 0 failed');
     expect(out.code).toBe(0);

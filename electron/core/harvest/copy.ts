@@ -109,6 +109,23 @@ export function checkInjectedFull(): void {
   }
 }
 
+/**
+ * Test hook: while LABSTATION_HOLD_COPY_UNTIL names a path that does not exist, a copy waits
+ * after its first span (up to YIELD_EVERY: its partial made and written to, the source not yet
+ * looked at again), so that a test can change the world in the middle of a copy (move the
+ * source, take the share away) and then let it go on, without racing a timer: on a busy
+ * machine a test may get the CPU only after a slowed copy ended.
+ * Waits two minutes at most, so a test that never lets go fails on its checks, not by hanging.
+ */
+export async function heldForTest(): Promise<void> {
+  const release = process.env.LABSTATION_HOLD_COPY_UNTIL;
+  if (!release) return;
+  const until = performance.now() + 120_000;
+  while (!existsSync(release) && performance.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
 /** Writes all of data[0, length) at position. */
 export function writeAll(fd: number, data: Buffer, length: number, position: number): void {
   checkInjectedFull();
@@ -318,6 +335,7 @@ async function copyInto(
     const from = at.position;
     at = copySpan(source, dest, h, chunk, from, from + span, performance.now() + YIELD_AFTER_MS);
     progress?.(at.position);
+    if (from === 0) await heldForTest();
     if (slow) await new Promise((resolve) => setTimeout(resolve, slowDownMs(at.position - from)));
     else if (!at.ended) await yieldToEvents();
     if (at.position > job.size) {

@@ -141,3 +141,34 @@ describe('a source deleted while it is copied', () => {
     expect(existsSync(file.partial)).toBe(false);
   });
 });
+
+describe('a copy held for a test (LABSTATION_HOLD_COPY_UNTIL)', () => {
+  // Mutation: heldForTest returning at once (the tests that act mid-copy race a timer again).
+  it('waits after its first span until the named file exists, then copies the rest', async () => {
+    // Longer than a span (16 MiB at most), so the hold comes before the end.
+    const size = 40 * 1024 * 1024;
+    const file = source(size);
+    const found = statSync(file.path);
+    const gate = join(root, `release-${n}`);
+    process.env.LABSTATION_HOLD_COPY_UNTIL = gate;
+    try {
+      let written = 0;
+      let ended = false;
+      const copy = copyVerified(
+        { source: file.path, partial: file.partial, size, mtimeMs: found.mtimeMs },
+        (bytes) => (written = bytes),
+      ).finally(() => (ended = true));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(ended).toBe(false);
+      expect(written).toBeGreaterThan(0);
+      expect(written).toBeLessThan(size);
+      writeFileSync(gate, '');
+      const result = await copy;
+      expect(result.outcome).toBe('copied');
+      expect(written).toBe(size);
+    } finally {
+      delete process.env.LABSTATION_HOLD_COPY_UNTIL;
+      rmSync(file.partial, { force: true });
+    }
+  });
+});
