@@ -21,6 +21,7 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DurabilityBatch } from '../../electron/core/harvest/durable.js';
 import {
+  copyHold,
   filesOf,
   harvestOnce,
   listFolders,
@@ -423,9 +424,9 @@ describe('recovery takes back the folders an interrupted attempt made', () => {
       writeFileSync(join(run, name), Buffer.alloc(48 << 20, 3));
     const copying = join(dirs.dest, 'sem-1', 'run-7', 'day-2');
 
-    // Slowed to 24 ms per MiB: each copy takes over a second; both copy at once.
+    // Both copy at once, each held after its first span: killed while both are under way.
     const child = spawn(process.execPath, [CLI, 'harvest', '--data', dirs.data, '--once'], {
-      env: { ...process.env, LABSTATION_INJECT: 'harvest.slow-copy' },
+      env: { ...process.env, ...copyHold().env },
       stdio: 'ignore',
     });
     const exited = new Promise((resolve) => child.on('exit', resolve));

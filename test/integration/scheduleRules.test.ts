@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import type { HarvestFileView, HarvestStatus } from '../../shared/api.js';
 import { startStation, waitFor } from './helpers.js';
 import {
+  copyHold,
   failingTransfer,
   filesOf,
   harvestOnce,
@@ -127,9 +128,10 @@ describe('harvest schedules', () => {
     });
     const data = dirs.data;
     writeFileSync(join(dirs.src, 'frame.tif'), 'a frame');
-    // Copied at about 24 ms a MiB (harvest.slow-copy), and read back as slowly: some 10 s.
+    // Its copy held after its first span until the camera's run has ended.
     writeFileSync(join(dirs.src2, 'map.h5'), Buffer.alloc(200 * 1024 * 1024, 7));
-    const station = await startStation(data, { LABSTATION_INJECT: 'harvest.slow-copy' });
+    const hold = copyHold();
+    const station = await startStation(data, hold.env);
     try {
       const files = async (): Promise<HarvestFileView[]> =>
         ((await station.rpc('harvest.files', { limit: 10 })).body as { files: HarvestFileView[] })
@@ -159,6 +161,7 @@ describe('harvest schedules', () => {
       expect(run).toEqual({ state: 'completed', error: '' });
       const map = (await files()).find((f) => f.instrument === 'sem-2');
       expect(map?.state).toBe('waiting');
+      hold.release();
       await waitFor(
         "the detector's file done",
         async () =>
