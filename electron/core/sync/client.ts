@@ -56,6 +56,16 @@ export interface SyncClientOptions {
 }
 
 /**
+ * What waits to be pushed, and what the server refused (the first refusal's reason shown):
+ * counted through the outbox's indexes of migration 50 (kind and record_uuid; refused rows
+ * only), not by reading the rows, for the status asked every 5 s while the UI is open.
+ */
+export const WAITING_COUNT_SQL = `SELECT count(*) FROM outbox WHERE kind IN (${PUSH_KINDS_SQL})`;
+export const REFUSED_COUNT_SQL = `SELECT count(*) AS count, (SELECT refusal FROM outbox
+    WHERE refusal IS NOT NULL ORDER BY id LIMIT 1) AS reason
+  FROM outbox WHERE refusal IS NOT NULL`;
+
+/**
  * The station's side of sync: pushes the outbox in id order (deleting exactly the rows the
  * server acknowledged, only after its answer), and keeps a long-poll open for config changes.
  * Both retry with exponential backoff while the server is unreachable; the station keeps
@@ -199,15 +209,11 @@ export class SyncClient {
 
   get state(): SyncState {
     if (!this.stopped) {
-      this.waitingCache = this.db
-        .prepare(`SELECT count(*) FROM outbox WHERE kind IN (${PUSH_KINDS_SQL})`)
-        .pluck()
-        .get() as number;
-      const refused = cachedStatement(
-        this.db,
-        `SELECT count(*) AS count, (SELECT refusal FROM outbox WHERE refusal IS NOT NULL
-           ORDER BY id LIMIT 1) AS reason FROM outbox WHERE refusal IS NOT NULL`,
-      ).get() as { count: number; reason: string | null };
+      this.waitingCache = cachedStatement(this.db, WAITING_COUNT_SQL).pluck().get() as number;
+      const refused = cachedStatement(this.db, REFUSED_COUNT_SQL).get() as {
+        count: number;
+        reason: string | null;
+      };
       this.refusedCache = refused;
     }
     const refused = this.refusedCache;
