@@ -8,7 +8,7 @@
  * - `poll`: chokidar, polling each folder, for file systems that send no events (watchPolled).
  * Symbolic links below a watched folder are not followed, as the walk does not follow them.
  */
-import { watch as fsWatch, type FSWatcher } from 'node:fs';
+import { watch as fsWatch, type FSWatcher, type Stats } from 'node:fs';
 import { lstat, opendir, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, join, relative, sep } from 'node:path';
 import { watch as chokidarWatch } from 'chokidar';
@@ -254,16 +254,27 @@ function watchWhole(
 
 /**
  * A folder watched by watchEach: its watch, its path as spelled when it was watched, which
- * folder it is (a new one gets a new watch), whether its watch said it went (a folder made
- * again under its name gets a new watch: it may have the old one's inode), and the folders
- * below it that are watched.
+ * folder it is (folderOf: a new one gets a new watch), whether its watch said it went, and the
+ * folders below it that are watched.
  */
 interface WatchedFolder {
   watcher: FSWatcher;
   path: string;
-  ino: number;
+  folder: string;
   gone: boolean;
   below: Set<string>;
+}
+
+/**
+ * Which folder `found` is: its inode and time of birth. A folder made again where one was
+ * removed often gets the old inode (ext4 gives it at once), and its watch may never say that
+ * the old one went by the name it is watched under: inotify reports a folder's own removal by
+ * the name its first watch was set up under (libuv keeps one path per inode's watch), which is
+ * the folder's former name once it was renamed. So the time of birth tells them apart, where
+ * the file system keeps one (where it keeps none, the inode and the gone mark still do).
+ */
+function folderOf(found: Stats): string {
+  return `${found.ino}:${found.birthtimeMs}`;
 }
 
 /**
@@ -316,7 +327,7 @@ function watchEach(
     watched.get(keyOf(dirname(dir)))?.below.delete(dir);
   };
 
-  const watchOne = (dir: string, ino: number): boolean => {
+  const watchOne = (dir: string, folder: string): boolean => {
     let watcher: FSWatcher;
     try {
       watcher = fsWatch(dir, (event, name) => happened(dir, event, name));
@@ -337,15 +348,15 @@ function watchEach(
     });
     // Another watch of the folder (a look that ran beside this one) is ended, not lost.
     unwatch(dir);
-    watched.set(keyOf(dir), { watcher, path: dir, ino, gone: false, below: new Set() });
+    watched.set(keyOf(dir), { watcher, path: dir, folder, gone: false, below: new Set() });
     if (dir !== root) watched.get(keyOf(dirname(dir)))?.below.add(dir);
     return true;
   };
 
-  /** Whether `dir` is watched as the folder with this inode, its watch not gone. */
-  const watchedAs = (dir: string, ino: number): boolean => {
+  /** Whether `dir` is watched as this folder (folderOf), its watch not gone. */
+  const watchedAs = (dir: string, folder: string): boolean => {
     const one = watched.get(keyOf(dir));
-    return one !== undefined && !one.gone && one.ino === ino;
+    return one !== undefined && !one.gone && one.folder === folder;
   };
 
   /**
@@ -353,13 +364,17 @@ function watchEach(
    * returns those it watched, top first (a folder is watched before its entries are read, so an
    * entry made meanwhile has an event). `seen` gets every folder found.
    */
-  const watchTree = async (top: string, topIno: number, seen?: Set<string>): Promise<string[]> => {
+  const watchTree = async (
+    top: string,
+    topFolder: string,
+    seen?: Set<string>,
+  ): Promise<string[]> => {
     const added: string[] = [];
-    const pending: [string, number][] = [[top, topIno]];
+    const pending: [string, string][] = [[top, topFolder]];
     while (pending.length && !closed) {
-      const [dir, ino] = pending.pop() as [string, number];
-      if (!watchedAs(dir, ino)) {
-        if (!watchOne(dir, ino)) continue;
+      const [dir, folder] = pending.pop() as [string, string];
+      if (!watchedAs(dir, folder)) {
+        if (!watchOne(dir, folder)) continue;
         added.push(dir);
       }
       seen?.add(keyOf(dir));
@@ -371,7 +386,7 @@ function watchEach(
           const path = join(dir, entry.name);
           if (filter.skipsDirectory(relativeTo(root, path))) continue;
           const found = await lstat(path).catch(() => null);
-          if (found?.isDirectory()) pending.push([path, found.ino]);
+          if (found?.isDirectory()) pending.push([path, folderOf(found)]);
         }
       } catch {
         // Gone again, unreadable, a share cut while read: the walk says so.
@@ -395,10 +410,10 @@ function watchEach(
       unwatch(path);
       return;
     }
-    if (watchedAs(path, found.ino) || filter.skipsDirectory(relativeTo(root, path))) return;
+    if (watchedAs(path, folderOf(found)) || filter.skipsDirectory(relativeTo(root, path))) return;
     // New, made again, or another folder moved in under its name.
     unwatch(path);
-    const added = await watchTree(path, found.ino);
+    const added = await watchTree(path, folderOf(found));
     if (closed) return;
     if (added.length >= FOLDERS_REPORTED_MAX) events.onBurst();
     else for (const dir of added) events.onFolder(named(dir));
@@ -422,12 +437,12 @@ function watchEach(
         const top = await stat(root).catch(() => null);
         if (closed || !top?.isDirectory()) break;
         const seen = new Set<string>();
-        await watchTree(root, top.ino, seen);
+        await watchTree(root, folderOf(top), seen);
         for (const [key, one] of [...watched]) {
           if (closed) break;
           if (seen.has(key) || !watched.has(key)) continue;
           const now = await lstat(one.path).catch(() => null);
-          if (!now?.isDirectory() || now.ino !== one.ino) unwatch(one.path);
+          if (!now?.isDirectory() || folderOf(now) !== one.folder) unwatch(one.path);
         }
       } while (checkAgain && !closed);
     })().finally(() => {
@@ -473,7 +488,7 @@ function watchEach(
   void (async () => {
     const top = await stat(root).catch(() => null);
     // Not there (yet): the walks find it, and the watch is set up again then (watches.ts).
-    if (top?.isDirectory()) await watchTree(root, top.ino);
+    if (top?.isDirectory()) await watchTree(root, folderOf(top));
     if (!closed) events.onReady();
   })();
   return {

@@ -1,4 +1,5 @@
 import {
+  watch as fsWatch,
   mkdirSync,
   mkdtempSync,
   renameSync,
@@ -223,6 +224,35 @@ describe('watchFolder, folder by folder (LABSTATION_WATCH=folders, the default b
     writeFileSync(join(root, 'run-001', 'six.dat'), 'x');
     await until('six.dat', () => seen.paths.has(join(root, 'run-001', 'six.dat')));
     expect(seen.bursts).toBe(0);
+  });
+
+  // Mutation: folderOf without the time of birth (the inode alone): the folder made again with
+  // the old inode is taken for the old one, whose watch never said it went under this name.
+  it('watches a folder made again, with the old inode, where one renamed to its name was removed', async (ctx) => {
+    const made = mkdtempSync(join(tmpdir(), 'labstation-watch-'));
+    mkdirSync(join(made, 'run'));
+    // Another watch of the folder, set up first, under its first name: inotify then reports the
+    // folder's own removal by that name to every watch of it (libuv keeps one path an inode).
+    const first = fsWatch(join(made, 'run'), () => undefined);
+    first.on('error', () => undefined);
+    try {
+      const { root, seen } = await watching(['*.tmp'], false, made);
+      renameSync(join(root, 'run'), join(root, 'run-001'));
+      await until('the renamed run', () => seen.folders.includes(join(root, 'run-001')));
+      const old = statSync(join(root, 'run-001')).ino;
+      rmSync(join(root, 'run-001'), { recursive: true });
+      const reportsBefore = seen.folders.length;
+      mkdirSync(join(root, 'run-001'));
+      // Where the file system gives the new folder the old inode (ext4 does at once).
+      if (statSync(join(root, 'run-001')).ino !== old) return ctx.skip();
+      await until('run-001 made again', () =>
+        seen.folders.slice(reportsBefore).includes(join(root, 'run-001')),
+      );
+      writeFileSync(join(root, 'run-001', 'six.dat'), 'x');
+      await until('six.dat', () => seen.paths.has(join(root, 'run-001', 'six.dat')));
+    } finally {
+      first.close();
+    }
   });
 
   it('says the watched folder itself went, even when one is made again in its place', async () => {
