@@ -27,7 +27,10 @@ function makeStation(root: string): string {
   const data = join(root, 'station');
   const bundle = join(root, 'bundle.json');
   writeFileSync(bundle, JSON.stringify({ tools: [{ name: 'BENCH' }], station: { tool: 'BENCH' } }));
-  const ran = spawnSyncCli(['import', '--data', data, bundle]);
+  const ran = spawnSync(process.execPath, [cli, 'import', '--data', data, bundle], {
+    env,
+    stdio: 'ignore',
+  }).status;
   if (ran !== 0) throw new Error(`import exited ${ran}`);
   const db = new Database(join(data, 'labstation.db'));
   const insert = db.prepare(
@@ -47,10 +50,6 @@ function makeStation(root: string): string {
   })();
   db.close();
   return data;
-}
-
-function spawnSyncCli(args: string[]): number | null {
-  return spawnSync(process.execPath, [cli, ...args], { env, stdio: 'ignore' }).status;
 }
 
 /** Medians and largest of CALLS calls of sync.status on a station started on `data`. */

@@ -26,15 +26,14 @@ export interface FolderWatch {
 }
 
 /**
- * The folder at `path` (links followed) as its device, inode and time of birth, or null when
- * there is none: a folder that appears, is replaced, or has a share mounted on it gets another
- * identity; one made again where one was removed may get the old inode, not the old time of
- * birth (where the file system keeps one).
+ * The folder at `path` (links followed) as its device and folderOf (inode and time of birth),
+ * or null when there is none: a folder that appears, is replaced, or has a share mounted on it
+ * gets another identity.
  */
 export async function folderIdentity(path: string): Promise<string | null> {
   try {
     const found = await stat(path);
-    return found.isDirectory() ? `${found.dev}:${found.ino}:${found.birthtimeMs}` : null;
+    return found.isDirectory() ? `${found.dev}:${folderOf(found)}` : null;
   } catch {
     return null;
   }

@@ -23,14 +23,14 @@ export function enqueue(db: Db, kind: OutboxKind, recordUuid: string, payload: o
   ).run(kind, recordUuid, JSON.stringify(payload), nowIso());
 }
 
+/** A search of the outbox's index on kind and record_uuid (migration 50). */
+export const USAGE_QUEUED_SQL =
+  "SELECT 1 FROM outbox WHERE kind = 'usage_event' AND record_uuid = ?";
+
 /** Whether a push of the usage event `uuid` waits in the outbox (sent, not yet acknowledged). */
 export function usageQueued(db: Db, uuid: string): boolean {
   return cachedStatement(db, USAGE_QUEUED_SQL).get(uuid) !== undefined;
 }
-
-/** A search of the outbox's index on kind and record_uuid (migration 50). */
-export const USAGE_QUEUED_SQL =
-  "SELECT 1 FROM outbox WHERE kind = 'usage_event' AND record_uuid = ?";
 
 export function enqueueUsage(db: Db, usageId: number): void {
   const row = db
