@@ -272,6 +272,117 @@ describe('a copy at its name with no completed record yet', () => {
   }, 60_000);
 });
 
+describe('a source written anew while its verified copy waits to be recorded', () => {
+  // The copy at its name is of the bytes the record names: it is recorded under them, and the
+  // new bytes are a new version with a record and an ARK of their own, copied beside it. Taken
+  // under the old record, they had been filed with the first copy's checksum and never copied.
+  async function expectBothVersions(
+    dirs: Awaited<ReturnType<typeof setupHarvest>>,
+    name: string,
+    numbered: string,
+    first: Buffer,
+    second: Buffer,
+  ): Promise<void> {
+    const run = await harvestOnce(dirs.data);
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(run.stdout).toContain('harvest: 2 completed, 0 skipped, 0 failed');
+    expect(readFileSync(join(dirs.dest, 'sem-1', name)).equals(first)).toBe(true);
+    expect(readFileSync(join(dirs.dest, 'sem-1', numbered)).equals(second)).toBe(true);
+    const files = withDb(dirs.data, (db) =>
+      db.prepare('SELECT persistent_id, size, state FROM harvest_files ORDER BY id').all(),
+    ) as { persistent_id: string; size: number; state: string }[];
+    expect(files).toEqual([
+      expect.objectContaining({ size: first.length, state: 'done' }),
+      expect.objectContaining({ size: second.length, state: 'done' }),
+    ]);
+    expect(files[0].persistent_id).not.toBe(files[1].persistent_id);
+    const transfers = await transfersOf(dirs.data);
+    expect(
+      transfers
+        .filter((t) => t.status === 'completed')
+        .map((t) => [t.destination_path, t.bytes_transferred]),
+    ).toEqual([
+      [join(dirs.dest, 'sem-1', name), first.length],
+      [join(dirs.dest, 'sem-1', numbered), second.length],
+    ]);
+    // Nothing more to do: the next run finds both versions recorded.
+    const again = await harvestOnce(dirs.data);
+    expect(again.stdout).toContain('harvest: 0 completed, 0 skipped, 0 failed');
+    expect(listTree(dirs.dest)).toEqual([`sem-1/${numbered}`, `sem-1/${name}`]);
+  }
+
+  it('a retry killed right after its link (a big copy), the source rewritten before the restart', async () => {
+    const dirs = await setupHarvest({ stability: 0, template: '{instrument}/{relative_path}' });
+    const first = Buffer.alloc(5 << 20, 1);
+    writeFileSync(join(dirs.src, 'big.raw'), first);
+    // A first attempt fails (a file where the instrument's folder must be): the retry is a
+    // failed file's, which the restart's recovery leaves to its next attempt.
+    writeFileSync(join(dirs.dest, 'sem-1'), 'in the way');
+    expect((await harvestOnce(dirs.data)).stdout).toContain('0 completed, 0 skipped, 1 failed');
+    rmSync(join(dirs.dest, 'sem-1'));
+    const killed = await harvestOnce(dirs.data, { LABSTATION_FAILPOINT: 'harvest.linked' });
+    expect(killed.code, killed.stdout + killed.stderr).not.toBe(0);
+    expect(markersOf(dirs.data)).toMatchObject({
+      pending_destination: join(dirs.dest, 'sem-1', 'big.raw'),
+    });
+    const second = Buffer.alloc(6 << 20, 2);
+    writeFileSync(join(dirs.src, 'big.raw'), second);
+    await expectBothVersions(dirs, 'big.raw', 'big (1).raw', first, second);
+  }, 60_000);
+
+  it('a batch whose flush failed (settled at the start, before the walk), the source rewritten before the next run', async () => {
+    const dirs = await setupHarvest({ stability: 0, template: '{instrument}/{relative_path}' });
+    const first = Buffer.from('first bytes');
+    writeFileSync(join(dirs.src, 'a.txt'), first);
+    const failed = await harvestOnce(dirs.data, { LABSTATION_INJECT: 'harvest.flush-fails' });
+    expect(failed.stdout).toContain('harvest: 0 completed, 0 skipped, 1 failed');
+    expect(markersOf(dirs.data)).toMatchObject({ verified_hash: expect.any(String) as unknown });
+    const second = Buffer.from('second bytes, more of them');
+    writeFileSync(join(dirs.src, 'a.txt'), second);
+    await expectBothVersions(dirs, 'a.txt', 'a (1).txt', first, second);
+  }, 60_000);
+});
+
+describe('a copy that finds its content put at its name meanwhile, its partial held open', () => {
+  it('fails, keeping the partial named; the next run removes it and records the skip', async () => {
+    const dirs = await setupHarvest({ stability: 0, template: '{instrument}/{relative_path}' });
+    const content = Buffer.alloc(5 << 20, 5);
+    writeFileSync(join(dirs.src, 'big.raw'), content);
+    const folder = join(dirs.dest, 'sem-1');
+    const hold = copyHold();
+    const running = harvestOnce(dirs.data, {
+      ...hold.env,
+      LABSTATION_INJECT: 'harvest.partial-kept',
+    });
+    await waitFor(
+      'the copy under way',
+      () =>
+        existsSync(folder) && listTree(folder).some((p) => p.endsWith('.partial'))
+          ? true
+          : undefined,
+      30_000,
+    );
+    // Someone copies the same file there meanwhile: the verified copy is not placed, a skip.
+    writeFileSync(join(folder, 'big.raw'), content);
+    hold.release();
+    const held = await running;
+    expect(held.stdout, held.stderr).toContain('harvest: 0 completed, 0 skipped, 1 failed');
+    const partial = markersOf(dirs.data)?.partial_path;
+    expect(partial).toMatch(/\.partial$/);
+    expect(existsSync(partial as string)).toBe(true);
+    expect((await transfersOf(dirs.data))[0]).toMatchObject({
+      status: 'failed',
+      error: expect.stringMatching(/same content \(.*big\.raw\).*could not be removed/) as unknown,
+    });
+
+    const run = await harvestOnce(dirs.data);
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(run.stdout).toContain('harvest: 0 completed, 1 skipped, 0 failed');
+    expect(listTree(dirs.dest)).toEqual(['sem-1/big.raw']);
+    expect(markersOf(dirs.data)).toMatchObject({ partial_path: null });
+  }, 60_000);
+});
+
 /** A harvest killed once it removed a partial never placed, its name still recorded. */
 async function killedOncePartialGone(data: string, partial: string): Promise<void> {
   const killed = await harvestOnce(data, { LABSTATION_FAILPOINT: 'harvest.unplaced-removed' });

@@ -207,24 +207,28 @@ export function completedNote(final: string, destination: string, redirected: st
  * it was (removed here; not found counts as gone only where the storage folder can be seen,
  * removePartial); true, removed (or never made); false, could not be removed. A partial not
  * surely gone keeps its name recorded, and the file's next attempt removes it first
- * (engine.runTransfer).
+ * (TransferQueue.runTransfer), so its outcome must be a failure (a failure keeps the markers):
+ * true when the partial is surely gone.
  */
 export async function dropPartial(
   db: Db,
   fileId: number,
   place: { base: string; partial: string | null; mounts?: MountMemory },
   removed: boolean | null = null,
-): Promise<void> {
-  if (place.partial === null) return;
+): Promise<boolean> {
+  if (place.partial === null) return true;
   try {
     unmarkVerified(db, fileId);
     if (removed === null) await removePartial(place.partial, place.base, place.mounts);
     // Crash test: the partial, never placed, is removed (where it could be), its name still
     // recorded.
     failpoint('harvest.unplaced-removed');
-    if (removed !== false) clearAttempt(db, fileId);
+    if (removed === false) return false;
+    clearAttempt(db, fileId);
+    return true;
   } catch {
     // Could not delete it, or cannot tell (the share is gone): as removed = false.
+    return false;
   }
 }
 

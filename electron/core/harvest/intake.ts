@@ -82,9 +82,22 @@ function replacedUnderAnotherUsage(record: FileRow, c: Candidate): boolean {
   );
 }
 
+/** Whether the record names the bytes the candidate has (by size and mtime). */
+function sameBytes(record: FileRow, c: { size: number; mtimeMs: number }): boolean {
+  return record.size === c.size && record.mtime_ms === c.mtimeMs;
+}
+
 /** A record waiting for its transfer with the size and mtime the candidate has. */
 function sameWaiting(record: FileRow, c: { size: number; mtimeMs: number }): boolean {
-  return record.state === 'waiting' && record.size === c.size && record.mtime_ms === c.mtimeMs;
+  return record.state === 'waiting' && sameBytes(record, c);
+}
+
+/** Whether the record's next attempt may start now: waiting, or failed and past its backoff. */
+function attemptDue(record: FileRow, now: string): boolean {
+  return (
+    record.state === 'waiting' ||
+    (record.state === 'failed' && (record.next_attempt_at ?? '') <= now)
+  );
 }
 
 /**
@@ -308,6 +321,17 @@ export class Intake {
           // wrote anew: the bytes first seen are gone from the source, and the new ones are the
           // new usage's, not filed under the old one's name and ARK. A partial the last attempt
           // could not remove keeps the record, for its next attempt to settle.
+          // Its record's last attempt left its markers (a kill -9 after the copy reached its
+          // name, a flush or a cleanup that failed): they speak for the bytes the record names,
+          // and are settled under them first, by the record's attempt (TransferQueue.pump lets
+          // it run while these bytes settle). Taken under the record now, the other bytes would
+          // be filed with the first bytes' verified copy and checksum, and never copied. These
+          // are looked at again after that: a new version once the copy is recorded, else the
+          // record's. A failed file's attempt waits out its backoff (a share still away).
+          if (record && record.partial_path !== null && !sameBytes(record, c)) {
+            later.push(c);
+            return attemptDue(record, nowIso(this.clock)) ? [record.id] : [];
+          }
           if (record && replacedUnderAnotherUsage(record, c)) markGone(this.db, record.id);
           else if (record && record.state !== 'done' && (record.state !== 'gone' || back)) {
             requeueFile(this.db, record.id, c.size, c.mtimeMs);

@@ -304,8 +304,17 @@ async function dropForSameContent(
   end: Ending,
 ): Promise<TransferEnd> {
   const dropped = { base: attempt.location.base_path, partial: copy.partial, mounts: deps.mounts };
-  await dropPartial(deps.db, attempt.file.id, dropped);
+  const gone = await dropPartial(deps.db, attempt.file.id, dropped);
   attempt.partial = null;
+  if (!gone) {
+    // A skip would forget the partial's name (only a failure keeps it), and the partial, a
+    // whole copy of the file, would stay for good: failed, retried; the next attempt removes
+    // it first, then finds the same content again.
+    return await end.fail(
+      `the destination already holds the same content (${name}), but this copy's partial ` +
+        `could not be removed: ${copy.partial}`,
+    );
+  }
   const hash = copy.destHash;
   return await end.store(
     await sameContentOutcome(deps, {

@@ -222,6 +222,8 @@ export async function removePartial(
 ): Promise<void> {
   if (!path) return;
   try {
+    // Test hook: an unplaced partial cannot be removed (Windows, a scanner holding the file).
+    if (injected('harvest.partial-kept')) throw injectedError('EBUSY', `unlink '${path}'`);
     await unlink(path);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;

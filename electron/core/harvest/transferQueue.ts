@@ -372,8 +372,10 @@ export class TransferQueue {
       // stable, the intake queues it again or gives them a record of their own; a file gone
       // meanwhile comes back as due (failed) or at the next walk (waiting). A file a one-shot
       // run gave up is the next run's: a failed one stays due, and would be copied again at
-      // every tick while it changes (and one such copy may land between two writes).
-      if (this.host.heldBack(instrument, file)) continue;
+      // every tick while it changes (and one such copy may land between two writes). What an
+      // earlier attempt left (its markers) is settled all the same, under the bytes the record
+      // names, before the intake takes the new ones (Intake.accept); the copy waits (runTransfer).
+      if (file.partial_path === null && this.host.heldBack(instrument, file)) continue;
       this.active.set(id, { file, bytes: 0, copyingSince: null });
       if (!batchable(file, instrument)) {
         this.units += 1;
@@ -519,6 +521,7 @@ export class TransferQueue {
         if (end === null && settled?.state === 'done')
           end = { end: 'finished', status: 'completed' };
         else if (end === null && settled?.partial_path === null) current = settled;
+        if (current && this.host.heldBack(instrument, current)) current = undefined;
       }
       if (current) {
         file = current;
