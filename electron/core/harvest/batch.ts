@@ -36,7 +36,7 @@ import {
   partialPathFor,
   placeWithoutClobber,
   removeQuietly,
-  syncFolder,
+  syncPlacedFolder,
 } from './place.js';
 import {
   beginAttempts,
@@ -420,7 +420,7 @@ async function transferHeld(
       Promise.allSettled(
         paths.map(async (path) => {
           await fsyncPath(path);
-          await syncFolder(dirname(path));
+          await syncPlacedFolder(dirname(path));
         }),
       ));
   const durable = placed.length ? await settle(placed.map((p) => p.final)) : [];

@@ -18,7 +18,7 @@ import { open, statfs } from 'node:fs/promises';
 import type { Readable, Writable } from 'node:stream';
 import { dirname } from 'node:path';
 import { injected, injectedError } from '../util/failpoint.js';
-import { syncFolder } from './place.js';
+import { entriesSynced, syncPlacedFolder } from './place.js';
 
 /** Copies smaller than this are made durable in batches; larger ones flush as they go. */
 export const BATCH_DURABILITY_BELOW = 4 * 1024 * 1024;
@@ -311,6 +311,7 @@ export class DurabilityBatch {
         // One syncfs per folder named; after the first, a folder on the same file system has
         // nothing left to write.
         await (this.options.runSync ?? runSyncF)(folders);
+        for (const folder of folders) entriesSynced(folder);
         for (const w of batch) w.resolve();
         return;
       }
@@ -322,7 +323,7 @@ export class DurabilityBatch {
       try {
         await fsyncPath(w.path);
         const folder = dirname(w.path);
-        if (!synced.has(folder)) synced.set(folder, syncFolder(folder));
+        if (!synced.has(folder)) synced.set(folder, syncPlacedFolder(folder));
         await synced.get(folder);
         w.resolve();
       } catch (error) {

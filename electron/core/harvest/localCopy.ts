@@ -30,7 +30,7 @@ import {
   partialPathFor,
   placeWithoutClobber,
   statIfThere,
-  syncFolder,
+  syncPlacedFolder,
   type FolderCheck,
 } from './place.js';
 import { beginAttempt, markVerified } from './attemptMarkers.js';
@@ -342,7 +342,7 @@ async function finishPlaced(
   attempt.partial = null;
   attempt.placed = true;
   if (attempt.batched) await deps.settle!(final);
-  else await syncFolder(dirname(final));
+  else await syncPlacedFolder(dirname(final));
   const completedAt = deps.now();
   const metadata = await runPostTransferHooks(attempt.post, {
     db: deps.db,

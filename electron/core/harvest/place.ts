@@ -362,11 +362,40 @@ export async function makeFoldersInside(
   const madeNow = await makeFolders(folder);
   if (injected('harvest.link-swapped-in')) await swapInLink(base, folder, madeNow);
   const after = await leadsOutside(base, folder);
-  if (after === null && made) {
+  if (after === null) {
     const within = folderPrefix(resolve(base));
-    made.push(...madeNow.filter((at) => resolve(at).startsWith(within)));
+    const inside = madeNow.filter((at) => resolve(at).startsWith(within));
+    for (const at of inside) entryNotSynced.add(resolve(at));
+    made?.push(...inside);
   }
   return after;
+}
+
+/**
+ * The folders this process made for copies whose own entry, in the folder above, no fsync has
+ * covered yet. A copy's rename is made durable by an fsync of its folder, but a folder made for
+ * it (the template's `{yyyy}/{mm}/{dd}`) is only an entry in its parent until that parent is
+ * flushed too: after a power cut the copy could be gone with its folder, its record completed.
+ */
+const entryNotSynced = new Set<string>();
+
+/**
+ * Makes a copy's rename into `folder` durable: an fsync of the folder, and of each folder above
+ * it up to the first this process did not make (syncPlacedFolder's duty, where each file is
+ * flushed on its own; a batch's syncfs covers them all: entriesSynced).
+ */
+export async function syncPlacedFolder(folder: string): Promise<void> {
+  await syncFolder(folder);
+  for (let at = resolve(folder); entryNotSynced.has(at); at = dirname(at)) {
+    await syncFolder(dirname(at));
+    entryNotSynced.delete(at);
+  }
+}
+
+/** A syncfs covered `folder`: its entry, and those of the folders above it, are on disk. */
+export function entriesSynced(folder: string): void {
+  let at = resolve(folder);
+  while (entryNotSynced.delete(at)) at = dirname(at);
 }
 
 /**

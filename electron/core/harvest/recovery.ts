@@ -12,7 +12,15 @@ import { redirectOf, type TransferDeps } from './attempt.js';
 import { hooksFor, type Instrument } from './config.js';
 import { fsyncPath } from './durable.js';
 import { runPostTransferHooks } from './hooks.js';
-import { exists, inReach, linkedFrom, removePartial, removeQuietly, syncFolder } from './place.js';
+import {
+  exists,
+  inReach,
+  linkedFrom,
+  removePartial,
+  removeQuietly,
+  syncFolder,
+  syncPlacedFolder,
+} from './place.js';
 import { clearAttempt, madeFolders, unmarkVerified } from './attemptMarkers.js';
 import { takeBackMade } from './folderHolds.js';
 import { finishTransfer, interruptedFiles, type FileRow } from './records.js';
@@ -61,7 +69,9 @@ export async function recoverInterrupted(
       // before it is recorded; a failure leaves it marked, for the next try.
       const ours = await placedByUs(file);
       await fsyncPath(file.pending_destination);
-      await syncFolder(dirname(file.pending_destination));
+      await syncPlacedFolder(dirname(file.pending_destination));
+      // After a restart this process made none of the folders: the attempt's record names them.
+      for (const at of madeFolders(file)) await syncFolder(dirname(at));
       // Not ours: the partial goes unplaced, so its verified marks go first (unmarkVerified). A
       // crash before the record then transfers the file again, and that finds the skip.
       if (!ours) unmarkVerified(db, file.id);
