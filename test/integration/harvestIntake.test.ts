@@ -14,6 +14,7 @@ import type { PushResult } from '../../electron/core/sync/protocol.js';
 import { newUuid } from '../../electron/core/util/ids.js';
 import { facilityBundle } from '../fixtures/facility.js';
 import { harvestFilePayload, PUSHED_XXHASH } from './harvestPushFixtures.js';
+import { usagePayload, type UsageRefs } from './usagePushFixtures.js';
 import {
   createStationKey,
   loginJwt,
@@ -714,5 +715,210 @@ describe('a service account whose station uploaded files here', () => {
         .pluck()
         .get(account.id),
     ).toBe(1);
+  });
+});
+
+describe("a station's rights to a tool and an instrument it no longer runs", () => {
+  // Mutations: noteMovesTaken never noting (a right that never ends, as before migration 51),
+  // or noting at any pull (a station that has not applied the move refused its own records).
+  it('end once it has applied the move: what it made before is taken, what it made after is refused', async () => {
+    const from = await created('/api/service-accounts', { name: 'rights-from' });
+    const to = await created('/api/service-accounts', { name: 'rights-to' });
+    const ids = serverDb
+      .prepare(
+        `SELECT (SELECT id FROM tools WHERE name = 'SEM') AS sem,
+           (SELECT id FROM tools WHERE name = 'AFM') AS afm,
+           (SELECT id FROM storage_locations WHERE name = 'intake') AS location`,
+      )
+      .get() as { sem: number; afm: number; location: number };
+    const camera = await created('/api/instruments', {
+      name: 'Rights camera',
+      tool_id: ids.sem,
+      service_account_id: from.id,
+      watch: [{ path: '/data', include: ['*'] }],
+      storage_location_id: ids.location,
+    });
+    const cameraUuid = serverDb
+      .prepare('SELECT uuid FROM instruments WHERE id = ?')
+      .pluck()
+      .get(camera.id) as string;
+    const refs = serverDb
+      .prepare(
+        `SELECT (SELECT uuid FROM users WHERE username = 'alice') AS user_uuid,
+           (SELECT uuid FROM projects WHERE name = 'Cathodes') AS project_uuid,
+           (SELECT uuid FROM tools WHERE name = 'SEM') AS tool_uuid`,
+      )
+      .get() as UsageRefs;
+    const a = String(from.key);
+    const hours = (n: number): string => new Date(Date.now() + n * 3_600_000).toISOString();
+    /** A usage on the SEM and a file of the camera, both made at `at`, pushed with A's key. */
+    const madeAt = (at: string) => {
+      const usage = newUuid();
+      const file = newUuid();
+      return push(
+        [
+          { kind: 'usage_event', uuid: usage, payload: usagePayload(refs, usage, at) },
+          {
+            kind: 'harvest_file',
+            uuid: file,
+            payload: harvestFilePayload(
+              { uuid: cameraUuid, name: 'Rights camera', toolUuid: refs.tool_uuid },
+              file,
+              `${file}.tif`,
+              { first_discovered_at: at },
+            ),
+          },
+        ],
+        a,
+      );
+    };
+    const pull = async (cursor: number, mark?: string) => {
+      const query = `cursor=${cursor}${mark === undefined ? '' : `&mark=${mark}`}`;
+      const res = await fetch(`${server.url}sync/changes?${query}`, {
+        headers: { authorization: `Station ${a}` },
+      });
+      expect(res.status).toBe(200);
+      return (await res.json()) as { cursor: number; cursor_mark: string; station: object };
+    };
+    const before = await pull(0);
+    // A usage under way when the station is moved.
+    const underWay = newUuid();
+    const startedBefore = new Date(Date.now() - 60_000).toISOString();
+    expect(
+      await push(
+        [
+          {
+            kind: 'usage_event',
+            uuid: underWay,
+            payload: usagePayload(refs, underWay, startedBefore),
+          },
+        ],
+        a,
+      ),
+    ).toMatchObject({ error: null });
+
+    // The camera goes to another station, and this one to the AFM.
+    const moved = await api('PATCH', `/api/instruments/${String(camera.id)}`, {
+      service_account_id: to.id,
+    });
+    expect(moved.status, JSON.stringify(moved.body)).toBe(200);
+    const retooled = await api('POST', '/rpc/admin.stations.update', {
+      id: from.id,
+      name: 'rights-from',
+      description: '',
+      tool: ids.afm,
+      enabled: true,
+    });
+    expect(retooled.status, JSON.stringify(retooled.body)).toBe(200);
+
+    // Not heard of yet (offline, say): what it makes goes on being taken, whatever its time.
+    expect(await madeAt(hours(2))).toMatchObject({ error: null, stale: [] });
+    // A pull from before the moves applies them; it does not say they were applied.
+    const after = await pull(before.cursor, before.cursor_mark);
+    expect(after.station).toMatchObject({ tool: 'AFM' });
+    expect(await madeAt(hours(3))).toMatchObject({ error: null, stale: [] });
+
+    // The next pull names the cursor that carried them: applied.
+    await pull(after.cursor, after.cursor_mark);
+    // Made before the move: taken. Within the hour a clock ahead may put on it: taken.
+    expect(await madeAt('2026-03-01T10:00:00.000Z')).toMatchObject({ error: null, stale: [] });
+    expect(await madeAt(hours(0.5))).toMatchObject({ error: null, stale: [] });
+    // Made later: refused, the usage first (its tool), then, alone, the file (its instrument).
+    const late = await madeAt(hours(2));
+    expect(late.acked).toEqual([]);
+    expect(late.error).toMatchObject({
+      kind: 'usage_event',
+      code: 'forbidden',
+      detail: expect.stringMatching(/after this station was moved off that tool/) as unknown,
+    });
+    const file = newUuid();
+    const lateFile = await push(
+      [
+        {
+          kind: 'harvest_file',
+          uuid: file,
+          payload: harvestFilePayload(
+            { uuid: cameraUuid, name: 'Rights camera', toolUuid: refs.tool_uuid },
+            file,
+            'late.tif',
+            { first_discovered_at: hours(2) },
+          ),
+        },
+      ],
+      a,
+    );
+    expect(lateFile.error).toMatchObject({
+      kind: 'harvest_file',
+      code: 'forbidden',
+      detail: expect.stringMatching(
+        /after that instrument was moved to another station/,
+      ) as unknown,
+    });
+    expect(
+      serverDb.prepare('SELECT 1 FROM harvest_files WHERE uuid = ?').get(file),
+    ).toBeUndefined();
+
+    // The usage under way at the move ends later: what its form records then is its own.
+    const problem = (uuid: string, usage: string | null) => ({
+      kind: 'problem_report',
+      uuid,
+      payload: {
+        uuid,
+        tool_uuid: refs.tool_uuid,
+        usage_event_uuid: usage,
+        user_uuid: refs.user_uuid,
+        question: 'problem',
+        description: 'the stage drifts',
+        force_shutdown: 0,
+        safety_hazard: 0,
+        created_at: hours(2),
+      },
+    });
+    const withdrawal = newUuid();
+    const ofUsage = await push(
+      [
+        problem(newUuid(), underWay),
+        {
+          kind: 'consumable_withdrawal',
+          uuid: withdrawal,
+          payload: {
+            uuid: withdrawal,
+            consumable: 'SEM stub',
+            quantity: 2,
+            user_uuid: refs.user_uuid,
+            project_uuid: refs.project_uuid,
+            tool_uuid: refs.tool_uuid,
+            usage_event_uuid: underWay,
+            question: 'stubs',
+            created_at: hours(2),
+          },
+        },
+      ],
+      a,
+    );
+    expect(ofUsage).toMatchObject({ error: null, stale: [] });
+    expect(ofUsage.acked).toHaveLength(2);
+    // One reported apart from any usage, that late: refused.
+    expect((await push([problem(newUuid(), null)], a)).error).toMatchObject({
+      kind: 'problem_report',
+      code: 'forbidden',
+    });
+
+    // Given the SEM back, it writes for it again.
+    const back = await api('POST', '/rpc/admin.stations.update', {
+      id: from.id,
+      name: 'rights-from',
+      description: '',
+      tool: ids.sem,
+      enabled: true,
+    });
+    expect(back.status, JSON.stringify(back.body)).toBe(200);
+    const usage = newUuid();
+    expect(
+      await push(
+        [{ kind: 'usage_event', uuid: usage, payload: usagePayload(refs, usage, hours(2)) }],
+        a,
+      ),
+    ).toMatchObject({ error: null });
   });
 });

@@ -214,12 +214,13 @@ describe('upgrading a database that holds data', () => {
     old.close();
     const db = openDatabase(file);
     expect(() =>
-      checkInstrument(db, { id: 1, uuid: 's1', tool_id: 1 }, 1, {
-        id: 1,
-        kind: 'harvest_file',
-        uuid: 'f1',
-        payload: {},
-      }),
+      checkInstrument(
+        db,
+        { id: 1, uuid: 's1', tool_id: 1 },
+        1,
+        { id: 1, kind: 'harvest_file', uuid: 'f1', payload: {} },
+        t,
+      ),
     ).not.toThrow();
     db.close();
   });

@@ -49,6 +49,7 @@ import { migration047 } from './migrations/047_late_sidecars.js';
 import { migration048 } from './migrations/048_wrong_pins.js';
 import { migration049 } from './migrations/049_file_written_by.js';
 import { migration050 } from './migrations/050_outbox_record_index.js';
+import { migration051 } from './migrations/051_former_rights_end.js';
 
 /**
  * Numbered schema migrations. Each runs in one transaction and sets PRAGMA user_version to its
@@ -122,6 +123,7 @@ export const migrations: readonly Migration[] = [
   migration048,
   migration049,
   migration050,
+  migration051,
 ];
 
 export const LATEST_VERSION = migrations[migrations.length - 1]?.version ?? 0;

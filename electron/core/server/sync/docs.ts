@@ -253,7 +253,10 @@ export function describeSyncApi(
       PUSH_KINDS.map((kind) => `\`${kind}\``).join(', ') +
       '. A `notebook_entry` carries the whole entry (metadata in Labstation form, owner, ' +
       'template and usage event by uuid, `version`, `deleted_at`); the server keeps the ' +
-      'highest version and refuses one whose owner, template or usage event it does not hold.',
+      'highest version and refuses one whose owner, template or usage event it does not hold. ' +
+      'A record of a tool or instrument the station no longer runs is refused (`forbidden`) ' +
+      'once the station has pulled with the move applied, if made after that (a report or ' +
+      'withdrawal counts from its usage event): those made before still drain from its outbox.',
     security: 'station',
     body: schemas.pushBody,
     bodyExample: pushExample,

@@ -5,6 +5,7 @@
 import type { Db } from '../../db/open.js';
 import { cachedStatement } from '../../db/statements.js';
 import type { PushRecord } from '../../sync/protocol.js';
+import { instrumentRight, movedBefore } from './formerRights.js';
 import { RecordRefused, checkOwner, type StationRef } from './records.js';
 
 export interface InstrumentRef {
@@ -15,22 +16,30 @@ export interface InstrumentRef {
 
 /**
  * A station writes records of the instruments it runs or was given before (station_instruments:
- * records made then may still wait in its outbox); a key cannot write for any other.
+ * records made then may still wait in its outbox) that it made before it took the instrument's
+ * move to another station (`madeAt`, the record's own time: formerRights.ts); a key cannot
+ * write for any other.
  */
 export function checkInstrument(
   db: Db,
   station: StationRef,
   instrumentId: number,
   record: PushRecord,
+  madeAt: string,
 ): void {
-  const given = cachedStatement(
-    db,
-    'SELECT 1 FROM station_instruments WHERE station_id = ? AND instrument_id = ?',
-  ).get(station.id, instrumentId);
-  if (!given) {
+  const right = instrumentRight(db, station.id, instrumentId);
+  if (!right) {
     throw new RecordRefused(
       'forbidden',
       `${record.kind} ${record.uuid}: this station does not run that instrument`,
+    );
+  }
+  const learned = movedBefore(right, madeAt);
+  if (learned !== null) {
+    throw new RecordRefused(
+      'forbidden',
+      `${record.kind} ${record.uuid}: made at ${madeAt}, after that instrument was moved to ` +
+        `another station (this one took the move at ${learned})`,
     );
   }
 }

@@ -146,7 +146,7 @@ function upsertUsage(db: Db, station: StationRef, record: PushRecord, now: strin
   if (existing && existing.tool_id !== toolId) {
     throw new RecordRefused('forbidden', `usage_event ${record.uuid}: its tool cannot change`);
   }
-  if (!existing) checkTool(db, station, toolId, record);
+  if (!existing) checkTool(db, station, toolId, record, p.start);
   const answeredHere = existing?.answered_on_server_at != null;
   const values = {
     uuid: p.uuid.toLowerCase(),
@@ -243,7 +243,8 @@ function upsertProblem(db: Db, station: StationRef, record: PushRecord): void {
   ) as { station_id: number | null } | undefined;
   checkOwner(existing, station.id, record);
   const toolId = idOf(db, 'tools', p.tool_uuid, 'tool_uuid');
-  if (!existing) checkTool(db, station, toolId, record);
+  if (!existing)
+    checkTool(db, station, toolId, record, madeIn(db, p.usage_event_uuid, p.created_at));
   const values = {
     uuid: p.uuid.toLowerCase(),
     tool_id: toolId,
@@ -300,6 +301,20 @@ function refreshShutdown(db: Db, toolId: number): void {
   });
 }
 
+/**
+ * When a record of a usage (a problem reported in its form, a consumable withdrawn) counts as
+ * made, for a tool its station no longer runs (checkTool): when its usage started, so the
+ * reports and withdrawals of a usage under way when the station was moved, given at its end,
+ * are taken with it; without a usage (a problem reported apart), its own time.
+ */
+function madeIn(db: Db, usageUuid: string | null | undefined, createdAt: string): string {
+  if (!usageUuid) return createdAt;
+  const start = cachedStatement(db, 'SELECT start FROM usage_events WHERE uuid = ?')
+    .pluck()
+    .get(usageUuid.toLowerCase()) as string | undefined;
+  return start ?? createdAt;
+}
+
 function insertWithdrawal(db: Db, station: StationRef, record: PushRecord): void {
   const p = parse(withdrawalSchema, record);
   const existing = cachedStatement(
@@ -309,7 +324,7 @@ function insertWithdrawal(db: Db, station: StationRef, record: PushRecord): void
   checkOwner(existing, station.id, record);
   if (existing) return; // withdrawals never change once made
   const toolId = idOf(db, 'tools', p.tool_uuid, 'tool_uuid');
-  checkTool(db, station, toolId, record);
+  checkTool(db, station, toolId, record, madeIn(db, p.usage_event_uuid, p.created_at));
   cachedStatement(
     db,
     `INSERT INTO consumable_withdrawals (uuid, consumable, quantity, user_id, project_id,

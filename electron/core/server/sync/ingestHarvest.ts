@@ -122,7 +122,7 @@ export function upsertRun(db: Db, station: StationRef, record: PushRecord): 'ok'
     ).get(p.instrument_uuid.toLowerCase()) as InstrumentRef | undefined;
     if (!instrument) return 'ok';
     const instrumentId = instrument.id;
-    checkInstrument(db, station, instrumentId, record);
+    checkInstrument(db, station, instrumentId, record, p.requested_at);
     cachedStatement(
       db,
       `INSERT INTO harvest_runs (uuid, schedule_id, instrument_id, station_id, "trigger", state,

@@ -42,7 +42,7 @@ function instrumentFor(
     'SELECT id, tool_id, station_id FROM instruments WHERE uuid = ?',
   ).get(p.instrument_uuid.toLowerCase()) as InstrumentRef | undefined;
   if (existing) {
-    checkInstrument(db, station, existing.id, record);
+    checkInstrument(db, station, existing.id, record, p.first_discovered_at);
     return existing.id;
   }
   const toolId = p.tool_uuid ? idOf(db, 'tools', p.tool_uuid, 'tool_uuid') : station.tool_id;
@@ -52,7 +52,7 @@ function instrumentFor(
       `harvest_file ${record.uuid}: no tool for ${p.instrument}`,
     );
   }
-  checkTool(db, station, toolId, record);
+  checkTool(db, station, toolId, record, p.first_discovered_at);
   const now = new Date().toISOString();
   const id = Number(
     cachedStatement(

@@ -168,7 +168,8 @@ export function upsertNotebookEntry(
 }
 
 /**
- * An experiment links only to a usage of a tool this station runs (or ran), made by its owner
+ * An experiment links only to a usage of a tool this station runs (or ran, a usage it made before
+ * it took its move off that tool: an entry of then may be edited later), made by its owner
  * (as user or operator) unless the owner is staff: as the station itself allows
  * (notebook.attachUsage), so no key can attach an entry to another station's usage.
  */
@@ -181,9 +182,9 @@ function checkUsageLink(
 ): void {
   const usage = cachedStatement(
     db,
-    'SELECT tool_id, user_id, operator_id FROM usage_events WHERE id = ?',
-  ).get(usageId) as { tool_id: number; user_id: number; operator_id: number };
-  checkTool(db, station, usage.tool_id, record);
+    'SELECT tool_id, user_id, operator_id, start FROM usage_events WHERE id = ?',
+  ).get(usageId) as { tool_id: number; user_id: number; operator_id: number; start: string };
+  checkTool(db, station, usage.tool_id, record, usage.start);
   if (usage.user_id === ownerId || usage.operator_id === ownerId) return;
   const staff = cachedStatement(db, 'SELECT is_staff FROM users WHERE id = ?').pluck().get(ownerId);
   if (staff !== 1) {

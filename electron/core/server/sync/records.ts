@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import type { Db } from '../../db/open.js';
 import { cachedStatement } from '../../db/statements.js';
+import { formerToolRight, movedBefore } from './formerRights.js';
 import type { PushRecord } from '../../sync/protocol.js';
 import { INSTANT_RANGE_RULE, storableInstant, UUID_PATTERN } from '../../util/ids.js';
 
@@ -113,14 +114,31 @@ export interface StationRef {
 
 /**
  * A station writes the records of the tool it runs, or of a tool it was registered for before
- * (records made then may still wait in its outbox: station_tools, migration 5); a key cannot
- * be used to write for any other tool.
+ * (records made then may still wait in its outbox: station_tools, migration 5) that it made
+ * before it took its move off that tool (`madeAt`, the record's own time: formerRights.ts); a
+ * key cannot be used to write for any other tool.
  */
-export function checkTool(db: Db, station: StationRef, toolId: number, record: PushRecord): void {
-  if (!runsTool(db, station, toolId)) {
+export function checkTool(
+  db: Db,
+  station: StationRef,
+  toolId: number,
+  record: PushRecord,
+  madeAt: string,
+): void {
+  if (station.tool_id === toolId) return;
+  const right = formerToolRight(db, station.id, toolId);
+  if (!right) {
     throw new RecordRefused(
       'forbidden',
       `${record.kind} ${record.uuid}: this station does not run that tool`,
+    );
+  }
+  const learned = movedBefore(right, madeAt);
+  if (learned !== null) {
+    throw new RecordRefused(
+      'forbidden',
+      `${record.kind} ${record.uuid}: made at ${madeAt}, after this station was moved off ` +
+        `that tool (it took the move at ${learned})`,
     );
   }
 }

@@ -17,6 +17,7 @@ import { describeSyncApi } from './docs.js';
 import { changeMark, facilityDelta, latestChange } from './export.js';
 import { harvestHistory } from './exportHarvest.js';
 import { ingestBatch } from './ingest.js';
+import { noteMovesTaken } from './formerRights.js';
 import { jsonObject, uuid } from './records.js';
 import { registerStationReservationRoutes } from './reservationRoutes.js';
 import { refusalNow, stationAuth, stationNow } from './stationAuth.js';
@@ -245,6 +246,9 @@ export function registerSyncApi(app: FastifyInstance, deps: SyncApiDeps): void {
     // been replaced, or the station disabled or deleted: that is answered as it would be now.
     const now = stationNow(db, request);
     if ('refused' in now) return reply.code(401).send({ detail: now.refused });
+    // Its cursor says what it applied: the moves off a tool or instrument among them end the
+    // rights they left it (formerRights.ts).
+    noteMovesTaken(db, now.station, cursor, mark, new Date().toISOString());
     const held = db
       .prepare(
         'SELECT install_id, install_acked_through, install_ack_seq FROM stations WHERE id = ?',
