@@ -1379,6 +1379,36 @@ describe('what the server keeps of pushed usage events', () => {
     });
   });
 
+  it("refuses the later versions of a history that differed from the server's, keeping its own", async () => {
+    // Mutation: no diverged_version (as before migration 52): version 3 below was taken and
+    // replaced the server's end with the restored history's.
+    const ended = event({ end: '2024-01-05T10:00:00.000Z', version: 2 });
+    expect((await push(key, [record(1, ended)])).body).toMatchObject({ acked: [1] });
+    // The station's data dir is restored from a backup made while the usage was in progress,
+    // and the usage is ended anew, at another time: another version 2.
+    const again = { ...ended, end: '2024-01-05T11:00:00.000Z' };
+    expect((await push(key, [record(2, again)])).body).toMatchObject({
+      acked: [],
+      error: { id: 2, code: 'conflict' },
+    });
+    // Its next version (validated at the station, say) continues that history: refused too.
+    const later = { ...again, validated: 1, version: 3 };
+    expect((await push(key, [record(3, later)])).body).toMatchObject({
+      acked: [],
+      error: {
+        id: 3,
+        code: 'conflict',
+        detail: expect.stringMatching(/version 3 continues this station's version 2/) as unknown,
+      },
+    });
+    expect(serverEvent(ended.uuid as string)).toMatchObject({
+      end: '2024-01-05T10:00:00.000Z',
+      version: 2,
+    });
+    // A resend of what the server holds is still answered as taken.
+    expect((await push(key, [record(4, ended)])).body).toMatchObject({ acked: [4], error: null });
+  });
+
   it('takes the records a station made for the tool it ran before it was moved', async () => {
     const moverKey = await createStationKey(serverDir, 'mover', 'SEM');
     // The admin moves the station to the AFM while a SEM event still waits in its outbox.

@@ -50,6 +50,7 @@ import { migration048 } from './migrations/048_wrong_pins.js';
 import { migration049 } from './migrations/049_file_written_by.js';
 import { migration050 } from './migrations/050_outbox_record_index.js';
 import { migration051 } from './migrations/051_former_rights_end.js';
+import { migration052 } from './migrations/052_usage_diverged.js';
 
 /**
  * Numbered schema migrations. Each runs in one transaction and sets PRAGMA user_version to its
@@ -124,6 +125,7 @@ export const migrations: readonly Migration[] = [
   migration049,
   migration050,
   migration051,
+  migration052,
 ];
 
 export const LATEST_VERSION = migrations[migrations.length - 1]?.version ?? 0;

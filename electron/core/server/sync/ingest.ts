@@ -100,6 +100,7 @@ interface StoredUsage {
   validated: number;
   validated_by_id: number | null;
   validation_acked: number;
+  diverged_version: number | null;
 }
 
 /**
@@ -116,7 +117,8 @@ function upsertUsage(db: Db, station: StationRef, record: PushRecord, now: strin
   const existing = cachedStatement(
     db,
     `SELECT id, version, station_version, station_id, tool_id, start, "end", pre_run_data,
-       run_data, answered_on_server_at, validated, validated_by_id, validation_acked
+       run_data, answered_on_server_at, validated, validated_by_id, validation_acked,
+       diverged_version
      FROM usage_events WHERE uuid = ?`,
   ).get(p.uuid.toLowerCase()) as StoredUsage | undefined;
   checkOwner(existing, station.id, record);
@@ -132,14 +134,25 @@ function upsertUsage(db: Db, station: StationRef, record: PushRecord, now: strin
       p.pre_run_data !== existing.pre_run_data ||
       (existing.answered_on_server_at === null && p.run_data !== existing.run_data);
     if (differs) {
-      throw new RecordRefused(
-        'conflict',
+      throw new UsageDiverged(
+        pushed,
         `usage_event ${record.uuid}: the server holds version ${pushed} of it with other ` +
           'content (end or answers); was this station restored from a backup? The server ' +
           'keeps its version; staff settle the difference',
       );
     }
     return 'ok';
+  }
+  // A later version of a history that differed from the server's (above): taken, it would
+  // replace the server's end and answers with that history's, and let the withdrawals and
+  // reports its station holds back with the refused version go too (billed twice).
+  if (existing?.diverged_version != null) {
+    throw new UsageDiverged(
+      existing.diverged_version,
+      `usage_event ${record.uuid}: version ${p.version} continues this station's version ` +
+        `${existing.diverged_version}, which differed from the server's (was this station ` +
+        'restored from a backup?); the server keeps its version; staff settle the difference',
+    );
   }
   const toolId = idOf(db, 'tools', p.tool_uuid, 'tool_uuid');
   // An event belongs to one tool for good: a station never moves it to another.
@@ -344,6 +357,25 @@ function insertWithdrawal(db: Db, station: StationRef, record: PushRecord): void
   );
 }
 
+/** A usage event's version that differs from the server's at the same version (upsertUsage). */
+class UsageDiverged extends RecordRefused {
+  constructor(
+    readonly version: number,
+    message: string,
+  ) {
+    super('conflict', message);
+  }
+}
+
+/** From now on the later versions of the station's usage event are refused (migration 52). */
+function markDiverged(db: Db, station: StationRef, record: PushRecord, version: number): void {
+  cachedStatement(
+    db,
+    `UPDATE usage_events SET diverged_version = coalesce(diverged_version, ?)
+     WHERE uuid = ? AND station_id = ?`,
+  ).run(version, record.uuid.toLowerCase(), station.id);
+}
+
 /**
  * Stores a batch of pushed outbox rows in one transaction, in order. Each record runs in its own
  * savepoint: the first one refused is rolled back alone and stops the batch, so the station's
@@ -388,6 +420,8 @@ export function ingestBatch(
           result.acked.push(record.id);
         } catch (error) {
           result.error = refusal(record, error);
+          // Rolled back with its record's savepoint: kept here, with the refusal.
+          if (error instanceof UsageDiverged) markDiverged(db, station, record, error.version);
           break;
         }
       }
