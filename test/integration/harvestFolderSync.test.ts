@@ -3,7 +3,7 @@
  * template's `{yyyy}/{mm}/{dd}/...`) survives once the folder above it is flushed too, or the
  * copy could be gone with its folder while its record says completed. No test can cut the power,
  * so this one reads the system calls of a real `harvest --once` (strace, where it is installed)
- * and checks which folders it opened and fsynced.
+ * and checks which folders it fsynced.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -17,12 +17,15 @@ const hasStrace =
   process.platform === 'linux' &&
   spawnSync('strace', ['-qq', '-e', 'trace=none', 'true'], { stdio: 'ignore' }).status === 0;
 
-/** Runs the CLI under strace, tracing opens and fsyncs of every thread into `trace`. */
+/**
+ * Runs the CLI under strace, tracing the fsyncs of every thread and child into `trace`, each
+ * descriptor with the path it names in its own process (`-y`).
+ */
 function tracedCli(args: string[], trace: string): Promise<number | null> {
   return new Promise((resolve, reject) => {
     const child = spawn(
       'strace',
-      ['-f', '-qq', '-e', 'trace=openat,fsync', '-o', trace, process.execPath, CLI, ...args],
+      ['-f', '-qq', '-y', '-e', 'trace=fsync', '-o', trace, process.execPath, CLI, ...args],
       { stdio: 'ignore', timeout: 120_000, killSignal: 'SIGKILL' },
     );
     child.on('error', reject);
@@ -30,28 +33,9 @@ function tracedCli(args: string[], trace: string): Promise<number | null> {
   });
 }
 
-/**
- * The paths fsynced in a trace of `strace -f`: each fsync's descriptor, named by the openat
- * that last returned it. A call another thread interrupts is split in two lines ("<unfinished
- * ...>", then "<... openat resumed>"), joined here by the thread's id.
- */
+/** The paths fsynced in a trace of tracedCli: `fsync(23</path/of/it>)`. */
 function fsyncedPaths(trace: string): string[] {
-  const named = new Map<number, string>();
-  const pendingOpen = new Map<string, string>();
-  const synced: string[] = [];
-  for (const line of trace.split('\n')) {
-    const pid = /^(\d+)\s/.exec(line)?.[1] ?? '';
-    const opened = /openat\([^,]+, "((?:[^"\\]|\\.)*)"/.exec(line);
-    if (opened && line.includes('<unfinished ...>')) pendingOpen.set(pid, opened[1]);
-    const resumed = line.includes('<... openat resumed>') ? pendingOpen.get(pid) : undefined;
-    const path = resumed ?? (opened && !line.includes('<unfinished') ? opened[1] : undefined);
-    const fd = /\)\s+=\s+(\d+)/.exec(line)?.[1];
-    if (path !== undefined && fd !== undefined) named.set(Number(fd), path);
-    if (resumed !== undefined) pendingOpen.delete(pid);
-    const sync = /fsync\((\d+)/.exec(line);
-    if (sync) synced.push(named.get(Number(sync[1])) ?? `fd ${sync[1]}`);
-  }
-  return synced;
+  return [...trace.matchAll(/fsync\(\d+<([^>\n]*)>/g)].map((m) => m[1]);
 }
 
 describe.runIf(hasStrace)('folders made for a copy are made durable with it', () => {

@@ -720,7 +720,8 @@ describe('a service account whose station uploaded files here', () => {
 
 describe("a station's rights to a tool and an instrument it no longer runs", () => {
   // Mutations: noteMovesTaken never noting (a right that never ends, as before migration 51),
-  // or noting at any pull (a station that has not applied the move refused its own records).
+  // noting at any pull (a station that has not applied the move refused its own records), or
+  // by the server's clock where the pull names the station's; madeIn taking any usage's start.
   it('end once it has applied the move: what it made before is taken, what it made after is refused', async () => {
     const from = await created('/api/service-accounts', { name: 'rights-from' });
     const to = await created('/api/service-accounts', { name: 'rights-to' });
@@ -772,10 +773,14 @@ describe("a station's rights to a tool and an instrument it no longer runs", () 
         a,
       );
     };
-    const pull = async (cursor: number, mark?: string) => {
+    /** A pull as the station's sync client makes it; `clock`: the station's (X-Labstation-Clock). */
+    const pull = async (cursor: number, mark?: string, clock?: string) => {
       const query = `cursor=${cursor}${mark === undefined ? '' : `&mark=${mark}`}`;
       const res = await fetch(`${server.url}sync/changes?${query}`, {
-        headers: { authorization: `Station ${a}` },
+        headers: {
+          authorization: `Station ${a}`,
+          ...(clock === undefined ? {} : { 'x-labstation-clock': clock }),
+        },
       });
       expect(res.status).toBe(200);
       return (await res.json()) as { cursor: number; cursor_mark: string; station: object };
@@ -818,13 +823,16 @@ describe("a station's rights to a tool and an instrument it no longer runs", () 
     expect(after.station).toMatchObject({ tool: 'AFM' });
     expect(await madeAt(hours(3))).toMatchObject({ error: null, stale: [] });
 
-    // The next pull names the cursor that carried them: applied.
-    await pull(after.cursor, after.cursor_mark);
-    // Made before the move: taken. Within the hour a clock ahead may put on it: taken.
+    // The next pull names the cursor that carried them: applied, at 3 hours from now by the
+    // station's clock (a wrong time zone, say), the clock its records are dated by.
+    await pull(after.cursor, after.cursor_mark, hours(3));
+    // Made before the move, and before it by the station's clock (after it by the server's):
+    // taken. Within the hour spared after it: taken.
     expect(await madeAt('2026-03-01T10:00:00.000Z')).toMatchObject({ error: null, stale: [] });
-    expect(await madeAt(hours(0.5))).toMatchObject({ error: null, stale: [] });
+    expect(await madeAt(hours(2.5))).toMatchObject({ error: null, stale: [] });
+    expect(await madeAt(hours(3.5))).toMatchObject({ error: null, stale: [] });
     // Made later: refused, the usage first (its tool), then, alone, the file (its instrument).
-    const late = await madeAt(hours(2));
+    const late = await madeAt(hours(4.5));
     expect(late.acked).toEqual([]);
     expect(late.error).toMatchObject({
       kind: 'usage_event',
@@ -841,7 +849,7 @@ describe("a station's rights to a tool and an instrument it no longer runs", () 
             { uuid: cameraUuid, name: 'Rights camera', toolUuid: refs.tool_uuid },
             file,
             'late.tif',
-            { first_discovered_at: hours(2) },
+            { first_discovered_at: hours(4.5) },
           ),
         },
       ],
@@ -871,7 +879,7 @@ describe("a station's rights to a tool and an instrument it no longer runs", () 
         description: 'the stage drifts',
         force_shutdown: 0,
         safety_hazard: 0,
-        created_at: hours(2),
+        created_at: hours(4.5),
       },
     });
     const withdrawal = newUuid();
@@ -890,7 +898,7 @@ describe("a station's rights to a tool and an instrument it no longer runs", () 
             tool_uuid: refs.tool_uuid,
             usage_event_uuid: underWay,
             question: 'stubs',
-            created_at: hours(2),
+            created_at: hours(4.5),
           },
         },
       ],
@@ -898,8 +906,20 @@ describe("a station's rights to a tool and an instrument it no longer runs", () 
     );
     expect(ofUsage).toMatchObject({ error: null, stale: [] });
     expect(ofUsage.acked).toHaveLength(2);
-    // One reported apart from any usage, that late: refused.
+    // One reported apart from any usage, that late: refused; and so is one hung on a usage of
+    // the station that runs the SEM now (not this station's to answer for).
     expect((await push([problem(newUuid(), null)], a)).error).toMatchObject({
+      kind: 'problem_report',
+      code: 'forbidden',
+    });
+    const theirs = newUuid();
+    expect(
+      await push(
+        [{ kind: 'usage_event', uuid: theirs, payload: usagePayload(refs, theirs, startedBefore) }],
+        String(to.key),
+      ),
+    ).toMatchObject({ error: null });
+    expect((await push([problem(newUuid(), theirs)], a)).error).toMatchObject({
       kind: 'problem_report',
       code: 'forbidden',
     });

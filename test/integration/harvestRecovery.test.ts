@@ -344,9 +344,9 @@ describe('a source written anew while its verified copy waits to be recorded', (
 });
 
 describe('a copy that finds its content put at its name meanwhile, its partial held open', () => {
-  it('fails, keeping the partial named; the next run removes it and records the skip', async () => {
+  /** Its first run: the partial cannot be removed, the attempt fails with it named. */
+  async function heldOpen(content: Buffer) {
     const dirs = await setupHarvest({ stability: 0, template: '{instrument}/{relative_path}' });
-    const content = Buffer.alloc(5 << 20, 5);
     writeFileSync(join(dirs.src, 'big.raw'), content);
     const folder = join(dirs.dest, 'sem-1');
     const hold = copyHold();
@@ -374,13 +374,39 @@ describe('a copy that finds its content put at its name meanwhile, its partial h
       status: 'failed',
       error: expect.stringMatching(/same content \(.*big\.raw\).*could not be removed/) as unknown,
     });
+    return dirs;
+  }
 
+  it('fails, keeping the partial named; the next run removes it and records the skip', async () => {
+    const dirs = await heldOpen(Buffer.alloc(5 << 20, 5));
     const run = await harvestOnce(dirs.data);
     expect(run.code, run.stdout + run.stderr).toBe(0);
     expect(run.stdout).toContain('harvest: 0 completed, 1 skipped, 0 failed');
     expect(listTree(dirs.dest)).toEqual(['sem-1/big.raw']);
     expect(markersOf(dirs.data)).toMatchObject({ partial_path: null });
   }, 60_000);
+
+  it('its source written anew while the partial stays held: a one-shot run ends, failed; the next takes the new bytes', async () => {
+    // Mutation: the intake putting the new bytes back while the earlier attempt waits out its
+    // backoff: the one-shot run never ended.
+    const first = Buffer.alloc(5 << 20, 5);
+    const dirs = await heldOpen(first);
+    const second = Buffer.alloc(6 << 20, 6);
+    writeFileSync(join(dirs.src, 'big.raw'), second);
+    const still = await harvestOnce(dirs.data, { LABSTATION_INJECT: 'harvest.partial-kept' });
+    expect(still.code, still.stdout + still.stderr).toBe(1);
+    expect(still.stdout).toContain('harvest: 0 completed, 0 skipped, 1 failed');
+
+    // The partial goes; no copy of the first bytes of ours ever had a name (another's copy
+    // holds them), so the file's record takes the new bytes, as a file's written anew before its
+    // transfer does.
+    const run = await harvestOnce(dirs.data);
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(run.stdout).toContain('harvest: 1 completed, 0 skipped, 0 failed');
+    expect(readFileSync(join(dirs.dest, 'sem-1', 'big.raw')).equals(first)).toBe(true);
+    expect(readFileSync(join(dirs.dest, 'sem-1', 'big (1).raw')).equals(second)).toBe(true);
+    expect(listTree(dirs.dest)).toEqual(['sem-1/big (1).raw', 'sem-1/big.raw']);
+  }, 120_000);
 });
 
 /** A harvest killed once it removed a partial never placed, its name still recorded. */

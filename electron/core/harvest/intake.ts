@@ -327,10 +327,21 @@ export class Intake {
           // it run while these bytes settle). Taken under the record now, the other bytes would
           // be filed with the first bytes' verified copy and checksum, and never copied. These
           // are looked at again after that: a new version once the copy is recorded, else the
-          // record's. A failed file's attempt waits out its backoff (a share still away).
+          // record's.
           if (record && record.partial_path !== null && !sameBytes(record, c)) {
-            later.push(c);
-            return attemptDue(record, nowIso(this.clock)) ? [record.id] : [];
+            if (this.transfers.handles(record.id)) {
+              later.push(c);
+              return [];
+            }
+            if (attemptDue(record, nowIso(this.clock)) && !this.transfers.crashedInRun(record.id)) {
+              later.push(c);
+              return [record.id];
+            }
+            // Its attempt waits out a backoff (a share still away, a partial held open), or
+            // crashed in this run: left to the walk after it (the next walk, or the next run),
+            // not looked at every window meanwhile, nor waited for by a one-shot run, which
+            // has counted the file failed.
+            return [];
           }
           if (record && replacedUnderAnotherUsage(record, c)) markGone(this.db, record.id);
           else if (record && record.state !== 'done' && (record.state !== 'gone' || back)) {

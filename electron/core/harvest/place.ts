@@ -365,6 +365,10 @@ export async function makeFoldersInside(
   if (after === null) {
     const within = folderPrefix(resolve(base));
     const inside = madeNow.filter((at) => resolve(at).startsWith(within));
+    // Bounded: a process that makes folders it never places into (attempts that failed) must
+    // not grow it for good; folders made that long ago have long reached the disk by the
+    // system's own writeback (within half a minute on Linux).
+    if (entryNotSynced.size > 10_000) entryNotSynced.clear();
     for (const at of inside) entryNotSynced.add(resolve(at));
     made?.push(...inside);
   }
@@ -386,10 +390,12 @@ const entryNotSynced = new Set<string>();
  */
 export async function syncPlacedFolder(folder: string): Promise<void> {
   await syncFolder(folder);
-  for (let at = resolve(folder); entryNotSynced.has(at); at = dirname(at)) {
-    await syncFolder(dirname(at));
-    entryNotSynced.delete(at);
-  }
+  const chain: string[] = [];
+  for (let at = resolve(folder); entryNotSynced.has(at); at = dirname(at)) chain.push(at);
+  for (const at of chain) await syncFolder(dirname(at));
+  // Forgotten once all of them are flushed: a copy placed in one of them meanwhile flushes
+  // them too, rather than taking them for flushed while this one is under way.
+  for (const at of chain) entryNotSynced.delete(at);
 }
 
 /** A syncfs covered `folder`: its entry, and those of the folders above it, are on disk. */

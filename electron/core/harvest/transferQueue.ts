@@ -301,13 +301,18 @@ export class TransferQueue {
     return this.queued.has(id) || this.active.has(id);
   }
 
+  /** Whether the file's attempt crashed in the run under way: enqueue queues it no more. */
+  crashedInRun(id: number): boolean {
+    return this.host.runCrashed()?.has(id) ?? false;
+  }
+
   /**
    * Queues a recorded file's transfer, unless it is queued or under way already, or its attempt
    * crashed in the run under way.
    */
   enqueue(id: number): void {
     if (this.queued.has(id) || this.active.has(id)) return;
-    if (this.host.runCrashed()?.has(id)) return;
+    if (this.crashedInRun(id)) return;
     this.queued.add(id);
     this.queue.push(id);
   }
@@ -432,17 +437,9 @@ export class TransferQueue {
         // Given back for a new look: what an earlier attempt in the run ended as no longer stands.
         this.host.runEnds()?.delete(file.id);
         const s = await stat(file.source_path).catch((error: NodeJS.ErrnoException) => error);
-        // Its folder as recorded, which may since be configured in other case (sourceKey).
-        const folder = instrument.watch.find(
-          (w) => sourceKey(w.path) === sourceKey(file.watch_path),
-        );
         this.active.delete(file.id);
         if (!(s instanceof Error)) {
-          if (folder) {
-            this.host.consider(instrument, folder, file.source_path, s.size, s.mtimeMs, {
-              recordedAt: file.first_discovered_at,
-            });
-          }
+          this.considerAgain(file, instrument, s);
         } else if (s.code === 'ENOENT' && (await stat(file.watch_path).catch(() => null))) {
           // Deleted or moved away while it was copied; under a new name it is a new file. A
           // partial that could not be removed keeps the file for its next start to settle.
@@ -504,11 +501,33 @@ export class TransferQueue {
   holds(id: number): boolean {
     const file = fileById(this.db, id);
     const instrument = file ? this.host.instrument(file.instrument_id) : undefined;
-    return file !== undefined && instrument !== undefined && this.host.heldBack(instrument, file);
+    return (
+      file !== undefined &&
+      instrument !== undefined &&
+      // What an earlier attempt left is settled all the same (pump).
+      file.partial_path === null &&
+      this.host.heldBack(instrument, file)
+    );
+  }
+
+  /** Gives the intake the file's source, as found now, for a new look (TransferHost.consider). */
+  private considerAgain(
+    file: FileRow,
+    instrument: Instrument,
+    s: { size: number; mtimeMs: number },
+  ): void {
+    // Its folder as recorded, which may since be configured in other case (sourceKey).
+    const folder = instrument.watch.find((w) => sourceKey(w.path) === sourceKey(file.watch_path));
+    if (!folder) return;
+    this.host.consider(instrument, folder, file.source_path, s.size, s.mtimeMs, {
+      recordedAt: file.first_discovered_at,
+    });
   }
 
   private async runTransfer(file: FileRow, instrument: Instrument): Promise<void> {
     const id = file.id;
+    // What an earlier attempt left is settled first, under the bytes the record names.
+    const settles = file.partial_path !== null;
     // null: settled by recovery alone, nothing to count.
     let end: BatchEnd | null = null;
     try {
@@ -533,7 +552,14 @@ export class TransferQueue {
     try {
       if (end) await this.ended(file, instrument, end);
     } finally {
+      // Its source may have been written anew meanwhile, and a walk passes over a file while
+      // its transfer runs (Sightings): looked at again, read while this still counts as under
+      // way, so that a one-shot run does not end in between.
+      const source = settles ? await stat(file.source_path).catch(() => null) : null;
       this.active.delete(id);
+      if (source && (source.size !== file.size || source.mtimeMs !== file.mtime_ms)) {
+        this.considerAgain(file, instrument, source);
+      }
       this.units -= 1;
       this.host.changed();
       this.pump();

@@ -22,7 +22,7 @@ import type { ServerCounts } from './pushAnswer.js';
 import { resendLost, resendLostPushes, sentMarks, type SentMarks } from './resend.js';
 import { pause } from '../util/pause.js';
 import { describeFailure } from './serverFailure.js';
-import { PUSH_KINDS_SQL, SYNC_CHANGES_PATH } from './protocol.js';
+import { PUSH_KINDS_SQL, STATION_CLOCK_HEADER, SYNC_CHANGES_PATH } from './protocol.js';
 
 export interface SyncState {
   /** The last exchange with the server succeeded. */
@@ -334,6 +334,7 @@ export class SyncClient {
         const sentBefore = sentMarks(this.db);
         const answer = await this.http.get<unknown>(SYNC_CHANGES_PATH, {
           params: { cursor, wait, ...(mark === undefined ? {} : { mark }) },
+          headers: { [STATION_CLOCK_HEADER]: new Date().toISOString() },
           timeout: (wait + 15) * 1000,
           signal: this.abort.signal,
         });

@@ -28,6 +28,12 @@ import type { FileState, TransferStatus } from '../../../shared/harvest/manageme
 
 export const SYNC_PUSH_PATH = '/sync/push';
 export const SYNC_CHANGES_PATH = '/sync/changes';
+/**
+ * The station's clock (ISO 8601) when it sent a pull: the server dates what the pull proves the
+ * station applied by the station's own clock, as the station dates its records
+ * (server/sync/formerRights.ts).
+ */
+export const STATION_CLOCK_HEADER = 'x-labstation-clock';
 /** Booking from a station while it is online (the server books for the station's tool). */
 export const SYNC_RESERVATION_FORM_PATH = '/sync/reservations/form';
 export const SYNC_RESERVATIONS_PATH = '/sync/reservations';

@@ -255,7 +255,8 @@ export function describeSyncApi(
       'template and usage event by uuid, `version`, `deleted_at`); the server keeps the ' +
       'highest version and refuses one whose owner, template or usage event it does not hold. ' +
       'A record of a tool or instrument the station no longer runs is refused (`forbidden`) ' +
-      'once the station has pulled with the move applied, if made after that (a report or ' +
+      'once the station has pulled with the move applied (as of the station clock its pull ' +
+      'names in `X-Labstation-Clock`, else the server clock), if made after that (a report or ' +
       'withdrawal counts from its usage event): those made before still drain from its outbox.',
     security: 'station',
     body: schemas.pushBody,

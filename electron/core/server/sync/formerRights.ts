@@ -5,17 +5,20 @@
  * PC replaced and never disabled, go on writing usage (billed) and file records for them.
  *
  * So each right that ended says when (ended_at, migration 51), and learned_at says when the
- * station first asked for changes with its configuration current, the move applied. A record
- * made after that, by the station's clock, is refused; before it, every record is taken (a
- * station that has not heard of the move goes on as before, and rightly). A station's clock may
- * be off the server's: CLOCK_ALLOWANCE_MS spares the records of one that is within it.
+ * station first asked for changes with its configuration current, the move applied: by the
+ * station's own clock, as its pull gives it (STATION_CLOCK_HEADER), the clock its records are
+ * dated by, so a station whose clock is off (a wrong time zone) is judged by it; by the
+ * server's where a pull gives none. A record made after that is refused; before it, every
+ * record is taken (a station that has not heard of the move goes on as before, and rightly).
+ * CLOCK_ALLOWANCE_MS spares a clock stepped back since, and one off the server's where the
+ * pull named none.
  */
 import type { Db } from '../../db/open.js';
 import { cachedStatement } from '../../db/statements.js';
 import { changeMark, latestChange } from './export.js';
 import { harvestChangedSince } from './exportHarvest.js';
 
-/** How far past the move a record's time may be and still be taken (a clock ahead). */
+/** How far past the move a record's time may be and still be taken (a clock stepped back). */
 export const CLOCK_ALLOWANCE_MS = 60 * 60 * 1000;
 
 export interface FormerRight {

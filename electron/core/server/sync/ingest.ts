@@ -257,7 +257,7 @@ function upsertProblem(db: Db, station: StationRef, record: PushRecord): void {
   checkOwner(existing, station.id, record);
   const toolId = idOf(db, 'tools', p.tool_uuid, 'tool_uuid');
   if (!existing)
-    checkTool(db, station, toolId, record, madeIn(db, p.usage_event_uuid, p.created_at));
+    checkTool(db, station, toolId, record, madeIn(db, station, p.usage_event_uuid, p.created_at));
   const values = {
     uuid: p.uuid.toLowerCase(),
     tool_id: toolId,
@@ -318,13 +318,22 @@ function refreshShutdown(db: Db, toolId: number): void {
  * When a record of a usage (a problem reported in its form, a consumable withdrawn) counts as
  * made, for a tool its station no longer runs (checkTool): when its usage started, so the
  * reports and withdrawals of a usage under way when the station was moved, given at its end,
- * are taken with it; without a usage (a problem reported apart), its own time.
+ * are taken with it; without a usage of this station's (a problem reported apart), its own
+ * time.
  */
-function madeIn(db: Db, usageUuid: string | null | undefined, createdAt: string): string {
+function madeIn(
+  db: Db,
+  station: StationRef,
+  usageUuid: string | null | undefined,
+  createdAt: string,
+): string {
   if (!usageUuid) return createdAt;
-  const start = cachedStatement(db, 'SELECT start FROM usage_events WHERE uuid = ?')
+  const start = cachedStatement(
+    db,
+    'SELECT start FROM usage_events WHERE uuid = ? AND station_id = ?',
+  )
     .pluck()
-    .get(usageUuid.toLowerCase()) as string | undefined;
+    .get(usageUuid.toLowerCase(), station.id) as string | undefined;
   return start ?? createdAt;
 }
 
@@ -337,7 +346,7 @@ function insertWithdrawal(db: Db, station: StationRef, record: PushRecord): void
   checkOwner(existing, station.id, record);
   if (existing) return; // withdrawals never change once made
   const toolId = idOf(db, 'tools', p.tool_uuid, 'tool_uuid');
-  checkTool(db, station, toolId, record, madeIn(db, p.usage_event_uuid, p.created_at));
+  checkTool(db, station, toolId, record, madeIn(db, station, p.usage_event_uuid, p.created_at));
   cachedStatement(
     db,
     `INSERT INTO consumable_withdrawals (uuid, consumable, quantity, user_id, project_id,

@@ -6,6 +6,7 @@ import {
   HISTORY_PAGE,
   MAX_PUSH_BATCH,
   MAX_WAIT_SECONDS,
+  STATION_CLOCK_HEADER,
   SYNC_CHANGES_PATH,
   SYNC_HARVEST_HISTORY_PATH,
   SYNC_PUSH_PATH,
@@ -139,6 +140,16 @@ class ChangeWaiters {
   }
 }
 
+/** The station's clock as its pull gives it (STATION_CLOCK_HEADER), in one form; null: none. */
+function stationClock(request: {
+  headers: Record<string, string | string[] | undefined>;
+}): string | null {
+  const value = request.headers[STATION_CLOCK_HEADER];
+  if (typeof value !== 'string' || value.length > 64) return null;
+  const at = Date.parse(value);
+  return Number.isFinite(at) ? new Date(at).toISOString() : null;
+}
+
 /**
  * The sync API stations speak to (see electron/core/sync/protocol.ts): authenticated by the
  * station key, `Authorization: Station <key>`.
@@ -247,8 +258,14 @@ export function registerSyncApi(app: FastifyInstance, deps: SyncApiDeps): void {
     const now = stationNow(db, request);
     if ('refused' in now) return reply.code(401).send({ detail: now.refused });
     // Its cursor says what it applied: the moves off a tool or instrument among them end the
-    // rights they left it (formerRights.ts).
-    noteMovesTaken(db, now.station, cursor, mark, new Date().toISOString());
+    // rights they left it (formerRights.ts), as of the station's clock when it asked.
+    noteMovesTaken(
+      db,
+      now.station,
+      cursor,
+      mark,
+      stationClock(request) ?? new Date().toISOString(),
+    );
     const held = db
       .prepare(
         'SELECT install_id, install_acked_through, install_ack_seq FROM stations WHERE id = ?',

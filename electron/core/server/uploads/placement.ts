@@ -17,6 +17,7 @@ import {
   removeQuietly,
   statIfThere,
   syncFolder,
+  syncPlacedFolder,
 } from '../../harvest/place.js';
 import { UploadRefusal } from './refusal.js';
 import {
@@ -94,7 +95,8 @@ export async function placeFinished(
   }
   // Test hook: the server stops between the link and the record (a crash, a power cut).
   if (injected('upload.placed-unrecorded')) throw new Error('injected: stopped before the record');
-  await syncFolder(folder);
+  // With the folders the placement made, as a station's copy (harvest/place.ts).
+  await syncPlacedFolder(folder);
   const finalPath = posix.join(posix.dirname(row.destination_path), basename(name));
   return {
     state: 'completed',
