@@ -345,8 +345,8 @@ describe('a source written anew while its verified copy waits to be recorded', (
 
 describe('a copy that finds its content put at its name meanwhile, its partial held open', () => {
   /** Its first run: the partial cannot be removed, the attempt fails with it named. */
-  async function heldOpen(content: Buffer) {
-    const dirs = await setupHarvest({ stability: 0, template: '{instrument}/{relative_path}' });
+  async function heldOpen(content: Buffer, stability = 0) {
+    const dirs = await setupHarvest({ stability, template: '{instrument}/{relative_path}' });
     writeFileSync(join(dirs.src, 'big.raw'), content);
     const folder = join(dirs.dest, 'sem-1');
     const hold = copyHold();
@@ -406,6 +406,22 @@ describe('a copy that finds its content put at its name meanwhile, its partial h
     expect(readFileSync(join(dirs.dest, 'sem-1', 'big.raw')).equals(first)).toBe(true);
     expect(readFileSync(join(dirs.dest, 'sem-1', 'big (1).raw')).equals(second)).toBe(true);
     expect(listTree(dirs.dest)).toEqual(['sem-1/big (1).raw', 'sem-1/big.raw']);
+  }, 120_000);
+
+  it('likewise where its retries come sooner than its stability window: the one-shot run ends', async () => {
+    // A retry every second, the file back every two: the run has counted the file failed and
+    // does not try it again (Intake.accept, failedInRun). (Without that guard this run still
+    // ended here, after a second try; the guard is kept for the README's word: a one-shot run
+    // does not retry a file it counted failed.)
+    const dirs = await heldOpen(Buffer.alloc(5 << 20, 5), 2);
+    const quick = await importBundle(dirs.data, {
+      station: { tool: 'SEM', retry_base_seconds: 1, retry_max_seconds: 1 },
+    });
+    expect(quick.code, quick.stderr).toBe(0);
+    writeFileSync(join(dirs.src, 'big.raw'), Buffer.alloc(6 << 20, 6));
+    const still = await harvestOnce(dirs.data, { LABSTATION_INJECT: 'harvest.partial-kept' });
+    expect(still.code, still.stdout + still.stderr).toBe(1);
+    expect(still.stdout).toContain('harvest: 0 completed, 0 skipped, 1 failed');
   }, 120_000);
 });
 

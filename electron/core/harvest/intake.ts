@@ -333,14 +333,14 @@ export class Intake {
               later.push(c);
               return [];
             }
-            if (attemptDue(record, nowIso(this.clock)) && !this.transfers.crashedInRun(record.id)) {
+            if (attemptDue(record, nowIso(this.clock)) && !this.transfers.failedInRun(record.id)) {
               later.push(c);
               return [record.id];
             }
             // Its attempt waits out a backoff (a share still away, a partial held open), or
-            // crashed in this run: left to the walk after it (the next walk, or the next run),
-            // not looked at every window meanwhile, nor waited for by a one-shot run, which
-            // has counted the file failed.
+            // failed or crashed in this run: left to the walk after it (the next walk, or the
+            // next run), not looked at every window meanwhile, nor waited for by a one-shot
+            // run, which has counted the file failed.
             return [];
           }
           if (record && replacedUnderAnotherUsage(record, c)) markGone(this.db, record.id);

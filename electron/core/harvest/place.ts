@@ -366,9 +366,12 @@ export async function makeFoldersInside(
     const within = folderPrefix(resolve(base));
     const inside = madeNow.filter((at) => resolve(at).startsWith(within));
     // Bounded: a process that makes folders it never places into (attempts that failed) must
-    // not grow it for good; folders made that long ago have long reached the disk by the
-    // system's own writeback (within half a minute on Linux).
-    if (entryNotSynced.size > 10_000) entryNotSynced.clear();
+    // not grow it for good. The oldest go (a Set keeps the order they came in): folders made
+    // that long ago have reached the disk by the system's own writeback (within half a minute
+    // on Linux), while the copies of those made just now still need theirs flushed.
+    if (entryNotSynced.size >= 10_000) {
+      for (const old of [...entryNotSynced].slice(0, 1_000)) entryNotSynced.delete(old);
+    }
     for (const at of inside) entryNotSynced.add(resolve(at));
     made?.push(...inside);
   }

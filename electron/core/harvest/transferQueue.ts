@@ -261,7 +261,8 @@ export class TransferQueue {
 
   /** Whether files are queued or transfers under way. */
   get busy(): boolean {
-    return this.queue.length > 0 || this.active.size > 0;
+    // units: a transfer that has ended may still be finishing (runTransfer's last look).
+    return this.queue.length > 0 || this.active.size > 0 || this.units > 0;
   }
 
   /**
@@ -304,6 +305,11 @@ export class TransferQueue {
   /** Whether the file's attempt crashed in the run under way: enqueue queues it no more. */
   crashedInRun(id: number): boolean {
     return this.host.runCrashed()?.has(id) ?? false;
+  }
+
+  /** Whether the run under way has counted the file failed (a crash counts so too). */
+  failedInRun(id: number): boolean {
+    return this.host.runEnds()?.get(id) === 'failed';
   }
 
   /**
@@ -480,8 +486,8 @@ export class TransferQueue {
     instrument: Instrument,
   ): Promise<BatchEnd | null> {
     try {
-      await recoverInterrupted(this.deps, file, instrument);
-      return null;
+      const settled = await recoverInterrupted(this.deps, file, instrument);
+      return settled === null ? null : { end: 'finished', status: settled };
     } catch (error) {
       const reason = `cannot clean up an earlier attempt (${file.partial_path}): ${describeError(error)}`;
       await this.outcomes.record(file.id, {
@@ -516,6 +522,8 @@ export class TransferQueue {
     instrument: Instrument,
     s: { size: number; mtimeMs: number },
   ): void {
+    // Not for a harvest that stopped, nor for an instrument reloaded since (moved, removed).
+    if (this.host.stopped() || this.host.instrument(file.instrument_id) !== instrument) return;
     // Its folder as recorded, which may since be configured in other case (sourceKey).
     const folder = instrument.watch.find((w) => sourceKey(w.path) === sourceKey(file.watch_path));
     if (!folder) return;
@@ -549,13 +557,14 @@ export class TransferQueue {
     } catch (error) {
       end = { end: 'crashed', error };
     }
+    // Its source may have been written anew meanwhile, and a walk passes over a file while its
+    // transfer runs (Sightings): read now, while this counts as under way (ended lets it go),
+    // and looked at again once it has ended, so that a one-shot run does not end in between.
+    const source =
+      settles && !this.host.stopped() ? await stat(file.source_path).catch(() => null) : null;
     try {
       if (end) await this.ended(file, instrument, end);
     } finally {
-      // Its source may have been written anew meanwhile, and a walk passes over a file while
-      // its transfer runs (Sightings): looked at again, read while this still counts as under
-      // way, so that a one-shot run does not end in between.
-      const source = settles ? await stat(file.source_path).catch(() => null) : null;
       this.active.delete(id);
       if (source && (source.size !== file.size || source.mtimeMs !== file.mtime_ms)) {
         this.considerAgain(file, instrument, source);
