@@ -76,7 +76,7 @@ function replacedUnderAnotherUsage(record: FileRow, c: Candidate): boolean {
   return (
     (record.state === 'waiting' || record.state === 'failed') &&
     record.partial_path === null &&
-    (record.size !== c.size || record.mtime_ms !== c.mtimeMs) &&
+    !sameBytes(record, c) &&
     c.usageEventId !== null &&
     c.usageEventId !== record.usage_event_id
   );
@@ -312,15 +312,6 @@ export class Intake {
             later.push(c);
             return [];
           }
-          // A file gone before its transfer that comes back with other bytes (or another
-          // mtime) is a new file at that path: a record of its own, an ARK, the usage on the
-          // tool when it was seen. The one it came back as it was keeps its record (goneAgain).
-          const back =
-            record?.state === 'gone' && record.size === c.size && record.mtime_ms === c.mtimeMs;
-          // Likewise a file not harvested yet (its destination away) whose path another usage
-          // wrote anew: the bytes first seen are gone from the source, and the new ones are the
-          // new usage's, not filed under the old one's name and ARK. A partial the last attempt
-          // could not remove keeps the record, for its next attempt to settle.
           // Its record's last attempt left its markers (a kill -9 after the copy reached its
           // name, a flush or a cleanup that failed): they speak for the bytes the record names,
           // and are settled under them first, by the record's attempt (TransferQueue.pump lets
@@ -343,6 +334,14 @@ export class Intake {
             // run, which has counted the file failed.
             return [];
           }
+          // A file gone before its transfer that comes back with other bytes (or another
+          // mtime) is a new file at that path: a record of its own, an ARK, the usage on the
+          // tool when it was seen. The one it came back as it was keeps its record (goneAgain).
+          const back = record?.state === 'gone' && sameBytes(record, c);
+          // Likewise a file not harvested yet (its destination away) whose path another usage
+          // wrote anew: the bytes first seen are gone from the source, and the new ones are the
+          // new usage's, not filed under the old one's name and ARK. A partial the last attempt
+          // could not remove keeps the record, for its next attempt to settle.
           if (record && replacedUnderAnotherUsage(record, c)) markGone(this.db, record.id);
           else if (record && record.state !== 'done' && (record.state !== 'gone' || back)) {
             requeueFile(this.db, record.id, c.size, c.mtimeMs);

@@ -544,10 +544,9 @@ export class TransferQueue {
         // An earlier attempt left its markers (its cleanup failed): settle that first.
         current = undefined;
         end = await this.settleEarlierAttempt(file, instrument);
-        const settled = fileById(this.db, id);
-        if (end === null && settled?.state === 'done')
-          end = { end: 'finished', status: 'completed' };
-        else if (end === null && settled?.partial_path === null) current = settled;
+        // Not recorded by the settle (end null): the partial went, and the file is copied now.
+        const settled = end === null ? fileById(this.db, id) : undefined;
+        if (settled?.partial_path === null) current = settled;
         if (current && this.host.heldBack(instrument, current)) current = undefined;
       }
       if (current) {

@@ -143,15 +143,9 @@ export function checkTool(
   }
 }
 
-/** Whether the station runs the tool, or ran it (checkTool). */
+/** Whether the station runs the tool, or ran it at any time (no matter when it was moved). */
 function runsTool(db: Db, station: StationRef, toolId: number): boolean {
-  if (station.tool_id === toolId) return true;
-  return (
-    cachedStatement(db, 'SELECT 1 FROM station_tools WHERE station_id = ? AND tool_id = ?').get(
-      station.id,
-      toolId,
-    ) !== undefined
-  );
+  return station.tool_id === toolId || formerToolRight(db, station.id, toolId) !== undefined;
 }
 
 /** The tool of a usage event, by the event's id. */
