@@ -128,9 +128,17 @@ export interface ServerProcess {
   stderr(): string;
 }
 
-/** Starts `labstation serve` on an ephemeral loopback port and waits for its ready line. */
-export function startServer(dataDir: string, env: NodeJS.ProcessEnv = {}): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [CLI, 'serve', '--data', dataDir, '--port', '0'], {
+/**
+ * Starts `labstation serve` on an ephemeral loopback port and waits for its ready line. `wrap`:
+ * a command the server runs under (`['strace', ...]`), which gets Node and its arguments last.
+ */
+export function startServer(
+  dataDir: string,
+  env: NodeJS.ProcessEnv = {},
+  wrap: string[] = [],
+): Promise<ServerProcess> {
+  const command = [...wrap, process.execPath, CLI, 'serve', '--data', dataDir, '--port', '0'];
+  const child = spawn(command[0], command.slice(1), {
     env: { ...process.env, LABSTATION_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

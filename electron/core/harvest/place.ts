@@ -401,6 +401,24 @@ export async function syncPlacedFolder(folder: string): Promise<void> {
   for (const at of chain) entryNotSynced.delete(at);
 }
 
+/**
+ * Makes a copy's rename into `folder` durable where no one remembers which folders above it were
+ * made for it (a process started since, as the server finishing an upload placed before it
+ * stopped): an fsync of `folder` and of each folder above it, up to and including `base`, the
+ * storage location's folder. A few fsyncs of folders already on disk cost nothing; one left out
+ * could lose the copy with its folder after a power cut while its record says completed.
+ */
+export async function syncFoldersUpTo(folder: string, base: string): Promise<void> {
+  const top = resolve(base);
+  const within = folderPrefix(top);
+  let at = resolve(folder);
+  await syncFolder(at);
+  while (at !== top && at.startsWith(within)) {
+    at = dirname(at);
+    await syncFolder(at);
+  }
+}
+
 /** A syncfs covered `folder`: its entry, and those of the folders above it, are on disk. */
 export function entriesSynced(folder: string): void {
   let at = resolve(folder);

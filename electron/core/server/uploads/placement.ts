@@ -16,7 +16,7 @@ import {
   placeWithoutClobber,
   removeQuietly,
   statIfThere,
-  syncFolder,
+  syncFoldersUpTo,
   syncPlacedFolder,
 } from '../../harvest/place.js';
 import { UploadRefusal } from './refusal.js';
@@ -123,6 +123,7 @@ function placedNote(name: string, destination: string): string {
 export async function placedBefore(
   db: Db,
   row: UploadRow,
+  location: ServerLocation,
   destination: string,
 ): Promise<Finished | null> {
   const at = row.placing_path;
@@ -141,7 +142,9 @@ export async function placedBefore(
     return null;
   }
   await removeQuietly(row.partial_path);
-  await syncFolder(dirname(at));
+  // The folders the placement made are not known any more (a server restarted since): each
+  // one up to the storage location's is flushed, as syncPlacedFolder would have.
+  await syncFoldersUpTo(dirname(at), location.base_path);
   return {
     state: 'completed',
     finalPath: posix.join(posix.dirname(row.destination_path), basename(at)),

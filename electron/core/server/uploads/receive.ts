@@ -379,7 +379,7 @@ export class UploadReceiver {
    */
   private async finishPlaced(row: UploadRow, location: ServerLocation): Promise<UploadRow | null> {
     const destination = destinationIn(location, row.destination_path);
-    const finished = await placedBefore(this.deps.db, row, destination);
+    const finished = await placedBefore(this.deps.db, row, location, destination);
     if (!finished) return null;
     this.hashStates.delete(row.uuid);
     const done = finishUpload(this.deps.db, row.uuid, finished);
