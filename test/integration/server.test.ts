@@ -3,6 +3,7 @@
  * authentication schemes, and the role matrix on the NEMO-compatible API.
  */
 import { existsSync, readdirSync } from 'node:fs';
+import { request } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -127,6 +128,87 @@ describe('labstation serve', () => {
       body: JSON.stringify({ username: ADMIN.email, password: 'x'.repeat(100 * 1024) }),
     });
     expect(large.status).toBe(413);
+  });
+
+  it('reads a JSON body with no Content-Type, or as application/*+json, as FastAPI does; a log-in form sent as multipart', async () => {
+    const jwt = (
+      (await (await login(ADMIN.email, ADMIN.password)).json()) as { access_token: string }
+    ).access_token;
+    // As Python's http.client or `requests.post(url, data=json.dumps(...))` send it: no header
+    // (fetch would add text/plain).
+    const send = (
+      method: string,
+      path: string,
+      body: string,
+      contentType?: string,
+    ): Promise<{ status: number; body: Record<string, unknown> }> =>
+      new Promise((resolve, reject) => {
+        const headers: Record<string, string> = { authorization: `Bearer ${jwt}` };
+        if (contentType) headers['content-type'] = contentType;
+        const req = request(new URL(path, server.url), { method, headers }, (res) => {
+          let text = '';
+          res.on('data', (d: Buffer) => (text += d.toString()));
+          res.on('end', () =>
+            resolve({ status: res.statusCode!, body: JSON.parse(text) as Record<string, unknown> }),
+          );
+        });
+        req.on('error', reject);
+        req.end(body);
+      });
+    const made = await send(
+      'POST',
+      '/api/storage-locations',
+      JSON.stringify({ name: 'no header', type: 'local', base_path: '/mnt/no-header' }),
+    );
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    expect(made.body).toMatchObject({ name: 'no header', base_path: '/mnt/no-header' });
+    const patched = await send(
+      'PATCH',
+      `/api/storage-locations/${String(made.body.id)}`,
+      JSON.stringify({ base_path: '/mnt/merged' }),
+      'application/merge-patch+json; charset=utf-8',
+    );
+    expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+    expect(patched.body).toMatchObject({ name: 'no header', base_path: '/mnt/merged' });
+    // Not JSON without a header: FastAPI's 422 json_invalid. Another type: its text, which is
+    // not the object the route takes (422 model_type), not Fastify's 415.
+    const broken = await send('POST', '/api/storage-locations', '{"name": ');
+    expect(broken.status).toBe(422);
+    expect((broken.body.detail as object[])[0]).toMatchObject({
+      loc: ['body'],
+      type: 'json_invalid',
+    });
+    const xml = await send('POST', '/api/storage-locations', '<name>x</name>', 'application/xml');
+    expect(xml.status).toBe(422);
+    expect((xml.body.detail as object[])[0]).toMatchObject({ loc: ['body'], type: 'model_type' });
+    // The web page's calls keep their own rule: JSON or plain text only.
+    const rpc = await send('POST', '/rpc/session.current', '<x/>', 'application/xml');
+    expect(rpc.status).toBe(415);
+
+    // fastapi-users' log-in form, as `curl -F username=... -F password=...` sends it.
+    const multipart = (fields: Record<string, string>) => {
+      const form = new FormData();
+      for (const [k, v] of Object.entries(fields)) form.append(k, v);
+      return fetch(`${server.url}auth/jwt/login`, { method: 'POST', body: form });
+    };
+    const good = await multipart({ username: ADMIN.email, password: ADMIN.password });
+    expect(good.status).toBe(200);
+    expect(await good.json()).toMatchObject({ token_type: 'bearer' });
+    const wrong = await multipart({ username: ADMIN.email, password: 'not the password' });
+    expect(wrong.status).toBe(400);
+    expect(await wrong.json()).toEqual({ detail: 'LOGIN_BAD_CREDENTIALS' });
+    const half = await multipart({ username: ADMIN.email });
+    expect(half.status).toBe(422);
+    expect(await half.json()).toEqual({
+      detail: [{ loc: ['body', 'password'], msg: 'Field required', type: 'missing' }],
+    });
+    const torn = await fetch(`${server.url}auth/jwt/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'multipart/form-data; boundary=XYZ' },
+      body: '--XYZ\r\nContent-Disposition: form-data; name="username"\r\n\r\nx',
+    });
+    expect(torn.status).toBe(400);
+    expect(await torn.json()).toEqual({ detail: 'There was an error parsing the body' });
   });
 
   it('login: an account without a password cannot log in, whatever password is sent', async () => {

@@ -21,6 +21,7 @@ import { detailClientErrors } from '../http/clientErrors.js';
 import { closeConnectionsOnClose } from '../http/closeConnections.js';
 import { addSecurityHeaders } from '../http/securityHeaders.js';
 import { acceptEmptyJson } from '../http/emptyJson.js';
+import { multipartFields, readBodiesAsFastApi } from '../http/fastApiBodies.js';
 import { recordRouteMethods } from '../http/allowedMethods.js';
 import { uiFileServed } from '../http/uiFiles.js';
 import { RENDERER_DIR } from '../paths.js';
@@ -107,6 +108,10 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
     { parseAs: 'string' },
     (_request, body, done) => done(null, String(body)),
   );
+
+  // The harvest API and the log-in read a body with no Content-Type, or an application/*+json
+  // one, as JSON, and one of another type as text, as FastAPI does; other routes refuse it, 415.
+  readBodiesAsFastApi(app, /^\/(api|auth)\//);
 
   app.setErrorHandler((error, request, reply) => {
     if (error instanceof AppError) {
@@ -224,6 +229,18 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
       { parseAs: 'string' },
       (_request, body, parsed) =>
         parsed(null, Object.fromEntries(new URLSearchParams(String(body)))),
+    );
+    // fastapi-users' form reads a multipart one too (curl -F).
+    scope.addContentTypeParser(
+      'multipart/form-data',
+      { parseAs: 'buffer' },
+      (request, body, parsed) => {
+        try {
+          parsed(null, multipartFields(request, body as Buffer));
+        } catch (error) {
+          parsed(error as Error, undefined);
+        }
+      },
     );
     scope.post('/auth/jwt/login', { bodyLimit: LOGIN_BODY_LIMIT }, async (request, reply) => {
       // A browser names the page a form was sent from: another site's page may not log in here,
