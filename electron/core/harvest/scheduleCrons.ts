@@ -12,6 +12,8 @@ import { createScheduledRun, hasQueuedRun, reportDeployments, type Deployment } 
 
 export class ScheduleCrons {
   private crons: { scheduleId: number; cron: Cron }[] = [];
+  /** The schedules whose timer would not start, with why: reported so until the next start. */
+  private failed = new Map<number, Deployment>();
 
   /** `queued`: a schedule fired and queued a run; the harvest runs what is queued. */
   constructor(
@@ -24,6 +26,7 @@ export class ScheduleCrons {
   /** Starts the enabled schedules of these instruments, and reports them all. */
   start(instrumentIds: number[]): void {
     const deployments = new Map<number, Deployment>();
+    this.failed = new Map();
     for (const schedule of schedulesFor(this.db, instrumentIds)) {
       try {
         const cron = new Cron(
@@ -39,11 +42,13 @@ export class ScheduleCrons {
         });
       } catch (error) {
         this.log.warn({ err: error, schedule: schedule.id }, 'harvest: schedule not started');
-        deployments.set(schedule.id, {
-          state: 'failed',
+        const failed = {
+          state: 'failed' as const,
           next_run_at: null,
           error: (error as Error).message,
-        });
+        };
+        deployments.set(schedule.id, failed);
+        this.failed.set(schedule.id, failed);
       }
     }
     this.report(deployments);
@@ -83,9 +88,12 @@ export class ScheduleCrons {
     }
   }
 
-  /** The next runs, after a schedule fired. */
+  /**
+   * The next runs, after a schedule fired; the schedules that would not start are still failed
+   * (a schedule left out of the report is taken for removed).
+   */
   private reportNextRuns(): void {
-    const deployments = new Map<number, Deployment>();
+    const deployments = new Map<number, Deployment>(this.failed);
     for (const { scheduleId, cron } of this.crons) {
       deployments.set(scheduleId, {
         state: 'deployed',
