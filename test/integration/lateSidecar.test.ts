@@ -128,6 +128,34 @@ describe('a sidecar harvested after its file', () => {
     }
   });
 
+  it('is not merged into a file a skip hook kept out, as a sidecar harvested with it is not', async () => {
+    const dirs = await setupHarvest({
+      hooks: [
+        SIDECAR,
+        {
+          name: 'no raw',
+          trigger: 'pre_transfer',
+          kind: 'skip',
+          priority: 0,
+          config: { glob: '*.raw' },
+        },
+      ],
+    });
+    writeFileSync(join(dirs.src, 'a.raw'), 'raw a');
+    writeFileSync(join(dirs.src, 'b.raw'), 'raw b');
+    writeFileSync(join(dirs.src, 'b.raw.json'), '{"stage": "together"}');
+    expect((await harvestOnce(dirs.data)).stdout).toContain('harvest: 1 completed, 2 skipped');
+    const a = await fileNamed(dirs.data, 'a.raw');
+    const sentBefore = queued(dirs, a.uuid).length;
+    writeFileSync(join(dirs.src, 'a.raw.json'), '{"stage": "late"}');
+    expect((await harvestOnce(dirs.data)).stdout).toContain('harvest: 1 completed');
+    for (const name of ['a.raw', 'b.raw']) {
+      expect((await fileNamed(dirs.data, name)).metadata_, name).toEqual({});
+    }
+    expect(queued(dirs, a.uuid)).toHaveLength(sentBefore);
+    expect(noted(dirs)).toBe(0);
+  });
+
   it("keeps the hooks' order and the other hooks' errors; a new version of the file is not the old one's", async () => {
     const dirs = await setupHarvest({
       hooks: [

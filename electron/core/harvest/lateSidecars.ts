@@ -213,8 +213,15 @@ export class LateSidecars {
         // A record not done has its transfer to come, whose hooks read the sidecar; one of an
         // instrument no longer harvested here is not changed by this station; one whose
         // hooks ran after the sidecar was recorded read it (the common case: a file and its
-        // sidecar written together, recorded together).
-        if (!file || file.state !== 'done' || name === null || this.readSince(file, note)) {
+        // sidecar written together, recorded together). One a skip hook kept out ran no
+        // post-transfer hooks, so gets no sidecar later either.
+        if (
+          !file ||
+          file.state !== 'done' ||
+          name === null ||
+          this.readSince(file, note) ||
+          this.keptOut(file)
+        ) {
           settled.push(note);
           continue;
         }
@@ -254,6 +261,18 @@ export class LateSidecars {
       .pluck()
       .get(file.id) as string | undefined;
     return completedAt !== undefined && completedAt >= note.noted_at;
+  }
+
+  /** Whether the record's last transfer is a skip hook's (a skip with no destination). */
+  private keptOut(file: FileRow): boolean {
+    const last = cachedStatement(
+      this.db,
+      `SELECT status = 'skipped' AND destination_path IS NULL FROM harvest_transfers
+         WHERE file_id = ? ORDER BY id DESC LIMIT 1`,
+    )
+      .pluck()
+      .get(file.id) as number | undefined;
+    return last === 1;
   }
 
   /**
