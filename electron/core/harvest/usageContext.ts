@@ -141,11 +141,18 @@ function experimentFields(answers: Record<string, unknown>[]): Record<string, un
     const found = answers.find((a) => a[key] !== undefined && a[key] !== '');
     if (found) out[key] = found[key];
   }
-  const group = answers.find((a) => Array.isArray(a.sample_group))?.sample_group;
-  if (Array.isArray(group)) {
+  // A group left with no samples (a post-usage form that asks for it too, left empty) is no
+  // answer, as an empty title is, and as the experiment record reads it (shared/experiment):
+  // the samples given before the run stand.
+  const groups = answers
+    .map((a) => a.sample_group)
+    .filter(Array.isArray)
+    .map((g) => (g as unknown[]).filter(isPlainObject));
+  const group = groups.find((g) => g.length > 0) ?? groups[0];
+  if (group) {
     // In the experiment record's shape (shared/experiment): a field not answered is '' (a
     // list: []), elements given as text are split into symbols; what is there is kept as is.
-    out.samples = group.filter(isPlainObject).map((s) => ({
+    out.samples = group.map((s) => ({
       sample_name: s.sample_name ?? '',
       sample_or_pid: s.sample_or_pid ?? '',
       sample_details: s.sample_details ?? '',

@@ -1,0 +1,58 @@
+/**
+ * The experiment fields of the `usage_context` hook (harvest/usageContext.ts), read from a usage
+ * event's answers in a real database: run_data first, then pre_run_data, an answer left empty
+ * in the first falling back to the second, as the experiment record reads them.
+ */
+import { expect, it } from 'vitest';
+import { openDatabase } from '../../electron/core/db/open.js';
+import { usageContextOf } from '../../electron/core/harvest/usageContext.js';
+
+function usageWith(preRunData: string, runData: string): ReturnType<typeof usageContextOf> {
+  const db = openDatabase(':memory:');
+  try {
+    const at = '2026-01-01T00:00:00.000Z';
+    db.prepare(
+      `INSERT INTO users (id, uuid, username, email, first_name, last_name, created_at, updated_at)
+       VALUES (1, 'u-1', 'ada', 'ada@example.org', 'Ada', 'Lovelace', ?, ?)`,
+    ).run(at, at);
+    db.prepare(
+      `INSERT INTO projects (id, uuid, name, application_identifier, created_at, updated_at)
+       VALUES (1, 'p-1', 'Cathodes', 'PRJ-7', ?, ?)`,
+    ).run(at, at);
+    db.prepare(
+      "INSERT INTO tools (id, uuid, name, created_at, updated_at) VALUES (1, 't-1', 'SEM', ?, ?)",
+    ).run(at, at);
+    db.prepare(
+      `INSERT INTO usage_events (id, uuid, user_id, operator_id, project_id, tool_id, start,
+         "end", pre_run_data, run_data, updated_at)
+       VALUES (1, 'e-1', 1, 1, 1, 1, ?, ?, ?, ?, ?)`,
+    ).run(at, at, preRunData, runData, at);
+    return usageContextOf(db, 1);
+  } finally {
+    db.close();
+  }
+}
+
+it('samples left empty after the run fall back to those given before it, as the title does', () => {
+  const before = JSON.stringify({
+    experiment_title: 'Grain growth',
+    sample_group: [{ sample_name: 'S1', sample_elements: 'Fe, Ni' }],
+  });
+  const context = usageWith(before, JSON.stringify({ experiment_title: '', sample_group: [] }));
+  expect(context).toMatchObject({
+    experiment_title: 'Grain growth',
+    samples: [
+      { sample_name: 'S1', sample_or_pid: '', sample_details: '', sample_elements: ['Fe', 'Ni'] },
+    ],
+  });
+  // Samples given after the run are the ones that count.
+  const after = usageWith(
+    before,
+    JSON.stringify({ sample_group: [{ sample_name: 'S2', sample_or_pid: 'PID' }] }),
+  );
+  expect(after?.samples).toEqual([
+    { sample_name: 'S2', sample_or_pid: 'PID', sample_details: '', sample_elements: [] },
+  ]);
+  // None anywhere: an empty list, as asked.
+  expect(usageWith('{"sample_group": []}', '{}')?.samples).toEqual([]);
+});
