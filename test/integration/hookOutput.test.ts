@@ -64,3 +64,32 @@ describe('command hook output limit', () => {
     ]);
   }, 30_000);
 });
+
+describe("a file's metadata as a whole", () => {
+  it('leaves out a hook whose output would take it past 6 MiB, naming it; the hooks before and after stand', async () => {
+    // Each prints {"<key>":"xxx…"} of about 2.5 MiB, under its own limit of 4 MiB.
+    const big = (name: string, key: string): Hook =>
+      nodeHook(name, [
+        '-e',
+        `process.stdout.write(JSON.stringify({ ${key}: 'x'.repeat(2.5 * 1024 * 1024) }))`,
+      ]);
+    const small = nodeHook('small', ['-e', 'process.stdout.write(JSON.stringify({ small: 1 }))']);
+    const metadata = await runPostTransferHooks(
+      [big('one', 'one'), big('two', 'two'), big('three', 'three'), small],
+      copiedFile(tempDir('labstation-hook-output-'), 1),
+    );
+    expect(Object.keys(metadata)).toEqual(['one', 'two', 'small', 'hook_errors']);
+    expect(metadata.hook_errors).toEqual([
+      {
+        hook: 'three',
+        kind: 'command',
+        error: expect.stringMatching(
+          /^left out: its output would make the file's metadata 7,864,\d{3} bytes, over the 6,291,456 \(6 MiB\) a record may hold$/,
+        ) as unknown,
+      },
+    ]);
+    expect(Buffer.byteLength(JSON.stringify(metadata), 'utf8')).toBeLessThanOrEqual(
+      6 * 1024 * 1024,
+    );
+  }, 60_000);
+});

@@ -137,6 +137,14 @@ export function decidePreTransfer(hooks: Hook[], file: FileRow): PreTransferDeci
 /** The metadata_ keys that only the built-in hooks (and the station) write. */
 const RESERVED_KEYS: readonly string[] = ['file_info', 'usage_context', 'hook_errors'];
 
+/**
+ * The most a file's metadata_ may take, as JSON text in UTF-8 (6 MiB). Each sidecar and each
+ * command's output is held to 4 MiB, but several of them could add up past what the server takes
+ * in one request (8 MiB): the record would then never reach it. A hook whose output would take
+ * the metadata past this is left out, and named in hook_errors.
+ */
+export const METADATA_MAX_BYTES = 6 * 1024 * 1024;
+
 interface HookError {
   hook: string;
   kind: string;
@@ -200,7 +208,19 @@ export async function runPostTransferHooks(
           });
         }
       }
-      metadata = { ...metadata, ...output };
+      const merged = { ...metadata, ...output };
+      const bytes = Buffer.byteLength(JSON.stringify(merged), 'utf8');
+      if (bytes > METADATA_MAX_BYTES) {
+        errors.push({
+          hook: hook.name,
+          kind: hook.kind,
+          error:
+            `left out: its output would make the file's metadata ${count(bytes)} bytes, over ` +
+            `the ${count(METADATA_MAX_BYTES)} (6 MiB) a record may hold`,
+        });
+        continue;
+      }
+      metadata = merged;
     } catch (error) {
       if (error instanceof HarvestStopped) throw error;
       errors.push({ hook: hook.name, kind: hook.kind, error: (error as Error).message });
@@ -213,4 +233,8 @@ export async function runPostTransferHooks(
   }
   if (errors.length) metadata.hook_errors = errors;
   return metadata;
+}
+
+function count(bytes: number): string {
+  return bytes.toLocaleString('en-US');
 }
