@@ -1552,6 +1552,29 @@ describe('records from a station, schedules and runs', () => {
     );
   });
 
+  it("does not count a schedule of a service account's instrument as a record it synced", async () => {
+    // The schedule is the admin's, deployed on the station with its instrument: it is in the
+    // way only as the instrument is, and moves with it.
+    const fresh = await made('/api/service-accounts', { name: 'never-synced-pc' });
+    const inst = await made('/api/instruments', {
+      name: 'Scheduled camera',
+      tool_id: 1,
+      service_account_id: fresh.id,
+      enabled: false,
+    });
+    await made('/api/schedules', { instrument_id: inst.id, cron: '0 3 * * *' });
+    const blocked = await call('DELETE', `/api/service-accounts/${fresh.id}`);
+    expect(blocked.status).toBe(409);
+    expect(blocked.body.detail).toBe(
+      `service account ${fresh.id} runs instrument Scheduled camera`,
+    );
+    const moved = await call('PATCH', `/api/instruments/${inst.id}`, 'admin', {
+      service_account_id: null,
+    });
+    expect(moved.status, JSON.stringify(moved.body)).toBe(200);
+    expect((await call('DELETE', `/api/service-accounts/${fresh.id}`)).status).toBe(204);
+  });
+
   // Mutation: the type changed under its records (a station's folder read as the server's).
   it('keeps the type of a storage location that holds transfer records', async () => {
     const { id, n } = db

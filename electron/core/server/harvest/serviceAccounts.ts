@@ -119,8 +119,9 @@ export const serviceAccounts: ManagedResource<ServiceAccountOut> = {
            AND (started_at IS NOT NULL OR "trigger" = 'schedule')`,
         id,
       ) +
-      countWhere(db, 'SELECT count(*) FROM harvest_schedules WHERE station_id = ?', id) +
       countWhere(db, 'SELECT count(*) FROM notebook_entries WHERE station_id = ?', id);
+    // Its schedules are not among them: they are the admin's, deployed with its instruments
+    // (named above), and move with them (schedules.ts moveSchedules).
     // Files it uploaded into a server location, kept here: their transfer records may still be
     // on their way, and the upload (station, hash) is what such a record is checked against.
     const uploaded = countWhere(
