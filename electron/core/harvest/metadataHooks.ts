@@ -145,6 +145,14 @@ export async function sidecarJson(
   const candidates = (config.suffixes ?? ['.json']).flatMap((s) => [`${name}${s}`, `${stem}${s}`]);
   for (const candidate of [...new Set(candidates)]) {
     if (candidate === name) continue;
+    // On a file system that ignores case (Windows, macOS), `data.json` is `data.JSON` itself:
+    // a file is never its own sidecar.
+    if (candidate.toLowerCase() === name.toLowerCase()) {
+      const [self, found] = await Promise.all(
+        [ctx.sourcePath, join(dir, candidate)].map((p) => lstat(p).catch(() => null)),
+      );
+      if (self && found && self.dev === found.dev && self.ino === found.ino) continue;
+    }
     const text = await readSidecar(join(dir, candidate), candidate);
     if (text === null) continue;
     let value: unknown;
