@@ -74,4 +74,36 @@ describe('command hook', () => {
     ]);
     expect(Date.now() - started).toBeLessThan(10_000);
   });
+
+  it('names what the program wrote to stderr however it failed, not only at a non-zero exit', async () => {
+    const said = (error: string) => [{ hook: 'probe', kind: 'command', error }];
+    expect(await runScript('console.error("no licence"); console.log("oops")')).toEqual({
+      hook_errors: said('printed no JSON object: oops; it wrote to stderr: no licence'),
+    });
+    expect(await runScript('console.error("cannot read"); process.exit(3)')).toEqual({
+      hook_errors: [
+        {
+          hook: 'probe',
+          kind: 'command',
+          error: expect.stringMatching(/ exited with 3: cannot read$/) as unknown,
+        },
+      ],
+    });
+    const hook = nodeHook('slow', [
+      '-e',
+      'console.error("waiting for the license server"); setTimeout(() => {}, 20000)',
+    ]);
+    hook.config.timeout_seconds = 1;
+    const metadata = await runPostTransferHooks(
+      [hook],
+      copiedFile(tempDir('labstation-command-hook-'), 1),
+    );
+    expect(metadata.hook_errors).toEqual([
+      {
+        hook: 'slow',
+        kind: 'command',
+        error: 'timed out after 1 s; it wrote to stderr: waiting for the license server',
+      },
+    ]);
+  });
 });

@@ -184,6 +184,14 @@ function runCommandNow(
       clearTimeout(timer);
       reject(new Error(`cannot run ${config.command}: ${error.message}`));
     });
+    /**
+     * A failure's reason, with what the program wrote to stderr (its own word on why, often
+     * the only one), whichever way it failed.
+     */
+    const failed = (why: string): Error => {
+      const said = stderr.trim().slice(0, 500);
+      return new Error(said ? `${why}; it wrote to stderr: ${said}` : why);
+    };
     let settled = false;
     let grace: NodeJS.Timeout | undefined;
     child.on('exit', (code, signal) => {
@@ -195,7 +203,7 @@ function runCommandNow(
         clearTimeout(timer);
         child.stdout.destroy();
         child.stderr.destroy();
-        reject(stopped ? new HarvestStopped(ended) : new Error(ended));
+        reject(stopped ? new HarvestStopped(ended) : failed(ended));
         return;
       }
       // The command is done. A child it left running in the background (a viewer, a daemon)
@@ -219,7 +227,7 @@ function runCommandNow(
       settled = true;
       clearTimeout(grace);
       clearTimeout(timer);
-      if (ended) return reject(stopped ? new HarvestStopped(ended) : new Error(ended));
+      if (ended) return reject(stopped ? new HarvestStopped(ended) : failed(ended));
       if (code !== 0) {
         const how = code === null ? `ended by ${signal}` : `exited with ${code}`;
         const said = stderr.trim().slice(0, 500);
@@ -231,11 +239,11 @@ function runCommandNow(
       try {
         value = JSON.parse(text);
       } catch {
-        return reject(new Error(`printed no JSON object: ${text.slice(0, 200)}`));
+        return reject(failed(`printed no JSON object: ${text.slice(0, 200)}`));
       }
-      if (!isPlainObject(value)) reject(new Error('printed JSON that is not an object'));
+      if (!isPlainObject(value)) reject(failed('printed JSON that is not an object'));
       else if (nestedTooDeep(value)) {
-        reject(new Error(`printed JSON nested more than ${OUTPUT_MAX_DEPTH} levels deep`));
+        reject(failed(`printed JSON nested more than ${OUTPUT_MAX_DEPTH} levels deep`));
       } else resolve(value);
     };
   });
