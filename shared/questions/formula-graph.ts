@@ -1,9 +1,10 @@
 // How formulas see other questions, and the order to compute them in.
 //
-// Scope rules: a top-level formula sees top-level questions as single values and the fields
-// of a group as lists (one value per answered repetition). A formula inside a group sees the
-// fields of its own group as single values of the same repetition, plus top-level questions.
-// Fields of other groups are out of reach.
+// Scope rules: a formula sees top-level questions as single values, and a field of a group
+// it is not in as a list (one value per answered repetition), as DESIGN.md and NEMO have it: a
+// group field referenced from outside its group is a list, from the top level or from another
+// group alike. A formula inside a group sees the fields of its own group as single values of
+// the same repetition.
 
 import { parseFormulaCached } from './formula.js';
 import type { FormulaNode } from './formula.js';
@@ -39,7 +40,7 @@ export function fieldTable(questions: readonly Question[]): Map<string, FieldInf
   return table;
 }
 
-export type Reach = 'scalar' | 'list' | 'other-group' | 'unknown';
+export type Reach = 'scalar' | 'list' | 'unknown';
 
 /** How a formula placed in `from` (a group, or null at top level) sees `name`. */
 export function reach(
@@ -51,8 +52,7 @@ export function reach(
   if (!info) return 'unknown';
   if (info.group === null) return 'scalar';
   if (info.group === from) return 'scalar';
-  if (from === null) return 'list';
-  return 'other-group';
+  return 'list';
 }
 
 export interface PlannedFormula {
@@ -98,10 +98,7 @@ export function planFormulas(questions: readonly Question[]): FormulaPlan {
     while (stack.length > 0) {
       const frame = stack[stack.length - 1];
       const item = planned.get(frame.name)!;
-      const dependencies = item.names.filter((dep) => {
-        const target = planned.get(dep);
-        return target !== undefined && reach(table, item.group, dep) !== 'other-group';
-      });
+      const dependencies = item.names.filter((dep) => planned.has(dep));
       if (frame.next < dependencies.length) {
         const dep = dependencies[frame.next++];
         const depState = state.get(dep);

@@ -214,13 +214,6 @@ function checkFormulaReferences(
         );
         continue;
       }
-      if (reach(table, group, name) === 'other-group') {
-        walker.problems.add(
-          context,
-          'formula',
-          `property "formula" uses ${quote(name)} from group ${quote(info.group?.name ?? '')}; a formula inside group ${quote(group?.name ?? '')} can only use fields of its own group and questions outside any group`,
-        );
-      }
       if (reach(table, group, name) === 'list') lists.add(name);
     }
     for (const node of options.stored ? [] : indexesOfNonLists(parsed.ast, lists)) {

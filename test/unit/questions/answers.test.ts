@@ -233,6 +233,39 @@ describe('computeFormulas', () => {
     expect(out['first_x']).toBe(1);
   });
 
+  it("gives a formula in one group another group's field as the list of its values", () => {
+    const groups = defs([
+      {
+        type: 'group',
+        name: 'samples',
+        max_number: 5,
+        questions: [{ type: 'number', name: 'mass' }],
+      },
+      {
+        type: 'group',
+        name: 'runs',
+        max_number: 5,
+        questions: [
+          { type: 'number', name: 'count' },
+          { type: 'formula', name: 'share', formula: 'count * sum(mass)' },
+          { type: 'formula', name: 'first', formula: 'mass[0] + share' },
+        ],
+      },
+    ]);
+    const out = computeFormulas(groups, {
+      samples: [{ mass: 2 }, { mass: 3 }],
+      runs: [{ count: 2 }, { count: 1 }],
+    });
+    expect(out['runs']).toEqual([
+      { count: 2, share: 10, first: 12 },
+      { count: 1, share: 5, first: 7 },
+    ]);
+    // No sample answered: the list is unanswered, and so are the formulas that use it.
+    expect(computeFormulas(groups, { samples: [], runs: [{ count: 2 }] })['runs']).toEqual([
+      { count: 2 },
+    ]);
+  });
+
   it('removes binary noise when there is no precision', () => {
     expect(computeFormulas(qs, { a: 1, b: 0.1 })['noise']).toBe(0.3);
   });

@@ -650,7 +650,7 @@ describe('parseQuestions: formulas', () => {
     expect(group[0]?.message).toContain('a group question');
   });
 
-  it('lets a group formula use its own group and top-level questions, not another group', () => {
+  it('lets a group formula use its own group, top-level questions, and another group as a list', () => {
     expect(
       ok([
         { type: 'number', name: 'rate' },
@@ -665,13 +665,30 @@ describe('parseQuestions: formulas', () => {
         { type: 'formula', name: 'total', formula: 'sum(y) + sum(x)' },
       ]),
     ).toHaveLength(3);
+    // A field of another group is outside its group: a list there too (DESIGN.md, NEMO).
+    const g1 = {
+      type: 'group',
+      name: 'g1',
+      max_number: 2,
+      questions: [{ type: 'number', name: 'x' }],
+    };
+    expect(
+      ok([
+        g1,
+        {
+          type: 'group',
+          name: 'g2',
+          questions: [{ type: 'formula', name: 'y', formula: 'sum(x) + x[0]' }],
+        },
+      ]),
+    ).toHaveLength(2);
     const other = problems([
-      { type: 'group', name: 'g1', max_number: 2, questions: [{ type: 'number', name: 'x' }] },
+      g1,
       { type: 'group', name: 'g2', questions: [{ type: 'formula', name: 'y', formula: 'x + 1' }] },
     ]);
     expect(other).toHaveLength(1);
     expect(other[0]?.path).toBe('g2.y.formula');
-    expect(other[0]?.message).toContain('group "g1"');
+    expect(other[0]?.message).toContain('use sum(x)');
   });
 
   it('rejects a group field used outside its group as one number instead of a list', () => {
