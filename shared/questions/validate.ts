@@ -96,7 +96,9 @@ class AnswerChecker {
     path: Path,
     subject: string,
   ): void {
-    const length = [...value].length;
+    // A line break counts once, as a browser counts it in the field: a form sends it as CRLF,
+    // and NEMO stores it so, which must not put an answer typed to the limit over it.
+    const length = [...value.replaceAll('\r\n', '\n')].length;
     if (typeof question.maxlength === 'number' && length > question.maxlength) {
       this.add(
         question,

@@ -88,6 +88,12 @@ describe('validateAnswers: text', () => {
     expect(p.message).toContain('it has 4');
   });
 
+  it('counts a line break once for maxlength, sent as CRLF or LF, as a browser counts it', () => {
+    accepts(qs, { notes: 'a\r\nb' });
+    accepts(qs, { notes: 'a\nb' });
+    expect(only(qs, { notes: 'a\r\nbc' }).message).toContain('it has 4');
+  });
+
   it('matches the pattern against the whole value', () => {
     accepts(qs, { code: 'AB12' });
     const p = only(qs, { code: 'xAB12' });
