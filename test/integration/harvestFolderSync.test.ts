@@ -5,17 +5,13 @@
  * so this one reads the system calls of a real `harvest --once` (strace, where it is installed)
  * and checks which folders it fsynced.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { harvestOnce, listTree, setupHarvest, withDb } from './harvestSetup.js';
 import { CLI } from './helpers.js';
-
-/** strace installed, and allowed to trace here (a container may forbid ptrace). */
-const hasStrace =
-  process.platform === 'linux' &&
-  spawnSync('strace', ['-qq', '-e', 'trace=none', 'true'], { stdio: 'ignore' }).status === 0;
+import { fsyncedPaths, hasStrace, traceFsyncs } from './strace.js';
 
 /**
  * Runs the CLI under strace, tracing the fsyncs of every thread and child into `trace`, each
@@ -23,19 +19,15 @@ const hasStrace =
  */
 function tracedCli(args: string[], trace: string): Promise<number | null> {
   return new Promise((resolve, reject) => {
-    const child = spawn(
-      'strace',
-      ['-f', '-qq', '-y', '-e', 'trace=fsync', '-o', trace, process.execPath, CLI, ...args],
-      { stdio: 'ignore', timeout: 120_000, killSignal: 'SIGKILL' },
-    );
+    const [strace, ...options] = traceFsyncs(trace);
+    const child = spawn(strace, [...options, process.execPath, CLI, ...args], {
+      stdio: 'ignore',
+      timeout: 120_000,
+      killSignal: 'SIGKILL',
+    });
     child.on('error', reject);
     child.on('close', resolve);
   });
-}
-
-/** The paths fsynced in a trace of tracedCli: `fsync(23</path/of/it>)`. */
-function fsyncedPaths(trace: string): string[] {
-  return [...trace.matchAll(/fsync\(\d+<([^>\n]*)>/g)].map((m) => m[1]);
 }
 
 describe.runIf(hasStrace)('folders made for a copy are made durable with it', () => {

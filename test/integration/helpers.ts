@@ -252,3 +252,21 @@ export async function serverRequest(
   const text = await res.text();
   return { status: res.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
 }
+
+/**
+ * A poster of new records to a running server's API as `jwt`'s holder (an admin making
+ * service accounts, storage locations, instruments): each call expects 201 and answers the
+ * record made; anything else throws with the status and the body.
+ */
+export function creator(
+  serverUrl: string,
+  jwt: string,
+): (path: string, body: unknown) => Promise<Record<string, unknown>> {
+  return async (path, body) => {
+    const res = await serverRequest(serverUrl, jwt, 'POST', path, body);
+    if (res.status !== 201) {
+      throw new Error(`POST ${path}: ${res.status} ${JSON.stringify(res.body)}`);
+    }
+    return res.body;
+  };
+}

@@ -22,9 +22,9 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { facilityBundle } from '../fixtures/facility.js';
 import {
+  creator,
   loginJwt,
   runCli,
-  serverRequest,
   startServer,
   startStation,
   tempDir,
@@ -132,11 +132,7 @@ it('a server restored from a backup made before a station uploaded files gets th
   const watch = join(root, 'acquisition');
   mkdirSync(watch);
   const jwt = await loginJwt(server!.url, ADMIN);
-  const api = async (path: string, body: unknown): Promise<Record<string, unknown>> => {
-    const res = await serverRequest(server!.url, jwt, 'POST', path, body);
-    expect(res.status, JSON.stringify(res.body)).toBe(201);
-    return res.body;
-  };
+  const api = creator(server!.url, jwt);
   const account = await api('/api/service-accounts', { name: 'sem-pc' });
   const location = await api('/api/storage-locations', {
     name: 'archive',

@@ -6,16 +6,16 @@
  * (strace, where it is installed) and checks which folders it fsynced. The stop between link
  * and record is the server's test hook, which fails every placement right after its link.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { expect, it } from 'vitest';
 import { facilityBundle } from '../fixtures/facility.js';
 import {
+  creator,
   loginJwt,
   runCli,
-  serverRequest,
   startServer,
   startStation,
   tempDir,
@@ -23,13 +23,9 @@ import {
   writeJson,
   type ServerProcess,
 } from './helpers.js';
+import { fsyncedPaths, hasStrace, traceFsyncs } from './strace.js';
 
 const ADMIN = { email: 'admin@example.org', password: 'admin password 1' };
-
-/** strace installed, and allowed to trace here (a container may forbid ptrace). */
-const hasStrace =
-  process.platform === 'linux' &&
-  spawnSync('strace', ['-qq', '-e', 'trace=none', 'true'], { stdio: 'ignore' }).status === 0;
 
 /** Stops a server started under strace: its own process, strace's child, then strace ends. */
 async function stopTraced(server: ServerProcess): Promise<void> {
@@ -63,11 +59,7 @@ it.runIf(hasStrace)(
       LABSTATION_ADMIN_PASSWORD: ADMIN.password,
     });
     const jwt = await loginJwt(server.url, ADMIN);
-    const api = async (path: string, body: unknown): Promise<Record<string, unknown>> => {
-      const res = await serverRequest(server.url, jwt, 'POST', path, body);
-      expect(res.status, JSON.stringify(res.body)).toBe(201);
-      return res.body;
-    };
+    const api = creator(server.url, jwt);
     const account = await api('/api/service-accounts', { name: 'sem-pc' });
     const location = await api('/api/storage-locations', {
       name: 'archive',
@@ -87,16 +79,11 @@ it.runIf(hasStrace)(
     await server.stop();
 
     const trace = join(root, 'trace');
-    server = await startServer(serverDir, { LABSTATION_INJECT: 'upload.placed-unrecorded' }, [
-      'strace',
-      '-f',
-      '-qq',
-      '-y',
-      '-e',
-      'trace=fsync',
-      '-o',
-      trace,
-    ]);
+    server = await startServer(
+      serverDir,
+      { LABSTATION_INJECT: 'upload.placed-unrecorded' },
+      traceFsyncs(trace),
+    );
     const station = await startStation(join(root, 'station'), {}, [
       '--server',
       server.url,
@@ -122,9 +109,7 @@ it.runIf(hasStrace)(
     expect(readFileSync(join(store, 'made', 'run', 'deep', 'image.tif'), 'utf8')).toBe(
       'placed, then recorded',
     );
-    const synced = new Set(
-      [...readFileSync(trace, 'utf8').matchAll(/fsync\(\d+<([^>\n]*)>/g)].map((m) => m[1]),
-    );
+    const synced = new Set(fsyncedPaths(readFileSync(trace, 'utf8')));
     for (const at of [
       join(store, 'made', 'run', 'deep'),
       join(store, 'made', 'run'),

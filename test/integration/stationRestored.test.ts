@@ -11,9 +11,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { facilityBundle } from '../fixtures/facility.js';
 import {
   createStationKey,
+  creator,
   loginJwt,
   runCli,
-  serverRequest,
   startServer,
   startStation,
   tempDir,
@@ -99,11 +99,7 @@ describe('a station data dir restored from a backup', () => {
     mkdirSync(watch);
     mkdirSync(archive);
     const jwt = await loginJwt(server.url, ADMIN);
-    const api = async (path: string, body: unknown): Promise<Record<string, unknown>> => {
-      const res = await serverRequest(server.url, jwt, 'POST', path, body);
-      expect(res.status, JSON.stringify(res.body)).toBe(201);
-      return res.body;
-    };
+    const api = creator(server.url, jwt);
     const account = await api('/api/service-accounts', { name: 'sem-pc' });
     const location = await api('/api/storage-locations', {
       name: 'archive',
