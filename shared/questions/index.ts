@@ -40,7 +40,7 @@ export {
 export { parseQuestions, type ParseOptions } from './parse.js';
 export { serializeQuestions } from './serialize.js';
 export { initialAnswers, normalizeAnswers } from './answers.js';
-export { validateAnswers } from './validate.js';
+export { answerLength, validateAnswers } from './validate.js';
 export { groupHasRequiredField } from './usable.js';
 export { computeFormulas } from './compute.js';
 export {

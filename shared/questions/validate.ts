@@ -96,9 +96,7 @@ class AnswerChecker {
     path: Path,
     subject: string,
   ): void {
-    // A line break counts once, as a browser counts it in the field: a form sends it as CRLF,
-    // and NEMO stores it so, which must not put an answer typed to the limit over it.
-    const length = [...value.replaceAll('\r\n', '\n')].length;
+    const length = answerLength(value);
     if (typeof question.maxlength === 'number' && length > question.maxlength) {
       this.add(
         question,
@@ -351,6 +349,15 @@ function compareRepetition(a: AnswerProblem, b: AnswerProblem): number {
  * computes formulas. `answers` is what gets stored. A formula that cannot be computed is a
  * problem only when the formula question is required. Never throws.
  */
+/**
+ * A text answer's length as maxlength counts it: in characters (code points: an emoji is one),
+ * a line break once, as a browser counts it in the field: a form sends it as CRLF, and NEMO
+ * stores it so, which must not put an answer typed to the limit over it.
+ */
+export function answerLength(value: string): number {
+  return [...value.replaceAll('\r\n', '\n')].length;
+}
+
 export function validateAnswers(questions: Question[], raw: unknown): ValidateAnswersResult {
   try {
     return validateUnchecked(questions, raw);

@@ -6,6 +6,7 @@
 import { expect, it } from 'vitest';
 import { openDatabase } from '../../electron/core/db/open.js';
 import { usageContextOf } from '../../electron/core/harvest/usageContext.js';
+import { initialAnswers, normalizeAnswers, parseQuestions } from '../../shared/questions/index.js';
 
 function usageWith(preRunData: string, runData: string): ReturnType<typeof usageContextOf> {
   const db = openDatabase(':memory:');
@@ -45,6 +46,33 @@ it('samples left empty after the run fall back to those given before it, as the 
       { sample_name: 'S1', sample_or_pid: '', sample_details: '', sample_elements: ['Fe', 'Ni'] },
     ],
   });
+  // A post-usage form that asks for the group too, left as it came: one repetition holding
+  // only its defaults, as the form sends it.
+  const post = parseQuestions([
+    {
+      type: 'group',
+      name: 'sample_group',
+      max_number: 10,
+      questions: [
+        { type: 'textbox', name: 'sample_name', title: 'Sample' },
+        {
+          type: 'radio',
+          name: 'sample_or_pid',
+          choices: ['Sample Name', 'PID'],
+          default_value: 'Sample Name',
+        },
+        { type: 'checkbox', name: 'sample_elements', choices: ['C', 'O'] },
+      ],
+    },
+  ]);
+  if (!post.ok) throw new Error(JSON.stringify(post.problems));
+  const untouched = JSON.stringify(
+    normalizeAnswers(post.questions, initialAnswers(post.questions)),
+  );
+  expect(JSON.parse(untouched)).toMatchObject({ sample_group: [{ sample_or_pid: 'Sample Name' }] });
+  expect(usageWith(before, untouched)?.samples).toEqual([
+    { sample_name: 'S1', sample_or_pid: '', sample_details: '', sample_elements: ['Fe', 'Ni'] },
+  ]);
   // Samples given after the run are the ones that count.
   const after = usageWith(
     before,

@@ -141,14 +141,15 @@ function experimentFields(answers: Record<string, unknown>[]): Record<string, un
     const found = answers.find((a) => a[key] !== undefined && a[key] !== '');
     if (found) out[key] = found[key];
   }
-  // A group left with no samples (a post-usage form that asks for it too, left empty) is no
-  // answer, as an empty title is, and as the experiment record reads it (shared/experiment):
-  // the samples given before the run stand.
+  // A group that names no sample is no answer, as an empty title is, and as the experiment
+  // record reads it (shared/experiment): a post-usage form that asks for the group too and is
+  // left as it came sends one repetition holding only its defaults, or none. The samples given
+  // before the run then stand.
   const groups = answers
     .map((a) => a.sample_group)
     .filter(Array.isArray)
     .map((g) => (g as unknown[]).filter(isPlainObject));
-  const group = groups.find((g) => g.length > 0) ?? groups[0];
+  const group = groups.find((g) => g.some(namesSample)) ?? groups[0];
   if (group) {
     // In the experiment record's shape (shared/experiment): a field not answered is '' (a
     // list: []), elements given as text are split into symbols; what is there is kept as is.
@@ -160,6 +161,10 @@ function experimentFields(answers: Record<string, unknown>[]): Record<string, un
     }));
   }
   return out;
+}
+
+function namesSample(sample: Record<string, unknown>): boolean {
+  return typeof sample.sample_name === 'string' && sample.sample_name.trim() !== '';
 }
 
 function elementList(value: unknown): unknown {

@@ -24,3 +24,12 @@ describe('fitEdit', () => {
     expect(characters(fitEdit('', '😀'.repeat(90), 80).text)).toBe(80);
   });
 });
+
+describe('characters', () => {
+  it('counts as the answer check does: an emoji once, a line break once, CRLF or LF', () => {
+    expect(characters('😀😀')).toBe(2);
+    expect(characters('ab\ncd')).toBe(5);
+    // A stored answer (NEMO's, a reservation's) holds CRLF; the check takes it at 5.
+    expect(characters('ab\r\ncd')).toBe(5);
+  });
+});

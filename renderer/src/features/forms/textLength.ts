@@ -1,11 +1,12 @@
 /**
  * Text limits counted as the answer check counts them: in characters (code points: an emoji is
- * one), where the browser's maxLength counts UTF-16 units (an emoji is two) and would stop at
- * half the limit.
+ * one; a line break one, CRLF or LF), where the browser's maxLength counts UTF-16 units (an
+ * emoji is two) and would stop at half the limit.
  */
+import { answerLength } from '../../../../shared/questions/index.js';
 
 export function characters(text: string): number {
-  return [...text].length;
+  return answerLength(text);
 }
 
 /**
