@@ -143,13 +143,19 @@ describe('labstation serve', () => {
       contentType?: string,
     ): Promise<{ status: number; body: Record<string, unknown> }> =>
       new Promise((resolve, reject) => {
-        const headers: Record<string, string> = { authorization: `Bearer ${jwt}` };
-        if (contentType) headers['content-type'] = contentType;
+        const headers: Record<string, string> = {
+          authorization: `Bearer ${jwt}`,
+          'content-length': String(Buffer.byteLength(body)),
+        };
+        if (contentType !== undefined) headers['content-type'] = contentType;
         const req = request(new URL(path, server.url), { method, headers }, (res) => {
           let text = '';
           res.on('data', (d: Buffer) => (text += d.toString()));
           res.on('end', () =>
-            resolve({ status: res.statusCode!, body: JSON.parse(text) as Record<string, unknown> }),
+            resolve({
+              status: res.statusCode!,
+              body: (text ? JSON.parse(text) : {}) as Record<string, unknown>,
+            }),
           );
         });
         req.on('error', reject);
@@ -181,9 +187,30 @@ describe('labstation serve', () => {
     const xml = await send('POST', '/api/storage-locations', '<name>x</name>', 'application/xml');
     expect(xml.status).toBe(422);
     expect((xml.body.detail as object[])[0]).toMatchObject({ loc: ['body'], type: 'model_type' });
+    // A Content-Type that is no media type, as Python's e-mail parser reads it: empty is none
+    // (JSON), anything else text/plain.
+    const empty = await send(
+      'POST',
+      '/api/storage-locations',
+      JSON.stringify({ name: 'empty header', type: 'local', base_path: '/mnt/empty-header' }),
+      '',
+    );
+    expect(empty.status, JSON.stringify(empty.body)).toBe(201);
+    const bare = await send('POST', '/api/storage-locations', '{}', 'json');
+    expect(bare.status).toBe(422);
+    expect((bare.body.detail as object[])[0]).toMatchObject({ loc: ['body'], type: 'model_type' });
+    // No route, or none for the method: 404 and 405 as before any body is read; a DELETE's
+    // stray body is not read at all.
+    expect((await send('POST', '/api/nowhere', 'garbage')).status).toBe(404);
+    expect((await send('POST', '/nowhere', '<x/>', 'application/xml')).status).toBe(404);
+    expect((await send('POST', '/health', '<x/>', 'application/xml')).status).toBe(405);
+    const gone = await send('DELETE', `/api/storage-locations/${String(empty.body.id)}`, 'garbage');
+    expect(gone.status, JSON.stringify(gone.body)).toBe(204);
     // The web page's calls keep their own rule: JSON or plain text only.
     const rpc = await send('POST', '/rpc/session.current', '<x/>', 'application/xml');
     expect(rpc.status).toBe(415);
+    const put = await send('PUT', '/rpc/session.current', '<x/>', 'application/xml');
+    expect(put.status).toBe(405);
 
     // fastapi-users' log-in form, as `curl -F username=... -F password=...` sends it.
     const multipart = (fields: Record<string, string>) => {
@@ -202,6 +229,16 @@ describe('labstation serve', () => {
     expect(await half.json()).toEqual({
       detail: [{ loc: ['body', 'password'], msg: 'Field required', type: 'missing' }],
     });
+    // A name need not be quoted (RFC 7578 follows MIME's parameter syntax).
+    const unquoted = await fetch(`${server.url}auth/jwt/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'multipart/form-data; boundary=XYZ' },
+      body:
+        '--XYZ\r\nContent-Disposition: form-data; name=username\r\n\r\n' +
+        `${ADMIN.email}\r\n--XYZ\r\nContent-Disposition: form-data; name="password"\r\n\r\n` +
+        `${ADMIN.password}\r\n--XYZ--\r\n`,
+    });
+    expect(unquoted.status).toBe(200);
     const torn = await fetch(`${server.url}auth/jwt/login`, {
       method: 'POST',
       headers: { 'content-type': 'multipart/form-data; boundary=XYZ' },

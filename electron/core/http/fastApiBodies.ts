@@ -13,10 +13,29 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 /** `application/<anything>+json`, parameters after it allowed (charset). */
 const SUFFIX_JSON = /^application\/[^\s;/]+\+json\s*(;|$)/i;
 
+/** A media type as `type/subtype`, parameters after it allowed. */
+const MEDIA_TYPE = /^\s*[^\s/;]+\/[^\s/;]+\s*(;|$)/;
+
 export function readBodiesAsFastApi(app: FastifyInstance, fastApiRoute: RegExp): void {
   const parseJson = app.getDefaultJsonParser('error', 'error');
+  // A Content-Type that is no media type is read as FastAPI reads it (Python's e-mail parser):
+  // an empty one as none (JSON), any other as text/plain. Fastify would refuse it, 415.
+  app.addHook('onRequest', (request, _reply, done) => {
+    const type = request.headers['content-type'];
+    if (type !== undefined && !MEDIA_TYPE.test(type) && fastApiRoute.test(request.url)) {
+      if (type.trim() === '') delete request.headers['content-type'];
+      else request.headers['content-type'] = 'text/plain';
+    }
+    done();
+  });
   app.addContentTypeParser('*', { parseAs: 'string' }, (request, body, done) => {
     const type = request.headers['content-type'];
+    // Nothing is read for a request no route takes (404, or 405 for its method), as FastAPI
+    // routes before it reads a body; nor for a method whose routes take none (DELETE).
+    if (request.is404 || !['POST', 'PUT', 'PATCH'].includes(request.method)) {
+      done(null, undefined);
+      return;
+    }
     if (!fastApiRoute.test(request.url)) {
       done(unsupported(type), undefined);
       return;
@@ -66,10 +85,10 @@ export function multipartFields(request: FastifyRequest, body: Buffer): Record<s
     const headers = part.slice(2, split);
     const disposition = /^content-disposition:\s*form-data\s*;(.*)$/im.exec(headers);
     if (!disposition) throw badBody();
-    const name = /(?:^|;)\s*name="([^"]*)"/i.exec(disposition[1]);
+    const name = /(?:^|;)\s*name=(?:"([^"]*)"|([^\s;"]+))/i.exec(disposition[1]);
     if (!name) throw badBody();
     if (/(?:^|;)\s*filename\*?=/i.test(disposition[1])) continue;
-    fields[name[1]] = part.slice(split + 4);
+    fields[name[1] ?? name[2]] = part.slice(split + 4);
   }
   return fields;
 }
