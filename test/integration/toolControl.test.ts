@@ -1,4 +1,4 @@
-import { beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import type { CoreEvent, SessionInfo, ToolStatus, UsageEventView } from '../../shared/api.js';
 import { importBundle } from '../../electron/core/station/facility.js';
 import { adoptServerAnswers } from '../../electron/core/station/pendingForms.js';
@@ -101,6 +101,38 @@ describe('tool control', () => {
       ]),
     );
     expect(count(st, 'usage_events')).toBe(0);
+  });
+
+  it("never dates a usage inside the tool's last one when the PC clock went back", async () => {
+    const before = now;
+    now = Date.parse('2026-11-20T09:00:00Z');
+    onTestFinished(() => {
+      now = before;
+    });
+    const st = await station();
+    await logon(st, 'alice', '1234');
+    await enable(st, { project: 'Cathodes', answers: goodPreAnswers });
+    now += 3_600_000;
+    await st.call('toolControl.disable', { tool: 'SEM', answers: { problem: 'No' } });
+    // NTP sets the clock back half an hour; the next usage starts where the last one ended,
+    // so no time of the tool is billed twice.
+    now -= 1_800_000;
+    const { usage } = await enable(st, { project: 'Cathodes', answers: goodPreAnswers });
+    expect(usage.start).toBe('2026-11-20T10:00:00.000Z');
+    now += 900_000;
+    const done = (await st.call('toolControl.disable', {
+      tool: 'SEM',
+      answers: { problem: 'No' },
+    })) as { usage: UsageEventView };
+    expect(done.usage.end).toBe('2026-11-20T10:00:00.000Z');
+    const overlapping = st.db
+      .prepare(
+        `SELECT count(*) FROM usage_events a JOIN usage_events b
+           ON a.tool_id = b.tool_id AND a.id < b.id AND b.start < a."end" AND a.start < b."end"`,
+      )
+      .pluck()
+      .get();
+    expect(overlapping).toBe(0);
   });
 
   it('enables with canonical answers and formulas, refuses a second enable, disables', async () => {

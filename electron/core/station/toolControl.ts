@@ -115,6 +115,10 @@ export function enableTool(db: Db, actor: UserRow, args: EnableArgs, now: string
     .transaction(() => {
       const current = activeUsageOf(db, tool.id);
       if (current) throw inUse(db, tool, current);
+      // Not before the tool's last usage ended: a PC clock set back since (NTP, a time zone
+      // fixed) would otherwise date this one inside that one, and bill that time twice. As a
+      // usage's end is never before its start (usageEnd.ts endAtOrAfter).
+      const start = startAtOrAfterLastEnd(db, tool.id, now);
       const usageId = Number(
         db
           .prepare(
@@ -128,7 +132,7 @@ export function enableTool(db: Db, actor: UserRow, args: EnableArgs, now: string
             actor.id,
             project.id,
             tool.id,
-            now,
+            start,
             args.remoteWork ? 1 : 0,
             JSON.stringify(answers),
             now,
@@ -151,6 +155,15 @@ export function enableTool(db: Db, actor: UserRow, args: EnableArgs, now: string
     })
     .immediate();
   return usageView(db, id);
+}
+
+/** `now`, or the end of the tool's latest usage when that is later (the clock went back). */
+function startAtOrAfterLastEnd(db: Db, toolId: number, now: string): string {
+  const lastEnd = db
+    .prepare('SELECT max("end") FROM usage_events WHERE tool_id = ?')
+    .pluck()
+    .get(toolId) as string | null;
+  return lastEnd !== null && lastEnd > now ? lastEnd : now;
 }
 
 export function disableTool(
