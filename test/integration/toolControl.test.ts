@@ -438,7 +438,8 @@ describe('tool control', () => {
       elapsed += 10 * 60_000;
       st.checkIdle();
       expect(((await st.call('session.current', {})) as { session: unknown }).session).toBeNull();
-      // Twenty more: the usage is force-ended, at the PC's time then.
+      // Twenty more: the usage is force-ended, dated by the PC's time when the 30 minutes
+      // passed (a minute before this check).
       now += 20 * 60_000;
       elapsed += 20 * 60_000;
       st.checkIdle();
@@ -446,7 +447,30 @@ describe('tool control', () => {
         .prepare('SELECT "end" FROM usage_events WHERE uuid = ?')
         .pluck()
         .get(usage.uuid) as string;
-      expect(ended).toBe(new Date(now).toISOString());
+      expect(ended).toBe(new Date(now - 60_000).toISOString());
+    } finally {
+      now = Date.parse('2026-11-20T09:00:00Z');
+    }
+  });
+
+  it('ends a usage force-ended after the PC slept when its idle limit passed, not at the wake', async () => {
+    try {
+      let elapsed = 0;
+      const st = await openStation(
+        { ...facilityBundle(), station: { tool: 'SEM' } },
+        clock,
+        () => elapsed,
+      );
+      st.db.prepare("INSERT INTO settings VALUES ('idle.forceEndMinutes', '30')").run();
+      await logon(st, 'alice', '1234');
+      const { usage } = await enable(st, { project: 'Cathodes', answers: goodPreAnswers });
+      // Five minutes on, the PC sleeps four hours; the idle clock counts the sleep.
+      now += 5 * 60_000 + 4 * 3_600_000;
+      elapsed += 5 * 60_000 + 4 * 3_600_000;
+      st.checkIdle();
+      expect(
+        st.db.prepare('SELECT "end" FROM usage_events WHERE uuid = ?').pluck().get(usage.uuid),
+      ).toBe('2026-11-20T09:30:00.000Z');
     } finally {
       now = Date.parse('2026-11-20T09:00:00Z');
     }

@@ -274,7 +274,15 @@ export class Station {
     const tool = this.stationTool;
     if (forceEndMinutes !== null && tool !== null && idleMs >= forceEndMinutes * 60_000) {
       if (toolStatus(this.db, tool).state === 'in_use') {
-        const usage = forceEndTool(this.db, null, tool, this.now());
+        // Ended when the limit passed, not at this check: a PC that slept (the idle clock
+        // counts sleep) or a check that came late must not bill the time since.
+        const overMs = idleMs - forceEndMinutes * 60_000;
+        const usage = forceEndTool(
+          this.db,
+          null,
+          tool,
+          nowIso(() => this.clock() - overMs),
+        );
         this.log.info({ usage: usage.uuid }, 'idle: usage force-ended, post-usage answers pending');
         // usage.changed too: a person still logged on (force-end sooner than log-off) is asked
         // for the post-usage answers now, as the screen re-reads pending forms on it.
