@@ -203,7 +203,16 @@ function optionProblem(
   options: readonly string[] | undefined,
   path: ProblemPath,
 ): MetadataProblem[] {
-  if (options === undefined || value.trim() === '' || options.includes(value)) return [];
+  // Compared in one Unicode form, as search compares them (fieldKey): "é" typed as e and a
+  // combining accent (as macOS often writes it) is the option "é".
+  const key = value.normalize('NFC');
+  if (
+    options === undefined ||
+    value.trim() === '' ||
+    options.some((option) => option.normalize('NFC') === key)
+  ) {
+    return [];
+  }
   return [
     valueError(
       path,

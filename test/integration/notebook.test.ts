@@ -674,6 +674,25 @@ describe('notebook entries', () => {
     const hers = await entry(st, 'notebook.attachUsage', { id: experiment.id });
     expect(hers.usage_event).toMatchObject({ uuid: forHer.uuid });
   });
+  it('fills in a template field named in another Unicode form, not a look-alike beside it', async () => {
+    await as(st, 'alice', '1234');
+    // A name written in another Unicode form (e and a combining accent) is the same field.
+    const cafe = await entry(st, 'notebook.create', {
+      kind: 'experiment',
+      title: 'Wednesday',
+      template_id: (
+        await entry(st, 'notebook.create', {
+          kind: 'experiment_template',
+          title: 'Café run',
+          metadata: { extra_fields: { 'Caf\u00e9': { type: 'text', value: 'a', position: 1 } } },
+        })
+      ).id,
+      metadata: { extra_fields: { 'Cafe\u0301': { value: 'b' } } },
+    });
+    expect((cafe.metadata as typeof metadata).extra_fields).toEqual({
+      'Caf\u00e9': { type: 'text', value: 'b', position: 1 },
+    });
+  });
 });
 
 // ---- search ----

@@ -4,6 +4,7 @@
  * result is checked as a whole by the caller (store.ts prepareMetadata).
  */
 import { isPlainObject, ownValue, setOwn, type JsonObject } from '../../../shared/metadata/json.js';
+import { fieldKey } from '../../../shared/metadata/search.js';
 
 /** Own entries of `a`, then those of `b` over them (b wins); `__proto__` is a plain key. */
 function mergeObjects(a: JsonObject, b: JsonObject): JsonObject {
@@ -94,8 +95,19 @@ export function overlayJson(base: JsonObject, given: JsonObject): JsonObject {
     const value = key === 'extra_fields' || key === 'notebook' ? noneAsEmpty(written) : written;
     if (key === 'extra_fields' && isPlainObject(was) && isPlainObject(value)) {
       const fields: JsonObject = {};
+      // A given field fills in the template's field of the same name, also where one of them
+      // is written in another Unicode form (search takes them for one field: fieldKey), rather
+      // than being added beside it under a name that looks the same.
+      const givenByKey = new Map<string, string>();
+      for (const name of Object.keys(value)) {
+        if (!givenByKey.has(fieldKey(name))) givenByKey.set(fieldKey(name), name);
+      }
+      const filledIn = new Set<string>();
       for (const [name, field] of Object.entries(was)) {
-        const over = ownValue(value, name);
+        const givenName =
+          ownValue(value, name) !== undefined ? name : givenByKey.get(fieldKey(name));
+        const over = givenName === undefined ? undefined : ownValue(value, givenName);
+        if (over !== undefined) filledIn.add(givenName as string);
         setOwn(
           fields,
           name,
@@ -107,7 +119,7 @@ export function overlayJson(base: JsonObject, given: JsonObject): JsonObject {
         );
       }
       for (const [name, field] of Object.entries(value)) {
-        if (ownValue(was, name) === undefined) setOwn(fields, name, field);
+        if (!filledIn.has(name) && ownValue(was, name) === undefined) setOwn(fields, name, field);
       }
       setOwn(out, key, fields);
     } else if (key === 'notebook' && isPlainObject(was) && isPlainObject(value)) {

@@ -416,6 +416,9 @@ describe('parseMetadata: values are checked by type, and never block saving', ()
     ['radio', choices, 'b', null],
     ['radio', choices, 'c', 'not_an_option'],
     ['radio', choices, ['a'], 'multiple_values'],
+    // The option in another Unicode form (e and a combining accent, as macOS writes it).
+    ['select', { options: ['Caf\u00e9', 'Bar'] }, 'Cafe\u0301', null],
+    ['radio', { options: ['Cafe\u0301', 'Bar'] }, 'Caf\u00e9', null],
   ];
   it.each(cases)('%s %j value %j -> %s', (type, extra, value, code) => {
     const { problems } = accepted(one({ type, value, ...extra }));
