@@ -642,6 +642,23 @@ describe('a pending form answered on the server and at the station, offline', ()
     return { st, pending, effects, offer, answerBoth };
   }
 
+  it('leaves the server’s answers for a usage still in progress here until it has ended', async () => {
+    const { st, effects, offer } = await answeredTwice();
+    await logon(st, 'alice', '1234');
+    const { usage } = await enable(st, { project: 'Cathodes', answers: goodPreAnswers });
+    // A data dir restored from a backup made before this usage ended: the server holds the
+    // answers to its post-usage form.
+    expect(offer(usage, { problem: 'Yes', ln2: 7 })).toBeNull();
+    const row = st.db
+      .prepare('SELECT "end", run_data, post_usage_pending FROM usage_events WHERE id = ?')
+      .get(usage.id);
+    expect(row).toEqual({ end: null, run_data: '', post_usage_pending: 0 });
+    expect(effects(usage)).toEqual({ ln2: null, reports: [] });
+    expect(((await st.call('toolControl.status', { tool: 'SEM' })) as ToolStatus).state).toBe(
+      'in_use',
+    );
+  });
+
   it('keeps the server’s answers, and records what they do beyond the station’s own', async () => {
     const { st, pending, effects, answerBoth } = await answeredTwice();
 

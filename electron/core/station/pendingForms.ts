@@ -83,6 +83,11 @@ export function adoptServerAnswers(
         .prepare('SELECT * FROM usage_events WHERE uuid = ?')
         .get(answer.usage_uuid.toLowerCase()) as UsageRow | undefined;
       if (!usage) return null;
+      // Still running here (this data dir restored from a backup made before it ended): the
+      // answers wait for its end at this station; the server sends them until it has them.
+      // Taken now, a usage in progress would hold post-usage answers, their effects recorded,
+      // and its disable would answer again.
+      if (usage.end === null) return null;
       const wasPending = usage.post_usage_pending === 1;
       // Already taken, and the push that says so is on its way.
       if (!wasPending && usage.run_data === answer.run_data && usageQueued(db, usage.uuid)) {
