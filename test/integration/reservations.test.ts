@@ -894,6 +894,10 @@ describe('the calendar, one’s own reservations and what one may book', () => {
     expect(long.status).toBe(422);
     expect(long.body.detail).toMatch(/^to: the range may span at most 62 days/);
     expect((await refused({ to: '2031-07-05T00:00:00Z' })).status).toBe(200);
+    // 62 days of Zurich's calendar across the autumn clock change: 62 x 24 h and one more.
+    const autumn = { from: '2031-09-01T00:00:00+02:00', to: '2031-11-02T00:00:00+01:00' };
+    expect((await refused(autumn)).status).toBe(200);
+    expect((await refused({ ...autumn, to: '2031-11-02T01:00:00+01:00' })).status).toBe(422);
     expect((await refused({ area: bay })).status).toBe(400);
     expect((await refused({ from: '2031-05-04' })).status).toBe(400);
     const missing = await refused({ tool: 424242 });

@@ -381,7 +381,8 @@ export function calendarReservations(
   const from = instant(args.from, 'from');
   const to = instant(args.to, 'to');
   if (to <= from) throw fieldError('to', 'must be after from');
-  if (Date.parse(to) - Date.parse(from) > CALENDAR_MAX_DAYS * DAY_MS) {
+  // An hour more: 62 days of a calendar that cross the autumn clock change are 62 x 24 h + 1 h.
+  if (Date.parse(to) - Date.parse(from) > CALENDAR_MAX_DAYS * DAY_MS + 3_600_000) {
     throw fieldError('to', `the range may span at most ${CALENDAR_MAX_DAYS} days`);
   }
   const target: FormTarget =
