@@ -287,6 +287,12 @@ describe('a bundle with harvest settings imported into a server', () => {
         ],
       }),
     ).rejects.toThrow('schedules[1].cron: schedules[0] already runs afm-head at these times');
+    // One cron written two ways too: spaces, and the seconds field given or left out.
+    for (const other of ['0  2 * * *', '0 0 2 * * *']) {
+      await expect(
+        importBundle(server, { ...bundle, schedules: [twice, { ...twice, cron: other }] }),
+      ).rejects.toThrow('schedules[1].cron: schedules[0] already runs afm-head at these times');
+    }
     expect(server.prepare('SELECT count(*) FROM harvest_schedules').pluck().get()).toBe(0);
     // Off, the second is not a second run: taken.
     await importBundle(server, { ...bundle, schedules: [twice, { ...twice, enabled: false }] });

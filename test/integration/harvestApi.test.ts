@@ -514,6 +514,13 @@ describe('management resources', () => {
         type: 'unique',
       },
     ]);
+    // The same cron written another way: its seconds given, a space more.
+    const respelled = await call('POST', '/api/schedules', 'admin', {
+      instrument_id: inst.id,
+      cron: '0  0 2 * * *',
+    });
+    expect(respelled.status).toBe(422);
+    expect(respelled.body.detail[0].type).toBe('unique');
     const zurich = await made('/api/schedules', {
       instrument_id: inst.id,
       cron: '0 2 * * *',

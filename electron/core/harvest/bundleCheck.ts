@@ -10,6 +10,7 @@ import { DEFAULT_TEMPLATE, type WatchFolder } from './config.js';
 import {
   arkProblems,
   absolutePathProblem,
+  cronKey,
   cronProblems,
   hookProblems,
   templateProblems,
@@ -101,7 +102,7 @@ export function harvestBundleProblems(
     const at = `schedules[${i}]`;
     // Two enabled schedules of an instrument at the same times would start every run twice
     // (the API refuses the second one too).
-    const times = JSON.stringify([s.instrument, s.cron, zoneName(s.timezone)]);
+    const times = JSON.stringify([s.instrument, cronKey(s.cron), zoneName(s.timezone)]);
     const first = enabledSchedules.get(times);
     if (s.enabled !== false && first !== undefined) {
       problems.push(

@@ -63,6 +63,16 @@ export function cronProblems(at: string, cron: string): string[] {
 }
 
 /**
+ * A cron as its times are compared: fields split on any run of spaces, and the optional seconds
+ * field first given when left out ("0 2 * * *" is "0 0 2 * * *"), names in one case. Two
+ * schedules of one instrument whose crons give the same key run at the same times.
+ */
+export function cronKey(cron: string): string {
+  const fields = cron.trim().split(/\s+/);
+  return (fields.length === 5 ? ['0', ...fields] : fields).join(' ').toUpperCase();
+}
+
+/**
  * Whether two time zone names are one zone: "etc/utc", "Etc/UTC" and "UTC" are, and so are
  * "US/Eastern" and "America/New_York" (by the runtime's ICU). Names are stored as written,
  * since runtimes differ on which alias they give back; schedules are compared by zone, so two

@@ -14,7 +14,7 @@ import {
 } from '../../../../shared/harvest/management.js';
 import type { Db } from '../../db/open.js';
 import { newUuid } from '../../util/ids.js';
-import { cronProblems, sameZone, timezoneProblems } from '../../harvest/configCheck.js';
+import { cronKey, cronProblems, sameZone, timezoneProblems } from '../../harvest/configCheck.js';
 import { notifyStations, stationOfInstrument } from './notify.js';
 import { ValidationProblems, problem, type Problem } from './problems.js';
 import { checkReference, requireRecord, type Context, type ManagedResource } from './resource.js';
@@ -56,13 +56,15 @@ function row(db: Db, id: number): Row {
  * too. The cron is compared as written, the zone as a zone (sameZone).
  */
 function sameSchedule(db: Db, merged: Required<Input>, self: number | null): number | undefined {
+  // Compared by their times (cronKey): "0 2 * * *" and "0  0 2 * * *" repeat each other.
   const alike = db
     .prepare(
-      `SELECT id, timezone FROM harvest_schedules WHERE instrument_id = ? AND cron = ?
+      `SELECT id, cron, timezone FROM harvest_schedules WHERE instrument_id = ?
          AND enabled = 1 AND id IS NOT ? ORDER BY id`,
     )
-    .all(merged.instrument_id, merged.cron, self) as { id: number; timezone: string | null }[];
-  return alike.find((s) => sameZone(s.timezone, merged.timezone))?.id;
+    .all(merged.instrument_id, self) as { id: number; cron: string; timezone: string | null }[];
+  const key = cronKey(merged.cron);
+  return alike.find((s) => cronKey(s.cron) === key && sameZone(s.timezone, merged.timezone))?.id;
 }
 
 /**
@@ -76,7 +78,7 @@ function startsRunningAt(merged: Required<Input>, before: Row | null): boolean {
     before === null ||
     before.enabled !== 1 ||
     before.instrument_id !== merged.instrument_id ||
-    before.cron !== merged.cron ||
+    cronKey(before.cron) !== cronKey(merged.cron) ||
     !sameZone(before.timezone, merged.timezone)
   );
 }
