@@ -132,6 +132,38 @@ describe('labstation import: names listed twice', () => {
     expect(r.stderr).toMatch(/tools\[1\]\.name: T is listed twice/);
     expect(existsSync(join(dir, 'd'))).toBe(false);
   });
+
+  it('takes usernames as the database compares them: A to Z in either case are one, other letters not', async () => {
+    const dir = tempDir();
+    const people = (names: string[]) => ({
+      users: names.map((username, i) => ({ username, email: `person${i}@example.org` })),
+    });
+    const twice = await runCli([
+      'import',
+      '--data',
+      join(dir, 'a'),
+      writeJson(dir, 'a.json', people(['Ann', 'ann'])),
+    ]);
+    expect(twice.code).toBe(1);
+    expect(twice.stderr).toMatch(/users\[1\]\.username: ann is listed twice/);
+    // Imported one bundle at a time they are two people; so they are in one bundle too.
+    const two = await runCli([
+      'import',
+      '--data',
+      join(dir, 'b'),
+      writeJson(dir, 'b.json', people(['\u00c9mile', '\u00e9mile'])),
+    ]);
+    expect(two.code, two.stderr).toBe(0);
+    const db = new Database(join(dir, 'b', 'labstation.db'), { readonly: true });
+    try {
+      expect(db.prepare('SELECT username FROM users ORDER BY id').pluck().all()).toEqual([
+        '\u00c9mile',
+        '\u00e9mile',
+      ]);
+    } finally {
+      db.close();
+    }
+  });
 });
 
 describe("labstation import: the harvest's settings", () => {

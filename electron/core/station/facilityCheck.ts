@@ -317,7 +317,9 @@ export function checkBundle(db: Db, input: unknown): CheckedBundle {
   const seen = new Map<string, number>();
   const emails = new Map<string, string>();
   (bundle.users ?? []).forEach((u, i) => {
-    const key = u.username.toLowerCase();
+    // As the database compares them (foldUsername): imported one bundle at a time, Émile and
+    // émile are two people, so they are in one bundle too.
+    const key = foldUsername(u.username);
     if (seen.has(key)) problems.push(`users[${i}].username: ${u.username} is listed twice`);
     seen.set(key, i);
     const email = u.email?.trim().toLowerCase();
