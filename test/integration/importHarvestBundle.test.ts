@@ -99,3 +99,96 @@ describe('labstation import: the harvest part again', () => {
     );
   });
 });
+
+describe('labstation import: a later bundle that makes the data dir a station, or changes its tool', () => {
+  // Mutation: checkBundle without toolChanges, as it was: both imports below were taken, and the
+  // station's every harvest failed (its own copies harvested again, or no such folder).
+  it("checks the stored instruments it harvests from then on as the station's", async () => {
+    const dir = tempDir('labstation-import-becomes-station-');
+    const watched = join(dir, 'acquisition');
+    const harvest = (watch: string, base: string) => ({
+      tools: [
+        { name: 'SEM', pre_usage_questions: [], post_usage_questions: [] },
+        { name: 'TEM', pre_usage_questions: [], post_usage_questions: [] },
+      ],
+      storage_locations: [{ name: 'store', type: 'local', base_path: base }],
+      instruments: [
+        { name: 'sem-1', tool: 'SEM', watch: [{ path: watch }], storage_location: 'store' },
+      ],
+    });
+    const db = (data: string) => new Database(join(data, 'labstation.db'), { readonly: true });
+    const dump = (data: string): unknown => {
+      const d = db(data);
+      try {
+        return [
+          d.prepare("SELECT key, value FROM settings WHERE key IN ('mode', 'station.tool')").all(),
+          d.prepare('SELECT name, watch FROM instruments').all(),
+          d.prepare('SELECT name, base_path FROM storage_locations').all(),
+        ];
+      } finally {
+        d.close();
+      }
+    };
+    const station = writeJson(dir, 'station.json', { station: { tool: 'SEM' } });
+
+    // Its storage inside its watched folder, stored by a bundle with no station (none harvested).
+    const inside = join(dir, 'inside');
+    const first = await runCli([
+      'import',
+      '--data',
+      inside,
+      writeJson(dir, 'inside.json', harvest(watched, join(watched, 'out'))),
+    ]);
+    expect(first.code, first.stderr).toBe(0);
+    const before = dump(inside);
+    const refused = await runCli(['import', '--data', inside, station]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(
+      `station.tool: SEM has instrument sem-1 watch ${watched}, which holds storage location ` +
+        `store (${join(watched, 'out')}): the harvest would take its own copies again`,
+    );
+    expect(dump(inside)).toEqual(before);
+
+    // Windows paths, stored as a server's data dir takes them.
+    const windows = join(dir, 'windows');
+    expect(
+      (
+        await runCli([
+          'import',
+          '--data',
+          windows,
+          writeJson(dir, 'windows.json', harvest('D:\\Data', '\\\\server\\share')),
+        ])
+      ).code,
+    ).toBe(0);
+    const stored = dump(windows);
+    const notHere = await runCli(['import', '--data', windows, station]);
+    expect(notHere.code).toBe(1);
+    expect(notHere.stderr).toContain(
+      'station.tool: SEM has instrument sem-1 watch "D:\\\\Data": must be an absolute path on this station',
+    );
+    expect(notHere.stderr).toContain(
+      'station.tool: SEM has instrument sem-1 store into store ("\\\\\\\\server\\\\share"): must be an absolute path on this station',
+    );
+    expect(dump(windows)).toEqual(stored);
+
+    // A station of another tool takes it, and a bundle that fixes the paths is taken.
+    const other = await runCli([
+      'import',
+      '--data',
+      windows,
+      writeJson(dir, 'tem.json', { station: { tool: 'TEM' } }),
+    ]);
+    expect(other.code, other.stderr).toBe(0);
+    const fixed = await runCli([
+      'import',
+      '--data',
+      windows,
+      writeJson(dir, 'fixed.json', {
+        ...harvest(watched, join(dir, 'archive')),
+        station: { tool: 'SEM' },
+      }),
+    ]);
+    expect(fixed.code, fixed.stderr).toBe(0);
+  });
+});

@@ -29,6 +29,12 @@ export function harvestBundleProblems(
   stationTool: string | null,
   /** A server's data dir: its paths are its stations', which may run Windows. */
   onServer: boolean,
+  /**
+   * The bundle makes this data dir a station or gives it another tool: the instruments of that
+   * tool stored before (their paths checked then as a server's, or not harvested here) are
+   * harvested from now on, and checked as the station's.
+   */
+  toolChanges = false,
 ): string[] {
   const problems: string[] = [];
   const locations = new Set([
@@ -115,7 +121,10 @@ export function harvestBundleProblems(
     problems.push(...cronProblems(`${at}.cron`, s.cron));
     problems.push(...timezoneProblems(`${at}.timezone`, s.timezone));
   });
-  problems.push(...storageInWatchProblems(db, bundle, stationTool));
+  problems.push(...storageInWatchProblems(db, bundle, stationTool, toolChanges));
+  if (toolChanges && stationTool !== null && !onServer) {
+    problems.push(...storedPathProblems(db, bundle, stationTool));
+  }
   if (bundle.ark) problems.push(...arkProblems('ark', bundle.ark));
   return problems;
 }
@@ -221,6 +230,7 @@ function storageInWatchProblems(
   db: Db,
   bundle: HarvestBundle,
   stationTool: string | null,
+  toolChanges: boolean,
 ): string[] {
   if (stationTool === null) return [];
   const bundled = bundle.storage_locations ?? [];
@@ -281,10 +291,61 @@ function storageInWatchProblems(
         problems.push(
           `${at}: must not hold a storage location (${l.name} at ${l.base_path}): ${rule}`,
         );
+      } else if (toolChanges) {
+        // Both stored; harvested here from this import on.
+        problems.push(
+          `station.tool: ${stationTool} has instrument ${name} watch ${watch.path}, which holds ` +
+            `storage location ${l.name} (${l.base_path}): ${rule}`,
+        );
       }
     }
   }
   return problems;
+}
+
+/**
+ * The paths of the stored instruments the station's tool harvests from this import on (and of
+ * their storage locations), which a bundle that does not name them does not check: stored
+ * before as a server's data dir takes them (a Windows station's `D:\\Data`), they would fail every
+ * file on this one. Named under `station.tool`, which makes them harvested here.
+ */
+function storedPathProblems(db: Db, bundle: HarvestBundle, stationTool: string): string[] {
+  const rows = db
+    .prepare(
+      `SELECT i.name, i.watch, l.name AS location, l.base_path
+       FROM instruments i JOIN tools t ON t.id = i.tool_id
+       LEFT JOIN storage_locations l ON l.id = i.storage_location_id AND l.type = 'local'
+       WHERE t.name = ? AND i.enabled = 1 ORDER BY i.id`,
+    )
+    .all(stationTool) as {
+    name: string;
+    watch: string;
+    location: string | null;
+    base_path: string | null;
+  }[];
+  const bundled = new Set((bundle.instruments ?? []).map((i) => i.name));
+  const bundledLocations = new Set((bundle.storage_locations ?? []).map((l) => l.name));
+  const problems: string[] = [];
+  for (const row of rows) {
+    if (bundled.has(row.name)) continue;
+    for (const watch of JSON.parse(row.watch) as WatchFolder[]) {
+      const problem = absolutePathProblem(watch.path, false);
+      if (problem) {
+        problems.push(
+          `station.tool: ${stationTool} has instrument ${row.name} watch ${JSON.stringify(watch.path)}: ${problem} on this station`,
+        );
+      }
+    }
+    if (row.location !== null && row.base_path !== null && !bundledLocations.has(row.location)) {
+      const problem = absolutePathProblem(row.base_path, false);
+      if (problem) {
+        problems.push(
+          `station.tool: ${stationTool} has instrument ${row.name} store into ${row.location} (${JSON.stringify(row.base_path)}): ${problem} on this station`,
+        );
+      }
+    }
+  }
+  return [...new Set(problems)];
 }
 
 interface LocationRow {

@@ -365,7 +365,15 @@ export function checkBundle(db: Db, input: unknown): CheckedBundle {
   }
   const stationTool =
     bundle.station?.tool ?? (mode === 'station' ? getSetting(db, 'station.tool') : null);
-  problems.push(...harvestBundleProblems(db, bundle, toolNames, stationTool, mode !== 'station'));
+  // A bundle that makes this data dir a station, or gives it another tool, has the stored
+  // instruments of that tool harvested here from now on: checked as the station's.
+  const toolChanges =
+    bundle.station !== undefined &&
+    (getSetting(db, 'mode') !== 'station' ||
+      getSetting(db, 'station.tool') !== bundle.station.tool);
+  problems.push(
+    ...harvestBundleProblems(db, bundle, toolNames, stationTool, mode !== 'station', toolChanges),
+  );
   if (problems.length) throw new AppError('validation_failed', problems.join('\n'), { problems });
   return { bundle, tools, mode };
 }
