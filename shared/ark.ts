@@ -61,8 +61,11 @@ export function arkConfigProblems(config: ArkConfig): string[] {
   }
   const prefixLength = prefixOf(config).length;
   if (naanOk && shoulderOk && prefixLength + MIN_BLADE_LENGTH > MAX_PROTECTED_LENGTH) {
+    // The NAAN is at fault when no shoulder at all would fit beside it.
+    const field =
+      config.naan.length + 2 + MIN_BLADE_LENGTH > MAX_PROTECTED_LENGTH ? 'naan' : 'shoulder';
     problems.push(
-      `ark.shoulder: "${prefixOf(config)}" is ${prefixLength} characters; NAAN/shoulder may be ` +
+      `ark.${field}: "${prefixOf(config)}" is ${prefixLength} characters; NAAN/shoulder may be ` +
         `at most ${MAX_PROTECTED_LENGTH - MIN_BLADE_LENGTH} so that a blade of at least ` +
         `${MIN_BLADE_LENGTH} fits within the ${MAX_PROTECTED_LENGTH} characters the check protects`,
     );

@@ -306,5 +306,14 @@ describe('arkConfigProblems', () => {
     const problems = arkConfigProblems({ naan: '1234567890123', shoulder: 'bcdfghjkm' });
     expect(problems).toHaveLength(1);
     expect(problems[0]).toMatch(/^ark\.shoulder: .*23 characters.*at most 22/);
+    // A NAAN so long that no shoulder fits beside it is the field named.
+    expect(arkConfigProblems({ naan: '9'.repeat(40), shoulder: 'b' })[0]).toMatch(
+      /^ark\.naan: .*42 characters.*at most 22/,
+    );
+    expect(arkConfigProblems({ naan: '9'.repeat(20), shoulder: 'b' })).toEqual([]);
+    expect(arkConfigProblems({ naan: '9'.repeat(21), shoulder: 'b' })[0]).toMatch(/^ark\.naan: /);
+    expect(arkConfigProblems({ naan: '9'.repeat(19), shoulder: 'bcd' })[0]).toMatch(
+      /^ark\.shoulder: /,
+    );
   });
 });
