@@ -21,6 +21,7 @@ import {
   markGone,
   recordFile,
   requeueFile,
+  sameBytes,
   type FileRow,
 } from './records.js';
 import { candidateKey, WAKE_GAP_MS, type Candidate, type StabilityChecks } from './stability.js';
@@ -80,11 +81,6 @@ function replacedUnderAnotherUsage(record: FileRow, c: Candidate): boolean {
     c.usageEventId !== null &&
     c.usageEventId !== record.usage_event_id
   );
-}
-
-/** Whether the record names the bytes the candidate has (by size and mtime). */
-function sameBytes(record: FileRow, c: { size: number; mtimeMs: number }): boolean {
-  return record.size === c.size && record.mtime_ms === c.mtimeMs;
 }
 
 /** A record waiting for its transfer with the size and mtime the candidate has. */

@@ -18,7 +18,14 @@ import type { Logger } from '../util/log.js';
 import { hooksFor, type Hook } from './config.js';
 import { HarvestStopped } from './commandHook.js';
 import { runPostTransferHooks } from './hooks.js';
-import { enqueueFile, fileById, latestBySource, NEXT_UPDATED_AT, type FileRow } from './records.js';
+import {
+  enqueueFile,
+  fileById,
+  latestBySource,
+  NEXT_UPDATED_AT,
+  sameBytes,
+  type FileRow,
+} from './records.js';
 import { sourceKey } from './storageGuard.js';
 
 const isSidecarHook = (hook: Hook): boolean => hook.kind === 'sidecar_json';
@@ -294,7 +301,7 @@ export class LateSidecars {
     // The source no longer the version recorded (written again: a new version, whose own
     // transfer reads its sidecar) is not described by what is beside it now.
     const source = await lstat(file.source_path).catch(() => null);
-    const same = source?.size === file.size && source.mtimeMs === file.mtime_ms;
+    const same = source !== null && sameBytes(file, source);
     if (!hooks.some(isSidecarHook) || !same) {
       if (!this.letGo(note)) this.again = true;
       return;

@@ -35,7 +35,7 @@ import {
 } from './place.js';
 import { beginAttempt, markVerified } from './attemptMarkers.js';
 import { errorCode } from '../util/errors.js';
-import type { FileRow } from './records.js';
+import { sameBytes, type FileRow } from './records.js';
 
 /** A local copy under way: where it goes, and what it has left on disk so far. */
 interface LocalAttempt {
@@ -186,7 +186,7 @@ async function skipIfAlreadyThere(
       throw error;
     }
     const after = await statIfThere(file.source_path);
-    if (after?.size !== file.size || after.mtimeMs !== file.mtime_ms) return 'requeue';
+    if (!after || !sameBytes(file, after)) return 'requeue';
     if (source.hash === dest.hash) {
       attempt.filled = true;
       const skip = {

@@ -49,6 +49,14 @@ export interface FileRow {
   made_folders: string | null;
 }
 
+/** Whether a file's record names the bytes found at its source (by size and mtime). */
+export function sameBytes(
+  record: Pick<FileRow, 'size' | 'mtime_ms'>,
+  found: { size: number; mtimeMs: number },
+): boolean {
+  return record.size === found.size && record.mtime_ms === found.mtimeMs;
+}
+
 export function arkConfig(db: Db): ArkConfig {
   return getSetting(db, 'harvest.ark') ?? DEFAULT_ARK;
 }

@@ -20,7 +20,7 @@ import { renderDestination } from './destination.js';
 import { decidePreTransfer, preTransferHooks, runPostTransferHooks } from './hooks.js';
 import { copyLocally } from './localCopy.js';
 import { exists } from './place.js';
-import { markGone, type FileRow } from './records.js';
+import { markGone, sameBytes, type FileRow } from './records.js';
 
 export async function transferFile(
   deps: TransferDeps,
@@ -69,7 +69,7 @@ async function checkSource(
 ): Promise<TransferEnd | null> {
   try {
     const now = await stat(file.source_path);
-    if (now.size !== file.size || now.mtimeMs !== file.mtime_ms) return 'requeue';
+    if (!sameBytes(file, now)) return 'requeue';
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
       return await end.fail(`cannot read the source: ${describeError(error)}`);

@@ -18,7 +18,7 @@ import type { CopyPool } from './copyPool.js';
 import { DurabilityBatch, SyncFsRunner } from './durable.js';
 import type { MountMemory } from './place.js';
 import { OutcomeCommits } from './outcomes.js';
-import { fileById, markGone, type FileRow } from './records.js';
+import { fileById, markGone, sameBytes, type FileRow } from './records.js';
 import { sourceKey } from './storageGuard.js';
 import { describeError, failedOutcome, type TransferDeps } from './attempt.js';
 import { recoverInterrupted } from './recovery.js';
@@ -565,7 +565,7 @@ export class TransferQueue {
       if (end) await this.ended(file, instrument, end);
     } finally {
       this.active.delete(id);
-      if (source && (source.size !== file.size || source.mtimeMs !== file.mtime_ms)) {
+      if (source && !sameBytes(file, source)) {
         this.considerAgain(file, instrument, source);
       }
       this.units -= 1;

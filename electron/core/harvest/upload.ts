@@ -33,7 +33,7 @@ import {
 import { BadAnswerError, parseAnswer } from '../sync/parseAnswer.js';
 import type { Logger } from '../util/log.js';
 import type { StorageLocation } from './config.js';
-import type { FileRow } from './records.js';
+import { sameBytes, type FileRow } from './records.js';
 import { pause } from '../util/pause.js';
 import { readFull } from '../util/readFull.js';
 
@@ -267,7 +267,7 @@ async function sourceFrom(
     const checkWhole = async (): Promise<void> => {
       const hash = hasher.digest('hex');
       const now = await stat(file.source_path);
-      if (now.size !== file.size || now.mtimeMs !== file.mtime_ms || hash !== expected) {
+      if (!sameBytes(file, now) || hash !== expected) {
         fail('the file changed while it was uploaded');
       }
     };
@@ -342,7 +342,7 @@ export async function uploadVerified(deps: UploadDeps, job: UploadJob): Promise<
     // it as a transfer, not as queued, for the minutes a big file's hash takes.
     sourceHash = (await deps.hash(file.source_path, () => deps.progress(0))).hash;
     const now = await stat(file.source_path);
-    if (now.size !== file.size || now.mtimeMs !== file.mtime_ms) {
+    if (!sameBytes(file, now)) {
       return { outcome: 'source_changed', detail: 'the file changed while it was hashed' };
     }
     if (job.expectedHash !== undefined && sourceHash !== job.expectedHash.toLowerCase()) {
