@@ -10,16 +10,22 @@
  * a zod schema (zod drops a `__proto__` key from the objects it builds) and passes free-form
  * documents (notebook metadata, whose field names are free) to readers that keep own keys.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 
-export function acceptEmptyJson(
+/** Reads a body's text as JSON: none for no text at all (a route that needs one says so). */
+export type JsonTextReader = (
+  request: FastifyRequest,
+  text: string,
+  done: (error: Error | null, body?: unknown) => void,
+) => void;
+
+/** The reader acceptEmptyJson uses, for another parser that takes a body as JSON too. */
+export function jsonTextReader(
   app: FastifyInstance,
   options: { keepProtoKeys?: boolean } = {},
-): void {
+): JsonTextReader {
   const parseJson = app.getDefaultJsonParser('error', 'error');
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    const text = String(body);
+  return (request, text, done) => {
     if (text === '') {
       done(null, undefined);
       return;
@@ -38,5 +44,16 @@ export function acceptEmptyJson(
         undefined,
       );
     }
-  });
+  };
+}
+
+export function acceptEmptyJson(
+  app: FastifyInstance,
+  options: { keepProtoKeys?: boolean } = {},
+): void {
+  const readJson = jsonTextReader(app, options);
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) =>
+    readJson(request, String(body), done),
+  );
 }

@@ -9,6 +9,7 @@
  * Other routes keep Fastify's 415 for a type they do not read (the README's word for /rpc).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { jsonTextReader } from './emptyJson.js';
 
 /** `application/<anything>+json`, parameters after it allowed (charset). */
 const SUFFIX_JSON = /^application\/[^\s;/]+\+json\s*(;|$)/i;
@@ -17,7 +18,7 @@ const SUFFIX_JSON = /^application\/[^\s;/]+\+json\s*(;|$)/i;
 const MEDIA_TYPE = /^\s*[^\s/;]+\/[^\s/;]+\s*(;|$)/;
 
 export function readBodiesAsFastApi(app: FastifyInstance, fastApiRoute: RegExp): void {
-  const parseJson = app.getDefaultJsonParser('error', 'error');
+  const readJson = jsonTextReader(app);
   // A Content-Type that is no media type is read as FastAPI reads it (Python's e-mail parser):
   // an empty one as none (JSON), any other as text/plain. Fastify would refuse it, 415.
   app.addHook('onRequest', (request, _reply, done) => {
@@ -41,15 +42,8 @@ export function readBodiesAsFastApi(app: FastifyInstance, fastApiRoute: RegExp):
       return;
     }
     const text = String(body);
-    if (type === undefined || SUFFIX_JSON.test(type)) {
-      if (text === '') {
-        done(null, undefined);
-        return;
-      }
-      void parseJson(request, text, done);
-      return;
-    }
-    done(null, text);
+    if (type === undefined || SUFFIX_JSON.test(type)) readJson(request, text, done);
+    else done(null, text);
   });
 }
 
