@@ -255,23 +255,9 @@ function storageInWatchProblems(
           }))
         : [],
     ),
-    ...(
-      db
-        .prepare(
-          `SELECT i.name, i.watch FROM instruments i JOIN tools t ON t.id = i.tool_id
-           WHERE t.name = ? AND i.enabled = 1`,
-        )
-        .all(stationTool) as InstrumentRow[]
-    )
-      .filter((row) => !instruments.some((inst) => inst.name === row.name))
-      .flatMap((row) =>
-        // Stored as applyHarvestBundle wrote them: include and exclude filled in.
-        (JSON.parse(row.watch) as WatchFolder[]).map((watch) => ({
-          name: row.name,
-          watch,
-          at: null,
-        })),
-      ),
+    ...storedInstrumentsOf(db, bundle, stationTool).flatMap((row) =>
+      row.watch.map((watch) => ({ name: row.name, watch, at: null })),
+    ),
   ];
   const problems: string[] = [];
   for (const l of locations) {
@@ -310,25 +296,10 @@ function storageInWatchProblems(
  * file on this one. Named under `station.tool`, which makes them harvested here.
  */
 function storedPathProblems(db: Db, bundle: HarvestBundle, stationTool: string): string[] {
-  const rows = db
-    .prepare(
-      `SELECT i.name, i.watch, l.name AS location, l.base_path
-       FROM instruments i JOIN tools t ON t.id = i.tool_id
-       LEFT JOIN storage_locations l ON l.id = i.storage_location_id AND l.type = 'local'
-       WHERE t.name = ? AND i.enabled = 1 ORDER BY i.id`,
-    )
-    .all(stationTool) as {
-    name: string;
-    watch: string;
-    location: string | null;
-    base_path: string | null;
-  }[];
-  const bundled = new Set((bundle.instruments ?? []).map((i) => i.name));
   const bundledLocations = new Set((bundle.storage_locations ?? []).map((l) => l.name));
   const problems: string[] = [];
-  for (const row of rows) {
-    if (bundled.has(row.name)) continue;
-    for (const watch of JSON.parse(row.watch) as WatchFolder[]) {
+  for (const row of storedInstrumentsOf(db, bundle, stationTool)) {
+    for (const watch of row.watch) {
       const problem = absolutePathProblem(watch.path, false);
       if (problem) {
         problems.push(
@@ -346,6 +317,31 @@ function storedPathProblems(db: Db, bundle: HarvestBundle, stationTool: string):
     }
   }
   return [...new Set(problems)];
+}
+
+/**
+ * The enabled instruments of `tool` stored here that the bundle does not name, with their
+ * watched folders (as applyHarvestBundle wrote them: include and exclude filled in) and their
+ * local storage location, if any.
+ */
+function storedInstrumentsOf(
+  db: Db,
+  bundle: HarvestBundle,
+  tool: string,
+): { name: string; watch: WatchFolder[]; location: string | null; base_path: string | null }[] {
+  const bundled = new Set((bundle.instruments ?? []).map((i) => i.name));
+  return (
+    db
+      .prepare(
+        `SELECT i.name, i.watch, l.name AS location, l.base_path
+         FROM instruments i JOIN tools t ON t.id = i.tool_id
+         LEFT JOIN storage_locations l ON l.id = i.storage_location_id AND l.type = 'local'
+         WHERE t.name = ? AND i.enabled = 1 ORDER BY i.id`,
+      )
+      .all(tool) as (InstrumentRow & { location: string | null; base_path: string | null })[]
+  )
+    .filter((row) => !bundled.has(row.name))
+    .map((row) => ({ ...row, watch: JSON.parse(row.watch) as WatchFolder[] }));
 }
 
 interface LocationRow {

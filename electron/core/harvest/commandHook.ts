@@ -188,10 +188,9 @@ function runCommandNow(
      * A failure's reason, with what the program wrote to stderr (its own word on why, often
      * the only one), whichever way it failed.
      */
-    const failed = (why: string): Error => {
-      const said = stderr.trim().slice(0, 500);
-      return new Error(said ? `${why}; it wrote to stderr: ${said}` : why);
-    };
+    const said = (): string => stderr.trim().slice(0, 500);
+    const failed = (why: string): Error =>
+      new Error(said() ? `${why}; it wrote to stderr: ${said()}` : why);
     let settled = false;
     let grace: NodeJS.Timeout | undefined;
     child.on('exit', (code, signal) => {
@@ -230,8 +229,7 @@ function runCommandNow(
       if (ended) return reject(stopped ? new HarvestStopped(ended) : failed(ended));
       if (code !== 0) {
         const how = code === null ? `ended by ${signal}` : `exited with ${code}`;
-        const said = stderr.trim().slice(0, 500);
-        return reject(new Error(`${config.command} ${how}${said ? `: ${said}` : ''}`));
+        return reject(new Error(`${config.command} ${how}${said() ? `: ${said()}` : ''}`));
       }
       const text = Buffer.concat(stdout, stdoutBytes).toString('utf8').trim();
       if (!text) return resolve({});
