@@ -410,23 +410,40 @@ describe('tool control', () => {
     }
   });
 
+  /**
+   * Alice's usage on a station whose idle rule force-ends after 30 minutes, measured on its own
+   * clock: `idleFor` moves that clock by `ms` and the PC's by `wallMs` (as much, unless set on
+   * or back meanwhile), then runs the idle check.
+   */
+  async function idleUsage() {
+    let elapsed = 0;
+    const st = await openStation(
+      { ...facilityBundle(), station: { tool: 'SEM' } },
+      clock,
+      () => elapsed,
+    );
+    st.db.prepare("INSERT INTO settings VALUES ('idle.forceEndMinutes', '30')").run();
+    await logon(st, 'alice', '1234');
+    const { usage } = await enable(st, { project: 'Cathodes', answers: goodPreAnswers });
+    return {
+      st,
+      idleFor: (ms: number, wallMs = ms): void => {
+        elapsed += ms;
+        now += wallMs;
+        st.checkIdle();
+      },
+      end: () =>
+        st.db.prepare('SELECT "end" FROM usage_events WHERE uuid = ?').pluck().get(usage.uuid),
+    };
+  }
+
   // Mutation: checkIdle measuring on the wall clock (this.clock) again. The PC's time set on
   // three hours force-ended the usage at once, billed with the three hours; set back an hour,
   // it kept whoever walked away logged on for that hour.
   it('measures idle time on a clock that only goes forward, not on the PC time', async () => {
     try {
-      let elapsed = 0;
-      const st = await openStation(
-        { ...facilityBundle(), station: { tool: 'SEM' } },
-        clock,
-        () => elapsed,
-      );
-      st.db.prepare("INSERT INTO settings VALUES ('idle.forceEndMinutes', '30')").run();
-      await logon(st, 'alice', '1234');
-      const { usage } = await enable(st, { project: 'Cathodes', answers: goodPreAnswers });
-      now += 3 * 3_600_000;
-      elapsed += 60_000;
-      st.checkIdle();
+      const { st, idleFor, end } = await idleUsage();
+      idleFor(60_000, 3 * 3_600_000);
       expect(
         ((await st.call('session.current', {})) as { session: unknown }).session,
       ).not.toBeNull();
@@ -434,20 +451,12 @@ describe('tool control', () => {
         'in_use',
       );
       // Set back an hour: ten minutes without input still log off.
-      now -= 3_600_000;
-      elapsed += 10 * 60_000;
-      st.checkIdle();
+      idleFor(10 * 60_000, -3_600_000);
       expect(((await st.call('session.current', {})) as { session: unknown }).session).toBeNull();
       // Twenty more: the usage is force-ended, dated by the PC's time when the 30 minutes
       // passed (a minute before this check).
-      now += 20 * 60_000;
-      elapsed += 20 * 60_000;
-      st.checkIdle();
-      const ended = st.db
-        .prepare('SELECT "end" FROM usage_events WHERE uuid = ?')
-        .pluck()
-        .get(usage.uuid) as string;
-      expect(ended).toBe(new Date(now - 60_000).toISOString());
+      idleFor(20 * 60_000);
+      expect(end()).toBe(new Date(now - 60_000).toISOString());
     } finally {
       now = Date.parse('2026-11-20T09:00:00Z');
     }
@@ -455,22 +464,10 @@ describe('tool control', () => {
 
   it('ends a usage force-ended after the PC slept when its idle limit passed, not at the wake', async () => {
     try {
-      let elapsed = 0;
-      const st = await openStation(
-        { ...facilityBundle(), station: { tool: 'SEM' } },
-        clock,
-        () => elapsed,
-      );
-      st.db.prepare("INSERT INTO settings VALUES ('idle.forceEndMinutes', '30')").run();
-      await logon(st, 'alice', '1234');
-      const { usage } = await enable(st, { project: 'Cathodes', answers: goodPreAnswers });
+      const { idleFor, end } = await idleUsage();
       // Five minutes on, the PC sleeps four hours; the idle clock counts the sleep.
-      now += 5 * 60_000 + 4 * 3_600_000;
-      elapsed += 5 * 60_000 + 4 * 3_600_000;
-      st.checkIdle();
-      expect(
-        st.db.prepare('SELECT "end" FROM usage_events WHERE uuid = ?').pluck().get(usage.uuid),
-      ).toBe('2026-11-20T09:30:00.000Z');
+      idleFor(5 * 60_000 + 4 * 3_600_000);
+      expect(end()).toBe('2026-11-20T09:30:00.000Z');
     } finally {
       now = Date.parse('2026-11-20T09:00:00Z');
     }
