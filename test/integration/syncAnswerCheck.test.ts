@@ -5,8 +5,9 @@
  * talk to it through an HTTP proxy that spoils those answers: a spoiled history page leaves no
  * file record and the instrument still waiting, a spoiled push answer deletes no outbox row;
  * each is named in lastError (field and rule) and retried, and the good answer afterwards is
- * taken as usual. A spoiled reservation form reaches the caller as `unavailable`, naming the
- * question and rule.
+ * taken as usual. A 404 page of a proxy in between fails the history fetch as a spoiled page
+ * does; only the server's own not-found answer says it has no history to send. A spoiled
+ * reservation form reaches the caller as `unavailable`, naming the question and rule.
  */
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
@@ -252,6 +253,112 @@ describe("the server's history page", () => {
       { status: 'failed', checksum_verified: 0 },
     ]);
     await waitFor('no error', () => (client.state.lastError === null ? true : undefined));
+  });
+});
+
+describe('a history route answered 404', () => {
+  /** An instrument of the SEM tool, on a station of its own, with one file harvested before. */
+  function instrumentWithHistory(name: string): { key: string; ark: string } {
+    const account = createStationAccount(db, { name: `${name}-pc`, tool: SEM });
+    const instrument = newUuid();
+    const ark = `ark:99999/fk4${name.length}d${account.id}`;
+    db.prepare(
+      `INSERT INTO instruments (uuid, name, description, tool_id, station_id, watch,
+         storage_location_id, destination_template, created_at, updated_at)
+       VALUES (?, ?, '', ?, ?, '[{"path":"/in-${name}","include":["*.tif"],"exclude":[]}]', 1,
+         '{filename}', ?, ?)`,
+    ).run(instrument, name, SEM, account.id, T0, T0);
+    const instrumentId = db
+      .prepare('SELECT id FROM instruments WHERE uuid = ?')
+      .pluck()
+      .get(instrument);
+    db.prepare(
+      `INSERT INTO harvest_files (uuid, instrument_id, persistent_id, watch_path, relative_path,
+         source_path, filename, size, mtime_ms, xxhash, first_discovered_at, metadata_, state,
+         updated_at)
+       VALUES (?, ?, ?, '/in', 'd.tif', '/in/d.tif', 'd.tif', 40, 1e12, 'dd', ?, '{}', 'gone', ?)`,
+    ).run(newUuid(), instrumentId, ark, T0, T0);
+    return { key: account.key, ark };
+  }
+
+  /** A proxy that answers the history route itself with `page` while `own()`, else forwards. */
+  async function historyAnsweredBy(
+    own: () => boolean,
+    page: { type: string; body: string },
+    answered: () => void,
+  ): Promise<HttpProxy> {
+    const forward = forwardTo(serverUrl);
+    return startHttpProxy((request, response) => {
+      if (own() && request.url?.startsWith('/sync/harvest/history')) {
+        answered();
+        response.writeHead(404, { 'content-type': page.type });
+        response.end(page.body);
+        return;
+      }
+      forward(request, response);
+    });
+  }
+
+  it("by a proxy's page, not the server's: the instrument waits, the error is named, then its history is taken", async () => {
+    // A reverse proxy that does not pass this route on: taken as a server with no history,
+    // the station would record the instrument's files again, under new ARKs.
+    const { key, ark } = instrumentWithHistory('sem-proxied');
+    let own = true;
+    let answered = 0;
+    const proxy = await historyAnsweredBy(
+      () => own,
+      {
+        type: 'text/html',
+        body: '<html><head><title>404 Not Found</title></head><body><h1>404 Not Found</h1><hr>nginx</body></html>',
+      },
+      () => (answered += 1),
+    );
+    cleanup.push(() => proxy.close());
+    const { station, client, warnings } = stationVia(proxy, key);
+    cleanup.push(() => station.close());
+    cleanup.push(() => client.stop());
+    const count = (sql: string): number => station.db.prepare(sql).pluck().get() as number;
+    const pending = (): number => count('SELECT count(*) FROM harvest_history_pending');
+    client.start();
+
+    await waitFor('the history asked for twice', () => (answered >= 2 ? true : undefined));
+    expect(pending()).toBe(1);
+    expect(count('SELECT count(*) FROM harvest_files')).toBe(0);
+    expect(client.state.lastError).toBe(
+      'the records of sem-proxied harvested before: server answered 404: Request failed with status code 404',
+    );
+    expect(warnings.some((w) => w.msg === 'sync: history')).toBe(true);
+    expect(warnings.some((w) => w.msg === 'sync: the server sends no history')).toBe(false);
+
+    own = false;
+    await waitFor('the history', () => (pending() === 0 ? true : undefined));
+    expect(station.db.prepare('SELECT persistent_id FROM harvest_files').pluck().all()).toEqual([
+      ark,
+    ]);
+  });
+
+  it("by the server's own not-found answer (a server older than the route): no history to wait for", async () => {
+    const { key } = instrumentWithHistory('sem-older');
+    let answered = 0;
+    const proxy = await historyAnsweredBy(
+      () => true,
+      { type: 'application/json; charset=utf-8', body: JSON.stringify({ detail: 'Not found.' }) },
+      () => (answered += 1),
+    );
+    cleanup.push(() => proxy.close());
+    const { station, client, warnings } = stationVia(proxy, key);
+    cleanup.push(() => station.close());
+    cleanup.push(() => client.stop());
+    const count = (sql: string): number => station.db.prepare(sql).pluck().get() as number;
+    client.start();
+
+    await waitFor('the instrument no longer waiting', () =>
+      answered >= 1 && count('SELECT count(*) FROM harvest_history_pending') === 0
+        ? true
+        : undefined,
+    );
+    expect(count('SELECT count(*) FROM harvest_files')).toBe(0);
+    expect(warnings.some((w) => w.msg === 'sync: the server sends no history')).toBe(true);
   });
 });
 

@@ -90,8 +90,11 @@ export class HistoryFetch {
       } catch (error) {
         if (this.stopped()) return;
         const status = axios.isAxiosError(error) ? error.response?.status : undefined;
-        if (status === 404) {
-          // A server older than this route holds no history to wait for.
+        if (status === 404 && serverNotFound(error)) {
+          // A server older than this route holds no history to wait for. Its own answer only:
+          // a 404 page of a proxy in between that does not pass the route on fails the fetch,
+          // as an unreachable server does; taken as "no history", it would have this station
+          // record the instrument's files again, under new ARKs.
           takeHistoryPage(db, pending.instrumentId, { files: [], next: null });
           log.warn({ instrument: pending.name }, 'sync: the server sends no history');
         } else if (status === 403 && pending.fromServer === 0) {
@@ -118,4 +121,18 @@ export class HistoryFetch {
       this.station.harvestFromServer({ config: true, runs: true });
     }
   }
+}
+
+/**
+ * Whether a 404 is the server's own answer to a path it has no route for, `{"detail":
+ * "Not found."}` (server/app.ts), not a page of something in between.
+ */
+function serverNotFound(error: unknown): boolean {
+  if (!axios.isAxiosError(error)) return false;
+  const data: unknown = error.response?.data;
+  return (
+    typeof data === 'object' &&
+    data !== null &&
+    (data as { detail?: unknown }).detail === 'Not found.'
+  );
 }
