@@ -168,14 +168,22 @@ export async function harvest(argv: string[]): Promise<number> {
       process.on('SIGINT', onSignal);
       process.on('SIGTERM', onSignal);
     });
-    await Promise.race([
-      harvester.start().then(() => {
-        if (!signalled) process.stdout.write('harvesting; stop with Ctrl+C\n');
-      }),
-      stopAsked,
-    ]);
-    await stopAsked;
-    await harvester.stop();
+    // The harvest's timers do not hold the process (a station's server does): this command
+    // lives until it is told to stop, with nothing to watch too, so that a bundle imported
+    // meanwhile is taken within seconds (timers.ts).
+    const alive = setInterval(() => undefined, 1 << 30);
+    try {
+      await Promise.race([
+        harvester.start().then(() => {
+          if (!signalled) process.stdout.write('harvesting; stop with Ctrl+C\n');
+        }),
+        stopAsked,
+      ]);
+      await stopAsked;
+      await harvester.stop();
+    } finally {
+      clearInterval(alive);
+    }
     return 0;
   } finally {
     db.close();

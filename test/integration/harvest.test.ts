@@ -1013,6 +1013,47 @@ describe('harvest --once', () => {
     expect(recorded.filter((f) => f.metadata_.hook_errors !== undefined)).toEqual([]);
   }, 120_000);
 
+  it('a watching harvest with no instrument enabled keeps running, and takes one imported later', async () => {
+    // Its timers do not hold the process: with nothing to watch it ended at once, code 13
+    // (an await never settled), and a bundle imported after it was never taken.
+    const dirs = await setupHarvest();
+    const instrument = (enabled: boolean): unknown => ({
+      name: 'sem-1',
+      tool: 'SEM',
+      watch: [{ path: dirs.src }],
+      stability_seconds: 0.3,
+      storage_location: 'archive',
+      destination_template: '{instrument}/{relative_path}',
+      enabled,
+    });
+    const off = await importBundle(dirs.data, { instruments: [instrument(false)] });
+    expect(off.code, off.stderr).toBe(0);
+    const child = spawn(process.execPath, [CLI, 'harvest', '--data', dirs.data], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let said = '';
+    child.stdout.on('data', (chunk: Buffer) => (said += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (said += chunk.toString()));
+    let code: number | null | undefined;
+    const exited = new Promise<number | null>((resolve) =>
+      child.on('exit', (c) => resolve((code = c))),
+    );
+    try {
+      await waitLong('harvesting', () => (said.includes('harvesting') ? true : undefined));
+      writeFileSync(join(dirs.src, 'a.dat'), 'written before the instrument is enabled');
+      const on = await importBundle(dirs.data, { instruments: [instrument(true)] });
+      expect(on.code, on.stderr).toBe(0);
+      await waitLong('a.dat harvested by the running command', async () => {
+        expect(code, said).toBeUndefined();
+        return (await filesOf(dirs.data)).some((f) => f.state === 'done') ? true : undefined;
+      });
+      expect(listTree(dirs.dest)).toEqual(['sem-1/a.dat']);
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
+  }, 60_000);
+
   it('names a sidecar that is not JSON, and the transfer stands', async () => {
     const dirs = await setupHarvest({
       hooks: [{ name: 'sidecar', trigger: 'post_transfer', kind: 'sidecar_json' }],
