@@ -1068,6 +1068,63 @@ describe('harvest --once', () => {
     expect(errors[0].error).toMatch(/^a\.json is not JSON: /);
   });
 
+  it("leaves a sidecar to the new version's record when its file was written again during the hooks", async () => {
+    // The instrument writes the file and its sidecar again while the first version's hooks run
+    // (here, an earlier hook does it, once): what is beside the file now describes the new
+    // version, not the copy the record names.
+    const script = join(tempDir(), 'rewrite.mjs');
+    writeFileSync(
+      script,
+      `import { existsSync, writeFileSync } from 'node:fs';
+const source = process.env.LABSTATION_SOURCE_PATH;
+if (!existsSync(source + '.done')) {
+  writeFileSync(source + '.done', '');
+  writeFileSync(source, 'the second version, longer');
+  writeFileSync(source + '.json', '{"sample": "S-2"}');
+}
+process.stdout.write('{}');`,
+    );
+    const dirs = await setupHarvest({
+      hooks: [
+        {
+          name: 'rewrite',
+          trigger: 'post_transfer',
+          kind: 'command',
+          priority: 0,
+          config: { command: process.execPath, args: [script] },
+        },
+        { name: 'sidecar', trigger: 'post_transfer', kind: 'sidecar_json', priority: 1 },
+      ],
+    });
+    withDb(dirs.data, (db) =>
+      db
+        .prepare('UPDATE instruments SET watch = ?')
+        .run(JSON.stringify([{ path: dirs.src, include: ['*.dat'], exclude: [] }])),
+    );
+    writeFileSync(join(dirs.src, 'a.dat'), 'first');
+    writeFileSync(join(dirs.src, 'a.dat.json'), '{"sample": "S-1"}');
+    const out = await harvestOnce(dirs.data);
+    expect(out.code, out.stdout + out.stderr).toBe(0);
+    expect(out.stdout).toContain('harvest: 1 completed, 0 skipped, 0 failed');
+    // The second version is the next run's, a record of its own.
+    const next = await harvestOnce(dirs.data);
+    expect(next.stdout).toContain('harvest: 1 completed, 0 skipped, 0 failed');
+    const files = await filesOf(dirs.data);
+    expect(files.map((f) => [f.size, f.metadata_.sample ?? null])).toEqual([
+      [5, null],
+      [26, 'S-2'],
+    ]);
+    expect(files[0].metadata_.hook_errors).toEqual([
+      {
+        hook: 'sidecar',
+        kind: 'sidecar_json',
+        error:
+          'a.dat was written again after its copy: a.dat.json is left to the record of that version',
+      },
+    ]);
+    expect(files[1].metadata_.hook_errors).toBeUndefined();
+  }, 60_000);
+
   it("reads the stem's sidecar of a file whose name leaves no room for <name>.json", async () => {
     const dirs = await setupHarvest({
       hooks: [{ name: 'sidecar', trigger: 'post_transfer', kind: 'sidecar_json' }],

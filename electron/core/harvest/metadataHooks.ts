@@ -11,7 +11,7 @@ import { MAX_DEPTH, nestedDeeperThan } from '../../../shared/metadata/json.js';
 import { isPlainObject } from '../../../shared/questions/json.js';
 import type { Db } from '../db/open.js';
 import type { HookConfig } from './config.js';
-import type { FileRow } from './records.js';
+import { sameBytes, type FileRow } from './records.js';
 import { storedUsageContext, usageContextOf } from './usageContext.js';
 
 export interface PostTransferContext {
@@ -31,11 +31,18 @@ export interface PostTransferContext {
 async function sourceCreatedAt(ctx: PostTransferContext): Promise<string | null> {
   try {
     const stats = await lstat(ctx.sourcePath);
-    const same = stats.size === ctx.file.size && stats.mtimeMs === ctx.file.mtime_ms;
-    return same && stats.birthtimeMs > 0 ? new Date(stats.birthtimeMs).toISOString() : null;
+    return sameBytes(ctx.file, stats) && stats.birthtimeMs > 0
+      ? new Date(stats.birthtimeMs).toISOString()
+      : null;
   } catch {
     return null;
   }
+}
+
+/** Whether the file's source is there with other bytes than its record's (a new version). */
+async function writtenAgain(ctx: PostTransferContext): Promise<boolean> {
+  const stats = await lstat(ctx.sourcePath).catch(() => null);
+  return stats !== null && !sameBytes(ctx.file, stats);
 }
 
 export async function fileInfo(ctx: PostTransferContext): Promise<Record<string, unknown>> {
@@ -155,6 +162,14 @@ export async function sidecarJson(
     }
     const text = await readSidecar(join(dir, candidate), candidate);
     if (text === null) continue;
+    // Read while the source is still the version recorded: once it was written again (during
+    // these hooks, or before a recovery ran them), what is beside it describes that version,
+    // whose own record reads it (lateSidecars.ts merge does the same).
+    if (await writtenAgain(ctx)) {
+      throw new Error(
+        `${name} was written again after its copy: ${candidate} is left to the record of that version`,
+      );
+    }
     let value: unknown;
     try {
       value = JSON.parse(text);
