@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import nodemailer from 'nodemailer';
 import addressparser from 'nodemailer/lib/addressparser/index.js';
 import type Mail from 'nodemailer/lib/mailer/index.js';
-import type SMTPTransport from 'nodemailer/lib/smtp-transport/index.js';
+import SMTPTransport from 'nodemailer/lib/smtp-transport/index.js';
 import { redactUrl } from './config.js';
 import type { MailRow } from './outbox.js';
 
@@ -69,13 +69,22 @@ function refusal(info: SMTPTransport.SentMessageInfo): Error {
   );
 }
 
-export function smtpTransport(url: string): MailTransport {
-  const transporter = nodemailer.createTransport({
-    url,
-    connectionTimeout: 30_000,
-    greetingTimeout: 30_000,
-    socketTimeout: 60_000,
-  });
+/**
+ * How long a mail server may take to accept a connection, to greet, and to answer each
+ * command: a stalled one fails the send within a minute, and the mails behind it, and a stop
+ * of the server, do not wait for nodemailer's own ten minutes.
+ */
+export const SMTP_TIMEOUTS = {
+  connectionTimeout: 30_000,
+  greetingTimeout: 30_000,
+  socketTimeout: 60_000,
+};
+
+export function smtpTransport(url: string, timeouts = SMTP_TIMEOUTS): MailTransport {
+  // The transport made here, not by createTransport: given a `url`, that reads the URL alone
+  // and drops every other option, the timeouts with them. (Options in the URL's query still
+  // win over these.)
+  const transporter = nodemailer.createTransport(new SMTPTransport({ url, ...timeouts }));
   return {
     description: redactUrl(url),
     sends: true,

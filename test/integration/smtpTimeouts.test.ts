@@ -1,0 +1,61 @@
+/**
+ * The SMTP transport gives up on a mail server that stops answering after its timeouts
+ * (transport.ts SMTP_TIMEOUTS), not nodemailer's own ten minutes: a real TCP server on loopback
+ * greets and then answers nothing. Given with the URL, the timeouts used to be dropped
+ * (nodemailer reads only the URL when one is given), and one stalled server held every mail
+ * behind the one it took, and a stop of the server with them.
+ */
+import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { afterEach, expect, it } from 'vitest';
+import { SMTP_TIMEOUTS, smtpTransport } from '../../electron/core/mail/transport.js';
+import type { MailRow } from '../../electron/core/mail/outbox.js';
+
+const servers: Server[] = [];
+const sockets: Socket[] = [];
+afterEach(async () => {
+  for (const s of sockets.splice(0)) s.destroy();
+  for (const server of servers.splice(0)) await new Promise((resolve) => server.close(resolve));
+});
+
+/** An SMTP server that greets, then reads and answers nothing more. */
+async function silentAfterGreeting(): Promise<string> {
+  const server = createServer((socket) => {
+    sockets.push(socket);
+    socket.on('error', () => undefined);
+    socket.write('220 sink.test ESMTP\r\n');
+  });
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `smtp://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+const mail: MailRow = {
+  id: 1,
+  uuid: '0191f0a0-0000-7000-8000-000000000001',
+  kind: 'pending_answers',
+  usage_event_id: null,
+  to: 'alice@example.org',
+  cc: '',
+  subject: 'Your usage of the SEM',
+  text: 'Please answer.',
+  html: null,
+  status: 'queued',
+  attempts: 0,
+  next_attempt_at: '2026-01-01T00:00:00.000Z',
+  last_error: null,
+  created_at: '2026-01-01T00:00:00.000Z',
+  sent_at: null,
+};
+
+it('keeps the timeouts of a URL-given server: a silent one fails the send and the check', async () => {
+  const url = await silentAfterGreeting();
+  const transport = smtpTransport(url, { ...SMTP_TIMEOUTS, socketTimeout: 300 });
+  try {
+    await expect(transport.verify()).rejects.toMatchObject({ code: 'ETIMEDOUT' });
+    await expect(transport.send(mail, 'Lab <lab@example.org>')).rejects.toMatchObject({
+      code: 'ETIMEDOUT',
+    });
+  } finally {
+    transport.close();
+  }
+}, 10_000);
