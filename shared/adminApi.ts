@@ -4,7 +4,7 @@
  * contract of api.ts; kept here so that file stays readable.
  */
 import { z } from 'zod';
-import { lineSchema, passwordProblem } from './text.js';
+import { EMAIL_PATTERN, EMAIL_RULE, lineSchema, passwordProblem } from './text.js';
 
 const id = z.number().int().positive();
 /** Text of several lines (a station's description). */
@@ -28,7 +28,8 @@ export const adminUserInput = z
     /** Absent: a new person. */
     id: id.optional(),
     username: name,
-    email: lineSchema(320).regex(/^$|^[^\s@]+@[^\s@]+$/, 'must be an e-mail address like a@b.org'),
+    /** Empty: none. */
+    email: lineSchema(320).refine((e) => e === '' || EMAIL_PATTERN.test(e), EMAIL_RULE),
     first_name: lineSchema(200),
     last_name: lineSchema(200),
     /** Empty: no badge. */

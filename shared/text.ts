@@ -39,6 +39,15 @@ export function lineSchema(max: number) {
   return oneLine(z.string().trim().max(max, `must be at most ${max} characters`));
 }
 
+/**
+ * An e-mail address: one `@`, no white space, and none of the characters that end or split an
+ * address in a mail header (`< > ( ) [ ] , ; : " \`). A value that a header would read as two
+ * addresses, or as none, is refused where it is entered (a bundle, the admin page, an account),
+ * not found out when mail to it goes to someone else or never goes.
+ */
+export const EMAIL_PATTERN = /^[^\s@<>()[\],;:"\\]+@[^\s@<>()[\],;:"\\]+$/;
+export const EMAIL_RULE = 'must be an e-mail address like a@b.org';
+
 /** The fewest characters a password to the server has. */
 export const MIN_PASSWORD_LENGTH = 10;
 

@@ -1,6 +1,6 @@
 /**
  * `labstation import` and what makes a person one: badge numbers and e-mails are unique (an
- * e-mail in any letter case). A bundle may move them among the people it names, and may not
+ * e-mail with A to Z in any case). A bundle may move them among the people it names, and may not
  * give one that a stored person keeps: named as a problem (field and rule), nothing imported,
  * not the database's bare "UNIQUE constraint failed".
  */
@@ -88,6 +88,79 @@ describe('labstation import: badges and e-mails moved among people', () => {
       ['bob', 'bob.b@example.org'],
       ['erin', 'alice@example.org'],
     ]);
+  });
+});
+
+describe('labstation import: what an e-mail may be', () => {
+  // A bundle's e-mail was checked to be one line only: `a@b>, <c@d>` was stored, and its
+  // person's notices went to c@d too; `carol at example.org` failed every mail to her.
+  it('refuses one that is not a single address, naming the field and the rule', async () => {
+    const dir = tempDir('labstation-import-email-');
+    const data = join(dir, 'server');
+    const made = await runCli([
+      'import',
+      '--data',
+      data,
+      writeJson(dir, 'first.json', { users: [{ username: 'alice', email: 'alice@example.org' }] }),
+    ]);
+    expect(made.code, made.stderr).toBe(0);
+    const before = people(data);
+    for (const email of [
+      'eve@evil.org>, <mallory@example.org',
+      'eve@evil.org>,<mallory',
+      'carol at example.org',
+      'Carol <carol@example.org>',
+      'carol@example.org;dan@example.org',
+      'carol',
+    ]) {
+      const refused = await runCli([
+        'import',
+        '--data',
+        data,
+        writeJson(dir, 'bad.json', { users: [{ username: 'carol', email }] }),
+      ]);
+      expect(refused.code, email).toBe(1);
+      expect(refused.stderr).toContain('users[0].email: must be an e-mail address like a@b.org');
+      expect(people(data)).toEqual(before);
+    }
+  });
+
+  // As the database compares them (COLLATE NOCASE: A to Z only), as usernames: É and é are two
+  // letters there, so a bundle refused ÉMILE@école.fr beside émile@école.fr that the admin
+  // page and a second bundle took.
+  it('tells apart e-mails that differ beyond A to Z in case, as the database and log-in do', async () => {
+    const dir = tempDir('labstation-import-email-case-');
+    const data = join(dir, 'server');
+    const imported = await runCli([
+      'import',
+      '--data',
+      data,
+      writeJson(dir, 'first.json', {
+        users: [
+          { username: 'emile', email: 'émile@école.fr' },
+          { username: 'emile2', email: 'ÉMILE@école.fr' },
+        ],
+      }),
+    ]);
+    expect(imported.code, imported.stderr).toBe(0);
+    const again = await runCli([
+      'import',
+      '--data',
+      data,
+      writeJson(dir, 'again.json', { users: [{ username: 'emile3', email: 'émile@ÉCOLE.fr' }] }),
+    ]);
+    expect(again.code, again.stderr).toBe(0);
+    // A to Z fold.
+    const clash = await runCli([
+      'import',
+      '--data',
+      data,
+      writeJson(dir, 'clash.json', { users: [{ username: 'emile5', email: 'éMILE@école.FR' }] }),
+    ]);
+    expect(clash.code).toBe(1);
+    expect(clash.stderr).toContain(
+      'users[0] (emile5).email: éMILE@école.FR already belongs to emile',
+    );
   });
 });
 

@@ -1,5 +1,5 @@
 import type { Db } from '../db/open.js';
-import { lineProblem, passwordProblem } from '../../../shared/text.js';
+import { EMAIL_PATTERN, EMAIL_RULE, lineProblem, passwordProblem } from '../../../shared/text.js';
 import { AppError, fieldError } from '../util/errors.js';
 import { newUuid, nowIso } from '../util/ids.js';
 import { hashSecret } from '../util/pin.js';
@@ -74,10 +74,10 @@ export async function createAccount(
   input: NewAccount,
 ): Promise<{ id: number; username: string; email: string }> {
   const email = input.email.trim();
-  if (!/^[^\s@]+@[^\s@]+$/.test(email)) {
+  if (!EMAIL_PATTERN.test(email)) {
     throw new AppError(
       'validation_failed',
-      `email: ${JSON.stringify(email)} is not an e-mail address`,
+      `email: ${JSON.stringify(email)} is not an e-mail address (${EMAIL_RULE.replace('must be ', '')})`,
     );
   }
   checkPassword(input.password);

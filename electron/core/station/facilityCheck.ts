@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { parseQuestions, serializeQuestions } from '../../../shared/questions/index.js';
 import { isPlainObject, ownValue } from '../../../shared/questions/json.js';
-import { lineSchema, passwordProblem } from '../../../shared/text.js';
+import { EMAIL_PATTERN, EMAIL_RULE, lineSchema, passwordProblem } from '../../../shared/text.js';
 import type { Db } from '../db/open.js';
 import { harvestBundleShape } from '../harvest/bundle.js';
 import { harvestBundleProblems } from '../harvest/bundleCheck.js';
@@ -49,7 +49,10 @@ const bundleSchema = z
         z
           .object({
             username: name,
-            email: lineSchema(320).optional(),
+            /** Empty: none. */
+            email: lineSchema(320)
+              .refine((e) => e === '' || EMAIL_PATTERN.test(e), EMAIL_RULE)
+              .optional(),
             first_name: lineSchema(200).optional(),
             last_name: lineSchema(200).optional(),
             badge_number: lineSchema(64).min(1).nullable().optional(),
@@ -160,10 +163,11 @@ function dataDirMode(
 }
 
 /**
- * A username as the database compares it (COLLATE NOCASE: A to Z only): two names it tells apart
- * are two people here too, or a check could let through what the database then refuses.
+ * A username or an e-mail as the database compares it (COLLATE NOCASE: A to Z only): two it
+ * tells apart are two people here too, as at log-in, or a check could let through what the
+ * database then refuses, or refuse what another bundle may give.
  */
-function foldUsername(name: string): string {
+function foldAsDatabase(name: string): string {
   return name.replace(/[A-Z]/g, (c) => c.toLowerCase());
 }
 
@@ -176,10 +180,10 @@ function keptByStored(
   stored: { username: string; value: string | null }[],
   giving: BundleUser[],
 ): Map<string, string> {
-  const replaced = new Set(giving.map((u) => foldUsername(u.username)));
+  const replaced = new Set(giving.map((u) => foldAsDatabase(u.username)));
   const kept = new Map<string, string>();
   for (const { username, value } of stored) {
-    const holder = foldUsername(username);
+    const holder = foldAsDatabase(username);
     if (value && !replaced.has(holder)) kept.set(value, holder);
   }
   return kept;
@@ -200,30 +204,30 @@ function badgeProblems(db: Db, users: BundleUser[]): string[] {
     users.filter((u) => u.badge_number !== undefined),
   );
   const usernames = new Set([
-    ...existing.map((e) => foldUsername(e.username)),
-    ...users.map((u) => foldUsername(u.username)),
+    ...existing.map((e) => foldAsDatabase(e.username)),
+    ...users.map((u) => foldAsDatabase(u.username)),
   ]);
   users.forEach((u, i) => {
     const badge = u.badge_number;
     if (!badge) return;
     const owner = badgeOwner.get(badge);
-    if (owner !== undefined && owner !== foldUsername(u.username)) {
+    if (owner !== undefined && owner !== foldAsDatabase(u.username)) {
       problems.push(
         `users[${i}] (${u.username}).badge_number: ${badge} already belongs to ${owner}`,
       );
     } else if (
-      usernames.has(foldUsername(badge)) &&
-      foldUsername(badge) !== foldUsername(u.username)
+      usernames.has(foldAsDatabase(badge)) &&
+      foldAsDatabase(badge) !== foldAsDatabase(u.username)
     ) {
       problems.push(`users[${i}] (${u.username}).badge_number: ${badge} is someone's username`);
     }
-    badgeOwner.set(badge, foldUsername(u.username));
+    badgeOwner.set(badge, foldAsDatabase(u.username));
   });
   return problems;
 }
 
 /**
- * An e-mail names one person (the server's log-in, its mail; any letter case): one that a
+ * An e-mail names one person (the server's log-in, its mail; A to Z in any case): one that a
  * stored person keeps (not named by the bundle, or named without an e-mail) cannot go to
  * another. One the bundle moves among the people it names is taken (facility.ts frees it from
  * its holder first). Two of the bundle's own people with one e-mail are named in checkBundle.
@@ -234,14 +238,14 @@ function storedEmailProblems(db: Db, users: BundleUser[]): string[] {
     email: string;
   }[];
   const owner = keptByStored(
-    stored.map((e) => ({ username: e.username, value: e.email.trim().toLowerCase() })),
+    stored.map((e) => ({ username: e.username, value: foldAsDatabase(e.email.trim()) })),
     users.filter((u) => u.email !== undefined),
   );
   const problems: string[] = [];
   users.forEach((u, i) => {
-    const email = u.email?.trim().toLowerCase();
+    const email = u.email === undefined ? undefined : foldAsDatabase(u.email.trim());
     const holder = email ? owner.get(email) : undefined;
-    if (holder !== undefined && holder !== foldUsername(u.username)) {
+    if (holder !== undefined && holder !== foldAsDatabase(u.username)) {
       problems.push(`users[${i}] (${u.username}).email: ${u.email} already belongs to ${holder}`);
     }
   });
@@ -317,12 +321,12 @@ export function checkBundle(db: Db, input: unknown): CheckedBundle {
   const seen = new Map<string, number>();
   const emails = new Map<string, string>();
   (bundle.users ?? []).forEach((u, i) => {
-    // As the database compares them (foldUsername): imported one bundle at a time, Émile and
+    // As the database compares them (foldAsDatabase): imported one bundle at a time, Émile and
     // émile are two people, so they are in one bundle too.
-    const key = foldUsername(u.username);
+    const key = foldAsDatabase(u.username);
     if (seen.has(key)) problems.push(`users[${i}].username: ${u.username} is listed twice`);
     seen.set(key, i);
-    const email = u.email?.trim().toLowerCase();
+    const email = u.email === undefined ? undefined : foldAsDatabase(u.email.trim());
     if (email) {
       const other = emails.get(email);
       if (other) problems.push(`users[${i}] (${u.username}).email: ${u.email} is also ${other}'s`);
