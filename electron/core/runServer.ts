@@ -1,7 +1,9 @@
 import { isIP } from 'node:net';
+import { EMAIL_PATTERN } from '../../shared/text.js';
 import type { FastifyInstance } from 'fastify';
 import type { Db } from './db/open.js';
 import { MAX_REMINDER_HOURS, configuredPublicUrl, redactUrl } from './mail/config.js';
+import { parseFrom } from './mail/transport.js';
 import { startMailWorker } from './mail/worker.js';
 import { takeDataDirLock } from './harvest/lock.js';
 import { createAccount, logonNameClashes } from './server/accounts.js';
@@ -107,7 +109,10 @@ export function checkMailEnv(env: NodeJS.ProcessEnv): void {
     }
   }
   const from = env.LABSTATION_MAIL_FROM?.trim();
-  if (from && !/^([^<>]*<\s*[^\s<>@]+@[^\s<>@]+\s*>|[^\s<>@]+@[^\s<>@]+)$/.test(from)) {
+  // One address, alone or after a display name (which may hold any character but < and >:
+  // the mail quotes it).
+  const sender = from ? parseFrom(from) : null;
+  if (from && sender && (!EMAIL_PATTERN.test(sender.address) || /[<>]/.test(sender.name))) {
     throw new AppError(
       'validation_failed',
       `LABSTATION_MAIL_FROM: ${JSON.stringify(from)} is not an e-mail address ` +

@@ -1,5 +1,6 @@
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { domainToASCII } from 'node:url';
 import nodemailer from 'nodemailer';
 import addressparser from 'nodemailer/lib/addressparser/index.js';
 import type Mail from 'nodemailer/lib/mailer/index.js';
@@ -23,22 +24,41 @@ export interface MailTransport {
   close(): void;
 }
 
-function domainOf(from: string): string {
-  const match = /@([^>\s]+)>?\s*$/.exec(from);
-  return match?.[1] ?? 'labstation.invalid';
+/**
+ * A sender setting (`Name <address>`, `"Name" <address>` or an address) as its display name,
+ * unquoted, and its address. The mail gets it as that pair, so that nodemailer quotes the name
+ * where a header needs it: given as text, a name holding `:` made From a group, and one holding
+ * `,` or `;` lost its first part.
+ */
+export function parseFrom(from: string): { name: string; address: string } {
+  const match = /^(.*?)<\s*([^<>\s]*)\s*>\s*$/.exec(from.trim());
+  if (!match) return { name: '', address: from.trim() };
+  let name = (match[1] ?? '').trim();
+  if (name.length >= 2 && name.startsWith('"') && name.endsWith('"')) {
+    name = name.slice(1, -1).replace(/\\(.)/g, '$1');
+  }
+  return { name, address: match[2] ?? '' };
+}
+
+/** The domain of the sender's address, in ASCII (punycode), for the Message-ID. */
+function domainOf(address: string): string {
+  const at = address.lastIndexOf('@');
+  const domain = at < 0 ? '' : domainToASCII(address.slice(at + 1));
+  return domain === '' ? 'labstation.invalid' : domain;
 }
 
 /** nodemailer message options for an outbox row. Message-ID is fixed by the row's uuid, so a
  * resend after a crash carries the same id and mail clients can spot the duplicate. */
 export function messageOptions(mail: MailRow, from: string): Mail.Options {
+  const sender = parseFrom(from);
   return {
-    from,
+    from: sender,
     to: mail.to,
     ...(mail.cc ? { cc: mail.cc } : {}),
     subject: mail.subject,
     text: mail.text,
     ...(mail.html !== null ? { html: mail.html } : {}),
-    messageId: `<${mail.uuid}@${domainOf(from)}>`,
+    messageId: `<${mail.uuid}@${domainOf(sender.address)}>`,
     headers: {
       'X-Labstation-Kind': mail.kind,
       'Auto-Submitted': 'auto-generated',
@@ -94,7 +114,7 @@ export function smtpTransport(url: string, timeouts = SMTP_TIMEOUTS): MailTransp
     // each retry. A copy that does not go is said (copyNotSent), and does not hold the mail back.
     async send(mail, from) {
       const options = messageOptions(mail, from);
-      const [sender = ''] = addressesOf(from);
+      const sender = parseFrom(from).address;
       const info = await transporter.sendMail({
         ...options,
         envelope: { from: sender, to: addressesOf(mail.to) },
