@@ -698,6 +698,35 @@ describe("the user's mail and the operator's copy", () => {
     }
   });
 
+  it("tries the operator's copy again when its mail server says try later, alone", async () => {
+    // sam's mail server greylists (450 the first time). The copy used to be dropped with a
+    // warning, as a refused one is: the first copy to every new operator was lost.
+    const { db, uuid, worker, said } = await sending('copy-greylisted', 'alice@example.org', {
+      samEmail: 'greylisted@ops.example.org',
+    });
+    try {
+      await waitFor('the copy taken', () =>
+        smtp.about(uuid, 'pending_answers').length === 2 ? true : undefined,
+      );
+      // alice's mail once, then the copy once more, by itself.
+      expect(smtp.about(uuid, 'pending_answers').map((m) => m.rcpt)).toEqual([
+        ['alice@example.org'],
+        ['greylisted@ops.example.org'],
+      ]);
+      const row = await waitFor('the copy marked sent', () => {
+        const r = db
+          .prepare('SELECT status, attempts, copy_due, copy_attempts FROM mail_outbox')
+          .get() as { copy_due: string | null };
+        return r.copy_due === null ? r : undefined;
+      });
+      expect(row).toEqual({ status: 'sent', attempts: 1, copy_due: null, copy_attempts: 1 });
+      expect(said.some((line) => line.includes("the operator's copy was not taken"))).toBe(false);
+      expect(said.some((line) => line.includes("operator's copy not taken now"))).toBe(true);
+    } finally {
+      await worker.stop();
+    }
+  });
+
   it('goes to the addresses the people have when it is sent, not those it was queued with', async () => {
     const uuid = '01900000-0000-7000-8000-00000000f0c1';
     const { db, worker } = await sending('address-changed', 'alice@old.example.org', {

@@ -31,6 +31,9 @@ function mailRow(n: number): MailRow {
     last_error: null,
     created_at: `2026-01-01T00:00:0${n}.000Z`,
     sent_at: null,
+    copy_due: null,
+    copy_attempts: 0,
+    copy_error: null,
   };
 }
 

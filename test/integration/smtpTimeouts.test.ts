@@ -45,6 +45,9 @@ const mail: MailRow = {
   last_error: null,
   created_at: '2026-01-01T00:00:00.000Z',
   sent_at: null,
+  copy_due: null,
+  copy_attempts: 0,
+  copy_error: null,
 };
 
 it('keeps the timeouts of a URL-given server: a silent one fails the send and the check', async () => {

@@ -51,6 +51,7 @@ import { migration049 } from './migrations/049_file_written_by.js';
 import { migration050 } from './migrations/050_outbox_record_index.js';
 import { migration051 } from './migrations/051_former_rights_end.js';
 import { migration052 } from './migrations/052_usage_diverged.js';
+import { migration053 } from './migrations/053_mail_copy_due.js';
 
 /**
  * Numbered schema migrations. Each runs in one transaction and sets PRAGMA user_version to its
@@ -126,6 +127,7 @@ export const migrations: readonly Migration[] = [
   migration050,
   migration051,
   migration052,
+  migration053,
 ];
 
 export const LATEST_VERSION = migrations[migrations.length - 1]?.version ?? 0;

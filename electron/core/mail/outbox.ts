@@ -22,6 +22,11 @@ export interface MailRow {
   last_error: string | null;
   created_at: string;
   sent_at: string | null;
+  /** When the operator's copy of a sent mail is tried again; null: none is owed. */
+  copy_due: string | null;
+  /** The operator's copy's tries that failed. */
+  copy_attempts: number;
+  copy_error: string | null;
 }
 
 export interface NewMail {
@@ -36,7 +41,7 @@ export interface NewMail {
 }
 
 const COLUMNS = `id, uuid, kind, usage_event_id, "to", cc, subject, text, html, status, attempts,
-  next_attempt_at, last_error, created_at, sent_at`;
+  next_attempt_at, last_error, created_at, sent_at, copy_due, copy_attempts, copy_error`;
 
 /**
  * Queues a mail, due at once. Returns its id, or null when a mail of this kind already exists
@@ -99,24 +104,63 @@ export function nextDueMail(db: Db, now: string): MailRow | undefined {
     .get(now) as MailRow | undefined;
 }
 
-/** When the next queued mail falls due (null: nothing queued). */
-export function nextDueAt(db: Db): string | null {
-  return (
-    (db
-      .prepare(
-        `SELECT next_attempt_at FROM mail_outbox WHERE status = 'queued'
-         ORDER BY next_attempt_at, id LIMIT 1`,
-      )
-      .pluck()
-      .get() as string | undefined) ?? null
-  );
+/** The sent mail whose operator's copy is due to be tried again first, if any. */
+export function nextDueCopy(db: Db, now: string): MailRow | undefined {
+  return db
+    .prepare(
+      `SELECT ${COLUMNS} FROM mail_outbox WHERE copy_due IS NOT NULL AND copy_due <= ?
+       ORDER BY copy_due, id LIMIT 1`,
+    )
+    .get(now) as MailRow | undefined;
 }
 
-export function markSent(db: Db, id: number, now: string): void {
+/** When the next queued mail, or operator's copy owed, falls due (null: nothing is). */
+export function nextDueAt(db: Db): string | null {
+  const at = (sql: string): string | null =>
+    (db.prepare(sql).pluck().get() as string | undefined) ?? null;
+  const mail = at(
+    `SELECT next_attempt_at FROM mail_outbox WHERE status = 'queued'
+     ORDER BY next_attempt_at, id LIMIT 1`,
+  );
+  const copy = at(
+    'SELECT copy_due FROM mail_outbox WHERE copy_due IS NOT NULL ORDER BY copy_due, id LIMIT 1',
+  );
+  return mail === null || (copy !== null && copy < mail) ? copy : mail;
+}
+
+/**
+ * The mail sent: its user's mail server took it. `copy`: the operator's copy was not taken now
+ * (try later): it is tried again alone at `copy.due`.
+ */
+export function markSent(
+  db: Db,
+  id: number,
+  now: string,
+  copy: { due: string; error: string } | null = null,
+): void {
   db.prepare(
-    `UPDATE mail_outbox SET status = 'sent', attempts = attempts + 1, sent_at = ?, last_error = NULL
+    `UPDATE mail_outbox SET status = 'sent', attempts = attempts + 1, sent_at = ?, last_error = NULL,
+       copy_due = ?, copy_attempts = ?, copy_error = ?
      WHERE id = ? AND status = 'queued'`,
-  ).run(now, id);
+  ).run(now, copy?.due ?? null, copy === null ? 0 : 1, copy?.error.slice(0, 2_000) ?? null, id);
+}
+
+/**
+ * The operator's copy owed by a sent mail: taken (`error` null), or not: tried again at
+ * `retryAt`, or given up when that is null.
+ */
+export function markCopyTried(
+  db: Db,
+  id: number,
+  error: string | null,
+  retryAt: string | null,
+): void {
+  db.prepare(
+    `UPDATE mail_outbox SET copy_due = ?,
+       copy_attempts = copy_attempts + CASE WHEN ? IS NULL THEN 0 ELSE 1 END,
+       copy_error = coalesce(?, copy_error)
+     WHERE id = ? AND copy_due IS NOT NULL`,
+  ).run(error === null ? null : retryAt, error, error?.slice(0, 2_000) ?? null, id);
 }
 
 /** Records a failed attempt: queued again at `retryAt`, or failed for good when it is null. */

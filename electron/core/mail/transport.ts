@@ -15,10 +15,12 @@ export interface MailTransport {
   /** Whether mail goes to a mail server, or is only written to a folder (no SMTP set). */
   readonly sends: boolean;
   /**
-   * The mail server's answer (or the file written), and why the operator's copy did not go,
-   * when it did not (null when it went, or there is none): the mail counts as sent anyway.
+   * The mail server's answer (or the file written), and the error of the operator's copy, when
+   * it did not go (null when it went, or there is none): the mail counts as sent anyway.
    */
-  send(mail: MailRow, from: string): Promise<{ response: string; copyNotSent: string | null }>;
+  send(mail: MailRow, from: string): Promise<{ response: string; copyNotSent: unknown }>;
+  /** The operator's copy alone, again (its mail server said try later): rejects as send. */
+  sendCopy(mail: MailRow, from: string): Promise<{ response: string }>;
   /** Connects (and logs in) without sending: rejects with why the server cannot be used. */
   verify(): Promise<void>;
   close(): void;
@@ -105,6 +107,12 @@ export function smtpTransport(url: string, timeouts = SMTP_TIMEOUTS): MailTransp
   // and drops every other option, the timeouts with them. (Options in the URL's query still
   // win over these.)
   const transporter = nodemailer.createTransport(new SMTPTransport({ url, ...timeouts }));
+  /** The mail in an envelope to the addresses of `recipients` (a To or a Cc header's value). */
+  const envelope = (mail: MailRow, from: string, recipients: string) =>
+    transporter.sendMail({
+      ...messageOptions(mail, from),
+      envelope: { from: parseFrom(from).address, to: addressesOf(recipients) },
+    });
   return {
     description: redactUrl(url),
     sends: true,
@@ -113,22 +121,19 @@ export function smtpTransport(url: string, timeouts = SMTP_TIMEOUTS): MailTransp
     // and a copy taken while the person's was refused ("try later") is not sent again with
     // each retry. A copy that does not go is said (copyNotSent), and does not hold the mail back.
     async send(mail, from) {
-      const options = messageOptions(mail, from);
-      const sender = parseFrom(from).address;
-      const info = await transporter.sendMail({
-        ...options,
-        envelope: { from: sender, to: addressesOf(mail.to) },
-      });
+      const info = await envelope(mail, from, mail.to);
       if (info.rejected.length > 0) throw refusal(info);
-      const cc = mail.cc;
-      if (!cc) return { response: info.response, copyNotSent: null };
-      const copyNotSent = await transporter
-        .sendMail({ ...options, envelope: { from: sender, to: addressesOf(cc) } })
-        .then(
-          (sent) => (sent.rejected.length ? refusal(sent).message : null),
-          (error: unknown) => (error instanceof Error ? error.message : String(error)),
-        );
+      if (!mail.cc) return { response: info.response, copyNotSent: null };
+      const copyNotSent = await this.sendCopy(mail, from).then(
+        () => null,
+        (error: unknown) => error ?? new Error('the copy was not sent'),
+      );
       return { response: info.response, copyNotSent };
+    },
+    async sendCopy(mail, from) {
+      const info = await envelope(mail, from, mail.cc);
+      if (info.rejected.length > 0) throw refusal(info);
+      return { response: info.response };
     },
     async verify() {
       await transporter.verify();
@@ -174,6 +179,8 @@ export function fileTransport(dir: string): MailTransport {
       renameSync(partial, file);
       return { response: file, copyNotSent: null };
     },
+    // The file written holds the copy's Cc: none is ever owed.
+    sendCopy: () => Promise.resolve({ response: 'written with the mail' }),
     verify() {
       mkdirSync(dir, { recursive: true, mode: 0o700 });
       return Promise.resolve();

@@ -10,8 +10,10 @@ import {
 import {
   markAttemptFailed,
   markCancelled,
+  markCopyTried,
   markSent,
   nextDueAt,
+  nextDueCopy,
   nextDueMail,
   setComposed,
   setRecipients,
@@ -155,17 +157,31 @@ export function startMailWorker(options: MailWorkerOptions): MailWorker {
     const via = transportFor(config);
     try {
       const { response, copyNotSent } = await via.send(mail, config.from);
+      // The user has it. An operator's copy refused for good is given up; one told to try
+      // later is tried again alone (deliverCopy), not with the user's, who has theirs.
+      const copyError = copyNotSent === null ? null : errorText(copyNotSent);
+      const copyLater =
+        copyNotSent !== null && !refusedForGood(copyNotSent) && config.maxAttempts > 1;
+      const now = clock();
       // A crash here (sent, not yet marked) resends the mail on the next start: at least once.
-      markSent(db, mail.id, new Date(clock()).toISOString());
+      markSent(
+        db,
+        mail.id,
+        new Date(now).toISOString(),
+        copyLater && copyError !== null
+          ? { due: new Date(now + backoffMs(1, config)).toISOString(), error: copyError }
+          : null,
+      );
       log.info(
         { mail: mail.uuid, kind: mail.kind, to: mail.to, via: via.description, response },
         'mail sent',
       );
-      if (copyNotSent !== null) {
-        // The user has it; the operator's copy is not tried again (it would send theirs again).
+      if (copyError !== null) {
         log.warn(
-          { mail: mail.uuid, kind: mail.kind, cc: mail.cc, error: copyNotSent },
-          "mail sent, but the operator's copy was not taken",
+          { mail: mail.uuid, kind: mail.kind, cc: mail.cc, error: copyError },
+          copyLater
+            ? "mail sent; the operator's copy not taken now, and tried again"
+            : "mail sent, but the operator's copy was not taken",
         );
       }
       return true;
@@ -190,6 +206,48 @@ export function startMailWorker(options: MailWorkerOptions): MailWorker {
     }
   }
 
+  /**
+   * The operator's copy of a sent mail, owed since its mail server said try later: sent alone.
+   * Given up when that server refuses it for good, or after maxAttempts tries; not sent once
+   * the usage's answers came in (it tells of a mail that asks for them).
+   */
+  async function deliverCopy(mail: MailRow, config: MailConfig): Promise<boolean> {
+    const check = checkMail(db, mail.usage_event_id);
+    if (!check.send) {
+      markCopyTried(db, mail.id, null, null);
+      log.info({ mail: mail.uuid, kind: mail.kind }, `operator's copy not sent: ${check.why}`);
+      return true;
+    }
+    const via = transportFor(config);
+    try {
+      const { response } = await via.sendCopy(mail, config.from);
+      markCopyTried(db, mail.id, null, null);
+      log.info(
+        { mail: mail.uuid, kind: mail.kind, cc: mail.cc, via: via.description, response },
+        "operator's copy sent",
+      );
+      return true;
+    } catch (error) {
+      const attempts = mail.copy_attempts + 1;
+      const message = errorText(error);
+      if (refusedForGood(error) || attempts >= config.maxAttempts) {
+        markCopyTried(db, mail.id, message, null);
+        log.warn(
+          { mail: mail.uuid, kind: mail.kind, cc: mail.cc, attempts, error: message },
+          "mail sent, but the operator's copy was not taken",
+        );
+        return true;
+      }
+      const retryAt = new Date(clock() + backoffMs(attempts, config)).toISOString();
+      markCopyTried(db, mail.id, message, retryAt);
+      log.warn(
+        { mail: mail.uuid, kind: mail.kind, cc: mail.cc, attempts, retryAt, error: message },
+        "operator's copy not taken now; will retry",
+      );
+      return false;
+    }
+  }
+
   /** Sends what is due, in order, until a mail fails: false then. */
   async function pass(): Promise<boolean> {
     const config = resolveMailConfig(db, context);
@@ -197,9 +255,16 @@ export function startMailWorker(options: MailWorkerOptions): MailWorker {
     if (reminders > 0) log.info({ reminders }, 'pending-answers reminders queued');
     for (;;) {
       if (stopped) return true;
-      const mail = nextDueMail(db, new Date(clock()).toISOString());
-      if (!mail) return true;
-      if (!(await deliver(mail, config))) return false;
+      const now = new Date(clock()).toISOString();
+      const mail = nextDueMail(db, now);
+      if (mail) {
+        if (!(await deliver(mail, config))) return false;
+        continue;
+      }
+      // The users' mails first; then the operators' copies owed.
+      const copy = nextDueCopy(db, now);
+      if (!copy) return true;
+      if (!(await deliverCopy(copy, config))) return false;
     }
   }
 
