@@ -106,6 +106,47 @@ test('whom staff enable for, remote work and what they typed stay while they loo
   await expect(status).toContainText('Remote work');
 });
 
+test('a problem reported before use that shuts the tool down is said, and nothing starts', async ({
+  page,
+  startStation,
+}) => {
+  // The core refuses the Enable (tool_shutdown) after telling every screen the tool changed:
+  // the form went with the tool's new state, its error with it, and the person was told nothing.
+  const bundle = facility();
+  const [tool] = bundle.tools;
+  tool.pre_usage_questions = [
+    ...(tool.pre_usage_questions ?? []),
+    {
+      type: 'radio_report_problem',
+      name: 'broken_before',
+      title: 'Is anything broken already?',
+      options: { problem_description: 'Broken at start', force_shutdown: true },
+    },
+  ];
+  const station = await startStation(bundle);
+  await page.goto(station.url);
+  await logOn(page, 'bob', '2222');
+  await page.getByLabel('Experiment title').fill('Grain boundaries');
+  await page
+    .getByRole('radiogroup', { name: 'Data consent' })
+    .getByLabel('Agree', { exact: true })
+    .check();
+  await page
+    .getByRole('group', { name: 'Sample 1', exact: true })
+    .getByLabel('Sample name')
+    .fill('S1');
+  await page
+    .getByRole('radiogroup', { name: 'Is anything broken already?' })
+    .getByLabel('Yes', { exact: true })
+    .check();
+  await page.getByRole('button', { name: 'Enable', exact: true }).click();
+  await expect(page.getByTestId('tool-state')).toHaveText('Shut down');
+  const said = page.getByRole('status').filter({ hasText: 'was not enabled' });
+  await expect(said).toContainText('Problem reported: Broken at start');
+  await expect(said).toContainText(`${TOOL} is now shut down and was not enabled`);
+  await expect(page.getByRole('heading', { name: `${TOOL} is shut down` })).toBeVisible();
+});
+
 test('a reported problem shuts the tool down; staff clear the shutdown', async ({
   page,
   startStation,

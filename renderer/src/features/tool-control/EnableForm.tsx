@@ -2,7 +2,7 @@ import { useEffect, useState } from 'react';
 import type { FormEvent, ReactElement } from 'react';
 import type { ApiResult, ProjectSummary, SessionInfo, ToolStatus } from '../../../../shared/api.js';
 import { call } from '../../bridge.js';
-import { formatDateTime } from '../../format.js';
+import { errorText, formatDateTime } from '../../format.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { QuestionFormFields } from '../forms/QuestionFormFields.js';
 import { dropDrafts, readDraft, writeDraft } from '../forms/drafts.js';
@@ -16,7 +16,8 @@ import { RequiredStar } from '../forms/Title.js';
 interface EnableFormProps {
   session: SessionInfo;
   status: ToolStatus;
-  onDone: (message: string) => void;
+  /** What happened, for the tab to say; `done` false: the tool was not enabled. */
+  onDone: (message: string, done?: boolean) => void;
 }
 
 type CurrentReservation = ApiResult<'reservations.current'>;
@@ -163,7 +164,16 @@ function EnableFormBody({
         await showStatus(() => call('toolControl.status', { tool: tool.name }));
         onDone(`${tool.name} is enabled${billed ? ` for ${billed.username}` : ''}.`);
       },
-      (error) => form.showServerProblems(error),
+      (error) => {
+        // Its own answers reported a problem that shut the tool down: the report is filed and
+        // nothing started. This form goes with the tool's new state, its error with it: the
+        // tab says it.
+        if (error.code === 'tool_shutdown') {
+          onDone(errorText(error), false);
+          return true;
+        }
+        return form.showServerProblems(error);
+      },
     );
   };
 

@@ -15,11 +15,15 @@ import { ToolStatusPanel } from './ToolStatusPanel.js';
 export function ToolControlTab(): ReactElement {
   const status = useStationStore((s) => s.status);
   const session = useSessionStore((s) => s.session);
-  // Numbered, so that the same words again (a second Enable) are a new message.
-  const [message, setMessageState] = useState<{ text: string; n: number } | null>(null);
+  // Numbered, so that the same words again (a second Enable) are a new message. `done` false:
+  // what was asked for did not happen (an Enable refused as its own answers shut the tool down,
+  // whose form has gone with the tool's new state).
+  const [message, setMessageState] = useState<{ text: string; n: number; done: boolean } | null>(
+    null,
+  );
   const setMessage = useCallback(
-    (text: string | null) =>
-      setMessageState((m) => (text === null ? null : { text, n: (m?.n ?? 0) + 1 })),
+    (text: string | null, done = true) =>
+      setMessageState((m) => (text === null ? null : { text, done, n: (m?.n ?? 0) + 1 })),
     [],
   );
   const userId = session?.user.id;
@@ -51,7 +55,12 @@ export function ToolControlTab(): ReactElement {
         {...(session ? { tabIndex: -1, role: 'region', 'aria-label': 'Your forms' } : {})}
       >
         {message && (
-          <p ref={messageRef} tabIndex={-1} className="notice success" role="status">
+          <p
+            ref={messageRef}
+            tabIndex={-1}
+            className={message.done ? 'notice success' : 'notice'}
+            role="status"
+          >
             {message.text}
           </p>
         )}
@@ -68,7 +77,7 @@ export function ToolControlTab(): ReactElement {
 interface SessionFormsProps {
   session: SessionInfo;
   status: ToolStatus | null;
-  onDone: (message: string) => void;
+  onDone: (message: string, done?: boolean) => void;
 }
 
 function SessionForms({ session, status, onDone }: SessionFormsProps): ReactElement | null {
