@@ -54,6 +54,11 @@ interface NotebookState {
   runSearch: (args: ApiArgs<'notebook.search'>) => Promise<void>;
   /** The next page of the last search's matches, appended to its results. */
   searchMore: () => Promise<void>;
+  /**
+   * The search on show asked again, as many matches as it shows (entries changed: here,
+   * elsewhere, by a sync); nothing when none is on show.
+   */
+  refreshSearch: () => Promise<void>;
   clear: () => void;
 }
 
@@ -246,6 +251,22 @@ export const useNotebookStore = create<NotebookState>()((set, get) => ({
       });
     } catch (error) {
       set({ searchError: message(error) });
+    }
+  },
+  async refreshSearch() {
+    const shown = get().search;
+    const args = lastSearch;
+    if (!shown || !args) return;
+    const asked = searches.ask();
+    try {
+      const search = await call('notebook.search', {
+        ...args,
+        ...(shown.entries.length > PAGE ? { limit: Math.min(shown.entries.length, 500) } : {}),
+      });
+      // Not over a search asked for meanwhile, nor after a logoff (clear).
+      if (searches.take(asked) && get().search !== null) set({ search, searchError: null });
+    } catch (error) {
+      if (searches.take(asked)) set({ searchError: message(error) });
     }
   },
   clear() {

@@ -42,6 +42,8 @@ function onCoreEvent(event: CoreEvent): void {
     case 'notebook.changed':
       if (!session.session) break;
       void useNotebookStore.getState().refresh();
+      // The search results on show too: a renamed entry may match no more, a new one may.
+      void useNotebookStore.getState().refreshSearch();
       // The entry on show too, unless it is being edited: its draft stays (a stale save is a
       // conflict, not an overwrite).
       void useNotebookStore
