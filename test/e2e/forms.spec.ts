@@ -1,3 +1,7 @@
+import { execFile } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { expect, test } from './fixtures.js';
 import { callStation, facility, logOff, logOn, PRE_QUESTIONS, TOOL } from './facility.js';
 
@@ -384,4 +388,32 @@ test('typed answers outlast a reload of the page; log-off asks before it forgets
   await page.reload();
   await logOn(page, 'ada', '1234');
   await expect(page.getByLabel('Experiment title')).toHaveValue('');
+});
+
+test('an Enable form open while a bundle is imported into the running station shows the new questions', async ({
+  page,
+  startStation,
+}) => {
+  // The import told no screen: the form kept the old questions, and Enable was refused for one
+  // it did not show ("Operator badge is required") until the page was loaded again.
+  let cli = '';
+  const bundle = facility();
+  const station = await startStation(bundle, (_dataDir, path) => {
+    cli = path;
+  });
+  await page.goto(station.url);
+  await logOn(page, 'bob', '2222');
+  await expect(page.getByLabel('Experiment title')).toBeVisible();
+  await expect(page.getByLabel('Operator badge')).toHaveCount(0);
+
+  const [tool] = bundle.tools;
+  if (!tool) throw new Error('the facility has a tool');
+  tool.pre_usage_questions = [
+    ...(tool.pre_usage_questions ?? []),
+    { type: 'textbox', name: 'operator_badge', title: 'Operator badge', required: true },
+  ];
+  const file = join(station.dataDir, 'changed.json');
+  await writeFile(file, JSON.stringify({ tools: [tool] }));
+  await promisify(execFile)(process.execPath, [cli, 'import', '--data', station.dataDir, file]);
+  await expect(page.getByLabel('Operator badge')).toBeVisible();
 });

@@ -137,6 +137,9 @@ const READ_CALLS: ReadonlySet<ApiName> = new Set([
   'reservations.form',
 ]);
 
+/** How often a running station looks for a bundle imported into its data dir meanwhile. */
+const IMPORT_CHECK_MS = 2_000;
+
 /**
  * The station core: one database, the person logged on at the instrument (one at a time, as at
  * the physical PC), the idle rule, and the handler map that both carriers dispatch to.
@@ -147,6 +150,9 @@ export class Station {
   private session: { userId: number; startedAt: string } | null = null;
   private lastInputAt: number;
   private idleTimer: NodeJS.Timeout | undefined;
+  /** The check for a bundle imported meanwhile (checkImport), and the import it last saw. */
+  private importTimer: NodeJS.Timeout | undefined;
+  private importSeen: string | null = null;
   private sync: SyncControl | null = null;
   private desktop: DesktopControl | null = null;
   private harvest: HarvestControl | null = null;
@@ -301,11 +307,36 @@ export class Station {
       }
     }, everyMs);
     this.idleTimer.unref();
+    this.importSeen = getSetting(this.db, 'harvest.importedAt');
+    this.importTimer = setInterval(() => {
+      try {
+        this.checkImport();
+      } catch (error) {
+        this.log.error({ err: error }, 'import check failed');
+      }
+    }, IMPORT_CHECK_MS);
+    this.importTimer.unref();
   }
 
   stopIdleWatch(): void {
     if (this.idleTimer) clearInterval(this.idleTimer);
     this.idleTimer = undefined;
+    if (this.importTimer) clearInterval(this.importTimer);
+    this.importTimer = undefined;
+  }
+
+  /**
+   * A bundle imported into this data dir while the station runs (`labstation import`, another
+   * process) may change its tool's questions: the screens are told, as after a sync's delta,
+   * and read the tool again. Else an open Enable form kept the old questions, and Enable was
+   * refused for one it did not show.
+   */
+  private checkImport(): void {
+    const imported = getSetting(this.db, 'harvest.importedAt');
+    if (imported === this.importSeen) return;
+    this.importSeen = imported;
+    const tool = getSetting(this.db, 'station.tool');
+    if (tool !== null) this.emit({ type: 'tool.changed', tool });
   }
 
   private now(): string {
