@@ -178,3 +178,36 @@ test('a reported problem shuts the tool down; staff clear the shutdown', async (
   await expect(page.getByTestId('tool-state')).toHaveText('Idle');
   await expect(page.getByRole('heading', { name: `Enable ${TOOL}` })).toBeVisible();
 });
+
+test('a station started again says why the person was logged off, and keeps what they typed for them only', async ({
+  page,
+  startStation,
+}) => {
+  // The page went back to the log-on form without a word, and the same person logging on
+  // again found their half-filled Enable form empty.
+  const station = await startStation(facility());
+  await page.goto(station.url);
+  const unreachable = page.getByTestId('station-unreachable');
+  const restarted = async (): Promise<void> => {
+    await station.stop();
+    await expect(unreachable).toContainText('The station is not reachable');
+    await station.restart();
+    await expect(unreachable).toHaveCount(0);
+    await expect(page.getByRole('region', { name: 'Log on' })).toContainText(
+      'You were logged off while the station could not be reached',
+    );
+  };
+  await logOn(page, 'bob', '2222');
+  await page.getByLabel('Experiment title').fill('Typed before the restart');
+  await restarted();
+  await logOn(page, 'bob', '2222');
+  await expect(page.getByLabel('Experiment title')).toHaveValue('Typed before the restart');
+
+  // Someone else logging on next never sees it.
+  await restarted();
+  await logOn(page, 'ada', '1234');
+  await expect(page.getByLabel('Experiment title')).toHaveValue('');
+  await logOff(page);
+  await logOn(page, 'bob', '2222');
+  await expect(page.getByLabel('Experiment title')).toHaveValue('');
+});

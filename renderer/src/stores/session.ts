@@ -8,6 +8,14 @@ interface SessionState {
   /** Shown on the log-on screen, e.g. after an idle log-off. */
   notice: string | null;
   restore: () => Promise<void>;
+  /**
+   * The session read again once the station answers after a time it could not be reached. One
+   * that ended meanwhile (the station started again) is said, and what its person typed and did
+   * not send is kept for their next log-on (draftsKeptFor).
+   */
+  reconnected: () => Promise<void>;
+  /** The person whose unsent drafts are kept for their next log-on (drafts.ts); else null. */
+  draftsKeptFor: number | null;
   /** Throws a BridgeError when the login or PIN is refused. */
   logon: (login: string, pin: string) => Promise<void>;
   logoff: () => Promise<void>;
@@ -31,26 +39,41 @@ export const sessionKey = (session: SessionInfo | null): string | null =>
 const samePerson = (a: SessionInfo | null, b: SessionInfo | null): boolean =>
   a !== null && sessionKey(a) === sessionKey(b);
 
+/** Said on the log-on form to a person whose session ended while the station was away. */
+export const LOGGED_OFF_AWAY =
+  'You were logged off while the station could not be reached (it was started again). ' +
+  'Log on again: what you typed and had not sent is kept for you.';
+
 export const useSessionStore = create<SessionState>()((set, get) => ({
   session: null,
   notice: null,
+  draftsKeptFor: null,
   async restore() {
     const { session } = await call('session.current', {});
     set({ session });
   },
+  async reconnected() {
+    const before = get().session;
+    const { session } = await call('session.current', {});
+    // Logged off or on meanwhile by someone here: not what this read found.
+    if (get().session !== before) return;
+    if (before !== null && session === null) {
+      set({ session: null, notice: LOGGED_OFF_AWAY, draftsKeptFor: before.user.id });
+    } else set({ session });
+  },
   async logon(login, pin) {
     const session = await call('session.logon', { login, pin });
-    set({ session, notice: null });
+    set({ session, notice: null, draftsKeptFor: null });
   },
   async logoff() {
     try {
       await call('session.logoff', {});
     } finally {
-      set({ session: null, notice: null });
+      set({ session: null, notice: null, draftsKeptFor: null });
     }
   },
   ended(notice) {
-    set({ session: null, notice });
+    set({ session: null, notice, draftsKeptFor: null });
   },
   async refreshPending() {
     const readFor = get().session;

@@ -3,7 +3,8 @@
  * show one panel at a time, so a form's own state goes when it leaves the screen) and across a
  * reload of the page (kept in the tab's sessionStorage). Keyed by the person and the form;
  * forgotten when the session changes, so the next person at the instrument never sees it, and
- * when the form is sent.
+ * when the form is sent; kept for the same person's next log-on only when their session ended
+ * while the station could not be reached.
  */
 import { sessionKey, useSessionStore } from '../../stores/session.js';
 
@@ -48,16 +49,27 @@ function save(): void {
   }
 }
 
+/** The owner of drafts kept, between sessions, for a person's next log-on. */
+const keptFor = (userId: number): string => `kept-for:${userId}`;
+
 // A reload starts with no session until the station says whose it is: the same session keeps
-// its drafts; another, or none (logged off meanwhile), clears them before any form shows.
+// its drafts; another, or none (logged off meanwhile), clears them before any form shows. A
+// session that ended while the station was away (started again) leaves them to its person's
+// next log-on (session.ts reconnected), and to nobody else's.
 useSessionStore.subscribe((state, previous) => {
   if (state.session === previous.session) return;
   const key = sessionKey(state.session);
-  if (key !== owner) {
+  if (key === owner) return;
+  const kept = state.draftsKeptFor;
+  if (state.session === null && kept !== null && owner?.startsWith(`${kept}@`)) {
+    owner = keptFor(kept);
+  } else if (state.session !== null && owner === keptFor(state.session.user.id)) {
+    owner = key;
+  } else {
     drafts.clear();
     owner = key;
-    save();
   }
+  save();
 });
 
 export function readDraft<T>(key: string | undefined): T | undefined {

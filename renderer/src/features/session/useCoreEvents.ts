@@ -87,7 +87,7 @@ export function useCoreEvents(): void {
       }
       void useSessionStore
         .getState()
-        .restore()
+        .reconnected()
         .catch(() => undefined);
     });
     return () => {
