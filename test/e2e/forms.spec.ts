@@ -417,3 +417,22 @@ test('an Enable form open while a bundle is imported into the running station sh
   await promisify(execFile)(process.execPath, [cli, 'import', '--data', station.dataDir, file]);
   await expect(page.getByLabel('Operator badge')).toBeVisible();
 });
+
+test('one click on Enable after typing a wrong answer submits: every problem is named', async ({
+  page,
+  startStation,
+}) => {
+  // Leaving the field for the button showed its message above the button between the press
+  // and the release: the button moved from under the pointer, and the click was lost.
+  const station = await startStation(facility());
+  await page.goto(station.url);
+  await logOn(page, 'bob', '2222');
+  const sample = page.getByRole('group', { name: 'Sample 1', exact: true });
+  await sample.getByLabel('Mass', { exact: true }).fill('1.234');
+  await page.getByRole('button', { name: 'Enable', exact: true }).click();
+  await expect(page.getByRole('alert').filter({ hasText: 'need attention' })).toBeVisible();
+  await expect(page.getByRole('radiogroup', { name: 'Data consent' })).toHaveAttribute(
+    'aria-invalid',
+    'true',
+  );
+});

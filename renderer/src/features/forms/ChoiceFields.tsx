@@ -137,7 +137,7 @@ export function DropdownField({ question, path }: FieldProps<DropdownQuestion>):
           form.setValue(path, e.target.value);
           form.touch(path);
         }}
-        onBlur={() => form.touch(path)}
+        onBlur={() => form.blurred(path)}
       >
         <option value="">Choose…</option>
         {optionsOf(question.choices, question.labels).map((option) => (

@@ -96,7 +96,7 @@ export function NumberField({ question, path }: NumberFieldProps): ReactElement 
           )}
           onChange={(e) => form.setValue(path, e.target.value)}
           onKeyDown={step}
-          onBlur={() => form.touch(path)}
+          onBlur={() => form.blurred(path)}
         />
         <Affix id={`${id}-suffix`} text={question.suffix} />
         <button

@@ -45,7 +45,7 @@ export function TextboxField({ question, path }: FieldProps<TextboxQuestion>): R
             messages.length > 0 && `${id}-messages`,
           )}
           onChange={(e) => setWithin(form, path, e.target, value, question.maxlength)}
-          onBlur={() => form.touch(path)}
+          onBlur={() => form.blurred(path)}
         />
         <Affix id={`${id}-suffix`} text={question.suffix} />
       </div>
@@ -80,7 +80,7 @@ export function TextareaField({ question, path }: FieldProps<TextareaQuestion>):
           messages.length > 0 && `${id}-messages`,
         )}
         onChange={(e) => setWithin(form, path, e.target, value, question.maxlength)}
-        onBlur={() => form.touch(path)}
+        onBlur={() => form.blurred(path)}
       />
       <LengthHint id={`${id}-length`} max={question.maxlength} value={value} />
     </FieldFrame>

@@ -26,6 +26,8 @@ export interface QuestionForm {
   submitted: boolean;
   setValue: (path: Path, value: FieldValue) => void;
   touch: (path: Path) => void;
+  /** A field's onBlur: touch, unless a submit button is being pressed (leftForSubmit). */
+  blurred: (path: Path) => void;
   addRepetition: (group: string) => void;
   removeRepetition: (group: string, index: number) => void;
   /** The messages to show at this field now (after touch or submit, and from the core). */
@@ -178,6 +180,9 @@ export function useQuestionForm(
     submitted,
     setValue,
     touch,
+    blurred: (path) => {
+      if (!leftForSubmit()) touch(path);
+    },
     addRepetition,
     removeRepetition,
     messagesAt: (path) => visible.get(pathKey(path)) ?? [],
@@ -235,4 +240,27 @@ function focusFirst(formId: string, problems: AnswerProblem[]): void {
       path = path.slice(0, -1);
     }
   });
+}
+
+/** What a pointer is pressed on now (between its press and its release), if anything. */
+let pressed: EventTarget | null = null;
+if (typeof document !== 'undefined') {
+  document.addEventListener('pointerdown', (e) => (pressed = e.target), true);
+  const released = (): void => {
+    pressed = null;
+  };
+  document.addEventListener('pointerup', released, true);
+  document.addEventListener('pointercancel', released, true);
+}
+
+/**
+ * Whether a field loses the focus to a press on a submit button: it is not marked touched then.
+ * Its messages would show above the button between the press and the release, moving the
+ * button from under the pointer, and the click was lost (a second one was needed); the submit
+ * shows every message anyway. Leaving it by Tab still shows its messages at once. (Duck-typed:
+ * the renderer's unit tests run without a DOM.)
+ */
+export function leftForSubmit(): boolean {
+  const on = pressed as { closest?: (selector: string) => unknown } | null;
+  return typeof on?.closest === 'function' && on.closest('button[type="submit"]') !== null;
 }
