@@ -94,7 +94,26 @@ export const adminSchemas = {
     .object({ name, description: text(2000), tool: id.nullable() })
     .strict(),
   'admin.stations.update': z
-    .object({ id, name, description: text(2000), tool: id.nullable(), enabled: z.boolean() })
+    .object({
+      id,
+      name,
+      description: text(2000),
+      tool: id.nullable(),
+      enabled: z.boolean(),
+      /**
+       * The station as the editor loaded it (or last saved it): a save is refused (conflict)
+       * when its name, description, tool or enabled changed since. Absent: saved whatever
+       * changed (a script).
+       */
+      loaded: z
+        .object({
+          name: z.string(),
+          description: z.string(),
+          tool_id: z.number().int().nullable(),
+          enabled: z.boolean(),
+        })
+        .optional(),
+    })
     .strict(),
   'admin.stations.newKey': z.object({ id }).strict(),
   'admin.mail.list': z.object({ status: z.enum(MAIL_STATUSES).optional() }).strict(),

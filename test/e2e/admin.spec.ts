@@ -194,6 +194,53 @@ test('two admins edit one person: the later save is refused, says why and keeps 
   }
 });
 
+test('two admins edit one station: the later save is refused, and does not turn it on again', async ({
+  page,
+  browser,
+  startServer,
+}) => {
+  // The Stations editor sent no record as loaded: a description saved after another admin had
+  // turned the station off turned it on again, and it synced once more.
+  const setup = await startServer();
+  const other = await (await browser.newContext()).newPage();
+  try {
+    for (const p of [page, other]) {
+      await logInAsAdmin(p, setup);
+      await p.getByRole('link', { name: 'Stations' }).click();
+      await p.getByRole('button', { name: 'Edit sem' }).click();
+    }
+    const first = other.getByRole('form', { name: 'Edit sem' });
+    await first.getByLabel('Enabled (may sync)').uncheck();
+    await first.getByRole('button', { name: 'Save' }).click();
+    await expect(other.getByRole('status').filter({ hasText: 'Saved sem.' })).toBeVisible();
+
+    const second = page.getByRole('form', { name: 'Edit sem' });
+    await second.getByLabel('Description').fill('Acquisition PC of the SEM');
+    await second.getByRole('button', { name: 'Save' }).click();
+    await expect(second.getByRole('alert')).toContainText(
+      'Station sem was changed elsewhere since it was opened here',
+    );
+    await expect(second.getByLabel('Description')).toHaveValue('Acquisition PC of the SEM');
+
+    await page.reload();
+    await page.getByRole('link', { name: 'Administration' }).click();
+    await page.getByRole('link', { name: 'Stations' }).click();
+    await page.getByRole('button', { name: 'Edit sem' }).click();
+    const fresh = page.getByRole('form', { name: 'Edit sem' });
+    await expect(fresh.getByLabel('Enabled (may sync)')).not.toBeChecked();
+    await fresh.getByLabel('Description').fill('Acquisition PC of the SEM');
+    await fresh.getByRole('button', { name: 'Save' }).click();
+    await expect(page.getByRole('status').filter({ hasText: 'Saved sem.' })).toBeVisible();
+    // Its own save again is no conflict.
+    await fresh.getByLabel('Description').fill('The SEM PC');
+    await fresh.getByRole('button', { name: 'Save' }).click();
+    await expect(fresh.getByRole('alert')).toHaveCount(0);
+    await expect(fresh.getByLabel('Enabled (may sync)')).not.toBeChecked();
+  } finally {
+    await other.context().close();
+  }
+});
+
 test('an admin sees the notice a person without an e-mail address did not get, and sends it once they have one', async ({
   page,
   startServer,

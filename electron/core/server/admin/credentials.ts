@@ -7,6 +7,7 @@ import type { AdminStation, AdminToken } from '../../../../shared/adminApi.js';
 import type { Db } from '../../db/open.js';
 import { AppError, fieldError } from '../../util/errors.js';
 import { createStationAccount } from '../accounts.js';
+import { changedElsewhere } from './facilitySaves.js';
 import { createApiToken } from '../auth.js';
 import { dropUploadsOfRefused } from '../uploads/refused.js';
 import { randomSecret, sha256 } from '../secrets.js';
@@ -71,10 +72,30 @@ export function createStation(
 
 export function updateStation(
   db: Db,
-  input: { id: number; name: string; description: string; tool: number | null; enabled: boolean },
+  input: {
+    id: number;
+    name: string;
+    description: string;
+    tool: number | null;
+    enabled: boolean;
+    loaded?:
+      { name: string; description: string; tool_id: number | null; enabled: boolean } | undefined;
+  },
 ): { station: AdminStation } {
   db.transaction(() => {
     const current = stationById(db, input.id);
+    // Changed by another admin since this editor loaded it (here, or as a service account):
+    // saved, it would put back what they changed, a station turned off on again among it.
+    const { loaded } = input;
+    if (
+      loaded !== undefined &&
+      (loaded.name !== current.name ||
+        loaded.description !== current.description ||
+        loaded.tool_id !== current.tool_id ||
+        loaded.enabled !== current.enabled)
+    ) {
+      throw changedElsewhere(`station ${current.name}`);
+    }
     if (db.prepare('SELECT 1 FROM stations WHERE name = ? AND id <> ?').get(input.name, input.id)) {
       throw fieldError('name', `a station named ${JSON.stringify(input.name)} exists`, 'conflict');
     }

@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useRef, useState } from 'react';
 import type { ReactElement } from 'react';
 import { z } from 'zod';
 import { adminSchemas, type AdminStation } from '../../../../shared/adminApi.js';
@@ -89,6 +89,9 @@ function StationEditor({
   const tools = useAdminStore((s) => s.tools);
   const putStation = useAdminStore((s) => s.putStation);
   const [saved, setSaved] = useState<string | null>(null);
+  // The station as this editor loaded it (or last saved it): a save refused if another admin
+  // changed it meanwhile.
+  const loaded = useRef(station);
   const [renewing, setRenewing] = useState(false);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -112,7 +115,12 @@ function StationEditor({
         putStation(result.station);
         onSaved(result.station, result.key);
       } else {
-        const result = await serverCall('admin.stations.update', { ...input, id: input.id });
+        const result = await serverCall('admin.stations.update', {
+          ...input,
+          id: input.id,
+          ...(loaded.current ? { loaded: loaded.current } : {}),
+        });
+        loaded.current = result.station;
         putStation(result.station);
         setSaved(`Saved ${result.station.name}.`);
         onSaved(result.station);
