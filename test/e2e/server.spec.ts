@@ -230,6 +230,36 @@ test('a pending form whose tool got a new question meanwhile shows it, keeping w
   await expect(page.getByRole('status').filter({ hasText: 'are saved' })).toBeVisible();
 });
 
+test('a pending form whose question got a new rule meanwhile reads it again, keeping what was typed', async ({
+  page,
+  startServer,
+}) => {
+  // Refused for a rule the form did not know (a limit lowered, a choice taken away), the form
+  // kept its old definitions: it showed the message beside a field that still allowed the
+  // answer, and every submit failed alike until the page was loaded again.
+  const setup = await startServer();
+  const form = await alicesPendingForm(page, setup);
+  await form.getByLabel('Notes').fill('typed before the change');
+  const questions = JSON.parse(
+    serverRow<{ q: string }>(
+      setup,
+      "SELECT post_usage_questions AS q FROM tools WHERE name = 'SEM'",
+    )!.q,
+  ) as { name: string }[];
+  serverWrite(
+    setup,
+    "UPDATE tools SET post_usage_questions = ? WHERE name = 'SEM'",
+    JSON.stringify(questions.map((q) => (q.name === 'notes' ? { ...q, maxlength: 10 } : q))),
+  );
+  await form.getByRole('button', { name: 'Submit answers' }).click();
+  // The field now knows its limit: the hint counts against it.
+  await expect(form.getByText('23 of 10 characters')).toBeVisible();
+  await expect(form.getByLabel('Notes')).toHaveValue('typed before the change');
+  await form.getByLabel('Notes').fill('short note');
+  await form.getByRole('button', { name: 'Submit answers' }).click();
+  await expect(page.getByRole('status').filter({ hasText: 'are saved' })).toBeVisible();
+});
+
 test('what was typed in a pending form waits for the same person when their login ends, not for another', async ({
   page,
   startServer,

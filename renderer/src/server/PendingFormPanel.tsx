@@ -84,7 +84,13 @@ export function PendingFormPanel({
           onReload();
           return;
         }
-        if (form.showServerProblems(bridgeError)) return;
+        if (form.showServerProblems(bridgeError)) {
+          // Answers this form found right, refused by the server's check: the questions'
+          // rules changed since it was read (a limit lowered, a choice taken away). Read again,
+          // so that the fields know them; what was typed stays.
+          onReload();
+          return;
+        }
         if (bridgeError.code === 'conflict') setStale(true);
         setError(errorText(bridgeError));
       })
