@@ -345,6 +345,40 @@ export function compileGlob(pattern: string, options: GlobOptions = {}): Compile
 }
 
 /**
+ * Patterns of a watched folder that compile but can match nothing, which were taken without a
+ * word while the instrument harvested nothing: one with a `.` or `..` segment (paths are matched
+ * as they lie below the watched folder: `./raw/*.tif` is `raw/*.tif`), and an include ending
+ * with `/` (it names folders, as an exclude may, and an include takes files). Checked where a
+ * folder's patterns are given (an import, the harvest API); stored ones compile as before.
+ */
+export function unmatchablePatterns(filter: PathFilter): FilterProblem[] {
+  const problems: FilterProblem[] = [];
+  const look = (field: FilterProblem['field'], pattern: string, index: number): void => {
+    if (pattern.split('/').some((segment) => segment === '.' || segment === '..')) {
+      const bare = pattern.replace(/^(\.\/)+/, '');
+      const fix =
+        pattern.startsWith('./') && !bare.split('/').includes('..')
+          ? `give ${bare}`
+          : 'leave them out';
+      problems.push({
+        field,
+        index,
+        message: `paths are matched as they lie below the watched folder, with no . or .. in them (${fix})`,
+      });
+    } else if (field === 'include' && pattern.endsWith('/') && pattern.replaceAll('/', '') !== '') {
+      problems.push({
+        field,
+        index,
+        message: `ends with /, so it names folders, and an include takes files: give ${pattern}** for every file below them`,
+      });
+    }
+  };
+  filter.include.forEach((pattern, index) => look('include', pattern, index));
+  filter.exclude.forEach((pattern, index) => look('exclude', pattern, index));
+  return problems;
+}
+
+/**
  * Empty include means everything. Excludes also apply to every folder on the way: a pattern
  * without '/' excludes a path when any of its segments matches (so `.*` hides everything in
  * hidden folders), and an anchored one when it matches the path or one of its folders.

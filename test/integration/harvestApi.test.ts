@@ -314,6 +314,24 @@ describe('management resources', () => {
     expect(byLoc['body.watch.0.path']).toMatch(/absolute path/);
     expect(byLoc['body.watch.0.include.0']).toBeDefined();
     expect(byLoc['body.destination_template']).toMatch(/colour/);
+    // Patterns that compile and can match nothing are named too.
+    const nothing = await call('POST', '/api/instruments', 'admin', {
+      name: 'Camera',
+      tool_id: 99,
+      watch: [{ path: '/data', include: ['./raw/*.tif', 'raw/'], exclude: ['tmp/'] }],
+    });
+    expect(nothing.status).toBe(422);
+    const nothingAt = Object.fromEntries(
+      (nothing.body.detail as { loc: unknown[]; msg: string }[]).map((d) => [
+        d.loc.join('.'),
+        d.msg,
+      ]),
+    );
+    expect(nothingAt['body.watch.0.include.0']).toBe(
+      'paths are matched as they lie below the watched folder, with no . or .. in them (give raw/*.tif)',
+    );
+    expect(nothingAt['body.watch.0.include.1']).toMatch(/^ends with \/, so it names folders/);
+    expect(nothingAt['body.watch.0.exclude.0']).toBeUndefined();
 
     const account = await made('/api/service-accounts', { name: 'tem-pc' });
     expect(account.key).toMatch(/^[A-Za-z0-9_-]{20,}$/);

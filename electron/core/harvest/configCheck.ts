@@ -6,7 +6,7 @@
 import { isAbsolute } from 'node:path';
 import { Cron } from 'croner';
 import { arkConfigProblems, type ArkConfig } from '../../../shared/ark.js';
-import { compileFilter } from '../../../shared/harvest/glob.js';
+import { compileFilter, unmatchablePatterns } from '../../../shared/harvest/glob.js';
 import { hookConfigSchemas } from '../../../shared/harvest/hookConfig.js';
 import { HOOK_KINDS, isHookKind, triggerOf } from '../../../shared/harvest/hookKinds.js';
 import { parseTemplate } from '../../../shared/harvest/template.js';
@@ -35,9 +35,10 @@ export function watchProblems(at: string, watch: WatchFolder, onServer = false):
   const notAbsolute = absolutePathProblem(watch.path, onServer);
   if (notAbsolute) problems.push(`${at}.path: ${notAbsolute}`);
   if (watch.path.includes('\0')) problems.push(`${at}.path: must not contain NUL`);
-  const filter = compileFilter({ include: watch.include, exclude: watch.exclude });
-  if (!filter.ok) {
-    for (const p of filter.problems) problems.push(`${at}.${p.field}[${p.index}]: ${p.message}`);
+  const patterns = { include: watch.include, exclude: watch.exclude };
+  const filter = compileFilter(patterns);
+  for (const p of filter.ok ? unmatchablePatterns(patterns) : filter.problems) {
+    problems.push(`${at}.${p.field}[${p.index}]: ${p.message}`);
   }
   return problems;
 }

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   compileFilter,
   compileGlob,
+  unmatchablePatterns,
   DEFAULT_EXCLUDE,
   platformGlobOptions,
 } from '../../../shared/harvest/glob.js';
@@ -356,6 +357,33 @@ describe('compileFilter', () => {
         { field: 'exclude', index: 2, message: 'unclosed "{" at position 2' },
       ],
     });
+  });
+
+  it('names patterns that compile but can match nothing: . or .. in them, an include of folders', () => {
+    // Each was taken without a word, and the instrument harvested nothing (or all it excluded).
+    const patterns = {
+      include: ['./sub/*.dat', 'sub/', 'a/../b/*.dat', '/sub/*.dat', 'sub/**', '*.tif'],
+      exclude: ['sub/', './tmp', '/cache'],
+    };
+    expect(compileFilter(patterns).ok).toBe(true);
+    const below = 'paths are matched as they lie below the watched folder, with no . or .. in them';
+    expect(unmatchablePatterns(patterns)).toEqual([
+      { field: 'include', index: 0, message: `${below} (give sub/*.dat)` },
+      {
+        field: 'include',
+        index: 1,
+        message:
+          'ends with /, so it names folders, and an include takes files: give sub/** for every file below them',
+      },
+      { field: 'include', index: 2, message: `${below} (leave them out)` },
+      { field: 'exclude', index: 1, message: `${below} (give tmp)` },
+    ]);
+    // As they are taken: no file matches them.
+    const filter = compileFilter({ include: patterns.include.slice(0, 3), exclude: [] });
+    if (!filter.ok) throw new Error('must compile');
+    for (const path of ['sub/a.dat', 'b/a.dat', 'a/b/a.dat', 'a.dat']) {
+      expect(filter.accepts(path), path).toBe(false);
+    }
   });
 
   it('applies the case-insensitive option to both lists', () => {

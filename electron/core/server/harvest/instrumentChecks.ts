@@ -3,7 +3,7 @@
  * what a station needs to run the instrument.
  */
 import type { z } from 'zod';
-import { compileFilter } from '../../../../shared/harvest/glob.js';
+import { compileFilter, unmatchablePatterns } from '../../../../shared/harvest/glob.js';
 import type { InstrumentInput, watchFolderIn } from '../../../../shared/harvest/management.js';
 import { parseTemplate } from '../../../../shared/harvest/template.js';
 import type { Db } from '../../db/open.js';
@@ -27,11 +27,10 @@ function watchProblems(watch: WatchFolder[]): Problem[] {
     if (!STATION_ABSOLUTE.test(w.path) || w.path.includes('\0')) {
       problems.push(problem(['body', 'watch', i, 'path'], NOT_STATION_ABSOLUTE));
     }
-    const filter = compileFilter({ include: w.include, exclude: w.exclude });
-    if (!filter.ok) {
-      for (const p of filter.problems) {
-        problems.push(problem(['body', 'watch', i, p.field, p.index], p.message, 'glob'));
-      }
+    const patterns = { include: w.include, exclude: w.exclude };
+    const filter = compileFilter(patterns);
+    for (const p of filter.ok ? unmatchablePatterns(patterns) : filter.problems) {
+      problems.push(problem(['body', 'watch', i, p.field, p.index], p.message, 'glob'));
     }
   });
   return problems;
