@@ -115,7 +115,12 @@ test('notebook: template with every field type, entry from it, code mode, duplic
   await dialog.getByLabel('Options (one per line, at least 2)').fill('air');
   await dialog.getByRole('button', { name: 'Add field' }).click();
   await expect(dialog.getByRole('alert')).toContainText('at least 2 different options');
-  await dialog.getByLabel('Options (one per line, at least 2)').fill('air\nvacuum');
+  // The control at fault is marked, described by the problem, and takes the focus.
+  const options = dialog.getByLabel('Options (one per line, at least 2)');
+  await expect(options).toHaveAttribute('aria-invalid', 'true');
+  await expect(options).toHaveAccessibleDescription(/at least 2 different options/);
+  await expect(options).toBeFocused();
+  await options.fill('air\nvacuum');
   await dialog.getByRole('button', { name: 'Add field' }).click();
   await expect(dialog).toBeHidden();
 

@@ -26,6 +26,34 @@ interface FieldBuilderDialogProps {
 
 const NAME_NEEDED = 'The field needs a name.';
 
+/** The builder's control of each property a refusal may name (`extra_fields."x".options: …`). */
+const CONTROL_OF: Record<string, string> = {
+  options: 'builder-options',
+  units: 'builder-units',
+  unit: 'builder-unit',
+  value: 'builder-value',
+  position: 'builder-position',
+  group_id: 'builder-group',
+};
+
+/** The ids of the controls the problems name, in the problems' order. */
+function controlsNamed(problems: string[]): string[] {
+  const ids = problems.flatMap((problem) => {
+    const property = /\.([a-z_]+)(?:\[\d+\])?:/.exec(problem)?.[1];
+    const id = property === undefined ? undefined : CONTROL_OF[property];
+    return id === undefined ? [] : [id];
+  });
+  return [...new Set(ids)];
+}
+
+/** A control's invalid state and the problems' list describing it, when a problem names it. */
+function invalidProps(
+  id: string,
+  named: string[],
+): { 'aria-invalid'?: true; 'aria-describedby'?: string } {
+  return named.includes(id) ? { 'aria-invalid': true, 'aria-describedby': 'builder-problems' } : {};
+}
+
 function Row({
   id,
   label,
@@ -68,9 +96,12 @@ function Flag({
 function DefaultValue({
   form,
   set,
+  named,
 }: {
   form: BuilderForm;
   set: (changes: Partial<BuilderForm>) => void;
+  /** The controls a refusal named (controlsNamed). */
+  named: string[];
 }): ReactElement {
   if (form.type === 'checkbox') {
     return (
@@ -86,6 +117,7 @@ function DefaultValue({
       <Row id="builder-value" label="Default value">
         <select
           id="builder-value"
+          {...invalidProps('builder-value', named)}
           value={form.value}
           onChange={(e) => set({ value: e.target.value })}
         >
@@ -103,6 +135,7 @@ function DefaultValue({
     <Row id="builder-value" label="Default value">
       <input
         id="builder-value"
+        {...invalidProps('builder-value', named)}
         type={defaultValueInput(form.type)}
         step={form.type === 'number' ? 'any' : undefined}
         value={form.value}
@@ -145,7 +178,11 @@ export function FieldBuilderDialog(props: FieldBuilderDialogProps): ReactElement
     }
     const refused = onAdd(form.name.trim(), draftFromForm(form));
     setProblems(refused);
+    // The first control a problem names takes the focus, as the name does when it is missing.
+    const [first] = controlsNamed(refused);
+    if (first !== undefined) document.getElementById(first)?.focus();
   };
+  const named = controlsNamed(problems);
 
   const units = parseList(form.units);
   return (
@@ -197,6 +234,7 @@ export function FieldBuilderDialog(props: FieldBuilderDialogProps): ReactElement
           <Row id="builder-options" label="Options (one per line, at least 2)">
             <textarea
               id="builder-options"
+              {...invalidProps('builder-options', named)}
               rows={3}
               value={form.options}
               onChange={(e) => set({ options: e.target.value })}
@@ -208,6 +246,7 @@ export function FieldBuilderDialog(props: FieldBuilderDialogProps): ReactElement
             <Row id="builder-units" label="Units (one per line)">
               <textarea
                 id="builder-units"
+                {...invalidProps('builder-units', named)}
                 rows={2}
                 value={form.units}
                 onChange={(e) => set({ units: e.target.value })}
@@ -217,6 +256,7 @@ export function FieldBuilderDialog(props: FieldBuilderDialogProps): ReactElement
               <Row id="builder-unit" label="Default unit">
                 <select
                   id="builder-unit"
+                  {...invalidProps('builder-unit', named)}
                   value={defaultUnit(units, form.unit)}
                   onChange={(e) => set({ unit: e.target.value })}
                 >
@@ -232,12 +272,13 @@ export function FieldBuilderDialog(props: FieldBuilderDialogProps): ReactElement
           </>
         )}
         {!(hasMultiValues(form.type) && form.allow_multi_values) && (
-          <DefaultValue form={form} set={set} />
+          <DefaultValue form={form} set={set} named={named} />
         )}
         <div className="field-grid">
           <Row id="builder-group" label="Group">
             <select
               id="builder-group"
+              {...invalidProps('builder-group', named)}
               value={form.group}
               onChange={(e) => set({ group: e.target.value })}
             >
@@ -252,6 +293,7 @@ export function FieldBuilderDialog(props: FieldBuilderDialogProps): ReactElement
           <Row id="builder-position" label="Position">
             <input
               id="builder-position"
+              {...invalidProps('builder-position', named)}
               type="number"
               step="any"
               value={form.position}
@@ -287,7 +329,7 @@ export function FieldBuilderDialog(props: FieldBuilderDialogProps): ReactElement
           )}
         </fieldset>
         {problems.length > 0 && (
-          <ul id="builder-problems" className="messages" role="alert" aria-label="Builder problems">
+          <ul id="builder-problems" className="messages" role="alert">
             {problems.map((p) => (
               <li key={p}>{p}</li>
             ))}
