@@ -436,3 +436,24 @@ test('one click on Enable after typing a wrong answer submits: every problem is 
     'true',
   );
 });
+
+test('one tap on Enable after typing a wrong answer submits too (a touch screen)', async ({
+  browser,
+  startStation,
+}) => {
+  // A touch moves the focus only after the finger is lifted: the press had been forgotten by
+  // then, the field's message showed, and the tap was lost as the click was.
+  const station = await startStation(facility());
+  const context = await browser.newContext({ hasTouch: true });
+  const page = await context.newPage();
+  try {
+    await page.goto(station.url);
+    await logOn(page, 'bob', '2222');
+    const sample = page.getByRole('group', { name: 'Sample 1', exact: true });
+    await sample.getByLabel('Mass', { exact: true }).fill('1.234');
+    await page.getByRole('button', { name: 'Enable', exact: true }).tap();
+    await expect(page.getByRole('alert').filter({ hasText: 'need attention' })).toBeVisible();
+  } finally {
+    await context.close();
+  }
+});

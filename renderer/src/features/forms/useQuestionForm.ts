@@ -242,14 +242,37 @@ function focusFirst(formId: string, problems: AnswerProblem[]): void {
   });
 }
 
-/** What a pointer is pressed on now (between its press and its release), if anything. */
+/**
+ * What a pointer pressed last, until the click that ends the press (or a moment after its
+ * release): a touch moves the focus only after the finger is lifted, by the mouse events that
+ * follow, so the press is kept past its `pointerup`.
+ */
 let pressed: EventTarget | null = null;
 if (typeof document !== 'undefined') {
-  document.addEventListener('pointerdown', (e) => (pressed = e.target), true);
+  let forget: ReturnType<typeof setTimeout> | undefined;
   const released = (): void => {
+    clearTimeout(forget);
     pressed = null;
   };
-  document.addEventListener('pointerup', released, true);
+  document.addEventListener(
+    'pointerdown',
+    (e) => {
+      clearTimeout(forget);
+      pressed = e.target;
+    },
+    true,
+  );
+  // A press dragged off its button makes no click: forgotten anyway, so that a later Tab out
+  // of a field still shows its messages.
+  document.addEventListener(
+    'pointerup',
+    () => {
+      clearTimeout(forget);
+      forget = setTimeout(released, 500);
+    },
+    true,
+  );
+  document.addEventListener('click', released, true);
   document.addEventListener('pointercancel', released, true);
 }
 
