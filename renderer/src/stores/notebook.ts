@@ -80,6 +80,8 @@ const searches = readOrder();
 
 /** The arguments of the search on show, for its next page (searchMore). */
 let lastSearch: ApiArgs<'notebook.search'> | null = null;
+/** Searches asked for and not answered yet: no refresh of the one on show meanwhile. */
+let searchesUnderWay = 0;
 
 function message(error: unknown): string {
   return errorText(toBridgeError(error));
@@ -224,6 +226,7 @@ export const useNotebookStore = create<NotebookState>()((set, get) => ({
   },
   async runSearch(args) {
     const asked = searches.ask();
+    searchesUnderWay += 1;
     try {
       const search = await call('notebook.search', args);
       if (!searches.take(asked)) return;
@@ -231,6 +234,8 @@ export const useNotebookStore = create<NotebookState>()((set, get) => ({
       lastSearch = args;
     } catch (error) {
       if (searches.take(asked)) set({ searchError: message(error) });
+    } finally {
+      searchesUnderWay -= 1;
     }
   },
   async searchMore() {
@@ -256,7 +261,9 @@ export const useNotebookStore = create<NotebookState>()((set, get) => ({
   async refreshSearch() {
     const shown = get().search;
     const args = lastSearch;
-    if (!shown || !args) return;
+    // A new search under way shows fresh results: the old one asked again would come later
+    // than it was asked, and be shown over it.
+    if (!shown || !args || searchesUnderWay > 0) return;
     const asked = searches.ask();
     try {
       const search = await call('notebook.search', {

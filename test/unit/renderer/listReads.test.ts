@@ -317,6 +317,26 @@ describe('the notebook entry on show, and searches', () => {
     await more;
     expect(found()).toEqual([1]);
   });
+
+  it('does not bring an earlier search back over a new one when entries change meanwhile', async () => {
+    const run = (query: string) => useNotebookStore.getState().runSearch({ query } as never);
+    const first = run('old');
+    await release(isCall('notebook.search'));
+    await first;
+    expect(found()).toEqual([1]);
+    // A new search is under way when a change asks for the one on show again.
+    const newer = run('new');
+    const refreshed = useNotebookStore.getState().refreshSearch();
+    for (const held of [...core.held]) held.release();
+    await Promise.all([newer, refreshed]);
+    for (const held of [...core.held]) held.release();
+    expect(found()).toEqual([2]);
+    // With none under way, a change reads the one on show again.
+    const again = useNotebookStore.getState().refreshSearch();
+    await release(isCall('notebook.search', (a) => a.query === 'new'));
+    await again;
+    expect(found()).toEqual([2]);
+  });
 });
 
 describe("the station's upcoming reservations", () => {
