@@ -255,6 +255,8 @@ test('a pending form whose question got a new rule meanwhile reads it again, kee
   // The field now knows its limit: the hint counts against it.
   await expect(form.getByText('23 of 10 characters')).toBeVisible();
   await expect(form.getByLabel('Notes')).toHaveValue('typed before the change');
+  // The focus stays on the field refused, with its message, not on the form's heading.
+  await expect(form.getByLabel('Notes')).toBeFocused();
   await form.getByLabel('Notes').fill('short note');
   await form.getByRole('button', { name: 'Submit answers' }).click();
   await expect(page.getByRole('status').filter({ hasText: 'are saved' })).toBeVisible();

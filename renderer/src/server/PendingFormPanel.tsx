@@ -11,6 +11,12 @@ import { errorText, formatDateTime } from '../format.js';
 import { serverCall } from './serverBridge.js';
 import { useServerStore } from './store.js';
 
+/** How a pending form is read again (PendingFormPanel onReload). */
+export interface ReloadOptions {
+  /** False: the focus stays where it is (on a field refused), not on the new form's heading. */
+  focus?: boolean;
+}
+
 /** Whether the server's problems name a question the form does not have. */
 function namesOtherQuestions(error: BridgeError, questions: Question[]): boolean {
   if (error.code !== 'validation_failed') return false;
@@ -36,7 +42,8 @@ export function PendingFormPanel({
 }: {
   item: ServerPendingForm;
   onDone: (message: string) => void;
-  onReload: () => void;
+  /** Reads the form again; its heading takes the focus unless `focus` is false. */
+  onReload: (options?: ReloadOptions) => void;
   /** A new object each time the form's heading is to take the focus (after a reload). */
   focusRequest?: object | null;
 }): ReactElement {
@@ -87,8 +94,9 @@ export function PendingFormPanel({
         if (form.showServerProblems(bridgeError)) {
           // Answers this form found right, refused by the server's check: the questions'
           // rules changed since it was read (a limit lowered, a choice taken away). Read again,
-          // so that the fields know them; what was typed stays.
-          onReload();
+          // so that the fields know them; what was typed stays, and the focus stays on the
+          // first field refused (showServerProblems put it there).
+          onReload({ focus: false });
           return;
         }
         if (bridgeError.code === 'conflict') setStale(true);
@@ -112,7 +120,7 @@ export function PendingFormPanel({
       <ErrorMessage message={error} />
       <div className="actions">
         {stale && (
-          <button type="button" className="secondary" onClick={onReload}>
+          <button type="button" className="secondary" onClick={() => onReload()}>
             Reload
           </button>
         )}

@@ -7,7 +7,7 @@ import { AdminPage } from './admin/AdminPage.js';
 import { ExperimentsPage } from './experiments/ExperimentsPage.js';
 import { FilesPage } from './files/FilesPage.js';
 import { LoginScreen } from './LoginScreen.js';
-import { PendingFormPanel } from './PendingFormPanel.js';
+import { PendingFormPanel, type ReloadOptions } from './PendingFormPanel.js';
 import { ReservationsPage } from './reservations/ReservationsPage.js';
 import {
   adminHref,
@@ -204,11 +204,11 @@ function Home(): ReactElement {
   // version is drawn anew), each time with the focus: the page then says which, or the new
   // form's heading takes the focus.
   const [reloaded, setReloaded] = useState<{ usage: string } | null>(null);
-  const onReload = (item: ServerPendingForm): void => {
+  const onReload = (item: ServerPendingForm, options?: ReloadOptions): void => {
     void refresh().then(() => {
       const usage = item.usage.uuid;
       if (useServerStore.getState().pending.some((p) => p.usage.uuid === usage)) {
-        setReloaded({ usage });
+        if (options?.focus !== false) setReloaded({ usage });
       } else {
         setSent({ message: answeredElsewhere(item) });
       }
@@ -231,7 +231,7 @@ function Home(): ReactElement {
             key={`${item.usage.uuid}-${item.version}`}
             item={item}
             onDone={onDone}
-            onReload={() => onReload(item)}
+            onReload={(options) => onReload(item, options)}
             focusRequest={reloaded?.usage === item.usage.uuid ? reloaded : null}
           />
         ))}
@@ -277,12 +277,12 @@ function PendingRoute({ usage }: { usage: string }): ReactElement {
   // heading takes the focus, or what the page says of the form answered. A reload that fails
   // otherwise (the server unreachable) keeps the form, its answers and Reload.
   const [reloaded, setReloaded] = useState<object | null>(null);
-  const onReload = (item: ServerPendingForm): void => {
+  const onReload = (item: ServerPendingForm, options?: ReloadOptions): void => {
     setError(null);
     serverCall('usage.pendingForm', { usage })
       .then((result) => {
         setForm(result.form);
-        setReloaded({});
+        if (options?.focus !== false) setReloaded({});
       })
       .catch((err: unknown) => {
         const bridgeError = failed(err);
@@ -311,7 +311,7 @@ function PendingRoute({ usage }: { usage: string }): ReactElement {
           key={`${form.usage.uuid}-${form.version}`}
           item={form}
           onDone={onDone}
-          onReload={() => onReload(form)}
+          onReload={(options) => onReload(form, options)}
           focusRequest={reloaded}
         />
       )}
