@@ -348,8 +348,10 @@ export function compileGlob(pattern: string, options: GlobOptions = {}): Compile
  * Patterns of a watched folder that compile but can match nothing, which were taken without a
  * word while the instrument harvested nothing: one with a `.` or `..` segment (paths are matched
  * as they lie below the watched folder: `./raw/*.tif` is `raw/*.tif`), and an include ending
- * with `/` (it names folders, as an exclude may, and an include takes files). Checked where a
- * folder's patterns are given (an import, the harvest API); stored ones compile as before.
+ * with `/` and holding no `*` (`raw/` names a folder, as an exclude may, and an include takes
+ * files; after a `*` the `/` still takes the files below, as `*` matches the empty name after
+ * it). Checked where a folder's patterns are given (an import, the harvest API); stored ones
+ * compile as before.
  */
 export function unmatchablePatterns(filter: PathFilter): FilterProblem[] {
   const problems: FilterProblem[] = [];
@@ -365,7 +367,7 @@ export function unmatchablePatterns(filter: PathFilter): FilterProblem[] {
         index,
         message: `paths are matched as they lie below the watched folder, with no . or .. in them (${fix})`,
       });
-    } else if (field === 'include' && pattern.endsWith('/') && pattern.replaceAll('/', '') !== '') {
+    } else if (field === 'include' && pattern.endsWith('/') && !pattern.includes('*')) {
       problems.push({
         field,
         index,

@@ -362,7 +362,16 @@ describe('compileFilter', () => {
   it('names patterns that compile but can match nothing: . or .. in them, an include of folders', () => {
     // Each was taken without a word, and the instrument harvested nothing (or all it excluded).
     const patterns = {
-      include: ['./sub/*.dat', 'sub/', 'a/../b/*.dat', '/sub/*.dat', 'sub/**', '*.tif'],
+      include: [
+        './sub/*.dat',
+        'sub/',
+        'a/../b/*.dat',
+        '/sub/*.dat',
+        'sub/**',
+        '*.tif',
+        'raw/**/',
+        'raw/*/',
+      ],
       exclude: ['sub/', './tmp', '/cache'],
     };
     expect(compileFilter(patterns).ok).toBe(true);
@@ -384,6 +393,10 @@ describe('compileFilter', () => {
     for (const path of ['sub/a.dat', 'b/a.dat', 'a/b/a.dat', 'a.dat']) {
       expect(filter.accepts(path), path).toBe(false);
     }
+    // While a / after a * takes the files below: not refused.
+    const starred = compileFilter({ include: ['raw/**/', 'raw/*/'], exclude: [] });
+    if (!starred.ok) throw new Error('must compile');
+    expect(starred.accepts('raw/a.tif')).toBe(true);
   });
 
   it('applies the case-insensitive option to both lists', () => {
