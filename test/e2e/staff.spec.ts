@@ -145,6 +145,30 @@ test('a problem reported before use that shuts the tool down is said, and nothin
   await expect(said).toContainText('Problem reported: Broken at start');
   await expect(said).toContainText(`${TOOL} is now shut down and was not enabled`);
   await expect(page.getByRole('heading', { name: `${TOOL} is shut down` })).toBeVisible();
+  // Nothing typed is left to lose: logged off without asking.
+  await logOff(page);
+
+  // Staff who reported it, and clear the shutdown in the same session, find no report answered
+  // in the form again: it was kept, and one more Enable filed the report once more.
+  await logOn(page, 'sam', '9999');
+  const broken = page.getByRole('radiogroup', { name: 'Is anything broken already?' });
+  await page.getByRole('button', { name: 'Clear shutdown' }).click();
+  await expect(page.getByTestId('tool-state')).toHaveText('Idle');
+  await page.getByLabel('Experiment title').fill('Checked by staff');
+  await page
+    .getByRole('radiogroup', { name: 'Data consent' })
+    .getByLabel('Agree', { exact: true })
+    .check();
+  await page
+    .getByRole('group', { name: 'Sample 1', exact: true })
+    .getByLabel('Sample name')
+    .fill('S2');
+  await broken.getByLabel('Yes', { exact: true }).check();
+  await page.getByRole('button', { name: 'Enable', exact: true }).click();
+  await expect(page.getByTestId('tool-state')).toHaveText('Shut down');
+  await page.getByRole('button', { name: 'Clear shutdown' }).click();
+  await expect(page.getByTestId('tool-state')).toHaveText('Idle');
+  await expect(broken.getByLabel('Yes', { exact: true })).not.toBeChecked();
 });
 
 test('a reported problem shuts the tool down; staff clear the shutdown', async ({

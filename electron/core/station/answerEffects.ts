@@ -197,9 +197,12 @@ export function refuseOnShutdownReport(
     for (const p of reports) recordProblemReport(db, tool, null, 'pre_usage', reporterId, p, now);
     shutDown(db, tool, shutdown.description, now);
   }).immediate();
+  // `reported`: the refusal of an Enable whose own answers shut the tool down (the screen then
+  // forgets what was typed, the report's answer with it), not of one on a tool shut already.
   throw new AppError(
     'tool_shutdown',
     `problem reported: ${shutdown.description}; ${tool.name} is now shut down and was not enabled`,
+    { reported: true },
   );
 }
 

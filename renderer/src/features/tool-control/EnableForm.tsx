@@ -169,6 +169,11 @@ function EnableFormBody({
         // nothing started. This form goes with the tool's new state, its error with it: the
         // tab says it.
         if (error.code === 'tool_shutdown') {
+          // Filed: what was typed goes, the report's answer with it (kept, staff clearing the
+          // shutdown would find it answered again, and one more Enable filed it once more).
+          if ((error.details as { reported?: unknown } | undefined)?.reported === true) {
+            dropDrafts(`enable:${session.user.id}:`);
+          }
           onDone(errorText(error), false);
           return true;
         }
