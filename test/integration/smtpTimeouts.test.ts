@@ -9,6 +9,7 @@ import { createServer, type AddressInfo, type Server, type Socket } from 'node:n
 import { afterEach, expect, it } from 'vitest';
 import { SMTP_TIMEOUTS, smtpTransport } from '../../electron/core/mail/transport.js';
 import type { MailRow } from '../../electron/core/mail/outbox.js';
+import { TestSmtp } from './smtpSink.js';
 
 const servers: Server[] = [];
 const sockets: Socket[] = [];
@@ -55,6 +56,46 @@ it('keeps the timeouts of a URL-given server: a silent one fails the send and th
   const transport = smtpTransport(url, { ...SMTP_TIMEOUTS, socketTimeout: 300 });
   try {
     await expect(transport.verify()).rejects.toMatchObject({ code: 'ETIMEDOUT' });
+    await expect(transport.send(mail, 'Lab <lab@example.org>')).rejects.toMatchObject({
+      code: 'ETIMEDOUT',
+    });
+  } finally {
+    transport.close();
+  }
+}, 10_000);
+
+it('sends through one pooled connection where the URL asks for a pool (?pool=true)', async () => {
+  // Made by createTransport before, which read `pool` from the URL; the transport made here
+  // must too. The sink counts log-ins: one per connection.
+  const sink = new TestSmtp();
+  await sink.start();
+  try {
+    for (const [query, logins] of [
+      ['?pool=true', 1],
+      ['', 2],
+    ] as const) {
+      const before = sink.logins;
+      const transport = smtpTransport(`smtp://labstation:s3cret@127.0.0.1:${sink.port}${query}`);
+      try {
+        await transport.send(mail, 'Lab <lab@example.org>');
+        await transport.send(
+          { ...mail, uuid: `${mail.uuid.slice(0, -1)}2` },
+          'Lab <lab@example.org>',
+        );
+      } finally {
+        transport.close();
+      }
+      expect(sink.logins - before, query || 'no pool').toBe(logins);
+    }
+  } finally {
+    await sink.stop();
+  }
+}, 20_000);
+
+it('keeps them with a pooled server too (?pool=true)', async () => {
+  const url = await silentAfterGreeting();
+  const transport = smtpTransport(`${url}?pool=true`, { ...SMTP_TIMEOUTS, socketTimeout: 300 });
+  try {
     await expect(transport.send(mail, 'Lab <lab@example.org>')).rejects.toMatchObject({
       code: 'ETIMEDOUT',
     });

@@ -4,6 +4,7 @@ import { domainToASCII } from 'node:url';
 import nodemailer from 'nodemailer';
 import addressparser from 'nodemailer/lib/addressparser/index.js';
 import type Mail from 'nodemailer/lib/mailer/index.js';
+import SMTPPool from 'nodemailer/lib/smtp-pool/index.js';
 import SMTPTransport from 'nodemailer/lib/smtp-transport/index.js';
 import { redactUrl } from './config.js';
 import type { MailRow } from './outbox.js';
@@ -106,7 +107,14 @@ export function smtpTransport(url: string, timeouts = SMTP_TIMEOUTS): MailTransp
   // The transport made here, not by createTransport: given a `url`, that reads the URL alone
   // and drops every other option, the timeouts with them. (Options in the URL's query still
   // win over these.)
-  const transporter = nodemailer.createTransport(new SMTPTransport({ url, ...timeouts }));
+  // A pooled transport where the URL asks for one (`?pool=true`), as createTransport picks.
+  const pooled =
+    URL.canParse(url) && ['true', '1'].includes(new URL(url).searchParams.get('pool') ?? '');
+  const transporter = nodemailer.createTransport(
+    pooled
+      ? new SMTPPool({ url, pool: true, ...timeouts })
+      : new SMTPTransport({ url, ...timeouts }),
+  );
   /** The mail in an envelope to the addresses of `recipients` (a To or a Cc header's value). */
   const envelope = (mail: MailRow, from: string, recipients: string) =>
     transporter.sendMail({
