@@ -41,7 +41,8 @@ const samePerson = (a: SessionInfo | null, b: SessionInfo | null): boolean =>
 
 /** Said on the log-on form to a person whose session ended while the station was away. */
 export const LOGGED_OFF_AWAY =
-  'You were logged off while the station could not be reached (it was started again). ' +
+  'You were logged off while the station could not be reached (started again, or the idle ' +
+  'rule). ' +
   'Log on again: what you typed and had not sent is kept for you.';
 
 export const useSessionStore = create<SessionState>()((set, get) => ({
