@@ -149,6 +149,16 @@ export async function enableWith(
   page: Page,
   options: { project?: string; samples: { name: string; mass?: string }[]; title?: string },
 ): Promise<void> {
+  await fillPreUsage(page, options);
+  await page.getByRole('button', { name: 'Enable', exact: true }).click();
+  await expect(page.getByTestId('tool-state')).toHaveText('In use');
+}
+
+/** Fills the pre-usage form with one or more samples (title, consent Agree), sending nothing. */
+export async function fillPreUsage(
+  page: Page,
+  options: { project?: string; samples: { name: string; mass?: string }[]; title?: string },
+): Promise<void> {
   if (options.project) await page.getByLabel('Project').selectOption({ label: options.project });
   await page.getByLabel('Experiment title').fill(options.title ?? 'Grain boundaries');
   await page
@@ -162,8 +172,6 @@ export async function enableWith(
     if (sample.mass !== undefined)
       await repetition.getByLabel('Mass', { exact: true }).fill(sample.mass);
   }
-  await page.getByRole('button', { name: 'Enable', exact: true }).click();
-  await expect(page.getByTestId('tool-state')).toHaveText('In use');
 }
 
 /**

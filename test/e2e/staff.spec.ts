@@ -1,5 +1,5 @@
 import { expect, test } from './fixtures.js';
-import { enableWith, facility, logOff, logOn, TOOL } from './facility.js';
+import { enableWith, facility, fillPreUsage, logOff, logOn, TOOL } from './facility.js';
 
 test('staff force-end a usage; its user answers the pending questions at the next log-on', async ({
   page,
@@ -126,15 +126,7 @@ test('a problem reported before use that shuts the tool down is said, and nothin
   const station = await startStation(bundle);
   await page.goto(station.url);
   await logOn(page, 'bob', '2222');
-  await page.getByLabel('Experiment title').fill('Grain boundaries');
-  await page
-    .getByRole('radiogroup', { name: 'Data consent' })
-    .getByLabel('Agree', { exact: true })
-    .check();
-  await page
-    .getByRole('group', { name: 'Sample 1', exact: true })
-    .getByLabel('Sample name')
-    .fill('S1');
+  await fillPreUsage(page, { samples: [{ name: 'S1' }] });
   await page
     .getByRole('radiogroup', { name: 'Is anything broken already?' })
     .getByLabel('Yes', { exact: true })
@@ -154,15 +146,7 @@ test('a problem reported before use that shuts the tool down is said, and nothin
   const broken = page.getByRole('radiogroup', { name: 'Is anything broken already?' });
   await page.getByRole('button', { name: 'Clear shutdown' }).click();
   await expect(page.getByTestId('tool-state')).toHaveText('Idle');
-  await page.getByLabel('Experiment title').fill('Checked by staff');
-  await page
-    .getByRole('radiogroup', { name: 'Data consent' })
-    .getByLabel('Agree', { exact: true })
-    .check();
-  await page
-    .getByRole('group', { name: 'Sample 1', exact: true })
-    .getByLabel('Sample name')
-    .fill('S2');
+  await fillPreUsage(page, { title: 'Checked by staff', samples: [{ name: 'S2' }] });
   await broken.getByLabel('Yes', { exact: true }).check();
   await page.getByRole('button', { name: 'Enable', exact: true }).click();
   await expect(page.getByTestId('tool-state')).toHaveText('Shut down');

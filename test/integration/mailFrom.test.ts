@@ -8,34 +8,11 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import type { MailRow } from '../../electron/core/mail/outbox.js';
 import { fileTransport, parseFrom } from '../../electron/core/mail/transport.js';
 import { checkMailEnv } from '../../electron/core/runServer.js';
 import { tempDir } from './helpers.js';
+import { mailRow } from './mailRow.js';
 import { parseMessage } from './smtpSink.js';
-
-function mailRow(n: number): MailRow {
-  return {
-    id: n,
-    uuid: `0191f0a0-0000-7000-8000-00000000000${n}`,
-    kind: 'pending_answers',
-    usage_event_id: null,
-    to: 'Alice Martin <alice@example.org>',
-    cc: '',
-    subject: 'Post-usage questions pending',
-    text: 'Please answer.',
-    html: null,
-    status: 'queued',
-    attempts: 0,
-    next_attempt_at: '2026-01-01T00:00:00.000Z',
-    last_error: null,
-    created_at: `2026-01-01T00:00:0${n}.000Z`,
-    sent_at: null,
-    copy_due: null,
-    copy_attempts: 0,
-    copy_error: null,
-  };
-}
 
 it('writes each sender as one mailbox with its whole name, and an ASCII Message-ID', async () => {
   const dir = tempDir('labstation-mail-from-');

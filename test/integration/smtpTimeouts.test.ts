@@ -8,7 +8,7 @@
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { afterEach, expect, it } from 'vitest';
 import { SMTP_TIMEOUTS, smtpTransport } from '../../electron/core/mail/transport.js';
-import type { MailRow } from '../../electron/core/mail/outbox.js';
+import { mailRow } from './mailRow.js';
 import { TestSmtp } from './smtpSink.js';
 
 const servers: Server[] = [];
@@ -30,26 +30,7 @@ async function silentAfterGreeting(): Promise<string> {
   return `smtp://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
-const mail: MailRow = {
-  id: 1,
-  uuid: '0191f0a0-0000-7000-8000-000000000001',
-  kind: 'pending_answers',
-  usage_event_id: null,
-  to: 'alice@example.org',
-  cc: '',
-  subject: 'Your usage of the SEM',
-  text: 'Please answer.',
-  html: null,
-  status: 'queued',
-  attempts: 0,
-  next_attempt_at: '2026-01-01T00:00:00.000Z',
-  last_error: null,
-  created_at: '2026-01-01T00:00:00.000Z',
-  sent_at: null,
-  copy_due: null,
-  copy_attempts: 0,
-  copy_error: null,
-};
+const mail = mailRow(1);
 
 it('keeps the timeouts of a URL-given server: a silent one fails the send and the check', async () => {
   const url = await silentAfterGreeting();
@@ -78,10 +59,7 @@ it('sends through one pooled connection where the URL asks for a pool (?pool=tru
       const transport = smtpTransport(`smtp://labstation:s3cret@127.0.0.1:${sink.port}${query}`);
       try {
         await transport.send(mail, 'Lab <lab@example.org>');
-        await transport.send(
-          { ...mail, uuid: `${mail.uuid.slice(0, -1)}2` },
-          'Lab <lab@example.org>',
-        );
+        await transport.send(mailRow(2), 'Lab <lab@example.org>');
       } finally {
         transport.close();
       }
