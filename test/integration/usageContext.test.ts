@@ -1,7 +1,8 @@
 /**
  * The experiment fields of the `usage_context` hook (harvest/usageContext.ts), read from a usage
  * event's answers in a real database: run_data first, then pre_run_data, an answer left empty
- * in the first falling back to the second, as the experiment record reads them.
+ * in the first falling back to the second, and answers declining consent passed over, as the
+ * experiment record reads them.
  */
 import { expect, it } from 'vitest';
 import { openDatabase } from '../../electron/core/db/open.js';
@@ -83,4 +84,31 @@ it('samples left empty after the run fall back to those given before it, as the 
   ]);
   // None anywhere: an empty list, as asked.
   expect(usageWith('{"sample_group": []}', '{}')?.samples).toEqual([]);
+});
+
+it('takes no experiment field from answers that decline consent, as the experiment record does', () => {
+  // Rule 4 of spec 000: declined consent in one source falls back to the next. The hook took
+  // the title and samples of the post-usage answers that declined, and of a usage whose every
+  // answer declined, which has no experiment record at all.
+  const before = JSON.stringify({
+    data_consent: 'Agree',
+    experiment_title: 'Grain growth',
+    sample_group: [{ sample_name: 'S1' }],
+  });
+  const declined = JSON.stringify({
+    data_consent: 'Disagree',
+    experiment_title: 'Not to be harvested',
+    sample_group: [{ sample_name: 'S9' }],
+  });
+  expect(usageWith(before, declined)).toMatchObject({
+    experiment_title: 'Grain growth',
+    samples: [{ sample_name: 'S1' }],
+  });
+  const none = usageWith(declined, JSON.stringify({ data_consent: false }));
+  expect(none?.experiment_title).toBeUndefined();
+  expect(none?.samples).toBeUndefined();
+  // Answers that ask no consent are taken as before.
+  expect(usageWith(JSON.stringify({ experiment_title: 'Asked nothing' }), '')).toMatchObject({
+    experiment_title: 'Asked nothing',
+  });
 });

@@ -6,6 +6,7 @@
  * (sync/history.ts), so that a file first seen on another station, and transferred here, is
  * described by the usage it was made during, which this station does not hold.
  */
+import { readConsent } from '../../../shared/experiment/consent.js';
 import { elementSymbols } from '../../../shared/experiment/read.js';
 import { isPlainObject } from '../../../shared/questions/json.js';
 import type { Db } from '../db/open.js';
@@ -82,7 +83,9 @@ export function usageContextOf(db: Db, usageEventId: number): UsageContext | nul
       email: row.email,
     },
     project: { name: row.project, application_identifier: row.application_identifier },
-    ...experimentFields([run, pre].filter((a): a is Record<string, unknown> => a !== null)),
+    ...experimentFields(
+      [run, pre].filter((a): a is Record<string, unknown> => a !== null && !declinesConsent(a)),
+    ),
     pre_run_data: pre,
     run_data: run,
     experiments: attachedExperiments(db, usageEventId),
@@ -132,6 +135,19 @@ function parseAnswers(text: string): Record<string, unknown> | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * Whether answers decline consent (`data_consent`: Disagree, No, False, Negative, or false):
+ * they describe no experiment, and the next answers are read instead, as the experiment record
+ * reads them (spec 000, rule 4). Answers that ask no consent are read as before.
+ */
+function declinesConsent(answers: Record<string, unknown>): boolean {
+  const consent = answers.data_consent;
+  return (
+    (typeof consent === 'string' || typeof consent === 'boolean') &&
+    readConsent(consent) === 'declined'
+  );
 }
 
 /** The canonical answers (run_data first, then pre_run_data) that describe the experiment. */
