@@ -3,8 +3,11 @@
  * the station's HTTP carrier), kept in the data dir across restarts.
  */
 import { join } from 'node:path';
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newUuid } from '../../electron/core/util/ids.js';
 import { facilityBundle, goodPreAnswers } from '../fixtures/facility.js';
 import {
   runCli,
@@ -22,6 +25,7 @@ const FAST = { LABSTATION_SYNC_BACKOFF_CAP_MS: '1000' };
 let server: ServerProcess;
 let serverDb: Database.Database;
 let key: string;
+let afmKey: string;
 let stationDir: string;
 let station: StationProcess | undefined;
 
@@ -41,6 +45,34 @@ beforeAll(async () => {
     (await runCli(['import', '--data', serverDir, writeJson(tempDir(), 's.json', bundle)])).code,
   ).toBe(0);
   key = await createStationKey(serverDir, 'sem', 'SEM');
+  // Another station, of the AFM, that runs an instrument already.
+  afmKey = await createStationKey(serverDir, 'afm', 'AFM');
+  const writable = new Database(join(serverDir, 'labstation.db'));
+  try {
+    const at = new Date().toISOString();
+    const storage = writable
+      .prepare(
+        `INSERT INTO storage_locations (uuid, name, type, base_path, created_at, updated_at)
+         VALUES (?, 'afm-store', 'local', ?, ?, ?)`,
+      )
+      .run(newUuid(), tempDir(), at, at).lastInsertRowid;
+    writable
+      .prepare(
+        `INSERT INTO instruments (uuid, name, tool_id, station_id, watch, storage_location_id,
+           destination_template, created_at, updated_at)
+         VALUES (?, 'afm-camera', (SELECT id FROM tools WHERE name = 'AFM'),
+           (SELECT id FROM stations WHERE name = 'afm'), ?, ?, '{relative_path}', ?, ?)`,
+      )
+      .run(
+        newUuid(),
+        JSON.stringify([{ path: tempDir(), include: [], exclude: [] }]),
+        storage,
+        at,
+        at,
+      );
+  } finally {
+    writable.close();
+  }
   server = await startServer(serverDir);
   serverDb = new Database(join(serverDir, 'labstation.db'), { readonly: true });
 
@@ -93,6 +125,25 @@ describe('station settings', () => {
       [{ server: server.url }, 'key', /is needed/],
       [{ server: server.url, key: 'wrong-key' }, 'key', /does not accept this key/],
     ];
+    // Something else answering there: a web server with a page for every path, or a redirect.
+    // The page was taken, and the key sent to it at every retry.
+    const others: Server[] = [];
+    for (const answer of [
+      (res: ServerResponse) => {
+        res.writeHead(200, { 'content-type': 'text/html' });
+        res.end('<html><body>Welcome</body></html>');
+      },
+      (res: ServerResponse) => {
+        res.writeHead(301, { location: 'https://example.org/' });
+        res.end();
+      },
+    ]) {
+      const other = createServer((_req, res) => answer(res));
+      await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+      others.push(other);
+      const at = `http://127.0.0.1:${(other.address() as AddressInfo).port}/`;
+      cases.push([{ server: at, key }, 'server', /not a Labstation server|a redirect/]);
+    }
     for (const [args, field, message] of cases) {
       const res = await call('settings.setSync', args);
       expect(res.status, JSON.stringify(args)).toBe(422);
@@ -102,6 +153,7 @@ describe('station settings', () => {
       });
       expect(res.body.message).toMatch(message);
     }
+    for (const other of others) other.close();
     expect((await call('sync.status', {})).body).toMatchObject({ configured: false });
     const desktop = await call('settings.setDesktopMode', { mode: 'server' });
     expect(desktop.status).toBe(400);
@@ -154,6 +206,22 @@ describe('station settings', () => {
     expect(elsewhere.status).toBe(422);
     expect(elsewhere.body.message).toMatch(/^key: is needed/);
     expect((await call('settings.get', {})).body).toMatchObject({ sync: { server: server.url } });
+
+    // Another station's key on the same server: that station's whole configuration comes,
+    // its instrument made before among it. Only what changed since the last pull came before,
+    // and the instrument never did.
+    const switched = await call('settings.setSync', { server: server.url, key: afmKey });
+    expect(switched.status, JSON.stringify(switched.body)).toBe(200);
+    const stationDb = new Database(join(stationDir, 'labstation.db'), { readonly: true });
+    try {
+      await waitFor("the AFM station's instrument", () =>
+        stationDb.prepare("SELECT 1 FROM instruments WHERE name = 'afm-camera'").get()
+          ? true
+          : undefined,
+      );
+    } finally {
+      stationDb.close();
+    }
 
     // Staff disconnect it: a standalone station again.
     const off = await call('settings.setSync', { server: '' });

@@ -125,6 +125,7 @@ export class SyncLink implements SyncControl {
       }
       const server = serverAddress(input.server);
       const previous = getSetting(this.station.db, 'sync.server');
+      const previousKey = getSetting(this.station.db, 'sync.key');
       // The stored key belongs to the stored server: another address needs its own key.
       const key =
         input.key?.trim() || (previous === server ? getSetting(this.station.db, 'sync.key') : null);
@@ -136,20 +137,25 @@ export class SyncLink implements SyncControl {
       setSetting(this.station.db, 'sync.server', server);
       setSetting(this.station.db, 'sync.key', key);
       // A pull position on one server means nothing on another: start from the whole facility.
-      if (previous !== server) resetSyncCursor(this.station.db);
+      // So with another key: it may be another station's (another tool, other instruments),
+      // whose configuration the server sends only in a whole pull, or as it changes.
+      if (previous !== server || previousKey !== key) resetSyncCursor(this.station.db);
       this.station.log.info({ server }, 'sync: server set');
       await this.startNow();
     });
   }
 
   private async checkKey(server: string, key: string): Promise<void> {
+    let answer: unknown;
     try {
-      await axios.get(new URL(SYNC_CHANGES_PATH.slice(1), server).href, {
-        params: { cursor: 0, wait: 0 },
-        headers: stationHeaders(this.station.db, key),
-        timeout: 10_000,
-        maxRedirects: 0,
-      });
+      answer = (
+        await axios.get(new URL(SYNC_CHANGES_PATH.slice(1), server).href, {
+          params: { cursor: 0, wait: 0 },
+          headers: stationHeaders(this.station.db, key),
+          timeout: 10_000,
+          maxRedirects: 0,
+        })
+      ).data;
     } catch (error) {
       const status = axios.isAxiosError(error) ? error.response?.status : undefined;
       if (status === 401) throw fieldError('key', 'the server does not accept this key');
@@ -168,7 +174,21 @@ export class SyncLink implements SyncControl {
       if (status === 404) {
         throw fieldError('server', 'answers, but is not a Labstation server (no sync API there)');
       }
+      if (status !== undefined && status >= 300 && status < 400) {
+        throw fieldError(
+          'server',
+          `answers ${status}, a redirect: give the address of the Labstation server itself`,
+        );
+      }
       // Unreachable or busy: kept, and retried by the sync client with backoff.
+      return;
+    }
+    // Answered, and as a Labstation server answers a first pull: a delta with its cursor. A
+    // web server answering every path with a page is not one, and would be sent the key at
+    // every retry.
+    const delta = answer as { cursor?: unknown; full?: unknown } | null;
+    if (typeof delta !== 'object' || delta === null || typeof delta.cursor !== 'number') {
+      throw fieldError('server', 'answers, but is not a Labstation server (no sync API there)');
     }
   }
 }
