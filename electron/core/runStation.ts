@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -6,9 +7,9 @@ import { Harvester } from './harvest/engine.js';
 import { takeDataDirLock } from './harvest/lock.js';
 import { DEMO_BUNDLE, RENDERER_DIR } from './paths.js';
 import { importBundle } from './station/facility.js';
-import { getSetting } from './station/settings.js';
+import { getSetting, setSetting } from './station/settings.js';
 import { Station } from './station/station.js';
-import { SyncLink, type SyncTuning } from './sync/link.js';
+import { serverAddress, SyncLink, type SyncTuning } from './sync/link.js';
 import { RESTORE_CHECK_WAIT_MS } from './sync/restored.js';
 import { AppError } from './util/errors.js';
 import type { Logger } from './util/log.js';
@@ -75,8 +76,26 @@ export async function runStation(options: RunStationOptions): Promise<RunningSta
       if (!options.server || !options.key) {
         throw new AppError('bad_request', '--server and --key go together');
       }
-      // Kept in the data dir: the next start syncs without them.
-      await sync.configure({ server: options.server, key: options.key });
+      // Kept in the data dir: the next start syncs without them. The same flags given again
+      // (a service's command line) after staff changed the link in Settings leave that be:
+      // they would put back the server and key staff moved the station away from.
+      const linkHash = (text: string): string => createHash('sha256').update(text).digest('hex');
+      const flags = linkHash(`${serverAddress(options.server)}\n${options.key.trim()}`);
+      const applied = getSetting(station.db, 'sync.startFlags');
+      const stored = linkHash(
+        `${getSetting(station.db, 'sync.server') ?? ''}\n${getSetting(station.db, 'sync.key') ?? ''}`,
+      );
+      if (flags === applied && stored !== flags) {
+        station.log.warn(
+          { server: getSetting(station.db, 'sync.server') },
+          'sync: --server and --key are those of an earlier start; the link set in Settings since ' +
+            'is kept (start without them, or with others, to change it)',
+        );
+        await sync.start();
+      } else {
+        await sync.configure({ server: options.server, key: options.key });
+        setSetting(station.db, 'sync.startFlags', flags);
+      }
     } else {
       await sync.start();
     }

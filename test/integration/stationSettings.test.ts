@@ -26,6 +26,7 @@ let server: ServerProcess;
 let serverDb: Database.Database;
 let key: string;
 let afmKey: string;
+let serverDir: string;
 let stationDir: string;
 let station: StationProcess | undefined;
 
@@ -38,7 +39,7 @@ async function call(
 }
 
 beforeAll(async () => {
-  const serverDir = join(tempDir(), 'server');
+  serverDir = join(tempDir(), 'server');
   const bundle = facilityBundle();
   delete bundle.station;
   expect(
@@ -229,5 +230,39 @@ describe('station settings', () => {
     expect((await call('settings.get', {})).body).toMatchObject({
       sync: { server: null, keySet: false },
     });
+  }, 60_000);
+});
+
+describe('--server and --key at each start', () => {
+  // A service started with the README's command line, the link changed by staff in Settings
+  // since: the same flags at the next start put the old link back, without a word, and the
+  // records made meanwhile went to the old server.
+  it('the same flags again leave the link staff set in Settings since, and say so', async () => {
+    const dir = join(tempDir(), 'station-flags');
+    expect(
+      (await runCli(['import', '--data', dir, writeJson(tempDir(), 'b.json', facilityBundle())]))
+        .code,
+    ).toBe(0);
+    const flagsKey = await createStationKey(serverDir, 'sem-flags', 'SEM');
+    const flags = ['--server', server.url, '--key', flagsKey];
+    let flagged = await startStation(dir, FAST, flags);
+    try {
+      await flagged.rpc('session.logon', { login: 'sam', pin: '9999' });
+      expect((await flagged.rpc('settings.get', {})).body).toMatchObject({
+        sync: { server: server.url, keySet: true },
+      });
+      // Staff disconnect it in Settings.
+      expect((await flagged.rpc('settings.setSync', { server: '' })).status).toBe(200);
+      await flagged.stop();
+
+      flagged = await startStation(dir, FAST, flags);
+      await flagged.rpc('session.logon', { login: 'sam', pin: '9999' });
+      expect((await flagged.rpc('settings.get', {})).body).toMatchObject({
+        sync: { server: null, keySet: false },
+      });
+      expect(flagged.stderr()).toContain('the link set in Settings since is kept');
+    } finally {
+      await flagged.stop();
+    }
   }, 60_000);
 });

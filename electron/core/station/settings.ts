@@ -25,6 +25,11 @@ export interface StationSettings {
   /** The station's key on that server (kept here: the station must send it). */
   'sync.key': string | null;
   /**
+   * A hash of the `--server` and `--key` a start last applied (runStation.ts): the same flags
+   * again, at each start of a service, do not undo what staff set in Settings since.
+   */
+  'sync.startFlags': string | null;
+  /**
    * This data dir's id, sent with the key, and the host it was made on (sync/identity.ts);
    * made at its first use, and anew on another host, which keeps the id before as `previous`.
    */
@@ -85,6 +90,7 @@ export const DEFAULT_SETTINGS: StationSettings = {
   'station.lockMode': false,
   'sync.server': null,
   'sync.key': null,
+  'sync.startFlags': null,
   'sync.install': null,
   'sync.keepSentDays': 7,
   'sync.sent': null,
