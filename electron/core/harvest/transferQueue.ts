@@ -445,7 +445,7 @@ export class TransferQueue {
         const s = await stat(file.source_path).catch((error: NodeJS.ErrnoException) => error);
         this.active.delete(file.id);
         if (!(s instanceof Error)) {
-          this.considerAgain(file, instrument, s);
+          this.considerAgain(file, s);
         } else if (s.code === 'ENOENT' && (await stat(file.watch_path).catch(() => null))) {
           // Deleted or moved away while it was copied; under a new name it is a new file. A
           // partial that could not be removed keeps the file for its next start to settle.
@@ -517,17 +517,18 @@ export class TransferQueue {
   }
 
   /** Gives the intake the file's source, as found now, for a new look (TransferHost.consider). */
-  private considerAgain(
-    file: FileRow,
-    instrument: Instrument,
-    s: { size: number; mtimeMs: number },
-  ): void {
-    // Not for a harvest that stopped, nor for an instrument reloaded since (moved, removed).
-    if (this.host.stopped() || this.host.instrument(file.instrument_id) !== instrument) return;
+  private considerAgain(file: FileRow, s: { size: number; mtimeMs: number }): void {
+    // Not for a harvest that stopped, nor for an instrument no longer harvested here (moved,
+    // removed, turned off). One reloaded since (a bundle imported, the server's changes) is
+    // given the file as it is now: its reload's walk passed the file over, as this copy was
+    // reading it, and it would have waited for the next full walk.
+    if (this.host.stopped()) return;
+    const current = this.host.instrument(file.instrument_id) ?? null;
+    if (current === null) return;
     // Its folder as recorded, which may since be configured in other case (sourceKey).
-    const folder = instrument.watch.find((w) => sourceKey(w.path) === sourceKey(file.watch_path));
+    const folder = current.watch.find((w) => sourceKey(w.path) === sourceKey(file.watch_path));
     if (!folder) return;
-    this.host.consider(instrument, folder, file.source_path, s.size, s.mtimeMs, {
+    this.host.consider(current, folder, file.source_path, s.size, s.mtimeMs, {
       recordedAt: file.first_discovered_at,
     });
   }
@@ -566,7 +567,7 @@ export class TransferQueue {
     } finally {
       this.active.delete(id);
       if (source && !sameBytes(file, source)) {
-        this.considerAgain(file, instrument, source);
+        this.considerAgain(file, source);
       }
       this.units -= 1;
       this.host.changed();
