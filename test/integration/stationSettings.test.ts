@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newUuid } from '../../electron/core/util/ids.js';
+import { forwardTo, startHttpProxy } from './httpForward.js';
 import { facilityBundle, goodPreAnswers } from '../fixtures/facility.js';
 import {
   runCli,
@@ -263,6 +264,43 @@ describe('--server and --key at each start', () => {
       expect(flagged.stderr()).toContain('the link set in Settings since is kept');
     } finally {
       await flagged.stop();
+    }
+  }, 60_000);
+});
+
+describe('the last sync time', () => {
+  // Kept in memory only: a station started again while its server was away said "never
+  // synced", and so did the status line at every restart until the server answered.
+  it('is kept across a restart, and forgotten with the link', async () => {
+    const dir = join(tempDir(), 'station-last-sync');
+    expect(
+      (await runCli(['import', '--data', dir, writeJson(tempDir(), 'b.json', facilityBundle())]))
+        .code,
+    ).toBe(0);
+    const linkKey = await createStationKey(serverDir, 'sem-last-sync', 'SEM');
+    const proxy = await startHttpProxy(forwardTo(new URL(server.url)));
+    let linked = await startStation(dir, FAST, ['--server', proxy.url, '--key', linkKey]);
+    try {
+      const status = async (): Promise<Record<string, unknown>> =>
+        (await linked.rpc('sync.status', {})).body as Record<string, unknown>;
+      const synced = await waitFor('a sync', async () => {
+        const s = await status();
+        return s.online === true && typeof s.lastSyncAt === 'string' ? s.lastSyncAt : undefined;
+      });
+      await linked.stop();
+      // The server away (its proxy closed): started again, the station still knows when.
+      await proxy.close();
+      linked = await startStation(dir, FAST);
+      const away = await status();
+      expect(away.online).toBe(false);
+      expect(away.lastSyncAt).toBe(synced);
+
+      // Disconnected by staff: no last sync of a link it no longer has.
+      await linked.rpc('session.logon', { login: 'sam', pin: '9999' });
+      expect((await linked.rpc('settings.setSync', { server: '' })).status).toBe(200);
+      expect((await status()).lastSyncAt).toBeNull();
+    } finally {
+      await linked.stop();
     }
   }, 60_000);
 });

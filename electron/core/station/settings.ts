@@ -30,6 +30,11 @@ export interface StationSettings {
    */
   'sync.startFlags': string | null;
   /**
+   * When the station last exchanged with its server, kept (at most a minute behind: linkStatus.ts)
+   * so that the status line says it after a restart too, not "never synced".
+   */
+  'sync.lastSyncAt': string | null;
+  /**
    * This data dir's id, sent with the key, and the host it was made on (sync/identity.ts);
    * made at its first use, and anew on another host, which keeps the id before as `previous`.
    */
@@ -91,6 +96,7 @@ export const DEFAULT_SETTINGS: StationSettings = {
   'sync.server': null,
   'sync.key': null,
   'sync.startFlags': null,
+  'sync.lastSyncAt': null,
   'sync.install': null,
   'sync.keepSentDays': 7,
   'sync.sent': null,

@@ -14,6 +14,7 @@ import { ClockSkew } from './clockSkew.js';
 import { parseFacilityDelta } from './deltaSchema.js';
 import { HeldRecords, HOLD_MS } from './heldRecords.js';
 import { HistoryFetch } from './historyFetch.js';
+import { getSetting, setSetting } from '../station/settings.js';
 import { LinkStatus } from './linkStatus.js';
 import { PushLoop } from './pushLoop.js';
 import { requestServer } from './request.js';
@@ -100,7 +101,11 @@ export class SyncClient {
   };
 
   constructor(private readonly options: SyncClientOptions) {
-    this.link = new LinkStatus(options.station.log);
+    const db = options.station.db;
+    this.link = new LinkStatus(options.station.log, {
+      load: () => getSetting(db, 'sync.lastSyncAt'),
+      save: (at) => setSetting(db, 'sync.lastSyncAt', at),
+    });
     this.clock = new ClockSkew(options.station.log);
     const base = options.server.endsWith('/') ? options.server.slice(0, -1) : options.server;
     this.http = axios.create({
@@ -297,6 +302,7 @@ export class SyncClient {
     this.push.cancelTimer();
     this.abort.abort();
     await Promise.allSettled([this.push.running, this.pullLoop, this.history.running]);
+    this.link.keep();
   }
 
   /** The server's counts are below what it had acknowledged: what it lost is queued again. */

@@ -120,6 +120,7 @@ export class SyncLink implements SyncControl {
         await this.stopNow();
         setSetting(this.station.db, 'sync.server', null);
         setSetting(this.station.db, 'sync.key', null);
+        setSetting(this.station.db, 'sync.lastSyncAt', null);
         resetSyncCursor(this.station.db);
         return;
       }
@@ -139,7 +140,11 @@ export class SyncLink implements SyncControl {
       // A pull position on one server means nothing on another: start from the whole facility.
       // So with another key: it may be another station's (another tool, other instruments),
       // whose configuration the server sends only in a whole pull, or as it changes.
-      if (previous !== server || previousKey !== key) resetSyncCursor(this.station.db);
+      if (previous !== server || previousKey !== key) {
+        resetSyncCursor(this.station.db);
+        // Nor has this link synced yet.
+        setSetting(this.station.db, 'sync.lastSyncAt', null);
+      }
       this.station.log.info({ server }, 'sync: server set');
       await this.startNow();
     });

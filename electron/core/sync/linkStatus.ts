@@ -9,10 +9,21 @@ import type { Logger } from '../util/log.js';
 import { BadAnswerError } from './parseAnswer.js';
 import { describeFailure } from './serverFailure.js';
 
+/** How far behind the kept last sync time may be: written at most this often. */
+const KEEP_EVERY_MS = 60_000;
+
+/** Where the last sync time is kept across restarts (the data dir's settings). */
+export interface KeptSyncTime {
+  load(): string | null;
+  save(at: string): void;
+}
+
 export class LinkStatus {
   /** The last exchange with the server succeeded. */
   online = false;
-  lastSyncAt: string | null = null;
+  lastSyncAt: string | null;
+  /** The last sync time as last kept. */
+  private keptAt: string | null;
   /** Why the push loop last failed; null once a push went through. */
   pushError: string | null = null;
   /** Why the pull loop last failed; null once a pull went through. */
@@ -22,11 +33,23 @@ export class LinkStatus {
   private pushUnreachable = false;
   private pullUnreachable = false;
 
-  constructor(private readonly log: Logger) {}
+  constructor(
+    private readonly log: Logger,
+    private readonly kept?: KeptSyncTime,
+  ) {
+    this.lastSyncAt = kept?.load() ?? null;
+    this.keptAt = this.lastSyncAt;
+  }
 
   succeeded(): void {
     this.online = true;
     this.lastSyncAt = nowIso();
+    if (
+      this.keptAt === null ||
+      Date.parse(this.lastSyncAt) - Date.parse(this.keptAt) >= KEEP_EVERY_MS
+    ) {
+      this.keep();
+    }
     // The server answers again: an "unreachable" of the other direction is out of date, and a
     // pull waiting out its backoff may go now.
     if (this.pushUnreachable) {
@@ -38,6 +61,13 @@ export class LinkStatus {
       this.pullUnreachable = false;
       this.wakePull?.();
     }
+  }
+
+  /** Keeps the last sync time now (each minute, and when the link stops). */
+  keep(): void {
+    if (this.lastSyncAt === null || this.lastSyncAt === this.keptAt) return;
+    this.kept?.save(this.lastSyncAt);
+    this.keptAt = this.lastSyncAt;
   }
 
   failed(kind: 'push' | 'pull', error: unknown): void {
