@@ -1,4 +1,4 @@
-import { expect, PEOPLE, test } from './serverFixtures.js';
+import { expect, PEOPLE, serverWrite, test } from './serverFixtures.js';
 
 test('staff disconnect the station from its server and connect it again from the settings tab', async ({
   page,
@@ -44,4 +44,20 @@ test('staff disconnect the station from its server and connect it again from the
   await expect(page.getByRole('heading', { name: 'This PC as the facility server' })).toHaveCount(
     0,
   );
+});
+
+test('a station whose key the server refuses says why in its status line, not only "Offline"', async ({
+  page,
+  startServer,
+}) => {
+  // The reason was in a tooltip only, which a touch screen at an instrument cannot show: the
+  // line read "Offline" while the server answered, and records waited without a word.
+  const setup = await startServer();
+  await page.goto(setup.stationUrl);
+  const badge = page.getByRole('status', { name: 'Sync' });
+  await expect(badge).toHaveText(/^Online/);
+  serverWrite(setup, "UPDATE stations SET enabled = 0 WHERE name = 'sem'");
+  await expect(badge).toHaveText(/^Not syncing: This station is disabled\. · last sync /, {
+    timeout: 60_000,
+  });
 });

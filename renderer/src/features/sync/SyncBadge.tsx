@@ -47,6 +47,14 @@ export function SyncBadge(): ReactElement | null {
       : '';
   // A clock that is off bills the wrong minutes: said to whoever stands there, so it gets set.
   const skew = clockSkewWarning(status.clockSkewSeconds);
+  // The server answers, and refuses this station's key (401), or another Labstation holds it
+  // (409): not an outage that passes, so said in words, not left to a tooltip.
+  const keyRefused =
+    !status.online &&
+    status.lastError !== null &&
+    /^server answered 40[19]\b/.test(status.lastError)
+      ? status.lastError.replace(/^server answered \d+: /, '')
+      : null;
   return (
     <p
       className={`sync-badge ${status.online ? 'online' : 'offline'}${skew ? ' clock-off' : ''}`}
@@ -54,7 +62,8 @@ export function SyncBadge(): ReactElement | null {
       aria-label="Sync"
       title={status.lastError ?? undefined}
     >
-      {status.online ? 'Online' : 'Offline'} · {last} · {waiting}
+      {status.online ? 'Online' : keyRefused ? `Not syncing: ${keyRefused}` : 'Offline'} · {last} ·{' '}
+      {waiting}
       {refused}
       {skew && ` · ${skew.charAt(0).toUpperCase()}${skew.slice(1)}`}
     </p>
