@@ -4,7 +4,7 @@
  * contract of api.ts; kept here so that file stays readable.
  */
 import { z } from 'zod';
-import { EMAIL_PATTERN, EMAIL_RULE, lineSchema, passwordProblem } from './text.js';
+import { emailSchema, lineSchema, passwordProblem } from './text.js';
 
 const id = z.number().int().positive();
 /** Text of several lines (a station's description). */
@@ -29,7 +29,7 @@ export const adminUserInput = z
     id: id.optional(),
     username: name,
     /** Empty: none. */
-    email: lineSchema(320).refine((e) => e === '' || EMAIL_PATTERN.test(e), EMAIL_RULE),
+    email: emailSchema,
     first_name: lineSchema(200),
     last_name: lineSchema(200),
     /** Empty: no badge. */

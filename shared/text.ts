@@ -48,6 +48,12 @@ export function lineSchema(max: number) {
 export const EMAIL_PATTERN = /^[^\s@<>()[\],;:"\\]+@[^\s@<>()[\],;:"\\]+$/;
 export const EMAIL_RULE = 'must be an e-mail address like a@b.org';
 
+/** A person's e-mail as entered (a bundle, the admin page): one address, or empty for none. */
+export const emailSchema = lineSchema(320).refine(
+  (e) => e === '' || EMAIL_PATTERN.test(e),
+  EMAIL_RULE,
+);
+
 /** The fewest characters a password to the server has. */
 export const MIN_PASSWORD_LENGTH = 10;
 

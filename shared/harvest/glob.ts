@@ -381,6 +381,15 @@ export function unmatchablePatterns(filter: PathFilter): FilterProblem[] {
 }
 
 /**
+ * What is wrong with a watched folder's patterns, where they are given: those that do not
+ * compile, else those that compile but can match nothing (unmatchablePatterns).
+ */
+export function patternProblems(filter: PathFilter): FilterProblem[] {
+  const compiled = compileFilter(filter);
+  return compiled.ok ? unmatchablePatterns(filter) : compiled.problems;
+}
+
+/**
  * Empty include means everything. Excludes also apply to every folder on the way: a pattern
  * without '/' excludes a path when any of its segments matches (so `.*` hides everything in
  * hidden folders), and an anchored one when it matches the path or one of its folders.

@@ -6,7 +6,7 @@
 import { isAbsolute } from 'node:path';
 import { Cron } from 'croner';
 import { arkConfigProblems, type ArkConfig } from '../../../shared/ark.js';
-import { compileFilter, unmatchablePatterns } from '../../../shared/harvest/glob.js';
+import { compileFilter, patternProblems } from '../../../shared/harvest/glob.js';
 import { hookConfigSchemas } from '../../../shared/harvest/hookConfig.js';
 import { HOOK_KINDS, isHookKind, triggerOf } from '../../../shared/harvest/hookKinds.js';
 import { parseTemplate } from '../../../shared/harvest/template.js';
@@ -35,9 +35,7 @@ export function watchProblems(at: string, watch: WatchFolder, onServer = false):
   const notAbsolute = absolutePathProblem(watch.path, onServer);
   if (notAbsolute) problems.push(`${at}.path: ${notAbsolute}`);
   if (watch.path.includes('\0')) problems.push(`${at}.path: must not contain NUL`);
-  const patterns = { include: watch.include, exclude: watch.exclude };
-  const filter = compileFilter(patterns);
-  for (const p of filter.ok ? unmatchablePatterns(patterns) : filter.problems) {
+  for (const p of patternProblems({ include: watch.include, exclude: watch.exclude })) {
     problems.push(`${at}.${p.field}[${p.index}]: ${p.message}`);
   }
   return problems;

@@ -523,8 +523,8 @@ export class TransferQueue {
     // given the file as it is now: its reload's walk passed the file over, as this copy was
     // reading it, and it would have waited for the next full walk.
     if (this.host.stopped()) return;
-    const current = this.host.instrument(file.instrument_id) ?? null;
-    if (current === null) return;
+    const current = this.host.instrument(file.instrument_id);
+    if (!current) return;
     // Its folder as recorded, which may since be configured in other case (sourceKey).
     const folder = current.watch.find((w) => sourceKey(w.path) === sourceKey(file.watch_path));
     if (!folder) return;

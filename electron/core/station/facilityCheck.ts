@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { parseQuestions, serializeQuestions } from '../../../shared/questions/index.js';
 import { isPlainObject, ownValue } from '../../../shared/questions/json.js';
-import { EMAIL_PATTERN, EMAIL_RULE, lineSchema, passwordProblem } from '../../../shared/text.js';
+import { emailSchema, lineSchema, passwordProblem } from '../../../shared/text.js';
 import type { Db } from '../db/open.js';
 import { harvestBundleShape } from '../harvest/bundle.js';
 import { harvestBundleProblems } from '../harvest/bundleCheck.js';
@@ -50,9 +50,7 @@ const bundleSchema = z
           .object({
             username: name,
             /** Empty: none. */
-            email: lineSchema(320)
-              .refine((e) => e === '' || EMAIL_PATTERN.test(e), EMAIL_RULE)
-              .optional(),
+            email: emailSchema.optional(),
             first_name: lineSchema(200).optional(),
             last_name: lineSchema(200).optional(),
             badge_number: lineSchema(64).min(1).nullable().optional(),

@@ -335,7 +335,7 @@ export class Station {
     const imported = getSetting(this.db, 'harvest.importedAt');
     if (imported === this.importSeen) return;
     this.importSeen = imported;
-    const tool = getSetting(this.db, 'station.tool');
+    const tool = this.stationTool;
     if (tool !== null) this.emit({ type: 'tool.changed', tool });
   }
 

@@ -36,6 +36,9 @@ export type SyncTuning = Pick<
   'batchSize' | 'tickMs' | 'waitSeconds' | 'backoffBaseMs' | 'backoffCapMs'
 > & { firstPullTimeoutMs?: number };
 
+/** Said of an address that answers, but not as a Labstation server does. */
+const NOT_LABSTATION = 'answers, but is not a Labstation server (no sync API there)';
+
 export class SyncLink implements SyncControl {
   private client: SyncClient | null = null;
   /** start, stop and configure run one at a time: two clients must never push at once. */
@@ -177,7 +180,7 @@ export class SyncLink implements SyncControl {
         );
       }
       if (status === 404) {
-        throw fieldError('server', 'answers, but is not a Labstation server (no sync API there)');
+        throw fieldError('server', NOT_LABSTATION);
       }
       if (status !== undefined && status >= 300 && status < 400) {
         throw fieldError(
@@ -193,7 +196,7 @@ export class SyncLink implements SyncControl {
     // every retry.
     const delta = answer as { cursor?: unknown; full?: unknown } | null;
     if (typeof delta !== 'object' || delta === null || typeof delta.cursor !== 'number') {
-      throw fieldError('server', 'answers, but is not a Labstation server (no sync API there)');
+      throw fieldError('server', NOT_LABSTATION);
     }
   }
 }

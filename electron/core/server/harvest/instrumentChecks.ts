@@ -3,7 +3,7 @@
  * what a station needs to run the instrument.
  */
 import type { z } from 'zod';
-import { compileFilter, unmatchablePatterns } from '../../../../shared/harvest/glob.js';
+import { patternProblems } from '../../../../shared/harvest/glob.js';
 import type { InstrumentInput, watchFolderIn } from '../../../../shared/harvest/management.js';
 import { parseTemplate } from '../../../../shared/harvest/template.js';
 import type { Db } from '../../db/open.js';
@@ -27,9 +27,7 @@ function watchProblems(watch: WatchFolder[]): Problem[] {
     if (!STATION_ABSOLUTE.test(w.path) || w.path.includes('\0')) {
       problems.push(problem(['body', 'watch', i, 'path'], NOT_STATION_ABSOLUTE));
     }
-    const patterns = { include: w.include, exclude: w.exclude };
-    const filter = compileFilter(patterns);
-    for (const p of filter.ok ? unmatchablePatterns(patterns) : filter.problems) {
+    for (const p of patternProblems({ include: w.include, exclude: w.exclude })) {
       problems.push(problem(['body', 'watch', i, p.field, p.index], p.message, 'glob'));
     }
   });
