@@ -12,6 +12,7 @@ import { newUuid } from '../util/ids.js';
 import { setSetting } from '../station/settings.js';
 import { DEFAULT_TEMPLATE, defaultExclude, type WatchFolder } from './config.js';
 import { sameZone } from './configCheck.js';
+import { moveFolderRecords } from './folderMoves.js';
 
 // As the harvest API's names (one line: no control characters or line separators); a station
 // registers its instruments on the server under them.
@@ -145,6 +146,9 @@ export function applyHarvestBundle(
     ).run(newUuid(), l.name, l.type, l.base_path, l.enabled === false ? 0 : 1, now, now);
   }
   for (const inst of bundle.instruments ?? []) {
+    const fields = instrumentFields(inst);
+    const before = db.prepare('SELECT id, watch FROM instruments WHERE name = ?').get(inst.name) as
+      { id: number; watch: string } | undefined;
     db.prepare(
       `INSERT INTO instruments (uuid, name, description, tool_id, watch, stability_seconds,
          storage_location_id, destination_template, enabled, created_at, updated_at)
@@ -162,7 +166,10 @@ export function applyHarvestBundle(
          IS NOT (excluded.description, excluded.tool_id, excluded.watch,
            excluded.stability_seconds, excluded.storage_location_id,
            excluded.destination_template, excluded.enabled)`,
-    ).run({ uuid: newUuid(), ...instrumentFields(inst), now });
+    ).run({ uuid: newUuid(), ...fields, now });
+    // A station's watched folder given a new path: its files' records follow it
+    // (folderMoves.ts). A server's records are the stations': each moves its own.
+    if (before && !server) moveFolderRecords(db, before.id, before.watch, fields.watch);
   }
   for (const hook of bundle.hooks ?? []) {
     db.prepare(

@@ -7,6 +7,7 @@
  * left alone.
  */
 import type { Db } from '../db/open.js';
+import { moveFolderRecords } from '../harvest/folderMoves.js';
 import { enqueue } from '../station/outbox.js';
 import { nowIso } from '../util/ids.js';
 import { awaitHistory } from './history.js';
@@ -110,11 +111,14 @@ export function applyHarvestConfig(db: Db, harvest: SyncHarvest): string[] {
            from_server) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)`,
       ).run(...values, i.uuid, now);
     } else {
+      const watchBefore = db.prepare('SELECT watch FROM instruments WHERE id = ?').pluck().get(id);
       db.prepare(
         `UPDATE instruments SET name = ?, description = ?, tool_id = ?, watch = ?,
            stability_seconds = ?, storage_location_id = ?, destination_template = ?, enabled = ?,
            updated_at = ?, from_server = 1 WHERE id = ?`,
       ).run(...values, id);
+      // A watched folder given a new path: its files' records follow it (folderMoves.ts).
+      moveFolderRecords(db, id, String(watchBefore), JSON.stringify(i.watch));
     }
     // New here (or a local one that took the server's uuid), or back after it was off: the
     // server may hold records of its files made elsewhere meanwhile (sync/history.ts).
