@@ -8,6 +8,7 @@ import { startMailWorker } from './mail/worker.js';
 import { takeDataDirLock } from './harvest/lock.js';
 import { createAccount, logonNameClashes } from './server/accounts.js';
 import { createServerApp } from './server/app.js';
+import { listensOnLoopback } from './http/loopbackHost.js';
 import { openServerData } from './server/dataDir.js';
 import { getSetting, setSetting } from './station/settings.js';
 import { AppError } from './util/errors.js';
@@ -242,6 +243,8 @@ export async function runServer(options: RunServerOptions): Promise<RunningServe
       jwtSecret: getSetting(db, 'server.jwtSecret')!,
       timeZone: () => serverTimeZone(db),
       trustProxy: proxies,
+      // Behind a proxy, the Host is the proxy's to check (it forwards the names it serves).
+      loopbackOnly: listensOnLoopback(options.host) && proxies.length === 0,
       publicUrl: () => configuredPublicUrl(db, env),
       ...(takeoverMs === undefined ? {} : { stationTakeoverMs: takeoverMs }),
     });

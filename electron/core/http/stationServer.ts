@@ -12,6 +12,7 @@ import { closeConnectionsOnClose } from './closeConnections.js';
 import { addSecurityHeaders, SECURITY_HEADERS } from './securityHeaders.js';
 import { acceptEmptyJson } from './emptyJson.js';
 import { recordRouteMethods } from './allowedMethods.js';
+import { namesLoopback } from './loopbackHost.js';
 
 /**
  * The loopback token that guards /rpc and /events; kept in <data>/rpc-token, mode 0600, for
@@ -33,8 +34,6 @@ export function loadOrCreateRpcToken(dataDir: string, fresh = false): string {
   chmodSync(file, 0o600);
   return token;
 }
-
-const LOOPBACK_HOST = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|localhost|\[::1\])(:\d{1,5})?$/i;
 
 function bearerMatches(request: FastifyRequest, token: string): boolean {
   const header = request.headers.authorization ?? '';
@@ -104,7 +103,7 @@ export async function createStationServer(options: StationServerOptions): Promis
   // A loopback server answers to loopback names only: a web page that rebinds its own DNS name
   // to 127.0.0.1 gets nothing from it (defence in depth; /rpc and /events need the token too).
   app.addHook('onRequest', async (request, reply) => {
-    if (!LOOPBACK_HOST.test(request.headers.host ?? '')) {
+    if (!namesLoopback(request.headers.host)) {
       return sendError(reply, {
         code: 'forbidden',
         message: 'this station answers on loopback only',

@@ -23,6 +23,7 @@ import { addSecurityHeaders } from '../http/securityHeaders.js';
 import { acceptEmptyJson } from '../http/emptyJson.js';
 import { multipartFields, readBodiesAsFastApi } from '../http/fastApiBodies.js';
 import { recordRouteMethods } from '../http/allowedMethods.js';
+import { namesLoopback } from '../http/loopbackHost.js';
 import { uiFileServed } from '../http/uiFiles.js';
 import { RENDERER_DIR } from '../paths.js';
 import { refuseIllFormedBodies } from './wellFormedBodies.js';
@@ -68,6 +69,11 @@ export interface ServerAppOptions {
   publicUrl?: () => string | null;
   /** The built renderer the web page is served from; dist/renderer unless a test gives one. */
   rendererDir?: string;
+  /**
+   * Listening on a loopback address with no reverse proxy in front: requests must name a
+   * loopback host (or the public address) in their Host header (http/loopbackHost.ts).
+   */
+  loopbackOnly?: boolean;
   /** How long a key's holder must be silent before another Labstation may take the key (stationAuth.ts). */
   stationTakeoverMs?: number;
 }
@@ -92,6 +98,17 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
     catchAll: uiFileServed(rendererDir, { sourceMaps: false }),
   });
   addSecurityHeaders(app);
+  if (options.loopbackOnly) {
+    // Else a page that rebinds its own name to this address could log in here, or, by failing
+    // to, throttle the log-ins of the people at this address.
+    app.addHook('onRequest', async (request, reply) => {
+      const host = request.headers.host;
+      const publicUrl = options.publicUrl?.() ?? null;
+      const publicHost = publicUrl !== null && URL.canParse(publicUrl) && new URL(publicUrl).host;
+      if (namesLoopback(host) || (publicHost && host === publicHost)) return;
+      return reply.code(403).send({ detail: 'This server answers on its loopback address only.' });
+    });
+  }
   closeConnectionsOnClose(app);
   acceptEmptyJson(app);
   refuseIllFormedBodies(app);
