@@ -289,6 +289,11 @@ describe('the document', () => {
       document.paths[path]?.[method]?.parameters?.find((p) => p.name === name)?.schema;
     // Declared text, though only whole numbers are taken: clients made from the docs sent text.
     expect(param('/api/instruments/{id}', 'get', 'id')).toMatchObject({ type: 'integer' });
+    for (const name of ['id', 'user_id']) {
+      expect(param('/api/instruments/{id}/access/{user_id}', 'delete', name)).toMatchObject({
+        type: 'integer',
+      });
+    }
     expect(param('/api/files', 'get', 'instrument_id')).toMatchObject({ type: 'integer' });
     expect(param('/api/transfers', 'get', 'file_id')).toMatchObject({ type: 'integer' });
     expect(param('/api/hooks', 'get', 'size')).toMatchObject({

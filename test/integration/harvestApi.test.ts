@@ -1244,7 +1244,11 @@ describe('records from a station, schedules and runs', () => {
       });
     const empty = await create();
     expect(empty.statusCode).toBe(422);
-    expect(empty.json().detail[0]).toMatchObject({ loc: ['body'], msg: 'must be a JSON object' });
+    expect(empty.json().detail[0]).toMatchObject({
+      loc: ['body'],
+      msg: 'Field required',
+      type: 'missing',
+    });
     const broken = await create('{"name":');
     // As FastAPI answers a body that is not JSON: 422, the problem in the list.
     expect(broken.statusCode).toBe(422);
@@ -1358,6 +1362,14 @@ describe('records from a station, schedules and runs', () => {
         headers: { authorization: `Token ${tokens.admin}`, 'content-type': contentType },
         payload: 'name=form-made&type=local&base_path=%2Fmnt%2Fform',
       });
+    // No body at all: missing, as FastAPI says of a body model not sent.
+    const none = await app.inject({
+      method: 'POST',
+      url: '/api/storage-locations',
+      headers: { authorization: `Token ${tokens.admin}` },
+    });
+    expect(none.statusCode).toBe(422);
+    expect(none.json().detail).toEqual([{ loc: ['body'], msg: 'Field required', type: 'missing' }]);
     const form = await send('application/x-www-form-urlencoded');
     const text = await send('text/plain');
     expect(text.statusCode).toBe(422);
@@ -1456,6 +1468,17 @@ describe('records from a station, schedules and runs', () => {
       0,
     );
     expect((await call('GET', '/api/files?first_discovered_at__gte=nope')).status).toBe(422);
+    // Both files were found at 10:00:00.000: a bound a fraction of a millisecond later is after
+    // them (stored times have whole milliseconds), as the NEMO filters take it.
+    for (const [bound, total] of [
+      ['__gte=2026-03-01T10:00:00.0005Z', 0],
+      ['__gte=2026-03-01T10:00:00.0000Z', 2],
+      ['__lte=2026-03-01T10:00:00.0005Z', 2],
+      ['__lte=2026-03-01T09:59:59.9995Z', 0],
+    ] as const) {
+      const answer = await call('GET', `/api/files?first_discovered_at${bound}`);
+      expect(answer.body.total, bound).toBe(total);
+    }
     // A date alone as the upper bound takes in that whole day.
     expect((await call('GET', '/api/files?first_discovered_at__lte=2026-03-01')).body.total).toBe(
       2,
@@ -1541,6 +1564,28 @@ describe('records from a station, schedules and runs', () => {
     expect((await call('GET', '/api/transfers', 'bob')).body.total).toBe(0);
     expect((await call('GET', `/api/transfers/${transfers.items[0].id}`, 'bob')).status).toBe(404);
     // With one: alice sees them.
+    // A body that is not an object is refused whole, and none at all is missing, as FastAPI
+    // answers for a body model (and as every other harvest route does).
+    for (const [payload, type] of [
+      ['[2]', 'model_type'],
+      ['null', 'model_type'],
+      ['"2"', 'model_type'],
+      [undefined, 'missing'],
+    ] as const) {
+      const refused = await app.inject({
+        method: 'POST',
+        url: `/api/instruments/${instrumentId}/access`,
+        headers: {
+          authorization: `Token ${tokens.admin}`,
+          ...(payload === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        ...(payload === undefined ? {} : { payload }),
+      });
+      expect(refused.statusCode, payload).toBe(422);
+      expect(refused.json().detail, payload).toEqual([
+        expect.objectContaining({ loc: ['body'], type }),
+      ]);
+    }
     const granted = await call('POST', `/api/instruments/${instrumentId}/access`, 'admin', {
       user_id: 2,
     });

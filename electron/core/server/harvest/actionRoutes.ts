@@ -97,7 +97,10 @@ export function registerActionRoutes(
       tag: TAG,
       summary: 'Revoke a user’s access to an instrument',
       security: 'admin',
-      params: z.object({ id: z.string(), user_id: z.string() }),
+      params: z.object({
+        id: z.number().int().describe('the instrument id'),
+        user_id: z.number().int().describe('the user id'),
+      }),
       responses: {
         204: { description: 'Revoked', example: null },
         401: unauthorized,

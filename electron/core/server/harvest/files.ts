@@ -171,6 +171,9 @@ function instantParam(
     const end = parseDateTime(nextDay, timeZone);
     if (end !== null) return storedIso(end.ms - 1);
   }
+  // Stored times have whole milliseconds (parsed.ms is cut to them): ">= 10:00:00.0005" is
+  // ">= 10:00:00.001", as the NEMO filters take it; "<= 10:00:00.0005" is "<= 10:00:00.000".
+  if (parsed.subMillisecond && name.endsWith('__gte')) return storedIso(parsed.ms + 1);
   return storedIso(parsed.ms);
 }
 

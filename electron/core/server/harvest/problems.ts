@@ -184,6 +184,14 @@ export function pathProblem(root: string, prefix: string, text: string): Problem
 
 /** Parses `input` with `schema`, or throws every problem as a 422. */
 export function parseBody<T extends z.ZodType>(schema: T, input: unknown): z.output<T> {
+  // As FastAPI answers for a body model: none sent is missing, one not an object is refused
+  // whole, before any field is looked at.
+  if (input === undefined) {
+    throw new ValidationProblems([problem(['body'], 'Field required', 'missing')]);
+  }
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) {
+    throw new ValidationProblems([problem(['body'], 'must be a JSON object', 'model_type')]);
+  }
   const result = schema.safeParse(input);
   if (!result.success) {
     throw new ValidationProblems(zodProblems('body', result.error, input, schema));

@@ -63,9 +63,6 @@ export function parseInput<Out>(
   schema: z.ZodObject,
   body: unknown,
 ): Record<string, unknown> {
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-    throw new ValidationProblems([problem(['body'], 'must be a JSON object', 'model_type')]);
-  }
   return parseBody<z.ZodObject>(schema, withoutReadOnly(body, resource.readOnly));
 }
 
