@@ -31,7 +31,10 @@ export function searchText(text: string): string {
   // Lowercased, then composed (NFC): "é" typed composed finds it written decomposed ("e" and
   // U+0301, as text from macOS often is), and the other way round. In this order, as
   // migration 24 folds text lowercased before it (its SQL nfc() over the stored text).
-  return text.toLowerCase().normalize('NFC');
+  // Final sigma is sigma: lowercasing makes a capital sigma one or the other by where it
+  // stands in its word, so "ΜΑΣ" (looked for as "μας") would not be found in "ΜΑΣΑ" ("μασα");
+  // migration 54 folded the text stored before.
+  return text.toLowerCase().replace(/ς/g, 'σ').normalize('NFC');
 }
 
 /**

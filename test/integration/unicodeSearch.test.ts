@@ -587,3 +587,101 @@ describe('notebook search', () => {
     expect(JSON.stringify(stored.entry.metadata)).toContain('"unit":"mg "');
   });
 });
+
+describe('notebook search in Greek', () => {
+  // Lowercasing makes a capital sigma final (U+03C2) at a word's end and sigma (U+03C3)
+  // elsewhere: "ΜΑΣ" was looked for as "μας" in "μασα", and not found.
+  it('finds text by any part of it, whatever its sigmas became, indexed before migration 54 too', async () => {
+    const dataDir = tempDir();
+    let clockNow = Date.parse('2026-11-20T09:00:00Z');
+    const open = async (): Promise<Station> => {
+      const station = Station.open({
+        dataDir,
+        log: createLogger('silent'),
+        clock: () => (clockNow += 1000),
+      });
+      await station.call('session.logon', { login: 'alice', pin: '1234' });
+      return station;
+    };
+    let st = Station.open({
+      dataDir,
+      log: createLogger('silent'),
+      clock: () => (clockNow += 1000),
+    });
+    await importBundle(st.db, facilityBundle());
+    st.close();
+    st = await open();
+    const { entry } = (await st.call('notebook.create', {
+      kind: 'experiment',
+      title: 'ΜΑΣΑ',
+      tags: ['ΟΔΟΣ'],
+      metadata: {
+        extra_fields: {
+          Code: { type: 'text', value: 'ΜΑΣΑ' },
+          Site: { type: 'text', value: 'ΟΔΟΣ-12' },
+        },
+      },
+    })) as { entry: NotebookEntryView };
+    const ids = async (args: object): Promise<number[]> =>
+      ((await st.call('notebook.search', args)) as { entries: { id: number }[] }).entries.map(
+        (e) => e.id,
+      );
+    const everyWay = async (): Promise<number[][]> => [
+      await ids({ title: 'ΜΑΣ' }),
+      await ids({ title: 'μας' }),
+      await ids({ metadata: [{ kind: 'contains', field: 'Code', text: 'ΜΑΣ' }] }),
+      await ids({ metadata: [{ kind: 'anyFieldContains', text: 'ΜΑΣ' }] }),
+      await ids({ metadata: [{ kind: 'equals', field: 'Site', value: 'οδοσ-12' }] }),
+      await ids({ metadata: [{ kind: 'equals', field: 'Site', value: 'ΟΔΟΣ-12' }] }),
+      await ids({ tags: ['οδοσ'] }),
+      await ids({ tags: ['ΟΔΟΣ'] }),
+    ];
+    const all = Array.from({ length: 8 }, () => [entry.id]);
+    expect(await everyWay()).toEqual(all);
+
+    // As the indexes held it before: lowercased as JavaScript does, final sigmas kept.
+    const db = st.db;
+    const before = (text: string): string => text.toLowerCase().normalize('NFC');
+    expect(before('ΟΔΟΣ-12')).toBe('οδος-12');
+    db.transaction(() => {
+      db.prepare('UPDATE notebook_tags SET tag_key = ? WHERE entry_id = ?').run(
+        before('ΟΔΟΣ'),
+        entry.id,
+      );
+      db.prepare('UPDATE notebook_metadata_index SET text = ? WHERE entry_id = ? AND name = ?').run(
+        before('ΟΔΟΣ-12'),
+        entry.id,
+        'Site',
+      );
+      const lines = db
+        .prepare('SELECT text FROM notebook_metadata_lines WHERE entry_id = ?')
+        .pluck()
+        .get(entry.id) as string;
+      db.prepare(
+        `INSERT INTO notebook_metadata_text (notebook_metadata_text, rowid, text) VALUES ('delete', ?, ?)`,
+      ).run(entry.id, lines);
+      const old = lines.replace('οδοσ-12', before('ΟΔΟΣ-12'));
+      expect(old).not.toBe(lines);
+      db.prepare('UPDATE notebook_metadata_lines SET text = ? WHERE entry_id = ?').run(
+        old,
+        entry.id,
+      );
+      db.prepare('INSERT INTO notebook_metadata_text (rowid, text) VALUES (?, ?)').run(
+        entry.id,
+        old,
+      );
+    })();
+    expect(await ids({ tags: ['ΟΔΟΣ'] })).toEqual([]);
+    st.close();
+    runMigrationAgain(join(dataDir, 'labstation.db'), 54);
+    st = await open();
+    expect(await everyWay()).toEqual(all);
+    // The entry keeps its text as written.
+    const stored = (await st.call('notebook.get', { id: entry.id })) as {
+      entry: NotebookEntryView;
+    };
+    expect(stored.entry.title).toBe('ΜΑΣΑ');
+    expect(stored.entry.tags).toEqual(['ΟΔΟΣ']);
+    st.close();
+  });
+});

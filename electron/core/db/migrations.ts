@@ -52,6 +52,7 @@ import { migration050 } from './migrations/050_outbox_record_index.js';
 import { migration051 } from './migrations/051_former_rights_end.js';
 import { migration052 } from './migrations/052_usage_diverged.js';
 import { migration053 } from './migrations/053_mail_copy_due.js';
+import { migration054 } from './migrations/054_final_sigma.js';
 
 /**
  * Numbered schema migrations. Each runs in one transaction and sets PRAGMA user_version to its
@@ -128,6 +129,7 @@ export const migrations: readonly Migration[] = [
   migration051,
   migration052,
   migration053,
+  migration054,
 ];
 
 export const LATEST_VERSION = migrations[migrations.length - 1]?.version ?? 0;
