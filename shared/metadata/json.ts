@@ -144,9 +144,15 @@ export function cloneEntries(entries: readonly JsonEntry[]): JsonEntry[] {
   return entries.map(([key, value]) => [key, cloneJson(value)]);
 }
 
-/** Quotes a name or value for messages: "Sample mass". */
+/**
+ * Quotes a name or value for messages: "Sample mass". On one line: JSON.stringify leaves the
+ * line and paragraph separators U+2028 and U+2029 as they are, line breaks to a terminal.
+ */
 export function quote(text: string): string {
-  return JSON.stringify(text);
+  return JSON.stringify(text).replace(
+    /[\u2028\u2029]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16)}`,
+  );
 }
 
 export function describeJsonType(value: unknown): string {

@@ -2,6 +2,7 @@
 // the way a person reads the JSON: extra_fields."Sample mass".unit, notebook.extra_fields_groups[1].id.
 
 import type { MetadataProblem, MetadataProblemCode, ProblemPath } from './types.js';
+import { quote } from './json.js';
 
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$-]*$/;
 
@@ -63,7 +64,13 @@ export function isAcceptable(problems: readonly MetadataProblem[]): boolean {
   return !problems.some((problem) => problem.blocksSaving);
 }
 
-/** "(g, kg)" for messages. */
+/**
+ * "(g, kg)" for messages. An item that would not read back as itself there (empty, spaces at an
+ * end, a comma, parenthesis or quote, a line break or other control character) is written as
+ * JSON text: a message stays one line, and says which items there are.
+ */
 export function listInParens(items: readonly string[]): string {
-  return `(${items.join(', ')})`;
+  const plain = (item: string): boolean =>
+    item !== '' && item.trim() === item && !/[,()"\\\p{Cc}\u2028\u2029]/u.test(item);
+  return `(${items.map((item) => (plain(item) ? item : quote(item))).join(', ')})`;
 }

@@ -191,7 +191,13 @@ class Reader {
       if (type === 'number' || type === 'checkbox') return number;
       return multi ? [String(number)] : String(number);
     }
-    if (Array.isArray(raw)) return this.strings(raw as unknown[], path);
+    if (Array.isArray(raw)) {
+      // A number in a list is its text, as a number given alone is (options are text).
+      const items = (raw as unknown[]).map((item) =>
+        isFiniteNumber(item) ? String(plusZero(item)) : item,
+      );
+      return this.strings(items, path);
+    }
     if (typeof raw === 'number') {
       this.fail(path, 'wrong_type', TOO_LARGE);
       return undefined;

@@ -447,6 +447,10 @@ describe('notebook entries', () => {
       { notebook: [] },
       { notebook: { extra_fields_groups: null } },
       { notebook: [], extra_fields: [] },
+      // And under the notebook service's own key: no settings either, not a key of its own.
+      { elabftw: [] },
+      { elabftw: null },
+      { elabftw: [], extra_fields: null },
     ]) {
       const made = await entry(st, 'notebook.create', {
         kind: 'experiment',

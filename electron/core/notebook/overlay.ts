@@ -57,14 +57,16 @@ function mergeGroups(base: unknown, given: unknown): unknown[] | null {
  * The given metadata with its notebook settings under "notebook", where the template's are
  * (toNotebook): the reader takes them from "elabftw" when "notebook" is absent or null
  * (readMetadata), so settings given there are merged as if given under "notebook". A null
- * "notebook" is none, as everywhere: the template's settings stay. An "elabftw" that is not an
- * object is left under its own name, for the check to name it.
+ * "notebook" is none, as everywhere: the template's settings stay, as they do for a null or []
+ * "elabftw". An "elabftw" that is not an object is left under its own name, for the check to
+ * name it.
  */
 function givenSettingsAsNotebook(given: JsonObject): JsonObject {
   const notebook = ownValue(given, 'notebook');
   const elabftw = ownValue(given, 'elabftw');
-  if (notebook !== null && (notebook !== undefined || !isPlainObject(elabftw))) return given;
-  const takeElabftw = isPlainObject(elabftw);
+  // null and [] under "elabftw" are no settings, as under "notebook" (noneAsEmpty).
+  const takeElabftw = isPlainObject(noneAsEmpty(elabftw));
+  if (notebook !== null && (notebook !== undefined || !takeElabftw)) return given;
   const out: JsonObject = {};
   for (const [key, value] of Object.entries(given)) {
     if (key === 'notebook') continue;

@@ -140,8 +140,8 @@ describe('parseMetadata: structure problems refuse the document', () => {
     ['value missing', { type: 'text' }, ['extra_fields', 'F', 'value'], 'missing_property'],
     ['value an object', { value: { a: 1 } }, ['extra_fields', 'F', 'value'], 'wrong_type'],
     [
-      'value a list with a number',
-      { value: ['a', 2] },
+      'value a list with true in it',
+      { value: ['a', true] },
       ['extra_fields', 'F', 'value', 1],
       'wrong_type',
     ],
@@ -577,6 +577,24 @@ describe('parseMetadata: values are checked by type, and never block saving', ()
       message: 'extra_fields."F".value[1]: "teal" is not one of options (red, blue)',
     });
   });
+
+  it('says each problem on one line, whatever the options and units hold', () => {
+    const { problems } = accepted({
+      extra_fields: {
+        Colour: {
+          type: 'select',
+          options: ['a\nb', 'c, d', 'e\u2028f', ' g', 'plain h'],
+          value: 'z\u2029',
+        },
+        Mass: { type: 'number', value: '1', units: ['m\ng', '(kg)'], unit: 'kg' },
+      },
+    });
+    expect(problems.map((p) => p.message)).toEqual([
+      'extra_fields."Colour".value: "z\\u2029" is not one of options ("a\\nb", "c, d", "e\\u2028f", " g", plain h)',
+      'extra_fields."Mass".unit: "kg" is not one of units ("m\\ng", "(kg)")',
+    ]);
+    for (const p of problems) expect(p.message).not.toMatch(/[\n\r\u2028\u2029]/);
+  });
 });
 
 describe('parseMetadata: required is a reminder, never a block', () => {
@@ -706,6 +724,15 @@ describe('parseMetadata: normalizations', () => {
     expect(fieldOf(one({ type: 'number', value: 42 })).value).toBe(42);
     expect(fieldOf(one({ type: 'number', value: '42' })).value).toBe('42');
     expect(fieldOf(one({ type: 'number', value: -0 })).value).toBe(0);
+    // In a multi-select's list too, as the notebook service stores numbers as either.
+    expect(
+      fieldOf(
+        one({ type: 'select', options: ['1', '2'], allow_multi_values: true, value: [1, '2'] }),
+      ).value,
+    ).toEqual(['1', '2']);
+    expect(
+      fieldOf(one({ type: 'select', options: ['0'], allow_multi_values: true, value: [-0] })).value,
+    ).toEqual(['0']);
   });
 
   it('a multi-select written as text becomes a list', () => {
