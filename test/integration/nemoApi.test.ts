@@ -65,6 +65,41 @@ describe('usage events: filters', () => {
     expect(await ids('/api/usage_events/?project_id=2')).toEqual([3]);
     expect(await ids('/api/usage_events/?operator_id=1')).toEqual([3]);
     expect(await ids('/api/usage_events/?tool_id=1&user_id=3')).toEqual([3]);
+    // NEMO's other name for each: the relation's own.
+    expect(await ids('/api/usage_events/?tool=1')).toEqual([5, 3, 1]);
+    expect(await ids('/api/usage_events/?tool__in=2')).toEqual([7, 6, 2]);
+    expect(await ids('/api/usage_events/?user__in=3,4')).toEqual([6, 3]);
+    expect(await ids('/api/usage_events/?project=2')).toEqual([3]);
+    expect(await ids('/api/usage_events/?operator=1')).toEqual([3]);
+  });
+
+  it('filters by validated and validated_by, as a billing script asks', async () => {
+    expect(await ids('/api/usage_events/?validated=true')).toEqual([3]);
+    expect(await ids('/api/usage_events/?validated=False')).toEqual([7, 6, 5, 4, 2, 1]);
+    expect(await ids('/api/usage_events/?validated_by=1')).toEqual([3]);
+    expect(await ids('/api/usage_events/?validated_by=2')).toEqual([]);
+    expect(await ids('/api/usage_events/?validated_by__in=1,2')).toEqual([3]);
+    expect(await ids('/api/usage_events/?validated_by__isnull=true')).toEqual([7, 6, 5, 4, 2, 1]);
+    expect(await ids('/api/usage_events/?validated_by__isnull=0')).toEqual([3]);
+  });
+
+  it("refuses NEMO's filters it cannot apply, rather than answering every record", async () => {
+    const unsupported = {
+      status: 400,
+      body: {
+        start__month: [
+          'This NEMO filter is not supported by this server (what it filters on is not kept ' +
+            'here); leave it out.',
+        ],
+      },
+    };
+    expect(await get(f, '/api/usage_events/?start__month=1')).toEqual(unsupported);
+    expect(await get(f, '/api/reservations/?start__month=1&end__day=')).toEqual(unsupported);
+    for (const name of ['missed', 'validated', 'validated_by__isnull', 'question_data__isempty']) {
+      const res = await get(f, `/api/reservations/?${name}=true`);
+      expect(res.status, name).toBe(400);
+      expect(Object.keys(res.body as object), name).toEqual([name]);
+    }
   });
 
   it('reads start__gte with an offset, URL-encoded or with the + sent raw', async () => {
@@ -185,6 +220,16 @@ describe('reservations: filters', () => {
     expect(await ids(overlap)).toEqual([1]);
     expect(await ids('/api/reservations/?end__isnull=true')).toEqual([]);
     expect(await ids('/api/reservations/?operator_id=1')).toEqual([4, 3, 2, 1]);
+    // Of a tool or of an area; who booked them; and NEMO's other name for each.
+    expect(await ids('/api/reservations/?tool_id__isnull=true')).toEqual([3]);
+    expect(await ids('/api/reservations/?tool__isnull=False')).toEqual([4, 2, 1]);
+    expect(await ids('/api/reservations/?area_id__isnull=true')).toEqual([4, 2, 1]);
+    expect(await ids('/api/reservations/?area__isnull=false')).toEqual([3]);
+    expect(await ids('/api/reservations/?creator_id=1')).toEqual([4, 1]);
+    expect(await ids('/api/reservations/?creator__in=2,3')).toEqual([3, 2]);
+    expect(await ids('/api/reservations/?tool=1')).toEqual([2, 1]);
+    expect(await ids('/api/reservations/?area=1')).toEqual([3]);
+    expect(await ids('/api/reservations/?user=3&project=2')).toEqual([4]);
   });
 });
 

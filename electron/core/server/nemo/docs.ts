@@ -427,6 +427,14 @@ const FILTER_MEANING: Record<string, string> = {
   project_id__in: 'Only those charged to these projects.',
   operator_id: 'Only those operated by this user.',
   operator_id__in: 'Only those operated by these users.',
+  tool_id__isnull: '`true`: only those of an area; `false`: only those of a tool.',
+  area_id__isnull: '`true`: only those of a tool; `false`: only those of an area.',
+  creator_id: 'Only those booked by this user (for themselves or for another).',
+  creator_id__in: 'Only those booked by these users.',
+  validated: '`true`: only those staff validated; `false`: only those not validated.',
+  validated_by: 'Only those validated by this staff member.',
+  validated_by__in: 'Only those validated by these staff members.',
+  validated_by__isnull: '`true`: only those nobody validated; `false`: only validated ones.',
   cancelled: '`true`: only cancelled ones; `false`: only those not cancelled.',
   username: 'Only the user with exactly this username (letter case counts).',
   username__iexact: 'Only the user with this username, in any letter case.',
@@ -435,8 +443,20 @@ const FILTER_MEANING: Record<string, string> = {
 
 /** A filter as a query parameter: the type its kind parses, and what it means. */
 function filterParameter(name: string, def: FilterDef): z.ZodType {
-  const meaning = FILTER_MEANING[name] ?? `Filters on ${name}.`;
+  // NEMO's second name of a relation's filter (`tool` for `tool_id`) means the same.
+  const meaning =
+    FILTER_MEANING[name] ??
+    FILTER_MEANING[name.replace(/^([a-z]+)(__|$)/, '$1_id$2')] ??
+    `Filters on ${name}.`;
   switch (def.kind) {
+    case 'unsupported':
+      return z
+        .string()
+        .optional()
+        .describe(
+          'A NEMO filter this server does not apply (what it filters on is not kept here): ' +
+            'given, it is refused with 400, rather than ignored.',
+        );
     case 'integer':
       return z.int().optional().describe(meaning);
     case 'integers':

@@ -23,7 +23,13 @@ export type FilterDef =
   | { kind: 'datetime'; where: (value: ParsedInstant) => Clause }
   | { kind: 'boolean'; where: (value: boolean) => Clause }
   | { kind: 'text'; where: (value: string) => Clause }
-  | { kind: 'texts'; where: (values: string[]) => Clause };
+  | { kind: 'texts'; where: (values: string[]) => Clause }
+  /**
+   * A filter NEMO has that this server cannot apply (what it filters on is not kept here):
+   * refused by name, rather than ignored as an unknown parameter is, which would answer every
+   * record as if filtered.
+   */
+  | { kind: 'unsupported' };
 
 export type FilterSet = Readonly<Record<string, FilterDef>>;
 
@@ -36,6 +42,9 @@ export const MESSAGES = {
     `Select a valid choice. ${value} is not one of the available choices.`,
   invalidPage: 'Invalid page.',
   notFound: 'Not found.',
+  unsupported:
+    'This NEMO filter is not supported by this server (what it filters on is not kept here); ' +
+    'leave it out.',
 } as const;
 
 export const DEFAULT_PAGE_SIZE = 100;
@@ -139,6 +148,8 @@ function filterClause(def: FilterDef, text: string, timeZone: string): Clause | 
       return def.where(text);
     case 'texts':
       return def.where(splitList(text));
+    case 'unsupported':
+      return MESSAGES.unsupported;
   }
 }
 

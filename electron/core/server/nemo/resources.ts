@@ -111,6 +111,33 @@ const flag = (column: string): FilterDef => ({
 
 const ID_FILTERS = { id: equals('id'), id__in: inList('id') } as const;
 
+/**
+ * A relation's filters, under NEMO's two names for each (`tool_id` and `tool`, `tool_id__in`
+ * and `tool__in`, and `__isnull` where it may be none).
+ */
+function relation(name: string, column: string, nullable = false): FilterSet {
+  const set: Record<string, FilterDef> = {
+    [`${name}_id`]: equals(column),
+    [`${name}_id__in`]: inList(column),
+    [name]: equals(column),
+    [`${name}__in`]: inList(column),
+  };
+  if (nullable) {
+    set[`${name}_id__isnull`] = isNull(column, false);
+    set[`${name}__isnull`] = isNull(column, false);
+  }
+  return set;
+}
+
+const UNSUPPORTED: FilterDef = { kind: 'unsupported' };
+
+/** NEMO's filters on the parts of a start or end in its time zone: not applied here. */
+const DATE_PART_FILTERS: FilterSet = Object.fromEntries(
+  ['start', 'end'].flatMap((field) =>
+    ['year', 'month', 'day'].map((part) => [`${field}__${part}`, UNSUPPORTED]),
+  ),
+);
+
 /** `activeIndex`: a partial index holds the rows whose end is null (active usage events). */
 const timeFilters = (activeIndex: boolean): FilterSet => ({
   start__gte: atOrAfter('start'),
@@ -137,14 +164,15 @@ export const usageEvents: Resource<UsageEventRow, NemoUsageEvent> = {
   filters: {
     ...ID_FILTERS,
     ...timeFilters(true),
-    tool_id: equals('tool_id'),
-    tool_id__in: inList('tool_id'),
-    user_id: equals('user_id'),
-    user_id__in: inList('user_id'),
-    project_id: equals('project_id'),
-    project_id__in: inList('project_id'),
-    operator_id: equals('operator_id'),
-    operator_id__in: inList('operator_id'),
+    ...DATE_PART_FILTERS,
+    ...relation('tool', 'tool_id'),
+    ...relation('user', 'user_id'),
+    ...relation('project', 'project_id'),
+    ...relation('operator', 'operator_id'),
+    validated: flag('validated'),
+    validated_by: equals('validated_by_id'),
+    validated_by__in: inList('validated_by_id'),
+    validated_by__isnull: isNull('validated_by_id', false),
   },
   ordering: TIME_ORDERING,
   serialize: usageEventJson,
@@ -157,16 +185,22 @@ export const reservations: Resource<ReservationRow, NemoReservation> = {
   filters: {
     ...ID_FILTERS,
     ...timeFilters(false),
-    tool_id: equals('tool_id'),
-    tool_id__in: inList('tool_id'),
+    ...DATE_PART_FILTERS,
     // A reservation is of a tool or of an area (NEMO's ReservationFilter has both).
-    area_id: equals('area_id'),
-    area_id__in: inList('area_id'),
-    user_id: equals('user_id'),
-    user_id__in: inList('user_id'),
-    project_id: equals('project_id'),
-    project_id__in: inList('project_id'),
+    ...relation('tool', 'tool_id', true),
+    ...relation('area', 'area_id', true),
+    ...relation('user', 'user_id'),
+    ...relation('creator', 'creator_id'),
+    ...relation('project', 'project_id'),
     cancelled: flag('cancelled'),
+    // Kept by NEMO for its billing of missed reservations, which this server does not do.
+    missed: UNSUPPORTED,
+    validated: UNSUPPORTED,
+    validated_by: UNSUPPORTED,
+    validated_by__in: UNSUPPORTED,
+    validated_by__isnull: UNSUPPORTED,
+    question_data__isnull: UNSUPPORTED,
+    question_data__isempty: UNSUPPORTED,
   },
   ordering: TIME_ORDERING,
   serialize: reservationJson,
