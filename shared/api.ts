@@ -250,6 +250,12 @@ export interface SyncStatus {
   refusedReason: string | null;
   lastError: string | null;
   /**
+   * The server's reason for refusing this station's key (401: unknown, replaced, or the station
+   * disabled) or for holding it for another Labstation (409), until an exchange goes through;
+   * null otherwise. Not an outage that passes, so the status line says it.
+   */
+  keyRefused: string | null;
+  /**
    * This station's clock minus the server's, in whole seconds, from the server's last answer
    * (its `Date` header); null before the first answer. Past CLOCK_SKEW_WARN_SECONDS
    * (shared/clock.ts) the station says so.

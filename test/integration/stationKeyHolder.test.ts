@@ -237,11 +237,15 @@ describe('a station key and the Labstation that holds it', () => {
       const s = (await again.rpc('sync.status', {})).body as {
         online: boolean;
         lastError: string | null;
+        keyRefused: string | null;
       };
       return s.lastError?.includes('in use by another Labstation') ? s : undefined;
-    })) as { online: boolean; lastError: string };
+    })) as { online: boolean; lastError: string; keyRefused: string | null };
     expect(status.online).toBe(false);
     expect(status.lastError).toContain('server answered 409');
+    // The status line's reason: the server's own words, without the status code.
+    expect(status.keyRefused).toContain('in use by another Labstation');
+    expect(status.keyRefused).not.toContain('409');
 
     // What it records meanwhile waits in its outbox.
     await ok(again, 'session.logon', { login: 'alice', pin: '1234' });

@@ -36,6 +36,8 @@ export interface SyncState {
   /** Why the oldest of them was refused, naming the people, projects and tools it means. */
   refusedReason: string | null;
   lastError: string | null;
+  /** The server's reason for refusing this station's key (LinkStatus.keyRefused). */
+  keyRefused: string | null;
   /** This station's clock minus the server's (s), from its last answer; null before one. */
   clockSkewSeconds: number | null;
 }
@@ -229,6 +231,7 @@ export class SyncClient {
       refused: refused.count,
       refusedReason: refused.reason,
       clockSkewSeconds: this.clock.seconds,
+      keyRefused: this.link.keyRefused,
       lastError:
         this.link.pushError ??
         this.link.pullError ??

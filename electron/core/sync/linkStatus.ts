@@ -28,6 +28,12 @@ export class LinkStatus {
   pushError: string | null = null;
   /** Why the pull loop last failed; null once a pull went through. */
   pullError: string | null = null;
+  /**
+   * The server's reason for refusing this station's key (401: unknown, replaced, or the station
+   * disabled) or for holding it for another Labstation (409); null once an exchange went
+   * through. Not an outage that passes: the status line says it in words.
+   */
+  keyRefused: string | null = null;
   /** Ends the pull loop's wait out of its backoff; set while it waits. */
   wakePull: (() => void) | null = null;
   private pushUnreachable = false;
@@ -43,6 +49,7 @@ export class LinkStatus {
 
   succeeded(): void {
     this.online = true;
+    this.keyRefused = null;
     this.lastSyncAt = nowIso();
     if (
       this.keptAt === null ||
@@ -71,9 +78,12 @@ export class LinkStatus {
   }
 
   failed(kind: 'push' | 'pull', error: unknown): void {
-    const { message, reachable } = describeFailure(error);
+    const { message, reachable, answer } = describeFailure(error);
     // 401: the key is refused; 409: another Labstation holds it (server/sync/stationAuth.ts).
-    if (!reachable || /^server answered 40[19]\b/.test(message)) this.online = false;
+    // Said as the last failure says it: a server not reached since tells nothing of the key.
+    const keyRefused = answer?.status === 401 || answer?.status === 409;
+    this.keyRefused = keyRefused ? answer.reason : null;
+    if (!reachable || keyRefused) this.online = false;
     if (kind === 'push') {
       this.pushError = message;
       this.pushUnreachable = !reachable;

@@ -6,13 +6,22 @@
  */
 import axios from 'axios';
 
-export function describeFailure(error: unknown): { message: string; reachable: boolean } {
+export function describeFailure(error: unknown): {
+  message: string;
+  reachable: boolean;
+  /** The server answered, with this status and this reason. */
+  answer?: { status: number; reason: string };
+} {
   if (axios.isAxiosError(error)) {
     const status = error.response?.status;
     if (status !== undefined) {
       const detail = (error.response?.data as { detail?: unknown } | undefined)?.detail;
       const text = typeof detail === 'string' ? detail : error.message;
-      return { message: `server answered ${status}: ${text}`, reachable: status < 500 };
+      return {
+        message: `server answered ${status}: ${text}`,
+        reachable: status < 500,
+        answer: { status, reason: text },
+      };
     }
     return { message: `server unreachable: ${error.code ?? error.message}`, reachable: false };
   }

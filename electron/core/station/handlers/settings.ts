@@ -27,6 +27,7 @@ export function settingsHandlers(ctx: SettingsContext): HandlersOf<'sync' | 'set
         refused: 0,
         refusedReason: null,
         lastError: null,
+        keyRefused: null,
         clockSkewSeconds: null,
       };
     },

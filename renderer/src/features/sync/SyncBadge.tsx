@@ -49,12 +49,7 @@ export function SyncBadge(): ReactElement | null {
   const skew = clockSkewWarning(status.clockSkewSeconds);
   // The server answers, and refuses this station's key (401), or another Labstation holds it
   // (409): not an outage that passes, so said in words, not left to a tooltip.
-  const keyRefused =
-    !status.online &&
-    status.lastError !== null &&
-    /^server answered 40[19]\b/.test(status.lastError)
-      ? status.lastError.replace(/^server answered \d+: /, '')
-      : null;
+  const keyRefused = status.online ? null : status.keyRefused;
   return (
     <p
       className={`sync-badge ${status.online ? 'online' : 'offline'}${skew ? ' clock-off' : ''}`}
