@@ -37,6 +37,10 @@ export interface ServerSetup {
   stationKey: string;
   /** Calls the station's contract over its loopback carrier. */
   stationRpc(name: string, args: unknown): Promise<Record<string, unknown>>;
+  /** Stops the server process (the station keeps running). */
+  stopServer(): Promise<void>;
+  /** Starts the server again, on the same data dir and port. */
+  restartServer(): Promise<void>;
   output(): string;
 }
 
@@ -123,6 +127,7 @@ export const test = base.extend<{ startServer: () => Promise<ServerSetup> }>({
         ['serve', '--data', serverDir, '--port', '0'],
         /server ready at (http:\/\/\S+\/)/,
       );
+      let server = children[children.length - 1];
       const stationUrl = await start(
         [
           'station',
@@ -144,6 +149,16 @@ export const test = base.extend<{ startServer: () => Promise<ServerSetup> }>({
         stationUrl,
         stationKey: key,
         output: () => log,
+        async stopServer() {
+          if (server) await stop(server);
+        },
+        async restartServer() {
+          await start(
+            ['serve', '--data', serverDir, '--port', new URL(serverUrl).port],
+            /server ready at (http:\/\/\S+\/)/,
+          );
+          server = children[children.length - 1];
+        },
         async stationRpc(name, args) {
           const res = await fetch(`${origin}rpc/${name}`, {
             method: 'POST',

@@ -61,3 +61,39 @@ test('a station whose key the server refuses says why in its status line, not on
     timeout: 60_000,
   });
 });
+
+test('the settings notice follows a saved link until its server answers, also after 30 s', async ({
+  page,
+  startServer,
+}) => {
+  // It followed the link 30 s and then kept "Not reached yet" for good, though the status line
+  // went online when the server came back.
+  const setup = await startServer();
+  await page.clock.install();
+  await page.goto(setup.stationUrl);
+  await page.getByLabel('Username or badge number').fill('sam');
+  await page.getByLabel('PIN', { exact: true }).fill(PEOPLE.sam.pin);
+  await page.getByRole('button', { name: 'Log on' }).click();
+  await page.getByRole('tab', { name: 'Settings' }).click();
+  await page.getByRole('button', { name: 'Disconnect' }).click();
+  await expect(page.getByText('Saved: this station now runs on its own.')).toBeVisible();
+
+  // The server is away when the link is saved: kept, and said not reached, with why.
+  await setup.stopServer();
+  await page.getByLabel('Server address').fill(setup.serverUrl);
+  await page.getByLabel('Station key').fill(setup.stationKey);
+  await page.getByRole('button', { name: 'Save' }).click();
+  const notice = page.getByText(/^Saved\. /);
+  await expect(notice).toHaveText(/^Saved\. Not reached yet/);
+  // A minute of the page's time passes (its polls answer in real time between the steps)...
+  for (let second = 0; second < 60; second += 1) {
+    await page.clock.runFor(1000);
+    await expect(notice).toHaveText(/^Saved\. Not reached yet \(server unreachable/);
+  }
+  // ...and then the server is back: the station reaches it, and the notice says so.
+  await setup.restartServer();
+  await expect(async () => {
+    await page.clock.runFor(5000);
+    await expect(notice).toHaveText(/^Saved\. Online, last sync /, { timeout: 500 });
+  }).toPass({ timeout: 30_000 });
+});

@@ -27,6 +27,13 @@ export function SettingsTab(): ReactElement {
   );
 }
 
+/** Why a saved link is not online yet, as far as the station knows. */
+function notReached(status: SyncStatus): string {
+  if (status.keyRefused) return `Not syncing: ${status.keyRefused.replace(/\.$/, '')}`;
+  if (status.lastError) return `Not reached yet (${status.lastError})`;
+  return 'Not reached yet';
+}
+
 function ServerLink({
   current,
   onSaved,
@@ -42,7 +49,8 @@ function ServerLink({
   const [status, setStatus] = useState<SyncStatus | null>(null);
   const [busy, setBusy] = useState(false);
 
-  // The link starts syncing just after the save answers: follow it for a while, so the notice
+  // The link starts syncing just after the save answers: follow it until it is online (each
+  // second at first, then every 5 s: a server that comes back later is told too), so the notice
   // says "Online" once it is, not "Not reached yet" for good.
   const configured = status?.configured === true;
   const online = status?.online === true;
@@ -50,19 +58,29 @@ function ServerLink({
     if (!configured || online) return;
     let alive = true;
     let tries = 0;
-    const timer = window.setInterval(() => {
+    let timer = 0;
+    const follow = (): void => {
       tries += 1;
-      if (tries > 30) window.clearInterval(timer);
-      call('sync.status', {}).then(
-        (next) => {
-          if (alive && next.configured) setStatus(next);
+      timer = window.setTimeout(
+        () => {
+          call('sync.status', {})
+            .then(
+              (next) => {
+                if (alive && next.configured) setStatus(next);
+              },
+              () => undefined,
+            )
+            .finally(() => {
+              if (alive) follow();
+            });
         },
-        () => undefined,
+        tries <= 30 ? 1000 : 5000,
       );
-    }, 1000);
+    };
+    follow();
     return () => {
       alive = false;
-      window.clearInterval(timer);
+      window.clearTimeout(timer);
     };
   }, [configured, online]);
 
@@ -125,7 +143,7 @@ function ServerLink({
       {status && (
         <p className="notice" role="status">
           {status.configured
-            ? `Saved. ${status.online ? 'Online' : 'Not reached yet'}${
+            ? `Saved. ${status.online ? 'Online' : notReached(status)}${
                 status.lastSyncAt ? `, last sync ${formatDateTime(status.lastSyncAt)}` : ''
               }.`
             : 'Saved: this station now runs on its own.'}
