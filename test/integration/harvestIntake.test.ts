@@ -152,6 +152,41 @@ afterAll(async () => {
   await server?.stop();
 });
 
+describe("a file record's later version", () => {
+  it('moves the record where its station now finds the file; an older or equal one does not', async () => {
+    const uuid = newUuid();
+    const where = (): unknown =>
+      serverDb
+        .prepare('SELECT watch_path, source_path, relative_path FROM harvest_files WHERE uuid = ?')
+        .get(uuid);
+    const version = (updatedAt: string, folder: string): Record<string, unknown> =>
+      filePayload(uuid, 'run1/a.tif', {
+        watch_path: folder,
+        source_path: `${folder}/run1/a.tif`,
+        updated_at: updatedAt,
+      });
+    await push([
+      { kind: 'harvest_file', uuid, payload: version('2026-03-01T10:00:04.000Z', '/data') },
+    ]);
+    // Its watched folder was given a new path on the station (harvest/folderMoves.ts).
+    await push([
+      { kind: 'harvest_file', uuid, payload: version('2026-03-01T10:00:05.000Z', '/mnt/new') },
+    ]);
+    const moved = {
+      watch_path: '/mnt/new',
+      source_path: '/mnt/new/run1/a.tif',
+      relative_path: 'run1/a.tif',
+    };
+    expect(where()).toEqual(moved);
+    // A resend of an earlier version, or of this one saying otherwise, moves nothing.
+    await push([
+      { kind: 'harvest_file', uuid, payload: version('2026-03-01T10:00:04.000Z', '/data') },
+      { kind: 'harvest_file', uuid, payload: version('2026-03-01T10:00:05.000Z', '/elsewhere') },
+    ]);
+    expect(where()).toEqual(moved);
+  });
+});
+
 describe('a transfer claiming a verified checksum', () => {
   it('is refused when its dest_checksum is not its file’s xxhash, and nothing stored changes', async () => {
     const file = newUuid();

@@ -17,7 +17,8 @@
 import { join } from 'node:path';
 import type { Db } from '../db/open.js';
 import { cachedStatement } from '../db/statements.js';
-import { sourcePathIs } from './records.js';
+import { nowIso } from '../util/ids.js';
+import { NEXT_UPDATED_AT, enqueueFile, sourcePathIs } from './records.js';
 import { CASE_BLIND_NAMES, sourceKey } from './storageGuard.js';
 
 /** A folder's path as compared: without trailing separators, in the file system's case. */
@@ -67,25 +68,36 @@ export function moveFolderRecords(
   );
   if (moved === null) return null;
   const fromKey = folderKey(moved.from, caseBlind);
-  const rows = cachedStatement(
+  const fromOld = (watchPath: string): boolean => folderKey(watchPath, caseBlind) === fromKey;
+  const rows = (
+    cachedStatement(
+      db,
+      'SELECT id, watch_path, relative_path FROM harvest_files WHERE instrument_id = ?',
+    ).all(instrumentId) as { id: number; watch_path: string; relative_path: string }[]
+  ).filter((row) => fromOld(row.watch_path));
+  // The folders of the records at a path: those of the old folder move together (a file's
+  // versions), and one another folder holds stays that folder's.
+  const heldBy = cachedStatement(
     db,
-    'SELECT id, watch_path, relative_path FROM harvest_files WHERE instrument_id = ?',
-  ).all(instrumentId) as { id: number; watch_path: string; relative_path: string }[];
-  const held = cachedStatement(
-    db,
-    `SELECT 1 FROM harvest_files f WHERE f.instrument_id = ? AND ${sourcePathIs('f')}`,
-  );
+    `SELECT watch_path FROM harvest_files f WHERE f.instrument_id = ? AND ${sourcePathIs('f')}`,
+  ).pluck();
+  // A change the server must see: its record of the file follows (records.ts enqueueFile).
   const move = cachedStatement(
     db,
-    'UPDATE harvest_files SET watch_path = ?, source_path = ? WHERE id = ?',
+    `UPDATE harvest_files SET watch_path = ?, source_path = ?, updated_at = ${NEXT_UPDATED_AT}
+       WHERE id = ?`,
   );
-  let records = 0;
-  for (const row of rows) {
-    if (folderKey(row.watch_path, caseBlind) !== fromKey) continue;
-    const sourcePath = join(moved.to, ...row.relative_path.split('/'));
-    if (held.get(instrumentId, sourcePath, blind ? 1 : 0, sourcePath) !== undefined) continue;
-    move.run(moved.to, sourcePath, row.id);
-    records += 1;
+  // Decided before any moves: a version moved first would hold its path against the next.
+  const moving = rows
+    .map((row) => ({ id: row.id, sourcePath: join(moved.to, ...row.relative_path.split('/')) }))
+    .filter(({ sourcePath }) => {
+      const holders = heldBy.all(instrumentId, sourcePath, blind ? 1 : 0, sourcePath) as string[];
+      return holders.every(fromOld);
+    });
+  for (const { id, sourcePath } of moving) {
+    move.run(moved.to, sourcePath, nowIso(), id);
+    enqueueFile(db, id);
   }
+  const records = moving.length;
   return { ...moved, records };
 }

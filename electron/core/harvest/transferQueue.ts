@@ -442,11 +442,14 @@ export class TransferQueue {
       } else if (end.end === 'requeue') {
         // Given back for a new look: what an earlier attempt in the run ended as no longer stands.
         this.host.runEnds()?.delete(file.id);
-        const s = await stat(file.source_path).catch((error: NodeJS.ErrnoException) => error);
+        // Where the record says it is now: its watched folder may have been given a new path
+        // while it was copied (folderMoves.ts), and the file is looked at there.
+        const current = fileById(this.db, file.id) ?? file;
+        const s = await stat(current.source_path).catch((error: NodeJS.ErrnoException) => error);
         this.active.delete(file.id);
         if (!(s instanceof Error)) {
-          this.considerAgain(file, s);
-        } else if (s.code === 'ENOENT' && (await stat(file.watch_path).catch(() => null))) {
+          this.considerAgain(current, s);
+        } else if (s.code === 'ENOENT' && (await stat(current.watch_path).catch(() => null))) {
           // Deleted or moved away while it was copied; under a new name it is a new file. A
           // partial that could not be removed keeps the file for its next start to settle.
           if (fileById(this.db, file.id)?.partial_path === null) markGone(this.db, file.id);

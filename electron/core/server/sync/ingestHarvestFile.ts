@@ -178,7 +178,14 @@ export function upsertHarvestFile(
        @watch_path, @relative_path, @source_path, @filename, @size, @mtime_ms, @xxhash,
        @hash_algorithm, @first_discovered_at, @usage_event_id, @metadata_, @state, @updated_at,
        @station_id)
-     ON CONFLICT (uuid) DO UPDATE SET size = excluded.size, mtime_ms = excluded.mtime_ms,
+     ON CONFLICT (uuid) DO UPDATE SET
+       -- A later version may find the file elsewhere: its watched folder given a new path on
+       -- its station (harvest/folderMoves.ts).
+       watch_path = iif(excluded.updated_at > harvest_files.updated_at, excluded.watch_path,
+         harvest_files.watch_path),
+       source_path = iif(excluded.updated_at > harvest_files.updated_at, excluded.source_path,
+         harvest_files.source_path),
+       size = excluded.size, mtime_ms = excluded.mtime_ms,
        xxhash = excluded.xxhash, hash_algorithm = excluded.hash_algorithm,
        usage_event_id = coalesce(excluded.usage_event_id, harvest_files.usage_event_id),
        metadata_ = excluded.metadata_,
