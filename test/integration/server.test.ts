@@ -204,8 +204,37 @@ describe('labstation serve', () => {
     expect((await send('POST', '/api/nowhere', 'garbage')).status).toBe(404);
     expect((await send('POST', '/nowhere', '<x/>', 'application/xml')).status).toBe(404);
     expect((await send('POST', '/health', '<x/>', 'application/xml')).status).toBe(405);
+    // Said to be JSON, and not JSON, all the same.
+    const notJson = 'application/json';
+    expect((await send('POST', '/api/nowhere', '{bad', notJson)).status).toBe(404);
+    expect((await send('PUT', '/api/storage-locations/1', '{bad', notJson)).status).toBe(405);
+    expect((await send('DELETE', '/api/storage-locations/99999', '{bad', notJson)).status).toBe(
+      404,
+    );
+    expect(
+      (
+        await send(
+          'DELETE',
+          '/api/storage-locations/99999',
+          'a=%ZZ',
+          'application/x-www-form-urlencoded',
+        )
+      ).status,
+    ).toBe(404);
     const gone = await send('DELETE', `/api/storage-locations/${String(empty.body.id)}`, 'garbage');
     expect(gone.status, JSON.stringify(gone.body)).toBe(204);
+    const short = await send(
+      'POST',
+      '/api/storage-locations',
+      JSON.stringify({ name: 'short', type: 'local', base_path: '/mnt/short' }),
+    );
+    const goneToo = await send(
+      'DELETE',
+      `/api/storage-locations/${String(short.body.id)}`,
+      '{bad',
+      notJson,
+    );
+    expect(goneToo.status, JSON.stringify(goneToo.body)).toBe(204);
     // The web page's calls keep their own rule: JSON or plain text only.
     const rpc = await send('POST', '/rpc/session.current', '<x/>', 'application/xml');
     expect(rpc.status).toBe(415);

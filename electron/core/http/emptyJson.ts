@@ -47,13 +47,23 @@ export function jsonTextReader(
   };
 }
 
+/**
+ * Whether a request's body is left unread: one no route takes (404, or 405 for its method), as
+ * FastAPI and Django route before they read a body, and one of a method whose routes take none
+ * (DELETE, GET). Its body, whatever it holds, is then no body.
+ */
+export function bodyLeftUnread(request: FastifyRequest): boolean {
+  return request.is404 || !['POST', 'PUT', 'PATCH'].includes(request.method);
+}
+
 export function acceptEmptyJson(
   app: FastifyInstance,
   options: { keepProtoKeys?: boolean } = {},
 ): void {
   const readJson = jsonTextReader(app, options);
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) =>
-    readJson(request, String(body), done),
-  );
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (bodyLeftUnread(request)) done(null, undefined);
+    else readJson(request, String(body), done);
+  });
 }

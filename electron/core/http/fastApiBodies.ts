@@ -9,7 +9,7 @@
  * Other routes keep Fastify's 415 for a type they do not read (the README's word for /rpc).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { jsonTextReader } from './emptyJson.js';
+import { bodyLeftUnread, jsonTextReader } from './emptyJson.js';
 
 /** `application/<anything>+json`, parameters after it allowed (charset). */
 const SUFFIX_JSON = /^application\/[^\s;/]+\+json\s*(;|$)/i;
@@ -31,9 +31,8 @@ export function readBodiesAsFastApi(app: FastifyInstance, fastApiRoute: RegExp):
   });
   app.addContentTypeParser('*', { parseAs: 'string' }, (request, body, done) => {
     const type = request.headers['content-type'];
-    // Nothing is read for a request no route takes (404, or 405 for its method), as FastAPI
-    // routes before it reads a body; nor for a method whose routes take none (DELETE).
-    if (request.is404 || !['POST', 'PUT', 'PATCH'].includes(request.method)) {
+    // Nothing is read for a request no route takes, nor for a DELETE (bodyLeftUnread).
+    if (bodyLeftUnread(request)) {
       done(null, undefined);
       return;
     }

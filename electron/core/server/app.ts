@@ -20,7 +20,7 @@ import { registerWebUi } from './web/ui.js';
 import { detailClientErrors } from '../http/clientErrors.js';
 import { closeConnectionsOnClose } from '../http/closeConnections.js';
 import { addSecurityHeaders } from '../http/securityHeaders.js';
-import { acceptEmptyJson } from '../http/emptyJson.js';
+import { acceptEmptyJson, bodyLeftUnread } from '../http/emptyJson.js';
 import { multipartFields, readBodiesAsFastApi } from '../http/fastApiBodies.js';
 import { recordRouteMethods } from '../http/allowedMethods.js';
 import { namesLoopback } from '../http/loopbackHost.js';
@@ -123,7 +123,7 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
   app.addContentTypeParser(
     'application/x-www-form-urlencoded',
     { parseAs: 'string' },
-    (_request, body, done) => done(null, String(body)),
+    (request, body, done) => done(null, bodyLeftUnread(request) ? undefined : String(body)),
   );
 
   // The harvest API and the log-in read a body with no Content-Type, or an application/*+json
