@@ -1,8 +1,13 @@
 /**
- * The timers (croner) of the harvest schedules of this station's instruments. A schedule that
- * fires queues a run of its instrument (runs.ts), and the schedules' deployments are reported:
+ * The timers of the harvest schedules of this station's instruments. A schedule that fires
+ * queues a run of its instrument (runs.ts), and the schedules' deployments are reported:
  * deployed with their next run, failed with why (a cron the timer refuses), or removed
  * (runs.ts reportDeployments, for the server).
+ *
+ * croner reads the cron (its fields, the time zone); the timer is ours (ScheduleTimer). croner's
+ * own names, started in the hour repeated when summer time ends, the first of the repeated
+ * times for its next run, which has passed: it fired at once, named the same past time again,
+ * and fired again, thousands of times a second until the time it meant came round.
  */
 import { Cron } from 'croner';
 import type { Db } from '../db/open.js';
@@ -10,8 +15,62 @@ import type { Logger } from '../util/log.js';
 import { schedulesFor, type Schedule } from './config.js';
 import { createScheduledRun, hasQueuedRun, reportDeployments, type Deployment } from './runs.js';
 
+/** The longest wait setTimeout takes (2^31 - 1 ms, about 24.8 days); longer ones are chained. */
+const LONGEST_WAIT_MS = 2 ** 31 - 1;
+
+/** One schedule's timer: fires at each time its cron names, never at one already past. */
+export class ScheduleTimer {
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private stopped = false;
+
+  constructor(
+    private readonly cron: Cron,
+    private readonly fire: () => void,
+    private readonly clock: () => number = Date.now,
+  ) {}
+
+  /** The next time the cron names after now; null when it names none. */
+  next(): Date | null {
+    const now = this.clock();
+    let next = this.cron.nextRun(new Date(now));
+    // A time already past (as croner names one in the repeated hour): the next one after it.
+    for (let i = 0; next !== null && next.getTime() <= now && i < 100; i++) {
+      next = this.cron.nextRun(next);
+    }
+    return next !== null && next.getTime() > now ? next : null;
+  }
+
+  start(): void {
+    this.stopped = false;
+    this.arm();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  private arm(): void {
+    if (this.stopped) return;
+    const next = this.next();
+    if (next === null) return;
+    const at = next.getTime();
+    this.timer = setTimeout(
+      () => {
+        this.timer = null;
+        if (this.stopped) return;
+        // Woken before its time (a wait longer than setTimeout takes, chained): waits on.
+        if (this.clock() >= at) this.fire();
+        this.arm();
+      },
+      Math.min(Math.max(at - this.clock(), 0), LONGEST_WAIT_MS),
+    );
+  }
+}
+
 export class ScheduleCrons {
-  private crons: { scheduleId: number; cron: Cron }[] = [];
+  private timers: { scheduleId: number; timer: ScheduleTimer }[] = [];
   /** The schedules whose timer would not start, with why: reported so until the next start. */
   private failed = new Map<number, Deployment>();
 
@@ -29,15 +88,16 @@ export class ScheduleCrons {
     this.failed = new Map();
     for (const schedule of schedulesFor(this.db, instrumentIds)) {
       try {
-        const cron = new Cron(
-          schedule.cron,
-          { protect: true, ...(schedule.timezone ? { timezone: schedule.timezone } : {}) },
-          (self: Cron) => this.fire(schedule, self),
-        );
-        this.crons.push({ scheduleId: schedule.id, cron });
+        const cron = new Cron(schedule.cron, {
+          paused: true,
+          ...(schedule.timezone ? { timezone: schedule.timezone } : {}),
+        });
+        const timer: ScheduleTimer = new ScheduleTimer(cron, () => this.fire(schedule, timer));
+        this.timers.push({ scheduleId: schedule.id, timer });
+        timer.start();
         deployments.set(schedule.id, {
           state: 'deployed',
-          next_run_at: cron.nextRun()?.toISOString() ?? null,
+          next_run_at: timer.next()?.toISOString() ?? null,
           error: '',
         });
       } catch (error) {
@@ -56,15 +116,12 @@ export class ScheduleCrons {
 
   /** Stops every timer; the deployments stand until the next start reports them. */
   stop(): void {
-    for (const c of this.crons) c.cron.stop();
-    this.crons = [];
+    for (const t of this.timers) t.timer.stop();
+    this.timers = [];
   }
 
-  /**
-   * A timer fired. Nothing it does may throw: croner would hold the error as an unhandled
-   * rejection, which ends the process, and with `protect` never fire this timer again.
-   */
-  private fire(schedule: Schedule, cron: Cron): void {
+  /** A timer fired. Nothing it does may throw: a timer's error would end the process. */
+  private fire(schedule: Schedule, timer: ScheduleTimer): void {
     try {
       // A run of this schedule still waiting its turn covers this one too: runs that
       // come faster than they end must not pile up.
@@ -72,9 +129,9 @@ export class ScheduleCrons {
       if (createScheduledRun(this.db, schedule, this.now()) === null) {
         // Removed or changed since its timer started: the reload that follows the change
         // starts the timers anew.
-        cron.stop();
+        timer.stop();
         // Not reported as deployed any more: the reload reports the schedule as it is now.
-        this.crons = this.crons.filter((c) => c.cron !== cron);
+        this.timers = this.timers.filter((t) => t.timer !== timer);
         this.log.info(
           { schedule: schedule.id },
           'harvest: schedule changed; its old timer stopped',
@@ -94,10 +151,10 @@ export class ScheduleCrons {
    */
   private reportNextRuns(): void {
     const deployments = new Map<number, Deployment>(this.failed);
-    for (const { scheduleId, cron } of this.crons) {
+    for (const { scheduleId, timer } of this.timers) {
       deployments.set(scheduleId, {
         state: 'deployed',
-        next_run_at: cron.nextRun()?.toISOString() ?? null,
+        next_run_at: timer.next()?.toISOString() ?? null,
         error: '',
       });
     }
