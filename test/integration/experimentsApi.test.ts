@@ -40,11 +40,13 @@ function reservation(
   ).run(id, `r-${id}`, tool, start, end, cancelled, data, T0, T0);
 }
 
-function file(db: Db, id: number, instrument: number, at: string) {
+/** A file record; `usage`: the usage its station linked it to (none by default). */
+function file(db: Db, id: number, instrument: number, at: string, usage: number | null = null) {
   db.prepare(
     `INSERT INTO harvest_files (id, uuid, instrument_id, persistent_id, watch_path, relative_path,
-       source_path, filename, size, mtime_ms, xxhash, first_discovered_at, metadata_, state, updated_at)
-     VALUES (?, ?, ?, ?, '/data', ?, ?, ?, 10, 0, 'abc', ?, '{}', 'done', ?)`,
+       source_path, filename, size, mtime_ms, xxhash, first_discovered_at, metadata_, state, updated_at,
+       usage_event_id)
+     VALUES (?, ?, ?, ?, '/data', ?, ?, ?, 10, 0, 'abc', ?, '{}', 'done', ?, ?)`,
   ).run(
     id,
     `f-${id}`,
@@ -55,6 +57,7 @@ function file(db: Db, id: number, instrument: number, at: string) {
     `f${id}.tif`,
     at,
     T0,
+    usage,
   );
 }
 
@@ -136,6 +139,10 @@ function seed(db: Db): void {
     end: '2024-01-07T15:00:00.000Z',
     pre: answers('Disagree', 'declined'),
   });
+  // Linked by their station to a usage their times (by a PC clock set back) do not fall in:
+  // one to usage 3, seen during usage 1, and one to usage 1, seen before it.
+  file(db, 5, 1, '2024-01-05T15:00:00.000Z', 3);
+  file(db, 6, 1, '2024-01-05T13:00:00.000Z', 1);
 }
 
 let f: Fixture;
@@ -161,7 +168,16 @@ describe('GET /api/experiments/', () => {
     });
     expect(body.record?.samples.map((s) => s.sample_name)).toEqual(['S1', 'ark:99999/fk4x2']);
     expect(body.attempts.map((a) => a.reason ?? 'ok')).toEqual(['consent_missing', 'empty', 'ok']);
-    expect(body.files.map((x) => x.persistent_id)).toEqual(['ark:99999/fk4t1', 'ark:99999/fk4t2']);
+    // The files its station linked to it, and those linked to none first seen during it: not
+    // one another usage's station linked to that (by a clock set back) was seen during it.
+    expect(body.files.map((x) => x.persistent_id)).toEqual([
+      'ark:99999/fk4t6',
+      'ark:99999/fk4t1',
+      'ark:99999/fk4t2',
+    ]);
+    expect(((await get(f, '/api/experiments/3/')).body as ExperimentJson).files).toEqual([
+      expect.objectContaining({ persistent_id: 'ark:99999/fk4t5' }),
+    ]);
     expect(body.usage_event).toMatchObject({ id: 1, tool: 1, start: '2024-01-05T09:00:00-05:00' });
     expect(body.notebook_entries).toEqual([
       {
@@ -206,10 +222,10 @@ describe('GET /api/experiments/', () => {
       )
       .run(T0);
     try {
-      expect(await filesOf()).toEqual(['ark:99999/fk4t1', 'ark:99999/fk4t2']);
+      expect(await filesOf()).toEqual(['ark:99999/fk4t6', 'ark:99999/fk4t1', 'ark:99999/fk4t2']);
       const listed = await get(f, '/api/experiments/?tool_id=1', staff);
       const usage1 = (listed.body as { results: ExperimentJson[] }).results.find((r) => r.id === 1);
-      expect(usage1?.files).toHaveLength(2);
+      expect(usage1?.files).toHaveLength(3);
     } finally {
       f.db.prepare('DELETE FROM user_instrument_access WHERE user_id = 3').run();
     }

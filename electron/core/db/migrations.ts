@@ -53,6 +53,7 @@ import { migration051 } from './migrations/051_former_rights_end.js';
 import { migration052 } from './migrations/052_usage_diverged.js';
 import { migration053 } from './migrations/053_mail_copy_due.js';
 import { migration054 } from './migrations/054_final_sigma.js';
+import { migration055 } from './migrations/055_files_by_usage.js';
 
 /**
  * Numbered schema migrations. Each runs in one transaction and sets PRAGMA user_version to its
@@ -130,6 +131,7 @@ export const migrations: readonly Migration[] = [
   migration052,
   migration053,
   migration054,
+  migration055,
 ];
 
 export const LATEST_VERSION = migrations[migrations.length - 1]?.version ?? 0;

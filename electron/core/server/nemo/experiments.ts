@@ -81,17 +81,23 @@ function experimentOf(
     ).all(row.tool_id, JSON.stringify(toolAreas), until, row.start) as ReservationRow[]
   ).map((r) => reservationJson(r, timeZone));
   const result = buildExperimentRecord(usage, reservations, { now: now.getTime(), toolAreas });
-  // Only the files of instruments the reader may read, as /api/files shows them.
+  // Only the files of instruments the reader may read, as /api/files shows them. Those the
+  // station linked to this usage (the usage on the tool when it first saw them), and those it
+  // linked to none that it first saw during the usage on the tool's instruments: not by time
+  // alone, which a station clock set back puts inside an earlier usage of another person.
   const visible = visibleFiles(reader);
   const files = (
     cachedStatement(
       db,
-      `SELECT ${FILE_COLUMNS} FROM instruments i
+      `SELECT ${FILE_COLUMNS} FROM harvest_files f
+         WHERE f.usage_event_id = ? AND ${visible.sql}
+       UNION ALL
+       SELECT ${FILE_COLUMNS} FROM instruments i
          JOIN harvest_files f ON f.instrument_id = i.id
          WHERE i.tool_id = ? AND f.first_discovered_at >= ? AND f.first_discovered_at <= ?
-           AND ${visible.sql}
-         ORDER BY f.first_discovered_at, f.id`,
-    ).all(row.tool_id, row.start, until, ...visible.args) as FileRow[]
+           AND f.usage_event_id IS NULL AND ${visible.sql}
+       ORDER BY first_discovered_at, id`,
+    ).all(row.id, ...visible.args, row.tool_id, row.start, until, ...visible.args) as FileRow[]
   ).map(fileJson);
   const notebook = (
     cachedStatement(
