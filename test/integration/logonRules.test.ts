@@ -79,6 +79,31 @@ describe('log-on', () => {
     await st.call('session.logon', { login: 'alice', pin: '2345' });
   });
 
+  // A lock's end was compared with the PC's clock as it was when the lock began: set back 3
+  // hours since, it kept a 5-minute lock for 3 hours.
+  it('keeps a lock no longer than its length, when the PC clock is set back meanwhile', async () => {
+    let now = Date.parse('2026-11-20T09:00:00Z');
+    const st = await openStation(facilityBundle(), () => now);
+    for (let i = 0; i < 5; i++) {
+      await expectCode(
+        st.call('session.logon', { login: 'alice', pin: '0000' }),
+        i < 4 ? 'unauthenticated' : 'locked',
+      );
+    }
+    // A minute later the clock is set back 3 hours. How long ago the lock began cannot be told
+    // by the clock: it lasts its 5 minutes from now, not 3 hours and 4 minutes.
+    now += 60_000 - 3 * 3_600_000;
+    const locked = await expectCode(
+      st.call('session.logon', { login: 'alice', pin: '1234' }),
+      'locked',
+    );
+    expect((locked.details as { locked_until: string }).locked_until).toBe(
+      new Date(now + 5 * 60_000).toISOString(),
+    );
+    now += 5 * 60_000 + 1000;
+    await st.call('session.logon', { login: 'alice', pin: '1234' });
+  });
+
   // Mutation: no lock across logins, as it was: one PIN tried on every login ("spraying")
   // never reached five wrong on any one of them, and five on one login after another only
   // locked each in turn.

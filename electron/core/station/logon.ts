@@ -74,9 +74,28 @@ function loginKey(login: string, user: UserRow | undefined): string {
   return user ? `user:${user.id}` : `login:${login.toLowerCase()}`;
 }
 
-function failureState(db: Db, key: string): FailureState | undefined {
-  return db.prepare('SELECT * FROM login_failures WHERE login_key = ?').get(key) as
+/**
+ * A login's (or the station's) row of login_failures, as the PC's clock reads it now. One
+ * written later than now was written before the clock was set back: its times are moved back
+ * with it, so that a lock lasts at most the time it was given (from the first read after the
+ * clock went back: how long before that it began, the clock cannot tell), not that and as long
+ * again as the clock went back (a 5-minute lock, the clock set back 3 hours, lasted 3 hours).
+ */
+function failureState(db: Db, key: string, now: Date): FailureState | undefined {
+  const state = db.prepare('SELECT * FROM login_failures WHERE login_key = ?').get(key) as
     FailureState | undefined;
+  if (!state || state.last_failure_at <= now.toISOString()) return state;
+  const back = Date.parse(state.last_failure_at) - now.getTime();
+  const moved: FailureState = {
+    ...state,
+    last_failure_at: now.toISOString(),
+    locked_until:
+      state.locked_until === null
+        ? null
+        : new Date(Date.parse(state.locked_until) - back).toISOString(),
+  };
+  saveFailureState(db, key, moved);
+  return moved;
 }
 
 /** Writes a login's (or the station's) row of login_failures as it is now. */
@@ -119,7 +138,7 @@ function lockedError(until: string, scope: LockNotice['scope']): AppError {
 
 /** The end of the lock on every log-on at the station, when there is one now. */
 export function stationLockedUntil(db: Db, now: Date): string | null {
-  return lockedNow(failureState(db, STATION_KEY), now);
+  return lockedNow(failureState(db, STATION_KEY, now), now);
 }
 
 /**
@@ -136,7 +155,7 @@ function stationWide(
   now: Date,
   lockMinutes: number,
 ): { until: string; locks: number } | null {
-  const station = failureState(db, STATION_KEY);
+  const station = failureState(db, STATION_KEY, now);
   const since = Math.max(
     now.getTime() - STATION_WINDOW_MS,
     station?.locked_until ? Date.parse(station.locked_until) : 0,
@@ -190,7 +209,7 @@ export async function checkLogon(
   if (stationUntil !== null) throw lockedError(stationUntil, 'station');
   const user = findByLogin(db, login);
   const key = loginKey(login, user);
-  const state = failureState(db, key);
+  const state = failureState(db, key, now);
   const loginUntil = lockedNow(state, now);
   if (loginUntil !== null) throw lockedError(loginUntil, 'login');
   const hash = user?.pin_hash ?? DECOY_HASH;
@@ -261,7 +280,7 @@ export function liftLock(db: Db, now: Date, login?: string): string | null {
   // Read and ended in one write transaction: the running station may lock again meanwhile.
   return db
     .transaction(() => {
-      const until = lockedNow(failureState(db, key), now);
+      const until = lockedNow(failureState(db, key, now), now);
       if (until === null) return null;
       // Ended now rather than taken away: the station counts the wrong PINs since its end.
       db.prepare('UPDATE login_failures SET locked_until = ? WHERE login_key = ?').run(at, key);
