@@ -94,24 +94,31 @@ function insertMail(db: Db, mail: NewMail, now: string, failed: string | null): 
   return id ?? null;
 }
 
-/** The next queued mail that is due, oldest due first (then in queueing order). */
-export function nextDueMail(db: Db, now: string): MailRow | undefined {
+/**
+ * The next queued mail that is due, oldest due first (then in queueing order). A retry time
+ * later than `setBack` (now and the longest backoff) was set by the clock before it was set
+ * back: due now too. Waited for, a clock set back a day held a failed mail a day on top of
+ * its backoff.
+ */
+export function nextDueMail(db: Db, now: string, setBack: string): MailRow | undefined {
   return db
     .prepare(
-      `SELECT ${COLUMNS} FROM mail_outbox WHERE status = 'queued' AND next_attempt_at <= ?
+      `SELECT ${COLUMNS} FROM mail_outbox
+       WHERE status = 'queued' AND (next_attempt_at <= ? OR next_attempt_at > ?)
        ORDER BY next_attempt_at, id LIMIT 1`,
     )
-    .get(now) as MailRow | undefined;
+    .get(now, setBack) as MailRow | undefined;
 }
 
-/** The sent mail whose operator's copy is due to be tried again first, if any. */
-export function nextDueCopy(db: Db, now: string): MailRow | undefined {
+/** The sent mail whose operator's copy is due to be tried again first, if any (as nextDueMail). */
+export function nextDueCopy(db: Db, now: string, setBack: string): MailRow | undefined {
   return db
     .prepare(
-      `SELECT ${COLUMNS} FROM mail_outbox WHERE copy_due IS NOT NULL AND copy_due <= ?
+      `SELECT ${COLUMNS} FROM mail_outbox
+       WHERE copy_due IS NOT NULL AND (copy_due <= ? OR copy_due > ?)
        ORDER BY copy_due, id LIMIT 1`,
     )
-    .get(now) as MailRow | undefined;
+    .get(now, setBack) as MailRow | undefined;
 }
 
 /** When the next queued mail, or operator's copy owed, falls due (null: nothing is). */

@@ -256,13 +256,14 @@ export function startMailWorker(options: MailWorkerOptions): MailWorker {
     for (;;) {
       if (stopped) return true;
       const now = new Date(clock()).toISOString();
-      const mail = nextDueMail(db, now);
+      const setBack = new Date(clock() + config.backoffCapMs).toISOString();
+      const mail = nextDueMail(db, now, setBack);
       if (mail) {
         if (!(await deliver(mail, config))) return false;
         continue;
       }
       // The users' mails first; then the operators' copies owed.
-      const copy = nextDueCopy(db, now);
+      const copy = nextDueCopy(db, now, setBack);
       if (!copy) return true;
       if (!(await deliverCopy(copy, config))) return false;
     }
