@@ -40,6 +40,17 @@ describe('today.failed', () => {
     finishTransfer(db, b, completed);
     expect(failedToday()).toBe(1);
 
+    // Started before midnight and failed after it: today's (by when it ended), as a completed
+    // one is; it was in neither day's count.
+    const overnight = fileNamed(db, 'overnight.mrc', YESTERDAY);
+    finishTransfer(db, overnight, {
+      ...failedAt('2026-03-01T23:50:00.000Z'),
+      completedAt: '2026-03-02T00:20:00.000Z',
+    });
+    expect(failedToday()).toBe(2);
+    finishTransfer(db, overnight, completed);
+    expect(failedToday()).toBe(1);
+
     // Found again (waiting): no longer failed.
     const c = fileNamed(db, 'c.tif', YESTERDAY);
     finishTransfer(db, c, failedAt(TODAY));
@@ -121,13 +132,15 @@ describe('today.failed', () => {
   it("is read from today's failed transfers, then each file by its id (EXPLAIN QUERY PLAN)", () => {
     const db = stationDb(TODAY);
     const plan = (
-      db.prepare(`EXPLAIN QUERY PLAN ${FAILED_SINCE_QUERY}`).all(MIDNIGHT) as { detail: string }[]
+      db.prepare(`EXPLAIN QUERY PLAN ${FAILED_SINCE_QUERY}`).all(YESTERDAY, MIDNIGHT) as {
+        detail: string;
+      }[]
     )
       .map((r) => r.detail)
       .join('\n');
     // Not a walk over every failed file (by harvest_files_work), each looked up in the transfers.
     expect(plan).not.toMatch(/harvest_files_work/);
-    expect(plan).toMatch(/USING COVERING INDEX harvest_transfers_failed \(started_at>\?\)/);
+    expect(plan).toMatch(/USING (COVERING )?INDEX harvest_transfers_failed \(started_at>\?\)/);
     expect(plan).toMatch(/SEARCH f USING INTEGER PRIMARY KEY \(rowid=\?\)/);
     db.close();
   });

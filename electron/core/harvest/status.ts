@@ -13,7 +13,9 @@ import type { Instrument } from './config.js';
 import { arkConfig } from './records.js';
 
 /**
- * The files failed since a moment and failed still. Read from the failed transfers since then
+ * The files failed since a moment and failed still: by when their attempt ended, found by its
+ * start (the index) a day before (the second argument is the moment, the first a day before).
+ * Read from the failed transfers since then
  * (the index harvest_transfers_failed, which holds the file: the list is of distinct ids), each
  * file then looked up by its id; the unary + keeps SQLite from walking every failed file by
  * harvest_files_work instead, each looked up among its transfers (24 ms at 100,000 failed
@@ -21,7 +23,8 @@ import { arkConfig } from './records.js';
  */
 export const FAILED_SINCE_QUERY = `SELECT count(*) FROM harvest_files f
   WHERE f.id IN (
-    SELECT file_id FROM harvest_transfers WHERE status = 'failed' AND started_at >= ?)
+    SELECT file_id FROM harvest_transfers
+    WHERE status = 'failed' AND started_at >= ? AND coalesce(completed_at, started_at) >= ?)
   AND +f.state = 'failed'`;
 
 /**
@@ -51,7 +54,7 @@ export function totalsSince(
     totals[r.status] = r.n;
     if (r.status === 'completed') totals.bytes = r.bytes ?? 0;
   }
-  totals.failed = cachedStatement(db, FAILED_SINCE_QUERY).pluck().get(since) as number;
+  totals.failed = cachedStatement(db, FAILED_SINCE_QUERY).pluck().get(dayBefore, since) as number;
   return totals;
 }
 
