@@ -213,7 +213,14 @@ export interface AdminMail {
 }
 
 /** What a retry did: queued again, or why not (cancelled: the answers are no longer owed). */
-export type MailRetryOutcome = 'queued' | 'cancelled' | 'not_found' | 'not_failed' | 'no_address';
+export type MailRetryOutcome =
+  | 'queued'
+  | 'cancelled'
+  | 'not_found'
+  | 'not_failed'
+  | 'no_address'
+  /** The person's account is turned off: the mail stays failed until it is on again. */
+  | 'account_off';
 
 export interface AdminResults {
   'admin.facility': { users: AdminUser[]; projects: AdminProject[]; tools: AdminTool[] };

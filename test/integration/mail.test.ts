@@ -21,6 +21,7 @@ import {
   type MailRow as OutboxMail,
 } from '../../electron/core/mail/outbox.js';
 import {
+  ACCOUNT_OFF,
   NO_ADDRESS,
   queueDueReminders,
   queuePendingAnswersMail,
@@ -1087,6 +1088,56 @@ describe('the copy to the operator', () => {
       // sam's mail goes to alice's mailbox (written otherwise): she gets one mail, not two.
       db.prepare("UPDATE users SET email = ' Alice@Example.org ' WHERE id = ?").run(sam);
       expect(ccOf('01900000-0000-7000-8000-00000000c003', sam)).toBe('');
+    } finally {
+      db.close();
+    }
+  });
+});
+
+describe('a person whose account is turned off', () => {
+  // They can no longer log in to answer: the notice asked them to, and went all the same.
+  it('is sent no notice: recorded failed, saying why, and sent once the account is on', async () => {
+    const dir = join(tempDir(), 'server-account-off');
+    await prepareServerDir(dir, serverBundle());
+    const db = openDatabase(join(dir, 'labstation.db'));
+    try {
+      const idOf = (sql: string): number => db.prepare(sql).pluck().get() as number;
+      const alice = idOf("SELECT id FROM users WHERE username = 'alice'");
+      const sam = idOf("SELECT id FROM users WHERE username = 'sam'");
+      const usage = Number(
+        db
+          .prepare(
+            `INSERT INTO usage_events (uuid, user_id, operator_id, project_id, tool_id, start,
+               "end", post_usage_pending, version, updated_at)
+             VALUES ('01900000-0000-7000-8000-00000000e001', ?, ?, ?, ?,
+               '2025-05-01T08:00:00.000Z', '2025-05-01T09:00:00.000Z', 1, 2,
+               '2025-05-01T09:00:00.000Z')`,
+          )
+          .run(
+            alice,
+            sam,
+            idOf("SELECT id FROM projects WHERE name = 'Cathodes'"),
+            idOf("SELECT id FROM tools WHERE name = 'SEM'"),
+          ).lastInsertRowid,
+      );
+      const setActive = db.prepare('UPDATE users SET is_active = ? WHERE id = ?');
+      setActive.run(0, alice);
+      db.transaction(() => queuePendingAnswersMail(db, usage))();
+      const [notice] = mailsOfUsage(db, usage);
+      expect(notice).toMatchObject({
+        status: 'failed',
+        to: '"Alice Martin" <alice@example.org>',
+        last_error: ACCOUNT_OFF,
+      });
+      // Sent again while it is still off: stays failed, saying so.
+      const refused = retryMail(db, notice.id, '2025-05-02T00:00:00.000Z');
+      expect(refused).toMatchObject({
+        outcome: 'account_off',
+        message: `mail ${notice.id} not sent: the user's account is turned off; turn it on, then retry`,
+      });
+      expect(mailsOfUsage(db, usage)[0]).toMatchObject({ status: 'failed' });
+      setActive.run(1, alice);
+      expect(retryMail(db, notice.id, '2025-05-02T00:00:00.000Z').outcome).toBe('queued');
     } finally {
       db.close();
     }

@@ -7,7 +7,7 @@ import type { AdminMail, MailRetryOutcome } from '../../../shared/adminApi.js';
 import type { Db } from '../db/open.js';
 import { mailContextOf } from './config.js';
 import { requeueMail, type MailStatus } from './outbox.js';
-import { checkMail, currentRecipients, NO_ADDRESS, NO_QUESTIONS } from './pending.js';
+import { ACCOUNT_OFF, checkMail, currentRecipients, NO_ADDRESS, NO_QUESTIONS } from './pending.js';
 
 const MAIL_SELECT = `SELECT m.id, m.uuid, m.kind, e.uuid AS usage_event, u.username AS user,
     m."to", m.cc, m.subject, m.status, m.attempts, m.next_attempt_at, m.last_error,
@@ -57,6 +57,14 @@ export function retryMail(db: Db, id: number, now: string): MailRetry {
         return { id, outcome: 'not_failed', message: `mail ${id} is ${mail.status}, not failed` };
       }
       const check = checkMail(db, mail.usage_event_id);
+      if (!check.send && check.why === ACCOUNT_OFF) {
+        db.prepare('UPDATE mail_outbox SET last_error = ? WHERE id = ?').run(ACCOUNT_OFF, id);
+        return {
+          id,
+          outcome: 'account_off',
+          message: `mail ${id} not sent: ${ACCOUNT_OFF}; turn it on, then retry`,
+        };
+      }
       if (!check.send) {
         db.prepare(`UPDATE mail_outbox SET status = 'cancelled', last_error = ? WHERE id = ?`).run(
           check.why,

@@ -16,6 +16,12 @@ import { enqueueMail, recordUnsendableMail, type MailKind } from './outbox.js';
 /** Why a notice to a person without an address was not sent (the failed mail's last_error). */
 export const NO_ADDRESS = 'the user has no e-mail address';
 
+/**
+ * Why a notice to a person whose account is turned off is not sent: they can no longer log in
+ * to answer (staff answer for them on the server's page).
+ */
+export const ACCOUNT_OFF = "the user's account is turned off";
+
 interface PendingRow {
   id: number;
   uuid: string;
@@ -30,6 +36,7 @@ interface PendingRow {
   u_first_name: string;
   u_last_name: string;
   u_email: string;
+  u_is_active: number;
   o_username: string;
   o_first_name: string;
   o_last_name: string;
@@ -40,7 +47,7 @@ const PENDING_SELECT = `
   SELECT e.id, e.uuid, e.start, e."end", e.post_usage_pending, e.user_id, e.operator_id,
     e.tool_id, t.name AS tool,
     u.username AS u_username, u.first_name AS u_first_name, u.last_name AS u_last_name,
-    u.email AS u_email,
+    u.email AS u_email, u.is_active AS u_is_active,
     o.username AS o_username, o.first_name AS o_first_name, o.last_name AS o_last_name,
     o.email AS o_email
   FROM usage_events e
@@ -69,7 +76,20 @@ export function checkMail(db: Db, usageEventId: number | null): MailCheck {
   const toolId = usageEventId === null ? null : pendingEndedTool(db, usageEventId);
   if (usageEventId === null || toolId === null) return { send: false, why: NOT_PENDING };
   if (!toolAsksPostUsage(db, toolId)) return { send: false, why: NO_QUESTIONS };
+  if (!userActive(db, usageEventId)) return { send: false, why: ACCOUNT_OFF };
   return { send: true, usageEventId };
+}
+
+/** Whether the account of the usage's user is on. */
+function userActive(db: Db, usageEventId: number): boolean {
+  return (
+    db
+      .prepare(
+        'SELECT u.is_active FROM usage_events e JOIN users u ON u.id = e.user_id WHERE e.id = ?',
+      )
+      .pluck()
+      .get(usageEventId) === 1
+  );
 }
 
 /** Why a mail whose answers came in meanwhile is not sent. */
@@ -112,19 +132,21 @@ function queuePending(
   if (!toolAsksPostUsage(db, row.tool_id)) return null;
   const user = person(row, 'u');
   const mail = composePendingMail(kind, pendingUsage(row, row.end), config);
-  if (hasMailAddress(user)) return enqueueMail(db, { kind, usageEventId: row.id, ...mail }, now);
+  const why = row.u_is_active !== 1 ? ACCOUNT_OFF : hasMailAddress(user) ? null : NO_ADDRESS;
+  if (why === null) return enqueueMail(db, { kind, usageEventId: row.id, ...mail }, now);
   // Nobody to write to. Not dropped without a word: the mail is recorded failed, so it is
-  // among the failed mails an admin lists, and can be sent once the person has an address.
+  // among the failed mails an admin lists, and can be sent once the person has an address
+  // (or their account is on again).
   const id = recordUnsendableMail(
     db,
-    { kind, usageEventId: row.id, ...mail, to: '' },
+    { kind, usageEventId: row.id, ...mail, to: hasMailAddress(user) ? mail.to : '' },
     now,
-    NO_ADDRESS,
+    why,
   );
   if (id !== null) {
     mailContextOf(db)?.log?.warn(
       { mail: id, kind, user: row.u_username, usage_event: row.uuid },
-      `pending-answers notice not sent: ${NO_ADDRESS}`,
+      `pending-answers notice not sent: ${why}`,
     );
   }
   return id;

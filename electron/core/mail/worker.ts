@@ -22,6 +22,7 @@ import {
 import {
   currentMail,
   currentRecipients,
+  ACCOUNT_OFF,
   NO_ADDRESS,
   checkMail,
   queueDueReminders,
@@ -128,6 +129,13 @@ export function startMailWorker(options: MailWorkerOptions): MailWorker {
   async function deliver(queued: MailRow, config: MailConfig): Promise<boolean> {
     let mail = queued;
     const check = checkMail(db, mail.usage_event_id);
+    // Their account turned off meanwhile: failed, as for no address, for an admin to send
+    // once it is on again.
+    if (!check.send && check.why === ACCOUNT_OFF) {
+      markAttemptFailed(db, mail.id, ACCOUNT_OFF, null);
+      log.warn({ mail: mail.uuid, kind: mail.kind }, `mail not sent: ${ACCOUNT_OFF}`);
+      return true;
+    }
     if (!check.send) {
       markCancelled(db, mail.id, check.why);
       log.info({ mail: mail.uuid, kind: mail.kind }, `mail cancelled: ${check.why}`);
