@@ -34,6 +34,24 @@ describe('harvest schedules started in the repeated hour', () => {
       later: '2026-11-01T08:10:00Z',
       runs: 3,
     },
+    // Every 10 seconds, and every second: the first pass's times, gone by, are many; the
+    // next one named is after the repeated hour (croner's own runs skip it too).
+    {
+      cron: '*/10 * * * * *',
+      timezone: 'America/New_York',
+      start: '2026-11-01T06:40:00Z',
+      next: '2026-11-01T07:00:10.000Z',
+      later: '2026-11-01T07:01:00Z',
+      runs: 6,
+    },
+    {
+      cron: '* * * * * *',
+      timezone: 'America/New_York',
+      start: '2026-11-01T06:55:00Z',
+      next: '2026-11-01T07:00:01.000Z',
+      later: '2026-11-01T07:00:10.500Z',
+      runs: 10,
+    },
     // Zurich: 02:30 CET, in the repeated hour's second pass, is still to come.
     {
       cron: '30 2 * * *',

@@ -32,12 +32,18 @@ export class ScheduleTimer {
   /** The next time the cron names after now; null when it names none. */
   next(): Date | null {
     const now = this.clock();
-    let next = this.cron.nextRun(new Date(now));
-    // A time already past (as croner names one in the repeated hour): the next one after it.
-    for (let i = 0; next !== null && next.getTime() <= now && i < 100; i++) {
-      next = this.cron.nextRun(next);
+    // In the second pass of a repeated hour croner names times of the first, gone by; the one
+    // after such a time may be one too (a cron of every few seconds). Looked for from later
+    // and later, 5 minutes at a time, until past the repeated hour.
+    for (let ahead = 0; ahead <= 2 * 3_600_000; ahead += 5 * 60_000) {
+      let next = this.cron.nextRun(new Date(now + ahead));
+      for (let i = 0; next !== null && next.getTime() <= now && i < 3; i++) {
+        next = this.cron.nextRun(next);
+      }
+      if (next === null) return null;
+      if (next.getTime() > now) return next;
     }
-    return next !== null && next.getTime() > now ? next : null;
+    return null;
   }
 
   start(): void {
