@@ -75,7 +75,17 @@ describe('a server on loopback', () => {
 
   it('answers to its public address, and leaves the names to a trusted proxy', async () => {
     const named = await serve({ LABSTATION_PUBLIC_URL: 'https://labstation.example.org/' });
-    expect((await ask(`${named.url}health`, { host: 'labstation.example.org' })).status).toBe(200);
+    // Its name in any letter case, with no port or its scheme's own.
+    for (const host of [
+      'labstation.example.org',
+      'LabStation.Example.org',
+      'labstation.example.org:443',
+    ]) {
+      expect((await ask(`${named.url}health`, { host })).status, host).toBe(200);
+    }
+    expect((await ask(`${named.url}health`, { host: 'labstation.example.org:8443' })).status).toBe(
+      403,
+    );
     expect((await ask(`${named.url}health`, { host: 'evil.example' })).status).toBe(403);
     // Behind a proxy, the Host it forwards is whatever name it serves the site under.
     const proxied = await serve({ LABSTATION_TRUST_PROXY: 'loopback' });

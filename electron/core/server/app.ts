@@ -44,6 +44,20 @@ function sameSite(origin: string, host: string, publicUrl: string | null): boole
   return publicUrl !== null && URL.canParse(publicUrl) && new URL(publicUrl).host === from;
 }
 
+/**
+ * Whether a Host header names the configured public address: its host name in any letter case,
+ * with no port or the address's own (written or its scheme's: 443 for https).
+ */
+function namesPublicUrl(host: string | undefined, publicUrl: string | null): boolean {
+  if (host === undefined || publicUrl === null || !URL.canParse(publicUrl)) return false;
+  if (!URL.canParse(`http://${host}`)) return false;
+  const own = new URL(publicUrl);
+  const ownPort = own.port || (own.protocol === 'https:' ? '443' : '80');
+  // Read as http: its port 80 comes back as none, which the host's own default stands for.
+  const named = new URL(`http://${host}`);
+  return named.hostname === own.hostname && (named.port === '' || named.port === ownPort);
+}
+
 /** The most `POST /auth/jwt/login` reads: an e-mail address and a password, with room. */
 const LOGIN_BODY_LIMIT = 64 * 1024;
 export interface ServerAppOptions {
@@ -103,9 +117,7 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
     // to, throttle the log-ins of the people at this address.
     app.addHook('onRequest', async (request, reply) => {
       const host = request.headers.host;
-      const publicUrl = options.publicUrl?.() ?? null;
-      const publicHost = publicUrl !== null && URL.canParse(publicUrl) && new URL(publicUrl).host;
-      if (namesLoopback(host) || (publicHost && host === publicHost)) return;
+      if (namesLoopback(host) || namesPublicUrl(host, options.publicUrl?.() ?? null)) return;
       return reply.code(403).send({ detail: 'This server answers on its loopback address only.' });
     });
   }
