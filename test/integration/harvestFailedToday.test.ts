@@ -6,7 +6,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { finishTransfer, requeueFile } from '../../electron/core/harvest/records.js';
-import { FAILED_SINCE_QUERY, totalsSince } from '../../electron/core/harvest/status.js';
+import {
+  ENDED_SINCE_QUERY,
+  FAILED_SINCE_QUERY,
+  totalsSince,
+} from '../../electron/core/harvest/status.js';
 import { awaitHistory, takeHistoryPage } from '../../electron/core/sync/history.js';
 import type { SyncHistoryFile } from '../../electron/core/sync/protocol.js';
 import { newUuid } from '../../electron/core/util/ids.js';
@@ -132,16 +136,22 @@ describe('today.failed', () => {
   it("is read from today's failed transfers, then each file by its id (EXPLAIN QUERY PLAN)", () => {
     const db = stationDb(TODAY);
     const plan = (
-      db.prepare(`EXPLAIN QUERY PLAN ${FAILED_SINCE_QUERY}`).all(YESTERDAY, MIDNIGHT) as {
-        detail: string;
-      }[]
+      db.prepare(`EXPLAIN QUERY PLAN ${FAILED_SINCE_QUERY}`).all(MIDNIGHT) as { detail: string }[]
     )
       .map((r) => r.detail)
       .join('\n');
     // Not a walk over every failed file (by harvest_files_work), each looked up in the transfers.
     expect(plan).not.toMatch(/harvest_files_work/);
-    expect(plan).toMatch(/USING (COVERING )?INDEX harvest_transfers_failed \(started_at>\?\)/);
+    // Today's endings alone, from the index (covering: no row of yesterday's read).
+    expect(plan).toMatch(/USING COVERING INDEX harvest_transfers_failed_ended \(<expr>>\?\)/);
     expect(plan).toMatch(/SEARCH f USING INTEGER PRIMARY KEY \(rowid=\?\)/);
+    // And those completed or skipped: today's endings alone, the index answering.
+    const ended = (
+      db.prepare(`EXPLAIN QUERY PLAN ${ENDED_SINCE_QUERY}`).all(MIDNIGHT) as { detail: string }[]
+    )
+      .map((r) => r.detail)
+      .join('\n');
+    expect(ended).toMatch(/USING COVERING INDEX harvest_transfers_ended \(completed_at>\?\)/);
     db.close();
   });
 });

@@ -54,6 +54,7 @@ import { migration052 } from './migrations/052_usage_diverged.js';
 import { migration053 } from './migrations/053_mail_copy_due.js';
 import { migration054 } from './migrations/054_final_sigma.js';
 import { migration055 } from './migrations/055_files_by_usage.js';
+import { migration056 } from './migrations/056_failed_transfers_ended.js';
 
 /**
  * Numbered schema migrations. Each runs in one transaction and sets PRAGMA user_version to its
@@ -132,6 +133,7 @@ export const migrations: readonly Migration[] = [
   migration053,
   migration054,
   migration055,
+  migration056,
 ];
 
 export const LATEST_VERSION = migrations[migrations.length - 1]?.version ?? 0;

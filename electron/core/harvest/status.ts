@@ -13,19 +13,24 @@ import type { Instrument } from './config.js';
 import { arkConfig } from './records.js';
 
 /**
- * The files failed since a moment and failed still: by when their attempt ended, found by its
- * start (the index) a day before (the second argument is the moment, the first a day before).
- * Read from the failed transfers since then
- * (the index harvest_transfers_failed, which holds the file: the list is of distinct ids), each
- * file then looked up by its id; the unary + keeps SQLite from walking every failed file by
+ * The files failed since a moment and failed still, by when their attempt ended (as completed
+ * ones are counted): read from the failed transfers that ended since then (the index
+ * harvest_transfers_failed_ended, which holds the file: the list is of distinct ids), each file
+ * then looked up by its id; the unary + keeps SQLite from walking every failed file by
  * harvest_files_work instead, each looked up among its transfers (24 ms at 100,000 failed
  * files, against 0.03 ms with 100 failed today).
  */
 export const FAILED_SINCE_QUERY = `SELECT count(*) FROM harvest_files f
   WHERE f.id IN (
     SELECT file_id FROM harvest_transfers
-    WHERE status = 'failed' AND started_at >= ? AND coalesce(completed_at, started_at) >= ?)
+    WHERE status = 'failed' AND coalesce(completed_at, started_at) >= ?)
   AND +f.state = 'failed'`;
+
+/** The transfers completed and skipped since a moment, by status (totalsSince). */
+export const ENDED_SINCE_QUERY = `SELECT status, count(*) AS n, sum(bytes_transferred) AS bytes
+  FROM harvest_transfers
+  WHERE status IN ('completed', 'skipped') AND completed_at >= ? AND from_server = 0
+  GROUP BY status`;
 
 /**
  * Today's totals, `since` being the start of today (local time): transfers completed and
@@ -39,22 +44,19 @@ export function totalsSince(
   since: string,
 ): { completed: number; skipped: number; failed: number; bytes: number } {
   // Ended today: a copy that started before midnight and ended after it is today's. Found by
-  // its start (the index), taken back a day: one longer than a day is not counted. Made here:
-  // not another station's, taken with an instrument's history.
-  const dayBefore = new Date(Date.parse(since) - 24 * 3600 * 1000).toISOString();
-  const ended = cachedStatement(
-    db,
-    `SELECT status, count(*) AS n, sum(bytes_transferred) AS bytes FROM harvest_transfers
-       WHERE started_at >= ? AND completed_at >= ? AND status IN ('completed', 'skipped')
-         AND from_server = 0
-       GROUP BY status`,
-  ).all(dayBefore, since) as { status: 'completed' | 'skipped'; n: number; bytes: number | null }[];
+  // when it ended (the index harvest_transfers_ended, which answers alone). Made here: not
+  // another station's, taken with an instrument's history.
+  const ended = cachedStatement(db, ENDED_SINCE_QUERY).all(since) as {
+    status: 'completed' | 'skipped';
+    n: number;
+    bytes: number | null;
+  }[];
   const totals = { completed: 0, skipped: 0, failed: 0, bytes: 0 };
   for (const r of ended) {
     totals[r.status] = r.n;
     if (r.status === 'completed') totals.bytes = r.bytes ?? 0;
   }
-  totals.failed = cachedStatement(db, FAILED_SINCE_QUERY).pluck().get(dayBefore, since) as number;
+  totals.failed = cachedStatement(db, FAILED_SINCE_QUERY).pluck().get(since) as number;
   return totals;
 }
 
