@@ -548,6 +548,7 @@ describe('tool control', () => {
       refused: 0,
       refusedReason: null,
       lastError: null,
+      keyRefused: null,
       clockSkewSeconds: null,
     });
     await logon(st, 'alice', '1234');
