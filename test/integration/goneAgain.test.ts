@@ -5,12 +5,19 @@
  * renamed in its folder, a one-shot run takes it under its new name before it ends.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, renameSync, writeFileSync } from 'node:fs';
+import { renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { HarvestFileView } from '../../shared/api.js';
-import { runCli, tempDir, waitFor } from './helpers.js';
-import { copyHold, filesOf, harvestOnce, listTree, setupHarvest } from './harvestSetup.js';
+import { runCli, tempDir } from './helpers.js';
+import {
+  copyHold,
+  copyUnderWay,
+  filesOf,
+  harvestOnce,
+  listTree,
+  setupHarvest,
+} from './harvestSetup.js';
 
 /** Starts `harvest --once` on a 64 MiB movie.mrc, and moves it to `to` mid-copy. */
 async function movedMidCopy(
@@ -22,15 +29,7 @@ async function movedMidCopy(
   // Held after its first span until the move is made.
   const hold = copyHold();
   const run = harvestOnce(dirs.data, hold.env);
-  await waitFor(
-    'the copy under way',
-    () =>
-      existsSync(join(dirs.dest, 'sem-1')) &&
-      listTree(join(dirs.dest, 'sem-1')).some((p) => p.startsWith('.movie.mrc.'))
-        ? true
-        : undefined,
-    30_000,
-  );
+  await copyUnderWay(join(dirs.dest, 'sem-1'), 'movie.mrc');
   // Moved on the same disk: it keeps its size and mtime.
   renameSync(source, to);
   hold.release();

@@ -1,11 +1,11 @@
 /** Real folders and a real station data dir for the harvest tests. */
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { openStationDatabase } from '../../electron/core/station/database.js';
 import type { HarvestFileView, HarvestTransferView } from '../../shared/api.js';
-import { importBundle, runCli, tempDir } from './helpers.js';
+import { importBundle, runCli, tempDir, waitFor } from './helpers.js';
 
 export interface HarvestDirs {
   root: string;
@@ -166,6 +166,18 @@ export function copyHold(): { env: NodeJS.ProcessEnv; release(): void } {
     env: { LABSTATION_HOLD_COPY_UNTIL: gate },
     release: () => writeFileSync(gate, ''),
   };
+}
+
+/** Waits until `folder` holds the partial of `name`'s copy: that copy is under way. */
+export async function copyUnderWay(folder: string, name: string): Promise<void> {
+  await waitFor(
+    'the copy under way',
+    () =>
+      existsSync(folder) && listTree(folder).some((p) => p.startsWith(`.${name}.`))
+        ? true
+        : undefined,
+    30_000,
+  );
 }
 
 export function harvestOnce(data: string, env: NodeJS.ProcessEnv = {}) {

@@ -6,7 +6,7 @@
  * were tried for ever at paths that were no more (`harvest --once` exiting 1 at every run).
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../electron/core/db/open.js';
@@ -18,6 +18,7 @@ import type { HarvestStatus } from '../../shared/api.js';
 import { importBundle, startStation, tempDir, waitFor } from './helpers.js';
 import {
   copyHold,
+  copyUnderWay,
   filesOf,
   harvestOnce,
   listTree,
@@ -146,15 +147,7 @@ describe('a watched folder given a new path', () => {
     const station = await startStation(dirs.data, hold.env);
     try {
       writeFileSync(join(dirs.src, 'movie.mrc'), randomBytes(64 * 1024 * 1024));
-      await waitFor(
-        'the copy under way',
-        () =>
-          existsSync(join(dirs.dest, 'sem-1')) &&
-          listTree(join(dirs.dest, 'sem-1')).some((p) => p.startsWith('.movie.mrc.'))
-            ? true
-            : undefined,
-        30_000,
-      );
+      await copyUnderWay(join(dirs.dest, 'sem-1'), 'movie.mrc');
       const status = async (): Promise<HarvestStatus> =>
         (await station.rpc('harvest.status', {})).body as HarvestStatus;
       const scanned = (await status()).last_scan_at;
