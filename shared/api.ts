@@ -451,7 +451,9 @@ export type CoreEvent =
   /** A notebook entry was saved (created, changed, linked or deleted) on this station. */
   | { type: 'notebook.changed'; entry: string }
   /** The tool's reservations changed (a pull brought them, or one was booked or cancelled here). */
-  | { type: 'reservations.changed' };
+  | { type: 'reservations.changed' }
+  /** Staff changed the station's settings (its server link): other open pages read them again. */
+  | { type: 'settings.changed' };
 
 /**
  * What the Electron preload exposes as `window.labstation`. Errors do not survive the context

@@ -97,3 +97,32 @@ test('the settings notice follows a saved link until its server answers, also af
     await expect(notice).toHaveText(/^Saved\. Online, last sync /, { timeout: 500 });
   }).toPass({ timeout: 30_000 });
 });
+
+test('a link changed on one page of the station is shown on its other open pages', async ({
+  page,
+  startServer,
+}) => {
+  const setup = await startServer();
+  await page.goto(setup.stationUrl);
+  await page.getByLabel('Username or badge number').fill('sam');
+  await page.getByLabel('PIN', { exact: true }).fill(PEOPLE.sam.pin);
+  await page.getByRole('button', { name: 'Log on' }).click();
+  await page.getByRole('tab', { name: 'Settings' }).click();
+  // A second tab on the same station, its Settings open too.
+  const other = await page.context().newPage();
+  await other.goto(setup.stationUrl);
+  await other.getByRole('tab', { name: 'Settings' }).click();
+  await expect(other.getByText(`This station syncs with ${setup.serverUrl}.`)).toBeVisible();
+
+  await page.getByRole('button', { name: 'Disconnect' }).click();
+  await expect(page.getByText('Saved: this station now runs on its own.')).toBeVisible();
+  // The other tab says so without a reload, its status line too.
+  await expect(
+    other.getByText('This station runs on its own: nothing is sent anywhere.'),
+  ).toBeVisible();
+  await expect(other.getByRole('button', { name: 'Disconnect' })).toHaveCount(0);
+  await expect(other.getByRole('status', { name: 'Sync' })).toHaveText(/^Standalone station/, {
+    timeout: 2_000,
+  });
+  await other.close();
+});

@@ -7,7 +7,7 @@ import type { HandlerContext, HandlersOf } from './context.js';
 
 export type SettingsContext = Pick<
   HandlerContext,
-  'db' | 'sync' | 'desktop' | 'staffLoggedOn' | 'requireStaff'
+  'db' | 'sync' | 'desktop' | 'staffLoggedOn' | 'requireStaff' | 'emit'
 >;
 
 export function settingsHandlers(ctx: SettingsContext): HandlersOf<'sync' | 'settings'> {
@@ -43,6 +43,7 @@ export function settingsHandlers(ctx: SettingsContext): HandlersOf<'sync' | 'set
       const sync = ctx.sync();
       if (!sync) throw new AppError('bad_request', 'this station runs without a server link');
       await sync.configure(args);
+      ctx.emit({ type: 'settings.changed' });
       return handlers['sync.status']({});
     },
     'settings.setDesktopMode': async (args) => {

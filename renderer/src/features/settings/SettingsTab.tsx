@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useId, useState } from 'react';
 import type { FormEvent, ReactElement } from 'react';
 import type { StationSettingsView, SyncStatus } from '../../../../shared/api.js';
-import { call, fieldProblems, toBridgeError, type FieldErrors } from '../../bridge.js';
+import { call, fieldProblems, getBridge, toBridgeError, type FieldErrors } from '../../bridge.js';
 import { ConfirmDialog } from '../../components/ConfirmDialog.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { errorText, formatDateTime } from '../../format.js';
@@ -17,6 +17,15 @@ export function SettingsTab(): ReactElement {
       .catch((err: unknown) => setError(errorText(toBridgeError(err))));
   }, []);
   useEffect(() => load(), [load]);
+  // Changed on another open page (another tab, the desktop window): read again, so this one
+  // does not show a link that is no more.
+  useEffect(
+    () =>
+      getBridge().subscribe((event) => {
+        if (event.type === 'settings.changed') load();
+      }),
+    [load],
+  );
 
   return (
     <div className="column">

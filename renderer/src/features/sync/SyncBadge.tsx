@@ -2,7 +2,7 @@ import { useEffect, useState } from 'react';
 import type { ReactElement } from 'react';
 import type { SyncStatus } from '../../../../shared/api.js';
 import { clockSkewWarning } from '../../../../shared/clock.js';
-import { call } from '../../bridge.js';
+import { call, getBridge } from '../../bridge.js';
 import { formatDateTime } from '../../format.js';
 
 const POLL_MS = 5_000;
@@ -21,9 +21,14 @@ export function SyncBadge(): ReactElement | null {
     };
     load();
     const timer = window.setInterval(load, POLL_MS);
+    // A link changed (here or on another page): said at once, not at the next poll.
+    const unsubscribe = getBridge().subscribe((event) => {
+      if (event.type === 'settings.changed') load();
+    });
     return () => {
       alive = false;
       window.clearInterval(timer);
+      unsubscribe();
     };
   }, []);
 
