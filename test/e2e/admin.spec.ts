@@ -1,5 +1,5 @@
 import { holdNextAnswer } from './heldAnswer.js';
-import { expect, PEOPLE, test, type ServerSetup } from './serverFixtures.js';
+import { expect, PEOPLE, serverWrite, test, type ServerSetup } from './serverFixtures.js';
 import { goodPreAnswers } from '../fixtures/facility.js';
 import type { Page } from '@playwright/test';
 
@@ -356,4 +356,27 @@ test('an admin marks a tool not operational: at its station only staff can start
   await expect(page.getByRole('status').filter({ hasText: 'Saved SEM.' })).toBeVisible();
   await expect(station.getByTestId('not-operational')).toBeHidden({ timeout: 15_000 });
   await expect(station.getByRole('heading', { name: 'Enable SEM' })).toBeVisible();
+});
+
+test('an admin made staff meanwhile is shown what staff may do once the server refuses a call', async ({
+  page,
+  startServer,
+}) => {
+  // The page kept the Administration link and its sections after the role was taken away:
+  // every call failed there, and nothing said why.
+  const setup = await startServer();
+  await logInAsAdmin(page, setup);
+  await page.getByRole('link', { name: 'People' }).click();
+  await expect(page.getByRole('link', { name: 'Administration' })).toBeVisible();
+  serverWrite(
+    setup,
+    "UPDATE users SET role = 'staff', is_staff = 1 WHERE email = ?",
+    PEOPLE.ada.email,
+  );
+  // The next admin call is refused (403): the page reads the account again.
+  await page.getByRole('link', { name: 'Tools and forms' }).click();
+  await expect(page.getByText('Administration is for admins.')).toBeVisible();
+  await expect(page.getByRole('link', { name: 'Administration' })).toHaveCount(0);
+  // What staff may do stays.
+  await expect(page.getByRole('link', { name: 'Experiments' })).toBeVisible();
 });

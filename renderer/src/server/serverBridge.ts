@@ -78,6 +78,22 @@ export async function login(email: string, password: string): Promise<void> {
   sessionStorage.setItem(JWT_KEY, token);
 }
 
+const forbiddenListeners = new Set<() => void>();
+
+/**
+ * Calls `listener` whenever the server refuses a call 403: the person's role may have been
+ * changed meanwhile (an admin made a user), and the page reads their account again so that it
+ * no longer offers what they may not do.
+ */
+export function onForbidden(listener: () => void): () => void {
+  forbiddenListeners.add(listener);
+  return () => forbiddenListeners.delete(listener);
+}
+
+function forbidden(): void {
+  for (const listener of forbiddenListeners) listener();
+}
+
 /** One call of the server-mode contract; errors come back as BridgeErrors with their code. */
 export async function serverCall<N extends ServerApiName>(
   name: N,
@@ -99,6 +115,7 @@ export async function serverCall<N extends ServerApiName>(
   }
   const body: unknown = await response.json().catch(() => undefined);
   if (!response.ok) {
+    if (response.status === 403) forbidden();
     if (isApiError(body)) throw new BridgeError(body.code, body.message, body.details);
     throw new BridgeError('internal', `The server answered ${response.status}.`);
   }
@@ -126,7 +143,10 @@ export async function serverGet<T>(path: string): Promise<T> {
   if (response.ok) return body as T;
   const detail = detailText(body);
   if (response.status === 401) throw new BridgeError('unauthenticated', detail ?? 'Log in again.');
-  if (response.status === 403) throw new BridgeError('forbidden', detail ?? 'Not allowed.');
+  if (response.status === 403) {
+    forbidden();
+    throw new BridgeError('forbidden', detail ?? 'Not allowed.');
+  }
   if (response.status === 404) throw new BridgeError('not_found', detail ?? 'Not found.');
   if (response.status === 400 && typeof body === 'object' && body !== null) {
     const problems = Object.entries(body as Record<string, unknown>).map(

@@ -9,7 +9,7 @@ import { toBridgeError, type BridgeError } from '../bridge.js';
 import { errorText } from '../format.js';
 import { readOrder } from '../readOrder.js';
 import { dropDrafts } from '../features/forms/drafts.js';
-import { forgetJwt, login, serverCall, storedJwt } from './serverBridge.js';
+import { forgetJwt, login, onForbidden, serverCall, storedJwt } from './serverBridge.js';
 
 interface ServerState {
   account: AccountInfo | null;
@@ -56,6 +56,8 @@ interface ServerState {
   took: (usage: UsageEventView) => void;
   /** Handles an error of any call: an expired login goes back to the login screen. */
   failed: (error: unknown) => BridgeError;
+  /** Reads the account again (its role may have changed since the login). */
+  recheckAccount: () => Promise<void>;
 }
 
 /** Reads of the person's usage and pending forms: none read before a logout is shown after it. */
@@ -289,4 +291,26 @@ export const useServerStore = create<ServerState>((set, get) => ({
     if (err.code === 'unauthenticated') get().logout('Your login has ended. Log in again.');
     return err;
   },
+
+  async recheckAccount() {
+    const before = get().account;
+    if (before === null || recheckingAccount) return;
+    recheckingAccount = true;
+    try {
+      const { account } = await serverCall('account.me', {});
+      // Still the same login (not logged out or another person meanwhile): its role as now.
+      if (get().account?.id === account.id) set({ account });
+    } catch (error) {
+      get().failed(error);
+    } finally {
+      recheckingAccount = false;
+    }
+  },
 }));
+
+/** A read of the account under way (recheckAccount): the refusals of one page load share it. */
+let recheckingAccount = false;
+
+// A call refused 403: the role the page was built for may be gone (an admin demoted to staff
+// kept the Administration link, each of whose calls failed).
+onForbidden(() => void useServerStore.getState().recheckAccount());
