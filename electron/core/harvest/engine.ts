@@ -229,6 +229,7 @@ export class Harvester {
       pool: () => this.pool,
       statAll: () => this.statAll(),
       filterOf: (folder) => this.harvested.leftOut.filterOf(folder),
+      linkedTo: (folder) => this.harvested.linkedTo(folder),
       renewWatch: (instrument, folder) => this.watches.renew(instrument, folder),
       rescan: (instrument) => this.walks.rescan(instrument),
       run: () => this.run,

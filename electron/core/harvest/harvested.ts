@@ -9,8 +9,36 @@ import type { Db } from '../db/open.js';
 import { cachedStatement } from '../db/statements.js';
 import { historyPendingIds } from '../sync/history.js';
 import type { Logger } from '../util/log.js';
-import { instrumentsOfTool, type Instrument } from './config.js';
+import { instrumentsOfTool, type Instrument, type WatchFolder } from './config.js';
 import { LeftOutFolders, type LeftOutPaths } from './leftOut.js';
+import { foldersOverlap } from './storageGuard.js';
+
+/**
+ * The folders of each instrument that are, by real path, an earlier folder of it or overlap
+ * one, though their paths as written do not (those the harvest takes as nested folders, the
+ * inner one's files its own: intake.ts deeperFolderTakes): each with the earlier one's path.
+ */
+export function linkedFolders(
+  instruments: readonly Instrument[],
+  real: ReadonlyMap<string, string>,
+): Map<WatchFolder, string> {
+  const linked = new Map<WatchFolder, string>();
+  const realOf = (folder: WatchFolder): string => real.get(folder.path) ?? folder.path;
+  for (const instrument of instruments) {
+    instrument.watch.forEach((folder, at) => {
+      const earlier = instrument.watch
+        .slice(0, at)
+        .find(
+          (other) =>
+            !linked.has(other) &&
+            !foldersOverlap(other.path, folder.path) &&
+            foldersOverlap(realOf(other), realOf(folder)),
+        );
+      if (earlier) linked.set(folder, earlier.path);
+    });
+  }
+  return linked;
+}
 
 export class HarvestedInstruments {
   /** The instruments harvested; a new array at each load (guardStorage tells a reload by it). */
@@ -19,6 +47,12 @@ export class HarvestedInstruments {
   awaitingHistory: Instrument[] = [];
   /** The storage folders and the data dir inside watched folders, left out of their harvest. */
   readonly leftOut: LeftOutFolders;
+  /**
+   * Watched folders that are, through a link, another folder of their instrument or inside one
+   * (or hold one), with that folder's path: not walked nor watched (guardStorage), or each of
+   * their files would be recorded twice, under two ARKs, at two paths.
+   */
+  private linked = new Map<WatchFolder, string>();
 
   constructor(
     private readonly db: Db,
@@ -36,6 +70,12 @@ export class HarvestedInstruments {
     this.list = enabled.filter((i) => !waiting.has(i.id));
     this.awaitingHistory = enabled.filter((i) => waiting.has(i.id));
     this.leftOut.find(this.leftOutPaths());
+    this.linked = new Map();
+  }
+
+  /** The folder `folder` is through a link (linked), or null: it is harvested. */
+  linkedTo(folder: WatchFolder): string | null {
+    return this.linked.get(folder) ?? null;
   }
 
   /** The paths, as written, whose overlaps leftOut looks for. */
@@ -61,7 +101,11 @@ export class HarvestedInstruments {
    */
   async guardStorage(): Promise<void> {
     const instruments = this.list;
-    await this.leftOut.findByRealPath(this.leftOutPaths(), () => this.list === instruments);
+    const real = await this.leftOut.findByRealPath(
+      this.leftOutPaths(),
+      () => this.list === instruments,
+    );
+    if (real !== null) this.linked = linkedFolders(instruments, real);
   }
 
   /** A harvested instrument by id. */

@@ -51,11 +51,15 @@ export class LeftOutFolders {
   }
 
   /**
-   * By real path. Waits at most REAL_PATHS_MS, keeping what `find` found meanwhile; false when
-   * it gave up, or when `current()` says the configuration it looked at is no longer the one in
-   * use (the harvest reloaded meanwhile).
+   * By real path. Waits at most REAL_PATHS_MS, keeping what `find` found meanwhile. The real
+   * path of each path looked at, by the path as written; null when it gave up, or when
+   * `current()` says the configuration it looked at is no longer the one in use (the harvest
+   * reloaded meanwhile).
    */
-  async findByRealPath(paths: LeftOutPaths, current: () => boolean): Promise<boolean> {
+  async findByRealPath(
+    paths: LeftOutPaths,
+    current: () => boolean,
+  ): Promise<ReadonlyMap<string, string> | null> {
     const written = new Set([...paths.storageBases, ...paths.watched.map((f) => f.path)]);
     if (paths.dataDir !== null) written.add(paths.dataDir);
     const resolving = (async () => {
@@ -67,9 +71,9 @@ export class LeftOutFolders {
       resolving,
       new Promise<null>((done) => setTimeout(() => done(null), REAL_PATHS_MS).unref()),
     ]);
-    if (real === null || !current()) return false;
+    if (real === null || !current()) return null;
     this.keep(foundIn(paths, (path) => real.get(path) ?? path));
-    return true;
+    return real;
   }
 
   /**

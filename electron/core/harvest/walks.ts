@@ -30,6 +30,8 @@ export interface WalksHost {
   run(): { unreachable: string[] } | null;
   /** A watched folder's filter, with the storage folders and the data dir inside it left out. */
   filterOf(folder: WatchFolder): FolderFilter;
+  /** The folder a watched folder is through a link (harvested.ts linkedFolders), or null. */
+  linkedTo(folder: WatchFolder): string | null;
   /** The service worker's lstat of many files; in this thread without one. */
   statAll(): StatAll | undefined;
   /** Watches the folder again when what is there now is not what its watch was set up on. */
@@ -141,7 +143,18 @@ export class Walks {
       await new Promise((resolve) => setTimeout(resolve, 6000));
     }
     const problems: string[] = [];
+    // Said beside what could not be read, but no failure of a run: the files are harvested,
+    // once, through the other folder.
+    const notes: string[] = [];
     for (const folder of instrument.watch) {
+      const linked = this.host.linkedTo(folder);
+      if (linked !== null) {
+        notes.push(
+          `${folder.path}: not harvested: through a link, it holds files of ${linked} (or ` +
+            'that folder holds its), which are harvested there',
+        );
+        continue;
+      }
       // Each folder's files are considered as the walk reaches them, so the ticks (every
       // tickMs) check and copy them while the rest of the tree is walked. They are compared
       // with their records as they are then: those the watcher's files got while the walk
@@ -171,12 +184,14 @@ export class Walks {
       }
       if (this.host.stopped()) return;
     }
-    if (problems.length) {
-      this.problems.set(instrument.id, problems.join('; '));
-      this.host.run()?.unreachable.push(...problems);
-      this.log.warn({ instrument: instrument.name, problems }, 'harvest: folders not reachable');
+    if (problems.length || notes.length) {
+      this.problems.set(instrument.id, [...problems, ...notes].join('; '));
     } else {
       this.problems.delete(instrument.id);
+    }
+    if (problems.length) {
+      this.host.run()?.unreachable.push(...problems);
+      this.log.warn({ instrument: instrument.name, problems }, 'harvest: folders not reachable');
     }
     void this.stability.check();
   }

@@ -17,6 +17,8 @@ export interface WatchesHost {
   filterOf(folder: WatchFolder): FolderFilter;
   /** Walks every folder of the instrument (a watch is up, or saw a burst of events). */
   rescan(instrument: Instrument): Promise<void>;
+  /** The folder a watched folder is through a link (harvested.ts linkedFolders), or null. */
+  linkedTo(folder: WatchFolder): string | null;
 }
 
 export class FolderWatches {
@@ -30,7 +32,9 @@ export class FolderWatches {
 
   start(instruments: readonly Instrument[]): void {
     for (const instrument of instruments) {
-      for (const folder of instrument.watch) this.watchOne(instrument, folder);
+      for (const folder of instrument.watch) {
+        if (this.host.linkedTo(folder) === null) this.watchOne(instrument, folder);
+      }
     }
   }
 
@@ -56,7 +60,9 @@ export class FolderWatches {
   /** renew for every watched folder, one after the other (timers.ts HarvestTimers.renew). */
   async renewAll(instruments: readonly Instrument[]): Promise<void> {
     for (const instrument of instruments) {
-      for (const folder of instrument.watch) await this.renew(instrument, folder);
+      for (const folder of instrument.watch) {
+        if (this.host.linkedTo(folder) === null) await this.renew(instrument, folder);
+      }
     }
   }
 
