@@ -68,19 +68,18 @@ export function moveFolderRecords(
   );
   if (moved === null) return null;
   const fromKey = folderKey(moved.from, caseBlind);
-  const fromOld = (watchPath: string): boolean => folderKey(watchPath, caseBlind) === fromKey;
   const rows = (
     cachedStatement(
       db,
       'SELECT id, watch_path, relative_path FROM harvest_files WHERE instrument_id = ?',
     ).all(instrumentId) as { id: number; watch_path: string; relative_path: string }[]
-  ).filter((row) => fromOld(row.watch_path));
-  // The folders of the records at a path: those of the old folder move together (a file's
-  // versions), and one another folder holds stays that folder's.
-  const heldBy = cachedStatement(
+  ).filter((row) => folderKey(row.watch_path, caseBlind) === fromKey);
+  // Whether a record holds a path already: one of another folder, which keeps it (the old
+  // folder's records are under the old folder, apart from the new one).
+  const held = cachedStatement(
     db,
-    `SELECT watch_path FROM harvest_files f WHERE f.instrument_id = ? AND ${sourcePathIs('f')}`,
-  ).pluck();
+    `SELECT 1 FROM harvest_files f WHERE f.instrument_id = ? AND ${sourcePathIs('f')} LIMIT 1`,
+  );
   // A change the server must see: its record of the file follows (records.ts enqueueFile).
   const move = cachedStatement(
     db,
@@ -90,14 +89,13 @@ export function moveFolderRecords(
   // Decided before any moves: a version moved first would hold its path against the next.
   const moving = rows
     .map((row) => ({ id: row.id, sourcePath: join(moved.to, ...row.relative_path.split('/')) }))
-    .filter(({ sourcePath }) => {
-      const holders = heldBy.all(instrumentId, sourcePath, blind ? 1 : 0, sourcePath) as string[];
-      return holders.every(fromOld);
-    });
+    .filter(
+      ({ sourcePath }) =>
+        held.get(instrumentId, sourcePath, blind ? 1 : 0, sourcePath) === undefined,
+    );
   for (const { id, sourcePath } of moving) {
     move.run(moved.to, sourcePath, nowIso(), id);
     enqueueFile(db, id);
   }
-  const records = moving.length;
-  return { ...moved, records };
+  return { ...moved, records: moving.length };
 }
