@@ -19,19 +19,18 @@ import { createScheduledRun, hasQueuedRun, reportDeployments, type Deployment } 
 const LONGEST_WAIT_MS = 2 ** 31 - 1;
 
 /** One schedule's timer: fires at each time its cron names, never at one already past. */
-export class ScheduleTimer {
+class ScheduleTimer {
   private timer: ReturnType<typeof setTimeout> | null = null;
   private stopped = false;
 
   constructor(
     private readonly cron: Cron,
     private readonly fire: () => void,
-    private readonly clock: () => number = Date.now,
   ) {}
 
   /** The next time the cron names after now; null when it names none. */
   next(): Date | null {
-    const now = this.clock();
+    const now = Date.now();
     // In the second pass of a repeated hour croner names times of the first, gone by; the one
     // after such a time may be one too (a cron of every few seconds). Looked for from later
     // and later, 5 minutes at a time, until past the repeated hour.
@@ -47,7 +46,6 @@ export class ScheduleTimer {
   }
 
   start(): void {
-    this.stopped = false;
     this.arm();
   }
 
@@ -67,10 +65,10 @@ export class ScheduleTimer {
         this.timer = null;
         if (this.stopped) return;
         // Woken before its time (a wait longer than setTimeout takes, chained): waits on.
-        if (this.clock() >= at) this.fire();
+        if (Date.now() >= at) this.fire();
         this.arm();
       },
-      Math.min(Math.max(at - this.clock(), 0), LONGEST_WAIT_MS),
+      Math.min(Math.max(at - Date.now(), 0), LONGEST_WAIT_MS),
     );
   }
 }
