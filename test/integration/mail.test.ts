@@ -1055,34 +1055,46 @@ describe('a mail that failed to go (its clock given)', () => {
   });
 });
 
+/**
+ * A server data dir (`name`) with the bundle's people; `notice` ends a usage of SEM by `user`
+ * (operated by `operator`) with its post-usage answers pending, queues its notice as the server
+ * does, and gives that mail.
+ */
+async function pendingNotices(name: string): Promise<{
+  db: ReturnType<typeof openDatabase>;
+  alice: number;
+  sam: number;
+  notice: (uuid: string, user: number, operator: number) => OutboxMail;
+}> {
+  const dir = join(tempDir(), name);
+  await prepareServerDir(dir, serverBundle());
+  const db = openDatabase(join(dir, 'labstation.db'));
+  const idOf = (sql: string): number => db.prepare(sql).pluck().get() as number;
+  const insert = db.prepare(
+    `INSERT INTO usage_events (uuid, user_id, operator_id, project_id, tool_id, start, "end",
+       post_usage_pending, version, updated_at)
+     VALUES (?, ?, ?, ?, ?, '2025-05-01T08:00:00.000Z', '2025-05-01T09:00:00.000Z', 1, 2,
+       '2025-05-01T09:00:00.000Z')`,
+  );
+  const project = idOf("SELECT id FROM projects WHERE name = 'Cathodes'");
+  const tool = idOf("SELECT id FROM tools WHERE name = 'SEM'");
+  return {
+    db,
+    alice: idOf("SELECT id FROM users WHERE username = 'alice'"),
+    sam: idOf("SELECT id FROM users WHERE username = 'sam'"),
+    notice: (uuid, user, operator) => {
+      const id = Number(insert.run(uuid, user, operator, project, tool).lastInsertRowid);
+      db.transaction(() => queuePendingAnswersMail(db, id))();
+      return mailsOfUsage(db, id)[0];
+    },
+  };
+}
+
 describe('the copy to the operator', () => {
   it('goes to an operator who is someone else, not to one with the user’s own address', async () => {
-    const dir = join(tempDir(), 'server-copy');
-    await prepareServerDir(dir, serverBundle());
-    const db = openDatabase(join(dir, 'labstation.db'));
+    const { db, alice, sam, notice } = await pendingNotices('server-copy');
     try {
-      const idOf = (sql: string): number => db.prepare(sql).pluck().get() as number;
-      const alice = idOf("SELECT id FROM users WHERE username = 'alice'");
-      const sam = idOf("SELECT id FROM users WHERE username = 'sam'");
-      const insert = db.prepare(
-        `INSERT INTO usage_events (uuid, user_id, operator_id, project_id, tool_id, start, "end",
-           post_usage_pending, version, updated_at)
-         VALUES (?, ?, ?, ?, ?, '2025-05-01T08:00:00.000Z', '2025-05-01T09:00:00.000Z', 1, 2,
-           '2025-05-01T09:00:00.000Z')`,
-      );
-      const ccOf = (uuid: string, operator: number): string => {
-        const id = Number(
-          insert.run(
-            uuid,
-            alice,
-            operator,
-            idOf("SELECT id FROM projects WHERE name = 'Cathodes'"),
-            idOf("SELECT id FROM tools WHERE name = 'SEM'"),
-          ).lastInsertRowid,
-        );
-        db.transaction(() => queuePendingAnswersMail(db, id))();
-        return mailsOfUsage(db, id)[0].cc;
-      };
+      const ccOf = (uuid: string, operator: number): string => notice(uuid, alice, operator).cc;
       expect(ccOf('01900000-0000-7000-8000-00000000c001', alice)).toBe('');
       expect(ccOf('01900000-0000-7000-8000-00000000c002', sam)).toBe('"sam" <sam@example.org>');
       // sam's mail goes to alice's mailbox (written otherwise): she gets one mail, not two.
@@ -1097,33 +1109,12 @@ describe('the copy to the operator', () => {
 describe('a person whose account is turned off', () => {
   // They can no longer log in to answer: the notice asked them to, and went all the same.
   it('is sent no notice: recorded failed, saying why, and sent once the account is on', async () => {
-    const dir = join(tempDir(), 'server-account-off');
-    await prepareServerDir(dir, serverBundle());
-    const db = openDatabase(join(dir, 'labstation.db'));
+    const { db, alice, sam, notice: noticeOf } = await pendingNotices('server-account-off');
     try {
-      const idOf = (sql: string): number => db.prepare(sql).pluck().get() as number;
-      const alice = idOf("SELECT id FROM users WHERE username = 'alice'");
-      const sam = idOf("SELECT id FROM users WHERE username = 'sam'");
-      const usage = Number(
-        db
-          .prepare(
-            `INSERT INTO usage_events (uuid, user_id, operator_id, project_id, tool_id, start,
-               "end", post_usage_pending, version, updated_at)
-             VALUES ('01900000-0000-7000-8000-00000000e001', ?, ?, ?, ?,
-               '2025-05-01T08:00:00.000Z', '2025-05-01T09:00:00.000Z', 1, 2,
-               '2025-05-01T09:00:00.000Z')`,
-          )
-          .run(
-            alice,
-            sam,
-            idOf("SELECT id FROM projects WHERE name = 'Cathodes'"),
-            idOf("SELECT id FROM tools WHERE name = 'SEM'"),
-          ).lastInsertRowid,
-      );
       const setActive = db.prepare('UPDATE users SET is_active = ? WHERE id = ?');
       setActive.run(0, alice);
-      db.transaction(() => queuePendingAnswersMail(db, usage))();
-      const [notice] = mailsOfUsage(db, usage);
+      const notice = noticeOf('01900000-0000-7000-8000-00000000e001', alice, sam);
+      const usage = notice.usage_event_id!;
       expect(notice).toMatchObject({
         status: 'failed',
         to: '"Alice Martin" <alice@example.org>',
@@ -1146,32 +1137,8 @@ describe('a person whose account is turned off', () => {
 
 describe('an e-mail address of spaces only', () => {
   it('counts as no address everywhere the mail code asks: notice, copy, retry', async () => {
-    const dir = join(tempDir(), 'server-blank-address');
-    await prepareServerDir(dir, serverBundle());
-    const db = openDatabase(join(dir, 'labstation.db'));
+    const { db, alice, sam, notice } = await pendingNotices('server-blank-address');
     try {
-      const idOf = (sql: string): number => db.prepare(sql).pluck().get() as number;
-      const alice = idOf("SELECT id FROM users WHERE username = 'alice'");
-      const sam = idOf("SELECT id FROM users WHERE username = 'sam'");
-      const insert = db.prepare(
-        `INSERT INTO usage_events (uuid, user_id, operator_id, project_id, tool_id, start, "end",
-           post_usage_pending, version, updated_at)
-         VALUES (?, ?, ?, ?, ?, '2025-05-01T08:00:00.000Z', '2025-05-01T09:00:00.000Z', 1, 2,
-           '2025-05-01T09:00:00.000Z')`,
-      );
-      const notice = (uuid: string, user: number, operator: number): OutboxMail => {
-        const id = Number(
-          insert.run(
-            uuid,
-            user,
-            operator,
-            idOf("SELECT id FROM projects WHERE name = 'Cathodes'"),
-            idOf("SELECT id FROM tools WHERE name = 'SEM'"),
-          ).lastInsertRowid,
-        );
-        db.transaction(() => queuePendingAnswersMail(db, id))();
-        return mailsOfUsage(db, id)[0];
-      };
       const setEmail = db.prepare('UPDATE users SET email = ? WHERE id = ?');
       const blank = ' \t  ';
       // The user's address is blank: recorded failed at once, written to nobody.
