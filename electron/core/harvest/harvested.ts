@@ -18,7 +18,7 @@ import { foldersOverlap } from './storageGuard.js';
  * one, though their paths as written do not (those the harvest takes as nested folders, the
  * inner one's files its own: intake.ts deeperFolderTakes): each with the earlier one's path.
  */
-export function linkedFolders(
+function linkedFolders(
   instruments: readonly Instrument[],
   real: ReadonlyMap<string, string>,
 ): Map<WatchFolder, string> {
