@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../../electron/core/db/open.js';
-import { enqueueFile } from '../../electron/core/harvest/records.js';
+import { enqueueFile, recordFile } from '../../electron/core/harvest/records.js';
 import { getFileView } from '../../electron/core/harvest/views.js';
 import { applyDelta } from '../../electron/core/sync/apply.js';
 import { pendingHistory, takeHistoryPage } from '../../electron/core/sync/history.js';
@@ -369,6 +369,87 @@ describe('runs the server queued for an instrument this station does not have', 
     db.transaction(() => keepSent(db, [reports()[0].id]))();
     expect(pull(4).runsDeclined).toEqual([]);
     expect(reports()).toHaveLength(0);
+    db.close();
+  });
+
+  // harvest/folderMoves.ts; the same through a bundle and a harvest: watchMoved.test.ts.
+  it("moves a folder's file records when the server's configuration moves the folder", () => {
+    const db = stationDb();
+    const camera = newUuid();
+    const config = (...paths: string[]): SyncHarvest => ({
+      storage_locations: [],
+      instruments: [
+        {
+          uuid: camera,
+          name: 'camera',
+          description: '',
+          tool_uuid: TOOL,
+          watch: paths.map((path) => ({ path, include: [], exclude: [] })),
+          stability_seconds: 5,
+          storage_location_uuid: null,
+          destination_template: '{filename}',
+          enabled: true,
+        },
+      ],
+      hooks: [],
+      schedules: [],
+    });
+    let cursor = 0;
+    const apply = (harvest: SyncHarvest): void => {
+      cursor += 1;
+      applyDelta(db, delta(harvest, cursor));
+    };
+    apply(config('/mnt/old/raw', '/mnt/eds'));
+    const instrumentId = db
+      .prepare('SELECT id FROM instruments WHERE uuid = ?')
+      .pluck()
+      .get(camera) as number;
+    const record = (watchPath: string, relativePath: string): number =>
+      recordFile(db, {
+        instrumentId,
+        watchPath,
+        relativePath,
+        sourcePath: join(watchPath, ...relativePath.split('/')),
+        filename: relativePath.split('/').pop() ?? '',
+        size: 1,
+        mtimeMs: 1,
+        firstDiscoveredAt: T0,
+        usageEventId: null,
+      });
+    const image = record('/mnt/old/raw', 'day1/image.tif');
+    const spectrum = record('/mnt/eds', 'spectrum.emd');
+    const sourceOf = (id: number): unknown =>
+      db.prepare('SELECT watch_path, source_path FROM harvest_files WHERE id = ?').get(id);
+
+    // Two folders changed at once: which became which cannot be told, nothing moves.
+    apply(config('/mnt/new/raw', '/mnt/eds2'));
+    expect(sourceOf(image)).toEqual({
+      watch_path: '/mnt/old/raw',
+      source_path: '/mnt/old/raw/day1/image.tif',
+    });
+    // Back, and then one moved: its records follow; the other folder's stay.
+    apply(config('/mnt/old/raw', '/mnt/eds'));
+    apply(config('/mnt/new/raw', '/mnt/eds'));
+    expect(sourceOf(image)).toEqual({
+      watch_path: '/mnt/new/raw',
+      source_path: '/mnt/new/raw/day1/image.tif',
+    });
+    expect(sourceOf(spectrum)).toEqual({
+      watch_path: '/mnt/eds',
+      source_path: '/mnt/eds/spectrum.emd',
+    });
+    // Moved again where a record of that path is held already (watched there before): the
+    // record held there stays the one found at that path, the other stays where it was.
+    const there = record('/mnt/other/raw', 'day1/image.tif');
+    apply(config('/mnt/other/raw', '/mnt/eds'));
+    expect(sourceOf(image)).toEqual({
+      watch_path: '/mnt/new/raw',
+      source_path: '/mnt/new/raw/day1/image.tif',
+    });
+    expect(sourceOf(there)).toEqual({
+      watch_path: '/mnt/other/raw',
+      source_path: '/mnt/other/raw/day1/image.tif',
+    });
     db.close();
   });
 });

@@ -1,7 +1,8 @@
 /**
  * A watched folder given a new path on the same station (its share mounted elsewhere, the
  * folder moved with its files): the records of its files follow it (harvest/folderMoves.ts),
- * whether the change comes from a bundle imported on the station or from the server. Before,
+ * whether the change comes from a bundle imported on the station or from the server (that one:
+ * harvestApply.test.ts). Before,
  * every file there was recorded again under a new ARK, and the old folder's failed records
  * were tried for ever at paths that were no more (`harvest --once` exiting 1 at every run).
  */
@@ -9,13 +10,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openDatabase } from '../../electron/core/db/open.js';
-import { recordFile } from '../../electron/core/harvest/records.js';
-import { applyDelta } from '../../electron/core/sync/apply.js';
-import type { FacilityDelta, SyncHarvest } from '../../electron/core/sync/protocol.js';
-import { newUuid } from '../../electron/core/util/ids.js';
 import type { HarvestStatus } from '../../shared/api.js';
-import { importBundle, startStation, tempDir, waitFor } from './helpers.js';
+import { importBundle, startStation, waitFor } from './helpers.js';
 import {
   copyHold,
   copyUnderWay,
@@ -184,97 +180,4 @@ describe('a watched folder given a new path', () => {
       await station.stop();
     }
   }, 90_000);
-
-  it("moves the records when the server's configuration moves the folder", () => {
-    const db = openDatabase(join(tempDir('labstation-watch-moved-'), 'station.db'));
-    const T0 = '2026-01-01T00:00:00.000Z';
-    const tool = newUuid();
-    db.prepare(
-      `INSERT INTO tools (uuid, name, category, operational, visible, shutdown, created_at,
-         updated_at) VALUES (?, 'SEM', '', 1, 1, 0, ?, ?)`,
-    ).run(tool, T0, T0);
-    const camera = newUuid();
-    const config = (...paths: string[]): SyncHarvest => ({
-      storage_locations: [],
-      instruments: [
-        {
-          uuid: camera,
-          name: 'camera',
-          description: '',
-          tool_uuid: tool,
-          watch: paths.map((path) => ({ path, include: [], exclude: [] })),
-          stability_seconds: 5,
-          storage_location_uuid: null,
-          destination_template: '{filename}',
-          enabled: true,
-        },
-      ],
-      hooks: [],
-      schedules: [],
-    });
-    let cursor = 0;
-    const apply = (harvest: SyncHarvest): void => {
-      cursor += 1;
-      const delta: FacilityDelta = {
-        cursor,
-        full: false,
-        station: { uuid: newUuid(), name: 'sem-pc', tool: 'SEM' },
-        users: [],
-        projects: [],
-        tools: [],
-        deleted: { users: [], projects: [], tools: [] },
-        harvest,
-      };
-      applyDelta(db, delta);
-    };
-    apply(config('/mnt/old/raw', '/mnt/eds'));
-    const instrumentId = db.prepare('SELECT id FROM instruments').pluck().get() as number;
-    const record = (watchPath: string, relativePath: string): number =>
-      recordFile(db, {
-        instrumentId,
-        watchPath,
-        relativePath,
-        sourcePath: join(watchPath, ...relativePath.split('/')),
-        filename: relativePath.split('/').pop() ?? '',
-        size: 1,
-        mtimeMs: 1,
-        firstDiscoveredAt: T0,
-        usageEventId: null,
-      });
-    const image = record('/mnt/old/raw', 'day1/image.tif');
-    const spectrum = record('/mnt/eds', 'spectrum.emd');
-    const sourceOf = (id: number): unknown =>
-      db.prepare('SELECT watch_path, source_path FROM harvest_files WHERE id = ?').get(id);
-
-    // Two folders changed at once: which became which cannot be told, nothing moves.
-    apply(config('/mnt/new/raw', '/mnt/eds2'));
-    expect(sourceOf(image)).toEqual({
-      watch_path: '/mnt/old/raw',
-      source_path: '/mnt/old/raw/day1/image.tif',
-    });
-    // Back, and then one moved: its records follow; the other folder's stay.
-    apply(config('/mnt/old/raw', '/mnt/eds'));
-    apply(config('/mnt/new/raw', '/mnt/eds'));
-    expect(sourceOf(image)).toEqual({
-      watch_path: '/mnt/new/raw',
-      source_path: '/mnt/new/raw/day1/image.tif',
-    });
-    expect(sourceOf(spectrum)).toEqual({
-      watch_path: '/mnt/eds',
-      source_path: '/mnt/eds/spectrum.emd',
-    });
-    // Moved again where a record of that path is held already (watched there before): the
-    // record held there stays the one found at that path, the other stays where it was.
-    const there = record('/mnt/other/raw', 'day1/image.tif');
-    apply(config('/mnt/other/raw', '/mnt/eds'));
-    expect(sourceOf(image)).toEqual({
-      watch_path: '/mnt/new/raw',
-      source_path: '/mnt/new/raw/day1/image.tif',
-    });
-    expect(sourceOf(there)).toEqual({
-      watch_path: '/mnt/other/raw',
-      source_path: '/mnt/other/raw/day1/image.tif',
-    });
-    db.close();
-  });
 });
