@@ -196,6 +196,24 @@ test('the home page lists the pending form after login; a stale form is refused 
   await expect(said).toBeFocused();
 });
 
+/** Changes the SEM's post-usage questions on the server, as an admin saving them would. */
+function changeSemPostQuestions(
+  setup: ServerSetup,
+  change: (questions: { name: string }[]) => object[],
+): void {
+  const questions = JSON.parse(
+    serverRow<{ q: string }>(
+      setup,
+      "SELECT post_usage_questions AS q FROM tools WHERE name = 'SEM'",
+    )!.q,
+  ) as { name: string }[];
+  serverWrite(
+    setup,
+    "UPDATE tools SET post_usage_questions = ? WHERE name = 'SEM'",
+    JSON.stringify(change(questions)),
+  );
+}
+
 test('a pending form whose tool got a new question meanwhile shows it, keeping what was typed', async ({
   page,
   startServer,
@@ -204,20 +222,10 @@ test('a pending form whose tool got a new question meanwhile shows it, keeping w
   const form = await alicesPendingForm(page, setup);
   await form.getByLabel('Notes').fill('typed before the change');
   // An admin adds a required question to the SEM's post-usage form.
-  const questions = JSON.parse(
-    serverRow<{ q: string }>(
-      setup,
-      "SELECT post_usage_questions AS q FROM tools WHERE name = 'SEM'",
-    )!.q,
-  ) as unknown[];
-  serverWrite(
-    setup,
-    "UPDATE tools SET post_usage_questions = ? WHERE name = 'SEM'",
-    JSON.stringify([
-      ...questions,
-      { type: 'number', name: 'sample_count', title: 'Samples', required: true },
-    ]),
-  );
+  changeSemPostQuestions(setup, (questions) => [
+    ...questions,
+    { type: 'number', name: 'sample_count', title: 'Samples', required: true },
+  ]);
   await form.getByRole('button', { name: 'Submit answers' }).click();
   // It said "Samples" is required, showed no such field, and failed so at every submit.
   await expect(
@@ -240,16 +248,8 @@ test('a pending form whose question got a new rule meanwhile reads it again, kee
   const setup = await startServer();
   const form = await alicesPendingForm(page, setup);
   await form.getByLabel('Notes').fill('typed before the change');
-  const questions = JSON.parse(
-    serverRow<{ q: string }>(
-      setup,
-      "SELECT post_usage_questions AS q FROM tools WHERE name = 'SEM'",
-    )!.q,
-  ) as { name: string }[];
-  serverWrite(
-    setup,
-    "UPDATE tools SET post_usage_questions = ? WHERE name = 'SEM'",
-    JSON.stringify(questions.map((q) => (q.name === 'notes' ? { ...q, maxlength: 10 } : q))),
+  changeSemPostQuestions(setup, (questions) =>
+    questions.map((q) => (q.name === 'notes' ? { ...q, maxlength: 10 } : q)),
   );
   await form.getByRole('button', { name: 'Submit answers' }).click();
   // The field now knows its limit: the hint counts against it.
