@@ -935,6 +935,31 @@ describe('behind a reverse proxy (LABSTATION_TRUST_PROXY, LABSTATION_PUBLIC_URL)
     expect((await loginVia('203.0.113.7', 'kim password 12')).status).toBe(429);
   });
 
+  it('holds an account that many addresses failed on, but not where it logs in from', async () => {
+    proxied = await startServer(dir, { LABSTATION_TRUST_PROXY: '127.0.0.1, ::1' });
+    expect((await loginVia('203.0.113.50', 'kim password 12')).status).toBe(200);
+    // Thirty addresses, one wrong password each: none reaches its own limit of ten.
+    for (let i = 1; i <= 30; i++) {
+      expect((await loginVia(`198.51.100.${i}`, `wrong ${i}`)).status).toBe(400);
+    }
+    const held = await loginVia('198.51.100.31', 'kim password 12');
+    expect(held.status).toBe(429);
+    expect(await held.json()).toEqual({ detail: 'Request was throttled.' });
+    expect(Number(held.headers.get('retry-after'))).toBeGreaterThan(800);
+    // Its owner, where they logged in before, still gets in; another account anywhere does.
+    expect((await loginVia('203.0.113.50', 'kim password 12')).status).toBe(200);
+    const root = await fetch(`${proxied.url}auth/jwt/login`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        'x-forwarded-for': '198.51.100.31',
+      },
+      body: new URLSearchParams({ username: 'root@example.org', password: 'root password 1' }),
+    });
+    expect(root.status).toBe(200);
+    expect(proxied.stderr()).toContain('log-ins to an account held');
+  });
+
   it('throttles an IPv6 client by its /64, whichever address of it each try comes from', async () => {
     proxied = await startServer(dir, { LABSTATION_TRUST_PROXY: '127.0.0.1, ::1' });
     // A host picks addresses in its /64 at will (privacy addresses): a new one for every try.

@@ -11,6 +11,7 @@ import { describeServerBasics } from './openapi/basics.js';
 import { ApiDocs } from './openapi/registry.js';
 import { registerApiDocs } from './openapi/routes.js';
 import { FailureLimiter } from './rateLimit.js';
+import { AccountLoginLimit } from './accountLimit.js';
 import { randomBytes } from 'node:crypto';
 import { signJwt } from './secrets.js';
 import { registerSyncApi } from './sync/routes.js';
@@ -60,6 +61,13 @@ function namesPublicUrl(host: string | undefined, publicUrl: string | null): boo
 
 /** The most `POST /auth/jwt/login` reads: an e-mail address and a password, with room. */
 const LOGIN_BODY_LIMIT = 64 * 1024;
+
+/**
+ * Failed log-ins an account takes in 15 minutes, from all addresses together, before it is
+ * held at addresses it has not logged in from lately (accountLimit.ts). Above the limit of one
+ * address (10), so that one address alone never reaches it.
+ */
+const ACCOUNT_LOGIN_LIMIT = 30;
 export interface ServerAppOptions {
   db: Db;
   log: Logger;
@@ -126,6 +134,7 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
   refuseIllFormedBodies(app);
   const guards = createGuards({ db, log, jwtSecret: options.jwtSecret, clock });
   const loginFailures = new FailureLimiter(10, 15 * 60_000, clock);
+  const accountLogins = new AccountLoginLimit(ACCOUNT_LOGIN_LIMIT, 15 * 60_000, clock);
   // Every route module describes its operations here: /openapi.json and /docs are built from it.
   const docs = options.docs ?? new ApiDocs();
   describeServerBasics(docs);
@@ -286,15 +295,32 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
         void reply.header('retry-after', String(loginFailures.retryAfter(ip)));
         return reply.code(429).send({ detail: 'Request was throttled.' });
       }
+      const body = (request.body ?? {}) as Record<string, unknown>;
+      const email = typeof body.username === 'string' ? body.username.trim() : '';
+      // Then a place in the account's own limit, unless it logged in from this address lately.
+      const pass = email === '' ? null : await accountLogins.enter(email, ip);
+      if (email !== '' && pass === null) {
+        loginFailures.end(ip, false);
+        void reply.header('retry-after', String(accountLogins.retryAfter(email)));
+        return reply.code(429).send({ detail: 'Request was throttled.' });
+      }
       let result: Awaited<ReturnType<typeof logIn>> | undefined;
       try {
-        result = await logIn((request.body ?? {}) as Record<string, unknown>);
+        result = await logIn(body);
       } finally {
         // Given back however the check ended; counted as a failure only for wrong credentials.
         const wrong = result !== undefined && 'wrong' in result ? result.wrong : null;
         const count = loginFailures.end(ip, wrong !== null);
+        const onAccount = pass === null ? 0 : accountLogins.end(email, pass, wrong !== null);
         if (wrong !== null) log.warn({ ip, email: wrong, failures: count }, 'failed login');
+        if (onAccount === ACCOUNT_LOGIN_LIMIT) {
+          log.warn(
+            { email, failures: onAccount },
+            'log-ins to an account held: too many failed, from addresses it does not log in from',
+          );
+        }
       }
+      if (pass !== null && 'token' in result) accountLogins.succeeded(email, ip);
       if ('missing' in result) {
         return reply.code(422).send({
           detail: result.missing.map((f) => ({

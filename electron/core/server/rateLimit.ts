@@ -1,7 +1,8 @@
 /**
  * Failure counting per client address in a sliding window: after `limit` failures within
  * `windowMs`, the address is refused until the oldest failure ages out. In memory, because a
- * restart already costs an attacker the time it takes. Addresses are counted by clientKey.
+ * restart already costs an attacker the time it takes. Addresses are counted by clientKey (the
+ * limiter can count under other names too: accountLimit.ts counts accounts).
  */
 import { isIPv6 } from 'node:net';
 
@@ -50,10 +51,15 @@ export class FailureLimiter {
   /** Checks waiting for a place (enter), by clientKey. */
   private readonly waiting = new Map<string, (() => void)[]>();
 
+  /**
+   * `keyOf` names what failures are counted under: a client address by default (clientKey),
+   * or anything else, as an account's name.
+   */
   constructor(
     private readonly limit: number,
     private readonly windowMs: number,
     private readonly clock: () => number = Date.now,
+    private readonly keyOf: (name: string) => string = clientKey,
   ) {}
 
   private recent(key: string): number[] {
@@ -65,7 +71,7 @@ export class FailureLimiter {
   }
 
   blocked(address: string): boolean {
-    return this.recent(clientKey(address)).length >= this.limit;
+    return this.recent(this.keyOf(address)).length >= this.limit;
   }
 
   /**
@@ -77,7 +83,7 @@ export class FailureLimiter {
    * many wait already. End each check entered with end().
    */
   async enter(address: string): Promise<boolean> {
-    const key = clientKey(address);
+    const key = this.keyOf(address);
     for (;;) {
       const open = this.open.get(key) ?? 0;
       const failed = this.recent(key).length;
@@ -95,7 +101,7 @@ export class FailureLimiter {
 
   /** Ends a check entered: a failure is counted (fail, whose count it returns), a success not. */
   end(address: string, failed: boolean): number {
-    const key = clientKey(address);
+    const key = this.keyOf(address);
     const open = (this.open.get(key) ?? 1) - 1;
     if (open > 0) this.open.set(key, open);
     else this.open.delete(key);
@@ -108,7 +114,7 @@ export class FailureLimiter {
   }
 
   fail(address: string): number {
-    const key = clientKey(address);
+    const key = this.keyOf(address);
     const list = this.recent(key);
     list.push(this.clock());
     // Last in the map's order: the most recently failing address is pruned last.
@@ -132,7 +138,7 @@ export class FailureLimiter {
 
   /** Seconds until the address may try again (1 while only checks under way hold it). */
   retryAfter(address: string): number {
-    const key = clientKey(address);
+    const key = this.keyOf(address);
     const recent = this.recent(key);
     if (recent.length < this.limit) return recent.length > 0 || this.open.has(key) ? 1 : 0;
     return Math.max(1, Math.ceil((recent[0] + this.windowMs - this.clock()) / 1000));
