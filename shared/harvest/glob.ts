@@ -371,7 +371,7 @@ export function unmatchablePatterns(filter: PathFilter): FilterProblem[] {
       problems.push({
         field,
         index,
-        message: `ends with /, so it names folders, and an include takes files: give ${pattern}** for every file below them`,
+        message: `ends with /, so it names folders, and it is matched against files: give ${pattern}** for every file below them`,
       });
     }
   };

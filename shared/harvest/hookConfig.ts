@@ -4,7 +4,12 @@ import type { HookKind } from './hookKinds.js';
 
 const GLOB_RULE = 'must be a glob or a list of globs (text), such as "*.tmp" or ["*.tmp", "*.bak"]';
 // One message for either shape: a union's own ("Invalid input") names no rule.
-const globList = z.union([z.string(), z.array(z.string())], { error: GLOB_RULE });
+const globList = z
+  .union([z.string(), z.array(z.string())], { error: GLOB_RULE })
+  // No glob at all would match every file: a skip hook would keep every file out for good.
+  .refine((glob) => typeof glob === 'string' || glob.length > 0, {
+    message: 'must name at least one glob: an empty list would match every file',
+  });
 const matchRules = {
   /** The file's path relative to its watched folder matches one of these. */
   glob: globList.optional(),

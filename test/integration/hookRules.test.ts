@@ -87,6 +87,35 @@ describe('pre-transfer hooks', () => {
     );
   });
 
+  it('never skip every file with an empty glob list, nor take a glob that cannot match', async () => {
+    const hook = (name: string, glob: string | string[]): Record<string, unknown> => ({
+      name,
+      trigger: 'pre_transfer',
+      kind: 'skip',
+      config: { glob },
+    });
+    const refused = await importBundle(tempDir('labstation-hook-rules-'), {
+      tools: [{ name: 'SEM' }],
+      hooks: [hook('empty', []), hook('dotted', './raw/*.tif'), hook('folder', 'previews/')],
+    });
+    expect(refused.code).not.toBe(0);
+    const said = refused.stderr + refused.stdout;
+    expect(said).toMatch(/empty[^\n]*config\.glob: must name at least one glob/);
+    expect(said).toMatch(/dotted[^\n]*config\.glob\[0\]: [^\n]*give raw\/\*\.tif/);
+    expect(said).toMatch(/folder[^\n]*config\.glob\[0\]: [^\n]*give previews\/\*\*/);
+    // Stored with an empty list before the rule: the transfer fails naming the hook, and is
+    // retried once the hook is put right; nothing is marked skipped.
+    const dirs = await setupTwoInstruments({ hooks: [hook('empty', '*.tmp')] });
+    const db = new Database(join(dirs.data, 'labstation.db'));
+    db.prepare(`UPDATE harvest_hooks SET config = '{"glob": []}' WHERE name = 'empty'`).run();
+    db.close();
+    writeFileSync(join(dirs.src, 'frame.dat'), 'frame');
+    expect((await harvestOnce(dirs.data)).code).toBe(1);
+    const [file] = await filesOf(dirs.data);
+    expect(file?.last_transfer?.status).toBe('failed');
+    expect(file?.last_transfer?.error).toMatch(/"empty": config\.glob: must name at least one/);
+  });
+
   it('match a glob with a folder against the path in the watched folder, not the name', async () => {
     const dirs = await setupTwoInstruments({
       hooks: [

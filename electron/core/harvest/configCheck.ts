@@ -6,7 +6,7 @@
 import { isAbsolute } from 'node:path';
 import { Cron } from 'croner';
 import { arkConfigProblems, type ArkConfig } from '../../../shared/ark.js';
-import { compileFilter, patternProblems } from '../../../shared/harvest/glob.js';
+import { patternProblems } from '../../../shared/harvest/glob.js';
 import { hookConfigSchemas } from '../../../shared/harvest/hookConfig.js';
 import { HOOK_KINDS, isHookKind, triggerOf } from '../../../shared/harvest/hookKinds.js';
 import { parseTemplate } from '../../../shared/harvest/template.js';
@@ -164,9 +164,10 @@ export function hookProblems(
     problems.push(`${at}.config.min_size: must not be larger than max_size`);
   }
   const globs = config.glob === undefined ? [] : [config.glob].flat();
-  const filter = compileFilter({ include: globs, exclude: [] });
-  if (!filter.ok) {
-    for (const p of filter.problems) problems.push(`${at}.config.glob[${p.index}]: ${p.message}`);
+  // As a watched folder's include is checked: a glob that cannot match would leave the files
+  // it was meant for to the harvest (a skip hook for `previews/` keeps no preview out).
+  for (const p of patternProblems({ include: globs, exclude: [] })) {
+    problems.push(`${at}.config.glob[${p.index}]: ${p.message}`);
   }
   if (config.destination_template !== undefined) {
     problems.push(

@@ -382,7 +382,7 @@ describe('compileFilter', () => {
         field: 'include',
         index: 1,
         message:
-          'ends with /, so it names folders, and an include takes files: give sub/** for every file below them',
+          'ends with /, so it names folders, and it is matched against files: give sub/** for every file below them',
       },
       { field: 'include', index: 2, message: `${below} (leave them out)` },
       { field: 'exclude', index: 1, message: `${below} (give tmp)` },
