@@ -64,6 +64,10 @@ export async function importCommand(argv: string[]): Promise<number> {
           .map(([count, what]) => `, ${n(count, what)}`)
           .join('') +
         (summary.station ? `; this station runs ${summary.station}` : '') +
+        (summary.usages_ended > 0
+          ? `; ${n(summary.usages_ended, 'usage')} in progress on the tool it ran before ended, ` +
+            'its post-usage answers pending'
+          : '') +
         '\n',
     );
     return 0;

@@ -184,6 +184,39 @@ describe('config deltas at the station', () => {
     await enable(st);
   });
 
+  // Mutations: applyDelta not ending the usage of the tool left (endUsageOfToolsLeft), or
+  // ending it on a rename.
+  it('ends the usage in progress on the tool the server moved the station from, not on a rename', async () => {
+    const st = await station();
+    await logon(st, 'alice', '1234');
+    const { usage } = (await enable(st)) as { usage: UsageEventView };
+    // Renamed, the tool is the same: its usage goes on.
+    const renamed = applyDelta(
+      st.db,
+      delta({
+        station: { ...delta({}).station, tool: 'SEM-1' },
+        tools: [syncTool(st, 'SEM', { name: 'SEM-1' })],
+      }),
+    );
+    expect(renamed.usagesEnded).toEqual([]);
+    expect(st.db.prepare('SELECT "end" FROM usage_events').pluck().get()).toBeNull();
+    const moved = applyDelta(st.db, delta({ station: { ...delta({}).station, tool: 'AFM' } }));
+    expect(moved).toMatchObject({ toolChanged: true, usagesEnded: [usage.uuid] });
+    const ended = st.db
+      .prepare('SELECT "end", post_usage_pending, reminder_due FROM usage_events')
+      .get() as { end: string | null };
+    // Ended when the delta came (by the PC's clock, as applyDelta dates what it changes).
+    expect(ended).toMatchObject({ post_usage_pending: 1, reminder_due: 1 });
+    expect(ended.end! >= usage.start).toBe(true);
+    // Queued for the server as ended.
+    const queued = st.db
+      .prepare("SELECT payload FROM outbox WHERE kind = 'usage_event' ORDER BY id DESC")
+      .pluck()
+      .get() as string;
+    expect(JSON.parse(queued)).toMatchObject({ uuid: usage.uuid, post_usage_pending: 1 });
+    expect((JSON.parse(queued) as { end: string | null }).end).not.toBeNull();
+  });
+
   // Mutations: applyDelta keeping a user active that the server deactivated, or deleted.
   it('refuses the log-on of a user the server deactivated or deleted', async () => {
     const st = await station();

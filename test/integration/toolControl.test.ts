@@ -135,6 +135,73 @@ describe('tool control', () => {
     expect(overlapping).toBe(0);
   });
 
+  it('ends, answers pending, the usage in progress when a bundle moves the station to another tool', async () => {
+    const st = await station();
+    await logon(st, 'alice', '1234');
+    const { usage } = await enable(st, { project: 'Cathodes', answers: goodPreAnswers });
+    const summary = await importBundle(st.db, { ...facilityBundle(), station: { tool: 'AFM' } });
+    expect(summary).toMatchObject({ station: 'AFM', usages_ended: 1 });
+    const ended = st.db
+      .prepare('SELECT "end", post_usage_pending, reminder_due FROM usage_events WHERE uuid = ?')
+      .get(usage.uuid) as { end: string | null };
+    // Ended when the bundle came (by the PC's clock, as an import dates what it changes).
+    expect(ended).toMatchObject({ post_usage_pending: 1, reminder_due: 1 });
+    expect(ended.end! >= usage.start).toBe(true);
+    // Its post-usage answers are asked of alice at her next log-on, as after a force-end.
+    await st.call('session.logoff', {});
+    const s = await logon(st, 'alice', '1234');
+    expect(s.pending.map((p) => p.usage.uuid)).toEqual([usage.uuid]);
+    await st.call('usage.completePending', { usage: usage.id, answers: { problem: 'No' } });
+    // The same tool again ends nothing.
+    expect(
+      (await importBundle(st.db, { ...facilityBundle(), station: { tool: 'AFM' } })).usages_ended,
+    ).toBe(0);
+  });
+
+  it('disables with the usage named by its UUID in any case', async () => {
+    const st = await station();
+    await logon(st, 'alice', '1234');
+    const { usage } = await enable(st, { project: 'Cathodes', answers: goodPreAnswers });
+    await expectCode(
+      st.call('toolControl.disable', { tool: 'SEM', answers: { problem: 'No' }, usage: '12' }),
+      'bad_request',
+    );
+    const done = (await st.call('toolControl.disable', {
+      tool: 'SEM',
+      answers: { problem: 'No' },
+      usage: usage.uuid.toUpperCase(),
+    })) as { usage: UsageEventView };
+    expect(done.usage.end).not.toBeNull();
+  });
+
+  it('starts where the last usage ended only after a clock set back at most an hour', async () => {
+    const before = now;
+    onTestFinished(() => {
+      now = before;
+    });
+    // The PC's clock a year ahead (a bad RTC, before NTP), then set right.
+    now = Date.parse('2027-11-20T09:00:00Z');
+    const st = await station();
+    await logon(st, 'alice', '1234');
+    await enable(st, { project: 'Cathodes', answers: goodPreAnswers });
+    now += 600_000;
+    await st.call('toolControl.disable', { tool: 'SEM', answers: { problem: 'No' } });
+    now = Date.parse('2026-11-20T09:00:00Z');
+    const { usage } = await enable(st, { project: 'Cathodes', answers: goodPreAnswers });
+    expect(usage.start).toBe('2026-11-20T09:00:00.000Z');
+    now += 1_800_000;
+    const done = (await st.call('toolControl.disable', {
+      tool: 'SEM',
+      answers: { problem: 'No' },
+    })) as { usage: UsageEventView };
+    // Its own half hour, not none a year ahead.
+    expect(done.usage.end).toBe('2026-11-20T09:30:00.000Z');
+    // An hour back is still taken back: the next starts where this one ended.
+    now -= 3_600_000;
+    const next = await enable(st, { project: 'Cathodes', answers: goodPreAnswers });
+    expect(next.usage.start).toBe('2026-11-20T09:30:00.000Z');
+  });
+
   it('enables with canonical answers and formulas, refuses a second enable, disables', async () => {
     const st = await station();
     await logon(st, 'alice', '1234');

@@ -8,6 +8,7 @@ import { applyHarvestBundle } from '../harvest/bundle.js';
 import { newUuid, nowIso } from '../util/ids.js';
 import { hashSecret, verifySecret } from '../util/pin.js';
 import { checkBundle, type BundleUser } from './facilityCheck.js';
+import { endUsageOfToolsLeft } from './usageEnd.js';
 import { setSetting } from './settings.js';
 
 export type { FacilityBundle } from './facilityCheck.js';
@@ -17,6 +18,8 @@ export interface ImportSummary {
   projects: number;
   tools: number;
   station: string | null;
+  /** Usages in progress on the tool the station left for another one, ended (usageEnd.ts). */
+  usages_ended: number;
   instruments: number;
   storage_locations: number;
   hooks: number;
@@ -64,6 +67,7 @@ export async function importBundle(db: Db, input: unknown): Promise<ImportSummar
   const pinHashes = hashes.map((h) => h.pin);
   const passwordHashes = hashes.map((h) => h.password);
   const now = nowIso();
+  let usagesEnded = 0;
   db.transaction(() => {
     // Checked again under the write lock: the hashes above took a while, and a running server
     // or station may have changed what the bundle names meanwhile (a project deleted, a badge
@@ -189,6 +193,7 @@ export async function importBundle(db: Db, input: unknown): Promise<ImportSummar
     if (mode !== null) setSetting(db, 'mode', mode);
     if (bundle.station) {
       setSetting(db, 'station.tool', bundle.station.tool);
+      usagesEnded = endUsageOfToolsLeft(db, bundle.station.tool, now).length;
       if (bundle.station.idle_logoff_minutes !== undefined) {
         setSetting(db, 'idle.logoffMinutes', bundle.station.idle_logoff_minutes);
       }
@@ -219,6 +224,7 @@ export async function importBundle(db: Db, input: unknown): Promise<ImportSummar
     projects: bundle.projects?.length ?? 0,
     tools: tools.length,
     station: bundle.station?.tool ?? null,
+    usages_ended: usagesEnded,
     instruments: bundle.instruments?.length ?? 0,
     storage_locations: bundle.storage_locations?.length ?? 0,
     hooks: bundle.hooks?.length ?? 0,

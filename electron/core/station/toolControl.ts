@@ -9,7 +9,7 @@ import { validateAnswers, type Answers, type Question } from '../../../shared/qu
 import type { Db } from '../db/open.js';
 import { AppError } from '../util/errors.js';
 import { failpoint } from '../util/failpoint.js';
-import { newUuid } from '../util/ids.js';
+import { newUuid, UUID_PATTERN } from '../util/ids.js';
 import {
   applyAnswerEffects,
   enqueueProblemReport,
@@ -157,12 +157,24 @@ export function enableTool(db: Db, actor: UserRow, args: EnableArgs, now: string
   return usageView(db, id);
 }
 
-/** `now`, or the end of the tool's latest usage when that is later (the clock went back). */
+/**
+ * How far ahead of the clock the tool's last usage may end for a new one to start at that end
+ * (startAtOrAfterLastEnd): what a clock set back by NTP, or by an hour of summer time, takes
+ * back. An end further ahead was dated by a clock that was wrong then (a year ahead, a time
+ * zone taken for UTC); started there, every usage until the clock caught up would start at
+ * that time and last nothing, as an end is never before its start.
+ */
+export const CLOCK_SET_BACK_MAX_MS = 3_600_000;
+
+/**
+ * `now`, or the latest end of the tool's usages that is later, up to CLOCK_SET_BACK_MAX_MS
+ * ahead (the clock went back).
+ */
 function startAtOrAfterLastEnd(db: Db, toolId: number, now: string): string {
   const lastEnd = db
-    .prepare('SELECT max("end") FROM usage_events WHERE tool_id = ?')
+    .prepare('SELECT max("end") FROM usage_events WHERE tool_id = ? AND "end" <= ?')
     .pluck()
-    .get(toolId) as string | null;
+    .get(toolId, new Date(Date.parse(now) + CLOCK_SET_BACK_MAX_MS).toISOString()) as string | null;
   return lastEnd !== null && lastEnd > now ? lastEnd : now;
 }
 
@@ -172,12 +184,15 @@ export function disableTool(
   args: { tool: Ref; answers: unknown; usage?: string | undefined },
   now: string,
 ): UsageEventView {
+  if (args.usage !== undefined && !UUID_PATTERN.test(args.usage)) {
+    throw new AppError('bad_request', 'usage: must be the UUID of the usage the answers are for');
+  }
   const tool = findTool(db, args.tool);
   const active = activeUsageOf(db, tool.id);
   if (!active) throw new AppError('no_active_usage', `${tool.name} is not in use`);
   // Answers given for a usage that ended meanwhile (on another screen, by the idle rule) are
   // not the ending of the one begun since.
-  if (args.usage !== undefined && args.usage !== active.uuid) {
+  if (args.usage !== undefined && args.usage.toLowerCase() !== active.uuid) {
     throw new AppError(
       'conflict',
       `the usage these answers were for has ended, and ${usageView(db, active.id).user_name} ` +

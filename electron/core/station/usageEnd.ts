@@ -26,3 +26,26 @@ export function forceEndInTransaction(
   ).run(endAtOrAfter(active, now), pending ? '' : '{}', pending, pending, byUserId, now, active.id);
   enqueueUsage(db, active.id);
 }
+
+/**
+ * Ends, as staff force-ending would (answers pending, reminder due), each usage still in
+ * progress at this station on another tool than `tool`, the station's tool from now on. Moved
+ * to another tool (a bundle, the server), the station's screen shows only that one: a usage of
+ * the tool it left could be ended by no one there, nor by the idle rule, and would bill on
+ * without end. A tool renamed is the same tool: its usage goes on; a tool not known here ends
+ * nothing. Run it in the transaction that changes the station's tool; returns the UUIDs of the
+ * usages it ended.
+ */
+export function endUsageOfToolsLeft(db: Db, tool: string, now: string): string[] {
+  const left = db
+    .prepare(
+      `SELECT * FROM usage_events
+       WHERE "end" IS NULL AND tool_id <> (SELECT id FROM tools WHERE name = ?)`,
+    )
+    .all(tool) as UsageRow[];
+  for (const usage of left) {
+    const row = db.prepare('SELECT * FROM tools WHERE id = ?').get(usage.tool_id) as ToolRow;
+    forceEndInTransaction(db, row, usage, null, now);
+  }
+  return left.map((usage) => usage.uuid);
+}

@@ -1,5 +1,6 @@
 import type { Db } from '../db/open.js';
 import { getSetting, setSetting } from '../station/settings.js';
+import { endUsageOfToolsLeft } from '../station/usageEnd.js';
 import { AppError } from '../util/errors.js';
 import { nowIso } from '../util/ids.js';
 import {
@@ -102,6 +103,8 @@ export interface ApplySummary {
   tool: string | null;
   /** The station's tool changed: so do the instruments it harvests. */
   toolChanged: boolean;
+  /** Usages in progress on the tool the station was moved from, ended (usageEnd.ts). */
+  usagesEnded: string[];
   /** The delta carried the harvest configuration: the harvester reloads it. */
   harvestChanged: boolean;
   /** Instruments the server listed whose tool this station does not know. */
@@ -289,6 +292,7 @@ export function applyDelta(db: Db, delta: FacilityDelta): ApplySummary {
       const tool = delta.station.tool;
       const toolChanged = tool !== null && getSetting(db, 'station.tool') !== tool;
       if (toolChanged) setSetting(db, 'station.tool', tool);
+      const usagesEnded = tool === null ? [] : endUsageOfToolsLeft(db, tool, now);
       setCursor(db, delta.cursor, delta.cursor_mark);
       const changed =
         toolChanged ||
@@ -299,6 +303,7 @@ export function applyDelta(db: Db, delta: FacilityDelta): ApplySummary {
         changed,
         tool,
         toolChanged,
+        usagesEnded,
         harvestChanged: delta.harvest !== undefined,
         harvestSkipped,
         runsAdded: runs.added,

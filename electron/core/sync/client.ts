@@ -387,6 +387,17 @@ export class SyncClient {
           const tool = summary.tool ?? this.options.station.stationTool;
           if (tool !== null) this.options.station.emit({ type: 'tool.changed', tool });
         }
+        if (summary.usagesEnded.length) {
+          this.log.warn(
+            { usages: summary.usagesEnded },
+            'sync: this station was moved to another tool; the usage in progress on the one it ' +
+              'left was ended, its post-usage answers pending',
+          );
+          for (const usage of summary.usagesEnded) {
+            this.options.station.emit({ type: 'usage.changed', usage });
+          }
+          this.nudge();
+        }
         if (summary.harvestSkipped.length) {
           this.log.warn(
             { instruments: summary.harvestSkipped },
