@@ -73,32 +73,41 @@ export async function importBundle(db: Db, input: unknown): Promise<ImportSummar
     // or station may have changed what the bundle names meanwhile (a project deleted, a badge
     // given): refused by name, not written past it.
     checkBundle(db, input);
+    // A field a project's or tool's entry leaves out (null here) keeps its stored value, as a
+    // person's does; a new record takes the default.
     for (const p of bundle.projects ?? []) {
       db.prepare(
         `INSERT INTO projects (uuid, name, application_identifier, active, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?)
-         ON CONFLICT (name) DO UPDATE SET application_identifier = excluded.application_identifier,
-           active = excluded.active, updated_at = excluded.updated_at
+         VALUES (@uuid, @name, coalesce(@identifier, ''), coalesce(@active, 1), @now, @now)
+         ON CONFLICT (name) DO UPDATE SET
+           application_identifier = coalesce(@identifier, application_identifier),
+           active = coalesce(@active, active), updated_at = @now
          WHERE (application_identifier, active) IS NOT
-           (excluded.application_identifier, excluded.active)`,
-      ).run(
-        newUuid(),
-        p.name,
-        p.application_identifier ?? '',
-        p.active === false ? 0 : 1,
+           (coalesce(@identifier, application_identifier), coalesce(@active, active))`,
+      ).run({
+        uuid: newUuid(),
+        name: p.name,
+        identifier: p.application_identifier ?? null,
+        active: p.active === undefined ? null : p.active ? 1 : 0,
         now,
-        now,
-      );
+      });
     }
     for (const t of tools) {
       db.prepare(
         `INSERT INTO tools (uuid, name, pre_usage_questions, post_usage_questions, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?)
-         ON CONFLICT (name) DO UPDATE SET pre_usage_questions = excluded.pre_usage_questions,
-           post_usage_questions = excluded.post_usage_questions, updated_at = excluded.updated_at
+         VALUES (@uuid, @name, coalesce(@pre, '[]'), coalesce(@post, '[]'), @now, @now)
+         ON CONFLICT (name) DO UPDATE SET
+           pre_usage_questions = coalesce(@pre, pre_usage_questions),
+           post_usage_questions = coalesce(@post, post_usage_questions), updated_at = @now
          WHERE (pre_usage_questions, post_usage_questions) IS NOT
-           (excluded.pre_usage_questions, excluded.post_usage_questions)`,
-      ).run(newUuid(), t.name, t.pre_usage_questions, t.post_usage_questions, now, now);
+           (coalesce(@pre, pre_usage_questions), coalesce(@post, post_usage_questions))`,
+      ).run({
+        uuid: newUuid(),
+        name: t.name,
+        pre: t.pre_usage_questions,
+        post: t.post_usage_questions,
+        now,
+      });
     }
     // Those whose entries give a badge, or an e-mail: the others keep theirs.
     const givingBadges = JSON.stringify(

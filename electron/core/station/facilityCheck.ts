@@ -221,6 +221,21 @@ function badgeProblems(db: Db, users: BundleUser[]): string[] {
     }
     badgeOwner.set(badge, foldAsDatabase(u.username));
   });
+  // And a username may not be a badge someone else keeps (log-on would take it for the
+  // username, and the badge would log on no more), in any case, as log-on reads both.
+  const badgeHolders = new Map(
+    [...badgeOwner].flatMap(([badge, owner]) =>
+      owner === undefined ? [] : [[foldAsDatabase(badge), owner] as const],
+    ),
+  );
+  users.forEach((u, i) => {
+    const holder = badgeHolders.get(foldAsDatabase(u.username));
+    if (holder !== undefined && holder !== foldAsDatabase(u.username)) {
+      problems.push(
+        `users[${i}] (${u.username}).username: ${u.username} is the badge number of ${holder}`,
+      );
+    }
+  });
   return problems;
 }
 
@@ -253,23 +268,34 @@ function storedEmailProblems(db: Db, users: BundleUser[]): string[] {
 const QUESTION_LISTS = ['pre_usage_questions', 'post_usage_questions'] as const;
 
 /**
- * Checks a tool's question lists and returns them as canonical JSON text, adding a named
- * problem for each broken rule. It reads the raw input, so the question problems of a bundle
- * the schema refuses are named too, with the schema's own.
+ * Checks a tool's question lists and returns them as canonical JSON text (null for a list the
+ * entry leaves out), adding a named problem for each broken rule. It reads the raw input, so
+ * the question problems of a bundle the schema refuses are named too, with the schema's own.
  */
 function toolForms(
   tool: unknown,
   i: number,
   problems: string[],
-): Record<(typeof QUESTION_LISTS)[number], string> {
-  const forms = { pre_usage_questions: '[]', post_usage_questions: '[]' };
+): Record<(typeof QUESTION_LISTS)[number], string | null> {
+  const forms: Record<(typeof QUESTION_LISTS)[number], string | null> = {
+    pre_usage_questions: null,
+    post_usage_questions: null,
+  };
   if (!isPlainObject(tool)) return forms;
   const name = ownValue(tool, 'name');
   const where = typeof name === 'string' ? `tools[${i}] (${name.trim()})` : `tools[${i}]`;
   for (const key of QUESTION_LISTS) {
-    const result = parseQuestions(ownValue(tool, key) ?? []);
+    const list = ownValue(tool, key);
+    if (list === undefined) continue;
+    const result = parseQuestions(list);
     if (result.ok) forms[key] = JSON.stringify(serializeQuestions(result.questions));
-    else for (const p of result.problems) problems.push(`${where}.${key}: ${p.message}`);
+    else {
+      // Where in the list, as `questions check` names it: `[1].maxlength`, `g.x.pattern`.
+      for (const p of result.problems) {
+        const at = p.path === '' ? '' : p.path.startsWith('[') ? p.path : `.${p.path}`;
+        problems.push(`${where}.${key}${at}: ${p.message}`);
+      }
+    }
   }
   return forms;
 }
@@ -277,7 +303,8 @@ function toolForms(
 /** A bundle that passed every check, its tools' question lists as canonical JSON text. */
 export interface CheckedBundle {
   bundle: FacilityBundle;
-  tools: ({ name: string } & Record<(typeof QUESTION_LISTS)[number], string>)[];
+  /** Each list left out (null) keeps what a stored tool has; a new tool has none. */
+  tools: ({ name: string } & Record<(typeof QUESTION_LISTS)[number], string | null>)[];
   /** The role the data dir has, or takes with this bundle (null: not known yet). */
   mode: 'station' | 'server' | null;
 }
