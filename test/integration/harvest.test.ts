@@ -1632,18 +1632,23 @@ process.stdout.write('{}');`,
     );
     expect((await importBundle(dirs.data, { schedules: [nightly, hourly] })).code).toBe(0);
     expect(schedules()).toEqual(before);
-    // Changed: the nightly one off and in another zone (the same schedule), the hourly one
-    // left out (gone), a new one listed (made).
+    // Changed: the nightly one off and in another zone, its cron written otherwise for the
+    // same times (the same schedule), the hourly one left out (gone), a new one listed (made).
     const changed = {
       schedules: [
-        { ...nightly, enabled: false, timezone: 'Europe/Zurich' },
+        { ...nightly, cron: '0  0 3 * * *', enabled: false, timezone: 'Europe/Zurich' },
         { instrument: 'sem-1', cron: '30 12 * * *' },
       ],
     };
     expect((await importBundle(dirs.data, changed)).code).toBe(0);
     const after = schedules();
     expect(after).toHaveLength(2);
-    expect(after[0]).toEqual({ ...before[0], enabled: 0, timezone: 'Europe/Zurich' });
+    expect(after[0]).toEqual({
+      ...before[0],
+      cron: '0  0 3 * * *',
+      enabled: 0,
+      timezone: 'Europe/Zurich',
+    });
     expect(after[1]).toMatchObject({ cron: '30 12 * * *', enabled: 1 });
     expect(after[1].id).toBeGreaterThan(before[1].id);
     const run = withDb(dirs.data, (db) =>

@@ -11,7 +11,7 @@ import type { Db } from '../db/open.js';
 import { newUuid } from '../util/ids.js';
 import { setSetting } from '../station/settings.js';
 import { DEFAULT_TEMPLATE, defaultExclude, type WatchFolder } from './config.js';
-import { sameZone } from './configCheck.js';
+import { cronKey, sameZone } from './configCheck.js';
 import { moveFolderRecords } from './folderMoves.js';
 
 // As the harvest API's names (one line: no control characters or line separators); a station
@@ -191,7 +191,8 @@ export function applyHarvestBundle(
     // Those the server deployed here are the server's to change. On a server the bundle only
     // adds and changes: its admins make schedules through the API too, which a bundle that
     // does not list them must not take away. A schedule of the same instrument and cron as one
-    // the bundle lists is that one, kept with its id, uuid and runs; only its time zone and
+    // the bundle lists (the same times: cronKey, however spaced, its seconds given or not) is
+    // that one, kept with its id, uuid and runs; only its cron as written, its time zone and
     // whether it is enabled follow the bundle.
     const kept = db
       .prepare(
@@ -204,7 +205,10 @@ export function applyHarvestBundle(
     for (const s of bundle.schedules) {
       const timezone = s.timezone ?? null;
       const free = kept.filter(
-        (k) => !matched.has(k.id) && k.instrument === s.instrument && k.cron === s.cron,
+        (k) =>
+          !matched.has(k.id) &&
+          k.instrument === s.instrument &&
+          cronKey(k.cron) === cronKey(s.cron),
       );
       // One in the same time zone first: taking another's and changing its zone would leave two
       // alike where the list keeps the others (on a server).
@@ -213,9 +217,9 @@ export function applyHarvestBundle(
       if (same) {
         matched.add(same.id);
         db.prepare(
-          `UPDATE harvest_schedules SET timezone = ?, enabled = ?, updated_at = ?
-           WHERE id = ? AND (timezone IS NOT ? OR enabled IS NOT ?)`,
-        ).run(timezone, enabled, now, same.id, timezone, enabled);
+          `UPDATE harvest_schedules SET cron = ?, timezone = ?, enabled = ?, updated_at = ?
+           WHERE id = ? AND (cron IS NOT ? OR timezone IS NOT ? OR enabled IS NOT ?)`,
+        ).run(s.cron, timezone, enabled, now, same.id, s.cron, timezone, enabled);
         continue;
       }
       const made = db
