@@ -90,6 +90,20 @@ describe('labstation import: problems named where they are', () => {
     expect(run.out).toContain('tools[0] (SEM).pre_usage_questions.g.x.pattern: ');
   });
 
+  it('refuses text that is not well-formed Unicode anywhere, naming where, and stores nothing', async () => {
+    const data = join(tempDir(), 'data');
+    expect((await imported(data, { tools: [{ name: 'SEM' }] })).code).toBe(0);
+    const bundle = JSON.parse(
+      '{"tools": [{"name": "SEM"}], "storage_locations": [{"name": "a", "type": "local", "base_path": "/srv/d\\ud800"}]}',
+    ) as object;
+    const run = await imported(data, bundle);
+    expect(run.code).toBe(1);
+    expect(run.out).toContain(
+      'storage_locations[0].base_path: not well-formed Unicode (lone surrogate)',
+    );
+    expect(row(data, 'SELECT count(*) AS n FROM storage_locations')).toEqual({ n: 0 });
+  });
+
   it("refuses a username that is someone else's badge, in any case", async () => {
     const data = join(tempDir(), 'data');
     const people = [{ username: 'alice', pin: '1234', badge_number: 'B100200' }];

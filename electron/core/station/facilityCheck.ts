@@ -4,6 +4,7 @@
  * badges, the data dir's role, the station's tool and retry waits, the harvest's parts). Every
  * problem is named, "path: rule", and nothing is imported unless there is none (facility.ts).
  */
+import { illFormedTextPath, NOT_WELL_FORMED, pathText } from '../../../shared/wellFormed.js';
 import { z } from 'zod';
 import { parseQuestions, serializeQuestions } from '../../../shared/questions/index.js';
 import { isPlainObject, ownValue } from '../../../shared/questions/json.js';
@@ -311,6 +312,14 @@ export interface CheckedBundle {
 
 /** The bundle `input` checked: every problem named at once (AppError validation_failed). */
 export function checkBundle(db: Db, input: unknown): CheckedBundle {
+  // Text that is not well-formed Unicode anywhere (a lone surrogate, "\ud800" in the JSON) would
+  // be stored as bytes that read back as U+FFFD: refused where it is, as the server refuses it
+  // in any body.
+  const illFormed = illFormedTextPath(input);
+  if (illFormed !== null) {
+    const problem = `${pathText(illFormed, '(bundle)')}: ${NOT_WELL_FORMED}`;
+    throw new AppError('validation_failed', problem, { problems: [problem] });
+  }
   const parsed = bundleSchema.safeParse(input);
   if (!parsed.success) {
     const problems = formatIssues(parsed.error.issues, '(bundle)', input);
