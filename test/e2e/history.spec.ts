@@ -46,17 +46,29 @@ test('history: one row per group repetition, filters, CSV export, staff validati
     await expect(table.getByRole('cell', { name, exact: true })).toBeVisible();
   }
 
-  // Filter by user.
+  // Filter by user. Typed and not applied, it says so, and nothing is exported of it: the table
+  // is still everyone's. Shown again, the tab keeps what is typed, still not applied.
+  const notApplied = page.getByText('The filters above are not applied yet');
+  const exportCsv = page.getByRole('button', { name: 'Export CSV' });
   await page.getByLabel('User', { exact: true }).fill('ada');
+  await expect(notApplied).toBeVisible();
+  await expect(exportCsv).toBeDisabled();
+  await page.getByRole('tab', { name: 'Notebook' }).click();
+  await page.getByRole('tab', { name: 'Usage data history' }).click();
+  await expect(page.getByLabel('User', { exact: true })).toHaveValue('ada');
+  await expect(notApplied).toBeVisible();
+  await expect(page.getByText('2 usage events, 4 rows')).toBeVisible();
   await page.getByRole('button', { name: 'Apply filters' }).click();
   await expect(page.getByText('1 usage event, 3 rows')).toBeVisible();
   await expect(bodyRows).toHaveCount(3);
+  await expect(notApplied).toHaveCount(0);
 
   // CSV of what is shown.
   const downloading = page.waitForEvent('download');
   await page.getByRole('button', { name: 'Export CSV' }).click();
   const download = await downloading;
-  expect(download.suggestedFilename()).toMatch(/^usage-history-SEM_Quanta-\d{4}-\d{2}-\d{2}\.csv$/);
+  // Named by the day where the station is, as its table shows days.
+  expect(download.suggestedFilename()).toBe(`usage-history-SEM_Quanta-${localDate(0)}.csv`);
   const csv = (await readFile(await download.path(), 'utf8')).replace(/^\uFEFF/, '');
   const lines = csv.split('\r\n');
   expect(lines.at(-1)).toBe('');

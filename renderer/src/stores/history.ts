@@ -11,18 +11,28 @@ export interface HistoryFilters {
   to: string;
 }
 
+/** Whether two sets of filters ask for the same table (`ownOnly`: the user filter is not used). */
+export function sameFilters(a: HistoryFilters, b: HistoryFilters, ownOnly: boolean): boolean {
+  return (ownOnly || a.user.trim() === b.user.trim()) && a.from === b.from && a.to === b.to;
+}
+
 interface HistoryState {
+  /** The filters as typed. */
   filters: HistoryFilters;
+  /** The filters of the table shown (and of its CSV export): those last applied. */
+  applied: HistoryFilters;
   tool: ToolInfo | null;
   events: UsageEventView[];
   loading: boolean;
   error: string | null;
   setFilters: (filters: Partial<HistoryFilters>) => void;
   /**
-   * Reads the table of the filters. `ownOnly` (someone who is not staff): their own events,
-   * whatever the user filter holds, as the core answers them no more than those.
+   * Reads the table of the filters as typed, which are applied from then on; `again`: of the
+   * filters applied before (the tab shown anew), leaving what is typed as it is. `ownOnly`
+   * (someone who is not staff): their own events, whatever the user filter holds, as the core
+   * answers them no more than those.
    */
-  load: (tool: string, options?: { ownOnly?: boolean }) => Promise<void>;
+  load: (tool: string, options?: { ownOnly?: boolean; again?: boolean }) => Promise<void>;
   /**
    * The filters were refused before any read (HistoryFilters says why): the table shows none of
    * what it held, which matched other filters or none, so nothing passes for their result.
@@ -39,6 +49,7 @@ const reads = readOrder();
 
 export const useHistoryStore = create<HistoryState>()((set, get) => ({
   filters: noFilters,
+  applied: noFilters,
   tool: null,
   events: [],
   loading: false,
@@ -46,11 +57,12 @@ export const useHistoryStore = create<HistoryState>()((set, get) => ({
   setFilters(filters) {
     set({ filters: { ...get().filters, ...filters } });
   },
-  async load(tool, { ownOnly = false } = {}) {
-    const { from, to } = get().filters;
-    const user = ownOnly ? '' : get().filters.user;
+  async load(tool, { ownOnly = false, again = false } = {}) {
+    const applied = again ? get().applied : get().filters;
+    const { from, to } = applied;
+    const user = ownOnly ? '' : applied.user;
     const asked = reads.ask();
-    set({ loading: true });
+    set({ loading: true, applied });
     try {
       const result = await call('usage.history', {
         tool,
@@ -74,7 +86,7 @@ export const useHistoryStore = create<HistoryState>()((set, get) => ({
   refuse() {
     // A read asked for before is of other filters: not shown when it lands.
     reads.forget();
-    set({ events: [], loading: false, error: null });
+    set({ events: [], loading: false, error: null, applied: get().filters });
   },
   replaceEvent(event) {
     set({ events: get().events.map((e) => (e.id === event.id ? event : e)) });
@@ -82,6 +94,13 @@ export const useHistoryStore = create<HistoryState>()((set, get) => ({
   clear() {
     // A table asked for before (the person who logged off) is not shown when it lands.
     reads.forget();
-    set({ filters: noFilters, tool: null, events: [], loading: false, error: null });
+    set({
+      filters: noFilters,
+      applied: noFilters,
+      tool: null,
+      events: [],
+      loading: false,
+      error: null,
+    });
   },
 }));

@@ -2,7 +2,7 @@ import { useEffect, useMemo } from 'react';
 import type { ReactElement } from 'react';
 import { historyRows } from '../../../../shared/usage/history.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
-import { useHistoryStore } from '../../stores/history.js';
+import { sameFilters, useHistoryStore } from '../../stores/history.js';
 import { useSessionStore } from '../../stores/session.js';
 import { downloadCsv } from './downloadCsv.js';
 import { HistoryFilters } from './HistoryFilters.js';
@@ -21,10 +21,13 @@ export function HistoryTab({ tool }: { tool: string }): ReactElement {
   const error = useHistoryStore((s) => s.error);
   const isStaff = useSessionStore((s) => s.session?.user.is_staff ?? false);
   const ownOnly = !isStaff;
+  // Filters typed and not applied: the table and its export are still of those applied before.
+  const notApplied = useHistoryStore((s) => !sameFilters(s.filters, s.applied, ownOnly));
 
-  // Read again when the staff rights change too: the events of others go with them.
+  // Read again when the staff rights change too: the events of others go with them. Of the
+  // filters applied: what is typed and not applied stays typed, and says so.
   useEffect(() => {
-    void load(tool, { ownOnly });
+    void load(tool, { ownOnly, again: true });
   }, [load, tool, ownOnly]);
 
   const table = useMemo(() => (info ? historyRows(info, events) : null), [info, events]);
@@ -35,6 +38,12 @@ export function HistoryTab({ tool }: { tool: string }): ReactElement {
       <h2 id="history-title">Usage data history</h2>
       <HistoryFilters ownOnly={ownOnly} onApply={() => void load(tool, { ownOnly })} />
       <ErrorMessage message={error} />
+      {notApplied && (
+        <p className="hint" id="history-not-applied">
+          The filters above are not applied yet: the table and its export are of the filters applied
+          before. Press Apply filters.
+        </p>
+      )}
       <div className="history-bar">
         <p role="status">
           {loading
@@ -46,7 +55,8 @@ export function HistoryTab({ tool }: { tool: string }): ReactElement {
         <button
           type="button"
           className="secondary"
-          disabled={!table || table.rows.length === 0}
+          disabled={!table || table.rows.length === 0 || notApplied}
+          aria-describedby={notApplied ? 'history-not-applied' : undefined}
           onClick={() => table && downloadCsv(tool, table)}
         >
           Export CSV

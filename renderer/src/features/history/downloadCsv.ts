@@ -5,6 +5,12 @@ function fileSafe(text: string): string {
   return text.replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 80) || 'tool';
 }
 
+/** The day of `date` where the station is (its browser's zone), YYYY-MM-DD, as the table shows it. */
+function localDate(date: Date): string {
+  const pad = (n: number): string => String(n).padStart(2, '0');
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}`;
+}
+
 /**
  * Saves the table as CSV through a Blob and a temporary download link. A UTF-8 byte order
  * mark lets spreadsheet programs read accents right.
@@ -15,7 +21,7 @@ export function downloadCsv(tool: string, table: HistoryTable): void {
   const url = URL.createObjectURL(blob);
   const link = document.createElement('a');
   link.href = url;
-  link.download = `usage-history-${fileSafe(tool)}-${new Date().toISOString().slice(0, 10)}.csv`;
+  link.download = `usage-history-${fileSafe(tool)}-${localDate(new Date())}.csv`;
   link.hidden = true;
   document.body.append(link);
   link.click();
