@@ -842,6 +842,8 @@ test('notebook search: a refused condition’s problem describes its inputs and 
   await search.getByRole('button', { name: 'Search' }).click();
   const reversed = 'From (minimum) must not be above To (maximum)';
   await expect(first.getByText(reversed)).toBeVisible();
+  // The results of the search before are not left under it, to be read as its own.
+  await expect(search.getByTestId('search-summary')).toHaveCount(0);
   await expect(first.getByLabel('From (minimum)')).toHaveAccessibleDescription(reversed);
   await expect(first.getByLabel('To (maximum)')).toHaveAccessibleDescription(reversed);
   // A bound that is no number ("2,5" with a decimal comma) is not searched for as another

@@ -59,6 +59,11 @@ interface NotebookState {
    * elsewhere, by a sync); nothing when none is on show.
    */
   refreshSearch: () => Promise<void>;
+  /**
+   * No search on show: one refused before it ran (its conditions named a problem) has no
+   * results, and the last search's would read as its own.
+   */
+  clearSearch: () => void;
   clear: () => void;
 }
 
@@ -233,10 +238,20 @@ export const useNotebookStore = create<NotebookState>()((set, get) => ({
       set({ search, searchError: null });
       lastSearch = args;
     } catch (error) {
-      if (searches.take(asked)) set({ searchError: message(error) });
+      // Refused: the results of the search before are not this one's.
+      if (searches.take(asked)) {
+        lastSearch = null;
+        set({ search: null, searchError: message(error) });
+      }
     } finally {
       searchesUnderWay -= 1;
     }
+  },
+  clearSearch() {
+    // A search asked for before is not shown when it lands.
+    searches.forget();
+    lastSearch = null;
+    set({ search: null, searchError: null });
   },
   async searchMore() {
     const shown = get().search;

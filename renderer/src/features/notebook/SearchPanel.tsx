@@ -54,6 +54,7 @@ export function SearchPanel(): ReactElement {
     setProblems(found);
     const [key, first] = found.entries().next().value ?? [];
     if (key !== undefined && first) {
+      useNotebookStore.getState().clearSearch();
       // The control, else (not drawn for this kind) the condition's first control.
       const target = conditionInputId(key, first.input);
       focusAfter(document.getElementById(target) ? target : conditionKindId(key));
