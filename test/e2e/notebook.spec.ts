@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type { Locator, Page } from '@playwright/test';
 import Database from 'better-sqlite3';
 import { expect, test } from './fixtures.js';
-import { callStation, createItem, facility, logOn } from './facility.js';
+import { callStation, createItem, enableWith, facility, logOff, logOn } from './facility.js';
 
 interface BuilderField {
   type: string;
@@ -991,4 +991,36 @@ test('notebook: an empty title is said at the Title field, which takes the focus
       .getByRole('region', { name: 'Entry Holder T2' })
       .getByRole('heading', { name: 'Holder T2' }),
   ).toBeVisible();
+});
+
+test("notebook: an experiment is offered a link to the usage in progress only when it is its owner's", async ({
+  page,
+  startStation,
+}) => {
+  const station = await startStation(facility());
+  await page.goto(station.url);
+  await logOn(page, 'bob', '2222');
+  await enableWith(page, { samples: [{ name: 'B1' }] });
+  await logOff(page);
+  // Bob's usage: ada's experiment cannot be linked to it, and the button says why.
+  await logOn(page, 'ada', '1234');
+  await openNotebook(page);
+  const entry = await createEntry(page, 'Experiment', 'Ada run');
+  const link = entry.getByRole('button', { name: 'Link to the current usage' });
+  await expect(link).toBeDisabled();
+  await expect(link).toHaveAttribute('title', /^The usage in progress is not ada's/);
+  await logOff(page);
+  await logOn(page, 'bob', '2222');
+  await page.getByLabel('Condition after use').selectOption({ label: 'Good' });
+  await page.getByRole('button', { name: 'Disable', exact: true }).click();
+  await expect(page.getByTestId('tool-state')).toHaveText('Idle');
+  await logOff(page);
+  // Her own: linked.
+  await logOn(page, 'ada', '1234');
+  await enableWith(page, { project: 'Engines (ENG-1)', samples: [{ name: 'A1' }] });
+  await openNotebook(page);
+  await page.getByRole('region', { name: 'Entries' }).getByText('Ada run').click();
+  await expect(link).toBeEnabled();
+  await link.click();
+  await expect(entry.getByTestId('entry-usage')).toContainText('Linked to the usage of');
 });

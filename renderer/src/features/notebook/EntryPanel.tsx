@@ -4,6 +4,7 @@ import { parseMetadata } from '../../../../shared/metadata/index.js';
 import type { MetadataDoc } from '../../../../shared/metadata/index.js';
 import type { NotebookEntryView } from '../../../../shared/notebookApi.js';
 import { useNotebookStore } from '../../stores/notebook.js';
+import { useSessionStore } from '../../stores/session.js';
 import { useStationStore } from '../../stores/station.js';
 import { EntryEditor } from './EntryEditor.js';
 import { EntryView } from './EntryView.js';
@@ -59,7 +60,21 @@ export function EntryPanel({ entry }: { entry: NotebookEntryView }): ReactElemen
     document.getElementById('entry-title')?.focus();
   }, [copyShown, entry.id]);
   const { doc, unreadable } = useMemo(() => storedMetadata(entry), [entry]);
-  const inUse = useStationStore((s) => s.status?.active !== null && s.status?.active !== undefined);
+  // The core links an experiment only to a usage its owner used or operated (or any, when the
+  // owner is staff): offered only then, and said why not otherwise, rather than refused after.
+  const active = useStationStore((s) => s.status?.active ?? null);
+  const me = useSessionStore((s) => s.session?.user ?? null);
+  const owner = entry.owner;
+  const linkable =
+    active !== null &&
+    (owner === null ||
+      active.user_id === owner.id ||
+      active.operator_id === owner.id ||
+      (owner.id === me?.id && me.is_staff));
+  const notLinkable =
+    active === null
+      ? 'No usage of the tool is in progress'
+      : `The usage in progress is not ${owner?.username ?? 'the owner'}'s: an experiment is linked to a usage its owner used or operated`;
   const { duplicate, attachUsage, openEntry } = useNotebookStore.getState();
   const making = useNotebookStore((s) => s.making);
 
@@ -100,8 +115,8 @@ export function EntryPanel({ entry }: { entry: NotebookEntryView }): ReactElemen
             <button
               type="button"
               className="secondary"
-              disabled={!inUse}
-              title={inUse ? undefined : 'No usage of the tool is in progress'}
+              disabled={!linkable}
+              title={linkable ? undefined : notLinkable}
               onClick={() => void attachUsage(entry.id)}
             >
               Link to the current usage
