@@ -56,7 +56,7 @@ describe('labstation import', () => {
     expect(r1.code).toBe(1);
     expect(r1.stderr).toMatch(/unknown key "colour"/);
     // The question problems are named with the schema's, not after they are fixed.
-    expect(r1.stderr).toMatch(/tools\[0\] \(X\)\.pre_usage_questions: .*slider/);
+    expect(r1.stderr).toMatch(/tools\[0\] \(X\)\.pre_usage_questions\.a\.type: .*slider/);
     const mixed = {
       ...bundle,
       tools: [
@@ -73,7 +73,7 @@ describe('labstation import', () => {
     const lines = r3.stderr.trim().split('\n');
     expect(lines).toContainEqual(expect.stringMatching(/^tools\[0\]: unknown key "colour"$/));
     expect(lines).toContainEqual(
-      expect.stringMatching(/^tools\[0\] \(Y\)\.post_usage_questions: .*"min"/),
+      expect.stringMatching(/^tools\[0\] \(Y\)\.post_usage_questions\.n\.min: .*"min"/),
     );
     expect(lines).toContainEqual(
       expect.stringMatching(/^tools\[1\] \(Z\)\.pre_usage_questions: .*must be a list/),
@@ -85,7 +85,7 @@ describe('labstation import', () => {
       writeJson(dir, 'b2.json', { ...bundle, tools: bad.tools, station: { tool: 'X' } }),
     ]);
     expect(r2.code).toBe(1);
-    expect(r2.stderr).toMatch(/tools\[0\] \(X\)\.pre_usage_questions: .*slider/);
+    expect(r2.stderr).toMatch(/tools\[0\] \(X\)\.pre_usage_questions\.a\.type: .*slider/);
     // Nothing stored: the new data dir was not even left behind.
     expect(existsSync(join(dir, 'd'))).toBe(false);
   });
