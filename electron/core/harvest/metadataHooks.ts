@@ -135,11 +135,23 @@ async function readSidecar(path: string, name: string): Promise<string | null> {
       if (bytesRead === 0) break;
       length += bytesRead;
     }
-    const text = buffer.toString('utf8', 0, length);
-    return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+    return sidecarText(buffer.subarray(0, length));
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * A sidecar's bytes as text: UTF-8, or UTF-16 where a byte-order mark says so (what Windows
+ * PowerShell 5.1's `ConvertTo-Json | Out-File` writes on an instrument PC); the mark dropped.
+ */
+export function sidecarText(bytes: Buffer): string {
+  if (bytes[0] === 0xff && bytes[1] === 0xfe)
+    return new TextDecoder('utf-16le').decode(bytes.subarray(2));
+  if (bytes[0] === 0xfe && bytes[1] === 0xff)
+    return new TextDecoder('utf-16be').decode(bytes.subarray(2));
+  const text = bytes.toString('utf8');
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
 
 export async function sidecarJson(

@@ -162,6 +162,28 @@ describe('post-transfer hooks', () => {
     expect(info).toMatchObject({ created_at: null });
   });
 
+  it('sidecar_json: reads a sidecar written as UTF-16 with its byte-order mark', async () => {
+    const { dir, ctx } = copied('scan.dat', 'data');
+    const json = JSON.stringify({ operator: 'Zoë', mag: 5000 });
+    writeFileSync(
+      join(dir, 'scan.dat.json'),
+      Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(json, 'utf16le')]),
+    );
+    expect(await runPostTransferHooks([hook('sidecar', 'sidecar_json')], ctx)).toEqual({
+      operator: 'Zoë',
+      mag: 5000,
+    });
+    const bigEndian = Buffer.from(json, 'utf16le').swap16();
+    writeFileSync(
+      join(dir, 'scan.dat.json'),
+      Buffer.concat([Buffer.from([0xfe, 0xff]), bigEndian]),
+    );
+    expect(await runPostTransferHooks([hook('sidecar', 'sidecar_json')], ctx)).toEqual({
+      operator: 'Zoë',
+      mag: 5000,
+    });
+  });
+
   it('sidecar_json: a JSON file is not its own sidecar', async () => {
     const { ctx } = copied('spectrum.json', JSON.stringify({ counts: [1, 2, 3] }));
     const metadata = await runPostTransferHooks([hook('sidecar', 'sidecar_json')], ctx);
