@@ -221,6 +221,10 @@ describe('pre-transfer hooks', () => {
       status: 'completed',
       destination_path: join(dirs.other, 'later', 'frame.raw'),
     });
+    // Both named, in the order they ran.
+    expect(byName.get('frame.raw')?.note).toBe(
+      'redirected by the pre-transfer hooks "z-first-redirect", "a-later-redirect"',
+    );
     expect(byName.get('plain.txt')?.destination_path).toBe(join(dirs.dest, 'sem-1', 'plain.txt'));
   });
 

@@ -178,11 +178,16 @@ export async function sameContentOutcome(
   };
 }
 
-const REDIRECTED_BY = 'redirected by the pre-transfer hook ';
+/** How a redirect's note starts, for one hook ("hook ...") or several ("hooks ..."). */
+const REDIRECTED_BY = 'redirected by the pre-transfer hook';
 
-/** The note of a copy a pre-transfer hook redirected ('' when none did). */
-export function redirectNote(hook: string | null): string {
-  return hook ? `${REDIRECTED_BY}${JSON.stringify(hook)}` : '';
+/**
+ * The note of a copy pre-transfer hooks redirected, naming each that did (a later one may
+ * change only the template, an earlier one the location): '' when none did.
+ */
+export function redirectNote(hooks: readonly string[]): string {
+  if (hooks.length === 0) return '';
+  return `${REDIRECTED_BY}${hooks.length > 1 ? 's' : ''} ${hooks.map((h) => JSON.stringify(h)).join(', ')}`;
 }
 
 /** The redirect's part of a completed copy's note (completedNote puts it last), or ''. */

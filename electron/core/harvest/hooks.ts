@@ -19,7 +19,8 @@ export interface PreTransferDecision {
   storageLocation: string | null;
   /** The redirect that chose storageLocation (a later one may change only the template). */
   storageLocationBy: string | null;
-  redirectedBy: string | null;
+  /** Each redirect that matched, in the order they ran. */
+  redirectedBy: string[];
 }
 
 /** Compiled hook globs by their patterns: a hook's rule is the same for every file it sees. */
@@ -113,7 +114,7 @@ export function decidePreTransfer(hooks: Hook[], file: FileRow): PreTransferDeci
     destinationTemplate: null,
     storageLocation: null,
     storageLocationBy: null,
-    redirectedBy: null,
+    redirectedBy: [],
   };
   for (const hook of hooks) {
     if (hook.kind === 'skip') {
@@ -127,7 +128,7 @@ export function decidePreTransfer(hooks: Hook[], file: FileRow): PreTransferDeci
           decision.storageLocation = config.storage_location;
           decision.storageLocationBy = hook.name;
         }
-        decision.redirectedBy = hook.name;
+        decision.redirectedBy.push(hook.name);
       }
     }
   }

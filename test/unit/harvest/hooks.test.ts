@@ -263,7 +263,7 @@ describe('pre-transfer hooks', () => {
       destinationTemplate: 'b/{filename}',
       storageLocation: 'other',
       storageLocationBy: 'first',
-      redirectedBy: 'second',
+      redirectedBy: ['first', 'second'],
     });
   });
 
