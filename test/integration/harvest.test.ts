@@ -2989,6 +2989,8 @@ describe('harvest in a running station', () => {
           `${dirs.src}: the harvest would take its copy again; change the destination template ` +
           'or the storage location',
       );
+      // The record says where the copy was to go.
+      expect(f.last_transfer?.destination_path).toBe(join(dirs.src, 'copies', f.relative_path));
     }
   });
 

@@ -72,10 +72,11 @@ export async function copyLocally(
   end: Ending,
 ): Promise<TransferEnd> {
   const { location } = target;
+  const destination = join(location.base_path, ...target.relative.split('/'));
+  // Recorded with a copy refused too: its record says where the file was to go.
+  end.destination = destination;
   const looping = intoWatchedFolder(deps, location.base_path, target.relative);
   if (looping !== null) return await end.fail(looping, false);
-  const destination = join(location.base_path, ...target.relative.split('/'));
-  end.destination = destination;
   const attempt: LocalAttempt = {
     file,
     instrument,
