@@ -2314,6 +2314,65 @@ describe('harvest in a running station', () => {
     expect(listTree(dirs.dest)).toEqual([`ada/${second.uuid}/image001.tif`]);
   });
 
+  it("gives a usage's files its context again once it ends, is answered, and an experiment is linked", async () => {
+    const dirs = await setupHarvest({
+      projects: [{ name: 'Cathodes' }],
+      users: [{ username: 'ada', pin: '1234', projects: ['Cathodes'], qualified_tools: ['SEM'] }],
+      preUsage: [{ type: 'textbox', name: 'experiment_title' }],
+      postUsage: [{ type: 'textbox', name: 'experiment_title' }],
+      hooks: [{ name: 'ctx', trigger: 'post_transfer', kind: 'usage_context' }],
+    });
+    station = await startStation(dirs.data);
+    const st = station;
+    expect((await st.rpc('session.logon', { login: 'ada', pin: '1234' })).status).toBe(200);
+    const enabled = await st.rpc('toolControl.enable', {
+      tool: 'SEM',
+      project: 'Cathodes',
+      answers: { experiment_title: 'As planned' },
+    });
+    expect(enabled.status).toBe(200);
+    writeFileSync(join(dirs.src, 'during.dat'), 'acquired');
+    const during = await waitLong('during.dat harvested', async () =>
+      (await stationFiles(st)).find((f) => f.filename === 'during.dat' && f.state === 'done'),
+    );
+    expect(during.metadata_.usage_context).toMatchObject({
+      end: null,
+      experiment_title: 'As planned',
+      run_data: null,
+    });
+    const disabled = await st.rpc('toolControl.disable', {
+      tool: 'SEM',
+      answers: { experiment_title: 'As it went' },
+    });
+    expect(disabled.status).toBe(200);
+    const context = async (): Promise<Record<string, unknown>> =>
+      (await stationFiles(st)).find((f) => f.filename === 'during.dat')!.metadata_
+        .usage_context as Record<string, unknown>;
+    // The post-usage answers come first, and the end is there.
+    expect(await context()).toMatchObject({
+      end: (disabled.body as { usage: { end: string } }).usage.end,
+      experiment_title: 'As it went',
+      run_data: { experiment_title: 'As it went' },
+    });
+    // Queued for the server so.
+    const queued = withDb(dirs.data, (db) =>
+      db
+        .prepare(
+          `SELECT payload ->> '$.metadata_.usage_context.experiment_title' FROM outbox
+           WHERE kind = 'harvest_file' AND record_uuid = ? ORDER BY id DESC`,
+        )
+        .pluck()
+        .get(during.uuid),
+    );
+    expect(queued).toBe('As it went');
+    // An experiment linked to the usage afterwards is in its files' context too.
+    const made = await st.rpc('notebook.create', { kind: 'experiment', title: 'Run 7' });
+    const entry = (made.body as { entry: { id: number } }).entry.id;
+    const usage = (enabled.body as { usage: { uuid: string } }).usage.uuid;
+    expect((await st.rpc('notebook.attachUsage', { id: entry, usage })).status).toBe(200);
+    expect(await context()).toMatchObject({ experiments: [{ title: 'Run 7' }] });
+  });
+
   it('names the usage in progress: template fields and the usage_context hook', async () => {
     const dirs = await setupHarvest({
       template: '{user}/{project}/{usage_event}/{filename}',

@@ -22,6 +22,7 @@ export interface SetupOptions {
   users?: unknown[];
   projects?: unknown[];
   preUsage?: unknown[];
+  postUsage?: unknown[];
   /** Use this folder as the storage location instead of a fresh one. */
   dest?: string;
   /** The station's data dir, relative to the root (default `data`; `src/…` puts it in the watch). */
@@ -61,7 +62,13 @@ export async function setupHarvest(options: SetupOptions = {}): Promise<HarvestD
   const bundle = {
     projects: options.projects ?? [],
     users: options.users ?? [],
-    tools: [{ name: 'SEM', pre_usage_questions: options.preUsage ?? [] }],
+    tools: [
+      {
+        name: 'SEM',
+        pre_usage_questions: options.preUsage ?? [],
+        post_usage_questions: options.postUsage ?? [],
+      },
+    ],
     station: { tool: 'SEM' },
     storage_locations: [{ name: 'archive', type: 'local', base_path: dirs.dest }],
     instruments: [

@@ -6,6 +6,7 @@
  */
 import { expect, it } from 'vitest';
 import { openDatabase } from '../../electron/core/db/open.js';
+import { finishTransfer } from '../../electron/core/harvest/records.js';
 import { usageContextOf } from '../../electron/core/harvest/usageContext.js';
 import { initialAnswers, normalizeAnswers, parseQuestions } from '../../shared/questions/index.js';
 
@@ -111,4 +112,57 @@ it('takes no experiment field from answers that decline consent, as the experime
   expect(usageWith(JSON.stringify({ experiment_title: 'Asked nothing' }), '')).toMatchObject({
     experiment_title: 'Asked nothing',
   });
+});
+
+it("stores a transfer's usage_context as the usage is when the transfer is recorded", () => {
+  // Its hook took the context while the usage was in progress; the usage ended before the
+  // transfer was recorded, which the refresh at the usage's end could not see yet.
+  const db = openDatabase(':memory:');
+  try {
+    const at = '2026-01-01T00:00:00.000Z';
+    db.exec(`
+      INSERT INTO users (id, uuid, username, email, first_name, last_name, created_at, updated_at)
+        VALUES (1, 'u-1', 'ada', 'ada@example.org', 'Ada', 'Lovelace', '${at}', '${at}');
+      INSERT INTO projects (id, uuid, name, application_identifier, created_at, updated_at)
+        VALUES (1, 'p-1', 'Cathodes', 'PRJ-7', '${at}', '${at}');
+      INSERT INTO tools (id, uuid, name, created_at, updated_at)
+        VALUES (1, 't-1', 'SEM', '${at}', '${at}');
+      INSERT INTO usage_events (id, uuid, user_id, operator_id, project_id, tool_id, start,
+          pre_run_data, run_data, updated_at)
+        VALUES (1, 'e-1', 1, 1, 1, 1, '${at}', '{"experiment_title":"As planned"}', '', '${at}');
+      INSERT INTO instruments (id, uuid, name, tool_id, destination_template, created_at, updated_at)
+        VALUES (1, 'i-1', 'sem-1', 1, '{relative_path}', '${at}', '${at}');
+      INSERT INTO harvest_files (id, uuid, instrument_id, persistent_id, watch_path,
+          relative_path, source_path, filename, size, mtime_ms, xxhash, first_discovered_at,
+          metadata_, state, updated_at, usage_event_id)
+        VALUES (1, 'f-1', 1, 'ark:99999/fk4t1', '/data', 'a.dat', '/data/a.dat', 'a.dat', 1, 0,
+          NULL, '${at}', '{}', 'waiting', '${at}', 1);
+    `);
+    const taken = usageContextOf(db, 1);
+    expect(taken).toMatchObject({ end: null, experiment_title: 'As planned' });
+    db.prepare(
+      `UPDATE usage_events SET "end" = ?, run_data = '{"experiment_title":"As it went"}' WHERE id = 1`,
+    ).run('2026-01-01T01:00:00.000Z');
+    finishTransfer(db, 1, {
+      status: 'completed',
+      storageLocationId: null,
+      destinationPath: '/archive/a.dat',
+      bytes: 1,
+      destChecksum: 'x',
+      checksumVerified: true,
+      startedAt: at,
+      completedAt: at,
+      metadata: { usage_context: taken, sample: 'S1' },
+    });
+    const stored = JSON.parse(
+      db.prepare('SELECT metadata_ FROM harvest_files WHERE id = 1').pluck().get() as string,
+    ) as { sample: string; usage_context: Record<string, unknown> };
+    expect(stored.sample).toBe('S1');
+    expect(stored.usage_context).toMatchObject({
+      end: '2026-01-01T01:00:00.000Z',
+      experiment_title: 'As it went',
+    });
+  } finally {
+    db.close();
+  }
 });

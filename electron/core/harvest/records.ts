@@ -15,6 +15,7 @@ import { randomBelow } from '../util/random.js';
 import { HASH_ALGORITHM } from './copy.js';
 import { CASE_BLIND_NAMES, sourceKey } from './storageGuard.js';
 import { DEFAULT_ARK } from './config.js';
+import { withCurrentUsageContext } from './usageContext.js';
 
 export interface FileRow {
   id: number;
@@ -450,7 +451,9 @@ function storeOutcome(
       failed ? 1 : 0,
       failed ? (outcome.retryAt ?? null) : null,
       outcome.sourceHash ?? null,
-      outcome.metadata ? JSON.stringify(outcome.metadata) : null,
+      outcome.metadata
+        ? JSON.stringify(withCurrentUsageContext(db, fileId, outcome.metadata))
+        : null,
       // The six iif()s: a failure keeps each marker.
       ...[failed, failed, failed, failed, failed, failed].map(Number),
       nowIso(),

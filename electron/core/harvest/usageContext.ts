@@ -59,6 +59,25 @@ export function usageInProgressOn(db: Db, toolId: number): number | null {
   return id ?? null;
 }
 
+/**
+ * A transfer's metadata as it is stored: its usage_context, which the hook took when the copy
+ * ended, taken again in the transaction that stores it (the usage may have ended, or been
+ * answered, meanwhile: usageContextRefresh.ts saw no such file yet). A file of another
+ * station's usage keeps what the server described.
+ */
+export function withCurrentUsageContext(
+  db: Db,
+  fileId: number,
+  metadata: Record<string, unknown>,
+): Record<string, unknown> {
+  if (!('usage_context' in metadata)) return metadata;
+  const usageId = cachedStatement(db, 'SELECT usage_event_id FROM harvest_files WHERE id = ?')
+    .pluck()
+    .get(fileId) as number | null | undefined;
+  if (usageId === null || usageId === undefined) return metadata;
+  return { ...metadata, usage_context: usageContextOf(db, usageId) };
+}
+
 /** The usage_context of the usage event with this id; null when there is none. */
 export function usageContextOf(db: Db, usageEventId: number): UsageContext | null {
   const row = cachedStatement(

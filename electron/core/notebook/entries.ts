@@ -22,6 +22,7 @@ import type {
 } from '../../../shared/notebookApi.js';
 import type { Db } from '../db/open.js';
 import { cachedStatement } from '../db/statements.js';
+import { refreshUsageContexts } from '../harvest/usageContextRefresh.js';
 import { enqueue } from '../station/outbox.js';
 import { activeUsageOf, findTool, findUsage, type UserRow } from '../station/records.js';
 import { AppError } from '../util/errors.js';
@@ -132,10 +133,16 @@ function megabytes(bytes: number): string {
 
 function save(db: Db, values: EntryValues, id: number | null): NotebookEntryView {
   const saved = db.transaction((): number => {
-    const previous = id === null ? null : (entryById(db, id)?.updated_at ?? null);
+    const before = id === null ? undefined : entryById(db, id);
+    const previous = before?.updated_at ?? null;
     const entryId = id ?? insertEntry(db, values);
     if (id !== null) replaceEntry(db, id, values);
     enqueueEntry(db, entryId, previous);
+    // The files of a usage hold its experiments in their usage_context: the usage it was linked
+    // to and the one it is linked to now give their files the context as it is now.
+    for (const usage of new Set([before?.usage_event_id, values.usage_event_id])) {
+      if (usage !== undefined && usage !== null) refreshUsageContexts(db, usage);
+    }
     return entryId;
   })();
   return entryView(db, saved);

@@ -1,5 +1,6 @@
 import type { Db } from '../db/open.js';
 import { cachedStatement } from '../db/statements.js';
+import { refreshUsageContexts } from '../harvest/usageContextRefresh.js';
 import { nowIso } from '../util/ids.js';
 
 export type OutboxKind =
@@ -47,4 +48,6 @@ export function enqueueUsage(db: Db, usageId: number): void {
     )
     .get(usageId) as { uuid: string } & Record<string, unknown>;
   enqueue(db, 'usage_event', row.uuid, row);
+  // Its files' usage_context, taken while it was in progress, follows it (ended, answered).
+  refreshUsageContexts(db, usageId);
 }
