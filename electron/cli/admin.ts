@@ -2,7 +2,7 @@
  * A server's administration from the command line: its people, API tokens and stations
  * (`admin`), and its mail outbox (`mail`).
  */
-import { waitForFirstFill } from './firstFill.js';
+import { refuseEmptyDatabase, waitForFirstFill } from './firstFill.js';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -155,5 +155,6 @@ function openServerDataDir(dataDir: string, open: (dir: string, options: OpenOpt
         'or `labstation import` makes a server data dir',
     );
   }
+  refuseEmptyDatabase(dataDir);
   return open(dataDir, { beforeUpgrade: upgradeOnlyIfIdle(dataDir) });
 }

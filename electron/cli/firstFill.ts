@@ -11,7 +11,7 @@
  */
 import { existsSync, mkdirSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { DataDirBusy, holdExclusive, type HarvestLock } from '../core/harvest/lock.js';
+import { cannotLock, DataDirBusy, holdExclusive, type HarvestLock } from '../core/harvest/lock.js';
 import { AppError, errorCode } from '../core/util/errors.js';
 
 const FILL_LOCK = 'fill.lock';
@@ -61,10 +61,7 @@ export function firstFill(dataDir: string): FirstFill {
     lock = takeFillLock(dataDir, madeDirs);
   } catch (error) {
     if (errorCode(error) === 'SQLITE_BUSY') throw stillFilling(dataDir);
-    throw new AppError(
-      'internal',
-      `cannot lock ${dataDir}: ${(error as Error).message} (the data dir must be writable)`,
-    );
+    throw cannotLock(dataDir, error);
   }
   if (existsSync(join(dataDir, 'labstation.db'))) {
     // Set up already (maybe by the command this one waited for): nothing to undo.
@@ -162,4 +159,20 @@ export function undoUnlessBusy(fill: FirstFill): (error: unknown) => never {
     else fill.done();
     throw error;
   };
+}
+
+/**
+ * Refuses a data dir whose labstation.db is an empty file (made by hand, or left by a copy that
+ * failed): SQLite would take it for a new database, and a command that only reads would make
+ * it a data dir of its own kind (a server's, for `mail list`).
+ */
+export function refuseEmptyDatabase(dataDir: string): void {
+  const file = join(dataDir, 'labstation.db');
+  if (statSync(file, { throwIfNoEntry: false })?.size === 0) {
+    throw new AppError(
+      'not_found',
+      `${file} is an empty file, not a Labstation database: remove it, or give the data dir it ` +
+        'was copied from',
+    );
+  }
 }

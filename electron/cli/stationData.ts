@@ -3,7 +3,7 @@
  * (`harvest`), the records of the files and transfers it made (`files`, `transfers`), and its
  * log-on locks (`unlock`).
  */
-import { waitForFirstFill } from './firstFill.js';
+import { refuseEmptyDatabase, waitForFirstFill } from './firstFill.js';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -61,6 +61,7 @@ function openStationData(dataDir: string): Db {
   if (!existsSync(join(dataDir, 'labstation.db'))) {
     throw new AppError('not_found', `${dataDir} holds no Labstation data (no labstation.db)`);
   }
+  refuseEmptyDatabase(dataDir);
   return openStationDatabase(dataDir, { beforeUpgrade: upgradeOnlyIfIdle(dataDir) });
 }
 

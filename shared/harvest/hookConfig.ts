@@ -4,12 +4,9 @@ import type { HookKind } from './hookKinds.js';
 
 const GLOB_RULE = 'must be a glob or a list of globs (text), such as "*.tmp" or ["*.tmp", "*.bak"]';
 // One message for either shape: a union's own ("Invalid input") names no rule.
-const globList = z
-  .union([z.string(), z.array(z.string())], { error: GLOB_RULE })
-  // No glob at all would match every file: a skip hook would keep every file out for good.
-  .refine((glob) => typeof glob === 'string' || glob.length > 0, {
-    message: 'must name at least one glob: an empty list would match every file',
-  });
+// An empty list is refused where hooks are given (configCheck.ts), not here: a redirect stored
+// with one before that rule redirects every file, as one without glob does, and goes on.
+const globList = z.union([z.string(), z.array(z.string())], { error: GLOB_RULE });
 const matchRules = {
   /** The file's path relative to its watched folder matches one of these. */
   glob: globList.optional(),
@@ -36,9 +33,13 @@ export const hookConfigSchemas = {
   skip: z
     .object(matchRules)
     .strict()
-    .refine((c) => c.glob !== undefined || c.min_size !== undefined || c.max_size !== undefined, {
-      message: 'give glob, min_size or max_size: without one a skip hook skips every file',
-    }),
+    .refine(
+      (c) =>
+        (c.glob !== undefined && [c.glob].flat().length > 0) ||
+        c.min_size !== undefined ||
+        c.max_size !== undefined,
+      { message: 'give glob, min_size or max_size: without one a skip hook skips every file' },
+    ),
   redirect: z
     .object({
       ...matchRules,

@@ -1655,6 +1655,14 @@ process.stdout.write('{}');`,
       db.prepare("SELECT schedule_id FROM harvest_runs WHERE uuid = 'run-1'").pluck().get(),
     );
     expect(run).toBe(before[0].id);
+    // Two at the same times, one on and one off, listed the other way round: each keeps its
+    // own row (the likest: its cron as written, its state), none is swapped with the other.
+    const on = { instrument: 'sem-1', cron: '0 4 * * *' };
+    const off = { instrument: 'sem-1', cron: '0 0 4 * * *', enabled: false };
+    expect((await importBundle(dirs.data, { schedules: [on, off] })).code).toBe(0);
+    const pair = schedules();
+    expect((await importBundle(dirs.data, { schedules: [off, on] })).code).toBe(0);
+    expect(schedules()).toEqual(pair);
   });
 
   it("says what it imported of the harvest's configuration", async () => {

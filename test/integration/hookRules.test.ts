@@ -96,11 +96,24 @@ describe('pre-transfer hooks', () => {
     });
     const refused = await importBundle(tempDir('labstation-hook-rules-'), {
       tools: [{ name: 'SEM' }],
-      hooks: [hook('empty', []), hook('dotted', './raw/*.tif'), hook('folder', 'previews/')],
+      hooks: [
+        hook('empty', []),
+        hook('dotted', './raw/*.tif'),
+        hook('folder', 'previews/'),
+        {
+          name: 'empty-redirect',
+          trigger: 'pre_transfer',
+          kind: 'redirect',
+          config: { glob: [], destination_template: 'all/{filename}' },
+        },
+      ],
     });
     expect(refused.code).not.toBe(0);
     const said = refused.stderr + refused.stdout;
-    expect(said).toMatch(/empty[^\n]*config\.glob: must name at least one glob/);
+    expect(said).toMatch(/\(empty\)[^\n]*config: give glob, min_size or max_size/);
+    expect(said).toMatch(
+      /\(empty-redirect\)[^\n]*config\.glob: must name at least one glob, or be left out/,
+    );
     expect(said).toMatch(/dotted[^\n]*config\.glob\[0\]: [^\n]*give raw\/\*\.tif/);
     expect(said).toMatch(/folder[^\n]*config\.glob\[0\]: [^\n]*give previews\/\*\*/);
     // Stored with an empty list before the rule: the transfer fails naming the hook, and is
@@ -113,7 +126,23 @@ describe('pre-transfer hooks', () => {
     expect((await harvestOnce(dirs.data)).code).toBe(1);
     const [file] = await filesOf(dirs.data);
     expect(file?.last_transfer?.status).toBe('failed');
-    expect(file?.last_transfer?.error).toMatch(/"empty": config\.glob: must name at least one/);
+    expect(file?.last_transfer?.error).toMatch(
+      /"empty": config: give glob, min_size or max_size: without one a skip hook skips every file/,
+    );
+    // A redirect stored with one goes on redirecting every file, as one without glob does.
+    const again = new Database(join(dirs.data, 'labstation.db'));
+    again
+      .prepare(
+        `UPDATE harvest_hooks SET kind = 'redirect',
+           config = '{"glob": [], "storage_location": "other"}' WHERE name = 'empty'`,
+      )
+      .run();
+    again.close();
+    expect((await harvestOnce(dirs.data)).code).toBe(0);
+    const [redirected] = await filesOf(dirs.data);
+    expect(redirected?.last_transfer?.destination_path).toBe(
+      join(dirs.other, 'sem-1', 'frame.dat'),
+    );
   });
 
   it('match a glob with a folder against the path in the watched folder, not the name', async () => {

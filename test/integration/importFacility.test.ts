@@ -3,6 +3,7 @@
  * out is kept, problems in a question list are named where they are, and a username may not
  * be someone else's badge.
  */
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
@@ -120,5 +121,36 @@ describe('labstation import: problems named where they are', () => {
       ],
     });
     expect(moved.code).toBe(0);
+  });
+});
+
+describe('--data that is no data dir', () => {
+  it('names a file given for the folder, and an empty labstation.db, changing neither', async () => {
+    const root = tempDir();
+    const file = join(root, 'afile');
+    writeFileSync(file, 'notes');
+    for (const args of [
+      ['import', '--data', file, writeJson(root, 'b.json', { tools: [{ name: 'SEM' }] })],
+      ['station', '--data', join(file, 'sub')],
+    ]) {
+      const run = await runCli(args);
+      expect(run.code, args[0]).toBe(1);
+      expect(run.stderr + run.stdout, args[0]).toMatch(
+        /is a file, or lies below one: give a folder/,
+      );
+    }
+    expect(readFileSync(file, 'utf8')).toBe('notes');
+    // An empty labstation.db is not taken for a new database, by a command that only reads.
+    const data = join(root, 'data');
+    mkdirSync(data);
+    writeFileSync(join(data, 'labstation.db'), '');
+    for (const command of ['usage', 'files']) {
+      const run = await runCli([command, '--data', data]);
+      expect(run.code, command).toBe(1);
+      expect(run.stderr, command).toContain('is an empty file, not a Labstation database');
+    }
+    const mail = await runCli(['mail', 'list', '--data', data]);
+    expect(mail.code).toBe(1);
+    expect(statSync(join(data, 'labstation.db')).size).toBe(0);
   });
 });

@@ -196,24 +196,38 @@ export function applyHarvestBundle(
     // whether it is enabled follow the bundle.
     const kept = db
       .prepare(
-        `SELECT s.id, i.name AS instrument, s.cron, s.timezone FROM harvest_schedules s
-           JOIN instruments i ON i.id = s.instrument_id
+        `SELECT s.id, i.name AS instrument, s.cron, s.timezone, s.enabled
+           FROM harvest_schedules s JOIN instruments i ON i.id = s.instrument_id
          WHERE s.from_server = 0 ORDER BY s.id`,
       )
-      .all() as { id: number; instrument: string; cron: string; timezone: string | null }[];
+      .all() as {
+      id: number;
+      instrument: string;
+      cron: string;
+      timezone: string | null;
+      enabled: number;
+    }[];
     const matched = new Set<number>();
     for (const s of bundle.schedules) {
       const timezone = s.timezone ?? null;
+      const enabled = s.enabled === false ? 0 : 1;
       const free = kept.filter(
         (k) =>
           !matched.has(k.id) &&
           k.instrument === s.instrument &&
           cronKey(k.cron) === cronKey(s.cron),
       );
-      // One in the same time zone first: taking another's and changing its zone would leave two
-      // alike where the list keeps the others (on a server).
-      const same = free.find((k) => sameZone(k.timezone, timezone)) ?? free[0];
-      const enabled = s.enabled === false ? 0 : 1;
+      // The likest first: its time zone, then its cron as written, then whether it is on.
+      // Taking another's and changing its zone or state would leave two alike running where the
+      // list keeps the others (on a server), or swap two that a station's list names.
+      const rank = (k: (typeof free)[number]): number =>
+        (sameZone(k.timezone, timezone) ? 4 : 0) +
+        (k.cron === s.cron ? 2 : 0) +
+        (k.enabled === enabled ? 1 : 0);
+      const same = free.reduce<(typeof free)[number] | undefined>(
+        (best, k) => (best === undefined || rank(k) > rank(best) ? k : best),
+        undefined,
+      );
       if (same) {
         matched.add(same.id);
         db.prepare(

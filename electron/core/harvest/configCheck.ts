@@ -164,6 +164,10 @@ export function hookProblems(
     problems.push(`${at}.config.min_size: must not be larger than max_size`);
   }
   const globs = config.glob === undefined ? [] : [config.glob].flat();
+  // An empty list would be no rule at all (a skip hook with it skips nothing: it fails).
+  if (config.glob !== undefined && globs.length === 0) {
+    problems.push(`${at}.config.glob: must name at least one glob, or be left out`);
+  }
   // As a watched folder's include is checked: a glob that cannot match would leave the files
   // it was meant for to the harvest (a skip hook for `previews/` keeps no preview out).
   for (const p of patternProblems({ include: globs, exclude: [] })) {

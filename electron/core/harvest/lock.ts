@@ -94,11 +94,26 @@ export function takeDataDirLock(dataDir: string): HarvestLock {
     return holdExclusive(join(dataDir, 'running.lock'));
   } catch (error) {
     if (errorCode(error) === 'SQLITE_BUSY') throw new DataDirBusy(dataDir);
-    throw new AppError(
-      'internal',
-      `cannot lock ${dataDir}: ${(error as Error).message} (the data dir must be writable)`,
+    throw cannotLock(dataDir, error);
+  }
+}
+
+/**
+ * Why a data dir could not be locked, in words: a path that is a file (or lies below one) is
+ * named so, rather than as a folder that is not writable.
+ */
+export function cannotLock(dataDir: string, error: unknown): AppError {
+  const code = errorCode(error);
+  if (code === 'EEXIST' || code === 'ENOTDIR') {
+    return new AppError(
+      'bad_request',
+      `--data ${dataDir} is a file, or lies below one: give a folder for the data dir`,
     );
   }
+  return new AppError(
+    'internal',
+    `cannot lock ${dataDir}: ${(error as Error).message} (the data dir must be writable)`,
+  );
 }
 
 /**

@@ -16,6 +16,18 @@ export function sameFilters(a: HistoryFilters, b: HistoryFilters, ownOnly: boole
   return (ownOnly || a.user.trim() === b.user.trim()) && a.from === b.from && a.to === b.to;
 }
 
+/**
+ * Whether the table on show is of the filters on show, so that its CSV export is what they
+ * say: none typed and not applied, and no read of newly applied ones under way (the table is
+ * still of those before until it lands).
+ */
+export function tableMatchesFilters(
+  state: Pick<HistoryState, 'filters' | 'applied' | 'loading'>,
+  ownOnly: boolean,
+): boolean {
+  return !state.loading && sameFilters(state.filters, state.applied, ownOnly);
+}
+
 interface HistoryState {
   /** The filters as typed. */
   filters: HistoryFilters;

@@ -93,6 +93,34 @@ describe('usage data history', () => {
     expect(useHistoryStore.getState().loading).toBe(false);
   });
 
+  it('says the table is of the filters on show only once their read lands, and not while typed', async () => {
+    const { tableMatchesFilters } = await import('../../../renderer/src/stores/history.js');
+    const matches = (): boolean => tableMatchesFilters(useHistoryStore.getState(), false);
+    const everyone = useHistoryStore.getState().load('SEM');
+    await release(isCall('usage.history'));
+    await everyone;
+    expect(matches()).toBe(true);
+    // Typed, not applied: the table is everyone's still.
+    useHistoryStore.getState().setFilters({ user: 'bob ' });
+    expect(matches()).toBe(false);
+    // Applied, its read under way: the table on show is still everyone's.
+    const bob = useHistoryStore.getState().load('SEM');
+    expect(shownIds()).toEqual([1, 2, 3]);
+    expect(matches()).toBe(false);
+    await release(isCall('usage.history'));
+    await bob;
+    expect(shownIds()).toEqual([2]);
+    expect(matches()).toBe(true);
+    // Shown anew, the tab reads the applied filters and keeps what is typed.
+    useHistoryStore.getState().setFilters({ user: 'ada' });
+    const again = useHistoryStore.getState().load('SEM', { again: true });
+    await release(isCall('usage.history', (a) => a.user === 'bob'));
+    await again;
+    expect(shownIds()).toEqual([2]);
+    expect(useHistoryStore.getState().filters.user).toBe('ada');
+    expect(matches()).toBe(false);
+  });
+
   it('keeps the newest table when an older read fails last', async () => {
     core.answers['usage.history'] = (args) =>
       args.user === 'nobody'

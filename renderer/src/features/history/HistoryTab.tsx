@@ -2,7 +2,7 @@ import { useEffect, useMemo } from 'react';
 import type { ReactElement } from 'react';
 import { historyRows } from '../../../../shared/usage/history.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
-import { sameFilters, useHistoryStore } from '../../stores/history.js';
+import { sameFilters, tableMatchesFilters, useHistoryStore } from '../../stores/history.js';
 import { useSessionStore } from '../../stores/session.js';
 import { downloadCsv } from './downloadCsv.js';
 import { HistoryFilters } from './HistoryFilters.js';
@@ -23,6 +23,7 @@ export function HistoryTab({ tool }: { tool: string }): ReactElement {
   const ownOnly = !isStaff;
   // Filters typed and not applied: the table and its export are still of those applied before.
   const notApplied = useHistoryStore((s) => !sameFilters(s.filters, s.applied, ownOnly));
+  const exportable = useHistoryStore((s) => tableMatchesFilters(s, ownOnly));
 
   // Read again when the staff rights change too: the events of others go with them. Of the
   // filters applied: what is typed and not applied stays typed, and says so.
@@ -55,7 +56,7 @@ export function HistoryTab({ tool }: { tool: string }): ReactElement {
         <button
           type="button"
           className="secondary"
-          disabled={!table || table.rows.length === 0 || notApplied}
+          disabled={!table || table.rows.length === 0 || !exportable}
           aria-describedby={notApplied ? 'history-not-applied' : undefined}
           onClick={() => table && downloadCsv(tool, table)}
         >
