@@ -2,6 +2,8 @@
  * What the commands share: the usage error, the checks of their flags, the JSON files they are
  * given, and the forms of their output lines.
  */
+import { scanJson } from '../../shared/metadata/jsonText.js';
+import { pathText } from '../../shared/wellFormed.js';
 import { isUtf8 } from 'node:buffer';
 import { readFileSync } from 'node:fs';
 import { AppError } from '../core/util/errors.js';
@@ -45,14 +47,25 @@ export function readJson(file: string, what: string): unknown {
   } catch (error) {
     throw new AppError('bad_request', `${what} ${file}: ${(error as Error).message}`);
   }
+  let value: unknown;
   try {
-    return JSON.parse(text) as unknown;
+    value = JSON.parse(text) as unknown;
   } catch (error) {
     throw new AppError(
       'bad_request',
       `${what} ${file} is not valid JSON: ${(error as Error).message}`,
     );
   }
+  // JSON.parse keeps the last of a key written twice, and loses the first without a word (a
+  // tool's question list written twice, the second one empty).
+  const scan = scanJson(text);
+  if (scan.ok && scan.duplicates.length > 0) {
+    const lines = scan.duplicates.map(
+      (d) => `${pathText(d.path, '(top)')}: is written more than once; keep one`,
+    );
+    throw new AppError('bad_request', `${what} ${file}:\n${lines.join('\n')}`);
+  }
+  return value;
 }
 
 /** "1 field", "12 fields". */

@@ -105,6 +105,24 @@ describe('labstation import: problems named where they are', () => {
     expect(row(data, 'SELECT count(*) AS n FROM storage_locations')).toEqual({ n: 0 });
   });
 
+  it('refuses a key written twice, which JSON.parse would read as its last value alone', async () => {
+    const data = join(tempDir(), 'data');
+    const file = join(tempDir(), 'twice.json');
+    writeFileSync(
+      file,
+      '{"tools": [{"name": "SEM", "post_usage_questions": [{"type": "textbox", "name": "a"}],' +
+        ' "post_usage_questions": []}]}',
+    );
+    const run = await runCli(['import', '--data', data, file]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('tools[0].post_usage_questions: is written more than once');
+    const questions = join(tempDir(), 'q.json');
+    writeFileSync(questions, '[{"type": "textbox", "name": "a", "name": "b"}]');
+    const checked = await runCli(['questions', 'check', questions]);
+    expect(checked.code).toBe(1);
+    expect(checked.stderr).toContain('[0].name: is written more than once');
+  });
+
   it("refuses a username that is someone else's badge, in any case", async () => {
     const data = join(tempDir(), 'data');
     const people = [{ username: 'alice', pin: '1234', badge_number: 'B100200' }];
