@@ -66,6 +66,16 @@ test('staff validate another person’s ended usage on the server page; the stat
   await expect(row.getByRole('cell', { name: 'Done' })).toBeVisible();
   await tool.selectOption({ label: 'All tools' });
   await expect(row.getByRole('cell', { name: 'Done' })).toBeVisible();
+  // On a narrow window the label stays whole, above its list (it was squeezed to "Too" / "l"),
+  // and the two lists do not touch.
+  await page.setViewportSize({ width: 420, height: 800 });
+  const label = facility.locator('label', { hasText: 'Tool' });
+  const [labelBox, toolBox] = [await label.boundingBox(), await tool.boundingBox()];
+  expect(labelBox!.y + labelBox!.height).toBeLessThanOrEqual(toolBox!.y);
+  expect(labelBox!.height).toBeLessThan(toolBox!.height);
+  const myBox = await mine.boundingBox();
+  expect((await facility.boundingBox())!.y).toBeGreaterThan(myBox!.y + myBox!.height);
+  await page.setViewportSize({ width: 1280, height: 800 });
   await row.getByRole('button', { name: /^Validate the usage of SEM/ }).click();
   await expect(row.getByRole('cell', { name: 'Validated by sam' })).toBeVisible();
   await expect(row.getByRole('button', { name: /^Validate/ })).toHaveCount(0);

@@ -102,7 +102,7 @@ export function UsageList({
         {title}
       </h2>
       {tool && (
-        <div className="history-bar">
+        <div className="field">
           <label htmlFor={`${id}-tool`}>Tool</label>
           <select
             id={`${id}-tool`}
