@@ -15,6 +15,34 @@ export function formatDateTime(iso: string | null | undefined): string {
   return Number.isNaN(time.getTime()) ? iso : dateTime.format(time);
 }
 
+const dayOnly = new Intl.DateTimeFormat(undefined, {
+  year: 'numeric',
+  month: '2-digit',
+  day: '2-digit',
+});
+
+/**
+ * A notebook's date (YYYY-MM-DD) or local date and time (YYYY-MM-DDTHH:MM, no zone: a wall
+ * time) as the station shows its other times, e.g. "05/01/2024" or "05/01/2024, 09:00"; null
+ * for text of another shape, which is shown as it is.
+ */
+export function formatWallTime(value: string, type: 'date' | 'datetime-local'): string | null {
+  const match =
+    type === 'date'
+      ? /^(\d{4})-(\d{2})-(\d{2})$/.exec(value)
+      : /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2}))?$/.exec(value);
+  if (!match) return null;
+  const [year, month, day, hour = 0, minute = 0, second = 0] = match
+    .slice(1)
+    .map((part) => (part === undefined ? 0 : Number(part)));
+  const time = new Date(year, month - 1, day, hour, minute, second);
+  // Not a day of the calendar (2026-02-30): shown as written.
+  if (time.getFullYear() !== year || time.getMonth() !== month - 1 || time.getDate() !== day) {
+    return null;
+  }
+  return (type === 'date' ? dayOnly : dateTime).format(time);
+}
+
 /**
  * A server's message with its times in UTC ("reservation 3 of the tool SEM
  * (2026-12-10T08:00:00.000Z to ...)") as the person reads times: local, as formatDateTime.

@@ -214,6 +214,27 @@ test('notebook: template with every field type, entry from it, code mode, duplic
   await expect(fieldValue(saved, 'Mass')).toHaveText('12.5 mg');
   await expect(fieldValue(saved, 'Coated').getByRole('img', { name: 'Checked' })).toHaveText('✓');
   await expect(fieldValue(saved, 'Detector')).toHaveText('SE, EDS');
+  // Dates and wall times as the station shows its other times, the value kept in the element.
+  const local = await page.evaluate(() => ({
+    day: new Intl.DateTimeFormat(undefined, {
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+    }).format(new Date(2024, 4, 1)),
+    at: new Intl.DateTimeFormat(undefined, {
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+    }).format(new Date(2024, 4, 2, 10, 30)),
+  }));
+  await expect(fieldValue(saved, 'Prepared on')).toHaveText(local.day);
+  await expect(fieldValue(saved, 'Prepared on').locator('time')).toHaveAttribute(
+    'datetime',
+    '2024-05-01',
+  );
+  await expect(fieldValue(saved, 'Measured at')).toHaveText(local.at);
   const link = fieldValue(saved, 'Protocol').getByRole('link');
   await expect(link).toHaveAttribute('href', 'https://example.org/protocol');
   await expect(link).toHaveAttribute('target', '_blank');

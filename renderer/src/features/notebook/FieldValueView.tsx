@@ -2,6 +2,7 @@ import { useId } from 'react';
 import type { ReactElement } from 'react';
 import { isEmptyValue, isValidEmail, urlProblem } from '../../../../shared/metadata/index.js';
 import type { MetadataField } from '../../../../shared/metadata/index.js';
+import { formatWallTime } from '../../format.js';
 
 /**
  * A value that breaks its type's rule (a stored entry may hold one: value problems do not
@@ -59,6 +60,11 @@ export function FieldValueView({ field }: { field: MetadataField }): ReactElemen
   }
   if (Array.isArray(value)) return <span>{value.join(', ')}</span>;
   const text = String(value);
+  if ((field.type === 'date' || field.type === 'datetime-local') && typeof value === 'string') {
+    // As the station shows its other times; the value as stored is the element's own.
+    const shown = formatWallTime(value.trim(), field.type);
+    if (shown !== null) return <time dateTime={value.trim()}>{shown}</time>;
+  }
   if (field.type === 'number' && field.unit) {
     return (
       <span>
