@@ -126,7 +126,7 @@ function ServerLink({
       <p>
         {current.server
           ? `This station syncs with ${current.server}.`
-          : 'This station runs on its own: nothing is sent anywhere.'}
+          : 'This station runs on its own: nothing is sent anywhere. What it records is kept, and sent once a server is linked.'}
       </p>
       <TextField
         id={`${id}-server`}

@@ -35,9 +35,11 @@ export function SyncBadge(): ReactElement | null {
   if (!status) return null;
   const waiting = `${status.waiting} ${status.waiting === 1 ? 'record' : 'records'} waiting`;
   if (!status.configured) {
+    // Nothing is sent: what it records is kept for a server linked later, not "waiting".
+    const kept = `${status.waiting} ${status.waiting === 1 ? 'record' : 'records'} kept for a server`;
     return (
       <p className="sync-badge" role="status" aria-label="Sync">
-        Standalone station · {waiting === '0 records waiting' ? 'no server' : waiting}
+        Standalone station · {status.waiting === 0 ? 'no server' : kept}
       </p>
     );
   }
