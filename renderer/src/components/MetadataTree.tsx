@@ -18,22 +18,26 @@ export function MetadataTree({ metadata }: { metadata: Record<string, unknown> }
       </p>
     );
   }
+  // A part that holds fields (what a hook added) under a heading of its name, using the width;
+  // the values of their own (a sidecar's or a command's fields, hook_errors) together under one
+  // of their own after them, not read as the last part's.
+  const entries = Object.entries(metadata);
+  const isPart = ([, value]: [string, unknown]): boolean =>
+    isRecord(value) && Object.keys(value).length > 0;
+  const parts = entries.filter(isPart);
+  const loose = entries.filter((entry) => !isPart(entry));
   return (
     <div className="metadata-view" data-testid="file-metadata">
-      {Object.entries(metadata).map(([name, value]) =>
-        // A part that holds fields (what a hook added) under a heading of its name, using the
-        // width; a value of its own in a list of one.
-        isRecord(value) && Object.keys(value).length > 0 ? (
-          <Fragment key={name}>
-            <h4 className="metadata-part" title={name}>
-              {name}
-            </h4>
-            <Entries record={value} path={`${name}.`} />
-          </Fragment>
-        ) : (
-          <Entries key={name} record={{ [name]: value }} path="" />
-        ),
-      )}
+      {parts.map(([name, value]) => (
+        <Fragment key={name}>
+          <h4 className="metadata-part" title={name}>
+            {name}
+          </h4>
+          <Entries record={value as Record<string, unknown>} path={`${name}.`} />
+        </Fragment>
+      ))}
+      {loose.length > 0 && parts.length > 0 && <h4 className="metadata-part">Other fields</h4>}
+      {loose.length > 0 && <Entries record={Object.fromEntries(loose)} path="" />}
       <details className="metadata-json">
         <summary>As JSON</summary>
         <pre>{JSON.stringify(metadata, null, 2)}</pre>

@@ -41,13 +41,29 @@ describe('MetadataTree', () => {
     expect(out).toContain(
       '<dt title="usage_context.note">note</dt><dd><span class="muted">empty</span></dd>',
     );
-    // A part that is not a group of fields is a name and its value, as any other.
+    // A part that is not a group of fields is a name and its value, as any other, under a
+    // heading of their own after the parts (not read as the last part's).
     expect(out).toContain(
-      '<dl class="metadata-tree"><dt title="hook_errors">hook_errors</dt><dd><ol class="metadata-items"><li><dl class="metadata-tree"><dt>hook</dt><dd>describe</dd>',
+      '<h4 class="metadata-part">Other fields</h4><dl class="metadata-tree"><dt title="hook_errors">hook_errors</dt><dd><ol class="metadata-items"><li><dl class="metadata-tree"><dt>hook</dt><dd>describe</dd>',
     );
     // The JSON, for copying, is there as stored.
     expect(out).toContain('<summary>As JSON</summary>');
     expect(out).toContain('&quot;mime_type&quot;: &quot;image/tiff&quot;');
+  });
+
+  it("shows a sidecar's own fields under a heading of their own, not as the part before them", () => {
+    const out = html({
+      file_info: { size: 1 },
+      detector: 'SE',
+      mag: 5000,
+      usage_context: { tool: 'SEM' },
+    });
+    expect(out.indexOf('title="usage_context"')).toBeLessThan(out.indexOf('Other fields'));
+    expect(out).toContain(
+      '<h4 class="metadata-part">Other fields</h4><dl class="metadata-tree"><dt title="detector">detector</dt><dd>SE</dd><dt title="mag">mag</dt><dd>5000</dd></dl>',
+    );
+    // Without any part, no heading is needed.
+    expect(html({ detector: 'SE' })).not.toContain('Other fields');
   });
 
   it('escapes what it shows: a value is text, never markup', () => {
