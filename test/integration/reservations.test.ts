@@ -745,6 +745,35 @@ describe('booking', () => {
       0,
     );
     expect((await rpc('staff', 'reservations.cancel', { id: ended })).status).toBe(200);
+    // One under way is ended now instead: the tool is free, and the part gone by (which a usage's
+    // experiment record may rest on) stays booked. Staff cancel it whole.
+    const running = (uuid: string): number =>
+      Number(
+        db
+          .prepare(
+            `INSERT INTO reservations (uuid, user_id, creator_id, tool_id, project_id, start, "end",
+               question_data, created_at, updated_at)
+             SELECT ?, id, id, ?, ?, '2026-01-05T09:00:00.000Z', '2099-01-05T10:00:00.000Z', '{}',
+               '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z'
+             FROM users WHERE id = ?`,
+          )
+          .run(uuid, TEM, P1, userId.alice).lastInsertRowid,
+      );
+    const begun = running('01900000-0000-7000-8000-00000000e0d1');
+    const before = Date.now();
+    const early = await rpc('alice', 'reservations.cancel', { id: begun });
+    expect(early.status).toBe(200);
+    const kept = db
+      .prepare('SELECT cancelled, start, "end" FROM reservations WHERE id = ?')
+      .get(begun) as { cancelled: number; start: string; end: string };
+    expect(kept).toMatchObject({ cancelled: 0, start: '2026-01-05T09:00:00.000Z' });
+    expect(Date.parse(kept.end)).toBeGreaterThanOrEqual(before - 1000);
+    expect(Date.parse(kept.end)).toBeLessThanOrEqual(Date.now());
+    const whole = running('01900000-0000-7000-8000-00000000e0d2');
+    expect((await rpc('staff', 'reservations.cancel', { id: whole })).status).toBe(200);
+    expect(db.prepare('SELECT cancelled FROM reservations WHERE id = ?').pluck().get(whole)).toBe(
+      1,
+    );
     // A cancelled area reservation no longer holds the area's tools.
     const bay = await ok<{ reservation: { id: number } }>('alice', 'reservations.book', {
       area,
@@ -768,7 +797,7 @@ describe('booking', () => {
     >();
     const rows = Array.isArray(body) ? body : (body.results ?? []);
     expect(rows.map((r) => r.id).sort()).toEqual(
-      [id, again.reservation.id, byStaff.reservation.id, ended, bay.reservation.id].sort(),
+      [id, again.reservation.id, byStaff.reservation.id, ended, whole, bay.reservation.id].sort(),
     );
     expect(rows.every((r) => r.cancelled)).toBe(true);
   });

@@ -276,8 +276,9 @@ export function bookReservation(
 /**
  * Marks a reservation cancelled; the record stays (GET /api/reservations/?cancelled=true lists
  * it). Its user, its creator, staff and admins may; one that has ended, only staff and admins
- * (as in NEMO: the experiment record of its usage may rest on its answers). Cancelling twice
- * changes nothing.
+ * (as in NEMO: the experiment record of its usage may rest on its answers). One under way is
+ * ended now instead, for anyone but staff: the tool is free from then on, and the part gone by,
+ * which a usage's experiment record may rest on, stays booked. Cancelling twice changes nothing.
  */
 export function cancelReservation(
   db: Db,
@@ -287,9 +288,10 @@ export function cancelReservation(
 ): { reservation: ReservationView } {
   db.transaction(() => {
     const row = db
-      .prepare('SELECT user_id, creator_id, cancelled, "end" FROM reservations WHERE id = ?')
+      .prepare('SELECT user_id, creator_id, cancelled, start, "end" FROM reservations WHERE id = ?')
       .get(id) as
-      { user_id: number; creator_id: number; cancelled: number; end: string } | undefined;
+      | { user_id: number; creator_id: number; cancelled: number; start: string; end: string }
+      | undefined;
     if (!row) throw fieldError('id', `no reservation with id ${id}`, 'not_found');
     if (row.user_id !== account.id && row.creator_id !== account.id && !isStaff(account)) {
       throw new AppError(
@@ -300,6 +302,14 @@ export function cancelReservation(
     if (row.cancelled === 1) return;
     if (row.end <= now && !isStaff(account)) {
       throw fieldError('id', `reservation ${id} has already ended; only staff can cancel it now`);
+    }
+    if (row.start < now && !isStaff(account)) {
+      db.prepare('UPDATE reservations SET "end" = ?, updated_at = ? WHERE id = ?').run(
+        now,
+        now,
+        id,
+      );
+      return;
     }
     db.prepare('UPDATE reservations SET cancelled = 1, updated_at = ? WHERE id = ?').run(now, id);
   }).immediate();
