@@ -13,3 +13,14 @@ export function readConsent(value: string | boolean): Consent {
   if (DECLINED.has(word)) return 'declined';
   return 'unrecognized';
 }
+
+/**
+ * The consent an answer gives: a word or a boolean as it is, and a checkbox's list of one
+ * word (`["Agree"]`: data_consent asked as a checkbox, whose answer is the list of the choices
+ * ticked) as that word; undefined for anything else (no word, or several, or another type).
+ */
+export function consentValue(value: unknown): string | boolean | undefined {
+  if (typeof value === 'string' || typeof value === 'boolean') return value;
+  if (Array.isArray(value) && value.length === 1 && typeof value[0] === 'string') return value[0];
+  return undefined;
+}

@@ -3,7 +3,7 @@
 // or NEMO's stored one ({name: {...definition, "user_input": value}}, groups keyed "0", "1",
 // ... with gaps possible). Every cause of rule 4 is told apart, naming the field and the rule.
 
-import { readConsent } from './consent.js';
+import { consentValue, readConsent } from './consent.js';
 import type { AttemptReason, Sample } from './types.js';
 
 export interface SourceFields {
@@ -131,10 +131,18 @@ function samples(object: Json): Sample[] {
 }
 
 function consent(object: Json): string {
-  const value = answer(object, 'data_consent');
-  if (value === MISSING) throw new Refusal('consent_missing', 'data_consent: missing');
-  if (typeof value !== 'string' && typeof value !== 'boolean') {
-    throw new Refusal('wrong_type', `data_consent: must be a consent word, not ${describe(value)}`);
+  const given = answer(object, 'data_consent');
+  if (given === MISSING) throw new Refusal('consent_missing', 'data_consent: missing');
+  // A checkbox with nothing ticked is no consent given, as an answer left out.
+  if (Array.isArray(given) && given.length === 0) {
+    throw new Refusal('consent_missing', 'data_consent: nothing ticked');
+  }
+  const value = consentValue(given);
+  if (value === undefined) {
+    throw new Refusal(
+      'wrong_type',
+      `data_consent: must be a consent word (or a checkbox's one choice), not ${describe(given)}`,
+    );
   }
   const word = typeof value === 'boolean' ? String(value) : value.trim();
   const read = readConsent(value);

@@ -6,7 +6,7 @@
  * (sync/history.ts), so that a file first seen on another station, and transferred here, is
  * described by the usage it was made during, which this station does not hold.
  */
-import { readConsent } from '../../../shared/experiment/consent.js';
+import { consentValue, readConsent } from '../../../shared/experiment/consent.js';
 import { elementSymbols } from '../../../shared/experiment/read.js';
 import { isPlainObject } from '../../../shared/questions/json.js';
 import type { Db } from '../db/open.js';
@@ -162,11 +162,8 @@ function parseAnswers(text: string): Record<string, unknown> | null {
  * reads them (spec 000, rule 4). Answers that ask no consent are read as before.
  */
 function declinesConsent(answers: Record<string, unknown>): boolean {
-  const consent = answers.data_consent;
-  return (
-    (typeof consent === 'string' || typeof consent === 'boolean') &&
-    readConsent(consent) === 'declined'
-  );
+  const consent = consentValue(answers.data_consent);
+  return consent !== undefined && readConsent(consent) === 'declined';
 }
 
 /** The canonical answers (run_data first, then pre_run_data) that describe the experiment. */

@@ -80,6 +80,10 @@ const BROKEN: [AttemptReason, string][] = [
   ['consent_missing', good('x', { data_consent: '' })],
   ['consent_declined', good('x', { data_consent: 'Disagree' })],
   ['consent_unrecognized', good('x', { data_consent: 'maybe' })],
+  // Asked as a checkbox: nothing ticked is none given; two ticked are no one consent.
+  ['consent_missing', good('x', { data_consent: [] })],
+  ['wrong_type', good('x', { data_consent: ['Agree', 'Disagree'] })],
+  ['consent_declined', good('x', { data_consent: ['Disagree'] })],
 ];
 
 describe('rule 1 and 4: source priority and fallback', () => {
@@ -193,6 +197,14 @@ describe('rule 3: consent', () => {
       expect(result.ok).toBe(expected === 'affirmative');
     });
   }
+
+  it("reads a checkbox's one choice ticked as that word (data_consent asked as a checkbox)", () => {
+    const result = buildExperimentRecord(
+      usage({ run_data: good('x', { data_consent: ['Agree'] }) }),
+      [],
+    );
+    expect(result.ok && result.record.data_consent).toBe('Agree');
+  });
 
   it('keeps the consent answer as given', () => {
     const result = buildExperimentRecord(
