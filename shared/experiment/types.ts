@@ -130,6 +130,11 @@ export interface ExperimentView {
   /** null when no source is left (rule 4); `reason` says why. */
   record: ExperimentRecord | null;
   reason: string | null;
+  /**
+   * The reservation that overlaps the usage most, with a record or without one (whose
+   * question_data was tried, and why it was passed over is in `attempts`); null when none.
+   */
+  reservation: MatchedReservation | null;
   /** Each source tried, in order, and why it was passed over. */
   attempts: SourceAttempt[];
   /** File records of the tool's instruments first discovered within the usage's span. */

@@ -196,6 +196,7 @@ describe('GET /api/experiments/', () => {
     expect(all.results.map((r) => r.id)).toEqual([3, 2, 1]);
     const none = all.results[0] as unknown as ExperimentJson;
     expect(none.record).toBeNull();
+    expect(none.reservation).toBeNull();
     expect(none.reason).toContain('pre_run_data: data_consent: declined (Disagree)');
     expect(none.reason).toContain('question_data: no reservation');
     const fromRun = all.results[1] as unknown as ExperimentJson;
@@ -311,5 +312,40 @@ describe('GET /api/experiments/', () => {
         open: 1,
       },
     ]);
+  });
+});
+
+describe('GET /api/experiments/{id}/ without a record', () => {
+  it('names the reservation that overlaps the usage most, whose answers were passed over', async () => {
+    const declined = await fixture((db) => {
+      insertUsage(db, {
+        id: 1,
+        user: 2,
+        tool: 1,
+        start: '2024-01-05T14:00:00.000Z',
+        end: '2024-01-05T15:00:00.000Z',
+      });
+      reservation(
+        db,
+        6,
+        1,
+        '2024-01-05T13:30:00.000Z',
+        '2024-01-05T15:30:00.000Z',
+        answers('Disagree', 'declined'),
+      );
+    });
+    try {
+      const body = (await get(declined, '/api/experiments/1/')).body as ExperimentJson;
+      expect(body.record).toBeNull();
+      expect(body.reservation).toMatchObject({ id: 6, overlap_seconds: 3600 });
+      expect(body.attempts.at(-1)).toMatchObject({
+        source: 'question_data',
+        reservation_id: 6,
+        reason: 'consent_declined',
+      });
+    } finally {
+      await declined.app.close();
+      declined.db.close();
+    }
   });
 });

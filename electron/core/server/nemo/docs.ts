@@ -99,6 +99,11 @@ const sampleSchema = z.object({
   sample_elements: z.array(z.string()),
 });
 
+const matchedReservation = z
+  .object({ id, start: z.string(), end: z.string(), overlap_seconds: z.int().min(0) })
+  .nullable()
+  .describe("The tool's reservation that overlaps the usage most, if any.");
+
 const experimentRecordSchema = z
   .object({
     usage_event_id: id,
@@ -115,10 +120,7 @@ const experimentRecordSchema = z
     source: z
       .enum(SOURCES)
       .describe('The answers used: run_data, then pre_run_data, then the reservation.'),
-    reservation: z
-      .object({ id, start: z.string(), end: z.string(), overlap_seconds: z.int().min(0) })
-      .nullable()
-      .describe("The tool's reservation that overlaps the usage most, if any."),
+    reservation: matchedReservation,
   })
   .meta({ id: 'ExperimentRecord' }) satisfies z.ZodType<ExperimentRecord>;
 
@@ -128,6 +130,9 @@ const experimentSchema = z
     usage_event: usageEventSchema,
     record: experimentRecordSchema.nullable().describe('Null when no answer source is usable.'),
     reason: z.string().nullable().describe('Why there is no record: each source and its fault.'),
+    reservation: matchedReservation.describe(
+      "The tool's reservation that overlaps the usage most, if any, with a record or without.",
+    ),
     attempts: z.array(
       z.object({
         source: z.enum(SOURCES),
@@ -282,6 +287,12 @@ const EXPERIMENTS_DOC: ResourceDoc<ExperimentJson> = {
       },
     },
     reason: null,
+    reservation: {
+      id: 12,
+      start: '2024-01-05T08:30:00-05:00',
+      end: '2024-01-05T11:00:00-05:00',
+      overlap_seconds: 4500,
+    },
     attempts: [
       { source: 'run_data', ok: false, reason: 'consent_missing', detail: 'data_consent: missing' },
       {

@@ -124,6 +124,7 @@ function experimentOf(
     usage_event: usage,
     record: result.ok ? result.record : null,
     reason: result.ok ? null : result.reason,
+    reservation: result.ok ? result.record.reservation : result.reservation,
     attempts: result.attempts,
     files,
     notebook_entries: notebook,
