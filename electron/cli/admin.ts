@@ -105,12 +105,14 @@ export async function mail(argv: string[]): Promise<number> {
       throw new UsageError('mail retry needs mail ids (from mail list) or --all-failed');
     }
   }
-  const ids = positionals.map((text) => {
+  const given = positionals.map((text) => {
     if (!/^\d{1,15}$/.test(text) || Number(text) === 0) {
       throw new UsageError(`${JSON.stringify(text)} is not a mail id (a whole number)`);
     }
     return Number(text);
   });
+  // A mail named twice (`mail retry 1 1`, `mail retry 1 01`) is queued again once.
+  const ids = [...new Set(given)];
   const { openServerData } = await import('../core/server/dataDir.js');
   const { listMails, retryFailedMails, retryMail } = await import('../core/mail/admin.js');
   const { nowIso } = await import('../core/util/ids.js');

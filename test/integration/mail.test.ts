@@ -349,8 +349,12 @@ describe('pending-answers e-mail over SMTP', () => {
     expect(notice.headers.get('to')).toBe('Alice Martin <alice@example.org>');
     expect(notice.headers.get('cc')).toBe('sam <sam@example.org>');
     expect(notice.body).toContain(`#/pending/${second}`);
-    await waitFor('the notice marked sent', () =>
-      mailsOf(serverDb, second)[0]?.status === 'sent' ? true : undefined,
+    // The copy goes after the mail is recorded sent, in an envelope of its own.
+    await waitFor('the notice marked sent, and its copy sent', () =>
+      mailsOf(serverDb, second)[0]?.status === 'sent' &&
+      smtp.about(second, 'pending_answers').length === 2
+        ? true
+        : undefined,
     );
     const both = smtp.about(second, 'pending_answers');
     expect(both.map((m) => m.rcpt)).toEqual([['alice@example.org'], ['sam@example.org']]);
@@ -667,13 +671,84 @@ describe("the user's mail and the operator's copy", () => {
     // alice's mail server answers "try later" (450) the first time, and takes it then.
     const { db, uuid, worker } = await sending('greylisted', 'greylisted@example.org');
     try {
-      const [mail] = await waitFor('the mail sent', () =>
-        mailsOf(db, uuid)[0]?.status === 'sent' ? mailsOf(db, uuid) : undefined,
+      const [mail] = await waitFor('the mail sent, and its copy', () =>
+        mailsOf(db, uuid)[0]?.status === 'sent' && smtp.about(uuid, 'pending_answers').length === 2
+          ? mailsOf(db, uuid)
+          : undefined,
       );
       expect(mail.attempts).toBe(2); // the try refused, and the one taken
       const got = smtp.about(uuid, 'pending_answers');
       expect(got.map((m) => m.rcpt)).toEqual([['greylisted@example.org'], ['sam@example.org']]);
       expect(got[0].headers.get('cc')).toMatch(/sam@example\.org/);
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  // Mutation: the user's mail recorded sent only once its copy was taken too (as it was): a
+  // restart while the copy's mail server took its time sent the user's mail again.
+  it("is recorded sent as its user's mail server takes it, before the operator's copy goes", async () => {
+    const { db, uuid, worker } = await sending('slow-copy', 'alice@example.org', {
+      samEmail: 'slow@ops.example.org',
+      uuid: '01900000-0000-7000-8000-00000000f0d1',
+    });
+    try {
+      await waitFor('the mail sent', () =>
+        mailsOf(db, uuid)[0]?.status === 'sent' ? true : undefined,
+      );
+      // Its copy is still on its way (its mail server answers in 1.5 s).
+      expect(smtp.about(uuid, 'pending_answers').map((m) => m.rcpt)).toEqual([
+        ['alice@example.org'],
+      ]);
+      await waitFor('the copy', () =>
+        smtp.about(uuid, 'pending_answers').length === 2 ? true : undefined,
+      );
+      expect(smtp.about(uuid, 'pending_answers')[1].rcpt).toEqual(['slow@ops.example.org']);
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  // Mutation: deliverCopy sending to the address stored with the mail (as it did).
+  it("sends an operator's copy tried again to the address the operator has then", async () => {
+    const { db, uuid, worker } = await sending('copy-moved', 'alice@example.org', {
+      samEmail: 'slowgrey@ops.example.org',
+      uuid: '01900000-0000-7000-8000-00000000f0d2',
+    });
+    try {
+      await waitFor('the mail sent', () =>
+        mailsOf(db, uuid)[0]?.status === 'sent' ? true : undefined,
+      );
+      // While its mail server takes its time (and then says try later), sam's address changes.
+      db.prepare("UPDATE users SET email = 'sam@new.example.org' WHERE username = 'sam'").run();
+      await waitFor('the copy', () =>
+        smtp.about(uuid, 'pending_answers').length === 2 ? true : undefined,
+      );
+      const copy = smtp.about(uuid, 'pending_answers')[1];
+      expect(copy.rcpt).toEqual(['sam@new.example.org']);
+      expect(copy.headers.get('cc')).toMatch(/<?sam@new\.example\.org>?$/);
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  // Mutation: the worker writing a mail anew only when its recipients changed, or at its first
+  // try (as it did): one that waited kept the link it was first written with.
+  it('is written anew at each try: a public address put right while it waited is its link', async () => {
+    const { db, uuid, worker } = await sending('link-fixed', 'slowgrey@example.org', {
+      uuid: '01900000-0000-7000-8000-00000000f0d3',
+    });
+    try {
+      // While alice's mail server takes its time (and then says try later), the server's public
+      // address is put right.
+      db.prepare(`INSERT OR REPLACE INTO settings (key, value) VALUES ('server.publicUrl', ?)`).run(
+        JSON.stringify('https://lab.example.org/'),
+      );
+      const [mail] = await waitFor('the mail', () => {
+        const got = smtp.about(uuid, 'pending_answers');
+        return got.length ? got : undefined;
+      });
+      expect(mail.body).toContain(`https://lab.example.org/#/pending/${uuid}`);
     } finally {
       await worker.stop();
     }
@@ -738,8 +813,10 @@ describe("the user's mail and the operator's copy", () => {
       },
     });
     try {
-      const [mail] = await waitFor('the mail sent', () =>
-        mailsOf(db, uuid)[0]?.status === 'sent' ? mailsOf(db, uuid) : undefined,
+      const [mail] = await waitFor('the mail sent, and its copy', () =>
+        mailsOf(db, uuid)[0]?.status === 'sent' && smtp.about(uuid, 'pending_answers').length === 2
+          ? mailsOf(db, uuid)
+          : undefined,
       );
       expect(mail.to).toMatch(/<alice@new\.example\.org>$/);
       expect(mail.cc).toMatch(/<sam@new\.example\.org>$/);

@@ -144,7 +144,15 @@ describe('labstation mail', () => {
 
     // The admin puts alice's address right and sends her notice again: it goes to the new one.
     db.prepare("UPDATE users SET email = 'alice@example.org' WHERE username = 'alice'").run();
-    const retried = await runCli(['mail', 'retry', '--data', dir, String(alice.id)]);
+    // Named twice, it is queued again once (the second was refused, exit 1: "is queued").
+    const retried = await runCli([
+      'mail',
+      'retry',
+      '--data',
+      dir,
+      String(alice.id),
+      `0${alice.id}`,
+    ]);
     expect(retried).toMatchObject({ code: 0, stderr: '' });
     expect(retried.stdout).toBe(
       `mail ${alice.id} queued again, to "Alice Martin" <alice@example.org>\n`,

@@ -136,20 +136,15 @@ export function nextDueAt(db: Db): string | null {
 }
 
 /**
- * The mail sent: its user's mail server took it. `copy`: the operator's copy was not taken now
- * (try later): it is tried again alone at `copy.due`.
+ * The mail sent: its user's mail server took it. `copyDue`: when the operator's copy, which goes
+ * in an envelope of its own, is to be sent (null: none is owed).
  */
-export function markSent(
-  db: Db,
-  id: number,
-  now: string,
-  copy: { due: string; error: string } | null = null,
-): void {
+export function markSent(db: Db, id: number, now: string, copyDue: string | null = null): void {
   db.prepare(
     `UPDATE mail_outbox SET status = 'sent', attempts = attempts + 1, sent_at = ?, last_error = NULL,
-       copy_due = ?, copy_attempts = ?, copy_error = ?
+       copy_due = ?, copy_attempts = 0, copy_error = NULL
      WHERE id = ? AND status = 'queued'`,
-  ).run(now, copy?.due ?? null, copy === null ? 0 : 1, copy?.error.slice(0, 2_000) ?? null, id);
+  ).run(now, copyDue, id);
 }
 
 /**

@@ -16,11 +16,16 @@ export interface MailTransport {
   /** Whether mail goes to a mail server, or is only written to a folder (no SMTP set). */
   readonly sends: boolean;
   /**
-   * The mail server's answer (or the file written), and the error of the operator's copy, when
-   * it did not go (null when it went, or there is none): the mail counts as sent anyway.
+   * Whether the operator's copy goes in an envelope of its own, after the mail (sendCopy: a
+   * mail server), or is written with it (a folder).
    */
-  send(mail: MailRow, from: string): Promise<{ response: string; copyNotSent: unknown }>;
-  /** The operator's copy alone, again (its mail server said try later): rejects as send. */
+  readonly copiesApart: boolean;
+  /**
+   * The mail to its user (a mail server's envelope holds them alone where copiesApart): the
+   * server's answer, or the file written.
+   */
+  send(mail: MailRow, from: string): Promise<{ response: string }>;
+  /** The operator's copy alone, after the mail: rejects as send. */
   sendCopy(mail: MailRow, from: string): Promise<{ response: string }>;
   /** Connects (and logs in) without sending: rejects with why the server cannot be used. */
   verify(): Promise<void>;
@@ -125,18 +130,14 @@ export function smtpTransport(url: string, timeouts = SMTP_TIMEOUTS): MailTransp
     description: redactUrl(url),
     sends: true,
     // The person's mail and the operator's copy go in envelopes of their own (the same message,
-    // To and Cc shown in both): the mail counts as sent when the person's mail server took it,
-    // and a copy taken while the person's was refused ("try later") is not sent again with
-    // each retry. A copy that does not go is said (copyNotSent), and does not hold the mail back.
+    // To and Cc shown in both), each recorded as it is taken (worker.ts): the mail counts as
+    // sent the moment the person's mail server took it, and a copy that waits or fails neither
+    // holds it back nor, after a restart, sends it again.
+    copiesApart: true,
     async send(mail, from) {
       const info = await envelope(mail, from, mail.to);
       if (info.rejected.length > 0) throw refusal(info);
-      if (!mail.cc) return { response: info.response, copyNotSent: null };
-      const copyNotSent = await this.sendCopy(mail, from).then(
-        () => null,
-        (error: unknown) => error ?? new Error('the copy was not sent'),
-      );
-      return { response: info.response, copyNotSent };
+      return { response: info.response };
     },
     async sendCopy(mail, from) {
       const info = await envelope(mail, from, mail.cc);
@@ -171,6 +172,7 @@ export function fileTransport(dir: string): MailTransport {
   return {
     description: dir,
     sends: false,
+    copiesApart: false,
     async send(mail, from) {
       const info = await transporter.sendMail(messageOptions(mail, from));
       if (!Buffer.isBuffer(info.message)) throw new Error('the mail composer returned no buffer');
@@ -185,7 +187,7 @@ export function fileTransport(dir: string): MailTransport {
       const partial = `${file}.partial`;
       writeFileSync(partial, message, { mode: 0o600, flush: true });
       renameSync(partial, file);
-      return { response: file, copyNotSent: null };
+      return { response: file };
     },
     // The file written holds the copy's Cc: none is ever owed.
     sendCopy: () => Promise.resolve({ response: 'written with the mail' }),

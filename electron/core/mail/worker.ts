@@ -149,49 +149,30 @@ export function startMailWorker(options: MailWorkerOptions): MailWorker {
       log.warn({ mail: mail.uuid, kind: mail.kind }, `mail not sent: ${NO_ADDRESS}`);
       return true;
     }
-    if (recipients.to !== mail.to || recipients.cc !== mail.cc || mail.attempts === 0) {
-      // Written anew for them: the usage may have been given to another person since (a station
-      // pushing it again), whom the mail would otherwise greet by the last one's name. Also at
-      // the first try after an admin's retry, which sets the addresses alone.
-      const current = currentMail(db, check.usageEventId, mail.kind, config);
-      if (current !== null) {
-        setComposed(db, mail.id, current);
-        mail = { ...mail, ...current };
-      } else {
-        setRecipients(db, mail.id, recipients);
-        mail = { ...mail, ...recipients };
-      }
+    // Written anew at each try, as the usage and the server stand now: the usage may have been
+    // given to another person since (a station pushing it again), whom the mail would otherwise
+    // greet by the last one's name; the public address, the time zone or the tool's name may
+    // have been put right while it waited (the Message-ID, of the mail's uuid, stays).
+    const current = currentMail(db, check.usageEventId, mail.kind, config);
+    if (current !== null) {
+      setComposed(db, mail.id, current);
+      mail = { ...mail, ...current };
+    } else {
+      setRecipients(db, mail.id, recipients);
+      mail = { ...mail, ...recipients };
     }
     const via = transportFor(config);
     try {
-      const { response, copyNotSent } = await via.send(mail, config.from);
-      // The user has it. An operator's copy refused for good is given up; one told to try
-      // later is tried again alone (deliverCopy), not with the user's, who has theirs.
-      const copyError = copyNotSent === null ? null : errorText(copyNotSent);
-      const copyLater =
-        copyNotSent !== null && !refusedForGood(copyNotSent) && config.maxAttempts > 1;
-      const now = clock();
-      // A crash here (sent, not yet marked) resends the mail on the next start: at least once.
-      markSent(
-        db,
-        mail.id,
-        new Date(now).toISOString(),
-        copyLater && copyError !== null
-          ? { due: new Date(now + backoffMs(1, config)).toISOString(), error: copyError }
-          : null,
-      );
+      const { response } = await via.send(mail, config.from);
+      const now = new Date(clock()).toISOString();
+      // The user has it, recorded at once; the operator's copy goes after it, in an envelope of
+      // its own (deliverCopy). A crash here (sent, not yet marked) resends the mail on the next
+      // start: at least once, and the time for that is the user's envelope alone.
+      markSent(db, mail.id, now, via.copiesApart && mail.cc ? now : null);
       log.info(
         { mail: mail.uuid, kind: mail.kind, to: mail.to, via: via.description, response },
         'mail sent',
       );
-      if (copyError !== null) {
-        log.warn(
-          { mail: mail.uuid, kind: mail.kind, cc: mail.cc, error: copyError },
-          copyLater
-            ? "mail sent; the operator's copy not taken now, and tried again"
-            : "mail sent, but the operator's copy was not taken",
-        );
-      }
       return true;
     } catch (error) {
       const attempts = mail.attempts + 1;
@@ -219,12 +200,28 @@ export function startMailWorker(options: MailWorkerOptions): MailWorker {
    * Given up when that server refuses it for good, or after maxAttempts tries; not sent once
    * the usage's answers came in (it tells of a mail that asks for them).
    */
-  async function deliverCopy(mail: MailRow, config: MailConfig): Promise<boolean> {
+  async function deliverCopy(owed: MailRow, config: MailConfig): Promise<boolean> {
+    let mail = owed;
     const check = checkMail(db, mail.usage_event_id);
     if (!check.send) {
       markCopyTried(db, mail.id, null, null);
       log.info({ mail: mail.uuid, kind: mail.kind }, `operator's copy not sent: ${check.why}`);
       return true;
+    }
+    // To the operator as they are now, as the mail went to its user: an address put right or
+    // taken away while the copy waited is the one it reaches, or none.
+    const recipients = currentRecipients(db, check.usageEventId);
+    if (recipients === null || recipients.cc === '') {
+      markCopyTried(db, mail.id, null, null);
+      log.info(
+        { mail: mail.uuid, kind: mail.kind },
+        "operator's copy not sent: the operator has no address now, or is not copied",
+      );
+      return true;
+    }
+    if (recipients.cc !== mail.cc) {
+      // Composed for them; the mail as sent to its user stays as it is recorded.
+      mail = { ...mail, ...(currentMail(db, check.usageEventId, mail.kind, config) ?? recipients) };
     }
     const via = transportFor(config);
     try {
