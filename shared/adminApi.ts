@@ -169,7 +169,9 @@ export interface AdminTool {
 export interface AdminToken {
   id: number;
   user_id: number;
+  /** '' for a person without one (staff may read the API with a token all the same). */
   user_email: string;
+  user_username: string;
   name: string;
   /** The first characters of the token, to tell tokens apart; the token itself is not kept. */
   prefix: string;

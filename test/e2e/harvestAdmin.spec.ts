@@ -127,6 +127,18 @@ test('an admin sets up harvesting of an instrument; a granted user reads its fil
   await expect(secret).toBeVisible();
   const key = await secret.getByLabel('Secret').inputValue();
   expect(key).toMatch(/^[A-Za-z0-9_-]{20,}$/);
+  // Reached over plain http at a LAN address, a page has no clipboard API: Copy still copies
+  // (the field's text selected, the browser's copy), or says to press Ctrl+C; never nothing.
+  await page.evaluate(() =>
+    Object.defineProperty(navigator, 'clipboard', { value: undefined, configurable: true }),
+  );
+  await secret.getByRole('button', { name: 'Copy', exact: true }).click();
+  await expect(
+    secret
+      .getByRole('button', { name: 'Copied', exact: true })
+      .or(secret.getByText('press Ctrl+C')),
+  ).toBeVisible();
+  await expect(secret.getByLabel('Secret')).toBeFocused();
   await secret.getByRole('button', { name: 'I have copied it' }).click();
   await expect(page.getByText(key)).toHaveCount(0);
   await expect(page.getByLabel('Secret')).toHaveCount(0);
@@ -193,14 +205,27 @@ test('an admin sets up harvesting of an instrument; a granted user reads its fil
   const runs = page.getByRole('region', { name: 'Deployment and runs' });
   await expect(runs.getByText('tem-pc')).toBeVisible();
   await expect(runs.getByTestId('deployment-state')).toHaveText(/^pending/);
-  await runs.getByRole('button', { name: 'Trigger now' }).click();
+  // By keyboard: the focus stays on the button (it was dropped to the page while busy).
+  const triggerNow = runs.getByRole('button', { name: 'Trigger now' });
+  await triggerNow.focus();
+  await page.keyboard.press('Enter');
   await expect(runs.getByRole('status')).toHaveText(
     /^Queued for an offline station: station tem-pc is offline .*queued/,
   );
+  await expect(triggerNow).toBeFocused();
   const lastRuns = runs.getByRole('table', { name: 'Last runs' });
   await expect(lastRuns.getByRole('row')).toHaveCount(2);
   await expect(lastRuns.getByRole('cell', { name: 'queued', exact: true })).toBeVisible();
   await expect(lastRuns.getByRole('cell', { name: 'triggered', exact: true })).toBeVisible();
+  // Another schedule shows its own runs, not the answer of the one triggered.
+  await page.getByRole('button', { name: 'New schedule' }).click();
+  const second = page.getByRole('form', { name: 'New schedule' });
+  await second.getByLabel('Instrument').selectOption({ label: 'TEM camera' });
+  await second.getByLabel('Cron').fill('0 4 * * *');
+  await second.getByRole('button', { name: 'Save' }).click();
+  await expect(page.getByRole('heading', { name: 'Edit schedule #2' })).toBeVisible();
+  await expect(runs.getByText('No runs yet.')).toBeVisible();
+  await expect(runs.getByText(/Queued for an offline station/)).toHaveCount(0);
 
   // The station harvests a file and pushes its records with its key.
   await pushHarvestedFile(setup, key, instrumentUuid(setup, 'TEM camera'));

@@ -826,6 +826,8 @@ describe('admin calls', () => {
     expect(listed.tokens[0]).toMatchObject({
       id: made.info.id,
       user_email: SAM.email,
+      // Named by username too: a person without an e-mail (staff may have none) is still named.
+      user_username: 'sam',
       name: 'NexusLIMS',
     });
     expect(JSON.stringify(listed)).not.toContain(made.token);

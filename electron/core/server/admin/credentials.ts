@@ -13,7 +13,8 @@ import { dropUploadsOfRefused } from '../uploads/refused.js';
 import { randomSecret, sha256 } from '../secrets.js';
 
 const TOKEN_SELECT = `
-  SELECT t.id, t.user_id, u.email AS user_email, t.name, t.prefix, t.created_at, t.last_used_at
+  SELECT t.id, t.user_id, u.email AS user_email, u.username AS user_username, t.name, t.prefix,
+    t.created_at, t.last_used_at
   FROM api_tokens t JOIN users u ON u.id = t.user_id`;
 
 export function listTokens(db: Db): { tokens: AdminToken[] } {

@@ -1,7 +1,7 @@
 import { useEffect, useId, useRef, useState } from 'react';
 import type { FormEvent, ReactElement } from 'react';
 import { ConfirmDialog } from '../../components/ConfirmDialog.js';
-import { adminSchemas } from '../../../../shared/adminApi.js';
+import { adminSchemas, type AdminToken } from '../../../../shared/adminApi.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
 import { LabelledField } from '../../components/LabelledField.js';
 import { describedBy } from '../../features/forms/FieldFrame.js';
@@ -17,6 +17,9 @@ import { useAdminStore } from './store.js';
  * API tokens for programs that read the NEMO-compatible API (`Authorization: Token ...`). A
  * token acts as its person: only tokens of staff or admins can read the API.
  */
+/** Whose a token is: their e-mail, or their username when they have none. */
+const holder = (token: AdminToken): string => token.user_email || token.user_username;
+
 export function TokensAdmin(): ReactElement {
   const id = useId();
   const tokens = useAdminStore((s) => s.tokens);
@@ -67,7 +70,7 @@ export function TokensAdmin(): ReactElement {
     setBusy(true);
     serverCall('admin.tokens.create', { user: Number(user), name: named.data })
       .then(async (result) => {
-        setSecret({ token: result.token, email: result.info.user_email });
+        setSecret({ token: result.token, email: holder(result.info) });
         setName('');
         await reload();
       })
@@ -175,7 +178,7 @@ export function TokensAdmin(): ReactElement {
                 {tokens.map((t) => (
                   <tr key={t.id}>
                     <td className="code">{`${t.prefix}…`}</td>
-                    <td>{`${t.user_email} (${role(t.user_id)})`}</td>
+                    <td>{`${holder(t)} (${role(t.user_id)})`}</td>
                     <td>{t.name}</td>
                     <td>{formatDateTime(t.created_at)}</td>
                     <td>{t.last_used_at ? formatDateTime(t.last_used_at) : 'never'}</td>
@@ -183,7 +186,7 @@ export function TokensAdmin(): ReactElement {
                       <button
                         type="button"
                         className="secondary"
-                        aria-label={`Revoke token ${t.prefix}… of ${t.user_email}`}
+                        aria-label={`Revoke token ${t.prefix}… of ${holder(t)}`}
                         onClick={() => setRevoking(t.id)}
                       >
                         Revoke

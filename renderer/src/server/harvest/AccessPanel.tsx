@@ -148,7 +148,8 @@ export function AccessPanel({ instrument }: { instrument: InstrumentOut }): Reac
           </select>
         </div>
         <div className="actions">
-          <button type="submit" disabled={busy}>
+          {/* Not disabled while busy (grant() waits): a disabled button drops the focus. */}
+          <button type="submit" aria-disabled={busy || undefined}>
             Grant access
           </button>
         </div>

@@ -33,6 +33,7 @@ export function ScheduleRuns({ schedule }: { schedule: ScheduleOut }): ReactElem
   }, [active, reloadSchedules]);
 
   const trigger = (): void => {
+    if (busy) return;
     setBusy(true);
     setError(null);
     setAnswer(null);
@@ -70,7 +71,13 @@ export function ScheduleRuns({ schedule }: { schedule: ScheduleOut }): ReactElem
         )}
       </dl>
       <div className="actions">
-        <button type="button" className="primary" disabled={busy} onClick={trigger}>
+        {/* Not disabled while busy: a disabled button drops the focus to the page. */}
+        <button
+          type="button"
+          className="primary"
+          aria-disabled={busy || undefined}
+          onClick={trigger}
+        >
           {busy ? 'Triggering…' : 'Trigger now'}
         </button>
       </div>

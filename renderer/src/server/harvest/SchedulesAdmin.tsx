@@ -76,7 +76,8 @@ export function SchedulesAdmin(): ReactElement {
               }}
               onClose={() => select(null)}
             />
-            {current && <ScheduleRuns schedule={current} />}
+            {/* Its own per schedule: the answer of one triggered is not shown under another. */}
+            {current && <ScheduleRuns key={current.id} schedule={current} />}
           </div>
         )}
       </div>
