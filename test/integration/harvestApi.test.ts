@@ -716,6 +716,42 @@ describe('management resources', () => {
     expect((await call('DELETE', `/api/storage-locations/${location.id}`)).status).toBe(204);
   });
 
+  it('keeps an enabled redirect hook and the location it sends files to from being off together', async () => {
+    const location = await made('/api/storage-locations', {
+      name: 'cold-store',
+      type: 'local',
+      base_path: '/mnt/cold',
+    });
+    const hook = await made('/api/hooks', {
+      name: 'cold-aside',
+      trigger: 'pre_transfer',
+      kind: 'redirect',
+      config: { glob: '*.raw', storage_location: 'cold-store' },
+    });
+    const off = await call('PATCH', `/api/storage-locations/${location.id}`, 'admin', {
+      enabled: false,
+    });
+    expect(off.status).toBe(409);
+    expect(off.body.detail).toMatch(/enabled redirect hook cold-aside sends files/);
+    // The hook off first, then the location; an enabled redirect to it is refused at its field.
+    expect((await call('PATCH', `/api/hooks/${hook.id}`, 'admin', { enabled: false })).status).toBe(
+      200,
+    );
+    expect(
+      (await call('PATCH', `/api/storage-locations/${location.id}`, 'admin', { enabled: false }))
+        .status,
+    ).toBe(200);
+    const again = await call('PATCH', `/api/hooks/${hook.id}`, 'admin', { enabled: true });
+    expect(again.status).toBe(422);
+    expect(again.body.detail[0]).toMatchObject({
+      loc: ['body', 'config', 'storage_location'],
+      type: 'needed_by_station',
+    });
+    expect(again.body.detail[0].msg).toMatch(/"cold-store" is disabled/);
+    expect((await call('DELETE', `/api/hooks/${hook.id}`)).status).toBe(204);
+    expect((await call('DELETE', `/api/storage-locations/${location.id}`)).status).toBe(204);
+  });
+
   it('never gives the id of a deleted record to a new one', async () => {
     const bodies = (n: number): [string, Record<string, unknown>][] => [
       ['service-accounts', { name: `ids-pc-${n}` }],

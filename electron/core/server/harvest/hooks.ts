@@ -83,6 +83,24 @@ function check(db: Db, merged: Required<Input>, input: Input, id: number | null)
       );
     }
   }
+  // An enabled redirect to a location turned off: every file it redirects would fail there, as
+  // an instrument's own location may not be off under it (storageLocations.ts keeps the same).
+  const location = merged.config.storage_location;
+  if (merged.kind === 'redirect' && Boolean(merged.enabled) && typeof location === 'string') {
+    const off = db
+      .prepare('SELECT 1 FROM storage_locations WHERE name = ? AND enabled = 0')
+      .get(location);
+    if (off) {
+      problems.push(
+        problem(
+          ['body', 'config', 'storage_location'],
+          `storage location ${JSON.stringify(location)} is disabled: every file this hook ` +
+            'redirects would fail there; enable it first, or save the hook disabled',
+          'needed_by_station',
+        ),
+      );
+    }
+  }
   if (problems.length) throw new ValidationProblems(problems);
 }
 

@@ -186,6 +186,22 @@ export const storageLocations: ManagedResource<StorageLocationOut> = {
             `location or disable ${many ? 'them' : 'it'} first`,
         );
       }
+      // Nor under enabled redirect hooks that send files there.
+      const redirecting = db
+        .prepare(
+          `SELECT name FROM harvest_hooks WHERE kind = 'redirect' AND enabled = 1
+             AND json_extract(config, '$.storage_location') = ? ORDER BY name`,
+        )
+        .pluck()
+        .all(before.name) as string[];
+      if (redirecting.length) {
+        const many = redirecting.length > 1;
+        throw new Conflict(
+          `storage location ${id} is where enabled redirect hook${many ? 's' : ''} ` +
+            `${redirecting.join(', ')} send${many ? '' : 's'} files: every file redirected there ` +
+            `would fail; change ${many ? 'their' : 'its'} config or disable ${many ? 'them' : 'it'} first`,
+        );
+      }
     }
     if (merged.name !== before.name) {
       // Redirect hooks name their location: a rename would leave them pointing nowhere.
