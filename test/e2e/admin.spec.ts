@@ -139,8 +139,14 @@ test('an admin adds a person with a PIN, a project and a qualification; they log
   await tool.getByRole('button', { name: 'Save' }).click();
   await expect(page.getByRole('status').filter({ hasText: 'Saved AFM' })).toBeVisible();
   await page.getByRole('link', { name: 'People' }).click();
+  // The list alone takes the page's width, its columns whole (it kept half beside no editor).
+  await page.setViewportSize({ width: 1280, height: 800 });
+  const peopleList = page.locator('.admin-layout > :first-child');
+  await expect(peopleList).toBeVisible();
+  expect((await peopleList.boundingBox())!.width).toBeGreaterThan(1000);
   await page.getByRole('button', { name: 'Edit carol' }).click();
   const person = page.getByRole('form', { name: 'Edit carol' });
+  expect((await peopleList.boundingBox())!.width).toBeLessThan(700);
   await expect(person.getByLabel('AFM')).toBeChecked();
   await person.getByLabel('First name').fill('Carol');
   await person.getByRole('button', { name: 'Save' }).click();
