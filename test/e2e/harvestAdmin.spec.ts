@@ -226,6 +226,20 @@ test('an admin sets up harvesting of an instrument; a granted user reads its fil
   await expect(page.getByRole('heading', { name: 'Edit schedule #2' })).toBeVisible();
   await expect(runs.getByText('No runs yet.')).toBeVisible();
   await expect(runs.getByText(/Queued for an offline station/)).toHaveCount(0);
+  // Another admin deletes schedule #1 while it is open here with a change typed: its editor
+  // stays, with what was typed, and says so (it turned into an empty "New schedule").
+  await page.locator('button[data-row="1"]').click();
+  const scheduleOne = page.getByRole('form', { name: 'Edit schedule #1' });
+  // One editor, of the schedule chosen (with a key its runs panel shared, they piled up).
+  await expect(page.getByRole('form', { name: /^(Edit|New) schedule/ })).toHaveCount(1);
+  await scheduleOne.getByLabel('Cron', { exact: true }).fill('15 3 * * *');
+  serverWrite(setup, 'DELETE FROM harvest_schedules WHERE id = 1');
+  // Its runs panel reads the schedules again while its run is queued (every few seconds).
+  await expect(scheduleOne.getByText(/^Deleted elsewhere meanwhile/)).toBeVisible({
+    timeout: 15_000,
+  });
+  await expect(scheduleOne.getByLabel('Cron', { exact: true })).toHaveValue('15 3 * * *');
+  await expect(page.getByRole('form', { name: 'New schedule' })).toHaveCount(0);
 
   // The station harvests a file and pushes its records with its key.
   await pushHarvestedFile(setup, key, instrumentUuid(setup, 'TEM camera'));

@@ -8,9 +8,14 @@ export type Selection = number | 'new' | null;
 
 export interface SelectionState<T extends { id: number }> {
   selected: Selection;
-  /** The record being edited, when it is an existing one. */
+  /**
+   * The record being edited, when it is an existing one; as it was last seen when it has left
+   * the list (deleted elsewhere: `gone`), so that its editor, and what was typed in it, stays.
+   */
   current: T | undefined;
-  /** What the last save said; cleared when another record is chosen. */
+  /** The record being edited was deleted elsewhere meanwhile. */
+  gone: boolean;
+  /** What the last save said, or that the record is gone; cleared when another is chosen. */
   notice: string | null;
   select: (next: Selection) => void;
   /** After a save: keep editing the saved record and say so. */
@@ -21,10 +26,20 @@ export interface SelectionState<T extends { id: number }> {
 export function useSelection<T extends { id: number }>(rows: T[]): SelectionState<T> {
   const [selected, setSelected] = useState<Selection>(null);
   const [notice, setNotice] = useState<string | null>(null);
+  // The record as last seen: gone from the list (another admin deleted it), its editor would
+  // otherwise turn into an empty "New …" one, what was typed lost, and a Save would make one.
+  const lastSeen = useRef<T | undefined>(undefined);
+  const found = typeof selected === 'number' ? rows.find((r) => r.id === selected) : undefined;
+  if (found !== undefined || typeof selected !== 'number') lastSeen.current = found;
+  const gone =
+    typeof selected === 'number' && found === undefined && lastSeen.current !== undefined;
   return {
     selected,
-    current: typeof selected === 'number' ? rows.find((r) => r.id === selected) : undefined,
-    notice,
+    current: found ?? (gone ? lastSeen.current : undefined),
+    gone,
+    notice: gone
+      ? 'Deleted elsewhere meanwhile: it can no longer be saved. Copy what you typed, then Close.'
+      : notice,
     select(next) {
       setNotice(null);
       setSelected(next);

@@ -76,8 +76,9 @@ export function SchedulesAdmin(): ReactElement {
               }}
               onClose={() => select(null)}
             />
-            {/* Its own per schedule: the answer of one triggered is not shown under another. */}
-            {current && <ScheduleRuns key={current.id} schedule={current} />}
+            {/* Its own per schedule: the answer of one triggered is not shown under another.
+                (A key of its own kind: the editor beside it is keyed by the bare id.) */}
+            {current && <ScheduleRuns key={`runs-${current.id}`} schedule={current} />}
           </div>
         )}
       </div>
