@@ -386,3 +386,23 @@ test('an admin made staff meanwhile is shown what staff may do once the server r
   // What staff may do stays.
   await expect(page.getByRole('link', { name: 'Experiments' })).toBeVisible();
 });
+
+test('an admin who changes their own password is told so, and logs in with the new one', async ({
+  page,
+  startServer,
+}) => {
+  const setup = await startServer();
+  await logInAsAdmin(page, setup);
+  await page.locator('button[aria-label^="Edit ada"]').click();
+  const me = page.getByRole('form', { name: /^Edit ada/ });
+  await me.getByLabel('New password (empty: keep)').fill('a new admin password');
+  await me.getByRole('button', { name: 'Save' }).click();
+  // The change ends every login of the account, this one too: the log-in screen says why.
+  await expect(
+    page.getByText('Saved: your password is changed, which ends your logins.', { exact: false }),
+  ).toBeVisible();
+  await page.getByLabel('E-mail').fill(PEOPLE.ada.email);
+  await page.getByLabel('Password').fill('a new admin password');
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await expect(page.getByTestId('account-name')).toBeVisible();
+});

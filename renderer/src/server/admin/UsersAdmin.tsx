@@ -1,6 +1,7 @@
 import type { ReactElement } from 'react';
 import { adminUserInput, type AdminUser } from '../../../../shared/adminApi.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
+import { useServerStore } from '../store.js';
 import { serverCall } from '../serverBridge.js';
 import { IdChecklist, SelectInput, TextInput, Toggle } from './fields.js';
 import { EditorPanel, ListPanel, useSelection } from './layout.js';
@@ -79,6 +80,17 @@ function UserEditor({
   const save = (): void => {
     void form.submit(adminUserInput, async (input) => {
       const result = await serverCall('admin.users.save', input);
+      // A password changed ends every login of its account, this one too when it is one's own:
+      // said so on the log-in screen, rather than "Your login has ended" at the next call.
+      const me = useServerStore.getState().account;
+      if (me !== null && result.user.id === me.id && input.password) {
+        useServerStore
+          .getState()
+          .logout(
+            'Saved: your password is changed, which ends your logins. Log in with the new one.',
+          );
+        return;
+      }
       putUser(result.user);
       onSaved(result.user, `Saved ${result.user.username}.`);
       form.set('pin', '');
