@@ -59,13 +59,18 @@ const noFilters: HistoryFilters = { user: '', from: '', to: '' };
 /** Reads of the table: one asked for before the filters changed must not show over theirs. */
 const reads = readOrder();
 
-export const useHistoryStore = create<HistoryState>()((set, get) => ({
+/** What the tab holds before any read, and after a log-off. */
+const blank = {
   filters: noFilters,
   applied: noFilters,
   tool: null,
   events: [],
   loading: false,
   error: null,
+} as const satisfies Partial<HistoryState>;
+
+export const useHistoryStore = create<HistoryState>()((set, get) => ({
+  ...blank,
   setFilters(filters) {
     set({ filters: { ...get().filters, ...filters } });
   },
@@ -106,13 +111,6 @@ export const useHistoryStore = create<HistoryState>()((set, get) => ({
   clear() {
     // A table asked for before (the person who logged off) is not shown when it lands.
     reads.forget();
-    set({
-      filters: noFilters,
-      applied: noFilters,
-      tool: null,
-      events: [],
-      loading: false,
-      error: null,
-    });
+    set(blank);
   },
 }));
