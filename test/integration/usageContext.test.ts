@@ -8,6 +8,8 @@ import { expect, it } from 'vitest';
 import { openDatabase } from '../../electron/core/db/open.js';
 import { finishTransfer } from '../../electron/core/harvest/records.js';
 import { usageContextOf } from '../../electron/core/harvest/usageContext.js';
+import { refreshUsageContexts } from '../../electron/core/harvest/usageContextRefresh.js';
+import { METADATA_MAX_BYTES } from '../../electron/core/harvest/metadataLimit.js';
 import { initialAnswers, normalizeAnswers, parseQuestions } from '../../shared/questions/index.js';
 
 function usageWith(preRunData: string, runData: string): ReturnType<typeof usageContextOf> {
@@ -114,30 +116,34 @@ it('takes no experiment field from answers that decline consent, as the experime
   });
 });
 
+/** A usage in progress (ada, SEM) and a file recorded during it, waiting for its transfer. */
+const AT = '2026-01-01T00:00:00.000Z';
+const SEED_USAGE_AND_FILE = `
+      INSERT INTO users (id, uuid, username, email, first_name, last_name, created_at, updated_at)
+        VALUES (1, 'u-1', 'ada', 'ada@example.org', 'Ada', 'Lovelace', '${AT}', '${AT}');
+      INSERT INTO projects (id, uuid, name, application_identifier, created_at, updated_at)
+        VALUES (1, 'p-1', 'Cathodes', 'PRJ-7', '${AT}', '${AT}');
+      INSERT INTO tools (id, uuid, name, created_at, updated_at)
+        VALUES (1, 't-1', 'SEM', '${AT}', '${AT}');
+      INSERT INTO usage_events (id, uuid, user_id, operator_id, project_id, tool_id, start,
+          pre_run_data, run_data, updated_at)
+        VALUES (1, 'e-1', 1, 1, 1, 1, '${AT}', '{"experiment_title":"As planned"}', '', '${AT}');
+      INSERT INTO instruments (id, uuid, name, tool_id, destination_template, created_at, updated_at)
+        VALUES (1, 'i-1', 'sem-1', 1, '{relative_path}', '${AT}', '${AT}');
+      INSERT INTO harvest_files (id, uuid, instrument_id, persistent_id, watch_path,
+          relative_path, source_path, filename, size, mtime_ms, xxhash, first_discovered_at,
+          metadata_, state, updated_at, usage_event_id)
+        VALUES (1, 'f-1', 1, 'ark:99999/fk4t1', '/data', 'a.dat', '/data/a.dat', 'a.dat', 1, 0,
+          NULL, '${AT}', '{}', 'waiting', '${AT}', 1);
+    `;
+
 it("stores a transfer's usage_context as the usage is when the transfer is recorded", () => {
   // Its hook took the context while the usage was in progress; the usage ended before the
   // transfer was recorded, which the refresh at the usage's end could not see yet.
   const db = openDatabase(':memory:');
   try {
-    const at = '2026-01-01T00:00:00.000Z';
-    db.exec(`
-      INSERT INTO users (id, uuid, username, email, first_name, last_name, created_at, updated_at)
-        VALUES (1, 'u-1', 'ada', 'ada@example.org', 'Ada', 'Lovelace', '${at}', '${at}');
-      INSERT INTO projects (id, uuid, name, application_identifier, created_at, updated_at)
-        VALUES (1, 'p-1', 'Cathodes', 'PRJ-7', '${at}', '${at}');
-      INSERT INTO tools (id, uuid, name, created_at, updated_at)
-        VALUES (1, 't-1', 'SEM', '${at}', '${at}');
-      INSERT INTO usage_events (id, uuid, user_id, operator_id, project_id, tool_id, start,
-          pre_run_data, run_data, updated_at)
-        VALUES (1, 'e-1', 1, 1, 1, 1, '${at}', '{"experiment_title":"As planned"}', '', '${at}');
-      INSERT INTO instruments (id, uuid, name, tool_id, destination_template, created_at, updated_at)
-        VALUES (1, 'i-1', 'sem-1', 1, '{relative_path}', '${at}', '${at}');
-      INSERT INTO harvest_files (id, uuid, instrument_id, persistent_id, watch_path,
-          relative_path, source_path, filename, size, mtime_ms, xxhash, first_discovered_at,
-          metadata_, state, updated_at, usage_event_id)
-        VALUES (1, 'f-1', 1, 'ark:99999/fk4t1', '/data', 'a.dat', '/data/a.dat', 'a.dat', 1, 0,
-          NULL, '${at}', '{}', 'waiting', '${at}', 1);
-    `);
+    const at = AT;
+    db.exec(SEED_USAGE_AND_FILE);
     const taken = usageContextOf(db, 1);
     expect(taken).toMatchObject({ end: null, experiment_title: 'As planned' });
     db.prepare(
@@ -162,6 +168,39 @@ it("stores a transfer's usage_context as the usage is when the transfer is recor
       end: '2026-01-01T01:00:00.000Z',
       experiment_title: 'As it went',
     });
+  } finally {
+    db.close();
+  }
+});
+
+it('keeps the usage_context a record has when the one taken again would pass the most a record holds', () => {
+  const db = openDatabase(':memory:');
+  try {
+    db.exec(SEED_USAGE_AND_FILE);
+    const taken = usageContextOf(db, 1);
+    // An experiment linked to the usage since, with 7 MB of metadata.
+    db.prepare(
+      `INSERT INTO notebook_entries (uuid, kind, title, title_search, tags, metadata, owner_id,
+         usage_event_id, created_at, updated_at)
+       VALUES ('n-1', 'experiment', 'Big', 'big', '[]', ?, 1, 1, ?, ?)`,
+    ).run(JSON.stringify({ extra_fields: { Notes: { value: 'x'.repeat(7_000_000) } } }), AT, AT);
+    finishTransfer(db, 1, {
+      status: 'completed',
+      storageLocationId: null,
+      destinationPath: '/archive/a.dat',
+      bytes: 1,
+      destChecksum: 'x',
+      checksumVerified: true,
+      startedAt: AT,
+      completedAt: AT,
+      metadata: { usage_context: taken },
+    });
+    const stored = (): string =>
+      db.prepare('SELECT metadata_ FROM harvest_files WHERE id = 1').pluck().get() as string;
+    // Stored as the hook took it, which fit; a record past 6 MiB would never reach the server.
+    expect(JSON.parse(stored())).toEqual({ usage_context: taken });
+    expect(refreshUsageContexts(db, 1)).toBe(0);
+    expect(Buffer.byteLength(stored())).toBeLessThan(METADATA_MAX_BYTES);
   } finally {
     db.close();
   }

@@ -12,6 +12,9 @@ import { hooksFor, type Hook, type HookConfig } from './config.js';
 import { HarvestStopped, runCommand } from './commandHook.js';
 import { fileInfo, sidecarJson, usageContext, type PostTransferContext } from './metadataHooks.js';
 import type { FileRow } from './records.js';
+import { METADATA_MAX_BYTES } from './metadataLimit.js';
+
+export { METADATA_MAX_BYTES };
 
 export interface PreTransferDecision {
   skip: { hook: string } | null;
@@ -137,14 +140,6 @@ export function decidePreTransfer(hooks: Hook[], file: FileRow): PreTransferDeci
 
 /** The metadata_ keys that only the built-in hooks (and the station) write. */
 const RESERVED_KEYS: readonly string[] = ['file_info', 'usage_context', 'hook_errors'];
-
-/**
- * The most a file's metadata_ may take, as JSON text in UTF-8 (6 MiB). Each sidecar and each
- * command's output is held to 4 MiB, but several of them could add up past what the server takes
- * in one request (8 MiB): the record would then never reach it. A hook whose output would take
- * the metadata past this is left out, and named in hook_errors.
- */
-export const METADATA_MAX_BYTES = 6 * 1024 * 1024;
 
 interface HookError {
   hook: string;

@@ -11,6 +11,7 @@ import { elementSymbols } from '../../../shared/experiment/read.js';
 import { isPlainObject } from '../../../shared/questions/json.js';
 import type { Db } from '../db/open.js';
 import { cachedStatement } from '../db/statements.js';
+import { METADATA_MAX_BYTES } from './metadataLimit.js';
 
 /** The usage_context of one usage event, as the hook stores it in metadata_. */
 export interface UsageContext {
@@ -75,7 +76,10 @@ export function withCurrentUsageContext(
     .pluck()
     .get(fileId) as number | null | undefined;
   if (usageId === null || usageId === undefined) return metadata;
-  return { ...metadata, usage_context: usageContextOf(db, usageId) };
+  const current = { ...metadata, usage_context: usageContextOf(db, usageId) };
+  // Past the most a record may hold (its experiments' metadata grew), the context the hook took,
+  // which fit, is kept: a record past it would never reach the server.
+  return Buffer.byteLength(JSON.stringify(current)) > METADATA_MAX_BYTES ? metadata : current;
 }
 
 /** The usage_context of the usage event with this id; null when there is none. */

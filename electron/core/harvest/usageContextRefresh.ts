@@ -10,7 +10,8 @@
 import type { Db } from '../db/open.js';
 import { cachedStatement } from '../db/statements.js';
 import { nowIso } from '../util/ids.js';
-import { enqueueFile, NEXT_UPDATED_AT } from './records.js';
+import { METADATA_MAX_BYTES } from './metadataLimit.js';
+import { enqueueFile } from './records.js';
 import { usageContextOf } from './usageContext.js';
 
 /**
@@ -30,16 +31,20 @@ export function refreshUsageContexts(db: Db, usageEventId: number): number {
     .all(usageEventId) as number[];
   if (ids.length === 0) return 0;
   const context = JSON.stringify(usageContextOf(db, usageEventId));
+  // Not past the most a record may hold (its experiments' metadata grew): the context it has,
+  // which fit, is kept, as a hook's output past it is left out; one past it would never reach
+  // the server.
   const update = cachedStatement(
     db,
-    `UPDATE harvest_files SET metadata_ = json_set(metadata_, '$.usage_context', json(?)),
-       updated_at = ${NEXT_UPDATED_AT}
-     WHERE id = ? AND metadata_ -> '$.usage_context' IS NOT json(?)`,
+    `UPDATE harvest_files SET metadata_ = json_set(metadata_, '$.usage_context', json(@context)),
+       updated_at = max(@now, strftime('%Y-%m-%dT%H:%M:%fZ', updated_at, '+0.001 seconds'))
+     WHERE id = @id AND metadata_ -> '$.usage_context' IS NOT json(@context)
+       AND length(CAST(json_set(metadata_, '$.usage_context', json(@context)) AS BLOB)) <= @max`,
   );
   let changed = 0;
   const now = nowIso();
   for (const id of ids) {
-    if (update.run(context, now, id, context).changes === 0) continue;
+    if (update.run({ context, now, id, max: METADATA_MAX_BYTES }).changes === 0) continue;
     enqueueFile(db, id);
     changed += 1;
   }
