@@ -112,8 +112,13 @@ test('books at the station, fills the pre-usage form from the reservation, cance
   await expect(page.getByRole('textbox', { name: 'project_id' })).toHaveValue('PRJ-1');
 
   await page.getByRole('tab', { name: 'Reservations' }).click();
+  // Under way (the form above was filled from it), it is ended now, not cancelled: the part gone
+  // by stays booked, as a usage during it may rest on its answers.
   await page.getByRole('button', { name: /Cancel reservation \d+/ }).click();
+  await expect(page.getByRole('dialog')).toContainText('It is under way: it ends now');
   await page.getByRole('dialog').getByRole('button', { name: 'Cancel reservation' }).click();
-  await expect(page.getByText(/Reservation \d+ is cancelled/)).toBeVisible();
+  await expect(
+    page.getByText(/Reservation \d+ ends now; the part gone by stays booked/),
+  ).toBeVisible();
   await expect(page.getByText('No upcoming reservations.')).toBeVisible();
 });

@@ -769,6 +769,12 @@ describe('booking', () => {
     expect(kept).toMatchObject({ cancelled: 0, start: '2026-01-05T09:00:00.000Z' });
     expect(Date.parse(kept.end)).toBeGreaterThanOrEqual(before - 1000);
     expect(Date.parse(kept.end)).toBeLessThanOrEqual(Date.now());
+    // Asked again (an answer lost on the way): done already, not refused as ended.
+    const twice = await rpc('alice', 'reservations.cancel', { id: begun });
+    expect(twice.status).toBe(200);
+    expect(db.prepare('SELECT "end" FROM reservations WHERE id = ?').pluck().get(begun)).toBe(
+      kept.end,
+    );
     const whole = running('01900000-0000-7000-8000-00000000e0d2');
     expect((await rpc('staff', 'reservations.cancel', { id: whole })).status).toBe(200);
     expect(db.prepare('SELECT cancelled FROM reservations WHERE id = ?').pluck().get(whole)).toBe(

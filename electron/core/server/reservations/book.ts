@@ -288,9 +288,19 @@ export function cancelReservation(
 ): { reservation: ReservationView } {
   db.transaction(() => {
     const row = db
-      .prepare('SELECT user_id, creator_id, cancelled, start, "end" FROM reservations WHERE id = ?')
+      .prepare(
+        `SELECT user_id, creator_id, cancelled, start, "end", updated_at FROM reservations
+         WHERE id = ?`,
+      )
       .get(id) as
-      | { user_id: number; creator_id: number; cancelled: number; start: string; end: string }
+      | {
+          user_id: number;
+          creator_id: number;
+          cancelled: number;
+          start: string;
+          end: string;
+          updated_at: string;
+        }
       | undefined;
     if (!row) throw fieldError('id', `no reservation with id ${id}`, 'not_found');
     if (row.user_id !== account.id && row.creator_id !== account.id && !isStaff(account)) {
@@ -300,6 +310,9 @@ export function cancelReservation(
       );
     }
     if (row.cancelled === 1) return;
+    // Ended early by a cancel before (its end set in the change that made it: a station asking
+    // again after a lost answer): done already, as a cancelled one is.
+    if (row.end <= now && row.end === row.updated_at && !isStaff(account)) return;
     if (row.end <= now && !isStaff(account)) {
       throw fieldError('id', `reservation ${id} has already ended; only staff can cancel it now`);
     }

@@ -108,7 +108,11 @@ function ReservationList({
       setConfirming(null);
       await call('reservations.cancel', { uuid: r.uuid });
       await useReservationsStore.getState().load();
-      onCancelled(`Reservation ${r.id} is cancelled.`);
+      onCancelled(
+        underWay(r)
+          ? `Reservation ${r.id} ends now; the part gone by stays booked.`
+          : `Reservation ${r.id} is cancelled.`,
+      );
     });
   return (
     <>
@@ -165,12 +169,17 @@ function ReservationList({
       >
         {confirming
           ? `${formatDateTime(confirming.start)} to ${formatDateTime(confirming.end)}. ` +
-            'The record stays on the server, marked cancelled.'
+            (underWay(confirming)
+              ? 'It is under way: it ends now, and the part gone by stays booked (a usage during it may rest on its answers).'
+              : 'The record stays on the server, marked cancelled.')
           : ''}
       </ConfirmDialog>
     </>
   );
 }
+
+/** Begun already: cancelled, it is ended now instead (the server keeps the part gone by). */
+const underWay = (r: { start: string }): boolean => Date.parse(r.start) < Date.now();
 
 function BookingPanel({
   tool,

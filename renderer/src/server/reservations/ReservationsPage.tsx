@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'react';
 import type { ReactElement } from 'react';
+import { isStaffRole } from '../../../../shared/api.js';
 import type { ReservationTargets, ReservationView } from '../../../../shared/reservationApi.js';
 import { ConfirmDialog } from '../../components/ConfirmDialog.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
@@ -172,12 +173,15 @@ function MyReservations({ onCancelled }: { onCancelled: (message: string) => voi
     setBusy(true);
     setError(null);
     serverCall('reservations.cancel', { id: reservation.id })
-      .then(() => {
+      .then((result) => {
         setAsking(null);
         onCancelled(
-          `Cancelled the reservation of ${reservation.target_name} from ${formatDateTime(
-            reservation.start,
-          )}.`,
+          result.reservation.cancelled
+            ? `Cancelled the reservation of ${reservation.target_name} from ${formatDateTime(
+                reservation.start,
+              )}.`
+            : `Ended the reservation of ${reservation.target_name} now: the time from now on is ` +
+                'free, and the part gone by stays booked.',
         );
         const store = useReservationsStore.getState();
         void store.refreshMine();
@@ -246,7 +250,10 @@ function MyReservations({ onCancelled }: { onCancelled: (message: string) => voi
           onCancel={() => setAsking(null)}
         >
           <p>
-            {`${formatDateTime(asking.start)} to ${formatDateTime(asking.end)}. The time becomes free for others; the record is kept, marked cancelled.`}
+            {`${formatDateTime(asking.start)} to ${formatDateTime(asking.end)}. ` +
+              (Date.parse(asking.start) < Date.now() && !isStaffRole(account?.role)
+                ? 'It is under way: it ends now, the time from now on becomes free for others, and the part gone by stays booked (a usage during it may rest on its answers).'
+                : 'The time becomes free for others; the record is kept, marked cancelled.')}
           </p>
         </ConfirmDialog>
       )}
