@@ -754,6 +754,27 @@ describe("the user's mail and the operator's copy", () => {
     }
   });
 
+  // Mutation (second read): deliverCopy dropping the copy when the user has no address now.
+  it("sends an operator's copy owed after the user's address was taken away", async () => {
+    const { db, uuid, worker } = await sending('copy-kept', 'alice@example.org', {
+      samEmail: 'slowgrey@copy.example.org',
+      uuid: '01900000-0000-7000-8000-00000000f0d4',
+    });
+    try {
+      await waitFor('the mail sent', () =>
+        mailsOf(db, uuid)[0]?.status === 'sent' ? true : undefined,
+      );
+      // Alice has hers; while sam's server takes its time (then says try later), her address goes.
+      db.prepare("UPDATE users SET email = '' WHERE username = 'alice'").run();
+      await waitFor('the copy', () =>
+        smtp.about(uuid, 'pending_answers').length === 2 ? true : undefined,
+      );
+      expect(smtp.about(uuid, 'pending_answers')[1].rcpt).toEqual(['slowgrey@copy.example.org']);
+    } finally {
+      await worker.stop();
+    }
+  });
+
   it("is sent when only the operator's copy is refused, and says so as a warning", async () => {
     const { db, uuid, worker, said } = await sending('copy-refused', 'alice@example.org', {
       samEmail: 'unknown@example.org',

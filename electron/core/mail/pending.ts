@@ -166,6 +166,16 @@ export function currentRecipients(db: Db, usageEventId: number): { to: string; c
 }
 
 /**
+ * The operator's mailbox when they are copied now (another person than the user, with an
+ * address of their own), else '': an operator's copy owed goes there, whether the user, whose
+ * mail went already, still has an address or not.
+ */
+export function currentCopyRecipient(db: Db, usageEventId: number): string {
+  const row = db.prepare(PENDING_SELECT).get(usageEventId) as PendingRow | undefined;
+  return row && copiesOperator(row) ? mailbox(person(row, 'o')) : '';
+}
+
+/**
  * The mail of `kind` for the usage as it stands now (to its user now, greeting them, their
  * operator copied), or null when the user has no address.
  */

@@ -20,6 +20,7 @@ import {
   type MailRow,
 } from './outbox.js';
 import {
+  currentCopyRecipient,
   currentMail,
   currentRecipients,
   ACCOUNT_OFF,
@@ -210,8 +211,8 @@ export function startMailWorker(options: MailWorkerOptions): MailWorker {
     }
     // To the operator as they are now, as the mail went to its user: an address put right or
     // taken away while the copy waited is the one it reaches, or none.
-    const recipients = currentRecipients(db, check.usageEventId);
-    if (recipients === null || recipients.cc === '') {
+    const cc = currentCopyRecipient(db, check.usageEventId);
+    if (cc === '') {
       markCopyTried(db, mail.id, null, null);
       log.info(
         { mail: mail.uuid, kind: mail.kind },
@@ -219,9 +220,10 @@ export function startMailWorker(options: MailWorkerOptions): MailWorker {
       );
       return true;
     }
-    if (recipients.cc !== mail.cc) {
-      // Composed for them; the mail as sent to its user stays as it is recorded.
-      mail = { ...mail, ...(currentMail(db, check.usageEventId, mail.kind, config) ?? recipients) };
+    if (cc !== mail.cc) {
+      // Composed for them (as the usage stands now, where it can be); the mail as sent to its
+      // user stays as it is recorded.
+      mail = { ...mail, ...currentMail(db, check.usageEventId, mail.kind, config), cc };
     }
     const via = transportFor(config);
     try {
