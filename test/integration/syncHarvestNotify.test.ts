@@ -90,7 +90,8 @@ afterAll(async () => {
 describe('a harvest change reaches the station it concerns', () => {
   it('a storage location disabled', async () => {
     // Not the one its instruments store in (refused while they run on it): one a redirect hook
-    // of camera-a names, which its station is given too.
+    // of camera-a names, which its station is given too (the hook off: a location is not
+    // turned off under an enabled redirect to it either).
     const spare = (await api('POST', '/api/storage-locations', {
       name: 'spare',
       type: 'local',
@@ -102,6 +103,7 @@ describe('a harvest change reaches the station it concerns', () => {
       kind: 'redirect',
       config: { glob: '*.raw', storage_location: 'spare' },
       instrument_id: ids.instrumentA,
+      enabled: false,
     }))!.id;
     const harvest = await harvestAfter(ids.a, () =>
       api('PATCH', `/api/storage-locations/${spare}`, { enabled: false }),
