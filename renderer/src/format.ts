@@ -1,4 +1,5 @@
 import type { BridgeError } from './bridge.js';
+import { fromLocalInput, toLocalDay } from './time.js';
 
 const dateTime = new Intl.DateTimeFormat(undefined, {
   year: 'numeric',
@@ -27,19 +28,15 @@ const dayOnly = new Intl.DateTimeFormat(undefined, {
  * for text of another shape, which is shown as it is.
  */
 export function formatWallTime(value: string, type: 'date' | 'datetime-local'): string | null {
-  const match =
+  // Read as a datetime-local input's value is (a date: at its midnight).
+  const time =
     type === 'date'
-      ? /^(\d{4})-(\d{2})-(\d{2})$/.exec(value)
-      : /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2}))?$/.exec(value);
-  if (!match) return null;
-  const [year, month, day, hour = 0, minute = 0, second = 0] = match
-    .slice(1)
-    .map((part) => (part === undefined ? 0 : Number(part)));
-  const time = new Date(year, month - 1, day, hour, minute, second);
-  // Not a day of the calendar (2026-02-30): shown as written.
-  if (time.getFullYear() !== year || time.getMonth() !== month - 1 || time.getDate() !== day) {
-    return null;
-  }
+      ? /^\d{4}-\d{2}-\d{2}$/.test(value)
+        ? fromLocalInput(`${value}T00:00`)
+        : null
+      : fromLocalInput(value);
+  // Not a day of the calendar (2026-02-30, read as a day of March): shown as written.
+  if (time === null || toLocalDay(time) !== value.slice(0, 10)) return null;
   return (type === 'date' ? dayOnly : dateTime).format(time);
 }
 

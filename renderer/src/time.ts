@@ -27,8 +27,7 @@ export function isoWithOffset(date: Date): string {
   const sign = offset >= 0 ? '+' : '-';
   const abs = Math.abs(offset);
   return (
-    `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}` +
-    `T${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}` +
+    `${toLocalDay(date)}T${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}` +
     `${sign}${pad(Math.floor(abs / 60))}:${pad(abs % 60)}`
   );
 }
@@ -45,12 +44,14 @@ export function defaultBookingTimes(now: Date = new Date()): { start: string; en
   return { start: toLocalInput(start), end: toLocalInput(end) };
 }
 
+/** The local day of an instant, YYYY-MM-DD (the value of a `date` input). */
+export function toLocalDay(date: Date): string {
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}`;
+}
+
 /** The value of a `datetime-local` input for an instant (local time, minutes). */
 export function toLocalInput(date: Date): string {
-  return (
-    `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}` +
-    `T${pad(date.getHours())}:${pad(date.getMinutes())}`
-  );
+  return `${toLocalDay(date)}T${pad(date.getHours())}:${pad(date.getMinutes())}`;
 }
 
 /** A `datetime-local` value read as local time; null when empty or not a time. */

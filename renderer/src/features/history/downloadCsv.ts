@@ -1,14 +1,9 @@
 import type { HistoryTable } from '../../../../shared/usage/history.js';
 import { toCsv } from '../../../../shared/usage/history.js';
+import { toLocalDay } from '../../time.js';
 
 function fileSafe(text: string): string {
   return text.replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 80) || 'tool';
-}
-
-/** The day of `date` where the station is (its browser's zone), YYYY-MM-DD, as the table shows it. */
-function localDate(date: Date): string {
-  const pad = (n: number): string => String(n).padStart(2, '0');
-  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}`;
 }
 
 /**
@@ -21,7 +16,8 @@ export function downloadCsv(tool: string, table: HistoryTable): void {
   const url = URL.createObjectURL(blob);
   const link = document.createElement('a');
   link.href = url;
-  link.download = `usage-history-${fileSafe(tool)}-${localDate(new Date())}.csv`;
+  // The station's day (its browser's zone), as the table shows days.
+  link.download = `usage-history-${fileSafe(tool)}-${toLocalDay(new Date())}.csv`;
   link.hidden = true;
   document.body.append(link);
   link.click();
