@@ -5,7 +5,7 @@
  * experiment record reads them.
  */
 import { expect, it } from 'vitest';
-import { openDatabase } from '../../electron/core/db/open.js';
+import { openDatabase, type Db } from '../../electron/core/db/open.js';
 import { finishTransfer } from '../../electron/core/harvest/records.js';
 import { usageContextOf } from '../../electron/core/harvest/usageContext.js';
 import { refreshUsageContexts } from '../../electron/core/harvest/usageContextRefresh.js';
@@ -137,29 +137,33 @@ const SEED_USAGE_AND_FILE = `
           NULL, '${AT}', '{}', 'waiting', '${AT}', 1);
     `;
 
+/** The seeded file's transfer recorded completed, with the metadata its hooks gave. */
+function copiedWith(db: Db, metadata: Record<string, unknown>): void {
+  finishTransfer(db, 1, {
+    status: 'completed',
+    storageLocationId: null,
+    destinationPath: '/archive/a.dat',
+    bytes: 1,
+    destChecksum: 'x',
+    checksumVerified: true,
+    startedAt: AT,
+    completedAt: AT,
+    metadata,
+  });
+}
+
 it("stores a transfer's usage_context as the usage is when the transfer is recorded", () => {
   // Its hook took the context while the usage was in progress; the usage ended before the
   // transfer was recorded, which the refresh at the usage's end could not see yet.
   const db = openDatabase(':memory:');
   try {
-    const at = AT;
     db.exec(SEED_USAGE_AND_FILE);
     const taken = usageContextOf(db, 1);
     expect(taken).toMatchObject({ end: null, experiment_title: 'As planned' });
     db.prepare(
       `UPDATE usage_events SET "end" = ?, run_data = '{"experiment_title":"As it went"}' WHERE id = 1`,
     ).run('2026-01-01T01:00:00.000Z');
-    finishTransfer(db, 1, {
-      status: 'completed',
-      storageLocationId: null,
-      destinationPath: '/archive/a.dat',
-      bytes: 1,
-      destChecksum: 'x',
-      checksumVerified: true,
-      startedAt: at,
-      completedAt: at,
-      metadata: { usage_context: taken, sample: 'S1' },
-    });
+    copiedWith(db, { usage_context: taken, sample: 'S1' });
     const stored = JSON.parse(
       db.prepare('SELECT metadata_ FROM harvest_files WHERE id = 1').pluck().get() as string,
     ) as { sample: string; usage_context: Record<string, unknown> };
@@ -184,17 +188,7 @@ it('keeps the usage_context a record has when the one taken again would pass the
          usage_event_id, created_at, updated_at)
        VALUES ('n-1', 'experiment', 'Big', 'big', '[]', ?, 1, 1, ?, ?)`,
     ).run(JSON.stringify({ extra_fields: { Notes: { value: 'x'.repeat(7_000_000) } } }), AT, AT);
-    finishTransfer(db, 1, {
-      status: 'completed',
-      storageLocationId: null,
-      destinationPath: '/archive/a.dat',
-      bytes: 1,
-      destChecksum: 'x',
-      checksumVerified: true,
-      startedAt: AT,
-      completedAt: AT,
-      metadata: { usage_context: taken },
-    });
+    copiedWith(db, { usage_context: taken });
     const stored = (): string =>
       db.prepare('SELECT metadata_ FROM harvest_files WHERE id = 1').pluck().get() as string;
     // Stored as the hook took it, which fit; a record past 6 MiB would never reach the server.

@@ -145,7 +145,7 @@ async function readSidecar(path: string, name: string): Promise<string | null> {
  * A sidecar's bytes as text: UTF-8, or UTF-16 where a byte-order mark says so (what Windows
  * PowerShell 5.1's `ConvertTo-Json | Out-File` writes on an instrument PC); the mark dropped.
  */
-export function sidecarText(bytes: Buffer): string {
+function sidecarText(bytes: Buffer): string {
   if (bytes[0] === 0xff && bytes[1] === 0xfe)
     return new TextDecoder('utf-16le').decode(bytes.subarray(2));
   if (bytes[0] === 0xfe && bytes[1] === 0xff)

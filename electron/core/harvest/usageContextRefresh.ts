@@ -11,7 +11,7 @@ import type { Db } from '../db/open.js';
 import { cachedStatement } from '../db/statements.js';
 import { nowIso } from '../util/ids.js';
 import { METADATA_MAX_BYTES } from './metadataLimit.js';
-import { enqueueFile } from './records.js';
+import { enqueueFile, NEXT_UPDATED_AT } from './records.js';
 import { usageContextOf } from './usageContext.js';
 
 /**
@@ -36,15 +36,16 @@ export function refreshUsageContexts(db: Db, usageEventId: number): number {
   // the server.
   const update = cachedStatement(
     db,
-    `UPDATE harvest_files SET metadata_ = json_set(metadata_, '$.usage_context', json(@context)),
-       updated_at = max(@now, strftime('%Y-%m-%dT%H:%M:%fZ', updated_at, '+0.001 seconds'))
-     WHERE id = @id AND metadata_ -> '$.usage_context' IS NOT json(@context)
-       AND length(CAST(json_set(metadata_, '$.usage_context', json(@context)) AS BLOB)) <= @max`,
+    `UPDATE harvest_files SET metadata_ = json_set(metadata_, '$.usage_context', json(?)),
+       updated_at = ${NEXT_UPDATED_AT}
+     WHERE id = ? AND metadata_ -> '$.usage_context' IS NOT json(?)
+       AND length(CAST(json_set(metadata_, '$.usage_context', json(?)) AS BLOB)) <= ?`,
   );
   let changed = 0;
   const now = nowIso();
   for (const id of ids) {
-    if (update.run({ context, now, id, max: METADATA_MAX_BYTES }).changes === 0) continue;
+    const run = update.run(context, now, id, context, context, METADATA_MAX_BYTES);
+    if (run.changes === 0) continue;
     enqueueFile(db, id);
     changed += 1;
   }

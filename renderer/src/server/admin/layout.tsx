@@ -10,11 +10,9 @@ export interface SelectionState<T extends { id: number }> {
   selected: Selection;
   /**
    * The record being edited, when it is an existing one; as it was last seen when it has left
-   * the list (deleted elsewhere: `gone`), so that its editor, and what was typed in it, stays.
+   * the list (deleted elsewhere), so that its editor, and what was typed in it, stays.
    */
   current: T | undefined;
-  /** The record being edited was deleted elsewhere meanwhile. */
-  gone: boolean;
   /** What the last save said, or that the record is gone; cleared when another is chosen. */
   notice: string | null;
   select: (next: Selection) => void;
@@ -36,7 +34,6 @@ export function useSelection<T extends { id: number }>(rows: T[]): SelectionStat
   return {
     selected,
     current: found ?? (gone ? lastSeen.current : undefined),
-    gone,
     notice: gone
       ? 'Deleted elsewhere meanwhile: it can no longer be saved. Copy what you typed, then Close.'
       : notice,
