@@ -1344,12 +1344,95 @@ describe('what the server keeps of pushed usage events', () => {
           detail: expect.stringMatching(
             kind === 'harvest_file'
               ? /usage_event_uuid: that usage is of a tool this station does not run$/
-              : /usage_event_uuid: that usage is of another tool$/,
+              : /usage_event_uuid: that usage was recorded by another station$/,
           ) as string,
         },
       });
     }
-    for (const table of ['consumable_withdrawals', 'problem_reports', 'harvest_files']) {
+    // A second station on SEM itself: the usage is not one it recorded, so it may not bill it,
+    // shut the tool down in its name or link an experiment to it (mutation: the tool alone was
+    // checked, and all three were taken).
+    const semUuid = serverDb.prepare("SELECT uuid FROM tools WHERE name = 'SEM'").pluck().get();
+    const second = await registerStation('sem-second', 'SEM');
+    const entryUuid = id(6);
+    const onSem = [
+      ...hung.slice(0, 2).map(({ kind, payload }) => ({
+        kind,
+        payload: { ...payload, tool_uuid: semUuid },
+      })),
+      {
+        kind: 'notebook_entry',
+        payload: {
+          uuid: entryUuid,
+          kind: 'experiment',
+          title: 'Stub run',
+          body: '',
+          tags: [],
+          metadata: {},
+          owner_uuid: refs.user_uuid,
+          template_uuid: null,
+          usage_event_uuid: sem.uuid,
+          created_at: '2024-01-05T10:00:00.000Z',
+          updated_at: '2024-01-05T10:00:00.000Z',
+          version: 1,
+          previous_updated_at: null,
+          deleted_at: null,
+        },
+      },
+    ];
+    for (const [i, { kind, payload }] of onSem.entries()) {
+      const res = await push(second, [{ id: 40 + i, kind, uuid: payload.uuid, payload }]);
+      expect(res.body, kind).toMatchObject({
+        acked: [],
+        error: {
+          id: 40 + i,
+          code: 'forbidden',
+          detail: expect.stringMatching(
+            /usage_event_uuid: that usage was recorded by another station$/,
+          ) as string,
+        },
+      });
+    }
+    expect(
+      serverDb
+        .prepare('SELECT count(*) FROM notebook_entries WHERE uuid = ?')
+        .pluck()
+        .get(entryUuid),
+    ).toBe(0);
+    expect(serverDb.prepare('SELECT shutdown FROM tools WHERE name = ?').pluck().get('SEM')).toBe(
+      0,
+    );
+    // The station that recorded the usage may.
+    const [withdrawal, report] = onSem;
+    expect(
+      (
+        await push(key, [
+          {
+            id: 50,
+            kind: withdrawal.kind,
+            uuid: withdrawal.payload.uuid,
+            payload: withdrawal.payload,
+          },
+        ])
+      ).body,
+    ).toMatchObject({ acked: [50], error: null });
+    expect(
+      (
+        await push(key, [
+          { id: 51, kind: report.kind, uuid: report.payload.uuid, payload: report.payload },
+        ])
+      ).body,
+    ).toMatchObject({ acked: [51], error: null });
+    for (const table of ['consumable_withdrawals', 'problem_reports']) {
+      expect(
+        serverDb
+          .prepare(`SELECT station_id FROM ${table} WHERE uuid = ?`)
+          .pluck()
+          .get(hung[table === 'problem_reports' ? 1 : 0].payload.uuid),
+        table,
+      ).toBe(serverDb.prepare("SELECT id FROM stations WHERE name = 'sem-raw'").pluck().get());
+    }
+    for (const table of ['harvest_files']) {
       const uuids = hung.map((h) => h.payload.uuid);
       const stored = serverDb
         .prepare(`SELECT count(*) FROM ${table} WHERE uuid IN (?, ?, ?)`)

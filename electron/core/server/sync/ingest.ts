@@ -13,7 +13,7 @@ import {
   optionalId,
   parse,
   time,
-  usageOfTool,
+  usageOfStation,
   uuid,
   type StationRef,
 } from './records.js';
@@ -265,7 +265,7 @@ function upsertProblem(db: Db, station: StationRef, record: PushRecord): void {
     usage_event_id:
       existing || p.usage_event_uuid === null || p.usage_event_uuid === undefined
         ? null
-        : usageOfTool(db, p.usage_event_uuid, toolId, 'usage_event_uuid', record),
+        : usageOfStation(db, station, p.usage_event_uuid, toolId, 'usage_event_uuid', record),
     user_id: idOf(db, 'users', p.user_uuid, 'user_uuid'),
     question: p.question,
     description: p.description,
@@ -358,7 +358,7 @@ function insertWithdrawal(db: Db, station: StationRef, record: PushRecord): void
     p.quantity,
     idOf(db, 'users', p.user_uuid, 'user_uuid'),
     idOf(db, 'projects', p.project_uuid, 'project_uuid'),
-    usageOfTool(db, p.usage_event_uuid, toolId, 'usage_event_uuid', record),
+    usageOfStation(db, station, p.usage_event_uuid, toolId, 'usage_event_uuid', record),
     toolId,
     p.question,
     p.created_at,

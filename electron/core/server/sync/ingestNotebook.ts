@@ -21,7 +21,6 @@ import { AppError } from '../../util/errors.js';
 import {
   RecordRefused,
   checkOwner,
-  checkTool,
   idOf,
   jsonObject,
   optionalId,
@@ -168,10 +167,11 @@ export function upsertNotebookEntry(
 }
 
 /**
- * An experiment links only to a usage of a tool this station runs (or ran, a usage it made before
- * it took its move off that tool: an entry of then may be edited later), made by its owner
- * (as user or operator) unless the owner is staff: as the station itself allows
- * (notebook.attachUsage), so no key can attach an entry to another station's usage.
+ * An experiment links only to a usage this station recorded (a station holds no other: an
+ * entry may link to one it made before it was moved off that tool), made by its owner (as user
+ * or operator) unless the owner is staff: as the station itself allows (notebook.attachUsage),
+ * so no key, not even another station's on the same tool, can attach an entry to another
+ * station's usage.
  */
 function checkUsageLink(
   db: Db,
@@ -182,9 +182,14 @@ function checkUsageLink(
 ): void {
   const usage = cachedStatement(
     db,
-    'SELECT tool_id, user_id, operator_id, start FROM usage_events WHERE id = ?',
-  ).get(usageId) as { tool_id: number; user_id: number; operator_id: number; start: string };
-  checkTool(db, station, usage.tool_id, record, usage.start);
+    'SELECT station_id, user_id, operator_id FROM usage_events WHERE id = ?',
+  ).get(usageId) as { station_id: number | null; user_id: number; operator_id: number };
+  if (usage.station_id !== station.id) {
+    throw new RecordRefused(
+      'forbidden',
+      `notebook_entry ${record.uuid}: usage_event_uuid: that usage was recorded by another station`,
+    );
+  }
   if (usage.user_id === ownerId || usage.operator_id === ownerId) return;
   const staff = cachedStatement(db, 'SELECT is_staff FROM users WHERE id = ?').pluck().get(ownerId);
   if (staff !== 1) {

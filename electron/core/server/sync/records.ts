@@ -157,18 +157,30 @@ function usageTool(db: Db, usageId: number): number {
 
 /**
  * A record made in a usage (a consumable withdrawn, a problem reported in its form) names a
- * usage of its own tool: no key can hang a withdrawal or a report on another tool's usage, its
- * bill or its logbook.
+ * usage this station recorded, of the record's own tool: a station makes them only in the forms
+ * of its own usages, so no key (not even another station's on the same tool) can hang a
+ * withdrawal or a report on someone else's usage, its bill or its logbook.
  */
-export function usageOfTool(
+export function usageOfStation(
   db: Db,
+  station: StationRef,
   ref: string,
   toolId: number,
   field: string,
   record: PushRecord,
 ): number {
   const usageId = idOf(db, 'usage_events', ref, field);
-  if (usageTool(db, usageId) !== toolId) {
+  const usage = cachedStatement(
+    db,
+    'SELECT tool_id, station_id FROM usage_events WHERE id = ?',
+  ).get(usageId) as { tool_id: number; station_id: number | null };
+  if (usage.station_id !== station.id) {
+    throw new RecordRefused(
+      'forbidden',
+      `${record.kind} ${record.uuid}: ${field}: that usage was recorded by another station`,
+    );
+  }
+  if (usage.tool_id !== toolId) {
     throw new RecordRefused(
       'forbidden',
       `${record.kind} ${record.uuid}: ${field}: that usage is of another tool`,
