@@ -222,6 +222,11 @@ describe('config deltas at the station', () => {
     const st = await station();
     applyDelta(st.db, delta({ users: [syncUser(st, 'alice', { is_active: false })] }));
     await expectCode(logon(st, 'alice', '1234'), 'unauthenticated');
+    // Nor does the station keep what would let her, from an older server that sent it
+    // (mutation: the hash and badge stored as sent).
+    expect(
+      st.db.prepare("SELECT pin_hash, badge_number FROM users WHERE username = 'alice'").get(),
+    ).toEqual({ pin_hash: null, badge_number: null });
     const bob = syncUser(st, 'bob').uuid;
     applyDelta(st.db, delta({ deleted: { users: [bob], projects: [], tools: [] } }));
     await expectCode(logon(st, 'bob', '2345'), 'unauthenticated');

@@ -125,6 +125,26 @@ describe("a station's delta since its cursor", () => {
     });
   });
 
+  // Mutation: userRecord sending the PIN hash and badge of a person turned off (every station
+  // kept an argon2id hash of every former member).
+  it('sends a person turned off without PIN hash or badge, and both again when back', () => {
+    db.prepare("UPDATE users SET badge_number = 'b-200' WHERE id = 2").run();
+    const cursor = latestChange(db);
+    db.prepare('UPDATE users SET is_active = 0 WHERE id = 2').run();
+    expect(delta(afm, cursor).users).toMatchObject([
+      { uuid: 'u-bob', is_active: false, pin_hash: null, badge_number: null },
+    ]);
+    expect(delta(afm, 0).users.find((u) => u.uuid === 'u-bob')).toMatchObject({
+      pin_hash: null,
+      badge_number: null,
+    });
+    const off = latestChange(db);
+    db.prepare('UPDATE users SET is_active = 1 WHERE id = 2').run();
+    expect(delta(afm, off).users).toMatchObject([
+      { uuid: 'u-bob', is_active: true, pin_hash: 'pin-b', badge_number: 'b-200' },
+    ]);
+  });
+
   it('sends a user again without a qualification the server took away', () => {
     const cursor = latestChange(db);
     db.prepare(`DELETE FROM qualifications WHERE user_id = 1 AND tool_id = ${SEM}`).run();

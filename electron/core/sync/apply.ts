@@ -204,7 +204,9 @@ export function applyDelta(db: Db, delta: FacilityDelta): ApplySummary {
           '',
           u.first_name,
           u.last_name,
-          u.pin_hash,
+          // As the server sends it since 2026-12-08 (export.ts userRecord); an older server
+          // sent the hash of a person turned off too.
+          u.is_active ? u.pin_hash : null,
           u.is_staff ? 1 : 0,
           u.is_active ? 1 : 0,
           now,
@@ -227,7 +229,7 @@ export function applyDelta(db: Db, delta: FacilityDelta): ApplySummary {
       }
       for (const u of delta.users) {
         const id = userIds.get(u.uuid)!;
-        if (u.badge_number) {
+        if (u.badge_number && u.is_active) {
           db.prepare('UPDATE users SET badge_number = NULL WHERE badge_number = ? AND id <> ?').run(
             u.badge_number,
             id,

@@ -72,8 +72,10 @@ function userRecord(db: Db, row: UserRecord): SyncUser {
     email: row.email,
     first_name: row.first_name,
     last_name: row.last_name,
-    badge_number: row.badge_number,
-    pin_hash: row.pin_hash,
+    // A person turned off cannot log on at a station, and no station need hold what would let
+    // them (or anyone reading its disk) try: the server keeps both for the day they are back.
+    badge_number: row.is_active === 1 ? row.badge_number : null,
+    pin_hash: row.is_active === 1 ? row.pin_hash : null,
     is_staff: row.is_staff === 1,
     is_active: row.is_active === 1,
     projects: db
