@@ -328,6 +328,17 @@ describe('tool control', () => {
     ).usage;
     expect(validated.validated).toBe(true);
     expect(validated.validated_by_name).toBe('sam');
+    // Validated again by other staff: left as it is, and nothing queued for the server
+    // (mutation: a second validation replaced the validator, here and on the server).
+    const queued = st.db.prepare('SELECT count(*) FROM outbox').pluck().get();
+    await st.call('session.logoff', {});
+    st.db.prepare("UPDATE users SET is_staff = 1 WHERE username = 'alice'").run();
+    await logon(st, 'alice', '1234');
+    const again = (
+      (await st.call('toolControl.validate', { usage: ended.id })) as { usage: UsageEventView }
+    ).usage;
+    expect(again).toEqual(validated);
+    expect(st.db.prepare('SELECT count(*) FROM outbox').pluck().get()).toBe(queued);
   });
 
   it('shuts the tool down on a problem report with force_shutdown, until staff clear it', async () => {

@@ -264,6 +264,12 @@ function inUse(db: Db, tool: ToolRow, usage: UsageRow): AppError {
   );
 }
 
+/**
+ * Validates the ended usage event as `actor` (staff). One validated already, here or on the
+ * server, is left as it is, whoever validated it, as the server does (validateOnServer): the
+ * station pushes its validator, so validating again would give the event another person on
+ * both sides.
+ */
 export function validateUsage(db: Db, actor: UserRow, usageRef: Ref, now: string): UsageEventView {
   requireStaff(actor, 'validate usage events');
   const usage = findUsage(db, usageRef);
@@ -273,6 +279,7 @@ export function validateUsage(db: Db, actor: UserRow, usageRef: Ref, now: string
       `usage event ${usage.id} is still active; end it before validating`,
     );
   }
+  if (usage.validated === 1) return usageView(db, usage.id);
   db.transaction(() => {
     db.prepare(
       `UPDATE usage_events SET validated = 1, validated_by_id = ?, version = version + 1,
