@@ -2745,6 +2745,15 @@ describe('harvest in a running station', () => {
     const after = (await filesOf(dirs.data)).find((f) => f.id === file?.id);
     expect(after?.next_attempt_at).toBe(file?.next_attempt_at);
     expect((await st.rpc('harvest.retryAll', {})).body).toEqual({ count: 0 });
+    // A file no record has is not found, as harvest.file says (it was a 409 "retried or
+    // completed meanwhile").
+    for (const call of ['harvest.retry', 'harvest.file'] as const) {
+      const unknown = await st.rpc(call, call === 'harvest.retry' ? { file_id: 999 } : { id: 999 });
+      expect({ status: unknown.status, body: unknown.body }, call).toEqual({
+        status: 404,
+        body: { code: 'not_found', message: 'no harvested file with id 999' },
+      });
+    }
   });
 
   it('Retry all while the harvest waits for the server at its start takes the files when it starts', async () => {

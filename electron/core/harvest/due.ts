@@ -7,7 +7,7 @@ import type { Db } from '../db/open.js';
 import { cachedStatement } from '../db/statements.js';
 import { AppError } from '../util/errors.js';
 import { nowIso } from '../util/ids.js';
-import { NEXT_UPDATED_AT } from './records.js';
+import { fileById, NEXT_UPDATED_AT } from './records.js';
 
 /**
  * Ids of files whose transfer is due: failed ones whose retry time has come, and (after a
@@ -96,9 +96,18 @@ export function retryNow(db: Db, fileId: number): boolean {
   );
 }
 
-/** retryNow, refused (409) for a file that is not failed now (retried or completed meanwhile). */
+/** What a call naming a file that no record has is refused with (404). */
+export function noSuchFile(fileId: number): AppError {
+  return new AppError('not_found', `no harvested file with id ${fileId}`);
+}
+
+/**
+ * retryNow, refused (409) for a file that is not failed now (retried or completed meanwhile),
+ * and (404) for one that no record has.
+ */
 export function retryNowOrRefuse(db: Db, fileId: number): void {
   if (!retryNow(db, fileId)) {
+    if (!fileById(db, fileId)) throw noSuchFile(fileId);
     throw new AppError(
       'conflict',
       `file ${fileId} has no failed transfer to retry (retried or completed meanwhile)`,

@@ -4,7 +4,7 @@
  */
 import { dirname } from 'node:path';
 import type { HarvestFileView, HarvestTransferView } from '../../../../shared/api.js';
-import { retryNowOrRefuse } from '../../harvest/due.js';
+import { noSuchFile, retryNowOrRefuse } from '../../harvest/due.js';
 import { HELD_FOR_NEW_BYTES } from '../../harvest/retries.js';
 import { idleHarvestStatus } from '../../harvest/status.js';
 import { getFileView, listFiles, listTransfers } from '../../harvest/views.js';
@@ -33,7 +33,7 @@ export function harvestHandlers(ctx: HarvestContext): HandlersOf<'harvest'> {
     },
     'harvest.file': ({ id }) => {
       const file = getFileView(db, id);
-      if (!file) throw new AppError('not_found', `no harvested file with id ${id}`);
+      if (!file) throw noSuchFile(id);
       const seen = seenWhole(ctx, [file]);
       const viewing = seen.whole(file);
       return {
