@@ -416,10 +416,16 @@ describe('tool control', () => {
   it('refuses an enable whose pre-usage answers report a shutdown problem, keeping the report', async () => {
     const st = await station('AFM');
     await logon(st, 'sam', '9999');
+    const events: CoreEvent[] = [];
+    st.events.on('event', (event) => events.push(event));
+    // The tool named by its id, as the contract allows: the screens, which match the event's
+    // tool by name, hear of the shutdown all the same (mutation: the event said "2").
+    const afm = st.db.prepare("SELECT id FROM tools WHERE name = 'AFM'").pluck().get() as number;
     const e = await expectCode(
-      st.call('toolControl.enable', { tool: 'AFM', project: 'Other', answers: { broken: 'Yes' } }),
+      st.call('toolControl.enable', { tool: afm, project: 'Other', answers: { broken: 'Yes' } }),
       'tool_shutdown',
     );
+    expect(events).toContainEqual({ type: 'tool.changed', tool: 'AFM' });
     expect(e.message).toMatch(/Tip holder broken/);
     expect(count(st, 'usage_events')).toBe(0);
     expect(

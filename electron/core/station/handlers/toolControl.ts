@@ -49,7 +49,7 @@ export function toolControlHandlers(ctx: ToolControlContext): HandlersOf<'toolCo
       } catch (error) {
         // A problem report in the pre-usage answers may have shut the tool down.
         if (error instanceof AppError && error.code === 'tool_shutdown') {
-          ctx.emit({ type: 'tool.changed', tool: String(args.tool) });
+          ctx.emit({ type: 'tool.changed', tool: findTool(db, args.tool).name });
         }
         throw error;
       }
