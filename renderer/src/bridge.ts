@@ -66,11 +66,25 @@ export function fieldProblems(error: BridgeError): FieldErrors {
 
 const TOKEN_KEY = 'labstation.token';
 
-/** Takes `#token=...` out of the address bar and keeps it for this tab only. */
+/** What a `#token=` of the address bar holds; null for one spoiled (a `%` not followed by hex). */
+function decodedToken(raw: string): string | null {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Takes `#token=...` out of the address bar and keeps it for this tab only. A spoiled one
+ * (copied in part, say) replaces the token kept: the page then asks for the station's link.
+ */
 export function takeTokenFromUrl(): string | null {
   const match = /(?:^#|&)token=([^&]+)/.exec(window.location.hash);
   if (match?.[1]) {
-    sessionStorage.setItem(TOKEN_KEY, decodeURIComponent(match[1]));
+    const token = decodedToken(match[1]);
+    if (token === null) sessionStorage.removeItem(TOKEN_KEY);
+    else sessionStorage.setItem(TOKEN_KEY, token);
     const url = window.location.pathname + window.location.search;
     window.history.replaceState(window.history.state, '', url);
   }
@@ -259,7 +273,17 @@ let bridge: LabstationBridge | null = null;
 
 export function getBridge(): LabstationBridge {
   if (!bridge) {
-    bridge = window.labstation ? preloadBridge(window.labstation) : httpBridge(takeTokenFromUrl());
+    if (window.labstation) bridge = preloadBridge(window.labstation);
+    else {
+      bridge = httpBridge(takeTokenFromUrl());
+      // The station's link pasted into this tab changes the fragment only, which loads
+      // nothing: the page starts again with its token.
+      window.addEventListener('hashchange', () => {
+        if (!/(?:^#|&)token=/.test(window.location.hash)) return;
+        takeTokenFromUrl();
+        window.location.reload();
+      });
+    }
   }
   return bridge;
 }

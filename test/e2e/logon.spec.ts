@@ -61,6 +61,19 @@ test('logs on with username and PIN, and says so in words when the PIN is wrong'
   await expect(page.getByRole('heading', { name: `Enable ${TOOL}` })).toBeVisible();
 });
 
+test('a link whose token is spoiled asks for the station link, and takes the good one after', async ({
+  page,
+  startStation,
+}) => {
+  const station = await startStation(facility());
+  // A `%` that starts no escape (the link copied in part): the page was left blank before.
+  await page.goto(`${station.url}%`);
+  await expect(page.getByText('This page needs the link the station printed')).toBeVisible();
+  expect(new URL(page.url()).hash).toBe('');
+  await page.goto(station.url);
+  await expect(page.getByTestId('tool-state')).toHaveText('Idle');
+});
+
 test('a log-on the station does not answer keeps the PIN typed, to try again', async ({
   page,
   startStation,
