@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
@@ -72,6 +72,26 @@ describe('database', () => {
     expect(db.pragma('synchronous', { simple: true })).toBe(2);
     expect(schemaVersion(db)).toBe(LATEST_VERSION);
     db.close();
+  });
+
+  // Mutation: the mode set to 0600 at every open, as it was (a read-only data dir failed every
+  // command with EROFS, and a file made read-only on purpose was made writable again).
+  it('keeps its file private to its owner, and changes the mode only when others may read it', () => {
+    const file = join(tempDir(), 'mode.db');
+    openDatabase(file).close();
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    chmodSync(file, 0o644);
+    openDatabase(file).close();
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    // Private already: not touched (a chmod, even to the same mode, moves the change time).
+    chmodSync(file, 0o400);
+    const before = statSync(file, { bigint: true }).ctimeNs;
+    if (process.getuid?.() === 0) {
+      openDatabase(file).close();
+      expect(statSync(file).mode & 0o777).toBe(0o400);
+      expect(statSync(file, { bigint: true }).ctimeNs).toBe(before);
+    }
+    chmodSync(file, 0o600);
   });
 
   // A new database takes every step in one transaction with foreign keys off (open.ts

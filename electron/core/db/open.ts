@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, statSync, writeFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { LATEST_VERSION, migrations, type Migration } from './migrations.js';
 
@@ -39,7 +39,10 @@ export function openDatabase(
 ): Db {
   if (file !== ':memory:') {
     if (!existsSync(file)) writeFileSync(file, '', { mode: 0o600 });
-    chmodSync(file, 0o600);
+    // Changed only when others may read it: a file made read-only on purpose stays so, and
+    // one on a read-only mount, private already, is opened without a write to it.
+    const mode = statSync(file).mode & 0o777;
+    if (mode & 0o077) chmodSync(file, mode & 0o700);
   }
   const db = newDatabase(file);
   try {
