@@ -81,8 +81,10 @@ export async function createStationServer(options: StationServerOptions): Promis
       const body: ApiError = { code: 'bad_request', message: (error as Error).message };
       return reply.code(status).send(body);
     }
-    station.log.error({ err: error, url: request.url }, 'request failed');
-    return sendError(reply, toApiError(error));
+    const answer = toApiError(error);
+    if (answer.code === 'internal')
+      station.log.error({ err: error, url: request.url }, 'request failed');
+    return sendError(reply, answer);
   });
   app.setNotFoundHandler((request, reply) => {
     const at = request.url.indexOf('?');

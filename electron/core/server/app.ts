@@ -2,7 +2,7 @@ import Fastify, { type FastifyInstance, type onRouteHookHandler } from 'fastify'
 import type { Db } from '../db/open.js';
 import { DECOY_HASH } from '../station/logon.js';
 import { verifySecret } from '../util/pin.js';
-import { AppError } from '../util/errors.js';
+import { AppError, asAppError } from '../util/errors.js';
 import type { Logger } from '../util/log.js';
 import { createGuards, endJwt, type Role } from './auth.js';
 import { registerHarvestApi, withoutSlash } from './harvest/routes.js';
@@ -151,11 +151,17 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
   // one, as JSON, and one of another type as text, as FastAPI does; other routes refuse it, 415.
   readBodiesAsFastApi(app, /^\/(api|auth)\//);
 
-  app.setErrorHandler((error, request, reply) => {
+  app.setErrorHandler((thrown, request, reply) => {
+    const error = asAppError(thrown);
     if (error instanceof AppError) {
-      const status = { not_found: 404, forbidden: 403, unauthenticated: 401, conflict: 409 }[
-        error.code as string
-      ];
+      const status = {
+        not_found: 404,
+        forbidden: 403,
+        unauthenticated: 401,
+        conflict: 409,
+        unavailable: 503,
+      }[error.code as string];
+      if (status === 503) reply.header('retry-after', '5');
       return reply.code(status ?? 400).send({ detail: error.message, code: error.code });
     }
     const status = (error as { statusCode?: number }).statusCode;

@@ -119,11 +119,12 @@ export function registerStationReservationRoutes(
     try {
       return work();
     } catch (error) {
-      if (!(error instanceof AppError)) {
+      const answer = toApiError(error);
+      if (answer.code === 'internal') {
         log.error({ err: error }, 'station reservation request failed');
-        return send(reply, { ...toApiError(error), message: 'internal error; see the server log' });
+        return send(reply, { ...answer, message: 'internal error; see the server log' });
       }
-      return send(reply, error.toJSON());
+      return send(reply, answer);
     }
   };
 

@@ -74,9 +74,10 @@ export async function registerWebUi(app: FastifyInstance, deps: WebUiDeps): Prom
         const body: ApiError = { code: 'bad_request', message: (error as Error).message };
         return reply.code(status).send({ ...body, detail: body.message });
       }
+      const answer = toApiError(error);
+      if (answer.code !== 'internal') return sendError(reply, answer);
       log.error({ err: error, url: request.url }, 'rpc request failed');
-      const internal = toApiError(error);
-      return sendError(reply, { ...internal, message: 'internal error; see the server log' });
+      return sendError(reply, { ...answer, message: 'internal error; see the server log' });
     });
 
     // Who calls is settled before the body is read (onRequest): a caller without valid
