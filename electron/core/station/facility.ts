@@ -116,27 +116,55 @@ export async function importBundle(db: Db, input: unknown): Promise<ImportSummar
     const givingEmails = JSON.stringify(
       (bundle.users ?? []).filter((u) => u.email !== undefined).map((u) => u.username),
     );
+    // Prepared once for all the people: a bundle of thousands holds the write lock, which a
+    // running station or server waits for, no longer than it must.
+    const currentOf = db.prepare('SELECT role, is_staff FROM users WHERE username = ?');
+    const takeBadge = db.prepare(
+      `UPDATE users SET badge_number = NULL, updated_at = ? WHERE badge_number = ?
+         AND username <> ? AND username IN (SELECT value FROM json_each(?))`,
+    );
+    const takeEmail = db.prepare(
+      `UPDATE users SET email = '', updated_at = ? WHERE email = ? COLLATE NOCASE
+         AND email <> '' AND username <> ? AND username IN (SELECT value FROM json_each(?))`,
+    );
+    const insertUser = db.prepare(
+      `INSERT INTO users (uuid, username, email, first_name, last_name, badge_number, pin_hash,
+         is_staff, is_active, password_hash, role, created_at, updated_at)
+       VALUES (@uuid, @username, coalesce(@email, ''), coalesce(@first_name, ''),
+         coalesce(@last_name, ''), @badge_number, @pin_hash, @is_staff,
+         coalesce(@is_active, 1), @password_hash, @role, @now, @now)`,
+    );
+    const updateUser = db.prepare(
+      `UPDATE users SET email = coalesce(@email, email),
+         first_name = coalesce(@first_name, first_name),
+         last_name = coalesce(@last_name, last_name),
+         badge_number = CASE WHEN @badge_given = 1 THEN @badge_number ELSE badge_number END,
+         pin_hash = coalesce(@pin_hash, pin_hash), is_staff = @is_staff,
+         is_active = coalesce(@is_active, is_active),
+         password_hash = coalesce(@password_hash, password_hash), role = @role,
+         updated_at = @now
+       WHERE username = @username
+         AND (email, first_name, last_name, badge_number, pin_hash, is_staff, is_active,
+           password_hash, role) IS NOT (coalesce(@email, email),
+           coalesce(@first_name, first_name), coalesce(@last_name, last_name),
+           CASE WHEN @badge_given = 1 THEN @badge_number ELSE badge_number END,
+           coalesce(@pin_hash, pin_hash), @is_staff, coalesce(@is_active, is_active),
+           coalesce(@password_hash, password_hash), @role)`,
+    );
+    const idOfUser = db.prepare('SELECT id FROM users WHERE username = ?').pluck();
     (bundle.users ?? []).forEach((u, i) => {
       // A bundle that names no role keeps an admin an admin (a re-import must not demote the
       // person who runs the server); staff follows the role, as NEMO's is_staff does.
-      const current = db
-        .prepare('SELECT role, is_staff FROM users WHERE username = ?')
-        .get(u.username) as { role: string; is_staff: number } | undefined;
+      const current = currentOf.get(u.username) as { role: string; is_staff: number } | undefined;
       const { role, isStaff } = roleOf(u, current);
       // A badge or e-mail the bundle moves to this person from another it names (who gets
       // another: facilityCheck.ts) is taken from its holder first: both are unique. Never from
       // someone whose entry does not give one.
       if (u.badge_number) {
-        db.prepare(
-          `UPDATE users SET badge_number = NULL, updated_at = ? WHERE badge_number = ?
-             AND username <> ? AND username IN (SELECT value FROM json_each(?))`,
-        ).run(now, u.badge_number, u.username, givingBadges);
+        takeBadge.run(now, u.badge_number, u.username, givingBadges);
       }
       if (u.email?.trim()) {
-        db.prepare(
-          `UPDATE users SET email = '', updated_at = ? WHERE email = ? COLLATE NOCASE
-             AND email <> '' AND username <> ? AND username IN (SELECT value FROM json_each(?))`,
-        ).run(now, u.email, u.username, givingEmails);
+        takeEmail.run(now, u.email, u.username, givingEmails);
       }
       // Fields the bundle leaves out keep what the person has (a new one gets the default);
       // badge_number: null takes a badge away.
@@ -154,37 +182,9 @@ export async function importBundle(db: Db, input: unknown): Promise<ImportSummar
         role,
         now,
       };
-      if (current === undefined) {
-        db.prepare(
-          `INSERT INTO users (uuid, username, email, first_name, last_name, badge_number, pin_hash,
-             is_staff, is_active, password_hash, role, created_at, updated_at)
-           VALUES (@uuid, @username, coalesce(@email, ''), coalesce(@first_name, ''),
-             coalesce(@last_name, ''), @badge_number, @pin_hash, @is_staff,
-             coalesce(@is_active, 1), @password_hash, @role, @now, @now)`,
-        ).run({ ...values, uuid: newUuid() });
-      } else {
-        db.prepare(
-          `UPDATE users SET email = coalesce(@email, email),
-             first_name = coalesce(@first_name, first_name),
-             last_name = coalesce(@last_name, last_name),
-             badge_number = CASE WHEN @badge_given = 1 THEN @badge_number ELSE badge_number END,
-             pin_hash = coalesce(@pin_hash, pin_hash), is_staff = @is_staff,
-             is_active = coalesce(@is_active, is_active),
-             password_hash = coalesce(@password_hash, password_hash), role = @role,
-             updated_at = @now
-           WHERE username = @username
-             AND (email, first_name, last_name, badge_number, pin_hash, is_staff, is_active,
-               password_hash, role) IS NOT (coalesce(@email, email),
-               coalesce(@first_name, first_name), coalesce(@last_name, last_name),
-               CASE WHEN @badge_given = 1 THEN @badge_number ELSE badge_number END,
-               coalesce(@pin_hash, pin_hash), @is_staff, coalesce(@is_active, is_active),
-               coalesce(@password_hash, password_hash), @role)`,
-        ).run(values);
-      }
-      const userId = db
-        .prepare('SELECT id FROM users WHERE username = ?')
-        .pluck()
-        .get(u.username) as number;
+      if (current === undefined) insertUser.run({ ...values, uuid: newUuid() });
+      else updateUser.run(values);
+      const userId = idOfUser.get(u.username) as number;
       if (u.projects) {
         // Only the links that change are written, as the admin pages write them: a re-import
         // of the same bundle logs no change for stations to pull.
