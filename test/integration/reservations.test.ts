@@ -815,13 +815,22 @@ describe('booking', () => {
         area_id: number | null;
         user_id: number;
         question_data: string;
+        project_name: string | null;
       }[];
     }>('bob', 'reservations.forTool', { tool: SEM });
     expect(seen.reservations.some((r) => r.area_id === area)).toBe(true);
     expect(seen.reservations.every((r) => r.tool_id === SEM || r.area_id !== null)).toBe(true);
+    // Nor their projects (mutation: the project was sent with the answers blanked).
     for (const r of seen.reservations) {
       expect(r.question_data === '', `user ${r.user_id}`).toBe(r.user_id !== userId.bob);
+      expect(r.project_name === null, `user ${r.user_id}`).toBe(r.user_id !== userId.bob);
     }
+    const staff = await ok<{ reservations: { project_name: string | null }[] }>(
+      'staff',
+      'reservations.forTool',
+      { tool: SEM },
+    );
+    expect(staff.reservations.every((r) => r.project_name !== null)).toBe(true);
   });
 });
 

@@ -384,11 +384,16 @@ function heldWith(db: Db, target: FormTarget): { tools: number[]; areas: number[
   };
 }
 
-/** Others' answers stay private unless staff asks (as in upcomingForTool). */
+/**
+ * Others' answers and project stay private unless staff asks (as in upcomingForTool): a
+ * calendar shows who booked when, not for which project (an industrial client's, say).
+ */
 function visibleTo(account: Account, row: ViewRow): ReservationView {
   const view = toView(row);
   const own = row.user_id === account.id || row.creator_id === account.id;
-  return own || isStaff(account) ? view : { ...view, question_data: '' };
+  return own || isStaff(account)
+    ? view
+    : { ...view, question_data: '', project_id: null, project_name: null };
 }
 
 /**
