@@ -51,6 +51,30 @@ test('staff force-end a usage; its user answers the pending questions at the nex
   await expect(page.getByRole('heading', { name: 'Post-usage questions pending' })).toHaveCount(0);
 });
 
+test('a force-end on a tool without post-usage questions promises no pending answers', async ({
+  page,
+  startStation,
+}) => {
+  const bundle = facility();
+  bundle.tools = bundle.tools?.map((t) => ({ ...t, post_usage_questions: [] }));
+  const station = await startStation(bundle);
+  await page.goto(station.url);
+  await logOn(page, 'bob', '2222');
+  await enableWith(page, { samples: [{ name: 'B1', mass: '1' }] });
+  await logOff(page);
+
+  await logOn(page, 'sam', '9999');
+  await page.getByRole('button', { name: 'Force end usage' }).click();
+  const dialog = page.getByRole('dialog', { name: 'Force end this usage?' });
+  await expect(dialog).toContainText('The usage ends now.');
+  await expect(dialog).not.toContainText('pending');
+  await dialog.getByRole('button', { name: 'Force end' }).click();
+  await expect(page.getByTestId('tool-state')).toHaveText('Idle');
+  const said = page.getByRole('status').filter({ hasText: `The usage of ${TOOL} was ended.` });
+  await expect(said).toBeVisible();
+  await expect(said).not.toContainText('post-usage answers');
+});
+
 test('staff enable on behalf of a user, with remote work', async ({ page, startStation }) => {
   const station = await startStation(facility());
   await page.goto(station.url);

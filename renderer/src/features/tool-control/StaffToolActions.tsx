@@ -23,11 +23,14 @@ export function StaffToolActions({ status, onDone }: StaffToolActionsProps): Rea
 
   const forceEnd = (): void =>
     void action.run(async () => {
-      await call('toolControl.forceEnd', { tool });
+      const { usage } = await call('toolControl.forceEnd', { tool });
       setConfirming(false);
       await showStatus(() => call('toolControl.status', { tool }));
+      // A tool without post-usage questions leaves nothing to answer.
       onDone(
-        `The usage of ${tool} was ended. ${active?.user_name ?? 'The user'} will be asked for the post-usage answers at their next log-on.`,
+        usage.post_usage_pending
+          ? `The usage of ${tool} was ended. ${usage.user_name} will be asked for the post-usage answers at their next log-on.`
+          : `The usage of ${tool} was ended.`,
       );
     });
 
@@ -64,7 +67,9 @@ export function StaffToolActions({ status, onDone }: StaffToolActionsProps): Rea
           {active
             ? `${active.user_name} has been using ${tool} since ${formatDateTime(active.start)}.`
             : `${tool} is in use.`}{' '}
-          The usage ends now; the post-usage questions stay pending until they answer them.
+          {status.tool.post_usage_questions.length
+            ? 'The usage ends now; the post-usage questions stay pending until they answer them.'
+            : 'The usage ends now.'}
         </p>
         <ErrorMessage message={action.error} />
       </ConfirmDialog>
