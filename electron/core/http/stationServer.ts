@@ -13,6 +13,7 @@ import { addSecurityHeaders, SECURITY_HEADERS } from './securityHeaders.js';
 import { acceptEmptyJson } from './emptyJson.js';
 import { recordRouteMethods } from './allowedMethods.js';
 import { namesLoopback } from './loopbackHost.js';
+import { routerRefusals, type Refusal } from './routerRefusals.js';
 
 /**
  * The loopback token that guards /rpc and /events; kept in <data>/rpc-token, mode 0600, for
@@ -55,13 +56,27 @@ export interface StationServerOptions {
   rendererDir?: string | undefined;
 }
 
+/** A station answers to loopback names only (the Host a request names). */
+function loopbackRefusal(request: FastifyRequest): Refusal | null {
+  if (namesLoopback(request.headers.host)) return null;
+  const body: ApiError = { code: 'forbidden', message: 'this station answers on loopback only' };
+  return { status: HTTP_STATUS.forbidden, body };
+}
+
 /**
  * The station's loopback listener: GET /health, POST /rpc/<name> (the HTTP carrier of the
  * contract), GET /events (server-sent events) and the UI itself.
  */
 export async function createStationServer(options: StationServerOptions): Promise<FastifyInstance> {
   const { station, token } = options;
-  const app = Fastify({ logger: false, bodyLimit: 4 * 1024 * 1024 });
+  const app = Fastify({
+    logger: false,
+    bodyLimit: 4 * 1024 * 1024,
+    frameworkErrors: routerRefusals({
+      hostRefusal: loopbackRefusal,
+      body: (message): ApiError => ({ code: 'bad_request', message }),
+    }),
+  });
   addSecurityHeaders(app);
   closeConnectionsOnClose(app);
   // Notebook fields may be named `__proto__`: every /rpc call is checked by its zod schema.
@@ -105,12 +120,8 @@ export async function createStationServer(options: StationServerOptions): Promis
   // A loopback server answers to loopback names only: a web page that rebinds its own DNS name
   // to 127.0.0.1 gets nothing from it (defence in depth; /rpc and /events need the token too).
   app.addHook('onRequest', async (request, reply) => {
-    if (!namesLoopback(request.headers.host)) {
-      return sendError(reply, {
-        code: 'forbidden',
-        message: 'this station answers on loopback only',
-      });
-    }
+    const refused = loopbackRefusal(request);
+    if (refused) return reply.code(refused.status).send(refused.body);
   });
 
   // Open event streams would keep close() waiting forever: end them first.

@@ -1,4 +1,8 @@
-import Fastify, { type FastifyInstance, type onRouteHookHandler } from 'fastify';
+import Fastify, {
+  type FastifyInstance,
+  type FastifyRequest,
+  type onRouteHookHandler,
+} from 'fastify';
 import type { Db } from '../db/open.js';
 import { DECOY_HASH } from '../station/logon.js';
 import { verifySecret } from '../util/pin.js';
@@ -25,6 +29,7 @@ import { acceptEmptyJson, bodyLeftUnread } from '../http/emptyJson.js';
 import { multipartFields, readBodiesAsFastApi } from '../http/fastApiBodies.js';
 import { recordRouteMethods } from '../http/allowedMethods.js';
 import { namesLoopback } from '../http/loopbackHost.js';
+import { routerRefusals, type Refusal } from '../http/routerRefusals.js';
 import { uiFileServed } from '../http/uiFiles.js';
 import { RENDERER_DIR } from '../paths.js';
 import { refuseIllFormedBodies } from './wellFormedBodies.js';
@@ -108,11 +113,20 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
   const { db, log } = options;
   const clock = options.clock ?? Date.now;
   const proxies = options.trustProxy ?? [];
+  // Else a page that rebinds its own name to this address could log in here, or, by failing
+  // to, throttle the log-ins of the people at this address.
+  const hostRefusal = (request: FastifyRequest): Refusal | null => {
+    if (!options.loopbackOnly) return null;
+    const host = request.headers.host;
+    if (namesLoopback(host) || namesPublicUrl(host, options.publicUrl?.() ?? null)) return null;
+    return { status: 403, body: { detail: 'This server answers on its loopback address only.' } };
+  };
   const app = Fastify({
     logger: false,
     bodyLimit: 8 * 1024 * 1024,
     trustProxy: proxies.length ? proxies : false,
     clientErrorHandler: detailClientErrors,
+    frameworkErrors: routerRefusals({ hostRefusal, body: (message) => ({ detail: message }) }),
   });
   if (options.onRoute) app.addHook('onRoute', options.onRoute);
   const rendererDir = options.rendererDir ?? RENDERER_DIR;
@@ -121,12 +135,9 @@ export async function createServerApp(options: ServerAppOptions): Promise<Fastif
   });
   addSecurityHeaders(app);
   if (options.loopbackOnly) {
-    // Else a page that rebinds its own name to this address could log in here, or, by failing
-    // to, throttle the log-ins of the people at this address.
     app.addHook('onRequest', async (request, reply) => {
-      const host = request.headers.host;
-      if (namesLoopback(host) || namesPublicUrl(host, options.publicUrl?.() ?? null)) return;
-      return reply.code(403).send({ detail: 'This server answers on its loopback address only.' });
+      const refused = hostRefusal(request);
+      if (refused) return reply.code(refused.status).send(refused.body);
     });
   }
   closeConnectionsOnClose(app);
