@@ -10,10 +10,21 @@ import { EXPERIMENTS, type ExperimentJson } from './experiments.js';
 import { detailResponse, detailSchema, GUARD_RESPONSES } from '../openapi/common.js';
 import type { ApiDocs } from '../openapi/registry.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MESSAGES, type FilterDef } from './params.js';
-import { projects, reservations, tools, usageEvents, users, type Resource } from './resources.js';
+import {
+  consumableWithdraws,
+  projects,
+  reservations,
+  tasks,
+  tools,
+  usageEvents,
+  users,
+  type Resource,
+} from './resources.js';
 import type {
+  NemoConsumableWithdraw,
   NemoProject,
   NemoReservation,
+  NemoTask,
   NemoTool,
   NemoUsageEvent,
   NemoUser,
@@ -91,6 +102,41 @@ const usageEventSchema = z
     run_data: jsonText('Answers to the post-usage questions'),
   })
   .meta({ id: 'NemoUsageEvent' }) satisfies z.ZodType<NemoUsageEvent>;
+
+const withdrawSchema = z
+  .object({
+    id,
+    customer: id.describe("The user billed (the usage event's user)."),
+    merchant: id.describe('Who recorded it: the operator of the usage event.'),
+    consumable: z.string().describe('The consumable the question names.'),
+    quantity: z.number().positive(),
+    project: id.describe('The project billed.'),
+    date: dateTime,
+    usage_event: id.describe('The usage event whose answers made it.'),
+    tool_usage: z.literal(true).describe('Always true: made in a usage form.'),
+    tool: id,
+    question: z.string().describe('The name of the question answered.'),
+  })
+  .meta({ id: 'NemoConsumableWithdraw' }) satisfies z.ZodType<NemoConsumableWithdraw>;
+
+const taskSchema = z
+  .object({
+    id,
+    tool: id,
+    creator: id.describe('Who reported it.'),
+    creation_time: dateTime,
+    problem_description: z.string(),
+    force_shutdown: z.boolean().describe('True: the report shut the tool down.'),
+    safety_hazard: z.boolean(),
+    resolved: z.boolean().describe('True once staff brought the tool back.'),
+    resolution_time: dateTime.nullable(),
+    resolver: id.nullable(),
+    usage_event: id
+      .nullable()
+      .describe('The usage event whose answers reported it; null for an enable it refused.'),
+    question: z.string().describe('The name of the question answered Yes.'),
+  })
+  .meta({ id: 'NemoTask' }) satisfies z.ZodType<NemoTask>;
 
 const sampleSchema = z.object({
   sample_name: z.string(),
@@ -254,6 +300,45 @@ const USAGE_EVENTS: ResourceDoc<NemoUsageEvent> = {
   },
 };
 
+const CONSUMABLE_WITHDRAWS: ResourceDoc<NemoConsumableWithdraw> = {
+  resource: consumableWithdraws,
+  schema: withdrawSchema,
+  singular: 'consumable withdraw',
+  example: {
+    id: 7,
+    customer: 2,
+    merchant: 2,
+    consumable: 'LN2 (litres)',
+    quantity: 3,
+    project: 1,
+    date: '2024-01-05T10:15:00.250000-05:00',
+    usage_event: 31,
+    tool_usage: true,
+    tool: 1,
+    question: 'ln2_litres',
+  },
+};
+
+const TASKS: ResourceDoc<NemoTask> = {
+  resource: tasks,
+  schema: taskSchema,
+  singular: 'task',
+  example: {
+    id: 4,
+    tool: 1,
+    creator: 2,
+    creation_time: '2024-01-05T10:15:00.250000-05:00',
+    problem_description: 'Vacuum fault',
+    force_shutdown: true,
+    safety_hazard: false,
+    resolved: true,
+    resolution_time: '2024-01-05T14:00:00-05:00',
+    resolver: 3,
+    usage_event: 31,
+    question: 'problem',
+  },
+};
+
 const EXPERIMENTS_DOC: ResourceDoc<ExperimentJson> = {
   resource: EXPERIMENTS,
   schema: experimentSchema,
@@ -333,6 +418,8 @@ export function describeNemoApi(docs: ApiDocs): void {
   describeResource(docs, RESERVATIONS);
   describeResource(docs, USAGE_EVENTS);
   describeResource(docs, EXPERIMENTS_DOC);
+  describeResource(docs, CONSUMABLE_WITHDRAWS);
+  describeResource(docs, TASKS);
 }
 
 // Made once per resource: a schema's id names one component, whatever number of servers

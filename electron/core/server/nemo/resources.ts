@@ -1,5 +1,5 @@
 /**
- * The five resources of the NEMO-compatible API: table, columns, the filters and ordering fields
+ * The resources of the NEMO-compatible API: table, columns, the filters and ordering fields
  * each accepts, and its serializer. A filter not listed for a resource is ignored like any
  * unknown parameter.
  */
@@ -9,24 +9,32 @@ import type { FilterDef, FilterSet, OrderField } from './params.js';
 import {
   PROJECT_COLUMNS,
   RESERVATION_COLUMNS,
+  TASK_COLUMNS,
   TOOL_COLUMNS,
   USAGE_EVENT_COLUMNS,
   USER_COLUMNS,
+  WITHDRAWAL_COLUMNS,
   projectJson,
   reservationJson,
+  taskJson,
   toolJson,
   usageEventJson,
   userJson,
+  withdrawalJson,
+  type NemoConsumableWithdraw,
   type NemoProject,
   type NemoReservation,
+  type NemoTask,
   type NemoTool,
   type NemoUsageEvent,
   type NemoUser,
   type ProjectRow,
   type ReservationRow,
+  type TaskRow,
   type ToolRow,
   type UsageEventRow,
   type UserRow,
+  type WithdrawalRow,
 } from './serialize.js';
 
 export interface Resource<Row extends { id: number }, Json> {
@@ -254,4 +262,65 @@ export const projects: Resource<ProjectRow, NemoProject> = {
   filters: ID_FILTERS,
   ordering: { id: { column: 'id' }, name: { column: 'name' } },
   serialize: (row) => projectJson(row),
+};
+
+/** The four bounds of a date-time field, under NEMO's names (`date__gte`, ...). */
+const instantFilters = (name: string, column: string): FilterSet => ({
+  [`${name}__gte`]: atOrAfter(column),
+  [`${name}__gt`]: after(column),
+  [`${name}__lte`]: atOrBefore(column),
+  [`${name}__lt`]: before(column),
+});
+
+export const consumableWithdraws: Resource<WithdrawalRow, NemoConsumableWithdraw> = {
+  name: 'consumable_withdraws',
+  table: 'consumable_withdrawals',
+  columns: WITHDRAWAL_COLUMNS,
+  filters: {
+    ...ID_FILTERS,
+    ...relation('customer', 'user_id'),
+    ...relation('project', 'project_id'),
+    ...relation('usage_event', 'usage_event_id'),
+    ...relation('tool', 'tool_id'),
+    merchant: {
+      kind: 'integer',
+      where: (value) => ({
+        sql: 'usage_event_id IN (SELECT id FROM usage_events WHERE operator_id = ?)',
+        args: [value],
+      }),
+    },
+    consumable: {
+      kind: 'text',
+      where: (value) => ({ sql: 'consumable = ?', args: [value] }),
+    },
+    ...instantFilters('date', 'created_at'),
+  },
+  ordering: { id: { column: 'id' }, date: { column: 'created_at' } },
+  serialize: withdrawalJson,
+};
+
+export const tasks: Resource<TaskRow, NemoTask> = {
+  name: 'tasks',
+  table: 'problem_reports',
+  columns: TASK_COLUMNS,
+  filters: {
+    ...ID_FILTERS,
+    ...relation('tool', 'tool_id'),
+    ...relation('creator', 'user_id'),
+    ...relation('usage_event', 'usage_event_id', true),
+    force_shutdown: flag('force_shutdown'),
+    safety_hazard: flag('safety_hazard'),
+    resolved: {
+      kind: 'boolean',
+      where: (value) => ({ sql: `resolved_at IS ${value ? 'NOT ' : ''}NULL`, args: [] }),
+    },
+    ...instantFilters('creation_time', 'created_at'),
+    ...instantFilters('resolution_time', 'resolved_at'),
+  },
+  ordering: {
+    id: { column: 'id' },
+    creation_time: { column: 'created_at' },
+    resolution_time: { column: 'resolved_at', nullable: true },
+  },
+  serialize: taskJson,
 };

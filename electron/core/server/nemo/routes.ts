@@ -1,7 +1,8 @@
 /**
  * The NEMO-compatible read API (issue 3, spec 000 Endpoints): GET /api/<resource>/ and
  * /api/<resource>/<id>/ for users, tools, projects, reservations and usage events (and the
- * experiment records built from usage events, experiments.ts), with
+ * experiment records built from usage events, experiments.ts), and what usage forms made:
+ * consumable withdraws and tasks (problem reports), with
  * django-filter style filters, DRF's page-number pagination and ordering, and DRF's bodies.
  */
 import type {
@@ -26,7 +27,16 @@ import {
 } from './params.js';
 import { experimentsResource } from './experiments.js';
 import { countRows, pageIds, rowById, rowsByIds } from './queries.js';
-import { projects, reservations, tools, usageEvents, users, type Resource } from './resources.js';
+import {
+  consumableWithdraws,
+  projects,
+  reservations,
+  tasks,
+  tools,
+  usageEvents,
+  users,
+  type Resource,
+} from './resources.js';
 
 export interface NemoDeps {
   db: Db;
@@ -57,6 +67,8 @@ export function registerNemoApi(app: FastifyInstance, deps: NemoDeps): void {
   registerResource(app, deps, reservations);
   registerResource(app, deps, usageEvents);
   registerResource(app, deps, experimentsResource(deps.db));
+  registerResource(app, deps, consumableWithdraws);
+  registerResource(app, deps, tasks);
   if (deps.docs) describeNemoApi(deps.docs);
 }
 

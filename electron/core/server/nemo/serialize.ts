@@ -182,3 +182,113 @@ export function projectJson(row: ProjectRow): NemoProject {
     active: row.active === 1,
   };
 }
+
+// A withdrawal's merchant is who recorded it: the operator of the usage whose answers made it
+// (NEMO's merchant is the user who entered the withdrawal; at a tool that is the operator).
+export const WITHDRAWAL_COLUMNS =
+  'id, user_id, consumable, quantity, project_id, created_at, usage_event_id, tool_id, ' +
+  'question, (SELECT u.operator_id FROM usage_events u ' +
+  'WHERE u.id = consumable_withdrawals.usage_event_id) AS merchant_id';
+
+export interface WithdrawalRow {
+  id: number;
+  user_id: number;
+  merchant_id: number;
+  consumable: string;
+  quantity: number;
+  project_id: number;
+  created_at: string;
+  usage_event_id: number;
+  tool_id: number;
+  question: string;
+}
+
+/**
+ * NEMO's consumable withdraw, made by a numeric usage question naming a consumable (spec 000
+ * rule 6): `consumable` is that name (this server keeps no consumable records to number), and
+ * `tool` and `question` say where it was asked.
+ */
+export interface NemoConsumableWithdraw {
+  id: number;
+  customer: number;
+  merchant: number;
+  consumable: string;
+  quantity: number;
+  project: number;
+  date: string;
+  usage_event: number;
+  tool_usage: true;
+  tool: number;
+  question: string;
+}
+
+export function withdrawalJson(row: WithdrawalRow, timeZone: string): NemoConsumableWithdraw {
+  return {
+    id: row.id,
+    customer: row.user_id,
+    merchant: row.merchant_id,
+    consumable: row.consumable,
+    quantity: row.quantity,
+    project: row.project_id,
+    date: formatDateTime(row.created_at, timeZone),
+    usage_event: row.usage_event_id,
+    tool_usage: true,
+    tool: row.tool_id,
+    question: row.question,
+  };
+}
+
+export const TASK_COLUMNS =
+  'id, tool_id, usage_event_id, user_id, question, description, force_shutdown, ' +
+  'safety_hazard, created_at, resolved_at, resolved_by_id';
+
+export interface TaskRow {
+  id: number;
+  tool_id: number;
+  usage_event_id: number | null;
+  user_id: number;
+  question: string;
+  description: string;
+  force_shutdown: number;
+  safety_hazard: number;
+  created_at: string;
+  resolved_at: string | null;
+  resolved_by_id: number | null;
+}
+
+/**
+ * NEMO's task (a tool problem report), made by a `radio_report_problem` question answered Yes
+ * (spec 000 rule 6): resolved when staff bring the tool back. `usage_event` and `question` say
+ * where it was reported (null: in the pre-usage form of an enable it refused).
+ */
+export interface NemoTask {
+  id: number;
+  tool: number;
+  creator: number;
+  creation_time: string;
+  problem_description: string;
+  force_shutdown: boolean;
+  safety_hazard: boolean;
+  resolved: boolean;
+  resolution_time: string | null;
+  resolver: number | null;
+  usage_event: number | null;
+  question: string;
+}
+
+export function taskJson(row: TaskRow, timeZone: string): NemoTask {
+  return {
+    id: row.id,
+    tool: row.tool_id,
+    creator: row.user_id,
+    creation_time: formatDateTime(row.created_at, timeZone),
+    problem_description: row.description,
+    force_shutdown: row.force_shutdown === 1,
+    safety_hazard: row.safety_hazard === 1,
+    resolved: row.resolved_at !== null,
+    resolution_time: row.resolved_at === null ? null : formatDateTime(row.resolved_at, timeZone),
+    resolver: row.resolved_by_id,
+    usage_event: row.usage_event_id,
+    question: row.question,
+  };
+}
