@@ -77,8 +77,28 @@ export class DataDirBusy extends AppError {
   constructor(dataDir: string) {
     super(
       'conflict',
-      `another Labstation station or server runs on ${dataDir}; stop it first (one per data dir)`,
+      upgradeRuns(dataDir)
+        ? `a Labstation command is upgrading the database of ${dataDir} to this version; ` +
+            'start again when it has finished'
+        : `another Labstation station or server runs on ${dataDir}; stop it first (one per data dir)`,
     );
+  }
+}
+
+/**
+ * Held (besides running.lock) by a one-shot command while it upgrades the data dir's database
+ * (upgradeOnlyIfIdle), so that whoever finds running.lock taken meanwhile is told so, not that
+ * a station runs there.
+ */
+const UPGRADE_LOCK = 'upgrade.lock';
+
+/** Whether a command is upgrading the data dir's database now. */
+function upgradeRuns(dataDir: string): boolean {
+  try {
+    holdExclusive(join(dataDir, UPGRADE_LOCK), 0, false).release();
+    return false;
+  } catch (error) {
+    return errorCode(error) === 'SQLITE_BUSY';
   }
 }
 
@@ -131,6 +151,14 @@ export function upgradeOnlyIfIdle(dataDir: string): (found: number, latest: numb
       held = holdExclusive(join(dataDir, 'running.lock'));
     } catch (error) {
       if (errorCode(error) !== 'SQLITE_BUSY') throw error;
+      if (upgradeRuns(dataDir)) {
+        throw new AppError(
+          'conflict',
+          `${dataDir} was written by an older Labstation (schema ${found}), and another ` +
+            `command is upgrading it to ${latest} now: nothing was changed. Run this command ` +
+            'again when it has finished',
+        );
+      }
       throw new AppError(
         'conflict',
         `${dataDir} was written by an older Labstation (schema ${found}; this one upgrades it ` +
@@ -138,7 +166,16 @@ export function upgradeOnlyIfIdle(dataDir: string): (found: number, latest: numb
           'then start this version on the data dir (or run this command again) to upgrade it',
       );
     }
-    return () => held.release();
+    let marker: HarvestLock | null = null;
+    try {
+      marker = holdExclusive(join(dataDir, UPGRADE_LOCK));
+    } catch {
+      // Only a better message for others rests on it: the upgrade goes on without.
+    }
+    return () => {
+      marker?.release();
+      held.release();
+    };
   };
 }
 
