@@ -25,6 +25,7 @@ const STARTED_FILES = [
   'labstation.db-shm',
   'rpc-token',
   'running.lock',
+  'upgrade.lock',
   'harvest.lock',
 ];
 

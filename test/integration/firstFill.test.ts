@@ -107,6 +107,18 @@ describe('a first fill of a data dir', () => {
     expect(noData.stderr).toContain('--data is required');
   });
 
+  // Mutation: STARTED_FILES without upgrade.lock, which the import's new database takes while
+  // it is built (lock.ts upgradeOnlyIfIdle): the data dir was left holding it.
+  it('leaves no trace of an import refused on a new data dir', async () => {
+    const root = tempDir();
+    const bundle = join(root, 'bundle.json');
+    writeFileSync(bundle, JSON.stringify({ users: [{ username: 'x', projects: ['nope'] }] }));
+    const refused = await runCli(['import', '--data', join(root, 'new', 'data'), bundle]);
+    expect(refused.stderr).toBe('users[0] (x).projects[0]: no project named "nope"\n');
+    expect(refused.code).toBe(1);
+    expect(existsSync(join(root, 'new'))).toBe(false);
+  });
+
   // Mutation: every SqliteError said as "the database refused the change", a read too.
   it('says which file is not a database it can read, and prints what it stored', async () => {
     const data = join(tempDir(), 'garbled');
