@@ -183,6 +183,11 @@ export interface UsageEventView {
   project_name: string;
   tool_name: string;
   validated_by_name: string | null;
+  /**
+   * On the server, a pending form answered there first and, offline, at the station too: the
+   * station's answers (JSON text, as run_data), which were not kept. Absent when there are none.
+   */
+  station_answers_not_kept?: string;
 }
 
 /** The usage a harvested file was made during, as the Data tab names it. */

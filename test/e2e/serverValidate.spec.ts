@@ -139,3 +139,29 @@ test('staff page further back through the facility’s usage with Older usage', 
   await expect(rows).toHaveCount(50);
   await expect(older).toBeVisible();
 });
+
+test('staff read the answers a station gave to a form answered on the server first', async ({
+  page,
+  startServer,
+}) => {
+  const setup = await startServer();
+  const uuid = await endedUsage(setup);
+  // As the server keeps them (sync.test.ts: a pending form answered on both sides).
+  serverWrite(
+    setup,
+    'UPDATE usage_events SET station_answers_not_kept = ? WHERE uuid = ?',
+    JSON.stringify({ problem: 'Yes', notes: 'sample 7 cracked', ln2: 3 }),
+    uuid,
+  );
+  await logIn(page, setup, PEOPLE.sam);
+  const facility = page.getByRole('region', { name: 'Recent usage of the facility' });
+  const row = facility.getByRole('row', { name: /Alice Martin/ });
+  const notKept = row.getByText('Answers given at the station too, not kept');
+  await expect(notKept).toBeVisible();
+  await notKept.click();
+  await expect(row.getByRole('listitem')).toHaveText([
+    'problem: Yes',
+    'notes: sample 7 cracked',
+    'ln2: 3',
+  ]);
+});

@@ -1552,6 +1552,14 @@ describe('what the server keeps of pushed usage events', () => {
     await push(key, [record(2, { ...forced, post_usage_pending: 0, run_data: own, version: 3 })]);
     expect(serverEvent(uuid)!.run_data).toBe(serverAnswers);
     expect(await owed()).toEqual([serverAnswers]);
+    // The station's answers are not lost: the server keeps them beside its own, for staff
+    // (mutation: ingest without station_answers_not_kept; "station" was in no row anywhere).
+    const notKept = () =>
+      serverDb
+        .prepare('SELECT station_answers_not_kept FROM usage_events WHERE uuid = ?')
+        .pluck()
+        .get(uuid);
+    expect(notKept()).toBe(own);
 
     // A later change of the station's (staff validate) is taken; the answers stay.
     await push(key, [
@@ -1581,5 +1589,16 @@ describe('what the server keeps of pushed usage events', () => {
       }),
     ]);
     expect(await owed()).toEqual([]);
+    // Still kept once the station holds the server's answers, and shown to staff.
+    expect(notKept()).toBe(own);
+    const recent = await fetch(`${server.url}rpc/usage.recent`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${jwt}` },
+      body: JSON.stringify({}),
+    });
+    const { events } = (await recent.json()) as {
+      events: { uuid: string; station_answers_not_kept?: string }[];
+    };
+    expect(events.find((e) => e.uuid === uuid)?.station_answers_not_kept).toBe(own);
   });
 });

@@ -747,7 +747,13 @@ describe('a pending form answered on the server and at the station, offline', ()
     // The server's answers report a problem and more LN2: both are recorded.
     const first = await pending();
     const taken = await answerBoth(first, { problem: 'No', ln2: 2 }, { problem: 'Yes', ln2: 7 });
-    expect(taken).toEqual({ tool: 'SEM', withdrawnBeyond: [] });
+    expect(taken).toEqual({
+      tool: 'SEM',
+      withdrawnBeyond: [],
+      replaced: expect.any(String) as string,
+    });
+    // The station's own answers, which the server's replaced, are named (adoptAnswers logs them).
+    expect(JSON.parse(taken!.replaced!)).toMatchObject({ problem: 'No', ln2: 2 });
     expect(effects(first)).toEqual({ ln2: 7, reports: ['problem'] });
     const row = st.db.prepare('SELECT run_data FROM usage_events WHERE id = ?').get(first.id);
     expect(JSON.parse((row as { run_data: string }).run_data)).toEqual({ problem: 'Yes', ln2: 7 });
@@ -767,7 +773,11 @@ describe('a pending form answered on the server and at the station, offline', ()
     st.db.prepare('UPDATE tools SET shutdown = 0').run();
     const second = await pending();
     const fewer = await answerBoth(second, { problem: 'No', ln2: 3 }, { problem: 'No', ln2: 1 });
-    expect(fewer).toEqual({ tool: 'SEM', withdrawnBeyond: ['2 LN2 (ln2)'] });
+    expect(fewer).toEqual({
+      tool: 'SEM',
+      withdrawnBeyond: ['2 LN2 (ln2)'],
+      replaced: expect.any(String) as string,
+    });
     expect(effects(second)).toEqual({ ln2: 3, reports: [] });
   });
 
@@ -782,7 +792,11 @@ describe('a pending form answered on the server and at the station, offline', ()
     const taken = await answerBoth(usage, { problem: 'No', ln2: 2 }, { problem: 'Yes', ln2: 4 });
     // The kept answers withdraw 2 LN2 beyond the station's 2 (the 3 at enable are not theirs),
     // and their problem is reported beside the one seen at enable.
-    expect(taken).toEqual({ tool: 'SEM', withdrawnBeyond: [] });
+    expect(taken).toEqual({
+      tool: 'SEM',
+      withdrawnBeyond: [],
+      replaced: expect.any(String) as string,
+    });
     const rows = (sql: string) => st.db.prepare(sql).all(usage.id);
     expect(
       rows(
@@ -831,7 +845,11 @@ describe('a pending form answered on the server and at the station, offline', ()
     const here = { problem: 'Yes', ln2: 3 };
     const there = { problem: 'No', notes: 'answered in the browser', ln2: 1 };
     const taken = await answerBoth(first, here, there);
-    expect(taken).toEqual({ tool: 'SEM', withdrawnBeyond: ['2 LN2 (ln2)'] });
+    expect(taken).toEqual({
+      tool: 'SEM',
+      withdrawnBeyond: ['2 LN2 (ln2)'],
+      replaced: expect.any(String) as string,
+    });
     // The server's answers are the event's now, not the station's own ...
     const adopted = stored(first);
     expect(JSON.parse(adopted.run_data)).toEqual(there);
@@ -866,7 +884,11 @@ describe('a pending form answered on the server and at the station, offline', ()
       { problem: 'Yes', ln2: 2 },
       { problem: 'Yes', notes: 'arcing', ln2: 2 },
     );
-    expect(both).toEqual({ tool: 'SEM', withdrawnBeyond: [] });
+    expect(both).toEqual({
+      tool: 'SEM',
+      withdrawnBeyond: [],
+      replaced: expect.any(String) as string,
+    });
     expect(JSON.parse(stored(second).run_data)).toEqual({
       problem: 'Yes',
       notes: 'arcing',

@@ -55,6 +55,7 @@ import { migration053 } from './migrations/053_mail_copy_due.js';
 import { migration054 } from './migrations/054_final_sigma.js';
 import { migration055 } from './migrations/055_files_by_usage.js';
 import { migration056 } from './migrations/056_failed_transfers_ended.js';
+import { migration057 } from './migrations/057_station_answers_not_kept.js';
 
 /**
  * Numbered schema migrations. Each runs in one transaction and sets PRAGMA user_version to its
@@ -134,6 +135,7 @@ export const migrations: readonly Migration[] = [
   migration054,
   migration055,
   migration056,
+  migration057,
 ];
 
 export const LATEST_VERSION = migrations[migrations.length - 1]?.version ?? 0;

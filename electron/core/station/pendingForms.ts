@@ -62,6 +62,16 @@ export function completePending(
   return usageView(db, usage.id);
 }
 
+/** What adoptServerAnswers took. */
+export interface AdoptedAnswers {
+  /** The event's tool, by name. */
+  tool: string;
+  /** Withdrawals the station's own answers recorded beyond those of the answers kept. */
+  withdrawnBeyond: string[];
+  /** The station's own answers the server's replaced (the server keeps them for staff). */
+  replaced: string | null;
+}
+
 /**
  * Takes post-usage answers given on the server for one of this station's events as its own:
  * a pending form is completed with them and their effects are recorded here (consumables,
@@ -76,9 +86,9 @@ export function adoptServerAnswers(
   db: Db,
   answer: { usage_uuid: string; run_data: string; answered_by_uuid: string | null },
   now: string,
-): { tool: string; withdrawnBeyond: string[] } | null {
+): AdoptedAnswers | null {
   return db
-    .transaction((): { tool: string; withdrawnBeyond: string[] } | null => {
+    .transaction((): AdoptedAnswers | null => {
       const usage = db
         .prepare('SELECT * FROM usage_events WHERE uuid = ?')
         .get(answer.usage_uuid.toLowerCase()) as UsageRow | undefined;
@@ -123,7 +133,7 @@ export function adoptServerAnswers(
           by ?? usage.user_id,
           now,
         );
-        return { tool: tool.name, withdrawnBeyond: [] };
+        return { tool: tool.name, withdrawnBeyond: [], replaced: null };
       }
       // Answered here too, with other answers: what the kept ones do beyond is recorded.
       const withdrawnBeyond =
@@ -137,7 +147,11 @@ export function adoptServerAnswers(
               reporterId: by ?? usage.user_id,
               now,
             });
-      return { tool: tool.name, withdrawnBeyond };
+      return {
+        tool: tool.name,
+        withdrawnBeyond,
+        replaced: usage.run_data === answer.run_data ? null : usage.run_data,
+      };
     })
     .immediate();
 }

@@ -69,6 +69,8 @@ export interface UsageRow {
    */
   form_version: number;
   updated_at: string;
+  /** On the server: a station's answers to a form answered here first (migration 57). */
+  station_answers_not_kept: string | null;
 }
 
 export type Ref = number | string;
@@ -226,6 +228,9 @@ function toView(r: UsageViewRow): UsageEventView {
             last_name: r.v_last ?? '',
             username: r.v_username,
           }),
+    ...(r.station_answers_not_kept === null
+      ? {}
+      : { station_answers_not_kept: r.station_answers_not_kept }),
   };
 }
 

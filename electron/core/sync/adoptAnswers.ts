@@ -21,6 +21,13 @@ export function adoptAnswers(station: Station, delta: FacilityDelta): void {
         { usage: answer.usage_uuid },
         'sync: post-usage answers given on the server',
       );
+      if (taken.replaced !== null) {
+        station.log.warn(
+          { usage: answer.usage_uuid, replaced: taken.replaced },
+          "sync: this station's answers to a form answered on the server first were replaced by " +
+            "the server's; the server keeps this station's for staff to read",
+        );
+      }
       if (taken.withdrawnBeyond.length) {
         station.log.warn(
           { usage: answer.usage_uuid, withdrawn: taken.withdrawnBeyond },

@@ -14,6 +14,36 @@ function stateOf(event: UsageEventView): string {
   return event.validated_by_name ? `Validated by ${event.validated_by_name}` : 'Validated';
 }
 
+/**
+ * The answers given at the station to a form answered here first, which were not kept: shown
+ * for staff to settle, one line a question.
+ */
+function NotKept({ answers }: { answers: string }): ReactElement {
+  let lines: string[];
+  try {
+    const parsed = JSON.parse(answers) as unknown;
+    lines =
+      typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
+        ? Object.entries(parsed).map(
+            ([name, value]) =>
+              `${name}: ${typeof value === 'string' ? value : JSON.stringify(value)}`,
+          )
+        : [answers];
+  } catch {
+    lines = [answers];
+  }
+  return (
+    <details className="not-kept">
+      <summary>Answers given at the station too, not kept</summary>
+      <ul>
+        {lines.map((line, i) => (
+          <li key={i}>{line}</li>
+        ))}
+      </ul>
+    </details>
+  );
+}
+
 /** What an empty list says, after the choices made. */
 function emptyText(
   onlyToValidate: boolean,
@@ -162,6 +192,9 @@ export function UsageList({
                       <a href={`#/pending/${event.uuid}`}>{stateOf(event)}</a>
                     ) : (
                       stateOf(event)
+                    )}
+                    {event.station_answers_not_kept !== undefined && (
+                      <NotKept answers={event.station_answers_not_kept} />
                     )}
                   </td>
                   {canValidate && (

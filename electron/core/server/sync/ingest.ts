@@ -101,6 +101,7 @@ interface StoredUsage {
   validated_by_id: number | null;
   validation_acked: number;
   diverged_version: number | null;
+  station_answers_not_kept: string | null;
 }
 
 /**
@@ -118,7 +119,7 @@ function upsertUsage(db: Db, station: StationRef, record: PushRecord, now: strin
     db,
     `SELECT id, version, station_version, station_id, tool_id, start, "end", pre_run_data,
        run_data, answered_on_server_at, validated, validated_by_id, validation_acked,
-       diverged_version
+       diverged_version, station_answers_not_kept
      FROM usage_events WHERE uuid = ?`,
   ).get(p.uuid.toLowerCase()) as StoredUsage | undefined;
   checkOwner(existing, station.id, record);
@@ -178,6 +179,14 @@ function upsertUsage(db: Db, station: StationRef, record: PushRecord, now: strin
     remote_work: p.remote_work,
     pre_run_data: p.pre_run_data,
     run_data: answeredHere ? existing.run_data : p.run_data,
+    // Answers given at the station to a form answered here first: not kept, and not lost.
+    station_answers_not_kept:
+      answeredHere &&
+      p.post_usage_pending === 0 &&
+      p.run_data !== '' &&
+      p.run_data !== existing.run_data
+        ? p.run_data
+        : (existing?.station_answers_not_kept ?? null),
     post_usage_pending: answeredHere ? 0 : p.post_usage_pending,
     reminder_due: answeredHere ? 0 : p.reminder_due,
     answer_acked:
@@ -193,7 +202,8 @@ function upsertUsage(db: Db, station: StationRef, record: PushRecord, now: strin
          project_id = @project_id, tool_id = @tool_id, validated_by_id = @validated_by_id,
          force_ended_by_id = @force_ended_by_id, start = @start, "end" = @end,
          validated = @validated, remote_work = @remote_work, pre_run_data = @pre_run_data,
-         run_data = @run_data, post_usage_pending = @post_usage_pending,
+         run_data = @run_data, station_answers_not_kept = @station_answers_not_kept,
+         post_usage_pending = @post_usage_pending,
          reminder_due = @reminder_due, answer_acked = @answer_acked,
          validation_acked = @validation_acked, station_version = @station_version,
          version = version + 1, form_version = form_version + (user_id IS NOT @user_id
