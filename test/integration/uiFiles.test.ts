@@ -92,4 +92,26 @@ describe('the listeners serve the built renderer', () => {
       expect(answer.body, path).not.toContain('bench();');
     }
   });
+
+  // Mutation: the whole path decoded at once (a '%2f' became a separator: GET found the file,
+  // and the listeners' 405 then allowed GET), and names that are not plain left to the file
+  // sender (403).
+  it('reads each name of a path apart: an encoded slash, dot or NUL names no file (404)', async () => {
+    for (const path of [
+      '/assets%2findex-abc.js',
+      '/assets%2Findex-abc.js',
+      '/%2e',
+      '/.%2e/',
+      '/assets/%2e%2e/index.html',
+      '/index.html%00',
+      '/assets/..%5c..%5cetc%5cpasswd',
+      '/assets//index-abc.js',
+    ]) {
+      const answer = await get(path);
+      expect(answer.status, path).toBe(404);
+      expect(answer.body, path).not.toContain('index();');
+    }
+    // Encoded plain names are names: served.
+    expect(await get('/assets/index%2Dabc.js')).toEqual({ status: 200, body: 'index();' });
+  });
 });

@@ -8,7 +8,7 @@
 import { readFile, realpath, stat } from 'node:fs/promises';
 import { extname, isAbsolute, join, relative, sep } from 'node:path';
 import { SECURITY_HEADERS, UI_CSP_HEADER } from '../http/securityHeaders.js';
-import { isBenchFile, isPlainName, uiFileFilter } from '../http/uiFiles.js';
+import { isBenchFile, plainSegments, uiFileFilter } from '../http/uiFiles.js';
 
 export const APP_SCHEME = 'app';
 export const APP_HOST = 'labstation';
@@ -88,19 +88,7 @@ function plain(status: number, text: string, extra: Record<string, string> = {})
 export function appPathSegments(url: string): string[] | null {
   const prefix = `${APP_ORIGIN}/`;
   if (!url.startsWith(prefix)) return null;
-  const path = url.slice(prefix.length).split(/[?#]/, 1)[0];
-  const segments: string[] = [];
-  for (const raw of path.split('/')) {
-    let segment: string;
-    try {
-      segment = decodeURIComponent(raw);
-    } catch {
-      return null;
-    }
-    if (!isPlainName(segment)) return null;
-    segments.push(segment);
-  }
-  return segments;
+  return plainSegments(url.slice(prefix.length).split(/[?#]/, 1)[0]);
 }
 
 /**

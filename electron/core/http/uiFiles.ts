@@ -34,6 +34,42 @@ export function isPlainName(name: string): boolean {
 }
 
 /**
+ * The names of `path` (a path from the build's root, still percent-encoded, without its leading
+ * '/' and its query), each decoded apart, or null when one is no plain name (isPlainName) or
+ * is not well encoded: '%2f' is part of a name, never a separator, and '%2e%2e' is '..'. The
+ * listeners and the app scheme (desktop/appScheme.ts) read a path so.
+ */
+export function plainSegments(path: string): string[] | null {
+  const names: string[] = [];
+  for (const raw of path.split('/')) {
+    let name: string;
+    try {
+      name = decodeURIComponent(raw);
+    } catch {
+      return null;
+    }
+    if (!isPlainName(name)) return null;
+    names.push(name);
+  }
+  return names;
+}
+
+/**
+ * A request's path (percent-encoded, query and all) as the decoded path of a file or folder of
+ * the build ('/' and plain names; a trailing '/' asks for a folder's index), or null when it
+ * names none.
+ */
+function plainPathOf(url: string): string | null {
+  const path = url.split('?', 1)[0];
+  if (!path.startsWith('/')) return null;
+  const inner = path.slice(1);
+  if (inner === '') return '/';
+  const folder = inner.endsWith('/');
+  const names = plainSegments(folder ? inner.slice(0, -1) : inner);
+  return names === null ? null : `/${names.join('/')}${folder ? '/' : ''}`;
+}
+
+/**
  * Whether `pathName` ('/' and a path from the build's root, decoded) names a file or folder of
  * the build with plain names only (isPlainName); a trailing '/' asks for a folder's index.
  */
@@ -73,14 +109,8 @@ export function uiFileFilter(options: UiFileOptions): (pathName: string) => bool
 export function uiFileServed(root: string, options: UiFileOptions): (path: string) => boolean {
   const allowed = uiFileFilter(options);
   return (path) => {
-    if (path.includes('//')) return false;
-    let name: string;
-    try {
-      name = decodeURIComponent(path);
-    } catch {
-      return false;
-    }
-    if (!allowed(name)) return false;
+    const name = plainPathOf(path);
+    if (name === null || !allowed(name)) return false;
     try {
       return statSync(join(root, name.endsWith('/') ? `${name}index.html` : name)).isFile();
     } catch {
@@ -90,10 +120,11 @@ export function uiFileServed(root: string, options: UiFileOptions): (path: strin
 }
 
 /**
- * Serves the built renderer in `root` on `app`, as uiFileFilter allows. A path with an empty
- * segment ("/api//usage_events/", a mistyped address) names no file of the build: the file
- * sender would answer it 403, as a spelling it cannot vouch for; here it is the 404 of any
- * other unknown path (the app's not-found handler).
+ * Serves the built renderer in `root` on `app`, as uiFileFilter allows. A path that names no
+ * file of the build by plain names (plainPathOf: an empty segment, "/api//usage_events/", a
+ * mistyped address; '%2e', '%2f' or a NUL in a name) is the 404 of any other unknown path (the
+ * app's not-found handler): the file sender would answer some of them 403, as a spelling it
+ * cannot vouch for, and a GET of '/assets%2fapp.css' went on to a 405 that allowed GET.
  */
 export async function serveUiFiles(
   app: FastifyInstance,
@@ -102,7 +133,7 @@ export async function serveUiFiles(
 ): Promise<void> {
   await app.register(async (files) => {
     files.addHook('onRequest', (request, reply, done) => {
-      if (request.url.split('?', 1)[0].includes('//')) return void reply.callNotFound();
+      if (plainPathOf(request.url) === null) return void reply.callNotFound();
       done();
     });
     await files.register(fastifyStatic, {
