@@ -506,6 +506,8 @@ export const serverApiSchemas = {
     .strict(),
   'usage.tools': empty,
   'usage.validateServer': z.object({ usage: ref }).strict(),
+  /** Brings a shut-down tool back into service on the server, as staff do at its station. */
+  'usage.clearShutdownServer': z.object({ tool: z.number().int().positive() }).strict(),
   ...adminSchemas,
   ...harvestApiSchemas,
   ...reservationSchemas,
@@ -535,6 +537,7 @@ export const serverApiAccess: Record<ServerApiName, ServerApiAccess> = {
   'usage.recent': 'staff',
   'usage.tools': 'staff',
   'usage.validateServer': 'staff',
+  'usage.clearShutdownServer': 'staff',
   'admin.facility': 'admin',
   'admin.users.save': 'admin',
   'admin.projects.save': 'admin',
@@ -587,6 +590,8 @@ export interface ServerApiResults extends AdminResults, HarvestApiResults, Reser
   'usage.recent': { events: UsageEventView[] };
   'usage.tools': { tools: { id: number; name: string }[] };
   'usage.validateServer': { usage: UsageEventView };
+  /** How many problem reports that resolved (0: the tool was not shut down). */
+  'usage.clearShutdownServer': { resolved: number };
 }
 
 export type ServerApiResult<N extends ServerApiName> = ServerApiResults[N];

@@ -406,3 +406,44 @@ test('an admin who changes their own password is told so, and logs in with the n
   await page.getByRole('button', { name: 'Log in' }).click();
   await expect(page.getByTestId('account-name')).toBeVisible();
 });
+
+test('an admin brings back a tool shut down by a problem report; its station follows', async ({
+  page,
+  startServer,
+}) => {
+  const setup = await startServer();
+  // Alice reports a problem that shuts the SEM down, at the station.
+  await setup.stationRpc('session.logon', { login: 'alice', pin: PEOPLE.alice.pin });
+  await setup.stationRpc('toolControl.enable', {
+    tool: 'SEM',
+    project: 'Cathodes',
+    answers: goodPreAnswers,
+  });
+  await setup.stationRpc('toolControl.disable', { tool: 'SEM', answers: { problem: 'Yes' } });
+  await setup.stationRpc('session.logoff', {});
+
+  await logInAsAdmin(page, setup);
+  await page.getByRole('link', { name: 'Tools and forms' }).click();
+  const row = page.getByRole('row', { name: /SEM/ });
+  await expect(async () => {
+    // The report reaches the server within seconds; the list is read again on each visit.
+    await page.getByRole('link', { name: 'People' }).click();
+    await page.getByRole('link', { name: 'Tools and forms' }).click();
+    await expect(row.getByRole('cell', { name: 'shut down' })).toBeVisible({ timeout: 1000 });
+  }).toPass({ timeout: 15_000 });
+  await page.getByRole('button', { name: 'Edit SEM' }).click();
+  const tool = page.getByRole('form', { name: 'Edit SEM' });
+  await expect(tool).toContainText('Shut down since');
+  await tool.getByRole('button', { name: 'Bring back into service' }).click();
+  await expect(tool).not.toContainText('Shut down since');
+  await expect(row.getByRole('cell', { name: 'operational', exact: true })).toBeVisible();
+  // The station takes it at its next pull.
+  await expect
+    .poll(
+      async () =>
+        ((await setup.stationRpc('toolControl.status', { tool: 'SEM' })) as { state: string })
+          .state,
+      { timeout: 15_000 },
+    )
+    .toBe('idle');
+});

@@ -270,7 +270,12 @@ describe('role matrix', () => {
       'reservations.targets',
     ]);
     // Likewise: calls for staff and admins, refused to everyone else.
-    const forStaff = new Set(['usage.recent', 'usage.tools', 'usage.validateServer']);
+    const forStaff = new Set([
+      'usage.recent',
+      'usage.tools',
+      'usage.validateServer',
+      'usage.clearShutdownServer',
+    ]);
     const failures: string[] = [];
     let call = 0;
     for (const name of Object.keys(serverApiSchemas)) {

@@ -520,4 +520,55 @@ describe('server rpc for browser users', () => {
       (await operational()) ? true : undefined,
     );
   });
+
+  // Mutation: no usage.clearShutdownServer (a report whose station was replaced held the tool
+  // "not operational" for good), or a station that leaves the server's resolution aside.
+  it('staff bring a tool back on the server; the station that shut it down takes it', async () => {
+    await stationOk('session.logon', { login: 'alice', pin: '1234' });
+    await stationOk('toolControl.enable', {
+      tool: 'SEM',
+      project: 'Cathodes',
+      answers: goodPreAnswers,
+    });
+    await stationOk('toolControl.disable', { tool: 'SEM', answers: { problem: 'Yes' } });
+    await stationOk('session.logoff', {});
+    const semId = serverDb.prepare("SELECT id FROM tools WHERE name = 'SEM'").pluck().get();
+    const shutdown = () =>
+      serverDb.prepare('SELECT shutdown FROM tools WHERE id = ?').pluck().get(semId);
+    await waitFor('SEM shut down on the server', () => (shutdown() === 1 ? true : undefined));
+
+    // A plain user may not; staff may.
+    const alice = await rpc('usage.clearShutdownServer', { tool: semId }, await jwtFor(ALICE));
+    expect(alice.status).toBe(403);
+    const jwt = await jwtFor(SAM);
+    const cleared = await rpc('usage.clearShutdownServer', { tool: semId }, jwt);
+    expect(cleared).toEqual({ status: 200, body: { resolved: 1 } });
+    expect(shutdown()).toBe(0);
+    const report = () =>
+      serverDb
+        .prepare(
+          `SELECT r.resolved_at IS NOT NULL AS resolved, u.username AS resolver,
+             r.resolution_acked AS acked
+           FROM problem_reports r JOIN users u ON u.id = r.resolved_by_id
+           WHERE r.tool_id = ? ORDER BY r.id DESC LIMIT 1`,
+        )
+        .get(semId) as { resolved: number; resolver: string; acked: number } | undefined;
+    expect(report()).toMatchObject({ resolved: 1, resolver: 'sam' });
+
+    // The station takes it at its next pull: the tool is back there, and it says so back.
+    await waitFor('SEM back in service at the station', async () => {
+      const status = await station!.rpc('toolControl.status', { tool: 'SEM' });
+      return (status.body as { state: string }).state === 'idle' ? true : undefined;
+    });
+    await waitFor('the resolution pushed back', () => (report()?.acked === 1 ? true : undefined));
+    expect(report()).toMatchObject({ resolved: 1, resolver: 'sam' });
+    // Nothing left to resolve: no error, nothing changed; an unknown tool is named.
+    expect(await rpc('usage.clearShutdownServer', { tool: semId }, jwt)).toEqual({
+      status: 200,
+      body: { resolved: 0 },
+    });
+    const unknown = await rpc('usage.clearShutdownServer', { tool: 999_999 }, jwt);
+    expect(unknown.status).toBe(404);
+    expect(unknown.body).toMatchObject({ message: 'tool: no tool with id 999999' });
+  });
 });

@@ -56,6 +56,7 @@ import { migration054 } from './migrations/054_final_sigma.js';
 import { migration055 } from './migrations/055_files_by_usage.js';
 import { migration056 } from './migrations/056_failed_transfers_ended.js';
 import { migration057 } from './migrations/057_station_answers_not_kept.js';
+import { migration058 } from './migrations/058_shutdown_cleared_on_server.js';
 
 /**
  * Numbered schema migrations. Each runs in one transaction and sets PRAGMA user_version to its
@@ -136,6 +137,7 @@ export const migrations: readonly Migration[] = [
   migration055,
   migration056,
   migration057,
+  migration058,
 ];
 
 export const LATEST_VERSION = migrations[migrations.length - 1]?.version ?? 0;

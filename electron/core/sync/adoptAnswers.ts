@@ -6,6 +6,7 @@
  * still counts.
  */
 import { adoptServerAnswers } from '../station/pendingForms.js';
+import { adoptServerResolution } from '../station/serverResolutions.js';
 import { adoptServerValidation } from '../station/serverValidations.js';
 import type { Station } from '../station/station.js';
 import { nowIso } from '../util/ids.js';
@@ -54,6 +55,26 @@ export function adoptValidations(station: Station, delta: FacilityDelta): void {
       station.emit({ type: 'tool.changed', tool: taken.tool });
     } catch (error) {
       station.log.warn({ err: error, usage: validation.usage_uuid }, 'sync: validation not taken');
+    }
+  }
+}
+
+/** Problem reports resolved on the server (staff brought the tool back there) become resolved here. */
+export function adoptResolutions(station: Station, delta: FacilityDelta): void {
+  for (const resolution of delta.resolutions ?? []) {
+    try {
+      const taken = adoptServerResolution(station.db, resolution, nowIso());
+      if (taken === null) continue;
+      station.log.info(
+        { report: resolution.report_uuid },
+        'sync: a problem report resolved on the server (the tool brought back there)',
+      );
+      station.emit({ type: 'tool.changed', tool: taken.tool });
+    } catch (error) {
+      station.log.warn(
+        { err: error, report: resolution.report_uuid },
+        'sync: resolution not taken',
+      );
     }
   }
 }

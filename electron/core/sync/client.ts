@@ -7,7 +7,7 @@ import { stationHeaders } from './identity.js';
 import { cachedStatement } from '../db/statements.js';
 import { AppError } from '../util/errors.js';
 import { injected } from '../util/failpoint.js';
-import { adoptAnswers, adoptValidations } from './adoptAnswers.js';
+import { adoptAnswers, adoptResolutions, adoptValidations } from './adoptAnswers.js';
 import { applyDelta, syncCursor, syncCursorMark } from './apply.js';
 import { Backoff } from './backoff.js';
 import { ClockSkew } from './clockSkew.js';
@@ -421,6 +421,7 @@ export class SyncClient {
         }
         adoptAnswers(this.options.station, data);
         adoptValidations(this.options.station, data);
+        adoptResolutions(this.options.station, data);
         // Back in touch after an outage: push what waited rather than at the next retry.
         if (!wasOnline) this.nudge();
         this.history.start();

@@ -32,6 +32,7 @@ import type {
   SyncStorageLocation,
   SyncTool,
   SyncUser,
+  SyncResolution,
   SyncValidation,
 } from './protocol.js';
 
@@ -98,6 +99,12 @@ const syncValidation = z.object({
   usage_uuid: uuid,
   validated_by_uuid: uuid.nullable(),
   validated_at: z.string(),
+});
+
+const syncResolution = z.object({
+  report_uuid: uuid,
+  resolved_at: z.string(),
+  resolved_by_uuid: uuid.nullable(),
 });
 
 const syncStorageLocation = z.object({
@@ -218,6 +225,13 @@ export const facilityDeltaSchema = z
       .array(syncValidation)
       .optional()
       .describe('Validations given by staff on the server that the station has not pushed back.'),
+    resolutions: z
+      .array(syncResolution)
+      .optional()
+      .describe(
+        "The station's problem reports resolved on the server (staff brought the tool back) " +
+          'that it has not pushed back.',
+      ),
     harvest: syncHarvest.optional().describe('The harvest configuration, when it changed.'),
     runs: z
       .array(syncRun)
@@ -249,6 +263,7 @@ const schemaMatchesProtocol: [
   Same<z.output<typeof syncTool>, SyncTool>,
   Same<z.output<typeof syncAnswer>, SyncAnswer>,
   Same<z.output<typeof syncValidation>, SyncValidation>,
+  Same<z.output<typeof syncResolution>, SyncResolution>,
   Same<z.output<typeof syncStorageLocation>, SyncStorageLocation>,
   Same<z.output<typeof syncInstrument>, SyncInstrument>,
   Same<z.output<typeof syncHook>, SyncHook>,
@@ -257,7 +272,7 @@ const schemaMatchesProtocol: [
   Same<z.output<typeof syncRun>, SyncRun>,
   Same<z.output<typeof syncReservationSchema>, SyncReservation>,
   Same<z.output<typeof facilityDeltaSchema>, FacilityDelta>,
-] = [true, true, true, true, true, true, true, true, true, true, true, true, true];
+] = [true, true, true, true, true, true, true, true, true, true, true, true, true, true];
 void schemaMatchesProtocol;
 
 /** The pull answer as a FacilityDelta, unknown keys dropped; throws BadAnswerError. */

@@ -167,6 +167,14 @@ export interface SyncValidation {
   validated_at: string;
 }
 
+/** A problem report of the station's resolved on the server (staff brought its tool back). */
+export interface SyncResolution {
+  report_uuid: string;
+  resolved_at: string;
+  /** Who resolved it; null when that person is no longer on the server. */
+  resolved_by_uuid: string | null;
+}
+
 export interface SyncStorageLocation {
   uuid: string;
   name: string;
@@ -343,6 +351,8 @@ export interface FacilityDelta {
   answers?: SyncAnswer[];
   /** Validations given on the server that the station has not pushed back yet (every delta). */
   validations?: SyncValidation[];
+  /** Its problem reports resolved on the server that the station has not pushed back. */
+  resolutions?: SyncResolution[];
   /** The harvest configuration, when it changed since the cursor (and in a full delta). */
   harvest?: SyncHarvest;
   /** Queued harvest runs for this station (every delta, until it reports them started). */

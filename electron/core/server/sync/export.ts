@@ -12,6 +12,7 @@ import type {
 import { nowIso } from '../../util/ids.js';
 import { harvestChangedSince, harvestConfig, queuedRuns } from './exportHarvest.js';
 import { reservationsChangedSince, stationReservations } from './exportReservations.js';
+import { resolutionsOwed } from './shutdown.js';
 
 export interface StationAccount {
   id: number;
@@ -176,6 +177,7 @@ export function facilityDelta(
       deleted: { users: [], projects: [], tools: [] },
       answers: answersOwed(db, station.id),
       validations: validationsOwed(db, station.id),
+      resolutions: resolutionsOwed(db, station.id),
       runs: queuedRuns(db, station.id),
     };
     if (full || harvestChangedSince(db, station.uuid, cursor)) {

@@ -21,6 +21,7 @@ import { applyDeployment, upsertRun } from './ingestHarvest.js';
 import { upsertHarvestFile } from './ingestHarvestFile.js';
 import { insertHarvestTransfer } from './ingestHarvestTransfer.js';
 import { upsertNotebookEntry } from './ingestNotebook.js';
+import { refreshShutdown } from './shutdown.js';
 
 const usageSchema = z
   .object({
@@ -295,33 +296,11 @@ function upsertProblem(db: Db, station: StationRef, record: PushRecord): void {
        @force_shutdown, @safety_hazard, @created_at, @resolved_at, @resolved_by_id, @station_id)
      ON CONFLICT (uuid) DO UPDATE SET
        resolved_at = coalesce(problem_reports.resolved_at, excluded.resolved_at),
-       resolved_by_id = coalesce(problem_reports.resolved_by_id, excluded.resolved_by_id)`,
+       resolved_by_id = coalesce(problem_reports.resolved_by_id, excluded.resolved_by_id),
+       resolution_acked = CASE WHEN excluded.resolved_at IS NULL
+         THEN problem_reports.resolution_acked ELSE 1 END`,
   ).run(values);
   refreshShutdown(db, toolId);
-}
-
-/**
- * The server's view of a tool's shutdown (NEMO's `operational`) follows the station's reports:
- * shut down while a report that forced it is unresolved, since the oldest such report.
- */
-function refreshShutdown(db: Db, toolId: number): void {
-  const open = cachedStatement(
-    db,
-    `SELECT description, created_at FROM problem_reports
-     WHERE tool_id = ? AND force_shutdown = 1 AND resolved_at IS NULL
-     ORDER BY created_at LIMIT 1`,
-  ).get(toolId) as { description: string; created_at: string } | undefined;
-  cachedStatement(
-    db,
-    `UPDATE tools SET shutdown = @shutdown, shutdown_reason = @reason, shutdown_since = @since
-     WHERE id = @id AND (shutdown, shutdown_reason, coalesce(shutdown_since, ''))
-       IS NOT (@shutdown, @reason, coalesce(@since, ''))`,
-  ).run({
-    id: toolId,
-    shutdown: open ? 1 : 0,
-    reason: open?.description ?? '',
-    since: open?.created_at ?? null,
-  });
 }
 
 /**

@@ -39,6 +39,7 @@ import { notifyStationOfUsage } from '../harvest/notify.js';
 import { createHarvestHandlers } from './harvestHandlers.js';
 import { createReservationHandlers } from './reservationHandlers.js';
 import { latestUsage, recentUsage, toolNames, validateOnServer } from './usageValidation.js';
+import { clearShutdownOnServer } from '../sync/shutdown.js';
 
 export type ServerHandlers = {
   [N in ServerApiName]: (
@@ -190,6 +191,10 @@ export function createWebHandlers(deps: WebHandlerDeps): ServerHandlers {
     // Staff and admins (serverApiAccess), the event ended: the station is sent the validation.
     'usage.validateServer': (account, args) =>
       validateOnServer(db, account, args.usage, nowIso(clock)),
+    // Staff and admins: the stations that reported the shutdown are sent the resolution.
+    'usage.clearShutdownServer': (account, args) => ({
+      resolved: clearShutdownOnServer(db, args.tool, account.id, nowIso(clock)),
+    }),
     // Admin only (serverApiAccess in shared/api.ts, checked by the carrier before these run).
     'admin.facility': () => listFacility(db),
     'admin.users.save': (account, args) => saveUser(db, account, args),

@@ -1,11 +1,12 @@
-import type { ReactElement } from 'react';
+import { useState, type ReactElement } from 'react';
 import { adminToolInput, type AdminTool } from '../../../../shared/adminApi.js';
 import { ErrorMessage } from '../../components/ErrorMessage.js';
-import { formatDateTime } from '../../format.js';
+import { errorText, formatDateTime } from '../../format.js';
 import { serverCall } from '../serverBridge.js';
 import { IdChecklist, TextInput, Toggle } from './fields.js';
 import { EditorPanel, ListPanel, useSelection } from './layout.js';
 import { QuestionListEditor, questionListText, questionText } from './QuestionListEditor.js';
+import { useServerStore } from '../store.js';
 import { useAdminStore } from './store.js';
 import { useAdminForm } from './useAdminForm.js';
 
@@ -49,6 +50,56 @@ export function ToolsAdmin(): ReactElement {
           onClose={() => select(null)}
         />
       )}
+    </div>
+  );
+}
+
+/**
+ * A tool shut down by a problem report, with a way to bring it back from here: for a station
+ * replaced or out of reach (its report held the tool "not operational" for good); a station
+ * that is reachable takes the resolution at its next pull, as if staff cleared it there.
+ */
+function ShutdownNotice({
+  tool,
+  shutdown,
+}: {
+  tool: AdminTool;
+  shutdown: NonNullable<AdminTool['shutdown']>;
+}): ReactElement {
+  const load = useAdminStore((s) => s.load);
+  // A login that ended meanwhile is the server store's to handle (back to the log-in page).
+  const failed = useServerStore((s) => s.failed);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const bringBack = async (): Promise<void> => {
+    setBusy(true);
+    setError(null);
+    try {
+      await serverCall('usage.clearShutdownServer', { tool: tool.id });
+      await load();
+    } catch (e) {
+      const bridgeError = failed(e);
+      if (bridgeError.code !== 'unauthenticated') setError(errorText(bridgeError));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <div className="notice">
+      <p>
+        {`Shut down since ${formatDateTime(shutdown.since)}: ${shutdown.reason}. Staff clear it at the station, or here once the problem is dealt with: the station takes it at its next connection.`}
+      </p>
+      <button
+        type="button"
+        className="secondary"
+        aria-disabled={busy}
+        onClick={() => {
+          if (!busy) void bringBack();
+        }}
+      >
+        Bring back into service
+      </button>
+      <ErrorMessage message={error} />
     </div>
   );
 }
@@ -98,11 +149,7 @@ function ToolEditor({
       onClose={onClose}
       saved={notice}
     >
-      {tool?.shutdown && (
-        <p className="notice">
-          {`Shut down since ${formatDateTime(tool.shutdown.since)}: ${tool.shutdown.reason}. Staff clear it at the station.`}
-        </p>
-      )}
+      {tool?.shutdown && <ShutdownNotice tool={tool} shutdown={tool.shutdown} />}
       <div className="field-grid">
         <TextInput form={form} field="name" label="Name" />
         <TextInput form={form} field="category" label="Category" />
